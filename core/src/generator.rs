@@ -1,0 +1,350 @@
+//! The lock-free ID generator.
+//!
+//! The whole state of a generator is one `u64`: the *next free slot* `time_units << sequence_bits
+//! | sequence`. Issuing an ID is a compare-and-swap of that word from `slot` to `slot + 1`,
+//! where `slot = max(state, now_units << sequence_bits)`. Because the sequence sits in the low
+//! bits, `slot + 1` after the last sequence of a unit *is* the first slot of the next unit: a
+//! burst flows into the next time unit without a gap, and whether it may do so yet (wait, or
+//! borrow) is a check on the slot's time against the clock. Every slot is handed out once, by
+//! construction, however many threads share the word.
+//!
+//! Time is an argument ([`Generator::next_id_at`]), so tests in every language script clocks
+//! that stand still, jump back or run out; [`Generator::next_id`] (feature `std`) reads the
+//! process's monotonic-anchored clock on top.
+
+use core::borrow::Borrow;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::layout::mask;
+use crate::{Error, Layout};
+
+/// How far, by default, the clock may read behind the last issued ID before
+/// [`Generator::next_id_at`] fails with [`Error::ClockMovedBackwards`]: 1 second.
+///
+/// Within the tolerance the generator keeps issuing from the last issued time unit, which can
+/// never repeat an ID. [`Generator::next_id`] reads a monotonic clock and is never behind;
+/// the tolerance matters for scripted clocks and for state carried across restarts.
+pub const DEFAULT_BACKWARDS_TOLERANCE_MS: u64 = 1_000;
+
+/// A generator's policy for clocks that move back and sequences that run out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+#[must_use]
+pub struct Options {
+    /// How far the clock may read behind the last issued ID before it is an error.
+    pub backwards_tolerance_ms: u64,
+    /// How many time units ahead of the clock a generator may run when a unit's sequence is
+    /// used up. 0 (the default) means "wait for the next unit".
+    pub max_borrow_units: u64,
+}
+
+impl Options {
+    /// The defaults: [`DEFAULT_BACKWARDS_TOLERANCE_MS`], no borrowing.
+    pub const fn new() -> Self {
+        Self {
+            backwards_tolerance_ms: DEFAULT_BACKWARDS_TOLERANCE_MS,
+            max_borrow_units: 0,
+        }
+    }
+    /// Sets [`Options::backwards_tolerance_ms`].
+    pub const fn backwards_tolerance_ms(mut self, ms: u64) -> Self {
+        self.backwards_tolerance_ms = ms;
+        self
+    }
+    /// Sets [`Options::max_borrow_units`].
+    pub const fn max_borrow_units(mut self, units: u64) -> Self {
+        self.max_borrow_units = units;
+        self
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Makes unique, strictly increasing IDs for one shard of a layout.
+///
+/// `Sync` and lock-free: share one generator between threads (by reference or in an `Arc`).
+/// `S` is where the state word lives: owned by default, or a `&'static AtomicU64` for the
+/// handles [`Generator::shared`] hands out, which share one state per (layout, shard).
+#[derive(Debug)]
+pub struct Generator<S: Borrow<AtomicU64> = AtomicU64> {
+    state: S,
+    layout: Layout,
+    shard: u64,
+    options: Options,
+    /// `shard << shard_shift`, OR-ed into every ID.
+    shard_bits: u64,
+    /// The last usable time unit: the layout's, or one less when the state word would
+    /// overflow (a shardless, unsigned 64-bit layout).
+    max_units: u64,
+}
+
+impl Generator {
+    /// A generator for `shard` with the default [`Options`].
+    ///
+    /// Two generators made this way for the same shard do not know of each other; behind
+    /// `std`, [`Generator::shared`] gives every handle for one (layout, shard) one state.
+    ///
+    /// # Errors
+    /// [`Error::ShardOutOfRange`].
+    pub const fn new(layout: Layout, shard: u64) -> Result<Self, Error> {
+        Self::with_options(layout, shard, Options::new())
+    }
+
+    /// A generator for `shard` with explicit [`Options`].
+    ///
+    /// # Errors
+    /// [`Error::ShardOutOfRange`].
+    pub const fn with_options(layout: Layout, shard: u64, options: Options) -> Result<Self, Error> {
+        Self::with_state(AtomicU64::new(0), layout, shard, options)
+    }
+}
+
+impl<S: Borrow<AtomicU64>> Generator<S> {
+    /// A generator whose state word lives in `state` (initially 0).
+    ///
+    /// # Errors
+    /// [`Error::ShardOutOfRange`].
+    pub(crate) const fn with_state(
+        state: S,
+        layout: Layout,
+        shard: u64,
+        options: Options,
+    ) -> Result<Self, Error> {
+        if shard > layout.max_shard() {
+            // `state` has no const destructor to run; forget is what dropping it would do.
+            core::mem::forget(state);
+            return Err(Error::ShardOutOfRange {
+                shard,
+                max: layout.max_shard(),
+            });
+        }
+        let state_bits = layout.time_bits() as u32 + layout.sequence_bits() as u32;
+        let max_units = if state_bits >= 64 {
+            layout.max_time_units() - 1
+        } else {
+            layout.max_time_units()
+        };
+        Ok(Self {
+            state,
+            layout,
+            shard,
+            options,
+            shard_bits: shard << layout.shard_shift(),
+            max_units,
+        })
+    }
+
+    /// The layout this generator makes IDs for.
+    pub const fn layout(&self) -> Layout {
+        self.layout
+    }
+    /// The shard this generator makes IDs for.
+    pub const fn shard(&self) -> u64 {
+        self.shard
+    }
+    /// The generator's options.
+    pub const fn options(&self) -> Options {
+        self.options
+    }
+
+    fn cell(&self) -> &AtomicU64 {
+        self.state.borrow()
+    }
+
+    /// The ID for a state slot.
+    #[inline]
+    fn id(&self, slot: u64) -> u64 {
+        let seq_bits = u32::from(self.layout.sequence_bits());
+        let units = slot >> seq_bits;
+        let sequence = slot & mask(seq_bits);
+        (units << self.layout.time_shift())
+            | self.shard_bits
+            | (sequence << self.layout.sequence_shift())
+    }
+
+    /// The clock's time unit, checked against the epoch and the generator's last unit.
+    #[inline]
+    fn now_units(&self, now_ms: u64) -> Result<u64, Error> {
+        let units = self.layout.time_units(now_ms)?;
+        if units > self.max_units {
+            return Err(self.expired(now_ms));
+        }
+        Ok(units)
+    }
+
+    fn expired(&self, timestamp_ms: u64) -> Error {
+        Error::TimestampPastExpiry {
+            timestamp_ms,
+            expires_at_ms: self.layout.unit_start_ms(self.max_units + 1) - 1,
+        }
+    }
+
+    /// May `slot` be issued when the clock reads `now_ms` (unit `now_units`)?
+    #[inline]
+    fn check(&self, slot: u64, now_units: u64, now_ms: u64) -> Result<(), Error> {
+        let seq_bits = u32::from(self.layout.sequence_bits());
+        let units = slot >> seq_bits;
+        if units <= now_units {
+            return Ok(());
+        }
+        if units > self.max_units {
+            return Err(self.expired(self.layout.unit_start_ms(units)));
+        }
+        let borrow = self.options.max_borrow_units;
+        // A slot with sequence 0 ahead of the clock is a unit entered by running out of the
+        // previous one; the last issued ID then sits in the unit before it.
+        let fresh_unit = slot & mask(seq_bits) == 0;
+        let last_units = units - u64::from(fresh_unit);
+        if last_units > now_units.saturating_add(borrow) {
+            let behind_ms = self.layout.unit_start_ms(last_units) - now_ms;
+            if behind_ms > self.options.backwards_tolerance_ms {
+                return Err(Error::ClockMovedBackwards {
+                    behind_ms,
+                    tolerance_ms: self.options.backwards_tolerance_ms,
+                });
+            }
+        }
+        if fresh_unit && units > now_units.saturating_add(borrow) {
+            return Err(Error::SequenceExhausted {
+                retry_at_ms: self.layout.unit_start_ms(units - borrow),
+            });
+        }
+        Ok(())
+    }
+
+    /// Issues one ID as if the clock read `now_ms` (Unix milliseconds).
+    ///
+    /// Deterministic: the result depends only on the generator's state and `now_ms`. IDs from
+    /// one generator strictly increase, whatever `now_ms` does.
+    ///
+    /// # Errors
+    /// - [`Error::SequenceExhausted`]: this unit (and every unit it may borrow) is used up;
+    ///   nothing was issued, retry at `retry_at_ms`.
+    /// - [`Error::ClockMovedBackwards`]: `now_ms` is further behind the last issued ID than
+    ///   the tolerance.
+    /// - [`Error::TimestampBeforeEpoch`], [`Error::TimestampPastExpiry`].
+    pub fn next_id_at(&self, now_ms: u64) -> Result<u64, Error> {
+        let now_units = self.now_units(now_ms)?;
+        let floor = now_units << self.layout.sequence_bits();
+        let cell = self.cell();
+        // Relaxed is enough: every read-modify-write of one atomic word sees the words in one
+        // total order, and that order alone is what keeps slots unique. No other memory is
+        // published through this word.
+        let mut current = cell.load(Ordering::Relaxed);
+        loop {
+            let slot = current.max(floor);
+            self.check(slot, now_units, now_ms)?;
+            match cell.compare_exchange_weak(
+                current,
+                slot + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok(self.id(slot)),
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Fills the front of `out` with IDs as if the clock read `now_ms`, in one atomic step,
+    /// and returns how many it wrote: every ID left in the current time unit and in the units
+    /// the generator may borrow, up to `out.len()`.
+    ///
+    /// # Errors
+    /// As [`Generator::next_id_at`], when not even one ID can be issued; `out` is untouched.
+    pub fn next_ids_at(&self, now_ms: u64, out: &mut [u64]) -> Result<usize, Error> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        let seq_bits = u32::from(self.layout.sequence_bits());
+        let now_units = self.now_units(now_ms)?;
+        let floor = now_units << seq_bits;
+        let wanted = out.len() as u64;
+        let cell = self.cell();
+        let mut current = cell.load(Ordering::Relaxed);
+        let (start, count) = loop {
+            let slot = current.max(floor);
+            self.check(slot, now_units, now_ms)?;
+            // The slot's own unit may always be finished; later units only within the borrow.
+            let unit_end = ((slot >> seq_bits) + 1) << seq_bits;
+            let last_borrowed = now_units.saturating_add(self.options.max_borrow_units);
+            let borrow_end = (last_borrowed.min(self.max_units) + 1) << seq_bits;
+            let count = unit_end.max(borrow_end).saturating_sub(slot).min(wanted);
+            match cell.compare_exchange_weak(
+                current,
+                slot + count,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break (slot, count),
+                Err(actual) => current = actual,
+            }
+        };
+        for (offset, out) in (0..count).zip(out.iter_mut()) {
+            *out = self.id(start + offset);
+        }
+        // `count <= out.len()`, which is a usize.
+        Ok(usize::try_from(count).unwrap_or(out.len()))
+    }
+
+    /// How far the last issued ID's time unit is ahead of `now_ms`, in milliseconds: non-zero
+    /// after borrowing future units, or after the clock moved back within the tolerance.
+    pub fn drift_ms(&self, now_ms: u64) -> u64 {
+        let seq_bits = u32::from(self.layout.sequence_bits());
+        let next = self.cell().load(Ordering::Relaxed);
+        if next == 0 {
+            return 0; // nothing issued yet
+        }
+        let last_start = self.layout.unit_start_ms((next - 1) >> seq_bits);
+        let now_start = match self.layout.time_units(now_ms) {
+            Ok(units) => self.layout.unit_start_ms(units),
+            Err(_) => now_ms,
+        };
+        last_start.saturating_sub(now_start)
+    }
+}
+
+#[cfg(feature = "std")]
+impl<S: Borrow<AtomicU64>> Generator<S> {
+    /// Issues one ID now, reading the process's clock ([`crate::now_ms`]), and waits for the
+    /// next time unit when this one is used up (at most one unit: 1 ms, 10 ms for Sonyflake).
+    ///
+    /// # Errors
+    /// [`Error::ClockMovedBackwards`] (only when the state is ahead of the clock by more than
+    /// the tolerance, e.g. after [`Generator::next_id_at`] with a future time), and
+    /// [`Error::TimestampPastExpiry`].
+    pub fn next_id(&self) -> Result<u64, Error> {
+        loop {
+            match self.next_id_at(crate::now_ms()) {
+                Err(Error::SequenceExhausted { retry_at_ms }) => {
+                    crate::clock::wait_until(retry_at_ms)
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// Fills all of `out` with IDs now, one atomic step per time unit, waiting for the next
+    /// unit whenever one is used up.
+    ///
+    /// # Errors
+    /// As [`Generator::next_id`]. IDs already written to `out` before an error were issued and
+    /// will not be issued again.
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<(), Error> {
+        let mut filled = 0;
+        while filled < out.len() {
+            match self.next_ids_at(crate::now_ms(), &mut out[filled..]) {
+                Ok(n) => filled += n,
+                Err(Error::SequenceExhausted { retry_at_ms }) => {
+                    crate::clock::wait_until(retry_at_ms)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,56 @@
+//! Time-sortable 64-bit unique IDs: Instagram's, Twitter Snowflake's, Discord's and
+//! Sonyflake's layouts, or your own, from one `no_std` core.
+//!
+//! ```
+//! use shardid::{Generator, Layout};
+//!
+//! let generator = Generator::new(Layout::INSTAGRAM, 5)?;
+//! let id = generator.next_id_at(1_700_000_000_000)?; // time is an argument...
+//! # #[cfg(feature = "std")]
+//! let later = generator.next_id()?; // ...or read from the process clock (feature `std`)
+//! # #[cfg(feature = "std")]
+//! assert!(later > id);
+//!
+//! let parts = Layout::INSTAGRAM.decode(id)?;
+//! assert_eq!((parts.timestamp_ms, parts.shard, parts.sequence), (1_700_000_000_000, 5, 0));
+//! # Ok::<(), shardid::Error>(())
+//! ```
+//!
+//! - [`Layout`]: presets and custom layouts; decode, compose, range bounds, expiry, scattering.
+//! - [`Generator`]: lock-free, `Sync`, strictly increasing IDs for one shard.
+//! - [`Error`]: one small `Copy` error type whose [`Error::code`] every binding exposes.
+//!
+//! On targets without 64-bit atomics the layout and decoding API still builds; the generator
+//! needs `AtomicU64`.
+#![no_std]
+#![forbid(unsafe_code)]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+mod error;
+mod layout;
+mod scatter;
+
+#[cfg(target_has_atomic = "64")]
+mod generator;
+
+#[cfg(feature = "std")]
+mod clock;
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+mod registry;
+
+pub use error::Error;
+pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
+pub use scatter::SCATTER_BITS;
+
+#[cfg(target_has_atomic = "64")]
+pub use generator::{DEFAULT_BACKWARDS_TOLERANCE_MS, Generator, Options};
+
+#[cfg(feature = "std")]
+pub use clock::now_ms;
+
+/// The README's Rust examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,320 @@
+//! The generator under scripted clocks, exhaustion, borrowing, expiry, threads and handles.
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use shardid::{Error, Generator, Layout, Options};
+
+const T0: u64 = 1_700_000_000_000;
+
+/// A layout with a 2-bit sequence, so exhaustion takes four IDs.
+fn tiny() -> Layout {
+    Layout::builder()
+        .epoch_ms(T0 - 1_000)
+        .bits(41, 10, 2)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn clock_standing_still_counts_the_sequence_up() {
+    let g = Generator::new(Layout::TWITTER, 7).unwrap();
+    let ids: Vec<u64> = (0..5).map(|_| g.next_id_at(T0).unwrap()).collect();
+    for (seq, id) in ids.iter().enumerate() {
+        let parts = Layout::TWITTER.decode(*id).unwrap();
+        assert_eq!(
+            (parts.timestamp_ms, parts.shard, parts.sequence),
+            (T0, 7, seq as u64)
+        );
+    }
+}
+
+#[test]
+fn a_new_time_unit_restarts_the_sequence() {
+    let g = Generator::new(Layout::TWITTER, 7).unwrap();
+    g.next_id_at(T0).unwrap();
+    g.next_id_at(T0).unwrap();
+    let parts = Layout::TWITTER
+        .decode(g.next_id_at(T0 + 1).unwrap())
+        .unwrap();
+    assert_eq!((parts.timestamp_ms, parts.sequence), (T0 + 1, 0));
+}
+
+#[test]
+fn exhaustion_says_when_to_retry_and_issues_nothing() {
+    let g = Generator::new(tiny(), 1).unwrap();
+    for _ in 0..4 {
+        g.next_id_at(T0).unwrap();
+    }
+    assert_eq!(
+        g.next_id_at(T0),
+        Err(Error::SequenceExhausted {
+            retry_at_ms: T0 + 1
+        })
+    );
+    assert_eq!(
+        g.next_id_at(T0),
+        Err(Error::SequenceExhausted {
+            retry_at_ms: T0 + 1
+        })
+    );
+    // Nothing was consumed by the failed calls: the next unit starts at sequence 0.
+    let parts = tiny().decode(g.next_id_at(T0 + 1).unwrap()).unwrap();
+    assert_eq!((parts.timestamp_ms, parts.sequence), (T0 + 1, 0));
+}
+
+#[test]
+fn borrowing_runs_ahead_a_bounded_number_of_units_and_reports_drift() {
+    let g = Generator::with_options(tiny(), 1, Options::new().max_borrow_units(2)).unwrap();
+    let ids: Vec<u64> = (0..12).map(|_| g.next_id_at(T0).unwrap()).collect();
+    let last = tiny().decode(ids[11]).unwrap();
+    assert_eq!((last.timestamp_ms, last.sequence), (T0 + 2, 3));
+    assert_eq!(g.drift_ms(T0), 2);
+    assert_eq!(
+        g.next_id_at(T0),
+        Err(Error::SequenceExhausted {
+            retry_at_ms: T0 + 1
+        })
+    );
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    // Once the clock catches up the drift is gone.
+    assert!(g.next_id_at(T0 + 3).is_ok());
+    assert_eq!(g.drift_ms(T0 + 3), 0);
+}
+
+#[test]
+fn clock_back_within_tolerance_continues_from_the_last_unit() {
+    let g = Generator::with_options(Layout::TWITTER, 1, Options::new().backwards_tolerance_ms(5))
+        .unwrap();
+    let a = g.next_id_at(T0 + 10).unwrap();
+    let b = g.next_id_at(T0 + 5).unwrap();
+    assert_eq!(b, a + 1, "same unit, next sequence");
+    assert_eq!(
+        g.next_id_at(T0 + 4),
+        Err(Error::ClockMovedBackwards {
+            behind_ms: 6,
+            tolerance_ms: 5
+        })
+    );
+    assert!(g.next_id_at(T0 + 11).unwrap() > b);
+}
+
+#[test]
+fn clock_back_beyond_tolerance_after_exhaustion_is_a_clock_error_not_a_long_wait() {
+    let g = Generator::with_options(tiny(), 1, Options::new().backwards_tolerance_ms(0)).unwrap();
+    for _ in 0..4 {
+        g.next_id_at(T0).unwrap();
+    }
+    assert_eq!(
+        g.next_id_at(T0 - 500),
+        Err(Error::ClockMovedBackwards {
+            behind_ms: 500,
+            tolerance_ms: 0
+        })
+    );
+}
+
+#[test]
+fn before_epoch_and_past_expiry_are_errors_never_wrapped_ids() {
+    let l = Layout::INSTAGRAM;
+    let g = Generator::new(l, 1).unwrap();
+    assert!(matches!(
+        g.next_id_at(0),
+        Err(Error::TimestampBeforeEpoch { .. })
+    ));
+    assert!(matches!(
+        g.next_id_at(l.expires_at_ms() + 1),
+        Err(Error::TimestampPastExpiry { .. })
+    ));
+    // The very last unit can be used to its end, and then the layout is over.
+    for seq in 0..1024 {
+        let id = g.next_id_at(l.expires_at_ms()).unwrap();
+        assert_eq!(l.decode(id).unwrap().sequence, seq);
+        assert!(id.cast_signed() > 0);
+    }
+    assert!(matches!(
+        g.next_id_at(l.expires_at_ms()),
+        Err(Error::TimestampPastExpiry { .. })
+    ));
+}
+
+#[test]
+fn shard_out_of_range_is_rejected() {
+    assert_eq!(
+        Generator::new(Layout::TWITTER, 1024).err(),
+        Some(Error::ShardOutOfRange {
+            shard: 1024,
+            max: 1023
+        })
+    );
+}
+
+#[test]
+fn batch_takes_the_rest_of_the_unit_in_one_step() {
+    let g = Generator::new(tiny(), 2).unwrap();
+    g.next_id_at(T0).unwrap();
+    let mut out = [0u64; 10];
+    assert_eq!(g.next_ids_at(T0, &mut out), Ok(3));
+    let seqs: Vec<u64> = out[..3]
+        .iter()
+        .map(|&id| tiny().decode(id).unwrap().sequence)
+        .collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    assert_eq!(out[3..], [0; 7], "only the written prefix is touched");
+    assert_eq!(
+        g.next_ids_at(T0, &mut out),
+        Err(Error::SequenceExhausted {
+            retry_at_ms: T0 + 1
+        })
+    );
+    assert_eq!(g.next_ids_at(T0 + 1, &mut out[..2]), Ok(2));
+    assert_eq!(g.next_ids_at(T0, &mut []), Ok(0));
+}
+
+#[test]
+fn batch_with_borrowing_spans_units() {
+    let g = Generator::with_options(tiny(), 2, Options::new().max_borrow_units(1)).unwrap();
+    let mut out = [0u64; 10];
+    assert_eq!(g.next_ids_at(T0, &mut out), Ok(8));
+    assert!(
+        out[..8]
+            .windows(2)
+            .all(|w| w[1] == w[0] + 1 || tiny().decode(w[1]).unwrap().sequence == 0)
+    );
+}
+
+#[test]
+fn next_id_waits_for_the_next_unit_and_reaches_the_cap() {
+    // 2-bit sequence: 4 IDs per ms. Ask for 400 from the clock: they need about 100 ms.
+    let g = Generator::new(tiny(), 3).unwrap();
+    let mut out = vec![0u64; 400];
+    g.next_ids(&mut out).unwrap();
+    let single: Vec<u64> = (0..400).map(|_| g.next_id().unwrap()).collect();
+    let all: Vec<u64> = out.into_iter().chain(single).collect();
+    assert!(all.windows(2).all(|w| w[0] < w[1]));
+    // Every unit that was entered is used to its end: no sequence space is skipped while busy.
+    let mut per_unit = std::collections::BTreeMap::<u64, u64>::new();
+    for id in &all {
+        *per_unit
+            .entry(tiny().decode(*id).unwrap().timestamp_ms)
+            .or_default() += 1;
+    }
+    let full = per_unit.values().filter(|&&n| n == 4).count();
+    assert!(full >= per_unit.len() - 2, "units: {per_unit:?}");
+}
+
+#[test]
+fn threads_sharing_one_generator_never_duplicate() {
+    const THREADS: usize = 4;
+    const PER_THREAD: usize = 500_000;
+    let g = Arc::new(Generator::new(Layout::TWITTER, 9).unwrap());
+    let handles: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let g = Arc::clone(&g);
+            std::thread::spawn(move || {
+                let ids: Vec<u64> = (0..PER_THREAD).map(|_| g.next_id().unwrap()).collect();
+                assert!(
+                    ids.windows(2).all(|w| w[0] < w[1]),
+                    "strictly increasing per thread"
+                );
+                ids
+            })
+        })
+        .collect();
+    let mut seen = HashSet::with_capacity(THREADS * PER_THREAD);
+    for h in handles {
+        for id in h.join().unwrap() {
+            assert!(seen.insert(id), "duplicate {id}");
+        }
+    }
+    assert_eq!(seen.len(), THREADS * PER_THREAD);
+}
+
+#[test]
+fn threads_mixing_single_and_batch_calls_never_duplicate() {
+    let g = Arc::new(Generator::new(Layout::INSTAGRAM, 1).unwrap());
+    let single = {
+        let g = Arc::clone(&g);
+        std::thread::spawn(move || {
+            (0..300_000)
+                .map(|_| g.next_id().unwrap())
+                .collect::<Vec<_>>()
+        })
+    };
+    let batch = {
+        let g = Arc::clone(&g);
+        std::thread::spawn(move || {
+            let mut out = vec![0u64; 300_000];
+            for chunk in out.chunks_mut(777) {
+                g.next_ids(chunk).unwrap();
+            }
+            out
+        })
+    };
+    let mut seen = HashSet::new();
+    for id in single
+        .join()
+        .unwrap()
+        .into_iter()
+        .chain(batch.join().unwrap())
+    {
+        assert!(seen.insert(id), "duplicate {id}");
+    }
+}
+
+#[test]
+fn shared_handles_for_one_shard_share_one_state() {
+    let layout = Layout::builder()
+        .epoch_ms(T0 - 5)
+        .bits(41, 10, 12)
+        .build()
+        .unwrap();
+    let a = Generator::shared(layout, 4, Options::new()).unwrap();
+    let b = Generator::shared(layout, 4, Options::new()).unwrap();
+    let c = Generator::shared(layout, 5, Options::new()).unwrap();
+    let x = a.next_id_at(T0).unwrap();
+    let y = b.next_id_at(T0).unwrap();
+    assert_eq!(
+        y,
+        x + 1,
+        "the second handle continues the first one's sequence"
+    );
+    let z = c.next_id_at(T0).unwrap();
+    assert_eq!(
+        layout.decode(z).unwrap().sequence,
+        0,
+        "another shard has its own state"
+    );
+    // Handles made on different threads share it too.
+    let d = std::thread::spawn(move || {
+        Generator::shared(layout, 4, Options::new())
+            .unwrap()
+            .next_id_at(T0)
+            .unwrap()
+    });
+    assert_eq!(d.join().unwrap(), y + 1);
+    assert_eq!(
+        Generator::shared(layout, 1024, Options::new()).err(),
+        Some(Error::ShardOutOfRange {
+            shard: 1024,
+            max: 1023
+        })
+    );
+}
+
+#[test]
+fn the_process_clock_never_goes_backwards() {
+    let mut last = shardid::now_ms();
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    assert!(
+        u128::from(last).abs_diff(wall) < 1_000,
+        "anchored to the wall clock"
+    );
+    for _ in 0..1_000_000 {
+        let now = shardid::now_ms();
+        assert!(now >= last);
+        last = now;
+    }
+}
