@@ -1,0 +1,73 @@
+//! The checked-in vectors are fresh, and the Rust core passes every one of them when they are
+//! read back from disk the way every other language reads them.
+use std::path::PathBuf;
+
+use serde_json::Value;
+use shardid::Generator;
+use shardid_vectors::{REGENERATE, arg, build_layout, build_options, error_json, layout, run_layout_op, run_step};
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../vectors")
+}
+
+fn load(name: &str) -> Value {
+    let text = std::fs::read_to_string(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn checked_in_vectors_are_fresh() {
+    let mut stale = Vec::new();
+    for (name, contents) in shardid_vectors::render() {
+        if std::fs::read_to_string(dir().join(name)).ok().as_deref() != Some(contents.as_str()) {
+            stale.push(name);
+        }
+    }
+    assert!(stale.is_empty(), "stale vectors {stale:?}: run `{REGENERATE}` and commit the result");
+}
+
+#[test]
+fn layouts_build_from_their_specs() {
+    let file = load("layouts.json");
+    for l in file["layouts"].as_array().unwrap() {
+        let built = build_layout(&l["spec"]).unwrap();
+        let name = l["name"].as_str().unwrap();
+        assert_eq!(built, layout(name), "{name}");
+        assert_eq!(arg(l, "max_id"), built.max_id(), "{name}");
+        assert_eq!(arg(l, "expires_at_ms"), built.expires_at_ms(), "{name}");
+    }
+    for l in file["invalid"].as_array().unwrap() {
+        let got = build_layout(&l["spec"]).map_or_else(error_json, |ok| panic!("{ok:?} built"));
+        assert_eq!(got, l["expect"]);
+    }
+}
+
+#[test]
+fn every_layout_case_passes() {
+    let mut count = 0;
+    for file in ["decode.json", "compose.json", "ranges.json", "shard_for_key.json", "scatter.json"] {
+        for c in load(file)["cases"].as_array().unwrap() {
+            let l = layout(c["layout"].as_str().unwrap());
+            let got = run_layout_op(&l, c["op"].as_str().unwrap(), &c["args"]);
+            assert_eq!(got, c["expect"], "{file}: {}", c["name"]);
+            count += 1;
+        }
+    }
+    assert!(count > 200, "only {count} cases");
+}
+
+#[test]
+fn every_generator_trace_passes() {
+    let traces = load("generator.json");
+    for t in traces["traces"].as_array().unwrap() {
+        let g = Generator::with_options(
+            layout(t["layout"].as_str().unwrap()),
+            arg(t, "shard"),
+            build_options(&t["options"]),
+        )
+        .unwrap();
+        for (i, step) in t["steps"].as_array().unwrap().iter().enumerate() {
+            assert_eq!(run_step(&g, step), step["expect"], "{} step {i}", t["name"]);
+        }
+    }
+}
