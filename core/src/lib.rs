@@ -48,7 +48,7 @@ pub use scatter::SCATTER_BITS;
 pub use generator::{DEFAULT_BACKWARDS_TOLERANCE_MS, Generator, Options};
 
 #[cfg(feature = "std")]
-pub use clock::now_ms;
+pub use clock::{after_fork, now_ms};
 
 /// The README's Rust examples, run as doctests.
 #[cfg(doctest)]

@@ -44,7 +44,14 @@ pub fn layouts() -> Vec<(&'static str, Layout)> {
         ("discord", Layout::DISCORD),
         ("sonyflake", Layout::SONYFLAKE),
         // Instagram's blog post example: same widths, epoch 2011-01-01T00:00:00Z.
-        ("instagram_blog", custom(Layout::builder().epoch_ms(1_293_840_000_000).bits(41, 13, 10))),
+        (
+            "instagram_blog",
+            custom(
+                Layout::builder()
+                    .epoch_ms(1_293_840_000_000)
+                    .bits(41, 13, 10),
+            ),
+        ),
         // 8 time bits, 2 shard bits, 2 sequence bits: exhaustion after 4 IDs, expiry after 256 ms.
         ("tiny", custom(Layout::builder().epoch_ms(T0).bits(8, 2, 2))),
         // All 64 bits unsigned, sequence above shard, 100 ms units.
@@ -112,13 +119,22 @@ pub fn error_json(e: Error) -> Value {
         }
         Error::InvalidShardCount { count, max } => json!({ "count": n(count), "max": n(max) }),
         Error::InvalidId { id } | Error::ScatterOverflow { id } => json!({ "id": n(id) }),
-        Error::TimestampBeforeEpoch { timestamp_ms, epoch_ms } => {
+        Error::TimestampBeforeEpoch {
+            timestamp_ms,
+            epoch_ms,
+        } => {
             json!({ "timestamp_ms": n(timestamp_ms), "epoch_ms": n(epoch_ms) })
         }
-        Error::TimestampPastExpiry { timestamp_ms, expires_at_ms } => {
+        Error::TimestampPastExpiry {
+            timestamp_ms,
+            expires_at_ms,
+        } => {
             json!({ "timestamp_ms": n(timestamp_ms), "expires_at_ms": n(expires_at_ms) })
         }
-        Error::ClockMovedBackwards { behind_ms, tolerance_ms } => {
+        Error::ClockMovedBackwards {
+            behind_ms,
+            tolerance_ms,
+        } => {
             json!({ "behind_ms": n(behind_ms), "tolerance_ms": n(tolerance_ms) })
         }
         Error::SequenceExhausted { retry_at_ms } => json!({ "retry_at_ms": n(retry_at_ms) }),
@@ -183,7 +199,10 @@ pub fn run_step(g: &Generator, step: &Value) -> Value {
         Some("next_id_at") => outcome(g.next_id_at(now).map(n)),
         Some("next_ids_at") => {
             let mut out = vec![0u64; usize::try_from(arg(step, "count")).expect("count")];
-            outcome(g.next_ids_at(now, &mut out).map(|k| out[..k].iter().copied().map(n).collect()))
+            outcome(
+                g.next_ids_at(now, &mut out)
+                    .map(|k| out[..k].iter().copied().map(n).collect()),
+            )
         }
         other => panic!("unknown step {other:?}"),
     }
@@ -220,7 +239,14 @@ fn decode_cases() -> Vec<Value> {
         7,
     );
     // A tweet from Twitter's API docs, created "Wed Oct 10 20:19:24 +0000 2018".
-    published("twitter_docs_tweet", "twitter", 1_050_118_621_198_921_728, 1_539_202_764_211, 347, 0);
+    published(
+        "twitter_docs_tweet",
+        "twitter",
+        1_050_118_621_198_921_728,
+        1_539_202_764_211,
+        347,
+        0,
+    );
     // Instagram's engineering blog: 1387263000 ms after its example epoch, user 31341 on
     // 2000 logical shards (shard 1341), nextval 5001 (% 1024 = 905).
     published(
@@ -241,14 +267,43 @@ fn decode_cases() -> Vec<Value> {
         905,
     );
     for (name, l) in layouts() {
-        cases.push(case(&format!("{name}_zero"), name, "decode", json!({ "id": "0" })));
-        cases.push(case(&format!("{name}_max_id"), name, "decode", json!({ "id": n(l.max_id()) })));
-        let mid = l.compose(l.epoch_ms() + 123_456_789 * l.unit_ms() % (l.expires_at_ms() - l.epoch_ms()), 1, 2);
-        cases.push(case(&format!("{name}_mid"), name, "decode", json!({ "id": n(mid.expect("mid")) })));
+        cases.push(case(
+            &format!("{name}_zero"),
+            name,
+            "decode",
+            json!({ "id": "0" }),
+        ));
+        cases.push(case(
+            &format!("{name}_max_id"),
+            name,
+            "decode",
+            json!({ "id": n(l.max_id()) }),
+        ));
+        let mid = l.compose(
+            l.epoch_ms() + 123_456_789 * l.unit_ms() % (l.expires_at_ms() - l.epoch_ms()),
+            1,
+            2,
+        );
+        cases.push(case(
+            &format!("{name}_mid"),
+            name,
+            "decode",
+            json!({ "id": n(mid.expect("mid")) }),
+        ));
         if l.max_id() < u64::MAX {
             let id = l.max_id() + 1;
-            cases.push(case(&format!("{name}_above_max_id"), name, "decode", json!({ "id": n(id) })));
-            cases.push(case(&format!("{name}_u64_max"), name, "decode", json!({ "id": n(u64::MAX) })));
+            cases.push(case(
+                &format!("{name}_above_max_id"),
+                name,
+                "decode",
+                json!({ "id": n(id) }),
+            ));
+            cases.push(case(
+                &format!("{name}_u64_max"),
+                name,
+                "decode",
+                json!({ "id": n(u64::MAX) }),
+            ));
         }
     }
     cases
@@ -256,18 +311,22 @@ fn decode_cases() -> Vec<Value> {
 
 fn compose_cases() -> Vec<Value> {
     let mut cases = Vec::new();
-    let args = |ts: u64, shard: u64, seq: u64| {
-        json!({ "timestamp_ms": n(ts), "shard": n(shard), "sequence": n(seq) })
-    };
+    let args = |ts: u64, shard: u64, seq: u64| json!({ "timestamp_ms": n(ts), "shard": n(shard), "sequence": n(seq) });
     for (name, l) in layouts() {
         let c = |label: &str, a: Value| case(&format!("{name}_{label}"), name, "compose", a);
         cases.push(c("epoch", args(l.epoch_ms(), 0, 0)));
-        cases.push(c("expiry_max_fields", args(l.expires_at_ms(), l.max_shard(), l.max_sequence())));
+        cases.push(c(
+            "expiry_max_fields",
+            args(l.expires_at_ms(), l.max_shard(), l.max_sequence()),
+        ));
         cases.push(c("mid_unit_floors", args(l.epoch_ms() + 1_234_567, 1, 1)));
         cases.push(c("before_epoch", args(l.epoch_ms() - 1, 0, 0)));
         cases.push(c("past_expiry", args(l.expires_at_ms() + 1, 0, 0)));
         cases.push(c("shard_too_big", args(l.epoch_ms(), l.max_shard() + 1, 0)));
-        cases.push(c("sequence_too_big", args(l.epoch_ms(), 0, l.max_sequence() + 1)));
+        cases.push(c(
+            "sequence_too_big",
+            args(l.epoch_ms(), 0, l.max_sequence() + 1),
+        ));
     }
     cases.push(case(
         "discord_docs_example",
@@ -289,7 +348,12 @@ fn range_cases() -> Vec<Value> {
                 ("before_epoch", l.epoch_ms() - 1),
                 ("past_expiry", l.expires_at_ms() + 1),
             ] {
-                cases.push(case(&format!("{name}_{op}_{label}"), name, op, json!({ "timestamp_ms": n(ts) })));
+                cases.push(case(
+                    &format!("{name}_{op}_{label}"),
+                    name,
+                    op,
+                    json!({ "timestamp_ms": n(ts) }),
+                ));
             }
         }
     }
@@ -298,7 +362,12 @@ fn range_cases() -> Vec<Value> {
 
 fn shard_for_key_cases() -> Vec<Value> {
     let c = |name: &str, layout: &str, key: u64, count: u64| {
-        case(name, layout, "shard_for_key", json!({ "key": n(key), "logical_shards": n(count) }))
+        case(
+            name,
+            layout,
+            "shard_for_key",
+            json!({ "key": n(key), "logical_shards": n(count) }),
+        )
     };
     vec![
         c("instagram_blog_user", "instagram", 31_341, 2_000),
@@ -312,25 +381,69 @@ fn shard_for_key_cases() -> Vec<Value> {
 
 fn scatter_cases() -> Vec<Value> {
     let mut cases = Vec::new();
-    let c = |name: &str, layout: &str, op: &str, id: u64| case(name, layout, op, json!({ "id": n(id) }));
+    let c = |name: &str, layout: &str, op: &str, id: u64| {
+        case(name, layout, op, json!({ "id": n(id) }))
+    };
     cases.push(c("tidb_example", "twitter", "scatter_decimal", 1_234_567));
     cases.push(c("tidb_example", "twitter", "gather_decimal", 1_723_456));
     cases.push(c("two_digits_unchanged", "twitter", "scatter_decimal", 42));
-    cases.push(c("trailing_zero", "twitter", "scatter_decimal", 1_000_000_000_000_000_000));
-    cases.push(c("signed_overflow", "twitter", "scatter_decimal", 9_223_372_036_854_775_807));
-    cases.push(c("unsigned_overflow", "discord", "scatter_decimal", 18_446_744_073_709_551_609));
-    cases.push(c("not_an_image", "discord", "gather_decimal", 17_999_999_999_999_999_999));
+    cases.push(c(
+        "trailing_zero",
+        "twitter",
+        "scatter_decimal",
+        1_000_000_000_000_000_000,
+    ));
+    cases.push(c(
+        "signed_overflow",
+        "twitter",
+        "scatter_decimal",
+        9_223_372_036_854_775_807,
+    ));
+    cases.push(c(
+        "unsigned_overflow",
+        "discord",
+        "scatter_decimal",
+        18_446_744_073_709_551_609,
+    ));
+    cases.push(c(
+        "not_an_image",
+        "discord",
+        "gather_decimal",
+        17_999_999_999_999_999_999,
+    ));
     cases.push(c("invalid_input", "instagram", "scatter_decimal", 1 << 63));
     for (name, l) in layouts() {
-        let id = l.compose(T0.max(l.epoch_ms()).min(l.expires_at_ms()), 1, 3).expect("id");
+        let id = l
+            .compose(T0.max(l.epoch_ms()).min(l.expires_at_ms()), 1, 3)
+            .expect("id");
         let d = l.scatter_decimal(id).unwrap_or(id);
         cases.push(c(&format!("{name}_decimal"), name, "scatter_decimal", id));
-        cases.push(c(&format!("{name}_decimal_back"), name, "gather_decimal", d));
+        cases.push(c(
+            &format!("{name}_decimal_back"),
+            name,
+            "gather_decimal",
+            d,
+        ));
         cases.push(c(&format!("{name}_bits"), name, "scatter_bits", id));
-        cases.push(c(&format!("{name}_bits_back"), name, "gather_bits", l.scatter_bits(id).expect("bits")));
-        cases.push(c(&format!("{name}_bits_max_id"), name, "scatter_bits", l.max_id()));
+        cases.push(c(
+            &format!("{name}_bits_back"),
+            name,
+            "gather_bits",
+            l.scatter_bits(id).expect("bits"),
+        ));
+        cases.push(c(
+            &format!("{name}_bits_max_id"),
+            name,
+            "scatter_bits",
+            l.max_id(),
+        ));
         if l.max_id() < u64::MAX {
-            cases.push(c(&format!("{name}_bits_invalid"), name, "scatter_bits", l.max_id() + 1));
+            cases.push(c(
+                &format!("{name}_bits_invalid"),
+                name,
+                "scatter_bits",
+                l.max_id() + 1,
+            ));
         }
     }
     cases
@@ -437,7 +550,16 @@ fn traces() -> Vec<Trace> {
             layout: "tiny",
             shard: 1,
             options: None,
-            steps: vec![one(T0), one(T0), one(T0), one(T0), one(T0), one(T0), one(T0 + 1), one(T0 + 1)],
+            steps: vec![
+                one(T0),
+                one(T0),
+                one(T0),
+                one(T0),
+                one(T0),
+                one(T0),
+                one(T0 + 1),
+                one(T0 + 1),
+            ],
         },
         Trace {
             name: "borrowing_future_units",
@@ -453,7 +575,13 @@ fn traces() -> Vec<Trace> {
             layout: "twitter",
             shard: 3,
             options: Some(tight),
-            steps: vec![one(T0 + 10), one(T0 + 5), one(T0 + 4), one(T0 + 10), one(T0 + 11)],
+            steps: vec![
+                one(T0 + 10),
+                one(T0 + 5),
+                one(T0 + 4),
+                one(T0 + 10),
+                one(T0 + 11),
+            ],
         },
         Trace {
             name: "clock_back_beyond_tolerance",
@@ -461,7 +589,12 @@ fn traces() -> Vec<Trace> {
             layout: "discord",
             shard: 1023,
             options: None,
-            steps: vec![one(T0 + 2_000), one(T0 + 1_000), one(T0 + 999), one(T0 + 2_001)],
+            steps: vec![
+                one(T0 + 2_000),
+                one(T0 + 1_000),
+                one(T0 + 999),
+                one(T0 + 2_001),
+            ],
         },
         Trace {
             name: "clock_back_after_exhaustion",
@@ -469,7 +602,14 @@ fn traces() -> Vec<Trace> {
             layout: "tiny",
             shard: 0,
             options: Some(Options::new().backwards_tolerance_ms(0)),
-            steps: vec![one(T0 + 50), one(T0 + 50), one(T0 + 50), one(T0 + 50), one(T0 + 20), one(T0 + 50)],
+            steps: vec![
+                one(T0 + 50),
+                one(T0 + 50),
+                one(T0 + 50),
+                one(T0 + 50),
+                one(T0 + 20),
+                one(T0 + 50),
+            ],
         },
         Trace {
             name: "expiry",
@@ -501,7 +641,13 @@ fn traces() -> Vec<Trace> {
             layout: "tiny",
             shard: 1,
             options: None,
-            steps: vec![one(T0), many(T0, 10), many(T0, 10), many(T0 + 1, 2), one(T0 + 1)],
+            steps: vec![
+                one(T0),
+                many(T0, 10),
+                many(T0, 10),
+                many(T0 + 1, 2),
+                one(T0 + 1),
+            ],
         },
         Trace {
             name: "batches_borrowing",
@@ -539,15 +685,37 @@ pub fn render() -> Vec<(&'static str, String)> {
                 decode_cases(),
             ),
         ),
-        ("compose.json", file("compose(timestamp_ms, shard, sequence) -> id.", "cases", compose_cases())),
-        ("ranges.json", file("min_id_at / max_id_at(timestamp_ms) -> id.", "cases", range_cases())),
+        (
+            "compose.json",
+            file(
+                "compose(timestamp_ms, shard, sequence) -> id.",
+                "cases",
+                compose_cases(),
+            ),
+        ),
+        (
+            "ranges.json",
+            file(
+                "min_id_at / max_id_at(timestamp_ms) -> id.",
+                "cases",
+                range_cases(),
+            ),
+        ),
         (
             "shard_for_key.json",
-            file("shard_for_key(key, logical_shards) -> shard.", "cases", shard_for_key_cases()),
+            file(
+                "shard_for_key(key, logical_shards) -> shard.",
+                "cases",
+                shard_for_key_cases(),
+            ),
         ),
         (
             "scatter.json",
-            file("scatter_decimal / gather_decimal / scatter_bits / gather_bits(id) -> id.", "cases", scatter_cases()),
+            file(
+                "scatter_decimal / gather_decimal / scatter_bits / gather_bits(id) -> id.",
+                "cases",
+                scatter_cases(),
+            ),
         ),
         ("generator.json", generator),
     ];

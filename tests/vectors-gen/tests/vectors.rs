@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use shardid::Generator;
-use shardid_vectors::{REGENERATE, arg, build_layout, build_options, error_json, layout, run_layout_op, run_step};
+use shardid_vectors::{
+    REGENERATE, arg, build_layout, build_options, error_json, layout, run_layout_op, run_step,
+};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../vectors")
@@ -23,7 +25,10 @@ fn checked_in_vectors_are_fresh() {
             stale.push(name);
         }
     }
-    assert!(stale.is_empty(), "stale vectors {stale:?}: run `{REGENERATE}` and commit the result");
+    assert!(
+        stale.is_empty(),
+        "stale vectors {stale:?}: run `{REGENERATE}` and commit the result"
+    );
 }
 
 #[test]
@@ -45,7 +50,13 @@ fn layouts_build_from_their_specs() {
 #[test]
 fn every_layout_case_passes() {
     let mut count = 0;
-    for file in ["decode.json", "compose.json", "ranges.json", "shard_for_key.json", "scatter.json"] {
+    for file in [
+        "decode.json",
+        "compose.json",
+        "ranges.json",
+        "shard_for_key.json",
+        "scatter.json",
+    ] {
         for c in load(file)["cases"].as_array().unwrap() {
             let l = layout(c["layout"].as_str().unwrap());
             let got = run_layout_op(&l, c["op"].as_str().unwrap(), &c["args"]);
