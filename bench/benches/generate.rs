@@ -56,26 +56,135 @@ fn bench_burst(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     let shardid = Generator::new(Layout::TWITTER, 1).unwrap();
     group.bench_function("shardid", |b| {
-        b.iter_custom(|n| burst(n, || shardid.next_id().unwrap()))
+        b.iter_custom(|n| burst(n, || shardid.next_id().unwrap()));
     });
     let snowflaked = snowflaked::sync::Generator::new(1);
     group.bench_function("snowflaked", |b| {
-        b.iter_custom(|n| burst(n, || snowflaked.generate()))
+        b.iter_custom(|n| burst(n, || snowflaked.generate()));
     });
     let mut rs = snowflake::SnowflakeIdGenerator::new(0, 1);
     group.bench_function("rs-snowflake", |b| {
-        b.iter_custom(|n| burst(n, || rs.real_time_generate().cast_unsigned()))
+        b.iter_custom(|n| burst(n, || rs.real_time_generate().cast_unsigned()));
     });
     let ferroid: AtomicSnowflakeGenerator<SnowflakeTwitterId, MonotonicClock<1>> =
         AtomicSnowflakeGenerator::new(1, MonotonicClock::with_epoch(TWITTER_EPOCH));
     group.bench_function("ferroid", |b| {
-        b.iter_custom(|n| burst(n, || ferroid.next_id(|_| std::thread::yield_now()).to_raw()))
+        b.iter_custom(|n| burst(n, || ferroid.next_id(|_| std::thread::yield_now()).to_raw()));
     });
     group.bench_function("uuid-now_v7", |b| {
-        b.iter_custom(|n| burst(n, || uuid::Uuid::now_v7().as_u64_pair().0))
+        b.iter_custom(|n| burst(n, || uuid::Uuid::now_v7().as_u64_pair().0));
     });
     group.finish();
 }
 
-criterion_group!(benches, bench_burst);
+/// Flat out for `iters` IDs, waiting included: at the cap, 1 ms / 4096 per Twitter-layout ID.
+fn bench_sustained(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sustained");
+    group.throughput(Throughput::Elements(1));
+    group.sample_size(20);
+    let shardid = Generator::new(Layout::TWITTER, 2).unwrap();
+    group.bench_function("shardid", |b| b.iter(|| shardid.next_id().unwrap()));
+    group.bench_function("shardid-batch", |b| {
+        let mut buf = vec![0u64; 4096];
+        b.iter_custom(|n| {
+            let start = Instant::now();
+            let mut left = n;
+            while left > 0 {
+                let k = usize::try_from(left.min(4096)).unwrap();
+                shardid.next_ids(&mut buf[..k]).unwrap();
+                left -= k as u64;
+            }
+            start.elapsed()
+        });
+    });
+    let snowflaked = snowflaked::sync::Generator::new(2);
+    group.bench_function("snowflaked", |b| b.iter(|| snowflaked.generate::<u64>()));
+    let ferroid: AtomicSnowflakeGenerator<SnowflakeTwitterId, MonotonicClock<1>> =
+        AtomicSnowflakeGenerator::new(2, MonotonicClock::with_epoch(TWITTER_EPOCH));
+    group.bench_function("ferroid", |b| {
+        b.iter(|| ferroid.next_id(|_| std::thread::yield_now()).to_raw());
+    });
+    group.finish();
+}
+
+/// Two threads sharing one generator: `iters` IDs each, timed from a common start.
+fn two_threads<G: Sync>(
+    iters: u64,
+    g: &G,
+    make: impl Fn(&G) -> u64 + Sync,
+    burst_mode: bool,
+) -> Duration {
+    let barrier = Barrier::new(2);
+    let per_thread = std::thread::scope(|s| {
+        let run = || {
+            barrier.wait();
+            if burst_mode {
+                burst(iters, || make(g))
+            } else {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    black_box(make(g));
+                }
+                start.elapsed()
+            }
+        };
+        let other = s.spawn(run);
+        let mine = run();
+        mine.max(other.join().unwrap())
+    });
+    // Both threads made `iters` IDs in that time: report the time per ID of the pair.
+    per_thread / 2
+}
+
+fn bench_threads(c: &mut Criterion) {
+    let mut group = c.benchmark_group("two_threads");
+    group.throughput(Throughput::Elements(1));
+    group.sample_size(20);
+    let shardid = Generator::new(Layout::TWITTER, 3).unwrap();
+    let snowflaked = snowflaked::sync::Generator::new(3);
+    for (mode, burst_mode) in [("burst", true), ("sustained", false)] {
+        group.bench_function(format!("shardid-{mode}"), |b| {
+            b.iter_custom(|n| two_threads(n, &shardid, |g| g.next_id().unwrap(), burst_mode));
+        });
+        group.bench_function(format!("snowflaked-{mode}"), |b| {
+            b.iter_custom(|n| {
+                two_threads(
+                    n,
+                    &snowflaked,
+                    snowflaked::sync::Generator::generate,
+                    burst_mode,
+                )
+            });
+        });
+    }
+    group.finish();
+}
+
+fn bench_decode(c: &mut Criterion) {
+    let mut group = c.benchmark_group("decode");
+    group.throughput(Throughput::Elements(1));
+    let id = 1_050_118_621_198_921_728u64;
+    group.bench_function("shardid", |b| {
+        b.iter(|| {
+            let p = Layout::TWITTER.decode(black_box(id)).unwrap();
+            p.timestamp_ms ^ p.shard ^ p.sequence
+        });
+    });
+    group.bench_function("snowflaked", |b| {
+        use snowflaked::Snowflake;
+        b.iter(|| {
+            let id = black_box(id);
+            id.timestamp() ^ id.instance() ^ id.sequence()
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_burst,
+    bench_sustained,
+    bench_threads,
+    bench_decode
+);
 criterion_main!(benches);

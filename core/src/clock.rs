@@ -47,12 +47,21 @@ fn resync(mono: u64) {
     NEXT_RESYNC_MS.store(mono + RESYNC_EVERY_MS, Ordering::Relaxed);
 }
 
-/// Waits until [`now_ms`] reads at least `target_ms`. Used for the at most one time unit a
-/// generator waits when a unit's sequence is used up, so it spins politely instead of sleeping
-/// (a sleep's granularity is coarser than the wait).
+/// Waits until [`now_ms`] reads at least `target_ms`: the at most one time unit a generator
+/// waits when a unit's sequence is used up. Sleeps through all but the last millisecond, then
+/// spins: a sleep or a yield can oversleep by a scheduler slice, which would cost throughput
+/// at the cap.
 pub(crate) fn wait_until(target_ms: u64) {
-    while now_ms() < target_ms {
-        std::thread::yield_now();
+    loop {
+        let now = now_ms();
+        if now >= target_ms {
+            return;
+        }
+        if target_ms - now > 1 {
+            std::thread::sleep(Duration::from_millis(target_ms - now - 1));
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }
 

@@ -385,7 +385,7 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
             match self.next_ids_at(crate::now_ms(), &mut out[filled..]) {
                 Ok(n) => filled += n,
                 Err(Error::SequenceExhausted { retry_at_ms }) => {
-                    crate::clock::wait_until(retry_at_ms)
+                    crate::clock::wait_until(retry_at_ms);
                 }
                 Err(e) => return Err(e),
             }

@@ -1,6 +1,6 @@
 //! The ticker keeps bursts cheap without dating IDs far from the clock, and a forked child that
 //! calls `after_fork()` (the bindings' at-fork hooks do) dates its IDs by the real clock and
-//! starts its own ticker. Its own test binary: fork()
+//! starts its own ticker. Its own test binary: `fork()`
 //! in a process with other test threads running is best avoided.
 use shardid::{Generator, Layout, now_ms};
 

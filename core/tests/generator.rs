@@ -1,6 +1,6 @@
 //! The generator under scripted clocks, exhaustion, borrowing, expiry, threads and handles.
-use std::collections::HashSet;
-use std::sync::Arc;
+#[cfg(feature = "std")]
+use std::{collections::HashSet, sync::Arc};
 
 use shardid::{Error, Generator, Layout, Options};
 
@@ -183,6 +183,7 @@ fn batch_with_borrowing_spans_units() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn next_id_waits_for_the_next_unit_and_reaches_the_cap() {
     // 2-bit sequence: 4 IDs per ms. Ask for 400 from the clock: they need about 100 ms.
     let g = Generator::new(tiny(), 3).unwrap();
@@ -203,6 +204,7 @@ fn next_id_waits_for_the_next_unit_and_reaches_the_cap() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn threads_sharing_one_generator_never_duplicate() {
     const THREADS: usize = 4;
     const PER_THREAD: usize = 500_000;
@@ -230,6 +232,7 @@ fn threads_sharing_one_generator_never_duplicate() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn threads_mixing_single_and_batch_calls_never_duplicate() {
     let g = Arc::new(Generator::new(Layout::INSTAGRAM, 1).unwrap());
     let single = {
@@ -262,36 +265,37 @@ fn threads_mixing_single_and_batch_calls_never_duplicate() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn shared_handles_for_one_shard_share_one_state() {
     let layout = Layout::builder()
         .epoch_ms(T0 - 5)
         .bits(41, 10, 12)
         .build()
         .unwrap();
-    let a = Generator::shared(layout, 4, Options::new()).unwrap();
-    let b = Generator::shared(layout, 4, Options::new()).unwrap();
-    let c = Generator::shared(layout, 5, Options::new()).unwrap();
-    let x = a.next_id_at(T0).unwrap();
-    let y = b.next_id_at(T0).unwrap();
+    let first = Generator::shared(layout, 4, Options::new()).unwrap();
+    let second = Generator::shared(layout, 4, Options::new()).unwrap();
+    let other_shard = Generator::shared(layout, 5, Options::new()).unwrap();
+    let x = first.next_id_at(T0).unwrap();
+    let y = second.next_id_at(T0).unwrap();
     assert_eq!(
         y,
         x + 1,
         "the second handle continues the first one's sequence"
     );
-    let z = c.next_id_at(T0).unwrap();
+    let z = other_shard.next_id_at(T0).unwrap();
     assert_eq!(
         layout.decode(z).unwrap().sequence,
         0,
         "another shard has its own state"
     );
     // Handles made on different threads share it too.
-    let d = std::thread::spawn(move || {
+    let from_thread = std::thread::spawn(move || {
         Generator::shared(layout, 4, Options::new())
             .unwrap()
             .next_id_at(T0)
             .unwrap()
     });
-    assert_eq!(d.join().unwrap(), y + 1);
+    assert_eq!(from_thread.join().unwrap(), y + 1);
     assert_eq!(
         Generator::shared(layout, 1024, Options::new()).err(),
         Some(Error::ShardOutOfRange {
@@ -302,6 +306,7 @@ fn shared_handles_for_one_shard_share_one_state() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn the_process_clock_never_goes_backwards() {
     let mut last = shardid::now_ms();
     let wall = std::time::SystemTime::now()

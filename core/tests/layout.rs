@@ -11,7 +11,7 @@ fn discord_documented_example_decodes() {
         parts,
         Parts {
             timestamp_ms: 1_462_015_105_796,
-            shard: (1 << 5) | 0,
+            shard: (1 << 5),
             sequence: 7
         }
     );

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what the demo and the tests need, idempotently. Safe to run on a fresh machine and
+# again on a provisioned one.
+set -euo pipefail
+
+if ! command -v cargo >/dev/null 2>&1; then
+    if [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    else
+        echo "setup: cargo not found; install Rust with rustup first" >&2
+        exit 1
+    fi
+fi
+
+# The toolchain pieces the checks use: rustfmt, clippy, and the no_std targets.
+if command -v rustup >/dev/null 2>&1; then
+    installed_components=$(rustup component list --installed)
+    for component in rustfmt clippy; do
+        grep -q "^$component" <<<"$installed_components" || rustup component add "$component"
+    done
+    installed_targets=$(rustup target list --installed)
+    for target in thumbv7em-none-eabihf wasm32-unknown-unknown; do
+        grep -qx "$target" <<<"$installed_targets" || rustup target add "$target"
+    done
+fi
+
+# Fetch crates once so later steps can say what failed without mixing in network errors.
+cargo fetch --locked
