@@ -79,7 +79,7 @@ pub(crate) fn wait_until(target_ms: u64) {
 /// date IDs early; it can never cause a duplicate, which the generator's state rules out alone.
 ///
 /// `fork()` copies the published time but not the thread. A child must call [`after_fork`]
-/// (the Python and C bindings do it from their at-fork hooks); otherwise its IDs keep the time
+/// (bindings call it from their at-fork hooks); otherwise its IDs keep the time
 /// of the fork until a check above or a used-up unit sends it to the precise clock. Rust code
 /// rarely meets this: after `fork()` in a process with threads, only `exec` is safe anyway.
 mod ticker {
@@ -163,8 +163,9 @@ pub(crate) fn check_ticker(precise_ms: u64) {
 }
 
 /// Tells the clock that this process is a child made by `fork()`: the ticker thread did not
-/// survive the fork, so the next burst starts a new one. The bindings call this from their
-/// at-fork hooks; the clock also notices on its own within a few IDs.
+/// survive the fork, so the next burst starts a new one. Bindings call this from their
+/// at-fork hooks (Python's `os.register_at_fork`, `pthread_atfork` in C). Without it the
+/// clock notices at its next check against the precise clock.
 pub fn after_fork() {
     ticker::TICK_MS.store(0, Ordering::Relaxed);
     ticker::RUNNING.store(false, Ordering::Release);

@@ -193,22 +193,27 @@ impl Layout {
     }
 
     /// The largest shard number.
+    #[inline]
     pub const fn max_shard(&self) -> u64 {
         mask(self.shard_bits as u32)
     }
     /// The largest sequence number: a time unit holds `max_sequence() + 1` IDs per shard.
+    #[inline]
     pub const fn max_sequence(&self) -> u64 {
         mask(self.sequence_bits as u32)
     }
     /// The largest ID the layout can hold.
+    #[inline]
     pub const fn max_id(&self) -> u64 {
         mask(self.id_bits())
     }
     /// The number of low bits below the time field.
+    #[inline]
     pub(crate) const fn time_shift(&self) -> u32 {
         self.shard_bits as u32 + self.sequence_bits as u32
     }
     /// The position of the shard field's lowest bit.
+    #[inline]
     pub(crate) const fn shard_shift(&self) -> u32 {
         match self.order {
             FieldOrder::TimeShardSequence => self.sequence_bits as u32,
@@ -216,6 +221,7 @@ impl Layout {
         }
     }
     /// The position of the sequence field's lowest bit.
+    #[inline]
     pub(crate) const fn sequence_shift(&self) -> u32 {
         match self.order {
             FieldOrder::TimeShardSequence => 0,
@@ -224,6 +230,7 @@ impl Layout {
     }
     /// The number of bits an ID may use: all fields, less the sign bit when the fields fill
     /// 64 bits of a signed layout.
+    #[inline]
     pub(crate) const fn id_bits(&self) -> u32 {
         let total = self.time_bits as u32 + self.time_shift();
         if self.signed && total == 64 {
@@ -240,6 +247,7 @@ impl Layout {
         self
     }
     /// The largest value of the time field, in units since the epoch.
+    #[inline]
     pub(crate) const fn max_time_units(&self) -> u64 {
         self.max_id() >> self.time_shift()
     }
@@ -248,12 +256,14 @@ impl Layout {
     ///
     /// Timestamps after this are errors everywhere ([`Error::TimestampPastExpiry`]); an ID is
     /// never wrapped or made negative instead.
+    #[inline]
     pub const fn expires_at_ms(&self) -> u64 {
         // Cannot overflow: `build` checked it.
         self.epoch_ms + self.max_time_units() * self.unit_ms + (self.unit_ms - 1)
     }
 
     /// The time unit (ticks since the epoch) that holds `timestamp_ms`.
+    #[inline]
     pub(crate) const fn time_units(&self, timestamp_ms: u64) -> Result<u64, Error> {
         if timestamp_ms < self.epoch_ms {
             return Err(Error::TimestampBeforeEpoch {
@@ -271,6 +281,7 @@ impl Layout {
     }
 
     /// The start of time unit `units`, in Unix milliseconds.
+    #[inline]
     pub(crate) const fn unit_start_ms(&self, units: u64) -> u64 {
         self.epoch_ms + units * self.unit_ms
     }
@@ -279,6 +290,7 @@ impl Layout {
     ///
     /// # Errors
     /// [`Error::InvalidId`] when `id` has bits set outside the layout.
+    #[inline]
     pub const fn validate_id(&self, id: u64) -> Result<u64, Error> {
         if id > self.max_id() {
             Err(Error::InvalidId { id })
@@ -292,6 +304,7 @@ impl Layout {
     /// # Errors
     /// [`Error::InvalidId`] when `id` has bits set outside the layout (including the sign bit
     /// of a signed layout).
+    #[inline]
     pub const fn decode(&self, id: u64) -> Result<Parts, Error> {
         if let Err(e) = self.validate_id(id) {
             return Err(e);
@@ -304,6 +317,7 @@ impl Layout {
     }
 
     /// Packs fields that are already known to be in range.
+    #[inline]
     pub(crate) const fn pack(&self, units: u64, shard: u64, sequence: u64) -> u64 {
         (units << self.time_shift())
             | (shard << self.shard_shift())
@@ -315,6 +329,7 @@ impl Layout {
     /// # Errors
     /// [`Error::TimestampBeforeEpoch`], [`Error::TimestampPastExpiry`],
     /// [`Error::ShardOutOfRange`], [`Error::SequenceOutOfRange`].
+    #[inline]
     pub const fn compose(
         &self,
         timestamp_ms: u64,
@@ -346,6 +361,7 @@ impl Layout {
     ///
     /// # Errors
     /// [`Error::TimestampBeforeEpoch`], [`Error::TimestampPastExpiry`].
+    #[inline]
     pub const fn min_id_at(&self, timestamp_ms: u64) -> Result<u64, Error> {
         match self.time_units(timestamp_ms) {
             Ok(units) => Ok(units << self.time_shift()),
@@ -358,6 +374,7 @@ impl Layout {
     ///
     /// # Errors
     /// [`Error::TimestampBeforeEpoch`], [`Error::TimestampPastExpiry`].
+    #[inline]
     pub const fn max_id_at(&self, timestamp_ms: u64) -> Result<u64, Error> {
         match self.min_id_at(timestamp_ms) {
             Ok(min) => Ok(min | mask(self.time_shift())),
