@@ -39,7 +39,8 @@ fn main() -> Result<(), shardid::Error> {
         "Instagram's layout runs out at {} ms (2046-06-27 in a signed BIGINT)",
         l.expires_at_ms()
     );
-    let id = Generator::new(l, 5)?.next_id()?;
+    // The same shared state as the instagram generator above: no duplicate of its IDs.
+    let id = Generator::shared(l, 5, Options::new())?.next_id()?;
     println!(
         "scatter_decimal({id}) = {} ; scatter_bits = {}",
         l.scatter_decimal(id)
