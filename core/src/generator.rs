@@ -216,6 +216,36 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         Ok(())
     }
 
+    /// The one place slots are handed out: takes `admit(slot)` slots starting at
+    /// `slot = max(state, floor)` with a single compare-and-swap, retrying when another thread
+    /// got there first, and returns `(slot, count)`. `admit` sees each candidate slot and
+    /// returns how many to take (at least 1), or why none may be taken.
+    #[inline]
+    fn claim<E>(
+        &self,
+        floor: u64,
+        mut admit: impl FnMut(u64) -> Result<u64, E>,
+    ) -> Result<(u64, u64), E> {
+        let cell = self.cell();
+        // Relaxed is enough: every read-modify-write of one atomic word sees the words in one
+        // total order, and that order alone is what keeps slots unique. No other memory is
+        // published through this word.
+        let mut current = cell.load(Ordering::Relaxed);
+        loop {
+            let slot = current.max(floor);
+            let count = admit(slot)?;
+            match cell.compare_exchange_weak(
+                current,
+                slot + count,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok((slot, count)),
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
     /// Issues one ID as if the clock read `now_ms` (Unix milliseconds).
     ///
     /// Deterministic: the result depends only on the generator's state and `now_ms`. IDs from
@@ -230,24 +260,10 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     pub fn next_id_at(&self, now_ms: u64) -> Result<u64, Error> {
         let now_units = self.now_units(now_ms)?;
         let floor = now_units << self.layout.sequence_bits();
-        let cell = self.cell();
-        // Relaxed is enough: every read-modify-write of one atomic word sees the words in one
-        // total order, and that order alone is what keeps slots unique. No other memory is
-        // published through this word.
-        let mut current = cell.load(Ordering::Relaxed);
-        loop {
-            let slot = current.max(floor);
-            self.check(slot, now_units, now_ms)?;
-            match cell.compare_exchange_weak(
-                current,
-                slot + 1,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Ok(self.id(slot)),
-                Err(actual) => current = actual,
-            }
-        }
+        let (slot, _) = self.claim(floor, |slot| {
+            self.check(slot, now_units, now_ms).map(|()| 1)
+        })?;
+        Ok(self.id(slot))
     }
 
     /// Fills the front of `out` with IDs as if the clock read `now_ms`, in one atomic step,
@@ -264,26 +280,14 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         let now_units = self.now_units(now_ms)?;
         let floor = now_units << seq_bits;
         let wanted = out.len() as u64;
-        let cell = self.cell();
-        let mut current = cell.load(Ordering::Relaxed);
-        let (start, count) = loop {
-            let slot = current.max(floor);
+        let (start, count) = self.claim(floor, |slot| {
             self.check(slot, now_units, now_ms)?;
             // The slot's own unit may always be finished; later units only within the borrow.
             let unit_end = ((slot >> seq_bits) + 1) << seq_bits;
             let last_borrowed = now_units.saturating_add(self.options.max_borrow_units);
             let borrow_end = (last_borrowed.min(self.max_units) + 1) << seq_bits;
-            let count = unit_end.max(borrow_end).saturating_sub(slot).min(wanted);
-            match cell.compare_exchange_weak(
-                current,
-                slot + count,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break (slot, count),
-                Err(actual) => current = actual,
-            }
-        };
+            Ok(unit_end.max(borrow_end).saturating_sub(slot).min(wanted))
+        })?;
         for (offset, out) in (0..count).zip(out.iter_mut()) {
             *out = self.id(start + offset);
         }
@@ -350,27 +354,18 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         let seq_bits = u32::from(self.layout.sequence_bits());
         let now_units = self.now_units(tick_ms).ok()?;
         let floor = now_units << seq_bits;
-        let cell = self.cell();
-        let mut current = cell.load(Ordering::Relaxed);
-        loop {
-            let slot = current.max(floor);
+        let claimed = self.claim(floor, |slot| {
             let sequence = slot & mask(seq_bits);
             // A slot ahead of the tick is fine to continue (the precise clock or a borrow put
             // the state there), but a fresh unit ahead of it is the precise path's call.
             if (slot >> seq_bits != now_units && sequence == 0) || sequence.is_power_of_two() {
-                return None;
+                return Err(());
             }
-            self.check(slot, now_units, tick_ms).ok()?;
-            match cell.compare_exchange_weak(
-                current,
-                slot + 1,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Some(self.id(slot)),
-                Err(actual) => current = actual,
-            }
-        }
+            self.check(slot, now_units, tick_ms)
+                .map(|()| 1)
+                .map_err(|_| ())
+        });
+        claimed.ok().map(|(slot, _)| self.id(slot))
     }
 
     /// Fills all of `out` with IDs now, one atomic step per time unit, waiting for the next
