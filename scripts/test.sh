@@ -25,5 +25,12 @@ step "the benchmarks compile"
 cargo bench --locked -p shardid-bench --no-run
 
 step "tests: core (with and without std), conformance vectors, README examples"
-cargo test --locked -p shardid --no-default-features --lib --tests
-cargo test --locked --workspace
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --locked -p shardid --no-default-features --lib --tests 2>&1 | tee -a "$log"
+cargo test --locked --workspace 2>&1 | tee -a "$log"
+
+# One closing line for the whole run: cargo's last "test result" is often a crate's empty
+# doc-test run, which says "0 passed" although every suite above ran.
+awk '/^test result:/ { passed += $4; failed += $6 }
+     END { printf "\ntests: %d passed, %d failed\n", passed, failed; exit (failed > 0 || passed == 0) }' "$log"
