@@ -1,17 +1,9 @@
 //! The real clock at the cap. Its own test binary, so no other test's threads compete for the
 //! two cores while it measures whether every unit is used to its end.
-use shardid::{Generator, Layout};
+mod common;
 
-const T0: u64 = 1_700_000_000_000;
-
-/// A layout with a 2-bit sequence: 4 IDs per millisecond.
-fn tiny() -> Layout {
-    Layout::builder()
-        .epoch_ms(T0 - 1_000)
-        .bits(41, 10, 2)
-        .build()
-        .unwrap()
-}
+use common::tiny;
+use shardid::Generator;
 
 #[test]
 fn next_id_waits_for_the_next_unit_and_reaches_the_cap() {

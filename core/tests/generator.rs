@@ -2,18 +2,10 @@
 #[cfg(feature = "std")]
 use std::{collections::HashSet, sync::Arc};
 
+mod common;
+
+use common::{T0, tiny};
 use shardid::{Error, Generator, Layout, Options};
-
-const T0: u64 = 1_700_000_000_000;
-
-/// A layout with a 2-bit sequence, so exhaustion takes four IDs.
-fn tiny() -> Layout {
-    Layout::builder()
-        .epoch_ms(T0 - 1_000)
-        .bits(41, 10, 2)
-        .build()
-        .unwrap()
-}
 
 #[test]
 fn clock_standing_still_counts_the_sequence_up() {
