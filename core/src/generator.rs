@@ -169,7 +169,19 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     /// The clock's time unit, checked against the epoch and the generator's last unit.
     #[inline]
     fn now_units(&self, now_ms: u64) -> Result<u64, Error> {
-        let units = self.layout.time_units(now_ms)?;
+        // `time_units` would also check the layout's expiry; `max_units` bounds it already,
+        // and one comparison less counts on the per-ID path of a layout known only at run
+        // time (every binding's).
+        let Some(elapsed) = now_ms.checked_sub(self.layout.epoch_ms()) else {
+            return Err(Error::TimestampBeforeEpoch {
+                timestamp_ms: now_ms,
+                epoch_ms: self.layout.epoch_ms(),
+            });
+        };
+        let units = match self.layout.unit_ms() {
+            1 => elapsed,
+            unit_ms => elapsed / unit_ms,
+        };
         if units > self.max_units {
             return Err(self.expired(now_ms));
         }
