@@ -7,6 +7,8 @@
 // A data generator: a bad case should stop it loudly, and its case tables are long by nature.
 #![allow(clippy::missing_panics_doc, clippy::too_many_lines)]
 
+pub mod c;
+
 use serde_json::{Map, Value, json};
 use shardid::{Error, FieldOrder, Generator, Layout, Options};
 
@@ -676,7 +678,7 @@ fn traces() -> Vec<Trace> {
     ]
 }
 
-/// Every vector file: (file name, contents).
+/// Every JSON vector file: (file name in `tests/vectors/`, contents).
 pub fn render() -> Vec<(&'static str, String)> {
     let generator = json!({
         "_comment": "Scripted generator traces: make a generator for (layout, shard, options; {} means the defaults), run the steps in order, and compare each result. Errors carry their fields.",
@@ -730,5 +732,16 @@ pub fn render() -> Vec<(&'static str, String)> {
     files
         .into_iter()
         .map(|(name, v)| (name, serde_json::to_string_pretty(&v).expect("json") + "\n"))
+        .collect()
+}
+
+/// Every generated file: (path under `tests/`, contents): the JSON vectors and their C
+/// translation.
+pub fn render_all() -> Vec<(String, String)> {
+    let json = render();
+    let c = c::render(&json);
+    json.into_iter()
+        .map(|(name, contents)| (format!("vectors/{name}"), contents))
+        .chain([("c/vectors.h".to_owned(), c)])
         .collect()
 }

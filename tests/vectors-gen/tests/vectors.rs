@@ -20,9 +20,13 @@ fn load(name: &str) -> Value {
 #[test]
 fn checked_in_vectors_are_fresh() {
     let mut stale = Vec::new();
-    for (name, contents) in shardid_vectors::render() {
-        if std::fs::read_to_string(dir().join(name)).ok().as_deref() != Some(contents.as_str()) {
-            stale.push(name);
+    for (path, contents) in shardid_vectors::render_all() {
+        if std::fs::read_to_string(dir().join("..").join(&path))
+            .ok()
+            .as_deref()
+            != Some(contents.as_str())
+        {
+            stale.push(path);
         }
     }
     assert!(

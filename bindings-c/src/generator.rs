@@ -1,0 +1,289 @@
+//! The opaque, thread-safe generator handle.
+
+use std::sync::atomic::AtomicU64;
+
+use shardid::{Generator, Options};
+
+use crate::layout::{layout_arg, shardid_layout};
+use crate::status::{arg, boundary, out, shardid_status};
+
+/// A generator's policy for clocks that move back and sequences that run out.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct shardid_options {
+    /// How far the clock may read behind the last issued ID before the generator fails with
+    /// `SHARDID_ERR_CLOCK_MOVED_BACKWARDS` (default 1000). Within it, the generator continues
+    /// from the last issued time unit, which never repeats an ID.
+    pub backwards_tolerance_ms: u64,
+    /// How many time units ahead of the clock a generator may run when a unit's sequence is
+    /// used up (default 0: wait for the next unit).
+    pub max_borrow_units: u64,
+}
+
+impl From<&shardid_options> for Options {
+    fn from(o: &shardid_options) -> Self {
+        Options::new()
+            .backwards_tolerance_ms(o.backwards_tolerance_ms)
+            .max_borrow_units(o.max_borrow_units)
+    }
+}
+
+/// The default options: 1000 ms backwards tolerance, no borrowing.
+#[unsafe(no_mangle)]
+pub extern "C" fn shardid_options_default() -> shardid_options {
+    let o = Options::new();
+    shardid_options {
+        backwards_tolerance_ms: o.backwards_tolerance_ms,
+        max_borrow_units: o.max_borrow_units,
+    }
+}
+
+/// Makes unique, strictly increasing IDs for one shard of a layout.
+///
+/// Thread-safe and lock-free: one generator may be shared by any number of threads without
+/// locking. All generators for the same layout and shard in a process share one state (they
+/// never issue the same ID), so making a second one for a shard is safe.
+///
+/// After `fork()`, parent and child hold copies of the state: use a different shard in the
+/// child.
+#[allow(non_camel_case_types)]
+pub struct shardid_generator {
+    inner: Generator<&'static AtomicU64>,
+}
+
+/// Makes the clock aware of `fork()` children: the clock's helper thread does not survive a
+/// fork, and the child's first burst should start its own instead of waiting to notice.
+#[cfg(unix)]
+fn register_fork_handler() {
+    extern "C" fn child() {
+        shardid::after_fork();
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `child` is a plain function that only stores to atomics, which is safe in a
+        // forked child; the handler stays valid for the life of the process.
+        let rc = unsafe { libc::pthread_atfork(None, None, Some(child)) };
+        // Without the handler the clock still notices the fork at its next check.
+        debug_assert_eq!(rc, 0, "pthread_atfork");
+    });
+}
+
+#[cfg(not(unix))]
+fn register_fork_handler() {}
+
+/// Makes a generator for `shard` of `layout` with the default options.
+///
+/// `SHARDID_ERR_SHARD_OUT_OF_RANGE` when the shard does not fit the layout. Free the
+/// generator with `shardid_generator_free`.
+///
+/// # Safety
+/// `layout` is null or points to a valid `shardid_layout`; `out_generator` is null or valid
+/// for writing a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_new(
+    layout: *const shardid_layout,
+    shard: u64,
+    out_generator: *mut *mut shardid_generator,
+) -> shardid_status {
+    let defaults = shardid_options_default();
+    // SAFETY: forwarded from this function's contract; `defaults` is a valid local.
+    unsafe { shardid_generator_new_with_options(layout, shard, &raw const defaults, out_generator) }
+}
+
+/// Makes a generator for `shard` of `layout` with the given options.
+///
+/// # Safety
+/// `layout` and `options` are null or point to valid values; `out_generator` is null or valid
+/// for writing a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_new_with_options(
+    layout: *const shardid_layout,
+    shard: u64,
+    options: *const shardid_options,
+    out_generator: *mut *mut shardid_generator,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees every pointer is null or valid.
+        let (out_generator, layout, options) =
+            unsafe { (out(out_generator)?, layout_arg(layout)?, arg(options)?) };
+        let inner = Generator::shared(layout, shard, options.into())?;
+        register_fork_handler();
+        out_generator.write(Box::into_raw(Box::new(shardid_generator { inner })));
+        Ok(())
+    })
+}
+
+/// Frees a generator made by `shardid_generator_new`. `NULL` is ignored.
+///
+/// # Safety
+/// `generator` is null or a pointer returned by `shardid_generator_new*` that has not been
+/// freed, and no other thread is using it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_free(generator: *mut shardid_generator) {
+    if !generator.is_null() {
+        // SAFETY: the caller guarantees it came from `Box::into_raw` above and is unused.
+        drop(unsafe { Box::from_raw(generator) });
+    }
+}
+
+/// Issues one ID now, reading the process's monotonic clock (anchored to the wall clock).
+/// When the time unit's sequence is used up it waits for the next unit (at most 1 ms; 10 ms
+/// for Sonyflake).
+///
+/// `SHARDID_ERR_TIMESTAMP_PAST_EXPIRY` once the layout has run out;
+/// `SHARDID_ERR_CLOCK_MOVED_BACKWARDS` only when `shardid_generator_next_at` was given a
+/// time further ahead than the tolerance.
+///
+/// # Safety
+/// `generator` is null or a live generator; `out_id` is null or valid for writing a
+/// `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_next(
+    generator: *const shardid_generator,
+    out_id: *mut u64,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees both pointers are null or valid.
+        let (out_id, generator) = unsafe { (out(out_id)?, arg(generator)?) };
+        out_id.write(generator.inner.next_id()?);
+        Ok(())
+    })
+}
+
+/// Issues one ID as if the clock read `now_ms` (Unix ms): deterministic, never waits.
+///
+/// `SHARDID_ERR_SEQUENCE_EXHAUSTED` when the unit is used up (nothing is issued; retry in the
+/// next unit), `SHARDID_ERR_CLOCK_MOVED_BACKWARDS` when `now_ms` is further behind the last
+/// issued ID than the tolerance, `SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH`,
+/// `SHARDID_ERR_TIMESTAMP_PAST_EXPIRY`.
+///
+/// # Safety
+/// `generator` is null or a live generator; `out_id` is null or valid for writing a
+/// `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_next_at(
+    generator: *const shardid_generator,
+    now_ms: u64,
+    out_id: *mut u64,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees both pointers are null or valid.
+        let (out_id, generator) = unsafe { (out(out_id)?, arg(generator)?) };
+        out_id.write(generator.inner.next_id_at(now_ms)?);
+        Ok(())
+    })
+}
+
+/// Borrows a caller's `uint64_t` array of `len` elements (`NULL` allowed when `len` is 0).
+///
+/// # Safety
+/// `ids` is null or valid for reads and writes of `len` `uint64_t`s, not accessed elsewhere
+/// for `'a`.
+unsafe fn id_array<'a>(ids: *mut u64, len: usize) -> Result<&'a mut [u64], shardid_status> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if ids.is_null() {
+        return Err(shardid_status::SHARDID_ERR_NULL_ARGUMENT);
+    }
+    // Every bit pattern is a valid u64: zero the array so no uninitialised memory is ever
+    // seen as a slice of integers.
+    // SAFETY: the caller guarantees `ids` is valid for writes of `len` elements.
+    unsafe { ids.write_bytes(0, len) };
+    // SAFETY: non-null, valid for `len` elements (caller), initialised just above, exclusive.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ids, len) })
+}
+
+/// Fills all `len` elements of `ids` with IDs now, one atomic step per time unit, waiting for
+/// the next unit whenever one is used up. The bulk form of `shardid_generator_next`.
+///
+/// On an error (the layout ran out) the array's contents are unspecified; IDs that had been
+/// written were issued and will not be issued again.
+///
+/// # Safety
+/// `generator` is null or a live generator; `ids` is null or valid for writing `len`
+/// `uint64_t`s (it may be null when `len` is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_next_batch(
+    generator: *const shardid_generator,
+    ids: *mut u64,
+    len: usize,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees both pointers are null or valid.
+        let (generator, ids) = unsafe { (arg(generator)?, id_array(ids, len)?) };
+        generator.inner.next_ids(ids)?;
+        Ok(())
+    })
+}
+
+/// Issues as many IDs as the time unit holding `now_ms` has left (plus any units the options
+/// allow borrowing), up to `len`, in one atomic step; writes them to the front of `ids` and
+/// their count to `*out_written`. Deterministic, never waits.
+///
+/// Errors as `shardid_generator_next_at` when not even one ID can be issued.
+///
+/// # Safety
+/// `generator` is null or a live generator; `ids` is null or valid for writing `len`
+/// `uint64_t`s (it may be null when `len` is 0); `out_written` is null or valid for writing a
+/// `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_next_batch_at(
+    generator: *const shardid_generator,
+    now_ms: u64,
+    ids: *mut u64,
+    len: usize,
+    out_written: *mut usize,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees every pointer is null or valid.
+        let (out_written, generator, ids) =
+            unsafe { (out(out_written)?, arg(generator)?, id_array(ids, len)?) };
+        out_written.write(generator.inner.next_ids_at(now_ms, ids)?);
+        Ok(())
+    })
+}
+
+/// The generator's layout.
+///
+/// # Safety
+/// `generator` is null or a live generator; `out_layout` is null or valid for writing a
+/// `shardid_layout`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_layout(
+    generator: *const shardid_generator,
+    out_layout: *mut shardid_layout,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees both pointers are null or valid.
+        let (out_layout, generator) = unsafe { (out(out_layout)?, arg(generator)?) };
+        out_layout.write(generator.inner.layout().into());
+        Ok(())
+    })
+}
+
+/// The generator's shard.
+///
+/// # Safety
+/// `generator` is null or a live generator; `out_shard` is null or valid for writing a
+/// `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_shard(
+    generator: *const shardid_generator,
+    out_shard: *mut u64,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees both pointers are null or valid.
+        let (out_shard, generator) = unsafe { (out(out_shard)?, arg(generator)?) };
+        out_shard.write(generator.inner.shard());
+        Ok(())
+    })
+}
+
+/// The process's clock as the generators read it: Unix milliseconds from a monotonic clock
+/// anchored to the wall clock (it never moves back). Useful for `shardid_generator_next_at`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shardid_now_ms() -> u64 {
+    std::panic::catch_unwind(shardid::now_ms).unwrap_or(0)
+}

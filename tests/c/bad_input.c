@@ -1,0 +1,166 @@
+/* Bad input of every kind: each call returns its status, writes nothing, and nothing crashes.
+ * Run under valgrind (memcheck) and the sanitizers by tests/c/run.sh. */
+#include <string.h>
+
+#include "check.h"
+
+#define SENTINEL UINT64_C(0x5EAF00D)
+
+static void test_null_pointers(void) {
+    shardid_layout l = shardid_layout_twitter();
+    shardid_options o = shardid_options_default();
+    shardid_generator *gen = NULL;
+    shardid_parts parts;
+    uint64_t id = SENTINEL, ids[4];
+    size_t written = 7;
+
+    CHECK_STATUS(shardid_layout_new(0, 1, 41, 10, 12, SHARDID_ORDER_TIME_SHARD_SEQUENCE, true, NULL),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_decode(NULL, 1, &parts), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_decode(&l, 1, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_compose(NULL, 0, 0, 0, &id), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_compose(&l, l.epoch_ms, 0, 0, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_min_id_at(NULL, l.epoch_ms, &id), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_max_id_at(&l, l.epoch_ms, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_max_id(NULL, &id), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_expires_at_ms(&l, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_shard_for_key(NULL, 1, 2, &id), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_scatter_bits(&l, 1, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK(id == SENTINEL, "an output was written by a failed call");
+
+    CHECK_STATUS(shardid_generator_new(NULL, 1, &gen), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_new(&l, 1, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_new_with_options(&l, 1, NULL, &gen), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK(gen == NULL, "a generator was made by a failed call");
+
+    CHECK_STATUS(shardid_generator_next(NULL, &id), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_next_at(NULL, l.epoch_ms, &id), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_next_batch(NULL, ids, 4), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_next_batch_at(NULL, l.epoch_ms, ids, 4, &written),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_layout(NULL, &l), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_shard(NULL, &id), SHARDID_ERR_NULL_ARGUMENT);
+
+    CHECK_STATUS(shardid_generator_new_with_options(&l, 1, &o, &gen), SHARDID_OK);
+    CHECK_STATUS(shardid_generator_next(gen, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_next_at(gen, l.epoch_ms + 5, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_next_batch(gen, NULL, 4), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_next_batch_at(gen, l.epoch_ms + 5, NULL, 4, &written),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_next_batch_at(gen, l.epoch_ms + 5, ids, 4, NULL),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK(written == 7, "a count was written by a failed call");
+    CHECK(id == SENTINEL, "an output was written by a failed call");
+    /* An empty batch needs no array. */
+    CHECK_STATUS(shardid_generator_next_batch(gen, NULL, 0), SHARDID_OK);
+    CHECK_STATUS(shardid_generator_next_batch_at(gen, l.epoch_ms + 5, NULL, 0, &written), SHARDID_OK);
+    CHECK(written == 0, "empty batch wrote %zu", written);
+    /* A NULL output made no ID disappear: the first ID at this time is still sequence 0. */
+    CHECK_STATUS(shardid_generator_next_at(gen, l.epoch_ms + 5, &id), SHARDID_OK);
+    CHECK(id == ((UINT64_C(5) << 22) | (UINT64_C(1) << 12)), "first id after NULL outputs: %" PRIu64, id);
+    shardid_generator_free(gen);
+    shardid_generator_free(NULL);
+}
+
+static void test_invalid_layouts(void) {
+    shardid_layout bad = shardid_layout_instagram();
+    shardid_generator *gen = NULL;
+    uint64_t id = SENTINEL;
+    shardid_parts parts;
+
+    bad.order = 7; /* not a shardid_field_order */
+    CHECK_STATUS(shardid_decode(&bad, 1, &parts), SHARDID_ERR_INVALID_LAYOUT);
+    CHECK_STATUS(shardid_generator_new(&bad, 1, &gen), SHARDID_ERR_INVALID_LAYOUT);
+    bad = shardid_layout_instagram();
+    bad.time_bits = 60; /* 60 + 13 + 10 > 63 */
+    CHECK_STATUS(shardid_compose(&bad, bad.epoch_ms, 0, 0, &id), SHARDID_ERR_INVALID_LAYOUT);
+    CHECK_STATUS(shardid_generator_new(&bad, 1, &gen), SHARDID_ERR_INVALID_LAYOUT);
+    bad = shardid_layout_instagram();
+    bad.unit_ms = 0;
+    CHECK_STATUS(shardid_min_id_at(&bad, bad.epoch_ms, &id), SHARDID_ERR_INVALID_LAYOUT);
+    CHECK_STATUS(shardid_layout_new(0, 1, 0, 10, 10, 0, true, &bad), SHARDID_ERR_INVALID_LAYOUT);
+    CHECK_STATUS(shardid_layout_new(0, 1, 41, 10, 12, 2, true, &bad), SHARDID_ERR_INVALID_LAYOUT);
+    CHECK(gen == NULL && id == SENTINEL, "output written by a failed call");
+}
+
+static void test_out_of_range(void) {
+    shardid_layout l = shardid_layout_instagram();
+    shardid_generator *gen = NULL;
+    uint64_t id = SENTINEL, max_id = 0;
+    shardid_parts parts;
+
+    CHECK_STATUS(shardid_generator_new(&l, 8192, &gen), SHARDID_ERR_SHARD_OUT_OF_RANGE);
+    CHECK_STATUS(shardid_generator_new(&l, UINT64_MAX, &gen), SHARDID_ERR_SHARD_OUT_OF_RANGE);
+    CHECK(gen == NULL, "a generator was made for an out-of-range shard");
+    CHECK_STATUS(shardid_compose(&l, l.epoch_ms, 8192, 0, &id), SHARDID_ERR_SHARD_OUT_OF_RANGE);
+    CHECK_STATUS(shardid_compose(&l, l.epoch_ms, 0, 1024, &id), SHARDID_ERR_SEQUENCE_OUT_OF_RANGE);
+    CHECK_STATUS(shardid_compose(&l, l.epoch_ms - 1, 0, 0, &id), SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH);
+    CHECK_STATUS(shardid_compose(&l, UINT64_MAX, 0, 0, &id), SHARDID_ERR_TIMESTAMP_PAST_EXPIRY);
+    CHECK_STATUS(shardid_shard_for_key(&l, 5, 0, &id), SHARDID_ERR_INVALID_SHARD_COUNT);
+    CHECK_STATUS(shardid_shard_for_key(&l, 5, 8193, &id), SHARDID_ERR_INVALID_SHARD_COUNT);
+    /* IDs that are not valid for the layout: the sign bit of a signed layout, bits above a
+     * narrow layout's width. Never decoded as something else. */
+    CHECK_STATUS(shardid_decode(&l, UINT64_C(1) << 63, &parts), SHARDID_ERR_INVALID_ID);
+    CHECK_STATUS(shardid_decode(&l, UINT64_MAX, &parts), SHARDID_ERR_INVALID_ID);
+    CHECK_STATUS(shardid_validate_id(&l, UINT64_MAX, &id), SHARDID_ERR_INVALID_ID);
+    CHECK_STATUS(shardid_layout_new(0, 1, 8, 2, 2, 0, true, &l), SHARDID_OK);
+    CHECK_STATUS(shardid_max_id(&l, &max_id), SHARDID_OK);
+    CHECK_STATUS(shardid_decode(&l, max_id + 1, &parts), SHARDID_ERR_INVALID_ID);
+    CHECK_STATUS(shardid_scatter_bits(&l, max_id + 1, &id), SHARDID_ERR_INVALID_ID);
+    CHECK(id == SENTINEL, "output written by a failed call");
+}
+
+static void test_generator_errors(void) {
+    shardid_layout tiny;
+    shardid_generator *gen = NULL;
+    uint64_t id = SENTINEL, ids[8], expires = 0;
+    size_t written = 0;
+    int i;
+
+    /* 8 time bits, 2 shard bits, 2 sequence bits from epoch 1000: 4 IDs per ms, 256 ms. */
+    CHECK_STATUS(shardid_layout_new(1000, 1, 8, 2, 2, 0, true, &tiny), SHARDID_OK);
+    CHECK_STATUS(shardid_expires_at_ms(&tiny, &expires), SHARDID_OK);
+    CHECK_STATUS(shardid_generator_new(&tiny, 3, &gen), SHARDID_OK);
+    CHECK_STATUS(shardid_generator_next_at(gen, 999, &id), SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH);
+    for (i = 0; i < 4; i++) {
+        CHECK_STATUS(shardid_generator_next_at(gen, 1100, &id), SHARDID_OK);
+    }
+    CHECK_STATUS(shardid_generator_next_at(gen, 1100, &id), SHARDID_ERR_SEQUENCE_EXHAUSTED);
+    CHECK_STATUS(shardid_generator_next_batch_at(gen, 1100, ids, 8, &written),
+                 SHARDID_ERR_SEQUENCE_EXHAUSTED);
+    CHECK_STATUS(shardid_generator_next_at(gen, 1100 - 1001, &id), SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH);
+    CHECK_STATUS(shardid_generator_next_at(gen, expires + 1, &id), SHARDID_ERR_TIMESTAMP_PAST_EXPIRY);
+    /* The generator now reads the real clock, long past this layout's expiry. */
+    CHECK_STATUS(shardid_generator_next(gen, &id), SHARDID_ERR_TIMESTAMP_PAST_EXPIRY);
+    CHECK_STATUS(shardid_generator_next_batch(gen, ids, 8), SHARDID_ERR_TIMESTAMP_PAST_EXPIRY);
+    shardid_generator_free(gen);
+
+    /* A clock far behind the last issued ID: the error, not a repeated ID. */
+    CHECK_STATUS(shardid_layout_new(1000, 1, 41, 10, 12, 0, true, &tiny), SHARDID_OK);
+    CHECK_STATUS(shardid_generator_new(&tiny, 1, &gen), SHARDID_OK);
+    CHECK_STATUS(shardid_generator_next_at(gen, 10000, &id), SHARDID_OK);
+    CHECK_STATUS(shardid_generator_next_at(gen, 10000 - 1001, &id), SHARDID_ERR_CLOCK_MOVED_BACKWARDS);
+    shardid_generator_free(gen);
+}
+
+static void test_status_strings(void) {
+    uint32_t s;
+    for (s = 0; s <= 200; s++) {
+        const char *text = shardid_status_str(s);
+        CHECK(text != NULL && strncmp(text, "SHARDID_", 8) == 0, "status %u: %s", (unsigned)s,
+              text ? text : "(null)");
+    }
+    CHECK(strncmp(shardid_status_str(SHARDID_ERR_INVALID_ID), "SHARDID_ERR_INVALID_ID:", 23) == 0,
+          "%s", shardid_status_str(SHARDID_ERR_INVALID_ID));
+    CHECK(strncmp(shardid_status_str(12345), "SHARDID_ERR_UNKNOWN", 19) == 0, "%s",
+          shardid_status_str(12345));
+}
+
+int main(void) {
+    test_null_pointers();
+    test_invalid_layouts();
+    test_out_of_range();
+    test_generator_errors();
+    test_status_strings();
+    return check_finish("bad_input");
+}

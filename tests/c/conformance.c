@@ -1,0 +1,191 @@
+/* Every conformance vector of tests/vectors/ (translated into vectors.h), through the C API. */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "vectors.h"
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+static const shardid_layout *find_layout(const char *name) {
+    size_t i;
+    for (i = 0; i < COUNT(VECTOR_LAYOUTS); i++) {
+        if (strcmp(VECTOR_LAYOUTS[i].name, name) == 0) {
+            return &VECTOR_LAYOUTS[i].layout;
+        }
+    }
+    fprintf(stderr, "unknown layout %s\n", name);
+    abort();
+}
+
+static int same_layout(shardid_layout a, shardid_layout b) {
+    return a.epoch_ms == b.epoch_ms && a.unit_ms == b.unit_ms && a.time_bits == b.time_bits &&
+           a.shard_bits == b.shard_bits && a.sequence_bits == b.sequence_bits &&
+           a.order == b.order && a.is_signed == b.is_signed;
+}
+
+static void test_version(void) {
+    char expected[64];
+    snprintf(expected, sizeof expected, "%d.%d.%d", SHARDID_VERSION_MAJOR, SHARDID_VERSION_MINOR,
+             SHARDID_VERSION_PATCH);
+    CHECK(strcmp(shardid_version(), expected) == 0, "library %s, header %s", shardid_version(),
+          expected);
+}
+
+static void test_layouts(void) {
+    size_t i;
+    for (i = 0; i < COUNT(VECTOR_LAYOUTS); i++) {
+        const struct vector_layout *v = &VECTOR_LAYOUTS[i];
+        shardid_layout built;
+        uint64_t value;
+        CHECK_STATUS(shardid_layout_new(v->layout.epoch_ms, v->layout.unit_ms, v->layout.time_bits,
+                                        v->layout.shard_bits, v->layout.sequence_bits,
+                                        v->layout.order, v->layout.is_signed, &built),
+                     SHARDID_OK);
+        CHECK(same_layout(built, v->layout), "%s: shardid_layout_new changed the layout", v->name);
+        CHECK_STATUS(shardid_max_shard(&v->layout, &value), SHARDID_OK);
+        CHECK(value == v->max_shard, "%s max_shard %" PRIu64, v->name, value);
+        CHECK_STATUS(shardid_max_sequence(&v->layout, &value), SHARDID_OK);
+        CHECK(value == v->max_sequence, "%s max_sequence %" PRIu64, v->name, value);
+        CHECK_STATUS(shardid_max_id(&v->layout, &value), SHARDID_OK);
+        CHECK(value == v->max_id, "%s max_id %" PRIu64, v->name, value);
+        CHECK_STATUS(shardid_expires_at_ms(&v->layout, &value), SHARDID_OK);
+        CHECK(value == v->expires_at_ms, "%s expires_at_ms %" PRIu64, v->name, value);
+    }
+    /* The preset functions are the vectors' presets. */
+    CHECK(same_layout(shardid_layout_instagram(), *find_layout("instagram")), "instagram preset");
+    CHECK(same_layout(shardid_layout_twitter(), *find_layout("twitter")), "twitter preset");
+    CHECK(same_layout(shardid_layout_discord(), *find_layout("discord")), "discord preset");
+    CHECK(same_layout(shardid_layout_sonyflake(), *find_layout("sonyflake")), "sonyflake preset");
+
+    for (i = 0; i < COUNT(VECTOR_INVALID_LAYOUTS); i++) {
+        const struct vector_invalid_layout *v = &VECTOR_INVALID_LAYOUTS[i];
+        shardid_layout untouched = shardid_layout_twitter();
+        shardid_layout out = untouched;
+        uint64_t value = 42;
+        CHECK_STATUS(shardid_layout_new(v->layout.epoch_ms, v->layout.unit_ms, v->layout.time_bits,
+                                        v->layout.shard_bits, v->layout.sequence_bits,
+                                        v->layout.order, v->layout.is_signed, &out),
+                     v->expect);
+        CHECK(same_layout(out, untouched), "%s: output written on failure", v->name);
+        /* A hand-filled invalid struct is rejected by every function that takes it. */
+        CHECK_STATUS(shardid_max_id(&v->layout, &value), v->expect);
+        CHECK(value == 42, "%s: output written on failure", v->name);
+    }
+}
+
+static shardid_status run_case(const struct vector_case *c, uint64_t result[3]) {
+    const shardid_layout *l = find_layout(c->layout);
+    const char *op = c->op;
+    if (strcmp(op, "decode") == 0) {
+        shardid_parts parts;
+        shardid_status s = shardid_decode(l, c->args[0], &parts);
+        if (s == SHARDID_OK) {
+            result[0] = parts.timestamp_ms;
+            result[1] = parts.shard;
+            result[2] = parts.sequence;
+        }
+        return s;
+    }
+    if (strcmp(op, "compose") == 0) return shardid_compose(l, c->args[0], c->args[1], c->args[2], result);
+    if (strcmp(op, "min_id_at") == 0) return shardid_min_id_at(l, c->args[0], result);
+    if (strcmp(op, "max_id_at") == 0) return shardid_max_id_at(l, c->args[0], result);
+    if (strcmp(op, "shard_for_key") == 0) return shardid_shard_for_key(l, c->args[0], c->args[1], result);
+    if (strcmp(op, "scatter_decimal") == 0) return shardid_scatter_decimal(l, c->args[0], result);
+    if (strcmp(op, "gather_decimal") == 0) return shardid_gather_decimal(l, c->args[0], result);
+    if (strcmp(op, "scatter_bits") == 0) return shardid_scatter_bits(l, c->args[0], result);
+    if (strcmp(op, "gather_bits") == 0) return shardid_gather_bits(l, c->args[0], result);
+    fprintf(stderr, "unknown op %s\n", op);
+    abort();
+}
+
+static void test_cases(void) {
+    size_t i, k;
+    for (i = 0; i < COUNT(VECTOR_CASES); i++) {
+        const struct vector_case *c = &VECTOR_CASES[i];
+        /* Sentinels: on failure nothing may be written. */
+        uint64_t result[3] = {UINT64_C(0xDEAD), UINT64_C(0xDEAD), UINT64_C(0xDEAD)};
+        size_t outputs = strcmp(c->op, "decode") == 0 ? 3 : 1;
+        shardid_status s = run_case(c, result);
+        CHECK(s == c->expect, "%s %s: got %s, want %s", c->file, c->name, shardid_status_str(s),
+              shardid_status_str(c->expect));
+        for (k = 0; k < outputs; k++) {
+            uint64_t want = c->expect == SHARDID_OK ? c->result[k] : UINT64_C(0xDEAD);
+            CHECK(result[k] == want, "%s %s: output %zu is %" PRIu64 ", want %" PRIu64, c->file,
+                  c->name, k, result[k], want);
+        }
+    }
+    CHECK(COUNT(VECTOR_CASES) > 200, "only %zu cases", COUNT(VECTOR_CASES));
+}
+
+/* The vectors assume a fresh state per trace. Generators made through the C API share one
+ * state per (layout, shard) per process, so each trace runs in its own child process. */
+static void run_trace(const struct vector_trace *t) {
+    shardid_generator *gen = NULL;
+    size_t i, k;
+    CHECK_STATUS(shardid_generator_new_with_options(find_layout(t->layout), t->shard, &t->options, &gen),
+                 SHARDID_OK);
+    if (gen == NULL) return;
+    for (i = 0; i < t->step_count; i++) {
+        const struct vector_step *step = &VECTOR_STEPS[t->first_step + i];
+        const uint64_t *want = &VECTOR_IDS[step->first_id];
+        shardid_status s;
+        if (step->count == 0) {
+            uint64_t id = UINT64_C(0xDEAD);
+            s = shardid_generator_next_at(gen, step->now_ms, &id);
+            if (s == SHARDID_OK) {
+                CHECK(step->id_count == 1 && id == want[0], "%s step %zu: id %" PRIu64, t->name, i, id);
+            } else {
+                CHECK(id == UINT64_C(0xDEAD), "%s step %zu: output written on failure", t->name, i);
+            }
+        } else {
+            uint64_t ids[64];
+            size_t written = 9999;
+            if (step->count > COUNT(ids)) abort();
+            s = shardid_generator_next_batch_at(gen, step->now_ms, ids, (size_t)step->count, &written);
+            if (s == SHARDID_OK) {
+                CHECK(written == step->id_count, "%s step %zu: wrote %zu, want %zu", t->name, i,
+                      written, step->id_count);
+                for (k = 0; k < written && k < step->id_count; k++) {
+                    CHECK(ids[k] == want[k], "%s step %zu: id %zu is %" PRIu64, t->name, i, k, ids[k]);
+                }
+            } else {
+                CHECK(written == 9999, "%s step %zu: count written on failure", t->name, i);
+            }
+        }
+        CHECK(s == step->expect, "%s step %zu: got %s, want %s", t->name, i, shardid_status_str(s),
+              shardid_status_str(step->expect));
+    }
+    shardid_generator_free(gen);
+}
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void test_traces(void) {
+    size_t i;
+    for (i = 0; i < COUNT(VECTOR_TRACES); i++) {
+        pid_t pid;
+        int status = 0;
+        fflush(NULL);
+        pid = fork();
+        if (pid == 0) {
+            check_passed = 0;
+            check_failed = 0;
+            run_trace(&VECTOR_TRACES[i]);
+            _exit(check_failed > 0 || check_passed == 0 ? 1 : 0);
+        }
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                  WEXITSTATUS(status) == 0,
+              "trace %s failed (see above)", VECTOR_TRACES[i].name);
+    }
+}
+
+int main(void) {
+    test_version();
+    test_layouts();
+    test_cases();
+    test_traces();
+    return check_finish("conformance");
+}

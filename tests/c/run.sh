@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The C binding's tests: installs libshardid into a temporary prefix with `make install`, then
+# builds and runs the C tests against it
+#   - C99 with -Wall -Wextra -Werror -pedantic, linked against the static and the shared library,
+#   - once more with -fsanitize=address,undefined,
+#   - bad input and the vectors under valgrind's memcheck (zero errors, zero leaks),
+#   - the header as C++ (g++ -std=c++11 -Wall -Werror),
+#   - a program built with nothing but `pkg-config --cflags --libs shardid`.
+# Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+passed=0
+failed=0
+# run NAME COMMAND...: one test, reported like cargo's.
+run() {
+    local name=$1
+    shift
+    if "$@" >"$work/out" 2>&1; then
+        passed=$((passed + 1))
+        echo "test c::$name ... ok ($(tail -n 1 "$work/out"))"
+    else
+        failed=$((failed + 1))
+        echo "test c::$name ... FAILED"
+        sed 's/^/    /' "$work/out"
+    fi
+}
+
+if ! make -s -C bindings-c install PREFIX="$prefix" >"$work/make.log" 2>&1; then
+    cat "$work/make.log"
+    echo "test result: FAILED. 0 passed; 1 failed;"
+    exit 1
+fi
+
+cflags=(-std=c99 -Wall -Wextra -Werror -pedantic -O1 -g -I"$prefix/include" -Itests/c)
+static_libs=("$prefix/lib/libshardid.a" -lpthread -ldl -lm)
+shared_libs=(-L"$prefix/lib" -lshardid -lpthread)
+export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+memcheck=(valgrind --quiet --error-exitcode=99 --leak-check=full
+          --show-leak-kinds=definite,indirect,possible
+          --errors-for-leak-kinds=definite,indirect,possible)
+
+for test in conformance bad_input threads; do
+    src=tests/c/$test.c
+    run "$test (static)" sh -c "cc ${cflags[*]} $src ${static_libs[*]} -o $work/$test-static && $work/$test-static"
+    run "$test (shared)" sh -c "cc ${cflags[*]} $src ${shared_libs[*]} -o $work/$test-shared && $work/$test-shared"
+    run "$test (asan+ubsan)" sh -c "cc ${cflags[*]} -fsanitize=address,undefined -fno-sanitize-recover=all $src ${static_libs[*]} -o $work/$test-asan && $work/$test-asan"
+done
+for test in conformance bad_input; do
+    run "$test (valgrind memcheck)" "${memcheck[@]}" "$work/$test-shared"
+done
+
+run "header compiles as C++" sh -c "g++ -std=c++11 -Wall -Wextra -Werror -I$prefix/include tests/c/header.cpp ${shared_libs[*]} -o $work/header-cpp && $work/header-cpp"
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+run "pkg-config build (shared)" sh -c "cc -std=c99 -Wall -Werror examples/c/demo.c \$(pkg-config --cflags --libs shardid) -o $work/demo-pc && $work/demo-pc"
+
+echo
+status=ok
+[ "$failed" -eq 0 ] || status=FAILED
+echo "test result: $status. $passed passed; $failed failed; (C tests, tests/c/run.sh)"
+[ "$failed" -eq 0 ]
