@@ -8,48 +8,14 @@
 //! - `decode`: one ID into its parts.
 use std::hint::black_box;
 use std::sync::Barrier;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::id::SnowflakeTwitterId;
 use ferroid::time::{MonotonicClock, TWITTER_EPOCH};
 use shardid::{Generator, Layout};
-
-/// IDs per timed burst: a quarter of the Twitter layout's 4096 per millisecond.
-const BURST: u64 = 1024;
-
-fn wall_ms() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis()
-}
-
-/// Spins to the start of the next millisecond, untimed.
-fn next_millisecond() {
-    let start = wall_ms();
-    while wall_ms() == start {
-        std::hint::spin_loop();
-    }
-}
-
-/// Times `iters` calls of `make`, in bursts of [`BURST`] that each start on a fresh millisecond.
-fn burst(iters: u64, mut make: impl FnMut() -> u64) -> Duration {
-    let mut total = Duration::ZERO;
-    let mut left = iters;
-    while left > 0 {
-        let n = left.min(BURST);
-        next_millisecond();
-        let start = Instant::now();
-        for _ in 0..n {
-            black_box(make());
-        }
-        total += start.elapsed();
-        left -= n;
-    }
-    total
-}
+use shardid_bench::{BURST, burst, next_millisecond};
 
 fn bench_burst(c: &mut Criterion) {
     let mut group = c.benchmark_group("burst");
