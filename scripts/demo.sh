@@ -3,4 +3,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "== Rust"
 cargo run --quiet --locked -p shardid --example demo
+
+echo
+echo "== C: libshardid installed with make, a program built with pkg-config"
+make -s -C bindings-c install PREFIX="$work/prefix" >/dev/null
+export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+cc -std=c99 -Wall -Werror examples/c/demo.c $(pkg-config --cflags --libs shardid) -o "$work/demo"
+LD_LIBRARY_PATH="$work/prefix/lib" "$work/demo"

@@ -24,5 +24,18 @@ if command -v rustup >/dev/null 2>&1; then
     done
 fi
 
+# System packages: a C toolchain, pkg-config and valgrind for the C binding's tests.
+apt_packages=()
+for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
+done
+if [ ${#apt_packages[@]} -gt 0 ]; then
+    echo "setup: installing ${apt_packages[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq "${apt_packages[@]}"
+fi
+
 # Fetch crates once so later steps can say what failed without mixing in network errors.
 cargo fetch --locked
