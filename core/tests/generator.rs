@@ -129,6 +129,61 @@ fn before_epoch_and_past_expiry_are_errors_never_wrapped_ids() {
     ));
 }
 
+/// The generator computes its time unit itself (a fast path for 1 ms units): at every edge
+/// it must agree with the layout, for millisecond and 10 ms layouts, and for a shardless
+/// unsigned 64-bit layout whose generator stops one unit before the layout does.
+#[test]
+fn the_generators_time_units_agree_with_the_layout_at_every_edge() {
+    let shardless = Layout::builder()
+        .epoch_ms(T0)
+        .bits(52, 0, 12)
+        .signed(false)
+        .build()
+        .unwrap();
+    for l in [Layout::TWITTER, Layout::SONYFLAKE, tiny(), shardless] {
+        let g = Generator::new(l, 0).unwrap();
+        assert_eq!(
+            g.next_id_at(l.epoch_ms() - 1),
+            Err(Error::TimestampBeforeEpoch {
+                timestamp_ms: l.epoch_ms() - 1,
+                epoch_ms: l.epoch_ms()
+            }),
+            "{l:?}"
+        );
+        for offset in [0, 1, l.unit_ms() - 1, l.unit_ms(), 7 * l.unit_ms() + 3] {
+            let now = l.epoch_ms() + offset;
+            let id = Generator::new(l, 0).unwrap().next_id_at(now).unwrap();
+            let start = now - (now - l.epoch_ms()) % l.unit_ms();
+            assert_eq!(
+                l.decode(id).unwrap().timestamp_ms,
+                start,
+                "{l:?} at +{offset}"
+            );
+            assert!(id >= l.min_id_at(now).unwrap() && id <= l.max_id_at(now).unwrap());
+        }
+        let past = g.next_id_at(l.expires_at_ms() + 1).unwrap_err();
+        assert!(
+            matches!(past, Error::TimestampPastExpiry { .. }),
+            "{l:?}: {past:?}"
+        );
+        let last = Generator::new(l, 0).unwrap().next_id_at(l.expires_at_ms());
+        match last {
+            Ok(id) => assert_eq!(
+                l.decode(id).unwrap().timestamp_ms + l.unit_ms() - 1,
+                l.expires_at_ms()
+            ),
+            // The shardless unsigned 64-bit layout's generator cannot use the last unit (its
+            // state word would overflow); it says so instead of wrapping.
+            Err(e) => {
+                assert_eq!(l, shardless, "{e:?}");
+                assert!(
+                    matches!(e, Error::TimestampPastExpiry { expires_at_ms, .. } if expires_at_ms < l.expires_at_ms())
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn shard_out_of_range_is_rejected() {
     assert_eq!(
