@@ -1,0 +1,62 @@
+"""Time-sortable 64-bit unique IDs, made in-process: Instagram's, Twitter Snowflake's,
+Discord's and Sonyflake's layouts, or your own.
+
+>>> from shardid import Generator, Layout
+>>> gen = Generator(layout=Layout.INSTAGRAM, shard=5)
+>>> Layout.INSTAGRAM.decode(gen.next_id()).shard
+5
+"""
+
+from __future__ import annotations
+
+import os
+
+from shardid._errors import (
+    ClockMovedBackwardsError,
+    InvalidArgumentError,
+    InvalidIdError,
+    InvalidLayoutError,
+    InvalidShardCountError,
+    ScatterOverflowError,
+    SequenceExhaustedError,
+    SequenceOutOfRangeError,
+    ShardIdError,
+    ShardOutOfRangeError,
+    TimestampBeforeEpochError,
+    TimestampPastExpiryError,
+)
+from shardid._shardid import (
+    DEFAULT_BACKWARDS_TOLERANCE_MS,
+    Generator,
+    Layout,
+    Parts,
+    __version__,
+    _after_fork,
+    now_ms,
+)
+
+__all__ = [
+    "DEFAULT_BACKWARDS_TOLERANCE_MS",
+    "ClockMovedBackwardsError",
+    "Generator",
+    "InvalidArgumentError",
+    "InvalidIdError",
+    "InvalidLayoutError",
+    "InvalidShardCountError",
+    "Layout",
+    "Parts",
+    "ScatterOverflowError",
+    "SequenceExhaustedError",
+    "SequenceOutOfRangeError",
+    "ShardIdError",
+    "ShardOutOfRangeError",
+    "TimestampBeforeEpochError",
+    "TimestampPastExpiryError",
+    "__version__",
+    "now_ms",
+]
+
+# The clock's helper thread does not survive fork(): tell the core in every child, so its
+# first burst starts a new one. (A child still shares its parent's shard: give it its own.)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

@@ -1,0 +1,105 @@
+"""Django integration: :class:`ShardIdField`, a ``BigIntegerField`` whose default is a new
+shardid ID, usable as ``primary_key=True``.
+
+Configure the process-wide generator in settings::
+
+    SHARDID = {"layout": "instagram", "shard": 5}
+
+``layout`` is a preset name (``"instagram"``, ``"twitter"``, ``"sonyflake"``), a
+:class:`shardid.Layout`, or a dict of :class:`shardid.Layout` keyword arguments; ``shard``
+must be unique among the processes writing to the database. IDs are made in the application,
+without a round trip to the database, and fit a signed ``BIGINT``: unsigned layouts such as
+Discord's are refused.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import models
+
+from shardid import Generator, Layout, ShardIdError
+
+__all__ = ["ShardIdField", "get_generator", "next_id"]
+
+_PRESETS = {
+    "instagram": Layout.INSTAGRAM,
+    "twitter": Layout.TWITTER,
+    "discord": Layout.DISCORD,
+    "sonyflake": Layout.SONYFLAKE,
+}
+
+_lock = threading.Lock()
+_generator: Generator | None = None
+
+
+def _layout_from(value: Any) -> Layout:
+    if isinstance(value, Layout):
+        return value
+    if isinstance(value, str) and value.lower() in _PRESETS:
+        return _PRESETS[value.lower()]
+    if isinstance(value, dict):
+        return Layout(**value)
+    raise ImproperlyConfigured(
+        f"SHARDID['layout'] must be one of {sorted(_PRESETS)}, a shardid.Layout or a dict of "
+        f"Layout arguments, not {value!r}"
+    )
+
+
+def get_generator() -> Generator:
+    """The process-wide generator configured by ``settings.SHARDID``, made on first use."""
+    global _generator
+    generator = _generator
+    if generator is not None:
+        return generator
+    from django.conf import settings
+
+    with _lock:
+        if _generator is None:
+            config = getattr(settings, "SHARDID", None)
+            if not isinstance(config, dict) or "shard" not in config:
+                raise ImproperlyConfigured(
+                    'settings.SHARDID must be a dict such as {"layout": "instagram", "shard": 5}'
+                )
+            layout = _layout_from(config.get("layout", "instagram"))
+            if not layout.signed:
+                raise ImproperlyConfigured(
+                    f"{layout!r} makes unsigned 64-bit IDs, which do not fit a BIGINT column"
+                )
+            try:
+                _generator = Generator(
+                    layout=layout,
+                    shard=config["shard"],
+                    **{k: v for k, v in config.items() if k not in ("layout", "shard")},
+                )
+            except (ShardIdError, TypeError) as e:
+                raise ImproperlyConfigured(f"settings.SHARDID: {e}") from e
+        return _generator
+
+
+def next_id() -> int:
+    """A new ID from the process-wide generator: the default of :class:`ShardIdField`."""
+    return get_generator().next_id()
+
+
+class ShardIdField(models.BigIntegerField):
+    """A ``BigIntegerField`` whose default is a new ID from the configured generator.
+
+    ``ShardIdField(primary_key=True)`` replaces the auto-incrementing ``id``. Migrations
+    record the field without its default (the generator is configuration, not schema), so
+    changing ``settings.SHARDID`` needs no migration.
+    """
+
+    description = "A time-sortable 64-bit ID made by shardid"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("default", next_id)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        if kwargs.get("default") is next_id:
+            del kwargs["default"]
+        return name, path, args, kwargs

@@ -1,0 +1,195 @@
+//! Checked conversions of Python arguments: 64-bit integers (never truncated or wrapped),
+//! decimal-string IDs, and timestamps as Unix milliseconds or aware datetimes.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyInt, PyString, PyTuple};
+use shardid::Layout;
+
+use crate::errors::{invalid_layout, raise, wrong_type};
+
+/// What an integer argument is, which decides the error for a value outside `0..2**64`.
+#[derive(Clone, Copy)]
+pub(crate) enum Arg {
+    /// An ID: decimal strings are accepted too.
+    Id,
+    /// A shard of a layout with this largest shard.
+    Shard(u64),
+    /// A sequence of a layout with this largest sequence.
+    Sequence(u64),
+    /// A logical shard count of a layout whose shard field holds this many.
+    LogicalShards(u64),
+    /// A timestamp in Unix milliseconds for this layout (a datetime is accepted too).
+    Timestamp(Layout),
+    /// A field of a custom layout.
+    LayoutField,
+    /// Anything else (a key, a count).
+    Other,
+}
+
+fn out_of_range(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str, arg: Arg) -> PyErr {
+    let negative = value.lt(0).unwrap_or(false);
+    let what = if negative {
+        "is negative"
+    } else {
+        "does not fit in 64 bits"
+    };
+    let message = format!("{name} {value} {what}");
+    let int = |v: u64| v.into_pyobject(py).expect("int").into_any();
+    let v = value.clone();
+    match arg {
+        Arg::Id => raise(py, "InvalidIdError", &message, &[("id", v)]),
+        Arg::Shard(max) => raise(
+            py,
+            "ShardOutOfRangeError",
+            &message,
+            &[("shard", v), ("max", int(max))],
+        ),
+        Arg::Sequence(max) => raise(
+            py,
+            "SequenceOutOfRangeError",
+            &message,
+            &[("sequence", v), ("max", int(max))],
+        ),
+        Arg::LogicalShards(max) => raise(
+            py,
+            "InvalidShardCountError",
+            &message,
+            &[("count", v), ("max", int(max))],
+        ),
+        Arg::Timestamp(layout) if negative => raise(
+            py,
+            "TimestampBeforeEpochError",
+            &message,
+            &[("timestamp_ms", v), ("epoch_ms", int(layout.epoch_ms()))],
+        ),
+        Arg::Timestamp(layout) => raise(
+            py,
+            "TimestampPastExpiryError",
+            &message,
+            &[
+                ("timestamp_ms", v),
+                ("expires_at_ms", int(layout.expires_at_ms())),
+            ],
+        ),
+        Arg::LayoutField => invalid_layout(py, &message),
+        Arg::Other => raise(py, "InvalidArgumentError", &message, &[]),
+    }
+}
+
+/// An `int` in `0..2**64` (for [`Arg::Id`] also a decimal string). `bool` and `float` are
+/// type errors, never read as numbers.
+#[inline]
+pub(crate) fn u64_arg(value: &Bound<'_, PyAny>, name: &str, arg: Arg) -> PyResult<u64> {
+    // The common case first: an exact `int` that fits.
+    if let Ok(int) = value.cast_exact::<PyInt>() {
+        return int
+            .extract::<u64>()
+            .map_err(|_| out_of_range(value.py(), value, name, arg));
+    }
+    u64_arg_slow(value, name, arg)
+}
+
+#[cold]
+fn u64_arg_slow(value: &Bound<'_, PyAny>, name: &str, arg: Arg) -> PyResult<u64> {
+    let py = value.py();
+    if value.is_instance_of::<PyBool>() {
+        return Err(wrong_type(value, name, "an int"));
+    }
+    if let Ok(int) = value.cast::<PyInt>() {
+        return int
+            .extract::<u64>()
+            .map_err(|_| out_of_range(py, value, name, arg));
+    }
+    if let (Arg::Id, Ok(text)) = (arg, value.cast::<PyString>()) {
+        let text = text.to_cow()?;
+        // Only plain ASCII digits: int() would also take signs, spaces, underscores and
+        // non-ASCII digits, which are not how IDs are written.
+        let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+        return match text.parse::<u64>() {
+            Ok(id) if digits => Ok(id),
+            _ => Err(raise(
+                py,
+                "InvalidIdError",
+                &format!("{name} {text:?} is not a decimal ID in 0..2**64"),
+                &[("id", value.clone())],
+            )),
+        };
+    }
+    let expected = match arg {
+        Arg::Id => "an int or a decimal string",
+        Arg::Timestamp(_) => "an int (Unix milliseconds) or an aware datetime",
+        _ => "an int",
+    };
+    Err(wrong_type(value, name, expected))
+}
+
+/// The `datetime` objects the conversions need, looked up once.
+struct DateTimes {
+    datetime_type: Py<PyAny>,
+    timedelta_type: Py<PyAny>,
+    epoch: Py<PyAny>,
+    one_ms: Py<PyAny>,
+}
+
+static DATETIMES: PyOnceLock<DateTimes> = PyOnceLock::new();
+
+fn datetimes(py: Python<'_>) -> PyResult<&DateTimes> {
+    DATETIMES.get_or_try_init(py, || {
+        let module = py.import("datetime")?;
+        let datetime_type = module.getattr("datetime")?;
+        let timedelta_type = module.getattr("timedelta")?;
+        let utc = module.getattr("timezone")?.getattr("utc")?;
+        let epoch = datetime_type.call((1970, 1, 1, 0, 0, 0, 0, utc), None)?;
+        let one_ms = timedelta_type.call(
+            PyTuple::empty(py),
+            Some(&[("milliseconds", 1)].into_py_dict(py)?),
+        )?;
+        Ok(DateTimes {
+            datetime_type: datetime_type.unbind(),
+            timedelta_type: timedelta_type.unbind(),
+            epoch: epoch.unbind(),
+            one_ms: one_ms.unbind(),
+        })
+    })
+}
+
+use pyo3::types::IntoPyDict;
+
+/// A timestamp argument: Unix milliseconds, or an aware `datetime` (floored to the
+/// millisecond). A naive datetime is an error: its time zone would be a guess.
+pub(crate) fn timestamp_arg(value: &Bound<'_, PyAny>, name: &str, layout: Layout) -> PyResult<u64> {
+    let arg = Arg::Timestamp(layout);
+    if value.is_instance_of::<PyInt>() {
+        return u64_arg(value, name, arg);
+    }
+    let py = value.py();
+    let dt = datetimes(py)?;
+    if value.is_instance(dt.datetime_type.bind(py))? {
+        if value.call_method0("utcoffset")?.is_none() {
+            return Err(raise(
+                py,
+                "InvalidArgumentError",
+                &format!(
+                    "{name} is a naive datetime: give it a time zone (e.g. tzinfo=timezone.utc)"
+                ),
+                &[],
+            ));
+        }
+        let ms = value
+            .sub(dt.epoch.bind(py))?
+            .floor_div(dt.one_ms.bind(py))?;
+        return u64_arg(&ms, name, arg);
+    }
+    u64_arg_slow(value, name, arg)
+}
+
+/// An aware UTC `datetime` for Unix milliseconds, exactly (no float rounding).
+pub(crate) fn datetime_from_ms(py: Python<'_>, ms: u64) -> PyResult<Bound<'_, PyAny>> {
+    let dt = datetimes(py)?;
+    let delta = dt.timedelta_type.bind(py).call(
+        PyTuple::empty(py),
+        Some(&[("milliseconds", ms)].into_py_dict(py)?),
+    )?;
+    dt.epoch.bind(py).add(delta)
+}

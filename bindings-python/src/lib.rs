@@ -1,0 +1,42 @@
+//! The native module `shardid._shardid`, re-exported by the `shardid` package.
+//!
+//! A thin adapter: argument checks (`args`), the core's errors as Python exceptions
+//! (`errors`), and the value and generator classes (`layout`, `generator`).
+
+mod args;
+mod errors;
+mod generator;
+mod layout;
+
+use pyo3::prelude::*;
+
+/// Tells the core's clock that this process is a forked child; `shardid/__init__.py`
+/// registers it with `os.register_at_fork`.
+#[pyfunction]
+fn _after_fork() {
+    shardid::after_fork();
+}
+
+/// The clock the generators read: Unix milliseconds from a monotonic clock anchored to the
+/// wall clock (it never moves back).
+#[pyfunction]
+fn now_ms() -> u64 {
+    shardid::now_ms()
+}
+
+/// The generator is lock-free and holds no Python state, so the module is ready for
+/// free-threaded Python.
+#[pymodule(gil_used = false)]
+fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<layout::PyLayout>()?;
+    m.add_class::<layout::PyParts>()?;
+    m.add_class::<generator::PyGenerator>()?;
+    m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
+    m.add_function(wrap_pyfunction!(now_ms, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "DEFAULT_BACKWARDS_TOLERANCE_MS",
+        shardid::DEFAULT_BACKWARDS_TOLERANCE_MS,
+    )?;
+    Ok(())
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The Python binding's tests, against the built wheel installed into a fresh virtualenv (not
+# the source tree): builds the wheel with maturin, installs it, runs pytest from outside the
+# repository, and checks the hand-written stubs with mypy.stubtest.
+# Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
+#
+# SHARDID_PYTHON_VENV=DIR keeps the virtualenv in DIR (created if missing) instead of a
+# temporary one; the demo and the benchmarks use that.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+venv=${SHARDID_PYTHON_VENV:-$work/venv}
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+"$venv/bin/maturin" build --quiet --release --locked -m bindings-python/Cargo.toml -o "$work/dist" >/dev/null
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$work"/dist/shardid-*.whl
+[ "${1:-}" = "--install-only" ] && exit 0
+
+cd "$work"   # so `import shardid` can only find the installed wheel
+status=0
+"$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \
+    "$root/tests/python" || status=1
+echo "==> mypy.stubtest shardid"
+stubtest_ok=1
+"$venv/bin/python" -m mypy.stubtest shardid --mypy-config-file "$root/tests/python/mypy.ini" || { stubtest_ok=0; status=1; }
+
+"$venv/bin/python" - "$work/junit.xml" "$stubtest_ok" <<'PY'
+import sys, xml.etree.ElementTree as ET
+suite = ET.parse(sys.argv[1]).getroot()
+suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+tests, failed = int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
+skipped = int(suite.get("skipped"))
+passed, failed = tests - failed - skipped + int(sys.argv[2]), failed + 1 - int(sys.argv[2])
+print(f"\ntest result: {'ok' if failed == 0 else 'FAILED'}. {passed} passed; {failed} failed; (Python: pytest + stubtest, tests/python/run.sh)")
+PY
+exit $status

@@ -1,0 +1,118 @@
+"""A real Django project on SQLite with ShardIdField as its primary key: makemigrations,
+migrate, thousands of rows whose IDs decode to their creation time and sort by it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("django")
+
+SETTINGS = """
+SECRET_KEY = "test"
+INSTALLED_APPS = ["notes"]
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}
+USE_TZ = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+SHARDID = {"layout": "instagram", "shard": 5}
+"""
+
+MODELS = """
+from django.db import models
+from shardid.django import ShardIdField
+
+class Note(models.Model):
+    id = ShardIdField(primary_key=True)
+    created = models.DateTimeField(auto_now_add=True)
+    text = models.CharField(max_length=100)
+
+class Tag(models.Model):
+    # Not the primary key: a second column filled by the same process-wide generator.
+    public_id = ShardIdField(unique=True)
+    note = models.ForeignKey(Note, on_delete=models.CASCADE)
+"""
+
+CHECK = """
+import django, os
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+django.setup()
+from datetime import timedelta
+from shardid import Layout
+from notes.models import Note, Tag
+
+notes = [Note.objects.create(text=f"note {i}") for i in range(3000)]
+Note.objects.bulk_create([Note(text=f"bulk {i}") for i in range(2000)])
+Tag.objects.bulk_create([Tag(note=n) for n in notes[:500]])
+
+rows = list(Note.objects.order_by("id"))
+assert len(rows) == 5000, len(rows)
+assert len({r.id for r in rows}) == 5000
+for row in rows:
+    parts = Layout.INSTAGRAM.decode(row.id)
+    assert parts.shard == 5, parts
+    if row.text.startswith("note"):
+        # The ID is made when the object is built, just before the row is saved.
+        lag = row.created - parts.datetime
+        assert timedelta(0) <= lag < timedelta(seconds=2), (row.id, row.created, parts)
+created = [r.created for r in rows if r.text.startswith("note")]
+assert created == sorted(created), "IDs are not in creation order"
+assert [r.text for r in rows[:3000]] == [f"note {i}" for i in range(3000)]
+tags = set(Tag.objects.values_list("public_id", flat=True))
+assert len(tags) == 500 and not tags & {r.id for r in rows}
+print("django: 5000 notes, 500 tags, all IDs unique, in creation order")
+"""
+
+
+def run(python: str, cwd: Path, *args: str) -> str:
+    done = subprocess.run([python, *args], cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_django_project_on_sqlite(tmp_path: Path) -> None:
+    (tmp_path / "settings.py").write_text(
+        "from pathlib import Path\nBASE_DIR = Path(__file__).parent\n" + SETTINGS
+    )
+    (tmp_path / "manage.py").write_text(
+        textwrap.dedent(
+            """
+            import os, sys
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings")
+            from django.core.management import execute_from_command_line
+            execute_from_command_line(sys.argv)
+            """
+        )
+    )
+    app = tmp_path / "notes"
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "models.py").write_text(MODELS)
+
+    run(sys.executable, tmp_path, "manage.py", "makemigrations", "notes")
+    migration = (app / "migrations" / "0001_initial.py").read_text()
+    # The field is recorded without the generator: settings are not schema.
+    assert "shardid.django.ShardIdField(primary_key=True, serialize=False)" in migration
+    assert "default=" not in migration
+    # A second makemigrations finds nothing to do: the field deconstructs stably.
+    assert "No changes detected" in run(sys.executable, tmp_path, "manage.py", "makemigrations", "notes")
+    run(sys.executable, tmp_path, "manage.py", "migrate")
+    out = run(sys.executable, tmp_path, "-c", CHECK)
+    assert "all IDs unique, in creation order" in out
+
+
+def test_unsigned_layouts_are_refused(tmp_path: Path) -> None:
+    settings = SETTINGS.replace('"layout": "instagram"', '"layout": "discord"')
+    (tmp_path / "settings.py").write_text("from pathlib import Path\nBASE_DIR = Path(__file__).parent\n" + settings)
+    code = (
+        "import os, django; os.environ['DJANGO_SETTINGS_MODULE'] = 'settings'; django.setup()\n"
+        "from shardid.django import next_id\n"
+        "try:\n    next_id()\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
+    )
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "__init__.py").write_text("")
+    out = run(sys.executable, tmp_path, "-c", code)
+    assert out.startswith("ImproperlyConfigured") and "BIGINT" in out

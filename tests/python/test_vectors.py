@@ -1,0 +1,107 @@
+"""Every conformance vector of tests/vectors/, through the installed wheel."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+import shardid
+from conftest import LAYOUTS, layout_from_spec, load, outcome
+
+CASE_FILES = ["decode.json", "compose.json", "ranges.json", "shard_for_key.json", "scatter.json"]
+CASES = [(f, c) for f in CASE_FILES for c in load(f)["cases"]]
+
+
+def run_op(layout: shardid.Layout, op: str, args: dict[str, str]) -> Any:
+    a = {k: int(v) for k, v in args.items()}
+    if op == "decode":
+        return layout.decode(a["id"])
+    if op == "compose":
+        return layout.compose(a["timestamp_ms"], a["shard"], a["sequence"])
+    if op in ("min_id_at", "max_id_at"):
+        return getattr(layout, op)(a["timestamp_ms"])
+    if op == "shard_for_key":
+        return layout.shard_for_key(a["key"], a["logical_shards"])
+    return getattr(layout, op)(a["id"])
+
+
+@pytest.mark.parametrize(("file", "case"), CASES, ids=[f"{f}:{c['name']}" for f, c in CASES])
+def test_case(file: str, case: dict[str, Any]) -> None:
+    layout = LAYOUTS[case["layout"]]
+    assert outcome(lambda: run_op(layout, case["op"], case["args"]), case["expect"]) == case["expect"]
+
+
+@pytest.mark.parametrize("file", CASE_FILES)
+def test_ids_as_decimal_strings_give_the_same_results(file: str) -> None:
+    for case in load(file)["cases"]:
+        if "id" in case["args"]:
+            layout = LAYOUTS[case["layout"]]
+            op = case["op"]
+            as_str = outcome(lambda: getattr(layout, op)(case["args"]["id"]), case["expect"])
+            assert as_str == case["expect"], case["name"]
+
+
+def test_there_are_many_cases() -> None:
+    assert len(CASES) > 200
+
+
+@pytest.mark.parametrize("entry", load("layouts.json")["layouts"], ids=lambda e: e["name"])
+def test_layouts_and_their_limits(entry: dict[str, Any]) -> None:
+    layout = layout_from_spec(entry["spec"])
+    for field in ("max_shard", "max_sequence", "max_id", "expires_at_ms"):
+        assert getattr(layout, field) == int(entry[field]), field
+    if entry["preset"]:
+        assert layout == getattr(shardid.Layout, entry["name"].upper())
+
+
+@pytest.mark.parametrize("entry", load("layouts.json")["invalid"], ids=lambda e: e["name"])
+def test_invalid_layouts(entry: dict[str, Any]) -> None:
+    with pytest.raises(shardid.InvalidLayoutError) as info:
+        layout_from_spec(entry["spec"])
+    assert info.value.code == entry["expect"]["error"]
+    assert isinstance(info.value, ValueError)
+
+
+RUN_TRACE = """
+import json, sys
+import shardid
+sys.path.insert(0, sys.argv[1])
+from conftest import LAYOUTS, outcome
+trace = json.load(sys.stdin)
+opts = {k: int(v) for k, v in trace["options"].items()}
+gen = shardid.Generator(LAYOUTS[trace["layout"]], int(trace["shard"]), **opts)
+results = []
+for step in trace["steps"]:
+    now = int(step["now_ms"])
+    if step["op"] == "next_id_at":
+        call = lambda: gen.next_id_at(now)
+    else:
+        call = lambda: gen.next_ids_at(now, int(step["count"]))
+    results.append(outcome(call, step["expect"]))
+json.dump(results, sys.stdout)
+"""
+
+TRACES = load("generator.json")["traces"]
+
+
+@pytest.mark.parametrize("trace", TRACES, ids=lambda t: t["name"])
+def test_generator_trace(trace: dict[str, Any]) -> None:
+    # Generators for one (layout, shard) share one state per process, and the traces each
+    # assume a fresh one: every trace runs in its own interpreter.
+    import conftest
+
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_TRACE, str(conftest.VECTORS.parent / "python")],
+        input=json.dumps(trace),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(done.stdout)
+    for i, (step, result) in enumerate(zip(trace["steps"], got)):
+        assert result == step["expect"], f"step {i}"
+    assert len(got) == len(trace["steps"])
