@@ -1,8 +1,11 @@
 //! `Layout` and `Parts`: immutable, hashable, comparable, picklable value types.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
-use shardid::{FieldOrder, Layout};
+use std::hash::{Hash, Hasher};
+
+use pyo3::basic::CompareOp;
+use pyo3::types::{PyDict, PyInt, PyTuple};
+use shardid::{FieldOrder, Layout, Parts};
 
 use crate::args::{Arg, datetime_from_ms, timestamp_arg, u64_arg};
 use crate::errors::{OrRaise, invalid_layout};
@@ -169,11 +172,7 @@ impl PyLayout {
             .inner
             .decode(u64_arg(id, "id", Arg::Id)?)
             .or_raise(py)?;
-        Ok(PyParts {
-            timestamp_ms: parts.timestamp_ms,
-            shard: parts.shard,
-            sequence: parts.sequence,
-        })
+        Ok(PyParts::from_parts(py, parts))
     }
 
     /// Checks that `id` is an ID of this layout and returns it as an int.
@@ -293,45 +292,77 @@ impl PyLayout {
 }
 
 /// The fields of an ID. Ordered like tuples `(timestamp_ms, shard, sequence)`.
-#[pyclass(module = "shardid._shardid", name = "Parts", frozen, eq, ord, hash)]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// The fields are kept as Python ints, made once when the ID is decoded: PyO3 then serves
+/// `#[pyo3(get)]` on a `Py<...>` field as a plain member read, several times faster than a
+/// getter that converts a `u64` on every access.
+#[pyclass(module = "shardid._shardid", name = "Parts", frozen)]
 pub(crate) struct PyParts {
     /// The start of the ID's time unit, Unix milliseconds.
     #[pyo3(get)]
-    timestamp_ms: u64,
+    timestamp_ms: Py<PyInt>,
     /// The shard that made it.
     #[pyo3(get)]
-    shard: u64,
+    shard: Py<PyInt>,
     /// Its sequence number in the time unit.
     #[pyo3(get)]
-    sequence: u64,
+    sequence: Py<PyInt>,
+    /// The same values, for comparing and hashing.
+    key: (u64, u64, u64),
+}
+
+impl PyParts {
+    pub(crate) fn from_parts(py: Python<'_>, p: Parts) -> Self {
+        let int = |v: u64| {
+            v.into_pyobject(py)
+                .map_or_else(|e| match e {}, Bound::unbind)
+        };
+        Self {
+            timestamp_ms: int(p.timestamp_ms),
+            shard: int(p.shard),
+            sequence: int(p.sequence),
+            key: (p.timestamp_ms, p.shard, p.sequence),
+        }
+    }
 }
 
 #[pymethods]
 impl PyParts {
     #[new]
-    fn new(timestamp_ms: u64, shard: u64, sequence: u64) -> Self {
-        Self {
-            timestamp_ms,
-            shard,
-            sequence,
-        }
+    fn new(py: Python<'_>, timestamp_ms: u64, shard: u64, sequence: u64) -> Self {
+        Self::from_parts(
+            py,
+            Parts {
+                timestamp_ms,
+                shard,
+                sequence,
+            },
+        )
     }
 
     /// `timestamp_ms` as an aware UTC datetime.
     #[getter]
     fn datetime<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        datetime_from_ms(py, self.timestamp_ms)
+        datetime_from_ms(py, self.key.0)
+    }
+
+    fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> Option<bool> {
+        let other = other.cast::<PyParts>().ok()?;
+        Some(op.matches(self.key.cmp(&other.get().key)))
+    }
+
+    fn __hash__(&self) -> u64 {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.key.hash(&mut hasher);
+        hasher.finish()
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "Parts(timestamp_ms={}, shard={}, sequence={})",
-            self.timestamp_ms, self.shard, self.sequence
-        )
+        let (timestamp_ms, shard, sequence) = self.key;
+        format!("Parts(timestamp_ms={timestamp_ms}, shard={shard}, sequence={sequence})")
     }
 
     fn __getnewargs__(&self) -> (u64, u64, u64) {
-        (self.timestamp_ms, self.shard, self.sequence)
+        self.key
     }
 }
