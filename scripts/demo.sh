@@ -16,3 +16,9 @@ make -s -C bindings-c install PREFIX="$work/prefix" >/dev/null
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
 cc -std=c99 -Wall -Werror examples/c/demo.c $(pkg-config --cflags --libs shardid) -o "$work/demo"
 LD_LIBRARY_PATH="$work/prefix/lib" "$work/demo"
+
+echo
+echo "== Python: the shardid wheel, built with maturin and installed into target/python-venv"
+SHARDID_PYTHON_VENV="$PWD/target/python-venv" tests/python/run.sh --install-only >/dev/null 2>&1 \
+    || SHARDID_PYTHON_VENV="$PWD/target/python-venv" tests/python/run.sh --install-only
+(cd "$work" && "$OLDPWD/target/python-venv/bin/python" "$OLDPWD/examples/python/demo.py")

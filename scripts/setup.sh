@@ -26,9 +26,13 @@ fi
 
 # System packages: a C toolchain, pkg-config and valgrind for the C binding's tests.
 apt_packages=()
-for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind; do
+for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
 done
+# The Python tests make virtualenvs (Debian's own python3 needs python3-venv for that).
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    apt_packages+=(python3-venv python3-pip)
+fi
 if [ ${#apt_packages[@]} -gt 0 ]; then
     echo "setup: installing ${apt_packages[*]}"
     export DEBIAN_FRONTEND=noninteractive

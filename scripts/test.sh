@@ -33,6 +33,9 @@ cargo test --locked --workspace 2>&1 | tee -a "$log"
 step "C: libshardid installed with make, the vectors, bad input, threads, sanitizers, valgrind"
 tests/c/run.sh 2>&1 | tee -a "$log"
 
+step "Python: the wheel in a fresh virtualenv, vectors, bad input, threads, Django, stubtest"
+tests/python/run.sh 2>&1 | tee -a "$log"
+
 # One closing line for the whole run: cargo's last "test result" is often a crate's empty
 # doc-test run, which says "0 passed" although every suite above ran.
 awk '/^test result:/ { passed += $4; failed += $6 }
