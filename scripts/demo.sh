@@ -22,3 +22,9 @@ echo "== Python: the shardid wheel, built with maturin and installed into target
 SHARDID_PYTHON_VENV="$PWD/target/python-venv" tests/python/run.sh --install-only >/dev/null 2>&1 \
     || SHARDID_PYTHON_VENV="$PWD/target/python-venv" tests/python/run.sh --install-only
 (cd "$work" && "$OLDPWD/target/python-venv/bin/python" "$OLDPWD/examples/python/demo.py")
+
+echo
+echo "== Node: the shardid package (napi-rs addon)"
+(cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
+    && npx napi build --platform --release --js index.js --dts index.d.ts >/dev/null 2>&1)
+node examples/node/demo.mjs

@@ -26,7 +26,7 @@ fi
 
 # System packages: a C toolchain, pkg-config and valgrind for the C binding's tests.
 apt_packages=()
-for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3; do
+for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3 node:nodejs npm:npm; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
 done
 # The Python tests make virtualenvs (Debian's own python3 needs python3-venv for that).

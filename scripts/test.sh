@@ -36,6 +36,9 @@ tests/c/run.sh 2>&1 | tee -a "$log"
 step "Python: the wheel in a fresh virtualenv, vectors, bad input, threads, Django, stubtest"
 tests/python/run.sh 2>&1 | tee -a "$log"
 
+step "Node: the addon built by @napi-rs/cli, generated files fresh, the shared JS suite"
+tests/js/run.sh 2>&1 | tee -a "$log"
+
 # One closing line for the whole run: cargo's last "test result" is often a crate's empty
 # doc-test run, which says "0 passed" although every suite above ran.
 awk '/^test result:/ { passed += $4; failed += $6 }

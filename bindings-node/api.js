@@ -1,0 +1,133 @@
+'use strict'
+// The public classes, over a backend of plain functions: the native addon (index.js) here,
+// the WebAssembly module later. No ID logic lives here: every check and every bit is the
+// core's; this file only gives the functions their classes and their `Parts` objects.
+
+const PRESETS = ['INSTAGRAM', 'TWITTER', 'DISCORD', 'SONYFLAKE']
+
+function makeApi(backend) {
+  const scratch = new Float64Array(3)
+  const LAYOUT = Symbol('shardid.layout')
+  const GENERATOR = Symbol('shardid.generator')
+
+  /** The fields of an ID; `date` is made when asked for. */
+  class Parts {
+    constructor(timestampMs, shard, sequence) {
+      this.timestampMs = timestampMs
+      this.shard = shard
+      this.sequence = sequence
+    }
+    get date() {
+      return new Date(this.timestampMs)
+    }
+    toJSON() {
+      return { timestampMs: this.timestampMs, shard: this.shard, sequence: this.sequence }
+    }
+  }
+
+  class Layout {
+    /**
+     * A custom layout, validated by the core:
+     * `new Layout({ epochMs, timeBits, shardBits, sequenceBits, unitMs = 1,
+     *               order = 'time_shard_sequence', signed = true })`.
+     */
+    constructor(spec) {
+      if (spec !== null && typeof spec === 'object' && typeof spec[LAYOUT] === 'number') {
+        this[LAYOUT] = spec[LAYOUT] // internal: a registered layout
+      } else {
+        const s = spec ?? {}
+        this[LAYOUT] = backend.layoutNew(
+          s.epochMs, s.unitMs ?? 1, s.timeBits, s.shardBits, s.sequenceBits,
+          s.order ?? 'time_shard_sequence', s.signed ?? true,
+        )
+      }
+      Object.assign(this, backend.layoutInfo(this[LAYOUT]))
+      Object.freeze(this)
+    }
+    get expiresAt() {
+      return new Date(this.expiresAtMs)
+    }
+    equals(other) {
+      return other instanceof Layout && other[LAYOUT] === this[LAYOUT]
+    }
+    decode(id) {
+      backend.decodeInto(this[LAYOUT], id, scratch)
+      return new Parts(scratch[0], scratch[1], scratch[2])
+    }
+    validateId(id) {
+      return backend.validateId(this[LAYOUT], id)
+    }
+    compose(timestamp, shard, sequence) {
+      return backend.compose(this[LAYOUT], timestamp, shard, sequence)
+    }
+    minIdAt(timestamp) {
+      return backend.minIdAt(this[LAYOUT], timestamp)
+    }
+    maxIdAt(timestamp) {
+      return backend.maxIdAt(this[LAYOUT], timestamp)
+    }
+    shardForKey(key, logicalShards) {
+      return backend.shardForKey(this[LAYOUT], key, logicalShards)
+    }
+    scatterDecimal(id) {
+      return backend.scatterDecimal(this[LAYOUT], id)
+    }
+    gatherDecimal(id) {
+      return backend.gatherDecimal(this[LAYOUT], id)
+    }
+    scatterBits(id) {
+      return backend.scatterBits(this[LAYOUT], id)
+    }
+    gatherBits(id) {
+      return backend.gatherBits(this[LAYOUT], id)
+    }
+  }
+  for (const name of PRESETS) {
+    Object.defineProperty(Layout, name, {
+      value: new Layout({ [LAYOUT]: backend.layoutPreset(name) }),
+      enumerable: true,
+    })
+  }
+
+  class Generator {
+    /**
+     * `new Generator({ layout, shard, backwardsToleranceMs?, maxBorrowUnits? })`. Every
+     * Generator for the same layout and shard in the process (worker threads included)
+     * shares one state: they never repeat each other's IDs.
+     */
+    constructor(options) {
+      const o = options ?? {}
+      if (!(o.layout instanceof Layout)) {
+        const err = new TypeError('options.layout must be a shardid Layout (e.g. Layout.INSTAGRAM)')
+        err.code = 'INVALID_ARGUMENT'
+        throw err
+      }
+      this.layout = o.layout
+      this.shard = o.shard
+      this[GENERATOR] = backend.generatorNew(
+        o.layout[LAYOUT], o.shard, o.backwardsToleranceMs, o.maxBorrowUnits,
+      )
+      this.shard = Number(o.shard)
+      Object.freeze(this)
+    }
+    nextId() {
+      return backend.nextId(this[GENERATOR])
+    }
+    nextIdString() {
+      return backend.nextIdString(this[GENERATOR])
+    }
+    nextIdAt(now) {
+      return backend.nextIdAt(this[GENERATOR], now)
+    }
+    nextIds(n) {
+      return backend.nextIds(this[GENERATOR], n)
+    }
+    nextIdsAt(now, n) {
+      return backend.nextIdsAt(this[GENERATOR], now, n)
+    }
+  }
+
+  return { Layout, Generator, Parts, nowMs: backend.nowMs, version: backend.version() }
+}
+
+module.exports = { makeApi }

@@ -1,0 +1,7 @@
+// The `shardid` package as an ES module: the same objects as the CommonJS entry.
+import { createRequire } from 'node:module'
+
+const shardid = createRequire(import.meta.url)('./shardid.js')
+
+export const { Layout, Generator, Parts, nowMs, version } = shardid
+export default shardid

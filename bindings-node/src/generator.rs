@@ -1,0 +1,125 @@
+//! The generator functions behind the JS `Generator` class.
+
+use std::sync::atomic::AtomicU64;
+
+use napi::bindgen_prelude::{BigUint64Array, Unknown};
+use napi::{Env, Result};
+use napi_derive::napi;
+use shardid::{Generator, Layout, Options};
+
+use crate::args::{Arg, u64_arg};
+use crate::errors::{Class, OrThrow, throw};
+use crate::layout::layout;
+use crate::slots::Slots;
+
+/// A generator and what it was made from (equal configurations share one entry).
+pub(crate) struct Entry {
+    key: (Layout, u64, Options),
+    generator: Generator<&'static AtomicU64>,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+static GENERATORS: Slots<Entry> = Slots::new();
+
+#[inline]
+fn generator(env: &Env, index: u32) -> Result<&'static Generator<&'static AtomicU64>> {
+    GENERATORS.get(index).map(|e| &e.generator).ok_or_else(|| {
+        throw(
+            env,
+            Class::Type,
+            "INVALID_ARGUMENT",
+            "not a shardid Generator",
+        )
+    })
+}
+
+fn count(env: &Env, n: &Unknown<'_>) -> Result<usize> {
+    let n = u64_arg(env, n, "n", Arg::Other)?;
+    usize::try_from(n).map_err(|_| throw(env, Class::Range, "INVALID_ARGUMENT", "n is too large"))
+}
+
+/// Makes (or finds) the generator for a layout, shard and options; returns its index.
+#[napi]
+pub fn generator_new(
+    env: &Env,
+    layout_index: u32,
+    shard: Unknown<'_>,
+    backwards_tolerance_ms: Option<Unknown<'_>>,
+    max_borrow_units: Option<Unknown<'_>>,
+) -> Result<u32> {
+    let layout = layout(env, layout_index)?;
+    let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
+    let mut options = Options::new();
+    if let Some(ms) = backwards_tolerance_ms {
+        options =
+            options.backwards_tolerance_ms(u64_arg(env, &ms, "backwardsToleranceMs", Arg::Other)?);
+    }
+    if let Some(units) = max_borrow_units {
+        options = options.max_borrow_units(u64_arg(env, &units, "maxBorrowUnits", Arg::Other)?);
+    }
+    let generator = Generator::shared(layout, shard, options).or_throw(env)?;
+    GENERATORS
+        .index_of(Entry {
+            key: (layout, shard, options),
+            generator,
+        })
+        .ok_or_else(|| {
+            throw(
+                env,
+                Class::Range,
+                "INVALID_ARGUMENT",
+                "too many distinct generators in one process",
+            )
+        })
+}
+
+/// One ID now.
+#[napi]
+pub fn next_id(env: &Env, generator_index: u32) -> Result<u64> {
+    generator(env, generator_index)?.next_id().or_throw(env)
+}
+
+/// One ID now, as a decimal string.
+#[napi]
+pub fn next_id_string(env: &Env, generator_index: u32) -> Result<String> {
+    let id = generator(env, generator_index)?.next_id().or_throw(env)?;
+    Ok(id.to_string())
+}
+
+/// One ID as if the clock read `now`.
+#[napi]
+pub fn next_id_at(env: &Env, generator_index: u32, now: Unknown<'_>) -> Result<u64> {
+    let g = generator(env, generator_index)?;
+    g.next_id_at(u64_arg(env, &now, "now", Arg::Timestamp)?)
+        .or_throw(env)
+}
+
+/// `n` IDs now.
+#[napi]
+pub fn next_ids(env: &Env, generator_index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
+    let g = generator(env, generator_index)?;
+    let mut ids = vec![0u64; count(env, &n)?];
+    g.next_ids(&mut ids).or_throw(env)?;
+    Ok(BigUint64Array::new(ids))
+}
+
+/// Up to `n` IDs as if the clock read `now`, in one step.
+#[napi]
+pub fn next_ids_at(
+    env: &Env,
+    generator_index: u32,
+    now: Unknown<'_>,
+    n: Unknown<'_>,
+) -> Result<BigUint64Array> {
+    let g = generator(env, generator_index)?;
+    let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
+    let mut ids = vec![0u64; count(env, &n)?];
+    let written = g.next_ids_at(now, &mut ids).or_throw(env)?;
+    ids.truncate(written);
+    Ok(BigUint64Array::new(ids))
+}

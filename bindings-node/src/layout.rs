@@ -1,0 +1,305 @@
+//! The layout functions behind the JS `Layout` class.
+
+use napi::bindgen_prelude::{JsValue, Unknown};
+use napi::{Env, Result};
+use napi_derive::napi;
+use shardid::{FieldOrder, Layout};
+
+use crate::args::{Arg, MAX_SAFE_INTEGER, u64_arg};
+use crate::errors::{Class, OrThrow, throw};
+use crate::slots::Slots;
+
+/// The largest time a JavaScript `Date` holds, in Unix ms.
+const MAX_DATE_MS: u64 = 8_640_000_000_000_000;
+
+pub(crate) static LAYOUTS: Slots<Layout> = Slots::new();
+
+/// `value` as a JS number: exact, because every layout registered here keeps its times and
+/// field values below 2^53 (checked in [`register`]).
+#[allow(clippy::cast_precision_loss)]
+pub(crate) fn number(value: u64) -> f64 {
+    value as f64
+}
+
+/// The layout at `index`.
+#[inline]
+pub(crate) fn layout(env: &Env, index: u32) -> Result<Layout> {
+    LAYOUTS
+        .get(index)
+        .copied()
+        .ok_or_else(|| throw(env, Class::Type, "INVALID_ARGUMENT", "not a shardid Layout"))
+}
+
+fn register(env: &Env, layout: Layout) -> Result<u32> {
+    if layout.max_shard() > MAX_SAFE_INTEGER
+        || layout.max_sequence() > MAX_SAFE_INTEGER
+        || layout.expires_at_ms() > MAX_DATE_MS
+    {
+        return Err(throw(
+            env,
+            Class::Range,
+            "INVALID_LAYOUT",
+            "the layout's shards, sequences or times do not fit JavaScript numbers and Dates",
+        ));
+    }
+    LAYOUTS.index_of(layout).ok_or_else(|| {
+        throw(
+            env,
+            Class::Range,
+            "INVALID_LAYOUT",
+            "too many distinct layouts in one process",
+        )
+    })
+}
+
+/// Registers one of the presets by name and returns its index.
+#[napi]
+pub fn layout_preset(env: &Env, name: String) -> Result<u32> {
+    let layout = match name.as_str() {
+        "INSTAGRAM" => Layout::INSTAGRAM,
+        "TWITTER" => Layout::TWITTER,
+        "DISCORD" => Layout::DISCORD,
+        "SONYFLAKE" => Layout::SONYFLAKE,
+        _ => {
+            return Err(throw(
+                env,
+                Class::Range,
+                "INVALID_LAYOUT",
+                &format!("no preset {name}"),
+            ));
+        }
+    };
+    register(env, layout)
+}
+
+/// Validates and registers a custom layout, returns its index.
+#[napi]
+#[allow(clippy::too_many_arguments, clippy::fn_params_excessive_bools)]
+pub fn layout_new(
+    env: &Env,
+    epoch_ms: Unknown<'_>,
+    unit_ms: Unknown<'_>,
+    time_bits: Unknown<'_>,
+    shard_bits: Unknown<'_>,
+    sequence_bits: Unknown<'_>,
+    order: String,
+    signed: bool,
+) -> Result<u32> {
+    let order = match order.as_str() {
+        "time_shard_sequence" => FieldOrder::TimeShardSequence,
+        "time_sequence_shard" => FieldOrder::TimeSequenceShard,
+        other => {
+            return Err(throw(
+                env,
+                Class::Range,
+                "INVALID_LAYOUT",
+                &format!(
+                    "order must be \"time_shard_sequence\" or \"time_sequence_shard\", not {other:?}"
+                ),
+            ));
+        }
+    };
+    let width = |v: &Unknown<'_>, name: &str| -> Result<u8> {
+        let bits = u64_arg(env, v, name, Arg::LayoutField)?;
+        u8::try_from(bits).map_err(|_| {
+            throw(
+                env,
+                Class::Range,
+                "INVALID_LAYOUT",
+                &format!("{name} {bits} is wider than 64 bits"),
+            )
+        })
+    };
+    let layout = Layout::builder()
+        .epoch_ms(u64_arg(env, &epoch_ms, "epochMs", Arg::LayoutField)?)
+        .unit_ms(u64_arg(env, &unit_ms, "unitMs", Arg::LayoutField)?)
+        .bits(
+            width(&time_bits, "timeBits")?,
+            width(&shard_bits, "shardBits")?,
+            width(&sequence_bits, "sequenceBits")?,
+        )
+        .order(order)
+        .signed(signed)
+        .build()
+        .or_throw(env)?;
+    register(env, layout)
+}
+
+/// What the JS `Layout` reads once and keeps.
+#[napi(object, object_from_js = false)]
+pub struct LayoutInfo {
+    pub epoch_ms: f64,
+    pub unit_ms: f64,
+    pub time_bits: u32,
+    pub shard_bits: u32,
+    pub sequence_bits: u32,
+    pub order: String,
+    pub signed: bool,
+    pub max_shard: f64,
+    pub max_sequence: f64,
+    pub max_id: u64,
+    pub expires_at_ms: f64,
+}
+
+/// The fields and limits of a registered layout.
+#[napi]
+pub fn layout_info(env: &Env, layout_index: u32) -> Result<LayoutInfo> {
+    let l = layout(env, layout_index)?;
+    Ok(LayoutInfo {
+        epoch_ms: number(l.epoch_ms()),
+        unit_ms: number(l.unit_ms()),
+        time_bits: u32::from(l.time_bits()),
+        shard_bits: u32::from(l.shard_bits()),
+        sequence_bits: u32::from(l.sequence_bits()),
+        order: match l.order() {
+            FieldOrder::TimeShardSequence => "time_shard_sequence".into(),
+            FieldOrder::TimeSequenceShard => "time_sequence_shard".into(),
+        },
+        signed: l.signed(),
+        max_shard: number(l.max_shard()),
+        max_sequence: number(l.max_sequence()),
+        max_id: l.max_id(),
+        expires_at_ms: number(l.expires_at_ms()),
+    })
+}
+
+/// Decodes `id` into `out[0..3]` = timestamp ms, shard, sequence (the JS side builds the
+/// `Parts` object: creating it here would cost four property sets through N-API).
+#[napi(ts_args_type = "layoutIndex: number, id: bigint | string | number, out: Float64Array")]
+pub fn decode_into(env: &Env, layout_index: u32, id: Unknown<'_>, out: Unknown<'_>) -> Result<()> {
+    let l = layout(env, layout_index)?;
+    let parts = l.decode(u64_arg(env, &id, "id", Arg::Id)?).or_throw(env)?;
+    let out = float64_array(env, &out)?;
+    out[0] = number(parts.timestamp_ms);
+    out[1] = number(parts.shard);
+    out[2] = number(parts.sequence);
+    Ok(())
+}
+
+/// The memory of a `Float64Array` of at least 3 elements, read without napi-rs's typed-array
+/// wrapper (which takes a reference on the array: most of the cost of a decode).
+fn float64_array<'a>(env: &Env, value: &Unknown<'_>) -> Result<&'a mut [f64]> {
+    let mut is_typed_array = false;
+    // SAFETY: `value` is a live value of this env.
+    unsafe { napi::sys::napi_is_typedarray(env.raw(), value.raw(), &raw mut is_typed_array) };
+    let mut kind = 0;
+    let mut length = 0usize;
+    let mut data = std::ptr::null_mut();
+    if is_typed_array {
+        // SAFETY: `value` is a typed array of this env; the out-pointers are valid.
+        unsafe {
+            napi::sys::napi_get_typedarray_info(
+                env.raw(),
+                value.raw(),
+                &raw mut kind,
+                &raw mut length,
+                &raw mut data,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            );
+        }
+    }
+    if kind != napi::sys::TypedarrayType::float64_array || length < 3 || data.is_null() {
+        return Err(throw(
+            env,
+            Class::Type,
+            "INVALID_ARGUMENT",
+            "out must be a Float64Array of 3",
+        ));
+    }
+    // SAFETY: `data` points to `length` f64s owned by the array, which the caller's JS frame
+    // keeps alive for this synchronous call; no JavaScript runs meanwhile, and `shardid.js`
+    // passes a private, non-shared array, so nothing else touches the memory.
+    Ok(unsafe { std::slice::from_raw_parts_mut(data.cast::<f64>(), length) })
+}
+
+/// `id` if it is an ID of the layout.
+#[napi]
+pub fn validate_id(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
+    let l = layout(env, layout_index)?;
+    l.validate_id(u64_arg(env, &id, "id", Arg::Id)?)
+        .or_throw(env)
+}
+
+/// The ID for a time, a shard and a sequence.
+#[napi]
+pub fn compose(
+    env: &Env,
+    layout_index: u32,
+    timestamp: Unknown<'_>,
+    shard: Unknown<'_>,
+    sequence: Unknown<'_>,
+) -> Result<u64> {
+    let l = layout(env, layout_index)?;
+    l.compose(
+        u64_arg(env, &timestamp, "timestamp", Arg::Timestamp)?,
+        u64_arg(env, &shard, "shard", Arg::Shard)?,
+        u64_arg(env, &sequence, "sequence", Arg::Sequence)?,
+    )
+    .or_throw(env)
+}
+
+/// The smallest ID of the time unit holding `timestamp`.
+#[napi]
+pub fn min_id_at(env: &Env, layout_index: u32, timestamp: Unknown<'_>) -> Result<u64> {
+    let l = layout(env, layout_index)?;
+    l.min_id_at(u64_arg(env, &timestamp, "timestamp", Arg::Timestamp)?)
+        .or_throw(env)
+}
+
+/// The largest ID of the time unit holding `timestamp`.
+#[napi]
+pub fn max_id_at(env: &Env, layout_index: u32, timestamp: Unknown<'_>) -> Result<u64> {
+    let l = layout(env, layout_index)?;
+    l.max_id_at(u64_arg(env, &timestamp, "timestamp", Arg::Timestamp)?)
+        .or_throw(env)
+}
+
+/// `key % logicalShards`, checked against the layout.
+#[napi]
+pub fn shard_for_key(
+    env: &Env,
+    layout_index: u32,
+    key: Unknown<'_>,
+    logical_shards: Unknown<'_>,
+) -> Result<f64> {
+    let l = layout(env, layout_index)?;
+    l.shard_for_key(
+        u64_arg(env, &key, "key", Arg::Other)?,
+        u64_arg(env, &logical_shards, "logicalShards", Arg::LogicalShards)?,
+    )
+    .map(number)
+    .or_throw(env)
+}
+
+/// TiDB's decimal scatter.
+#[napi]
+pub fn scatter_decimal(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
+    let l = layout(env, layout_index)?;
+    l.scatter_decimal(u64_arg(env, &id, "id", Arg::Id)?)
+        .or_throw(env)
+}
+
+/// The inverse of `scatterDecimal`.
+#[napi]
+pub fn gather_decimal(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
+    let l = layout(env, layout_index)?;
+    l.gather_decimal(u64_arg(env, &id, "id", Arg::Id)?)
+        .or_throw(env)
+}
+
+/// The bit-level scatter.
+#[napi]
+pub fn scatter_bits(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
+    let l = layout(env, layout_index)?;
+    l.scatter_bits(u64_arg(env, &id, "id", Arg::Id)?)
+        .or_throw(env)
+}
+
+/// The inverse of `scatterBits`.
+#[napi]
+pub fn gather_bits(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
+    let l = layout(env, layout_index)?;
+    l.gather_bits(u64_arg(env, &id, "id", Arg::Id)?)
+        .or_throw(env)
+}

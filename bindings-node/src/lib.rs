@@ -1,0 +1,35 @@
+//! The native addon behind the `shardid` npm package (napi-rs).
+//!
+//! A thin adapter: checked argument conversions (`args`), the core's errors as JS errors with
+//! a stable `code` (`errors`), and plain functions over process-wide tables of layouts and
+//! generators (`slots`), which `shardid.js` wraps in the `Layout` and `Generator` classes.
+//! IDs leave as `bigint` (or decimal strings); they enter as `bigint`, decimal strings or
+//! safe-integer numbers.
+
+// `&Env` is how napi-rs hands out the environment, even though it is one pointer.
+#![allow(clippy::trivially_copy_pass_by_ref)]
+// napi-rs converts JS strings into owned `String` arguments.
+#![allow(clippy::needless_pass_by_value)]
+// napi-derive emits no exports in test builds, which leaves the helpers unused there.
+#![cfg_attr(test, allow(dead_code))]
+
+mod args;
+mod errors;
+mod generator;
+mod layout;
+mod slots;
+
+use napi_derive::napi;
+
+/// The process's clock as the generators read it: Unix ms from a monotonic clock anchored to
+/// the wall clock (it never moves back).
+#[napi]
+pub fn now_ms() -> f64 {
+    layout::number(shardid::now_ms())
+}
+
+/// The version of the native addon.
+#[napi]
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}

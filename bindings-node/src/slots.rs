@@ -1,0 +1,55 @@
+//! Process-wide tables of layouts and generators, addressed by small integers.
+//!
+//! The JS classes (`shardid.js`) hold an index and pass it to plain native functions: a
+//! napi-rs class method pays for unwrapping and checking its receiver on every call (~60 ns
+//! here), more than the work itself. Entries are never removed — like the core's registry,
+//! which a generator's state lives in anyway — and equal entries share one index, so a
+//! process holds one entry per distinct layout or generator configuration.
+
+use std::sync::{Mutex, OnceLock};
+
+/// How many distinct entries a table holds.
+pub(crate) const CAPACITY: usize = 4096;
+
+/// An append-only table with lock-free reads.
+pub(crate) struct Slots<T: 'static> {
+    slots: [OnceLock<T>; CAPACITY],
+    /// Serialises registration (and its search for an equal entry).
+    len: Mutex<usize>,
+}
+
+impl<T: PartialEq> Slots<T> {
+    pub(crate) const fn new() -> Self {
+        Self {
+            slots: [const { OnceLock::new() }; CAPACITY],
+            len: Mutex::new(0),
+        }
+    }
+
+    /// The index of an entry equal to `value`, adding it if there is none; `None` when full.
+    pub(crate) fn index_of(&self, value: T) -> Option<u32> {
+        let mut len = self
+            .len
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let found = self.slots[..*len]
+            .iter()
+            .position(|slot| slot.get() == Some(&value));
+        let index = match found {
+            Some(index) => index,
+            None if *len < CAPACITY => {
+                let _ = self.slots[*len].set(value);
+                *len += 1;
+                *len - 1
+            }
+            None => return None,
+        };
+        u32::try_from(index).ok()
+    }
+
+    /// The entry at `index`, if there is one.
+    #[inline]
+    pub(crate) fn get(&self, index: u32) -> Option<&T> {
+        self.slots.get(index as usize)?.get()
+    }
+}

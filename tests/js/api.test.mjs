@@ -1,0 +1,104 @@
+// The JS API: bad input per kind with its `code`, 64-bit safety, generators and workers.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Worker } from 'node:worker_threads'
+
+import { shardid, modulePath } from './load.mjs'
+
+const { Layout, Generator } = shardid
+const DISCORD_DOCS_ID = 175928847299117063n
+
+function throwsCode(fn, code, cls) {
+  assert.throws(fn, (err) => {
+    assert.equal(err.code, code, `${err.message}`)
+    if (cls) assert.ok(err instanceof cls, `${err.constructor.name}: ${err.message}`)
+    return true
+  })
+}
+
+test('decode returns numbers, a lazy date, and takes bigint, strings and safe numbers', () => {
+  const p = Layout.DISCORD.decode(DISCORD_DOCS_ID)
+  assert.deepEqual([p.timestampMs, p.shard, p.sequence], [1462015105796, 32, 7])
+  assert.equal(p.date.toISOString(), '2016-04-30T11:18:25.796Z')
+  assert.deepEqual(Layout.DISCORD.decode('175928847299117063'), p)
+  assert.deepEqual(Layout.TWITTER.decode(5), Layout.TWITTER.decode(5n))
+  assert.equal(JSON.stringify(p), '{"timestampMs":1462015105796,"shard":32,"sequence":7}')
+})
+
+test('IDs are never rounded or wrapped', () => {
+  throwsCode(() => Layout.DISCORD.decode(175928847299117063), 'INVALID_ID', RangeError) // unsafe number
+  throwsCode(() => Layout.DISCORD.decode(-1n), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.DISCORD.decode(2n ** 64n), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.DISCORD.decode(2n ** 64n + 5n), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.TWITTER.decode(2n ** 63n), 'INVALID_ID', RangeError)
+  for (const bad of ['', '-1', '+1', ' 1', '1e3', '0x10', '1_000', '18446744073709551616', '١٢']) {
+    throwsCode(() => Layout.DISCORD.decode(bad), 'INVALID_ID', RangeError)
+  }
+  throwsCode(() => Layout.DISCORD.decode(1.5), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.DISCORD.decode(-3), 'INVALID_ID', RangeError)
+  for (const bad of [true, null, undefined, {}, [], Symbol('x')]) {
+    throwsCode(() => Layout.DISCORD.decode(bad), 'INVALID_ID', TypeError)
+  }
+})
+
+test('bad arguments per kind', () => {
+  const t = Layout.TWITTER
+  throwsCode(() => t.compose(t.epochMs, 1024, 0), 'SHARD_OUT_OF_RANGE', RangeError)
+  throwsCode(() => t.compose(t.epochMs, -1, 0), 'SHARD_OUT_OF_RANGE', RangeError)
+  throwsCode(() => t.compose(t.epochMs, 0, 4096), 'SEQUENCE_OUT_OF_RANGE', RangeError)
+  throwsCode(() => t.compose(t.epochMs - 1, 0, 0), 'TIMESTAMP_BEFORE_EPOCH', RangeError)
+  throwsCode(() => t.compose(2n ** 64n - 1n, 0, 0), 'TIMESTAMP_PAST_EXPIRY', RangeError)
+  throwsCode(() => t.minIdAt(new Date(0)), 'TIMESTAMP_BEFORE_EPOCH', RangeError)
+  throwsCode(() => t.minIdAt(new Date(NaN)), 'INVALID_ARGUMENT', RangeError)
+  throwsCode(() => t.minIdAt('2024'), 'INVALID_ARGUMENT', TypeError)
+  throwsCode(() => t.shardForKey(5, 0), 'INVALID_SHARD_COUNT', RangeError)
+  throwsCode(() => Layout.DISCORD.scatterDecimal(18446744073709551609n), 'SCATTER_OVERFLOW', RangeError)
+  throwsCode(() => new Layout({ epochMs: 0, timeBits: 60, shardBits: 10, sequenceBits: 10 }), 'INVALID_LAYOUT', RangeError)
+  throwsCode(() => new Layout({ epochMs: 0, timeBits: 41, shardBits: 10, sequenceBits: 12, order: 'up' }), 'INVALID_LAYOUT', RangeError)
+  throwsCode(() => new Generator({ layout: Layout.INSTAGRAM, shard: 8192 }), 'SHARD_OUT_OF_RANGE', RangeError)
+  throwsCode(() => new Generator({ layout: 'instagram', shard: 1 }), 'INVALID_ARGUMENT', TypeError)
+  assert.equal(t.minIdAt(new Date(1700000000000)), t.minIdAt(1700000000000))
+})
+
+test('generator state errors are plain Errors with codes', () => {
+  const tiny = new Layout({ epochMs: 1000, timeBits: 8, shardBits: 2, sequenceBits: 2 })
+  const g = new Generator({ layout: tiny, shard: 3, backwardsToleranceMs: 5 })
+  for (let i = 0; i < 4; i++) g.nextIdAt(1100)
+  throwsCode(() => g.nextIdAt(1100), 'SEQUENCE_EXHAUSTED', Error)
+  throwsCode(() => g.nextIdAt(1094), 'CLOCK_MOVED_BACKWARDS', Error)
+  throwsCode(() => g.nextId(), 'TIMESTAMP_PAST_EXPIRY', RangeError)
+})
+
+test('one generator, many IDs: bigint, strings, batches, no duplicates', () => {
+  const g = new Generator({ layout: Layout.TWITTER, shard: 77 })
+  const ids = [g.nextId(), BigInt(g.nextIdString()), ...g.nextIds(20000)]
+  assert.equal(typeof ids[0], 'bigint')
+  assert.equal(new Set(ids).size, ids.length)
+  for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1])
+  assert.ok(ids.every((id) => Layout.TWITTER.decode(id).shard === 77))
+  // A second Generator for the same shard shares the state.
+  const again = new Generator({ layout: Layout.TWITTER, shard: 77 })
+  assert.ok(again.nextId() > ids.at(-1))
+})
+
+test('worker threads sharing a shard never duplicate', async () => {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads')
+    const { Layout, Generator } = require(workerData.module)
+    const g = new Generator({ layout: Layout.INSTAGRAM, shard: 99 })
+    const ids = new BigUint64Array(100000)
+    for (let i = 0; i < 50000; i++) ids[i] = g.nextId()
+    ids.set(g.nextIds(50000), 50000)
+    parentPort.postMessage(ids)
+  `
+  const runs = Array.from({ length: 4 }, () => new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: { module: modulePath } })
+    w.once('message', resolve)
+    w.once('error', reject)
+  }))
+  const main = new Generator({ layout: Layout.INSTAGRAM, shard: 99 }).nextIds(50000)
+  const all = [...main]
+  for (const ids of await Promise.all(runs)) all.push(...ids)
+  assert.equal(all.length, 450000)
+  assert.equal(new Set(all).size, all.length)
+})

@@ -1,0 +1,48 @@
+// Which implementation the suite tests: the Node addon by default; SHARDID_JS_MODULE names
+// another module with the same API (the WebAssembly build will be one).
+import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const target = process.env.SHARDID_JS_MODULE ?? join(here, '../../bindings-node/shardid.js')
+export const modulePath = resolve(target)
+export const shardid = createRequire(import.meta.url)(modulePath)
+
+/** A vector file; IDs stay exact because the JSON holds them as strings. */
+export function vectors(name) {
+  return JSON.parse(readFileSync(join(here, '../vectors', name), 'utf8'))
+}
+
+export function layoutFromSpec(spec) {
+  return new shardid.Layout({
+    epochMs: BigInt(spec.epoch_ms),
+    unitMs: BigInt(spec.unit_ms),
+    timeBits: spec.time_bits,
+    shardBits: spec.shard_bits,
+    sequenceBits: spec.sequence_bits,
+    order: spec.order,
+    signed: spec.signed,
+  })
+}
+
+/** A result in the vectors' shape: {ok: ...} or {error: CODE} (C-style: fields checked apart). */
+export function outcome(call) {
+  try {
+    const value = call()
+    if (value instanceof shardid.Parts) {
+      return { ok: { timestamp_ms: String(value.timestampMs), shard: String(value.shard), sequence: String(value.sequence) } }
+    }
+    if (value instanceof BigUint64Array) return { ok: Array.from(value, String) }
+    return { ok: String(value) }
+  } catch (err) {
+    if (typeof err.code !== 'string') throw err
+    return { error: err.code }
+  }
+}
+
+/** The expected result without the error's fields, which JS errors carry in the message. */
+export function expected(expect) {
+  return 'error' in expect ? { error: expect.error } : expect
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The Node binding's tests: installs the package's npm dependencies, builds the addon with
+# @napi-rs/cli, fails when the checked-in generated index.js / index.d.ts differ from what the
+# build writes, then runs the shared JS suite (tests/js/*.test.mjs) with `node --test`.
+# Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
+set -uo pipefail
+cd "$(dirname "$0")/../../bindings-node"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# `npm install`, not `npm ci`: the registry here lacks some other-platform optional packages
+# of @napi-rs/cli's dependencies (see shared/TOOLCHAIN.md).
+npm install --no-audit --no-fund --loglevel=error >/dev/null || exit 1
+cp index.js index.d.ts "$work/"
+npx napi build --platform --release --js index.js --dts index.d.ts >"$work/build.log" 2>&1 \
+    || { cat "$work/build.log"; exit 1; }
+
+passed=0
+failed=0
+if cmp -s index.js "$work/index.js" && cmp -s index.d.ts "$work/index.d.ts"; then
+    passed=$((passed + 1))
+    echo "test js::generated index.js and index.d.ts are fresh ... ok"
+else
+    failed=$((failed + 1))
+    echo "test js::generated index.js and index.d.ts are fresh ... FAILED"
+    echo "    the build changed them: run (cd bindings-node && npx napi build --platform --release --js index.js --dts index.d.ts) and commit"
+    diff "$work/index.d.ts" index.d.ts | head -20
+fi
+
+node --test ../tests/js/ >"$work/node.log" 2>&1
+grep -E '^(not )?ok ' "$work/node.log" | sed 's/^/    /'
+grep -B2 -A25 '^not ok' "$work/node.log" | head -80
+passed=$((passed + $(sed -n 's/^# pass //p' "$work/node.log")))
+failed=$((failed + $(sed -n 's/^# fail //p' "$work/node.log")))
+
+status=ok
+[ "$failed" -eq 0 ] || status=FAILED
+echo
+echo "test result: $status. $passed passed; $failed failed; (Node: tests/js/run.sh)"
+[ "$failed" -eq 0 ]
