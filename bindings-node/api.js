@@ -6,7 +6,10 @@
 const PRESETS = ['INSTAGRAM', 'TWITTER', 'DISCORD', 'SONYFLAKE']
 
 function makeApi(backend) {
+  // Decoded fields arrive here (see `decode` in src/layout.rs): one per module instance,
+  // that is one per thread, kept for the module's lifetime.
   const scratch = new Float64Array(3)
+  backend.setDecodeBuffer(scratch)
   const LAYOUT = Symbol('shardid.layout')
   const GENERATOR = Symbol('shardid.generator')
 
@@ -51,7 +54,7 @@ function makeApi(backend) {
       return other instanceof Layout && other[LAYOUT] === this[LAYOUT]
     }
     decode(id) {
-      backend.decodeInto(this[LAYOUT], id, scratch)
+      backend.decode(this[LAYOUT], id)
       return new Parts(scratch[0], scratch[1], scratch[2])
     }
     validateId(id) {

@@ -13,10 +13,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare function compose(layoutIndex: number, timestamp: unknown, shard: unknown, sequence: unknown): bigint
 
 /**
- * Decodes `id` into `out[0..3]` = timestamp ms, shard, sequence (the JS side builds the
- * `Parts` object: creating it here would cost four property sets through N-API).
+ * Decodes `id` into this thread's decode buffer: timestamp ms, shard, sequence (the JS side
+ * builds the `Parts` object: creating it here would cost four property sets through N-API,
+ * and passing the buffer on every call a typed-array lookup).
  */
-export declare function decodeInto(layoutIndex: number, id: bigint | string | number, out: Float64Array): void
+export declare function decode(layoutIndex: number, id: bigint | string | number): void
 
 /** The inverse of `scatterBits`. */
 export declare function gatherBits(layoutIndex: number, id: unknown): bigint
@@ -83,6 +84,12 @@ export declare function scatterBits(layoutIndex: number, id: unknown): bigint
 
 /** TiDB's decimal scatter. */
 export declare function scatterDecimal(layoutIndex: number, id: unknown): bigint
+
+/**
+ * Registers this thread's decode buffer: a `Float64Array` of 3 that the caller keeps alive
+ * and private for as long as the module is loaded.
+ */
+export declare function setDecodeBuffer(buffer: Float64Array): void
 
 /** `key % logicalShards`, checked against the layout. */
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number

@@ -836,7 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.compose = nativeBinding.compose
-module.exports.decodeInto = nativeBinding.decodeInto
+module.exports.decode = nativeBinding.decode
 module.exports.gatherBits = nativeBinding.gatherBits
 module.exports.gatherDecimal = nativeBinding.gatherDecimal
 module.exports.generatorNew = nativeBinding.generatorNew
@@ -853,6 +853,7 @@ module.exports.nextIdString = nativeBinding.nextIdString
 module.exports.nowMs = nativeBinding.nowMs
 module.exports.scatterBits = nativeBinding.scatterBits
 module.exports.scatterDecimal = nativeBinding.scatterDecimal
+module.exports.setDecodeBuffer = nativeBinding.setDecodeBuffer
 module.exports.shardForKey = nativeBinding.shardForKey
 module.exports.validateId = nativeBinding.validateId
 module.exports.version = nativeBinding.version

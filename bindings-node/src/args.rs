@@ -148,6 +148,17 @@ pub(crate) fn type_of(env: &Env, value: sys::napi_value) -> ValueType {
 #[inline]
 pub(crate) fn u64_arg(env: &Env, value: &Unknown<'_>, name: &str, arg: Arg) -> napi::Result<u64> {
     let raw = value.raw();
+    // The common case first, in one N-API call: a bigint that fits.
+    let mut result = 0u64;
+    let mut lossless = false;
+    // SAFETY: `raw` is a live value of this env; for a non-bigint the call only reports
+    // `napi_bigint_expected`.
+    let status = unsafe {
+        sys::napi_get_value_bigint_uint64(env.raw(), raw, &raw mut result, &raw mut lossless)
+    };
+    if status == sys::Status::napi_ok && lossless {
+        return Ok(result);
+    }
     match type_of(env, raw) {
         ValueType::BigInt => from_bigint(env, raw, name, arg),
         ValueType::Number => from_number(env, raw, name, arg),

@@ -1,5 +1,7 @@
 //! The layout functions behind the JS `Layout` class.
 
+use std::cell::Cell;
+
 use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -163,21 +165,44 @@ pub fn layout_info(env: &Env, layout_index: u32) -> Result<LayoutInfo> {
     })
 }
 
-/// Decodes `id` into `out[0..3]` = timestamp ms, shard, sequence (the JS side builds the
-/// `Parts` object: creating it here would cost four property sets through N-API).
-#[napi(ts_args_type = "layoutIndex: number, id: bigint | string | number, out: Float64Array")]
-pub fn decode_into(env: &Env, layout_index: u32, id: Unknown<'_>, out: Unknown<'_>) -> Result<()> {
-    let l = layout(env, layout_index)?;
-    let parts = l.decode(u64_arg(env, &id, "id", Arg::Id)?).or_throw(env)?;
-    let out = float64_array(env, &out)?;
-    out[0] = number(parts.timestamp_ms);
-    out[1] = number(parts.shard);
-    out[2] = number(parts.sequence);
+thread_local! {
+    /// This JS thread's decode buffer: `shardid.js` registers a private `Float64Array(3)` once
+    /// per thread (the main thread and each worker) and keeps it alive for good.
+    static DECODE_BUFFER: Cell<*mut f64> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Registers this thread's decode buffer: a `Float64Array` of 3 that the caller keeps alive
+/// and private for as long as the module is loaded.
+#[napi(ts_args_type = "buffer: Float64Array")]
+pub fn set_decode_buffer(env: &Env, buffer: Unknown<'_>) -> Result<()> {
+    let out = float64_array(env, &buffer)?;
+    DECODE_BUFFER.with(|cell| cell.set(out.as_mut_ptr()));
     Ok(())
 }
 
-/// The memory of a `Float64Array` of at least 3 elements, read without napi-rs's typed-array
-/// wrapper (which takes a reference on the array: most of the cost of a decode).
+/// Decodes `id` into this thread's decode buffer: timestamp ms, shard, sequence (the JS side
+/// builds the `Parts` object: creating it here would cost four property sets through N-API,
+/// and passing the buffer on every call a typed-array lookup).
+#[napi(ts_args_type = "layoutIndex: number, id: bigint | string | number")]
+pub fn decode(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<()> {
+    let l = layout(env, layout_index)?;
+    let parts = l.decode(u64_arg(env, &id, "id", Arg::Id)?).or_throw(env)?;
+    let out = DECODE_BUFFER.with(Cell::get);
+    if out.is_null() {
+        return Err(throw(env, Class::Type, "INVALID_ARGUMENT", "setDecodeBuffer was not called"));
+    }
+    // SAFETY: `out` came from `set_decode_buffer` on this thread: 3 f64s of a Float64Array
+    // that shardid.js keeps alive and private for the module's lifetime (V8 never moves an
+    // ArrayBuffer's backing store), and no JavaScript runs during this call.
+    unsafe {
+        out.write(number(parts.timestamp_ms));
+        out.add(1).write(number(parts.shard));
+        out.add(2).write(number(parts.sequence));
+    }
+    Ok(())
+}
+
+/// The memory of a `Float64Array` of at least 3 elements.
 fn float64_array<'a>(env: &Env, value: &Unknown<'_>) -> Result<&'a mut [f64]> {
     let mut is_typed_array = false;
     // SAFETY: `value` is a live value of this env.

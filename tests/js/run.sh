@@ -27,6 +27,47 @@ else
     diff "$work/index.d.ts" index.d.ts | head -20
 fi
 
+# check NAME COMMAND...: one more test, reported like cargo's.
+check() {
+    local name=$1
+    shift
+    if "$@" >"$work/check.log" 2>&1; then
+        passed=$((passed + 1))
+        echo "test js::$name ... ok"
+    else
+        failed=$((failed + 1))
+        echo "test js::$name ... FAILED"
+        sed 's/^/    /' "$work/check.log" | tail -30
+    fi
+}
+
+check "public types pass tsc --noEmit --strict" npx tsc -p ../tests/js/types/tsconfig.json
+
+# npm pack, then install the tarball into a fresh project and use it from CommonJS and ESM.
+pack_and_use() {
+    local tarball project=$work/project
+    tarball=$(npm pack --silent --pack-destination "$work" 2>/dev/null | tail -n 1)
+    mkdir -p "$project"
+    (cd "$project" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$work/$tarball" >/dev/null) || return 1
+    cat >"$project/use.cjs" <<'JS'
+const { Generator, Layout } = require('shardid')
+const g = new Generator({ layout: Layout.TWITTER, shard: 9 })
+const id = g.nextId()
+if (Layout.TWITTER.decode(id).shard !== 9) throw new Error('CommonJS: wrong shard')
+console.log('cjs', String(id))
+JS
+    cat >"$project/use.mjs" <<'JS'
+import shardid, { Generator, Layout } from 'shardid'
+const g = new Generator({ layout: Layout.INSTAGRAM, shard: 3 })
+const [a, b] = g.nextIds(2)
+if (!(b > a) || shardid.Layout.INSTAGRAM.decode(b).shard !== 3) throw new Error('ESM: wrong IDs')
+if (Generator !== shardid.Generator) throw new Error('ESM and CommonJS differ')
+console.log('esm', String(b))
+JS
+    (cd "$project" && node use.cjs && node use.mjs)
+}
+check "npm pack installs into a fresh project, used from CommonJS and ESM" pack_and_use
+
 node --test ../tests/js/ >"$work/node.log" 2>&1
 grep -E '^(not )?ok ' "$work/node.log" | sed 's/^/    /'
 grep -B2 -A25 '^not ok' "$work/node.log" | head -80

@@ -1,0 +1,118 @@
+// Public types of the `shardid` package (the classes of api.js over the native addon).
+
+/** An ID as input: a `bigint`, a decimal string (as IDs travel in JSON), or a safe integer. */
+export type IdInput = bigint | string | number
+/** A time as input: a `Date`, or Unix milliseconds as a safe integer or `bigint`. */
+export type TimeInput = Date | number | bigint
+/** A 64-bit unsigned integer as input: a `bigint` or a safe integer. */
+export type U64Input = bigint | number
+
+/** The stable `err.code` of every error shardid throws. */
+export type ErrorCode =
+  | 'INVALID_LAYOUT'
+  | 'SHARD_OUT_OF_RANGE'
+  | 'SEQUENCE_OUT_OF_RANGE'
+  | 'INVALID_SHARD_COUNT'
+  | 'INVALID_ID'
+  | 'SCATTER_OVERFLOW'
+  | 'TIMESTAMP_BEFORE_EPOCH'
+  | 'TIMESTAMP_PAST_EXPIRY'
+  | 'CLOCK_MOVED_BACKWARDS'
+  | 'SEQUENCE_EXHAUSTED'
+  | 'INVALID_ARGUMENT'
+
+/** What `new Layout(...)` takes. */
+export interface LayoutSpec {
+  epochMs: U64Input
+  timeBits: number
+  shardBits: number
+  sequenceBits: number
+  /** Length of a time unit in ms (default 1; Sonyflake uses 10). */
+  unitMs?: U64Input
+  order?: 'time_shard_sequence' | 'time_sequence_shard'
+  /** Whether IDs must fit a signed 64-bit column (default true). */
+  signed?: boolean
+}
+
+/** The fields of an ID. */
+export declare class Parts {
+  /** The start of the ID's time unit, Unix milliseconds. */
+  readonly timestampMs: number
+  readonly shard: number
+  readonly sequence: number
+  /** `timestampMs` as a `Date` (made when read). */
+  get date(): Date
+  toJSON(): { timestampMs: number; shard: number; sequence: number }
+}
+
+/** A validated bit layout. Immutable. */
+export declare class Layout {
+  static readonly INSTAGRAM: Layout
+  static readonly TWITTER: Layout
+  static readonly DISCORD: Layout
+  static readonly SONYFLAKE: Layout
+  constructor(spec: LayoutSpec)
+  readonly epochMs: number
+  readonly unitMs: number
+  readonly timeBits: number
+  readonly shardBits: number
+  readonly sequenceBits: number
+  readonly order: 'time_shard_sequence' | 'time_sequence_shard'
+  readonly signed: boolean
+  readonly maxShard: number
+  readonly maxSequence: number
+  readonly maxId: bigint
+  /** The last Unix millisecond the layout can represent. */
+  readonly expiresAtMs: number
+  get expiresAt(): Date
+  equals(other: unknown): boolean
+  decode(id: IdInput): Parts
+  validateId(id: IdInput): bigint
+  compose(timestamp: TimeInput, shard: U64Input, sequence: U64Input): bigint
+  minIdAt(timestamp: TimeInput): bigint
+  maxIdAt(timestamp: TimeInput): bigint
+  shardForKey(key: U64Input, logicalShards: U64Input): number
+  scatterDecimal(id: IdInput): bigint
+  gatherDecimal(id: IdInput): bigint
+  scatterBits(id: IdInput): bigint
+  gatherBits(id: IdInput): bigint
+}
+
+export interface GeneratorOptions {
+  layout: Layout
+  shard: U64Input
+  /** How far the clock may read behind the last ID before CLOCK_MOVED_BACKWARDS (default 1000). */
+  backwardsToleranceMs?: U64Input
+  /** How many time units a burst may run ahead of the clock (default 0: wait). */
+  maxBorrowUnits?: U64Input
+}
+
+/**
+ * Makes unique, strictly increasing IDs for one shard of a layout. Every Generator for the same
+ * layout and shard in the process (worker threads included) shares one state.
+ */
+export declare class Generator {
+  constructor(options: GeneratorOptions)
+  readonly layout: Layout
+  readonly shard: number
+  nextId(): bigint
+  /** A new ID as a decimal string, for JSON. */
+  nextIdString(): string
+  nextIdAt(now: TimeInput): bigint
+  nextIds(n: U64Input): BigUint64Array
+  nextIdsAt(now: TimeInput, n: U64Input): BigUint64Array
+}
+
+/** The clock the generators read: Unix ms, monotonic, anchored to the wall clock. */
+export declare function nowMs(): number
+/** The package's version. */
+export declare const version: string
+
+declare const shardid: {
+  Layout: typeof Layout
+  Generator: typeof Generator
+  Parts: typeof Parts
+  nowMs: typeof nowMs
+  version: string
+}
+export default shardid

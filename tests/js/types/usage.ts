@@ -1,0 +1,26 @@
+// Compiled by `tsc --noEmit --strict` in tests/js/run.sh: the public types fit real use.
+import shardid, { Generator, Layout, type Parts, type ErrorCode } from 'shardid'
+
+const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
+const id: bigint = gen.nextId()
+const asJson: string = gen.nextIdString()
+const batch: BigUint64Array = gen.nextIds(100)
+const parts: Parts = Layout.INSTAGRAM.decode(id)
+const when: Date = parts.date
+const fields: number = parts.timestampMs + parts.shard + parts.sequence
+const fromString: Parts = shardid.Layout.DISCORD.decode('175928847299117063')
+const custom = new Layout({ epochMs: 1_293_840_000_000, timeBits: 41, shardBits: 13, sequenceBits: 10 })
+const range: [bigint, bigint] = [custom.minIdAt(new Date()), custom.maxIdAt(Date.now())]
+const shard: number = custom.shardForKey(31_341n, 2000)
+const at: bigint = new Generator({ layout: custom, shard: 1n, maxBorrowUnits: 2 }).nextIdAt(new Date())
+try {
+  Layout.TWITTER.decode(-1n)
+} catch (err) {
+  const code = (err as { code: ErrorCode }).code
+  console.log(code)
+}
+// @ts-expect-error: a layout is required
+new Generator({ shard: 1 })
+// @ts-expect-error: IDs are not booleans
+Layout.TWITTER.decode(true)
+console.log(asJson, batch, when, fields, fromString, range, shard, at, shardid.version)
