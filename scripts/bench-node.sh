@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The Node benchmarks (bench/node/bench.mjs): builds the addon and runs it with its peers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+(cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
+    && npx napi build --platform --release --js index.js --dts index.d.ts >/dev/null 2>&1)
+node bench/node/bench.mjs
