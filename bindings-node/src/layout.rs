@@ -189,7 +189,12 @@ pub fn decode(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<()> {
     let parts = l.decode(u64_arg(env, &id, "id", Arg::Id)?).or_throw(env)?;
     let out = DECODE_BUFFER.with(Cell::get);
     if out.is_null() {
-        return Err(throw(env, Class::Type, "INVALID_ARGUMENT", "setDecodeBuffer was not called"));
+        return Err(throw(
+            env,
+            Class::Type,
+            "INVALID_ARGUMENT",
+            "setDecodeBuffer was not called",
+        ));
     }
     // SAFETY: `out` came from `set_decode_buffer` on this thread: 3 f64s of a Float64Array
     // that shardid.js keeps alive and private for the module's lifetime (V8 never moves an
