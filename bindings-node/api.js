@@ -106,7 +106,6 @@ function makeApi(backend) {
         throw err
       }
       this.layout = o.layout
-      this.shard = o.shard
       this[GENERATOR] = backend.generatorNew(
         o.layout[LAYOUT], o.shard, o.backwardsToleranceMs, o.maxBorrowUnits,
       )
