@@ -2,23 +2,17 @@
 //!
 //! `SystemTime` can be stepped back (NTP, an operator, a VM restore); an ID generator that
 //! follows it either repeats time or has to refuse to run. This clock instead counts a
-//! monotonic clock (`Instant`) from one process-wide anchor and adds the wall-clock offset
-//! learned at the first call. Once a second it looks at the wall clock again and adopts it only
-//! if it moved *forward* (after a suspend, or a correction ahead), so it tracks real time
-//! without ever returning a smaller value than before.
+//! monotonic clock (`Instant`) from one process-wide base, anchored to the wall clock by an
+//! [`Anchor`] (which adopts the wall clock again once a second, only if it moved forward).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// How often the wall clock is consulted, in milliseconds of monotonic time.
-const RESYNC_EVERY_MS: u64 = 1_000;
+use crate::Anchor;
 
 static BASE: OnceLock<Instant> = OnceLock::new();
-/// Wall-clock milliseconds minus monotonic milliseconds since `BASE`; only ever increases.
-static OFFSET_MS: AtomicU64 = AtomicU64::new(0);
-/// Monotonic milliseconds at which the wall clock is read again.
-static NEXT_RESYNC_MS: AtomicU64 = AtomicU64::new(0);
+static ANCHOR: Anchor = Anchor::new();
 
 fn millis(d: Duration) -> u64 {
     d.as_secs()
@@ -27,24 +21,15 @@ fn millis(d: Duration) -> u64 {
 }
 
 /// The current time in Unix milliseconds, never smaller than a value returned before in this
-/// process.
+/// process: `Instant` anchored to `SystemTime` by an [`Anchor`].
 pub fn now_ms() -> u64 {
     let base = *BASE.get_or_init(Instant::now);
-    let mono = millis(base.elapsed());
-    if mono >= NEXT_RESYNC_MS.load(Ordering::Relaxed) {
-        resync(mono);
-    }
-    mono + OFFSET_MS.load(Ordering::Relaxed)
-}
-
-#[cold]
-fn resync(mono: u64) {
-    // A wall clock before 1970 reads as 0 and is simply never adopted.
-    let wall = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, millis);
-    OFFSET_MS.fetch_max(wall.saturating_sub(mono), Ordering::Relaxed);
-    NEXT_RESYNC_MS.store(mono + RESYNC_EVERY_MS, Ordering::Relaxed);
+    ANCHOR.now_ms(millis(base.elapsed()), || {
+        // A wall clock before 1970 reads as 0 and is simply never adopted.
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, millis)
+    })
 }
 
 /// Waits until [`now_ms`] reads at least `target_ms`: the at most one time unit a generator

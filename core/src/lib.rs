@@ -33,6 +33,8 @@ mod layout;
 mod scatter;
 
 #[cfg(target_has_atomic = "64")]
+mod anchor;
+#[cfg(target_has_atomic = "64")]
 mod generator;
 
 #[cfg(feature = "std")]
@@ -44,6 +46,8 @@ pub use error::Error;
 pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
 pub use scatter::SCATTER_BITS;
 
+#[cfg(target_has_atomic = "64")]
+pub use anchor::{Anchor, RESYNC_EVERY_MS};
 #[cfg(target_has_atomic = "64")]
 pub use generator::{DEFAULT_BACKWARDS_TOLERANCE_MS, Generator, Options};
 
