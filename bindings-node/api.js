@@ -57,6 +57,14 @@ function makeApi(backend) {
       backend.decode(this[LAYOUT], id)
       return new Parts(scratch[0], scratch[1], scratch[2])
     }
+    /**
+     * Decodes many IDs at once (an array of bigints or decimal strings, or a BigUint64Array)
+     * into `{ timestampMs, shard, sequence }` typed arrays: for tables of thousands of rows.
+     */
+    decodeMany(ids) {
+      const [timestampMs, shard, sequence] = backend.decodeMany(this[LAYOUT], ids)
+      return { timestampMs, shard, sequence }
+    }
     validateId(id) {
       return backend.validateId(this[LAYOUT], id)
     }
@@ -129,7 +137,16 @@ function makeApi(backend) {
     }
   }
 
-  return { Layout, Generator, Parts, nowMs: backend.nowMs, version: backend.version() }
+  return {
+    Layout,
+    Generator,
+    Parts,
+    nowMs: backend.nowMs,
+    version: backend.version(),
+    /** Whether Generators in different worker threads share state (the Node addon) or not
+     *  (WebAssembly: each instance has its own memory, so give each worker its own shard). */
+    threadsShareState: backend.threadsShareState(),
+  }
 }
 
 module.exports = { makeApi }

@@ -19,6 +19,12 @@ export declare function compose(layoutIndex: number, timestamp: unknown, shard: 
  */
 export declare function decode(layoutIndex: number, id: bigint | string | number): void
 
+/**
+ * Decodes many IDs (an array of bigints, decimal strings or safe integers, or a
+ * `BigUint64Array`) into three `Float64Array`s: timestamp ms, shard, sequence.
+ */
+export declare function decodeMany(layoutIndex: number, ids: Array<bigint | string | number> | BigUint64Array): Array<Float64Array>
+
 /** The inverse of `scatterBits`. */
 export declare function gatherBits(layoutIndex: number, id: unknown): bigint
 
@@ -93,6 +99,12 @@ export declare function setDecodeBuffer(buffer: Float64Array): void
 
 /** `key % logicalShards`, checked against the layout. */
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number
+
+/**
+ * Whether generators in different `worker_threads` share state: yes, the addon is loaded
+ * once per process. (Each instance of the WebAssembly module has its own memory.)
+ */
+export declare function threadsShareState(): boolean
 
 /** `id` if it is an ID of the layout. */
 export declare function validateId(layoutIndex: number, id: unknown): bigint

@@ -67,6 +67,12 @@ export declare class Layout {
   get expiresAt(): Date
   equals(other: unknown): boolean
   decode(id: IdInput): Parts
+  /** Decodes many IDs at once into columns, for tables of thousands of rows. */
+  decodeMany(ids: readonly IdInput[] | BigUint64Array): {
+    timestampMs: Float64Array
+    shard: Float64Array
+    sequence: Float64Array
+  }
   validateId(id: IdInput): bigint
   compose(timestamp: TimeInput, shard: U64Input, sequence: U64Input): bigint
   minIdAt(timestamp: TimeInput): bigint
@@ -107,6 +113,8 @@ export declare class Generator {
 export declare function nowMs(): number
 /** The package's version. */
 export declare const version: string
+/** Whether Generators in different worker threads share state (true for the Node addon). */
+export declare const threadsShareState: boolean
 
 declare const shardid: {
   Layout: typeof Layout
@@ -114,5 +122,6 @@ declare const shardid: {
   Parts: typeof Parts
   nowMs: typeof nowMs
   version: string
+  threadsShareState: boolean
 }
 export default shardid

@@ -2,7 +2,7 @@
 
 use std::cell::Cell;
 
-use napi::bindgen_prelude::{JsValue, Unknown};
+use napi::bindgen_prelude::{Float64Array, JsValue, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::{FieldOrder, Layout};
@@ -205,6 +205,75 @@ pub fn decode(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<()> {
         out.add(2).write(number(parts.sequence));
     }
     Ok(())
+}
+
+/// Decodes many IDs (an array of bigints, decimal strings or safe integers, or a
+/// `BigUint64Array`) into three `Float64Array`s: timestamp ms, shard, sequence.
+#[napi(ts_args_type = "layoutIndex: number, ids: Array<bigint | string | number> | BigUint64Array")]
+pub fn decode_many(env: &Env, layout_index: u32, ids: Unknown<'_>) -> Result<Vec<Float64Array>> {
+    let l = layout(env, layout_index)?;
+    let raw = ids.raw();
+    let mut columns = [Vec::new(), Vec::new(), Vec::new()];
+    let mut push = |id: u64| -> Result<()> {
+        let p = l.decode(id).or_throw(env)?;
+        columns[0].push(number(p.timestamp_ms));
+        columns[1].push(number(p.shard));
+        columns[2].push(number(p.sequence));
+        Ok(())
+    };
+    let (mut is_array, mut is_typed) = (false, false);
+    // SAFETY: `raw` is a live value of this env.
+    unsafe {
+        napi::sys::napi_is_array(env.raw(), raw, &raw mut is_array);
+        napi::sys::napi_is_typedarray(env.raw(), raw, &raw mut is_typed);
+    }
+    if is_typed {
+        let (mut kind, mut length, mut data) = (0, 0usize, std::ptr::null_mut());
+        // SAFETY: `raw` is a typed array of this env; the out-pointers are valid.
+        unsafe {
+            napi::sys::napi_get_typedarray_info(
+                env.raw(),
+                raw,
+                &raw mut kind,
+                &raw mut length,
+                &raw mut data,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            );
+        }
+        if kind == napi::sys::TypedarrayType::biguint64_array && (!data.is_null() || length == 0) {
+            let ids: &[u64] = if length == 0 {
+                &[]
+            } else {
+                // SAFETY: `data` holds `length` u64s of the caller's array, alive for this
+                // synchronous call, during which no JavaScript runs.
+                unsafe { std::slice::from_raw_parts(data.cast::<u64>(), length) }
+            };
+            for &id in ids {
+                push(id)?;
+            }
+            return Ok(columns.map(Float64Array::new).into());
+        }
+    } else if is_array {
+        let mut length = 0u32;
+        // SAFETY: `raw` is an array of this env.
+        unsafe { napi::sys::napi_get_array_length(env.raw(), raw, &raw mut length) };
+        for i in 0..length {
+            let mut element = std::ptr::null_mut();
+            // SAFETY: `raw` is an array of this env and `i` is below its length.
+            unsafe { napi::sys::napi_get_element(env.raw(), raw, i, &raw mut element) };
+            // SAFETY: `element` is a live value of this env.
+            let element = unsafe { Unknown::from_raw_unchecked(env.raw(), element) };
+            push(u64_arg(env, &element, "ids[i]", Arg::Id)?)?;
+        }
+        return Ok(columns.map(Float64Array::new).into());
+    }
+    Err(throw(
+        env,
+        Class::Type,
+        "INVALID_ID",
+        "ids must be an array or a BigUint64Array",
+    ))
 }
 
 /// The memory of a `Float64Array` of at least 3 elements.

@@ -33,3 +33,10 @@ pub fn now_ms() -> f64 {
 pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
+
+/// Whether generators in different `worker_threads` share state: yes, the addon is loaded
+/// once per process. (Each instance of the WebAssembly module has its own memory.)
+#[napi]
+pub fn threads_share_state() -> bool {
+    true
+}

@@ -81,18 +81,21 @@ test('one generator, many IDs: bigint, strings, batches, no duplicates', () => {
   assert.ok(again.nextId() > ids.at(-1))
 })
 
-test('worker threads sharing a shard never duplicate', async () => {
+test('worker threads: one shard shared (Node addon) or one shard each (WebAssembly)', async () => {
+  // The addon is loaded once per process: workers on one shard share its state. A WebAssembly
+  // instance has its own memory: workers must each have their own shard.
+  const shared = shardid.threadsShareState
   const code = `
     const { parentPort, workerData } = require('node:worker_threads')
     const { Layout, Generator } = require(workerData.module)
-    const g = new Generator({ layout: Layout.INSTAGRAM, shard: 99 })
+    const g = new Generator({ layout: Layout.INSTAGRAM, shard: workerData.shard })
     const ids = new BigUint64Array(100000)
     for (let i = 0; i < 50000; i++) ids[i] = g.nextId()
     ids.set(g.nextIds(50000), 50000)
     parentPort.postMessage(ids)
   `
-  const runs = Array.from({ length: 4 }, () => new Promise((resolve, reject) => {
-    const w = new Worker(code, { eval: true, workerData: { module: modulePath } })
+  const runs = Array.from({ length: 4 }, (_, i) => new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: { module: modulePath, shard: shared ? 99 : 100 + i } })
     w.once('message', resolve)
     w.once('error', reject)
   }))
@@ -101,4 +104,28 @@ test('worker threads sharing a shard never duplicate', async () => {
   for (const ids of await Promise.all(runs)) all.push(...ids)
   assert.equal(all.length, 450000)
   assert.equal(new Set(all).size, all.length)
+})
+
+test('both builds export the same API', () => {
+  assert.deepEqual(Object.keys(shardid).sort(), ['Generator', 'Layout', 'Parts', 'nowMs', 'threadsShareState', 'version'])
+  const proto = (cls) => Object.getOwnPropertyNames(cls.prototype).sort()
+  assert.deepEqual(proto(shardid.Layout), ['compose', 'constructor', 'decode', 'decodeMany', 'equals', 'expiresAt', 'gatherBits', 'gatherDecimal', 'maxIdAt', 'minIdAt', 'scatterBits', 'scatterDecimal', 'shardForKey', 'validateId'])
+  assert.deepEqual(proto(shardid.Generator), ['constructor', 'nextId', 'nextIdAt', 'nextIdString', 'nextIds', 'nextIdsAt'])
+  assert.deepEqual(Object.keys(shardid.Layout.TWITTER).sort(), ['epochMs', 'expiresAtMs', 'maxId', 'maxSequence', 'maxShard', 'order', 'sequenceBits', 'shardBits', 'signed', 'timeBits', 'unitMs'])
+  assert.equal(shardid.version, '0.1.0')
+})
+
+test('decodeMany agrees with decode, for arrays of strings and bigints and BigUint64Arrays', () => {
+  const g = new Generator({ layout: Layout.SONYFLAKE, shard: 4242 })
+  const ids = [...g.nextIds(5000), DISCORD_DOCS_ID]
+  const columns = Layout.SONYFLAKE.decodeMany(ids.map(String))
+  const fromTyped = Layout.SONYFLAKE.decodeMany(BigUint64Array.from(ids))
+  assert.deepEqual(fromTyped, columns)
+  ids.forEach((id, i) => {
+    const p = Layout.SONYFLAKE.decode(id)
+    assert.deepEqual([columns.timestampMs[i], columns.shard[i], columns.sequence[i]], [p.timestampMs, p.shard, p.sequence])
+  })
+  assert.equal(Layout.TWITTER.decodeMany([]).shard.length, 0)
+  throwsCode(() => Layout.TWITTER.decodeMany(['1', '-1']), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.TWITTER.decodeMany('123'), 'INVALID_ID', TypeError)
 })
