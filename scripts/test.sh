@@ -15,6 +15,7 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
 
 step "no_std builds: bare metal without 64-bit atomics, and WebAssembly"
+cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown -- -D warnings
 cargo build --locked -p shardid --no-default-features --target thumbv7em-none-eabihf
 cargo build --locked -p shardid --no-default-features --target wasm32-unknown-unknown
 
@@ -36,7 +37,7 @@ tests/c/run.sh 2>&1 | tee -a "$log"
 step "Python: the wheel in a fresh virtualenv, vectors, bad input, threads, Django, stubtest"
 tests/python/run.sh 2>&1 | tee -a "$log"
 
-step "Node: the addon built by @napi-rs/cli, generated files fresh, the shared JS suite"
+step "JS: the Node addon and the WebAssembly module, one suite for both"
 tests/js/run.sh 2>&1 | tee -a "$log"
 
 # One closing line for the whole run: cargo's last "test result" is often a crate's empty

@@ -164,12 +164,21 @@ pub(crate) fn u64_arg(value: &JsValue, name: &str, arg: Arg) -> Result<u64, JsVa
     }
     if let Some(number) = value.as_f64() {
         #[allow(clippy::cast_precision_loss)] // 2^53 - 1 is exact in an f64
-        let safe = number.fract() == 0.0 && number.abs() <= MAX_SAFE_INTEGER as f64;
-        if safe && number >= 0.0 {
+        let in_range = (0.0..=MAX_SAFE_INTEGER as f64).contains(&number);
+        // In 0..2^53 an integer survives the round trip through u64 exactly, a fraction does
+        // not: the comparison is meant to be exact.
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            clippy::float_cmp
+        )]
+        let whole = in_range && (number as u64) as f64 == number;
+        if whole {
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked above
             return Ok(number as u64);
         }
-        let message = if safe {
+        let message = if number < 0.0 {
             [name, " is negative"].concat()
         } else {
             [

@@ -1,12 +1,16 @@
 //! The generator functions (the same names and behaviour as the Node addon's), with the
 //! page's clock.
 
-use std::cell::RefCell;
+use alloc::boxed::Box;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cell::RefCell;
 
 use js_sys::BigUint64Array;
 use shardid::{Anchor, Error, Generator, Layout, Options};
 use wasm_bindgen::prelude::*;
 
+use crate::Local;
 use crate::args::{Arg, Class, OrThrow, error, u64_arg};
 use crate::layout::{layout, number};
 
@@ -42,10 +46,8 @@ struct Entry {
     generator: &'static Generator,
 }
 
-thread_local! {
-    /// One generator per (ID space, shard) in this module instance, addressed by index.
-    static GENERATORS: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
-}
+/// One generator per (ID space, shard) in this module instance, addressed by index.
+static GENERATORS: Local<Vec<Entry>> = Local(RefCell::new(Vec::new()));
 
 fn space(l: Layout) -> Layout {
     Layout::builder()
@@ -60,7 +62,10 @@ fn space(l: Layout) -> Layout {
 
 fn generator(index: u32) -> Result<&'static Generator, JsValue> {
     GENERATORS
-        .with_borrow(|g| g.get(index as usize).map(|e| e.generator))
+        .0
+        .borrow()
+        .get(index as usize)
+        .map(|e| e.generator)
         .ok_or_else(|| error(Class::Type, "INVALID_ARGUMENT", "not a shardid Generator"))
 }
 
@@ -89,11 +94,14 @@ pub fn generator_new(
             options.max_borrow_units(u64_arg(max_borrow_units, "maxBorrowUnits", Arg::Other)?);
     }
     let space = space(layout);
-    GENERATORS.with_borrow_mut(|all| {
+    {
+        let mut all = GENERATORS.0.borrow_mut();
         for (index, e) in all.iter().enumerate() {
             if e.space == space && e.shard == shard {
                 if e.layout == layout && e.options == options {
-                    return u32::try_from(index).map_err(|_| error(Class::Range, "INVALID_ARGUMENT", "too many generators"));
+                    return u32::try_from(index).map_err(|_| {
+                        error(Class::Range, "INVALID_ARGUMENT", "too many generators")
+                    });
                 }
                 return Err(error(
                     Class::Range,
@@ -102,8 +110,9 @@ pub fn generator_new(
                 ));
             }
         }
-        let generator: &'static Generator =
-            Box::leak(Box::new(Generator::with_options(layout, shard, options).or_throw()?));
+        let generator: &'static Generator = Box::leak(Box::new(
+            Generator::with_options(layout, shard, options).or_throw()?,
+        ));
         all.push(Entry {
             space,
             layout,
@@ -111,8 +120,9 @@ pub fn generator_new(
             options,
             generator,
         });
-        u32::try_from(all.len() - 1).map_err(|_| error(Class::Range, "INVALID_ARGUMENT", "too many generators"))
-    })
+        u32::try_from(all.len() - 1)
+            .map_err(|_| error(Class::Range, "INVALID_ARGUMENT", "too many generators"))
+    }
 }
 
 /// Waits (spinning: a page has no sleep) until the clock reads `target_ms`: at most one

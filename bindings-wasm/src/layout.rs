@@ -1,22 +1,22 @@
 //! The layout functions (the same names and behaviour as the Node addon's).
 
-use std::cell::RefCell;
+use alloc::vec::Vec;
+use core::cell::RefCell;
 
 use js_sys::{Float64Array, Object, Reflect};
 use shardid::{FieldOrder, Layout};
 use wasm_bindgen::prelude::*;
 
+use crate::Local;
 use crate::args::{Arg, Class, MAX_SAFE_INTEGER, OrThrow, error, u64_arg};
 
 /// The largest time a JavaScript `Date` holds, in Unix ms.
 const MAX_DATE_MS: u64 = 8_640_000_000_000_000;
 
-thread_local! {
-    /// Every layout registered, addressed by index; equal layouts share one.
-    static LAYOUTS: RefCell<Vec<Layout>> = const { RefCell::new(Vec::new()) };
-    /// Where `decode` writes: the `Float64Array` `api.js` registers.
-    static DECODE_BUFFER: RefCell<Option<Float64Array>> = const { RefCell::new(None) };
-}
+/// Every layout registered, addressed by index; equal layouts share one.
+static LAYOUTS: Local<Vec<Layout>> = Local(RefCell::new(Vec::new()));
+/// Where `decode` writes: the `Float64Array` `api.js` registers.
+static DECODE_BUFFER: Local<Option<Float64Array>> = Local(RefCell::new(None));
 
 /// `value` as a JS number: exact for every registered layout (checked in `register`).
 #[allow(clippy::cast_precision_loss)]
@@ -26,7 +26,10 @@ pub(crate) fn number(value: u64) -> f64 {
 
 pub(crate) fn layout(index: u32) -> Result<Layout, JsValue> {
     LAYOUTS
-        .with_borrow(|l| l.get(index as usize).copied())
+        .0
+        .borrow()
+        .get(index as usize)
+        .copied()
         .ok_or_else(|| error(Class::Type, "INVALID_ARGUMENT", "not a shardid Layout"))
 }
 
@@ -41,13 +44,14 @@ fn register(layout: Layout) -> Result<u32, JsValue> {
             "the layout's shards, sequences or times do not fit JavaScript numbers and Dates",
         ));
     }
-    LAYOUTS.with_borrow_mut(|all| {
+    {
+        let mut all = LAYOUTS.0.borrow_mut();
         let index = all.iter().position(|l| *l == layout).unwrap_or_else(|| {
             all.push(layout);
             all.len() - 1
         });
         u32::try_from(index).map_err(|_| error(Class::Range, "INVALID_LAYOUT", "too many layouts"))
-    })
+    }
 }
 
 /// Registers a preset by name.
@@ -141,7 +145,7 @@ pub fn layout_info(layout_index: u32) -> Result<Object, JsValue> {
 /// Registers the `Float64Array(3)` that `decode` writes to.
 #[wasm_bindgen(js_name = setDecodeBuffer)]
 pub fn set_decode_buffer(buffer: Float64Array) {
-    DECODE_BUFFER.with_borrow_mut(|b| *b = Some(buffer));
+    *DECODE_BUFFER.0.borrow_mut() = Some(buffer);
 }
 
 /// Decodes `id` into the decode buffer: timestamp ms, shard, sequence.
@@ -150,7 +154,8 @@ pub fn decode(layout_index: u32, id: &JsValue) -> Result<(), JsValue> {
     let parts = layout(layout_index)?
         .decode(u64_arg(id, "id", Arg::Id)?)
         .or_throw()?;
-    DECODE_BUFFER.with_borrow(|buffer| {
+    {
+        let buffer = DECODE_BUFFER.0.borrow();
         let buffer = buffer.as_ref().ok_or_else(|| {
             error(
                 Class::Type,
@@ -162,7 +167,7 @@ pub fn decode(layout_index: u32, id: &JsValue) -> Result<(), JsValue> {
         buffer.set_index(1, number(parts.shard));
         buffer.set_index(2, number(parts.sequence));
         Ok(())
-    })
+    }
 }
 
 /// Decodes many IDs (an array of decimal strings or bigints, or a `BigUint64Array`) into

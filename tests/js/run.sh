@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The Node binding's tests: installs the package's npm dependencies, builds the addon with
+# The JS tests: installs the Node package's npm dependencies, builds the addon with
 # @napi-rs/cli, fails when the checked-in generated index.js / index.d.ts differ from what the
-# build writes, then runs the shared JS suite (tests/js/*.test.mjs) with `node --test`.
+# build writes, checks the public types with tsc and the package with npm pack, then runs the
+# shared JS suite (tests/js/*.test.mjs) with `node --test` against the addon and against the
+# WebAssembly module (bindings-wasm/build.sh).
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
 set -uo pipefail
 cd "$(dirname "$0")/../../bindings-node"
@@ -68,14 +70,29 @@ JS
 }
 check "npm pack installs into a fresh project, used from CommonJS and ESM" pack_and_use
 
-node --test ../tests/js/ >"$work/node.log" 2>&1
-grep -E '^(not )?ok ' "$work/node.log" | sed 's/^/    /'
-grep -B2 -A25 '^not ok' "$work/node.log" | head -80
-passed=$((passed + $(sed -n 's/^# pass //p' "$work/node.log")))
-failed=$((failed + $(sed -n 's/^# fail //p' "$work/node.log")))
+# The shared suite, once per target: the Node addon, then the WebAssembly build under Node.
+suite() {
+    local label=$1 log=$work/$1.log
+    shift
+    env "$@" node --test ../tests/js/ >"$log" 2>&1
+    echo "  suite against the $label:"
+    grep -E '^(not )?ok ' "$log" | sed 's/^/    /'
+    grep -B2 -A25 '^not ok' "$log" | head -80
+    passed=$((passed + $(sed -n 's/^# pass //p' "$log")))
+    failed=$((failed + $(sed -n 's/^# fail //p' "$log")))
+}
+suite "Node addon"
+if ../bindings-wasm/build.sh >"$work/wasm-build.log" 2>&1; then
+    tail -n 1 "$work/wasm-build.log"
+    suite "WebAssembly module" SHARDID_JS_MODULE="$PWD/../bindings-wasm/pkg/node/shardid.js"
+else
+    failed=$((failed + 1))
+    echo "test js::the WebAssembly module builds ... FAILED"
+    tail -30 "$work/wasm-build.log"
+fi
 
 status=ok
 [ "$failed" -eq 0 ] || status=FAILED
 echo
-echo "test result: $status. $passed passed; $failed failed; (Node: tests/js/run.sh)"
+echo "test result: $status. $passed passed; $failed failed; (JS: Node addon + WebAssembly, tests/js/run.sh)"
 [ "$failed" -eq 0 ]
