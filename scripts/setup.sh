@@ -33,6 +33,8 @@ done
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
     apt_packages+=(python3-venv python3-pip)
 fi
+# Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
+[ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 if [ ${#apt_packages[@]} -gt 0 ]; then
     echo "setup: installing ${apt_packages[*]}"
     export DEBIAN_FRONTEND=noninteractive

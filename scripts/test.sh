@@ -40,6 +40,9 @@ tests/python/run.sh 2>&1 | tee -a "$log"
 step "JS: the Node addon and the WebAssembly module, one suite for both"
 tests/js/run.sh 2>&1 | tee -a "$log"
 
+step "Browser: the example page in headless Chromium decodes every vector"
+node tests/browser/browser.mjs 2>&1 | tee -a "$log"
+
 # One closing line for the whole run: cargo's last "test result" is often a crate's empty
 # doc-test run, which says "0 passed" although every suite above ran.
 awk '/^test result:/ { passed += $4; failed += $6 }
