@@ -62,7 +62,12 @@ function makeApi(backend) {
      * into `{ timestampMs, shard, sequence }` typed arrays: for tables of thousands of rows.
      */
     decodeMany(ids) {
-      const [timestampMs, shard, sequence] = backend.decodeMany(this[LAYOUT], ids)
+      // IDs from JSON are strings: they cross into the backend as one joined string (the
+      // backend checks every one and their count, so a string holding a comma is refused).
+      const [timestampMs, shard, sequence] =
+        Array.isArray(ids) && ids.length > 0 && ids.every((id) => typeof id === 'string')
+          ? backend.decodeManyText(this[LAYOUT], ids.join(','), ids.length)
+          : backend.decodeMany(this[LAYOUT], ids)
       return { timestampMs, shard, sequence }
     }
     validateId(id) {

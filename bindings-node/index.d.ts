@@ -25,6 +25,12 @@ export declare function decode(layoutIndex: number, id: bigint | string | number
  */
 export declare function decodeMany(layoutIndex: number, ids: Array<bigint | string | number> | BigUint64Array): Array<Float64Array>
 
+/**
+ * Decodes `count` IDs written as decimal digits separated by commas (`ids.join(',')`): the
+ * batch path for IDs from JSON, one string across N-API instead of one per ID.
+ */
+export declare function decodeManyText(layoutIndex: number, text: string, count: number): Array<Float64Array>
+
 /** The inverse of `scatterBits`. */
 export declare function gatherBits(layoutIndex: number, id: unknown): bigint
 

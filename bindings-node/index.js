@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.compose = nativeBinding.compose
 module.exports.decode = nativeBinding.decode
 module.exports.decodeMany = nativeBinding.decodeMany
+module.exports.decodeManyText = nativeBinding.decodeManyText
 module.exports.gatherBits = nativeBinding.gatherBits
 module.exports.gatherDecimal = nativeBinding.gatherDecimal
 module.exports.generatorNew = nativeBinding.generatorNew

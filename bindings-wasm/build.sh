@@ -19,7 +19,7 @@ fi
 [ -x node_modules/.bin/wasm-opt ] || npm install --no-audit --no-fund --loglevel=error >/dev/null
 
 # Smallest code: the module is downloaded by every page that uses it.
-CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_PANIC=abort \
+CARGO_PROFILE_RELEASE_OPT_LEVEL=${SHARDID_WASM_OPT_LEVEL:-z} CARGO_PROFILE_RELEASE_PANIC=abort \
     cargo build --quiet --locked --release -p shardid-wasm --target wasm32-unknown-unknown
 wasm="$root/target/wasm32-unknown-unknown/release/shardid_wasm.wasm"
 

@@ -28,3 +28,8 @@ echo "== Node: the shardid package (napi-rs addon)"
 (cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
     && npx napi build --platform --release --js index.js --dts index.d.ts >/dev/null 2>&1)
 node examples/node/demo.mjs
+
+echo
+echo "== WebAssembly: the module decoding (and making) IDs under Node"
+bindings-wasm/build.sh >/dev/null
+node examples/wasm/demo.cjs

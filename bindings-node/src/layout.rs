@@ -276,6 +276,30 @@ pub fn decode_many(env: &Env, layout_index: u32, ids: Unknown<'_>) -> Result<Vec
     ))
 }
 
+/// Decodes `count` IDs written as decimal digits separated by commas (`ids.join(',')`): the
+/// batch path for IDs from JSON, one string across N-API instead of one per ID.
+#[napi]
+pub fn decode_many_text(env: &Env, layout_index: u32, text: String, count: u32) -> Result<Vec<Float64Array>> {
+    let l = layout(env, layout_index)?;
+    let mut columns = [Vec::new(), Vec::new(), Vec::new()];
+    let invalid = || throw(env, Class::Range, "INVALID_ID", "ids must be decimal integer strings in 0..2^64");
+    for token in text.split(',') {
+        let digits = !token.is_empty() && token.len() <= 20 && token.bytes().all(|b| b.is_ascii_digit());
+        let id = match token.parse::<u64>() {
+            Ok(id) if digits => id,
+            _ => return Err(invalid()),
+        };
+        let p = l.decode(id).or_throw(env)?;
+        columns[0].push(number(p.timestamp_ms));
+        columns[1].push(number(p.shard));
+        columns[2].push(number(p.sequence));
+    }
+    if columns[0].len() != count as usize {
+        return Err(invalid());
+    }
+    Ok(columns.map(Float64Array::new).into())
+}
+
 /// The memory of a `Float64Array` of at least 3 elements.
 fn float64_array<'a>(env: &Env, value: &Unknown<'_>) -> Result<&'a mut [f64]> {
     let mut is_typed_array = false;

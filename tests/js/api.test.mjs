@@ -129,3 +129,11 @@ test('decodeMany agrees with decode, for arrays of strings and bigints and BigUi
   throwsCode(() => Layout.TWITTER.decodeMany(['1', '-1']), 'INVALID_ID', RangeError)
   throwsCode(() => Layout.TWITTER.decodeMany('123'), 'INVALID_ID', TypeError)
 })
+
+test('decodeMany of strings refuses bad strings, including ones holding a comma', () => {
+  throwsCode(() => Layout.TWITTER.decodeMany(['1', '2,3']), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.TWITTER.decodeMany(['1', '']), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.TWITTER.decodeMany(['1', ' 2']), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.TWITTER.decodeMany([String(2n ** 63n)]), 'INVALID_ID', RangeError)
+  assert.deepEqual(Array.from(Layout.DISCORD.decodeMany(['175928847299117063', '0']).shard), [32, 0])
+})
