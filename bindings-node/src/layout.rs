@@ -279,12 +279,25 @@ pub fn decode_many(env: &Env, layout_index: u32, ids: Unknown<'_>) -> Result<Vec
 /// Decodes `count` IDs written as decimal digits separated by commas (`ids.join(',')`): the
 /// batch path for IDs from JSON, one string across N-API instead of one per ID.
 #[napi]
-pub fn decode_many_text(env: &Env, layout_index: u32, text: String, count: u32) -> Result<Vec<Float64Array>> {
+pub fn decode_many_text(
+    env: &Env,
+    layout_index: u32,
+    text: String,
+    count: u32,
+) -> Result<Vec<Float64Array>> {
     let l = layout(env, layout_index)?;
     let mut columns = [Vec::new(), Vec::new(), Vec::new()];
-    let invalid = || throw(env, Class::Range, "INVALID_ID", "ids must be decimal integer strings in 0..2^64");
+    let invalid = || {
+        throw(
+            env,
+            Class::Range,
+            "INVALID_ID",
+            "ids must be decimal integer strings in 0..2^64",
+        )
+    };
     for token in text.split(',') {
-        let digits = !token.is_empty() && token.len() <= 20 && token.bytes().all(|b| b.is_ascii_digit());
+        let digits =
+            !token.is_empty() && token.len() <= 20 && token.bytes().all(|b| b.is_ascii_digit());
         let id = match token.parse::<u64>() {
             Ok(id) if digits => id,
             _ => return Err(invalid()),

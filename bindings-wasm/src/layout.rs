@@ -206,12 +206,21 @@ pub fn decode_many(layout_index: u32, ids: &JsValue) -> Result<js_sys::Array, Js
 /// batch path for IDs from JSON. One string crosses into the module instead of one per ID,
 /// which is most of the cost of decoding strings one by one.
 #[wasm_bindgen(js_name = decodeManyText)]
-pub fn decode_many_text(layout_index: u32, text: &str, count: u32) -> Result<js_sys::Array, JsValue> {
+pub fn decode_many_text(
+    layout_index: u32,
+    text: &str,
+    count: u32,
+) -> Result<js_sys::Array, JsValue> {
     let l = layout(layout_index)?;
     let n = count as usize;
-    let mut columns = [Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n)];
+    let mut columns = [
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    ];
     for token in text.split(',') {
-        let digits = !token.is_empty() && token.len() <= 20 && token.bytes().all(|b| b.is_ascii_digit());
+        let digits =
+            !token.is_empty() && token.len() <= 20 && token.bytes().all(|b| b.is_ascii_digit());
         let id = match token.parse::<u64>() {
             Ok(id) if digits => id,
             _ => {
@@ -228,7 +237,11 @@ pub fn decode_many_text(layout_index: u32, text: &str, count: u32) -> Result<js_
         columns[2].push(number(p.sequence));
     }
     if columns[0].len() != count as usize {
-        return Err(error(Class::Range, "INVALID_ID", "ids must be decimal integer strings in 0..2^64"));
+        return Err(error(
+            Class::Range,
+            "INVALID_ID",
+            "ids must be decimal integer strings in 0..2^64",
+        ));
     }
     let [t, s, q] = columns;
     Ok(js_sys::Array::of3(
