@@ -211,12 +211,12 @@ pub fn decode_many_text(
     text: &str,
     count: u32,
 ) -> Result<js_sys::Array, JsValue> {
-    let l = layout(layout_index)?;
-    let n = count as usize;
+    let layout = layout(layout_index)?;
+    let rows = count as usize;
     let mut columns = [
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
+        Vec::with_capacity(rows),
+        Vec::with_capacity(rows),
+        Vec::with_capacity(rows),
     ];
     for token in text.split(',') {
         let digits =
@@ -231,23 +231,23 @@ pub fn decode_many_text(
                 ));
             }
         };
-        let p = l.decode(id).or_throw()?;
-        columns[0].push(number(p.timestamp_ms));
-        columns[1].push(number(p.shard));
-        columns[2].push(number(p.sequence));
+        let parts = layout.decode(id).or_throw()?;
+        columns[0].push(number(parts.timestamp_ms));
+        columns[1].push(number(parts.shard));
+        columns[2].push(number(parts.sequence));
     }
-    if columns[0].len() != count as usize {
+    if columns[0].len() != rows {
         return Err(error(
             Class::Range,
             "INVALID_ID",
             "ids must be decimal integer strings in 0..2^64",
         ));
     }
-    let [t, s, q] = columns;
+    let [timestamps, shards, sequences] = columns;
     Ok(js_sys::Array::of3(
-        &Float64Array::from(t.as_slice()),
-        &Float64Array::from(s.as_slice()),
-        &Float64Array::from(q.as_slice()),
+        &Float64Array::from(timestamps.as_slice()),
+        &Float64Array::from(shards.as_slice()),
+        &Float64Array::from(sequences.as_slice()),
     ))
 }
 
