@@ -33,26 +33,33 @@ for target in web bundler nodejs; do
     cp "$root/bindings-node/shardid.d.ts" "$out/shardid.d.ts"
 done
 
-# The shared classes: CommonJS for Node, an ES module for the web and bundlers.
-cp "$root/bindings-node/api.js" pkg/node/api.js
+# The shared classes (api.js, from the Node package) over this module's backend
+# (js/backend.js): CommonJS for Node, ES modules for the web and bundlers.
+cp "$root/bindings-node/api.js" js/backend.js pkg/node/
 cat > pkg/node/shardid.js <<'JS'
 'use strict'
 // shardid over the WebAssembly module, for Node (CommonJS).
-module.exports = require('./api.js').makeApi(require('./shardid_wasm.js'))
+const raw = require('./shardid_wasm.js')
+const memory = raw.wasmMemory()
+module.exports = require('./api.js').makeApi(require('./backend.js').makeBackend(raw, () => memory))
 JS
 for dir in pkg/web pkg/bundler; do
-    sed -e "s/^'use strict'$//" -e 's/^module.exports = { makeApi }$/export { makeApi }/' \
-        "$root/bindings-node/api.js" > "$dir/api.js"
+    for file in "$root/bindings-node/api.js" js/backend.js; do
+        sed -e "s/^'use strict'$//" -e 's/^module.exports = { \(.*\) }$/export { \1 }/' \
+            "$file" > "$dir/$(basename "$file")"
+    done
 done
 cat > pkg/web/shardid.js <<'JS'
 // shardid over the WebAssembly module, for browsers: `await init()` once, then use the classes.
-import wasmInit, * as backend from './shardid_wasm.js'
+import wasmInit, * as raw from './shardid_wasm.js'
 import { makeApi } from './api.js'
+import { makeBackend } from './backend.js'
 
 let api
 export default async function init(input) {
   await wasmInit(input)
-  api = makeApi(backend)
+  const memory = raw.wasmMemory()
+  api = makeApi(makeBackend(raw, () => memory))
   return api
 }
 export function shardid() {
@@ -62,11 +69,13 @@ export function shardid() {
 JS
 cat > pkg/bundler/shardid.js <<'JS'
 // shardid over the WebAssembly module, for bundlers (the bundler instantiates the module).
-import * as backend from './shardid_wasm.js'
+import * as raw from './shardid_wasm.js'
 import { makeApi } from './api.js'
+import { makeBackend } from './backend.js'
 
-const api = makeApi(backend)
-export const { Layout, Generator, Parts, nowMs, version } = api
+const memory = raw.wasmMemory()
+const api = makeApi(makeBackend(raw, () => memory))
+export const { Layout, Generator, Parts, nowMs, version, threadsShareState } = api
 export default api
 JS
 gzip -9 -c pkg/web/shardid_wasm_bg.wasm | wc -c > pkg/web/shardid_wasm_bg.wasm.gz-size

@@ -1,10 +1,10 @@
 //! The WebAssembly module behind `shardid` in browsers and edge runtimes (wasm-bindgen).
 //!
-//! It exports the same plain functions as the Node addon (`bindings-node/src`), so the same
-//! `api.js` gives both their `Layout` and `Generator` classes and the same JS suite tests
-//! both. Arguments are checked here: `bigint`s through a checked conversion (wasm-bindgen
-//! would wrap an out-of-range `bigint` passed as `u64`), decimal strings, safe-integer
-//! numbers, `Date`s for times. Errors carry the same `err.code`s as the Node addon.
+//! The module exports numbers-only functions (`raw`); `js/backend.js` checks the JS arguments
+//! (a `bigint` passed as `u64` would wrap silently), turns statuses into errors with the
+//! same `err.code`s as the Node addon, and offers the same functions as the Node addon, so
+//! the same `api.js` gives both their `Layout` and `Generator` classes and the same JS suite
+//! tests both.
 //!
 //! The generator's clock is `performance.now()` anchored to `Date.now()` by the core's
 //! [`shardid::Anchor`]; std's clock panics on `wasm32-unknown-unknown`.
@@ -41,24 +41,12 @@ pub(crate) struct Local<T>(pub(crate) core::cell::RefCell<T>);
 // instance; workers get their own instance and memory, so `Local`s are never shared.
 unsafe impl<T> Sync for Local<T> {}
 
-mod args;
-mod generator;
-mod layout;
+mod raw;
 
 use wasm_bindgen::prelude::*;
-
-pub use generator::*;
-pub use layout::*;
 
 /// The module's version.
 #[wasm_bindgen]
 pub fn version() -> alloc::string::String {
     env!("CARGO_PKG_VERSION").into()
-}
-
-/// Whether generators in different workers share state: no, every instance of the module
-/// (one per worker or page) has its own memory. Give each its own shard.
-#[wasm_bindgen(js_name = threadsShareState)]
-pub fn threads_share_state() -> bool {
-    false
 }

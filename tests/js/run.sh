@@ -84,6 +84,9 @@ suite() {
 suite "Node addon"
 if ../bindings-wasm/build.sh >"$work/wasm-build.log" 2>&1; then
     tail -n 1 "$work/wasm-build.log"
+    # The size budget: decoding plus generation in at most 8 KB gzipped.
+    gz=$(gzip -9 -c ../bindings-wasm/pkg/web/shardid_wasm_bg.wasm | wc -c)
+    check "the optimized .wasm is at most 8192 bytes gzipped ($gz)" test "$gz" -le 8192
     suite "WebAssembly module" SHARDID_JS_MODULE="$PWD/../bindings-wasm/pkg/node/shardid.js"
 else
     failed=$((failed + 1))

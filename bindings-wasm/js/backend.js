@@ -1,0 +1,168 @@
+'use strict'
+// The backend of api.js over the WebAssembly module's raw exports (src/raw.rs): the same
+// functions, arguments and errors as the Node addon's. The module takes only checked numbers,
+// so the argument checks live here (the Node addon makes them in Rust, src/args.rs there):
+// a `bigint` must lie in 0..2^64 (WebAssembly would wrap it), a `number` must be a safe
+// integer, an ID string plain decimal digits, a time a valid `Date`. Results and error
+// fields come back through a typed-array view of the module's memory.
+
+const MAX = 2n ** 64n
+const CODES = [null, 'INVALID_LAYOUT', 'SHARD_OUT_OF_RANGE', 'SEQUENCE_OUT_OF_RANGE',
+  'INVALID_SHARD_COUNT', 'INVALID_ID', 'SCATTER_OVERFLOW', 'TIMESTAMP_BEFORE_EPOCH',
+  'TIMESTAMP_PAST_EXPIRY', 'CLOCK_MOVED_BACKWARDS', 'SEQUENCE_EXHAUSTED']
+const MESSAGES = [null, 'the layout does not describe a usable ID space',
+  'the shard does not fit the layout', 'the sequence does not fit the layout',
+  'the logical shard count is 0 or more than the shard field holds', 'not an ID of this layout',
+  "scattering the ID would leave the layout's range", "the time is before the layout's epoch",
+  "the time is past the layout's last", 'the clock is further behind the last ID than the generator tolerates',
+  "the time unit's sequence is used up; retry at retryAtMs"]
+const FIELDS = [[], [], ['shard', 'max'], ['sequence', 'max'], ['count', 'max'], ['id'], ['id'],
+  ['timestampMs', 'epochMs'], ['timestampMs', 'expiresAtMs'], ['behindMs', 'toleranceMs'], ['retryAtMs']]
+const PRESETS = { INSTAGRAM: 0, TWITTER: 1, DISCORD: 2, SONYFLAKE: 3 }
+// The error code of a value out of range, per kind of argument (times: before / after).
+const RANGE_CODE = { id: 'INVALID_ID', shard: 'SHARD_OUT_OF_RANGE', sequence: 'SEQUENCE_OUT_OF_RANGE',
+  count: 'INVALID_SHARD_COUNT', layout: 'INVALID_LAYOUT', other: 'INVALID_ARGUMENT' }
+
+function error(Class, code, message, fields) {
+  const err = new Class(`${code}: ${message}`)
+  err.code = code
+  if (fields) Object.assign(err, fields)
+  return err
+}
+
+function toU64(value, name, kind) {
+  const code = (negative) => kind === 'time' ? (negative ? 'TIMESTAMP_BEFORE_EPOCH' : 'TIMESTAMP_PAST_EXPIRY') : RANGE_CODE[kind]
+  switch (typeof value) {
+    case 'bigint':
+      if (value >= 0n && value < MAX) return value
+      throw error(RangeError, code(value < 0n), `${name} ${value < 0n ? 'is negative' : 'does not fit in 64 bits'}`)
+    case 'number':
+      if (Number.isSafeInteger(value) && value >= 0) return BigInt(value)
+      throw error(RangeError, code(value < 0), Number.isSafeInteger(value) || value < 0
+        ? `${name} is negative` : `${name} is not a safe integer: pass a bigint or a decimal string`)
+    case 'string':
+      if (kind === 'id') {
+        if (/^[0-9]{1,20}$/.test(value)) {
+          const v = BigInt(value)
+          if (v < MAX) return v
+        }
+        throw error(RangeError, 'INVALID_ID', `${name} must be a decimal integer string in 0..2^64`)
+      }
+      break
+    case 'object':
+      if (kind === 'time' && value instanceof Date) {
+        const ms = value.getTime()
+        if (Number.isNaN(ms)) throw error(RangeError, 'INVALID_ARGUMENT', `${name} is an invalid Date`)
+        if (ms < 0) throw error(RangeError, 'TIMESTAMP_BEFORE_EPOCH', `${name} is before 1970`)
+        return BigInt(ms)
+      }
+      break
+  }
+  const expected = kind === 'id' ? 'a bigint, a decimal string or a safe integer'
+    : kind === 'time' ? 'a Date, or Unix milliseconds as a number or bigint' : 'a bigint or a safe integer'
+  throw error(TypeError, kind === 'time' ? 'INVALID_ARGUMENT' : code(false), `${name} must be ${expected}, not ${typeof value}`)
+}
+
+function makeBackend(raw, memory) {
+  let out = null
+  const view = () => {
+    // A view dies when the memory grows: make a new one then.
+    if (out === null || out.buffer !== memory().buffer) out = new BigUint64Array(memory().buffer, raw.outPtr(), 12)
+    return out
+  }
+  const check = (status) => {
+    if (status === 0) return view()
+    if (status === 100) throw error(TypeError, 'INVALID_ARGUMENT', 'not a shardid Layout or Generator')
+    if (status === 101) throw error(RangeError, 'INVALID_LAYOUT', "the layout's shards, sequences or times do not fit JavaScript numbers and Dates")
+    if (status === 102) throw error(RangeError, 'INVALID_ARGUMENT', 'a generator for this layout and shard already exists with other options: reuse it')
+    const o = view()
+    const fields = Object.fromEntries(FIELDS[status].map((f, i) => [f, o[i]]))
+    const Class = status === 9 || status === 10 ? Error : RangeError
+    throw error(Class, CODES[status], MESSAGES[status], fields)
+  }
+  const batchStatus = () => check(Number(view()[11]))
+  const count = (n) => {
+    const v = toU64(n, 'n', 'other')
+    if (v > 0xffffffffn) throw error(RangeError, 'INVALID_ARGUMENT', 'n is too large')
+    return Number(v)
+  }
+  const columns = (flat) => {
+    const rows = flat.length / 3
+    const t = new Float64Array(rows), s = new Float64Array(rows), q = new Float64Array(rows)
+    for (let i = 0, j = 0; i < rows; i++, j += 3) { t[i] = flat[j]; s[i] = flat[j + 1]; q[i] = flat[j + 2] }
+    return [t, s, q]
+  }
+  let decodeBuffer = null
+  const encoder = new TextEncoder()
+  return {
+    threadsShareState: () => false,
+    version: () => raw.version(),
+    nowMs: () => raw.nowMs(),
+    setDecodeBuffer(buffer) { decodeBuffer = buffer },
+    layoutPreset: (name) => Number(check(raw.layoutPreset(PRESETS[name]))[0]),
+    layoutNew(epochMs, unitMs, timeBits, shardBits, sequenceBits, order, signed) {
+      const width = (v, name) => { const b = toU64(v, name, 'layout'); return b > 255n ? 255 : Number(b) }
+      if (order !== 'time_shard_sequence' && order !== 'time_sequence_shard') {
+        throw error(RangeError, 'INVALID_LAYOUT', 'order must be "time_shard_sequence" or "time_sequence_shard"')
+      }
+      return Number(check(raw.layoutNew(toU64(epochMs, 'epochMs', 'layout'), toU64(unitMs, 'unitMs', 'layout'),
+        width(timeBits, 'timeBits'), width(shardBits, 'shardBits'), width(sequenceBits, 'sequenceBits'),
+        order === 'time_sequence_shard', Boolean(signed)))[0])
+    },
+    layoutInfo(layout) {
+      const o = check(raw.layoutInfo(layout))
+      return { epochMs: Number(o[0]), unitMs: Number(o[1]), timeBits: Number(o[2]), shardBits: Number(o[3]),
+        sequenceBits: Number(o[4]), order: o[5] ? 'time_sequence_shard' : 'time_shard_sequence', signed: o[6] === 1n,
+        maxShard: Number(o[7]), maxSequence: Number(o[8]), maxId: o[9], expiresAtMs: Number(o[10]) }
+    },
+    decode(layout, id) {
+      const o = check(raw.decode(layout, toU64(id, 'id', 'id')))
+      decodeBuffer[0] = Number(o[0]); decodeBuffer[1] = Number(o[1]); decodeBuffer[2] = Number(o[2])
+    },
+    decodeMany(layout, ids) {
+      let typed
+      if (ids instanceof BigUint64Array) typed = ids
+      else if (Array.isArray(ids)) typed = BigUint64Array.from(ids, (id) => toU64(id, 'ids[i]', 'id'))
+      else throw error(TypeError, 'INVALID_ID', 'ids must be an array or a BigUint64Array')
+      const flat = raw.decodeMany(layout, typed)
+      batchStatus()
+      return columns(flat)
+    },
+    decodeManyText(layout, text, n) {
+      const flat = raw.decodeManyText(layout, encoder.encode(text), n)
+      batchStatus()
+      return columns(flat)
+    },
+    validateId: (layout, id) => check(raw.idOp(layout, 0, toU64(id, 'id', 'id')))[0],
+    scatterDecimal: (layout, id) => check(raw.idOp(layout, 1, toU64(id, 'id', 'id')))[0],
+    gatherDecimal: (layout, id) => check(raw.idOp(layout, 2, toU64(id, 'id', 'id')))[0],
+    scatterBits: (layout, id) => check(raw.idOp(layout, 3, toU64(id, 'id', 'id')))[0],
+    gatherBits: (layout, id) => check(raw.idOp(layout, 4, toU64(id, 'id', 'id')))[0],
+    compose: (layout, t, shard, sequence) => check(raw.compose(layout, toU64(t, 'timestamp', 'time'),
+      toU64(shard, 'shard', 'shard'), toU64(sequence, 'sequence', 'sequence')))[0],
+    minIdAt: (layout, t) => check(raw.idAt(layout, toU64(t, 'timestamp', 'time'), false))[0],
+    maxIdAt: (layout, t) => check(raw.idAt(layout, toU64(t, 'timestamp', 'time'), true))[0],
+    shardForKey: (layout, key, n) => Number(check(raw.shardForKey(layout, toU64(key, 'key', 'other'),
+      toU64(n, 'logicalShards', 'count')))[0]),
+    generatorNew(layout, shard, tolerance, borrow) {
+      const opt = (v, name, d) => (v === undefined || v === null ? d : toU64(v, name, 'other'))
+      return Number(check(raw.generatorNew(layout, toU64(shard, 'shard', 'shard'),
+        opt(tolerance, 'backwardsToleranceMs', raw.defaultBackwardsToleranceMs()), opt(borrow, 'maxBorrowUnits', 0n)))[0])
+    },
+    nextId: (g) => check(raw.nextId(g))[0],
+    nextIdString: (g) => String(check(raw.nextId(g))[0]),
+    nextIdAt: (g, now) => check(raw.nextIdAt(g, toU64(now, 'now', 'time')))[0],
+    nextIds(g, n) {
+      const ids = raw.nextIds(g, count(n))
+      batchStatus()
+      return ids
+    },
+    nextIdsAt(g, now, n) {
+      const ids = raw.nextIdsAt(g, toU64(now, 'now', 'time'), count(n))
+      batchStatus()
+      return ids
+    },
+  }
+}
+
+module.exports = { makeBackend }

@@ -1,0 +1,473 @@
+//! The module's exports: plain numbers in and out, no JavaScript objects.
+//!
+//! Every fallible export returns a status — 0, or the number of one of the core's error kinds
+//! (the same numbers as the C binding's `shardid_status`) — and leaves its results (or the
+//! error's fields) in [`OUT`], which `js/backend.js` reads through a typed-array view of the
+//! module's memory. Arguments arrive already checked by `js/backend.js` (a `bigint` in
+//! 0..2^64 for every `u64`), so the module needs none of js-sys' object glue: that keeps it
+//! small and each call cheap.
+
+use alloc::boxed::Box;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+
+use shardid::{Anchor, Error, FieldOrder, Generator, Layout, Options};
+use wasm_bindgen::prelude::*;
+
+use crate::Local;
+
+/// Results and error fields of the last call, read by `js/backend.js`.
+static OUT: Local<[u64; 12]> = Local(RefCell::new([0; 12]));
+static LAYOUTS: Local<Vec<Layout>> = Local(RefCell::new(Vec::new()));
+static GENERATORS: Local<Vec<Entry>> = Local(RefCell::new(Vec::new()));
+static ANCHOR: Anchor = Anchor::new();
+
+/// A status for a layout or generator index that does not exist (a bug in the JS side).
+const BAD_HANDLE: u32 = 100;
+/// A custom layout whose values JavaScript numbers and `Date`s cannot hold.
+const UNREPRESENTABLE: u32 = 101;
+/// A second generator for a shard with other options.
+const CONFLICT: u32 = 102;
+
+/// The largest integer a `number` holds exactly, and the largest time a `Date` holds.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+const MAX_DATE_MS: u64 = 8_640_000_000_000_000;
+
+struct Entry {
+    space: Layout,
+    layout: Layout,
+    shard: u64,
+    options: Options,
+    generator: &'static Generator,
+}
+
+/// The module's `WebAssembly.Memory`, for the typed-array view over [`OUT`].
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+/// The address of [`OUT`] in the module's memory.
+#[wasm_bindgen(js_name = outPtr)]
+pub fn out_ptr() -> *const u64 {
+    OUT.0.as_ptr().cast()
+}
+
+fn put(values: &[u64]) {
+    OUT.0.borrow_mut()[..values.len()].copy_from_slice(values);
+}
+
+/// The status of a core error, its fields left in [`OUT`].
+fn fail(e: Error) -> u32 {
+    let (status, fields): (u32, &[u64]) = match e {
+        Error::InvalidLayout { .. } => (1, &[]),
+        Error::ShardOutOfRange { shard, max } => (2, &[shard, max]),
+        Error::SequenceOutOfRange { sequence, max } => (3, &[sequence, max]),
+        Error::InvalidShardCount { count, max } => (4, &[count, max]),
+        Error::InvalidId { id } => (5, &[id]),
+        Error::ScatterOverflow { id } => (6, &[id]),
+        Error::TimestampBeforeEpoch {
+            timestamp_ms,
+            epoch_ms,
+        } => (7, &[timestamp_ms, epoch_ms]),
+        Error::TimestampPastExpiry {
+            timestamp_ms,
+            expires_at_ms,
+        } => (8, &[timestamp_ms, expires_at_ms]),
+        Error::ClockMovedBackwards {
+            behind_ms,
+            tolerance_ms,
+        } => (9, &[behind_ms, tolerance_ms]),
+        Error::SequenceExhausted { retry_at_ms } => (10, &[retry_at_ms]),
+        _ => (BAD_HANDLE, &[]),
+    };
+    put(fields);
+    status
+}
+
+fn status(result: Result<u64, Error>) -> u32 {
+    match result {
+        Ok(v) => {
+            put(&[v]);
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+fn layout(index: u32) -> Option<Layout> {
+    LAYOUTS.0.borrow().get(index as usize).copied()
+}
+
+fn register(layout: Layout) -> u32 {
+    if layout.max_shard() > MAX_SAFE_INTEGER
+        || layout.max_sequence() > MAX_SAFE_INTEGER
+        || layout.expires_at_ms() > MAX_DATE_MS
+    {
+        return UNREPRESENTABLE;
+    }
+    let mut all = LAYOUTS.0.borrow_mut();
+    let index = all.iter().position(|l| *l == layout).unwrap_or_else(|| {
+        all.push(layout);
+        all.len() - 1
+    });
+    put(&[index as u64]);
+    0
+}
+
+/// Registers preset `which` (0 Instagram, 1 Twitter, 2 Discord, 3 Sonyflake); index in OUT.
+#[wasm_bindgen(js_name = layoutPreset)]
+pub fn layout_preset(which: u32) -> u32 {
+    register(match which {
+        0 => Layout::INSTAGRAM,
+        1 => Layout::TWITTER,
+        2 => Layout::DISCORD,
+        _ => Layout::SONYFLAKE,
+    })
+}
+
+/// Validates and registers a custom layout; its index in OUT.
+#[wasm_bindgen(js_name = layoutNew)]
+pub fn layout_new(
+    epoch_ms: u64,
+    unit_ms: u64,
+    time_bits: u32,
+    shard_bits: u32,
+    sequence_bits: u32,
+    time_sequence_shard: bool,
+    signed: bool,
+) -> u32 {
+    let width = |bits: u32| u8::try_from(bits).unwrap_or(u8::MAX);
+    let order = if time_sequence_shard {
+        FieldOrder::TimeSequenceShard
+    } else {
+        FieldOrder::TimeShardSequence
+    };
+    match Layout::builder()
+        .epoch_ms(epoch_ms)
+        .unit_ms(unit_ms)
+        .bits(width(time_bits), width(shard_bits), width(sequence_bits))
+        .order(order)
+        .signed(signed)
+        .build()
+    {
+        Ok(layout) => register(layout),
+        Err(e) => fail(e),
+    }
+}
+
+/// A layout's fields and limits, in OUT: epoch, unit, time/shard/sequence bits, order
+/// (1: time | sequence | shard), signed, max shard, max sequence, max ID, expiry.
+#[wasm_bindgen(js_name = layoutInfo)]
+pub fn layout_info(index: u32) -> u32 {
+    let Some(l) = layout(index) else {
+        return BAD_HANDLE;
+    };
+    put(&[
+        l.epoch_ms(),
+        l.unit_ms(),
+        u64::from(l.time_bits()),
+        u64::from(l.shard_bits()),
+        u64::from(l.sequence_bits()),
+        u64::from(l.order() == FieldOrder::TimeSequenceShard),
+        u64::from(l.signed()),
+        l.max_shard(),
+        l.max_sequence(),
+        l.max_id(),
+        l.expires_at_ms(),
+    ]);
+    0
+}
+
+/// Decodes `id`: timestamp ms, shard, sequence in OUT.
+#[wasm_bindgen]
+pub fn decode(index: u32, id: u64) -> u32 {
+    let Some(l) = layout(index) else {
+        return BAD_HANDLE;
+    };
+    match l.decode(id) {
+        Ok(p) => {
+            put(&[p.timestamp_ms, p.shard, p.sequence]);
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// The operations from an ID to a value: 0 validate, 1/2 scatter/gather decimal, 3/4
+/// scatter/gather bits. The value in OUT.
+#[wasm_bindgen(js_name = idOp)]
+pub fn id_op(index: u32, op: u32, id: u64) -> u32 {
+    let Some(l) = layout(index) else {
+        return BAD_HANDLE;
+    };
+    status(match op {
+        0 => l.validate_id(id),
+        1 => l.scatter_decimal(id),
+        2 => l.gather_decimal(id),
+        3 => l.scatter_bits(id),
+        _ => l.gather_bits(id),
+    })
+}
+
+/// The ID for a time, a shard and a sequence, in OUT.
+#[wasm_bindgen]
+pub fn compose(index: u32, timestamp_ms: u64, shard: u64, sequence: u64) -> u32 {
+    let Some(l) = layout(index) else {
+        return BAD_HANDLE;
+    };
+    status(l.compose(timestamp_ms, shard, sequence))
+}
+
+/// The smallest (`max` false) or largest ID of the unit holding `timestamp_ms`, in OUT.
+#[wasm_bindgen(js_name = idAt)]
+pub fn id_at(index: u32, timestamp_ms: u64, max: bool) -> u32 {
+    let Some(l) = layout(index) else {
+        return BAD_HANDLE;
+    };
+    status(if max {
+        l.max_id_at(timestamp_ms)
+    } else {
+        l.min_id_at(timestamp_ms)
+    })
+}
+
+/// `key % logical_shards`, checked against the layout, in OUT.
+#[wasm_bindgen(js_name = shardForKey)]
+pub fn shard_for_key(index: u32, key: u64, logical_shards: u64) -> u32 {
+    let Some(l) = layout(index) else {
+        return BAD_HANDLE;
+    };
+    status(l.shard_for_key(key, logical_shards))
+}
+
+/// Decodes many IDs into `[t0, s0, q0, t1, s1, q1, ...]`; on an error, an empty array and
+/// the status and fields in OUT (status in OUT[11]).
+#[wasm_bindgen(js_name = decodeMany)]
+pub fn decode_many(index: u32, ids: &[u64]) -> Vec<f64> {
+    decode_all(index, ids.len(), ids.iter().map(|&id| Some(id)))
+}
+
+/// As [`decode_many`] for `count` IDs written as ASCII digits separated by commas.
+#[wasm_bindgen(js_name = decodeManyText)]
+pub fn decode_many_text(index: u32, text: &[u8], count: u32) -> Vec<f64> {
+    let ids = text.split(|&b| b == b',').map(|token| {
+        if token.is_empty() || token.len() > 20 || !token.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        token.iter().try_fold(0u64, |v, &d| {
+            v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
+    });
+    decode_all(index, count as usize, ids)
+}
+
+#[allow(clippy::cast_precision_loss)] // exact: registered layouts keep these below 2^53
+fn decode_all(index: u32, count: usize, ids: impl Iterator<Item = Option<u64>>) -> Vec<f64> {
+    let mut out = Vec::with_capacity(count * 3);
+    let mut result = 0;
+    match layout(index) {
+        None => result = BAD_HANDLE,
+        Some(l) => {
+            for id in ids {
+                match id.map(|id| l.decode(id)) {
+                    Some(Ok(p)) => out.extend_from_slice(&[
+                        p.timestamp_ms as f64,
+                        p.shard as f64,
+                        p.sequence as f64,
+                    ]),
+                    Some(Err(e)) => {
+                        result = fail(e);
+                        break;
+                    }
+                    None => {
+                        result = 5;
+                        break;
+                    }
+                }
+            }
+            if result == 0 && out.len() != count * 3 {
+                result = 5;
+            }
+        }
+    }
+    OUT.0.borrow_mut()[11] = u64::from(result);
+    if result != 0 {
+        out.clear();
+    }
+    out
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `performance.now()`: monotonic ms since the page (or worker) started.
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
+    /// `Date.now()`: the wall clock, Unix ms.
+    #[wasm_bindgen(js_namespace = Date, js_name = now)]
+    fn date_now() -> f64;
+}
+
+/// The page's clock: `performance.now()` anchored to `Date.now()`, never going backwards.
+fn clock_ms() -> u64 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // non-negative ms
+    let ms = |v: f64| if v > 0.0 { v as u64 } else { 0 };
+    ANCHOR.now_ms(ms(performance_now()), || ms(date_now()))
+}
+
+/// The clock the generators read, Unix ms.
+#[wasm_bindgen(js_name = nowMs)]
+#[allow(clippy::cast_precision_loss)] // Unix ms are far below 2^53
+pub fn now_ms() -> f64 {
+    clock_ms() as f64
+}
+
+fn space(l: Layout) -> Layout {
+    Layout::builder()
+        .epoch_ms(l.epoch_ms())
+        .unit_ms(l.unit_ms())
+        .bits(l.time_bits(), l.shard_bits(), l.sequence_bits())
+        .order(l.order())
+        .signed(false)
+        .build()
+        .unwrap_or(l)
+}
+
+/// Makes (or finds) the generator for a layout, shard and options; its index in OUT. A second
+/// generator for a shard shares the first one's state; with other options it is refused.
+#[wasm_bindgen(js_name = generatorNew)]
+pub fn generator_new(
+    index: u32,
+    shard: u64,
+    backwards_tolerance_ms: u64,
+    max_borrow_units: u64,
+) -> u32 {
+    let Some(layout) = layout(index) else {
+        return BAD_HANDLE;
+    };
+    let options = Options::new()
+        .backwards_tolerance_ms(backwards_tolerance_ms)
+        .max_borrow_units(max_borrow_units);
+    let space = space(layout);
+    let mut all = GENERATORS.0.borrow_mut();
+    if let Some(i) = all
+        .iter()
+        .position(|e| e.space == space && e.shard == shard)
+    {
+        if all[i].layout != layout || all[i].options != options {
+            return CONFLICT;
+        }
+        put(&[i as u64]);
+        return 0;
+    }
+    match Generator::with_options(layout, shard, options) {
+        Ok(generator) => {
+            let generator: &'static Generator = Box::leak(Box::new(generator));
+            all.push(Entry {
+                space,
+                layout,
+                shard,
+                options,
+                generator,
+            });
+            put(&[(all.len() - 1) as u64]);
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// The default backwards tolerance, for `js/backend.js`.
+#[wasm_bindgen(js_name = defaultBackwardsToleranceMs)]
+pub fn default_backwards_tolerance_ms() -> u64 {
+    shardid::DEFAULT_BACKWARDS_TOLERANCE_MS
+}
+
+fn generator(index: u32) -> Option<&'static Generator> {
+    GENERATORS
+        .0
+        .borrow()
+        .get(index as usize)
+        .map(|e| e.generator)
+}
+
+/// Spins until the clock reads `target_ms` (a page cannot sleep): at most one time unit.
+fn wait_until(target_ms: u64) {
+    while clock_ms() < target_ms {
+        core::hint::spin_loop();
+    }
+}
+
+/// One ID now (waiting for the next unit when this one is used up), in OUT.
+#[wasm_bindgen(js_name = nextId)]
+pub fn next_id(index: u32) -> u32 {
+    let Some(g) = generator(index) else {
+        return BAD_HANDLE;
+    };
+    loop {
+        match g.next_id_at(clock_ms()) {
+            Err(Error::SequenceExhausted { retry_at_ms }) => wait_until(retry_at_ms),
+            result => return status(result),
+        }
+    }
+}
+
+/// One ID as if the clock read `now_ms`, in OUT.
+#[wasm_bindgen(js_name = nextIdAt)]
+pub fn next_id_at(index: u32, now_ms: u64) -> u32 {
+    let Some(g) = generator(index) else {
+        return BAD_HANDLE;
+    };
+    status(g.next_id_at(now_ms))
+}
+
+/// `n` IDs now; on an error an empty array, the status in OUT[11].
+#[wasm_bindgen(js_name = nextIds)]
+pub fn next_ids(index: u32, n: u32) -> Vec<u64> {
+    let mut ids = vec![0u64; n as usize];
+    let mut result = 0;
+    match generator(index) {
+        None => result = BAD_HANDLE,
+        Some(g) => {
+            let mut filled = 0;
+            while filled < ids.len() {
+                match g.next_ids_at(clock_ms(), &mut ids[filled..]) {
+                    Ok(k) => filled += k,
+                    Err(Error::SequenceExhausted { retry_at_ms }) => wait_until(retry_at_ms),
+                    Err(e) => {
+                        result = fail(e);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    OUT.0.borrow_mut()[11] = u64::from(result);
+    if result != 0 {
+        ids.clear();
+    }
+    ids
+}
+
+/// Up to `n` IDs as if the clock read `now_ms`; on an error an empty array, the status in
+/// OUT[11].
+#[wasm_bindgen(js_name = nextIdsAt)]
+pub fn next_ids_at(index: u32, now_ms: u64, n: u32) -> Vec<u64> {
+    let mut ids = vec![0u64; n as usize];
+    let result = match generator(index) {
+        None => BAD_HANDLE,
+        Some(g) => match g.next_ids_at(now_ms, &mut ids) {
+            Ok(written) => {
+                ids.truncate(written);
+                0
+            }
+            Err(e) => fail(e),
+        },
+    };
+    OUT.0.borrow_mut()[11] = u64::from(result);
+    if result != 0 {
+        ids.clear();
+    }
+    ids
+}
