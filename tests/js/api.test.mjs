@@ -135,5 +135,8 @@ test('decodeMany of strings refuses bad strings, including ones holding a comma'
   throwsCode(() => Layout.TWITTER.decodeMany(['1', '']), 'INVALID_ID', RangeError)
   throwsCode(() => Layout.TWITTER.decodeMany(['1', ' 2']), 'INVALID_ID', RangeError)
   throwsCode(() => Layout.TWITTER.decodeMany([String(2n ** 63n)]), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.DISCORD.decodeMany(['18446744073709551616']), 'INVALID_ID', RangeError)
+  throwsCode(() => Layout.DISCORD.decodeMany(['99999999999999999999']), 'INVALID_ID', RangeError)
+  assert.equal(Layout.DISCORD.decodeMany(['18446744073709551615']).sequence[0], 4095)
   assert.deepEqual(Array.from(Layout.DISCORD.decodeMany(['175928847299117063', '0']).shard), [32, 0])
 })
