@@ -119,15 +119,11 @@ fn from_string(env: &Env, value: sys::napi_value, name: &str, arg: Arg) -> napi:
             &raw mut len,
         );
     }
-    // Up to 20 digits; a longer string was cut at 23 bytes and fails the length check.
+    // A string longer than 20 digits was cut at 23 bytes and still fails the length check.
     let text = &buf[..len];
-    let digits = !text.is_empty() && text.len() <= 20 && text.iter().all(u8::is_ascii_digit);
-    let parsed = std::str::from_utf8(text)
-        .ok()
-        .and_then(|t| t.parse::<u64>().ok());
-    match parsed {
-        Some(v) if digits => Ok(v),
-        _ => Err(range(
+    match shardid::parse_decimal(text) {
+        Some(v) => Ok(v),
+        None => Err(range(
             env,
             arg,
             text.first() == Some(&b'-'),

@@ -296,11 +296,8 @@ pub fn decode_many_text(
         )
     };
     for token in text.split(',') {
-        let digits =
-            !token.is_empty() && token.len() <= 20 && token.bytes().all(|b| b.is_ascii_digit());
-        let id = match token.parse::<u64>() {
-            Ok(id) if digits => id,
-            _ => return Err(invalid()),
+        let Some(id) = shardid::parse_decimal(token.as_bytes()) else {
+            return Err(invalid());
         };
         let p = l.decode(id).or_throw(env)?;
         columns[0].push(number(p.timestamp_ms));

@@ -103,12 +103,11 @@ fn u64_arg_slow(value: &Bound<'_, PyAny>, name: &str, arg: Arg) -> PyResult<u64>
     }
     if let (Arg::Id, Ok(text)) = (arg, value.cast::<PyString>()) {
         let text = text.to_cow()?;
-        // Only plain ASCII digits: int() would also take signs, spaces, underscores and
-        // non-ASCII digits, which are not how IDs are written.
-        let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
-        return match text.parse::<u64>() {
-            Ok(id) if digits => Ok(id),
-            _ => Err(raise(
+        // Only plain ASCII digits (the core's rule): int() would also take signs, spaces,
+        // underscores and non-ASCII digits, which are not how IDs are written.
+        return match shardid::parse_decimal(text.as_bytes()) {
+            Some(id) => Ok(id),
+            None => Err(raise(
                 py,
                 "InvalidIdError",
                 &format!("{name} {text:?} is not a decimal ID in 0..2**64"),

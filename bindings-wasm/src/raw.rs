@@ -252,27 +252,8 @@ pub fn decode_many(index: u32, ids: &[u64]) -> Vec<f64> {
 /// As [`decode_many`] for `count` IDs written as ASCII digits separated by commas.
 #[wasm_bindgen(js_name = decodeManyText)]
 pub fn decode_many_text(index: u32, text: &[u8], count: u32) -> Vec<f64> {
-    let ids = text.split(|&b| b == b',').map(parse_decimal);
+    let ids = text.split(|&b| b == b',').map(shardid::parse_decimal);
     decode_all(index, count as usize, ids)
-}
-
-/// A decimal ID of 1 to 20 ASCII digits below 2^64. Without `checked_mul`: on wasm32 a checked
-/// 64-bit multiply calls a 128-bit multiply routine. 19 digits cannot overflow; only a 20th
-/// needs a check.
-fn parse_decimal(token: &[u8]) -> Option<u64> {
-    if token.is_empty() || token.len() > 20 || !token.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let (head, last) = token.split_at(token.len().min(19));
-    let value = head.iter().fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
-    match last {
-        [] => Some(value),
-        [d] => {
-            let d = u64::from(d - b'0');
-            (value <= (u64::MAX - d) / 10).then(|| value * 10 + d)
-        }
-        _ => None,
-    }
 }
 
 #[allow(clippy::cast_precision_loss)] // exact: registered layouts keep these below 2^53

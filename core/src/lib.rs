@@ -28,6 +28,7 @@
 #[cfg(feature = "std")]
 extern crate std;
 
+mod decimal;
 mod error;
 mod layout;
 mod scatter;
@@ -42,6 +43,7 @@ mod clock;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 mod registry;
 
+pub use decimal::parse_decimal;
 pub use error::Error;
 pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
 pub use scatter::SCATTER_BITS;
