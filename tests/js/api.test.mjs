@@ -22,6 +22,9 @@ test('decode returns numbers, a lazy date, and takes bigint, strings and safe nu
   assert.equal(p.date.toISOString(), '2016-04-30T11:18:25.796Z')
   assert.deepEqual(Layout.DISCORD.decode('175928847299117063'), p)
   assert.deepEqual(Layout.TWITTER.decode(5), Layout.TWITTER.decode(5n))
+  // Leading zeros within 20 digits, as in every language (the core's parse_decimal).
+  assert.deepEqual(Layout.DISCORD.decode('00175928847299117063'), p)
+  throwsCode(() => Layout.DISCORD.decode('000175928847299117063'), 'INVALID_ID', RangeError)
   assert.equal(JSON.stringify(p), '{"timestampMs":1462015105796,"shard":32,"sequence":7}')
 })
 

@@ -100,7 +100,11 @@ def test_decimal_strings_and_int_subclasses_are_ids() -> None:
         ID = DISCORD_DOCS_ID
 
     assert Layout.DISCORD.decode(str(DISCORD_DOCS_ID)) == Layout.DISCORD.decode(Big.ID)
-    assert Layout.DISCORD.decode("0000" + str(DISCORD_DOCS_ID)).shard == 32
+    # Leading zeros within the 20 digits a u64 can need; beyond that, refused as in every
+    # language (the core's parse_decimal).
+    assert Layout.DISCORD.decode("00" + str(DISCORD_DOCS_ID)).shard == 32
+    with pytest.raises(shardid.InvalidIdError):
+        Layout.DISCORD.decode("000" + str(DISCORD_DOCS_ID))
 
 
 def test_bad_arguments_per_kind() -> None:
