@@ -398,12 +398,7 @@ pub fn next_id(index: u32) -> u32 {
     let Some(g) = generator(index) else {
         return BAD_HANDLE;
     };
-    loop {
-        match g.next_id_at(clock_ms()) {
-            Err(Error::SequenceExhausted { retry_at_ms }) => wait_until(retry_at_ms),
-            result => return status(result),
-        }
-    }
+    status(g.next_id_with(clock_ms, wait_until))
 }
 
 /// One ID as if the clock read `now_ms`, in OUT.
@@ -423,16 +418,8 @@ pub fn next_ids(index: u32, n: u32) -> Vec<u64> {
     match generator(index) {
         None => result = BAD_HANDLE,
         Some(g) => {
-            let mut filled = 0;
-            while filled < ids.len() {
-                match g.next_ids_at(clock_ms(), &mut ids[filled..]) {
-                    Ok(k) => filled += k,
-                    Err(Error::SequenceExhausted { retry_at_ms }) => wait_until(retry_at_ms),
-                    Err(e) => {
-                        result = fail(e);
-                        break;
-                    }
-                }
+            if let Err(e) = g.next_ids_with(&mut ids, clock_ms, wait_until) {
+                result = fail(e);
             }
         }
     }

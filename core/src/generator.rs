@@ -324,6 +324,51 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     }
 }
 
+impl<S: Borrow<AtomicU64>> Generator<S> {
+    /// Issues one ID at the time `clock()` reads (Unix ms); when the time unit is used up,
+    /// calls `wait_until(retry_at_ms)` and tries again. For callers that bring their own clock
+    /// and way of waiting (the WebAssembly binding: `performance.now()`, a spin); `std`'s
+    /// [`Generator::next_id`] is this with the process clock, plus a faster path for bursts.
+    ///
+    /// # Errors
+    /// As [`Generator::next_id_at`], except [`Error::SequenceExhausted`], which is waited out.
+    pub fn next_id_with(
+        &self,
+        mut clock: impl FnMut() -> u64,
+        mut wait_until: impl FnMut(u64),
+    ) -> Result<u64, Error> {
+        loop {
+            match self.next_id_at(clock()) {
+                Err(Error::SequenceExhausted { retry_at_ms }) => wait_until(retry_at_ms),
+                result => return result,
+            }
+        }
+    }
+
+    /// Fills all of `out` with IDs at the times `clock()` reads, one atomic step per time
+    /// unit, calling `wait_until(retry_at_ms)` whenever a unit is used up.
+    ///
+    /// # Errors
+    /// As [`Generator::next_id_with`]. IDs already written to `out` before an error were
+    /// issued and will not be issued again.
+    pub fn next_ids_with(
+        &self,
+        out: &mut [u64],
+        mut clock: impl FnMut() -> u64,
+        mut wait_until: impl FnMut(u64),
+    ) -> Result<(), Error> {
+        let mut filled = 0;
+        while filled < out.len() {
+            match self.next_ids_at(clock(), &mut out[filled..]) {
+                Ok(n) => filled += n,
+                Err(Error::SequenceExhausted { retry_at_ms }) => wait_until(retry_at_ms),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(feature = "std")]
 impl<S: Borrow<AtomicU64>> Generator<S> {
     /// Issues one ID now, reading the process's clock ([`crate::now_ms`]), and waits for the
@@ -387,16 +432,6 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     /// As [`Generator::next_id`]. IDs already written to `out` before an error were issued and
     /// will not be issued again.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<(), Error> {
-        let mut filled = 0;
-        while filled < out.len() {
-            match self.next_ids_at(crate::now_ms(), &mut out[filled..]) {
-                Ok(n) => filled += n,
-                Err(Error::SequenceExhausted { retry_at_ms }) => {
-                    crate::clock::wait_until(retry_at_ms);
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        self.next_ids_with(out, crate::now_ms, crate::clock::wait_until)
     }
 }

@@ -349,3 +349,58 @@ fn the_process_clock_never_goes_backwards() {
         last = now;
     }
 }
+
+/// The clock-injected forms wait out a used-up unit through the caller's `wait_until` (and
+/// only then), and fail on everything else without waiting: a scripted clock tries them.
+#[test]
+fn next_id_with_waits_through_the_callers_clock_and_nothing_else() {
+    use std::cell::Cell;
+    let l = tiny(); // 4 IDs per ms, epoch T0 - 1 s
+    let g = Generator::new(l, 1).unwrap();
+    let now = Cell::new(T0);
+    let waits = Cell::new(Vec::new());
+    let clock = || now.get();
+    let wait = |until: u64| {
+        let mut w = waits.take();
+        w.push(until);
+        waits.set(w);
+        now.set(until);
+    };
+    let ids: Vec<u64> = (0..5)
+        .map(|_| g.next_id_with(clock, wait).unwrap())
+        .collect();
+    assert_eq!(waits.take(), vec![T0 + 1], "one wait, for the next unit");
+    let parts: Vec<_> = ids.iter().map(|&id| l.decode(id).unwrap()).collect();
+    assert_eq!(parts[4].timestamp_ms, T0 + 1);
+    assert_eq!(parts[4].sequence, 0);
+
+    // A batch of 10 spans three units (3 left in T0+1, 4, then 3): it waits twice.
+    let mut batch = [0u64; 10];
+    g.next_ids_with(&mut batch, clock, wait).unwrap();
+    assert_eq!(waits.take(), vec![T0 + 2, T0 + 3]);
+    assert!(batch[0] > ids[4] && batch.windows(2).all(|w| w[1] > w[0]));
+
+    // A clock far behind, or before the epoch, is an error at once, never a wait.
+    let other = Generator::new(Layout::TWITTER, 9).unwrap();
+    now.set(T0 + 10_000);
+    other.next_id_with(clock, wait).unwrap();
+    now.set(T0);
+    assert!(matches!(
+        other.next_id_with(clock, wait),
+        Err(Error::ClockMovedBackwards {
+            behind_ms: 10_000,
+            ..
+        })
+    ));
+    now.set(l.epoch_ms() - 1);
+    assert!(matches!(
+        g.next_id_with(clock, wait),
+        Err(Error::TimestampBeforeEpoch { .. })
+    ));
+    now.set(l.expires_at_ms() + 1);
+    assert!(matches!(
+        g.next_ids_with(&mut batch, clock, wait),
+        Err(Error::TimestampPastExpiry { .. })
+    ));
+    assert!(waits.take().is_empty());
+}
