@@ -74,7 +74,6 @@ function makeBackend(raw, memory) {
     if (status === 0) return view()
     if (status === 100) throw error(TypeError, 'INVALID_ARGUMENT', 'not a shardid Layout or Generator')
     if (status === 101) throw error(RangeError, 'INVALID_LAYOUT', "the layout's shards, sequences or times do not fit JavaScript numbers and Dates")
-    if (status === 102) throw error(RangeError, 'INVALID_ARGUMENT', 'a generator for this layout and shard already exists with other options: reuse it')
     const o = view()
     const fields = Object.fromEntries(FIELDS[status].map((f, i) => [f, o[i]]))
     const Class = status === 9 || status === 10 ? Error : RangeError

@@ -11,6 +11,7 @@ use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use core::sync::atomic::AtomicU64;
 
 use shardid::{Anchor, Error, FieldOrder, Generator, Layout, Options};
 use wasm_bindgen::prelude::*;
@@ -21,25 +22,22 @@ use crate::Local;
 static OUT: Local<[u64; 12]> = Local(RefCell::new([0; 12]));
 static LAYOUTS: Local<Vec<Layout>> = Local(RefCell::new(Vec::new()));
 static GENERATORS: Local<Vec<Entry>> = Local(RefCell::new(Vec::new()));
+/// One state word per (ID space, shard), shared by every generator for it.
+static STATES: Local<Vec<((Layout, u64), &'static AtomicU64)>> = Local(RefCell::new(Vec::new()));
 static ANCHOR: Anchor = Anchor::new();
 
 /// A status for a layout or generator index that does not exist (a bug in the JS side).
 const BAD_HANDLE: u32 = 100;
 /// A custom layout whose values JavaScript numbers and `Date`s cannot hold.
 const UNREPRESENTABLE: u32 = 101;
-/// A second generator for a shard with other options.
-const CONFLICT: u32 = 102;
 
 /// The largest integer a `number` holds exactly, and the largest time a `Date` holds.
 const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 const MAX_DATE_MS: u64 = 8_640_000_000_000_000;
 
 struct Entry {
-    space: Layout,
-    layout: Layout,
-    shard: u64,
-    options: Options,
-    generator: &'static Generator,
+    key: (Layout, u64, Options),
+    generator: &'static Generator<&'static AtomicU64>,
 }
 
 /// The module's `WebAssembly.Memory`, for the typed-array view over [`OUT`].
@@ -316,19 +314,9 @@ pub fn now_ms() -> f64 {
     clock_ms() as f64
 }
 
-fn space(l: Layout) -> Layout {
-    Layout::builder()
-        .epoch_ms(l.epoch_ms())
-        .unit_ms(l.unit_ms())
-        .bits(l.time_bits(), l.shard_bits(), l.sequence_bits())
-        .order(l.order())
-        .signed(false)
-        .build()
-        .unwrap_or(l)
-}
-
-/// Makes (or finds) the generator for a layout, shard and options; its index in OUT. A second
-/// generator for a shard shares the first one's state; with other options it is refused.
+/// Makes (or finds) the generator for a layout, shard and options; its index in OUT. Like
+/// the core's `Generator::shared` (which needs `std`): every generator for one shard of one
+/// ID space in this instance shares one state word, whatever its options.
 #[wasm_bindgen(js_name = generatorNew)]
 pub fn generator_new(
     index: u32,
@@ -342,27 +330,28 @@ pub fn generator_new(
     let options = Options::new()
         .backwards_tolerance_ms(backwards_tolerance_ms)
         .max_borrow_units(max_borrow_units);
-    let space = space(layout);
+    let key = (layout, shard, options);
     let mut all = GENERATORS.0.borrow_mut();
-    if let Some(i) = all
-        .iter()
-        .position(|e| e.space == space && e.shard == shard)
-    {
-        if all[i].layout != layout || all[i].options != options {
-            return CONFLICT;
-        }
+    if let Some(i) = all.iter().position(|e| e.key == key) {
         put(&[i as u64]);
         return 0;
     }
-    match Generator::with_options(layout, shard, options) {
+    let state = {
+        let mut states = STATES.0.borrow_mut();
+        let space = (layout.id_space(), shard);
+        if let Some((_, state)) = states.iter().find(|(s, _)| *s == space) {
+            *state
+        } else {
+            let state: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+            states.push((space, state));
+            state
+        }
+    };
+    match Generator::with_state(state, layout, shard, options) {
         Ok(generator) => {
-            let generator: &'static Generator = Box::leak(Box::new(generator));
             all.push(Entry {
-                space,
-                layout,
-                shard,
-                options,
-                generator,
+                key,
+                generator: Box::leak(Box::new(generator)),
             });
             put(&[(all.len() - 1) as u64]);
             0
@@ -377,7 +366,7 @@ pub fn default_backwards_tolerance_ms() -> u64 {
     shardid::DEFAULT_BACKWARDS_TOLERANCE_MS
 }
 
-fn generator(index: u32) -> Option<&'static Generator> {
+fn generator(index: u32) -> Option<&'static Generator<&'static AtomicU64>> {
     GENERATORS
         .0
         .borrow()

@@ -104,11 +104,16 @@ impl Generator {
 }
 
 impl<S: Borrow<AtomicU64>> Generator<S> {
-    /// A generator whose state word lives in `state` (initially 0).
+    /// A generator whose state word lives in `state` (0 for a new one).
+    ///
+    /// Generators on one state word never issue the same ID, whatever their options: this is
+    /// how [`Generator::shared`] (with `std`) gives every handle for a (layout, shard) one state,
+    /// and how a binding without `std` does the same. Every generator for one shard of one
+    /// [`Layout::id_space`] must use the same word; two words for it can repeat IDs.
     ///
     /// # Errors
     /// [`Error::ShardOutOfRange`].
-    pub(crate) const fn with_state(
+    pub const fn with_state(
         state: S,
         layout: Layout,
         shard: u64,

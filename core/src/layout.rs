@@ -239,10 +239,11 @@ impl Layout {
             total
         }
     }
-    /// The same layout marked unsigned: two layouts that differ only in signedness make the
-    /// same IDs, so they share one generator state.
-    #[cfg(feature = "std")]
-    pub(crate) const fn unsigned_twin(mut self) -> Self {
+    /// The ID space this layout draws from: the same layout marked unsigned. Two layouts that
+    /// differ only in signedness make the same IDs, so generators for one shard of either must
+    /// share one state (see [`Generator::with_state`](crate::Generator::with_state)).
+    #[must_use]
+    pub const fn id_space(mut self) -> Self {
         self.signed = false;
         self
     }

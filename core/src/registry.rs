@@ -20,7 +20,7 @@ type Key = (Layout, u64);
 static STATES: Mutex<Vec<(Key, &'static AtomicU64)>> = Mutex::new(Vec::new());
 
 fn state_for(layout: Layout, shard: u64) -> &'static AtomicU64 {
-    let key: Key = (layout.unsigned_twin(), shard);
+    let key: Key = (layout.id_space(), shard);
     // A panic while holding the lock cannot leave the Vec inconsistent: keep using it.
     let mut states = STATES
         .lock()

@@ -404,3 +404,32 @@ fn next_id_with_waits_through_the_callers_clock_and_nothing_else() {
     ));
     assert!(waits.take().is_empty());
 }
+
+/// `with_state` is how a binding without `std` shares one state: generators with different
+/// options, and for the signed and unsigned forms of one layout, on one word never collide.
+#[test]
+fn generators_on_one_state_word_share_it_across_options_and_signedness() {
+    use std::sync::atomic::AtomicU64;
+    let signed = tiny();
+    let unsigned = Layout::builder()
+        .epoch_ms(signed.epoch_ms())
+        .bits(41, 10, 2)
+        .signed(false)
+        .build()
+        .unwrap();
+    assert_ne!(signed, unsigned);
+    assert_eq!(signed.id_space(), unsigned.id_space());
+    let word = AtomicU64::new(0);
+    let a = Generator::with_state(&word, signed, 3, Options::new()).unwrap();
+    let b = Generator::with_state(&word, unsigned, 3, Options::new().max_borrow_units(1)).unwrap();
+    let ids = [
+        a.next_id_at(T0).unwrap(),
+        b.next_id_at(T0).unwrap(),
+        a.next_id_at(T0).unwrap(),
+    ];
+    let sequences: Vec<u64> = ids
+        .iter()
+        .map(|&id| signed.decode(id).unwrap().sequence)
+        .collect();
+    assert_eq!(sequences, [0, 1, 2]);
+}

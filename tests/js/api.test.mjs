@@ -143,3 +143,14 @@ test('decodeMany of strings refuses bad strings, including ones holding a comma'
   assert.equal(Layout.DISCORD.decodeMany(['18446744073709551615']).sequence[0], 4095)
   assert.deepEqual(Array.from(Layout.DISCORD.decodeMany(['175928847299117063', '0']).shard), [32, 0])
 })
+
+test('generators for one shard share one state, whatever their options or signedness', () => {
+  const signed = new Layout({ epochMs: 1_600_000_000_000, timeBits: 41, shardBits: 10, sequenceBits: 12 })
+  const unsigned = new Layout({ epochMs: 1_600_000_000_000, timeBits: 41, shardBits: 10, sequenceBits: 12, signed: false })
+  const a = new Generator({ layout: signed, shard: 5 })
+  const b = new Generator({ layout: signed, shard: 5, backwardsToleranceMs: 5, maxBorrowUnits: 2 })
+  const c = new Generator({ layout: unsigned, shard: 5 })
+  const t = 1_700_000_000_000
+  const ids = [a.nextIdAt(t), b.nextIdAt(t), c.nextIdAt(t), a.nextIdAt(t)]
+  assert.deepEqual(ids.map((id) => signed.decode(id).sequence), [0, 1, 2, 3])
+})
