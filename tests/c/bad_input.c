@@ -143,6 +143,29 @@ static void test_generator_errors(void) {
     shardid_generator_free(gen);
 }
 
+/* The accessors and helpers, on good input. */
+static void test_accessors(void) {
+    shardid_layout l = shardid_layout_sonyflake(), got;
+    shardid_options o = shardid_options_default();
+    shardid_generator *gen = NULL;
+    uint64_t shard = 0, id = 0, same = 0, before, after;
+
+    CHECK(o.backwards_tolerance_ms == 1000 && o.max_borrow_units == 0, "default options");
+    CHECK_STATUS(shardid_generator_new(&l, 4242, &gen), SHARDID_OK);
+    CHECK_STATUS(shardid_generator_layout(gen, &got), SHARDID_OK);
+    CHECK(got.epoch_ms == l.epoch_ms && got.unit_ms == 10 && got.order == SHARDID_ORDER_TIME_SEQUENCE_SHARD,
+          "generator layout");
+    CHECK_STATUS(shardid_generator_shard(gen, &shard), SHARDID_OK);
+    CHECK(shard == 4242, "generator shard %" PRIu64, shard);
+    before = shardid_now_ms();
+    CHECK_STATUS(shardid_generator_next(gen, &id), SHARDID_OK);
+    after = shardid_now_ms();
+    CHECK(after >= before && before > UINT64_C(1700000000000), "now_ms %" PRIu64 " .. %" PRIu64, before, after);
+    CHECK_STATUS(shardid_validate_id(&l, id, &same), SHARDID_OK);
+    CHECK(same == id, "validate_id returns the ID");
+    shardid_generator_free(gen);
+}
+
 static void test_status_strings(void) {
     uint32_t s;
     for (s = 0; s <= 200; s++) {
@@ -161,6 +184,7 @@ int main(void) {
     test_invalid_layouts();
     test_out_of_range();
     test_generator_errors();
+    test_accessors();
     test_status_strings();
     return check_finish("bad_input");
 }

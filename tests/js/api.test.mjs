@@ -154,3 +154,16 @@ test('generators for one shard share one state, whatever their options or signed
   const ids = [a.nextIdAt(t), b.nextIdAt(t), c.nextIdAt(t), a.nextIdAt(t)]
   assert.deepEqual(ids.map((id) => signed.decode(id).sequence), [0, 1, 2, 3])
 })
+
+test('nowMs, validateId, expiresAt and equals', () => {
+  const before = shardid.nowMs()
+  const id = new Generator({ layout: Layout.TWITTER, shard: 78 }).nextId()
+  const after = shardid.nowMs()
+  assert.ok(before > 1_700_000_000_000 && before <= after)
+  const t = Layout.TWITTER.decode(id).timestampMs
+  assert.ok(before <= t && t <= after + 1, `${before} ${t} ${after}`)
+  assert.equal(Layout.TWITTER.validateId(String(id)), id)
+  assert.equal(Layout.INSTAGRAM.expiresAt.toISOString(), '2046-06-27T17:00:49.496Z')
+  assert.ok(Layout.TWITTER.equals(new Layout({ epochMs: 1288834974657, timeBits: 41, shardBits: 10, sequenceBits: 12 })))
+  assert.ok(!Layout.TWITTER.equals(Layout.DISCORD) && !Layout.TWITTER.equals({}))
+})

@@ -229,3 +229,12 @@ def test_threads_sharing_one_generator_never_duplicate() -> None:
     assert len(set(every)) == len(every)
     for r in results:
         assert r == sorted(r) and len(set(r)) == len(r)
+
+
+def test_now_ms_and_validate_id() -> None:
+    before = shardid.now_ms()
+    new_id = Generator(Layout.TWITTER, 904).next_id()
+    after = shardid.now_ms()
+    assert 1_700_000_000_000 < before <= after
+    assert before <= Layout.TWITTER.decode(new_id).timestamp_ms <= after + 1
+    assert Layout.TWITTER.validate_id(str(new_id)) == new_id
