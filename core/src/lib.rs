@@ -38,6 +38,9 @@ mod anchor;
 #[cfg(target_has_atomic = "64")]
 mod generator;
 
+#[cfg(target_has_atomic = "64")]
+pub mod sql;
+
 #[cfg(feature = "std")]
 mod clock;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]

@@ -1,0 +1,142 @@
+//! The PostgreSQL DDL emitter's arguments and output. The SQL itself runs against a real server
+//! in `tests/postgres/`.
+
+use shardid::sql::{MAX_SCHEMA_LEN, Postgres, SqlError};
+use shardid::{Error, FieldOrder, Layout, Options};
+
+fn render(layout: Layout, shard: u64, schema: &str) -> String {
+    Postgres::new(layout, shard, schema).unwrap().to_string()
+}
+
+#[test]
+fn schema_names_must_be_plain_lower_case_identifiers() {
+    for good in [
+        "insta5",
+        "_x",
+        "a",
+        "shard_0001",
+        &"s".repeat(MAX_SCHEMA_LEN),
+    ] {
+        assert!(
+            Postgres::new(Layout::INSTAGRAM, 5, good).is_ok(),
+            "{good:?}"
+        );
+    }
+    for (bad, why) in [
+        ("", "it is empty"),
+        ("5insta", "it starts with a digit"),
+        ("Insta5", "only a-z, 0-9 and _ are allowed"),
+        ("insta-5", "only a-z, 0-9 and _ are allowed"),
+        ("in\"sta", "only a-z, 0-9 and _ are allowed"),
+        ("a;drop", "only a-z, 0-9 and _ are allowed"),
+        ("insta é", "only a-z, 0-9 and _ are allowed"),
+        ("pg_ids", "names starting with pg_ are reserved"),
+        (
+            &"s".repeat(MAX_SCHEMA_LEN + 1),
+            "it is longer than 40 bytes",
+        ),
+    ] {
+        assert_eq!(
+            Postgres::new(Layout::INSTAGRAM, 5, bad).unwrap_err(),
+            SqlError::SchemaName { reason: why },
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn the_shard_must_fit_the_layout() {
+    assert_eq!(
+        Postgres::new(Layout::INSTAGRAM, 8192, "insta5").unwrap_err(),
+        SqlError::Core(Error::ShardOutOfRange {
+            shard: 8192,
+            max: 8191
+        })
+    );
+    assert!(Postgres::new(Layout::INSTAGRAM, 8191, "insta5").is_ok());
+}
+
+#[test]
+fn layouts_beyond_a_bigint_of_milliseconds_are_refused() {
+    let far = Layout::builder()
+        .epoch_ms(i64::MAX as u64 - 1_000)
+        .bits(20, 0, 0)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        Postgres::new(far, 0, "far").unwrap_err(),
+        SqlError::Core(Error::InvalidLayout { .. })
+    ));
+}
+
+#[test]
+fn an_unsigned_layout_is_served_up_to_the_largest_bigint() {
+    let sql = render(Layout::DISCORD, 1, "disc");
+    assert!(sql.contains("BETWEEN 0 AND 9223372036854775807"), "{sql}");
+    assert!(!sql.contains("18446744073709551615"));
+    // Discord's 42 time bits lose the top one: the SQL side expires at 2^41 ms after 2015.
+    let expires = Layout::DISCORD.epoch_ms() + (1u64 << 41) - 1;
+    assert!(sql.contains(&format!("last representable time {expires} ms")));
+}
+
+#[test]
+fn the_ddl_carries_the_layouts_constants() {
+    let sql = render(Layout::INSTAGRAM, 5, "insta5");
+    for needle in [
+        "CREATE SCHEMA IF NOT EXISTS insta5;",
+        "CREATE OR REPLACE FUNCTION insta5.next_id() RETURNS bigint",
+        "CREATE OR REPLACE FUNCTION insta5.shardid_timestamp(id bigint) RETURNS timestamptz",
+        "CREATE OR REPLACE FUNCTION insta5.shardid_min_id_at(ts timestamptz) RETURNS bigint",
+        // shard 5 sits above the 10 sequence bits; time above the 23 low bits
+        "((slot >> 10) << 23) | 5120 | (slot & 1023)",
+        "(now_ms - 1314220021721)",
+        "'shardid epoch 1314220021721 ms, unit 1 ms, 41 time / 13 shard / 10 sequence bits, time|shard|sequence'",
+    ] {
+        assert!(sql.contains(needle), "missing {needle:?} in:\n{sql}");
+    }
+    // Nothing left of the template.
+    assert!(!sql.contains('{') && !sql.contains('}'), "{sql}");
+
+    let sony = render(Layout::SONYFLAKE, 7, "sony");
+    // 10 ms units; the sequence sits above the 16-bit machine id.
+    assert!(sony.contains("((now_ms - 1409529600000) / 10)"), "{sony}");
+    assert!(
+        sony.contains("((slot >> 8) << 24) | 7 | ((slot & 255) << 16)"),
+        "{sony}"
+    );
+    assert!(sony.contains("time|sequence|shard"));
+}
+
+#[test]
+fn options_reach_the_function() {
+    let options = Options::new()
+        .backwards_tolerance_ms(250)
+        .max_borrow_units(3);
+    let sql = Postgres::new(Layout::TWITTER, 1, "tw")
+        .unwrap()
+        .options(options)
+        .to_string();
+    assert!(sql.contains("now_ms > 250 THEN"), "{sql}");
+    assert!(sql.contains("units > now_units + 3 THEN"), "{sql}");
+}
+
+#[test]
+fn every_layout_renders() {
+    let custom = Layout::builder()
+        .epoch_ms(0)
+        .unit_ms(1000)
+        .bits(30, 0, 33)
+        .order(FieldOrder::TimeSequenceShard)
+        .build()
+        .unwrap();
+    for layout in [
+        Layout::INSTAGRAM,
+        Layout::TWITTER,
+        Layout::DISCORD,
+        Layout::SONYFLAKE,
+        custom,
+    ] {
+        let sql = render(layout, layout.max_shard(), "s");
+        assert!(sql.ends_with("$shardid$;\n"));
+    }
+}
