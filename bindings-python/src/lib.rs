@@ -1,12 +1,14 @@
 //! The native module `shardid._shardid`, re-exported by the `shardid` package.
 //!
 //! A thin adapter: argument checks (`args`), the core's errors as Python exceptions
-//! (`errors`), and the value and generator classes (`layout`, `generator`).
+//! (`errors`), the value and generator classes (`layout`, `generator`) and the PostgreSQL
+//! DDL (`sql`).
 
 mod args;
 mod errors;
 mod generator;
 mod layout;
+mod sql;
 
 use pyo3::prelude::*;
 
@@ -33,6 +35,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::PyGenerator>()?;
     m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
+    m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "DEFAULT_BACKWARDS_TOLERANCE_MS",

@@ -16,12 +16,21 @@ __all__ = [
     "__version__",
     "_after_fork",
     "now_ms",
+    "postgres",
 ]
 
 __version__: str
 DEFAULT_BACKWARDS_TOLERANCE_MS: int
 
 def now_ms() -> int: ...
+def postgres(
+    layout: Layout,
+    shard: int,
+    schema: str,
+    *,
+    backwards_tolerance_ms: int | None = None,
+    max_borrow_units: int | None = None,
+) -> str: ...
 def _after_fork() -> None: ...
 @final
 class Layout:

@@ -1,0 +1,95 @@
+"""PostgreSQL: the database makes and reads the same IDs as the application.
+
+:func:`postgres` renders the DDL for one layout, shard and schema: ``<schema>.next_id()`` for
+column defaults (unique however many sessions call it, unlike ``nextval() % 1024``) and
+``IMMUTABLE`` decoding functions for indexes and time-range queries::
+
+    >>> from shardid import Layout
+    >>> from shardid.sql import postgres
+    >>> ddl = postgres(Layout.INSTAGRAM, shard=5, schema="insta5")
+    >>> "CREATE OR REPLACE FUNCTION insta5.next_id() RETURNS bigint" in ddl
+    True
+
+Install it with ``psql -1 -f``, or from a Django migration with
+:class:`shardid.django.InstallPostgres`. Give the database a shard of its own: the
+application's generators must use other shards.
+
+From the command line::
+
+    python -m shardid.sql --layout instagram --shard 5 --schema insta5 | psql -1 -f -
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from shardid._shardid import Layout, postgres
+
+__all__ = ["postgres"]
+
+_PRESETS = {
+    "instagram": Layout.INSTAGRAM,
+    "twitter": Layout.TWITTER,
+    "discord": Layout.DISCORD,
+    "sonyflake": Layout.SONYFLAKE,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m shardid.sql``: print the DDL for a preset or custom layout."""
+    parser = argparse.ArgumentParser(
+        prog="python -m shardid.sql",
+        description="Print the PostgreSQL DDL that makes and decodes shardid IDs in the database.",
+    )
+    parser.add_argument("--layout", choices=sorted(_PRESETS), help="a preset layout")
+    parser.add_argument("--epoch-ms", type=int, help="custom layout: epoch, Unix ms")
+    parser.add_argument("--unit-ms", type=int, help="custom layout: time unit in ms (default 1)")
+    parser.add_argument(
+        "--bits", metavar="TIME,SHARD,SEQUENCE", help="custom layout: field widths, e.g. 41,13,10"
+    )
+    parser.add_argument(
+        "--order", choices=["time_shard_sequence", "time_sequence_shard"], help="custom layout"
+    )
+    parser.add_argument("--shard", type=int, required=True, help="the database's shard")
+    parser.add_argument("--schema", required=True, help="schema for the functions, e.g. insta5")
+    parser.add_argument("--backwards-tolerance-ms", type=int)
+    parser.add_argument("--max-borrow-units", type=int)
+    args = parser.parse_args(argv)
+    try:
+        if args.layout is not None:
+            if args.epoch_ms is not None or args.bits is not None:
+                parser.error("give either --layout or a custom layout, not both")
+            layout = _PRESETS[args.layout]
+        else:
+            if args.epoch_ms is None or args.bits is None:
+                parser.error("give --layout, or --epoch-ms and --bits for a custom layout")
+            try:
+                time_bits, shard_bits, sequence_bits = (int(b) for b in args.bits.split(","))
+            except ValueError:
+                parser.error("--bits takes three integers, e.g. 41,13,10")
+            layout = Layout(
+                epoch_ms=args.epoch_ms,
+                unit_ms=args.unit_ms,
+                time_bits=time_bits,
+                shard_bits=shard_bits,
+                sequence_bits=sequence_bits,
+                order=args.order,
+            )
+        ddl = postgres(
+            layout,
+            args.shard,
+            args.schema,
+            backwards_tolerance_ms=args.backwards_tolerance_ms,
+            max_borrow_units=args.max_borrow_units,
+        )
+    except ValueError as e:
+        print(f"python -m shardid.sql: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(ddl)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+//! `shardid.sql.postgres`: the core's PostgreSQL DDL emitter.
+
+use pyo3::prelude::*;
+use shardid::Options;
+use shardid::sql::{Postgres, SqlError};
+
+use crate::args::{Arg, u64_arg};
+use crate::errors::{core_error, raise};
+use crate::layout::PyLayout;
+
+/// The DDL that makes `<schema>.next_id()` and the decoding functions for `layout` and
+/// `shard` inside PostgreSQL.
+#[pyfunction]
+#[pyo3(signature = (layout, shard, schema, *, backwards_tolerance_ms = None, max_borrow_units = None))]
+pub(crate) fn postgres(
+    py: Python<'_>,
+    layout: &Bound<'_, PyLayout>,
+    shard: &Bound<'_, PyAny>,
+    schema: &str,
+    backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
+    max_borrow_units: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let layout = layout.get().inner;
+    let shard = u64_arg(shard, "shard", Arg::Shard(layout.max_shard()))?;
+    let mut options = Options::new();
+    if let Some(ms) = backwards_tolerance_ms {
+        options =
+            options.backwards_tolerance_ms(u64_arg(ms, "backwards_tolerance_ms", Arg::Other)?);
+    }
+    if let Some(units) = max_borrow_units {
+        options = options.max_borrow_units(u64_arg(units, "max_borrow_units", Arg::Other)?);
+    }
+    match Postgres::new(layout, shard, schema) {
+        Ok(ddl) => Ok(ddl.options(options).to_string()),
+        Err(SqlError::Core(e)) => Err(core_error(py, e)),
+        Err(e) => Err(raise(py, "InvalidArgumentError", &e.to_string(), &[])),
+    }
+}
