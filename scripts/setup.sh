@@ -33,6 +33,9 @@ done
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
     apt_packages+=(python3-venv python3-pip)
 fi
+# PostgreSQL server binaries (initdb, pg_ctl, pgbench) for the throwaway clusters of the SQL
+# tests and benchmark; the tests start and stop their own server, none is left running.
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_packages+=(postgresql)
 # Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 if [ ${#apt_packages[@]} -gt 0 ]; then

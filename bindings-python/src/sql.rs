@@ -2,7 +2,7 @@
 
 use pyo3::prelude::*;
 use shardid::Options;
-use shardid::sql::{Postgres, SqlError};
+use shardid::sql::{Postgres, PostgresUninstall, SqlError};
 
 use crate::args::{Arg, u64_arg};
 use crate::errors::{core_error, raise};
@@ -35,4 +35,12 @@ pub(crate) fn postgres(
         Err(SqlError::Core(e)) => Err(core_error(py, e)),
         Err(e) => Err(raise(py, "InvalidArgumentError", &e.to_string(), &[])),
     }
+}
+
+/// The DDL that removes what `postgres()` installed in `schema`.
+#[pyfunction]
+pub(crate) fn postgres_uninstall(py: Python<'_>, schema: &str) -> PyResult<String> {
+    PostgresUninstall::new(schema)
+        .map(|ddl| ddl.to_string())
+        .map_err(|e| raise(py, "InvalidArgumentError", &e.to_string(), &[]))
 }

@@ -487,3 +487,46 @@ impl Display for IdOf {
         }
     }
 }
+
+/// The DDL that removes what [`Postgres`] installed in `schema` (its functions and its state),
+/// leaving the schema itself and anything else in it. Render it with [`Display`].
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct PostgresUninstall<'a> {
+    schema: &'a str,
+}
+
+impl<'a> PostgresUninstall<'a> {
+    /// # Errors
+    /// [`SqlError::SchemaName`], as for [`Postgres::new`].
+    pub fn new(schema: &'a str) -> Result<Self, SqlError> {
+        check_schema(schema)?;
+        Ok(Self { schema })
+    }
+}
+
+/// Every function the install creates, with its argument types, dependents first.
+const FUNCTIONS: [&str; 11] = [
+    "next_id()",
+    "shardid_max_id_at(timestamptz)",
+    "shardid_min_id_at(timestamptz)",
+    "shardid_unix_ms(timestamptz)",
+    "shardid_max_id_at_ms(bigint)",
+    "shardid_min_id_at_ms(bigint)",
+    "shardid_sequence(bigint)",
+    "shardid_shard(bigint)",
+    "shardid_timestamp(bigint)",
+    "shardid_timestamp_ms(bigint)",
+    "shardid_raise(text, text)",
+];
+
+impl Display for PostgresUninstall<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.schema;
+        writeln!(f, "-- Removes shardid's functions and state from schema {s}.")?;
+        for function in FUNCTIONS {
+            writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
+        }
+        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_state;")
+    }
+}

@@ -27,13 +27,6 @@ echo "==> mypy.stubtest shardid"
 stubtest_ok=1
 "$venv/bin/python" -m mypy.stubtest shardid --mypy-config-file "$root/tests/python/mypy.ini" || { stubtest_ok=0; status=1; }
 
-"$venv/bin/python" - "$work/junit.xml" "$stubtest_ok" <<'PY'
-import sys, xml.etree.ElementTree as ET
-suite = ET.parse(sys.argv[1]).getroot()
-suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
-tests, failed = int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
-skipped = int(suite.get("skipped"))
-passed, failed = tests - failed - skipped + int(sys.argv[2]), failed + 1 - int(sys.argv[2])
-print(f"\ntest result: {'ok' if failed == 0 else 'FAILED'}. {passed} passed; {failed} failed; (Python: pytest + stubtest, tests/python/run.sh)")
-PY
+"$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
+    "Python: pytest + stubtest, tests/python/run.sh" "$stubtest_ok" "$((1 - stubtest_ok))"
 exit $status

@@ -17,6 +17,7 @@ __all__ = [
     "_after_fork",
     "now_ms",
     "postgres",
+    "postgres_uninstall",
 ]
 
 __version__: str
@@ -31,6 +32,7 @@ def postgres(
     backwards_tolerance_ms: int | None = None,
     max_borrow_units: int | None = None,
 ) -> str: ...
+def postgres_uninstall(schema: str) -> str: ...
 def _after_fork() -> None: ...
 @final
 class Layout:

@@ -10,6 +10,15 @@ Configure the process-wide generator in settings::
 must be unique among the processes writing to the database. IDs are made in the application,
 without a round trip to the database, and fit a signed ``BIGINT``: unsigned layouts such as
 Discord's are refused.
+
+With PostgreSQL, the database can make IDs of the same layout itself (for raw SQL, bulk loads,
+other services): install ``<schema>.next_id()`` with the migration operation
+:class:`InstallPostgres` and make it the column's database default with :class:`NextId`::
+
+    id = ShardIdField(primary_key=True, db_default=NextId("insta5"))
+
+Rows the application saves get the application's shard; rows inserted without an ``id`` get
+the database's. Give the database a shard no process uses.
 """
 
 from __future__ import annotations
@@ -18,11 +27,13 @@ import threading
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import models
+from django.db import NotSupportedError, models
+from django.db.migrations.operations.base import Operation
 
 from shardid import Generator, Layout, ShardIdError
+from shardid.sql import postgres, postgres_uninstall
 
-__all__ = ["ShardIdField", "get_generator", "next_id"]
+__all__ = ["InstallPostgres", "NextId", "ShardIdField", "get_generator", "next_id"]
 
 _PRESETS = {
     "instagram": Layout.INSTAGRAM,
@@ -103,3 +114,64 @@ class ShardIdField(models.BigIntegerField):
         if kwargs.get("default") is next_id:
             del kwargs["default"]
         return name, path, args, kwargs
+
+
+class NextId(models.Func):
+    """``<schema>.next_id()``: an ID made by the database, for ``db_default`` (PostgreSQL, after
+    :class:`InstallPostgres` for the same schema)."""
+
+    output_field = models.BigIntegerField()
+
+    def __init__(self, schema: str) -> None:
+        postgres_uninstall(schema)  # checks the name the way the SQL emitter does
+        self.schema = schema
+        super().__init__()
+
+    def as_sql(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
+        return f"{self.schema}.next_id()", []
+
+
+class InstallPostgres(Operation):
+    """A migration operation that installs ``<schema>.next_id()`` and the decoding functions
+    (:func:`shardid.sql.postgres`) for ``layout`` and ``shard``; reversing it removes them.
+
+    ``layout`` is a preset name, a :class:`shardid.Layout` or a dict of its arguments::
+
+        operations = [InstallPostgres(layout="instagram", shard=5, schema="insta5"), ...]
+    """
+
+    reduces_to_sql = True
+    reversible = True
+
+    def __init__(self, layout: Any, shard: int, schema: str, **options: int) -> None:
+        self.layout = layout
+        self.shard = shard
+        self.schema = schema
+        self.options = options
+        self.install_sql = postgres(_layout_from(layout), shard, schema, **options)
+        self.uninstall_sql = postgres_uninstall(schema)
+
+    def deconstruct(self) -> Any:
+        kwargs = {"layout": self.layout, "shard": self.shard, "schema": self.schema, **self.options}
+        return self.__class__.__qualname__, [], kwargs
+
+    def state_forwards(self, app_label: str, state: Any) -> None:
+        pass
+
+    def _execute(self, schema_editor: Any, sql: str) -> None:
+        if schema_editor.connection.vendor != "postgresql":
+            raise NotSupportedError("InstallPostgres needs PostgreSQL")
+        schema_editor.execute(sql, params=None)
+
+    def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        self._execute(schema_editor, self.install_sql)
+
+    def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        self._execute(schema_editor, self.uninstall_sql)
+
+    def describe(self) -> str:
+        return f"Install shardid's {self.schema}.next_id() for shard {self.shard}"
+
+    @property
+    def migration_name_fragment(self) -> str:
+        return f"shardid_{self.schema}"

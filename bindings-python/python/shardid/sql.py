@@ -25,9 +25,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from shardid._shardid import Layout, postgres
+from shardid._shardid import Layout, postgres, postgres_uninstall
 
-__all__ = ["postgres"]
+__all__ = ["postgres", "postgres_uninstall"]
 
 _PRESETS = {
     "instagram": Layout.INSTAGRAM,

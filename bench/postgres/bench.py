@@ -1,0 +1,108 @@
+"""IDs per second made inside PostgreSQL, side by side on one throwaway server:
+
+- shardid's emitted ``insta5.next_id()`` (Instagram's layout, shard 5);
+- Instagram's published PL/pgSQL ``next_id()`` (``nextval() % 1024``), verbatim;
+- the same formula as an inlinable ``LANGUAGE sql`` function (fast, and it repeats IDs);
+- plain ``nextval()`` on a sequence, the floor.
+
+Two measures: one statement making N IDs (``SELECT count(f()) FROM generate_series(1, N)``),
+and pgbench with 4 clients each running ``SELECT f();`` per transaction. Rounds alternate the
+functions; the table shows the median and each function's ratio to Instagram's. Duplicates
+are counted in one statement of 100,000 IDs.
+
+    scripts/bench-postgres.sh [--rounds 5] [--ids 200000] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+
+import shardid
+from shardid.sql import postgres
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "postgres"))
+from cluster import Cluster  # noqa: E402
+
+INSTAGRAM = """
+CREATE SCHEMA ig;
+CREATE SEQUENCE ig.table_id_seq;
+-- Instagram's function as published (2012), for shard 5.
+CREATE OR REPLACE FUNCTION ig.next_id(OUT result bigint) AS $$
+DECLARE
+    our_epoch bigint := 1314220021721;
+    seq_id bigint;
+    now_millis bigint;
+    shard_id int := 5;
+BEGIN
+    SELECT nextval('ig.table_id_seq') % 1024 INTO seq_id;
+    SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) INTO now_millis;
+    result := (now_millis - our_epoch) << 23;
+    result := result | (shard_id << 10);
+    result := result | (seq_id);
+END;
+$$ LANGUAGE PLPGSQL;
+-- The same formula, inlinable.
+CREATE FUNCTION ig.next_id_sql() RETURNS bigint LANGUAGE sql AS $$
+    SELECT ((FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint - 1314220021721) << 23)
+        | (5 << 10) | (nextval('ig.table_id_seq') % 1024)
+$$;
+CREATE SEQUENCE plain_seq;
+"""
+
+FUNCTIONS = {
+    "shardid insta5.next_id()": "insta5.next_id()",
+    "Instagram's next_id() (PL/pgSQL, as published)": "ig.next_id()",
+    "Instagram's formula as LANGUAGE sql": "ig.next_id_sql()",
+    "plain nextval()": "nextval('plain_seq')",
+}
+BASELINE = "Instagram's next_id() (PL/pgSQL, as published)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--ids", type=int, default=200_000)
+    parser.add_argument("--seconds", type=int, default=5)
+    args = parser.parse_args()
+    with Cluster() as cluster, psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        conn.execute(postgres(shardid.Layout.INSTAGRAM, 5, "insta5").encode())  # type: ignore[call-overload]
+        conn.execute(INSTAGRAM.encode())  # type: ignore[call-overload]
+        version = conn.execute("SHOW server_version").fetchone()[0]  # type: ignore[index]
+        one: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
+        bench: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
+        duplicates = {
+            name: conn.execute(f"SELECT count(*) - count(DISTINCT x) FROM (SELECT {call} AS x FROM generate_series(1, 100000)) s").fetchone()[0]  # type: ignore[index]
+            for name, call in FUNCTIONS.items()
+        }
+        for _ in range(args.rounds):
+            for name, call in FUNCTIONS.items():
+                start = time.perf_counter()
+                conn.execute(f"SELECT count({call}) FROM generate_series(1, {args.ids})")
+                one[name].append(args.ids / (time.perf_counter() - start))
+        for _ in range(max(1, args.rounds // 2)):
+            for name, call in FUNCTIONS.items():
+                script = cluster.root / "select.sql"
+                script.write_text(f"SELECT {call};\n")
+                run = cluster.pgbench("-n", "-M", "prepared", "-c", "4", "-j", "2", "-T", str(args.seconds), "-f", str(script), "postgres")
+                found = re.search(r"tps = ([\d.]+) \(without initial connection time\)", run.stdout)
+                if run.returncode != 0 or found is None:
+                    raise SystemExit(f"pgbench failed for {name}:\n{run.stdout}{run.stderr}")
+                bench[name].append(float(found.group(1)))
+    base_one, base_bench = statistics.median(one[BASELINE]), statistics.median(bench[BASELINE])
+    print(f"PostgreSQL {version}; {args.rounds} rounds of {args.ids:,} IDs in one statement; pgbench -c 4 -j 2 -T {args.seconds} -M prepared, SELECT f() per transaction\n")
+    print("| function | one statement, IDs/s | vs Instagram's | pgbench, IDs/s | vs Instagram's | duplicates in 100,000 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name in FUNCTIONS:
+        o, b = statistics.median(one[name]), statistics.median(bench[name])
+        print(f"| {name} | {o:,.0f} | {o / base_one:.2f}x | {b:,.0f} | {b / base_bench:.2f}x | {duplicates[name]:,} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The PostgreSQL tests: the wheel in a fresh virtualenv (as tests/python/run.sh installs it),
+# then pytest against a throwaway cluster that the tests start (tests/postgres/cluster.py:
+# initdb into a temp dir as the postgres user, 127.0.0.1 only, removed at the end).
+# Ends with a "test result:" line that scripts/test.sh counts.
+#
+# SHARDID_PYTHON_VENV=DIR reuses (or creates) the virtualenv in DIR.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+venv=${SHARDID_PYTHON_VENV:-$work/venv}
+SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
+
+cd "$work"   # import the installed wheel, not the source tree
+status=0
+"$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \
+    "$root/tests/postgres" || status=1
+"$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
+    "PostgreSQL: the emitted SQL on a real server, tests/postgres/run.sh"
+exit $status

@@ -1,0 +1,133 @@
+"""A Django project on the throwaway PostgreSQL server: ShardIdField as the primary key with the
+database's next_id() as its database default (installed by the InstallPostgres migration),
+ORM and bulk inserts with the application's shard, raw SQL inserts with the database's, and
+time-range queries through min_id_at/max_id_at on both sides."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+SETTINGS = """
+SECRET_KEY = "test"
+INSTALLED_APPS = ["events"]
+DATABASES = {{"default": {{
+    "ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {port},
+    "USER": "postgres", "NAME": "django_shardid",
+}}}}
+USE_TZ = True
+SHARDID = {{"layout": "instagram", "shard": 1}}
+"""
+
+MODELS = """
+from django.db import models
+from shardid.django import NextId, ShardIdField
+
+class Event(models.Model):
+    id = ShardIdField(primary_key=True, db_default=NextId("insta5"))
+    name = models.CharField(max_length=100)
+"""
+
+INSTALL = """
+from django.db import migrations
+from shardid.django import InstallPostgres
+
+class Migration(migrations.Migration):
+    initial = True
+    operations = [InstallPostgres(layout="instagram", shard=5, schema="insta5")]
+"""
+
+CHECK = """
+import django, os
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+django.setup()
+from datetime import datetime, timezone
+from django.db import connection
+from shardid import Layout
+from events.models import Event
+
+def now():
+    return datetime.now(timezone.utc)
+
+t0 = now()
+made = [Event.objects.create(name="orm") for _ in range(500)]
+Event.objects.bulk_create([Event(name="bulk") for _ in range(2000)])
+t1 = now()
+with connection.cursor() as cursor:
+    # Raw SQL without an id: the column's database default, insta5.next_id(), shard 5.
+    cursor.execute("INSERT INTO events_event (name) SELECT 'raw' FROM generate_series(1, 3000)")
+    cursor.execute("INSERT INTO events_event (name) VALUES ('raw-one') RETURNING id")
+    raw_one = cursor.fetchone()[0]
+t2 = now()
+
+rows = list(Event.objects.values_list("id", "name"))
+assert len(rows) == 5501 and len({i for i, _ in rows}) == 5501
+for id_, name in rows:
+    expected = 5 if name.startswith("raw") else 1
+    assert Layout.INSTAGRAM.decode(id_).shard == expected, (id_, name)
+assert Layout.INSTAGRAM.decode(raw_one).shard == 5
+assert all(m.id == Event.objects.get(pk=m.id).id for m in made[:10])
+
+# Time ranges: the ORM with the library's bounds, and SQL with the database's, agree.
+L = Layout.INSTAGRAM
+app_rows = Event.objects.filter(id__gte=L.min_id_at(t0), id__lte=L.max_id_at(t1))
+assert app_rows.count() == 2500, app_rows.count()
+db_rows = Event.objects.filter(id__gte=L.min_id_at(t1), id__lte=L.max_id_at(t2)).exclude(name__in=["orm", "bulk"])
+assert db_rows.count() == 3001, db_rows.count()
+with connection.cursor() as cursor:
+    cursor.execute(
+        "SELECT count(*) FROM events_event WHERE id BETWEEN insta5.shardid_min_id_at(%s) AND insta5.shardid_max_id_at(%s)",
+        [t0, t2],
+    )
+    assert cursor.fetchone()[0] == 5501
+    cursor.execute("SELECT min(insta5.shardid_timestamp(id)), max(insta5.shardid_timestamp(id)) FROM events_event")
+    first, last = cursor.fetchone()
+    assert t0.replace(microsecond=t0.microsecond // 1000 * 1000) <= first and last <= t2, (t0, first, last, t2)
+print("django on postgres: ok")
+"""
+
+
+def run(project: Path, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
+    done = subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_django_project_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
+    conn.execute("CREATE DATABASE django_shardid")
+    (tmp_path / "settings.py").write_text(SETTINGS.format(port=cluster.port))
+    app = tmp_path / "events"
+    (app / "migrations").mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "migrations" / "__init__.py").write_text("")
+    (app / "models.py").write_text(textwrap.dedent(MODELS))
+    (app / "migrations" / "0001_install_shardid.py").write_text(INSTALL)
+    run(tmp_path, "-m", "django", "makemigrations", "events")
+    (second,) = (app / "migrations").glob("0002_*.py")
+    migration = second.read_text()
+    assert "shardid.django.NextId('insta5')" in migration, migration
+    assert "('events', '0001_install_shardid')" in migration
+    run(tmp_path, "-m", "django", "migrate")
+    assert "django on postgres: ok" in run(tmp_path, "-c", CHECK)
+
+    dsn = cluster.dsn.replace("dbname=postgres", "dbname=django_shardid")
+    with psycopg.connect(dsn) as db:
+        default = db.execute(
+            "SELECT column_default FROM information_schema.columns WHERE table_name = 'events_event' AND column_name = 'id'"
+        ).fetchone()[0]  # type: ignore[index]
+        assert default == "insta5.next_id()"
+    # Reversing the migrations removes the table, then the functions and their state.
+    run(tmp_path, "-m", "django", "migrate", "events", "zero")
+    with psycopg.connect(dsn) as db:
+        left = db.execute(
+            "SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'insta5'"
+        ).fetchone()[0]  # type: ignore[index]
+        assert left == 0
+        assert db.execute("SELECT to_regclass('insta5.shardid_state')").fetchone()[0] is None  # type: ignore[index]
