@@ -523,7 +523,10 @@ const FUNCTIONS: [&str; 11] = [
 impl Display for PostgresUninstall<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let s = self.schema;
-        writeln!(f, "-- Removes shardid's functions and state from schema {s}.")?;
+        writeln!(
+            f,
+            "-- Removes shardid's functions and state from schema {s}."
+        )?;
         for function in FUNCTIONS {
             writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
         }

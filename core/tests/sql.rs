@@ -146,8 +146,13 @@ fn uninstall_drops_every_function_the_install_creates() {
     use shardid::sql::PostgresUninstall;
     let install = render(Layout::INSTAGRAM, 5, "insta5");
     let uninstall = PostgresUninstall::new("insta5").unwrap().to_string();
-    let created = install.matches("CREATE OR REPLACE FUNCTION insta5.").count();
-    assert_eq!(uninstall.matches("DROP FUNCTION IF EXISTS insta5.").count(), created);
+    let created = install
+        .matches("CREATE OR REPLACE FUNCTION insta5.")
+        .count();
+    assert_eq!(
+        uninstall.matches("DROP FUNCTION IF EXISTS insta5.").count(),
+        created
+    );
     assert!(uninstall.contains("DROP SEQUENCE IF EXISTS insta5.shardid_state;"));
     assert!(PostgresUninstall::new("Bad").is_err());
 }
