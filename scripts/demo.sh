@@ -33,3 +33,7 @@ echo
 echo "== WebAssembly: the module decoding (and making) IDs under Node"
 bindings-wasm/build.sh >/dev/null
 node examples/wasm/demo.cjs
+
+echo
+echo "== PostgreSQL: the emitted next_id() on a throwaway server, decoded on both sides"
+(cd "$work" && "$OLDPWD/target/python-venv/bin/python" "$OLDPWD/examples/postgres/demo.py")
