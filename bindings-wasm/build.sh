@@ -18,8 +18,9 @@ if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$version" ]; th
 fi
 [ -x node_modules/.bin/wasm-opt ] || npm install --no-audit --no-fund --loglevel=error >/dev/null
 
-# Smallest code: the module is downloaded by every page that uses it.
-CARGO_PROFILE_RELEASE_OPT_LEVEL=${SHARDID_WASM_OPT_LEVEL:-z} CARGO_PROFILE_RELEASE_PANIC=abort \
+# Small code (every page that uses the module downloads it) that is still fast: opt-level "s"
+# is ~150 bytes gzipped more than "z" and decodes batches ~1.5x faster (BENCHMARKS.md).
+CARGO_PROFILE_RELEASE_OPT_LEVEL=${SHARDID_WASM_OPT_LEVEL:-s} CARGO_PROFILE_RELEASE_PANIC=abort \
     cargo build --quiet --locked --release -p shardid-wasm --target wasm32-unknown-unknown
 wasm="$root/target/wasm32-unknown-unknown/release/shardid_wasm.wasm"
 

@@ -85,11 +85,12 @@ function makeBackend(raw, memory) {
     if (v > 0xffffffffn) throw error(RangeError, 'INVALID_ARGUMENT', 'n is too large')
     return Number(v)
   }
-  const columns = (flat) => {
-    const rows = flat.length / 3
-    const t = new Float64Array(rows), s = new Float64Array(rows), q = new Float64Array(rows)
-    for (let i = 0, j = 0; i < rows; i++, j += 3) { t[i] = flat[j]; s[i] = flat[j + 1]; q[i] = flat[j + 2] }
-    return [t, s, q]
+  // Batch decoding writes the IDs straight into the module's scratch memory and copies the
+  // three columns it leaves there (src/raw.rs, WORDS and TEXT) out into arrays of their own.
+  const columns = (status, at, n) => {
+    check(status)
+    const column = (i) => new Float64Array(memory().buffer, at + 8 * i * n, n).slice()
+    return [column(0), column(1), column(2)]
   }
   let decodeBuffer = null
   const encoder = new TextEncoder()
@@ -123,14 +124,17 @@ function makeBackend(raw, memory) {
       if (ids instanceof BigUint64Array) typed = ids
       else if (Array.isArray(ids)) typed = BigUint64Array.from(ids, (id) => toU64(id, 'ids[i]', 'id'))
       else throw error(TypeError, 'INVALID_ID', 'ids must be an array or a BigUint64Array')
-      const flat = raw.decodeMany(layout, typed)
-      batchStatus()
-      return columns(flat)
+      const n = typed.length
+      const at = raw.scratchWords(4 * n)
+      new BigUint64Array(memory().buffer, at + 24 * n, n).set(typed)
+      return columns(raw.decodeColumns(layout, n), at, n)
     },
     decodeManyText(layout, text, n) {
-      const flat = raw.decodeManyText(layout, encoder.encode(text), n)
-      batchStatus()
-      return columns(flat)
+      // Decimal IDs are ASCII: a string that needs more bytes than characters is not one.
+      const words = raw.scratchWords(3 * n), bytes = raw.scratchText(text.length)
+      const { read, written } = encoder.encodeInto(text, new Uint8Array(memory().buffer, bytes, text.length))
+      if (read !== text.length) throw error(RangeError, 'INVALID_ID', 'ids[i] must be a decimal integer string in 0..2^64')
+      return columns(raw.decodeColumnsText(layout, n, written), words, n)
     },
     validateId: (layout, id) => check(raw.idOp(layout, 0, toU64(id, 'id', 'id')))[0],
     scatterDecimal: (layout, id) => check(raw.idOp(layout, 1, toU64(id, 'id', 'id')))[0],

@@ -240,54 +240,87 @@ pub fn shard_for_key(index: u32, key: u64, logical_shards: u64) -> u32 {
     status(l.shard_for_key(key, logical_shards))
 }
 
-/// Decodes many IDs into `[t0, s0, q0, t1, s1, q1, ...]`; on an error, an empty array and
-/// the status and fields in OUT (status in OUT[11]).
-#[wasm_bindgen(js_name = decodeMany)]
-pub fn decode_many(index: u32, ids: &[u64]) -> Vec<f64> {
-    decode_all(index, ids.len(), ids.iter().map(|&id| Some(id)))
+/// Batch decoding's scratch memory. JavaScript writes the IDs straight into it and reads
+/// the three result columns out of it through typed-array views, so a batch costs no
+/// allocation and no copy by the glue: `WORDS` holds the columns (`f64` bits) followed by
+/// binary IDs, `TEXT` the comma-separated decimal IDs.
+static WORDS: Local<Vec<u64>> = Local(RefCell::new(Vec::new()));
+static TEXT: Local<Vec<u8>> = Local(RefCell::new(Vec::new()));
+
+/// Grows [`WORDS`] to at least `words` words and returns its address. The memory may grow,
+/// which detaches every view of it: make views after this call.
+#[wasm_bindgen(js_name = scratchWords)]
+pub fn scratch_words(words: u32) -> *mut u64 {
+    let mut scratch = WORDS.0.borrow_mut();
+    if scratch.len() < words as usize {
+        scratch.resize(words as usize, 0);
+    }
+    scratch.as_mut_ptr()
 }
 
-/// As [`decode_many`] for `count` IDs written as ASCII digits separated by commas.
-#[wasm_bindgen(js_name = decodeManyText)]
-pub fn decode_many_text(index: u32, text: &[u8], count: u32) -> Vec<f64> {
-    let ids = text.split(|&b| b == b',').map(shardid::parse_decimal);
-    decode_all(index, count as usize, ids)
+/// Grows [`TEXT`] to at least `bytes` bytes and returns its address, as [`scratch_words`].
+#[wasm_bindgen(js_name = scratchText)]
+pub fn scratch_text(bytes: u32) -> *mut u8 {
+    let mut scratch = TEXT.0.borrow_mut();
+    if scratch.len() < bytes as usize {
+        scratch.resize(bytes as usize, 0);
+    }
+    scratch.as_mut_ptr()
 }
 
+/// Decodes the `count` IDs that follow the columns in [`WORDS`] (words `3 * count` on) into
+/// its columns: timestamps in words `0..count`, shards, then sequences. Returns a status.
+#[wasm_bindgen(js_name = decodeColumns)]
+pub fn decode_columns(index: u32, count: u32) -> u32 {
+    let n = count as usize;
+    let mut words = WORDS.0.borrow_mut();
+    let Some((columns, ids)) = words.get_mut(..4 * n).map(|w| w.split_at_mut(3 * n)) else {
+        return BAD_HANDLE;
+    };
+    let ids = ids.iter().map(|&id| Some(id));
+    decode_into(index, columns, ids)
+}
+
+/// As [`decode_columns`] for `count` IDs written in [`TEXT`]'s first `len` bytes as ASCII
+/// digits separated by commas (a wrong count is an error).
+#[wasm_bindgen(js_name = decodeColumnsText)]
+pub fn decode_columns_text(index: u32, count: u32, len: u32) -> u32 {
+    let n = count as usize;
+    let text = TEXT.0.borrow();
+    let mut words = WORDS.0.borrow_mut();
+    let (Some(text), Some(columns)) = (text.get(..len as usize), words.get_mut(..3 * n)) else {
+        return BAD_HANDLE;
+    };
+    let mut ids = shardid::DecimalList::new(text);
+    let status = decode_into(index, columns, ids.by_ref());
+    if status == 0 && ids.next().is_some() {
+        return 5; // more IDs than `count`
+    }
+    status
+}
+
+/// Decodes `ids` into the three columns of `out` (`3 * n` words for `n` IDs); `None` is an ID
+/// that did not parse, and too few IDs is an error.
 #[allow(clippy::cast_precision_loss)] // exact: registered layouts keep these below 2^53
-fn decode_all(index: u32, count: usize, ids: impl Iterator<Item = Option<u64>>) -> Vec<f64> {
-    let mut out = Vec::with_capacity(count * 3);
-    let mut result = 0;
-    match layout(index) {
-        None => result = BAD_HANDLE,
-        Some(l) => {
-            for id in ids {
-                match id.map(|id| l.decode(id)) {
-                    Some(Ok(p)) => out.extend_from_slice(&[
-                        p.timestamp_ms as f64,
-                        p.shard as f64,
-                        p.sequence as f64,
-                    ]),
-                    Some(Err(e)) => {
-                        result = fail(e);
-                        break;
-                    }
-                    None => {
-                        result = 5;
-                        break;
-                    }
-                }
+fn decode_into(index: u32, out: &mut [u64], mut ids: impl Iterator<Item = Option<u64>>) -> u32 {
+    let Some(l) = layout(index) else {
+        return BAD_HANDLE;
+    };
+    let n = out.len() / 3;
+    let (timestamps, rest) = out.split_at_mut(n);
+    let (shards, sequences) = rest.split_at_mut(n);
+    for ((t, s), q) in timestamps.iter_mut().zip(shards).zip(sequences) {
+        match ids.next().flatten().map(|id| l.decode(id)) {
+            Some(Ok(p)) => {
+                *t = (p.timestamp_ms as f64).to_bits();
+                *s = (p.shard as f64).to_bits();
+                *q = (p.sequence as f64).to_bits();
             }
-            if result == 0 && out.len() != count * 3 {
-                result = 5;
-            }
+            Some(Err(e)) => return fail(e),
+            None => return 5,
         }
     }
-    OUT.0.borrow_mut()[11] = u64::from(result);
-    if result != 0 {
-        out.clear();
-    }
-    out
+    0
 }
 
 #[wasm_bindgen]

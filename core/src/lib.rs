@@ -46,7 +46,7 @@ mod clock;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 mod registry;
 
-pub use decimal::parse_decimal;
+pub use decimal::{DecimalList, parse_decimal};
 pub use error::Error;
 pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
 pub use scatter::SCATTER_BITS;
