@@ -151,7 +151,20 @@ pub(crate) fn check_ticker(precise_ms: u64) {
 /// survive the fork, so the next burst starts a new one. Bindings call this from their
 /// at-fork hooks (Python's `os.register_at_fork`, `pthread_atfork` in C). Without it the
 /// clock notices at its next check against the precise clock.
+///
+/// It also tells leased generators ([`crate::lease::LeasedGenerator`]) that this is a new
+/// process, which then takes a shard of its own instead of issuing its parent's IDs.
 pub fn after_fork() {
     ticker::TICK_MS.store(0, Ordering::Relaxed);
     ticker::RUNNING.store(false, Ordering::Release);
+    FORK_GENERATION.fetch_add(1, Ordering::AcqRel);
+}
+
+/// How many times [`after_fork`] ran in this process and its ancestors: a value different
+/// from the one a handle saw means the handle came from a parent process.
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The current fork generation (see [`after_fork`]).
+pub fn fork_generation() -> u64 {
+    FORK_GENERATION.load(Ordering::Acquire)
 }

@@ -19,6 +19,9 @@
 //! - [`Layout`]: presets and custom layouts; decode, compose, range bounds, expiry, scattering.
 //! - [`Generator`]: lock-free, `Sync`, strictly increasing IDs for one shard.
 //! - [`Error`]: one small `Copy` error type whose [`Error::code`] every binding exposes.
+//! - [`lease::LeasedGenerator`] (`std`): a shard leased from lock files, so no two processes
+//!   share one and a restart continues after its predecessor's IDs.
+//! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL.
 //!
 //! On targets without 64-bit atomics the layout and decoding API still builds; the generator
 //! needs `AtomicU64`.
@@ -44,6 +47,8 @@ pub mod sql;
 #[cfg(feature = "std")]
 mod clock;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
+pub mod lease;
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
 mod registry;
 
 pub use decimal::{DecimalList, parse_decimal};
@@ -57,7 +62,7 @@ pub use anchor::{Anchor, RESYNC_EVERY_MS};
 pub use generator::{DEFAULT_BACKWARDS_TOLERANCE_MS, Generator, Options};
 
 #[cfg(feature = "std")]
-pub use clock::{after_fork, now_ms};
+pub use clock::{after_fork, fork_generation, now_ms};
 
 /// The README's Rust examples, run as doctests.
 #[cfg(doctest)]

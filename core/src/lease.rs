@@ -1,0 +1,361 @@
+//! Shard leases: no two processes on a host hold the same shard, and no process reissues the
+//! IDs of one that held its shard before.
+//!
+//! The most common way snowflake IDs repeat in production is two processes with the same
+//! shard: pre-fork servers whose workers inherit one generator, N copies of one configuration,
+//! a restart onto a clock that was set back. A [`LeasedGenerator`] takes its shard from a
+//! directory of lock files, one per shard of a configured range, each held with the OS's
+//! advisory lock (`flock` on Unix, `LockFileEx` on Windows, through [`std::fs::File::try_lock`]).
+//! The OS releases it when the process dies, however it dies, so a crashed worker's shard is
+//! free again for the next one.
+//!
+//! Each lock file also records a *ceiling*: a time unit at or above every unit the holder has
+//! issued. It is written before any ID above it is handed out (a little ahead, so a file write
+//! happens every few hundred milliseconds, not every ID). The next holder starts its state
+//! above the ceiling: after a restart, or with a clock set back, it continues after the last
+//! holder's IDs within the generator's backwards tolerance and fails with
+//! [`Error::ClockMovedBackwards`] beyond it, exactly as one long-lived generator would.
+//! The file is written, not synced: the ceiling survives the process (killed or not), and a
+//! machine that loses its page cache takes longer to reboot than the ceiling runs ahead.
+//!
+//! After `fork()`, a leased generator used in the child takes a new lease of its own in the
+//! child (the bindings' at-fork hooks call [`crate::after_fork`], which tells it), so a
+//! pre-fork server's workers get one shard each.
+
+use std::fmt;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::string::String;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use crate::{Error, Generator, Layout, Options};
+
+/// How many nested forks a leased generator follows (a child of a child of ...).
+const FORK_DEPTH: usize = 8;
+
+/// Why a lease could not be taken or kept.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LeaseError {
+    /// An error of the generator (clock moved backwards, expiry, shard out of range).
+    Id(Error),
+    /// Every shard of the range is held by a live process.
+    NoFreeShard {
+        /// The directory of lock files.
+        directory: PathBuf,
+        /// The range of shards that were tried.
+        shards: Range<u64>,
+    },
+    /// A lock file records another layout: the directory belongs to other IDs.
+    OtherLayout {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// Reading or writing a lock file failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for LeaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Id(e) => e.fmt(f),
+            Self::NoFreeShard { directory, shards } => write!(
+                f,
+                "no free shard: every shard in {}..{} is leased by a live process (lock files in {})",
+                shards.start,
+                shards.end,
+                directory.display()
+            ),
+            Self::OtherLayout { path } => write!(
+                f,
+                "the lease file {} records another layout: use a directory per layout",
+                path.display()
+            ),
+            Self::Io(e) => write!(f, "lease file: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for LeaseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Id(e) => Some(e),
+            Self::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<Error> for LeaseError {
+    fn from(e: Error) -> Self {
+        Self::Id(e)
+    }
+}
+
+impl From<std::io::Error> for LeaseError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// One held lease and the generator on its shard.
+#[derive(Debug)]
+struct Held {
+    generator: Generator,
+    file: Mutex<File>,
+    /// The ceiling last written to the file, in time units.
+    ceiling: AtomicU64,
+}
+
+/// A generator on a shard leased from a directory of lock files: see the [module](self) docs.
+///
+/// `Sync`: share it between threads. Dropping it releases the shard.
+#[derive(Debug)]
+pub struct LeasedGenerator {
+    directory: PathBuf,
+    shards: Range<u64>,
+    layout: Layout,
+    options: Options,
+    /// The lease of this process and, after forks, of each child generation in turn.
+    held: [OnceLock<Held>; FORK_DEPTH],
+    /// Which entry of `held` is this process's.
+    current: AtomicUsize,
+    /// The fork generation `current` belongs to.
+    generation: AtomicU64,
+}
+
+impl LeasedGenerator {
+    /// Leases the first free shard of `shards` from lock files `shard-<n>.lock` in
+    /// `directory` (created if missing) and makes a generator for it, starting above the
+    /// ceiling the last holder recorded.
+    ///
+    /// # Errors
+    /// [`LeaseError::NoFreeShard`], naming the range; [`LeaseError::Io`];
+    /// [`LeaseError::OtherLayout`]; [`LeaseError::Id`] with [`Error::ShardOutOfRange`] when
+    /// the range does not fit the layout.
+    pub fn acquire(
+        directory: impl AsRef<Path>,
+        shards: Range<u64>,
+        layout: Layout,
+        options: Options,
+    ) -> Result<Self, LeaseError> {
+        let this = Self {
+            directory: directory.as_ref().to_path_buf(),
+            shards,
+            layout,
+            options,
+            held: Default::default(),
+            current: AtomicUsize::new(0),
+            generation: AtomicU64::new(crate::clock::fork_generation()),
+        };
+        let held = this.lease()?;
+        let _ = this.held[0].set(held);
+        Ok(this)
+    }
+
+    /// Takes the first free shard of the range.
+    fn lease(&self) -> Result<Held, LeaseError> {
+        if self.shards.end > 0 && self.shards.end - 1 > self.layout.max_shard() {
+            return Err(Error::ShardOutOfRange {
+                shard: self.shards.end - 1,
+                max: self.layout.max_shard(),
+            }
+            .into());
+        }
+        std::fs::create_dir_all(&self.directory)?;
+        for shard in self.shards.clone() {
+            let path = self.directory.join(std::format!("shard-{shard}.lock"));
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)?;
+            match file.try_lock() {
+                Ok(()) => return self.take(shard, file, &path),
+                Err(TryLockError::WouldBlock) => {}
+                Err(TryLockError::Error(e)) => return Err(e.into()),
+            }
+        }
+        Err(LeaseError::NoFreeShard {
+            directory: self.directory.clone(),
+            shards: self.shards.clone(),
+        })
+    }
+
+    /// Starts a generator for `shard` above the ceiling its lock file records.
+    fn take(&self, shard: u64, mut file: File, path: &Path) -> Result<Held, LeaseError> {
+        let mut text = String::new();
+        file.read_to_string(&mut text)?;
+        let signature = signature(&self.layout);
+        let mut ceiling = None;
+        for line in text.lines() {
+            if let Some(recorded) = line.strip_prefix("layout ") {
+                if recorded != signature {
+                    return Err(LeaseError::OtherLayout {
+                        path: path.to_path_buf(),
+                    });
+                }
+            } else if let Some(units) = line.strip_prefix("ceiling ") {
+                ceiling = units.parse::<u64>().ok();
+            }
+        }
+        let seq_bits = u32::from(self.layout.sequence_bits());
+        // The next free slot: the first of the unit after the ceiling.
+        let state = ceiling.map_or(0, |units| (units + 1) << seq_bits);
+        let generator =
+            Generator::with_state(AtomicU64::new(state), self.layout, shard, self.options)?;
+        let held = Held {
+            generator,
+            file: Mutex::new(file),
+            ceiling: AtomicU64::new(ceiling.unwrap_or(0)),
+        };
+        if ceiling.is_none() {
+            held.record(&self.layout, 0)?;
+        }
+        Ok(held)
+    }
+
+    /// This process's lease: a new one when this is a forked child of the process that took
+    /// the current one.
+    fn held(&self) -> Result<&Held, LeaseError> {
+        let generation = crate::clock::fork_generation();
+        if self.generation.load(Ordering::Acquire) == generation {
+            let index = self.current.load(Ordering::Acquire);
+            if let Some(held) = self.held[index].get() {
+                return Ok(held);
+            }
+        }
+        // A forked child: the parent keeps its shard (and our copy of its lock file handle
+        // holds the lock with it). Take another one; the parent's state is never used here.
+        let next = self.current.load(Ordering::Acquire) + 1;
+        let Some(slot) = self.held.get(next) else {
+            return Err(LeaseError::Io(std::io::Error::other(
+                "a leased generator follows at most 8 nested forks",
+            )));
+        };
+        if slot.get().is_none() {
+            let held = self.lease()?;
+            let _ = slot.set(held);
+        }
+        self.current.store(next, Ordering::Release);
+        self.generation.store(generation, Ordering::Release);
+        slot.get()
+            .ok_or_else(|| LeaseError::Io(std::io::Error::other("lease not set")))
+    }
+
+    /// The shard this process holds.
+    ///
+    /// # Errors
+    /// As [`LeasedGenerator::next_id`], in a forked child that must take a new lease.
+    pub fn shard(&self) -> Result<u64, LeaseError> {
+        Ok(self.held()?.generator.shard())
+    }
+
+    /// The layout.
+    pub const fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The directory of lock files.
+    pub fn directory(&self) -> &Path {
+        &self.directory
+    }
+
+    /// Issues one ID now, as [`Generator::next_id`], after recording a new ceiling if the ID
+    /// is above the current one.
+    ///
+    /// # Errors
+    /// [`LeaseError::Id`] as [`Generator::next_id`]; [`LeaseError::Io`] when the ceiling
+    /// cannot be written (the ID is then not handed out); lease errors in a forked child.
+    pub fn next_id(&self) -> Result<u64, LeaseError> {
+        let held = self.held()?;
+        let id = held.generator.next_id()?;
+        held.cover(&self.layout, self.span(), id)?;
+        Ok(id)
+    }
+
+    /// Issues one ID as if the clock read `now_ms`, as [`Generator::next_id_at`].
+    ///
+    /// # Errors
+    /// As [`LeasedGenerator::next_id`], and [`Error::SequenceExhausted`].
+    pub fn next_id_at(&self, now_ms: u64) -> Result<u64, LeaseError> {
+        let held = self.held()?;
+        let id = held.generator.next_id_at(now_ms)?;
+        held.cover(&self.layout, self.span(), id)?;
+        Ok(id)
+    }
+
+    /// Fills `out` with IDs now, as [`Generator::next_ids`].
+    ///
+    /// # Errors
+    /// As [`LeasedGenerator::next_id`]; on an error none of `out` may be used.
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<(), LeaseError> {
+        let held = self.held()?;
+        held.generator.next_ids(out)?;
+        if let Some(&last) = out.last() {
+            held.cover(&self.layout, self.span(), last)?;
+        }
+        Ok(())
+    }
+
+    /// How far ahead of an issued ID the ceiling is written, in time units: 100 ms, or half
+    /// the backwards tolerance if that is less, and at least one unit. A successor that starts
+    /// at once waits at most this long for the clock to pass it; the file is written at most
+    /// once per span.
+    fn span(&self) -> u64 {
+        let ms = (self.options.backwards_tolerance_ms / 2).min(100);
+        (ms / self.layout.unit_ms()).max(1)
+    }
+}
+
+impl Held {
+    /// Makes sure the ceiling covers `id`'s time unit before `id` is handed out.
+    #[inline]
+    fn cover(&self, layout: &Layout, span: u64, id: u64) -> Result<(), LeaseError> {
+        let units = id >> layout.time_shift();
+        if units <= self.ceiling.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.record(layout, units + span)
+    }
+
+    /// Writes `ceiling` (if above the recorded one) to the lock file.
+    fn record(&self, layout: &Layout, ceiling: u64) -> Result<(), LeaseError> {
+        // A panic while writing leaves at worst an older ceiling in the file, which the next
+        // write replaces: keep using the lock.
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let current = self.ceiling.load(Ordering::Acquire);
+        if ceiling <= current && current != 0 {
+            return Ok(());
+        }
+        let text = std::format!(
+            "shardid lease: the last time unit this shard may have issued\nlayout {}\nceiling {ceiling}\n",
+            signature(layout)
+        );
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(text.as_bytes())?;
+        file.set_len(text.len() as u64)?;
+        self.ceiling.store(ceiling, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// The layout's defining numbers, recorded in each lock file.
+fn signature(layout: &Layout) -> String {
+    std::format!(
+        "epoch_ms={} unit_ms={} bits={}/{}/{} order={:?}",
+        layout.epoch_ms(),
+        layout.unit_ms(),
+        layout.time_bits(),
+        layout.shard_bits(),
+        layout.sequence_bits(),
+        layout.order()
+    )
+}
