@@ -10,6 +10,7 @@ use shardid::{Generator, Options};
 use crate::args::{Arg, timestamp_arg, u64_arg};
 use crate::errors::{OrRaise, raise};
 use crate::layout::PyLayout;
+use crate::lease::check_not_forked;
 
 /// Batches at least this long are made with the interpreter released: long enough to wait
 /// for the next time unit, which other threads should not wait on.
@@ -20,6 +21,8 @@ const DETACH_AT: usize = 4096;
 #[pyclass(module = "shardid._shardid", name = "Generator", frozen)]
 pub(crate) struct PyGenerator {
     inner: Generator<&'static AtomicU64>,
+    /// The fork generation the handle was made in: used in a forked child, it refuses.
+    made_in: u64,
 }
 
 fn count_arg(n: &Bound<'_, PyAny>) -> PyResult<usize> {
@@ -29,6 +32,7 @@ fn count_arg(n: &Bound<'_, PyAny>) -> PyResult<usize> {
 
 impl PyGenerator {
     fn fill(&self, py: Python<'_>, ids: &mut [u64]) -> PyResult<()> {
+        check_not_forked(py, self.made_in)?;
         if ids.len() >= DETACH_AT {
             py.detach(|| self.inner.next_ids(ids)).or_raise(py)
         } else {
@@ -59,7 +63,10 @@ impl PyGenerator {
         }
         let shard = u64_arg(shard, "shard", Arg::Shard(layout.max_shard()))?;
         let inner = Generator::shared(layout, shard, options).or_raise(py)?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            made_in: shardid::fork_generation(),
+        })
     }
 
     #[getter]
@@ -84,12 +91,14 @@ impl PyGenerator {
     /// One ID now. Waits for the next time unit (at most 1 ms; 10 ms for Sonyflake) when
     /// this one is used up.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        check_not_forked(py, self.made_in)?;
         self.inner.next_id().or_raise(py)
     }
 
     /// One ID as if the clock read `now` (Unix ms or an aware datetime). Deterministic and
     /// never waits: raises `SequenceExhaustedError` when the unit is used up.
     fn next_id_at(&self, py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<u64> {
+        check_not_forked(py, self.made_in)?;
         let now = timestamp_arg(now, "now", self.inner.layout())?;
         self.inner.next_id_at(now).or_raise(py)
     }
@@ -113,6 +122,7 @@ impl PyGenerator {
         now: &Bound<'py, PyAny>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
+        check_not_forked(py, self.made_in)?;
         let now = timestamp_arg(now, "now", self.inner.layout())?;
         let mut ids = vec![0u64; count_arg(n)?];
         let written = self.inner.next_ids_at(now, &mut ids).or_raise(py)?;

@@ -8,6 +8,7 @@ mod args;
 mod errors;
 mod generator;
 mod layout;
+mod lease;
 mod sql;
 
 use pyo3::prelude::*;
@@ -33,6 +34,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<layout::PyParts>()?;
     m.add_class::<generator::PyGenerator>()?;
+    m.add_class::<lease::PyLeasedGenerator>()?;
+    m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;

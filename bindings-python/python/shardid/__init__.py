@@ -13,10 +13,13 @@ import os
 
 from shardid._errors import (
     ClockMovedBackwardsError,
+    ForkedGeneratorError,
     InvalidArgumentError,
     InvalidIdError,
     InvalidLayoutError,
     InvalidShardCountError,
+    LeaseFileError,
+    NoFreeShardError,
     ScatterOverflowError,
     SequenceExhaustedError,
     SequenceOutOfRangeError,
@@ -29,21 +32,27 @@ from shardid._shardid import (
     DEFAULT_BACKWARDS_TOLERANCE_MS,
     Generator,
     Layout,
+    LeasedGenerator,
     Parts,
     __version__,
     _after_fork,
+    lease,
     now_ms,
 )
 
 __all__ = [
     "DEFAULT_BACKWARDS_TOLERANCE_MS",
     "ClockMovedBackwardsError",
+    "ForkedGeneratorError",
     "Generator",
     "InvalidArgumentError",
     "InvalidIdError",
     "InvalidLayoutError",
     "InvalidShardCountError",
     "Layout",
+    "LeaseFileError",
+    "LeasedGenerator",
+    "NoFreeShardError",
     "Parts",
     "ScatterOverflowError",
     "SequenceExhaustedError",
@@ -53,10 +62,12 @@ __all__ = [
     "TimestampBeforeEpochError",
     "TimestampPastExpiryError",
     "__version__",
+    "lease",
     "now_ms",
 ]
 
 # The clock's helper thread does not survive fork(): tell the core in every child, so its
-# first burst starts a new one. (A child still shares its parent's shard: give it its own.)
+# first burst starts a new one. This also makes a Generator made before the fork refuse to
+# work in the child (it holds the parent's shard), and a LeasedGenerator take a new shard.
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)

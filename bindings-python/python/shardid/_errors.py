@@ -12,10 +12,13 @@ from typing import ClassVar
 
 __all__ = [
     "ClockMovedBackwardsError",
+    "ForkedGeneratorError",
     "InvalidArgumentError",
     "InvalidIdError",
     "InvalidLayoutError",
     "InvalidShardCountError",
+    "LeaseFileError",
+    "NoFreeShardError",
     "ScatterOverflowError",
     "SequenceExhaustedError",
     "SequenceOutOfRangeError",
@@ -118,3 +121,25 @@ class InvalidArgumentError(ShardIdError, ValueError):
     datetime, ...)."""
 
     code = "INVALID_ARGUMENT"
+
+
+class ForkedGeneratorError(ShardIdError, RuntimeError):
+    """A :class:`Generator` made before ``fork()`` was used in the child. The child shares its
+    parent's shard and would repeat the parent's IDs: give each process a shard of its own, or
+    use :func:`shardid.lease`, whose generators take a new shard in each child."""
+
+    code = "FORKED_GENERATOR"
+
+
+class NoFreeShardError(ShardIdError, RuntimeError):
+    """Every shard of a lease's range is held by a live process."""
+
+    code = "NO_FREE_SHARD"
+    directory: str
+    shards: range
+
+
+class LeaseFileError(ShardIdError, OSError):
+    """A lease's lock file could not be read or written, or belongs to another layout."""
+
+    code = "LEASE_FILE"

@@ -1,3 +1,5 @@
+import os
+import pathlib
 from datetime import datetime
 from typing import Any, ClassVar, Literal, Union, final
 
@@ -12,9 +14,11 @@ __all__ = [
     "DEFAULT_BACKWARDS_TOLERANCE_MS",
     "Generator",
     "Layout",
+    "LeasedGenerator",
     "Parts",
     "__version__",
     "_after_fork",
+    "lease",
     "now_ms",
     "postgres",
     "postgres_uninstall",
@@ -34,6 +38,25 @@ def postgres(
 ) -> str: ...
 def postgres_uninstall(schema: str) -> str: ...
 def _after_fork() -> None: ...
+def lease(
+    layout: Layout,
+    directory: str | os.PathLike[str],
+    shards: range,
+    *,
+    backwards_tolerance_ms: int | None = None,
+    max_borrow_units: int | None = None,
+) -> LeasedGenerator: ...
+@final
+class LeasedGenerator:
+    @property
+    def layout(self) -> Layout: ...
+    @property
+    def shard(self) -> int: ...
+    @property
+    def directory(self) -> pathlib.Path: ...
+    def next_id(self) -> int: ...
+    def next_id_at(self, now: _Time) -> int: ...
+    def next_ids(self, n: int) -> list[int]: ...
 @final
 class Layout:
     INSTAGRAM: ClassVar[Layout]

@@ -7,7 +7,11 @@ Configure the process-wide generator in settings::
 
 ``layout`` is a preset name (``"instagram"``, ``"twitter"``, ``"sonyflake"``), a
 :class:`shardid.Layout`, or a dict of :class:`shardid.Layout` keyword arguments; ``shard``
-must be unique among the processes writing to the database. IDs are made in the application,
+must be unique among the processes writing to the database. Under a pre-fork server
+(gunicorn, uWSGI, Celery) or several copies of one configuration, lease shards instead, so
+that each worker process holds its own (see :func:`shardid.lease`)::
+
+    SHARDID = {"layout": "instagram", "lease": {"directory": "/run/myapp/shards", "shards": [0, 64]}} IDs are made in the application,
 without a round trip to the database, and fit a signed ``BIGINT``: unsigned layouts such as
 Discord's are refused.
 
@@ -30,7 +34,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import NotSupportedError, models
 from django.db.migrations.operations.base import Operation
 
-from shardid import Generator, Layout, ShardIdError
+from shardid import Generator, Layout, LeasedGenerator, ShardIdError, lease
 from shardid.sql import postgres, postgres_uninstall
 
 __all__ = ["InstallPostgres", "NextId", "ShardIdField", "get_generator", "next_id"]
@@ -43,7 +47,7 @@ _PRESETS = {
 }
 
 _lock = threading.Lock()
-_generator: Generator | None = None
+_generator: Generator | LeasedGenerator | None = None
 
 
 def _layout_from(value: Any) -> Layout:
@@ -59,7 +63,7 @@ def _layout_from(value: Any) -> Layout:
     )
 
 
-def get_generator() -> Generator:
+def get_generator() -> Generator | LeasedGenerator:
     """The process-wide generator configured by ``settings.SHARDID``, made on first use."""
     global _generator
     generator = _generator
@@ -70,22 +74,25 @@ def get_generator() -> Generator:
     with _lock:
         if _generator is None:
             config = getattr(settings, "SHARDID", None)
-            if not isinstance(config, dict) or "shard" not in config:
+            if not isinstance(config, dict) or ("shard" in config) == ("lease" in config):
                 raise ImproperlyConfigured(
-                    'settings.SHARDID must be a dict such as {"layout": "instagram", "shard": 5}'
+                    'settings.SHARDID must be a dict with a shard or a lease, such as {"layout": '
+                    '"instagram", "shard": 5} or {"layout": "instagram", "lease": {"directory": '
+                    '"/run/myapp/shards", "shards": [0, 64]}}'
                 )
             layout = _layout_from(config.get("layout", "instagram"))
             if not layout.signed:
                 raise ImproperlyConfigured(
                     f"{layout!r} makes unsigned 64-bit IDs, which do not fit a BIGINT column"
                 )
+            options = {k: v for k, v in config.items() if k not in ("layout", "shard", "lease")}
             try:
-                _generator = Generator(
-                    layout=layout,
-                    shard=config["shard"],
-                    **{k: v for k, v in config.items() if k not in ("layout", "shard")},
-                )
-            except (ShardIdError, TypeError) as e:
+                if "lease" in config:
+                    first, end = config["lease"]["shards"]
+                    _generator = lease(layout, config["lease"]["directory"], range(first, end), **options)
+                else:
+                    _generator = Generator(layout=layout, shard=config["shard"], **options)
+            except (TypeError, KeyError, ValueError) as e:  # not NoFreeShardError: not a setting
                 raise ImproperlyConfigured(f"settings.SHARDID: {e}") from e
         return _generator
 

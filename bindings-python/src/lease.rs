@@ -1,0 +1,162 @@
+//! `shardid.lease()` and `LeasedGenerator`: a shard leased from a directory of lock files
+//! (the core's `lease` module), and the check that keeps a plain `Generator` out of a
+//! forked child.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyRange};
+use shardid::Options;
+use shardid::lease::{LeaseError, LeasedGenerator};
+
+use crate::args::{Arg, timestamp_arg, u64_arg};
+use crate::errors::{core_error, raise};
+use crate::layout::PyLayout;
+
+fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
+    match e {
+        LeaseError::Id(e) => core_error(py, e),
+        LeaseError::NoFreeShard { directory, shards } => {
+            let message = LeaseError::NoFreeShard {
+                directory: directory.clone(),
+                shards: shards.clone(),
+            }
+            .to_string();
+            let fields = || -> PyResult<Vec<(&str, Bound<'_, PyAny>)>> {
+                let bound = |v: u64| isize::try_from(v).unwrap_or(isize::MAX);
+                let range = PyRange::new(py, bound(shards.start), bound(shards.end))?;
+                let directory = directory.display().to_string().into_pyobject(py)?;
+                Ok(vec![
+                    ("directory", directory.into_any()),
+                    ("shards", range.into_any()),
+                ])
+            };
+            match fields() {
+                Ok(fields) => raise(py, "NoFreeShardError", &message, &fields),
+                Err(e) => e,
+            }
+        }
+        other => raise(py, "LeaseFileError", &other.to_string(), &[]),
+    }
+}
+
+/// A generator on a shard leased from lock files: no two processes hold the same shard, a
+/// restart continues above its predecessor's IDs, and a forked child takes a shard of its own.
+#[pyclass(module = "shardid._shardid", name = "LeasedGenerator", frozen)]
+pub(crate) struct PyLeasedGenerator {
+    inner: LeasedGenerator,
+}
+
+impl PyLeasedGenerator {
+    fn or_raise<T>(py: Python<'_>, result: Result<T, LeaseError>) -> PyResult<T> {
+        result.map_err(|e| lease_error(py, e))
+    }
+}
+
+/// Leases the first free shard of `shards` (a `range`) from lock files in `directory`.
+#[pyfunction]
+#[pyo3(signature = (layout, directory, shards, *, backwards_tolerance_ms = None, max_borrow_units = None))]
+pub(crate) fn lease(
+    py: Python<'_>,
+    layout: &Bound<'_, PyLayout>,
+    directory: PathBuf,
+    shards: &Bound<'_, PyRange>,
+    backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
+    max_borrow_units: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyLeasedGenerator> {
+    let layout = layout.get().inner;
+    let stride: i64 = shards.getattr("step")?.extract()?;
+    if stride != 1 {
+        return Err(raise(
+            py,
+            "InvalidArgumentError",
+            "shards must be a range with step 1",
+            &[],
+        ));
+    }
+    let max = Arg::Shard(layout.max_shard());
+    let start = u64_arg(&shards.getattr("start")?, "shards.start", max)?;
+    let stop = u64_arg(&shards.getattr("stop")?, "shards.stop", Arg::Other)?;
+    let mut options = Options::new();
+    if let Some(ms) = backwards_tolerance_ms {
+        options =
+            options.backwards_tolerance_ms(u64_arg(ms, "backwards_tolerance_ms", Arg::Other)?);
+    }
+    if let Some(units) = max_borrow_units {
+        options = options.max_borrow_units(u64_arg(units, "max_borrow_units", Arg::Other)?);
+    }
+    let result =
+        py.detach(move || LeasedGenerator::acquire(directory, start..stop, layout, options));
+    let inner = PyLeasedGenerator::or_raise(py, result)?;
+    Ok(PyLeasedGenerator { inner })
+}
+
+#[pymethods]
+impl PyLeasedGenerator {
+    #[getter]
+    fn layout(&self) -> PyLayout {
+        PyLayout {
+            inner: self.inner.layout(),
+        }
+    }
+    /// The shard this process holds (another one in a forked child).
+    #[getter]
+    fn shard(&self, py: Python<'_>) -> PyResult<u64> {
+        Self::or_raise(py, self.inner.shard())
+    }
+    #[getter]
+    fn directory(&self) -> PathBuf {
+        self.inner.directory().to_path_buf()
+    }
+
+    /// One ID now (waits for the next time unit when this one is used up, and after a
+    /// restart for the clock to pass the last holder's ceiling).
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        Self::or_raise(py, self.inner.next_id())
+    }
+
+    /// One ID as if the clock read `now` (Unix ms or an aware datetime); never waits.
+    fn next_id_at(&self, py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let now = timestamp_arg(now, "now", self.inner.layout())?;
+        Self::or_raise(py, self.inner.next_id_at(now))
+    }
+
+    /// `n` IDs now, in increasing order.
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let count = u64_arg(n, "n", Arg::Other)?;
+        let count = usize::try_from(count)
+            .map_err(|_| raise(py, "InvalidArgumentError", "n is too large", &[]))?;
+        let mut ids = vec![0u64; count];
+        let result = py.detach(|| self.inner.next_ids(&mut ids));
+        Self::or_raise(py, result)?;
+        PyList::new(py, ids)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<shardid.LeasedGenerator shard={} directory='{}'>",
+            self.inner
+                .shard()
+                .map_or_else(|_| "?".to_string(), |s| s.to_string()),
+            self.inner.directory().display()
+        )
+    }
+}
+
+/// Raises `ForkedGeneratorError` when a handle made in generation `made_in` is used in a
+/// forked child.
+pub(crate) fn check_not_forked(py: Python<'_>, made_in: u64) -> PyResult<()> {
+    if shardid::fork_generation() == made_in {
+        return Ok(());
+    }
+    Err(raise(
+        py,
+        "ForkedGeneratorError",
+        "this Generator was made before fork(): in the child it shares its parent's shard and would repeat the parent's IDs. Make generators after forking, each with a shard of its own, or use shardid.lease(), which takes a new shard in each child",
+        &[],
+    ))
+}
