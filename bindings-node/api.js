@@ -148,9 +148,64 @@ function makeApi(backend) {
     }
   }
 
+  const LEASE = Symbol('shardid.lease')
+
+  /**
+   * A generator on a shard leased from a directory of lock files: copies of one service on a
+   * host (cluster workers, PM2, replicas) never hold the same shard, a killed worker's shard
+   * is free again, and its successor continues above the IDs it issued. Node addon only.
+   */
+  class LeasedGenerator {
+    constructor(secret, layout, directory, index) {
+      if (secret !== LEASE) {
+        const err = new TypeError('use shardid.lease({ layout, directory, shards }) to make a LeasedGenerator')
+        err.code = 'INVALID_ARGUMENT'
+        throw err
+      }
+      this.layout = layout
+      this.directory = directory
+      this[GENERATOR] = index
+      Object.freeze(this)
+    }
+    get shard() {
+      return backend.leaseShard(this[GENERATOR])
+    }
+    nextId() {
+      return backend.leaseNextId(this[GENERATOR])
+    }
+    nextIdString() {
+      return backend.leaseNextIdString(this[GENERATOR])
+    }
+    nextIdAt(now) {
+      return backend.leaseNextIdAt(this[GENERATOR], now)
+    }
+    nextIds(n) {
+      return backend.leaseNextIds(this[GENERATOR], n)
+    }
+  }
+
+  /**
+   * `lease({ layout, directory, shards: [first, end], backwardsToleranceMs?, maxBorrowUnits? })`:
+   * takes the first free shard of `first..end` (end excluded) from lock files in `directory`.
+   * Throws an `Error` with code `NO_FREE_SHARD` when every shard is held by a live process.
+   */
+  function lease(options) {
+    const o = options ?? {}
+    if (!(o.layout instanceof Layout) || typeof o.directory !== 'string' || !Array.isArray(o.shards) || o.shards.length !== 2) {
+      const err = new TypeError('lease takes { layout: Layout, directory: string, shards: [first, end] }')
+      err.code = 'INVALID_ARGUMENT'
+      throw err
+    }
+    const index = backend.leaseNew(o.layout[LAYOUT], o.directory, o.shards[0], o.shards[1],
+      o.backwardsToleranceMs, o.maxBorrowUnits)
+    return new LeasedGenerator(LEASE, o.layout, o.directory, index)
+  }
+
   return {
     Layout,
     Generator,
+    LeasedGenerator,
+    lease,
     Parts,
     nowMs: backend.nowMs,
     version: backend.version(),

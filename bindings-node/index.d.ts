@@ -64,6 +64,27 @@ export declare function layoutNew(epochMs: unknown, unitMs: unknown, timeBits: u
 /** Registers one of the presets by name and returns its index. */
 export declare function layoutPreset(name: string): number
 
+/**
+ * Leases the first free shard of `start..end` from lock files in `directory`; returns its
+ * index.
+ */
+export declare function leaseNew(layoutIndex: number, directory: string, start: unknown, end: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): number
+
+/** One ID now. */
+export declare function leaseNextId(index: number): bigint
+
+/** One ID as if the clock read `now`. */
+export declare function leaseNextIdAt(index: number, now: unknown): bigint
+
+/** `n` IDs now. */
+export declare function leaseNextIds(index: number, n: unknown): BigUint64Array
+
+/** One ID now, as a decimal string. */
+export declare function leaseNextIdString(index: number): string
+
+/** The shard the lease holds. */
+export declare function leaseShard(index: number): number
+
 /** The largest ID of the time unit holding `timestamp`. */
 export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
 

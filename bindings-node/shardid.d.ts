@@ -20,6 +20,12 @@ export type ErrorCode =
   | 'CLOCK_MOVED_BACKWARDS'
   | 'SEQUENCE_EXHAUSTED'
   | 'INVALID_ARGUMENT'
+  /** Leases: every shard of the range is held by a live process. */
+  | 'NO_FREE_SHARD'
+  /** Leases: a lock file could not be read or written, or records another layout. */
+  | 'LEASE_FILE'
+  /** Leases in the WebAssembly build, which has no file system. */
+  | 'UNSUPPORTED'
 
 /** What `new Layout(...)` takes. */
 export interface LayoutSpec {
@@ -109,6 +115,36 @@ export declare class Generator {
   nextIdsAt(now: TimeInput, n: U64Input): BigUint64Array
 }
 
+export interface LeaseOptions {
+  layout: Layout
+  /** A directory of lock files, one per shard (`shard-<n>.lock`); created if missing. */
+  directory: string
+  /** The range of shards to lease from: `[first, end]`, end excluded. */
+  shards: [U64Input, U64Input]
+  backwardsToleranceMs?: U64Input
+  maxBorrowUnits?: U64Input
+}
+
+/**
+ * A generator on a shard leased from lock files: no two processes on a host hold the same
+ * shard, and a successor continues above its predecessor's IDs. Node addon only (the
+ * WebAssembly build throws `UNSUPPORTED`).
+ */
+export declare class LeasedGenerator {
+  private constructor()
+  readonly layout: Layout
+  readonly directory: string
+  /** The shard this process holds. */
+  readonly shard: number
+  nextId(): bigint
+  nextIdString(): string
+  nextIdAt(now: TimeInput): bigint
+  nextIds(n: U64Input): BigUint64Array
+}
+
+/** Leases the first free shard of `shards`; throws `NO_FREE_SHARD` when all are held. */
+export declare function lease(options: LeaseOptions): LeasedGenerator
+
 /** The clock the generators read: Unix ms, monotonic, anchored to the wall clock. */
 export declare function nowMs(): number
 /** The package's version. */
@@ -119,6 +155,8 @@ export declare const threadsShareState: boolean
 declare const shardid: {
   Layout: typeof Layout
   Generator: typeof Generator
+  LeasedGenerator: typeof LeasedGenerator
+  lease: typeof lease
   Parts: typeof Parts
   nowMs: typeof nowMs
   version: string

@@ -17,6 +17,7 @@ mod args;
 mod errors;
 mod generator;
 mod layout;
+mod lease;
 mod slots;
 
 use napi_derive::napi;

@@ -94,7 +94,16 @@ function makeBackend(raw, memory) {
   }
   let decodeBuffer = null
   const encoder = new TextEncoder()
+  const unsupported = () => {
+    throw error(Error, 'UNSUPPORTED', 'leases need lock files: use the Node addon (the WebAssembly module has no file system)')
+  }
   return {
+    leaseNew: unsupported,
+    leaseShard: unsupported,
+    leaseNextId: unsupported,
+    leaseNextIdString: unsupported,
+    leaseNextIdAt: unsupported,
+    leaseNextIds: unsupported,
     threadsShareState: () => false,
     version: () => raw.version(),
     nowMs: () => raw.nowMs(),

@@ -1,5 +1,5 @@
 // Compiled by `tsc --noEmit --strict` in tests/js/run.sh: the public types fit real use.
-import shardid, { Generator, Layout, type Parts, type ErrorCode } from 'shardid'
+import shardid, { Generator, Layout, lease, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
 
 const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
 const id: bigint = gen.nextId()
@@ -23,4 +23,8 @@ try {
 new Generator({ shard: 1 })
 // @ts-expect-error: IDs are not booleans
 Layout.TWITTER.decode(true)
+const leased: LeasedGenerator = lease({ layout: Layout.TWITTER, directory: '/tmp/shards', shards: [0, 64] })
+const leasedShard: number = leased.shard
+const leasedIds: BigUint64Array = leased.nextIds(10)
+console.log(leasedShard, leasedIds)
 console.log(asJson, batch, when, fields, fromString, range, shard, at, shardid.version)
