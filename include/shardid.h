@@ -99,6 +99,14 @@ enum shardid_status
    * written; please report it.
    */
   SHARDID_ERR_PANIC = 101,
+  /**
+   * Leases: every shard of the range is held by a live process.
+   */
+  SHARDID_ERR_NO_FREE_SHARD = 102,
+  /**
+   * Leases: a lock file could not be read or written, or records another layout.
+   */
+  SHARDID_ERR_LEASE_FILE = 103,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -144,6 +152,16 @@ typedef uint8_t shardid_field_order;
  * child.
  */
 typedef struct shardid_generator shardid_generator;
+
+/**
+ * A generator on a shard leased from lock files `shard-<n>.lock` in a directory, held with
+ * `flock` until the generator is freed or the process dies (however it dies).
+ *
+ * Each lock file records a ceiling above every ID its holder issued; the next holder starts
+ * above it. Thread-safe. After `fork()`, a leased generator used in the child takes a shard
+ * of its own there (libshardid's `pthread_atfork` handler tells it).
+ */
+typedef struct shardid_lease shardid_lease;
 
 /**
  * A generator's policy for clocks that move back and sequences that run out.
@@ -558,6 +576,74 @@ shardid_status shardid_gather_bits(const struct shardid_layout *layout, uint64_t
 shardid_status shardid_decode(const struct shardid_layout *layout,
                               uint64_t id,
                               struct shardid_parts *out_parts);
+
+/**
+ * Leases the first free shard of `first..end` (end excluded) from lock files in
+ * `directory` (created if missing) and makes a generator for it; `options` may be NULL for
+ * the defaults.
+ *
+ * `SHARDID_ERR_NO_FREE_SHARD` when every shard is held by a live process,
+ * `SHARDID_ERR_LEASE_FILE` when a lock file cannot be used (or records another layout),
+ * `SHARDID_ERR_SHARD_OUT_OF_RANGE` when the range does not fit the layout,
+ * and `SHARDID_ERR_LEASE_FILE` too when `directory` is not UTF-8. Free the lease with
+ * `shardid_lease_free`.
+ *
+ * # Safety
+ * `layout` is null or points to a valid `shardid_layout`; `directory` is null or a
+ * NUL-terminated string; `options` is null or valid; `out_lease` is null or valid for
+ * writing a pointer.
+ */
+shardid_status shardid_lease_new(const struct shardid_layout *layout,
+                                 const char *directory,
+                                 uint64_t first,
+                                 uint64_t end,
+                                 const struct shardid_options *options,
+                                 struct shardid_lease **out_lease);
+
+/**
+ * Frees a lease (and releases its shard). `NULL` is ignored.
+ *
+ * # Safety
+ * `lease` is null or a pointer returned by `shardid_lease_new` that has not been freed, and
+ * no other thread is using it.
+ */
+void shardid_lease_free(struct shardid_lease *lease);
+
+/**
+ * The shard the lease holds in this process.
+ *
+ * # Safety
+ * `lease` is null or a live lease; `out_shard` is null or valid for writing a `uint64_t`.
+ */
+shardid_status shardid_lease_shard(const struct shardid_lease *lease, uint64_t *out_shard);
+
+/**
+ * Issues one ID now, as `shardid_generator_next`.
+ *
+ * # Safety
+ * `lease` is null or a live lease; `out_id` is null or valid for writing a `uint64_t`.
+ */
+shardid_status shardid_lease_next(const struct shardid_lease *lease, uint64_t *out_id);
+
+/**
+ * Issues one ID as if the clock read `now_ms`, as `shardid_generator_next_at`.
+ *
+ * # Safety
+ * `lease` is null or a live lease; `out_id` is null or valid for writing a `uint64_t`.
+ */
+shardid_status shardid_lease_next_at(const struct shardid_lease *lease,
+                                     uint64_t now_ms,
+                                     uint64_t *out_id);
+
+/**
+ * Fills `ids[0..len]` with IDs now, as `shardid_generator_next_batch`.
+ *
+ * # Safety
+ * `lease` is null or a live lease; `ids` is null or valid for writing `len` `uint64_t`s.
+ */
+shardid_status shardid_lease_next_batch(const struct shardid_lease *lease,
+                                        uint64_t *ids,
+                                        size_t len);
 
 /**
  * The name and a one-line explanation of a status, e.g.

@@ -55,7 +55,7 @@ pub struct shardid_generator {
 /// Makes the clock aware of `fork()` children: the clock's helper thread does not survive a
 /// fork, and the child's first burst should start its own instead of waiting to notice.
 #[cfg(unix)]
-fn register_fork_handler() {
+pub(crate) fn register_fork_handler() {
     extern "C" fn child() {
         shardid::after_fork();
     }
@@ -70,7 +70,7 @@ fn register_fork_handler() {
 }
 
 #[cfg(not(unix))]
-fn register_fork_handler() {}
+pub(crate) fn register_fork_handler() {}
 
 /// Makes a generator for `shard` of `layout` with the default options.
 ///
@@ -180,7 +180,10 @@ pub unsafe extern "C" fn shardid_generator_next_at(
 /// # Safety
 /// `ids` is null or valid for reads and writes of `len` `uint64_t`s, not accessed elsewhere
 /// for `'a`.
-unsafe fn id_array<'a>(ids: *mut u64, len: usize) -> Result<&'a mut [u64], shardid_status> {
+pub(crate) unsafe fn id_array<'a>(
+    ids: *mut u64,
+    len: usize,
+) -> Result<&'a mut [u64], shardid_status> {
     if len == 0 {
         return Ok(&mut []);
     }

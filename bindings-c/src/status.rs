@@ -39,19 +39,24 @@ pub enum shardid_status {
     /// The library hit a bug (a Rust panic), caught before it crossed into C. Nothing was
     /// written; please report it.
     SHARDID_ERR_PANIC = 101,
+    /// Leases: every shard of the range is held by a live process.
+    SHARDID_ERR_NO_FREE_SHARD = 102,
+    /// Leases: a lock file could not be read or written, or records another layout.
+    SHARDID_ERR_LEASE_FILE = 103,
 }
 
 use shardid_status::{
     SHARDID_ERR_CLOCK_MOVED_BACKWARDS, SHARDID_ERR_INVALID_ID, SHARDID_ERR_INVALID_LAYOUT,
-    SHARDID_ERR_INVALID_SHARD_COUNT, SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC,
-    SHARDID_ERR_SCATTER_OVERFLOW, SHARDID_ERR_SEQUENCE_EXHAUSTED,
-    SHARDID_ERR_SEQUENCE_OUT_OF_RANGE, SHARDID_ERR_SHARD_OUT_OF_RANGE,
-    SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH, SHARDID_ERR_TIMESTAMP_PAST_EXPIRY, SHARDID_OK,
+    SHARDID_ERR_INVALID_SHARD_COUNT, SHARDID_ERR_LEASE_FILE, SHARDID_ERR_NO_FREE_SHARD,
+    SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_ERR_SCATTER_OVERFLOW,
+    SHARDID_ERR_SEQUENCE_EXHAUSTED, SHARDID_ERR_SEQUENCE_OUT_OF_RANGE,
+    SHARDID_ERR_SHARD_OUT_OF_RANGE, SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH,
+    SHARDID_ERR_TIMESTAMP_PAST_EXPIRY, SHARDID_OK,
 };
 
 impl shardid_status {
     /// Every status, for the lookup in [`shardid_status_str`] and the tests.
-    pub(crate) const ALL: [shardid_status; 13] = [
+    pub(crate) const ALL: [shardid_status; 15] = [
         SHARDID_OK,
         SHARDID_ERR_INVALID_LAYOUT,
         SHARDID_ERR_SHARD_OUT_OF_RANGE,
@@ -65,6 +70,8 @@ impl shardid_status {
         SHARDID_ERR_SEQUENCE_EXHAUSTED,
         SHARDID_ERR_NULL_ARGUMENT,
         SHARDID_ERR_PANIC,
+        SHARDID_ERR_NO_FREE_SHARD,
+        SHARDID_ERR_LEASE_FILE,
     ];
 
     /// The status's name and meaning, NUL-terminated for C.
@@ -107,6 +114,12 @@ impl shardid_status {
             SHARDID_ERR_PANIC => {
                 c"SHARDID_ERR_PANIC: internal error in libshardid (a caught Rust panic); please report it"
             }
+            SHARDID_ERR_NO_FREE_SHARD => {
+                c"SHARDID_ERR_NO_FREE_SHARD: every shard of the lease's range is held by a live process"
+            }
+            SHARDID_ERR_LEASE_FILE => {
+                c"SHARDID_ERR_LEASE_FILE: a lease lock file could not be read or written, or records another layout"
+            }
         }
     }
 }
@@ -128,6 +141,17 @@ impl From<shardid::Error> for shardid_status {
             // The core's enum is non_exhaustive; `every_core_error_has_its_own_status` keeps
             // this arm unreachable by failing when a kind is added without a status.
             _ => SHARDID_ERR_PANIC,
+        }
+    }
+}
+
+impl From<shardid::lease::LeaseError> for shardid_status {
+    fn from(e: shardid::lease::LeaseError) -> Self {
+        use shardid::lease::LeaseError;
+        match e {
+            LeaseError::Id(e) => e.into(),
+            LeaseError::NoFreeShard { .. } => SHARDID_ERR_NO_FREE_SHARD,
+            _ => SHARDID_ERR_LEASE_FILE,
         }
     }
 }

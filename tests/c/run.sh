@@ -44,7 +44,7 @@ memcheck=(valgrind --quiet --error-exitcode=99 --leak-check=full
           --show-leak-kinds=definite,indirect,possible
           --errors-for-leak-kinds=definite,indirect,possible)
 
-for test in conformance bad_input threads; do
+for test in conformance bad_input threads lease; do
     src=tests/c/$test.c
     run "$test (static)" sh -c "cc ${cflags[*]} $src ${static_libs[*]} -o $work/$test-static && $work/$test-static"
     run "$test (shared)" sh -c "cc ${cflags[*]} $src ${shared_libs[*]} -o $work/$test-shared && $work/$test-shared"
