@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyRange};
 use shardid::Options;
-use shardid::lease::{LeaseError, LeasedGenerator};
+use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
 
 use crate::args::{Arg, timestamp_arg, u64_arg};
 use crate::errors::{core_error, raise};
@@ -159,4 +159,103 @@ pub(crate) fn check_not_forked(py: Python<'_>, made_in: u64) -> PyResult<()> {
         "this Generator was made before fork(): in the child it shares its parent's shard and would repeat the parent's IDs. Make generators after forking, each with a shard of its own, or use shardid.lease(), which takes a new shard in each child",
         &[],
     ))
+}
+
+/// A Python callable as the core's ceiling store: `store(units)` must record the ceiling
+/// durably before it returns (`shardid.postgres` writes it to a table).
+struct PyStore(Py<PyAny>);
+
+impl std::fmt::Debug for PyStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PyStore")
+    }
+}
+
+impl CeilingStore for PyStore {
+    fn store(&self, units: u64) -> std::io::Result<()> {
+        Python::attach(|py| {
+            self.0
+                .call1(py, (units,))
+                .map(drop)
+                .map_err(|e| std::io::Error::other(format!("the ceiling store failed: {e}")))
+        })
+    }
+}
+
+/// A generator above a recorded ceiling that calls `store(units)` before handing out any ID
+/// above the last one stored: the core of `shardid.postgres`'s leases. Not for direct use.
+#[pyclass(module = "shardid._shardid", name = "_CeilingGenerator", frozen)]
+pub(crate) struct PyCeilingGenerator {
+    inner: CeilingGenerator,
+}
+
+#[pymethods]
+impl PyCeilingGenerator {
+    #[new]
+    #[pyo3(signature = (layout, shard, recorded, store, *, backwards_tolerance_ms = None, max_borrow_units = None))]
+    fn new(
+        layout: &Bound<'_, PyLayout>,
+        shard: &Bound<'_, PyAny>,
+        recorded: Option<&Bound<'_, PyAny>>,
+        store: Py<PyAny>,
+        backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
+        max_borrow_units: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let py = layout.py();
+        let layout = layout.get().inner;
+        let shard = u64_arg(shard, "shard", Arg::Shard(layout.max_shard()))?;
+        let recorded = recorded
+            .map(|r| u64_arg(r, "recorded", Arg::Other))
+            .transpose()?;
+        let mut options = Options::new();
+        if let Some(ms) = backwards_tolerance_ms {
+            options =
+                options.backwards_tolerance_ms(u64_arg(ms, "backwards_tolerance_ms", Arg::Other)?);
+        }
+        if let Some(units) = max_borrow_units {
+            options = options.max_borrow_units(u64_arg(units, "max_borrow_units", Arg::Other)?);
+        }
+        let inner =
+            CeilingGenerator::new(layout, shard, options, recorded, Box::new(PyStore(store)))
+                .map_err(|e| core_error(py, e))?;
+        Ok(Self { inner })
+    }
+
+    #[getter]
+    fn shard(&self) -> u64 {
+        self.inner.shard()
+    }
+
+    // The interpreter is released while the core runs, and taken back only by the store:
+    // another thread waiting for the store to finish must not hold it meanwhile.
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        let result = py.detach(|| self.inner.next_id());
+        PyLeasedGenerator::or_raise(py, result)
+    }
+
+    fn next_id_at(&self, py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let now = timestamp_arg(now, "now", self.inner.layout())?;
+        let result = py.detach(|| self.inner.next_id_at(now));
+        PyLeasedGenerator::or_raise(py, result)
+    }
+
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let count = u64_arg(n, "n", Arg::Other)?;
+        let count = usize::try_from(count)
+            .map_err(|_| raise(py, "InvalidArgumentError", "n is too large", &[]))?;
+        let mut ids = vec![0u64; count];
+        let result = py.detach(|| self.inner.next_ids(&mut ids));
+        PyLeasedGenerator::or_raise(py, result)?;
+        PyList::new(py, ids)
+    }
+}
+
+/// The layout's signature as lease records store it (lock files, the PostgreSQL table).
+#[pyfunction]
+pub(crate) fn _layout_signature(layout: &Bound<'_, PyLayout>) -> String {
+    shardid::lease::signature(&layout.get().inner)
 }

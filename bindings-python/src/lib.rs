@@ -36,6 +36,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::PyGenerator>()?;
     m.add_class::<lease::PyLeasedGenerator>()?;
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
+    m.add_class::<lease::PyCeilingGenerator>()?;
+    m.add_function(wrap_pyfunction!(lease::_layout_signature, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;

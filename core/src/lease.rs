@@ -22,6 +22,7 @@
 //! child (the bindings' at-fork hooks call [`crate::after_fork`], which tells it), so a
 //! pre-fork server's workers get one shard each.
 
+use std::boxed::Box;
 use std::fmt;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -101,13 +102,151 @@ impl From<std::io::Error> for LeaseError {
     }
 }
 
-/// One held lease and the generator on its shard.
+/// Where a [`CeilingGenerator`] records its ceiling: a lock file here, a database row in a
+/// binding's lease on PostgreSQL.
+pub trait CeilingStore: Send + Sync + fmt::Debug {
+    /// Records `units` as the ceiling. Called before any ID above the previous ceiling is
+    /// handed out; an error keeps that ID from being handed out.
+    ///
+    /// # Errors
+    /// Whatever kept the ceiling from being recorded.
+    fn store(&self, units: u64) -> std::io::Result<()>;
+}
+
+/// A generator that never hands out an ID above the ceiling its [`CeilingStore`] has
+/// recorded: it records a new one (a span ahead) first. Started above a recorded ceiling, it
+/// never repeats an ID issued under that ceiling. [`LeasedGenerator`] is one on a lock file;
+/// bindings build their database leases on it.
 #[derive(Debug)]
-struct Held {
+pub struct CeilingGenerator {
     generator: Generator,
-    file: Mutex<File>,
-    /// The ceiling last written to the file, in time units.
+    /// The ceiling last recorded, in time units.
     ceiling: AtomicU64,
+    /// How far ahead of an ID a new ceiling is recorded, in time units.
+    span: u64,
+    store: Box<dyn CeilingStore>,
+    /// Serialises recording, so the store sees increasing ceilings.
+    recording: Mutex<()>,
+}
+
+impl CeilingGenerator {
+    /// A generator for `shard` whose first ID is above `recorded` (the ceiling the shard's
+    /// last holder recorded, if any).
+    ///
+    /// # Errors
+    /// [`Error::ShardOutOfRange`].
+    pub fn new(
+        layout: Layout,
+        shard: u64,
+        options: Options,
+        recorded: Option<u64>,
+        store: Box<dyn CeilingStore>,
+    ) -> Result<Self, Error> {
+        let seq_bits = u32::from(layout.sequence_bits());
+        // The next free slot: the first of the unit after the ceiling.
+        let state = recorded.map_or(0, |units| (units + 1) << seq_bits);
+        let generator = Generator::with_state(AtomicU64::new(state), layout, shard, options)?;
+        // 100 ms, or half the backwards tolerance if that is less, and at least one unit: a
+        // successor that starts at once waits at most this long for the clock to pass the
+        // ceiling, and the store is written at most once per span.
+        let span_ms = (options.backwards_tolerance_ms / 2).min(100);
+        Ok(Self {
+            generator,
+            ceiling: AtomicU64::new(recorded.unwrap_or(0)),
+            span: (span_ms / layout.unit_ms()).max(1),
+            store,
+            recording: Mutex::new(()),
+        })
+    }
+
+    /// The shard.
+    pub const fn shard(&self) -> u64 {
+        self.generator.shard()
+    }
+
+    /// The layout.
+    pub const fn layout(&self) -> Layout {
+        self.generator.layout()
+    }
+
+    /// Issues one ID now, as [`Generator::next_id`], after recording a new ceiling if the ID
+    /// is above the current one.
+    ///
+    /// # Errors
+    /// [`LeaseError::Id`] as [`Generator::next_id`]; [`LeaseError::Io`] when the ceiling
+    /// cannot be recorded (the ID is then not handed out).
+    pub fn next_id(&self) -> Result<u64, LeaseError> {
+        let id = self.generator.next_id()?;
+        self.cover(id)?;
+        Ok(id)
+    }
+
+    /// Issues one ID as if the clock read `now_ms`, as [`Generator::next_id_at`].
+    ///
+    /// # Errors
+    /// As [`CeilingGenerator::next_id`], and [`Error::SequenceExhausted`].
+    pub fn next_id_at(&self, now_ms: u64) -> Result<u64, LeaseError> {
+        let id = self.generator.next_id_at(now_ms)?;
+        self.cover(id)?;
+        Ok(id)
+    }
+
+    /// Fills `out` with IDs now, as [`Generator::next_ids`].
+    ///
+    /// # Errors
+    /// As [`CeilingGenerator::next_id`]; on an error none of `out` may be used.
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<(), LeaseError> {
+        self.generator.next_ids(out)?;
+        if let Some(&last) = out.last() {
+            self.cover(last)?;
+        }
+        Ok(())
+    }
+
+    /// Makes sure the ceiling covers `id`'s time unit before `id` is handed out.
+    #[inline]
+    fn cover(&self, id: u64) -> Result<(), LeaseError> {
+        let units = id >> self.generator.layout().time_shift();
+        if units <= self.ceiling.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // A panic while recording leaves at worst an older ceiling, which the next record
+        // replaces: keep using the lock.
+        let _recording = self
+            .recording
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if units <= self.ceiling.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let ceiling = units + self.span;
+        self.store.store(ceiling)?;
+        self.ceiling.store(ceiling, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// The lock file of a leased shard, which also records its ceiling.
+#[derive(Debug)]
+struct LockFile {
+    file: Mutex<File>,
+    signature: String,
+}
+
+impl CeilingStore for LockFile {
+    fn store(&self, units: u64) -> std::io::Result<()> {
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let text = std::format!(
+            "shardid lease: the last time unit this shard may have issued\nlayout {}\nceiling {units}\n",
+            self.signature
+        );
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(text.as_bytes())?;
+        file.set_len(text.len() as u64)
+    }
 }
 
 /// A generator on a shard leased from a directory of lock files: see the [module](self) docs.
@@ -120,7 +259,7 @@ pub struct LeasedGenerator {
     layout: Layout,
     options: Options,
     /// The lease of this process and, after forks, of each child generation in turn.
-    held: [OnceLock<Held>; FORK_DEPTH],
+    held: [OnceLock<CeilingGenerator>; FORK_DEPTH],
     /// Which entry of `held` is this process's.
     current: AtomicUsize,
     /// The fork generation `current` belongs to.
@@ -157,7 +296,7 @@ impl LeasedGenerator {
     }
 
     /// Takes the first free shard of the range.
-    fn lease(&self) -> Result<Held, LeaseError> {
+    fn lease(&self) -> Result<CeilingGenerator, LeaseError> {
         if self.shards.end > 0 && self.shards.end - 1 > self.layout.max_shard() {
             return Err(Error::ShardOutOfRange {
                 shard: self.shards.end - 1,
@@ -187,7 +326,12 @@ impl LeasedGenerator {
     }
 
     /// Starts a generator for `shard` above the ceiling its lock file records.
-    fn take(&self, shard: u64, mut file: File, path: &Path) -> Result<Held, LeaseError> {
+    fn take(
+        &self,
+        shard: u64,
+        mut file: File,
+        path: &Path,
+    ) -> Result<CeilingGenerator, LeaseError> {
         let mut text = String::new();
         file.read_to_string(&mut text)?;
         let signature = signature(&self.layout);
@@ -203,25 +347,25 @@ impl LeasedGenerator {
                 ceiling = units.parse::<u64>().ok();
             }
         }
-        let seq_bits = u32::from(self.layout.sequence_bits());
-        // The next free slot: the first of the unit after the ceiling.
-        let state = ceiling.map_or(0, |units| (units + 1) << seq_bits);
-        let generator =
-            Generator::with_state(AtomicU64::new(state), self.layout, shard, self.options)?;
-        let held = Held {
-            generator,
+        let store = LockFile {
             file: Mutex::new(file),
-            ceiling: AtomicU64::new(ceiling.unwrap_or(0)),
+            signature,
         };
         if ceiling.is_none() {
-            held.record(&self.layout, 0)?;
+            store.store(0)?; // claims the file for this layout
         }
-        Ok(held)
+        Ok(CeilingGenerator::new(
+            self.layout,
+            shard,
+            self.options,
+            ceiling,
+            Box::new(store),
+        )?)
     }
 
     /// This process's lease: a new one when this is a forked child of the process that took
     /// the current one.
-    fn held(&self) -> Result<&Held, LeaseError> {
+    fn held(&self) -> Result<&CeilingGenerator, LeaseError> {
         let generation = crate::clock::fork_generation();
         if self.generation.load(Ordering::Acquire) == generation {
             let index = self.current.load(Ordering::Acquire);
@@ -252,7 +396,7 @@ impl LeasedGenerator {
     /// # Errors
     /// As [`LeasedGenerator::next_id`], in a forked child that must take a new lease.
     pub fn shard(&self) -> Result<u64, LeaseError> {
-        Ok(self.held()?.generator.shard())
+        Ok(self.held()?.shard())
     }
 
     /// The layout.
@@ -272,10 +416,7 @@ impl LeasedGenerator {
     /// [`LeaseError::Id`] as [`Generator::next_id`]; [`LeaseError::Io`] when the ceiling
     /// cannot be written (the ID is then not handed out); lease errors in a forked child.
     pub fn next_id(&self) -> Result<u64, LeaseError> {
-        let held = self.held()?;
-        let id = held.generator.next_id()?;
-        held.cover(&self.layout, self.span(), id)?;
-        Ok(id)
+        self.held()?.next_id()
     }
 
     /// Issues one ID as if the clock read `now_ms`, as [`Generator::next_id_at`].
@@ -283,10 +424,7 @@ impl LeasedGenerator {
     /// # Errors
     /// As [`LeasedGenerator::next_id`], and [`Error::SequenceExhausted`].
     pub fn next_id_at(&self, now_ms: u64) -> Result<u64, LeaseError> {
-        let held = self.held()?;
-        let id = held.generator.next_id_at(now_ms)?;
-        held.cover(&self.layout, self.span(), id)?;
-        Ok(id)
+        self.held()?.next_id_at(now_ms)
     }
 
     /// Fills `out` with IDs now, as [`Generator::next_ids`].
@@ -294,61 +432,12 @@ impl LeasedGenerator {
     /// # Errors
     /// As [`LeasedGenerator::next_id`]; on an error none of `out` may be used.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<(), LeaseError> {
-        let held = self.held()?;
-        held.generator.next_ids(out)?;
-        if let Some(&last) = out.last() {
-            held.cover(&self.layout, self.span(), last)?;
-        }
-        Ok(())
-    }
-
-    /// How far ahead of an issued ID the ceiling is written, in time units: 100 ms, or half
-    /// the backwards tolerance if that is less, and at least one unit. A successor that starts
-    /// at once waits at most this long for the clock to pass it; the file is written at most
-    /// once per span.
-    fn span(&self) -> u64 {
-        let ms = (self.options.backwards_tolerance_ms / 2).min(100);
-        (ms / self.layout.unit_ms()).max(1)
-    }
-}
-
-impl Held {
-    /// Makes sure the ceiling covers `id`'s time unit before `id` is handed out.
-    #[inline]
-    fn cover(&self, layout: &Layout, span: u64, id: u64) -> Result<(), LeaseError> {
-        let units = id >> layout.time_shift();
-        if units <= self.ceiling.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        self.record(layout, units + span)
-    }
-
-    /// Writes `ceiling` (if above the recorded one) to the lock file.
-    fn record(&self, layout: &Layout, ceiling: u64) -> Result<(), LeaseError> {
-        // A panic while writing leaves at worst an older ceiling in the file, which the next
-        // write replaces: keep using the lock.
-        let mut file = self
-            .file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let current = self.ceiling.load(Ordering::Acquire);
-        if ceiling <= current && current != 0 {
-            return Ok(());
-        }
-        let text = std::format!(
-            "shardid lease: the last time unit this shard may have issued\nlayout {}\nceiling {ceiling}\n",
-            signature(layout)
-        );
-        file.seek(SeekFrom::Start(0))?;
-        file.write_all(text.as_bytes())?;
-        file.set_len(text.len() as u64)?;
-        self.ceiling.store(ceiling, Ordering::Release);
-        Ok(())
+        self.held()?.next_ids(out)
     }
 }
 
 /// The layout's defining numbers, recorded in each lock file.
-fn signature(layout: &Layout) -> String {
+pub fn signature(layout: &Layout) -> String {
     std::format!(
         "epoch_ms={} unit_ms={} bits={}/{}/{} order={:?}",
         layout.epoch_ms(),

@@ -1,7 +1,7 @@
 import os
 import pathlib
 from datetime import datetime
-from typing import Any, ClassVar, Literal, Union, final
+from typing import Any, Callable, ClassVar, Literal, Union, final
 
 from typing_extensions import Buffer
 
@@ -17,7 +17,9 @@ __all__ = [
     "LeasedGenerator",
     "Parts",
     "__version__",
+    "_CeilingGenerator",
     "_after_fork",
+    "_layout_signature",
     "lease",
     "now_ms",
     "postgres",
@@ -46,6 +48,24 @@ def lease(
     backwards_tolerance_ms: int | None = None,
     max_borrow_units: int | None = None,
 ) -> LeasedGenerator: ...
+def _layout_signature(layout: Layout) -> str: ...
+@final
+class _CeilingGenerator:
+    def __new__(
+        cls,
+        layout: Layout,
+        shard: int,
+        recorded: int | None,
+        store: Callable[[int], object],
+        *,
+        backwards_tolerance_ms: int | None = None,
+        max_borrow_units: int | None = None,
+    ) -> _CeilingGenerator: ...
+    @property
+    def shard(self) -> int: ...
+    def next_id(self) -> int: ...
+    def next_id_at(self, now: _Time) -> int: ...
+    def next_ids(self, n: int) -> list[int]: ...
 @final
 class LeasedGenerator:
     @property

@@ -1,0 +1,132 @@
+"""Shard leases through PostgreSQL (shardid.postgres): processes on "different hosts"
+(separate connections) get distinct shards, a killed holder frees its shard and its successor
+continues above its IDs, a clock set back between holders never yields an old ID, forked
+workers take shards of their own, and a lost session stops the generator at its ceiling."""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import subprocess
+import sys
+import time
+from array import array
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+import shardid
+from shardid import Layout
+from shardid.postgres import lease
+
+T0 = 1_700_000_000_000
+
+
+def test_sessions_get_distinct_shards_and_no_free_shard_names_the_range(cluster: Any) -> None:
+    held = [lease(Layout.TWITTER, cluster.dsn, range(0, 4), table="distinct_leases") for _ in range(4)]
+    assert sorted(g.shard for g in held) == [0, 1, 2, 3]
+    with pytest.raises(shardid.NoFreeShardError, match=r"every shard in 0\.\.4 is leased") as info:
+        lease(Layout.TWITTER, cluster.dsn, range(0, 4), table="distinct_leases")
+    assert info.value.shards == range(0, 4)
+    ids = [i for g in held for i in g.next_ids(10_000)]
+    assert len(set(ids)) == 40_000
+    held[2].close()
+    again = lease(Layout.TWITTER, cluster.dsn, range(0, 4), table="distinct_leases")
+    assert again.shard == held[2].shard
+    for g in [*held, again]:
+        g.close()
+
+
+HOLDER = """
+import sys
+from shardid import Layout
+from shardid.postgres import lease
+g = lease(Layout.TWITTER, sys.argv[1], range(0, 1), table="killed_leases")
+with open(sys.argv[2], "ab", buffering=0) as out:
+    while True:
+        out.write(g.next_id().to_bytes(8, "little"))
+"""
+
+
+def test_a_killed_holder_frees_its_shard_and_its_successor_never_repeats(cluster: Any, tmp_path: Path) -> None:
+    out = tmp_path / "ids"
+    child = subprocess.Popen([sys.executable, "-c", HOLDER, cluster.dsn, str(out)])
+    deadline = time.monotonic() + 30
+    while (not out.exists() or out.stat().st_size < 8 * 20_000) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(shardid.NoFreeShardError):
+        lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="killed_leases")
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    killed = array("Q")
+    killed.frombytes(out.read_bytes()[: out.stat().st_size // 8 * 8])
+    # The server ends the dead process's session (and its lock) once it sees the socket close.
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            successor = lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="killed_leases")
+            break
+        except shardid.NoFreeShardError:
+            assert time.monotonic() < deadline, "the killed holder's shard was never freed"
+            time.sleep(0.05)
+    assert successor.shard == 0
+    assert min(successor.next_ids(10_000)) > max(killed)
+    successor.close()
+
+
+def test_a_clock_set_back_between_holders_never_yields_an_old_id(cluster: Any) -> None:
+    first = lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="clock_leases")
+    issued = [first.next_id_at(T0 + i // 100) for i in range(1000)]
+    first.close()
+    again = lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="clock_leases")
+    with pytest.raises(shardid.ClockMovedBackwardsError):
+        again.next_id_at(T0 - 5000)
+    with pytest.raises(shardid.SequenceExhaustedError):
+        again.next_id_at(T0 - 400)
+    assert again.next_id_at(T0 + 200) > max(issued)
+    again.close()
+
+
+def _worker(generator: Any, out: str) -> None:
+    ids = generator.next_ids(100_000)
+    Path(out).write_bytes(array("Q", ids + [generator.shard]).tobytes())
+
+
+def test_forked_workers_take_shards_of_their_own(cluster: Any, tmp_path: Path) -> None:
+    generator = lease(Layout.INSTAGRAM, cluster.dsn, range(0, 16), table="fork_leases")
+    generator.next_id()
+    fork = multiprocessing.get_context("fork")
+    workers = [fork.Process(target=_worker, args=(generator, str(tmp_path / f"w{i}"))) for i in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+        assert w.exitcode == 0
+    seen: set[int] = set(generator.next_ids(1000))
+    shards = {generator.shard}
+    for i in range(4):
+        ids = array("Q")
+        ids.frombytes((tmp_path / f"w{i}").read_bytes())
+        shards.add(ids.pop())
+        seen.update(ids)
+    assert len(shards) == 5 and len(seen) == 401_000
+    # The parent's session still works after the children used (and abandoned) theirs.
+    assert generator.next_id() > 0
+    generator.close()
+
+
+def test_a_lost_session_stops_the_generator_at_its_ceiling(cluster: Any) -> None:
+    generator = lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="lost_leases")
+    generator.next_id_at(T0)
+    with psycopg.connect(cluster.dsn, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '' "
+            "AND pid <> pg_backend_pid() AND query LIKE '%lost_leases%'"
+        )
+    # Within the recorded ceiling IDs continue (they are above the last holder's and below
+    # any successor's); past it, recording fails and nothing is handed out.
+    generator.next_id_at(T0 + 50)
+    with pytest.raises(shardid.LeaseFileError):
+        generator.next_id_at(T0 + 1000)
