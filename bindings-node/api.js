@@ -17,7 +17,8 @@ function makeApi(backend) {
   // that is one per thread, kept for the module's lifetime.
   const scratch = new Float64Array(3)
   backend.setDecodeBuffer(scratch)
-  const LAYOUT = Symbol('shardid.layout')
+  // A registered symbol: shardid/postgres reads a Layout's index with it.
+  const LAYOUT = Symbol.for('shardid.layout')
   const GENERATOR = Symbol('shardid.generator')
 
   /** The fields of an ID; `date` is made when asked for. */

@@ -9,6 +9,24 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** Tells the generator that `units` is now recorded. */
+export declare function ceilingConfirm(index: number, units: unknown): void
+
+/** A generator for `shard` above the `recorded` ceiling (0: none); returns its index. */
+export declare function ceilingNew(layoutIndex: number, shard: unknown, recorded: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): number
+
+/** One ID now; `CEILING_PENDING` when a new ceiling must be recorded first. */
+export declare function ceilingNextId(index: number): bigint
+
+/** One ID as if the clock read `now`. */
+export declare function ceilingNextIdAt(index: number, now: unknown): bigint
+
+/** `n` IDs now. */
+export declare function ceilingNextIds(index: number, n: unknown): BigUint64Array
+
+/** The ceiling the generator is waiting for (after a `CEILING_PENDING` error). */
+export declare function ceilingWanted(index: number): bigint
+
 /** The ID for a time, a shard and a sequence. */
 export declare function compose(layoutIndex: number, timestamp: unknown, shard: unknown, sequence: unknown): bigint
 
@@ -63,6 +81,9 @@ export declare function layoutNew(epochMs: unknown, unitMs: unknown, timeBits: u
 
 /** Registers one of the presets by name and returns its index. */
 export declare function layoutPreset(name: string): number
+
+/** The layout's signature as lease records store it. */
+export declare function layoutSignature(layoutIndex: number): string
 
 /**
  * Leases the first free shard of `start..end` from lock files in `directory`; returns its

@@ -835,6 +835,12 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.ceilingConfirm = nativeBinding.ceilingConfirm
+module.exports.ceilingNew = nativeBinding.ceilingNew
+module.exports.ceilingNextId = nativeBinding.ceilingNextId
+module.exports.ceilingNextIdAt = nativeBinding.ceilingNextIdAt
+module.exports.ceilingNextIds = nativeBinding.ceilingNextIds
+module.exports.ceilingWanted = nativeBinding.ceilingWanted
 module.exports.compose = nativeBinding.compose
 module.exports.decode = nativeBinding.decode
 module.exports.decodeMany = nativeBinding.decodeMany
@@ -845,6 +851,7 @@ module.exports.generatorNew = nativeBinding.generatorNew
 module.exports.layoutInfo = nativeBinding.layoutInfo
 module.exports.layoutNew = nativeBinding.layoutNew
 module.exports.layoutPreset = nativeBinding.layoutPreset
+module.exports.layoutSignature = nativeBinding.layoutSignature
 module.exports.leaseNew = nativeBinding.leaseNew
 module.exports.leaseNextId = nativeBinding.leaseNextId
 module.exports.leaseNextIdAt = nativeBinding.leaseNextIdAt

@@ -37,11 +37,11 @@ tests/c/run.sh 2>&1 | tee -a "$log"
 step "Python: the wheel in a fresh virtualenv, vectors, bad input, threads, Django, stubtest"
 tests/python/run.sh 2>&1 | tee -a "$log"
 
-step "PostgreSQL: the emitted DDL on a throwaway server: vectors, uniqueness under pressure, Django"
-tests/postgres/run.sh 2>&1 | tee -a "$log"
-
 step "JS: the Node addon and the WebAssembly module, one suite for both"
 tests/js/run.sh 2>&1 | tee -a "$log"
+
+step "PostgreSQL: the emitted DDL on a throwaway server (vectors, uniqueness, Django), leases from Python and Node"
+tests/postgres/run.sh 2>&1 | tee -a "$log"
 
 step "Browser: the example page in headless Chromium decodes every vector"
 node tests/browser/browser.mjs 2>&1 | tee -a "$log"

@@ -6,7 +6,10 @@ use napi::bindgen_prelude::{BigUint64Array, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::Options;
-use shardid::lease::{LeaseError, LeasedGenerator};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
 
 use crate::args::{Arg, u64_arg};
 use crate::errors::{Class, core_error, throw};
@@ -124,4 +127,170 @@ pub fn lease_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64
         .next_ids(&mut ids)
         .map_err(|e| lease_error(env, e))?;
     Ok(BigUint64Array::new(ids))
+}
+
+/// The ceiling a database lease has recorded so far, set from JavaScript once its write
+/// succeeded (`pg` is asynchronous, the generator is not): the generator hands out nothing
+/// above it and says how far it needs it to go.
+#[derive(Debug, Default)]
+struct Recorded {
+    confirmed: AtomicU64,
+    wanted: AtomicU64,
+}
+
+#[derive(Debug)]
+struct RecordedStore(Arc<Recorded>);
+
+impl CeilingStore for RecordedStore {
+    fn store(&self, at_least: u64, wanted: u64) -> std::io::Result<u64> {
+        let confirmed = self.0.confirmed.load(Ordering::Acquire);
+        if at_least <= confirmed {
+            return Ok(confirmed);
+        }
+        self.0.wanted.fetch_max(wanted, Ordering::AcqRel);
+        Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            "the lease's ceiling must be recorded first",
+        ))
+    }
+}
+
+/// A generator above a ceiling recorded in a database (`shardid/postgres`).
+pub(crate) struct CeilingEntry {
+    generator: CeilingGenerator,
+    recorded: Arc<Recorded>,
+}
+
+impl PartialEq for CeilingEntry {
+    fn eq(&self, _: &Self) -> bool {
+        false
+    }
+}
+
+static CEILINGS: Slots<CeilingEntry> = Slots::new();
+
+fn ceiling_entry(env: &Env, index: u32) -> Result<&'static CeilingEntry> {
+    CEILINGS.get(index).ok_or_else(|| {
+        throw(
+            env,
+            Class::Type,
+            "INVALID_ARGUMENT",
+            "not a shardid database lease",
+        )
+    })
+}
+
+fn ceiling_error(env: &Env, e: LeaseError) -> napi::Error {
+    match e {
+        LeaseError::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
+            throw(env, Class::Plain, "CEILING_PENDING", &io.to_string())
+        }
+        e => lease_error(env, e),
+    }
+}
+
+/// A generator for `shard` above the `recorded` ceiling (0: none); returns its index.
+#[napi]
+pub fn ceiling_new(
+    env: &Env,
+    layout_index: u32,
+    shard: Unknown<'_>,
+    recorded: Unknown<'_>,
+    backwards_tolerance_ms: Option<Unknown<'_>>,
+    max_borrow_units: Option<Unknown<'_>>,
+) -> Result<u32> {
+    let layout = layout(env, layout_index)?;
+    let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
+    let recorded_units = u64_arg(env, &recorded, "recorded", Arg::Other)?;
+    let mut options = Options::new();
+    if let Some(ms) = backwards_tolerance_ms {
+        options =
+            options.backwards_tolerance_ms(u64_arg(env, &ms, "backwardsToleranceMs", Arg::Other)?);
+    }
+    if let Some(units) = max_borrow_units {
+        options = options.max_borrow_units(u64_arg(env, &units, "maxBorrowUnits", Arg::Other)?);
+    }
+    let recorded = Arc::new(Recorded::default());
+    recorded.confirmed.store(recorded_units, Ordering::Release);
+    let start = (recorded_units > 0).then_some(recorded_units);
+    let generator = CeilingGenerator::new(
+        layout,
+        shard,
+        options,
+        start,
+        Box::new(RecordedStore(recorded.clone())),
+    )
+    .map_err(|e| core_error(env, e))?;
+    CEILINGS
+        .index_of(CeilingEntry {
+            generator,
+            recorded,
+        })
+        .ok_or_else(|| {
+            throw(
+                env,
+                Class::Range,
+                "INVALID_ARGUMENT",
+                "too many leases in one process",
+            )
+        })
+}
+
+/// The ceiling the generator is waiting for (after a `CEILING_PENDING` error).
+#[napi]
+pub fn ceiling_wanted(env: &Env, index: u32) -> Result<u64> {
+    Ok(ceiling_entry(env, index)?
+        .recorded
+        .wanted
+        .load(Ordering::Acquire))
+}
+
+/// Tells the generator that `units` is now recorded.
+#[napi]
+pub fn ceiling_confirm(env: &Env, index: u32, units: Unknown<'_>) -> Result<()> {
+    let units = u64_arg(env, &units, "units", Arg::Other)?;
+    ceiling_entry(env, index)?
+        .recorded
+        .confirmed
+        .fetch_max(units, Ordering::AcqRel);
+    Ok(())
+}
+
+/// One ID now; `CEILING_PENDING` when a new ceiling must be recorded first.
+#[napi]
+pub fn ceiling_next_id(env: &Env, index: u32) -> Result<u64> {
+    ceiling_entry(env, index)?
+        .generator
+        .next_id()
+        .map_err(|e| ceiling_error(env, e))
+}
+
+/// One ID as if the clock read `now`.
+#[napi]
+pub fn ceiling_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64> {
+    let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
+    ceiling_entry(env, index)?
+        .generator
+        .next_id_at(now)
+        .map_err(|e| ceiling_error(env, e))
+}
+
+/// `n` IDs now.
+#[napi]
+pub fn ceiling_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
+    let n = u64_arg(env, &n, "n", Arg::Other)?;
+    let n = usize::try_from(n)
+        .map_err(|_| throw(env, Class::Range, "INVALID_ARGUMENT", "n is too large"))?;
+    let mut ids = vec![0u64; n];
+    ceiling_entry(env, index)?
+        .generator
+        .next_ids(&mut ids)
+        .map_err(|e| ceiling_error(env, e))?;
+    Ok(BigUint64Array::new(ids))
+}
+
+/// The layout's signature as lease records store it.
+#[napi]
+pub fn layout_signature(env: &Env, layout_index: u32) -> Result<String> {
+    Ok(shardid::lease::signature(&layout(env, layout_index)?))
 }

@@ -172,11 +172,11 @@ impl std::fmt::Debug for PyStore {
 }
 
 impl CeilingStore for PyStore {
-    fn store(&self, units: u64) -> std::io::Result<()> {
+    fn store(&self, _at_least: u64, wanted: u64) -> std::io::Result<u64> {
         Python::attach(|py| {
             self.0
-                .call1(py, (units,))
-                .map(drop)
+                .call1(py, (wanted,))
+                .map(|_| wanted)
                 .map_err(|e| std::io::Error::other(format!("the ceiling store failed: {e}")))
         })
     }

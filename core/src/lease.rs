@@ -105,12 +105,14 @@ impl From<std::io::Error> for LeaseError {
 /// Where a [`CeilingGenerator`] records its ceiling: a lock file here, a database row in a
 /// binding's lease on PostgreSQL.
 pub trait CeilingStore: Send + Sync + fmt::Debug {
-    /// Records `units` as the ceiling. Called before any ID above the previous ceiling is
+    /// Records a ceiling of at least `at_least` time units (the unit of an ID about to be
+    /// handed out), ideally `wanted` (a span ahead, so the next records are rarer), and
+    /// returns the ceiling it recorded. Called before any ID above the previous ceiling is
     /// handed out; an error keeps that ID from being handed out.
     ///
     /// # Errors
     /// Whatever kept the ceiling from being recorded.
-    fn store(&self, units: u64) -> std::io::Result<()>;
+    fn store(&self, at_least: u64, wanted: u64) -> std::io::Result<u64>;
 }
 
 /// A generator that never hands out an ID above the ceiling its [`CeilingStore`] has
@@ -219,8 +221,12 @@ impl CeilingGenerator {
         if units <= self.ceiling.load(Ordering::Acquire) {
             return Ok(());
         }
-        let ceiling = units + self.span;
-        self.store.store(ceiling)?;
+        let ceiling = self.store.store(units, units + self.span)?;
+        if ceiling < units {
+            return Err(LeaseError::Io(std::io::Error::other(
+                "the ceiling store recorded less than it was asked to",
+            )));
+        }
         self.ceiling.store(ceiling, Ordering::Release);
         Ok(())
     }
@@ -234,7 +240,7 @@ struct LockFile {
 }
 
 impl CeilingStore for LockFile {
-    fn store(&self, units: u64) -> std::io::Result<()> {
+    fn store(&self, _at_least: u64, units: u64) -> std::io::Result<u64> {
         let mut file = self
             .file
             .lock()
@@ -245,7 +251,8 @@ impl CeilingStore for LockFile {
         );
         file.seek(SeekFrom::Start(0))?;
         file.write_all(text.as_bytes())?;
-        file.set_len(text.len() as u64)
+        file.set_len(text.len() as u64)?;
+        Ok(units)
     }
 }
 
@@ -352,7 +359,7 @@ impl LeasedGenerator {
             signature,
         };
         if ceiling.is_none() {
-            store.store(0)?; // claims the file for this layout
+            store.store(0, 0)?; // claims the file for this layout
         }
         Ok(CeilingGenerator::new(
             self.layout,

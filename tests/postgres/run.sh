@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The PostgreSQL tests: the wheel in a fresh virtualenv (as tests/python/run.sh installs it),
-# then pytest against a throwaway cluster that the tests start (tests/postgres/cluster.py:
+# The PostgreSQL tests: the wheel in a fresh virtualenv (as tests/python/run.sh installs it)
+# and the Node addon with pg, then pytest against a throwaway cluster that the tests start (tests/postgres/cluster.py:
 # initdb into a temp dir as the postgres user, 127.0.0.1 only, removed at the end).
 # Ends with a "test result:" line that scripts/test.sh counts.
 #
@@ -13,6 +13,9 @@ trap 'rm -rf "$work"' EXIT
 
 venv=${SHARDID_PYTHON_VENV:-$work/venv}
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
+# Node's shardid/postgres leases are tested here too: the addon and the pg package.
+(cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
+    && npx napi build --platform --release --js index.js --dts index.d.ts >/dev/null 2>&1)
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0

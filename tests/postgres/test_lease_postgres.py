@@ -130,3 +130,55 @@ def test_a_lost_session_stops_the_generator_at_its_ceiling(cluster: Any) -> None
     generator.next_id_at(T0 + 50)
     with pytest.raises(shardid.LeaseFileError):
         generator.next_id_at(T0 + 1000)
+
+
+# Node's shardid/postgres (pg), on the same server: tests/postgres/lease_node.mjs.
+NODE = Path(__file__).with_name("lease_node.mjs")
+
+
+def node(dsn: str, mode: str, *args: str) -> dict[str, Any]:
+    import json
+
+    done = subprocess.run(["node", str(NODE), dsn, mode, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def url(cluster: Any) -> str:
+    return f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres"
+
+
+def test_node_sessions_get_distinct_shards(cluster: Any) -> None:
+    assert node(url(cluster), "distinct") == {"shards": [0, 1, 2, 3], "fifth": "NO_FREE_SHARD", "unique": 40_000}
+
+
+def test_node_a_killed_holder_frees_its_shard_and_its_successor_never_repeats(cluster: Any, tmp_path: Path) -> None:
+    out = tmp_path / "ids"
+    child = subprocess.Popen(["node", str(NODE), url(cluster), "hold", str(out)])
+    deadline = time.monotonic() + 30
+    while (not out.exists() or out.stat().st_size < 8 * 20_000) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    killed = array("Q")
+    killed.frombytes(out.read_bytes()[: out.stat().st_size // 8 * 8])
+    assert len(killed) >= 20_000
+    deadline = time.monotonic() + 10
+    while True:
+        done = subprocess.run(["node", str(NODE), url(cluster), "after"], capture_output=True, text=True)
+        if done.returncode == 0:
+            break
+        assert "NO_FREE_SHARD" in done.stderr and time.monotonic() < deadline, done.stderr
+        time.sleep(0.1)
+    import json
+
+    after = json.loads(done.stdout.strip().splitlines()[-1])
+    assert after["shard"] == 0 and int(after["min"]) > max(killed)
+
+
+def test_node_a_clock_set_back_between_holders(cluster: Any) -> None:
+    assert node(url(cluster), "clock") == {
+        "back5s": "CLOCK_MOVED_BACKWARDS",
+        "back400ms": "SEQUENCE_EXHAUSTED",
+        "above": True,
+    }

@@ -1,5 +1,6 @@
 // Compiled by `tsc --noEmit --strict` in tests/js/run.sh: the public types fit real use.
 import shardid, { Generator, Layout, lease, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
+import { lease as leasePostgres, type PostgresLease } from 'shardid/postgres'
 
 const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
 const id: bigint = gen.nextId()
@@ -27,4 +28,11 @@ const leased: LeasedGenerator = lease({ layout: Layout.TWITTER, directory: '/tmp
 const leasedShard: number = leased.shard
 const leasedIds: BigUint64Array = leased.nextIds(10)
 console.log(leasedShard, leasedIds)
+async function fromDatabase(): Promise<bigint> {
+  const db: PostgresLease = await leasePostgres({ layout: Layout.INSTAGRAM, connectionString: 'postgresql://app@db/app', shards: [0, 64] })
+  const next: bigint = await db.nextId()
+  await db.close()
+  return next
+}
+void fromDatabase
 console.log(asJson, batch, when, fields, fromString, range, shard, at, shardid.version)

@@ -1,0 +1,33 @@
+// shardid/postgres: shard leases through PostgreSQL (needs the `pg` package).
+import type { Layout, TimeInput, U64Input } from './shardid'
+
+export interface PostgresLeaseOptions {
+  layout: Layout
+  /** A libpq connection string or URL for a connection the lease owns... */
+  connectionString?: string
+  /** ...or an unconnected `pg.Client` it then owns. */
+  client?: unknown
+  /** `[first, end]`, end excluded. */
+  shards: [number, number]
+  /** The table of ceilings (default `shardid_leases`). */
+  table?: string
+  backwardsToleranceMs?: U64Input
+  maxBorrowUnits?: U64Input
+}
+
+/** A generator on a shard leased through PostgreSQL. */
+export declare class PostgresLease {
+  private constructor()
+  readonly layout: Layout
+  readonly table: string
+  readonly shard: number
+  nextId(): Promise<bigint>
+  nextIdString(): Promise<string>
+  nextIdAt(now: TimeInput): Promise<bigint>
+  nextIds(n: U64Input): Promise<BigUint64Array>
+  /** Releases the shard. */
+  close(): Promise<void>
+}
+
+/** Leases the first free shard; rejects with code `NO_FREE_SHARD` when every one is held. */
+export declare function lease(options: PostgresLeaseOptions): Promise<PostgresLease>

@@ -1,0 +1,137 @@
+'use strict'
+// shardid/postgres: shard leases through PostgreSQL, for processes on different hosts. Needs
+// the `pg` package (an optional peer dependency).
+//
+// Each lease holds a session advisory lock for its shard on a `pg.Client` of its own, so two
+// processes never hold one shard and a process that dies (or loses its connection) frees it.
+// A table (`shardid_leases` by default) records each shard's ceiling, written before any ID
+// above it is handed out, so the next holder starts above every ID the last one issued. `pg`
+// is asynchronous, so the generating methods are too: they await a ceiling write every
+// 100 ms or so, and return at once otherwise.
+
+const native = require('./index.js')
+const { Layout } = require('./shardid.js')
+
+const LAYOUT = Symbol.for('shardid.layout')
+const SECRET = Symbol('shardid.postgres')
+
+function error(code, message) {
+  const err = new Error(`${code}: ${message}`)
+  err.code = code
+  return err
+}
+
+class PostgresLease {
+  constructor(secret, { client, layout, table, key, signature, shard, index }) {
+    if (secret !== SECRET) throw error('INVALID_ARGUMENT', 'use lease() from shardid/postgres')
+    Object.assign(this, { layout, table, shard })
+    this._client = client
+    this._key = key
+    this._signature = signature
+    this._index = index
+    this._recording = Promise.resolve()
+  }
+
+  /** One ID now (a bigint). */
+  nextId() {
+    return this._retry(() => native.ceilingNextId(this._index))
+  }
+  async nextIdString() {
+    return String(await this.nextId())
+  }
+  /** One ID as if the clock read `now` (ms, bigint or Date); never waits for the clock. */
+  nextIdAt(now) {
+    return this._retry(() => native.ceilingNextIdAt(this._index, now instanceof Date ? now.getTime() : now))
+  }
+  /** `n` IDs now, as a BigUint64Array. */
+  nextIds(n) {
+    return this._retry(() => native.ceilingNextIds(this._index, n))
+  }
+  /** Releases the shard (ends the lease's connection). */
+  close() {
+    return this._client.end()
+  }
+
+  async _retry(make) {
+    for (;;) {
+      try {
+        return make()
+      } catch (err) {
+        if (err.code !== 'CEILING_PENDING') throw err
+        await this._record(native.ceilingWanted(this._index))
+      }
+    }
+  }
+
+  // Records a ceiling, one write at a time, and only while this session holds the lock: a
+  // lost connection stops the generator at its ceiling instead of extending it.
+  _record(units) {
+    this._recording = this._recording.catch(() => {}).then(async () => {
+      const { rowCount } = await this._client.query(
+        `UPDATE ${this.table} SET ceiling = greatest(ceiling, $1) WHERE layout = $2 AND shard = $3
+           AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+             AND classid = hashtext($4)::oid AND objid = $3::bigint::oid AND objsubid = 2)`,
+        [String(units), this._signature, this.shard, this._key])
+      if (rowCount !== 1) throw error('LEASE_FILE', `the lease on shard ${this.shard} is no longer held by this session`)
+      native.ceilingConfirm(this._index, units)
+    })
+    return this._recording
+  }
+}
+
+/**
+ * `await lease({ layout, connectionString, shards: [first, end], table?, backwardsToleranceMs?,
+ * maxBorrowUnits? })`: leases the first free shard of `first..end` (end excluded) through the
+ * PostgreSQL server. `client` may replace `connectionString`: an unconnected `pg.Client` the
+ * lease then owns. Rejects with code `NO_FREE_SHARD` when every shard is held.
+ */
+async function lease(options) {
+  const o = options ?? {}
+  const table = o.table ?? 'shardid_leases'
+  if (!(o.layout instanceof Layout) || !Array.isArray(o.shards) || o.shards.length !== 2 ||
+      !/^[a-z_][a-z0-9_]*$/.test(table)) {
+    throw error('INVALID_ARGUMENT', 'lease takes { layout: Layout, connectionString, shards: [first, end], table? }')
+  }
+  const [first, end] = o.shards.map(Number)
+  if (!(Number.isSafeInteger(first) && Number.isSafeInteger(end) && first >= 0 && end <= 2 ** 31)) {
+    throw error('INVALID_ARGUMENT', 'shards must be [first, end] within 0..2^31')
+  }
+  let client = o.client
+  if (!client) {
+    let pg
+    try {
+      pg = require('pg')
+    } catch {
+      throw error('UNSUPPORTED', 'shardid/postgres needs the pg package: npm install pg')
+    }
+    client = new pg.Client({ connectionString: o.connectionString })
+  }
+  await client.connect()
+  try {
+    const signature = native.layoutSignature(o.layout[LAYOUT])
+    const key = `shardid ${table} ${signature}`
+    try {
+      await client.query(`CREATE TABLE IF NOT EXISTS ${table} (layout text NOT NULL, shard bigint NOT NULL,
+        ceiling bigint NOT NULL, holder text, taken_at timestamptz, PRIMARY KEY (layout, shard))`)
+    } catch (err) {
+      if (err.code !== '23505' && err.code !== '42P07') throw err // created by another process at once
+    }
+    let shard = -1
+    for (let s = first; s < end && shard < 0; s++) {
+      const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok', [key, s])
+      if (rows[0].ok) shard = s
+    }
+    if (shard < 0) throw error('NO_FREE_SHARD', `no free shard: every shard in ${first}..${end} is leased by a live session (table ${table})`)
+    await client.query(`INSERT INTO ${table} (layout, shard, ceiling) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING`, [signature, shard])
+    const { rows } = await client.query(
+      `UPDATE ${table} SET holder = $1, taken_at = now() WHERE layout = $2 AND shard = $3 RETURNING ceiling`,
+      [`${require('node:os').hostname()} pid ${process.pid}`, signature, shard])
+    const index = native.ceilingNew(o.layout[LAYOUT], shard, BigInt(rows[0].ceiling), o.backwardsToleranceMs, o.maxBorrowUnits)
+    return new PostgresLease(SECRET, { client, layout: o.layout, table, key, signature, shard, index })
+  } catch (err) {
+    await client.end().catch(() => {})
+    throw err
+  }
+}
+
+module.exports = { lease, PostgresLease }

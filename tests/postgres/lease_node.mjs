@@ -1,0 +1,46 @@
+// Node's shardid/postgres leases, driven by test_lease_postgres.py against its throwaway
+// server: `node lease_node.mjs <connection string> <mode> [file]`; prints one JSON line.
+//   distinct: four leases (four sessions) hold four shards; a fifth gets NO_FREE_SHARD.
+//   hold:     leases shard 0 of [0, 1] and appends IDs to <file> until killed.
+//   after:    leases shard 0 of [0, 1] (once free) and prints its first 10,000 IDs' minimum.
+//   clock:    a holder issues at T0 and goes; its successor is set back 5 s and 400 ms.
+import { appendFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+
+const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
+const { Layout } = require('./shardid.js')
+const { lease } = require('./postgres.js')
+
+const [connectionString, mode, file] = process.argv.slice(2)
+const T0 = 1_700_000_000_000
+const take = (table, shards) => lease({ layout: Layout.TWITTER, connectionString, shards, table })
+const code = async (promise) => promise.then(() => 'no error', (err) => err.code)
+
+if (mode === 'distinct') {
+  const held = await Promise.all([0, 1, 2, 3].map(() => take('node_distinct', [0, 4])))
+  const fifth = await code(take('node_distinct', [0, 4]))
+  const ids = new Set()
+  for (const g of held) for (const id of await g.nextIds(10_000)) ids.add(id)
+  console.log(JSON.stringify({ shards: held.map((g) => g.shard).sort(), fifth, unique: ids.size }))
+  await Promise.all(held.map((g) => g.close()))
+} else if (mode === 'hold') {
+  const g = await take('node_killed', [0, 1])
+  writeFileSync(file, new Uint8Array(0))
+  for (;;) appendFileSync(file, new Uint8Array((await g.nextIds(1000)).buffer))
+} else if (mode === 'after') {
+  const g = await take('node_killed', [0, 1])
+  const ids = await g.nextIds(10_000)
+  console.log(JSON.stringify({ shard: g.shard, min: String(ids.reduce((m, id) => (id < m ? id : m))) }))
+  await g.close()
+} else if (mode === 'clock') {
+  const first = await take('node_clock', [0, 1])
+  let last = 0n
+  for (let i = 0; i < 1000; i++) last = await first.nextIdAt(T0 + Math.floor(i / 100))
+  await first.close()
+  const again = await take('node_clock', [0, 1])
+  const back5s = await code(again.nextIdAt(T0 - 5000))
+  const back400ms = await code(again.nextIdAt(T0 - 400))
+  const later = await again.nextIdAt(T0 + 200)
+  console.log(JSON.stringify({ back5s, back400ms, above: later > last }))
+  await again.close()
+}
