@@ -226,3 +226,20 @@ fn type_name(t: ValueType) -> &'static str {
         _ => "another type",
     }
 }
+
+/// The generator options every constructor takes (`undefined`: the default).
+pub(crate) fn options_arg(
+    env: &Env,
+    backwards_tolerance_ms: Option<Unknown<'_>>,
+    max_borrow_units: Option<Unknown<'_>>,
+) -> napi::Result<shardid::Options> {
+    let mut options = shardid::Options::new();
+    if let Some(ms) = backwards_tolerance_ms {
+        options =
+            options.backwards_tolerance_ms(u64_arg(env, &ms, "backwardsToleranceMs", Arg::Other)?);
+    }
+    if let Some(units) = max_borrow_units {
+        options = options.max_borrow_units(u64_arg(env, &units, "maxBorrowUnits", Arg::Other)?);
+    }
+    Ok(options)
+}

@@ -7,7 +7,7 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::{Generator, Layout, Options};
 
-use crate::args::{Arg, u64_arg};
+use crate::args::{Arg, options_arg, u64_arg};
 use crate::errors::{Class, OrThrow, throw};
 use crate::layout::layout;
 use crate::slots::Slots;
@@ -54,14 +54,7 @@ pub fn generator_new(
 ) -> Result<u32> {
     let layout = layout(env, layout_index)?;
     let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
-    let mut options = Options::new();
-    if let Some(ms) = backwards_tolerance_ms {
-        options =
-            options.backwards_tolerance_ms(u64_arg(env, &ms, "backwardsToleranceMs", Arg::Other)?);
-    }
-    if let Some(units) = max_borrow_units {
-        options = options.max_borrow_units(u64_arg(env, &units, "maxBorrowUnits", Arg::Other)?);
-    }
+    let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
     let generator = Generator::shared(layout, shard, options).or_throw(env)?;
     GENERATORS
         .index_of(Entry {

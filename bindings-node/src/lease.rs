@@ -5,13 +5,12 @@
 use napi::bindgen_prelude::{BigUint64Array, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
-use shardid::Options;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
 
-use crate::args::{Arg, u64_arg};
+use crate::args::{Arg, options_arg, u64_arg};
 use crate::errors::{Class, core_error, throw};
 use crate::layout::layout;
 use crate::slots::Slots;
@@ -63,14 +62,7 @@ pub fn lease_new(
     let layout = layout(env, layout_index)?;
     let start = u64_arg(env, &start, "shards[0]", Arg::Shard)?;
     let end = u64_arg(env, &end, "shards[1]", Arg::Other)?;
-    let mut options = Options::new();
-    if let Some(ms) = backwards_tolerance_ms {
-        options =
-            options.backwards_tolerance_ms(u64_arg(env, &ms, "backwardsToleranceMs", Arg::Other)?);
-    }
-    if let Some(units) = max_borrow_units {
-        options = options.max_borrow_units(u64_arg(env, &units, "maxBorrowUnits", Arg::Other)?);
-    }
+    let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
     let generator = LeasedGenerator::acquire(directory, start..end, layout, options)
         .map_err(|e| lease_error(env, e))?;
     LEASES.index_of(Entry(generator)).ok_or_else(|| {
@@ -202,14 +194,7 @@ pub fn ceiling_new(
     let layout = layout(env, layout_index)?;
     let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
     let recorded_units = u64_arg(env, &recorded, "recorded", Arg::Other)?;
-    let mut options = Options::new();
-    if let Some(ms) = backwards_tolerance_ms {
-        options =
-            options.backwards_tolerance_ms(u64_arg(env, &ms, "backwardsToleranceMs", Arg::Other)?);
-    }
-    if let Some(units) = max_borrow_units {
-        options = options.max_borrow_units(u64_arg(env, &units, "maxBorrowUnits", Arg::Other)?);
-    }
+    let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
     let recorded = Arc::new(Recorded::default());
     recorded.confirmed.store(recorded_units, Ordering::Release);
     let start = (recorded_units > 0).then_some(recorded_units);

@@ -192,3 +192,19 @@ pub(crate) fn datetime_from_ms(py: Python<'_>, ms: u64) -> PyResult<Bound<'_, Py
     )?;
     dt.epoch.bind(py).add(delta)
 }
+
+/// The generator options every constructor takes as keyword arguments (`None`: the default).
+pub(crate) fn options_arg(
+    backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
+    max_borrow_units: Option<&Bound<'_, PyAny>>,
+) -> PyResult<shardid::Options> {
+    let mut options = shardid::Options::new();
+    if let Some(ms) = backwards_tolerance_ms {
+        options =
+            options.backwards_tolerance_ms(u64_arg(ms, "backwards_tolerance_ms", Arg::Other)?);
+    }
+    if let Some(units) = max_borrow_units {
+        options = options.max_borrow_units(u64_arg(units, "max_borrow_units", Arg::Other)?);
+    }
+    Ok(options)
+}

@@ -5,9 +5,9 @@ use std::sync::atomic::AtomicU64;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyMemoryView, PySlice};
-use shardid::{Generator, Options};
+use shardid::Generator;
 
-use crate::args::{Arg, timestamp_arg, u64_arg};
+use crate::args::{Arg, options_arg, timestamp_arg, u64_arg};
 use crate::errors::{OrRaise, raise};
 use crate::layout::PyLayout;
 use crate::lease::check_not_forked;
@@ -53,14 +53,7 @@ impl PyGenerator {
         max_borrow_units: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let layout = layout.get().inner;
-        let mut options = Options::new();
-        if let Some(ms) = backwards_tolerance_ms {
-            options =
-                options.backwards_tolerance_ms(u64_arg(ms, "backwards_tolerance_ms", Arg::Other)?);
-        }
-        if let Some(units) = max_borrow_units {
-            options = options.max_borrow_units(u64_arg(units, "max_borrow_units", Arg::Other)?);
-        }
+        let options = options_arg(backwards_tolerance_ms, max_borrow_units)?;
         let shard = u64_arg(shard, "shard", Arg::Shard(layout.max_shard()))?;
         let inner = Generator::shared(layout, shard, options).or_raise(py)?;
         Ok(Self {

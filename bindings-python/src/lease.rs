@@ -6,10 +6,9 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyRange};
-use shardid::Options;
 use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
 
-use crate::args::{Arg, timestamp_arg, u64_arg};
+use crate::args::{Arg, options_arg, timestamp_arg, u64_arg};
 use crate::errors::{core_error, raise};
 use crate::layout::PyLayout;
 
@@ -77,14 +76,7 @@ pub(crate) fn lease(
     let max = Arg::Shard(layout.max_shard());
     let start = u64_arg(&shards.getattr("start")?, "shards.start", max)?;
     let stop = u64_arg(&shards.getattr("stop")?, "shards.stop", Arg::Other)?;
-    let mut options = Options::new();
-    if let Some(ms) = backwards_tolerance_ms {
-        options =
-            options.backwards_tolerance_ms(u64_arg(ms, "backwards_tolerance_ms", Arg::Other)?);
-    }
-    if let Some(units) = max_borrow_units {
-        options = options.max_borrow_units(u64_arg(units, "max_borrow_units", Arg::Other)?);
-    }
+    let options = options_arg(backwards_tolerance_ms, max_borrow_units)?;
     let result =
         py.detach(move || LeasedGenerator::acquire(directory, start..stop, layout, options));
     let inner = PyLeasedGenerator::or_raise(py, result)?;
@@ -207,14 +199,7 @@ impl PyCeilingGenerator {
         let recorded = recorded
             .map(|r| u64_arg(r, "recorded", Arg::Other))
             .transpose()?;
-        let mut options = Options::new();
-        if let Some(ms) = backwards_tolerance_ms {
-            options =
-                options.backwards_tolerance_ms(u64_arg(ms, "backwards_tolerance_ms", Arg::Other)?);
-        }
-        if let Some(units) = max_borrow_units {
-            options = options.max_borrow_units(u64_arg(units, "max_borrow_units", Arg::Other)?);
-        }
+        let options = options_arg(backwards_tolerance_ms, max_borrow_units)?;
         let inner =
             CeilingGenerator::new(layout, shard, options, recorded, Box::new(PyStore(store)))
                 .map_err(|e| core_error(py, e))?;

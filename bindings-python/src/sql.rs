@@ -1,10 +1,9 @@
 //! `shardid.sql.postgres`: the core's PostgreSQL DDL emitter.
 
 use pyo3::prelude::*;
-use shardid::Options;
 use shardid::sql::{Postgres, PostgresUninstall, SqlError};
 
-use crate::args::{Arg, u64_arg};
+use crate::args::{Arg, options_arg, u64_arg};
 use crate::errors::{core_error, raise};
 use crate::layout::PyLayout;
 
@@ -22,14 +21,7 @@ pub(crate) fn postgres(
 ) -> PyResult<String> {
     let layout = layout.get().inner;
     let shard = u64_arg(shard, "shard", Arg::Shard(layout.max_shard()))?;
-    let mut options = Options::new();
-    if let Some(ms) = backwards_tolerance_ms {
-        options =
-            options.backwards_tolerance_ms(u64_arg(ms, "backwards_tolerance_ms", Arg::Other)?);
-    }
-    if let Some(units) = max_borrow_units {
-        options = options.max_borrow_units(u64_arg(units, "max_borrow_units", Arg::Other)?);
-    }
+    let options = options_arg(backwards_tolerance_ms, max_borrow_units)?;
     match Postgres::new(layout, shard, schema) {
         Ok(ddl) => Ok(ddl.options(options).to_string()),
         Err(SqlError::Core(e)) => Err(core_error(py, e)),

@@ -5,10 +5,32 @@ use shardid::{Error, Layout, Options};
 
 const T0: u64 = 1_700_000_000_000;
 
-fn dir(name: &str) -> std::path::PathBuf {
+/// A fresh directory under the temp dir, removed again when the returned guard drops.
+fn dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("shardid-lease-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    dir
+    TempDir(dir)
+}
+
+struct TempDir(std::path::PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn lease(
