@@ -1,7 +1,8 @@
 //! Generation and decoding, shardid against its Rust peers, in one run.
 //!
 //! - `burst`: ns per ID below the layout's cap: each timed run makes 1024 IDs right after a
-//!   millisecond boundary, so no generator ever has to wait for the next millisecond.
+//!   millisecond boundary, so no generator ever has to wait for the next millisecond; also
+//!   shardid on a leased shard (`shardid::lease`).
 //! - `sustained`: flat out, waiting included: time per ID at the cap is 1 ms / 4096 for the
 //!   Twitter layout (244 ns); the report's throughput is IDs/s against that cap.
 //! - `threads`: 2 threads sharing one generator, burst and sustained.
@@ -24,6 +25,19 @@ fn bench_burst(c: &mut Criterion) {
     group.bench_function("shardid", |b| {
         b.iter_custom(|n| burst(n, || shardid.next_id().unwrap()));
     });
+    // The same on a leased shard: the lease adds a ceiling check per ID and a lock-file
+    // write every 100 ms (both timed here).
+    let dir = std::env::temp_dir().join(format!("shardid-bench-lease-{}", std::process::id()));
+    let leased = shardid::lease::LeasedGenerator::acquire(
+        &dir,
+        0..1,
+        Layout::TWITTER,
+        shardid::Options::new(),
+    )
+    .unwrap();
+    group.bench_function("shardid-leased", |b| {
+        b.iter_custom(|n| burst(n, || leased.next_id().unwrap()));
+    });
     let snowflaked = snowflaked::sync::Generator::new(1);
     group.bench_function("snowflaked", |b| {
         b.iter_custom(|n| burst(n, || snowflaked.generate()));
@@ -41,6 +55,8 @@ fn bench_burst(c: &mut Criterion) {
         b.iter_custom(|n| burst(n, || uuid::Uuid::now_v7().as_u64_pair().0));
     });
     group.finish();
+    drop(leased);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Flat out for `iters` IDs, waiting included: at the cap, 1 ms / 4096 per Twitter-layout ID.
