@@ -5,8 +5,10 @@
 - the same formula as an inlinable ``LANGUAGE sql`` function (fast, and it repeats IDs);
 - plain ``nextval()`` on a sequence, the floor.
 
-Two measures: one statement making N IDs (``SELECT count(f()) FROM generate_series(1, N)``),
-and pgbench with 4 clients each running ``SELECT f();`` per transaction. Rounds alternate the
+Three measures: one statement making N IDs (``SELECT count(f()) FROM generate_series(1, N)``);
+one ID per transaction, timed inside the server (a procedure that calls ``f()`` and commits,
+20,000 times: the cost a column default adds to a one-row INSERT, without the network); and
+pgbench with 4 clients each running ``SELECT f();`` per transaction. Rounds alternate the
 functions; the table shows the median and each function's ratio to Instagram's. Duplicates
 are counted in one statement of 100,000 IDs.
 
@@ -54,6 +56,19 @@ CREATE FUNCTION ig.next_id_sql() RETURNS bigint LANGUAGE sql AS $$
         | (5 << 10) | (nextval('ig.table_id_seq') % 1024)
 $$;
 CREATE SEQUENCE plain_seq;
+-- One ID per transaction, timed inside the server.
+CREATE PROCEDURE bench_per_transaction(call text, n int, INOUT us double precision) LANGUAGE plpgsql AS $$
+DECLARE
+    started timestamptz := clock_timestamp();
+    id bigint;
+BEGIN
+    FOR i IN 1..n LOOP
+        EXECUTE 'SELECT ' || call INTO id;
+        COMMIT;
+    END LOOP;
+    us := extract(epoch FROM clock_timestamp() - started) * 1e6 / n;
+END
+$$;
 """
 
 FUNCTIONS = {
@@ -76,6 +91,7 @@ def main() -> None:
         conn.execute(INSTAGRAM.encode())  # type: ignore[call-overload]
         version = conn.execute("SHOW server_version").fetchone()[0]  # type: ignore[index]
         one: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
+        per_tx: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
         bench: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
         duplicates = {
             name: conn.execute(f"SELECT count(*) - count(DISTINCT x) FROM (SELECT {call} AS x FROM generate_series(1, 100000)) s").fetchone()[0]  # type: ignore[index]
@@ -86,7 +102,9 @@ def main() -> None:
                 start = time.perf_counter()
                 conn.execute(f"SELECT count({call}) FROM generate_series(1, {args.ids})")
                 one[name].append(args.ids / (time.perf_counter() - start))
-        for _ in range(max(1, args.rounds // 2)):
+                us = conn.execute("CALL bench_per_transaction(%s, 20000, NULL)", (call,)).fetchone()[0]  # type: ignore[index]
+                per_tx[name].append(us)
+        for _ in range(args.rounds):
             for name, call in FUNCTIONS.items():
                 script = cluster.root / "select.sql"
                 script.write_text(f"SELECT {call};\n")
@@ -96,12 +114,13 @@ def main() -> None:
                     raise SystemExit(f"pgbench failed for {name}:\n{run.stdout}{run.stderr}")
                 bench[name].append(float(found.group(1)))
     base_one, base_bench = statistics.median(one[BASELINE]), statistics.median(bench[BASELINE])
-    print(f"PostgreSQL {version}; {args.rounds} rounds of {args.ids:,} IDs in one statement; pgbench -c 4 -j 2 -T {args.seconds} -M prepared, SELECT f() per transaction\n")
-    print("| function | one statement, IDs/s | vs Instagram's | pgbench, IDs/s | vs Instagram's | duplicates in 100,000 |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    base_tx = statistics.median(per_tx[BASELINE])
+    print(f"PostgreSQL {version}; {args.rounds} rounds: {args.ids:,} IDs in one statement; 20,000 one-ID transactions in a procedure; pgbench -c 4 -j 2 -T {args.seconds} -M prepared, SELECT f() per transaction\n")
+    print("| function | one statement, IDs/s | vs Instagram's | one ID per transaction, us | vs Instagram's | pgbench, IDs/s | vs Instagram's | duplicates in 100,000 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in FUNCTIONS:
-        o, b = statistics.median(one[name]), statistics.median(bench[name])
-        print(f"| {name} | {o:,.0f} | {o / base_one:.2f}x | {b:,.0f} | {b / base_bench:.2f}x | {duplicates[name]:,} |")
+        o, t, b = statistics.median(one[name]), statistics.median(per_tx[name]), statistics.median(bench[name])
+        print(f"| {name} | {o:,.0f} | {o / base_one:.2f}x | {t:.2f} | {base_tx / t:.2f}x | {b:,.0f} | {b / base_bench:.2f}x | {duplicates[name]:,} |")
 
 
 if __name__ == "__main__":
