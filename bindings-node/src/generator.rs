@@ -38,7 +38,7 @@ fn generator(env: &Env, index: u32) -> Result<&'static Generator<&'static Atomic
     })
 }
 
-fn count(env: &Env, n: &Unknown<'_>) -> Result<usize> {
+pub(crate) fn count(env: &Env, n: &Unknown<'_>) -> Result<usize> {
     let n = u64_arg(env, n, "n", Arg::Other)?;
     usize::try_from(n).map_err(|_| throw(env, Class::Range, "INVALID_ARGUMENT", "n is too large"))
 }

@@ -12,6 +12,7 @@ use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator
 
 use crate::args::{Arg, options_arg, u64_arg};
 use crate::errors::{Class, core_error, throw};
+use crate::generator::count;
 use crate::layout::layout;
 use crate::slots::Slots;
 
@@ -111,10 +112,7 @@ pub fn lease_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64> 
 /// `n` IDs now.
 #[napi]
 pub fn lease_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
-    let n = u64_arg(env, &n, "n", Arg::Other)?;
-    let n = usize::try_from(n)
-        .map_err(|_| throw(env, Class::Range, "INVALID_ARGUMENT", "n is too large"))?;
-    let mut ids = vec![0u64; n];
+    let mut ids = vec![0u64; count(env, &n)?];
     leased(env, index)?
         .next_ids(&mut ids)
         .map_err(|e| lease_error(env, e))?;
@@ -263,10 +261,7 @@ pub fn ceiling_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64
 /// `n` IDs now.
 #[napi]
 pub fn ceiling_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
-    let n = u64_arg(env, &n, "n", Arg::Other)?;
-    let n = usize::try_from(n)
-        .map_err(|_| throw(env, Class::Range, "INVALID_ARGUMENT", "n is too large"))?;
-    let mut ids = vec![0u64; n];
+    let mut ids = vec![0u64; count(env, &n)?];
     ceiling_entry(env, index)?
         .generator
         .next_ids(&mut ids)

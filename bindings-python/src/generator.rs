@@ -25,7 +25,7 @@ pub(crate) struct PyGenerator {
     made_in: u64,
 }
 
-fn count_arg(n: &Bound<'_, PyAny>) -> PyResult<usize> {
+pub(crate) fn count_arg(n: &Bound<'_, PyAny>) -> PyResult<usize> {
     let count = u64_arg(n, "n", Arg::Other)?;
     usize::try_from(count).map_err(|_| raise(n.py(), "InvalidArgumentError", "n is too large", &[]))
 }

@@ -10,6 +10,7 @@ use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator
 
 use crate::args::{Arg, options_arg, timestamp_arg, u64_arg};
 use crate::errors::{core_error, raise};
+use crate::generator::count_arg;
 use crate::layout::PyLayout;
 
 fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
@@ -119,10 +120,7 @@ impl PyLeasedGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let count = u64_arg(n, "n", Arg::Other)?;
-        let count = usize::try_from(count)
-            .map_err(|_| raise(py, "InvalidArgumentError", "n is too large", &[]))?;
-        let mut ids = vec![0u64; count];
+        let mut ids = vec![0u64; count_arg(n)?];
         let result = py.detach(|| self.inner.next_ids(&mut ids));
         Self::or_raise(py, result)?;
         PyList::new(py, ids)
@@ -229,10 +227,7 @@ impl PyCeilingGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let count = u64_arg(n, "n", Arg::Other)?;
-        let count = usize::try_from(count)
-            .map_err(|_| raise(py, "InvalidArgumentError", "n is too large", &[]))?;
-        let mut ids = vec![0u64; count];
+        let mut ids = vec![0u64; count_arg(n)?];
         let result = py.detach(|| self.inner.next_ids(&mut ids));
         PyLeasedGenerator::or_raise(py, result)?;
         PyList::new(py, ids)

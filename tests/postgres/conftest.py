@@ -3,7 +3,6 @@ and the conformance vectors."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,29 +15,11 @@ import shardid
 from shardid.sql import postgres
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from cluster import Cluster  # noqa: E402
+from vectors import LAYOUTS, layout_from_spec, load  # noqa: E402, F401 (the tests import them from here)
 
-VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 I64_MAX = 2**63 - 1
-
-
-def load(name: str) -> Any:
-    return json.loads((VECTORS / name).read_text())
-
-
-def layout_from_spec(spec: dict[str, Any]) -> shardid.Layout:
-    return shardid.Layout(
-        epoch_ms=int(spec["epoch_ms"]),
-        unit_ms=int(spec["unit_ms"]),
-        time_bits=spec["time_bits"],
-        shard_bits=spec["shard_bits"],
-        sequence_bits=spec["sequence_bits"],
-        order=spec["order"],
-        signed=spec["signed"],
-    )
-
-
-LAYOUTS = {e["name"]: layout_from_spec(e["spec"]) for e in load("layouts.json")["layouts"]}
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ import os
 import socket
 from typing import Any
 
-from shardid._errors import LeaseFileError, NoFreeShardError
+from shardid._errors import InvalidArgumentError, LeaseFileError, NoFreeShardError
 from shardid._shardid import Layout, _CeilingGenerator, _layout_signature
 
 __all__ = ["PostgresLease", "lease"]
@@ -41,9 +41,9 @@ class PostgresLease:
         self, layout: Layout, conninfo: str, shards: range, *, table: str = "shardid_leases", **options: int
     ) -> None:
         if shards.step != 1 or shards.start < 0 or shards.stop > 2**31:
-            raise ValueError("shards must be a range with step 1 within 0..2**31")
+            raise InvalidArgumentError("shards must be a range with step 1 within 0..2**31")
         if not table.replace("_", "").isalnum():
-            raise ValueError(f"table must be a plain identifier, not {table!r}")
+            raise InvalidArgumentError(f"table must be a plain identifier, not {table!r}")
         self.layout = layout
         self.conninfo = conninfo
         self.shards = shards
