@@ -7,14 +7,16 @@
 //! moves forward, `slot = max(state, now)`, borrow or wait when a unit runs out — so it can back
 //! a column default however many sessions insert at once.
 //!
-//! How it stays fast and safe without a per-ID lock: PostgreSQL has no atomic "fetch-max" on a
-//! sequence, so the shared state (a sequence used as a register) only changes under an
-//! advisory lock, and each session takes a *block* of slots at a time (1, then doubling up to a
-//! quarter of a time unit while it keeps using them). The block lives in two session-private
-//! places: a temporary sequence that counts through it (never rolled back, like `nextval`) and
-//! a setting that holds its last slot (rolled back with a transaction, which only ever makes
-//! the block look used up). The common path is then one `nextval` on a temporary sequence and
-//! two comparisons; the lock is taken once per block.
+//! How it stays fast without a per-ID lock: like Instagram's, the common path is one `nextval()`
+//! on a shared sequence. Two sequences take turns, one for even time units and one for odd ones,
+//! and each counts in *strides* of `2^shift` values per unit, of which only the first
+//! `2^sequence_bits` are IDs: a value is used only when it falls in the unit the caller's clock
+//! reads, so a unit that runs out can never wrap. Moving a counter up to a new unit takes
+//! `setval`, which could move it back under a concurrent `nextval`; it is done under an advisory
+//! lock, once per unit for all sessions (by the unit's first caller, for the *next* unit), and
+//! lands far enough above what the counter read that it cannot: every value between a counter's
+//! units is refused by every caller, and each server process refuses at most one of them before
+//! it queues on the lock, so a stride wider than the server's process count cannot be crossed.
 //!
 //! Rendering writes into any [`core::fmt::Write`]: `format!("{}", ddl)` or `write!(out, "{ddl}")`.
 
@@ -23,9 +25,8 @@ use core::fmt::{self, Display, Formatter};
 use crate::layout::mask;
 use crate::{Error, FieldOrder, Layout, Options};
 
-/// The longest schema name accepted: the names derived from it (`shardid_<schema>_block`,
-/// `shardid.<schema>_block_last`) must stay within PostgreSQL's 63-byte identifiers, which it
-/// would otherwise truncate without a word.
+/// The longest schema name accepted: PostgreSQL truncates identifiers beyond 63 bytes without a
+/// word, and 40 leaves room for names derived from the schema.
 pub const MAX_SCHEMA_LEN: usize = 40;
 
 /// First key of the two-key advisory lock the emitted functions take (`'SHID'`); the second is
@@ -68,7 +69,7 @@ impl From<Error> for SqlError {
 ///
 /// It creates, in `schema` (idempotently: re-running it upgrades the functions and keeps the
 /// state):
-/// - `shardid_state`, a sequence: the last slot handed out, shared by every session;
+/// - `shardid_counter_even` and `shardid_counter_odd`, sequences shared by every session;
 /// - `next_id()`, for a column default: unique, increasing per session, never outside the
 ///   layout (errors `TIMESTAMP_BEFORE_EPOCH`, `TIMESTAMP_PAST_EXPIRY`, `CLOCK_MOVED_BACKWARDS`);
 /// - decoding, `IMMUTABLE` and `PARALLEL SAFE` so they can back indexes and range scans:
@@ -86,6 +87,8 @@ pub struct Postgres<'a> {
     shard: u64,
     schema: &'a str,
     options: Options,
+    /// log2 of the values each time unit takes on its counter (see [`stride_shift`]).
+    stride: u32,
 }
 
 impl<'a> Postgres<'a> {
@@ -122,11 +125,15 @@ impl<'a> Postgres<'a> {
             }
             .into());
         }
+        let stride = stride_shift(&layout).ok_or(Error::InvalidLayout {
+            reason: "PostgreSQL needs the time and sequence bits to leave two spare bits in a bigint",
+        })?;
         Ok(Self {
             layout,
             shard,
             schema,
             options: Options::new(),
+            stride,
         })
     }
 
@@ -160,6 +167,18 @@ fn check_schema(schema: &str) -> Result<(), SqlError> {
     }
 }
 
+/// How many bits of a counter value a time unit spans: `2^stride` values per unit, of which the
+/// first `2^sequence_bits` are IDs and the rest a buffer that no caller ever accepts. 16 bits
+/// (at least one more than the sequence) make the buffer between a counter's two units at least
+/// 98,304 values, far more than a server's processes (the emitted SQL checks). `None` when the
+/// time bits and the stride would not fit a bigint with a unit to spare.
+fn stride_shift(layout: &Layout) -> Option<u32> {
+    let time_bits = u32::from(layout.time_bits());
+    let seq_bits = u32::from(layout.sequence_bits());
+    let stride = (seq_bits + 1).max(16_u32.min(62_u32.saturating_sub(time_bits)));
+    (time_bits + stride <= 62).then_some(stride)
+}
+
 /// FNV-1a: a stable 32-bit hash of the schema name for the advisory lock's second key.
 fn lock_key(schema: &str) -> i32 {
     let hash = schema.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
@@ -168,19 +187,75 @@ fn lock_key(schema: &str) -> i32 {
     i32::from_ne_bytes(hash.to_ne_bytes())
 }
 
-/// `(<expr> - epoch) / unit` with the division left out for millisecond units.
+/// `(<expr> - epoch) / unit` with the division left out for millisecond units. With `floored`,
+/// a time before the epoch gives a negative unit (SQL's division truncates towards zero, which
+/// would put the last unit before the epoch at 0).
 struct Units<'a> {
     ms: &'a str,
     epoch_ms: u64,
     unit_ms: u64,
+    floored: bool,
 }
 
 impl Display for Units<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let (ms, epoch) = (self.ms, self.epoch_ms);
         match self.unit_ms {
-            1 => write!(f, "({} - {})", self.ms, self.epoch_ms),
-            unit => write!(f, "(({} - {}) / {unit})", self.ms, self.epoch_ms),
+            1 => write!(f, "({ms} - {epoch})"),
+            unit if self.floored => {
+                write!(f, "(({ms} - {epoch}) / {unit} - ({ms} < {epoch})::int)")
+            }
+            unit => write!(f, "(({ms} - {epoch}) / {unit})"),
         }
+    }
+}
+
+/// The advisory lock around a counter's move to a new unit, released by an error or a cancel too
+/// (the exception block): `{lock}` before the statements, `{unlock}` after them.
+struct Locked<'a> {
+    key: i32,
+    body: &'a dyn Display,
+    indent: &'a str,
+}
+
+impl Display for Locked<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let (key, i) = (self.key, self.indent);
+        write!(
+            f,
+            "\
+{i}BEGIN
+{i}    PERFORM pg_advisory_lock({LOCK_CLASS}, {key});
+{body}\
+{i}    PERFORM pg_advisory_unlock({LOCK_CLASS}, {key});
+{i}EXCEPTION WHEN OTHERS OR query_canceled THEN
+{i}    IF EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory'
+{i}            AND pid = pg_backend_pid() AND classid = {LOCK_CLASS}::int::oid
+{i}            AND objid = ({key})::int::oid AND objsubid = 2) THEN
+{i}        PERFORM pg_advisory_unlock({LOCK_CLASS}, {key});
+{i}    END IF;
+{i}    RAISE;
+{i}END;
+",
+            body = self.body,
+        )
+    }
+}
+
+/// The counter sequence of the time unit held in the PL/pgSQL variable `var`.
+struct CounterOf<'a> {
+    schema: &'a str,
+    var: &'a str,
+}
+
+impl Display for CounterOf<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let (s, var) = (self.schema, self.var);
+        write!(
+            f,
+            "CASE WHEN {var} & 1 = 0 THEN '{s}.shardid_counter_even'::regclass \
+             ELSE '{s}.shardid_counter_odd'::regclass END"
+        )
     }
 }
 
@@ -191,36 +266,96 @@ impl Display for Postgres<'_> {
         let s = self.schema;
         let epoch = l.epoch_ms();
         let unit = l.unit_ms();
-        let seq_bits = u32::from(l.sequence_bits());
         let time_shift = l.time_shift();
         let seq_mask = l.max_sequence();
         let shard_value = self.shard << l.shard_shift();
         let max_units = l.max_time_units();
-        let max_slot = (max_units << seq_bits) | seq_mask;
         let max_id = l.max_id();
         let expires = l.expires_at_ms();
         let tolerance = self.options.backwards_tolerance_ms;
         let borrow = self.options.max_borrow_units;
-        let max_block = (1u64 << seq_bits).div_ceil(4).clamp(1, 256);
+        let stride = self.stride;
+        // Values between the end of one unit's IDs on a counter and the start of its next unit.
+        let buffer = (2u64 << stride) - (seq_mask + 1);
         let key = lock_key(s);
         let signature = Signature(l);
         let now_units = Units {
             ms: "now_ms",
             epoch_ms: epoch,
             unit_ms: unit,
+            floored: true,
         };
         let ms_units = Units {
             ms: "ms",
             epoch_ms: epoch,
             unit_ms: unit,
+            floored: false,
         };
-        // The ID of a slot, written out with the layout's constants.
+        let now_counter = CounterOf {
+            schema: s,
+            var: "now_units",
+        };
+        let t_counter = CounterOf {
+            schema: s,
+            var: "t",
+        };
+        // The ID of the counter value in `v`, written out with the layout's constants.
         let id = IdOf {
-            seq_bits,
+            stride,
             time_shift,
             shard_value,
             seq_mask,
             sequence_shift: l.sequence_shift(),
+        };
+        let clock = "floor(date_part('epoch', clock_timestamp()) * 1000)";
+        let prepare = format_args!("                PERFORM {s}.shardid_ready(now_units + 1);\n");
+        let prepare = Locked {
+            key,
+            body: &prepare,
+            indent: "            ",
+        };
+        let take = format_args!(
+            "            SELECT greatest(e.last_value, o.last_value) INTO last
+                FROM {s}.shardid_counter_even e, {s}.shardid_counter_odd o;
+            last_units := last >> {stride};
+            IF last >= ({max_units} << {stride}) + {seq_mask} THEN
+                verdict := 'expired';
+            ELSIF last_units > now_units + {borrow} THEN
+                -- IDs were made ahead of this clock: it went back. Within the tolerance, wait
+                -- for it to catch up; the counters of the units in between have moved on.
+                verdict := CASE WHEN {epoch} + last_units * {unit} - now_ms > {tolerance}
+                    THEN 'backwards' ELSE 'wait' END;
+                until_ms := {epoch} + (last_units - {borrow}) * {unit};
+            ELSE
+                t := now_units;
+                LOOP
+                    IF t > {max_units} THEN
+                        verdict := 'expired';
+                        EXIT;
+                    END IF;
+                    PERFORM {s}.shardid_ready(t);
+                    v := nextval({t_counter});
+                    IF v - (t << {stride}) BETWEEN 0 AND {seq_mask} THEN
+                        IF v - (t << {stride}) = 0 AND t < {max_units} THEN
+                            PERFORM {s}.shardid_ready(t + 1);
+                        END IF;
+                        EXIT;
+                    END IF;
+                    -- Every ID of unit t is taken: borrow the next unit, or wait for it.
+                    IF t + 1 > now_units + {borrow} THEN
+                        verdict := 'wait';
+                        until_ms := {epoch} + (t + 1 - {borrow}) * {unit};
+                        EXIT;
+                    END IF;
+                    t := t + 1;
+                END LOOP;
+            END IF;
+"
+        );
+        let take = Locked {
+            key,
+            body: &take,
+            indent: "        ",
         };
         let version = env!("CARGO_PKG_VERSION");
         write!(
@@ -228,23 +363,24 @@ impl Display for Postgres<'_> {
             "\
 -- shardid {version}: IDs for shard {shard} made inside PostgreSQL, in schema {s}.
 -- Layout: {signature}.
--- Generated by shardid; safe to run again (it replaces the functions and keeps the state).
--- Needs PostgreSQL 12 or later. Callers of {s}.next_id() need USAGE on the schema,
--- SELECT and UPDATE on {s}.shardid_state and the TEMPORARY privilege on the database.
+-- Generated by shardid; safe to run again (it replaces the functions and keeps the counters).
+-- Needs PostgreSQL 12 or later. Callers of {s}.next_id() need USAGE on the schema and
+-- SELECT and UPDATE on {s}.shardid_counter_even and {s}.shardid_counter_odd.
 
 CREATE SCHEMA IF NOT EXISTS {s};
 
--- The last slot (time unit << {seq_bits} | sequence) handed out to any session. Used as a
--- register: read and set only under the advisory lock in next_id(), never with nextval().
-CREATE SEQUENCE IF NOT EXISTS {s}.shardid_state AS bigint MINVALUE 0 MAXVALUE {max_slot} START 0;
+-- The counters of even and odd time units, shared by every session. Unit t owns the values
+-- from t << {stride}; the first {per_unit} of them are its IDs, the rest are never used.
+CREATE SEQUENCE IF NOT EXISTS {s}.shardid_counter_even AS bigint MINVALUE 0 START 0;
+CREATE SEQUENCE IF NOT EXISTS {s}.shardid_counter_odd AS bigint MINVALUE 0 START 0;
 
--- One schema, one layout: the state means nothing under another one.
+-- One schema, one layout: the counters mean nothing under another one.
 DO $shardid$
 DECLARE
-    installed text := obj_description('{s}.shardid_state'::regclass, 'pg_class');
+    installed text := obj_description('{s}.shardid_counter_even'::regclass, 'pg_class');
 BEGIN
     IF installed IS NULL THEN
-        COMMENT ON SEQUENCE {s}.shardid_state IS 'shardid {signature}';
+        COMMENT ON SEQUENCE {s}.shardid_counter_even IS 'shardid {signature}';
     ELSIF installed <> 'shardid {signature}' THEN
         RAISE EXCEPTION 'schema {s} already holds shardid state for another layout (%)', installed
             USING ERRCODE = '42710', HINT = 'Install this layout in a schema of its own.';
@@ -323,42 +459,71 @@ CREATE OR REPLACE FUNCTION {s}.shardid_max_id_at(ts timestamptz) RETURNS bigint
     SELECT {s}.shardid_max_id_at_ms({s}.shardid_unix_ms(ts))
 $shardid$;
 
+-- Makes the counter of time unit t ready for it: moves it to just below t << {stride} unless it
+-- is there already. Callers hold the advisory lock, so two sessions never move one counter.
+-- setval() could still move it back under a nextval() made meanwhile by a session that does not
+-- hold the lock; such a value lies between the counter's units, where nobody accepts it, and
+-- each server process makes at most one before it queues on the lock. So the new value is at
+-- least that many above what was read; when unit t cannot have that room, its counter skips
+-- to unit t + 2 and unit t is waited out.
+CREATE OR REPLACE FUNCTION {s}.shardid_ready(t bigint) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $shardid$
+DECLARE
+    counter regclass := {t_counter};
+    last bigint := coalesce(pg_sequence_last_value(counter), -1);
+    processes bigint;
+BEGIN
+    IF last >= (t << {stride}) - 1 THEN
+        RETURN;
+    END IF;
+    processes := current_setting('max_connections')::bigint
+        + current_setting('autovacuum_max_workers')::bigint
+        + current_setting('max_worker_processes')::bigint
+        + current_setting('max_wal_senders')::bigint + 1;
+    IF processes >= {buffer} THEN
+        RAISE EXCEPTION 'shardid: this server allows % processes, more than the % values the layout leaves between two time units of a counter', processes, {buffer}
+            USING ERRCODE = '55000';
+    END IF;
+    IF greatest(last, ((t - 2) << {stride}) + {seq_mask}) + processes < (t << {stride}) - 1 THEN
+        PERFORM setval(counter, (t << {stride}) - 1, true);
+    ELSE
+        PERFORM setval(counter, ((t + 2) << {stride}) - 1, true);
+    END IF;
+END
+$shardid$;
+
 -- A new ID for shard {shard}: use as a column default, DEFAULT {s}.next_id().
 --
--- Unique for the shard however many sessions call it: slots come from blocks that only one
--- session holds, and blocks come from {s}.shardid_state under an advisory lock, at or after
--- the clock's time unit. A unit that runs out is waited for (or borrowed, up to {borrow}
--- unit(s) ahead); a clock set back more than {tolerance} ms behind the last block is an error.
--- Not for PREPARE TRANSACTION: the session's block lives in a temporary sequence.
+-- Unique for the shard however many sessions call it: an ID is a value of its time unit's
+-- counter, and only the unit's first {per_unit} values are IDs. A unit that runs out is waited
+-- for (or borrowed, up to {borrow} unit(s) ahead); a clock set back more than {tolerance} ms
+-- behind the last ID made is an error.
 CREATE OR REPLACE FUNCTION {s}.next_id() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $shardid$
 DECLARE
-    slot bigint := nextval(to_regclass('pg_temp.shardid_{s}_block'));
-    now_ms bigint := floor(extract(epoch FROM clock_timestamp()) * 1000);
-    now_units bigint;
-    block_last bigint := nullif(current_setting('shardid.{s}_block_last', true), '')::bigint;
-    block_size bigint;
-    state_last bigint;
-    state_called boolean;
-    units bigint;
+    now_ms bigint := {clock};
+    now_units bigint := {now_units};
+    v bigint := nextval({now_counter});
+    t bigint;
+    last bigint;
     last_units bigint;
     verdict text;
     until_ms bigint;
 BEGIN
-    -- The common path: the session's block has a slot left, and it is not from a past unit.
-    IF slot <= block_last AND slot >= {now_units} << {seq_bits} THEN
+    -- The common path: a value of this unit's counter that is one of the unit's IDs.
+    IF v - (now_units << {stride}) BETWEEN 1 AND {seq_mask} AND now_units <= {max_units} THEN
+        RETURN {id};
+    END IF;
+    IF v - (now_units << {stride}) = 0 AND now_units <= {max_units} THEN
+        -- The unit's first ID: make the next unit's counter ready now, off everyone's path.
+        IF now_units < {max_units} THEN
+{prepare}        END IF;
         RETURN {id};
     END IF;
 
-    -- The next block: twice as many slots as this session used of its last one (1 to
-    -- {max_block}), so a busy session locks rarely and an idle one wastes little.
-    block_size := coalesce(nullif(current_setting('shardid.{s}_block_size', true), '')::bigint, 1);
-    block_size := least(greatest(2 * least(slot - (block_last - block_size + 1), {max_block}), 1),
-        {max_block});
-    block_size := coalesce(block_size, 1);
-
+    -- The counter is not at this unit yet, or the unit ran out, or the clock is off.
     LOOP
-        now_ms := floor(extract(epoch FROM clock_timestamp()) * 1000);
+        now_ms := {clock};
         IF now_ms < {epoch} THEN
             PERFORM {s}.shardid_raise('TIMESTAMP_BEFORE_EPOCH',
                 'timestamp ' || now_ms || ' ms is before the layout''s epoch {epoch} ms');
@@ -369,69 +534,18 @@ BEGIN
                 'timestamp ' || now_ms || ' ms is past the layout''s last representable time {expires} ms');
         END IF;
         verdict := NULL;
-        BEGIN
-            -- Inside the block so that an error or a cancel can never leave the lock held.
-            PERFORM pg_advisory_lock({LOCK_CLASS}, {key});
-            SELECT last_value, is_called INTO state_last, state_called FROM {s}.shardid_state;
-            IF NOT state_called THEN
-                slot := state_last;
-            ELSIF state_last < {max_slot} THEN
-                slot := state_last + 1;
-            ELSE
-                verdict := 'expired';
-            END IF;
-            IF verdict IS NULL THEN
-                -- The core's rule: the first free slot, never before the clock's unit.
-                slot := greatest(slot, now_units << {seq_bits});
-                units := slot >> {seq_bits};
-                IF units > now_units THEN
-                    -- Ahead of the clock: a unit that ran out, or a clock that went back.
-                    -- A slot with sequence 0 was reached by running out of the unit before.
-                    last_units := units - CASE WHEN slot & {seq_mask} = 0 THEN 1 ELSE 0 END;
-                    IF last_units > now_units + {borrow}
-                        AND {epoch} + last_units * {unit} - now_ms > {tolerance} THEN
-                        verdict := 'backwards';
-                        until_ms := {epoch} + last_units * {unit} - now_ms;
-                    ELSIF slot & {seq_mask} = 0 AND units > now_units + {borrow} THEN
-                        verdict := 'wait';
-                        until_ms := {epoch} + (units - {borrow}) * {unit};
-                    END IF;
-                END IF;
-            END IF;
-            IF verdict IS NULL THEN
-                block_last := least(slot + block_size - 1, slot | {seq_mask});
-                PERFORM setval('{s}.shardid_state', block_last, true);
-            END IF;
-            PERFORM pg_advisory_unlock({LOCK_CLASS}, {key});
-        EXCEPTION WHEN OTHERS OR query_canceled THEN
-            IF EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory'
-                    AND pid = pg_backend_pid() AND classid = {LOCK_CLASS}::int::oid
-                    AND objid = ({key})::int::oid AND objsubid = 2) THEN
-                PERFORM pg_advisory_unlock({LOCK_CLASS}, {key});
-            END IF;
-            RAISE;
-        END;
-        EXIT WHEN verdict IS NULL;
-        IF verdict = 'expired' THEN
+{take}        IF verdict IS NULL THEN
+            RETURN {id};
+        ELSIF verdict = 'expired' THEN
             PERFORM {s}.shardid_raise('TIMESTAMP_PAST_EXPIRY',
                 'every ID of the layout up to its last representable time {expires} ms is used');
         ELSIF verdict = 'backwards' THEN
             PERFORM {s}.shardid_raise('CLOCK_MOVED_BACKWARDS', 'clock moved backwards: '
-                || until_ms || ' ms behind the last issued ID (tolerance {tolerance} ms)');
+                || {epoch} + last_units * {unit} - now_ms || ' ms behind the last issued ID (tolerance {tolerance} ms)');
         END IF;
-        -- Every slot of this unit is taken: wait for the next one, as Snowflake does.
+        -- Every ID of this unit is taken (or the clock is behind): wait, as Snowflake does.
         PERFORM pg_sleep(greatest(until_ms - now_ms, 0) / 1000.0);
     END LOOP;
-
-    -- Hand the block to this session: the sequence first, so that a setting left behind by an
-    -- error or a rollback can only point below it.
-    IF to_regclass('pg_temp.shardid_{s}_block') IS NULL THEN
-        CREATE TEMPORARY SEQUENCE IF NOT EXISTS shardid_{s}_block AS bigint MINVALUE 0;
-    END IF;
-    PERFORM setval(to_regclass('pg_temp.shardid_{s}_block'), slot, true);
-    PERFORM set_config('shardid.{s}_block_last', block_last::text, false);
-    PERFORM set_config('shardid.{s}_block_size', block_size::text, false);
-    RETURN {id};
 END
 $shardid$;
 ",
@@ -440,11 +554,12 @@ $shardid$;
             sequence_shift = l.sequence_shift(),
             max_shard = l.max_shard(),
             low_mask = mask(time_shift),
+            per_unit = seq_mask + 1,
         )
     }
 }
 
-/// The layout's defining numbers, recorded on the state sequence.
+/// The layout's defining numbers, recorded on the even counter.
 struct Signature<'a>(&'a Layout);
 
 impl Display for Signature<'_> {
@@ -466,9 +581,9 @@ impl Display for Signature<'_> {
     }
 }
 
-/// The SQL expression for the ID of the PL/pgSQL variable `slot`.
+/// The SQL expression for the ID of the counter value in the PL/pgSQL variable `v`.
 struct IdOf {
-    seq_bits: u32,
+    stride: u32,
     time_shift: u32,
     shard_value: u64,
     seq_mask: u64,
@@ -477,13 +592,13 @@ struct IdOf {
 
 impl Display for IdOf {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "((slot >> {}) << {})", self.seq_bits, self.time_shift)?;
+        write!(f, "((v >> {}) << {})", self.stride, self.time_shift)?;
         if self.shard_value != 0 {
             write!(f, " | {}", self.shard_value)?;
         }
         match self.sequence_shift {
-            0 => write!(f, " | (slot & {})", self.seq_mask),
-            n => write!(f, " | ((slot & {}) << {n})", self.seq_mask),
+            0 => write!(f, " | (v & {})", self.seq_mask),
+            n => write!(f, " | ((v & {}) << {n})", self.seq_mask),
         }
     }
 }
@@ -506,8 +621,9 @@ impl<'a> PostgresUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 11] = [
+const FUNCTIONS: [&str; 12] = [
     "next_id()",
+    "shardid_ready(bigint)",
     "shardid_max_id_at(timestamptz)",
     "shardid_min_id_at(timestamptz)",
     "shardid_unix_ms(timestamptz)",
@@ -530,6 +646,7 @@ impl Display for PostgresUninstall<'_> {
         for function in FUNCTIONS {
             writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
         }
-        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_state;")
+        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_counter_even;")?;
+        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_counter_odd;")
     }
 }

@@ -70,6 +70,24 @@ fn layouts_beyond_a_bigint_of_milliseconds_are_refused() {
 }
 
 #[test]
+fn layouts_without_room_for_the_counters_are_refused() {
+    // Each time unit spans at least 2^(sequence bits + 1) counter values, and the counter of the
+    // last unit plus two must fit a bigint.
+    let full = Layout::builder()
+        .epoch_ms(0)
+        .unit_ms(1000)
+        .bits(30, 0, 33)
+        .build()
+        .unwrap();
+    assert_eq!(
+        Postgres::new(full, 0, "full").unwrap_err(),
+        SqlError::Core(Error::InvalidLayout {
+            reason: "PostgreSQL needs the time and sequence bits to leave two spare bits in a bigint"
+        })
+    );
+}
+
+#[test]
 fn an_unsigned_layout_is_served_up_to_the_largest_bigint() {
     let sql = render(Layout::DISCORD, 1, "disc");
     assert!(sql.contains("BETWEEN 0 AND 9223372036854775807"), "{sql}");
@@ -87,9 +105,11 @@ fn the_ddl_carries_the_layouts_constants() {
         "CREATE OR REPLACE FUNCTION insta5.next_id() RETURNS bigint",
         "CREATE OR REPLACE FUNCTION insta5.shardid_timestamp(id bigint) RETURNS timestamptz",
         "CREATE OR REPLACE FUNCTION insta5.shardid_min_id_at(ts timestamptz) RETURNS bigint",
-        // shard 5 sits above the 10 sequence bits; time above the 23 low bits
-        "((slot >> 10) << 23) | 5120 | (slot & 1023)",
+        // A unit spans 2^16 counter values; shard 5 sits above the 10 sequence bits, time above
+        // the 23 low bits.
+        "((v >> 16) << 23) | 5120 | (v & 1023)",
         "(now_ms - 1314220021721)",
+        "IF v - (now_units << 16) BETWEEN 1 AND 1023 AND now_units <= 1099511627775 THEN",
         "'shardid epoch 1314220021721 ms, unit 1 ms, 41 time / 13 shard / 10 sequence bits, time|shard|sequence'",
     ] {
         assert!(sql.contains(needle), "missing {needle:?} in:\n{sql}");
@@ -98,10 +118,13 @@ fn the_ddl_carries_the_layouts_constants() {
     assert!(!sql.contains('{') && !sql.contains('}'), "{sql}");
 
     let sony = render(Layout::SONYFLAKE, 7, "sony");
-    // 10 ms units; the sequence sits above the 16-bit machine id.
-    assert!(sony.contains("((now_ms - 1409529600000) / 10)"), "{sony}");
+    // 10 ms units, floored before the epoch; the sequence sits above the 16-bit machine id.
     assert!(
-        sony.contains("((slot >> 8) << 24) | 7 | ((slot & 255) << 16)"),
+        sony.contains("((now_ms - 1409529600000) / 10 - (now_ms < 1409529600000)::int)"),
+        "{sony}"
+    );
+    assert!(
+        sony.contains("((v >> 16) << 24) | 7 | ((v & 255) << 16)"),
         "{sony}"
     );
     assert!(sony.contains("time|sequence|shard"));
@@ -116,8 +139,12 @@ fn options_reach_the_function() {
         .unwrap()
         .options(options)
         .to_string();
-    assert!(sql.contains("now_ms > 250 THEN"), "{sql}");
-    assert!(sql.contains("units > now_units + 3 THEN"), "{sql}");
+    assert!(sql.contains("now_ms > 250\n"), "{sql}");
+    assert!(
+        sql.contains("ELSIF last_units > now_units + 3 THEN"),
+        "{sql}"
+    );
+    assert!(sql.contains("IF t + 1 > now_units + 3 THEN"), "{sql}");
 }
 
 #[test]
@@ -125,7 +152,7 @@ fn every_layout_renders() {
     let custom = Layout::builder()
         .epoch_ms(0)
         .unit_ms(1000)
-        .bits(30, 0, 33)
+        .bits(30, 2, 31)
         .order(FieldOrder::TimeSequenceShard)
         .build()
         .unwrap();
@@ -153,6 +180,13 @@ fn uninstall_drops_every_function_the_install_creates() {
         uninstall.matches("DROP FUNCTION IF EXISTS insta5.").count(),
         created
     );
-    assert!(uninstall.contains("DROP SEQUENCE IF EXISTS insta5.shardid_state;"));
+    for counter in ["even", "odd"] {
+        assert!(install.contains(&format!(
+            "CREATE SEQUENCE IF NOT EXISTS insta5.shardid_counter_{counter} "
+        )));
+        assert!(uninstall.contains(&format!(
+            "DROP SEQUENCE IF EXISTS insta5.shardid_counter_{counter};"
+        )));
+    }
     assert!(PostgresUninstall::new("Bad").is_err());
 }

@@ -130,4 +130,4 @@ def test_django_project_on_postgres(cluster: Any, conn: psycopg.Connection[Any],
             "SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'insta5'"
         ).fetchone()[0]  # type: ignore[index]
         assert left == 0
-        assert db.execute("SELECT to_regclass('insta5.shardid_state')").fetchone()[0] is None  # type: ignore[index]
+        assert db.execute("SELECT to_regclass('insta5.shardid_counter_even')").fetchone()[0] is None  # type: ignore[index]

@@ -1,7 +1,7 @@
 """Trying to make the emitted next_id() repeat an ID, leave its layout or hold its lock:
 one huge statement, concurrent sessions and pgbench on one primary key (with the Python
 generator writing another shard into the same table), exhausted time units, a clock set back,
-expiry, rollbacks, cancels and dropped session state."""
+expiry, rollbacks, cancels and session resets."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_concurrent_sessions_and_the_python_generator_share_one_primary_key(conn
 
     def singles(c: Conn) -> Callable[[], None]:
         def run() -> None:
-            for _ in range(1000):  # one row per transaction: a block of one slot each time
+            for _ in range(1000):  # one row per transaction
                 c.execute("INSERT INTO multi.t (src) VALUES ('single')")
         return run
 
@@ -123,6 +123,32 @@ def test_an_exhausted_unit_is_waited_for_never_repeated(connect: Callable[[], Co
     assert now_ms(admin) - start >= 6000 // 4 - 200  # the clock had to move on
 
 
+def test_eight_sessions_racing_through_tiny_units_never_collide(connect: Callable[[], Conn]) -> None:
+    # Four IDs per millisecond for eight sessions: nearly every call finds its unit's counter not
+    # ready or used up, so the counters move to new units all the time while others call nextval().
+    admin = connect()
+    start = now_ms(admin)
+    tiny = shardid.Layout(epoch_ms=start - 86_400_000, time_bits=41, shard_bits=2, sequence_bits=2)
+    install(admin, tiny, 3, "race")
+    query = "SELECT race.next_id() FROM generate_series(1, 500)"
+    conns = [connect() for _ in range(8)]
+    results = run_together(*[(lambda c=c: c.execute(query).fetchall()) for c in conns])
+    ids = [row[0] for rows in results for row in rows]
+    assert len(ids) == 4000 and len(set(ids)) == 4000
+    assert {tiny.decode(i).shard for i in ids} == {3}
+
+
+def test_a_server_with_more_processes_than_a_units_spare_values_is_refused(conn: Conn) -> None:
+    # 58 time bits leave a stride of 4 bits: 28 spare values between a counter's units, fewer
+    # than this server's processes, so no counter move could be proven safe.
+    t = now_ms(conn)
+    narrow = shardid.Layout(epoch_ms=t - 86_400_000, time_bits=58, shard_bits=3, sequence_bits=2)
+    install(conn, narrow, 1, "narrow")
+    with pytest.raises(psycopg.Error, match=r"this server allows \d+ processes, more than the 28 values") as info:
+        conn.execute("SELECT narrow.next_id()")
+    assert info.value.sqlstate == "55000"
+
+
 def test_borrowing_stays_within_its_limit(conn: Conn) -> None:
     start = now_ms(conn)
     tiny = shardid.Layout(epoch_ms=start - 86_400_000, time_bits=41, shard_bits=2, sequence_bits=2)
@@ -134,11 +160,20 @@ def test_borrowing_stays_within_its_limit(conn: Conn) -> None:
     assert all(tiny.decode(id_).timestamp_ms <= clock + 3 for id_, clock in rows)
 
 
-def state_slot_at(conn: Conn, schema: str, layout: shardid.Layout, ms: int) -> None:
-    """Puts the shared state at the first slot of the unit of `ms`: as if IDs had been issued
-    then (a clock that was ahead, and has since been set back)."""
+def stride(layout: shardid.Layout) -> int:
+    """Bits of counter value per time unit: `stride_shift` in core/src/sql.rs."""
+    return max(layout.sequence_bits + 1, min(16, 62 - layout.time_bits))
+
+
+def used_up_to(conn: Conn, schema: str, layout: shardid.Layout, ms: int) -> int:
+    """Moves the counters as if IDs had been made up to the unit of `ms` (a clock that was
+    ahead, and has since been set back): that unit's first ID taken, the unit before it used
+    up. Returns the unit's start in Unix milliseconds."""
     units = (ms - layout.epoch_ms) // layout.unit_ms
-    conn.execute(f"SELECT setval('{schema}.shardid_state', %s, true)", (units << layout.sequence_bits,))
+    for unit, sequence in ((units, 0), (units - 1, layout.max_sequence)):
+        counter = "even" if unit % 2 == 0 else "odd"
+        conn.execute(f"SELECT setval('{schema}.shardid_counter_{counter}', %s, true)", ((unit << stride(layout)) + sequence,))
+    return layout.epoch_ms + units * layout.unit_ms
 
 
 def test_a_clock_set_back_never_yields_an_old_id(connect: Callable[[], Conn]) -> None:
@@ -146,16 +181,18 @@ def test_a_clock_set_back_never_yields_an_old_id(connect: Callable[[], Conn]) ->
     layout = shardid.Layout.TWITTER
     install(admin, layout, 2, "back")
     # 5 s ahead of the clock: further than the 1 s tolerance.
-    state_slot_at(admin, "back", layout, now_ms(admin) + 5000)
+    used_up_to(admin, "back", layout, now_ms(admin) + 5000)
     with pytest.raises(psycopg.Error, match=r"^CLOCK_MOVED_BACKWARDS: clock moved backwards: \d+ ms behind") as info:
         connect().execute("SELECT back.next_id()")
     assert info.value.sqlstate == "55000"
-    # 500 ms ahead: within the tolerance, IDs go on after the last one, dated ahead of the clock.
-    ahead = now_ms(admin) + 500
-    state_slot_at(admin, "back", layout, ahead)
+    # 300 ms ahead: within the tolerance, next_id() waits for the clock to catch up, then goes
+    # on after the last ID.
+    ahead = used_up_to(admin, "back", layout, now_ms(admin) + 300)
     ids = [r[0] for r in connect().execute("SELECT back.next_id() FROM generate_series(1, 100)").fetchall()]
+    assert now_ms(admin) >= ahead
     assert min(layout.decode(i).timestamp_ms for i in ids) >= ahead
     assert len(set(ids)) == 100
+    assert layout.compose(ahead, 2, 0) not in ids  # made before the clock went back
 
 
 def test_never_an_id_outside_the_layout(connect: Callable[[], Conn]) -> None:
@@ -173,7 +210,8 @@ def test_never_an_id_outside_the_layout(connect: Callable[[], Conn]) -> None:
     # A layout with a minute left whose every slot is used: an error, not a wrapped ID.
     short = shardid.Layout(epoch_ms=t - 2**20 + 60_000, time_bits=20, shard_bits=1, sequence_bits=2)
     install(admin, short, 1, "short")
-    admin.execute("SELECT setval('short.shardid_state', %s, true)", ((2**20 - 1) << 2 | 3,))
+    last = 2**20 - 1  # the last unit, with every sequence number taken
+    admin.execute(f"SELECT setval('short.shardid_counter_{'even' if last % 2 == 0 else 'odd'}', %s, true)", ((last << stride(short)) + 3,))
     with pytest.raises(psycopg.Error, match="^TIMESTAMP_PAST_EXPIRY: every ID of the layout"):
         connect().execute("SELECT short.next_id()")
 
@@ -214,12 +252,13 @@ def test_a_cancelled_call_never_leaves_the_lock_held(connect: Callable[[], Conn]
         b.execute("SELECT cancel.next_id()")  # would time out on a leaked lock
 
 
-def test_lost_session_state_only_costs_a_new_block(conn: Conn) -> None:
+def test_resetting_the_session_changes_nothing(conn: Conn) -> None:
+    # next_id() keeps nothing in the session: what poolers and DISCARD reset cannot matter.
     install(conn, shardid.Layout.INSTAGRAM, 8, "lost")
     ids = [r[0] for r in conn.execute("SELECT lost.next_id() FROM generate_series(1, 1000)").fetchall()]
-    for reset in ("DISCARD TEMP", "RESET ALL", "DISCARD ALL", "SET shardid.lost_block_last = ''"):
+    for reset in ("DISCARD TEMP", "RESET ALL", "DISCARD ALL"):
         conn.execute(reset)
         more = [r[0] for r in conn.execute("SELECT lost.next_id() FROM generate_series(1, 1000)").fetchall()]
         assert min(more) > max(ids), reset
         ids += more
-    assert len(set(ids)) == 5000
+    assert len(set(ids)) == 4000
