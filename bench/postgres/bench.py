@@ -9,10 +9,12 @@ Three measures: one statement making N IDs (``SELECT count(f()) FROM generate_se
 one ID per transaction, timed inside the server (a procedure that calls ``f()`` and commits,
 20,000 times: the cost a column default adds to a one-row INSERT, without the network); and
 pgbench with 4 clients each running ``SELECT f();`` per transaction. Rounds alternate the
-functions; the table shows the median and each function's ratio to Instagram's. Duplicates
-are counted in one statement of 100,000 IDs.
+functions (forwards, then backwards); the table shows the median and each function's ratio to Instagram's, and for pgbench
+also the median of the per-round ratios (each run against Instagram's run of the same round,
+which cancels most of a shared machine's drift). Duplicates are counted in one statement of
+100,000 IDs.
 
-    scripts/bench-postgres.sh [--rounds 5] [--ids 200000] [--seconds 5]
+    scripts/bench-postgres.sh [--rounds 6] [--ids 200000] [--seconds 5]
 """
 
 from __future__ import annotations
@@ -80,9 +82,16 @@ FUNCTIONS = {
 BASELINE = "Instagram's next_id() (PL/pgSQL, as published)"
 
 
+def orders(rounds: int) -> list[list[tuple[str, str]]]:
+    """The functions in order, then in reverse, round after round: no function always runs
+    first (after a pause) or last."""
+    forward = list(FUNCTIONS.items())
+    return [forward if i % 2 == 0 else forward[::-1] for i in range(rounds)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--ids", type=int, default=200_000)
     parser.add_argument("--seconds", type=int, default=5)
     args = parser.parse_args()
@@ -97,15 +106,15 @@ def main() -> None:
             name: conn.execute(f"SELECT count(*) - count(DISTINCT x) FROM (SELECT {call} AS x FROM generate_series(1, 100000)) s").fetchone()[0]  # type: ignore[index]
             for name, call in FUNCTIONS.items()
         }
-        for _ in range(args.rounds):
-            for name, call in FUNCTIONS.items():
+        for order in orders(args.rounds):
+            for name, call in order:
                 start = time.perf_counter()
                 conn.execute(f"SELECT count({call}) FROM generate_series(1, {args.ids})")
                 one[name].append(args.ids / (time.perf_counter() - start))
                 us = conn.execute("CALL bench_per_transaction(%s, 20000, NULL)", (call,)).fetchone()[0]  # type: ignore[index]
                 per_tx[name].append(us)
-        for _ in range(args.rounds):
-            for name, call in FUNCTIONS.items():
+        for order in orders(args.rounds):
+            for name, call in order:
                 script = cluster.root / "select.sql"
                 script.write_text(f"SELECT {call};\n")
                 run = cluster.pgbench("-n", "-M", "prepared", "-c", "4", "-j", "2", "-T", str(args.seconds), "-f", str(script), "postgres")
@@ -116,11 +125,13 @@ def main() -> None:
     base_one, base_bench = statistics.median(one[BASELINE]), statistics.median(bench[BASELINE])
     base_tx = statistics.median(per_tx[BASELINE])
     print(f"PostgreSQL {version}; {args.rounds} rounds: {args.ids:,} IDs in one statement; 20,000 one-ID transactions in a procedure; pgbench -c 4 -j 2 -T {args.seconds} -M prepared, SELECT f() per transaction\n")
-    print("| function | one statement, IDs/s | vs Instagram's | one ID per transaction, us | vs Instagram's | pgbench, IDs/s | vs Instagram's | duplicates in 100,000 |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| function | one statement, IDs/s | vs Instagram's | one ID per transaction, us | vs Instagram's | pgbench, IDs/s | vs Instagram's | per round (median, range) | duplicates in 100,000 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in FUNCTIONS:
         o, t, b = statistics.median(one[name]), statistics.median(per_tx[name]), statistics.median(bench[name])
-        print(f"| {name} | {o:,.0f} | {o / base_one:.2f}x | {t:.2f} | {base_tx / t:.2f}x | {b:,.0f} | {b / base_bench:.2f}x | {duplicates[name]:,} |")
+        paired = sorted(x / y for x, y in zip(bench[name], bench[BASELINE]))
+        rounds = f"{statistics.median(paired):.2f}x ({paired[0]:.2f}-{paired[-1]:.2f})"
+        print(f"| {name} | {o:,.0f} | {o / base_one:.2f}x | {t:.2f} | {base_tx / t:.2f}x | {b:,.0f} | {b / base_bench:.2f}x | {rounds} | {duplicates[name]:,} |")
 
 
 if __name__ == "__main__":

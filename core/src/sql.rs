@@ -3,13 +3,13 @@
 //! [`Postgres`] renders, for one layout, shard and schema, what Instagram's PL/pgSQL
 //! `next_id()` did, without its flaw: `nextval() % 1024` repeats IDs as soon as more than 1,024
 //! calls fall in one millisecond. The emitted `<schema>.next_id()` keeps the core generator's
-//! rule instead — one shared *slot* counter (`time_unit << sequence_bits | sequence`) that only
-//! moves forward, `slot = max(state, now)`, borrow or wait when a unit runs out — so it can back
-//! a column default however many sessions insert at once.
+//! rules instead — a unit that runs out is waited for (or borrowed), a clock that went back
+//! further than the tolerance is an error — so it can back a column default however many
+//! sessions insert at once.
 //!
 //! How it stays fast without a per-ID lock: like Instagram's, the common path is one `nextval()`
 //! on a shared sequence. Two sequences take turns, one for even time units and one for odd ones,
-//! and each counts in *strides* of `2^shift` values per unit, of which only the first
+//! and each counts in *strides* of `2^stride` values per unit, of which only the first
 //! `2^sequence_bits` are IDs: a value is used only when it falls in the unit the caller's clock
 //! reads, so a unit that runs out can never wrap. Moving a counter up to a new unit takes
 //! `setval`, which could move it back under a concurrent `nextval`; it is done under an advisory
@@ -68,8 +68,9 @@ impl From<Error> for SqlError {
 /// The PostgreSQL DDL for one layout, shard and schema; render it with [`Display`].
 ///
 /// It creates, in `schema` (idempotently: re-running it upgrades the functions and keeps the
-/// state):
-/// - `shardid_counter_even` and `shardid_counter_odd`, sequences shared by every session;
+/// counters):
+/// - `shardid_counter_even` and `shardid_counter_odd`, sequences shared by every session, and
+///   `shardid_ready(unit)`, which moves them to a new time unit;
 /// - `next_id()`, for a column default: unique, increasing per session, never outside the
 ///   layout (errors `TIMESTAMP_BEFORE_EPOCH`, `TIMESTAMP_PAST_EXPIRY`, `CLOCK_MOVED_BACKWARDS`);
 /// - decoding, `IMMUTABLE` and `PARALLEL SAFE` so they can back indexes and range scans:
