@@ -73,6 +73,7 @@ class Cluster:
             **settings,
         }
         flags = " ".join(f"-c {k}={v}" for k, v in options.items())
+        self._flags = flags
         try:
             self._run(
                 "pg_ctl", "-D", str(self.data), "-o", flags, "-l", str(self.root / "log"),
@@ -89,6 +90,12 @@ class Cluster:
         if self._as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
         return subprocess.run(command, check=True, capture_output=True, text=True, cwd=self.root)
+
+    def crash_and_restart(self) -> None:
+        """Kills the server as a crash would (``pg_ctl stop -m immediate``: no checkpoint, WAL
+        replayed at the next start) and starts it again on the same port."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        self._run("pg_ctl", "-D", str(self.data), "-o", self._flags, "-l", str(self.root / "log"), "-w", "start")
 
     def pgbench(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Runs ``pgbench`` against the cluster (not checked: the caller reads the result)."""

@@ -1,7 +1,7 @@
 """Trying to make the emitted next_id() repeat an ID, leave its layout or hold its lock:
 one huge statement, concurrent sessions and pgbench on one primary key (with the Python
 generator writing another shard into the same table), exhausted time units, a clock set back,
-expiry, rollbacks, cancels and session resets."""
+a server crash, expiry, rollbacks, cancels and session resets."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import psycopg
 import pytest
+from cluster import Cluster
 from conftest import install
 
 import shardid
@@ -193,6 +194,26 @@ def test_a_clock_set_back_never_yields_an_old_id(connect: Callable[[], Conn]) ->
     assert min(layout.decode(i).timestamp_ms for i in ids) >= ahead
     assert len(set(ids)) == 100
     assert layout.compose(ahead, 2, 0) not in ids  # made before the clock went back
+
+
+def test_a_server_crash_never_yields_an_old_id() -> None:
+    # A server of its own: killed without a checkpoint, then WAL replayed. The counters are
+    # ordinary sequences, so they come back at or past the last value handed out.
+    with Cluster() as own:
+        layout = shardid.Layout.INSTAGRAM
+        with psycopg.connect(own.dsn, autocommit=True) as conn:
+            install(conn, layout, 5, "crash")
+            before = [r[0] for r in conn.execute("SELECT crash.next_id() FROM generate_series(1, 20000)").fetchall()]
+            before += [conn.execute("SELECT crash.next_id()").fetchone()[0] for _ in range(200)]  # type: ignore[index]
+            # And IDs made ahead of the clock, as by a clock that was ahead before the crash.
+            ahead = used_up_to(conn, "crash", layout, now_ms(conn) + 300)
+        own.crash_and_restart()
+        with psycopg.connect(own.dsn, autocommit=True) as conn:
+            after = [r[0] for r in conn.execute("SELECT crash.next_id() FROM generate_series(1, 20000)").fetchall()]
+        assert len(set(before + after)) == len(before) + len(after)
+        assert min(after) > max(before)
+        assert min(layout.decode(i).timestamp_ms for i in after) >= ahead
+        assert layout.compose(ahead, 5, 0) not in after
 
 
 def test_never_an_id_outside_the_layout(connect: Callable[[], Conn]) -> None:
