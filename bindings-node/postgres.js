@@ -114,7 +114,9 @@ async function lease(options) {
       await client.query(`CREATE TABLE IF NOT EXISTS ${table} (layout text NOT NULL, shard bigint NOT NULL,
         ceiling bigint NOT NULL, holder text, taken_at timestamptz, PRIMARY KEY (layout, shard))`)
     } catch (err) {
-      if (err.code !== '23505' && err.code !== '42P07') throw err // created by another process at once
+      // Created by another session at the same moment: PostgreSQL reports that race as a
+      // duplicate key, table or (for the table's row type) object, whatever IF NOT EXISTS says.
+      if (!['23505', '42P07', '42710'].includes(err.code)) throw err
     }
     let shard = -1
     for (let s = first; s < end && shard < 0; s++) {

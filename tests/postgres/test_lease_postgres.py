@@ -1,6 +1,7 @@
 """Shard leases through PostgreSQL (shardid.postgres): processes on "different hosts"
 (separate connections) get distinct shards, a killed holder frees its shard and its successor
-continues above its IDs, a clock set back between holders never yields an old ID, forked
+continues above its IDs, sessions starting at once all create the ceilings table, a clock set
+back between holders never yields an old ID, forked
 workers take shards of their own, and a lost session stops the generator at its ceiling."""
 
 from __future__ import annotations
@@ -48,6 +49,37 @@ with open(sys.argv[2], "ab", buffering=0) as out:
     while True:
         out.write(g.next_id().to_bytes(8, "little"))
 """
+
+
+def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(cluster: Any) -> None:
+    # Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL (a duplicate key, table or row
+    # type); every one of eight sessions starting at once must still get its lease.
+    import threading
+
+    for round_ in range(10):
+        table = f"race_leases_{round_}"
+        barrier = threading.Barrier(8)
+        held: list[Any] = []
+        errors: list[BaseException] = []
+
+        def take() -> None:
+            try:
+                barrier.wait()
+                held.append(lease(Layout.TWITTER, cluster.dsn, range(0, 8), table=table))
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=take) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        try:
+            assert not errors, errors[0]
+            assert sorted(g.shard for g in held) == list(range(8))
+        finally:
+            for g in held:
+                g.close()
 
 
 def test_a_killed_holder_frees_its_shard_and_its_successor_never_repeats(cluster: Any, tmp_path: Path) -> None:

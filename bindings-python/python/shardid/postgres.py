@@ -64,8 +64,10 @@ class PostgresLease:
                     f"CREATE TABLE IF NOT EXISTS {self.table} (layout text NOT NULL, shard bigint NOT NULL,"
                     " ceiling bigint NOT NULL, holder text, taken_at timestamptz, PRIMARY KEY (layout, shard))"
                 )
-            except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable):
-                pass  # another process created it at the same moment
+            except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject):
+                # Another session created it at the same moment: PostgreSQL reports that race
+                # as a duplicate key, table or (for the table's row type) object.
+                pass
             for shard in self.shards:
                 row = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s), %s)", (self._key, shard)).fetchone()
                 if row and row[0]:
