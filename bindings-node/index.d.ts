@@ -82,9 +82,6 @@ export declare function layoutNew(epochMs: unknown, unitMs: unknown, timeBits: u
 /** Registers one of the presets by name and returns its index. */
 export declare function layoutPreset(name: string): number
 
-/** The layout's signature as lease records store it. */
-export declare function layoutSignature(layoutIndex: number): string
-
 /**
  * Leases the first free shard of `start..end` from lock files in `directory`; returns its
  * index.
@@ -132,6 +129,26 @@ export declare function nextIdString(generatorIndex: number): string
  * the wall clock (it never moves back).
  */
 export declare function nowMs(): number
+
+/** The lease statements for `table` (a plain lower-case identifier) and the layout. */
+export declare function postgresLeaseSql(layoutIndex: number, table: string): PostgresLeaseSql
+
+/**
+ * The statements of a PostgreSQL shard lease (numbered `$n` parameters, for `pg`), with the
+ * advisory lock's key and the layout's signature. The protocol lives in the core
+ * (`shardid::sql::PostgresLease`); `postgres.js` runs it.
+ */
+export interface PostgresLeaseSql {
+  signature: string
+  key: string
+  createTable: string
+  tryLock: string
+  insert: string
+  claim: string
+  record: string
+  /** SQLSTATEs of a `CREATE TABLE IF NOT EXISTS` that lost a race to another session. */
+  lostCreateRace: Array<string>
+}
 
 /** The bit-level scatter. */
 export declare function scatterBits(layoutIndex: number, id: unknown): bigint

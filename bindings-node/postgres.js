@@ -22,12 +22,11 @@ function error(code, message) {
 }
 
 class PostgresLease {
-  constructor(secret, { client, layout, table, key, signature, shard, index }) {
+  constructor(secret, { client, layout, table, sql, shard, index }) {
     if (secret !== SECRET) throw error('INVALID_ARGUMENT', 'use lease() from shardid/postgres')
     Object.assign(this, { layout, table, shard })
     this._client = client
-    this._key = key
-    this._signature = signature
+    this._sql = sql
     this._index = index
     this._recording = Promise.resolve()
   }
@@ -67,11 +66,8 @@ class PostgresLease {
   // lost connection stops the generator at its ceiling instead of extending it.
   _record(units) {
     this._recording = this._recording.catch(() => {}).then(async () => {
-      const { rowCount } = await this._client.query(
-        `UPDATE ${this.table} SET ceiling = greatest(ceiling, $1) WHERE layout = $2 AND shard = $3
-           AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
-             AND classid = hashtext($4)::oid AND objid = $3::bigint::oid AND objsubid = 2)`,
-        [String(units), this._signature, this.shard, this._key])
+      const { signature, key, record } = this._sql
+      const { rowCount } = await this._client.query(record, [String(units), signature, this.shard, key, this.shard])
       if (rowCount !== 1) throw error('LEASE_FILE', `the lease on shard ${this.shard} is no longer held by this session`)
       native.ceilingConfirm(this._index, units)
     })
@@ -89,13 +85,16 @@ async function lease(options) {
   const o = options ?? {}
   const table = o.table ?? 'shardid_leases'
   if (!(o.layout instanceof Layout) || !Array.isArray(o.shards) || o.shards.length !== 2 ||
-      !/^[a-z_][a-z0-9_]*$/.test(table)) {
+      typeof table !== 'string') {
     throw error('INVALID_ARGUMENT', 'lease takes { layout: Layout, connectionString, shards: [first, end], table? }')
   }
   const [first, end] = o.shards.map(Number)
   if (!(Number.isSafeInteger(first) && Number.isSafeInteger(end) && first >= 0 && end <= 2 ** 31)) {
     throw error('INVALID_ARGUMENT', 'shards must be [first, end] within 0..2^31')
   }
+  // The statements, the lock's key and the layout's signature: the protocol is the core's
+  // (shardid::sql::PostgresLease). Throws INVALID_ARGUMENT for a bad table name.
+  const sql = native.postgresLeaseSql(o.layout[LAYOUT], table)
   let client = o.client
   if (!client) {
     let pg
@@ -108,28 +107,21 @@ async function lease(options) {
   }
   await client.connect()
   try {
-    const signature = native.layoutSignature(o.layout[LAYOUT])
-    const key = `shardid ${table} ${signature}`
     try {
-      await client.query(`CREATE TABLE IF NOT EXISTS ${table} (layout text NOT NULL, shard bigint NOT NULL,
-        ceiling bigint NOT NULL, holder text, taken_at timestamptz, PRIMARY KEY (layout, shard))`)
+      await client.query(sql.createTable)
     } catch (err) {
-      // Created by another session at the same moment: PostgreSQL reports that race as a
-      // duplicate key, table or (for the table's row type) object, whatever IF NOT EXISTS says.
-      if (!['23505', '42P07', '42710'].includes(err.code)) throw err
+      if (!sql.lostCreateRace.includes(err.code)) throw err // created by another session at once
     }
     let shard = -1
     for (let s = first; s < end && shard < 0; s++) {
-      const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok', [key, s])
-      if (rows[0].ok) shard = s
+      const { rows } = await client.query({ text: sql.tryLock, values: [sql.key, s], rowMode: 'array' })
+      if (rows[0][0]) shard = s
     }
     if (shard < 0) throw error('NO_FREE_SHARD', `no free shard: every shard in ${first}..${end} is leased by a live session (table ${table})`)
-    await client.query(`INSERT INTO ${table} (layout, shard, ceiling) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING`, [signature, shard])
-    const { rows } = await client.query(
-      `UPDATE ${table} SET holder = $1, taken_at = now() WHERE layout = $2 AND shard = $3 RETURNING ceiling`,
-      [`${require('node:os').hostname()} pid ${process.pid}`, signature, shard])
+    await client.query(sql.insert, [sql.signature, shard])
+    const { rows } = await client.query(sql.claim, [`${require('node:os').hostname()} pid ${process.pid}`, sql.signature, shard])
     const index = native.ceilingNew(o.layout[LAYOUT], shard, BigInt(rows[0].ceiling), o.backwardsToleranceMs, o.maxBorrowUnits)
-    return new PostgresLease(SECRET, { client, layout: o.layout, table, key, signature, shard, index })
+    return new PostgresLease(SECRET, { client, layout: o.layout, table, sql, shard, index })
   } catch (err) {
     await client.end().catch(() => {})
     throw err

@@ -233,9 +233,3 @@ impl PyCeilingGenerator {
         PyList::new(py, ids)
     }
 }
-
-/// The layout's signature as lease records store it (lock files, the PostgreSQL table).
-#[pyfunction]
-pub(crate) fn _layout_signature(layout: &Bound<'_, PyLayout>) -> String {
-    shardid::lease::signature(&layout.get().inner)
-}

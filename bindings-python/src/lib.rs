@@ -37,11 +37,15 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lease::PyLeasedGenerator>()?;
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_class::<lease::PyCeilingGenerator>()?;
-    m.add_function(wrap_pyfunction!(lease::_layout_signature, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres_uninstall, m)?)?;
+    m.add_function(wrap_pyfunction!(sql::_postgres_lease_sql, m)?)?;
+    m.add(
+        "_LOST_CREATE_RACE",
+        pyo3::types::PyTuple::new(m.py(), shardid::sql::LOST_CREATE_RACE)?,
+    )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "DEFAULT_BACKWARDS_TOLERANCE_MS",

@@ -1,7 +1,8 @@
 //! `shardid.sql.postgres`: the core's PostgreSQL DDL emitter.
 
 use pyo3::prelude::*;
-use shardid::sql::{Postgres, PostgresUninstall, SqlError};
+use pyo3::types::PyDict;
+use shardid::sql::{Placeholders, Postgres, PostgresLease, PostgresUninstall, SqlError};
 
 use crate::args::{Arg, options_arg, u64_arg};
 use crate::errors::{core_error, raise};
@@ -35,4 +36,26 @@ pub(crate) fn postgres_uninstall(py: Python<'_>, schema: &str) -> PyResult<Strin
     PostgresUninstall::new(schema)
         .map(|ddl| ddl.to_string())
         .map_err(|e| raise(py, "InvalidArgumentError", &e.to_string(), &[]))
+}
+
+/// The statements of a PostgreSQL shard lease on `table` for `layout`, in psycopg's `%s`
+/// style, with the advisory lock's key and the layout's signature (`shardid.postgres` runs
+/// them; the protocol lives in the core, `shardid::sql::PostgresLease`).
+#[pyfunction]
+pub(crate) fn _postgres_lease_sql<'py>(
+    py: Python<'py>,
+    layout: &Bound<'_, PyLayout>,
+    table: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sql = PostgresLease::new(layout.get().inner, table, Placeholders::Format)
+        .map_err(|e| raise(py, "InvalidArgumentError", &e.to_string(), &[]))?;
+    let out = PyDict::new(py);
+    out.set_item("signature", sql.signature().to_string())?;
+    out.set_item("key", sql.key().to_string())?;
+    out.set_item("create_table", sql.create_table().to_string())?;
+    out.set_item("try_lock", sql.try_lock().to_string())?;
+    out.set_item("insert", sql.insert().to_string())?;
+    out.set_item("claim", sql.claim().to_string())?;
+    out.set_item("record", sql.record().to_string())?;
+    Ok(out)
 }

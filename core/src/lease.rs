@@ -445,13 +445,5 @@ impl LeasedGenerator {
 
 /// The layout's defining numbers, recorded in each lock file.
 pub fn signature(layout: &Layout) -> String {
-    std::format!(
-        "epoch_ms={} unit_ms={} bits={}/{}/{} order={:?}",
-        layout.epoch_ms(),
-        layout.unit_ms(),
-        layout.time_bits(),
-        layout.shard_bits(),
-        layout.sequence_bits(),
-        layout.order()
-    )
+    std::string::ToString::to_string(&crate::sql::LeaseSignature(*layout))
 }

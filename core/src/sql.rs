@@ -23,7 +23,10 @@
 use core::fmt::{self, Display, Formatter};
 
 use crate::layout::mask;
+
+mod lease;
 use crate::{Error, FieldOrder, Layout, Options};
+pub use lease::{LOST_CREATE_RACE, LeaseSignature, Placeholders, PostgresLease, Statement};
 
 /// The longest schema name accepted: PostgreSQL truncates identifiers beyond 63 bytes without a
 /// word, and 40 leaves room for names derived from the schema.
@@ -46,6 +49,11 @@ pub enum SqlError {
         /// Which rule the name broke.
         reason: &'static str,
     },
+    /// The table name is not a plain lower-case SQL identifier (same rules as a schema's).
+    TableName {
+        /// Which rule the name broke.
+        reason: &'static str,
+    },
 }
 
 impl Display for SqlError {
@@ -53,6 +61,7 @@ impl Display for SqlError {
         match self {
             Self::Core(error) => error.fmt(f),
             Self::SchemaName { reason } => write!(f, "invalid schema name: {reason}"),
+            Self::TableName { reason } => write!(f, "invalid table name: {reason}"),
         }
     }
 }
@@ -147,12 +156,18 @@ impl<'a> Postgres<'a> {
 }
 
 fn check_schema(schema: &str) -> Result<(), SqlError> {
-    let bytes = schema.as_bytes();
-    let reason = match bytes.first() {
+    identifier_problem(schema).map_or(Ok(()), |reason| Err(SqlError::SchemaName { reason }))
+}
+
+/// Why `name` is not a plain lower-case identifier of at most [`MAX_SCHEMA_LEN`] bytes that
+/// can go into SQL unquoted, if it is not.
+fn identifier_problem(name: &str) -> Option<&'static str> {
+    let bytes = name.as_bytes();
+    match bytes.first() {
         None => Some("it is empty"),
         Some(_) if bytes.len() > MAX_SCHEMA_LEN => Some("it is longer than 40 bytes"),
         Some(b'0'..=b'9') => Some("it starts with a digit"),
-        Some(_) if schema.starts_with("pg_") => Some("names starting with pg_ are reserved"),
+        Some(_) if name.starts_with("pg_") => Some("names starting with pg_ are reserved"),
         Some(_)
             if !bytes
                 .iter()
@@ -161,10 +176,6 @@ fn check_schema(schema: &str) -> Result<(), SqlError> {
             Some("only a-z, 0-9 and _ are allowed")
         }
         Some(_) => None,
-    };
-    match reason {
-        Some(reason) => Err(SqlError::SchemaName { reason }),
-        None => Ok(()),
     }
 }
 

@@ -190,3 +190,74 @@ fn uninstall_drops_every_function_the_install_creates() {
     }
     assert!(PostgresUninstall::new("Bad").is_err());
 }
+
+#[test]
+fn lease_statements_number_their_parameters_for_each_driver() {
+    use shardid::sql::{Placeholders, PostgresLease};
+    let numbered = PostgresLease::new(Layout::TWITTER, "leases", Placeholders::Numbered).unwrap();
+    let format = PostgresLease::new(Layout::TWITTER, "leases", Placeholders::Format).unwrap();
+    assert_eq!(
+        numbered.try_lock().to_string(),
+        "SELECT pg_try_advisory_lock(hashtext($1), $2)"
+    );
+    assert_eq!(
+        format.try_lock().to_string(),
+        "SELECT pg_try_advisory_lock(hashtext(%s), %s)"
+    );
+    // One placeholder per parameter, in the documented order, and the table where it belongs.
+    let record = numbered.record().to_string();
+    assert!(
+        record.starts_with(
+            "UPDATE leases SET ceiling = greatest(ceiling, $1) WHERE layout = $2 AND shard = $3"
+        ),
+        "{record}"
+    );
+    assert!(
+        record
+            .ends_with("classid = hashtext($4)::oid AND objid = $5::bigint::oid AND objsubid = 2)")
+    );
+    assert_eq!(format.record().to_string().matches("%s").count(), 5);
+    assert_eq!(
+        numbered.claim().to_string(),
+        "UPDATE leases SET holder = $1, taken_at = now() WHERE layout = $2 AND shard = $3 RETURNING ceiling"
+    );
+    assert_eq!(
+        numbered.insert().to_string(),
+        "INSERT INTO leases (layout, shard, ceiling) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING"
+    );
+    let create = format.create_table().to_string();
+    assert!(create.starts_with("CREATE TABLE IF NOT EXISTS leases (layout text NOT NULL"));
+    assert!(!create.contains("%s") && !create.contains('$'));
+    assert_eq!(
+        numbered.key().to_string(),
+        "shardid leases epoch_ms=1288834974657 unit_ms=1 bits=41/10/12 order=TimeShardSequence"
+    );
+    assert_eq!(
+        numbered.signature().to_string(),
+        shardid::lease::signature(&Layout::TWITTER)
+    );
+}
+
+#[test]
+fn lease_tables_must_be_plain_lower_case_identifiers() {
+    use shardid::sql::{Placeholders, PostgresLease};
+    for (bad, why) in [
+        ("", "it is empty"),
+        ("Leases", "only a-z, 0-9 and _ are allowed"),
+        ("leases; drop table x", "only a-z, 0-9 and _ are allowed"),
+        ("1leases", "it starts with a digit"),
+    ] {
+        assert_eq!(
+            PostgresLease::new(Layout::TWITTER, bad, Placeholders::Format).unwrap_err(),
+            SqlError::TableName { reason: why },
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        SqlError::TableName {
+            reason: "it is empty"
+        }
+        .to_string(),
+        "invalid table name: it is empty"
+    );
+}

@@ -4,6 +4,7 @@
 //   hold:     leases shard 0 of [0, 1] and appends IDs to <file> until killed.
 //   after:    leases shard 0 of [0, 1] (once free) and prints its first 10,000 IDs' minimum.
 //   clock:    a holder issues at T0 and goes; its successor is set back 5 s and 400 ms.
+//   badtable: the codes of leases on tables that are not plain identifiers.
 import { appendFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
@@ -16,7 +17,11 @@ const T0 = 1_700_000_000_000
 const take = (table, shards) => lease({ layout: Layout.TWITTER, connectionString, shards, table })
 const code = async (promise) => promise.then(() => 'no error', (err) => err.code)
 
-if (mode === 'distinct') {
+if (mode === 'badtable') {
+  const codes = []
+  for (const table of ['Leases', 'leases; DROP TABLE x', '1leases', '']) codes.push(await code(take(table, [0, 4])))
+  console.log(JSON.stringify({ codes }))
+} else if (mode === 'distinct') {
   const held = await Promise.all([0, 1, 2, 3].map(() => take('node_distinct', [0, 4])))
   const fifth = await code(take('node_distinct', [0, 4]))
   const ids = new Set()

@@ -51,6 +51,13 @@ with open(sys.argv[2], "ab", buffering=0) as out:
 """
 
 
+def test_a_table_name_that_is_not_a_plain_identifier_is_refused(cluster: Any) -> None:
+    for bad in ("Leases", "leases; DROP TABLE x", "1leases", ""):
+        with pytest.raises(shardid.InvalidArgumentError, match="^invalid table name: "):
+            lease(Layout.TWITTER, cluster.dsn, range(0, 4), table=bad)
+    assert node(url(cluster), "badtable") == {"codes": ["INVALID_ARGUMENT"] * 4}
+
+
 def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(cluster: Any) -> None:
     # Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL (a duplicate key, table or row
     # type); every one of eight sessions starting at once must still get its lease.

@@ -18,8 +18,9 @@ __all__ = [
     "Parts",
     "__version__",
     "_CeilingGenerator",
+    "_LOST_CREATE_RACE",
     "_after_fork",
-    "_layout_signature",
+    "_postgres_lease_sql",
     "lease",
     "now_ms",
     "postgres",
@@ -28,6 +29,7 @@ __all__ = [
 
 __version__: str
 DEFAULT_BACKWARDS_TOLERANCE_MS: int
+_LOST_CREATE_RACE: tuple[str, str, str]
 
 def now_ms() -> int: ...
 def postgres(
@@ -48,7 +50,7 @@ def lease(
     backwards_tolerance_ms: int | None = None,
     max_borrow_units: int | None = None,
 ) -> LeasedGenerator: ...
-def _layout_signature(layout: Layout) -> str: ...
+def _postgres_lease_sql(layout: Layout, table: str) -> dict[str, str]: ...
 @final
 class _CeilingGenerator:
     def __new__(

@@ -25,7 +25,7 @@ import socket
 from typing import Any
 
 from shardid._errors import InvalidArgumentError, LeaseFileError, NoFreeShardError
-from shardid._shardid import Layout, _CeilingGenerator, _layout_signature
+from shardid._shardid import _LOST_CREATE_RACE, Layout, _CeilingGenerator, _postgres_lease_sql
 
 __all__ = ["PostgresLease", "lease"]
 
@@ -42,16 +42,16 @@ class PostgresLease:
     ) -> None:
         if shards.step != 1 or shards.start < 0 or shards.stop > 2**31:
             raise InvalidArgumentError("shards must be a range with step 1 within 0..2**31")
-        if not table.replace("_", "").isalnum():
-            raise InvalidArgumentError(f"table must be a plain identifier, not {table!r}")
+        # The statements, the lock's key and the layout's signature (the protocol is the
+        # core's: shardid::sql::PostgresLease); raises InvalidArgumentError for a bad table.
+        self._sql = _postgres_lease_sql(layout, table)
         self.layout = layout
         self.conninfo = conninfo
         self.shards = shards
         self.table = table
         self._options = options
-        self._signature = _layout_signature(layout)
-        # The advisory lock's first key: one namespace per table and layout.
-        self._key = f"shardid {table} {self._signature}"
+        self._signature = self._sql["signature"]
+        self._key = self._sql["key"]
         self._take()
 
     def _take(self) -> None:
@@ -60,16 +60,12 @@ class PostgresLease:
         conn = psycopg.connect(self.conninfo, autocommit=True)
         try:
             try:
-                conn.execute(
-                    f"CREATE TABLE IF NOT EXISTS {self.table} (layout text NOT NULL, shard bigint NOT NULL,"
-                    " ceiling bigint NOT NULL, holder text, taken_at timestamptz, PRIMARY KEY (layout, shard))"
-                )
-            except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject):
-                # Another session created it at the same moment: PostgreSQL reports that race
-                # as a duplicate key, table or (for the table's row type) object.
-                pass
+                conn.execute(self._sql["create_table"])
+            except psycopg.Error as e:
+                if e.sqlstate not in _LOST_CREATE_RACE:  # created by another session at once
+                    raise
             for shard in self.shards:
-                row = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s), %s)", (self._key, shard)).fetchone()
+                row = conn.execute(self._sql["try_lock"], (self._key, shard)).fetchone()
                 if row and row[0]:
                     break
             else:
@@ -79,15 +75,9 @@ class PostgresLease:
                     directory=self.table,
                     shards=self.shards,
                 )
-            conn.execute(
-                f"INSERT INTO {self.table} (layout, shard, ceiling) VALUES (%s, %s, 0) ON CONFLICT DO NOTHING",
-                (self._signature, shard),
-            )
-            row = conn.execute(
-                f"UPDATE {self.table} SET holder = %s, taken_at = now() WHERE layout = %s AND shard = %s"
-                " RETURNING ceiling",
-                (f"{socket.gethostname()} pid {os.getpid()}", self._signature, shard),
-            ).fetchone()
+            conn.execute(self._sql["insert"], (self._signature, shard))
+            holder = f"{socket.gethostname()} pid {os.getpid()}"
+            row = conn.execute(self._sql["claim"], (holder, self._signature, shard)).fetchone()
             ceiling = row[0] if row else 0
         except BaseException:
             conn.close()
@@ -100,12 +90,7 @@ class PostgresLease:
     def _store(self, units: int) -> None:
         # Only while this session still holds the shard's lock: a lost connection (and lock)
         # stops the generator at its ceiling instead of extending it under a new holder.
-        cur = self._conn.execute(
-            f"UPDATE {self.table} SET ceiling = greatest(ceiling, %s) WHERE layout = %s AND shard = %s"
-            " AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
-            " AND classid = hashtext(%s)::oid AND objid = %s::bigint::oid AND objsubid = 2)",
-            (units, self._signature, self._shard, self._key, self._shard),
-        )
+        cur = self._conn.execute(self._sql["record"], (units, self._signature, self._shard, self._key, self._shard))
         if cur.rowcount != 1:
             raise LeaseFileError(f"the lease on shard {self._shard} is no longer held by this session")
 
