@@ -24,6 +24,11 @@ def now_ms(conn: Conn) -> int:
     return conn.execute("SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint").fetchone()[0]  # type: ignore[index,no-any-return]
 
 
+def tiny_layout(conn: Conn) -> shardid.Layout:
+    """Four IDs per millisecond (two sequence bits), epoch a day ago: units run out at once."""
+    return shardid.Layout(epoch_ms=now_ms(conn) - 86_400_000, time_bits=41, shard_bits=2, sequence_bits=2)
+
+
 def run_together(*jobs: Callable[[], Any]) -> list[Any]:
     """Runs the jobs in threads released at the same moment; re-raises the first failure."""
     barrier = threading.Barrier(len(jobs))
@@ -110,7 +115,7 @@ def test_an_exhausted_unit_is_waited_for_never_repeated(connect: Callable[[], Co
     # Four IDs per millisecond: two sessions asking for 3,000 each must wait for the clock.
     admin = connect()
     start = now_ms(admin)
-    tiny = shardid.Layout(epoch_ms=start - 86_400_000, time_bits=41, shard_bits=2, sequence_bits=2)
+    tiny = tiny_layout(admin)
     install(admin, tiny, 1, "tiny")
     query = "SELECT tiny.next_id(), floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint FROM generate_series(1, 3000)"
     a, b = connect(), connect()
@@ -128,8 +133,7 @@ def test_eight_sessions_racing_through_tiny_units_never_collide(connect: Callabl
     # Four IDs per millisecond for eight sessions: nearly every call finds its unit's counter not
     # ready or used up, so the counters move to new units all the time while others call nextval().
     admin = connect()
-    start = now_ms(admin)
-    tiny = shardid.Layout(epoch_ms=start - 86_400_000, time_bits=41, shard_bits=2, sequence_bits=2)
+    tiny = tiny_layout(admin)
     install(admin, tiny, 3, "race")
     query = "SELECT race.next_id() FROM generate_series(1, 500)"
     conns = [connect() for _ in range(8)]
@@ -151,8 +155,7 @@ def test_a_server_with_more_processes_than_a_units_spare_values_is_refused(conn:
 
 
 def test_borrowing_stays_within_its_limit(conn: Conn) -> None:
-    start = now_ms(conn)
-    tiny = shardid.Layout(epoch_ms=start - 86_400_000, time_bits=41, shard_bits=2, sequence_bits=2)
+    tiny = tiny_layout(conn)
     install(conn, tiny, 1, "borrow", max_borrow_units=3)
     rows = conn.execute(
         "SELECT borrow.next_id(), floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint FROM generate_series(1, 2000)"
@@ -270,8 +273,7 @@ def test_ids_of_a_rolled_back_transaction_are_not_issued_again(connect: Callable
 
 def test_a_cancelled_call_never_leaves_the_lock_held(connect: Callable[[], Conn]) -> None:
     a, b = connect(), connect()
-    start = now_ms(a)
-    tiny = shardid.Layout(epoch_ms=start - 86_400_000, time_bits=41, shard_bits=2, sequence_bits=2)
+    tiny = tiny_layout(a)
     install(a, tiny, 1, "cancel")
     pid = a.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
     b.execute("SET lock_timeout = '2s'")
