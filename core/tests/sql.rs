@@ -234,6 +234,12 @@ fn lease_statements_number_their_parameters_for_each_driver() {
     );
     assert_eq!(
         numbered.signature().to_string(),
+        "epoch_ms=1288834974657 unit_ms=1 bits=41/10/12 order=TimeShardSequence"
+    );
+    // The lock files record the same signature.
+    #[cfg(feature = "std")]
+    assert_eq!(
+        numbered.signature().to_string(),
         shardid::lease::signature(&Layout::TWITTER)
     );
 }
