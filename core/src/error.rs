@@ -1,10 +1,13 @@
 //! The one error type of the crate.
 //!
-//! Every binding maps these kinds one-to-one (a C status code, a Python exception class, a JS
-//! `err.code`), so the kinds are few, stable and carry only `Copy` data: no allocation, and a
-//! message that says what was wrong and by how much.
+//! Each variant is one [`ErrorKind`] of the shared table in `kind.rs`, which every binding maps
+//! one-to-one (a C status code, a Python exception class, a JS `err.code`), so the kinds are
+//! few, stable and carry only `Copy` data: no allocation, and a message (the kind's template)
+//! that says what was wrong and by how much.
 
 use core::fmt;
+
+use crate::ErrorKind;
 
 /// What went wrong. Small and `Copy`; [`Error::code`] is the stable name bindings expose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -77,80 +80,112 @@ pub enum Error {
 }
 
 impl Error {
+    /// This error's kind: its stable number, code, class name and message template.
+    pub const fn kind(&self) -> ErrorKind {
+        match self {
+            Self::InvalidLayout { .. } => ErrorKind::InvalidLayout,
+            Self::ShardOutOfRange { .. } => ErrorKind::ShardOutOfRange,
+            Self::SequenceOutOfRange { .. } => ErrorKind::SequenceOutOfRange,
+            Self::InvalidShardCount { .. } => ErrorKind::InvalidShardCount,
+            Self::InvalidId { .. } => ErrorKind::InvalidId,
+            Self::ScatterOverflow { .. } => ErrorKind::ScatterOverflow,
+            Self::TimestampBeforeEpoch { .. } => ErrorKind::TimestampBeforeEpoch,
+            Self::TimestampPastExpiry { .. } => ErrorKind::TimestampPastExpiry,
+            Self::ClockMovedBackwards { .. } => ErrorKind::ClockMovedBackwards,
+            Self::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
+        }
+    }
+
     /// The stable, language-neutral name of this error's kind, e.g. `"INVALID_ID"`.
     ///
     /// The conformance vectors, the JavaScript `err.code` and the C status names all use it.
     pub const fn code(&self) -> &'static str {
-        match self {
-            Self::InvalidLayout { .. } => "INVALID_LAYOUT",
-            Self::ShardOutOfRange { .. } => "SHARD_OUT_OF_RANGE",
-            Self::SequenceOutOfRange { .. } => "SEQUENCE_OUT_OF_RANGE",
-            Self::InvalidShardCount { .. } => "INVALID_SHARD_COUNT",
-            Self::InvalidId { .. } => "INVALID_ID",
-            Self::ScatterOverflow { .. } => "SCATTER_OVERFLOW",
-            Self::TimestampBeforeEpoch { .. } => "TIMESTAMP_BEFORE_EPOCH",
-            Self::TimestampPastExpiry { .. } => "TIMESTAMP_PAST_EXPIRY",
-            Self::ClockMovedBackwards { .. } => "CLOCK_MOVED_BACKWARDS",
-            Self::SequenceExhausted { .. } => "SEQUENCE_EXHAUSTED",
+        self.kind().code()
+    }
+
+    /// The error's fields, in the order of [`ErrorKind::fields`]: what every binding puts on
+    /// its exception (`err.retry_at_ms` in Python, `err.retryAtMs` in JavaScript).
+    pub const fn fields(&self) -> Fields {
+        use FieldValue::{Int, Text};
+        let values: [FieldValue; 2] = match *self {
+            Self::InvalidLayout { reason } => [Text(reason), Int(0)],
+            Self::ShardOutOfRange { shard: a, max: b }
+            | Self::SequenceOutOfRange {
+                sequence: a,
+                max: b,
+            }
+            | Self::InvalidShardCount { count: a, max: b }
+            | Self::TimestampBeforeEpoch {
+                timestamp_ms: a,
+                epoch_ms: b,
+            }
+            | Self::TimestampPastExpiry {
+                timestamp_ms: a,
+                expires_at_ms: b,
+            }
+            | Self::ClockMovedBackwards {
+                behind_ms: a,
+                tolerance_ms: b,
+            } => [Int(a), Int(b)],
+            Self::InvalidId { id: a }
+            | Self::ScatterOverflow { id: a }
+            | Self::SequenceExhausted { retry_at_ms: a } => [Int(a), Int(0)],
+        };
+        Fields {
+            names: self.kind().fields(),
+            values,
         }
+    }
+
+    /// The value of the field `name`, if the error has one.
+    pub fn field(&self, name: &str) -> Option<FieldValue> {
+        self.fields().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+}
+
+/// The value of an error field: a number, or a text for a reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldValue {
+    /// A 64-bit number (an ID, a shard, a time in Unix milliseconds, ...).
+    Int(u64),
+    /// A static text, such as the rule an invalid layout broke.
+    Text(&'static str),
+}
+
+impl fmt::Display for FieldValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Int(v) => v.fmt(f),
+            Self::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// The `(name, value)` pairs of an error's fields; see [`Error::fields`].
+#[derive(Clone, Debug)]
+pub struct Fields {
+    names: &'static [&'static str],
+    values: [FieldValue; 2],
+}
+
+impl Iterator for Fields {
+    type Item = (&'static str, FieldValue);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (name, rest) = self.names.split_first()?;
+        let value = self.values[0];
+        self.values[0] = self.values[1];
+        self.names = rest;
+        Some((name, value))
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Self::InvalidLayout { reason } => write!(f, "invalid layout: {reason}"),
-            Self::ShardOutOfRange { shard, max } => {
-                write!(
-                    f,
-                    "shard {shard} is out of range: the layout holds 0..={max}"
-                )
-            }
-            Self::SequenceOutOfRange { sequence, max } => {
-                write!(
-                    f,
-                    "sequence {sequence} is out of range: the layout holds 0..={max}"
-                )
-            }
-            Self::InvalidShardCount { count, max } => {
-                write!(
-                    f,
-                    "logical shard count {count} is invalid: it must be in 1..={max}"
-                )
-            }
-            Self::InvalidId { id } => write!(f, "{id} is not a valid ID for this layout"),
-            Self::ScatterOverflow { id } => {
-                write!(
-                    f,
-                    "scattering {id} gives a value outside the layout's ID range"
-                )
-            }
-            Self::TimestampBeforeEpoch {
-                timestamp_ms,
-                epoch_ms,
-            } => write!(
-                f,
-                "timestamp {timestamp_ms} ms is before the layout's epoch {epoch_ms} ms"
-            ),
-            Self::TimestampPastExpiry {
-                timestamp_ms,
-                expires_at_ms,
-            } => write!(
-                f,
-                "timestamp {timestamp_ms} ms is past the layout's last representable time {expires_at_ms} ms"
-            ),
-            Self::ClockMovedBackwards {
-                behind_ms,
-                tolerance_ms,
-            } => write!(
-                f,
-                "clock moved backwards: {behind_ms} ms behind the last issued ID (tolerance {tolerance_ms} ms)"
-            ),
-            Self::SequenceExhausted { retry_at_ms } => write!(
-                f,
-                "sequence exhausted for this time unit; retry at {retry_at_ms} ms"
-            ),
-        }
+        self.kind().render(f, |name, out| match self.field(name) {
+            Some(value) => write!(out, "{value}"),
+            None => Ok(()),
+        })
     }
 }
 

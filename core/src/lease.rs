@@ -32,7 +32,7 @@ use std::string::String;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use crate::{Error, Generator, Layout, Options};
+use crate::{Error, ErrorKind, Generator, Layout, Options};
 
 /// How many nested forks a leased generator follows (a child of a child of ...).
 const FORK_DEPTH: usize = 8;
@@ -57,25 +57,59 @@ pub enum LeaseError {
     },
     /// Reading or writing a lock file failed.
     Io(std::io::Error),
+    /// The store reported that this process no longer holds the shard (a database lease
+    /// whose session ended): no ID above the recorded ceiling is handed out.
+    Lost {
+        /// The shard that was held.
+        shard: u64,
+    },
+}
+
+/// What a [`CeilingStore`] wraps in its `io::Error` (`io::Error::other(LostLease)`) when the
+/// lease it records for is no longer held: the generator then reports [`LeaseError::Lost`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostLease;
+
+impl fmt::Display for LostLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the lease is no longer held")
+    }
+}
+
+impl std::error::Error for LostLease {}
+
+impl LeaseError {
+    /// The kind of the shared table this error is reported as in every binding.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Id(e) => e.kind(),
+            Self::NoFreeShard { .. } => ErrorKind::NoFreeShard,
+            Self::OtherLayout { .. } | Self::Io(_) => ErrorKind::LeaseFile,
+            Self::Lost { .. } => ErrorKind::LeaseLost,
+        }
+    }
 }
 
 impl fmt::Display for LeaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Id(e) => e.fmt(f),
-            Self::NoFreeShard { directory, shards } => write!(
-                f,
-                "no free shard: every shard in {}..{} is leased by a live process (lock files in {})",
-                shards.start,
-                shards.end,
-                directory.display()
-            ),
-            Self::OtherLayout { path } => write!(
-                f,
-                "the lease file {} records another layout: use a directory per layout",
-                path.display()
-            ),
-            Self::Io(e) => write!(f, "lease file: {e}"),
+            Self::NoFreeShard { directory, shards } => {
+                ErrorKind::NoFreeShard.render(f, |name, f| match name {
+                    "first" => write!(f, "{}", shards.start),
+                    "end" => write!(f, "{}", shards.end),
+                    _ => write!(f, "lock files in {}", directory.display()),
+                })
+            }
+            Self::OtherLayout { path } => ErrorKind::LeaseFile.render(f, |_, f| {
+                write!(
+                    f,
+                    "{} records another layout: use a directory per layout",
+                    path.display()
+                )
+            }),
+            Self::Io(e) => ErrorKind::LeaseFile.render(f, |_, f| write!(f, "{e}")),
+            Self::Lost { shard } => ErrorKind::LeaseLost.render(f, |_, f| write!(f, "{shard}")),
         }
     }
 }
@@ -221,7 +255,15 @@ impl CeilingGenerator {
         if units <= self.ceiling.load(Ordering::Acquire) {
             return Ok(());
         }
-        let ceiling = self.store.store(units, units + self.span)?;
+        let ceiling =
+            self.store
+                .store(units, units + self.span)
+                .map_err(|e| match e.get_ref() {
+                    Some(inner) if inner.is::<LostLease>() => LeaseError::Lost {
+                        shard: self.shard(),
+                    },
+                    _ => LeaseError::Io(e),
+                })?;
         if ceiling < units {
             return Err(LeaseError::Io(std::io::Error::other(
                 "the ceiling store recorded less than it was asked to",

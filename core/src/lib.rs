@@ -18,9 +18,11 @@
 //!
 //! - [`Layout`]: presets and custom layouts; decode, compose, range bounds, expiry, scattering.
 //! - [`Generator`]: lock-free, `Sync`, strictly increasing IDs for one shard.
-//! - [`Error`]: one small `Copy` error type whose [`Error::code`] every binding exposes.
+//! - [`Error`]: one small `Copy` error type whose [`Error::code`] every binding exposes;
+//!   [`ErrorKind`]: the table of every error kind of every binding (numbers, codes, messages).
 //! - [`lease::LeasedGenerator`] (`std`): a shard leased from lock files, so no two processes
 //!   share one and a restart continues after its predecessor's IDs.
+//! - [`js`]: what JavaScript numbers hold, for the Node addon and the WebAssembly module.
 //! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL.
 //!
 //! On targets without 64-bit atomics the layout and decoding API still builds; the generator
@@ -33,6 +35,8 @@ extern crate std;
 
 mod decimal;
 mod error;
+pub mod js;
+mod kind;
 mod layout;
 mod scatter;
 
@@ -52,7 +56,8 @@ pub mod lease;
 mod registry;
 
 pub use decimal::{DecimalList, parse_decimal};
-pub use error::Error;
+pub use error::{Error, FieldValue, Fields};
+pub use kind::{CamelCase, Category, ErrorKind};
 pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
 pub use scatter::SCATTER_BITS;
 

@@ -1,0 +1,236 @@
+//! The table of error kinds every binding shares: one stable number, one code, one class name,
+//! the fields and the message of each.
+//!
+//! The core's [`Error`](crate::Error) covers what the core itself can refuse; the bindings add a
+//! few kinds of their own (a `NULL` pointer in C, a lock file that cannot be read, a lease lost
+//! on PostgreSQL, an argument of the wrong shape). All of them are listed here, once, so that
+//! the C statuses, the WebAssembly module's statuses, the Python exception classes and the
+//! JavaScript `err.code`s are derived from one list and can never disagree (as rustls-ffi keeps
+//! one `rustls_result`). A test in every language walks [`ErrorKind::ALL`] and fails when its
+//! binding misses a kind.
+//!
+//! Messages are templates: `{name}` stands for the error's field `name`. The core renders them
+//! for [`Error`](crate::Error)'s `Display`; the WebAssembly module's JavaScript renders the same
+//! templates from a generated table, so every language words an error the same way.
+
+use core::fmt;
+
+/// How a caller should treat an error of a kind: what Python's and JavaScript's standard
+/// error classes it maps to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Category {
+    /// The input was wrong: a bad ID, shard, time, layout or argument. Python `ValueError`,
+    /// JavaScript `RangeError` (or `TypeError` for a value of the wrong type).
+    Input,
+    /// The generator's state refuses for now (the clock, the sequence): retrying later can
+    /// succeed. A plain Python exception and JavaScript `Error`.
+    State,
+    /// A resource outside the process: a lock file, a database lease. Python `OSError` or
+    /// `RuntimeError`, JavaScript `Error`.
+    Resource,
+    /// A misuse the type system could not stop (a `NULL` pointer, an object used after `fork()`)
+    /// or a bug in shardid itself. Python `RuntimeError`, JavaScript `Error`.
+    Usage,
+}
+
+macro_rules! kinds {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident = $number:literal, $code:literal, $category:ident, [$($field:literal),*],
+        $template:literal;
+    )*) => {
+        /// Every kind of error shardid reports, in any language. Its number is the C status
+        /// (`SHARDID_ERR_<code>`) and the WebAssembly module's status; its code is the
+        /// JavaScript `err.code` and the Python class's `code`; its [`ErrorKind::name`] plus
+        /// `Error` is the Python class.
+        ///
+        /// Numbers are stable: a new kind gets a new number, an old number is never reused.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u32)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $($(#[doc = $doc])* $name = $number,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in order of number.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$name,)*];
+
+            /// The stable name of the kind, e.g. `"INVALID_ID"`.
+            pub const fn code(self) -> &'static str {
+                match self { $(Self::$name => $code,)* }
+            }
+
+            /// The kind in CamelCase, e.g. `"InvalidId"`: Python's class is this plus `Error`.
+            pub const fn name(self) -> &'static str {
+                match self { $(Self::$name => stringify!($name),)* }
+            }
+
+            /// The names of the error's fields, in `snake_case` (JavaScript uses them in
+            /// camelCase). Every one appears in [`ErrorKind::template`].
+            pub const fn fields(self) -> &'static [&'static str] {
+                match self { $(Self::$name => &[$($field),*],)* }
+            }
+
+            /// The message, with `{field}` for each field's value.
+            pub const fn template(self) -> &'static str {
+                match self { $(Self::$name => $template,)* }
+            }
+
+            /// What kind of failure this is, for the host language's error classes.
+            pub const fn category(self) -> Category {
+                match self { $(Self::$name => Category::$category,)* }
+            }
+
+            /// One line on what the kind means (the C `shardid_status_str` text, the docs).
+            pub const fn summary(self) -> &'static str {
+                match self { $(Self::$name => first_line(concat!($($doc, "\n"),*)),)* }
+            }
+        }
+    };
+}
+
+kinds! {
+    /// The layout's parameters do not describe a usable ID space.
+    InvalidLayout = 1, "INVALID_LAYOUT", Input, ["reason"],
+        "invalid layout: {reason}";
+    /// A shard number does not fit the layout's shard field.
+    ShardOutOfRange = 2, "SHARD_OUT_OF_RANGE", Input, ["shard", "max"],
+        "shard {shard} is out of range: the layout holds 0..={max}";
+    /// A sequence number does not fit the layout's sequence field.
+    SequenceOutOfRange = 3, "SEQUENCE_OUT_OF_RANGE", Input, ["sequence", "max"],
+        "sequence {sequence} is out of range: the layout holds 0..={max}";
+    /// A count of logical shards that is zero or larger than the layout's shard field holds.
+    InvalidShardCount = 4, "INVALID_SHARD_COUNT", Input, ["count", "max"],
+        "logical shard count {count} is invalid: it must be in 1..={max}";
+    /// The value is not an ID this layout can produce.
+    InvalidId = 5, "INVALID_ID", Input, ["id"],
+        "{id} is not a valid ID for this layout";
+    /// Scattering the ID would give a value outside the layout's ID range.
+    ScatterOverflow = 6, "SCATTER_OVERFLOW", Input, ["id"],
+        "scattering {id} gives a value outside the layout's ID range";
+    /// A timestamp earlier than the layout's epoch.
+    TimestampBeforeEpoch = 7, "TIMESTAMP_BEFORE_EPOCH", Input, ["timestamp_ms", "epoch_ms"],
+        "timestamp {timestamp_ms} ms is before the layout's epoch {epoch_ms} ms";
+    /// A timestamp later than the last one the layout can represent.
+    TimestampPastExpiry = 8, "TIMESTAMP_PAST_EXPIRY", Input, ["timestamp_ms", "expires_at_ms"],
+        "timestamp {timestamp_ms} ms is past the layout's last representable time {expires_at_ms} ms";
+    /// The clock is further behind the last issued ID than the generator tolerates.
+    ClockMovedBackwards = 9, "CLOCK_MOVED_BACKWARDS", State, ["behind_ms", "tolerance_ms"],
+        "clock moved backwards: {behind_ms} ms behind the last issued ID (tolerance {tolerance_ms} ms)";
+    /// Every sequence number of the time unit is used; nothing was issued. Retry at `retry_at_ms`.
+    SequenceExhausted = 10, "SEQUENCE_EXHAUSTED", State, ["retry_at_ms"],
+        "sequence exhausted for this time unit; retry at {retry_at_ms} ms";
+    /// A required pointer argument was `NULL` (C).
+    NullArgument = 100, "NULL_ARGUMENT", Usage, [],
+        "a required pointer argument was NULL";
+    /// shardid hit a bug (a Rust panic), caught before it reached the caller; please report it.
+    Panic = 101, "PANIC", Usage, [],
+        "internal error in shardid (a caught Rust panic); please report it";
+    /// Every shard of the lease's range is held by a live process.
+    NoFreeShard = 102, "NO_FREE_SHARD", Resource, ["first", "end", "held_in"],
+        "no free shard: every shard in {first}..{end} is leased by a live process ({held_in})";
+    /// A lease's lock file could not be read or written, or records another layout.
+    LeaseFile = 103, "LEASE_FILE", Resource, ["reason"],
+        "lease file: {reason}";
+    /// An argument with no error kind of its own has the wrong value or shape.
+    InvalidArgument = 104, "INVALID_ARGUMENT", Input, ["argument", "reason"],
+        "{argument} {reason}";
+    /// A lease's hold on its shard was lost (its database session ended): it makes no ID above
+    /// the ceiling it recorded.
+    LeaseLost = 105, "LEASE_LOST", Resource, ["shard"],
+        "the lease on shard {shard} is no longer held: take a new lease";
+    /// A generator made before `fork()` was used in the child, which would repeat the parent's IDs.
+    ForkedGenerator = 106, "FORKED_GENERATOR", Usage, [],
+        "this generator was made before fork(): in the child it shares its parent's shard and would repeat the parent's IDs; make generators after forking, each with a shard of its own, or use a lease, which takes a new shard in each child";
+    /// The operation is not available in this build or environment.
+    Unsupported = 107, "UNSUPPORTED", Usage, ["reason"],
+        "unsupported: {reason}";
+}
+
+impl ErrorKind {
+    /// The stable number: the C status and the WebAssembly module's status.
+    pub const fn number(self) -> u32 {
+        self as u32
+    }
+
+    /// The kind with this number, if any.
+    pub fn from_number(number: u32) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.number() == number)
+    }
+
+    /// The kind with this code (`"INVALID_ID"`), if any.
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.code() == code)
+    }
+
+    /// Whether the field `name` holds a text (a reason, a place, an argument's name) rather
+    /// than a number: `reason`, `held_in` and `argument` do.
+    pub fn is_text_field(name: &str) -> bool {
+        matches!(name, "reason" | "held_in" | "argument")
+    }
+
+    /// Writes [`ErrorKind::template`] with each `{field}` replaced by `value(field, out)`.
+    ///
+    /// # Errors
+    /// Whatever `out` or `value` return.
+    pub fn render<W: fmt::Write + ?Sized>(
+        self,
+        out: &mut W,
+        mut value: impl FnMut(&str, &mut W) -> fmt::Result,
+    ) -> fmt::Result {
+        let mut rest = self.template();
+        while let Some(open) = rest.find('{') {
+            out.write_str(&rest[..open])?;
+            let after = &rest[open + 1..];
+            let close = after.find('}').unwrap_or(after.len());
+            value(&after[..close], out)?;
+            rest = after.get(close + 1..).unwrap_or("");
+        }
+        out.write_str(rest)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A `snake_case` field name in `camelCase` (`retry_at_ms` → `retryAtMs`), as JavaScript
+/// names an error's fields: `format!("{}", CamelCase("retry_at_ms"))`.
+#[derive(Clone, Copy, Debug)]
+pub struct CamelCase<'a>(pub &'a str);
+
+impl fmt::Display for CamelCase<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, word) in self.0.split('_').enumerate() {
+            let mut chars = word.chars();
+            if let (true, Some(first)) = (i > 0, chars.next()) {
+                write!(f, "{}", first.to_ascii_uppercase())?;
+                f.write_str(chars.as_str())?;
+            } else {
+                f.write_str(word)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first line of a doc comment, without its leading space.
+const fn first_line(doc: &'static str) -> &'static str {
+    let bytes = doc.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() && bytes[start] == b' ' {
+        start += 1;
+    }
+    let mut end = start;
+    while end < bytes.len() && bytes[end] != b'\n' {
+        end += 1;
+    }
+    match doc.split_at(end).0.split_at_checked(start) {
+        Some((_, line)) => line,
+        None => "",
+    }
+}
