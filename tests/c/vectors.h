@@ -441,4 +441,32 @@ static const uint64_t VECTOR_IDS[] = {
     UINT64_C(487328464257662703),
 };
 
+/* Every error kind of the core's table (errors.json): its status number and the prefix of
+ * shardid_status_str() for it. */
+struct vector_error_kind {
+    uint32_t number;
+    const char *prefix;
+};
+
+static const struct vector_error_kind VECTOR_ERROR_KINDS[] = {
+    { 1, "SHARDID_ERR_INVALID_LAYOUT: " },
+    { 2, "SHARDID_ERR_SHARD_OUT_OF_RANGE: " },
+    { 3, "SHARDID_ERR_SEQUENCE_OUT_OF_RANGE: " },
+    { 4, "SHARDID_ERR_INVALID_SHARD_COUNT: " },
+    { 5, "SHARDID_ERR_INVALID_ID: " },
+    { 6, "SHARDID_ERR_SCATTER_OVERFLOW: " },
+    { 7, "SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH: " },
+    { 8, "SHARDID_ERR_TIMESTAMP_PAST_EXPIRY: " },
+    { 9, "SHARDID_ERR_CLOCK_MOVED_BACKWARDS: " },
+    { 10, "SHARDID_ERR_SEQUENCE_EXHAUSTED: " },
+    { 100, "SHARDID_ERR_NULL_ARGUMENT: " },
+    { 101, "SHARDID_ERR_PANIC: " },
+    { 102, "SHARDID_ERR_NO_FREE_SHARD: " },
+    { 103, "SHARDID_ERR_LEASE_FILE: " },
+    { 104, "SHARDID_ERR_INVALID_ARGUMENT: " },
+    { 105, "SHARDID_ERR_LEASE_LOST: " },
+    { 106, "SHARDID_ERR_FORKED_GENERATOR: " },
+    { 107, "SHARDID_ERR_UNSUPPORTED: " },
+};
+
 #endif /* SHARDID_TEST_VECTORS_H */

@@ -221,6 +221,22 @@ pub fn render(files: &[(&str, String)]) -> String {
     for id in ids {
         let _ = writeln!(c, "    {},", u64_lit(id));
     }
+    c.push_str("};\n\n");
+
+    c.push_str(
+        "/* Every error kind of the core's table (errors.json): its status number and the prefix of\n * shardid_status_str() for it. */\n\
+         struct vector_error_kind {\n    uint32_t number;\n    const char *prefix;\n};\n\n\
+         static const struct vector_error_kind VECTOR_ERROR_KINDS[] = {\n",
+    );
+    for kind in json("errors.json")["kinds"].as_array().expect("kinds") {
+        let code = kind["code"].as_str().expect("code");
+        let _ = writeln!(
+            c,
+            "    {{ {}, {} }},",
+            kind["number"],
+            string_lit(&format!("SHARDID_ERR_{code}: "))
+        );
+    }
     c.push_str("};\n\n#endif /* SHARDID_TEST_VECTORS_H */\n");
     c
 }
