@@ -34,9 +34,9 @@
 #define SHARDID_VERSION_PATCH 0
 
 /**
- * What a `shardid_*` function reports. `SHARDID_OK` is 0; every other value names one kind
- * of failure, one-to-one with the error kinds of the core (and the Python exceptions and JS
- * `err.code`s of the other bindings).
+ * What a `shardid_*` function reports. `SHARDID_OK` is 0; every other value is the number
+ * of one kind of the core's table of error kinds (`shardid::ErrorKind`), which also gives the
+ * Python exceptions, the JS `err.code`s and the WebAssembly statuses.
  *
  * The values are stable: new kinds get new numbers, old numbers are never reused.
  */
@@ -107,6 +107,25 @@ enum shardid_status
    * Leases: a lock file could not be read or written, or records another layout.
    */
   SHARDID_ERR_LEASE_FILE = 103,
+  /**
+   * An argument with no status of its own has a wrong value (a path that is not UTF-8, an
+   * empty range).
+   */
+  SHARDID_ERR_INVALID_ARGUMENT = 104,
+  /**
+   * Leases: the hold on the shard was lost. Not returned by the C API today (its leases
+   * are lock files, which cannot be lost); reserved so every binding shares the numbers.
+   */
+  SHARDID_ERR_LEASE_LOST = 105,
+  /**
+   * A generator made before `fork()` was used in the child. Not returned by the C API
+   * today; reserved so every binding shares the numbers.
+   */
+  SHARDID_ERR_FORKED_GENERATOR = 106,
+  /**
+   * The operation is not available in this build. Not returned by the C API today.
+   */
+  SHARDID_ERR_UNSUPPORTED = 107,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -56,11 +56,7 @@ pub unsafe extern "C" fn shardid_lease_new(
         };
         // SAFETY: the caller guarantees a NUL-terminated string.
         let directory = unsafe { CStr::from_ptr(directory) };
-        let directory = PathBuf::from(
-            directory
-                .to_str()
-                .map_err(|_| shardid_status::SHARDID_ERR_LEASE_FILE)?,
-        );
+        let directory = path(directory)?;
         register_fork_handler();
         let inner = LeasedGenerator::acquire(directory, first..end, layout, options)?;
         out_lease.write(Box::into_raw(Box::new(shardid_lease { inner })));
@@ -149,4 +145,20 @@ pub unsafe extern "C" fn shardid_lease_next_batch(
         lease.inner.next_ids(ids)?;
         Ok(())
     })
+}
+
+/// A path from C: any bytes on Unix (paths need not be UTF-8 there), UTF-8 elsewhere.
+#[cfg_attr(unix, allow(clippy::unnecessary_wraps))] // fallible off Unix
+fn path(text: &CStr) -> Result<PathBuf, shardid_status> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(PathBuf::from(std::ffi::OsStr::from_bytes(text.to_bytes())))
+    }
+    #[cfg(not(unix))]
+    {
+        text.to_str()
+            .map(PathBuf::from)
+            .map_err(|_| shardid_status::SHARDID_ERR_INVALID_ARGUMENT)
+    }
 }

@@ -2,9 +2,9 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-/// What a `shardid_*` function reports. `SHARDID_OK` is 0; every other value names one kind
-/// of failure, one-to-one with the error kinds of the core (and the Python exceptions and JS
-/// `err.code`s of the other bindings).
+/// What a `shardid_*` function reports. `SHARDID_OK` is 0; every other value is the number
+/// of one kind of the core's table of error kinds (`shardid::ErrorKind`), which also gives the
+/// Python exceptions, the JS `err.code`s and the WebAssembly statuses.
 ///
 /// The values are stable: new kinds get new numbers, old numbers are never reused.
 #[allow(non_camel_case_types)]
@@ -43,116 +43,113 @@ pub enum shardid_status {
     SHARDID_ERR_NO_FREE_SHARD = 102,
     /// Leases: a lock file could not be read or written, or records another layout.
     SHARDID_ERR_LEASE_FILE = 103,
+    /// An argument with no status of its own has a wrong value (a path that is not UTF-8, an
+    /// empty range).
+    SHARDID_ERR_INVALID_ARGUMENT = 104,
+    /// Leases: the hold on the shard was lost. Not returned by the C API today (its leases
+    /// are lock files, which cannot be lost); reserved so every binding shares the numbers.
+    SHARDID_ERR_LEASE_LOST = 105,
+    /// A generator made before `fork()` was used in the child. Not returned by the C API
+    /// today; reserved so every binding shares the numbers.
+    SHARDID_ERR_FORKED_GENERATOR = 106,
+    /// The operation is not available in this build. Not returned by the C API today.
+    SHARDID_ERR_UNSUPPORTED = 107,
 }
 
-use shardid_status::{
-    SHARDID_ERR_CLOCK_MOVED_BACKWARDS, SHARDID_ERR_INVALID_ID, SHARDID_ERR_INVALID_LAYOUT,
-    SHARDID_ERR_INVALID_SHARD_COUNT, SHARDID_ERR_LEASE_FILE, SHARDID_ERR_NO_FREE_SHARD,
-    SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_ERR_SCATTER_OVERFLOW,
-    SHARDID_ERR_SEQUENCE_EXHAUSTED, SHARDID_ERR_SEQUENCE_OUT_OF_RANGE,
-    SHARDID_ERR_SHARD_OUT_OF_RANGE, SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH,
-    SHARDID_ERR_TIMESTAMP_PAST_EXPIRY, SHARDID_OK,
+use shardid::ErrorKind;
+use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
+
+/// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
+/// (checked at compile time below), so the C enum cannot drift from the core's table.
+const STATUSES: [(shardid_status, ErrorKind); 18] = {
+    #[allow(clippy::enum_glob_use)] // a table of every variant
+    use shardid_status::*;
+    [
+        (SHARDID_ERR_INVALID_LAYOUT, ErrorKind::InvalidLayout),
+        (SHARDID_ERR_SHARD_OUT_OF_RANGE, ErrorKind::ShardOutOfRange),
+        (
+            SHARDID_ERR_SEQUENCE_OUT_OF_RANGE,
+            ErrorKind::SequenceOutOfRange,
+        ),
+        (
+            SHARDID_ERR_INVALID_SHARD_COUNT,
+            ErrorKind::InvalidShardCount,
+        ),
+        (SHARDID_ERR_INVALID_ID, ErrorKind::InvalidId),
+        (SHARDID_ERR_SCATTER_OVERFLOW, ErrorKind::ScatterOverflow),
+        (
+            SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH,
+            ErrorKind::TimestampBeforeEpoch,
+        ),
+        (
+            SHARDID_ERR_TIMESTAMP_PAST_EXPIRY,
+            ErrorKind::TimestampPastExpiry,
+        ),
+        (
+            SHARDID_ERR_CLOCK_MOVED_BACKWARDS,
+            ErrorKind::ClockMovedBackwards,
+        ),
+        (SHARDID_ERR_SEQUENCE_EXHAUSTED, ErrorKind::SequenceExhausted),
+        (SHARDID_ERR_NULL_ARGUMENT, ErrorKind::NullArgument),
+        (SHARDID_ERR_PANIC, ErrorKind::Panic),
+        (SHARDID_ERR_NO_FREE_SHARD, ErrorKind::NoFreeShard),
+        (SHARDID_ERR_LEASE_FILE, ErrorKind::LeaseFile),
+        (SHARDID_ERR_INVALID_ARGUMENT, ErrorKind::InvalidArgument),
+        (SHARDID_ERR_LEASE_LOST, ErrorKind::LeaseLost),
+        (SHARDID_ERR_FORKED_GENERATOR, ErrorKind::ForkedGenerator),
+        (SHARDID_ERR_UNSUPPORTED, ErrorKind::Unsupported),
+    ]
+};
+
+// The C enum's numbers are the core's: a status whose number differs fails the build.
+const _: () = {
+    let mut i = 0;
+    while i < STATUSES.len() {
+        assert!(STATUSES[i].0 as u32 == STATUSES[i].1.number());
+        i += 1;
+    }
 };
 
 impl shardid_status {
-    /// Every status, for the lookup in [`shardid_status_str`] and the tests.
-    pub(crate) const ALL: [shardid_status; 15] = [
-        SHARDID_OK,
-        SHARDID_ERR_INVALID_LAYOUT,
-        SHARDID_ERR_SHARD_OUT_OF_RANGE,
-        SHARDID_ERR_SEQUENCE_OUT_OF_RANGE,
-        SHARDID_ERR_INVALID_SHARD_COUNT,
-        SHARDID_ERR_INVALID_ID,
-        SHARDID_ERR_SCATTER_OVERFLOW,
-        SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH,
-        SHARDID_ERR_TIMESTAMP_PAST_EXPIRY,
-        SHARDID_ERR_CLOCK_MOVED_BACKWARDS,
-        SHARDID_ERR_SEQUENCE_EXHAUSTED,
-        SHARDID_ERR_NULL_ARGUMENT,
-        SHARDID_ERR_PANIC,
-        SHARDID_ERR_NO_FREE_SHARD,
-        SHARDID_ERR_LEASE_FILE,
-    ];
-
-    /// The status's name and meaning, NUL-terminated for C.
-    const fn description(self) -> &'static std::ffi::CStr {
-        match self {
-            SHARDID_OK => c"SHARDID_OK: success",
-            SHARDID_ERR_INVALID_LAYOUT => {
-                c"SHARDID_ERR_INVALID_LAYOUT: the layout does not describe a usable ID space"
-            }
-            SHARDID_ERR_SHARD_OUT_OF_RANGE => {
-                c"SHARDID_ERR_SHARD_OUT_OF_RANGE: the shard does not fit the layout's shard field"
-            }
-            SHARDID_ERR_SEQUENCE_OUT_OF_RANGE => {
-                c"SHARDID_ERR_SEQUENCE_OUT_OF_RANGE: the sequence does not fit the layout's sequence field"
-            }
-            SHARDID_ERR_INVALID_SHARD_COUNT => {
-                c"SHARDID_ERR_INVALID_SHARD_COUNT: the logical shard count is 0 or larger than the shard field holds"
-            }
-            SHARDID_ERR_INVALID_ID => {
-                c"SHARDID_ERR_INVALID_ID: the value is not an ID this layout can produce"
-            }
-            SHARDID_ERR_SCATTER_OVERFLOW => {
-                c"SHARDID_ERR_SCATTER_OVERFLOW: scattering the ID would leave the layout's ID range"
-            }
-            SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH => {
-                c"SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH: the timestamp is before the layout's epoch"
-            }
-            SHARDID_ERR_TIMESTAMP_PAST_EXPIRY => {
-                c"SHARDID_ERR_TIMESTAMP_PAST_EXPIRY: the timestamp is past the last one the layout can represent"
-            }
-            SHARDID_ERR_CLOCK_MOVED_BACKWARDS => {
-                c"SHARDID_ERR_CLOCK_MOVED_BACKWARDS: the clock is further behind the last issued ID than the generator tolerates"
-            }
-            SHARDID_ERR_SEQUENCE_EXHAUSTED => {
-                c"SHARDID_ERR_SEQUENCE_EXHAUSTED: the time unit's sequence is used up; retry in the next unit"
-            }
-            SHARDID_ERR_NULL_ARGUMENT => {
-                c"SHARDID_ERR_NULL_ARGUMENT: a required pointer argument was NULL"
-            }
-            SHARDID_ERR_PANIC => {
-                c"SHARDID_ERR_PANIC: internal error in libshardid (a caught Rust panic); please report it"
-            }
-            SHARDID_ERR_NO_FREE_SHARD => {
-                c"SHARDID_ERR_NO_FREE_SHARD: every shard of the lease's range is held by a live process"
-            }
-            SHARDID_ERR_LEASE_FILE => {
-                c"SHARDID_ERR_LEASE_FILE: a lease lock file could not be read or written, or records another layout"
-            }
-        }
+    /// The status of a core error kind; `SHARDID_ERR_PANIC` for a kind this enum lacks, which
+    /// `every_core_kind_has_its_status` rules out.
+    pub(crate) fn of(kind: ErrorKind) -> Self {
+        STATUSES
+            .iter()
+            .find(|(_, k)| *k == kind)
+            .map_or(SHARDID_ERR_PANIC, |(s, _)| *s)
     }
+}
+
+/// `"SHARDID_ERR_<CODE>: <summary>"` for every status, NUL-terminated, made once from the
+/// core's table.
+fn descriptions() -> &'static [(u32, std::ffi::CString)] {
+    static TEXTS: std::sync::OnceLock<Vec<(u32, std::ffi::CString)>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(|| {
+        let mut texts = vec![(
+            SHARDID_OK as u32,
+            std::ffi::CString::from(c"SHARDID_OK: success"),
+        )];
+        for (status, kind) in STATUSES {
+            let text = format!("SHARDID_ERR_{}: {}", kind.code(), kind.summary());
+            // The core's summaries hold no NUL; if one ever did, say so rather than panic.
+            let text = std::ffi::CString::new(text)
+                .unwrap_or_else(|_| std::ffi::CString::from(c"SHARDID_ERR_PANIC: bad summary"));
+            texts.push((status as u32, text));
+        }
+        texts
+    })
 }
 
 impl From<shardid::Error> for shardid_status {
     fn from(e: shardid::Error) -> Self {
-        use shardid::Error;
-        match e {
-            Error::InvalidLayout { .. } => SHARDID_ERR_INVALID_LAYOUT,
-            Error::ShardOutOfRange { .. } => SHARDID_ERR_SHARD_OUT_OF_RANGE,
-            Error::SequenceOutOfRange { .. } => SHARDID_ERR_SEQUENCE_OUT_OF_RANGE,
-            Error::InvalidShardCount { .. } => SHARDID_ERR_INVALID_SHARD_COUNT,
-            Error::InvalidId { .. } => SHARDID_ERR_INVALID_ID,
-            Error::ScatterOverflow { .. } => SHARDID_ERR_SCATTER_OVERFLOW,
-            Error::TimestampBeforeEpoch { .. } => SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH,
-            Error::TimestampPastExpiry { .. } => SHARDID_ERR_TIMESTAMP_PAST_EXPIRY,
-            Error::ClockMovedBackwards { .. } => SHARDID_ERR_CLOCK_MOVED_BACKWARDS,
-            Error::SequenceExhausted { .. } => SHARDID_ERR_SEQUENCE_EXHAUSTED,
-            // The core's enum is non_exhaustive; `every_core_error_has_its_own_status` keeps
-            // this arm unreachable by failing when a kind is added without a status.
-            _ => SHARDID_ERR_PANIC,
-        }
+        Self::of(e.kind())
     }
 }
 
 impl From<shardid::lease::LeaseError> for shardid_status {
     fn from(e: shardid::lease::LeaseError) -> Self {
-        use shardid::lease::LeaseError;
-        match e {
-            LeaseError::Id(e) => e.into(),
-            LeaseError::NoFreeShard { .. } => SHARDID_ERR_NO_FREE_SHARD,
-            _ => SHARDID_ERR_LEASE_FILE,
-        }
+        Self::of(e.kind())
     }
 }
 
@@ -163,14 +160,16 @@ impl From<shardid::lease::LeaseError> for shardid_status {
 /// `"SHARDID_ERR_UNKNOWN: ..."`. The string is static: never free it.
 #[unsafe(no_mangle)]
 pub extern "C" fn shardid_status_str(status: u32) -> *const std::ffi::c_char {
-    shardid_status::ALL
-        .iter()
-        .find(|s| **s as u32 == status)
-        .map_or(
-            c"SHARDID_ERR_UNKNOWN: not a status this version of libshardid returns",
-            |s| s.description(),
-        )
-        .as_ptr()
+    const UNKNOWN: &std::ffi::CStr =
+        c"SHARDID_ERR_UNKNOWN: not a status this version of libshardid returns";
+    // A panic here (there is none to expect) must not unwind into C.
+    catch_unwind(|| {
+        descriptions()
+            .iter()
+            .find(|(number, _)| *number == status)
+            .map_or(UNKNOWN.as_ptr(), |(_, text)| text.as_ptr())
+    })
+    .unwrap_or(UNKNOWN.as_ptr())
 }
 
 /// Runs an exported function's body: a panic becomes `SHARDID_ERR_PANIC` instead of

@@ -182,8 +182,23 @@ static void test_traces(void) {
     }
 }
 
+/* Every error kind of the core's table has its status, named the same (errors.json). */
+static void test_error_kinds(void) {
+    size_t n = sizeof VECTOR_ERROR_KINDS / sizeof VECTOR_ERROR_KINDS[0];
+    CHECK(n >= 18, "only %zu error kinds", n);
+    for (size_t i = 0; i < n; i++) {
+        const struct vector_error_kind *k = &VECTOR_ERROR_KINDS[i];
+        const char *text = shardid_status_str(k->number);
+        CHECK(strncmp(text, k->prefix, strlen(k->prefix)) == 0, "status %u is \"%s\", want %s...",
+              (unsigned)k->number, text, k->prefix);
+    }
+    CHECK(strncmp(shardid_status_str(SHARDID_ERR_INVALID_ARGUMENT), "SHARDID_ERR_INVALID_ARGUMENT: ", 30) == 0,
+          "the header names the core's kinds");
+}
+
 int main(void) {
     test_version();
+    test_error_kinds();
     test_layouts();
     test_cases();
     test_traces();
