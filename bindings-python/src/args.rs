@@ -6,7 +6,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyInt, PyString, PyTuple};
 use shardid::Layout;
 
-use crate::errors::{invalid_layout, raise, wrong_type};
+use crate::errors::{invalid_argument, invalid_layout, raise, wrong_type};
 
 /// What an integer argument is, which decides the error for a value outside `0..2**64`.
 #[derive(Clone, Copy)]
@@ -73,7 +73,7 @@ fn out_of_range(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str, arg: Arg) 
             ],
         ),
         Arg::LayoutField => invalid_layout(py, &message),
-        Arg::Other => raise(py, "InvalidArgumentError", &message, &[]),
+        Arg::Other => invalid_argument(py, name, &format!("{value} {what}")),
     }
 }
 
@@ -166,13 +166,10 @@ pub(crate) fn timestamp_arg(value: &Bound<'_, PyAny>, name: &str, layout: Layout
     let dt = datetimes(py)?;
     if value.is_instance(dt.datetime_type.bind(py))? {
         if value.call_method0("utcoffset")?.is_none() {
-            return Err(raise(
+            return Err(invalid_argument(
                 py,
-                "InvalidArgumentError",
-                &format!(
-                    "{name} is a naive datetime: give it a time zone (e.g. tzinfo=timezone.utc)"
-                ),
-                &[],
+                name,
+                "is a naive datetime: give it a time zone (e.g. tzinfo=timezone.utc)",
             ));
         }
         let ms = value

@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyList, PyMemoryView, PySlice};
 use shardid::Generator;
 
 use crate::args::{Arg, options_arg, timestamp_arg, u64_arg};
-use crate::errors::{OrRaise, raise};
+use crate::errors::{OrRaise, invalid_argument};
 use crate::layout::PyLayout;
 use crate::lease::check_not_forked;
 
@@ -27,7 +27,7 @@ pub(crate) struct PyGenerator {
 
 pub(crate) fn count_arg(n: &Bound<'_, PyAny>) -> PyResult<usize> {
     let count = u64_arg(n, "n", Arg::Other)?;
-    usize::try_from(count).map_err(|_| raise(n.py(), "InvalidArgumentError", "n is too large", &[]))
+    usize::try_from(count).map_err(|_| invalid_argument(n.py(), "n", "is too large"))
 }
 
 impl PyGenerator {

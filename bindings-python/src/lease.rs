@@ -9,9 +9,10 @@ use pyo3::types::{PyList, PyRange};
 use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
 
 use crate::args::{Arg, options_arg, timestamp_arg, u64_arg};
-use crate::errors::{core_error, raise};
+use crate::errors::{core_error, invalid_argument, raise_kind};
 use crate::generator::count_arg;
 use crate::layout::PyLayout;
+use shardid::ErrorKind;
 
 fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
     match e {
@@ -22,21 +23,48 @@ fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
                 shards: shards.clone(),
             }
             .to_string();
+            // The kind's fields, and as Python has them: the directory and the range.
             let fields = || -> PyResult<Vec<(&str, Bound<'_, PyAny>)>> {
                 let bound = |v: u64| isize::try_from(v).unwrap_or(isize::MAX);
                 let range = PyRange::new(py, bound(shards.start), bound(shards.end))?;
-                let directory = directory.display().to_string().into_pyobject(py)?;
+                let directory = directory.display().to_string();
                 Ok(vec![
-                    ("directory", directory.into_any()),
+                    ("first", shards.start.into_pyobject(py)?.into_any()),
+                    ("end", shards.end.into_pyobject(py)?.into_any()),
+                    (
+                        "held_in",
+                        format!("lock files in {directory}")
+                            .into_pyobject(py)?
+                            .into_any(),
+                    ),
+                    ("directory", directory.into_pyobject(py)?.into_any()),
                     ("shards", range.into_any()),
                 ])
             };
             match fields() {
-                Ok(fields) => raise(py, "NoFreeShardError", &message, &fields),
+                Ok(fields) => raise_kind(py, ErrorKind::NoFreeShard, &message, &fields),
                 Err(e) => e,
             }
         }
-        other => raise(py, "LeaseFileError", &other.to_string(), &[]),
+        LeaseError::Lost { shard } => match shard.into_pyobject(py) {
+            Ok(value) => raise_kind(
+                py,
+                ErrorKind::LeaseLost,
+                &LeaseError::Lost { shard }.to_string(),
+                &[("shard", value.into_any())],
+            ),
+            Err(e) => e.into(),
+        },
+        other => {
+            let message = other.to_string();
+            let reason = message.strip_prefix("lease file: ").unwrap_or(&message);
+            match reason.into_pyobject(py) {
+                Ok(reason) => {
+                    raise_kind(py, other.kind(), &message, &[("reason", reason.into_any())])
+                }
+                Err(e) => e.into(),
+            }
+        }
     }
 }
 
@@ -67,11 +95,10 @@ pub(crate) fn lease(
     let layout = layout.get().inner;
     let stride: i64 = shards.getattr("step")?.extract()?;
     if stride != 1 {
-        return Err(raise(
+        return Err(invalid_argument(
             py,
-            "InvalidArgumentError",
-            "shards must be a range with step 1",
-            &[],
+            "shards",
+            "must be a range with step 1",
         ));
     }
     let max = Arg::Shard(layout.max_shard());
@@ -143,12 +170,8 @@ pub(crate) fn check_not_forked(py: Python<'_>, made_in: u64) -> PyResult<()> {
     if shardid::fork_generation() == made_in {
         return Ok(());
     }
-    Err(raise(
-        py,
-        "ForkedGeneratorError",
-        "this Generator was made before fork(): in the child it shares its parent's shard and would repeat the parent's IDs. Make generators after forking, each with a shard of its own, or use shardid.lease(), which takes a new shard in each child",
-        &[],
-    ))
+    let kind = ErrorKind::ForkedGenerator;
+    Err(raise_kind(py, kind, kind.template(), &[]))
 }
 
 /// A Python callable as the core's ceiling store: `store(units)` must record the ceiling
@@ -164,10 +187,18 @@ impl std::fmt::Debug for PyStore {
 impl CeilingStore for PyStore {
     fn store(&self, _at_least: u64, wanted: u64) -> std::io::Result<u64> {
         Python::attach(|py| {
-            self.0
-                .call1(py, (wanted,))
-                .map(|_| wanted)
-                .map_err(|e| std::io::Error::other(format!("the ceiling store failed: {e}")))
+            self.0.call1(py, (wanted,)).map(|_| wanted).map_err(|e| {
+                // The store's `LeaseLostError` (see `shardid.postgres`) is the core's lost lease.
+                let lost = py
+                    .import("shardid._errors")
+                    .and_then(|m| m.getattr("LeaseLostError"))
+                    .is_ok_and(|class| e.get_type(py).is_subclass(&class).unwrap_or(false));
+                if lost {
+                    std::io::Error::other(shardid::lease::LostLease)
+                } else {
+                    std::io::Error::other(format!("the ceiling store failed: {e}"))
+                }
+            })
         })
     }
 }

@@ -5,7 +5,7 @@ use pyo3::types::PyDict;
 use shardid::sql::{Placeholders, Postgres, PostgresLease, PostgresUninstall, SqlError};
 
 use crate::args::{Arg, options_arg, u64_arg};
-use crate::errors::{core_error, raise};
+use crate::errors::{core_error, invalid_argument};
 use crate::layout::PyLayout;
 
 /// The DDL that makes `<schema>.next_id()` and the decoding functions for `layout` and
@@ -25,8 +25,7 @@ pub(crate) fn postgres(
     let options = options_arg(backwards_tolerance_ms, max_borrow_units)?;
     match Postgres::new(layout, shard, schema) {
         Ok(ddl) => Ok(ddl.options(options).to_string()),
-        Err(SqlError::Core(e)) => Err(core_error(py, e)),
-        Err(e) => Err(raise(py, "InvalidArgumentError", &e.to_string(), &[])),
+        Err(e) => Err(sql_error(py, e)),
     }
 }
 
@@ -35,7 +34,21 @@ pub(crate) fn postgres(
 pub(crate) fn postgres_uninstall(py: Python<'_>, schema: &str) -> PyResult<String> {
     PostgresUninstall::new(schema)
         .map(|ddl| ddl.to_string())
-        .map_err(|e| raise(py, "InvalidArgumentError", &e.to_string(), &[]))
+        .map_err(|e| sql_error(py, e))
+}
+
+/// The Python exception for a refused schema or table name, or a core error.
+fn sql_error(py: Python<'_>, e: SqlError) -> PyErr {
+    match e {
+        SqlError::Core(e) => core_error(py, e),
+        SqlError::SchemaName { reason } => {
+            invalid_argument(py, "schema", &format!("is not a valid name: {reason}"))
+        }
+        SqlError::TableName { reason } => {
+            invalid_argument(py, "table", &format!("is not a valid name: {reason}"))
+        }
+        _ => invalid_argument(py, "schema", &e.to_string()),
+    }
 }
 
 /// The statements of a PostgreSQL shard lease on `table` for `layout`, in psycopg's `%s`
@@ -48,7 +61,7 @@ pub(crate) fn _postgres_lease_sql<'py>(
     table: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sql = PostgresLease::new(layout.get().inner, table, Placeholders::Format)
-        .map_err(|e| raise(py, "InvalidArgumentError", &e.to_string(), &[]))?;
+        .map_err(|e| sql_error(py, e))?;
     let out = PyDict::new(py);
     out.set_item("signature", sql.signature().to_string())?;
     out.set_item("key", sql.key().to_string())?;

@@ -167,8 +167,10 @@ def test_a_lost_session_stops_the_generator_at_its_ceiling(cluster: Any) -> None
     # Within the recorded ceiling IDs continue (they are above the last holder's and below
     # any successor's); past it, recording fails and nothing is handed out.
     generator.next_id_at(T0 + 50)
-    with pytest.raises(shardid.LeaseFileError):
+    with pytest.raises(shardid.LeaseLostError) as info:
         generator.next_id_at(T0 + 1000)
+    assert info.value.shard == 0
+    assert str(info.value) == "the lease on shard 0 is no longer held: take a new lease"
 
 
 # Node's shardid/postgres (pg), on the same server: tests/postgres/lease_node.mjs.

@@ -29,6 +29,8 @@ def outcome(call: Callable[[], Any], expect: dict[str, Any]) -> dict[str, Any]:
     except shardid.ShardIdError as e:
         got: dict[str, Any] = {"error": e.code}
         for field in expect:
-            if field != "error":
+            if field == "message":
+                got[field] = str(e)
+            elif field != "error":
                 got[field] = str(getattr(e, field, None))
         return got

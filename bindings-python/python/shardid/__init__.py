@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import os
 
+# The exception classes are generated from the core's table of error kinds (the same codes and
+# numbers as the C statuses and the JS err.code); tests/python/test_errors.py fails when one is
+# missing here.
 from shardid._errors import (
     ClockMovedBackwardsError,
     ForkedGeneratorError,
@@ -19,7 +22,10 @@ from shardid._errors import (
     InvalidLayoutError,
     InvalidShardCountError,
     LeaseFileError,
+    LeaseLostError,
     NoFreeShardError,
+    NullArgumentError,
+    PanicError,
     ScatterOverflowError,
     SequenceExhaustedError,
     SequenceOutOfRangeError,
@@ -27,6 +33,7 @@ from shardid._errors import (
     ShardOutOfRangeError,
     TimestampBeforeEpochError,
     TimestampPastExpiryError,
+    UnsupportedError,
 )
 from shardid._shardid import (
     DEFAULT_BACKWARDS_TOLERANCE_MS,
@@ -41,8 +48,8 @@ from shardid._shardid import (
 )
 
 __all__ = [
-    "DEFAULT_BACKWARDS_TOLERANCE_MS",
     "ClockMovedBackwardsError",
+    "DEFAULT_BACKWARDS_TOLERANCE_MS",
     "ForkedGeneratorError",
     "Generator",
     "InvalidArgumentError",
@@ -51,8 +58,11 @@ __all__ = [
     "InvalidShardCountError",
     "Layout",
     "LeaseFileError",
+    "LeaseLostError",
     "LeasedGenerator",
     "NoFreeShardError",
+    "NullArgumentError",
+    "PanicError",
     "Parts",
     "ScatterOverflowError",
     "SequenceExhaustedError",
@@ -61,9 +71,10 @@ __all__ = [
     "ShardOutOfRangeError",
     "TimestampBeforeEpochError",
     "TimestampPastExpiryError",
-    "__version__",
+    "UnsupportedError",
     "lease",
     "now_ms",
+    "__version__",
 ]
 
 # The clock's helper thread does not survive fork(): tell the core in every child, so its

@@ -24,7 +24,7 @@ import os
 import socket
 from typing import Any
 
-from shardid._errors import InvalidArgumentError, LeaseFileError, NoFreeShardError
+from shardid._errors import InvalidArgumentError, LeaseLostError, NoFreeShardError
 from shardid._shardid import _LOST_CREATE_RACE, Layout, _CeilingGenerator, _postgres_lease_sql
 
 __all__ = ["PostgresLease", "lease"]
@@ -41,7 +41,8 @@ class PostgresLease:
         self, layout: Layout, conninfo: str, shards: range, *, table: str = "shardid_leases", **options: int
     ) -> None:
         if shards.step != 1 or shards.start < 0 or shards.stop > 2**31:
-            raise InvalidArgumentError("shards must be a range with step 1 within 0..2**31")
+            reason = "must be a range with step 1 within 0..2**31"
+            raise InvalidArgumentError(f"shards {reason}", argument="shards", reason=reason)
         # The statements, the lock's key and the layout's signature (the protocol is the
         # core's: shardid::sql::PostgresLease); raises InvalidArgumentError for a bad table.
         self._sql = _postgres_lease_sql(layout, table)
@@ -69,10 +70,12 @@ class PostgresLease:
                 if row and row[0]:
                     break
             else:
+                start, stop = self.shards.start, self.shards.stop
                 raise NoFreeShardError(
-                    f"no free shard: every shard in {self.shards.start}..{self.shards.stop} is leased by a "
-                    f"live session (table {self.table})",
-                    directory=self.table,
+                    f"no free shard: every shard in {start}..{stop} is leased by a live process (table {self.table})",
+                    first=start,
+                    end=stop,
+                    held_in=f"table {self.table}",
                     shards=self.shards,
                 )
             conn.execute(self._sql["insert"], (self._signature, shard))
@@ -90,9 +93,16 @@ class PostgresLease:
     def _store(self, units: int) -> None:
         # Only while this session still holds the shard's lock: a lost connection (and lock)
         # stops the generator at its ceiling instead of extending it under a new holder.
-        cur = self._conn.execute(self._sql["record"], (units, self._signature, self._shard, self._key, self._shard))
+        import psycopg
+
+        try:
+            cur = self._conn.execute(self._sql["record"], (units, self._signature, self._shard, self._key, self._shard))
+        except psycopg.OperationalError as e:  # the session, and with it the shard's lock, is gone
+            raise LeaseLostError(str(e), shard=self._shard) from e
         if cur.rowcount != 1:
-            raise LeaseFileError(f"the lease on shard {self._shard} is no longer held by this session")
+            raise LeaseLostError(
+                f"the lease on shard {self._shard} is no longer held: take a new lease", shard=self._shard
+            )
 
     def _current(self) -> _CeilingGenerator:
         if os.getpid() != self._pid:
