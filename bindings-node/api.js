@@ -3,6 +3,8 @@
 // the WebAssembly module later. No ID logic lives here: every check and every bit is the
 // core's; this file only gives the functions their classes and their `Parts` objects.
 
+const { ShardIdError, makeError } = require('./errors.js')
+
 const PRESETS = ['INSTAGRAM', 'TWITTER', 'DISCORD', 'SONYFLAKE']
 
 /** A non-empty array of strings only (a plain loop: `every` with a callback costs 5x more). */
@@ -121,9 +123,7 @@ function makeApi(backend) {
     constructor(options) {
       const o = options ?? {}
       if (!(o.layout instanceof Layout)) {
-        const err = new TypeError('options.layout must be a shardid Layout (e.g. Layout.INSTAGRAM)')
-        err.code = 'INVALID_ARGUMENT'
-        throw err
+        throw makeError('INVALID_ARGUMENT', { argument: 'options.layout', reason: 'must be a shardid Layout (e.g. Layout.INSTAGRAM)' }, TypeError)
       }
       this.layout = o.layout
       this[GENERATOR] = backend.generatorNew(
@@ -159,9 +159,7 @@ function makeApi(backend) {
   class LeasedGenerator {
     constructor(secret, layout, directory, index) {
       if (secret !== LEASE) {
-        const err = new TypeError('use shardid.lease({ layout, directory, shards }) to make a LeasedGenerator')
-        err.code = 'INVALID_ARGUMENT'
-        throw err
+        throw makeError('INVALID_ARGUMENT', { argument: 'LeasedGenerator', reason: 'is made by shardid.lease({ layout, directory, shards })' }, TypeError)
       }
       this.layout = layout
       this.directory = directory
@@ -193,9 +191,7 @@ function makeApi(backend) {
   function lease(options) {
     const o = options ?? {}
     if (!(o.layout instanceof Layout) || typeof o.directory !== 'string' || !Array.isArray(o.shards) || o.shards.length !== 2) {
-      const err = new TypeError('lease takes { layout: Layout, directory: string, shards: [first, end] }')
-      err.code = 'INVALID_ARGUMENT'
-      throw err
+      throw makeError('INVALID_ARGUMENT', { argument: 'lease', reason: 'takes { layout: Layout, directory: string, shards: [first, end] }' }, TypeError)
     }
     const index = backend.leaseNew(o.layout[LAYOUT], o.directory, o.shards[0], o.shards[1],
       o.backwardsToleranceMs, o.maxBorrowUnits)
@@ -208,6 +204,7 @@ function makeApi(backend) {
     LeasedGenerator,
     lease,
     Parts,
+    ShardIdError,
     nowMs: backend.nowMs,
     version: backend.version(),
     /** Whether Generators in different worker threads share state (the Node addon) or not

@@ -11,19 +11,16 @@
 
 const native = require('./index.js')
 const { Layout } = require('./shardid.js')
+const { makeError } = require('./errors.js')
 
 const LAYOUT = Symbol.for('shardid.layout')
 const SECRET = Symbol('shardid.postgres')
 
-function error(code, message) {
-  const err = new Error(`${code}: ${message}`)
-  err.code = code
-  return err
-}
+const invalidArgument = (argument, reason) => makeError('INVALID_ARGUMENT', { argument, reason }, TypeError)
 
 class PostgresLease {
   constructor(secret, { client, layout, table, sql, shard, index }) {
-    if (secret !== SECRET) throw error('INVALID_ARGUMENT', 'use lease() from shardid/postgres')
+    if (secret !== SECRET) throw invalidArgument('PostgresLease', 'is made by lease() from shardid/postgres')
     Object.assign(this, { layout, table, shard })
     this._client = client
     this._sql = sql
@@ -68,7 +65,7 @@ class PostgresLease {
     this._recording = this._recording.catch(() => {}).then(async () => {
       const { signature, key, record } = this._sql
       const { rowCount } = await this._client.query(record, [String(units), signature, this.shard, key, this.shard])
-      if (rowCount !== 1) throw error('LEASE_FILE', `the lease on shard ${this.shard} is no longer held by this session`)
+      if (rowCount !== 1) throw makeError('LEASE_LOST', { shard: BigInt(this.shard) })
       native.ceilingConfirm(this._index, units)
     })
     return this._recording
@@ -86,11 +83,11 @@ async function lease(options) {
   const table = o.table ?? 'shardid_leases'
   if (!(o.layout instanceof Layout) || !Array.isArray(o.shards) || o.shards.length !== 2 ||
       typeof table !== 'string') {
-    throw error('INVALID_ARGUMENT', 'lease takes { layout: Layout, connectionString, shards: [first, end], table? }')
+    throw invalidArgument('lease', 'takes { layout: Layout, connectionString, shards: [first, end], table? }')
   }
   const [first, end] = o.shards.map(Number)
   if (!(Number.isSafeInteger(first) && Number.isSafeInteger(end) && first >= 0 && end <= 2 ** 31)) {
-    throw error('INVALID_ARGUMENT', 'shards must be [first, end] within 0..2^31')
+    throw makeError('INVALID_ARGUMENT', { argument: 'shards', reason: 'must be [first, end] within 0..2^31' })
   }
   // The statements, the lock's key and the layout's signature: the protocol is the core's
   // (shardid::sql::PostgresLease). Throws INVALID_ARGUMENT for a bad table name.
@@ -101,7 +98,7 @@ async function lease(options) {
     try {
       pg = require('pg')
     } catch {
-      throw error('UNSUPPORTED', 'shardid/postgres needs the pg package: npm install pg')
+      throw makeError('UNSUPPORTED', { reason: 'shardid/postgres needs the pg package: npm install pg' })
     }
     client = new pg.Client({ connectionString: o.connectionString })
   }
@@ -117,7 +114,7 @@ async function lease(options) {
       const { rows } = await client.query({ text: sql.tryLock, values: [sql.key, s], rowMode: 'array' })
       if (rows[0][0]) shard = s
     }
-    if (shard < 0) throw error('NO_FREE_SHARD', `no free shard: every shard in ${first}..${end} is leased by a live session (table ${table})`)
+    if (shard < 0) throw makeError('NO_FREE_SHARD', { first: BigInt(first), end: BigInt(end), heldIn: `table ${table}` })
     await client.query(sql.insert, [sql.signature, shard])
     const { rows } = await client.query(sql.claim, [`${require('node:os').hostname()} pid ${process.pid}`, sql.signature, shard])
     const index = native.ceilingNew(o.layout[LAYOUT], shard, BigInt(rows[0].ceiling), o.backwardsToleranceMs, o.maxBorrowUnits)

@@ -7,25 +7,24 @@ export type TimeInput = Date | number | bigint
 /** A 64-bit unsigned integer as input: a `bigint` or a safe integer. */
 export type U64Input = bigint | number
 
-/** The stable `err.code` of every error shardid throws. */
-export type ErrorCode =
-  | 'INVALID_LAYOUT'
-  | 'SHARD_OUT_OF_RANGE'
-  | 'SEQUENCE_OUT_OF_RANGE'
-  | 'INVALID_SHARD_COUNT'
-  | 'INVALID_ID'
-  | 'SCATTER_OVERFLOW'
-  | 'TIMESTAMP_BEFORE_EPOCH'
-  | 'TIMESTAMP_PAST_EXPIRY'
-  | 'CLOCK_MOVED_BACKWARDS'
-  | 'SEQUENCE_EXHAUSTED'
-  | 'INVALID_ARGUMENT'
-  /** Leases: every shard of the range is held by a live process. */
-  | 'NO_FREE_SHARD'
-  /** Leases: a lock file could not be read or written, or records another layout. */
-  | 'LEASE_FILE'
-  /** Leases in the WebAssembly build, which has no file system. */
-  | 'UNSUPPORTED'
+import type { ErrorCode, ErrorFields } from './errors.generated'
+export type { ErrorCode, ErrorFields }
+
+/**
+ * An error shardid threw: `code` says which kind, and its fields are properties
+ * (`err.retryAtMs`). Narrow on `code` to reach a kind's fields.
+ */
+export type ShardIdError = { [C in ErrorCode]: Error & { readonly code: C } & ErrorFields[C] }[ErrorCode]
+
+/**
+ * `err instanceof ShardIdError` is true for every error shardid throws, whichever class it was
+ * thrown as (`RangeError` for bad input, `TypeError` for a wrong type, `Error` otherwise).
+ */
+export declare const ShardIdError: {
+  /** Every code, in the order of their numbers. */
+  readonly codes: readonly ErrorCode[]
+  [Symbol.hasInstance](value: unknown): value is ShardIdError
+}
 
 /** What `new Layout(...)` takes. */
 export interface LayoutSpec {
@@ -158,6 +157,7 @@ declare const shardid: {
   LeasedGenerator: typeof LeasedGenerator
   lease: typeof lease
   Parts: typeof Parts
+  ShardIdError: typeof ShardIdError
   nowMs: typeof nowMs
   version: string
   threadsShareState: boolean

@@ -31,12 +31,13 @@ for target in web bundler nodejs; do
     node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
         --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
         "$out/shardid_wasm_bg.wasm" -o "$out/shardid_wasm_bg.wasm"
-    cp "$root/bindings-node/shardid.d.ts" "$out/shardid.d.ts"
+    cp "$root/bindings-node/shardid.d.ts" "$root/bindings-node/errors.generated.d.ts" "$out/"
 done
 
 # The shared classes (api.js, from the Node package) over this module's backend
 # (js/backend.js): CommonJS for Node, ES modules for the web and bundlers.
-cp "$root/bindings-node/api.js" js/backend.js pkg/node/
+shared=("$root/bindings-node/api.js" "$root/bindings-node/errors.js" "$root/bindings-node/errors.generated.js" js/backend.js)
+cp "${shared[@]}" pkg/node/
 cat > pkg/node/shardid.js <<'JS'
 'use strict'
 // shardid over the WebAssembly module, for Node (CommonJS).
@@ -45,8 +46,9 @@ const memory = raw.wasmMemory()
 module.exports = require('./api.js').makeApi(require('./backend.js').makeBackend(raw, () => memory))
 JS
 for dir in pkg/web pkg/bundler; do
-    for file in "$root/bindings-node/api.js" js/backend.js; do
+    for file in "${shared[@]}"; do
         sed -e "s/^'use strict'$//" -e 's/^module.exports = { \(.*\) }$/export { \1 }/' \
+            -e "s/^const { \(.*\) } = require('\(.*\)')$/import { \1 } from '\2'/" \
             "$file" > "$dir/$(basename "$file")"
     done
 done
@@ -76,7 +78,7 @@ import { makeBackend } from './backend.js'
 
 const memory = raw.wasmMemory()
 const api = makeApi(makeBackend(raw, () => memory))
-export const { Layout, Generator, Parts, nowMs, version, threadsShareState } = api
+export const { Layout, Generator, Parts, ShardIdError, nowMs, version, threadsShareState } = api
 export default api
 JS
 gzip -9 -c pkg/web/shardid_wasm_bg.wasm | wc -c > pkg/web/shardid_wasm_bg.wasm.gz-size

@@ -4,10 +4,7 @@
 use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{Env, ValueType, sys};
 
-use crate::errors::{Class, throw};
-
-/// The largest integer a `number` holds exactly: 2^53 - 1.
-pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+use crate::errors::{Class, invalid_argument, throw};
 
 /// What an argument is: decides its error code and whether strings are accepted.
 #[derive(Clone, Copy)]
@@ -87,23 +84,15 @@ fn from_bigint(env: &Env, value: sys::napi_value, name: &str, arg: Arg) -> napi:
     Err(range(env, arg, negative, &format!("{name} {what}")))
 }
 
-/// A `number` that is a non-negative safe integer.
+/// A `number` that is a non-negative safe integer (the core's rule, `shardid::js`).
 fn from_number(env: &Env, value: sys::napi_value, name: &str, arg: Arg) -> napi::Result<u64> {
     let mut number = 0f64;
     // SAFETY: `value` is a live number of this env.
     unsafe { sys::napi_get_value_double(env.raw(), value, &raw mut number) };
-    #[allow(clippy::cast_precision_loss)] // 2^53 - 1 is exact in an f64
-    let safe = number.fract() == 0.0 && number.abs() <= MAX_SAFE_INTEGER as f64;
-    if safe && number >= 0.0 {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked above
-        return Ok(number as u64);
-    }
-    let message = if safe {
-        format!("{name} is negative ({number})")
-    } else {
-        format!("{name} {number} is not a safe integer: pass a bigint or a decimal string")
-    };
-    Err(range(env, arg, number < 0.0, &message))
+    shardid::js::u64_from_number(number).map_err(|problem| {
+        let message = format!("{name} {}", problem.reason());
+        range(env, arg, number < 0.0, &message)
+    })
 }
 
 fn from_string(env: &Env, value: sys::napi_value, name: &str, arg: Arg) -> napi::Result<u64> {
@@ -181,22 +170,22 @@ fn from_date(env: &Env, value: sys::napi_value, name: &str) -> napi::Result<u64>
     // SAFETY: `value` is a live object of this env.
     unsafe { sys::napi_is_date(env.raw(), value, &raw mut is_date) };
     if !is_date {
-        return Err(throw(
+        return Err(invalid_argument(
             env,
             Class::Type,
-            "INVALID_ARGUMENT",
-            &format!("{name} must be a Date, or Unix milliseconds as a number or bigint"),
+            name,
+            "must be a Date, or Unix milliseconds as a number or bigint",
         ));
     }
     let mut ms = 0f64;
     // SAFETY: `value` is a Date of this env.
     unsafe { sys::napi_get_date_value(env.raw(), value, &raw mut ms) };
     if ms.is_nan() {
-        return Err(throw(
+        return Err(invalid_argument(
             env,
             Class::Range,
-            "INVALID_ARGUMENT",
-            &format!("{name} is an invalid Date"),
+            name,
+            "is an invalid Date",
         ));
     }
     if ms < 0.0 {

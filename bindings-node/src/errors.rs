@@ -1,7 +1,10 @@
-//! JavaScript errors with a stable `err.code`: the core's error kinds, the same codes as the
-//! WASM module, the C status names and the Python exception classes.
+//! JavaScript errors for the core's error kinds ([`shardid::ErrorKind`]): `err.code` is the
+//! kind's code, its fields are properties in camelCase (numbers as `bigint`, texts as strings)
+//! and its message is the kind's template filled in, exactly as the WebAssembly module's
+//! `errors.js` builds them, so `instanceof ShardIdError` and the same `catch` code work on both.
 
-use napi::{Env, Error, Status};
+use napi::{Env, Error, Status, sys};
+use shardid::{CamelCase, ErrorKind, FieldValue};
 
 /// Which JavaScript error class a failure is thrown as.
 #[derive(Clone, Copy)]
@@ -10,33 +13,142 @@ pub(crate) enum Class {
     Type,
     /// A value out of range (`RangeError`): bad input.
     Range,
-    /// The generator's state (`Error`): the clock moved back, the sequence ran out.
+    /// Anything else (`Error`): the generator's state, a lease.
     Plain,
 }
 
-/// Throws `class` with `code` and `message`, and returns the error napi-rs expects for a
-/// pending exception.
-pub(crate) fn throw(env: &Env, class: Class, code: &str, message: &str) -> Error {
-    let thrown = match class {
-        Class::Type => env.throw_type_error(message, Some(code)),
-        Class::Range => env.throw_range_error(message, Some(code)),
-        Class::Plain => env.throw_error(message, Some(code)),
-    };
-    match thrown {
-        Ok(()) => Error::from_status(Status::PendingException),
-        Err(e) => e,
+impl Class {
+    /// The class the kind's category is thrown as.
+    fn of(kind: ErrorKind) -> Self {
+        match kind.category() {
+            shardid::Category::Input => Class::Range,
+            _ => Class::Plain,
+        }
     }
 }
 
-/// The core's error as a JS error: a `RangeError` for bad input, an `Error` for the
-/// generator's state; `err.code` is [`shardid::Error::code`].
-pub(crate) fn core_error(env: &Env, e: shardid::Error) -> Error {
-    use shardid::Error as E;
-    let class = match e {
-        E::ClockMovedBackwards { .. } | E::SequenceExhausted { .. } => Class::Plain,
-        _ => Class::Range,
+/// A field value of an error, as JavaScript gets it.
+pub(crate) enum Field<'a> {
+    /// A `bigint`.
+    Int(u64),
+    /// A string.
+    Text(&'a str),
+}
+
+/// Makes the error object and throws it; returns the error napi-rs expects for a pending
+/// exception.
+fn throw_object(
+    env: &Env,
+    class: Class,
+    code: &str,
+    message: &str,
+    fields: &[(&str, Field<'_>)],
+) -> Error {
+    let build = || -> Option<sys::napi_value> {
+        let raw = env.raw();
+        let string = |text: &str| {
+            let mut value = std::ptr::null_mut();
+            let len = isize::try_from(text.len()).ok()?;
+            // SAFETY: `text` is valid UTF-8 of `len` bytes; `value` is a valid out-pointer.
+            let status = unsafe {
+                sys::napi_create_string_utf8(raw, text.as_ptr().cast(), len, &raw mut value)
+            };
+            (status == sys::Status::napi_ok).then_some(value)
+        };
+        let (code_value, message_value) = (string(code)?, string(message)?);
+        let mut error = std::ptr::null_mut();
+        let create = match class {
+            Class::Type => sys::napi_create_type_error,
+            Class::Range => sys::napi_create_range_error,
+            Class::Plain => sys::napi_create_error,
+        };
+        // SAFETY: both values are live strings of this env; `error` is a valid out-pointer.
+        if unsafe { create(raw, code_value, message_value, &raw mut error) } != sys::Status::napi_ok
+        {
+            return None;
+        }
+        for (name, field) in fields {
+            let value = match field {
+                Field::Text(text) => string(text)?,
+                Field::Int(v) => {
+                    let mut value = std::ptr::null_mut();
+                    // SAFETY: `value` is a valid out-pointer.
+                    unsafe { sys::napi_create_bigint_uint64(raw, *v, &raw mut value) };
+                    value
+                }
+            };
+            let key = string(&CamelCase(name).to_string())?;
+            // SAFETY: `error` is a live object of this env, `key` and `value` live values.
+            unsafe { sys::napi_set_property(raw, error, key, value) };
+        }
+        // SAFETY: `error` is a live value of this env.
+        unsafe { sys::napi_throw(raw, error) };
+        Some(error)
     };
-    throw(env, class, e.code(), &e.to_string())
+    match build() {
+        Some(_) => Error::from_status(Status::PendingException),
+        None => Error::new(Status::GenericFailure, format!("{code}: {message}")),
+    }
+}
+
+/// Throws an error of `kind` with its `fields` (in the kind's order), as the class its
+/// category gives; the message is the kind's template filled in.
+pub(crate) fn throw_kind(env: &Env, kind: ErrorKind, fields: &[(&str, Field<'_>)]) -> Error {
+    throw_kind_as(env, Class::of(kind), kind, fields)
+}
+
+/// As [`throw_kind`], thrown as `class` (a `TypeError` for a value of the wrong type).
+pub(crate) fn throw_kind_as(
+    env: &Env,
+    class: Class,
+    kind: ErrorKind,
+    fields: &[(&str, Field<'_>)],
+) -> Error {
+    let mut message = String::new();
+    let _ = kind.render(&mut message, |name, out| {
+        match fields.iter().find(|(n, _)| *n == name).map(|(_, v)| v) {
+            Some(Field::Int(v)) => out.push_str(&v.to_string()),
+            Some(Field::Text(t)) => out.push_str(t),
+            None => {}
+        }
+        Ok(())
+    });
+    throw_object(env, class, kind.code(), &message, fields)
+}
+
+/// `INVALID_ARGUMENT`: `argument` (its JavaScript name) and what is wrong with it.
+pub(crate) fn invalid_argument(env: &Env, class: Class, argument: &str, reason: &str) -> Error {
+    throw_kind_as(
+        env,
+        class,
+        ErrorKind::InvalidArgument,
+        &[
+            ("argument", Field::Text(argument)),
+            ("reason", Field::Text(reason)),
+        ],
+    )
+}
+
+/// Throws `class` with `code` and a message of the binding's own, for an argument refused
+/// before the core could be asked (a negative shard, a string where a number belongs); an
+/// ID's `id` field is set by the caller's message only.
+pub(crate) fn throw(env: &Env, class: Class, code: &str, message: &str) -> Error {
+    throw_object(env, class, code, message, &[])
+}
+
+/// The core's error as a JS error of its kind.
+pub(crate) fn core_error(env: &Env, e: shardid::Error) -> Error {
+    let fields: Vec<(&str, Field<'_>)> = e
+        .fields()
+        .map(|(name, value)| {
+            let value = match value {
+                FieldValue::Int(v) => Field::Int(v),
+                FieldValue::Text(t) => Field::Text(t),
+            };
+            (name, value)
+        })
+        .collect();
+    throw_object(env, Class::of(e.kind()), e.code(), &e.to_string(), &fields)
 }
 
 /// Converts a core result, throwing its error.

@@ -8,7 +8,7 @@ use napi_derive::napi;
 use shardid::{Generator, Layout, Options};
 
 use crate::args::{Arg, options_arg, u64_arg};
-use crate::errors::{Class, OrThrow, throw};
+use crate::errors::{Class, OrThrow, invalid_argument};
 use crate::layout::layout;
 use crate::slots::Slots;
 
@@ -29,18 +29,13 @@ static GENERATORS: Slots<Entry> = Slots::new();
 #[inline]
 fn generator(env: &Env, index: u32) -> Result<&'static Generator<&'static AtomicU64>> {
     GENERATORS.get(index).map(|e| &e.generator).ok_or_else(|| {
-        throw(
-            env,
-            Class::Type,
-            "INVALID_ARGUMENT",
-            "not a shardid Generator",
-        )
+        invalid_argument(env, Class::Type, "generator", "is not a shardid Generator")
     })
 }
 
 pub(crate) fn count(env: &Env, n: &Unknown<'_>) -> Result<usize> {
     let n = u64_arg(env, n, "n", Arg::Other)?;
-    usize::try_from(n).map_err(|_| throw(env, Class::Range, "INVALID_ARGUMENT", "n is too large"))
+    usize::try_from(n).map_err(|_| invalid_argument(env, Class::Range, "n", "is too large"))
 }
 
 /// Makes (or finds) the generator for a layout, shard and options; returns its index.
@@ -62,11 +57,11 @@ pub fn generator_new(
             generator,
         })
         .ok_or_else(|| {
-            throw(
+            invalid_argument(
                 env,
                 Class::Range,
-                "INVALID_ARGUMENT",
-                "too many distinct generators in one process",
+                "generator",
+                "is one too many: a process holds at most 2^32 distinct generators",
             )
         })
 }

@@ -7,12 +7,9 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::{FieldOrder, Layout};
 
-use crate::args::{Arg, MAX_SAFE_INTEGER, u64_arg};
-use crate::errors::{Class, OrThrow, throw};
+use crate::args::{Arg, u64_arg};
+use crate::errors::{Class, OrThrow, invalid_argument, throw};
 use crate::slots::Slots;
-
-/// The largest time a JavaScript `Date` holds, in Unix ms.
-const MAX_DATE_MS: u64 = 8_640_000_000_000_000;
 
 pub(crate) static LAYOUTS: Slots<Layout> = Slots::new();
 
@@ -23,35 +20,29 @@ pub(crate) fn number(value: u64) -> f64 {
     value as f64
 }
 
+/// `INVALID_LAYOUT` for a layout the core never saw (a wrong order name, a width over 255).
+fn invalid_layout(env: &Env, reason: &str) -> napi::Error {
+    crate::errors::throw_kind(
+        env,
+        shardid::ErrorKind::InvalidLayout,
+        &[("reason", crate::errors::Field::Text(reason))],
+    )
+}
+
 /// The layout at `index`.
 #[inline]
 pub(crate) fn layout(env: &Env, index: u32) -> Result<Layout> {
     LAYOUTS
         .get(index)
         .copied()
-        .ok_or_else(|| throw(env, Class::Type, "INVALID_ARGUMENT", "not a shardid Layout"))
+        .ok_or_else(|| invalid_argument(env, Class::Type, "layout", "is not a shardid Layout"))
 }
 
 fn register(env: &Env, layout: Layout) -> Result<u32> {
-    if layout.max_shard() > MAX_SAFE_INTEGER
-        || layout.max_sequence() > MAX_SAFE_INTEGER
-        || layout.expires_at_ms() > MAX_DATE_MS
-    {
-        return Err(throw(
-            env,
-            Class::Range,
-            "INVALID_LAYOUT",
-            "the layout's shards, sequences or times do not fit JavaScript numbers and Dates",
-        ));
-    }
-    LAYOUTS.index_of(layout).ok_or_else(|| {
-        throw(
-            env,
-            Class::Range,
-            "INVALID_LAYOUT",
-            "too many distinct layouts in one process",
-        )
-    })
+    shardid::js::check_layout(&layout).or_throw(env)?;
+    LAYOUTS
+        .index_of(layout)
+        .ok_or_else(|| invalid_layout(env, "it is one too many: a process holds 2^32 layouts"))
 }
 
 /// Registers one of the presets by name and returns its index.
@@ -63,12 +54,7 @@ pub fn layout_preset(env: &Env, name: String) -> Result<u32> {
         "DISCORD" => Layout::DISCORD,
         "SONYFLAKE" => Layout::SONYFLAKE,
         _ => {
-            return Err(throw(
-                env,
-                Class::Range,
-                "INVALID_LAYOUT",
-                &format!("no preset {name}"),
-            ));
+            return Err(invalid_layout(env, &format!("there is no preset {name}")));
         }
     };
     register(env, layout)
@@ -91,10 +77,8 @@ pub fn layout_new(
         "time_shard_sequence" => FieldOrder::TimeShardSequence,
         "time_sequence_shard" => FieldOrder::TimeSequenceShard,
         other => {
-            return Err(throw(
+            return Err(invalid_layout(
                 env,
-                Class::Range,
-                "INVALID_LAYOUT",
                 &format!(
                     "order must be \"time_shard_sequence\" or \"time_sequence_shard\", not {other:?}"
                 ),
@@ -103,14 +87,8 @@ pub fn layout_new(
     };
     let width = |v: &Unknown<'_>, name: &str| -> Result<u8> {
         let bits = u64_arg(env, v, name, Arg::LayoutField)?;
-        u8::try_from(bits).map_err(|_| {
-            throw(
-                env,
-                Class::Range,
-                "INVALID_LAYOUT",
-                &format!("{name} {bits} is wider than 64 bits"),
-            )
-        })
+        u8::try_from(bits)
+            .map_err(|_| invalid_layout(env, &format!("{name} {bits} is wider than 64 bits")))
     };
     let layout = Layout::builder()
         .epoch_ms(u64_arg(env, &epoch_ms, "epochMs", Arg::LayoutField)?)
@@ -189,11 +167,11 @@ pub fn decode(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<()> {
     let parts = l.decode(u64_arg(env, &id, "id", Arg::Id)?).or_throw(env)?;
     let out = DECODE_BUFFER.with(Cell::get);
     if out.is_null() {
-        return Err(throw(
+        return Err(invalid_argument(
             env,
             Class::Type,
-            "INVALID_ARGUMENT",
-            "setDecodeBuffer was not called",
+            "setDecodeBuffer",
+            "was not called",
         ));
     }
     // SAFETY: `out` came from `set_decode_buffer` on this thread: 3 f64s of a Float64Array
@@ -333,11 +311,11 @@ fn float64_array<'a>(env: &Env, value: &Unknown<'_>) -> Result<&'a mut [f64]> {
         }
     }
     if kind != napi::sys::TypedarrayType::float64_array || length < 3 || data.is_null() {
-        return Err(throw(
+        return Err(invalid_argument(
             env,
             Class::Type,
-            "INVALID_ARGUMENT",
-            "out must be a Float64Array of 3",
+            "out",
+            "must be a Float64Array of 3",
         ));
     }
     // SAFETY: `data` points to `length` f64s owned by the array, which the caller's JS frame

@@ -12,10 +12,11 @@ use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator
 use shardid::sql::{LOST_CREATE_RACE, Placeholders, PostgresLease};
 
 use crate::args::{Arg, options_arg, u64_arg};
-use crate::errors::{Class, core_error, throw};
+use crate::errors::{Class, Field, core_error, invalid_argument, throw, throw_kind};
 use crate::generator::count;
 use crate::layout::layout;
 use crate::slots::Slots;
+use shardid::ErrorKind;
 
 /// A lease in the table: leases are never equal, so each call adds one.
 pub(crate) struct Entry(LeasedGenerator);
@@ -31,20 +32,34 @@ static LEASES: Slots<Entry> = Slots::new();
 fn lease_error(env: &Env, e: LeaseError) -> napi::Error {
     match e {
         LeaseError::Id(e) => core_error(env, e),
-        e @ LeaseError::NoFreeShard { .. } => {
-            throw(env, Class::Plain, "NO_FREE_SHARD", &e.to_string())
+        LeaseError::NoFreeShard { directory, shards } => throw_kind(
+            env,
+            ErrorKind::NoFreeShard,
+            &[
+                ("first", Field::Int(shards.start)),
+                ("end", Field::Int(shards.end)),
+                (
+                    "held_in",
+                    Field::Text(&format!("lock files in {}", directory.display())),
+                ),
+            ],
+        ),
+        e => {
+            // The reason is the core's message less the kind's own words around it.
+            let message = e.to_string();
+            let reason = message.strip_prefix("lease file: ").unwrap_or(&message);
+            throw_kind(env, e.kind(), &[("reason", Field::Text(reason))])
         }
-        e => throw(env, Class::Plain, "LEASE_FILE", &e.to_string()),
     }
 }
 
 fn leased(env: &Env, index: u32) -> Result<&'static LeasedGenerator> {
     LEASES.get(index).map(|e| &e.0).ok_or_else(|| {
-        throw(
+        invalid_argument(
             env,
             Class::Type,
-            "INVALID_ARGUMENT",
-            "not a shardid LeasedGenerator",
+            "lease",
+            "is not a shardid LeasedGenerator",
         )
     })
 }
@@ -68,11 +83,11 @@ pub fn lease_new(
     let generator = LeasedGenerator::acquire(directory, start..end, layout, options)
         .map_err(|e| lease_error(env, e))?;
     LEASES.index_of(Entry(generator)).ok_or_else(|| {
-        throw(
+        invalid_argument(
             env,
             Class::Range,
-            "INVALID_ARGUMENT",
-            "too many leases in one process",
+            "lease",
+            "is one too many: a process holds 2^32 leases",
         )
     })
 }
@@ -162,12 +177,7 @@ static CEILINGS: Slots<CeilingEntry> = Slots::new();
 
 fn ceiling_entry(env: &Env, index: u32) -> Result<&'static CeilingEntry> {
     CEILINGS.get(index).ok_or_else(|| {
-        throw(
-            env,
-            Class::Type,
-            "INVALID_ARGUMENT",
-            "not a shardid database lease",
-        )
+        invalid_argument(env, Class::Type, "lease", "is not a shardid database lease")
     })
 }
 
@@ -211,11 +221,11 @@ pub fn ceiling_new(
             recorded,
         })
         .ok_or_else(|| {
-            throw(
+            invalid_argument(
                 env,
                 Class::Range,
-                "INVALID_ARGUMENT",
-                "too many leases in one process",
+                "lease",
+                "is one too many: a process holds 2^32 leases",
             )
         })
 }
@@ -290,7 +300,18 @@ pub struct PostgresLeaseSql {
 #[napi]
 pub fn postgres_lease_sql(env: &Env, layout_index: u32, table: String) -> Result<PostgresLeaseSql> {
     let sql = PostgresLease::new(layout(env, layout_index)?, &table, Placeholders::Numbered)
-        .map_err(|e| throw(env, Class::Range, "INVALID_ARGUMENT", &e.to_string()))?;
+        .map_err(|e| {
+            let reason = match e {
+                shardid::sql::SqlError::TableName { reason } => reason,
+                _ => "is not a valid name",
+            };
+            invalid_argument(
+                env,
+                Class::Range,
+                "table",
+                &format!("is not a valid name: {reason}"),
+            )
+        })?;
     Ok(PostgresLeaseSql {
         signature: sql.signature().to_string(),
         key: sql.key().to_string(),

@@ -6,27 +6,24 @@
 // integer, an ID string plain decimal digits, a time a valid `Date`. Results and error
 // fields come back through a typed-array view of the module's memory.
 
+const { makeError, kindOf } = require('./errors.js')
+
 const MAX = 2n ** 64n
-const CODES = [null, 'INVALID_LAYOUT', 'SHARD_OUT_OF_RANGE', 'SEQUENCE_OUT_OF_RANGE',
-  'INVALID_SHARD_COUNT', 'INVALID_ID', 'SCATTER_OVERFLOW', 'TIMESTAMP_BEFORE_EPOCH',
-  'TIMESTAMP_PAST_EXPIRY', 'CLOCK_MOVED_BACKWARDS', 'SEQUENCE_EXHAUSTED']
-const MESSAGES = [null, 'the layout does not describe a usable ID space',
-  'the shard does not fit the layout', 'the sequence does not fit the layout',
-  'the logical shard count is 0 or more than the shard field holds', 'not an ID of this layout',
-  "scattering the ID would leave the layout's range", "the time is before the layout's epoch",
-  "the time is past the layout's last", 'the clock is further behind the last ID than the generator tolerates',
-  "the time unit's sequence is used up; retry at retryAtMs"]
-const FIELDS = [[], [], ['shard', 'max'], ['sequence', 'max'], ['count', 'max'], ['id'], ['id'],
-  ['timestampMs', 'epochMs'], ['timestampMs', 'expiresAtMs'], ['behindMs', 'toleranceMs'], ['retryAtMs']]
 const PRESETS = { INSTAGRAM: 0, TWITTER: 1, DISCORD: 2, SONYFLAKE: 3 }
+// src/raw.rs: a text batch whose ID at OUT[0] did not parse.
+const UNPARSED_ID = 0xffffffff
 // The error code of a value out of range, per kind of argument (times: before / after).
 const RANGE_CODE = { id: 'INVALID_ID', shard: 'SHARD_OUT_OF_RANGE', sequence: 'SEQUENCE_OUT_OF_RANGE',
   count: 'INVALID_SHARD_COUNT', layout: 'INVALID_LAYOUT', other: 'INVALID_ARGUMENT' }
 
-function error(Class, code, message, fields) {
-  const err = new Class(`${code}: ${message}`)
+// An argument the module never saw, refused before the core could be asked: INVALID_ARGUMENT
+// with its fields, or the code of what the argument is, with the message `<name> <reason>`
+// (and for an ID, the value given as `id`).
+function argError(Class, code, name, reason, value) {
+  if (code === 'INVALID_ARGUMENT') return makeError(code, { argument: name, reason }, Class)
+  const err = new Class(`${name} ${reason}`)
   err.code = code
-  if (fields) Object.assign(err, fields)
+  if (code === 'INVALID_ID') err.id = value
   return err
 }
 
@@ -35,32 +32,32 @@ function toU64(value, name, kind) {
   switch (typeof value) {
     case 'bigint':
       if (value >= 0n && value < MAX) return value
-      throw error(RangeError, code(value < 0n), `${name} ${value < 0n ? 'is negative' : 'does not fit in 64 bits'}`)
+      throw argError(RangeError, code(value < 0n), name, value < 0n ? 'is negative' : 'does not fit in 64 bits', value)
     case 'number':
       if (Number.isSafeInteger(value) && value >= 0) return BigInt(value)
-      throw error(RangeError, code(value < 0), Number.isSafeInteger(value) || value < 0
-        ? `${name} is negative` : `${name} is not a safe integer: pass a bigint or a decimal string`)
+      throw argError(RangeError, code(value < 0), name, Number.isSafeInteger(value) || value < 0
+        ? 'is negative' : 'is not a safe integer: pass a bigint or a decimal string', value)
     case 'string':
       if (kind === 'id') {
         if (/^[0-9]{1,20}$/.test(value)) {
           const v = BigInt(value)
           if (v < MAX) return v
         }
-        throw error(RangeError, 'INVALID_ID', `${name} must be a decimal integer string in 0..2^64`)
+        throw argError(RangeError, 'INVALID_ID', name, 'must be a decimal integer string in 0..2^64', value)
       }
       break
     case 'object':
       if (kind === 'time' && value instanceof Date) {
         const ms = value.getTime()
-        if (Number.isNaN(ms)) throw error(RangeError, 'INVALID_ARGUMENT', `${name} is an invalid Date`)
-        if (ms < 0) throw error(RangeError, 'TIMESTAMP_BEFORE_EPOCH', `${name} is before 1970`)
+        if (Number.isNaN(ms)) throw argError(RangeError, 'INVALID_ARGUMENT', name, 'is an invalid Date')
+        if (ms < 0) throw argError(RangeError, 'TIMESTAMP_BEFORE_EPOCH', name, 'is before 1970')
         return BigInt(ms)
       }
       break
   }
   const expected = kind === 'id' ? 'a bigint, a decimal string or a safe integer'
     : kind === 'time' ? 'a Date, or Unix milliseconds as a number or bigint' : 'a bigint or a safe integer'
-  throw error(TypeError, kind === 'time' ? 'INVALID_ARGUMENT' : code(false), `${name} must be ${expected}, not ${typeof value}`)
+  throw argError(TypeError, kind === 'time' ? 'INVALID_ARGUMENT' : code(false), name, `must be ${expected}, not ${typeof value}`, value)
 }
 
 function makeBackend(raw, memory) {
@@ -70,24 +67,26 @@ function makeBackend(raw, memory) {
     if (out === null || out.buffer !== memory().buffer) out = new BigUint64Array(memory().buffer, raw.outPtr(), 12)
     return out
   }
+  // The error of a status: the core's kind, its number fields from OUT (as bigints), its
+  // text fields from the module (src/raw.rs, `fail`).
   const check = (status) => {
     if (status === 0) return view()
-    if (status === 100) throw error(TypeError, 'INVALID_ARGUMENT', 'not a shardid Layout or Generator')
-    if (status === 101) throw error(RangeError, 'INVALID_LAYOUT', "the layout's shards, sequences or times do not fit JavaScript numbers and Dates")
+    const kind = kindOf(status)
     const o = view()
-    const fields = Object.fromEntries(FIELDS[status].map((f, i) => [f, o[i]]))
-    const Class = status === 9 || status === 10 ? Error : RangeError
-    throw error(Class, CODES[status], MESSAGES[status], fields)
+    const fields = {}
+    kind.fields.forEach((name, i) => { fields[name] = kind.text[i] ? raw.errorText(i) : o[i] })
+    throw makeError(kind.code, fields)
   }
   const batchStatus = () => check(Number(view()[11]))
   const count = (n) => {
     const v = toU64(n, 'n', 'other')
-    if (v > 0xffffffffn) throw error(RangeError, 'INVALID_ARGUMENT', 'n is too large')
+    if (v > 0xffffffffn) throw makeError('INVALID_ARGUMENT', { argument: 'n', reason: 'is larger than 2^32 - 1' })
     return Number(v)
   }
   // Batch decoding writes the IDs straight into the module's scratch memory and copies the
   // three columns it leaves there (src/raw.rs, WORDS and TEXT) out into arrays of their own.
-  const columns = (status, at, n) => {
+  const columns = (status, at, n, text) => {
+    if (status === UNPARSED_ID) throw makeError('INVALID_ID', { id: text.split(',')[Number(view()[0])] })
     check(status)
     const column = (i) => new Float64Array(memory().buffer, at + 8 * i * n, n).slice()
     return [column(0), column(1), column(2)]
@@ -95,7 +94,7 @@ function makeBackend(raw, memory) {
   let decodeBuffer = null
   const encoder = new TextEncoder()
   const unsupported = () => {
-    throw error(Error, 'UNSUPPORTED', 'leases need lock files: use the Node addon (the WebAssembly module has no file system)')
+    throw makeError('UNSUPPORTED', { reason: 'leases need lock files: use the Node addon (the WebAssembly module has no file system)' })
   }
   return {
     leaseNew: unsupported,
@@ -112,7 +111,7 @@ function makeBackend(raw, memory) {
     layoutNew(epochMs, unitMs, timeBits, shardBits, sequenceBits, order, signed) {
       const width = (v, name) => { const b = toU64(v, name, 'layout'); return b > 255n ? 255 : Number(b) }
       if (order !== 'time_shard_sequence' && order !== 'time_sequence_shard') {
-        throw error(RangeError, 'INVALID_LAYOUT', 'order must be "time_shard_sequence" or "time_sequence_shard"')
+        throw makeError('INVALID_LAYOUT', { reason: `order must be "time_shard_sequence" or "time_sequence_shard", not ${JSON.stringify(order)}` })
       }
       return Number(check(raw.layoutNew(toU64(epochMs, 'epochMs', 'layout'), toU64(unitMs, 'unitMs', 'layout'),
         width(timeBits, 'timeBits'), width(shardBits, 'shardBits'), width(sequenceBits, 'sequenceBits'),
@@ -132,7 +131,7 @@ function makeBackend(raw, memory) {
       let typed
       if (ids instanceof BigUint64Array) typed = ids
       else if (Array.isArray(ids)) typed = BigUint64Array.from(ids, (id) => toU64(id, 'ids[i]', 'id'))
-      else throw error(TypeError, 'INVALID_ID', 'ids must be an array or a BigUint64Array')
+      else throw argError(TypeError, 'INVALID_ID', 'ids', 'must be an array or a BigUint64Array', ids)
       const n = typed.length
       const at = raw.scratchWords(4 * n)
       new BigUint64Array(memory().buffer, at + 24 * n, n).set(typed)
@@ -142,8 +141,8 @@ function makeBackend(raw, memory) {
       // Decimal IDs are ASCII: a string that needs more bytes than characters is not one.
       const words = raw.scratchWords(3 * n), bytes = raw.scratchText(text.length)
       const { read, written } = encoder.encodeInto(text, new Uint8Array(memory().buffer, bytes, text.length))
-      if (read !== text.length) throw error(RangeError, 'INVALID_ID', 'ids[i] must be a decimal integer string in 0..2^64')
-      return columns(raw.decodeColumnsText(layout, n, written), words, n)
+      if (read !== text.length) throw makeError('INVALID_ID', { id: text.split(',').find((id) => /[^\x00-\x7f]/.test(id)) })
+      return columns(raw.decodeColumnsText(layout, n, written), words, n, text)
     },
     validateId: (layout, id) => check(raw.idOp(layout, 0, toU64(id, 'id', 'id')))[0],
     scatterDecimal: (layout, id) => check(raw.idOp(layout, 1, toU64(id, 'id', 'id')))[0],

@@ -1,9 +1,9 @@
 //! The module's exports: plain numbers in and out, no JavaScript objects.
 //!
 //! Every fallible export returns a status — 0, or the number of one of the core's error kinds
-//! (the same numbers as the C binding's `shardid_status`) — and leaves its results (or the
-//! error's fields) in [`OUT`], which `js/backend.js` reads through a typed-array view of the
-//! module's memory. Arguments arrive already checked by `js/backend.js` (a `bigint` in
+//! ([`shardid::ErrorKind::number`], the C binding's `shardid_status` too) — and leaves its
+//! results (or the error's number fields) in [`OUT`], which `js/backend.js` reads through a
+//! typed-array view of the module's memory; an error's text fields come from `errorText`. Arguments arrive already checked by `js/backend.js` (a `bigint` in
 //! 0..2^64 for every `u64`), so the module needs none of js-sys' object glue: that keeps it
 //! small and each call cheap.
 
@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::sync::atomic::AtomicU64;
 
-use shardid::{Anchor, Error, FieldOrder, Generator, Layout, Options};
+use shardid::{Anchor, Error, ErrorKind, FieldOrder, FieldValue, Generator, Layout, Options};
 use wasm_bindgen::prelude::*;
 
 use crate::Local;
@@ -26,14 +26,8 @@ static GENERATORS: Local<Vec<Entry>> = Local(RefCell::new(Vec::new()));
 static STATES: Local<Vec<((Layout, u64), &'static AtomicU64)>> = Local(RefCell::new(Vec::new()));
 static ANCHOR: Anchor = Anchor::new();
 
-/// A status for a layout or generator index that does not exist (a bug in the JS side).
-const BAD_HANDLE: u32 = 100;
-/// A custom layout whose values JavaScript numbers and `Date`s cannot hold.
-const UNREPRESENTABLE: u32 = 101;
-
-/// The largest integer a `number` holds exactly, and the largest time a `Date` holds.
-const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-const MAX_DATE_MS: u64 = 8_640_000_000_000_000;
+/// The text fields of the last error, by field position (`reason`, `argument`, ...).
+static TEXT_FIELDS: Local<[&'static str; 2]> = Local(RefCell::new(["", ""]));
 
 struct Entry {
     key: (Layout, u64, Options),
@@ -56,32 +50,32 @@ fn put(values: &[u64]) {
     OUT.0.borrow_mut()[..values.len()].copy_from_slice(values);
 }
 
-/// The status of a core error, its fields left in [`OUT`].
+/// The status of a core error, its number fields left in [`OUT`] and its text fields in
+/// [`TEXT_FIELDS`], each at its position in [`ErrorKind::fields`].
 fn fail(e: Error) -> u32 {
-    let (status, fields): (u32, &[u64]) = match e {
-        Error::InvalidLayout { .. } => (1, &[]),
-        Error::ShardOutOfRange { shard, max } => (2, &[shard, max]),
-        Error::SequenceOutOfRange { sequence, max } => (3, &[sequence, max]),
-        Error::InvalidShardCount { count, max } => (4, &[count, max]),
-        Error::InvalidId { id } => (5, &[id]),
-        Error::ScatterOverflow { id } => (6, &[id]),
-        Error::TimestampBeforeEpoch {
-            timestamp_ms,
-            epoch_ms,
-        } => (7, &[timestamp_ms, epoch_ms]),
-        Error::TimestampPastExpiry {
-            timestamp_ms,
-            expires_at_ms,
-        } => (8, &[timestamp_ms, expires_at_ms]),
-        Error::ClockMovedBackwards {
-            behind_ms,
-            tolerance_ms,
-        } => (9, &[behind_ms, tolerance_ms]),
-        Error::SequenceExhausted { retry_at_ms } => (10, &[retry_at_ms]),
-        _ => (BAD_HANDLE, &[]),
-    };
-    put(fields);
-    status
+    let mut out = OUT.0.borrow_mut();
+    let mut texts = TEXT_FIELDS.0.borrow_mut();
+    for (i, (_, value)) in e.fields().enumerate().take(2) {
+        match value {
+            FieldValue::Int(v) => out[i] = v,
+            FieldValue::Text(t) => texts[i] = t,
+        }
+    }
+    e.kind().number()
+}
+
+/// `INVALID_ARGUMENT` for a layout or generator index that does not exist (a bug of the JS
+/// side, or a forged handle).
+fn bad_handle() -> u32 {
+    *TEXT_FIELDS.0.borrow_mut() = ["handle", "is not a shardid Layout or Generator"];
+    ErrorKind::InvalidArgument.number()
+}
+
+/// Text field `index` of the last error (see [`fail`]).
+#[wasm_bindgen(js_name = errorText)]
+pub fn error_text(index: u32) -> alloc::string::String {
+    let texts = TEXT_FIELDS.0.borrow();
+    texts.get(index as usize).copied().unwrap_or("").into()
 }
 
 fn status(result: Result<u64, Error>) -> u32 {
@@ -99,11 +93,8 @@ fn layout(index: u32) -> Option<Layout> {
 }
 
 fn register(layout: Layout) -> u32 {
-    if layout.max_shard() > MAX_SAFE_INTEGER
-        || layout.max_sequence() > MAX_SAFE_INTEGER
-        || layout.expires_at_ms() > MAX_DATE_MS
-    {
-        return UNREPRESENTABLE;
+    if let Err(e) = shardid::js::check_layout(&layout) {
+        return fail(e);
     }
     let mut all = LAYOUTS.0.borrow_mut();
     let index = all.iter().position(|l| *l == layout).unwrap_or_else(|| {
@@ -160,7 +151,7 @@ pub fn layout_new(
 #[wasm_bindgen(js_name = layoutInfo)]
 pub fn layout_info(index: u32) -> u32 {
     let Some(l) = layout(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     put(&[
         l.epoch_ms(),
@@ -182,7 +173,7 @@ pub fn layout_info(index: u32) -> u32 {
 #[wasm_bindgen]
 pub fn decode(index: u32, id: u64) -> u32 {
     let Some(l) = layout(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     match l.decode(id) {
         Ok(p) => {
@@ -198,7 +189,7 @@ pub fn decode(index: u32, id: u64) -> u32 {
 #[wasm_bindgen(js_name = idOp)]
 pub fn id_op(index: u32, op: u32, id: u64) -> u32 {
     let Some(l) = layout(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     status(match op {
         0 => l.validate_id(id),
@@ -213,7 +204,7 @@ pub fn id_op(index: u32, op: u32, id: u64) -> u32 {
 #[wasm_bindgen]
 pub fn compose(index: u32, timestamp_ms: u64, shard: u64, sequence: u64) -> u32 {
     let Some(l) = layout(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     status(l.compose(timestamp_ms, shard, sequence))
 }
@@ -222,7 +213,7 @@ pub fn compose(index: u32, timestamp_ms: u64, shard: u64, sequence: u64) -> u32 
 #[wasm_bindgen(js_name = idAt)]
 pub fn id_at(index: u32, timestamp_ms: u64, max: bool) -> u32 {
     let Some(l) = layout(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     status(if max {
         l.max_id_at(timestamp_ms)
@@ -235,7 +226,7 @@ pub fn id_at(index: u32, timestamp_ms: u64, max: bool) -> u32 {
 #[wasm_bindgen(js_name = shardForKey)]
 pub fn shard_for_key(index: u32, key: u64, logical_shards: u64) -> u32 {
     let Some(l) = layout(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     status(l.shard_for_key(key, logical_shards))
 }
@@ -275,7 +266,7 @@ pub fn decode_columns(index: u32, count: u32) -> u32 {
     let n = count as usize;
     let mut words = WORDS.0.borrow_mut();
     let Some((columns, ids)) = words.get_mut(..4 * n).map(|w| w.split_at_mut(3 * n)) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     let ids = ids.iter().map(|&id| Some(id));
     decode_into(index, columns, ids)
@@ -289,27 +280,37 @@ pub fn decode_columns_text(index: u32, count: u32, len: u32) -> u32 {
     let text = TEXT.0.borrow();
     let mut words = WORDS.0.borrow_mut();
     let (Some(text), Some(columns)) = (text.get(..len as usize), words.get_mut(..3 * n)) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     let mut ids = shardid::DecimalList::new(text);
     let status = decode_into(index, columns, ids.by_ref());
     if status == 0 && ids.next().is_some() {
-        return 5; // more IDs than `count`
+        return unparsed_id(n.saturating_sub(1)); // more IDs than `count`: one held a comma
     }
     status
 }
 
+/// The status of a text batch whose `OUT[0]`th ID did not parse (or held a comma): not an
+/// error kind but a request to `js/backend.js`, which reports `INVALID_ID` with the text the
+/// caller gave (the module never sees it as a string of its own).
+const UNPARSED_ID: u32 = u32::MAX;
+
+fn unparsed_id(index: usize) -> u32 {
+    OUT.0.borrow_mut()[0] = index as u64;
+    UNPARSED_ID
+}
+
 /// Decodes `ids` into the three columns of `out` (`3 * n` words for `n` IDs); `None` is an ID
-/// that did not parse, and too few IDs is an error.
+/// that did not parse, and too few IDs is an error (see [`unparsed_id`]).
 #[allow(clippy::cast_precision_loss)] // exact: registered layouts keep these below 2^53
 fn decode_into(index: u32, out: &mut [u64], mut ids: impl Iterator<Item = Option<u64>>) -> u32 {
     let Some(l) = layout(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     let n = out.len() / 3;
     let (timestamps, rest) = out.split_at_mut(n);
     let (shards, sequences) = rest.split_at_mut(n);
-    for ((t, s), q) in timestamps.iter_mut().zip(shards).zip(sequences) {
+    for (i, ((t, s), q)) in timestamps.iter_mut().zip(shards).zip(sequences).enumerate() {
         match ids.next().flatten().map(|id| l.decode(id)) {
             Some(Ok(p)) => {
                 *t = (p.timestamp_ms as f64).to_bits();
@@ -317,7 +318,7 @@ fn decode_into(index: u32, out: &mut [u64], mut ids: impl Iterator<Item = Option
                 *q = (p.sequence as f64).to_bits();
             }
             Some(Err(e)) => return fail(e),
-            None => return 5,
+            None => return unparsed_id(i),
         }
     }
     0
@@ -358,7 +359,7 @@ pub fn generator_new(
     max_borrow_units: u64,
 ) -> u32 {
     let Some(layout) = layout(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     let options = Options::new()
         .backwards_tolerance_ms(backwards_tolerance_ms)
@@ -418,7 +419,7 @@ fn wait_until(target_ms: u64) {
 #[wasm_bindgen(js_name = nextId)]
 pub fn next_id(index: u32) -> u32 {
     let Some(g) = generator(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     status(g.next_id_with(clock_ms, wait_until))
 }
@@ -427,7 +428,7 @@ pub fn next_id(index: u32) -> u32 {
 #[wasm_bindgen(js_name = nextIdAt)]
 pub fn next_id_at(index: u32, now_ms: u64) -> u32 {
     let Some(g) = generator(index) else {
-        return BAD_HANDLE;
+        return bad_handle();
     };
     status(g.next_id_at(now_ms))
 }
@@ -438,7 +439,7 @@ pub fn next_ids(index: u32, n: u32) -> Vec<u64> {
     let mut ids = vec![0u64; n as usize];
     let mut result = 0;
     match generator(index) {
-        None => result = BAD_HANDLE,
+        None => result = bad_handle(),
         Some(g) => {
             if let Err(e) = g.next_ids_with(&mut ids, clock_ms, wait_until) {
                 result = fail(e);
@@ -458,7 +459,7 @@ pub fn next_ids(index: u32, n: u32) -> Vec<u64> {
 pub fn next_ids_at(index: u32, now_ms: u64, n: u32) -> Vec<u64> {
     let mut ids = vec![0u64; n as usize];
     let result = match generator(index) {
-        None => BAD_HANDLE,
+        None => bad_handle(),
         Some(g) => match g.next_ids_at(now_ms, &mut ids) {
             Ok(written) => {
                 ids.truncate(written);

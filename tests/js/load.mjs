@@ -27,7 +27,8 @@ export function layoutFromSpec(spec) {
   })
 }
 
-/** A result in the vectors' shape: {ok: ...} or {error: CODE} (C-style: fields checked apart). */
+/** A result in the vectors' shape: {ok: ...} or {error: CODE, ...fields, message}, the error's
+ *  camelCase fields under their snake_case names, as strings. */
 export function outcome(call) {
   try {
     const value = call()
@@ -37,12 +38,11 @@ export function outcome(call) {
     if (value instanceof BigUint64Array) return { ok: Array.from(value, String) }
     return { ok: String(value) }
   } catch (err) {
-    if (typeof err.code !== 'string') throw err
-    return { error: err.code }
+    if (!(err instanceof shardid.ShardIdError)) throw err
+    const got = { error: err.code, message: err.message }
+    for (const [name, value] of Object.entries(err)) {
+      if (name !== 'code') got[name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = String(value)
+    }
+    return got
   }
-}
-
-/** The expected result without the error's fields, which JS errors carry in the message. */
-export function expected(expect) {
-  return 'error' in expect ? { error: expect.error } : expect
 }

@@ -1,5 +1,5 @@
 // Compiled by `tsc --noEmit --strict` in tests/js/run.sh: the public types fit real use.
-import shardid, { Generator, Layout, lease, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
+import shardid, { Generator, Layout, lease, ShardIdError, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
 import { lease as leasePostgres, type PostgresLease } from 'shardid/postgres'
 
 const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
@@ -19,6 +19,17 @@ try {
 } catch (err) {
   const code = (err as { code: ErrorCode }).code
   console.log(code)
+  // instanceof narrows to the union of every kind; the code narrows to one kind's fields.
+  if (err instanceof ShardIdError) {
+    const message: string = err.message
+    if (err.code === 'SEQUENCE_EXHAUSTED') {
+      const retryAt: bigint = err.retryAtMs
+      console.log(message, retryAt)
+    } else if (err.code === 'INVALID_LAYOUT') {
+      const reason: string = err.reason
+      console.log(reason)
+    }
+  }
 }
 // @ts-expect-error: a layout is required
 new Generator({ shard: 1 })

@@ -1,0 +1,55 @@
+'use strict'
+// The JavaScript face of the core's error kinds (errors.generated.js, from core/src/kind.rs),
+// shared by the Node addon and the WebAssembly module: one `ShardIdError` to test for, and one
+// way to build an error from a kind and its fields, so both builds throw the same `code`, the
+// same fields (camelCase: `err.retryAtMs`) and the same message.
+
+const { KINDS } = require('./errors.generated.js')
+
+const BY_CODE = new Map(KINDS.map((k) => [k.code, k]))
+const BY_NUMBER = new Map(KINDS.map((k) => [k.number, k]))
+
+/**
+ * What every error shardid throws is, whichever class it was thrown as (a `RangeError` for bad
+ * input, a `TypeError` for a value of the wrong type, an `Error` otherwise):
+ * `catch (e) { if (e instanceof ShardIdError) console.log(e.code) }`. It is never constructed;
+ * `instanceof` checks for an `Error` whose `code` is one of `ShardIdError.codes`.
+ */
+class ShardIdError extends Error {
+  constructor() {
+    super('ShardIdError is not constructed: test for it with instanceof')
+    throw new TypeError(this.message)
+  }
+
+  static [Symbol.hasInstance](value) {
+    return value instanceof Error && typeof value.code === 'string' && BY_CODE.has(value.code)
+  }
+}
+Object.defineProperty(ShardIdError, 'codes', { value: Object.freeze(KINDS.map((k) => k.code)), enumerable: true })
+
+const camel = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
+
+/** The kind's message template with `fields` (camelCase names) filled in. */
+function render(kind, fields) {
+  return kind.template.replace(/\{([a-z_]+)\}/g, (_, name) => String(fields[camel(name)]))
+}
+
+/**
+ * The error of kind `code` with `fields` (camelCase names, bigints or strings); the class is
+ * the kind's (`RangeError` for input, `Error` otherwise) unless `Class` is given.
+ */
+function makeError(code, fields = {}, Class) {
+  const kind = BY_CODE.get(code)
+  const C = Class ?? (kind.category === 'input' ? RangeError : Error)
+  const err = new C(render(kind, fields))
+  err.code = code
+  for (const name of kind.fields) err[name] = fields[name]
+  return err
+}
+
+/** The kind with this number (a C / WebAssembly status), or undefined. */
+function kindOf(number) {
+  return BY_NUMBER.get(number)
+}
+
+module.exports = { ShardIdError, makeError, kindOf }
