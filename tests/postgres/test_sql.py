@@ -168,7 +168,8 @@ def test_the_command_line_prints_the_same_ddl() -> None:
 def test_bad_arguments_raise_value_errors() -> None:
     with pytest.raises(shardid.ShardOutOfRangeError):
         postgres(shardid.Layout.INSTAGRAM, 8192, "x")
-    with pytest.raises(shardid.InvalidArgumentError, match="invalid schema name: only a-z"):
+    with pytest.raises(shardid.InvalidArgumentError, match="^schema is not a valid name: only a-z") as info:
         postgres(shardid.Layout.INSTAGRAM, 1, 'x"; DROP TABLE users; --')
+    assert info.value.argument == "schema"
     with pytest.raises(TypeError):
         postgres(shardid.Layout.INSTAGRAM, "1", "x")  # type: ignore[arg-type]

@@ -86,3 +86,22 @@ fn every_generator_trace_passes() {
         }
     }
 }
+
+#[test]
+fn the_readme_lists_every_error_kind_with_its_number_and_fields() {
+    let readme = std::fs::read_to_string(dir().join("../../README.md")).unwrap();
+    for kind in shardid::ErrorKind::ALL {
+        let fields: Vec<String> = kind.fields().iter().map(|f| format!("`{f}`")).collect();
+        let row = format!(
+            "| {} | `{}` | {} |",
+            kind.number(),
+            kind.code(),
+            fields.join(", ")
+        );
+        let row = row.replace("|  |", "| |");
+        assert!(
+            readme.lines().any(|line| line.starts_with(&row)),
+            "README's Errors table lacks `{row}`"
+        );
+    }
+}
