@@ -12,9 +12,13 @@ export type { ErrorCode, ErrorFields }
 
 /**
  * An error shardid threw: `code` says which kind, and its fields are properties
- * (`err.retryAtMs`). Narrow on `code` to reach a kind's fields.
+ * (`err.retryAtMs`). Narrow on `code` to reach a kind's fields. An argument refused before the
+ * core saw it (a negative shard, a fraction) carries `argument` and `reason` instead of the
+ * kind's other fields (an ID keeps its value as given in `id`).
  */
-export type ShardIdError = { [C in ErrorCode]: Error & { readonly code: C } & ErrorFields[C] }[ErrorCode]
+export type ShardIdError = {
+  [C in ErrorCode]: Error & { readonly code: C } & ErrorFields[C] & Partial<ErrorFields['INVALID_ARGUMENT']>
+}[ErrorCode]
 
 /**
  * `err instanceof ShardIdError` is true for every error shardid throws, whichever class it was

@@ -4,53 +4,65 @@
 use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{Env, ValueType, sys};
 
-use crate::errors::{Class, invalid_argument, throw};
+pub(crate) use shardid::args::Arg;
+use shardid::args::Problem;
 
-/// What an argument is: decides its error code and whether strings are accepted.
-#[derive(Clone, Copy)]
-pub(crate) enum Arg {
-    /// An ID (`INVALID_ID`); decimal strings accepted.
-    Id,
-    /// A shard (`SHARD_OUT_OF_RANGE`).
-    Shard,
-    /// A sequence (`SEQUENCE_OUT_OF_RANGE`).
-    Sequence,
-    /// A logical shard count (`INVALID_SHARD_COUNT`).
-    LogicalShards,
-    /// A time in Unix ms (`TIMESTAMP_BEFORE_EPOCH` / `TIMESTAMP_PAST_EXPIRY`); `Date`s accepted.
-    Timestamp,
-    /// A field of a custom layout (`INVALID_LAYOUT`).
-    LayoutField,
-    /// Anything else (`INVALID_ARGUMENT`).
-    Other,
+use crate::errors::{Class, Field, throw_object};
+
+/// The error for `problem` with the argument `name`, whose value is `given`: the kind the
+/// core's rules give, with the fields `argument` and `reason` (and for an ID, `id`: the value as
+/// given), and the message `<name> <reason>`. A value of the wrong type is a `TypeError`, any
+/// other a `RangeError`.
+fn refuse(
+    env: &Env,
+    arg: Arg,
+    problem: Problem,
+    name: &str,
+    given: sys::napi_value,
+) -> napi::Error {
+    refuse_because(env, arg, problem, name, problem.reason(arg), given)
 }
 
-impl Arg {
-    /// The code for a value of the right type but out of range.
-    fn code(self, negative: bool) -> &'static str {
-        match self {
-            Arg::Id => "INVALID_ID",
-            Arg::Shard => "SHARD_OUT_OF_RANGE",
-            Arg::Sequence => "SEQUENCE_OUT_OF_RANGE",
-            Arg::LogicalShards => "INVALID_SHARD_COUNT",
-            Arg::Timestamp if negative => "TIMESTAMP_BEFORE_EPOCH",
-            Arg::Timestamp => "TIMESTAMP_PAST_EXPIRY",
-            Arg::LayoutField => "INVALID_LAYOUT",
-            Arg::Other => "INVALID_ARGUMENT",
-        }
-    }
-
-    /// The code for a value of the wrong type.
-    fn type_code(self) -> &'static str {
-        match self {
-            Arg::Timestamp => "INVALID_ARGUMENT",
-            other => other.code(false),
-        }
-    }
+/// `INVALID_ID` for an ID of a batch given as text that did not parse, with the text as `id`.
+pub(crate) fn unparsed_id(env: &Env, name: &str, text: &str) -> napi::Error {
+    let reason = Problem::NotDecimal.reason(Arg::Id);
+    let fields = [
+        ("argument", Field::Text(name)),
+        ("reason", Field::Text(reason)),
+        ("id", Field::Text(text)),
+    ];
+    let message = format!("{name} {reason}");
+    throw_object(
+        env,
+        Class::Range,
+        Arg::Id.kind(Problem::NotDecimal).code(),
+        &message,
+        &fields,
+    )
 }
 
-fn range(env: &Env, arg: Arg, negative: bool, message: &str) -> napi::Error {
-    throw(env, Class::Range, arg.code(negative), message)
+fn refuse_because(
+    env: &Env,
+    arg: Arg,
+    problem: Problem,
+    name: &str,
+    reason: &str,
+    given: sys::napi_value,
+) -> napi::Error {
+    let class = if problem == Problem::WrongType {
+        Class::Type
+    } else {
+        Class::Range
+    };
+    let mut fields = vec![
+        ("argument", Field::Text(name)),
+        ("reason", Field::Text(reason)),
+    ];
+    if arg == Arg::Id {
+        fields.push(("id", Field::Value(given)));
+    }
+    let message = format!("{name} {reason}");
+    throw_object(env, class, arg.kind(problem).code(), &message, &fields)
 }
 
 /// A `bigint` in `0..2^64`, read without allocating.
@@ -75,13 +87,12 @@ fn from_bigint(env: &Env, value: sys::napi_value, name: &str, arg: Arg) -> napi:
             &raw mut signed_lossless,
         )
     };
-    let negative = signed < 0;
-    let what = if negative {
-        "is negative"
+    let problem = if signed < 0 {
+        Problem::Negative
     } else {
-        "does not fit in 64 bits"
+        Problem::TooLarge
     };
-    Err(range(env, arg, negative, &format!("{name} {what}")))
+    Err(refuse(env, arg, problem, name, value))
 }
 
 /// A `number` that is a non-negative safe integer (the core's rule, `shardid::js`).
@@ -89,10 +100,7 @@ fn from_number(env: &Env, value: sys::napi_value, name: &str, arg: Arg) -> napi:
     let mut number = 0f64;
     // SAFETY: `value` is a live number of this env.
     unsafe { sys::napi_get_value_double(env.raw(), value, &raw mut number) };
-    shardid::js::u64_from_number(number).map_err(|problem| {
-        let message = format!("{name} {}", problem.reason());
-        range(env, arg, number < 0.0, &message)
-    })
+    shardid::js::u64_from_number(number).map_err(|problem| refuse(env, arg, problem, name, value))
 }
 
 fn from_string(env: &Env, value: sys::napi_value, name: &str, arg: Arg) -> napi::Result<u64> {
@@ -110,15 +118,7 @@ fn from_string(env: &Env, value: sys::napi_value, name: &str, arg: Arg) -> napi:
     }
     // A string longer than 20 digits was cut at 23 bytes and still fails the length check.
     let text = &buf[..len];
-    match shardid::parse_decimal(text) {
-        Some(v) => Ok(v),
-        None => Err(range(
-            env,
-            arg,
-            text.first() == Some(&b'-'),
-            &format!("{name} must be a decimal integer string in 0..2^64"),
-        )),
-    }
+    shardid::parse_decimal(text).ok_or_else(|| refuse(env, arg, Problem::NotDecimal, name, value))
 }
 
 /// The type of a JS value.
@@ -147,58 +147,40 @@ pub(crate) fn u64_arg(env: &Env, value: &Unknown<'_>, name: &str, arg: Arg) -> n
     match type_of(env, raw) {
         ValueType::BigInt => from_bigint(env, raw, name, arg),
         ValueType::Number => from_number(env, raw, name, arg),
-        ValueType::String if matches!(arg, Arg::Id) => from_string(env, raw, name, arg),
-        ValueType::Object if matches!(arg, Arg::Timestamp) => from_date(env, raw, name),
-        other => {
-            let expected = match arg {
-                Arg::Id => "a bigint, a decimal string or a safe integer",
-                Arg::Timestamp => "a Date, or Unix milliseconds as a number or bigint",
-                _ => "a bigint or a safe integer",
-            };
-            Err(throw(
-                env,
-                Class::Type,
-                arg.type_code(),
-                &format!("{name} must be {expected}, not {}", type_name(other)),
-            ))
-        }
+        ValueType::String if arg.accepts_text() => from_string(env, raw, name, arg),
+        ValueType::Object if arg.accepts_date() => from_date(env, raw, name, arg),
+        other => Err(wrong_type(env, arg, name, type_name(other), raw)),
     }
 }
 
-fn from_date(env: &Env, value: sys::napi_value, name: &str) -> napi::Result<u64> {
+/// The error for a value of the wrong type, saying what the argument takes.
+fn wrong_type(env: &Env, arg: Arg, name: &str, got: &str, given: sys::napi_value) -> napi::Error {
+    let expected = if arg.accepts_text() {
+        "a bigint, a decimal string or a safe integer"
+    } else if arg.accepts_date() {
+        "a Date, or Unix milliseconds as a number or bigint"
+    } else {
+        "a bigint or a safe integer"
+    };
+    let reason = format!("must be {expected}, not {got}");
+    refuse_because(env, arg, Problem::WrongType, name, &reason, given)
+}
+
+fn from_date(env: &Env, value: sys::napi_value, name: &str, arg: Arg) -> napi::Result<u64> {
     let mut is_date = false;
     // SAFETY: `value` is a live object of this env.
     unsafe { sys::napi_is_date(env.raw(), value, &raw mut is_date) };
     if !is_date {
-        return Err(invalid_argument(
-            env,
-            Class::Type,
-            name,
-            "must be a Date, or Unix milliseconds as a number or bigint",
-        ));
+        return Err(wrong_type(env, arg, name, "an object", value));
     }
     let mut ms = 0f64;
     // SAFETY: `value` is a Date of this env.
     unsafe { sys::napi_get_date_value(env.raw(), value, &raw mut ms) };
     if ms.is_nan() {
-        return Err(invalid_argument(
-            env,
-            Class::Range,
-            name,
-            "is an invalid Date",
-        ));
+        return Err(refuse(env, arg, Problem::InvalidDate, name, value));
     }
-    if ms < 0.0 {
-        return Err(range(
-            env,
-            Arg::Timestamp,
-            true,
-            &format!("{name} is before 1970"),
-        ));
-    }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    // a Date holds whole ms in ±8.64e15
-    Ok(ms as u64)
+    // A Date holds whole ms in ±8.64e15: always a safe integer.
+    shardid::js::u64_from_number(ms).map_err(|problem| refuse(env, arg, problem, name, value))
 }
 
 fn type_name(t: ValueType) -> &'static str {

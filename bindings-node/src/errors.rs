@@ -33,11 +33,13 @@ pub(crate) enum Field<'a> {
     Int(u64),
     /// A string.
     Text(&'a str),
+    /// A JavaScript value as the caller gave it (an ID that was refused).
+    Value(sys::napi_value),
 }
 
 /// Makes the error object and throws it; returns the error napi-rs expects for a pending
 /// exception.
-fn throw_object(
+pub(crate) fn throw_object(
     env: &Env,
     class: Class,
     code: &str,
@@ -70,6 +72,7 @@ fn throw_object(
         for (name, field) in fields {
             let value = match field {
                 Field::Text(text) => string(text)?,
+                Field::Value(value) => *value,
                 Field::Int(v) => {
                     let mut value = std::ptr::null_mut();
                     // SAFETY: `value` is a valid out-pointer.
@@ -109,7 +112,7 @@ pub(crate) fn throw_kind_as(
         match fields.iter().find(|(n, _)| *n == name).map(|(_, v)| v) {
             Some(Field::Int(v)) => out.push_str(&v.to_string()),
             Some(Field::Text(t)) => out.push_str(t),
-            None => {}
+            Some(Field::Value(_)) | None => {}
         }
         Ok(())
     });

@@ -7,8 +7,8 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::{FieldOrder, Layout};
 
-use crate::args::{Arg, u64_arg};
-use crate::errors::{Class, OrThrow, invalid_argument, throw};
+use crate::args::{Arg, u64_arg, unparsed_id};
+use crate::errors::{Class, OrThrow, invalid_argument};
 use crate::slots::Slots;
 
 pub(crate) static LAYOUTS: Slots<Layout> = Slots::new();
@@ -246,11 +246,11 @@ pub fn decode_many(env: &Env, layout_index: u32, ids: Unknown<'_>) -> Result<Vec
         }
         return Ok(columns.map(Float64Array::new).into());
     }
-    Err(throw(
+    Err(invalid_argument(
         env,
         Class::Type,
-        "INVALID_ID",
-        "ids must be an array or a BigUint64Array",
+        "ids",
+        "must be an array or a BigUint64Array",
     ))
 }
 
@@ -265,17 +265,11 @@ pub fn decode_many_text(
 ) -> Result<Vec<Float64Array>> {
     let l = layout(env, layout_index)?;
     let mut columns = [Vec::new(), Vec::new(), Vec::new()];
-    let invalid = || {
-        throw(
-            env,
-            Class::Range,
-            "INVALID_ID",
-            "ids must be decimal integer strings in 0..2^64",
-        )
-    };
-    for token in text.split(',') {
-        let Some(id) = shardid::parse_decimal(token.as_bytes()) else {
-            return Err(invalid());
+    for (i, token) in text.split(',').enumerate() {
+        // More tokens than IDs: one of the strings held a comma.
+        let Some(id) = shardid::parse_decimal(token.as_bytes()).filter(|_| i < count as usize)
+        else {
+            return Err(unparsed_id(env, "ids[i]", token));
         };
         let p = l.decode(id).or_throw(env)?;
         columns[0].push(number(p.timestamp_ms));
@@ -283,7 +277,8 @@ pub fn decode_many_text(
         columns[2].push(number(p.sequence));
     }
     if columns[0].len() != count as usize {
-        return Err(invalid());
+        // Fewer tokens than IDs cannot happen with `ids.join(',')`; refuse it all the same.
+        return Err(unparsed_id(env, "ids[i]", &text));
     }
     Ok(columns.map(Float64Array::new).into())
 }

@@ -6,7 +6,9 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyInt, PyString, PyTuple};
 use shardid::Layout;
 
-use crate::errors::{invalid_argument, invalid_layout, raise, wrong_type};
+use shardid::args::Problem;
+
+use crate::errors::{invalid_argument, raise_kind, wrong_type};
 
 /// What an integer argument is, which decides the error for a value outside `0..2**64`.
 #[derive(Clone, Copy)]
@@ -27,54 +29,65 @@ pub(crate) enum Arg {
     Other,
 }
 
-fn out_of_range(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str, arg: Arg) -> PyErr {
-    let negative = value.lt(0).unwrap_or(false);
-    let what = if negative {
-        "is negative"
-    } else {
-        "does not fit in 64 bits"
-    };
-    let message = format!("{name} {value} {what}");
-    let int = |v: u64| v.into_pyobject(py).expect("int").into_any();
-    let v = value.clone();
-    match arg {
-        Arg::Id => raise(py, "InvalidIdError", &message, &[("id", v)]),
-        Arg::Shard(max) => raise(
-            py,
-            "ShardOutOfRangeError",
-            &message,
-            &[("shard", v), ("max", int(max))],
-        ),
-        Arg::Sequence(max) => raise(
-            py,
-            "SequenceOutOfRangeError",
-            &message,
-            &[("sequence", v), ("max", int(max))],
-        ),
-        Arg::LogicalShards(max) => raise(
-            py,
-            "InvalidShardCountError",
-            &message,
-            &[("count", v), ("max", int(max))],
-        ),
-        Arg::Timestamp(layout) if negative => raise(
-            py,
-            "TimestampBeforeEpochError",
-            &message,
-            &[("timestamp_ms", v), ("epoch_ms", int(layout.epoch_ms()))],
-        ),
-        Arg::Timestamp(layout) => raise(
-            py,
-            "TimestampPastExpiryError",
-            &message,
-            &[
-                ("timestamp_ms", v),
-                ("expires_at_ms", int(layout.expires_at_ms())),
-            ],
-        ),
-        Arg::LayoutField => invalid_layout(py, &message),
-        Arg::Other => invalid_argument(py, name, &format!("{value} {what}")),
+impl Arg {
+    /// The core's argument kind, which decides the error ([`shardid::args::Arg::kind`]).
+    const fn rule(self) -> shardid::args::Arg {
+        use shardid::args::Arg as Core;
+        match self {
+            Arg::Id => Core::Id,
+            Arg::Shard(_) => Core::Shard,
+            Arg::Sequence(_) => Core::Sequence,
+            Arg::LogicalShards(_) => Core::LogicalShards,
+            Arg::Timestamp(_) => Core::Timestamp,
+            Arg::LayoutField => Core::LayoutField,
+            Arg::Other => Core::Other,
+        }
     }
+}
+
+/// The exception for `value`, an `int` outside `0..2**64` (or an ID's text that is not one):
+/// the class of the kind the core's rules give, the fields `argument` and `reason`, and what
+/// Python knows besides (the layout's `max`, the `epoch_ms`, ...).
+fn out_of_range(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str, arg: Arg) -> PyErr {
+    let problem = if value.is_instance_of::<PyString>() {
+        Problem::NotDecimal
+    } else if value.lt(0).unwrap_or(false) {
+        Problem::Negative
+    } else {
+        Problem::TooLarge
+    };
+    let reason = problem.reason(arg.rule());
+    let message = match problem {
+        Problem::NotDecimal => {
+            let text = value.repr().map(|r| r.to_string()).unwrap_or_default();
+            format!("{name} {text} {reason}")
+        }
+        _ => format!("{name} {value} {reason}"),
+    };
+    let build = || -> PyResult<PyErr> {
+        let int = |v: u64| v.into_pyobject(py).map(pyo3::Bound::into_any);
+        let mut fields = vec![
+            ("argument", name.into_pyobject(py)?.into_any()),
+            ("reason", reason.into_pyobject(py)?.into_any()),
+        ];
+        let v = value.clone();
+        match arg {
+            Arg::Id => fields.push(("id", v)),
+            Arg::Shard(max) => fields.extend([("shard", v), ("max", int(max)?)]),
+            Arg::Sequence(max) => fields.extend([("sequence", v), ("max", int(max)?)]),
+            Arg::LogicalShards(max) => fields.extend([("count", v), ("max", int(max)?)]),
+            Arg::Timestamp(layout) if problem == Problem::Negative => {
+                fields.extend([("timestamp_ms", v), ("epoch_ms", int(layout.epoch_ms())?)]);
+            }
+            Arg::Timestamp(layout) => fields.extend([
+                ("timestamp_ms", v),
+                ("expires_at_ms", int(layout.expires_at_ms())?),
+            ]),
+            Arg::LayoutField | Arg::Other => {}
+        }
+        Ok(raise_kind(py, arg.rule().kind(problem), &message, &fields))
+    };
+    build().unwrap_or_else(|e| e)
 }
 
 /// An `int` in `0..2**64` (for [`Arg::Id`] also a decimal string). `bool` and `float` are
@@ -101,19 +114,12 @@ fn u64_arg_slow(value: &Bound<'_, PyAny>, name: &str, arg: Arg) -> PyResult<u64>
             .extract::<u64>()
             .map_err(|_| out_of_range(py, value, name, arg));
     }
-    if let (Arg::Id, Ok(text)) = (arg, value.cast::<PyString>()) {
+    if let (true, Ok(text)) = (arg.rule().accepts_text(), value.cast::<PyString>()) {
         let text = text.to_cow()?;
         // Only plain ASCII digits (the core's rule): int() would also take signs, spaces,
         // underscores and non-ASCII digits, which are not how IDs are written.
-        return match shardid::parse_decimal(text.as_bytes()) {
-            Some(id) => Ok(id),
-            None => Err(raise(
-                py,
-                "InvalidIdError",
-                &format!("{name} {text:?} is not a decimal ID in 0..2**64"),
-                &[("id", value.clone())],
-            )),
-        };
+        return shardid::parse_decimal(text.as_bytes())
+            .ok_or_else(|| out_of_range(py, value, name, arg));
     }
     let expected = match arg {
         Arg::Id => "an int or a decimal string",

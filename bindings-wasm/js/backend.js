@@ -7,60 +7,85 @@
 // fields come back through a typed-array view of the module's memory.
 
 const { makeError, kindOf } = require('./errors.js')
+const { PROBLEMS, ARGS } = require('./errors.generated.js')
 
 const MAX = 2n ** 64n
 const PRESETS = { INSTAGRAM: 0, TWITTER: 1, DISCORD: 2, SONYFLAKE: 3 }
 // src/raw.rs: a text batch whose ID at OUT[0] did not parse.
 const UNPARSED_ID = 0xffffffff
-// The error code of a value out of range, per kind of argument (times: before / after).
-const RANGE_CODE = { id: 'INVALID_ID', shard: 'SHARD_OUT_OF_RANGE', sequence: 'SEQUENCE_OUT_OF_RANGE',
-  count: 'INVALID_SHARD_COUNT', layout: 'INVALID_LAYOUT', other: 'INVALID_ARGUMENT' }
 
-// An argument the module never saw, refused before the core could be asked: INVALID_ARGUMENT
-// with its fields, or the code of what the argument is, with the message `<name> <reason>`
-// (and for an ID, the value given as `id`).
-function argError(Class, code, name, reason, value) {
-  if (code === 'INVALID_ARGUMENT') return makeError(code, { argument: name, reason }, Class)
-  const err = new Class(`${name} ${reason}`)
-  err.code = code
-  if (code === 'INVALID_ID') err.id = value
+// An argument refused before the module could take it, by the core's rules (ARGS, generated
+// from core/src/args.rs): the argument's error code for the problem, the fields `argument` and
+// `reason` (and an ID's value as `id`), the message `<argument> <reason>`; the same errors as
+// the Node addon's src/args.rs.
+function refuse(kind, problem, name, value, reason = ARGS[kind].reasons[problem]) {
+  const err = new (problem === 'wrongType' ? TypeError : RangeError)(`${name} ${reason}`)
+  err.code = ARGS[kind].codes[problem]
+  err.argument = name
+  err.reason = reason
+  if (kind === 'id') err.id = value
   return err
 }
 
-function toU64(value, name, kind) {
-  const code = (negative) => kind === 'time' ? (negative ? 'TIMESTAMP_BEFORE_EPOCH' : 'TIMESTAMP_PAST_EXPIRY') : RANGE_CODE[kind]
+const TYPE_NAMES = { undefined: 'undefined', object: 'an object', boolean: 'a boolean', number: 'a number',
+  string: 'a string', symbol: 'a symbol', function: 'a function', bigint: 'a bigint' }
+
+// A 64-bit argument: a bigint in 0..2^64, a non-negative safe integer, for IDs plain decimal
+// text (parsed by the core, `parseId`), for times a valid Date. `kind` names a rule of ARGS.
+function toU64(raw, value, name, kind) {
+  const rule = ARGS[kind]
   switch (typeof value) {
     case 'bigint':
       if (value >= 0n && value < MAX) return value
-      throw argError(RangeError, code(value < 0n), name, value < 0n ? 'is negative' : 'does not fit in 64 bits', value)
+      throw refuse(kind, value < 0n ? 'negative' : 'tooLarge', name, value)
     case 'number':
       if (Number.isSafeInteger(value) && value >= 0) return BigInt(value)
-      throw argError(RangeError, code(value < 0), name, Number.isSafeInteger(value) || value < 0
-        ? 'is negative' : 'is not a safe integer: pass a bigint or a decimal string', value)
+      throw refuse(kind, PROBLEMS[raw.numberProblem(value)], name, value)
     case 'string':
-      if (kind === 'id') {
-        if (/^[0-9]{1,20}$/.test(value)) {
-          const v = BigInt(value)
-          if (v < MAX) return v
-        }
-        throw argError(RangeError, 'INVALID_ID', name, 'must be a decimal integer string in 0..2^64', value)
-      }
+      if (rule.text) return raw.parseId(value, name)
       break
     case 'object':
-      if (kind === 'time' && value instanceof Date) {
+      if (rule.date && value instanceof Date) {
         const ms = value.getTime()
-        if (Number.isNaN(ms)) throw argError(RangeError, 'INVALID_ARGUMENT', name, 'is an invalid Date')
-        if (ms < 0) throw argError(RangeError, 'TIMESTAMP_BEFORE_EPOCH', name, 'is before 1970')
+        if (Number.isNaN(ms)) throw refuse(kind, 'invalidDate', name, value)
+        if (ms < 0) throw refuse(kind, 'negative', name, value)
         return BigInt(ms)
       }
       break
   }
-  const expected = kind === 'id' ? 'a bigint, a decimal string or a safe integer'
-    : kind === 'time' ? 'a Date, or Unix milliseconds as a number or bigint' : 'a bigint or a safe integer'
-  throw argError(TypeError, kind === 'time' ? 'INVALID_ARGUMENT' : code(false), name, `must be ${expected}, not ${typeof value}`, value)
+  const expected = rule.text ? 'a bigint, a decimal string or a safe integer'
+    : rule.date ? 'a Date, or Unix milliseconds as a number or bigint' : 'a bigint or a safe integer'
+  const got = value === null ? 'null' : TYPE_NAMES[typeof value]
+  throw refuse(kind, 'wrongType', name, value, `must be ${expected}, not ${got}`)
 }
 
 function makeBackend(raw, memory) {
+  // IDs given as text are parsed by the core: their bytes go into the module's scratch text
+  // (at most 20 ASCII digits, so no encoder is needed, and anything longer or non-ASCII is
+  // refused without a copy).
+  let text = null
+  const textView = () => {
+    if (text === null || text.buffer !== memory().buffer) text = new Uint8Array(memory().buffer, raw.scratchText(24), 24)
+    return text
+  }
+  const rules = {
+    numberProblem: raw.numberProblem,
+    parseId(value, name) {
+      const n = value.length
+      if (n <= 20) {
+        const bytes = textView()
+        let ascii = true
+        for (let i = 0; i < n; i++) {
+          const c = value.charCodeAt(i)
+          ascii &&= c < 128
+          bytes[i] = c
+        }
+        if (ascii && raw.parseId(n) === 0) return view()[0]
+      }
+      throw refuse('id', 'notDecimal', name, value)
+    },
+  }
+  const u64 = (value, name, kind) => toU64(rules, value, name, kind)
   let out = null
   const view = () => {
     // A view dies when the memory grows: make a new one then.
@@ -79,14 +104,14 @@ function makeBackend(raw, memory) {
   }
   const batchStatus = () => check(Number(view()[11]))
   const count = (n) => {
-    const v = toU64(n, 'n', 'other')
+    const v = u64(n, 'n', 'other')
     if (v > 0xffffffffn) throw makeError('INVALID_ARGUMENT', { argument: 'n', reason: 'is larger than 2^32 - 1' })
     return Number(v)
   }
   // Batch decoding writes the IDs straight into the module's scratch memory and copies the
   // three columns it leaves there (src/raw.rs, WORDS and TEXT) out into arrays of their own.
   const columns = (status, at, n, text) => {
-    if (status === UNPARSED_ID) throw makeError('INVALID_ID', { id: text.split(',')[Number(view()[0])] })
+    if (status === UNPARSED_ID) throw refuse('id', 'notDecimal', 'ids[i]', text.split(',')[Number(view()[0])])
     check(status)
     const column = (i) => new Float64Array(memory().buffer, at + 8 * i * n, n).slice()
     return [column(0), column(1), column(2)]
@@ -109,11 +134,11 @@ function makeBackend(raw, memory) {
     setDecodeBuffer(buffer) { decodeBuffer = buffer },
     layoutPreset: (name) => Number(check(raw.layoutPreset(PRESETS[name]))[0]),
     layoutNew(epochMs, unitMs, timeBits, shardBits, sequenceBits, order, signed) {
-      const width = (v, name) => { const b = toU64(v, name, 'layout'); return b > 255n ? 255 : Number(b) }
+      const width = (v, name) => { const b = u64(v, name, 'layoutField'); return b > 255n ? 255 : Number(b) }
       if (order !== 'time_shard_sequence' && order !== 'time_sequence_shard') {
         throw makeError('INVALID_LAYOUT', { reason: `order must be "time_shard_sequence" or "time_sequence_shard", not ${JSON.stringify(order)}` })
       }
-      return Number(check(raw.layoutNew(toU64(epochMs, 'epochMs', 'layout'), toU64(unitMs, 'unitMs', 'layout'),
+      return Number(check(raw.layoutNew(u64(epochMs, 'epochMs', 'layoutField'), u64(unitMs, 'unitMs', 'layoutField'),
         width(timeBits, 'timeBits'), width(shardBits, 'shardBits'), width(sequenceBits, 'sequenceBits'),
         order === 'time_sequence_shard', Boolean(signed)))[0])
     },
@@ -124,14 +149,14 @@ function makeBackend(raw, memory) {
         maxShard: Number(o[7]), maxSequence: Number(o[8]), maxId: o[9], expiresAtMs: Number(o[10]) }
     },
     decode(layout, id) {
-      const o = check(raw.decode(layout, toU64(id, 'id', 'id')))
+      const o = check(raw.decode(layout, u64(id, 'id', 'id')))
       decodeBuffer[0] = Number(o[0]); decodeBuffer[1] = Number(o[1]); decodeBuffer[2] = Number(o[2])
     },
     decodeMany(layout, ids) {
       let typed
       if (ids instanceof BigUint64Array) typed = ids
-      else if (Array.isArray(ids)) typed = BigUint64Array.from(ids, (id) => toU64(id, 'ids[i]', 'id'))
-      else throw argError(TypeError, 'INVALID_ID', 'ids', 'must be an array or a BigUint64Array', ids)
+      else if (Array.isArray(ids)) typed = BigUint64Array.from(ids, (id) => u64(id, 'ids[i]', 'id'))
+      else throw makeError('INVALID_ARGUMENT', { argument: 'ids', reason: 'must be an array or a BigUint64Array' }, TypeError)
       const n = typed.length
       const at = raw.scratchWords(4 * n)
       new BigUint64Array(memory().buffer, at + 24 * n, n).set(typed)
@@ -141,35 +166,35 @@ function makeBackend(raw, memory) {
       // Decimal IDs are ASCII: a string that needs more bytes than characters is not one.
       const words = raw.scratchWords(3 * n), bytes = raw.scratchText(text.length)
       const { read, written } = encoder.encodeInto(text, new Uint8Array(memory().buffer, bytes, text.length))
-      if (read !== text.length) throw makeError('INVALID_ID', { id: text.split(',').find((id) => /[^\x00-\x7f]/.test(id)) })
+      if (read !== text.length) throw refuse('id', 'notDecimal', 'ids[i]', text.split(',').find((id) => /[^\x00-\x7f]/.test(id)))
       return columns(raw.decodeColumnsText(layout, n, written), words, n, text)
     },
-    validateId: (layout, id) => check(raw.idOp(layout, 0, toU64(id, 'id', 'id')))[0],
-    scatterDecimal: (layout, id) => check(raw.idOp(layout, 1, toU64(id, 'id', 'id')))[0],
-    gatherDecimal: (layout, id) => check(raw.idOp(layout, 2, toU64(id, 'id', 'id')))[0],
-    scatterBits: (layout, id) => check(raw.idOp(layout, 3, toU64(id, 'id', 'id')))[0],
-    gatherBits: (layout, id) => check(raw.idOp(layout, 4, toU64(id, 'id', 'id')))[0],
-    compose: (layout, t, shard, sequence) => check(raw.compose(layout, toU64(t, 'timestamp', 'time'),
-      toU64(shard, 'shard', 'shard'), toU64(sequence, 'sequence', 'sequence')))[0],
-    minIdAt: (layout, t) => check(raw.idAt(layout, toU64(t, 'timestamp', 'time'), false))[0],
-    maxIdAt: (layout, t) => check(raw.idAt(layout, toU64(t, 'timestamp', 'time'), true))[0],
-    shardForKey: (layout, key, n) => Number(check(raw.shardForKey(layout, toU64(key, 'key', 'other'),
-      toU64(n, 'logicalShards', 'count')))[0]),
+    validateId: (layout, id) => check(raw.idOp(layout, 0, u64(id, 'id', 'id')))[0],
+    scatterDecimal: (layout, id) => check(raw.idOp(layout, 1, u64(id, 'id', 'id')))[0],
+    gatherDecimal: (layout, id) => check(raw.idOp(layout, 2, u64(id, 'id', 'id')))[0],
+    scatterBits: (layout, id) => check(raw.idOp(layout, 3, u64(id, 'id', 'id')))[0],
+    gatherBits: (layout, id) => check(raw.idOp(layout, 4, u64(id, 'id', 'id')))[0],
+    compose: (layout, t, shard, sequence) => check(raw.compose(layout, u64(t, 'timestamp', 'timestamp'),
+      u64(shard, 'shard', 'shard'), u64(sequence, 'sequence', 'sequence')))[0],
+    minIdAt: (layout, t) => check(raw.idAt(layout, u64(t, 'timestamp', 'timestamp'), false))[0],
+    maxIdAt: (layout, t) => check(raw.idAt(layout, u64(t, 'timestamp', 'timestamp'), true))[0],
+    shardForKey: (layout, key, n) => Number(check(raw.shardForKey(layout, u64(key, 'key', 'other'),
+      u64(n, 'logicalShards', 'logicalShards')))[0]),
     generatorNew(layout, shard, tolerance, borrow) {
-      const opt = (v, name, d) => (v === undefined || v === null ? d : toU64(v, name, 'other'))
-      return Number(check(raw.generatorNew(layout, toU64(shard, 'shard', 'shard'),
+      const opt = (v, name, d) => (v === undefined || v === null ? d : u64(v, name, 'other'))
+      return Number(check(raw.generatorNew(layout, u64(shard, 'shard', 'shard'),
         opt(tolerance, 'backwardsToleranceMs', raw.defaultBackwardsToleranceMs()), opt(borrow, 'maxBorrowUnits', 0n)))[0])
     },
     nextId: (g) => check(raw.nextId(g))[0],
     nextIdString: (g) => String(check(raw.nextId(g))[0]),
-    nextIdAt: (g, now) => check(raw.nextIdAt(g, toU64(now, 'now', 'time')))[0],
+    nextIdAt: (g, now) => check(raw.nextIdAt(g, u64(now, 'now', 'timestamp')))[0],
     nextIds(g, n) {
       const ids = raw.nextIds(g, count(n))
       batchStatus()
       return ids
     },
     nextIdsAt(g, now, n) {
-      const ids = raw.nextIdsAt(g, toU64(now, 'now', 'time'), count(n))
+      const ids = raw.nextIdsAt(g, u64(now, 'now', 'timestamp'), count(n))
       batchStatus()
       return ids
     },

@@ -394,6 +394,36 @@ pub fn generator_new(
     }
 }
 
+/// Parses the ID written as the first `len` bytes of [`TEXT`] by the core's rule
+/// ([`shardid::parse_decimal`]): 1 if it is not one, else 0 and its value in `OUT[0]`.
+#[wasm_bindgen(js_name = parseId)]
+pub fn parse_id(len: u32) -> u32 {
+    let text = TEXT.0.borrow();
+    match text.get(..len as usize).and_then(shardid::parse_decimal) {
+        Some(id) => {
+            OUT.0.borrow_mut()[0] = id;
+            0
+        }
+        None => 1,
+    }
+}
+
+/// Why a JavaScript `number` is not a 64-bit argument, by the core's rule
+/// (`shardid::js::u64_from_number`): the index of the problem in `shardid::args::Problem::ALL`
+/// (`PROBLEMS` in `errors.generated.js`), or `u32::MAX` if it is one. Called on the error path:
+/// the JS side takes safe integers without asking.
+#[wasm_bindgen(js_name = numberProblem)]
+pub fn number_problem(value: f64) -> u32 {
+    match shardid::js::u64_from_number(value) {
+        Ok(_) => u32::MAX,
+        Err(problem) => shardid::args::Problem::ALL
+            .iter()
+            .position(|p| *p == problem)
+            .and_then(|i| u32::try_from(i).ok())
+            .unwrap_or(u32::MAX),
+    }
+}
+
 /// The default backwards tolerance, for `js/backend.js`.
 #[wasm_bindgen(js_name = defaultBackwardsToleranceMs)]
 pub fn default_backwards_tolerance_ms() -> u64 {

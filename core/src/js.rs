@@ -6,6 +6,7 @@
 //! built there, rather than decoded into silently rounded values; and a `number` argument is
 //! taken only when it is an exact, non-negative integer.
 
+use crate::args::Problem;
 use crate::{Error, Layout};
 
 /// The largest integer a JavaScript `number` holds exactly: 2^53 - 1.
@@ -31,43 +32,32 @@ pub const fn check_layout(layout: &Layout) -> Result<(), Error> {
     }
 }
 
-/// Why a JavaScript `number` is not a 64-bit unsigned integer argument.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NumberProblem {
-    /// A negative integer.
-    Negative,
-    /// Not an integer, not finite, or above [`MAX_SAFE_INTEGER`] (where it may already have
-    /// been rounded): such a value must come as a `bigint` or a decimal string.
-    NotSafeInteger,
-}
-
-impl NumberProblem {
-    /// The problem in words, after the argument's name: `"shard is negative"`.
-    pub const fn reason(self) -> &'static str {
-        match self {
-            Self::Negative => "is negative",
-            Self::NotSafeInteger => "is not a safe integer: pass a bigint or a decimal string",
-        }
-    }
-}
-
 /// A JavaScript `number` as a `u64`, only when it is a non-negative safe integer.
 ///
 /// # Errors
-/// The [`NumberProblem`].
+/// [`Problem::NotInteger`] for a fraction, NaN or an infinity, [`Problem::Unsafe`] above
+/// [`MAX_SAFE_INTEGER`] (where it may already have been rounded), [`Problem::Negative`].
 #[allow(
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
     clippy::float_cmp // exactness is the point: an integer-valued f64
 )]
-pub fn u64_from_number(value: f64) -> Result<u64, NumberProblem> {
-    // 2^53 - 1 is exact in an f64; NaN fails every comparison.
-    let safe = value.abs() <= MAX_SAFE_INTEGER as f64 && value == (value as i64) as f64;
-    if !safe {
-        Err(NumberProblem::NotSafeInteger)
+pub fn u64_from_number(value: f64) -> Result<u64, Problem> {
+    if !value.is_finite() || value != (value as i64) as f64 {
+        // `as i64` saturates, so only integers below 2^63 in magnitude compare equal.
+        return Err(
+            if value.is_finite() && value.abs() > MAX_SAFE_INTEGER as f64 {
+                Problem::Unsafe
+            } else {
+                Problem::NotInteger
+            },
+        );
+    }
+    if value.abs() > MAX_SAFE_INTEGER as f64 {
+        Err(Problem::Unsafe)
     } else if value < 0.0 {
-        Err(NumberProblem::Negative)
+        Err(Problem::Negative)
     } else {
         Ok(value as u64)
     }

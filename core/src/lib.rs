@@ -22,6 +22,7 @@
 //!   [`ErrorKind`]: the table of every error kind of every binding (numbers, codes, messages).
 //! - [`lease::LeasedGenerator`] (`std`): a shard leased from lock files, so no two processes
 //!   share one and a restart continues after its predecessor's IDs.
+//! - [`args`]: which error a bad argument gets, in every binding.
 //! - [`js`]: what JavaScript numbers hold, for the Node addon and the WebAssembly module.
 //! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL.
 //!
@@ -33,6 +34,7 @@
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod args;
 mod decimal;
 mod error;
 pub mod js;

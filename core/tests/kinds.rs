@@ -136,17 +136,17 @@ fn javascript_field_names_are_camel_case() {
 
 #[test]
 fn javascript_numbers_and_layouts() {
-    use shardid::js::{NumberProblem, check_layout, u64_from_number};
+    use shardid::args::Problem;
+    use shardid::js::{check_layout, u64_from_number};
     assert_eq!(u64_from_number(5.0), Ok(5));
     assert_eq!(u64_from_number(-0.0), Ok(0));
     assert_eq!(u64_from_number(9_007_199_254_740_991.0), Ok((1 << 53) - 1));
-    assert_eq!(u64_from_number(-1.0), Err(NumberProblem::Negative));
-    for bad in [1.5, 9_007_199_254_740_992.0, f64::NAN, f64::INFINITY, -1.5] {
-        assert_eq!(
-            u64_from_number(bad),
-            Err(NumberProblem::NotSafeInteger),
-            "{bad}"
-        );
+    assert_eq!(u64_from_number(-1.0), Err(Problem::Negative));
+    for bad in [9_007_199_254_740_992.0, -9_007_199_254_740_992.0, 1e300] {
+        assert_eq!(u64_from_number(bad), Err(Problem::Unsafe), "{bad}");
+    }
+    for bad in [1.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.5] {
+        assert_eq!(u64_from_number(bad), Err(Problem::NotInteger), "{bad}");
     }
     for preset in [
         Layout::INSTAGRAM,
@@ -158,4 +158,42 @@ fn javascript_numbers_and_layouts() {
     }
     let wide = Layout::builder().bits(8, 55, 1).build().unwrap();
     assert_eq!(check_layout(&wide).unwrap_err().code(), "INVALID_LAYOUT");
+}
+
+#[test]
+fn argument_rules() {
+    use shardid::args::{Arg, Problem};
+    // A wrong type is never an out-of-range kind.
+    for arg in Arg::ALL {
+        assert_eq!(
+            arg.kind(Problem::WrongType),
+            ErrorKind::InvalidArgument,
+            "{arg:?}"
+        );
+        for problem in Problem::ALL {
+            assert!(!arg.kind(problem).fields().is_empty());
+            assert!(!problem.reason(arg).is_empty());
+        }
+    }
+    assert_eq!(
+        Arg::Shard.kind(Problem::Negative),
+        ErrorKind::ShardOutOfRange
+    );
+    assert_eq!(Arg::Id.kind(Problem::NotDecimal), ErrorKind::InvalidId);
+    assert_eq!(
+        Arg::Timestamp.kind(Problem::Negative),
+        ErrorKind::TimestampBeforeEpoch
+    );
+    assert_eq!(
+        Arg::Timestamp.kind(Problem::TooLarge),
+        ErrorKind::TimestampPastExpiry
+    );
+    assert_eq!(
+        Arg::Other.kind(Problem::Negative),
+        ErrorKind::InvalidArgument
+    );
+    // Only IDs take text, and only their advice mentions it.
+    assert!(Arg::Id.accepts_text() && !Arg::Shard.accepts_text());
+    assert!(Problem::Unsafe.reason(Arg::Id).contains("decimal string"));
+    assert!(!Problem::Unsafe.reason(Arg::Shard).contains("string"));
 }

@@ -39,9 +39,36 @@ test('IDs are never rounded or wrapped', () => {
   }
   throwsCode(() => Layout.DISCORD.decode(1.5), 'INVALID_ID', RangeError)
   throwsCode(() => Layout.DISCORD.decode(-3), 'INVALID_ID', RangeError)
+  // A value of the wrong type is INVALID_ARGUMENT, whatever the argument (core/src/args.rs).
   for (const bad of [true, null, undefined, {}, [], Symbol('x')]) {
-    throwsCode(() => Layout.DISCORD.decode(bad), 'INVALID_ID', TypeError)
+    throwsCode(() => Layout.DISCORD.decode(bad), 'INVALID_ARGUMENT', TypeError)
   }
+})
+
+test('one rule per argument: the kind, the fields and the advice fit the argument', () => {
+  const g = new Generator({ layout: Layout.TWITTER, shard: 1 })
+  // A shard given as text is the wrong type, not out of range.
+  assert.throws(() => new Generator({ layout: Layout.TWITTER, shard: '5' }), (err) =>
+    err instanceof TypeError && err.code === 'INVALID_ARGUMENT' && err.argument === 'shard' &&
+    err.message === 'shard must be a bigint or a safe integer, not a string')
+  // A fraction is not an integer; a shard or a count is never told to pass a decimal string.
+  assert.throws(() => Layout.TWITTER.compose(Date.now(), 1.5, 0), (err) =>
+    err instanceof RangeError && err.code === 'SHARD_OUT_OF_RANGE' && err.reason === 'is not an integer' &&
+    err.message === 'shard is not an integer')
+  assert.throws(() => g.nextIds(1.5), (err) => err.code === 'INVALID_ARGUMENT' && err.message === 'n is not an integer')
+  assert.throws(() => Layout.TWITTER.compose(Date.now(), 2 ** 60, 0), (err) =>
+    err.code === 'SHARD_OUT_OF_RANGE' && !/string/.test(err.message) && /bigint/.test(err.message))
+  // An ID may come as text, and its advice says so; the error keeps the value as given.
+  assert.throws(() => Layout.TWITTER.decode(2 ** 60), (err) =>
+    err.code === 'INVALID_ID' && /decimal string/.test(err.message) && err.id === 2 ** 60)
+  assert.throws(() => Layout.TWITTER.decode(' 12'), (err) =>
+    err.code === 'INVALID_ID' && err.id === ' 12' && err.message === 'id is not a decimal integer in 0..2^64')
+  assert.throws(() => Layout.TWITTER.decode(-1n), (err) => err.id === -1n && err.message === 'id is negative')
+  // Times: before 1970 is before the epoch, an invalid Date or a fraction is an argument error.
+  assert.throws(() => Layout.TWITTER.minIdAt(new Date(-1)), (err) => err.code === 'TIMESTAMP_BEFORE_EPOCH')
+  assert.throws(() => Layout.TWITTER.minIdAt(new Date(NaN)), (err) =>
+    err.code === 'INVALID_ARGUMENT' && err.message === 'timestamp is an invalid date')
+  assert.throws(() => Layout.TWITTER.minIdAt(1.5), (err) => err.code === 'INVALID_ARGUMENT')
 })
 
 test('bad arguments per kind', () => {
@@ -131,7 +158,8 @@ test('decodeMany agrees with decode, for arrays of strings and bigints and BigUi
   })
   assert.equal(Layout.TWITTER.decodeMany([]).shard.length, 0)
   throwsCode(() => Layout.TWITTER.decodeMany(['1', '-1']), 'INVALID_ID', RangeError)
-  throwsCode(() => Layout.TWITTER.decodeMany('123'), 'INVALID_ID', TypeError)
+  throwsCode(() => Layout.TWITTER.decodeMany('123'), 'INVALID_ARGUMENT', TypeError)
+  assert.throws(() => Layout.TWITTER.decodeMany(['1', 'x2']), (err) => err.id === 'x2' && err.argument === 'ids[i]')
 })
 
 test('decodeMany of strings refuses bad strings, including ones holding a comma', () => {

@@ -46,5 +46,24 @@ def test_invalid_argument_names_the_argument() -> None:
     gen = shardid.Generator(shardid.Layout.TWITTER, 1)
     with pytest.raises(shardid.InvalidArgumentError) as info:
         gen.next_ids(-1)
-    assert info.value.argument == "n"
-    assert str(info.value) == f"n {info.value.reason}"
+    assert (info.value.argument, info.value.reason) == ("n", "is negative")
+    assert str(info.value) == "n -1 is negative"
+
+
+def test_one_rule_per_argument() -> None:
+    # The kind is the argument's (core/src/args.rs); a wrong type is Python's TypeError.
+    with pytest.raises(shardid.ShardOutOfRangeError) as shard:
+        shardid.Generator(shardid.Layout.TWITTER, -1)
+    assert (shard.value.argument, shard.value.reason, shard.value.shard, shard.value.max) == ("shard", "is negative", -1, 1023)
+    with pytest.raises(TypeError):
+        shardid.Generator(shardid.Layout.TWITTER, "5")  # type: ignore[arg-type]
+    with pytest.raises(shardid.InvalidIdError) as text:
+        shardid.Layout.TWITTER.decode(" 12")
+    assert (text.value.id, text.value.reason) == (" 12", "is not a decimal integer in 0..2^64")
+    assert str(text.value) == "id ' 12' is not a decimal integer in 0..2^64"
+    with pytest.raises(shardid.InvalidIdError) as big:
+        shardid.Layout.TWITTER.decode(2**64)
+    assert (big.value.id, big.value.reason) == (2**64, "does not fit in 64 bits")
+    with pytest.raises(shardid.TimestampBeforeEpochError) as before:
+        shardid.Layout.TWITTER.min_id_at(-5)
+    assert (before.value.timestamp_ms, before.value.argument) == (-5, "timestamp")

@@ -8,6 +8,7 @@
 #![allow(clippy::format_push_string)]
 
 use serde_json::{Map, Value, json};
+use shardid::args::{Arg, Problem};
 use shardid::{Category, ErrorKind};
 
 use crate::REGENERATE;
@@ -115,7 +116,32 @@ fn js() -> String {
             json!(kind.template()),
         );
     }
-    out += "]\n\nmodule.exports = { KINDS }\n";
+    out += "]\n\n";
+    out += "/** The problems an argument can have (core/src/args.rs), in the core's order. */\nconst PROBLEMS = ";
+    let problems: Vec<String> = Problem::ALL.iter().map(|p| camel(p.name())).collect();
+    out += &format!("{}\n\n", json!(problems));
+    out += "/** The argument rules (core/src/args.rs): what each kind of argument takes besides an\n \
+            * integer (`text`: decimal strings; `date`: Dates), and per problem the error code and the\n \
+            * reason (the message is `<argument> <reason>`). */\nconst ARGS = {\n";
+    for arg in Arg::ALL {
+        let codes: Map<String, Value> = Problem::ALL
+            .iter()
+            .map(|p| (camel(p.name()), json!(arg.kind(*p).code())))
+            .collect();
+        let reasons: Map<String, Value> = Problem::ALL
+            .iter()
+            .map(|p| (camel(p.name()), json!(p.reason(arg))))
+            .collect();
+        out += &format!(
+            "  {}: {{ text: {}, date: {}, codes: {}, reasons: {} }},\n",
+            camel(arg.name()),
+            arg.accepts_text(),
+            arg.accepts_date(),
+            Value::Object(codes),
+            Value::Object(reasons),
+        );
+    }
+    out += "}\n\nmodule.exports = { KINDS, PROBLEMS, ARGS }\n";
     out
 }
 
