@@ -13,6 +13,7 @@ cargo fmt --all --check
 step "clippy (warnings are errors)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
+cargo clippy --locked -p shardid --no-default-features --features alloc -- -D warnings
 
 step "no_std builds: bare metal without 64-bit atomics, and WebAssembly"
 cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown -- -D warnings

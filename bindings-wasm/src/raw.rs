@@ -13,7 +13,9 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::sync::atomic::AtomicU64;
 
-use shardid::{Anchor, Error, ErrorKind, FieldOrder, FieldValue, Generator, Layout, Options};
+use shardid::{
+    Anchor, Error, ErrorKind, FieldOrder, FieldValue, Generator, Layout, Options, Registry,
+};
 use wasm_bindgen::prelude::*;
 
 use crate::Local;
@@ -22,8 +24,9 @@ use crate::Local;
 static OUT: Local<[u64; 12]> = Local(RefCell::new([0; 12]));
 static LAYOUTS: Local<Vec<Layout>> = Local(RefCell::new(Vec::new()));
 static GENERATORS: Local<Vec<Entry>> = Local(RefCell::new(Vec::new()));
-/// One state word per (ID space, shard), shared by every generator for it.
-static STATES: Local<Vec<((Layout, u64), &'static AtomicU64)>> = Local(RefCell::new(Vec::new()));
+/// One state word per (ID space, shard), shared by every generator for it: the core's
+/// registry, one per module instance (workers get their own instance and memory).
+static STATES: Local<Registry> = Local(RefCell::new(Registry::new()));
 static ANCHOR: Anchor = Anchor::new();
 
 /// The text fields of the last error, by field position (`reason`, `argument`, ...).
@@ -370,17 +373,14 @@ pub fn generator_new(
         put(&[i as u64]);
         return 0;
     }
-    let state = {
-        let mut states = STATES.0.borrow_mut();
-        let space = (layout.id_space(), shard);
-        if let Some((_, state)) = states.iter().find(|(s, _)| *s == space) {
-            *state
-        } else {
-            let state: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
-            states.push((space, state));
-            state
-        }
-    };
+    // A shard out of range gets no state: the core refuses it first.
+    if shard > layout.max_shard() {
+        return fail(Error::ShardOutOfRange {
+            shard,
+            max: layout.max_shard(),
+        });
+    }
+    let state = STATES.0.borrow_mut().state(layout, shard);
     match Generator::with_state(state, layout, shard, options) {
         Ok(generator) => {
             all.push(Entry {

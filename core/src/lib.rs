@@ -31,6 +31,8 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
@@ -54,7 +56,7 @@ pub mod sql;
 mod clock;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub mod lease;
-#[cfg(all(feature = "std", target_has_atomic = "64"))]
+#[cfg(all(feature = "alloc", target_has_atomic = "64"))]
 mod registry;
 
 pub use decimal::{DecimalList, parse_decimal};
@@ -70,6 +72,8 @@ pub use generator::{DEFAULT_BACKWARDS_TOLERANCE_MS, Generator, Options};
 
 #[cfg(feature = "std")]
 pub use clock::{after_fork, fork_generation, now_ms};
+#[cfg(all(feature = "alloc", target_has_atomic = "64"))]
+pub use registry::Registry;
 
 /// The README's Rust examples, run as doctests.
 #[cfg(doctest)]

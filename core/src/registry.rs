@@ -1,38 +1,55 @@
 //! One state per (layout, shard) per process.
 //!
 //! Two handles for the same shard in one process — two Python objects, two Node
-//! `worker_threads`, two C handles — must not each start from an empty state, or both would
-//! issue the same IDs in the same millisecond. The registry hands every handle for a
-//! (layout, shard) the same state word. States are never freed: a state dropped and made anew
-//! would forget which IDs of the current millisecond were already issued. That costs 8 bytes
-//! per shard a process ever uses.
+//! `worker_threads`, two C handles, two JavaScript `Generator`s over one WebAssembly instance —
+//! must not each start from an empty state, or both would issue the same IDs in the same
+//! millisecond. A [`Registry`] hands every handle for a (layout, shard) the same state word.
+//! States are never freed: a state dropped and made anew would forget which IDs of the current
+//! millisecond were already issued. That costs 8 bytes per shard a process ever uses.
+//!
+//! [`Registry`] needs only `alloc`: the WebAssembly module keeps one per instance. With `std`,
+//! [`Generator::shared`] uses the process's one registry behind a mutex.
 
-use std::sync::Mutex;
-use std::sync::atomic::AtomicU64;
-use std::vec::Vec;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::AtomicU64;
 
-use crate::{Error, Generator, Layout, Options};
+use crate::Layout;
+#[cfg(feature = "std")]
+use crate::{Error, Generator, Options};
 
-/// The ID space a state belongs to: everything about a layout but whether it is signed, which
-/// only bounds the space and does not change which IDs collide.
-type Key = (Layout, u64);
-
-static STATES: Mutex<Vec<(Key, &'static AtomicU64)>> = Mutex::new(Vec::new());
-
-fn state_for(layout: Layout, shard: u64) -> &'static AtomicU64 {
-    let key: Key = (layout.id_space(), shard);
-    // A panic while holding the lock cannot leave the Vec inconsistent: keep using it.
-    let mut states = STATES
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((_, state)) = states.iter().find(|(k, _)| *k == key) {
-        return state;
-    }
-    let state: &'static AtomicU64 = std::boxed::Box::leak(std::boxed::Box::new(AtomicU64::new(0)));
-    states.push((key, state));
-    state
+/// The state words of one process (or one WebAssembly instance), one per ID space and shard.
+#[derive(Debug, Default)]
+pub struct Registry {
+    /// Keyed by the ID space (everything about a layout but whether it is signed, which only
+    /// bounds the space and does not change which IDs collide) and the shard.
+    states: Vec<((Layout, u64), &'static AtomicU64)>,
 }
 
+impl Registry {
+    /// An empty registry.
+    pub const fn new() -> Self {
+        Self { states: Vec::new() }
+    }
+
+    /// The state word for (`layout`, `shard`): the one handed out before for the same ID
+    /// space and shard, or a new one (0, never freed). Give it to
+    /// [`Generator::with_state`](crate::Generator::with_state).
+    pub fn state(&mut self, layout: Layout, shard: u64) -> &'static AtomicU64 {
+        let key = (layout.id_space(), shard);
+        if let Some((_, state)) = self.states.iter().find(|(k, _)| *k == key) {
+            return state;
+        }
+        let state: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+        self.states.push((key, state));
+        state
+    }
+}
+
+#[cfg(feature = "std")]
+static STATES: std::sync::Mutex<Registry> = std::sync::Mutex::new(Registry::new());
+
+#[cfg(feature = "std")]
 impl Generator<&'static AtomicU64> {
     /// A handle on this process's one generator state for (`layout`, `shard`).
     ///
@@ -51,6 +68,11 @@ impl Generator<&'static AtomicU64> {
                 max: layout.max_shard(),
             });
         }
-        Generator::with_state(state_for(layout, shard), layout, shard, options)
+        // A panic while holding the lock cannot leave the Vec inconsistent: keep using it.
+        let state = STATES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .state(layout, shard);
+        Generator::with_state(state, layout, shard, options)
     }
 }
