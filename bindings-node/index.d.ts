@@ -9,6 +9,26 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** See the module docs. */
+export declare class PostgresLeaseProtocol {
+  /** Takes the first free shard of `first..end` on `table` for the layout at `layout_index`. */
+  constructor(layoutIndex: number, table: string, first: unknown, end: unknown, holder: string)
+  /**
+   * The statement to execute next, or `null` once the lease is taken (see `taken`); throws
+   * `NO_FREE_SHARD` when every shard is held.
+   */
+  next(): LeaseStatement | null
+  /** Feeds the first column of the first row the last statement returned (`null`: no row). */
+  feed(value?: unknown | undefined | null): void
+  /** The lease once taken, else `null`. */
+  get taken(): LeaseTaken | null
+  /**
+   * The statement that records a ceiling of `units` for `shard`, only while this session
+   * holds its lock (one row updated; none: the lease is lost).
+   */
+  record(shard: unknown, units: unknown): LeaseStatement
+}
+
 /** Tells the generator that `units` is now recorded. */
 export declare function ceilingConfirm(index: number, units: unknown): void
 
@@ -103,6 +123,25 @@ export declare function leaseNextIdString(index: number): string
 /** The shard the lease holds. */
 export declare function leaseShard(index: number): number
 
+/**
+ * A statement to execute: its text (`$n` placeholders), its parameters as text, and the
+ * SQLSTATEs that are not errors for it.
+ */
+export interface LeaseStatement {
+  text: string
+  values: Array<string>
+  tolerate: Array<string>
+}
+
+/**
+ * The lease once taken: the shard, and the ceiling its last holder recorded (a decimal
+ * string), if any.
+ */
+export interface LeaseTaken {
+  shard: number
+  recorded?: string
+}
+
 /** The largest ID of the time unit holding `timestamp`. */
 export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
 
@@ -129,26 +168,6 @@ export declare function nextIdString(generatorIndex: number): string
  * the wall clock (it never moves back).
  */
 export declare function nowMs(): number
-
-/** The lease statements for `table` (a plain lower-case identifier) and the layout. */
-export declare function postgresLeaseSql(layoutIndex: number, table: string): PostgresLeaseSql
-
-/**
- * The statements of a PostgreSQL shard lease (numbered `$n` parameters, for `pg`), with the
- * advisory lock's key and the layout's signature. The protocol lives in the core
- * (`shardid::sql::PostgresLease`); `postgres.js` runs it.
- */
-export interface PostgresLeaseSql {
-  signature: string
-  key: string
-  createTable: string
-  tryLock: string
-  insert: string
-  claim: string
-  record: string
-  /** SQLSTATEs of a `CREATE TABLE IF NOT EXISTS` that lost a race to another session. */
-  lostCreateRace: Array<string>
-}
 
 /** The bit-level scatter. */
 export declare function scatterBits(layoutIndex: number, id: unknown): bigint

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.PostgresLeaseProtocol = nativeBinding.PostgresLeaseProtocol
 module.exports.ceilingConfirm = nativeBinding.ceilingConfirm
 module.exports.ceilingNew = nativeBinding.ceilingNew
 module.exports.ceilingNextId = nativeBinding.ceilingNextId
@@ -865,7 +866,6 @@ module.exports.nextIds = nativeBinding.nextIds
 module.exports.nextIdsAt = nativeBinding.nextIdsAt
 module.exports.nextIdString = nativeBinding.nextIdString
 module.exports.nowMs = nativeBinding.nowMs
-module.exports.postgresLeaseSql = nativeBinding.postgresLeaseSql
 module.exports.scatterBits = nativeBinding.scatterBits
 module.exports.scatterDecimal = nativeBinding.scatterDecimal
 module.exports.setDecodeBuffer = nativeBinding.setDecodeBuffer

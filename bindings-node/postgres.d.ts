@@ -25,7 +25,8 @@ export declare class PostgresLease {
   nextIdString(): Promise<string>
   nextIdAt(now: TimeInput): Promise<bigint>
   nextIds(n: U64Input): Promise<BigUint64Array>
-  /** Releases the shard. */
+  /** Releases the shard at once (ends the lease's connection); later calls reject with
+   *  `LEASE_LOST`. Also `await using lease = await leasePostgres(...)`. */
   close(): Promise<void>
 }
 

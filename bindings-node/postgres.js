@@ -19,13 +19,18 @@ const SECRET = Symbol('shardid.postgres')
 const invalidArgument = (argument, reason) => makeError('INVALID_ARGUMENT', { argument, reason }, TypeError)
 
 class PostgresLease {
-  constructor(secret, { client, layout, table, sql, shard, index }) {
+  constructor(secret, { client, layout, table, protocol, shard, index }) {
     if (secret !== SECRET) throw invalidArgument('PostgresLease', 'is made by lease() from shardid/postgres')
     Object.assign(this, { layout, table, shard })
     this._client = client
-    this._sql = sql
+    this._protocol = protocol
     this._index = index
+    this._closed = false
     this._recording = Promise.resolve()
+    // A session the server ends (or a dropped connection) is an 'error' event on the client,
+    // which would end the process if nobody listened: the lease is lost, and says so at the
+    // next ceiling it cannot record.
+    client.on('error', () => {})
   }
 
   /** One ID now (a bigint). */
@@ -43,13 +48,16 @@ class PostgresLease {
   nextIds(n) {
     return this._retry(() => native.ceilingNextIds(this._index, n))
   }
-  /** Releases the shard (ends the lease's connection). */
-  close() {
-    return this._client.end()
+  /** Releases the shard at once (ends the lease's connection, and with it the lock); the lease
+   *  makes no more IDs. Closing twice is fine. */
+  async close() {
+    if (this._closed) return
+    this._closed = true
+    await this._client.end()
   }
-
   async _retry(make) {
     for (;;) {
+      if (this._closed) throw makeError('LEASE_LOST', { shard: BigInt(this.shard) })
       try {
         return make()
       } catch (err) {
@@ -63,14 +71,27 @@ class PostgresLease {
   // lost connection stops the generator at its ceiling instead of extending it.
   _record(units) {
     this._recording = this._recording.catch(() => {}).then(async () => {
-      const { signature, key, record } = this._sql
-      const { rowCount } = await this._client.query(record, [String(units), signature, this.shard, key, this.shard])
+      const { text, values } = this._protocol.record(this.shard, units)
+      let rowCount
+      try {
+        ({ rowCount } = await this._client.query(text, values))
+      } catch (err) {
+        // The session is gone, and the lock with it: a connection error (no SQLSTATE), or the
+        // server ended the session (SQLSTATE class 57P, e.g. pg_terminate_backend).
+        if (!/^[0-9A-Z]{5}$/.test(err.code ?? '') || err.code.startsWith('57P')) {
+          throw Object.assign(makeError('LEASE_LOST', { shard: BigInt(this.shard) }), { cause: err })
+        }
+        throw err
+      }
       if (rowCount !== 1) throw makeError('LEASE_LOST', { shard: BigInt(this.shard) })
       native.ceilingConfirm(this._index, units)
     })
     return this._recording
   }
 }
+
+// `await using lease = await require('shardid/postgres').lease(...)` where the runtime has it.
+if (Symbol.asyncDispose) PostgresLease.prototype[Symbol.asyncDispose] = PostgresLease.prototype.close
 
 /**
  * `await lease({ layout, connectionString, shards: [first, end], table?, backwardsToleranceMs?,
@@ -89,9 +110,11 @@ async function lease(options) {
   if (!(Number.isSafeInteger(first) && Number.isSafeInteger(end) && first >= 0 && end <= 2 ** 31)) {
     throw makeError('INVALID_ARGUMENT', { argument: 'shards', reason: 'must be [first, end] within 0..2^31' })
   }
-  // The statements, the lock's key and the layout's signature: the protocol is the core's
-  // (shardid::sql::PostgresLease). Throws INVALID_ARGUMENT for a bad table name.
-  const sql = native.postgresLeaseSql(o.layout[LAYOUT], table)
+  // The steps, statements and parameters are the core's (shardid::sql::Acquire); this only
+  // executes them and feeds back the first column of each answer. Throws INVALID_ARGUMENT for
+  // a bad table name before connecting.
+  const holder = `${require('node:os').hostname()} pid ${process.pid}`
+  const protocol = new native.PostgresLeaseProtocol(o.layout[LAYOUT], table, first, end, holder)
   let client = o.client
   if (!client) {
     let pg
@@ -104,21 +127,18 @@ async function lease(options) {
   }
   await client.connect()
   try {
-    try {
-      await client.query(sql.createTable)
-    } catch (err) {
-      if (!sql.lostCreateRace.includes(err.code)) throw err // created by another session at once
+    for (let step; (step = protocol.next()) !== null;) {
+      let rows = []
+      try {
+        ({ rows } = await client.query({ text: step.text, values: step.values, rowMode: 'array' }))
+      } catch (err) {
+        if (!step.tolerate.includes(err.code)) throw err
+      }
+      protocol.feed(rows.length > 0 ? rows[0][0] : null)
     }
-    let shard = -1
-    for (let s = first; s < end && shard < 0; s++) {
-      const { rows } = await client.query({ text: sql.tryLock, values: [sql.key, s], rowMode: 'array' })
-      if (rows[0][0]) shard = s
-    }
-    if (shard < 0) throw makeError('NO_FREE_SHARD', { first: BigInt(first), end: BigInt(end), heldIn: `table ${table}` })
-    await client.query(sql.insert, [sql.signature, shard])
-    const { rows } = await client.query(sql.claim, [`${require('node:os').hostname()} pid ${process.pid}`, sql.signature, shard])
-    const index = native.ceilingNew(o.layout[LAYOUT], shard, BigInt(rows[0].ceiling), o.backwardsToleranceMs, o.maxBorrowUnits)
-    return new PostgresLease(SECRET, { client, layout: o.layout, table, sql, shard, index })
+    const { shard, recorded } = protocol.taken
+    const index = native.ceilingNew(o.layout[LAYOUT], shard, BigInt(recorded ?? 0), o.backwardsToleranceMs, o.maxBorrowUnits)
+    return new PostgresLease(SECRET, { client, layout: o.layout, table, protocol, shard, index })
   } catch (err) {
     await client.end().catch(() => {})
     throw err

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
-use shardid::sql::{LOST_CREATE_RACE, Placeholders, PostgresLease};
 
 use crate::args::{Arg, options_arg, u64_arg};
 use crate::errors::{Class, Field, core_error, invalid_argument, throw, throw_kind};
@@ -278,48 +277,4 @@ pub fn ceiling_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint
         .next_ids(&mut ids)
         .map_err(|e| ceiling_error(env, e))?;
     Ok(BigUint64Array::new(ids))
-}
-
-/// The statements of a PostgreSQL shard lease (numbered `$n` parameters, for `pg`), with the
-/// advisory lock's key and the layout's signature. The protocol lives in the core
-/// (`shardid::sql::PostgresLease`); `postgres.js` runs it.
-#[napi(object)]
-pub struct PostgresLeaseSql {
-    pub signature: String,
-    pub key: String,
-    pub create_table: String,
-    pub try_lock: String,
-    pub insert: String,
-    pub claim: String,
-    pub record: String,
-    /// SQLSTATEs of a `CREATE TABLE IF NOT EXISTS` that lost a race to another session.
-    pub lost_create_race: Vec<String>,
-}
-
-/// The lease statements for `table` (a plain lower-case identifier) and the layout.
-#[napi]
-pub fn postgres_lease_sql(env: &Env, layout_index: u32, table: String) -> Result<PostgresLeaseSql> {
-    let sql = PostgresLease::new(layout(env, layout_index)?, &table, Placeholders::Numbered)
-        .map_err(|e| {
-            let reason = match e {
-                shardid::sql::SqlError::TableName { reason } => reason,
-                _ => "is not a valid name",
-            };
-            invalid_argument(
-                env,
-                Class::Range,
-                "table",
-                &format!("is not a valid name: {reason}"),
-            )
-        })?;
-    Ok(PostgresLeaseSql {
-        signature: sql.signature().to_string(),
-        key: sql.key().to_string(),
-        create_table: sql.create_table().to_string(),
-        try_lock: sql.try_lock().to_string(),
-        insert: sql.insert().to_string(),
-        claim: sql.claim().to_string(),
-        record: sql.record().to_string(),
-        lost_create_race: LOST_CREATE_RACE.map(String::from).to_vec(),
-    })
 }

@@ -18,6 +18,7 @@ mod errors;
 mod generator;
 mod layout;
 mod lease;
+mod postgres;
 mod slots;
 
 use napi_derive::napi;

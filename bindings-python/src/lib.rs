@@ -41,11 +41,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres_uninstall, m)?)?;
-    m.add_function(wrap_pyfunction!(sql::_postgres_lease_sql, m)?)?;
-    m.add(
-        "_LOST_CREATE_RACE",
-        pyo3::types::PyTuple::new(m.py(), shardid::sql::LOST_CREATE_RACE)?,
-    )?;
+    m.add_class::<sql::PyLeaseProtocol>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "DEFAULT_BACKWARDS_TOLERANCE_MS",

@@ -1,11 +1,15 @@
 //! `shardid.sql.postgres`: the core's PostgreSQL DDL emitter.
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use shardid::sql::{Placeholders, Postgres, PostgresLease, PostgresUninstall, SqlError};
+use pyo3::types::{PyBool, PyTuple};
+use shardid::sql::{
+    Acquire, Action, Fed, Param, Params, Placeholders, Postgres, PostgresLease, PostgresUninstall,
+    SqlError,
+};
+use shardid::{ErrorKind, Layout};
 
 use crate::args::{Arg, options_arg, u64_arg};
-use crate::errors::{core_error, invalid_argument};
+use crate::errors::{core_error, invalid_argument, raise_kind};
 use crate::layout::PyLayout;
 
 /// The DDL that makes `<schema>.next_id()` and the decoding functions for `layout` and
@@ -51,24 +55,151 @@ fn sql_error(py: Python<'_>, e: SqlError) -> PyErr {
     }
 }
 
-/// The statements of a PostgreSQL shard lease on `table` for `layout`, in psycopg's `%s`
-/// style, with the advisory lock's key and the layout's signature (`shardid.postgres` runs
-/// them; the protocol lives in the core, `shardid::sql::PostgresLease`).
-#[pyfunction]
-pub(crate) fn _postgres_lease_sql<'py>(
-    py: Python<'py>,
-    layout: &Bound<'_, PyLayout>,
-    table: &str,
-) -> PyResult<Bound<'py, PyDict>> {
-    let sql = PostgresLease::new(layout.get().inner, table, Placeholders::Format)
-        .map_err(|e| sql_error(py, e))?;
-    let out = PyDict::new(py);
-    out.set_item("signature", sql.signature().to_string())?;
-    out.set_item("key", sql.key().to_string())?;
-    out.set_item("create_table", sql.create_table().to_string())?;
-    out.set_item("try_lock", sql.try_lock().to_string())?;
-    out.set_item("insert", sql.insert().to_string())?;
-    out.set_item("claim", sql.claim().to_string())?;
-    out.set_item("record", sql.record().to_string())?;
-    Ok(out)
+/// The core's protocol for taking a PostgreSQL shard lease (`shardid::sql::Acquire`), for
+/// `shardid.postgres` to run with psycopg: `next()` gives the statement to execute (or `None`
+/// once the lease is taken), `feed()` the first column it returned. Not for direct use.
+#[pyclass(module = "shardid._shardid", name = "_PostgresLeaseProtocol")]
+pub(crate) struct PyLeaseProtocol {
+    layout: Layout,
+    table: String,
+    holder: String,
+    key: String,
+    signature: String,
+    acquire: Acquire,
+}
+
+impl PyLeaseProtocol {
+    fn lease(&self) -> PostgresLease<'_> {
+        PostgresLease::new(self.layout, &self.table, Placeholders::Format)
+            .expect("the table name was checked in __new__")
+    }
+
+    fn params<'py>(&self, py: Python<'py>, params: &Params) -> PyResult<Bound<'py, PyTuple>> {
+        let values: PyResult<Vec<Bound<'py, PyAny>>> = params
+            .as_slice()
+            .iter()
+            .map(|param| {
+                Ok(match param {
+                    Param::Key => self.key.as_str().into_pyobject(py)?.into_any(),
+                    Param::Signature => self.signature.as_str().into_pyobject(py)?.into_any(),
+                    Param::Holder => self.holder.as_str().into_pyobject(py)?.into_any(),
+                    Param::Shard(n) | Param::Units(n) => n.into_pyobject(py)?.into_any(),
+                })
+            })
+            .collect();
+        PyTuple::new(py, values?)
+    }
+}
+
+#[pymethods]
+impl PyLeaseProtocol {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        layout: &Bound<'_, PyLayout>,
+        table: String,
+        first: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        holder: String,
+    ) -> PyResult<Self> {
+        let layout = layout.get().inner;
+        let first = u64_arg(first, "first", Arg::Other)?;
+        let end = u64_arg(end, "end", Arg::Other)?;
+        let lease = PostgresLease::new(layout, &table, Placeholders::Format)
+            .map_err(|e| sql_error(py, e))?;
+        let (key, signature) = (lease.key().to_string(), lease.signature().to_string());
+        Ok(Self {
+            layout,
+            table,
+            holder,
+            key,
+            signature,
+            acquire: Acquire::new(first, end),
+        })
+    }
+
+    /// `(sql, params, tolerated SQLSTATEs)` to execute next, or `None` once the lease is taken
+    /// (see `taken`); raises `NoFreeShardError` when every shard is held.
+    #[allow(clippy::type_complexity)]
+    fn next<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<(String, Bound<'py, PyTuple>, Bound<'py, PyTuple>)>> {
+        let lease = self.lease();
+        match self.acquire.next(&lease) {
+            Action::Run {
+                statement,
+                params,
+                tolerate,
+            } => Ok(Some((
+                statement.to_string(),
+                self.params(py, &params)?,
+                PyTuple::new(py, tolerate)?,
+            ))),
+            Action::Taken { .. } => Ok(None),
+            Action::NoFreeShard { first, end } => {
+                let held_in = format!("table {}", self.table);
+                let mut message = String::new();
+                let _ = ErrorKind::NoFreeShard.render(&mut message, |name, out| {
+                    out.push_str(&match name {
+                        "first" => first.to_string(),
+                        "end" => end.to_string(),
+                        _ => held_in.clone(),
+                    });
+                    Ok(())
+                });
+                let range = pyo3::types::PyRange::new(
+                    py,
+                    isize::try_from(first).unwrap_or(isize::MAX),
+                    isize::try_from(end).unwrap_or(isize::MAX),
+                )?;
+                Err(raise_kind(
+                    py,
+                    ErrorKind::NoFreeShard,
+                    &message,
+                    &[
+                        ("first", first.into_pyobject(py)?.into_any()),
+                        ("end", end.into_pyobject(py)?.into_any()),
+                        ("held_in", held_in.into_pyobject(py)?.into_any()),
+                        ("shards", range.into_any()),
+                    ],
+                ))
+            }
+        }
+    }
+
+    /// Feeds the first column of the first row the last statement returned (`None`: no row).
+    fn feed(&mut self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let fed = match value {
+            None => Fed::Nothing,
+            Some(v) if v.is_instance_of::<PyBool>() => Fed::Bool(v.is_truthy()?),
+            Some(v) => Fed::Int(u64_arg(v, "value", Arg::Other)?),
+        };
+        self.acquire.feed(fed);
+        Ok(())
+    }
+
+    /// `(shard, ceiling or None)` once the lease is taken, else `None`.
+    #[getter]
+    fn taken(&self) -> Option<(u64, Option<u64>)> {
+        match self.acquire.next(&self.lease()) {
+            Action::Taken { shard, recorded } => Some((shard, recorded)),
+            _ => None,
+        }
+    }
+
+    /// `(sql, params)` that record a ceiling of `units` for `shard`, only while this session
+    /// still holds its lock (one row updated; none: the lease is lost).
+    fn record<'py>(
+        &self,
+        py: Python<'py>,
+        shard: u64,
+        units: u64,
+    ) -> PyResult<(String, Bound<'py, PyTuple>)> {
+        let lease = self.lease();
+        Ok((
+            lease.record().to_string(),
+            self.params(py, &lease.record_params(shard, units))?,
+        ))
+    }
 }

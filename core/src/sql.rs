@@ -26,7 +26,10 @@ use crate::layout::mask;
 
 mod lease;
 use crate::{Error, FieldOrder, Layout, Options};
-pub use lease::{LOST_CREATE_RACE, LeaseSignature, Placeholders, PostgresLease, Statement};
+pub use lease::{
+    Acquire, Action, Fed, LOST_CREATE_RACE, LeaseSignature, Param, Params, Placeholders,
+    PostgresLease, Statement,
+};
 
 /// The longest schema name accepted: PostgreSQL truncates identifiers beyond 63 bytes without a
 /// word, and 40 leaves room for names derived from the schema.

@@ -19,7 +19,8 @@ fn one_state_per_id_space_and_shard() {
     assert!(core::ptr::eq(a, registry.state(unsigned, 1)));
     // Two generators on the registry's word never repeat each other's IDs.
     let g1 = Generator::with_state(a, Layout::TWITTER, 1, Options::new()).unwrap();
-    let g2 = Generator::with_state(registry.state(unsigned, 1), unsigned, 1, Options::new()).unwrap();
+    let g2 =
+        Generator::with_state(registry.state(unsigned, 1), unsigned, 1, Options::new()).unwrap();
     let t = 1_700_000_000_000;
     let (x, y) = (g1.next_id_at(t).unwrap(), g2.next_id_at(t).unwrap());
     assert!(y > x);

@@ -267,3 +267,81 @@ fn lease_tables_must_be_plain_lower_case_identifiers() {
         "invalid table name: it is empty"
     );
 }
+
+/// The lease protocol, scripted without a database: the statements in order, with their
+/// parameters, and where each answer leads.
+#[test]
+fn a_lease_is_taken_in_the_protocols_steps() {
+    use shardid::sql::{Acquire, Action, Fed, Param, Placeholders, PostgresLease};
+    let lease = PostgresLease::new(Layout::TWITTER, "leases", Placeholders::Numbered).unwrap();
+    let run = |acquire: &Acquire| match acquire.next(&lease) {
+        Action::Run {
+            statement,
+            params,
+            tolerate,
+        } => (
+            statement.to_string(),
+            params.as_slice().to_vec(),
+            tolerate.len(),
+        ),
+        other => panic!("expected a statement, got {other:?}"),
+    };
+    let mut acquire = Acquire::new(3, 6);
+    assert_eq!(run(&acquire), (lease.create_table().to_string(), vec![], 3));
+    acquire.feed(Fed::Nothing);
+    // Shards 3 and 4 are held; 5 is free.
+    for shard in [3, 4, 5] {
+        let (sql, params, _) = run(&acquire);
+        assert_eq!(sql, lease.try_lock().to_string());
+        assert_eq!(params, [Param::Key, Param::Shard(shard)]);
+        acquire.feed(Fed::Bool(shard == 5));
+    }
+    assert_eq!(run(&acquire).1, [Param::Signature, Param::Shard(5)]);
+    acquire.feed(Fed::Nothing);
+    let (sql, params, _) = run(&acquire);
+    assert_eq!(sql, lease.claim().to_string());
+    assert_eq!(params, [Param::Holder, Param::Signature, Param::Shard(5)]);
+    acquire.feed(Fed::Int(77));
+    assert!(matches!(
+        acquire.next(&lease),
+        Action::Taken {
+            shard: 5,
+            recorded: Some(77)
+        }
+    ));
+    // A shard never held records 0: no ceiling.
+    let mut fresh = Acquire::new(0, 1);
+    for answer in [Fed::Nothing, Fed::Bool(true), Fed::Nothing, Fed::Int(0)] {
+        fresh.feed(answer);
+    }
+    assert!(matches!(
+        fresh.next(&lease),
+        Action::Taken {
+            shard: 0,
+            recorded: None
+        }
+    ));
+    // Every shard held, or an empty range: no free shard, naming the range.
+    let mut held = Acquire::new(0, 2);
+    for answer in [Fed::Nothing, Fed::Bool(false), Fed::Bool(false)] {
+        held.feed(answer);
+    }
+    assert!(matches!(
+        held.next(&lease),
+        Action::NoFreeShard { first: 0, end: 2 }
+    ));
+    let mut empty = Acquire::new(4, 4);
+    empty.feed(Fed::Nothing);
+    assert!(matches!(empty.next(&lease), Action::NoFreeShard { .. }));
+    // Recording a ceiling: the units, then the row and the lock that must still be held.
+    assert_eq!(
+        lease.record_params(5, 900).as_slice(),
+        [
+            Param::Units(900),
+            Param::Signature,
+            Param::Shard(5),
+            Param::Key,
+            Param::Shard(5)
+        ]
+    );
+}

@@ -5,6 +5,10 @@
 //   after:    leases shard 0 of [0, 1] (once free) and prints its first 10,000 IDs' minimum.
 //   clock:    a holder issues at T0 and goes; its successor is set back 5 s and 400 ms.
 //   badtable: the codes of leases on tables that are not plain identifiers.
+//   lost:     the server ends the lease's session: IDs continue within the recorded ceiling,
+//             then LEASE_LOST, and the process lives on.
+//   closed:   a held shard refuses another session; closed, it is taken again at once and the
+//             closed lease makes no ID.
 import { appendFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
@@ -21,6 +25,29 @@ if (mode === 'badtable') {
   const codes = []
   for (const table of ['Leases', 'leases; DROP TABLE x', '1leases', '']) codes.push(await code(take(table, [0, 4])))
   console.log(JSON.stringify({ codes }))
+} else if (mode === 'lost') {
+  const held = await take('node_lost', [0, 1])
+  await held.nextIdAt(T0)
+  const pg = require('pg')
+  const admin = new pg.Client({ connectionString })
+  await admin.connect()
+  await admin.query('SELECT pg_terminate_backend($1)', [held._client.processID])
+  await admin.end()
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const within = await code(held.nextIdAt(T0 + 50))
+  const past = await code(held.nextIdAt(T0 + 1000))
+  console.log(JSON.stringify({ within, past }))
+  await held.close().catch(() => {})
+} else if (mode === 'closed') {
+  const held = await take('node_closed', [0, 1])
+  await held.nextId()
+  const before = await code(take('node_closed', [0, 1]))
+  await held.close()
+  const again = await take('node_closed', [0, 1])
+  const afterClose = await code(held.nextId())
+  await held.close()
+  console.log(JSON.stringify({ before, after: again.shard, afterClose }))
+  await again.close()
 } else if (mode === 'distinct') {
   const held = await Promise.all([0, 1, 2, 3].map(() => take('node_distinct', [0, 4])))
   const fifth = await code(take('node_distinct', [0, 4]))

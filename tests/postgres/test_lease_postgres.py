@@ -172,6 +172,8 @@ def test_a_lost_session_stops_the_generator_at_its_ceiling(cluster: Any) -> None
         generator.next_id_at(T0 + 1000)
     assert info.value.shard == 0
     assert str(info.value) == "the lease on shard 0 is no longer held: take a new lease"
+    # Node's driver, likewise (and its process survives the ended session).
+    assert node(url(cluster), "lost") == {"within": "no error", "past": "LEASE_LOST"}
 
 
 # Node's shardid/postgres (pg), on the same server: tests/postgres/lease_node.mjs.
@@ -224,3 +226,31 @@ def test_node_a_clock_set_back_between_holders(cluster: Any) -> None:
         "back400ms": "SEQUENCE_EXHAUSTED",
         "above": True,
     }
+
+
+CLOSED_SHARD_TAKER = """
+import sys
+from shardid import Layout
+from shardid.postgres import lease
+print(lease(Layout.TWITTER, sys.argv[1], range(0, 1), table="closed_leases").shard)
+"""
+
+
+def test_a_closed_lease_frees_its_shard_for_another_process_at_once(cluster: Any) -> None:
+    with lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="closed_leases") as held:
+        held.next_id()
+        taker = subprocess.run(
+            [sys.executable, "-c", CLOSED_SHARD_TAKER, cluster.dsn], capture_output=True, text=True, timeout=60
+        )
+        assert "NO_FREE_SHARD" in taker.stderr or "NoFreeShardError" in taker.stderr, taker.stderr
+    # Closed by the `with`: another process takes the shard at once, and this one makes no ID.
+    start = time.monotonic()
+    taker = subprocess.run(
+        [sys.executable, "-c", CLOSED_SHARD_TAKER, cluster.dsn], capture_output=True, text=True, timeout=60
+    )
+    assert taker.stdout.strip() == "0", taker.stderr
+    assert time.monotonic() - start < 10
+    with pytest.raises(shardid.LeaseLostError):
+        held.next_id()
+    held.close()  # twice is fine
+    assert node(url(cluster), "closed") == {"before": "NO_FREE_SHARD", "after": 0, "afterClose": "LEASE_LOST"}

@@ -18,9 +18,8 @@ __all__ = [
     "Parts",
     "__version__",
     "_CeilingGenerator",
-    "_LOST_CREATE_RACE",
+    "_PostgresLeaseProtocol",
     "_after_fork",
-    "_postgres_lease_sql",
     "lease",
     "now_ms",
     "postgres",
@@ -29,7 +28,6 @@ __all__ = [
 
 __version__: str
 DEFAULT_BACKWARDS_TOLERANCE_MS: int
-_LOST_CREATE_RACE: tuple[str, str, str]
 
 def now_ms() -> int: ...
 def postgres(
@@ -50,7 +48,14 @@ def lease(
     backwards_tolerance_ms: int | None = None,
     max_borrow_units: int | None = None,
 ) -> LeasedGenerator: ...
-def _postgres_lease_sql(layout: Layout, table: str) -> dict[str, str]: ...
+class _PostgresLeaseProtocol:
+    def __new__(cls, layout: Layout, table: str, first: int, end: int, holder: str) -> _PostgresLeaseProtocol: ...
+    def next(self) -> tuple[str, tuple[object, ...], tuple[str, ...]] | None: ...
+    def feed(self, value: object) -> None: ...
+    @property
+    def taken(self) -> tuple[int, int | None] | None: ...
+    def record(self, shard: int, units: int) -> tuple[str, tuple[object, ...]]: ...
+
 @final
 class _CeilingGenerator:
     def __new__(

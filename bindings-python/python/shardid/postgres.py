@@ -24,8 +24,8 @@ import os
 import socket
 from typing import Any
 
-from shardid._errors import InvalidArgumentError, LeaseLostError, NoFreeShardError
-from shardid._shardid import _LOST_CREATE_RACE, Layout, _CeilingGenerator, _postgres_lease_sql
+from shardid._errors import InvalidArgumentError, LeaseLostError
+from shardid._shardid import Layout, _CeilingGenerator, _PostgresLeaseProtocol
 
 __all__ = ["PostgresLease", "lease"]
 
@@ -35,7 +35,8 @@ _inherited: list[Any] = []
 
 
 class PostgresLease:
-    """A generator on a shard leased through PostgreSQL; see :func:`lease`."""
+    """A generator on a shard leased through PostgreSQL; see :func:`lease`. Use it as a context
+    manager, or call :meth:`close`, to release the shard before the process ends."""
 
     def __init__(
         self, layout: Layout, conninfo: str, shards: range, *, table: str = "shardid_leases", **options: int
@@ -43,60 +44,57 @@ class PostgresLease:
         if shards.step != 1 or shards.start < 0 or shards.stop > 2**31:
             reason = "must be a range with step 1 within 0..2**31"
             raise InvalidArgumentError(f"shards {reason}", argument="shards", reason=reason)
-        # The statements, the lock's key and the layout's signature (the protocol is the
-        # core's: shardid::sql::PostgresLease); raises InvalidArgumentError for a bad table.
-        self._sql = _postgres_lease_sql(layout, table)
         self.layout = layout
         self.conninfo = conninfo
         self.shards = shards
         self.table = table
         self._options = options
-        self._signature = self._sql["signature"]
-        self._key = self._sql["key"]
+        self._conn: Any = None
+        # Checks the table name (InvalidArgumentError) before connecting.
+        self._protocol(os.getpid())
         self._take()
+
+    def _protocol(self, pid: int) -> _PostgresLeaseProtocol:
+        holder = f"{socket.gethostname()} pid {pid}"
+        return _PostgresLeaseProtocol(self.layout, self.table, self.shards.start, self.shards.stop, holder)
 
     def _take(self) -> None:
         import psycopg
 
+        # The steps, statements and parameters are the core's (shardid::sql::Acquire): this
+        # only executes them and feeds back the first column of each answer.
+        protocol = self._protocol(os.getpid())
         conn = psycopg.connect(self.conninfo, autocommit=True)
         try:
-            try:
-                conn.execute(self._sql["create_table"])
-            except psycopg.Error as e:
-                if e.sqlstate not in _LOST_CREATE_RACE:  # created by another session at once
-                    raise
-            for shard in self.shards:
-                row = conn.execute(self._sql["try_lock"], (self._key, shard)).fetchone()
-                if row and row[0]:
-                    break
-            else:
-                start, stop = self.shards.start, self.shards.stop
-                raise NoFreeShardError(
-                    f"no free shard: every shard in {start}..{stop} is leased by a live process (table {self.table})",
-                    first=start,
-                    end=stop,
-                    held_in=f"table {self.table}",
-                    shards=self.shards,
-                )
-            conn.execute(self._sql["insert"], (self._signature, shard))
-            holder = f"{socket.gethostname()} pid {os.getpid()}"
-            row = conn.execute(self._sql["claim"], (holder, self._signature, shard)).fetchone()
-            ceiling = row[0] if row else 0
+            while (step := protocol.next()) is not None:
+                sql, params, tolerate = step
+                try:
+                    cur = conn.execute(sql, params)
+                    row = cur.fetchone() if cur.description else None
+                except psycopg.Error as e:
+                    if e.sqlstate not in tolerate:
+                        raise
+                    row = None
+                protocol.feed(row[0] if row else None)
         except BaseException:
             conn.close()
             raise
+        taken = protocol.taken
+        assert taken is not None
         self._conn = conn
         self._pid = os.getpid()
-        self._shard = shard
-        self._generator = _CeilingGenerator(self.layout, shard, ceiling or None, self._store, **self._options)
+        self._shard, ceiling = taken
+        self._record = protocol
+        self._generator = _CeilingGenerator(self.layout, self._shard, ceiling, self._store, **self._options)
 
     def _store(self, units: int) -> None:
         # Only while this session still holds the shard's lock: a lost connection (and lock)
         # stops the generator at its ceiling instead of extending it under a new holder.
         import psycopg
 
+        sql, params = self._record.record(self._shard, units)
         try:
-            cur = self._conn.execute(self._sql["record"], (units, self._signature, self._shard, self._key, self._shard))
+            cur = self._conn.execute(sql, params)
         except psycopg.OperationalError as e:  # the session, and with it the shard's lock, is gone
             raise LeaseLostError(str(e), shard=self._shard) from e
         if cur.rowcount != 1:
@@ -105,6 +103,8 @@ class PostgresLease:
             )
 
     def _current(self) -> _CeilingGenerator:
+        if self._conn is None:
+            raise LeaseLostError(f"the lease on shard {self._shard} was closed: take a new lease", shard=self._shard)
         if os.getpid() != self._pid:
             _inherited.append(self._conn)
             self._take()
@@ -112,7 +112,9 @@ class PostgresLease:
 
     @property
     def shard(self) -> int:
-        """The shard this process holds."""
+        """The shard this process holds (after :meth:`close`, the one it held)."""
+        if self._conn is None:
+            return self._shard
         return self._current().shard
 
     def next_id(self) -> int:
@@ -125,9 +127,17 @@ class PostgresLease:
         return self._current().next_ids(n)
 
     def close(self) -> None:
-        """Releases the shard (closes the lease's connection)."""
-        if os.getpid() == self._pid:
+        """Releases the shard at once (closes the lease's connection, which ends its lock);
+        the lease makes no more IDs. Closing twice is fine."""
+        if self._conn is not None and os.getpid() == self._pid:
             self._conn.close()
+        self._conn = None
+
+    def __enter__(self) -> PostgresLease:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def lease(layout: Layout, conninfo: str, shards: range, **options: Any) -> PostgresLease:

@@ -170,3 +170,187 @@ impl Display for Key<'_> {
         write!(f, "shardid {} {}", self.0.table, self.0.signature())
     }
 }
+
+/// A value of a lease statement's parameter, in the order of its placeholders: the driver
+/// passes [`PostgresLease::key`], [`PostgresLease::signature`], its own holder text (host and
+/// process, shown in the table) or the number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// [`PostgresLease::key`], as text.
+    Key,
+    /// [`PostgresLease::signature`], as text.
+    Signature,
+    /// Who takes the lease, as text (e.g. `"host pid 123"`).
+    Holder,
+    /// A shard, as a `bigint`.
+    Shard(u64),
+    /// A ceiling in time units, as a `bigint`.
+    Units(u64),
+}
+
+/// The parameters of one statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    items: [Param; 5],
+    len: usize,
+}
+
+impl Params {
+    fn of(items: &[Param]) -> Self {
+        let mut all = [Param::Key; 5];
+        all[..items.len()].copy_from_slice(items);
+        Self {
+            items: all,
+            len: items.len(),
+        }
+    }
+
+    /// The parameters, in order.
+    pub fn as_slice(&self) -> &[Param] {
+        &self.items[..self.len]
+    }
+}
+
+/// What a driver does next to take a lease: see [`Acquire`].
+#[derive(Clone, Copy, Debug)]
+pub enum Action<'a> {
+    /// Run `statement` with `params`; an error whose SQLSTATE is in `tolerate` counts as
+    /// success (the table was created by another session at the same moment). Then
+    /// [`Acquire::feed`] the first column of the first row it returned, if any.
+    Run {
+        /// The statement.
+        statement: Statement<'a>,
+        /// Its parameters.
+        params: Params,
+        /// SQLSTATEs that are not errors for this statement.
+        tolerate: &'static [&'static str],
+    },
+    /// The lease is taken: this session holds `shard`'s lock; start the generator above
+    /// `recorded`, the ceiling its last holder recorded (`None`: never held).
+    Taken {
+        /// The shard.
+        shard: u64,
+        /// The last holder's ceiling, in time units.
+        recorded: Option<u64>,
+    },
+    /// Every shard of the range is held by a live session: report
+    /// [`ErrorKind::NoFreeShard`](crate::ErrorKind::NoFreeShard).
+    NoFreeShard {
+        /// The first shard tried.
+        first: u64,
+        /// One past the last shard tried.
+        end: u64,
+    },
+}
+
+/// The first column of a statement's first row, as [`Acquire::feed`] takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fed {
+    /// No row (or a statement that returns none).
+    Nothing,
+    /// A boolean column.
+    Bool(bool),
+    /// An integer column.
+    Int(u64),
+}
+
+/// The steps of taking a PostgreSQL lease on the first free shard of a range, as a state
+/// machine the drivers run: [`Acquire::next`] says what to do, [`Acquire::feed`] takes what
+/// the database answered. Python's psycopg and Node's pg drivers only execute; the order, the
+/// statements and their parameters are here, once.
+///
+/// The steps: create the ceilings table if missing; try each shard's advisory lock in turn
+/// until one is free; add the shard's row if it has none; mark it taken, which returns the
+/// last holder's ceiling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Acquire {
+    first: u64,
+    end: u64,
+    state: State,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    CreateTable,
+    TryLock(u64),
+    Insert(u64),
+    Claim(u64),
+    Taken(u64, Option<u64>),
+    NoFreeShard,
+}
+
+impl Acquire {
+    /// Takes the first free shard of `first..end`.
+    pub const fn new(first: u64, end: u64) -> Self {
+        Self {
+            first,
+            end,
+            state: State::CreateTable,
+        }
+    }
+
+    /// What to do next, with `lease`'s statements.
+    pub fn next<'a>(&self, lease: &'a PostgresLease<'a>) -> Action<'a> {
+        let run = |statement, params: &[Param], tolerate| Action::Run {
+            statement,
+            params: Params::of(params),
+            tolerate,
+        };
+        match self.state {
+            State::CreateTable => run(lease.create_table(), &[], &LOST_CREATE_RACE),
+            State::TryLock(shard) => run(lease.try_lock(), &[Param::Key, Param::Shard(shard)], &[]),
+            State::Insert(shard) => run(
+                lease.insert(),
+                &[Param::Signature, Param::Shard(shard)],
+                &[],
+            ),
+            State::Claim(shard) => run(
+                lease.claim(),
+                &[Param::Holder, Param::Signature, Param::Shard(shard)],
+                &[],
+            ),
+            State::Taken(shard, recorded) => Action::Taken { shard, recorded },
+            State::NoFreeShard => Action::NoFreeShard {
+                first: self.first,
+                end: self.end,
+            },
+        }
+    }
+
+    /// Takes the answer to the last [`Action::Run`]: the first column of its first row.
+    pub fn feed(&mut self, answer: Fed) {
+        let next_shard = |shard: u64| match shard.checked_add(1) {
+            Some(next) if next < self.end => State::TryLock(next),
+            _ => State::NoFreeShard,
+        };
+        self.state = match self.state {
+            State::CreateTable if self.first < self.end => State::TryLock(self.first),
+            State::CreateTable => State::NoFreeShard,
+            State::TryLock(shard) if answer == Fed::Bool(true) => State::Insert(shard),
+            State::TryLock(shard) => next_shard(shard),
+            State::Insert(shard) => State::Claim(shard),
+            // A ceiling of 0 is the row's default: never recorded.
+            State::Claim(shard) => State::Taken(
+                shard,
+                match answer {
+                    Fed::Int(units) if units > 0 => Some(units),
+                    _ => None,
+                },
+            ),
+            done => done,
+        };
+    }
+}
+
+impl PostgresLease<'_> {
+    /// The parameters of [`PostgresLease::record`] for `shard` and a ceiling of `units`.
+    pub fn record_params(&self, shard: u64, units: u64) -> Params {
+        Params::of(&[
+            Param::Units(units),
+            Param::Signature,
+            Param::Shard(shard),
+            Param::Key,
+            Param::Shard(shard),
+        ])
+    }
+}
