@@ -181,7 +181,13 @@ function makeApi(backend) {
     nextIds(n) {
       return backend.leaseNextIds(this[GENERATOR], n)
     }
+    /** Releases the shard at once, so another process can take it (and continue above this
+     *  one's IDs); later calls throw LEASE_LOST. Also `using g = lease(...)`. */
+    close() {
+      backend.leaseClose(this[GENERATOR])
+    }
   }
+  if (Symbol.dispose) LeasedGenerator.prototype[Symbol.dispose] = LeasedGenerator.prototype.close
 
   /**
    * `lease({ layout, directory, shards: [first, end], backwardsToleranceMs?, maxBorrowUnits? })`:

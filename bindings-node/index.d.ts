@@ -102,6 +102,9 @@ export declare function layoutNew(epochMs: unknown, unitMs: unknown, timeBits: u
 /** Registers one of the presets by name and returns its index. */
 export declare function layoutPreset(name: string): number
 
+/** Releases the lease's shard at once; later calls throw `LEASE_LOST`. */
+export declare function leaseClose(index: number): void
+
 /**
  * Leases the first free shard of `start..end` from lock files in `directory`; returns its
  * index.

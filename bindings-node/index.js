@@ -852,6 +852,7 @@ module.exports.generatorNew = nativeBinding.generatorNew
 module.exports.layoutInfo = nativeBinding.layoutInfo
 module.exports.layoutNew = nativeBinding.layoutNew
 module.exports.layoutPreset = nativeBinding.layoutPreset
+module.exports.leaseClose = nativeBinding.leaseClose
 module.exports.leaseNew = nativeBinding.leaseNew
 module.exports.leaseNextId = nativeBinding.leaseNextId
 module.exports.leaseNextIdAt = nativeBinding.leaseNextIdAt

@@ -143,6 +143,9 @@ export declare class LeasedGenerator {
   nextIdString(): string
   nextIdAt(now: TimeInput): bigint
   nextIds(n: U64Input): BigUint64Array
+  /** Releases the shard at once, so another process can take it (and continue above this
+   *  one's IDs); later calls throw `LEASE_LOST`. Closing twice is fine. */
+  close(): void
 }
 
 /** Leases the first free shard of `shards`; throws `NO_FREE_SHARD` when all are held. */

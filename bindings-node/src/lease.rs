@@ -43,6 +43,9 @@ fn lease_error(env: &Env, e: LeaseError) -> napi::Error {
                 ),
             ],
         ),
+        LeaseError::Lost { shard } => {
+            throw_kind(env, ErrorKind::LeaseLost, &[("shard", Field::Int(shard))])
+        }
         e => {
             // The reason is the core's message less the kind's own words around it.
             let message = e.to_string();
@@ -89,6 +92,13 @@ pub fn lease_new(
             "is one too many: a process holds 2^32 leases",
         )
     })
+}
+
+/// Releases the lease's shard at once; later calls throw `LEASE_LOST`.
+#[napi]
+pub fn lease_close(env: &Env, index: u32) -> Result<()> {
+    leased(env, index)?.close();
+    Ok(())
 }
 
 /// The shard the lease holds.

@@ -153,6 +153,25 @@ impl PyLeasedGenerator {
         PyList::new(py, ids)
     }
 
+    /// Releases the shard at once, so another process can take it (and continue above this
+    /// one's IDs); later calls raise `LeaseLostError`. Closing twice is fine.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        _kind: &Bound<'_, PyAny>,
+        _value: &Bound<'_, PyAny>,
+        _traceback: &Bound<'_, PyAny>,
+    ) {
+        self.inner.close();
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<shardid.LeasedGenerator shard={} directory='{}'>",

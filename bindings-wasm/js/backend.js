@@ -128,6 +128,7 @@ function makeBackend(raw, memory) {
     leaseNextIdString: unsupported,
     leaseNextIdAt: unsupported,
     leaseNextIds: unsupported,
+    leaseClose: unsupported,
     threadsShareState: () => false,
     version: () => raw.version(),
     nowMs: () => raw.nowMs(),

@@ -147,6 +147,11 @@ pub trait CeilingStore: Send + Sync + fmt::Debug {
     /// # Errors
     /// Whatever kept the ceiling from being recorded.
     fn store(&self, at_least: u64, wanted: u64) -> std::io::Result<u64>;
+
+    /// Gives up the lease at once (a lock file's lock, a database session), so another
+    /// process can take the shard; later calls to [`CeilingStore::store`] fail. The default
+    /// does nothing: a store whose lease ends some other way.
+    fn release(&self) {}
 }
 
 /// A generator that never hands out an ID above the ceiling its [`CeilingStore`] has
@@ -203,6 +208,11 @@ impl CeilingGenerator {
     /// The layout.
     pub const fn layout(&self) -> Layout {
         self.generator.layout()
+    }
+
+    /// Releases the store's lease ([`CeilingStore::release`]).
+    pub fn release(&self) {
+        self.store.release();
     }
 
     /// Issues one ID now, as [`Generator::next_id`], after recording a new ceiling if the ID
@@ -274,10 +284,10 @@ impl CeilingGenerator {
     }
 }
 
-/// The lock file of a leased shard, which also records its ceiling.
+/// The lock file of a leased shard, which also records its ceiling. `None` once released.
 #[derive(Debug)]
 struct LockFile {
-    file: Mutex<File>,
+    file: Mutex<Option<File>>,
     signature: String,
 }
 
@@ -287,6 +297,9 @@ impl CeilingStore for LockFile {
             .file
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(file) = file.as_mut() else {
+            return Err(std::io::Error::other(LostLease));
+        };
         let text = std::format!(
             "shardid lease: the last time unit this shard may have issued\nlayout {}\nceiling {units}\n",
             self.signature
@@ -295,6 +308,17 @@ impl CeilingStore for LockFile {
         file.write_all(text.as_bytes())?;
         file.set_len(text.len() as u64)?;
         Ok(units)
+    }
+
+    fn release(&self) {
+        // Closing the file releases its lock (in this process: a forked child's inherited
+        // handle keeps it until the child closes it too).
+        drop(
+            self.file
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(),
+        );
     }
 }
 
@@ -313,6 +337,8 @@ pub struct LeasedGenerator {
     current: AtomicUsize,
     /// The fork generation `current` belongs to.
     generation: AtomicU64,
+    /// Set by [`LeasedGenerator::close`].
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl LeasedGenerator {
@@ -338,6 +364,7 @@ impl LeasedGenerator {
             held: Default::default(),
             current: AtomicUsize::new(0),
             generation: AtomicU64::new(crate::clock::fork_generation()),
+            closed: std::sync::atomic::AtomicBool::new(false),
         };
         let held = this.lease()?;
         let _ = this.held[0].set(held);
@@ -397,7 +424,7 @@ impl LeasedGenerator {
             }
         }
         let store = LockFile {
-            file: Mutex::new(file),
+            file: Mutex::new(Some(file)),
             signature,
         };
         if ceiling.is_none() {
@@ -415,6 +442,9 @@ impl LeasedGenerator {
     /// This process's lease: a new one when this is a forked child of the process that took
     /// the current one.
     fn held(&self) -> Result<&CeilingGenerator, LeaseError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(self.lost());
+        }
         let generation = crate::clock::fork_generation();
         if self.generation.load(Ordering::Acquire) == generation {
             let index = self.current.load(Ordering::Acquire);
@@ -440,12 +470,38 @@ impl LeasedGenerator {
             .ok_or_else(|| LeaseError::Io(std::io::Error::other("lease not set")))
     }
 
-    /// The shard this process holds.
+    /// The shard this process holds (after [`LeasedGenerator::close`], the one it held).
     ///
     /// # Errors
     /// As [`LeasedGenerator::next_id`], in a forked child that must take a new lease.
     pub fn shard(&self) -> Result<u64, LeaseError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Ok(self.last_shard());
+        }
         Ok(self.held()?.shard())
+    }
+
+    /// Releases the shard at once — another process can take it, and continues above the
+    /// ceiling recorded — and makes no more IDs: every later call fails with
+    /// [`LeaseError::Lost`]. Dropping the generator does the same; this is for the bindings,
+    /// whose objects the host language frees when it pleases. Closing twice is fine.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        for held in self.held.iter().filter_map(OnceLock::get) {
+            held.release();
+        }
+    }
+
+    /// The shard of the lease taken last.
+    fn last_shard(&self) -> u64 {
+        let index = self.current.load(Ordering::Acquire);
+        self.held[index].get().map_or(self.shards.start, CeilingGenerator::shard)
+    }
+
+    fn lost(&self) -> LeaseError {
+        LeaseError::Lost {
+            shard: self.last_shard(),
+        }
     }
 
     /// The layout.

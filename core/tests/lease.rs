@@ -170,3 +170,28 @@ fn threads_share_a_leased_generator_without_duplicates() {
     let unique: std::collections::HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), 200_000);
 }
+
+#[test]
+fn a_closed_lease_frees_its_shard_at_once_and_makes_no_more_ids() {
+    let d = dir("closed");
+    let a = lease(&d, 0..1).unwrap();
+    let last = a.next_id_at(T0).unwrap();
+    assert!(matches!(lease(&d, 0..1), Err(LeaseError::NoFreeShard { .. })));
+    a.close();
+    // Taken again at once, above every ID the closed lease issued.
+    let b = lease(&d, 0..1).unwrap();
+    assert_eq!(b.shard().unwrap(), 0);
+    assert!(b.next_id_at(T0 + 500).unwrap() > last);
+    // The closed lease refuses, names its shard, and closing again is fine.
+    for result in [a.next_id_at(T0 + 1), a.next_id()] {
+        let err = result.unwrap_err();
+        assert!(matches!(err, LeaseError::Lost { shard: 0 }), "{err:?}");
+        assert_eq!(err.kind().code(), "LEASE_LOST");
+    }
+    assert!(matches!(
+        a.next_ids(&mut [0; 4]),
+        Err(LeaseError::Lost { .. })
+    ));
+    assert_eq!(a.shard().unwrap(), 0);
+    a.close();
+}

@@ -93,6 +93,25 @@ test('a worker killed with SIGKILL frees its shard; its successor never repeats 
   rmSync(dir, { recursive: true, force: true })
 })
 
+test('a closed lease frees its shard for another process at once and makes no more IDs', { skip: isWasm }, async () => {
+  const dir = temp()
+  const held = lease({ layout: Layout.TWITTER, directory: dir, shards: [0, 1] })
+  const last = held.nextId()
+  held.close()
+  // Another process takes shard 0 at once (the worker leases from [0, 64]: the first free).
+  const started = Date.now()
+  const { shard } = await run([dir, join(dir, 'ids'), '10'])
+  assert.equal(shard, 0)
+  assert.ok(Date.now() - started < 10_000)
+  assert.throws(() => held.nextId(), (err) => err.code === 'LEASE_LOST' && err.shard === 0n)
+  assert.equal(held.shard, 0)
+  held.close() // twice is fine
+  const again = lease({ layout: Layout.TWITTER, directory: dir, shards: [0, 1] })
+  assert.ok(again.nextId() > last)
+  again.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
 test('a clock set back between runs never yields an old ID', { skip: isWasm }, async () => {
   const dir = temp()
   const { shard, last } = await run([dir, join(dir, 'ids'), 'at', String(T0)])

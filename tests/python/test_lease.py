@@ -188,3 +188,30 @@ def test_django_settings_can_lease_shards(tmp_path: Path) -> None:
     assert len(shards) == 2
     for shard, id_ in outputs:
         assert Layout.TWITTER.decode(int(id_)).shard == int(shard)
+
+
+TAKE_SHARD_ZERO = """
+import sys
+import shardid
+print(shardid.lease(shardid.Layout.TWITTER, sys.argv[1], range(0, 1)).shard)
+"""
+
+
+def test_a_closed_lease_frees_its_shard_for_another_process_at_once(tmp_path: Path) -> None:
+    take = [sys.executable, "-c", TAKE_SHARD_ZERO, str(tmp_path)]
+    with shardid.lease(shardid.Layout.TWITTER, tmp_path, range(0, 1)) as held:
+        last = held.next_id()
+        refused = subprocess.run(take, capture_output=True, text=True, timeout=60)
+        assert "NoFreeShardError" in refused.stderr, refused.stderr
+    # Closed by the `with`, while this process (and the object) lives on.
+    start = time.monotonic()
+    taken = subprocess.run(take, capture_output=True, text=True, timeout=60)
+    assert taken.stdout.strip() == "0", taken.stderr
+    assert time.monotonic() - start < 10
+    with pytest.raises(shardid.LeaseLostError) as info:
+        held.next_id()
+    assert info.value.shard == 0 and held.shard == 0
+    held.close()  # twice is fine
+    # A successor in this process continues above the closed lease's IDs.
+    with shardid.lease(shardid.Layout.TWITTER, tmp_path, range(0, 1)) as again:
+        assert again.next_id() > last
