@@ -495,7 +495,9 @@ impl LeasedGenerator {
     /// The shard of the lease taken last.
     fn last_shard(&self) -> u64 {
         let index = self.current.load(Ordering::Acquire);
-        self.held[index].get().map_or(self.shards.start, CeilingGenerator::shard)
+        self.held[index]
+            .get()
+            .map_or(self.shards.start, CeilingGenerator::shard)
     }
 
     fn lost(&self) -> LeaseError {

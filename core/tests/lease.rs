@@ -176,7 +176,10 @@ fn a_closed_lease_frees_its_shard_at_once_and_makes_no_more_ids() {
     let d = dir("closed");
     let a = lease(&d, 0..1).unwrap();
     let last = a.next_id_at(T0).unwrap();
-    assert!(matches!(lease(&d, 0..1), Err(LeaseError::NoFreeShard { .. })));
+    assert!(matches!(
+        lease(&d, 0..1),
+        Err(LeaseError::NoFreeShard { .. })
+    ));
     a.close();
     // Taken again at once, above every ID the closed lease issued.
     let b = lease(&d, 0..1).unwrap();
