@@ -49,12 +49,12 @@ mod anchor;
 #[cfg(target_has_atomic = "64")]
 mod generator;
 
-#[cfg(target_has_atomic = "64")]
+#[cfg(all(feature = "sql", target_has_atomic = "64"))]
 pub mod sql;
 
 #[cfg(feature = "std")]
 mod clock;
-#[cfg(all(feature = "std", target_has_atomic = "64"))]
+#[cfg(all(feature = "lease", target_has_atomic = "64"))]
 pub mod lease;
 #[cfg(all(feature = "alloc", target_has_atomic = "64"))]
 mod registry;

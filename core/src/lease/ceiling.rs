@@ -1,0 +1,157 @@
+//! The ceiling generator: never an ID above the ceiling its store has recorded.
+
+use std::boxed::Box;
+use std::fmt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{LeaseError, LostLease};
+use crate::{Error, Generator, Layout, Options};
+
+/// Where a [`CeilingGenerator`] records its ceiling: a lock file here, a database row in a
+/// binding's lease on PostgreSQL.
+pub trait CeilingStore: Send + Sync + fmt::Debug {
+    /// Records a ceiling of at least `at_least` time units (the unit of an ID about to be
+    /// handed out), ideally `wanted` (a span ahead, so the next records are rarer), and
+    /// returns the ceiling it recorded. Called before any ID above the previous ceiling is
+    /// handed out; an error keeps that ID from being handed out.
+    ///
+    /// # Errors
+    /// Whatever kept the ceiling from being recorded.
+    fn store(&self, at_least: u64, wanted: u64) -> std::io::Result<u64>;
+
+    /// Gives up the lease at once (a lock file's lock, a database session), so another
+    /// process can take the shard; later calls to [`CeilingStore::store`] fail. The default
+    /// does nothing: a store whose lease ends some other way.
+    fn release(&self) {}
+}
+
+/// A generator that never hands out an ID above the ceiling its [`CeilingStore`] has
+/// recorded: it records a new one (a span ahead) first. Started above a recorded ceiling, it
+/// never repeats an ID issued under that ceiling. [`LeasedGenerator`](super::LeasedGenerator) is one on a lock file;
+/// bindings build their database leases on it.
+#[derive(Debug)]
+pub struct CeilingGenerator {
+    generator: Generator,
+    /// The ceiling last recorded, in time units.
+    ceiling: AtomicU64,
+    /// How far ahead of an ID a new ceiling is recorded, in time units.
+    span: u64,
+    store: Box<dyn CeilingStore>,
+    /// Serialises recording, so the store sees increasing ceilings.
+    recording: Mutex<()>,
+}
+
+impl CeilingGenerator {
+    /// A generator for `shard` whose first ID is above `recorded` (the ceiling the shard's
+    /// last holder recorded, if any).
+    ///
+    /// # Errors
+    /// [`Error::ShardOutOfRange`].
+    pub fn new(
+        layout: Layout,
+        shard: u64,
+        options: Options,
+        recorded: Option<u64>,
+        store: Box<dyn CeilingStore>,
+    ) -> Result<Self, Error> {
+        let seq_bits = u32::from(layout.sequence_bits());
+        // The next free slot: the first of the unit after the ceiling.
+        let state = recorded.map_or(0, |units| (units + 1) << seq_bits);
+        let generator = Generator::with_state(AtomicU64::new(state), layout, shard, options)?;
+        // 100 ms, or half the backwards tolerance if that is less, and at least one unit: a
+        // successor that starts at once waits at most this long for the clock to pass the
+        // ceiling, and the store is written at most once per span.
+        let span_ms = (options.backwards_tolerance_ms / 2).min(100);
+        Ok(Self {
+            generator,
+            ceiling: AtomicU64::new(recorded.unwrap_or(0)),
+            span: (span_ms / layout.unit_ms()).max(1),
+            store,
+            recording: Mutex::new(()),
+        })
+    }
+
+    /// The shard.
+    pub const fn shard(&self) -> u64 {
+        self.generator.shard()
+    }
+
+    /// The layout.
+    pub const fn layout(&self) -> Layout {
+        self.generator.layout()
+    }
+
+    /// Releases the store's lease ([`CeilingStore::release`]).
+    pub fn release(&self) {
+        self.store.release();
+    }
+
+    /// Issues one ID now, as [`Generator::next_id`], after recording a new ceiling if the ID
+    /// is above the current one.
+    ///
+    /// # Errors
+    /// [`LeaseError::Id`] as [`Generator::next_id`]; [`LeaseError::Io`] when the ceiling
+    /// cannot be recorded (the ID is then not handed out).
+    pub fn next_id(&self) -> Result<u64, LeaseError> {
+        let id = self.generator.next_id()?;
+        self.cover(id)?;
+        Ok(id)
+    }
+
+    /// Issues one ID as if the clock read `now_ms`, as [`Generator::next_id_at`].
+    ///
+    /// # Errors
+    /// As [`CeilingGenerator::next_id`], and [`Error::SequenceExhausted`].
+    pub fn next_id_at(&self, now_ms: u64) -> Result<u64, LeaseError> {
+        let id = self.generator.next_id_at(now_ms)?;
+        self.cover(id)?;
+        Ok(id)
+    }
+
+    /// Fills `out` with IDs now, as [`Generator::next_ids`].
+    ///
+    /// # Errors
+    /// As [`CeilingGenerator::next_id`]; on an error none of `out` may be used.
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<(), LeaseError> {
+        self.generator.next_ids(out)?;
+        if let Some(&last) = out.last() {
+            self.cover(last)?;
+        }
+        Ok(())
+    }
+
+    /// Makes sure the ceiling covers `id`'s time unit before `id` is handed out.
+    #[inline]
+    fn cover(&self, id: u64) -> Result<(), LeaseError> {
+        let units = id >> self.generator.layout().time_shift();
+        if units <= self.ceiling.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // A panic while recording leaves at worst an older ceiling, which the next record
+        // replaces: keep using the lock.
+        let _recording = self
+            .recording
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if units <= self.ceiling.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let ceiling =
+            self.store
+                .store(units, units + self.span)
+                .map_err(|e| match e.get_ref() {
+                    Some(inner) if inner.is::<LostLease>() => LeaseError::Lost {
+                        shard: self.shard(),
+                    },
+                    _ => LeaseError::Io(e),
+                })?;
+        if ceiling < units {
+            return Err(LeaseError::Io(std::io::Error::other(
+                "the ceiling store recorded less than it was asked to",
+            )));
+        }
+        self.ceiling.store(ceiling, Ordering::Release);
+        Ok(())
+    }
+}

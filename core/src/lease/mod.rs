@@ -1,0 +1,134 @@
+//! Shard leases: no two processes on a host hold the same shard, and no process reissues the
+//! IDs of one that held its shard before.
+//!
+//! The most common way snowflake IDs repeat in production is two processes with the same
+//! shard: pre-fork servers whose workers inherit one generator, N copies of one configuration,
+//! a restart onto a clock that was set back. A [`LeasedGenerator`] takes its shard from a
+//! directory of lock files, one per shard of a configured range, each held with the OS's
+//! advisory lock (`flock` on Unix, `LockFileEx` on Windows, through [`std::fs::File::try_lock`]).
+//! The OS releases it when the process dies, however it dies, so a crashed worker's shard is
+//! free again for the next one.
+//!
+//! Each lock file also records a *ceiling*: a time unit at or above every unit the holder has
+//! issued. It is written before any ID above it is handed out (a little ahead, so a file write
+//! happens every few hundred milliseconds, not every ID). The next holder starts its state
+//! above the ceiling: after a restart, or with a clock set back, it continues after the last
+//! holder's IDs within the generator's backwards tolerance and fails with
+//! [`Error::ClockMovedBackwards`] beyond it, exactly as one long-lived generator would.
+//! The file is written, not synced: the ceiling survives the process (killed or not), and a
+//! machine that loses its page cache takes longer to reboot than the ceiling runs ahead.
+//!
+//! After `fork()`, a leased generator used in the child takes a new lease of its own in the
+//! child (the bindings' at-fork hooks call [`crate::after_fork`], which tells it), so a
+//! pre-fork server's workers get one shard each.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::PathBuf;
+
+use crate::{Error, ErrorKind};
+
+mod ceiling;
+mod lock_file;
+
+pub use ceiling::{CeilingGenerator, CeilingStore};
+pub use lock_file::{LeasedGenerator, signature};
+
+/// Why a lease could not be taken or kept.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LeaseError {
+    /// An error of the generator (clock moved backwards, expiry, shard out of range).
+    Id(Error),
+    /// Every shard of the range is held by a live process.
+    NoFreeShard {
+        /// The directory of lock files.
+        directory: PathBuf,
+        /// The range of shards that were tried.
+        shards: Range<u64>,
+    },
+    /// A lock file records another layout: the directory belongs to other IDs.
+    OtherLayout {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// Reading or writing a lock file failed.
+    Io(std::io::Error),
+    /// The store reported that this process no longer holds the shard (a database lease
+    /// whose session ended): no ID above the recorded ceiling is handed out.
+    Lost {
+        /// The shard that was held.
+        shard: u64,
+    },
+}
+
+/// What a [`CeilingStore`] wraps in its `io::Error` (`io::Error::other(LostLease)`) when the
+/// lease it records for is no longer held: the generator then reports [`LeaseError::Lost`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostLease;
+
+impl fmt::Display for LostLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the lease is no longer held")
+    }
+}
+
+impl std::error::Error for LostLease {}
+
+impl LeaseError {
+    /// The kind of the shared table this error is reported as in every binding.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Id(e) => e.kind(),
+            Self::NoFreeShard { .. } => ErrorKind::NoFreeShard,
+            Self::OtherLayout { .. } | Self::Io(_) => ErrorKind::LeaseFile,
+            Self::Lost { .. } => ErrorKind::LeaseLost,
+        }
+    }
+}
+
+impl fmt::Display for LeaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Id(e) => e.fmt(f),
+            Self::NoFreeShard { directory, shards } => {
+                ErrorKind::NoFreeShard.render(f, |name, f| match name {
+                    "first" => write!(f, "{}", shards.start),
+                    "end" => write!(f, "{}", shards.end),
+                    _ => write!(f, "lock files in {}", directory.display()),
+                })
+            }
+            Self::OtherLayout { path } => ErrorKind::LeaseFile.render(f, |_, f| {
+                write!(
+                    f,
+                    "{} records another layout: use a directory per layout",
+                    path.display()
+                )
+            }),
+            Self::Io(e) => ErrorKind::LeaseFile.render(f, |_, f| write!(f, "{e}")),
+            Self::Lost { shard } => ErrorKind::LeaseLost.render(f, |_, f| write!(f, "{shard}")),
+        }
+    }
+}
+
+impl std::error::Error for LeaseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Id(e) => Some(e),
+            Self::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<Error> for LeaseError {
+    fn from(e: Error) -> Self {
+        Self::Id(e)
+    }
+}
+
+impl From<std::io::Error> for LeaseError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Io(e)
+    }
+}

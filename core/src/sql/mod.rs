@@ -1,0 +1,87 @@
+//! SQL that shardid renders, so that every language sends the same statements: the DDL that
+//! makes and reads IDs inside PostgreSQL ([`Postgres`], [`PostgresUninstall`]) and the
+//! statements and steps of a PostgreSQL shard lease ([`PostgresLease`], [`Acquire`]).
+//!
+//! Rendering writes into any [`core::fmt::Write`]: `format!("{}", ddl)` or `write!(out, "{ddl}")`.
+//! Names that go into SQL unquoted (schemas, tables) are checked first: plain lower-case
+//! identifiers only, so no name can inject SQL.
+
+use core::fmt::{self, Display, Formatter};
+
+use crate::Error;
+
+mod lease;
+mod postgres;
+mod uninstall;
+
+pub use lease::{
+    Acquire, Action, Fed, LOST_CREATE_RACE, LeaseSignature, Param, Params, Placeholders,
+    PostgresLease, Statement,
+};
+pub use postgres::Postgres;
+pub use uninstall::PostgresUninstall;
+
+/// The longest schema name accepted: PostgreSQL truncates identifiers beyond 63 bytes without a
+/// word, and 40 leaves room for names derived from the schema.
+pub const MAX_SCHEMA_LEN: usize = 40;
+
+/// Why [`Postgres::new`] refused its arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SqlError {
+    /// The shard does not fit the layout ([`Error::ShardOutOfRange`]), or the layout cannot be
+    /// kept in a PostgreSQL `bigint` ([`Error::InvalidLayout`]).
+    Core(Error),
+    /// The schema name is not a plain lower-case SQL identifier.
+    SchemaName {
+        /// Which rule the name broke.
+        reason: &'static str,
+    },
+    /// The table name is not a plain lower-case SQL identifier (same rules as a schema's).
+    TableName {
+        /// Which rule the name broke.
+        reason: &'static str,
+    },
+}
+
+impl Display for SqlError {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Core(error) => error.fmt(f),
+            Self::SchemaName { reason } => write!(f, "invalid schema name: {reason}"),
+            Self::TableName { reason } => write!(f, "invalid table name: {reason}"),
+        }
+    }
+}
+
+impl core::error::Error for SqlError {}
+
+impl From<Error> for SqlError {
+    fn from(error: Error) -> Self {
+        Self::Core(error)
+    }
+}
+
+fn check_schema(schema: &str) -> Result<(), SqlError> {
+    identifier_problem(schema).map_or(Ok(()), |reason| Err(SqlError::SchemaName { reason }))
+}
+
+/// Why `name` is not a plain lower-case identifier of at most [`MAX_SCHEMA_LEN`] bytes that
+/// can go into SQL unquoted, if it is not.
+fn identifier_problem(name: &str) -> Option<&'static str> {
+    let bytes = name.as_bytes();
+    match bytes.first() {
+        None => Some("it is empty"),
+        Some(_) if bytes.len() > MAX_SCHEMA_LEN => Some("it is longer than 40 bytes"),
+        Some(b'0'..=b'9') => Some("it starts with a digit"),
+        Some(_) if name.starts_with("pg_") => Some("names starting with pg_ are reserved"),
+        Some(_)
+            if !bytes
+                .iter()
+                .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_')) =>
+        {
+            Some("only a-z, 0-9 and _ are allowed")
+        }
+        Some(_) => None,
+    }
+}

@@ -1,0 +1,53 @@
+//! The DDL that removes what [`super::Postgres`] installed.
+
+use core::fmt::{self, Display, Formatter};
+
+use super::{SqlError, check_schema};
+
+/// The DDL that removes what [`Postgres`](super::Postgres) installed in `schema` (its functions and its state),
+/// leaving the schema itself and anything else in it. Render it with [`Display`].
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct PostgresUninstall<'a> {
+    schema: &'a str,
+}
+
+impl<'a> PostgresUninstall<'a> {
+    /// # Errors
+    /// [`SqlError::SchemaName`], as for [`Postgres::new`](super::Postgres::new).
+    pub fn new(schema: &'a str) -> Result<Self, SqlError> {
+        check_schema(schema)?;
+        Ok(Self { schema })
+    }
+}
+
+/// Every function the install creates, with its argument types, dependents first.
+const FUNCTIONS: [&str; 12] = [
+    "next_id()",
+    "shardid_ready(bigint)",
+    "shardid_max_id_at(timestamptz)",
+    "shardid_min_id_at(timestamptz)",
+    "shardid_unix_ms(timestamptz)",
+    "shardid_max_id_at_ms(bigint)",
+    "shardid_min_id_at_ms(bigint)",
+    "shardid_sequence(bigint)",
+    "shardid_shard(bigint)",
+    "shardid_timestamp(bigint)",
+    "shardid_timestamp_ms(bigint)",
+    "shardid_raise(text, text)",
+];
+
+impl Display for PostgresUninstall<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.schema;
+        writeln!(
+            f,
+            "-- Removes shardid's functions and state from schema {s}."
+        )?;
+        for function in FUNCTIONS {
+            writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
+        }
+        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_counter_even;")?;
+        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_counter_odd;")
+    }
+}
