@@ -427,10 +427,10 @@ struct shardid_layout shardid_layout_sonyflake(void);
  * be at most 64 (63 when `is_signed`), the time field at least 1 bit, `unit_ms` at least 1,
  * and the layout's last timestamp must fit in 64 bits.
  *
- * Returns `SHARDID_ERR_INVALID_LAYOUT` when it breaks a rule; `*out` is then untouched.
+ * Returns `SHARDID_ERR_INVALID_LAYOUT` when it breaks a rule; `*out_layout` is then untouched.
  *
  * # Safety
- * `out` is null or valid for writing a `shardid_layout`.
+ * `out_layout` is null or valid for writing a `shardid_layout`.
  */
 shardid_status shardid_layout_new(uint64_t epoch_ms,
                                   uint64_t unit_ms,
@@ -445,47 +445,51 @@ shardid_status shardid_layout_new(uint64_t epoch_ms,
  * The largest shard number the layout holds.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_shard` is null or valid for writing a
  * `uint64_t`.
  */
-shardid_status shardid_max_shard(const struct shardid_layout *layout, uint64_t *out);
+shardid_status shardid_max_shard(const struct shardid_layout *layout,
+                                 uint64_t *out_shard);
 
 /**
  * The largest sequence number the layout holds.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_sequence` is null or valid for writing a
  * `uint64_t`.
  */
-shardid_status shardid_max_sequence(const struct shardid_layout *layout, uint64_t *out);
+shardid_status shardid_max_sequence(const struct shardid_layout *layout,
+                                    uint64_t *out_sequence);
 
 /**
  * The largest ID of the layout.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
  * `uint64_t`.
  */
-shardid_status shardid_max_id(const struct shardid_layout *layout, uint64_t *out);
+shardid_status shardid_max_id(const struct shardid_layout *layout, uint64_t *out_id);
 
 /**
  * The last Unix millisecond the layout can represent: the time it runs out.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_ms` is null or valid for writing a
  * `uint64_t`.
  */
-shardid_status shardid_expires_at_ms(const struct shardid_layout *layout, uint64_t *out);
+shardid_status shardid_expires_at_ms(const struct shardid_layout *layout, uint64_t *out_ms);
 
 /**
  * Checks that `id` is an ID this layout can produce and writes it back.
  * `SHARDID_ERR_INVALID_ID` otherwise.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
  * `uint64_t`.
  */
-shardid_status shardid_validate_id(const struct shardid_layout *layout, uint64_t id, uint64_t *out);
+shardid_status shardid_validate_id(const struct shardid_layout *layout,
+                                   uint64_t id,
+                                   uint64_t *out_id);
 
 /**
  * Builds the ID for a timestamp (Unix ms, floored to its time unit), shard and sequence.
@@ -493,38 +497,38 @@ shardid_status shardid_validate_id(const struct shardid_layout *layout, uint64_t
  * `SHARDID_ERR_SHARD_OUT_OF_RANGE`, `SHARDID_ERR_SEQUENCE_OUT_OF_RANGE`.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
  * `uint64_t`.
  */
 shardid_status shardid_compose(const struct shardid_layout *layout,
                                uint64_t timestamp_ms,
                                uint64_t shard,
                                uint64_t sequence,
-                               uint64_t *out);
+                               uint64_t *out_id);
 
 /**
  * The smallest ID any generator of the layout can make in the time unit holding
  * `timestamp_ms`: with `shardid_max_id_at`, the bounds of `WHERE id BETWEEN ...` queries.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
  * `uint64_t`.
  */
 shardid_status shardid_min_id_at(const struct shardid_layout *layout,
                                  uint64_t timestamp_ms,
-                                 uint64_t *out);
+                                 uint64_t *out_id);
 
 /**
  * The largest ID any generator of the layout can make in the time unit holding
  * `timestamp_ms`.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
  * `uint64_t`.
  */
 shardid_status shardid_max_id_at(const struct shardid_layout *layout,
                                  uint64_t timestamp_ms,
-                                 uint64_t *out);
+                                 uint64_t *out_id);
 
 /**
  * Instagram's key-to-shard mapping: `key % logical_shards`.
@@ -532,13 +536,13 @@ shardid_status shardid_max_id_at(const struct shardid_layout *layout,
  * holds.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_shard` is null or valid for writing a
  * `uint64_t`.
  */
 shardid_status shardid_shard_for_key(const struct shardid_layout *layout,
                                      uint64_t key,
                                      uint64_t logical_shards,
-                                     uint64_t *out);
+                                     uint64_t *out_shard);
 
 /**
  * TiDB's decimal scatter: moves the last decimal digit of `id` to the front, so
@@ -546,43 +550,45 @@ shardid_status shardid_shard_for_key(const struct shardid_layout *layout,
  * would leave the layout's range.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
  * `uint64_t`.
  */
 shardid_status shardid_scatter_decimal(const struct shardid_layout *layout,
                                        uint64_t id,
-                                       uint64_t *out);
+                                       uint64_t *out_id);
 
 /**
  * The inverse of `shardid_scatter_decimal`.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
  * `uint64_t`.
  */
 shardid_status shardid_gather_decimal(const struct shardid_layout *layout,
                                       uint64_t id,
-                                      uint64_t *out);
+                                      uint64_t *out_id);
 
 /**
  * A bit-level scatter that always stays in the layout's range; its own inverse.
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
  * `uint64_t`.
  */
 shardid_status shardid_scatter_bits(const struct shardid_layout *layout,
                                     uint64_t id,
-                                    uint64_t *out);
+                                    uint64_t *out_id);
 
 /**
  * The inverse of `shardid_scatter_bits` (the same transform).
  *
  * # Safety
- * `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
  * `uint64_t`.
  */
-shardid_status shardid_gather_bits(const struct shardid_layout *layout, uint64_t id, uint64_t *out);
+shardid_status shardid_gather_bits(const struct shardid_layout *layout,
+                                   uint64_t id,
+                                   uint64_t *out_id);
 
 /**
  * Splits an ID into its fields. `SHARDID_ERR_INVALID_ID` when `id` is not an ID this layout

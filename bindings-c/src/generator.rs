@@ -4,11 +4,11 @@ use std::sync::atomic::AtomicU64;
 
 use shardid::{Generator, Options};
 
+use crate::fork::register_fork_handler;
 use crate::layout::{layout_arg, shardid_layout};
-use crate::status::{arg, boundary, out, shardid_status};
+use crate::status::{arg, boundary, id_array, out, shardid_status};
 
 /// A generator's policy for clocks that move back and sequences that run out.
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct shardid_options {
@@ -47,30 +47,9 @@ pub extern "C" fn shardid_options_default() -> shardid_options {
 ///
 /// After `fork()`, parent and child hold copies of the state: use a different shard in the
 /// child.
-#[allow(non_camel_case_types)]
 pub struct shardid_generator {
     inner: Generator<&'static AtomicU64>,
 }
-
-/// Makes the clock aware of `fork()` children: the clock's helper thread does not survive a
-/// fork, and the child's first burst should start its own instead of waiting to notice.
-#[cfg(unix)]
-pub(crate) fn register_fork_handler() {
-    extern "C" fn child() {
-        shardid::after_fork();
-    }
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: `child` is a plain function that only stores to atomics, which is safe in a
-        // forked child; the handler stays valid for the life of the process.
-        let rc = unsafe { libc::pthread_atfork(None, None, Some(child)) };
-        // Without the handler the clock still notices the fork at its next check.
-        debug_assert_eq!(rc, 0, "pthread_atfork");
-    });
-}
-
-#[cfg(not(unix))]
-pub(crate) fn register_fork_handler() {}
 
 /// Makes a generator for `shard` of `layout` with the default options.
 ///
@@ -173,29 +152,6 @@ pub unsafe extern "C" fn shardid_generator_next_at(
         out_id.write(generator.inner.next_id_at(now_ms)?);
         Ok(())
     })
-}
-
-/// Borrows a caller's `uint64_t` array of `len` elements (`NULL` allowed when `len` is 0).
-///
-/// # Safety
-/// `ids` is null or valid for reads and writes of `len` `uint64_t`s, not accessed elsewhere
-/// for `'a`.
-pub(crate) unsafe fn id_array<'a>(
-    ids: *mut u64,
-    len: usize,
-) -> Result<&'a mut [u64], shardid_status> {
-    if len == 0 {
-        return Ok(&mut []);
-    }
-    if ids.is_null() {
-        return Err(shardid_status::SHARDID_ERR_NULL_ARGUMENT);
-    }
-    // Every bit pattern is a valid u64: zero the array so no uninitialised memory is ever
-    // seen as a slice of integers.
-    // SAFETY: the caller guarantees `ids` is valid for writes of `len` elements.
-    unsafe { ids.write_bytes(0, len) };
-    // SAFETY: non-null, valid for `len` elements (caller), initialised just above, exclusive.
-    Ok(unsafe { std::slice::from_raw_parts_mut(ids, len) })
 }
 
 /// Fills all `len` elements of `ids` with IDs now, one atomic step per time unit, waiting for

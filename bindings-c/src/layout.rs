@@ -9,7 +9,6 @@ use shardid::{FieldOrder, Layout};
 use crate::status::{arg, boundary, out, shardid_status};
 
 /// The order of the two low fields of an ID; the value of `shardid_layout.order`.
-#[allow(non_camel_case_types)]
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum shardid_field_order {
@@ -25,7 +24,6 @@ pub enum shardid_field_order {
 /// Use a preset (`shardid_layout_instagram()`, ...) or `shardid_layout_new()`, which checks
 /// the values. Filling the struct by hand works too: every function validates the layout it
 /// is given and returns `SHARDID_ERR_INVALID_LAYOUT` for one that is not usable.
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct shardid_layout {
@@ -128,10 +126,10 @@ pub extern "C" fn shardid_layout_sonyflake() -> shardid_layout {
 /// be at most 64 (63 when `is_signed`), the time field at least 1 bit, `unit_ms` at least 1,
 /// and the layout's last timestamp must fit in 64 bits.
 ///
-/// Returns `SHARDID_ERR_INVALID_LAYOUT` when it breaks a rule; `*out` is then untouched.
+/// Returns `SHARDID_ERR_INVALID_LAYOUT` when it breaks a rule; `*out_layout` is then untouched.
 ///
 /// # Safety
-/// `out` is null or valid for writing a `shardid_layout`.
+/// `out_layout` is null or valid for writing a `shardid_layout`.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn shardid_layout_new(
@@ -184,73 +182,73 @@ unsafe fn layout_op(
 /// The largest shard number the layout holds.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_shard` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_max_shard(
     layout: *const shardid_layout,
-    out: *mut u64,
+    out_shard: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| Ok(l.max_shard())) }
+    unsafe { layout_op(layout, out_shard, |l| Ok(l.max_shard())) }
 }
 
 /// The largest sequence number the layout holds.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_sequence` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_max_sequence(
     layout: *const shardid_layout,
-    out: *mut u64,
+    out_sequence: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| Ok(l.max_sequence())) }
+    unsafe { layout_op(layout, out_sequence, |l| Ok(l.max_sequence())) }
 }
 
 /// The largest ID of the layout.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_max_id(
     layout: *const shardid_layout,
-    out: *mut u64,
+    out_id: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| Ok(l.max_id())) }
+    unsafe { layout_op(layout, out_id, |l| Ok(l.max_id())) }
 }
 
 /// The last Unix millisecond the layout can represent: the time it runs out.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_ms` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_expires_at_ms(
     layout: *const shardid_layout,
-    out: *mut u64,
+    out_ms: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| Ok(l.expires_at_ms())) }
+    unsafe { layout_op(layout, out_ms, |l| Ok(l.expires_at_ms())) }
 }
 
 /// Checks that `id` is an ID this layout can produce and writes it back.
 /// `SHARDID_ERR_INVALID_ID` otherwise.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_validate_id(
     layout: *const shardid_layout,
     id: u64,
-    out: *mut u64,
+    out_id: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| l.validate_id(id)) }
+    unsafe { layout_op(layout, out_id, |l| l.validate_id(id)) }
 }
 
 /// Builds the ID for a timestamp (Unix ms, floored to its time unit), shard and sequence.
@@ -258,7 +256,7 @@ pub unsafe extern "C" fn shardid_validate_id(
 /// `SHARDID_ERR_SHARD_OUT_OF_RANGE`, `SHARDID_ERR_SEQUENCE_OUT_OF_RANGE`.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_compose(
@@ -266,42 +264,42 @@ pub unsafe extern "C" fn shardid_compose(
     timestamp_ms: u64,
     shard: u64,
     sequence: u64,
-    out: *mut u64,
+    out_id: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| l.compose(timestamp_ms, shard, sequence)) }
+    unsafe { layout_op(layout, out_id, |l| l.compose(timestamp_ms, shard, sequence)) }
 }
 
 /// The smallest ID any generator of the layout can make in the time unit holding
 /// `timestamp_ms`: with `shardid_max_id_at`, the bounds of `WHERE id BETWEEN ...` queries.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_min_id_at(
     layout: *const shardid_layout,
     timestamp_ms: u64,
-    out: *mut u64,
+    out_id: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| l.min_id_at(timestamp_ms)) }
+    unsafe { layout_op(layout, out_id, |l| l.min_id_at(timestamp_ms)) }
 }
 
 /// The largest ID any generator of the layout can make in the time unit holding
 /// `timestamp_ms`.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_max_id_at(
     layout: *const shardid_layout,
     timestamp_ms: u64,
-    out: *mut u64,
+    out_id: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| l.max_id_at(timestamp_ms)) }
+    unsafe { layout_op(layout, out_id, |l| l.max_id_at(timestamp_ms)) }
 }
 
 /// Instagram's key-to-shard mapping: `key % logical_shards`.
@@ -309,17 +307,17 @@ pub unsafe extern "C" fn shardid_max_id_at(
 /// holds.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_shard` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_shard_for_key(
     layout: *const shardid_layout,
     key: u64,
     logical_shards: u64,
-    out: *mut u64,
+    out_shard: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| l.shard_for_key(key, logical_shards)) }
+    unsafe { layout_op(layout, out_shard, |l| l.shard_for_key(key, logical_shards)) }
 }
 
 /// TiDB's decimal scatter: moves the last decimal digit of `id` to the front, so
@@ -327,65 +325,64 @@ pub unsafe extern "C" fn shardid_shard_for_key(
 /// would leave the layout's range.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_scatter_decimal(
     layout: *const shardid_layout,
     id: u64,
-    out: *mut u64,
+    out_id: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| l.scatter_decimal(id)) }
+    unsafe { layout_op(layout, out_id, |l| l.scatter_decimal(id)) }
 }
 
 /// The inverse of `shardid_scatter_decimal`.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_gather_decimal(
     layout: *const shardid_layout,
     id: u64,
-    out: *mut u64,
+    out_id: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| l.gather_decimal(id)) }
+    unsafe { layout_op(layout, out_id, |l| l.gather_decimal(id)) }
 }
 
 /// A bit-level scatter that always stays in the layout's range; its own inverse.
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_scatter_bits(
     layout: *const shardid_layout,
     id: u64,
-    out: *mut u64,
+    out_id: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| l.scatter_bits(id)) }
+    unsafe { layout_op(layout, out_id, |l| l.scatter_bits(id)) }
 }
 
 /// The inverse of `shardid_scatter_bits` (the same transform).
 ///
 /// # Safety
-/// `layout` is null or points to a valid `shardid_layout`; `out` is null or valid for writing a
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
 /// `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_gather_bits(
     layout: *const shardid_layout,
     id: u64,
-    out: *mut u64,
+    out_id: *mut u64,
 ) -> shardid_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { layout_op(layout, out, |l| l.gather_bits(id)) }
+    unsafe { layout_op(layout, out_id, |l| l.gather_bits(id)) }
 }
 
 /// The fields of an ID.
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct shardid_parts {

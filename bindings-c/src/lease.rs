@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use shardid::lease::LeasedGenerator;
 
-use crate::generator::{id_array, register_fork_handler, shardid_options};
+use crate::fork::register_fork_handler;
+use crate::generator::shardid_options;
 use crate::layout::{layout_arg, shardid_layout};
-use crate::status::{arg, boundary, out, shardid_status};
+use crate::status::{arg, boundary, id_array, out, shardid_status};
 
 /// A generator on a shard leased from lock files `shard-<n>.lock` in a directory, held with
 /// `flock` until the generator is freed or the process dies (however it dies).
@@ -16,7 +17,6 @@ use crate::status::{arg, boundary, out, shardid_status};
 /// Each lock file records a ceiling above every ID its holder issued; the next holder starts
 /// above it. Thread-safe. After `fork()`, a leased generator used in the child takes a shard
 /// of its own there (libshardid's `pthread_atfork` handler tells it).
-#[allow(non_camel_case_types)]
 pub struct shardid_lease {
     inner: LeasedGenerator,
 }

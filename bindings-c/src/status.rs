@@ -7,7 +7,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 /// Python exceptions, the JS `err.code`s and the WebAssembly statuses.
 ///
 /// The values are stable: new kinds get new numbers, old numbers are never reused.
-#[allow(non_camel_case_types)]
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum shardid_status {
@@ -205,4 +204,27 @@ pub(crate) unsafe fn out<'a, T>(
     // SAFETY: the caller guarantees a non-null `ptr` is valid for writes of a `T` for 'a;
     // `MaybeUninit` makes no claim about what is there now.
     unsafe { ptr.cast::<std::mem::MaybeUninit<T>>().as_mut() }.ok_or(SHARDID_ERR_NULL_ARGUMENT)
+}
+
+/// Borrows a caller's `uint64_t` array of `len` elements (`NULL` allowed when `len` is 0).
+///
+/// # Safety
+/// `ids` is null or valid for reads and writes of `len` `uint64_t`s, not accessed elsewhere
+/// for `'a`.
+pub(crate) unsafe fn id_array<'a>(
+    ids: *mut u64,
+    len: usize,
+) -> Result<&'a mut [u64], shardid_status> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if ids.is_null() {
+        return Err(shardid_status::SHARDID_ERR_NULL_ARGUMENT);
+    }
+    // Every bit pattern is a valid u64: zero the array so no uninitialised memory is ever
+    // seen as a slice of integers.
+    // SAFETY: the caller guarantees `ids` is valid for writes of `len` elements.
+    unsafe { ids.write_bytes(0, len) };
+    // SAFETY: non-null, valid for `len` elements (caller), initialised just above, exclusive.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ids, len) })
 }

@@ -7,7 +7,7 @@ use napi::{Env, ValueType, sys};
 pub(crate) use shardid::args::Arg;
 use shardid::args::Problem;
 
-use crate::errors::{Class, Field, throw_object};
+use crate::errors::{Class, Field, invalid_argument, throw_object};
 
 /// The error for `problem` with the argument `name`, whose value is `given`: the kind the
 /// core's rules give, with the fields `argument` and `reason` (and for an ID, `id`: the value as
@@ -213,4 +213,10 @@ pub(crate) fn options_arg(
         options = options.max_borrow_units(u64_arg(env, &units, "maxBorrowUnits", Arg::Other)?);
     }
     Ok(options)
+}
+
+/// A count of IDs to make (`n`).
+pub(crate) fn count_arg(env: &Env, n: &Unknown<'_>) -> napi::Result<usize> {
+    let n = u64_arg(env, n, "n", Arg::Other)?;
+    usize::try_from(n).map_err(|_| invalid_argument(env, Class::Range, "n", "is too large"))
 }

@@ -211,3 +211,9 @@ pub(crate) fn options_arg(
     }
     Ok(options)
 }
+
+/// A count of IDs to make (`n`).
+pub(crate) fn count_arg(n: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let count = u64_arg(n, "n", Arg::Other)?;
+    usize::try_from(count).map_err(|_| invalid_argument(n.py(), "n", "is too large"))
+}

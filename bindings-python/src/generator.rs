@@ -7,10 +7,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyMemoryView, PySlice};
 use shardid::Generator;
 
-use crate::args::{Arg, options_arg, timestamp_arg, u64_arg};
-use crate::errors::{OrRaise, invalid_argument};
+use crate::args::{Arg, count_arg, options_arg, timestamp_arg, u64_arg};
+use crate::errors::OrRaise;
+use crate::fork::check_not_forked;
 use crate::layout::PyLayout;
-use crate::lease::check_not_forked;
 
 /// Batches at least this long are made with the interpreter released: long enough to wait
 /// for the next time unit, which other threads should not wait on.
@@ -23,11 +23,6 @@ pub(crate) struct PyGenerator {
     inner: Generator<&'static AtomicU64>,
     /// The fork generation the handle was made in: used in a forked child, it refuses.
     made_in: u64,
-}
-
-pub(crate) fn count_arg(n: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let count = u64_arg(n, "n", Arg::Other)?;
-    usize::try_from(count).map_err(|_| invalid_argument(n.py(), "n", "is too large"))
 }
 
 impl PyGenerator {

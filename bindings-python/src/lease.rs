@@ -8,9 +8,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyRange};
 use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
 
-use crate::args::{Arg, options_arg, timestamp_arg, u64_arg};
+use crate::args::{Arg, count_arg, options_arg, timestamp_arg, u64_arg};
 use crate::errors::{core_error, invalid_argument, raise_kind};
-use crate::generator::count_arg;
 use crate::layout::PyLayout;
 use shardid::ErrorKind;
 
@@ -181,16 +180,6 @@ impl PyLeasedGenerator {
             self.inner.directory().display()
         )
     }
-}
-
-/// Raises `ForkedGeneratorError` when a handle made in generation `made_in` is used in a
-/// forked child.
-pub(crate) fn check_not_forked(py: Python<'_>, made_in: u64) -> PyResult<()> {
-    if shardid::fork_generation() == made_in {
-        return Ok(());
-    }
-    let kind = ErrorKind::ForkedGenerator;
-    Err(raise_kind(py, kind, kind.template(), &[]))
 }
 
 /// A Python callable as the core's ceiling store: `store(units)` must record the ceiling

@@ -1,24 +1,18 @@
 //! The native module `shardid._shardid`, re-exported by the `shardid` package.
 //!
 //! A thin adapter: argument checks (`args`), the core's errors as Python exceptions
-//! (`errors`), the value and generator classes (`layout`, `generator`) and the PostgreSQL
-//! DDL (`sql`).
+//! (`errors`), `fork()` handling (`fork`), the value and generator classes (`layout`,
+//! `generator`, `lease`) and the SQL the core renders (`sql`).
 
 mod args;
 mod errors;
+mod fork;
 mod generator;
 mod layout;
 mod lease;
 mod sql;
 
 use pyo3::prelude::*;
-
-/// Tells the core's clock that this process is a forked child; `shardid/__init__.py`
-/// registers it with `os.register_at_fork`.
-#[pyfunction]
-fn _after_fork() {
-    shardid::after_fork();
-}
 
 /// The clock the generators read: Unix milliseconds from a monotonic clock anchored to the
 /// wall clock (it never moves back).
@@ -37,7 +31,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lease::PyLeasedGenerator>()?;
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_class::<lease::PyCeilingGenerator>()?;
-    m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
+    m.add_function(wrap_pyfunction!(fork::_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres_uninstall, m)?)?;
