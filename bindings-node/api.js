@@ -1,6 +1,6 @@
 'use strict'
-// The public classes, over a backend of plain functions: the native addon (index.js) here,
-// the WebAssembly module later. No ID logic lives here: every check and every bit is the
+// The public classes, over a backend of plain functions: the native addon
+// (native.generated.js) in the Node package, js/backend.js over the WebAssembly module. No ID logic lives here: every check and every bit is the
 // core's; this file only gives the functions their classes and their `Parts` objects.
 
 const { ShardIdError, makeError } = require('./errors.js')
@@ -19,8 +19,9 @@ function makeApi(backend) {
   // that is one per thread, kept for the module's lifetime.
   const scratch = new Float64Array(3)
   backend.setDecodeBuffer(scratch)
-  // A registered symbol: shardid/postgres reads a Layout's index with it.
-  const LAYOUT = Symbol.for('shardid.layout')
+  // Where a Layout keeps the backend's index of it (private: shardid/postgres goes through
+  // the public fields).
+  const LAYOUT = Symbol('shardid.layout')
   const GENERATOR = Symbol('shardid.generator')
 
   /** The fields of an ID; `date` is made when asked for. */

@@ -9,11 +9,10 @@
 // is asynchronous, so the generating methods are too: they await a ceiling write every
 // 100 ms or so, and return at once otherwise.
 
-const native = require('./index.js')
-const { Layout } = require('./shardid.js')
+const native = require('./native.generated.js')
+const { Layout } = require('./index.js')
 const { makeError } = require('./errors.js')
 
-const LAYOUT = Symbol.for('shardid.layout')
 const SECRET = Symbol('shardid.postgres')
 
 const invalidArgument = (argument, reason) => makeError('INVALID_ARGUMENT', { argument, reason }, TypeError)
@@ -114,7 +113,10 @@ async function lease(options) {
   // executes them and feeds back the first column of each answer. Throws INVALID_ARGUMENT for
   // a bad table name before connecting.
   const holder = `${require('node:os').hostname()} pid ${process.pid}`
-  const protocol = new native.PostgresLeaseProtocol(o.layout[LAYOUT], table, first, end, holder)
+  // The addon's index of the layout, from its public fields (an equal layout gets one index).
+  const l = o.layout
+  const layout = native.layoutNew(l.epochMs, l.unitMs, l.timeBits, l.shardBits, l.sequenceBits, l.order, l.signed)
+  const protocol = new native.PostgresLeaseProtocol(layout, table, first, end, holder)
   let client = o.client
   if (!client) {
     let pg
@@ -137,7 +139,7 @@ async function lease(options) {
       protocol.feed(rows.length > 0 ? rows[0][0] : null)
     }
     const { shard, recorded } = protocol.taken
-    const index = native.ceilingNew(o.layout[LAYOUT], shard, BigInt(recorded ?? 0), o.backwardsToleranceMs, o.maxBorrowUnits)
+    const index = native.ceilingNew(layout, shard, BigInt(recorded ?? 0), o.backwardsToleranceMs, o.maxBorrowUnits)
     return new PostgresLease(SECRET, { client, layout: o.layout, table, protocol, shard, index })
   } catch (err) {
     await client.end().catch(() => {})

@@ -5,7 +5,8 @@
 #   pkg/web/      ES module for browsers (`--target web`): import init, { Layout, ... }
 #   pkg/bundler/  for bundlers (`--target bundler`)
 #   pkg/node/     CommonJS for Node (`--target nodejs`)
-# Each gets the shared api.js classes (from bindings-node) and the public shardid.d.ts.
+# Each gets the shared api.js classes (from bindings-node), its entry shardid.js and the types
+# of what that entry exports (js/entry-*).
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd .. && pwd)
@@ -31,20 +32,14 @@ for target in web bundler nodejs; do
     node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
         --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
         "$out/shardid_wasm_bg.wasm" -o "$out/shardid_wasm_bg.wasm"
-    cp "$root/bindings-node/shardid.d.ts" "$root/bindings-node/errors.generated.d.ts" "$out/"
 done
 
-# The shared classes (api.js, from the Node package) over this module's backend
-# (js/backend.js): CommonJS for Node, ES modules for the web and bundlers.
+# The shared classes (api.js and errors.js, from the Node package) over this module's backend
+# (js/backend.js), and each target's entry (js/entry-*): CommonJS for Node, ES modules for the
+# web and bundlers, converted from the CommonJS sources. Types: the Node package's (api.d.ts)
+# under each target's own entry types.
 shared=("$root/bindings-node/api.js" "$root/bindings-node/errors.js" "$root/bindings-node/errors.generated.js" js/backend.js)
 cp "${shared[@]}" pkg/node/
-cat > pkg/node/shardid.js <<'JS'
-'use strict'
-// shardid over the WebAssembly module, for Node (CommonJS).
-const raw = require('./shardid_wasm.js')
-const memory = raw.wasmMemory()
-module.exports = require('./api.js').makeApi(require('./backend.js').makeBackend(raw, () => memory))
-JS
 for dir in pkg/web pkg/bundler; do
     for file in "${shared[@]}"; do
         sed -e "s/^'use strict'$//" -e 's/^module.exports = { \(.*\) }$/export { \1 }/' \
@@ -52,34 +47,12 @@ for dir in pkg/web pkg/bundler; do
             "$file" > "$dir/$(basename "$file")"
     done
 done
-cat > pkg/web/shardid.js <<'JS'
-// shardid over the WebAssembly module, for browsers: `await init()` once, then use the classes.
-import wasmInit, * as raw from './shardid_wasm.js'
-import { makeApi } from './api.js'
-import { makeBackend } from './backend.js'
-
-let api
-export default async function init(input) {
-  await wasmInit(input)
-  const memory = raw.wasmMemory()
-  api = makeApi(makeBackend(raw, () => memory))
-  return api
-}
-export function shardid() {
-  if (!api) throw new Error('call `await init()` first')
-  return api
-}
-JS
-cat > pkg/bundler/shardid.js <<'JS'
-// shardid over the WebAssembly module, for bundlers (the bundler instantiates the module).
-import * as raw from './shardid_wasm.js'
-import { makeApi } from './api.js'
-import { makeBackend } from './backend.js'
-
-const memory = raw.wasmMemory()
-const api = makeApi(makeBackend(raw, () => memory))
-export const { Layout, Generator, Parts, ShardIdError, nowMs, version, threadsShareState } = api
-export default api
-JS
+for target in node web bundler; do
+    case $target in node) entry=js/entry-node.cjs ;; *) entry=js/entry-$target.js ;; esac
+    cp "$entry" "pkg/$target/shardid.js"
+    cp "js/entry-$target.d.ts" "pkg/$target/shardid.d.ts"
+    cp "$root/bindings-node/index.d.ts" "pkg/$target/api.d.ts"
+    cp "$root/bindings-node/errors.generated.d.ts" "pkg/$target/"
+done
 gzip -9 -c pkg/web/shardid_wasm_bg.wasm | wc -c > pkg/web/shardid_wasm_bg.wasm.gz-size
 echo "built pkg/{web,bundler,node}: $(wc -c < pkg/web/shardid_wasm_bg.wasm) bytes, $(cat pkg/web/shardid_wasm_bg.wasm.gz-size) gzipped"

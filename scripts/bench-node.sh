@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 (cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
-    && npx napi build --platform --release --js index.js --dts index.d.ts >/dev/null 2>&1)
+    && npm run build --silent >/dev/null 2>&1)
 node bench/node/bench.mjs

@@ -26,7 +26,7 @@ SHARDID_PYTHON_VENV="$PWD/target/python-venv" tests/python/run.sh --install-only
 echo
 echo "== Node: the shardid package (napi-rs addon)"
 (cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
-    && npx napi build --platform --release --js index.js --dts index.d.ts >/dev/null 2>&1)
+    && npm run build --silent >/dev/null 2>&1)
 node examples/node/demo.mjs
 
 echo

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
-const { Generator, Layout } = require('./shardid.js')
+const { Generator, Layout } = require('./index.js')
 const { Snowflake: Sapphire } = require('@sapphire/snowflake')
 const { Snowflake: NodejsSnowflake } = require('nodejs-snowflake')
 const FlakeId = require('flake-idgen')

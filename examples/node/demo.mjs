@@ -1,5 +1,5 @@
 // Makes and decodes IDs from Node with the `shardid` package (the napi-rs addon).
-import { Generator, Layout, version } from '../../bindings-node/shardid.mjs'
+import { Generator, Layout, version } from '../../bindings-node/index.mjs'
 
 const gen = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
 console.log(`Node (shardid ${version}), Instagram layout, shard 5:`)

@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const target = process.env.SHARDID_JS_MODULE ?? join(here, '../../bindings-node/shardid.js')
+const target = process.env.SHARDID_JS_MODULE ?? join(here, '../../bindings-node/index.js')
 export const modulePath = resolve(target)
 export const shardid = createRequire(import.meta.url)(modulePath)
 

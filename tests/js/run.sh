@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The JS tests: installs the Node package's npm dependencies, builds the addon with
-# @napi-rs/cli, fails when the checked-in generated index.js / index.d.ts differ from what the
-# build writes, checks the public types with tsc and the package with npm pack, then runs the
+# @napi-rs/cli (`npm run build`), fails when the checked-in generated native.generated.js /
+# native.generated.d.ts differ from what the build writes, checks the public types with tsc and the package with npm pack, then runs the
 # shared JS suite (tests/js/*.test.mjs) with `node --test` against the addon and against the
 # WebAssembly module (bindings-wasm/build.sh).
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
@@ -13,20 +13,19 @@ trap 'rm -rf "$work"' EXIT
 # `npm install`, not `npm ci`: the registry here lacks some other-platform optional packages
 # of @napi-rs/cli's dependencies (see shared/TOOLCHAIN.md).
 npm install --no-audit --no-fund --loglevel=error >/dev/null || exit 1
-cp index.js index.d.ts "$work/"
-npx napi build --platform --release --js index.js --dts index.d.ts >"$work/build.log" 2>&1 \
-    || { cat "$work/build.log"; exit 1; }
+cp native.generated.js native.generated.d.ts "$work/"
+npm run build --silent >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 
 passed=0
 failed=0
-if cmp -s index.js "$work/index.js" && cmp -s index.d.ts "$work/index.d.ts"; then
+if cmp -s native.generated.js "$work/native.generated.js" && cmp -s native.generated.d.ts "$work/native.generated.d.ts"; then
     passed=$((passed + 1))
-    echo "test js::generated index.js and index.d.ts are fresh ... ok"
+    echo "test js::generated native.generated.js and native.generated.d.ts are fresh ... ok"
 else
     failed=$((failed + 1))
-    echo "test js::generated index.js and index.d.ts are fresh ... FAILED"
-    echo "    the build changed them: run (cd bindings-node && npx napi build --platform --release --js index.js --dts index.d.ts) and commit"
-    diff "$work/index.d.ts" index.d.ts | head -20
+    echo "test js::generated native.generated.js and native.generated.d.ts are fresh ... FAILED"
+    echo "    the build changed them: run (cd bindings-node && npm run build) and commit"
+    diff "$work/native.generated.d.ts" native.generated.d.ts | head -20
 fi
 
 # check NAME COMMAND...: one more test, reported like cargo's.
@@ -87,6 +86,7 @@ if ../bindings-wasm/build.sh >"$work/wasm-build.log" 2>&1; then
     # The size budget: decoding plus generation in at most 8 KB gzipped.
     gz=$(gzip -9 -c ../bindings-wasm/pkg/web/shardid_wasm_bg.wasm | wc -c)
     check "the optimized .wasm is at most 8192 bytes gzipped ($gz)" test "$gz" -le 8192
+    check "each WebAssembly target's types pass tsc --noEmit --strict" npx tsc -p ../tests/js/types/tsconfig.wasm.json
     suite "WebAssembly module" SHARDID_JS_MODULE="$PWD/../bindings-wasm/pkg/node/shardid.js"
 else
     failed=$((failed + 1))

@@ -13,7 +13,7 @@ import { appendFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
-const { Layout } = require('./shardid.js')
+const { Layout } = require('./index.js')
 const { lease } = require('./postgres.js')
 
 const [connectionString, mode, file] = process.argv.slice(2)

@@ -1,7 +1,7 @@
 // The `shardid` package as an ES module: the same objects as the CommonJS entry.
 import { createRequire } from 'node:module'
 
-const shardid = createRequire(import.meta.url)('./shardid.js')
+const shardid = createRequire(import.meta.url)('./index.js')
 
 export const { Layout, Generator, LeasedGenerator, lease, Parts, ShardIdError, nowMs, version, threadsShareState } = shardid
 export default shardid
