@@ -4,8 +4,7 @@
 // core's; this file only gives the functions their classes and their `Parts` objects.
 
 const { ShardIdError, makeError } = require('./errors.js')
-
-const PRESETS = ['INSTAGRAM', 'TWITTER', 'DISCORD', 'SONYFLAKE']
+const { PRESETS } = require('./core.generated.js')
 
 /** A non-empty array of strings only (a plain loop: `every` with a callback costs 5x more). */
 function allStrings(ids) {
@@ -52,7 +51,7 @@ function makeApi(backend) {
         const s = spec ?? {}
         this[LAYOUT] = backend.layoutNew(
           s.epochMs, s.unitMs ?? 1, s.timeBits, s.shardBits, s.sequenceBits,
-          s.order ?? 'time_shard_sequence', s.signed ?? true,
+          String(s.order ?? 'time_shard_sequence'), s.signed ?? true,
         )
       }
       Object.assign(this, backend.layoutInfo(this[LAYOUT]))

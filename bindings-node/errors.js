@@ -1,10 +1,10 @@
 'use strict'
-// The JavaScript face of the core's error kinds (errors.generated.js, from core/src/kind.rs),
+// The JavaScript face of the core's error kinds (core.generated.js, from core/src/kind.rs),
 // shared by the Node addon and the WebAssembly module: one `ShardIdError` to test for, and one
 // way to build an error from a kind and its fields, so both builds throw the same `code`, the
 // same fields (camelCase: `err.retryAtMs`) and the same message.
 
-const { KINDS } = require('./errors.generated.js')
+const { KINDS } = require('./core.generated.js')
 
 const BY_CODE = new Map(KINDS.map((k) => [k.code, k]))
 const BY_NUMBER = new Map(KINDS.map((k) => [k.number, k]))

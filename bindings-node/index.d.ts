@@ -8,8 +8,8 @@ export type TimeInput = Date | number | bigint
 /** A 64-bit unsigned integer as input: a `bigint` or a safe integer. */
 export type U64Input = bigint | number
 
-import type { ErrorCode, ErrorFields } from './errors.generated'
-export type { ErrorCode, ErrorFields }
+import type { ErrorCode, ErrorFields, FieldOrderName, PresetName } from './core.generated'
+export type { ErrorCode, ErrorFields, FieldOrderName, PresetName }
 
 /**
  * An error shardid threw: `code` says which kind, and its fields are properties
@@ -39,7 +39,7 @@ export interface LayoutSpec {
   sequenceBits: number
   /** Length of a time unit in ms (default 1; Sonyflake uses 10). */
   unitMs?: U64Input
-  order?: 'time_shard_sequence' | 'time_sequence_shard'
+  order?: FieldOrderName
   /** Whether IDs must fit a signed 64-bit column (default true). */
   signed?: boolean
 }
@@ -67,7 +67,7 @@ export declare class Layout {
   readonly timeBits: number
   readonly shardBits: number
   readonly sequenceBits: number
-  readonly order: 'time_shard_sequence' | 'time_sequence_shard'
+  readonly order: FieldOrderName
   readonly signed: boolean
   readonly maxShard: number
   readonly maxSequence: number

@@ -172,6 +172,9 @@ export declare function nextIdString(generatorIndex: number): string
  */
 export declare function nowMs(): number
 
+/** The presets' names, in the core's order (`Layout.INSTAGRAM`, ...). */
+export declare function presetNames(): Array<string>
+
 /** The bit-level scatter. */
 export declare function scatterBits(layoutIndex: number, id: unknown): bigint
 

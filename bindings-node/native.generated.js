@@ -867,6 +867,7 @@ module.exports.nextIds = nativeBinding.nextIds
 module.exports.nextIdsAt = nativeBinding.nextIdsAt
 module.exports.nextIdString = nativeBinding.nextIdString
 module.exports.nowMs = nativeBinding.nowMs
+module.exports.presetNames = nativeBinding.presetNames
 module.exports.scatterBits = nativeBinding.scatterBits
 module.exports.scatterDecimal = nativeBinding.scatterDecimal
 module.exports.setDecodeBuffer = nativeBinding.setDecodeBuffer

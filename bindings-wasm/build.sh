@@ -38,7 +38,7 @@ done
 # (js/backend.js), and each target's entry (js/entry-*): CommonJS for Node, ES modules for the
 # web and bundlers, converted from the CommonJS sources. Types: the Node package's (api.d.ts)
 # under each target's own entry types.
-shared=("$root/bindings-node/api.js" "$root/bindings-node/errors.js" "$root/bindings-node/errors.generated.js" js/backend.js)
+shared=("$root/bindings-node/api.js" "$root/bindings-node/errors.js" "$root/bindings-node/core.generated.js" js/backend.js)
 cp "${shared[@]}" pkg/node/
 for dir in pkg/web pkg/bundler; do
     for file in "${shared[@]}"; do
@@ -52,7 +52,7 @@ for target in node web bundler; do
     cp "$entry" "pkg/$target/shardid.js"
     cp "js/entry-$target.d.ts" "pkg/$target/shardid.d.ts"
     cp "$root/bindings-node/index.d.ts" "pkg/$target/api.d.ts"
-    cp "$root/bindings-node/errors.generated.d.ts" "pkg/$target/"
+    cp "$root/bindings-node/core.generated.d.ts" "pkg/$target/"
 done
 gzip -9 -c pkg/web/shardid_wasm_bg.wasm | wc -c > pkg/web/shardid_wasm_bg.wasm.gz-size
 echo "built pkg/{web,bundler,node}: $(wc -c < pkg/web/shardid_wasm_bg.wasm) bytes, $(cat pkg/web/shardid_wasm_bg.wasm.gz-size) gzipped"

@@ -421,6 +421,16 @@ struct shardid_layout shardid_layout_discord(void);
 struct shardid_layout shardid_layout_sonyflake(void);
 
 /**
+ * The preset named `name` (`"instagram"`, `"TWITTER"`: any case), as the other languages
+ * name them. `SHARDID_ERR_INVALID_LAYOUT` for another name; `*out_layout` is then untouched.
+ *
+ * # Safety
+ * `name` is null or a NUL-terminated string; `out_layout` is null or valid for writing a
+ * `shardid_layout`.
+ */
+shardid_status shardid_layout_preset(const char *name, struct shardid_layout *out_layout);
+
+/**
  * Builds and validates a custom layout.
  *
  * `order` is a `shardid_field_order` value. `time_bits + shard_bits + sequence_bits` must

@@ -120,6 +120,31 @@ pub extern "C" fn shardid_layout_sonyflake() -> shardid_layout {
     Layout::SONYFLAKE.into()
 }
 
+/// The preset named `name` (`"instagram"`, `"TWITTER"`: any case), as the other languages
+/// name them. `SHARDID_ERR_INVALID_LAYOUT` for another name; `*out_layout` is then untouched.
+///
+/// # Safety
+/// `name` is null or a NUL-terminated string; `out_layout` is null or valid for writing a
+/// `shardid_layout`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_layout_preset(
+    name: *const std::ffi::c_char,
+    out_layout: *mut shardid_layout,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees both pointers are null or valid.
+        let (out_layout, name) = unsafe { (out(out_layout)?, arg(name)?) };
+        // SAFETY: non-null, and the caller guarantees a NUL-terminated string.
+        let name = unsafe { std::ffi::CStr::from_ptr(name) };
+        let layout = name
+            .to_str()
+            .map_err(|_| shardid_status::SHARDID_ERR_INVALID_LAYOUT)
+            .and_then(|name| Layout::preset(name).map_err(Into::into))?;
+        out_layout.write(layout.into());
+        Ok(())
+    })
+}
+
 /// Builds and validates a custom layout.
 ///
 /// `order` is a `shardid_field_order` value. `time_bits + shard_bits + sequence_bits` must

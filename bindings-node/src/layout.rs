@@ -48,16 +48,13 @@ fn register(env: &Env, layout: Layout) -> Result<u32> {
 /// Registers one of the presets by name and returns its index.
 #[napi]
 pub fn layout_preset(env: &Env, name: String) -> Result<u32> {
-    let layout = match name.as_str() {
-        "INSTAGRAM" => Layout::INSTAGRAM,
-        "TWITTER" => Layout::TWITTER,
-        "DISCORD" => Layout::DISCORD,
-        "SONYFLAKE" => Layout::SONYFLAKE,
-        _ => {
-            return Err(invalid_layout(env, &format!("there is no preset {name}")));
-        }
-    };
-    register(env, layout)
+    register(env, Layout::preset(&name).or_throw(env)?)
+}
+
+/// The presets' names, in the core's order (`Layout.INSTAGRAM`, ...).
+#[napi]
+pub fn preset_names() -> Vec<&'static str> {
+    Layout::PRESETS.iter().map(|(name, _)| *name).collect()
 }
 
 /// Validates and registers a custom layout, returns its index.
@@ -73,18 +70,7 @@ pub fn layout_new(
     order: String,
     signed: bool,
 ) -> Result<u32> {
-    let order = match order.as_str() {
-        "time_shard_sequence" => FieldOrder::TimeShardSequence,
-        "time_sequence_shard" => FieldOrder::TimeSequenceShard,
-        other => {
-            return Err(invalid_layout(
-                env,
-                &format!(
-                    "order must be \"time_shard_sequence\" or \"time_sequence_shard\", not {other:?}"
-                ),
-            ));
-        }
-    };
+    let order = FieldOrder::from_name(&order).or_throw(env)?;
     let width = |v: &Unknown<'_>, name: &str| -> Result<u8> {
         let bits = u64_arg(env, v, name, Arg::LayoutField)?;
         u8::try_from(bits)
@@ -131,10 +117,7 @@ pub fn layout_info(env: &Env, layout_index: u32) -> Result<LayoutInfo> {
         time_bits: u32::from(l.time_bits()),
         shard_bits: u32::from(l.shard_bits()),
         sequence_bits: u32::from(l.sequence_bits()),
-        order: match l.order() {
-            FieldOrder::TimeShardSequence => "time_shard_sequence".into(),
-            FieldOrder::TimeSequenceShard => "time_sequence_shard".into(),
-        },
+        order: l.order().name().into(),
         signed: l.signed(),
         max_shard: number(l.max_shard()),
         max_sequence: number(l.max_sequence()),

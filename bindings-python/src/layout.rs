@@ -10,17 +10,6 @@ use shardid::{FieldOrder, Layout, Parts};
 use crate::args::{Arg, datetime_from_ms, timestamp_arg, u64_arg};
 use crate::errors::{OrRaise, invalid_layout};
 
-/// The presets and their Python names, for `repr`.
-const PRESETS: [(&str, Layout); 4] = [
-    ("INSTAGRAM", Layout::INSTAGRAM),
-    ("TWITTER", Layout::TWITTER),
-    ("DISCORD", Layout::DISCORD),
-    ("SONYFLAKE", Layout::SONYFLAKE),
-];
-
-const TIME_SHARD_SEQUENCE: &str = "time_shard_sequence";
-const TIME_SEQUENCE_SHARD: &str = "time_sequence_shard";
-
 /// A validated bit layout: epoch, time unit, field widths and order, and whether IDs must fit
 /// a signed 64-bit column (a `BIGINT`).
 #[pyclass(module = "shardid._shardid", name = "Layout", frozen, eq, hash)]
@@ -50,15 +39,9 @@ impl PyLayout {
         order: Option<&str>,
         signed: bool,
     ) -> PyResult<Self> {
-        let order = match order.unwrap_or(TIME_SHARD_SEQUENCE) {
-            TIME_SHARD_SEQUENCE => FieldOrder::TimeShardSequence,
-            TIME_SEQUENCE_SHARD => FieldOrder::TimeSequenceShard,
-            other => {
-                let message = format!(
-                    "order must be {TIME_SHARD_SEQUENCE:?} or {TIME_SEQUENCE_SHARD:?}, not {other:?}"
-                );
-                return Err(invalid_layout(py, &message));
-            }
+        let order = match order {
+            Some(name) => FieldOrder::from_name(name).or_raise(py)?,
+            None => FieldOrder::TimeShardSequence,
         };
         let unit_ms = match unit_ms {
             Some(v) => u64_arg(v, "unit_ms", Arg::LayoutField)?,
@@ -77,6 +60,20 @@ impl PyLayout {
             .build()
             .or_raise(py)?;
         Ok(Self { inner })
+    }
+
+    /// The preset named `name`, in any case (`"instagram"`); `InvalidLayoutError` for another.
+    #[staticmethod]
+    fn preset(py: Python<'_>, name: &str) -> PyResult<Self> {
+        Ok(Self {
+            inner: Layout::preset(name).or_raise(py)?,
+        })
+    }
+
+    /// The presets' names, in the core's order: `("INSTAGRAM", "TWITTER", ...)`.
+    #[staticmethod]
+    fn preset_names() -> Vec<&'static str> {
+        Layout::PRESETS.iter().map(|(name, _)| *name).collect()
     }
 
     /// Instagram: 41 bits of ms since 2011-08-24T21:07:01.721Z | 13 shard | 10 sequence.
@@ -134,10 +131,7 @@ impl PyLayout {
     }
     #[getter]
     fn order(&self) -> &'static str {
-        match self.inner.order() {
-            FieldOrder::TimeShardSequence => TIME_SHARD_SEQUENCE,
-            FieldOrder::TimeSequenceShard => TIME_SEQUENCE_SHARD,
-        }
+        self.inner.order().name()
     }
     #[getter]
     fn signed(&self) -> bool {
@@ -257,7 +251,7 @@ impl PyLayout {
     }
 
     pub(crate) fn __repr__(&self) -> String {
-        if let Some((name, _)) = PRESETS.iter().find(|(_, l)| *l == self.inner) {
+        if let Some(name) = self.inner.preset_name() {
             return format!("Layout.{name}");
         }
         let l = self.inner;

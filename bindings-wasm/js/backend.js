@@ -7,10 +7,9 @@
 // fields come back through a typed-array view of the module's memory.
 
 const { makeError, kindOf } = require('./errors.js')
-const { PROBLEMS, ARGS } = require('./errors.generated.js')
+const { PROBLEMS, ARGS, ORDERS, PRESETS, UNKNOWN } = require('./core.generated.js')
 
 const MAX = 2n ** 64n
-const PRESETS = { INSTAGRAM: 0, TWITTER: 1, DISCORD: 2, SONYFLAKE: 3 }
 // src/raw.rs: a text batch whose ID at OUT[0] did not parse.
 const UNPARSED_ID = 0xffffffff
 
@@ -133,20 +132,25 @@ function makeBackend(raw, memory) {
     version: () => raw.version(),
     nowMs: () => raw.nowMs(),
     setDecodeBuffer(buffer) { decodeBuffer = buffer },
-    layoutPreset: (name) => Number(check(raw.layoutPreset(PRESETS[name]))[0]),
+    // Preset and order names are looked up here, in the core's tables, and refused with the
+    // core's reason: no strings cross into the module.
+    layoutPreset(name) {
+      const index = PRESETS.indexOf(name)
+      if (index < 0) throw makeError('INVALID_LAYOUT', { reason: UNKNOWN.preset })
+      return Number(check(raw.layoutPreset(index))[0])
+    },
     layoutNew(epochMs, unitMs, timeBits, shardBits, sequenceBits, order, signed) {
       const width = (v, name) => { const b = u64(v, name, 'layoutField'); return b > 255n ? 255 : Number(b) }
-      if (order !== 'time_shard_sequence' && order !== 'time_sequence_shard') {
-        throw makeError('INVALID_LAYOUT', { reason: `order must be "time_shard_sequence" or "time_sequence_shard", not ${JSON.stringify(order)}` })
-      }
+      const orderIndex = ORDERS.indexOf(order)
+      if (orderIndex < 0) throw makeError('INVALID_LAYOUT', { reason: UNKNOWN.order })
       return Number(check(raw.layoutNew(u64(epochMs, 'epochMs', 'layoutField'), u64(unitMs, 'unitMs', 'layoutField'),
         width(timeBits, 'timeBits'), width(shardBits, 'shardBits'), width(sequenceBits, 'sequenceBits'),
-        order === 'time_sequence_shard', Boolean(signed)))[0])
+        orderIndex, Boolean(signed)))[0])
     },
     layoutInfo(layout) {
       const o = check(raw.layoutInfo(layout))
       return { epochMs: Number(o[0]), unitMs: Number(o[1]), timeBits: Number(o[2]), shardBits: Number(o[3]),
-        sequenceBits: Number(o[4]), order: o[5] ? 'time_sequence_shard' : 'time_shard_sequence', signed: o[6] === 1n,
+        sequenceBits: Number(o[4]), order: ORDERS[Number(o[5])], signed: o[6] === 1n,
         maxShard: Number(o[7]), maxSequence: Number(o[8]), maxId: o[9], expiresAtMs: Number(o[10]) }
     },
     decode(layout, id) {

@@ -108,18 +108,17 @@ fn register(layout: Layout) -> u32 {
     0
 }
 
-/// Registers preset `which` (0 Instagram, 1 Twitter, 2 Discord, 3 Sonyflake); index in OUT.
+/// Registers preset `index` of `Layout::PRESETS` (`PRESETS` in core.generated.js, whose
+/// names the JS side looks up: no strings cross into the module); its index in OUT.
 #[wasm_bindgen(js_name = layoutPreset)]
-pub fn layout_preset(which: u32) -> u32 {
-    register(match which {
-        0 => Layout::INSTAGRAM,
-        1 => Layout::TWITTER,
-        2 => Layout::DISCORD,
-        _ => Layout::SONYFLAKE,
-    })
+pub fn layout_preset(index: u32) -> u32 {
+    Layout::PRESETS
+        .get(index as usize)
+        .map_or_else(bad_handle, |(_, layout)| register(*layout))
 }
 
-/// Validates and registers a custom layout; its index in OUT.
+/// Validates and registers a custom layout (`order`: an index of `FieldOrder::ALL`, `ORDERS`
+/// in core.generated.js, whose names the JS side looks up); its index in OUT.
 #[wasm_bindgen(js_name = layoutNew)]
 pub fn layout_new(
     epoch_ms: u64,
@@ -127,14 +126,12 @@ pub fn layout_new(
     time_bits: u32,
     shard_bits: u32,
     sequence_bits: u32,
-    time_sequence_shard: bool,
+    order: u32,
     signed: bool,
 ) -> u32 {
     let width = |bits: u32| u8::try_from(bits).unwrap_or(u8::MAX);
-    let order = if time_sequence_shard {
-        FieldOrder::TimeSequenceShard
-    } else {
-        FieldOrder::TimeShardSequence
+    let Some(&order) = FieldOrder::ALL.get(order as usize) else {
+        return bad_handle();
     };
     match Layout::builder()
         .epoch_ms(epoch_ms)
@@ -149,8 +146,8 @@ pub fn layout_new(
     }
 }
 
-/// A layout's fields and limits, in OUT: epoch, unit, time/shard/sequence bits, order
-/// (1: time | sequence | shard), signed, max shard, max sequence, max ID, expiry.
+/// A layout's fields and limits, in OUT: epoch, unit, time/shard/sequence bits, order (its
+/// index in `FieldOrder::ALL`), signed, max shard, max sequence, max ID, expiry.
 #[wasm_bindgen(js_name = layoutInfo)]
 pub fn layout_info(index: u32) -> u32 {
     let Some(l) = layout(index) else {
@@ -162,7 +159,11 @@ pub fn layout_info(index: u32) -> u32 {
         u64::from(l.time_bits()),
         u64::from(l.shard_bits()),
         u64::from(l.sequence_bits()),
-        u64::from(l.order() == FieldOrder::TimeSequenceShard),
+        // The order's index in `FieldOrder::ALL` (`ORDERS` in core.generated.js).
+        FieldOrder::ALL
+            .iter()
+            .position(|o| *o == l.order())
+            .map_or(0, |i| i as u64),
         u64::from(l.signed()),
         l.max_shard(),
         l.max_sequence(),
@@ -410,7 +411,7 @@ pub fn parse_id(len: u32) -> u32 {
 
 /// Why a JavaScript `number` is not a 64-bit argument, by the core's rule
 /// (`shardid::js::u64_from_number`): the index of the problem in `shardid::args::Problem::ALL`
-/// (`PROBLEMS` in `errors.generated.js`), or `u32::MAX` if it is one. Called on the error path:
+/// (`PROBLEMS` in `core.generated.js`), or `u32::MAX` if it is one. Called on the error path:
 /// the JS side takes safe integers without asking.
 #[wasm_bindgen(js_name = numberProblem)]
 pub fn number_problem(value: f64) -> u32 {

@@ -16,6 +16,37 @@ pub enum FieldOrder {
     TimeSequenceShard,
 }
 
+impl FieldOrder {
+    /// Both orders, in the order bindings list them.
+    pub const ALL: [FieldOrder; 2] = [FieldOrder::TimeShardSequence, FieldOrder::TimeSequenceShard];
+
+    /// The name every binding uses for the order: `"time_shard_sequence"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FieldOrder::TimeShardSequence => "time_shard_sequence",
+            FieldOrder::TimeSequenceShard => "time_sequence_shard",
+        }
+    }
+
+    /// The order named `name` ([`FieldOrder::name`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidLayout`] naming the two orders.
+    pub fn from_name(name: &str) -> Result<Self, Error> {
+        Self::ALL
+            .into_iter()
+            .find(|order| order.name() == name)
+            .ok_or(Error::InvalidLayout {
+                reason: Self::UNKNOWN,
+            })
+    }
+
+    /// The reason of the error for a name that is not an order's (bindings that look names up
+    /// themselves, like the WebAssembly module's JavaScript, report it).
+    pub const UNKNOWN: &'static str =
+        "the order must be \"time_shard_sequence\" or \"time_sequence_shard\"";
+}
+
 /// An ID decoded into its fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Parts {
@@ -147,6 +178,42 @@ impl Layout {
             .order(FieldOrder::TimeSequenceShard)
             .build(),
     );
+
+    /// Every preset with the name every binding gives it (`Layout.INSTAGRAM` in Python and
+    /// JavaScript, `shardid_layout_instagram()` in C).
+    pub const PRESETS: [(&'static str, Layout); 4] = [
+        ("INSTAGRAM", Layout::INSTAGRAM),
+        ("TWITTER", Layout::TWITTER),
+        ("DISCORD", Layout::DISCORD),
+        ("SONYFLAKE", Layout::SONYFLAKE),
+    ];
+
+    /// The preset named `name`, in any case (`"instagram"`, `"INSTAGRAM"`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidLayout`] for a name that is not a preset's.
+    pub fn preset(name: &str) -> Result<Layout, Error> {
+        Self::PRESETS
+            .iter()
+            .find(|(preset, _)| preset.eq_ignore_ascii_case(name))
+            .map(|(_, layout)| *layout)
+            .ok_or(Error::InvalidLayout {
+                reason: Self::UNKNOWN_PRESET,
+            })
+    }
+
+    /// The reason of the error for a name that is not a preset's (for bindings that look names
+    /// up themselves).
+    pub const UNKNOWN_PRESET: &'static str =
+        "there is no preset of that name: use INSTAGRAM, TWITTER, DISCORD or SONYFLAKE";
+
+    /// The name of the preset this layout is, if it is one.
+    pub fn preset_name(&self) -> Option<&'static str> {
+        Self::PRESETS
+            .iter()
+            .find(|(_, layout)| layout == self)
+            .map(|(name, _)| *name)
+    }
 
     /// Starts building a custom layout.
     pub const fn builder() -> LayoutBuilder {

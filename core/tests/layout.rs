@@ -260,3 +260,27 @@ fn errors_have_stable_codes_and_say_what_is_wrong() {
     let e: &dyn core::error::Error = &Error::InvalidId { id: 5 };
     assert_eq!(e.to_string(), "5 is not a valid ID for this layout");
 }
+
+#[test]
+fn presets_and_orders_have_one_name_each() {
+    use shardid::FieldOrder;
+    for (name, layout) in Layout::PRESETS {
+        assert_eq!(Layout::preset(name), Ok(layout));
+        assert_eq!(Layout::preset(&name.to_lowercase()), Ok(layout));
+        assert_eq!(layout.preset_name(), Some(name));
+    }
+    assert_eq!(
+        Layout::preset("snowflake").unwrap_err().code(),
+        "INVALID_LAYOUT"
+    );
+    let custom = Layout::builder().bits(41, 10, 12).build().unwrap();
+    assert_eq!(custom.preset_name(), None);
+    for order in FieldOrder::ALL {
+        assert_eq!(FieldOrder::from_name(order.name()), Ok(order));
+    }
+    let err = FieldOrder::from_name("time|shard|sequence").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid layout: the order must be \"time_shard_sequence\" or \"time_sequence_shard\""
+    );
+}

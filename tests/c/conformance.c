@@ -58,6 +58,19 @@ static void test_layouts(void) {
     CHECK(same_layout(shardid_layout_twitter(), *find_layout("twitter")), "twitter preset");
     CHECK(same_layout(shardid_layout_discord(), *find_layout("discord")), "discord preset");
     CHECK(same_layout(shardid_layout_sonyflake(), *find_layout("sonyflake")), "sonyflake preset");
+    /* Every layout the vectors mark as a preset has its name in the core's table; others not. */
+    for (size_t i = 0; i < sizeof VECTOR_LAYOUTS / sizeof VECTOR_LAYOUTS[0]; i++) {
+        const struct vector_layout *v = &VECTOR_LAYOUTS[i];
+        shardid_layout preset = shardid_layout_twitter();
+        shardid_status s = shardid_layout_preset(v->name, &preset);
+        if (v->preset) {
+            CHECK(s == SHARDID_OK && same_layout(preset, v->layout), "%s: shardid_layout_preset", v->name);
+        } else {
+            CHECK(s == SHARDID_ERR_INVALID_LAYOUT && same_layout(preset, shardid_layout_twitter()),
+                  "%s is not a preset", v->name);
+        }
+    }
+    CHECK(shardid_layout_preset(NULL, NULL) == SHARDID_ERR_NULL_ARGUMENT, "NULL name");
 
     for (i = 0; i < COUNT(VECTOR_INVALID_LAYOUTS); i++) {
         const struct vector_invalid_layout *v = &VECTOR_INVALID_LAYOUTS[i];

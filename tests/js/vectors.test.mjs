@@ -80,3 +80,10 @@ for (const trace of vectors('generator.json').traces) {
     trace.steps.forEach((step, i) => assert.deepEqual(got[i], step.expect, `step ${i}`))
   })
 }
+
+test('Layout has exactly the core\'s presets, and refuses an unknown order with the core\'s words', () => {
+  const presets = vectors('layouts.json').layouts.filter((l) => l.preset).map((l) => l.name.toUpperCase())
+  assert.deepEqual(Object.keys(shardid.Layout).sort(), presets.sort())
+  assert.throws(() => new shardid.Layout({ epochMs: 0, timeBits: 41, shardBits: 10, sequenceBits: 12, order: 'time|shard' }),
+    (err) => err.code === 'INVALID_LAYOUT' && err.reason === 'the order must be "time_shard_sequence" or "time_sequence_shard"')
+})

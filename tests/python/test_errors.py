@@ -67,3 +67,15 @@ def test_one_rule_per_argument() -> None:
     with pytest.raises(shardid.TimestampBeforeEpochError) as before:
         shardid.Layout.TWITTER.min_id_at(-5)
     assert (before.value.timestamp_ms, before.value.argument) == (-5, "timestamp")
+
+
+def test_the_presets_are_the_cores() -> None:
+    presets = [e["name"].upper() for e in load("layouts.json")["layouts"] if e["preset"]]
+    assert sorted(shardid.Layout.preset_names()) == sorted(presets)
+    for name in presets:
+        assert shardid.Layout.preset(name.lower()) == getattr(shardid.Layout, name)
+    with pytest.raises(shardid.InvalidLayoutError, match="no preset"):
+        shardid.Layout.preset("snowflake")
+    with pytest.raises(shardid.InvalidLayoutError) as order:
+        shardid.Layout(epoch_ms=0, time_bits=41, shard_bits=10, sequence_bits=12, order="time|shard")  # type: ignore[arg-type]
+    assert order.value.reason == 'the order must be "time_shard_sequence" or "time_sequence_shard"'

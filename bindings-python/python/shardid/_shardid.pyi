@@ -94,6 +94,10 @@ class Layout:
     TWITTER: ClassVar[Layout]
     DISCORD: ClassVar[Layout]
     SONYFLAKE: ClassVar[Layout]
+    @staticmethod
+    def preset(name: str) -> Layout: ...
+    @staticmethod
+    def preset_names() -> list[str]: ...
     def __new__(
         cls,
         *,

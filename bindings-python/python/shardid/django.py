@@ -39,13 +39,6 @@ from shardid.sql import postgres, postgres_uninstall
 
 __all__ = ["InstallPostgres", "NextId", "ShardIdField", "get_generator", "next_id"]
 
-_PRESETS = {
-    "instagram": Layout.INSTAGRAM,
-    "twitter": Layout.TWITTER,
-    "discord": Layout.DISCORD,
-    "sonyflake": Layout.SONYFLAKE,
-}
-
 _lock = threading.Lock()
 _generator: Generator | LeasedGenerator | None = None
 
@@ -53,12 +46,13 @@ _generator: Generator | LeasedGenerator | None = None
 def _layout_from(value: Any) -> Layout:
     if isinstance(value, Layout):
         return value
-    if isinstance(value, str) and value.lower() in _PRESETS:
-        return _PRESETS[value.lower()]
+    presets = [name.lower() for name in Layout.preset_names()]
+    if isinstance(value, str) and value.lower() in presets:
+        return Layout.preset(value)
     if isinstance(value, dict):
         return Layout(**value)
     raise ImproperlyConfigured(
-        f"SHARDID['layout'] must be one of {sorted(_PRESETS)}, a shardid.Layout or a dict of "
+        f"SHARDID['layout'] must be one of {presets}, a shardid.Layout or a dict of "
         f"Layout arguments, not {value!r}"
     )
 

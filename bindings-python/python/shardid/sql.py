@@ -29,12 +29,6 @@ from shardid._shardid import Layout, postgres, postgres_uninstall
 
 __all__ = ["postgres", "postgres_uninstall"]
 
-_PRESETS = {
-    "instagram": Layout.INSTAGRAM,
-    "twitter": Layout.TWITTER,
-    "discord": Layout.DISCORD,
-    "sonyflake": Layout.SONYFLAKE,
-}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -43,14 +37,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m shardid.sql",
         description="Print the PostgreSQL DDL that makes and decodes shardid IDs in the database.",
     )
-    parser.add_argument("--layout", choices=sorted(_PRESETS), help="a preset layout")
+    parser.add_argument(
+        "--layout", choices=[name.lower() for name in Layout.preset_names()], help="a preset layout"
+    )
     parser.add_argument("--epoch-ms", type=int, help="custom layout: epoch, Unix ms")
     parser.add_argument("--unit-ms", type=int, help="custom layout: time unit in ms (default 1)")
     parser.add_argument(
         "--bits", metavar="TIME,SHARD,SEQUENCE", help="custom layout: field widths, e.g. 41,13,10"
     )
     parser.add_argument(
-        "--order", choices=["time_shard_sequence", "time_sequence_shard"], help="custom layout"
+        "--order", help="custom layout: the order of the shard and sequence fields (default time_shard_sequence)"
     )
     parser.add_argument("--shard", type=int, required=True, help="the database's shard")
     parser.add_argument("--schema", required=True, help="schema for the functions, e.g. insta5")
@@ -61,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.layout is not None:
             if args.epoch_ms is not None or args.bits is not None:
                 parser.error("give either --layout or a custom layout, not both")
-            layout = _PRESETS[args.layout]
+            layout = Layout.preset(args.layout)
         else:
             if args.epoch_ms is None or args.bits is None:
                 parser.error("give --layout, or --epoch-ms and --bits for a custom layout")

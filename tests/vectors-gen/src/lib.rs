@@ -8,7 +8,7 @@
 #![allow(clippy::missing_panics_doc, clippy::too_many_lines)]
 
 pub mod c;
-pub mod errors;
+pub mod tables;
 
 use serde_json::{Map, Value, json};
 use shardid::{Error, FieldOrder, FieldValue, Generator, Layout, Options};
@@ -20,9 +20,6 @@ pub const SCHEMA_VERSION: u64 = 2;
 pub const REGENERATE: &str = "cargo run -p shardid-vectors";
 
 const T0: u64 = 1_700_000_000_000; // 2023-11-14T22:13:20Z
-
-/// The names of the layouts that are presets in every language.
-pub const PRESETS: [&str; 4] = ["instagram", "twitter", "discord", "sonyflake"];
 
 /// A 64-bit value as JSON: a decimal string, because JavaScript's JSON parser rounds numbers
 /// above 2^53.
@@ -444,7 +441,7 @@ fn layout_file() -> Value {
         .map(|(name, l)| {
             json!({
                 "name": name,
-                "preset": PRESETS.contains(&name),
+                "preset": Layout::PRESETS.iter().any(|(preset, _)| preset.eq_ignore_ascii_case(name)),
                 "spec": layout_spec(&l),
                 "max_shard": n(l.max_shard()),
                 "max_sequence": n(l.max_sequence()),
@@ -718,11 +715,11 @@ pub fn render() -> Vec<(&'static str, String)> {
 /// translation.
 pub fn render_all() -> Vec<(String, String)> {
     let mut json = render();
-    json.push(("errors.json", errors::vectors()));
+    json.push(("errors.json", tables::vectors()));
     let c = c::render(&json);
     json.into_iter()
         .map(|(name, contents)| (format!("vectors/{name}"), contents))
         .chain([("c/vectors.h".to_owned(), c)])
-        .chain(errors::bindings())
+        .chain(tables::bindings())
         .collect()
 }
