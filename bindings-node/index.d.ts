@@ -114,8 +114,15 @@ export declare class Generator {
   nextId(): bigint
   /** A new ID as a decimal string, for JSON. */
   nextIdString(): string
+  /** One ID as if the clock read `now`; never waits (`SEQUENCE_EXHAUSTED` when the unit is used up). */
   nextIdAt(now: TimeInput): bigint
+  /** `n` IDs now, increasing; waits for the next time unit when one is used up. */
   nextIds(n: U64Input): BigUint64Array
+  /**
+   * Up to `n` IDs as if the clock read `now`, never waiting: **fewer than `n`** when the time
+   * unit (and the units the generator may borrow) runs out — e.g. at most 1,024 per
+   * millisecond with Instagram's layout. Check the length; call again with a later `now`.
+   */
   nextIdsAt(now: TimeInput, n: U64Input): BigUint64Array
 }
 

@@ -6,9 +6,8 @@
 use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{Env, Result, ValueType};
 use napi_derive::napi;
-use shardid::Layout;
 use shardid::args::Arg;
-use shardid::sql::{Acquire, Action, Fed, Param, Params, Placeholders, PostgresLease, SqlError};
+use shardid::sql::{Fed, LeaseDriver, Next, Placeholders, SqlError, Value};
 
 use crate::args::{type_of, u64_arg};
 use crate::errors::{Class, Field, invalid_argument, throw_kind};
@@ -34,14 +33,10 @@ pub struct LeaseTaken {
 /// See the module docs.
 #[napi]
 pub struct PostgresLeaseProtocol {
-    layout: Layout,
-    table: String,
-    holder: String,
-    key: String,
-    signature: String,
-    acquire: Acquire,
+    driver: LeaseDriver,
 }
 
+/// `INVALID_ARGUMENT` for a table name the core refused.
 fn table_error(env: &Env, e: &SqlError) -> napi::Error {
     let reason = match e {
         SqlError::TableName { reason } => reason,
@@ -55,23 +50,17 @@ fn table_error(env: &Env, e: &SqlError) -> napi::Error {
     )
 }
 
-impl PostgresLeaseProtocol {
-    fn lease(&self) -> PostgresLease<'_> {
-        PostgresLease::new(self.layout, &self.table, Placeholders::Numbered)
-            .expect("the table name was checked by the constructor")
-    }
-
-    fn values(&self, params: &Params) -> Vec<String> {
-        params
-            .as_slice()
+fn statement(sql: String, values: &[Value<'_>], tolerate: &[&str]) -> LeaseStatement {
+    LeaseStatement {
+        text: sql,
+        values: values
             .iter()
-            .map(|param| match param {
-                Param::Key => self.key.clone(),
-                Param::Signature => self.signature.clone(),
-                Param::Holder => self.holder.clone(),
-                Param::Shard(n) | Param::Units(n) => n.to_string(),
+            .map(|value| match value {
+                Value::Text(text) => (*text).to_owned(),
+                Value::Int(n) => n.to_string(),
             })
-            .collect()
+            .collect(),
+        tolerate: tolerate.iter().map(|s| (*s).to_owned()).collect(),
     }
 }
 
@@ -90,47 +79,35 @@ impl PostgresLeaseProtocol {
         let layout = layout(env, layout_index)?;
         let first = u64_arg(env, &first, "shards[0]", Arg::Shard)?;
         let end = u64_arg(env, &end, "shards[1]", Arg::Other)?;
-        let lease = PostgresLease::new(layout, &table, Placeholders::Numbered)
+        let driver = LeaseDriver::new(layout, &table, Placeholders::Numbered, first, end, &holder)
             .map_err(|e| table_error(env, &e))?;
-        let (key, signature) = (lease.key().to_string(), lease.signature().to_string());
-        Ok(Self {
-            layout,
-            table,
-            holder,
-            key,
-            signature,
-            acquire: Acquire::new(first, end),
-        })
+        Ok(Self { driver })
     }
 
     /// The statement to execute next, or `null` once the lease is taken (see `taken`); throws
     /// `NO_FREE_SHARD` when every shard is held.
     #[napi]
     pub fn next(&self, env: &Env) -> Result<Option<LeaseStatement>> {
-        let lease = self.lease();
-        match self.acquire.next(&lease) {
-            Action::Run {
-                statement,
+        match self.driver.next() {
+            Next::Run {
+                sql,
                 params,
                 tolerate,
-            } => Ok(Some(LeaseStatement {
-                text: statement.to_string(),
-                values: self.values(&params),
-                tolerate: tolerate.iter().map(|s| (*s).to_owned()).collect(),
-            })),
-            Action::Taken { .. } => Ok(None),
-            Action::NoFreeShard { first, end } => {
-                let held_in = format!("table {}", self.table);
-                Err(throw_kind(
-                    env,
-                    shardid::ErrorKind::NoFreeShard,
-                    &[
-                        ("first", Field::Int(first)),
-                        ("end", Field::Int(end)),
-                        ("held_in", Field::Text(&held_in)),
-                    ],
-                ))
-            }
+            } => Ok(Some(statement(sql, &params, tolerate))),
+            Next::Taken { .. } => Ok(None),
+            Next::NoFreeShard {
+                first,
+                end,
+                held_in,
+            } => Err(throw_kind(
+                env,
+                shardid::ErrorKind::NoFreeShard,
+                &[
+                    ("first", Field::Int(first)),
+                    ("end", Field::Int(end)),
+                    ("held_in", Field::Text(&held_in)),
+                ],
+            )),
         }
     }
 
@@ -147,15 +124,15 @@ impl PostgresLeaseProtocol {
                 _ => Fed::Int(u64_arg(env, &v, "value", Arg::Id)?),
             },
         };
-        self.acquire.feed(fed);
+        self.driver.feed(fed);
         Ok(())
     }
 
     /// The lease once taken, else `null`.
     #[napi(getter)]
     pub fn taken(&self) -> Option<LeaseTaken> {
-        match self.acquire.next(&self.lease()) {
-            Action::Taken { shard, recorded } => Some(LeaseTaken {
+        match self.driver.next() {
+            Next::Taken { shard, recorded } => Some(LeaseTaken {
                 shard: u32::try_from(shard).unwrap_or(u32::MAX),
                 recorded: recorded.map(|units| units.to_string()),
             }),
@@ -174,11 +151,7 @@ impl PostgresLeaseProtocol {
     ) -> Result<LeaseStatement> {
         let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
         let units = u64_arg(env, &units, "units", Arg::Other)?;
-        let lease = self.lease();
-        Ok(LeaseStatement {
-            text: lease.record().to_string(),
-            values: self.values(&lease.record_params(shard, units)),
-            tolerate: Vec::new(),
-        })
+        let (sql, params) = self.driver.record(shard, units);
+        Ok(statement(sql, &params, &[]))
     }
 }

@@ -2,11 +2,10 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyTuple};
+use shardid::ErrorKind;
 use shardid::sql::{
-    Acquire, Action, Fed, Param, Params, Placeholders, Postgres, PostgresLease, PostgresUninstall,
-    SqlError,
+    Fed, LeaseDriver, Next, Placeholders, Postgres, PostgresUninstall, SqlError, Value,
 };
-use shardid::{ErrorKind, Layout};
 
 use crate::args::{Arg, options_arg, u64_arg};
 use crate::errors::{core_error, invalid_argument, raise_kind};
@@ -55,40 +54,25 @@ fn sql_error(py: Python<'_>, e: SqlError) -> PyErr {
     }
 }
 
-/// The core's protocol for taking a PostgreSQL shard lease (`shardid::sql::Acquire`), for
+/// The core's protocol for taking a PostgreSQL shard lease (`shardid::sql::LeaseDriver`), for
 /// `shardid.postgres` to run with psycopg: `next()` gives the statement to execute (or `None`
 /// once the lease is taken), `feed()` the first column it returned. Not for direct use.
 #[pyclass(module = "shardid._shardid", name = "_PostgresLeaseProtocol")]
 pub(crate) struct PyLeaseProtocol {
-    layout: Layout,
-    table: String,
-    holder: String,
-    key: String,
-    signature: String,
-    acquire: Acquire,
+    driver: LeaseDriver,
 }
 
-impl PyLeaseProtocol {
-    fn lease(&self) -> PostgresLease<'_> {
-        PostgresLease::new(self.layout, &self.table, Placeholders::Format)
-            .expect("the table name was checked in __new__")
-    }
-
-    fn params<'py>(&self, py: Python<'py>, params: &Params) -> PyResult<Bound<'py, PyTuple>> {
-        let values: PyResult<Vec<Bound<'py, PyAny>>> = params
-            .as_slice()
-            .iter()
-            .map(|param| {
-                Ok(match param {
-                    Param::Key => self.key.as_str().into_pyobject(py)?.into_any(),
-                    Param::Signature => self.signature.as_str().into_pyobject(py)?.into_any(),
-                    Param::Holder => self.holder.as_str().into_pyobject(py)?.into_any(),
-                    Param::Shard(n) | Param::Units(n) => n.into_pyobject(py)?.into_any(),
-                })
+fn values<'py>(py: Python<'py>, values: &[Value<'_>]) -> PyResult<Bound<'py, PyTuple>> {
+    let values: PyResult<Vec<Bound<'py, PyAny>>> = values
+        .iter()
+        .map(|value| {
+            Ok(match value {
+                Value::Text(text) => text.into_pyobject(py)?.into_any(),
+                Value::Int(n) => n.into_pyobject(py)?.into_any(),
             })
-            .collect();
-        PyTuple::new(py, values?)
-    }
+        })
+        .collect();
+    PyTuple::new(py, values?)
 }
 
 #[pymethods]
@@ -97,25 +81,23 @@ impl PyLeaseProtocol {
     fn new(
         py: Python<'_>,
         layout: &Bound<'_, PyLayout>,
-        table: String,
+        table: &str,
         first: &Bound<'_, PyAny>,
         end: &Bound<'_, PyAny>,
-        holder: String,
+        holder: &str,
     ) -> PyResult<Self> {
-        let layout = layout.get().inner;
         let first = u64_arg(first, "first", Arg::Other)?;
         let end = u64_arg(end, "end", Arg::Other)?;
-        let lease = PostgresLease::new(layout, &table, Placeholders::Format)
-            .map_err(|e| sql_error(py, e))?;
-        let (key, signature) = (lease.key().to_string(), lease.signature().to_string());
-        Ok(Self {
-            layout,
+        let driver = LeaseDriver::new(
+            layout.get().inner,
             table,
+            Placeholders::Format,
+            first,
+            end,
             holder,
-            key,
-            signature,
-            acquire: Acquire::new(first, end),
-        })
+        )
+        .map_err(|e| sql_error(py, e))?;
+        Ok(Self { driver })
     }
 
     /// `(sql, params, tolerated SQLSTATEs)` to execute next, or `None` once the lease is taken
@@ -125,20 +107,22 @@ impl PyLeaseProtocol {
         &self,
         py: Python<'py>,
     ) -> PyResult<Option<(String, Bound<'py, PyTuple>, Bound<'py, PyTuple>)>> {
-        let lease = self.lease();
-        match self.acquire.next(&lease) {
-            Action::Run {
-                statement,
+        match self.driver.next() {
+            Next::Run {
+                sql,
                 params,
                 tolerate,
             } => Ok(Some((
-                statement.to_string(),
-                self.params(py, &params)?,
+                sql,
+                values(py, &params)?,
                 PyTuple::new(py, tolerate)?,
             ))),
-            Action::Taken { .. } => Ok(None),
-            Action::NoFreeShard { first, end } => {
-                let held_in = format!("table {}", self.table);
+            Next::Taken { .. } => Ok(None),
+            Next::NoFreeShard {
+                first,
+                end,
+                held_in,
+            } => {
                 let mut message = String::new();
                 let _ = ErrorKind::NoFreeShard.render(&mut message, |name, out| {
                     out.push_str(&match name {
@@ -175,15 +159,15 @@ impl PyLeaseProtocol {
             Some(v) if v.is_instance_of::<PyBool>() => Fed::Bool(v.is_truthy()?),
             Some(v) => Fed::Int(u64_arg(v, "value", Arg::Other)?),
         };
-        self.acquire.feed(fed);
+        self.driver.feed(fed);
         Ok(())
     }
 
     /// `(shard, ceiling or None)` once the lease is taken, else `None`.
     #[getter]
     fn taken(&self) -> Option<(u64, Option<u64>)> {
-        match self.acquire.next(&self.lease()) {
-            Action::Taken { shard, recorded } => Some((shard, recorded)),
+        match self.driver.next() {
+            Next::Taken { shard, recorded } => Some((shard, recorded)),
             _ => None,
         }
     }
@@ -196,10 +180,7 @@ impl PyLeaseProtocol {
         shard: u64,
         units: u64,
     ) -> PyResult<(String, Bound<'py, PyTuple>)> {
-        let lease = self.lease();
-        Ok((
-            lease.record().to_string(),
-            self.params(py, &lease.record_params(shard, units))?,
-        ))
+        let (sql, params) = self.driver.record(shard, units);
+        Ok((sql, values(py, &params)?))
     }
 }

@@ -345,3 +345,67 @@ fn a_lease_is_taken_in_the_protocols_steps() {
         ]
     );
 }
+
+/// The driver the bindings hold: the same steps with every parameter's value resolved.
+#[test]
+fn the_lease_driver_resolves_every_parameter() {
+    use shardid::sql::{Fed, LeaseDriver, Next, Placeholders, PostgresLease, Value};
+    let mut driver = LeaseDriver::new(
+        Layout::TWITTER,
+        "leases",
+        Placeholders::Format,
+        2,
+        3,
+        "h pid 1",
+    )
+    .unwrap();
+    let lease = PostgresLease::new(Layout::TWITTER, "leases", Placeholders::Format).unwrap();
+    let key = lease.key().to_string();
+    let signature = lease.signature().to_string();
+    let Next::Run { sql, params, .. } = driver.next() else {
+        panic!("create the table first")
+    };
+    assert_eq!((sql, params), (lease.create_table().to_string(), vec![]));
+    driver.feed(Fed::Nothing);
+    let Next::Run { params, .. } = driver.next() else {
+        panic!("then try the lock")
+    };
+    assert_eq!(params, [Value::Text(&key), Value::Int(2)]);
+    driver.feed(Fed::Bool(true));
+    driver.feed(Fed::Nothing);
+    let Next::Run { params, .. } = driver.next() else {
+        panic!("then claim")
+    };
+    assert_eq!(
+        params,
+        [
+            Value::Text("h pid 1"),
+            Value::Text(&signature),
+            Value::Int(2)
+        ]
+    );
+    driver.feed(Fed::Int(5));
+    assert_eq!(
+        driver.next(),
+        Next::Taken {
+            shard: 2,
+            recorded: Some(5)
+        }
+    );
+    let (sql, params) = driver.record(2, 9);
+    assert_eq!(sql, lease.record().to_string());
+    assert_eq!(params[0], Value::Int(9));
+    let mut held =
+        LeaseDriver::new(Layout::TWITTER, "leases", Placeholders::Format, 0, 1, "h").unwrap();
+    held.feed(Fed::Nothing);
+    held.feed(Fed::Bool(false));
+    assert_eq!(
+        held.next(),
+        Next::NoFreeShard {
+            first: 0,
+            end: 1,
+            held_in: "table leases".into()
+        }
+    );
+    assert!(LeaseDriver::new(Layout::TWITTER, "Leases", Placeholders::Format, 0, 1, "h").is_err());
+}

@@ -354,3 +354,152 @@ impl PostgresLease<'_> {
         ])
     }
 }
+
+/// A parameter's value, as a driver passes it: text, or a `bigint`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value<'a> {
+    /// A text parameter.
+    Text(&'a str),
+    /// A `bigint` parameter.
+    Int(u64),
+}
+
+/// What [`LeaseDriver::next`] says to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg(feature = "alloc")]
+pub enum Next<'a> {
+    /// Run `sql` with `params`; an error whose SQLSTATE is in `tolerate` counts as success.
+    /// Then [`LeaseDriver::feed`] the first column of the first row, if any.
+    Run {
+        /// The statement, with the driver's placeholders.
+        sql: alloc::string::String,
+        /// Its parameters, in order.
+        params: alloc::vec::Vec<Value<'a>>,
+        /// SQLSTATEs that are not errors for this statement.
+        tolerate: &'static [&'static str],
+    },
+    /// The lease is taken (see [`Action::Taken`]).
+    Taken {
+        /// The shard.
+        shard: u64,
+        /// The last holder's ceiling, in time units.
+        recorded: Option<u64>,
+    },
+    /// Every shard is held: report [`ErrorKind::NoFreeShard`](crate::ErrorKind::NoFreeShard)
+    /// with these fields.
+    NoFreeShard {
+        /// The first shard tried.
+        first: u64,
+        /// One past the last shard tried.
+        end: u64,
+        /// Where the shards are held: `"table <name>"`.
+        held_in: alloc::string::String,
+    },
+}
+
+/// [`Acquire`] with everything a driver would otherwise keep beside it: the table, the key,
+/// the signature and the holder text, so that `shardid.postgres` (psycopg) and
+/// `shardid/postgres` (pg) hold one of these and only execute what it says.
+#[derive(Clone, Debug)]
+#[cfg(feature = "alloc")]
+pub struct LeaseDriver {
+    layout: Layout,
+    table: alloc::string::String,
+    placeholders: Placeholders,
+    holder: alloc::string::String,
+    key: alloc::string::String,
+    signature: alloc::string::String,
+    acquire: Acquire,
+}
+
+#[cfg(feature = "alloc")]
+impl LeaseDriver {
+    /// A driver that takes the first free shard of `first..end` on `table`, marking it taken
+    /// by `holder` (host and process, shown in the table).
+    ///
+    /// # Errors
+    /// [`SqlError::TableName`], as [`PostgresLease::new`].
+    pub fn new(
+        layout: Layout,
+        table: &str,
+        placeholders: Placeholders,
+        first: u64,
+        end: u64,
+        holder: &str,
+    ) -> Result<Self, SqlError> {
+        use alloc::string::ToString;
+        let lease = PostgresLease::new(layout, table, placeholders)?;
+        Ok(Self {
+            layout,
+            table: table.into(),
+            placeholders,
+            holder: holder.into(),
+            key: lease.key().to_string(),
+            signature: lease.signature().to_string(),
+            acquire: Acquire::new(first, end),
+        })
+    }
+
+    fn lease(&self) -> PostgresLease<'_> {
+        PostgresLease {
+            layout: self.layout,
+            table: &self.table,
+            placeholders: self.placeholders,
+        }
+    }
+
+    fn values(&self, params: &Params) -> alloc::vec::Vec<Value<'_>> {
+        params
+            .as_slice()
+            .iter()
+            .map(|param| match param {
+                Param::Key => Value::Text(&self.key),
+                Param::Signature => Value::Text(&self.signature),
+                Param::Holder => Value::Text(&self.holder),
+                Param::Shard(n) | Param::Units(n) => Value::Int(*n),
+            })
+            .collect()
+    }
+
+    /// What to do next.
+    pub fn next(&self) -> Next<'_> {
+        use alloc::string::ToString;
+        match self.acquire.next(&self.lease()) {
+            Action::Run {
+                statement,
+                params,
+                tolerate,
+            } => Next::Run {
+                sql: statement.to_string(),
+                params: self.values(&params),
+                tolerate,
+            },
+            Action::Taken { shard, recorded } => Next::Taken { shard, recorded },
+            Action::NoFreeShard { first, end } => Next::NoFreeShard {
+                first,
+                end,
+                held_in: alloc::format!("table {}", self.table),
+            },
+        }
+    }
+
+    /// Takes the answer to the last [`Next::Run`], as [`Acquire::feed`].
+    pub fn feed(&mut self, answer: Fed) {
+        self.acquire.feed(answer);
+    }
+
+    /// The statement and parameters that record a ceiling of `units` for `shard`, only while
+    /// this session still holds its lock: one row updated, or none when the lease is lost.
+    pub fn record(
+        &self,
+        shard: u64,
+        units: u64,
+    ) -> (alloc::string::String, alloc::vec::Vec<Value<'_>>) {
+        use alloc::string::ToString;
+        let lease = self.lease();
+        (
+            lease.record().to_string(),
+            self.values(&lease.record_params(shard, units)),
+        )
+    }
+}

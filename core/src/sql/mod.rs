@@ -16,8 +16,10 @@ mod uninstall;
 
 pub use lease::{
     Acquire, Action, Fed, LOST_CREATE_RACE, LeaseSignature, Param, Params, Placeholders,
-    PostgresLease, Statement,
+    PostgresLease, Statement, Value,
 };
+#[cfg(feature = "alloc")]
+pub use lease::{LeaseDriver, Next};
 pub use postgres::Postgres;
 pub use uninstall::PostgresUninstall;
 
