@@ -48,6 +48,8 @@ impl Arg {
 /// The exception for `value`, an `int` outside `0..2**64` (or an ID's text that is not one):
 /// the class of the kind the core's rules give, the fields `argument` and `reason`, and what
 /// Python knows besides (the layout's `max`, the `epoch_ms`, ...).
+#[cold]
+#[inline(never)]
 fn out_of_range(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str, arg: Arg) -> PyErr {
     let problem = if value.is_instance_of::<PyString>() {
         Problem::NotDecimal

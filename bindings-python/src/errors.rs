@@ -32,6 +32,8 @@ pub(crate) fn raise(
 /// The Python exception for a core error: the class of its kind (`ErrorKind::name` +
 /// `Error`, generated into `_errors.py` from the same table), its fields as attributes and the
 /// core's message.
+#[cold]
+#[inline(never)]
 pub(crate) fn core_error(py: Python<'_>, e: Error) -> PyErr {
     let fields: PyResult<Vec<(&str, Bound<'_, PyAny>)>> = e
         .fields()
