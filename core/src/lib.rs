@@ -23,6 +23,7 @@
 //! - [`lease::LeasedGenerator`] (`std`): a shard leased from lock files, so no two processes
 //!   share one and a restart continues after its predecessor's IDs.
 //! - [`args`]: which error a bad argument gets, in every binding.
+//! - [`segment`]: dense IDs from database segments (号段), the allocator every driver runs.
 //! - [`js`]: what JavaScript numbers hold, for the Node addon and the WebAssembly module.
 //! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL.
 //!
@@ -48,6 +49,8 @@ mod scatter;
 mod anchor;
 #[cfg(target_has_atomic = "64")]
 mod generator;
+#[cfg(target_has_atomic = "64")]
+pub mod segment;
 
 #[cfg(all(feature = "sql", target_has_atomic = "64"))]
 pub mod sql;

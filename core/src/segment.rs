@@ -1,0 +1,468 @@
+//! Dense IDs from database segments (号段: Leaf, Tinyid, TiDB's cached `AUTO_INCREMENT`,
+//! Flickr's ticket servers): take a range of numbers from a database row in one statement,
+//! hand them out from memory, and fetch the next range before the first runs out.
+//!
+//! [`SegmentAllocator`] is the allocator's whole logic, with no I/O: the driver (Python's
+//! psycopg, Node's pg, Rust's `postgres`) asks it for IDs, and when it answers that a fetch is
+//! due, runs the core's `take_segment` statement ([`crate::sql::Segments`]) and hands the row
+//! back with [`SegmentAllocator::fill`]. So every language has the same behaviour, and tests
+//! script it without a database.
+//!
+//! - Two segments: the current one, and the next, fetched once a tenth of the current one is
+//!   used ([`SegmentAllocator::PREFETCH_AT`]), so the hot path never waits while the database
+//!   answers in time.
+//! - One fetch in flight at most: the call that makes one due is told so; every other caller
+//!   finding both segments empty is told a fetch is already under way, and waits for it.
+//! - A failed fetch re-arms: the next call that finds the next segment missing starts another.
+//! - The segment size adapts ([`SizePolicy`]): doubled when a segment lasted less than half the
+//!   target lifetime, halved when it lasted more than twice, within `min..=max`; the database
+//!   row remembers the size used, so a restart starts at it.
+//! - IDs from one allocator increase: segments are taken in order and used in order.
+//!
+//! The hot path is lock-free: one load and one compare-and-swap of a state word holding the
+//! current segment's generation and position, like the time-sortable [`crate::Generator`].
+
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A range of dense IDs: `first`, `first + stride`, ... (`count` of them). `stride` is the
+/// number of ticket servers (1 for one database): server `i` of `n` hands out only numbers
+/// `≡ i (mod n)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Segment {
+    /// The first ID.
+    pub first: u64,
+    /// How many IDs.
+    pub count: u64,
+    /// The distance between two IDs.
+    pub stride: u64,
+}
+
+impl Segment {
+    /// One past the last ID: where the next segment of the same server starts.
+    pub const fn end(&self) -> u64 {
+        self.first + self.count * self.stride
+    }
+}
+
+/// How large segments are: sized so one lasts about `target_ms`, within `min..=max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct SizePolicy {
+    /// The smallest segment taken.
+    pub min: u64,
+    /// The largest segment taken.
+    pub max: u64,
+    /// How long a segment should last, in milliseconds.
+    pub target_ms: u64,
+}
+
+impl SizePolicy {
+    /// 1,000 to 1,000,000 IDs per segment, each lasting about a minute.
+    pub const fn new() -> Self {
+        Self {
+            min: 1_000,
+            max: 1_000_000,
+            target_ms: 60_000,
+        }
+    }
+    /// Sets the bounds.
+    #[must_use]
+    pub const fn bounds(mut self, min: u64, max: u64) -> Self {
+        self.min = min;
+        self.max = max;
+        self
+    }
+    /// Sets the target lifetime.
+    #[must_use]
+    pub const fn target_ms(mut self, ms: u64) -> Self {
+        self.target_ms = ms;
+        self
+    }
+}
+
+impl Default for SizePolicy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What the driver must do besides using the IDs it got: fetch a segment of `size` IDs
+/// (`take_segment(tag, size)`), then [`SegmentAllocator::fill`] or
+/// [`SegmentAllocator::fetch_failed`]. `size` 0 asks for the size the tag's row remembers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a fetch that is due and never made leaves the allocator empty"]
+pub struct Fetch {
+    /// How many IDs to ask for (0: the size the database remembers for the tag).
+    pub size: u64,
+}
+
+/// Both segments are used up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Empty {
+    /// This caller must fetch (and then retry).
+    Fetch(Fetch),
+    /// A fetch is under way: wait for it (bounded), then retry.
+    Wait,
+}
+
+/// Why [`SegmentAllocator::fill`] refused a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FillError {
+    /// No fetch was due: a segment nobody asked for (a driver bug).
+    NotFetching,
+    /// The segment is empty, has a zero stride, overflows `u64`, or holds more IDs than one
+    /// segment can (2^40 - 1).
+    Invalid,
+}
+
+/// Bits of the state word holding the position in the current segment; the rest hold the
+/// generation, whose low bit is the current slot.
+const POSITION_BITS: u32 = 40;
+const POSITION_MASK: u64 = (1 << POSITION_BITS) - 1;
+
+#[derive(Debug)]
+struct Slot {
+    first: AtomicU64,
+    count: AtomicU64,
+    stride: AtomicU64,
+    /// Filled and not yet used up: set by `fill`, cleared when the allocator moves off it.
+    ready: AtomicBool,
+}
+
+impl Slot {
+    const fn new() -> Self {
+        Self {
+            first: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+            stride: AtomicU64::new(1),
+            ready: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The allocator of one tag: see the [module](self) docs.
+///
+/// `Sync`: share it between threads. Time is an argument (`now_ms`), for the size policy only.
+#[derive(Debug)]
+pub struct SegmentAllocator {
+    /// `generation << 40 | position`: the current slot is `generation & 1`.
+    state: AtomicU64,
+    slots: [Slot; 2],
+    /// A fetch is due or under way.
+    fetching: AtomicBool,
+    policy: SizePolicy,
+    /// The size of the last segment filled (0: none yet) and when it was filled.
+    last_size: AtomicU64,
+    last_fill_ms: AtomicU64,
+    /// IDs handed out, for the driver's statistics and for giving the tail back.
+    handed_out: AtomicU64,
+}
+
+/// One step of taking IDs: how many were taken from the current segment, or why none were.
+enum Step {
+    Took {
+        first: u64,
+        stride: u64,
+        n: u64,
+        prefetch: bool,
+    },
+    Switched,
+    Empty,
+}
+
+impl SegmentAllocator {
+    /// The share of a segment, in thousandths, used before the next one is fetched: a tenth.
+    pub const PREFETCH_AT: u64 = 100;
+
+    /// An empty allocator: its first call asks for a fetch.
+    pub const fn new(policy: SizePolicy) -> Self {
+        Self {
+            state: AtomicU64::new(0),
+            slots: [Slot::new(), Slot::new()],
+            fetching: AtomicBool::new(false),
+            policy,
+            last_size: AtomicU64::new(0),
+            last_fill_ms: AtomicU64::new(0),
+            handed_out: AtomicU64::new(0),
+        }
+    }
+
+    /// The size policy.
+    pub const fn policy(&self) -> SizePolicy {
+        self.policy
+    }
+
+    /// Takes up to `want` IDs from the current segment, or moves to the next one.
+    #[inline]
+    fn step(&self, want: u64) -> Step {
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            let slot = &self.slots[((state >> POSITION_BITS) & 1) as usize];
+            let position = state & POSITION_MASK;
+            // The slot's numbers, read after the state and before the exchange: they were
+            // published before the switch to this generation (which the state's load
+            // follows), and the slot is refilled only after a switch away from it, which
+            // would make the exchange fail. Read after the exchange, they could already be the
+            // next refill's.
+            let count = slot.count.load(Ordering::Relaxed);
+            let first = slot.first.load(Ordering::Relaxed);
+            let stride = slot.stride.load(Ordering::Relaxed);
+            if position < count {
+                let n = want.min(count - position);
+                match self.state.compare_exchange_weak(
+                    state,
+                    state + n,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {
+                        let threshold = (count * Self::PREFETCH_AT).div_ceil(1000).max(1);
+                        let prefetch = position + n >= threshold;
+                        return Step::Took {
+                            first: first + position * stride,
+                            stride,
+                            n,
+                            prefetch,
+                        };
+                    }
+                    Err(now) => {
+                        state = now;
+                        continue;
+                    }
+                }
+            }
+            // The current segment is used up: move to the next, if it has arrived.
+            let next = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
+            if !next.ready.load(Ordering::Acquire) {
+                return Step::Empty;
+            }
+            let generation = (state >> POSITION_BITS).wrapping_add(1);
+            let moved = (generation << POSITION_BITS) & !POSITION_MASK;
+            match self
+                .state
+                .compare_exchange(state, moved, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    // The old slot is free for the next fetch.
+                    slot.ready.store(false, Ordering::Release);
+                    return Step::Switched;
+                }
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    /// The fetch to make now, if none is due or under way and the next segment is missing.
+    fn due(&self, now_ms: u64) -> Option<Fetch> {
+        let state = self.state.load(Ordering::Acquire);
+        let next = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
+        if next.ready.load(Ordering::Acquire) {
+            return None;
+        }
+        self.fetching
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| Fetch {
+                size: self.next_size(now_ms),
+            })
+    }
+
+    /// The size of the next segment by the policy: 0 (the database's remembered size) for the
+    /// first, then sized to the target lifetime from how long the last one lasted.
+    fn next_size(&self, now_ms: u64) -> u64 {
+        let last = self.last_size.load(Ordering::Relaxed);
+        if last == 0 {
+            return 0;
+        }
+        let p = self.policy;
+        let lasted = now_ms.saturating_sub(self.last_fill_ms.load(Ordering::Relaxed));
+        let size = if lasted < p.target_ms / 2 {
+            last.saturating_mul(2)
+        } else if lasted > p.target_ms.saturating_mul(2) {
+            last / 2
+        } else {
+            last
+        };
+        size.clamp(p.min.max(1), p.max.max(p.min).max(1))
+    }
+
+    /// One ID, and the fetch to start if one is now due (it happens once, to one caller).
+    ///
+    /// # Errors
+    /// [`Empty`] when both segments are used up: [`Empty::Fetch`] tells this caller to fetch,
+    /// [`Empty::Wait`] that a fetch is under way.
+    #[inline]
+    pub fn next_id(&self, now_ms: u64) -> Result<(u64, Option<Fetch>), Empty> {
+        loop {
+            match self.step(1) {
+                Step::Took {
+                    first, prefetch, ..
+                } => {
+                    self.handed_out.fetch_add(1, Ordering::Relaxed);
+                    let fetch = if prefetch { self.due(now_ms) } else { None };
+                    return Ok((first, fetch));
+                }
+                Step::Switched => {}
+                Step::Empty => return Err(self.empty(now_ms)),
+            }
+        }
+    }
+
+    /// Fills `out` with IDs as far as the segments go; returns how many were written (fewer
+    /// than `out.len()` only when both segments ran out) and the fetch to start, if due.
+    pub fn next_ids(&self, out: &mut [u64], now_ms: u64) -> (usize, Option<Fetch>) {
+        let mut written = 0;
+        let mut fetch = None;
+        while written < out.len() {
+            match self.step((out.len() - written) as u64) {
+                Step::Took {
+                    first,
+                    stride,
+                    n,
+                    prefetch,
+                } => {
+                    let n = usize::try_from(n).unwrap_or(usize::MAX);
+                    let mut id = first;
+                    for slot in &mut out[written..written + n] {
+                        *slot = id;
+                        id = id.wrapping_add(stride);
+                    }
+                    written += n;
+                    if prefetch && fetch.is_none() {
+                        fetch = self.due(now_ms);
+                    }
+                }
+                Step::Switched => {}
+                Step::Empty => {
+                    if let (None, Empty::Fetch(f)) = (fetch, self.empty(now_ms)) {
+                        fetch = Some(f);
+                    }
+                    break;
+                }
+            }
+        }
+        self.handed_out.fetch_add(written as u64, Ordering::Relaxed);
+        (written, fetch)
+    }
+
+    fn empty(&self, now_ms: u64) -> Empty {
+        match self.due(now_ms) {
+            Some(fetch) => Empty::Fetch(fetch),
+            None => Empty::Wait,
+        }
+    }
+
+    /// Hands the allocator the segment a fetch returned (the next one to use).
+    ///
+    /// # Errors
+    /// [`FillError`]: no fetch was due, or the segment is not usable.
+    pub fn fill(&self, segment: Segment, now_ms: u64) -> Result<(), FillError> {
+        if !self.fetching.load(Ordering::Acquire) {
+            return Err(FillError::NotFetching);
+        }
+        if segment.count == 0
+            || segment.count > POSITION_MASK
+            || segment.stride == 0
+            || segment
+                .count
+                .checked_mul(segment.stride)
+                .and_then(|span| span.checked_add(segment.first))
+                .is_none()
+        {
+            return Err(FillError::Invalid);
+        }
+        let state = self.state.load(Ordering::Acquire);
+        let next = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
+        next.first.store(segment.first, Ordering::Relaxed);
+        next.count.store(segment.count, Ordering::Relaxed);
+        next.stride.store(segment.stride, Ordering::Relaxed);
+        next.ready.store(true, Ordering::Release);
+        self.last_size.store(segment.count, Ordering::Relaxed);
+        self.last_fill_ms.store(now_ms, Ordering::Relaxed);
+        self.fetching.store(false, Ordering::Release);
+        Ok(())
+    }
+
+    /// The fetch failed (the database is down, the tag unknown): the next call that finds the
+    /// next segment missing starts another.
+    pub fn fetch_failed(&self) {
+        self.fetching.store(false, Ordering::Release);
+    }
+
+    /// Whether a fetch is due or under way.
+    pub fn fetching(&self) -> bool {
+        self.fetching.load(Ordering::Acquire)
+    }
+
+    /// How many IDs were handed out.
+    pub fn handed_out(&self) -> u64 {
+        self.handed_out.load(Ordering::Relaxed)
+    }
+
+    /// What is left unused, to give back on a clean close: the first unused ID and the end of
+    /// the last segment taken, when what is left is one run of this server's numbers (the
+    /// current segment's rest, followed by the next segment if it starts where the current one
+    /// ends); then `UPDATE ... SET next = first_unused WHERE next = end` returns it, unless
+    /// another allocator took a segment since. Also the count of IDs left, which are lost if
+    /// they cannot be returned. `None` when nothing is left.
+    ///
+    /// Call it when no other thread takes IDs any more.
+    pub fn unused(&self) -> Option<Unused> {
+        let state = self.state.load(Ordering::Acquire);
+        let current = self.segment_of(state >> POSITION_BITS);
+        let position = (state & POSITION_MASK).min(current.count);
+        let next_slot = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
+        let next = next_slot
+            .ready
+            .load(Ordering::Acquire)
+            .then(|| self.segment_of((state >> POSITION_BITS) + 1));
+        let rest = current.count - position;
+        let rest_first = current.first + position * current.stride;
+        match next {
+            Some(next) if rest == 0 || next.first == current.end() => Some(Unused {
+                first: if rest == 0 { next.first } else { rest_first },
+                end: next.end(),
+                count: rest + next.count,
+                stride: current.stride,
+            }),
+            // The next segment does not follow the current one: only the last one (the next)
+            // can be given back; the current one's rest is lost.
+            Some(next) => Some(Unused {
+                first: next.first,
+                end: next.end(),
+                count: next.count,
+                stride: next.stride,
+            }),
+            None if rest > 0 => Some(Unused {
+                first: rest_first,
+                end: current.end(),
+                count: rest,
+                stride: current.stride,
+            }),
+            None => None,
+        }
+    }
+
+    fn segment_of(&self, generation: u64) -> Segment {
+        let slot = &self.slots[(generation & 1) as usize];
+        Segment {
+            first: slot.first.load(Ordering::Relaxed),
+            count: slot.count.load(Ordering::Relaxed),
+            stride: slot.stride.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The IDs an allocator has taken and not handed out: see [`SegmentAllocator::unused`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unused {
+    /// The first unused ID.
+    pub first: u64,
+    /// One past the last ID of the last segment taken.
+    pub end: u64,
+    /// How many IDs are left from `first` on (giving back covers exactly these when it
+    /// succeeds).
+    pub count: u64,
+    /// The distance between two IDs.
+    pub stride: u64,
+}
