@@ -13,7 +13,8 @@
 //!   answers in time.
 //! - One fetch in flight at most: the call that makes one due is told so; every other caller
 //!   finding both segments empty is told a fetch is already under way, and waits for it.
-//! - A failed fetch re-arms: the next call that finds the next segment missing starts another.
+//! - A failed fetch re-arms: the next call that finds the next segment missing starts another,
+//!   after a backoff (100 ms, doubling to 2 s) so a database that is down is not hammered.
 //! - The segment size adapts ([`SizePolicy`]): doubled when a segment lasted less than half the
 //!   target lifetime, halved when it lasted more than twice, within `min..=max`; the database
 //!   row remembers the size used, so a restart starts at it.
@@ -156,6 +157,9 @@ pub struct SegmentAllocator {
     last_fill_ms: AtomicU64,
     /// IDs handed out, for the driver's statistics and for giving the tail back.
     handed_out: AtomicU64,
+    /// Fetches failed in a row, and when the next may start (Unix ms).
+    failures: AtomicU64,
+    retry_at_ms: AtomicU64,
 }
 
 /// One step of taking IDs: how many were taken from the current segment, or why none were.
@@ -184,8 +188,13 @@ impl SegmentAllocator {
             last_size: AtomicU64::new(0),
             last_fill_ms: AtomicU64::new(0),
             handed_out: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            retry_at_ms: AtomicU64::new(0),
         }
     }
+
+    /// The longest wait between two failed fetches.
+    pub const MAX_BACKOFF_MS: u64 = 2_000;
 
     /// The size policy.
     pub const fn policy(&self) -> SizePolicy {
@@ -256,7 +265,7 @@ impl SegmentAllocator {
     fn due(&self, now_ms: u64) -> Option<Fetch> {
         let state = self.state.load(Ordering::Acquire);
         let next = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
-        if next.ready.load(Ordering::Acquire) {
+        if next.ready.load(Ordering::Acquire) || now_ms < self.retry_at_ms.load(Ordering::Relaxed) {
             return None;
         }
         self.fetching
@@ -379,14 +388,27 @@ impl SegmentAllocator {
         next.ready.store(true, Ordering::Release);
         self.last_size.store(segment.count, Ordering::Relaxed);
         self.last_fill_ms.store(now_ms, Ordering::Relaxed);
+        self.failures.store(0, Ordering::Relaxed);
+        self.retry_at_ms.store(0, Ordering::Relaxed);
         self.fetching.store(false, Ordering::Release);
         Ok(())
     }
 
-    /// The fetch failed (the database is down, the tag unknown): the next call that finds the
-    /// next segment missing starts another.
-    pub fn fetch_failed(&self) {
+    /// The fetch failed at `now_ms` (the database is down, the tag unknown): the first call
+    /// after a backoff (100 ms, doubling with each failure in a row, at most
+    /// [`SegmentAllocator::MAX_BACKOFF_MS`]) that finds the next segment missing starts another.
+    /// Callers finding both segments empty meanwhile are told to wait.
+    pub fn fetch_failed(&self, now_ms: u64) {
+        let failures = self.failures.fetch_add(1, Ordering::Relaxed).min(5);
+        let backoff = (100u64 << failures).min(Self::MAX_BACKOFF_MS);
+        self.retry_at_ms
+            .store(now_ms.saturating_add(backoff), Ordering::Relaxed);
         self.fetching.store(false, Ordering::Release);
+    }
+
+    /// When the next fetch may start after failures (Unix ms; 0: at once).
+    pub fn retry_at_ms(&self) -> u64 {
+        self.retry_at_ms.load(Ordering::Relaxed)
     }
 
     /// Whether a fetch is due or under way.
@@ -424,6 +446,7 @@ impl SegmentAllocator {
                 end: next.end(),
                 count: rest + next.count,
                 stride: current.stride,
+                lost: 0,
             }),
             // The next segment does not follow the current one: only the last one (the next)
             // can be given back; the current one's rest is lost.
@@ -432,12 +455,14 @@ impl SegmentAllocator {
                 end: next.end(),
                 count: next.count,
                 stride: next.stride,
+                lost: rest,
             }),
             None if rest > 0 => Some(Unused {
                 first: rest_first,
                 end: current.end(),
                 count: rest,
                 stride: current.stride,
+                lost: 0,
             }),
             None => None,
         }
@@ -465,4 +490,7 @@ pub struct Unused {
     pub count: u64,
     /// The distance between two IDs.
     pub stride: u64,
+    /// IDs left that cannot be given back (the rest of a segment another allocator's segment
+    /// follows): holes whatever happens.
+    pub lost: u64,
 }

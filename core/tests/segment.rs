@@ -39,11 +39,18 @@ fn a_failed_fetch_re_arms_and_an_unasked_fill_is_refused() {
     let a = SegmentAllocator::new(SizePolicy::new());
     assert_eq!(a.fill(seg(1, 5), 0), Err(FillError::NotFetching));
     assert!(matches!(a.next_id(0), Err(Empty::Fetch(_))));
-    a.fetch_failed();
-    assert!(
-        matches!(a.next_id(0), Err(Empty::Fetch(_))),
-        "the next caller fetches again"
-    );
+    a.fetch_failed(1_000);
+    // Within the backoff, callers wait; after it, the next caller fetches again.
+    assert_eq!(a.next_id(1_050), Err(Empty::Wait));
+    assert!(matches!(a.next_id(1_100), Err(Empty::Fetch(_))), "re-armed");
+    a.fetch_failed(2_000);
+    assert_eq!(a.retry_at_ms(), 2_200, "the backoff doubles");
+    for _ in 0..10 {
+        let _ = a.next_id(u64::MAX / 2);
+        a.fetch_failed(10_000);
+    }
+    assert_eq!(a.retry_at_ms(), 10_000 + SegmentAllocator::MAX_BACKOFF_MS);
+    assert!(matches!(a.next_id(20_000), Err(Empty::Fetch(_))));
     for bad in [
         seg(1, 0),
         Segment {
@@ -135,7 +142,8 @@ fn the_unused_tail_is_one_run_when_the_next_segment_follows() {
             first: 4,
             end: 11,
             count: 7,
-            stride: 1
+            stride: 1,
+            lost: 0
         })
     );
     // The prefetched segment follows: the rest and it are one run.
@@ -146,7 +154,8 @@ fn the_unused_tail_is_one_run_when_the_next_segment_follows() {
             first: 4,
             end: 21,
             count: 17,
-            stride: 1
+            stride: 1,
+            lost: 0
         })
     );
     // Another allocator took 21..31: the next segment does not follow; only it comes back.
@@ -161,7 +170,8 @@ fn the_unused_tail_is_one_run_when_the_next_segment_follows() {
             first: 31,
             end: 41,
             count: 10,
-            stride: 1
+            stride: 1,
+            lost: 9
         })
     );
 }
