@@ -39,6 +39,10 @@ export type ErrorCode =
   | 'FORKED_GENERATOR'
   /** The operation is not available in this build or environment. */
   | 'UNSUPPORTED'
+  /** Dense IDs: both segments are used up and the database did not answer in time; retry. */
+  | 'SEGMENT_UNAVAILABLE'
+  /** Dense IDs: the tag does not exist (create it first; a typo never creates one). */
+  | 'UNKNOWN_TAG'
 
 /** The fields each kind of error carries (numbers as `bigint`). */
 export interface ErrorFields {
@@ -60,6 +64,8 @@ export interface ErrorFields {
   LEASE_LOST: { readonly shard: bigint }
   FORKED_GENERATOR: {  }
   UNSUPPORTED: { readonly reason: string }
+  SEGMENT_UNAVAILABLE: { readonly tag: string; readonly reason: string }
+  UNKNOWN_TAG: { readonly tag: string }
 }
 
 /** The presets' names: `Layout.INSTAGRAM`, ... */

@@ -24,6 +24,8 @@ const KINDS = [
   { number: 105, code: "LEASE_LOST", category: "resource", fields: ["shard"], text: [false], template: "the lease on shard {shard} is no longer held: take a new lease" },
   { number: 106, code: "FORKED_GENERATOR", category: "usage", fields: [], text: [], template: "this generator was made before fork(): in the child it shares its parent's shard and would repeat the parent's IDs; make generators after forking, each with a shard of its own, or use a lease, which takes a new shard in each child" },
   { number: 107, code: "UNSUPPORTED", category: "usage", fields: ["reason"], text: [true], template: "unsupported: {reason}" },
+  { number: 108, code: "SEGMENT_UNAVAILABLE", category: "state", fields: ["tag","reason"], text: [true,true], template: "no segment of tag {tag} is available: {reason}" },
+  { number: 109, code: "UNKNOWN_TAG", category: "input", fields: ["tag"], text: [true], template: "no tag {tag}: create it first (create_tag)" },
 ]
 
 /** The problems an argument can have (core/src/args.rs), in the core's order. */

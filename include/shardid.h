@@ -126,6 +126,15 @@ enum shardid_status
    * The operation is not available in this build. Not returned by the C API today.
    */
   SHARDID_ERR_UNSUPPORTED = 107,
+  /**
+   * Dense IDs: no segment is available (the database did not answer in time). Not returned
+   * by the C API (C programs call the segment functions with libpq).
+   */
+  SHARDID_ERR_SEGMENT_UNAVAILABLE = 108,
+  /**
+   * Dense IDs: the tag does not exist. Not returned by the C API.
+   */
+  SHARDID_ERR_UNKNOWN_TAG = 109,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

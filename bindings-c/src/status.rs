@@ -53,6 +53,11 @@ pub enum shardid_status {
     SHARDID_ERR_FORKED_GENERATOR = 106,
     /// The operation is not available in this build. Not returned by the C API today.
     SHARDID_ERR_UNSUPPORTED = 107,
+    /// Dense IDs: no segment is available (the database did not answer in time). Not returned
+    /// by the C API (C programs call the segment functions with libpq).
+    SHARDID_ERR_SEGMENT_UNAVAILABLE = 108,
+    /// Dense IDs: the tag does not exist. Not returned by the C API.
+    SHARDID_ERR_UNKNOWN_TAG = 109,
 }
 
 use shardid::ErrorKind;
@@ -60,7 +65,7 @@ use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
 
 /// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
 /// (checked at compile time below), so the C enum cannot drift from the core's table.
-const STATUSES: [(shardid_status, ErrorKind); 18] = {
+const STATUSES: [(shardid_status, ErrorKind); 20] = {
     #[allow(clippy::enum_glob_use)] // a table of every variant
     use shardid_status::*;
     [
@@ -97,6 +102,11 @@ const STATUSES: [(shardid_status, ErrorKind); 18] = {
         (SHARDID_ERR_LEASE_LOST, ErrorKind::LeaseLost),
         (SHARDID_ERR_FORKED_GENERATOR, ErrorKind::ForkedGenerator),
         (SHARDID_ERR_UNSUPPORTED, ErrorKind::Unsupported),
+        (
+            SHARDID_ERR_SEGMENT_UNAVAILABLE,
+            ErrorKind::SegmentUnavailable,
+        ),
+        (SHARDID_ERR_UNKNOWN_TAG, ErrorKind::UnknownTag),
     ]
 };
 

@@ -10,6 +10,7 @@ mod fork;
 mod generator;
 mod layout;
 mod lease;
+mod segment;
 mod sql;
 
 use pyo3::prelude::*;
@@ -36,6 +37,9 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres_uninstall, m)?)?;
     m.add_class::<sql::PyLeaseProtocol>()?;
+    m.add_class::<segment::PySegmentAllocator>()?;
+    m.add_function(wrap_pyfunction!(segment::segments, m)?)?;
+    m.add_function(wrap_pyfunction!(segment::_segment_statements, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "DEFAULT_BACKWARDS_TOLERANCE_MS",

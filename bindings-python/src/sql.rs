@@ -41,7 +41,7 @@ pub(crate) fn postgres_uninstall(py: Python<'_>, schema: &str) -> PyResult<Strin
 }
 
 /// The Python exception for a refused schema or table name, or a core error.
-fn sql_error(py: Python<'_>, e: SqlError) -> PyErr {
+pub(crate) fn sql_error(py: Python<'_>, e: SqlError) -> PyErr {
     match e {
         SqlError::Core(e) => core_error(py, e),
         SqlError::SchemaName { reason } => {

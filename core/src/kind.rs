@@ -147,6 +147,12 @@ kinds! {
     /// The operation is not available in this build or environment.
     Unsupported = 107, "UNSUPPORTED", Usage, ["reason"],
         "unsupported: {reason}";
+    /// Dense IDs: both segments are used up and the database did not answer in time; retry.
+    SegmentUnavailable = 108, "SEGMENT_UNAVAILABLE", State, ["tag", "reason"],
+        "no segment of tag {tag} is available: {reason}";
+    /// Dense IDs: the tag does not exist (create it first; a typo never creates one).
+    UnknownTag = 109, "UNKNOWN_TAG", Input, ["tag"],
+        "no tag {tag}: create it first (create_tag)";
 }
 
 impl ErrorKind {
@@ -166,9 +172,9 @@ impl ErrorKind {
     }
 
     /// Whether the field `name` holds a text (a reason, a place, an argument's name) rather
-    /// than a number: `reason`, `held_in` and `argument` do.
+    /// than a number: `reason`, `held_in`, `argument` and `tag` do.
     pub fn is_text_field(name: &str) -> bool {
-        matches!(name, "reason" | "held_in" | "argument")
+        matches!(name, "reason" | "held_in" | "argument" | "tag")
     }
 
     /// Writes [`ErrorKind::template`] with each `{field}` replaced by `value(field, out)`.

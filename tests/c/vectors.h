@@ -467,6 +467,8 @@ static const struct vector_error_kind VECTOR_ERROR_KINDS[] = {
     { 105, "SHARDID_ERR_LEASE_LOST: " },
     { 106, "SHARDID_ERR_FORKED_GENERATOR: " },
     { 107, "SHARDID_ERR_UNSUPPORTED: " },
+    { 108, "SHARDID_ERR_SEGMENT_UNAVAILABLE: " },
+    { 109, "SHARDID_ERR_UNKNOWN_TAG: " },
 };
 
 #endif /* SHARDID_TEST_VECTORS_H */

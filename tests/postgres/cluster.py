@@ -97,6 +97,14 @@ class Cluster:
         self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         self._run("pg_ctl", "-D", str(self.data), "-o", self._flags, "-l", str(self.root / "log"), "-w", "start")
 
+    def stop_server(self) -> None:
+        """Stops the server (``-m fast``), keeping its data, to test clients against a database
+        that is down; :meth:`start_server` starts it again on the same port."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def start_server(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-o", self._flags, "-l", str(self.root / "log"), "-w", "start")
+
     def pgbench(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Runs ``pgbench`` against the cluster (not checked: the caller reads the result)."""
         command = [str(self.bin / "pgbench"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", *args]

@@ -25,12 +25,14 @@ __all__ = [
     "NullArgumentError",
     "PanicError",
     "ScatterOverflowError",
+    "SegmentUnavailableError",
     "SequenceExhaustedError",
     "SequenceOutOfRangeError",
     "ShardIdError",
     "ShardOutOfRangeError",
     "TimestampBeforeEpochError",
     "TimestampPastExpiryError",
+    "UnknownTagError",
     "UnsupportedError",
 ]
 
@@ -195,3 +197,20 @@ class UnsupportedError(ShardIdError, NotImplementedError):
     code = "UNSUPPORTED"
     number = 107
     reason: str
+
+
+class SegmentUnavailableError(ShardIdError):
+    """Dense IDs: both segments are used up and the database did not answer in time; retry."""
+
+    code = "SEGMENT_UNAVAILABLE"
+    number = 108
+    tag: str
+    reason: str
+
+
+class UnknownTagError(ShardIdError, ValueError):
+    """Dense IDs: the tag does not exist (create it first; a typo never creates one)."""
+
+    code = "UNKNOWN_TAG"
+    number = 109
+    tag: str

@@ -25,9 +25,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from shardid._shardid import Layout, postgres, postgres_uninstall
+from shardid._shardid import Layout, postgres, postgres_uninstall, segments
 
-__all__ = ["postgres", "postgres_uninstall"]
+__all__ = ["postgres", "postgres_uninstall", "segments"]
 
 
 
@@ -48,12 +48,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--order", help="custom layout: the order of the shard and sequence fields (default time_shard_sequence)"
     )
-    parser.add_argument("--shard", type=int, required=True, help="the database's shard")
+    parser.add_argument(
+        "--segments",
+        action="store_true",
+        help="the DDL of dense IDs from segments (create_tag, take_segment, next_dense_id, give_back) instead",
+    )
+    parser.add_argument("--servers", type=int, default=1, help="--segments: how many ticket servers (default 1)")
+    parser.add_argument("--index", type=int, default=0, help="--segments: which server this is (0-based)")
+    parser.add_argument("--shard", type=int, help="the database's shard (required for IDs made in the database)")
     parser.add_argument("--schema", required=True, help="schema for the functions, e.g. insta5")
     parser.add_argument("--backwards-tolerance-ms", type=int)
     parser.add_argument("--max-borrow-units", type=int)
     args = parser.parse_args(argv)
     try:
+        if args.segments:
+            sys.stdout.write(segments(args.schema, servers=args.servers, index=args.index))
+            return 0
+        if args.shard is None:
+            parser.error("--shard is required (or --segments)")
         if args.layout is not None:
             if args.epoch_ms is not None or args.bits is not None:
                 parser.error("give either --layout or a custom layout, not both")

@@ -1,6 +1,7 @@
 //! SQL that shardid renders, so that every language sends the same statements: the DDL that
 //! makes and reads IDs inside PostgreSQL ([`Postgres`], [`PostgresUninstall`]) and the
-//! statements and steps of a PostgreSQL shard lease ([`PostgresLease`], [`Acquire`]).
+//! statements and steps of a PostgreSQL shard lease ([`PostgresLease`], [`Acquire`]), and the
+//! DDL and statements of dense IDs from segments ([`Segments`]).
 //!
 //! Rendering writes into any [`core::fmt::Write`]: `format!("{}", ddl)` or `write!(out, "{ddl}")`.
 //! Names that go into SQL unquoted (schemas, tables) are checked first: plain lower-case
@@ -12,6 +13,7 @@ use crate::Error;
 
 mod lease;
 mod postgres;
+mod segments;
 mod uninstall;
 
 pub use lease::{
@@ -21,6 +23,10 @@ pub use lease::{
 #[cfg(feature = "alloc")]
 pub use lease::{LeaseDriver, Next};
 pub use postgres::Postgres;
+pub use segments::{
+    DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatement, SegmentStatements, Segments,
+    TAG_EXHAUSTED, UNKNOWN_TAG,
+};
 pub use uninstall::PostgresUninstall;
 
 /// The longest schema name accepted: PostgreSQL truncates identifiers beyond 63 bytes without a

@@ -1,0 +1,212 @@
+"""Dense IDs from PostgreSQL segments (号段, as Meituan's Leaf, Didi's Tinyid and TiDB do it): an
+optional extra that needs ``psycopg`` (``pip install shardid[postgres]``).
+
+Short, dense, increasing numbers — order numbers, invoice numbers — that a 64-bit time-sortable
+ID is not. The application takes a range of numbers from a row of the database in one
+statement, hands them out from memory, and fetches the next range in the background before the
+first runs out::
+
+    # once: python -m shardid.sql --segments --schema seg | psql -1 -f -
+    #       psql -c "SELECT seg.create_tag('orders')"
+    from shardid.segments import DenseIds
+
+    orders = DenseIds("postgresql://app@db/app", "orders")
+    orders.next_id()      # 1, 2, 3, ... (per process, in increasing order)
+    orders.close()        # gives the unused rest back: a restart continues at the next number
+
+The allocator is the core's (``shardid::segment``): two segments, the next fetched once a
+tenth of the current one is used, one fetch in flight at a time, a failed fetch retried after a
+backoff, segment sizes adapted to last about ``target_ms``. ``next_id()`` never waits on the
+database while the prefetch arrives in time; when both segments are used up it waits for the
+fetch already under way, at most ``wait_ms``, then raises :class:`SegmentUnavailableError`
+(retry later). After a crash at most the current and the prefetched segment are lost.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+from shardid._errors import InvalidArgumentError, SegmentUnavailableError, UnknownTagError
+from shardid._shardid import _segment_statements, _SegmentAllocator, now_ms
+
+__all__ = ["DenseIds"]
+
+# The SQLSTATE of an unknown tag (shardid::sql::UNKNOWN_TAG).
+_UNKNOWN_TAG = "SI001"
+
+
+class DenseIds:
+    """Dense IDs of one tag, taken in segments from the PostgreSQL server at ``conninfo``
+    (a libpq connection string or URL) where ``schema`` holds the segments' DDL.
+
+    Thread-safe: share one per process. In a forked child it starts afresh with segments of
+    its own (the parent's are the parent's).
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        tag: str,
+        *,
+        schema: str = "seg",
+        min_size: int = 1_000,
+        max_size: int = 1_000_000,
+        target_ms: int = 60_000,
+        wait_ms: int = 5_000,
+    ) -> None:
+        if not isinstance(tag, str) or not 1 <= len(tag.encode()) <= 200:
+            reason = "must be 1 to 200 bytes of text"
+            raise InvalidArgumentError(f"tag {reason}", argument="tag", reason=reason)
+        # The statements are the core's; this checks the schema name too.
+        self._take, self._give_back, _ = _segment_statements(schema)
+        self.conninfo = conninfo
+        self.tag = tag
+        self.schema = schema
+        self.wait_ms = wait_ms
+        self._policy = {"min_size": min_size, "max_size": max_size, "target_ms": target_ms}
+        _SegmentAllocator(**self._policy)  # checks the policy now, not at the first ID
+        self._arrived = threading.Condition()
+        self._closed = False
+        self.skipped = 0
+        """Numbers taken from the database and neither handed out nor given back (by
+        :meth:`close`): the holes this allocator made."""
+        self._reset()
+
+    def _reset(self) -> None:
+        self._pid = os.getpid()
+        self._allocator = _SegmentAllocator(**self._policy)
+        self._conn: Any = None
+        self._error: BaseException | None = None
+        self.fetches = 0
+
+    def _fetch(self, size: int) -> None:
+        """Takes one segment (in a thread of its own) and hands it to the allocator."""
+        import psycopg
+
+        try:
+            if self._conn is None or self._conn.closed:
+                self._conn = psycopg.connect(self.conninfo, autocommit=True)
+            row = self._conn.execute(self._take, (self.tag, size)).fetchone()
+            first, count, stride = row
+            self._allocator.fill(first, count, stride, now_ms())
+            self.fetches += 1
+            self._error = None
+        except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
+            self._allocator.fetch_failed(now_ms())
+            self._error = e
+            if isinstance(e, psycopg.OperationalError) and self._conn is not None:
+                self._conn.close()  # reconnect at the next fetch
+        finally:
+            with self._arrived:
+                self._arrived.notify_all()
+
+    def _start(self, size: int) -> None:
+        threading.Thread(target=self._fetch, args=(size,), name="shardid-segment", daemon=True).start()
+
+    def _current(self) -> _SegmentAllocator:
+        if self._closed:
+            raise SegmentUnavailableError(
+                f"no segment of tag {self.tag} is available: the allocator was closed",
+                tag=self.tag,
+                reason="the allocator was closed",
+            )
+        if os.getpid() != self._pid:
+            self._reset()
+        return self._allocator
+
+    def _unavailable(self) -> BaseException:
+        error = self._error
+        if getattr(error, "sqlstate", None) == _UNKNOWN_TAG:
+            return UnknownTagError(f"no tag {self.tag}: create it first (create_tag)", tag=self.tag)
+        reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
+        unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
+        unavailable.__cause__ = error
+        return unavailable
+
+    def next_id(self) -> int:
+        """The next ID of this allocator (increasing). Raises :class:`SegmentUnavailableError`
+        when none arrives within ``wait_ms``, :class:`UnknownTagError` for a tag never created."""
+        allocator = self._current()
+        deadline = 0.0
+        while True:
+            id, fetch = allocator.next_id(now_ms())
+            if fetch is not None:
+                self._start(fetch)
+            if id is not None:
+                return id
+            if getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
+                raise self._unavailable()
+            now = time.monotonic()
+            if not deadline:
+                deadline = now + self.wait_ms / 1000
+            elif now >= deadline:
+                raise self._unavailable()
+            with self._arrived:
+                self._arrived.wait(min(deadline - now, 0.05))
+
+    def next_ids(self, n: int) -> list[int]:
+        """``n`` IDs, increasing (waiting for segments as :meth:`next_id` does)."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise InvalidArgumentError(f"n {n!r} must be an int of 0 or more", argument="n", reason="must be 0 or more")
+        allocator = self._current()
+        out: list[int] = []
+        deadline = 0.0
+        while len(out) < n:
+            ids, fetch = allocator.next_ids(n - len(out), now_ms())
+            if fetch is not None:
+                self._start(fetch)
+            out.extend(ids)
+            if ids:
+                deadline = 0.0
+                continue
+            if getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
+                raise self._unavailable()
+            now = time.monotonic()
+            if not deadline:
+                deadline = now + self.wait_ms / 1000
+            elif now >= deadline:
+                raise self._unavailable()
+            with self._arrived:
+                self._arrived.wait(min(deadline - now, 0.05))
+        return out
+
+    def close(self) -> None:
+        """Gives the unused rest of the last segment back (if nobody took a segment since: then
+        a restart continues at the next number) and closes the connection. Call it when no
+        other thread takes IDs any more; closing twice is fine."""
+        if self._closed or os.getpid() != self._pid:
+            self._closed = True
+            return
+        self._closed = True
+        deadline = time.monotonic() + self.wait_ms / 1000
+        with self._arrived:
+            while self._allocator.fetching() and time.monotonic() < deadline:
+                self._arrived.wait(0.05)
+        unused = self._allocator.unused()
+        try:
+            if unused is not None:
+                first, end, count, lost = unused
+                self.skipped += lost
+                returned = False
+                try:
+                    import psycopg
+
+                    if self._conn is None or self._conn.closed:
+                        self._conn = psycopg.connect(self.conninfo, autocommit=True)
+                    row = self._conn.execute(self._give_back, (self.tag, first, end)).fetchone()
+                    returned = bool(row and row[0])
+                finally:
+                    if not returned:
+                        self.skipped += count
+        finally:
+            if self._conn is not None:
+                self._conn.close()
+
+    def __enter__(self) -> DenseIds:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

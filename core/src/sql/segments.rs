@@ -1,0 +1,268 @@
+//! The PostgreSQL side of dense IDs from segments ([`crate::segment`]): one row per *tag*
+//! holding the next number, and the functions that are the contract every driver and test uses.
+//!
+//! - `<schema>.create_tag(tag text, first bigint DEFAULT 1)`: a tag must be created; a typo
+//!   is an error (SQLSTATE `SI001`), never a new tag.
+//! - `<schema>.take_segment(tag text, size bigint)` → `(first, count, stride)`: the IDs
+//!   `first, first + stride, ...`, in one `UPDATE ... RETURNING` (its row lock orders
+//!   concurrent callers under READ COMMITTED; under REPEATABLE READ a concurrent update is a
+//!   serialization failure, SQLSTATE `40001`, to retry). `size` 0 takes the size the row
+//!   remembers (the last one asked for).
+//! - `<schema>.next_dense_id(tag text)`: one ID, for rows the database inserts itself (a column
+//!   default), from the same numbers, never colliding with clients' segments.
+//! - `<schema>.give_back(tag text, first bigint, "end" bigint)` → boolean: returns the unused
+//!   tail `first..end` of the last segment taken, when nobody took one since (the row's next
+//!   number is still `end`): a clean restart then leaves no hole.
+//!
+//! Flickr's ticket servers at segment granularity: rendered for server `index` of `servers`,
+//! the functions hand out only numbers `≡ index (mod servers)` (stride `servers`), so a client
+//! given several servers takes segments from whichever answers, and a server that is down costs
+//! only its share.
+
+use core::fmt::{self, Display, Formatter};
+
+use super::{Placeholders, SqlError, check_schema};
+
+/// The SQLSTATE of an unknown tag.
+pub const UNKNOWN_TAG: &str = "SI001";
+/// The SQLSTATE of a tag whose numbers would pass 2^63 - 1.
+pub const TAG_EXHAUSTED: &str = "SI002";
+/// The largest segment one call takes.
+pub const MAX_SEGMENT: u64 = 1 << 40;
+/// The longest tag, in bytes.
+pub const MAX_TAG_LEN: usize = 200;
+/// The segment size a tag starts with, until a client asks for another.
+pub const DEFAULT_SEGMENT: u64 = 1_000;
+
+/// The DDL of segments in one schema, for one ticket server; render it with [`Display`].
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct Segments<'a> {
+    schema: &'a str,
+    servers: u64,
+    index: u64,
+}
+
+impl<'a> Segments<'a> {
+    /// The DDL for one server (stride 1).
+    ///
+    /// # Errors
+    /// [`SqlError::SchemaName`], as for [`super::Postgres::new`].
+    pub fn new(schema: &'a str) -> Result<Self, SqlError> {
+        check_schema(schema)?;
+        Ok(Self {
+            schema,
+            servers: 1,
+            index: 0,
+        })
+    }
+
+    /// The DDL for server `index` of `servers` (`index < servers <= 1024`).
+    ///
+    /// # Errors
+    /// [`SqlError::Core`] with [`crate::Error::InvalidShardCount`] when the numbers do not fit.
+    pub fn ticket_server(mut self, servers: u64, index: u64) -> Result<Self, SqlError> {
+        if servers == 0 || servers > 1024 || index >= servers {
+            return Err(SqlError::Core(crate::Error::InvalidShardCount {
+                count: servers,
+                max: 1024,
+            }));
+        }
+        self.servers = servers;
+        self.index = index;
+        Ok(self)
+    }
+
+    /// The schema.
+    pub const fn schema(&self) -> &'a str {
+        self.schema
+    }
+
+    /// The statements a driver sends, with its placeholders.
+    pub const fn statements(&self, placeholders: Placeholders) -> SegmentStatements<'a> {
+        SegmentStatements {
+            schema: self.schema,
+            placeholders,
+        }
+    }
+}
+
+/// The statements a segment driver sends; each takes its parameters in the order its method
+/// says. Render with [`Display`].
+#[derive(Clone, Copy, Debug)]
+pub struct SegmentStatements<'a> {
+    schema: &'a str,
+    placeholders: Placeholders,
+}
+
+/// One statement of [`SegmentStatements`].
+#[derive(Clone, Copy, Debug)]
+pub struct SegmentStatement<'a> {
+    schema: &'a str,
+    placeholders: Placeholders,
+    /// The text before the schema, then after it, `?` for each parameter.
+    text: (&'static str, &'static str),
+}
+
+impl Display for SegmentStatement<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text.0)?;
+        f.write_str(self.schema)?;
+        let mut n = 0;
+        for (i, piece) in self.text.1.split('?').enumerate() {
+            if i > 0 {
+                n += 1;
+                match self.placeholders {
+                    Placeholders::Numbered => write!(f, "${n}")?,
+                    Placeholders::Format => f.write_str("%s")?,
+                }
+            }
+            f.write_str(piece)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> SegmentStatements<'a> {
+    const fn statement(&self, text: (&'static str, &'static str)) -> SegmentStatement<'a> {
+        SegmentStatement {
+            schema: self.schema,
+            placeholders: self.placeholders,
+            text,
+        }
+    }
+
+    /// Takes a segment; parameters `(tag, size)`; one row `(first, count, stride)`.
+    pub const fn take(&self) -> SegmentStatement<'a> {
+        self.statement((
+            "SELECT first, count, stride FROM ",
+            ".take_segment(?::text, ?::bigint)",
+        ))
+    }
+
+    /// Gives back an unused tail; parameters `(tag, first, end)`; one boolean.
+    pub const fn give_back(&self) -> SegmentStatement<'a> {
+        self.statement(("SELECT ", ".give_back(?::text, ?::bigint, ?::bigint)"))
+    }
+
+    /// Creates a tag if it does not exist; parameters `(tag, first)`.
+    pub const fn create_tag(&self) -> SegmentStatement<'a> {
+        self.statement(("SELECT ", ".create_tag(?::text, ?::bigint)"))
+    }
+}
+
+impl Display for Segments<'_> {
+    #[allow(clippy::too_many_lines)] // one template, read top to bottom
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.schema;
+        let n = self.servers;
+        let i = self.index;
+        let version = env!("CARGO_PKG_VERSION");
+        write!(
+            f,
+            "\
+-- shardid {version}: dense IDs from segments, in schema {s}.
+-- Ticket server {i} of {n}: every number it hands out is {i} modulo {n}.
+-- Generated by shardid; safe to run again (it replaces the functions and keeps the tags).
+
+CREATE SCHEMA IF NOT EXISTS {s};
+
+-- One row per tag: the next number this server hands out, and the segment size last asked for.
+CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
+    tag text PRIMARY KEY,
+    next bigint NOT NULL,
+    step bigint NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Creates a tag whose first number is the first at or above `first` that this server hands out;
+-- an existing tag is left as it is.
+CREATE OR REPLACE FUNCTION {s}.create_tag(tag text, first bigint DEFAULT 1) RETURNS void
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+BEGIN
+    IF create_tag.tag IS NULL OR create_tag.tag = '' OR octet_length(create_tag.tag) > {MAX_TAG_LEN} THEN
+        RAISE EXCEPTION 'INVALID_ARGUMENT: a tag is 1 to {MAX_TAG_LEN} bytes of text, not %', quote_nullable(create_tag.tag)
+            USING ERRCODE = '22023';
+    END IF;
+    IF create_tag.first IS NULL OR create_tag.first < 0 THEN
+        RAISE EXCEPTION 'INVALID_ARGUMENT: first must be 0 or more, not %', quote_nullable(create_tag.first)
+            USING ERRCODE = '22023';
+    END IF;
+    INSERT INTO {s}.shardid_tags (tag, next)
+        VALUES (create_tag.tag, create_tag.first + ((({i} - create_tag.first % {n}) % {n}) + {n}) % {n})
+        ON CONFLICT (tag) DO NOTHING;
+END
+$shardid$;
+
+-- Takes the next `size` numbers of the tag (0: as many as last time): first, first + stride, ...
+CREATE OR REPLACE FUNCTION {s}.take_segment(tag text, size bigint)
+    RETURNS TABLE (first bigint, count bigint, stride bigint)
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+BEGIN
+    IF take_segment.size IS NULL OR take_segment.size < 0 OR take_segment.size > {MAX_SEGMENT} THEN
+        RAISE EXCEPTION 'INVALID_ARGUMENT: size must be in 0..={MAX_SEGMENT}, not %', quote_nullable(take_segment.size)
+            USING ERRCODE = '22023';
+    END IF;
+    UPDATE {s}.shardid_tags AS t
+        SET step = CASE WHEN take_segment.size > 0 THEN take_segment.size
+                        WHEN t.step > 0 THEN t.step ELSE {DEFAULT_SEGMENT} END,
+            next = t.next + {n} * CASE WHEN take_segment.size > 0 THEN take_segment.size
+                                       WHEN t.step > 0 THEN t.step ELSE {DEFAULT_SEGMENT} END,
+            updated_at = now()
+        WHERE t.tag = take_segment.tag
+        RETURNING t.next - {n} * t.step, t.step INTO first, count;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable(take_segment.tag)
+            USING ERRCODE = '{UNKNOWN_TAG}';
+    END IF;
+    stride := {n};
+    RETURN NEXT;
+EXCEPTION WHEN numeric_value_out_of_range THEN
+    RAISE EXCEPTION 'TAG_EXHAUSTED: the numbers of tag % would pass 2^63 - 1', quote_nullable(take_segment.tag)
+        USING ERRCODE = '{TAG_EXHAUSTED}';
+END
+$shardid$;
+
+-- One number of the tag, for rows the database inserts itself: DEFAULT {s}.next_dense_id('orders').
+-- Leaves the remembered segment size alone.
+CREATE OR REPLACE FUNCTION {s}.next_dense_id(tag text) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    taken bigint;
+BEGIN
+    UPDATE {s}.shardid_tags AS t SET next = t.next + {n}, updated_at = now()
+        WHERE t.tag = next_dense_id.tag
+        RETURNING t.next - {n} INTO taken;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable(next_dense_id.tag)
+            USING ERRCODE = '{UNKNOWN_TAG}';
+    END IF;
+    RETURN taken;
+EXCEPTION WHEN numeric_value_out_of_range THEN
+    RAISE EXCEPTION 'TAG_EXHAUSTED: the numbers of tag % would pass 2^63 - 1', quote_nullable(next_dense_id.tag)
+        USING ERRCODE = '{TAG_EXHAUSTED}';
+END
+$shardid$;
+
+-- Gives back the unused tail first..end of the last segment taken: only if nobody took a
+-- segment since (the row still reads `end`) and the tail is this server's numbers.
+CREATE OR REPLACE FUNCTION {s}.give_back(tag text, first bigint, \"end\" bigint) RETURNS boolean
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+BEGIN
+    IF give_back.first IS NULL OR give_back.\"end\" IS NULL OR give_back.first > give_back.\"end\"
+        OR (give_back.\"end\" - give_back.first) % {n} <> 0 OR ((give_back.first % {n}) + {n}) % {n} <> {i} THEN
+        RETURN false;
+    END IF;
+    UPDATE {s}.shardid_tags AS t SET next = give_back.first, updated_at = now()
+        WHERE t.tag = give_back.tag AND t.next = give_back.\"end\";
+    RETURN FOUND;
+END
+$shardid$;
+"
+        )
+    }
+}

@@ -1,0 +1,234 @@
+"""Dense IDs from segments on a real PostgreSQL: the SQL contract (create_tag, take_segment,
+next_dense_id, give_back), then the Python allocator under threads, processes, kill -9, a
+server restart and a server that is down."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from array import array
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+import shardid
+from shardid.segments import DenseIds
+from shardid.sql import segments
+
+
+def install(conn: Any, schema: str, **kw: int) -> None:
+    with conn.transaction():
+        conn.execute(segments(schema, **kw).encode())
+
+
+def take(conn: Any, schema: str, tag: str, size: int) -> tuple[int, int, int]:
+    row = conn.execute(f"SELECT first, count, stride FROM {schema}.take_segment(%s, %s)", (tag, size)).fetchone()
+    assert row is not None
+    return row
+
+
+def test_the_sql_contract(conn: Any) -> None:
+    install(conn, "seg_contract")
+    install(conn, "seg_contract")  # idempotent
+    conn.execute("SELECT seg_contract.create_tag('orders')")
+    conn.execute("SELECT seg_contract.create_tag('orders', 500)")  # exists: left as it is
+    assert take(conn, "seg_contract", "orders", 10) == (1, 10, 1)
+    assert take(conn, "seg_contract", "orders", 5) == (11, 5, 1)
+    # 0: the size the row remembers (the last one asked for).
+    assert take(conn, "seg_contract", "orders", 0) == (16, 5, 1)
+    conn.execute("SELECT seg_contract.create_tag('invoices', 1000)")
+    assert take(conn, "seg_contract", "invoices", 0) == (1000, 1000, 1), "a new tag starts at 1,000 a segment"
+    # The database's own rows draw from the same numbers.
+    assert conn.execute("SELECT seg_contract.next_dense_id('orders')").fetchone() == (21,)
+    assert take(conn, "seg_contract", "orders", 3) == (22, 3, 1)
+    # Giving back works only for the last segment taken.
+    give_back = "SELECT seg_contract.give_back(%s, %s, %s)"
+    assert conn.execute(give_back, ("orders", 23, 25)).fetchone() == (True,)
+    assert take(conn, "seg_contract", "orders", 2) == (23, 2, 1)
+    assert conn.execute(give_back, ("orders", 22, 24)).fetchone() == (False,), "a segment was taken after"
+    assert conn.execute(give_back, ("orders", 30, 25)).fetchone() == (False,)
+
+
+def test_bad_input_is_refused_clearly(conn: Any) -> None:
+    install(conn, "seg_bad")
+    conn.execute("SELECT seg_bad.create_tag('a')")
+    with pytest.raises(psycopg.Error) as unknown:
+        take(conn, "seg_bad", "typo", 10)
+    assert unknown.value.sqlstate == "SI001" and "UNKNOWN_TAG" in str(unknown.value)
+    for size in (-1, 2**41, None):
+        with pytest.raises(psycopg.Error) as bad:
+            take(conn, "seg_bad", "a", size)  # type: ignore[arg-type]
+        assert bad.value.sqlstate == "22023", size
+    for tag in ("", None, "x" * 201):
+        with pytest.raises(psycopg.Error) as bad_tag:
+            conn.execute("SELECT seg_bad.create_tag(%s)", (tag,))
+        assert bad_tag.value.sqlstate == "22023"
+    # A tag is data, never SQL: this one is a tag like any other.
+    evil = "x'); DROP TABLE seg_bad.shardid_tags; --"
+    conn.execute("SELECT seg_bad.create_tag(%s)", (evil,))
+    assert take(conn, "seg_bad", evil, 2) == (1, 2, 1)
+    with pytest.raises(psycopg.Error) as no_id:
+        conn.execute("SELECT seg_bad.next_dense_id('typo')")
+    assert no_id.value.sqlstate == "SI001"
+    # A tag near the top of bigint runs out with its own SQLSTATE, never wraps.
+    conn.execute("SELECT seg_bad.create_tag('top', 9223372036854775800)")
+    with pytest.raises(psycopg.Error) as exhausted:
+        take(conn, "seg_bad", "top", 100)
+    assert exhausted.value.sqlstate == "SI002"
+    # Names that could inject SQL never reach it.
+    with pytest.raises(shardid.InvalidArgumentError):
+        segments("seg; DROP TABLE x")
+    with pytest.raises(ValueError):
+        segments("seg", servers=2, index=2)
+    with pytest.raises(shardid.InvalidArgumentError):
+        DenseIds("postgresql://unused", "", schema="seg_bad")
+    with pytest.raises(shardid.InvalidArgumentError):
+        DenseIds("postgresql://unused", "a", schema="Seg")
+
+
+def test_ticket_servers_hand_out_disjoint_numbers(conn: Any) -> None:
+    install(conn, "seg_odd", servers=2, index=1)
+    install(conn, "seg_even", servers=2, index=0)
+    for schema in ("seg_odd", "seg_even"):
+        conn.execute(f"SELECT {schema}.create_tag('t')")
+    odd = take(conn, "seg_odd", "t", 4)
+    even = take(conn, "seg_even", "t", 4)
+    assert odd == (1, 4, 2) and even == (2, 4, 2)
+    assert take(conn, "seg_odd", "t", 2) == (9, 2, 2)
+    assert conn.execute("SELECT seg_odd.next_dense_id('t')").fetchone() == (13,)
+
+
+def test_dense_ids_increase_and_a_clean_close_leaves_no_hole(cluster: Any, conn: Any) -> None:
+    install(conn, "seg_clean")
+    conn.execute("SELECT seg_clean.create_tag('orders')")
+    with DenseIds(cluster.dsn, "orders", schema="seg_clean", min_size=100, max_size=1000) as first:
+        ids = [first.next_id() for _ in range(250)] + first.next_ids(50)
+    assert ids == list(range(1, 301))
+    assert first.skipped == 0
+    with pytest.raises(shardid.SegmentUnavailableError):
+        first.next_id()
+    with DenseIds(cluster.dsn, "orders", schema="seg_clean") as again:
+        assert again.next_id() == 301, "a restart after a clean close continues at the next number"
+    with pytest.raises(shardid.UnknownTagError) as unknown:
+        DenseIds(cluster.dsn, "typo", schema="seg_clean").next_id()
+    assert unknown.value.tag == "typo"
+
+
+def test_a_burst_on_an_empty_allocator_makes_one_fetch(cluster: Any, conn: Any) -> None:
+    install(conn, "seg_burst")
+    conn.execute("SELECT seg_burst.create_tag('b')")
+    ids = DenseIds(cluster.dsn, "b", schema="seg_burst")
+    barrier = threading.Barrier(64)
+    got: list[int] = []
+    errors: list[BaseException] = []
+
+    def one() -> None:
+        barrier.wait()
+        try:
+            got.append(ids.next_id())
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=one) for _ in range(64)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(got) == list(range(1, 65))
+    assert ids.fetches == 1
+    ids.close()
+
+
+WORKER = """
+import sys, threading
+from array import array
+from shardid.segments import DenseIds
+dsn, tag, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+ids = DenseIds(dsn, tag, schema="seg_load", min_size=50, max_size=2000, target_ms=200, wait_ms=30000)
+lock = threading.Lock()
+def run():
+    for _ in range(n // 100):
+        batch = [ids.next_id() for _ in range(50)] + ids.next_ids(50)
+        with lock, open(out, "ab") as f:
+            f.write(array("q", batch).tobytes())
+threads = [threading.Thread(target=run) for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+ids.close()
+"""
+
+
+def read_ids(path: Path) -> list[int]:
+    data = path.read_bytes()
+    values = array("q")
+    values.frombytes(data[: len(data) - len(data) % 8])
+    return list(values)
+
+
+def test_processes_threads_kill_and_a_server_restart_never_repeat_an_id(cluster: Any, conn: Any, tmp_path: Path) -> None:
+    install(conn, "seg_load")
+    for tag in ("a", "b"):
+        conn.execute("SELECT seg_load.create_tag(%s)", (tag,))
+    outs = {i: tmp_path / f"ids-{i}" for i in range(9)}
+    tags = {i: "ab"[i % 2] for i in range(8)} | {8: "b"}  # 8 succeeds the killed 3, on its tag
+    start = lambda i, n: subprocess.Popen(  # noqa: E731
+        [sys.executable, "-c", WORKER, cluster.dsn, tags[i], str(outs[i]), str(n)]
+    )
+    per_thread = 50_000  # 4 threads: 200,000 IDs per process
+    procs = {i: start(i, per_thread) for i in range(8)}
+    deadline = time.monotonic() + 60
+    while not (outs[3].exists() and outs[3].stat().st_size > 0) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    procs[3].send_signal(signal.SIGKILL)  # mid-run, perhaps mid-fetch
+    procs[3].wait()
+    running = [i for i, p in procs.items() if p.poll() is None]
+    cluster.crash_and_restart()  # the server goes away under everyone
+    assert running, "the server restarted while the others were still making IDs"
+    procs[8] = start(8, per_thread)  # the killed one's successor (tag b, like it)
+    for i, p in procs.items():
+        if i != 3:
+            assert p.wait(timeout=300) == 0, i
+    after = psycopg.connect(cluster.dsn, autocommit=True)  # the fixture's died with the server
+    for tag in ("a", "b"):
+        members = [i for i in outs if tags[i] == tag]
+        ids = [v for i in members for v in read_ids(outs[i])]
+        assert len(ids) == len(set(ids)), f"duplicates in tag {tag}"
+        (end,) = after.execute("SELECT next FROM seg_load.shardid_tags WHERE tag = %s", (tag,)).fetchone()
+        assert all(1 <= v < end for v in ids)
+        finished = [i for i in members if i != 3]
+        assert sum(len(read_ids(outs[i])) for i in finished) == 4 * per_thread * len(finished)
+        # Holes: what a killed process held (its current and prefetched segments), and
+        # segments whose commit the crash hid from their client: at most three of the largest
+        # segments per process.
+        holes = (end - 1) - len(ids)
+        assert 0 <= holes <= 3 * 2000 * len(members), holes
+    after.close()
+
+
+def test_a_server_that_is_down_gives_a_typed_error_and_service_resumes(cluster: Any, conn: Any) -> None:
+    install(conn, "seg_down")
+    conn.execute("SELECT seg_down.create_tag('d')")
+    ids = DenseIds(cluster.dsn, "d", schema="seg_down", min_size=10, max_size=10, wait_ms=500)
+    assert ids.next_id() == 1
+    cluster.stop_server()
+    try:
+        # The first segment has the tag's remembered size (a new tag's: 1,000); then 10 a time.
+        with pytest.raises(shardid.SegmentUnavailableError) as down:
+            for _ in range(5_000):
+                ids.next_id()
+        assert down.value.tag == "d"
+        assert not isinstance(down.value, ValueError), "retryable, not bad input"
+    finally:
+        cluster.start_server()
+    ids.wait_ms = 10_000
+    later = [ids.next_id() for _ in range(30)]
+    assert later == sorted(later) and len(set(later)) == 30 and later[0] > 1
+    ids.close()
