@@ -181,11 +181,65 @@ export declare function scatterBits(layoutIndex: number, id: unknown): bigint
 /** TiDB's decimal scatter. */
 export declare function scatterDecimal(layoutIndex: number, id: unknown): bigint
 
+/** The fetch failed: the next one starts after a backoff. */
+export declare function segmentFetchFailed(index: number): void
+
+/** Whether a fetch is due or under way. */
+export declare function segmentFetching(index: number): boolean
+
+/** Hands the allocator the segment a fetch returned (decimal strings, as `pg` gives `int8`). */
+export declare function segmentFill(index: number, first: unknown, count: unknown, stride: unknown): void
+
+/** A new allocator with this size policy; its index. */
+export declare function segmentNew(minSize: unknown, maxSize: unknown, targetMs: unknown): number
+
+/** One ID, or `null` when both segments are used up; a fetch that is due is signalled. */
+export declare function segmentNextId(index: number): bigint | null
+
+/** Up to `n` IDs (fewer when both segments run out); a fetch that is due is signalled. */
+export declare function segmentNextIds(index: number, n: unknown): BigUint64Array
+
+/** Signals the first fetch of a new allocator (or none, if one is there or under way). */
+export declare function segmentPrime(index: number): void
+
+/** The DDL of dense IDs from segments in `schema`, for ticket server `index` of `servers`. */
+export declare function segmentsDdl(schema: string, servers: number, index: number): string
+
+/** The statements for segments in `schema`. */
+export declare function segmentSql(schema: string): SegmentSql
+
+/** The statements a segment driver sends (`$n` parameters, for `pg`). */
+export interface SegmentSql {
+  /** `(tag, size)` → one row `(first, count, stride)`. */
+  take: string
+  /** `(tag, first, end)` → one boolean. */
+  giveBack: string
+  /** `(tag, first)`. */
+  createTag: string
+}
+
+/** What is left to give back, or `null`. */
+export declare function segmentUnused(index: number): SegmentUnused | null
+
+/** What is left to give back on a clean close. */
+export interface SegmentUnused {
+  first: string
+  end: string
+  count: string
+  lost: string
+}
+
 /**
  * Registers this thread's decode buffer: a `Float64Array` of 3 that the caller keeps alive
  * and private for as long as the module is loaded.
  */
 export declare function setDecodeBuffer(buffer: Float64Array): void
+
+/**
+ * Registers this thread's fetch signal (a `Float64Array` of 3, kept alive by the caller:
+ * V8 never moves an `ArrayBuffer`'s backing store).
+ */
+export declare function setSegmentSignal(signal: Float64Array): void
 
 /** `key % logicalShards`, checked against the layout. */
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number

@@ -267,7 +267,7 @@ pub fn decode_many_text(
 }
 
 /// The memory of a `Float64Array` of at least 3 elements.
-fn float64_array<'a>(env: &Env, value: &Unknown<'_>) -> Result<&'a mut [f64]> {
+pub(crate) fn float64_array<'a>(env: &Env, value: &Unknown<'_>) -> Result<&'a mut [f64]> {
     let mut is_typed_array = false;
     // SAFETY: `value` is a live value of this env.
     unsafe { napi::sys::napi_is_typedarray(env.raw(), value.raw(), &raw mut is_typed_array) };

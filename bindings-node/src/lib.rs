@@ -19,6 +19,7 @@ mod generator;
 mod layout;
 mod lease;
 mod postgres;
+mod segment;
 mod slots;
 
 use napi_derive::napi;

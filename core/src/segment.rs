@@ -411,6 +411,12 @@ impl SegmentAllocator {
         self.retry_at_ms.load(Ordering::Relaxed)
     }
 
+    /// The fetch to start now if the next segment is missing and no fetch is due or under way:
+    /// to fill an allocator before its first ID (a driver's start-up) or ahead of a burst.
+    pub fn prime(&self, now_ms: u64) -> Option<Fetch> {
+        self.due(now_ms)
+    }
+
     /// Whether a fetch is due or under way.
     pub fn fetching(&self) -> bool {
         self.fetching.load(Ordering::Acquire)

@@ -35,6 +35,16 @@ fn the_first_call_fetches_once_and_ids_flow_across_segments_in_order() {
 }
 
 #[test]
+fn priming_fetches_before_the_first_id() {
+    let a = SegmentAllocator::new(SizePolicy::new());
+    assert_eq!(a.prime(0), Some(Fetch { size: 0 }));
+    assert_eq!(a.prime(0), None, "one fetch at a time");
+    a.fill(seg(7, 3), 0).unwrap();
+    assert_eq!(a.prime(0), None, "the next segment is there");
+    assert_eq!(a.next_id(0).unwrap().0, 7);
+}
+
+#[test]
 fn a_failed_fetch_re_arms_and_an_unasked_fill_is_refused() {
     let a = SegmentAllocator::new(SizePolicy::new());
     assert_eq!(a.fill(seg(1, 5), 0), Err(FillError::NotFetching));

@@ -232,3 +232,58 @@ def test_a_server_that_is_down_gives_a_typed_error_and_service_resumes(cluster: 
     later = [ids.next_id() for _ in range(30)]
     assert later == sorted(later) and len(set(later)) == 30 and later[0] > 1
     ids.close()
+
+
+# Node's shardid/segments (pg), on the same server: tests/postgres/segments_node.mjs.
+NODE = Path(__file__).with_name("segments_node.mjs")
+
+
+def node(dsn: str, mode: str) -> dict[str, Any]:
+    import json
+
+    done = subprocess.run(["node", str(NODE), dsn, mode], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def url(cluster: Any) -> str:
+    return f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres"
+
+
+def test_node_dense_ids(cluster: Any, conn: Any) -> None:
+    install(conn, "seg_node")
+    for tag in ("n_order", "n_burst", "n_down"):
+        conn.execute("SELECT seg_node.create_tag(%s)", (tag,))
+    # n_order remembers segments of 100, and starts at 1 again.
+    assert take(conn, "seg_node", "n_order", 100) == (1, 100, 1)
+    assert conn.execute("SELECT seg_node.give_back('n_order', 1, 101)").fetchone() == (True,)
+    assert node(url(cluster), "order") == {
+        "count": 300,
+        "dense": True,
+        "next": "301",
+        "skipped": "0",
+        "closed": "SEGMENT_UNAVAILABLE",
+    }
+    assert node(url(cluster), "burst") == {"unique": 64, "fetches": 1}
+    (step,) = conn.execute("SELECT step FROM seg_node.shardid_tags WHERE tag = 'n_order'").fetchone()
+    assert step == 100, "the allocator kept to its bounds"
+    assert node(url(cluster), "unknown") == {"code": "UNKNOWN_TAG"}
+    assert node(url(cluster), "bad") == {"codes": ["INVALID_ARGUMENT", "INVALID_ARGUMENT"]}
+
+
+def test_node_dense_ids_survive_a_server_that_is_down(cluster: Any, conn: Any) -> None:
+    import json
+
+    install(conn, "seg_node")
+    conn.execute("SELECT seg_node.create_tag('n_down')")
+    child = subprocess.Popen(["node", str(NODE), url(cluster), "down"], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "ready"
+    cluster.stop_server()
+    try:
+        assert child.stdout.readline().strip() == "SEGMENT_UNAVAILABLE"
+    finally:
+        cluster.start_server()
+    result = json.loads(child.stdout.readline())
+    assert child.wait(timeout=60) == 0
+    assert result == {"down": "SEGMENT_UNAVAILABLE", "resumed": 30, "increasing": True}

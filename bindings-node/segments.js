@@ -1,0 +1,201 @@
+'use strict'
+// shardid/segments: dense IDs from PostgreSQL segments (号段), with `pg` (an optional peer
+// dependency). The allocator is the core's (shardid::segment, through the addon): the hot path
+// is synchronous and never touches the database; fetches are asynchronous, one at a time, on a
+// `pg.Client` of the allocator's own. The statements are the core's too.
+
+const native = require('./native.generated.js')
+const { makeError } = require('./errors.js')
+
+const SECRET = Symbol('shardid.segments')
+// The addon writes the size of a fetch that became due here (-1: none): see src/segment.rs.
+const signal = new Float64Array(3).fill(-1)
+native.setSegmentSignal(signal)
+
+const unavailable = (tag, reason) => makeError('SEGMENT_UNAVAILABLE', { tag, reason })
+
+class DenseIds {
+  constructor(secret, { client, tag, sql, index, waitMs }) {
+    if (secret !== SECRET) {
+      throw makeError('INVALID_ARGUMENT', { argument: 'DenseIds', reason: 'is made by denseIds() from shardid/segments' }, TypeError)
+    }
+    this.tag = tag
+    this.waitMs = waitMs
+    /** Numbers taken from the database and neither handed out nor given back by `close()`. */
+    this.skipped = 0n
+    /** Segments fetched. */
+    this.fetches = 0
+    this._client = client
+    this._sql = sql
+    this._index = index
+    this._closed = false
+    this._error = null
+    this._inFlight = null
+    // A session the server ends is an 'error' event on the client: the next fetch reconnects.
+    client.on('error', (err) => { this._error = err; this._broken = true })
+  }
+
+  // Starts the fetch the addon signalled, if any: one at a time (the core makes sure).
+  _due() {
+    const size = signal[0]
+    if (size < 0) return
+    signal[0] = -1
+    this._inFlight = this._fetch(size).finally(() => { this._inFlight = null })
+  }
+
+  async _fetch(size) {
+    try {
+      if (this._broken) await this._reconnect()
+      const { rows } = await this._client.query({ text: this._sql.take, values: [this.tag, String(size)], rowMode: 'array' })
+      const [first, count, stride] = rows[0]
+      native.segmentFill(this._index, String(first), String(count), String(stride))
+      this.fetches += 1
+      this._error = null
+    } catch (err) {
+      native.segmentFetchFailed(this._index)
+      this._error = err
+      if (!/^[0-9A-Z]{5}$/.test(err.code ?? '') || err.code.startsWith('57P') || err.code.startsWith('08')) this._broken = true
+    }
+  }
+
+  async _reconnect() {
+    const old = this._client
+    old.end().catch(() => {})
+    const pg = require('pg')
+    this._client = new pg.Client(old.connectionParameters)
+    this._client.on('error', (err) => { this._error = err; this._broken = true })
+    await this._client.connect()
+    this._broken = false
+  }
+
+  _check() {
+    if (this._closed) throw unavailable(this.tag, 'the allocator was closed')
+  }
+
+  _failure() {
+    if (this._error && this._error.code === 'SI001') return makeError('UNKNOWN_TAG', { tag: this.tag })
+    const reason = `the database did not answer within ${this.waitMs} ms` + (this._error ? ` (${this._error.message})` : '')
+    const err = unavailable(this.tag, reason)
+    if (this._error) err.cause = this._error
+    return err
+  }
+
+  /**
+   * The next ID (a bigint), synchronously, from memory. Throws `SEGMENT_UNAVAILABLE` (retry,
+   * or use `nextIdAsync`) when both segments are used up and the fetch has not arrived.
+   */
+  nextId() {
+    this._check()
+    const id = native.segmentNextId(this._index)
+    this._due()
+    if (id == null) throw this._failure()
+    return id
+  }
+
+  /** The next ID, waiting (at most `waitMs`) for a segment when both are used up. */
+  async nextIdAsync() {
+    this._check()
+    const deadline = Date.now() + this.waitMs
+    for (;;) {
+      const id = native.segmentNextId(this._index)
+      this._due()
+      if (id != null) return id
+      if ((this._error && this._error.code === 'SI001') || Date.now() >= deadline) throw this._failure()
+      await (this._inFlight ?? new Promise((resolve) => setTimeout(resolve, 20)))
+    }
+  }
+
+  /** `n` IDs (a BigUint64Array), synchronously; throws `SEGMENT_UNAVAILABLE` as `nextId` does. */
+  nextIds(n) {
+    this._check()
+    const ids = native.segmentNextIds(this._index, n)
+    this._due()
+    if (ids.length < Number(n)) throw this._failure() // the IDs taken are lost: a hole, never a duplicate
+    return ids
+  }
+
+  /** `n` IDs, waiting for segments as `nextIdAsync` does. */
+  async nextIdsAsync(n) {
+    this._check()
+    const want = Number(n)
+    const out = new BigUint64Array(want)
+    let have = 0
+    let deadline = Date.now() + this.waitMs
+    while (have < want) {
+      const ids = native.segmentNextIds(this._index, want - have)
+      this._due()
+      out.set(ids, have)
+      have += ids.length
+      if (ids.length > 0) { deadline = Date.now() + this.waitMs; continue }
+      if ((this._error && this._error.code === 'SI001') || Date.now() >= deadline) throw this._failure()
+      await (this._inFlight ?? new Promise((resolve) => setTimeout(resolve, 20)))
+    }
+    return out
+  }
+
+  /** Gives the unused rest back (a restart then continues at the next number) and ends the
+   *  connection; later calls throw `SEGMENT_UNAVAILABLE`. Closing twice is fine. */
+  async close() {
+    if (this._closed) return
+    this._closed = true
+    if (this._inFlight) await this._inFlight
+    const unused = native.segmentUnused(this._index)
+    try {
+      if (unused !== null) {
+        this.skipped += BigInt(unused.lost)
+        let returned = false
+        try {
+          if (this._broken) await this._reconnect()
+          const { rows } = await this._client.query({ text: this._sql.giveBack, values: [this.tag, unused.first, unused.end], rowMode: 'array' })
+          returned = rows[0][0] === true
+        } finally {
+          if (!returned) this.skipped += BigInt(unused.count)
+        }
+      }
+    } finally {
+      await this._client.end().catch(() => {})
+    }
+  }
+}
+if (Symbol.asyncDispose) DenseIds.prototype[Symbol.asyncDispose] = DenseIds.prototype.close
+
+/**
+ * `await denseIds({ connectionString, tag, schema = 'seg', minSize = 1000, maxSize = 1000000,
+ * targetMs = 60000, waitMs = 5000 })`: dense IDs of `tag`, from segments of the PostgreSQL
+ * server (`client` may replace `connectionString`: an unconnected `pg.Client` it then owns).
+ * Resolves once the first segment is in memory; rejects with `UNKNOWN_TAG` for a tag never
+ * created.
+ */
+async function denseIds(options) {
+  const o = options ?? {}
+  if (typeof o.tag !== 'string' || o.tag.length === 0 || Buffer.byteLength(o.tag) > 200) {
+    throw makeError('INVALID_ARGUMENT', { argument: 'tag', reason: 'must be 1 to 200 bytes of text' }, TypeError)
+  }
+  // The core's statements; INVALID_ARGUMENT for a schema name that is not a plain identifier.
+  const sql = native.segmentSql(o.schema ?? 'seg')
+  const index = native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000)
+  let client = o.client
+  if (!client) {
+    let pg
+    try {
+      pg = require('pg')
+    } catch {
+      throw makeError('UNSUPPORTED', { reason: 'shardid/segments needs the pg package: npm install pg' })
+    }
+    client = new pg.Client({ connectionString: o.connectionString })
+  }
+  await client.connect()
+  const ids = new DenseIds(SECRET, { client, tag: o.tag, sql, index, waitMs: o.waitMs ?? 5000 })
+  // The first segment, so that the first synchronous nextId() has one.
+  native.segmentPrime(index)
+  ids._due()
+  await ids._inFlight
+  if (ids.fetches === 0) {
+    const err = ids._failure()
+    await client.end().catch(() => {})
+    throw err
+  }
+  return ids
+}
+
+module.exports = { denseIds, DenseIds }
