@@ -100,7 +100,7 @@ pub fn segment_new(
 #[napi]
 pub fn segment_next_id(env: &Env, index: u32) -> Result<Option<u64>> {
     let a = allocator(env, index)?;
-    match a.next_id(shardid::now_ms()) {
+    match a.next_id_with(shardid::now_ms) {
         Ok((id, fetch)) => {
             signal(fetch);
             Ok(Some(id))
@@ -118,7 +118,7 @@ pub fn segment_next_id(env: &Env, index: u32) -> Result<Option<u64>> {
 pub fn segment_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
     let a = allocator(env, index)?;
     let mut ids = vec![0u64; count_arg(env, &n)?];
-    let (written, fetch) = a.next_ids(&mut ids, shardid::now_ms());
+    let (written, fetch) = a.next_ids_with(&mut ids, shardid::now_ms);
     signal(fetch);
     ids.truncate(written);
     Ok(BigUint64Array::new(ids))

@@ -126,6 +126,8 @@ struct Slot {
     first: AtomicU64,
     count: AtomicU64,
     stride: AtomicU64,
+    /// The position at which the next segment is fetched ([`SegmentAllocator::PREFETCH_AT`]).
+    threshold: AtomicU64,
     /// Filled and not yet used up: set by `fill`, cleared when the allocator moves off it.
     ready: AtomicBool,
 }
@@ -136,6 +138,7 @@ impl Slot {
             first: AtomicU64::new(0),
             count: AtomicU64::new(0),
             stride: AtomicU64::new(1),
+            threshold: AtomicU64::new(1),
             ready: AtomicBool::new(false),
         }
     }
@@ -155,8 +158,6 @@ pub struct SegmentAllocator {
     /// The size of the last segment filled (0: none yet) and when it was filled.
     last_size: AtomicU64,
     last_fill_ms: AtomicU64,
-    /// IDs handed out, for the driver's statistics and for giving the tail back.
-    handed_out: AtomicU64,
     /// Fetches failed in a row, and when the next may start (Unix ms).
     failures: AtomicU64,
     retry_at_ms: AtomicU64,
@@ -187,7 +188,6 @@ impl SegmentAllocator {
             policy,
             last_size: AtomicU64::new(0),
             last_fill_ms: AtomicU64::new(0),
-            handed_out: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             retry_at_ms: AtomicU64::new(0),
         }
@@ -216,6 +216,7 @@ impl SegmentAllocator {
             let count = slot.count.load(Ordering::Relaxed);
             let first = slot.first.load(Ordering::Relaxed);
             let stride = slot.stride.load(Ordering::Relaxed);
+            let threshold = slot.threshold.load(Ordering::Relaxed);
             if position < count {
                 let n = want.min(count - position);
                 match self.state.compare_exchange_weak(
@@ -225,7 +226,6 @@ impl SegmentAllocator {
                     Ordering::Acquire,
                 ) {
                     Ok(_) => {
-                        let threshold = (count * Self::PREFETCH_AT).div_ceil(1000).max(1);
                         let prefetch = position + n >= threshold;
                         return Step::Took {
                             first: first + position * stride,
@@ -262,10 +262,15 @@ impl SegmentAllocator {
     }
 
     /// The fetch to make now, if none is due or under way and the next segment is missing.
-    fn due(&self, now_ms: u64) -> Option<Fetch> {
+    /// The clock is read only then.
+    fn due(&self, now: &impl Fn() -> u64) -> Option<Fetch> {
         let state = self.state.load(Ordering::Acquire);
         let next = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
-        if next.ready.load(Ordering::Acquire) || now_ms < self.retry_at_ms.load(Ordering::Relaxed) {
+        if next.ready.load(Ordering::Acquire) || self.fetching.load(Ordering::Relaxed) {
+            return None;
+        }
+        let now_ms = now();
+        if now_ms < self.retry_at_ms.load(Ordering::Relaxed) {
             return None;
         }
         self.fetching
@@ -302,17 +307,26 @@ impl SegmentAllocator {
     /// [`Empty::Wait`] that a fetch is under way.
     #[inline]
     pub fn next_id(&self, now_ms: u64) -> Result<(u64, Option<Fetch>), Empty> {
+        self.next_id_with(|| now_ms)
+    }
+
+    /// As [`SegmentAllocator::next_id`], reading the clock (`now`, Unix ms) only when a fetch
+    /// may be due: the hot path of a driver that has a clock to read.
+    ///
+    /// # Errors
+    /// As [`SegmentAllocator::next_id`].
+    #[inline]
+    pub fn next_id_with(&self, now: impl Fn() -> u64) -> Result<(u64, Option<Fetch>), Empty> {
         loop {
             match self.step(1) {
                 Step::Took {
                     first, prefetch, ..
                 } => {
-                    self.handed_out.fetch_add(1, Ordering::Relaxed);
-                    let fetch = if prefetch { self.due(now_ms) } else { None };
+                    let fetch = if prefetch { self.due(&now) } else { None };
                     return Ok((first, fetch));
                 }
                 Step::Switched => {}
-                Step::Empty => return Err(self.empty(now_ms)),
+                Step::Empty => return Err(self.empty(&now)),
             }
         }
     }
@@ -320,6 +334,11 @@ impl SegmentAllocator {
     /// Fills `out` with IDs as far as the segments go; returns how many were written (fewer
     /// than `out.len()` only when both segments ran out) and the fetch to start, if due.
     pub fn next_ids(&self, out: &mut [u64], now_ms: u64) -> (usize, Option<Fetch>) {
+        self.next_ids_with(out, || now_ms)
+    }
+
+    /// As [`SegmentAllocator::next_ids`], reading the clock only when a fetch may be due.
+    pub fn next_ids_with(&self, out: &mut [u64], now: impl Fn() -> u64) -> (usize, Option<Fetch>) {
         let mut written = 0;
         let mut fetch = None;
         while written < out.len() {
@@ -338,24 +357,23 @@ impl SegmentAllocator {
                     }
                     written += n;
                     if prefetch && fetch.is_none() {
-                        fetch = self.due(now_ms);
+                        fetch = self.due(&now);
                     }
                 }
                 Step::Switched => {}
                 Step::Empty => {
-                    if let (None, Empty::Fetch(f)) = (fetch, self.empty(now_ms)) {
+                    if let (None, Empty::Fetch(f)) = (fetch, self.empty(&now)) {
                         fetch = Some(f);
                     }
                     break;
                 }
             }
         }
-        self.handed_out.fetch_add(written as u64, Ordering::Relaxed);
         (written, fetch)
     }
 
-    fn empty(&self, now_ms: u64) -> Empty {
-        match self.due(now_ms) {
+    fn empty(&self, now: &impl Fn() -> u64) -> Empty {
+        match self.due(now) {
             Some(fetch) => Empty::Fetch(fetch),
             None => Empty::Wait,
         }
@@ -385,6 +403,8 @@ impl SegmentAllocator {
         next.first.store(segment.first, Ordering::Relaxed);
         next.count.store(segment.count, Ordering::Relaxed);
         next.stride.store(segment.stride, Ordering::Relaxed);
+        let threshold = (segment.count * Self::PREFETCH_AT).div_ceil(1000).max(1);
+        next.threshold.store(threshold, Ordering::Relaxed);
         next.ready.store(true, Ordering::Release);
         self.last_size.store(segment.count, Ordering::Relaxed);
         self.last_fill_ms.store(now_ms, Ordering::Relaxed);
@@ -414,17 +434,12 @@ impl SegmentAllocator {
     /// The fetch to start now if the next segment is missing and no fetch is due or under way:
     /// to fill an allocator before its first ID (a driver's start-up) or ahead of a burst.
     pub fn prime(&self, now_ms: u64) -> Option<Fetch> {
-        self.due(now_ms)
+        self.due(&|| now_ms)
     }
 
     /// Whether a fetch is due or under way.
     pub fn fetching(&self) -> bool {
         self.fetching.load(Ordering::Acquire)
-    }
-
-    /// How many IDs were handed out.
-    pub fn handed_out(&self) -> u64 {
-        self.handed_out.load(Ordering::Relaxed)
     }
 
     /// What is left unused, to give back on a clean close: the first unused ID and the end of

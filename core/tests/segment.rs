@@ -31,7 +31,6 @@ fn the_first_call_fetches_once_and_ids_flow_across_segments_in_order() {
     let (id, fetch) = a.next_id(0).unwrap();
     assert_eq!(id, 11);
     assert!(fetch.is_some(), "the next one is due again");
-    assert_eq!(a.handed_out(), 11);
 }
 
 #[test]

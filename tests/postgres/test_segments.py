@@ -287,3 +287,29 @@ def test_node_dense_ids_survive_a_server_that_is_down(cluster: Any, conn: Any) -
     result = json.loads(child.stdout.readline())
     assert child.wait(timeout=60) == 0
     assert result == {"down": "SEGMENT_UNAVAILABLE", "resumed": 30, "increasing": True}
+
+
+def test_a_forked_child_takes_segments_of_its_own(cluster: Any, conn: Any) -> None:
+    install(conn, "seg_fork")
+    conn.execute("SELECT seg_fork.create_tag('f')")
+    ids = DenseIds(cluster.dsn, "f", schema="seg_fork", min_size=100, max_size=100)
+    parent = [ids.next_id() for _ in range(10)]
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            child = [ids.next_id() for _ in range(10)]
+            os.write(w, array("q", child).tobytes())
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 4096):
+        data += chunk
+    os.waitpid(pid, 0)
+    child_ids = array("q")
+    child_ids.frombytes(data)
+    parent += [ids.next_id() for _ in range(10)]
+    assert len(child_ids) == 10
+    assert not set(child_ids) & set(parent), "the child never hands out the parent's numbers"
+    ids.close()

@@ -24,13 +24,12 @@ fetch already under way, at most ``wait_ms``, then raises :class:`SegmentUnavail
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from typing import Any
 
 from shardid._errors import InvalidArgumentError, SegmentUnavailableError, UnknownTagError
-from shardid._shardid import _segment_statements, _SegmentAllocator, now_ms
+from shardid._shardid import _segment_statements, _SegmentAllocator
 
 __all__ = ["DenseIds"]
 
@@ -67,7 +66,6 @@ class DenseIds:
         self.schema = schema
         self.wait_ms = wait_ms
         self._policy = {"min_size": min_size, "max_size": max_size, "target_ms": target_ms}
-        _SegmentAllocator(**self._policy)  # checks the policy now, not at the first ID
         self._arrived = threading.Condition()
         self._closed = False
         self.skipped = 0
@@ -76,8 +74,10 @@ class DenseIds:
         self._reset()
 
     def _reset(self) -> None:
-        self._pid = os.getpid()
-        self._allocator = _SegmentAllocator(**self._policy)
+        self._allocator = _SegmentAllocator(self._start, self._when_empty, **self._policy)
+        # The hot path is the native method itself (no Python frame): it calls _when_empty only
+        # when both segments are used up.
+        self.next_id = self._allocator.next_id  # type: ignore[method-assign]
         self._conn: Any = None
         self._error: BaseException | None = None
         self.fetches = 0
@@ -91,11 +91,11 @@ class DenseIds:
                 self._conn = psycopg.connect(self.conninfo, autocommit=True)
             row = self._conn.execute(self._take, (self.tag, size)).fetchone()
             first, count, stride = row
-            self._allocator.fill(first, count, stride, now_ms())
+            self._allocator.fill(first, count, stride)
             self.fetches += 1
             self._error = None
         except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
-            self._allocator.fetch_failed(now_ms())
+            self._allocator.fetch_failed()
             self._error = e
             if isinstance(e, psycopg.OperationalError) and self._conn is not None:
                 self._conn.close()  # reconnect at the next fetch
@@ -104,20 +104,13 @@ class DenseIds:
                 self._arrived.notify_all()
 
     def _start(self, size: int) -> None:
+        # Called by the allocator (native) when a fetch becomes due.
         threading.Thread(target=self._fetch, args=(size,), name="shardid-segment", daemon=True).start()
 
-    def _current(self) -> _SegmentAllocator:
-        if self._closed:
-            raise SegmentUnavailableError(
-                f"no segment of tag {self.tag} is available: the allocator was closed",
-                tag=self.tag,
-                reason="the allocator was closed",
-            )
-        if os.getpid() != self._pid:
-            self._reset()
-        return self._allocator
-
     def _unavailable(self) -> BaseException:
+        if self._closed:
+            reason = "the allocator was closed"
+            return SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
         error = self._error
         if getattr(error, "sqlstate", None) == _UNKNOWN_TAG:
             return UnknownTagError(f"no tag {self.tag}: create it first (create_tag)", tag=self.tag)
@@ -126,61 +119,61 @@ class DenseIds:
         unavailable.__cause__ = error
         return unavailable
 
+    def _wait(self, deadline: float) -> float:
+        """Waits a little for the fetch under way; raises once past ``deadline`` (0: set it)."""
+        if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
+            raise self._unavailable()
+        if self._allocator.forked():
+            self._reset()  # a forked child: segments of its own
+            return deadline
+        now = time.monotonic()
+        if not deadline:
+            return now + self.wait_ms / 1000
+        if now >= deadline:
+            raise self._unavailable()
+        with self._arrived:
+            self._arrived.wait(min(deadline - now, 0.05))
+        return deadline
+
     def next_id(self) -> int:
         """The next ID of this allocator (increasing). Raises :class:`SegmentUnavailableError`
-        when none arrives within ``wait_ms``, :class:`UnknownTagError` for a tag never created."""
-        allocator = self._current()
+        when none arrives within ``wait_ms``, :class:`UnknownTagError` for a tag never created.
+        (Each instance replaces this with the native allocator's method.)"""
+        return self._allocator.next_id()
+
+    def _when_empty(self) -> int:
+        # Both segments are used up: wait for the fetch under way and retry.
         deadline = 0.0
         while True:
-            id, fetch = allocator.next_id(now_ms())
-            if fetch is not None:
-                self._start(fetch)
+            deadline = self._wait(deadline)
+            id = self._allocator.try_next_id()
             if id is not None:
                 return id
-            if getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
-                raise self._unavailable()
-            now = time.monotonic()
-            if not deadline:
-                deadline = now + self.wait_ms / 1000
-            elif now >= deadline:
-                raise self._unavailable()
-            with self._arrived:
-                self._arrived.wait(min(deadline - now, 0.05))
 
     def next_ids(self, n: int) -> list[int]:
         """``n`` IDs, increasing (waiting for segments as :meth:`next_id` does)."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise InvalidArgumentError(f"n {n!r} must be an int of 0 or more", argument="n", reason="must be 0 or more")
-        allocator = self._current()
-        out: list[int] = []
+        out = self._allocator.next_ids(n)
         deadline = 0.0
         while len(out) < n:
-            ids, fetch = allocator.next_ids(n - len(out), now_ms())
-            if fetch is not None:
-                self._start(fetch)
-            out.extend(ids)
-            if ids:
+            deadline = self._wait(deadline)
+            more = self._allocator.next_ids(n - len(out))
+            if more:
+                out.extend(more)
                 deadline = 0.0
-                continue
-            if getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
-                raise self._unavailable()
-            now = time.monotonic()
-            if not deadline:
-                deadline = now + self.wait_ms / 1000
-            elif now >= deadline:
-                raise self._unavailable()
-            with self._arrived:
-                self._arrived.wait(min(deadline - now, 0.05))
         return out
 
     def close(self) -> None:
         """Gives the unused rest of the last segment back (if nobody took a segment since: then
         a restart continues at the next number) and closes the connection. Call it when no
         other thread takes IDs any more; closing twice is fine."""
-        if self._closed or os.getpid() != self._pid:
+        if self._closed or self._allocator.forked():
             self._closed = True
+            self._allocator.close()
             return
         self._closed = True
+        self._allocator.close()
         deadline = time.monotonic() + self.wait_ms / 1000
         with self._arrived:
             while self._allocator.fetching() and time.monotonic() < deadline:

@@ -1,0 +1,166 @@
+"""Dense IDs from segments against what a Python service would use instead, in one run on one
+throwaway PostgreSQL server:
+
+- ``DenseIds.next_id()`` and ``next_ids(1000)`` (shardid.segments), and, for scale, the same
+  process's time-sortable ``Generator.next_id()``;
+- ``SELECT nextval('s')`` per ID (a round trip each), on a plain sequence and on one with
+  ``CACHE 1000`` (the cache is the server session's: still a round trip per ID);
+- a pooled sequence (``INCREMENT BY 1000``): one ``nextval`` per 1,000 IDs, the block handed out
+  by the client (Hibernate's pooled optimizer).
+
+Then the tail: ``next_id()`` with 50 ms added to every round trip by a TCP proxy in front of the
+server, timed per call (percentiles of 2,000,000 calls), to show the database is never on the
+hot path.
+
+    python bench/segments/bench.py [--ids 2000000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+
+import shardid
+from shardid.segments import DenseIds
+from shardid.sql import segments
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "postgres"))
+from cluster import Cluster  # noqa: E402
+
+
+def per_id_ns(make, n: int) -> float:
+    start = time.perf_counter_ns()
+    make(n)
+    return (time.perf_counter_ns() - start) / n
+
+
+class DelayProxy:
+    """Forwards 127.0.0.1:<port> to the server, holding every chunk ``delay`` seconds."""
+
+    def __init__(self, target_port: int, delay: float) -> None:
+        self.target_port = target_port
+        self.delay = delay
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+        self.ready.wait()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                while data := await reader.read(65536):
+                    await asyncio.sleep(self.delay)
+                    writer.write(data)
+                    await writer.drain()
+            finally:
+                writer.close()
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+        async def main() -> None:
+            server = await asyncio.start_server(handle, "127.0.0.1", self.port)
+            self.ready.set()
+            async with server:
+                await server.serve_forever()
+
+        self.loop.run_until_complete(main())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ids", type=int, default=2_000_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with Cluster() as cluster:
+        conn = psycopg.connect(cluster.dsn, autocommit=True)
+        with conn.transaction():
+            conn.execute(segments("seg").encode())
+        conn.execute("SELECT seg.create_tag('bench'), seg.create_tag('tail')")
+        conn.execute("CREATE SEQUENCE plain_seq; CREATE SEQUENCE cached_seq CACHE 1000;")
+        conn.execute("CREATE SEQUENCE pooled_seq INCREMENT BY 1000")
+
+        ids = DenseIds(cluster.dsn, "bench", min_size=10_000, max_size=1_000_000, target_ms=1_000)
+        # Time-sortable IDs on a layout whose cap (4 M a millisecond) a loop never reaches: the
+        # per-call cost, not the layout's cap.
+        uncapped = shardid.Layout(epoch_ms=0, time_bits=41, shard_bits=0, sequence_bits=22)
+        generator = shardid.Generator(uncapped, 0)
+        n = args.ids
+        rows: dict[str, list[float]] = {}
+
+        def pooled(count: int) -> None:
+            block, left = 0, 0
+            for _ in range(count):
+                if left == 0:
+                    (block,) = conn.execute("SELECT nextval('pooled_seq')").fetchone()
+                    left = 1000
+                _ = block + (1000 - left)
+                left -= 1
+
+        measures = {
+            "shardid DenseIds.next_id()": lambda c: [ids.next_id() for _ in range(c)],
+            "shardid DenseIds.next_ids(1000), per ID": lambda c: [ids.next_ids(1000) for _ in range(c // 1000)],
+            "shardid Generator.next_id() (time-sortable)": lambda c: [generator.next_id() for _ in range(c)],
+            "nextval() per ID": lambda c: [conn.execute("SELECT nextval('plain_seq')").fetchone() for _ in range(c)],
+            "nextval() per ID, CACHE 1000": lambda c: [conn.execute("SELECT nextval('cached_seq')").fetchone() for _ in range(c)],
+            "pooled sequence (INCREMENT BY 1000)": pooled,
+        }
+        for _ in range(args.rounds):
+            for name, make in measures.items():
+                count = n if "nextval() per ID" not in name else 20_000
+                rows.setdefault(name, []).append(per_id_ns(make, count))
+        print(f"{'benchmark':48} {'ns per ID (median)':>18} {'IDs/s':>14}")
+        median = {name: statistics.median(v) for name, v in rows.items()}
+        for name, ns in median.items():
+            print(f"{name:48} {ns:18.1f} {1e9 / ns:14,.0f}")
+        dense = median["shardid DenseIds.next_id()"]
+        print("\nRatios (targets in parentheses):")
+        print(f"  DenseIds.next_id / Generator.next_id     = {dense / median['shardid Generator.next_id() (time-sortable)']:.2f} (at most 1)")
+        print(f"  next_ids(1000) per ID / next_id           = {median['shardid DenseIds.next_ids(1000), per ID'] / dense:.2f} (below 1)")
+        print(f"  IDs/s: DenseIds / nextval per ID          = {median['nextval() per ID'] / dense:,.0f}x (at least 100x)")
+        print(f"  IDs/s: DenseIds / nextval, CACHE 1000     = {median['nextval() per ID, CACHE 1000'] / dense:,.0f}x")
+        print(f"  IDs/s: DenseIds / pooled sequence         = {median['pooled sequence (INCREMENT BY 1000)'] / dense:.2f}x")
+        print(f"  segments fetched: {ids.fetches}")
+        ids.close()
+
+        # The tail, with 50 ms on every round trip.
+        proxy = DelayProxy(cluster.port, 0.050)
+        slow = DenseIds(
+            f"host=127.0.0.1 port={proxy.port} user=postgres dbname=postgres",
+            "tail",
+            min_size=100_000,
+            max_size=1_000_000,
+            target_ms=1_000,
+        )
+        slow.next_id()
+        calls = []
+        clock = time.perf_counter_ns
+        for _ in range(n):
+            t0 = clock()
+            slow.next_id()
+            calls.append(clock() - t0)
+        calls.sort()
+        pct = lambda p: calls[min(len(calls) - 1, int(len(calls) * p))] / 1000  # noqa: E731
+        print(
+            f"\nWith 50 ms added to every round trip ({n:,} calls, {slow.fetches} segments fetched): "
+            f"p50 {pct(0.5):.2f} us, p99 {pct(0.99):.2f} us, p99.9 {pct(0.999):.2f} us, max {calls[-1] / 1000:.0f} us"
+        )
+        slow.close()
+
+
+if __name__ == "__main__":
+    main()
