@@ -131,3 +131,62 @@ def test_django_project_on_postgres(cluster: Any, conn: psycopg.Connection[Any],
         ).fetchone()[0]  # type: ignore[index]
         assert left == 0
         assert db.execute("SELECT to_regclass('insta5.shardid_counter_even')").fetchone()[0] is None  # type: ignore[index]
+
+
+DENSE_MODELS = """
+from django.db import models
+from shardid.django import DenseIdField
+
+class Order(models.Model):
+    number = DenseIdField(tag="orders", unique=True)
+    name = models.CharField(max_length=100)
+"""
+
+DENSE_INSTALL = """
+from django.db import migrations
+from shardid.django import InstallSegments
+
+
+class Migration(migrations.Migration):
+    initial = True
+    operations = [InstallSegments(schema="seg", tags=["orders"])]
+"""
+
+DENSE_CHECK = """
+import django, os, sys
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+django.setup()
+from django.db import connection
+from orders.models import Order
+
+made = [Order.objects.create(name=str(i)) for i in range(300)]
+numbers = [o.number for o in made]
+assert numbers == sorted(numbers) and len(set(numbers)) == 300, numbers[:5]
+from shardid.django import _dense
+for ids in _dense.values():
+    ids.close()  # the rest goes back: the next process continues where this one stopped
+print(min(numbers), max(numbers))
+"""
+
+
+def test_django_dense_id_field_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
+    conn.execute("CREATE DATABASE django_dense")
+    settings = SETTINGS.format(port=cluster.port).replace('"events"', '"orders"').replace("django_shardid", "django_dense")
+    (tmp_path / "settings.py").write_text(settings)
+    app = tmp_path / "orders"
+    (app / "migrations").mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "migrations" / "__init__.py").write_text("")
+    (app / "models.py").write_text(textwrap.dedent(DENSE_MODELS))
+    (app / "migrations" / "0001_install_segments.py").write_text(DENSE_INSTALL)
+    run(tmp_path, "-m", "django", "makemigrations", "orders")
+    (second,) = (app / "migrations").glob("0002_*.py")
+    migration = second.read_text()
+    assert "shardid.django.DenseIdField(tag='orders', unique=True)" in migration, migration
+    run(tmp_path, "-m", "django", "migrate")
+    assert run(tmp_path, "-c", DENSE_CHECK).split() == ["1", "300"]
+    assert run(tmp_path, "-c", DENSE_CHECK).split() == ["301", "600"], "a clean close leaves no hole"
+    run(tmp_path, "-m", "django", "migrate", "orders", "zero")
+    dsn = cluster.dsn.replace("dbname=postgres", "dbname=django_dense")
+    with psycopg.connect(dsn) as db:
+        assert db.execute("SELECT to_regclass('seg.shardid_tags')").fetchone()[0] is None  # type: ignore[index]

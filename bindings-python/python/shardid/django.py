@@ -27,6 +27,7 @@ the database's. Give the database a shard no process uses.
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -37,7 +38,16 @@ from django.db.migrations.operations.base import Operation
 from shardid import Generator, Layout, LeasedGenerator, ShardIdError, lease
 from shardid.sql import postgres, postgres_uninstall
 
-__all__ = ["InstallPostgres", "NextId", "ShardIdField", "get_generator", "next_id"]
+__all__ = [
+    "DenseIdField",
+    "InstallPostgres",
+    "InstallSegments",
+    "NextId",
+    "ShardIdField",
+    "dense_id",
+    "get_generator",
+    "next_id",
+]
 
 _lock = threading.Lock()
 _generator: Generator | LeasedGenerator | None = None
@@ -176,3 +186,121 @@ class InstallPostgres(Operation):
     @property
     def migration_name_fragment(self) -> str:
         return f"shardid_{self.schema}"
+
+
+# Dense IDs from segments (shardid.segments), one allocator per (database alias, schema, tag)
+# in each process.
+_dense: dict[tuple[str, str, str], Any] = {}
+
+# The libpq parameters Django's PostgreSQL backend passes that a conninfo string can carry.
+_CONNINFO_KEYS = {
+    "dbname", "user", "password", "host", "port", "sslmode", "sslrootcert", "sslcert", "sslkey",
+    "sslpassword", "connect_timeout", "application_name", "options", "service", "passfile",
+    "target_session_attrs",
+}  # fmt: skip
+
+
+def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
+    """The next dense ID of ``tag``, from segments of the database ``using`` (its own
+    connection, made from Django's settings for that alias): the default of
+    :class:`DenseIdField`."""
+    key = (using, schema, tag)
+    ids = _dense.get(key)
+    if ids is None:
+        with _lock:
+            ids = _dense.get(key)
+            if ids is None:
+                from django.db import connections
+                from psycopg.conninfo import make_conninfo
+
+                from shardid.segments import DenseIds
+
+                params = connections[using].get_connection_params()
+                conninfo = make_conninfo(**{k: v for k, v in params.items() if k in _CONNINFO_KEYS and v not in (None, "")})
+                ids = _dense[key] = DenseIds(conninfo, tag, schema=schema)
+    return ids.next_id()
+
+
+class DenseIdField(models.BigIntegerField):
+    """A ``BigIntegerField`` whose default is the next dense ID of ``tag`` (order numbers,
+    invoice numbers), taken in segments from the database (:mod:`shardid.segments`; PostgreSQL,
+    after :class:`InstallSegments`). IDs increase per process; across processes they interleave
+    by segment. Not editable in forms by default.
+
+    ``number = DenseIdField(tag="orders", unique=True)``
+    """
+
+    description = "A dense ID taken in segments from the database by shardid"
+
+    def __init__(self, *args: Any, tag: str, schema: str = "seg", using: str = "default", **kwargs: Any) -> None:
+        from shardid.segments import DenseIds  # checks the names the way the driver does
+
+        DenseIds.check_names(tag, schema)
+        self.tag, self.schema, self.using = tag, schema, using
+        kwargs.setdefault("default", functools.partial(dense_id, tag, schema, using))
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        default = kwargs.get("default")
+        if isinstance(default, functools.partial) and default.func is dense_id:
+            del kwargs["default"]
+        kwargs.pop("editable", None)
+        kwargs["tag"] = self.tag
+        if self.schema != "seg":
+            kwargs["schema"] = self.schema
+        if self.using != "default":
+            kwargs["using"] = self.using
+        return name, path, args, kwargs
+
+
+class InstallSegments(Operation):
+    """A migration operation that installs dense IDs from segments in ``schema``
+    (:func:`shardid.sql.segments`) and creates ``tags``; reversing it removes the functions and
+    the table of tags::
+
+        operations = [InstallSegments(schema="seg", tags=["orders", "invoices"])]
+    """
+
+    reduces_to_sql = True
+    reversible = True
+
+    def __init__(self, schema: str = "seg", tags: list[str] | None = None, servers: int = 1, index: int = 0) -> None:
+        from shardid.sql import segments
+
+        self.schema, self.tags, self.servers, self.index = schema, list(tags or []), servers, index
+        self.install_sql = segments(schema, servers=servers, index=index)
+
+    def deconstruct(self) -> Any:
+        kwargs: dict[str, Any] = {"schema": self.schema, "tags": self.tags}
+        if self.servers != 1:
+            kwargs.update(servers=self.servers, index=self.index)
+        return self.__class__.__qualname__, [], kwargs
+
+    def state_forwards(self, app_label: str, state: Any) -> None:
+        pass
+
+    def _check(self, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor != "postgresql":
+            raise NotSupportedError("InstallSegments needs PostgreSQL")
+
+    def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        self._check(schema_editor)
+        schema_editor.execute(self.install_sql, params=None)
+        for tag in self.tags:
+            schema_editor.execute(f"SELECT {self.schema}.create_tag(%s)", params=[tag])
+
+    def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        self._check(schema_editor)
+        s = self.schema
+        for function in ("give_back(text, bigint, bigint)", "next_dense_id(text)", "take_segment(text, bigint)", "create_tag(text, bigint)"):
+            schema_editor.execute(f"DROP FUNCTION IF EXISTS {s}.{function}", params=None)
+        schema_editor.execute(f"DROP TABLE IF EXISTS {s}.shardid_tags", params=None)
+
+    def describe(self) -> str:
+        return f"Install shardid's dense IDs from segments in {self.schema}"
+
+    @property
+    def migration_name_fragment(self) -> str:
+        return f"shardid_segments_{self.schema}"

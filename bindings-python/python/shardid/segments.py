@@ -56,11 +56,8 @@ class DenseIds:
         target_ms: int = 60_000,
         wait_ms: int = 5_000,
     ) -> None:
-        if not isinstance(tag, str) or not 1 <= len(tag.encode()) <= 200:
-            reason = "must be 1 to 200 bytes of text"
-            raise InvalidArgumentError(f"tag {reason}", argument="tag", reason=reason)
-        # The statements are the core's; this checks the schema name too.
-        self._take, self._give_back, _ = _segment_statements(schema)
+        # The statements are the core's; this checks the names too.
+        self._take, self._give_back = DenseIds.check_names(tag, schema)
         self.conninfo = conninfo
         self.tag = tag
         self.schema = schema
@@ -72,6 +69,16 @@ class DenseIds:
         """Numbers taken from the database and neither handed out nor given back (by
         :meth:`close`): the holes this allocator made."""
         self._reset()
+
+    @staticmethod
+    def check_names(tag: str, schema: str) -> tuple[str, str]:
+        """Checks a tag (1 to 200 bytes of text) and a schema name (a plain lower-case
+        identifier); returns the statements that take a segment and give one back."""
+        if not isinstance(tag, str) or not 1 <= len(tag.encode()) <= 200:
+            reason = "must be 1 to 200 bytes of text"
+            raise InvalidArgumentError(f"tag {reason}", argument="tag", reason=reason)
+        take, give_back, _ = _segment_statements(schema)
+        return take, give_back
 
     def _reset(self) -> None:
         self._allocator = _SegmentAllocator(self._start, self._when_empty, **self._policy)
