@@ -313,3 +313,29 @@ def test_a_forked_child_takes_segments_of_its_own(cluster: Any, conn: Any) -> No
     assert len(child_ids) == 10
     assert not set(child_ids) & set(parent), "the child never hands out the parent's numbers"
     ids.close()
+
+
+def test_two_ticket_servers_one_stopped_mid_run(cluster: Any, conn: Any) -> None:
+    from cluster import Cluster
+
+    install(conn, "seg_two", servers=2, index=0)
+    conn.execute("SELECT seg_two.create_tag('t')")
+    with Cluster() as other:
+        with psycopg.connect(other.dsn, autocommit=True) as other_conn:
+            install(other_conn, "seg_two", servers=2, index=1)
+            other_conn.execute("SELECT seg_two.create_tag('t')")
+        ids = DenseIds([cluster.dsn, other.dsn], "t", schema="seg_two", min_size=50, max_size=50, wait_ms=10_000)
+        # The first segment has the tags' starting size (1,000); then 50 at a time, in turn.
+        before = [ids.next_id() for _ in range(1_500)]
+        other.stop_server()
+        during = [ids.next_id() for _ in range(1_000)]
+        other.start_server()
+        after = [ids.next_id() for _ in range(1_000)]
+        ids.close()
+    every = before + during + after
+    assert len(set(every)) == len(every), "no ID twice"
+    assert {i % 2 for i in before} == {0, 1}, "segments from both servers"
+    # While server 1 is down, IDs keep coming from server 0; at most the segments server 1
+    # had already handed over (the current and the prefetched, 50 each) are its numbers.
+    assert sum(i % 2 for i in during) <= 100
+    assert {i % 2 for i in after} == {0, 1}, "server 1 is used again once it is back"

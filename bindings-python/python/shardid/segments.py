@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from shardid._errors import InvalidArgumentError, SegmentUnavailableError, UnknownTagError
@@ -41,13 +42,18 @@ class DenseIds:
     """Dense IDs of one tag, taken in segments from the PostgreSQL server at ``conninfo``
     (a libpq connection string or URL) where ``schema`` holds the segments' DDL.
 
+    ``conninfo`` may be a list of ticket servers (each with the DDL of its index, ``--servers
+    n --index i``): segments are then taken from whichever answers, in turn, and a server that
+    is down costs only its share. IDs from several servers interleave (each server's are one
+    residue modulo n), so they no longer increase per allocator.
+
     Thread-safe: share one per process. In a forked child it starts afresh with segments of
     its own (the parent's are the parent's).
     """
 
     def __init__(
         self,
-        conninfo: str,
+        conninfo: str | Sequence[str],
         tag: str,
         *,
         schema: str = "seg",
@@ -58,7 +64,11 @@ class DenseIds:
     ) -> None:
         # The statements are the core's; this checks the names too.
         self._take, self._give_back = DenseIds.check_names(tag, schema)
-        self.conninfo = conninfo
+        self.servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
+        if not self.servers or not all(isinstance(c, str) for c in self.servers):
+            reason = "must be a connection string or a non-empty list of them"
+            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        self.conninfo = self.servers[0]
         self.tag = tag
         self.schema = schema
         self.wait_ms = wait_ms
@@ -85,7 +95,9 @@ class DenseIds:
         # The hot path is the native method itself (no Python frame): it calls _when_empty only
         # when both segments are used up.
         self.next_id = self._allocator.next_id  # type: ignore[method-assign]
-        self._conn: Any = None
+        self._conns: list[Any] = [None] * len(self.servers)
+        self._turn = 0  # the server the next fetch tries first
+        self._last_server = 0  # the server of the last segment taken, to give its rest back to
         self._error: BaseException | None = None
         self.fetches = 0
 
@@ -93,22 +105,49 @@ class DenseIds:
         """Takes one segment (in a thread of its own) and hands it to the allocator."""
         import psycopg
 
+        error: BaseException | None = None
         try:
-            if self._conn is None or self._conn.closed:
-                self._conn = psycopg.connect(self.conninfo, autocommit=True)
-            row = self._conn.execute(self._take, (self.tag, size)).fetchone()
-            first, count, stride = row
-            self._allocator.fill(first, count, stride)
-            self.fetches += 1
-            self._error = None
+            # Each server in turn, from the one after the last that answered.
+            for attempt in range(len(self.servers)):
+                server = (self._turn + attempt) % len(self.servers)
+                try:
+                    conn = self._connection(server)
+                    row = conn.execute(self._take, (self.tag, size)).fetchone()
+                except psycopg.Error as e:
+                    error = e
+                    if isinstance(e, psycopg.OperationalError):
+                        self._drop(server)  # reconnect at the next fetch
+                    if getattr(e, "sqlstate", None) == _UNKNOWN_TAG:
+                        break
+                    continue
+                first, count, stride = row
+                self._allocator.fill(first, count, stride)
+                self._last_server = server
+                self._turn = (server + 1) % len(self.servers)
+                self.fetches += 1
+                self._error = None
+                return
+            self._allocator.fetch_failed()
+            self._error = error
         except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
             self._allocator.fetch_failed()
             self._error = e
-            if isinstance(e, psycopg.OperationalError) and self._conn is not None:
-                self._conn.close()  # reconnect at the next fetch
         finally:
             with self._arrived:
                 self._arrived.notify_all()
+
+    def _connection(self, server: int) -> Any:
+        import psycopg
+
+        conn = self._conns[server]
+        if conn is None or conn.closed:
+            conn = self._conns[server] = psycopg.connect(self.servers[server], autocommit=True, connect_timeout=5)
+        return conn
+
+    def _drop(self, server: int) -> None:
+        conn, self._conns[server] = self._conns[server], None
+        if conn is not None:
+            conn.close()
 
     def _start(self, size: int) -> None:
         # Called by the allocator (native) when a fetch becomes due.
@@ -192,18 +231,17 @@ class DenseIds:
                 self.skipped += lost
                 returned = False
                 try:
-                    import psycopg
-
-                    if self._conn is None or self._conn.closed:
-                        self._conn = psycopg.connect(self.conninfo, autocommit=True)
-                    row = self._conn.execute(self._give_back, (self.tag, first, end)).fetchone()
+                    conn = self._connection(self._last_server)
+                    row = conn.execute(self._give_back, (self.tag, first, end)).fetchone()
                     returned = bool(row and row[0])
+                except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
+                    pass
                 finally:
                     if not returned:
                         self.skipped += count
         finally:
-            if self._conn is not None:
-                self._conn.close()
+            for server in range(len(self.servers)):
+                self._drop(server)
 
     def __enter__(self) -> DenseIds:
         return self
