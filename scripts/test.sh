@@ -14,6 +14,7 @@ step "clippy (warnings are errors)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features alloc -- -D warnings
+cargo clippy --locked -p shardid --features postgres --all-targets -- -D warnings
 
 step "no_std builds: bare metal without 64-bit atomics, and WebAssembly"
 cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown -- -D warnings

@@ -17,6 +17,10 @@ SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
 (cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
     && npm run build --silent >/dev/null 2>&1)
 
+# Rust's segments client (the `postgres` feature), run by test_segments.py.
+cargo build -q --locked -p shardid --features postgres --example segments
+export SHARDID_SEGMENTS_EXAMPLE=$root/target/debug/examples/segments
+
 cd "$work"   # import the installed wheel, not the source tree
 status=0
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \

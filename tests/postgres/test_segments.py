@@ -339,3 +339,35 @@ def test_two_ticket_servers_one_stopped_mid_run(cluster: Any, conn: Any) -> None
     # had already handed over (the current and the prefetched, 50 each) are its numbers.
     assert sum(i % 2 for i in during) <= 100
     assert {i % 2 for i in after} == {0, 1}, "server 1 is used again once it is back"
+
+
+# Rust's shardid::segment::postgres (the `postgres` crate), on the same server: the example
+# core/examples/segments.rs, built by tests/postgres/run.sh (or here, when run alone).
+def rust(dsn: str, mode: str) -> dict[str, Any]:
+    import json
+
+    binary = os.environ.get("SHARDID_SEGMENTS_EXAMPLE")
+    if not binary:
+        root = Path(__file__).resolve().parents[2]
+        subprocess.run(
+            ["cargo", "build", "-q", "-p", "shardid", "--features", "postgres", "--example", "segments"],
+            cwd=root,
+            check=True,
+        )
+        binary = str(root / "target" / "debug" / "examples" / "segments")
+    done = subprocess.run([binary, dsn, mode], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_rust_dense_ids(cluster: Any, conn: Any) -> None:
+    install(conn, "seg_rust")
+    for tag in ("r_order", "r_threads"):
+        conn.execute("SELECT seg_rust.create_tag(%s)", (tag,))
+    # r_order remembers segments of 100, and starts at 1 again.
+    assert take(conn, "seg_rust", "r_order", 100) == (1, 100, 1)
+    assert conn.execute("SELECT seg_rust.give_back('r_order', 1, 101)").fetchone() == (True,)
+    dsn = f"host=127.0.0.1 port={cluster.port} user=postgres dbname=postgres"
+    assert rust(dsn, "order") == {"count": 300, "dense": True, "next": 301, "skipped": 0, "closed": "SEGMENT_UNAVAILABLE"}
+    assert rust(dsn, "unknown") == {"code": "UNKNOWN_TAG"}
+    assert rust(dsn, "threads") == {"total": 160_000, "unique": 160_000}

@@ -25,6 +25,9 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+#[cfg(feature = "postgres")]
+pub mod postgres;
+
 /// A range of dense IDs: `first`, `first + stride`, ... (`count` of them). `stride` is the
 /// number of ticket servers (1 for one database): server `i` of `n` hands out only numbers
 /// `≡ i (mod n)`.
