@@ -371,3 +371,41 @@ def test_rust_dense_ids(cluster: Any, conn: Any) -> None:
     assert rust(dsn, "order") == {"count": 300, "dense": True, "next": 301, "skipped": 0, "closed": "SEGMENT_UNAVAILABLE"}
     assert rust(dsn, "unknown") == {"code": "UNKNOWN_TAG"}
     assert rust(dsn, "threads") == {"total": 160_000, "unique": 160_000}
+
+
+@pytest.mark.parametrize("isolation", ["READ COMMITTED", "REPEATABLE READ"])
+def test_take_segment_never_hands_out_a_number_twice_under_either_isolation(
+    cluster: Any, conn: Any, isolation: str
+) -> None:
+    schema = "seg_" + isolation.split()[0].lower()
+    install(conn, schema)
+    conn.execute(f"SELECT {schema}.create_tag('iso')")
+    taken: list[tuple[int, int]] = []
+    retries = [0]
+    lock = threading.Lock()
+
+    def worker() -> None:
+        with psycopg.connect(cluster.dsn) as c:
+            for _ in range(200):
+                while True:
+                    try:
+                        with c.transaction():
+                            c.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+                            first, count, _ = take(c, schema, "iso", 10)
+                        break
+                    except psycopg.errors.SerializationFailure:
+                        with lock:
+                            retries[0] += 1  # a concurrent update under REPEATABLE READ: retry
+                with lock:
+                    taken.append((first, count))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    numbers = [n for first, count in taken for n in range(first, first + count)]
+    assert len(numbers) == len(set(numbers)) == 8 * 200 * 10
+    assert sorted(numbers) == list(range(1, 16_001)), "dense: no number lost either"
+    if isolation == "READ COMMITTED":
+        assert retries[0] == 0, "the row lock orders them without a failure"
