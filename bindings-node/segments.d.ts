@@ -2,8 +2,9 @@
 import type { U64Input } from './index'
 
 export interface DenseIdsOptions {
-  /** A libpq connection string or URL for a connection the allocator owns... */
-  connectionString?: string
+  /** A libpq connection string or URL for a connection the allocator owns (a list: ticket
+   *  servers, each with the DDL of its index, used in turn and whichever answers)... */
+  connectionString?: string | string[]
   /** ...or an unconnected `pg.Client` it then owns. */
   client?: unknown
   /** The tag (1 to 200 bytes), created beforehand with `<schema>.create_tag()`. */

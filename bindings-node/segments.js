@@ -15,7 +15,7 @@ native.setSegmentSignal(signal)
 const unavailable = (tag, reason) => makeError('SEGMENT_UNAVAILABLE', { tag, reason })
 
 class DenseIds {
-  constructor(secret, { client, tag, sql, index, waitMs }) {
+  constructor(secret, { clients, tag, sql, index, waitMs }) {
     if (secret !== SECRET) {
       throw makeError('INVALID_ARGUMENT', { argument: 'DenseIds', reason: 'is made by denseIds() from shardid/segments' }, TypeError)
     }
@@ -25,14 +25,22 @@ class DenseIds {
     this.skipped = 0n
     /** Segments fetched. */
     this.fetches = 0
-    this._client = client
+    // One pg.Client per ticket server; segments are taken from them in turn.
+    this._clients = clients
+    this._broken = clients.map(() => false)
+    this._turn = 0
+    this._lastServer = 0
     this._sql = sql
     this._index = index
     this._closed = false
     this._error = null
     this._inFlight = null
     // A session the server ends is an 'error' event on the client: the next fetch reconnects.
-    client.on('error', (err) => { this._error = err; this._broken = true })
+    clients.forEach((client, i) => this._listen(client, i))
+  }
+
+  _listen(client, i) {
+    client.on('error', (err) => { this._error = err; this._broken[i] = true })
   }
 
   // Starts the fetch the addon signalled, if any: one at a time (the core makes sure).
@@ -43,29 +51,44 @@ class DenseIds {
     this._inFlight = this._fetch(size).finally(() => { this._inFlight = null })
   }
 
+  // Takes one segment from the first server that answers, starting after the last one used.
   async _fetch(size) {
-    try {
-      if (this._broken) await this._reconnect()
-      const { rows } = await this._client.query({ text: this._sql.take, values: [this.tag, String(size)], rowMode: 'array' })
-      const [first, count, stride] = rows[0]
-      native.segmentFill(this._index, String(first), String(count), String(stride))
-      this.fetches += 1
-      this._error = null
-    } catch (err) {
-      native.segmentFetchFailed(this._index)
-      this._error = err
-      if (!/^[0-9A-Z]{5}$/.test(err.code ?? '') || err.code.startsWith('57P') || err.code.startsWith('08')) this._broken = true
+    let error = null
+    for (let attempt = 0; attempt < this._clients.length; attempt++) {
+      const server = (this._turn + attempt) % this._clients.length
+      try {
+        const client = await this._client(server)
+        const { rows } = await client.query({ text: this._sql.take, values: [this.tag, String(size)], rowMode: 'array' })
+        const [first, count, stride] = rows[0]
+        native.segmentFill(this._index, String(first), String(count), String(stride))
+        this._lastServer = server
+        this._turn = (server + 1) % this._clients.length
+        this.fetches += 1
+        this._error = null
+        return
+      } catch (err) {
+        error = err
+        // The session is gone (a connection error, or the server ended it): reconnect next time.
+        if (!/^[0-9A-Z]{5}$/.test(err.code ?? '') || err.code.startsWith('57P') || err.code.startsWith('08')) this._broken[server] = true
+        if (err.code === 'SI001') break
+      }
     }
+    native.segmentFetchFailed(this._index)
+    this._error = error
   }
 
-  async _reconnect() {
-    const old = this._client
+  // The connected client of `server`, replaced by a new one when its session was lost.
+  async _client(server) {
+    if (!this._broken[server]) return this._clients[server]
+    const old = this._clients[server]
     old.end().catch(() => {})
     const pg = require('pg')
-    this._client = new pg.Client(old.connectionParameters)
-    this._client.on('error', (err) => { this._error = err; this._broken = true })
-    await this._client.connect()
-    this._broken = false
+    const client = new pg.Client(old.connectionParameters)
+    this._listen(client, server)
+    await client.connect()
+    this._clients[server] = client
+    this._broken[server] = false
+    return client
   }
 
   _check() {
@@ -145,15 +168,17 @@ class DenseIds {
         this.skipped += BigInt(unused.lost)
         let returned = false
         try {
-          if (this._broken) await this._reconnect()
-          const { rows } = await this._client.query({ text: this._sql.giveBack, values: [this.tag, unused.first, unused.end], rowMode: 'array' })
+          const client = await this._client(this._lastServer)
+          const { rows } = await client.query({ text: this._sql.giveBack, values: [this.tag, unused.first, unused.end], rowMode: 'array' })
           returned = rows[0][0] === true
+        } catch {
+          // A server that is down keeps the rest: a hole, counted in `skipped`.
         } finally {
           if (!returned) this.skipped += BigInt(unused.count)
         }
       }
     } finally {
-      await this._client.end().catch(() => {})
+      await Promise.all(this._clients.map((client) => client.end().catch(() => {})))
     }
   }
 }
@@ -163,6 +188,8 @@ if (Symbol.asyncDispose) DenseIds.prototype[Symbol.asyncDispose] = DenseIds.prot
  * `await denseIds({ connectionString, tag, schema = 'seg', minSize = 1000, maxSize = 1000000,
  * targetMs = 60000, waitMs = 5000 })`: dense IDs of `tag`, from segments of the PostgreSQL
  * server (`client` may replace `connectionString`: an unconnected `pg.Client` it then owns).
+ * `connectionString` may be a list of ticket servers (each with the DDL of its index): segments
+ * are then taken from whichever answers, in turn (IDs interleave across servers).
  * Resolves once the first segment is in memory; rejects with `UNKNOWN_TAG` for a tag never
  * created.
  */
@@ -174,25 +201,28 @@ async function denseIds(options) {
   // The core's statements; INVALID_ARGUMENT for a schema name that is not a plain identifier.
   const sql = native.segmentSql(o.schema ?? 'seg')
   const index = native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000)
-  let client = o.client
-  if (!client) {
+  let clients = o.client ? [o.client] : null
+  if (!clients) {
     let pg
     try {
       pg = require('pg')
     } catch {
       throw makeError('UNSUPPORTED', { reason: 'shardid/segments needs the pg package: npm install pg' })
     }
-    client = new pg.Client({ connectionString: o.connectionString })
+    const servers = Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
+    clients = servers.map((connectionString) => new pg.Client({ connectionString }))
   }
-  await client.connect()
-  const ids = new DenseIds(SECRET, { client, tag: o.tag, sql, index, waitMs: o.waitMs ?? 5000 })
+  // A server that is down at start-up is only its share: it is retried at its turn.
+  const connected = await Promise.allSettled(clients.map((client) => client.connect()))
+  const ids = new DenseIds(SECRET, { clients, tag: o.tag, sql, index, waitMs: o.waitMs ?? 5000 })
+  connected.forEach((result, i) => { if (result.status === 'rejected') ids._broken[i] = true })
   // The first segment, so that the first synchronous nextId() has one.
   native.segmentPrime(index)
   ids._due()
   await ids._inFlight
   if (ids.fetches === 0) {
     const err = ids._failure()
-    await client.end().catch(() => {})
+    await Promise.all(clients.map((client) => client.end().catch(() => {})))
     throw err
   }
   return ids

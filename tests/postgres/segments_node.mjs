@@ -6,6 +6,8 @@
 //   unknown: a tag never created rejects with UNKNOWN_TAG.
 //   bad:     a bad tag and a bad schema name are INVALID_ARGUMENT.
 //   down:    (the server stops while this runs) SEGMENT_UNAVAILABLE, then IDs again.
+//   two:     <connection string> is a JSON list of two ticket servers (server 0 and 1 of 2):
+//            IDs from both, none twice; a third list entry that is down costs nothing.
 import { createRequire } from 'node:module'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
@@ -40,6 +42,13 @@ if (mode === 'order') {
 } else if (mode === 'bad') {
   const codes = [await code(open('')), await code(denseIds({ connectionString, tag: 'a', schema: 'Seg' }))]
   console.log(JSON.stringify({ codes }))
+} else if (mode === 'two') {
+  const servers = JSON.parse(connectionString)
+  const ids = await denseIds({ connectionString: servers, tag: 'n_two', schema: 'seg_two', minSize: 50, maxSize: 50 })
+  const got = await ids.nextIdsAsync(3000)
+  await ids.close()
+  const residues = [...new Set(Array.from(got, (id) => Number(id % 2n)))].sort()
+  console.log(JSON.stringify({ unique: new Set(got).size, residues, fetches: ids.fetches > 10 }))
 } else if (mode === 'down') {
   const ids = await open('n_down', { minSize: 10, maxSize: 10, waitMs: 300 })
   process.stdout.write('ready\n')

@@ -341,6 +341,23 @@ def test_two_ticket_servers_one_stopped_mid_run(cluster: Any, conn: Any) -> None
     assert {i % 2 for i in after} == {0, 1}, "server 1 is used again once it is back"
 
 
+def test_node_takes_segments_from_several_ticket_servers(cluster: Any, conn: Any) -> None:
+    import json
+
+    from cluster import Cluster
+
+    install(conn, "seg_two", servers=2, index=0)
+    conn.execute("SELECT seg_two.create_tag('n_two')")
+    with Cluster() as other:
+        with psycopg.connect(other.dsn, autocommit=True) as other_conn:
+            install(other_conn, "seg_two", servers=2, index=1)
+            other_conn.execute("SELECT seg_two.create_tag('n_two')")
+        # A third server that is down (a port nothing listens on) costs only its turn.
+        down = f"postgresql://postgres@127.0.0.1:{other.port + 1 if other.port + 1 != cluster.port else other.port + 2}/postgres"
+        servers = [url(cluster), f"postgresql://postgres@127.0.0.1:{other.port}/postgres", down]
+        assert node(json.dumps(servers), "two") == {"unique": 3000, "residues": [0, 1], "fetches": True}
+
+
 # Rust's shardid::segment::postgres (the `postgres` crate), on the same server: the example
 # core/examples/segments.rs, built by tests/postgres/run.sh (or here, when run alone).
 def rust(dsn: str, mode: str) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 // Compiled by `tsc --noEmit --strict` in tests/js/run.sh: the public types fit real use.
 import shardid, { Generator, Layout, lease, ShardIdError, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
 import { lease as leasePostgres, type PostgresLease } from 'shardid/postgres'
+import { denseIds, type DenseIds } from 'shardid/segments'
 
 const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
 const id: bigint = gen.nextId()
@@ -47,3 +48,16 @@ async function fromDatabase(): Promise<bigint> {
 }
 void fromDatabase
 console.log(asJson, batch, when, fields, fromString, range, shard, at, shardid.version)
+
+// Dense IDs from segments: a synchronous bigint, async batches, several ticket servers.
+async function orders(): Promise<bigint> {
+  const ids: DenseIds = await denseIds({ connectionString: ['postgresql://a/db', 'postgresql://b/db'], tag: 'orders' })
+  const batch: BigUint64Array = await ids.nextIdsAsync(10)
+  const skipped: bigint = ids.skipped
+  await ids.close()
+  console.log(batch, skipped)
+  // @ts-expect-error: a tag is required
+  await denseIds({ connectionString: 'postgresql://a/db' })
+  return ids.nextId()
+}
+console.log(orders)
