@@ -13,6 +13,9 @@ server, timed per call (percentiles of 2,000,000 calls), to show the database is
 hot path.
 
     python bench/segments/bench.py [--ids 2000000] [--rounds 3]
+
+It also runs bench/segments/node.mjs on the same server: Node's ``nextId()`` against its
+time-sortable ``Generator.nextId()``.
 """
 
 from __future__ import annotations
@@ -90,7 +93,11 @@ def main() -> None:
         conn = psycopg.connect(cluster.dsn, autocommit=True)
         with conn.transaction():
             conn.execute(segments("seg").encode())
-        conn.execute("SELECT seg.create_tag('bench'), seg.create_tag('tail')")
+        conn.execute("SELECT seg.create_tag('bench'), seg.create_tag('tail'), seg.create_tag('node')")
+        # Node's synchronous loop of a million IDs cannot let a fetch land: its tag remembers
+        # segments of 4,000,000 (taken and given back here), so every round fits in memory.
+        conn.execute("SELECT seg.take_segment('node', 4000000)")
+        conn.execute("SELECT seg.give_back('node', 1, 4000001)")
         conn.execute("CREATE SEQUENCE plain_seq; CREATE SEQUENCE cached_seq CACHE 1000;")
         conn.execute("CREATE SEQUENCE pooled_seq INCREMENT BY 1000")
 
@@ -136,6 +143,14 @@ def main() -> None:
         print(f"  IDs/s: DenseIds / pooled sequence         = {median['pooled sequence (INCREMENT BY 1000)'] / dense:.2f}x")
         print(f"  segments fetched: {ids.fetches}")
         ids.close()
+
+        # Node's client, on the same server (bench/segments/node.mjs).
+        import subprocess
+
+        node = Path(__file__).with_name("node.mjs")
+        url = f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres"
+        done = subprocess.run(["node", str(node), url], capture_output=True, text=True)
+        print(done.stdout.rstrip() if done.returncode == 0 else f"\nNode: failed\n{done.stderr}")
 
         # The tail, with 50 ms on every round trip.
         proxy = DelayProxy(cluster.port, 0.050)
