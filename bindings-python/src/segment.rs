@@ -1,8 +1,9 @@
 //! Dense IDs from database segments: the core's allocator (`shardid::segment`) and the
 //! segments' SQL, for `shardid.segments` to drive with psycopg. Not for direct use.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use shardid::segment::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
 use shardid::sql::{Placeholders, Segments};
@@ -38,29 +39,34 @@ pub(crate) fn _segment_statements(
     ))
 }
 
-/// The core's segment allocator, with the hot path in one native call: `next_id()` returns
-/// the ID, and when both segments are used up (or the allocator was closed, or this is a
-/// forked child: see `forked`) returns what `on_empty()` returns (the Python side waits for the
-/// fetch under way and retries with `try_next_id()`, which returns `None` instead). A fetch
-/// that becomes due calls `on_fetch(size)` (the Python side starts it in a thread of its own).
-#[pyclass(module = "shardid._shardid", name = "_SegmentAllocator", frozen)]
+/// The core's segment allocator as the base class of `shardid.segments.DenseIds`, so that
+/// `ids.next_id()` is one native call found on the type (no Python frame, no instance-dict
+/// lookup). It calls back into the subclass only off the hot path: `self._start(size)` when a
+/// fetch becomes due, `self._when_empty()` when both segments are used up (or the allocator was
+/// closed, or this is a forked child: see `_forked`), whose return value it returns.
+#[pyclass(
+    module = "shardid._shardid",
+    name = "_SegmentAllocator",
+    frozen,
+    subclass
+)]
 pub(crate) struct PySegmentAllocator {
     inner: SegmentAllocator,
-    on_fetch: Py<PyAny>,
-    on_empty: Py<PyAny>,
-    /// The fork generation it was made in: a forked child must not use the parent's segments.
-    generation: u64,
+    /// The fork generation it serves: a forked child must not use the parent's segments.
+    generation: AtomicU64,
     closed: AtomicBool,
 }
 
 impl PySegmentAllocator {
     fn usable(&self) -> bool {
-        shardid::fork_generation() == self.generation && !self.closed.load(Ordering::Acquire)
+        shardid::fork_generation() == self.generation.load(Ordering::Relaxed)
+            && !self.closed.load(Ordering::Acquire)
     }
 
-    fn start(&self, py: Python<'_>, fetch: Option<Fetch>) -> PyResult<()> {
+    /// Asks the subclass (`ids`, the Python object) to start `fetch`, if any.
+    fn start(&self, ids: &Bound<'_, Self>, fetch: Option<Fetch>) -> PyResult<()> {
         if let Some(fetch) = fetch
-            && let Err(e) = self.on_fetch.call1(py, (fetch.size,))
+            && let Err(e) = ids.call_method1(intern!(ids.py(), "_start"), (fetch.size,))
         {
             // Not started: let a later call start it.
             self.inner.fetch_failed(shardid::now_ms());
@@ -73,18 +79,22 @@ impl PySegmentAllocator {
 #[pymethods]
 impl PySegmentAllocator {
     #[new]
-    #[pyo3(signature = (on_fetch, on_empty, *, min_size, max_size, target_ms))]
+    #[pyo3(signature = (*_args, min_size = None, max_size = None, target_ms = None, **_kwargs))]
     fn new(
-        on_fetch: Py<PyAny>,
-        on_empty: Py<PyAny>,
-        min_size: &Bound<'_, PyAny>,
-        max_size: &Bound<'_, PyAny>,
-        target_ms: &Bound<'_, PyAny>,
+        py: Python<'_>,
+        _args: &Bound<'_, pyo3::types::PyTuple>,
+        min_size: Option<&Bound<'_, PyAny>>,
+        max_size: Option<&Bound<'_, PyAny>>,
+        target_ms: Option<&Bound<'_, PyAny>>,
+        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Self> {
-        let py = min_size.py();
-        let min = u64_arg(min_size, "min_size", Arg::Other)?;
-        let max = u64_arg(max_size, "max_size", Arg::Other)?;
-        let target = u64_arg(target_ms, "target_ms", Arg::Other)?;
+        let policy = SizePolicy::new();
+        let arg = |v: Option<&Bound<'_, PyAny>>, name, default| {
+            v.map_or(Ok(default), |v| u64_arg(v, name, Arg::Other))
+        };
+        let min = arg(min_size, "min_size", policy.min)?;
+        let max = arg(max_size, "max_size", policy.max)?;
+        let target = arg(target_ms, "target_ms", policy.target_ms)?;
         if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
             return Err(invalid_argument(
                 py,
@@ -93,43 +103,45 @@ impl PySegmentAllocator {
             ));
         }
         Ok(Self {
-            inner: SegmentAllocator::new(SizePolicy::new().bounds(min, max).target_ms(target)),
-            on_fetch,
-            on_empty,
-            generation: shardid::fork_generation(),
+            inner: SegmentAllocator::new(policy.bounds(min, max).target_ms(target)),
+            generation: AtomicU64::new(shardid::fork_generation()),
             closed: AtomicBool::new(false),
         })
     }
 
-    /// The next ID, or what `on_empty()` returns (see the class docs).
+    /// The next ID of this allocator (increasing); waits (through `_when_empty`) when both
+    /// segments are used up.
     #[inline]
-    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        if self.usable() {
-            match self.inner.next_id_with(shardid::now_ms) {
+    fn next_id(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        let this = slf.get();
+        if this.usable() {
+            match this.inner.next_id_with(shardid::now_ms) {
                 Ok((id, fetch)) => {
-                    self.start(py, fetch)?;
+                    this.start(slf, fetch)?;
                     return Ok(id);
                 }
                 // This caller starts the fetch that is due, then waits like the others.
-                Err(Empty::Fetch(fetch)) => self.start(py, Some(fetch))?,
+                Err(Empty::Fetch(fetch)) => this.start(slf, Some(fetch))?,
                 Err(Empty::Wait) => {}
             }
         }
-        self.on_empty.call0(py)?.extract(py)
+        slf.call_method0(intern!(slf.py(), "_when_empty"))?
+            .extract()
     }
 
-    /// The next ID, or `None` (see the class docs).
-    fn try_next_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        if !self.usable() {
+    /// The next ID, or `None` when both segments are used up (or closed, or forked).
+    fn _try_next_id(slf: &Bound<'_, Self>) -> PyResult<Option<u64>> {
+        let this = slf.get();
+        if !this.usable() {
             return Ok(None);
         }
-        match self.inner.next_id_with(shardid::now_ms) {
+        match this.inner.next_id_with(shardid::now_ms) {
             Ok((id, fetch)) => {
-                self.start(py, fetch)?;
+                this.start(slf, fetch)?;
                 Ok(Some(id))
             }
             Err(Empty::Fetch(fetch)) => {
-                self.start(py, Some(fetch))?;
+                this.start(slf, Some(fetch))?;
                 Ok(None)
             }
             Err(Empty::Wait) => Ok(None),
@@ -137,23 +149,27 @@ impl PySegmentAllocator {
     }
 
     /// Up to `n` IDs (fewer when both segments run out).
-    fn next_ids(&self, py: Python<'_>, n: usize) -> PyResult<Vec<u64>> {
-        if !self.usable() {
+    fn _take_ids(slf: &Bound<'_, Self>, n: usize) -> PyResult<Vec<u64>> {
+        let this = slf.get();
+        if !this.usable() {
             return Ok(Vec::new());
         }
         let mut ids = vec![0u64; n];
-        let (written, fetch) = py.detach(|| self.inner.next_ids_with(&mut ids, shardid::now_ms));
+        let (written, fetch) = slf
+            .py()
+            .detach(|| this.inner.next_ids_with(&mut ids, shardid::now_ms));
         ids.truncate(written);
-        self.start(py, fetch)?;
+        this.start(slf, fetch)?;
         Ok(ids)
     }
 
     /// Starts the first fetch of a new allocator (or none, if one is there or under way).
-    fn prime(&self, py: Python<'_>) -> PyResult<()> {
-        self.start(py, self.inner.prime(shardid::now_ms()))
+    fn _prime(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let this = slf.get();
+        this.start(slf, this.inner.prime(shardid::now_ms()))
     }
 
-    fn fill(&self, py: Python<'_>, first: u64, count: u64, stride: u64) -> PyResult<()> {
+    fn _fill(&self, py: Python<'_>, first: u64, count: u64, stride: u64) -> PyResult<()> {
         let segment = Segment {
             first,
             count,
@@ -168,28 +184,35 @@ impl PySegmentAllocator {
         })
     }
 
-    fn fetch_failed(&self) {
+    fn _fetch_failed(&self) {
         self.inner.fetch_failed(shardid::now_ms());
     }
 
-    /// Makes every later call return `None`.
-    fn close(&self) {
+    /// Makes every later call wait (and the subclass raise).
+    fn _shut(&self) {
         self.closed.store(true, Ordering::Release);
     }
 
-    /// Whether this is a forked child of the process that made the allocator.
-    fn forked(&self) -> bool {
-        shardid::fork_generation() != self.generation
+    /// Whether this is a forked child of the process the allocator serves.
+    fn _forked(&self) -> bool {
+        shardid::fork_generation() != self.generation.load(Ordering::Relaxed)
+    }
+
+    /// In a forked child: forgets the parent's segments and serves this process.
+    fn _adopt(&self) {
+        self.inner.reset();
+        self.generation
+            .store(shardid::fork_generation(), Ordering::Relaxed);
     }
 
     /// `(first, end, count, lost)` of what is left to give back, or `None`.
-    fn unused(&self) -> Option<(u64, u64, u64, u64)> {
+    fn _unused(&self) -> Option<(u64, u64, u64, u64)> {
         self.inner
             .unused()
             .map(|u| (u.first, u.end, u.count, u.lost))
     }
 
-    fn fetching(&self) -> bool {
+    fn _fetching(&self) -> bool {
         self.inner.fetching()
     }
 }

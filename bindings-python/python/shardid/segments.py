@@ -38,7 +38,7 @@ __all__ = ["DenseIds"]
 _UNKNOWN_TAG = "SI001"
 
 
-class DenseIds:
+class DenseIds(_SegmentAllocator):
     """Dense IDs of one tag, taken in segments from the PostgreSQL server at ``conninfo``
     (a libpq connection string or URL) where ``schema`` holds the segments' DDL.
 
@@ -49,6 +49,12 @@ class DenseIds:
 
     Thread-safe: share one per process. In a forked child it starts afresh with segments of
     its own (the parent's are the parent's).
+
+    ``next_id()`` returns the next ID of this allocator (increasing); it raises
+    :class:`SegmentUnavailableError` when none arrives within ``wait_ms`` and
+    :class:`UnknownTagError` for a tag never created. It is the native base class's method:
+    one call with no Python frame, which calls back into this class only to start a fetch
+    (``_start``) or to wait for one (``_when_empty``).
     """
 
     def __init__(
@@ -72,7 +78,6 @@ class DenseIds:
         self.tag = tag
         self.schema = schema
         self.wait_ms = wait_ms
-        self._policy = {"min_size": min_size, "max_size": max_size, "target_ms": target_ms}
         self._arrived = threading.Condition()
         self._closed = False
         self.skipped = 0
@@ -91,10 +96,8 @@ class DenseIds:
         return take, give_back
 
     def _reset(self) -> None:
-        self._allocator = _SegmentAllocator(self._start, self._when_empty, **self._policy)
-        # The hot path is the native method itself (no Python frame): it calls _when_empty only
-        # when both segments are used up.
-        self.next_id = self._allocator.next_id  # type: ignore[method-assign]
+        """A fresh state for this process (at the start, and in a forked child)."""
+        self._adopt()
         self._conns: list[Any] = [None] * len(self.servers)
         self._turn = 0  # the server the next fetch tries first
         self._last_server = 0  # the server of the last segment taken, to give its rest back to
@@ -121,16 +124,16 @@ class DenseIds:
                         break
                     continue
                 first, count, stride = row
-                self._allocator.fill(first, count, stride)
+                self._fill(first, count, stride)
                 self._last_server = server
                 self._turn = (server + 1) % len(self.servers)
                 self.fetches += 1
                 self._error = None
                 return
-            self._allocator.fetch_failed()
+            self._fetch_failed()
             self._error = error
         except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
-            self._allocator.fetch_failed()
+            self._fetch_failed()
             self._error = e
         finally:
             with self._arrived:
@@ -169,7 +172,7 @@ class DenseIds:
         """Waits a little for the fetch under way; raises once past ``deadline`` (0: set it)."""
         if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
             raise self._unavailable()
-        if self._allocator.forked():
+        if self._forked():
             self._reset()  # a forked child: segments of its own
             return deadline
         now = time.monotonic()
@@ -181,18 +184,12 @@ class DenseIds:
             self._arrived.wait(min(deadline - now, 0.05))
         return deadline
 
-    def next_id(self) -> int:
-        """The next ID of this allocator (increasing). Raises :class:`SegmentUnavailableError`
-        when none arrives within ``wait_ms``, :class:`UnknownTagError` for a tag never created.
-        (Each instance replaces this with the native allocator's method.)"""
-        return self._allocator.next_id()
-
     def _when_empty(self) -> int:
         # Both segments are used up: wait for the fetch under way and retry.
         deadline = 0.0
         while True:
             deadline = self._wait(deadline)
-            id = self._allocator.try_next_id()
+            id = self._try_next_id()
             if id is not None:
                 return id
 
@@ -200,11 +197,11 @@ class DenseIds:
         """``n`` IDs, increasing (waiting for segments as :meth:`next_id` does)."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise InvalidArgumentError(f"n {n!r} must be an int of 0 or more", argument="n", reason="must be 0 or more")
-        out = self._allocator.next_ids(n)
+        out = self._take_ids(n)
         deadline = 0.0
         while len(out) < n:
             deadline = self._wait(deadline)
-            more = self._allocator.next_ids(n - len(out))
+            more = self._take_ids(n - len(out))
             if more:
                 out.extend(more)
                 deadline = 0.0
@@ -214,17 +211,17 @@ class DenseIds:
         """Gives the unused rest of the last segment back (if nobody took a segment since: then
         a restart continues at the next number) and closes the connection. Call it when no
         other thread takes IDs any more; closing twice is fine."""
-        if self._closed or self._allocator.forked():
+        if self._closed or self._forked():
             self._closed = True
-            self._allocator.close()
+            self._shut()
             return
         self._closed = True
-        self._allocator.close()
+        self._shut()
         deadline = time.monotonic() + self.wait_ms / 1000
         with self._arrived:
-            while self._allocator.fetching() and time.monotonic() < deadline:
+            while self._fetching() and time.monotonic() < deadline:
                 self._arrived.wait(0.05)
-        unused = self._allocator.unused()
+        unused = self._unused()
         try:
             if unused is not None:
                 first, end, count, lost = unused

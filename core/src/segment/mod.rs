@@ -440,6 +440,22 @@ impl SegmentAllocator {
         self.due(&|| now_ms)
     }
 
+    /// Forgets every segment, the fetch due and the failures, as a new allocator would (the
+    /// size policy stays): for a forked child, whose copy of the parent's segments must never be
+    /// used. Only when no other thread can use the allocator (in a forked child, the forking
+    /// thread alone runs).
+    pub fn reset(&self) {
+        self.state.store(0, Ordering::Relaxed);
+        for slot in &self.slots {
+            slot.count.store(0, Ordering::Relaxed);
+            slot.ready.store(false, Ordering::Relaxed);
+        }
+        self.fetching.store(false, Ordering::Relaxed);
+        self.last_size.store(0, Ordering::Relaxed);
+        self.failures.store(0, Ordering::Relaxed);
+        self.retry_at_ms.store(0, Ordering::Release);
+    }
+
     /// Whether a fetch is due or under way.
     pub fn fetching(&self) -> bool {
         self.fetching.load(Ordering::Acquire)
