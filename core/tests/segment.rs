@@ -273,3 +273,17 @@ fn a_burst_on_an_empty_allocator_makes_one_fetch() {
     assert_eq!(fetches, 1);
     assert!(results.iter().all(Result::is_err));
 }
+
+#[test]
+fn a_reset_allocator_forgets_its_segments() {
+    let a = SegmentAllocator::new(SizePolicy::new());
+    let _ = a.next_id(0);
+    a.fill(seg(1, 10), 0).unwrap();
+    assert_eq!(a.next_id(0).unwrap().0, 1);
+    a.reset();
+    // As new: nothing to hand out, the first fetch asks for the remembered size.
+    assert_eq!(a.next_id(0), Err(Empty::Fetch(Fetch { size: 0 })));
+    assert_eq!(a.unused(), None);
+    a.fill(seg(500, 10), 0).unwrap();
+    assert_eq!(a.next_id(0).unwrap().0, 500);
+}
