@@ -37,3 +37,9 @@ node examples/wasm/demo.cjs
 echo
 echo "== PostgreSQL: the emitted next_id() on a throwaway server, decoded on both sides"
 (cd "$work" && "$OLDPWD/target/python-venv/bin/python" "$OLDPWD/examples/postgres/demo.py")
+
+echo
+echo "== Dense IDs from segments: Python, Node and Rust taking turns on one tag of a throwaway server"
+cargo build --quiet --locked -p shardid --features postgres --example segments
+(cd "$work" && "$OLDPWD/target/python-venv/bin/python" "$OLDPWD/examples/postgres/segments.py" \
+    "$OLDPWD/target/debug/examples/segments")

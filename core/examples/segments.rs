@@ -4,6 +4,7 @@
 //!            gives the rest back, so a new client continues at the next number.
 //!   unknown: a tag never created is `UNKNOWN_TAG`.
 //!   threads: 8 threads x 20,000 IDs on one client: no duplicate.
+//!   demo:    7 IDs of tag `orders` in schema `seg` (examples/postgres/segments.py), then close.
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -61,6 +62,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             ids.close();
             println!("{{\"total\": {total}, \"unique\": {}}}", all.len());
+        }
+        "demo" => {
+            let orders =
+                DenseIds::connect(config, "orders", "seg", SizePolicy::new().bounds(5, 5))?;
+            let ids: Vec<u64> = (0..7).map(|_| orders.next_id()).collect::<Result<_, _>>()?;
+            orders.close();
+            println!("{ids:?}");
         }
         other => return Err(format!("unknown mode {other}").into()),
     }
