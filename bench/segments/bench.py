@@ -21,11 +21,8 @@ time-sortable ``Generator.nextId()``.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import socket
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -37,51 +34,13 @@ from shardid.sql import segments
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "postgres"))
 from cluster import Cluster  # noqa: E402
+from proxy import DelayProxy  # noqa: E402
 
 
 def per_id_ns(make, n: int) -> float:
     start = time.perf_counter_ns()
     make(n)
     return (time.perf_counter_ns() - start) / n
-
-
-class DelayProxy:
-    """Forwards 127.0.0.1:<port> to the server, holding every chunk ``delay`` seconds."""
-
-    def __init__(self, target_port: int, delay: float) -> None:
-        self.target_port = target_port
-        self.delay = delay
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        threading.Thread(target=self._run, daemon=True).start()
-        self.ready.wait()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-
-        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            try:
-                while data := await reader.read(65536):
-                    await asyncio.sleep(self.delay)
-                    writer.write(data)
-                    await writer.drain()
-            finally:
-                writer.close()
-
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
-            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
-
-        async def main() -> None:
-            server = await asyncio.start_server(handle, "127.0.0.1", self.port)
-            self.ready.set()
-            async with server:
-                await server.serve_forever()
-
-        self.loop.run_until_complete(main())
 
 
 def main() -> None:

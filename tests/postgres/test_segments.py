@@ -426,3 +426,49 @@ def test_take_segment_never_hands_out_a_number_twice_under_either_isolation(
     assert sorted(numbers) == list(range(1, 16_001)), "dense: no number lost either"
     if isolation == "READ COMMITTED":
         assert retries[0] == 0, "the row lock orders them without a failure"
+
+
+KILLED_MID_FETCH = """
+import sys
+from array import array
+from shardid.segments import DenseIds
+ids = DenseIds(sys.argv[1], "k", schema="seg_kill", min_size=20, max_size=20, wait_ms=60_000)
+with open(sys.argv[2], "ab", buffering=0) as out:
+    while True:
+        out.write(array("q", [ids.next_id()]).tobytes())
+"""
+
+
+def test_a_client_killed_while_its_fetch_is_in_flight_never_causes_a_duplicate(
+    cluster: Any, conn: Any, tmp_path: Path
+) -> None:
+    from proxy import DelayProxy
+
+    install(conn, "seg_kill")
+    conn.execute("SELECT seg_kill.create_tag('k')")
+    assert take(conn, "seg_kill", "k", 20) == (1, 20, 1)  # the row remembers segments of 20
+    assert conn.execute("SELECT seg_kill.give_back('k', 1, 21)").fetchone() == (True,)
+    # The victim reaches the server through a proxy that holds every chunk 300 ms: its fetches
+    # are slow, so one is in flight most of the time. It is killed while one is.
+    proxy = DelayProxy(cluster.port, 0.3)
+    out = tmp_path / "killed"
+    victim = subprocess.Popen(
+        [sys.executable, "-c", KILLED_MID_FETCH, f"host=127.0.0.1 port={proxy.port} user=postgres dbname=postgres", str(out)]
+    )
+    deadline = time.monotonic() + 60
+    while not (proxy.queries >= 3 and proxy.in_flight.is_set()) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    assert proxy.in_flight.is_set(), "a fetch was in flight"
+    victim.kill()
+    victim.wait()
+    time.sleep(0.7)  # let the server finish (and commit, or not) what the victim asked for
+    killed = read_ids(out)
+    with DenseIds(cluster.dsn, "k", schema="seg_kill", min_size=20, max_size=20) as successor:
+        after = successor.next_ids(100)
+    assert killed and len(set(killed)) == len(killed)
+    assert not set(killed) & set(after), "the successor never repeats the victim's numbers"
+    assert min(after) > max(killed)
+    (end,) = conn.execute("SELECT next FROM seg_kill.shardid_tags WHERE tag = 'k'").fetchone()
+    holes = (end - 1) - len(killed) - len(after)
+    # At most the victim's current and prefetched segments and the one in flight.
+    assert 0 <= holes <= 3 * 20, holes
