@@ -53,4 +53,7 @@ const ORDERS = ["time_shard_sequence","time_sequence_shard"]
 /** The reasons of the core's errors for an unknown preset or order name. */
 const UNKNOWN = {"preset":"there is no preset of that name: use INSTAGRAM, TWITTER, DISCORD or SONYFLAKE","order":"the order must be \"time_shard_sequence\" or \"time_sequence_shard\""}
 
-module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN }
+/** The SQLSTATEs the segments' SQL raises (core/src/sql/segments.rs). */
+const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002"}
+
+module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES }

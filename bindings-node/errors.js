@@ -47,9 +47,19 @@ function makeError(code, fields = {}, Class) {
   return err
 }
 
+/**
+ * Whether an error of `pg` means the session is gone (and a lease's lock or a client with it):
+ * a connection error (no SQLSTATE), a connection exception (class 08) or the server ending the
+ * session (class 57P, e.g. pg_terminate_backend).
+ */
+function sessionLost(err) {
+  const code = err.code ?? ''
+  return !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08') || code.startsWith('57P')
+}
+
 /** The kind with this number (a C / WebAssembly status), or undefined. */
 function kindOf(number) {
   return BY_NUMBER.get(number)
 }
 
-module.exports = { ShardIdError, makeError, kindOf }
+module.exports = { ShardIdError, makeError, kindOf, sessionLost }

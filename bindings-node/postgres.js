@@ -11,7 +11,7 @@
 
 const native = require('./native.generated.js')
 const { Layout } = require('./index.js')
-const { makeError } = require('./errors.js')
+const { makeError, sessionLost } = require('./errors.js')
 
 const SECRET = Symbol('shardid.postgres')
 
@@ -75,9 +75,8 @@ class PostgresLease {
       try {
         ({ rowCount } = await this._client.query(text, values))
       } catch (err) {
-        // The session is gone, and the lock with it: a connection error (no SQLSTATE), or the
-        // server ended the session (SQLSTATE class 57P, e.g. pg_terminate_backend).
-        if (!/^[0-9A-Z]{5}$/.test(err.code ?? '') || err.code.startsWith('57P')) {
+        // The session is gone, and the lock with it.
+        if (sessionLost(err)) {
           throw Object.assign(makeError('LEASE_LOST', { shard: BigInt(this.shard) }), { cause: err })
         }
         throw err

@@ -5,7 +5,8 @@
 // `pg.Client` of the allocator's own. The statements are the core's too.
 
 const native = require('./native.generated.js')
-const { makeError } = require('./errors.js')
+const { makeError, sessionLost } = require('./errors.js')
+const { SQLSTATES } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.segments')
 // The addon writes the size of a fetch that became due here (-1: none): see src/segment.rs.
@@ -68,9 +69,8 @@ class DenseIds {
         return
       } catch (err) {
         error = err
-        // The session is gone (a connection error, or the server ended it): reconnect next time.
-        if (!/^[0-9A-Z]{5}$/.test(err.code ?? '') || err.code.startsWith('57P') || err.code.startsWith('08')) this._broken[server] = true
-        if (err.code === 'SI001') break
+        if (sessionLost(err)) this._broken[server] = true // reconnect next time
+        if (err.code === SQLSTATES.unknownTag) break
       }
     }
     native.segmentFetchFailed(this._index)
@@ -96,7 +96,7 @@ class DenseIds {
   }
 
   _failure() {
-    if (this._error && this._error.code === 'SI001') return makeError('UNKNOWN_TAG', { tag: this.tag })
+    if (this._error && this._error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag })
     const reason = `the database did not answer within ${this.waitMs} ms` + (this._error ? ` (${this._error.message})` : '')
     const err = unavailable(this.tag, reason)
     if (this._error) err.cause = this._error
@@ -123,7 +123,7 @@ class DenseIds {
       const id = native.segmentNextId(this._index)
       this._due()
       if (id != null) return id
-      if ((this._error && this._error.code === 'SI001') || Date.now() >= deadline) throw this._failure()
+      if ((this._error && this._error.code === SQLSTATES.unknownTag) || Date.now() >= deadline) throw this._failure()
       await (this._inFlight ?? new Promise((resolve) => setTimeout(resolve, 20)))
     }
   }
@@ -150,7 +150,7 @@ class DenseIds {
       out.set(ids, have)
       have += ids.length
       if (ids.length > 0) { deadline = Date.now() + this.waitMs; continue }
-      if ((this._error && this._error.code === 'SI001') || Date.now() >= deadline) throw this._failure()
+      if ((this._error && this._error.code === SQLSTATES.unknownTag) || Date.now() >= deadline) throw this._failure()
       await (this._inFlight ?? new Promise((resolve) => setTimeout(resolve, 20)))
     }
     return out

@@ -19,6 +19,7 @@ __all__ = [
     "__version__",
     "_CeilingGenerator",
     "_PostgresLeaseProtocol",
+    "_UNKNOWN_TAG_SQLSTATE",
     "_SegmentAllocator",
     "_segment_statements",
     "_after_fork",
@@ -51,6 +52,8 @@ def lease(
     backwards_tolerance_ms: int | None = None,
     max_borrow_units: int | None = None,
 ) -> LeasedGenerator: ...
+_UNKNOWN_TAG_SQLSTATE: str
+
 def segments(schema: str, *, servers: int = 1, index: int = 0) -> str: ...
 def _segment_statements(schema: str) -> tuple[str, str, str]: ...
 @disjoint_base

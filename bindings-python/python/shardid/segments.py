@@ -30,12 +30,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from shardid._errors import InvalidArgumentError, SegmentUnavailableError, UnknownTagError
-from shardid._shardid import _segment_statements, _SegmentAllocator
+from shardid._shardid import _UNKNOWN_TAG_SQLSTATE, _segment_statements, _SegmentAllocator
 
 __all__ = ["DenseIds"]
 
-# The SQLSTATE of an unknown tag (shardid::sql::UNKNOWN_TAG).
-_UNKNOWN_TAG = "SI001"
+# The SQLSTATE of an unknown tag, from the core (shardid::sql::UNKNOWN_TAG).
+_UNKNOWN_TAG = _UNKNOWN_TAG_SQLSTATE
 
 
 class DenseIds(_SegmentAllocator):

@@ -296,22 +296,22 @@ impl DenseIds {
     /// As [`DenseIds::next_id`]; the IDs written before the error are lost (a hole, never a
     /// duplicate).
     pub fn next_ids(&self, out: &mut [u64]) -> Result<(), SegmentError> {
+        if self.shared.closed.load(Ordering::Acquire) {
+            return Err(self.failure());
+        }
         let mut written = 0;
         while written < out.len() {
-            if written > 0 || !self.shared.closed.load(Ordering::Acquire) {
-                let (n, fetch) = self
-                    .shared
-                    .allocator
-                    .next_ids_with(&mut out[written..], crate::now_ms);
-                self.start(fetch);
-                written += n;
-                if n > 0 {
-                    continue;
-                }
+            let (n, fetch) = self
+                .shared
+                .allocator
+                .next_ids_with(&mut out[written..], crate::now_ms);
+            self.start(fetch);
+            written += n;
+            if n == 0 && written < out.len() {
+                // Both segments are used up: one ID through next_id waits for the fetch.
+                out[written] = self.next_id()?;
+                written += 1;
             }
-            // Both segments are used up: one ID through next_id waits for the fetch.
-            out[written] = self.next_id()?;
-            written += 1;
         }
         Ok(())
     }

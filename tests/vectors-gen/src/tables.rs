@@ -152,8 +152,13 @@ fn js() -> String {
     out += &format!("{}\n\n", json!(orders));
     out += "/** The reasons of the core's errors for an unknown preset or order name. */\nconst UNKNOWN = ";
     out += &format!(
-        "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN }}\n",
+        "{}\n\n",
         json!({ "preset": Layout::UNKNOWN_PRESET, "order": FieldOrder::UNKNOWN })
+    );
+    out += "/** The SQLSTATEs the segments' SQL raises (core/src/sql/segments.rs). */\nconst SQLSTATES = ";
+    out += &format!(
+        "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES }}\n",
+        json!({ "unknownTag": shardid::sql::UNKNOWN_TAG, "tagExhausted": shardid::sql::TAG_EXHAUSTED })
     );
     out
 }
