@@ -43,6 +43,10 @@ export type ErrorCode =
   | 'SEGMENT_UNAVAILABLE'
   /** Dense IDs: the tag does not exist (create it first; a typo never creates one). */
   | 'UNKNOWN_TAG'
+  /** Dictionary: the topic does not exist (create it first; a typo never creates one). */
+  | 'UNKNOWN_TOPIC'
+  /** Dictionary: the topic was dropped: its strings stay readable, it assigns no new IDs, and */
+  | 'TOPIC_DROPPED'
 
 /** The fields each kind of error carries (numbers as `bigint`). */
 export interface ErrorFields {
@@ -66,6 +70,8 @@ export interface ErrorFields {
   UNSUPPORTED: { readonly reason: string }
   SEGMENT_UNAVAILABLE: { readonly tag: string; readonly reason: string }
   UNKNOWN_TAG: { readonly tag: string }
+  UNKNOWN_TOPIC: { readonly topic: string }
+  TOPIC_DROPPED: { readonly topic: string }
 }
 
 /** The presets' names: `Layout.INSTAGRAM`, ... */

@@ -26,6 +26,8 @@ const KINDS = [
   { number: 107, code: "UNSUPPORTED", category: "usage", fields: ["reason"], text: [true], template: "unsupported: {reason}" },
   { number: 108, code: "SEGMENT_UNAVAILABLE", category: "state", fields: ["tag","reason"], text: [true,true], template: "no segment of tag {tag} is available: {reason}" },
   { number: 109, code: "UNKNOWN_TAG", category: "input", fields: ["tag"], text: [true], template: "no tag {tag}: create it first (create_tag)" },
+  { number: 110, code: "UNKNOWN_TOPIC", category: "input", fields: ["topic"], text: [true], template: "no topic {topic}: create it first (create_topic)" },
+  { number: 111, code: "TOPIC_DROPPED", category: "state", fields: ["topic"], text: [true], template: "topic {topic} was dropped: it assigns no new IDs and its name is not used again" },
 ]
 
 /** The problems an argument can have (core/src/args.rs), in the core's order. */

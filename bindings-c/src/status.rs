@@ -58,6 +58,11 @@ pub enum shardid_status {
     SHARDID_ERR_SEGMENT_UNAVAILABLE = 108,
     /// Dense IDs: the tag does not exist. Not returned by the C API.
     SHARDID_ERR_UNKNOWN_TAG = 109,
+    /// Dictionary: the topic does not exist. Not returned by the C API (C programs call the
+    /// dictionary's functions with libpq).
+    SHARDID_ERR_UNKNOWN_TOPIC = 110,
+    /// Dictionary: the topic was dropped and assigns no new IDs. Not returned by the C API.
+    SHARDID_ERR_TOPIC_DROPPED = 111,
 }
 
 use shardid::ErrorKind;
@@ -65,7 +70,7 @@ use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
 
 /// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
 /// (checked at compile time below), so the C enum cannot drift from the core's table.
-const STATUSES: [(shardid_status, ErrorKind); 20] = {
+const STATUSES: [(shardid_status, ErrorKind); 22] = {
     #[allow(clippy::enum_glob_use)] // a table of every variant
     use shardid_status::*;
     [
@@ -107,6 +112,8 @@ const STATUSES: [(shardid_status, ErrorKind); 20] = {
             ErrorKind::SegmentUnavailable,
         ),
         (SHARDID_ERR_UNKNOWN_TAG, ErrorKind::UnknownTag),
+        (SHARDID_ERR_UNKNOWN_TOPIC, ErrorKind::UnknownTopic),
+        (SHARDID_ERR_TOPIC_DROPPED, ErrorKind::TopicDropped),
     ]
 };
 

@@ -113,3 +113,42 @@ pub(crate) fn invalid_layout(py: Python<'_>, message: &str) -> PyErr {
         Err(e) => e.into(),
     }
 }
+
+/// The exception of the kind coded `code` (`"UNKNOWN_TOPIC"`) with `fields`, its message the
+/// core's template filled in: for the Python modules that report errors found by a database.
+#[pyfunction]
+#[pyo3(signature = (code, **fields))]
+pub(crate) fn _error(
+    py: Python<'_>,
+    code: &str,
+    fields: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyErr> {
+    let Some(kind) = ErrorKind::from_code(code) else {
+        return Err(PyTypeError::new_err(format!("no error kind {code:?}")));
+    };
+    let mut message = String::new();
+    let mut values: Vec<(String, Bound<'_, PyAny>)> = Vec::new();
+    if let Some(fields) = fields {
+        for (name, value) in fields.iter() {
+            values.push((name.extract()?, value));
+        }
+    }
+    let mut failed = None;
+    kind.render(&mut message, |name, out| {
+        match values.iter().find(|(n, _)| n == name) {
+            Some((_, v)) => match v.str() {
+                Ok(s) => out.push_str(&s.to_string_lossy()),
+                Err(e) => failed = Some(e),
+            },
+            None => failed = Some(PyTypeError::new_err(format!("{code} needs the field {name}"))),
+        }
+        Ok(())
+    })
+    .map_err(|_| PyTypeError::new_err("rendering failed"))?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let fields: Vec<(&str, Bound<'_, PyAny>)> =
+        values.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+    Ok(raise_kind(py, kind, &message, &fields))
+}

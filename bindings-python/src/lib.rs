@@ -5,6 +5,7 @@
 //! `generator`, `lease`) and the SQL the core renders (`sql`).
 
 mod args;
+mod dictionary;
 mod errors;
 mod fork;
 mod generator;
@@ -41,6 +42,17 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("_UNKNOWN_TAG_SQLSTATE", shardid::sql::UNKNOWN_TAG)?;
     m.add_function(wrap_pyfunction!(segment::segments, m)?)?;
     m.add_function(wrap_pyfunction!(segment::_segment_statements, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::_error, m)?)?;
+    m.add_class::<dictionary::PyDictCache>()?;
+    m.add_function(wrap_pyfunction!(dictionary::dictionary, m)?)?;
+    m.add_function(wrap_pyfunction!(dictionary::_dictionary_statements, m)?)?;
+    m.add_function(wrap_pyfunction!(dictionary::server_for, m)?)?;
+    m.add_function(wrap_pyfunction!(dictionary::_check_topic, m)?)?;
+    m.add("_UNKNOWN_TOPIC_SQLSTATE", shardid::sql::UNKNOWN_TOPIC)?;
+    m.add("_TOPIC_DROPPED_SQLSTATE", shardid::sql::TOPIC_DROPPED)?;
+    m.add("DEFAULT_CACHE", shardid::dictionary::DEFAULT_CACHE)?;
+    m.add("MAX_VALUE_LEN", shardid::dictionary::MAX_VALUE_LEN)?;
+    m.add("MAX_BATCH", shardid::dictionary::MAX_BATCH)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "DEFAULT_BACKWARDS_TOLERANCE_MS",

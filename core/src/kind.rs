@@ -153,6 +153,13 @@ kinds! {
     /// Dense IDs: the tag does not exist (create it first; a typo never creates one).
     UnknownTag = 109, "UNKNOWN_TAG", Input, ["tag"],
         "no tag {tag}: create it first (create_tag)";
+    /// Dictionary: the topic does not exist (create it first; a typo never creates one).
+    UnknownTopic = 110, "UNKNOWN_TOPIC", Input, ["topic"],
+        "no topic {topic}: create it first (create_topic)";
+    /// Dictionary: the topic was dropped: its strings stay readable, it assigns no new IDs, and
+    /// its name is never used again.
+    TopicDropped = 111, "TOPIC_DROPPED", State, ["topic"],
+        "topic {topic} was dropped: it assigns no new IDs and its name is not used again";
 }
 
 impl ErrorKind {
@@ -172,9 +179,9 @@ impl ErrorKind {
     }
 
     /// Whether the field `name` holds a text (a reason, a place, an argument's name) rather
-    /// than a number: `reason`, `held_in`, `argument` and `tag` do.
+    /// than a number: `reason`, `held_in`, `argument`, `tag` and `topic` do.
     pub fn is_text_field(name: &str) -> bool {
-        matches!(name, "reason" | "held_in" | "argument" | "tag")
+        matches!(name, "reason" | "held_in" | "argument" | "tag" | "topic")
     }
 
     /// Writes [`ErrorKind::template`] with each `{field}` replaced by `value(field, out)`.

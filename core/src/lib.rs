@@ -24,6 +24,7 @@
 //!   share one and a restart continues after its predecessor's IDs.
 //! - [`args`]: which error a bad argument gets, in every binding.
 //! - [`segment`]: dense IDs from database segments (号段), the allocator every driver runs.
+//! - [`dictionary`]: the string ↔ ID dictionary's rules, server choice and clients' cache.
 //! - [`js`]: what JavaScript numbers hold, for the Node addon and the WebAssembly module.
 //! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL.
 //!
@@ -39,6 +40,7 @@ extern crate std;
 
 pub mod args;
 mod decimal;
+pub mod dictionary;
 mod error;
 pub mod js;
 mod kind;

@@ -469,6 +469,8 @@ static const struct vector_error_kind VECTOR_ERROR_KINDS[] = {
     { 107, "SHARDID_ERR_UNSUPPORTED: " },
     { 108, "SHARDID_ERR_SEGMENT_UNAVAILABLE: " },
     { 109, "SHARDID_ERR_UNKNOWN_TAG: " },
+    { 110, "SHARDID_ERR_UNKNOWN_TOPIC: " },
+    { 111, "SHARDID_ERR_TOPIC_DROPPED: " },
 };
 
 #endif /* SHARDID_TEST_VECTORS_H */

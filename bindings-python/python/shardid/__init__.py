@@ -34,7 +34,9 @@ from shardid._errors import (
     ShardOutOfRangeError,
     TimestampBeforeEpochError,
     TimestampPastExpiryError,
+    TopicDroppedError,
     UnknownTagError,
+    UnknownTopicError,
     UnsupportedError,
 )
 from shardid._shardid import (
@@ -74,7 +76,9 @@ __all__ = [
     "ShardOutOfRangeError",
     "TimestampBeforeEpochError",
     "TimestampPastExpiryError",
+    "TopicDroppedError",
     "UnknownTagError",
+    "UnknownTopicError",
     "UnsupportedError",
     "lease",
     "now_ms",

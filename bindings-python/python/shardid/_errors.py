@@ -32,7 +32,9 @@ __all__ = [
     "ShardOutOfRangeError",
     "TimestampBeforeEpochError",
     "TimestampPastExpiryError",
+    "TopicDroppedError",
     "UnknownTagError",
+    "UnknownTopicError",
     "UnsupportedError",
 ]
 
@@ -214,3 +216,19 @@ class UnknownTagError(ShardIdError, ValueError):
     code = "UNKNOWN_TAG"
     number = 109
     tag: str
+
+
+class UnknownTopicError(ShardIdError, ValueError):
+    """Dictionary: the topic does not exist (create it first; a typo never creates one)."""
+
+    code = "UNKNOWN_TOPIC"
+    number = 110
+    topic: str
+
+
+class TopicDroppedError(ShardIdError):
+    """Dictionary: the topic was dropped: its strings stay readable, it assigns no new IDs, and"""
+
+    code = "TOPIC_DROPPED"
+    number = 111
+    topic: str

@@ -1,6 +1,7 @@
 import os
 import pathlib
 from datetime import datetime
+from collections.abc import Iterable
 from typing import Any, Callable, ClassVar, Literal, Union, final
 
 from typing_extensions import Buffer, Self, disjoint_base
@@ -20,6 +21,17 @@ __all__ = [
     "_CeilingGenerator",
     "_PostgresLeaseProtocol",
     "_UNKNOWN_TAG_SQLSTATE",
+    "_UNKNOWN_TOPIC_SQLSTATE",
+    "_TOPIC_DROPPED_SQLSTATE",
+    "DEFAULT_CACHE",
+    "MAX_BATCH",
+    "MAX_VALUE_LEN",
+    "_DictCache",
+    "_check_topic",
+    "_dictionary_statements",
+    "_error",
+    "dictionary",
+    "server_for",
     "_SegmentAllocator",
     "_segment_statements",
     "_after_fork",
@@ -55,6 +67,35 @@ def lease(
 _UNKNOWN_TAG_SQLSTATE: str
 
 def segments(schema: str, *, servers: int = 1, index: int = 0) -> str: ...
+
+_UNKNOWN_TOPIC_SQLSTATE: str
+_TOPIC_DROPPED_SQLSTATE: str
+DEFAULT_CACHE: int
+MAX_BATCH: int
+MAX_VALUE_LEN: int
+
+def dictionary(schema: str) -> str: ...
+def _dictionary_statements(schema: str) -> tuple[str, str, str, str, str]: ...
+def server_for(topic: str, servers: int) -> int: ...
+def _check_topic(topic: str) -> None: ...
+def _error(code: str, **fields: object) -> Exception: ...
+@final
+class _DictCache:
+    def __new__(cls, capacity: int = ...) -> Self: ...
+    @property
+    def capacity(self) -> int: ...
+    def __len__(self) -> int: ...
+    def clear(self) -> None: ...
+    def id(self, value: str) -> int | None: ...
+    def value(self, id: int) -> str | None: ...
+    def plan_ids(self, values: Iterable[str]) -> tuple[list[str], list[int | None], list[str]]: ...
+    def complete_ids(
+        self, values: list[str], ids: list[int | None], misses: list[str], answers: list[int | None]
+    ) -> list[int | None]: ...
+    def plan_values(self, ids: Iterable[int]) -> tuple[list[int], list[str | None], list[int]]: ...
+    def complete_values(
+        self, ids: list[int], values: list[str | None], misses: list[int], answers: list[str | None]
+    ) -> list[str | None]: ...
 def _segment_statements(schema: str) -> tuple[str, str, str]: ...
 @disjoint_base
 class _SegmentAllocator:

@@ -25,9 +25,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from shardid._shardid import Layout, postgres, postgres_uninstall, segments
+from shardid._shardid import Layout, dictionary, postgres, postgres_uninstall, segments
 
-__all__ = ["postgres", "postgres_uninstall", "segments"]
+__all__ = ["dictionary", "postgres", "postgres_uninstall", "segments"]
 
 
 
@@ -53,6 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the DDL of dense IDs from segments (create_tag, take_segment, next_dense_id, give_back) instead",
     )
+    parser.add_argument(
+        "--dictionary",
+        action="store_true",
+        help="the DDL of the string <-> ID dictionary (create_topic, dict_id(s), dict_lookup, dict_value(s)) instead",
+    )
     parser.add_argument("--servers", type=int, default=1, help="--segments: how many ticket servers (default 1)")
     parser.add_argument("--index", type=int, default=0, help="--segments: which server this is (0-based)")
     parser.add_argument("--shard", type=int, help="the database's shard (required for IDs made in the database)")
@@ -61,11 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-borrow-units", type=int)
     args = parser.parse_args(argv)
     try:
+        if args.dictionary:
+            sys.stdout.write(dictionary(args.schema))
+            return 0
         if args.segments:
             sys.stdout.write(segments(args.schema, servers=args.servers, index=args.index))
             return 0
         if args.shard is None:
-            parser.error("--shard is required (or --segments)")
+            parser.error("--shard is required (or --segments, or --dictionary)")
         if args.layout is not None:
             if args.epoch_ms is not None or args.bits is not None:
                 parser.error("give either --layout or a custom layout, not both")

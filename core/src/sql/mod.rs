@@ -1,7 +1,8 @@
 //! SQL that shardid renders, so that every language sends the same statements: the DDL that
 //! makes and reads IDs inside PostgreSQL ([`Postgres`], [`PostgresUninstall`]) and the
 //! statements and steps of a PostgreSQL shard lease ([`PostgresLease`], [`Acquire`]), and the
-//! DDL and statements of dense IDs from segments ([`Segments`]).
+//! DDL and statements of dense IDs from segments ([`Segments`]) and of the string ↔ ID
+//! dictionary ([`Dictionary`]).
 //!
 //! Rendering writes into any [`core::fmt::Write`]: `format!("{}", ddl)` or `write!(out, "{ddl}")`.
 //! Names that go into SQL unquoted (schemas, tables) are checked first: plain lower-case
@@ -11,6 +12,7 @@ use core::fmt::{self, Display, Formatter};
 
 use crate::Error;
 
+mod dictionary;
 mod lease;
 mod postgres;
 mod segments;
@@ -23,9 +25,10 @@ pub use lease::{
 #[cfg(feature = "alloc")]
 pub use lease::{LeaseDriver, Next};
 pub use postgres::Postgres;
+pub use dictionary::{Dictionary, DictionaryStatements, TOPIC_DROPPED, UNKNOWN_TOPIC};
 pub use segments::{
-    DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatement, SegmentStatements, Segments,
-    TAG_EXHAUSTED, UNKNOWN_TAG,
+    DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
+    UNKNOWN_TAG,
 };
 pub use uninstall::PostgresUninstall;
 
@@ -67,6 +70,49 @@ impl core::error::Error for SqlError {}
 impl From<Error> for SqlError {
     fn from(error: Error) -> Self {
         Self::Core(error)
+    }
+}
+
+/// One statement calling a function of a schema, rendered with the driver's placeholders
+/// ([`Display`]): the statements of [`SegmentStatements`] and [`DictionaryStatements`].
+#[derive(Clone, Copy, Debug)]
+pub struct SchemaStatement<'a> {
+    schema: &'a str,
+    placeholders: Placeholders,
+    /// The text before the schema, then after it, `?` for each parameter.
+    text: (&'static str, &'static str),
+}
+
+impl<'a> SchemaStatement<'a> {
+    const fn new(
+        schema: &'a str,
+        placeholders: Placeholders,
+        text: (&'static str, &'static str),
+    ) -> Self {
+        Self {
+            schema,
+            placeholders,
+            text,
+        }
+    }
+}
+
+impl Display for SchemaStatement<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text.0)?;
+        f.write_str(self.schema)?;
+        let mut n = 0;
+        for (i, piece) in self.text.1.split('?').enumerate() {
+            if i > 0 {
+                n += 1;
+                match self.placeholders {
+                    Placeholders::Numbered => write!(f, "${n}")?,
+                    Placeholders::Format => f.write_str("%s")?,
+                }
+            }
+            f.write_str(piece)?;
+        }
+        Ok(())
     }
 }
 

@@ -21,7 +21,7 @@
 
 use core::fmt::{self, Display, Formatter};
 
-use super::{Placeholders, SqlError, check_schema};
+use super::{Placeholders, SchemaStatement, SqlError, check_schema};
 
 /// The SQLSTATE of an unknown tag.
 pub const UNKNOWN_TAG: &str = "SI001";
@@ -95,45 +95,13 @@ pub struct SegmentStatements<'a> {
     placeholders: Placeholders,
 }
 
-/// One statement of [`SegmentStatements`].
-#[derive(Clone, Copy, Debug)]
-pub struct SegmentStatement<'a> {
-    schema: &'a str,
-    placeholders: Placeholders,
-    /// The text before the schema, then after it, `?` for each parameter.
-    text: (&'static str, &'static str),
-}
-
-impl Display for SegmentStatement<'_> {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text.0)?;
-        f.write_str(self.schema)?;
-        let mut n = 0;
-        for (i, piece) in self.text.1.split('?').enumerate() {
-            if i > 0 {
-                n += 1;
-                match self.placeholders {
-                    Placeholders::Numbered => write!(f, "${n}")?,
-                    Placeholders::Format => f.write_str("%s")?,
-                }
-            }
-            f.write_str(piece)?;
-        }
-        Ok(())
-    }
-}
-
 impl<'a> SegmentStatements<'a> {
-    const fn statement(&self, text: (&'static str, &'static str)) -> SegmentStatement<'a> {
-        SegmentStatement {
-            schema: self.schema,
-            placeholders: self.placeholders,
-            text,
-        }
+    const fn statement(&self, text: (&'static str, &'static str)) -> SchemaStatement<'a> {
+        SchemaStatement::new(self.schema, self.placeholders, text)
     }
 
     /// Takes a segment; parameters `(tag, size)`; one row `(first, count, stride)`.
-    pub const fn take(&self) -> SegmentStatement<'a> {
+    pub const fn take(&self) -> SchemaStatement<'a> {
         self.statement((
             "SELECT first, count, stride FROM ",
             ".take_segment(?::text, ?::bigint)",
@@ -141,12 +109,12 @@ impl<'a> SegmentStatements<'a> {
     }
 
     /// Gives back an unused tail; parameters `(tag, first, end)`; one boolean.
-    pub const fn give_back(&self) -> SegmentStatement<'a> {
+    pub const fn give_back(&self) -> SchemaStatement<'a> {
         self.statement(("SELECT ", ".give_back(?::text, ?::bigint, ?::bigint)"))
     }
 
     /// Creates a tag if it does not exist; parameters `(tag, first)`.
-    pub const fn create_tag(&self) -> SegmentStatement<'a> {
+    pub const fn create_tag(&self) -> SchemaStatement<'a> {
         self.statement(("SELECT ", ".create_tag(?::text, ?::bigint)"))
     }
 }

@@ -365,6 +365,33 @@ fn shard_for_key_cases() -> Vec<Value> {
     ]
 }
 
+fn server_for_cases() -> Vec<Value> {
+    let topics = [
+        "orders",
+        "urls",
+        "user-agents",
+        "topic-0",
+        "topic-1",
+        "Topic-1",
+        "é",
+        "键",
+        "🦀 crab",
+        "a",
+        "the longest topics are 200 bytes; this one is a little shorter but long enough",
+    ];
+    let mut cases = Vec::new();
+    for topic in topics {
+        for servers in [1u32, 2, 3, 5, 8, 100] {
+            cases.push(json!({
+                "topic": topic,
+                "servers": servers,
+                "server": shardid::dictionary::server_for(topic, servers),
+            }));
+        }
+    }
+    cases
+}
+
 fn scatter_cases() -> Vec<Value> {
     let mut cases = Vec::new();
     let c = |name: &str, layout: &str, op: &str, id: u64| {
@@ -704,6 +731,14 @@ pub fn render() -> Vec<(&'static str, String)> {
             ),
         ),
         ("generator.json", generator),
+        (
+            "dictionary.json",
+            json!({
+                "_comment": "The string <-> ID dictionary: server_for(topic, servers) -> the index of the server that holds the topic (FNV-1a 64 of the topic's UTF-8 bytes, then jump consistent hash), the same in every language.",
+                "schema_version": SCHEMA_VERSION,
+                "server_for": server_for_cases(),
+            }),
+        ),
     ];
     files
         .into_iter()

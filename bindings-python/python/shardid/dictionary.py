@@ -1,0 +1,208 @@
+"""A string ↔ ID dictionary on PostgreSQL: a string and a topic in, that string's ID out, the
+same one forever. IDs of a topic are dense, from 0, with no holes (rolled-back batches give
+their numbers back).
+
+Install the DDL once (``python -m shardid.sql --dictionary --schema dict | psql -1 -f -``, or
+:func:`shardid.sql.dictionary`), create a topic, then::
+
+    from shardid.dictionary import Dictionary
+
+    urls = Dictionary("postgresql://app@db/app", "urls")
+    urls.create()                         # once; idempotent
+    urls.id("https://example.com/")       # 0, the same forever
+    urls.ids(["/a", "/b", "/a"])          # [1, 2, 1]: one round trip, new strings numbered in order
+    urls.lookup(["/a", "/nope"])          # [1, None]: never assigns
+    urls.value(2), urls.values([0, 9])    # "/b", ["https://example.com/", None]
+
+Answers are cached (both ways, at most ``cache_size`` each, recently used kept): a mapping never
+changes, so a cached answer is never stale and a cached call never touches the database. The
+strings of one call that the cache does not hold go to the server in one statement.
+
+Rules (the core's, the same in every language): a topic is 1 to 200 bytes of UTF-8, a string 1
+to 2048 bytes (PostgreSQL's ``text`` holds no NUL character, so neither may they), an ID 0 to
+2**63 - 1, one call at most 100,000 strings. A bad one raises
+:class:`~shardid.InvalidArgumentError` naming it (``values[3]``); an unknown topic
+:class:`~shardid.UnknownTopicError`; a new string for a dropped topic
+:class:`~shardid.TopicDroppedError`. Database errors are psycopg's own; a broken connection is
+reopened and the statement sent once more (every statement is safe to repeat).
+
+``conninfo`` may be a list: topics are then spread over the servers, each topic on the server
+:func:`server_for` names (FNV-1a then jump consistent hash, as in every shardid package). The
+list is part of the data: growing it moves some topics (about ``1/(n + 1)`` of them) to the new
+server, with their strings to be moved by you.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from shardid._shardid import (
+    _TOPIC_DROPPED_SQLSTATE,
+    _UNKNOWN_TOPIC_SQLSTATE,
+    DEFAULT_CACHE,
+    MAX_BATCH,
+    MAX_VALUE_LEN,
+    _check_topic,
+    _DictCache,
+    _dictionary_statements,
+    _error,
+    server_for,
+)
+
+__all__ = ["DEFAULT_CACHE", "MAX_BATCH", "MAX_VALUE_LEN", "Dictionary", "server_for"]
+
+
+class Dictionary:
+    """The dictionary of one ``topic`` on the PostgreSQL server at ``conninfo`` (a libpq
+    connection string or URL, or a list of them: see the module's documentation), whose
+    ``schema`` holds the dictionary's DDL.
+
+    Thread-safe (one connection, one statement at a time; cached answers need no lock of
+    Python's). After ``fork()`` a child opens a connection of its own and keeps the cache.
+    """
+
+    def __init__(
+        self,
+        conninfo: str | Sequence[str],
+        topic: str,
+        *,
+        schema: str = "dict",
+        cache_size: int = DEFAULT_CACHE,
+    ) -> None:
+        _check_topic(topic)
+        (self._ids_sql, self._lookup_sql, self._values_sql, self._create_sql, self._drop_sql) = (
+            _dictionary_statements(schema)
+        )
+        servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
+        if not servers or not all(isinstance(c, str) for c in servers):
+            raise _error("INVALID_ARGUMENT", argument="conninfo", reason="must be a connection string or a non-empty list of them")
+        self.topic = topic
+        self.schema = schema
+        self.servers = servers
+        self.server = server_for(topic, len(servers))
+        """The index in ``servers`` of the server that holds this topic."""
+        self.conninfo = servers[self.server]
+        self.cache = _DictCache(cache_size)
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self._pid = os.getpid()
+
+    # -- the database ----------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        return psycopg.connect(self.conninfo, autocommit=True, connect_timeout=5)
+
+    def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
+        """Runs one statement; returns its one value. Reconnects once on a broken connection."""
+        import psycopg
+
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: never the parent's socket
+                self._conn, self._pid = None, os.getpid()
+            for attempt in (1, 2):
+                if self._conn is None or self._conn.closed:
+                    self._conn = self._connect()
+                try:
+                    row = self._conn.execute(sql, params).fetchone()
+                    return row[0] if row else None
+                except psycopg.OperationalError as e:
+                    if not (self._conn.broken or self._conn.closed) or attempt == 2:
+                        raise self._translate(e) from e
+                    # The server went away (restart, failover): every statement here is safe
+                    # to send again on a new connection.
+                    self._drop()
+                except psycopg.Error as e:
+                    raise self._translate(e) from e
+        raise AssertionError("unreachable")
+
+    def _translate(self, e: BaseException) -> BaseException:
+        state = getattr(e, "sqlstate", None)
+        if state == _UNKNOWN_TOPIC_SQLSTATE:
+            return _error("UNKNOWN_TOPIC", topic=self.topic)
+        if state == _TOPIC_DROPPED_SQLSTATE:
+            return _error("TOPIC_DROPPED", topic=self.topic)
+        return e
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001, S110 - closing a broken connection
+                pass
+
+    # -- topics ----------------------------------------------------------------------------
+
+    def create(self) -> None:
+        """Creates the topic (IDs from 0) if it does not exist. A dropped topic's name is
+        refused (:class:`~shardid.TopicDroppedError`)."""
+        self._execute(self._create_sql, (self.topic,))
+
+    def drop(self) -> None:
+        """Drops the topic: its strings and IDs stay readable, nothing new is assigned, its name
+        is never used again."""
+        self._execute(self._drop_sql, (self.topic,))
+
+    # -- strings to IDs --------------------------------------------------------------------
+
+    def id(self, value: str) -> int:
+        """The ID of ``value``, assigned (the topic's next) if it is new."""
+        found = self.cache.id(value)
+        if found is not None:
+            return found
+        return self.ids((value,))[0]
+
+    def ids(self, values: Iterable[str]) -> list[int]:
+        """The IDs of ``values``, in order, assigning the topic's next IDs to new strings in the
+        order they first appear (a string repeated gets one ID)."""
+        values, ids, misses = self.cache.plan_ids(values)
+        if misses:
+            answers = self._execute(self._ids_sql, (self.topic, misses))
+            ids = self.cache.complete_ids(values, ids, misses, answers)
+        return ids  # type: ignore[return-value]  # every one assigned
+
+    def lookup(self, values: Iterable[str]) -> list[int | None]:
+        """The IDs of ``values``, ``None`` for a string never assigned: never assigns."""
+        values, ids, misses = self.cache.plan_ids(values)
+        if misses:
+            answers = self._execute(self._lookup_sql, (self.topic, misses))
+            ids = self.cache.complete_ids(values, ids, misses, answers)
+        return ids
+
+    # -- IDs to strings --------------------------------------------------------------------
+
+    def value(self, id: int) -> str | None:
+        """The string of ``id``, ``None`` if the topic never assigned it."""
+        found = self.cache.value(id)
+        if found is not None:
+            return found
+        return self.values((id,))[0]
+
+    def values(self, ids: Iterable[int]) -> list[str | None]:
+        """The strings of ``ids``, in order, ``None`` for an ID never assigned."""
+        ids, values, misses = self.cache.plan_values(ids)
+        if misses:
+            answers = self._execute(self._values_sql, (self.topic, misses))
+            values = self.cache.complete_values(ids, values, misses, answers)
+        return values
+
+    # -- life --------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the connection (the next call opens another). The cache stays."""
+        with self._lock:
+            self._drop()
+
+    def __enter__(self) -> Dictionary:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Dictionary(topic={self.topic!r}, schema={self.schema!r}, server={self.server}, cached={len(self.cache)})"

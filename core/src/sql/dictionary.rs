@@ -1,0 +1,317 @@
+//! The PostgreSQL side of the string ↔ ID dictionary ([`crate::dictionary`]): one row per
+//! *topic* holding its next ID, one row per string, and the functions that are the contract
+//! every client and test uses.
+//!
+//! - `<schema>.create_topic(topic text)`, `<schema>.drop_topic(topic text)`: a dropped topic is
+//!   a tombstone — its strings and IDs stay readable, nothing new is assigned (SQLSTATE
+//!   `SI004`), and its name is never used again. An unknown topic is SQLSTATE `SI003`.
+//! - `<schema>.dict_id(topic, value) → bigint`, `<schema>.dict_ids(topic, values text[]) →
+//!   bigint[]`: get or create, results in the order given, a string repeated in one batch gets
+//!   one ID.
+//! - `<schema>.dict_lookup(topic, values text[]) → bigint[]`: read only, NULL for strings never
+//!   seen; it never assigns.
+//! - `<schema>.dict_value(topic, id) → text`, `<schema>.dict_values(topic, ids bigint[]) →
+//!   text[]`: NULL for IDs never assigned.
+//!
+//! Why no sequence: IDs come from the topic row's `next`, advanced by the same transaction that
+//! inserts the strings it numbers. A writer first looks its strings up without a lock (the
+//! common case once a dictionary is warm); only for strings still missing does it lock the
+//! topic row (`FOR NO KEY UPDATE`), look again — a writer that held the lock before it has
+//! committed by then, and its strings are found, not numbered twice — then insert the rest
+//! numbered `next, next + 1, ...` in the order they first appear, and advance `next`. So:
+//! - a rolled-back or cancelled batch gives its numbers back (the row's update rolls back with
+//!   the inserts): IDs of a topic are `0..n` with no hole;
+//! - concurrent writers of the same new string agree on one ID and burn none;
+//! - a call takes one row lock, so no two batches can deadlock (a caller's own transaction
+//!   spanning several topics in different orders can, as with any rows);
+//! - under REPEATABLE READ or SERIALIZABLE a concurrent writer of the same topic is a
+//!   serialization failure (SQLSTATE `40001`): retry the transaction. The clients call in
+//!   autocommit, READ COMMITTED.
+//!
+//! The lock is held until the caller's transaction ends: call `dict_ids` in a short transaction
+//! (the clients do) or new strings of that topic wait for it.
+
+use core::fmt::{self, Display, Formatter};
+
+use super::{Placeholders, SchemaStatement, SqlError, check_schema};
+use crate::dictionary::{MAX_TOPIC_LEN, MAX_VALUE_LEN};
+
+/// The SQLSTATE of an unknown topic.
+pub const UNKNOWN_TOPIC: &str = "SI003";
+/// The SQLSTATE of a new string for a dropped topic, or of creating a topic dropped before.
+pub const TOPIC_DROPPED: &str = "SI004";
+
+/// The DDL of the dictionary in one schema; render it with [`Display`].
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct Dictionary<'a> {
+    schema: &'a str,
+}
+
+impl<'a> Dictionary<'a> {
+    /// # Errors
+    /// [`SqlError::SchemaName`], as for [`super::Postgres::new`].
+    pub fn new(schema: &'a str) -> Result<Self, SqlError> {
+        check_schema(schema)?;
+        Ok(Self { schema })
+    }
+
+    /// The schema.
+    pub const fn schema(&self) -> &'a str {
+        self.schema
+    }
+
+    /// The statements a client sends, with its placeholders.
+    pub const fn statements(&self, placeholders: Placeholders) -> DictionaryStatements<'a> {
+        DictionaryStatements {
+            schema: self.schema,
+            placeholders,
+        }
+    }
+}
+
+/// The statements a dictionary client sends; each takes its parameters in the order its method
+/// says. Render with [`Display`].
+#[derive(Clone, Copy, Debug)]
+pub struct DictionaryStatements<'a> {
+    schema: &'a str,
+    placeholders: Placeholders,
+}
+
+impl<'a> DictionaryStatements<'a> {
+    const fn statement(&self, text: (&'static str, &'static str)) -> SchemaStatement<'a> {
+        SchemaStatement::new(self.schema, self.placeholders, text)
+    }
+
+    /// Gets or creates IDs; parameters `(topic, values text[])`; one `bigint[]`.
+    pub const fn ids(&self) -> SchemaStatement<'a> {
+        self.statement(("SELECT ", ".dict_ids(?::text, ?::text[])"))
+    }
+
+    /// Looks IDs up, never creating; parameters `(topic, values text[])`; one `bigint[]`.
+    pub const fn lookup(&self) -> SchemaStatement<'a> {
+        self.statement(("SELECT ", ".dict_lookup(?::text, ?::text[])"))
+    }
+
+    /// The strings of IDs; parameters `(topic, ids bigint[])`; one `text[]`.
+    pub const fn values(&self) -> SchemaStatement<'a> {
+        self.statement(("SELECT ", ".dict_values(?::text, ?::bigint[])"))
+    }
+
+    /// Creates a topic if it does not exist; parameter `(topic)`.
+    pub const fn create_topic(&self) -> SchemaStatement<'a> {
+        self.statement(("SELECT ", ".create_topic(?::text)"))
+    }
+
+    /// Drops a topic (a tombstone); parameter `(topic)`.
+    pub const fn drop_topic(&self) -> SchemaStatement<'a> {
+        self.statement(("SELECT ", ".drop_topic(?::text)"))
+    }
+}
+
+impl Display for Dictionary<'_> {
+    #[allow(clippy::too_many_lines)] // one template, read top to bottom
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.schema;
+        let version = env!("CARGO_PKG_VERSION");
+        write!(
+            f,
+            "\
+-- shardid {version}: a string <-> ID dictionary, in schema {s}.
+-- Generated by shardid; safe to run again (it replaces the functions and keeps the data).
+
+CREATE SCHEMA IF NOT EXISTS {s};
+
+-- One row per topic: the next ID it assigns. A dropped topic keeps its row (a tombstone).
+CREATE TABLE IF NOT EXISTS {s}.shardid_topics (
+    topic text COLLATE \"C\" PRIMARY KEY,
+    topic_id integer GENERATED ALWAYS AS IDENTITY UNIQUE,
+    next bigint NOT NULL DEFAULT 0,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    dropped_at timestamptz
+);
+
+-- One row per string of a topic. Written only by the functions below.
+CREATE TABLE IF NOT EXISTS {s}.shardid_strings (
+    topic_id integer NOT NULL,
+    value text COLLATE \"C\" NOT NULL,
+    id bigint NOT NULL,
+    PRIMARY KEY (topic_id, value),
+    UNIQUE (topic_id, id)
+);
+
+-- The checks every function makes on its arguments (SQLSTATE 22023, INVALID_ARGUMENT).
+CREATE OR REPLACE FUNCTION {s}.shardid_check_topic(topic text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE AS $shardid$
+BEGIN
+    IF topic IS NULL OR topic = '' OR octet_length(topic) > {MAX_TOPIC_LEN} THEN
+        RAISE EXCEPTION 'INVALID_ARGUMENT: a topic is 1 to {MAX_TOPIC_LEN} bytes of text, not %', quote_nullable(left(topic, 40))
+            USING ERRCODE = '22023';
+    END IF;
+END
+$shardid$;
+
+CREATE OR REPLACE FUNCTION {s}.shardid_check_values(\"values\" text[]) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE AS $shardid$
+DECLARE
+    bad integer;
+BEGIN
+    IF \"values\" IS NULL THEN
+        RAISE EXCEPTION 'INVALID_ARGUMENT: values must be an array of text, not NULL' USING ERRCODE = '22023';
+    END IF;
+    SELECT ord INTO bad FROM unnest(\"values\") WITH ORDINALITY AS v(value, ord)
+        WHERE v.value IS NULL OR v.value = '' OR octet_length(v.value) > {MAX_VALUE_LEN} LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'INVALID_ARGUMENT: a value is 1 to {MAX_VALUE_LEN} bytes of text; value % is %', bad - 1,
+            CASE WHEN \"values\"[bad] IS NULL THEN 'NULL' WHEN \"values\"[bad] = '' THEN 'empty'
+                 ELSE octet_length(\"values\"[bad]) || ' bytes long' END
+            USING ERRCODE = '22023';
+    END IF;
+END
+$shardid$;
+
+-- The topic's number, for reading (a dropped topic still answers).
+CREATE OR REPLACE FUNCTION {s}.shardid_topic_id(topic text) RETURNS integer
+    LANGUAGE plpgsql STABLE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    found_id integer;
+BEGIN
+    PERFORM {s}.shardid_check_topic(shardid_topic_id.topic);
+    SELECT t.topic_id INTO found_id FROM {s}.shardid_topics AS t WHERE t.topic = shardid_topic_id.topic;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'UNKNOWN_TOPIC: no topic % in {s}: create it with {s}.create_topic()', quote_literal(shardid_topic_id.topic)
+            USING ERRCODE = '{UNKNOWN_TOPIC}';
+    END IF;
+    RETURN found_id;
+END
+$shardid$;
+
+-- Creates a topic (IDs from 0); an existing one is left as it is. A dropped name is refused.
+CREATE OR REPLACE FUNCTION {s}.create_topic(topic text) RETURNS void
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+BEGIN
+    PERFORM {s}.shardid_check_topic(create_topic.topic);
+    INSERT INTO {s}.shardid_topics (topic) VALUES (create_topic.topic) ON CONFLICT (topic) DO NOTHING;
+    IF EXISTS (SELECT 1 FROM {s}.shardid_topics AS t WHERE t.topic = create_topic.topic AND t.dropped_at IS NOT NULL) THEN
+        RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped; its name is never used again', quote_literal(create_topic.topic)
+            USING ERRCODE = '{TOPIC_DROPPED}';
+    END IF;
+END
+$shardid$;
+
+-- Drops a topic: its strings and IDs stay readable, nothing new is assigned, and its name is
+-- never used again.
+CREATE OR REPLACE FUNCTION {s}.drop_topic(topic text) RETURNS void
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+BEGIN
+    UPDATE {s}.shardid_topics AS t SET dropped_at = coalesce(t.dropped_at, now())
+        WHERE t.topic_id = {s}.shardid_topic_id(drop_topic.topic);
+END
+$shardid$;
+
+-- The IDs of `values` (NULL for a string never seen): read only.
+CREATE OR REPLACE FUNCTION {s}.dict_lookup(topic text, \"values\" text[]) RETURNS bigint[]
+    LANGUAGE plpgsql STABLE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    t integer := {s}.shardid_topic_id(dict_lookup.topic);
+BEGIN
+    PERFORM {s}.shardid_check_values(dict_lookup.\"values\");
+    RETURN coalesce(
+        (SELECT array_agg(d.id ORDER BY v.ord) FROM unnest(dict_lookup.\"values\") WITH ORDINALITY AS v(value, ord)
+            LEFT JOIN {s}.shardid_strings AS d ON d.topic_id = t AND d.value = v.value),
+        '{{}}');
+END
+$shardid$;
+
+-- The IDs of `values`, assigning the next IDs of the topic to strings never seen, in the order
+-- they first appear; a string repeated in the batch gets one ID.
+CREATE OR REPLACE FUNCTION {s}.dict_ids(topic text, \"values\" text[]) RETURNS bigint[]
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    t integer := {s}.shardid_topic_id(dict_ids.topic);
+    found_ids bigint[];
+    base bigint;
+    dropped boolean;
+    added bigint;
+BEGIN
+    PERFORM {s}.shardid_check_values(dict_ids.\"values\");
+    -- Without a lock first: once warm, most strings are there.
+    found_ids := {s}.dict_lookup(dict_ids.topic, dict_ids.\"values\");
+    IF array_position(found_ids, NULL) IS NULL THEN
+        RETURN found_ids;
+    END IF;
+    -- The topic's counter, locked until this transaction ends: writers of new strings of one
+    -- topic go one at a time, and the one before has committed when this one looks again.
+    SELECT tt.next, tt.dropped_at IS NOT NULL INTO base, dropped
+        FROM {s}.shardid_topics AS tt WHERE tt.topic_id = t FOR NO KEY UPDATE;
+    IF dropped THEN
+        RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped: it assigns no new IDs', quote_literal(dict_ids.topic)
+            USING ERRCODE = '{TOPIC_DROPPED}';
+    END IF;
+    INSERT INTO {s}.shardid_strings (topic_id, value, id)
+        SELECT t, m.value, base + row_number() OVER (ORDER BY m.ord) - 1
+        FROM (SELECT v.value, min(v.ord) AS ord
+                FROM unnest(dict_ids.\"values\") WITH ORDINALITY AS v(value, ord)
+                WHERE NOT EXISTS (SELECT 1 FROM {s}.shardid_strings AS d WHERE d.topic_id = t AND d.value = v.value)
+                GROUP BY v.value) AS m;
+    GET DIAGNOSTICS added = ROW_COUNT;
+    UPDATE {s}.shardid_topics AS tt SET next = base + added WHERE tt.topic_id = t;
+    RETURN {s}.dict_lookup(dict_ids.topic, dict_ids.\"values\");
+END
+$shardid$;
+
+-- The ID of one string, assigned if new.
+CREATE OR REPLACE FUNCTION {s}.dict_id(topic text, value text) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    t integer := {s}.shardid_topic_id(dict_id.topic);
+    found_id bigint;
+BEGIN
+    PERFORM {s}.shardid_check_values(ARRAY[dict_id.value]);
+    SELECT d.id INTO found_id FROM {s}.shardid_strings AS d WHERE d.topic_id = t AND d.value = dict_id.value;
+    IF FOUND THEN
+        RETURN found_id;
+    END IF;
+    RETURN ({s}.dict_ids(dict_id.topic, ARRAY[dict_id.value]))[1];
+END
+$shardid$;
+
+-- The strings of `ids` (NULL for an ID never assigned).
+CREATE OR REPLACE FUNCTION {s}.dict_values(topic text, ids bigint[]) RETURNS text[]
+    LANGUAGE plpgsql STABLE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    t integer := {s}.shardid_topic_id(dict_values.topic);
+    bad integer;
+BEGIN
+    IF dict_values.ids IS NULL THEN
+        RAISE EXCEPTION 'INVALID_ARGUMENT: ids must be an array of bigint, not NULL' USING ERRCODE = '22023';
+    END IF;
+    SELECT ord INTO bad FROM unnest(dict_values.ids) WITH ORDINALITY AS i(id, ord)
+        WHERE i.id IS NULL OR i.id < 0 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'INVALID_ARGUMENT: an ID is 0 or more; ID % is %', bad - 1, quote_nullable(dict_values.ids[bad])
+            USING ERRCODE = '22023';
+    END IF;
+    RETURN coalesce(
+        (SELECT array_agg(d.value ORDER BY i.ord) FROM unnest(dict_values.ids) WITH ORDINALITY AS i(id, ord)
+            LEFT JOIN {s}.shardid_strings AS d ON d.topic_id = t AND d.id = i.id),
+        '{{}}');
+END
+$shardid$;
+
+-- The string of one ID (NULL if never assigned).
+CREATE OR REPLACE FUNCTION {s}.dict_value(topic text, id bigint) RETURNS text
+    LANGUAGE sql STABLE AS $shardid$
+    SELECT ({s}.dict_values(topic, ARRAY[id]))[1]
+$shardid$;
+"
+        )
+    }
+}

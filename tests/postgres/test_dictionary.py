@@ -1,0 +1,403 @@
+"""The string <-> ID dictionary on a real PostgreSQL: the SQL contract (create_topic, drop_topic,
+dict_id(s), dict_lookup, dict_value(s)), then the Python client under concurrent writers of the
+same new strings, rollbacks, cancels, kill -9, a server crash, topics dropped mid-run, a server
+that is down (the cache still answers) and topics spread over several servers."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+import shardid
+from shardid.dictionary import MAX_BATCH, MAX_VALUE_LEN, Dictionary, server_for
+from shardid.sql import dictionary
+
+VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "dictionary.json"
+
+
+def install(conn: Any, schema: str) -> None:
+    with conn.transaction():
+        conn.execute(dictionary(schema).encode())
+
+
+def one(conn: Any, sql: str, *params: Any) -> Any:
+    row = conn.execute(sql, params).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def assert_dense(conn: Any, schema: str, topic: str) -> int:
+    """Every string of the topic has one ID, every ID one string, the IDs are exactly 0..n-1
+    and the topic's counter is n. Returns n."""
+    count, distinct_ids, lowest, highest = conn.execute(
+        f"SELECT count(*), count(DISTINCT d.id), min(d.id), max(d.id) FROM {schema}.shardid_strings d"
+        f" JOIN {schema}.shardid_topics t USING (topic_id) WHERE t.topic = %s",
+        (topic,),
+    ).fetchone()
+    following = one(conn, f"SELECT next FROM {schema}.shardid_topics WHERE topic = %s", topic)
+    assert count == distinct_ids, "an ID given to two strings"
+    if count:
+        assert (lowest, highest) == (0, count - 1), f"holes: {count} strings numbered {lowest}..{highest}"
+    assert following == count, f"the counter says {following}, the table holds {count}"
+    return int(count)
+
+
+def test_the_sql_contract(conn: Any) -> None:
+    install(conn, "dict_contract")
+    install(conn, "dict_contract")  # idempotent
+    s = "dict_contract"
+    conn.execute(f"SELECT {s}.create_topic('urls')")
+    conn.execute(f"SELECT {s}.create_topic('urls')")  # exists: left as it is
+    assert one(conn, f"SELECT {s}.dict_id('urls', 'a')") == 0
+    assert one(conn, f"SELECT {s}.dict_id('urls', 'a')") == 0, "the same forever"
+    # New strings numbered in the order they first appear; a repeat gets one ID.
+    assert one(conn, f"SELECT {s}.dict_ids('urls', ARRAY['c', 'a', 'b', 'c'])") == [1, 0, 2, 1]
+    assert one(conn, f"SELECT {s}.dict_ids('urls', ARRAY[]::text[])") == []
+    # Read only: NULL for the unknown, nothing assigned.
+    assert one(conn, f"SELECT {s}.dict_lookup('urls', ARRAY['b', 'zz', 'a'])") == [2, None, 0]
+    assert one(conn, f"SELECT {s}.dict_lookup('urls', ARRAY['zz'])") == [None]
+    assert one(conn, f"SELECT {s}.dict_value('urls', 1)") == "c"
+    assert one(conn, f"SELECT {s}.dict_value('urls', 99)") is None
+    assert one(conn, f"SELECT {s}.dict_values('urls', ARRAY[2, 99, 0]::bigint[])") == ["b", None, "a"]
+    # Topics are separate number spaces.
+    conn.execute(f"SELECT {s}.create_topic('tags')")
+    assert one(conn, f"SELECT {s}.dict_ids('tags', ARRAY['a', 'x'])") == [0, 1]
+    assert one(conn, f"SELECT {s}.dict_value('tags', 1)") == "x"
+    # Case, spaces and Unicode normal forms are distinct strings, compared byte for byte.
+    assert one(conn, f"SELECT {s}.dict_ids('tags', %s)", ["A", "a ", "\u00e9", "e\u0301", "a"]) == [2, 3, 4, 5, 0]
+    # A rolled-back batch gives its numbers back.
+    with pytest.raises(psycopg.errors.RaiseException):
+        with conn.transaction():
+            assert one(conn, f"SELECT {s}.dict_ids('urls', ARRAY['r1', 'r2'])") == [3, 4]
+            conn.execute("DO $$ BEGIN RAISE EXCEPTION 'roll back'; END $$")
+    assert one(conn, f"SELECT {s}.dict_ids('urls', ARRAY['r2'])") == [3]
+    # A dropped topic answers reads, refuses new strings, and its name is never reused.
+    conn.execute(f"SELECT {s}.drop_topic('urls')")
+    conn.execute(f"SELECT {s}.drop_topic('urls')")  # again: still dropped
+    assert one(conn, f"SELECT {s}.dict_ids('urls', ARRAY['a', 'r2'])") == [0, 3]
+    assert one(conn, f"SELECT {s}.dict_value('urls', 2)") == "b"
+    with pytest.raises(psycopg.Error) as dropped:
+        conn.execute(f"SELECT {s}.dict_id('urls', 'new')")
+    assert dropped.value.sqlstate == "SI004"
+    with pytest.raises(psycopg.Error) as recreated:
+        conn.execute(f"SELECT {s}.create_topic('urls')")
+    assert recreated.value.sqlstate == "SI004"
+    assert_dense(conn, s, "urls")
+    assert_dense(conn, s, "tags")
+
+
+def test_bad_input_is_refused_clearly_in_sql(conn: Any) -> None:
+    install(conn, "dict_bad")
+    s = "dict_bad"
+    conn.execute(f"SELECT {s}.create_topic('t')")
+    cases = {
+        f"SELECT {s}.dict_id('nope', 'a')": ("SI003", "no topic 'nope'"),
+        f"SELECT {s}.dict_lookup('nope', ARRAY['a'])": ("SI003", "no topic"),
+        f"SELECT {s}.drop_topic('nope')": ("SI003", "no topic"),
+        f"SELECT {s}.dict_id('t', NULL)": ("22023", "value 0 is NULL"),
+        f"SELECT {s}.dict_id('t', '')": ("22023", "value 0 is empty"),
+        f"SELECT {s}.dict_ids('t', ARRAY['ok', NULL])": ("22023", "value 1 is NULL"),
+        f"SELECT {s}.dict_ids('t', NULL)": ("22023", "not NULL"),
+        f"SELECT {s}.dict_ids('t', ARRAY[repeat('x', {MAX_VALUE_LEN + 1})])": ("22023", f"{MAX_VALUE_LEN + 1} bytes long"),
+        f"SELECT {s}.dict_values('t', ARRAY[-1]::bigint[])": ("22023", "an ID is 0 or more"),
+        f"SELECT {s}.dict_values('t', ARRAY[NULL]::bigint[])": ("22023", "an ID is 0 or more"),
+        f"SELECT {s}.create_topic('')": ("22023", "a topic is 1 to 200 bytes"),
+        f"SELECT {s}.create_topic(repeat('t', 201))": ("22023", "a topic is 1 to 200 bytes"),
+        f"SELECT {s}.create_topic(NULL)": ("22023", "a topic is"),
+    }
+    for sql, (state, words) in cases.items():
+        with pytest.raises(psycopg.Error) as refused:
+            conn.execute(sql)
+        assert refused.value.sqlstate == state, sql
+        assert words in str(refused.value), (sql, str(refused.value))
+    # The longest string is accepted (and indexed).
+    longest = "é" * (MAX_VALUE_LEN // 2)
+    assert one(conn, f"SELECT {s}.dict_id('t', %s)", longest) == 0
+    assert_dense(conn, s, "t")
+
+
+def test_bad_input_is_refused_clearly_in_python(cluster: Any, conn: Any) -> None:
+    install(conn, "dict_pybad")
+    conn.execute("SELECT dict_pybad.create_topic('t')")
+    words = Dictionary(cluster.dsn, "t", schema="dict_pybad")
+    with pytest.raises(shardid.UnknownTopicError) as unknown:
+        Dictionary(cluster.dsn, "nope", schema="dict_pybad").id("a")
+    assert unknown.value.topic == "nope" and unknown.value.code == "UNKNOWN_TOPIC"
+    assert str(unknown.value) == "no topic nope: create it first (create_topic)"
+    bad: list[tuple[Any, str, str]] = [
+        (lambda: words.id(""), "value", "must be 1 to 2048 bytes"),
+        (lambda: words.id("a\0b"), "value", "without NUL"),
+        (lambda: words.id("x" * (MAX_VALUE_LEN + 1)), "value", "2048 bytes"),
+        (lambda: words.ids(["ok", "\ud800"]), "values[1]", "lone surrogate"),
+        (lambda: words.ids("abc"), "values", "not one str"),
+        (lambda: words.ids(["a"] * (MAX_BATCH + 1)), "values", "at most 100000"),
+        (lambda: words.lookup([""]), "values[0]", "1 to 2048"),
+        (lambda: words.value(-1), "id", "negative"),
+        (lambda: words.values([1, 2**63]), "ids[1]", "0..=9223372036854775807"),
+        (lambda: Dictionary(cluster.dsn, ""), "topic", "1 to 200 bytes"),
+        (lambda: Dictionary(cluster.dsn, "t" * 201), "topic", "1 to 200 bytes"),
+        (lambda: Dictionary(cluster.dsn, "t", schema="dict; DROP TABLE x"), "", "schema"),
+        (lambda: Dictionary([], "t"), "conninfo", "non-empty list"),
+    ]
+    for call, argument, reason in bad:
+        with pytest.raises((shardid.InvalidArgumentError, ValueError)) as refused:
+            call()
+        assert isinstance(refused.value, ValueError)
+        if argument:
+            assert refused.value.argument == argument, (argument, refused.value)  # type: ignore[attr-defined]
+        assert reason in str(refused.value), (reason, str(refused.value))
+    # A value of the wrong type is a TypeError naming it, as everywhere in shardid.
+    for call, words_ in [
+        (lambda: words.ids(["ok", None]), "values[1] must be a str, not NoneType"),
+        (lambda: words.id(b"bytes"), "value must be a str, not bytes"),
+        (lambda: words.values([1, "2"]), "ids[1] must be an int, not str"),
+    ]:
+        with pytest.raises(TypeError, match=words_.replace("[", r"\[").replace("]", r"\]")):
+            call()
+    # Nothing was sent: the topic is still empty.
+    assert assert_dense(conn, "dict_pybad", "t") == 0
+
+
+def test_the_client_caches_both_ways_and_sends_each_miss_once(cluster: Any, conn: Any) -> None:
+    install(conn, "dict_cache")
+    conn.execute("SELECT dict_cache.create_topic('t')")
+    words = Dictionary(cluster.dsn, "t", schema="dict_cache")
+    assert words.ids(["b", "a", "b"]) == [0, 1, 0]
+    assert words.id("c") == 2
+    assert words.lookup(["a", "never"]) == [1, None]
+    assert words.values([2, 0, 77]) == ["c", "b", None]
+    assert len(words.cache) == 3
+    # Another client's strings are found by lookup and by value.
+    other = Dictionary(cluster.dsn, "t", schema="dict_cache", cache_size=0)
+    assert other.ids(["a", "d"]) == [1, 3]
+    assert words.lookup(["d"]) == [3] and words.value(3) == "d"
+    # Cached answers never touch the database: they hold with the server down.
+    cluster.stop_server()
+    try:
+        assert words.ids(["a", "b", "c", "d"]) == [1, 0, 2, 3]
+        assert words.value(2) == "c" and words.values([0, 1]) == ["b", "a"]
+        assert words.id("d") == 3
+        with pytest.raises(psycopg.OperationalError):
+            words.id("not cached")
+    finally:
+        cluster.start_server()
+    # Service resumes without a new client.
+    assert words.id("e") == 4
+    words.close()
+    assert words.id("f") == 5, "a closed client reconnects"
+    after = psycopg.connect(cluster.dsn, autocommit=True)
+    assert assert_dense(after, "dict_cache", "t") == 6
+    after.close()
+
+
+WRITER = """
+import json, random, sys
+from shardid.dictionary import Dictionary
+dsn, schema, topic, out, seed, batches, retry = sys.argv[1:8]
+rng = random.Random(int(seed))
+words = Dictionary(dsn, topic, schema=schema, cache_size=int(seed) % 2 * 1000)
+with open(out, "a") as f:
+    for _ in range(int(batches)):
+        values = ["s%d" % rng.randrange(3000) for _ in range(rng.randrange(1, 60))]
+        while True:
+            try:
+                ids = words.ids(values)
+                break
+            except Exception as e:  # the server restarting: try again
+                if retry != "1":
+                    raise
+                import time; time.sleep(0.05)
+        assert len(ids) == len(values)
+        f.write(json.dumps([values, ids]) + "\\n")
+        f.flush()
+"""
+
+
+def read_pairs(path: Path) -> dict[str, int]:
+    """The (string, ID) pairs a writer was given; asserts it was never given two IDs for one."""
+    pairs: dict[str, int] = {}
+    if not path.exists():
+        return pairs
+    for line in path.read_text().splitlines():
+        try:
+            values, ids = json.loads(line)
+        except json.JSONDecodeError:  # the last line of a killed writer
+            continue
+        for value, id in zip(values, ids):
+            assert pairs.setdefault(value, id) == id, f"{value} given {pairs[value]} and {id}"
+    return pairs
+
+
+def check_against_the_server(conn: Any, schema: str, topic: str, outs: list[Path]) -> int:
+    mapping = dict(
+        conn.execute(
+            f"SELECT d.value, d.id FROM {schema}.shardid_strings d JOIN {schema}.shardid_topics t"
+            " USING (topic_id) WHERE t.topic = %s",
+            (topic,),
+        ).fetchall()
+    )
+    for out in outs:
+        for value, id in read_pairs(out).items():
+            assert mapping.get(value) == id, f"{out.name}: {value} was given {id}, the server holds {mapping.get(value)}"
+    return assert_dense(conn, schema, topic)
+
+
+def test_eight_writers_of_the_same_new_strings_agree_without_holes(cluster: Any, conn: Any, tmp_path: Path) -> None:
+    install(conn, "dict_load")
+    conn.execute("SELECT dict_load.create_topic('shared')")
+    outs = [tmp_path / f"w{i}" for i in range(8)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, cluster.dsn, "dict_load", "shared", str(out), str(i), "150", "0"])
+        for i, out in enumerate(outs)
+    ]
+    for p in procs:
+        assert p.wait(timeout=300) == 0
+    n = check_against_the_server(conn, "dict_load", "shared", outs)
+    assert n > 2_500, f"only {n} distinct strings: the writers did not overlap enough to test anything"
+
+
+def test_kill_and_a_server_crash_mid_load_lose_nothing_and_make_no_hole(cluster: Any, conn: Any, tmp_path: Path) -> None:
+    install(conn, "dict_crash")
+    conn.execute("SELECT dict_crash.create_topic('c')")
+    outs = [tmp_path / f"w{i}" for i in range(6)]
+    start = lambda i: subprocess.Popen(  # noqa: E731
+        [sys.executable, "-c", WRITER, cluster.dsn, "dict_crash", "c", str(outs[i]), str(100 + i), "400", "1"]
+    )
+    procs = {i: start(i) for i in range(5)}
+    deadline = time.monotonic() + 60
+    while not (outs[2].exists() and outs[2].stat().st_size > 2_000) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    procs[2].send_signal(signal.SIGKILL)  # mid-batch, perhaps holding the topic's lock
+    procs[2].wait()
+    cluster.crash_and_restart()  # pg_ctl stop -m immediate under everyone
+    assert any(p.poll() is None for i, p in procs.items() if i != 2), "the crash came after the load"
+    procs[5] = start(5)
+    for i, p in procs.items():
+        if i != 2:
+            assert p.wait(timeout=300) == 0, i
+    after = psycopg.connect(cluster.dsn, autocommit=True)  # the fixture's died with the server
+    check_against_the_server(after, "dict_crash", "c", outs)
+    after.close()
+
+
+def test_a_cancelled_batch_and_a_rolled_back_one_give_their_numbers_back(cluster: Any, connect: Any) -> None:
+    first, second = connect(), connect()
+    install(first, "dict_cancel")
+    first.execute("SELECT dict_cancel.create_topic('t')")
+    # One transaction holds the topic's lock with new strings, uncommitted...
+    first.autocommit = False
+    assert one(first, "SELECT dict_cancel.dict_ids('t', ARRAY['a', 'b'])") == [0, 1]
+    # ...so another writer of new strings waits, and is cancelled.
+    second.execute("SET statement_timeout = '300ms'")
+    with pytest.raises(psycopg.errors.QueryCanceled):
+        second.execute("SELECT dict_cancel.dict_ids('t', ARRAY['b', 'c'])")
+    # Reads do not wait for it.
+    assert one(second, "SELECT dict_cancel.dict_lookup('t', ARRAY['a'])") == [None]
+    first.rollback()
+    first.autocommit = True
+    second.execute("SET statement_timeout = 0")
+    assert one(second, "SELECT dict_cancel.dict_ids('t', ARRAY['c', 'b'])") == [0, 1]
+    assert assert_dense(first, "dict_cancel", "t") == 2
+
+
+def test_topics_created_and_dropped_while_others_write(cluster: Any, conn: Any) -> None:
+    install(conn, "dict_topics")
+    conn.execute("SELECT dict_topics.create_topic('busy')")
+    conn.execute("SELECT dict_topics.create_topic('doomed')")
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    dropped_seen: list[BaseException] = []
+
+    def write(topic: str) -> None:
+        words = Dictionary(cluster.dsn, topic, schema="dict_topics", cache_size=0)
+        i = 0
+        while not stop.is_set():
+            try:
+                words.ids([f"{topic}-{i}", f"{topic}-{i + 1}"])
+            except shardid.TopicDroppedError as e:
+                dropped_seen.append(e)
+                return
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+                return
+            i += 1
+
+    threads = [threading.Thread(target=write, args=(t,)) for t in ("busy", "busy", "doomed")]
+    for t in threads:
+        t.start()
+    admin = Dictionary(cluster.dsn, "doomed", schema="dict_topics")
+    for k in range(30):
+        Dictionary(cluster.dsn, f"t{k}", schema="dict_topics").create()
+        if k % 3 == 0:
+            Dictionary(cluster.dsn, f"t{k}", schema="dict_topics").drop()
+    time.sleep(0.3)
+    admin.drop()
+    time.sleep(0.3)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert dropped_seen and dropped_seen[0].topic == "doomed"  # type: ignore[attr-defined]
+    # The dropped topic still answers reads, and refuses new strings with a clear error.
+    assert admin.lookup(["doomed-0"]) == [0]
+    assert admin.value(0) == "doomed-0"
+    with pytest.raises(shardid.TopicDroppedError, match="topic doomed was dropped"):
+        admin.id("brand new")
+    with pytest.raises(shardid.TopicDroppedError):
+        Dictionary(cluster.dsn, "t0", schema="dict_topics").create()
+    for topic in ("busy", "doomed"):
+        assert assert_dense(conn, "dict_topics", topic) > 0
+
+
+def test_topics_spread_over_servers_by_the_documented_hash(cluster: Any, conn: Any) -> None:
+    # Two databases of the cluster stand for two servers: a topic's rows are on one only.
+    for db in ("dict_s0", "dict_s1"):
+        conn.execute(f"DROP DATABASE IF EXISTS {db}")
+        conn.execute(f"CREATE DATABASE {db}")
+    dsns = [cluster.dsn.replace("dbname=postgres", f"dbname={db}") for db in ("dict_s0", "dict_s1")]
+    assert dsns[0] != cluster.dsn, "the DSN names its database"
+    servers = [psycopg.connect(d, autocommit=True) for d in dsns]
+    for s in servers:
+        install(s, "dict")
+    topics = [f"topic-{i}" for i in range(20)]
+    placed = {t: server_for(t, 2) for t in topics}
+    assert set(placed.values()) == {0, 1}, "20 topics all on one server"
+    for topic in topics:
+        words = Dictionary(dsns, topic)
+        assert words.server == placed[topic]
+        words.create()
+        assert words.ids([topic, "common"]) == [0, 1]
+    for i, s in enumerate(servers):
+        held = {r[0] for r in s.execute("SELECT topic FROM dict.shardid_topics").fetchall()}
+        assert held == {t for t in topics if placed[t] == i}
+        s.close()
+
+
+def test_server_choice_matches_the_shared_vectors() -> None:
+    vectors = json.loads(VECTORS.read_text())
+    assert len(vectors["server_for"]) >= 20
+    for case in vectors["server_for"]:
+        assert server_for(case["topic"], case["servers"]) == case["server"], case
+
+
+def test_the_python_cache_is_bounded(cluster: Any, conn: Any) -> None:
+    install(conn, "dict_bound")
+    conn.execute("SELECT dict_bound.create_topic('t')")
+    words = Dictionary(cluster.dsn, "t", schema="dict_bound", cache_size=500)
+    values = [f"v{i}" for i in range(5_000)]
+    for start in range(0, len(values), 1_000):
+        words.ids(values[start : start + 1_000])
+    assert len(words.cache) <= 500
+    rng = random.Random(7)
+    sample = rng.sample(range(5_000), 200)
+    assert words.values(sample) == [f"v{i}" for i in sample], "evicted entries come back from the server"
