@@ -135,6 +135,15 @@ enum shardid_status
    * Dense IDs: the tag does not exist. Not returned by the C API.
    */
   SHARDID_ERR_UNKNOWN_TAG = 109,
+  /**
+   * Dictionary: the topic does not exist. Not returned by the C API (C programs call the
+   * dictionary's functions with libpq).
+   */
+  SHARDID_ERR_UNKNOWN_TOPIC = 110,
+  /**
+   * Dictionary: the topic was dropped and assigns no new IDs. Not returned by the C API.
+   */
+  SHARDID_ERR_TOPIC_DROPPED = 111,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
