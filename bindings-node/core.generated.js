@@ -55,7 +55,7 @@ const ORDERS = ["time_shard_sequence","time_sequence_shard"]
 /** The reasons of the core's errors for an unknown preset or order name. */
 const UNKNOWN = {"preset":"there is no preset of that name: use INSTAGRAM, TWITTER, DISCORD or SONYFLAKE","order":"the order must be \"time_shard_sequence\" or \"time_sequence_shard\""}
 
-/** The SQLSTATEs the segments' SQL raises (core/src/sql/segments.rs). */
-const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002"}
+/** The SQLSTATEs the segments' and the dictionary's SQL raise (core/src/sql/). */
+const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002","unknownTopic":"SI003","topicDropped":"SI004"}
 
 module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES }

@@ -9,6 +9,26 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** The bounded cache of one topic, both ways: the core's `dictionary::Cache`. */
+export declare class DictCache {
+  constructor(capacity?: unknown | undefined | null)
+  get capacity(): number
+  get size(): number
+  clear(): void
+  /** The cached ID of `value` (checked first), or `null`. */
+  id(value: unknown): bigint | null
+  /** The cached string of `id` (checked first), or `null`. */
+  value(id: unknown): string | null
+  /** Checks a batch and answers what the cache holds. */
+  planIds(values: Array<unknown>): PlannedIds
+  /** Records the server's answers for the misses and fills them in. */
+  completeIds(values: Array<string>, ids: Array<bigint | undefined | null>, misses: Array<string>, answers: Array<string | undefined | null>): Array<bigint | undefined | null>
+  /** Checks a batch of IDs and answers what the cache holds. */
+  planValues(ids: Array<unknown>): PlannedValues
+  /** Records the server's answers for the missing IDs and fills them in. */
+  completeValues(ids: Array<bigint>, values: Array<string | undefined | null>, misses: Array<string>, answers: Array<string | undefined | null>): Array<string | undefined | null>
+}
+
 /** See the module docs. */
 export declare class PostgresLeaseProtocol {
   /** Takes the first free shard of `first..end` on `table` for the layout at `layout_index`. */
@@ -68,6 +88,30 @@ export declare function decodeMany(layoutIndex: number, ids: Array<bigint | stri
  * batch path for IDs from JSON, one string across N-API instead of one per ID.
  */
 export declare function decodeManyText(layoutIndex: number, text: string, count: number): Array<Float64Array>
+
+/** Checks a topic name as the core does. */
+export declare function dictionaryCheckTopic(topic: unknown): void
+
+/**
+ * The dictionary's DDL in `schema` (`INVALID_ARGUMENT` for a name that is not a plain
+ * identifier).
+ */
+export declare function dictionaryDdl(schema: string): string
+
+/** Which of `servers` servers holds `topic` (FNV-1a 64, then jump consistent hash). */
+export declare function dictionaryServerFor(topic: unknown, servers: number): number
+
+/** The statements of the dictionary in `schema`. */
+export declare function dictionarySql(schema: string): DictionarySql
+
+/** The statements a dictionary client sends, `$n` placeholders. */
+export interface DictionarySql {
+  ids: string
+  lookup: string
+  values: string
+  createTopic: string
+  dropTopic: string
+}
 
 /** The inverse of `scatterBits`. */
 export declare function gatherBits(layoutIndex: number, id: unknown): bigint
@@ -171,6 +215,25 @@ export declare function nextIdString(generatorIndex: number): string
  * the wall clock (it never moves back).
  */
 export declare function nowMs(): number
+
+/**
+ * A batch of strings planned: the cached IDs (`null` where not cached) and the distinct
+ * strings to send.
+ */
+export interface PlannedIds {
+  ids: Array<bigint | undefined | null>
+  misses: Array<string>
+}
+
+/**
+ * A batch of IDs planned: the IDs, their cached strings and the distinct IDs to send (as
+ * decimal strings, as `pg` sends `int8`).
+ */
+export interface PlannedValues {
+  ids: Array<bigint>
+  values: Array<string | undefined | null>
+  misses: Array<string>
+}
 
 /** The presets' names, in the core's order (`Layout.INSTAGRAM`, ...). */
 export declare function presetNames(): Array<string>

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.DictCache = nativeBinding.DictCache
 module.exports.PostgresLeaseProtocol = nativeBinding.PostgresLeaseProtocol
 module.exports.ceilingConfirm = nativeBinding.ceilingConfirm
 module.exports.ceilingNew = nativeBinding.ceilingNew
@@ -846,6 +847,10 @@ module.exports.compose = nativeBinding.compose
 module.exports.decode = nativeBinding.decode
 module.exports.decodeMany = nativeBinding.decodeMany
 module.exports.decodeManyText = nativeBinding.decodeManyText
+module.exports.dictionaryCheckTopic = nativeBinding.dictionaryCheckTopic
+module.exports.dictionaryDdl = nativeBinding.dictionaryDdl
+module.exports.dictionaryServerFor = nativeBinding.dictionaryServerFor
+module.exports.dictionarySql = nativeBinding.dictionarySql
 module.exports.gatherBits = nativeBinding.gatherBits
 module.exports.gatherDecimal = nativeBinding.gatherDecimal
 module.exports.generatorNew = nativeBinding.generatorNew

@@ -220,3 +220,57 @@ pub(crate) fn count_arg(env: &Env, n: &Unknown<'_>) -> napi::Result<usize> {
     let n = u64_arg(env, n, "n", Arg::Other)?;
     usize::try_from(n).map_err(|_| invalid_argument(env, Class::Range, "n", "is too large"))
 }
+
+/// A JavaScript string as UTF-8, read as UTF-16 so that a lone surrogate is refused
+/// (`INVALID_ARGUMENT`, the core's [`shardid::dictionary::Invalid::Utf8`]) rather than replaced
+/// by U+FFFD, which would make two strings one; a value of another type is a `TypeError`.
+pub(crate) fn text(env: &Env, value: &Unknown<'_>, name: &str) -> napi::Result<String> {
+    let raw = value.raw();
+    let kind = type_of(env, raw);
+    if kind != ValueType::String {
+        let reason = format!("must be a string, not {}", type_name(kind));
+        return Err(invalid_argument(env, Class::Type, name, &reason));
+    }
+    // Short strings in one call, into the stack.
+    let mut short = [0u16; 256];
+    let mut written = 0usize;
+    // SAFETY: `raw` is a live string of this env; `short` holds `short.len()` units.
+    unsafe {
+        sys::napi_get_value_string_utf16(
+            env.raw(),
+            raw,
+            short.as_mut_ptr(),
+            short.len(),
+            &raw mut written,
+        )
+    };
+    let decoded = if written + 1 < short.len() {
+        String::from_utf16(&short[..written])
+    } else {
+        let mut len = 0usize;
+        // SAFETY: as above; a null buffer asks for the length.
+        unsafe {
+            sys::napi_get_value_string_utf16(env.raw(), raw, std::ptr::null_mut(), 0, &raw mut len)
+        };
+        let mut long = vec![0u16; len + 1];
+        // SAFETY: `long` holds `len + 1` units (the string and a terminator).
+        unsafe {
+            sys::napi_get_value_string_utf16(
+                env.raw(),
+                raw,
+                long.as_mut_ptr(),
+                long.len(),
+                &raw mut written,
+            )
+        };
+        String::from_utf16(&long[..written])
+    };
+    decoded.map_err(|_| {
+        invalid_argument(
+            env,
+            Class::Range,
+            name,
+            shardid::dictionary::Invalid::Utf8.reason(),
+        )
+    })
+}

@@ -14,6 +14,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod args;
+mod dictionary;
 mod errors;
 mod generator;
 mod layout;

@@ -200,7 +200,7 @@ pub struct SegmentSql {
     pub create_tag: String,
 }
 
-fn schema_error(env: &Env, e: &SqlError) -> napi::Error {
+pub(crate) fn schema_error(env: &Env, e: &SqlError) -> napi::Error {
     let reason = match e {
         SqlError::SchemaName { reason } => reason,
         _ => "is not a valid name",

@@ -62,11 +62,7 @@ fn invalid(py: Python<'_>, e: Invalid, argument: &str) -> PyErr {
 }
 
 /// A `str` as UTF-8, or `INVALID_ARGUMENT` (a non-string, or one with a lone surrogate).
-fn text<'a>(
-    py: Python<'_>,
-    value: &'a Bound<'_, PyAny>,
-    argument: &str,
-) -> PyResult<Cow<'a, str>> {
+fn text<'a>(py: Python<'_>, value: &'a Bound<'_, PyAny>, argument: &str) -> PyResult<Cow<'a, str>> {
     let Ok(s) = value.cast::<PyString>() else {
         return Err(wrong_type(value, argument, "a str"));
     };
@@ -186,11 +182,7 @@ impl PyDictCache {
     }
 
     /// Checks a batch of IDs, answers from the cache: `(ids, values, misses)`.
-    fn plan_values(
-        &self,
-        py: Python<'_>,
-        ids: &Bound<'_, PyAny>,
-    ) -> PyResult<PlannedValues> {
+    fn plan_values(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<PlannedValues> {
         let ids = items(ids, "ids")?
             .iter()
             .enumerate()
@@ -205,7 +197,10 @@ impl PyDictCache {
         })?;
         Ok((
             ids,
-            values.into_iter().map(|v| v.map(|v| v.to_string())).collect(),
+            values
+                .into_iter()
+                .map(|v| v.map(|v| v.to_string()))
+                .collect(),
             misses.into_iter().map(u64::cast_signed).collect(),
         ))
     }

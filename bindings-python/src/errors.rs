@@ -140,7 +140,11 @@ pub(crate) fn _error(
                 Ok(s) => out.push_str(&s.to_string_lossy()),
                 Err(e) => failed = Some(e),
             },
-            None => failed = Some(PyTypeError::new_err(format!("{code} needs the field {name}"))),
+            None => {
+                failed = Some(PyTypeError::new_err(format!(
+                    "{code} needs the field {name}"
+                )))
+            }
         }
         Ok(())
     })
@@ -148,7 +152,9 @@ pub(crate) fn _error(
     if let Some(e) = failed {
         return Err(e);
     }
-    let fields: Vec<(&str, Bound<'_, PyAny>)> =
-        values.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+    let fields: Vec<(&str, Bound<'_, PyAny>)> = values
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.clone()))
+        .collect();
     Ok(raise_kind(py, kind, &message, &fields))
 }

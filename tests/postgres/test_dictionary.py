@@ -401,3 +401,110 @@ def test_the_python_cache_is_bounded(cluster: Any, conn: Any) -> None:
     rng = random.Random(7)
     sample = rng.sample(range(5_000), 200)
     assert words.values(sample) == [f"v{i}" for i in sample], "evicted entries come back from the server"
+
+
+# Node's shardid/dictionary (pg), on the same server: tests/postgres/dictionary_node.mjs.
+NODE = Path(__file__).with_name("dictionary_node.mjs")
+
+
+def url(cluster: Any, db: str = "postgres") -> str:
+    return f"postgresql://postgres@127.0.0.1:{cluster.port}/{db}"
+
+
+def node(*args: str) -> Any:
+    done = subprocess.run(["node", str(NODE), *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_node_and_python_share_one_dictionary(cluster: Any, conn: Any) -> None:
+    install(conn, "dict_node")
+    conn.execute("SELECT dict_node.create_topic('mixed'), dict_node.create_topic('gone')")
+    python = Dictionary(cluster.dsn, "mixed", schema="dict_node")
+    assert python.id("from python") == 0
+    assert node(url(cluster), "contract") == {
+        "ids": [1, 0, 1],
+        "id": 0,
+        "lookup": [1, None],
+        "value": "from python",
+        "values": ["from node", "from python", None],
+        "cached": 2,
+        "iterable": [1],
+    }
+    assert python.lookup(["from node"]) == [1]
+    Dictionary(cluster.dsn, "gone", schema="dict_node").ids(["old"])
+    conn.execute("SELECT dict_node.drop_topic('gone')")
+    bad = node(url(cluster), "bad")
+    assert bad == {
+        "empty": "RangeError INVALID_ARGUMENT",
+        "nul": "RangeError INVALID_ARGUMENT",
+        "long": "RangeError INVALID_ARGUMENT",
+        "surrogate": "RangeError INVALID_ARGUMENT",
+        "notString": "TypeError INVALID_ARGUMENT",
+        "oneString": "TypeError INVALID_ARGUMENT",
+        "tooMany": "RangeError INVALID_ARGUMENT",
+        "negative": "RangeError INVALID_ARGUMENT",
+        "tooLarge": "RangeError INVALID_ARGUMENT",
+        "unknown": "RangeError UNKNOWN_TOPIC",
+        "topic": "RangeError INVALID_ARGUMENT",
+        "schema": "RangeError INVALID_ARGUMENT",
+        "noServer": "TypeError INVALID_ARGUMENT",
+        "dropped": "Error TOPIC_DROPPED",
+        "droppedRead": [0],
+    }
+    assert_dense(conn, "dict_node", "mixed")
+
+
+def test_node_caches_answer_with_the_server_down(cluster: Any, conn: Any) -> None:
+    install(conn, "dict_node")
+    conn.execute("SELECT dict_node.create_topic('mixed')")
+    Dictionary(cluster.dsn, "mixed", schema="dict_node").ids(["from python", "from node"])
+    proc = subprocess.Popen(["node", str(NODE), url(cluster), "cached"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdin is not None
+    assert proc.stdout.readline().strip() == '"warm"'
+    cluster.stop_server()
+    try:
+        out, _ = proc.communicate("down\n", timeout=60)
+    finally:
+        cluster.start_server()
+    assert proc.returncode == 0
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["ids"] == [0, 1] and result["values"] == ["from node", "from python"]
+    # A miss needs the server: pg's own connection error, not a shardid code.
+    assert result["miss"].startswith("Error ") and "ECONNREFUSED" in result["miss"], result
+
+
+def test_node_and_python_writers_together_agree_without_holes(cluster: Any, conn: Any, tmp_path: Path) -> None:
+    install(conn, "dict_load_mixed")
+    conn.execute("SELECT dict_load_mixed.create_topic('shared')")
+    outs = [tmp_path / f"py{i}" for i in range(3)]
+    python = [
+        subprocess.Popen([sys.executable, "-c", WRITER, cluster.dsn, "dict_load_mixed", "shared", str(out), str(i), "150", "0"])
+        for i, out in enumerate(outs)
+    ]
+    nodes = [subprocess.Popen(["node", str(NODE), url(cluster), "writer", str(i), "150"], stdout=subprocess.PIPE, text=True) for i in range(3)]
+    for i, p in enumerate(nodes):
+        out, _ = p.communicate(timeout=300)
+        assert p.returncode == 0
+        (tmp_path / f"node{i}").write_text(json.dumps([[v for v, _ in json.loads(out)], [n for _, n in json.loads(out)]]) + "\n")
+        outs.append(tmp_path / f"node{i}")
+    for p in python:
+        assert p.wait(timeout=300) == 0
+    assert check_against_the_server(conn, "dict_load_mixed", "shared", outs) > 2_500
+
+
+def test_node_spreads_topics_as_python_does(cluster: Any, conn: Any) -> None:
+    for db in ("dict_n0", "dict_n1"):
+        conn.execute(f"DROP DATABASE IF EXISTS {db}")
+        conn.execute(f"CREATE DATABASE {db}")
+        with psycopg.connect(cluster.dsn.replace("dbname=postgres", f"dbname={db}"), autocommit=True) as s:
+            install(s, "dict")
+    result = node(json.dumps([url(cluster, "dict_n0"), url(cluster, "dict_n1")]), "servers")
+    assert result["ddl"] is True
+    for topic, server in result["placed"].items():
+        assert server == server_for(topic, 2)
+    for i, db in enumerate(("dict_n0", "dict_n1")):
+        with psycopg.connect(cluster.dsn.replace("dbname=postgres", f"dbname={db}"), autocommit=True) as s:
+            held = {r[0] for r in s.execute("SELECT topic FROM dict.shardid_topics").fetchall()}
+        assert held == {t for t, server in result["placed"].items() if server == i}
+    assert set(result["placed"].values()) == {0, 1}

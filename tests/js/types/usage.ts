@@ -2,6 +2,7 @@
 import shardid, { Generator, Layout, lease, ShardIdError, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
 import { lease as leasePostgres, type PostgresLease } from 'shardid/postgres'
 import { denseIds, type DenseIds } from 'shardid/segments'
+import { Dictionary, ddl, serverFor } from 'shardid/dictionary'
 
 const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
 const id: bigint = gen.nextId()
@@ -61,3 +62,19 @@ async function orders(): Promise<bigint> {
   return ids.nextId()
 }
 console.log(orders)
+
+// The string <-> ID dictionary: bigints out, null for the unknown.
+async function urls(): Promise<string | null> {
+  const words = new Dictionary({ connectionString: ['postgresql://a/db', 'postgresql://b/db'], topic: 'urls', cacheSize: 1000 })
+  const id: bigint = await words.id('https://example.com/')
+  const ids: bigint[] = await words.ids(['/a', '/b'])
+  const known: (bigint | null)[] = await words.lookup(new Set(['/a']))
+  const strings: (string | null)[] = await words.values([0n, 1])
+  const server: number = serverFor('urls', 2) + words.server + words.cache.size
+  console.log(id, ids, known, strings, server, ddl('dict').length)
+  // @ts-expect-error: strings in, not numbers
+  await words.id(5)
+  await words.close()
+  return words.value(id)
+}
+console.log(urls)

@@ -155,10 +155,15 @@ fn js() -> String {
         "{}\n\n",
         json!({ "preset": Layout::UNKNOWN_PRESET, "order": FieldOrder::UNKNOWN })
     );
-    out += "/** The SQLSTATEs the segments' SQL raises (core/src/sql/segments.rs). */\nconst SQLSTATES = ";
+    out += "/** The SQLSTATEs the segments' and the dictionary's SQL raise (core/src/sql/). */\nconst SQLSTATES = ";
     out += &format!(
         "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES }}\n",
-        json!({ "unknownTag": shardid::sql::UNKNOWN_TAG, "tagExhausted": shardid::sql::TAG_EXHAUSTED })
+        json!({
+            "unknownTag": shardid::sql::UNKNOWN_TAG,
+            "tagExhausted": shardid::sql::TAG_EXHAUSTED,
+            "unknownTopic": shardid::sql::UNKNOWN_TOPIC,
+            "topicDropped": shardid::sql::TOPIC_DROPPED,
+        })
     );
     out
 }

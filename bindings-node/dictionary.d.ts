@@ -1,0 +1,51 @@
+// shardid/dictionary: a string <-> ID dictionary on PostgreSQL (needs the `pg` package).
+import type { U64Input } from './index'
+
+export interface DictionaryOptions {
+  /** A libpq connection string or URL (a list: topics spread over the servers by `serverFor`)... */
+  connectionString?: string | string[]
+  /** ...or a `pg.Pool` (anything with `query()`) of yours, not ended by `close()`. */
+  pool?: unknown
+  /** The topic (1 to 200 bytes), created with `create()` or `<schema>.create_topic()`. */
+  topic: string
+  /** The schema holding the dictionary's DDL (default `dict`). */
+  schema?: string
+  /** Entries cached each way (default 100,000; 0: no cache). */
+  cacheSize?: U64Input
+}
+
+/** The two-way cache of one topic (the core's). */
+export interface DictCache {
+  readonly capacity: number
+  readonly size: number
+  clear(): void
+}
+
+/** The dictionary of one topic. Strings are 1 to 2048 bytes of UTF-8 without NUL; IDs 0 to 2^63 - 1. */
+export declare class Dictionary {
+  constructor(options: DictionaryOptions)
+  readonly topic: string
+  readonly schema: string
+  /** The index of the server that holds the topic. */
+  readonly server: number
+  readonly cache: DictCache
+  create(): Promise<void>
+  drop(): Promise<void>
+  /** The ID of `value`, assigned if new. */
+  id(value: string): Promise<bigint>
+  /** The IDs of `values`, in order, assigned if new. */
+  ids(values: Iterable<string>): Promise<bigint[]>
+  /** The IDs of `values`, `null` for a string never assigned; never assigns. */
+  lookup(values: Iterable<string>): Promise<(bigint | null)[]>
+  /** The string of `id`, `null` if never assigned. */
+  value(id: U64Input): Promise<string | null>
+  /** The strings of `ids`, `null` for an ID never assigned. */
+  values(ids: Iterable<U64Input>): Promise<(string | null)[]>
+  close(): Promise<void>
+}
+
+/** The PostgreSQL DDL of the dictionary in `schema` (default `dict`). */
+export declare function ddl(schema?: string): string
+/** Which of `servers` servers holds `topic` (FNV-1a 64, then jump consistent hash). */
+export declare function serverFor(topic: string, servers: number): number
+export declare const DEFAULT_CACHE: number

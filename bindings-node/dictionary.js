@@ -1,0 +1,144 @@
+'use strict'
+// shardid/dictionary: a string <-> ID dictionary on PostgreSQL, with `pg` (an optional peer
+// dependency). A string and a topic in, that string's ID out (a bigint), the same one forever;
+// IDs of a topic are dense, from 0. The cache, the batch logic, the checks, the statements and
+// the choice of server are the core's (shardid::dictionary, through the addon), so this file
+// only sends statements.
+
+const native = require('./native.generated.js')
+const { makeError, sessionLost } = require('./errors.js')
+const { SQLSTATES } = require('./core.generated.js')
+
+// The core's default capacity of a cache, each way.
+const DEFAULT_CACHE = new native.DictCache().capacity
+
+class Dictionary {
+  /**
+   * `new Dictionary({ connectionString, topic, schema = 'dict', cacheSize = 100000 })`: the
+   * dictionary of `topic` on the server at `connectionString` (a list: topics spread over the
+   * servers by `serverFor`). `pool` may replace `connectionString`: a `pg.Pool` (or anything
+   * with `query()`) of yours, not ended by `close()`.
+   */
+  constructor(options) {
+    const o = options ?? {}
+    native.dictionaryCheckTopic(o.topic)
+    this.topic = o.topic
+    this.schema = o.schema ?? 'dict'
+    this._sql = native.dictionarySql(this.schema)
+    /** The two-way cache (the core's): `cache.size`, `cache.capacity`, `cache.clear()`. */
+    this.cache = new native.DictCache(o.cacheSize)
+    if (o.pool) {
+      this.server = 0
+      this._pool = o.pool
+      this._ownsPool = false
+      return
+    }
+    const servers = Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
+    if (servers.length === 0 || !servers.every((s) => typeof s === 'string')) {
+      throw makeError('INVALID_ARGUMENT', { argument: 'connectionString', reason: 'must be a connection string or a non-empty list of them' }, TypeError)
+    }
+    let pg
+    try {
+      pg = require('pg')
+    } catch {
+      throw makeError('UNSUPPORTED', { reason: 'shardid/dictionary needs the pg package: npm install pg' })
+    }
+    /** The index in the list of the server that holds this topic. */
+    this.server = native.dictionaryServerFor(this.topic, servers.length)
+    // One connection, opened at the first call and again after the server ends it.
+    this._pool = new pg.Pool({ connectionString: servers[this.server], max: 1 })
+    this._pool.on('error', () => {}) // an idle connection lost: the pool opens another
+    this._ownsPool = true
+  }
+
+  // One statement, its one value; sent once more on a new connection if the session was lost
+  // (every statement here is safe to repeat).
+  async _query(text, values) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { rows } = await this._pool.query({ text, values, rowMode: 'array' })
+        return rows[0][0]
+      } catch (err) {
+        if (err.code === SQLSTATES.unknownTopic) throw makeError('UNKNOWN_TOPIC', { topic: this.topic })
+        if (err.code === SQLSTATES.topicDropped) throw makeError('TOPIC_DROPPED', { topic: this.topic })
+        if (attempt === 2 || !sessionLost(err)) throw err
+      }
+    }
+  }
+
+  /** Creates the topic (IDs from 0) if it does not exist; a dropped name throws `TOPIC_DROPPED`. */
+  async create() {
+    await this._query(this._sql.createTopic, [this.topic])
+  }
+
+  /** Drops the topic: its strings stay readable, nothing new is assigned, its name is never reused. */
+  async drop() {
+    await this._query(this._sql.dropTopic, [this.topic])
+  }
+
+  /** The ID of `value` (a bigint), assigned (the topic's next) if it is new. */
+  async id(value) {
+    const cached = this.cache.id(value)
+    if (cached !== null) return cached
+    return (await this.ids([value]))[0]
+  }
+
+  /** The IDs of `values`, in order; new strings get the topic's next IDs in the order they first appear. */
+  async ids(values) {
+    return this._strings(values, this._sql.ids)
+  }
+
+  /** The IDs of `values`, `null` for a string never assigned: never assigns. */
+  async lookup(values) {
+    return this._strings(values, this._sql.lookup)
+  }
+
+  async _strings(values, sql) {
+    if (!Array.isArray(values)) values = Array.from(checkIterable(values, 'values'))
+    const plan = this.cache.planIds(values)
+    if (plan.misses.length === 0) return plan.ids
+    const answers = await this._query(sql, [this.topic, plan.misses])
+    return this.cache.completeIds(values, plan.ids, plan.misses, answers)
+  }
+
+  /** The string of `id`, `null` if the topic never assigned it. */
+  async value(id) {
+    const cached = this.cache.value(id)
+    if (cached !== null) return cached
+    return (await this.values([id]))[0]
+  }
+
+  /** The strings of `ids`, in order, `null` for an ID never assigned. */
+  async values(ids) {
+    if (!Array.isArray(ids)) ids = Array.from(checkIterable(ids, 'ids'))
+    const plan = this.cache.planValues(ids)
+    if (plan.misses.length === 0) return plan.values
+    const answers = await this._query(this._sql.values, [this.topic, plan.misses])
+    return this.cache.completeValues(plan.ids, plan.values, plan.misses, answers)
+  }
+
+  /** Ends the connection (a pool of yours is left alone). The cache stays. */
+  async close() {
+    if (this._ownsPool) await this._pool.end().catch(() => {})
+  }
+}
+if (Symbol.asyncDispose) Dictionary.prototype[Symbol.asyncDispose] = Dictionary.prototype.close
+
+function checkIterable(value, argument) {
+  if (typeof value === 'string' || value == null || typeof value[Symbol.iterator] !== 'function') {
+    throw makeError('INVALID_ARGUMENT', { argument, reason: 'must be an array (or another iterable), not ' + (typeof value === 'string' ? 'one string' : String(value)) }, TypeError)
+  }
+  return value
+}
+
+/** The PostgreSQL DDL of the dictionary in `schema` (the same text as `python -m shardid.sql --dictionary`). */
+function ddl(schema = 'dict') {
+  return native.dictionaryDdl(schema)
+}
+
+/** Which of `servers` servers holds `topic`: FNV-1a 64, then jump consistent hash (the same in every shardid package). */
+function serverFor(topic, servers) {
+  return native.dictionaryServerFor(topic, servers)
+}
+
+module.exports = { Dictionary, ddl, serverFor, DEFAULT_CACHE }
