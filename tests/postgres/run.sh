@@ -17,9 +17,12 @@ SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
 (cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
     && npm run build --silent >/dev/null 2>&1)
 
-# Rust's segments client (the `postgres` feature), run by test_segments.py.
+# Rust's segments and dictionary clients (the `postgres` feature), run by test_segments.py and
+# test_dictionary.py.
 cargo build -q --locked -p shardid --features postgres --example segments
 export SHARDID_SEGMENTS_EXAMPLE=$root/target/debug/examples/segments
+cargo build -q --locked -p shardid --features postgres --example dictionary
+export SHARDID_DICTIONARY_EXAMPLE=$root/target/debug/examples/dictionary
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0

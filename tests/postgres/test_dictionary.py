@@ -508,3 +508,40 @@ def test_node_spreads_topics_as_python_does(cluster: Any, conn: Any) -> None:
             held = {r[0] for r in s.execute("SELECT topic FROM dict.shardid_topics").fetchall()}
         assert held == {t for t, server in result["placed"].items() if server == i}
     assert set(result["placed"].values()) == {0, 1}
+
+
+# Rust's shardid::dictionary::postgres, on the same server: core/examples/dictionary.rs, built by
+# tests/postgres/run.sh (SHARDID_DICTIONARY_EXAMPLE) or here.
+def rust(dsn: str, mode: str) -> Any:
+    import os
+
+    example = os.environ.get("SHARDID_DICTIONARY_EXAMPLE")
+    if not example:
+        root = Path(__file__).resolve().parents[2]
+        subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "postgres", "--example", "dictionary"], cwd=root, check=True)
+        example = str(root / "target" / "debug" / "examples" / "dictionary")
+    done = subprocess.run([example, dsn, mode], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_rust_shares_the_dictionary(cluster: Any, conn: Any) -> None:
+    install(conn, "dict_rust")
+    conn.execute("SELECT dict_rust.create_topic('mixed'), dict_rust.create_topic('shared'), dict_rust.create_topic('gone')")
+    conn.execute("SELECT dict_rust.dict_ids('gone', ARRAY['old']), dict_rust.drop_topic('gone')")
+    assert Dictionary(cluster.dsn, "mixed", schema="dict_rust").id("from python") == 0
+    assert rust(cluster.dsn, "contract") == {
+        "ids": [1, 0, 1],
+        "id": 0,
+        "lookup": [1, None],
+        "value": "from python",
+        "values": ["from rust", "from python", None],
+        "cached": 2,
+    }
+    assert rust(cluster.dsn, "bad") == {
+        "codes": ["INVALID_ARGUMENT"] * 5 + ["UNKNOWN_TOPIC", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "TOPIC_DROPPED"]
+    }
+    threads = rust(cluster.dsn, "threads")
+    assert threads["conflicts"] == 0 and threads["disagree"] == 0
+    assert threads["strings"] == threads["max"] + 1 == assert_dense(conn, "dict_rust", "shared")
+    assert_dense(conn, "dict_rust", "mixed")

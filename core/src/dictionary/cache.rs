@@ -11,8 +11,8 @@
 //! hasher is std's keyed `SipHash`, as the strings may come from the network.
 
 use std::boxed::Box;
-use std::collections::{HashMap, HashSet};
 use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec::Vec;
@@ -211,10 +211,7 @@ impl Cache {
     ///
     /// # Errors
     /// [`Invalid::Value`] (with the position of the first bad string), [`Invalid::Batch`].
-    pub fn plan_ids<'v, S: AsRef<str> + 'v>(
-        &self,
-        values: &'v [S],
-    ) -> Result<IdPlan<'v>, Refused> {
+    pub fn plan_ids<'v, S: AsRef<str> + 'v>(&self, values: &'v [S]) -> Result<IdPlan<'v>, Refused> {
         check_batch(values.len()).map_err(|e| (e, 0))?;
         let mut ids = Vec::with_capacity(values.len());
         let mut misses: Vec<&str> = Vec::new();
@@ -347,7 +344,9 @@ mod tests {
         let cache = Cache::new(1000);
         let values = ["x"];
         let (mut ids, misses) = cache.plan_ids(&values).unwrap();
-        cache.complete_ids(&values, &mut ids, &misses, &[None]).unwrap();
+        cache
+            .complete_ids(&values, &mut ids, &misses, &[None])
+            .unwrap();
         assert_eq!(ids, vec![None]);
         assert_eq!(cache.id("x"), None);
         assert!(cache.is_empty());
@@ -400,7 +399,10 @@ mod tests {
             .complete_values(&ids, &mut values, &misses, &[Some("three"), None])
             .unwrap();
         let values: Vec<Option<&str>> = values.iter().map(Option::as_deref).collect();
-        assert_eq!(values, vec![Some("seven"), Some("three"), None, Some("three")]);
+        assert_eq!(
+            values,
+            vec![Some("seven"), Some("three"), None, Some("three")]
+        );
         assert_eq!(cache.id("three"), Some(3));
     }
 

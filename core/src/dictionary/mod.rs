@@ -72,7 +72,9 @@ impl Invalid {
             Self::Value => "must be 1 to 2048 bytes of UTF-8 text without NUL characters",
             Self::Id => "must be an integer in 0..=9223372036854775807",
             Self::Batch => "must hold at most 100000 items",
-            Self::Utf8 => "must be valid Unicode text (it holds a lone surrogate, which has no UTF-8 form)",
+            Self::Utf8 => {
+                "must be valid Unicode text (it holds a lone surrogate, which has no UTF-8 form)"
+            }
         }
     }
 

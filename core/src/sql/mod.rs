@@ -18,6 +18,7 @@ mod postgres;
 mod segments;
 mod uninstall;
 
+pub use dictionary::{Dictionary, DictionaryStatements, TOPIC_DROPPED, UNKNOWN_TOPIC};
 pub use lease::{
     Acquire, Action, Fed, LOST_CREATE_RACE, LeaseSignature, Param, Params, Placeholders,
     PostgresLease, Statement, Value,
@@ -25,7 +26,6 @@ pub use lease::{
 #[cfg(feature = "alloc")]
 pub use lease::{LeaseDriver, Next};
 pub use postgres::Postgres;
-pub use dictionary::{Dictionary, DictionaryStatements, TOPIC_DROPPED, UNKNOWN_TOPIC};
 pub use segments::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
     UNKNOWN_TAG,

@@ -1,0 +1,133 @@
+//! The Rust client of the string ↔ ID dictionary, driven by `tests/postgres/test_dictionary.py`
+//! against its throwaway server: `dictionary <connection string> <mode>`; prints one JSON line.
+//!   contract: ids / id / lookup / value / values on topic `mixed` of schema `dict_rust`,
+//!             after Python assigned its strings.
+//!   bad:      every bad input's kind.
+//!   threads:  8 threads writing overlapping batches of shared strings: one ID each, and the
+//!             cache agrees with the server.
+//!   demo:     the strings of argument 3.. on topic `demo` of schema `dict` (examples/postgres/dictionary.py).
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use shardid::dictionary::postgres::{Dictionary, DictionaryError};
+
+fn kind(result: Result<impl Sized, DictionaryError>) -> String {
+    match result {
+        Ok(_) => "no error".into(),
+        Err(e) => e
+            .kind()
+            .map_or_else(|| format!("database: {e}"), |k| k.code().into()),
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let (config, mode) = (args[1].as_str(), args[2].as_str());
+    match mode {
+        "contract" => {
+            let words = Dictionary::connect(&[config], "mixed", "dict_rust", 1000)?;
+            let ids = words.ids(&["from rust", "from python", "from rust"])?;
+            let id = words.id("from python")?;
+            let lookup = words.lookup(&["from rust", "never"])?;
+            let value = words.value(0)?;
+            let values = words.values(&[1, 0, 99])?;
+            println!(
+                "{{\"ids\": {ids:?}, \"id\": {id}, \"lookup\": [{}, {}], \"value\": {:?}, \"values\": [{:?}, {:?}, {}], \"cached\": {}}}",
+                lookup[0].unwrap_or(u64::MAX),
+                lookup[1].map_or("null".into(), |v| v.to_string()),
+                value.as_deref().unwrap_or("?"),
+                values[0].as_deref().unwrap_or("?"),
+                values[1].as_deref().unwrap_or("?"),
+                values[2]
+                    .as_deref()
+                    .map_or("null".into(), |v| format!("{v:?}")),
+                words.cache().len(),
+            );
+        }
+        "bad" => {
+            let words = Dictionary::connect(&[config], "mixed", "dict_rust", 1000)?;
+            let many = vec!["a"; shardid::dictionary::MAX_BATCH + 1];
+            let codes = [
+                kind(words.id("")),
+                kind(words.id("a\0b")),
+                kind(words.id(&"x".repeat(2049))),
+                kind(words.lookup(&many)),
+                kind(words.value(u64::MAX)),
+                kind(
+                    Dictionary::connect(&[config], "nope", "dict_rust", 10).and_then(|d| d.id("a")),
+                ),
+                kind(Dictionary::connect(&[config], "", "dict_rust", 10)),
+                kind(Dictionary::connect(&[config], "t", "x; DROP TABLE y", 10)),
+                kind(Dictionary::connect::<&str>(&[], "t", "dict_rust", 10)),
+                kind(
+                    Dictionary::connect(&[config], "gone", "dict_rust", 0)
+                        .and_then(|d| d.id("new")),
+                ),
+            ];
+            println!("{{\"codes\": {codes:?}}}");
+        }
+        "threads" => threads(config)?,
+        "demo" => {
+            let words = Dictionary::connect(&[config], "demo", "dict", 1000)?;
+            let values: Vec<&str> = args[3..].iter().map(String::as_str).collect();
+            let ids = words.ids(&values)?;
+            for (value, id) in values.iter().zip(ids) {
+                println!("  rust:   {value:<22} -> {id}");
+            }
+        }
+        other => return Err(format!("unknown mode {other}").into()),
+    }
+    Ok(())
+}
+
+/// 8 threads writing overlapping batches of shared strings on one client.
+fn threads(config: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let words = Arc::new(Dictionary::connect(
+        &[config],
+        "shared",
+        "dict_rust",
+        100_000,
+    )?);
+    let handles: Vec<_> = (0..8u64)
+        .map(|t| {
+            let words = Arc::clone(&words);
+            std::thread::spawn(move || -> Result<Vec<(String, u64)>, DictionaryError> {
+                let mut pairs = Vec::new();
+                for b in 0..100u64 {
+                    let values: Vec<String> = (0..20)
+                        .map(|i| format!("s{}", (t * 7 + b * 13 + i * 31) % 1500))
+                        .collect();
+                    let ids = words.ids(&values)?;
+                    pairs.extend(values.into_iter().zip(ids));
+                }
+                Ok(pairs)
+            })
+        })
+        .collect();
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    let mut conflicts = 0;
+    for h in handles {
+        for (value, id) in h.join().expect("thread")? {
+            if *seen.entry(value).or_insert(id) != id {
+                conflicts += 1;
+            }
+        }
+    }
+    // The cache against the server, from a client with no cache.
+    let fresh = Dictionary::connect(&[config], "shared", "dict_rust", 0)?;
+    let values: Vec<&str> = seen.keys().map(String::as_str).collect();
+    let server = fresh.lookup(&values)?;
+    let disagree = values
+        .iter()
+        .zip(&server)
+        .filter(|(v, id)| {
+            **id != Some(seen[**v]) || words.cache().id(v).is_some_and(|c| Some(c) != **id)
+        })
+        .count();
+    println!(
+        "{{\"strings\": {}, \"conflicts\": {conflicts}, \"disagree\": {disagree}, \"max\": {}}}",
+        seen.len(),
+        seen.values().max().copied().unwrap_or(0)
+    );
+    Ok(())
+}
