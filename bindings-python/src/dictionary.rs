@@ -23,6 +23,14 @@ pub(crate) fn dictionary(py: Python<'_>, schema: &str) -> PyResult<String> {
         .map_err(|e| sql_error(py, e))
 }
 
+/// The DDL that removes the dictionary from `schema` (functions, topics and strings).
+#[pyfunction]
+pub(crate) fn dictionary_uninstall(py: Python<'_>, schema: &str) -> PyResult<String> {
+    Dictionary::new(schema)
+        .map(|ddl| ddl.uninstall().to_string())
+        .map_err(|e| sql_error(py, e))
+}
+
 /// The statements a dictionary client sends, in psycopg's `%s` style: `(ids, lookup, values,
 /// create_topic, drop_topic)`.
 #[pyfunction]
@@ -162,7 +170,8 @@ impl PyDictCache {
         Ok((PyList::new(py, items)?, ids, misses))
     }
 
-    /// Records the server's answers for the misses and fills them in.
+    /// Fills the server's answers for the misses in, and caches them if `remember`.
+    #[pyo3(signature = (values, ids, misses, answers, remember = true))]
     fn complete_ids(
         &self,
         py: Python<'_>,
@@ -170,15 +179,25 @@ impl PyDictCache {
         mut ids: Vec<Option<u64>>,
         misses: Vec<String>,
         answers: Vec<Option<i64>>,
+        remember: bool,
     ) -> PyResult<Vec<Option<u64>>> {
         let answers: Vec<Option<u64>> = answers
             .into_iter()
             .map(|a| a.map(i64::cast_unsigned))
             .collect();
         self.inner
-            .complete_ids(&values, &mut ids, &misses, &answers)
+            .merge_ids(&values, &mut ids, &misses, &answers, remember)
             .map_err(|_| mismatch(py))?;
         Ok(ids)
+    }
+
+    /// Caches answers a transaction committed (strings and their IDs, `None` skipped).
+    fn remember_ids(&self, misses: Vec<String>, answers: Vec<Option<i64>>) {
+        let answers: Vec<Option<u64>> = answers
+            .into_iter()
+            .map(|a| a.map(i64::cast_unsigned))
+            .collect();
+        self.inner.remember_ids(&misses, &answers);
     }
 
     /// Checks a batch of IDs, answers from the cache: `(ids, values, misses)`.
@@ -205,7 +224,8 @@ impl PyDictCache {
         ))
     }
 
-    /// Records the server's answers for the missing IDs and fills them in.
+    /// Fills the server's answers for the missing IDs in, and caches them if `remember`.
+    #[pyo3(signature = (ids, values, misses, answers, remember = true))]
     fn complete_values(
         &self,
         py: Python<'_>,
@@ -213,11 +233,12 @@ impl PyDictCache {
         values: Vec<Option<String>>,
         misses: Vec<u64>,
         answers: Vec<Option<String>>,
+        remember: bool,
     ) -> PyResult<Vec<Option<String>>> {
         let mut values: Vec<Option<Arc<str>>> =
             values.into_iter().map(|v| v.map(Arc::from)).collect();
         self.inner
-            .complete_values(&ids, &mut values, &misses, &answers)
+            .merge_values(&ids, &mut values, &misses, &answers, remember)
             .map_err(|_| mismatch(py))?;
         Ok(values
             .into_iter()

@@ -143,7 +143,7 @@ pub(crate) fn _error(
             None => {
                 failed = Some(PyTypeError::new_err(format!(
                     "{code} needs the field {name}"
-                )))
+                )));
             }
         }
         Ok(())

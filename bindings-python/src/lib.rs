@@ -45,6 +45,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::_error, m)?)?;
     m.add_class::<dictionary::PyDictCache>()?;
     m.add_function(wrap_pyfunction!(dictionary::dictionary, m)?)?;
+    m.add_function(wrap_pyfunction!(dictionary::dictionary_uninstall, m)?)?;
     m.add_function(wrap_pyfunction!(dictionary::_dictionary_statements, m)?)?;
     m.add_function(wrap_pyfunction!(dictionary::server_for, m)?)?;
     m.add_function(wrap_pyfunction!(dictionary::_check_topic, m)?)?;

@@ -190,3 +190,81 @@ def test_django_dense_id_field_on_postgres(cluster: Any, conn: psycopg.Connectio
     dsn = cluster.dsn.replace("dbname=postgres", "dbname=django_dense")
     with psycopg.connect(dsn) as db:
         assert db.execute("SELECT to_regclass('seg.shardid_tags')").fetchone()[0] is None  # type: ignore[index]
+
+
+DICT_MODELS = """
+from django.db import models
+
+class Tagged(models.Model):
+    tag_id = models.BigIntegerField()
+"""
+
+DICT_INSTALL = """
+from django.db import migrations
+from shardid.django import InstallDictionary
+
+
+class Migration(migrations.Migration):
+    initial = True
+    operations = [InstallDictionary(schema="dict", topics=["tags"])]
+"""
+
+DICT_CHECK = """
+import django, os
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+django.setup()
+import shardid
+from django.db import IntegrityError, transaction
+from shardid.django import dictionary
+from tags.models import Tagged
+
+tags = dictionary("tags")
+assert dictionary("tags") is tags, "one per process and topic"
+first = tags.ids(["red", "green", "red"])
+Tagged.objects.bulk_create([Tagged(tag_id=i) for i in first])
+# In the caller's transaction: a rollback gives the new IDs back.
+try:
+    with transaction.atomic():
+        assert tags.id("blue") == 2
+        raise IntegrityError("roll back")
+except IntegrityError:
+    pass
+# The rolled-back ID was given back, and never cached: "blue" is not 2.
+assert tags.ids(["yellow", "blue"]) == [2, 3], "the rolled-back IDs were given back"
+assert tags.id("blue") == 3 and tags.value(2) == "yellow"
+# Committed in a transaction: cached at its commit.
+with transaction.atomic():
+    assert tags.ids(["white"]) == [4]
+    assert tags.cache.id("white") is None, "cached before its commit"
+assert tags.cache.id("white") == 4
+assert tags.lookup(["red", "nope"]) == [0, None] and tags.values([1, 9]) == ["green", None]
+try:
+    dictionary("nope").id("x")
+    raise AssertionError("no error")
+except shardid.UnknownTopicError as e:
+    assert e.topic == "nope"
+print(first, Tagged.objects.count())
+"""
+
+
+def test_django_dictionary_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
+    conn.execute("CREATE DATABASE django_dict")
+    settings = SETTINGS.format(port=cluster.port).replace('"events"', '"tags"').replace("django_shardid", "django_dict")
+    (tmp_path / "settings.py").write_text(settings)
+    app = tmp_path / "tags"
+    (app / "migrations").mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "migrations" / "__init__.py").write_text("")
+    (app / "models.py").write_text(textwrap.dedent(DICT_MODELS))
+    (app / "migrations" / "0001_install_dictionary.py").write_text(DICT_INSTALL)
+    run(tmp_path, "-m", "django", "makemigrations", "tags")
+    run(tmp_path, "-m", "django", "migrate")
+    assert run(tmp_path, "-c", DICT_CHECK).strip() == "[0, 1, 0] 3"
+    run(tmp_path, "-m", "django", "migrate", "tags", "zero")
+    dsn = cluster.dsn.replace("dbname=postgres", "dbname=django_dict")
+    with psycopg.connect(dsn) as db:
+        assert db.execute("SELECT to_regclass('dict.shardid_topics'), to_regclass('dict.shardid_strings')").fetchone() == (None, None)
+        left = db.execute(
+            "SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'dict'"
+        ).fetchone()[0]  # type: ignore[index]
+        assert left == 0, "every function of the install is removed"

@@ -31,6 +31,7 @@ __all__ = [
     "_dictionary_statements",
     "_error",
     "dictionary",
+    "dictionary_uninstall",
     "server_for",
     "_SegmentAllocator",
     "_segment_statements",
@@ -75,6 +76,7 @@ MAX_BATCH: int
 MAX_VALUE_LEN: int
 
 def dictionary(schema: str) -> str: ...
+def dictionary_uninstall(schema: str) -> str: ...
 def _dictionary_statements(schema: str) -> tuple[str, str, str, str, str]: ...
 def server_for(topic: str, servers: int) -> int: ...
 def _check_topic(topic: str) -> None: ...
@@ -90,11 +92,22 @@ class _DictCache:
     def value(self, id: int) -> str | None: ...
     def plan_ids(self, values: Iterable[str]) -> tuple[list[str], list[int | None], list[str]]: ...
     def complete_ids(
-        self, values: list[str], ids: list[int | None], misses: list[str], answers: list[int | None]
+        self,
+        values: list[str],
+        ids: list[int | None],
+        misses: list[str],
+        answers: list[int | None],
+        remember: bool = True,
     ) -> list[int | None]: ...
+    def remember_ids(self, misses: list[str], answers: list[int | None]) -> None: ...
     def plan_values(self, ids: Iterable[int]) -> tuple[list[int], list[str | None], list[int]]: ...
     def complete_values(
-        self, ids: list[int], values: list[str | None], misses: list[int], answers: list[str | None]
+        self,
+        ids: list[int],
+        values: list[str | None],
+        misses: list[int],
+        answers: list[str | None],
+        remember: bool = True,
     ) -> list[str | None]: ...
 def _segment_statements(schema: str) -> tuple[str, str, str]: ...
 @disjoint_base

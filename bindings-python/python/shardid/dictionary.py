@@ -120,8 +120,14 @@ class Dictionary:
                     raise self._translate(e) from e
         raise AssertionError("unreachable")
 
+    def _committed(self, strings: list[Any], ids: list[Any]) -> bool:
+        """Whether the server's answers (pairs of ``strings`` and ``ids``) are committed and may
+        be cached now: always here (autocommit). A client that runs in the caller's transaction
+        caches them when it commits."""
+        return True
+
     def _translate(self, e: BaseException) -> BaseException:
-        state = getattr(e, "sqlstate", None)
+        state = getattr(e, "sqlstate", None) or getattr(e, "pgcode", None)  # psycopg, psycopg2
         if state == _UNKNOWN_TOPIC_SQLSTATE:
             return _error("UNKNOWN_TOPIC", topic=self.topic)
         if state == _TOPIC_DROPPED_SQLSTATE:
@@ -163,7 +169,7 @@ class Dictionary:
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
             answers = self._execute(self._ids_sql, (self.topic, misses))
-            ids = self.cache.complete_ids(values, ids, misses, answers)
+            ids = self.cache.complete_ids(values, ids, misses, answers, self._committed(misses, answers))
         return ids  # type: ignore[return-value]  # every one assigned
 
     def lookup(self, values: Iterable[str]) -> list[int | None]:
@@ -171,7 +177,7 @@ class Dictionary:
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
             answers = self._execute(self._lookup_sql, (self.topic, misses))
-            ids = self.cache.complete_ids(values, ids, misses, answers)
+            ids = self.cache.complete_ids(values, ids, misses, answers, self._committed(misses, answers))
         return ids
 
     # -- IDs to strings --------------------------------------------------------------------
@@ -188,7 +194,8 @@ class Dictionary:
         ids, values, misses = self.cache.plan_values(ids)
         if misses:
             answers = self._execute(self._values_sql, (self.topic, misses))
-            values = self.cache.complete_values(ids, values, misses, answers)
+            # A string found by ID is cached with it once committed: strings are keyed by both.
+            values = self.cache.complete_values(ids, values, misses, answers, self._committed(answers, misses))
         return values
 
     # -- life --------------------------------------------------------------------------------

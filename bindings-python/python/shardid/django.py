@@ -36,6 +36,7 @@ from django.db import NotSupportedError, models
 from django.db.migrations.operations.base import Operation
 
 from shardid import Generator, Layout, LeasedGenerator, ShardIdError, lease
+from shardid.dictionary import DEFAULT_CACHE, Dictionary
 from shardid.sql import postgres, postgres_uninstall
 
 __all__ = [
@@ -304,3 +305,114 @@ class InstallSegments(Operation):
     @property
     def migration_name_fragment(self) -> str:
         return f"shardid_segments_{self.schema}"
+
+
+class _DjangoDictionary(Dictionary):
+    """A :class:`~shardid.dictionary.Dictionary` whose statements run on Django's connection
+    for ``using`` (the thread's own, in its transaction)."""
+
+    def __init__(self, topic: str, *, schema: str, using: str, cache_size: int) -> None:
+        super().__init__("django", topic, schema=schema, cache_size=cache_size)
+        self.using = using
+        self.server = 0
+
+    def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
+        from django.db import DatabaseError, connections
+
+        try:
+            with connections[self.using].cursor() as cursor:
+                cursor.execute(sql, [list(p) if isinstance(p, tuple) else p for p in params])
+                row = cursor.fetchone()
+                return row[0] if row else None
+        except DatabaseError as e:
+            raise self._translate(e.__cause__ or e) from e
+
+    def _committed(self, strings: list[Any], ids: list[Any]) -> bool:
+        # Inside transaction.atomic() the answers may be this transaction's own new strings,
+        # which a rollback undoes: cache them when it commits, never before.
+        from django.db import connections, transaction
+
+        if not connections[self.using].in_atomic_block:
+            return True
+        pairs = [(s, i) for s, i in zip(strings, ids) if s is not None and i is not None]
+        keep = ([s for s, _ in pairs], [i for _, i in pairs])
+        transaction.on_commit(lambda: self.cache.remember_ids(*keep), using=self.using)
+        return False
+
+    def close(self) -> None:
+        """Nothing to close: the connection is Django's."""
+
+    def __repr__(self) -> str:
+        return f"dictionary(topic={self.topic!r}, schema={self.schema!r}, using={self.using!r}, cached={len(self.cache)})"
+
+
+_dictionaries: dict[tuple[str, str, str], _DjangoDictionary] = {}
+
+
+def dictionary(topic: str, *, schema: str = "dict", using: str = "default", cache_size: int = DEFAULT_CACHE) -> Dictionary:
+    """The string <-> ID dictionary of ``topic`` (:mod:`shardid.dictionary`) on Django's
+    connection ``using`` (PostgreSQL, after :class:`InstallDictionary`): one per process and
+    topic, its cache shared by every thread::
+
+        from shardid.django import dictionary
+
+        tag_id = dictionary("tags").id(request.POST["tag"])
+
+    The statements run in the caller's transaction: inside ``transaction.atomic()``, a call that
+    assigns new IDs holds the topic's lock until that transaction ends (other writers of new
+    strings of the topic wait), and a rollback gives the IDs back.
+    """
+    key = (using, schema, topic)
+    found = _dictionaries.get(key)
+    if found is None:
+        with _lock:
+            found = _dictionaries.get(key)
+            if found is None:
+                found = _dictionaries[key] = _DjangoDictionary(topic, schema=schema, using=using, cache_size=cache_size)
+    return found
+
+
+class InstallDictionary(Operation):
+    """A migration operation that installs the string <-> ID dictionary in ``schema``
+    (:func:`shardid.sql.dictionary`) and creates ``topics``; reversing it removes the functions,
+    the topics and their strings::
+
+        operations = [InstallDictionary(schema="dict", topics=["tags", "urls"])]
+    """
+
+    reduces_to_sql = True
+    reversible = True
+
+    def __init__(self, schema: str = "dict", topics: list[str] | None = None) -> None:
+        from shardid.sql import dictionary as ddl, dictionary_uninstall
+
+        self.schema, self.topics = schema, list(topics or [])
+        self.install_sql = ddl(schema)
+        self.uninstall_sql = dictionary_uninstall(schema)
+
+    def deconstruct(self) -> Any:
+        return self.__class__.__qualname__, [], {"schema": self.schema, "topics": self.topics}
+
+    def state_forwards(self, app_label: str, state: Any) -> None:
+        pass
+
+    def _check(self, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor != "postgresql":
+            raise NotSupportedError("InstallDictionary needs PostgreSQL")
+
+    def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        self._check(schema_editor)
+        schema_editor.execute(self.install_sql, params=None)
+        for topic in self.topics:
+            schema_editor.execute(f"SELECT {self.schema}.create_topic(%s)", params=[topic])
+
+    def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        self._check(schema_editor)
+        schema_editor.execute(self.uninstall_sql, params=None)
+
+    def describe(self) -> str:
+        return f"Install shardid's string <-> ID dictionary in {self.schema}"
+
+    @property
+    def migration_name_fragment(self) -> str:
+        return f"shardid_dictionary_{self.schema}"

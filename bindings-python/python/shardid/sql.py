@@ -25,9 +25,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from shardid._shardid import Layout, dictionary, postgres, postgres_uninstall, segments
+from shardid._shardid import Layout, dictionary, dictionary_uninstall, postgres, postgres_uninstall, segments
 
-__all__ = ["dictionary", "postgres", "postgres_uninstall", "segments"]
+__all__ = ["dictionary", "dictionary_uninstall", "postgres", "postgres_uninstall", "segments"]
 
 
 

@@ -242,14 +242,28 @@ impl Cache {
         misses: &[M],
         answers: &[Option<u64>],
     ) -> Result<(), Mismatch> {
+        self.merge_ids(values, ids, misses, answers, true)
+    }
+
+    /// As [`Cache::complete_ids`], caching the answers only if `remember`: a client whose
+    /// statements run in the caller's transaction must not cache what a rollback could undo,
+    /// and calls [`Cache::remember_ids`] once that transaction commits.
+    ///
+    /// # Errors
+    /// As [`Cache::complete_ids`].
+    pub fn merge_ids<S: AsRef<str>, M: AsRef<str>>(
+        &self,
+        values: &[S],
+        ids: &mut [Option<u64>],
+        misses: &[M],
+        answers: &[Option<u64>],
+        remember: bool,
+    ) -> Result<(), Mismatch> {
         if misses.len() != answers.len() || values.len() != ids.len() {
             return Err(Mismatch);
         }
         let mut answered: HashMap<&str, Option<u64>> = HashMap::with_capacity(misses.len());
         for (value, answer) in misses.iter().zip(answers) {
-            if let Some(id) = *answer {
-                self.insert(value.as_ref(), id);
-            }
             answered.insert(value.as_ref(), *answer);
         }
         for (value, id) in values.iter().zip(ids.iter_mut()) {
@@ -257,7 +271,19 @@ impl Cache {
                 *id = *answered.get(value.as_ref()).ok_or(Mismatch)?;
             }
         }
+        if remember {
+            self.remember_ids(misses, answers);
+        }
         Ok(())
+    }
+
+    /// Caches the server's answers (`None`: not known, not cached).
+    pub fn remember_ids<M: AsRef<str>>(&self, misses: &[M], answers: &[Option<u64>]) {
+        for (value, answer) in misses.iter().zip(answers) {
+            if let Some(id) = *answer {
+                self.insert(value.as_ref(), id);
+            }
+        }
     }
 
     /// The first step of a batch of IDs: as [`Cache::plan_ids`], the other way.
@@ -291,13 +317,28 @@ impl Cache {
         misses: &[u64],
         answers: &[Option<A>],
     ) -> Result<(), Mismatch> {
+        self.merge_values(ids, values, misses, answers, true)
+    }
+
+    /// As [`Cache::complete_values`], caching only if `remember` (see [`Cache::merge_ids`]).
+    ///
+    /// # Errors
+    /// As [`Cache::complete_values`].
+    pub fn merge_values<A: AsRef<str>>(
+        &self,
+        ids: &[u64],
+        values: &mut [Option<Arc<str>>],
+        misses: &[u64],
+        answers: &[Option<A>],
+        remember: bool,
+    ) -> Result<(), Mismatch> {
         if misses.len() != answers.len() || ids.len() != values.len() {
             return Err(Mismatch);
         }
         let mut answered: HashMap<u64, Option<Arc<str>>> = HashMap::with_capacity(misses.len());
         for (&id, answer) in misses.iter().zip(answers) {
             let value = answer.as_ref().map(|a| Arc::<str>::from(a.as_ref()));
-            if let Some(value) = &value {
+            if remember && let Some(value) = &value {
                 self.by_id.insert(id, Arc::clone(value));
                 self.by_value.insert(Arc::clone(value), id);
             }
@@ -422,6 +463,26 @@ mod tests {
         assert_eq!(cache.value(99_998).as_deref(), Some("v99998"));
         // The oldest are gone.
         assert_eq!(cache.id("v1"), None);
+    }
+
+    #[test]
+    fn a_merge_without_remembering_caches_nothing_until_told() {
+        let cache = Cache::new(100);
+        let values = ["a", "b"];
+        let (mut ids, misses) = cache.plan_ids(&values).unwrap();
+        cache
+            .merge_ids(&values, &mut ids, &misses, &[Some(4), Some(5)], false)
+            .unwrap();
+        assert_eq!(ids, vec![Some(4), Some(5)]);
+        assert!(cache.is_empty());
+        cache.remember_ids(&misses, &[Some(4), Some(5)]);
+        assert_eq!(cache.id("b"), Some(5));
+        let (mut values, misses) = cache.plan_values(&[9]).unwrap();
+        cache
+            .merge_values(&[9], &mut values, &misses, &[Some("nine")], false)
+            .unwrap();
+        assert_eq!(values[0].as_deref(), Some("nine"));
+        assert_eq!(cache.value(9), None);
     }
 
     #[test]

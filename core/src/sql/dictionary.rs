@@ -61,12 +61,56 @@ impl<'a> Dictionary<'a> {
         self.schema
     }
 
+    /// The DDL that removes what this installs (functions, then the tables: the strings
+    /// too), leaving the schema. Render it with [`Display`].
+    pub const fn uninstall(&self) -> DictionaryUninstall<'a> {
+        DictionaryUninstall {
+            schema: self.schema,
+        }
+    }
+
     /// The statements a client sends, with its placeholders.
     pub const fn statements(&self, placeholders: Placeholders) -> DictionaryStatements<'a> {
         DictionaryStatements {
             schema: self.schema,
             placeholders,
         }
+    }
+}
+
+/// The DDL that removes the dictionary from a schema ([`Dictionary::uninstall`]).
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct DictionaryUninstall<'a> {
+    schema: &'a str,
+}
+
+/// Every function the install creates, with its argument types, dependents first.
+const FUNCTIONS: [&str; 10] = [
+    "dict_value(text, bigint)",
+    "dict_values(text, bigint[])",
+    "dict_id(text, text)",
+    "dict_ids(text, text[])",
+    "dict_lookup(text, text[])",
+    "drop_topic(text)",
+    "create_topic(text)",
+    "shardid_topic_id(text)",
+    "shardid_check_values(text[])",
+    "shardid_check_topic(text)",
+];
+
+impl Display for DictionaryUninstall<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.schema;
+        writeln!(
+            f,
+            "-- Removes shardid's dictionary (its functions, topics and strings) from schema {s}."
+        )?;
+        for function in FUNCTIONS {
+            writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
+        }
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_strings;")?;
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_topics;")
     }
 }
 

@@ -18,7 +18,9 @@ mod postgres;
 mod segments;
 mod uninstall;
 
-pub use dictionary::{Dictionary, DictionaryStatements, TOPIC_DROPPED, UNKNOWN_TOPIC};
+pub use dictionary::{
+    Dictionary, DictionaryStatements, DictionaryUninstall, TOPIC_DROPPED, UNKNOWN_TOPIC,
+};
 pub use lease::{
     Acquire, Action, Fed, LOST_CREATE_RACE, LeaseSignature, Param, Params, Placeholders,
     PostgresLease, Statement, Value,
