@@ -43,3 +43,9 @@ echo "== Dense IDs from segments: Python, Node and Rust taking turns on one tag 
 cargo build --quiet --locked -p shardid --features postgres --example segments
 (cd "$work" && "$OLDPWD/target/python-venv/bin/python" "$OLDPWD/examples/postgres/segments.py" \
     "$OLDPWD/target/debug/examples/segments")
+
+echo
+echo "== The string <-> ID dictionary: Python, Node and Rust sharing one topic of a throwaway server"
+cargo build --quiet --locked -p shardid --features postgres --example dictionary
+(cd "$work" && "$OLDPWD/target/python-venv/bin/python" "$OLDPWD/examples/postgres/dictionary.py" \
+    "$OLDPWD/target/debug/examples/dictionary")
