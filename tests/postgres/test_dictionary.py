@@ -545,3 +545,45 @@ def test_rust_shares_the_dictionary(cluster: Any, conn: Any) -> None:
     assert threads["conflicts"] == 0 and threads["disagree"] == 0
     assert threads["strings"] == threads["max"] + 1 == assert_dense(conn, "dict_rust", "shared")
     assert_dense(conn, "dict_rust", "mixed")
+
+
+def test_concurrent_dict_id_of_the_same_new_strings_agree(cluster: Any, connect: Any) -> None:
+    # The single-string function has a path of its own (no arrays): 8 sessions calling it on a
+    # small pool of strings at once, under READ COMMITTED and REPEATABLE READ (which may refuse
+    # with 40001, to retry, but never gives a second ID).
+    admin = connect()
+    install(admin, "dict_single")
+    admin.execute("SELECT dict_single.create_topic('t')")
+    given: list[tuple[str, int]] = []
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def session(seed: int, isolation: str) -> None:
+        conn = connect()
+        rng = random.Random(seed)
+        try:
+            for _ in range(300):
+                value = f"v{rng.randrange(400)}"
+                while True:
+                    try:
+                        with conn.transaction():
+                            conn.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+                            id = one(conn, "SELECT dict_single.dict_id('t', %s)", value)
+                        break
+                    except psycopg.errors.SerializationFailure:
+                        continue
+                with lock:
+                    given.append((value, id))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=session, args=(i, ("READ COMMITTED", "REPEATABLE READ")[i % 2])) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    mapping: dict[str, int] = {}
+    for value, id in given:
+        assert mapping.setdefault(value, id) == id, f"{value} given {mapping[value]} and {id}"
+    assert assert_dense(admin, "dict_single", "t") == len(mapping) > 300

@@ -86,12 +86,14 @@ pub struct DictionaryUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 10] = [
+const FUNCTIONS: [&str; 12] = [
     "dict_value(text, bigint)",
     "dict_values(text, bigint[])",
     "dict_id(text, text)",
     "dict_ids(text, text[])",
     "dict_lookup(text, text[])",
+    "shardid_find(integer, text[])",
+    "shardid_find_values(integer, bigint[])",
     "drop_topic(text)",
     "create_topic(text)",
     "shardid_topic_id(text)",
@@ -256,6 +258,22 @@ BEGIN
 END
 $shardid$;
 
+-- The IDs of `values` in topic number `t`, NULL where unknown: the one lookup every function uses.
+CREATE OR REPLACE FUNCTION {s}.shardid_find(t integer, \"values\" text[]) RETURNS bigint[]
+    LANGUAGE sql STABLE AS $shardid$
+    SELECT coalesce(array_agg(d.id ORDER BY v.ord), '{{}}')
+        FROM unnest(\"values\") WITH ORDINALITY AS v(value, ord)
+        LEFT JOIN {s}.shardid_strings AS d ON d.topic_id = t AND d.value = v.value
+$shardid$;
+
+-- The strings of `ids` in topic number `t`, NULL where unknown.
+CREATE OR REPLACE FUNCTION {s}.shardid_find_values(t integer, ids bigint[]) RETURNS text[]
+    LANGUAGE sql STABLE AS $shardid$
+    SELECT coalesce(array_agg(d.value ORDER BY i.ord), '{{}}')
+        FROM unnest(ids) WITH ORDINALITY AS i(id, ord)
+        LEFT JOIN {s}.shardid_strings AS d ON d.topic_id = t AND d.id = i.id
+$shardid$;
+
 -- The IDs of `values` (NULL for a string never seen): read only.
 CREATE OR REPLACE FUNCTION {s}.dict_lookup(topic text, \"values\" text[]) RETURNS bigint[]
     LANGUAGE plpgsql STABLE AS $shardid$
@@ -264,10 +282,7 @@ DECLARE
     t integer := {s}.shardid_topic_id(dict_lookup.topic);
 BEGIN
     PERFORM {s}.shardid_check_values(dict_lookup.\"values\");
-    RETURN coalesce(
-        (SELECT array_agg(d.id ORDER BY v.ord) FROM unnest(dict_lookup.\"values\") WITH ORDINALITY AS v(value, ord)
-            LEFT JOIN {s}.shardid_strings AS d ON d.topic_id = t AND d.value = v.value),
-        '{{}}');
+    RETURN {s}.shardid_find(t, dict_lookup.\"values\");
 END
 $shardid$;
 
@@ -285,44 +300,66 @@ DECLARE
 BEGIN
     PERFORM {s}.shardid_check_values(dict_ids.\"values\");
     -- Without a lock first: once warm, most strings are there.
-    found_ids := {s}.dict_lookup(dict_ids.topic, dict_ids.\"values\");
+    found_ids := {s}.shardid_find(t, dict_ids.\"values\");
     IF array_position(found_ids, NULL) IS NULL THEN
         RETURN found_ids;
     END IF;
     -- The topic's counter, locked until this transaction ends: writers of new strings of one
-    -- topic go one at a time, and the one before has committed when this one looks again.
+    -- topic go one at a time, and the one before has committed when this one looks again
+    -- (each statement of a VOLATILE function sees what committed before it started).
     SELECT tt.next, tt.dropped_at IS NOT NULL INTO base, dropped
         FROM {s}.shardid_topics AS tt WHERE tt.topic_id = t FOR NO KEY UPDATE;
     IF dropped THEN
         RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped: it assigns no new IDs', quote_literal(dict_ids.topic)
             USING ERRCODE = '{TOPIC_DROPPED}';
     END IF;
+    -- Look again, now that writers before this one have committed; number what is still
+    -- missing. (No join with the strings here: a plan PL/pgSQL cached while the table was small
+    -- would scan the whole topic; shardid_find is planned at each call.)
+    found_ids := {s}.shardid_find(t, dict_ids.\"values\");
     INSERT INTO {s}.shardid_strings (topic_id, value, id)
         SELECT t, m.value, base + row_number() OVER (ORDER BY m.ord) - 1
         FROM (SELECT v.value, min(v.ord) AS ord
-                FROM unnest(dict_ids.\"values\") WITH ORDINALITY AS v(value, ord)
-                WHERE NOT EXISTS (SELECT 1 FROM {s}.shardid_strings AS d WHERE d.topic_id = t AND d.value = v.value)
+                FROM unnest(dict_ids.\"values\", found_ids) WITH ORDINALITY AS v(value, id, ord)
+                WHERE v.id IS NULL
                 GROUP BY v.value) AS m;
     GET DIAGNOSTICS added = ROW_COUNT;
     UPDATE {s}.shardid_topics AS tt SET next = base + added WHERE tt.topic_id = t;
-    RETURN {s}.dict_lookup(dict_ids.topic, dict_ids.\"values\");
+    RETURN {s}.shardid_find(t, dict_ids.\"values\");
 END
 $shardid$;
 
--- The ID of one string, assigned if new.
+-- The ID of one string, assigned if new: dict_ids for one, without arrays.
 CREATE OR REPLACE FUNCTION {s}.dict_id(topic text, value text) RETURNS bigint
     LANGUAGE plpgsql VOLATILE AS $shardid$
 #variable_conflict use_column
 DECLARE
     t integer := {s}.shardid_topic_id(dict_id.topic);
     found_id bigint;
+    base bigint;
+    dropped boolean;
 BEGIN
-    PERFORM {s}.shardid_check_values(ARRAY[dict_id.value]);
+    IF dict_id.value IS NULL OR dict_id.value = '' OR octet_length(dict_id.value) > {MAX_VALUE_LEN} THEN
+        PERFORM {s}.shardid_check_values(ARRAY[dict_id.value]);
+    END IF;
     SELECT d.id INTO found_id FROM {s}.shardid_strings AS d WHERE d.topic_id = t AND d.value = dict_id.value;
     IF FOUND THEN
         RETURN found_id;
     END IF;
-    RETURN ({s}.dict_ids(dict_id.topic, ARRAY[dict_id.value]))[1];
+    SELECT tt.next, tt.dropped_at IS NOT NULL INTO base, dropped
+        FROM {s}.shardid_topics AS tt WHERE tt.topic_id = t FOR NO KEY UPDATE;
+    IF dropped THEN
+        RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped: it assigns no new IDs', quote_literal(dict_id.topic)
+            USING ERRCODE = '{TOPIC_DROPPED}';
+    END IF;
+    -- Another writer may have added it while this one waited for the lock.
+    SELECT d.id INTO found_id FROM {s}.shardid_strings AS d WHERE d.topic_id = t AND d.value = dict_id.value;
+    IF FOUND THEN
+        RETURN found_id;
+    END IF;
+    INSERT INTO {s}.shardid_strings (topic_id, value, id) VALUES (t, dict_id.value, base);
+    UPDATE {s}.shardid_topics AS tt SET next = base + 1 WHERE tt.topic_id = t;
+    RETURN base;
 END
 $shardid$;
 
@@ -343,10 +380,7 @@ BEGIN
         RAISE EXCEPTION 'INVALID_ARGUMENT: an ID is 0 or more; ID % is %', bad - 1, quote_nullable(dict_values.ids[bad])
             USING ERRCODE = '22023';
     END IF;
-    RETURN coalesce(
-        (SELECT array_agg(d.value ORDER BY i.ord) FROM unnest(dict_values.ids) WITH ORDINALITY AS i(id, ord)
-            LEFT JOIN {s}.shardid_strings AS d ON d.topic_id = t AND d.id = i.id),
-        '{{}}');
+    RETURN {s}.shardid_find_values(t, dict_values.ids);
 END
 $shardid$;
 
