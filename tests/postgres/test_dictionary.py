@@ -587,3 +587,24 @@ def test_concurrent_dict_id_of_the_same_new_strings_agree(cluster: Any, connect:
     for value, id in given:
         assert mapping.setdefault(value, id) == id, f"{value} given {mapping[value]} and {id}"
     assert assert_dense(admin, "dict_single", "t") == len(mapping) > 300
+
+
+def test_the_command_line_prints_the_ddl_and_its_uninstall_removes_it(conn: Any) -> None:
+    from shardid.sql import dictionary_uninstall
+
+    printed = subprocess.run(
+        [sys.executable, "-m", "shardid.sql", "--dictionary", "--schema", "dict_cli"], capture_output=True, text=True, check=True
+    ).stdout
+    assert printed == dictionary("dict_cli")
+    with conn.transaction():
+        conn.execute(printed.encode())
+    conn.execute("SELECT dict_cli.create_topic('t'), dict_cli.dict_id('t', 'x')")
+    with conn.transaction():
+        conn.execute(dictionary_uninstall("dict_cli").encode())
+    left = one(conn, "SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'dict_cli'")
+    assert left == 0, "the uninstall drops every function the install creates"
+    assert one(conn, "SELECT to_regclass('dict_cli.shardid_strings')") is None
+    refused = subprocess.run(
+        [sys.executable, "-m", "shardid.sql", "--dictionary", "--schema", "Bad;"], capture_output=True, text=True
+    )
+    assert refused.returncode == 1 and "schema" in refused.stderr
