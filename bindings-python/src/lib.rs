@@ -38,7 +38,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres_uninstall, m)?)?;
     m.add_class::<sql::PyLeaseProtocol>()?;
-    m.add_class::<segment::PySegmentAllocator>()?;
+    m.add_class::<segment::PyDenseIds>()?;
     m.add("_UNKNOWN_TAG_SQLSTATE", shardid::sql::UNKNOWN_TAG)?;
     m.add_function(wrap_pyfunction!(segment::segments, m)?)?;
     m.add_function(wrap_pyfunction!(segment::_segment_statements, m)?)?;

@@ -39,34 +39,51 @@ pub(crate) fn _segment_statements(
     ))
 }
 
-/// The core's segment allocator as the base class of `shardid.segments.DenseIds`, so that
-/// `ids.next_id()` is one native call found on the type (no Python frame, no instance-dict
-/// lookup). It calls back into the subclass only off the hot path: `self._start(size)` when a
-/// fetch becomes due, `self._when_empty()` when both segments are used up (or the allocator was
-/// closed, or this is a forked child: see `_forked`), whose return value it returns.
-#[pyclass(
-    module = "shardid._shardid",
-    name = "_SegmentAllocator",
-    frozen,
-    subclass
-)]
-pub(crate) struct PySegmentAllocator {
+/// Dense IDs of one tag, taken in segments from the PostgreSQL server at `conninfo` (a libpq
+/// connection string or URL) where `schema` holds the segments' DDL.
+///
+/// `conninfo` may be a list of ticket servers (each with the DDL of its index, `--servers n
+/// --index i`): segments are then taken from whichever answers, in turn, and a server that is
+/// down costs only its share. IDs from several servers interleave (each server's are one
+/// residue modulo n), so they no longer increase per allocator.
+///
+/// Thread-safe: share one per process. In a forked child it starts afresh with segments of its
+/// own (the parent's are the parent's).
+///
+/// `next_id()` returns the next ID of this allocator (increasing); it raises
+/// `SegmentUnavailableError` when none arrives within `wait_ms` and `UnknownTagError` for a
+/// tag never created. `skipped` counts the numbers taken from the database and neither handed
+/// out nor given back by `close()`: the holes this allocator made.
+//
+// The class is native and final, so CPython specializes `ids.next_id()` as a call of a method
+// of the exact type (on an instance of a Python subclass it does not, which cost ~10 ns a
+// call). The Python side (`shardid.segments._Driver`: psycopg, threads, waiting) is a field,
+// called only off the hot path: `_start(ids, size)` when a fetch becomes due, `_when_empty(ids)`
+// when both segments are used up (or the allocator was closed, or this is a forked child),
+// whose return value `next_id` returns. Other attributes (`tag`, `skipped`, `wait_ms`, ...)
+// are the driver's.
+#[pyclass(module = "shardid.segments", name = "DenseIds", frozen)]
+pub(crate) struct PyDenseIds {
     inner: SegmentAllocator,
     /// The fork generation it serves: a forked child must not use the parent's segments.
     generation: AtomicU64,
     closed: AtomicBool,
+    driver: Py<PyAny>,
 }
 
-impl PySegmentAllocator {
+impl PyDenseIds {
     fn usable(&self) -> bool {
         shardid::fork_generation() == self.generation.load(Ordering::Relaxed)
             && !self.closed.load(Ordering::Acquire)
     }
 
-    /// Asks the subclass (`ids`, the Python object) to start `fetch`, if any.
+    /// Asks the driver to start `fetch`, if any.
     fn start(&self, ids: &Bound<'_, Self>, fetch: Option<Fetch>) -> PyResult<()> {
         if let Some(fetch) = fetch
-            && let Err(e) = ids.call_method1(intern!(ids.py(), "_start"), (fetch.size,))
+            && let Err(e) = self
+                .driver
+                .bind(ids.py())
+                .call_method1(intern!(ids.py(), "_start"), (ids, fetch.size))
         {
             // Not started: let a later call start it.
             self.inner.fetch_failed(shardid::now_ms());
@@ -77,16 +94,20 @@ impl PySegmentAllocator {
 }
 
 #[pymethods]
-impl PySegmentAllocator {
+impl PyDenseIds {
+    /// Dense IDs of `tag` from segments of the PostgreSQL server(s) at `conninfo`.
     #[new]
-    #[pyo3(signature = (*_args, min_size = None, max_size = None, target_ms = None, **_kwargs))]
+    #[pyo3(signature = (conninfo, tag, *, schema = None, min_size = None, max_size = None, target_ms = None, wait_ms = None))]
+    #[allow(clippy::too_many_arguments)] // the Python signature
     fn new(
         py: Python<'_>,
-        _args: &Bound<'_, pyo3::types::PyTuple>,
+        conninfo: &Bound<'_, PyAny>,
+        tag: &Bound<'_, PyAny>,
+        schema: Option<&Bound<'_, PyAny>>,
         min_size: Option<&Bound<'_, PyAny>>,
         max_size: Option<&Bound<'_, PyAny>>,
         target_ms: Option<&Bound<'_, PyAny>>,
-        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+        wait_ms: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let policy = SizePolicy::new();
         let arg = |v: Option<&Bound<'_, PyAny>>, name, default| {
@@ -102,11 +123,111 @@ impl PySegmentAllocator {
                 "must be at least 1 and at most max_size, itself at most 2**40",
             ));
         }
+        let kwargs = pyo3::types::PyDict::new(py);
+        if let Some(schema) = schema {
+            kwargs.set_item("schema", schema)?;
+        }
+        if let Some(wait_ms) = wait_ms {
+            kwargs.set_item("wait_ms", wait_ms)?;
+        }
+        let driver = py
+            .import("shardid.segments")?
+            .getattr("_Driver")?
+            .call((conninfo, tag), Some(&kwargs))?
+            .unbind();
         Ok(Self {
             inner: SegmentAllocator::new(policy.bounds(min, max).target_ms(target)),
             generation: AtomicU64::new(shardid::fork_generation()),
             closed: AtomicBool::new(false),
+            driver,
         })
+    }
+
+    // The driver's attributes, as descriptors of the type: a `__getattr__` would replace the
+    // type's attribute lookup, which CPython then no longer specializes (`ids.next_id()` took
+    // 56 ns instead of 22).
+
+    /// The tag.
+    #[getter]
+    fn tag<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.driver.bind(py).getattr(intern!(py, "tag"))
+    }
+
+    /// The schema holding the segments' DDL.
+    #[getter]
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.driver.bind(py).getattr(intern!(py, "schema"))
+    }
+
+    /// The ticket servers' connection strings.
+    #[getter]
+    fn servers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.driver.bind(py).getattr(intern!(py, "servers"))
+    }
+
+    /// The first server's connection string.
+    #[getter]
+    fn conninfo<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.driver.bind(py).getattr(intern!(py, "conninfo"))
+    }
+
+    /// Numbers taken from the database and neither handed out nor given back by `close()`.
+    #[getter]
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.driver.bind(py).getattr(intern!(py, "skipped"))
+    }
+
+    /// Segments fetched.
+    #[getter]
+    fn fetches<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.driver.bind(py).getattr(intern!(py, "fetches"))
+    }
+
+    /// How long a call waits for a segment when both are used up, in ms.
+    #[getter]
+    fn wait_ms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.driver.bind(py).getattr(intern!(py, "wait_ms"))
+    }
+
+    #[setter]
+    fn set_wait_ms(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.driver.bind(py).setattr(intern!(py, "wait_ms"), value)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let driver = self.driver.bind(py);
+        Ok(format!(
+            "DenseIds(tag={}, schema={}, servers={})",
+            driver.getattr("tag")?.repr()?,
+            driver.getattr("schema")?.repr()?,
+            driver.getattr("servers")?.len()?,
+        ))
+    }
+
+    /// `n` IDs, increasing (waiting for segments as `next_id` does).
+    fn next_ids<'py>(slf: &Bound<'py, Self>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        slf.get()
+            .driver
+            .bind(slf.py())
+            .call_method1(intern!(slf.py(), "next_ids"), (slf, n))
+    }
+
+    /// Gives the unused rest of the last segment back and closes the connections.
+    fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
+        slf.get()
+            .driver
+            .bind(slf.py())
+            .call_method1(intern!(slf.py(), "close"), (slf,))?;
+        Ok(())
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(slf: &Bound<'_, Self>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
+        Self::close(slf)
     }
 
     /// The next ID of this allocator (increasing); waits (through `_when_empty`) when both
@@ -125,7 +246,9 @@ impl PySegmentAllocator {
                 Err(Empty::Wait) => {}
             }
         }
-        slf.call_method0(intern!(slf.py(), "_when_empty"))?
+        this.driver
+            .bind(slf.py())
+            .call_method1(intern!(slf.py(), "_when_empty"), (slf,))?
             .extract()
     }
 

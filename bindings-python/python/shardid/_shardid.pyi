@@ -33,7 +33,7 @@ __all__ = [
     "dictionary",
     "dictionary_uninstall",
     "server_for",
-    "_SegmentAllocator",
+    "DenseIds",
     "_segment_statements",
     "_after_fork",
     "lease",
@@ -110,17 +110,33 @@ class _DictCache:
         remember: bool = True,
     ) -> list[str | None]: ...
 def _segment_statements(schema: str) -> tuple[str, str, str]: ...
-@disjoint_base
-class _SegmentAllocator:
+@final
+class DenseIds:
+    """Dense IDs of one tag, taken in segments from PostgreSQL (see :mod:`shardid.segments`)."""
+
+    tag: str
+    schema: str
+    servers: list[str]
+    conninfo: str
+    wait_ms: int
+    skipped: int
+    fetches: int
     def __new__(
         cls,
-        *args: object,
+        conninfo: str | list[str] | tuple[str, ...],
+        tag: str,
+        *,
+        schema: str | None = None,
         min_size: int | None = None,
         max_size: int | None = None,
         target_ms: int | None = None,
-        **kwargs: object,
+        wait_ms: int | None = None,
     ) -> Self: ...
     def next_id(self) -> int: ...
+    def next_ids(self, n: int) -> list[int]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
     def _try_next_id(self) -> int | None: ...
     def _take_ids(self, n: int) -> list[int]: ...
     def _prime(self) -> None: ...
@@ -131,6 +147,7 @@ class _SegmentAllocator:
     def _adopt(self) -> None: ...
     def _unused(self) -> tuple[int, int, int, int] | None: ...
     def _fetching(self) -> bool: ...
+
 @final
 class _PostgresLeaseProtocol:
     def __new__(cls, layout: Layout, table: str, first: int, end: int, holder: str) -> _PostgresLeaseProtocol: ...

@@ -234,9 +234,9 @@ class DenseIdField(models.BigIntegerField):
     description = "A dense ID taken in segments from the database by shardid"
 
     def __init__(self, *args: Any, tag: str, schema: str = "seg", using: str = "default", **kwargs: Any) -> None:
-        from shardid.segments import DenseIds  # checks the names the way the driver does
+        from shardid.segments import check_names  # the names as the driver checks them
 
-        DenseIds.check_names(tag, schema)
+        check_names(tag, schema)
         self.tag, self.schema, self.using = tag, schema, using
         kwargs.setdefault("default", functools.partial(dense_id, tag, schema, using))
         kwargs.setdefault("editable", False)

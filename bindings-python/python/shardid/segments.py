@@ -30,32 +30,28 @@ from collections.abc import Sequence
 from typing import Any
 
 from shardid._errors import InvalidArgumentError, SegmentUnavailableError, UnknownTagError
-from shardid._shardid import _UNKNOWN_TAG_SQLSTATE, _segment_statements, _SegmentAllocator
+from shardid._shardid import _UNKNOWN_TAG_SQLSTATE, DenseIds, _segment_statements
 
-__all__ = ["DenseIds"]
+__all__ = ["DenseIds", "check_names"]
 
 # The SQLSTATE of an unknown tag, from the core (shardid::sql::UNKNOWN_TAG).
 _UNKNOWN_TAG = _UNKNOWN_TAG_SQLSTATE
 
 
-class DenseIds(_SegmentAllocator):
-    """Dense IDs of one tag, taken in segments from the PostgreSQL server at ``conninfo``
-    (a libpq connection string or URL) where ``schema`` holds the segments' DDL.
+def check_names(tag: str, schema: str) -> tuple[str, str]:
+    """Checks a tag (1 to 200 bytes of text) and a schema name (a plain lower-case identifier);
+    returns the statements that take a segment and give one back."""
+    if not isinstance(tag, str) or not 1 <= len(tag.encode()) <= 200:
+        reason = "must be 1 to 200 bytes of text"
+        raise InvalidArgumentError(f"tag {reason}", argument="tag", reason=reason)
+    take, give_back, _ = _segment_statements(schema)
+    return take, give_back
 
-    ``conninfo`` may be a list of ticket servers (each with the DDL of its index, ``--servers
-    n --index i``): segments are then taken from whichever answers, in turn, and a server that
-    is down costs only its share. IDs from several servers interleave (each server's are one
-    residue modulo n), so they no longer increase per allocator.
 
-    Thread-safe: share one per process. In a forked child it starts afresh with segments of
-    its own (the parent's are the parent's).
-
-    ``next_id()`` returns the next ID of this allocator (increasing); it raises
-    :class:`SegmentUnavailableError` when none arrives within ``wait_ms`` and
-    :class:`UnknownTagError` for a tag never created. It is the native base class's method:
-    one call with no Python frame, which calls back into this class only to start a fetch
-    (``_start``) or to wait for one (``_when_empty``).
-    """
+class _Driver:
+    """What :class:`DenseIds` (native: the core's allocator) does in Python: psycopg
+    connections, the fetch threads, waiting. Its methods take the allocator as ``ids``; it
+    keeps no reference to it (the allocator holds the driver)."""
 
     def __init__(
         self,
@@ -63,13 +59,10 @@ class DenseIds(_SegmentAllocator):
         tag: str,
         *,
         schema: str = "seg",
-        min_size: int = 1_000,
-        max_size: int = 1_000_000,
-        target_ms: int = 60_000,
         wait_ms: int = 5_000,
     ) -> None:
         # The statements are the core's; this checks the names too.
-        self._take, self._give_back = DenseIds.check_names(tag, schema)
+        self._take, self._give_back = check_names(tag, schema)
         self.servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
         if not self.servers or not all(isinstance(c, str) for c in self.servers):
             reason = "must be a connection string or a non-empty list of them"
@@ -83,28 +76,19 @@ class DenseIds(_SegmentAllocator):
         self.skipped = 0
         """Numbers taken from the database and neither handed out nor given back (by
         :meth:`close`): the holes this allocator made."""
-        self._reset()
+        self._reset(None)
 
-    @staticmethod
-    def check_names(tag: str, schema: str) -> tuple[str, str]:
-        """Checks a tag (1 to 200 bytes of text) and a schema name (a plain lower-case
-        identifier); returns the statements that take a segment and give one back."""
-        if not isinstance(tag, str) or not 1 <= len(tag.encode()) <= 200:
-            reason = "must be 1 to 200 bytes of text"
-            raise InvalidArgumentError(f"tag {reason}", argument="tag", reason=reason)
-        take, give_back, _ = _segment_statements(schema)
-        return take, give_back
-
-    def _reset(self) -> None:
+    def _reset(self, ids: Any) -> None:
         """A fresh state for this process (at the start, and in a forked child)."""
-        self._adopt()
+        if ids is not None:
+            ids._adopt()
         self._conns: list[Any] = [None] * len(self.servers)
         self._turn = 0  # the server the next fetch tries first
         self._last_server = 0  # the server of the last segment taken, to give its rest back to
         self._error: BaseException | None = None
         self.fetches = 0
 
-    def _fetch(self, size: int) -> None:
+    def _fetch(self, ids: Any, size: int) -> None:
         """Takes one segment (in a thread of its own) and hands it to the allocator."""
         import psycopg
 
@@ -124,16 +108,16 @@ class DenseIds(_SegmentAllocator):
                         break
                     continue
                 first, count, stride = row
-                self._fill(first, count, stride)
+                ids._fill(first, count, stride)
                 self._last_server = server
                 self._turn = (server + 1) % len(self.servers)
                 self.fetches += 1
                 self._error = None
                 return
-            self._fetch_failed()
+            ids._fetch_failed()
             self._error = error
         except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
-            self._fetch_failed()
+            ids._fetch_failed()
             self._error = e
         finally:
             with self._arrived:
@@ -152,9 +136,9 @@ class DenseIds(_SegmentAllocator):
         if conn is not None:
             conn.close()
 
-    def _start(self, size: int) -> None:
+    def _start(self, ids: Any, size: int) -> None:
         # Called by the allocator (native) when a fetch becomes due.
-        threading.Thread(target=self._fetch, args=(size,), name="shardid-segment", daemon=True).start()
+        threading.Thread(target=self._fetch, args=(ids, size), name="shardid-segment", daemon=True).start()
 
     def _unavailable(self) -> BaseException:
         if self._closed:
@@ -168,12 +152,12 @@ class DenseIds(_SegmentAllocator):
         unavailable.__cause__ = error
         return unavailable
 
-    def _wait(self, deadline: float) -> float:
+    def _wait(self, ids: Any, deadline: float) -> float:
         """Waits a little for the fetch under way; raises once past ``deadline`` (0: set it)."""
         if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
             raise self._unavailable()
-        if self._forked():
-            self._reset()  # a forked child: segments of its own
+        if ids._forked():
+            self._reset(ids)  # a forked child: segments of its own
             return deadline
         now = time.monotonic()
         if not deadline:
@@ -184,44 +168,44 @@ class DenseIds(_SegmentAllocator):
             self._arrived.wait(min(deadline - now, 0.05))
         return deadline
 
-    def _when_empty(self) -> int:
+    def _when_empty(self, ids: Any) -> int:
         # Both segments are used up: wait for the fetch under way and retry.
         deadline = 0.0
         while True:
-            deadline = self._wait(deadline)
-            id = self._try_next_id()
+            deadline = self._wait(ids, deadline)
+            id = ids._try_next_id()
             if id is not None:
                 return id
 
-    def next_ids(self, n: int) -> list[int]:
+    def next_ids(self, ids: Any, n: int) -> list[int]:
         """``n`` IDs, increasing (waiting for segments as :meth:`next_id` does)."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise InvalidArgumentError(f"n {n!r} must be an int of 0 or more", argument="n", reason="must be 0 or more")
-        out = self._take_ids(n)
+        out = ids._take_ids(n)
         deadline = 0.0
         while len(out) < n:
-            deadline = self._wait(deadline)
-            more = self._take_ids(n - len(out))
+            deadline = self._wait(ids, deadline)
+            more = ids._take_ids(n - len(out))
             if more:
                 out.extend(more)
                 deadline = 0.0
         return out
 
-    def close(self) -> None:
+    def close(self, ids: Any) -> None:
         """Gives the unused rest of the last segment back (if nobody took a segment since: then
         a restart continues at the next number) and closes the connection. Call it when no
         other thread takes IDs any more; closing twice is fine."""
-        if self._closed or self._forked():
+        if self._closed or ids._forked():
             self._closed = True
-            self._shut()
+            ids._shut()
             return
         self._closed = True
-        self._shut()
+        ids._shut()
         deadline = time.monotonic() + self.wait_ms / 1000
         with self._arrived:
-            while self._fetching() and time.monotonic() < deadline:
+            while ids._fetching() and time.monotonic() < deadline:
                 self._arrived.wait(0.05)
-        unused = self._unused()
+        unused = ids._unused()
         try:
             if unused is not None:
                 first, end, count, lost = unused
@@ -239,9 +223,3 @@ class DenseIds(_SegmentAllocator):
         finally:
             for server in range(len(self.servers)):
                 self._drop(server)
-
-    def __enter__(self) -> DenseIds:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
