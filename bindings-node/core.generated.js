@@ -58,4 +58,8 @@ const UNKNOWN = {"preset":"there is no preset of that name: use INSTAGRAM, TWITT
 /** The SQLSTATEs the segments' and the dictionary's SQL raise (core/src/sql/). */
 const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002","unknownTopic":"SI003","topicDropped":"SI004"}
 
-module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES }
+/** The most IDs one batch call makes, and the reason a larger count is refused with
+ * (core/src/args.rs). */
+const LIMITS = {"maxBatchIds":16777216,"tooManyIds":"must be at most 16777216 IDs per call: ask in batches"}
+
+module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, LIMITS }

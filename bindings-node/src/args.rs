@@ -218,7 +218,25 @@ pub(crate) fn options_arg(
 /// A count of IDs to make (`n`).
 pub(crate) fn count_arg(env: &Env, n: &Unknown<'_>) -> napi::Result<usize> {
     let n = u64_arg(env, n, "n", Arg::Other)?;
-    usize::try_from(n).map_err(|_| invalid_argument(env, Class::Range, "n", "is too large"))
+    shardid::args::check_batch_count(n)
+        .map_err(|reason| invalid_argument(env, Class::Range, "n", reason))
+}
+
+/// A zeroed buffer for the count `n` ([`count_arg`]); a failed allocation is a `RangeError`
+/// (`INVALID_ARGUMENT`), never an abort of Node.
+pub(crate) fn ids_for(env: &Env, n: &Unknown<'_>) -> napi::Result<Vec<u64>> {
+    let n = count_arg(env, n)?;
+    let mut ids = Vec::new();
+    ids.try_reserve_exact(n).map_err(|_| {
+        invalid_argument(
+            env,
+            Class::Range,
+            "n",
+            &format!("is too many IDs to allocate now ({} bytes)", n * 8),
+        )
+    })?;
+    ids.resize(n, 0);
+    Ok(ids)
 }
 
 /// A JavaScript string as UTF-8, read as UTF-16 so that a lone surrogate is refused

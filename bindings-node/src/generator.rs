@@ -7,7 +7,7 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::{Generator, Layout, Options};
 
-use crate::args::{Arg, count_arg, options_arg, u64_arg};
+use crate::args::{Arg, ids_for, options_arg, u64_arg};
 use crate::errors::{Class, OrThrow, invalid_argument};
 use crate::layout::layout;
 use crate::slots::Slots;
@@ -86,7 +86,7 @@ pub fn next_id_at(env: &Env, generator_index: u32, now: Unknown<'_>) -> Result<u
 #[napi]
 pub fn next_ids(env: &Env, generator_index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
     let g = generator(env, generator_index)?;
-    let mut ids = vec![0u64; count_arg(env, &n)?];
+    let mut ids = ids_for(env, &n)?;
     g.next_ids(&mut ids).or_throw(env)?;
     Ok(BigUint64Array::new(ids))
 }
@@ -101,7 +101,7 @@ pub fn next_ids_at(
 ) -> Result<BigUint64Array> {
     let g = generator(env, generator_index)?;
     let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
-    let mut ids = vec![0u64; count_arg(env, &n)?];
+    let mut ids = ids_for(env, &n)?;
     let written = g.next_ids_at(now, &mut ids).or_throw(env)?;
     ids.truncate(written);
     Ok(BigUint64Array::new(ids))

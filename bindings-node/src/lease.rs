@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
 
-use crate::args::{Arg, count_arg, options_arg, u64_arg};
+use crate::args::{Arg, ids_for, options_arg, u64_arg};
 use crate::errors::{Class, Field, core_error, invalid_argument, throw, throw_kind};
 
 use crate::layout::layout;
@@ -137,7 +137,7 @@ pub fn lease_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64> 
 /// `n` IDs now.
 #[napi]
 pub fn lease_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
-    let mut ids = vec![0u64; count_arg(env, &n)?];
+    let mut ids = ids_for(env, &n)?;
     leased(env, index)?
         .next_ids(&mut ids)
         .map_err(|e| lease_error(env, e))?;
@@ -281,7 +281,7 @@ pub fn ceiling_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64
 /// `n` IDs now.
 #[napi]
 pub fn ceiling_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
-    let mut ids = vec![0u64; count_arg(env, &n)?];
+    let mut ids = ids_for(env, &n)?;
     ceiling_entry(env, index)?
         .generator
         .next_ids(&mut ids)

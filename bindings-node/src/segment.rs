@@ -11,7 +11,7 @@ use shardid::args::Arg;
 use shardid::segment::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
 use shardid::sql::{Placeholders, Segments, SqlError};
 
-use crate::args::{count_arg, u64_arg};
+use crate::args::{ids_for, u64_arg};
 use crate::errors::{Class, invalid_argument};
 use crate::slots::Slots;
 
@@ -117,7 +117,7 @@ pub fn segment_next_id(env: &Env, index: u32) -> Result<Option<u64>> {
 #[napi]
 pub fn segment_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
     let a = allocator(env, index)?;
-    let mut ids = vec![0u64; count_arg(env, &n)?];
+    let mut ids = ids_for(env, &n)?;
     let (written, fetch) = a.next_ids_with(&mut ids, shardid::now_ms);
     signal(fetch);
     ids.truncate(written);

@@ -217,5 +217,24 @@ pub(crate) fn options_arg(
 /// A count of IDs to make (`n`).
 pub(crate) fn count_arg(n: &Bound<'_, PyAny>) -> PyResult<usize> {
     let count = u64_arg(n, "n", Arg::Other)?;
-    usize::try_from(count).map_err(|_| invalid_argument(n.py(), "n", "is too large"))
+    shardid::args::check_batch_count(count).map_err(|reason| invalid_argument(n.py(), "n", reason))
+}
+
+/// A zeroed buffer for `n` IDs (a count that passed [`count_arg`]), or `MemoryError`: a failed
+/// allocation must not abort the interpreter.
+pub(crate) fn id_buffer(n: usize) -> PyResult<Vec<u64>> {
+    let mut ids = Vec::new();
+    ids.try_reserve_exact(n).map_err(|_| {
+        pyo3::exceptions::PyMemoryError::new_err(format!(
+            "cannot allocate {n} IDs ({} bytes)",
+            n * 8
+        ))
+    })?;
+    ids.resize(n, 0);
+    Ok(ids)
+}
+
+/// [`count_arg`], then [`id_buffer`].
+pub(crate) fn ids_for(n: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    id_buffer(count_arg(n)?)
 }

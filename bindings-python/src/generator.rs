@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyMemoryView, PySlice};
 use shardid::Generator;
 
-use crate::args::{Arg, count_arg, options_arg, timestamp_arg, u64_arg};
+use crate::args::{Arg, ids_for, options_arg, timestamp_arg, u64_arg};
 use crate::errors::OrRaise;
 use crate::fork::check_not_forked;
 use crate::layout::PyLayout;
@@ -97,7 +97,7 @@ impl PyGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut ids = vec![0u64; count_arg(n)?];
+        let mut ids = ids_for(n)?;
         self.fill(py, &mut ids)?;
         PyList::new(py, ids)
     }
@@ -112,7 +112,7 @@ impl PyGenerator {
     ) -> PyResult<Bound<'py, PyList>> {
         check_not_forked(py, self.made_in)?;
         let now = timestamp_arg(now, "now", self.inner.layout())?;
-        let mut ids = vec![0u64; count_arg(n)?];
+        let mut ids = ids_for(n)?;
         let written = self.inner.next_ids_at(now, &mut ids).or_raise(py)?;
         PyList::new(py, &ids[..written])
     }

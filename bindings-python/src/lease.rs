@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyRange};
 use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
 
-use crate::args::{Arg, count_arg, options_arg, timestamp_arg, u64_arg};
+use crate::args::{Arg, ids_for, options_arg, timestamp_arg, u64_arg};
 use crate::errors::{core_error, invalid_argument, raise_kind};
 use crate::layout::PyLayout;
 use shardid::ErrorKind;
@@ -146,7 +146,7 @@ impl PyLeasedGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut ids = vec![0u64; count_arg(n)?];
+        let mut ids = ids_for(n)?;
         let result = py.detach(|| self.inner.next_ids(&mut ids));
         Self::or_raise(py, result)?;
         PyList::new(py, ids)
@@ -266,7 +266,7 @@ impl PyCeilingGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut ids = vec![0u64; count_arg(n)?];
+        let mut ids = ids_for(n)?;
         let result = py.detach(|| self.inner.next_ids(&mut ids));
         PyLeasedGenerator::or_raise(py, result)?;
         PyList::new(py, ids)

@@ -272,12 +272,12 @@ impl PyDenseIds {
     }
 
     /// Up to `n` IDs (fewer when both segments run out).
-    fn _take_ids(slf: &Bound<'_, Self>, n: usize) -> PyResult<Vec<u64>> {
+    fn _take_ids<'py>(slf: &Bound<'py, Self>, n: &Bound<'py, PyAny>) -> PyResult<Vec<u64>> {
         let this = slf.get();
         if !this.usable() {
             return Ok(Vec::new());
         }
-        let mut ids = vec![0u64; n];
+        let mut ids = crate::args::ids_for(n)?;
         let (written, fetch) = slf
             .py()
             .detach(|| this.inner.next_ids_with(&mut ids, shardid::now_ms));

@@ -7,7 +7,7 @@
 // fields come back through a typed-array view of the module's memory.
 
 const { makeError, kindOf } = require('./errors.js')
-const { PROBLEMS, ARGS, ORDERS, PRESETS, UNKNOWN } = require('./core.generated.js')
+const { PROBLEMS, ARGS, ORDERS, PRESETS, UNKNOWN, LIMITS } = require('./core.generated.js')
 
 const MAX = 2n ** 64n
 // src/raw.rs: a text batch whose ID at OUT[0] did not parse.
@@ -104,7 +104,9 @@ function makeBackend(raw, memory) {
   const batchStatus = () => check(Number(view()[11]))
   const count = (n) => {
     const v = u64(n, 'n', 'other')
-    if (v > 0xffffffffn) throw makeError('INVALID_ARGUMENT', { argument: 'n', reason: 'is larger than 2^32 - 1' })
+    // The core's bound (core/src/args.rs): more would exhaust the module's memory, which
+    // WebAssembly reports as an 'unreachable' trap with no code.
+    if (v > BigInt(LIMITS.maxBatchIds)) throw makeError('INVALID_ARGUMENT', { argument: 'n', reason: LIMITS.tooManyIds })
     return Number(v)
   }
   // Batch decoding writes the IDs straight into the module's scratch memory and copies the

@@ -153,3 +153,44 @@ impl Problem {
         }
     }
 }
+
+/// The most IDs one batch call of a binding makes (`next_ids(n)`, `nextIds(n)`): 2^24 =
+/// 16,777,216, 128 MiB of IDs, and at least 16 s of a layout's time units at 1,024 IDs a
+/// millisecond (Instagram's). A count above it is refused (`INVALID_ARGUMENT`, reason
+/// [`TOO_MANY_IDS`]) before anything is allocated, so that no argument can make a binding
+/// abort its host process on a failed allocation, or block it for hours; ask in batches.
+pub const MAX_BATCH_IDS: u64 = 1 << 24;
+
+/// The reason a count above [`MAX_BATCH_IDS`] is refused with.
+pub const TOO_MANY_IDS: &str = "must be at most 16777216 IDs per call: ask in batches";
+
+/// Checks the count of a batch call: the count as a `usize`, or the reason it is refused
+/// ([`TOO_MANY_IDS`]).
+///
+/// # Errors
+/// [`TOO_MANY_IDS`] above [`MAX_BATCH_IDS`].
+pub const fn check_batch_count(n: u64) -> Result<usize, &'static str> {
+    if n > MAX_BATCH_IDS {
+        Err(TOO_MANY_IDS)
+    } else {
+        // At most 2^24: fits every usize the core builds for (16 bits and up would not, but
+        // bindings run on 32- and 64-bit targets).
+        #[allow(clippy::cast_possible_truncation)]
+        Ok(n as usize)
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    #[test]
+    fn batch_counts_are_bounded() {
+        assert_eq!(check_batch_count(0), Ok(0));
+        assert_eq!(check_batch_count(MAX_BATCH_IDS), Ok(1 << 24));
+        assert_eq!(check_batch_count(MAX_BATCH_IDS + 1), Err(TOO_MANY_IDS));
+        assert_eq!(check_batch_count(u64::MAX), Err(TOO_MANY_IDS));
+        assert!(TOO_MANY_IDS.contains("16777216"));
+        assert_eq!(MAX_BATCH_IDS, 16_777_216);
+    }
+}

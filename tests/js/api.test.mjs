@@ -196,3 +196,23 @@ test('nowMs, validateId, expiresAt and equals', () => {
   assert.ok(Layout.TWITTER.equals(new Layout({ epochMs: 1288834974657, timeBits: 41, shardBits: 10, sequenceBits: 12 })))
   assert.ok(!Layout.TWITTER.equals(Layout.DISCORD) && !Layout.TWITTER.equals({}))
 })
+
+test('no count kills the process: too many IDs is a RangeError with a code', async () => {
+  // In a child, on a signal the test fails: before the bound, nextIds(2 ** 40) aborted Node
+  // (a failed allocation) and the WebAssembly build trapped with "unreachable".
+  const { execFileSync } = await import('node:child_process')
+  const probe = `
+    const { Layout, Generator } = require(${JSON.stringify(modulePath)})
+    const g = new Generator({ layout: Layout.INSTAGRAM, shard: 1 })
+    const seen = []
+    for (const n of [2 ** 40, 2 ** 53 - 1, 2n ** 64n - 1n, 2 ** 24 + 1, 2 ** 29]) {
+      for (const call of [() => g.nextIds(n), () => g.nextIdsAt(1700000000000n, n)]) {
+        try { call(); seen.push('no error') } catch (e) { seen.push(e.constructor.name + ' ' + e.code + ' ' + e.argument + ' ' + e.reason) }
+      }
+    }
+    console.log(JSON.stringify(seen))
+  `
+  const out = JSON.parse(execFileSync(process.execPath, ['-e', probe], { encoding: 'utf8', timeout: 60000 }))
+  assert.equal(out.length, 10)
+  for (const got of out) assert.equal(got, 'RangeError INVALID_ARGUMENT n must be at most 16777216 IDs per call: ask in batches')
+})

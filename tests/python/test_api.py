@@ -242,3 +242,39 @@ def test_now_ms_and_validate_id() -> None:
     assert abs(before - wall) < 1_000
     new_id = Generator(Layout.TWITTER, 904).next_id()
     assert Layout.TWITTER.validate_id(str(new_id)) == new_id
+
+
+PROBES = """
+import shardid
+from shardid import Generator, Layout
+g = Generator(layout=Layout.INSTAGRAM, shard=1)
+seen = []
+for n in (10**12, 2**63 - 1, 2**64 - 1, 2**24 + 1):
+    for call in (lambda: g.next_ids(n), lambda: g.next_ids_at(1_700_000_000_000, n)):
+        try:
+            call()
+        except shardid.InvalidArgumentError as e:
+            assert isinstance(e, ValueError) and e.argument == "n", e
+            seen.append(str(e))
+print(len(seen), seen[0])
+"""
+
+
+def test_no_count_kills_the_interpreter() -> None:
+    # In a child: before the bound, 10**12 aborted the process (a failed allocation) and
+    # 2**63 - 1 raised a PanicException that `except Exception` does not catch.
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", PROBES], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert done.stdout.strip() == "8 n must be at most 16777216 IDs per call: ask in batches"
+    assert "panicked" not in done.stderr
+
+
+def test_the_largest_batch_is_made() -> None:
+    # The bound is the core's MAX_BATCH_IDS; the largest allowed count is made in full (on a
+    # deterministic clock: a layout whose time unit holds it).
+    g = Generator(Layout(epoch_ms=0, time_bits=39, shard_bits=0, sequence_bits=24), 0)
+    ids = g.next_ids_at(1_000, 2**24)
+    assert len(ids) == 2**24 and ids[0] < ids[-1]

@@ -157,13 +157,18 @@ fn js() -> String {
     );
     out += "/** The SQLSTATEs the segments' and the dictionary's SQL raise (core/src/sql/). */\nconst SQLSTATES = ";
     out += &format!(
-        "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES }}\n",
+        "{}\n\n",
         json!({
             "unknownTag": shardid::sql::UNKNOWN_TAG,
             "tagExhausted": shardid::sql::TAG_EXHAUSTED,
             "unknownTopic": shardid::sql::UNKNOWN_TOPIC,
             "topicDropped": shardid::sql::TOPIC_DROPPED,
         })
+    );
+    out += "/** The most IDs one batch call makes, and the reason a larger count is refused with\n * (core/src/args.rs). */\nconst LIMITS = ";
+    out += &format!(
+        "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, LIMITS }}\n",
+        json!({ "maxBatchIds": shardid::args::MAX_BATCH_IDS, "tooManyIds": shardid::args::TOO_MANY_IDS })
     );
     out
 }
