@@ -166,6 +166,16 @@ def holes(db: psycopg.Connection) -> dict[str, float]:
     }
 
 
+def report(rows: dict[str, list[float]], ours: str, unit: str) -> None:
+    """Each row's median, and shardid's ratio to it taken per round (median and range)."""
+    for name, rates in rows.items():
+        ratio = [o / t for o, t in zip(rows[ours], rates)]
+        print(
+            f"  {name:34} {statistics.median(rates):9,.0f} {unit}   shardid / this = "
+            f"{statistics.median(ratio):.2f} (range {min(ratio):.2f}-{max(ratio):.2f})"
+        )
+
+
 def percentile(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * p))]
@@ -215,15 +225,9 @@ def main() -> None:
                 single.setdefault(name, []).append(pgbench(cluster, HEAD.format(range=100_000_000) + body, args.seconds)[0])
             for name, body in SINGLE.items():
                 contended.setdefault(name, []).append(pgbench(cluster, HEAD.format(range=20_000) + body, args.seconds)[0])
-        ours = single["shardid dict.dict_id"]
-        for name, tps in single.items():
-            ratio = [o / t for o, t in zip(ours, tps)]
-            print(f"  {name:34} {statistics.median(tps):9,.0f} tps   shardid / this = {statistics.median(ratio):.2f} (range {min(ratio):.2f}-{max(ratio):.2f})")
+        report(single, "shardid dict.dict_id", "tps")
         print("  contended (random(1, 20000): the same new strings at once, then mostly reads):")
-        ours = contended["shardid dict.dict_id"]
-        for name, tps in contended.items():
-            ratio = [o / t for o, t in zip(ours, tps)]
-            print(f"  {name:34} {statistics.median(tps):9,.0f} tps   shardid / this = {statistics.median(ratio):.2f} (range {min(ratio):.2f}-{max(ratio):.2f})")
+        report(contended, "shardid dict.dict_id", "tps")
         print("  holes after all of the above (IDs allocated, never used), per cent:")
         for name, pct in holes(db).items():
             print(f"  {name:34} {pct:9.4f} %")
@@ -233,10 +237,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, body in BATCH.items():
                 batch.setdefault(name, []).append(pgbench(cluster, HEAD.format(range=100_000_000) + body, args.seconds)[0] * 100)
-        ours = batch["shardid dict.dict_ids(100)"]
-        for name, rate in batch.items():
-            ratio = [o / t for o, t in zip(ours, rate)]
-            print(f"  {name:34} {statistics.median(rate):9,.0f} strings/s   shardid / this = {statistics.median(ratio):.2f} (range {min(ratio):.2f}-{max(ratio):.2f})")
+        report(batch, "shardid dict.dict_ids(100)", "strings/s")
         print(f"  holes after the batches: {holes(db)['shardid dict.dict_id']:.4f} % (shardid), {holes(db)['ins1 (article, design 1)']:.4f} % (ins1)")
 
         print("\n4. Cached lookups (no database):")

@@ -86,12 +86,13 @@ pub struct DictionaryUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 12] = [
+const FUNCTIONS: [&str; 13] = [
     "dict_value(text, bigint)",
     "dict_values(text, bigint[])",
     "dict_id(text, text)",
     "dict_ids(text, text[])",
     "dict_lookup(text, text[])",
+    "shardid_lock_topic(integer, text)",
     "shardid_find(integer, text[])",
     "shardid_find_values(integer, bigint[])",
     "drop_topic(text)",
@@ -274,6 +275,26 @@ CREATE OR REPLACE FUNCTION {s}.shardid_find_values(t integer, ids bigint[]) RETU
         LEFT JOIN {s}.shardid_strings AS d ON d.topic_id = t AND d.id = i.id
 $shardid$;
 
+-- Locks topic number `t`'s counter until this transaction ends and returns its next ID:
+-- writers of new strings of one topic go one at a time, and the one before has committed when
+-- this one looks again (each statement of a VOLATILE function sees what committed before it
+-- started). A dropped topic assigns nothing.
+CREATE OR REPLACE FUNCTION {s}.shardid_lock_topic(t integer, topic text) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+DECLARE
+    base bigint;
+    dropped boolean;
+BEGIN
+    SELECT tt.next, tt.dropped_at IS NOT NULL INTO base, dropped
+        FROM {s}.shardid_topics AS tt WHERE tt.topic_id = t FOR NO KEY UPDATE;
+    IF dropped THEN
+        RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped: it assigns no new IDs', quote_literal(topic)
+            USING ERRCODE = '{TOPIC_DROPPED}';
+    END IF;
+    RETURN base;
+END
+$shardid$;
+
 -- The IDs of `values` (NULL for a string never seen): read only.
 CREATE OR REPLACE FUNCTION {s}.dict_lookup(topic text, \"values\" text[]) RETURNS bigint[]
     LANGUAGE plpgsql STABLE AS $shardid$
@@ -295,7 +316,6 @@ DECLARE
     t integer := {s}.shardid_topic_id(dict_ids.topic);
     found_ids bigint[];
     base bigint;
-    dropped boolean;
     added bigint;
 BEGIN
     PERFORM {s}.shardid_check_values(dict_ids.\"values\");
@@ -304,15 +324,7 @@ BEGIN
     IF array_position(found_ids, NULL) IS NULL THEN
         RETURN found_ids;
     END IF;
-    -- The topic's counter, locked until this transaction ends: writers of new strings of one
-    -- topic go one at a time, and the one before has committed when this one looks again
-    -- (each statement of a VOLATILE function sees what committed before it started).
-    SELECT tt.next, tt.dropped_at IS NOT NULL INTO base, dropped
-        FROM {s}.shardid_topics AS tt WHERE tt.topic_id = t FOR NO KEY UPDATE;
-    IF dropped THEN
-        RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped: it assigns no new IDs', quote_literal(dict_ids.topic)
-            USING ERRCODE = '{TOPIC_DROPPED}';
-    END IF;
+    base := {s}.shardid_lock_topic(t, dict_ids.topic);
     -- Look again, now that writers before this one have committed; number what is still
     -- missing. (No join with the strings here: a plan PL/pgSQL cached while the table was small
     -- would scan the whole topic; shardid_find is planned at each call.)
@@ -337,7 +349,6 @@ DECLARE
     t integer := {s}.shardid_topic_id(dict_id.topic);
     found_id bigint;
     base bigint;
-    dropped boolean;
 BEGIN
     IF dict_id.value IS NULL OR dict_id.value = '' OR octet_length(dict_id.value) > {MAX_VALUE_LEN} THEN
         PERFORM {s}.shardid_check_values(ARRAY[dict_id.value]);
@@ -346,12 +357,7 @@ BEGIN
     IF FOUND THEN
         RETURN found_id;
     END IF;
-    SELECT tt.next, tt.dropped_at IS NOT NULL INTO base, dropped
-        FROM {s}.shardid_topics AS tt WHERE tt.topic_id = t FOR NO KEY UPDATE;
-    IF dropped THEN
-        RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped: it assigns no new IDs', quote_literal(dict_id.topic)
-            USING ERRCODE = '{TOPIC_DROPPED}';
-    END IF;
+    base := {s}.shardid_lock_topic(t, dict_id.topic);
     -- Another writer may have added it while this one waited for the lock.
     SELECT d.id INTO found_id FROM {s}.shardid_strings AS d WHERE d.topic_id = t AND d.value = dict_id.value;
     IF FOUND THEN
