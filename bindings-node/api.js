@@ -4,7 +4,14 @@
 // core's; this file only gives the functions their classes and their `Parts` objects.
 
 const { ShardIdError, makeError } = require('./errors.js')
-const { PRESETS } = require('./core.generated.js')
+const { PRESETS, LIMITS } = require('./core.generated.js')
+
+// A decimal scatter's count of digits: 1, 2 or 3 (the core's ScatterDigits).
+const scatterDigits = (digits) => {
+  if (digits === 1 || digits === 2 || digits === 3 || digits === 1n || digits === 2n || digits === 3n) return Number(digits)
+  const Class = typeof digits === 'number' || typeof digits === 'bigint' ? RangeError : TypeError
+  throw makeError('INVALID_ARGUMENT', { argument: 'digits', reason: LIMITS.scatterDigits }, Class)
+}
 
 /** A non-empty array of strings only (a plain loop: `every` with a callback costs 5x more). */
 function allStrings(ids) {
@@ -94,11 +101,11 @@ function makeApi(backend) {
     shardForKey(key, logicalShards) {
       return backend.shardForKey(this[LAYOUT], key, logicalShards)
     }
-    scatterDecimal(id) {
-      return backend.scatterDecimal(this[LAYOUT], id)
+    scatterDecimal(id, digits = 1) {
+      return backend.scatterDecimal(this[LAYOUT], id, scatterDigits(digits))
     }
-    gatherDecimal(id) {
-      return backend.gatherDecimal(this[LAYOUT], id)
+    gatherDecimal(id, digits = 1) {
+      return backend.gatherDecimal(this[LAYOUT], id, scatterDigits(digits))
     }
     scatterBits(id) {
       return backend.scatterBits(this[LAYOUT], id)

@@ -59,7 +59,7 @@ const UNKNOWN = {"preset":"there is no preset of that name: use INSTAGRAM, TWITT
 const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002","unknownTopic":"SI003","topicDropped":"SI004"}
 
 /** The most IDs one batch call makes, and the reason a larger count is refused with
- * (core/src/args.rs). */
-const LIMITS = {"maxBatchIds":16777216,"tooManyIds":"must be at most 16777216 IDs per call: ask in batches"}
+ * (core/src/args.rs); the reason a decimal scatter's count of digits is refused with. */
+const LIMITS = {"maxBatchIds":16777216,"tooManyIds":"must be at most 16777216 IDs per call: ask in batches","scatterDigits":"must be 1, 2 or 3"}
 
 module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, LIMITS }

@@ -88,8 +88,11 @@ export declare class Layout {
   minIdAt(timestamp: TimeInput): bigint
   maxIdAt(timestamp: TimeInput): bigint
   shardForKey(key: U64Input, logicalShards: U64Input): number
-  scatterDecimal(id: IdInput): bigint
-  gatherDecimal(id: IdInput): bigint
+  /** TiDB's decimal scatter: the last `digits` (1, 2 or 3; default 1) decimal digits move to
+   *  just after the first, spreading consecutive IDs over 10, 100 or 1,000 key ranges. */
+  scatterDecimal(id: IdInput, digits?: 1 | 2 | 3): bigint
+  /** The inverse of `scatterDecimal` (with the same `digits`). */
+  gatherDecimal(id: IdInput, digits?: 1 | 2 | 3): bigint
   scatterBits(id: IdInput): bigint
   gatherBits(id: IdInput): bigint
 }

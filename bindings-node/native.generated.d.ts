@@ -117,7 +117,7 @@ export interface DictionarySql {
 export declare function gatherBits(layoutIndex: number, id: unknown): bigint
 
 /** The inverse of `scatterDecimal`. */
-export declare function gatherDecimal(layoutIndex: number, id: unknown): bigint
+export declare function gatherDecimal(layoutIndex: number, id: unknown, digits: number): bigint
 
 /** Makes (or finds) the generator for a layout, shard and options; returns its index. */
 export declare function generatorNew(layoutIndex: number, shard: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): number
@@ -241,8 +241,8 @@ export declare function presetNames(): Array<string>
 /** The bit-level scatter. */
 export declare function scatterBits(layoutIndex: number, id: unknown): bigint
 
-/** TiDB's decimal scatter. */
-export declare function scatterDecimal(layoutIndex: number, id: unknown): bigint
+/** TiDB's decimal scatter by `digits` (1, 2 or 3) trailing digits. */
+export declare function scatterDecimal(layoutIndex: number, id: unknown, digits: number): bigint
 
 /** The fetch failed: the next one starts after a backoff. */
 export declare function segmentFetchFailed(index: number): void

@@ -597,6 +597,33 @@ shardid_status shardid_gather_decimal(const struct shardid_layout *layout,
                                       uint64_t *out_id);
 
 /**
+ * TiDB's decimal scatter by `digits` trailing digits (1, 2 or 3: 10, 100 or 1,000 key
+ * ranges): the last `digits` digits of `id` move to just after its first digit.
+ * `SHARDID_ERR_INVALID_ARGUMENT` for another count of digits; `SHARDID_ERR_SCATTER_OVERFLOW`
+ * when the result would leave the layout's range.
+ *
+ * # Safety
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
+ * `uint64_t`.
+ */
+shardid_status shardid_scatter_decimal_digits(const struct shardid_layout *layout,
+                                              uint64_t id,
+                                              uint32_t digits,
+                                              uint64_t *out_id);
+
+/**
+ * The inverse of `shardid_scatter_decimal_digits`.
+ *
+ * # Safety
+ * `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
+ * `uint64_t`.
+ */
+shardid_status shardid_gather_decimal_digits(const struct shardid_layout *layout,
+                                             uint64_t id,
+                                             uint32_t digits,
+                                             uint64_t *out_id);
+
+/**
  * A bit-level scatter that always stays in the layout's range; its own inverse.
  *
  * # Safety

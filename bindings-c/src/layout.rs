@@ -377,6 +377,47 @@ pub unsafe extern "C" fn shardid_gather_decimal(
     unsafe { layout_op(layout, out_id, |l| l.gather_decimal(id)) }
 }
 
+/// TiDB's decimal scatter by `digits` trailing digits (1, 2 or 3: 10, 100 or 1,000 key
+/// ranges): the last `digits` digits of `id` move to just after its first digit.
+/// `SHARDID_ERR_INVALID_ARGUMENT` for another count of digits; `SHARDID_ERR_SCATTER_OVERFLOW`
+/// when the result would leave the layout's range.
+///
+/// # Safety
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
+/// `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_scatter_decimal_digits(
+    layout: *const shardid_layout,
+    id: u64,
+    digits: u32,
+    out_id: *mut u64,
+) -> shardid_status {
+    let Some(digits) = shardid::ScatterDigits::new(u64::from(digits)) else {
+        return shardid_status::SHARDID_ERR_INVALID_ARGUMENT;
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { layout_op(layout, out_id, |l| l.scatter_decimal_digits(id, digits)) }
+}
+
+/// The inverse of `shardid_scatter_decimal_digits`.
+///
+/// # Safety
+/// `layout` is null or points to a valid `shardid_layout`; `out_id` is null or valid for writing a
+/// `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_gather_decimal_digits(
+    layout: *const shardid_layout,
+    id: u64,
+    digits: u32,
+    out_id: *mut u64,
+) -> shardid_status {
+    let Some(digits) = shardid::ScatterDigits::new(u64::from(digits)) else {
+        return shardid_status::SHARDID_ERR_INVALID_ARGUMENT;
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { layout_op(layout, out_id, |l| l.gather_decimal_digits(id, digits)) }
+}
+
 /// A bit-level scatter that always stays in the layout's range; its own inverse.
 ///
 /// # Safety

@@ -361,20 +361,33 @@ pub fn shard_for_key(
     .or_throw(env)
 }
 
-/// TiDB's decimal scatter.
+/// TiDB's decimal scatter by `digits` (1, 2 or 3) trailing digits.
 #[napi]
-pub fn scatter_decimal(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
+pub fn scatter_decimal(env: &Env, layout_index: u32, id: Unknown<'_>, digits: u32) -> Result<u64> {
     let l = layout(env, layout_index)?;
-    l.scatter_decimal(u64_arg(env, &id, "id", Arg::Id)?)
+    let digits = scatter_digits(env, digits)?;
+    l.scatter_decimal_digits(u64_arg(env, &id, "id", Arg::Id)?, digits)
         .or_throw(env)
 }
 
 /// The inverse of `scatterDecimal`.
 #[napi]
-pub fn gather_decimal(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
+pub fn gather_decimal(env: &Env, layout_index: u32, id: Unknown<'_>, digits: u32) -> Result<u64> {
     let l = layout(env, layout_index)?;
-    l.gather_decimal(u64_arg(env, &id, "id", Arg::Id)?)
+    let digits = scatter_digits(env, digits)?;
+    l.gather_decimal_digits(u64_arg(env, &id, "id", Arg::Id)?, digits)
         .or_throw(env)
+}
+
+fn scatter_digits(env: &Env, digits: u32) -> Result<shardid::ScatterDigits> {
+    shardid::ScatterDigits::new(u64::from(digits)).ok_or_else(|| {
+        crate::errors::invalid_argument(
+            env,
+            crate::errors::Class::Range,
+            "digits",
+            shardid::ScatterDigits::INVALID,
+        )
+    })
 }
 
 /// The bit-level scatter.

@@ -225,16 +225,31 @@ impl PyLayout {
             .or_raise(py)
     }
 
-    /// TiDB's decimal scatter: the last decimal digit moves to the front.
-    fn scatter_decimal(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<u64> {
+    /// TiDB's decimal scatter: the last `digits` decimal digits (1, 2 or 3: 10, 100 or 1,000
+    /// key ranges) move to just after the first.
+    #[pyo3(signature = (id, digits = None))]
+    fn scatter_decimal(
+        &self,
+        py: Python<'_>,
+        id: &Bound<'_, PyAny>,
+        digits: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let digits = scatter_digits(py, digits)?;
         self.inner
-            .scatter_decimal(u64_arg(id, "id", Arg::Id)?)
+            .scatter_decimal_digits(u64_arg(id, "id", Arg::Id)?, digits)
             .or_raise(py)
     }
-    /// The inverse of `scatter_decimal`.
-    fn gather_decimal(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<u64> {
+    /// The inverse of `scatter_decimal` (with the same `digits`).
+    #[pyo3(signature = (id, digits = None))]
+    fn gather_decimal(
+        &self,
+        py: Python<'_>,
+        id: &Bound<'_, PyAny>,
+        digits: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let digits = scatter_digits(py, digits)?;
         self.inner
-            .gather_decimal(u64_arg(id, "id", Arg::Id)?)
+            .gather_decimal_digits(u64_arg(id, "id", Arg::Id)?, digits)
             .or_raise(py)
     }
     /// A bit-level scatter that stays in the layout's range; its own inverse.
@@ -359,4 +374,18 @@ impl PyParts {
     fn __getnewargs__(&self) -> (u64, u64, u64) {
         self.key
     }
+}
+
+/// The count of digits a decimal scatter moves (default 1), or `INVALID_ARGUMENT`.
+fn scatter_digits(
+    py: Python<'_>,
+    digits: Option<&Bound<'_, PyAny>>,
+) -> PyResult<shardid::ScatterDigits> {
+    let Some(digits) = digits else {
+        return Ok(shardid::ScatterDigits::ONE);
+    };
+    let n = u64_arg(digits, "digits", Arg::Other)?;
+    shardid::ScatterDigits::new(n).ok_or_else(|| {
+        crate::errors::invalid_argument(py, "digits", shardid::ScatterDigits::INVALID)
+    })
 }

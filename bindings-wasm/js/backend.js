@@ -177,8 +177,9 @@ function makeBackend(raw, memory) {
       return columns(raw.decodeColumnsText(layout, n, written), words, n, text)
     },
     validateId: (layout, id) => check(raw.idOp(layout, 0, u64(id, 'id', 'id')))[0],
-    scatterDecimal: (layout, id) => check(raw.idOp(layout, 1, u64(id, 'id', 'id')))[0],
-    gatherDecimal: (layout, id) => check(raw.idOp(layout, 2, u64(id, 'id', 'id')))[0],
+    // The count of digits (checked by api.js) rides in the op's second byte.
+    scatterDecimal: (layout, id, digits) => check(raw.idOp(layout, 1 | (digits << 8), u64(id, 'id', 'id')))[0],
+    gatherDecimal: (layout, id, digits) => check(raw.idOp(layout, 2 | (digits << 8), u64(id, 'id', 'id')))[0],
     scatterBits: (layout, id) => check(raw.idOp(layout, 3, u64(id, 'id', 'id')))[0],
     gatherBits: (layout, id) => check(raw.idOp(layout, 4, u64(id, 'id', 'id')))[0],
     compose: (layout, t, shard, sequence) => check(raw.compose(layout, u64(t, 'timestamp', 'timestamp'),

@@ -195,10 +195,13 @@ pub fn id_op(index: u32, op: u32, id: u64) -> u32 {
     let Some(l) = layout(index) else {
         return bad_handle();
     };
-    status(match op {
+    // The decimal scatters' count of digits is the op's second byte (checked by the JS side).
+    let digits =
+        shardid::ScatterDigits::new(u64::from(op >> 8)).unwrap_or(shardid::ScatterDigits::ONE);
+    status(match op & 0xff {
         0 => l.validate_id(id),
-        1 => l.scatter_decimal(id),
-        2 => l.gather_decimal(id),
+        1 => l.scatter_decimal_digits(id, digits),
+        2 => l.gather_decimal_digits(id, digits),
         3 => l.scatter_bits(id),
         _ => l.gather_bits(id),
     })

@@ -68,7 +68,7 @@ pub use decimal::{DecimalList, parse_decimal};
 pub use error::{Error, FieldValue, Fields};
 pub use kind::{CamelCase, Category, ErrorKind};
 pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
-pub use scatter::SCATTER_BITS;
+pub use scatter::{SCATTER_BITS, ScatterDigits};
 
 #[cfg(target_has_atomic = "64")]
 pub use anchor::{Anchor, RESYNC_EVERY_MS};

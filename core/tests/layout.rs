@@ -284,3 +284,56 @@ fn presets_and_orders_have_one_name_each() {
         "invalid layout: the order must be \"time_shard_sequence\" or \"time_sequence_shard\""
     );
 }
+
+#[test]
+fn decimal_scatter_by_two_and_three_digits() {
+    use shardid::ScatterDigits;
+    let l = Layout::TWITTER;
+    let two = ScatterDigits::new(2).unwrap();
+    let three = ScatterDigits::new(3).unwrap();
+    // The last k digits move to just after the first: TiDB's 100- and 1,000-range variants.
+    assert_eq!(l.scatter_decimal_digits(1_234_567, two), Ok(1_672_345));
+    assert_eq!(l.gather_decimal_digits(1_672_345, two), Ok(1_234_567));
+    assert_eq!(l.scatter_decimal_digits(1_234_567, three), Ok(1_567_234));
+    assert_eq!(l.gather_decimal_digits(1_567_234, three), Ok(1_234_567));
+    // Leading zeros of the moved digits are kept: the digit count never changes.
+    assert_eq!(l.scatter_decimal_digits(1_234_507, two), Ok(1_072_345));
+    assert_eq!(l.gather_decimal_digits(1_072_345, two), Ok(1_234_507));
+    // Fewer than k + 2 digits: unchanged.
+    assert_eq!(l.scatter_decimal_digits(999, two), Ok(999));
+    assert_eq!(l.scatter_decimal_digits(1000, two), Ok(1000));
+    assert_eq!(l.scatter_decimal_digits(9999, three), Ok(9999));
+    // One digit is scatter_decimal.
+    assert_eq!(
+        l.scatter_decimal_digits(1_234_567, ScatterDigits::ONE),
+        l.scatter_decimal(1_234_567)
+    );
+    // Only 1, 2 and 3.
+    assert_eq!(ScatterDigits::new(0), None);
+    assert_eq!(ScatterDigits::new(4), None);
+    assert_eq!(ScatterDigits::new(u64::MAX), None);
+    // Overflow past the layout's largest ID.
+    let id = 9_223_372_036_854_775_807;
+    assert_eq!(
+        l.scatter_decimal_digits(id, three),
+        Err(Error::ScatterOverflow { id })
+    );
+}
+
+#[test]
+fn decimal_scatter_by_k_digits_spreads_consecutive_ids_over_10_to_the_k_ranges() {
+    use shardid::ScatterDigits;
+    let l = Layout::TWITTER;
+    for (k, ranges) in [(1u64, 10usize), (2, 100), (3, 1000)] {
+        let digits = ScatterDigits::new(k).unwrap();
+        let base = 1_541_815_603_606_036_480u64;
+        let mut leading = std::collections::HashSet::new();
+        for id in base..base + 5_000 {
+            let s = l.scatter_decimal_digits(id, digits).unwrap();
+            assert_eq!(l.gather_decimal_digits(s, digits), Ok(id));
+            assert_eq!(s.to_string().len(), id.to_string().len());
+            leading.insert(s / 10u64.pow(18 - u32::try_from(k).unwrap()));
+        }
+        assert_eq!(leading.len(), ranges, "k = {k}");
+    }
+}

@@ -100,3 +100,15 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+    #[test]
+    fn decimal_scatter_by_k_digits_round_trips(layout in layouts(), id in any::<u64>(), k in 1u64..=3) {
+        let digits = shardid::ScatterDigits::new(k).unwrap();
+        if let Ok(scattered) = layout.scatter_decimal_digits(id, digits) {
+            prop_assert_eq!(scattered.to_string().len(), id.to_string().len());
+            prop_assert_eq!(layout.gather_decimal_digits(scattered, digits), Ok(id));
+        }
+    }
+}

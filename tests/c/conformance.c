@@ -109,6 +109,8 @@ static shardid_status run_case(const struct vector_case *c, uint64_t result[3]) 
     if (strcmp(op, "gather_decimal") == 0) return shardid_gather_decimal(l, c->args[0], result);
     if (strcmp(op, "scatter_bits") == 0) return shardid_scatter_bits(l, c->args[0], result);
     if (strcmp(op, "gather_bits") == 0) return shardid_gather_bits(l, c->args[0], result);
+    if (strcmp(op, "scatter_decimal_digits") == 0) return shardid_scatter_decimal_digits(l, c->args[0], (uint32_t)c->args[1], result);
+    if (strcmp(op, "gather_decimal_digits") == 0) return shardid_gather_decimal_digits(l, c->args[0], (uint32_t)c->args[1], result);
     fprintf(stderr, "unknown op %s\n", op);
     abort();
 }

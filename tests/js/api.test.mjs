@@ -216,3 +216,13 @@ test('no count kills the process: too many IDs is a RangeError with a code', asy
   assert.equal(out.length, 10)
   for (const got of out) assert.equal(got, 'RangeError INVALID_ARGUMENT n must be at most 16777216 IDs per call: ask in batches')
 })
+
+test('decimal scatter by 1, 2 or 3 digits; another count is INVALID_ARGUMENT', () => {
+  const l = Layout.TWITTER
+  assert.equal(l.scatterDecimal(1234567n, 2), 1672345n)
+  assert.equal(l.gatherDecimal(1672345n, 2), 1234567n)
+  assert.equal(l.scatterDecimal('1234567', 3n), 1567234n)
+  assert.equal(l.scatterDecimal(1234567n), 1723456n)
+  for (const bad of [0, 4, 2.5, -1, 4n]) throwsCode(() => l.scatterDecimal(1234567n, bad), 'INVALID_ARGUMENT', RangeError)
+  throwsCode(() => l.gatherDecimal(1234567n, '2'), 'INVALID_ARGUMENT', TypeError)
+})

@@ -20,6 +20,8 @@ function run(layout, op, args) {
     case 'gather_decimal': return layout.gatherDecimal(a.id)
     case 'scatter_bits': return layout.scatterBits(a.id)
     case 'gather_bits': return layout.gatherBits(a.id)
+    case 'scatter_decimal_digits': return layout.scatterDecimal(a.id, a.digits)
+    case 'gather_decimal_digits': return layout.gatherDecimal(a.id, a.digits)
     default: throw new Error(`unknown op ${op}`)
   }
 }
@@ -50,7 +52,9 @@ for (const file of ['decode.json', 'compose.json', 'ranges.json', 'shard_for_key
       assert.deepEqual(outcome(() => run(layout, c.op, c.args)), c.expect, c.name)
       if ('id' in c.args) {
         // IDs as decimal strings give the same answers.
-        const asString = outcome(() => layout[{ decode: 'decode', scatter_decimal: 'scatterDecimal', gather_decimal: 'gatherDecimal', scatter_bits: 'scatterBits', gather_bits: 'gatherBits' }[c.op]](c.args.id))
+        const method = { decode: 'decode', scatter_decimal: 'scatterDecimal', gather_decimal: 'gatherDecimal', scatter_bits: 'scatterBits', gather_bits: 'gatherBits', scatter_decimal_digits: 'scatterDecimal', gather_decimal_digits: 'gatherDecimal' }[c.op]
+        const extra = 'digits' in c.args ? [Number(c.args.digits)] : []
+        const asString = outcome(() => layout[method](c.args.id, ...extra))
         assert.deepEqual(asString, c.expect, `${c.name} (string)`)
       }
     }

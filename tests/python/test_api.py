@@ -278,3 +278,17 @@ def test_the_largest_batch_is_made() -> None:
     g = Generator(Layout(epoch_ms=0, time_bits=39, shard_bits=0, sequence_bits=24), 0)
     ids = g.next_ids_at(1_000, 2**24)
     assert len(ids) == 2**24 and ids[0] < ids[-1]
+
+
+def test_decimal_scatter_by_digits_and_bad_counts() -> None:
+    layout = Layout.TWITTER
+    assert layout.scatter_decimal(1_234_567, digits=2) == 1_672_345
+    assert layout.gather_decimal(1_672_345, digits=2) == 1_234_567
+    assert layout.scatter_decimal(1_234_567, 3) == 1_567_234
+    assert layout.scatter_decimal(1_234_567) == layout.scatter_decimal(1_234_567, digits=1) == 1_723_456
+    for bad in (0, 4, 2**64):
+        with pytest.raises(shardid.InvalidArgumentError) as refused:
+            layout.scatter_decimal(1_234_567, digits=bad)
+        assert refused.value.argument == "digits"  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        layout.gather_decimal(1_234_567, digits="2")  # type: ignore[arg-type]

@@ -55,6 +55,7 @@ fn op_shape(op: &str) -> (&'static [&'static str], &'static [&'static str]) {
         "min_id_at" | "max_id_at" => (&["timestamp_ms"], &[]),
         "shard_for_key" => (&["key", "logical_shards"], &[]),
         "scatter_decimal" | "gather_decimal" | "scatter_bits" | "gather_bits" => (&["id"], &[]),
+        "scatter_decimal_digits" | "gather_decimal_digits" => (&["id", "digits"], &[]),
         _ => panic!("unknown op {op}"),
     }
 }

@@ -151,6 +151,14 @@ pub fn run_layout_op(l: &Layout, op: &str, args: &Value) -> Value {
         "gather_decimal" => l.gather_decimal(id()).map(n),
         "scatter_bits" => l.scatter_bits(id()).map(n),
         "gather_bits" => l.gather_bits(id()).map(n),
+        "scatter_decimal_digits" | "gather_decimal_digits" => {
+            let digits = shardid::ScatterDigits::new(arg(args, "digits")).expect("digits 1..=3");
+            if op == "scatter_decimal_digits" {
+                l.scatter_decimal_digits(id(), digits).map(n)
+            } else {
+                l.gather_decimal_digits(id(), digits).map(n)
+            }
+        }
         _ => panic!("unknown op {op}"),
     })
 }
@@ -398,6 +406,73 @@ fn scatter_cases() -> Vec<Value> {
         case(name, layout, op, json!({ "id": n(id) }))
     };
     cases.push(c("tidb_example", "twitter", "scatter_decimal", 1_234_567));
+    // By 2 and 3 trailing digits (TiDB's 100- and 1,000-range variants).
+    let k = |name: &str, layout: &str, op: &str, id: u64, digits: u64| {
+        case(
+            name,
+            layout,
+            op,
+            json!({ "id": n(id), "digits": n(digits) }),
+        )
+    };
+    for digits in 1..=3 {
+        cases.push(k(
+            "seven_digits",
+            "twitter",
+            "scatter_decimal_digits",
+            1_234_567,
+            digits,
+        ));
+        cases.push(k(
+            "moved_zeros",
+            "twitter",
+            "scatter_decimal_digits",
+            1_234_507,
+            digits,
+        ));
+        cases.push(k(
+            "snowflake_id",
+            "twitter",
+            "scatter_decimal_digits",
+            1_541_815_603_606_036_480,
+            digits,
+        ));
+        cases.push(k(
+            "too_short_unchanged",
+            "twitter",
+            "scatter_decimal_digits",
+            10u64.pow(u32::try_from(digits).unwrap()),
+            digits,
+        ));
+        cases.push(k(
+            "signed_overflow",
+            "twitter",
+            "scatter_decimal_digits",
+            9_223_372_036_854_775_807,
+            digits,
+        ));
+        cases.push(k(
+            "invalid_id",
+            "twitter",
+            "scatter_decimal_digits",
+            1 << 63,
+            digits,
+        ));
+        cases.push(k(
+            "seven_digits",
+            "twitter",
+            "gather_decimal_digits",
+            1_672_345,
+            digits,
+        ));
+        cases.push(k(
+            "unsigned_not_an_image",
+            "discord",
+            "gather_decimal_digits",
+            17_999_999_999_999_999_999,
+            digits,
+        ));
+    }
     cases.push(c("tidb_example", "twitter", "gather_decimal", 1_723_456));
     cases.push(c("two_digits_unchanged", "twitter", "scatter_decimal", 42));
     cases.push(c(

@@ -165,10 +165,14 @@ fn js() -> String {
             "topicDropped": shardid::sql::TOPIC_DROPPED,
         })
     );
-    out += "/** The most IDs one batch call makes, and the reason a larger count is refused with\n * (core/src/args.rs). */\nconst LIMITS = ";
+    out += "/** The most IDs one batch call makes, and the reason a larger count is refused with\n * (core/src/args.rs); the reason a decimal scatter's count of digits is refused with. */\nconst LIMITS = ";
     out += &format!(
         "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, LIMITS }}\n",
-        json!({ "maxBatchIds": shardid::args::MAX_BATCH_IDS, "tooManyIds": shardid::args::TOO_MANY_IDS })
+        json!({
+            "maxBatchIds": shardid::args::MAX_BATCH_IDS,
+            "tooManyIds": shardid::args::TOO_MANY_IDS,
+            "scatterDigits": shardid::ScatterDigits::INVALID,
+        })
     );
     out
 }
