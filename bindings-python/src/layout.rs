@@ -226,7 +226,7 @@ impl PyLayout {
     }
 
     /// TiDB's decimal scatter: the last `digits` decimal digits (1, 2 or 3: 10, 100 or 1,000
-    /// key ranges) move to just after the first.
+    /// key ranges; default 1) move to just after the first.
     #[pyo3(signature = (id, digits = None))]
     fn scatter_decimal(
         &self,
