@@ -6,6 +6,9 @@
 //!   threads:  8 threads writing overlapping batches of shared strings: one ID each, and the
 //!             cache agrees with the server.
 //!   demo:     the strings of argument 3.. on topic `demo` of schema `dict` (examples/postgres/dictionary.py).
+//!
+//! `dictionary ddl <schema>` prints the DDL instead (`| psql -1 -f -`), as
+//! `python -m shardid.sql --dictionary --schema <schema>` does.
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -22,6 +25,15 @@ fn kind(result: Result<impl Sized, DictionaryError>) -> String {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        return Err(
+            "usage: dictionary <connection string> <mode> | dictionary ddl <schema>".into(),
+        );
+    }
+    if args[1] == "ddl" {
+        print!("{}", shardid::sql::Dictionary::new(&args[2])?);
+        return Ok(());
+    }
     let (config, mode) = (args[1].as_str(), args[2].as_str());
     match mode {
         "contract" => {

@@ -512,7 +512,7 @@ def test_node_spreads_topics_as_python_does(cluster: Any, conn: Any) -> None:
 
 # Rust's shardid::dictionary::postgres, on the same server: core/examples/dictionary.rs, built by
 # tests/postgres/run.sh (SHARDID_DICTIONARY_EXAMPLE) or here.
-def rust(dsn: str, mode: str) -> Any:
+def rust_example() -> str:
     import os
 
     example = os.environ.get("SHARDID_DICTIONARY_EXAMPLE")
@@ -520,7 +520,11 @@ def rust(dsn: str, mode: str) -> Any:
         root = Path(__file__).resolve().parents[2]
         subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "postgres", "--example", "dictionary"], cwd=root, check=True)
         example = str(root / "target" / "debug" / "examples" / "dictionary")
-    done = subprocess.run([example, dsn, mode], capture_output=True, text=True, timeout=120)
+    return example
+
+
+def rust(dsn: str, mode: str) -> Any:
+    done = subprocess.run([rust_example(), dsn, mode], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -596,6 +600,8 @@ def test_the_command_line_prints_the_ddl_and_its_uninstall_removes_it(conn: Any)
         [sys.executable, "-m", "shardid.sql", "--dictionary", "--schema", "dict_cli"], capture_output=True, text=True, check=True
     ).stdout
     assert printed == dictionary("dict_cli")
+    rust = subprocess.run([rust_example(), "ddl", "dict_cli"], capture_output=True, text=True, check=True).stdout
+    assert rust == printed, "the Rust example prints the same DDL"
     with conn.transaction():
         conn.execute(printed.encode())
     conn.execute("SELECT dict_cli.create_topic('t'), dict_cli.dict_id('t', 'x')")
