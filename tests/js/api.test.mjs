@@ -226,3 +226,18 @@ test('decimal scatter by 1, 2 or 3 digits; another count is INVALID_ARGUMENT', (
   for (const bad of [0, 4, 2.5, -1, 4n]) throwsCode(() => l.scatterDecimal(1234567n, bad), 'INVALID_ARGUMENT', RangeError)
   throwsCode(() => l.gatherDecimal(1234567n, '2'), 'INVALID_ARGUMENT', TypeError)
 })
+
+test('nextIdsAsync makes a large batch without blocking the event loop', async () => {
+  const g = new Generator({ layout: Layout.INSTAGRAM, shard: 77 })
+  let ticks = 0
+  const timer = setInterval(() => { ticks++ }, 1)
+  const ids = await g.nextIdsAsync(50000) // ~49 ms of Instagram's layout, 13 chunks
+  clearInterval(timer)
+  assert.equal(ids.length, 50000)
+  for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1])
+  assert.ok(ticks >= 2, `the event loop ran ${ticks} times during the batch`)
+  assert.equal((await g.nextIdsAsync(3)).length, 3)
+  await assert.rejects(g.nextIdsAsync(2 ** 24 + 1), { code: 'INVALID_ARGUMENT', argument: 'n' })
+  await assert.rejects(g.nextIdsAsync(-1), { code: 'INVALID_ARGUMENT' })
+  await assert.rejects(g.nextIdsAsync('5'), { code: 'INVALID_ARGUMENT' })
+})

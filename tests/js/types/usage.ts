@@ -8,6 +8,8 @@ const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
 const id: bigint = gen.nextId()
 const asJson: string = gen.nextIdString()
 const batch: BigUint64Array = gen.nextIds(100)
+const later: Promise<BigUint64Array> = gen.nextIdsAsync(1_000_000)
+console.log(later)
 const parts: Parts = Layout.INSTAGRAM.decode(id)
 const when: Date = parts.date
 const fields: number = parts.timestampMs + parts.shard + parts.sequence
