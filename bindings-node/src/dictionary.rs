@@ -12,7 +12,7 @@ use shardid::dictionary::{self as dict, Cache, Invalid};
 use shardid::sql::{Dictionary, Placeholders};
 
 use crate::args::{text, u64_arg};
-use crate::errors::{Class, invalid_argument};
+use crate::errors::{Class, guard, invalid_argument};
 
 fn invalid(env: &Env, e: Invalid, argument: &str) -> napi::Error {
     invalid_argument(env, Class::Range, argument, e.reason())
@@ -39,39 +39,47 @@ pub struct DictionarySql {
 /// identifier).
 #[napi]
 pub fn dictionary_ddl(env: &Env, schema: String) -> Result<String> {
-    Dictionary::new(&schema)
-        .map(|d| d.to_string())
-        .map_err(|e| crate::segment::schema_error(env, &e))
+    guard(env, || {
+        Dictionary::new(&schema)
+            .map(|d| d.to_string())
+            .map_err(|e| crate::segment::schema_error(env, &e))
+    })
 }
 
 /// The statements of the dictionary in `schema`.
 #[napi]
 pub fn dictionary_sql(env: &Env, schema: String) -> Result<DictionarySql> {
-    let s = Dictionary::new(&schema)
-        .map_err(|e| crate::segment::schema_error(env, &e))?
-        .statements(Placeholders::Numbered);
-    Ok(DictionarySql {
-        ids: s.ids().to_string(),
-        lookup: s.lookup().to_string(),
-        values: s.values().to_string(),
-        create_topic: s.create_topic().to_string(),
-        drop_topic: s.drop_topic().to_string(),
+    guard(env, || {
+        let s = Dictionary::new(&schema)
+            .map_err(|e| crate::segment::schema_error(env, &e))?
+            .statements(Placeholders::Numbered);
+        Ok(DictionarySql {
+            ids: s.ids().to_string(),
+            lookup: s.lookup().to_string(),
+            values: s.values().to_string(),
+            create_topic: s.create_topic().to_string(),
+            drop_topic: s.drop_topic().to_string(),
+        })
     })
 }
 
 /// Which of `servers` servers holds `topic` (FNV-1a 64, then jump consistent hash).
 #[napi]
 pub fn dictionary_server_for(env: &Env, topic: Unknown<'_>, servers: u32) -> Result<u32> {
-    let topic = text(env, &topic, "topic")?;
-    dict::check_topic(&topic).map_err(|e| invalid(env, e, "topic"))?;
-    Ok(dict::server_for(&topic, servers))
+    guard(env, || {
+        let topic = text(env, &topic, "topic")?;
+        dict::check_topic(&topic).map_err(|e| invalid(env, e, "topic"))?;
+        Ok(dict::server_for(&topic, servers))
+    })
 }
 
 /// Checks a topic name as the core does.
 #[napi]
 pub fn dictionary_check_topic(env: &Env, topic: Unknown<'_>) -> Result<()> {
-    let topic = text(env, &topic, "topic")?;
-    dict::check_topic(&topic).map_err(|e| invalid(env, e, "topic"))
+    guard(env, || {
+        let topic = text(env, &topic, "topic")?;
+        dict::check_topic(&topic).map_err(|e| invalid(env, e, "topic"))
+    })
 }
 
 /// A batch of strings planned: the cached IDs (`null` where not cached) and the distinct
@@ -133,64 +141,79 @@ pub struct DictCache {
 impl DictCache {
     #[napi(constructor)]
     pub fn new(env: &Env, capacity: Option<Unknown<'_>>) -> Result<Self> {
-        let capacity = match capacity {
-            Some(c) if !matches!(c.get_type()?, napi::ValueType::Undefined) => {
-                u64_arg(env, &c, "cacheSize", Arg::Other)?
-            }
-            _ => dict::DEFAULT_CACHE as u64,
-        };
-        Ok(Self {
-            inner: Cache::new(usize::try_from(capacity).unwrap_or(usize::MAX)),
+        guard(env, || {
+            let capacity = match capacity {
+                Some(c) if !matches!(c.get_type()?, napi::ValueType::Undefined) => {
+                    u64_arg(env, &c, "cacheSize", Arg::Other)?
+                }
+                _ => dict::DEFAULT_CACHE as u64,
+            };
+            Ok(Self {
+                inner: Cache::new(usize::try_from(capacity).unwrap_or(usize::MAX)),
+            })
         })
     }
 
     #[napi(getter)]
-    pub fn capacity(&self) -> f64 {
-        crate::layout::number(self.inner.capacity() as u64)
+    pub fn capacity(&self, env: &Env) -> Result<f64> {
+        guard(env, || {
+            Ok(crate::layout::number(self.inner.capacity() as u64))
+        })
     }
 
     #[napi(getter)]
-    pub fn size(&self) -> u32 {
-        u32::try_from(self.inner.len()).unwrap_or(u32::MAX)
+    pub fn size(&self, env: &Env) -> Result<u32> {
+        guard(env, || {
+            Ok(u32::try_from(self.inner.len()).unwrap_or(u32::MAX))
+        })
     }
 
     #[napi]
-    pub fn clear(&self) {
-        self.inner.clear();
+    pub fn clear(&self, env: &Env) -> Result<()> {
+        guard(env, || {
+            self.inner.clear();
+            Ok(())
+        })
     }
 
     /// The cached ID of `value` (checked first), or `null`.
     #[napi]
     pub fn id(&self, env: &Env, value: Unknown<'_>) -> Result<Option<BigInt>> {
-        let value = text(env, &value, "value")?;
-        dict::check_value(&value).map_err(|e| invalid(env, e, "value"))?;
-        Ok(self.inner.id(&value).map(big))
+        guard(env, || {
+            let value = text(env, &value, "value")?;
+            dict::check_value(&value).map_err(|e| invalid(env, e, "value"))?;
+            Ok(self.inner.id(&value).map(big))
+        })
     }
 
     /// The cached string of `id` (checked first), or `null`.
     #[napi]
     pub fn value(&self, env: &Env, id: Unknown<'_>) -> Result<Option<String>> {
-        let id = u64_arg(env, &id, "id", Arg::Other)?;
-        dict::check_id(id).map_err(|e| invalid(env, e, "id"))?;
-        Ok(self.inner.value(id).map(|v| v.to_string()))
+        guard(env, || {
+            let id = u64_arg(env, &id, "id", Arg::Other)?;
+            dict::check_id(id).map_err(|e| invalid(env, e, "id"))?;
+            Ok(self.inner.value(id).map(|v| v.to_string()))
+        })
     }
 
     /// Checks a batch and answers what the cache holds.
     #[napi]
     pub fn plan_ids(&self, env: &Env, values: Vec<Unknown<'_>>) -> Result<PlannedIds> {
-        dict::check_batch(values.len()).map_err(|e| invalid(env, e, "values"))?;
-        let values = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| text(env, v, &format!("values[{i}]")))
-            .collect::<Result<Vec<String>>>()?;
-        let (ids, misses) = self
-            .inner
-            .plan_ids(&values)
-            .map_err(|(e, i)| invalid(env, e, &at(e, "values", i)))?;
-        Ok(PlannedIds {
-            ids: ids.into_iter().map(|id| id.map(big)).collect(),
-            misses: misses.into_iter().map(str::to_owned).collect(),
+        guard(env, || {
+            dict::check_batch(values.len()).map_err(|e| invalid(env, e, "values"))?;
+            let values = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| text(env, v, &format!("values[{i}]")))
+                .collect::<Result<Vec<String>>>()?;
+            let (ids, misses) = self
+                .inner
+                .plan_ids(&values)
+                .map_err(|(e, i)| invalid(env, e, &at(e, "values", i)))?;
+            Ok(PlannedIds {
+                ids: ids.into_iter().map(|id| id.map(big)).collect(),
+                misses: misses.into_iter().map(str::to_owned).collect(),
+            })
         })
     }
 
@@ -204,34 +227,38 @@ impl DictCache {
         misses: Vec<String>,
         answers: Vec<Option<String>>,
     ) -> Result<Vec<Option<BigInt>>> {
-        let mut ids = from_big(ids);
-        let answers = answers_u64(env, &answers)?;
-        self.inner
-            .complete_ids(&values, &mut ids, &misses, &answers)
-            .map_err(|_| mismatch(env))?;
-        Ok(ids.into_iter().map(|id| id.map(big)).collect())
+        guard(env, || {
+            let mut ids = from_big(ids);
+            let answers = answers_u64(env, &answers)?;
+            self.inner
+                .complete_ids(&values, &mut ids, &misses, &answers)
+                .map_err(|_| mismatch(env))?;
+            Ok(ids.into_iter().map(|id| id.map(big)).collect())
+        })
     }
 
     /// Checks a batch of IDs and answers what the cache holds.
     #[napi]
     pub fn plan_values(&self, env: &Env, ids: Vec<Unknown<'_>>) -> Result<PlannedValues> {
-        dict::check_batch(ids.len()).map_err(|e| invalid(env, e, "ids"))?;
-        let ids = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| u64_arg(env, id, &format!("ids[{i}]"), Arg::Other))
-            .collect::<Result<Vec<u64>>>()?;
-        let (values, misses) = self
-            .inner
-            .plan_values(&ids)
-            .map_err(|(e, i)| invalid(env, e, &at(e, "ids", i)))?;
-        Ok(PlannedValues {
-            ids: ids.into_iter().map(big).collect(),
-            values: values
-                .into_iter()
-                .map(|v| v.map(|v| v.to_string()))
-                .collect(),
-            misses: misses.into_iter().map(|id| id.to_string()).collect(),
+        guard(env, || {
+            dict::check_batch(ids.len()).map_err(|e| invalid(env, e, "ids"))?;
+            let ids = ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| u64_arg(env, id, &format!("ids[{i}]"), Arg::Other))
+                .collect::<Result<Vec<u64>>>()?;
+            let (values, misses) = self
+                .inner
+                .plan_values(&ids)
+                .map_err(|(e, i)| invalid(env, e, &at(e, "ids", i)))?;
+            Ok(PlannedValues {
+                ids: ids.into_iter().map(big).collect(),
+                values: values
+                    .into_iter()
+                    .map(|v| v.map(|v| v.to_string()))
+                    .collect(),
+                misses: misses.into_iter().map(|id| id.to_string()).collect(),
+            })
         })
     }
 
@@ -245,19 +272,21 @@ impl DictCache {
         misses: Vec<String>,
         answers: Vec<Option<String>>,
     ) -> Result<Vec<Option<String>>> {
-        let ids: Vec<u64> = ids.into_iter().map(|b| b.get_u64().1).collect();
-        let misses = misses
-            .iter()
-            .map(|m| shardid::parse_decimal(m.as_bytes()).ok_or_else(|| mismatch(env)))
-            .collect::<Result<Vec<u64>>>()?;
-        let mut values: Vec<Option<Arc<str>>> =
-            values.into_iter().map(|v| v.map(Arc::from)).collect();
-        self.inner
-            .complete_values(&ids, &mut values, &misses, &answers)
-            .map_err(|_| mismatch(env))?;
-        Ok(values
-            .into_iter()
-            .map(|v| v.map(|v| v.to_string()))
-            .collect())
+        guard(env, || {
+            let ids: Vec<u64> = ids.into_iter().map(|b| b.get_u64().1).collect();
+            let misses = misses
+                .iter()
+                .map(|m| shardid::parse_decimal(m.as_bytes()).ok_or_else(|| mismatch(env)))
+                .collect::<Result<Vec<u64>>>()?;
+            let mut values: Vec<Option<Arc<str>>> =
+                values.into_iter().map(|v| v.map(Arc::from)).collect();
+            self.inner
+                .complete_values(&ids, &mut values, &misses, &answers)
+                .map_err(|_| mismatch(env))?;
+            Ok(values
+                .into_iter()
+                .map(|v| v.map(|v| v.to_string()))
+                .collect())
+        })
     }
 }

@@ -154,6 +154,21 @@ pub(crate) fn core_error(env: &Env, e: shardid::Error) -> Error {
     throw_object(env, Class::of(e.kind()), e.code(), &e.to_string(), &fields)
 }
 
+/// The panic boundary every export's body runs inside: a Rust panic (a bug: every input is
+/// checked) becomes a thrown `Error` with `code` `PANIC` instead of aborting Node, which is
+/// what an unwind reaching napi's C callback would do. napi-rs's own `catch_unwind` option
+/// throws a `GenericFailure` with the panic's text; this keeps the code every binding uses.
+///
+/// `AssertUnwindSafe`: after a caught panic nothing the body touched is used as if it had
+/// finished; the core's shared state is atomics and poison-tolerant mutexes.
+#[inline]
+pub(crate) fn guard<T>(env: &Env, body: impl FnOnce() -> napi::Result<T>) -> napi::Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(result) => result,
+        Err(_) => Err(throw_kind(env, ErrorKind::Panic, &[])),
+    }
+}
+
 /// Converts a core result, throwing its error.
 pub(crate) trait OrThrow<T> {
     /// The value, or the core's error thrown as a JS error.

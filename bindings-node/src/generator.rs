@@ -8,7 +8,7 @@ use napi_derive::napi;
 use shardid::{Generator, Layout, Options};
 
 use crate::args::{Arg, ids_for, options_arg, u64_arg};
-use crate::errors::{Class, OrThrow, invalid_argument};
+use crate::errors::{Class, OrThrow, guard, invalid_argument};
 use crate::layout::layout;
 use crate::slots::Slots;
 
@@ -42,53 +42,63 @@ pub fn generator_new(
     backwards_tolerance_ms: Option<Unknown<'_>>,
     max_borrow_units: Option<Unknown<'_>>,
 ) -> Result<u32> {
-    let layout = layout(env, layout_index)?;
-    let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
-    let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
-    let generator = Generator::shared(layout, shard, options).or_throw(env)?;
-    GENERATORS
-        .index_of(Entry {
-            key: (layout, shard, options),
-            generator,
-        })
-        .ok_or_else(|| {
-            invalid_argument(
-                env,
-                Class::Range,
-                "generator",
-                "is one too many: a process holds at most 2^32 distinct generators",
-            )
-        })
+    guard(env, || {
+        let layout = layout(env, layout_index)?;
+        let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
+        let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
+        let generator = Generator::shared(layout, shard, options).or_throw(env)?;
+        GENERATORS
+            .index_of(Entry {
+                key: (layout, shard, options),
+                generator,
+            })
+            .ok_or_else(|| {
+                invalid_argument(
+                    env,
+                    Class::Range,
+                    "generator",
+                    "is one too many: a process holds at most 2^32 distinct generators",
+                )
+            })
+    })
 }
 
 /// One ID now.
 #[napi]
 pub fn next_id(env: &Env, generator_index: u32) -> Result<u64> {
-    generator(env, generator_index)?.next_id().or_throw(env)
+    guard(env, || {
+        generator(env, generator_index)?.next_id().or_throw(env)
+    })
 }
 
 /// One ID now, as a decimal string.
 #[napi]
 pub fn next_id_string(env: &Env, generator_index: u32) -> Result<String> {
-    let id = generator(env, generator_index)?.next_id().or_throw(env)?;
-    Ok(id.to_string())
+    guard(env, || {
+        let id = generator(env, generator_index)?.next_id().or_throw(env)?;
+        Ok(id.to_string())
+    })
 }
 
 /// One ID as if the clock read `now`.
 #[napi]
 pub fn next_id_at(env: &Env, generator_index: u32, now: Unknown<'_>) -> Result<u64> {
-    let g = generator(env, generator_index)?;
-    g.next_id_at(u64_arg(env, &now, "now", Arg::Timestamp)?)
-        .or_throw(env)
+    guard(env, || {
+        let g = generator(env, generator_index)?;
+        g.next_id_at(u64_arg(env, &now, "now", Arg::Timestamp)?)
+            .or_throw(env)
+    })
 }
 
 /// `n` IDs now.
 #[napi]
 pub fn next_ids(env: &Env, generator_index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
-    let g = generator(env, generator_index)?;
-    let mut ids = ids_for(env, &n)?;
-    g.next_ids(&mut ids).or_throw(env)?;
-    Ok(BigUint64Array::new(ids))
+    guard(env, || {
+        let g = generator(env, generator_index)?;
+        let mut ids = ids_for(env, &n)?;
+        g.next_ids(&mut ids).or_throw(env)?;
+        Ok(BigUint64Array::new(ids))
+    })
 }
 
 /// Up to `n` IDs as if the clock read `now`, in one step.
@@ -99,10 +109,12 @@ pub fn next_ids_at(
     now: Unknown<'_>,
     n: Unknown<'_>,
 ) -> Result<BigUint64Array> {
-    let g = generator(env, generator_index)?;
-    let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
-    let mut ids = ids_for(env, &n)?;
-    let written = g.next_ids_at(now, &mut ids).or_throw(env)?;
-    ids.truncate(written);
-    Ok(BigUint64Array::new(ids))
+    guard(env, || {
+        let g = generator(env, generator_index)?;
+        let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
+        let mut ids = ids_for(env, &n)?;
+        let written = g.next_ids_at(now, &mut ids).or_throw(env)?;
+        ids.truncate(written);
+        Ok(BigUint64Array::new(ids))
+    })
 }

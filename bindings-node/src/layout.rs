@@ -8,7 +8,7 @@ use napi_derive::napi;
 use shardid::{FieldOrder, Layout};
 
 use crate::args::{Arg, u64_arg, unparsed_id};
-use crate::errors::{Class, OrThrow, invalid_argument};
+use crate::errors::{Class, OrThrow, guard, invalid_argument};
 use crate::slots::Slots;
 
 pub(crate) static LAYOUTS: Slots<Layout> = Slots::new();
@@ -48,13 +48,15 @@ fn register(env: &Env, layout: Layout) -> Result<u32> {
 /// Registers one of the presets by name and returns its index.
 #[napi]
 pub fn layout_preset(env: &Env, name: String) -> Result<u32> {
-    register(env, Layout::preset(&name).or_throw(env)?)
+    guard(env, || register(env, Layout::preset(&name).or_throw(env)?))
 }
 
 /// The presets' names, in the core's order (`Layout.INSTAGRAM`, ...).
 #[napi]
-pub fn preset_names() -> Vec<&'static str> {
-    Layout::PRESETS.iter().map(|(name, _)| *name).collect()
+pub fn preset_names(env: &Env) -> Result<Vec<&'static str>> {
+    guard(env, || {
+        Ok(Layout::PRESETS.iter().map(|(name, _)| *name).collect())
+    })
 }
 
 /// Validates and registers a custom layout, returns its index.
@@ -70,25 +72,27 @@ pub fn layout_new(
     order: String,
     signed: bool,
 ) -> Result<u32> {
-    let order = FieldOrder::from_name(&order).or_throw(env)?;
-    let width = |v: &Unknown<'_>, name: &str| -> Result<u8> {
-        let bits = u64_arg(env, v, name, Arg::LayoutField)?;
-        u8::try_from(bits)
-            .map_err(|_| invalid_layout(env, &format!("{name} {bits} is wider than 64 bits")))
-    };
-    let layout = Layout::builder()
-        .epoch_ms(u64_arg(env, &epoch_ms, "epochMs", Arg::LayoutField)?)
-        .unit_ms(u64_arg(env, &unit_ms, "unitMs", Arg::LayoutField)?)
-        .bits(
-            width(&time_bits, "timeBits")?,
-            width(&shard_bits, "shardBits")?,
-            width(&sequence_bits, "sequenceBits")?,
-        )
-        .order(order)
-        .signed(signed)
-        .build()
-        .or_throw(env)?;
-    register(env, layout)
+    guard(env, || {
+        let order = FieldOrder::from_name(&order).or_throw(env)?;
+        let width = |v: &Unknown<'_>, name: &str| -> Result<u8> {
+            let bits = u64_arg(env, v, name, Arg::LayoutField)?;
+            u8::try_from(bits)
+                .map_err(|_| invalid_layout(env, &format!("{name} {bits} is wider than 64 bits")))
+        };
+        let layout = Layout::builder()
+            .epoch_ms(u64_arg(env, &epoch_ms, "epochMs", Arg::LayoutField)?)
+            .unit_ms(u64_arg(env, &unit_ms, "unitMs", Arg::LayoutField)?)
+            .bits(
+                width(&time_bits, "timeBits")?,
+                width(&shard_bits, "shardBits")?,
+                width(&sequence_bits, "sequenceBits")?,
+            )
+            .order(order)
+            .signed(signed)
+            .build()
+            .or_throw(env)?;
+        register(env, layout)
+    })
 }
 
 /// What the JS `Layout` reads once and keeps.
@@ -110,19 +114,21 @@ pub struct LayoutInfo {
 /// The fields and limits of a registered layout.
 #[napi]
 pub fn layout_info(env: &Env, layout_index: u32) -> Result<LayoutInfo> {
-    let l = layout(env, layout_index)?;
-    Ok(LayoutInfo {
-        epoch_ms: number(l.epoch_ms()),
-        unit_ms: number(l.unit_ms()),
-        time_bits: u32::from(l.time_bits()),
-        shard_bits: u32::from(l.shard_bits()),
-        sequence_bits: u32::from(l.sequence_bits()),
-        order: l.order().name().into(),
-        signed: l.signed(),
-        max_shard: number(l.max_shard()),
-        max_sequence: number(l.max_sequence()),
-        max_id: l.max_id(),
-        expires_at_ms: number(l.expires_at_ms()),
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        Ok(LayoutInfo {
+            epoch_ms: number(l.epoch_ms()),
+            unit_ms: number(l.unit_ms()),
+            time_bits: u32::from(l.time_bits()),
+            shard_bits: u32::from(l.shard_bits()),
+            sequence_bits: u32::from(l.sequence_bits()),
+            order: l.order().name().into(),
+            signed: l.signed(),
+            max_shard: number(l.max_shard()),
+            max_sequence: number(l.max_sequence()),
+            max_id: l.max_id(),
+            expires_at_ms: number(l.expires_at_ms()),
+        })
     })
 }
 
@@ -136,9 +142,11 @@ thread_local! {
 /// and private for as long as the module is loaded.
 #[napi(ts_args_type = "buffer: Float64Array")]
 pub fn set_decode_buffer(env: &Env, buffer: Unknown<'_>) -> Result<()> {
-    let out = float64_array(env, &buffer)?;
-    DECODE_BUFFER.with(|cell| cell.set(out.as_mut_ptr()));
-    Ok(())
+    guard(env, || {
+        let out = float64_array(env, &buffer)?;
+        DECODE_BUFFER.with(|cell| cell.set(out.as_mut_ptr()));
+        Ok(())
+    })
 }
 
 /// Decodes `id` into this thread's decode buffer: timestamp ms, shard, sequence (the JS side
@@ -146,95 +154,101 @@ pub fn set_decode_buffer(env: &Env, buffer: Unknown<'_>) -> Result<()> {
 /// and passing the buffer on every call a typed-array lookup).
 #[napi(ts_args_type = "layoutIndex: number, id: bigint | string | number")]
 pub fn decode(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<()> {
-    let l = layout(env, layout_index)?;
-    let parts = l.decode(u64_arg(env, &id, "id", Arg::Id)?).or_throw(env)?;
-    let out = DECODE_BUFFER.with(Cell::get);
-    if out.is_null() {
-        return Err(invalid_argument(
-            env,
-            Class::Type,
-            "setDecodeBuffer",
-            "was not called",
-        ));
-    }
-    // SAFETY: `out` came from `set_decode_buffer` on this thread: 3 f64s of a Float64Array
-    // that shardid.js keeps alive and private for the module's lifetime (V8 never moves an
-    // ArrayBuffer's backing store), and no JavaScript runs during this call.
-    unsafe {
-        out.write(number(parts.timestamp_ms));
-        out.add(1).write(number(parts.shard));
-        out.add(2).write(number(parts.sequence));
-    }
-    Ok(())
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        let parts = l.decode(u64_arg(env, &id, "id", Arg::Id)?).or_throw(env)?;
+        let out = DECODE_BUFFER.with(Cell::get);
+        if out.is_null() {
+            return Err(invalid_argument(
+                env,
+                Class::Type,
+                "setDecodeBuffer",
+                "was not called",
+            ));
+        }
+        // SAFETY: `out` came from `set_decode_buffer` on this thread: 3 f64s of a Float64Array
+        // that shardid.js keeps alive and private for the module's lifetime (V8 never moves an
+        // ArrayBuffer's backing store), and no JavaScript runs during this call.
+        unsafe {
+            out.write(number(parts.timestamp_ms));
+            out.add(1).write(number(parts.shard));
+            out.add(2).write(number(parts.sequence));
+        }
+        Ok(())
+    })
 }
 
 /// Decodes many IDs (an array of bigints, decimal strings or safe integers, or a
 /// `BigUint64Array`) into three `Float64Array`s: timestamp ms, shard, sequence.
 #[napi(ts_args_type = "layoutIndex: number, ids: Array<bigint | string | number> | BigUint64Array")]
 pub fn decode_many(env: &Env, layout_index: u32, ids: Unknown<'_>) -> Result<Vec<Float64Array>> {
-    let l = layout(env, layout_index)?;
-    let raw = ids.raw();
-    let mut columns = [Vec::new(), Vec::new(), Vec::new()];
-    let mut push = |id: u64| -> Result<()> {
-        let p = l.decode(id).or_throw(env)?;
-        columns[0].push(number(p.timestamp_ms));
-        columns[1].push(number(p.shard));
-        columns[2].push(number(p.sequence));
-        Ok(())
-    };
-    let (mut is_array, mut is_typed) = (false, false);
-    // SAFETY: `raw` is a live value of this env.
-    unsafe {
-        napi::sys::napi_is_array(env.raw(), raw, &raw mut is_array);
-        napi::sys::napi_is_typedarray(env.raw(), raw, &raw mut is_typed);
-    }
-    if is_typed {
-        let (mut kind, mut length, mut data) = (0, 0usize, std::ptr::null_mut());
-        // SAFETY: `raw` is a typed array of this env; the out-pointers are valid.
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        let raw = ids.raw();
+        let mut columns = [Vec::new(), Vec::new(), Vec::new()];
+        let mut push = |id: u64| -> Result<()> {
+            let p = l.decode(id).or_throw(env)?;
+            columns[0].push(number(p.timestamp_ms));
+            columns[1].push(number(p.shard));
+            columns[2].push(number(p.sequence));
+            Ok(())
+        };
+        let (mut is_array, mut is_typed) = (false, false);
+        // SAFETY: `raw` is a live value of this env.
         unsafe {
-            napi::sys::napi_get_typedarray_info(
-                env.raw(),
-                raw,
-                &raw mut kind,
-                &raw mut length,
-                &raw mut data,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            );
+            napi::sys::napi_is_array(env.raw(), raw, &raw mut is_array);
+            napi::sys::napi_is_typedarray(env.raw(), raw, &raw mut is_typed);
         }
-        if kind == napi::sys::TypedarrayType::biguint64_array && (!data.is_null() || length == 0) {
-            let ids: &[u64] = if length == 0 {
-                &[]
-            } else {
-                // SAFETY: `data` holds `length` u64s of the caller's array, alive for this
-                // synchronous call, during which no JavaScript runs.
-                unsafe { std::slice::from_raw_parts(data.cast::<u64>(), length) }
-            };
-            for &id in ids {
-                push(id)?;
+        if is_typed {
+            let (mut kind, mut length, mut data) = (0, 0usize, std::ptr::null_mut());
+            // SAFETY: `raw` is a typed array of this env; the out-pointers are valid.
+            unsafe {
+                napi::sys::napi_get_typedarray_info(
+                    env.raw(),
+                    raw,
+                    &raw mut kind,
+                    &raw mut length,
+                    &raw mut data,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                );
+            }
+            if kind == napi::sys::TypedarrayType::biguint64_array
+                && (!data.is_null() || length == 0)
+            {
+                let ids: &[u64] = if length == 0 {
+                    &[]
+                } else {
+                    // SAFETY: `data` holds `length` u64s of the caller's array, alive for this
+                    // synchronous call, during which no JavaScript runs.
+                    unsafe { std::slice::from_raw_parts(data.cast::<u64>(), length) }
+                };
+                for &id in ids {
+                    push(id)?;
+                }
+                return Ok(columns.map(Float64Array::new).into());
+            }
+        } else if is_array {
+            let mut length = 0u32;
+            // SAFETY: `raw` is an array of this env.
+            unsafe { napi::sys::napi_get_array_length(env.raw(), raw, &raw mut length) };
+            for i in 0..length {
+                let mut element = std::ptr::null_mut();
+                // SAFETY: `raw` is an array of this env and `i` is below its length.
+                unsafe { napi::sys::napi_get_element(env.raw(), raw, i, &raw mut element) };
+                // SAFETY: `element` is a live value of this env.
+                let element = unsafe { Unknown::from_raw_unchecked(env.raw(), element) };
+                push(u64_arg(env, &element, "ids[i]", Arg::Id)?)?;
             }
             return Ok(columns.map(Float64Array::new).into());
         }
-    } else if is_array {
-        let mut length = 0u32;
-        // SAFETY: `raw` is an array of this env.
-        unsafe { napi::sys::napi_get_array_length(env.raw(), raw, &raw mut length) };
-        for i in 0..length {
-            let mut element = std::ptr::null_mut();
-            // SAFETY: `raw` is an array of this env and `i` is below its length.
-            unsafe { napi::sys::napi_get_element(env.raw(), raw, i, &raw mut element) };
-            // SAFETY: `element` is a live value of this env.
-            let element = unsafe { Unknown::from_raw_unchecked(env.raw(), element) };
-            push(u64_arg(env, &element, "ids[i]", Arg::Id)?)?;
-        }
-        return Ok(columns.map(Float64Array::new).into());
-    }
-    Err(invalid_argument(
-        env,
-        Class::Type,
-        "ids",
-        "must be an array or a BigUint64Array",
-    ))
+        Err(invalid_argument(
+            env,
+            Class::Type,
+            "ids",
+            "must be an array or a BigUint64Array",
+        ))
+    })
 }
 
 /// Decodes `count` IDs written as decimal digits separated by commas (`ids.join(',')`): the
@@ -246,24 +260,26 @@ pub fn decode_many_text(
     text: String,
     count: u32,
 ) -> Result<Vec<Float64Array>> {
-    let l = layout(env, layout_index)?;
-    let mut columns = [Vec::new(), Vec::new(), Vec::new()];
-    for (i, token) in text.split(',').enumerate() {
-        // More tokens than IDs: one of the strings held a comma.
-        let Some(id) = shardid::parse_decimal(token.as_bytes()).filter(|_| i < count as usize)
-        else {
-            return Err(unparsed_id(env, "ids[i]", token));
-        };
-        let p = l.decode(id).or_throw(env)?;
-        columns[0].push(number(p.timestamp_ms));
-        columns[1].push(number(p.shard));
-        columns[2].push(number(p.sequence));
-    }
-    if columns[0].len() != count as usize {
-        // Fewer tokens than IDs cannot happen with `ids.join(',')`; refuse it all the same.
-        return Err(unparsed_id(env, "ids[i]", &text));
-    }
-    Ok(columns.map(Float64Array::new).into())
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        let mut columns = [Vec::new(), Vec::new(), Vec::new()];
+        for (i, token) in text.split(',').enumerate() {
+            // More tokens than IDs: one of the strings held a comma.
+            let Some(id) = shardid::parse_decimal(token.as_bytes()).filter(|_| i < count as usize)
+            else {
+                return Err(unparsed_id(env, "ids[i]", token));
+            };
+            let p = l.decode(id).or_throw(env)?;
+            columns[0].push(number(p.timestamp_ms));
+            columns[1].push(number(p.shard));
+            columns[2].push(number(p.sequence));
+        }
+        if columns[0].len() != count as usize {
+            // Fewer tokens than IDs cannot happen with `ids.join(',')`; refuse it all the same.
+            return Err(unparsed_id(env, "ids[i]", &text));
+        }
+        Ok(columns.map(Float64Array::new).into())
+    })
 }
 
 /// The memory of a `Float64Array` of at least 3 elements.
@@ -305,9 +321,11 @@ pub(crate) fn float64_array<'a>(env: &Env, value: &Unknown<'_>) -> Result<&'a mu
 /// `id` if it is an ID of the layout.
 #[napi]
 pub fn validate_id(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
-    let l = layout(env, layout_index)?;
-    l.validate_id(u64_arg(env, &id, "id", Arg::Id)?)
-        .or_throw(env)
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        l.validate_id(u64_arg(env, &id, "id", Arg::Id)?)
+            .or_throw(env)
+    })
 }
 
 /// The ID for a time, a shard and a sequence.
@@ -319,29 +337,35 @@ pub fn compose(
     shard: Unknown<'_>,
     sequence: Unknown<'_>,
 ) -> Result<u64> {
-    let l = layout(env, layout_index)?;
-    l.compose(
-        u64_arg(env, &timestamp, "timestamp", Arg::Timestamp)?,
-        u64_arg(env, &shard, "shard", Arg::Shard)?,
-        u64_arg(env, &sequence, "sequence", Arg::Sequence)?,
-    )
-    .or_throw(env)
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        l.compose(
+            u64_arg(env, &timestamp, "timestamp", Arg::Timestamp)?,
+            u64_arg(env, &shard, "shard", Arg::Shard)?,
+            u64_arg(env, &sequence, "sequence", Arg::Sequence)?,
+        )
+        .or_throw(env)
+    })
 }
 
 /// The smallest ID of the time unit holding `timestamp`.
 #[napi]
 pub fn min_id_at(env: &Env, layout_index: u32, timestamp: Unknown<'_>) -> Result<u64> {
-    let l = layout(env, layout_index)?;
-    l.min_id_at(u64_arg(env, &timestamp, "timestamp", Arg::Timestamp)?)
-        .or_throw(env)
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        l.min_id_at(u64_arg(env, &timestamp, "timestamp", Arg::Timestamp)?)
+            .or_throw(env)
+    })
 }
 
 /// The largest ID of the time unit holding `timestamp`.
 #[napi]
 pub fn max_id_at(env: &Env, layout_index: u32, timestamp: Unknown<'_>) -> Result<u64> {
-    let l = layout(env, layout_index)?;
-    l.max_id_at(u64_arg(env, &timestamp, "timestamp", Arg::Timestamp)?)
-        .or_throw(env)
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        l.max_id_at(u64_arg(env, &timestamp, "timestamp", Arg::Timestamp)?)
+            .or_throw(env)
+    })
 }
 
 /// `key % logicalShards`, checked against the layout.
@@ -352,31 +376,37 @@ pub fn shard_for_key(
     key: Unknown<'_>,
     logical_shards: Unknown<'_>,
 ) -> Result<f64> {
-    let l = layout(env, layout_index)?;
-    l.shard_for_key(
-        u64_arg(env, &key, "key", Arg::Other)?,
-        u64_arg(env, &logical_shards, "logicalShards", Arg::LogicalShards)?,
-    )
-    .map(number)
-    .or_throw(env)
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        l.shard_for_key(
+            u64_arg(env, &key, "key", Arg::Other)?,
+            u64_arg(env, &logical_shards, "logicalShards", Arg::LogicalShards)?,
+        )
+        .map(number)
+        .or_throw(env)
+    })
 }
 
 /// TiDB's decimal scatter by `digits` (1, 2 or 3) trailing digits.
 #[napi]
 pub fn scatter_decimal(env: &Env, layout_index: u32, id: Unknown<'_>, digits: u32) -> Result<u64> {
-    let l = layout(env, layout_index)?;
-    let digits = scatter_digits(env, digits)?;
-    l.scatter_decimal_digits(u64_arg(env, &id, "id", Arg::Id)?, digits)
-        .or_throw(env)
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        let digits = scatter_digits(env, digits)?;
+        l.scatter_decimal_digits(u64_arg(env, &id, "id", Arg::Id)?, digits)
+            .or_throw(env)
+    })
 }
 
 /// The inverse of `scatterDecimal`.
 #[napi]
 pub fn gather_decimal(env: &Env, layout_index: u32, id: Unknown<'_>, digits: u32) -> Result<u64> {
-    let l = layout(env, layout_index)?;
-    let digits = scatter_digits(env, digits)?;
-    l.gather_decimal_digits(u64_arg(env, &id, "id", Arg::Id)?, digits)
-        .or_throw(env)
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        let digits = scatter_digits(env, digits)?;
+        l.gather_decimal_digits(u64_arg(env, &id, "id", Arg::Id)?, digits)
+            .or_throw(env)
+    })
 }
 
 fn scatter_digits(env: &Env, digits: u32) -> Result<shardid::ScatterDigits> {
@@ -393,15 +423,19 @@ fn scatter_digits(env: &Env, digits: u32) -> Result<shardid::ScatterDigits> {
 /// The bit-level scatter.
 #[napi]
 pub fn scatter_bits(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
-    let l = layout(env, layout_index)?;
-    l.scatter_bits(u64_arg(env, &id, "id", Arg::Id)?)
-        .or_throw(env)
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        l.scatter_bits(u64_arg(env, &id, "id", Arg::Id)?)
+            .or_throw(env)
+    })
 }
 
 /// The inverse of `scatterBits`.
 #[napi]
 pub fn gather_bits(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<u64> {
-    let l = layout(env, layout_index)?;
-    l.gather_bits(u64_arg(env, &id, "id", Arg::Id)?)
-        .or_throw(env)
+    guard(env, || {
+        let l = layout(env, layout_index)?;
+        l.gather_bits(u64_arg(env, &id, "id", Arg::Id)?)
+            .or_throw(env)
+    })
 }

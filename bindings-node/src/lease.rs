@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
 
 use crate::args::{Arg, ids_for, options_arg, u64_arg};
-use crate::errors::{Class, Field, core_error, invalid_argument, throw, throw_kind};
+use crate::errors::{Class, Field, core_error, guard, invalid_argument, throw, throw_kind};
 
 use crate::layout::layout;
 use crate::slots::Slots;
@@ -78,70 +78,82 @@ pub fn lease_new(
     backwards_tolerance_ms: Option<Unknown<'_>>,
     max_borrow_units: Option<Unknown<'_>>,
 ) -> Result<u32> {
-    let layout = layout(env, layout_index)?;
-    let start = u64_arg(env, &start, "shards[0]", Arg::Shard)?;
-    let end = u64_arg(env, &end, "shards[1]", Arg::Other)?;
-    let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
-    let generator = LeasedGenerator::acquire(directory, start..end, layout, options)
-        .map_err(|e| lease_error(env, e))?;
-    LEASES.index_of(Entry(generator)).ok_or_else(|| {
-        invalid_argument(
-            env,
-            Class::Range,
-            "lease",
-            "is one too many: a process holds 2^32 leases",
-        )
+    guard(env, || {
+        let layout = layout(env, layout_index)?;
+        let start = u64_arg(env, &start, "shards[0]", Arg::Shard)?;
+        let end = u64_arg(env, &end, "shards[1]", Arg::Other)?;
+        let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
+        let generator = LeasedGenerator::acquire(directory, start..end, layout, options)
+            .map_err(|e| lease_error(env, e))?;
+        LEASES.index_of(Entry(generator)).ok_or_else(|| {
+            invalid_argument(
+                env,
+                Class::Range,
+                "lease",
+                "is one too many: a process holds 2^32 leases",
+            )
+        })
     })
 }
 
 /// Releases the lease's shard at once; later calls throw `LEASE_LOST`.
 #[napi]
 pub fn lease_close(env: &Env, index: u32) -> Result<()> {
-    leased(env, index)?.close();
-    Ok(())
+    guard(env, || {
+        leased(env, index)?.close();
+        Ok(())
+    })
 }
 
 /// The shard the lease holds.
 #[napi]
 pub fn lease_shard(env: &Env, index: u32) -> Result<u32> {
-    let shard = leased(env, index)?
-        .shard()
-        .map_err(|e| lease_error(env, e))?;
-    // Layout shard fields the JS side accepts fit a u32 (checked when the layout was made).
-    Ok(u32::try_from(shard).unwrap_or(u32::MAX))
+    guard(env, || {
+        let shard = leased(env, index)?
+            .shard()
+            .map_err(|e| lease_error(env, e))?;
+        // Layout shard fields the JS side accepts fit a u32 (checked when the layout was made).
+        Ok(u32::try_from(shard).unwrap_or(u32::MAX))
+    })
 }
 
 /// One ID now.
 #[napi]
 pub fn lease_next_id(env: &Env, index: u32) -> Result<u64> {
-    leased(env, index)?
-        .next_id()
-        .map_err(|e| lease_error(env, e))
+    guard(env, || {
+        leased(env, index)?
+            .next_id()
+            .map_err(|e| lease_error(env, e))
+    })
 }
 
 /// One ID now, as a decimal string.
 #[napi]
 pub fn lease_next_id_string(env: &Env, index: u32) -> Result<String> {
-    Ok(lease_next_id(env, index)?.to_string())
+    guard(env, || Ok(lease_next_id(env, index)?.to_string()))
 }
 
 /// One ID as if the clock read `now`.
 #[napi]
 pub fn lease_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64> {
-    let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
-    leased(env, index)?
-        .next_id_at(now)
-        .map_err(|e| lease_error(env, e))
+    guard(env, || {
+        let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
+        leased(env, index)?
+            .next_id_at(now)
+            .map_err(|e| lease_error(env, e))
+    })
 }
 
 /// `n` IDs now.
 #[napi]
 pub fn lease_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
-    let mut ids = ids_for(env, &n)?;
-    leased(env, index)?
-        .next_ids(&mut ids)
-        .map_err(|e| lease_error(env, e))?;
-    Ok(BigUint64Array::new(ids))
+    guard(env, || {
+        let mut ids = ids_for(env, &n)?;
+        leased(env, index)?
+            .next_ids(&mut ids)
+            .map_err(|e| lease_error(env, e))?;
+        Ok(BigUint64Array::new(ids))
+    })
 }
 
 /// The ceiling a database lease has recorded so far, set from JavaScript once its write
@@ -209,82 +221,94 @@ pub fn ceiling_new(
     backwards_tolerance_ms: Option<Unknown<'_>>,
     max_borrow_units: Option<Unknown<'_>>,
 ) -> Result<u32> {
-    let layout = layout(env, layout_index)?;
-    let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
-    let recorded_units = u64_arg(env, &recorded, "recorded", Arg::Other)?;
-    let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
-    let recorded = Arc::new(Recorded::default());
-    recorded.confirmed.store(recorded_units, Ordering::Release);
-    let start = (recorded_units > 0).then_some(recorded_units);
-    let generator = CeilingGenerator::new(
-        layout,
-        shard,
-        options,
-        start,
-        Box::new(RecordedStore(recorded.clone())),
-    )
-    .map_err(|e| core_error(env, e))?;
-    CEILINGS
-        .index_of(CeilingEntry {
-            generator,
-            recorded,
-        })
-        .ok_or_else(|| {
-            invalid_argument(
-                env,
-                Class::Range,
-                "lease",
-                "is one too many: a process holds 2^32 leases",
-            )
-        })
+    guard(env, || {
+        let layout = layout(env, layout_index)?;
+        let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
+        let recorded_units = u64_arg(env, &recorded, "recorded", Arg::Other)?;
+        let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
+        let recorded = Arc::new(Recorded::default());
+        recorded.confirmed.store(recorded_units, Ordering::Release);
+        let start = (recorded_units > 0).then_some(recorded_units);
+        let generator = CeilingGenerator::new(
+            layout,
+            shard,
+            options,
+            start,
+            Box::new(RecordedStore(recorded.clone())),
+        )
+        .map_err(|e| core_error(env, e))?;
+        CEILINGS
+            .index_of(CeilingEntry {
+                generator,
+                recorded,
+            })
+            .ok_or_else(|| {
+                invalid_argument(
+                    env,
+                    Class::Range,
+                    "lease",
+                    "is one too many: a process holds 2^32 leases",
+                )
+            })
+    })
 }
 
 /// The ceiling the generator is waiting for (after a `CEILING_PENDING` error).
 #[napi]
 pub fn ceiling_wanted(env: &Env, index: u32) -> Result<u64> {
-    Ok(ceiling_entry(env, index)?
-        .recorded
-        .wanted
-        .load(Ordering::Acquire))
+    guard(env, || {
+        Ok(ceiling_entry(env, index)?
+            .recorded
+            .wanted
+            .load(Ordering::Acquire))
+    })
 }
 
 /// Tells the generator that `units` is now recorded.
 #[napi]
 pub fn ceiling_confirm(env: &Env, index: u32, units: Unknown<'_>) -> Result<()> {
-    let units = u64_arg(env, &units, "units", Arg::Other)?;
-    ceiling_entry(env, index)?
-        .recorded
-        .confirmed
-        .fetch_max(units, Ordering::AcqRel);
-    Ok(())
+    guard(env, || {
+        let units = u64_arg(env, &units, "units", Arg::Other)?;
+        ceiling_entry(env, index)?
+            .recorded
+            .confirmed
+            .fetch_max(units, Ordering::AcqRel);
+        Ok(())
+    })
 }
 
 /// One ID now; `CEILING_PENDING` when a new ceiling must be recorded first.
 #[napi]
 pub fn ceiling_next_id(env: &Env, index: u32) -> Result<u64> {
-    ceiling_entry(env, index)?
-        .generator
-        .next_id()
-        .map_err(|e| ceiling_error(env, e))
+    guard(env, || {
+        ceiling_entry(env, index)?
+            .generator
+            .next_id()
+            .map_err(|e| ceiling_error(env, e))
+    })
 }
 
 /// One ID as if the clock read `now`.
 #[napi]
 pub fn ceiling_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64> {
-    let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
-    ceiling_entry(env, index)?
-        .generator
-        .next_id_at(now)
-        .map_err(|e| ceiling_error(env, e))
+    guard(env, || {
+        let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
+        ceiling_entry(env, index)?
+            .generator
+            .next_id_at(now)
+            .map_err(|e| ceiling_error(env, e))
+    })
 }
 
 /// `n` IDs now.
 #[napi]
 pub fn ceiling_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
-    let mut ids = ids_for(env, &n)?;
-    ceiling_entry(env, index)?
-        .generator
-        .next_ids(&mut ids)
-        .map_err(|e| ceiling_error(env, e))?;
-    Ok(BigUint64Array::new(ids))
+    guard(env, || {
+        let mut ids = ids_for(env, &n)?;
+        ceiling_entry(env, index)?
+            .generator
+            .next_ids(&mut ids)
+            .map_err(|e| ceiling_error(env, e))?;
+        Ok(BigUint64Array::new(ids))
+    })
 }

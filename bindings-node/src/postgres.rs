@@ -10,7 +10,7 @@ use shardid::args::Arg;
 use shardid::sql::{Fed, LeaseDriver, Next, Placeholders, SqlError, Value};
 
 use crate::args::{type_of, u64_arg};
-use crate::errors::{Class, Field, invalid_argument, throw_kind};
+use crate::errors::{Class, Field, guard, invalid_argument, throw_kind};
 use crate::layout::layout;
 
 /// A statement to execute: its text (`$n` placeholders), its parameters as text, and the
@@ -76,19 +76,22 @@ impl PostgresLeaseProtocol {
         end: Unknown<'_>,
         holder: String,
     ) -> Result<Self> {
-        let layout = layout(env, layout_index)?;
-        let first = u64_arg(env, &first, "shards[0]", Arg::Shard)?;
-        let end = u64_arg(env, &end, "shards[1]", Arg::Other)?;
-        let driver = LeaseDriver::new(layout, &table, Placeholders::Numbered, first, end, &holder)
-            .map_err(|e| table_error(env, &e))?;
-        Ok(Self { driver })
+        guard(env, || {
+            let layout = layout(env, layout_index)?;
+            let first = u64_arg(env, &first, "shards[0]", Arg::Shard)?;
+            let end = u64_arg(env, &end, "shards[1]", Arg::Other)?;
+            let driver =
+                LeaseDriver::new(layout, &table, Placeholders::Numbered, first, end, &holder)
+                    .map_err(|e| table_error(env, &e))?;
+            Ok(Self { driver })
+        })
     }
 
     /// The statement to execute next, or `null` once the lease is taken (see `taken`); throws
     /// `NO_FREE_SHARD` when every shard is held.
     #[napi]
     pub fn next(&self, env: &Env) -> Result<Option<LeaseStatement>> {
-        match self.driver.next() {
+        guard(env, || match self.driver.next() {
             Next::Run {
                 sql,
                 params,
@@ -108,36 +111,40 @@ impl PostgresLeaseProtocol {
                     ("held_in", Field::Text(&held_in)),
                 ],
             )),
-        }
+        })
     }
 
     /// Feeds the first column of the first row the last statement returned (`null`: no row).
     #[napi]
     pub fn feed(&mut self, env: &Env, value: Option<Unknown<'_>>) -> Result<()> {
-        let fed = match value {
-            None => Fed::Nothing,
-            Some(v) => match type_of(env, v.raw()) {
-                ValueType::Undefined | ValueType::Null => Fed::Nothing,
-                // SAFETY: `v` is a boolean of this env.
-                ValueType::Boolean => Fed::Bool(unsafe { v.cast::<bool>() }?),
-                // int8 columns arrive as decimal strings from `pg`.
-                _ => Fed::Int(u64_arg(env, &v, "value", Arg::Id)?),
-            },
-        };
-        self.driver.feed(fed);
-        Ok(())
+        guard(env, || {
+            let fed = match value {
+                None => Fed::Nothing,
+                Some(v) => match type_of(env, v.raw()) {
+                    ValueType::Undefined | ValueType::Null => Fed::Nothing,
+                    // SAFETY: `v` is a boolean of this env.
+                    ValueType::Boolean => Fed::Bool(unsafe { v.cast::<bool>() }?),
+                    // int8 columns arrive as decimal strings from `pg`.
+                    _ => Fed::Int(u64_arg(env, &v, "value", Arg::Id)?),
+                },
+            };
+            self.driver.feed(fed);
+            Ok(())
+        })
     }
 
     /// The lease once taken, else `null`.
     #[napi(getter)]
-    pub fn taken(&self) -> Option<LeaseTaken> {
-        match self.driver.next() {
-            Next::Taken { shard, recorded } => Some(LeaseTaken {
-                shard: u32::try_from(shard).unwrap_or(u32::MAX),
-                recorded: recorded.map(|units| units.to_string()),
-            }),
-            _ => None,
-        }
+    pub fn taken(&self, env: &Env) -> Result<Option<LeaseTaken>> {
+        guard(env, || {
+            Ok(match self.driver.next() {
+                Next::Taken { shard, recorded } => Some(LeaseTaken {
+                    shard: u32::try_from(shard).unwrap_or(u32::MAX),
+                    recorded: recorded.map(|units| units.to_string()),
+                }),
+                _ => None,
+            })
+        })
     }
 
     /// The statement that records a ceiling of `units` for `shard`, only while this session
@@ -149,9 +156,11 @@ impl PostgresLeaseProtocol {
         shard: Unknown<'_>,
         units: Unknown<'_>,
     ) -> Result<LeaseStatement> {
-        let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
-        let units = u64_arg(env, &units, "units", Arg::Other)?;
-        let (sql, params) = self.driver.record(shard, units);
-        Ok(statement(sql, &params, &[]))
+        guard(env, || {
+            let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
+            let units = u64_arg(env, &units, "units", Arg::Other)?;
+            let (sql, params) = self.driver.record(shard, units);
+            Ok(statement(sql, &params, &[]))
+        })
     }
 }

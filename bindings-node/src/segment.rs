@@ -12,7 +12,7 @@ use shardid::segment::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
 use shardid::sql::{Placeholders, Segments, SqlError};
 
 use crate::args::{ids_for, u64_arg};
-use crate::errors::{Class, invalid_argument};
+use crate::errors::{Class, guard, invalid_argument};
 use crate::slots::Slots;
 
 /// An allocator in the table: allocators are never equal, so each one gets an index.
@@ -37,9 +37,11 @@ thread_local! {
 /// V8 never moves an `ArrayBuffer`'s backing store).
 #[napi(ts_args_type = "signal: Float64Array")]
 pub fn set_segment_signal(env: &Env, signal: Unknown<'_>) -> Result<()> {
-    let slot = crate::layout::float64_array(env, &signal)?;
-    SIGNAL.with(|cell| cell.set(slot.as_mut_ptr()));
-    Ok(())
+    guard(env, || {
+        let slot = crate::layout::float64_array(env, &signal)?;
+        SIGNAL.with(|cell| cell.set(slot.as_mut_ptr()));
+        Ok(())
+    })
 }
 
 /// Tells the JS side that `fetch` is due.
@@ -72,56 +74,62 @@ pub fn segment_new(
     max_size: Unknown<'_>,
     target_ms: Unknown<'_>,
 ) -> Result<u32> {
-    let min = u64_arg(env, &min_size, "minSize", Arg::Other)?;
-    let max = u64_arg(env, &max_size, "maxSize", Arg::Other)?;
-    let target = u64_arg(env, &target_ms, "targetMs", Arg::Other)?;
-    if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
-        return Err(invalid_argument(
-            env,
-            Class::Range,
-            "minSize",
-            "must be at least 1 and at most maxSize, itself at most 2^40",
-        ));
-    }
-    let policy = SizePolicy::new().bounds(min, max).target_ms(target);
-    ALLOCATORS
-        .index_of(Entry(SegmentAllocator::new(policy)))
-        .ok_or_else(|| {
-            invalid_argument(
+    guard(env, || {
+        let min = u64_arg(env, &min_size, "minSize", Arg::Other)?;
+        let max = u64_arg(env, &max_size, "maxSize", Arg::Other)?;
+        let target = u64_arg(env, &target_ms, "targetMs", Arg::Other)?;
+        if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
+            return Err(invalid_argument(
                 env,
                 Class::Range,
-                "ids",
-                "is one too many: a process holds 4,096",
-            )
-        })
+                "minSize",
+                "must be at least 1 and at most maxSize, itself at most 2^40",
+            ));
+        }
+        let policy = SizePolicy::new().bounds(min, max).target_ms(target);
+        ALLOCATORS
+            .index_of(Entry(SegmentAllocator::new(policy)))
+            .ok_or_else(|| {
+                invalid_argument(
+                    env,
+                    Class::Range,
+                    "ids",
+                    "is one too many: a process holds 4,096",
+                )
+            })
+    })
 }
 
 /// One ID, or `null` when both segments are used up; a fetch that is due is signalled.
 #[napi]
 pub fn segment_next_id(env: &Env, index: u32) -> Result<Option<u64>> {
-    let a = allocator(env, index)?;
-    match a.next_id_with(shardid::now_ms) {
-        Ok((id, fetch)) => {
-            signal(fetch);
-            Ok(Some(id))
+    guard(env, || {
+        let a = allocator(env, index)?;
+        match a.next_id_with(shardid::now_ms) {
+            Ok((id, fetch)) => {
+                signal(fetch);
+                Ok(Some(id))
+            }
+            Err(Empty::Fetch(fetch)) => {
+                signal(Some(fetch));
+                Ok(None)
+            }
+            Err(Empty::Wait) => Ok(None),
         }
-        Err(Empty::Fetch(fetch)) => {
-            signal(Some(fetch));
-            Ok(None)
-        }
-        Err(Empty::Wait) => Ok(None),
-    }
+    })
 }
 
 /// Up to `n` IDs (fewer when both segments run out); a fetch that is due is signalled.
 #[napi]
 pub fn segment_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
-    let a = allocator(env, index)?;
-    let mut ids = ids_for(env, &n)?;
-    let (written, fetch) = a.next_ids_with(&mut ids, shardid::now_ms);
-    signal(fetch);
-    ids.truncate(written);
-    Ok(BigUint64Array::new(ids))
+    guard(env, || {
+        let a = allocator(env, index)?;
+        let mut ids = ids_for(env, &n)?;
+        let (written, fetch) = a.next_ids_with(&mut ids, shardid::now_ms);
+        signal(fetch);
+        ids.truncate(written);
+        Ok(BigUint64Array::new(ids))
+    })
 }
 
 /// Hands the allocator the segment a fetch returned (decimal strings, as `pg` gives `int8`).
@@ -133,40 +141,46 @@ pub fn segment_fill(
     count: Unknown<'_>,
     stride: Unknown<'_>,
 ) -> Result<()> {
-    let a = allocator(env, index)?;
-    let segment = Segment {
-        first: u64_arg(env, &first, "first", Arg::Id)?,
-        count: u64_arg(env, &count, "count", Arg::Id)?,
-        stride: u64_arg(env, &stride, "stride", Arg::Id)?,
-    };
-    a.fill(segment, shardid::now_ms()).map_err(|e| {
-        invalid_argument(
-            env,
-            Class::Range,
-            "segment",
-            &format!("was refused by the allocator: {e:?}"),
-        )
+    guard(env, || {
+        let a = allocator(env, index)?;
+        let segment = Segment {
+            first: u64_arg(env, &first, "first", Arg::Id)?,
+            count: u64_arg(env, &count, "count", Arg::Id)?,
+            stride: u64_arg(env, &stride, "stride", Arg::Id)?,
+        };
+        a.fill(segment, shardid::now_ms()).map_err(|e| {
+            invalid_argument(
+                env,
+                Class::Range,
+                "segment",
+                &format!("was refused by the allocator: {e:?}"),
+            )
+        })
     })
 }
 
 /// Signals the first fetch of a new allocator (or none, if one is there or under way).
 #[napi]
 pub fn segment_prime(env: &Env, index: u32) -> Result<()> {
-    signal(allocator(env, index)?.prime(shardid::now_ms()));
-    Ok(())
+    guard(env, || {
+        signal(allocator(env, index)?.prime(shardid::now_ms()));
+        Ok(())
+    })
 }
 
 /// The fetch failed: the next one starts after a backoff.
 #[napi]
 pub fn segment_fetch_failed(env: &Env, index: u32) -> Result<()> {
-    allocator(env, index)?.fetch_failed(shardid::now_ms());
-    Ok(())
+    guard(env, || {
+        allocator(env, index)?.fetch_failed(shardid::now_ms());
+        Ok(())
+    })
 }
 
 /// Whether a fetch is due or under way.
 #[napi]
 pub fn segment_fetching(env: &Env, index: u32) -> Result<bool> {
-    Ok(allocator(env, index)?.fetching())
+    guard(env, || Ok(allocator(env, index)?.fetching()))
 }
 
 /// What is left to give back on a clean close.
@@ -181,12 +195,14 @@ pub struct SegmentUnused {
 /// What is left to give back, or `null`.
 #[napi]
 pub fn segment_unused(env: &Env, index: u32) -> Result<Option<SegmentUnused>> {
-    Ok(allocator(env, index)?.unused().map(|u| SegmentUnused {
-        first: u.first.to_string(),
-        end: u.end.to_string(),
-        count: u.count.to_string(),
-        lost: u.lost.to_string(),
-    }))
+    guard(env, || {
+        Ok(allocator(env, index)?.unused().map(|u| SegmentUnused {
+            first: u.first.to_string(),
+            end: u.end.to_string(),
+            count: u.count.to_string(),
+            lost: u.lost.to_string(),
+        }))
+    })
 }
 
 /// The statements a segment driver sends (`$n` parameters, for `pg`).
@@ -216,24 +232,28 @@ pub(crate) fn schema_error(env: &Env, e: &SqlError) -> napi::Error {
 /// The statements for segments in `schema`.
 #[napi]
 pub fn segment_sql(env: &Env, schema: String) -> Result<SegmentSql> {
-    let statements = Segments::new(&schema)
-        .map_err(|e| schema_error(env, &e))?
-        .statements(Placeholders::Numbered);
-    Ok(SegmentSql {
-        take: statements.take().to_string(),
-        give_back: statements.give_back().to_string(),
-        create_tag: statements.create_tag().to_string(),
+    guard(env, || {
+        let statements = Segments::new(&schema)
+            .map_err(|e| schema_error(env, &e))?
+            .statements(Placeholders::Numbered);
+        Ok(SegmentSql {
+            take: statements.take().to_string(),
+            give_back: statements.give_back().to_string(),
+            create_tag: statements.create_tag().to_string(),
+        })
     })
 }
 
 /// The DDL of dense IDs from segments in `schema`, for ticket server `index` of `servers`.
 #[napi]
 pub fn segments_ddl(env: &Env, schema: String, servers: u32, index: u32) -> Result<String> {
-    Segments::new(&schema)
-        .and_then(|ddl| ddl.ticket_server(u64::from(servers), u64::from(index)))
-        .map(|ddl| ddl.to_string())
-        .map_err(|e| match e {
-            SqlError::Core(core) => crate::errors::core_error(env, core),
-            other => schema_error(env, &other),
-        })
+    guard(env, || {
+        Segments::new(&schema)
+            .and_then(|ddl| ddl.ticket_server(u64::from(servers), u64::from(index)))
+            .map(|ddl| ddl.to_string())
+            .map_err(|e| match e {
+                SqlError::Core(core) => crate::errors::core_error(env, core),
+                other => schema_error(env, &other),
+            })
+    })
 }

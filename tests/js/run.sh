@@ -69,6 +69,16 @@ JS
 }
 check "npm pack installs into a fresh project, used from CommonJS and ESM" pack_and_use
 
+# A panic inside the addon is an error with code PANIC, not an abort of Node: against an addon
+# built with the test-only `panic-probe` feature, in its own target directory.
+panic_probe() {
+    local target=$PWD/../target/panic-probe
+    cargo build --locked -q -p shardid-node --features panic-probe --target-dir "$target" || return 1
+    cp "$target/debug/libshardid_node.so" "$work/panic-probe.node"
+    RUST_BACKTRACE=0 node ../tests/js/panic_probe.cjs "$work/panic-probe.node"
+}
+check "a panic in the addon is an error with code PANIC, not an abort" panic_probe
+
 # The shared suite, once per target: the Node addon, then the WebAssembly build under Node.
 suite() {
     local label=$1 log=$work/$1.log
