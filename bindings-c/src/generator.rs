@@ -101,8 +101,13 @@ pub unsafe extern "C" fn shardid_generator_new_with_options(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_generator_free(generator: *mut shardid_generator) {
     if !generator.is_null() {
-        // SAFETY: the caller guarantees it came from `Box::into_raw` above and is unused.
-        drop(unsafe { Box::from_raw(generator) });
+        // Inside the boundary: dropping runs the core's `Drop`s, and a panic must not unwind
+        // into C. There is no status to return; a caught panic only leaks.
+        let _ = boundary(|| {
+            // SAFETY: the caller guarantees it came from `Box::into_raw` above and is unused.
+            drop(unsafe { Box::from_raw(generator) });
+            Ok(())
+        });
     }
 }
 

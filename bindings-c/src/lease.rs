@@ -72,8 +72,13 @@ pub unsafe extern "C" fn shardid_lease_new(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_lease_free(lease: *mut shardid_lease) {
     if !lease.is_null() {
-        // SAFETY: the caller guarantees it came from `Box::into_raw` above and is unused.
-        drop(unsafe { Box::from_raw(lease) });
+        // Inside the boundary: dropping runs the core's `Drop`s, and a panic must not unwind
+        // into C. There is no status to return; a caught panic only leaks.
+        let _ = boundary(|| {
+            // SAFETY: the caller guarantees it came from `Box::into_raw` above and is unused.
+            drop(unsafe { Box::from_raw(lease) });
+            Ok(())
+        });
     }
 }
 

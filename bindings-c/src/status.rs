@@ -245,3 +245,15 @@ pub(crate) unsafe fn id_array<'a>(
     // SAFETY: non-null, valid for `len` elements (caller), initialised just above, exclusive.
     Ok(unsafe { std::slice::from_raw_parts_mut(ids, len) })
 }
+
+/// Panics behind the boundary, on purpose: only in builds with the `panic-probe` feature,
+/// which `tests/c/run.sh` makes to check that a panic is `SHARDID_ERR_PANIC` and the caller
+/// goes on. Not in the header.
+///
+/// # Panics
+/// Always, inside [`boundary`], which turns the panic into the status.
+#[cfg(feature = "panic-probe")]
+#[unsafe(no_mangle)]
+pub extern "C" fn shardid_panic_probe() -> shardid_status {
+    boundary(|| panic!("shardid_panic_probe: a panic on purpose"))
+}

@@ -5,7 +5,8 @@
 #   - once more with -fsanitize=address,undefined,
 #   - bad input and the vectors under valgrind's memcheck (zero errors, zero leaks),
 #   - the header as C++ (g++ -std=c++11 -Wall -Werror),
-#   - a program built with nothing but `pkg-config --cflags --libs shardid`.
+#   - a program built with nothing but `pkg-config --cflags --libs shardid`,
+#   - a panic inside the library (a `panic-probe` build) is a status, not an abort.
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -55,6 +56,18 @@ for test in conformance bad_input; do
 done
 
 run "header compiles as C++" sh -c "g++ -std=c++11 -Wall -Wextra -Werror -I$prefix/include tests/c/header.cpp ${shared_libs[*]} -o $work/header-cpp && $work/header-cpp"
+
+# A panic inside the library is SHARDID_ERR_PANIC and the program goes on: against a library
+# built with the test-only `panic-probe` feature (a separate target directory, so the
+# installed library and the workspace's builds stay as they are).
+probe_target=$root/target/panic-probe
+if cargo build --locked -q -p shardid-c --features panic-probe --target-dir "$probe_target" >"$work/probe-build.log" 2>&1; then
+    run "a panic is SHARDID_ERR_PANIC, not an abort" sh -c "cc ${cflags[*]} tests/c/panic_probe.c $probe_target/debug/libshardid.a -lpthread -ldl -lm -o $work/panic-probe && $work/panic-probe 2>/dev/null"
+else
+    failed=$((failed + 1))
+    echo "test c::panic probe build ... FAILED"
+    sed 's/^/    /' "$work/probe-build.log"
+fi
 
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 run "pkg-config build (shared)" sh -c "cc -std=c99 -Wall -Werror examples/c/demo.c \$(pkg-config --cflags --libs shardid) -o $work/demo-pc && $work/demo-pc"
