@@ -33,6 +33,11 @@ trap 'rm -f "$log"' EXIT
 cargo test --locked -p shardid --no-default-features --lib --tests 2>&1 | tee -a "$log"
 cargo test --locked --workspace 2>&1 | tee -a "$log"
 
+step "loom: the generator's state word, the registry and the ceiling rule, over every interleaving"
+# Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
+# normal build's artifacts.
+RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --target-dir target/loom loom 2>&1 | tee -a "$log"
+
 step "C: libshardid installed with make, the vectors, bad input, threads, sanitizers, valgrind"
 tests/c/run.sh 2>&1 | tee -a "$log"
 

@@ -18,6 +18,64 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use crate::layout::mask;
 use crate::{Error, Layout};
 
+/// The two operations the generator needs from its state word. Implemented by the core's
+/// `AtomicU64`, and under `cfg(loom)` by loom's, so the model checker runs the generator's
+/// own code (`claim_on`, `next_id_at_on`) over every interleaving of 2–3 threads.
+trait Word {
+    fn load(&self) -> u64;
+    fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64>;
+}
+
+// Relaxed is enough: every read-modify-write of one atomic word sees the words in one total
+// order, and that order alone is what keeps slots unique. No other memory is published through
+// this word.
+impl Word for AtomicU64 {
+    #[inline]
+    fn load(&self) -> u64 {
+        AtomicU64::load(self, Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64> {
+        AtomicU64::compare_exchange_weak(self, current, new, Ordering::Relaxed, Ordering::Relaxed)
+    }
+}
+
+#[cfg(loom)]
+impl Word for loom::sync::atomic::AtomicU64 {
+    fn load(&self) -> u64 {
+        loom::sync::atomic::AtomicU64::load(self, Ordering::Relaxed)
+    }
+
+    fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64> {
+        loom::sync::atomic::AtomicU64::compare_exchange_weak(
+            self,
+            current,
+            new,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        )
+    }
+}
+
+/// The one place slots are handed out (see [`Generator::claim`]), on any [`Word`].
+#[inline]
+fn claim_on<E>(
+    cell: &impl Word,
+    floor: u64,
+    mut admit: impl FnMut(u64) -> Result<u64, E>,
+) -> Result<(u64, u64), E> {
+    let mut current = cell.load();
+    loop {
+        let slot = current.max(floor);
+        let count = admit(slot)?;
+        match cell.compare_exchange_weak(current, slot + count) {
+            Ok(_) => return Ok((slot, count)),
+            Err(actual) => current = actual,
+        }
+    }
+}
+
 /// How far, by default, the clock may read behind the last issued ID before
 /// [`Generator::next_id_at`] fails with [`Error::ClockMovedBackwards`]: 1 second.
 ///
@@ -241,26 +299,9 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     fn claim<E>(
         &self,
         floor: u64,
-        mut admit: impl FnMut(u64) -> Result<u64, E>,
+        admit: impl FnMut(u64) -> Result<u64, E>,
     ) -> Result<(u64, u64), E> {
-        let cell = self.cell();
-        // Relaxed is enough: every read-modify-write of one atomic word sees the words in one
-        // total order, and that order alone is what keeps slots unique. No other memory is
-        // published through this word.
-        let mut current = cell.load(Ordering::Relaxed);
-        loop {
-            let slot = current.max(floor);
-            let count = admit(slot)?;
-            match cell.compare_exchange_weak(
-                current,
-                slot + count,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Ok((slot, count)),
-                Err(actual) => current = actual,
-            }
-        }
+        claim_on(self.cell(), floor, admit)
     }
 
     /// Issues one ID as if the clock read `now_ms` (Unix milliseconds).
@@ -275,9 +316,16 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     ///   the tolerance.
     /// - [`Error::TimestampBeforeEpoch`], [`Error::TimestampPastExpiry`].
     pub fn next_id_at(&self, now_ms: u64) -> Result<u64, Error> {
+        self.next_id_at_on(self.cell(), now_ms)
+    }
+
+    /// [`Generator::next_id_at`] on the state word `cell`: the generator's own, or a model
+    /// checker's (`cfg(loom)`).
+    #[inline]
+    fn next_id_at_on(&self, cell: &impl Word, now_ms: u64) -> Result<u64, Error> {
         let now_units = self.now_units(now_ms)?;
         let floor = now_units << self.layout.sequence_bits();
-        let (slot, _) = self.claim(floor, |slot| {
+        let (slot, _) = claim_on(cell, floor, |slot| {
             self.check(slot, now_units, now_ms).map(|()| 1)
         })?;
         Ok(self.id(slot))
@@ -290,6 +338,17 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     /// # Errors
     /// As [`Generator::next_id_at`], when not even one ID can be issued; `out` is untouched.
     pub fn next_ids_at(&self, now_ms: u64, out: &mut [u64]) -> Result<usize, Error> {
+        self.next_ids_at_on(self.cell(), now_ms, out)
+    }
+
+    /// [`Generator::next_ids_at`] on the state word `cell` (see [`Generator::next_id_at_on`]).
+    #[inline]
+    fn next_ids_at_on(
+        &self,
+        cell: &impl Word,
+        now_ms: u64,
+        out: &mut [u64],
+    ) -> Result<usize, Error> {
         if out.is_empty() {
             return Ok(0);
         }
@@ -297,7 +356,7 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         let now_units = self.now_units(now_ms)?;
         let floor = now_units << seq_bits;
         let wanted = out.len() as u64;
-        let (start, count) = self.claim(floor, |slot| {
+        let (start, count) = claim_on(cell, floor, |slot| {
             self.check(slot, now_units, now_ms)?;
             // The slot's own unit may always be finished; later units only within the borrow.
             let unit_end = ((slot >> seq_bits) + 1) << seq_bits;
@@ -438,5 +497,165 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     /// will not be issued again.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<(), Error> {
         self.next_ids_with(out, crate::now_ms, crate::clock::wait_until)
+    }
+}
+
+/// Loom models of the state word: every interleaving (within loom's preemption bound) of 2–3
+/// threads issuing IDs through the generator's own `claim_on` / `next_id_at_on`, on a layout
+/// with 2 sequence bits so units run out within a few IDs. Run with
+/// `RUSTFLAGS="--cfg loom" cargo test -p shardid --lib --release loom`.
+#[cfg(all(test, loom))]
+pub(crate) mod loom_models {
+    use alloc::vec::Vec;
+
+    use loom::sync::Arc;
+    use loom::sync::atomic::AtomicU64 as LoomWord;
+    use loom::thread;
+
+    use super::{Generator, Options};
+    use crate::{Error, Layout};
+
+    /// Every interleaving with at most 3 preemptions (loom's advice: bugs rarely need more,
+    /// and the count of interleavings explodes past it).
+    pub(crate) fn model(f: impl Fn() + Sync + Send + 'static) {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(f);
+    }
+
+    /// 4 IDs per 1 ms unit, 2 shard bits, epoch 0.
+    fn layout() -> Layout {
+        Layout::builder()
+            .epoch_ms(0)
+            .unit_ms(1)
+            .bits(20, 2, 2)
+            .build()
+            .unwrap()
+    }
+
+    /// What one thread got: its IDs in order, and its errors.
+    type Got = (Vec<u64>, Vec<Error>);
+
+    /// Runs `work(thread index, generator, word)` on `threads` threads over one shared word;
+    /// returns what each got.
+    fn run(
+        threads: usize,
+        options: Options,
+        work: fn(usize, &Generator, &LoomWord) -> Got,
+    ) -> Vec<Got> {
+        let generator = Arc::new(Generator::with_options(layout(), 1, options).unwrap());
+        let state = Arc::new(LoomWord::new(0));
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (generator, state) = (Arc::clone(&generator), Arc::clone(&state));
+                thread::spawn(move || work(t, &generator, &state))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    }
+
+    /// No ID twice across threads; each thread's IDs strictly increase; each is this shard's.
+    fn assert_unique(got: &[Got]) -> Vec<u64> {
+        let mut all: Vec<u64> = Vec::new();
+        for (ids, _) in got {
+            assert!(
+                ids.windows(2).all(|w| w[0] < w[1]),
+                "not increasing: {ids:?}"
+            );
+            for &id in ids {
+                assert_eq!(layout().decode(id).unwrap().shard, 1);
+            }
+            all.extend(ids);
+        }
+        all.sort_unstable();
+        let n = all.len();
+        all.dedup();
+        assert_eq!(all.len(), n, "a duplicate ID");
+        all
+    }
+
+    fn one_at(g: &Generator, w: &LoomWord, now: u64, got: &mut Got) {
+        match g.next_id_at_on(w, now) {
+            Ok(id) => got.0.push(id),
+            Err(e) => got.1.push(e),
+        }
+    }
+
+    /// A clock that stands still: 3 threads ask for 6 IDs of one 4-ID unit. Exactly 4 are
+    /// issued, all in that unit; the other 2 calls are told to retry at the next unit.
+    #[test]
+    fn loom_a_standing_clock_runs_out_without_a_duplicate() {
+        model(|| {
+            let got = run(3, Options::new(), |_, g, w| {
+                let mut got = (Vec::new(), Vec::new());
+                one_at(g, w, 7, &mut got);
+                one_at(g, w, 7, &mut got);
+                got
+            });
+            let all = assert_unique(&got);
+            assert_eq!(all.len(), 4);
+            assert!(
+                all.iter()
+                    .all(|&id| layout().decode(id).unwrap().timestamp_ms == 7)
+            );
+            for (_, errors) in &got {
+                for e in errors {
+                    assert_eq!(*e, Error::SequenceExhausted { retry_at_ms: 8 });
+                }
+            }
+        });
+    }
+
+    /// Batches and single IDs together, the clock moving on and back (within the tolerance),
+    /// and borrowing one unit ahead: still no duplicate, and no ID beyond the borrowed unit.
+    #[test]
+    fn loom_batches_singles_and_a_moving_clock() {
+        model(|| {
+            let options = Options::new().max_borrow_units(1);
+            let got = run(2, options, |t, g, w| {
+                let mut got = (Vec::new(), Vec::new());
+                if t == 0 {
+                    let mut out = [0; 3];
+                    match g.next_ids_at_on(w, 7, &mut out) {
+                        Ok(n) => got.0.extend_from_slice(&out[..n]),
+                        Err(e) => got.1.push(e),
+                    }
+                    one_at(g, w, 6, &mut got); // the clock steps back 1 ms
+                } else {
+                    one_at(g, w, 8, &mut got);
+                    one_at(g, w, 7, &mut got);
+                    one_at(g, w, 7, &mut got);
+                }
+                got
+            });
+            let all = assert_unique(&got);
+            // Units 7, 8 and (borrowed from 8) 9: at most 12 slots, never a unit past 9.
+            assert!(all.iter().all(|&id| {
+                let ms = layout().decode(id).unwrap().timestamp_ms;
+                (7..=9).contains(&ms)
+            }));
+            for (_, errors) in &got {
+                for e in errors {
+                    assert!(matches!(e, Error::SequenceExhausted { .. }), "{e:?}");
+                }
+            }
+        });
+    }
+
+    /// A clock past the layout's end: every thread gets `TimestampPastExpiry`, and nothing
+    /// is issued (the word never moves).
+    #[test]
+    fn loom_an_expired_clock_issues_nothing() {
+        model(|| {
+            let got = run(2, Options::new(), |_, g, w| {
+                let mut got = (Vec::new(), Vec::new());
+                one_at(g, w, layout().expires_at_ms() + 1, &mut got);
+                got
+            });
+            for (ids, errors) in &got {
+                assert!(ids.is_empty());
+                assert!(matches!(errors[..], [Error::TimestampPastExpiry { .. }]));
+            }
+        });
     }
 }

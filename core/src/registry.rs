@@ -76,3 +76,53 @@ impl Generator<&'static AtomicU64> {
         Generator::with_state(state, layout, shard, options)
     }
 }
+
+/// Loom model: handles made for the first time at once, on several threads, get one state
+/// word per ID space and shard. Run with `RUSTFLAGS="--cfg loom" cargo test -p shardid --lib
+/// --release loom`.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use alloc::vec::Vec;
+    use core::sync::atomic::AtomicU64;
+
+    use loom::sync::{Arc, Mutex};
+    use loom::thread;
+
+    use super::Registry;
+    use crate::Layout;
+
+    #[test]
+    fn loom_first_uses_at_once_share_one_state() {
+        crate::generator::loom_models::model(|| {
+            let registry = Arc::new(Mutex::new(Registry::new()));
+            // (layout, shard) per thread: two for one shard, one for the same shard of the same
+            // ID space but unsigned, one for another shard.
+            let unsigned_twitter = Layout::builder()
+                .epoch_ms(Layout::TWITTER.epoch_ms())
+                .bits(41, 10, 12)
+                .signed(false)
+                .build()
+                .unwrap();
+            let wanted = [
+                (Layout::TWITTER, 1),
+                (Layout::TWITTER, 1),
+                (unsigned_twitter, 1),
+                (Layout::TWITTER, 2),
+            ];
+            let handles: Vec<_> = wanted
+                .iter()
+                .map(|&(layout, shard)| {
+                    let registry = Arc::clone(&registry);
+                    thread::spawn(move || {
+                        let state = registry.lock().unwrap().state(layout, shard);
+                        core::ptr::from_ref::<AtomicU64>(state) as usize
+                    })
+                })
+                .collect();
+            let got: Vec<usize> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            assert_eq!(got[0], got[1], "one shard, two states");
+            assert_eq!(got[0], got[2], "signedness split one ID space");
+            assert_ne!(got[0], got[3], "two shards, one state");
+        });
+    }
+}

@@ -2,8 +2,14 @@
 
 use std::boxed::Box;
 use std::fmt;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+
+// The model checker's own under `cfg(loom)`, so it explores every interleaving of the
+// "record before you exceed" rule (see the `loom_models` below).
+#[cfg(loom)]
+use loom::sync::{Mutex, atomic::AtomicU64};
+#[cfg(not(loom))]
+use std::sync::{Mutex, atomic::AtomicU64};
 
 use super::{LeaseError, LostLease};
 use crate::{Error, Generator, Layout, Options};
@@ -58,7 +64,12 @@ impl CeilingGenerator {
         let seq_bits = u32::from(layout.sequence_bits());
         // The next free slot: the first of the unit after the ceiling.
         let state = recorded.map_or(0, |units| (units + 1) << seq_bits);
-        let generator = Generator::with_state(AtomicU64::new(state), layout, shard, options)?;
+        let generator = Generator::with_state(
+            core::sync::atomic::AtomicU64::new(state),
+            layout,
+            shard,
+            options,
+        )?;
         // 100 ms, or half the backwards tolerance if that is less, and at least one unit: a
         // successor that starts at once waits at most this long for the clock to pass the
         // ceiling, and the store is written at most once per span.
@@ -153,5 +164,109 @@ impl CeilingGenerator {
         }
         self.ceiling.store(ceiling, Ordering::Release);
         Ok(())
+    }
+}
+
+/// Loom models of "record before you exceed": over every interleaving (within loom's
+/// preemption bound) of 2–3 threads, no ID is handed out above the ceiling the store has
+/// recorded, including when the store fails. Run with `RUSTFLAGS="--cfg loom" cargo test -p
+/// shardid --lib --release loom`.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use std::boxed::Box;
+    use std::vec::Vec;
+
+    use loom::sync::Arc;
+    use loom::sync::atomic::{AtomicU64, Ordering};
+    use loom::thread;
+
+    use super::{CeilingGenerator, CeilingStore};
+    use crate::{Layout, Options};
+
+    /// 4 IDs per 1 ms unit, 2 shard bits, epoch 0.
+    fn layout() -> Layout {
+        Layout::builder()
+            .epoch_ms(0)
+            .unit_ms(1)
+            .bits(20, 2, 2)
+            .build()
+            .unwrap()
+    }
+
+    /// A store that records into an atomic, and fails its `fail_at`-th call (0: never).
+    #[derive(Debug)]
+    struct Store {
+        recorded: Arc<AtomicU64>,
+        calls: AtomicU64,
+        fail_at: u64,
+    }
+
+    impl CeilingStore for Store {
+        fn store(&self, at_least: u64, wanted: u64) -> std::io::Result<u64> {
+            assert!(wanted >= at_least);
+            if self.calls.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
+                return Err(std::io::Error::other("the store is down"));
+            }
+            self.recorded.fetch_max(wanted, Ordering::SeqCst);
+            Ok(wanted)
+        }
+    }
+
+    fn check(threads: usize, fail_at: u64) {
+        let recorded = Arc::new(AtomicU64::new(0));
+        let store = Store {
+            recorded: Arc::clone(&recorded),
+            calls: AtomicU64::new(0),
+            fail_at,
+        };
+        // A tolerance of 2 ms makes the span 1 unit: a new ceiling every unit or two.
+        let options = Options::new().backwards_tolerance_ms(2);
+        let g =
+            Arc::new(CeilingGenerator::new(layout(), 1, options, None, Box::new(store)).unwrap());
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (g, recorded) = (Arc::clone(&g), Arc::clone(&recorded));
+                thread::spawn(move || {
+                    let mut ids = Vec::new();
+                    for now in [5 + t as u64, 7] {
+                        if let Ok(id) = g.next_id_at(now) {
+                            // Handed out: its unit must already be under a recorded ceiling.
+                            let units = id >> layout().time_shift();
+                            let ceiling = recorded.load(Ordering::SeqCst);
+                            assert!(
+                                units <= ceiling,
+                                "ID in unit {units} above ceiling {ceiling}"
+                            );
+                            ids.push(id);
+                        }
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let mut all: Vec<u64> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "a duplicate ID");
+    }
+
+    #[test]
+    fn loom_no_id_above_an_unrecorded_ceiling() {
+        crate::generator::loom_models::model(|| check(2, 0));
+    }
+
+    #[test]
+    fn loom_a_failing_store_hands_out_nothing_above_the_ceiling() {
+        crate::generator::loom_models::model(|| check(2, 1));
+        crate::generator::loom_models::model(|| check(2, 2));
+    }
+
+    #[test]
+    fn loom_three_threads_record_in_turn() {
+        crate::generator::loom_models::model(|| check(3, 0));
     }
 }
