@@ -133,6 +133,12 @@ impl Layout {
         scattered: u64,
         digits: ScatterDigits,
     ) -> Result<u64, Error> {
+        // Scattering never goes above the layout's largest ID, so nothing above it is an image
+        // (without this, a value above it would gather to a valid ID that scatters elsewhere:
+        // found by the fuzzer, `fuzz/fuzz_targets/scatter.rs`).
+        if scattered > self.max_id() {
+            return Err(Error::InvalidId { id: scattered });
+        }
         let k = digits.get() as usize;
         let d = decimal_digits(scattered);
         if d < k + 2 {
