@@ -198,3 +198,57 @@ fn a_closed_lease_frees_its_shard_at_once_and_makes_no_more_ids() {
     assert_eq!(a.shard().unwrap(), 0);
     a.close();
 }
+
+#[test]
+fn a_lock_file_reads_back_its_ceiling_and_anything_else_is_refused() {
+    use shardid::lease::{LockFileError, read_lock_file};
+    let d = dir("read");
+    let g = lease(&d, 0..1).unwrap();
+    g.next_id_at(T0).unwrap();
+    let text = std::fs::read_to_string(d.join("shard-0.lock")).unwrap();
+    let ceiling = read_lock_file(&text, &Layout::TWITTER).unwrap().unwrap();
+    assert_eq!(ceiling, T0 - Layout::TWITTER.epoch_ms() + 100);
+    assert_eq!(read_lock_file("", &Layout::TWITTER), Ok(None));
+    assert_eq!(
+        read_lock_file(&text, &Layout::INSTAGRAM),
+        Err(LockFileError::OtherLayout)
+    );
+    // Every cut of the file (a write that stopped part way) is refused, never read as a
+    // smaller ceiling or as none.
+    for cut in 1..text.len() {
+        assert!(
+            matches!(
+                read_lock_file(&text[..cut], &Layout::TWITTER),
+                Err(LockFileError::Unreadable { .. })
+            ),
+            "{:?}",
+            &text[..cut]
+        );
+    }
+    let units = format!("ceiling {ceiling}\n");
+    for (bad, line) in [
+        (text.replace(&units, "ceiling +5\n"), 3),
+        (text.replace(&units, "ceiling  5\n"), 3),
+        (text.replace(&units, "ceiling 18446744073709551616\n"), 3),
+        (text.replace(&units, ""), 3),
+        (format!("{text}ceiling 1\n"), 4),
+        (text.replacen("shardid", "shardId", 1), 1),
+        (text.replace("layout ", "layout: "), 2),
+    ] {
+        assert_eq!(
+            read_lock_file(&bad, &Layout::TWITTER),
+            Err(LockFileError::Unreadable { line }),
+            "{bad:?}"
+        );
+    }
+    // Acquiring a shard whose file cannot be read fails and names the file.
+    drop(g);
+    std::fs::write(
+        d.join("shard-0.lock"),
+        text.replace(&units, "ceiling 12x\n"),
+    )
+    .unwrap();
+    let err = lease(&d, 0..1).unwrap_err();
+    assert!(matches!(err, LeaseError::Io(_)), "{err:?}");
+    assert!(err.to_string().contains("shard-0.lock"), "{err}");
+}

@@ -32,10 +32,7 @@ impl CeilingStore for LockFile {
         let Some(file) = file.as_mut() else {
             return Err(std::io::Error::other(LostLease));
         };
-        let text = std::format!(
-            "shardid lease: the last time unit this shard may have issued\nlayout {}\nceiling {units}\n",
-            self.signature
-        );
+        let text = render_lock_file(&self.signature, units);
         file.seek(SeekFrom::Start(0))?;
         file.write_all(text.as_bytes())?;
         file.set_len(text.len() as u64)?;
@@ -52,6 +49,69 @@ impl CeilingStore for LockFile {
                 .take(),
         );
     }
+}
+
+/// The first line of every lock file.
+const LOCK_FILE_HEADER: &str = "shardid lease: the last time unit this shard may have issued";
+
+/// A lock file's text: the header, the layout's [`signature`], the ceiling in time units.
+fn render_lock_file(signature: &str, ceiling_units: u64) -> String {
+    std::format!("{LOCK_FILE_HEADER}\nlayout {signature}\nceiling {ceiling_units}\n")
+}
+
+/// Why a lock file's text cannot be trusted: see [`read_lock_file`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockFileError {
+    /// The file records another layout: the directory belongs to other IDs.
+    OtherLayout,
+    /// Line `line` (from 1; the line after the last when one is missing) is not what
+    /// [`LeasedGenerator`] writes.
+    Unreadable {
+        /// The line, counted from 1.
+        line: usize,
+    },
+}
+
+/// What a [`LeasedGenerator`]'s lock file says for `layout`: the ceiling (in time units) its
+/// last holder recorded, or `None` for an empty (new) file.
+///
+/// Strict, because the ceiling is what keeps a successor above its predecessor's IDs: a file
+/// that is not exactly a header line, a `layout` line and a `ceiling` line of plain digits
+/// is refused rather than read as "no ceiling" (which would let a successor whose clock is
+/// behind repeat IDs). Operators can call it to inspect a lease directory.
+///
+/// # Errors
+/// [`LockFileError::OtherLayout`] when the file is another layout's,
+/// [`LockFileError::Unreadable`] when it is not what shardid writes.
+pub fn read_lock_file(text: &str, layout: &Layout) -> Result<Option<u64>, LockFileError> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let unreadable = |line| Err(LockFileError::Unreadable { line });
+    if !text.ends_with('\n') {
+        // A write that stopped part way: the last line is cut.
+        return unreadable(text.matches('\n').count() + 1);
+    }
+    let mut lines = text.split_terminator('\n');
+    if lines.next() != Some(LOCK_FILE_HEADER) {
+        return unreadable(1);
+    }
+    match lines.next().map(|l| l.strip_prefix("layout ")) {
+        Some(Some(recorded)) if recorded == signature(layout) => {}
+        Some(Some(_)) => return Err(LockFileError::OtherLayout),
+        _ => return unreadable(2),
+    }
+    let ceiling = match lines.next().map(|l| l.strip_prefix("ceiling ")) {
+        Some(Some(units)) => match crate::parse_decimal(units.as_bytes()) {
+            Some(units) => units,
+            None => return unreadable(3),
+        },
+        _ => return unreadable(3),
+    };
+    if lines.next().is_some() {
+        return unreadable(4);
+    }
+    Ok(Some(ceiling))
 }
 
 /// A generator on a shard leased from a directory of lock files: see the [module](super) docs.
@@ -143,18 +203,20 @@ impl LeasedGenerator {
         let mut text = String::new();
         file.read_to_string(&mut text)?;
         let signature = signature(&self.layout);
-        let mut ceiling = None;
-        for line in text.lines() {
-            if let Some(recorded) = line.strip_prefix("layout ") {
-                if recorded != signature {
-                    return Err(LeaseError::OtherLayout {
-                        path: path.to_path_buf(),
-                    });
-                }
-            } else if let Some(units) = line.strip_prefix("ceiling ") {
-                ceiling = units.parse::<u64>().ok();
+        let ceiling = read_lock_file(&text, &self.layout).map_err(|e| match e {
+            LockFileError::OtherLayout => LeaseError::OtherLayout {
+                path: path.to_path_buf(),
+            },
+            LockFileError::Unreadable { line } => {
+                LeaseError::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    std::format!(
+                        "{}: line {line} is not what shardid writes; the shard's ceiling cannot be read, so it is not leased (remove the file only if no process of this layout used the shard)",
+                        path.display()
+                    ),
+                ))
             }
-        }
+        })?;
         let store = LockFile {
             file: Mutex::new(Some(file)),
             signature,

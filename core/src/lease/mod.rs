@@ -32,7 +32,7 @@ mod ceiling;
 mod lock_file;
 
 pub use ceiling::{CeilingGenerator, CeilingStore};
-pub use lock_file::{LeasedGenerator, signature};
+pub use lock_file::{LeasedGenerator, LockFileError, read_lock_file, signature};
 
 /// Why a lease could not be taken or kept.
 #[derive(Debug)]
