@@ -18,6 +18,13 @@ if command -v rustup >/dev/null 2>&1; then
     for component in rustfmt clippy; do
         grep -q "^$component" <<<"$installed_components" || rustup component add "$component"
     done
+    # Nightly, for Miri (its component and the std sources it rebuilds) and cargo-fuzz's
+    # sanitizer builds: the checks of scripts/test.sh that only nightly runs.
+    rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+    installed_nightly=$(rustup component list --toolchain nightly --installed)
+    for component in miri rust-src; do
+        grep -q "^$component" <<<"$installed_nightly" || rustup component add --toolchain nightly "$component"
+    done
     installed_targets=$(rustup target list --installed)
     for target in thumbv7em-none-eabihf wasm32-unknown-unknown; do
         grep -qx "$target" <<<"$installed_targets" || rustup target add "$target"
@@ -44,6 +51,11 @@ if [ ${#apt_packages[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
     $sudo apt-get update -qq
     $sudo apt-get install -y -qq "${apt_packages[@]}"
+fi
+
+# cargo-fuzz (libFuzzer), built from crates.io; the version scripts/fuzz.sh was written for.
+if ! cargo fuzz --version 2>/dev/null | grep -q '0\.13\.'; then
+    cargo install cargo-fuzz --locked --version 0.13.2
 fi
 
 # Fetch crates once so later steps can say what failed without mixing in network errors.

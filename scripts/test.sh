@@ -9,6 +9,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "format"
 cargo fmt --all --check
+cargo fmt --manifest-path fuzz/Cargo.toml --check
 
 step "clippy (warnings are errors)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
@@ -37,6 +38,20 @@ step "loom: the generator's state word, the registry and the ceiling rule, over 
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
 # normal build's artifacts.
 RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --target-dir target/loom loom 2>&1 | tee -a "$log"
+
+step "Miri: the core's unit tests and its layout, decimal, error-kind, registry and clock-anchor tests, checked for undefined behaviour"
+# Fewer proptest cases (Miri interprets every step); the clock tests read the real clock. The
+# registry's states are leaked on purpose (never freed: see registry.rs), so only its test runs
+# with leak checks off.
+export PROPTEST_CASES=16
+MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test --locked -q -p shardid \
+    --lib --test layout --test decimal --test kinds --test anchor 2>&1 | tee -a "$log"
+MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" cargo +nightly miri test --locked -q -p shardid \
+    --test registry 2>&1 | tee -a "$log"
+unset PROPTEST_CASES
+
+step "fuzzing: every cargo-fuzz target for 30 s from its checked-in corpus"
+scripts/fuzz.sh 30 2>&1 | tee -a "$log"
 
 step "C: libshardid installed with make, the vectors, bad input, threads, sanitizers, valgrind"
 tests/c/run.sh 2>&1 | tee -a "$log"
