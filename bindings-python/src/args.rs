@@ -59,13 +59,7 @@ fn out_of_range(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str, arg: Arg) 
         Problem::TooLarge
     };
     let reason = problem.reason(arg.rule());
-    let message = match problem {
-        Problem::NotDecimal => {
-            let text = value.repr().map(|r| r.to_string()).unwrap_or_default();
-            format!("{name} {text} {reason}")
-        }
-        _ => format!("{name} {value} {reason}"),
-    };
+    let message = format!("{name} {} {reason}", shown(value));
     let build = || -> PyResult<PyErr> {
         let int = |v: u64| v.into_pyobject(py).map(pyo3::Bound::into_any);
         let mut fields = vec![
@@ -91,6 +85,35 @@ fn out_of_range(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str, arg: Arg) 
     };
     build().unwrap_or_else(|e| e)
 }
+
+/// How a refused value appears in its message: a string's `repr`, an `int`'s digits, cut to
+/// [`SHOWN_CHARS`] characters. A message must stay small and printable whatever a caller
+/// passes: a 100 kB string from a request, or an `int` of 5,000 digits, whose `str()` Python
+/// itself refuses (then its size in bits is shown). The value itself is on the exception.
+fn shown(value: &Bound<'_, PyAny>) -> String {
+    let text = if value.is_instance_of::<PyString>() {
+        value.repr()
+    } else {
+        value.str()
+    };
+    let Ok(text) = text else {
+        let bits = value
+            .call_method0("bit_length")
+            .and_then(|b| b.extract::<u64>())
+            .unwrap_or(0);
+        return format!("(an int of {bits} bits)");
+    };
+    let text = text.to_string_lossy();
+    let chars = text.chars().count();
+    if chars <= SHOWN_CHARS {
+        return text.into_owned();
+    }
+    let head: String = text.chars().take(SHOWN_CHARS - 8).collect();
+    format!("{head}... ({chars} characters)")
+}
+
+/// The most characters of a refused value a message shows.
+const SHOWN_CHARS: usize = 48;
 
 /// An `int` in `0..2**64` (for [`Arg::Id`] also a decimal string). `bool` and `float` are
 /// type errors, never read as numbers.
