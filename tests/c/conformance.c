@@ -101,6 +101,7 @@ static shardid_status run_case(const struct vector_case *c, uint64_t result[3]) 
         }
         return s;
     }
+    if (strcmp(op, "validate_id") == 0) return shardid_validate_id(l, c->args[0], result);
     if (strcmp(op, "compose") == 0) return shardid_compose(l, c->args[0], c->args[1], c->args[2], result);
     if (strcmp(op, "min_id_at") == 0) return shardid_min_id_at(l, c->args[0], result);
     if (strcmp(op, "max_id_at") == 0) return shardid_max_id_at(l, c->args[0], result);

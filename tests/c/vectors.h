@@ -246,6 +246,7 @@ static const struct vector_case VECTOR_CASES[] = {
     { "scatter.json", "unsigned_overflow", "discord", "scatter_decimal", { UINT64_C(18446744073709551609) }, SHARDID_ERR_SCATTER_OVERFLOW, { UINT64_C(0) } },
     { "scatter.json", "not_an_image", "discord", "gather_decimal", { UINT64_C(17999999999999999999) }, SHARDID_ERR_INVALID_ID, { UINT64_C(0) } },
     { "scatter.json", "invalid_input", "instagram", "scatter_decimal", { UINT64_C(9223372036854775808) }, SHARDID_ERR_INVALID_ID, { UINT64_C(0) } },
+    { "scatter.json", "above_signed_max_not_an_image", "sonyflake", "gather_decimal", { UINT64_C(9621148955505808896) }, SHARDID_ERR_INVALID_ID, { UINT64_C(0) } },
     { "scatter.json", "instagram_decimal", "instagram", "scatter_decimal", { UINT64_C(3236157012031046659) }, SHARDID_OK, { UINT64_C(3923615701203104665) } },
     { "scatter.json", "instagram_decimal_back", "instagram", "gather_decimal", { UINT64_C(3923615701203104665) }, SHARDID_OK, { UINT64_C(3236157012031046659) } },
     { "scatter.json", "instagram_bits", "instagram", "scatter_bits", { UINT64_C(3236157012031046659) }, SHARDID_OK, { UINT64_C(4533193704713749507) } },
@@ -286,6 +287,11 @@ static const struct vector_case VECTOR_CASES[] = {
     { "scatter.json", "wide_unsigned_bits", "wide_unsigned", "scatter_bits", { UINT64_C(1048576000000769) }, SHARDID_OK, { UINT64_C(217221358113784577) } },
     { "scatter.json", "wide_unsigned_bits_back", "wide_unsigned", "gather_bits", { UINT64_C(217221358113784577) }, SHARDID_OK, { UINT64_C(1048576000000769) } },
     { "scatter.json", "wide_unsigned_bits_max_id", "wide_unsigned", "scatter_bits", { UINT64_C(18446744073709551615) }, SHARDID_OK, { UINT64_C(18446744073709551615) } },
+    { "adversarial.json", "int_zero", "instagram", "validate_id", { UINT64_C(0) }, SHARDID_OK, { UINT64_C(0) } },
+    { "adversarial.json", "int_two_to_the_63_on_a_signed_layout", "instagram", "validate_id", { UINT64_C(9223372036854775808) }, SHARDID_ERR_INVALID_ID, { UINT64_C(0) } },
+    { "adversarial.json", "int_two_to_the_63_on_an_unsigned_layout", "discord", "validate_id", { UINT64_C(9223372036854775808) }, SHARDID_OK, { UINT64_C(9223372036854775808) } },
+    { "adversarial.json", "int_u64_max_on_an_unsigned_layout", "discord", "validate_id", { UINT64_C(18446744073709551615) }, SHARDID_OK, { UINT64_C(18446744073709551615) } },
+    { "adversarial.json", "int_a_discord_id_on_twitter", "twitter", "validate_id", { UINT64_C(17293822569102704640) }, SHARDID_ERR_INVALID_ID, { UINT64_C(0) } },
 };
 
 /* A generator trace: steps[first_step .. first_step + step_count]. A step is

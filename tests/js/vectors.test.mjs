@@ -91,3 +91,30 @@ test('Layout has exactly the core\'s presets, and refuses an unknown order with 
   assert.throws(() => new shardid.Layout({ epochMs: 0, timeBits: 41, shardBits: 10, sequenceBits: 12, order: 'time|shard' }),
     (err) => err.code === 'INVALID_LAYOUT' && err.reason === 'the order must be "time_shard_sequence" or "time_sequence_shard"')
 })
+
+// Hostile inputs for an ID (adversarial.json): the same code as every other language, the
+// language's own class (TypeError for a wrong type, RangeError for a bad value), and a message
+// short enough to log whatever came in.
+test('adversarial inputs get the same error codes as in every language', () => {
+  const cases = vectors('adversarial.json').cases
+  assert.ok(cases.length > 40)
+  for (const c of cases) {
+    const layout = layouts.get(c.layout)
+    const i = c.input
+    const value = 'text' in i ? i.text
+      : 'text_repeat' in i ? i.text_repeat.text.repeat(i.text_repeat.times)
+        : 'int' in i ? BigInt(i.int)
+          : 'number' in i ? Number(i.number)
+            : i.other
+    if ('ok' in c.expect) {
+      assert.equal(layout.validateId(value), BigInt(c.expect.ok), c.name)
+      continue
+    }
+    assert.throws(() => layout.validateId(value), (e) => {
+      assert.equal(e.code, c.expect.error, c.name)
+      assert.ok(e instanceof (c.expect.wrong_type ? TypeError : RangeError), `${c.name}: ${e.constructor.name}`)
+      assert.ok(e.message.length < 200, `${c.name}: a message of ${e.message.length} characters`)
+      return true
+    }, c.name)
+  }
+})

@@ -109,3 +109,40 @@ def test_generator_trace(trace: dict[str, Any]) -> None:
     for i, (step, result) in enumerate(zip(trace["steps"], got)):
         assert result == step["expect"], f"step {i}"
     assert len(got) == len(trace["steps"])
+
+
+def adversarial_value(inp: dict[str, Any]) -> Any:
+    """The case's input as a Python value (see adversarial.json's comment)."""
+    if "text" in inp:
+        return inp["text"]
+    if "text_repeat" in inp:
+        return inp["text_repeat"]["text"] * inp["text_repeat"]["times"]
+    if "int" in inp:
+        return int(inp["int"])
+    if "number" in inp:
+        return float(inp["number"].replace("Infinity", "inf"))
+    return inp["other"]
+
+
+ADVERSARIAL = load("adversarial.json")["cases"]
+
+
+@pytest.mark.parametrize("case", ADVERSARIAL, ids=[c["name"] for c in ADVERSARIAL])
+def test_adversarial_input(case: dict[str, Any]) -> None:
+    layout = LAYOUTS[case["layout"]]
+    value = adversarial_value(case["input"])
+    expect = case["expect"]
+    if "number" in case["input"] or expect.get("wrong_type"):
+        # Python takes no float as an ID, and a wrong type is Python's own TypeError.
+        with pytest.raises(TypeError) as caught:
+            layout.validate_id(value)
+    elif "ok" in expect:
+        assert layout.validate_id(value) == int(expect["ok"])
+        return
+    else:
+        with pytest.raises(shardid.ShardIdError) as caught:
+            layout.validate_id(value)
+        assert caught.value.code == expect["error"]
+        assert isinstance(caught.value, ValueError)
+    # Whatever came in, the message stays short enough to log.
+    assert len(str(caught.value)) < 200, str(caught.value)[:300]

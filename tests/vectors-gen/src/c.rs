@@ -51,6 +51,7 @@ fn layout_lit(spec: &Value) -> String {
 fn op_shape(op: &str) -> (&'static [&'static str], &'static [&'static str]) {
     match op {
         "decode" => (&["id"], &["timestamp_ms", "shard", "sequence"]),
+        "validate_id" => (&["id"], &[]),
         "compose" => (&["timestamp_ms", "shard", "sequence"], &[]),
         "min_id_at" | "max_id_at" => (&["timestamp_ms"], &[]),
         "shard_for_key" => (&["key", "logical_shards"], &[]),
@@ -151,6 +152,24 @@ pub fn render(files: &[(&str, String)]) -> String {
                 u64_list(if result.is_empty() { vec![0] } else { result }),
             );
         }
+    }
+    // The hostile inputs C can be handed: integers that fit a uint64_t.
+    for case in json("adversarial.json")["cases"].as_array().expect("cases") {
+        let Some(Ok(id)) = case["input"]["int"].as_str().map(str::parse::<u64>) else {
+            continue;
+        };
+        let ok = case["expect"]["ok"].as_str().map(|v| v.parse::<u64>().expect("id"));
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {}, {}, {}, {}, {} }},",
+            string_lit("adversarial.json"),
+            string_lit(case["name"].as_str().expect("name")),
+            string_lit(case["layout"].as_str().expect("layout")),
+            string_lit("validate_id"),
+            u64_list([id]),
+            status(&case["expect"]),
+            u64_list([ok.unwrap_or(0)]),
+        );
     }
     c.push_str("};\n\n");
 

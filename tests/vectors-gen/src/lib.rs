@@ -764,6 +764,117 @@ fn traces() -> Vec<Trace> {
     ]
 }
 
+/// Hostile inputs for the ID argument of `validate_id` (the gate every ID passes through, with
+/// `decode` and the rest), one list every language walks (`adversarial.json`). The expected
+/// result is computed by the core's own rules, so the file cannot drift from them:
+/// - `text`: a string, in the languages that take IDs as text (Python, JS): the core's
+///   `parse_decimal`, then the layout's `validate_id`;
+/// - `int`: an integer of any size (Python `int`, JS `bigint`; C `uint64_t` when it fits);
+/// - `number`: a JS `number` (the core's `js::u64_from_number`). Python takes no `float` as an ID:
+///   every `number` case is a `TypeError` there;
+/// - `other`: a value of another type (`null`, a boolean, a list, an object): a wrong type in
+///   every language (Python `TypeError`, JS `TypeError` with code `INVALID_ARGUMENT`).
+fn adversarial_cases() -> Vec<Value> {
+    use shardid::Error;
+    let code = |r: Result<u64, Error>| match r {
+        Ok(id) => json!({ "ok": n(id) }),
+        Err(e) => json!({ "error": e.code() }),
+    };
+    let invalid = || json!({ "error": "INVALID_ID" });
+    let mut cases = Vec::new();
+    let mut push = |name: &str, layout: &str, input: Value, expect: Value| {
+        cases.push(json!({ "name": name, "layout": layout, "op": "validate_id", "input": input, "expect": expect }));
+    };
+    let texts: &[(&str, &str)] = &[
+        ("plain", "5"),
+        ("leading_zeros", "00000000000000000005"),
+        ("twenty_one_chars_with_leading_zeros", "000000000000000000005"),
+        ("plus_sign", "+5"),
+        ("minus_sign", "-5"),
+        ("minus_zero", "-0"),
+        ("leading_space", " 5"),
+        ("trailing_space", "5 "),
+        ("trailing_newline", "5\n"),
+        ("tab", "\t5"),
+        ("underscore", "5_000"),
+        ("comma", "5,000"),
+        ("decimal_point", "5.0"),
+        ("exponent", "5e3"),
+        ("hex", "0x10"),
+        ("empty", ""),
+        ("nul_after", "5\u{0}"),
+        ("arabic_indic_digit", "\u{665}"),
+        ("fullwidth_digit", "\u{ff15}"),
+        ("mathematical_bold_digit", "\u{1d7d3}"),
+        ("superscript_digit", "\u{2075}"),
+        ("two_to_the_64", "18446744073709551616"),
+        ("two_to_the_64_minus_1_on_a_signed_layout", "18446744073709551615"),
+        ("thirty_digits", "999999999999999999999999999999"),
+        ("nan_text", "NaN"),
+        ("infinity_text", "Infinity"),
+    ];
+    for &(name, text) in texts {
+        let expect = shardid::parse_decimal(text.as_bytes())
+            .map_or_else(invalid, |id| code(shardid::Layout::INSTAGRAM.validate_id(id)));
+        push(&format!("text_{name}"), "instagram", json!({ "text": text }), expect);
+    }
+    // A 100,000-character string: refused, and the message stays small.
+    push(
+        "text_huge",
+        "instagram",
+        json!({ "text_repeat": { "text": "1", "times": 100_000 } }),
+        invalid(),
+    );
+    let ints: &[(&str, &str, &str)] = &[
+        ("zero", "instagram", "0"),
+        ("minus_one", "instagram", "-1"),
+        ("two_to_the_63_on_a_signed_layout", "instagram", "9223372036854775808"),
+        ("two_to_the_63_on_an_unsigned_layout", "discord", "9223372036854775808"),
+        ("u64_max_on_an_unsigned_layout", "discord", "18446744073709551615"),
+        ("two_to_the_64", "discord", "18446744073709551616"),
+        ("minus_two_to_the_64", "discord", "-18446744073709551616"),
+        ("ten_to_the_30", "discord", "1000000000000000000000000000000"),
+        ("a_discord_id_on_twitter", "twitter", "17293822569102704640"),
+    ];
+    for &(name, layout, int) in ints {
+        let expect = int
+            .parse::<u64>()
+            .map_or_else(|_| invalid(), |id| code(self::layout(layout).validate_id(id)));
+        push(&format!("int_{name}"), layout, json!({ "int": int }), expect);
+    }
+    let numbers: &[(&str, &str, f64)] = &[
+        ("five", "5", 5.0),
+        ("negative_zero", "-0", -0.0),
+        ("minus_one", "-1", -1.0),
+        ("fraction", "1.5", 1.5),
+        ("nan", "NaN", f64::NAN),
+        ("infinity", "Infinity", f64::INFINITY),
+        ("minus_infinity", "-Infinity", f64::NEG_INFINITY),
+        ("two_to_the_53", "9007199254740992", 9_007_199_254_740_992.0),
+        ("max_safe_integer", "9007199254740991", 9_007_199_254_740_991.0),
+        ("one_e_300", "1e300", 1e300),
+    ];
+    for &(name, text, value) in numbers {
+        let expect = shardid::js::u64_from_number(value)
+            .map_or_else(|_| invalid(), |id| code(shardid::Layout::INSTAGRAM.validate_id(id)));
+        push(&format!("number_{name}"), "instagram", json!({ "number": text }), expect);
+    }
+    for (name, other) in [
+        ("null", Value::Null),
+        ("true", json!(true)),
+        ("list", json!(["5"])),
+        ("object", json!({ "id": "5" })),
+    ] {
+        push(
+            &format!("other_{name}"),
+            "instagram",
+            json!({ "other": other }),
+            json!({ "error": "INVALID_ARGUMENT", "wrong_type": true }),
+        );
+    }
+    cases
+}
+
 /// Every JSON vector file: (file name in `tests/vectors/`, contents).
 pub fn render() -> Vec<(&'static str, String)> {
     let generator = json!({
@@ -814,6 +925,14 @@ pub fn render() -> Vec<(&'static str, String)> {
             ),
         ),
         ("generator.json", generator),
+        (
+            "adversarial.json",
+            file(
+                "Hostile inputs for validate_id's ID argument, every language asserting the same code. input is one of: text (a string), text_repeat ({text, times}), int (a decimal of any size: Python int, JS bigint, C uint64_t when it fits), number (a JS number, written as JS writes it: NaN, -0, Infinity; Python takes no float as an ID, so every number case is a TypeError there), other (a JSON value of another type). wrong_type: the language's wrong-type error (Python TypeError; JS TypeError with code INVALID_ARGUMENT).",
+                "cases",
+                &adversarial_cases(),
+            ),
+        ),
         (
             "dictionary.json",
             json!({
