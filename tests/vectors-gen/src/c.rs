@@ -51,11 +51,12 @@ fn layout_lit(spec: &Value) -> String {
 fn op_shape(op: &str) -> (&'static [&'static str], &'static [&'static str]) {
     match op {
         "decode" => (&["id"], &["timestamp_ms", "shard", "sequence"]),
-        "validate_id" => (&["id"], &[]),
         "compose" => (&["timestamp_ms", "shard", "sequence"], &[]),
         "min_id_at" | "max_id_at" => (&["timestamp_ms"], &[]),
         "shard_for_key" => (&["key", "logical_shards"], &[]),
-        "scatter_decimal" | "gather_decimal" | "scatter_bits" | "gather_bits" => (&["id"], &[]),
+        "validate_id" | "scatter_decimal" | "gather_decimal" | "scatter_bits" | "gather_bits" => {
+            (&["id"], &[])
+        }
         "scatter_decimal_digits" | "gather_decimal_digits" => (&["id", "digits"], &[]),
         _ => panic!("unknown op {op}"),
     }
@@ -158,7 +159,9 @@ pub fn render(files: &[(&str, String)]) -> String {
         let Some(Ok(id)) = case["input"]["int"].as_str().map(str::parse::<u64>) else {
             continue;
         };
-        let ok = case["expect"]["ok"].as_str().map(|v| v.parse::<u64>().expect("id"));
+        let ok = case["expect"]["ok"]
+            .as_str()
+            .map(|v| v.parse::<u64>().expect("id"));
         let _ = writeln!(
             c,
             "    {{ {}, {}, {}, {}, {}, {}, {} }},",

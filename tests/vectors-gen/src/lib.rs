@@ -788,7 +788,10 @@ fn adversarial_cases() -> Vec<Value> {
     let texts: &[(&str, &str)] = &[
         ("plain", "5"),
         ("leading_zeros", "00000000000000000005"),
-        ("twenty_one_chars_with_leading_zeros", "000000000000000000005"),
+        (
+            "twenty_one_chars_with_leading_zeros",
+            "000000000000000000005",
+        ),
         ("plus_sign", "+5"),
         ("minus_sign", "-5"),
         ("minus_zero", "-0"),
@@ -808,15 +811,24 @@ fn adversarial_cases() -> Vec<Value> {
         ("mathematical_bold_digit", "\u{1d7d3}"),
         ("superscript_digit", "\u{2075}"),
         ("two_to_the_64", "18446744073709551616"),
-        ("two_to_the_64_minus_1_on_a_signed_layout", "18446744073709551615"),
+        (
+            "two_to_the_64_minus_1_on_a_signed_layout",
+            "18446744073709551615",
+        ),
         ("thirty_digits", "999999999999999999999999999999"),
         ("nan_text", "NaN"),
         ("infinity_text", "Infinity"),
     ];
     for &(name, text) in texts {
-        let expect = shardid::parse_decimal(text.as_bytes())
-            .map_or_else(invalid, |id| code(shardid::Layout::INSTAGRAM.validate_id(id)));
-        push(&format!("text_{name}"), "instagram", json!({ "text": text }), expect);
+        let expect = shardid::parse_decimal(text.as_bytes()).map_or_else(invalid, |id| {
+            code(shardid::Layout::INSTAGRAM.validate_id(id))
+        });
+        push(
+            &format!("text_{name}"),
+            "instagram",
+            json!({ "text": text }),
+            expect,
+        );
     }
     // A 100,000-character string: refused, and the message stays small.
     push(
@@ -828,19 +840,41 @@ fn adversarial_cases() -> Vec<Value> {
     let ints: &[(&str, &str, &str)] = &[
         ("zero", "instagram", "0"),
         ("minus_one", "instagram", "-1"),
-        ("two_to_the_63_on_a_signed_layout", "instagram", "9223372036854775808"),
-        ("two_to_the_63_on_an_unsigned_layout", "discord", "9223372036854775808"),
-        ("u64_max_on_an_unsigned_layout", "discord", "18446744073709551615"),
+        (
+            "two_to_the_63_on_a_signed_layout",
+            "instagram",
+            "9223372036854775808",
+        ),
+        (
+            "two_to_the_63_on_an_unsigned_layout",
+            "discord",
+            "9223372036854775808",
+        ),
+        (
+            "u64_max_on_an_unsigned_layout",
+            "discord",
+            "18446744073709551615",
+        ),
         ("two_to_the_64", "discord", "18446744073709551616"),
         ("minus_two_to_the_64", "discord", "-18446744073709551616"),
-        ("ten_to_the_30", "discord", "1000000000000000000000000000000"),
+        (
+            "ten_to_the_30",
+            "discord",
+            "1000000000000000000000000000000",
+        ),
         ("a_discord_id_on_twitter", "twitter", "17293822569102704640"),
     ];
     for &(name, layout, int) in ints {
-        let expect = int
-            .parse::<u64>()
-            .map_or_else(|_| invalid(), |id| code(self::layout(layout).validate_id(id)));
-        push(&format!("int_{name}"), layout, json!({ "int": int }), expect);
+        let expect = int.parse::<u64>().map_or_else(
+            |_| invalid(),
+            |id| code(self::layout(layout).validate_id(id)),
+        );
+        push(
+            &format!("int_{name}"),
+            layout,
+            json!({ "int": int }),
+            expect,
+        );
     }
     let numbers: &[(&str, &str, f64)] = &[
         ("five", "5", 5.0),
@@ -851,13 +885,24 @@ fn adversarial_cases() -> Vec<Value> {
         ("infinity", "Infinity", f64::INFINITY),
         ("minus_infinity", "-Infinity", f64::NEG_INFINITY),
         ("two_to_the_53", "9007199254740992", 9_007_199_254_740_992.0),
-        ("max_safe_integer", "9007199254740991", 9_007_199_254_740_991.0),
+        (
+            "max_safe_integer",
+            "9007199254740991",
+            9_007_199_254_740_991.0,
+        ),
         ("one_e_300", "1e300", 1e300),
     ];
     for &(name, text, value) in numbers {
-        let expect = shardid::js::u64_from_number(value)
-            .map_or_else(|_| invalid(), |id| code(shardid::Layout::INSTAGRAM.validate_id(id)));
-        push(&format!("number_{name}"), "instagram", json!({ "number": text }), expect);
+        let expect = shardid::js::u64_from_number(value).map_or_else(
+            |_| invalid(),
+            |id| code(shardid::Layout::INSTAGRAM.validate_id(id)),
+        );
+        push(
+            &format!("number_{name}"),
+            "instagram",
+            json!({ "number": text }),
+            expect,
+        );
     }
     for (name, other) in [
         ("null", Value::Null),
