@@ -58,7 +58,10 @@ impl Word for loom::sync::atomic::AtomicU64 {
     }
 }
 
-/// The one place slots are handed out (see [`Generator::claim`]), on any [`Word`].
+/// The one place slots are handed out: takes `admit(slot)` slots starting at
+/// `slot = max(state, floor)` with a single compare-and-swap, retrying when another thread got
+/// there first, and returns `(slot, count)`. `admit` sees each candidate slot and returns how
+/// many to take (at least 1), or why none may be taken.
 #[inline]
 fn claim_on<E>(
     cell: &impl Word,
@@ -291,19 +294,6 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         Ok(())
     }
 
-    /// The one place slots are handed out: takes `admit(slot)` slots starting at
-    /// `slot = max(state, floor)` with a single compare-and-swap, retrying when another thread
-    /// got there first, and returns `(slot, count)`. `admit` sees each candidate slot and
-    /// returns how many to take (at least 1), or why none may be taken.
-    #[inline]
-    fn claim<E>(
-        &self,
-        floor: u64,
-        admit: impl FnMut(u64) -> Result<u64, E>,
-    ) -> Result<(u64, u64), E> {
-        claim_on(self.cell(), floor, admit)
-    }
-
     /// Issues one ID as if the clock read `now_ms` (Unix milliseconds).
     ///
     /// Deterministic: the result depends only on the generator's state and `now_ms`. IDs from
@@ -475,7 +465,7 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         let seq_bits = u32::from(self.layout.sequence_bits());
         let now_units = self.now_units(tick_ms).ok()?;
         let floor = now_units << seq_bits;
-        let claimed = self.claim(floor, |slot| {
+        let claimed = claim_on(self.cell(), floor, |slot| {
             let sequence = slot & mask(seq_bits);
             // A slot ahead of the tick is fine to continue (the precise clock or a borrow put
             // the state there), but a fresh unit ahead of it is the precise path's call.
