@@ -57,6 +57,8 @@ pub mod segment;
 #[cfg(all(feature = "sql", target_has_atomic = "64"))]
 pub mod sql;
 
+#[cfg(all(feature = "std", feature = "sql", target_has_atomic = "64"))]
+pub mod cli;
 #[cfg(feature = "std")]
 mod clock;
 #[cfg(all(feature = "lease", target_has_atomic = "64"))]

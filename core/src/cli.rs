@@ -1,0 +1,517 @@
+//! The `shardid` command line, written once: the Python package's `shardid` script
+//! (`python -m shardid`) and the npm package's `npx shardid` both hand their arguments here and
+//! print what comes back, so the two behave byte for byte alike.
+//!
+//! ```text
+//! shardid decode [--layout L] [--json] ID...     time, shard and sequence (IDs from stdin if none)
+//! shardid bounds [--layout L] [--json] FROM [TO]  the smallest and largest ID of a time range
+//! shardid layout [L | custom flags] [--json]      a layout's numbers: rate, shards, run-out date
+//! shardid new --shard N [--layout L] [-n COUNT]   make IDs (for scripts: a shard no service uses)
+//! shardid sql --schema S (--layout L --shard N | --segments | --dictionary)   the PostgreSQL DDL
+//! ```
+//!
+//! Times are Unix milliseconds or RFC 3339 in UTC (`2026-11-24T05:00:00Z`, `2026-11-24`). Exit
+//! status: 0 when everything worked, 1 when an input was refused (the others are still
+//! printed), 2 for a usage error.
+
+use std::fmt::Write as _;
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use crate::sql::{Dictionary, Postgres, Segments};
+use crate::{FieldOrder, Generator, Layout, Options};
+
+/// What a run of the command line printed, and its exit status.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// The exit status: 0 success, 1 an input refused, 2 a usage error.
+    pub code: i32,
+}
+
+/// The usage text (`shardid --help`).
+pub const USAGE: &str = "\
+usage: shardid <command> [options]
+
+commands:
+  decode [--layout L] [--json] ID...      time, shard and sequence of IDs (read from stdin if none)
+  bounds [--layout L] [--json] FROM [TO]  the smallest ID of FROM and the largest of TO (default FROM),
+                                          for range queries: WHERE id BETWEEN min AND max
+  layout [L] [--json]                     a layout's numbers: IDs per second per shard, shards, run-out date
+  new --shard N [--layout L] [-n COUNT] [--json]
+                                          make IDs here (for scripts and tests: use a shard no service uses)
+  sql --schema S --layout L --shard N     the PostgreSQL DDL of next_id() and the decoding functions
+  sql --schema S --segments [--servers N --index I]   the DDL of dense IDs from segments
+  sql --schema S --dictionary             the DDL of the string <-> ID dictionary
+
+layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
+  --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]
+times: Unix milliseconds, or RFC 3339 in UTC: 2026-11-24T05:00:00.250Z, 2026-11-24
+exit status: 0 ok, 1 an input was refused (the others are still printed), 2 a usage error
+";
+
+/// Whether [`run`] will read standard input for these arguments (`decode` without IDs), so a
+/// binding reads it only then and never waits on a terminal or an open pipe otherwise.
+pub fn wants_stdin(args: &[&str]) -> bool {
+    args.first() == Some(&"decode") && parse(&args[1..]).is_ok_and(|p| p.positional.is_empty())
+}
+
+/// Runs the command line on `args` (without the program name). `stdin` is standard input's
+/// text when [`wants_stdin`] said so.
+pub fn run(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut out = Output::default();
+    let Some((&command, rest)) = args.split_first() else {
+        out.stderr = USAGE.into();
+        out.code = 2;
+        return out;
+    };
+    let result = match command {
+        "-h" | "--help" | "help" => {
+            out.stdout = USAGE.into();
+            Ok(())
+        }
+        "-V" | "--version" | "version" => {
+            out.stdout = format!("shardid {}\n", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+        "decode" => parse(rest).and_then(|p| decode(&p, stdin, &mut out)),
+        "bounds" => parse(rest).and_then(|p| bounds(&p, &mut out)),
+        "layout" => parse(rest).and_then(|p| layout_info(&p, &mut out)),
+        "new" => parse(rest).and_then(|p| new_ids(&p, &mut out)),
+        "sql" => parse(rest).and_then(|p| sql(&p, &mut out)),
+        other => Err(format!("unknown command {other:?}: try shardid --help")),
+    };
+    if let Err(usage) = result {
+        _ = writeln!(out.stderr, "shardid: {usage}");
+        out.code = 2;
+    }
+    out
+}
+
+/// Parsed options: flags with their values, and the positional arguments.
+#[derive(Default)]
+struct Parsed<'a> {
+    options: Vec<(&'a str, &'a str)>,
+    switches: Vec<&'a str>,
+    positional: Vec<&'a str>,
+}
+
+/// The options that take a value, and the switches.
+const VALUED: &[&str] = &[
+    "--layout",
+    "--epoch-ms",
+    "--unit-ms",
+    "--bits",
+    "--order",
+    "--shard",
+    "-n",
+    "--schema",
+    "--servers",
+    "--index",
+];
+const SWITCHES: &[&str] = &["--json", "--unsigned", "--segments", "--dictionary"];
+
+fn parse<'a>(args: &[&'a str]) -> Result<Parsed<'a>, String> {
+    let mut p = Parsed::default();
+    let mut it = args.iter();
+    while let Some(&arg) = it.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v)),
+            _ => (arg, None),
+        };
+        if VALUED.contains(&name) {
+            let value = match inline {
+                Some(v) => v,
+                None => it.next().ok_or(format!("{name} needs a value"))?,
+            };
+            if p.options.iter().any(|(n, _)| *n == name) {
+                return Err(format!("{name} given twice"));
+            }
+            p.options.push((name, value));
+        } else if SWITCHES.contains(&name) && inline.is_none() {
+            p.switches.push(name);
+        } else if arg == "--" {
+            p.positional.extend(it.by_ref().copied());
+        } else if arg.starts_with('-')
+            && arg.len() > 1
+            && !arg[1..].starts_with(|c: char| c.is_ascii_digit())
+        {
+            return Err(format!("unknown option {arg}: try shardid --help"));
+        } else {
+            p.positional.push(arg);
+        }
+    }
+    Ok(p)
+}
+
+impl Parsed<'_> {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
+
+    fn switch(&self, name: &str) -> bool {
+        self.switches.contains(&name)
+    }
+
+    fn number(&self, name: &str) -> Result<Option<u64>, String> {
+        self.get(name)
+            .map(|v| {
+                crate::parse_decimal(v.as_bytes())
+                    .ok_or(format!("{name} {v:?} is not a decimal integer in 0..2^64"))
+            })
+            .transpose()
+    }
+
+    /// Only the options in `allowed` (and `--json`, and the layout's) may be given.
+    fn only(&self, allowed: &[&str]) -> Result<(), String> {
+        let layout = [
+            "--layout",
+            "--epoch-ms",
+            "--unit-ms",
+            "--bits",
+            "--order",
+            "--unsigned",
+        ];
+        let names = self
+            .options
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(self.switches.iter().copied());
+        for name in names {
+            if !allowed.contains(&name) && !layout.contains(&name) && name != "--json" {
+                return Err(format!("{name} does not apply here"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The layout: `--layout NAME` (default Instagram's) or the custom flags.
+    fn layout(&self) -> Result<Layout, String> {
+        let custom = self.get("--epoch-ms").is_some() || self.get("--bits").is_some();
+        match (self.get("--layout"), custom) {
+            (Some(_), true) => Err("give either --layout or a custom layout, not both".into()),
+            (Some(name), false) => Layout::preset(name).map_err(|_| {
+                format!("--layout {name:?} is not a preset: instagram, twitter, discord, sonyflake")
+            }),
+            (None, false) => Ok(Layout::INSTAGRAM),
+            (None, true) => {
+                let epoch = self
+                    .number("--epoch-ms")?
+                    .ok_or("a custom layout needs --epoch-ms")?;
+                let bits = self
+                    .get("--bits")
+                    .ok_or("a custom layout needs --bits TIME,SHARD,SEQUENCE")?;
+                let widths: Vec<u8> = bits
+                    .split(',')
+                    .filter_map(|b| b.trim().parse().ok())
+                    .collect();
+                let [time, shard, sequence] = widths[..] else {
+                    return Err(format!("--bits {bits:?}: three widths, like 41,13,10"));
+                };
+                let order = match self.get("--order") {
+                    None | Some("time_shard_sequence") => FieldOrder::TimeShardSequence,
+                    Some("time_sequence_shard") => FieldOrder::TimeSequenceShard,
+                    Some(o) => {
+                        return Err(format!(
+                            "--order {o:?}: time_shard_sequence or time_sequence_shard"
+                        ));
+                    }
+                };
+                Layout::builder()
+                    .epoch_ms(epoch)
+                    .unit_ms(self.number("--unit-ms")?.unwrap_or(1))
+                    .bits(time, shard, sequence)
+                    .order(order)
+                    .signed(!self.switch("--unsigned"))
+                    .build()
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+}
+
+/// A refused input: reported on stderr, the run goes on, the exit status becomes 1.
+fn refused(out: &mut Output, input: &str, why: &dyn core::fmt::Display) {
+    let shown: String = input.chars().take(48).collect();
+    _ = writeln!(out.stderr, "shardid: {shown}: {why}");
+    out.code = 1;
+}
+
+fn decode(p: &Parsed<'_>, stdin: Option<&str>, out: &mut Output) -> Result<(), String> {
+    p.only(&[])?;
+    let layout = p.layout()?;
+    let ids: Vec<&str> = if p.positional.is_empty() {
+        stdin.unwrap_or_default().split_whitespace().collect()
+    } else {
+        p.positional.clone()
+    };
+    for text in ids {
+        let Some(id) = crate::parse_decimal(text.as_bytes()) else {
+            refused(out, text, &"not a decimal integer in 0..2^64");
+            continue;
+        };
+        match layout.decode(id) {
+            Ok(parts) if p.switch("--json") => {
+                _ = writeln!(
+                    out.stdout,
+                    "{{\"id\":\"{id}\",\"timestamp_ms\":{},\"time\":\"{}\",\"shard\":{},\"sequence\":{}}}",
+                    parts.timestamp_ms,
+                    rfc3339(parts.timestamp_ms),
+                    parts.shard,
+                    parts.sequence
+                );
+            }
+            Ok(parts) => {
+                _ = writeln!(
+                    out.stdout,
+                    "{id}  {}  shard {}  sequence {}",
+                    rfc3339(parts.timestamp_ms),
+                    parts.shard,
+                    parts.sequence
+                );
+            }
+            Err(e) => refused(out, text, &e),
+        }
+    }
+    Ok(())
+}
+
+fn bounds(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
+    p.only(&[])?;
+    let layout = p.layout()?;
+    let (from, to) = match p.positional[..] {
+        [from] => (from, from),
+        [from, to] => (from, to),
+        _ => return Err("bounds takes FROM and an optional TO".into()),
+    };
+    let (Some(from_ms), Some(to_ms)) = (parse_time(from), parse_time(to)) else {
+        return Err("times are Unix ms or RFC 3339 in UTC (2026-11-24T05:00:00Z)".into());
+    };
+    if to_ms < from_ms {
+        return Err("TO is before FROM".into());
+    }
+    match (layout.min_id_at(from_ms), layout.max_id_at(to_ms)) {
+        (Ok(min), Ok(max)) if p.switch("--json") => {
+            _ = writeln!(
+                out.stdout,
+                "{{\"min\":\"{min}\",\"max\":\"{max}\",\"from\":\"{}\",\"to\":\"{}\"}}",
+                rfc3339(from_ms),
+                rfc3339(to_ms)
+            );
+        }
+        (Ok(min), Ok(max)) => _ = writeln!(out.stdout, "{min} {max}"),
+        (Err(e), _) => refused(out, from, &e),
+        (_, Err(e)) => refused(out, to, &e),
+    }
+    Ok(())
+}
+
+fn layout_info(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
+    p.only(&[])?;
+    let layout = match p.positional[..] {
+        [] => p.layout()?,
+        [name] if p.get("--layout").is_none() => Layout::preset(name).map_err(|_| {
+            format!("{name:?} is not a preset: instagram, twitter, discord, sonyflake")
+        })?,
+        _ => return Err("layout takes one preset name, or --layout, or a custom layout".into()),
+    };
+    let per_second = (layout.max_sequence() + 1) * 1000 / layout.unit_ms();
+    let js_safe = layout.max_id() <= crate::js::MAX_SAFE_INTEGER;
+    let name = layout.preset_name().unwrap_or("custom");
+    let order = match layout.order() {
+        FieldOrder::TimeShardSequence => "time_shard_sequence",
+        FieldOrder::TimeSequenceShard => "time_sequence_shard",
+    };
+    let fields = [
+        ("name", format!("\"{}\"", name.to_ascii_lowercase())),
+        ("epoch", format!("\"{}\"", rfc3339(layout.epoch_ms()))),
+        ("epoch_ms", layout.epoch_ms().to_string()),
+        ("unit_ms", layout.unit_ms().to_string()),
+        (
+            "bits",
+            format!(
+                "\"{},{},{}\"",
+                layout.time_bits(),
+                layout.shard_bits(),
+                layout.sequence_bits()
+            ),
+        ),
+        ("order", format!("\"{order}\"")),
+        ("signed", layout.signed().to_string()),
+        ("shards", (layout.max_shard() + 1).to_string()),
+        ("ids_per_second_per_shard", per_second.to_string()),
+        ("max_id", format!("\"{}\"", layout.max_id())),
+        (
+            "expires",
+            format!("\"{}\"", rfc3339(layout.expires_at_ms())),
+        ),
+        ("fits_a_javascript_number", js_safe.to_string()),
+    ];
+    if p.switch("--json") {
+        let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        _ = writeln!(out.stdout, "{{{}}}", body.join(","));
+    } else {
+        for (k, v) in fields {
+            _ = writeln!(out.stdout, "{k:<26}{}", v.trim_matches('"'));
+        }
+    }
+    Ok(())
+}
+
+fn new_ids(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
+    p.only(&["--shard", "-n"])?;
+    let layout = p.layout()?;
+    let shard = p
+        .number("--shard")?
+        .ok_or("new needs --shard N: a shard no running service uses")?;
+    let count = p.number("-n")?.unwrap_or(1);
+    if count > 1_000_000 {
+        return Err("-n is at most 1000000".into());
+    }
+    let generator = Generator::shared(layout, shard, Options::new()).map_err(|e| e.to_string())?;
+    for _ in 0..count {
+        match generator.next_id() {
+            Ok(id) if p.switch("--json") => _ = writeln!(out.stdout, "\"{id}\""),
+            Ok(id) => _ = writeln!(out.stdout, "{id}"),
+            Err(e) => {
+                refused(out, "new", &e);
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
+    let schema = p.get("--schema").ok_or("sql needs --schema S")?;
+    if !p.positional.is_empty() {
+        return Err("sql takes no positional arguments".into());
+    }
+    let text = if p.switch("--dictionary") {
+        p.only(&["--schema", "--dictionary"])?;
+        Dictionary::new(schema).map(|d| d.to_string())
+    } else if p.switch("--segments") {
+        p.only(&["--schema", "--segments", "--servers", "--index"])?;
+        let servers = p.number("--servers")?.unwrap_or(1);
+        let index = p.number("--index")?.unwrap_or(0);
+        Segments::new(schema)
+            .and_then(|s| s.ticket_server(servers, index))
+            .map(|s| s.to_string())
+    } else {
+        p.only(&["--schema", "--shard"])?;
+        let shard = p.number("--shard")?.ok_or(
+            "sql needs --shard N (the database's own shard), or --segments, or --dictionary",
+        )?;
+        Postgres::new(p.layout()?, shard, schema).map(|s| s.to_string())
+    };
+    out.stdout = text.map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// `ms` (Unix milliseconds) as RFC 3339 in UTC with milliseconds.
+pub fn rfc3339(ms: u64) -> String {
+    let (days, ms_of_day) = (ms / 86_400_000, ms % 86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    let s = ms_of_day / 1000;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        s / 3600,
+        s / 60 % 60,
+        s % 60,
+        ms_of_day % 1000
+    )
+}
+
+/// Unix milliseconds of a time given as digits, `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM:SS[.fff]Z`
+/// (also with a space for the `T`, and `+00:00` for the `Z`).
+pub fn parse_time(text: &str) -> Option<u64> {
+    if let Some(ms) = crate::parse_decimal(text.as_bytes()) {
+        return Some(ms);
+    }
+    let bytes = text.as_bytes();
+    let num = |r: core::ops::Range<usize>| crate::parse_decimal(bytes.get(r)?);
+    if bytes.len() < 10 || bytes[4] != b'-' || bytes[7] != b'-' {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1970..=9999).contains(&year)
+        || !(1..=12).contains(&month)
+        || day == 0
+        || day > days_in_month(year, month)
+    {
+        return None;
+    }
+    let mut ms = days_from_civil(year, month, day) * 86_400_000;
+    let rest = &text[10..];
+    if rest.is_empty() {
+        return Some(ms);
+    }
+    let rest = rest.strip_prefix(['T', ' '])?;
+    let rest = rest
+        .strip_suffix('Z')
+        .or_else(|| rest.strip_suffix("+00:00"))?;
+    let (hms, frac) = rest.split_once('.').unwrap_or((rest, ""));
+    let clock = hms.as_bytes();
+    if clock.len() != 8 || clock[2] != b':' || clock[5] != b':' {
+        return None;
+    }
+    let part = |r: core::ops::Range<usize>| crate::parse_decimal(&clock[r]);
+    let (hours, minutes, seconds) = (part(0..2)?, part(3..5)?, part(6..8)?);
+    if hours > 23 || minutes > 59 || seconds > 59 {
+        return None;
+    }
+    ms += (hours * 3600 + minutes * 60 + seconds) * 1000;
+    if !frac.is_empty() {
+        if frac.len() > 3 {
+            return None;
+        }
+        let f = crate::parse_decimal(frac.as_bytes())?;
+        // `frac` has 1 to 3 digits: tenths, hundredths or thousandths of a second.
+        ms += f * [100, 10, 1][frac.len() - 1];
+    }
+    Some(ms)
+}
+
+fn is_leap(y: u64) -> bool {
+    y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400))
+}
+
+fn days_in_month(y: u64, m: u64) -> u64 {
+    match m {
+        2 if is_leap(y) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a date from 1970 on (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: u64, m: u64, d: u64) -> u64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + u64::from(m <= 2), m, d)
+}

@@ -1,0 +1,280 @@
+//! The `shardid` command line (`shardid::cli`), which the Python and npm packages run as is.
+#![cfg(all(feature = "std", feature = "sql"))]
+
+use shardid::Layout;
+use shardid::cli::{Output, parse_time, rfc3339, run, wants_stdin};
+
+fn cli(args: &[&str]) -> Output {
+    run(args, None)
+}
+
+#[test]
+fn decode_prints_time_shard_and_sequence_and_refuses_bad_ids_with_status_1() {
+    // Instagram's blog post: 2011-08-24T21:07:01.721Z... its worked example.
+    let id = Layout::INSTAGRAM
+        .compose(1_387_263_000_000, 1_341, 7)
+        .unwrap();
+    let out = cli(&["decode", &id.to_string()]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        format!("{id}  2013-12-17T06:50:00.000Z  shard 1341  sequence 7\n")
+    );
+    let out = cli(&[
+        "decode",
+        "--json",
+        &id.to_string(),
+        "+5",
+        "9223372036854775808",
+    ]);
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "{{\"id\":\"{id}\",\"timestamp_ms\":1387263000000,\"time\":\"2013-12-17T06:50:00.000Z\",\"shard\":1341,\"sequence\":7}}\n"
+        )
+    );
+    assert_eq!(out.stderr.lines().count(), 2, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("shardid: +5: not a decimal integer"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("9223372036854775808 is not a valid ID"),
+        "{}",
+        out.stderr
+    );
+    // A huge argument is cut in the message.
+    let huge = "7".repeat(10_000);
+    assert!(cli(&["decode", &huge]).stderr.len() < 200);
+}
+
+#[test]
+fn decode_reads_ids_from_stdin_only_when_none_are_given() {
+    assert!(wants_stdin(&["decode"]));
+    assert!(wants_stdin(&["decode", "--layout", "twitter"]));
+    assert!(!wants_stdin(&["decode", "5"]));
+    assert!(!wants_stdin(&["bounds", "0"]));
+    assert!(!wants_stdin(&[]));
+    let out = run(
+        &["decode", "--layout", "twitter"],
+        Some("1541815603606036480\n  5 \n"),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "1541815603606036480  2022-06-28T16:07:40.105Z  shard 378  sequence 0\n\
+         5  2010-11-04T01:42:54.657Z  shard 0  sequence 5\n"
+    );
+}
+
+#[test]
+fn bounds_give_the_ids_of_a_time_range() {
+    let out = cli(&["bounds", "2026-11-24", "2026-11-24T23:59:59.999Z"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let from = parse_time("2026-11-24").unwrap();
+    let to = parse_time("2026-11-24T23:59:59.999Z").unwrap();
+    assert_eq!(to - from, 86_399_999);
+    let (min, max) = (
+        Layout::INSTAGRAM.min_id_at(from).unwrap(),
+        Layout::INSTAGRAM.max_id_at(to).unwrap(),
+    );
+    assert_eq!(out.stdout, format!("{min} {max}\n"));
+    assert_eq!(
+        cli(&["bounds", &from.to_string()]).stdout,
+        format!("{min} {}\n", Layout::INSTAGRAM.max_id_at(from).unwrap())
+    );
+    let out = cli(&["bounds", "--json", "--layout", "discord", "2015-01-01"]);
+    assert_eq!(
+        out.stdout,
+        "{\"min\":\"0\",\"max\":\"4194303\",\"from\":\"2015-01-01T00:00:00.000Z\",\"to\":\"2015-01-01T00:00:00.000Z\"}\n"
+    );
+    // Before the epoch is a refused input; a malformed time a usage error.
+    assert_eq!(cli(&["bounds", "2000-01-01"]).code, 1);
+    for bad in [
+        "2026-13-01",
+        "2026-02-30",
+        "2026-11-24T24:00:00Z",
+        "2026-11-24T05:00:00",
+        "yesterday",
+    ] {
+        assert_eq!(cli(&["bounds", bad]).code, 2, "{bad}");
+    }
+    assert_eq!(cli(&["bounds", "2026-11-24", "2026-11-23"]).code, 2);
+}
+
+#[test]
+fn times_round_trip_through_rfc3339() {
+    for ms in [
+        0,
+        951_782_400_000,
+        1_709_164_800_123,
+        4_102_444_799_999,
+        253_402_300_799_999,
+    ] {
+        assert_eq!(parse_time(&rfc3339(ms)), Some(ms), "{}", rfc3339(ms));
+    }
+    assert_eq!(rfc3339(1_288_834_974_657), "2010-11-04T01:42:54.657Z");
+    assert_eq!(
+        parse_time("2024-02-29 12:00:00.5+00:00"),
+        Some(1_709_208_000_500)
+    );
+}
+
+#[test]
+fn layout_prints_its_numbers_and_whether_ids_fit_a_javascript_number() {
+    let out = cli(&["layout", "instagram"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains("ids_per_second_per_shard  1024000\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("shards                    8192\n"));
+    assert!(
+        out.stdout
+            .contains("expires                   2046-06-27T17:00:49.496Z"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("fits_a_javascript_number  false\n"));
+    // A layout below 2^53: 38 bits of 10 ms, 6 shard bits, 8 sequence bits.
+    let out = cli(&[
+        "layout",
+        "--json",
+        "--epoch-ms",
+        "1700000000000",
+        "--unit-ms",
+        "10",
+        "--bits",
+        "38,6,8",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains("\"fits_a_javascript_number\":true"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("\"ids_per_second_per_shard\":25600"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("\"name\":\"custom\""));
+    assert_eq!(cli(&["layout", "nope"]).code, 2);
+    assert_eq!(
+        cli(&["layout", "--bits", "60,10,10", "--epoch-ms", "0"]).code,
+        2
+    );
+}
+
+#[test]
+fn new_makes_distinct_ids_of_its_shard() {
+    assert_eq!(cli(&["new"]).code, 2, "a shard must be given");
+    let out = cli(&["new", "--shard", "77", "-n", "1000"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let ids: Vec<u64> = out.stdout.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 1000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert!(
+        ids.iter()
+            .all(|&id| Layout::INSTAGRAM.decode(id).unwrap().shard == 77)
+    );
+    assert_eq!(cli(&["new", "--shard", "8192"]).code, 2);
+}
+
+#[test]
+fn sql_prints_the_ddl_the_libraries_print() {
+    let out = cli(&[
+        "sql",
+        "--schema",
+        "insta5",
+        "--layout",
+        "instagram",
+        "--shard",
+        "5",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let ddl = shardid::sql::Postgres::new(Layout::INSTAGRAM, 5, "insta5")
+        .unwrap()
+        .to_string();
+    assert_eq!(out.stdout, ddl);
+    let out = cli(&[
+        "sql",
+        "--schema",
+        "seg",
+        "--segments",
+        "--servers",
+        "2",
+        "--index",
+        "1",
+    ]);
+    let seg = shardid::sql::Segments::new("seg")
+        .unwrap()
+        .ticket_server(2, 1)
+        .unwrap()
+        .to_string();
+    assert_eq!(out.stdout, seg);
+    let out = cli(&["sql", "--schema", "dict", "--dictionary"]);
+    assert_eq!(
+        out.stdout,
+        shardid::sql::Dictionary::new("dict").unwrap().to_string()
+    );
+    assert_eq!(cli(&["sql", "--schema", "x; drop", "--shard", "1"]).code, 2);
+    assert_eq!(
+        cli(&["sql", "--schema", "dict", "--dictionary", "--shard", "1"]).code,
+        2
+    );
+}
+
+#[test]
+fn usage_errors_say_what_is_wrong_with_status_2() {
+    for (args, says) in [
+        (&[][..], "usage: shardid"),
+        (&["frobnicate"][..], "unknown command"),
+        (&["decode", "--lay", "x"][..], "unknown option --lay"),
+        (&["decode", "--layout"][..], "--layout needs a value"),
+        (&["decode", "--layout", "nope", "5"][..], "is not a preset"),
+        (
+            &["decode", "--layout", "twitter", "--layout", "discord", "5"][..],
+            "given twice",
+        ),
+        (
+            &["decode", "--shard", "5", "5"][..],
+            "--shard does not apply here",
+        ),
+    ] {
+        let out = cli(args);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(cli(&["--help"]).code, 0);
+    assert!(cli(&["--version"]).stdout.starts_with("shardid "));
+}
+
+#[test]
+fn the_readme_shows_what_the_command_line_prints() {
+    let readme = include_str!("../../README.md");
+    let mut checked = 0;
+    let lines: Vec<&str> = readme.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(command) = line.strip_prefix("$ shardid ") else {
+            continue;
+        };
+        let command = command.split("  #").next().unwrap().trim();
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let expected = lines[i + 1];
+        if expected.starts_with('$') || expected.starts_with("```") || args.contains(&"|") {
+            continue; // no output shown
+        }
+        assert_eq!(
+            cli(&args).stdout,
+            format!("{expected}\n"),
+            "README: $ shardid {command}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+}
