@@ -5,6 +5,7 @@
 //! `generator`, `lease`) and the SQL the core renders (`sql`).
 
 mod args;
+mod cli;
 mod dictionary;
 mod errors;
 mod fork;
@@ -43,6 +44,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(segment::segments, m)?)?;
     m.add_function(wrap_pyfunction!(segment::_segment_statements, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_error, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::_cli_run, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::_cli_wants_stdin, m)?)?;
     m.add_class::<dictionary::PyDictCache>()?;
     m.add_function(wrap_pyfunction!(dictionary::dictionary, m)?)?;
     m.add_function(wrap_pyfunction!(dictionary::dictionary_uninstall, m)?)?;

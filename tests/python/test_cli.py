@@ -1,0 +1,79 @@
+"""The ``shardid`` console script and ``python -m shardid``, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import shardid
+from shardid.sql import postgres
+
+# The console script pip installed next to this interpreter.
+SCRIPT = str(Path(sys.executable).with_name("shardid"))
+
+
+def run(*args: str, stdin: str | None = None, module: bool = False) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "shardid", *args] if module else [SCRIPT, *args]
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_console_script_is_installed() -> None:
+    assert os.access(SCRIPT, os.X_OK)
+    assert run("--version").stdout == f"shardid {shardid.__version__}\n"
+
+
+@pytest.mark.parametrize("module", [False, True], ids=["script", "python -m"])
+def test_decode_prints_what_the_library_decodes(module: bool) -> None:
+    id_ = shardid.Layout.INSTAGRAM.compose(1_387_263_000_000, 1341, 7)
+    done = run("decode", str(id_), module=module)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"{id_}  2013-12-17T06:50:00.000Z  shard 1341  sequence 7\n"
+    done = run("decode", "--json", "--layout", "twitter", str(id_), module=module)
+    parts = shardid.Layout.TWITTER.decode(id_)
+    assert json.loads(done.stdout) == {
+        "id": str(id_),
+        "timestamp_ms": parts.timestamp_ms,
+        "time": done.stdout.split('"time":"')[1].split('"')[0],
+        "shard": parts.shard,
+        "sequence": parts.sequence,
+    }
+
+
+def test_decode_reads_stdin_and_reports_bad_ids_with_status_1() -> None:
+    good = shardid.Generator(layout=shardid.Layout.INSTAGRAM, shard=3).next_id()
+    done = run("decode", stdin=f"{good}\nnot-an-id\n")
+    assert done.returncode == 1
+    assert done.stdout.startswith(f"{good}  ") and done.stdout.endswith("shard 3  sequence 0\n")
+    assert done.stderr == "shardid: not-an-id: not a decimal integer in 0..2^64\n"
+
+
+def test_bounds_match_the_library() -> None:
+    done = run("bounds", "1700000000000", "1700000060000")
+    layout = shardid.Layout.INSTAGRAM
+    assert done.stdout == f"{layout.min_id_at(1_700_000_000_000)} {layout.max_id_at(1_700_000_060_000)}\n"
+
+
+def test_sql_is_the_libraries_ddl() -> None:
+    done = run("sql", "--schema", "insta5", "--layout", "instagram", "--shard", "5")
+    assert done.returncode == 0
+    assert done.stdout == postgres(shardid.Layout.INSTAGRAM, shard=5, schema="insta5")
+
+
+def test_new_makes_ids_of_its_shard() -> None:
+    done = run("new", "--shard", "9", "-n", "3")
+    ids = [int(line) for line in done.stdout.split()]
+    assert len(ids) == 3 and ids == sorted(set(ids))
+    assert {shardid.Layout.INSTAGRAM.decode(i).shard for i in ids} == {9}
+
+
+def test_usage_errors_exit_2_and_say_why() -> None:
+    done = run("decode", "--layout", "nope", "5")
+    assert done.returncode == 2
+    assert "is not a preset" in done.stderr
+    assert run().returncode == 2
+    assert run("layout", "--json", "sonyflake").returncode == 0
