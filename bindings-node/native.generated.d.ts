@@ -67,6 +67,19 @@ export declare function ceilingNextIds(index: number, n: unknown): BigUint64Arra
 /** The ceiling the generator is waiting for (after a `CEILING_PENDING` error). */
 export declare function ceilingWanted(index: number): bigint
 
+/** What a run of the command line printed, and its exit status. */
+export interface CliOutput {
+  stdout: string
+  stderr: string
+  code: number
+}
+
+/** Runs the command line on `args` (without the program name). */
+export declare function cliRun(args: Array<string>, stdin?: string | undefined | null): CliOutput
+
+/** Whether `cliRun(args)` reads standard input (`decode` without IDs). */
+export declare function cliWantsStdin(args: Array<string>): boolean
+
 /** The ID for a time, a shard and a sequence. */
 export declare function compose(layoutIndex: number, timestamp: unknown, shard: unknown, sequence: unknown): bigint
 

@@ -18,6 +18,7 @@
 #![allow(clippy::missing_errors_doc)]
 
 mod args;
+mod cli;
 mod dictionary;
 mod errors;
 mod generator;

@@ -65,9 +65,23 @@ if (!(b > a) || shardid.Layout.INSTAGRAM.decode(b).shard !== 3) throw new Error(
 if (Generator !== shardid.Generator) throw new Error('ESM and CommonJS differ')
 console.log('esm', String(b))
 JS
-    (cd "$project" && node use.cjs && node use.mjs)
+    (cd "$project" && node use.cjs && node use.mjs) || return 1
+    # The command line, as npx runs it from the installed package: the core's, so the same
+    # output as the Python package's `shardid` script (tests/python/test_cli.py).
+    local out
+    out=$(cd "$project" && npx --no-install shardid decode 1541815603606036480 --layout twitter) || return 1
+    [ "$out" = "1541815603606036480  2022-06-28T16:07:40.105Z  shard 378  sequence 0" ] || { echo "npx shardid decode: $out"; return 1; }
+    out=$(cd "$project" && echo "5 x" | npx --no-install shardid decode --json --layout twitter 2>"$work/npx.err")
+    [ $? -eq 1 ] || { echo "npx shardid decode of a bad ID: exit status not 1"; return 1; }
+    [ "$out" = '{"id":"5","timestamp_ms":1288834974657,"time":"2010-11-04T01:42:54.657Z","shard":0,"sequence":5}' ] \
+        || { echo "npx shardid decode from stdin: $out"; return 1; }
+    # (npm may add warnings of its own to stderr.)
+    grep -qx 'shardid: x: not a decimal integer in 0..2^64' "$work/npx.err" \
+        || { echo "npx shardid decode: stderr"; cat "$work/npx.err"; return 1; }
+    (cd "$project" && npx --no-install shardid decode --layout nope 5 2>/dev/null)
+    [ $? -eq 2 ] || { echo "npx shardid: a usage error must exit with 2"; return 1; }
 }
-check "npm pack installs into a fresh project, used from CommonJS and ESM" pack_and_use
+check "npm pack installs into a fresh project, used from CommonJS and ESM and as npx shardid" pack_and_use
 
 # A panic inside the addon is an error with code PANIC, not an abort of Node: against an addon
 # built with the test-only `panic-probe` feature, in its own target directory.
