@@ -513,8 +513,8 @@ pub(crate) mod loom_models {
         builder.check(f);
     }
 
-    /// 4 IDs per 1 ms unit, 2 shard bits, epoch 0.
-    fn layout() -> Layout {
+    /// 4 IDs per 1 ms unit, 2 shard bits, epoch 0: units run out within a few IDs.
+    pub(crate) fn layout() -> Layout {
         Layout::builder()
             .epoch_ms(0)
             .unit_ms(1)

@@ -181,17 +181,8 @@ mod loom_models {
     use loom::thread;
 
     use super::{CeilingGenerator, CeilingStore};
-    use crate::{Layout, Options};
-
-    /// 4 IDs per 1 ms unit, 2 shard bits, epoch 0.
-    fn layout() -> Layout {
-        Layout::builder()
-            .epoch_ms(0)
-            .unit_ms(1)
-            .bits(20, 2, 2)
-            .build()
-            .unwrap()
-    }
+    use crate::Options;
+    use crate::generator::loom_models::layout;
 
     /// A store that records into an atomic, and fails its `fail_at`-th call (0: never).
     #[derive(Debug)]
