@@ -11,9 +11,13 @@ must be unique among the processes writing to the database. Under a pre-fork ser
 (gunicorn, uWSGI, Celery) or several copies of one configuration, lease shards instead, so
 that each worker process holds its own (see :func:`shardid.lease`)::
 
-    SHARDID = {"layout": "instagram", "lease": {"directory": "/run/myapp/shards", "shards": [0, 64]}} IDs are made in the application,
-without a round trip to the database, and fit a signed ``BIGINT``: unsigned layouts such as
-Discord's are refused.
+    SHARDID = {"layout": "instagram", "lease": {"directory": "/run/myapp/shards", "shards": [0, 64]}}
+
+IDs are made in the application, without a round trip to the database, and fit a signed
+``BIGINT``: unsigned layouts such as Discord's are refused. Values saved into the field are
+checked against the layout (model and form validation; ``-5`` is nobody's ID), and with Django
+REST framework installed, a ``ModelSerializer`` writes the field as a decimal string (see
+:mod:`shardid.rest_framework`): JavaScript's ``JSON.parse`` rounds integers above 2**53.
 
 With PostgreSQL, the database can make IDs of the same layout itself (for raw SQL, bulk loads,
 other services): install ``<schema>.next_id()`` with the migration operation
@@ -28,10 +32,11 @@ the database's. Give the database a shard no process uses.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import threading
 from typing import Any
 
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import NotSupportedError, models
 from django.db.migrations.operations.base import Operation
 
@@ -41,6 +46,7 @@ from shardid.sql import postgres, postgres_uninstall
 
 __all__ = [
     "DenseIdField",
+    "configured_layout",
     "InstallPostgres",
     "InstallSegments",
     "NextId",
@@ -66,6 +72,25 @@ def _layout_from(value: Any) -> Layout:
         f"SHARDID['layout'] must be one of {presets}, a shardid.Layout or a dict of "
         f"Layout arguments, not {value!r}"
     )
+
+
+def configured_layout() -> Layout:
+    """The layout of ``settings.SHARDID`` (Instagram's when none is set), without making a
+    generator: what :class:`ShardIdField` validates values against."""
+    from django.conf import settings
+
+    config = getattr(settings, "SHARDID", None)
+    return _layout_from(config.get("layout", "instagram") if isinstance(config, dict) else "instagram")
+
+
+def validate_shard_id(value: Any) -> None:
+    """A Django validator: ``value`` is an ID the configured layout can make."""
+    try:
+        configured_layout().validate_id(value)
+    except (TypeError, ValueError) as e:
+        raise ValidationError(
+            "Not an ID of this layout: %(reason)s", code="invalid_shard_id", params={"reason": str(e)}
+        ) from None
 
 
 def get_generator() -> Generator | LeasedGenerator:
@@ -116,10 +141,19 @@ class ShardIdField(models.BigIntegerField):
     """
 
     description = "A time-sortable 64-bit ID made by shardid"
+    default_validators = [validate_shard_id]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("default", next_id)
         super().__init__(*args, **kwargs)
+
+    def contribute_to_class(self, cls: Any, name: str, *args: Any, **kwargs: Any) -> None:
+        super().contribute_to_class(cls, name, *args, **kwargs)
+        # With Django REST framework installed, model serializers write IDs as strings.
+        if importlib.util.find_spec("rest_framework") is not None:
+            from shardid.rest_framework import register
+
+            register()
 
     def deconstruct(self) -> Any:
         name, path, args, kwargs = super().deconstruct()

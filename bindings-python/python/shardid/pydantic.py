@@ -1,0 +1,69 @@
+"""pydantic v2 types for shardid IDs: exact in JSON, validated by a layout.
+
+IDs above 2**53 lose digits in JavaScript's ``JSON.parse``, so in JSON mode they are written as
+decimal strings; in Python mode they stay ``int``. Input is an ``int`` or a decimal string that
+the layout could have made; a ``float`` (``4.036916426399811e18`` has already lost digits), a
+``bool``, a sign or a space is refused::
+
+    from pydantic import BaseModel
+    from shardid.pydantic import ShardId
+
+    class Note(BaseModel):
+        id: ShardId                      # any ID of a signed 64-bit column: 0 ..= 2**63 - 1
+
+    Note(id="4036916263258161152").model_dump_json()   # '{"id":"4036916263258161152"}'
+
+For one layout's IDs (Discord's are unsigned), use ``shard_id(Layout.DISCORD)``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic_core import core_schema
+
+from shardid._shardid import Layout
+
+__all__ = ["ShardId", "ShardIdValidator", "shard_id"]
+
+
+class ShardIdValidator:
+    """The pydantic schema of an ID of ``layout``: put it in ``Annotated[int, ...]``."""
+
+    def __init__(self, layout: Layout = Layout.INSTAGRAM) -> None:
+        self.layout = layout
+
+    def _validate(self, value: Any) -> int:
+        if isinstance(value, (bool, float)):
+            # A float has already lost digits above 2**53; a bool is not a number here.
+            raise ValueError(f"an ID must be an int or a decimal string, not {type(value).__name__}")
+        try:
+            return self.layout.validate_id(value)
+        except TypeError as e:  # pydantic reports ValueErrors, not TypeErrors
+            raise ValueError(str(e)) from None
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            self._validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json"),
+        )
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> dict[str, Any]:
+        return {
+            "type": "string",
+            "pattern": "^[0-9]{1,20}$",
+            "description": f"a 64-bit ID of {self.layout!r}, as a decimal string",
+        }
+
+    def __repr__(self) -> str:
+        return f"ShardIdValidator({self.layout!r})"
+
+
+def shard_id(layout: Layout) -> Any:
+    """The type of an ID of ``layout``: ``id: shard_id(Layout.DISCORD)``."""
+    return Annotated[int, ShardIdValidator(layout)]
+
+
+#: An ID of a signed 64-bit column (Instagram's, Twitter's, Sonyflake's layouts): 0 ..= 2**63 - 1.
+ShardId = Annotated[int, ShardIdValidator(Layout.INSTAGRAM)]
