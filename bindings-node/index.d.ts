@@ -170,6 +170,13 @@ export declare class LeasedGenerator {
 export declare function lease(options: LeaseOptions): LeasedGenerator
 
 /** The clock the generators read: Unix ms, monotonic, anchored to the wall clock. */
+/** A `JSON.stringify` replacer: every bigint as its decimal string. */
+export declare function jsonReplacer(key: string, value: unknown): unknown
+/**
+ * A `JSON.parse` reviver: the values of `keys` as bigint IDs of `layout` (default Instagram's),
+ * checked; an array of them too. Throws `INVALID_ID` for anything else.
+ */
+export declare function jsonReviver(keys: readonly string[], layout?: Layout): (key: string, value: unknown) => unknown
 export declare function nowMs(): number
 /** The package's version. */
 export declare const version: string
@@ -183,6 +190,8 @@ declare const shardid: {
   lease: typeof lease
   Parts: typeof Parts
   ShardIdError: typeof ShardIdError
+  jsonReplacer: typeof jsonReplacer
+  jsonReviver: typeof jsonReviver
   nowMs: typeof nowMs
   version: string
   threadsShareState: boolean

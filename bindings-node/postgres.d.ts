@@ -32,3 +32,15 @@ export declare class PostgresLease {
 
 /** Leases the first free shard; rejects with code `NO_FREE_SHARD` when every one is held. */
 export declare function lease(options: PostgresLeaseOptions): Promise<PostgresLease>
+
+/** The part of `pg`'s `types` that `int8AsBigInt` sets. */
+export interface PgTypes {
+  setTypeParser(oid: number, parse: (text: string) => unknown): void
+  getTypeParser(oid: number): (text: string) => any
+}
+
+/**
+ * Makes `pg` return `int8` columns (and arrays of them) as bigints instead of strings:
+ * `int8AsBigInt(require('pg').types)`. Global to that `pg`. Returns `types`.
+ */
+export declare function int8AsBigInt<T extends PgTypes>(types: T): T

@@ -146,4 +146,22 @@ async function lease(options) {
   }
 }
 
-module.exports = { lease, PostgresLease }
+/**
+ * Makes `pg` return `int8` (`bigint`) columns, and arrays of them, as JavaScript bigints:
+ * `int8AsBigInt(require('pg').types)`. By default `pg` returns them as strings (and a
+ * `parseInt` of those silently rounds every ID above 2^53). The setting is `pg`'s and global:
+ * it applies to every pool and client of that `pg`. Returns `types`.
+ */
+function int8AsBigInt(types) {
+  if (!types || typeof types.setTypeParser !== 'function' || typeof types.getTypeParser !== 'function') {
+    throw invalidArgument('types', "must be pg's types: int8AsBigInt(require('pg').types)")
+  }
+  const INT8 = 20
+  const INT8_ARRAY = 1016
+  const textArray = types.getTypeParser(INT8_ARRAY)
+  types.setTypeParser(INT8, (text) => BigInt(text))
+  types.setTypeParser(INT8_ARRAY, (text) => textArray(text).map((v) => (v === null ? null : BigInt(v))))
+  return types
+}
+
+module.exports = { lease, PostgresLease, int8AsBigInt }

@@ -1,6 +1,6 @@
 // Compiled by `tsc --noEmit --strict` in tests/js/run.sh: the public types fit real use.
-import shardid, { Generator, Layout, lease, ShardIdError, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
-import { lease as leasePostgres, type PostgresLease } from 'shardid/postgres'
+import shardid, { Generator, Layout, lease, ShardIdError, jsonReplacer, jsonReviver, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
+import { lease as leasePostgres, int8AsBigInt, type PostgresLease } from 'shardid/postgres'
 import { denseIds, type DenseIds } from 'shardid/segments'
 import { Dictionary, ddl, serverFor } from 'shardid/dictionary'
 
@@ -80,3 +80,12 @@ async function urls(): Promise<string | null> {
   return words.value(id)
 }
 console.log(urls)
+
+// IDs through JSON and pg.
+const jsonText: string = JSON.stringify({ id: 1n }, jsonReplacer)
+const revived: unknown = JSON.parse(jsonText, jsonReviver(['id'], Layout.TWITTER))
+const pgTypes = { setTypeParser(_oid: number, _parse: (text: string) => unknown): void {}, getTypeParser(_oid: number) { return (text: string) => text } }
+const sameTypes: typeof pgTypes = int8AsBigInt(pgTypes)
+void revived
+void sameTypes
+void shardid.jsonReviver
