@@ -16,10 +16,12 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features alloc -- -D warnings
 cargo clippy --locked -p shardid --features postgres --all-targets -- -D warnings
+cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings
 
 step "no_std builds: bare metal without 64-bit atomics, and WebAssembly"
 cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown -- -D warnings
 cargo build --locked -p shardid --no-default-features --target thumbv7em-none-eabihf
+cargo build --locked -p shardid --no-default-features --features serde --target thumbv7em-none-eabihf
 cargo build --locked -p shardid --no-default-features --target wasm32-unknown-unknown
 
 step "docs (warnings are errors)"
@@ -33,6 +35,8 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --locked -p shardid --no-default-features --lib --tests 2>&1 | tee -a "$log"
 cargo test --locked --workspace 2>&1 | tee -a "$log"
+cargo test --locked -p shardid --features serde --test serde 2>&1 | tee -a "$log"
+cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
 
 step "loom: the generator's state word, the registry and the ceiling rule, over every interleaving"
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the

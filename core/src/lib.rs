@@ -65,6 +65,8 @@ mod clock;
 pub mod lease;
 #[cfg(all(feature = "alloc", target_has_atomic = "64"))]
 mod registry;
+#[cfg(feature = "serde")]
+pub mod serde;
 
 pub use decimal::{DecimalList, parse_decimal};
 pub use error::{Error, FieldValue, Fields};
