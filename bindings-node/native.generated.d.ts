@@ -248,6 +248,12 @@ export interface PlannedValues {
   misses: Array<string>
 }
 
+/**
+ * The DDL of `<schema>.next_id()` and the decoding functions for a layout and shard (the
+ * core's `shardid::sql::Postgres`), for `ddl()` of `shardid/postgres`.
+ */
+export declare function postgresDdl(layoutIndex: number, shard: unknown, schema: string, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): string
+
 /** The presets' names, in the core's order (`Layout.INSTAGRAM`, ...). */
 export declare function presetNames(): Array<string>
 

@@ -874,6 +874,7 @@ module.exports.nextIds = nativeBinding.nextIds
 module.exports.nextIdsAt = nativeBinding.nextIdsAt
 module.exports.nextIdString = nativeBinding.nextIdString
 module.exports.nowMs = nativeBinding.nowMs
+module.exports.postgresDdl = nativeBinding.postgresDdl
 module.exports.presetNames = nativeBinding.presetNames
 module.exports.scatterBits = nativeBinding.scatterBits
 module.exports.scatterDecimal = nativeBinding.scatterDecimal

@@ -44,3 +44,20 @@ export interface PgTypes {
  * `int8AsBigInt(require('pg').types)`. Global to that `pg`. Returns `types`.
  */
 export declare function int8AsBigInt<T extends PgTypes>(types: T): T
+
+/** The options of `ddl`. */
+export interface PostgresDdlOptions {
+  layout: Layout
+  /** The database's own shard: one no application process uses. */
+  shard: U64Input
+  /** The schema of the functions, e.g. `'insta5'` (a-z, 0-9 and _). */
+  schema: string
+  backwardsToleranceMs?: U64Input
+  maxBorrowUnits?: U64Input
+}
+
+/**
+ * The PostgreSQL DDL of `<schema>.next_id()` and the decoding functions, to run once: the same
+ * text as Python's `shardid.sql.postgres` and `npx shardid sql`.
+ */
+export declare function ddl(options: PostgresDdlOptions): string

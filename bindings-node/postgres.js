@@ -17,6 +17,9 @@ const SECRET = Symbol('shardid.postgres')
 
 const invalidArgument = (argument, reason) => makeError('INVALID_ARGUMENT', { argument, reason }, TypeError)
 
+// The addon's index of a layout, from its public fields (an equal layout gets one index).
+const layoutIndex = (l) => native.layoutNew(l.epochMs, l.unitMs, l.timeBits, l.shardBits, l.sequenceBits, l.order, l.signed)
+
 class PostgresLease {
   constructor(secret, { client, layout, table, protocol, shard, index }) {
     if (secret !== SECRET) throw invalidArgument('PostgresLease', 'is made by lease() from shardid/postgres')
@@ -112,9 +115,7 @@ async function lease(options) {
   // executes them and feeds back the first column of each answer. Throws INVALID_ARGUMENT for
   // a bad table name before connecting.
   const holder = `${require('node:os').hostname()} pid ${process.pid}`
-  // The addon's index of the layout, from its public fields (an equal layout gets one index).
-  const l = o.layout
-  const layout = native.layoutNew(l.epochMs, l.unitMs, l.timeBits, l.shardBits, l.sequenceBits, l.order, l.signed)
+  const layout = layoutIndex(o.layout)
   const protocol = new native.PostgresLeaseProtocol(layout, table, first, end, holder)
   let client = o.client
   if (!client) {
@@ -164,4 +165,19 @@ function int8AsBigInt(types) {
   return types
 }
 
-module.exports = { lease, PostgresLease, int8AsBigInt }
+/**
+ * The PostgreSQL DDL of `<schema>.next_id()` (a column default that makes IDs of `layout` for
+ * `shard` inside the database, unique however many sessions call it) and the decoding
+ * functions: `ddl({ layout: Layout.INSTAGRAM, shard: 5, schema: 'insta5' })`, to run once
+ * (`psql -1 -f`, or a migration). The same text as Python's `shardid.sql.postgres` and
+ * `npx shardid sql`. Give the database a shard no application process uses.
+ */
+function ddl(options) {
+  const o = options ?? {}
+  if (!(o.layout instanceof Layout) || typeof o.schema !== 'string') {
+    throw invalidArgument('ddl', 'takes { layout: Layout, shard, schema: string, backwardsToleranceMs?, maxBorrowUnits? }')
+  }
+  return native.postgresDdl(layoutIndex(o.layout), o.shard, o.schema, o.backwardsToleranceMs, o.maxBorrowUnits)
+}
+
+module.exports = { lease, PostgresLease, int8AsBigInt, ddl }

@@ -164,3 +164,26 @@ impl PostgresLeaseProtocol {
         })
     }
 }
+
+/// The DDL of `<schema>.next_id()` and the decoding functions for a layout and shard (the
+/// core's `shardid::sql::Postgres`), for `ddl()` of `shardid/postgres`.
+#[napi]
+pub fn postgres_ddl(
+    env: &Env,
+    layout_index: u32,
+    shard: Unknown<'_>,
+    schema: String,
+    backwards_tolerance_ms: Option<Unknown<'_>>,
+    max_borrow_units: Option<Unknown<'_>>,
+) -> Result<String> {
+    guard(env, || {
+        let layout = layout(env, layout_index)?;
+        let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
+        let options = crate::args::options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
+        match shardid::sql::Postgres::new(layout, shard, &schema) {
+            Ok(ddl) => Ok(ddl.options(options).to_string()),
+            Err(SqlError::Core(e)) => Err(crate::errors::core_error(env, e)),
+            Err(e) => Err(crate::segment::schema_error(env, &e)),
+        }
+    })
+}

@@ -1,6 +1,6 @@
 // Compiled by `tsc --noEmit --strict` in tests/js/run.sh: the public types fit real use.
 import shardid, { Generator, Layout, lease, ShardIdError, jsonReplacer, jsonReviver, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
-import { lease as leasePostgres, int8AsBigInt, type PostgresLease } from 'shardid/postgres'
+import { lease as leasePostgres, int8AsBigInt, ddl as postgresDdl, type PostgresLease } from 'shardid/postgres'
 import { denseIds, type DenseIds } from 'shardid/segments'
 import { Dictionary, ddl, serverFor } from 'shardid/dictionary'
 
@@ -89,3 +89,5 @@ const sameTypes: typeof pgTypes = int8AsBigInt(pgTypes)
 void revived
 void sameTypes
 void shardid.jsonReviver
+const installSql: string = postgresDdl({ layout: Layout.INSTAGRAM, shard: 5, schema: 'insta5' })
+void installSql
