@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import threading
 from typing import Any
 
+from django.core import checks
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import NotSupportedError, models
 from django.db.migrations.operations.base import Operation
@@ -46,6 +48,8 @@ from shardid.sql import postgres, postgres_uninstall
 
 __all__ = [
     "DenseIdField",
+    "check_settings",
+    "config_problems",
     "configured_layout",
     "InstallPostgres",
     "InstallSegments",
@@ -69,8 +73,7 @@ def _layout_from(value: Any) -> Layout:
     if isinstance(value, dict):
         return Layout(**value)
     raise ImproperlyConfigured(
-        f"SHARDID['layout'] must be one of {presets}, a shardid.Layout or a dict of "
-        f"Layout arguments, not {value!r}"
+        f"must be one of {presets}, a shardid.Layout or a dict of Layout arguments, not {value!r}"
     )
 
 
@@ -80,7 +83,10 @@ def configured_layout() -> Layout:
     from django.conf import settings
 
     config = getattr(settings, "SHARDID", None)
-    return _layout_from(config.get("layout", "instagram") if isinstance(config, dict) else "instagram")
+    try:
+        return _layout_from(config.get("layout", "instagram") if isinstance(config, dict) else "instagram")
+    except (TypeError, ValueError, ImproperlyConfigured) as e:
+        raise ImproperlyConfigured(f"settings.SHARDID['layout'] {e}") from None
 
 
 def validate_shard_id(value: Any) -> None:
@@ -91,6 +97,94 @@ def validate_shard_id(value: Any) -> None:
         raise ValidationError(
             "Not an ID of this layout: %(reason)s", code="invalid_shard_id", params={"reason": str(e)}
         ) from None
+
+
+_KEYS = ("layout", "shard", "lease", "backwards_tolerance_ms", "max_borrow_units")
+_EXAMPLE = (
+    'SHARDID = {"layout": "instagram", "lease": {"directory": "/run/myapp/shards", "shards": [0, 64]}} '
+    '(a shard per worker process, taken at start-up), or {"layout": "instagram", "shard": 5} for '
+    "one process"
+)
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def config_problems(config: Any) -> list[tuple[str, str, str]]:
+    """What is wrong with a ``SHARDID`` setting, as (key, problem, fix) triples: the rules both
+    the system checks (``manage.py check``, run at start-up) and :func:`get_generator` apply."""
+    if config is None:
+        return [("SHARDID", "is not set", _EXAMPLE)]
+    if not isinstance(config, dict):
+        return [("SHARDID", f"must be a dict, not {type(config).__name__}", _EXAMPLE)]
+    problems: list[tuple[str, str, str]] = []
+    for key in config:
+        if key not in _KEYS:
+            problems.append((f"SHARDID[{key!r}]", "is not a setting of shardid", f"the keys are {', '.join(_KEYS)}"))
+    try:
+        layout = _layout_from(config.get("layout", "instagram"))
+    except (ImproperlyConfigured, TypeError, ValueError) as e:
+        presets = ", ".join(repr(name.lower()) for name in Layout.preset_names())
+        fix = f"use a preset ({presets}), a shardid.Layout, or a dict of its keyword arguments (epoch_ms, time_bits, shard_bits, sequence_bits, ...)"
+        return [*problems, ("SHARDID['layout']", str(e), fix)]
+    if not layout.signed:
+        problems.append(
+            ("SHARDID['layout']", f"{layout!r} makes unsigned 64-bit IDs, which do not fit a BIGINT column", "use a signed layout such as 'instagram' or 'twitter'")
+        )
+    if ("shard" in config) == ("lease" in config):
+        problems.append(("SHARDID", "needs exactly one of 'shard' and 'lease'", _EXAMPLE))
+    if "shard" in config:
+        shard = config["shard"]
+        if not _int(shard) or not 0 <= shard <= layout.max_shard:
+            problems.append(("SHARDID['shard']", f"must be an int in 0..={layout.max_shard}, not {shard!r}", "give each process writing to the database its own shard, or use 'lease'"))
+    if "lease" in config:
+        problems.extend(_lease_problems(config["lease"], layout))
+    for key in ("backwards_tolerance_ms", "max_borrow_units"):
+        if key in config and (not _int(config[key]) or config[key] < 0):
+            problems.append((f"SHARDID[{key!r}]", f"must be an int >= 0, not {config[key]!r}", "or leave it out for the default"))
+    return problems
+
+
+def _lease_shards(value: Any) -> range | None:
+    """The lease's shards as a range: ``[first, end]``, ``(first, end)`` or ``range(first, end)``."""
+    if isinstance(value, range) and value.step == 1:
+        return value
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(_int(v) for v in value):
+        return range(value[0], value[1])
+    return None
+
+
+def _lease_problems(value: Any, layout: Layout) -> list[tuple[str, str, str]]:
+    example = '{"directory": "/run/myapp/shards", "shards": [0, 64]}'
+    if not isinstance(value, dict):
+        return [("SHARDID['lease']", f"must be a dict, not {type(value).__name__}", f"such as {example}")]
+    problems = [
+        (f"SHARDID['lease'][{key!r}]", "is not a setting of a lease", "the keys are directory and shards")
+        for key in value
+        if key not in ("directory", "shards")
+    ]
+    directory = value.get("directory")
+    if not isinstance(directory, (str, os.PathLike)) or not str(directory):
+        problems.append(("SHARDID['lease']['directory']", f"must be a path, not {directory!r}", "a directory every process of the app on this host can write (created if missing)"))
+    shards = _lease_shards(value.get("shards"))
+    if shards is None:
+        problems.append(("SHARDID['lease']['shards']", f"must be [first, end] or range(first, end), not {value.get('shards')!r}", "e.g. [0, 64]: shards 0 to 63"))
+    elif not (0 <= shards.start < shards.stop <= layout.max_shard + 1):
+        problems.append(("SHARDID['lease']['shards']", f"{shards} is empty or outside the layout's shards 0..={layout.max_shard}", "e.g. [0, 64], at least one shard per worker process"))
+    return problems
+
+
+def check_settings(**kwargs: Any) -> list[Any]:
+    """The system check of ``settings.SHARDID`` (``manage.py check``, run at start-up): one
+    ``shardid.E001`` error per problem, naming the key and the fix."""
+    from django.conf import settings
+    from django.core.checks import Error
+
+    return [
+        Error(f"settings.{key} {problem}", hint=fix, id="shardid.E001")
+        for key, problem, fix in config_problems(getattr(settings, "SHARDID", None))
+    ]
 
 
 def get_generator() -> Generator | LeasedGenerator:
@@ -104,26 +198,18 @@ def get_generator() -> Generator | LeasedGenerator:
     with _lock:
         if _generator is None:
             config = getattr(settings, "SHARDID", None)
-            if not isinstance(config, dict) or ("shard" in config) == ("lease" in config):
-                raise ImproperlyConfigured(
-                    'settings.SHARDID must be a dict with a shard or a lease, such as {"layout": '
-                    '"instagram", "shard": 5} or {"layout": "instagram", "lease": {"directory": '
-                    '"/run/myapp/shards", "shards": [0, 64]}}'
-                )
+            problems = config_problems(config)
+            if problems:
+                key, problem, fix = problems[0]
+                raise ImproperlyConfigured(f"settings.{key} {problem} ({fix})")
             layout = _layout_from(config.get("layout", "instagram"))
-            if not layout.signed:
-                raise ImproperlyConfigured(
-                    f"{layout!r} makes unsigned 64-bit IDs, which do not fit a BIGINT column"
-                )
             options = {k: v for k, v in config.items() if k not in ("layout", "shard", "lease")}
-            try:
-                if "lease" in config:
-                    first, end = config["lease"]["shards"]
-                    _generator = lease(layout, config["lease"]["directory"], range(first, end), **options)
-                else:
-                    _generator = Generator(layout=layout, shard=config["shard"], **options)
-            except (TypeError, KeyError, ValueError) as e:  # not NoFreeShardError: not a setting
-                raise ImproperlyConfigured(f"settings.SHARDID: {e}") from e
+            if "lease" in config:
+                shards = _lease_shards(config["lease"]["shards"])
+                assert shards is not None  # checked above
+                _generator = lease(layout, config["lease"]["directory"], shards, **options)
+            else:
+                _generator = Generator(layout=layout, shard=config["shard"], **options)
         return _generator
 
 
@@ -450,3 +536,8 @@ class InstallDictionary(Operation):
     @property
     def migration_name_fragment(self) -> str:
         return f"shardid_dictionary_{self.schema}"
+
+
+# `manage.py check` (and every management command, and runserver at start-up) reports a bad
+# SHARDID setting once this module is imported, which a model using ShardIdField does.
+checks.register(check_settings, "shardid")

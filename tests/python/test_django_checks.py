@@ -1,0 +1,109 @@
+"""settings.SHARDID is checked at start-up (Django's system checks, `manage.py check`), each
+problem naming the key and the fix, and the generator refuses the same settings with
+ImproperlyConfigured."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("django")
+
+from shardid import Layout  # noqa: E402
+from shardid.django import config_problems  # noqa: E402
+
+GOOD = [
+    {"layout": "instagram", "shard": 5},
+    {"layout": "TWITTER", "shard": 1023},
+    {"lease": {"directory": "/tmp/x", "shards": [0, 64]}},
+    {"layout": "instagram", "lease": {"directory": Path("/tmp/x"), "shards": range(0, 64)}},
+    {"layout": Layout.SONYFLAKE, "shard": 0, "backwards_tolerance_ms": 0, "max_borrow_units": 2},
+    {"layout": {"epoch_ms": 1_600_000_000_000, "time_bits": 41, "shard_bits": 12, "sequence_bits": 10}, "shard": 7},
+]
+
+BAD: list[tuple[Any, str]] = [
+    (None, "SHARDID is not set"),
+    ("instagram", "SHARDID must be a dict"),
+    ({"layout": "instagram"}, "exactly one of 'shard' and 'lease'"),
+    ({"layout": "instagram", "shard": 1, "lease": {"directory": "/tmp", "shards": [0, 2]}}, "exactly one"),
+    ({"layout": "instagam", "shard": 1}, "SHARDID['layout'] must be one of"),
+    ({"layout": "discord", "shard": 1}, "unsigned 64-bit IDs"),
+    ({"layout": {"bits": (41, 13, 10), "nope": 1}, "shard": 1}, "SHARDID['layout']"),
+    ({"layout": "instagram", "shards": 5}, "SHARDID['shards'] is not a setting"),
+    ({"layout": "instagram", "shard": -1}, "SHARDID['shard'] must be an int in 0..=8191"),
+    ({"layout": "instagram", "shard": 8192}, "SHARDID['shard'] must be an int in 0..=8191"),
+    ({"layout": "instagram", "shard": "5"}, "SHARDID['shard'] must be an int"),
+    ({"layout": "instagram", "shard": True}, "SHARDID['shard'] must be an int"),
+    ({"layout": "instagram", "shard": 5.0}, "SHARDID['shard'] must be an int"),
+    ({"layout": "instagram", "lease": "/tmp"}, "SHARDID['lease'] must be a dict"),
+    ({"layout": "instagram", "lease": {"shards": [0, 4]}}, "SHARDID['lease']['directory'] must be a path"),
+    ({"layout": "instagram", "lease": {"directory": "/tmp"}}, "SHARDID['lease']['shards'] must be [first, end]"),
+    ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": [0, 0]}}, "is empty or outside"),
+    ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": range(0, 0)}}, "is empty or outside"),
+    ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": [0, 9000]}}, "is empty or outside"),
+    ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": [0, 4, 8]}}, "must be [first, end]"),
+    ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": [0, 4], "dir": 1}}, "['dir'] is not a setting of a lease"),
+    ({"layout": "instagram", "shard": 1, "backwards_tolerance_ms": -5}, "SHARDID['backwards_tolerance_ms'] must be an int >= 0"),
+    ({"layout": "instagram", "shard": 1, "max_borrow_units": "2"}, "SHARDID['max_borrow_units'] must be an int >= 0"),
+]
+
+
+@pytest.mark.parametrize("config", GOOD, ids=repr)
+def test_good_settings_have_no_problem(config: Any) -> None:
+    assert config_problems(config) == []
+
+
+@pytest.mark.parametrize(("config", "says"), BAD, ids=[repr(c)[:60] for c, _ in BAD])
+def test_each_bad_setting_is_named_with_a_fix(config: Any, says: str) -> None:
+    problems = config_problems(config)
+    assert problems, config
+    text = " / ".join(f"settings.{key} {problem}" for key, problem, _ in problems)
+    assert says in text, text
+    assert all(fix for _, _, fix in problems)
+
+
+def _project(tmp_path: Path, shardid_setting: str) -> Path:
+    (tmp_path / "settings.py").write_text(
+        "from pathlib import Path\nBASE_DIR = Path(__file__).parent\nSECRET_KEY = 'x'\n"
+        "INSTALLED_APPS = ['notes']\nDATABASES = {'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': BASE_DIR / 'db.sqlite3'}}\n"
+        "DEFAULT_AUTO_FIELD = 'django.db.models.BigAutoField'\n" + shardid_setting
+    )
+    app = tmp_path / "notes"
+    app.mkdir(exist_ok=True)
+    (app / "__init__.py").write_text("")
+    (app / "models.py").write_text(
+        "from django.db import models\nfrom shardid.django import ShardIdField\n\n"
+        "class Note(models.Model):\n    id = ShardIdField(primary_key=True)\n"
+    )
+    (tmp_path / "manage.py").write_text(
+        "import os, sys\nos.environ.setdefault('DJANGO_SETTINGS_MODULE', 'settings')\n"
+        "from django.core.management import execute_from_command_line\nexecute_from_command_line(sys.argv)\n"
+    )
+    return tmp_path
+
+
+def test_manage_py_check_reports_a_bad_setting_at_start_up(tmp_path: Path) -> None:
+    project = _project(tmp_path, "SHARDID = {'layout': 'instagram', 'shards': 5}\n")
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    assert "shardid.E001" in done.stderr and "settings.SHARDID['shards'] is not a setting of shardid" in done.stderr, done.stderr
+    assert "HINT:" in done.stderr
+    # The generator refuses it too, with the same words, as ImproperlyConfigured.
+    code = (
+        "import os, django; os.environ['DJANGO_SETTINGS_MODULE'] = 'settings'; django.setup()\n"
+        "from django.core.exceptions import ImproperlyConfigured\nfrom shardid.django import next_id\n"
+        "try:\n    next_id()\nexcept ImproperlyConfigured as e:\n    print('ImproperlyConfigured', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True).stdout
+    assert out.startswith("ImproperlyConfigured settings.SHARDID['shards'] is not a setting of shardid"), out
+
+
+def test_manage_py_check_passes_a_good_setting(tmp_path: Path) -> None:
+    project = _project(tmp_path, "SHARDID = {'layout': 'instagram', 'lease': {'directory': BASE_DIR / 'shards', 'shards': range(0, 8)}}\n")
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "no issues" in done.stdout
