@@ -182,3 +182,4 @@ def test_django_rest_framework_and_model_validation(tmp_path: Path) -> None:
         done = subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stdout + done.stderr
     assert "models and forms validate" in done.stdout
+

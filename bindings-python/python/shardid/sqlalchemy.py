@@ -1,0 +1,63 @@
+"""SQLAlchemy: a ``BIGINT`` column of shardid IDs, checked on the way in.
+
+::
+
+    from sqlalchemy import text
+    from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+    from shardid import Generator, Layout
+    from shardid.sqlalchemy import ShardId
+
+    ids = Generator(layout=Layout.INSTAGRAM, shard=5)   # or shardid.lease(...) per process
+
+    class Note(Base):
+        __tablename__ = "notes"
+        id: Mapped[int] = mapped_column(
+            ShardId(Layout.INSTAGRAM),
+            primary_key=True,
+            default=ids.next_id,                         # made in the application
+            server_default=text("insta5.next_id()"),     # rows the database inserts itself
+        )
+
+``default`` makes IDs in the application, without a round trip; ``server_default`` is the
+database's ``<schema>.next_id()`` from :func:`shardid.sql.postgres` (PostgreSQL), for rows
+inserted by raw SQL or other services. Give the database a shard the application does not
+use. A value that is not an ID of the layout (``-5``, ``2**63``, a float) is refused when the
+statement is built, before it reaches the database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.types import BigInteger, TypeDecorator
+
+from shardid._shardid import Layout
+
+__all__ = ["ShardId"]
+
+
+class ShardId(TypeDecorator[int]):
+    """A ``BIGINT`` column of IDs of ``layout`` (default Instagram's). Unsigned layouts
+    (Discord's) do not fit ``BIGINT`` and are refused."""
+
+    impl = BigInteger
+    cache_ok = True
+
+    def __init__(self, layout: Layout = Layout.INSTAGRAM) -> None:
+        if not layout.signed:
+            raise ValueError(f"{layout!r} makes unsigned 64-bit IDs, which do not fit a BIGINT column")
+        super().__init__()
+        self.layout = layout
+
+    def process_bind_param(self, value: Any, dialect: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, (bool, float)):
+            raise TypeError(f"an ID must be an int or a decimal string, not {type(value).__name__}")
+        return self.layout.validate_id(value)
+
+    def process_result_value(self, value: Any, dialect: Any) -> int | None:
+        return None if value is None else int(value)
+
+    def __repr__(self) -> str:
+        return f"ShardId({self.layout!r})"
