@@ -5,21 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import django_project
 
 pytest.importorskip("django")
-
-SETTINGS = """
-SECRET_KEY = "test"
-INSTALLED_APPS = ["notes"]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}
-USE_TZ = True
-DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-SHARDID = {"layout": "instagram", "shard": 5}
-"""
 
 MODELS = """
 from django.db import models
@@ -76,24 +67,7 @@ def run(python: str, cwd: Path, *args: str) -> str:
 
 
 def test_django_project_on_sqlite(tmp_path: Path) -> None:
-    (tmp_path / "settings.py").write_text(
-        "from pathlib import Path\nBASE_DIR = Path(__file__).parent\n" + SETTINGS
-    )
-    (tmp_path / "manage.py").write_text(
-        textwrap.dedent(
-            """
-            import os, sys
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings")
-            from django.core.management import execute_from_command_line
-            execute_from_command_line(sys.argv)
-            """
-        )
-    )
-    app = tmp_path / "notes"
-    app.mkdir()
-    (app / "__init__.py").write_text("")
-    (app / "models.py").write_text(MODELS)
-
+    app = django_project(tmp_path, MODELS) / "notes"
     run(sys.executable, tmp_path, "manage.py", "makemigrations", "notes")
     migration = (app / "migrations" / "0001_initial.py").read_text()
     # The field is recorded without the generator: settings are not schema.
@@ -107,14 +81,11 @@ def test_django_project_on_sqlite(tmp_path: Path) -> None:
 
 
 def test_unsigned_layouts_are_refused(tmp_path: Path) -> None:
-    settings = SETTINGS.replace('"layout": "instagram"', '"layout": "discord"')
-    (tmp_path / "settings.py").write_text("from pathlib import Path\nBASE_DIR = Path(__file__).parent\n" + settings)
+    django_project(tmp_path, "", 'SHARDID = {"layout": "discord", "shard": 5}')
     code = (
         "import os, django; os.environ['DJANGO_SETTINGS_MODULE'] = 'settings'; django.setup()\n"
         "from shardid.django import next_id\n"
         "try:\n    next_id()\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
     )
-    (tmp_path / "notes").mkdir()
-    (tmp_path / "notes" / "__init__.py").write_text("")
     out = run(sys.executable, tmp_path, "-c", code)
     assert out.startswith("ImproperlyConfigured") and "BIGINT" in out

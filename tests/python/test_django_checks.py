@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("django")
 
+from conftest import django_project  # noqa: E402
 from shardid import Layout  # noqa: E402
 from shardid.django import config_problems  # noqa: E402
 
@@ -66,28 +67,11 @@ def test_each_bad_setting_is_named_with_a_fix(config: Any, says: str) -> None:
     assert all(fix for _, _, fix in problems)
 
 
-def _project(tmp_path: Path, shardid_setting: str) -> Path:
-    (tmp_path / "settings.py").write_text(
-        "from pathlib import Path\nBASE_DIR = Path(__file__).parent\nSECRET_KEY = 'x'\n"
-        "INSTALLED_APPS = ['notes']\nDATABASES = {'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': BASE_DIR / 'db.sqlite3'}}\n"
-        "DEFAULT_AUTO_FIELD = 'django.db.models.BigAutoField'\n" + shardid_setting
-    )
-    app = tmp_path / "notes"
-    app.mkdir(exist_ok=True)
-    (app / "__init__.py").write_text("")
-    (app / "models.py").write_text(
-        "from django.db import models\nfrom shardid.django import ShardIdField\n\n"
-        "class Note(models.Model):\n    id = ShardIdField(primary_key=True)\n"
-    )
-    (tmp_path / "manage.py").write_text(
-        "import os, sys\nos.environ.setdefault('DJANGO_SETTINGS_MODULE', 'settings')\n"
-        "from django.core.management import execute_from_command_line\nexecute_from_command_line(sys.argv)\n"
-    )
-    return tmp_path
+MODELS = "from django.db import models\nfrom shardid.django import ShardIdField\n\nclass Note(models.Model):\n    id = ShardIdField(primary_key=True)\n"
 
 
 def test_manage_py_check_reports_a_bad_setting_at_start_up(tmp_path: Path) -> None:
-    project = _project(tmp_path, "SHARDID = {'layout': 'instagram', 'shards': 5}\n")
+    project = django_project(tmp_path, MODELS, "SHARDID = {'layout': 'instagram', 'shards': 5}")
     done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
     assert done.returncode != 0
     assert "shardid.E001" in done.stderr and "settings.SHARDID['shards'] is not a setting of shardid" in done.stderr, done.stderr
@@ -103,7 +87,7 @@ def test_manage_py_check_reports_a_bad_setting_at_start_up(tmp_path: Path) -> No
 
 
 def test_manage_py_check_passes_a_good_setting(tmp_path: Path) -> None:
-    project = _project(tmp_path, "SHARDID = {'layout': 'instagram', 'lease': {'directory': BASE_DIR / 'shards', 'shards': range(0, 8)}}\n")
+    project = django_project(tmp_path, MODELS, "SHARDID = {'layout': 'instagram', 'lease': {'directory': BASE_DIR / 'shards', 'shards': range(0, 8)}}")
     done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "no issues" in done.stdout

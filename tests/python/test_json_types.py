@@ -7,13 +7,13 @@ import json
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import shardid
+from conftest import django_project
 
 BIG = 4036916263258161152  # above 2**53: a float or JSON.parse would round it
 
@@ -88,17 +88,6 @@ def test_an_id_survives_javascripts_json_parse_both_ways() -> None:
     assert int(plain.stdout) != BIG
 
 
-SETTINGS = """
-from pathlib import Path
-BASE_DIR = Path(__file__).parent
-SECRET_KEY = "test"
-INSTALLED_APPS = ["django.contrib.contenttypes", "django.contrib.auth", "rest_framework", "notes"]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}
-USE_TZ = True
-DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-SHARDID = {"layout": "instagram", "shard": 5}
-"""
-
 MODELS = """
 from django.db import models
 from shardid.django import ShardIdField
@@ -163,21 +152,7 @@ print("drf: ids as strings, validated in, models and forms validate")
 
 def test_django_rest_framework_and_model_validation(tmp_path: Path) -> None:
     pytest.importorskip("rest_framework")
-    (tmp_path / "settings.py").write_text(SETTINGS)
-    app = tmp_path / "notes"
-    app.mkdir()
-    (app / "__init__.py").write_text("")
-    (app / "models.py").write_text(MODELS)
-    (tmp_path / "manage.py").write_text(
-        textwrap.dedent(
-            """
-            import os, sys
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings")
-            from django.core.management import execute_from_command_line
-            execute_from_command_line(sys.argv)
-            """
-        )
-    )
+    django_project(tmp_path, MODELS, apps=("django.contrib.contenttypes", "django.contrib.auth", "rest_framework"))
     for args in (["manage.py", "makemigrations", "notes"], ["manage.py", "migrate"], ["-c", CHECK]):
         done = subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stdout + done.stderr
