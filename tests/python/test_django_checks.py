@@ -86,6 +86,17 @@ def test_manage_py_check_reports_a_bad_setting_at_start_up(tmp_path: Path) -> No
     assert out.startswith("ImproperlyConfigured settings.SHARDID['shards'] is not a setting of shardid"), out
 
 
+def test_a_fixed_shard_is_warned_about_unless_silenced(tmp_path: Path) -> None:
+    project = django_project(tmp_path, MODELS, "SHARDID = {'layout': 'instagram', 'shard': 5}")
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
+    assert done.returncode == 0  # a warning: the project still starts
+    assert "shardid.W001" in done.stderr and "the same shard" in done.stderr, done.stderr
+    with (project / "settings.py").open("a") as f:
+        f.write("SILENCED_SYSTEM_CHECKS = ['shardid.W001']\n")
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+
+
 def test_manage_py_check_passes_a_good_setting(tmp_path: Path) -> None:
     project = django_project(tmp_path, MODELS, "SHARDID = {'layout': 'instagram', 'lease': {'directory': BASE_DIR / 'shards', 'shards': range(0, 8)}}")
     done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)

@@ -177,14 +177,32 @@ def _lease_problems(value: Any, layout: Layout) -> list[tuple[str, str, str]]:
 
 def check_settings(**kwargs: Any) -> list[Any]:
     """The system check of ``settings.SHARDID`` (``manage.py check``, run at start-up): one
-    ``shardid.E001`` error per problem, naming the key and the fix."""
+    ``shardid.E001`` error per problem, naming the key and the fix, and the warning
+    ``shardid.W001`` for a fixed ``shard``, which repeats IDs as soon as two processes (workers of
+    one gunicorn, uWSGI or Celery, or copies of one deployment) use the setting. A project that
+    really runs one process per shard silences it with ``SILENCED_SYSTEM_CHECKS =
+    ["shardid.W001"]``."""
     from django.conf import settings
-    from django.core.checks import Error
+    from django.core.checks import Error, Warning  # noqa: A004 (Django's name)
 
-    return [
+    config = getattr(settings, "SHARDID", None)
+    messages: list[Any] = [
         Error(f"settings.{key} {problem}", hint=fix, id="shardid.E001")
-        for key, problem, fix in config_problems(getattr(settings, "SHARDID", None))
+        for key, problem, fix in config_problems(config)
     ]
+    if not messages and "shard" in config:
+        messages.append(
+            Warning(
+                f"settings.SHARDID['shard'] = {config['shard']} gives every process that loads these "
+                "settings the same shard: two workers (gunicorn, uWSGI, Celery) or two copies of the "
+                "app then make the same IDs in the same millisecond",
+                hint='lease a shard per process instead: SHARDID = {"layout": ..., "lease": '
+                '{"directory": "/run/myapp/shards", "shards": [0, 64]}}; or, if exactly one process '
+                'uses this setting, SILENCED_SYSTEM_CHECKS = ["shardid.W001"]',
+                id="shardid.W001",
+            )
+        )
+    return messages
 
 
 def get_generator() -> Generator | LeasedGenerator:
