@@ -82,7 +82,7 @@ def configured_layout() -> Layout:
     generator: what :class:`ShardIdField` validates values against."""
     from django.conf import settings
 
-    config = getattr(settings, "SHARDID", None)
+    config: Any = getattr(settings, "SHARDID", None)
     try:
         return _layout_from(config.get("layout", "instagram") if isinstance(config, dict) else "instagram")
     except (TypeError, ValueError, ImproperlyConfigured) as e:
@@ -185,7 +185,7 @@ def check_settings(**kwargs: Any) -> list[Any]:
     from django.conf import settings
     from django.core.checks import Error, Warning  # noqa: A004 (Django's name)
 
-    config = getattr(settings, "SHARDID", None)
+    config: Any = getattr(settings, "SHARDID", None)
     messages: list[Any] = [
         Error(f"settings.{key} {problem}", hint=fix, id="shardid.E001")
         for key, problem, fix in config_problems(config)
@@ -215,7 +215,7 @@ def get_generator() -> Generator | LeasedGenerator:
 
     with _lock:
         if _generator is None:
-            config = getattr(settings, "SHARDID", None)
+            config: Any = getattr(settings, "SHARDID", None)
             problems = config_problems(config)
             if problems:
                 key, problem, fix = problems[0]
