@@ -89,3 +89,50 @@ def test_unsigned_layouts_are_refused(tmp_path: Path) -> None:
     )
     out = run(sys.executable, tmp_path, "-c", code)
     assert out.startswith("ImproperlyConfigured") and "BIGINT" in out
+
+
+FORKED = """
+import django, os
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+django.setup()
+from django.db import connections
+from shardid import Layout
+from shardid.django import next_id
+from notes.models import Note
+
+first = next_id()  # the master's lease, taken before the workers are forked
+connections.close_all()
+children = []
+for worker in range(4):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for i in range(300):
+                Note.objects.create(text=f"worker {worker} note {i}")
+        finally:
+            os._exit(0)
+    children.append(pid)
+assert all(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 for pid in children)
+rows = list(Note.objects.values_list("id", "text"))
+assert len(rows) == 1200 and len({i for i, _ in rows}) == 1200, len(rows)
+shards = {}
+for id_, text in rows:
+    shards.setdefault(text.split(" note")[0], set()).add(Layout.INSTAGRAM.decode(id_).shard)
+assert all(len(s) == 1 for s in shards.values()), shards
+held = sorted(next(iter(s)) for s in shards.values())
+master = Layout.INSTAGRAM.decode(first).shard
+assert len(set(held)) == 4 and master not in held, (master, held)
+print("leased", master, held, sorted(os.listdir("db.sqlite3-shardid")))
+"""
+
+
+def test_no_shard_setting_leases_a_shard_per_process_on_sqlite(tmp_path: Path) -> None:
+    # No SHARDID at all: Instagram's layout, and each process leases its shard from lock files
+    # beside the SQLite file, even when the generator was made before the fork.
+    django_project(tmp_path, MODELS, "")
+    run(sys.executable, tmp_path, "manage.py", "makemigrations", "notes")
+    run(sys.executable, tmp_path, "manage.py", "migrate")
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=tmp_path, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    out = run(sys.executable, tmp_path, "-c", FORKED)
+    assert out.startswith("leased 0 [1, 2, 3, 4]"), out

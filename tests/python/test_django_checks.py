@@ -18,6 +18,12 @@ from shardid import Layout  # noqa: E402
 from shardid.django import config_problems  # noqa: E402
 
 GOOD = [
+    None,  # the default: Instagram's layout, a shard per process leased through the database
+    {},
+    {"layout": "instagram"},
+    {"layout": "twitter", "lease": {"shards": [0, 64]}},
+    {"lease": {"using": "default"}},
+    {"lease": {"directory": "/tmp/x"}},
     {"layout": "instagram", "shard": 5},
     {"layout": "TWITTER", "shard": 1023},
     {"lease": {"directory": "/tmp/x", "shards": [0, 64]}},
@@ -27,10 +33,8 @@ GOOD = [
 ]
 
 BAD: list[tuple[Any, str]] = [
-    (None, "SHARDID is not set"),
     ("instagram", "SHARDID must be a dict"),
-    ({"layout": "instagram"}, "exactly one of 'shard' and 'lease'"),
-    ({"layout": "instagram", "shard": 1, "lease": {"directory": "/tmp", "shards": [0, 2]}}, "exactly one"),
+    ({"layout": "instagram", "shard": 1, "lease": {"directory": "/tmp", "shards": [0, 2]}}, "has both 'shard' and 'lease'"),
     ({"layout": "instagam", "shard": 1}, "SHARDID['layout'] must be one of"),
     ({"layout": "discord", "shard": 1}, "unsigned 64-bit IDs"),
     ({"layout": {"bits": (41, 13, 10), "nope": 1}, "shard": 1}, "SHARDID['layout']"),
@@ -41,13 +45,20 @@ BAD: list[tuple[Any, str]] = [
     ({"layout": "instagram", "shard": True}, "SHARDID['shard'] must be an int"),
     ({"layout": "instagram", "shard": 5.0}, "SHARDID['shard'] must be an int"),
     ({"layout": "instagram", "lease": "/tmp"}, "SHARDID['lease'] must be a dict"),
-    ({"layout": "instagram", "lease": {"shards": [0, 4]}}, "SHARDID['lease']['directory'] must be a path"),
-    ({"layout": "instagram", "lease": {"directory": "/tmp"}}, "SHARDID['lease']['shards'] must be [first, end]"),
+    ({"layout": "instagram", "lease": {"directory": None, "shards": [0, 4]}}, "SHARDID['lease']['directory'] must be a path"),
+    ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": 64}}, "SHARDID['lease']['shards'] must be [first, end]"),
+    ({"layout": "instagram", "lease": {"directory": "/tmp", "using": "default"}}, "has both 'directory' and 'using'"),
+    ({"layout": "instagram", "lease": {"using": 5}}, "SHARDID['lease']['using'] must be a database alias"),
+    # The default lease is kept in a database the project has, of a kind that can keep it.
+    ({"layout": "instagram"}, "leases shards through the database 'default', which settings.DATABASES does not have"),
+    ({"lease": {"using": "mysql"}}, "shardid keeps leases only in PostgreSQL or SQLite, not mysql"),
+    ({"layout": "instagram", "shards": [0, 4]}, "SHARDID['shards'] is not a setting"),
     ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": [0, 0]}}, "is empty or outside"),
     ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": range(0, 0)}}, "is empty or outside"),
     ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": [0, 9000]}}, "is empty or outside"),
     ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": [0, 4, 8]}}, "must be [first, end]"),
     ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": [0, 4], "dir": 1}}, "['dir'] is not a setting of a lease"),
+    ({"layout": "instagram", "lease": {"shards": [0, 4], "database": "default"}}, "['database'] is not a setting of a lease"),
     ({"layout": "instagram", "shard": 1, "backwards_tolerance_ms": -5}, "SHARDID['backwards_tolerance_ms'] must be an int >= 0"),
     ({"layout": "instagram", "shard": 1, "max_borrow_units": "2"}, "SHARDID['max_borrow_units'] must be an int >= 0"),
 ]
@@ -55,12 +66,18 @@ BAD: list[tuple[Any, str]] = [
 
 @pytest.mark.parametrize("config", GOOD, ids=repr)
 def test_good_settings_have_no_problem(config: Any) -> None:
-    assert config_problems(config) == []
+    assert config_problems(config, DATABASES) == []
+    assert config_problems(config, {"default": "sqlite"}) == []
+
+
+# The project's databases, as config_problems sees them: alias -> vendor.
+DATABASES = {"default": "postgresql", "mysql": "mysql"}
 
 
 @pytest.mark.parametrize(("config", "says"), BAD, ids=[repr(c)[:60] for c, _ in BAD])
 def test_each_bad_setting_is_named_with_a_fix(config: Any, says: str) -> None:
-    problems = config_problems(config)
+    databases = {"other": "postgresql"} if "does not have" in says else DATABASES
+    problems = config_problems(config, databases)
     assert problems, config
     text = " / ".join(f"settings.{key} {problem}" for key, problem, _ in problems)
     assert says in text, text
@@ -102,3 +119,36 @@ def test_manage_py_check_passes_a_good_setting(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "no issues" in done.stdout
+
+
+INSTALL = """
+from django.db import migrations
+from shardid.django import InstallPostgres
+
+class Migration(migrations.Migration):
+    operations = [InstallPostgres(layout="instagram", shard={shard}, schema="insta")]
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "shard", "clash"),
+    [
+        ("SHARDID = {'layout': 'instagram'}", 5, True),  # the default lease takes 0..8190
+        ("SHARDID = {'layout': 'instagram'}", 8191, False),  # the last shard is left free
+        ("SHARDID = {'lease': {'shards': [0, 64]}}", 64, False),
+        ("SHARDID = {'lease': {'shards': [0, 64]}}", 63, True),
+        ("SHARDID = {'layout': 'instagram', 'shard': 7}\nSILENCED_SYSTEM_CHECKS = ['shardid.W001']", 7, True),
+    ],
+)
+def test_a_database_shard_the_processes_can_take_is_an_error(tmp_path: Path, setting: str, shard: int, clash: bool) -> None:
+    project = django_project(tmp_path, MODELS, setting)
+    (project / "notes" / "migrations").mkdir()
+    (project / "notes" / "migrations" / "__init__.py").write_text("")
+    (project / "notes" / "migrations" / "0001_shardid.py").write_text(INSTALL.format(shard=shard))
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
+    if clash:
+        assert done.returncode != 0
+        assert "shardid.E002" in done.stderr and f"migration notes.0001_shardid installs the database's next_id() on shard {shard}" in done.stderr, done.stderr
+        assert "such as 8191" in done.stderr
+    else:
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr

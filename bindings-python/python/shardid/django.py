@@ -1,17 +1,24 @@
 """Django integration: :class:`ShardIdField`, a ``BigIntegerField`` whose default is a new
 shardid ID, usable as ``primary_key=True``.
 
-Configure the process-wide generator in settings::
+With no setting at all, or only a layout, each process leases a shard of its own through the
+project's database the first time it makes an ID, so workers of a pre-fork server (gunicorn,
+uWSGI, Celery) and copies of the app on other hosts never share one::
 
-    SHARDID = {"layout": "instagram", "shard": 5}
+    SHARDID = {"layout": "instagram"}
+
+On PostgreSQL the lease is a session advisory lock held on a connection of the process's own,
+with each shard's ceiling kept in the table ``shardid_leases`` (:mod:`shardid.postgres`, needs
+``psycopg``: ``pip install shardid[postgres]``); on SQLite, lock files in a directory next to
+the database file (``db.sqlite3-shardid``). The shards are ``0`` to ``max_shard - 1``: the last
+one is left for the database's own ``next_id()`` (:class:`InstallPostgres`).
 
 ``layout`` is a preset name (``"instagram"``, ``"twitter"``, ``"sonyflake"``), a
-:class:`shardid.Layout`, or a dict of :class:`shardid.Layout` keyword arguments; ``shard``
-must be unique among the processes writing to the database. Under a pre-fork server
-(gunicorn, uWSGI, Celery) or several copies of one configuration, lease shards instead, so
-that each worker process holds its own (see :func:`shardid.lease`)::
-
-    SHARDID = {"layout": "instagram", "lease": {"directory": "/run/myapp/shards", "shards": [0, 64]}}
+:class:`shardid.Layout`, or a dict of :class:`shardid.Layout` keyword arguments. ``lease``
+chooses the shards and where they are leased: ``{"shards": [0, 64]}``, ``{"using": "other"}``
+(another database alias), or ``{"directory": "/run/myapp/shards", "shards": [0, 64]}`` (lock
+files, for processes of one host). A fixed ``shard`` is for exactly one process, and warned
+about (``shardid.W001``).
 
 IDs are made in the application, without a round trip to the database, and fit a signed
 ``BIGINT``: unsigned layouts such as Discord's are refused. Values saved into the field are
@@ -23,10 +30,11 @@ With PostgreSQL, the database can make IDs of the same layout itself (for raw SQ
 other services): install ``<schema>.next_id()`` with the migration operation
 :class:`InstallPostgres` and make it the column's database default with :class:`NextId`::
 
-    id = ShardIdField(primary_key=True, db_default=NextId("insta5"))
+    id = ShardIdField(primary_key=True, db_default=NextId("insta"))
 
 Rows the application saves get the application's shard; rows inserted without an ``id`` get
-the database's. Give the database a shard no process uses.
+the database's. Give the database a shard no process leases (the last one, by default): the
+system checks say so if a migration's shard is among the leased ones (``shardid.E002``).
 """
 
 from __future__ import annotations
@@ -58,10 +66,13 @@ __all__ = [
     "dense_id",
     "get_generator",
     "next_id",
+    "release",
 ]
 
 _lock = threading.Lock()
 _generator: Generator | LeasedGenerator | None = None
+# (database alias, close) of the connections this process holds for leases.
+_closers: list[tuple[str, Any]] = []
 
 
 def _layout_from(value: Any) -> Layout:
@@ -101,21 +112,32 @@ def validate_shard_id(value: Any) -> None:
 
 _KEYS = ("layout", "shard", "lease", "backwards_tolerance_ms", "max_borrow_units")
 _EXAMPLE = (
-    'SHARDID = {"layout": "instagram", "lease": {"directory": "/run/myapp/shards", "shards": [0, 64]}} '
-    '(a shard per worker process, taken at start-up), or {"layout": "instagram", "shard": 5} for '
-    "one process"
+    'SHARDID = {"layout": "instagram"} (each process leases a shard through the project\'s '
+    "database), or add \"lease\": {\"shards\": [0, 64]} to choose the shards"
 )
+# Where the default lease can be kept: PostgreSQL (advisory locks and a table of ceilings) and
+# SQLite (lock files next to the database file).
+_LEASE_VENDORS = ("postgresql", "sqlite")
 
 
 def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def config_problems(config: Any) -> list[tuple[str, str, str]]:
+def _default_shards(layout: Layout) -> range:
+    """The shards a lease takes from unless told: all but the last, which is left for the
+    database's own ``next_id()``."""
+    return range(0, max(layout.max_shard, 1))
+
+
+def config_problems(config: Any, databases: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
     """What is wrong with a ``SHARDID`` setting, as (key, problem, fix) triples: the rules both
-    the system checks (``manage.py check``, run at start-up) and :func:`get_generator` apply."""
+    the system checks (``manage.py check``, run at start-up) and :func:`get_generator` apply.
+
+    ``databases`` maps the project's database aliases to their vendors (``"postgresql"``,
+    ``"sqlite"``, ...), for a lease kept in a database; ``None`` skips those checks."""
     if config is None:
-        return [("SHARDID", "is not set", _EXAMPLE)]
+        config = {}
     if not isinstance(config, dict):
         return [("SHARDID", f"must be a dict, not {type(config).__name__}", _EXAMPLE)]
     problems: list[tuple[str, str, str]] = []
@@ -132,14 +154,14 @@ def config_problems(config: Any) -> list[tuple[str, str, str]]:
         problems.append(
             ("SHARDID['layout']", f"{layout!r} makes unsigned 64-bit IDs, which do not fit a BIGINT column", "use a signed layout such as 'instagram' or 'twitter'")
         )
-    if ("shard" in config) == ("lease" in config):
-        problems.append(("SHARDID", "needs exactly one of 'shard' and 'lease'", _EXAMPLE))
+    if "shard" in config and "lease" in config:
+        problems.append(("SHARDID", "has both 'shard' and 'lease'", "keep 'lease' (a shard per process); 'shard' is for exactly one process"))
     if "shard" in config:
         shard = config["shard"]
         if not _int(shard) or not 0 <= shard <= layout.max_shard:
-            problems.append(("SHARDID['shard']", f"must be an int in 0..={layout.max_shard}, not {shard!r}", "give each process writing to the database its own shard, or use 'lease'"))
-    if "lease" in config:
-        problems.extend(_lease_problems(config["lease"], layout))
+            problems.append(("SHARDID['shard']", f"must be an int in 0..={layout.max_shard}, not {shard!r}", "or leave 'shard' out: each process then leases its own"))
+    else:
+        problems.extend(_lease_problems(config.get("lease", {}), layout, databases))
     for key in ("backwards_tolerance_ms", "max_borrow_units"):
         if key in config and (not _int(config[key]) or config[key] < 0):
             problems.append((f"SHARDID[{key!r}]", f"must be an int >= 0, not {config[key]!r}", "or leave it out for the default"))
@@ -155,58 +177,155 @@ def _lease_shards(value: Any) -> range | None:
     return None
 
 
-def _lease_problems(value: Any, layout: Layout) -> list[tuple[str, str, str]]:
-    example = '{"directory": "/run/myapp/shards", "shards": [0, 64]}'
+def _lease_problems(value: Any, layout: Layout, databases: dict[str, str] | None) -> list[tuple[str, str, str]]:
+    example = '{"shards": [0, 64]}, {"using": "default"} or {"directory": "/run/myapp/shards", "shards": [0, 64]}'
     if not isinstance(value, dict):
         return [("SHARDID['lease']", f"must be a dict, not {type(value).__name__}", f"such as {example}")]
     problems = [
-        (f"SHARDID['lease'][{key!r}]", "is not a setting of a lease", "the keys are directory and shards")
+        (f"SHARDID['lease'][{key!r}]", "is not a setting of a lease", "the keys are shards, using and directory")
         for key in value
-        if key not in ("directory", "shards")
+        if key not in ("directory", "shards", "using")
     ]
-    directory = value.get("directory")
-    if not isinstance(directory, (str, os.PathLike)) or not str(directory):
-        problems.append(("SHARDID['lease']['directory']", f"must be a path, not {directory!r}", "a directory every process of the app on this host can write (created if missing)"))
-    shards = _lease_shards(value.get("shards"))
-    if shards is None:
-        problems.append(("SHARDID['lease']['shards']", f"must be [first, end] or range(first, end), not {value.get('shards')!r}", "e.g. [0, 64]: shards 0 to 63"))
-    elif not (0 <= shards.start < shards.stop <= layout.max_shard + 1):
-        problems.append(("SHARDID['lease']['shards']", f"{shards} is empty or outside the layout's shards 0..={layout.max_shard}", "e.g. [0, 64], at least one shard per worker process"))
+    if "directory" in value and "using" in value:
+        problems.append(("SHARDID['lease']", "has both 'directory' and 'using'", "lock files in a directory (one host), or a database alias (every host): one of them"))
+    if "directory" in value:
+        directory = value["directory"]
+        if not isinstance(directory, (str, os.PathLike)) or not str(directory):
+            problems.append(("SHARDID['lease']['directory']", f"must be a path, not {directory!r}", "a directory every process of the app on this host can write (created if missing)"))
+    else:
+        using = value.get("using", "default")
+        if not isinstance(using, str):
+            problems.append(("SHARDID['lease']['using']", f"must be a database alias, not {using!r}", "a key of settings.DATABASES"))
+        elif databases is not None:
+            vendor = databases.get(using)
+            where = "SHARDID['lease']['using']" if "using" in value else "SHARDID"
+            if vendor is None:
+                problems.append((where, f"leases shards through the database {using!r}, which settings.DATABASES does not have", f"name one of {sorted(databases)}"))
+            elif vendor not in _LEASE_VENDORS:
+                problems.append(
+                    (where, f"leases shards through the database {using!r}, but shardid keeps leases only in PostgreSQL or SQLite, not {vendor}",
+                     'lease from lock files: "lease": {"directory": "/run/myapp/shards"} (processes of one host), or a fixed "shard" for exactly one process')
+                )
+            elif vendor == "postgresql" and importlib.util.find_spec("psycopg") is None:
+                problems.append((where, f"leases shards through the PostgreSQL database {using!r} with psycopg 3, which is not installed", "pip install 'shardid[postgres]'"))
+    if "shards" in value:
+        shards = _lease_shards(value["shards"])
+        if shards is None:
+            problems.append(("SHARDID['lease']['shards']", f"must be [first, end] or range(first, end), not {value['shards']!r}", "e.g. [0, 64]: shards 0 to 63"))
+        elif not (0 <= shards.start < shards.stop <= layout.max_shard + 1):
+            problems.append(("SHARDID['lease']['shards']", f"{shards} is empty or outside the layout's shards 0..={layout.max_shard}", "e.g. [0, 64], at least one shard per worker process"))
     return problems
+
+
+def _database_vendors() -> dict[str, str]:
+    from django.db import connections
+
+    return {alias: connections[alias].vendor for alias in connections}
+
+
+def _database_shards() -> list[tuple[str, int]]:
+    """The shards the project's migrations give the database's own ``next_id()``
+    (:class:`InstallPostgres`), with the migration that does: read from disk, no connection."""
+    from django.db.migrations.loader import MigrationLoader
+
+    try:
+        loader = MigrationLoader(None, ignore_no_migrations=True)
+    except Exception:  # noqa: BLE001 (a broken migration is reported by Django itself)
+        return []
+    return [
+        (f"{app}.{name}", op.shard)
+        for (app, name), migration in sorted(loader.disk_migrations.items())
+        for op in migration.operations
+        if isinstance(op, InstallPostgres)
+    ]
 
 
 def check_settings(**kwargs: Any) -> list[Any]:
     """The system check of ``settings.SHARDID`` (``manage.py check``, run at start-up): one
-    ``shardid.E001`` error per problem, naming the key and the fix, and the warning
-    ``shardid.W001`` for a fixed ``shard``, which repeats IDs as soon as two processes (workers of
-    one gunicorn, uWSGI or Celery, or copies of one deployment) use the setting. A project that
-    really runs one process per shard silences it with ``SILENCED_SYSTEM_CHECKS =
-    ["shardid.W001"]``."""
+    ``shardid.E001`` error per problem, naming the key and the fix; ``shardid.E002`` when a
+    migration gives the database's ``next_id()`` (:class:`InstallPostgres`) a shard the
+    application's processes can take; and the warning ``shardid.W001`` for a fixed ``shard``,
+    which repeats IDs as soon as two processes (workers of one gunicorn, uWSGI or Celery, or
+    copies of one deployment) use the setting. A project that really runs one process per shard
+    silences it with ``SILENCED_SYSTEM_CHECKS = ["shardid.W001"]``."""
     from django.conf import settings
     from django.core.checks import Error, Warning  # noqa: A004 (Django's name)
 
     config: Any = getattr(settings, "SHARDID", None)
     messages: list[Any] = [
         Error(f"settings.{key} {problem}", hint=fix, id="shardid.E001")
-        for key, problem, fix in config_problems(config)
+        for key, problem, fix in config_problems(config, _database_vendors())
     ]
-    if not messages and "shard" in config:
+    if messages:
+        return messages
+    config = config or {}
+    layout = _layout_from(config.get("layout", "instagram"))
+    if "shard" in config:
+        taken = range(config["shard"], config["shard"] + 1)
+    else:
+        taken = _lease_shards(config.get("lease", {}).get("shards")) or _default_shards(layout)
+    for migration, shard in _database_shards():
+        if shard in taken:
+            messages.append(
+                Error(
+                    f"migration {migration} installs the database's next_id() on shard {shard}, one of the "
+                    f"shards the application's processes take ({taken.start}..{taken.stop - 1}): the two would make the same IDs",
+                    hint=f"give the database a shard outside them, such as {layout.max_shard} (the last, which the default lease leaves free)",
+                    id="shardid.E002",
+                )
+            )
+    if "shard" in config:
         messages.append(
             Warning(
                 f"settings.SHARDID['shard'] = {config['shard']} gives every process that loads these "
                 "settings the same shard: two workers (gunicorn, uWSGI, Celery) or two copies of the "
                 "app then make the same IDs in the same millisecond",
-                hint='lease a shard per process instead: SHARDID = {"layout": ..., "lease": '
-                '{"directory": "/run/myapp/shards", "shards": [0, 64]}}; or, if exactly one process '
-                'uses this setting, SILENCED_SYSTEM_CHECKS = ["shardid.W001"]',
+                hint="leave 'shard' out: each process then leases its own through the database; or, if exactly one "
+                'process uses this setting, SILENCED_SYSTEM_CHECKS = ["shardid.W001"]',
                 id="shardid.W001",
             )
         )
     return messages
 
 
+def _sqlite_lease_directory(settings_dict: dict[str, Any]) -> str:
+    """Lock files for a SQLite database: ``<file>-shardid`` beside it (as SQLite keeps its own
+    ``-wal`` and ``-journal``); a database in memory belongs to one process, which gets a
+    directory of its own user's."""
+    import tempfile
+
+    name = str(settings_dict.get("NAME") or "")
+    if not name or name == ":memory:" or "mode=memory" in name or name.startswith("file:"):
+        return os.path.join(tempfile.gettempdir(), f"shardid-sqlite-memory-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    return f"{name}-shardid"
+
+
+def _conninfo(using: str) -> str:
+    """A libpq connection string made from Django's settings for the database ``using``."""
+    from django.db import connections
+    from psycopg.conninfo import make_conninfo
+
+    params = connections[using].get_connection_params()
+    return make_conninfo(**{k: v for k, v in params.items() if k in _CONNINFO_KEYS and v not in (None, "")})
+
+
+def _database_lease(layout: Layout, using: str, shards: range, options: dict[str, Any]) -> Any:
+    from django.db import connections
+
+    connection = connections[using]
+    if connection.vendor == "sqlite":
+        return lease(layout, _sqlite_lease_directory(connection.settings_dict), shards, **options)
+    from shardid.postgres import lease as postgres_lease
+
+    generator = postgres_lease(layout, _conninfo(using), shards, **options)
+    _closers.append((using, generator.close))
+    return generator
+
+
 def get_generator() -> Generator | LeasedGenerator:
-    """The process-wide generator configured by ``settings.SHARDID``, made on first use."""
+    """The process-wide generator configured by ``settings.SHARDID``, made on first use: with no
+    ``shard``, the process leases its own (through the database, unless ``lease`` names a
+    directory)."""
     global _generator
     generator = _generator
     if generator is not None:
@@ -215,20 +334,39 @@ def get_generator() -> Generator | LeasedGenerator:
 
     with _lock:
         if _generator is None:
-            config: Any = getattr(settings, "SHARDID", None)
-            problems = config_problems(config)
+            config: Any = getattr(settings, "SHARDID", None) or {}
+            problems = config_problems(config, _database_vendors())
             if problems:
                 key, problem, fix = problems[0]
                 raise ImproperlyConfigured(f"settings.{key} {problem} ({fix})")
             layout = _layout_from(config.get("layout", "instagram"))
             options = {k: v for k, v in config.items() if k not in ("layout", "shard", "lease")}
-            if "lease" in config:
-                shards = _lease_shards(config["lease"]["shards"])
-                assert shards is not None  # checked above
-                _generator = lease(layout, config["lease"]["directory"], shards, **options)
-            else:
+            if "shard" in config:
                 _generator = Generator(layout=layout, shard=config["shard"], **options)
+            else:
+                spec = config.get("lease", {})
+                shards = _lease_shards(spec.get("shards")) or _default_shards(layout)
+                if "directory" in spec:
+                    _generator = lease(layout, spec["directory"], shards, **options)
+                else:
+                    _generator = _database_lease(layout, spec.get("using", "default"), shards, options)
         return _generator
+
+
+def release(using: str | None = None) -> None:
+    """Closes the connections this process holds to the database ``using`` (all when
+    ``None``) for its shard lease and dense IDs: their shards and unused numbers go back, and
+    the next ID takes new ones. Django's test runner calls it before it drops a test database
+    (which PostgreSQL refuses while a session is connected)."""
+    global _generator
+    with _lock:
+        for alias, close in [c for c in _closers if using in (None, c[0])]:
+            close()
+            _closers.remove((alias, close))
+            if _generator is not None and getattr(close, "__self__", None) is _generator:
+                _generator = None
+        for key in [k for k in _dense if using in (None, k[0])]:
+            _dense.pop(key).close()
 
 
 def next_id() -> int:
@@ -349,14 +487,9 @@ def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
         with _lock:
             ids = _dense.get(key)
             if ids is None:
-                from django.db import connections
-                from psycopg.conninfo import make_conninfo
-
                 from shardid.segments import DenseIds
 
-                params = connections[using].get_connection_params()
-                conninfo = make_conninfo(**{k: v for k, v in params.items() if k in _CONNINFO_KEYS and v not in (None, "")})
-                ids = _dense[key] = DenseIds(conninfo, tag, schema=schema)
+                ids = _dense[key] = DenseIds(_conninfo(using), tag, schema=schema)
     return ids.next_id()
 
 
@@ -559,3 +692,25 @@ class InstallDictionary(Operation):
 # `manage.py check` (and every management command, and runserver at start-up) reports a bad
 # SHARDID setting once this module is imported, which a model using ShardIdField does.
 checks.register(check_settings, "shardid")
+
+
+def _release_before_dropping_test_databases() -> None:
+    """Django's test runner (and pytest-django) drop each test database at the end; PostgreSQL
+    refuses while a session is connected, and a lease or dense-ID allocator holds one. Django
+    has no signal for it, so the one method both runners call releases them first."""
+    from django.db.backends.base.creation import BaseDatabaseCreation
+
+    original = BaseDatabaseCreation.destroy_test_db
+    if getattr(original, "_shardid_releases", False):
+        return
+
+    @functools.wraps(original)
+    def destroy_test_db(self: Any, *args: Any, **kwargs: Any) -> Any:
+        release(self.connection.alias)
+        return original(self, *args, **kwargs)
+
+    destroy_test_db._shardid_releases = True  # type: ignore[attr-defined]
+    BaseDatabaseCreation.destroy_test_db = destroy_test_db  # type: ignore[method-assign]
+
+
+_release_before_dropping_test_databases()

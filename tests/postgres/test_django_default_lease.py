@@ -1,0 +1,195 @@
+"""Django's default on PostgreSQL: no shard in the settings, and every worker of a real gunicorn
+(pre-fork, the app loaded in the master) leases a shard of its own through the project's
+database. The issue behind it measured 158 of 2,400 POSTs failing with duplicate keys under
+the README's old first setting, a fixed shard; here all 2,400 succeed, with several shards,
+none of them the database's own. Django's test runner drops its test database at the end with
+the lease's connection released first."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from shardid import Layout
+
+pytest.importorskip("django")
+
+SETTINGS = """
+SECRET_KEY = "test"
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1"]
+ROOT_URLCONF = "urls"
+INSTALLED_APPS = ["events"]
+MIDDLEWARE = []
+DATABASES = {{"default": {{
+    "ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {port},
+    "USER": "postgres", "NAME": "{name}",
+}}}}
+USE_TZ = True
+SHARDID = {{"layout": "instagram"}}
+"""
+
+MODELS = """
+from django.db import models
+from shardid.django import NextId, ShardIdField
+
+class Event(models.Model):
+    id = ShardIdField(primary_key=True, db_default=NextId("insta"))
+    name = models.CharField(max_length=100)
+"""
+
+# The database's next_id() on the last shard, which the default lease leaves free.
+INSTALL = """
+from django.db import migrations
+from shardid.django import InstallPostgres
+
+class Migration(migrations.Migration):
+    initial = True
+    operations = [InstallPostgres(layout="instagram", shard=8191, schema="insta")]
+"""
+
+URLS = """
+from django.http import JsonResponse
+from django.urls import path
+from django.views.decorators.csrf import csrf_exempt
+from events.models import Event
+
+@csrf_exempt
+def create(request):
+    event = Event.objects.create(name=request.body.decode())
+    return JsonResponse({"id": str(event.id), "pid": __import__("os").getpid()})
+
+urlpatterns = [path("events", create)]
+"""
+
+TESTS = """
+from django.test import TestCase
+from shardid import Layout
+from events.models import Event
+
+class EventTest(TestCase):
+    def test_ids_come_from_a_leased_shard(self):
+        event = Event.objects.create(name="in a test")
+        self.assertLess(Layout.INSTAGRAM.decode(event.id).shard, 8191)
+"""
+
+
+def project(tmp_path: Path, port: int, name: str) -> Path:
+    (tmp_path / "settings.py").write_text(SETTINGS.format(port=port, name=name))
+    (tmp_path / "urls.py").write_text(URLS)
+    app = tmp_path / "events"
+    (app / "migrations").mkdir(parents=True)
+    for path, text in [
+        (app / "__init__.py", ""),
+        (app / "migrations" / "__init__.py", ""),
+        (app / "models.py", MODELS),
+        (app / "tests.py", TESTS),
+        (app / "migrations" / "0001_install_shardid.py", INSTALL),
+    ]:
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
+    return subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def post(port: int, body: str) -> dict[str, Any]:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/events", data=body.encode(), method="POST")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
+        answer: dict[str, Any] = json.loads(response.read())
+        return answer
+
+
+def test_gunicorn_workers_lease_their_own_shards(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
+    conn.execute("CREATE DATABASE django_default_lease")
+    app = project(tmp_path, cluster.port, "django_default_lease")
+    done = run(app, "-m", "django", "makemigrations", "events")
+    assert done.returncode == 0, done.stderr
+    done = run(app, "-m", "django", "migrate")
+    assert done.returncode == 0, done.stderr
+    # `check` passes with no shard set at all: nothing to warn about.
+    done = run(app, "-m", "django", "check")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(app), "DJANGO_SETTINGS_MODULE": "settings"}
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    server = subprocess.Popen(
+        [str(gunicorn), "--preload", "-w", "4", "-b", f"127.0.0.1:{port}", "--log-level", "warning", "django.core.wsgi:get_wsgi_application()"],
+        cwd=app, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stdout.read() if server.stdout else ""
+                time.sleep(0.1)
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda i: post(port, f"post {i}"), range(2400)))
+    finally:
+        server.send_signal(signal.SIGTERM)
+        out, _ = server.communicate(timeout=60)
+    assert "Traceback" not in out and "IntegrityError" not in out, out
+
+    ids = [int(a["id"]) for a in answers]
+    assert len(set(ids)) == 2400
+    shard_of = {pid: {Layout.INSTAGRAM.decode(int(a["id"])).shard for a in answers if a["pid"] == pid} for pid in {a["pid"] for a in answers}}
+    # Each worker that answered holds one shard, and no two workers the same one.
+    assert len(shard_of) >= 2, shard_of
+    assert all(len(shards) == 1 for shards in shard_of.values()), shard_of
+    shards = [next(iter(s)) for s in shard_of.values()]
+    assert len(set(shards)) == len(shards) and 8191 not in shards, shard_of
+
+    dsn = cluster.dsn.replace("dbname=postgres", "dbname=django_default_lease")
+    with psycopg.connect(dsn, autocommit=True) as db:
+        assert db.execute("SELECT count(*), count(DISTINCT id) FROM events_event").fetchone() == (2400, 2400)
+        # Rows the database inserts itself take its own shard.
+        raw = db.execute("INSERT INTO events_event (name) VALUES ('raw') RETURNING id").fetchone()[0]  # type: ignore[index]
+        assert Layout.INSTAGRAM.decode(raw).shard == 8191
+        # The ceilings the workers recorded, per shard, in the project's database; the workers
+        # are gone, so no session holds a shard's lock.
+        recorded = {row[0] for row in db.execute("SELECT shard FROM shardid_leases WHERE ceiling > 0")}
+        assert set(shards) <= recorded, (shards, recorded)
+        held = db.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchone()[0]  # type: ignore[index]
+        assert held == 0
+
+
+def test_django_test_runner_drops_its_database_with_a_lease_open(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
+    conn.execute("CREATE DATABASE django_runner")
+    app = project(tmp_path, cluster.port, "django_runner")
+    done = run(app, "-m", "django", "makemigrations", "events")
+    assert done.returncode == 0, done.stderr
+    # The test makes an ID, which leases a shard on a connection to test_django_runner; the
+    # runner then drops that database, which PostgreSQL refuses while a session is connected.
+    done = run(app, "-m", "django", "test", "events", "-v", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Ran 1 test" in done.stderr and "OK" in done.stderr, done.stderr
+    assert "Destroying test database" in done.stderr and "Got an error" not in done.stderr, done.stderr
+    exists = conn.execute("SELECT count(*) FROM pg_database WHERE datname = 'test_django_runner'").fetchone()[0]  # type: ignore[index]
+    assert exists == 0
