@@ -46,6 +46,10 @@ fn lease_error(env: &Env, e: LeaseError) -> napi::Error {
         LeaseError::Lost { shard } => {
             throw_kind(env, ErrorKind::LeaseLost, &[("shard", Field::Int(shard))])
         }
+        LeaseError::EmptyShards { shards } => {
+            let reason = shardid::lease::empty_shards(&shards).to_string();
+            crate::errors::invalid_argument(env, crate::errors::Class::Range, "shards", &reason)
+        }
         e => {
             // The reason is the core's message less the kind's own words around it.
             let message = e.to_string();

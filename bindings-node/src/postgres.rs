@@ -7,7 +7,7 @@ use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{Env, Result, ValueType};
 use napi_derive::napi;
 use shardid::args::Arg;
-use shardid::sql::{Fed, LeaseDriver, Next, Placeholders, SqlError, Value};
+use shardid::sql::{EmptyShards, Fed, LeaseDriver, Next, Placeholders, SqlError, Value};
 
 use crate::args::{type_of, u64_arg};
 use crate::errors::{Class, Field, guard, invalid_argument, throw_kind};
@@ -36,8 +36,12 @@ pub struct PostgresLeaseProtocol {
     driver: LeaseDriver,
 }
 
-/// `INVALID_ARGUMENT` for a table name the core refused.
+/// `INVALID_ARGUMENT` for a table name or a range of shards the core refused.
 fn table_error(env: &Env, e: &SqlError) -> napi::Error {
+    if let SqlError::EmptyShards { first, end } = *e {
+        let reason = EmptyShards { first, end }.to_string();
+        return invalid_argument(env, Class::Range, "shards", &reason);
+    }
     let reason = match e {
         SqlError::TableName { reason } => reason,
         _ => "is not a valid name",

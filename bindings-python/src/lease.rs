@@ -45,6 +45,11 @@ fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
                 Err(e) => e,
             }
         }
+        LeaseError::EmptyShards { shards } => invalid_argument(
+            py,
+            "shards",
+            &shardid::lease::empty_shards(&shards).to_string(),
+        ),
         LeaseError::Lost { shard } => match shard.into_pyobject(py) {
             Ok(value) => raise_kind(
                 py,

@@ -50,6 +50,11 @@ pub(crate) fn sql_error(py: Python<'_>, e: SqlError) -> PyErr {
         SqlError::TableName { reason } => {
             invalid_argument(py, "table", &format!("is not a valid name: {reason}"))
         }
+        SqlError::EmptyShards { first, end } => invalid_argument(
+            py,
+            "shards",
+            &shardid::sql::EmptyShards { first, end }.to_string(),
+        ),
         _ => invalid_argument(py, "schema", &e.to_string()),
     }
 }

@@ -145,6 +145,29 @@ fn a_directory_holds_one_layout_and_the_range_must_fit_it() {
 }
 
 #[test]
+fn an_empty_range_and_an_unusable_directory_say_what_is_wrong() {
+    let d = dir("empty");
+    let err = lease(&d, 3..3).unwrap_err();
+    assert!(matches!(&err, LeaseError::EmptyShards { shards } if *shards == (3..3)));
+    assert_eq!(err.kind(), shardid::ErrorKind::InvalidArgument);
+    assert_eq!(
+        err.to_string(),
+        "shards 3..3 is empty: a lease needs a range of at least one shard"
+    );
+    // A directory that cannot be made (a file is in the way): the error names the path.
+    std::fs::create_dir_all(&*d).unwrap();
+    let file = d.join("not-a-directory");
+    std::fs::write(&file, "").unwrap();
+    let under = file.join("shards");
+    let err = lease(&under, 0..1).unwrap_err();
+    assert_eq!(err.kind(), shardid::ErrorKind::LeaseFile);
+    assert!(
+        err.to_string().contains(&under.display().to_string()),
+        "{err}"
+    );
+}
+
+#[test]
 fn threads_share_a_leased_generator_without_duplicates() {
     let d = dir("threads");
     let g = lease(&d, 0..1).unwrap();

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { fork } from 'node:child_process'
 import cluster from 'node:cluster'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -34,6 +34,12 @@ test('two leases never share a shard; NO_FREE_SHARD names the range', { skip: is
     (err) => err.code === 'NO_FREE_SHARD' && /every shard in 7\.\.9 is leased/.test(err.message))
   throwsCode(() => lease({ layout: Layout.TWITTER, directory: dir, shards: [1020, 1030] }), 'SHARD_OUT_OF_RANGE')
   throwsCode(() => lease({ layout: Layout.TWITTER, directory: dir }), 'INVALID_ARGUMENT')
+  assert.throws(() => lease({ layout: Layout.TWITTER, directory: dir, shards: [5, 5] }),
+    (err) => err.code === 'INVALID_ARGUMENT' && err instanceof RangeError &&
+      err.message === 'shards 5..5 is empty: a lease needs a range of at least one shard')
+  writeFileSync(join(dir, 'a-file'), '')
+  assert.throws(() => lease({ layout: Layout.TWITTER, directory: join(dir, 'a-file', 'shards'), shards: [0, 4] }),
+    (err) => err.code === 'LEASE_FILE' && err.message.includes(join(dir, 'a-file', 'shards')))
   throwsCode(() => new shardid.LeasedGenerator(), 'INVALID_ARGUMENT')
   assert.ok(a.nextIds(1000).every((id, i, all) => i === 0 || id > all[i - 1]))
   rmSync(dir, { recursive: true, force: true })

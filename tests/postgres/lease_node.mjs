@@ -4,7 +4,8 @@
 //   hold:     leases shard 0 of [0, 1] and appends IDs to <file> until killed.
 //   after:    leases shard 0 of [0, 1] (once free) and prints its first 10,000 IDs' minimum.
 //   clock:    a holder issues at T0 and goes; its successor is set back 5 s and 400 ms.
-//   badtable: the codes of leases on tables that are not plain identifiers.
+//   badtable: the codes of leases on tables that are not plain identifiers, then the code and
+//             message of a lease on an empty range of shards.
 //   lost:     the server ends the lease's session: IDs continue within the recorded ceiling,
 //             then LEASE_LOST, and the process lives on.
 //   closed:   a held shard refuses another session; closed, it is taken again at once and the
@@ -24,7 +25,8 @@ const code = async (promise) => promise.then(() => 'no error', (err) => err.code
 if (mode === 'badtable') {
   const codes = []
   for (const table of ['Leases', 'leases; DROP TABLE x', '1leases', '']) codes.push(await code(take(table, [0, 4])))
-  console.log(JSON.stringify({ codes }))
+  const empty = await take('leases', [3, 3]).then(() => 'no error', (err) => `${err.code} ${err.message}`)
+  console.log(JSON.stringify({ codes, empty }))
 } else if (mode === 'lost') {
   const held = await take('node_lost', [0, 1])
   await held.nextIdAt(T0)

@@ -56,7 +56,13 @@ def test_a_table_name_that_is_not_a_plain_identifier_is_refused(cluster: Any) ->
         with pytest.raises(shardid.InvalidArgumentError, match="^table is not a valid name: ") as info:
             lease(Layout.TWITTER, cluster.dsn, range(0, 4), table=bad)
         assert info.value.argument == "table"
-    assert node(url(cluster), "badtable") == {"codes": ["INVALID_ARGUMENT"] * 4}
+    # An empty range is refused before any statement, not reported as every shard being held.
+    with pytest.raises(shardid.InvalidArgumentError, match=r"^shards 3\.\.3 is empty: a lease needs a range of at least one shard$"):
+        lease(Layout.TWITTER, cluster.dsn, range(3, 3))
+    assert node(url(cluster), "badtable") == {
+        "codes": ["INVALID_ARGUMENT"] * 4,
+        "empty": "INVALID_ARGUMENT shards 3..3 is empty: a lease needs a range of at least one shard",
+    }
 
 
 def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(cluster: Any) -> None:

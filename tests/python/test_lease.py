@@ -156,6 +156,12 @@ def test_no_free_shard_names_the_range(tmp_path: Path) -> None:
         shardid.lease(Layout.TWITTER, tmp_path, range(1020, 1030))
     with pytest.raises(shardid.InvalidArgumentError):
         shardid.lease(Layout.TWITTER, tmp_path, range(0, 10, 2))
+    with pytest.raises(shardid.InvalidArgumentError, match=r"^shards 5\.\.5 is empty: a lease needs a range of at least one shard$") as empty:
+        shardid.lease(Layout.TWITTER, tmp_path, range(5, 5))
+    assert isinstance(empty.value, ValueError) and empty.value.argument == "shards"
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(shardid.LeaseFileError, match=f"{tmp_path / 'a-file' / 'shards'}: Not a directory"):
+        shardid.lease(Layout.TWITTER, tmp_path / "a-file" / "shards", range(0, 4))
     held.clear()  # released: the files remain, recording the Twitter layout
     with pytest.raises(shardid.LeaseFileError, match="another layout"):
         shardid.lease(Layout.INSTAGRAM, tmp_path, range(10, 12))

@@ -133,13 +133,25 @@ pub struct LeasedGenerator {
     closed: std::sync::atomic::AtomicBool,
 }
 
+/// An I/O error on `path`, naming it: "permission denied" alone does not say which directory
+/// the settings pointed at.
+fn at(path: &Path) -> impl FnOnce(std::io::Error) -> LeaseError + '_ {
+    move |e| {
+        LeaseError::Io(std::io::Error::new(
+            e.kind(),
+            std::format!("{}: {e}", path.display()),
+        ))
+    }
+}
+
 impl LeasedGenerator {
     /// Leases the first free shard of `shards` from lock files `shard-<n>.lock` in
     /// `directory` (created if missing) and makes a generator for it, starting above the
     /// ceiling the last holder recorded.
     ///
     /// # Errors
-    /// [`LeaseError::NoFreeShard`], naming the range; [`LeaseError::Io`];
+    /// [`LeaseError::EmptyShards`]; [`LeaseError::NoFreeShard`], naming the range;
+    /// [`LeaseError::Io`], naming the file or directory;
     /// [`LeaseError::OtherLayout`]; [`LeaseError::Id`] with [`Error::ShardOutOfRange`] when
     /// the range does not fit the layout.
     pub fn acquire(
@@ -165,6 +177,11 @@ impl LeasedGenerator {
 
     /// Takes the first free shard of the range.
     fn lease(&self) -> Result<CeilingGenerator, LeaseError> {
+        if self.shards.is_empty() {
+            return Err(LeaseError::EmptyShards {
+                shards: self.shards.clone(),
+            });
+        }
         if self.shards.end > 0 && self.shards.end - 1 > self.layout.max_shard() {
             return Err(Error::ShardOutOfRange {
                 shard: self.shards.end - 1,
@@ -172,7 +189,7 @@ impl LeasedGenerator {
             }
             .into());
         }
-        std::fs::create_dir_all(&self.directory)?;
+        std::fs::create_dir_all(&self.directory).map_err(at(&self.directory))?;
         for shard in self.shards.clone() {
             let path = self.directory.join(std::format!("shard-{shard}.lock"));
             let file = OpenOptions::new()
@@ -180,11 +197,12 @@ impl LeasedGenerator {
                 .write(true)
                 .create(true)
                 .truncate(false)
-                .open(&path)?;
+                .open(&path)
+                .map_err(at(&path))?;
             match file.try_lock() {
                 Ok(()) => return self.take(shard, file, &path),
                 Err(TryLockError::WouldBlock) => {}
-                Err(TryLockError::Error(e)) => return Err(e.into()),
+                Err(TryLockError::Error(e)) => return Err(at(&path)(e)),
             }
         }
         Err(LeaseError::NoFreeShard {
@@ -201,7 +219,7 @@ impl LeasedGenerator {
         path: &Path,
     ) -> Result<CeilingGenerator, LeaseError> {
         let mut text = String::new();
-        file.read_to_string(&mut text)?;
+        file.read_to_string(&mut text).map_err(at(path))?;
         let signature = signature(&self.layout);
         let ceiling = read_lock_file(&text, &self.layout).map_err(|e| match e {
             LockFileError::OtherLayout => LeaseError::OtherLayout {

@@ -40,6 +40,11 @@ pub use lock_file::{LeasedGenerator, LockFileError, read_lock_file, signature};
 pub enum LeaseError {
     /// An error of the generator (clock moved backwards, expiry, shard out of range).
     Id(Error),
+    /// The range of shards is empty (`INVALID_ARGUMENT` on `shards`).
+    EmptyShards {
+        /// The range that was asked for.
+        shards: Range<u64>,
+    },
     /// Every shard of the range is held by a live process.
     NoFreeShard {
         /// The directory of lock files.
@@ -80,6 +85,7 @@ impl LeaseError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Id(e) => e.kind(),
+            Self::EmptyShards { .. } => ErrorKind::InvalidArgument,
             Self::NoFreeShard { .. } => ErrorKind::NoFreeShard,
             Self::OtherLayout { .. } | Self::Io(_) => ErrorKind::LeaseFile,
             Self::Lost { .. } => ErrorKind::LeaseLost,
@@ -91,6 +97,12 @@ impl fmt::Display for LeaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Id(e) => e.fmt(f),
+            Self::EmptyShards { shards } => {
+                ErrorKind::InvalidArgument.render(f, |name, f| match name {
+                    "argument" => f.write_str("shards"),
+                    _ => write!(f, "{}", empty_shards(shards)),
+                })
+            }
             Self::NoFreeShard { directory, shards } => {
                 ErrorKind::NoFreeShard.render(f, |name, f| match name {
                     "first" => write!(f, "{}", shards.start),
@@ -108,6 +120,14 @@ impl fmt::Display for LeaseError {
             Self::Io(e) => ErrorKind::LeaseFile.render(f, |_, f| write!(f, "{e}")),
             Self::Lost { shard } => ErrorKind::LeaseLost.render(f, |_, f| write!(f, "{shard}")),
         }
+    }
+}
+
+/// The reason an empty range is refused, the same words for every kind of lease.
+pub fn empty_shards(shards: &Range<u64>) -> crate::sql::EmptyShards {
+    crate::sql::EmptyShards {
+        first: shards.start,
+        end: shards.end,
     }
 }
 

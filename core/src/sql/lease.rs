@@ -16,6 +16,26 @@ use crate::Layout;
 /// its row type): the table exists, carry on.
 pub const LOST_CREATE_RACE: [&str; 3] = ["23505", "42P07", "42710"];
 
+/// Why an empty range of shards is refused, the reason of an `INVALID_ARGUMENT` on `shards`
+/// for every kind of lease (lock files and PostgreSQL): an empty range would otherwise be
+/// reported as every shard being held by a live process.
+pub struct EmptyShards {
+    /// The first shard of the range.
+    pub first: u64,
+    /// One past its last shard.
+    pub end: u64,
+}
+
+impl Display for EmptyShards {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}..{} is empty: a lease needs a range of at least one shard",
+            self.first, self.end
+        )
+    }
+}
+
 /// How a driver writes the parameters of a query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placeholders {
@@ -418,7 +438,8 @@ impl LeaseDriver {
     /// by `holder` (host and process, shown in the table).
     ///
     /// # Errors
-    /// [`SqlError::TableName`], as [`PostgresLease::new`].
+    /// [`SqlError::TableName`], as [`PostgresLease::new`]; [`SqlError::EmptyShards`] when
+    /// `first >= end`.
     pub fn new(
         layout: Layout,
         table: &str,
@@ -429,6 +450,9 @@ impl LeaseDriver {
     ) -> Result<Self, SqlError> {
         use alloc::string::ToString;
         let lease = PostgresLease::new(layout, table, placeholders)?;
+        if first >= end {
+            return Err(SqlError::EmptyShards { first, end });
+        }
         Ok(Self {
             layout,
             table: table.into(),

@@ -22,8 +22,8 @@ pub use dictionary::{
     Dictionary, DictionaryStatements, DictionaryUninstall, TOPIC_DROPPED, UNKNOWN_TOPIC,
 };
 pub use lease::{
-    Acquire, Action, Fed, LOST_CREATE_RACE, LeaseSignature, Param, Params, Placeholders,
-    PostgresLease, Statement, Value,
+    Acquire, Action, EmptyShards, Fed, LOST_CREATE_RACE, LeaseSignature, Param, Params,
+    Placeholders, PostgresLease, Statement, Value,
 };
 #[cfg(feature = "alloc")]
 pub use lease::{LeaseDriver, Next};
@@ -55,6 +55,14 @@ pub enum SqlError {
         /// Which rule the name broke.
         reason: &'static str,
     },
+    /// A lease was asked for an empty range of shards (`first >= end`); an `INVALID_ARGUMENT`
+    /// on `shards`, whose reason is [`lease::EmptyShards`].
+    EmptyShards {
+        /// The first shard of the range.
+        first: u64,
+        /// One past its last shard.
+        end: u64,
+    },
 }
 
 impl Display for SqlError {
@@ -63,6 +71,16 @@ impl Display for SqlError {
             Self::Core(error) => error.fmt(f),
             Self::SchemaName { reason } => write!(f, "invalid schema name: {reason}"),
             Self::TableName { reason } => write!(f, "invalid table name: {reason}"),
+            Self::EmptyShards { first, end } => {
+                write!(
+                    f,
+                    "shards {}",
+                    EmptyShards {
+                        first: *first,
+                        end: *end
+                    }
+                )
+            }
         }
     }
 }
