@@ -1,5 +1,5 @@
 // shardid/dictionary: a string <-> ID dictionary on PostgreSQL (needs the `pg` package).
-import type { U64Input } from './index'
+import type { U64Input } from './index.js'
 
 export interface DictionaryOptions {
   /** A libpq connection string or URL (a list: topics spread over the servers by `serverFor`)... */

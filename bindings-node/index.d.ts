@@ -8,7 +8,7 @@ export type TimeInput = Date | number | bigint
 /** A 64-bit unsigned integer as input: a `bigint` or a safe integer. */
 export type U64Input = bigint | number
 
-import type { ErrorCode, ErrorFields, FieldOrderName, PresetName } from './core.generated'
+import type { ErrorCode, ErrorFields, FieldOrderName, PresetName } from './core.generated.js'
 export type { ErrorCode, ErrorFields, FieldOrderName, PresetName }
 
 /**

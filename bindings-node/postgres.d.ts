@@ -1,5 +1,5 @@
 // shardid/postgres: shard leases through PostgreSQL (needs the `pg` package).
-import type { Layout, TimeInput, U64Input } from './index'
+import type { Layout, TimeInput, U64Input } from './index.js'
 
 export interface PostgresLeaseOptions {
   layout: Layout

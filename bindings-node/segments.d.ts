@@ -1,5 +1,5 @@
 // shardid/segments: dense IDs from PostgreSQL segments (needs the `pg` package).
-import type { U64Input } from './index'
+import type { U64Input } from './index.js'
 
 export interface DenseIdsOptions {
   /** A libpq connection string or URL for a connection the allocator owns (a list: ticket
