@@ -1,0 +1,8 @@
+// Types of the shardid-wasm package's `import` entry (inline/shardid.js): the classes, ready on
+// import, without leases (a page has no file system).
+import type api from '../web/api.js'
+
+export { Layout, Generator, Parts, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } from '../web/api.js'
+export type { ErrorCode, ErrorFields, GeneratorOptions, IdInput, LayoutSpec, TimeInput, U64Input } from '../web/api.js'
+declare const _default: Omit<typeof api, 'lease' | 'LeasedGenerator'>
+export default _default
