@@ -25,6 +25,9 @@ if command -v rustup >/dev/null 2>&1; then
     for component in miri rust-src; do
         grep -q "^$component" <<<"$installed_nightly" || rustup component add --toolchain nightly "$component"
     done
+    # The declared MSRV (Cargo.toml's rust-version), which scripts/test.sh builds and tests with.
+    msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' "$(dirname "$0")/../Cargo.toml")
+    rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
     installed_targets=$(rustup target list --installed)
     for target in thumbv7em-none-eabihf wasm32-unknown-unknown; do
         grep -qx "$target" <<<"$installed_targets" || rustup target add "$target"

@@ -27,6 +27,9 @@ cargo build --locked -p shardid --no-default-features --target wasm32-unknown-un
 step "docs (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked -p shardid --no-deps
 
+step "docs as docs.rs builds them: every feature, each item marked with the features it needs"
+RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo +nightly doc --locked -p shardid --all-features --no-deps --target-dir target/docsrs
+
 step "the benchmarks compile"
 cargo bench --locked -p shardid-bench --no-run
 
@@ -37,6 +40,11 @@ cargo test --locked -p shardid --no-default-features --lib --tests 2>&1 | tee -a
 cargo test --locked --workspace 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --test serde 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
+
+msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+step "the declared MSRV, Rust $msrv: the core's tests with every feature, and every binding builds"
+cargo "+$msrv" test --locked -q -p shardid --features postgres,serde --target-dir target/msrv 2>&1 | tee -a "$log"
+cargo "+$msrv" build --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 
 step "loom: the generator's state word, the registry and the ceiling rule, over every interleaving"
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
@@ -71,6 +79,9 @@ tests/postgres/run.sh 2>&1 | tee -a "$log"
 
 step "Browser: the example page in headless Chromium decodes every vector"
 node tests/browser/browser.mjs 2>&1 | tee -a "$log"
+
+step "Packaging: every release artifact (scripts/release.sh), installed and used as users do"
+tests/packaging/run.sh 2>&1 | tee -a "$log"
 
 # One closing line for the whole run: cargo's last "test result" is often a crate's empty
 # doc-test run, which says "0 passed" although every suite above ran.

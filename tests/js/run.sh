@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The JS tests: installs the Node package's npm dependencies, builds the addon with
 # @napi-rs/cli (`npm run build`), fails when the checked-in generated native.generated.js /
-# native.generated.d.ts differ from what the build writes, checks the public types with tsc and the package with npm pack, then runs the
+# native.generated.d.ts differ from what the build writes, checks the public types with tsc, then runs the
 # shared JS suite (tests/js/*.test.mjs) with `node --test` against the addon and against the
 # WebAssembly module (bindings-wasm/build.sh).
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
@@ -44,44 +44,8 @@ check() {
 
 check "public types pass tsc --noEmit --strict" npx tsc -p ../tests/js/types/tsconfig.json
 
-# npm pack, then install the tarball into a fresh project and use it from CommonJS and ESM.
-pack_and_use() {
-    local tarball project=$work/project
-    tarball=$(npm pack --silent --pack-destination "$work" 2>/dev/null | tail -n 1)
-    mkdir -p "$project"
-    (cd "$project" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$work/$tarball" >/dev/null) || return 1
-    cat >"$project/use.cjs" <<'JS'
-const { Generator, Layout } = require('shardid')
-const g = new Generator({ layout: Layout.TWITTER, shard: 9 })
-const id = g.nextId()
-if (Layout.TWITTER.decode(id).shard !== 9) throw new Error('CommonJS: wrong shard')
-console.log('cjs', String(id))
-JS
-    cat >"$project/use.mjs" <<'JS'
-import shardid, { Generator, Layout } from 'shardid'
-const g = new Generator({ layout: Layout.INSTAGRAM, shard: 3 })
-const [a, b] = g.nextIds(2)
-if (!(b > a) || shardid.Layout.INSTAGRAM.decode(b).shard !== 3) throw new Error('ESM: wrong IDs')
-if (Generator !== shardid.Generator) throw new Error('ESM and CommonJS differ')
-console.log('esm', String(b))
-JS
-    (cd "$project" && node use.cjs && node use.mjs) || return 1
-    # The command line, as npx runs it from the installed package: the core's, so the same
-    # output as the Python package's `shardid` script (tests/python/test_cli.py).
-    local out
-    out=$(cd "$project" && npx --no-install shardid decode 1541815603606036480 --layout twitter) || return 1
-    [ "$out" = "1541815603606036480  2022-06-28T16:07:40.105Z  shard 378  sequence 0" ] || { echo "npx shardid decode: $out"; return 1; }
-    out=$(cd "$project" && echo "5 x" | npx --no-install shardid decode --json --layout twitter 2>"$work/npx.err")
-    [ $? -eq 1 ] || { echo "npx shardid decode of a bad ID: exit status not 1"; return 1; }
-    [ "$out" = '{"id":"5","timestamp_ms":1288834974657,"time":"2010-11-04T01:42:54.657Z","shard":0,"sequence":5}' ] \
-        || { echo "npx shardid decode from stdin: $out"; return 1; }
-    # (npm may add warnings of its own to stderr.)
-    grep -qx 'shardid: x: not a decimal integer in 0..2^64' "$work/npx.err" \
-        || { echo "npx shardid decode: stderr"; cat "$work/npx.err"; return 1; }
-    (cd "$project" && npx --no-install shardid decode --layout nope 5 2>/dev/null)
-    [ $? -eq 2 ] || { echo "npx shardid: a usage error must exit with 2"; return 1; }
-}
-check "npm pack installs into a fresh project, used from CommonJS and ESM and as npx shardid" pack_and_use
+# The npm packages as users install them (tarballs in a fresh project, CommonJS, ESM, npx
+# shardid, no Rust on PATH) are tested by tests/packaging/run.sh.
 
 # A panic inside the addon is an error with code PANIC, not an abort of Node: against an addon
 # built with the test-only `panic-probe` feature, in its own target directory.

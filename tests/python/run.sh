@@ -5,7 +5,8 @@
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
 #
 # SHARDID_PYTHON_VENV=DIR keeps the virtualenv in DIR (created if missing) instead of a
-# temporary one; the demo and the benchmarks use that.
+# temporary one; the demo and the benchmarks use that. SHARDID_PYTHON_WHEEL=FILE installs that
+# wheel instead of building one (tests/packaging/run.sh: a release wheel, with no Rust on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -15,8 +16,13 @@ trap 'rm -rf "$work"' EXIT
 venv=${SHARDID_PYTHON_VENV:-$work/venv}
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
-"$venv/bin/maturin" build --quiet --release --locked -m bindings-python/Cargo.toml -o "$work/dist" >/dev/null
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$work"/dist/shardid-*.whl
+if [ -n "${SHARDID_PYTHON_WHEEL:-}" ]; then
+    wheel=$SHARDID_PYTHON_WHEEL
+else
+    "$venv/bin/maturin" build --quiet --release --locked -m bindings-python/Cargo.toml -o "$work/dist" >/dev/null
+    wheel=$(echo "$work"/dist/shardid-*.whl)
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 [ "${1:-}" = "--install-only" ] && exit 0
 
 cd "$work"   # so `import shardid` can only find the installed wheel

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# The release artifacts (scripts/release.sh builds them into dist/), installed and used as
+# users do, on this machine (Linux x86_64, glibc):
+#   - one version everywhere (scripts/version.py) and in every artifact's name;
+#   - every wheel's platform tag (auditwheel for manylinux; the ELF or Mach-O header and the
+#     libraries it needs for musllinux and macOS), the licences inside each;
+#   - the manylinux x86_64 wheel in a fresh virtualenv with no Rust on PATH: the whole Python
+#     suite; the sdist built from source in a fresh virtualenv;
+#   - shardid + shardid-linux-x64-gnu from their tarballs in a fresh project with no Rust on
+#     PATH: the whole JS suite, CommonJS, ESM, `npx shardid`; shardid alone: an error naming
+#     the missing platform package; @arethetypeswrong/cli on shardid and shardid-wasm;
+#   - shardid-wasm from its tarball in a fresh project, bundled by esbuild and by Vite with no
+#     plugin, each page run in headless Chromium; its types under tsc --strict (bundler, Node
+#     ESM, Node CommonJS);
+#   - the C tarball: make install PREFIX=..., a program built with pkg-config, shared and
+#     static;
+#   - the crate: cargo package built it from the packaged sources (scripts/release.sh).
+# Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+
+passed=0
+failed=0
+check() {
+    local name=$1
+    shift
+    if "$@" >"$work/check.log" 2>&1; then
+        passed=$((passed + 1))
+        echo "test packaging::$name ... ok"
+    else
+        failed=$((failed + 1))
+        echo "test packaging::$name ... FAILED"
+        sed 's/^/    /' "$work/check.log" | tail -40
+    fi
+}
+finish() {
+    local status=ok
+    [ "$failed" -eq 0 ] || status=FAILED
+    echo
+    echo "test result: $status. $passed passed; $failed failed; (packaging: the release artifacts installed as users do, tests/packaging/run.sh)"
+    [ "$failed" -eq 0 ]
+    exit
+}
+
+# SHARDID_PACKAGING_REUSE=1 tests the dist/ already there (while working on these tests).
+if [ "${SHARDID_PACKAGING_REUSE:-}" = 1 ] && [ -f dist/ARTIFACTS.md ]; then
+    echo "(testing the artifacts already in dist/)"
+elif ! scripts/release.sh >"$work/release.log" 2>&1; then
+    tail -40 "$work/release.log"
+    failed=1
+    finish
+fi
+sed -n '/^| /p' dist/ARTIFACTS.md
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+dist=$root/dist
+tools=$root/target/release-tools/bin
+# What a user's machine has: no cargo, no rustc, none of the release tools.
+norust=$(tr ':' '\n' <<<"$PATH" | grep -v -e '\.cargo' -e 'release-tools' | paste -sd: -)
+
+check "one version in every manifest (scripts/version.py)" python3 scripts/version.py
+expected_files() {
+    local missing=0
+    for file in python/shardid-$version.tar.gz npm/shardid-$version.tgz npm/shardid-wasm-$version.tgz \
+        crates/shardid-$version.crate c/shardid-$version-x86_64-linux-gnu.tar.gz c/shardid-$version-aarch64-linux-gnu.tar.gz; do
+        [ -f "$dist/$file" ] || { echo "missing dist/$file"; missing=1; }
+    done
+    for tag in manylinux2014_x86_64.manylinux_2_17_x86_64 manylinux2014_aarch64.manylinux_2_17_aarch64 \
+        musllinux_1_2_x86_64 musllinux_1_2_aarch64 macosx_10_12_x86_64 macosx_11_0_arm64; do
+        compgen -G "$dist/python/shardid-$version-cp*-abi3-$tag.whl" >/dev/null || { echo "missing wheel $tag"; missing=1; }
+    done
+    for platform in linux-x64-gnu linux-x64-musl linux-arm64-gnu linux-arm64-musl darwin-x64 darwin-arm64; do
+        [ -f "$dist/npm/shardid-$platform-$version.tgz" ] || { echo "missing npm package shardid-$platform"; missing=1; }
+    done
+    return $missing
+}
+check "every artifact is built, named with version $version" expected_files
+
+# --- Python -------------------------------------------------------------------------------
+wheel_tags() {
+    local wheel ok=0 so
+    for wheel in "$dist"/python/*.whl; do
+        rm -rf "$work/wheel" && mkdir "$work/wheel" && (cd "$work/wheel" && python3 -m zipfile -e "$wheel" .)
+        so=$(find "$work/wheel/shardid" -name '_shardid*' | head -n 1)
+        ls "$work/wheel"/shardid-*.dist-info/licenses/LICENSE-MIT "$work/wheel"/shardid-*.dist-info/licenses/LICENSE-APACHE >/dev/null \
+            || { echo "$wheel: no licence files"; ok=1; }
+        case $wheel in
+            *manylinux*)
+                local arch=${wheel##*manylinux_2_17_}
+                arch=${arch%.whl}
+                "$tools/auditwheel" show "$wheel" | tr -s ' \n' ' ' | grep -q "consistent with the following platform tag: \"manylinux_2_17_$arch\"" \
+                    || { echo "$wheel: auditwheel does not confirm manylinux_2_17_$arch"; "$tools/auditwheel" show "$wheel"; ok=1; } ;;
+            *musllinux*)
+                # auditwheel cannot read musl wheels on a glibc host: the ELF header instead.
+                local machine=X86-64
+                [[ $wheel == *aarch64* ]] && machine=AArch64
+                readelf -h "$so" | grep -q "Machine:.*$machine" || { echo "$wheel: not $machine"; ok=1; }
+                [ "$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')" = "libc.so" ] || { echo "$wheel: needs more than musl's libc"; ok=1; }
+                ! readelf -V "$so" | grep -q GLIBC || { echo "$wheel: refers to glibc"; ok=1; } ;;
+            *macosx*)
+                local arch=x86_64
+                [[ $wheel == *arm64* ]] && arch=arm64
+                file -b "$so" | grep -q "Mach-O 64-bit.*$arch" || { echo "$wheel: $(file -b "$so")"; ok=1; } ;;
+        esac
+    done
+    return $ok
+}
+check "every wheel has its platform's tag and binary, and the licences" wheel_tags
+
+python_wheel_suite() {
+    env PATH="$norust" SHARDID_PYTHON_VENV="$work/venv-wheel" \
+        SHARDID_PYTHON_WHEEL="$(echo "$dist"/python/shardid-*-manylinux2014_x86_64*.whl)" tests/python/run.sh >"$work/python.log" 2>&1
+    local status=$?
+    tail -n 3 "$work/python.log"
+    grep -q "^test result: ok" "$work/python.log" && [ $status -eq 0 ]
+}
+check "the manylinux2014 x86_64 wheel in a fresh virtualenv, no Rust on PATH: the Python suite" python_wheel_suite
+
+sdist() {
+    python3 -m venv "$work/venv-sdist" && "$work/venv-sdist/bin/pip" install -q --disable-pip-version-check "$dist/python/shardid-$version.tar.gz" &&
+        (cd "$work" && "$work/venv-sdist/bin/python" -c "
+import shardid
+g = shardid.Generator(layout=shardid.Layout.INSTAGRAM, shard=5)
+assert shardid.Layout.INSTAGRAM.decode(g.next_id()).shard == 5
+assert shardid.__version__ == '$version', shardid.__version__
+print('sdist', shardid.__version__)")
+}
+check "the sdist builds from source in a fresh virtualenv" sdist
+
+# --- Node -----------------------------------------------------------------------------------
+node_project() (
+    local project=$work/node-project
+    mkdir -p "$project" && cd "$project" && npm init -y >/dev/null &&
+        npm install --no-audit --no-fund --loglevel=error "$dist/npm/shardid-$version.tgz" "$dist/npm/shardid-linux-x64-gnu-$version.tgz" >/dev/null || return 1
+    ls node_modules/shardid/LICENSE-MIT node_modules/shardid/LICENSE-APACHE node_modules/shardid/README.md \
+        node_modules/shardid-linux-x64-gnu/LICENSE-MIT node_modules/shardid-linux-x64-gnu/README.md >/dev/null || return 1
+    ! ls node_modules/shardid/*.node 2>/dev/null || { echo "the main package carries an addon"; return 1; }
+    cat >use.cjs <<'JS'
+const { Generator, Layout } = require('shardid')
+const g = new Generator({ layout: Layout.TWITTER, shard: 9 })
+if (Layout.TWITTER.decode(g.nextId()).shard !== 9) throw new Error('CommonJS: wrong shard')
+if (require('shardid').default.Generator !== Generator) throw new Error('CommonJS: .default')
+JS
+    cat >use.mjs <<'JS'
+import shardid, { Generator, Layout } from 'shardid'
+const [a, b] = new Generator({ layout: Layout.INSTAGRAM, shard: 3 }).nextIds(2)
+if (!(b > a) || shardid.Layout.INSTAGRAM.decode(b).shard !== 3) throw new Error('ESM: wrong IDs')
+if (Generator !== shardid.Generator) throw new Error('ESM and CommonJS differ')
+JS
+    env PATH="$norust" node use.cjs && env PATH="$norust" node use.mjs || return 1
+    # The command line, as npx runs it from the installed package.
+    local out
+    out=$(env PATH="$norust" npx --no-install shardid decode 1541815603606036480 --layout twitter) || return 1
+    [ "$out" = "1541815603606036480  2022-06-28T16:07:40.105Z  shard 378  sequence 0" ] || { echo "npx shardid decode: $out"; return 1; }
+    (env PATH="$norust" npx --no-install shardid decode --layout nope 5 2>/dev/null)
+    [ $? -eq 2 ] || { echo "npx shardid: a usage error must exit with 2"; return 1; }
+)
+check "shardid + shardid-linux-x64-gnu from their tarballs, no Rust on PATH: CommonJS, ESM, npx shardid" node_project
+
+node_suite() (
+    cd "$root/bindings-node" &&
+        env PATH="$norust" SHARDID_JS_MODULE="$work/node-project/node_modules/shardid/index.js" node --test ../tests/js/ >"$work/js.log" 2>&1
+    local status=$?
+    grep -E '^# (pass|fail)' "$work/js.log"
+    grep -B2 -A20 '^not ok' "$work/js.log" | head -60
+    return $status
+)
+check "the installed shardid package: the whole JS suite" node_suite
+
+missing_addon() (
+    local project=$work/node-missing
+    mkdir -p "$project" && cd "$project" && npm init -y >/dev/null &&
+        npm install --no-audit --no-fund --loglevel=error "$dist/npm/shardid-$version.tgz" >/dev/null 2>&1 || return 1
+    node -e "
+try { require('shardid'); console.log('loaded'); process.exit(1) } catch (err) {
+  if (err.code !== 'MISSING_NATIVE_ADDON' || !err.message.includes('the package shardid-linux-x64-gnu is not installed')) { console.log(err); process.exit(1) }
+  console.log(err.message)
+}"
+)
+check "shardid without its platform package: an error naming shardid-linux-x64-gnu" missing_addon
+
+attw="$root/bindings-node/node_modules/.bin/attw"
+check "@arethetypeswrong/cli: no problem in shardid" "$attw" "$dist/npm/shardid-$version.tgz" --format ascii
+# shardid-wasm/web is an ES module only (its own README says so): checked as one.
+check "@arethetypeswrong/cli: no problem in shardid-wasm" "$attw" "$dist/npm/shardid-wasm-$version.tgz" --exclude-entrypoints ./web --format ascii
+check "@arethetypeswrong/cli: shardid-wasm/web as an ES module" "$attw" "$dist/npm/shardid-wasm-$version.tgz" --entrypoints ./web --profile esm-only --format ascii
+
+# --- WebAssembly ----------------------------------------------------------------------------
+app=$work/wasm-app
+cp -r tests/packaging/wasm-app "$app"
+wasm_install() (
+    cd "$app" && npm install --no-audit --no-fund --loglevel=error >/dev/null &&
+        npm install --no-audit --no-fund --loglevel=error --no-save "$dist/npm/shardid-wasm-$version.tgz" >/dev/null
+)
+check "shardid-wasm installs from its tarball into a frontend project" wasm_install
+check "shardid-wasm bundles with esbuild, no plugin" sh -c "cd '$app' && mkdir -p out-esbuild &&
+    npx esbuild src/main.js --bundle --format=esm --outfile=out-esbuild/src/main.js --log-level=warning &&
+    cp index.html out-esbuild/ && ! ls out-esbuild/src | grep -v '^main.js$'"
+check "shardid-wasm bundles with Vite, no plugin, no stray .wasm" sh -c "cd '$app' && npx vite build --outDir out-vite --logLevel warn &&
+    ! find out-vite -name '*.wasm' | grep ."
+check "both bundled pages run in headless Chromium" node tests/packaging/wasm-pages.mjs "$app/out-esbuild" "$app/out-vite"
+check "shardid-wasm's types under tsc --strict: bundler resolution" sh -c "cd '$app' && npx tsc -p types/tsconfig.bundler.json"
+check "shardid-wasm's types under tsc --strict: Node ESM and CommonJS" sh -c "cd '$app' && npx tsc -p types/tsconfig.node.json"
+wasm_node() (
+    cd "$app" && env PATH="$norust" node -e "const s = require('shardid-wasm'); if (s.Layout.DISCORD.decode('175928847299117063').shard !== 32) process.exit(1)" &&
+        env PATH="$norust" node --input-type=module -e "import { Layout } from 'shardid-wasm'; if (Layout.DISCORD.decode(175928847299117063n).timestampMs !== 1462015105796) process.exit(1)"
+)
+check "shardid-wasm in Node: require and import" wasm_node
+
+# --- C --------------------------------------------------------------------------------------
+c_tarball() (
+    local prefix=$work/c-prefix dir=$work/c
+    mkdir -p "$dir" && tar -xzf "$dist/c/shardid-$version-x86_64-linux-gnu.tar.gz" -C "$dir" &&
+        make -s -C "$dir/shardid-$version-x86_64-linux-gnu" install PREFIX="$prefix" || return 1
+    export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+    [ "$(pkg-config --modversion shardid)" = "$version" ] || return 1
+    # shellcheck disable=SC2046
+    cc -std=c99 -Wall -Werror examples/c/demo.c $(pkg-config --cflags --libs shardid) -o "$work/demo-shared" &&
+        LD_LIBRARY_PATH=$prefix/lib "$work/demo-shared" >/dev/null || return 1
+    ldd "$work/demo-shared" | grep -q "libshardid.so" || { echo "not linked to libshardid.so"; return 1; }
+    # shellcheck disable=SC2046
+    cc -std=c99 -Wall -Werror examples/c/demo.c $(pkg-config --cflags --libs-only-L shardid) -Wl,-Bstatic -lshardid -Wl,-Bdynamic \
+        $(pkg-config --static --libs-only-l shardid | sed 's/-lshardid//') -o "$work/demo-static" && "$work/demo-static" >/dev/null || return 1
+    ! ldd "$work/demo-static" | grep -q "libshardid" || { echo "the static build needs libshardid.so"; return 1; }
+    local newest
+    newest=$(objdump -T "$prefix/lib/libshardid.so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)
+    [ "$(printf '%s\n' GLIBC_2.17 "$newest" | sort -V | tail -n 1)" = GLIBC_2.17 ] \
+        || { echo "libshardid.so needs $newest, newer than glibc 2.17"; return 1; }
+)
+check "the C tarball: make install, pkg-config, shared and static" c_tarball
+
+finish
