@@ -142,7 +142,7 @@ echo "==> dist/ARTIFACTS.md"
         base=$(basename "$file")
         case $base in
             *.tar.gz) [ "${file%/*}" = "$dist/python" ] && what="source (builds with Rust ≥ 1.89)" || what="C: $(sed "s/shardid-$version-\(.*\)\.tar\.gz/\1/" <<<"$base")" ;;
-            *.whl) what="Python ≥ 3.9: $(sed 's/.*-abi3-\(.*\)\.whl/\1/' <<<"$base")" ;;
+            *.whl) what="Python ≥ 3.10: $(sed 's/.*-abi3-\(.*\)\.whl/\1/' <<<"$base")" ;;
             shardid-wasm-*) what="browsers, bundlers, edge runtimes, Node ≥ 18" ;;
             shardid-"$version".tgz) what="Node ≥ 18 (with its platform package)" ;;
             *.tgz) what="Node addon: $(sed "s/shardid-\(.*\)-$version.tgz/\1/" <<<"$base")" ;;
