@@ -90,13 +90,13 @@ for line in "${targets[@]}"; do
     copy_license "$package"
     (cd "$package" && npm pack --silent --pack-destination "$dist/npm" >/dev/null)
 done
-# The main package: its "files" from bindings-node (npm pack does not follow symlinks, so the
-# licences are copied in), no addon of its own.
+# The main package: its "files" from bindings-node, the root README and the licences, no
+# addon of its own (npm pack leaves symlinks out, so the licences are copies).
 main=$stage/npm/shardid
 mkdir -p "$main"
 (cd bindings-node && npm pack --silent --dry-run --json 2>/dev/null) \
     | node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8"))[0].files) console.log(f.path)' \
-    | while read -r file; do [ -L "bindings-node/$file" ] || { mkdir -p "$main/$(dirname "$file")"; cp "bindings-node/$file" "$main/$file"; }; done
+    | while read -r file; do mkdir -p "$main/$(dirname "$file")" && cp "bindings-node/$file" "$main/$file"; done
 cp README.md "$main/README.md"
 copy_license "$main"
 (cd "$main" && npm pack --silent --pack-destination "$dist/npm" >/dev/null)

@@ -34,9 +34,10 @@ if command -v rustup >/dev/null 2>&1; then
     done
 fi
 
-# System packages: a C toolchain, pkg-config and valgrind for the C binding's tests.
+# System packages: a C toolchain, pkg-config and valgrind for the C binding's tests; file and
+# binutils (readelf, objdump) for the packaging tests' checks of wheels and libraries.
 apt_packages=()
-for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3 node:nodejs npm:npm; do
+for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3 node:nodejs npm:npm file:file readelf:binutils; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
 done
 # The Python tests make virtualenvs (Debian's own python3 needs python3-venv for that).
