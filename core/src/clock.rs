@@ -54,35 +54,56 @@ pub(crate) fn wait_until(target_ms: u64) {
 /// generator in a burst reads the time with one relaxed load instead of a clock call.
 ///
 /// It exists only while a process makes IDs in bursts (several per millisecond): it is started
-/// by a burst, and it stops by itself after [`IDLE_TICKS`] ticks with none. A process making one
-/// ID now and then never starts it and reads the precise clock.
+/// by a burst, and it stops by itself after `IDLE_MS` (256 ms) with none. A process making one
+/// ID now and then never starts it and reads the precise clock. It wakes just after each
+/// millisecond of the clock, so the tick lags the clock by the scheduler's wake-up latency.
 ///
-/// The published time is trusted for a new time unit and for most IDs within one; at the
-/// 1st, 2nd, 4th, 8th, ... ID of a unit after its first, the generator reads the precise clock
-/// instead and hands the reading to [`check_ticker`], which helps a ticker that has fallen
-/// behind (a starved thread) and replaces one that is not this process's. A stale tick can only
-/// date IDs early; it can never cause a duplicate, which the generator's state rules out alone.
+/// The published time is trusted for a new time unit and for most IDs within one; at the 2nd
+/// ID of a unit and every 1024th after it (1025th, 2049th, ...), the generator reads the
+/// precise clock instead and hands the reading to [`check_ticker`], which helps a ticker that
+/// has fallen behind (a starved thread) and replaces one that is not this process's. A stale
+/// tick can only date IDs early, at most 1023 of them before a check; it can never cause a
+/// duplicate, which the generator's state rules out alone.
 ///
 /// `fork()` copies the published time but not the thread. A child must call [`after_fork`]
 /// (bindings call it from their at-fork hooks); otherwise its IDs keep the time
 /// of the fork until a check above or a used-up unit sends it to the precise clock. Rust code
 /// rarely meets this: after `fork()` in a process with threads, only `exec` is safe anyway.
 mod ticker {
-    use super::{AtomicU64, Duration, Ordering, now_ms};
+    use super::{AtomicU64, BASE, Duration, Instant, Ordering, now_ms};
     use std::sync::atomic::AtomicBool;
 
+    /// A static on a cache line of its own (128 bytes: x86 fetches lines in adjacent pairs).
+    /// Every `next_id()` in a burst reads [`TICK_MS`], which the ticker writes once a tick:
+    /// one miss a millisecond for the reading core, which anything else the ticker or the
+    /// generators write on that line would add to.
+    #[repr(align(128))]
+    pub(super) struct OwnLine<T>(T);
+
+    impl<T> core::ops::Deref for OwnLine<T> {
+        type Target = T;
+        fn deref(&self) -> &T {
+            &self.0
+        }
+    }
+
     /// The last published time, or 0 when there is no running ticker.
-    pub(super) static TICK_MS: AtomicU64 = AtomicU64::new(0);
+    pub(super) static TICK_MS: OwnLine<AtomicU64> = OwnLine(AtomicU64::new(0));
     /// Whether a ticker thread is running (or being started).
     pub(super) static RUNNING: AtomicBool = AtomicBool::new(false);
-    /// Set by bursts, cleared by the ticker: a ticker that sees it clear for a while stops.
-    pub(super) static WANTED: AtomicBool = AtomicBool::new(false);
+    /// When a burst last asked for the ticker ([`now_ms`]): a ticker that sees no burst for
+    /// [`IDLE_MS`] stops. Written at most every [`WANT_EVERY_MS`] and only read by the ticker,
+    /// so it costs neither side a cache miss per tick, as a flag set by bursts and cleared
+    /// by the ticker every tick would.
+    pub(super) static WANTED_MS: OwnLine<AtomicU64> = OwnLine(AtomicU64::new(0));
     /// The process that started the running ticker: a different one means we are a forked
     /// child whose ticker thread did not come along.
     pub(super) static OWNER_PID: AtomicU64 = AtomicU64::new(0);
 
-    /// Ticks without a burst before the ticker stops.
-    pub(super) const IDLE_TICKS: u32 = 256;
+    /// Milliseconds without a burst before the ticker stops.
+    pub(super) const IDLE_MS: u64 = 256;
+    /// How often, at most, bursts record that they still want the ticker.
+    pub(super) const WANT_EVERY_MS: u64 = 32;
 
     pub(super) fn start() {
         if RUNNING.swap(true, Ordering::AcqRel) {
@@ -100,20 +121,21 @@ mod ticker {
     }
 
     fn run() {
-        let mut idle = 0;
+        let base = *BASE.get_or_init(Instant::now);
         loop {
-            TICK_MS.fetch_max(now_ms(), Ordering::Relaxed);
-            std::thread::sleep(Duration::from_millis(1));
-            if WANTED.swap(false, Ordering::Relaxed) {
-                idle = 0;
-            } else {
-                idle += 1;
-                if idle >= IDLE_TICKS {
-                    TICK_MS.store(0, Ordering::Relaxed);
-                    RUNNING.store(false, Ordering::Release);
-                    return;
-                }
+            let now = now_ms();
+            if now.saturating_sub(WANTED_MS.load(Ordering::Relaxed)) > IDLE_MS {
+                TICK_MS.store(0, Ordering::Relaxed);
+                RUNNING.store(false, Ordering::Release);
+                return;
             }
+            TICK_MS.fetch_max(now, Ordering::Relaxed);
+            // Wake just after the clock's next millisecond (`now_ms` counts whole milliseconds
+            // from `base`), not a millisecond from now: the tick then lags the clock by the
+            // scheduler's wake-up latency instead of up to a whole tick, and a plain
+            // `sleep(1 ms)` would drift by that latency every tick and skip milliseconds.
+            let into_ms = base.elapsed().subsec_nanos() % 1_000_000;
+            std::thread::sleep(Duration::from_nanos(u64::from(1_000_000 - into_ms)));
         }
     }
 }
@@ -131,8 +153,8 @@ pub(crate) fn ticker_ms() -> Option<u64> {
 /// running (or starts it) and repairs it when it lags.
 #[cold]
 pub(crate) fn check_ticker(precise_ms: u64) {
-    if !ticker::WANTED.load(Ordering::Relaxed) {
-        ticker::WANTED.store(true, Ordering::Relaxed);
+    if precise_ms >= ticker::WANTED_MS.load(Ordering::Relaxed) + ticker::WANT_EVERY_MS {
+        ticker::WANTED_MS.store(precise_ms, Ordering::Relaxed);
     }
     let tick = ticker::TICK_MS.load(Ordering::Relaxed);
     if tick == 0 {

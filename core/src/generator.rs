@@ -79,6 +79,21 @@ fn claim_on<E>(
     }
 }
 
+/// How often [`Generator::next_id`] checks the ticker's time against the precise clock: at
+/// the 2nd ID of every time unit (sequence 1) and every `TICK_CHECK_EVERY` IDs after it
+/// (sequences 1025, 2049, ...).
+///
+/// A tick can only be stale, never ahead, and a stale tick can only date IDs early: it never
+/// causes a duplicate, which the state word alone rules out. The check bounds how many IDs a
+/// stopped ticker (a forked child without [`crate::after_fork`], a starved thread) can date
+/// by its old time: at most `TICK_CHECK_EVERY - 1`, after which the check repairs or replaces
+/// the ticker (`tests/fork.rs` stops one and counts). The schedule used to be the 1st, 2nd,
+/// 4th, ... ID after a unit's first: ten clock reads (~23 ns each here) in a burst of 1024
+/// IDs, 10 % of its cost, checks that came a few nanoseconds apart and found nothing new;
+/// and up to 2047 IDs between its last two.
+#[cfg(feature = "std")]
+const TICK_CHECK_EVERY: u64 = 1024;
+
 /// How far, by default, the clock may read behind the last issued ID before
 /// [`Generator::next_id_at`] fails with [`Error::ClockMovedBackwards`]: 1 second.
 ///
@@ -141,6 +156,26 @@ pub struct Generator<S: Borrow<AtomicU64> = AtomicU64> {
     /// The last usable time unit: the layout's, or one less when the state word would
     /// overflow (a shardless, unsigned 64-bit layout).
     max_units: u64,
+    /// The layout's numbers the per-ID path uses, worked out once here rather than on every
+    /// ID (a layout known only at run time, as in every binding, cannot fold them away).
+    seq_bits: u32,
+    /// `mask(seq_bits)`: the sequence of a state slot.
+    seq_mask: u64,
+    /// Where the time and sequence fields start in an ID.
+    time_shift: u32,
+    seq_shift: u32,
+    /// How many units ahead of the ticker's a slot may be and still be continued on the
+    /// ticker's path: `backwards_tolerance_ms / unit_ms`, within which [`Generator::check`]
+    /// passes any slot that continues a unit already begun.
+    #[cfg(feature = "std")]
+    tick_ahead_units: u64,
+    /// `sequence & TICK_CHECK_EVERY - 1` of a slot is `slot & tick_check_mask`.
+    #[cfg(feature = "std")]
+    tick_check_mask: u64,
+    /// The largest `now_ms - epoch_ms` (wrapping) the ticker's path takes: one comparison
+    /// for both "before the epoch" (which wraps to a huge number) and "past `max_units`".
+    #[cfg(feature = "std")]
+    tick_max_elapsed_ms: u64,
 }
 
 impl Generator {
@@ -201,6 +236,16 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
             options,
             shard_bits: shard << layout.shard_shift(),
             max_units,
+            seq_bits: layout.sequence_bits() as u32,
+            seq_mask: mask(layout.sequence_bits() as u32),
+            time_shift: layout.time_shift(),
+            seq_shift: layout.sequence_shift(),
+            #[cfg(feature = "std")]
+            tick_ahead_units: options.backwards_tolerance_ms / layout.unit_ms(),
+            #[cfg(feature = "std")]
+            tick_check_mask: mask(layout.sequence_bits() as u32) & (TICK_CHECK_EVERY - 1),
+            #[cfg(feature = "std")]
+            tick_max_elapsed_ms: (max_units + 1).saturating_mul(layout.unit_ms()) - 1,
         })
     }
 
@@ -224,12 +269,9 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     /// The ID for a state slot.
     #[inline]
     fn id(&self, slot: u64) -> u64 {
-        let seq_bits = u32::from(self.layout.sequence_bits());
-        let units = slot >> seq_bits;
-        let sequence = slot & mask(seq_bits);
-        (units << self.layout.time_shift())
-            | self.shard_bits
-            | (sequence << self.layout.sequence_shift())
+        let units = slot >> self.seq_bits;
+        let sequence = slot & self.seq_mask;
+        (units << self.time_shift) | self.shard_bits | (sequence << self.seq_shift)
     }
 
     /// The clock's time unit, checked against the epoch and the generator's last unit.
@@ -432,10 +474,19 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     /// [`Error::ClockMovedBackwards`] (only when the state is ahead of the clock by more than
     /// the tolerance, e.g. after [`Generator::next_id_at`] with a future time), and
     /// [`Error::TimestampPastExpiry`].
+    #[inline]
     pub fn next_id(&self) -> Result<u64, Error> {
         if let Some(id) = crate::clock::ticker_ms().and_then(|tick| self.next_id_by_tick(tick)) {
             return Ok(id);
         }
+        self.next_id_precise()
+    }
+
+    /// [`Generator::next_id`] on the precise clock: out of line, so the ticker's path above
+    /// inlines into the caller as a few instructions around one compare-and-swap, without
+    /// this loop's registers and calls.
+    #[inline(never)]
+    fn next_id_precise(&self) -> Result<u64, Error> {
         loop {
             let now = crate::now_ms();
             match self.next_id_at(now) {
@@ -444,7 +495,7 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
                     crate::clock::wait_until(retry_at_ms);
                 }
                 Ok(id) => {
-                    if self.layout.decode(id).is_ok_and(|p| p.sequence > 0) {
+                    if (id >> self.seq_shift) & self.seq_mask > 0 {
                         // A second ID in one unit: a burst, which the ticker makes cheaper.
                         crate::clock::check_ticker(now);
                     }
@@ -457,24 +508,44 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
 
     /// The fast path of [`Generator::next_id`]: issues an ID at the ticker's time when that
     /// is plainly safe, and otherwise returns `None` for the precise path to decide: when the
-    /// slot would open a unit ahead of the tick (used up, borrowed, or a stale tick), when
-    /// [`Generator::next_id_at`] would refuse the tick, and at the 1st, 2nd, 4th, ... ID of a
-    /// unit after its first, where the precise clock checks that the tick is fresh.
+    /// slot would open a unit ahead of the tick (used up, borrowed, or a stale tick), when it
+    /// is further ahead than the tolerance, when [`Generator::next_id_at`] would refuse the
+    /// tick, and at the ID where the precise clock checks the tick ([`TICK_CHECK_EVERY`]).
     #[inline]
     fn next_id_by_tick(&self, tick_ms: u64) -> Option<u64> {
-        let seq_bits = u32::from(self.layout.sequence_bits());
-        let now_units = self.now_units(tick_ms).ok()?;
-        let floor = now_units << seq_bits;
-        let claimed = claim_on(self.cell(), floor, |slot| {
-            let sequence = slot & mask(seq_bits);
-            // A slot ahead of the tick is fine to continue (the precise clock or a borrow put
-            // the state there), but a fresh unit ahead of it is the precise path's call.
-            if (slot >> seq_bits != now_units && sequence == 0) || sequence.is_power_of_two() {
-                return Err(());
+        let elapsed = tick_ms.wrapping_sub(self.layout.epoch_ms());
+        if elapsed > self.tick_max_elapsed_ms {
+            return None; // before the epoch or past the end: the precise path's error
+        }
+        let now_units = match self.layout.unit_ms() {
+            1 => elapsed,
+            unit_ms => elapsed / unit_ms,
+        };
+        let floor = now_units << self.seq_bits;
+        // The first slot of the next unit: `max_units` keeps it within 64 bits.
+        let next_floor = floor + (1 << self.seq_bits);
+        // No call in this loop, not even to a cold function: a call makes the values it
+        // keeps live spill to the stack, and a store before the compare-and-swap (which waits
+        // for every earlier store to drain) cost 10 % of a burst. Whatever the loop does not
+        // pass, the precise path decides.
+        let claimed: Result<_, ()> = claim_on(self.cell(), floor, |slot| {
+            // `slot >= floor`: in the tick's unit or ahead of it.
+            if slot & self.tick_check_mask == 1 {
+                return Err(()); // the precise clock checks the tick at this ID
             }
-            self.check(slot, now_units, tick_ms)
-                .map(|()| 1)
-                .map_err(|_| ())
+            if slot < next_floor {
+                return Ok(1); // in the tick's unit
+            }
+            // Ahead of it (the ticker lags the clock by its wake-up latency, so a burst across
+            // a millisecond continues a unit the precise clock began): a slot that continues
+            // a begun unit within the tolerance, which `check` would pass. A fresh unit ahead
+            // of the tick is the precise path's to open.
+            let ahead = (slot >> self.seq_bits) - now_units;
+            if slot & self.seq_mask != 0 && ahead <= self.tick_ahead_units {
+                Ok(1)
+            } else {
+                Err(())
+            }
         });
         claimed.ok().map(|(slot, _)| self.id(slot))
     }
