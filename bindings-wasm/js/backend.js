@@ -58,6 +58,71 @@ function toU64(raw, value, name, kind) {
   throw refuse(kind, 'wrongType', name, value, `must be ${expected}, not ${got}`)
 }
 
+// An ID's two 32-bit halves, for decoding single IDs in JS (see `decode` below): a `bigint`
+// written into `halves` is read back as two numbers from `words`, with no BigInt operator
+// (each allocates). `HI` and `LO` are the halves' places on this platform's byte order.
+const halves = new BigUint64Array(1)
+const words = new Uint32Array(halves.buffer)
+const LO = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1
+const HI = 1 - LO
+
+// The halves of an ID written as 1 to 19 ASCII digits, into `words`; false for any other
+// string. Every such string is an ID by the core's rule (core/src/decimal.rs: 1 to 20 digits
+// below 2^64, leading zeros allowed) and is below 10^19 < 2^64; 20 digits, which can be above
+// 2^64, and anything else go to the core's parser, which also says what is wrong. The value
+// is h * 10^9 + l, put together from parts that a number holds exactly.
+function decimalHalves(s) {
+  const n = s.length
+  if (n === 0 || n > 19) return false
+  const split = n > 9 ? n - 9 : 0
+  let h = 0
+  let l = 0
+  let i = 0
+  for (; i < split; i++) {
+    const d = s.charCodeAt(i) - 48
+    if (d < 0 || d > 9) return false
+    h = h * 10 + d
+  }
+  for (; i < n; i++) {
+    const d = s.charCodeAt(i) - 48
+    if (d < 0 || d > 9) return false
+    l = l * 10 + d
+  }
+  // h < 10^10 = (hh * 2^16 + hl): a = hl * 10^9 + l < 2^47, b = hh * 10^9 < 2^48 (weight 2^16).
+  const hh = Math.floor(h / 65536)
+  const a = (h - hh * 65536) * 1e9 + l
+  const b = hh * 1e9
+  const aHigh = Math.floor(a / 4294967296)
+  const bHigh = Math.floor(b / 65536)
+  let lo = (b - bHigh * 65536) * 65536 + (a - aHigh * 4294967296)
+  let carry = 0
+  if (lo >= 4294967296) {
+    lo -= 4294967296
+    carry = 1
+  }
+  words[HI] = bHigh + aHigh + carry
+  words[LO] = lo
+  return true
+}
+
+// A layout's decode plan, from the core's numbers (layoutInfo: epoch, unit, and where each
+// field lies, shardid::js::field_positions): what `decode` applies to an ID's halves. A field
+// `width` bits from bit `shift` is `(((hi >>> hs) & hm) >>> 0) * hmul + (((lo >>> ls) & lm) >>> 0)`:
+// its lowest `lw` bits come from `lo`, the rest from `hi`. Every value stays below 2^53.
+// Masks as int32 bit patterns (`| 0`), which V8 keeps as small integers for `&`.
+const lowBits = (n) => (n >= 32 ? -1 : 2 ** n - 1) | 0
+function fieldPlan(shift, width) {
+  const lw = shift >= 32 ? 0 : Math.min(width, 32 - shift)
+  return { hs: Math.max(0, shift + lw - 32), hm: lowBits(width - lw), hmul: 2 ** lw, ls: shift < 32 ? shift : 0, lm: lowBits(lw) }
+}
+function makePlan(o) {
+  const n = (i) => Number(o[i])
+  const idBits = n(17)
+  return { hiLimit: idBits > 32 ? 2 ** (idBits - 32) : 1, loLimit: 2 ** Math.min(idBits, 32), unitMs: n(1), epochMs: n(0),
+    time: fieldPlan(n(11), n(12)), shard: fieldPlan(n(13), n(14)), sequence: fieldPlan(n(15), n(16)) }
+}
+const fieldOf = (f, hi, lo) => (((hi >>> f.hs) & f.hm) >>> 0) * f.hmul + (((lo >>> f.ls) & f.lm) >>> 0)
+
 function makeBackend(raw, memory) {
   // IDs given as text are parsed by the core: their bytes go into the module's scratch text
   // (at most 20 ASCII digits, so no encoder is needed, and anything longer or non-ASCII is
@@ -88,7 +153,8 @@ function makeBackend(raw, memory) {
   let out = null
   const view = () => {
     // A view dies when the memory grows: make a new one then.
-    if (out === null || out.buffer !== memory().buffer) out = new BigUint64Array(memory().buffer, raw.outPtr(), 12)
+    // 18 words: OUT_WORDS in src/raw.rs (layoutInfo's).
+    if (out === null || out.buffer !== memory().buffer) out = new BigUint64Array(memory().buffer, raw.outPtr(), 18)
     return out
   }
   // The error of a status: the core's kind, its number fields from OUT (as bigints), its
@@ -118,6 +184,16 @@ function makeBackend(raw, memory) {
     return [column(0), column(1), column(2)]
   }
   let decodeBuffer = null
+  // The fields of the ID in `halves` by `plan`, into the decode buffer.
+  const decodeHalves = (plan) => {
+    const hi = words[HI]
+    const lo = words[LO]
+    decodeBuffer[0] = fieldOf(plan.time, hi, lo) * plan.unitMs + plan.epochMs
+    decodeBuffer[1] = fieldOf(plan.shard, hi, lo)
+    decodeBuffer[2] = fieldOf(plan.sequence, hi, lo)
+  }
+  // Decode plans by layout handle, made by layoutInfo (every Layout calls it once).
+  const plans = []
   const encoder = new TextEncoder()
   const unsupported = () => {
     throw makeError('UNSUPPORTED', { reason: 'leases need lock files: use the Node addon (the WebAssembly module has no file system)' })
@@ -151,13 +227,28 @@ function makeBackend(raw, memory) {
     },
     layoutInfo(layout) {
       const o = check(raw.layoutInfo(layout))
+      plans[layout] = makePlan(o)
       return { epochMs: Number(o[0]), unitMs: Number(o[1]), timeBits: Number(o[2]), shardBits: Number(o[3]),
         sequenceBits: Number(o[4]), order: ORDERS[Number(o[5])], signed: o[6] === 1n,
         maxShard: Number(o[7]), maxSequence: Number(o[8]), maxId: o[9], expiresAtMs: Number(o[10]) }
     },
+    // A single ID is decoded here, by the core's plan for the layout: a call into the module
+    // costs more than the decode (issue 20). A bigint in 0..2^64 or 1 to 19 digits go straight
+    // to their halves; any other argument (a safe-integer number, 20 digits, or one to refuse)
+    // through the argument checks and the core's parser. An ID above the layout's largest is
+    // refused by the core (`validate_id`, which the core's decode begins with).
     decode(layout, id) {
-      const o = check(raw.decode(layout, u64(id, 'id', 'id')))
-      decodeBuffer[0] = Number(o[0]); decodeBuffer[1] = Number(o[1]); decodeBuffer[2] = Number(o[2])
+      const plan = plans[layout]
+      if (typeof id === 'bigint' ? id >= 0n && id < MAX && ((halves[0] = id), true)
+        : typeof id === 'string' && decimalHalves(id)) {
+        if (words[HI] < plan.hiLimit && words[LO] < plan.loLimit) return decodeHalves(plan)
+      }
+      // Any other argument (a safe-integer number, 20 digits, or one to refuse): the argument
+      // checks and the core's parser; an ID above the layout's largest: the core's INVALID_ID.
+      halves[0] = check(raw.idOp(layout, 0, u64(id, 'id', 'id')))[0]
+      // Unreachable: the core found the ID valid, and the plan's limits are the core's.
+      if (!(words[HI] < plan.hiLimit && words[LO] < plan.loLimit)) throw makeError('PANIC')
+      decodeHalves(plan)
     },
     decodeMany(layout, ids) {
       let typed

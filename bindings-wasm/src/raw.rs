@@ -21,7 +21,9 @@ use wasm_bindgen::prelude::*;
 use crate::Local;
 
 /// Results and error fields of the last call, read by `js/backend.js`.
-static OUT: Local<[u64; 12]> = Local(RefCell::new([0; 12]));
+static OUT: Local<[u64; OUT_WORDS]> = Local(RefCell::new([0; OUT_WORDS]));
+/// The most any call leaves in OUT: [`layout_info`]'s 18 words.
+const OUT_WORDS: usize = 18;
 static LAYOUTS: Local<Vec<Layout>> = Local(RefCell::new(Vec::new()));
 static GENERATORS: Local<Vec<Entry>> = Local(RefCell::new(Vec::new()));
 /// One state word per (ID space, shard), shared by every generator for it: the core's
@@ -147,7 +149,9 @@ pub fn layout_new(
 }
 
 /// A layout's fields and limits, in OUT: epoch, unit, time/shard/sequence bits, order (its
-/// index in `FieldOrder::ALL`), signed, max shard, max sequence, max ID, expiry.
+/// index in `FieldOrder::ALL`), signed, max shard, max sequence, max ID, expiry; then from
+/// OUT[11] where the fields lie (`shardid::js::field_positions`), with which `js/backend.js`
+/// decodes single IDs.
 #[wasm_bindgen(js_name = layoutInfo)]
 pub fn layout_info(index: u32) -> u32 {
     let Some(l) = layout(index) else {
@@ -170,22 +174,8 @@ pub fn layout_info(index: u32) -> u32 {
         l.max_id(),
         l.expires_at_ms(),
     ]);
+    OUT.0.borrow_mut()[11..].copy_from_slice(&shardid::js::field_positions(&l));
     0
-}
-
-/// Decodes `id`: timestamp ms, shard, sequence in OUT.
-#[wasm_bindgen]
-pub fn decode(index: u32, id: u64) -> u32 {
-    let Some(l) = layout(index) else {
-        return bad_handle();
-    };
-    match l.decode(id) {
-        Ok(p) => {
-            put(&[p.timestamp_ms, p.shard, p.sequence]);
-            0
-        }
-        Err(e) => fail(e),
-    }
 }
 
 /// The operations from an ID to a value: 0 validate, 1/2 scatter/gather decimal, 3/4

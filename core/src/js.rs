@@ -62,3 +62,27 @@ pub fn u64_from_number(value: f64) -> Result<u64, Problem> {
         Ok(value as u64)
     }
 }
+
+/// Where a layout's fields lie in its IDs, for JavaScript to decode single IDs itself: a call
+/// into the WebAssembly module costs more than a whole decode. `[time_shift, time_width,
+/// shard_shift, shard_width, sequence_shift, sequence_width, id_bits]`: each field is `width`
+/// bits from bit `shift`; a valid ID (at most [`Layout::max_id`]) has no bit at or above
+/// `id_bits`, and its timestamp is `time * unit_ms + epoch_ms`.
+///
+/// JS applies them to the ID's two 32-bit halves with its 32-bit operators (`BigInt`
+/// operators allocate); a JS layout's fields fit 53 bits ([`check_layout`]), so every field
+/// and timestamp is exact in a `number`. The JS suites test that decode against the core's,
+/// ID by ID.
+#[must_use]
+pub const fn field_positions(layout: &Layout) -> [u64; 7] {
+    let id_bits = layout.id_bits();
+    [
+        layout.time_shift() as u64,
+        (id_bits - layout.time_shift()) as u64,
+        layout.shard_shift() as u64,
+        layout.shard_bits() as u64,
+        layout.sequence_shift() as u64,
+        layout.sequence_bits() as u64,
+        id_bits as u64,
+    ]
+}

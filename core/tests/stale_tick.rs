@@ -44,12 +44,22 @@ fn a_stopped_ticker_dates_at_most_1023_ids() {
         let first_fresh = dated.iter().position(|&t| t + STALE_MS >= start);
         let result = if stale == 0 {
             // The scenario did not happen (the ticker was not stopped): not a pass.
-            Err(format!("no ID dated by the stopped ticker: {:?}", &dated[..3]))
+            Err(format!(
+                "no ID dated by the stopped ticker: {:?}",
+                &dated[..3]
+            ))
         } else if stale > 1023 {
-            Err(format!("{stale} IDs dated by the stopped ticker, at most 1023 expected"))
+            Err(format!(
+                "{stale} IDs dated by the stopped ticker, at most 1023 expected"
+            ))
         } else if first_fresh != Some(stale) {
-            Err(format!("stale IDs after fresh ones: first fresh at {first_fresh:?}, {stale} stale"))
-        } else if dated[stale..].iter().any(|&t| t + STALE_MS < start || t > end) {
+            Err(format!(
+                "stale IDs after fresh ones: first fresh at {first_fresh:?}, {stale} stale"
+            ))
+        } else if dated[stale..]
+            .iter()
+            .any(|&t| t + STALE_MS < start || t > end)
+        {
             Err("an ID after the check is not dated by the clock".to_owned())
         } else if !ids.windows(2).all(|w| w[0] < w[1]) {
             Err("IDs not increasing".to_owned())
