@@ -129,6 +129,22 @@ def test_an_exhausted_unit_is_waited_for_never_repeated(connect: Callable[[], Co
     assert now_ms(admin) - start >= 6000 // 4 - 200  # the clock had to move on
 
 
+def test_a_used_up_unit_is_waited_out_to_the_next_one(conn: Conn) -> None:
+    # One statement asking for twenty units' worth of Instagram IDs (1,024 a millisecond): each
+    # used-up unit is waited out to the very next one. pg_sleep() alone woke 2-3 ms later, so
+    # nearly every wait skipped units and one statement ran at a third of the layout's rate.
+    # A session descheduled for a millisecond can still skip one; most waits must not.
+    layout = shardid.Layout.INSTAGRAM
+    install(conn, layout, 5, "cap")
+    ids = [r[0] for r in conn.execute("SELECT cap.next_id() FROM generate_series(1, 20480)").fetchall()]
+    assert len(set(ids)) == 20480
+    assert all(a < b for a, b in zip(ids, ids[1:]))
+    units = sorted({layout.decode(i).timestamp_ms for i in ids})
+    steps = [b - a for a, b in zip(units, units[1:])]
+    assert len(units) >= 20
+    assert sum(step > 1 for step in steps) <= len(steps) // 2, steps
+
+
 def test_eight_sessions_racing_through_tiny_units_never_collide(connect: Callable[[], Conn]) -> None:
     # Four IDs per millisecond for eight sessions: nearly every call finds its unit's counter not
     # ready or used up, so the counters move to new units all the time while others call nextval().
