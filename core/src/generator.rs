@@ -87,7 +87,7 @@ fn claim_on<E>(
 /// causes a duplicate, which the state word alone rules out. The check bounds how many IDs a
 /// stopped ticker (a forked child without [`crate::after_fork`], a starved thread) can date
 /// by its old time: at most `TICK_CHECK_EVERY - 1`, after which the check repairs or replaces
-/// the ticker (`tests/fork.rs` stops one and counts). The schedule used to be the 1st, 2nd,
+/// the ticker (`core/tests/stale_tick.rs` stops one and counts). The schedule used to be the 1st, 2nd,
 /// 4th, ... ID after a unit's first: ten clock reads (~23 ns each here) in a burst of 1024
 /// IDs, 10 % of its cost, checks that came a few nanoseconds apart and found nothing new;
 /// and up to 2047 IDs between its last two.

@@ -2,6 +2,8 @@
 //! calls `after_fork()` (the bindings' at-fork hooks do) dates its IDs by the real clock and
 //! starts its own ticker. Its own test binary: `fork()`
 //! in a process with other test threads running is best avoided.
+mod child;
+
 use shardid::{Generator, Layout, now_ms};
 
 fn burst(g: &Generator) {
@@ -32,28 +34,12 @@ fn ticker_and_fork() {
     low_rate_ids_are_dated_by_the_clock(&g, 50).unwrap();
     burst(&g);
 
-    // SAFETY: the child only makes IDs, sleeps and exits; it does not return into the harness.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
+    child::in_child(|| {
         // What the bindings' at-fork hooks do: the child has no ticker thread.
         shardid::after_fork();
-        let result = low_rate_ids_are_dated_by_the_clock(&g, 50).and_then(|()| {
+        low_rate_ids_are_dated_by_the_clock(&g, 50).and_then(|()| {
             burst(&g); // a new ticker in the child
             low_rate_ids_are_dated_by_the_clock(&g, 50)
-        });
-        if let Err(e) = &result {
-            eprintln!("child: {e}");
-        }
-        let code = i32::from(result.is_err());
-        // SAFETY: leaves the child at once, without running the parent's atexit handlers.
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
-    assert_eq!(unsafe { libc::waitpid(pid, &raw mut status, 0) }, pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child failed: {status}"
-    );
+        })
+    });
 }

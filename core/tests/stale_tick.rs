@@ -9,6 +9,8 @@
 //!
 //! Its own test binary: `fork()` in a process with other test threads running is best
 //! avoided.
+mod child;
+
 use shardid::{Generator, Layout, now_ms};
 
 /// How far before the child's burst an ID must be dated to count as dated by the old tick.
@@ -27,10 +29,7 @@ fn a_stopped_ticker_dates_at_most_1023_ids() {
     // at 3073.
     while !(2100..2200).contains(&layout.decode(g.next_id().unwrap()).unwrap().sequence) {}
 
-    // SAFETY: the child only makes IDs, sleeps and exits; it does not return into the harness.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
+    child::in_child(|| {
         // No `after_fork()`: the child's ticker is the parent's last published time.
         std::thread::sleep(std::time::Duration::from_millis(4 * STALE_MS));
         let start = now_ms();
@@ -42,7 +41,7 @@ fn a_stopped_ticker_dates_at_most_1023_ids() {
             .collect();
         let stale = dated.iter().filter(|&&t| t + STALE_MS < start).count();
         let first_fresh = dated.iter().position(|&t| t + STALE_MS >= start);
-        let result = if stale == 0 {
+        if stale == 0 {
             // The scenario did not happen (the ticker was not stopped): not a pass.
             Err(format!(
                 "no ID dated by the stopped ticker: {:?}",
@@ -66,19 +65,6 @@ fn a_stopped_ticker_dates_at_most_1023_ids() {
         } else {
             eprintln!("child: {stale} IDs dated by the stopped ticker, then the clock's");
             Ok(())
-        };
-        if let Err(e) = &result {
-            eprintln!("child: {e}");
         }
-        let code = i32::from(result.is_err());
-        // SAFETY: leaves the child at once, without running the parent's atexit handlers.
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
-    assert_eq!(unsafe { libc::waitpid(pid, &raw mut status, 0) }, pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child failed: {status}"
-    );
+    });
 }
