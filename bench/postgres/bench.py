@@ -3,7 +3,9 @@
 - shardid's emitted ``insta5.next_id()`` (Instagram's layout, shard 5);
 - Instagram's published PL/pgSQL ``next_id()`` (``nextval() % 1024``), verbatim;
 - the same formula as an inlinable ``LANGUAGE sql`` function (fast, and it repeats IDs);
-- plain ``nextval()`` on a sequence, the floor.
+- a PL/pgSQL function whose body only returns ``nextval()``: the floor of any PL/pgSQL
+  function, which pays the language's per-call cost and nothing else;
+- plain ``nextval()`` on a sequence, the floor of every function here.
 
 Three measures: one statement making N IDs (``SELECT count(f()) FROM generate_series(1, N)``);
 one ID per transaction, timed inside the server (a procedure that calls ``f()`` and commits,
@@ -58,6 +60,12 @@ CREATE FUNCTION ig.next_id_sql() RETURNS bigint LANGUAGE sql AS $$
         | (5 << 10) | (nextval('ig.table_id_seq') % 1024)
 $$;
 CREATE SEQUENCE plain_seq;
+-- The floor of any PL/pgSQL function: the language's per-call cost around one nextval().
+CREATE FUNCTION plpgsql_nextval() RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN nextval('plain_seq');
+END
+$$;
 -- One ID per transaction, timed inside the server.
 CREATE PROCEDURE bench_per_transaction(call text, n int, INOUT us double precision) LANGUAGE plpgsql AS $$
 DECLARE
@@ -77,6 +85,7 @@ FUNCTIONS = {
     "shardid insta5.next_id()": "insta5.next_id()",
     "Instagram's next_id() (PL/pgSQL, as published)": "ig.next_id()",
     "Instagram's formula as LANGUAGE sql": "ig.next_id_sql()",
+    "PL/pgSQL returning nextval()": "plpgsql_nextval()",
     "plain nextval()": "nextval('plain_seq')",
 }
 BASELINE = "Instagram's next_id() (PL/pgSQL, as published)"
