@@ -20,14 +20,15 @@ if command -v rustup >/dev/null 2>&1; then
     done
     # Nightly, for Miri (its component and the std sources it rebuilds) and cargo-fuzz's
     # sanitizer builds: the checks of scripts/test.sh that only nightly runs.
-    rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+    toolchains=$(rustup toolchain list)
+    grep -q '^nightly' <<<"$toolchains" || rustup toolchain install nightly --profile minimal
     installed_nightly=$(rustup component list --toolchain nightly --installed)
     for component in miri rust-src; do
         grep -q "^$component" <<<"$installed_nightly" || rustup component add --toolchain nightly "$component"
     done
     # The declared MSRV (Cargo.toml's rust-version), which scripts/test.sh builds and tests with.
     msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' "$(dirname "$0")/../Cargo.toml")
-    rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
+    grep -q "^$msrv" <<<"$toolchains" || rustup toolchain install "$msrv" --profile minimal
     installed_targets=$(rustup target list --installed)
     for target in thumbv7em-none-eabihf wasm32-unknown-unknown; do
         grep -qx "$target" <<<"$installed_targets" || rustup target add "$target"
