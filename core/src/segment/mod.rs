@@ -22,6 +22,9 @@
 //!
 //! The hot path is lock-free: one load and one compare-and-swap of a state word holding the
 //! current segment's generation and position, like the time-sortable [`crate::Generator`].
+//! Each slot records the generation its segment is for, so a slot is the next segment only
+//! when it holds the next generation's: a flag cleared after the switch left a window in which
+//! a used-up segment still looked ready, and was handed out a second time.
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -120,9 +123,22 @@ pub enum FillError {
 }
 
 /// Bits of the state word holding the position in the current segment; the rest hold the
-/// generation, whose low bit is the current slot.
+/// generation (counting segments used, modulo 2^24), whose low bit is the current slot.
 const POSITION_BITS: u32 = 40;
 const POSITION_MASK: u64 = (1 << POSITION_BITS) - 1;
+const GENERATION_MASK: u64 = u64::MAX >> POSITION_BITS;
+/// A slot's generation before its first fill: no generation's.
+const NO_GENERATION: u64 = u64::MAX;
+
+/// The generation of a state word.
+const fn generation_of(state: u64) -> u64 {
+    state >> POSITION_BITS
+}
+
+/// The generation after `generation`.
+const fn after(generation: u64) -> u64 {
+    generation.wrapping_add(1) & GENERATION_MASK
+}
 
 #[derive(Debug)]
 struct Slot {
@@ -131,8 +147,11 @@ struct Slot {
     stride: AtomicU64,
     /// The position at which the next segment is fetched ([`SegmentAllocator::PREFETCH_AT`]).
     threshold: AtomicU64,
-    /// Filled and not yet used up: set by `fill`, cleared when the allocator moves off it.
-    ready: AtomicBool,
+    /// The generation this slot's segment is for, stored (`Release`) after the numbers above:
+    /// the slot is the next segment when this is the generation after the current one. Never
+    /// cleared, so there is no moment when a used-up segment looks ready: it holds an older
+    /// generation's number until it is filled again.
+    generation: AtomicU64,
 }
 
 impl Slot {
@@ -142,7 +161,7 @@ impl Slot {
             count: AtomicU64::new(0),
             stride: AtomicU64::new(1),
             threshold: AtomicU64::new(1),
-            ready: AtomicBool::new(false),
+            generation: AtomicU64::new(NO_GENERATION),
         }
     }
 }
@@ -196,6 +215,18 @@ impl SegmentAllocator {
         }
     }
 
+    /// The slot holding `generation`'s segment.
+    fn slot(&self, generation: u64) -> &Slot {
+        &self.slots[(generation & 1) as usize]
+    }
+
+    /// Whether the segment after the one of `state` has arrived (`Acquire`: its numbers are
+    /// visible once this says so).
+    fn next_ready(&self, state: u64) -> bool {
+        let next = after(generation_of(state));
+        self.slot(next).generation.load(Ordering::Acquire) == next
+    }
+
     /// The longest wait between two failed fetches.
     pub const MAX_BACKOFF_MS: u64 = 2_000;
 
@@ -209,7 +240,7 @@ impl SegmentAllocator {
     fn step(&self, want: u64) -> Step {
         let mut state = self.state.load(Ordering::Acquire);
         loop {
-            let slot = &self.slots[((state >> POSITION_BITS) & 1) as usize];
+            let slot = self.slot(generation_of(state));
             let position = state & POSITION_MASK;
             // The slot's numbers, read after the state and before the exchange: they were
             // published before the switch to this generation (which the state's load
@@ -243,22 +274,18 @@ impl SegmentAllocator {
                     }
                 }
             }
-            // The current segment is used up: move to the next, if it has arrived.
-            let next = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
-            if !next.ready.load(Ordering::Acquire) {
+            // The current segment is used up: move to the next, if it has arrived. The old
+            // slot is then free for the next fetch: it holds an older generation than the
+            // next one, which is all that marks it as not ready.
+            if !self.next_ready(state) {
                 return Step::Empty;
             }
-            let generation = (state >> POSITION_BITS).wrapping_add(1);
-            let moved = (generation << POSITION_BITS) & !POSITION_MASK;
+            let moved = after(generation_of(state)) << POSITION_BITS;
             match self
                 .state
                 .compare_exchange(state, moved, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => {
-                    // The old slot is free for the next fetch.
-                    slot.ready.store(false, Ordering::Release);
-                    return Step::Switched;
-                }
+                Ok(_) => return Step::Switched,
                 Err(now) => state = now,
             }
         }
@@ -267,21 +294,34 @@ impl SegmentAllocator {
     /// The fetch to make now, if none is due or under way and the next segment is missing.
     /// The clock is read only then.
     fn due(&self, now: &impl Fn() -> u64) -> Option<Fetch> {
-        let state = self.state.load(Ordering::Acquire);
-        let next = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
-        if next.ready.load(Ordering::Acquire) || self.fetching.load(Ordering::Relaxed) {
+        if self.next_ready(self.state.load(Ordering::Acquire))
+            || self.fetching.load(Ordering::Relaxed)
+        {
             return None;
         }
         let now_ms = now();
         if now_ms < self.retry_at_ms.load(Ordering::Relaxed) {
             return None;
         }
-        self.fetching
+        if self
+            .fetching
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .ok()
-            .map(|_| Fetch {
-                size: self.next_size(now_ms),
-            })
+            .is_err()
+        {
+            return None;
+        }
+        // Checked again now that this caller owns the fetch: another fetch may have filled
+        // the next segment between the first check and the exchange, and a second fill would
+        // overwrite it (while threads may already be taking from it). With the fetch owned,
+        // nothing else fills, so the state cannot move past a missing next segment until
+        // this fetch's fill.
+        if self.next_ready(self.state.load(Ordering::Acquire)) {
+            self.fetching.store(false, Ordering::Release);
+            return None;
+        }
+        Some(Fetch {
+            size: self.next_size(now_ms),
+        })
     }
 
     /// The size of the next segment by the policy: 0 (the database's remembered size) for the
@@ -401,14 +441,16 @@ impl SegmentAllocator {
         {
             return Err(FillError::Invalid);
         }
-        let state = self.state.load(Ordering::Acquire);
-        let next = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
+        // The state stays in this generation until the slot below is marked: the state only
+        // moves to a next segment that has arrived, and this fetch is the only one.
+        let generation = after(generation_of(self.state.load(Ordering::Acquire)));
+        let next = self.slot(generation);
         next.first.store(segment.first, Ordering::Relaxed);
         next.count.store(segment.count, Ordering::Relaxed);
         next.stride.store(segment.stride, Ordering::Relaxed);
         let threshold = (segment.count * Self::PREFETCH_AT).div_ceil(1000).max(1);
         next.threshold.store(threshold, Ordering::Relaxed);
-        next.ready.store(true, Ordering::Release);
+        next.generation.store(generation, Ordering::Release);
         self.last_size.store(segment.count, Ordering::Relaxed);
         self.last_fill_ms.store(now_ms, Ordering::Relaxed);
         self.failures.store(0, Ordering::Relaxed);
@@ -448,7 +490,7 @@ impl SegmentAllocator {
         self.state.store(0, Ordering::Relaxed);
         for slot in &self.slots {
             slot.count.store(0, Ordering::Relaxed);
-            slot.ready.store(false, Ordering::Relaxed);
+            slot.generation.store(NO_GENERATION, Ordering::Relaxed);
         }
         self.fetching.store(false, Ordering::Relaxed);
         self.last_size.store(0, Ordering::Relaxed);
@@ -471,13 +513,11 @@ impl SegmentAllocator {
     /// Call it when no other thread takes IDs any more.
     pub fn unused(&self) -> Option<Unused> {
         let state = self.state.load(Ordering::Acquire);
-        let current = self.segment_of(state >> POSITION_BITS);
+        let current = self.segment_of(generation_of(state));
         let position = (state & POSITION_MASK).min(current.count);
-        let next_slot = &self.slots[(((state >> POSITION_BITS) + 1) & 1) as usize];
-        let next = next_slot
-            .ready
-            .load(Ordering::Acquire)
-            .then(|| self.segment_of((state >> POSITION_BITS) + 1));
+        let next = self
+            .next_ready(state)
+            .then(|| self.segment_of(after(generation_of(state))));
         let rest = current.count - position;
         let rest_first = current.first + position * current.stride;
         match next {
@@ -509,7 +549,7 @@ impl SegmentAllocator {
     }
 
     fn segment_of(&self, generation: u64) -> Segment {
-        let slot = &self.slots[(generation & 1) as usize];
+        let slot = self.slot(generation);
         Segment {
             first: slot.first.load(Ordering::Relaxed),
             count: slot.count.load(Ordering::Relaxed),
