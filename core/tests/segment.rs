@@ -318,3 +318,32 @@ fn tiny_segments_under_preemption_never_repeat_an_id() {
     assert_eq!(repeated, 0, "IDs handed out twice");
     assert_eq!(all.len(), THREADS * EACH);
 }
+
+/// A fetch made and filled by another caller while this one is deciding to fetch (here inside
+/// its clock read, between its first look at the next segment and taking the fetch): this
+/// caller must not fetch too, or its fill would overwrite the segment that just arrived.
+#[test]
+fn a_fetch_that_lands_while_another_caller_decides_is_not_made_twice() {
+    let a = SegmentAllocator::new(SizePolicy::new().bounds(10, 10));
+    assert_eq!(a.next_id(0), Err(Empty::Fetch(Fetch { size: 0 })));
+    a.fill(seg(1, 10), 0).unwrap();
+    let other_fetched = std::cell::Cell::new(false);
+    // The first ID reaches the prefetch threshold: the call looks for a fetch to make.
+    let got = a.next_id_with(|| {
+        if let Some(fetch) = a.prime(0) {
+            other_fetched.set(true);
+            assert_eq!(fetch, Fetch { size: 10 });
+            a.fill(seg(11, 10), 0).unwrap();
+        }
+        0
+    });
+    assert!(
+        other_fetched.get(),
+        "the other caller's fetch ran inside the decision"
+    );
+    assert_eq!(got, Ok((1, None)));
+    assert!(!a.fetching());
+    // The segment that arrived is used, whole, after the current one.
+    let rest: Vec<u64> = (0..19).map(|_| a.next_id(0).unwrap().0).collect();
+    assert_eq!(rest, (2..=20).collect::<Vec<_>>());
+}
