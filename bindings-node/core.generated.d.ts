@@ -33,7 +33,7 @@ export type ErrorCode =
   | 'LEASE_FILE'
   /** An argument with no error kind of its own has the wrong value or shape. */
   | 'INVALID_ARGUMENT'
-  /** A lease's hold on its shard was lost (its database session ended): it makes no ID above */
+  /** A lease's hold on its shard was lost (taken over, expired, released, or its database */
   | 'LEASE_LOST'
   /** A generator made before `fork()` was used in the child, which would repeat the parent's IDs. */
   | 'FORKED_GENERATOR'
@@ -47,6 +47,10 @@ export type ErrorCode =
   | 'UNKNOWN_TOPIC'
   /** Dictionary: the topic was dropped: its strings stay readable, it assigns no new IDs, and */
   | 'TOPIC_DROPPED'
+  /** A statement of shardid's failed in the database, or could not reach it. */
+  | 'DATABASE'
+  /** A session lease shares its server session with another connection (a transaction pooler). */
+  | 'SESSION_POOLED'
 
 /** The fields each kind of error carries (numbers as `bigint`). */
 export interface ErrorFields {
@@ -72,6 +76,8 @@ export interface ErrorFields {
   UNKNOWN_TAG: { readonly tag: string }
   UNKNOWN_TOPIC: { readonly topic: string }
   TOPIC_DROPPED: { readonly topic: string }
+  DATABASE: { readonly reason: string }
+  SESSION_POOLED: { readonly reason: string }
 }
 
 /** The presets' names: `Layout.INSTAGRAM`, ... */

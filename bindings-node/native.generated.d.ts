@@ -29,31 +29,60 @@ export declare class DictCache {
   completeValues(ids: Array<bigint>, values: Array<string | undefined | null>, misses: Array<string>, answers: Array<string | undefined | null>): Array<string | undefined | null>
 }
 
-/** See the module docs. */
-export declare class PostgresLeaseProtocol {
-  /** Takes the first free shard of `first..end` on `table` for the layout at `layout_index`. */
-  constructor(layoutIndex: number, table: string, first: unknown, end: unknown, holder: string)
+/**
+ * The core's lease protocol (`shardid::sql::LeaseProtocol`), for `postgres.js` to run with
+ * `pg`: `next()` says what to do, `feed()` / `fail()` what the database answered. The steps,
+ * statements and parameters are the core's; the driver only executes them.
+ */
+export declare class LeaseProtocol {
   /**
-   * The statement to execute next, or `null` once the lease is taken (see `taken`); throws
-   * `NO_FREE_SHARD` when every shard is held.
+   * Takes the first free shard of `first..end` on `table` for the layout at `layout_index`,
+   * with a lease of `kind` (`'expiring'` with `ttl_ms`, or `'session'`).
    */
-  next(): LeaseStatement | null
-  /** Feeds the first column of the first row the last statement returned (`null`: no row). */
-  feed(value?: unknown | undefined | null): void
-  /** The lease once taken, else `null`. */
-  get taken(): LeaseTaken | null
+  constructor(kind: string, ttlMs: unknown, layoutIndex: number, table: string, first: unknown, end: unknown, holder: string)
+  /** What to do next; throws `NO_FREE_SHARD` when every shard is held. */
+  next(): LeaseStep
   /**
-   * The statement that records a ceiling of `units` for `shard`, only while this session
-   * holds its lock (one row updated; none: the lease is lost).
+   * Feeds the first row the last statement returned (`null`: no row), as `pg` returns it
+   * with `rowMode: 'array'` (integers may come as strings).
+   */
+  feed(row?: Array<unknown> | undefined | null): void
+  /** The last statement failed with this SQLSTATE (`null`: the error had none). */
+  fail(code?: string | undefined | null): void
+  /** `'expiring'` or `'session'`. */
+  get kind(): string
+  /**
+   * The statement that renews an expiring lease (a row back: still held); `null` for a
+   * session lease.
+   */
+  renew(shard: unknown): LeaseStatement | null
+  /**
+   * The statement that records a ceiling of `units` for `shard` while the lease is held (a
+   * row back; none: the lease is lost).
    */
   record(shard: unknown, units: unknown): LeaseStatement
+  /** The statement that frees `shard` at once. */
+  release(shard: unknown): LeaseStatement
 }
 
-/** Tells the generator that `units` is now recorded. */
-export declare function ceilingConfirm(index: number, units: unknown): void
+/**
+ * Tells the generator that `units` is now recorded, by a write sent at `sent_at` (which
+ * renews an expiring lease).
+ */
+export declare function ceilingConfirm(index: number, units: unknown, sentAt?: unknown | undefined | null): void
 
-/** A generator for `shard` above the `recorded` ceiling (0: none); returns its index. */
-export declare function ceilingNew(layoutIndex: number, shard: unknown, recorded: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): number
+/** A renewal failed (the database did not answer): retry sooner. */
+export declare function ceilingFailed(index: number): void
+
+/** Whether the lease is held now (a session lease: always, until revoked). */
+export declare function ceilingHolds(index: number): boolean
+
+/**
+ * A generator for `shard` above the `recorded` ceiling (0: none); for an expiring lease,
+ * `ttl_ms` and `sent_at` (when its claim was sent, by `leaseNow()`) make its hold. Returns
+ * its index.
+ */
+export declare function ceilingNew(layoutIndex: number, shard: unknown, recorded: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null, ttlMs?: unknown | undefined | null, sentAt?: unknown | undefined | null): number
 
 /** One ID now; `CEILING_PENDING` when a new ceiling must be recorded first. */
 export declare function ceilingNextId(index: number): bigint
@@ -64,8 +93,30 @@ export declare function ceilingNextIdAt(index: number, now: unknown): bigint
 /** `n` IDs now. */
 export declare function ceilingNextIds(index: number, n: unknown): BigUint64Array
 
+/** A renewal sent at `sent_at` returned its row. */
+export declare function ceilingRenewed(index: number, sentAt: unknown): void
+
+/** Stops the generator for good (the lease is lost or closed). */
+export declare function ceilingRevoke(index: number): void
+
+/**
+ * The sending time of a renewal or ceiling write about to be sent, or `null` when the lease
+ * is no longer held (lost for good).
+ */
+export declare function ceilingSending(index: number): number | null
+
+/** Milliseconds until the heartbeat's next renewal, or `null` once the lease is lost. */
+export declare function ceilingWait(index: number): number | null
+
 /** The ceiling the generator is waiting for (after a `CEILING_PENDING` error). */
 export declare function ceilingWanted(index: number): bigint
+
+/**
+ * Records the server session of a new session lease; throws `SESSION_POOLED` when another
+ * session lease of this process holds a lock on it (a pooler is in front). Returns an index
+ * for `releaseBackend`.
+ */
+export declare function claimBackend(identity: string): number
 
 /** What a run of the command line printed, and its exit status. */
 export interface CliOutput {
@@ -180,26 +231,33 @@ export declare function leaseNextIds(index: number, n: unknown): BigUint64Array
 /** One ID now, as a decimal string. */
 export declare function leaseNextIdString(index: number): string
 
+/**
+ * The monotonic clock leases count with, in milliseconds (since the process's first use: far
+ * below 2^53).
+ */
+export declare function leaseNow(): number
+
 /** The shard the lease holds. */
 export declare function leaseShard(index: number): number
 
-/**
- * A statement to execute: its text (`$n` placeholders), its parameters as text, and the
- * SQLSTATEs that are not errors for it.
- */
+/** A statement to execute: its text (`$n` placeholders) and its parameters as text. */
 export interface LeaseStatement {
   text: string
   values: Array<string>
-  tolerate: Array<string>
 }
 
 /**
- * The lease once taken: the shard, and the ceiling its last holder recorded (a decimal
- * string), if any.
+ * What to do next: `action` is `'run'` (run `text` with `values`), `'taken'` (the lease is
+ * taken: `shard`, `recorded` — the last holder's ceiling as a decimal string, if any — and,
+ * for a session lease, `backend`), or `'raise'` (throw the error just fed, as it is).
  */
-export interface LeaseTaken {
-  shard: number
+export interface LeaseStep {
+  action: string
+  text?: string
+  values?: Array<string>
+  shard?: number
   recorded?: string
+  backend?: string
 }
 
 /** The largest ID of the time unit holding `timestamp`. */
@@ -256,6 +314,9 @@ export declare function postgresDdl(layoutIndex: number, shard: unknown, schema:
 
 /** The presets' names, in the core's order (`Layout.INSTAGRAM`, ...). */
 export declare function presetNames(): Array<string>
+
+/** Forgets a session lease's server session (the lease is closed). */
+export declare function releaseBackend(index: number): void
 
 /** The bit-level scatter. */
 export declare function scatterBits(layoutIndex: number, id: unknown): bigint

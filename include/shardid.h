@@ -144,6 +144,15 @@ enum shardid_status
    * Dictionary: the topic was dropped and assigns no new IDs. Not returned by the C API.
    */
   SHARDID_ERR_TOPIC_DROPPED = 111,
+  /**
+   * A statement failed in the database, or could not reach it. Not returned by the C API.
+   */
+  SHARDID_ERR_DATABASE = 112,
+  /**
+   * A session lease shares its server session with another connection (a transaction
+   * pooler). Not returned by the C API.
+   */
+  SHARDID_ERR_SESSION_POOLED = 113,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -63,6 +63,11 @@ pub enum shardid_status {
     SHARDID_ERR_UNKNOWN_TOPIC = 110,
     /// Dictionary: the topic was dropped and assigns no new IDs. Not returned by the C API.
     SHARDID_ERR_TOPIC_DROPPED = 111,
+    /// A statement failed in the database, or could not reach it. Not returned by the C API.
+    SHARDID_ERR_DATABASE = 112,
+    /// A session lease shares its server session with another connection (a transaction
+    /// pooler). Not returned by the C API.
+    SHARDID_ERR_SESSION_POOLED = 113,
 }
 
 use shardid::ErrorKind;
@@ -70,7 +75,7 @@ use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
 
 /// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
 /// (checked at compile time below), so the C enum cannot drift from the core's table.
-const STATUSES: [(shardid_status, ErrorKind); 22] = {
+const STATUSES: [(shardid_status, ErrorKind); 24] = {
     #[allow(clippy::enum_glob_use)] // a table of every variant
     use shardid_status::*;
     [
@@ -114,6 +119,8 @@ const STATUSES: [(shardid_status, ErrorKind); 22] = {
         (SHARDID_ERR_UNKNOWN_TAG, ErrorKind::UnknownTag),
         (SHARDID_ERR_UNKNOWN_TOPIC, ErrorKind::UnknownTopic),
         (SHARDID_ERR_TOPIC_DROPPED, ErrorKind::TopicDropped),
+        (SHARDID_ERR_DATABASE, ErrorKind::Database),
+        (SHARDID_ERR_SESSION_POOLED, ErrorKind::SessionPooled),
     ]
 };
 

@@ -8,7 +8,9 @@ use napi_derive::napi;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
+use shardid::lease::{
+    BackendClaim, CeilingGenerator, CeilingStore, Hold, LeaseError, LeasedGenerator,
+};
 
 use crate::args::{Arg, ids_for, options_arg, u64_arg};
 use crate::errors::{Class, Field, core_error, guard, invalid_argument, throw, throw_kind};
@@ -46,6 +48,11 @@ fn lease_error(env: &Env, e: LeaseError) -> napi::Error {
         LeaseError::Lost { shard } => {
             throw_kind(env, ErrorKind::LeaseLost, &[("shard", Field::Int(shard))])
         }
+        LeaseError::SessionPooled { reason } => throw_kind(
+            env,
+            ErrorKind::SessionPooled,
+            &[("reason", Field::Text(&reason))],
+        ),
         LeaseError::EmptyShards { shards } => {
             let reason = shardid::lease::empty_shards(&shards).to_string();
             crate::errors::invalid_argument(env, crate::errors::Class::Range, "shards", &reason)
@@ -186,10 +193,12 @@ impl CeilingStore for RecordedStore {
     }
 }
 
-/// A generator above a ceiling recorded in a database (`shardid/postgres`).
+/// A generator above a ceiling recorded in a database (`shardid/postgres`), with an expiring
+/// lease's hold.
 pub(crate) struct CeilingEntry {
     generator: CeilingGenerator,
     recorded: Arc<Recorded>,
+    hold: Option<Arc<Hold>>,
 }
 
 impl PartialEq for CeilingEntry {
@@ -215,8 +224,11 @@ fn ceiling_error(env: &Env, e: LeaseError) -> napi::Error {
     }
 }
 
-/// A generator for `shard` above the `recorded` ceiling (0: none); returns its index.
+/// A generator for `shard` above the `recorded` ceiling (0: none); for an expiring lease,
+/// `ttl_ms` and `sent_at` (when its claim was sent, by `leaseNow()`) make its hold. Returns
+/// its index.
 #[napi]
+#[allow(clippy::too_many_arguments)]
 pub fn ceiling_new(
     env: &Env,
     layout_index: u32,
@@ -224,6 +236,8 @@ pub fn ceiling_new(
     recorded: Unknown<'_>,
     backwards_tolerance_ms: Option<Unknown<'_>>,
     max_borrow_units: Option<Unknown<'_>>,
+    ttl_ms: Option<Unknown<'_>>,
+    sent_at: Option<Unknown<'_>>,
 ) -> Result<u32> {
     guard(env, || {
         let layout = layout(env, layout_index)?;
@@ -233,7 +247,7 @@ pub fn ceiling_new(
         let recorded = Arc::new(Recorded::default());
         recorded.confirmed.store(recorded_units, Ordering::Release);
         let start = (recorded_units > 0).then_some(recorded_units);
-        let generator = CeilingGenerator::new(
+        let mut generator = CeilingGenerator::new(
             layout,
             shard,
             options,
@@ -241,10 +255,21 @@ pub fn ceiling_new(
             Box::new(RecordedStore(recorded.clone())),
         )
         .map_err(|e| core_error(env, e))?;
+        let hold = match (ttl_ms, sent_at) {
+            (Some(ttl), Some(sent)) if !is_nullish(env, &ttl) => {
+                let ttl = u64_arg(env, &ttl, "ttlMs", Arg::Other)?;
+                let sent = u64_arg(env, &sent, "sentAt", Arg::Other)?;
+                let hold = Arc::new(Hold::new(ttl, sent));
+                generator = generator.with_hold(Arc::clone(&hold));
+                Some(hold)
+            }
+            _ => None,
+        };
         CEILINGS
             .index_of(CeilingEntry {
                 generator,
                 recorded,
+                hold,
             })
             .ok_or_else(|| {
                 invalid_argument(
@@ -268,15 +293,143 @@ pub fn ceiling_wanted(env: &Env, index: u32) -> Result<u64> {
     })
 }
 
-/// Tells the generator that `units` is now recorded.
+/// Tells the generator that `units` is now recorded, by a write sent at `sent_at` (which
+/// renews an expiring lease).
 #[napi]
-pub fn ceiling_confirm(env: &Env, index: u32, units: Unknown<'_>) -> Result<()> {
+pub fn ceiling_confirm(
+    env: &Env,
+    index: u32,
+    units: Unknown<'_>,
+    sent_at: Option<Unknown<'_>>,
+) -> Result<()> {
     guard(env, || {
         let units = u64_arg(env, &units, "units", Arg::Other)?;
-        ceiling_entry(env, index)?
-            .recorded
-            .confirmed
-            .fetch_max(units, Ordering::AcqRel);
+        let entry = ceiling_entry(env, index)?;
+        if let (Some(hold), Some(sent)) = (&entry.hold, sent_at) {
+            hold.renewed(u64_arg(env, &sent, "sentAt", Arg::Other)?);
+        }
+        entry.recorded.confirmed.fetch_max(units, Ordering::AcqRel);
+        Ok(())
+    })
+}
+
+fn is_nullish(env: &Env, value: &Unknown<'_>) -> bool {
+    matches!(
+        crate::args::type_of(env, napi::JsValue::raw(value)),
+        napi::ValueType::Undefined | napi::ValueType::Null
+    )
+}
+
+/// The monotonic clock leases count with, in milliseconds (since the process's first use: far
+/// below 2^53).
+#[napi]
+#[allow(clippy::cast_precision_loss)]
+pub fn lease_now(env: &Env) -> Result<f64> {
+    guard(env, || Ok(shardid::lease::monotonic_ms() as f64))
+}
+
+fn hold_of(env: &Env, index: u32) -> Result<&'static Arc<Hold>> {
+    ceiling_entry(env, index)?
+        .hold
+        .as_ref()
+        .ok_or_else(|| invalid_argument(env, Class::Type, "lease", "is not an expiring lease"))
+}
+
+/// The sending time of a renewal or ceiling write about to be sent, or `null` when the lease
+/// is no longer held (lost for good).
+#[napi]
+#[allow(clippy::cast_precision_loss)]
+pub fn ceiling_sending(env: &Env, index: u32) -> Result<Option<f64>> {
+    guard(env, || {
+        Ok(hold_of(env, index)?.sending().map(|ms| ms as f64))
+    })
+}
+
+/// A renewal sent at `sent_at` returned its row.
+#[napi]
+pub fn ceiling_renewed(env: &Env, index: u32, sent_at: Unknown<'_>) -> Result<()> {
+    guard(env, || {
+        let sent = u64_arg(env, &sent_at, "sentAt", Arg::Other)?;
+        hold_of(env, index)?.renewed(sent);
+        Ok(())
+    })
+}
+
+/// A renewal failed (the database did not answer): retry sooner.
+#[napi]
+pub fn ceiling_failed(env: &Env, index: u32) -> Result<()> {
+    guard(env, || {
+        hold_of(env, index)?.failed();
+        Ok(())
+    })
+}
+
+/// Milliseconds until the heartbeat's next renewal, or `null` once the lease is lost.
+#[napi]
+#[allow(clippy::cast_precision_loss)]
+pub fn ceiling_wait(env: &Env, index: u32) -> Result<Option<f64>> {
+    guard(env, || {
+        Ok(hold_of(env, index)?.wait_ms().map(|ms| ms as f64))
+    })
+}
+
+/// Whether the lease is held now (a session lease: always, until revoked).
+#[napi]
+pub fn ceiling_holds(env: &Env, index: u32) -> Result<bool> {
+    guard(env, || {
+        Ok(ceiling_entry(env, index)?
+            .hold
+            .as_ref()
+            .is_none_or(|hold| hold.holds()))
+    })
+}
+
+/// Stops the generator for good (the lease is lost or closed).
+#[napi]
+pub fn ceiling_revoke(env: &Env, index: u32) -> Result<()> {
+    guard(env, || {
+        ceiling_entry(env, index)?.generator.revoke();
+        Ok(())
+    })
+}
+
+/// A session lease's server session, recorded process-wide (see `shardid::lease::claim_backend`).
+pub(crate) struct ClaimEntry(std::sync::Mutex<Option<BackendClaim>>);
+
+impl PartialEq for ClaimEntry {
+    fn eq(&self, _: &Self) -> bool {
+        false
+    }
+}
+
+static CLAIMS: Slots<ClaimEntry> = Slots::new();
+
+/// Records the server session of a new session lease; throws `SESSION_POOLED` when another
+/// session lease of this process holds a lock on it (a pooler is in front). Returns an index
+/// for `releaseBackend`.
+#[napi]
+pub fn claim_backend(env: &Env, identity: String) -> Result<u32> {
+    guard(env, || {
+        let claim = shardid::lease::claim_backend(&identity).map_err(|e| lease_error(env, e))?;
+        CLAIMS
+            .index_of(ClaimEntry(std::sync::Mutex::new(Some(claim))))
+            .ok_or_else(|| invalid_argument(env, Class::Range, "lease", "is one too many"))
+    })
+}
+
+/// Forgets a session lease's server session (the lease is closed).
+#[napi]
+pub fn release_backend(env: &Env, index: u32) -> Result<()> {
+    guard(env, || {
+        if let Some(entry) = CLAIMS.get(index) {
+            drop(
+                entry
+                    .0
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take(),
+            );
+        }
         Ok(())
     })
 }

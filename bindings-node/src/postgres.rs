@@ -1,39 +1,42 @@
-//! The core's protocol for taking a PostgreSQL shard lease (`shardid::sql::Acquire`), for
-//! `postgres.js` to run with `pg`: `next()` gives the statement to execute (or `null` once the
-//! lease is taken), `feed()` the first column of its first row. The steps, statements and
-//! parameters are the core's; the driver only executes them.
+//! The core's lease protocol (`shardid::sql::LeaseProtocol`), for `postgres.js` to run with
+//! `pg`, and the PostgreSQL DDL of `next_id()`.
 
 use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{Env, Result, ValueType};
 use napi_derive::napi;
 use shardid::args::Arg;
-use shardid::sql::{EmptyShards, Fed, LeaseDriver, Next, Placeholders, SqlError, Value};
+use shardid::sql::{Answer, Cell, EmptyShards, LeaseKind, Next, Placeholders, SqlError, Value};
 
 use crate::args::{type_of, u64_arg};
 use crate::errors::{Class, Field, guard, invalid_argument, throw_kind};
 use crate::layout::layout;
 
-/// A statement to execute: its text (`$n` placeholders), its parameters as text, and the
-/// SQLSTATEs that are not errors for it.
+/// A statement to execute: its text (`$n` placeholders) and its parameters as text.
 #[napi(object)]
 pub struct LeaseStatement {
     pub text: String,
     pub values: Vec<String>,
-    pub tolerate: Vec<String>,
 }
 
-/// The lease once taken: the shard, and the ceiling its last holder recorded (a decimal
-/// string), if any.
+/// What to do next: `action` is `'run'` (run `text` with `values`), `'taken'` (the lease is
+/// taken: `shard`, `recorded` — the last holder's ceiling as a decimal string, if any — and,
+/// for a session lease, `backend`), or `'raise'` (throw the error just fed, as it is).
 #[napi(object)]
-pub struct LeaseTaken {
-    pub shard: u32,
+pub struct LeaseStep {
+    pub action: String,
+    pub text: Option<String>,
+    pub values: Option<Vec<String>>,
+    pub shard: Option<u32>,
     pub recorded: Option<String>,
+    pub backend: Option<String>,
 }
 
-/// See the module docs.
+/// The core's lease protocol (`shardid::sql::LeaseProtocol`), for `postgres.js` to run with
+/// `pg`: `next()` says what to do, `feed()` / `fail()` what the database answered. The steps,
+/// statements and parameters are the core's; the driver only executes them.
 #[napi]
-pub struct PostgresLeaseProtocol {
-    driver: LeaseDriver,
+pub struct LeaseProtocol {
+    protocol: shardid::sql::LeaseProtocol,
 }
 
 /// `INVALID_ARGUMENT` for a table name or a range of shards the core refused.
@@ -54,7 +57,7 @@ fn table_error(env: &Env, e: &SqlError) -> napi::Error {
     )
 }
 
-fn statement(sql: String, values: &[Value<'_>], tolerate: &[&str]) -> LeaseStatement {
+fn statement(sql: String, values: &[Value<'_>]) -> LeaseStatement {
     LeaseStatement {
         text: sql,
         values: values
@@ -64,16 +67,38 @@ fn statement(sql: String, values: &[Value<'_>], tolerate: &[&str]) -> LeaseState
                 Value::Int(n) => n.to_string(),
             })
             .collect(),
-        tolerate: tolerate.iter().map(|s| (*s).to_owned()).collect(),
     }
 }
 
+/// A step with only its action set.
+fn step(action: &str) -> LeaseStep {
+    LeaseStep {
+        action: action.into(),
+        text: None,
+        values: None,
+        shard: None,
+        recorded: None,
+        backend: None,
+    }
+}
+
+/// A column as the core reads it.
+enum Column {
+    Null,
+    Bool(bool),
+    Text(String),
+}
+
 #[napi]
-impl PostgresLeaseProtocol {
-    /// Takes the first free shard of `first..end` on `table` for the layout at `layout_index`.
+impl LeaseProtocol {
+    /// Takes the first free shard of `first..end` on `table` for the layout at `layout_index`,
+    /// with a lease of `kind` (`'expiring'` with `ttl_ms`, or `'session'`).
     #[napi(constructor)]
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         env: &Env,
+        kind: String,
+        ttl_ms: Unknown<'_>,
         layout_index: u32,
         table: String,
         first: Unknown<'_>,
@@ -82,26 +107,54 @@ impl PostgresLeaseProtocol {
     ) -> Result<Self> {
         guard(env, || {
             let layout = layout(env, layout_index)?;
+            let ttl_ms = u64_arg(env, &ttl_ms, "ttlMs", Arg::Other)?;
+            let kind = LeaseKind::parse(&kind, ttl_ms).map_err(|e| {
+                let argument = match e.argument() {
+                    "ttl_ms" => "ttlMs",
+                    other => other,
+                };
+                invalid_argument(env, Class::Range, argument, &e.to_string())
+            })?;
             let first = u64_arg(env, &first, "shards[0]", Arg::Shard)?;
             let end = u64_arg(env, &end, "shards[1]", Arg::Other)?;
-            let driver =
-                LeaseDriver::new(layout, &table, Placeholders::Numbered, first, end, &holder)
-                    .map_err(|e| table_error(env, &e))?;
-            Ok(Self { driver })
+            let protocol = shardid::sql::LeaseProtocol::new(
+                kind,
+                layout,
+                &table,
+                Placeholders::Numbered,
+                first,
+                end,
+                &holder,
+                &shardid::lease::new_token(),
+            )
+            .map_err(|e| table_error(env, &e))?;
+            Ok(Self { protocol })
         })
     }
 
-    /// The statement to execute next, or `null` once the lease is taken (see `taken`); throws
-    /// `NO_FREE_SHARD` when every shard is held.
+    /// What to do next; throws `NO_FREE_SHARD` when every shard is held.
     #[napi]
-    pub fn next(&self, env: &Env) -> Result<Option<LeaseStatement>> {
-        guard(env, || match self.driver.next() {
-            Next::Run {
-                sql,
-                params,
-                tolerate,
-            } => Ok(Some(statement(sql, &params, tolerate))),
-            Next::Taken { .. } => Ok(None),
+    pub fn next(&self, env: &Env) -> Result<LeaseStep> {
+        guard(env, || match self.protocol.next() {
+            Next::Run { sql, params } => {
+                let run = statement(sql, &params);
+                Ok(LeaseStep {
+                    text: Some(run.text),
+                    values: Some(run.values),
+                    ..step("run")
+                })
+            }
+            Next::Taken {
+                shard,
+                recorded,
+                backend,
+            } => Ok(LeaseStep {
+                // Shards of a layout the JS side accepts fit a u32.
+                shard: Some(u32::try_from(shard).unwrap_or(u32::MAX)),
+                recorded: recorded.map(|units| units.to_string()),
+                backend: backend.map(str::to_owned),
+                ..step("taken")
+            }),
             Next::NoFreeShard {
                 first,
                 end,
@@ -115,44 +168,83 @@ impl PostgresLeaseProtocol {
                     ("held_in", Field::Text(&held_in)),
                 ],
             )),
+            Next::Raise => Ok(step("raise")),
         })
     }
 
-    /// Feeds the first column of the first row the last statement returned (`null`: no row).
+    /// Feeds the first row the last statement returned (`null`: no row), as `pg` returns it
+    /// with `rowMode: 'array'` (integers may come as strings).
     #[napi]
-    pub fn feed(&mut self, env: &Env, value: Option<Unknown<'_>>) -> Result<()> {
+    pub fn feed(&mut self, env: &Env, row: Option<Vec<Unknown<'_>>>) -> Result<()> {
         guard(env, || {
-            let fed = match value {
-                None => Fed::Nothing,
-                Some(v) => match type_of(env, v.raw()) {
-                    ValueType::Undefined | ValueType::Null => Fed::Nothing,
-                    // SAFETY: `v` is a boolean of this env.
-                    ValueType::Boolean => Fed::Bool(unsafe { v.cast::<bool>() }?),
-                    // int8 columns arrive as decimal strings from `pg`.
-                    _ => Fed::Int(u64_arg(env, &v, "value", Arg::Id)?),
-                },
+            let Some(row) = row else {
+                self.protocol.feed(Answer::NoRow);
+                return Ok(());
             };
-            self.driver.feed(fed);
+            let mut columns = Vec::with_capacity(row.len());
+            for v in &row {
+                columns.push(match type_of(env, v.raw()) {
+                    ValueType::Undefined | ValueType::Null => Column::Null,
+                    // SAFETY: `v` is a boolean of this env.
+                    ValueType::Boolean => Column::Bool(unsafe { v.cast::<bool>() }?),
+                    // SAFETY: `v` is a string of this env.
+                    ValueType::String => Column::Text(unsafe { v.cast::<String>() }?),
+                    // Numbers (int4 columns) and bigints: their decimal text.
+                    _ => Column::Text(u64_arg(env, v, "value", Arg::Id)?.to_string()),
+                });
+            }
+            let cells: Vec<Cell<'_>> = columns
+                .iter()
+                .map(|column| match column {
+                    Column::Null => Cell::Null,
+                    Column::Bool(b) => Cell::Bool(*b),
+                    Column::Text(t) => Cell::Text(t),
+                })
+                .collect();
+            self.protocol.feed(Answer::Row(&cells));
             Ok(())
         })
     }
 
-    /// The lease once taken, else `null`.
-    #[napi(getter)]
-    pub fn taken(&self, env: &Env) -> Result<Option<LeaseTaken>> {
+    /// The last statement failed with this SQLSTATE (`null`: the error had none).
+    #[napi]
+    pub fn fail(&mut self, env: &Env, code: Option<String>) -> Result<()> {
         guard(env, || {
-            Ok(match self.driver.next() {
-                Next::Taken { shard, recorded } => Some(LeaseTaken {
-                    shard: u32::try_from(shard).unwrap_or(u32::MAX),
-                    recorded: recorded.map(|units| units.to_string()),
-                }),
-                _ => None,
+            // Only SQLSTATEs (5 characters) are the database's; `pg` puts Node's own codes
+            // (ECONNREFUSED) in the same field.
+            let code =
+                code.filter(|c| c.len() == 5 && c.bytes().all(|b| b.is_ascii_alphanumeric()));
+            self.protocol.feed(Answer::Error(code.as_deref()));
+            Ok(())
+        })
+    }
+
+    /// `'expiring'` or `'session'`.
+    #[napi(getter)]
+    pub fn kind(&self, env: &Env) -> Result<&'static str> {
+        guard(env, || {
+            Ok(match self.protocol.kind() {
+                LeaseKind::Session => "session",
+                _ => "expiring",
             })
         })
     }
 
-    /// The statement that records a ceiling of `units` for `shard`, only while this session
-    /// holds its lock (one row updated; none: the lease is lost).
+    /// The statement that renews an expiring lease (a row back: still held); `null` for a
+    /// session lease.
+    #[napi]
+    pub fn renew(&self, env: &Env, shard: Unknown<'_>) -> Result<Option<LeaseStatement>> {
+        guard(env, || {
+            let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
+            Ok(self
+                .protocol
+                .renew(shard)
+                .map(|(sql, params)| statement(sql, &params)))
+        })
+    }
+
+    /// The statement that records a ceiling of `units` for `shard` while the lease is held (a
+    /// row back; none: the lease is lost).
     #[napi]
     pub fn record(
         &self,
@@ -163,8 +255,18 @@ impl PostgresLeaseProtocol {
         guard(env, || {
             let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
             let units = u64_arg(env, &units, "units", Arg::Other)?;
-            let (sql, params) = self.driver.record(shard, units);
-            Ok(statement(sql, &params, &[]))
+            let (sql, params) = self.protocol.record(shard, units);
+            Ok(statement(sql, &params))
+        })
+    }
+
+    /// The statement that frees `shard` at once.
+    #[napi]
+    pub fn release(&self, env: &Env, shard: Unknown<'_>) -> Result<LeaseStatement> {
+        guard(env, || {
+            let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
+            let (sql, params) = self.protocol.release(shard);
+            Ok(statement(sql, &params))
         })
     }
 }

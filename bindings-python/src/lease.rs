@@ -6,7 +6,12 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyRange};
-use shardid::lease::{CeilingGenerator, CeilingStore, LeaseError, LeasedGenerator};
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use shardid::lease::{
+    BackendClaim, CeilingGenerator, CeilingStore, Hold, LeaseError, LeasedGenerator,
+};
 
 use crate::args::{Arg, ids_for, options_arg, timestamp_arg, u64_arg};
 use crate::errors::{core_error, invalid_argument, raise_kind};
@@ -59,6 +64,22 @@ fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
             ),
             Err(e) => e.into(),
         },
+        LeaseError::InvalidArgument { argument, reason } => invalid_argument(py, argument, &reason),
+        LeaseError::SessionPooled { reason } => {
+            let message = LeaseError::SessionPooled {
+                reason: reason.clone(),
+            }
+            .to_string();
+            match reason.into_pyobject(py) {
+                Ok(reason) => raise_kind(
+                    py,
+                    ErrorKind::SessionPooled,
+                    &message,
+                    &[("reason", reason.into_any())],
+                ),
+                Err(e) => e.into(),
+            }
+        }
         other => {
             let message = other.to_string();
             let reason = message.strip_prefix("lease file: ").unwrap_or(&message);
@@ -187,8 +208,15 @@ impl PyLeasedGenerator {
     }
 }
 
+thread_local! {
+    /// The exception a Python ceiling store raised on this thread, re-raised as it is by the
+    /// generator's caller: a database driver's error is reported as what it is.
+    static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
 /// A Python callable as the core's ceiling store: `store(units)` must record the ceiling
-/// durably before it returns (`shardid.postgres` writes it to a table).
+/// durably before it returns (`shardid.postgres` writes it to a table). It runs on the thread
+/// that asked for the ID, which re-raises its exception (see [`ceiling_result`]).
 struct PyStore(Py<PyAny>);
 
 impl std::fmt::Debug for PyStore {
@@ -209,11 +237,110 @@ impl CeilingStore for PyStore {
                 if lost {
                     std::io::Error::other(shardid::lease::LostLease)
                 } else {
-                    std::io::Error::other(format!("the ceiling store failed: {e}"))
+                    let message = e.to_string();
+                    RAISED.with(|raised| *raised.borrow_mut() = Some(e));
+                    std::io::Error::other(format!("the ceiling store raised {message}"))
                 }
             })
         })
     }
+}
+
+/// The generator's result, with the exception the store raised (a psycopg error, say)
+/// re-raised as it is.
+fn ceiling_result<T>(py: Python<'_>, result: Result<T, LeaseError>) -> PyResult<T> {
+    let raised = RAISED.with(|raised| raised.borrow_mut().take());
+    match (result, raised) {
+        (Ok(value), _) => Ok(value),
+        (Err(LeaseError::Io(_)), Some(e)) => Err(e),
+        (Err(e), _) => Err(lease_error(py, e)),
+    }
+}
+
+/// An expiring lease's hold on its shard (the core's `lease::Hold`), shared by the generator,
+/// the heartbeat and the ceiling writes of `shardid.postgres`. Not for direct use.
+#[pyclass(module = "shardid._shardid", name = "_Hold", frozen)]
+pub(crate) struct PyHold {
+    inner: Arc<Hold>,
+}
+
+#[pymethods]
+impl PyHold {
+    /// A hold taken by a claim sent at `sent_at` (`_Hold.now()`).
+    #[new]
+    fn new(ttl_ms: u64, sent_at: u64) -> Self {
+        Self {
+            inner: Arc::new(Hold::new(ttl_ms, sent_at)),
+        }
+    }
+
+    /// The monotonic clock leases count with, in milliseconds.
+    #[staticmethod]
+    fn now() -> u64 {
+        shardid::lease::monotonic_ms()
+    }
+
+    /// Whether the lease is held now.
+    #[getter]
+    fn holds(&self) -> bool {
+        self.inner.holds()
+    }
+
+    /// The sending time of a renewal or ceiling write about to be sent, or `None` when the
+    /// lease is no longer held (lost for good).
+    fn sending(&self) -> Option<u64> {
+        self.inner.sending()
+    }
+
+    /// A renewal or ceiling write sent at `sent_at` returned its row.
+    fn renewed(&self, sent_at: u64) {
+        self.inner.renewed(sent_at);
+    }
+
+    /// A renewal failed (the database did not answer): retry sooner.
+    fn failed(&self) {
+        self.inner.failed();
+    }
+
+    /// The lease is lost.
+    fn lose(&self) {
+        self.inner.lose();
+    }
+
+    /// Seconds until the heartbeat's next renewal, or `None` once the lease is lost.
+    fn wait(&self) -> Option<f64> {
+        self.inner.wait().map(|d| d.as_secs_f64())
+    }
+}
+
+/// A server session a session lease holds its lock on (the core's `lease::claim_backend`);
+/// `release()` forgets it. Not for direct use.
+#[pyclass(module = "shardid._shardid", name = "_BackendClaim", frozen)]
+pub(crate) struct PyBackendClaim {
+    inner: Mutex<Option<BackendClaim>>,
+}
+
+#[pymethods]
+impl PyBackendClaim {
+    fn release(&self) {
+        drop(
+            self.inner
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+    }
+}
+
+/// Records the server session of a new session lease; raises `SessionPooledError` when
+/// another session lease of this process already holds a lock on it (a pooler is in front).
+#[pyfunction]
+pub(crate) fn _claim_backend(py: Python<'_>, identity: &str) -> PyResult<PyBackendClaim> {
+    shardid::lease::claim_backend(identity)
+        .map(|claim| PyBackendClaim {
+            inner: Mutex::new(Some(claim)),
+        })
+        .map_err(|e| lease_error(py, e))
 }
 
 /// A generator above a recorded ceiling that calls `store(units)` before handing out any ID
@@ -226,12 +353,13 @@ pub(crate) struct PyCeilingGenerator {
 #[pymethods]
 impl PyCeilingGenerator {
     #[new]
-    #[pyo3(signature = (layout, shard, recorded, store, *, backwards_tolerance_ms = None, max_borrow_units = None))]
+    #[pyo3(signature = (layout, shard, recorded, store, *, hold = None, backwards_tolerance_ms = None, max_borrow_units = None))]
     fn new(
         layout: &Bound<'_, PyLayout>,
         shard: &Bound<'_, PyAny>,
         recorded: Option<&Bound<'_, PyAny>>,
         store: Py<PyAny>,
+        hold: Option<&Bound<'_, PyHold>>,
         backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
         max_borrow_units: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
@@ -242,9 +370,12 @@ impl PyCeilingGenerator {
             .map(|r| u64_arg(r, "recorded", Arg::Other))
             .transpose()?;
         let options = options_arg(backwards_tolerance_ms, max_borrow_units)?;
-        let inner =
+        let mut inner =
             CeilingGenerator::new(layout, shard, options, recorded, Box::new(PyStore(store)))
                 .map_err(|e| core_error(py, e))?;
+        if let Some(hold) = hold {
+            inner = inner.with_hold(Arc::clone(&hold.get().inner));
+        }
         Ok(Self { inner })
     }
 
@@ -257,13 +388,20 @@ impl PyCeilingGenerator {
     // another thread waiting for the store to finish must not hold it meanwhile.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         let result = py.detach(|| self.inner.next_id());
-        PyLeasedGenerator::or_raise(py, result)
+        ceiling_result(py, result)
     }
 
     fn next_id_at(&self, py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<u64> {
         let now = timestamp_arg(now, "now", self.inner.layout())?;
         let result = py.detach(|| self.inner.next_id_at(now));
-        PyLeasedGenerator::or_raise(py, result)
+        ceiling_result(py, result)
+    }
+
+    /// Stops the generator for good (the lease is lost or closed): every later call raises
+    /// `LeaseLostError`.
+    fn revoke(&self, py: Python<'_>) {
+        // Waits for a ceiling write in progress, whose store needs the interpreter.
+        py.detach(|| self.inner.revoke());
     }
 
     fn next_ids<'py>(
@@ -273,7 +411,7 @@ impl PyCeilingGenerator {
     ) -> PyResult<Bound<'py, PyList>> {
         let mut ids = ids_for(n)?;
         let result = py.detach(|| self.inner.next_ids(&mut ids));
-        PyLeasedGenerator::or_raise(py, result)?;
+        ceiling_result(py, result)?;
         PyList::new(py, ids)
     }
 }

@@ -34,11 +34,15 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lease::PyLeasedGenerator>()?;
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_class::<lease::PyCeilingGenerator>()?;
+    m.add_class::<lease::PyHold>()?;
+    m.add_class::<lease::PyBackendClaim>()?;
+    m.add_function(wrap_pyfunction!(lease::_claim_backend, m)?)?;
     m.add_function(wrap_pyfunction!(fork::_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres_uninstall, m)?)?;
     m.add_class::<sql::PyLeaseProtocol>()?;
+    m.add_function(wrap_pyfunction!(sql::_check_lease, m)?)?;
     m.add_class::<segment::PyDenseIds>()?;
     m.add("_UNKNOWN_TAG_SQLSTATE", shardid::sql::UNKNOWN_TAG)?;
     m.add_function(wrap_pyfunction!(segment::segments, m)?)?;

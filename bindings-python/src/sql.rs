@@ -4,7 +4,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyTuple};
 use shardid::ErrorKind;
 use shardid::sql::{
-    Fed, LeaseDriver, Next, Placeholders, Postgres, PostgresUninstall, SqlError, Value,
+    Answer, Cell, LeaseKind, LeaseProtocol, Next, Placeholders, Postgres, PostgresUninstall,
+    SqlError, Value,
 };
 
 use crate::args::{Arg, options_arg, u64_arg};
@@ -59,12 +60,12 @@ pub(crate) fn sql_error(py: Python<'_>, e: SqlError) -> PyErr {
     }
 }
 
-/// The core's protocol for taking a PostgreSQL shard lease (`shardid::sql::LeaseDriver`), for
-/// `shardid.postgres` to run with psycopg: `next()` gives the statement to execute (or `None`
-/// once the lease is taken), `feed()` the first column it returned. Not for direct use.
-#[pyclass(module = "shardid._shardid", name = "_PostgresLeaseProtocol")]
+/// The core's lease protocol (`shardid::sql::LeaseProtocol`), for `shardid.postgres` to run
+/// with any DB-API driver (psycopg, psycopg2; `%s` placeholders): `next()` gives what to do,
+/// `feed()` / `fail()` what the database answered. Not for direct use.
+#[pyclass(module = "shardid._shardid", name = "_LeaseProtocol")]
 pub(crate) struct PyLeaseProtocol {
-    driver: LeaseDriver,
+    protocol: LeaseProtocol,
 }
 
 fn values<'py>(py: Python<'py>, values: &[Value<'_>]) -> PyResult<Bound<'py, PyTuple>> {
@@ -80,112 +81,202 @@ fn values<'py>(py: Python<'py>, values: &[Value<'_>]) -> PyResult<Bound<'py, PyT
     PyTuple::new(py, values?)
 }
 
+/// A row's columns as the core reads them.
+enum Column {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Text(String),
+}
+
+impl Column {
+    fn cell(&self) -> Cell<'_> {
+        match self {
+            Self::Null => Cell::Null,
+            Self::Bool(b) => Cell::Bool(*b),
+            Self::Int(n) => Cell::Int(*n),
+            Self::Text(t) => Cell::Text(t),
+        }
+    }
+}
+
 #[pymethods]
 impl PyLeaseProtocol {
     #[new]
+    #[pyo3(signature = (kind, ttl_ms, layout, table, first, end, holder))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
+        kind: &str,
+        ttl_ms: &Bound<'_, PyAny>,
         layout: &Bound<'_, PyLayout>,
         table: &str,
         first: &Bound<'_, PyAny>,
         end: &Bound<'_, PyAny>,
         holder: &str,
     ) -> PyResult<Self> {
+        let ttl_ms = u64_arg(ttl_ms, "ttl_ms", Arg::Other)?;
+        let kind = LeaseKind::parse(kind, ttl_ms)
+            .map_err(|e| invalid_argument(py, e.argument(), &e.to_string()))?;
         let first = u64_arg(first, "first", Arg::Other)?;
         let end = u64_arg(end, "end", Arg::Other)?;
-        let driver = LeaseDriver::new(
+        let protocol = LeaseProtocol::new(
+            kind,
             layout.get().inner,
             table,
             Placeholders::Format,
             first,
             end,
             holder,
+            &shardid::lease::new_token(),
         )
         .map_err(|e| sql_error(py, e))?;
-        Ok(Self { driver })
+        Ok(Self { protocol })
     }
 
-    /// `(sql, params, tolerated SQLSTATEs)` to execute next, or `None` once the lease is taken
-    /// (see `taken`); raises `NoFreeShardError` when every shard is held.
-    #[allow(clippy::type_complexity)]
-    fn next<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<Option<(String, Bound<'py, PyTuple>, Bound<'py, PyTuple>)>> {
-        match self.driver.next() {
-            Next::Run {
-                sql,
-                params,
-                tolerate,
-            } => Ok(Some((
-                sql,
-                values(py, &params)?,
-                PyTuple::new(py, tolerate)?,
-            ))),
-            Next::Taken { .. } => Ok(None),
+    /// What to do next: `("run", sql, params)`, `("taken", shard, ceiling or None, backend or
+    /// None)`, or `("raise",)` (raise the error just fed, as it is); raises
+    /// `NoFreeShardError` when every shard is held.
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        match self.protocol.next() {
+            Next::Run { sql, params } => {
+                let params = values(py, &params)?.into_any();
+                PyTuple::new(
+                    py,
+                    [
+                        "run".into_pyobject(py)?.into_any(),
+                        sql.into_pyobject(py)?.into_any(),
+                        params,
+                    ],
+                )
+            }
+            Next::Taken {
+                shard,
+                recorded,
+                backend,
+            } => PyTuple::new(
+                py,
+                [
+                    "taken".into_pyobject(py)?.into_any(),
+                    shard.into_pyobject(py)?.into_any(),
+                    recorded.into_pyobject(py)?.into_any(),
+                    backend.into_pyobject(py)?.into_any(),
+                ],
+            ),
             Next::NoFreeShard {
                 first,
                 end,
                 held_in,
-            } => {
-                let mut message = String::new();
-                let _ = ErrorKind::NoFreeShard.render(&mut message, |name, out| {
-                    out.push_str(&match name {
-                        "first" => first.to_string(),
-                        "end" => end.to_string(),
-                        _ => held_in.clone(),
-                    });
-                    Ok(())
-                });
-                let range = pyo3::types::PyRange::new(
-                    py,
-                    isize::try_from(first).unwrap_or(isize::MAX),
-                    isize::try_from(end).unwrap_or(isize::MAX),
-                )?;
-                Err(raise_kind(
-                    py,
-                    ErrorKind::NoFreeShard,
-                    &message,
-                    &[
-                        ("first", first.into_pyobject(py)?.into_any()),
-                        ("end", end.into_pyobject(py)?.into_any()),
-                        ("held_in", held_in.into_pyobject(py)?.into_any()),
-                        ("shards", range.into_any()),
-                    ],
-                ))
-            }
+            } => Err(no_free_shard(py, first, end, &held_in)),
+            Next::Raise => PyTuple::new(py, ["raise"]),
         }
     }
 
-    /// Feeds the first column of the first row the last statement returned (`None`: no row).
-    fn feed(&mut self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let fed = match value {
-            None => Fed::Nothing,
-            Some(v) if v.is_instance_of::<PyBool>() => Fed::Bool(v.is_truthy()?),
-            Some(v) => Fed::Int(u64_arg(v, "value", Arg::Other)?),
+    /// Feeds the first row the last statement returned (`None`: no row).
+    fn feed(&mut self, row: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let Some(row) = row else {
+            self.protocol.feed(Answer::NoRow);
+            return Ok(());
         };
-        self.driver.feed(fed);
+        let mut columns = Vec::new();
+        for value in row.try_iter()? {
+            let value = value?;
+            columns.push(if value.is_none() {
+                Column::Null
+            } else if value.is_instance_of::<PyBool>() {
+                Column::Bool(value.is_truthy()?)
+            } else if let Ok(n) = value.extract::<i64>() {
+                Column::Int(n)
+            } else {
+                Column::Text(value.str()?.to_string())
+            });
+        }
+        let cells: Vec<Cell<'_>> = columns.iter().map(Column::cell).collect();
+        self.protocol.feed(Answer::Row(&cells));
         Ok(())
     }
 
-    /// `(shard, ceiling or None)` once the lease is taken, else `None`.
+    /// The last statement failed with this SQLSTATE (`None`: the error had none).
+    fn fail(&mut self, code: Option<&str>) {
+        self.protocol.feed(Answer::Error(code));
+    }
+
+    /// The lease's kind: `"expiring"` or `"session"`.
     #[getter]
-    fn taken(&self) -> Option<(u64, Option<u64>)> {
-        match self.driver.next() {
-            Next::Taken { shard, recorded } => Some((shard, recorded)),
-            _ => None,
+    fn kind(&self) -> &'static str {
+        match self.protocol.kind() {
+            LeaseKind::Session => "session",
+            _ => "expiring",
         }
     }
 
-    /// `(sql, params)` that record a ceiling of `units` for `shard`, only while this session
-    /// still holds its lock (one row updated; none: the lease is lost).
+    /// `(sql, params)` that renew an expiring lease (a row back: still held); `None` for a
+    /// session lease.
+    fn renew<'py>(
+        &self,
+        py: Python<'py>,
+        shard: u64,
+    ) -> PyResult<Option<(String, Bound<'py, PyTuple>)>> {
+        self.protocol
+            .renew(shard)
+            .map(|(sql, params)| Ok((sql, values(py, &params)?)))
+            .transpose()
+    }
+
+    /// `(sql, params)` that record a ceiling of `units` for `shard` while the lease is held
+    /// (a row back; none: the lease is lost).
     fn record<'py>(
         &self,
         py: Python<'py>,
         shard: u64,
         units: u64,
     ) -> PyResult<(String, Bound<'py, PyTuple>)> {
-        let (sql, params) = self.driver.record(shard, units);
+        let (sql, params) = self.protocol.record(shard, units);
         Ok((sql, values(py, &params)?))
     }
+
+    /// `(sql, params)` that free `shard` at once.
+    fn release<'py>(&self, py: Python<'py>, shard: u64) -> PyResult<(String, Bound<'py, PyTuple>)> {
+        let (sql, params) = self.protocol.release(shard);
+        Ok((sql, values(py, &params)?))
+    }
+}
+
+/// `NoFreeShardError` with its fields, and the range as Python has it.
+pub(crate) fn no_free_shard(py: Python<'_>, first: u64, end: u64, held_in: &str) -> PyErr {
+    let mut message = String::new();
+    let _ = ErrorKind::NoFreeShard.render(&mut message, |name, out| {
+        out.push_str(&match name {
+            "first" => first.to_string(),
+            "end" => end.to_string(),
+            _ => held_in.to_string(),
+        });
+        Ok(())
+    });
+    let fields = || -> PyResult<Vec<(&str, Bound<'_, PyAny>)>> {
+        let range = pyo3::types::PyRange::new(
+            py,
+            isize::try_from(first).unwrap_or(isize::MAX),
+            isize::try_from(end).unwrap_or(isize::MAX),
+        )?;
+        Ok(vec![
+            ("first", first.into_pyobject(py)?.into_any()),
+            ("end", end.into_pyobject(py)?.into_any()),
+            ("held_in", held_in.into_pyobject(py)?.into_any()),
+            ("shards", range.into_any()),
+        ])
+    };
+    match fields() {
+        Ok(fields) => raise_kind(py, ErrorKind::NoFreeShard, &message, &fields),
+        Err(e) => e,
+    }
+}
+
+/// Why a lease's `kind` or `ttl_ms` would be refused, as `(argument, reason)`, or `None`: the
+/// core's rule, for Django's system checks.
+#[pyfunction]
+pub(crate) fn _check_lease(kind: &str, ttl_ms: u64) -> Option<(&'static str, String)> {
+    LeaseKind::parse(kind, ttl_ms)
+        .err()
+        .map(|e| (e.argument(), e.to_string()))
 }

@@ -137,8 +137,8 @@ kinds! {
     /// An argument with no error kind of its own has the wrong value or shape.
     InvalidArgument = 104, "INVALID_ARGUMENT", Input, ["argument", "reason"],
         "{argument} {reason}";
-    /// A lease's hold on its shard was lost (its database session ended): it makes no ID above
-    /// the ceiling it recorded.
+    /// A lease's hold on its shard was lost (taken over, expired, released, or its database
+    /// session ended): it makes no ID above the ceiling it recorded.
     LeaseLost = 105, "LEASE_LOST", Resource, ["shard"],
         "the lease on shard {shard} is no longer held: take a new lease";
     /// A generator made before `fork()` was used in the child, which would repeat the parent's IDs.
@@ -160,6 +160,18 @@ kinds! {
     /// its name is never used again.
     TopicDropped = 111, "TOPIC_DROPPED", State, ["topic"],
         "topic {topic} was dropped: it assigns no new IDs and its name is not used again";
+    /// A statement of shardid's failed in the database, or could not reach it.
+    ///
+    /// Rust's drivers report it with the driver's error as its source; Python's and Node's
+    /// raise their driver's own error.
+    Database = 112, "DATABASE", Resource, ["reason"],
+        "database: {reason}";
+    /// A session lease shares its server session with another connection (a transaction pooler).
+    ///
+    /// Advisory locks belong to server sessions, which a pooler shares between clients: a
+    /// session lease cannot hold a shard there; the default expiring lease can.
+    SessionPooled = 113, "SESSION_POOLED", Usage, ["reason"],
+        "a session lease needs a direct connection to the database: {reason}; behind a transaction pooler use the default expiring lease";
 }
 
 impl ErrorKind {

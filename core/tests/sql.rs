@@ -1,7 +1,10 @@
 //! The PostgreSQL DDL emitter's arguments and output. The SQL itself runs against a real server
 //! in `tests/postgres/`.
 
-use shardid::sql::{MAX_SCHEMA_LEN, Postgres, SqlError};
+use shardid::sql::{
+    Answer, Cell, LeaseKind, LeaseProtocol, MAX_SCHEMA_LEN, MAX_TTL_MS, MIN_TTL_MS, Next,
+    Placeholders, Postgres, SqlError, Tenure, TtlError, Value, check_table,
+};
 use shardid::{Error, FieldOrder, Layout, Options};
 
 fn render(layout: Layout, shard: u64, schema: &str) -> String {
@@ -191,62 +194,93 @@ fn uninstall_drops_every_function_the_install_creates() {
     assert!(PostgresUninstall::new("Bad").is_err());
 }
 
+fn protocol(kind: LeaseKind, placeholders: Placeholders, first: u64, end: u64) -> LeaseProtocol {
+    LeaseProtocol::new(
+        kind,
+        Layout::TWITTER,
+        "leases",
+        placeholders,
+        first,
+        end,
+        "h pid 1",
+        "tok",
+    )
+    .unwrap()
+}
+
+fn run(protocol: &LeaseProtocol) -> (String, Vec<Value<'_>>) {
+    match protocol.next() {
+        Next::Run { sql, params } => (sql, params),
+        other => panic!("expected a statement, got {other:?}"),
+    }
+}
+
 #[test]
 fn lease_statements_number_their_parameters_for_each_driver() {
-    use shardid::sql::{Placeholders, PostgresLease};
-    let numbered = PostgresLease::new(Layout::TWITTER, "leases", Placeholders::Numbered).unwrap();
-    let format = PostgresLease::new(Layout::TWITTER, "leases", Placeholders::Format).unwrap();
-    assert_eq!(
-        numbered.try_lock().to_string(),
-        "SELECT pg_try_advisory_lock(hashtext($1), $2)"
-    );
-    assert_eq!(
-        format.try_lock().to_string(),
-        "SELECT pg_try_advisory_lock(hashtext(%s), %s)"
-    );
-    // One placeholder per parameter, in the documented order, and the table where it belongs.
-    let record = numbered.record().to_string();
-    assert!(
-        record.starts_with(
-            "UPDATE leases SET ceiling = greatest(ceiling, $1) WHERE layout = $2 AND shard = $3"
-        ),
-        "{record}"
-    );
-    assert!(
-        record
-            .ends_with("classid = hashtext($4)::oid AND objid = $5::bigint::oid AND objsubid = 2)")
-    );
-    assert_eq!(format.record().to_string().matches("%s").count(), 5);
-    assert_eq!(
-        numbered.claim().to_string(),
-        "UPDATE leases SET holder = $1, taken_at = now() WHERE layout = $2 AND shard = $3 RETURNING ceiling"
-    );
-    assert_eq!(
-        numbered.insert().to_string(),
-        "INSERT INTO leases (layout, shard, ceiling) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING"
-    );
-    let create = format.create_table().to_string();
-    assert!(create.starts_with("CREATE TABLE IF NOT EXISTS leases (layout text NOT NULL"));
-    assert!(!create.contains("%s") && !create.contains('$'));
-    assert_eq!(
-        numbered.key().to_string(),
-        "shardid leases epoch_ms=1288834974657 unit_ms=1 bits=41/10/12 order=TimeShardSequence"
-    );
-    assert_eq!(
-        numbered.signature().to_string(),
-        "epoch_ms=1288834974657 unit_ms=1 bits=41/10/12 order=TimeShardSequence"
-    );
+    let numbered = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 0, 4);
+    let format = protocol(LeaseKind::DEFAULT, Placeholders::Format, 0, 4);
+    let key =
+        "shardid leases epoch_ms=1288834974657 unit_ms=1 bits=41/10/12 order=TimeShardSequence";
+    let sig = "epoch_ms=1288834974657 unit_ms=1 bits=41/10/12 order=TimeShardSequence";
+    assert_eq!((numbered.key(), numbered.signature()), (key, sig));
     // The lock files record the same signature.
     #[cfg(feature = "std")]
+    assert_eq!(sig, shardid::lease::signature(&Layout::TWITTER));
+    // Numbered: one `$n` per distinct parameter, reused; format: `%s` for every use, each
+    // value passed again.
+    let (claim, params) = run(&numbered);
+    assert!(claim.starts_with("WITH free AS (SELECT shard FROM leases WHERE layout = $1::text AND shard >= $2::bigint AND shard < $3::bigint AND (expires_at IS NULL OR expires_at <= now() OR (expires_at = 'infinity' AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND classid = hashtext($4::text)::oid"), "{claim}");
     assert_eq!(
-        numbered.signature().to_string(),
-        shardid::lease::signature(&Layout::TWITTER)
+        params,
+        [
+            Value::Text(sig),
+            Value::Int(0),
+            Value::Int(4),
+            Value::Text(key),
+            Value::Text("tok"),
+            Value::Text("h pid 1"),
+            Value::Int(10_000),
+        ]
     );
+    assert!(!claim.contains('@') && !claim.contains("{t}"));
+    let (claim, params) = run(&format);
+    assert_eq!(claim.matches("%s").count(), params.len());
+    assert!(params.len() > 7 && !claim.contains('$'));
+    let (record, params) = numbered.record(3, 900);
+    assert_eq!(
+        record,
+        "UPDATE leases SET ceiling = greatest(ceiling, $1::bigint), expires_at = now() + $2::bigint * interval '1 millisecond' WHERE layout = $3::text AND shard = $4::bigint AND token = $5::text RETURNING shard"
+    );
+    assert_eq!(
+        params,
+        [
+            Value::Int(900),
+            Value::Int(10_000),
+            Value::Text(sig),
+            Value::Int(3),
+            Value::Text("tok")
+        ]
+    );
+    let (renew, params) = format.renew(3).unwrap();
+    assert_eq!(
+        renew,
+        "UPDATE leases SET expires_at = now() + %s::bigint * interval '1 millisecond' WHERE layout = %s::text AND shard = %s::bigint AND token = %s::text RETURNING shard"
+    );
+    assert_eq!(params.len(), 4);
+    let (release, _) = format.release(3);
+    assert!(
+        release
+            .starts_with("UPDATE leases SET token = NULL, holder = NULL, expires_at = NULL WHERE")
+    );
+    // A session lease has no renewal: its lock keeps it.
+    let session = protocol(LeaseKind::Session, Placeholders::Numbered, 0, 4);
+    assert!(session.renew(0).is_none());
+    let (record, _) = session.record(3, 900);
+    assert!(record.contains("pg_backend_pid() = $5::int"), "{record}");
 }
 
 #[test]
 fn lease_tables_must_be_plain_lower_case_identifiers() {
-    use shardid::sql::{Placeholders, PostgresLease};
     for (bad, why) in [
         ("", "it is empty"),
         ("Leases", "only a-z, 0-9 and _ are allowed"),
@@ -254,10 +288,21 @@ fn lease_tables_must_be_plain_lower_case_identifiers() {
         ("1leases", "it starts with a digit"),
     ] {
         assert_eq!(
-            PostgresLease::new(Layout::TWITTER, bad, Placeholders::Format).unwrap_err(),
+            LeaseProtocol::new(
+                LeaseKind::DEFAULT,
+                Layout::TWITTER,
+                bad,
+                Placeholders::Format,
+                0,
+                1,
+                "h",
+                "t"
+            )
+            .unwrap_err(),
             SqlError::TableName { reason: why },
             "{bad:?}"
         );
+        assert_eq!(check_table(bad), Err(SqlError::TableName { reason: why }));
     }
     assert_eq!(
         SqlError::TableName {
@@ -266,146 +311,207 @@ fn lease_tables_must_be_plain_lower_case_identifiers() {
         .to_string(),
         "invalid table name: it is empty"
     );
-}
-
-/// The lease protocol, scripted without a database: the statements in order, with their
-/// parameters, and where each answer leads.
-#[test]
-fn a_lease_is_taken_in_the_protocols_steps() {
-    use shardid::sql::{Acquire, Action, Fed, Param, Placeholders, PostgresLease};
-    let lease = PostgresLease::new(Layout::TWITTER, "leases", Placeholders::Numbered).unwrap();
-    let run = |acquire: &Acquire| match acquire.next(&lease) {
-        Action::Run {
-            statement,
-            params,
-            tolerate,
-        } => (
-            statement.to_string(),
-            params.as_slice().to_vec(),
-            tolerate.len(),
-        ),
-        other => panic!("expected a statement, got {other:?}"),
-    };
-    let mut acquire = Acquire::new(3, 6);
-    assert_eq!(run(&acquire), (lease.create_table().to_string(), vec![], 3));
-    acquire.feed(Fed::Nothing);
-    // Shards 3 and 4 are held; 5 is free.
-    for shard in [3, 4, 5] {
-        let (sql, params, _) = run(&acquire);
-        assert_eq!(sql, lease.try_lock().to_string());
-        assert_eq!(params, [Param::Key, Param::Shard(shard)]);
-        acquire.feed(Fed::Bool(shard == 5));
-    }
-    assert_eq!(run(&acquire).1, [Param::Signature, Param::Shard(5)]);
-    acquire.feed(Fed::Nothing);
-    let (sql, params, _) = run(&acquire);
-    assert_eq!(sql, lease.claim().to_string());
-    assert_eq!(params, [Param::Holder, Param::Signature, Param::Shard(5)]);
-    acquire.feed(Fed::Int(77));
-    assert!(matches!(
-        acquire.next(&lease),
-        Action::Taken {
-            shard: 5,
-            recorded: Some(77)
-        }
-    ));
-    // A shard never held records 0: no ceiling.
-    let mut fresh = Acquire::new(0, 1);
-    for answer in [Fed::Nothing, Fed::Bool(true), Fed::Nothing, Fed::Int(0)] {
-        fresh.feed(answer);
-    }
-    assert!(matches!(
-        fresh.next(&lease),
-        Action::Taken {
-            shard: 0,
-            recorded: None
-        }
-    ));
-    // Every shard held, or an empty range: no free shard, naming the range.
-    let mut held = Acquire::new(0, 2);
-    for answer in [Fed::Nothing, Fed::Bool(false), Fed::Bool(false)] {
-        held.feed(answer);
-    }
-    assert!(matches!(
-        held.next(&lease),
-        Action::NoFreeShard { first: 0, end: 2 }
-    ));
-    let mut empty = Acquire::new(4, 4);
-    empty.feed(Fed::Nothing);
-    assert!(matches!(empty.next(&lease), Action::NoFreeShard { .. }));
-    // Recording a ceiling: the units, then the row and the lock that must still be held.
     assert_eq!(
-        lease.record_params(5, 900).as_slice(),
-        [
-            Param::Units(900),
-            Param::Signature,
-            Param::Shard(5),
-            Param::Key,
-            Param::Shard(5)
-        ]
+        LeaseProtocol::new(
+            LeaseKind::DEFAULT,
+            Layout::TWITTER,
+            "t",
+            Placeholders::Format,
+            4,
+            4,
+            "h",
+            "t"
+        )
+        .unwrap_err(),
+        SqlError::EmptyShards { first: 4, end: 4 }
     );
 }
 
-/// The driver the bindings hold: the same steps with every parameter's value resolved.
 #[test]
-fn the_lease_driver_resolves_every_parameter() {
-    use shardid::sql::{Fed, LeaseDriver, Next, Placeholders, PostgresLease, Value};
-    let mut driver = LeaseDriver::new(
-        Layout::TWITTER,
-        "leases",
-        Placeholders::Format,
-        2,
-        3,
-        "h pid 1",
-    )
-    .unwrap();
-    let lease = PostgresLease::new(Layout::TWITTER, "leases", Placeholders::Format).unwrap();
-    let key = lease.key().to_string();
-    let signature = lease.signature().to_string();
-    let Next::Run { sql, params, .. } = driver.next() else {
-        panic!("create the table first")
-    };
-    assert_eq!((sql, params), (lease.create_table().to_string(), vec![]));
-    driver.feed(Fed::Nothing);
-    let Next::Run { params, .. } = driver.next() else {
-        panic!("then try the lock")
-    };
-    assert_eq!(params, [Value::Text(&key), Value::Int(2)]);
-    driver.feed(Fed::Bool(true));
-    driver.feed(Fed::Nothing);
-    let Next::Run { params, .. } = driver.next() else {
-        panic!("then claim")
-    };
+fn lease_kinds_and_times_to_live_are_checked() {
+    assert_eq!(LeaseKind::parse("expiring", 10_000), Ok(LeaseKind::DEFAULT));
+    assert_eq!(LeaseKind::parse("session", 0), Ok(LeaseKind::Session));
+    assert_eq!(LeaseKind::parse("advisory", 10_000), Err(TtlError::Kind));
     assert_eq!(
-        params,
-        [
-            Value::Text("h pid 1"),
-            Value::Text(&signature),
-            Value::Int(2)
-        ]
+        LeaseKind::parse("expiring", MIN_TTL_MS - 1),
+        Err(TtlError::Range)
     );
-    driver.feed(Fed::Int(5));
     assert_eq!(
-        driver.next(),
+        LeaseKind::parse("expiring", MAX_TTL_MS + 1),
+        Err(TtlError::Range)
+    );
+    assert_eq!(
+        TtlError::Range.to_string(),
+        "must be within 300..=3600000 ms"
+    );
+    assert_eq!(TtlError::Kind.argument(), "kind");
+}
+
+/// An expiring lease, scripted without a database: one statement in the common case, the table
+/// made or upgraded once when needed, races retried, and no free shard only when every shard
+/// of the range is held.
+#[test]
+fn an_expiring_lease_is_taken_in_one_statement() {
+    let claim = run(&protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6)).0;
+    let mut p = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6);
+    p.feed(Answer::Row(&[Cell::Int(4), Cell::Int(77), Cell::Int(1)]));
+    assert_eq!(
+        p.next(),
         Next::Taken {
-            shard: 2,
-            recorded: Some(5)
+            shard: 4,
+            recorded: Some(77),
+            backend: None
         }
     );
-    let (sql, params) = driver.record(2, 9);
-    assert_eq!(sql, lease.record().to_string());
-    assert_eq!(params[0], Value::Int(9));
-    let mut held =
-        LeaseDriver::new(Layout::TWITTER, "leases", Placeholders::Format, 0, 1, "h").unwrap();
-    held.feed(Fed::Nothing);
-    held.feed(Fed::Bool(false));
+    // A shard never held records 0: no ceiling. pg may hand integers back as text.
+    let mut p = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6);
+    p.feed(Answer::Row(&[
+        Cell::Text("3"),
+        Cell::Text("0"),
+        Cell::Text("0"),
+    ]));
+    assert!(matches!(
+        p.next(),
+        Next::Taken {
+            shard: 3,
+            recorded: None,
+            ..
+        }
+    ));
+    // The table missing: made, then the claim again; missing columns: added, then again.
+    let mut p = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6);
+    p.feed(Answer::Error(Some("42P01")));
+    assert!(
+        run(&p)
+            .0
+            .starts_with("CREATE TABLE IF NOT EXISTS leases (layout text NOT NULL")
+    );
+    p.feed(Answer::Error(Some("42P07"))); // another session made it first
+    assert_eq!(run(&p).0, claim);
+    p.feed(Answer::Error(Some("42703")));
+    assert!(
+        run(&p)
+            .0
+            .starts_with("ALTER TABLE leases ADD COLUMN IF NOT EXISTS token text")
+    );
+    p.feed(Answer::NoRow);
+    assert_eq!(run(&p).0, claim);
+    // ... each once: the same error again is raised as it is, as is any other.
+    p.feed(Answer::Error(Some("42P01")));
+    assert_eq!(p.next(), Next::Raise);
+    let mut p = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6);
+    p.feed(Answer::Error(Some("42501")));
+    assert_eq!(p.next(), Next::Raise);
+    let mut p = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6);
+    p.feed(Answer::Error(None));
+    assert_eq!(p.next(), Next::Raise);
+    // Nothing taken while 2 of 3 shards are held: a race lost, claim again; 3 of 3: none free.
+    let mut p = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6);
+    p.feed(Answer::Row(&[Cell::Null, Cell::Null, Cell::Int(2)]));
+    assert_eq!(run(&p).0, claim);
+    p.feed(Answer::Row(&[Cell::Null, Cell::Null, Cell::Int(3)]));
     assert_eq!(
+        p.next(),
+        Next::NoFreeShard {
+            first: 3,
+            end: 6,
+            held_in: "table leases".into()
+        }
+    );
+    // Races lost again and again end too.
+    let mut p = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 0, 1000);
+    let mut claims = 0;
+    while let Next::Run { .. } = p.next() {
+        p.feed(Answer::Row(&[Cell::Null, Cell::Null, Cell::Int(1)]));
+        claims += 1;
+    }
+    assert_eq!(claims, 32);
+    assert!(matches!(p.next(), Next::NoFreeShard { .. }));
+}
+
+/// A session lease: each shard's lock in turn, then its row; a row an expiring lease holds is
+/// let go.
+#[test]
+fn a_session_lease_tries_each_lock_then_claims_the_row() {
+    let mut p = protocol(LeaseKind::Session, Placeholders::Numbered, 3, 6);
+    let (lock, params) = run(&p);
+    assert!(
+        lock.starts_with(
+            "SELECT pg_try_advisory_lock(hashtext($1::text), $2::int), pg_backend_pid()"
+        )
+    );
+    assert_eq!(params[1], Value::Int(3));
+    p.feed(Answer::Row(&[
+        Cell::Bool(false),
+        Cell::Int(11),
+        Cell::Text("a 1 t 11"),
+    ]));
+    assert_eq!(run(&p).1[1], Value::Int(4));
+    p.feed(Answer::Row(&[
+        Cell::Bool(true),
+        Cell::Int(12),
+        Cell::Text("a 1 t 12"),
+    ]));
+    let (claim, _) = run(&p);
+    assert!(claim.starts_with("INSERT INTO leases AS l"), "{claim}");
+    // Shard 4's row is held by an expiring lease: unlock, and try 5.
+    p.feed(Answer::NoRow);
+    let (unlock, params) = run(&p);
+    assert!(unlock.starts_with("SELECT pg_advisory_unlock("));
+    assert_eq!(params[1], Value::Int(4));
+    p.feed(Answer::Row(&[Cell::Bool(true)]));
+    assert_eq!(run(&p).1[1], Value::Int(5));
+    p.feed(Answer::Row(&[
+        Cell::Bool(true),
+        Cell::Int(13),
+        Cell::Text("a 1 t 13"),
+    ]));
+    p.feed(Answer::Error(Some("42P01")));
+    assert!(run(&p).0.starts_with("CREATE TABLE"));
+    p.feed(Answer::NoRow);
+    p.feed(Answer::Row(&[Cell::Int(900)]));
+    assert_eq!(
+        p.next(),
+        Next::Taken {
+            shard: 5,
+            recorded: Some(900),
+            backend: Some("a 1 t 13")
+        }
+    );
+    // The pid recorded with the lock guards every ceiling write.
+    assert_eq!(p.record(5, 901).1[4], Value::Int(13));
+    let mut held = protocol(LeaseKind::Session, Placeholders::Numbered, 0, 1);
+    held.feed(Answer::Row(&[
+        Cell::Bool(false),
+        Cell::Int(1),
+        Cell::Text("x"),
+    ]));
+    assert!(matches!(
         held.next(),
         Next::NoFreeShard {
             first: 0,
             end: 1,
-            held_in: "table leases".into()
+            ..
         }
-    );
-    assert!(LeaseDriver::new(Layout::TWITTER, "Leases", Placeholders::Format, 0, 1, "h").is_err());
+    ));
+}
+
+/// When an expiring lease's holder must stop: from when it sent its last renewal, a fifth of
+/// the time to live early; a renewal sent past the deadline counts for nothing.
+#[test]
+fn an_expiring_leases_holder_stops_before_the_database_lets_another_take_it() {
+    let mut t = Tenure::new(10_000, 1_000);
+    assert_eq!((t.renew_at_ms(), t.deadline_ms()), (4_333, 9_000));
+    assert!(t.holds(8_999) && !t.holds(9_000));
+    t.renewed(4_000);
+    assert_eq!(t.deadline_ms(), 12_000);
+    t.renewed(3_000); // an older answer arriving late changes nothing
+    assert_eq!(t.deadline_ms(), 12_000);
+    t.renewed(12_500); // sent after the deadline
+    assert!(!t.holds(12_600));
+    let mut t = Tenure::new(10_000, 0);
+    t.lose();
+    assert!(t.is_lost() && !t.holds(1));
+    t.renewed(1);
+    assert!(!t.holds(2));
 }

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use shardid::Layout;
 use shardid::sql::{
-    Dictionary, Placeholders, Postgres, PostgresLease, PostgresUninstall, Segments,
+    Dictionary, LeaseKind, LeaseProtocol, Placeholders, Postgres, PostgresUninstall, Segments,
 };
 
 fn reference(name: &str) -> bool {
@@ -33,7 +33,17 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(Dictionary::new(name).is_ok(), ok, "{name:?}");
     assert_eq!(PostgresUninstall::new(name).is_ok(), ok, "{name:?}");
     assert_eq!(
-        PostgresLease::new(Layout::INSTAGRAM, name, Placeholders::Numbered).is_ok(),
+        LeaseProtocol::new(
+            LeaseKind::DEFAULT,
+            Layout::INSTAGRAM,
+            name,
+            Placeholders::Numbered,
+            0,
+            1,
+            "h",
+            "t"
+        )
+        .is_ok(),
         ok,
         "{name:?}"
     );

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 __all__ = [
     "ClockMovedBackwardsError",
+    "DatabaseError",
     "ForkedGeneratorError",
     "InvalidArgumentError",
     "InvalidIdError",
@@ -28,6 +29,7 @@ __all__ = [
     "SegmentUnavailableError",
     "SequenceExhaustedError",
     "SequenceOutOfRangeError",
+    "SessionPooledError",
     "ShardIdError",
     "ShardOutOfRangeError",
     "TimestampBeforeEpochError",
@@ -179,7 +181,7 @@ class InvalidArgumentError(ShardIdError, ValueError):
 
 
 class LeaseLostError(ShardIdError, RuntimeError):
-    """A lease's hold on its shard was lost (its database session ended): it makes no ID above"""
+    """A lease's hold on its shard was lost (taken over, expired, released, or its database"""
 
     code = "LEASE_LOST"
     number = 105
@@ -232,3 +234,19 @@ class TopicDroppedError(ShardIdError):
     code = "TOPIC_DROPPED"
     number = 111
     topic: str
+
+
+class DatabaseError(ShardIdError, RuntimeError):
+    """A statement of shardid's failed in the database, or could not reach it."""
+
+    code = "DATABASE"
+    number = 112
+    reason: str
+
+
+class SessionPooledError(ShardIdError, RuntimeError):
+    """A session lease shares its server session with another connection (a transaction pooler)."""
+
+    code = "SESSION_POOLED"
+    number = 113
+    reason: str

@@ -11,7 +11,7 @@ use loom::sync::{Mutex, atomic::AtomicU64};
 #[cfg(not(loom))]
 use std::sync::{Mutex, atomic::AtomicU64};
 
-use super::{LeaseError, LostLease};
+use super::{DatabaseFailure, Hold, LeaseError, LostLease};
 use crate::{Error, Generator, Layout, Options};
 
 /// Where a [`CeilingGenerator`] records its ceiling: a lock file here, a database row in a
@@ -39,11 +39,17 @@ pub trait CeilingStore: Send + Sync + fmt::Debug {
 #[derive(Debug)]
 pub struct CeilingGenerator {
     generator: Generator,
-    /// The ceiling last recorded, in time units.
+    /// The ceiling last recorded, in time units (0 once revoked, so every ID takes the slow
+    /// path, which refuses).
     ceiling: AtomicU64,
+    /// Set by [`CeilingGenerator::revoke`].
+    revoked: std::sync::atomic::AtomicBool,
     /// How far ahead of an ID a new ceiling is recorded, in time units.
     span: u64,
     store: Box<dyn CeilingStore>,
+    /// An expiring lease's hold: no ceiling is recorded past its deadline, and once it is
+    /// lost ([`CeilingGenerator::revoke`]) nothing more is handed out.
+    hold: Option<std::sync::Arc<Hold>>,
     /// Serialises recording, so the store sees increasing ceilings.
     recording: Mutex<()>,
 }
@@ -77,10 +83,37 @@ impl CeilingGenerator {
         Ok(Self {
             generator,
             ceiling: AtomicU64::new(recorded.unwrap_or(0)),
+            revoked: std::sync::atomic::AtomicBool::new(false),
             span: (span_ms / layout.unit_ms()).max(1),
             store,
+            hold: None,
             recording: Mutex::new(()),
         })
+    }
+
+    /// The generator of an expiring lease with `hold`: it records no ceiling once the hold's
+    /// deadline has passed, so a holder that was paused or cut off for longer than its lease
+    /// stops on its own.
+    #[must_use]
+    pub fn with_hold(mut self, hold: std::sync::Arc<Hold>) -> Self {
+        self.hold = Some(hold);
+        self
+    }
+
+    /// Stops the generator for good: the lease is lost (the heartbeat found it taken over or
+    /// past its deadline). Every later call fails with [`LeaseError::Lost`], even for IDs
+    /// below the recorded ceiling.
+    pub fn revoke(&self) {
+        if let Some(hold) = &self.hold {
+            hold.lose();
+        }
+        // After any record in progress, so it cannot put its ceiling back.
+        let _recording = self
+            .recording
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.revoked.store(true, Ordering::Release);
+        self.ceiling.store(0, Ordering::Release);
     }
 
     /// The shard.
@@ -148,13 +181,28 @@ impl CeilingGenerator {
         if units <= self.ceiling.load(Ordering::Acquire) {
             return Ok(());
         }
+        let lost = LeaseError::Lost {
+            shard: self.shard(),
+        };
+        if self.revoked.load(Ordering::Acquire) || self.hold.as_ref().is_some_and(|h| h.is_lost()) {
+            return Err(lost);
+        }
         let ceiling =
             self.store
                 .store(units, units + self.span)
                 .map_err(|e| match e.get_ref() {
-                    Some(inner) if inner.is::<LostLease>() => LeaseError::Lost {
-                        shard: self.shard(),
-                    },
+                    Some(inner) if inner.is::<LostLease>() => lost,
+                    Some(inner) if inner.is::<DatabaseFailure>() => {
+                        match e
+                            .into_inner()
+                            .map(<dyn std::error::Error + Send + Sync>::downcast::<DatabaseFailure>)
+                        {
+                            Some(Ok(failure)) => LeaseError::Database(failure.0),
+                            _ => LeaseError::Lost {
+                                shard: self.shard(),
+                            },
+                        }
+                    }
                     _ => LeaseError::Io(e),
                 })?;
         if ceiling < units {

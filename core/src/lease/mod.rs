@@ -22,17 +22,25 @@
 //! child (the bindings' at-fork hooks call [`crate::after_fork`], which tells it), so a
 //! pre-fork server's workers get one shard each.
 
+use std::boxed::Box;
 use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::string::String;
 
 use crate::{Error, ErrorKind};
 
 mod ceiling;
+mod hold;
 mod lock_file;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+mod session;
 
 pub use ceiling::{CeilingGenerator, CeilingStore};
+pub use hold::{Hold, monotonic_ms, new_token};
 pub use lock_file::{LeasedGenerator, LockFileError, read_lock_file, signature};
+pub use session::{BackendClaim, claim_backend};
 
 /// Why a lease could not be taken or kept.
 #[derive(Debug)]
@@ -40,6 +48,14 @@ pub use lock_file::{LeasedGenerator, LockFileError, read_lock_file, signature};
 pub enum LeaseError {
     /// An error of the generator (clock moved backwards, expiry, shard out of range).
     Id(Error),
+    /// An argument with no kind of its own is wrong, such as a table name that is not a plain
+    /// identifier (`INVALID_ARGUMENT`).
+    InvalidArgument {
+        /// The argument.
+        argument: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// The range of shards is empty (`INVALID_ARGUMENT` on `shards`).
     EmptyShards {
         /// The range that was asked for.
@@ -60,11 +76,39 @@ pub enum LeaseError {
     /// Reading or writing a lock file failed.
     Io(std::io::Error),
     /// The store reported that this process no longer holds the shard (a database lease
-    /// whose session ended): no ID above the recorded ceiling is handed out.
+    /// taken over, expired, or whose session ended): no ID above the recorded ceiling is
+    /// handed out.
     Lost {
         /// The shard that was held.
         shard: u64,
     },
+    /// The database failed or could not be reached (Rust's drivers; the source is the
+    /// driver's own error). Nothing was handed out; the lease may still be held.
+    Database(Box<dyn std::error::Error + Send + Sync>),
+    /// A session lease shares its server session with another lease connection of this
+    /// process: a transaction pooler is in front of the database.
+    SessionPooled {
+        /// What was seen.
+        reason: String,
+    },
+}
+
+/// What a [`CeilingStore`] wraps in its `io::Error` (`io::Error::other(DatabaseFailure(e))`)
+/// when the database failed: the generator then reports [`LeaseError::Database`], not a
+/// lock file's error.
+#[derive(Debug)]
+pub struct DatabaseFailure(pub Box<dyn std::error::Error + Send + Sync>);
+
+impl fmt::Display for DatabaseFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for DatabaseFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
 }
 
 /// What a [`CeilingStore`] wraps in its `io::Error` (`io::Error::other(LostLease)`) when the
@@ -85,10 +129,12 @@ impl LeaseError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Id(e) => e.kind(),
-            Self::EmptyShards { .. } => ErrorKind::InvalidArgument,
+            Self::EmptyShards { .. } | Self::InvalidArgument { .. } => ErrorKind::InvalidArgument,
             Self::NoFreeShard { .. } => ErrorKind::NoFreeShard,
             Self::OtherLayout { .. } | Self::Io(_) => ErrorKind::LeaseFile,
             Self::Lost { .. } => ErrorKind::LeaseLost,
+            Self::Database(_) => ErrorKind::Database,
+            Self::SessionPooled { .. } => ErrorKind::SessionPooled,
         }
     }
 }
@@ -101,6 +147,12 @@ impl fmt::Display for LeaseError {
                 ErrorKind::InvalidArgument.render(f, |name, f| match name {
                     "argument" => f.write_str("shards"),
                     _ => write!(f, "{}", empty_shards(shards)),
+                })
+            }
+            Self::InvalidArgument { argument, reason } => {
+                ErrorKind::InvalidArgument.render(f, |name, f| match name {
+                    "argument" => f.write_str(argument),
+                    _ => f.write_str(reason),
                 })
             }
             Self::NoFreeShard { directory, shards } => {
@@ -119,6 +171,10 @@ impl fmt::Display for LeaseError {
             }),
             Self::Io(e) => ErrorKind::LeaseFile.render(f, |_, f| write!(f, "{e}")),
             Self::Lost { shard } => ErrorKind::LeaseLost.render(f, |_, f| write!(f, "{shard}")),
+            Self::Database(e) => ErrorKind::Database.render(f, |_, f| write!(f, "{e}")),
+            Self::SessionPooled { reason } => {
+                ErrorKind::SessionPooled.render(f, |_, f| f.write_str(reason))
+            }
         }
     }
 }
@@ -136,6 +192,7 @@ impl std::error::Error for LeaseError {
         match self {
             Self::Id(e) => Some(e),
             Self::Io(e) => Some(e),
+            Self::Database(e) => Some(&**e),
             _ => None,
         }
     }

@@ -1,6 +1,6 @@
 //! SQL that shardid renders, so that every language sends the same statements: the DDL that
 //! makes and reads IDs inside PostgreSQL ([`Postgres`], [`PostgresUninstall`]) and the
-//! statements and steps of a PostgreSQL shard lease ([`PostgresLease`], [`Acquire`]), and the
+//! statements and steps of a shard lease kept in a table ([`LeaseProtocol`]), and the
 //! DDL and statements of dense IDs from segments ([`Segments`]) and of the string ↔ ID
 //! dictionary ([`Dictionary`]).
 //!
@@ -22,11 +22,11 @@ pub use dictionary::{
     Dictionary, DictionaryStatements, DictionaryUninstall, TOPIC_DROPPED, UNKNOWN_TOPIC,
 };
 pub use lease::{
-    Acquire, Action, EmptyShards, Fed, LOST_CREATE_RACE, LeaseSignature, Param, Params,
-    Placeholders, PostgresLease, Statement, Value,
+    Answer, Cell, DEFAULT_TTL_MS, EmptyShards, LOST_CREATE_RACE, LeaseKind, LeaseSignature,
+    MAX_TTL_MS, MIN_TTL_MS, Tenure, TtlError, Value, check_table,
 };
 #[cfg(feature = "alloc")]
-pub use lease::{LeaseDriver, Next};
+pub use lease::{LeaseProtocol, Next};
 pub use postgres::Postgres;
 pub use segments::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
@@ -91,6 +91,15 @@ impl From<Error> for SqlError {
     fn from(error: Error) -> Self {
         Self::Core(error)
     }
+}
+
+/// How a driver writes the parameters of a query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placeholders {
+    /// `$1`, `$2`, …: libpq's own, node-postgres, asyncpg.
+    Numbered,
+    /// `%s` each: psycopg, the Python DB-API's `format` style.
+    Format,
 }
 
 /// One statement calling a function of a schema, rendered with the driver's placeholders

@@ -1,0 +1,124 @@
+//! The Rust client of shard leases in PostgreSQL (`shardid::lease::postgres`), driven by
+//! `tests/postgres/test_lease_pooled.py` against its throwaway server and `PgBouncer`:
+//! `lease <connection string> <mode> [args]`; prints one JSON line.
+//!   probe <table> <out> <seconds> <count>: the 4-process probe: leases from 0..4, makes
+//!            <count> IDs over <seconds>, writes them and the shard (8 bytes each, little
+//!            endian) to <out>.
+//!   takenover: another holder's claim changes the row's token: IDs continue within the
+//!            recorded ceiling, then `LEASE_LOST` for good.
+//!   hold <table> <out> <ttl>: leases shard 0 of 0..1 and appends IDs to <out> until its lease
+//!            is lost (it then writes <out>.lost and exits), or it is killed.
+//!   bad:     the codes of a bad table, an empty range, a bad time to live.
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use shardid::Layout;
+use shardid::lease::postgres::{LeaseOptions, PostgresLease};
+use shardid::sql::LeaseKind;
+
+const T0: u64 = 1_700_000_000_000;
+
+fn code<T>(result: Result<T, shardid::lease::LeaseError>) -> String {
+    result.map_or_else(|e| e.kind().code().to_string(), |_| "no error".into())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let (config, mode) = (&args[1], args[2].as_str());
+    match mode {
+        "probe" => {
+            let (table, out) = (&args[3], &args[4]);
+            let seconds: f64 = args[5].parse()?;
+            let count: usize = args[6].parse()?;
+            let lease = PostgresLease::acquire(
+                config,
+                Layout::INSTAGRAM,
+                0..4,
+                &LeaseOptions::new().table(table),
+            )?;
+            let start = Instant::now();
+            let mut bytes = Vec::with_capacity(8 * (count + 1));
+            for i in 0..count {
+                bytes.extend_from_slice(&lease.next_id()?.to_le_bytes());
+                if i % 1000 == 999 {
+                    #[allow(clippy::cast_precision_loss)]
+                    let due = Duration::from_secs_f64(seconds * i as f64 / count as f64);
+                    if let Some(wait) = due.checked_sub(start.elapsed()) {
+                        std::thread::sleep(wait);
+                    }
+                }
+            }
+            bytes.extend_from_slice(&lease.shard().to_le_bytes());
+            std::fs::write(out, bytes)?;
+            lease.close();
+            println!("{{\"shard\": {}}}", lease.shard());
+        }
+        "takenover" => {
+            let lease = PostgresLease::acquire(
+                config,
+                Layout::TWITTER,
+                0..1,
+                &LeaseOptions::new().table("rust_taken_over"),
+            )?;
+            lease.next_id_at(T0)?;
+            let mut admin = postgres::Client::connect(config, postgres::NoTls)?;
+            admin.simple_query("UPDATE rust_taken_over SET token = 'someone else'")?;
+            let within = code(lease.next_id_at(T0 + 50));
+            let past = code(lease.next_id_at(T0 + 1000));
+            let again = code(lease.next_id_at(T0 + 10));
+            println!(
+                "{{\"within\": \"{within}\", \"past\": \"{past}\", \"again\": \"{again}\", \"held\": {}}}",
+                lease.is_held()
+            );
+        }
+        "hold" => {
+            let (table, out) = (&args[3], &args[4]);
+            let ttl_ms: u64 = args[5].parse()?;
+            let lease = PostgresLease::acquire(
+                config,
+                Layout::TWITTER,
+                0..1,
+                &LeaseOptions::new()
+                    .table(table)
+                    .kind(LeaseKind::Expiring { ttl_ms }),
+            )?;
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(out)?;
+            let mut ids = [0u64; 1000];
+            loop {
+                match lease.next_ids(&mut ids) {
+                    Ok(()) => {
+                        let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+                        file.write_all(&bytes)?;
+                    }
+                    Err(e) if e.kind() == shardid::ErrorKind::LeaseLost => {
+                        std::fs::write(format!("{out}.lost"), e.to_string())?;
+                        break;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        "bad" => {
+            let table = code(PostgresLease::acquire(
+                config,
+                Layout::TWITTER,
+                0..1,
+                &LeaseOptions::new().table("Bad; DROP"),
+            ));
+            let empty = code(PostgresLease::acquire(
+                config,
+                Layout::TWITTER,
+                3..3,
+                &LeaseOptions::new(),
+            ));
+            let ttl =
+                LeaseKind::parse("expiring", 5).map_or_else(|e| e.to_string(), |_| "ok".into());
+            println!("{{\"table\": \"{table}\", \"empty\": \"{empty}\", \"ttl\": \"{ttl}\"}}");
+        }
+        other => return Err(format!("unknown mode {other}").into()),
+    }
+    Ok(())
+}

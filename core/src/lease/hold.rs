@@ -1,0 +1,146 @@
+//! An expiring lease's hold on its shard, shared by the generator (which stops on its own at
+//! the deadline), the heartbeat that renews it, and the ceiling writes (which renew it too).
+
+use std::string::String;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::sql::Tenure;
+
+/// The monotonic clock leases count with: milliseconds since its first use in this process.
+/// A wall clock stepped by NTP or by hand changes nothing here.
+pub fn monotonic_ms() -> u64 {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    let elapsed = ORIGIN.get_or_init(Instant::now).elapsed();
+    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A token for a new lease: 128 bits that no other lease, here or on another host, will have.
+/// From the standard library's per-process random keys (the OS's randomness), the time and a
+/// counter, so two leases of one process, or of a parent and its forked child, differ too.
+pub fn new_token() -> String {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let word = |salt: u64| {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u64(salt);
+        hasher.write_u64(count);
+        hasher.write_u128(nanos);
+        hasher.write_u32(std::process::id());
+        hasher.finish()
+    };
+    std::format!("{:016x}{:016x}", word(1), word(2))
+}
+
+/// How long a failed renewal waits before the next try: a tenth of the time to live, at most a
+/// second, so a database that is back is found well before the deadline.
+const fn retry_ms(ttl_ms: u64) -> u64 {
+    let tenth = ttl_ms / 10;
+    if tenth < 1_000 { tenth } else { 1_000 }
+}
+
+/// The hold an expiring lease has on its shard, by this process's monotonic clock
+/// ([`monotonic_ms`]); see [`Tenure`] for the rule.
+///
+/// Drivers call [`Hold::sending`] before each renewal or ceiling write, which refuses once the
+/// deadline has passed, then [`Hold::renewed`] with its answer when one row was updated, or
+/// [`Hold::lose`] when none was (the lease was taken over). The heartbeat sleeps
+/// [`Hold::wait_ms`] between renewals.
+#[derive(Debug)]
+pub struct Hold {
+    tenure: Mutex<Tenure>,
+    /// When the next renewal is due after a failed one (0: none failed since the last success).
+    retry_at_ms: AtomicU64,
+}
+
+impl Hold {
+    /// A hold taken by a claim sent at `sent_at_ms` ([`monotonic_ms`]).
+    pub fn new(ttl_ms: u64, sent_at_ms: u64) -> Self {
+        Self {
+            tenure: Mutex::new(Tenure::new(ttl_ms, sent_at_ms)),
+            retry_at_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn tenure(&self) -> std::sync::MutexGuard<'_, Tenure> {
+        self.tenure.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the lease is held now.
+    pub fn holds(&self) -> bool {
+        self.tenure().holds(monotonic_ms())
+    }
+
+    /// Whether the lease is lost: taken over, released, or past its deadline.
+    pub fn is_lost(&self) -> bool {
+        let mut tenure = self.tenure();
+        if !tenure.is_lost() && !tenure.holds(monotonic_ms()) {
+            tenure.lose();
+        }
+        tenure.is_lost()
+    }
+
+    /// The time to live.
+    pub fn ttl_ms(&self) -> u64 {
+        self.tenure().ttl_ms()
+    }
+
+    /// A renewal or ceiling write is about to be sent: its sending time, to pass to
+    /// [`Hold::renewed`], or `None` when the lease is no longer held (it is then lost for good).
+    pub fn sending(&self) -> Option<u64> {
+        let now = monotonic_ms();
+        let mut tenure = self.tenure();
+        if tenure.holds(now) {
+            Some(now)
+        } else {
+            tenure.lose();
+            None
+        }
+    }
+
+    /// A renewal or ceiling write sent at `sent_at_ms` updated the lease's row.
+    pub fn renewed(&self, sent_at_ms: u64) {
+        self.tenure().renewed(sent_at_ms);
+        self.retry_at_ms.store(0, Ordering::Release);
+    }
+
+    /// A renewal could not be made (the database did not answer): the next try is due sooner
+    /// than a renewal would be.
+    pub fn failed(&self) {
+        let retry = monotonic_ms() + retry_ms(self.ttl_ms());
+        self.retry_at_ms.store(retry, Ordering::Release);
+    }
+
+    /// The lease is lost (its row no longer holds the token, or it was released).
+    pub fn lose(&self) {
+        self.tenure().lose();
+    }
+
+    /// How long the heartbeat sleeps before its next renewal (0: due now), or `None` once the
+    /// lease is lost: the heartbeat ends.
+    pub fn wait_ms(&self) -> Option<u64> {
+        let now = monotonic_ms();
+        let mut tenure = self.tenure();
+        if !tenure.holds(now) {
+            tenure.lose();
+            return None;
+        }
+        let mut due = tenure.renew_at_ms();
+        let retry = self.retry_at_ms.load(Ordering::Acquire);
+        if retry > 0 {
+            due = due.min(retry);
+        }
+        Some(due.saturating_sub(now).min(tenure.deadline_ms() - now))
+    }
+
+    /// [`Hold::wait_ms`] as a duration.
+    pub fn wait(&self) -> Option<Duration> {
+        self.wait_ms().map(Duration::from_millis)
+    }
+}

@@ -1,0 +1,567 @@
+//! The SQL and the steps of a shard lease kept in a database table, for processes on different
+//! hosts: what `shardid.postgres` (Python), `shardid/postgres` (Node) and
+//! `shardid::lease::postgres` (Rust) send, written once. The drivers only execute.
+//!
+//! One row per `(layout, shard)` records the shard's *ceiling* (a time unit at or above every
+//! ID its holders issued), who holds it, a random *token* of the holder's, and when the lease
+//! expires by the **database's** clock. Two kinds of lease share the table:
+//!
+//! - [`LeaseKind::Expiring`], the default: no session state at all, so it holds behind a
+//!   transaction pooler (`PgBouncer`, Supavisor, RDS Proxy), where consecutive statements of one
+//!   client run on different server sessions. A claim takes the first free or expired row of
+//!   the range in one statement and writes its token; the holder renews the expiry every
+//!   third of the time to live, and every renewal and ceiling write is guarded by the token, so
+//!   a holder that was taken over can write nothing more. A holder also stops on its own once
+//!   its *monotonic* clock passes its last successful renewal plus the time to live (less a
+//!   margin: [`Tenure`]), so a holder that was paused or cut off never issues an ID after its
+//!   lease could have been taken over. A crashed holder's shard is free one time to live later.
+//! - [`LeaseKind::Session`]: a session advisory lock per shard, for direct connections only. It
+//!   frees a crashed holder's shard at once, but a pooler shares server sessions between
+//!   clients (and locks are re-entrant), so it checks that it is not pooled: the ceiling is
+//!   written only from the server session that took the lock (its `pg_backend_pid()`), and the
+//!   bindings refuse two lease connections of one process that see one server session.
+//!
+//! A new holder starts above the recorded ceiling, and a holder never issues an ID above a
+//! ceiling it has not written under its token: so two holders of one shard, one after the
+//! other, never issue the same ID, whatever the time to live.
+
+use core::fmt::{self, Display, Formatter};
+
+use super::{Placeholders, SqlError, identifier_problem};
+use crate::Layout;
+
+mod postgres;
+mod tenure;
+
+pub use tenure::{DEFAULT_TTL_MS, MAX_TTL_MS, MIN_TTL_MS, Tenure, TtlError};
+
+/// The SQLSTATEs with which `CREATE TABLE IF NOT EXISTS` can fail when another session
+/// creates the same table at the same moment (a duplicate key in the catalog, the table, or
+/// its row type): the table exists, carry on.
+pub const LOST_CREATE_RACE: [&str; 3] = ["23505", "42P07", "42710"];
+
+/// How many claims in a row may lose a race to other claimants (a row another session claimed
+/// between this statement's snapshot and its lock, or the same new shard inserted first)
+/// before the lease reports that no shard is free. Each lost race is another process's win.
+const MAX_CLAIMS: u32 = 32;
+
+/// Why an empty range of shards is refused, the reason of an `INVALID_ARGUMENT` on `shards`
+/// for every kind of lease (lock files and databases): an empty range would otherwise be
+/// reported as every shard being held by a live process.
+pub struct EmptyShards {
+    /// The first shard of the range.
+    pub first: u64,
+    /// One past its last shard.
+    pub end: u64,
+}
+
+impl Display for EmptyShards {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}..{} is empty: a lease needs a range of at least one shard",
+            self.first, self.end
+        )
+    }
+}
+
+/// Which kind of lease: see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LeaseKind {
+    /// A lease with no session state, renewed by heartbeats, that expires `ttl_ms` after its
+    /// last renewal by the database's clock: the default, and the only kind that holds behind
+    /// a transaction pooler.
+    Expiring {
+        /// The time to live, in milliseconds ([`MIN_TTL_MS`]..=[`MAX_TTL_MS`]).
+        ttl_ms: u64,
+    },
+    /// A session advisory lock per shard, for direct connections: a crashed holder's shard is
+    /// free at once.
+    Session,
+}
+
+impl LeaseKind {
+    /// An expiring lease of [`DEFAULT_TTL_MS`].
+    pub const DEFAULT: Self = Self::Expiring {
+        ttl_ms: DEFAULT_TTL_MS,
+    };
+
+    /// The kind by its name (`"expiring"`, `"session"`), as the bindings take it; an expiring
+    /// lease gets `ttl_ms`.
+    ///
+    /// # Errors
+    /// The reason, for an `INVALID_ARGUMENT` on `kind` or `ttl_ms`.
+    pub fn parse(name: &str, ttl_ms: u64) -> Result<Self, TtlError> {
+        match name {
+            "expiring" => tenure::check_ttl(ttl_ms).map(|ttl_ms| Self::Expiring { ttl_ms }),
+            "session" => Ok(Self::Session),
+            _ => Err(TtlError::Kind),
+        }
+    }
+}
+
+/// A value of a statement's parameter, in the order of its placeholders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value<'a> {
+    /// A text parameter.
+    Text(&'a str),
+    /// An integer parameter (`bigint`, or `int` where the SQL casts it so).
+    Int(u64),
+}
+
+/// One column of a row a statement returned, as a driver hands it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cell<'a> {
+    /// SQL `NULL`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A text (drivers that return `bigint` as text may pass it so: it is parsed).
+    Text(&'a str),
+}
+
+impl Cell<'_> {
+    fn int(&self) -> Option<i64> {
+        match self {
+            Self::Int(n) => Some(*n),
+            Self::Text(text) => text.parse().ok(),
+            Self::Null | Self::Bool(_) => None,
+        }
+    }
+}
+
+/// What the last statement of [`LeaseProtocol::next`] came back with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer<'a> {
+    /// Its first row (the only one the lease's statements return).
+    Row(&'a [Cell<'a>]),
+    /// No row.
+    NoRow,
+    /// It failed; the error's SQLSTATE if it has one. [`Next::Raise`] then tells the driver to
+    /// raise that error as it is, unless the protocol knows what to do.
+    Error(Option<&'a str>),
+}
+
+/// What a driver does next to take a lease: see [`LeaseProtocol`].
+#[cfg(feature = "alloc")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next<'a> {
+    /// Run `sql` with `params`, then [`LeaseProtocol::feed`] what came back.
+    Run {
+        /// The statement, with the driver's placeholders.
+        sql: alloc::string::String,
+        /// Its parameters, in order.
+        params: alloc::vec::Vec<Value<'a>>,
+    },
+    /// The lease is taken: start the generator above `recorded`, the ceiling its last holder
+    /// recorded (`None`: never held).
+    Taken {
+        /// The shard.
+        shard: u64,
+        /// The last holder's ceiling, in time units.
+        recorded: Option<u64>,
+        /// For a session lease, the server session holding the lock (address, port, start
+        /// time and process ID): the bindings refuse a second lease connection of the process
+        /// that sees the same one (`lease::claim_backend`).
+        backend: Option<&'a str>,
+    },
+    /// Every shard of the range is held by a live lease: report
+    /// [`ErrorKind::NoFreeShard`](crate::ErrorKind::NoFreeShard).
+    NoFreeShard {
+        /// The first shard of the range.
+        first: u64,
+        /// One past its last shard.
+        end: u64,
+        /// Where the shards are held: `"table <name>"`.
+        held_in: alloc::string::String,
+    },
+    /// Raise the error the last statement failed with, as it is.
+    Raise,
+}
+
+/// Where to go back to after the table was made or upgraded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resume {
+    Claim,
+    SessionClaim(u64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Claim,
+    TryLock(u64),
+    SessionClaim(u64),
+    Unlock(u64),
+    CreateTable(Resume),
+    UpgradeTable(Resume),
+    Taken(u64, Option<u64>),
+    NoFreeShard,
+    Raise,
+}
+
+/// A layout's defining numbers, as lease records store them (lock files, the leases table).
+#[derive(Clone, Copy, Debug)]
+pub struct LeaseSignature(pub Layout);
+
+impl Display for LeaseSignature {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let l = &self.0;
+        write!(
+            f,
+            "epoch_ms={} unit_ms={} bits={}/{}/{} order={:?}",
+            l.epoch_ms(),
+            l.unit_ms(),
+            l.time_bits(),
+            l.shard_bits(),
+            l.sequence_bits(),
+            l.order()
+        )
+    }
+}
+
+/// Checks a lease table's name: a plain lower-case identifier, as a schema name for
+/// [`super::Postgres::new`] (it goes into the SQL unquoted).
+///
+/// # Errors
+/// [`SqlError::TableName`].
+pub fn check_table(table: &str) -> Result<(), SqlError> {
+    identifier_problem(table).map_or(Ok(()), |reason| Err(SqlError::TableName { reason }))
+}
+
+/// The steps of taking a lease on the first free shard of a range, and the statements that keep
+/// it, as a state machine the drivers run: [`LeaseProtocol::next`] says what to do,
+/// [`LeaseProtocol::feed`] takes what the database answered. Python's, Node's and Rust's
+/// drivers only execute; the order, the statements and their parameters are here, once.
+///
+/// Taking an expiring lease is one statement (two more the first time: the table is created
+/// when missing, or upgraded from an older shardid's); a session lease tries each shard's lock
+/// in turn, then claims its row.
+#[cfg(feature = "alloc")]
+#[derive(Clone, Debug)]
+pub struct LeaseProtocol {
+    kind: LeaseKind,
+    table: alloc::string::String,
+    placeholders: Placeholders,
+    signature: alloc::string::String,
+    key: alloc::string::String,
+    holder: alloc::string::String,
+    token: alloc::string::String,
+    first: u64,
+    end: u64,
+    step: Step,
+    claims: u32,
+    made_table: bool,
+    upgraded_table: bool,
+    backend: Option<(u64, alloc::string::String)>,
+}
+
+#[cfg(feature = "alloc")]
+impl LeaseProtocol {
+    /// A protocol that takes the first free shard of `first..end` of `layout` on `table`, for
+    /// `holder` (host and process, shown in the table) with `token` (random, unique to this
+    /// lease: `lease::new_token()` makes one).
+    ///
+    /// # Errors
+    /// [`SqlError::TableName`], as [`check_table`]; [`SqlError::EmptyShards`] when
+    /// `first >= end`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        kind: LeaseKind,
+        layout: Layout,
+        table: &str,
+        placeholders: Placeholders,
+        first: u64,
+        end: u64,
+        holder: &str,
+        token: &str,
+    ) -> Result<Self, SqlError> {
+        use alloc::string::ToString;
+        check_table(table)?;
+        if first >= end {
+            return Err(SqlError::EmptyShards { first, end });
+        }
+        let signature = LeaseSignature(layout).to_string();
+        Ok(Self {
+            kind,
+            key: alloc::format!("shardid {table} {signature}"),
+            table: table.into(),
+            placeholders,
+            signature,
+            holder: holder.into(),
+            token: token.into(),
+            first,
+            end,
+            step: match kind {
+                LeaseKind::Expiring { .. } => Step::Claim,
+                LeaseKind::Session => Step::TryLock(first),
+            },
+            claims: 0,
+            made_table: false,
+            upgraded_table: false,
+            backend: None,
+        })
+    }
+
+    /// The kind of lease.
+    pub const fn kind(&self) -> LeaseKind {
+        self.kind
+    }
+
+    /// The lease's token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The text whose `hashtext()` is a session lease's advisory locks' first key: one
+    /// namespace per table and layout, the shard being the second key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The layout as the table's `layout` column records it.
+    pub fn signature(&self) -> &str {
+        &self.signature
+    }
+
+    /// What to do next.
+    pub fn next(&self) -> Next<'_> {
+        match self.step {
+            Step::Claim => self.run(&postgres::CLAIM, None, None),
+            Step::TryLock(shard) => self.run(&[postgres::TRY_LOCK], Some(shard), None),
+            Step::SessionClaim(shard) => self.run(&[postgres::SESSION_CLAIM], Some(shard), None),
+            Step::Unlock(shard) => self.run(&[postgres::UNLOCK], Some(shard), None),
+            Step::CreateTable(_) => self.run(&[postgres::CREATE_TABLE], None, None),
+            Step::UpgradeTable(_) => self.run(&[postgres::UPGRADE_TABLE], None, None),
+            Step::Taken(shard, recorded) => Next::Taken {
+                shard,
+                recorded,
+                backend: self.backend.as_ref().map(|(_, identity)| identity.as_str()),
+            },
+            Step::NoFreeShard => Next::NoFreeShard {
+                first: self.first,
+                end: self.end,
+                held_in: alloc::format!("table {}", self.table),
+            },
+            Step::Raise => Next::Raise,
+        }
+    }
+
+    /// Takes the answer to the last [`Next::Run`].
+    pub fn feed(&mut self, answer: Answer<'_>) {
+        self.step = match (self.step, answer) {
+            (Step::Claim, Answer::Row(row)) => self.claimed(row),
+            (Step::Claim, Answer::Error(code)) => self.repair(code, Resume::Claim),
+            (Step::TryLock(shard), Answer::Row(row)) => match row {
+                [Cell::Bool(true), pid, identity, ..] => match (pid.int(), identity) {
+                    (Some(pid), Cell::Text(identity)) => {
+                        self.backend = Some((pid.unsigned_abs(), (*identity).into()));
+                        Step::SessionClaim(shard)
+                    }
+                    _ => Step::Raise,
+                },
+                _ => self.after(shard),
+            },
+            (Step::SessionClaim(shard), Answer::Row(row)) => {
+                match row.first().and_then(Cell::int) {
+                    Some(units) => Step::Taken(shard, recorded(units)),
+                    None => Step::Raise,
+                }
+            }
+            // An expiring lease holds the row: let go of the lock, try the next shard.
+            (Step::SessionClaim(shard), Answer::NoRow) => Step::Unlock(shard),
+            (Step::SessionClaim(shard), Answer::Error(code)) => {
+                self.repair(code, Resume::SessionClaim(shard))
+            }
+            (Step::Unlock(shard), Answer::Row(_) | Answer::NoRow) => {
+                self.backend = None;
+                self.after(shard)
+            }
+            (
+                Step::CreateTable(resume) | Step::UpgradeTable(resume),
+                Answer::Row(_) | Answer::NoRow,
+            ) => resumed(resume),
+            (Step::CreateTable(resume), Answer::Error(Some(code)))
+                if LOST_CREATE_RACE.contains(&code) =>
+            {
+                resumed(resume)
+            }
+            (Step::UpgradeTable(resume), Answer::Error(Some(postgres::DUPLICATE_COLUMN))) => {
+                resumed(resume)
+            }
+            (Step::Taken(..) | Step::NoFreeShard, _) => self.step,
+            _ => Step::Raise,
+        };
+    }
+
+    /// The step after an expiring claim's row: `(shard, ceiling, held)`.
+    fn claimed(&mut self, row: &[Cell<'_>]) -> Step {
+        match row {
+            [shard, ceiling, held, ..] => match (shard.int(), ceiling.int(), held.int()) {
+                (Some(shard), Some(ceiling), _) => match u64::try_from(shard) {
+                    Ok(shard) => Step::Taken(shard, recorded(ceiling)),
+                    Err(_) => Step::Raise,
+                },
+                (None, _, Some(held)) => {
+                    self.claims += 1;
+                    let all_held = u64::try_from(held).is_ok_and(|h| h >= self.end - self.first);
+                    if all_held || self.claims >= MAX_CLAIMS {
+                        Step::NoFreeShard
+                    } else {
+                        // Lost a race to another claimant: try again.
+                        Step::Claim
+                    }
+                }
+                _ => Step::Raise,
+            },
+            _ => Step::Raise,
+        }
+    }
+
+    /// The step after a statement failed with `code`: make the table if it is missing, or
+    /// upgrade it if it lacks a column (each once), else raise the error.
+    fn repair(&mut self, code: Option<&str>, resume: Resume) -> Step {
+        match code {
+            Some(postgres::UNDEFINED_TABLE) if !self.made_table => {
+                self.made_table = true;
+                Step::CreateTable(resume)
+            }
+            Some(postgres::UNDEFINED_COLUMN) if !self.upgraded_table => {
+                self.upgraded_table = true;
+                Step::UpgradeTable(resume)
+            }
+            _ => Step::Raise,
+        }
+    }
+
+    /// The next shard's lock after `shard`'s, or no free shard.
+    fn after(&self, shard: u64) -> Step {
+        match shard.checked_add(1) {
+            Some(next) if next < self.end => Step::TryLock(next),
+            _ => Step::NoFreeShard,
+        }
+    }
+
+    /// The statement and parameters that renew an expiring lease on `shard` (none for a
+    /// session lease, which its lock keeps): one row returned, or none when it was taken over.
+    pub fn renew(&self, shard: u64) -> Option<(alloc::string::String, alloc::vec::Vec<Value<'_>>)> {
+        match self.kind {
+            LeaseKind::Expiring { .. } => Some(self.render(&[postgres::RENEW], Some(shard), None)),
+            LeaseKind::Session => None,
+        }
+    }
+
+    /// The statement and parameters that record a ceiling of `units` for `shard` (renewing an
+    /// expiring lease too), only while the lease is held: one row returned, or none when it
+    /// is lost, and the generator must stop at its ceiling.
+    pub fn record(
+        &self,
+        shard: u64,
+        units: u64,
+    ) -> (alloc::string::String, alloc::vec::Vec<Value<'_>>) {
+        let sql = match self.kind {
+            LeaseKind::Expiring { .. } => postgres::RECORD,
+            LeaseKind::Session => postgres::SESSION_RECORD,
+        };
+        self.render(&[sql], Some(shard), Some(units))
+    }
+
+    /// The statement and parameters that free `shard` at once, if the lease still holds it
+    /// (one row returned then).
+    pub fn release(&self, shard: u64) -> (alloc::string::String, alloc::vec::Vec<Value<'_>>) {
+        self.render(&[postgres::RELEASE], Some(shard), None)
+    }
+
+    fn run(&self, parts: &[&str], shard: Option<u64>, units: Option<u64>) -> Next<'_> {
+        let (sql, params) = self.render(parts, shard, units);
+        Next::Run { sql, params }
+    }
+
+    /// `parts` joined, with `{t}` the table and each `@name` the driver's placeholder for that
+    /// parameter: `$n` numbered once per name (a value used twice is passed once), or `%s` for
+    /// each use (a value used twice is passed twice).
+    fn render(
+        &self,
+        parts: &[&str],
+        shard: Option<u64>,
+        units: Option<u64>,
+    ) -> (alloc::string::String, alloc::vec::Vec<Value<'_>>) {
+        use core::fmt::Write;
+        let mut sql = alloc::string::String::new();
+        let mut names: alloc::vec::Vec<&str> = alloc::vec::Vec::new();
+        let mut params = alloc::vec::Vec::new();
+        for part in parts {
+            let mut rest = *part;
+            while let Some(at) = rest.find(['@', '{']) {
+                sql.push_str(&rest[..at]);
+                let tail = &rest[at..];
+                if let Some(after) = tail.strip_prefix("{t}") {
+                    sql.push_str(&self.table);
+                    rest = after;
+                    continue;
+                }
+                let name_len = tail[1..]
+                    .find(|c: char| !c.is_ascii_lowercase())
+                    .unwrap_or(tail.len() - 1);
+                if tail.starts_with('{') || name_len == 0 {
+                    sql.push_str(&tail[..1]);
+                    rest = &tail[1..];
+                    continue;
+                }
+                let name = &tail[1..=name_len];
+                rest = &tail[1 + name_len..];
+                match self.placeholders {
+                    Placeholders::Numbered => {
+                        let n = if let Some(i) = names.iter().position(|seen| *seen == name) {
+                            i + 1
+                        } else {
+                            names.push(name);
+                            params.push(self.value(name, shard, units));
+                            names.len()
+                        };
+                        let _ = write!(sql, "${n}");
+                    }
+                    Placeholders::Format => {
+                        sql.push_str("%s");
+                        params.push(self.value(name, shard, units));
+                    }
+                }
+            }
+            sql.push_str(rest);
+        }
+        (sql, params)
+    }
+
+    fn value(&self, name: &str, shard: Option<u64>, units: Option<u64>) -> Value<'_> {
+        match name {
+            "sig" => Value::Text(&self.signature),
+            "key" => Value::Text(&self.key),
+            "holder" => Value::Text(&self.holder),
+            "token" => Value::Text(&self.token),
+            "first" => Value::Int(self.first),
+            "end" => Value::Int(self.end),
+            "ttl" => Value::Int(match self.kind {
+                LeaseKind::Expiring { ttl_ms } => ttl_ms,
+                LeaseKind::Session => 0,
+            }),
+            "pid" => Value::Int(self.backend.as_ref().map_or(0, |(pid, _)| *pid)),
+            "units" => Value::Int(units.unwrap_or(0)),
+            // "shard": every statement that names one is rendered with it.
+            _ => Value::Int(shard.unwrap_or(0)),
+        }
+    }
+}
+
+/// A ceiling as the table records it: 0 is the column's default, never recorded.
+fn recorded(units: i64) -> Option<u64> {
+    u64::try_from(units).ok().filter(|&units| units > 0)
+}
+
+const fn resumed(resume: Resume) -> Step {
+    match resume {
+        Resume::Claim => Step::Claim,
+        Resume::SessionClaim(shard) => Step::SessionClaim(shard),
+    }
+}

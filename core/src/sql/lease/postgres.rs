@@ -1,0 +1,107 @@
+//! The lease's statements in PostgreSQL's dialect.
+//!
+//! `@name` stands for a parameter ([`super::Param`]) and `{t}` for the table; every parameter
+//! is cast, so a driver may send it untyped (node-postgres sends text) or as whatever integer
+//! type it picks (psycopg sends `int2` for small numbers).
+
+/// Creates the table if it is missing. Concurrent sessions may fail with one of
+/// [`super::LOST_CREATE_RACE`]: the table then exists.
+pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
+    layout text NOT NULL, shard bigint NOT NULL, ceiling bigint NOT NULL DEFAULT 0, \
+    holder text, taken_at timestamptz, token text, expires_at timestamptz, \
+    PRIMARY KEY (layout, shard))";
+
+/// Adds the columns a table made by shardid 0.1 (session leases only) lacks.
+pub(super) const UPGRADE_TABLE: &str = "ALTER TABLE {t} \
+    ADD COLUMN IF NOT EXISTS token text, ADD COLUMN IF NOT EXISTS expires_at timestamptz";
+
+/// A row the caller may take: never taken or released (`expires_at` null), expired by the
+/// database's clock, or held by a session lease (`'infinity'`) whose advisory lock no session
+/// holds any more.
+const FREE: &str = "(expires_at IS NULL OR expires_at <= now() OR (expires_at = 'infinity' \
+    AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' \
+    AND classid = hashtext(@key::text)::oid AND objid = shard::oid AND objsubid = 2)))";
+
+/// Claims the first free shard of the range in one statement: an existing free row (locked
+/// with `SKIP LOCKED`, so concurrent claimants take different rows), else the first shard with
+/// no row yet (`ON CONFLICT DO NOTHING` against a concurrent insert of the same shard).
+/// Returns one row: the shard taken and its ceiling (both null when none was taken), and how
+/// many shards of the range were held by live leases when the statement started.
+pub(super) const CLAIM: [&str; 5] = [
+    "WITH free AS (SELECT shard FROM {t} WHERE layout = @sig::text \
+     AND shard >= @first::bigint AND shard < @end::bigint AND ",
+    FREE,
+    " ORDER BY shard LIMIT 1 FOR UPDATE SKIP LOCKED), \
+     reused AS (UPDATE {t} AS l SET token = @token::text, holder = @holder::text, \
+     taken_at = now(), expires_at = now() + @ttl::bigint * interval '1 millisecond' \
+     FROM free WHERE l.layout = @sig::text AND l.shard = free.shard \
+     RETURNING l.shard, l.ceiling), \
+     added AS (INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at) \
+     SELECT @sig::text, s, 0, @token::text, @holder::text, now(), \
+     now() + @ttl::bigint * interval '1 millisecond' \
+     FROM generate_series(@first::bigint, @end::bigint - 1) AS s \
+     WHERE NOT EXISTS (SELECT FROM reused) \
+     AND NOT EXISTS (SELECT FROM {t} WHERE layout = @sig::text AND shard = s) \
+     LIMIT 1 ON CONFLICT DO NOTHING RETURNING shard, ceiling) \
+     SELECT taken.shard, taken.ceiling, (SELECT count(*) FROM {t} WHERE layout = @sig::text \
+     AND shard >= @first::bigint AND shard < @end::bigint AND NOT ",
+    FREE,
+    ") AS held FROM (SELECT) AS one \
+     LEFT JOIN (SELECT * FROM reused UNION ALL SELECT * FROM added) AS taken ON true",
+];
+
+/// Tries the shard's advisory lock; returns whether it was granted, and the server session
+/// that holds it (its process ID, and the server's identity for the process-wide check that
+/// no two lease connections share one session).
+pub(super) const TRY_LOCK: &str = "SELECT pg_try_advisory_lock(hashtext(@key::text), @shard::int), \
+    pg_backend_pid(), concat_ws(' ', inet_server_addr(), inet_server_port(), \
+    pg_postmaster_start_time(), pg_backend_pid())";
+
+/// Gives back a lock taken by [`TRY_LOCK`] whose row an expiring lease holds.
+pub(super) const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtext(@key::text), @shard::int)";
+
+/// Marks the shard taken by a session lease once its lock is held: the row is added, or taken
+/// over when free (a session holder whose lock this session now holds is gone); a row an
+/// expiring lease holds is left alone (no row returned). Returns the recorded ceiling.
+pub(super) const SESSION_CLAIM: &str = "INSERT INTO {t} AS l \
+    (layout, shard, ceiling, token, holder, taken_at, expires_at) \
+    VALUES (@sig::text, @shard::bigint, 0, @token::text, @holder::text, now(), 'infinity') \
+    ON CONFLICT (layout, shard) DO UPDATE SET token = excluded.token, holder = excluded.holder, \
+    taken_at = now(), expires_at = 'infinity' \
+    WHERE l.expires_at IS NULL OR l.expires_at <= now() OR l.expires_at = 'infinity' \
+    RETURNING l.ceiling";
+
+/// Extends an expiring lease by its time to live from the database's clock, only while the
+/// row still holds the lease's token: one row updated, or none when the lease was taken over.
+pub(super) const RENEW: &str = "UPDATE {t} \
+    SET expires_at = now() + @ttl::bigint * interval '1 millisecond' \
+    WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
+    RETURNING shard";
+
+/// Raises an expiring lease's ceiling (and renews it), only while the row holds its token.
+pub(super) const RECORD: &str = "UPDATE {t} SET ceiling = greatest(ceiling, @units::bigint), \
+    expires_at = now() + @ttl::bigint * interval '1 millisecond' \
+    WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
+    RETURNING shard";
+
+/// Raises a session lease's ceiling, only while the row holds its token and this statement
+/// runs in the server session that took the lock and still holds it: behind a transaction
+/// pooler, a statement on another server session updates nothing, and the lease is lost.
+pub(super) const SESSION_RECORD: &str = "UPDATE {t} \
+    SET ceiling = greatest(ceiling, @units::bigint) \
+    WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
+    AND pg_backend_pid() = @pid::int AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' \
+    AND pid = pg_backend_pid() AND classid = hashtext(@key::text)::oid \
+    AND objid = @shard::bigint::oid AND objsubid = 2) RETURNING shard";
+
+/// Frees the shard at once, if the row still holds the lease's token.
+pub(super) const RELEASE: &str = "UPDATE {t} SET token = NULL, holder = NULL, expires_at = NULL \
+    WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
+    RETURNING shard";
+
+/// `undefined_table`: the table is missing.
+pub(super) const UNDEFINED_TABLE: &str = "42P01";
+/// `undefined_column`: a table of an older shardid.
+pub(super) const UNDEFINED_COLUMN: &str = "42703";
+/// `duplicate_column`: a concurrent upgrade added the column first.
+pub(super) const DUPLICATE_COLUMN: &str = "42701";
