@@ -16,6 +16,7 @@ import os
 # missing here.
 from shardid._errors import (
     ClockMovedBackwardsError,
+    DatabaseError,
     ForkedGeneratorError,
     InvalidArgumentError,
     InvalidIdError,
@@ -30,6 +31,7 @@ from shardid._errors import (
     SegmentUnavailableError,
     SequenceExhaustedError,
     SequenceOutOfRangeError,
+    SessionPooledError,
     ShardIdError,
     ShardOutOfRangeError,
     TimestampBeforeEpochError,
@@ -53,6 +55,7 @@ from shardid._shardid import (
 
 __all__ = [
     "ClockMovedBackwardsError",
+    "DatabaseError",
     "DEFAULT_BACKWARDS_TOLERANCE_MS",
     "ForkedGeneratorError",
     "Generator",
@@ -72,6 +75,7 @@ __all__ = [
     "SegmentUnavailableError",
     "SequenceExhaustedError",
     "SequenceOutOfRangeError",
+    "SessionPooledError",
     "ShardIdError",
     "ShardOutOfRangeError",
     "TimestampBeforeEpochError",
