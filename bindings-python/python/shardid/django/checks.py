@@ -1,0 +1,96 @@
+"""The system checks of ``settings.SHARDID`` (``manage.py check``, run at start-up by every
+management command and by ``runserver``): registered by :class:`~shardid.django.apps.ShardIdConfig`
+when ``"shardid.django"`` is in ``INSTALLED_APPS``, or by the first model field of shardid's
+otherwise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core import checks
+
+from shardid.django.conf import config_problems, default_shards, layout_from, lease_shards, setting
+
+__all__ = ["check_settings", "register"]
+
+
+def _database_vendors() -> dict[str, str]:
+    from django.db import connections
+
+    return {alias: connections[alias].vendor for alias in connections}
+
+
+def _database_shards() -> list[tuple[str, int]]:
+    """The shards the project's migrations give the database's own ``next_id()``
+    (:class:`~shardid.django.InstallPostgres`), with the migration that does: read from disk,
+    no connection."""
+    from django.db.migrations.loader import MigrationLoader
+
+    from shardid.django.operations import InstallPostgres
+
+    try:
+        loader = MigrationLoader(None, ignore_no_migrations=True)
+    except Exception:  # noqa: BLE001 (a broken migration is reported by Django itself)
+        return []
+    return [
+        (f"{app}.{name}", op.shard)
+        for (app, name), migration in sorted(loader.disk_migrations.items())
+        for op in migration.operations
+        if isinstance(op, InstallPostgres)
+    ]
+
+
+def check_settings(**kwargs: Any) -> list[Any]:
+    """The system check of ``settings.SHARDID``: one ``shardid.E001`` error per problem, naming
+    the key and the fix; ``shardid.E002`` when a migration gives the database's ``next_id()``
+    (:class:`~shardid.django.InstallPostgres`) a shard the application's processes can take;
+    and the warning ``shardid.W001`` for a fixed ``shard``, which repeats IDs as soon as two
+    processes (workers of one gunicorn, uWSGI or Celery, or copies of one deployment) use the
+    setting. A project that really runs one process per shard silences it with
+    ``SILENCED_SYSTEM_CHECKS = ["shardid.W001"]``."""
+    from django.core.checks import Error, Warning  # noqa: A004 (Django's name)
+
+    config: Any = setting()
+    messages: list[Any] = [
+        Error(f"settings.{key} {problem}", hint=fix, id="shardid.E001")
+        for key, problem, fix in config_problems(config, _database_vendors())
+    ]
+    if messages:
+        return messages
+    config = config or {}
+    layout = layout_from(config.get("layout", "instagram"))
+    if "shard" in config:
+        taken = range(config["shard"], config["shard"] + 1)
+    else:
+        taken = lease_shards(config.get("lease", {}).get("shards")) or default_shards(layout)
+    for migration, shard in _database_shards():
+        if shard in taken:
+            messages.append(
+                Error(
+                    f"migration {migration} installs the database's next_id() on shard {shard}, one of the "
+                    f"shards the application's processes take ({taken.start}..{taken.stop - 1}): the two would make the same IDs",
+                    hint=f"give the database a shard outside them, such as {layout.max_shard} (the last, which the default lease leaves free)",
+                    id="shardid.E002",
+                )
+            )
+    if "shard" in config:
+        messages.append(
+            Warning(
+                f"settings.SHARDID['shard'] = {config['shard']} gives every process that loads these "
+                "settings the same shard: two workers (gunicorn, uWSGI, Celery) or two copies of the "
+                "app then make the same IDs in the same millisecond",
+                hint="leave 'shard' out: each process then leases its own through the database; or, if exactly one "
+                'process uses this setting, SILENCED_SYSTEM_CHECKS = ["shardid.W001"]',
+                id="shardid.W001",
+            )
+        )
+    return messages
+
+
+def register() -> None:
+    """Registers the checks (once: Django's registry keeps a set) and the test runner's hook
+    that releases this process's database connections before a test database is dropped."""
+    checks.register(check_settings, "shardid")
+    from shardid.django.leases import release_before_dropping_test_databases
+
+    release_before_dropping_test_databases()

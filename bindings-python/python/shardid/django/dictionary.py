@@ -1,0 +1,77 @@
+"""The string <-> ID dictionary (:mod:`shardid.dictionary`) on Django's own connections."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from shardid.dictionary import DEFAULT_CACHE, Dictionary
+
+__all__ = ["dictionary"]
+
+_lock = threading.Lock()
+
+
+class _DjangoDictionary(Dictionary):
+    """A :class:`~shardid.dictionary.Dictionary` whose statements run on Django's connection
+    for ``using`` (the thread's own, in its transaction)."""
+
+    def __init__(self, topic: str, *, schema: str, using: str, cache_size: int) -> None:
+        super().__init__("django", topic, schema=schema, cache_size=cache_size)
+        self.using = using
+        self.server = 0
+
+    def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
+        from django.db import DatabaseError, connections
+
+        try:
+            with connections[self.using].cursor() as cursor:
+                cursor.execute(sql, [list(p) if isinstance(p, tuple) else p for p in params])
+                row = cursor.fetchone()
+                return row[0] if row else None
+        except DatabaseError as e:
+            raise self._translate(e.__cause__ or e) from e
+
+    def _committed(self, strings: list[Any], ids: list[Any]) -> bool:
+        # Inside transaction.atomic() the answers may be this transaction's own new strings,
+        # which a rollback undoes: cache them when it commits, never before.
+        from django.db import connections, transaction
+
+        if not connections[self.using].in_atomic_block:
+            return True
+        pairs = [(s, i) for s, i in zip(strings, ids) if s is not None and i is not None]
+        keep = ([s for s, _ in pairs], [i for _, i in pairs])
+        transaction.on_commit(lambda: self.cache.remember_ids(*keep), using=self.using)
+        return False
+
+    def close(self) -> None:
+        """Nothing to close: the connection is Django's."""
+
+    def __repr__(self) -> str:
+        return f"dictionary(topic={self.topic!r}, schema={self.schema!r}, using={self.using!r}, cached={len(self.cache)})"
+
+
+_dictionaries: dict[tuple[str, str, str], _DjangoDictionary] = {}
+
+
+def dictionary(topic: str, *, schema: str = "dict", using: str = "default", cache_size: int = DEFAULT_CACHE) -> Dictionary:
+    """The string <-> ID dictionary of ``topic`` (:mod:`shardid.dictionary`) on Django's
+    connection ``using`` (PostgreSQL, after :class:`InstallDictionary`): one per process and
+    topic, its cache shared by every thread::
+
+        from shardid.django import dictionary
+
+        tag_id = dictionary("tags").id(request.POST["tag"])
+
+    The statements run in the caller's transaction: inside ``transaction.atomic()``, a call that
+    assigns new IDs holds the topic's lock until that transaction ends (other writers of new
+    strings of the topic wait), and a rollback gives the IDs back.
+    """
+    key = (using, schema, topic)
+    found = _dictionaries.get(key)
+    if found is None:
+        with _lock:
+            found = _dictionaries.get(key)
+            if found is None:
+                found = _dictionaries[key] = _DjangoDictionary(topic, schema=schema, using=using, cache_size=cache_size)
+    return found

@@ -1,0 +1,129 @@
+"""Model fields and expressions: :class:`ShardIdField` (a time-sortable ID made in the
+application), :class:`DenseIdField` (a dense number from database segments) and
+:class:`NextId` (the database's own ``next_id()``, for ``db_default``)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from shardid.django.conf import configured_layout
+from shardid.django.leases import dense_id, next_id
+
+__all__ = ["DenseIdField", "NextId", "ShardIdField", "validate_shard_id"]
+
+
+def validate_shard_id(value: Any) -> None:
+    """A Django validator: ``value`` is an ID the configured layout can make."""
+    try:
+        configured_layout().validate_id(value)
+    except (TypeError, ValueError) as e:
+        raise ValidationError(
+            "Not an ID of this layout: %(reason)s", code="invalid_shard_id", params={"reason": str(e)}
+        ) from None
+
+
+def _register_checks() -> None:
+    """The system checks and the test runner's hook, for projects that use the fields without
+    ``"shardid.django"`` in ``INSTALLED_APPS`` (its ``AppConfig.ready()`` does it otherwise)."""
+    from shardid.django.checks import register
+
+    register()
+
+
+class ShardIdField(models.BigIntegerField):
+    """A ``BigIntegerField`` whose default is a new ID from the configured generator.
+
+    ``ShardIdField(primary_key=True)`` replaces the auto-incrementing ``id``. Migrations
+    record the field without its default (the generator is configuration, not schema), so
+    changing ``settings.SHARDID`` needs no migration.
+    """
+
+    description = "A time-sortable 64-bit ID made by shardid"
+    default_validators = [validate_shard_id]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("default", next_id)
+        super().__init__(*args, **kwargs)
+
+    def contribute_to_class(self, cls: Any, name: str, *args: Any, **kwargs: Any) -> None:
+        super().contribute_to_class(cls, name, *args, **kwargs)
+        _register_checks()
+        # With Django REST framework installed, model serializers write IDs as strings.
+        if importlib.util.find_spec("rest_framework") is not None:
+            from shardid.rest_framework import register
+
+            register()
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        if kwargs.get("default") is next_id:
+            del kwargs["default"]
+        if type(self) is ShardIdField:
+            path = "shardid.django.ShardIdField"  # where migrations import it from
+        return name, path, args, kwargs
+
+
+class NextId(models.Func):
+    """``<schema>.next_id()``: an ID made by the database, for ``db_default`` (PostgreSQL, after
+    :class:`~shardid.django.InstallPostgres` for the same schema)."""
+
+    output_field = models.BigIntegerField()
+
+    def __init__(self, schema: str) -> None:
+        from shardid.sql import postgres_uninstall
+
+        postgres_uninstall(schema)  # checks the name the way the SQL emitter does
+        self.schema = schema
+        super().__init__()
+
+    def as_sql(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
+        return f"{self.schema}.next_id()", []
+
+    def deconstruct(self) -> Any:
+        path = "shardid.django.NextId" if type(self) is NextId else f"{type(self).__module__}.{type(self).__qualname__}"
+        return path, (self.schema,), {}
+
+
+class DenseIdField(models.BigIntegerField):
+    """A ``BigIntegerField`` whose default is the next dense ID of ``tag`` (order numbers,
+    invoice numbers), taken in segments from the database (:mod:`shardid.segments`; PostgreSQL,
+    after :class:`~shardid.django.InstallSegments`). IDs increase per process; across processes
+    they interleave by segment. Not editable in forms by default.
+
+    ``number = DenseIdField(tag="orders", unique=True)``
+    """
+
+    description = "A dense ID taken in segments from the database by shardid"
+
+    def __init__(self, *args: Any, tag: str, schema: str = "seg", using: str = "default", **kwargs: Any) -> None:
+        from shardid.segments import check_names  # the names as the driver checks them
+
+        check_names(tag, schema)
+        self.tag, self.schema, self.using = tag, schema, using
+        kwargs.setdefault("default", functools.partial(dense_id, tag, schema, using))
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    def contribute_to_class(self, cls: Any, name: str, *args: Any, **kwargs: Any) -> None:
+        super().contribute_to_class(cls, name, *args, **kwargs)
+        _register_checks()
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        default = kwargs.get("default")
+        if isinstance(default, functools.partial) and default.func is dense_id:
+            del kwargs["default"]
+        kwargs.pop("editable", None)
+        kwargs["tag"] = self.tag
+        if self.schema != "seg":
+            kwargs["schema"] = self.schema
+        if self.using != "default":
+            kwargs["using"] = self.using
+        if type(self) is DenseIdField:
+            path = "shardid.django.DenseIdField"
+        return name, path, args, kwargs

@@ -1,0 +1,183 @@
+"""The process-wide generator of ``settings.SHARDID``, and the database connections this
+process holds for it and for dense IDs.
+
+With no ``shard`` set, each process leases a shard of its own the first time it makes an ID:
+on PostgreSQL an expiring lease (:mod:`shardid.postgres`) kept in the table
+``shardid_leases`` of the database ``lease["using"]`` (``"default"``), over a connection of its
+own made with Django's settings for that alias and Django's driver (psycopg 3 or psycopg2),
+which holds behind a transaction pooler; on SQLite, lock files next to the database file. A
+lease that is lost (the database was unreachable for longer than its time to live) is replaced
+by a new one at the next ID.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+
+from shardid import Generator, Layout, LeasedGenerator, lease
+from shardid.django.conf import config_problems, default_shards, layout_from, lease_shards, setting
+
+__all__ = ["dense_id", "get_generator", "next_id", "release"]
+
+_lock = threading.Lock()
+_generator: Any = None
+# (database alias, close) of the connections this process holds for leases.
+_closers: list[tuple[str, Any]] = []
+# Dense IDs from segments (shardid.segments), one allocator per (database alias, schema, tag)
+# in each process.
+_dense: dict[tuple[str, str, str], Any] = {}
+
+# The libpq parameters Django's PostgreSQL backend passes that a conninfo string can carry.
+_CONNINFO_KEYS = {
+    "dbname", "user", "password", "host", "port", "sslmode", "sslrootcert", "sslcert", "sslkey",
+    "sslpassword", "connect_timeout", "application_name", "options", "service", "passfile",
+    "target_session_attrs",
+}  # fmt: skip
+
+
+def _database_vendors() -> dict[str, str]:
+    from django.db import connections
+
+    return {alias: connections[alias].vendor for alias in connections}
+
+
+def _sqlite_lease_directory(settings_dict: dict[str, Any]) -> str:
+    """Lock files for a SQLite database: ``<file>-shardid`` beside it (as SQLite keeps its own
+    ``-wal`` and ``-journal``); a database in memory belongs to one process, which gets a
+    directory of its own user's."""
+    import tempfile
+
+    name = str(settings_dict.get("NAME") or "")
+    if not name or name == ":memory:" or "mode=memory" in name or name.startswith("file:"):
+        return os.path.join(tempfile.gettempdir(), f"shardid-sqlite-memory-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    return f"{name}-shardid"
+
+
+def _conninfo(using: str) -> str:
+    """A libpq connection string made from Django's settings for the database ``using``."""
+    from django.db import connections
+    from psycopg.conninfo import make_conninfo
+
+    params = connections[using].get_connection_params()
+    return make_conninfo(**{k: v for k, v in params.items() if k in _CONNINFO_KEYS and v not in (None, "")})
+
+
+def _connect(using: str) -> Any:
+    """A new autocommit connection of the project's own driver (psycopg 3 or psycopg2) to the
+    database ``using``, with Django's settings for it (``OPTIONS`` included; never from its
+    connection pool): the lease keeps it for itself."""
+    from django.db import connections
+
+    connection = connections[using]
+    conn = connection.Database.connect(**connection.get_connection_params())
+    if hasattr(conn, "prepare_threshold"):
+        conn.prepare_threshold = None  # no server-side prepared statements behind a pooler
+    conn.autocommit = True
+    return conn
+
+
+def _database_lease(layout: Layout, using: str, spec: dict[str, Any], shards: range, options: dict[str, Any]) -> Any:
+    from django.db import connections
+
+    connection = connections[using]
+    if connection.vendor == "sqlite":
+        return lease(layout, _sqlite_lease_directory(connection.settings_dict), shards, **options)
+    from shardid.postgres import DEFAULT_TTL_MS, lease as postgres_lease
+
+    generator = postgres_lease(
+        layout, None, shards, connect=functools.partial(_connect, using), retake=True,
+        kind=spec.get("kind", "expiring"), ttl_ms=spec.get("ttl_ms", DEFAULT_TTL_MS), **options,
+    )  # fmt: skip
+    _closers.append((using, generator.close))
+    return generator
+
+
+def get_generator() -> Generator | LeasedGenerator:
+    """The process-wide generator configured by ``settings.SHARDID``, made on first use: with no
+    ``shard``, the process leases its own (through the database, unless ``lease`` names a
+    directory)."""
+    global _generator
+    generator = _generator
+    if generator is not None:
+        return generator  # type: ignore[no-any-return]
+    with _lock:
+        if _generator is None:
+            config: Any = setting() or {}
+            problems = config_problems(config, _database_vendors())
+            if problems:
+                key, problem, fix = problems[0]
+                raise ImproperlyConfigured(f"settings.{key} {problem} ({fix})")
+            layout = layout_from(config.get("layout", "instagram"))
+            options = {k: v for k, v in config.items() if k not in ("layout", "shard", "lease")}
+            if "shard" in config:
+                _generator = Generator(layout=layout, shard=config["shard"], **options)
+            else:
+                spec = config.get("lease", {})
+                shards = lease_shards(spec.get("shards")) or default_shards(layout)
+                if "directory" in spec:
+                    _generator = lease(layout, spec["directory"], shards, **options)
+                else:
+                    _generator = _database_lease(layout, spec.get("using", "default"), spec, shards, options)
+        return _generator  # type: ignore[no-any-return]
+
+
+def release(using: str | None = None) -> None:
+    """Closes the connections this process holds to the database ``using`` (all when
+    ``None``) for its shard lease and dense IDs: their shards and unused numbers go back, and
+    the next ID takes new ones. Django's test runner calls it before it drops a test database
+    (which PostgreSQL refuses while a session is connected)."""
+    global _generator
+    with _lock:
+        for alias, close in [c for c in _closers if using in (None, c[0])]:
+            close()
+            _closers.remove((alias, close))
+            if _generator is not None and getattr(close, "__self__", None) is _generator:
+                _generator = None
+        for key in [k for k in _dense if using in (None, k[0])]:
+            _dense.pop(key).close()
+
+
+def next_id() -> int:
+    """A new ID from the process-wide generator: the default of
+    :class:`~shardid.django.ShardIdField`."""
+    return get_generator().next_id()
+
+
+def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
+    """The next dense ID of ``tag``, from segments of the database ``using`` (its own
+    connection, made from Django's settings for that alias): the default of
+    :class:`~shardid.django.DenseIdField`."""
+    key = (using, schema, tag)
+    ids = _dense.get(key)
+    if ids is None:
+        with _lock:
+            ids = _dense.get(key)
+            if ids is None:
+                from shardid.segments import DenseIds
+
+                ids = _dense[key] = DenseIds(_conninfo(using), tag, schema=schema)
+    return ids.next_id()  # type: ignore[no-any-return]
+
+
+def release_before_dropping_test_databases() -> None:
+    """Django's test runner (and pytest-django) drop each test database at the end; PostgreSQL
+    refuses while a session is connected, and a lease or dense-ID allocator holds one. Django
+    has no signal for it, so the one method both runners call releases them first."""
+    from django.db.backends.base.creation import BaseDatabaseCreation
+
+    original = BaseDatabaseCreation.destroy_test_db
+    if getattr(original, "_shardid_releases", False):
+        return
+
+    @functools.wraps(original)
+    def destroy_test_db(self: Any, *args: Any, **kwargs: Any) -> Any:
+        release(self.connection.alias)
+        return original(self, *args, **kwargs)
+
+    destroy_test_db._shardid_releases = True  # type: ignore[attr-defined]
+    BaseDatabaseCreation.destroy_test_db = destroy_test_db  # type: ignore[method-assign]
