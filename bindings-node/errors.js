@@ -36,12 +36,13 @@ function render(kind, fields) {
 
 /**
  * The error of kind `code` with `fields` (camelCase names, bigints or strings); the class is
- * the kind's (`RangeError` for input, `Error` otherwise) unless `Class` is given.
+ * the kind's (`RangeError` for input, `Error` otherwise) unless `Class` is given, the message
+ * the kind's template unless `message` is.
  */
-function makeError(code, fields = {}, Class) {
+function makeError(code, fields = {}, Class, message) {
   const kind = BY_CODE.get(code)
   const C = Class ?? (kind.category === 'input' ? RangeError : Error)
-  const err = new C(render(kind, fields))
+  const err = new C(message ?? render(kind, fields))
   err.code = code
   for (const name of kind.fields) err[name] = fields[name]
   return err

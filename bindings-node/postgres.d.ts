@@ -1,15 +1,28 @@
 // shardid/postgres: shard leases through PostgreSQL (needs the `pg` package).
 import type { Layout, TimeInput, U64Input } from './index.js'
 
+/** The default time to live of an expiring lease: 10,000 ms. */
+export declare const DEFAULT_TTL_MS: number
+
 export interface PostgresLeaseOptions {
   layout: Layout
   /** A libpq connection string or URL for a connection the lease owns... */
   connectionString?: string
-  /** ...or an unconnected `pg.Client` it then owns. */
+  /** ...or an unconnected `pg.Client` it then owns (it makes another with the same settings
+   *  to reconnect). */
   client?: unknown
   /** `[first, end]`, end excluded. */
   shards: [number, number]
-  /** The table of ceilings (default `shardid_leases`). */
+  /** `'expiring'` (the default: works behind transaction poolers) or `'session'` (advisory
+   *  locks: direct connections only; a crashed holder's shard is free at once). */
+  kind?: 'expiring' | 'session'
+  /** An expiring lease's time to live, 300 to 3,600,000 ms (default 10,000): how long a crashed
+   *  holder's shard stays taken; it is renewed every third of it. */
+  ttlMs?: number
+  /** After the lease is lost, the next call takes a new one (possibly another shard) instead of
+   *  rejecting with `LEASE_LOST`. */
+  retake?: boolean
+  /** The table of leases (default `shardid_leases`). */
   table?: string
   backwardsToleranceMs?: U64Input
   maxBorrowUnits?: U64Input
@@ -20,13 +33,19 @@ export declare class PostgresLease {
   private constructor()
   readonly layout: Layout
   readonly table: string
+  readonly kind: 'expiring' | 'session'
+  readonly ttlMs: number
+  readonly retake: boolean
+  /** The shard held (after `close()`, the one it held; another after a retake). */
   readonly shard: number
+  /** Whether the lease is held now (an expiring lease: renewed in time and not taken over). */
+  readonly held: boolean
   nextId(): Promise<bigint>
   nextIdString(): Promise<string>
   nextIdAt(now: TimeInput): Promise<bigint>
   nextIds(n: U64Input): Promise<BigUint64Array>
-  /** Releases the shard at once (ends the lease's connection); later calls reject with
-   *  `LEASE_LOST`. Also `await using lease = await leasePostgres(...)`. */
+  /** Releases the shard at once; later calls reject with `LEASE_LOST`. Also
+   *  `await using lease = await leasePostgres(...)`. */
   close(): Promise<void>
 }
 

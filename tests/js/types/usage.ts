@@ -46,7 +46,16 @@ console.log(leasedShard, leasedIds)
 async function fromDatabase(): Promise<bigint> {
   const db: PostgresLease = await leasePostgres({ layout: Layout.INSTAGRAM, connectionString: 'postgresql://app@db/app', shards: [0, 64] })
   const next: bigint = await db.nextId()
+  const held: boolean = db.held
   await db.close()
+  // Behind a pooler or not; a session lease for a direct connection.
+  const pooled = await leasePostgres({ layout: Layout.INSTAGRAM, connectionString: 'postgresql://app@pooler:6543/app', shards: [0, 64], ttlMs: 5000, retake: true })
+  const session = await leasePostgres({ layout: Layout.INSTAGRAM, connectionString: 'postgresql://app@db/app', shards: [0, 64], kind: 'session' })
+  // @ts-expect-error: only two kinds
+  await leasePostgres({ layout: Layout.INSTAGRAM, connectionString: 'postgresql://app@db/app', shards: [0, 64], kind: 'advisory' })
+  await pooled.close()
+  await session.close()
+  console.log(held)
   return next
 }
 void fromDatabase
