@@ -2,7 +2,8 @@
 //!
 //! - `burst`: ns per ID below the layout's cap: each timed run makes 1024 IDs right after a
 //!   millisecond boundary, so no generator ever has to wait for the next millisecond; also
-//!   shardid on a leased shard (`shardid::lease`).
+//!   shardid on a shard leased from lock files (`shardid::lease`) and from a database (its
+//!   ceiling generator with an expiring lease's hold).
 //! - `sustained`: flat out, waiting included: time per ID at the cap is 1 ms / 4096 for the
 //!   Twitter layout (244 ns); the report's throughput is IDs/s against that cap.
 //! - `threads`: 2 threads sharing one generator, burst and sustained.
@@ -38,6 +39,13 @@ fn bench_burst(c: &mut Criterion) {
     group.bench_function("shardid-leased", |b| {
         b.iter_custom(|n| burst(n, || leased.next_id().unwrap()));
     });
+    // A database lease's generator (`shardid::lease::postgres`, Python's and Node's
+    // `PostgresLease`): the ceiling check per ID, an expiring lease's hold, and a ceiling
+    // "written" to memory every 100 ms (the database's round trip is not timed here).
+    let ceiling = database_lease();
+    group.bench_function("shardid-db-lease", |b| {
+        b.iter_custom(|n| burst(n, || ceiling.next_id().unwrap()));
+    });
     let snowflaked = snowflaked::sync::Generator::new(1);
     group.bench_function("snowflaked", |b| {
         b.iter_custom(|n| burst(n, || snowflaked.generate()));
@@ -57,6 +65,35 @@ fn bench_burst(c: &mut Criterion) {
     group.finish();
     drop(leased);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A ceiling store that records in memory, renewing an expiring lease's hold as a database's
+/// ceiling write does.
+#[derive(Debug)]
+struct Memory(std::sync::Arc<shardid::lease::Hold>);
+
+impl shardid::lease::CeilingStore for Memory {
+    fn store(&self, _at_least: u64, wanted: u64) -> std::io::Result<u64> {
+        let sent = self.0.sending().ok_or_else(|| std::io::Error::other("lost"))?;
+        self.0.renewed(sent);
+        Ok(wanted)
+    }
+}
+
+fn database_lease() -> shardid::lease::CeilingGenerator {
+    let hold = std::sync::Arc::new(shardid::lease::Hold::new(
+        10_000,
+        shardid::lease::monotonic_ms(),
+    ));
+    shardid::lease::CeilingGenerator::new(
+        Layout::TWITTER,
+        3,
+        shardid::Options::new(),
+        None,
+        Box::new(Memory(std::sync::Arc::clone(&hold))),
+    )
+    .unwrap()
+    .with_hold(hold)
 }
 
 /// Flat out for `iters` IDs, waiting included: at the cap, 1 ms / 4096 per Twitter-layout ID.

@@ -17,6 +17,7 @@ from shardid.sql import postgres
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from cluster import Cluster  # noqa: E402
+from pooler import Pooler  # noqa: E402
 from vectors import LAYOUTS, layout_from_spec, load  # noqa: E402, F401 (the tests import them from here)
 
 I64_MAX = 2**63 - 1
@@ -26,6 +27,23 @@ I64_MAX = 2**63 - 1
 def cluster() -> Iterator[Cluster]:
     with Cluster() as c:
         yield c
+
+
+# The databases the Django projects behind the pooler use, one per pool mode.
+POOLED_DATABASES = ("dj_tx", "dj_session")
+
+
+@pytest.fixture(scope="session")
+def pooler(cluster: Cluster) -> Iterator[Pooler]:
+    """PgBouncer in front of the cluster (tests/postgres/pooler.py), started once: the pools
+    ``tx`` and ``session`` of the ``postgres`` database, and ``dj_tx_tx`` and
+    ``dj_session_session`` of the Django projects' databases."""
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        for db in POOLED_DATABASES:
+            conn.execute(f"CREATE DATABASE {db}")
+    p = Pooler(cluster.port, databases=POOLED_DATABASES)
+    yield p
+    p.stop()
 
 
 @pytest.fixture

@@ -1,13 +1,18 @@
 // Node's shardid/postgres leases, driven by test_lease_postgres.py against its throwaway
 // server: `node lease_node.mjs <connection string> <mode> [file]`; prints one JSON line.
 //   distinct: four leases (four sessions) hold four shards; a fifth gets NO_FREE_SHARD.
-//   hold:     leases shard 0 of [0, 1] and appends IDs to <file> until killed.
-//   after:    leases shard 0 of [0, 1] (once free) and prints its first 10,000 IDs' minimum.
+//   hold:     leases shard 0 of [0, 1] of table <file's 2nd arg> with a time to live of <3rd arg>
+//             ms and appends IDs to <file> until killed, or until its lease is lost: it then
+//             writes <file>.lost and exits.
+//   probe:    the 4-process probe of test_lease_pooled.py: leases from [0, 4] of <table>, makes
+//             <count> IDs over <seconds>, writes them and the shard to <out>.ids.
+//   takenover: another holder's claim changes the row's token: IDs continue within the
+//             recorded ceiling, then LEASE_LOST for good.
 //   clock:    a holder issues at T0 and goes; its successor is set back 5 s and 400 ms.
 //   badtable: the codes of leases on tables that are not plain identifiers, then the code and
 //             message of a lease on an empty range of shards.
-//   lost:     the server ends the lease's session: IDs continue within the recorded ceiling,
-//             then LEASE_LOST, and the process lives on.
+//   lost:     the server ends a session lease's session: IDs continue within the recorded
+//             ceiling, then LEASE_LOST, and the process lives on.
 //   closed:   a held shard refuses another session; closed, it is taken again at once and the
 //             closed lease makes no ID.
 import { appendFileSync, writeFileSync } from 'node:fs'
@@ -17,9 +22,9 @@ const require = createRequire(new URL('../../bindings-node/package.json', import
 const { Layout } = require('./index.js')
 const { lease } = require('./postgres.js')
 
-const [connectionString, mode, file] = process.argv.slice(2)
+const [connectionString, mode, file, ...rest] = process.argv.slice(2)
 const T0 = 1_700_000_000_000
-const take = (table, shards) => lease({ layout: Layout.TWITTER, connectionString, shards, table })
+const take = (table, shards, extra = {}) => lease({ layout: Layout.TWITTER, connectionString, shards, table, ...extra })
 const code = async (promise) => promise.then(() => 'no error', (err) => err.code)
 
 if (mode === 'badtable') {
@@ -28,12 +33,12 @@ if (mode === 'badtable') {
   const empty = await take('leases', [3, 3]).then(() => 'no error', (err) => `${err.code} ${err.message}`)
   console.log(JSON.stringify({ codes, empty }))
 } else if (mode === 'lost') {
-  const held = await take('node_lost', [0, 1])
+  const held = await take('node_lost', [0, 1], { kind: 'session' })
   await held.nextIdAt(T0)
   const pg = require('pg')
   const admin = new pg.Client({ connectionString })
   await admin.connect()
-  await admin.query('SELECT pg_terminate_backend($1)', [held._client.processID])
+  await admin.query('SELECT pg_terminate_backend($1)', [held._connection._client.processID])
   await admin.end()
   await new Promise((resolve) => setTimeout(resolve, 200))
   const within = await code(held.nextIdAt(T0 + 50))
@@ -58,13 +63,47 @@ if (mode === 'badtable') {
   console.log(JSON.stringify({ shards: held.map((g) => g.shard).sort(), fifth, unique: ids.size }))
   await Promise.all(held.map((g) => g.close()))
 } else if (mode === 'hold') {
-  const g = await take('node_killed', [0, 1])
+  const [table, ttl] = rest
+  const g = await take(table, [0, 1], { ttlMs: Number(ttl) })
   writeFileSync(file, new Uint8Array(0))
-  for (;;) appendFileSync(file, new Uint8Array((await g.nextIds(1000)).buffer))
-} else if (mode === 'after') {
-  const g = await take('node_killed', [0, 1])
-  const ids = await g.nextIds(10_000)
-  console.log(JSON.stringify({ shard: g.shard, min: String(ids.reduce((m, id) => (id < m ? id : m))) }))
+  for (;;) {
+    let ids
+    try {
+      ids = await g.nextIds(1000)
+    } catch (err) {
+      if (err.code !== 'LEASE_LOST') throw err
+      writeFileSync(`${file}.lost`, err.message)
+      break
+    }
+    appendFileSync(file, new Uint8Array(ids.buffer))
+  }
+} else if (mode === 'probe') {
+  const [table, seconds, count] = rest
+  const g = await take(table, [0, 4], { layout: Layout.INSTAGRAM })
+  const ids = new BigUint64Array(Number(count) + 1)
+  const start = performance.now()
+  for (let i = 0; i < Number(count); i++) {
+    ids[i] = await g.nextId()
+    if (i % 1000 === 999) {
+      const due = start + (Number(seconds) * 1000 * i) / Number(count) - performance.now()
+      if (due > 0) await new Promise((resolve) => setTimeout(resolve, due))
+    }
+  }
+  ids[Number(count)] = BigInt(g.shard)
+  writeFileSync(`${file}.ids`, new Uint8Array(ids.buffer))
+  await g.close()
+} else if (mode === 'takenover') {
+  const g = await take('node_taken_over', [0, 1])
+  await g.nextIdAt(T0)
+  const pg = require('pg')
+  const admin = new pg.Client({ connectionString })
+  await admin.connect()
+  await admin.query("UPDATE node_taken_over SET token = 'someone else'")
+  await admin.end()
+  const within = await code(g.nextIdAt(T0 + 50))
+  const past = await code(g.nextIdAt(T0 + 1000))
+  const again = await code(g.nextIdAt(T0 + 10))
+  console.log(JSON.stringify({ within, past, again, held: g.held }))
   await g.close()
 } else if (mode === 'clock') {
   const first = await take('node_clock', [0, 1])

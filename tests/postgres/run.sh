@@ -17,12 +17,14 @@ SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
 (cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
     && npm run build --silent >/dev/null 2>&1)
 
-# Rust's segments and dictionary clients (the `postgres` feature), run by test_segments.py and
-# test_dictionary.py.
+# Rust's segments, dictionary and lease clients (the `postgres` feature), run by
+# test_segments.py, test_dictionary.py and test_lease_pooled.py.
 cargo build -q --locked -p shardid --features postgres --example segments
 export SHARDID_SEGMENTS_EXAMPLE=$root/target/debug/examples/segments
 cargo build -q --locked -p shardid --features postgres --example dictionary
 export SHARDID_DICTIONARY_EXAMPLE=$root/target/debug/examples/dictionary
+cargo build -q --locked -p shardid --features postgres --example lease
+export SHARDID_LEASE_EXAMPLE=$root/target/debug/examples/lease
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0

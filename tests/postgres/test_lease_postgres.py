@@ -1,13 +1,12 @@
 """Shard leases through PostgreSQL (shardid.postgres): processes on "different hosts"
-(separate connections) get distinct shards, a killed holder frees its shard and its successor
-continues above its IDs, sessions starting at once all create the ceilings table, a clock set
-back between holders never yields an old ID, forked
-workers take shards of their own, and a lost session stops the generator at its ceiling."""
+(separate connections) get distinct shards, sessions starting at once all create the table of
+leases, a clock set back between holders never yields an old ID, forked workers take shards of
+their own, a session lease's lost session stops the generator at its ceiling, and a closed
+lease frees its shard at once. Poolers, kills, pauses and outages: test_lease_pooled.py."""
 
 from __future__ import annotations
 
 import multiprocessing
-import signal
 import subprocess
 import sys
 import time
@@ -38,17 +37,6 @@ def test_sessions_get_distinct_shards_and_no_free_shard_names_the_range(cluster:
     assert again.shard == held[2].shard
     for g in [*held, again]:
         g.close()
-
-
-HOLDER = """
-import sys
-from shardid import Layout
-from shardid.postgres import lease
-g = lease(Layout.TWITTER, sys.argv[1], range(0, 1), table="killed_leases")
-with open(sys.argv[2], "ab", buffering=0) as out:
-    while True:
-        out.write(g.next_id().to_bytes(8, "little"))
-"""
 
 
 def test_a_table_name_that_is_not_a_plain_identifier_is_refused(cluster: Any) -> None:
@@ -96,32 +84,6 @@ def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(clu
                 g.close()
 
 
-def test_a_killed_holder_frees_its_shard_and_its_successor_never_repeats(cluster: Any, tmp_path: Path) -> None:
-    out = tmp_path / "ids"
-    child = subprocess.Popen([sys.executable, "-c", HOLDER, cluster.dsn, str(out)])
-    deadline = time.monotonic() + 30
-    while (not out.exists() or out.stat().st_size < 8 * 20_000) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    with pytest.raises(shardid.NoFreeShardError):
-        lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="killed_leases")
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    killed = array("Q")
-    killed.frombytes(out.read_bytes()[: out.stat().st_size // 8 * 8])
-    # The server ends the dead process's session (and its lock) once it sees the socket close.
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            successor = lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="killed_leases")
-            break
-        except shardid.NoFreeShardError:
-            assert time.monotonic() < deadline, "the killed holder's shard was never freed"
-            time.sleep(0.05)
-    assert successor.shard == 0
-    assert min(successor.next_ids(10_000)) > max(killed)
-    successor.close()
-
-
 def test_a_clock_set_back_between_holders_never_yields_an_old_id(cluster: Any) -> None:
     first = lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="clock_leases")
     issued = [first.next_id_at(T0 + i // 100) for i in range(1000)]
@@ -164,7 +126,9 @@ def test_forked_workers_take_shards_of_their_own(cluster: Any, tmp_path: Path) -
 
 
 def test_a_lost_session_stops_the_generator_at_its_ceiling(cluster: Any) -> None:
-    generator = lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="lost_leases")
+    # A session lease's lock ends with its session; an expiring lease reconnects instead
+    # (test_lease_pooled.py).
+    generator = lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="lost_leases", kind="session")
     generator.next_id_at(T0)
     with psycopg.connect(cluster.dsn, autocommit=True) as admin:
         admin.execute(
@@ -200,30 +164,6 @@ def url(cluster: Any) -> str:
 
 def test_node_sessions_get_distinct_shards(cluster: Any) -> None:
     assert node(url(cluster), "distinct") == {"shards": [0, 1, 2, 3], "fifth": "NO_FREE_SHARD", "unique": 40_000}
-
-
-def test_node_a_killed_holder_frees_its_shard_and_its_successor_never_repeats(cluster: Any, tmp_path: Path) -> None:
-    out = tmp_path / "ids"
-    child = subprocess.Popen(["node", str(NODE), url(cluster), "hold", str(out)])
-    deadline = time.monotonic() + 30
-    while (not out.exists() or out.stat().st_size < 8 * 20_000) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    killed = array("Q")
-    killed.frombytes(out.read_bytes()[: out.stat().st_size // 8 * 8])
-    assert len(killed) >= 20_000
-    deadline = time.monotonic() + 10
-    while True:
-        done = subprocess.run(["node", str(NODE), url(cluster), "after"], capture_output=True, text=True)
-        if done.returncode == 0:
-            break
-        assert "NO_FREE_SHARD" in done.stderr and time.monotonic() < deadline, done.stderr
-        time.sleep(0.1)
-    import json
-
-    after = json.loads(done.stdout.strip().splitlines()[-1])
-    assert after["shard"] == 0 and int(after["min"]) > max(killed)
 
 
 def test_node_a_clock_set_back_between_holders(cluster: Any) -> None:
