@@ -48,6 +48,9 @@ fi
 # PostgreSQL server binaries (initdb, pg_ctl, pgbench) for the throwaway clusters of the SQL
 # tests and benchmark; the tests start and stop their own server, none is left running.
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_packages+=(postgresql)
+# PgBouncer, in front of the throwaway cluster in the lease tests (transaction and session
+# pooling, as most production PostgreSQL is reached); Debian's package starts no service here.
+[ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || apt_packages+=(pgbouncer)
 # Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 if [ ${#apt_packages[@]} -gt 0 ]; then
