@@ -46,7 +46,7 @@ step "the declared MSRV, Rust $msrv: the core's tests with every feature, and ev
 cargo "+$msrv" test --locked -q -p shardid --features postgres,serde --target-dir target/msrv 2>&1 | tee -a "$log"
 cargo "+$msrv" build --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 
-step "loom: the generator's state word, the registry and the ceiling rule, over every interleaving"
+step "loom: the generator's state word, the registry, the ceiling rule, the segment allocator and the dictionary cache, over every interleaving"
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
 # normal build's artifacts.
 RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --target-dir target/loom loom 2>&1 | tee -a "$log"

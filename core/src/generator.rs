@@ -579,8 +579,13 @@ pub(crate) mod loom_models {
     /// Every interleaving with at most 3 preemptions (loom's advice: bugs rarely need more,
     /// and the count of interleavings explodes past it).
     pub(crate) fn model(f: impl Fn() + Sync + Send + 'static) {
+        bounded(3, f);
+    }
+
+    /// Every interleaving with at most `preemptions` preemptions.
+    pub(crate) fn bounded(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
         let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(3);
+        builder.preemption_bound = Some(preemptions);
         builder.check(f);
     }
 

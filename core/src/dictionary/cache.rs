@@ -14,7 +14,13 @@ use std::boxed::Box;
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
+// The model checker's own under `cfg(loom)`, so it explores every interleaving of the shards'
+// critical sections (see the `loom_models` below).
+#[cfg(loom)]
+use loom::sync::Mutex;
+#[cfg(not(loom))]
+use std::sync::Mutex;
 use std::vec::Vec;
 
 use super::{Invalid, check_batch, check_id, check_value};
@@ -522,5 +528,130 @@ mod tests {
             h.join().unwrap();
         }
         assert_eq!(cache.len() as u64, 4 * per);
+    }
+}
+
+/// Loom models of the shards' critical sections (their mutexes are loom's under `cfg(loom)`):
+/// every interleaving (within loom's preemption bound) of 2 threads inserting and looking up
+/// across generation turnovers, on a cache of capacity 4 (one shard, 2 entries a generation).
+/// Checked: every answer is the mapping inserted; neither direction ever holds more than the
+/// capacity (after each call of each thread, and at the end); and an entry nothing can push
+/// out is found by every look-up, also while another thread's hit moves it between
+/// generations. Run with `RUSTFLAGS="--cfg loom" cargo test -p shardid --lib --release loom`.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use std::vec::Vec;
+
+    use loom::sync::Arc;
+    use loom::thread;
+
+    use super::Cache;
+
+    const CAPACITY: usize = 4;
+    const ENTRIES: [(&str, u64); 5] = [("a", 1), ("b", 2), ("c", 3), ("d", 4), ("e", 5)];
+
+    /// `a`, `b` and `c` inserted: the previous generation holds `a` and `b`, the current one
+    /// `c`, so the next new entry turns the generations over.
+    fn cache() -> Arc<Cache> {
+        let cache = Cache::new(CAPACITY);
+        for (value, id) in &ENTRIES[..3] {
+            cache.insert(value, *id);
+        }
+        Arc::new(cache)
+    }
+
+    fn insert(cache: &Cache, entry: usize) {
+        let (value, id) = ENTRIES[entry];
+        cache.insert(value, id);
+        assert_bounded(cache);
+    }
+
+    /// Looks `entry` up both ways: nothing, or what was inserted.
+    fn look_up(cache: &Cache, entry: usize) {
+        let (value, id) = ENTRIES[entry];
+        if let Some(found) = cache.id(value) {
+            assert_eq!(found, id, "{value} answered with another's ID");
+        }
+        if let Some(found) = cache.value(id) {
+            assert_eq!(&*found, value, "{id} answered with another's string");
+        }
+        assert_bounded(cache);
+    }
+
+    fn assert_bounded(cache: &Cache) {
+        let (strings, ids) = (cache.by_value.len(), cache.by_id.len());
+        assert!(
+            strings <= CAPACITY && ids <= CAPACITY,
+            "{strings} strings and {ids} IDs held, capacity {CAPACITY}"
+        );
+    }
+
+    fn run(cache: &Arc<Cache>, work: [fn(&Cache); 2]) {
+        let handles: Vec<_> = work
+            .into_iter()
+            .map(|work| {
+                let cache = Arc::clone(cache);
+                thread::spawn(move || work(&cache))
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+
+    /// Turnovers under inserts: one thread inserts `d`, the other `e` and then `d` too (two
+    /// clients that both missed it remember it), each looking up entries old and new after.
+    /// The first new entry turns the generations over; the second must find the current
+    /// generation full, not a count it read before the first went in.
+    #[test]
+    fn loom_turnovers_stay_bounded_and_answer_right() {
+        crate::generator::loom_models::model(|| {
+            let cache = cache();
+            run(
+                &cache,
+                [
+                    |cache| {
+                        insert(cache, 3);
+                        look_up(cache, 3);
+                        look_up(cache, 0);
+                    },
+                    |cache| {
+                        insert(cache, 4);
+                        insert(cache, 3);
+                        look_up(cache, 1);
+                    },
+                ],
+            );
+            assert_bounded(&cache);
+            for entry in 0..ENTRIES.len() {
+                look_up(&cache, entry);
+            }
+        });
+    }
+
+    /// Hits that move entries: both threads look up `a` (in the previous generation: the
+    /// first hit moves it to the current one), one then `b` (which turns the generations
+    /// over). Nothing is inserted, so nothing can push `a`, `b` or `c` out: every look-up
+    /// finds its entry, never a moment when a hit has taken it out of one generation and not
+    /// yet put it in the other.
+    #[test]
+    fn loom_a_hit_never_hides_an_entry() {
+        crate::generator::loom_models::model(|| {
+            let cache = cache();
+            run(
+                &cache,
+                [
+                    |cache| assert_eq!(cache.id("a"), Some(1), "a hidden"),
+                    |cache| {
+                        assert_eq!(cache.id("a"), Some(1), "a hidden");
+                        assert_eq!(cache.id("b"), Some(2), "b hidden");
+                    },
+                ],
+            );
+            assert_bounded(&cache);
+            for (value, id) in &ENTRIES[..3] {
+                assert_eq!(cache.id(value), Some(*id), "{value} lost");
+            }
+        });
     }
 }

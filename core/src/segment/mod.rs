@@ -26,7 +26,31 @@
 //! when it holds the next generation's: a flag cleared after the switch left a window in which
 //! a used-up segment still looked ready, and was handed out a second time.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
+
+// The model checker's own under `cfg(loom)`, so it explores the interleavings of the
+// allocator's own code (see the `loom_models` below).
+#[cfg(not(loom))]
+use core::sync::atomic::{AtomicBool, AtomicU64};
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicBool, AtomicU64};
+
+/// The atomics that only size segments and space out retries (the last size and fill time,
+/// the failures): never the model checker's. They decide no ID and publish nothing (a stale
+/// one means one segment sized or one retry timed from an older fill), and loom branching on
+/// each of their loads doubled the models' time.
+type Stat = core::sync::atomic::AtomicU64;
+
+/// `fn` items that are `const` in a normal build and not under `cfg(loom)`, whose atomics
+/// cannot be made in a constant: one body for both.
+macro_rules! const_unless_loom {
+    ($(#[$meta:meta])* $vis:vis fn $($rest:tt)*) => {
+        #[cfg(not(loom))]
+        $(#[$meta])* $vis const fn $($rest)*
+        #[cfg(loom)]
+        $(#[$meta])* $vis fn $($rest)*
+    };
+}
 
 #[cfg(feature = "postgres")]
 pub mod postgres;
@@ -155,13 +179,15 @@ struct Slot {
 }
 
 impl Slot {
-    const fn new() -> Self {
-        Self {
-            first: AtomicU64::new(0),
-            count: AtomicU64::new(0),
-            stride: AtomicU64::new(1),
-            threshold: AtomicU64::new(1),
-            generation: AtomicU64::new(NO_GENERATION),
+    const_unless_loom! {
+        fn new() -> Self {
+            Self {
+                first: AtomicU64::new(0),
+                count: AtomicU64::new(0),
+                stride: AtomicU64::new(1),
+                threshold: AtomicU64::new(1),
+                generation: AtomicU64::new(NO_GENERATION),
+            }
         }
     }
 }
@@ -178,11 +204,11 @@ pub struct SegmentAllocator {
     fetching: AtomicBool,
     policy: SizePolicy,
     /// The size of the last segment filled (0: none yet) and when it was filled.
-    last_size: AtomicU64,
-    last_fill_ms: AtomicU64,
+    last_size: Stat,
+    last_fill_ms: Stat,
     /// Fetches failed in a row, and when the next may start (Unix ms).
-    failures: AtomicU64,
-    retry_at_ms: AtomicU64,
+    failures: Stat,
+    retry_at_ms: Stat,
 }
 
 /// One step of taking IDs: how many were taken from the current segment, or why none were.
@@ -201,17 +227,19 @@ impl SegmentAllocator {
     /// The share of a segment, in thousandths, used before the next one is fetched: a tenth.
     pub const PREFETCH_AT: u64 = 100;
 
-    /// An empty allocator: its first call asks for a fetch.
-    pub const fn new(policy: SizePolicy) -> Self {
-        Self {
-            state: AtomicU64::new(0),
-            slots: [Slot::new(), Slot::new()],
-            fetching: AtomicBool::new(false),
-            policy,
-            last_size: AtomicU64::new(0),
-            last_fill_ms: AtomicU64::new(0),
-            failures: AtomicU64::new(0),
-            retry_at_ms: AtomicU64::new(0),
+    const_unless_loom! {
+        /// An empty allocator: its first call asks for a fetch.
+        pub fn new(policy: SizePolicy) -> Self {
+            Self {
+                state: AtomicU64::new(0),
+                slots: [Slot::new(), Slot::new()],
+                fetching: AtomicBool::new(false),
+                policy,
+                last_size: Stat::new(0),
+                last_fill_ms: Stat::new(0),
+                failures: Stat::new(0),
+                retry_at_ms: Stat::new(0),
+            }
         }
     }
 
@@ -573,4 +601,191 @@ pub struct Unused {
     /// IDs left that cannot be given back (the rest of a segment another allocator's segment
     /// follows): holes whatever happens.
     pub lost: u64,
+}
+
+/// Loom models of the allocator's own code (its atomics are loom's under `cfg(loom)`): every
+/// interleaving (within loom's preemption bound) of 2 threads taking IDs from segments of 1–2
+/// IDs, fetching synchronously when told to, as a driver does. Each model ends with the
+/// accounting of a database's view: no ID twice, each thread's IDs increasing, and every ID the
+/// table handed out either handed out by the allocator or still in it ([`SegmentAllocator::unused`]),
+/// so a fill that overwrote a segment which had arrived shows as IDs gone. Run with
+/// `RUSTFLAGS="--cfg loom" cargo test -p shardid --lib --release loom`.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use alloc::vec::Vec;
+    // The database is outside the model: its row is updated by one statement at a time, so a
+    // plain atomic (which loom does not interleave; its threads take turns on one OS thread)
+    // stands for it exactly.
+    use core::sync::atomic::{AtomicU64 as Row, Ordering};
+
+    use loom::sync::Arc;
+    use loom::thread;
+
+    use super::{Empty, Segment, SegmentAllocator, SizePolicy};
+
+    /// Every interleaving with at most 2 preemptions: each race these models look for needs
+    /// one (a thread stopped inside a switch or a fetch decision while the other runs on), and
+    /// a third multiplies the time by 10 (the first model: 10 s at 2, 150 s at 3).
+    fn model(f: impl Fn() + Sync + Send + 'static) {
+        crate::generator::loom_models::bounded(2, f);
+    }
+
+    /// The tag's row: `take_segment` hands out `size` IDs from `next` on.
+    struct Table {
+        next: Row,
+        size: u64,
+    }
+
+    impl Table {
+        fn new(size: u64) -> Self {
+            Self {
+                next: Row::new(1),
+                size,
+            }
+        }
+
+        /// A segment of the asked size (0: the row's remembered size, the same here).
+        fn take(&self, asked: u64) -> Segment {
+            let count = if asked == 0 { self.size } else { asked };
+            Segment {
+                first: self.next.fetch_add(count, Ordering::SeqCst),
+                count,
+                stride: 1,
+            }
+        }
+
+        fn fetch_into(&self, a: &SegmentAllocator, asked: u64) {
+            a.fill(self.take(asked), 0)
+                .expect("a fetch the allocator asked for is filled");
+        }
+    }
+
+    /// An allocator of `size`-ID segments, and its table.
+    fn allocator(size: u64) -> (SegmentAllocator, Table) {
+        (
+            SegmentAllocator::new(SizePolicy::new().bounds(size, size)),
+            Table::new(size),
+        )
+    }
+
+    /// One ID, making the fetch it is told to; `None` after `tries` calls that got none
+    /// (told to wait while another thread fetches).
+    fn take(a: &SegmentAllocator, table: &Table, tries: usize) -> Option<u64> {
+        for _ in 0..tries {
+            match a.next_id(0) {
+                Ok((id, fetch)) => {
+                    if let Some(fetch) = fetch {
+                        table.fetch_into(a, fetch.size);
+                    }
+                    return Some(id);
+                }
+                Err(Empty::Fetch(fetch)) => table.fetch_into(a, fetch.size),
+                Err(Empty::Wait) => thread::yield_now(),
+            }
+        }
+        None
+    }
+
+    /// Runs `work` on 2 threads over one allocator and table (after `taken`, the IDs handed
+    /// out before); checks what they got.
+    fn run(
+        a: SegmentAllocator,
+        table: Table,
+        taken: Vec<u64>,
+        work: fn(usize, &SegmentAllocator, &Table) -> Vec<u64>,
+    ) {
+        let shared = Arc::new((a, table));
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || work(t, &shared.0, &shared.1))
+            })
+            .collect();
+        let got: Vec<Vec<u64>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let mut all: Vec<u64> = got.iter().flatten().copied().chain(taken).collect();
+        all.sort_unstable();
+        let n = all.len();
+        all.dedup();
+        assert_eq!(all.len(), n, "an ID handed out twice: {got:?}");
+        for ids in &got {
+            assert!(
+                ids.windows(2).all(|w| w[0] < w[1]),
+                "not increasing: {ids:?}"
+            );
+        }
+        let (a, table) = &*shared;
+        assert!(!a.fetching(), "a fetch left unfilled");
+        let dispensed = table.next.load(Ordering::SeqCst) - 1;
+        assert!(all.iter().all(|&id| (1..=dispensed).contains(&id)));
+        let left = a.unused().map_or(0, |u| u.count + u.lost);
+        assert_eq!(
+            n as u64 + left,
+            dispensed,
+            "IDs gone: {n} handed out and {left} left of {dispensed} taken from the table"
+        );
+    }
+
+    /// A switch never lands on a used segment: segments of 1 ID, the current one used up and
+    /// the next one arrived, so the threads' first calls race to switch, and every ID taken
+    /// uses a segment up. A thread stopped right after its switch must not leave the old slot
+    /// looking ready (da2cccf: it did, and the other thread used up the new segment and
+    /// switched back onto the old one, handing its ID out again).
+    #[test]
+    fn loom_a_switch_never_lands_on_a_used_segment() {
+        model(|| {
+            let (a, table) = allocator(1);
+            let mut taken = Vec::new();
+            let fetch = a.prime(0).unwrap();
+            table.fetch_into(&a, fetch.size);
+            // Takes 1 and fetches the next segment (2) at once: 1 ID is past the threshold.
+            taken.push(take(&a, &table, 1).unwrap());
+            run(a, table, taken, |t, a, table| {
+                (0..=t).filter_map(|_| take(a, table, 3)).collect()
+            });
+        });
+    }
+
+    /// One fetch at a time, and none overwriting a segment that arrived: segments of 2 IDs, the
+    /// first one arrived, so each thread's ID is past the prefetch threshold and both look for
+    /// a fetch to make. A thread that decided to fetch while the other's fetch was made and
+    /// filled must not fetch again (5f3911a: its fill overwrote the segment that had arrived).
+    #[test]
+    fn loom_a_fetch_that_arrived_is_never_overwritten() {
+        model(|| {
+            let (a, table) = allocator(2);
+            let fetch = a.prime(0).unwrap();
+            table.fetch_into(&a, fetch.size);
+            run(a, table, Vec::new(), |_, a, table| {
+                take(a, table, 3).into_iter().collect()
+            });
+        });
+    }
+
+    /// A batch and a single ID on an empty allocator (`next_ids`, segments of 2 IDs): one
+    /// thread asks for 2 IDs at once, the other for 1; both find nothing and race to make the
+    /// first fetch, and one is told to wait.
+    #[test]
+    fn loom_a_batch_and_a_single_on_an_empty_allocator() {
+        model(|| {
+            let (a, table) = allocator(2);
+            run(a, table, Vec::new(), |t, a, table| {
+                let mut got = Vec::new();
+                let want = if t == 0 { 2 } else { 1 };
+                for _ in 0..3 {
+                    if got.len() == want {
+                        break;
+                    }
+                    let mut out = [0; 2];
+                    let (n, fetch) = a.next_ids(&mut out[..want - got.len()], 0);
+                    got.extend_from_slice(&out[..n]);
+                    match fetch {
+                        Some(fetch) => table.fetch_into(a, fetch.size),
+                        None if n == 0 => thread::yield_now(),
+                        None => {}
+                    }
+                }
+                got
+            });
+        });
+    }
 }
