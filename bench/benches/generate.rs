@@ -74,7 +74,10 @@ struct Memory(std::sync::Arc<shardid::lease::Hold>);
 
 impl shardid::lease::CeilingStore for Memory {
     fn store(&self, _at_least: u64, wanted: u64) -> std::io::Result<u64> {
-        let sent = self.0.sending().ok_or_else(|| std::io::Error::other("lost"))?;
+        let sent = self
+            .0
+            .sending()
+            .ok_or_else(|| std::io::Error::other("lost"))?;
         self.0.renewed(sent);
         Ok(wanted)
     }

@@ -29,8 +29,9 @@ def cluster() -> Iterator[Cluster]:
         yield c
 
 
-# The databases the Django projects behind the pooler use, one per pool mode.
-POOLED_DATABASES = ("dj_tx", "dj_session")
+# The databases behind the pooler: the Django projects' (one per pool mode), and one for the
+# segments and dictionary clients (test_pooled.py).
+POOLED_DATABASES = ("dj_tx", "dj_session", "pooled")
 
 
 @pytest.fixture(scope="session")

@@ -95,7 +95,9 @@ class Dictionary:
     def _connect(self) -> Any:
         import psycopg
 
-        return psycopg.connect(self.conninfo, autocommit=True, connect_timeout=5)
+        # No server-side prepared statements: a pooler in transaction mode (PgBouncer before 1.21)
+        # cannot carry them.
+        return psycopg.connect(self.conninfo, autocommit=True, connect_timeout=5, prepare_threshold=None)
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
         """Runs one statement; returns its one value. Reconnects once on a broken connection."""

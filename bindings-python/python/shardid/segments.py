@@ -128,7 +128,7 @@ class _Driver:
 
         conn = self._conns[server]
         if conn is None or conn.closed:
-            conn = self._conns[server] = psycopg.connect(self.servers[server], autocommit=True, connect_timeout=5)
+            conn = self._conns[server] = psycopg.connect(self.servers[server], autocommit=True, connect_timeout=5, prepare_threshold=None)
         return conn
 
     def _drop(self, server: int) -> None:

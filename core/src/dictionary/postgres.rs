@@ -12,6 +12,7 @@
 //! # Ok::<(), shardid::dictionary::postgres::DictionaryError>(())
 //! ```
 
+use postgres::types::Type;
 use std::string::{String, ToString};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec::Vec;
@@ -185,11 +186,13 @@ impl Dictionary {
     }
 
     /// Runs one statement and returns its one value; a lost connection is reopened and the
-    /// statement sent once more (every statement here is safe to repeat).
+    /// statement sent once more (every statement here is safe to repeat). Sent with
+    /// `query_typed`: one round trip on the unnamed statement, so no prepared statement has to
+    /// outlive it (a pooler in transaction mode runs each on any server session).
     fn row(
         &self,
         sql: &str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
+        params: &[(&(dyn postgres::types::ToSql + Sync), Type)],
     ) -> Result<postgres::Row, DictionaryError> {
         let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
         for attempt in 1..=2 {
@@ -199,7 +202,7 @@ impl Dictionary {
             let Some(conn) = client.as_mut() else {
                 unreachable!("connected above")
             };
-            match conn.query_one(sql, params) {
+            match conn.query_typed(sql, params).map(one_row) {
                 Ok(row) => return Ok(row),
                 Err(e) => {
                     match e.code().map(postgres::error::SqlState::code) {
@@ -230,7 +233,8 @@ impl Dictionary {
     /// # Errors
     /// [`DictionaryError::TopicDropped`] for a dropped name, [`DictionaryError::Database`].
     pub fn create(&self) -> Result<(), DictionaryError> {
-        self.row(&self.create_sql, &[&self.topic]).map(|_| ())
+        self.row(&self.create_sql, &[(&self.topic, Type::TEXT)])
+            .map(|_| ())
     }
 
     /// Drops the topic: its strings stay readable, nothing new is assigned, its name is never
@@ -239,7 +243,8 @@ impl Dictionary {
     /// # Errors
     /// [`DictionaryError::UnknownTopic`], [`DictionaryError::Database`].
     pub fn drop_topic(&self) -> Result<(), DictionaryError> {
-        self.row(&self.drop_sql, &[&self.topic]).map(|_| ())
+        self.row(&self.drop_sql, &[(&self.topic, Type::TEXT)])
+            .map(|_| ())
     }
 
     /// The ID of `value`, assigned (the topic's next) if it is new.
@@ -291,7 +296,10 @@ impl Dictionary {
             return Ok(ids);
         }
         let answers: Vec<Option<i64>> = self
-            .row(sql, &[&self.topic, &misses])?
+            .row(
+                sql,
+                &[(&self.topic, Type::TEXT), (&misses, Type::TEXT_ARRAY)],
+            )?
             .try_get(0)
             .map_err(DictionaryError::Database)?;
         let answers: Vec<Option<u64>> = answers
@@ -333,12 +341,24 @@ impl Dictionary {
         }
         let signed: Vec<i64> = misses.iter().map(|&m| m.cast_signed()).collect();
         let answers: Vec<Option<String>> = self
-            .row(&self.values_sql, &[&self.topic, &signed])?
+            .row(
+                &self.values_sql,
+                &[(&self.topic, Type::TEXT), (&signed, Type::INT8_ARRAY)],
+            )?
             .try_get(0)
             .map_err(DictionaryError::Database)?;
         self.cache
             .complete_values(ids, &mut values, &misses, &answers)
             .map_err(|_| DictionaryError::Mismatch)?;
         Ok(values)
+    }
+}
+
+/// The one row a statement of the dictionary returns.
+fn one_row(rows: Vec<postgres::Row>) -> postgres::Row {
+    match rows.into_iter().next() {
+        Some(row) => row,
+        // Every statement here selects one value: a function's result.
+        None => unreachable!("a statement of the dictionary returned no row"),
     }
 }

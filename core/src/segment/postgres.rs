@@ -12,6 +12,7 @@
 //! # Ok::<(), shardid::segment::postgres::SegmentError>(())
 //! ```
 
+use postgres::types::Type;
 use std::string::{String, ToString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -117,7 +118,15 @@ impl Shared {
                 unreachable!("connected above")
             };
             let size = i64::try_from(fetch.size).unwrap_or(i64::MAX);
-            let row = conn.query_one(self.take.as_str(), &[&self.tag, &size])?;
+            // One round trip on the unnamed statement: no prepared statement outlives it, which
+            // a pooler in transaction mode could not carry.
+            let rows = conn.query_typed(
+                self.take.as_str(),
+                &[(&self.tag, Type::TEXT), (&size, Type::INT8)],
+            )?;
+            let Some(row) = rows.first() else {
+                unreachable!("take_segment returns one row or raises")
+            };
             let (first, count, stride): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
             Ok(Segment {
                 first: first.unsigned_abs(),
@@ -345,11 +354,15 @@ impl DenseIds {
             };
             let first = i64::try_from(unused.first).unwrap_or(i64::MAX);
             let end = i64::try_from(unused.end).unwrap_or(i64::MAX);
-            let row = conn.query_one(
+            let rows = conn.query_typed(
                 self.shared.give_back.as_str(),
-                &[&self.shared.tag, &first, &end],
+                &[
+                    (&self.shared.tag, Type::TEXT),
+                    (&first, Type::INT8),
+                    (&end, Type::INT8),
+                ],
             )?;
-            Ok(row.get(0))
+            Ok(rows.first().is_some_and(|row| row.get(0)))
         })()
         .unwrap_or(false);
         *client = None;
