@@ -108,6 +108,12 @@ export declare function ceilingSending(index: number): number | null
 /** Milliseconds until the heartbeat's next renewal, or `null` once the lease is lost. */
 export declare function ceilingWait(index: number): number | null
 
+/**
+ * Milliseconds a new holder waits for its clock to pass the ceiling of the generator at
+ * `index` (after a failover the database raises it to its own clock plus the hosts' skew).
+ */
+export declare function ceilingWaitMs(index: number, recorded: unknown): number
+
 /** The ceiling the generator is waiting for (after a `CEILING_PENDING` error). */
 export declare function ceilingWanted(index: number): bigint
 

@@ -848,6 +848,7 @@ module.exports.ceilingRenewed = nativeBinding.ceilingRenewed
 module.exports.ceilingRevoke = nativeBinding.ceilingRevoke
 module.exports.ceilingSending = nativeBinding.ceilingSending
 module.exports.ceilingWait = nativeBinding.ceilingWait
+module.exports.ceilingWaitMs = nativeBinding.ceilingWaitMs
 module.exports.ceilingWanted = nativeBinding.ceilingWanted
 module.exports.claimBackend = nativeBinding.claimBackend
 module.exports.cliRun = nativeBinding.cliRun

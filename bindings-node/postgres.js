@@ -234,8 +234,13 @@ class PostgresLease {
     for (;;) {
       const step = protocol.next()
       if (step.action === 'taken') {
-        this._tenure = new Tenure(this, protocol, step, sent, this._options)
-        return this._tenure
+        const tenure = new Tenure(this, protocol, step, sent, this._options)
+        // After a failover the ceiling may be ahead of this host's clock: wait it out here, the
+        // heartbeat running, rather than fail the first IDs.
+        const wait = native.ceilingWaitMs(tenure.index, BigInt(step.recorded ?? 0))
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+        this._tenure = tenure
+        return tenure
       }
       if (step.action === 'raise') {
         throw makeError('DATABASE', { reason: 'the database answered a lease statement with an unexpected row' })

@@ -328,6 +328,19 @@ pub fn lease_now(env: &Env) -> Result<f64> {
     guard(env, || Ok(shardid::lease::monotonic_ms() as f64))
 }
 
+/// Milliseconds a new holder waits for its clock to pass the ceiling of the generator at
+/// `index` (after a failover the database raises it to its own clock plus the hosts' skew).
+#[napi]
+#[allow(clippy::cast_precision_loss)]
+pub fn ceiling_wait_ms(env: &Env, index: u32, recorded: Unknown<'_>) -> Result<f64> {
+    guard(env, || {
+        let recorded = u64_arg(env, &recorded, "recorded", Arg::Other)?;
+        let layout = ceiling_entry(env, index)?.generator.layout();
+        let recorded = (recorded > 0).then_some(recorded);
+        Ok(shardid::lease::ceiling_wait_ms(&layout, recorded) as f64)
+    })
+}
+
 fn hold_of(env: &Env, index: u32) -> Result<&'static Arc<Hold>> {
     ceiling_entry(env, index)?
         .hold

@@ -280,6 +280,14 @@ impl PyHold {
         shardid::lease::monotonic_ms()
     }
 
+    /// Milliseconds a new holder waits for its clock to pass the `recorded` ceiling it starts
+    /// above (after a failover the database raises it to its own clock plus the hosts' skew).
+    #[staticmethod]
+    #[pyo3(signature = (layout, recorded))]
+    fn ceiling_wait_ms(layout: &Bound<'_, PyLayout>, recorded: Option<u64>) -> u64 {
+        shardid::lease::ceiling_wait_ms(&layout.get().inner, recorded)
+    }
+
     /// Whether the lease is held now.
     #[getter]
     fn holds(&self) -> bool {

@@ -240,20 +240,32 @@ fn lease_statements_number_their_parameters_for_each_driver() {
             Value::Text("tok"),
             Value::Text("h pid 1"),
             Value::Int(10_000),
+            // On a row of another timeline, the ceiling jumps to the database's clock plus the
+            // hosts' skew (and 250 ms for ceilings written ahead), in the layout's units.
+            Value::Int(2_250),
+            Value::Int(1_288_834_974_657),
+            Value::Int(1),
         ]
     );
-    assert!(!claim.contains('@') && !claim.contains("{t}"));
+    assert!(!claim.contains('@') && !claim.contains('{'));
+    assert!(claim.contains(
+        "ceiling = CASE WHEN l.tli IS NOT NULL AND l.tli <> ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int THEN greatest(l.ceiling, (floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + $8::bigint - $9::bigint) / $10::bigint) ELSE l.ceiling END"
+    ), "{claim}");
     let (claim, params) = run(&format);
     assert_eq!(claim.matches("%s").count(), params.len());
     assert!(params.len() > 7 && !claim.contains('$'));
     let (record, params) = numbered.record(3, 900);
-    assert_eq!(
-        record,
-        "UPDATE leases SET ceiling = greatest(ceiling, $1::bigint), expires_at = now() + $2::bigint * interval '1 millisecond' WHERE layout = $3::text AND shard = $4::bigint AND token = $5::text RETURNING shard"
+    assert!(
+        record.starts_with("UPDATE leases SET ceiling = greatest(CASE WHEN tli IS NOT NULL AND tli <> ")
+            && record.ends_with(", $4::bigint), expires_at = now() + $5::bigint * interval '1 millisecond', tli = ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int WHERE layout = $6::text AND shard = $7::bigint AND token = $8::text RETURNING shard"),
+        "{record}"
     );
     assert_eq!(
         params,
         [
+            Value::Int(2_250),
+            Value::Int(1_288_834_974_657),
+            Value::Int(1),
             Value::Int(900),
             Value::Int(10_000),
             Value::Text(sig),
@@ -262,21 +274,21 @@ fn lease_statements_number_their_parameters_for_each_driver() {
         ]
     );
     let (renew, params) = format.renew(3).unwrap();
-    assert_eq!(
-        renew,
-        "UPDATE leases SET expires_at = now() + %s::bigint * interval '1 millisecond' WHERE layout = %s::text AND shard = %s::bigint AND token = %s::text RETURNING shard"
-    );
-    assert_eq!(params.len(), 4);
-    let (release, _) = format.release(3);
     assert!(
-        release
-            .starts_with("UPDATE leases SET token = NULL, holder = NULL, expires_at = NULL WHERE")
+        renew.starts_with("UPDATE leases SET expires_at = now() + %s::bigint * interval '1 millisecond', ceiling = CASE WHEN tli")
+            && renew.ends_with("WHERE layout = %s::text AND shard = %s::bigint AND token = %s::text RETURNING shard"),
+        "{renew}"
     );
+    assert_eq!(params.len(), renew.matches("%s").count());
+    let (release, _) = format.release(3);
+    assert!(release.starts_with(
+        "UPDATE leases SET token = NULL, holder = NULL, expires_at = NULL, ceiling = CASE WHEN tli"
+    ));
     // A session lease has no renewal: its lock keeps it.
     let session = protocol(LeaseKind::Session, Placeholders::Numbered, 0, 4);
     assert!(session.renew(0).is_none());
     let (record, _) = session.record(3, 900);
-    assert!(record.contains("pg_backend_pid() = $5::int"), "{record}");
+    assert!(record.contains("pg_backend_pid() = $8::int"), "{record}");
 }
 
 #[test]
@@ -479,7 +491,9 @@ fn a_session_lease_tries_each_lock_then_claims_the_row() {
         }
     );
     // The pid recorded with the lock guards every ceiling write.
-    assert_eq!(p.record(5, 901).1[4], Value::Int(13));
+    let (record, params) = p.record(5, 901);
+    assert!(record.contains("pg_backend_pid() = $8::int"), "{record}");
+    assert_eq!(params[7], Value::Int(13));
     let mut held = protocol(LeaseKind::Session, Placeholders::Numbered, 0, 1);
     held.feed(Answer::Row(&[
         Cell::Bool(false),

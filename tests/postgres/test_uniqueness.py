@@ -236,11 +236,13 @@ def test_a_server_crash_never_yields_an_old_id() -> None:
 
 
 def test_a_role_with_only_the_documented_privileges_makes_ids(cluster: Any, conn: Conn) -> None:
-    # README: USAGE on the schema, SELECT and UPDATE on the two counters; nothing else.
+    # README: USAGE on the schema, SELECT and UPDATE on the two counters, SELECT, INSERT and
+    # UPDATE on the timeline's table; nothing else.
     install(conn, shardid.Layout.TWITTER, 3, "grants")
     conn.execute("CREATE ROLE shardid_app LOGIN")
     conn.execute("GRANT USAGE ON SCHEMA grants TO shardid_app")
     conn.execute("GRANT SELECT, UPDATE ON grants.shardid_counter_even, grants.shardid_counter_odd TO shardid_app")
+    conn.execute("GRANT SELECT, INSERT, UPDATE ON grants.shardid_timeline TO shardid_app")
     with psycopg.connect(cluster.dsn.replace("user=postgres", "user=shardid_app"), autocommit=True) as app:
         # Enough calls to cross many time units: the first caller of each readies the next.
         ids = [r[0] for r in app.execute("SELECT grants.next_id() FROM generate_series(1, 50000)").fetchall()]

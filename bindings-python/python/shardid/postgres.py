@@ -40,6 +40,7 @@ import atexit
 import os
 import socket
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -340,7 +341,13 @@ class PostgresLease:
                     continue
                 protocol.feed(row)
         _, shard, recorded, backend = step
-        return _Tenure(self, protocol, shard, recorded, backend, sent)  # type: ignore[arg-type]
+        tenure = _Tenure(self, protocol, shard, recorded, backend, sent)  # type: ignore[arg-type]
+        # After a failover the ceiling may be ahead of this host's clock: wait it out here, the
+        # heartbeat running, rather than fail the first IDs.
+        wait = _Hold.ceiling_wait_ms(self.layout, recorded)  # type: ignore[arg-type]
+        if wait > 0:
+            time.sleep(wait / 1000)
+        return tenure
 
     def _current(self) -> _Tenure:
         if self._closed:

@@ -38,6 +38,26 @@ pub fn new_token() -> String {
     std::format!("{:016x}{:016x}", word(1), word(2))
 }
 
+/// The longest a new holder waits for its clock to pass the ceiling it starts above: a clock
+/// further behind is not skew between hosts, and the generator refuses it
+/// ([`crate::Error::ClockMovedBackwards`]).
+pub const MAX_CEILING_WAIT_MS: u64 = 10_000;
+
+/// How long a new holder of a shard should wait, by the wall clock, before its first ID: until
+/// its clock passes `recorded`, the ceiling it starts above (after a failover the database
+/// raises it to its own clock plus the hosts' skew, which a holder whose clock is behind has
+/// not reached yet). 0 when the clock is past it, or more than [`MAX_CEILING_WAIT_MS`] behind.
+pub fn ceiling_wait_ms(layout: &crate::Layout, recorded: Option<u64>) -> u64 {
+    let Some(units) = recorded else {
+        return 0;
+    };
+    let after = layout
+        .epoch_ms()
+        .saturating_add(units.saturating_add(1).saturating_mul(layout.unit_ms()));
+    let wait = after.saturating_sub(crate::now_ms());
+    if wait > MAX_CEILING_WAIT_MS { 0 } else { wait }
+}
+
 /// How long a failed renewal waits before the next try: a tenth of the time to live, at most a
 /// second, so a database that is back is found well before the deadline.
 const fn retry_ms(ttl_ms: u64) -> u64 {

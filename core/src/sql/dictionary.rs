@@ -28,11 +28,20 @@
 //!   serialization failure (SQLSTATE `40001`): retry the transaction. The clients call in
 //!   autocommit, READ COMMITTED.
 //!
+//! Across a failover ([`super::failover`]): each topic row records the timeline it was last
+//! written on, and the first new string on a new timeline numbers from
+//! [`super::failover::LOST_WRITES`] above the row's `next`, past every ID the promoted standby's
+//! lost WAL could have assigned: no ID is ever given to two strings (a string numbered in the
+//! lost WAL gets a new ID, and the topic a gap). Writes of new strings wait for a synchronous
+//! standby where one is configured (`synchronous_commit` is raised to `on` for them), so under
+//! synchronous replication a string's ID never changes.
+//!
 //! The lock is held until the caller's transaction ends: call `dict_ids` in a short transaction
 //! (the clients do) or new strings of that topic wait for it.
 
 use core::fmt::{self, Display, Formatter};
 
+use super::failover::{LOST_WRITES, TIMELINE};
 use super::{Placeholders, SchemaStatement, SqlError, check_schema};
 use crate::dictionary::{MAX_TOPIC_LEN, MAX_VALUE_LEN};
 
@@ -161,6 +170,8 @@ impl Display for Dictionary<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let s = self.schema;
         let version = env!("CARGO_PKG_VERSION");
+        let tli = TIMELINE;
+        let lost_writes = LOST_WRITES;
         write!(
             f,
             "\
@@ -169,14 +180,17 @@ impl Display for Dictionary<'_> {
 
 CREATE SCHEMA IF NOT EXISTS {s};
 
--- One row per topic: the next ID it assigns. A dropped topic keeps its row (a tombstone).
+-- One row per topic: the next ID it assigns, and the timeline it was last written on. A dropped
+-- topic keeps its row (a tombstone).
 CREATE TABLE IF NOT EXISTS {s}.shardid_topics (
     topic text COLLATE \"C\" PRIMARY KEY,
     topic_id integer GENERATED ALWAYS AS IDENTITY UNIQUE,
     next bigint NOT NULL DEFAULT 0,
     created_at timestamptz NOT NULL DEFAULT now(),
-    dropped_at timestamptz
+    dropped_at timestamptz,
+    tli integer
 );
+ALTER TABLE {s}.shardid_topics ADD COLUMN IF NOT EXISTS tli integer;
 
 -- One row per string of a topic. Written only by the functions below.
 CREATE TABLE IF NOT EXISTS {s}.shardid_strings (
@@ -240,7 +254,7 @@ CREATE OR REPLACE FUNCTION {s}.create_topic(topic text) RETURNS void
 #variable_conflict use_column
 BEGIN
     PERFORM {s}.shardid_check_topic(create_topic.topic);
-    INSERT INTO {s}.shardid_topics (topic) VALUES (create_topic.topic) ON CONFLICT (topic) DO NOTHING;
+    INSERT INTO {s}.shardid_topics (topic, tli) VALUES (create_topic.topic, {tli}) ON CONFLICT (topic) DO NOTHING;
     IF EXISTS (SELECT 1 FROM {s}.shardid_topics AS t WHERE t.topic = create_topic.topic AND t.dropped_at IS NOT NULL) THEN
         RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped; its name is never used again', quote_literal(create_topic.topic)
             USING ERRCODE = '{TOPIC_DROPPED}';
@@ -278,18 +292,31 @@ $shardid$;
 -- Locks topic number `t`'s counter until this transaction ends and returns its next ID:
 -- writers of new strings of one topic go one at a time, and the one before has committed when
 -- this one looks again (each statement of a VOLATILE function sees what committed before it
--- started). A dropped topic assigns nothing.
+-- started). A dropped topic assigns nothing. On a new timeline (a promoted standby) the counter
+-- first jumps {lost_writes} IDs, the most the lost WAL could have assigned. The transaction's
+-- commit waits for a synchronous standby where one is configured.
 CREATE OR REPLACE FUNCTION {s}.shardid_lock_topic(t integer, topic text) RETURNS bigint
     LANGUAGE plpgsql VOLATILE AS $shardid$
 DECLARE
+    here integer := {tli};
     base bigint;
     dropped boolean;
+    was integer;
 BEGIN
-    SELECT tt.next, tt.dropped_at IS NOT NULL INTO base, dropped
+    SELECT tt.next, tt.dropped_at IS NOT NULL, tt.tli INTO base, dropped, was
         FROM {s}.shardid_topics AS tt WHERE tt.topic_id = t FOR NO KEY UPDATE;
     IF dropped THEN
         RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped: it assigns no new IDs', quote_literal(topic)
             USING ERRCODE = '{TOPIC_DROPPED}';
+    END IF;
+    IF was IS DISTINCT FROM here THEN
+        IF was IS NOT NULL THEN
+            base := base + {lost_writes};
+        END IF;
+        UPDATE {s}.shardid_topics AS tt SET next = base, tli = here WHERE tt.topic_id = t;
+    END IF;
+    IF current_setting('synchronous_commit') IN ('off', 'local') THEN
+        PERFORM set_config('synchronous_commit', 'on', true);
     END IF;
     RETURN base;
 END

@@ -13,6 +13,7 @@ use core::fmt::{self, Display, Formatter};
 use crate::Error;
 
 mod dictionary;
+pub mod failover;
 mod lease;
 mod postgres;
 mod segments;

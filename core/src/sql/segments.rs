@@ -14,6 +14,12 @@
 //!   tail `first..end` of the last segment taken, when nobody took one since (the row's next
 //!   number is still `end`): a clean restart then leaves no hole.
 //!
+//! Across a failover ([`super::failover`]): each row records the timeline it was last written on;
+//! the first take on a new timeline first jumps the tag past what the promoted standby's lost
+//! WAL could have handed out — [`super::failover::LOST_WRITES`] segments of twice the tag's
+//! last size — and a segment grows at most twice per [`super::failover::LOST_WAL_BYTES`] of WAL,
+//! so none of the lost ones was larger. `give_back` never rewinds a row of another timeline.
+//!
 //! Flickr's ticket servers at segment granularity: rendered for server `index` of `servers`,
 //! the functions hand out only numbers `≡ index (mod servers)` (stride `servers`), so a client
 //! given several servers takes segments from whichever answers, and a server that is down costs
@@ -21,6 +27,7 @@
 
 use core::fmt::{self, Display, Formatter};
 
+use super::failover::{LOST_WAL_BYTES, LOST_WRITES, TIMELINE};
 use super::{Placeholders, SchemaStatement, SqlError, check_schema};
 
 /// The SQLSTATE of an unknown tag.
@@ -126,6 +133,9 @@ impl Display for Segments<'_> {
         let n = self.servers;
         let i = self.index;
         let version = env!("CARGO_PKG_VERSION");
+        let tli = TIMELINE;
+        let lost_writes = LOST_WRITES;
+        let lost_wal = LOST_WAL_BYTES;
         write!(
             f,
             "\
@@ -135,13 +145,45 @@ impl Display for Segments<'_> {
 
 CREATE SCHEMA IF NOT EXISTS {s};
 
--- One row per tag: the next number this server hands out, and the segment size last asked for.
+-- One row per tag: the next number this server hands out, the segment size last handed out,
+-- the timeline the row was last written on, and where in the WAL the size last grew.
 CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     tag text PRIMARY KEY,
     next bigint NOT NULL,
     step bigint NOT NULL DEFAULT 0,
-    updated_at timestamptz NOT NULL DEFAULT now()
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    tli integer,
+    grown_at pg_lsn
 );
+ALTER TABLE {s}.shardid_tags ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN IF NOT EXISTS grown_at pg_lsn;
+
+-- The numbers a promoted standby's lost WAL could have handed out of a tag whose last segment
+-- had `step` numbers: {lost_writes} takes (the most {lost_wal} bytes of WAL hold) of twice that.
+CREATE OR REPLACE FUNCTION {s}.shardid_lost(step bigint) RETURNS bigint
+    LANGUAGE sql IMMUTABLE AS $shardid$
+    SELECT {n} * {lost_writes} * 2 * greatest(step, {DEFAULT_SEGMENT})
+$shardid$;
+
+-- Moves a tag's row to this server's timeline: on a new one (a promoted standby), first past
+-- what the lost WAL could have handed out. Locks the row; NULL when there is no such tag.
+CREATE OR REPLACE FUNCTION {s}.shardid_tag_here(tag text) RETURNS {s}.shardid_tags
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    here integer := {tli};
+    r {s}.shardid_tags;
+BEGIN
+    SELECT * INTO r FROM {s}.shardid_tags AS t WHERE t.tag = shardid_tag_here.tag FOR UPDATE;
+    IF FOUND AND r.tli IS DISTINCT FROM here THEN
+        IF r.tli IS NOT NULL THEN
+            r.next := r.next + {s}.shardid_lost(r.step);
+        END IF;
+        r.tli := here;
+        UPDATE {s}.shardid_tags AS t SET next = r.next, tli = here WHERE t.tag = r.tag;
+    END IF;
+    RETURN r;
+END
+$shardid$;
 
 -- Creates a tag whose first number is the first at or above `first` that this server hands out;
 -- an existing tag is left as it is.
@@ -157,34 +199,49 @@ BEGIN
         RAISE EXCEPTION 'INVALID_ARGUMENT: first must be 0 or more, not %', quote_nullable(create_tag.first)
             USING ERRCODE = '22023';
     END IF;
-    INSERT INTO {s}.shardid_tags (tag, next)
-        VALUES (create_tag.tag, create_tag.first + ((({i} - create_tag.first % {n}) % {n}) + {n}) % {n})
+    INSERT INTO {s}.shardid_tags (tag, next, tli)
+        VALUES (create_tag.tag, create_tag.first + ((({i} - create_tag.first % {n}) % {n}) + {n}) % {n}, {tli})
         ON CONFLICT (tag) DO NOTHING;
 END
 $shardid$;
 
 -- Takes the next `size` numbers of the tag (0: as many as last time): first, first + stride, ...
+-- A segment grows at most to twice the last, and at most once per {lost_wal} bytes of WAL, so a
+-- promoted standby's lost WAL held no segment larger than twice the size its row records.
 CREATE OR REPLACE FUNCTION {s}.take_segment(tag text, size bigint)
     RETURNS TABLE (first bigint, count bigint, stride bigint)
     LANGUAGE plpgsql VOLATILE AS $shardid$
 #variable_conflict use_column
+DECLARE
+    r {s}.shardid_tags;
+    want bigint;
+    grown pg_lsn;
 BEGIN
     IF take_segment.size IS NULL OR take_segment.size < 0 OR take_segment.size > {MAX_SEGMENT} THEN
         RAISE EXCEPTION 'INVALID_ARGUMENT: size must be in 0..={MAX_SEGMENT}, not %', quote_nullable(take_segment.size)
             USING ERRCODE = '22023';
     END IF;
-    UPDATE {s}.shardid_tags AS t
-        SET step = CASE WHEN take_segment.size > 0 THEN take_segment.size
-                        WHEN t.step > 0 THEN t.step ELSE {DEFAULT_SEGMENT} END,
-            next = t.next + {n} * CASE WHEN take_segment.size > 0 THEN take_segment.size
-                                       WHEN t.step > 0 THEN t.step ELSE {DEFAULT_SEGMENT} END,
-            updated_at = now()
-        WHERE t.tag = take_segment.tag
-        RETURNING t.next - {n} * t.step, t.step INTO first, count;
-    IF NOT FOUND THEN
+    r := {s}.shardid_tag_here(take_segment.tag);
+    IF r.tag IS NULL THEN
         RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable(take_segment.tag)
             USING ERRCODE = '{UNKNOWN_TAG}';
     END IF;
+    want := CASE WHEN take_segment.size > 0 THEN take_segment.size
+                 WHEN r.step > 0 THEN r.step ELSE {DEFAULT_SEGMENT} END;
+    grown := r.grown_at;
+    IF want > greatest(r.step, {DEFAULT_SEGMENT}) THEN
+        IF r.grown_at IS NULL OR pg_current_wal_lsn() - r.grown_at >= {lost_wal} THEN
+            want := least(want, 2 * greatest(r.step, {DEFAULT_SEGMENT}));
+            grown := pg_current_wal_lsn();
+        ELSE
+            want := greatest(r.step, {DEFAULT_SEGMENT});
+        END IF;
+    END IF;
+    UPDATE {s}.shardid_tags AS t
+        SET step = want, next = r.next + {n} * want, grown_at = grown, updated_at = now()
+        WHERE t.tag = r.tag;
+    first := r.next;
+    count := want;
     stride := {n};
     RETURN NEXT;
 EXCEPTION WHEN numeric_value_out_of_range THEN
@@ -199,16 +256,14 @@ CREATE OR REPLACE FUNCTION {s}.next_dense_id(tag text) RETURNS bigint
     LANGUAGE plpgsql VOLATILE AS $shardid$
 #variable_conflict use_column
 DECLARE
-    taken bigint;
+    r {s}.shardid_tags := {s}.shardid_tag_here(next_dense_id.tag);
 BEGIN
-    UPDATE {s}.shardid_tags AS t SET next = t.next + {n}, updated_at = now()
-        WHERE t.tag = next_dense_id.tag
-        RETURNING t.next - {n} INTO taken;
-    IF NOT FOUND THEN
+    IF r.tag IS NULL THEN
         RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable(next_dense_id.tag)
             USING ERRCODE = '{UNKNOWN_TAG}';
     END IF;
-    RETURN taken;
+    UPDATE {s}.shardid_tags AS t SET next = r.next + {n}, updated_at = now() WHERE t.tag = r.tag;
+    RETURN r.next;
 EXCEPTION WHEN numeric_value_out_of_range THEN
     RAISE EXCEPTION 'TAG_EXHAUSTED: the numbers of tag % would pass 2^63 - 1', quote_nullable(next_dense_id.tag)
         USING ERRCODE = '{TAG_EXHAUSTED}';
@@ -216,7 +271,8 @@ END
 $shardid$;
 
 -- Gives back the unused tail first..end of the last segment taken: only if nobody took a
--- segment since (the row still reads `end`) and the tail is this server's numbers.
+-- segment since (the row still reads `end`), on this timeline (a promoted standby's row may
+-- read `end` while the lost WAL handed out more), and the tail is this server's numbers.
 CREATE OR REPLACE FUNCTION {s}.give_back(tag text, first bigint, \"end\" bigint) RETURNS boolean
     LANGUAGE plpgsql VOLATILE AS $shardid$
 #variable_conflict use_column
@@ -226,7 +282,7 @@ BEGIN
         RETURN false;
     END IF;
     UPDATE {s}.shardid_tags AS t SET next = give_back.first, updated_at = now()
-        WHERE t.tag = give_back.tag AND t.next = give_back.\"end\";
+        WHERE t.tag = give_back.tag AND t.next = give_back.\"end\" AND t.tli = {tli};
     RETURN FOUND;
 END
 $shardid$;

@@ -22,8 +22,9 @@ impl<'a> PostgresUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 12] = [
+const FUNCTIONS: [&str; 13] = [
     "next_id()",
+    "shardid_on_timeline()",
     "shardid_ready(bigint)",
     "shardid_max_id_at(timestamptz)",
     "shardid_min_id_at(timestamptz)",
@@ -48,6 +49,7 @@ impl Display for PostgresUninstall<'_> {
             writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
         }
         writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_counter_even;")?;
-        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_counter_odd;")
+        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_counter_odd;")?;
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_timeline;")
     }
 }

@@ -101,7 +101,8 @@ class InstallSegments(Operation):
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
         self._check(schema_editor)
         s = self.schema
-        for function in ("give_back(text, bigint, bigint)", "next_dense_id(text)", "take_segment(text, bigint)", "create_tag(text, bigint)"):
+        for function in ("give_back(text, bigint, bigint)", "next_dense_id(text)", "take_segment(text, bigint)", "create_tag(text, bigint)",
+                         "shardid_tag_here(text)", "shardid_lost(bigint)"):
             schema_editor.execute(f"DROP FUNCTION IF EXISTS {s}.{function}", params=None)
         schema_editor.execute(f"DROP TABLE IF EXISTS {s}.shardid_tags", params=None)
 

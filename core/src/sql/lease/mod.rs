@@ -251,6 +251,8 @@ pub struct LeaseProtocol {
     token: alloc::string::String,
     first: u64,
     end: u64,
+    epoch_ms: u64,
+    unit_ms: u64,
     step: Step,
     claims: u32,
     made_table: bool,
@@ -294,6 +296,8 @@ impl LeaseProtocol {
             token: token.into(),
             first,
             end,
+            epoch_ms: layout.epoch_ms(),
+            unit_ms: layout.unit_ms(),
             step: match kind {
                 LeaseKind::Expiring { .. } => Step::Claim,
                 LeaseKind::Session => Step::TryLock(first),
@@ -490,10 +494,15 @@ impl LeaseProtocol {
     ) -> (alloc::string::String, alloc::vec::Vec<Value<'_>>) {
         use core::fmt::Write;
         let mut sql = alloc::string::String::new();
-        let mut names: alloc::vec::Vec<&str> = alloc::vec::Vec::new();
+        let mut names: alloc::vec::Vec<alloc::string::String> = alloc::vec::Vec::new();
         let mut params = alloc::vec::Vec::new();
         for part in parts {
-            let mut rest = *part;
+            // The fragments first: the timeline and the ceiling jump (which holds parameters).
+            let part = part
+                .replace("{jump l.}", &postgres::JUMP.replace("{r}", "l."))
+                .replace("{jump}", &postgres::JUMP.replace("{r}", ""))
+                .replace("{tli}", super::failover::TIMELINE);
+            let mut rest = part.as_str();
             while let Some(at) = rest.find(['@', '{']) {
                 sql.push_str(&rest[..at]);
                 let tail = &rest[at..];
@@ -514,10 +523,10 @@ impl LeaseProtocol {
                 rest = &tail[1 + name_len..];
                 match self.placeholders {
                     Placeholders::Numbered => {
-                        let n = if let Some(i) = names.iter().position(|seen| *seen == name) {
+                        let n = if let Some(i) = names.iter().position(|seen| seen == name) {
                             i + 1
                         } else {
-                            names.push(name);
+                            names.push(name.into());
                             params.push(self.value(name, shard, units));
                             names.len()
                         };
@@ -548,6 +557,10 @@ impl LeaseProtocol {
             }),
             "pid" => Value::Int(self.backend.as_ref().map_or(0, |(pid, _)| *pid)),
             "units" => Value::Int(units.unwrap_or(0)),
+            "epoch" => Value::Int(self.epoch_ms),
+            "unit" => Value::Int(self.unit_ms),
+            // Above the ceiling any holder may have written ahead of its clock (at most 100 ms).
+            "skew" => Value::Int(super::failover::SKEW_MS + 250),
             // "shard": every statement that names one is rendered with it.
             _ => Value::Int(shard.unwrap_or(0)),
         }

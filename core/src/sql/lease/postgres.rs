@@ -1,19 +1,33 @@
 //! The lease's statements in PostgreSQL's dialect.
 //!
-//! `@name` stands for a parameter ([`super::Param`]) and `{t}` for the table; every parameter
-//! is cast, so a driver may send it untyped (node-postgres sends text) or as whatever integer
-//! type it picks (psycopg sends `int2` for small numbers).
+//! `@name` stands for a parameter and `{t}` for the table, `{tli}` for the server's timeline and
+//! `{jump}` for the ceiling a row of another timeline jumps to; every parameter is cast, so a
+//! driver may send it untyped (node-postgres sends text) or as whatever integer type it picks
+//! (psycopg sends `int2` for small numbers).
+//!
+//! Across a failover ([`crate::sql::failover`]): every write records the timeline, and a row
+//! last written on another one (a promoted standby, which may have lost the holder's last
+//! ceiling writes or claims) first has its ceiling raised to the time unit of the database's
+//! clock plus `@skew` milliseconds: above every ID a holder dated by a clock at most that far
+//! ahead, whatever ceiling was lost.
 
 /// Creates the table if it is missing. Concurrent sessions may fail with one of
 /// [`super::LOST_CREATE_RACE`]: the table then exists.
 pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
     layout text NOT NULL, shard bigint NOT NULL, ceiling bigint NOT NULL DEFAULT 0, \
-    holder text, taken_at timestamptz, token text, expires_at timestamptz, \
+    holder text, taken_at timestamptz, token text, expires_at timestamptz, tli integer, \
     PRIMARY KEY (layout, shard))";
 
 /// Adds the columns a table made by shardid 0.1 (session leases only) lacks.
 pub(super) const UPGRADE_TABLE: &str = "ALTER TABLE {t} \
-    ADD COLUMN IF NOT EXISTS token text, ADD COLUMN IF NOT EXISTS expires_at timestamptz";
+    ADD COLUMN IF NOT EXISTS token text, ADD COLUMN IF NOT EXISTS expires_at timestamptz, \
+    ADD COLUMN IF NOT EXISTS tli integer";
+
+/// The ceiling of a row to write on this timeline: on a row last written on another one, at
+/// least the time unit of the database's clock plus `@skew` ms.
+pub(super) const JUMP: &str = "CASE WHEN {r}tli IS NOT NULL AND {r}tli <> {tli} THEN greatest({r}ceiling, \
+    (floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + @skew::bigint - @epoch::bigint) \
+    / @unit::bigint) ELSE {r}ceiling END";
 
 /// A row the caller may take: never taken or released (`expires_at` null), expired by the
 /// database's clock, or held by a session lease (`'infinity'`) whose advisory lock no session
@@ -33,12 +47,13 @@ pub(super) const CLAIM: [&str; 5] = [
     FREE,
     " ORDER BY shard LIMIT 1 FOR UPDATE SKIP LOCKED), \
      reused AS (UPDATE {t} AS l SET token = @token::text, holder = @holder::text, \
-     taken_at = now(), expires_at = now() + @ttl::bigint * interval '1 millisecond' \
+     taken_at = now(), expires_at = now() + @ttl::bigint * interval '1 millisecond', \
+     ceiling = {jump l.}, tli = {tli} \
      FROM free WHERE l.layout = @sig::text AND l.shard = free.shard \
      RETURNING l.shard, l.ceiling), \
-     added AS (INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at) \
+     added AS (INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at, tli) \
      SELECT @sig::text, s, 0, @token::text, @holder::text, now(), \
-     now() + @ttl::bigint * interval '1 millisecond' \
+     now() + @ttl::bigint * interval '1 millisecond', {tli} \
      FROM generate_series(@first::bigint, @end::bigint - 1) AS s \
      WHERE NOT EXISTS (SELECT FROM reused) \
      AND NOT EXISTS (SELECT FROM {t} WHERE layout = @sig::text AND shard = s) \
@@ -64,23 +79,24 @@ pub(super) const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtext(@key::text),
 /// over when free (a session holder whose lock this session now holds is gone); a row an
 /// expiring lease holds is left alone (no row returned). Returns the recorded ceiling.
 pub(super) const SESSION_CLAIM: &str = "INSERT INTO {t} AS l \
-    (layout, shard, ceiling, token, holder, taken_at, expires_at) \
-    VALUES (@sig::text, @shard::bigint, 0, @token::text, @holder::text, now(), 'infinity') \
+    (layout, shard, ceiling, token, holder, taken_at, expires_at, tli) \
+    VALUES (@sig::text, @shard::bigint, 0, @token::text, @holder::text, now(), 'infinity', {tli}) \
     ON CONFLICT (layout, shard) DO UPDATE SET token = excluded.token, holder = excluded.holder, \
-    taken_at = now(), expires_at = 'infinity' \
+    taken_at = now(), expires_at = 'infinity', ceiling = {jump l.}, tli = {tli} \
     WHERE l.expires_at IS NULL OR l.expires_at <= now() OR l.expires_at = 'infinity' \
     RETURNING l.ceiling";
 
 /// Extends an expiring lease by its time to live from the database's clock, only while the
 /// row still holds the lease's token: one row updated, or none when the lease was taken over.
 pub(super) const RENEW: &str = "UPDATE {t} \
-    SET expires_at = now() + @ttl::bigint * interval '1 millisecond' \
+    SET expires_at = now() + @ttl::bigint * interval '1 millisecond', ceiling = {jump}, \
+    tli = {tli} \
     WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
     RETURNING shard";
 
 /// Raises an expiring lease's ceiling (and renews it), only while the row holds its token.
-pub(super) const RECORD: &str = "UPDATE {t} SET ceiling = greatest(ceiling, @units::bigint), \
-    expires_at = now() + @ttl::bigint * interval '1 millisecond' \
+pub(super) const RECORD: &str = "UPDATE {t} SET ceiling = greatest({jump}, @units::bigint), \
+    expires_at = now() + @ttl::bigint * interval '1 millisecond', tli = {tli} \
     WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
     RETURNING shard";
 
@@ -88,14 +104,15 @@ pub(super) const RECORD: &str = "UPDATE {t} SET ceiling = greatest(ceiling, @uni
 /// runs in the server session that took the lock and still holds it: behind a transaction
 /// pooler, a statement on another server session updates nothing, and the lease is lost.
 pub(super) const SESSION_RECORD: &str = "UPDATE {t} \
-    SET ceiling = greatest(ceiling, @units::bigint) \
+    SET ceiling = greatest({jump}, @units::bigint), tli = {tli} \
     WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
     AND pg_backend_pid() = @pid::int AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' \
     AND pid = pg_backend_pid() AND classid = hashtext(@key::text)::oid \
     AND objid = @shard::bigint::oid AND objsubid = 2) RETURNING shard";
 
 /// Frees the shard at once, if the row still holds the lease's token.
-pub(super) const RELEASE: &str = "UPDATE {t} SET token = NULL, holder = NULL, expires_at = NULL \
+pub(super) const RELEASE: &str = "UPDATE {t} SET token = NULL, holder = NULL, expires_at = NULL, \
+    ceiling = {jump}, tli = {tli} \
     WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
     RETURNING shard";
 

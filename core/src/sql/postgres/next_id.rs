@@ -4,7 +4,8 @@ use core::fmt::{self, Formatter};
 
 use super::Postgres;
 use super::fragments::{CounterOf, IdOf, Locked, Units};
-use super::lock_key;
+use super::{LOCK_CLASS, lock_key};
+use crate::sql::failover::{SKEW_MS, TIMELINE};
 
 impl Postgres<'_> {
     /// `shardid_ready`, which moves a counter to a new unit, and `next_id()`.
@@ -99,6 +100,14 @@ impl Postgres<'_> {
         };
         let shard = self.shard;
         let per_unit = seq_mask + 1;
+        let tli = TIMELINE;
+        let skew = SKEW_MS;
+        let units_of_now = Units {
+            ms: "now_ms",
+            epoch_ms: epoch,
+            unit_ms: unit,
+            floored: true,
+        };
         write!(
             f,
             "\
@@ -135,6 +144,50 @@ BEGIN
 END
 $shardid$;
 
+-- Before a session's first ID on a server: on a new timeline (a promoted standby, which may
+-- have lost the old primary's last counter writes, however replication was set up: a
+-- nextval() served from a sequence's cache writes no WAL, so its commit never waits for a
+-- standby), the first caller sets a floor: the units up to this server's clock plus {skew} ms
+-- (the most the old primary's clock may have been ahead) and the units borrowed beyond it.
+-- Every session waits until its clock is past the floor, then remembers it checked: a server
+-- session never changes timeline (on a standby, next_id() fails before it can remember).
+CREATE OR REPLACE FUNCTION {s}.shardid_on_timeline() RETURNS boolean
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $shardid$
+DECLARE
+    here integer := {tli};
+    was integer;
+    floor_at bigint;
+    now_ms bigint;
+BEGIN
+    SELECT t.tli, t.floor_units INTO was, floor_at FROM {s}.shardid_timeline AS t;
+    IF was IS DISTINCT FROM here THEN
+        PERFORM pg_advisory_xact_lock({LOCK_CLASS}, {key});
+        SELECT t.tli, t.floor_units INTO was, floor_at FROM {s}.shardid_timeline AS t;
+        IF was IS DISTINCT FROM here THEN
+            now_ms := {clock} + {skew};
+            floor_at := {units_of_now} + {borrow};
+            UPDATE {s}.shardid_timeline SET tli = here, floor_units = floor_at;
+            IF NOT FOUND THEN
+                INSERT INTO {s}.shardid_timeline VALUES (here, floor_at);
+            END IF;
+        END IF;
+    END IF;
+    -- No floor (-1: installed on this timeline), or past it: go on. A clock further behind the
+    -- floor than it was set ahead (it stepped back since) is an error, not a wait.
+    LOOP
+        now_ms := {clock};
+        EXIT WHEN floor_at < 0 OR {units_of_now} > floor_at;
+        IF {epoch} + (floor_at + 1) * {unit} - now_ms > {skew} + ({borrow} + 1) * {unit} + 1000 THEN
+            PERFORM {s}.shardid_raise('CLOCK_MOVED_BACKWARDS', 'clock moved backwards: '
+                || {epoch} + (floor_at + 1) * {unit} - now_ms || ' ms behind the first ID this server may make after its promotion');
+        END IF;
+        PERFORM pg_sleep(least(0.1, greatest(0.001, ({epoch} + (floor_at + 1) * {unit} - now_ms) / 1000.0)));
+    END LOOP;
+    PERFORM set_config('shardid.{s}', here::text, false);
+    RETURN true;
+END
+$shardid$;
+
 -- A new ID for shard {shard}: use as a column default, DEFAULT {s}.next_id().
 --
 -- Unique for the shard however many sessions call it: an ID is a value of its time unit's
@@ -144,6 +197,8 @@ $shardid$;
 CREATE OR REPLACE FUNCTION {s}.next_id() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $shardid$
 DECLARE
+    checked boolean := CASE WHEN current_setting('shardid.{s}', true) IS NOT NULL THEN true
+                            ELSE {s}.shardid_on_timeline() END;
     now_ms bigint := {clock};
     now_units bigint := {now_units};
     v bigint := nextval({now_counter});

@@ -1,0 +1,44 @@
+//! What a promoted standby that lost the last commits of its primary could hand out again, and
+//! how every database-backed feature steps past it.
+//!
+//! An asynchronous standby lags its primary by some WAL. When the primary dies and the standby
+//! is promoted (Patroni, RDS, Cloud SQL), that tail is lost: segments taken, strings numbered,
+//! lease ceilings and `next_id()` counters written there are gone, though clients already use
+//! what they were handed. Each row shardid writes records the *timeline* it was last written on
+//! ([`TIMELINE`]); a promotion starts a new one, so the first write on the new timeline knows
+//! the row may be behind what was handed out, and jumps past anything the lost tail could have
+//! handed out:
+//!
+//! - by **count** where numbers are counted (segments, the dictionary): every write costs WAL,
+//!   at least [`MIN_WAL_PER_WRITE`] bytes (a take of a segment measured 139 bytes, a new string
+//!   244 bytes or more on PostgreSQL 15), so the lost tail held at most [`LOST_WRITES`] writes
+//!   of a row; a dictionary topic jumps that many IDs, a tag that many segments of twice its
+//!   last size (a segment grows at most twice per [`LOST_WAL_BYTES`] of WAL, so no segment of
+//!   the tail was larger);
+//! - by **time** where IDs are dated (`next_id()`, lease ceilings): everything the old primary
+//!   or a lease holder dated was dated by a clock at most [`SKEW_MS`] ahead of the new
+//!   primary's, so the new timeline starts above the new primary's clock plus that skew.
+//!
+//! The defaults cover [`LOST_WAL_BYTES`] (1 MiB, Patroni's default `maximum_lag_on_failover`)
+//! and 2 s of skew between the clocks of the hosts. Under synchronous replication nothing
+//! committed is lost, and the jumps are rarely needed, but `next_id()` still needs its floor: a
+//! `nextval()` served from a sequence's cache writes no WAL, so its commit does not wait for
+//! the standby.
+
+/// The WAL a promoted standby may lack, in bytes: Patroni's default `maximum_lag_on_failover`.
+pub const LOST_WAL_BYTES: u64 = 1 << 20;
+
+/// The least WAL one write of a segment take or of a new string costs, in bytes (measured: 139
+/// and 244; a heap update and a commit record alone are more than this).
+pub const MIN_WAL_PER_WRITE: u64 = 100;
+
+/// How many writes of one row [`LOST_WAL_BYTES`] of lost WAL can hold.
+pub const LOST_WRITES: u64 = LOST_WAL_BYTES / MIN_WAL_PER_WRITE;
+
+/// How far the clocks of the hosts may be apart: the new primary's, the old one's, and the
+/// lease holders'.
+pub const SKEW_MS: u64 = 2_000;
+
+/// The timeline of the server this SQL runs on (PostgreSQL): the first 8 hex digits of the
+/// current WAL file's name. A promoted standby is on a higher one than its old primary.
+pub const TIMELINE: &str = "('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int";
