@@ -40,7 +40,8 @@ what asynchronous replication allows: they are reported.
 
 A run (:func:`run_once`) makes a pair, lets the workload run 1.5 s, pauses the walsender for
 the scenario's hold, kills the primary, promotes the standby once it has replayed what it
-received, lets the workload run 3 s more, and checks: about 8 s on 2 busy cores.
+received, lets the workload run 3 s more (longer, up to 15 s, until every kind of client has
+handed something out again), and checks: about 8 s on 2 busy cores.
 
 From a shell, with the package installed (``SHARDID_PYTHON_VENV=/tmp/venv tests/python/run.sh
 --install-only``)::
@@ -90,7 +91,8 @@ LEASE_SHARDS = range(0, 2)
 NEXT_ID_SHARD = 5  # the DDL of shardid.sql.postgres(Layout.INSTAGRAM, 5, "insta5")
 DICT_WINDOW = 400  # a dictionary writer asks for the other's strings of its last 400 batches
 WARM_S = 1.5  # the workload runs this long before the WAL is held back
-AFTER_S = 3.0  # and this long after the promotion
+AFTER_S = 3.0  # and this long after the promotion,
+AFTER_MAX_S = 15.0  # or longer, up to this, until every kind has handed something out again
 
 # Dynamic shared memory in files under the data directory (pg_dynshmem), not /dev/shm: a
 # primary killed with SIGKILL leaves its segments behind, and they go with its directory.
@@ -670,6 +672,25 @@ class _Clients:
         self.kill()
 
 
+def _log_sizes(clients: list[_Clients]) -> dict[Path, int]:
+    return {log: log.stat().st_size if log.exists() else 0 for c in clients for log in c.logs}
+
+
+def _run_on(clients: list[_Clients], at_least: float, at_most: float) -> float:
+    """Lets the workload run ``at_least`` seconds, and on until every kind of client has
+    logged something more (a fix may make clients wait after a promotion: the run should see
+    them hand out IDs again, not stop before), at most ``at_most``. Returns how long."""
+    start = time.monotonic()
+    sizes = _log_sizes(clients)
+    time.sleep(at_least)
+    while time.monotonic() - start < at_most:
+        now = _log_sizes(clients)
+        if all(any(now[log] > sizes[log] for log in now if log.name.startswith(kind)) for kind, _ in WORKLOAD):
+            break
+        time.sleep(0.1)
+    return round(time.monotonic() - start, 1)
+
+
 def run_once(scenario: Scenario, work: Path, say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """One failover of ``scenario`` with the workload, on a pair of its own; the checker's row
     (see :func:`check`)."""
@@ -713,7 +734,7 @@ def run_once(scenario: Scenario, work: Path, say: Callable[[str], None] = lambda
         pair.promote()
         marks["promoted"] = time.monotonic_ns()
         say(f"{scenario.name}: promoted {(marks['promoted'] - marks['crash']) / 1e9:.2f} s after the crash")
-        time.sleep(AFTER_S)
+        marks["after_s"] = _run_on(clients, AFTER_S, AFTER_MAX_S)
         for c in clients:
             c.stop()
         marks["wal_lost"], marks["commits_lost"] = pair.lost_wal(received)
@@ -764,7 +785,7 @@ def check(work: Path, marks: dict[str, Any], new_primary_dsn: str) -> dict[str, 
     """The run's row: every column of issue 29's table, from the clients' logs in ``work``, the
     standby's state at the promotion (in ``marks``) and the new primary's answers now."""
     promote, crash, promoted = marks["promote"], marks["crash"], marks["promoted"]
-    row: dict[str, Any] = {k: marks.get(k) for k in ("wal_behind", "wal_lost", "commits_lost", "standby_clock_s", "restart_clock_s", "pair_s", "clients_s")}
+    row: dict[str, Any] = {k: marks.get(k) for k in ("wal_behind", "wal_lost", "commits_lost", "standby_clock_s", "restart_clock_s", "pair_s", "clients_s", "after_s")}
     row["promoted_s"] = round((promoted - crash) / 1e9, 2)
     handed: dict[str, dict[str, int]] = {}
     values: dict[str, array[int]] = {}
