@@ -51,6 +51,9 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_packages+=(postg
 # PgBouncer, in front of the throwaway cluster in the lease tests (transaction and session
 # pooling, as most production PostgreSQL is reached); Debian's package starts no service here.
 [ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || apt_packages+=(pgbouncer)
+# libfaketime, for the failover tests' standby and restarted clients whose clocks are behind
+# (tests/postgres/failover.py).
+compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null || apt_packages+=(faketime)
 # Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 if [ ${#apt_packages[@]} -gt 0 ]; then

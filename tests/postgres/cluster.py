@@ -49,18 +49,18 @@ def _free_port() -> int:
 class Cluster:
     """A running throwaway cluster; ``dsn`` connects to its ``postgres`` database."""
 
+    # The directory its temporary directory is made in (None: the system's default).
+    parent: str | None = None
+
     def __init__(self, **settings: str) -> None:
         self.bin = bindir()
-        self.root = Path(tempfile.mkdtemp(prefix="shardid-pg-"))
+        self.root = Path(tempfile.mkdtemp(prefix="shardid-pg-", dir=self.parent))
         self.port = _free_port()
         self.data = self.root / "data"
         self._as_postgres = os.geteuid() == 0
         if self._as_postgres:
             subprocess.run(["chown", "postgres:", str(self.root)], check=True)
-        self._run(
-            "initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust",
-            "--no-sync", "-E", "UTF8", "--locale", "C",
-        )  # fmt: skip
+        self._initdb()
         options = {
             "listen_addresses": "127.0.0.1",
             "port": str(self.port),
@@ -85,8 +85,21 @@ class Cluster:
             raise RuntimeError(f"PostgreSQL did not start:\n{log}") from None
         self.dsn = f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres"
 
+    def _initdb(self) -> None:
+        """Makes the cluster's data directory (tests/postgres/failover.py copies one instead)."""
+        self._run(
+            "initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust",
+            "--no-sync", "-E", "UTF8", "--locale", "C",
+        )  # fmt: skip
+
+    # Variables set for the server's programs (``pg_ctl`` and the server it starts): e.g.
+    # libfaketime's, to run a server whose clock is behind (tests/postgres/failover.py).
+    env: dict[str, str] = {}
+
     def _run(self, program: str, *args: str) -> subprocess.CompletedProcess[str]:
         command = [str(self.bin / program), *args]
+        if self.env:
+            command = ["env", *(f"{k}={v}" for k, v in self.env.items()), *command]
         if self._as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
         return subprocess.run(command, check=True, capture_output=True, text=True, cwd=self.root)

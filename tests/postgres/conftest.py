@@ -23,6 +23,12 @@ from vectors import LAYOUTS, layout_from_spec, load  # noqa: E402, F401 (the tes
 I64_MAX = 2**63 - 1
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "failover: a primary and a standby, the primary killed and the standby promoted (test_failover.py)"
+    )
+
+
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
     with Cluster() as c:
