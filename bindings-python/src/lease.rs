@@ -280,12 +280,14 @@ impl PyHold {
         shardid::lease::monotonic_ms()
     }
 
-    /// Milliseconds a new holder waits for its clock to pass the `recorded` ceiling it starts
-    /// above (after a failover the database raises it to its own clock plus the hosts' skew).
+    /// Waits (the interpreter released) until this host's clock passes the `recorded` ceiling
+    /// a new holder starts above: after a failover the database raises it to its own clock
+    /// plus the hosts' skew.
     #[staticmethod]
     #[pyo3(signature = (layout, recorded))]
-    fn ceiling_wait_ms(layout: &Bound<'_, PyLayout>, recorded: Option<u64>) -> u64 {
-        shardid::lease::ceiling_wait_ms(&layout.get().inner, recorded)
+    fn wait_for_ceiling(py: Python<'_>, layout: &Bound<'_, PyLayout>, recorded: Option<u64>) {
+        let layout = layout.get().inner;
+        py.detach(|| shardid::lease::wait_for_ceiling(&layout, recorded));
     }
 
     /// Whether the lease is held now.

@@ -40,7 +40,6 @@ import atexit
 import os
 import socket
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -344,9 +343,7 @@ class PostgresLease:
         tenure = _Tenure(self, protocol, shard, recorded, backend, sent)  # type: ignore[arg-type]
         # After a failover the ceiling may be ahead of this host's clock: wait it out here, the
         # heartbeat running, rather than fail the first IDs.
-        wait = _Hold.ceiling_wait_ms(self.layout, recorded)  # type: ignore[arg-type]
-        if wait > 0:
-            time.sleep(wait / 1000)
+        _Hold.wait_for_ceiling(self.layout, recorded)  # type: ignore[arg-type]
         return tenure
 
     def _current(self) -> _Tenure:

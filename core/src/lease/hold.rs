@@ -58,6 +58,15 @@ pub fn ceiling_wait_ms(layout: &crate::Layout, recorded: Option<u64>) -> u64 {
     if wait > MAX_CEILING_WAIT_MS { 0 } else { wait }
 }
 
+/// Sleeps [`ceiling_wait_ms`]: what a new holder that may block does before its first ID (Node's
+/// waits on a timer instead).
+pub fn wait_for_ceiling(layout: &crate::Layout, recorded: Option<u64>) {
+    let wait = ceiling_wait_ms(layout, recorded);
+    if wait > 0 {
+        std::thread::sleep(Duration::from_millis(wait));
+    }
+}
+
 /// How long a failed renewal waits before the next try: a tenth of the time to live, at most a
 /// second, so a database that is back is found well before the deadline.
 const fn retry_ms(ttl_ms: u64) -> u64 {

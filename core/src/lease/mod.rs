@@ -38,7 +38,9 @@ pub mod postgres;
 mod session;
 
 pub use ceiling::{CeilingGenerator, CeilingStore};
-pub use hold::{Hold, MAX_CEILING_WAIT_MS, ceiling_wait_ms, monotonic_ms, new_token};
+pub use hold::{
+    Hold, MAX_CEILING_WAIT_MS, ceiling_wait_ms, monotonic_ms, new_token, wait_for_ceiling,
+};
 pub use lock_file::{LeasedGenerator, LockFileError, read_lock_file, signature};
 pub use session::{BackendClaim, claim_backend};
 

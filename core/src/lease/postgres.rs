@@ -380,10 +380,7 @@ impl PostgresLease {
         };
         // After a failover the ceiling may be ahead of this host's clock: wait it out here,
         // the heartbeat running, rather than fail the first IDs.
-        let wait = super::ceiling_wait_ms(&layout, recorded);
-        if wait > 0 {
-            thread::sleep(std::time::Duration::from_millis(wait));
-        }
+        super::wait_for_ceiling(&layout, recorded);
         Ok(Self {
             shared: state,
             generator,
