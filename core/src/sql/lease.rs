@@ -41,8 +41,10 @@ impl Display for EmptyShards {
 pub enum Placeholders {
     /// `$1`, `$2`, …: libpq's own, node-postgres, asyncpg.
     Numbered,
-    /// `%s` each: psycopg, the Python DB-API's `format` style.
+    /// `%s` each: psycopg, the Python DB-API's `format` style (PyMySQL too).
     Format,
+    /// `?` each: mysql2, the `mysql` crate, JDBC.
+    Question,
 }
 
 /// The statements of a lease on `table` for one layout; each takes its parameters in the order
@@ -154,6 +156,7 @@ impl Display for Statement<'_> {
                     match self.lease.placeholders {
                         Placeholders::Numbered => write!(f, "${n}")?,
                         Placeholders::Format => f.write_str("%s")?,
+                        Placeholders::Question => f.write_str("?")?,
                     }
                 }
                 f.write_str(piece)?;

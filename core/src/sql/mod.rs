@@ -14,6 +14,7 @@ use crate::Error;
 
 mod dictionary;
 mod lease;
+pub mod mysql;
 mod postgres;
 mod segments;
 mod uninstall;
@@ -27,6 +28,7 @@ pub use lease::{
 };
 #[cfg(feature = "alloc")]
 pub use lease::{LeaseDriver, Next};
+pub use mysql::{Dialect, Mysql, MysqlDictionary, MysqlSegments};
 pub use postgres::Postgres;
 pub use segments::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
@@ -128,6 +130,7 @@ impl Display for SchemaStatement<'_> {
                 match self.placeholders {
                     Placeholders::Numbered => write!(f, "${n}")?,
                     Placeholders::Format => f.write_str("%s")?,
+                    Placeholders::Question => f.write_str("?")?,
                 }
             }
             f.write_str(piece)?;
