@@ -47,6 +47,8 @@ export type ErrorCode =
   | 'UNKNOWN_TOPIC'
   /** Dictionary: the topic was dropped: its strings stay readable, it assigns no new IDs, and */
   | 'TOPIC_DROPPED'
+  /** The server a `mysql://` URL names did not answer as MySQL or MariaDB (no greeting in */
+  | 'NOT_MYSQL'
 
 /** The fields each kind of error carries (numbers as `bigint`). */
 export interface ErrorFields {
@@ -72,6 +74,7 @@ export interface ErrorFields {
   UNKNOWN_TAG: { readonly tag: string }
   UNKNOWN_TOPIC: { readonly topic: string }
   TOPIC_DROPPED: { readonly topic: string }
+  NOT_MYSQL: { readonly server: string; readonly reason: string }
 }
 
 /** The presets' names: `Layout.INSTAGRAM`, ... */

@@ -144,6 +144,11 @@ enum shardid_status
    * Dictionary: the topic was dropped and assigns no new IDs. Not returned by the C API.
    */
   SHARDID_ERR_TOPIC_DROPPED = 111,
+  /**
+   * The server a `mysql://` URL names did not answer as MySQL or MariaDB. Not returned by
+   * the C API.
+   */
+  SHARDID_ERR_NOT_MYSQL = 140,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

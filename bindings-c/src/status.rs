@@ -63,6 +63,9 @@ pub enum shardid_status {
     SHARDID_ERR_UNKNOWN_TOPIC = 110,
     /// Dictionary: the topic was dropped and assigns no new IDs. Not returned by the C API.
     SHARDID_ERR_TOPIC_DROPPED = 111,
+    /// The server a `mysql://` URL names did not answer as MySQL or MariaDB. Not returned by
+    /// the C API.
+    SHARDID_ERR_NOT_MYSQL = 140,
 }
 
 use shardid::ErrorKind;
@@ -70,7 +73,7 @@ use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
 
 /// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
 /// (checked at compile time below), so the C enum cannot drift from the core's table.
-const STATUSES: [(shardid_status, ErrorKind); 22] = {
+const STATUSES: [(shardid_status, ErrorKind); 23] = {
     #[allow(clippy::enum_glob_use)] // a table of every variant
     use shardid_status::*;
     [
@@ -114,6 +117,7 @@ const STATUSES: [(shardid_status, ErrorKind); 22] = {
         (SHARDID_ERR_UNKNOWN_TAG, ErrorKind::UnknownTag),
         (SHARDID_ERR_UNKNOWN_TOPIC, ErrorKind::UnknownTopic),
         (SHARDID_ERR_TOPIC_DROPPED, ErrorKind::TopicDropped),
+        (SHARDID_ERR_NOT_MYSQL, ErrorKind::NotMysql),
     ]
 };
 

@@ -277,3 +277,42 @@ fn the_command_line_renders_each_dialect() {
         bad.stderr
     );
 }
+
+#[test]
+fn urls_are_read_alike_everywhere() {
+    use shardid::sql::mysql::MysqlUrl;
+    let url = MysqlUrl::parse("mysql://app:p%40ss%3Aw%2Frd@db.example:3307/shop").unwrap();
+    assert_eq!(url.user, "app");
+    assert_eq!(url.password.as_deref(), Some("p@ss:w/rd"));
+    assert_eq!((url.host.as_str(), url.port), ("db.example", 3307));
+    assert_eq!(url.database.as_deref(), Some("shop"));
+    let bare = MysqlUrl::parse("mariadb://127.0.0.1").unwrap();
+    assert_eq!(
+        (bare.user.as_str(), bare.password, bare.port, bare.database),
+        ("root", None, 3306, None)
+    );
+    let v6 = MysqlUrl::parse("mysql://u@[::1]:4000/x?ssl=0").unwrap();
+    assert_eq!(
+        (v6.host.as_str(), v6.port, v6.database.as_deref()),
+        ("::1", 4000, Some("x"))
+    );
+    // An unencoded @ in a password: the authority ends at the last @.
+    let raw = MysqlUrl::parse("mysql://u:a@b@h/d").unwrap();
+    assert_eq!(
+        (raw.password.as_deref(), raw.host.as_str()),
+        (Some("a@b"), "h")
+    );
+    for bad in [
+        "postgresql://u@h/d",
+        "mysql://",
+        "mysql://u@:3306/d",
+        "mysql://h:99999/d",
+        "mysql://h:x/d",
+        "mysql://u:%zz@h/d",
+        "mysql://u:%ff@h/d",
+        "mysql://[::1/d",
+    ] {
+        assert!(MysqlUrl::parse(bad).is_err(), "{bad}");
+    }
+    assert!(MysqlUrl::is_url("mariadb://h") && !MysqlUrl::is_url("host=h dbname=d"));
+}

@@ -501,6 +501,7 @@ static const struct vector_error_kind VECTOR_ERROR_KINDS[] = {
     { 109, "SHARDID_ERR_UNKNOWN_TAG: " },
     { 110, "SHARDID_ERR_UNKNOWN_TOPIC: " },
     { 111, "SHARDID_ERR_TOPIC_DROPPED: " },
+    { 140, "SHARDID_ERR_NOT_MYSQL: " },
 };
 
 #endif /* SHARDID_TEST_VECTORS_H */

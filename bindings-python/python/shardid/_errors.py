@@ -22,6 +22,7 @@ __all__ = [
     "LeaseFileError",
     "LeaseLostError",
     "NoFreeShardError",
+    "NotMysqlError",
     "NullArgumentError",
     "PanicError",
     "ScatterOverflowError",
@@ -232,3 +233,12 @@ class TopicDroppedError(ShardIdError):
     code = "TOPIC_DROPPED"
     number = 111
     topic: str
+
+
+class NotMysqlError(ShardIdError, RuntimeError):
+    """The server a ``mysql://`` URL names did not answer as MySQL or MariaDB (no greeting in"""
+
+    code = "NOT_MYSQL"
+    number = 140
+    server: str
+    reason: str

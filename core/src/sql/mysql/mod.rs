@@ -24,9 +24,13 @@ use crate::{Error, FieldOrder, Layout, Options};
 mod dictionary;
 mod next_id;
 mod segments;
+#[cfg(feature = "std")]
+mod url;
 
 pub use dictionary::{MAX_PREPARED_LIST, MysqlDictionary, MysqlDictionaryStatements, assign_new};
 pub use segments::{FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments};
+#[cfg(feature = "std")]
+pub use url::{MysqlUrl, UrlProblem};
 
 /// The SQL dialects the core renders.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
