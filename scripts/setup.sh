@@ -48,6 +48,10 @@ fi
 # PostgreSQL server binaries (initdb, pg_ctl, pgbench) for the throwaway clusters of the SQL
 # tests and benchmark; the tests start and stop their own server, none is left running.
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_packages+=(postgresql)
+# MariaDB (mariadbd, mariadb-install-db, the mariadb client) for the MySQL family's tests and
+# benchmark, which start and stop their own throwaway server; Debian's policy-rc.d keeps the
+# packaged service from starting.
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || apt_packages+=(mariadb-server mariadb-client)
 # Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 if [ ${#apt_packages[@]} -gt 0 ]; then

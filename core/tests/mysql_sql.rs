@@ -18,7 +18,7 @@ fn statements_take_each_drivers_placeholders_and_lists() {
     let mysql2 = seg.statements(Placeholders::Question);
     assert_eq!(
         pymysql.take().to_string(),
-        "UPDATE seg.shardid_tags SET step = %s, next = LAST_INSERT_ID(next) + stride * %s, \
+        "UPDATE seg.shardid_tags SET step = %s, next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride * %s, \
          updated_at = CURRENT_TIMESTAMP(6) WHERE tag = %s"
     );
     assert_eq!(

@@ -43,6 +43,11 @@ def is_url(conninfo: object) -> bool:
     return isinstance(conninfo, str) and conninfo.startswith(("mysql://", "mariadb://"))
 
 
+def check_url(url: str) -> None:
+    """``INVALID_ARGUMENT`` on ``url`` for a URL the core cannot read."""
+    _mysql_url(url)
+
+
 class ServerError(Exception):
     """An answer of the server the core refused (an unknown tag, a row no DDL makes), with the
     SQLSTATE PostgreSQL's functions raise for the same case, so the drivers' checks of
@@ -229,7 +234,7 @@ class Dictionary:
                         params += (topic_id, missing[i], id)
                         still[i] = id
                     cur.execute(self._sql("insert", len(new)), params)
-                    cur.execute(self.sql.advance(), (base + len(new), topic_id))
+                    cur.execute(self.sql.advance(), (base + len(new), self.topic))
             conn.commit()
         except BaseException:
             try:
@@ -267,4 +272,4 @@ class Dictionary:
                 raise self._unknown()
 
 
-__all__ = ["Dictionary", "Segments", "ServerError", "connect", "is_url", "lost"]
+__all__ = ["Dictionary", "Segments", "ServerError", "check_url", "connect", "is_url", "lost"]

@@ -90,6 +90,8 @@ class Dictionary:
         self.conninfo = servers[self.server]
         # MySQL and MariaDB: the core's statements and steps for them, over PyMySQL.
         self._mysql = _mysql.Dictionary(schema, topic) if _mysql.is_url(self.conninfo) else None
+        if self._mysql is not None:
+            _mysql.check_url(self.conninfo)  # INVALID_ARGUMENT now, not at the first call
         self.cache = _DictCache(cache_size)
         self._lock = threading.Lock()
         self._conn: Any = None

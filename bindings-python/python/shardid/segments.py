@@ -81,6 +81,9 @@ class _Driver:
         if any(_mysql.is_url(c) != (self._mysql is not None) for c in self.servers):
             reason = "must all be mysql:// URLs or all PostgreSQL connection strings"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        if self._mysql is not None:
+            for url in self.servers:
+                _mysql.check_url(url)  # INVALID_ARGUMENT now, not at the first fetch
         self.tag = tag
         self.schema = schema
         self.wait_ms = wait_ms

@@ -126,10 +126,12 @@ impl<'a> MysqlDictionaryStatements<'a> {
             .list(n)
     }
 
-    /// Moves the topic's next ID on, in the writer's transaction; parameters `(next,
-    /// topic_id)`.
+    /// Moves the topic's next ID on, in the writer's transaction; parameters `(next, topic)`.
+    /// By the primary key, as every lock of a topic's row is taken: through the `topic_id`
+    /// index it would lock that index's entry too, and a writer locking in the other order
+    /// (that entry first) would deadlock with this one.
     pub const fn advance(&self) -> MysqlStatement<'a> {
-        self.statement("UPDATE {s}.shardid_topics SET next = ? WHERE topic_id = ?")
+        self.statement("UPDATE {s}.shardid_topics SET next = ? WHERE topic = ?")
     }
 
     /// Creates a topic if it does not exist; parameter `(topic)`. Then
@@ -261,7 +263,8 @@ BEGIN
     IF found_id IS NOT NULL THEN
         RETURN found_id;
     END IF;
-    SELECT next, dropped_at IS NOT NULL INTO base, dropped FROM {s}.shardid_topics WHERE topic_id = t FOR UPDATE;
+    -- Locked by its primary key, as the clients lock it: one order, no deadlock between them.
+    SELECT next, dropped_at IS NOT NULL INTO base, dropped FROM {s}.shardid_topics WHERE topic = p_topic FOR UPDATE;
     IF dropped THEN
         SIGNAL SQLSTATE '{TOPIC_DROPPED}' SET MESSAGE_TEXT = 'TOPIC_DROPPED: the topic was dropped: it assigns no new IDs';
     END IF;
@@ -272,7 +275,7 @@ BEGIN
         RETURN found_id;
     END IF;
     INSERT INTO {s}.shardid_strings (topic_id, value, id) VALUES (t, p_value, base);
-    UPDATE {s}.shardid_topics SET next = base + 1 WHERE topic_id = t;
+    UPDATE {s}.shardid_topics SET next = base + 1 WHERE topic = p_topic;
     RETURN base;
 END$$
 

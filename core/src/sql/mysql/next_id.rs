@@ -125,12 +125,23 @@ DROP FUNCTION IF EXISTS {s}.next_id$$
 
 CREATE FUNCTION {s}.next_id() RETURNS BIGINT NOT DETERMINISTIC MODIFIES SQL DATA
 BEGIN
-    DECLARE now_ms BIGINT DEFAULT {s}.shardid_now_ms();
+    DECLARE now_ms BIGINT;
     DECLARE now_units BIGINT;
-    DECLARE lowest BIGINT;
     DECLARE v BIGINT;
     DECLARE t BIGINT;
     DECLARE msg VARCHAR(255);
+    -- The clock is read inside the UPDATE, once this session holds the row: read before, it
+    -- would be as old as the wait for the row (another session's statement may hold it). Never
+    -- below 0: << of a negative number is a huge unsigned one.
+    UPDATE {s}.shardid_counter
+        SET last = LAST_INSERT_ID(GREATEST(last + 1, (GREATEST({s}.shardid_now_ms() - {epoch}, 0) DIV {unit}) << {sb}))
+        WHERE id = 0;
+    IF ROW_COUNT() <> 1 THEN
+        -- LAST_INSERT_ID() would be another statement's: never use it.
+        SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = 'shardid: the row of {s}.shardid_counter is missing: run the DDL again';
+    END IF;
+    SET v = LAST_INSERT_ID();
+    SET now_ms = {s}.shardid_now_ms();
     IF now_ms < {epoch} THEN
         SET msg = CONCAT('TIMESTAMP_BEFORE_EPOCH: timestamp ', now_ms, ' ms is before the layout''s epoch {epoch} ms');
         SIGNAL SQLSTATE '22008' SET MESSAGE_TEXT = msg;
@@ -140,13 +151,6 @@ BEGIN
         SET msg = CONCAT('TIMESTAMP_PAST_EXPIRY: timestamp ', now_ms, ' ms is past the layout''s last representable time {expires} ms');
         SIGNAL SQLSTATE '22008' SET MESSAGE_TEXT = msg;
     END IF;
-    SET lowest = now_units << {sb};
-    UPDATE {s}.shardid_counter SET last = LAST_INSERT_ID(GREATEST(last + 1, lowest)) WHERE id = 0;
-    IF ROW_COUNT() <> 1 THEN
-        -- LAST_INSERT_ID() would be another statement's: never use it.
-        SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = 'shardid: the row of {s}.shardid_counter is missing: run the DDL again';
-    END IF;
-    SET v = LAST_INSERT_ID();
 ",
             per_unit = seq_mask + 1,
         )?;

@@ -4,11 +4,14 @@
 //! A client's fetch ([`MysqlFetch`]) is one statement once the client knows the tag's stride:
 //!
 //! ```sql
-//! UPDATE seg.shardid_tags SET step = ?, next = LAST_INSERT_ID(next) + stride * ?, ... WHERE tag = ?
+//! UPDATE seg.shardid_tags SET step = ?, next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride * ?, ...
+//!     WHERE tag = ?
 //! ```
 //!
 //! `LAST_INSERT_ID(next)` records the row's old `next` (the segment's first ID) while the row
-//! moves on by `size` IDs; the driver reads it from the reply (PyMySQL `cursor.lastrowid`,
+//! moves on by `size` IDs (in signed arithmetic: passing 2^63 - 1 is an error, error 1690,
+//! whatever the `sql_mode`; unsigned, as `LAST_INSERT_ID()` is, a non-strict mode clamps the
+//! column at 2^63 - 1 and every later take hands out that number again); the driver reads it from the reply (PyMySQL `cursor.lastrowid`,
 //! mysql2 `insertId`, the `mysql` crate's `last_insert_id()`), with no second round trip, and
 //! the row lock orders concurrent takes under any isolation level. A tag that does not exist
 //! updates no row and leaves `LAST_INSERT_ID()` at a stale value: the row count says so
@@ -107,7 +110,8 @@ impl<'a> MysqlSegmentStatements<'a> {
     /// last insert ID, and the row count 1 (0: the tag does not exist).
     pub const fn take(&self) -> MysqlStatement<'a> {
         self.statement(
-            "UPDATE {s}.shardid_tags SET step = ?, next = LAST_INSERT_ID(next) + stride * ?, \
+            "UPDATE {s}.shardid_tags SET step = ?, \
+             next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride * ?, \
              updated_at = CURRENT_TIMESTAMP(6) WHERE tag = ?",
         )
     }
@@ -310,8 +314,11 @@ CREATE FUNCTION {s}.next_dense_id(p_tag VARBINARY(1024)) RETURNS BIGINT
 BEGIN
     DECLARE EXIT HANDLER FOR 1690
         SIGNAL SQLSTATE '{TAG_EXHAUSTED}' SET MESSAGE_TEXT = 'TAG_EXHAUSTED: the numbers of the tag would pass 2^63 - 1';
-    UPDATE {s}.shardid_tags SET next = LAST_INSERT_ID(next) + stride, updated_at = CURRENT_TIMESTAMP(6)
-        WHERE tag = p_tag;
+    -- LAST_INSERT_ID() is unsigned: back to signed, so that passing 2^63 - 1 is error 1690
+    -- whatever the sql_mode (unsigned, a non-strict mode would clamp the column to 2^63 - 1,
+    -- and every later take would hand out that number again).
+    UPDATE {s}.shardid_tags SET next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride,
+        updated_at = CURRENT_TIMESTAMP(6) WHERE tag = p_tag;
     IF ROW_COUNT() = 0 THEN
         SIGNAL SQLSTATE '{UNKNOWN_TAG}' SET MESSAGE_TEXT = 'UNKNOWN_TAG: no such tag in {s}: create it with {s}.create_tag()';
     END IF;
