@@ -15,6 +15,9 @@ trap 'rm -rf "$work"' EXIT
 
 venv=${SHARDID_PYTHON_VENV:-$work/venv}
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
+# Node's shardid/segments, shardid/dictionary and shardid/mysql with mysql2.
+(cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
+    && npm run build --silent >/dev/null 2>&1)
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0

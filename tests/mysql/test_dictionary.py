@@ -214,7 +214,7 @@ def read_pairs(path: Path) -> dict[tuple[str, str], int]:
             topic, values, ids = json.loads(line)
         except json.JSONDecodeError:  # the last line of a killed writer
             continue
-        for value, id in zip(values, ids):
+        for value, id in zip(values, map(int, ids)):  # Node's writer writes decimal strings
             assert pairs.setdefault((topic, value), id) == id, f"{value} given {pairs[(topic, value)]} and {id}"
     return pairs
 
