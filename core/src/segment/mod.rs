@@ -28,6 +28,8 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 

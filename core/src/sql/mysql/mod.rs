@@ -21,6 +21,8 @@ use core::fmt::{self, Display, Formatter};
 use super::{Placeholders, SqlError, check_schema};
 use crate::{Error, FieldOrder, Layout, Options};
 
+#[cfg(feature = "mysql")]
+pub mod connect;
 mod dictionary;
 mod next_id;
 mod segments;
