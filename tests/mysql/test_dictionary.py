@@ -310,3 +310,23 @@ def test_the_recheck_is_a_locking_read_that_sees_past_the_transactions_snapshot(
         cur.execute(sql.recheck(1), (topic_id, "x"))
         assert cur.fetchall() == ((b"x", 0),), "the locking re-check finds it"
     a.rollback()
+
+
+def test_the_lookups_probe_the_index_for_each_value(server: Any, conn: Any) -> None:
+    """With few rows in the statistics, MariaDB planned the lookups as a read of every string of
+    the topic (`ref` on `topic_id`): a batch's latency grew with the topic, and the locking
+    re-check locked all its strings. The core's statements name their index."""
+    from shardid._shardid import _MysqlDictSql
+
+    setup(conn, "dict_plan", "t")
+    Dictionary(server.url_for("dict_plan"), "t", schema="dict_plan").ids([f"v{i}" for i in range(5)])
+    sql = _MysqlDictSql("dict_plan")
+    topic_id = one(conn, "SELECT topic_id FROM dict_plan.shardid_topics WHERE topic = 't'")
+    for statement, params in (
+        (sql.find(2), ("v1", "v3", "t")),
+        (sql.recheck(2), (topic_id, "v1", "v3")),
+        (sql.find_values(2), (1, 3, "t")),
+    ):
+        plan = {row[2]: row for row in rows(conn, "EXPLAIN " + statement.replace(" FOR UPDATE", ""), *params)}
+        strings = plan["s" if "AS s" in statement else "shardid_strings"]
+        assert strings[3] == "range", f"{statement}: {strings}"

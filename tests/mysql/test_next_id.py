@@ -54,7 +54,9 @@ def test_ids_decode_as_the_applications_do(server: Any, conn: Any) -> None:
 def test_a_trigger_makes_it_the_columns_default(server: Any, conn: Any) -> None:
     install(conn, mysql(Layout.INSTAGRAM, 7, "insta7"))
     with conn.cursor() as cur:
-        cur.execute("CREATE TABLE insta7.orders (id BIGINT NOT NULL PRIMARY KEY, note TEXT, n INT AUTO_INCREMENT UNIQUE)")
+        cur.execute(
+            "CREATE TABLE insta7.orders (id BIGINT NOT NULL DEFAULT 0 PRIMARY KEY, note TEXT, n INT AUTO_INCREMENT UNIQUE)"
+        )
         cur.execute(
             "CREATE TRIGGER insta7.orders_id BEFORE INSERT ON insta7.orders FOR EACH ROW"
             " SET NEW.id = IF(NEW.id IS NULL OR NEW.id = 0, insta7.next_id(), NEW.id)"
@@ -63,11 +65,19 @@ def test_a_trigger_makes_it_the_columns_default(server: Any, conn: Any) -> None:
         auto = cur.lastrowid
         cur.execute("INSERT INTO insta7.orders (id, note) VALUES (42, 'explicit')")
         cur.execute("INSERT INTO insta7.orders (id, note) VALUES (0, 'zero'), (NULL, 'null')")
+        cur.execute("INSERT INTO insta7.orders (note) SELECT 's' FROM insta7.seq_1_to_3")
+        # Without DEFAULT 0, INSERT ... SELECT fails before the trigger runs (strict mode).
+        cur.execute("CREATE TABLE insta7.bare (id BIGINT NOT NULL PRIMARY KEY, note TEXT)")
+        cur.execute("CREATE TRIGGER insta7.bare_id BEFORE INSERT ON insta7.bare FOR EACH ROW SET NEW.id = insta7.next_id()")
+        with pytest.raises(pymysql.err.MySQLError) as no_default:
+            cur.execute("INSERT INTO insta7.bare (note) SELECT 's' FROM insta7.seq_1_to_3")
+        assert no_default.value.args[0] == 1364
     got = rows(conn, "SELECT id, note FROM insta7.orders ORDER BY n")
-    assert [note for _, note in got] == ["a", "b", "c", "explicit", "zero", "null"]
+    assert [note for _, note in got] == ["a", "b", "c", "explicit", "zero", "null", "s", "s", "s"]
     made = [id for id, note in got if note != "explicit"]
-    assert made == sorted(made) and len(set(made)) == 5
+    assert made == sorted(made) and len(set(made)) == 8
     assert all(Layout.INSTAGRAM.decode(id).shard == 7 for id in made)
+    assert abs(Layout.INSTAGRAM.decode(made[-1]).timestamp_ms - now_ms()) < 5_000
     assert (42, "explicit") in got
     assert auto == 1, "the table's own AUTO_INCREMENT still reaches LAST_INSERT_ID()"
 

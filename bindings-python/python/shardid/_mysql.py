@@ -128,8 +128,13 @@ class Segments:
     def errors() -> tuple[type[BaseException], ...]:
         return (_pymysql().err.MySQLError, ServerError)
 
-    connect = staticmethod(connect)
-    lost = staticmethod(lost)
+    @staticmethod
+    def connect(url: str) -> Any:
+        return connect(url)
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        return lost(e)
 
     def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
         """One segment of ``tag``: ``(first, count, stride)``."""

@@ -2,7 +2,8 @@
 //! makes and reads IDs inside PostgreSQL ([`Postgres`], [`PostgresUninstall`]) and the
 //! statements and steps of a PostgreSQL shard lease ([`PostgresLease`], [`Acquire`]), and the
 //! DDL and statements of dense IDs from segments ([`Segments`]) and of the string ↔ ID
-//! dictionary ([`Dictionary`]).
+//! dictionary ([`Dictionary`]); the same for MySQL 8 and MariaDB in [`mysql`] ([`Mysql`],
+//! [`MysqlSegments`], [`MysqlDictionary`]).
 //!
 //! Rendering writes into any [`core::fmt::Write`]: `format!("{}", ddl)` or `write!(out, "{ddl}")`.
 //! Names that go into SQL unquoted (schemas, tables) are checked first: plain lower-case

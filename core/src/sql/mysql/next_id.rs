@@ -113,7 +113,9 @@ BEGIN
 END$$
 
 -- A new ID for shard {shard}. MySQL takes no stored function as a column DEFAULT: fill the
--- column with a trigger,
+-- column with a trigger, and keep DEFAULT 0 on it (without one, INSERT ... SELECT fails in a
+-- strict sql_mode before the trigger runs):
+--   CREATE TABLE orders (id BIGINT NOT NULL DEFAULT 0 PRIMARY KEY, ...);
 --   CREATE TRIGGER orders_id BEFORE INSERT ON orders FOR EACH ROW
 --       SET NEW.id = IF(NEW.id IS NULL OR NEW.id = 0, {s}.next_id(), NEW.id);
 --
@@ -125,23 +127,26 @@ DROP FUNCTION IF EXISTS {s}.next_id$$
 
 CREATE FUNCTION {s}.next_id() RETURNS BIGINT NOT DETERMINISTIC MODIFIES SQL DATA
 BEGIN
+    DECLARE tz VARCHAR(64) DEFAULT @@session.time_zone;
     DECLARE now_ms BIGINT;
     DECLARE now_units BIGINT;
     DECLARE v BIGINT;
     DECLARE t BIGINT;
     DECLARE msg VARCHAR(255);
-    -- The clock is read inside the UPDATE, once this session holds the row: read before, it
-    -- would be as old as the wait for the row (another session's statement may hold it). Never
-    -- below 0: << of a negative number is a huge unsigned one.
-    UPDATE {s}.shardid_counter
-        SET last = LAST_INSERT_ID(GREATEST(last + 1, (GREATEST({s}.shardid_now_ms() - {epoch}, 0) DIV {unit}) << {sb}))
-        WHERE id = 0;
+    -- The next counter value, then the clock: read once this session holds the counter's row
+    -- (read before, it would be as old as the wait for the row, which another session's
+    -- statement may hold). The clock inline, as shardid_now_ms() reads it: a call of it costs
+    -- as much again.
+    UPDATE {s}.shardid_counter SET last = LAST_INSERT_ID(last + 1) WHERE id = 0;
     IF ROW_COUNT() <> 1 THEN
         -- LAST_INSERT_ID() would be another statement's: never use it.
         SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = 'shardid: the row of {s}.shardid_counter is missing: run the DDL again';
     END IF;
-    SET v = LAST_INSERT_ID();
-    SET now_ms = {s}.shardid_now_ms();
+    -- (Assignments in as few statements as they go: each statement of a stored program costs
+    -- microseconds.)
+    SET v = LAST_INSERT_ID(), @@session.time_zone = '+00:00';
+    SET now_ms = TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', SYSDATE(6)) DIV 1000,
+        @@session.time_zone = tz;
     IF now_ms < {epoch} THEN
         SET msg = CONCAT('TIMESTAMP_BEFORE_EPOCH: timestamp ', now_ms, ' ms is before the layout''s epoch {epoch} ms');
         SIGNAL SQLSTATE '22008' SET MESSAGE_TEXT = msg;
@@ -151,13 +156,19 @@ BEGIN
         SET msg = CONCAT('TIMESTAMP_PAST_EXPIRY: timestamp ', now_ms, ' ms is past the layout''s last representable time {expires} ms');
         SIGNAL SQLSTATE '22008' SET MESSAGE_TEXT = msg;
     END IF;
+    IF v >> {sb} < now_units THEN
+        -- The counter lags the clock (the first call of a unit): move it up to the unit. The
+        -- row is this session's until its transaction ends, so nothing moved it meanwhile.
+        SET v = now_units << {sb};
+        UPDATE {s}.shardid_counter SET last = v WHERE id = 0;
+    END IF;
+    SET t = v >> {sb};
 ",
             per_unit = seq_mask + 1,
         )?;
         write!(
             f,
-            "    SET t = v >> {sb};
-    IF t > {max_units} THEN
+            "    IF t > {max_units} THEN
         SIGNAL SQLSTATE '22008' SET MESSAGE_TEXT =
             'TIMESTAMP_PAST_EXPIRY: every ID of the layout up to its last representable time {expires} ms is used';
     END IF;
