@@ -175,3 +175,25 @@ def test_errors_of_the_clock_the_layout_and_the_counter(server: Any, conn: Any) 
         mysql(Layout.INSTAGRAM, 8192, "x")
     with pytest.raises(shardid.InvalidArgumentError):
         mysql(Layout.INSTAGRAM, 1, "x; DROP DATABASE mysql")
+
+
+def test_the_command_lines_print_the_mysql_ddl(server: Any) -> None:
+    import subprocess
+    import sys
+
+    from shardid.sql import dictionary, segments
+
+    def run(*args: str) -> str:
+        done = subprocess.run([*args], capture_output=True, text=True, check=True)
+        return done.stdout
+
+    assert run(sys.executable, "-m", "shardid.sql", "--dialect", "mysql", "--segments", "--schema", "s") == segments(
+        "s", dialect="mysql"
+    )
+    assert run(sys.executable, "-m", "shardid.sql", "--dialect", "mariadb", "--dictionary", "--schema", "d") == dictionary(
+        "d", dialect="mysql"
+    )
+    ddl = run(sys.executable, "-m", "shardid", "sql", "--dialect", "mysql", "--layout", "instagram", "--shard", "4", "--schema", "cli4")
+    assert ddl == mysql(Layout.INSTAGRAM, 4, "cli4")
+    server.sql(ddl)  # as printed, through the mariadb command line
+    assert Layout.INSTAGRAM.decode(int(server.sql("SELECT cli4.next_id()").strip())).shard == 4
