@@ -51,6 +51,8 @@ export type ErrorCode =
   | 'DATABASE'
   /** A session lease shares its server session with another connection (a transaction pooler). */
   | 'SESSION_POOLED'
+  /** The server a `mysql://` URL names did not answer as MySQL or MariaDB (no greeting in */
+  | 'NOT_MYSQL'
 
 /** The fields each kind of error carries (numbers as `bigint`). */
 export interface ErrorFields {
@@ -78,6 +80,7 @@ export interface ErrorFields {
   TOPIC_DROPPED: { readonly topic: string }
   DATABASE: { readonly reason: string }
   SESSION_POOLED: { readonly reason: string }
+  NOT_MYSQL: { readonly server: string; readonly reason: string }
 }
 
 /** The presets' names: `Layout.INSTAGRAM`, ... */

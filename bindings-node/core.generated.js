@@ -30,6 +30,7 @@ const KINDS = [
   { number: 111, code: "TOPIC_DROPPED", category: "state", fields: ["topic"], text: [true], template: "topic {topic} was dropped: it assigns no new IDs and its name is not used again" },
   { number: 112, code: "DATABASE", category: "resource", fields: ["reason"], text: [true], template: "database: {reason}" },
   { number: 113, code: "SESSION_POOLED", category: "usage", fields: ["reason"], text: [true], template: "a session lease needs a direct connection to the database: {reason}; behind a transaction pooler use the default expiring lease" },
+  { number: 140, code: "NOT_MYSQL", category: "resource", fields: ["server","reason"], text: [true,true], template: "{server} did not answer as a MySQL or MariaDB server: {reason}" },
 ]
 
 /** The problems an argument can have (core/src/args.rs), in the core's order. */

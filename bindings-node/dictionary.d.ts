@@ -1,8 +1,10 @@
-// shardid/dictionary: a string <-> ID dictionary on PostgreSQL (needs the `pg` package).
+// shardid/dictionary: a string <-> ID dictionary on PostgreSQL (needs the `pg` package), or on
+// MySQL and MariaDB given `mysql://` URLs (needs `mysql2`).
 import type { U64Input } from './index.js'
 
 export interface DictionaryOptions {
-  /** A libpq connection string or URL (a list: topics spread over the servers by `serverFor`)... */
+  /** A libpq connection string or URL, or a `mysql://user:password@host:port/database` (or
+   *  `mariadb://`) URL (a list: topics spread over the servers by `serverFor`)... */
   connectionString?: string | string[]
   /** ...or a `pg.Pool` (anything with `query()`) of yours, not ended by `close()`. */
   pool?: unknown

@@ -1,6 +1,6 @@
 'use strict'
 // shardid/dictionary: a string <-> ID dictionary on PostgreSQL, with `pg` (an optional peer
-// dependency). A string and a topic in, that string's ID out (a bigint), the same one forever;
+// dependency), or on MySQL and MariaDB with `mysql2` (a `mysql://` URL: shardid/mysql). A string and a topic in, that string's ID out (a bigint), the same one forever;
 // IDs of a topic are dense, from 0. The cache, the batch logic, the checks, the statements and
 // the choice of server are the core's (shardid::dictionary, through the addon), so this file
 // only sends statements.
@@ -37,14 +37,26 @@ class Dictionary {
     if (servers.length === 0 || !servers.every((s) => typeof s === 'string')) {
       throw makeError('INVALID_ARGUMENT', { argument: 'connectionString', reason: 'must be a connection string or a non-empty list of them' }, TypeError)
     }
+    /** The index in the list of the server that holds this topic. */
+    this.server = native.dictionaryServerFor(this.topic, servers.length)
+    if (isMysqlUrl(servers[this.server])) {
+      // MySQL and MariaDB: the core's statements and steps for them (shardid/mysql), on one
+      // mysql2 connection, one call at a time (a call may be a transaction).
+      const mysql = require('./mysql.js')
+      mysql.parseUrl(servers[this.server]) // INVALID_ARGUMENT on url, now
+      this._mysql = new mysql.Dictionary(this.schema, this.topic)
+      this._mysqlModule = mysql
+      this._url = servers[this.server]
+      this._connection = null
+      this._queue = Promise.resolve()
+      return
+    }
     let pg
     try {
       pg = require('pg')
     } catch {
       throw makeError('UNSUPPORTED', { reason: 'shardid/dictionary needs the pg package: npm install pg' })
     }
-    /** The index in the list of the server that holds this topic. */
-    this.server = native.dictionaryServerFor(this.topic, servers.length)
     // One connection, opened at the first call and again after the server ends it.
     this._pool = new pg.Pool({ connectionString: servers[this.server], max: 1 })
     this._pool.on('error', () => {}) // an idle connection lost: the pool opens another
@@ -66,13 +78,40 @@ class Dictionary {
     }
   }
 
+  // One step of the MySQL protocol, after the calls before it; sent once more on a new
+  // connection if the session was lost (a transaction the server lost rolled back whole).
+  _runMysql(step, ...args) {
+    const run = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          if (!this._connection) this._connection = await this._mysqlModule.connect(this._url)
+          return await this._mysql[step](this._connection, ...args)
+        } catch (err) {
+          if (err.code === SQLSTATES.unknownTopic) throw makeError('UNKNOWN_TOPIC', { topic: this.topic })
+          if (err.code === SQLSTATES.topicDropped) throw makeError('TOPIC_DROPPED', { topic: this.topic })
+          if (this._connection && this._mysqlModule.lost(err)) {
+            this._connection.destroy()
+            this._connection = null
+            if (attempt < 2) continue
+          }
+          throw err
+        }
+      }
+    }
+    const result = this._queue.then(run, run)
+    this._queue = result.catch(() => {})
+    return result
+  }
+
   /** Creates the topic (IDs from 0) if it does not exist; a dropped name throws `TOPIC_DROPPED`. */
   async create() {
+    if (this._mysql) return void (await this._runMysql('create'))
     await this._query(this._sql.createTopic, [this.topic])
   }
 
   /** Drops the topic: its strings stay readable, nothing new is assigned, its name is never reused. */
   async drop() {
+    if (this._mysql) return void (await this._runMysql('drop'))
     await this._query(this._sql.dropTopic, [this.topic])
   }
 
@@ -85,19 +124,19 @@ class Dictionary {
 
   /** The IDs of `values`, in order; new strings get the topic's next IDs in the order they first appear. */
   async ids(values) {
-    return this._strings(values, this._sql.ids)
+    return this._strings(values, this._sql?.ids, 'ids')
   }
 
   /** The IDs of `values`, `null` for a string never assigned: never assigns. */
   async lookup(values) {
-    return this._strings(values, this._sql.lookup)
+    return this._strings(values, this._sql?.lookup, 'lookup')
   }
 
-  async _strings(values, sql) {
+  async _strings(values, sql, step) {
     if (!Array.isArray(values)) values = Array.from(checkIterable(values, 'values'))
     const plan = this.cache.planIds(values)
     if (plan.misses.length === 0) return plan.ids
-    const answers = await this._query(sql, [this.topic, plan.misses])
+    const answers = this._mysql ? await this._runMysql(step, plan.misses) : await this._query(sql, [this.topic, plan.misses])
     return this.cache.completeIds(values, plan.ids, plan.misses, answers)
   }
 
@@ -113,12 +152,20 @@ class Dictionary {
     if (!Array.isArray(ids)) ids = Array.from(checkIterable(ids, 'ids'))
     const plan = this.cache.planValues(ids)
     if (plan.misses.length === 0) return plan.values
-    const answers = await this._query(this._sql.values, [this.topic, plan.misses])
+    const answers = this._mysql
+      ? await this._runMysql('values', plan.misses)
+      : await this._query(this._sql.values, [this.topic, plan.misses])
     return this.cache.completeValues(plan.ids, plan.values, plan.misses, answers)
   }
 
   /** Ends the connection (a pool of yours is left alone). The cache stays. */
   async close() {
+    if (this._mysql) {
+      await this._queue
+      if (this._connection) await this._connection.end().catch(() => {})
+      this._connection = null
+      return
+    }
     if (this._ownsPool) await this._pool.end().catch(() => {})
   }
 }
@@ -140,5 +187,7 @@ function ddl(schema = 'dict') {
 function serverFor(topic, servers) {
   return native.dictionaryServerFor(topic, servers)
 }
+
+const isMysqlUrl = (text) => typeof text === 'string' && (text.startsWith('mysql://') || text.startsWith('mariadb://'))
 
 module.exports = { Dictionary, ddl, serverFor, DEFAULT_CACHE }

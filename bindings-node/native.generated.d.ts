@@ -272,6 +272,87 @@ export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
 /** The smallest ID of the time unit holding `timestamp`. */
 export declare function minIdAt(layoutIndex: number, timestamp: unknown): bigint
 
+/** A new string's ID: its index among those looked for, and the ID (a decimal string). */
+export interface MysqlAssigned {
+  index: number
+  id: string
+}
+
+/**
+ * The IDs of the strings still missing after the locked re-check (`missing[i]`), numbered
+ * from `base` in order (the core's `assign_new`).
+ */
+export declare function mysqlAssignNew(missing: Array<boolean>, base: string): Array<MysqlAssigned>
+
+/**
+ * The DDL of `<database>.next_id()` and the decoding functions for a layout and shard on
+ * MySQL 8 or MariaDB (the core's `shardid::sql::Mysql`), for `ddl()` of `shardid/mysql`.
+ */
+export declare function mysqlDdl(layoutIndex: number, shard: unknown, schema: string, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): string
+
+/** The DDL of the dictionary on MySQL in database `schema`. */
+export declare function mysqlDictionaryDdl(schema: string): string
+
+/**
+ * One statement of the dictionary in database `schema` (`find`, `findValues`, `lock`,
+ * `recheck`, `insert`, `advance`, `createTopic`, `dropTopic`, `state`), for `n` items where it
+ * takes a list.
+ */
+export declare function mysqlDictionarySql(schema: string, which: string, n: number): string
+
+/** The row the read returned (`[step, stride]` as strings, or `null`). */
+export declare function mysqlFetchRead(size: string, row?: Array<string> | undefined | null): MysqlFetchState
+
+/** A fetch of `size` (`"0"`: the remembered size) from a server whose stride is known or not. */
+export declare function mysqlFetchStart(size: string, stride?: string | undefined | null): MysqlFetchState
+
+/**
+ * One step of a segment fetch (the core's `MysqlFetch`), as decimal strings: `size` the
+ * size to take next (`null`: read the row first), `stride` the one learnt, or `sqlstate` of
+ * why there is no segment (`SI001`: unknown tag); `first`, `count`, `stride` once taken.
+ */
+export interface MysqlFetchState {
+  size?: string
+  stride?: string
+  first?: string
+  count?: string
+  sqlstate?: string
+}
+
+/** The take's reply: its `affectedRows` and `insertId`. */
+export declare function mysqlFetchTook(size: string, stride: string, rows: number, first: string): MysqlFetchState
+
+/** The DDL of segments on MySQL in database `schema`, for ticket server `index` of `servers`. */
+export declare function mysqlSegmentsDdl(schema: string, servers: number, index: number): string
+
+/** The segment statements of database `schema`. */
+export declare function mysqlSegmentSql(schema: string): MysqlSegmentSql
+
+/** The statements a MySQL segment client sends, `?` placeholders. */
+export interface MysqlSegmentSql {
+  /** `(tag)`: one row `(step, stride)`. */
+  read: string
+  /** `(size, size, tag)`: `insertId` the first ID, `affectedRows` 1. */
+  take: string
+  /** `(first, tag, end, first, first)`: `affectedRows` 1 when given back. */
+  giveBack: string
+}
+
+/** The statements of a MySQL script, for a driver to send one at a time. */
+export declare function mysqlStatements(script: string): Array<string>
+
+/** Reads a URL as every shardid client does; `INVALID_ARGUMENT` on `url`. */
+export declare function mysqlUrl(url: string): MysqlUrlParts
+
+/** A `mysql://` or `mariadb://` URL's parts, percent-decoded. */
+export interface MysqlUrlParts {
+  user: string
+  password?: string
+  host: string
+  port: number
+  database?: string
+}
+
 /** One ID now. */
 export declare function nextId(generatorIndex: number): bigint
 

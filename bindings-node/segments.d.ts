@@ -1,9 +1,11 @@
-// shardid/segments: dense IDs from PostgreSQL segments (needs the `pg` package).
+// shardid/segments: dense IDs from PostgreSQL segments (needs the `pg` package), or MySQL and
+// MariaDB ones given `mysql://` URLs (needs `mysql2`).
 import type { U64Input } from './index.js'
 
 export interface DenseIdsOptions {
-  /** A libpq connection string or URL for a connection the allocator owns (a list: ticket
-   *  servers, each with the DDL of its index, used in turn and whichever answers)... */
+  /** A libpq connection string or URL for a connection the allocator owns, or a
+   *  `mysql://user:password@host:port/database` (or `mariadb://`) URL (a list: ticket servers,
+   *  each with the DDL of its index, used in turn and whichever answers)... */
   connectionString?: string | string[]
   /** ...or an unconnected `pg.Client` it then owns. */
   client?: unknown

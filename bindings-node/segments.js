@@ -1,6 +1,6 @@
 'use strict'
 // shardid/segments: dense IDs from PostgreSQL segments (号段), with `pg` (an optional peer
-// dependency). The allocator is the core's (shardid::segment, through the addon): the hot path
+// dependency), or from MySQL and MariaDB ones with `mysql2` (a `mysql://` URL: shardid/mysql). The allocator is the core's (shardid::segment, through the addon): the hot path
 // is synchronous and never touches the database; fetches are asynchronous, one at a time, on a
 // `pg.Client` of the allocator's own. The statements are the core's too.
 
@@ -16,7 +16,7 @@ native.setSegmentSignal(signal)
 const unavailable = (tag, reason) => makeError('SEGMENT_UNAVAILABLE', { tag, reason })
 
 class DenseIds {
-  constructor(secret, { clients, tag, sql, index, waitMs }) {
+  constructor(secret, { clients, tag, sql, index, waitMs, mysql = null, urls = null }) {
     if (secret !== SECRET) {
       throw makeError('INVALID_ARGUMENT', { argument: 'DenseIds', reason: 'is made by denseIds() from shardid/segments' }, TypeError)
     }
@@ -36,12 +36,35 @@ class DenseIds {
     this._closed = false
     this._error = null
     this._inFlight = null
+    // MySQL and MariaDB: the core's statements for them (shardid/mysql), on mysql2.
+    this._mysql = mysql
+    this._urls = urls
     // A session the server ends is an 'error' event on the client: the next fetch reconnects.
     clients.forEach((client, i) => this._listen(client, i))
   }
 
   _listen(client, i) {
-    client.on('error', (err) => { this._error = err; this._broken[i] = true })
+    if (client) client.on('error', (err) => { this._error = err; this._broken[i] = true })
+  }
+
+  // One segment from `client`: [first, count, stride].
+  async _take(client, server, size) {
+    if (this._mysql) return this._mysql.take(client, server, this.tag, size)
+    const { rows } = await client.query({ text: this._sql.take, values: [this.tag, String(size)], rowMode: 'array' })
+    return rows[0]
+  }
+
+  // Gives the unused rest back; whether it was.
+  async _giveBack(client, first, end) {
+    if (this._mysql) return this._mysql.giveBack(client, this.tag, first, end)
+    const { rows } = await client.query({ text: this._sql.giveBack, values: [this.tag, first, end], rowMode: 'array' })
+    return rows[0][0] === true
+  }
+
+  // Whether `err` lost the session (reconnect at the next fetch).
+  _lost(err) {
+    if (this._mysql) return err.code !== SQLSTATES.unknownTag
+    return sessionLost(err)
   }
 
   // Starts the fetch the addon signalled, if any: one at a time (the core makes sure).
@@ -59,8 +82,7 @@ class DenseIds {
       const server = (this._turn + attempt) % this._clients.length
       try {
         const client = await this._client(server)
-        const { rows } = await client.query({ text: this._sql.take, values: [this.tag, String(size)], rowMode: 'array' })
-        const [first, count, stride] = rows[0]
+        const [first, count, stride] = await this._take(client, server, size)
         native.segmentFill(this._index, String(first), String(count), String(stride))
         this._lastServer = server
         this._turn = (server + 1) % this._clients.length
@@ -69,7 +91,7 @@ class DenseIds {
         return
       } catch (err) {
         error = err
-        if (sessionLost(err)) this._broken[server] = true // reconnect next time
+        if (this._lost(err)) this._broken[server] = true // reconnect next time
         if (err.code === SQLSTATES.unknownTag) break
       }
     }
@@ -81,6 +103,15 @@ class DenseIds {
   async _client(server) {
     if (!this._broken[server]) return this._clients[server]
     const old = this._clients[server]
+    if (this._mysql) {
+      if (old) old.end().catch(() => {})
+      this._clients[server] = null
+      const connection = await this._mysqlModule.connect(this._urls[server])
+      this._listen(connection, server)
+      this._clients[server] = connection
+      this._broken[server] = false
+      return connection
+    }
     old.end().catch(() => {})
     const pg = require('pg')
     const client = new pg.Client(old.connectionParameters)
@@ -97,6 +128,7 @@ class DenseIds {
 
   _failure() {
     if (this._error && this._error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag })
+    if (this._error && ['NOT_MYSQL', 'UNSUPPORTED'].includes(this._error.code)) return this._error // not a server to wait for
     const reason = `the database did not answer within ${this.waitMs} ms` + (this._error ? ` (${this._error.message})` : '')
     const err = unavailable(this.tag, reason)
     if (this._error) err.cause = this._error
@@ -123,9 +155,14 @@ class DenseIds {
       const id = native.segmentNextId(this._index)
       this._due()
       if (id != null) return id
-      if ((this._error && this._error.code === SQLSTATES.unknownTag) || Date.now() >= deadline) throw this._failure()
+      if (this._fatal() || Date.now() >= deadline) throw this._failure()
       await (this._inFlight ?? new Promise((resolve) => setTimeout(resolve, 20)))
     }
+  }
+
+  // An error that waiting cannot mend.
+  _fatal() {
+    return Boolean(this._error && [SQLSTATES.unknownTag, 'NOT_MYSQL', 'UNSUPPORTED'].includes(this._error.code))
   }
 
   /** `n` IDs (a BigUint64Array), synchronously; throws `SEGMENT_UNAVAILABLE` as `nextId` does. */
@@ -150,7 +187,7 @@ class DenseIds {
       out.set(ids, have)
       have += ids.length
       if (ids.length > 0) { deadline = Date.now() + this.waitMs; continue }
-      if ((this._error && this._error.code === SQLSTATES.unknownTag) || Date.now() >= deadline) throw this._failure()
+      if (this._fatal() || Date.now() >= deadline) throw this._failure()
       await (this._inFlight ?? new Promise((resolve) => setTimeout(resolve, 20)))
     }
     return out
@@ -169,8 +206,7 @@ class DenseIds {
         let returned = false
         try {
           const client = await this._client(this._lastServer)
-          const { rows } = await client.query({ text: this._sql.giveBack, values: [this.tag, unused.first, unused.end], rowMode: 'array' })
-          returned = rows[0][0] === true
+          returned = await this._giveBack(client, unused.first, unused.end)
         } catch {
           // A server that is down keeps the rest: a hole, counted in `skipped`.
         } finally {
@@ -178,7 +214,7 @@ class DenseIds {
         }
       }
     } finally {
-      await Promise.all(this._clients.map((client) => client.end().catch(() => {})))
+      await Promise.all(this._clients.map((client) => client && client.end().catch(() => {})))
     }
   }
 }
@@ -200,6 +236,8 @@ async function denseIds(options) {
   }
   // The core's statements; INVALID_ARGUMENT for a schema name that is not a plain identifier.
   const sql = native.segmentSql(o.schema ?? 'seg')
+  const servers = Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
+  if (!o.client && servers.some(isMysqlUrl)) return mysqlDenseIds(o, servers)
   const index = native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000)
   let clients = o.client ? [o.client] : null
   if (!clients) {
@@ -209,7 +247,6 @@ async function denseIds(options) {
     } catch {
       throw makeError('UNSUPPORTED', { reason: 'shardid/segments needs the pg package: npm install pg' })
     }
-    const servers = Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
     clients = servers.map((connectionString) => new pg.Client({ connectionString }))
   }
   // A server that is down at start-up is only its share: it is retried at its turn.
@@ -223,6 +260,33 @@ async function denseIds(options) {
   if (ids.fetches === 0) {
     const err = ids._failure()
     await Promise.all(clients.map((client) => client.end().catch(() => {})))
+    throw err
+  }
+  return ids
+}
+
+const isMysqlUrl = (text) => typeof text === 'string' && (text.startsWith('mysql://') || text.startsWith('mariadb://'))
+
+// denseIds() for MySQL and MariaDB URLs: mysql2 connections, the core's MySQL statements.
+async function mysqlDenseIds(o, urls) {
+  if (!urls.every(isMysqlUrl)) {
+    throw makeError('INVALID_ARGUMENT', { argument: 'connectionString', reason: 'must all be mysql:// URLs or all PostgreSQL connection strings' }, TypeError)
+  }
+  const mysql = require('./mysql.js')
+  urls.forEach(mysql.parseUrl) // INVALID_ARGUMENT on url, now
+  const segments = new mysql.Segments(o.schema ?? 'seg')
+  const index = native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000)
+  // Connected at the first fetch (a server that is down is only its share, as with pg).
+  const clients = urls.map(() => null)
+  const ids = new DenseIds(SECRET, { clients, tag: o.tag, sql: null, index, waitMs: o.waitMs ?? 5000, mysql: segments, urls })
+  ids._mysqlModule = mysql
+  ids._broken.fill(true)
+  native.segmentPrime(index)
+  ids._due()
+  await ids._inFlight
+  if (ids.fetches === 0) {
+    const err = ids._failure()
+    await Promise.all(clients.map((client) => client && client.end().catch(() => {})))
     throw err
   }
   return ids

@@ -153,6 +153,11 @@ enum shardid_status
    * pooler). Not returned by the C API.
    */
   SHARDID_ERR_SESSION_POOLED = 113,
+  /**
+   * The server a `mysql://` URL names did not answer as MySQL or MariaDB. Not returned by
+   * the C API.
+   */
+  SHARDID_ERR_NOT_MYSQL = 140,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

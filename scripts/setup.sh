@@ -54,6 +54,10 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_packages+=(postg
 # libfaketime, for the failover tests' standby and restarted clients whose clocks are behind
 # (tests/postgres/failover.py).
 compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null || apt_packages+=(faketime)
+# MariaDB (mariadbd, mariadb-install-db, the mariadb client) for the MySQL family's tests and
+# benchmark, which start and stop their own throwaway server; Debian's policy-rc.d keeps the
+# packaged service from starting.
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || apt_packages+=(mariadb-server mariadb-client)
 # Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 if [ ${#apt_packages[@]} -gt 0 ]; then

@@ -16,6 +16,7 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features alloc -- -D warnings
 cargo clippy --locked -p shardid --features postgres --all-targets -- -D warnings
+cargo clippy --locked -p shardid --features mysql --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings
 
 step "no_std builds: bare metal without 64-bit atomics, and WebAssembly"
@@ -43,7 +44,7 @@ cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 step "the declared MSRV, Rust $msrv: the core's tests with every feature, and every binding builds"
-cargo "+$msrv" test --locked -q -p shardid --features postgres,serde --target-dir target/msrv 2>&1 | tee -a "$log"
+cargo "+$msrv" test --locked -q -p shardid --features postgres,mysql,serde --target-dir target/msrv 2>&1 | tee -a "$log"
 cargo "+$msrv" build --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 
 step "loom: the generator's state word, the registry, the ceiling rule, the segment allocator and the dictionary cache, over every interleaving"
@@ -76,6 +77,9 @@ tests/js/run.sh 2>&1 | tee -a "$log"
 
 step "PostgreSQL: the emitted DDL on a throwaway server (vectors, uniqueness, Django), leases from Python and Node"
 tests/postgres/run.sh 2>&1 | tee -a "$log"
+
+step "MySQL and MariaDB: segments, the dictionary and next_id() on a throwaway MariaDB, from Python, Node and Rust"
+tests/mysql/run.sh 2>&1 | tee -a "$log"
 
 step "Browser: the example page in headless Chromium decodes every vector"
 node tests/browser/browser.mjs 2>&1 | tee -a "$log"

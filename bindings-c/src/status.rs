@@ -68,6 +68,9 @@ pub enum shardid_status {
     /// A session lease shares its server session with another connection (a transaction
     /// pooler). Not returned by the C API.
     SHARDID_ERR_SESSION_POOLED = 113,
+    /// The server a `mysql://` URL names did not answer as MySQL or MariaDB. Not returned by
+    /// the C API.
+    SHARDID_ERR_NOT_MYSQL = 140,
 }
 
 use shardid::ErrorKind;
@@ -75,7 +78,7 @@ use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
 
 /// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
 /// (checked at compile time below), so the C enum cannot drift from the core's table.
-const STATUSES: [(shardid_status, ErrorKind); 24] = {
+const STATUSES: [(shardid_status, ErrorKind); 25] = {
     #[allow(clippy::enum_glob_use)] // a table of every variant
     use shardid_status::*;
     [
@@ -121,6 +124,7 @@ const STATUSES: [(shardid_status, ErrorKind); 24] = {
         (SHARDID_ERR_TOPIC_DROPPED, ErrorKind::TopicDropped),
         (SHARDID_ERR_DATABASE, ErrorKind::Database),
         (SHARDID_ERR_SESSION_POOLED, ErrorKind::SessionPooled),
+        (SHARDID_ERR_NOT_MYSQL, ErrorKind::NotMysql),
     ]
 };
 

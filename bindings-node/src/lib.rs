@@ -24,6 +24,7 @@ mod errors;
 mod generator;
 mod layout;
 mod lease;
+mod mysql;
 mod postgres;
 mod segment;
 mod slots;

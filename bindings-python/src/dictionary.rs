@@ -15,9 +15,14 @@ use crate::args::{Arg, u64_arg};
 use crate::errors::{invalid_argument, wrong_type};
 use crate::sql::sql_error;
 
-/// The DDL of the dictionary in `schema`.
+/// The DDL of the dictionary in `schema`, in `dialect` (`"postgres"`, the default, or
+/// `"mysql"`/`"mariadb"`: `schema` is a database).
 #[pyfunction]
-pub(crate) fn dictionary(py: Python<'_>, schema: &str) -> PyResult<String> {
+#[pyo3(signature = (schema, *, dialect = None))]
+pub(crate) fn dictionary(py: Python<'_>, schema: &str, dialect: Option<&str>) -> PyResult<String> {
+    if crate::mysql::dialect_arg(py, dialect)? == shardid::sql::Dialect::Mysql {
+        return crate::mysql::dictionary_ddl(py, schema);
+    }
     Dictionary::new(schema)
         .map(|ddl| ddl.to_string())
         .map_err(|e| sql_error(py, e))

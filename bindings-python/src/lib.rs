@@ -12,6 +12,7 @@ mod fork;
 mod generator;
 mod layout;
 mod lease;
+mod mysql;
 mod segment;
 mod sql;
 
@@ -61,6 +62,13 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_CACHE", shardid::dictionary::DEFAULT_CACHE)?;
     m.add("MAX_VALUE_LEN", shardid::dictionary::MAX_VALUE_LEN)?;
     m.add("MAX_BATCH", shardid::dictionary::MAX_BATCH)?;
+    m.add_function(wrap_pyfunction!(mysql::mysql, m)?)?;
+    m.add_function(wrap_pyfunction!(mysql::mysql_statements, m)?)?;
+    m.add_function(wrap_pyfunction!(mysql::_mysql_segment_statements, m)?)?;
+    m.add_function(wrap_pyfunction!(mysql::_assign_new, m)?)?;
+    m.add_function(wrap_pyfunction!(mysql::_mysql_url, m)?)?;
+    m.add_class::<mysql::PyMysqlFetch>()?;
+    m.add_class::<mysql::PyMysqlDictSql>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "DEFAULT_BACKWARDS_TOLERANCE_MS",

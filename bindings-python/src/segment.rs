@@ -12,10 +12,20 @@ use crate::args::{Arg, u64_arg};
 use crate::errors::invalid_argument;
 use crate::sql::sql_error;
 
-/// The DDL of dense IDs from segments in `schema`, for ticket server `index` of `servers`.
+/// The DDL of dense IDs from segments in `schema`, for ticket server `index` of `servers`, in
+/// `dialect` (`"postgres"`, the default, or `"mysql"`/`"mariadb"`: `schema` is a database).
 #[pyfunction]
-#[pyo3(signature = (schema, *, servers = 1, index = 0))]
-pub(crate) fn segments(py: Python<'_>, schema: &str, servers: u64, index: u64) -> PyResult<String> {
+#[pyo3(signature = (schema, *, servers = 1, index = 0, dialect = None))]
+pub(crate) fn segments(
+    py: Python<'_>,
+    schema: &str,
+    servers: u64,
+    index: u64,
+    dialect: Option<&str>,
+) -> PyResult<String> {
+    if crate::mysql::dialect_arg(py, dialect)? == shardid::sql::Dialect::Mysql {
+        return crate::mysql::segments_ddl(py, schema, servers, index);
+    }
     Segments::new(schema)
         .and_then(|ddl| ddl.ticket_server(servers, index))
         .map(|ddl| ddl.to_string())

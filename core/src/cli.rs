@@ -7,7 +7,7 @@
 //! shardid bounds [--layout L] [--json] FROM [TO]  the smallest and largest ID of a time range
 //! shardid layout [L | custom flags] [--json]      a layout's numbers: rate, shards, run-out date
 //! shardid new --shard N [--layout L] [-n COUNT]   make IDs (for scripts: a shard no service uses)
-//! shardid sql --schema S (--layout L --shard N | --segments | --dictionary)   the PostgreSQL DDL
+//! shardid sql --schema S (--layout L --shard N | --segments | --dictionary) [--dialect D]   the DDL
 //! ```
 //!
 //! Times are Unix milliseconds or RFC 3339 in UTC (`2026-11-24T05:00:00Z`, `2026-11-24`). Exit
@@ -19,7 +19,7 @@ use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use crate::sql::{Dictionary, Postgres, Segments};
+use crate::sql::{Dialect, Dictionary, Mysql, MysqlDictionary, MysqlSegments, Postgres, Segments};
 use crate::{FieldOrder, Generator, Layout, Options};
 
 /// What a run of the command line printed, and its exit status.
@@ -44,9 +44,11 @@ commands:
   layout [L] [--json]                     a layout's numbers: IDs per second per shard, shards, run-out date
   new --shard N [--layout L] [-n COUNT] [--json]
                                           make IDs here (for scripts and tests: use a shard no service uses)
-  sql --schema S --layout L --shard N     the PostgreSQL DDL of next_id() and the decoding functions
+  sql --schema S --layout L --shard N     the DDL of next_id() and the decoding functions
   sql --schema S --segments [--servers N --index I]   the DDL of dense IDs from segments
   sql --schema S --dictionary             the DDL of the string <-> ID dictionary
+      [--dialect postgres|mysql]          the database (default postgres); mysql (or mariadb):
+                                          MySQL 8 and MariaDB 10.6+, --schema names the database
 
 layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
   --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]
@@ -112,6 +114,7 @@ const VALUED: &[&str] = &[
     "--schema",
     "--servers",
     "--index",
+    "--dialect",
 ];
 const SWITCHES: &[&str] = &["--json", "--unsigned", "--segments", "--dictionary"];
 
@@ -394,22 +397,48 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
     if !p.positional.is_empty() {
         return Err("sql takes no positional arguments".into());
     }
+    let dialect = match p.get("--dialect") {
+        None => Dialect::Postgres,
+        Some(name) => Dialect::from_name(name)
+            .ok_or(format!("--dialect {name:?}: one of {}", Dialect::NAMES))?,
+    };
+    let postgres = dialect == Dialect::Postgres;
     let text = if p.switch("--dictionary") {
-        p.only(&["--schema", "--dictionary"])?;
-        Dictionary::new(schema).map(|d| d.to_string())
+        p.only(&["--schema", "--dictionary", "--dialect"])?;
+        if postgres {
+            Dictionary::new(schema).map(|d| d.to_string())
+        } else {
+            MysqlDictionary::new(schema).map(|d| d.to_string())
+        }
     } else if p.switch("--segments") {
-        p.only(&["--schema", "--segments", "--servers", "--index"])?;
+        p.only(&[
+            "--schema",
+            "--segments",
+            "--servers",
+            "--index",
+            "--dialect",
+        ])?;
         let servers = p.number("--servers")?.unwrap_or(1);
         let index = p.number("--index")?.unwrap_or(0);
-        Segments::new(schema)
-            .and_then(|s| s.ticket_server(servers, index))
-            .map(|s| s.to_string())
+        if postgres {
+            Segments::new(schema)
+                .and_then(|s| s.ticket_server(servers, index))
+                .map(|s| s.to_string())
+        } else {
+            MysqlSegments::new(schema)
+                .and_then(|s| s.ticket_server(servers, index))
+                .map(|s| s.to_string())
+        }
     } else {
-        p.only(&["--schema", "--shard"])?;
+        p.only(&["--schema", "--shard", "--dialect"])?;
         let shard = p.number("--shard")?.ok_or(
             "sql needs --shard N (the database's own shard), or --segments, or --dictionary",
         )?;
-        Postgres::new(p.layout()?, shard, schema).map(|s| s.to_string())
+        if postgres {
+            Postgres::new(p.layout()?, shard, schema).map(|s| s.to_string())
+        } else {
+            Mysql::new(p.layout()?, shard, schema).map(|s| s.to_string())
+        }
     };
     out.stdout = text.map_err(|e| e.to_string())?;
     Ok(())

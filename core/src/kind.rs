@@ -172,6 +172,10 @@ kinds! {
     /// session lease cannot hold a shard there; the default expiring lease can.
     SessionPooled = 113, "SESSION_POOLED", Usage, ["reason"],
         "a session lease needs a direct connection to the database: {reason}; behind a transaction pooler use the default expiring lease";
+    /// The server a `mysql://` URL names did not answer as MySQL or MariaDB (no greeting in
+    /// time, or one of another protocol: a PostgreSQL port, say).
+    NotMysql = 140, "NOT_MYSQL", Resource, ["server", "reason"],
+        "{server} did not answer as a MySQL or MariaDB server: {reason}";
 }
 
 impl ErrorKind {
@@ -191,9 +195,12 @@ impl ErrorKind {
     }
 
     /// Whether the field `name` holds a text (a reason, a place, an argument's name) rather
-    /// than a number: `reason`, `held_in`, `argument`, `tag` and `topic` do.
+    /// than a number: `reason`, `held_in`, `argument`, `tag`, `topic` and `server` do.
     pub fn is_text_field(name: &str) -> bool {
-        matches!(name, "reason" | "held_in" | "argument" | "tag" | "topic")
+        matches!(
+            name,
+            "reason" | "held_in" | "argument" | "tag" | "topic" | "server"
+        )
     }
 
     /// Writes [`ErrorKind::template`] with each `{field}` replaced by `value(field, out)`.

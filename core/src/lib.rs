@@ -26,7 +26,8 @@
 //! - [`segment`]: dense IDs from database segments (号段), the allocator every driver runs.
 //! - [`dictionary`]: the string ↔ ID dictionary's rules, server choice and clients' cache.
 //! - [`js`]: what JavaScript numbers hold, for the Node addon and the WebAssembly module.
-//! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL.
+//! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL;
+//!   [`sql::Mysql`] the same for MySQL 8 and MariaDB ([`sql::mysql`]).
 //!
 //! On targets without 64-bit atomics the layout and decoding API still builds; the generator
 //! needs `AtomicU64`.

@@ -503,6 +503,7 @@ static const struct vector_error_kind VECTOR_ERROR_KINDS[] = {
     { 111, "SHARDID_ERR_TOPIC_DROPPED: " },
     { 112, "SHARDID_ERR_DATABASE: " },
     { 113, "SHARDID_ERR_SESSION_POOLED: " },
+    { 140, "SHARDID_ERR_NOT_MYSQL: " },
 };
 
 #endif /* SHARDID_TEST_VECTORS_H */

@@ -23,6 +23,7 @@ __all__ = [
     "LeaseFileError",
     "LeaseLostError",
     "NoFreeShardError",
+    "NotMysqlError",
     "NullArgumentError",
     "PanicError",
     "ScatterOverflowError",
@@ -249,4 +250,13 @@ class SessionPooledError(ShardIdError, RuntimeError):
 
     code = "SESSION_POOLED"
     number = 113
+    reason: str
+
+
+class NotMysqlError(ShardIdError, RuntimeError):
+    """The server a ``mysql://`` URL names did not answer as MySQL or MariaDB (no greeting in"""
+
+    code = "NOT_MYSQL"
+    number = 140
+    server: str
     reason: str

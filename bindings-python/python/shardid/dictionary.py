@@ -1,5 +1,5 @@
-"""A string ↔ ID dictionary on PostgreSQL: a string and a topic in, that string's ID out, the
-same one forever. IDs of a topic are dense, from 0, with no holes (rolled-back batches give
+"""A string ↔ ID dictionary on PostgreSQL, MySQL or MariaDB: a string and a topic in, that
+string's ID out, the same one forever. IDs of a topic are dense, from 0, with no holes (rolled-back batches give
 their numbers back).
 
 Install the DDL once (``python -m shardid.sql --dictionary --schema dict | psql -1 -f -``, or
@@ -39,6 +39,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from shardid import _mysql
 from shardid._shardid import (
     _TOPIC_DROPPED_SQLSTATE,
     _UNKNOWN_TOPIC_SQLSTATE,
@@ -58,7 +59,9 @@ __all__ = ["DEFAULT_CACHE", "MAX_BATCH", "MAX_VALUE_LEN", "Dictionary", "server_
 class Dictionary:
     """The dictionary of one ``topic`` on the PostgreSQL server at ``conninfo`` (a libpq
     connection string or URL, or a list of them: see the module's documentation), whose
-    ``schema`` holds the dictionary's DDL.
+    ``schema`` holds the dictionary's DDL; or on MySQL or MariaDB, given
+    ``mysql://user:password@host:port/database`` URLs (PyMySQL; ``schema`` is the database
+    holding the DDL).
 
     Thread-safe (one connection, one statement at a time; cached answers need no lock of
     Python's). After ``fork()`` a child opens a connection of its own and keeps the cache.
@@ -85,6 +88,10 @@ class Dictionary:
         self.server = server_for(topic, len(servers))
         """The index in ``servers`` of the server that holds this topic."""
         self.conninfo = servers[self.server]
+        # MySQL and MariaDB: the core's statements and steps for them, over PyMySQL.
+        self._mysql = _mysql.Dictionary(schema, topic) if _mysql.is_url(self.conninfo) else None
+        if self._mysql is not None:
+            _mysql.check_url(self.conninfo)  # INVALID_ARGUMENT now, not at the first call
         self.cache = _DictCache(cache_size)
         self._lock = threading.Lock()
         self._conn: Any = None
@@ -93,11 +100,32 @@ class Dictionary:
     # -- the database ----------------------------------------------------------------------
 
     def _connect(self) -> Any:
+        if self._mysql is not None:
+            return _mysql.connect(self.conninfo)
         import psycopg
 
         # No server-side prepared statements: a pooler in transaction mode (PgBouncer before 1.21)
         # cannot carry them.
         return psycopg.connect(self.conninfo, autocommit=True, connect_timeout=5, prepare_threshold=None)
+
+    def _run_mysql(self, step: Any, *args: Any) -> Any:
+        """Runs one step of the MySQL protocol (``shardid._mysql.Dictionary``); reconnects once
+        on a broken connection (every step is safe to run again: a transaction the server lost
+        rolled back whole)."""
+        pymysql = _mysql._pymysql()
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: never the parent's socket
+                self._conn, self._pid = None, os.getpid()
+            for attempt in (1, 2):
+                if self._conn is None or not self._conn.open:
+                    self._conn = self._connect()
+                try:
+                    return step(self._conn, *args)
+                except (pymysql.err.MySQLError, _mysql.ServerError) as e:
+                    if not _mysql.lost(e) or attempt == 2:
+                        raise self._translate(e) from e
+                    self._drop()
+        raise AssertionError("unreachable")
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
         """Runs one statement; returns its one value. Reconnects once on a broken connection."""
@@ -149,11 +177,17 @@ class Dictionary:
     def create(self) -> None:
         """Creates the topic (IDs from 0) if it does not exist. A dropped topic's name is
         refused (:class:`~shardid.TopicDroppedError`)."""
+        if self._mysql is not None:
+            self._run_mysql(self._mysql.create)
+            return
         self._execute(self._create_sql, (self.topic,))
 
     def drop(self) -> None:
         """Drops the topic: its strings and IDs stay readable, nothing new is assigned, its name
         is never used again."""
+        if self._mysql is not None:
+            self._run_mysql(self._mysql.drop)
+            return
         self._execute(self._drop_sql, (self.topic,))
 
     # -- strings to IDs --------------------------------------------------------------------
@@ -169,7 +203,10 @@ class Dictionary:
         """The IDs of ``values``, in order, assigning the topic's next IDs to new strings in the
         order they first appear (a string repeated gets one ID)."""
         values, ids, misses = self.cache.plan_ids(values)
-        if misses:
+        if misses and self._mysql is not None:
+            answers = self._run_mysql(self._mysql.ids, misses)
+            ids = self.cache.complete_ids(values, ids, misses, answers, self._committed(misses, answers))
+        elif misses:
             answers = self._execute(self._ids_sql, (self.topic, misses))
             ids = self.cache.complete_ids(values, ids, misses, answers, self._committed(misses, answers))
         return ids  # type: ignore[return-value]  # every one assigned
@@ -178,7 +215,10 @@ class Dictionary:
         """The IDs of ``values``, ``None`` for a string never assigned: never assigns."""
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
-            answers = self._execute(self._lookup_sql, (self.topic, misses))
+            if self._mysql is not None:
+                answers = self._run_mysql(self._mysql.lookup, misses)
+            else:
+                answers = self._execute(self._lookup_sql, (self.topic, misses))
             ids = self.cache.complete_ids(values, ids, misses, answers, self._committed(misses, answers))
         return ids
 
@@ -195,7 +235,10 @@ class Dictionary:
         """The strings of ``ids``, in order, ``None`` for an ID never assigned."""
         ids, values, misses = self.cache.plan_values(ids)
         if misses:
-            answers = self._execute(self._values_sql, (self.topic, misses))
+            if self._mysql is not None:
+                answers = self._run_mysql(self._mysql.values, misses)
+            else:
+                answers = self._execute(self._values_sql, (self.topic, misses))
             # A string found by ID is cached with it once committed: strings are keyed by both.
             values = self.cache.complete_values(ids, values, misses, answers, self._committed(answers, misses))
         return values

@@ -1,5 +1,6 @@
-"""Dense IDs from PostgreSQL segments (号段, as Meituan's Leaf, Didi's Tinyid and TiDB do it): an
-optional extra that needs ``psycopg`` (``pip install shardid[postgres]``).
+"""Dense IDs from PostgreSQL or MySQL segments (号段, as Meituan's Leaf, Didi's Tinyid and TiDB do
+it): an optional extra that needs ``psycopg`` (``pip install shardid[postgres]``), or PyMySQL
+for a ``mysql://`` or ``mariadb://`` URL (``pip install shardid[mysql]``).
 
 Short, dense, increasing numbers — order numbers, invoice numbers — that a 64-bit time-sortable
 ID is not. The application takes a range of numbers from a row of the database in one
@@ -29,7 +30,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from shardid._errors import InvalidArgumentError, SegmentUnavailableError, UnknownTagError
+from shardid import _mysql
+from shardid._errors import (
+    InvalidArgumentError,
+    NotMysqlError,
+    SegmentUnavailableError,
+    UnknownTagError,
+    UnsupportedError,
+)
 from shardid._shardid import _UNKNOWN_TAG_SQLSTATE, DenseIds, _segment_statements
 
 __all__ = ["DenseIds", "check_names"]
@@ -68,6 +76,14 @@ class _Driver:
             reason = "must be a connection string or a non-empty list of them"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
         self.conninfo = self.servers[0]
+        # MySQL and MariaDB: the core's statements for them, over PyMySQL.
+        self._mysql = _mysql.Segments(schema) if _mysql.is_url(self.conninfo) else None
+        if any(_mysql.is_url(c) != (self._mysql is not None) for c in self.servers):
+            reason = "must all be mysql:// URLs or all PostgreSQL connection strings"
+            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        if self._mysql is not None:
+            for url in self.servers:
+                _mysql.check_url(url)  # INVALID_ARGUMENT now, not at the first fetch
         self.tag = tag
         self.schema = schema
         self.wait_ms = wait_ms
@@ -90,24 +106,22 @@ class _Driver:
 
     def _fetch(self, ids: Any, size: int) -> None:
         """Takes one segment (in a thread of its own) and hands it to the allocator."""
-        import psycopg
-
         error: BaseException | None = None
         try:
+            errors = self._errors()
             # Each server in turn, from the one after the last that answered.
             for attempt in range(len(self.servers)):
                 server = (self._turn + attempt) % len(self.servers)
                 try:
                     conn = self._connection(server)
-                    row = conn.execute(self._take, (self.tag, size)).fetchone()
-                except psycopg.Error as e:
+                    first, count, stride = self._take_segment(conn, server, size)
+                except errors as e:
                     error = e
-                    if isinstance(e, psycopg.OperationalError):
+                    if self._lost(e):
                         self._drop(server)  # reconnect at the next fetch
                     if getattr(e, "sqlstate", None) == _UNKNOWN_TAG:
                         break
                     continue
-                first, count, stride = row
                 ids._fill(first, count, stride)
                 self._last_server = server
                 self._turn = (server + 1) % len(self.servers)
@@ -123,10 +137,43 @@ class _Driver:
             with self._arrived:
                 self._arrived.notify_all()
 
-    def _connection(self, server: int) -> Any:
+    # The database's side, PostgreSQL (psycopg) or MySQL (PyMySQL, shardid._mysql): what a
+    # fetch or a give-back sends, the driver's errors, and which of them lose the connection.
+
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        if self._mysql is not None:
+            return (*self._mysql.errors(), NotMysqlError)
         import psycopg
 
+        return (psycopg.Error,)
+
+    def _lost(self, e: BaseException) -> bool:
+        if self._mysql is not None:
+            return isinstance(e, NotMysqlError) or _mysql.lost(e)
+        import psycopg
+
+        return isinstance(e, psycopg.OperationalError)
+
+    def _take_segment(self, conn: Any, server: int, size: int) -> tuple[int, int, int]:
+        if self._mysql is not None:
+            return self._mysql.take(conn, server, self.tag, size)
+        row = conn.execute(self._take, (self.tag, size)).fetchone()
+        return row  # type: ignore[no-any-return]
+
+    def _give_back_rest(self, conn: Any, first: int, end: int) -> bool:
+        if self._mysql is not None:
+            return self._mysql.give_back(conn, self.tag, first, end)
+        row = conn.execute(self._give_back, (self.tag, first, end)).fetchone()
+        return bool(row and row[0])
+
+    def _connection(self, server: int) -> Any:
         conn = self._conns[server]
+        if self._mysql is not None:
+            if conn is None or not conn.open:
+                conn = self._conns[server] = _mysql.connect(self.servers[server])
+            return conn
+        import psycopg
+
         if conn is None or conn.closed:
             conn = self._conns[server] = psycopg.connect(self.servers[server], autocommit=True, connect_timeout=5, prepare_threshold=None)
         return conn
@@ -134,7 +181,10 @@ class _Driver:
     def _drop(self, server: int) -> None:
         conn, self._conns[server] = self._conns[server], None
         if conn is not None:
-            conn.close()
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001, S110 - PyMySQL refuses to close a closed one
+                pass
 
     def _start(self, ids: Any, size: int) -> None:
         # Called by the allocator (native) when a fetch becomes due.
@@ -147,6 +197,8 @@ class _Driver:
         error = self._error
         if getattr(error, "sqlstate", None) == _UNKNOWN_TAG:
             return UnknownTagError(f"no tag {self.tag}: create it first (create_tag)", tag=self.tag)
+        if isinstance(error, (NotMysqlError, UnsupportedError)):
+            return error  # not a server to wait for
         reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
         unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
         unavailable.__cause__ = error
@@ -154,7 +206,11 @@ class _Driver:
 
     def _wait(self, ids: Any, deadline: float) -> float:
         """Waits a little for the fetch under way; raises once past ``deadline`` (0: set it)."""
-        if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
+        if (
+            self._closed
+            or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG
+            or isinstance(self._error, (NotMysqlError, UnsupportedError))
+        ):
             raise self._unavailable()
         if ids._forked():
             self._reset(ids)  # a forked child: segments of its own
@@ -213,8 +269,7 @@ class _Driver:
                 returned = False
                 try:
                     conn = self._connection(self._last_server)
-                    row = conn.execute(self._give_back, (self.tag, first, end)).fetchone()
-                    returned = bool(row and row[0])
+                    returned = self._give_back_rest(conn, first, end)
                 except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
                     pass
                 finally:

@@ -17,6 +17,13 @@ application's generators must use other shards.
 From the command line::
 
     python -m shardid.sql --layout instagram --shard 5 --schema insta5 | psql -1 -f -
+
+MySQL 8 and MariaDB: :func:`mysql` (and ``segments``/``dictionary`` with ``dialect="mysql"``)
+render the same functions for them, ``schema`` naming the database; the scripts are for the
+``mysql``/``mariadb`` command line (``DELIMITER``), and :func:`mysql_statements` splits one into
+the statements a driver sends one at a time::
+
+    python -m shardid.sql --dialect mysql --segments --schema seg | mariadb -u root
 """
 
 from __future__ import annotations
@@ -25,9 +32,26 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from shardid._shardid import Layout, dictionary, dictionary_uninstall, postgres, postgres_uninstall, segments
+from shardid._shardid import (
+    Layout,
+    dictionary,
+    dictionary_uninstall,
+    mysql,
+    mysql_statements,
+    postgres,
+    postgres_uninstall,
+    segments,
+)
 
-__all__ = ["dictionary", "dictionary_uninstall", "postgres", "postgres_uninstall", "segments"]
+__all__ = [
+    "dictionary",
+    "dictionary_uninstall",
+    "mysql",
+    "mysql_statements",
+    "postgres",
+    "postgres_uninstall",
+    "segments",
+]
 
 
 
@@ -35,7 +59,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m shardid.sql``: print the DDL for a preset or custom layout."""
     parser = argparse.ArgumentParser(
         prog="python -m shardid.sql",
-        description="Print the PostgreSQL DDL that makes and decodes shardid IDs in the database.",
+        description="Print the DDL that makes and decodes shardid IDs in the database.",
+    )
+    parser.add_argument(
+        "--dialect",
+        choices=["postgres", "mysql", "mariadb"],
+        default="postgres",
+        help="the database: postgres (the default), or mysql (MySQL 8 and MariaDB; --schema names the database)",
     )
     parser.add_argument(
         "--layout", choices=[name.lower() for name in Layout.preset_names()], help="a preset layout"
@@ -67,10 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.dictionary:
-            sys.stdout.write(dictionary(args.schema))
+            sys.stdout.write(dictionary(args.schema, dialect=args.dialect))
             return 0
         if args.segments:
-            sys.stdout.write(segments(args.schema, servers=args.servers, index=args.index))
+            sys.stdout.write(segments(args.schema, servers=args.servers, index=args.index, dialect=args.dialect))
             return 0
         if args.shard is None:
             parser.error("--shard is required (or --segments, or --dictionary)")
@@ -93,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sequence_bits=sequence_bits,
                 order=args.order,
             )
-        ddl = postgres(
+        ddl = (postgres if args.dialect == "postgres" else mysql)(
             layout,
             args.shard,
             args.schema,

@@ -16,6 +16,8 @@
 
 #[cfg(feature = "std")]
 mod cache;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 

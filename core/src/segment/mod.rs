@@ -52,6 +52,8 @@ macro_rules! const_unless_loom {
     };
 }
 
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 

@@ -2,7 +2,8 @@
 //! makes and reads IDs inside PostgreSQL ([`Postgres`], [`PostgresUninstall`]) and the
 //! statements and steps of a shard lease kept in a table ([`LeaseProtocol`]), and the
 //! DDL and statements of dense IDs from segments ([`Segments`]) and of the string ↔ ID
-//! dictionary ([`Dictionary`]).
+//! dictionary ([`Dictionary`]); the same for MySQL 8 and MariaDB in [`mysql`] ([`Mysql`],
+//! [`MysqlSegments`], [`MysqlDictionary`]).
 //!
 //! Rendering writes into any [`core::fmt::Write`]: `format!("{}", ddl)` or `write!(out, "{ddl}")`.
 //! Names that go into SQL unquoted (schemas, tables) are checked first: plain lower-case
@@ -15,6 +16,7 @@ use crate::Error;
 mod dictionary;
 pub mod failover;
 mod lease;
+pub mod mysql;
 mod postgres;
 mod segments;
 mod uninstall;
@@ -28,6 +30,7 @@ pub use lease::{
 };
 #[cfg(feature = "alloc")]
 pub use lease::{LeaseProtocol, Next};
+pub use mysql::{Dialect, Mysql, MysqlDictionary, MysqlSegments};
 pub use postgres::Postgres;
 pub use segments::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
@@ -99,8 +102,10 @@ impl From<Error> for SqlError {
 pub enum Placeholders {
     /// `$1`, `$2`, …: libpq's own, node-postgres, asyncpg.
     Numbered,
-    /// `%s` each: psycopg, the Python DB-API's `format` style.
+    /// `%s` each: psycopg, the Python DB-API's `format` style (PyMySQL too).
     Format,
+    /// `?` each: mysql2, the `mysql` crate, JDBC.
+    Question,
 }
 
 /// One statement calling a function of a schema, rendered with the driver's placeholders
@@ -138,6 +143,7 @@ impl Display for SchemaStatement<'_> {
                 match self.placeholders {
                     Placeholders::Numbered => write!(f, "${n}")?,
                     Placeholders::Format => f.write_str("%s")?,
+                    Placeholders::Question => f.write_str("?")?,
                 }
             }
             f.write_str(piece)?;

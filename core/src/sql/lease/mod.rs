@@ -536,6 +536,10 @@ impl LeaseProtocol {
                         sql.push_str("%s");
                         params.push(self.value(name, shard, units));
                     }
+                    Placeholders::Question => {
+                        sql.push('?');
+                        params.push(self.value(name, shard, units));
+                    }
                 }
             }
             sql.push_str(rest);

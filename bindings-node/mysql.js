@@ -1,0 +1,274 @@
+'use strict'
+// shardid/mysql: MySQL 8 and MariaDB, with mysql2 (an optional peer dependency). The DDL of
+// next_id(), of segments and of the dictionary as the core renders it, and what
+// shardid/segments and shardid/dictionary run when given a `mysql://` (or `mariadb://`) URL:
+// the core's statements, in the order the core documents (shardid::sql::mysql), on a mysql2
+// connection. The numbers, the checks and the reading of the URL are the core's.
+
+const native = require('./native.generated.js')
+const { makeError } = require('./errors.js')
+const { Layout } = require('./index.js')
+const { SQLSTATES } = require('./core.generated.js')
+
+/**
+ * The mysql2 options that keep BIGINTs exact: `mysql.createConnection({ ...exactBigints, ... })`,
+ * then `BigInt(row.id)`. By default mysql2 returns BIGINT as a JavaScript number, which rounds
+ * every ID above 2^53 without a word; with these it returns them as decimal strings.
+ */
+const exactBigints = Object.freeze({ supportBigNumbers: true, bigNumberStrings: true })
+
+// MySQL's error numbers the drivers act on.
+const DEADLOCK = 1213
+const LOCK_WAIT_TIMEOUT = 1205
+const RETRIES = 5
+// How long the TCP connection and the server's greeting may take before the server is taken
+// for down, or for something else than MySQL.
+const CONNECT_TIMEOUT_MS = 2000
+
+function isUrl(text) {
+  return typeof text === 'string' && (text.startsWith('mysql://') || text.startsWith('mariadb://'))
+}
+
+/** The parts of a URL as the core reads it (INVALID_ARGUMENT on `url`). */
+function parseUrl(url) {
+  return native.mysqlUrl(url)
+}
+
+function mysql2() {
+  try {
+    return require('mysql2/promise')
+  } catch {
+    throw makeError('UNSUPPORTED', { reason: 'a mysql:// URL needs the mysql2 package: npm install mysql2' })
+  }
+}
+
+/** A mysql2 (promise) connection to the server `url` names, with exact bigints. */
+async function connect(url) {
+  const u = parseUrl(url)
+  const server = `${u.host}:${u.port}`
+  let greeted = false
+  let connection
+  try {
+    connection = await mysql2().createConnection({
+      host: u.host,
+      port: u.port,
+      user: u.user,
+      password: u.password ?? undefined,
+      database: u.database ?? undefined,
+      charset: 'utf8mb4',
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      ...exactBigints,
+    })
+    greeted = true
+  } catch (err) {
+    // Connected, then no greeting in time, or one of another protocol (a PostgreSQL port
+    // waits for its client to speak first).
+    const code = String(err.code ?? '')
+    if (!greeted && (code === 'ETIMEDOUT' || code.startsWith('PROTOCOL_') || code === 'HANDSHAKE_NO_SSL_SUPPORT' || err.fatal === undefined && !code)) {
+      if (code !== 'ETIMEDOUT' || await tcpAnswers(u.host, u.port)) {
+        const e = makeError('NOT_MYSQL', { server, reason: err.message })
+        e.cause = err
+        throw e
+      }
+    }
+    throw err
+  }
+  connection.on('error', () => {}) // a lost connection: the next call opens another
+  return connection
+}
+
+// Whether a TCP connection to host:port opens (a server is there, whatever it speaks).
+function tcpAnswers(host, port) {
+  const net = require('node:net')
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: CONNECT_TIMEOUT_MS })
+    const done = (ok) => { socket.destroy(); resolve(ok) }
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+    socket.once('timeout', () => done(false))
+  })
+}
+
+/** Whether `err` means the connection is gone (open another). */
+function lost(err) {
+  return Boolean(err && (err.fatal || ['PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT'].includes(err.code)))
+}
+
+// -- segments ---------------------------------------------------------------------------------
+
+/** The segment statements of one database and the stride each server's tag has (learnt at its
+ *  first fetch, as the core's MysqlFetch says). */
+class Segments {
+  constructor(schema) {
+    this._sql = native.mysqlSegmentSql(schema)
+    this._strides = new Map()
+  }
+
+  /** One segment of `tag`: `[first, count, stride]` as decimal strings. */
+  async take(connection, server, tag, size) {
+    let state = native.mysqlFetchStart(String(size), this._strides.get(server))
+    if (state.size == null) {
+      const [rows] = await connection.query({ sql: this._sql.read, values: [tag], rowsAsArray: true })
+      state = native.mysqlFetchRead(String(size), rows.length ? rows[0].map(String) : null)
+      if (state.sqlstate) throw serverError(state.sqlstate, `no segment of tag ${tag}`)
+      this._strides.set(server, state.stride)
+    }
+    const [result] = await connection.query(this._sql.take, [state.size, state.size, tag])
+    const took = native.mysqlFetchTook(state.size, state.stride, result.affectedRows, String(result.insertId))
+    if (took.sqlstate) throw serverError(took.sqlstate, `no segment of tag ${tag}`)
+    return [took.first, took.count, took.stride]
+  }
+
+  async giveBack(connection, tag, first, end) {
+    const [result] = await connection.query(this._sql.giveBack, [first, tag, end, first, first])
+    return result.affectedRows === 1
+  }
+}
+
+function serverError(sqlstate, message) {
+  const err = new Error(`${message}: ${sqlstate}`)
+  err.code = sqlstate // as pg reports a SQLSTATE: the drivers' checks hold for both databases
+  return err
+}
+
+// -- the dictionary -----------------------------------------------------------------------------
+
+const decode = (value) => (value === null ? null : Buffer.isBuffer(value) ? value.toString('utf8') : String(value))
+
+/** The dictionary's protocol on one connection (see shardid::sql::mysql's dictionary): lookups
+ *  without a lock, then for strings still missing one transaction that locks the topic row,
+ *  looks again with a locking read, numbers the rest from the topic's next ID (the core's
+ *  assign_new), inserts them and moves `next` on. Answers are decimal strings. */
+class Dictionary {
+  constructor(schema, topic) {
+    this.schema = schema
+    this.topic = topic
+    native.mysqlDictionarySql(schema, 'lock', 0) // INVALID_ARGUMENT for a bad name, now
+    this._statements = new Map()
+  }
+
+  _sql(which, n = 0) {
+    const key = `${which}/${n}`
+    let sql = this._statements.get(key)
+    if (sql === undefined) {
+      sql = native.mysqlDictionarySql(this.schema, which, n)
+      if (n <= 64) this._statements.set(key, sql)
+    }
+    return sql
+  }
+
+  _unknown() { return serverError(SQLSTATES.unknownTopic, `no topic ${this.topic}`) }
+  _dropped() { return serverError(SQLSTATES.topicDropped, `topic ${this.topic} was dropped`) }
+
+  async _found(connection, values) {
+    const [rows] = await connection.query({ sql: this._sql('find', values.length), values: [...values, this.topic], rowsAsArray: true })
+    if (rows.length === 0) throw this._unknown()
+    const found = new Map()
+    for (const [, value, id] of rows) if (value !== null) found.set(decode(value), String(id))
+    return found
+  }
+
+  async lookup(connection, values) {
+    const found = await this._found(connection, values)
+    return values.map((v) => found.get(v) ?? null)
+  }
+
+  async ids(connection, values) {
+    const found = await this._found(connection, values)
+    const answers = values.map((v) => found.get(v) ?? null)
+    if (!answers.includes(null)) return answers
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this._assign(connection, values, answers)
+      } catch (err) {
+        // Rolled back whole by the server: safe to run again.
+        if (![DEADLOCK, LOCK_WAIT_TIMEOUT].includes(err.errno) || attempt === RETRIES) throw err
+      }
+    }
+  }
+
+  async _assign(connection, values, answers) {
+    const missing = values.filter((_, i) => answers[i] === null)
+    await connection.beginTransaction()
+    try {
+      const [locked] = await connection.query({ sql: this._sql('lock'), values: [this.topic], rowsAsArray: true })
+      if (locked.length === 0) throw this._unknown()
+      const [topicId, base, dropped] = locked[0]
+      const [rows] = await connection.query({ sql: this._sql('recheck', missing.length), values: [topicId, ...missing], rowsAsArray: true })
+      const found = new Map(rows.map(([value, id]) => [decode(value), String(id)]))
+      const still = missing.map((v) => found.get(v) ?? null)
+      const assigned = native.mysqlAssignNew(still.map((a) => a === null), String(base))
+      if (assigned.length > 0 && Number(dropped)) throw this._dropped()
+      if (assigned.length > 0) {
+        const params = []
+        for (const { index, id } of assigned) {
+          params.push(topicId, missing[index], id)
+          still[index] = id
+        }
+        await connection.query(this._sql('insert', assigned.length), params)
+        await connection.query(this._sql('advance'), [String(BigInt(base) + BigInt(assigned.length)), this.topic])
+      }
+      await connection.commit()
+      const byValue = new Map(missing.map((v, i) => [v, still[i]]))
+      return values.map((v, i) => answers[i] ?? byValue.get(v))
+    } catch (err) {
+      await connection.rollback().catch(() => {}) // a broken connection: the server rolls back
+      throw err
+    }
+  }
+
+  async values(connection, ids) {
+    const [rows] = await connection.query({ sql: this._sql('findValues', ids.length), values: [...ids.map(String), this.topic], rowsAsArray: true })
+    if (rows.length === 0) throw this._unknown()
+    const found = new Map()
+    for (const [, id, value] of rows) if (id !== null) found.set(String(id), decode(value))
+    return ids.map((id) => found.get(String(id)) ?? null)
+  }
+
+  async create(connection) {
+    await connection.query(this._sql('createTopic'), [this.topic])
+    const [rows] = await connection.query({ sql: this._sql('state'), values: [this.topic], rowsAsArray: true })
+    if (rows.length === 0) throw this._unknown()
+    if (Number(rows[0][0])) throw this._dropped()
+  }
+
+  async drop(connection) {
+    await connection.query(this._sql('dropTopic'), [this.topic])
+    const [rows] = await connection.query({ sql: this._sql('state'), values: [this.topic], rowsAsArray: true })
+    if (rows.length === 0) throw this._unknown()
+  }
+}
+
+// -- the DDL ----------------------------------------------------------------------------------
+
+/**
+ * The MySQL DDL of `<database>.next_id()` (IDs of `layout` for `shard` made inside MySQL 8 or
+ * MariaDB; a BEFORE INSERT trigger makes it a column's default) and the decoding functions:
+ * `ddl({ layout: Layout.INSTAGRAM, shard: 5, schema: 'insta5' })`, `schema` naming the
+ * database. The same text as Python's `shardid.sql.mysql` and `npx shardid sql --dialect mysql`.
+ */
+function ddl(options) {
+  const o = options ?? {}
+  if (!(o.layout instanceof Layout) || typeof o.schema !== 'string') {
+    throw makeError('INVALID_ARGUMENT', { argument: 'ddl', reason: 'takes { layout: Layout, shard, schema: string, backwardsToleranceMs?, maxBorrowUnits? }' }, TypeError)
+  }
+  const layoutIndex = native.layoutNew(o.layout.epochMs, o.layout.unitMs, o.layout.timeBits, o.layout.shardBits, o.layout.sequenceBits, o.layout.order, o.layout.signed)
+  return native.mysqlDdl(layoutIndex, o.shard, o.schema, o.backwardsToleranceMs, o.maxBorrowUnits)
+}
+
+/** The MySQL DDL of dense IDs from segments in database `schema` (default `seg`). */
+function segmentsDdl(schema = 'seg', { servers = 1, index = 0 } = {}) {
+  return native.mysqlSegmentsDdl(schema, servers, index)
+}
+
+/** The MySQL DDL of the dictionary in database `schema` (default `dict`). */
+function dictionaryDdl(schema = 'dict') {
+  return native.mysqlDictionaryDdl(schema)
+}
+
+/** The statements of a MySQL script (the DDL above), for a driver to send one at a time. */
+function statements(script) {
+  return native.mysqlStatements(script)
+}
+
+module.exports = { ddl, segmentsDdl, dictionaryDdl, statements, exactBigints, isUrl, parseUrl, connect, lost, Segments, Dictionary }

@@ -1,0 +1,280 @@
+"""MySQL and MariaDB for :mod:`shardid.segments` and :mod:`shardid.dictionary`, over PyMySQL
+(``pip install shardid[mysql]``). Not for direct use: give ``DenseIds`` or ``Dictionary`` a
+``mysql://user:password@host:port/database`` (or ``mariadb://``) URL.
+
+Everything here executes the core's statements (``shardid::sql::mysql``) in the order the core
+documents; the numbers and the checks are the core's. What is PyMySQL's own: the connection (the
+URL read by the core, percent-decoded), its errors (reported as they are), and telling a server
+that is not MySQL from one that is down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from shardid._shardid import (
+    _TOPIC_DROPPED_SQLSTATE,
+    _UNKNOWN_TOPIC_SQLSTATE,
+    _assign_new,
+    _error,
+    _mysql_segment_statements,
+    _mysql_url,
+    _MysqlDictSql,
+    _MysqlFetch,
+)
+
+# MySQL's error numbers the drivers act on.
+_DEADLOCK = 1213
+_LOCK_WAIT_TIMEOUT = 1205
+# The client's: the server went away or the connection broke. Reconnect.
+_LOST = {2003, 2006, 2013, 2014, 2055, 0}
+# A transaction rolled back by the server (a deadlock, a lock wait timeout): run it again.
+_RETRIES = 5
+# How long the TCP connection may take, and then the server's greeting, before the server is
+# taken for down or for something else than MySQL (a server greets at once; the greeting's bound
+# is short so that DenseIds' wait, 5 s by default, sees the error).
+CONNECT_TIMEOUT_S = 5
+GREETING_TIMEOUT_S = 2
+
+
+def is_url(conninfo: object) -> bool:
+    """Whether ``conninfo`` is a MySQL URL (``mysql://`` or ``mariadb://``)."""
+    return isinstance(conninfo, str) and conninfo.startswith(("mysql://", "mariadb://"))
+
+
+def check_url(url: str) -> None:
+    """``INVALID_ARGUMENT`` on ``url`` for a URL the core cannot read."""
+    _mysql_url(url)
+
+
+class ServerError(Exception):
+    """An answer of the server the core refused (an unknown tag, a row no DDL makes), with the
+    SQLSTATE PostgreSQL's functions raise for the same case, so the drivers' checks of
+    ``sqlstate`` hold for both databases."""
+
+    def __init__(self, sqlstate: str, message: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+
+
+def _pymysql() -> Any:
+    try:
+        import pymysql
+    except ImportError:
+        raise _error(
+            "UNSUPPORTED", reason="a mysql:// URL needs PyMySQL: pip install shardid[mysql]"
+        ) from None
+    return pymysql
+
+
+def connect(url: str) -> Any:
+    """A PyMySQL connection (autocommit) to the server ``url`` names. ``NOT_MYSQL`` when the
+    server accepts the connection but does not greet as MySQL (PyMySQL would wait forever)."""
+    pymysql = _pymysql()
+    user, password, host, port, database = _mysql_url(url)
+    try:
+        conn = pymysql.connect(
+            host=host,
+            port=port,
+            user=user,
+            password=password or "",
+            database=database,
+            autocommit=True,
+            charset="utf8mb4",
+            connect_timeout=CONNECT_TIMEOUT_S,
+            # Bounds the greeting and the log-in only: set back to None below, so a statement
+            # may wait on a lock as long as the server lets it.
+            read_timeout=GREETING_TIMEOUT_S,
+        )
+    except pymysql.err.MySQLError as e:
+        number = e.args[0] if e.args and isinstance(e.args[0], int) else None
+        timed_out = number == 2013 and "timed out" in str(e)
+        # Connected, then no greeting in time or a greeting of another protocol.
+        if timed_out or isinstance(e, (pymysql.err.InternalError, pymysql.err.ProgrammingError)) and number is None:
+            raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{e}") from e
+        raise
+    except (ValueError, IndexError, UnicodeDecodeError, KeyError) as e:
+        # PyMySQL read a greeting that is not MySQL's and choked on it.
+        raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{type(e).__name__}: {e}") from e
+    conn._read_timeout = None  # see read_timeout above
+    return conn
+
+
+def lost(e: BaseException) -> bool:
+    """Whether ``e`` means the connection is gone (reconnect)."""
+    pymysql = _pymysql()
+    if isinstance(e, pymysql.err.InterfaceError):
+        return True
+    return isinstance(e, pymysql.err.OperationalError) and bool(e.args) and e.args[0] in _LOST
+
+
+def _number(e: BaseException) -> int | None:
+    return e.args[0] if e.args and isinstance(e.args[0], int) else None
+
+
+# -- segments ---------------------------------------------------------------------------------
+
+
+class Segments:
+    """The segment statements of one database, and the stride each server's tag has (learnt
+    at its first fetch, as the core's ``MysqlFetch`` says)."""
+
+    def __init__(self, schema: str) -> None:
+        self._read, self._take, self._give_back = _mysql_segment_statements(schema)
+        self._strides: dict[int, int] = {}
+
+    @staticmethod
+    def errors() -> tuple[type[BaseException], ...]:
+        return (_pymysql().err.MySQLError, ServerError)
+
+    @staticmethod
+    def connect(url: str) -> Any:
+        return connect(url)
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        return lost(e)
+
+    def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
+        """One segment of ``tag``: ``(first, count, stride)``."""
+        fetch = _MysqlFetch(size, self._strides.get(server))
+        with conn.cursor() as cur:
+            take = fetch.step()
+            if take is None:
+                cur.execute(self._read, (tag,))
+                problem = fetch.read(cur.fetchone())
+                if problem is not None:
+                    raise ServerError(problem, f"no segment of tag {tag!r}: {problem}")
+                self._strides[server] = fetch.stride  # type: ignore[assignment]
+                take = fetch.step()
+            rows = cur.execute(self._take, (take, take, tag))
+            segment = fetch.took(rows, cur.lastrowid)
+        if isinstance(segment, str):
+            raise ServerError(segment, f"no segment of tag {tag!r}: {segment}")
+        return segment
+
+    def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
+        with conn.cursor() as cur:
+            return bool(cur.execute(self._give_back, (first, tag, end, first, first)) == 1)
+
+
+# -- the dictionary ----------------------------------------------------------------------------
+
+
+class Dictionary:
+    """The dictionary's protocol on one connection (see ``shardid::sql::mysql``'s dictionary):
+    lookups without a lock, then for strings still missing one transaction that locks the topic
+    row, looks again with a locking read, numbers the rest from the topic's next ID (the core's
+    ``assign_new``), inserts them and moves ``next`` on."""
+
+    def __init__(self, schema: str, topic: str) -> None:
+        self.sql = _MysqlDictSql(schema)
+        self.topic = topic
+        self._statements: dict[tuple[str, int], str] = {}
+
+    def _sql(self, which: str, n: int) -> str:
+        key = (which, n)
+        found = self._statements.get(key)
+        if found is None:
+            found = getattr(self.sql, which)(n)
+            if n <= 64:  # a few sizes come back often; the rest render each time
+                self._statements[key] = found
+        return found
+
+    def _unknown(self) -> ServerError:
+        return ServerError(_UNKNOWN_TOPIC_SQLSTATE, f"no topic {self.topic!r}")
+
+    def _dropped(self) -> ServerError:
+        return ServerError(_TOPIC_DROPPED_SQLSTATE, f"topic {self.topic!r} was dropped")
+
+    def _found(self, cur: Any, values: Sequence[str]) -> dict[str, int]:
+        """The IDs of ``values`` the topic has (no lock). ``UNKNOWN_TOPIC`` for no topic."""
+        cur.execute(self._sql("find", len(values)), (*values, self.topic))
+        rows = cur.fetchall()
+        if not rows:
+            raise self._unknown()
+        return {value.decode(): id for _, value, id in rows if value is not None}
+
+    def lookup(self, conn: Any, values: Sequence[str]) -> list[int | None]:
+        with conn.cursor() as cur:
+            found = self._found(cur, values)
+        return [found.get(v) for v in values]
+
+    def ids(self, conn: Any, values: Sequence[str]) -> list[int]:
+        with conn.cursor() as cur:
+            found = self._found(cur, values)
+        answers: list[int | None] = [found.get(v) for v in values]
+        if None not in answers:
+            return answers  # type: ignore[return-value]
+        pymysql = _pymysql()
+        for attempt in range(1, _RETRIES + 1):
+            try:
+                return self._assign(conn, values, answers)
+            except pymysql.err.OperationalError as e:
+                # Rolled back whole by the server: safe to run again.
+                if _number(e) not in (_DEADLOCK, _LOCK_WAIT_TIMEOUT) or attempt == _RETRIES:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _assign(self, conn: Any, values: Sequence[str], answers: list[int | None]) -> list[int]:
+        missing = [v for v, a in zip(values, answers) if a is None]
+        conn.begin()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(self.sql.lock(), (self.topic,))
+                row = cur.fetchone()
+                if row is None:
+                    raise self._unknown()
+                topic_id, base, dropped = row
+                cur.execute(self._sql("recheck", len(missing)), (topic_id, *missing))
+                found = {value.decode(): id for value, id in cur.fetchall()}
+                still: list[int | None] = [found.get(v) for v in missing]
+                new = _assign_new(still, base)
+                if new and dropped:
+                    raise self._dropped()
+                if new:
+                    params: list[Any] = []
+                    for i, id in new:
+                        params += (topic_id, missing[i], id)
+                        still[i] = id
+                    cur.execute(self._sql("insert", len(new)), params)
+                    cur.execute(self.sql.advance(), (base + len(new), self.topic))
+            conn.commit()
+        except BaseException:
+            try:
+                conn.rollback()
+            except Exception:  # noqa: BLE001, S110 - the connection broke: the server rolls back
+                pass
+            raise
+        by_value = dict(zip(missing, still))
+        return [a if a is not None else by_value[v] for v, a in zip(values, answers)]  # type: ignore[misc]
+
+    def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
+        with conn.cursor() as cur:
+            cur.execute(self._sql("find_values", len(ids)), (*ids, self.topic))
+            rows = cur.fetchall()
+        if not rows:
+            raise self._unknown()
+        found = {id: value.decode() for _, id, value in rows if id is not None}
+        return [found.get(i) for i in ids]
+
+    def create(self, conn: Any) -> None:
+        with conn.cursor() as cur:
+            cur.execute(self.sql.create_topic(), (self.topic,))
+            cur.execute(self.sql.state(), (self.topic,))
+            row = cur.fetchone()
+        if row is None:
+            raise self._unknown()
+        if row[0]:
+            raise self._dropped()
+
+    def drop(self, conn: Any) -> None:
+        with conn.cursor() as cur:
+            cur.execute(self.sql.drop_topic(), (self.topic,))
+            cur.execute(self.sql.state(), (self.topic,))
+            if cur.fetchone() is None:
+                raise self._unknown()
+
+
+__all__ = ["Dictionary", "Segments", "ServerError", "check_url", "connect", "is_url", "lost"]

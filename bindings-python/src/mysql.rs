@@ -1,0 +1,213 @@
+//! The MySQL family's SQL from the core (`shardid::sql::mysql`), for `shardid.sql` and the
+//! PyMySQL drivers in `shardid._mysql`. Not for direct use, except `mysql()` and
+//! `mysql_statements()`, re-exported by `shardid.sql`.
+
+use pyo3::prelude::*;
+use shardid::sql::mysql::{
+    FetchError, FetchStep, MysqlDictionaryStatements, MysqlFetch, MysqlUrl, assign_new,
+    script_statements,
+};
+use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders};
+
+use crate::args::{Arg, options_arg, u64_arg};
+use crate::errors::invalid_argument;
+use crate::layout::PyLayout;
+use crate::sql::sql_error;
+
+/// The dialect named by `dialect` (`None`: PostgreSQL), or `INVALID_ARGUMENT`.
+pub(crate) fn dialect_arg(py: Python<'_>, dialect: Option<&str>) -> PyResult<Dialect> {
+    match dialect {
+        None => Ok(Dialect::Postgres),
+        Some(name) => Dialect::from_name(name).ok_or_else(|| {
+            invalid_argument(
+                py,
+                "dialect",
+                &format!("must be one of {}, not {name:?}", Dialect::NAMES),
+            )
+        }),
+    }
+}
+
+/// The DDL that makes `<database>.next_id()` and the decoding functions for `layout` and
+/// `shard` inside MySQL 8 or MariaDB (`schema` names the database).
+#[pyfunction]
+#[pyo3(signature = (layout, shard, schema, *, backwards_tolerance_ms = None, max_borrow_units = None))]
+pub(crate) fn mysql(
+    py: Python<'_>,
+    layout: &Bound<'_, PyLayout>,
+    shard: &Bound<'_, PyAny>,
+    schema: &str,
+    backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
+    max_borrow_units: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let layout = layout.get().inner;
+    let shard = u64_arg(shard, "shard", Arg::Shard(layout.max_shard()))?;
+    let options = options_arg(backwards_tolerance_ms, max_borrow_units)?;
+    Mysql::new(layout, shard, schema)
+        .map(|ddl| ddl.options(options).to_string())
+        .map_err(|e| sql_error(py, e))
+}
+
+/// The statements of a MySQL script (the DDL `mysql()`, `segments(dialect="mysql")` and
+/// `dictionary(dialect="mysql")` render), for a driver to send one at a time.
+#[pyfunction]
+pub(crate) fn mysql_statements(script: &str) -> Vec<String> {
+    script_statements(script).map(String::from).collect()
+}
+
+/// The DDL of segments on MySQL (`segments(..., dialect="mysql")`).
+pub(crate) fn segments_ddl(
+    py: Python<'_>,
+    schema: &str,
+    servers: u64,
+    index: u64,
+) -> PyResult<String> {
+    MysqlSegments::new(schema)
+        .and_then(|ddl| ddl.ticket_server(servers, index))
+        .map(|ddl| ddl.to_string())
+        .map_err(|e| sql_error(py, e))
+}
+
+/// The DDL of the dictionary on MySQL (`dictionary(..., dialect="mysql")`).
+pub(crate) fn dictionary_ddl(py: Python<'_>, schema: &str) -> PyResult<String> {
+    MysqlDictionary::new(schema)
+        .map(|ddl| ddl.to_string())
+        .map_err(|e| sql_error(py, e))
+}
+
+/// The statements a segment client sends, in PyMySQL's `%s` style: `(read, take, give_back)`.
+#[pyfunction]
+pub(crate) fn _mysql_segment_statements(
+    py: Python<'_>,
+    schema: &str,
+) -> PyResult<(String, String, String)> {
+    let s = MysqlSegments::new(schema)
+        .map_err(|e| sql_error(py, e))?
+        .statements(Placeholders::Format);
+    Ok((
+        s.read().to_string(),
+        s.take().to_string(),
+        s.give_back().to_string(),
+    ))
+}
+
+/// The steps of one segment fetch (the core's `MysqlFetch`): `step()` is `None` for the read,
+/// or the size to take; `read()` and `took()` return the SQLSTATE of a failure
+/// (`SI001`: unknown tag) instead of raising, for the driver to raise its way.
+#[pyclass(module = "shardid._mysql", name = "_MysqlFetch")]
+pub(crate) struct PyMysqlFetch {
+    inner: MysqlFetch,
+}
+
+#[pymethods]
+impl PyMysqlFetch {
+    #[new]
+    #[pyo3(signature = (size, stride = None))]
+    fn new(size: u64, stride: Option<u64>) -> Self {
+        Self {
+            inner: MysqlFetch::new(size, stride),
+        }
+    }
+
+    fn step(&self) -> Option<u64> {
+        match self.inner.step() {
+            FetchStep::Read => None,
+            FetchStep::Take { size } => Some(size),
+        }
+    }
+
+    #[getter]
+    fn stride(&self) -> Option<u64> {
+        self.inner.stride()
+    }
+
+    fn read(&mut self, row: Option<(i64, i64)>) -> Option<&'static str> {
+        self.inner.read(row).err().map(FetchError::sqlstate)
+    }
+
+    /// `(first, count, stride)`, or the SQLSTATE of why not.
+    fn took(&self, py: Python<'_>, rows: u64, first: u64) -> PyResult<Py<PyAny>> {
+        Ok(match self.inner.took(rows, first) {
+            Ok(s) => (s.first, s.count, s.stride)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+            Err(e) => e.sqlstate().into_pyobject(py)?.into_any().unbind(),
+        })
+    }
+}
+
+/// The dictionary's statements for one database, in PyMySQL's `%s` style; those taking a list
+/// are rendered for `n` items.
+#[pyclass(module = "shardid._mysql", name = "_MysqlDictSql", frozen)]
+pub(crate) struct PyMysqlDictSql {
+    schema: String,
+}
+
+impl PyMysqlDictSql {
+    fn statements(&self) -> MysqlDictionaryStatements<'_> {
+        // Checked in `new`.
+        MysqlDictionary::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in new"),
+            |d| d.statements(Placeholders::Format),
+        )
+    }
+}
+
+#[pymethods]
+impl PyMysqlDictSql {
+    #[new]
+    fn new(py: Python<'_>, schema: &str) -> PyResult<Self> {
+        let _checked = MysqlDictionary::new(schema).map_err(|e| sql_error(py, e))?;
+        Ok(Self {
+            schema: schema.into(),
+        })
+    }
+    fn find(&self, n: usize) -> String {
+        self.statements().find(n).to_string()
+    }
+    fn find_values(&self, n: usize) -> String {
+        self.statements().find_values(n).to_string()
+    }
+    fn lock(&self) -> String {
+        self.statements().lock().to_string()
+    }
+    fn recheck(&self, n: usize) -> String {
+        self.statements().recheck(n).to_string()
+    }
+    fn insert(&self, n: usize) -> String {
+        self.statements().insert(n).to_string()
+    }
+    fn advance(&self) -> String {
+        self.statements().advance().to_string()
+    }
+    fn create_topic(&self) -> String {
+        self.statements().create_topic().to_string()
+    }
+    fn drop_topic(&self) -> String {
+        self.statements().drop_topic().to_string()
+    }
+    fn state(&self) -> String {
+        self.statements().state().to_string()
+    }
+}
+
+/// The IDs of the strings still missing after the locked re-check: `(index, id)` for each
+/// `None` of `answers`, numbered from `base` in order.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts a list into a Vec
+pub(crate) fn _assign_new(answers: Vec<Option<u64>>, base: u64) -> Vec<(usize, u64)> {
+    assign_new(&answers, base).collect()
+}
+
+/// `(user, password, host, port, database)` of a `mysql://` or `mariadb://` URL, or
+/// `INVALID_ARGUMENT` on `url`.
+#[pyfunction]
+#[allow(clippy::type_complexity)] // the tuple PyMySQL's connect() takes apart
+pub(crate) fn _mysql_url(
+    py: Python<'_>,
+    url: &str,
+) -> PyResult<(String, Option<String>, String, u16, Option<String>)> {
+    let u = MysqlUrl::parse(url).map_err(|reason| invalid_argument(py, "url", reason))?;
+    Ok((u.user, u.password, u.host, u.port, u.database))
+}

@@ -1,0 +1,134 @@
+//! The Rust client of the string ↔ ID dictionary on MySQL and MariaDB, driven by
+//! `tests/mysql/test_rust.py` against its throwaway server: `mysql_dictionary <url> <mode>`;
+//! prints one JSON line.
+//!   contract: ids / id / lookup / value / values on topic `mixed` of schema `dict_rust`,
+//!             after Python assigned its strings; strings MySQL's collations would fold.
+//!   bad:      every bad input's kind.
+//!   threads:  8 threads writing overlapping batches of shared strings: one ID each, and the
+//!             cache agrees with the server.
+//!   big:      one batch of 45,000 new strings (more than a prepared statement's placeholders).
+//!   kind:     the error kind of connecting (a server that is not MySQL).
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use shardid::dictionary::mysql::{Dictionary, DictionaryError};
+
+fn kind(result: Result<impl Sized, DictionaryError>) -> String {
+    match result {
+        Ok(_) => "no error".into(),
+        Err(e) => e
+            .kind()
+            .map_or_else(|| format!("database: {e}"), |k| k.code().into()),
+    }
+}
+
+#[allow(clippy::too_many_lines)] // one mode per arm, read top to bottom
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let (url, mode) = (args[1].as_str(), args[2].as_str());
+    match mode {
+        "contract" => {
+            let words = Dictionary::connect(&[url], "mixed", "dict_rust", 1000)?;
+            let ids = words.ids(&[
+                "from rust",
+                "from python",
+                "from rust",
+                "From Rust",
+                "from rust ",
+            ])?;
+            let lookup = words.lookup(&["from rust", "never"])?;
+            let values = words.values(&[1, 0, 99])?;
+            let none = Dictionary::connect(&[url], "mixed", "dict_rust", 0)?;
+            let again = none.ids(&["from rust", "From Rust"])?;
+            println!(
+                "{{\"ids\": {ids:?}, \"lookup\": [{}, {}], \"values\": [{:?}, {:?}, {}], \"again\": {again:?}}}",
+                lookup[0].unwrap_or(u64::MAX),
+                lookup[1].map_or("null".into(), |v| v.to_string()),
+                values[0].as_deref().unwrap_or("?"),
+                values[1].as_deref().unwrap_or("?"),
+                values[2]
+                    .as_deref()
+                    .map_or("null".into(), |v| format!("{v:?}")),
+            );
+        }
+        "bad" => {
+            let words = Dictionary::connect(&[url], "mixed", "dict_rust", 1000)?;
+            let many = vec!["a"; shardid::dictionary::MAX_BATCH + 1];
+            let codes = [
+                kind(words.id("")),
+                kind(words.id("a\0b")),
+                kind(words.lookup(&many)),
+                kind(words.value(u64::MAX)),
+                kind(Dictionary::connect(&[url], "nope", "dict_rust", 10).and_then(|d| d.id("a"))),
+                kind(Dictionary::connect(&[url], "", "dict_rust", 10)),
+                kind(Dictionary::connect(&[url], "t", "x; DROP TABLE y", 10)),
+                kind(Dictionary::connect(
+                    &["mysql://h:0/x"],
+                    "t",
+                    "dict_rust",
+                    10,
+                )),
+                kind(Dictionary::connect(&[url], "gone", "dict_rust", 0).and_then(|d| d.id("new"))),
+            ];
+            println!("{{\"codes\": {codes:?}}}");
+        }
+        "threads" => {
+            let words = Arc::new(Dictionary::connect(&[url], "threads", "dict_rust", 100)?);
+            let threads: Vec<_> = (0..8u64)
+                .map(|t| {
+                    let words = Arc::clone(&words);
+                    std::thread::spawn(move || -> Result<Vec<(String, u64)>, DictionaryError> {
+                        let mut seen = Vec::new();
+                        for b in 0..50u64 {
+                            let values: Vec<String> = (0..40)
+                                .map(|i| format!("s{}", (t * 7 + b * 13 + i * 31) % 600))
+                                .collect();
+                            let ids = words.ids(&values)?;
+                            seen.extend(values.into_iter().zip(ids));
+                        }
+                        Ok(seen)
+                    })
+                })
+                .collect();
+            let mut pairs: HashMap<String, u64> = HashMap::new();
+            let mut agree = true;
+            for t in threads {
+                for (value, id) in t.join().expect("thread")? {
+                    agree &= *pairs.entry(value).or_insert(id) == id;
+                }
+            }
+            let mut ids: Vec<u64> = pairs.values().copied().collect();
+            ids.sort_unstable();
+            let dense = ids.iter().enumerate().all(|(i, &id)| id == i as u64);
+            println!(
+                "{{\"strings\": {}, \"agree\": {agree}, \"dense\": {dense}}}",
+                pairs.len()
+            );
+        }
+        "big" => {
+            let words = Dictionary::connect(&[url], "big", "dict_rust", 0)?;
+            let values: Vec<String> = (0..45_000).map(|i| format!("v{i}")).collect();
+            let ids = words.ids(&values)?;
+            let back = words.values(&ids)?;
+            let same = back
+                .iter()
+                .zip(&values)
+                .all(|(b, v)| b.as_deref() == Some(v.as_str()));
+            let dense = ids.iter().enumerate().all(|(i, &id)| id == i as u64);
+            println!(
+                "{{\"count\": {}, \"dense\": {dense}, \"same\": {same}}}",
+                ids.len()
+            );
+        }
+        "kind" => {
+            let started = std::time::Instant::now();
+            let code = kind(Dictionary::connect(&[url], "t", "dict_rust", 10));
+            println!(
+                "{{\"code\": \"{code}\", \"fast\": {}}}",
+                started.elapsed().as_secs() < 10
+            );
+        }
+        other => return Err(format!("unknown mode {other}").into()),
+    }
+    Ok(())
+}

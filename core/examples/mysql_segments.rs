@@ -1,0 +1,117 @@
+//! The Rust client of dense IDs from segments on MySQL and MariaDB, driven by
+//! `tests/mysql/test_rust.py` against its throwaway server: `mysql_segments <url> <mode>`;
+//! prints one JSON line.
+//!   order:   IDs from `next_id` / `next_ids` increase and are dense across segments; `close()`
+//!            gives the rest back, so a new client continues at the next number.
+//!   errors:  the kinds of a tag never created, a bad tag, schema and URL, a server that is down.
+//!   threads: 8 threads x 20,000 IDs on one client: no duplicate.
+//!   many:    `mysql_segments <url> many <tag> <file> <n>`: n IDs of tag in schema `seg_mixed`,
+//!            appended to file as little-endian i64s (for the test's mix of processes).
+//!   kind:    the error kind of connecting (a server that is not MySQL).
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::Arc;
+
+use shardid::segment::SizePolicy;
+use shardid::segment::mysql::DenseIds;
+
+fn code<T>(result: Result<T, shardid::segment::mysql::SegmentError>) -> String {
+    result.map_or_else(|e| e.kind().code().to_string(), |_| "no error".into())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let (url, mode) = (&args[1], args[2].as_str());
+    let small = SizePolicy::new().bounds(100, 100);
+    match mode {
+        "order" => {
+            let ids = DenseIds::connect(url, "r_order", "seg_rust", small)?;
+            let mut got: Vec<u64> = (0..150).map(|_| ids.next_id()).collect::<Result<_, _>>()?;
+            let mut batch = [0u64; 150];
+            ids.next_ids(&mut batch)?;
+            got.extend(batch);
+            let skipped = ids.close();
+            let closed = code(ids.next_id());
+            let again = DenseIds::connect(url, "r_order", "seg_rust", small)?;
+            let next = again.next_id()?;
+            again.close();
+            let dense = got.iter().enumerate().all(|(i, &id)| id == i as u64 + 1);
+            println!(
+                "{{\"count\": {}, \"dense\": {dense}, \"next\": {next}, \"skipped\": {skipped}, \"closed\": \"{closed}\"}}",
+                got.len()
+            );
+        }
+        "errors" => {
+            let codes = [
+                code(DenseIds::connect(url, "never_created", "seg_rust", small)),
+                code(DenseIds::connect(url, "", "seg_rust", small)),
+                code(DenseIds::connect(url, "a", "Seg", small)),
+                code(DenseIds::connect(
+                    "mysql://h:99999/x",
+                    "a",
+                    "seg_rust",
+                    small,
+                )),
+                code(DenseIds::connect(
+                    "mysql://root@127.0.0.1:1/x",
+                    "a",
+                    "seg_rust",
+                    small,
+                )),
+            ];
+            println!("{{\"codes\": {codes:?}}}");
+        }
+        "threads" => {
+            let ids = Arc::new(DenseIds::connect(url, "r_threads", "seg_rust", small)?);
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    let ids = Arc::clone(&ids);
+                    std::thread::spawn(move || {
+                        (0..20_000)
+                            .map(|_| ids.next_id())
+                            .collect::<Result<Vec<u64>, _>>()
+                    })
+                })
+                .collect();
+            let mut all = HashSet::new();
+            let mut total = 0;
+            for t in threads {
+                for id in t.join().expect("thread")? {
+                    total += 1;
+                    all.insert(id);
+                }
+            }
+            ids.close();
+            println!("{{\"total\": {total}, \"unique\": {}}}", all.len());
+        }
+        "many" => {
+            let (tag, file, n) = (&args[3], &args[4], args[5].parse::<usize>()?);
+            let ids = DenseIds::connect(
+                url,
+                tag,
+                "seg_mixed",
+                SizePolicy::new().bounds(20, 500).target_ms(100),
+            )?;
+            let mut got = vec![0u64; n];
+            ids.next_ids(&mut got)?;
+            ids.close();
+            let bytes: Vec<u8> = got.iter().flat_map(|id| id.to_le_bytes()).collect();
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(file)?
+                .write_all(&bytes)?;
+            println!("{{\"count\": {n}}}");
+        }
+        "kind" => {
+            let started = std::time::Instant::now();
+            let kind = code(DenseIds::connect(url, "a", "seg_rust", small));
+            println!(
+                "{{\"code\": \"{kind}\", \"fast\": {}}}",
+                started.elapsed().as_secs() < 10
+            );
+        }
+        other => return Err(format!("unknown mode {other}").into()),
+    }
+    Ok(())
+}

@@ -1,0 +1,256 @@
+//! The MySQL family's SQL (MySQL 8, MariaDB 10.6 and later; TiDB for the clients' statements):
+//! the DDL of `<database>.next_id()` ([`Mysql`]), of dense IDs from segments
+//! ([`MysqlSegments`]) and of the string ↔ ID dictionary ([`MysqlDictionary`]), and the plain
+//! statements the clients send.
+//!
+//! What differs from PostgreSQL, and why:
+//! - A *schema* is a database: `--schema seg` creates database `seg`, and the functions are
+//!   called the same way (`SELECT seg.create_tag('orders')`).
+//! - The clients send plain `SELECT`/`INSERT`/`UPDATE` statements, never a stored routine:
+//!   they then work where routines do not (TiDB), and a segment is one `UPDATE` whose new
+//!   value comes back in the reply (`LAST_INSERT_ID(expr)`: PyMySQL's `lastrowid`, mysql2's
+//!   `insertId`), as MySQL has no `UPDATE ... RETURNING`. The stored functions are for SQL
+//!   users (a column filled by a trigger, a tag created by hand).
+//! - Scripts hold stored routines, so they are written for the `mysql`/`mariadb` command line
+//!   (`DELIMITER $$`); a driver sends the statements [`script_statements`] splits out.
+//! - Strings are `VARBINARY`: compared byte by byte, as PostgreSQL's `COLLATE "C"`. A `VARCHAR`
+//!   of MySQL's usual collations would make `'a'`, `'A'` and `'a '` one key.
+
+use core::fmt::{self, Display, Formatter};
+
+use super::{Placeholders, SqlError, check_schema};
+use crate::{Error, FieldOrder, Layout, Options};
+
+#[cfg(feature = "mysql")]
+pub mod connect;
+mod dictionary;
+mod next_id;
+mod segments;
+#[cfg(feature = "std")]
+mod url;
+
+pub use dictionary::{MAX_PREPARED_LIST, MysqlDictionary, MysqlDictionaryStatements, assign_new};
+pub use segments::{FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments};
+#[cfg(feature = "std")]
+pub use url::{MysqlUrl, UrlProblem};
+
+/// The SQL dialects the core renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Dialect {
+    /// PostgreSQL 12 or later.
+    Postgres,
+    /// MySQL 8 and MariaDB 10.6 or later: what both accept (`mariadb` is the same dialect).
+    Mysql,
+}
+
+impl Dialect {
+    /// The dialect of a name: `postgres` (or `postgresql`), `mysql` or `mariadb`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "postgres" | "postgresql" => Some(Self::Postgres),
+            "mysql" | "mariadb" => Some(Self::Mysql),
+            _ => None,
+        }
+    }
+
+    /// The names, for a usage message.
+    pub const NAMES: &'static str = "postgres, mysql, mariadb";
+}
+
+/// The statements of a MySQL script (the DDL the types of this module render): the text
+/// between its `$$` delimiters, without the `DELIMITER` lines and comments-only pieces, for a
+/// driver to send one at a time.
+pub fn script_statements(script: &str) -> impl Iterator<Item = &str> {
+    let body = script
+        .split_once("DELIMITER $$\n")
+        .map_or(script, |(_, body)| body);
+    let body = body
+        .rsplit_once("DELIMITER ;")
+        .map_or(body, |(body, _)| body);
+    body.split("$$\n").map(str::trim).filter(|statement| {
+        statement.lines().any(|line| {
+            let line = line.trim();
+            !line.is_empty() && !line.starts_with("--")
+        })
+    })
+}
+
+/// The DDL of `<database>.next_id()` for one layout and shard on MySQL 8 or MariaDB; render it
+/// with [`Display`].
+///
+/// It creates, in database `schema` (idempotently: re-running it replaces the functions and
+/// keeps the counter):
+/// - `shardid_counter`, one row holding the layout and the last counter value
+///   (`unit << sequence_bits | sequence`);
+/// - `next_id()`: unique for the shard however many sessions call it, increasing, never outside
+///   the layout (errors `TIMESTAMP_BEFORE_EPOCH`, `TIMESTAMP_PAST_EXPIRY`,
+///   `CLOCK_MOVED_BACKWARDS`, SQLSTATEs as on PostgreSQL);
+/// - decoding, `DETERMINISTIC`: `shardid_timestamp_ms(id)`, `shardid_shard(id)`,
+///   `shardid_sequence(id)`, `shardid_min_id_at_ms(ms)`, `shardid_max_id_at_ms(ms)`.
+///
+/// How it stays unique: every call takes the next value of one counter row, moved up to the
+/// clock's unit when it lags (`UPDATE ... SET last = LAST_INSERT_ID(GREATEST(last + 1, unit <<
+/// sequence_bits))`). A value is never handed out twice whatever the clocks
+/// of the sessions read; the time only decides whether the value may be used now, or after a
+/// wait (a unit whose IDs ran out carries into the next, which is waited for as the core's
+/// generator waits), or not at all (`CLOCK_MOVED_BACKWARDS`: the value is skipped).
+///
+/// The row's lock is held until the calling transaction ends, so sessions that insert in long
+/// transactions queue on it. A MariaDB `SEQUENCE` would not hold it, but a sequence cannot be
+/// moved up to the clock inside a function (`SETVAL` takes only literals there, and dynamic
+/// SQL is refused in functions), so a unit's IDs could not be told from the last one's.
+///
+/// MySQL cannot use a stored function as a column `DEFAULT` (MariaDB refuses one that calls
+/// `NEXTVAL`, error 1901): a `BEFORE INSERT` trigger fills the column (see the README).
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct Mysql<'a> {
+    /// The layout as the database can hold it: signed.
+    layout: Layout,
+    shard: u64,
+    schema: &'a str,
+    options: Options,
+}
+
+impl<'a> Mysql<'a> {
+    /// Checks the arguments; the generator options are the core's defaults.
+    ///
+    /// # Errors
+    /// As [`super::Postgres::new`]: the shard must fit the layout, the layout a signed
+    /// `BIGINT`, and `schema` (the database) be a plain lower-case identifier.
+    pub fn new(layout: Layout, shard: u64, schema: &'a str) -> Result<Self, SqlError> {
+        if shard > layout.max_shard() {
+            return Err(Error::ShardOutOfRange {
+                shard,
+                max: layout.max_shard(),
+            }
+            .into());
+        }
+        check_schema(schema)?;
+        let layout = Layout::builder()
+            .epoch_ms(layout.epoch_ms())
+            .unit_ms(layout.unit_ms())
+            .bits(
+                layout.time_bits(),
+                layout.shard_bits(),
+                layout.sequence_bits(),
+            )
+            .order(layout.order())
+            .signed(true)
+            .build()?;
+        if layout.expires_at_ms() > i64::MAX as u64 {
+            return Err(Error::InvalidLayout {
+                reason: "MySQL needs the layout's last millisecond to fit a BIGINT",
+            }
+            .into());
+        }
+        if u32::from(layout.time_bits()) + u32::from(layout.sequence_bits()) > 62 {
+            return Err(Error::InvalidLayout {
+                reason: "MySQL needs the time and sequence bits to leave a spare bit in a BIGINT",
+            }
+            .into());
+        }
+        Ok(Self {
+            layout,
+            shard,
+            schema,
+            options: Options::new(),
+        })
+    }
+
+    /// Sets how `next_id()` treats a clock that moved back and a time unit that ran out, as
+    /// [`Options`] does for the core's generator.
+    pub const fn options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+}
+
+/// The layout's defining numbers, recorded in `shardid_counter`: a database holds one layout.
+struct Signature<'a>(&'a Layout);
+
+impl Display for Signature<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let l = self.0;
+        let order = match l.order() {
+            FieldOrder::TimeShardSequence => "time|shard|sequence",
+            FieldOrder::TimeSequenceShard => "time|sequence|shard",
+        };
+        write!(
+            f,
+            "epoch {} ms, unit {} ms, {} time / {} shard / {} sequence bits, {order}",
+            l.epoch_ms(),
+            l.unit_ms(),
+            l.time_bits(),
+            l.shard_bits(),
+            l.sequence_bits(),
+        )
+    }
+}
+
+/// One statement a MySQL client sends, rendered with its driver's placeholders
+/// ([`Display`]): `?` is a parameter, `[...]` a group repeated `list` times (`IN ([?])` for a
+/// list of `list` values, `VALUES [(?, ?, ?)]` for `list` rows), `{s}` the database.
+#[derive(Clone, Copy, Debug)]
+pub struct MysqlStatement<'a> {
+    schema: &'a str,
+    placeholders: Placeholders,
+    text: &'static str,
+    list: usize,
+}
+
+impl<'a> MysqlStatement<'a> {
+    const fn new(schema: &'a str, placeholders: Placeholders, text: &'static str) -> Self {
+        Self {
+            schema,
+            placeholders,
+            text,
+            list: 0,
+        }
+    }
+
+    const fn list(mut self, list: usize) -> Self {
+        self.list = list;
+        self
+    }
+
+    fn write_plain(&self, f: &mut Formatter<'_>, text: &str) -> fmt::Result {
+        for (i, piece) in text.split("{s}").enumerate() {
+            if i > 0 {
+                f.write_str(self.schema)?;
+            }
+            for (j, part) in piece.split('?').enumerate() {
+                if j > 0 {
+                    match self.placeholders {
+                        // One at a time: %s (PyMySQL) or ? (mysql2, the `mysql` crate); a
+                        // numbered style has no MySQL driver, and writes `?` too.
+                        Placeholders::Format => f.write_str("%s")?,
+                        Placeholders::Question | Placeholders::Numbered => f.write_str("?")?,
+                    }
+                }
+                f.write_str(part)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Display for MysqlStatement<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let mut rest = self.text;
+        while let Some(open) = rest.find('[') {
+            self.write_plain(f, &rest[..open])?;
+            let after = &rest[open + 1..];
+            let close = after.find(']').unwrap_or(after.len());
+            for i in 0..self.list {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                self.write_plain(f, &after[..close])?;
+            }
+            rest = after.get(close + 1..).unwrap_or("");
+        }
+        self.write_plain(f, rest)
+    }
+}

@@ -1,0 +1,332 @@
+//! Dense IDs from segments on MySQL and MariaDB ([`crate::segment`]): the table, the stored
+//! functions for SQL users, and the plain statements and steps of a client's fetch.
+//!
+//! A client's fetch ([`MysqlFetch`]) is one statement once the client knows the tag's stride:
+//!
+//! ```sql
+//! UPDATE seg.shardid_tags SET step = ?, next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride * ?, ...
+//!     WHERE tag = ?
+//! ```
+//!
+//! `LAST_INSERT_ID(next)` records the row's old `next` (the segment's first ID) while the row
+//! moves on by `size` IDs (in signed arithmetic: passing 2^63 - 1 is an error, error 1690,
+//! whatever the `sql_mode`; unsigned, as `LAST_INSERT_ID()` is, a non-strict mode clamps the
+//! column at 2^63 - 1 and every later take hands out that number again); the driver reads it from the reply (PyMySQL `cursor.lastrowid`,
+//! mysql2 `insertId`, the `mysql` crate's `last_insert_id()`), with no second round trip, and
+//! the row lock orders concurrent takes under any isolation level. A tag that does not exist
+//! updates no row and leaves `LAST_INSERT_ID()` at a stale value: the row count says so
+//! ([`MysqlFetch::took`]). The first fetch of a client (size 0: the size the row remembers)
+//! reads the row first, for the remembered size and the stride.
+//!
+//! For SQL users: `<db>.create_tag(tag)` (from 1) and `<db>.create_tag_from(tag, first)` (MySQL
+//! has no default arguments), returning whether the tag was created; `<db>.next_dense_id(tag)`
+//! for rows the database numbers itself (a trigger), from the same numbers. Errors carry the
+//! same SQLSTATEs as on PostgreSQL (`SI001` unknown tag, `SI002` exhausted, `22023` bad
+//! argument).
+
+use core::fmt::{self, Display, Formatter};
+
+use super::MysqlStatement;
+use crate::segment::Segment;
+use crate::sql::{
+    DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, Placeholders, SqlError, TAG_EXHAUSTED, UNKNOWN_TAG,
+    check_schema,
+};
+
+/// The DDL of segments in one database, for one ticket server; render it with [`Display`].
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct MysqlSegments<'a> {
+    schema: &'a str,
+    servers: u64,
+    index: u64,
+}
+
+impl<'a> MysqlSegments<'a> {
+    /// The DDL for one server (stride 1).
+    ///
+    /// # Errors
+    /// [`SqlError::SchemaName`], as for [`super::Mysql::new`].
+    pub fn new(schema: &'a str) -> Result<Self, SqlError> {
+        check_schema(schema)?;
+        Ok(Self {
+            schema,
+            servers: 1,
+            index: 0,
+        })
+    }
+
+    /// The DDL for server `index` of `servers` (`index < servers <= 1024`), as
+    /// [`crate::sql::Segments::ticket_server`].
+    ///
+    /// # Errors
+    /// [`SqlError::Core`] with [`crate::Error::InvalidShardCount`] when the numbers do not fit.
+    pub fn ticket_server(mut self, servers: u64, index: u64) -> Result<Self, SqlError> {
+        if servers == 0 || servers > 1024 || index >= servers {
+            return Err(SqlError::Core(crate::Error::InvalidShardCount {
+                count: servers,
+                max: 1024,
+            }));
+        }
+        self.servers = servers;
+        self.index = index;
+        Ok(self)
+    }
+
+    /// The database.
+    pub const fn schema(&self) -> &'a str {
+        self.schema
+    }
+
+    /// The statements a client sends, with its driver's placeholders.
+    pub const fn statements(&self, placeholders: Placeholders) -> MysqlSegmentStatements<'a> {
+        MysqlSegmentStatements {
+            schema: self.schema,
+            placeholders,
+        }
+    }
+}
+
+/// The statements a segment client sends; each takes its parameters in the order its method
+/// says. Render with [`Display`].
+#[derive(Clone, Copy, Debug)]
+pub struct MysqlSegmentStatements<'a> {
+    schema: &'a str,
+    placeholders: Placeholders,
+}
+
+impl<'a> MysqlSegmentStatements<'a> {
+    const fn statement(&self, text: &'static str) -> MysqlStatement<'a> {
+        MysqlStatement::new(self.schema, self.placeholders, text)
+    }
+
+    /// Reads a tag's remembered size and stride; parameter `(tag)`; one row `(step, stride)`,
+    /// or none for an unknown tag.
+    pub const fn read(&self) -> MysqlStatement<'a> {
+        self.statement("SELECT step, stride FROM {s}.shardid_tags WHERE tag = ?")
+    }
+
+    /// Takes a segment; parameters `(size, size, tag)`; the segment's first ID is the reply's
+    /// last insert ID, and the row count 1 (0: the tag does not exist).
+    pub const fn take(&self) -> MysqlStatement<'a> {
+        self.statement(
+            "UPDATE {s}.shardid_tags SET step = ?, \
+             next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride * ?, \
+             updated_at = CURRENT_TIMESTAMP(6) WHERE tag = ?",
+        )
+    }
+
+    /// Gives back an unused tail `first..end` of the last segment taken, if nobody took one
+    /// since; parameters `(first, tag, end, first, first)`; row count 1 when given back.
+    pub const fn give_back(&self) -> MysqlStatement<'a> {
+        self.statement(
+            "UPDATE {s}.shardid_tags SET next = ?, updated_at = CURRENT_TIMESTAMP(6) \
+             WHERE tag = ? AND next = ? AND next > ? AND MOD(next - ?, stride) = 0",
+        )
+    }
+
+    /// Creates a tag (from 1) if it does not exist; parameter `(tag)`; one boolean, whether
+    /// it was created. A stored function: not on TiDB.
+    pub const fn create_tag(&self) -> MysqlStatement<'a> {
+        self.statement("SELECT {s}.create_tag(?)")
+    }
+}
+
+/// What a [`MysqlFetch`] sends next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FetchStep {
+    /// [`MysqlSegmentStatements::read`] with `(tag)`, then [`MysqlFetch::read`].
+    Read,
+    /// [`MysqlSegmentStatements::take`] with `(size, size, tag)`, then [`MysqlFetch::took`].
+    Take {
+        /// The segment's size.
+        size: u64,
+    },
+}
+
+/// Why a fetch on MySQL gave no segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FetchError {
+    /// The tag does not exist (SQLSTATE [`UNKNOWN_TAG`], as on PostgreSQL).
+    UnknownTag,
+    /// The server's row or reply is not a segment (a stride of 0, a negative number, a tag
+    /// near 2^63 - 1: [`TAG_EXHAUSTED`]).
+    Unusable,
+}
+
+impl FetchError {
+    /// The SQLSTATE PostgreSQL's `take_segment` raises for the same case.
+    pub const fn sqlstate(self) -> &'static str {
+        match self {
+            Self::UnknownTag => UNKNOWN_TAG,
+            Self::Unusable => TAG_EXHAUSTED,
+        }
+    }
+}
+
+impl Display for FetchError {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::UnknownTag => "UNKNOWN_TAG: the tag does not exist",
+            Self::Unusable => "the server's answer is not a usable segment",
+        })
+    }
+}
+
+impl core::error::Error for FetchError {}
+
+/// The steps of one segment fetch on MySQL: [`MysqlFetch::step`] says what to send, the
+/// results go back in. The allocator's fetch (its `size`, 0 for the size the row remembers)
+/// and the stride a client learnt from the server before (`None` at first) go in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MysqlFetch {
+    size: u64,
+    stride: Option<u64>,
+}
+
+impl MysqlFetch {
+    /// A fetch of `size` IDs (0: the size the row remembers) from a server whose stride the
+    /// client knows (`None`: not yet).
+    pub const fn new(size: u64, stride: Option<u64>) -> Self {
+        Self { size, stride }
+    }
+
+    /// What to send now.
+    pub const fn step(&self) -> FetchStep {
+        match self.stride {
+            Some(_) if self.size > 0 => FetchStep::Take { size: self.size },
+            _ => FetchStep::Read,
+        }
+    }
+
+    /// The stride learnt (for the client to keep for its next fetches from this server).
+    pub const fn stride(&self) -> Option<u64> {
+        self.stride
+    }
+
+    /// The row [`FetchStep::Read`] returned, `(step, stride)`, or `None` for no row.
+    ///
+    /// # Errors
+    /// [`FetchError::UnknownTag`] for no row; [`FetchError::Unusable`] for a row no shardid
+    /// DDL makes.
+    pub fn read(&mut self, row: Option<(i64, i64)>) -> Result<(), FetchError> {
+        let (step, stride) = row.ok_or(FetchError::UnknownTag)?;
+        let stride = u64::try_from(stride).map_err(|_| FetchError::Unusable)?;
+        let step = u64::try_from(step).map_err(|_| FetchError::Unusable)?;
+        if stride == 0 || stride > 1024 || step > MAX_SEGMENT {
+            return Err(FetchError::Unusable);
+        }
+        self.stride = Some(stride);
+        if self.size == 0 {
+            self.size = if step > 0 { step } else { DEFAULT_SEGMENT };
+        }
+        Ok(())
+    }
+
+    /// The segment of [`FetchStep::Take`]'s reply: its row count and last insert ID.
+    ///
+    /// # Errors
+    /// [`FetchError::UnknownTag`] when no row was updated (the last insert ID is then another
+    /// statement's); [`FetchError::Unusable`] when the step was not a take.
+    pub fn took(&self, rows: u64, first: u64) -> Result<Segment, FetchError> {
+        let FetchStep::Take { size } = self.step() else {
+            return Err(FetchError::Unusable);
+        };
+        if rows == 0 {
+            return Err(FetchError::UnknownTag);
+        }
+        let stride = self.stride.unwrap_or(1);
+        if rows != 1 || first > i64::MAX as u64 {
+            return Err(FetchError::Unusable);
+        }
+        Ok(Segment {
+            first,
+            count: size,
+            stride,
+        })
+    }
+}
+
+impl Display for MysqlSegments<'_> {
+    #[allow(clippy::too_many_lines)] // one template, read top to bottom
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.schema;
+        let n = self.servers;
+        let i = self.index;
+        let version = env!("CARGO_PKG_VERSION");
+        write!(
+            f,
+            "\
+-- shardid {version}: dense IDs from segments, in database {s} (MySQL 8, MariaDB 10.6 and later).
+-- Ticket server {i} of {n}: every number it hands out is {i} modulo {n}.
+-- Generated by shardid; safe to run again (it replaces the functions and keeps the tags).
+-- Run it with the mysql or mariadb command line, which reads the DELIMITER lines (a driver
+-- sends the statements between the $$ one at a time). With binary logging on, creating
+-- functions that write needs log_bin_trust_function_creators = 1 (or SUPER). The clients need
+-- only the table (TiDB, which has no stored functions, runs the CREATE TABLE alone).
+DELIMITER $$
+
+CREATE DATABASE IF NOT EXISTS {s}$$
+
+-- One row per tag: the next number, the segment size last asked for, and the stride (the
+-- number of ticket servers). Tags are bytes, compared as such.
+CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
+    tag VARBINARY({MAX_TAG_LEN}) NOT NULL PRIMARY KEY,
+    next BIGINT NOT NULL,
+    step BIGINT NOT NULL DEFAULT 0,
+    stride BIGINT NOT NULL DEFAULT 1,
+    updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+) ENGINE = InnoDB$$
+
+-- Creates a tag whose first number is the first at or above `first` that this server hands
+-- out; returns whether it was created (an existing tag is left as it is).
+DROP FUNCTION IF EXISTS {s}.create_tag_from$$
+
+CREATE FUNCTION {s}.create_tag_from(p_tag VARBINARY(1024), p_first BIGINT) RETURNS BOOLEAN
+    NOT DETERMINISTIC MODIFIES SQL DATA
+BEGIN
+    DECLARE created BOOLEAN DEFAULT TRUE;
+    DECLARE CONTINUE HANDLER FOR 1062 SET created = FALSE;
+    IF p_tag IS NULL OR LENGTH(p_tag) = 0 OR LENGTH(p_tag) > {MAX_TAG_LEN} THEN
+        SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = 'INVALID_ARGUMENT: a tag is 1 to {MAX_TAG_LEN} bytes of text';
+    END IF;
+    IF p_first IS NULL OR p_first < 0 THEN
+        SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = 'INVALID_ARGUMENT: first must be 0 or more';
+    END IF;
+    INSERT INTO {s}.shardid_tags (tag, next, stride)
+        VALUES (p_tag, p_first + MOD(MOD({i} - MOD(p_first, {n}), {n}) + {n}, {n}), {n});
+    RETURN created;
+END$$
+
+DROP FUNCTION IF EXISTS {s}.create_tag$$
+
+CREATE FUNCTION {s}.create_tag(p_tag VARBINARY(1024)) RETURNS BOOLEAN
+    NOT DETERMINISTIC MODIFIES SQL DATA
+    RETURN {s}.create_tag_from(p_tag, 1)$$
+
+-- One number of the tag, for rows the database inserts itself (a BEFORE INSERT trigger:
+-- SET NEW.n = {s}.next_dense_id('orders')). Leaves the remembered segment size alone.
+DROP FUNCTION IF EXISTS {s}.next_dense_id$$
+
+CREATE FUNCTION {s}.next_dense_id(p_tag VARBINARY(1024)) RETURNS BIGINT
+    NOT DETERMINISTIC MODIFIES SQL DATA
+BEGIN
+    DECLARE EXIT HANDLER FOR 1690
+        SIGNAL SQLSTATE '{TAG_EXHAUSTED}' SET MESSAGE_TEXT = 'TAG_EXHAUSTED: the numbers of the tag would pass 2^63 - 1';
+    -- LAST_INSERT_ID() is unsigned: back to signed, so that passing 2^63 - 1 is error 1690
+    -- whatever the sql_mode (unsigned, a non-strict mode would clamp the column to 2^63 - 1,
+    -- and every later take would hand out that number again).
+    UPDATE {s}.shardid_tags SET next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride,
+        updated_at = CURRENT_TIMESTAMP(6) WHERE tag = p_tag;
+    IF ROW_COUNT() = 0 THEN
+        SIGNAL SQLSTATE '{UNKNOWN_TAG}' SET MESSAGE_TEXT = 'UNKNOWN_TAG: no such tag in {s}: create it with {s}.create_tag()';
+    END IF;
+    RETURN LAST_INSERT_ID();
+END$$
+
+DELIMITER ;
+"
+        )
+    }
+}

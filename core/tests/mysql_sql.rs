@@ -1,0 +1,318 @@
+//! The MySQL family's SQL as the core renders it: the clients' statements with each driver's
+//! placeholders, the scripts split for drivers, and the steps of a segment fetch. The SQL runs
+//! on a real MariaDB in tests/mysql.
+
+use shardid::Layout;
+use shardid::segment::Segment;
+use shardid::sql::mysql::{
+    FetchError, FetchStep, MAX_PREPARED_LIST, MysqlFetch, assign_new, script_statements,
+};
+use shardid::sql::{
+    DEFAULT_SEGMENT, Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders, SqlError,
+};
+
+#[test]
+fn statements_take_each_drivers_placeholders_and_lists() {
+    let seg = MysqlSegments::new("seg").unwrap();
+    let pymysql = seg.statements(Placeholders::Format);
+    let mysql2 = seg.statements(Placeholders::Question);
+    assert_eq!(
+        pymysql.take().to_string(),
+        "UPDATE seg.shardid_tags SET step = %s, next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride * %s, \
+         updated_at = CURRENT_TIMESTAMP(6) WHERE tag = %s"
+    );
+    assert_eq!(
+        mysql2.read().to_string(),
+        "SELECT step, stride FROM seg.shardid_tags WHERE tag = ?"
+    );
+    assert_eq!(mysql2.give_back().to_string().matches('?').count(), 5);
+    let dict = MysqlDictionary::new("dict").unwrap();
+    let s = dict.statements(Placeholders::Question);
+    let find = s.find(3).to_string();
+    assert!(find.contains("s.value IN (?, ?, ?)"), "{find}");
+    assert!(find.ends_with("WHERE t.topic = ?"), "{find}");
+    assert_eq!(
+        s.insert(2).to_string(),
+        "INSERT INTO dict.shardid_strings (topic_id, value, id) VALUES (?, ?, ?), (?, ?, ?)"
+    );
+    let format = dict.statements(Placeholders::Format);
+    assert_eq!(format.recheck(2).to_string().matches("%s").count(), 3);
+    assert!(format.lock().to_string().ends_with("FOR UPDATE"));
+    // PyMySQL interpolates with %: no statement may hold a % of its own.
+    for text in [
+        pymysql.take().to_string(),
+        pymysql.give_back().to_string(),
+        pymysql.read().to_string(),
+        format.find(4).to_string(),
+        format.find_values(4).to_string(),
+        format.recheck(4).to_string(),
+        format.insert(4).to_string(),
+        format.advance().to_string(),
+        format.create_topic().to_string(),
+        format.drop_topic().to_string(),
+        format.state().to_string(),
+    ] {
+        assert_eq!(
+            text.matches('%').count(),
+            text.matches("%s").count(),
+            "{text}"
+        );
+        assert!(!text.contains('['), "{text}");
+    }
+    // An insert of the longest prepared list stays under the protocol's 65,535 placeholders.
+    assert!(s.insert(MAX_PREPARED_LIST).to_string().matches('?').count() < 65_535);
+}
+
+#[test]
+fn scripts_split_into_the_statements_a_driver_sends() {
+    let layout = Layout::INSTAGRAM;
+    let scripts = [
+        Mysql::new(layout, 5, "insta5").unwrap().to_string(),
+        MysqlSegments::new("seg").unwrap().to_string(),
+        MysqlDictionary::new("dict").unwrap().to_string(),
+    ];
+    for script in &scripts {
+        assert!(script.contains("DELIMITER $$\n") && script.ends_with("DELIMITER ;\n"));
+        let statements: Vec<&str> = script_statements(script).collect();
+        assert!(statements.len() >= 5, "{statements:?}");
+        for statement in &statements {
+            assert!(!statement.contains("$$") && !statement.contains("DELIMITER"));
+            assert!(!statement.trim().is_empty());
+        }
+        assert!(
+            statements[0].ends_with("CREATE DATABASE IF NOT EXISTS insta5")
+                || statements[0].ends_with("CREATE DATABASE IF NOT EXISTS seg")
+                || statements[0].ends_with("CREATE DATABASE IF NOT EXISTS dict")
+        );
+    }
+    let next_id: Vec<&str> = script_statements(&scripts[0]).collect();
+    assert!(
+        next_id
+            .iter()
+            .any(|s| s.starts_with("CREATE FUNCTION insta5.next_id() RETURNS BIGINT"))
+    );
+    // The counter's update is checked: a missing row would leave a stale LAST_INSERT_ID().
+    assert!(scripts[0].contains("IF ROW_COUNT() <> 1 THEN"));
+    let segments: Vec<&str> = script_statements(&scripts[1]).collect();
+    assert!(
+        segments
+            .iter()
+            .any(|s| s.starts_with("CREATE FUNCTION seg.create_tag(p_tag"))
+    );
+}
+
+#[test]
+fn names_and_layouts_are_checked() {
+    for bad in [
+        "Seg",
+        "seg; DROP TABLE x",
+        "",
+        "1seg",
+        "seg`",
+        &"s".repeat(41),
+    ] {
+        assert!(
+            matches!(MysqlSegments::new(bad), Err(SqlError::SchemaName { .. })),
+            "{bad}"
+        );
+        assert!(
+            matches!(MysqlDictionary::new(bad), Err(SqlError::SchemaName { .. })),
+            "{bad}"
+        );
+        assert!(matches!(
+            Mysql::new(Layout::INSTAGRAM, 1, bad),
+            Err(SqlError::SchemaName { .. })
+        ));
+    }
+    assert!(
+        MysqlSegments::new("seg")
+            .unwrap()
+            .ticket_server(2, 2)
+            .is_err()
+    );
+    assert!(
+        MysqlSegments::new("seg")
+            .unwrap()
+            .ticket_server(0, 0)
+            .is_err()
+    );
+    let odd = MysqlSegments::new("seg")
+        .unwrap()
+        .ticket_server(2, 1)
+        .unwrap()
+        .to_string();
+    assert!(odd.contains("Ticket server 1 of 2"));
+    assert!(matches!(
+        Mysql::new(Layout::INSTAGRAM, 8192, "x"),
+        Err(SqlError::Core(_))
+    ));
+    assert_eq!(Dialect::from_name("mariadb"), Some(Dialect::Mysql));
+    assert_eq!(Dialect::from_name("postgresql"), Some(Dialect::Postgres));
+    assert_eq!(Dialect::from_name("oracle"), None);
+}
+
+#[test]
+fn a_fetch_reads_the_row_first_then_takes_in_one_statement() {
+    // A client's first fetch (size 0): read the row, for its remembered size and stride.
+    let mut first = MysqlFetch::new(0, None);
+    assert_eq!(first.step(), FetchStep::Read);
+    first.read(Some((0, 1))).unwrap();
+    assert_eq!(
+        first.step(),
+        FetchStep::Take {
+            size: DEFAULT_SEGMENT
+        }
+    );
+    assert_eq!(
+        first.took(1, 1).unwrap(),
+        Segment {
+            first: 1,
+            count: DEFAULT_SEGMENT,
+            stride: 1
+        }
+    );
+    let mut remembered = MysqlFetch::new(0, Some(2));
+    assert_eq!(remembered.step(), FetchStep::Read, "size 0 always reads");
+    remembered.read(Some((500, 2))).unwrap();
+    assert_eq!(remembered.step(), FetchStep::Take { size: 500 });
+    assert_eq!(
+        remembered.took(1, 7).unwrap(),
+        Segment {
+            first: 7,
+            count: 500,
+            stride: 2
+        }
+    );
+    // Later fetches know the stride: one statement.
+    let later = MysqlFetch::new(64, remembered.stride());
+    assert_eq!(later.step(), FetchStep::Take { size: 64 });
+    assert_eq!(
+        later.took(1, 1007).unwrap(),
+        Segment {
+            first: 1007,
+            count: 64,
+            stride: 2
+        }
+    );
+    // No row updated: the tag is gone, and the last insert ID is another statement's.
+    assert_eq!(later.took(0, 12345), Err(FetchError::UnknownTag));
+    assert_eq!(
+        MysqlFetch::new(0, None).read(None),
+        Err(FetchError::UnknownTag)
+    );
+    assert_eq!(FetchError::UnknownTag.sqlstate(), "SI001");
+    // Rows no shardid DDL makes.
+    for row in [(0, 0), (-1, 1), (0, -1), (0, 2000), (1 << 41, 1)] {
+        assert_eq!(
+            MysqlFetch::new(0, None).read(Some(row)),
+            Err(FetchError::Unusable),
+            "{row:?}"
+        );
+    }
+    assert_eq!(later.took(2, 1), Err(FetchError::Unusable));
+    assert_eq!(
+        MysqlFetch::new(0, None).took(1, 1),
+        Err(FetchError::Unusable),
+        "no take was sent"
+    );
+}
+
+#[test]
+fn new_strings_are_numbered_in_order_from_the_topics_next() {
+    let answers = [Some(4), None, Some(0), None, None];
+    let new: Vec<(usize, u64)> = assign_new(&answers, 10).collect();
+    assert_eq!(new, [(1, 10), (3, 11), (4, 12)]);
+    assert_eq!(assign_new(&[Some(1), Some(2)], 3).count(), 0);
+}
+
+#[test]
+fn the_command_line_renders_each_dialect() {
+    let run = |args: &[&str]| shardid::cli::run(args, None);
+    let seg = run(&["sql", "--dialect", "mysql", "--segments", "--schema", "seg"]);
+    assert_eq!(seg.code, 0, "{}", seg.stderr);
+    assert_eq!(seg.stdout, MysqlSegments::new("seg").unwrap().to_string());
+    let dict = run(&[
+        "sql",
+        "--dialect=mariadb",
+        "--dictionary",
+        "--schema",
+        "dict",
+    ]);
+    assert_eq!(
+        dict.stdout,
+        MysqlDictionary::new("dict").unwrap().to_string()
+    );
+    let ids = run(&[
+        "sql",
+        "--dialect",
+        "mysql",
+        "--layout",
+        "twitter",
+        "--shard",
+        "3",
+        "--schema",
+        "tw",
+    ]);
+    assert_eq!(
+        ids.stdout,
+        Mysql::new(Layout::TWITTER, 3, "tw").unwrap().to_string()
+    );
+    let postgres = run(&["sql", "--segments", "--schema", "seg"]);
+    assert!(
+        postgres.stdout.contains("LANGUAGE plpgsql"),
+        "the default stays PostgreSQL"
+    );
+    let bad = run(&[
+        "sql",
+        "--dialect",
+        "oracle",
+        "--segments",
+        "--schema",
+        "seg",
+    ]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("postgres, mysql, mariadb"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn urls_are_read_alike_everywhere() {
+    use shardid::sql::mysql::MysqlUrl;
+    let url = MysqlUrl::parse("mysql://app:p%40ss%3Aw%2Frd@db.example:3307/shop").unwrap();
+    assert_eq!(url.user, "app");
+    assert_eq!(url.password.as_deref(), Some("p@ss:w/rd"));
+    assert_eq!((url.host.as_str(), url.port), ("db.example", 3307));
+    assert_eq!(url.database.as_deref(), Some("shop"));
+    let bare = MysqlUrl::parse("mariadb://127.0.0.1").unwrap();
+    assert_eq!(
+        (bare.user.as_str(), bare.password, bare.port, bare.database),
+        ("root", None, 3306, None)
+    );
+    let v6 = MysqlUrl::parse("mysql://u@[::1]:4000/x?ssl=0").unwrap();
+    assert_eq!(
+        (v6.host.as_str(), v6.port, v6.database.as_deref()),
+        ("::1", 4000, Some("x"))
+    );
+    // An unencoded @ in a password: the authority ends at the last @.
+    let raw = MysqlUrl::parse("mysql://u:a@b@h/d").unwrap();
+    assert_eq!(
+        (raw.password.as_deref(), raw.host.as_str()),
+        (Some("a@b"), "h")
+    );
+    for bad in [
+        "postgresql://u@h/d",
+        "mysql://",
+        "mysql://u@:3306/d",
+        "mysql://h:99999/d",
+        "mysql://h:x/d",
+        "mysql://u:%zz@h/d",
+        "mysql://u:%ff@h/d",
+        "mysql://[::1/d",
+    ] {
+        assert!(MysqlUrl::parse(bad).is_err(), "{bad}");
+    }
+    assert!(MysqlUrl::is_url("mariadb://h") && !MysqlUrl::is_url("host=h dbname=d"));
+}

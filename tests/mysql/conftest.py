@@ -1,0 +1,74 @@
+"""Fixtures for the MySQL family's tests: one throwaway MariaDB for the session, PyMySQL
+connections to it, and the DDL installed the way a driver does (the core's statements one at a
+time)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pytest
+
+from shardid.sql import mysql_statements
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "postgres"))
+from server import Server  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[Server]:
+    with Server() as s:
+        yield s
+
+
+def open_conn(server: Server, **kw: Any) -> Any:
+    kw.setdefault("autocommit", True)
+    return pymysql.connect(host="127.0.0.1", port=server.port, user="root", **kw)
+
+
+@pytest.fixture
+def connect(server: Server) -> Iterator[Any]:
+    """Opens autocommit connections to the server, closed after the test."""
+    opened: list[Any] = []
+
+    def open_one(**kw: Any) -> Any:
+        conn = open_conn(server, **kw)
+        opened.append(conn)
+        return conn
+
+    yield open_one
+    for conn in opened:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001, S110 - the server restarted under it
+            pass
+
+
+@pytest.fixture
+def conn(connect: Any) -> Any:
+    return connect()
+
+
+def install(conn: Any, script: str) -> None:
+    """Sends a script's statements one at a time, as a driver does."""
+    with conn.cursor() as cur:
+        for statement in mysql_statements(script):
+            cur.execute(statement)
+
+
+def one(conn: Any, sql: str, *params: Any) -> Any:
+    with conn.cursor() as cur:
+        cur.execute(sql, params or None)
+        row = cur.fetchone()
+    assert row is not None, sql
+    return row[0]
+
+
+def rows(conn: Any, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    with conn.cursor() as cur:
+        cur.execute(sql, params or None)
+        return list(cur.fetchall())

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The MySQL family's tests on a throwaway MariaDB that the tests start once (tests/mysql/server.py:
+# mariadb-install-db into a temp dir, mariadbd on 127.0.0.1 only, removed at the end): the wheel
+# in a fresh virtualenv (as tests/python/run.sh installs it) with PyMySQL, the Node addon with
+# mysql2, and the Rust clients (the `mysql` feature). Some tests start a PostgreSQL cluster too
+# (tests/postgres/cluster.py), as a server that is not MySQL.
+# Ends with a "test result:" line that scripts/test.sh counts.
+#
+# SHARDID_PYTHON_VENV=DIR reuses (or creates) the virtualenv in DIR.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+venv=${SHARDID_PYTHON_VENV:-$work/venv}
+SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
+# Node's shardid/segments, shardid/dictionary and shardid/mysql with mysql2.
+(cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
+    && npm run build --silent >/dev/null 2>&1)
+# Rust's segments and dictionary clients over the mysql crate (the `mysql` feature).
+cargo build -q --locked -p shardid --features mysql --example mysql_segments --example mysql_dictionary
+export SHARDID_MYSQL_EXAMPLES=$root/target/debug/examples
+
+cd "$work"   # import the installed wheel, not the source tree
+status=0
+"$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \
+    "$root/tests/mysql" || status=1
+"$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
+    "MySQL and MariaDB: segments, the dictionary and next_id() on a real server, tests/mysql/run.sh"
+exit $status

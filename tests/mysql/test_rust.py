@@ -1,0 +1,122 @@
+"""Rust's shardid::segment::mysql and shardid::dictionary::mysql (the `mysql` crate) on the
+same MariaDB: the examples core/examples/mysql_{segments,dictionary}.rs do the work (built by
+tests/mysql/run.sh, or here when run alone), these check it, and mix Rust and Python
+processes on one tag."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from array import array
+from pathlib import Path
+from typing import Any
+
+from conftest import install, one
+
+from shardid.dictionary import Dictionary
+from shardid.sql import dictionary, segments
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def binary(name: str) -> str:
+    directory = os.environ.get("SHARDID_MYSQL_EXAMPLES")
+    if not directory:
+        subprocess.run(
+            ["cargo", "build", "-q", "-p", "shardid", "--features", "mysql", "--example", name], cwd=ROOT, check=True
+        )
+        directory = str(ROOT / "target" / "debug" / "examples")
+    return str(Path(directory) / name)
+
+
+def rust(name: str, url: str, mode: str, *args: str) -> dict[str, Any]:
+    done = subprocess.run([binary(name), url, mode, *args], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_rust_dense_ids(server: Any, conn: Any) -> None:
+    install(conn, segments("seg_rust", dialect="mysql"))
+    for tag in ("r_order", "r_threads"):
+        one(conn, "SELECT seg_rust.create_tag(%s)", tag)
+    url = server.url_for("seg_rust")
+    assert rust("mysql_segments", url, "order") == {
+        "count": 300,
+        "dense": True,
+        "next": 301,
+        "skipped": 0,
+        "closed": "SEGMENT_UNAVAILABLE",
+    }
+    assert rust("mysql_segments", url, "errors") == {
+        "codes": ["UNKNOWN_TAG", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "SEGMENT_UNAVAILABLE"]
+    }
+    assert rust("mysql_segments", url, "threads") == {"total": 160_000, "unique": 160_000}
+
+
+def test_rust_and_python_processes_on_one_tag_never_share_an_id(server: Any, conn: Any, tmp_path: Path) -> None:
+    install(conn, segments("seg_mixed", dialect="mysql"))
+    one(conn, "SELECT seg_mixed.create_tag('r')")
+    url = server.url_for("seg_mixed")
+    outs = [tmp_path / f"ids-{i}" for i in range(8)]
+    python = """
+import sys
+from array import array
+from shardid.segments import DenseIds
+ids = DenseIds(sys.argv[1], "r", schema="seg_mixed", min_size=20, max_size=500, target_ms=100, wait_ms=60000)
+open(sys.argv[2], "ab").write(array("q", ids.next_ids(int(sys.argv[3]))).tobytes())
+ids.close()
+"""
+    procs = [subprocess.Popen([binary("mysql_segments"), url, "many", "r", str(outs[i]), "20000"], stdout=subprocess.DEVNULL) for i in range(4)]
+    procs += [subprocess.Popen([sys.executable, "-c", python, url, str(outs[i]), "20000"]) for i in range(4, 8)]
+    for p in procs:
+        assert p.wait(timeout=300) == 0
+    ids: list[int] = []
+    for out in outs:
+        values = array("q")
+        values.frombytes(out.read_bytes())
+        assert len(values) == 20_000
+        ids += values
+    assert len(set(ids)) == len(ids) == 160_000, "an ID handed out twice"
+
+
+def test_rust_shares_the_dictionary(server: Any, conn: Any) -> None:
+    install(conn, dictionary("dict_rust", dialect="mysql"))
+    for topic in ("mixed", "threads", "big", "gone"):
+        one(conn, "SELECT dict_rust.create_topic(%s)", topic)
+    one(conn, "SELECT dict_rust.drop_topic('gone')")
+    Dictionary(server.url_for("dict_rust"), "mixed", schema="dict_rust").ids(["from python"])
+    url = server.url_for("dict_rust")
+    got = rust("mysql_dictionary", url, "contract")
+    assert got["ids"] == [1, 0, 1, 2, 3], "bytes: no collation folds 'From Rust' or 'from rust ' into 'from rust'"
+    assert got["lookup"] == [1, None]
+    assert got["values"] == ["from rust", "from python", None]
+    assert got["again"] == [1, 2]
+    assert rust("mysql_dictionary", url, "bad") == {
+        "codes": [
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "UNKNOWN_TOPIC",
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "TOPIC_DROPPED",
+        ]
+    }
+    threads = rust("mysql_dictionary", url, "threads")
+    assert threads == {"strings": 600, "agree": True, "dense": True}
+    big = rust("mysql_dictionary", url, "big")
+    assert big == {"count": 45_000, "dense": True, "same": True}
+    assert one(conn, "SELECT next FROM dict_rust.shardid_topics WHERE topic = 'big'") == 45_000
+
+
+def test_rust_says_a_server_that_is_not_mysql_is_not(server: Any) -> None:
+    from cluster import Cluster
+
+    with Cluster() as postgres:
+        url = f"mysql://postgres@127.0.0.1:{postgres.port}/x"
+        assert rust("mysql_segments", url, "kind") == {"code": "NOT_MYSQL", "fast": True}
+        assert rust("mysql_dictionary", url, "kind") == {"code": "NOT_MYSQL", "fast": True}
