@@ -394,17 +394,26 @@ impl PyCeilingGenerator {
         self.inner.shard()
     }
 
-    // The interpreter is released while the core runs, and taken back only by the store:
-    // another thread waiting for the store to finish must not hold it meanwhile.
+    // The ID is drawn and checked against the recorded ceiling with the interpreter held, as
+    // a plain generator's is; it is released only to record a new ceiling, whose store takes
+    // it back: another thread waiting for the recording must not hold it meanwhile.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        let result = py.detach(|| self.inner.next_id());
-        ceiling_result(py, result)
+        let id = self.inner.draw().map_err(|e| core_error(py, e))?;
+        if self.inner.covers(id) {
+            return Ok(id);
+        }
+        let result = py.detach(|| self.inner.cover(id));
+        ceiling_result(py, result.map(|()| id))
     }
 
     fn next_id_at(&self, py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<u64> {
         let now = timestamp_arg(now, "now", self.inner.layout())?;
-        let result = py.detach(|| self.inner.next_id_at(now));
-        ceiling_result(py, result)
+        let id = self.inner.draw_at(now).map_err(|e| core_error(py, e))?;
+        if self.inner.covers(id) {
+            return Ok(id);
+        }
+        let result = py.detach(|| self.inner.cover(id));
+        ceiling_result(py, result.map(|()| id))
     }
 
     /// Stops the generator for good (the lease is lost or closed): every later call raises

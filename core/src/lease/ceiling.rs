@@ -137,20 +137,28 @@ impl CeilingGenerator {
     /// # Errors
     /// [`LeaseError::Id`] as [`Generator::next_id`]; [`LeaseError::Io`] when the ceiling
     /// cannot be recorded (the ID is then not handed out).
+    #[inline]
     pub fn next_id(&self) -> Result<u64, LeaseError> {
-        let id = self.generator.next_id()?;
-        self.cover(id)?;
-        Ok(id)
+        // The check inline, the recording out of line: the path of nearly every ID is the
+        // plain generator's and one comparison.
+        match self.generator.next_id() {
+            Ok(id) if self.covers(id) => Ok(id),
+            Ok(id) => self.record(id).map(|()| id),
+            Err(e) => Err(LeaseError::Id(e)),
+        }
     }
 
     /// Issues one ID as if the clock read `now_ms`, as [`Generator::next_id_at`].
     ///
     /// # Errors
     /// As [`CeilingGenerator::next_id`], and [`Error::SequenceExhausted`].
+    #[inline]
     pub fn next_id_at(&self, now_ms: u64) -> Result<u64, LeaseError> {
-        let id = self.generator.next_id_at(now_ms)?;
-        self.cover(id)?;
-        Ok(id)
+        match self.generator.next_id_at(now_ms) {
+            Ok(id) if self.covers(id) => Ok(id),
+            Ok(id) => self.record(id).map(|()| id),
+            Err(e) => Err(LeaseError::Id(e)),
+        }
     }
 
     /// Fills `out` with IDs now, as [`Generator::next_ids`].
@@ -165,13 +173,61 @@ impl CeilingGenerator {
         Ok(())
     }
 
-    /// Makes sure the ceiling covers `id`'s time unit before `id` is handed out.
+    /// Draws the next ID from the generator, not yet handed out: hand it out only once
+    /// [`CeilingGenerator::covers`] it, or [`CeilingGenerator::cover`] succeeded. A binding whose
+    /// store needs a lock the caller may hold (Python's interpreter) draws and checks with the
+    /// lock held, and releases it only to record: the path of nearly every ID stays the plain
+    /// generator's.
+    ///
+    /// # Errors
+    /// As [`Generator::next_id`].
     #[inline]
-    fn cover(&self, id: u64) -> Result<(), LeaseError> {
-        let units = id >> self.generator.layout().time_shift();
-        if units <= self.ceiling.load(Ordering::Acquire) {
-            return Ok(());
+    pub fn draw(&self) -> Result<u64, Error> {
+        self.generator.next_id()
+    }
+
+    /// Draws the next ID as if the clock read `now_ms`; see [`CeilingGenerator::draw`].
+    ///
+    /// # Errors
+    /// As [`Generator::next_id_at`].
+    pub fn draw_at(&self, now_ms: u64) -> Result<u64, Error> {
+        self.generator.next_id_at(now_ms)
+    }
+
+    /// Fills `out` with drawn IDs; see [`CeilingGenerator::draw`]. Its last covers them all.
+    ///
+    /// # Errors
+    /// As [`Generator::next_ids`].
+    pub fn draw_many(&self, out: &mut [u64]) -> Result<(), Error> {
+        self.generator.next_ids(out)
+    }
+
+    /// Whether the recorded ceiling already covers `id` (no store call needed).
+    #[inline]
+    pub fn covers(&self, id: u64) -> bool {
+        id >> self.generator.layout().time_shift() <= self.ceiling.load(Ordering::Acquire)
+    }
+
+    /// Makes sure the ceiling covers `id`'s time unit before `id` is handed out, recording a
+    /// new one if needed.
+    ///
+    /// # Errors
+    /// [`LeaseError::Lost`], [`LeaseError::Database`] or [`LeaseError::Io`] when the ceiling
+    /// cannot be recorded: `id` must not be handed out.
+    #[inline]
+    pub fn cover(&self, id: u64) -> Result<(), LeaseError> {
+        if self.covers(id) {
+            Ok(())
+        } else {
+            self.record(id)
         }
+    }
+
+    /// Records a ceiling that covers `id` (the recording lock held, the store called).
+    #[cold]
+    #[inline(never)]
+    fn record(&self, id: u64) -> Result<(), LeaseError> {
+        let units = id >> self.generator.layout().time_shift();
         // A panic while recording leaves at worst an older ceiling, which the next record
         // replaces: keep using the lock.
         let _recording = self
