@@ -164,25 +164,21 @@ CREATE OR REPLACE FUNCTION {s}.shardid_lost(step bigint) RETURNS bigint
     SELECT {n} * {lost_writes} * 2 * greatest(step, {DEFAULT_SEGMENT})
 $shardid$;
 
--- Moves a tag's row to this server's timeline: on a new one (a promoted standby), first past
--- what the lost WAL could have handed out. Locks the row; NULL when there is no such tag.
-CREATE OR REPLACE FUNCTION {s}.shardid_tag_here(tag text) RETURNS {s}.shardid_tags
-    LANGUAGE plpgsql VOLATILE AS $shardid$
-#variable_conflict use_column
-DECLARE
-    here integer := {tli};
-    r {s}.shardid_tags;
-BEGIN
-    SELECT * INTO r FROM {s}.shardid_tags AS t WHERE t.tag = shardid_tag_here.tag FOR UPDATE;
-    IF FOUND AND r.tli IS DISTINCT FROM here THEN
-        IF r.tli IS NOT NULL THEN
-            r.next := r.next + {s}.shardid_lost(r.step);
-        END IF;
-        r.tli := here;
-        UPDATE {s}.shardid_tags AS t SET next = r.next, tli = here WHERE t.tag = r.tag;
-    END IF;
-    RETURN r;
-END
+-- The size of a take asked for `size` (0: the last) of a tag whose last segment had `step`
+-- numbers and whose size last grew at WAL position `grown_at`, with the WAL at `at`: at most
+-- twice the last (or {DEFAULT_SEGMENT}), and larger than the last at most once per {lost_wal}
+-- bytes of WAL, so a promoted standby's lost WAL held no segment larger than twice the size
+-- its row records.
+CREATE OR REPLACE FUNCTION {s}.shardid_want(size bigint, step bigint, grown_at pg_lsn, at pg_lsn) RETURNS bigint
+    LANGUAGE sql IMMUTABLE AS $shardid$
+    -- One expression, no FROM: PostgreSQL inlines it into the statement that calls it.
+    SELECT CASE WHEN (CASE WHEN size > 0 THEN size WHEN step > 0 THEN step ELSE {DEFAULT_SEGMENT} END)
+                     <= greatest(step, {DEFAULT_SEGMENT})
+                THEN (CASE WHEN size > 0 THEN size WHEN step > 0 THEN step ELSE {DEFAULT_SEGMENT} END)
+                WHEN grown_at IS NULL OR at - grown_at >= {lost_wal}
+                THEN least(CASE WHEN size > 0 THEN size WHEN step > 0 THEN step ELSE {DEFAULT_SEGMENT} END,
+                           2 * greatest(step, {DEFAULT_SEGMENT}))
+                ELSE greatest(step, {DEFAULT_SEGMENT}) END
 $shardid$;
 
 -- Creates a tag whose first number is the first at or above `first` that this server hands out;
@@ -213,35 +209,31 @@ CREATE OR REPLACE FUNCTION {s}.take_segment(tag text, size bigint)
     LANGUAGE plpgsql VOLATILE AS $shardid$
 #variable_conflict use_column
 DECLARE
-    r {s}.shardid_tags;
-    want bigint;
-    grown pg_lsn;
+    at pg_lsn := pg_current_wal_lsn();
+    -- The timeline, from the same WAL position.
+    here integer := ('x' || left(pg_walfile_name(at), 8))::bit(32)::int;
 BEGIN
     IF take_segment.size IS NULL OR take_segment.size < 0 OR take_segment.size > {MAX_SEGMENT} THEN
         RAISE EXCEPTION 'INVALID_ARGUMENT: size must be in 0..={MAX_SEGMENT}, not %', quote_nullable(take_segment.size)
             USING ERRCODE = '22023';
     END IF;
-    r := {s}.shardid_tag_here(take_segment.tag);
-    IF r.tag IS NULL THEN
+    -- One statement, its row lock ordering concurrent takes: every expression reads the row
+    -- as it is (the latest version, when a concurrent take updated it first). A row of another
+    -- timeline first skips shardid_lost(step).
+    UPDATE {s}.shardid_tags AS t
+        SET step = {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
+            next = t.next + CASE WHEN t.tli IS NOT NULL AND t.tli <> here THEN {s}.shardid_lost(t.step) ELSE 0 END
+                + {n} * {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
+            grown_at = CASE WHEN {s}.shardid_want(take_segment.size, t.step, t.grown_at, at)
+                                 > greatest(t.step, {DEFAULT_SEGMENT}) THEN at ELSE t.grown_at END,
+            tli = here,
+            updated_at = now()
+        WHERE t.tag = take_segment.tag
+        RETURNING t.next - {n} * t.step, t.step INTO first, count;
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable(take_segment.tag)
             USING ERRCODE = '{UNKNOWN_TAG}';
     END IF;
-    want := CASE WHEN take_segment.size > 0 THEN take_segment.size
-                 WHEN r.step > 0 THEN r.step ELSE {DEFAULT_SEGMENT} END;
-    grown := r.grown_at;
-    IF want > greatest(r.step, {DEFAULT_SEGMENT}) THEN
-        IF r.grown_at IS NULL OR pg_current_wal_lsn() - r.grown_at >= {lost_wal} THEN
-            want := least(want, 2 * greatest(r.step, {DEFAULT_SEGMENT}));
-            grown := pg_current_wal_lsn();
-        ELSE
-            want := greatest(r.step, {DEFAULT_SEGMENT});
-        END IF;
-    END IF;
-    UPDATE {s}.shardid_tags AS t
-        SET step = want, next = r.next + {n} * want, grown_at = grown, updated_at = now()
-        WHERE t.tag = r.tag;
-    first := r.next;
-    count := want;
     stride := {n};
     RETURN NEXT;
 EXCEPTION WHEN numeric_value_out_of_range THEN
@@ -256,14 +248,20 @@ CREATE OR REPLACE FUNCTION {s}.next_dense_id(tag text) RETURNS bigint
     LANGUAGE plpgsql VOLATILE AS $shardid$
 #variable_conflict use_column
 DECLARE
-    r {s}.shardid_tags := {s}.shardid_tag_here(next_dense_id.tag);
+    here integer := {tli};
+    taken bigint;
 BEGIN
-    IF r.tag IS NULL THEN
+    UPDATE {s}.shardid_tags AS t
+        SET next = t.next + CASE WHEN t.tli IS NOT NULL AND t.tli <> here THEN {s}.shardid_lost(t.step) ELSE 0 END + {n},
+            tli = here,
+            updated_at = now()
+        WHERE t.tag = next_dense_id.tag
+        RETURNING t.next - {n} INTO taken;
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable(next_dense_id.tag)
             USING ERRCODE = '{UNKNOWN_TAG}';
     END IF;
-    UPDATE {s}.shardid_tags AS t SET next = r.next + {n}, updated_at = now() WHERE t.tag = r.tag;
-    RETURN r.next;
+    RETURN taken;
 EXCEPTION WHEN numeric_value_out_of_range THEN
     RAISE EXCEPTION 'TAG_EXHAUSTED: the numbers of tag % would pass 2^63 - 1', quote_nullable(next_dense_id.tag)
         USING ERRCODE = '{TAG_EXHAUSTED}';

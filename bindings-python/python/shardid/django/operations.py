@@ -102,7 +102,7 @@ class InstallSegments(Operation):
         self._check(schema_editor)
         s = self.schema
         for function in ("give_back(text, bigint, bigint)", "next_dense_id(text)", "take_segment(text, bigint)", "create_tag(text, bigint)",
-                         "shardid_tag_here(text)", "shardid_lost(bigint)"):
+                         "shardid_lost(bigint)", "shardid_want(bigint, bigint, pg_lsn, pg_lsn)"):
             schema_editor.execute(f"DROP FUNCTION IF EXISTS {s}.{function}", params=None)
         schema_editor.execute(f"DROP TABLE IF EXISTS {s}.shardid_tags", params=None)
 
