@@ -47,6 +47,20 @@ export type ErrorCode =
   | 'UNKNOWN_TOPIC'
   /** Dictionary: the topic was dropped: its strings stay readable, it assigns no new IDs, and */
   | 'TOPIC_DROPPED'
+  /** Public IDs: the text does not start with the expected type prefix and its `_`. */
+  | 'PUBLIC_ID_PREFIX'
+  /** Public IDs: the body after the prefix has the wrong number of symbols for the encoding. */
+  | 'PUBLIC_ID_LENGTH'
+  /** Public IDs: a character outside the encoding's alphabet (counted from 0, prefix included). */
+  | 'PUBLIC_ID_ALPHABET'
+  /** Public IDs: the check symbol does not match the body (a mistyped or swapped symbol). */
+  | 'PUBLIC_ID_CHECK'
+  /** Public IDs: the text names a key version the decoder does not hold. */
+  | 'UNKNOWN_KEY_VERSION'
+  /** Public IDs: the body's digits spell a value of 2^64 or more. */
+  | 'PUBLIC_ID_OVERFLOW'
+  /** Public IDs: the text decodes to a value that is not an ID of the layout: made under */
+  | 'PUBLIC_ID_MISMATCH'
 
 /** The fields each kind of error carries (numbers as `bigint`). */
 export interface ErrorFields {
@@ -72,6 +86,13 @@ export interface ErrorFields {
   UNKNOWN_TAG: { readonly tag: string }
   UNKNOWN_TOPIC: { readonly topic: string }
   TOPIC_DROPPED: { readonly topic: string }
+  PUBLIC_ID_PREFIX: {  }
+  PUBLIC_ID_LENGTH: { readonly expected: bigint }
+  PUBLIC_ID_ALPHABET: { readonly position: bigint }
+  PUBLIC_ID_CHECK: {  }
+  UNKNOWN_KEY_VERSION: { readonly version: bigint }
+  PUBLIC_ID_OVERFLOW: {  }
+  PUBLIC_ID_MISMATCH: {  }
 }
 
 /** The presets' names: `Layout.INSTAGRAM`, ... */

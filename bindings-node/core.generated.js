@@ -28,6 +28,13 @@ const KINDS = [
   { number: 109, code: "UNKNOWN_TAG", category: "input", fields: ["tag"], text: [true], template: "no tag {tag}: create it first (create_tag)" },
   { number: 110, code: "UNKNOWN_TOPIC", category: "input", fields: ["topic"], text: [true], template: "no topic {topic}: create it first (create_topic)" },
   { number: 111, code: "TOPIC_DROPPED", category: "state", fields: ["topic"], text: [true], template: "topic {topic} was dropped: it assigns no new IDs and its name is not used again" },
+  { number: 120, code: "PUBLIC_ID_PREFIX", category: "input", fields: [], text: [], template: "the public ID does not start with its type's prefix" },
+  { number: 121, code: "PUBLIC_ID_LENGTH", category: "input", fields: ["expected"], text: [false], template: "the public ID has the wrong length: its encoding has {expected} symbols after the prefix" },
+  { number: 122, code: "PUBLIC_ID_ALPHABET", category: "input", fields: ["position"], text: [false], template: "the public ID has a character outside its encoding's alphabet at position {position}" },
+  { number: 123, code: "PUBLIC_ID_CHECK", category: "input", fields: [], text: [], template: "the public ID's check symbol does not match: a symbol is mistyped" },
+  { number: 124, code: "UNKNOWN_KEY_VERSION", category: "input", fields: ["version"], text: [false], template: "the public ID was made with key version {version}, which is not held here" },
+  { number: 125, code: "PUBLIC_ID_OVERFLOW", category: "input", fields: [], text: [], template: "the public ID's digits spell a value above 64 bits" },
+  { number: 126, code: "PUBLIC_ID_MISMATCH", category: "input", fields: [], text: [], template: "the public ID is not one of these IDs: it was made under another key or type, or altered" },
 ]
 
 /** The problems an argument can have (core/src/args.rs), in the core's order. */
