@@ -12,6 +12,7 @@ mod fork;
 mod generator;
 mod layout;
 mod lease;
+mod public;
 mod segment;
 mod sql;
 
@@ -31,6 +32,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<layout::PyParts>()?;
     m.add_class::<generator::PyGenerator>()?;
+    m.add_class::<public::PyPublicIds>()?;
+    m.add_function(wrap_pyfunction!(public::check_public_id, m)?)?;
     m.add_class::<lease::PyLeasedGenerator>()?;
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_class::<lease::PyCeilingGenerator>()?;

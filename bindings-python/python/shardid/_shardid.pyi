@@ -17,6 +17,7 @@ __all__ = [
     "Layout",
     "LeasedGenerator",
     "Parts",
+    "PublicIds",
     "__version__",
     "_CeilingGenerator",
     "_PostgresLeaseProtocol",
@@ -38,6 +39,7 @@ __all__ = [
     "DenseIds",
     "_segment_statements",
     "_after_fork",
+    "check_public_id",
     "lease",
     "now_ms",
     "postgres",
@@ -47,6 +49,9 @@ __all__ = [
 
 __version__: str
 DEFAULT_BACKWARDS_TOLERANCE_MS: int
+
+# A public ID's encoding.
+_Encoding = Literal["base32", "base32check", "base58", "base62"]
 
 def now_ms() -> int: ...
 def postgres(
@@ -296,3 +301,35 @@ class Generator:
     def next_ids_at(self, now: _Time, n: int) -> list[int]: ...
     def next_ids_into(self, buffer: Buffer) -> int: ...
     def __reduce__(self) -> Any: ...
+
+@final
+class PublicIds:
+    def __new__(
+        cls,
+        key: bytes | bytearray,
+        prefix: str,
+        encoding: _Encoding | None = None,
+        *,
+        key_version: int | None = None,
+        old_keys: dict[int, bytes | bytearray] | None = None,
+        layout: Layout | None = None,
+    ) -> PublicIds: ...
+    def encode(self, id: _Id) -> str: ...
+    def decode(self, text: str) -> int: ...
+    def check(self, text: str) -> int: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def encoding(self) -> _Encoding: ...
+    @property
+    def key_version(self) -> int: ...
+    @property
+    def key_versions(self) -> list[int]: ...
+    @property
+    def layout(self) -> Layout: ...
+    @property
+    def text_len(self) -> int: ...
+    @property
+    def pattern(self) -> str: ...
+
+def check_public_id(text: str, prefix: str, encoding: _Encoding = "base32") -> int: ...
