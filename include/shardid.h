@@ -824,6 +824,25 @@ shardid_status shardid_public_ids_new(const uint8_t *key,
                                       struct shardid_public_ids **out_ids);
 
 /**
+ * Makes public IDs from keys written as text, as an environment variable or a configuration
+ * file holds them: 32 hex digits (one key, version 0), or `VERSION:HEX` pairs separated by
+ * commas (`"2:<hex>,1:<hex>"`), the highest version current. Otherwise as
+ * `shardid_public_ids_new`.
+ *
+ * `SHARDID_ERR_INVALID_ARGUMENT` for keys not in that format, a version above 31 or given
+ * twice, more than 4 keys, a bad prefix or an unknown encoding; `*out_ids` is then untouched.
+ *
+ * # Safety
+ * `keys` and `prefix` are null or NUL-terminated strings; `layout` is null or a valid
+ * `shardid_layout`; `out_ids` is null or valid for writing a pointer.
+ */
+shardid_status shardid_public_ids_from_keys(const char *keys,
+                                            const char *prefix,
+                                            uint8_t encoding,
+                                            const struct shardid_layout *layout,
+                                            struct shardid_public_ids **out_ids);
+
+/**
  * Also decodes texts made with `key` (16 bytes) as version `key_version`: an old key after a
  * rotation (encoding keeps the current key). At most 4 keys in all.
  *

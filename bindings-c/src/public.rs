@@ -111,6 +111,42 @@ pub unsafe extern "C" fn shardid_public_ids_new(
     })
 }
 
+/// Makes public IDs from keys written as text, as an environment variable or a configuration
+/// file holds them: 32 hex digits (one key, version 0), or `VERSION:HEX` pairs separated by
+/// commas (`"2:<hex>,1:<hex>"`), the highest version current. Otherwise as
+/// `shardid_public_ids_new`.
+///
+/// `SHARDID_ERR_INVALID_ARGUMENT` for keys not in that format, a version above 31 or given
+/// twice, more than 4 keys, a bad prefix or an unknown encoding; `*out_ids` is then untouched.
+///
+/// # Safety
+/// `keys` and `prefix` are null or NUL-terminated strings; `layout` is null or a valid
+/// `shardid_layout`; `out_ids` is null or valid for writing a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_public_ids_from_keys(
+    keys: *const c_char,
+    prefix: *const c_char,
+    encoding: u8,
+    layout: *const shardid_layout,
+    out_ids: *mut *mut shardid_public_ids,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees every pointer is null or valid.
+        let (out_ids, keys, prefix, layout) = unsafe {
+            (
+                out(out_ids)?,
+                str_arg(keys)?,
+                str_arg(prefix)?,
+                layout_arg(layout)?,
+            )
+        };
+        let encoding = encoding_arg(encoding)?;
+        let inner = PublicIds::from_keys(keys, prefix, encoding)?.with_layout(layout);
+        out_ids.write(Box::into_raw(Box::new(shardid_public_ids { inner })));
+        Ok(())
+    })
+}
+
 /// Also decodes texts made with `key` (16 bytes) as version `key_version`: an old key after a
 /// rotation (encoding keeps the current key). At most 4 keys in all.
 ///

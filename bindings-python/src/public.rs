@@ -26,6 +26,27 @@ fn encoding_arg(py: Python<'_>, name: &str) -> PyResult<Encoding> {
     Encoding::from_name(name).or_raise(py)
 }
 
+/// A `str` argument (a type error for anything else).
+fn str_arg<'a>(value: &'a Bound<'_, PyAny>, name: &str) -> PyResult<std::borrow::Cow<'a, str>> {
+    value
+        .cast::<PyString>()
+        .map_err(|_| wrong_type(value, name, "a str"))?
+        .to_cow()
+}
+
+/// An encoding's name, or base32 when none is given.
+fn optional_encoding(py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<Encoding> {
+    match value {
+        None => Ok(Encoding::Base32),
+        Some(e) => encoding_arg(py, &str_arg(e, "encoding")?),
+    }
+}
+
+/// The default layout: every ID of a signed 64-bit column.
+const INSTAGRAM: PyLayout = PyLayout {
+    inner: shardid::Layout::INSTAGRAM,
+};
+
 /// Encodes IDs as public IDs (`note_0923h26jsg2d8g`) and decodes them back, under a secret
 /// key of 16 bytes. The key is not kept (only what is derived from it) and never shown.
 #[pyclass(module = "shardid._shardid", name = "PublicIds", frozen)]
@@ -48,19 +69,8 @@ impl PyPublicIds {
         layout: Option<&Bound<'_, PyLayout>>,
     ) -> PyResult<Self> {
         let key = key_arg(key, "key")?;
-        let prefix = prefix
-            .cast::<PyString>()
-            .map_err(|_| wrong_type(prefix, "prefix", "a str"))?
-            .to_cow()?;
-        let encoding = match encoding {
-            None => Encoding::Base32,
-            Some(e) => encoding_arg(
-                py,
-                &e.cast::<PyString>()
-                    .map_err(|_| wrong_type(e, "encoding", "a str"))?
-                    .to_cow()?,
-            )?,
-        };
+        let prefix = str_arg(prefix, "prefix")?;
+        let encoding = optional_encoding(py, encoding)?;
         let version = |v: Option<&Bound<'_, PyAny>>, name: &str| -> PyResult<u32> {
             match v {
                 None => Ok(0),
@@ -92,6 +102,28 @@ impl PyPublicIds {
                     .or_raise(py)?;
             }
         }
+        Ok(Self { inner, layout })
+    }
+
+    /// Public IDs from keys written as text, as an environment variable or a setting holds
+    /// them: 32 hex digits (one key, version 0), or `VERSION:HEX` pairs separated by commas
+    /// (`"2:<hex>,1:<hex>"`), the highest version current.
+    #[staticmethod]
+    #[pyo3(signature = (keys, prefix, encoding = None, *, layout = None))]
+    fn from_keys(
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+        prefix: &Bound<'_, PyAny>,
+        encoding: Option<&Bound<'_, PyAny>>,
+        layout: Option<&Bound<'_, PyLayout>>,
+    ) -> PyResult<Self> {
+        let keys = str_arg(keys, "keys")?;
+        let prefix = str_arg(prefix, "prefix")?;
+        let encoding = optional_encoding(py, encoding)?;
+        let layout = layout.map_or(INSTAGRAM, |l| *l.get());
+        let inner = PublicIds::from_keys(&keys, &prefix, encoding)
+            .or_raise(py)?
+            .with_layout(layout.inner);
         Ok(Self { inner, layout })
     }
 

@@ -2,6 +2,8 @@
 //! no two IDs with one text, avalanche, every output changed by another key, prefix or
 //! version, and hostile texts (wrong lengths, alphabets, prefixes, Unicode look-alikes, texts
 //! under other keys) refused with a typed error, never a wrong ID.
+use std::fmt::Write as _;
+
 use proptest::prelude::*;
 use shardid::public::{Format, KEY_LEN, MAX_KEYS, MAX_TEXT_LEN};
 use shardid::{Encoding, Error, Layout, PublicIds};
@@ -558,6 +560,72 @@ fn bad_arguments_are_refused() {
                 .unwrap_err()
         ),
         "out"
+    );
+}
+
+/// Keys written as text: one key (version 0) or version:hex pairs, the highest current.
+#[test]
+fn keys_as_text() {
+    let hex = |k: &[u8]| {
+        k.iter().fold(String::new(), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+    };
+    let (a, b) = (hex(KEY), hex(OTHER_KEY));
+    let single = PublicIds::from_keys(&a, "note", Encoding::Base32).unwrap();
+    assert_eq!(single, ids("note", Encoding::Base32));
+    let upper = PublicIds::from_keys(&format!(" {} ", a.to_uppercase()), "note", Encoding::Base32);
+    assert_eq!(upper.unwrap(), single);
+    let rotated = PublicIds::from_keys(&format!("1:{a}, 2:{b}"), "note", Encoding::Base32).unwrap();
+    let expected = PublicIds::new(OTHER_KEY, 2, "note", Encoding::Base32)
+        .unwrap()
+        .with_old_key(1, KEY)
+        .unwrap();
+    assert_eq!(rotated, expected);
+    let argument = |r: Result<PublicIds, Error>| match r {
+        Err(Error::InvalidArgument { argument, .. }) => argument,
+        other => panic!("{other:?}"),
+    };
+    for bad in [
+        String::new(),
+        "  ".into(),
+        a[..31].to_string(),
+        format!("{a}0"),
+        format!("{a},{b}"),
+        format!("x:{a}"),
+        format!(":{a}"),
+        format!("100:{a}"),
+        format!("1:{a},"),
+        format!("1:{}g", &a[..31]),
+        format!("-1:{a}"),
+        format!("1:{a},2:{b},3:{a},4:{b},5:{a}"),
+    ] {
+        assert_eq!(
+            argument(PublicIds::from_keys(&bad, "note", Encoding::Base32)),
+            "keys",
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        argument(PublicIds::from_keys(
+            &format!("32:{a}"),
+            "note",
+            Encoding::Base32
+        )),
+        "key_version"
+    );
+    assert_eq!(
+        argument(PublicIds::from_keys(
+            &format!("1:{a},1:{b}"),
+            "note",
+            Encoding::Base32
+        )),
+        "key_version"
+    );
+    assert_eq!(
+        argument(PublicIds::from_keys(&a, "Note", Encoding::Base32)),
+        "prefix"
     );
 }
 

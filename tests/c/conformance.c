@@ -285,6 +285,22 @@ static void test_public_ids(void) {
         shardid_public_ids_free(ids);
         free(text);
     }
+    for (i = 0; i < COUNT(VECTOR_PUBLIC_KEYS_TEXT); i++) {
+        const struct vector_public_keys_text *v = &VECTOR_PUBLIC_KEYS_TEXT[i];
+        shardid_public_ids *ids = NULL;
+        char buf[SHARDID_PUBLIC_ID_MAX_LEN];
+        size_t len = 0;
+        shardid_status got = shardid_public_ids_from_keys(v->keys, v->prefix, v->encoding,
+                                                          find_layout("instagram"), &ids);
+        CHECK(got == v->expect, "%s: %s", v->name, shardid_status_str(got));
+        if (got == SHARDID_OK) {
+            CHECK_STATUS(shardid_public_encode(ids, v->id, buf, sizeof buf, &len), SHARDID_OK);
+            CHECK(strcmp(buf, v->text) == 0, "%s: %s", v->name, buf);
+        } else {
+            CHECK(ids == NULL, "%s: made", v->name);
+        }
+        shardid_public_ids_free(ids);
+    }
     for (i = 0; i < COUNT(VECTOR_PUBLIC_INVALID); i++) {
         const struct vector_public_invalid *v = &VECTOR_PUBLIC_INVALID[i];
         shardid_public_ids *ids = NULL;

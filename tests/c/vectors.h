@@ -1067,6 +1067,33 @@ static const struct vector_public_invalid VECTOR_PUBLIC_INVALID[] = {
     { "five_keys", { "0123456789abcdef", 16, 0, "note", 0, "instagram", 4, { { 1, "0123456789abcdeg", 16 }, { 2, "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000", 16 }, { 3, "\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377", 16 }, { 4, "\000\001\002\003\010\011\012\013\020\021\022\023\030\031\032\033", 16 } } }, SHARDID_ERR_INVALID_ARGUMENT },
 };
 
+/* Keys written as text (shardid_public_ids_from_keys): the text of id under them. */
+struct vector_public_keys_text {
+    const char *name;
+    const char *keys;
+    const char *prefix;
+    uint8_t encoding;
+    uint64_t id;
+    shardid_status expect;
+    const char *text;
+};
+
+static const struct vector_public_keys_text VECTOR_PUBLIC_KEYS_TEXT[] = {
+    { "one_key", "30313233343536373839616263646566", "note", 2, UINT64_C(123456789), SHARDID_OK, "note_1fepUhpBY13k" },
+    { "one_key_upper_case_and_spaces", "  30313233343536373839616263646566\011", "note", 2, UINT64_C(123456789), SHARDID_OK, "note_1fepUhpBY13k" },
+    { "two_versions", "1:30313233343536373839616263646566,2:30313233343536373839616263646567", "note", 2, UINT64_C(123456789), SHARDID_OK, "note_392uokWGWn2g" },
+    { "two_versions_spaced", " 2:30313233343536373839616263646567 , 1:30313233343536373839616263646566 ", "note", 2, UINT64_C(123456789), SHARDID_OK, "note_392uokWGWn2g" },
+    { "four_versions", "0:30313233343536373839616263646566,31:30313233343536373839616263646567,7:00000000000000000000000000000000,9:ffffffffffffffffffffffffffffffff", "note", 2, UINT64_C(123456789), SHARDID_OK, "note_YaFjNHJQiPRt" },
+    { "empty", "", "note", 2, UINT64_C(123456789), SHARDID_ERR_INVALID_ARGUMENT, "" },
+    { "short", "303132333435363738396162636465", "note", 2, UINT64_C(123456789), SHARDID_ERR_INVALID_ARGUMENT, "" },
+    { "two_keys_without_versions", "30313233343536373839616263646566,30313233343536373839616263646567", "note", 2, UINT64_C(123456789), SHARDID_ERR_INVALID_ARGUMENT, "" },
+    { "not_hex", "1:303132333435363738396162636465zz", "note", 2, UINT64_C(123456789), SHARDID_ERR_INVALID_ARGUMENT, "" },
+    { "version_32", "32:30313233343536373839616263646566", "note", 2, UINT64_C(123456789), SHARDID_ERR_INVALID_ARGUMENT, "" },
+    { "version_twice", "1:30313233343536373839616263646566,1:30313233343536373839616263646567", "note", 2, UINT64_C(123456789), SHARDID_ERR_INVALID_ARGUMENT, "" },
+    { "five_keys", "1:30313233343536373839616263646566,2:30313233343536373839616263646567,3:30313233343536373839616263646566,4:30313233343536373839616263646567,5:30313233343536373839616263646566", "note", 2, UINT64_C(123456789), SHARDID_ERR_INVALID_ARGUMENT, "" },
+    { "trailing_comma", "1:30313233343536373839616263646566,", "note", 2, UINT64_C(123456789), SHARDID_ERR_INVALID_ARGUMENT, "" },
+};
+
 /* Every error kind of the core's table (errors.json): its status number and the prefix of
  * shardid_status_str() for it. */
 struct vector_error_kind {

@@ -69,6 +69,15 @@ def test_patterns_match_every_text_of_their_format(entry: dict[str, Any]) -> Non
         assert pattern.fullmatch(text + "x") is None
 
 
+@pytest.mark.parametrize("case", FILE["keys_text"], ids=lambda c: c["name"])
+def test_keys_as_text(case: dict[str, Any]) -> None:
+    def made() -> str:
+        ids = shardid.PublicIds.from_keys(case["keys"], case["prefix"], case["encoding"])
+        return ids.encode(int(case["id"]))
+
+    assert outcome(made, case["expect"]) == case["expect"]
+
+
 def test_the_example_in_the_issue_shape() -> None:
     notes = shardid.PublicIds(key=KEY, prefix="note", encoding="base32")
     text = notes.encode(4036916263258161152)

@@ -107,6 +107,9 @@ pub const KEY_VERSION_TAKEN: &str =
     "is already held by another key: give every key its own version";
 /// The reason a key beyond [`MAX_KEYS`] is refused with.
 pub const TOO_MANY_KEYS: &str = "are at most 4: the current key and three old ones";
+/// The reason keys written as text ([`PublicIds::from_keys`]) are refused with when they are
+/// not in its format.
+pub const KEYS_FORMAT: &str = "must be 32 hex digits (a 16-byte key, version 0), or VERSION:HEX pairs separated by commas, the highest version current: 2:<32 hex digits>,1:<32 hex digits>";
 /// The reason a bad prefix is refused with.
 pub const PREFIX_RULE: &str =
     "must be empty or 1 to 63 of a-z, 0-9 and _, starting with a letter and not ending with _";
@@ -437,6 +440,25 @@ impl fmt::Debug for PublicIds {
     }
 }
 
+/// 32 hex digits (either case) as 16 bytes.
+fn unhex(hex: &str) -> Option<[u8; KEY_LEN]> {
+    let digits = hex.as_bytes();
+    if digits.len() != 2 * KEY_LEN {
+        return None;
+    }
+    let value = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
+    let mut key = [0u8; KEY_LEN];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = value(digits[2 * i])? << 4 | value(digits[2 * i + 1])?;
+    }
+    Some(key)
+}
+
 /// A 16-byte key, or the error for another size.
 fn key16(key: &[u8]) -> Result<&[u8; KEY_LEN], Error> {
     key.try_into().map_err(|_| Error::InvalidArgument {
@@ -479,6 +501,52 @@ impl PublicIds {
         };
         ids.keys[0] = Some(ids.keyed(key, version));
         ids.by_version[version as usize] = 0;
+        Ok(ids)
+    }
+
+    /// Public IDs from keys written as text, as they come from an environment variable or a
+    /// settings file: 32 hex digits (one key, version 0), or `VERSION:HEX` pairs separated by
+    /// commas (`2:<hex>,1:<hex>`), spaces around each allowed. The highest version is the
+    /// current key, the others decode only. The same rule in every language (Python's
+    /// `PublicIds.from_keys`, JavaScript's `PublicIds.fromKeys`, Django's setting).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] on `keys` ([`KEYS_FORMAT`], [`TOO_MANY_KEYS`]), on
+    /// `key_version` (above 31, or twice), or on `prefix`.
+    pub fn from_keys(keys: &str, prefix: &str, encoding: Encoding) -> Result<Self, Error> {
+        let bad = Error::InvalidArgument {
+            argument: "keys",
+            reason: KEYS_FORMAT,
+        };
+        let mut parsed = [(0u32, [0u8; KEY_LEN]); MAX_KEYS];
+        let mut n = 0;
+        for item in keys.split(',') {
+            let item = item.trim_matches(|c: char| c.is_ascii_whitespace());
+            let (version, hex) = match item.split_once(':') {
+                Some((v, hex)) if !v.is_empty() && v.len() <= 2 => {
+                    let v = crate::parse_decimal(v.as_bytes()).ok_or(bad)?;
+                    (u32::try_from(v).map_err(|_| bad)?, hex)
+                }
+                None if n == 0 && !keys.contains(',') => (0, item),
+                _ => return Err(bad),
+            };
+            if n == MAX_KEYS {
+                return Err(Error::InvalidArgument {
+                    argument: "keys",
+                    reason: TOO_MANY_KEYS,
+                });
+            }
+            parsed[n] = (version, unhex(hex).ok_or(bad)?);
+            n += 1;
+        }
+        let parsed = &mut parsed[..n];
+        // The current key first: the highest version (a version given twice is refused below).
+        parsed.sort_unstable_by_key(|(version, _)| core::cmp::Reverse(*version));
+        let ((version, key), old) = parsed.split_first().ok_or(bad)?;
+        let mut ids = Self::new(key, *version, prefix, encoding)?;
+        for (version, key) in old {
+            ids = ids.with_old_key(*version, key)?;
+        }
         Ok(ids)
     }
 

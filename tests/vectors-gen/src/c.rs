@@ -381,4 +381,23 @@ fn public_ids(c: &mut String, file: &Value) {
         );
     }
     c.push_str("};\n\n");
+    c.push_str(
+        "/* Keys written as text (shardid_public_ids_from_keys): the text of id under them. */\n\
+         struct vector_public_keys_text {\n    const char *name;\n    const char *keys;\n    const char *prefix;\n    uint8_t encoding;\n    uint64_t id;\n    shardid_status expect;\n    const char *text;\n};\n\n\
+         static const struct vector_public_keys_text VECTOR_PUBLIC_KEYS_TEXT[] = {\n",
+    );
+    for case in file["keys_text"].as_array().expect("keys_text") {
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {}, {}, {}, {}, {} }},",
+            string_lit(case["name"].as_str().expect("name")),
+            bytes_lit(case["keys"].as_str().expect("keys").as_bytes()),
+            bytes_lit(case["prefix"].as_str().expect("prefix").as_bytes()),
+            encoding(case["encoding"].as_str().expect("encoding")),
+            u64_lit(arg(case, "id")),
+            status(&case["expect"]),
+            bytes_lit(case["expect"]["ok"].as_str().unwrap_or("").as_bytes()),
+        );
+    }
+    c.push_str("};\n\n");
 }

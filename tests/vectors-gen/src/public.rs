@@ -496,6 +496,43 @@ fn invalid() -> Vec<Value> {
     out
 }
 
+/// Keys written as text (`PublicIds::from_keys`): the text of ID 123456789 under them, or the
+/// error.
+fn keys_text() -> Vec<Value> {
+    let (a, b) = (key("ascii"), key("other"));
+    let cases: Vec<(&str, String)> = vec![
+        ("one_key", a.clone()),
+        (
+            "one_key_upper_case_and_spaces",
+            format!("  {}\t", a.to_uppercase()),
+        ),
+        ("two_versions", format!("1:{a},2:{b}")),
+        ("two_versions_spaced", format!(" 2:{b} , 1:{a} ")),
+        (
+            "four_versions",
+            format!("0:{a},31:{b},7:{},9:{}", key("zero"), key("ones")),
+        ),
+        ("empty", String::new()),
+        ("short", a[..30].to_owned()),
+        ("two_keys_without_versions", format!("{a},{b}")),
+        ("not_hex", format!("1:{}zz", &a[..30])),
+        ("version_32", format!("32:{a}")),
+        ("version_twice", format!("1:{a},1:{b}")),
+        ("five_keys", format!("1:{a},2:{b},3:{a},4:{b},5:{a}")),
+        ("trailing_comma", format!("1:{a},")),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, keys)| {
+            let expect = match PublicIds::from_keys(&keys, "note", Encoding::Base58) {
+                Ok(ids) => json!({ "ok": ids.encode(123_456_789).expect("id").to_string() }),
+                Err(e) => error_json(e),
+            };
+            json!({ "name": name, "keys": keys, "prefix": "note", "encoding": "base58", "id": "123456789", "expect": expect })
+        })
+        .collect()
+}
+
 /// The regular expressions of formats, for URL routers.
 fn patterns() -> Vec<Value> {
     let mut out = Vec::new();
@@ -516,10 +553,11 @@ fn patterns() -> Vec<Value> {
 /// `tests/vectors/public_ids.json`.
 pub fn file() -> Value {
     json!({
-        "_comment": "Public IDs (shardid::PublicIds). Each case builds one from `ids` (key: hex bytes; key_version; prefix; encoding; layout: a name from layouts.json; old_keys: [{key_version, key}] added for decoding) and runs `op`: encode (args.id, a decimal string) -> the text; decode (args.text, or args.text_repeat {text, times}) -> the ID as a decimal string; check (the shape without a key: ids holds only prefix and encoding) -> the key version as a decimal string. Errors carry their fields and message (no message ever shows a decoded value). `invalid`: specs the constructor refuses. `patterns`: each format's regular expression (no anchors) and text length.",
+        "_comment": "Public IDs (shardid::PublicIds). Each case builds one from `ids` (key: hex bytes; key_version; prefix; encoding; layout: a name from layouts.json; old_keys: [{key_version, key}] added for decoding) and runs `op`: encode (args.id, a decimal string) -> the text; decode (args.text, or args.text_repeat {text, times}) -> the ID as a decimal string; check (the shape without a key: ids holds only prefix and encoding) -> the key version as a decimal string. Errors carry their fields and message (no message ever shows a decoded value). `invalid`: specs the constructor refuses. `patterns`: each format's regular expression (no anchors) and text length. `keys_text`: keys written as text (an environment variable, a setting: 32 hex digits, or VERSION:HEX pairs separated by commas, the highest version current) -> the text of `id` under them (with `prefix`, `encoding`), or the error.",
         "schema_version": SCHEMA_VERSION,
         "cases": cases(),
         "invalid": invalid(),
         "patterns": patterns(),
+        "keys_text": keys_text(),
     })
 }

@@ -147,4 +147,16 @@ fn every_public_id_case_passes() {
         .unwrap();
         assert_eq!(format.pattern().to_string(), p["pattern"].as_str().unwrap());
     }
+    for c in file["keys_text"].as_array().unwrap() {
+        let got = shardid::PublicIds::from_keys(
+            c["keys"].as_str().unwrap(),
+            c["prefix"].as_str().unwrap(),
+            shardid::Encoding::from_name(c["encoding"].as_str().unwrap()).unwrap(),
+        )
+        .map_or_else(
+            error_json,
+            |ids| serde_json::json!({ "ok": ids.encode(arg(c, "id")).unwrap().to_string() }),
+        );
+        assert_eq!(got, c["expect"], "{}", c["name"]);
+    }
 }
