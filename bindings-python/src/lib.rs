@@ -34,6 +34,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::PyGenerator>()?;
     m.add_class::<public::PyPublicIds>()?;
     m.add_function(wrap_pyfunction!(public::check_public_id, m)?)?;
+    m.add_function(wrap_pyfunction!(public::_public_id_pattern, m)?)?;
     m.add_class::<lease::PyLeasedGenerator>()?;
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_class::<lease::PyCeilingGenerator>()?;

@@ -232,3 +232,12 @@ pub(crate) fn check_public_id(
     let format = Format::new(prefix, encoding_arg(py, encoding)?).or_raise(py)?;
     check_text(py, &format, text)
 }
+
+/// The regular expression of every public ID of `prefix` and `encoding` (no anchors), without
+/// a key: a Django path converter's `regex` (`PublicIds.pattern` with one).
+#[pyfunction]
+#[pyo3(signature = (prefix, encoding = "base32"))]
+pub(crate) fn _public_id_pattern(py: Python<'_>, prefix: &str, encoding: &str) -> PyResult<String> {
+    let format = Format::new(prefix, encoding_arg(py, encoding)?).or_raise(py)?;
+    Ok(format.pattern().to_string())
+}

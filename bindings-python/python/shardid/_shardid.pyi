@@ -39,6 +39,7 @@ __all__ = [
     "DenseIds",
     "_segment_statements",
     "_after_fork",
+    "_public_id_pattern",
     "check_public_id",
     "lease",
     "now_ms",
@@ -337,3 +338,4 @@ class PublicIds:
     def pattern(self) -> str: ...
 
 def check_public_id(text: str, prefix: str, encoding: _Encoding = "base32") -> int: ...
+def _public_id_pattern(prefix: str, encoding: _Encoding = "base32") -> str: ...

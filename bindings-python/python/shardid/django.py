@@ -714,3 +714,8 @@ def _release_before_dropping_test_databases() -> None:
 
 
 _release_before_dropping_test_databases()
+
+# Public IDs (issue 32), kept in a module of their own until this one becomes a package.
+from shardid._django_public import PublicId, PublicIdConverter, PublicIdManager, PublicIdQuerySet, public_id_converter, public_ids, register_public_id_converter  # noqa: E402
+
+__all__ += ["PublicId", "PublicIdConverter", "PublicIdManager", "PublicIdQuerySet", "public_id_converter", "public_ids", "register_public_id_converter"]
