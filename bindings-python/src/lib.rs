@@ -42,6 +42,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres_uninstall, m)?)?;
+    m.add_function(wrap_pyfunction!(sql::public_ids_sql, m)?)?;
+    m.add_function(wrap_pyfunction!(sql::public_ids_sql_uninstall, m)?)?;
     m.add_class::<sql::PyLeaseProtocol>()?;
     m.add_class::<segment::PyDenseIds>()?;
     m.add("_UNKNOWN_TAG_SQLSTATE", shardid::sql::UNKNOWN_TAG)?;

@@ -45,6 +45,8 @@ __all__ = [
     "now_ms",
     "postgres",
     "postgres_uninstall",
+    "public_ids_sql",
+    "public_ids_sql_uninstall",
     "segments",
 ]
 
@@ -64,6 +66,8 @@ def postgres(
     max_borrow_units: int | None = None,
 ) -> str: ...
 def postgres_uninstall(schema: str) -> str: ...
+def public_ids_sql(schema: str, layout: Layout | None = None) -> str: ...
+def public_ids_sql_uninstall(schema: str) -> str: ...
 def _after_fork() -> None: ...
 def lease(
     layout: Layout,

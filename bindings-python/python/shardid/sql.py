@@ -25,9 +25,26 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from shardid._shardid import Layout, dictionary, dictionary_uninstall, postgres, postgres_uninstall, segments
+from shardid._shardid import (
+    Layout,
+    dictionary,
+    dictionary_uninstall,
+    postgres,
+    postgres_uninstall,
+    public_ids_sql,
+    public_ids_sql_uninstall,
+    segments,
+)
 
-__all__ = ["dictionary", "dictionary_uninstall", "postgres", "postgres_uninstall", "segments"]
+__all__ = [
+    "dictionary",
+    "dictionary_uninstall",
+    "postgres",
+    "postgres_uninstall",
+    "public_ids_sql",
+    "public_ids_sql_uninstall",
+    "segments",
+]
 
 
 

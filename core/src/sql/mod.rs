@@ -15,6 +15,7 @@ use crate::Error;
 mod dictionary;
 mod lease;
 mod postgres;
+mod public_ids;
 mod segments;
 mod uninstall;
 
@@ -28,6 +29,7 @@ pub use lease::{
 #[cfg(feature = "alloc")]
 pub use lease::{LeaseDriver, Next};
 pub use postgres::Postgres;
+pub use public_ids::{PostgresPublicIds, PostgresPublicIdsUninstall};
 pub use segments::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
     UNKNOWN_TAG,
