@@ -100,3 +100,6 @@ export type PresetName = 'INSTAGRAM' | 'TWITTER' | 'DISCORD' | 'SONYFLAKE'
 
 /** The order of the shard and sequence fields below the time field. */
 export type FieldOrderName = 'time_shard_sequence' | 'time_sequence_shard'
+
+/** How a public ID's body is written. */
+export type EncodingName = 'base32' | 'base32check' | 'base58' | 'base62'

@@ -65,8 +65,12 @@ const UNKNOWN = {"preset":"there is no preset of that name: use INSTAGRAM, TWITT
 /** The SQLSTATEs the segments' and the dictionary's SQL raise (core/src/sql/). */
 const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002","unknownTopic":"SI003","topicDropped":"SI004"}
 
+/** Public IDs (core/src/public/): the encodings' names in the core's order
+ * (`Encoding::ALL`), the reason an unknown name is refused with, and the longest text. */
+const PUBLIC = {"encodings":["base32","base32check","base58","base62"],"unknownEncoding":"must be \"base32\", \"base32check\", \"base58\" or \"base62\"","maxTextLength":79}
+
 /** The most IDs one batch call makes, and the reason a larger count is refused with
  * (core/src/args.rs); the reason a decimal scatter's count of digits is refused with. */
 const LIMITS = {"maxBatchIds":16777216,"tooManyIds":"must be at most 16777216 IDs per call: ask in batches","scatterDigits":"must be 1, 2 or 3"}
 
-module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, LIMITS }
+module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, PUBLIC, LIMITS }

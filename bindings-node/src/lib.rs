@@ -25,6 +25,7 @@ mod generator;
 mod layout;
 mod lease;
 mod postgres;
+mod public;
 mod segment;
 mod slots;
 

@@ -676,6 +676,12 @@ fn the_format_checks_the_shape_without_a_key() {
         "[0-9A-Za-z]{12}"
     );
     assert_eq!(format.text_len(), 20);
+    // The longest pattern fills its buffer exactly.
+    let longest = Format::new(&"a".repeat(63), Encoding::Base32Check).unwrap();
+    assert_eq!(
+        longest.pattern().to_string().len(),
+        shardid::public::MAX_PATTERN_LEN
+    );
 }
 
 /// The texts of one prefix, key and version: published here so that a change of the cipher,

@@ -282,8 +282,10 @@ impl Format {
         self.parse(text).map(|(version, _)| u32::from(version))
     }
 
-    /// The key version and the encrypted value of a text.
-    #[inline]
+    /// The key version and the encrypted value of a text. Not inlined: decoding and the
+    /// shape check share it (a call costs a nanosecond; a second copy, a kilobyte of the
+    /// WebAssembly module).
+    #[inline(never)]
     fn parse(&self, text: &[u8]) -> Result<(u8, u64), Error> {
         let head = self.head_len();
         if head > 0 {
@@ -380,28 +382,48 @@ impl Format {
 #[derive(Clone, Copy, Debug)]
 pub struct Pattern<'a>(&'a Format);
 
-impl fmt::Display for Pattern<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Pattern<'_> {
+    /// Writes the pattern into `out`; its length. No formatting machinery: the WebAssembly
+    /// module, which leaves it out, renders patterns too.
+    pub fn write_to(&self, out: &mut [u8; MAX_PATTERN_LEN]) -> usize {
         let format = self.0;
         let encoding = format.encoding;
+        let mut n = 0;
+        let mut push = |bytes: &[u8]| {
+            out[n..n + bytes.len()].copy_from_slice(bytes);
+            n += bytes.len();
+        };
         for &c in format.prefix_bytes() {
             if encoding.ignores_case() && c.is_ascii_lowercase() {
-                write!(f, "[{}{}]", c as char, c.to_ascii_uppercase() as char)?;
+                push(&[b'[', c, c.to_ascii_uppercase(), b']']);
             } else {
-                write!(f, "{}", c as char)?;
+                push(&[c]);
             }
         }
         if format.prefix_len > 0 {
-            f.write_str("_")?;
+            push(b"_");
         }
-        let n = 1 + encoding.digits();
-        match encoding {
+        push(match encoding {
             // Every letter but u, in either case: i, l and o read as digits.
-            Encoding::Base32 => write!(f, "[0-9A-TV-Za-tv-z]{{{n}}}"),
-            Encoding::Base32Check => write!(f, "[0-9A-TV-Za-tv-z]{{{n}}}[0-9A-Za-z*~$=]"),
-            Encoding::Base58 => write!(f, "[1-9A-HJ-NP-Za-km-z]{{{n}}}"),
-            Encoding::Base62 => write!(f, "[0-9A-Za-z]{{{n}}}"),
-        }
+            Encoding::Base32 => b"[0-9A-TV-Za-tv-z]{14}",
+            Encoding::Base32Check => b"[0-9A-TV-Za-tv-z]{14}[0-9A-Za-z*~$=]",
+            Encoding::Base58 => b"[1-9A-HJ-NP-Za-km-z]{12}",
+            Encoding::Base62 => b"[0-9A-Za-z]{12}",
+        });
+        n
+    }
+}
+
+/// The longest [`Format::pattern`]: 63 prefix letters as `[aA]`, the `_`, and
+/// `base32check`'s 36 bytes.
+pub const MAX_PATTERN_LEN: usize = 4 * MAX_PREFIX_LEN + 1 + 36;
+
+impl fmt::Display for Pattern<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; MAX_PATTERN_LEN];
+        let n = self.write_to(&mut buf);
+        // ASCII only.
+        f.write_str(core::str::from_utf8(&buf[..n]).unwrap_or_default())
     }
 }
 
@@ -541,7 +563,14 @@ impl PublicIds {
         }
         let parsed = &mut parsed[..n];
         // The current key first: the highest version (a version given twice is refused below).
-        parsed.sort_unstable_by_key(|(version, _)| core::cmp::Reverse(*version));
+        // An insertion sort of at most four: the library's sort is kilobytes of WebAssembly.
+        for i in 1..parsed.len() {
+            let mut j = i;
+            while j > 0 && parsed[j - 1].0 < parsed[j].0 {
+                parsed.swap(j - 1, j);
+                j -= 1;
+            }
+        }
         let ((version, key), old) = parsed.split_first().ok_or(bad)?;
         let mut ids = Self::new(key, *version, prefix, encoding)?;
         for (version, key) in old {
@@ -550,6 +579,7 @@ impl PublicIds {
         Ok(ids)
     }
 
+    #[inline(never)] // once per key: a single copy for every constructor
     fn keyed(&self, key: &[u8; KEY_LEN], version: u8) -> Keyed {
         let master = speck::schedule_bytes(key);
         Keyed {
