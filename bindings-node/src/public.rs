@@ -113,26 +113,27 @@ const TEXT_BUF: usize = MAX_TEXT_LEN + 2;
 /// the same prefix, the same first symbol outside the alphabet (every unit before it is
 /// ASCII, so its position is the same), and a text too long is too long in both.
 fn text_arg<'a>(env: &Env, value: &Unknown<'_>, buf: &'a mut [u8; TEXT_BUF]) -> Result<&'a [u8]> {
-    if type_of(env, value.raw()) != ValueType::String {
-        return Err(invalid_argument(
-            env,
-            Class::Type,
-            "text",
-            "must be a string",
-        ));
-    }
     let mut units = [0u16; TEXT_BUF + 1];
     let mut len = 0usize;
-    // SAFETY: `value` is a live string of this env; `units` holds TEXT_BUF + 1 units (the
-    // last for the terminating NUL N-API writes).
-    unsafe {
+    // SAFETY: `value` is a live value of this env; `units` holds TEXT_BUF + 1 units (the last
+    // for the terminating NUL N-API writes). For a value that is no string the call only
+    // reports `napi_string_expected` (one N-API call, not a `typeof` first).
+    let status = unsafe {
         sys::napi_get_value_string_utf16(
             env.raw(),
             value.raw(),
             units.as_mut_ptr(),
             units.len(),
             &raw mut len,
-        );
+        )
+    };
+    if status != sys::Status::napi_ok {
+        return Err(invalid_argument(
+            env,
+            Class::Type,
+            "text",
+            "must be a string",
+        ));
     }
     let len = len.min(TEXT_BUF);
     for (byte, &unit) in buf.iter_mut().zip(&units[..len]) {

@@ -1,0 +1,72 @@
+//! Public IDs (`shardid::PublicIds`): encode and decode one ID, per encoding, against the
+//! `sqids` crate on the same IDs (Sqids encodes without hiding: it is no keyed permutation,
+//! but it is the short-ID library users compare with).
+//!
+//! The IDs are 1,024 consecutive Instagram-layout IDs of one millisecond, as a service makes
+//! them; each timed call takes the next. `layout-decode` (one `Layout::decode` of the same
+//! IDs) is the reference the bindings' targets are ratios to.
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use shardid::{Encoding, Layout, PublicIds};
+
+const KEY: &[u8; 16] = b"benchmark key 16";
+
+fn ids() -> Vec<u64> {
+    let first = Layout::INSTAGRAM.compose(1_700_000_000_000, 5, 0).unwrap();
+    (first..first + 1024).collect()
+}
+
+fn bench_public_ids(c: &mut Criterion) {
+    let ids = ids();
+    let mut group = c.benchmark_group("public_ids");
+    group.throughput(Throughput::Elements(1));
+    // The reference: one decode of the same IDs (the bindings' targets are ratios to theirs).
+    let mut i = 0;
+    group.bench_function("layout-decode", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            black_box(Layout::INSTAGRAM.decode(black_box(ids[i])).unwrap())
+        });
+    });
+    for encoding in Encoding::ALL {
+        let public = PublicIds::new(KEY, 0, "note", encoding).unwrap();
+        let texts: Vec<String> = ids
+            .iter()
+            .map(|&id| public.encode(id).unwrap().to_string())
+            .collect();
+        let mut i = 0;
+        group.bench_function(format!("shardid-encode-{}", encoding.name()), |b| {
+            b.iter(|| {
+                i = (i + 1) & 1023;
+                black_box(public.encode(black_box(ids[i])).unwrap())
+            });
+        });
+        group.bench_function(format!("shardid-decode-{}", encoding.name()), |b| {
+            b.iter(|| {
+                i = (i + 1) & 1023;
+                black_box(public.decode(black_box(&texts[i])).unwrap())
+            });
+        });
+    }
+    // Sqids' default alphabet (base62) and minimum length; it returns a String.
+    let sqids = sqids::Sqids::default();
+    let texts: Vec<String> = ids.iter().map(|&id| sqids.encode(&[id]).unwrap()).collect();
+    let mut i = 0;
+    group.bench_function("sqids-encode", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            black_box(sqids.encode(&[black_box(ids[i])]).unwrap())
+        });
+    });
+    group.bench_function("sqids-decode", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            black_box(sqids.decode(black_box(&texts[i])))
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_public_ids);
+criterion_main!(benches);
