@@ -279,25 +279,37 @@ impl Format {
     /// # Errors
     /// As [`Format::check`].
     pub fn check_bytes(&self, text: &[u8]) -> Result<u32, Error> {
-        self.parse(text).map(|(version, _)| u32::from(version))
+        self.parse_cold(text).map(|(version, _)| u32::from(version))
     }
 
-    /// The key version and the encrypted value of a text. Not inlined: decoding and the
-    /// shape check share it (a call costs a nanosecond; a second copy, a kilobyte of the
-    /// WebAssembly module).
+    /// [`Format::parse`] out of line, for the shape check: decoding inlines its own copy.
     #[inline(never)]
+    fn parse_cold(&self, text: &[u8]) -> Result<(u8, u64), Error> {
+        self.parse(text)
+    }
+
+    /// The key version and the encrypted value of a text.
+    #[inline]
     fn parse(&self, text: &[u8]) -> Result<(u8, u64), Error> {
         let head = self.head_len();
         if head > 0 {
             let prefix = self.prefix_bytes();
-            let matches = text.len() > prefix.len()
-                && text[prefix.len()] == b'_'
-                && if self.encoding.ignores_case() {
-                    text[..prefix.len()].eq_ignore_ascii_case(prefix)
-                } else {
-                    &text[..prefix.len()] == prefix
-                };
-            if !matches {
+            if text.len() <= prefix.len() || text[prefix.len()] != b'_' {
+                return Err(Error::PublicIdPrefix);
+            }
+            // Byte by byte with no early exit (a branch-free loop): a letter of the prefix
+            // matches either case in base32 (its 0x20 bit is folded in), anything else exactly.
+            let fold = if self.encoding.ignores_case() {
+                0x20
+            } else {
+                0
+            };
+            let mut diff = 0u8;
+            for (&t, &p) in text[..prefix.len()].iter().zip(prefix) {
+                let f = if p.is_ascii_lowercase() { fold } else { 0 };
+                diff |= (t | f) ^ p;
+            }
+            if diff != 0 {
                 return Err(Error::PublicIdPrefix);
             }
         }
@@ -369,7 +381,12 @@ impl Format {
             out[..head - 1].copy_from_slice(self.prefix_bytes());
             out[head - 1] = b'_';
         }
-        let body = &mut out[head..];
+        self.write_body(version, value, &mut out[head..]);
+    }
+
+    /// Writes the body alone: the version symbol, the digits, the check symbol.
+    #[inline]
+    fn write_body(&self, version: u8, value: u64, body: &mut [u8]) {
         body[0] = self.encoding.alphabet()[version as usize];
         self.encoding.write_digits(value, &mut body[1..]);
         if self.encoding == Encoding::Base32Check {
@@ -674,14 +691,36 @@ impl PublicIds {
     /// [`Error::InvalidId`] when `id` is not an ID of the layout.
     #[inline]
     pub fn encode(&self, id: u64) -> Result<PublicId, Error> {
+        if id > self.max_id {
+            return Err(Error::InvalidId { id });
+        }
         let mut out = PublicId {
             bytes: [0; MAX_TEXT_LEN],
             // At most MAX_TEXT_LEN (79).
             #[allow(clippy::cast_possible_truncation)]
             len: self.text_len() as u8,
         };
-        self.encode_into(id, &mut out.bytes)?;
+        // The whole prefix array at once (a copy of a known size, where the prefix's own
+        // length would call `memcpy`); the `_` and the body then go over its tail.
+        out.bytes[..MAX_PREFIX_LEN].copy_from_slice(&self.format.prefix);
+        let current = self.current()?;
+        let value = speck::encrypt(&current.rounds, id);
+        let head = self.format.head_len();
+        if head > 0 {
+            out.bytes[head - 1] = b'_';
+        }
+        self.format
+            .write_body(current.version, value, &mut out.bytes[head..]);
         Ok(out)
+    }
+
+    /// The current key.
+    fn current(&self) -> Result<&Keyed, Error> {
+        // Every constructor sets it: the error is unreachable.
+        self.keys[0].as_ref().ok_or(Error::InvalidArgument {
+            argument: "keys",
+            reason: "hold no current key",
+        })
     }
 
     /// Writes the public ID of `id` into the start of `out` (ASCII, [`PublicIds::text_len`]
@@ -702,13 +741,7 @@ impl PublicIds {
                 reason: "is shorter than the public ID",
             });
         };
-        let Some(current) = &self.keys[0] else {
-            // Unreachable: every constructor sets the current key.
-            return Err(Error::InvalidArgument {
-                argument: "keys",
-                reason: "hold no current key",
-            });
-        };
+        let current = self.current()?;
         let value = speck::encrypt(&current.rounds, id);
         self.format.write(current.version, value, out);
         Ok(n)
@@ -749,8 +782,8 @@ impl PublicIds {
 }
 
 /// A public ID as [`PublicIds::encode`] returns it: ASCII text on the stack, no allocation.
-/// Derefs to `str`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Derefs to `str`; compares, orders and hashes as its text.
+#[derive(Clone, Copy)]
 pub struct PublicId {
     bytes: [u8; MAX_TEXT_LEN],
     len: u8,
@@ -766,6 +799,32 @@ impl PublicId {
     /// The text's bytes (ASCII).
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
+    }
+}
+
+impl PartialEq for PublicId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for PublicId {}
+
+impl core::hash::Hash for PublicId {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.as_bytes().hash(state);
+    }
+}
+
+impl PartialOrd for PublicId {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for PublicId {
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.as_bytes().cmp(other.as_bytes())
     }
 }
 

@@ -239,7 +239,9 @@ fn read_base32(digits: &[u8]) -> Option<Result<u64, ()>> {
     while i < 13 {
         let d = CROCKFORD_TABLE[digits[i] as usize];
         any |= d;
-        value = (value << 5) | u64::from(d & 31);
+        // Each digit shifted to its place on its own (not `value << 5 | d`, whose thirteen
+        // dependent steps would be the longest chain of a decode after the cipher's).
+        value |= u64::from(d & 31) << (60 - 5 * i);
         i += 1;
     }
     if any & 0x80 != 0 {
