@@ -79,6 +79,10 @@ mkdir -p pkg/npm/inline
 cp npm/package.json npm/README.md "$root/LICENSE-MIT" "$root/LICENSE-APACHE" pkg/npm/
 cp -r pkg/web pkg/node pkg/npm/
 echo '{ "type": "commonjs" }' > pkg/npm/node/package.json
+# `shardid-wasm/public` for resolvers that do not read `exports` (TypeScript's node10): a
+# directory of that name whose package.json points at the CommonJS entry.
+mkdir -p pkg/npm/public
+echo '{ "main": "../node/public.js", "types": "../node/public.d.ts" }' > pkg/npm/public/package.json
 cp js/entry-inline.js pkg/npm/inline/shardid.js
 sed -e "s|shardid_wasm\.js|shardid_wasm_public.js|" -e "s|shardid_wasm_bytes\.js|shardid_wasm_public_bytes.js|" \
     js/entry-inline.js > pkg/npm/inline/public.js
