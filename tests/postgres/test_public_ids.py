@@ -56,6 +56,14 @@ def db(cluster: Any) -> Any:
     return cluster
 
 
+@pytest.fixture(scope="module")
+def shared(db: Any) -> Any:
+    """One connection for the vector cases (hundreds of them: a connection each would cost
+    more than the cases)."""
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        yield conn
+
+
 def test_most_vectors_run_here() -> None:
     # The rest: other layouts (Discord's IDs above 2^63 do not fit a bigint), the key-less
     # shape check, and texts holding NUL.
@@ -63,7 +71,8 @@ def test_most_vectors_run_here() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_vector(db: Any, conn: psycopg.Connection[Any], case: dict[str, Any]) -> None:
+def test_vector(shared: psycopg.Connection[Any], case: dict[str, Any]) -> None:
+    conn = shared
     spec, args, expect = case["ids"], case["args"], case["expect"]
     params = {"keys": keys_of(spec), "prefix": spec["prefix"], "encoding": spec["encoding"]}
     if case["op"] == "encode":
@@ -85,7 +94,8 @@ def test_vector(db: Any, conn: psycopg.Connection[Any], case: dict[str, Any]) ->
 
 
 @pytest.mark.parametrize("case", FILE["keys_text"], ids=lambda c: c["name"])
-def test_keys_as_text(db: Any, conn: psycopg.Connection[Any], case: dict[str, Any]) -> None:
+def test_keys_as_text(shared: psycopg.Connection[Any], case: dict[str, Any]) -> None:
+    conn = shared
     query = f"SELECT {SCHEMA}.shardid_public_encode(%(id)s, %(keys)s, %(prefix)s, %(encoding)s)"
     params = {"id": int(case["id"]), "keys": case["keys"], "prefix": case["prefix"], "encoding": case["encoding"]}
     expect = case["expect"]
