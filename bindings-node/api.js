@@ -264,9 +264,134 @@ function makeApi(backend) {
     }
   }
 
+  const PUBLIC = Symbol('shardid.publicIds')
+  // The environment variable (and Django setting) keys are read from by default.
+  const KEYS_VARIABLE = 'SHARDID_PUBLIC_ID_KEYS'
+  const formatOf = (options, name) => {
+    const o = options ?? {}
+    if (typeof o !== 'object') throw makeError('INVALID_ARGUMENT', { argument: name, reason: 'takes { prefix, encoding?, layout? }' }, TypeError)
+    const layout = o.layout ?? Layout.INSTAGRAM
+    if (!(layout instanceof Layout)) {
+      throw makeError('INVALID_ARGUMENT', { argument: `${name}.layout`, reason: 'must be a shardid Layout (e.g. Layout.INSTAGRAM)' }, TypeError)
+    }
+    return { prefix: o.prefix, encoding: o.encoding ?? 'base32', layout }
+  }
+
+  /**
+   * Public IDs: an ID as short, opaque text for URLs and APIs (`note_0923h26jsg2d8g`) and
+   * back, under a secret key (a `Uint8Array` of 16 bytes), the same text as every other
+   * language. The key is not kept (only what the core derives from it) and never shown.
+   * `new PublicIds({ key, prefix, encoding = 'base32', keyVersion = 0, oldKeys = {}, layout })`.
+   */
+  class PublicIds {
+    constructor(options) {
+      let o = options ?? {}
+      if (o !== null && typeof o === 'object' && typeof o[PUBLIC] === 'number') {
+        this[PUBLIC] = o[PUBLIC] // internal: made by fromKeys
+      } else {
+        const { prefix, encoding, layout } = formatOf(o, 'PublicIds')
+        let index = backend.publicNew(o.key, o.keyVersion ?? 0, prefix, encoding, layout[LAYOUT])
+        o = { ...o, encoding }
+        const old = o.oldKeys ?? {}
+        if (typeof old !== 'object') {
+          throw makeError('INVALID_ARGUMENT', { argument: 'oldKeys', reason: 'must be an object or a Map of key versions to keys' }, TypeError)
+        }
+        for (const [version, key] of old instanceof Map ? old : Object.entries(old)) {
+          index = backend.publicWithOldKey(index, typeof version === 'string' && /^[0-9]+$/.test(version) ? Number(version) : version, key)
+        }
+        this[PUBLIC] = index
+      }
+      // The core took the prefix and encoding as given: they are the ones made.
+      this.prefix = o.prefix
+      this.encoding = o.encoding
+      this.layout = o.layout ?? Layout.INSTAGRAM
+      Object.assign(this, backend.publicInfo(this[PUBLIC]))
+      Object.freeze(this)
+    }
+
+    /**
+     * From keys written as text, as an environment variable holds them: 32 hex digits (one
+     * key, version 0), or `VERSION:HEX` pairs separated by commas, the highest current.
+     */
+    static fromKeys(keys, options) {
+      const { prefix, encoding, layout } = formatOf(options, 'PublicIds.fromKeys')
+      return new PublicIds({ [PUBLIC]: backend.publicFromKeys(keys, prefix, encoding, layout[LAYOUT]), prefix, encoding, layout })
+    }
+
+    /** From the keys in the environment variable `variable` (default `SHARDID_PUBLIC_ID_KEYS`). */
+    static fromEnv(options) {
+      const o = options ?? {}
+      const variable = o.variable ?? KEYS_VARIABLE
+      const env = typeof process === 'object' && process !== null ? process.env : undefined
+      const keys = env?.[variable]
+      if (typeof keys !== 'string') {
+        throw makeError('INVALID_ARGUMENT', { argument: variable, reason: 'is not set: public IDs need keys (32 hex digits, or VERSION:HEX pairs)' }, RangeError)
+      }
+      return PublicIds.fromKeys(keys, o)
+    }
+
+    /** The public ID of `id` (a bigint, a decimal string or a safe integer). */
+    encode(id) {
+      return backend.publicEncode(this[PUBLIC], id)
+    }
+
+    /** The ID (a bigint) a public ID stands for; a `RangeError` with the reason's `code`
+     *  (`PUBLIC_ID_PREFIX`, ..., `PUBLIC_ID_MISMATCH`) for any text that is not one. */
+    decode(text) {
+      return backend.publicDecode(this[PUBLIC], text)
+    }
+
+    /** The shape of `text` checked without decoding; the key version it names. */
+    check(text) {
+      return backend.publicCheck(text, this.prefix, this.encoding)
+    }
+
+    /**
+     * A `JSON.stringify` replacer: the values of `keys` (IDs: bigints, decimal strings, safe
+     * integers, or arrays of them) as their public IDs; every other bigint as its decimal string.
+     */
+    jsonReplacer(keys) {
+      const names = keyNames(keys, 'jsonReplacer')
+      const encode = (v) => (v === null ? null : this.encode(v))
+      return (key, value) => {
+        if (names.has(key) && value !== null && value !== undefined) {
+          return Array.isArray(value) ? value.map(encode) : encode(value)
+        }
+        return typeof value === 'bigint' ? value.toString() : value
+      }
+    }
+
+    /** A `JSON.parse` reviver: the values of `keys` (public IDs, or arrays of them) as bigint
+     *  IDs; anything else under those keys throws the decode's error. */
+    jsonReviver(keys) {
+      const names = keyNames(keys, 'jsonReviver')
+      const decode = (v) => (v === null ? null : this.decode(v))
+      return (key, value) => {
+        if (!names.has(key) || value === null) return value
+        return Array.isArray(value) ? value.map(decode) : decode(value)
+      }
+    }
+  }
+
+  function keyNames(keys, name) {
+    if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) {
+      throw makeError('INVALID_ARGUMENT', { argument: name, reason: 'takes (keys: string[])' }, TypeError)
+    }
+    return new Set(keys)
+  }
+
+  /** The shape of a public ID checked without its key (what a browser can do: it cannot
+   *  decode without the key); the key version it names. */
+  function checkPublicId(text, options) {
+    const o = options ?? {}
+    return backend.publicCheck(text, o.prefix, o.encoding ?? 'base32')
+  }
+
   return {
     Layout,
     Generator,
+    PublicIds,
+    checkPublicId,
     LeasedGenerator,
     lease,
     jsonReplacer,

@@ -51,6 +51,20 @@ export type ErrorCode =
   | 'DATABASE'
   /** A session lease shares its server session with another connection (a transaction pooler). */
   | 'SESSION_POOLED'
+  /** Public IDs: the text does not start with the expected type prefix and its `_`. */
+  | 'PUBLIC_ID_PREFIX'
+  /** Public IDs: the body after the prefix has the wrong number of symbols for the encoding. */
+  | 'PUBLIC_ID_LENGTH'
+  /** Public IDs: a character outside the encoding's alphabet (counted from 0, prefix included). */
+  | 'PUBLIC_ID_ALPHABET'
+  /** Public IDs: the check symbol does not match the body (a mistyped or swapped symbol). */
+  | 'PUBLIC_ID_CHECK'
+  /** Public IDs: the text names a key version the decoder does not hold. */
+  | 'UNKNOWN_KEY_VERSION'
+  /** Public IDs: the body's digits spell a value of 2^64 or more. */
+  | 'PUBLIC_ID_OVERFLOW'
+  /** Public IDs: the text decodes to a value that is not an ID of the layout: made under */
+  | 'PUBLIC_ID_MISMATCH'
   /** The server a `mysql://` URL names did not answer as MySQL or MariaDB (no greeting in */
   | 'NOT_MYSQL'
 
@@ -80,6 +94,13 @@ export interface ErrorFields {
   TOPIC_DROPPED: { readonly topic: string }
   DATABASE: { readonly reason: string }
   SESSION_POOLED: { readonly reason: string }
+  PUBLIC_ID_PREFIX: {  }
+  PUBLIC_ID_LENGTH: { readonly expected: bigint }
+  PUBLIC_ID_ALPHABET: { readonly position: bigint }
+  PUBLIC_ID_CHECK: {  }
+  UNKNOWN_KEY_VERSION: { readonly version: bigint }
+  PUBLIC_ID_OVERFLOW: {  }
+  PUBLIC_ID_MISMATCH: {  }
   NOT_MYSQL: { readonly server: string; readonly reason: string }
 }
 
@@ -88,3 +109,6 @@ export type PresetName = 'INSTAGRAM' | 'TWITTER' | 'DISCORD' | 'SONYFLAKE'
 
 /** The order of the shard and sequence fields below the time field. */
 export type FieldOrderName = 'time_shard_sequence' | 'time_sequence_shard'
+
+/** How a public ID's body is written. */
+export type EncodingName = 'base32' | 'base32check' | 'base58' | 'base62'

@@ -30,6 +30,13 @@ const KINDS = [
   { number: 111, code: "TOPIC_DROPPED", category: "state", fields: ["topic"], text: [true], template: "topic {topic} was dropped: it assigns no new IDs and its name is not used again" },
   { number: 112, code: "DATABASE", category: "resource", fields: ["reason"], text: [true], template: "database: {reason}" },
   { number: 113, code: "SESSION_POOLED", category: "usage", fields: ["reason"], text: [true], template: "a session lease needs a direct connection to the database: {reason}; behind a transaction pooler use the default expiring lease" },
+  { number: 120, code: "PUBLIC_ID_PREFIX", category: "input", fields: [], text: [], template: "the public ID does not start with its type's prefix" },
+  { number: 121, code: "PUBLIC_ID_LENGTH", category: "input", fields: ["expected"], text: [false], template: "the public ID has the wrong length: its encoding has {expected} symbols after the prefix" },
+  { number: 122, code: "PUBLIC_ID_ALPHABET", category: "input", fields: ["position"], text: [false], template: "the public ID has a character outside its encoding's alphabet at position {position}" },
+  { number: 123, code: "PUBLIC_ID_CHECK", category: "input", fields: [], text: [], template: "the public ID's check symbol does not match: a symbol is mistyped" },
+  { number: 124, code: "UNKNOWN_KEY_VERSION", category: "input", fields: ["version"], text: [false], template: "the public ID was made with key version {version}, which is not held here" },
+  { number: 125, code: "PUBLIC_ID_OVERFLOW", category: "input", fields: [], text: [], template: "the public ID's digits spell a value above 64 bits" },
+  { number: 126, code: "PUBLIC_ID_MISMATCH", category: "input", fields: [], text: [], template: "the public ID is not one of these IDs: it was made under another key or type, or altered" },
   { number: 140, code: "NOT_MYSQL", category: "resource", fields: ["server","reason"], text: [true,true], template: "{server} did not answer as a MySQL or MariaDB server: {reason}" },
 ]
 
@@ -61,8 +68,12 @@ const UNKNOWN = {"preset":"there is no preset of that name: use INSTAGRAM, TWITT
 /** The SQLSTATEs the segments' and the dictionary's SQL raise (core/src/sql/). */
 const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002","unknownTopic":"SI003","topicDropped":"SI004"}
 
+/** Public IDs (core/src/public/): the encodings' names in the core's order
+ * (`Encoding::ALL`), the reason an unknown name is refused with, and the longest text. */
+const PUBLIC = {"encodings":["base32","base32check","base58","base62"],"unknownEncoding":"must be \"base32\", \"base32check\", \"base58\" or \"base62\"","maxTextLength":79}
+
 /** The most IDs one batch call makes, and the reason a larger count is refused with
  * (core/src/args.rs); the reason a decimal scatter's count of digits is refused with. */
 const LIMITS = {"maxBatchIds":16777216,"tooManyIds":"must be at most 16777216 IDs per call: ask in batches","scatterDigits":"must be 1, 2 or 3"}
 
-module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, LIMITS }
+module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, PUBLIC, LIMITS }

@@ -8,8 +8,8 @@ export type TimeInput = Date | number | bigint
 /** A 64-bit unsigned integer as input: a `bigint` or a safe integer. */
 export type U64Input = bigint | number
 
-import type { ErrorCode, ErrorFields, FieldOrderName, PresetName } from './core.generated.js'
-export type { ErrorCode, ErrorFields, FieldOrderName, PresetName }
+import type { EncodingName, ErrorCode, ErrorFields, FieldOrderName, PresetName } from './core.generated.js'
+export type { EncodingName, ErrorCode, ErrorFields, FieldOrderName, PresetName }
 
 /**
  * An error shardid threw: `code` says which kind, and its fields are properties
@@ -169,6 +169,71 @@ export declare class LeasedGenerator {
 /** Leases the first free shard of `shards`; throws `NO_FREE_SHARD` when all are held. */
 export declare function lease(options: LeaseOptions): LeasedGenerator
 
+/** What a public ID's format is: its type prefix, encoding and layout. */
+export interface PublicIdFormat {
+  /** The type prefix: `''` (none), or 1 to 63 of a-z, 0-9 and _, starting with a letter. */
+  prefix: string
+  /** How the body is written (default `'base32'`). */
+  encoding?: EncodingName
+  /** The layout whose IDs are taken (default `Layout.INSTAGRAM`: every ID of a signed 64-bit
+   *  column; Discord's IDs need `Layout.DISCORD`). */
+  layout?: Layout
+}
+
+/** What `new PublicIds(...)` takes. */
+export interface PublicIdsOptions extends PublicIdFormat {
+  /** The secret key: exactly 16 random bytes. Not kept: only what is derived from it. */
+  key: Uint8Array
+  /** The key's version, 0 to 31 (default 0), which every text made carries. */
+  keyVersion?: U64Input
+  /** Old keys by version, after a rotation: texts made with them still decode. */
+  oldKeys?: Record<number, Uint8Array> | Map<number | bigint, Uint8Array>
+}
+
+/**
+ * Public IDs: an ID as short, opaque text for URLs and APIs (`note_0923h26jsg2d8g`) and back,
+ * under a secret key; the same text as every other language. It hides (the time, shard and
+ * order of IDs); it does not authenticate. In the WebAssembly build, only `shardid-wasm/public`
+ * has it: and a browser cannot decode without the key, which it must not hold (use
+ * `checkPublicId` there).
+ */
+export declare class PublicIds {
+  constructor(options: PublicIdsOptions)
+  /** From keys as text (32 hex digits, or `VERSION:HEX` pairs separated by commas, the
+   *  highest version current), as an environment variable holds them. */
+  static fromKeys(keys: string, format: PublicIdFormat): PublicIds
+  /** From the keys in the environment variable `variable` (default `SHARDID_PUBLIC_ID_KEYS`). */
+  static fromEnv(format: PublicIdFormat & { variable?: string }): PublicIds
+  readonly prefix: string
+  readonly encoding: EncodingName
+  readonly layout: Layout
+  /** The current key's version. */
+  readonly keyVersion: number
+  /** Every key's version, the current one first. */
+  readonly keyVersions: readonly number[]
+  /** The length of every text made. */
+  readonly textLength: number
+  /** A regular expression's source matching every text of this format (no anchors). */
+  readonly pattern: string
+  /** The public ID of `id`; `INVALID_ID` for a value that is not an ID of the layout. */
+  encode(id: IdInput): string
+  /** The ID a public ID stands for; a `RangeError` coded `PUBLIC_ID_PREFIX`, `PUBLIC_ID_LENGTH`,
+   *  `PUBLIC_ID_ALPHABET`, `PUBLIC_ID_CHECK`, `PUBLIC_ID_OVERFLOW`, `UNKNOWN_KEY_VERSION` or
+   *  `PUBLIC_ID_MISMATCH` for any other text. */
+  decode(text: string): bigint
+  /** The shape of `text` checked without decoding; the key version it names. */
+  check(text: string): number
+  /** A `JSON.stringify` replacer: the values of `keys` as their public IDs, every other bigint
+   *  as its decimal string. */
+  jsonReplacer(keys: readonly string[]): (key: string, value: unknown) => unknown
+  /** A `JSON.parse` reviver: the values of `keys` (public IDs, or arrays of them) as bigint IDs. */
+  jsonReviver(keys: readonly string[]): (key: string, value: unknown) => unknown
+}
+
+/** The shape of a public ID checked without its key (prefix, length, alphabet, check symbol):
+ *  what a browser can do. Returns the key version the text names. */
+export declare function checkPublicId(text: string, format: { prefix: string; encoding?: EncodingName }): number
+
 /** The clock the generators read: Unix ms, monotonic, anchored to the wall clock. */
 /** A `JSON.stringify` replacer: every bigint as its decimal string. */
 export declare function jsonReplacer(key: string, value: unknown): unknown
@@ -186,6 +251,8 @@ export declare const threadsShareState: boolean
 declare const shardid: {
   Layout: typeof Layout
   Generator: typeof Generator
+  PublicIds: typeof PublicIds
+  checkPublicId: typeof checkPublicId
   LeasedGenerator: typeof LeasedGenerator
   lease: typeof lease
   Parts: typeof Parts

@@ -402,6 +402,47 @@ export declare function postgresDdl(layoutIndex: number, shard: unknown, schema:
 /** The presets' names, in the core's order (`Layout.INSTAGRAM`, ...). */
 export declare function presetNames(): Array<string>
 
+/** The shape of a public ID checked without its key; the key version it names. */
+export declare function publicCheck(text: string, prefix: string, encoding: string): number
+
+/** The ID a public ID stands for. */
+export declare function publicDecode(index: number, text: string): bigint
+
+/** The public ID of `id` (a bigint, a decimal string or a safe integer). */
+export declare function publicEncode(index: number, id: bigint | string | number): string
+
+/** Public IDs from keys written as text (`PublicIds::from_keys`); their index. */
+export declare function publicFromKeys(keys: string, prefix: string, encoding: string, layoutIndex: number): number
+
+/**
+ * The DDL of public IDs in PostgreSQL for IDs of a layout (the core's
+ * `shardid::sql::PostgresPublicIds`), for `publicIdsDdl()` of `shardid/postgres`.
+ */
+export declare function publicIdsDdl(layoutIndex: number, schema: string): string
+
+/** What the JS `PublicIds` reads once and keeps. */
+export interface PublicIdsInfo {
+  keyVersion: number
+  keyVersions: Array<number>
+  textLength: number
+  pattern: string
+}
+
+/**
+ * The key versions, text length and pattern of public IDs (the JS side knows their prefix
+ * and encoding: the core took them as given).
+ */
+export declare function publicInfo(index: number): PublicIdsInfo
+
+/**
+ * Makes (or finds) public IDs with `key` (a `Uint8Array` of 16 bytes) as version
+ * `keyVersion`, `prefix`, `encoding`, for IDs of the layout `layoutIndex`; their index.
+ */
+export declare function publicNew(key: Uint8Array, keyVersion: number | bigint, prefix: string, encoding: string, layoutIndex: number): number
+
+/** The public IDs at `index` that also decode texts of `key` as version `keyVersion`. */
+export declare function publicWithOldKey(index: number, keyVersion: number | bigint, key: Uint8Array): number
+
 /** Forgets a session lease's server session (the lease is closed). */
 export declare function releaseBackend(index: number): void
 

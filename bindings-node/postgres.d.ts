@@ -80,3 +80,14 @@ export interface PostgresDdlOptions {
  * text as Python's `shardid.sql.postgres` and `npx shardid sql`.
  */
 export declare function ddl(options: PostgresDdlOptions): string
+
+/** The options of `publicIdsDdl`. */
+export interface PublicIdsDdlOptions {
+  /** The schema of the functions (created if missing). */
+  schema: string
+  /** The layout whose IDs the functions take (default Instagram's: every ID of a signed
+   *  64-bit column). */
+  layout?: Layout
+}
+/** The PostgreSQL DDL of public IDs: `<schema>.shardid_public_encode` and `_decode`. */
+export declare function publicIdsDdl(options: PublicIdsDdlOptions): string

@@ -423,4 +423,20 @@ function ddl(options) {
   return native.postgresDdl(layoutIndex(o.layout), o.shard, o.schema, o.backwardsToleranceMs, o.maxBorrowUnits)
 }
 
-module.exports = { lease, PostgresLease, int8AsBigInt, ddl, DEFAULT_TTL_MS }
+/**
+ * The PostgreSQL DDL of public IDs: `<schema>.shardid_public_encode(id, keys, prefix,
+ * encoding)` and `<schema>.shardid_public_decode(text, keys, prefix, encoding)` for IDs of
+ * `layout` (default Instagram's), the same text as `PublicIds` for the same keys:
+ * `publicIdsDdl({ schema: 'app' })`. The same text as Python's
+ * `shardid.sql.public_ids_sql` and `npx shardid sql --public-ids`.
+ */
+function publicIdsDdl(options) {
+  const o = options ?? {}
+  const layout = o.layout ?? Layout.INSTAGRAM
+  if (!(layout instanceof Layout) || typeof o.schema !== 'string') {
+    throw invalidArgument('publicIdsDdl', 'takes { schema: string, layout?: Layout }')
+  }
+  return native.publicIdsDdl(layoutIndex(layout), o.schema)
+}
+
+module.exports = { lease, PostgresLease, int8AsBigInt, ddl, publicIdsDdl, DEFAULT_TTL_MS }

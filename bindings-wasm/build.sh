@@ -6,7 +6,8 @@
 #   pkg/bundler/  for bundlers (`--target bundler`)
 #   pkg/node/     CommonJS for Node (`--target nodejs`)
 # Each gets the shared api.js classes (from bindings-node), its entry shardid.js and the types
-# of what that entry exports (js/entry-*).
+# of what that entry exports (js/entry-*), and public.js, the same over the module with public
+# IDs (shardid_wasm_public).
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd .. && pwd)
@@ -19,19 +20,30 @@ if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$version" ]; th
 fi
 [ -x node_modules/.bin/wasm-opt ] || npm install --no-audit --no-fund --loglevel=error >/dev/null
 
+# Two modules: the default one (shardid_wasm: layouts, decoding, generators), and the same with
+# public IDs (shardid_wasm_public, the `public` feature: `shardid-wasm/public`), which would
+# not fit the default one's size budget; a page that does not need them does not download them.
 # Small code (every page that uses the module downloads it) that is still fast: opt-level "s"
 # is ~150 bytes gzipped more than "z" and decodes batches ~1.5x faster (BENCHMARKS.md).
-CARGO_PROFILE_RELEASE_OPT_LEVEL=${SHARDID_WASM_OPT_LEVEL:-s} CARGO_PROFILE_RELEASE_PANIC=abort \
-    cargo build --quiet --locked --release -p shardid-wasm --target wasm32-unknown-unknown
-wasm="$root/target/wasm32-unknown-unknown/release/shardid_wasm.wasm"
+built=$(mktemp -d)
+trap 'rm -rf "$built"' EXIT
+for module in shardid_wasm shardid_wasm_public; do
+    features=()
+    [ "$module" = shardid_wasm_public ] && features=(--features public)
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=${SHARDID_WASM_OPT_LEVEL:-s} CARGO_PROFILE_RELEASE_PANIC=abort \
+        cargo build --quiet --locked --release -p shardid-wasm --target wasm32-unknown-unknown "${features[@]}"
+    cp "$root/target/wasm32-unknown-unknown/release/shardid_wasm.wasm" "$built/$module.wasm"
+done
 
 rm -rf pkg
 for target in web bundler nodejs; do
     out=pkg/${target/nodejs/node}
-    wasm-bindgen --target "$target" --out-dir "$out" --out-name shardid_wasm "$wasm"
-    node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
-        --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
-        "$out/shardid_wasm_bg.wasm" -o "$out/shardid_wasm_bg.wasm"
+    for module in shardid_wasm shardid_wasm_public; do
+        wasm-bindgen --target "$target" --out-dir "$out" --out-name "$module" "$built/$module.wasm"
+        node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+            --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
+            "$out/${module}_bg.wasm" -o "$out/${module}_bg.wasm"
+    done
 done
 
 # The shared classes (api.js and errors.js, from the Node package) over this module's backend
@@ -47,13 +59,18 @@ for dir in pkg/web pkg/bundler; do
             "$file" > "$dir/$(basename "$file")"
     done
 done
+# Each target's entry (shardid.js) and the public module's (public.js: the same entry over
+# shardid_wasm_public), with the same types.
 for target in node web bundler; do
     case $target in node) entry=js/entry-node.cjs ;; *) entry=js/entry-$target.js ;; esac
     cp "$entry" "pkg/$target/shardid.js"
+    sed "s|shardid_wasm\.js|shardid_wasm_public.js|" "$entry" > "pkg/$target/public.js"
     cp "js/entry-$target.d.ts" "pkg/$target/shardid.d.ts"
+    cp "js/entry-$target.d.ts" "pkg/$target/public.d.ts"
     cp "$root/bindings-node/index.d.ts" "pkg/$target/api.d.ts"
     cp "$root/bindings-node/core.generated.d.ts" "pkg/$target/"
 done
+grep -q "shardid_wasm_public.js" pkg/node/public.js pkg/web/public.js pkg/bundler/public.js
 
 # The npm package shardid-wasm (pkg/npm/, packed by scripts/release.sh): web/ (ES modules, the
 # .wasm fetched beside them), node/ (CommonJS), and inline/, the `import` entry, whose module
@@ -62,15 +79,24 @@ mkdir -p pkg/npm/inline
 cp npm/package.json npm/README.md "$root/LICENSE-MIT" "$root/LICENSE-APACHE" pkg/npm/
 cp -r pkg/web pkg/node pkg/npm/
 echo '{ "type": "commonjs" }' > pkg/npm/node/package.json
+# `shardid-wasm/public` for resolvers that do not read `exports` (TypeScript's node10): a
+# directory of that name whose package.json points at the CommonJS entry.
+mkdir -p pkg/npm/public
+echo '{ "main": "../node/public.js", "types": "../node/public.d.ts" }' > pkg/npm/public/package.json
 cp js/entry-inline.js pkg/npm/inline/shardid.js
-# inline/'s own copy of the glue, without the default `new URL('shardid_wasm_bg.wasm',
-# import.meta.url)`: Vite would copy the .wasm it names into every build, never fetched.
-grep -q "new URL('shardid_wasm_bg.wasm', import.meta.url)" pkg/web/shardid_wasm.js
-sed "s|new URL('shardid_wasm_bg.wasm', import.meta.url)|undefined|" pkg/web/shardid_wasm.js > pkg/npm/inline/shardid_wasm.js
+sed -e "s|shardid_wasm\.js|shardid_wasm_public.js|" -e "s|shardid_wasm_bytes\.js|shardid_wasm_public_bytes.js|" \
+    js/entry-inline.js > pkg/npm/inline/public.js
 cp js/entry-inline.d.ts pkg/npm/inline/shardid.d.ts
-{
-    echo "// Generated by bindings-wasm/build.sh: web/shardid_wasm_bg.wasm in base64."
-    printf "export const wasmBase64 = '%s'\n" "$(base64 -w0 pkg/web/shardid_wasm_bg.wasm)"
-} > pkg/npm/inline/shardid_wasm_bytes.js
-gzip -9 -c pkg/web/shardid_wasm_bg.wasm | wc -c > pkg/web/shardid_wasm_bg.wasm.gz-size
-echo "built pkg/{web,bundler,node}: $(wc -c < pkg/web/shardid_wasm_bg.wasm) bytes, $(cat pkg/web/shardid_wasm_bg.wasm.gz-size) gzipped"
+cp js/entry-inline.d.ts pkg/npm/inline/public.d.ts
+for module in shardid_wasm shardid_wasm_public; do
+    # inline/'s own copy of the glue, without the default `new URL('<module>_bg.wasm',
+    # import.meta.url)`: Vite would copy the .wasm it names into every build, never fetched.
+    grep -q "new URL('${module}_bg.wasm', import.meta.url)" "pkg/web/$module.js"
+    sed "s|new URL('${module}_bg.wasm', import.meta.url)|undefined|" "pkg/web/$module.js" > "pkg/npm/inline/$module.js"
+    {
+        echo "// Generated by bindings-wasm/build.sh: web/${module}_bg.wasm in base64."
+        printf "export const wasmBase64 = '%s'\n" "$(base64 -w0 "pkg/web/${module}_bg.wasm")"
+    } > "pkg/npm/inline/${module}_bytes.js"
+    gzip -9 -c "pkg/web/${module}_bg.wasm" | wc -c > "pkg/web/${module}_bg.wasm.gz-size"
+done
+echo "built pkg/{web,bundler,node}: $(wc -c < pkg/web/shardid_wasm_bg.wasm) bytes, $(cat pkg/web/shardid_wasm_bg.wasm.gz-size) gzipped; with public IDs (public.js) $(wc -c < pkg/web/shardid_wasm_public_bg.wasm) bytes, $(cat pkg/web/shardid_wasm_public_bg.wasm.gz-size) gzipped"

@@ -6,7 +6,8 @@
  *  - every fallible function returns a shardid_status; SHARDID_OK is 0;
  *  - output parameters come last and are written only on success;
  *  - NULL pointers give SHARDID_ERR_NULL_ARGUMENT; nothing crashes on bad input;
- *  - strings returned are static; only a shardid_generator needs freeing;
+ *  - strings returned are static; only a shardid_generator, a shardid_lease and a
+ *    shardid_public_ids need freeing;
  *  - a shardid_generator is thread-safe: share one between threads freely.
  * Needs C99 (or C++11).
  */
@@ -32,6 +33,11 @@
  * The patch version of the library this header belongs to.
  */
 #define SHARDID_VERSION_PATCH 0
+
+/**
+ * The size of a buffer that holds any public ID and its terminating NUL.
+ */
+#define SHARDID_PUBLIC_ID_MAX_LEN 80
 
 /**
  * What a `shardid_*` function reports. `SHARDID_OK` is 0; every other value is the number
@@ -154,6 +160,35 @@ enum shardid_status
    */
   SHARDID_ERR_SESSION_POOLED = 113,
   /**
+   * Public IDs: the text does not start with its type's prefix and `_`.
+   */
+  SHARDID_ERR_PUBLIC_ID_PREFIX = 120,
+  /**
+   * Public IDs: the wrong number of symbols after the prefix.
+   */
+  SHARDID_ERR_PUBLIC_ID_LENGTH = 121,
+  /**
+   * Public IDs: a character outside the encoding's alphabet.
+   */
+  SHARDID_ERR_PUBLIC_ID_ALPHABET = 122,
+  /**
+   * Public IDs: the check symbol does not match (`base32check`).
+   */
+  SHARDID_ERR_PUBLIC_ID_CHECK = 123,
+  /**
+   * Public IDs: the text was made with a key version not held.
+   */
+  SHARDID_ERR_UNKNOWN_KEY_VERSION = 124,
+  /**
+   * Public IDs: the digits spell a value of 2^64 or more.
+   */
+  SHARDID_ERR_PUBLIC_ID_OVERFLOW = 125,
+  /**
+   * Public IDs: the text is not one of these IDs (made under another key or type, or
+   * altered).
+   */
+  SHARDID_ERR_PUBLIC_ID_MISMATCH = 126,
+  /**
    * The server a `mysql://` URL names did not answer as MySQL or MariaDB. Not returned by
    * the C API.
    */
@@ -193,6 +228,39 @@ typedef uint8_t shardid_field_order;
 #endif // __cplusplus
 
 /**
+ * How a public ID's body is written; the value of an `encoding` argument.
+ */
+enum shardid_encoding
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint8_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Crockford's base32: 14 symbols, read in either case (i and l as 1, o as 0).
+   */
+  SHARDID_ENCODING_BASE32 = 0,
+  /**
+   * Crockford's base32 and its check symbol: 15 symbols.
+   */
+  SHARDID_ENCODING_BASE32CHECK = 1,
+  /**
+   * Bitcoin's base58: 12 symbols.
+   */
+  SHARDID_ENCODING_BASE58 = 2,
+  /**
+   * Base62 (0-9, A-Z, a-z): 12 symbols.
+   */
+  SHARDID_ENCODING_BASE62 = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum shardid_encoding shardid_encoding;
+#else
+typedef uint8_t shardid_encoding;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Makes unique, strictly increasing IDs for one shard of a layout.
  *
  * Thread-safe and lock-free: one generator may be shared by any number of threads without
@@ -213,6 +281,13 @@ typedef struct shardid_generator shardid_generator;
  * of its own there (libshardid's `pthread_atfork` handler tells it).
  */
 typedef struct shardid_lease shardid_lease;
+
+/**
+ * Encodes IDs as public IDs and decodes them back under a secret key: see the README's
+ * "Public IDs". Immutable once made (but for `shardid_public_ids_add_old_key`): share one
+ * between threads freely.
+ */
+typedef struct shardid_public_ids shardid_public_ids;
 
 /**
  * A generator's policy for clocks that move back and sequences that run out.
@@ -738,6 +813,123 @@ shardid_status shardid_lease_next_at(const struct shardid_lease *lease,
 shardid_status shardid_lease_next_batch(const struct shardid_lease *lease,
                                         uint64_t *ids,
                                         size_t len);
+
+/**
+ * Makes public IDs with a secret `key` of exactly 16 bytes as key version `key_version`
+ * (0 to 31), type `prefix` (`"note"`: up to 63 of a-z, 0-9 and _, starting with a letter; `""`
+ * for none), `encoding` (a `shardid_encoding` value) and the IDs of `layout` (values outside it
+ * are refused). Free it with `shardid_public_ids_free`.
+ *
+ * `SHARDID_ERR_INVALID_ARGUMENT` for a key of another size, a version above 31, a bad prefix
+ * or an unknown encoding; `*out_ids` is then untouched. The key is not kept: only what is
+ * derived from it.
+ *
+ * # Safety
+ * `key` is null or valid for reading `key_len` bytes; `prefix` is null or a NUL-terminated
+ * string; `layout` is null or a valid `shardid_layout`; `out_ids` is null or valid for
+ * writing a pointer.
+ */
+shardid_status shardid_public_ids_new(const uint8_t *key,
+                                      size_t key_len,
+                                      uint32_t key_version,
+                                      const char *prefix,
+                                      uint8_t encoding,
+                                      const struct shardid_layout *layout,
+                                      struct shardid_public_ids **out_ids);
+
+/**
+ * Makes public IDs from keys written as text, as an environment variable or a configuration
+ * file holds them: 32 hex digits (one key, version 0), or `VERSION:HEX` pairs separated by
+ * commas (`"2:<hex>,1:<hex>"`), the highest version current. Otherwise as
+ * `shardid_public_ids_new`.
+ *
+ * `SHARDID_ERR_INVALID_ARGUMENT` for keys not in that format, a version above 31 or given
+ * twice, more than 4 keys, a bad prefix or an unknown encoding; `*out_ids` is then untouched.
+ *
+ * # Safety
+ * `keys` and `prefix` are null or NUL-terminated strings; `layout` is null or a valid
+ * `shardid_layout`; `out_ids` is null or valid for writing a pointer.
+ */
+shardid_status shardid_public_ids_from_keys(const char *keys,
+                                            const char *prefix,
+                                            uint8_t encoding,
+                                            const struct shardid_layout *layout,
+                                            struct shardid_public_ids **out_ids);
+
+/**
+ * Also decodes texts made with `key` (16 bytes) as version `key_version`: an old key after a
+ * rotation (encoding keeps the current key). At most 4 keys in all.
+ *
+ * `SHARDID_ERR_INVALID_ARGUMENT` for a key of another size, a version above 31 or already
+ * held, or a fifth key; `ids` is then unchanged.
+ *
+ * # Safety
+ * `ids` is null or a live `shardid_public_ids` no other thread is using; `key` is null or
+ * valid for reading `key_len` bytes.
+ */
+shardid_status shardid_public_ids_add_old_key(struct shardid_public_ids *ids,
+                                              uint32_t key_version,
+                                              const uint8_t *key,
+                                              size_t key_len);
+
+/**
+ * Frees public IDs made by `shardid_public_ids_new`. `NULL` is ignored.
+ *
+ * # Safety
+ * `ids` is null or a pointer returned by `shardid_public_ids_new` that has not been freed,
+ * and no other thread is using it.
+ */
+void shardid_public_ids_free(struct shardid_public_ids *ids);
+
+/**
+ * Writes the public ID of `id` into `buf` (`buf_len` bytes, at least the text's length plus
+ * one: `SHARDID_PUBLIC_ID_MAX_LEN` always is), NUL-terminated, and its length without the
+ * NUL into `*out_len`.
+ *
+ * `SHARDID_ERR_INVALID_ID` when `id` is not an ID of the layout; `SHARDID_ERR_INVALID_ARGUMENT`
+ * when `buf` is too short. Nothing is written on an error.
+ *
+ * # Safety
+ * `ids` is null or live; `buf` is null or valid for writing `buf_len` bytes; `out_len` is null
+ * or valid for writing a `size_t`.
+ */
+shardid_status shardid_public_encode(const struct shardid_public_ids *ids,
+                                     uint64_t id,
+                                     char *buf,
+                                     size_t buf_len,
+                                     size_t *out_len);
+
+/**
+ * The ID the public ID `text` (`text_len` bytes; no NUL needed) stands for, into `*out_id`.
+ *
+ * `SHARDID_ERR_PUBLIC_ID_PREFIX`, `_LENGTH`, `_ALPHABET`, `_CHECK`, `_OVERFLOW` for a text of
+ * the wrong shape; `SHARDID_ERR_UNKNOWN_KEY_VERSION` for a key version not held;
+ * `SHARDID_ERR_PUBLIC_ID_MISMATCH` when the text is not one of these IDs (another key or
+ * type, or altered). `*out_id` is written only on success.
+ *
+ * # Safety
+ * `ids` is null or live; `text` is null or valid for reading `text_len` bytes; `out_id` is
+ * null or valid for writing a `uint64_t`.
+ */
+shardid_status shardid_public_decode(const struct shardid_public_ids *ids,
+                                     const char *text,
+                                     size_t text_len,
+                                     uint64_t *out_id);
+
+/**
+ * Checks the shape of a public ID without its key — `prefix`, `encoding`, length, alphabet,
+ * check symbol — and writes the key version it names into `*out_version`. What a program
+ * without the key can check; only `shardid_public_decode` says whether it is an ID.
+ *
+ * # Safety
+ * `prefix` is null or a NUL-terminated string; `text` is null or valid for reading
+ * `text_len` bytes; `out_version` is null or valid for writing a `uint32_t`.
+ */
+shardid_status shardid_public_check(const char *prefix,
+                                    uint8_t encoding,
+                                    const char *text,
+                                    size_t text_len,
+                                    uint32_t *out_version);
 
 /**
  * The name and a one-line explanation of a status, e.g.

@@ -21,6 +21,7 @@ cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings
 
 step "no_std builds: bare metal without 64-bit atomics, and WebAssembly"
 cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown -- -D warnings
+cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown --features public -- -D warnings
 cargo build --locked -p shardid --no-default-features --target thumbv7em-none-eabihf
 cargo build --locked -p shardid --no-default-features --features serde --target thumbv7em-none-eabihf
 cargo build --locked -p shardid --no-default-features --target wasm32-unknown-unknown

@@ -68,6 +68,21 @@ pub enum shardid_status {
     /// A session lease shares its server session with another connection (a transaction
     /// pooler). Not returned by the C API.
     SHARDID_ERR_SESSION_POOLED = 113,
+    /// Public IDs: the text does not start with its type's prefix and `_`.
+    SHARDID_ERR_PUBLIC_ID_PREFIX = 120,
+    /// Public IDs: the wrong number of symbols after the prefix.
+    SHARDID_ERR_PUBLIC_ID_LENGTH = 121,
+    /// Public IDs: a character outside the encoding's alphabet.
+    SHARDID_ERR_PUBLIC_ID_ALPHABET = 122,
+    /// Public IDs: the check symbol does not match (`base32check`).
+    SHARDID_ERR_PUBLIC_ID_CHECK = 123,
+    /// Public IDs: the text was made with a key version not held.
+    SHARDID_ERR_UNKNOWN_KEY_VERSION = 124,
+    /// Public IDs: the digits spell a value of 2^64 or more.
+    SHARDID_ERR_PUBLIC_ID_OVERFLOW = 125,
+    /// Public IDs: the text is not one of these IDs (made under another key or type, or
+    /// altered).
+    SHARDID_ERR_PUBLIC_ID_MISMATCH = 126,
     /// The server a `mysql://` URL names did not answer as MySQL or MariaDB. Not returned by
     /// the C API.
     SHARDID_ERR_NOT_MYSQL = 140,
@@ -78,7 +93,7 @@ use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
 
 /// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
 /// (checked at compile time below), so the C enum cannot drift from the core's table.
-const STATUSES: [(shardid_status, ErrorKind); 25] = {
+const STATUSES: [(shardid_status, ErrorKind); 32] = {
     #[allow(clippy::enum_glob_use)] // a table of every variant
     use shardid_status::*;
     [
@@ -124,6 +139,16 @@ const STATUSES: [(shardid_status, ErrorKind); 25] = {
         (SHARDID_ERR_TOPIC_DROPPED, ErrorKind::TopicDropped),
         (SHARDID_ERR_DATABASE, ErrorKind::Database),
         (SHARDID_ERR_SESSION_POOLED, ErrorKind::SessionPooled),
+        (SHARDID_ERR_PUBLIC_ID_PREFIX, ErrorKind::PublicIdPrefix),
+        (SHARDID_ERR_PUBLIC_ID_LENGTH, ErrorKind::PublicIdLength),
+        (SHARDID_ERR_PUBLIC_ID_ALPHABET, ErrorKind::PublicIdAlphabet),
+        (SHARDID_ERR_PUBLIC_ID_CHECK, ErrorKind::PublicIdCheck),
+        (
+            SHARDID_ERR_UNKNOWN_KEY_VERSION,
+            ErrorKind::UnknownKeyVersion,
+        ),
+        (SHARDID_ERR_PUBLIC_ID_OVERFLOW, ErrorKind::PublicIdOverflow),
+        (SHARDID_ERR_PUBLIC_ID_MISMATCH, ErrorKind::PublicIdMismatch),
         (SHARDID_ERR_NOT_MYSQL, ErrorKind::NotMysql),
     ]
 };

@@ -26,6 +26,7 @@ mod layout;
 mod lease;
 mod mysql;
 mod postgres;
+mod public;
 mod segment;
 mod slots;
 

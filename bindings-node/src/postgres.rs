@@ -293,3 +293,17 @@ pub fn postgres_ddl(
         }
     })
 }
+
+/// The DDL of public IDs in PostgreSQL for IDs of a layout (the core's
+/// `shardid::sql::PostgresPublicIds`), for `publicIdsDdl()` of `shardid/postgres`.
+#[napi]
+pub fn public_ids_ddl(env: &Env, layout_index: u32, schema: String) -> Result<String> {
+    guard(env, || {
+        let layout = layout(env, layout_index)?;
+        match shardid::sql::PostgresPublicIds::new(layout, &schema) {
+            Ok(ddl) => Ok(ddl.to_string()),
+            Err(SqlError::Core(e)) => Err(crate::errors::core_error(env, e)),
+            Err(e) => Err(crate::segment::schema_error(env, &e)),
+        }
+    })
+}

@@ -13,6 +13,7 @@ mod generator;
 mod layout;
 mod lease;
 mod mysql;
+mod public;
 mod segment;
 mod sql;
 
@@ -32,6 +33,9 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<layout::PyParts>()?;
     m.add_class::<generator::PyGenerator>()?;
+    m.add_class::<public::PyPublicIds>()?;
+    m.add_function(wrap_pyfunction!(public::check_public_id, m)?)?;
+    m.add_function(wrap_pyfunction!(public::_public_id_pattern, m)?)?;
     m.add_class::<lease::PyLeasedGenerator>()?;
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_class::<lease::PyCeilingGenerator>()?;
@@ -42,6 +46,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres_uninstall, m)?)?;
+    m.add_function(wrap_pyfunction!(sql::public_ids_sql, m)?)?;
+    m.add_function(wrap_pyfunction!(sql::public_ids_sql_uninstall, m)?)?;
     m.add_class::<sql::PyLeaseProtocol>()?;
     m.add_function(wrap_pyfunction!(sql::_check_lease, m)?)?;
     m.add_class::<segment::PyDenseIds>()?;

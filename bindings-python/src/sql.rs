@@ -4,8 +4,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyTuple};
 use shardid::ErrorKind;
 use shardid::sql::{
-    Answer, Cell, LeaseKind, LeaseProtocol, Next, Placeholders, Postgres, PostgresUninstall,
-    SqlError, Value,
+    Answer, Cell, LeaseKind, LeaseProtocol, Next, Placeholders, Postgres, PostgresPublicIds,
+    PostgresUninstall, SqlError, Value,
 };
 
 use crate::args::{Arg, options_arg, u64_arg};
@@ -31,6 +31,30 @@ pub(crate) fn postgres(
         Ok(ddl) => Ok(ddl.options(options).to_string()),
         Err(e) => Err(sql_error(py, e)),
     }
+}
+
+/// The DDL of public IDs in PostgreSQL for IDs of `layout` (default: Instagram's, every ID of
+/// a signed 64-bit column): `<schema>.shardid_public_encode(id, keys, prefix, encoding)` and
+/// `<schema>.shardid_public_decode(text, keys, prefix, encoding)`.
+#[pyfunction]
+#[pyo3(signature = (schema, layout = None))]
+pub(crate) fn public_ids_sql(
+    py: Python<'_>,
+    schema: &str,
+    layout: Option<&Bound<'_, PyLayout>>,
+) -> PyResult<String> {
+    let layout = layout.map_or(shardid::Layout::INSTAGRAM, |l| l.get().inner);
+    PostgresPublicIds::new(layout, schema)
+        .map(|ddl| ddl.to_string())
+        .map_err(|e| sql_error(py, e))
+}
+
+/// The DDL that removes what `public_ids_sql()` installed in `schema`.
+#[pyfunction]
+pub(crate) fn public_ids_sql_uninstall(py: Python<'_>, schema: &str) -> PyResult<String> {
+    PostgresPublicIds::new(shardid::Layout::INSTAGRAM, schema)
+        .map(|ddl| ddl.uninstall().to_string())
+        .map_err(|e| sql_error(py, e))
 }
 
 /// The DDL that removes what `postgres()` installed in `schema`.

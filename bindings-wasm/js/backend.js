@@ -7,7 +7,7 @@
 // fields come back through a typed-array view of the module's memory.
 
 const { makeError, kindOf } = require('./errors.js')
-const { PROBLEMS, ARGS, ORDERS, PRESETS, UNKNOWN, LIMITS } = require('./core.generated.js')
+const { PROBLEMS, ARGS, ORDERS, PRESETS, UNKNOWN, LIMITS, PUBLIC } = require('./core.generated.js')
 
 const MAX = 2n ** 64n
 // src/raw.rs: a text batch whose ID at OUT[0] did not parse.
@@ -198,7 +198,104 @@ function makeBackend(raw, memory) {
   const unsupported = () => {
     throw makeError('UNSUPPORTED', { reason: 'leases need lock files: use the Node addon (the WebAssembly module has no file system)' })
   }
+  // Public IDs: only the module built with them (shardid-wasm/public) has their exports.
+  const publicIds = typeof raw.publicNew === 'function'
+  const noPublicIds = () => {
+    throw makeError('UNSUPPORTED', { reason: "public IDs are in the module shardid-wasm/public (import from 'shardid-wasm/public'), not in this smaller one" })
+  }
+  const typeError = (argument, reason) => makeError('INVALID_ARGUMENT', { argument, reason }, TypeError)
+  // Text into the module's scratch text from byte `at` on: each UTF-16 unit that is ASCII as
+  // itself, any other as 0xFF (no alphabet, prefix or key holds it, so the core refuses it
+  // where it would refuse the character), cut after `max` units. The same bytes the Node
+  // addon gives the core (its src/public.rs).
+  const putText = (value, name, at, max = Infinity) => {
+    if (typeof value !== 'string') throw typeError(name, 'must be a string')
+    const n = Math.min(value.length, max)
+    // The scratch first: growing it may grow the memory, which detaches older views.
+    const ptr = raw.scratchText(at + n)
+    const bytes = new Uint8Array(memory().buffer, ptr, at + n)
+    for (let i = 0; i < n; i++) {
+      const c = value.charCodeAt(i)
+      bytes[at + i] = c < 128 ? c : 0xff
+    }
+    return n
+  }
+  const putKey = (key, name) => {
+    if (!(key instanceof Uint8Array)) throw typeError(name, 'must be a Uint8Array (16 random bytes), not a string or another type')
+    const ptr = raw.scratchText(key.length)
+    new Uint8Array(memory().buffer, ptr, key.length).set(key)
+    return key.length
+  }
+  const encodingIndex = (name) => {
+    if (typeof name !== 'string') throw typeError('encoding', 'must be a string')
+    const index = PUBLIC.encodings.indexOf(name)
+    if (index < 0) throw makeError('INVALID_ARGUMENT', { argument: 'encoding', reason: PUBLIC.unknownEncoding })
+    return index
+  }
+  // A key version: above 2^32 it is still "must be 0 to 31", which the core says.
+  const version = (v, name) => {
+    const n = u64(v, name, 'other')
+    return n > 0xffffffffn ? 0xffffffff : Number(n)
+  }
+  // One more unit than any public ID: a longer text is too long.
+  const TEXT_UNITS = PUBLIC.maxTextLength + 2
+  const textDecoder = new TextDecoder()
+  const readText = (n) => {
+    const ptr = raw.scratchText(n)
+    return textDecoder.decode(new Uint8Array(memory().buffer, ptr, n))
+  }
+  const publicBackend = publicIds ? {
+    publicNew(key, keyVersion, prefix, encoding, layout) {
+      const keyLength = putKey(key, 'key')
+      const v = version(keyVersion, 'keyVersion')
+      const enc = encodingIndex(encoding)
+      const prefixLength = putText(prefix, 'prefix', keyLength)
+      return Number(check(raw.publicNew(layout, keyLength, v, prefixLength, enc))[0])
+    },
+    publicWithOldKey(index, keyVersion, key) {
+      const v = version(keyVersion, 'oldKeys')
+      return Number(check(raw.publicWithOldKey(index, v, putKey(key, 'oldKeys')))[0])
+    },
+    publicFromKeys(keys, prefix, encoding, layout) {
+      if (typeof keys !== 'string') throw typeError('keys', 'must be a string')
+      if (typeof prefix !== 'string') throw typeError('prefix', 'must be a string')
+      const enc = encodingIndex(encoding)
+      const keysLength = putText(keys, 'keys', 0)
+      const prefixLength = putText(prefix, 'prefix', keysLength)
+      return Number(check(raw.publicFromKeys(layout, keysLength, prefixLength, enc))[0])
+    },
+    publicInfo(index) {
+      const o = check(raw.publicInfo(index))
+      const count = Number(o[1])
+      const keyVersions = Array.from(o.subarray(4, 4 + count), Number)
+      return { keyVersion: Number(o[0]), keyVersions, textLength: Number(o[2]), pattern: readText(Number(o[3])) }
+    },
+    publicEncode(index, id) {
+      const n = Number(check(raw.publicEncode(index, u64(id, 'id', 'id')))[0])
+      return readText(n)
+    },
+    publicDecode(index, text) {
+      return check(raw.publicDecode(index, putText(text, 'text', 0, TEXT_UNITS)))[0]
+    },
+    publicCheck(text, prefix, encoding) {
+      if (typeof text !== 'string') throw typeError('text', 'must be a string')
+      if (typeof prefix !== 'string') throw typeError('prefix', 'must be a string')
+      const enc = encodingIndex(encoding)
+      const prefixLength = putText(prefix, 'prefix', 0)
+      const textLength = putText(text, 'text', prefixLength, TEXT_UNITS)
+      return Number(check(raw.publicCheck(prefixLength, enc, textLength))[0])
+    },
+  } : {
+    publicNew: noPublicIds,
+    publicWithOldKey: noPublicIds,
+    publicFromKeys: noPublicIds,
+    publicInfo: noPublicIds,
+    publicEncode: noPublicIds,
+    publicDecode: noPublicIds,
+    publicCheck: noPublicIds,
+  }
   return {
+    ...publicBackend,
     leaseNew: unsupported,
     leaseShard: unsupported,
     leaseNextId: unsupported,

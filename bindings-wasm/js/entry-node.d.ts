@@ -20,5 +20,9 @@ declare namespace shardid {
   type Layout = api.Layout
   type Generator = api.Generator
   type LeasedGenerator = api.LeasedGenerator
+  type EncodingName = api.EncodingName
+  type PublicIdFormat = api.PublicIdFormat
+  type PublicIdsOptions = api.PublicIdsOptions
+  type PublicIds = api.PublicIds
 }
 export = shardid

@@ -20,6 +20,10 @@ use wasm_bindgen::prelude::*;
 
 use crate::Local;
 
+#[cfg(feature = "public")]
+#[path = "public.rs"]
+mod public;
+
 /// Results and error fields of the last call, read by `js/backend.js`.
 static OUT: Local<[u64; OUT_WORDS]> = Local(RefCell::new([0; OUT_WORDS]));
 /// The most any call leaves in OUT: [`layout_info`]'s 18 words.

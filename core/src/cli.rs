@@ -7,7 +7,8 @@
 //! shardid bounds [--layout L] [--json] FROM [TO]  the smallest and largest ID of a time range
 //! shardid layout [L | custom flags] [--json]      a layout's numbers: rate, shards, run-out date
 //! shardid new --shard N [--layout L] [-n COUNT]   make IDs (for scripts: a shard no service uses)
-//! shardid sql --schema S (--layout L --shard N | --segments | --dictionary) [--dialect D]   the DDL
+//! shardid sql --schema S (--layout L --shard N | --segments | --dictionary | --public-ids) [--dialect D]   the DDL
+//! shardid public encode|decode --key-file F [--prefix P] [--encoding E] VALUE...   public IDs
 //! ```
 //!
 //! Times are Unix milliseconds or RFC 3339 in UTC (`2026-11-24T05:00:00Z`, `2026-11-24`). Exit
@@ -49,6 +50,13 @@ commands:
   sql --schema S --dictionary             the DDL of the string <-> ID dictionary
       [--dialect postgres|mysql]          the database (default postgres); mysql (or mariadb):
                                           MySQL 8 and MariaDB 10.6+, --schema names the database
+  sql --schema S --public-ids             the DDL of public IDs in SQL (public_id_encode/_decode)
+  public encode --key-file F [--prefix P] [--encoding E] [--json] ID...
+  public decode --key-file F [--prefix P] [--encoding E] [--json] TEXT...
+                                          IDs to public IDs and back (values from stdin if none):
+                                          the key file holds 16 raw bytes [--key-version V], or
+                                          keys as text (32 hex digits, or VERSION:HEX,...);
+                                          encodings base32 (default), base32check, base58, base62
 
 layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
   --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]
@@ -59,7 +67,12 @@ exit status: 0 ok, 1 an input was refused (the others are still printed), 2 a us
 /// Whether [`run`] will read standard input for these arguments (`decode` without IDs), so a
 /// binding reads it only then and never waits on a terminal or an open pipe otherwise.
 pub fn wants_stdin(args: &[&str]) -> bool {
-    args.first() == Some(&"decode") && parse(&args[1..]).is_ok_and(|p| p.positional.is_empty())
+    match args {
+        ["decode", rest @ ..] | ["public", "encode" | "decode", rest @ ..] => {
+            parse(rest).is_ok_and(|p| p.positional.is_empty())
+        }
+        _ => false,
+    }
 }
 
 /// Runs the command line on `args` (without the program name). `stdin` is standard input's
@@ -85,6 +98,7 @@ pub fn run(args: &[&str], stdin: Option<&str>) -> Output {
         "layout" => parse(rest).and_then(|p| layout_info(&p, &mut out)),
         "new" => parse(rest).and_then(|p| new_ids(&p, &mut out)),
         "sql" => parse(rest).and_then(|p| sql(&p, &mut out)),
+        "public" => public(rest, stdin, &mut out),
         other => Err(format!("unknown command {other:?}: try shardid --help")),
     };
     if let Err(usage) = result {
@@ -115,8 +129,18 @@ const VALUED: &[&str] = &[
     "--servers",
     "--index",
     "--dialect",
+    "--key-file",
+    "--key-version",
+    "--prefix",
+    "--encoding",
 ];
-const SWITCHES: &[&str] = &["--json", "--unsigned", "--segments", "--dictionary"];
+const SWITCHES: &[&str] = &[
+    "--json",
+    "--unsigned",
+    "--segments",
+    "--dictionary",
+    "--public-ids",
+];
 
 fn parse<'a>(args: &[&'a str]) -> Result<Parsed<'a>, String> {
     let mut p = Parsed::default();
@@ -403,7 +427,10 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
             .ok_or(format!("--dialect {name:?}: one of {}", Dialect::NAMES))?,
     };
     let postgres = dialect == Dialect::Postgres;
-    let text = if p.switch("--dictionary") {
+    let text = if p.switch("--public-ids") {
+        p.only(&["--schema", "--public-ids"])?;
+        crate::sql::PostgresPublicIds::new(p.layout()?, schema).map(|d| d.to_string())
+    } else if p.switch("--dictionary") {
         p.only(&["--schema", "--dictionary", "--dialect"])?;
         if postgres {
             Dictionary::new(schema).map(|d| d.to_string())
@@ -442,6 +469,101 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
     };
     out.stdout = text.map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// `public encode|decode`: IDs to public IDs and back, one per line.
+fn public(args: &[&str], stdin: Option<&str>, out: &mut Output) -> Result<(), String> {
+    let (encode, rest) = match args.split_first() {
+        Some((&"encode", rest)) => (true, rest),
+        Some((&"decode", rest)) => (false, rest),
+        _ => return Err("public takes encode or decode: try shardid --help".into()),
+    };
+    let p = parse(rest)?;
+    p.only(&["--key-file", "--key-version", "--prefix", "--encoding"])?;
+    let ids = public_ids(&p)?;
+    let values: Vec<&str> = if p.positional.is_empty() {
+        stdin.unwrap_or_default().split_whitespace().collect()
+    } else {
+        p.positional.clone()
+    };
+    for text in values {
+        let pair = if encode {
+            match crate::parse_decimal(text.as_bytes()) {
+                None => Err(format!(
+                    "{} is not a decimal integer in 0..2^64",
+                    Shown(text)
+                )),
+                Some(id) => ids.encode(id).map(|t| (id, t)).map_err(|e| e.to_string()),
+            }
+        } else {
+            ids.decode(text)
+                .map_err(|e| e.to_string())
+                .and_then(|id| ids.encode(id).map(|t| (id, t)).map_err(|e| e.to_string()))
+        };
+        match pair {
+            Ok((id, public_id)) if p.switch("--json") => {
+                _ = writeln!(
+                    out.stdout,
+                    "{{\"id\":\"{id}\",\"public_id\":\"{public_id}\"}}"
+                );
+            }
+            Ok((_, public_id)) if encode => _ = writeln!(out.stdout, "{public_id}"),
+            Ok((id, _)) => _ = writeln!(out.stdout, "{id}"),
+            Err(why) => refused(out, text, &why),
+        }
+    }
+    Ok(())
+}
+
+/// A value as a refusal shows it: at most 48 characters.
+struct Shown<'a>(&'a str);
+
+impl core::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let shown: String = self.0.chars().take(48).collect();
+        write!(f, "{shown:?}")
+    }
+}
+
+/// The public IDs of `--key-file` (16 raw bytes, or keys as text), `--prefix`, `--encoding`
+/// and the layout. No message shows the key.
+fn public_ids(p: &Parsed<'_>) -> Result<crate::PublicIds, String> {
+    let path = p
+        .get("--key-file")
+        .ok_or("public needs --key-file F: 16 random bytes (head -c 16 /dev/urandom > F)")?;
+    let bytes = std::fs::read(path).map_err(|e| format!("--key-file {path:?}: {e}"))?;
+    let prefix = p.get("--prefix").unwrap_or("");
+    let encoding = crate::Encoding::from_name(p.get("--encoding").unwrap_or("base32"))
+        .map_err(|e| format!("--{e}"))?;
+    let ids = if bytes.len() == crate::public::KEY_LEN {
+        let version = p.number("--key-version")?.unwrap_or(0);
+        let version = u32::try_from(version).unwrap_or(u32::MAX);
+        crate::PublicIds::new(&bytes, version, prefix, encoding)
+    } else {
+        if p.get("--key-version").is_some() {
+            return Err("--key-version applies to a key file of 16 raw bytes; keys as text name their versions (VERSION:HEX)".into());
+        }
+        let text = core::str::from_utf8(&bytes).map_err(|_| {
+            format!(
+                "--key-file {path:?} holds neither 16 raw bytes nor keys as text ({} bytes)",
+                bytes.len()
+            )
+        })?;
+        crate::PublicIds::from_keys(text, prefix, encoding)
+    };
+    let ids = ids.map_err(|e| match e {
+        crate::Error::InvalidArgument {
+            argument: "key" | "keys",
+            reason,
+        } => {
+            format!("--key-file {path:?}: the key {reason}")
+        }
+        crate::Error::InvalidArgument { argument, reason } => {
+            format!("--{}: {reason}", argument.replace('_', "-"))
+        }
+        other => other.to_string(),
+    })?;
+    Ok(ids.with_layout(p.layout()?))
 }
 
 /// `ms` (Unix milliseconds) as RFC 3339 in UTC with milliseconds.

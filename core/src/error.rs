@@ -77,6 +77,39 @@ pub enum Error {
         /// The first Unix millisecond at which a retry can succeed.
         retry_at_ms: u64,
     },
+    /// An argument with no error kind of its own has the wrong value: a public IDs' key,
+    /// prefix, key version or encoding.
+    InvalidArgument {
+        /// The argument's name.
+        argument: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A public ID does not start with its type's prefix and `_`.
+    PublicIdPrefix,
+    /// A public ID's body has the wrong length for its encoding.
+    PublicIdLength {
+        /// The body's length in the encoding, in symbols.
+        expected: u64,
+    },
+    /// A public ID has a character outside its encoding's alphabet.
+    PublicIdAlphabet {
+        /// Where, counted from 0 with the prefix (every character before it is ASCII, so
+        /// bytes, characters and UTF-16 units count alike).
+        position: u64,
+    },
+    /// A public ID's check symbol does not match its body.
+    PublicIdCheck,
+    /// A public ID names a key version the decoder does not hold.
+    UnknownKeyVersion {
+        /// The version the text names.
+        version: u64,
+    },
+    /// A public ID's digits spell a value of 2^64 or more.
+    PublicIdOverflow,
+    /// A public ID decodes to a value that is not an ID of the layout: made under another key
+    /// or type, or forged. The value is not shown (that would decrypt texts for anyone).
+    PublicIdMismatch,
 }
 
 impl Error {
@@ -93,6 +126,14 @@ impl Error {
             Self::TimestampPastExpiry { .. } => ErrorKind::TimestampPastExpiry,
             Self::ClockMovedBackwards { .. } => ErrorKind::ClockMovedBackwards,
             Self::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
+            Self::InvalidArgument { .. } => ErrorKind::InvalidArgument,
+            Self::PublicIdPrefix => ErrorKind::PublicIdPrefix,
+            Self::PublicIdLength { .. } => ErrorKind::PublicIdLength,
+            Self::PublicIdAlphabet { .. } => ErrorKind::PublicIdAlphabet,
+            Self::PublicIdCheck => ErrorKind::PublicIdCheck,
+            Self::UnknownKeyVersion { .. } => ErrorKind::UnknownKeyVersion,
+            Self::PublicIdOverflow => ErrorKind::PublicIdOverflow,
+            Self::PublicIdMismatch => ErrorKind::PublicIdMismatch,
         }
     }
 
@@ -109,6 +150,7 @@ impl Error {
         use FieldValue::{Int, Text};
         let values: [FieldValue; 2] = match *self {
             Self::InvalidLayout { reason } => [Text(reason), Int(0)],
+            Self::InvalidArgument { argument, reason } => [Text(argument), Text(reason)],
             Self::ShardOutOfRange { shard: a, max: b }
             | Self::SequenceOutOfRange {
                 sequence: a,
@@ -129,7 +171,14 @@ impl Error {
             } => [Int(a), Int(b)],
             Self::InvalidId { id: a }
             | Self::ScatterOverflow { id: a }
-            | Self::SequenceExhausted { retry_at_ms: a } => [Int(a), Int(0)],
+            | Self::SequenceExhausted { retry_at_ms: a }
+            | Self::PublicIdLength { expected: a }
+            | Self::PublicIdAlphabet { position: a }
+            | Self::UnknownKeyVersion { version: a } => [Int(a), Int(0)],
+            Self::PublicIdPrefix
+            | Self::PublicIdCheck
+            | Self::PublicIdOverflow
+            | Self::PublicIdMismatch => [Int(0), Int(0)],
         };
         Fields {
             names: self.kind().fields(),

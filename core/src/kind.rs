@@ -172,6 +172,28 @@ kinds! {
     /// session lease cannot hold a shard there; the default expiring lease can.
     SessionPooled = 113, "SESSION_POOLED", Usage, ["reason"],
         "a session lease needs a direct connection to the database: {reason}; behind a transaction pooler use the default expiring lease";
+    /// Public IDs: the text does not start with the expected type prefix and its `_`.
+    PublicIdPrefix = 120, "PUBLIC_ID_PREFIX", Input, [],
+        "the public ID does not start with its type's prefix";
+    /// Public IDs: the body after the prefix has the wrong number of symbols for the encoding.
+    PublicIdLength = 121, "PUBLIC_ID_LENGTH", Input, ["expected"],
+        "the public ID has the wrong length: its encoding has {expected} symbols after the prefix";
+    /// Public IDs: a character outside the encoding's alphabet (counted from 0, prefix included).
+    PublicIdAlphabet = 122, "PUBLIC_ID_ALPHABET", Input, ["position"],
+        "the public ID has a character outside its encoding's alphabet at position {position}";
+    /// Public IDs: the check symbol does not match the body (a mistyped or swapped symbol).
+    PublicIdCheck = 123, "PUBLIC_ID_CHECK", Input, [],
+        "the public ID's check symbol does not match: a symbol is mistyped";
+    /// Public IDs: the text names a key version the decoder does not hold.
+    UnknownKeyVersion = 124, "UNKNOWN_KEY_VERSION", Input, ["version"],
+        "the public ID was made with key version {version}, which is not held here";
+    /// Public IDs: the body's digits spell a value of 2^64 or more.
+    PublicIdOverflow = 125, "PUBLIC_ID_OVERFLOW", Input, [],
+        "the public ID's digits spell a value above 64 bits";
+    /// Public IDs: the text decodes to a value that is not an ID of the layout: made under
+    /// another key or type, or forged.
+    PublicIdMismatch = 126, "PUBLIC_ID_MISMATCH", Input, [],
+        "the public ID is not one of these IDs: it was made under another key or type, or altered";
     /// The server a `mysql://` URL names did not answer as MySQL or MariaDB (no greeting in
     /// time, or one of another protocol: a PostgreSQL port, say).
     NotMysql = 140, "NOT_MYSQL", Resource, ["server", "reason"],

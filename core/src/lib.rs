@@ -22,6 +22,8 @@
 //!   [`ErrorKind`]: the table of every error kind of every binding (numbers, codes, messages).
 //! - [`lease::LeasedGenerator`] (`std`): a shard leased from lock files, so no two processes
 //!   share one and a restart continues after its predecessor's IDs.
+//! - [`PublicIds`]: short, opaque, reversible text for IDs in URLs and APIs (`note_0923h26jsg2d8g`),
+//!   under a secret key: hides the time, shard and order an ID would show.
 //! - [`args`]: which error a bad argument gets, in every binding.
 //! - [`segment`]: dense IDs from database segments (号段), the allocator every driver runs.
 //! - [`dictionary`]: the string ↔ ID dictionary's rules, server choice and clients' cache.
@@ -47,6 +49,7 @@ mod error;
 pub mod js;
 mod kind;
 mod layout;
+pub mod public;
 mod scatter;
 
 #[cfg(target_has_atomic = "64")]
@@ -74,6 +77,7 @@ pub use decimal::{DecimalList, parse_decimal};
 pub use error::{Error, FieldValue, Fields};
 pub use kind::{CamelCase, Category, ErrorKind};
 pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
+pub use public::{Encoding, PublicId, PublicIds};
 pub use scatter::{SCATTER_BITS, ScatterDigits};
 
 #[cfg(target_has_atomic = "64")]

@@ -278,3 +278,239 @@ fn the_readme_shows_what_the_command_line_prints() {
     }
     assert_eq!(checked, 2);
 }
+
+/// A key file in a directory of its own: (the directory, the file's path).
+fn key_file(name: &str, contents: &[u8]) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("shardid-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("key");
+    std::fs::write(&path, contents).unwrap();
+    (dir, path.to_str().unwrap().to_owned())
+}
+
+#[test]
+fn public_encodes_and_decodes_as_the_library_does() {
+    use shardid::{Encoding, PublicIds};
+    let (dir, key) = key_file("raw", b"0123456789abcdef");
+    let ids = PublicIds::new(b"0123456789abcdef", 0, "note", Encoding::Base58).unwrap();
+    let (a, b) = (4_036_916_263_258_161_152u64, 5u64);
+    let (ta, tb) = (ids.encode(a).unwrap(), ids.encode(b).unwrap());
+    let args = [
+        "public",
+        "encode",
+        "--key-file",
+        &key,
+        "--prefix",
+        "note",
+        "--encoding",
+        "base58",
+    ];
+    let out = cli(&[&args[..], &[&a.to_string(), "5"]].concat());
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, format!("{ta}\n{tb}\n").as_str()),
+        "{out:?}"
+    );
+    let out = cli(&[
+        "public",
+        "decode",
+        "--key-file",
+        &key,
+        "--prefix",
+        "note",
+        "--encoding",
+        "base58",
+        &ta,
+        &tb,
+    ]);
+    assert_eq!(out.stdout, format!("{a}\n{b}\n"), "{out:?}");
+    // From stdin when no value is given; JSON lines.
+    assert!(wants_stdin(&["public", "decode", "--key-file", &key]));
+    assert!(!wants_stdin(&["public", "decode", "--key-file", &key, &ta]));
+    assert!(!wants_stdin(&["public"]));
+    let decode = [
+        "public",
+        "decode",
+        "--key-file",
+        &key,
+        "--prefix",
+        "note",
+        "--encoding",
+        "base58",
+        "--json",
+    ];
+    let out = run(&decode, Some(&format!("{ta}\n  {tb}\n")));
+    assert_eq!(
+        out.stdout,
+        format!(
+            "{{\"id\":\"{a}\",\"public_id\":\"{ta}\"}}\n{{\"id\":\"{b}\",\"public_id\":\"{tb}\"}}\n"
+        )
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn public_refuses_values_and_goes_on() {
+    use shardid::{Encoding, PublicIds};
+    let (dir, key) = key_file("refuse", b"0123456789abcdef");
+    let ids = PublicIds::new(b"0123456789abcdef", 0, "note", Encoding::Base58).unwrap();
+    let (a, b) = (4_036_916_263_258_161_152u64, 5u64);
+    let (ta, tb) = (ids.encode(a).unwrap(), ids.encode(b).unwrap());
+    let decode = [
+        "public",
+        "decode",
+        "--key-file",
+        &key,
+        "--prefix",
+        "note",
+        "--encoding",
+        "base58",
+        "--json",
+    ];
+    // Refused values are reported, the others still printed, and the status is 1; no
+    // message shows a decoded value.
+    let user = PublicIds::new(b"0123456789abcdef", 0, "user", Encoding::Base58).unwrap();
+    let other = PublicIds::new(b"fedcba9876543210", 0, "note", Encoding::Base58).unwrap();
+    let out = run(
+        &decode,
+        Some(&format!(
+            "{ta} {} note_1 {} {tb}",
+            user.encode(a).unwrap(),
+            other.encode(a).unwrap()
+        )),
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        out.stdout.lines().count(),
+        2 + usize::from(
+            other
+                .encode(a)
+                .ok()
+                .and_then(|t| ids.decode(&t).ok())
+                .is_some()
+        )
+    );
+    assert!(
+        out.stderr.contains("does not start with its type's prefix"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("wrong length"), "{}", out.stderr);
+    let out = cli(&[
+        "public",
+        "encode",
+        "--key-file",
+        &key,
+        "9223372036854775808",
+        "x1",
+    ]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("9223372036854775808 is not a valid ID")
+            && out.stderr.contains("\"x1\" is not a decimal"),
+        "{}",
+        out.stderr
+    );
+    // Discord's layout takes all 64 bits.
+    let out = cli(&[
+        "public",
+        "encode",
+        "--key-file",
+        &key,
+        "--layout",
+        "discord",
+        "18446744073709551615",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn public_keys_as_text_rotate() {
+    use shardid::{Encoding, PublicIds};
+    let (a, b) = (
+        "30313233343536373839616263646566",
+        "00112233445566778899aabbccddeeff",
+    );
+    let (dir, keys) = key_file("text", format!("2:{b},1:{a}\n").as_bytes());
+    let old = PublicIds::new(b"0123456789abcdef", 1, "", Encoding::Base32).unwrap();
+    let text = old.encode(42).unwrap();
+    let out = cli(&["public", "decode", "--key-file", &keys, &text]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "42\n"), "{out:?}");
+    // Encoding uses the highest version.
+    let out = cli(&["public", "encode", "--key-file", &keys, "42"]);
+    assert_eq!(&out.stdout[..1], "2", "{out:?}");
+    let out = cli(&[
+        "public",
+        "encode",
+        "--key-file",
+        &keys,
+        "--key-version",
+        "3",
+        "42",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn public_usage_errors_never_show_the_key() {
+    let secret = "my secret passphrase, not a key";
+    let (dir, bad) = key_file("bad", secret.as_bytes());
+    let (dir2, raw) = key_file("raw2", b"0123456789abcdef");
+    for args in [
+        vec!["public"],
+        vec!["public", "recode", "--key-file", &raw, "5"],
+        vec!["public", "encode", "5"],
+        vec![
+            "public",
+            "encode",
+            "--key-file",
+            "/nonexistent/shardid-key",
+            "5",
+        ],
+        vec!["public", "encode", "--key-file", &bad, "5"],
+        vec![
+            "public",
+            "encode",
+            "--key-file",
+            &raw,
+            "--encoding",
+            "base64",
+            "5",
+        ],
+        vec![
+            "public",
+            "encode",
+            "--key-file",
+            &raw,
+            "--prefix",
+            "Note",
+            "5",
+        ],
+        vec![
+            "public",
+            "encode",
+            "--key-file",
+            &raw,
+            "--key-version",
+            "32",
+            "5",
+        ],
+        vec!["public", "encode", "--key-file", &raw, "--shard", "1", "5"],
+    ] {
+        let out = cli(&args);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert!(
+            out.stdout.is_empty() && out.stderr.starts_with("shardid: "),
+            "{out:?}"
+        );
+        assert!(
+            !out.stderr.contains("secret") && !out.stderr.contains("0123456789"),
+            "{}",
+            out.stderr
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(dir2).unwrap();
+}

@@ -166,6 +166,86 @@ static void test_accessors(void) {
     shardid_generator_free(gen);
 }
 
+/* Public IDs: NULL pointers, bad arguments and short buffers are statuses, nothing written. */
+static void test_public_ids(void) {
+    static const uint8_t key[16] = "0123456789abcdef";
+    shardid_layout l = shardid_layout_instagram();
+    shardid_public_ids *ids = NULL;
+    char buf[SHARDID_PUBLIC_ID_MAX_LEN];
+    size_t len = 7;
+    uint64_t id = SENTINEL;
+    uint32_t version = 7;
+
+    CHECK_STATUS(shardid_public_ids_new(NULL, 16, 0, "note", SHARDID_ENCODING_BASE32, &l, &ids),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, NULL, SHARDID_ENCODING_BASE32, &l, &ids),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, "note", SHARDID_ENCODING_BASE32, NULL, &ids),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, "note", SHARDID_ENCODING_BASE32, &l, NULL),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 15, 0, "note", SHARDID_ENCODING_BASE32, &l, &ids),
+                 SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 32, "note", SHARDID_ENCODING_BASE32, &l, &ids),
+                 SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, "Note", SHARDID_ENCODING_BASE32, &l, &ids),
+                 SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, "n\xc3\xb6te", SHARDID_ENCODING_BASE32, &l, &ids),
+                 SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, "n\xffte", SHARDID_ENCODING_BASE32, &l, &ids),
+                 SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, "note", 4, &l, &ids), SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, "note", 255, &l, &ids), SHARDID_ERR_INVALID_ARGUMENT);
+    l.time_bits = 0;
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, "note", SHARDID_ENCODING_BASE32, &l, &ids),
+                 SHARDID_ERR_INVALID_LAYOUT);
+    CHECK(ids == NULL, "public IDs were made by a failed call");
+    l = shardid_layout_instagram();
+
+    CHECK_STATUS(shardid_public_ids_new(key, 16, 0, "note", SHARDID_ENCODING_BASE58, &l, &ids),
+                 SHARDID_OK);
+    CHECK_STATUS(shardid_public_ids_add_old_key(NULL, 1, key, 16), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_add_old_key(ids, 1, NULL, 16), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_add_old_key(ids, 0, key, 16), SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_ids_add_old_key(ids, 1, key, 0), SHARDID_ERR_INVALID_ARGUMENT);
+
+    CHECK_STATUS(shardid_public_encode(NULL, 5, buf, sizeof buf, &len), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_encode(ids, 5, NULL, sizeof buf, &len), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_encode(ids, 5, buf, sizeof buf, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_encode(ids, 5, buf, 0, &len), SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_encode(ids, 5, buf, 17, &len), SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_encode(ids, UINT64_MAX, buf, sizeof buf, &len), SHARDID_ERR_INVALID_ID);
+    CHECK(len == 7, "a length was written by a failed call");
+    CHECK_STATUS(shardid_public_encode(ids, 5, buf, 18, &len), SHARDID_OK);
+    CHECK(len == 17 && strlen(buf) == 17, "text %s", buf);
+
+    CHECK_STATUS(shardid_public_decode(NULL, buf, len, &id), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_decode(ids, NULL, len, &id), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_decode(ids, buf, len, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_decode(ids, NULL, 0, &id), SHARDID_ERR_PUBLIC_ID_PREFIX);
+    CHECK_STATUS(shardid_public_decode(ids, buf, len - 1, &id), SHARDID_ERR_PUBLIC_ID_LENGTH);
+    CHECK_STATUS(shardid_public_decode(ids, "note_\0\0\0\0\0\0\0\0\0\0\0\0", 17, &id),
+                 SHARDID_ERR_PUBLIC_ID_ALPHABET);
+    CHECK_STATUS(shardid_public_decode(ids, "note_\xff\xfe\x80", 8, &id), SHARDID_ERR_PUBLIC_ID_ALPHABET);
+    CHECK(id == SENTINEL, "an ID was written by a failed call");
+    CHECK_STATUS(shardid_public_decode(ids, buf, len, &id), SHARDID_OK);
+    CHECK(id == 5, "decoded %" PRIu64, id);
+
+    CHECK_STATUS(shardid_public_check(NULL, SHARDID_ENCODING_BASE58, buf, len, &version),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_check("note", SHARDID_ENCODING_BASE58, buf, len, NULL),
+                 SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_public_check("note", 9, buf, len, &version), SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(shardid_public_check("user", SHARDID_ENCODING_BASE58, buf, len, &version),
+                 SHARDID_ERR_PUBLIC_ID_PREFIX);
+    CHECK(version == 7, "a version was written by a failed call");
+    CHECK_STATUS(shardid_public_check("note", SHARDID_ENCODING_BASE58, buf, len, &version), SHARDID_OK);
+    CHECK(version == 0, "version %u", (unsigned)version);
+
+    shardid_public_ids_free(ids);
+    shardid_public_ids_free(NULL);
+}
+
 static void test_status_strings(void) {
     uint32_t s;
     for (s = 0; s <= 200; s++) {
@@ -181,6 +261,7 @@ static void test_status_strings(void) {
 
 int main(void) {
     test_null_pointers();
+    test_public_ids();
     test_invalid_layouts();
     test_out_of_range();
     test_generator_errors();

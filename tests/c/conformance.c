@@ -212,11 +212,110 @@ static void test_error_kinds(void) {
           "the header names the core's kinds");
 }
 
+/* Builds the public IDs of a vector's spec; the status. */
+static shardid_status public_ids_of(const struct vector_public_spec *s, shardid_public_ids **out) {
+    shardid_status status;
+    size_t i;
+    *out = NULL;
+    status = shardid_public_ids_new((const uint8_t *)s->key, s->key_len, s->key_version, s->prefix,
+                                    s->encoding, find_layout(s->layout), out);
+    for (i = 0; status == SHARDID_OK && i < s->old_key_count; i++) {
+        const struct vector_public_key *k = &s->old_keys[i];
+        status = shardid_public_ids_add_old_key(*out, k->key_version, (const uint8_t *)k->key,
+                                                k->key_len);
+    }
+    if (status != SHARDID_OK) {
+        shardid_public_ids_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+/* Public IDs: every case of public_ids.json gives the same text, ID or status as the core. */
+static void test_public_ids(void) {
+    size_t i, n = COUNT(VECTOR_PUBLIC_CASES);
+    CHECK(n > 400, "only %zu public ID cases", n);
+    for (i = 0; i < n; i++) {
+        const struct vector_public_case *v = &VECTOR_PUBLIC_CASES[i];
+        shardid_public_ids *ids = NULL;
+        char *text = NULL;
+        size_t text_len = v->text_len * v->repeat, r;
+        uint64_t id = UINT64_C(0x5EAF00D);
+        uint32_t version = 12345;
+        if (strcmp(v->op, "encode") != 0) {
+            text = malloc(text_len + 1);
+            for (r = 0; r < v->repeat; r++) memcpy(text + r * v->text_len, v->text, v->text_len);
+        }
+        if (strcmp(v->op, "check") == 0) {
+            shardid_status got =
+                shardid_public_check(v->ids.prefix, v->ids.encoding, text, text_len, &version);
+            CHECK(got == v->expect, "%s: %s", v->name, shardid_status_str(got));
+            CHECK(got != SHARDID_OK || version == v->id, "%s: version %u", v->name, version);
+            CHECK(got == SHARDID_OK || version == 12345, "%s: written on an error", v->name);
+            free(text);
+            continue;
+        }
+        CHECK_STATUS(public_ids_of(&v->ids, &ids), SHARDID_OK);
+        if (ids == NULL) {
+            free(text);
+            continue;
+        }
+        if (strcmp(v->op, "encode") == 0) {
+            char buf[SHARDID_PUBLIC_ID_MAX_LEN];
+            size_t len = 999;
+            shardid_status got = shardid_public_encode(ids, v->id, buf, sizeof buf, &len);
+            CHECK(got == v->expect, "%s: %s", v->name, shardid_status_str(got));
+            if (got == SHARDID_OK) {
+                CHECK(len == v->text_len && memcmp(buf, v->text, len) == 0 && buf[len] == 0,
+                      "%s: \"%s\"", v->name, buf);
+                /* A buffer one byte short (no room for the NUL) is refused, untouched. */
+                len = 999;
+                CHECK_STATUS(shardid_public_encode(ids, v->id, buf, v->text_len, &len),
+                             SHARDID_ERR_INVALID_ARGUMENT);
+                CHECK(len == 999, "%s: written on an error", v->name);
+            } else {
+                CHECK(len == 999, "%s: written on an error", v->name);
+            }
+        } else {
+            shardid_status got = shardid_public_decode(ids, text, text_len, &id);
+            CHECK(got == v->expect, "%s: %s", v->name, shardid_status_str(got));
+            CHECK(got == SHARDID_OK ? id == v->id : id == UINT64_C(0x5EAF00D), "%s: id %" PRIu64,
+                  v->name, id);
+        }
+        shardid_public_ids_free(ids);
+        free(text);
+    }
+    for (i = 0; i < COUNT(VECTOR_PUBLIC_KEYS_TEXT); i++) {
+        const struct vector_public_keys_text *v = &VECTOR_PUBLIC_KEYS_TEXT[i];
+        shardid_public_ids *ids = NULL;
+        char buf[SHARDID_PUBLIC_ID_MAX_LEN];
+        size_t len = 0;
+        shardid_status got = shardid_public_ids_from_keys(v->keys, v->prefix, v->encoding,
+                                                          find_layout("instagram"), &ids);
+        CHECK(got == v->expect, "%s: %s", v->name, shardid_status_str(got));
+        if (got == SHARDID_OK) {
+            CHECK_STATUS(shardid_public_encode(ids, v->id, buf, sizeof buf, &len), SHARDID_OK);
+            CHECK(strcmp(buf, v->text) == 0, "%s: %s", v->name, buf);
+        } else {
+            CHECK(ids == NULL, "%s: made", v->name);
+        }
+        shardid_public_ids_free(ids);
+    }
+    for (i = 0; i < COUNT(VECTOR_PUBLIC_INVALID); i++) {
+        const struct vector_public_invalid *v = &VECTOR_PUBLIC_INVALID[i];
+        shardid_public_ids *ids = NULL;
+        shardid_status got = public_ids_of(&v->ids, &ids);
+        CHECK(got == v->expect, "%s: %s", v->name, shardid_status_str(got));
+        CHECK(ids == NULL, "%s: made", v->name);
+    }
+}
+
 int main(void) {
     test_version();
     test_error_kinds();
     test_layouts();
     test_cases();
     test_traces();
+    test_public_ids();
     return check_finish("conformance");
 }

@@ -137,7 +137,7 @@ test('worker threads: one shard shared (Node addon) or one shard each (WebAssemb
 })
 
 test('both builds export the same API', () => {
-  assert.deepEqual(Object.keys(shardid).sort(), ['Generator', 'Layout', 'LeasedGenerator', 'Parts', 'ShardIdError', 'jsonReplacer', 'jsonReviver', 'lease', 'nowMs', 'threadsShareState', 'version'])
+  assert.deepEqual(Object.keys(shardid).sort(), ['Generator', 'Layout', 'LeasedGenerator', 'Parts', 'PublicIds', 'ShardIdError', 'checkPublicId', 'jsonReplacer', 'jsonReviver', 'lease', 'nowMs', 'threadsShareState', 'version'])
   const proto = (cls) => Object.getOwnPropertyNames(cls.prototype).sort()
   assert.deepEqual(proto(shardid.Layout), ['compose', 'constructor', 'decode', 'decodeMany', 'equals', 'expiresAt', 'gatherBits', 'gatherDecimal', 'maxIdAt', 'minIdAt', 'scatterBits', 'scatterDecimal', 'shardForKey', 'validateId'])
   assert.deepEqual(proto(shardid.Generator), ['constructor', 'nextId', 'nextIdAt', 'nextIdString', 'nextIds', 'nextIdsAsync', 'nextIdsAt'])

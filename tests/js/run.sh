@@ -57,11 +57,13 @@ panic_probe() {
 }
 check "a panic in the addon is an error with code PANIC, not an abort" panic_probe
 
-# The shared suite, once per target: the Node addon, then the WebAssembly build under Node.
+# The shared suite, once per target: the Node addon, then the WebAssembly build under Node
+# (public IDs: the default module says they are in shardid-wasm/public, whose module runs
+# their tests).
 suite() {
-    local label=$1 log=$work/$1.log
+    local label=$1 log=$work/$1.log tests=${SUITE_TESTS:-../tests/js/}
     shift
-    env "$@" node --test ../tests/js/ >"$log" 2>&1
+    env "$@" node --test $tests >"$log" 2>&1
     echo "  suite against the $label:"
     grep -E '^(not )?ok ' "$log" | sed 's/^/    /'
     grep -B2 -A25 '^not ok' "$log" | head -80
@@ -74,8 +76,14 @@ if ../bindings-wasm/build.sh >"$work/wasm-build.log" 2>&1; then
     # The size budget: decoding plus generation in at most 8 KB gzipped.
     gz=$(gzip -9 -c ../bindings-wasm/pkg/web/shardid_wasm_bg.wasm | wc -c)
     check "the optimized .wasm is at most 8192 bytes gzipped ($gz)" test "$gz" -le 8192
+    # With public IDs (shardid-wasm/public, a module of its own): Speck, three encodings and
+    # their checks on top of everything above.
+    gz=$(gzip -9 -c ../bindings-wasm/pkg/web/shardid_wasm_public_bg.wasm | wc -c)
+    check "the .wasm with public IDs is at most 16384 bytes gzipped ($gz)" test "$gz" -le 16384
     check "each WebAssembly target's types pass tsc --noEmit --strict" npx tsc -p ../tests/js/types/tsconfig.wasm.json
-    suite "WebAssembly module" SHARDID_JS_MODULE="$PWD/../bindings-wasm/pkg/node/shardid.js"
+    suite "WebAssembly module" SHARDID_JS_MODULE="$PWD/../bindings-wasm/pkg/node/shardid.js" SHARDID_JS_PUBLIC_IDS=unsupported
+    SUITE_TESTS="../tests/js/public.test.mjs ../tests/js/api.test.mjs" \
+        suite "WebAssembly module with public IDs" SHARDID_JS_MODULE="$PWD/../bindings-wasm/pkg/node/public.js"
 else
     failed=$((failed + 1))
     echo "test js::the WebAssembly module builds ... FAILED"

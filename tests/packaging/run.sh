@@ -184,9 +184,9 @@ check "shardid without its platform package: an error naming shardid-linux-x64-g
 
 attw="$root/bindings-node/node_modules/.bin/attw"
 check "@arethetypeswrong/cli: no problem in shardid" "$attw" "$dist/npm/shardid-$version.tgz" --format ascii
-# shardid-wasm/web is an ES module only (its own README says so): checked as one.
-check "@arethetypeswrong/cli: no problem in shardid-wasm" "$attw" "$dist/npm/shardid-wasm-$version.tgz" --exclude-entrypoints ./web --format ascii
-check "@arethetypeswrong/cli: shardid-wasm/web as an ES module" "$attw" "$dist/npm/shardid-wasm-$version.tgz" --entrypoints ./web --profile esm-only --format ascii
+# shardid-wasm/web (and web/public) is an ES module only (its own README says so): checked as one.
+check "@arethetypeswrong/cli: no problem in shardid-wasm" "$attw" "$dist/npm/shardid-wasm-$version.tgz" --exclude-entrypoints ./web ./web/public --format ascii
+check "@arethetypeswrong/cli: shardid-wasm/web as an ES module" "$attw" "$dist/npm/shardid-wasm-$version.tgz" --entrypoints ./web ./web/public --profile esm-only --format ascii
 
 # --- WebAssembly ----------------------------------------------------------------------------
 app=$work/wasm-app

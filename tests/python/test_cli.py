@@ -77,3 +77,19 @@ def test_usage_errors_exit_2_and_say_why() -> None:
     assert "is not a preset" in done.stderr
     assert run().returncode == 2
     assert run("layout", "--json", "sonyflake").returncode == 0
+
+
+@pytest.mark.parametrize("module", [False, True], ids=["script", "python -m"])
+def test_public_ids_as_the_library_makes_them(tmp_path: Path, module: bool) -> None:
+    key = tmp_path / "key"
+    key.write_bytes(b"0123456789abcdef")
+    ids = shardid.PublicIds(b"0123456789abcdef", "note", "base62")
+    made = [5, 4036916263258161152]
+    done = run("public", "encode", "--key-file", str(key), "--prefix", "note", "--encoding", "base62", *map(str, made), module=module)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.split() == [ids.encode(i) for i in made]
+    # Values from stdin; a refused one is reported and the others still printed.
+    done = run("public", "decode", "--key-file", str(key), "--prefix", "note", "--encoding", "base62", stdin=f"{done.stdout}user_0\n", module=module)
+    assert done.returncode == 1
+    assert done.stdout.split() == [str(i) for i in made]
+    assert "user_0" in done.stderr and "0123456789abcdef" not in done.stderr

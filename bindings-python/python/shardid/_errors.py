@@ -26,6 +26,12 @@ __all__ = [
     "NotMysqlError",
     "NullArgumentError",
     "PanicError",
+    "PublicIdAlphabetError",
+    "PublicIdCheckError",
+    "PublicIdLengthError",
+    "PublicIdMismatchError",
+    "PublicIdOverflowError",
+    "PublicIdPrefixError",
     "ScatterOverflowError",
     "SegmentUnavailableError",
     "SequenceExhaustedError",
@@ -36,6 +42,7 @@ __all__ = [
     "TimestampBeforeEpochError",
     "TimestampPastExpiryError",
     "TopicDroppedError",
+    "UnknownKeyVersionError",
     "UnknownTagError",
     "UnknownTopicError",
     "UnsupportedError",
@@ -251,6 +258,58 @@ class SessionPooledError(ShardIdError, RuntimeError):
     code = "SESSION_POOLED"
     number = 113
     reason: str
+
+
+class PublicIdPrefixError(ShardIdError, ValueError):
+    """Public IDs: the text does not start with the expected type prefix and its ``_``."""
+
+    code = "PUBLIC_ID_PREFIX"
+    number = 120
+
+
+class PublicIdLengthError(ShardIdError, ValueError):
+    """Public IDs: the body after the prefix has the wrong number of symbols for the encoding."""
+
+    code = "PUBLIC_ID_LENGTH"
+    number = 121
+    expected: int
+
+
+class PublicIdAlphabetError(ShardIdError, ValueError):
+    """Public IDs: a character outside the encoding's alphabet (counted from 0, prefix included)."""
+
+    code = "PUBLIC_ID_ALPHABET"
+    number = 122
+    position: int
+
+
+class PublicIdCheckError(ShardIdError, ValueError):
+    """Public IDs: the check symbol does not match the body (a mistyped or swapped symbol)."""
+
+    code = "PUBLIC_ID_CHECK"
+    number = 123
+
+
+class UnknownKeyVersionError(ShardIdError, ValueError):
+    """Public IDs: the text names a key version the decoder does not hold."""
+
+    code = "UNKNOWN_KEY_VERSION"
+    number = 124
+    version: int
+
+
+class PublicIdOverflowError(ShardIdError, ValueError):
+    """Public IDs: the body's digits spell a value of 2^64 or more."""
+
+    code = "PUBLIC_ID_OVERFLOW"
+    number = 125
+
+
+class PublicIdMismatchError(ShardIdError, ValueError):
+    """Public IDs: the text decodes to a value that is not an ID of the layout: made under"""
+
+    code = "PUBLIC_ID_MISMATCH"
+    number = 126
 
 
 class NotMysqlError(ShardIdError, RuntimeError):

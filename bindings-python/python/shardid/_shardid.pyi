@@ -17,6 +17,7 @@ __all__ = [
     "Layout",
     "LeasedGenerator",
     "Parts",
+    "PublicIds",
     "__version__",
     "_BackendClaim",
     "_CeilingGenerator",
@@ -42,10 +43,14 @@ __all__ = [
     "DenseIds",
     "_segment_statements",
     "_after_fork",
+    "_public_id_pattern",
+    "check_public_id",
     "lease",
     "now_ms",
     "postgres",
     "postgres_uninstall",
+    "public_ids_sql",
+    "public_ids_sql_uninstall",
     "segments",
     "mysql",
     "mysql_statements",
@@ -59,6 +64,9 @@ __all__ = [
 __version__: str
 DEFAULT_BACKWARDS_TOLERANCE_MS: int
 
+# A public ID's encoding.
+_Encoding = Literal["base32", "base32check", "base58", "base62"]
+
 def now_ms() -> int: ...
 def postgres(
     layout: Layout,
@@ -69,6 +77,8 @@ def postgres(
     max_borrow_units: int | None = None,
 ) -> str: ...
 def postgres_uninstall(schema: str) -> str: ...
+def public_ids_sql(schema: str, layout: Layout | None = None) -> str: ...
+def public_ids_sql_uninstall(schema: str) -> str: ...
 def _after_fork() -> None: ...
 def lease(
     layout: Layout,
@@ -368,3 +378,40 @@ class Generator:
     def next_ids_at(self, now: _Time, n: int) -> list[int]: ...
     def next_ids_into(self, buffer: Buffer) -> int: ...
     def __reduce__(self) -> Any: ...
+
+@final
+class PublicIds:
+    def __new__(
+        cls,
+        key: bytes | bytearray,
+        prefix: str,
+        encoding: _Encoding | None = None,
+        *,
+        key_version: int | None = None,
+        old_keys: dict[int, bytes | bytearray] | None = None,
+        layout: Layout | None = None,
+    ) -> PublicIds: ...
+    @staticmethod
+    def from_keys(
+        keys: str, prefix: str, encoding: _Encoding | None = None, *, layout: Layout | None = None
+    ) -> PublicIds: ...
+    def encode(self, id: _Id) -> str: ...
+    def decode(self, text: str) -> int: ...
+    def check(self, text: str) -> int: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def encoding(self) -> _Encoding: ...
+    @property
+    def key_version(self) -> int: ...
+    @property
+    def key_versions(self) -> list[int]: ...
+    @property
+    def layout(self) -> Layout: ...
+    @property
+    def text_len(self) -> int: ...
+    @property
+    def pattern(self) -> str: ...
+
+def check_public_id(text: str, prefix: str, encoding: _Encoding = "base32") -> int: ...
+def _public_id_pattern(prefix: str, encoding: _Encoding = "base32") -> str: ...

@@ -14,6 +14,17 @@ the layout could have made; a ``float`` (``4.036916426399811e18`` has already lo
     Note(id="4036916263258161152").model_dump_json()   # '{"id":"4036916263258161152"}'
 
 For one layout's IDs (Discord's are unsigned), use ``shard_id(Layout.DISCORD)``.
+
+Public IDs (:class:`shardid.PublicIds`) instead of the numbers: ``public_id(ids)`` is an ``int``
+in Python and its public ID in JSON, and JSON input must be one of its public IDs::
+
+    notes = PublicIds.from_keys(os.environ["SHARDID_PUBLIC_ID_KEYS"], "note")
+
+    class Note(BaseModel):
+        id: public_id(notes)
+
+    Note(id=4036916263258161152).model_dump_json()      # '{"id":"note_0923h26jsg2d8g"}'
+    Note.model_validate_json('{"id":"note_0923h26jsg2d8g"}').id   # 4036916263258161152
 """
 
 from __future__ import annotations
@@ -23,9 +34,9 @@ from typing import Annotated, Any
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic_core import core_schema
 
-from shardid._shardid import Layout
+from shardid._shardid import Layout, PublicIds
 
-__all__ = ["ShardId", "ShardIdValidator", "shard_id"]
+__all__ = ["PublicIdValidator", "ShardId", "ShardIdValidator", "public_id", "shard_id"]
 
 
 class ShardIdValidator:
@@ -58,6 +69,45 @@ class ShardIdValidator:
 
     def __repr__(self) -> str:
         return f"ShardIdValidator({self.layout!r})"
+
+
+class PublicIdValidator:
+    """The pydantic schema of an ID shown as its public ID under ``ids``: put it in
+    ``Annotated[int, ...]`` (or use :func:`public_id`). JSON input is a public ID only (a raw
+    number there would let clients bypass the public form); Python input is a public ID or an
+    ``int`` of the layout (a row read from the database)."""
+
+    def __init__(self, ids: PublicIds) -> None:
+        self.ids = ids
+
+    def _validate(self, value: Any, info: core_schema.ValidationInfo) -> int:
+        if isinstance(value, str):
+            return self.ids.decode(value)
+        if info.mode == "json" or isinstance(value, (bool, float)) or not isinstance(value, int):
+            raise ValueError(f"a public ID ({self.ids.prefix or 'no prefix'}, {self.ids.encoding}) is a string, not {type(value).__name__}")
+        return self.ids.layout.validate_id(value)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.with_info_plain_validator_function(
+            self._validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(self.ids.encode, when_used="json"),
+        )
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> dict[str, Any]:
+        return {
+            "type": "string",
+            "pattern": f"^{self.ids.pattern}$",
+            "description": f"a public ID ({self.ids.encoding}, prefix {self.ids.prefix!r})",
+        }
+
+    def __repr__(self) -> str:
+        # Never the key: PublicIds' own repr shows none.
+        return f"PublicIdValidator({self.ids!r})"
+
+
+def public_id(ids: PublicIds) -> Any:
+    """The type of an ID shown as its public ID under ``ids``: ``id: public_id(notes)``."""
+    return Annotated[int, PublicIdValidator(ids)]
 
 
 def shard_id(layout: Layout) -> Any:

@@ -19,9 +19,9 @@ from typing import Any
 
 from rest_framework import serializers
 
-from shardid._shardid import Layout
+from shardid._shardid import Layout, PublicIds
 
-__all__ = ["ShardIdField"]
+__all__ = ["PublicIdField", "ShardIdField"]
 
 
 class ShardIdField(serializers.Field):
@@ -58,6 +58,52 @@ class ShardIdField(serializers.Field):
             return self.layout.validate_id(data)
         except ValueError as e:
             self.fail("not_an_id", reason=str(e))
+        raise AssertionError("unreachable")  # fail() raises
+
+
+class PublicIdField(serializers.Field):
+    """An ID as its public ID (:class:`shardid.PublicIds`): ``"note_0923h26jsg2d8g"`` out, the
+    same text in (decoded to the ID), anything else refused with the reason. The keys are
+    Django's (``settings.SHARDID_PUBLIC_ID_KEYS``) unless ``public_ids`` is given::
+
+        class NoteSerializer(serializers.ModelSerializer):
+            id = PublicIdField("note")
+            class Meta:
+                model = Note
+                fields = ["id", "text"]
+    """
+
+    default_error_messages = {
+        "invalid": "A public ID is required: a string.",
+        "not_a_public_id": "Not a public ID of this type: {reason}",
+    }
+
+    def __init__(self, prefix: str = "", encoding: str = "base32", *, layout: Layout | None = None, public_ids: PublicIds | None = None, **kwargs: Any) -> None:
+        for key in ("min_value", "max_value", "model_field"):
+            kwargs.pop(key, None)
+        # Not `_args`: DRF keeps the constructor's arguments there, to copy the field.
+        self._format = (prefix, encoding, layout)
+        self._public_ids = public_ids
+        super().__init__(**kwargs)
+
+    @property
+    def public_ids(self) -> PublicIds:
+        if self._public_ids is not None:
+            return self._public_ids
+        from shardid.django.public import public_ids
+
+        return public_ids(*self._format)
+
+    def to_representation(self, value: Any) -> str:
+        return self.public_ids.encode(value)
+
+    def to_internal_value(self, data: Any) -> int:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        try:
+            return self.public_ids.decode(data)
+        except ValueError as e:
+            self.fail("not_a_public_id", reason=str(e))
         raise AssertionError("unreachable")  # fail() raises
 
 

@@ -40,6 +40,8 @@ from shardid._shardid import (
     mysql_statements,
     postgres,
     postgres_uninstall,
+    public_ids_sql,
+    public_ids_sql_uninstall,
     segments,
 )
 
@@ -50,6 +52,8 @@ __all__ = [
     "mysql_statements",
     "postgres",
     "postgres_uninstall",
+    "public_ids_sql",
+    "public_ids_sql_uninstall",
     "segments",
 ]
 

@@ -18,6 +18,7 @@ pub mod failover;
 mod lease;
 pub mod mysql;
 mod postgres;
+mod public_ids;
 mod segments;
 mod uninstall;
 
@@ -32,6 +33,7 @@ pub use lease::{
 pub use lease::{LeaseProtocol, Next};
 pub use mysql::{Dialect, Mysql, MysqlDictionary, MysqlSegments};
 pub use postgres::Postgres;
+pub use public_ids::{PostgresPublicIds, PostgresPublicIdsUninstall};
 pub use segments::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
     UNKNOWN_TAG,

@@ -100,3 +100,17 @@ void sameTypes
 void shardid.jsonReviver
 const installSql: string = postgresDdl({ layout: Layout.INSTAGRAM, shard: 5, schema: 'insta5' })
 void installSql
+
+// Public IDs.
+import { PublicIds, checkPublicId, type EncodingName } from 'shardid'
+import { publicIdsDdl } from 'shardid/postgres'
+const notes: PublicIds = new PublicIds({ key: new Uint8Array(16), prefix: 'note', encoding: 'base58', keyVersion: 2, oldKeys: { 1: new Uint8Array(16) } })
+const text: string = notes.encode(id)
+const back: bigint = notes.decode(text)
+const version: number = notes.check(text) + checkPublicId(text, { prefix: 'note', encoding: 'base58' })
+const encoding: EncodingName = notes.encoding
+const fromEnv: PublicIds = PublicIds.fromKeys('00112233445566778899aabbccddeeff', { prefix: 'user', layout: Layout.DISCORD })
+const body: string = JSON.stringify({ id }, notes.jsonReplacer(['id']))
+const parsed: unknown = JSON.parse(body, fromEnv.jsonReviver(['id']))
+const sql: string = publicIdsDdl({ schema: 'app' })
+console.log(back, version, encoding, parsed, sql, notes.keyVersions.length, notes.pattern, notes.textLength)

@@ -246,6 +246,8 @@ pub fn render(files: &[(&str, String)]) -> String {
     }
     c.push_str("};\n\n");
 
+    public_ids(&mut c, &json("public_ids.json"));
+
     c.push_str(
         "/* Every error kind of the core's table (errors.json): its status number and the prefix of\n * shardid_status_str() for it. */\n\
          struct vector_error_kind {\n    uint32_t number;\n    const char *prefix;\n};\n\n\
@@ -262,4 +264,140 @@ pub fn render(files: &[(&str, String)]) -> String {
     }
     c.push_str("};\n\n#endif /* SHARDID_TEST_VECTORS_H */\n");
     c
+}
+
+/// Any bytes as a C string literal: printable ASCII as itself, the rest as 3-digit octal
+/// escapes (which, unlike `\x`, never swallow a following digit).
+fn bytes_lit(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &b in bytes {
+        if (b.is_ascii_graphic() || b == b' ') && !matches!(b, b'"' | b'\\' | b'?') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "\\{b:03o}");
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// `public_ids.json` as `VECTOR_PUBLIC_CASES` and `VECTOR_PUBLIC_INVALID`.
+fn public_ids(c: &mut String, file: &Value) {
+    c.push_str(
+        "/* Public IDs (public_ids.json). A spec: key (key_len bytes), key_version, prefix, encoding\n * (a shardid_encoding value), layout (a VECTOR_LAYOUTS name), old keys. op: \"encode\" (id ->\n * text), \"decode\" (text, text_len bytes, repeated `repeat` times -> id), \"check\" (the\n * shape: text -> the key version in id). When expect is SHARDID_OK, text (encode) or id holds\n * the result. */\n\
+         struct vector_public_key {\n    uint32_t key_version;\n    const char *key;\n    size_t key_len;\n};\n\n\
+         struct vector_public_spec {\n    const char *key;\n    size_t key_len;\n    uint32_t key_version;\n    const char *prefix;\n    uint8_t encoding;\n    const char *layout;\n    size_t old_key_count;\n    struct vector_public_key old_keys[4];\n};\n\n\
+         struct vector_public_case {\n    const char *name;\n    struct vector_public_spec ids;\n    const char *op;\n    uint64_t id;\n    const char *text;\n    size_t text_len;\n    size_t repeat;\n    shardid_status expect;\n};\n\n",
+    );
+    let encoding = |name: &str| match name {
+        "base32" => 0,
+        "base32check" => 1,
+        "base58" => 2,
+        "base62" => 3,
+        // An unknown name: a byte no encoding has.
+        _ => 255,
+    };
+    let spec = |ids: &Value| -> String {
+        let key = unhex(ids["key"].as_str().unwrap_or(""));
+        let old: Vec<String> = ids["old_keys"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|k| {
+                let bytes = unhex(k["key"].as_str().expect("key"));
+                format!(
+                    "{{ {}, {}, {} }}",
+                    k["key_version"],
+                    bytes_lit(&bytes),
+                    bytes.len()
+                )
+            })
+            .collect();
+        let old_count = old.len();
+        let old = if old.is_empty() {
+            "{ { 0, \"\", 0 } }".to_owned()
+        } else {
+            format!("{{ {} }}", old.join(", "))
+        };
+        format!(
+            "{{ {}, {}, {}, {}, {}, {}, {old_count}, {old} }}",
+            bytes_lit(&key),
+            key.len(),
+            ids["key_version"].as_u64().unwrap_or(0),
+            bytes_lit(ids["prefix"].as_str().expect("prefix").as_bytes()),
+            encoding(ids["encoding"].as_str().expect("encoding")),
+            string_lit(ids["layout"].as_str().unwrap_or("instagram")),
+        )
+    };
+    c.push_str("static const struct vector_public_case VECTOR_PUBLIC_CASES[] = {\n");
+    for case in file["cases"].as_array().expect("cases") {
+        let op = case["op"].as_str().expect("op");
+        let args = &case["args"];
+        let (text, repeat) = match (&args["text"], &args["text_repeat"]) {
+            (Value::String(t), _) => (t.clone(), 1),
+            (_, Value::Object(r)) => (
+                r["text"].as_str().expect("text").to_owned(),
+                usize::try_from(r["times"].as_u64().expect("times")).expect("times"),
+            ),
+            _ => (String::new(), 1),
+        };
+        let ok = &case["expect"]["ok"];
+        let (id, text) = match op {
+            "encode" => (arg(args, "id"), ok.as_str().unwrap_or("").to_owned()),
+            _ => (ok.as_str().map_or(0, |v| v.parse().expect("id")), text),
+        };
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {}, {}, {}, {}, {repeat}, {} }},",
+            string_lit(case["name"].as_str().expect("name")),
+            spec(&case["ids"]),
+            string_lit(op),
+            u64_lit(id),
+            bytes_lit(text.as_bytes()),
+            text.len(),
+            status(&case["expect"]),
+        );
+    }
+    c.push_str("};\n\n");
+    c.push_str(
+        "struct vector_public_invalid {\n    const char *name;\n    struct vector_public_spec ids;\n    shardid_status expect;\n};\n\n\
+         static const struct vector_public_invalid VECTOR_PUBLIC_INVALID[] = {\n",
+    );
+    for case in file["invalid"].as_array().expect("invalid") {
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {} }},",
+            string_lit(case["name"].as_str().expect("name")),
+            spec(&case["ids"]),
+            status(&case["expect"]),
+        );
+    }
+    c.push_str("};\n\n");
+    c.push_str(
+        "/* Keys written as text (shardid_public_ids_from_keys): the text of id under them. */\n\
+         struct vector_public_keys_text {\n    const char *name;\n    const char *keys;\n    const char *prefix;\n    uint8_t encoding;\n    uint64_t id;\n    shardid_status expect;\n    const char *text;\n};\n\n\
+         static const struct vector_public_keys_text VECTOR_PUBLIC_KEYS_TEXT[] = {\n",
+    );
+    for case in file["keys_text"].as_array().expect("keys_text") {
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {}, {}, {}, {}, {} }},",
+            string_lit(case["name"].as_str().expect("name")),
+            bytes_lit(case["keys"].as_str().expect("keys").as_bytes()),
+            bytes_lit(case["prefix"].as_str().expect("prefix").as_bytes()),
+            encoding(case["encoding"].as_str().expect("encoding")),
+            u64_lit(arg(case, "id")),
+            status(&case["expect"]),
+            bytes_lit(case["expect"]["ok"].as_str().unwrap_or("").as_bytes()),
+        );
+    }
+    c.push_str("};\n\n");
 }

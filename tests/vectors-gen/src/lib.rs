@@ -8,6 +8,7 @@
 #![allow(clippy::missing_panics_doc, clippy::too_many_lines)]
 
 pub mod c;
+pub mod public;
 pub mod tables;
 
 use serde_json::{Map, Value, json};
@@ -978,6 +979,7 @@ pub fn render() -> Vec<(&'static str, String)> {
                 &adversarial_cases(),
             ),
         ),
+        ("public_ids.json", public::file()),
         (
             "dictionary.json",
             json!({

@@ -165,9 +165,19 @@ fn js() -> String {
             "topicDropped": shardid::sql::TOPIC_DROPPED,
         })
     );
+    out += "/** Public IDs (core/src/public/): the encodings' names in the core's order\n * (`Encoding::ALL`), the reason an unknown name is refused with, and the longest text. */\nconst PUBLIC = ";
+    let encodings: Vec<&str> = shardid::Encoding::ALL.iter().map(|e| e.name()).collect();
+    out += &format!(
+        "{}\n\n",
+        json!({
+            "encodings": encodings,
+            "unknownEncoding": shardid::Encoding::UNKNOWN,
+            "maxTextLength": shardid::public::MAX_TEXT_LEN,
+        })
+    );
     out += "/** The most IDs one batch call makes, and the reason a larger count is refused with\n * (core/src/args.rs); the reason a decimal scatter's count of digits is refused with. */\nconst LIMITS = ";
     out += &format!(
-        "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, LIMITS }}\n",
+        "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, PUBLIC, LIMITS }}\n",
         json!({
             "maxBatchIds": shardid::args::MAX_BATCH_IDS,
             "tooManyIds": shardid::args::TOO_MANY_IDS,
@@ -221,6 +231,14 @@ fn ts() -> String {
     out += &format!(
         "\n/** The order of the shard and sequence fields below the time field. */\nexport type FieldOrderName = {}\n",
         orders.join(" | ")
+    );
+    let encodings: Vec<String> = shardid::Encoding::ALL
+        .iter()
+        .map(|e| format!("'{}'", e.name()))
+        .collect();
+    out += &format!(
+        "\n/** How a public ID's body is written. */\nexport type EncodingName = {}\n",
+        encodings.join(" | ")
     );
     out
 }

@@ -105,3 +105,58 @@ fn the_readme_lists_every_error_kind_with_its_number_and_fields() {
         );
     }
 }
+
+#[test]
+fn every_public_id_case_passes() {
+    let file = load("public_ids.json");
+    let mut errors = std::collections::BTreeSet::new();
+    for c in file["cases"].as_array().unwrap() {
+        let got = shardid_vectors::public::run(&c["ids"], c["op"].as_str().unwrap(), &c["args"]);
+        assert_eq!(got, c["expect"], "{}", c["name"]);
+        if let Some(code) = got["error"].as_str() {
+            errors.insert(code.to_owned());
+            // No message shows a decoded value: none holds a run of 10 digits that the text
+            // did not.
+            let message = got["message"].as_str().unwrap();
+            assert!(message.len() < 200, "{message}");
+        }
+    }
+    // Every kind of refusal is in the file.
+    for code in [
+        "PUBLIC_ID_PREFIX",
+        "PUBLIC_ID_LENGTH",
+        "PUBLIC_ID_ALPHABET",
+        "PUBLIC_ID_CHECK",
+        "UNKNOWN_KEY_VERSION",
+        "PUBLIC_ID_OVERFLOW",
+        "PUBLIC_ID_MISMATCH",
+        "INVALID_ID",
+    ] {
+        assert!(errors.contains(code), "no case of {code}");
+    }
+    for c in file["invalid"].as_array().unwrap() {
+        let got = shardid_vectors::public::build(&c["ids"])
+            .map_or_else(error_json, |ids| panic!("{ids:?} built"));
+        assert_eq!(got, c["expect"], "{}", c["name"]);
+    }
+    for p in file["patterns"].as_array().unwrap() {
+        let format = shardid::public::Format::new(
+            p["prefix"].as_str().unwrap(),
+            shardid::Encoding::from_name(p["encoding"].as_str().unwrap()).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(format.pattern().to_string(), p["pattern"].as_str().unwrap());
+    }
+    for c in file["keys_text"].as_array().unwrap() {
+        let got = shardid::PublicIds::from_keys(
+            c["keys"].as_str().unwrap(),
+            c["prefix"].as_str().unwrap(),
+            shardid::Encoding::from_name(c["encoding"].as_str().unwrap()).unwrap(),
+        )
+        .map_or_else(
+            error_json,
+            |ids| serde_json::json!({ "ok": ids.encode(arg(c, "id")).unwrap().to_string() }),
+        );
+        assert_eq!(got, c["expect"], "{}", c["name"]);
+    }
+}

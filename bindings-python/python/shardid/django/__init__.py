@@ -51,6 +51,15 @@ from shardid.django.dictionary import dictionary
 from shardid.django.fields import DenseIdField, NextId, ShardIdField, validate_shard_id
 from shardid.django.leases import _dense, dense_id, get_generator, next_id, release  # noqa: F401 (_dense: read by tests)
 from shardid.django.operations import InstallDictionary, InstallPostgres, InstallSegments
+from shardid.django.public import (
+    PublicId,
+    PublicIdConverter,
+    PublicIdManager,
+    PublicIdQuerySet,
+    public_id_converter,
+    public_ids,
+    register_public_id_converter,
+)
 
 __all__ = [
     "DenseIdField",
@@ -58,6 +67,10 @@ __all__ = [
     "InstallPostgres",
     "InstallSegments",
     "NextId",
+    "PublicId",
+    "PublicIdConverter",
+    "PublicIdManager",
+    "PublicIdQuerySet",
     "ShardIdField",
     "check_settings",
     "config_problems",
@@ -66,6 +79,9 @@ __all__ = [
     "dictionary",
     "get_generator",
     "next_id",
+    "public_id_converter",
+    "public_ids",
+    "register_public_id_converter",
     "release",
     "validate_shard_id",
 ]

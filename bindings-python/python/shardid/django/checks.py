@@ -92,5 +92,8 @@ def register() -> None:
     that releases this process's database connections before a test database is dropped."""
     checks.register(check_settings, "shardid")
     from shardid.django.leases import release_before_dropping_test_databases
+    from shardid.django.public import check_public_id_keys
+
+    checks.register(check_public_id_keys, "shardid")
 
     release_before_dropping_test_databases()
