@@ -31,6 +31,8 @@ const KINDS = [
   { number: 112, code: "DATABASE", category: "resource", fields: ["reason"], text: [true], template: "database: {reason}" },
   { number: 113, code: "SESSION_POOLED", category: "usage", fields: ["reason"], text: [true], template: "a session lease needs a direct connection to the database: {reason}; behind a transaction pooler use the default expiring lease" },
   { number: 140, code: "NOT_MYSQL", category: "resource", fields: ["server","reason"], text: [true,true], template: "{server} did not answer as a MySQL or MariaDB server: {reason}" },
+  { number: 160, code: "CLOSED", category: "usage", fields: ["what"], text: [true], template: "{what} was closed: make a new one" },
+  { number: 161, code: "DATABASE_UNREACHABLE", category: "resource", fields: ["reason"], text: [true], template: "the database cannot be reached: {reason}" },
 ]
 
 /** The problems an argument can have (core/src/args.rs), in the core's order. */

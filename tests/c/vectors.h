@@ -504,6 +504,8 @@ static const struct vector_error_kind VECTOR_ERROR_KINDS[] = {
     { 112, "SHARDID_ERR_DATABASE: " },
     { 113, "SHARDID_ERR_SESSION_POOLED: " },
     { 140, "SHARDID_ERR_NOT_MYSQL: " },
+    { 160, "SHARDID_ERR_CLOSED: " },
+    { 161, "SHARDID_ERR_DATABASE_UNREACHABLE: " },
 };
 
 #endif /* SHARDID_TEST_VECTORS_H */
