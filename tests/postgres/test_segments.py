@@ -112,7 +112,7 @@ def test_dense_ids_increase_and_a_clean_close_leaves_no_hole(cluster: Any, conn:
         ids = [first.next_id() for _ in range(250)] + first.next_ids(50)
     assert ids == list(range(1, 301))
     assert first.skipped == 0
-    with pytest.raises(shardid.SegmentUnavailableError):
+    with pytest.raises(shardid.ClosedError):  # closed, not unavailable: a retry cannot help
         first.next_id()
     with DenseIds(cluster.dsn, "orders", schema="seg_clean") as again:
         assert again.next_id() == 301, "a restart after a clean close continues at the next number"
@@ -262,7 +262,7 @@ def test_node_dense_ids(cluster: Any, conn: Any) -> None:
         "dense": True,
         "next": "301",
         "skipped": "0",
-        "closed": "SEGMENT_UNAVAILABLE",
+        "closed": "CLOSED",
     }
     assert node(url(cluster), "burst") == {"unique": 64, "fetches": 1}
     (step,) = conn.execute("SELECT step FROM seg_node.shardid_tags WHERE tag = 'n_order'").fetchone()
