@@ -472,3 +472,15 @@ def test_a_client_killed_while_its_fetch_is_in_flight_never_causes_a_duplicate(
     holes = (end - 1) - len(killed) - len(after)
     # At most the victim's current and prefetched segments and the one in flight.
     assert 0 <= holes <= 3 * 20, holes
+
+
+def test_node_prints_the_ddl_and_it_runs(cluster: Any, conn: Any) -> None:
+    # The README's "from Node": ddl() of shardid/segments is Python's text, and it installs.
+    out = node(url(cluster), "ddl")
+    assert out["plain"] == segments("seg_from_node")
+    assert out["ticket"] == segments("seg_ticket", servers=2, index=1)
+    assert out["default"] == segments("seg")
+    with conn.transaction():
+        conn.execute(out["plain"].encode())
+    conn.execute("SELECT seg_from_node.create_tag('t')")
+    assert take(conn, "seg_from_node", "t", 5) == (1, 5, 1)
