@@ -67,7 +67,12 @@ fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
         LeaseError::Closed { shard } => {
             let message = LeaseError::Closed { shard }.to_string();
             match format!("the lease on shard {shard}").into_pyobject(py) {
-                Ok(what) => raise_kind(py, ErrorKind::Closed, &message, &[("what", what.into_any())]),
+                Ok(what) => raise_kind(
+                    py,
+                    ErrorKind::Closed,
+                    &message,
+                    &[("what", what.into_any())],
+                ),
                 Err(e) => e.into(),
             }
         }

@@ -213,7 +213,10 @@ fn a_closed_lease_frees_its_shard_at_once_and_makes_no_more_ids() {
         let err = result.unwrap_err();
         assert!(matches!(err, LeaseError::Closed { shard: 0 }), "{err:?}");
         assert_eq!(err.kind().code(), "CLOSED");
-        assert_eq!(err.to_string(), "the lease on shard 0 was closed: make a new one");
+        assert_eq!(
+            err.to_string(),
+            "the lease on shard 0 was closed: make a new one"
+        );
     }
     assert!(matches!(
         a.next_ids(&mut [0; 4]),

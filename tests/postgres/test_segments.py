@@ -385,7 +385,7 @@ def test_rust_dense_ids(cluster: Any, conn: Any) -> None:
     assert take(conn, "seg_rust", "r_order", 100) == (1, 100, 1)
     assert conn.execute("SELECT seg_rust.give_back('r_order', 1, 101)").fetchone() == (True,)
     dsn = f"host=127.0.0.1 port={cluster.port} user=postgres dbname=postgres"
-    assert rust(dsn, "order") == {"count": 300, "dense": True, "next": 301, "skipped": 0, "closed": "SEGMENT_UNAVAILABLE"}
+    assert rust(dsn, "order") == {"count": 300, "dense": True, "next": 301, "skipped": 0, "closed": "CLOSED"}
     assert rust(dsn, "unknown") == {"code": "UNKNOWN_TAG"}
     assert rust(dsn, "threads") == {"total": 160_000, "unique": 160_000}
 

@@ -425,9 +425,7 @@ impl PostgresLease {
     /// # Errors
     /// As [`PostgresLease::next_id`]; none of `out` may then be used.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<(), LeaseError> {
-        self.generator
-            .next_ids(out)
-            .map_err(|e| self.closed_or(e))
+        self.generator.next_ids(out).map_err(|e| self.closed_or(e))
     }
 
     /// `e`, or [`LeaseError::Closed`] when the lease was closed: a closed lease's revoked
