@@ -52,12 +52,12 @@ def unreachable_error(e: BaseException) -> DatabaseUnreachableError:
     """``DATABASE_UNREACHABLE`` for the driver's error ``e`` (raise it ``from e``)."""
     if isinstance(e, DatabaseUnreachableError):
         return e
-    return _error("DATABASE_UNREACHABLE", reason=describe(e))  # type: ignore[no-any-return]
+    return _error("DATABASE_UNREACHABLE", reason=describe(e))  # type: ignore[return-value]
 
 
 def closed_error(what: str) -> ClosedError:
     """``CLOSED``: ``what`` ("the lease on shard 3") was closed."""
-    return _error("CLOSED", what=what)  # type: ignore[no-any-return]
+    return _error("CLOSED", what=what)  # type: ignore[return-value]
 
 
 def connect_postgres(conninfo: str, **params: Any) -> Any:
