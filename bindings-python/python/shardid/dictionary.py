@@ -209,7 +209,8 @@ class Dictionary:
 
     def id(self, value: str) -> int:
         """The ID of ``value``, assigned (the topic's next) if it is new."""
-        self._open()
+        if self._closed:  # inline, not _open(): a cached answer costs ~0.5 us, a call 0.1 more
+            self._open()
         found = self.cache.id(value)
         if found is not None:
             return found
@@ -244,7 +245,8 @@ class Dictionary:
 
     def value(self, id: int) -> str | None:
         """The string of ``id``, ``None`` if the topic never assigned it."""
-        self._open()
+        if self._closed:
+            self._open()
         found = self.cache.value(id)
         if found is not None:
             return found

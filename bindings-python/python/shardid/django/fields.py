@@ -30,9 +30,32 @@ def validate_shard_id(value: Any) -> None:
 def _register_checks() -> None:
     """The system checks and the test runner's hook, for projects that use the fields without
     ``"shardid.django"`` in ``INSTALLED_APPS`` (its ``AppConfig.ready()`` does it otherwise)."""
+    from django.test.signals import setting_changed
+
     from shardid.django.checks import register
 
     register()
+    setting_changed.connect(_forget_layout, dispatch_uid="shardid.django.fields")
+
+
+# The layout every saved value is checked against, read from the settings once: reading them
+# costs ~20 us (an absent SHARDID is an AttributeError inside Django's LazySettings), more than
+# the check. Settings change only under override_settings, which says so (setting_changed).
+_saving_layout: Any = None
+
+
+def _layout_for_saves() -> Any:
+    global _saving_layout
+    layout = _saving_layout
+    if layout is None:
+        layout = _saving_layout = configured_layout()
+    return layout
+
+
+def _forget_layout(*, setting: str, **kwargs: Any) -> None:
+    global _saving_layout
+    if setting == "SHARDID":
+        _saving_layout = None
 
 
 class ShardIdField(models.BigIntegerField):
@@ -62,7 +85,7 @@ class ShardIdField(models.BigIntegerField):
         prepared = super().get_db_prep_save(value, connection)
         # An expression (the database's own next_id(), F()) is the database's to compute.
         if isinstance(prepared, int) and not isinstance(prepared, bool):
-            configured_layout().validate_id(prepared)
+            _layout_for_saves().validate_id(prepared)
         return prepared
 
     def contribute_to_class(self, cls: Any, name: str, *args: Any, **kwargs: Any) -> None:
