@@ -59,8 +59,9 @@ function makeApi(backend) {
     get date() {
       return new Date(this.timestampMs)
     }
+    /** Every field, `date` as its ISO string (what `JSON.stringify` makes of a `Date`). */
     toJSON() {
-      return { timestampMs: this.timestampMs, shard: this.shard, sequence: this.sequence }
+      return { timestampMs: this.timestampMs, shard: this.shard, sequence: this.sequence, date: this.date.toJSON() }
     }
   }
 
@@ -85,6 +86,15 @@ function makeApi(backend) {
     }
     get expiresAt() {
       return new Date(this.expiresAtMs)
+    }
+    /**
+     * What defines the layout, as `new Layout(...)` takes it back:
+     * `new Layout(JSON.parse(JSON.stringify(layout)))` equals `layout`. (`JSON.stringify` throws
+     * on a bigint: `maxId` and the other derived fields are left out.)
+     */
+    toJSON() {
+      const { epochMs, unitMs, timeBits, shardBits, sequenceBits, order, signed } = this
+      return { epochMs, unitMs, timeBits, shardBits, sequenceBits, order, signed }
     }
     equals(other) {
       return other instanceof Layout && other[LAYOUT] === this[LAYOUT]
@@ -248,14 +258,15 @@ function makeApi(backend) {
 
   /**
    * A `JSON.parse` reviver that turns the values of the named keys into bigint IDs of
-   * `layout` (default Instagram's), checked: a decimal string, a safe integer, or an array of
-   * them. An unsafe number has already been rounded by the parser and is refused
-   * (`RangeError`, code `INVALID_ID`), like any value that is not an ID of the layout.
-   * `JSON.parse(body, jsonReviver(['id', 'noteIds']))`.
+   * `layout`, checked: a decimal string, a safe integer, or an array of them. An unsafe number
+   * has already been rounded by the parser and is refused (`RangeError`, code `INVALID_ID`),
+   * like any value that is not an ID of the layout.
+   * `JSON.parse(body, jsonReviver(['id', 'noteIds'], Layout.INSTAGRAM))`. The layout is
+   * required: an ID is checked against the layout that made it, never a guessed one.
    */
-  function jsonReviver(keys, layout = Layout.INSTAGRAM) {
+  function jsonReviver(keys, layout) {
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string') || !(layout instanceof Layout)) {
-      throw makeError('INVALID_ARGUMENT', { argument: 'jsonReviver', reason: 'takes (keys: string[], layout?: Layout)' }, TypeError)
+      throw makeError('INVALID_ARGUMENT', { argument: 'jsonReviver', reason: 'takes (keys: string[], layout: Layout): the layout of the IDs, e.g. Layout.INSTAGRAM' }, TypeError)
     }
     const names = new Set(keys)
     return function reviver(key, value) {

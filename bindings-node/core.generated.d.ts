@@ -67,6 +67,10 @@ export type ErrorCode =
   | 'PUBLIC_ID_MISMATCH'
   /** The server a `mysql://` URL names did not answer as MySQL or MariaDB (no greeting in */
   | 'NOT_MYSQL'
+  /** The object was closed (`close()`, or leaving its `with` / `using` block); it makes no */
+  | 'CLOSED'
+  /** The database could not be reached: the connection was refused, timed out, failed to */
+  | 'DATABASE_UNREACHABLE'
 
 /** The fields each kind of error carries (numbers as `bigint`). */
 export interface ErrorFields {
@@ -102,6 +106,8 @@ export interface ErrorFields {
   PUBLIC_ID_OVERFLOW: {  }
   PUBLIC_ID_MISMATCH: {  }
   NOT_MYSQL: { readonly server: string; readonly reason: string }
+  CLOSED: { readonly what: string }
+  DATABASE_UNREACHABLE: { readonly reason: string }
 }
 
 /** The presets' names: `Layout.INSTAGRAM`, ... */

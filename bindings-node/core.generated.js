@@ -38,6 +38,8 @@ const KINDS = [
   { number: 125, code: "PUBLIC_ID_OVERFLOW", category: "input", fields: [], text: [], template: "the public ID's digits spell a value above 64 bits" },
   { number: 126, code: "PUBLIC_ID_MISMATCH", category: "input", fields: [], text: [], template: "the public ID is not one of these IDs: it was made under another key or type, or altered" },
   { number: 140, code: "NOT_MYSQL", category: "resource", fields: ["server","reason"], text: [true,true], template: "{server} did not answer as a MySQL or MariaDB server: {reason}" },
+  { number: 160, code: "CLOSED", category: "usage", fields: ["what"], text: [true], template: "{what} was closed: make a new one" },
+  { number: 161, code: "DATABASE_UNREACHABLE", category: "resource", fields: ["reason"], text: [true], template: "the database cannot be reached: {reason}" },
 ]
 
 /** The problems an argument can have (core/src/args.rs), in the core's order. */

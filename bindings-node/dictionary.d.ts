@@ -43,7 +43,10 @@ export declare class Dictionary {
   value(id: U64Input): Promise<string | null>
   /** The strings of `ids`, `null` for an ID never assigned. */
   values(ids: Iterable<U64Input>): Promise<(string | null)[]>
+  /** Ends the connection (a pool of yours is left alone); later calls reject with `CLOSED`. */
   close(): Promise<void>
+  /** `await using urls = new Dictionary(...)`: `close()` at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 /** The PostgreSQL DDL of the dictionary in `schema` (default `dict`). */

@@ -6,7 +6,8 @@
 // only sends statements.
 
 const native = require('./native.generated.js')
-const { makeError, sessionLost } = require('./errors.js')
+const { makeError, sessionLost, unreachable, unreachableError, closedError } = require('./errors.js')
+const { holdWhileBusy, holdingLoop } = require('./idle.js')
 const { SQLSTATES } = require('./core.generated.js')
 
 // The core's default capacity of a cache, each way.
@@ -27,6 +28,7 @@ class Dictionary {
     this._sql = native.dictionarySql(this.schema)
     /** The two-way cache (the core's): `cache.size`, `cache.capacity`, `cache.clear()`. */
     this.cache = new native.DictCache(o.cacheSize)
+    this._closed = false
     if (o.pool) {
       this.server = 0
       this._pool = o.pool
@@ -57,14 +59,21 @@ class Dictionary {
     } catch {
       throw makeError('UNSUPPORTED', { reason: 'shardid/dictionary needs the pg package: npm install pg' })
     }
-    // One connection, opened at the first call and again after the server ends it.
-    this._pool = new pg.Pool({ connectionString: servers[this.server], max: 1 })
+    // One connection, opened at the first call and again after the server ends it. Idle, it
+    // does not keep the process alive (`allowExitOnIdle`): a script that is done exits.
+    this._pool = new pg.Pool({ connectionString: servers[this.server], max: 1, allowExitOnIdle: true })
     this._pool.on('error', () => {}) // an idle connection lost: the pool opens another
     this._ownsPool = true
   }
 
+  // CLOSED once `close()` was called: every call refuses, cached or not.
+  _open() {
+    if (this._closed) throw closedError(`the Dictionary of topic ${this.topic}`)
+  }
+
   // One statement, its one value; sent once more on a new connection if the session was lost
-  // (every statement here is safe to repeat).
+  // (every statement here is safe to repeat). A database that cannot be reached, or whose
+  // connection broke twice, is DATABASE_UNREACHABLE (pg's error as its cause).
   async _query(text, values) {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -73,7 +82,8 @@ class Dictionary {
       } catch (err) {
         if (err.code === SQLSTATES.unknownTopic) throw makeError('UNKNOWN_TOPIC', { topic: this.topic })
         if (err.code === SQLSTATES.topicDropped) throw makeError('TOPIC_DROPPED', { topic: this.topic })
-        if (attempt === 2 || !sessionLost(err)) throw err
+        if (attempt < 2 && sessionLost(err)) continue
+        throw unreachable(err) ? unreachableError(err) : err
       }
     }
   }
@@ -85,7 +95,7 @@ class Dictionary {
       for (let attempt = 1; ; attempt++) {
         try {
           if (!this._connection) this._connection = await this._mysqlModule.connect(this._url)
-          return await this._mysql[step](this._connection, ...args)
+          return await holdWhileBusy(this._connection, () => this._mysql[step](this._connection, ...args))
         } catch (err) {
           if (err.code === SQLSTATES.unknownTopic) throw makeError('UNKNOWN_TOPIC', { topic: this.topic })
           if (err.code === SQLSTATES.topicDropped) throw makeError('TOPIC_DROPPED', { topic: this.topic })
@@ -93,6 +103,7 @@ class Dictionary {
             this._connection.destroy()
             this._connection = null
             if (attempt < 2) continue
+            throw unreachableError(err)
           }
           throw err
         }
@@ -105,18 +116,21 @@ class Dictionary {
 
   /** Creates the topic (IDs from 0) if it does not exist; a dropped name throws `TOPIC_DROPPED`. */
   async create() {
+    this._open()
     if (this._mysql) return void (await this._runMysql('create'))
     await this._query(this._sql.createTopic, [this.topic])
   }
 
   /** Drops the topic: its strings stay readable, nothing new is assigned, its name is never reused. */
   async drop() {
+    this._open()
     if (this._mysql) return void (await this._runMysql('drop'))
     await this._query(this._sql.dropTopic, [this.topic])
   }
 
   /** The ID of `value` (a bigint), assigned (the topic's next) if it is new. */
   async id(value) {
+    this._open()
     const cached = this.cache.id(value)
     if (cached !== null) return cached
     return (await this.ids([value]))[0]
@@ -133,6 +147,7 @@ class Dictionary {
   }
 
   async _strings(values, sql, step) {
+    this._open()
     if (!Array.isArray(values)) values = Array.from(checkIterable(values, 'values'))
     const plan = this.cache.planIds(values)
     if (plan.misses.length === 0) return plan.ids
@@ -142,6 +157,7 @@ class Dictionary {
 
   /** The string of `id`, `null` if the topic never assigned it. */
   async value(id) {
+    this._open()
     const cached = this.cache.value(id)
     if (cached !== null) return cached
     return (await this.values([id]))[0]
@@ -149,6 +165,7 @@ class Dictionary {
 
   /** The strings of `ids`, in order, `null` for an ID never assigned. */
   async values(ids) {
+    this._open()
     if (!Array.isArray(ids)) ids = Array.from(checkIterable(ids, 'ids'))
     const plan = this.cache.planValues(ids)
     if (plan.misses.length === 0) return plan.values
@@ -158,15 +175,21 @@ class Dictionary {
     return this.cache.completeValues(plan.ids, plan.values, plan.misses, answers)
   }
 
-  /** Ends the connection (a pool of yours is left alone). The cache stays. */
+  /** Ends the connection (a pool of yours is left alone). Later calls reject with `CLOSED`.
+   *  Closing twice is fine. */
   async close() {
-    if (this._mysql) {
-      await this._queue
-      if (this._connection) await this._connection.end().catch(() => {})
-      this._connection = null
-      return
-    }
-    if (this._ownsPool) await this._pool.end().catch(() => {})
+    if (this._closed) return
+    this._closed = true
+    // Held by a timer meanwhile: the idle connection no longer holds the event loop.
+    await holdingLoop(async () => {
+      if (this._mysql) {
+        await this._queue
+        if (this._connection) await this._connection.end().catch(() => {})
+        this._connection = null
+        return
+      }
+      if (this._ownsPool) await this._pool.end().catch(() => {})
+    })
   }
 }
 if (Symbol.asyncDispose) Dictionary.prototype[Symbol.asyncDispose] = Dictionary.prototype.close

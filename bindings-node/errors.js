@@ -58,9 +58,46 @@ function sessionLost(err) {
   return !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08') || code.startsWith('57P')
 }
 
+/**
+ * Whether an error of a database driver (pg, mysql2) says the database could not be reached or
+ * the connection is gone: a socket error (`ECONNREFUSED`, `ENOTFOUND`, `ETIMEDOUT`, pg's
+ * "Connection terminated"), or a SQLSTATE of a connection exception (class 08), of the server
+ * ending sessions (57P), of a log-in refused (class 28) or of a database that does not exist
+ * (3D000). shardid's own errors are never one.
+ */
+function unreachable(err) {
+  if (err == null || BY_CODE.has(err.code)) return false
+  if (err.fatal === true) return true // mysql2: the connection is unusable
+  return sessionLost(err) || /^(28|3D000)/.test(err.code ?? '')
+}
+
+/** A driver's error in words: its message, or (an `AggregateError` of every address tried,
+ *  which Node gives an empty message) its errors' messages, or its code. */
+function describe(err) {
+  if (err?.message) return err.message
+  if (Array.isArray(err?.errors) && err.errors.length) return err.errors.map(describe).join('; ')
+  return String(err?.code ?? err)
+}
+
+/** `err` kept as `error.cause`, as `new Error(message, { cause })` keeps it (not enumerable). */
+function withCause(error, err) {
+  Object.defineProperty(error, 'cause', { value: err, writable: true, configurable: true, enumerable: false })
+  return error
+}
+
+/** `DATABASE_UNREACHABLE`, carrying the driver's error as `cause` and its words as `reason`. */
+function unreachableError(err) {
+  return withCause(makeError('DATABASE_UNREACHABLE', { reason: describe(err) }), err)
+}
+
+/** `CLOSED`: `what` ("the dictionary of topic urls") was closed and makes no more calls. */
+function closedError(what) {
+  return makeError('CLOSED', { what })
+}
+
 /** The kind with this number (a C / WebAssembly status), or undefined. */
 function kindOf(number) {
   return BY_NUMBER.get(number)
 }
 
-module.exports = { ShardIdError, makeError, kindOf, sessionLost }
+module.exports = { ShardIdError, makeError, kindOf, sessionLost, unreachable, unreachableError, closedError, withCause, describe }

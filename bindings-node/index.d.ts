@@ -11,6 +11,23 @@ export type U64Input = bigint | number
 import type { EncodingName, ErrorCode, ErrorFields, FieldOrderName, PresetName } from './core.generated.js'
 export type { EncodingName, ErrorCode, ErrorFields, FieldOrderName, PresetName }
 
+// `using` and `await using` (TypeScript 5.2+) need `Symbol.dispose`, `Symbol.asyncDispose` and
+// the `Disposable` and `AsyncDisposable` interfaces, which TypeScript declares only in its
+// `esnext.disposable` lib: declared here as @types/node declares them, so that a project whose
+// `lib` lacks it compiles too. With that lib (or @types/node) the declarations merge.
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol
+    readonly asyncDispose: unique symbol
+  }
+  interface Disposable {
+    [Symbol.dispose](): void
+  }
+  interface AsyncDisposable {
+    [Symbol.asyncDispose](): PromiseLike<void>
+  }
+}
+
 /**
  * An error shardid threw: `code` says which kind, and its fields are properties
  * (`err.retryAtMs`). Narrow on `code` to reach a kind's fields. An argument refused before the
@@ -52,7 +69,8 @@ export declare class Parts {
   readonly sequence: number
   /** `timestampMs` as a `Date` (made when read). */
   get date(): Date
-  toJSON(): { timestampMs: number; shard: number; sequence: number }
+  /** Every field, `date` as its ISO string. */
+  toJSON(): { timestampMs: number; shard: number; sequence: number; date: string }
 }
 
 /** A validated bit layout. Immutable. */
@@ -75,6 +93,9 @@ export declare class Layout {
   /** The last Unix millisecond the layout can represent. */
   readonly expiresAtMs: number
   get expiresAt(): Date
+  /** What defines the layout, as the constructor takes it back:
+   *  `new Layout(JSON.parse(JSON.stringify(layout)))` equals `layout`. */
+  toJSON(): Required<LayoutSpec> & { epochMs: number; unitMs: number }
   equals(other: unknown): boolean
   decode(id: IdInput): Parts
   /** Decodes many IDs at once into columns, for tables of thousands of rows. */
@@ -162,8 +183,10 @@ export declare class LeasedGenerator {
   nextIds(n: U64Input): BigUint64Array
   nextIdsAsync(n: U64Input): Promise<BigUint64Array>
   /** Releases the shard at once, so another process can take it (and continue above this
-   *  one's IDs); later calls throw `LEASE_LOST`. Closing twice is fine. */
+   *  one's IDs); later calls throw `CLOSED`. Closing twice is fine. */
   close(): void
+  /** `using held = lease(...)`: `close()` at the end of the block. */
+  [Symbol.dispose](): void
 }
 
 /** Leases the first free shard of `shards`; throws `NO_FREE_SHARD` when all are held. */
@@ -234,14 +257,15 @@ export declare class PublicIds {
  *  what a browser can do. Returns the key version the text names. */
 export declare function checkPublicId(text: string, format: { prefix: string; encoding?: EncodingName }): number
 
-/** The clock the generators read: Unix ms, monotonic, anchored to the wall clock. */
 /** A `JSON.stringify` replacer: every bigint as its decimal string. */
 export declare function jsonReplacer(key: string, value: unknown): unknown
 /**
- * A `JSON.parse` reviver: the values of `keys` as bigint IDs of `layout` (default Instagram's),
- * checked; an array of them too. Throws `INVALID_ID` for anything else.
+ * A `JSON.parse` reviver: the values of `keys` as bigint IDs of `layout` (required: IDs are
+ * checked against the layout that made them), checked; an array of them too. Throws
+ * `INVALID_ID` for anything else.
  */
-export declare function jsonReviver(keys: readonly string[], layout?: Layout): (key: string, value: unknown) => unknown
+export declare function jsonReviver(keys: readonly string[], layout: Layout): (key: string, value: unknown) => unknown
+/** The clock the generators read: Unix ms, monotonic, anchored to the wall clock. */
 export declare function nowMs(): number
 /** The package's version. */
 export declare const version: string

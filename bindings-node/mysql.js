@@ -6,7 +6,7 @@
 // connection. The numbers, the checks and the reading of the URL are the core's.
 
 const native = require('./native.generated.js')
-const { makeError } = require('./errors.js')
+const { makeError, unreachableError, withCause } = require('./errors.js')
 const { Layout } = require('./index.js')
 const { SQLSTATES } = require('./core.generated.js')
 
@@ -42,7 +42,9 @@ function mysql2() {
   }
 }
 
-/** A mysql2 (promise) connection to the server `url` names, with exact bigints. */
+/** A mysql2 (promise) connection to the server `url` names, with exact bigints.
+ *  `DATABASE_UNREACHABLE` (mysql2's error as its cause) when it cannot be opened, `NOT_MYSQL`
+ *  when what answers is not MySQL. */
 async function connect(url) {
   const u = parseUrl(url)
   const server = `${u.host}:${u.port}`
@@ -66,12 +68,11 @@ async function connect(url) {
     const code = String(err.code ?? '')
     if (!greeted && (code === 'ETIMEDOUT' || code.startsWith('PROTOCOL_') || code === 'HANDSHAKE_NO_SSL_SUPPORT' || err.fatal === undefined && !code)) {
       if (code !== 'ETIMEDOUT' || await tcpAnswers(u.host, u.port)) {
-        const e = makeError('NOT_MYSQL', { server, reason: err.message })
-        e.cause = err
-        throw e
+        throw withCause(makeError('NOT_MYSQL', { server, reason: err.message }), err)
       }
     }
-    throw err
+    if (err.code === 'UNSUPPORTED') throw err // no mysql2
+    throw unreachableError(err)
   }
   connection.on('error', () => {}) // a lost connection: the next call opens another
   return connection

@@ -44,12 +44,14 @@ export declare class PostgresLease {
   nextIdString(): Promise<string>
   nextIdAt(now: TimeInput): Promise<bigint>
   nextIds(n: U64Input): Promise<BigUint64Array>
-  /** Releases the shard at once; later calls reject with `LEASE_LOST`. Also
-   *  `await using lease = await leasePostgres(...)`. */
+  /** Releases the shard at once; later calls reject with `CLOSED`. */
   close(): Promise<void>
+  /** `await using held = await lease(...)`: `close()` at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
-/** Leases the first free shard; rejects with code `NO_FREE_SHARD` when every one is held. */
+/** Leases the first free shard; rejects with code `NO_FREE_SHARD` when every one is held, and
+ *  `DATABASE_UNREACHABLE` (pg's error as its `cause`) when the database cannot be reached. */
 export declare function lease(options: PostgresLeaseOptions): Promise<PostgresLease>
 
 /** The part of `pg`'s `types` that `int8AsBigInt` sets. */

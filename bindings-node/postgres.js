@@ -20,7 +20,7 @@
 
 const native = require('./native.generated.js')
 const { Layout } = require('./index.js')
-const { makeError } = require('./errors.js')
+const { makeError, unreachable, unreachableError, closedError, withCause } = require('./errors.js')
 
 const SECRET = Symbol('shardid.postgres')
 const DEFAULT_TTL_MS = 10_000
@@ -222,8 +222,8 @@ class PostgresLease {
         return await this._connection.run(text, values)
       } catch (err) {
         if (!this._connection.fresh) throw err // the database's own error: the connection is fine
-        if (!tenure.expiring) throw Object.assign(tenure.lost('lost its database session'), { cause: err })
-        if (fresh || attempt === 2) throw err
+        if (!tenure.expiring) throw withCause(tenure.lost('lost its database session'), err)
+        if (fresh || attempt === 2) throw unreachable(err) ? unreachableError(err) : err
       }
     }
   }
@@ -251,7 +251,7 @@ class PostgresLease {
         row = await this._connection.run(step.text, step.values)
       } catch (err) {
         protocol.fail(typeof err.code === 'string' ? err.code : null)
-        if (protocol.next().action === 'raise') throw err
+        if (protocol.next().action === 'raise') throw unreachable(err) ? unreachableError(err) : err
         continue
       }
       protocol.feed(row)
@@ -295,11 +295,12 @@ class PostgresLease {
   async _call(make) {
     let retook = false
     for (;;) {
-      if (this._closed) throw this._tenure.lost('was closed')
+      if (this._closed) throw this._closedError()
       const tenure = this._tenure
       try {
         return await this._make(tenure, make)
       } catch (err) {
+        if (this._closed && err.code === 'LEASE_LOST') throw this._closedError() // closed meanwhile
         if (err.code !== 'LEASE_LOST' || !this.retake || this._closed || retook) throw err
         retook = true
         if (this._tenure === tenure) {
@@ -311,6 +312,10 @@ class PostgresLease {
         await this._taking
       }
     }
+  }
+
+  _closedError() {
+    return closedError(`the lease on shard ${this._tenure.shard}`)
   }
 
   async _make(tenure, make) {
@@ -325,7 +330,7 @@ class PostgresLease {
   }
 
   /** Releases the shard at once (another process may take it, and continues above this one's
-   *  IDs); the lease makes no more IDs. Closing twice is fine. */
+   *  IDs); the lease makes no more IDs (they reject with `CLOSED`). Closing twice is fine. */
   async close() {
     if (this._closed) return
     this._closed = true
@@ -343,8 +348,9 @@ if (Symbol.asyncDispose) PostgresLease.prototype[Symbol.asyncDispose] = Postgres
  * backwardsToleranceMs?, maxBorrowUnits? })`: leases the first free shard of `first..end` (end
  * excluded) through the PostgreSQL server. `client` may replace `connectionString`: an
  * unconnected `pg.Client` the lease then owns (it makes another with the same settings to
- * reconnect). Rejects with code `NO_FREE_SHARD` when every shard is held; errors of the
- * database are `pg`'s own.
+ * reconnect). Rejects with code `NO_FREE_SHARD` when every shard is held, and
+ * `DATABASE_UNREACHABLE` (pg's error as its `cause`) when the database cannot be reached; the
+ * database's own errors (a missing privilege) are `pg`'s.
  */
 async function lease(options) {
   const o = { ...(options ?? {}) }

@@ -38,9 +38,18 @@ export declare class DenseIds {
   nextIds(n: U64Input): BigUint64Array
   /** `n` IDs, waiting for segments. */
   nextIdsAsync(n: U64Input): Promise<BigUint64Array>
-  /** Gives the unused rest back and ends the connection. */
+  /** Gives the unused rest back and ends the connection; later calls throw `CLOSED`. */
   close(): Promise<void>
+  /** `await using orders = await denseIds(...)`: `close()` at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 /** Resolves once the first segment is in memory; rejects with `UNKNOWN_TAG` for a tag never created. */
 export declare function denseIds(options: DenseIdsOptions): Promise<DenseIds>
+
+/**
+ * The PostgreSQL DDL of dense IDs from segments in `schema` (default `seg`), to run once: the
+ * same text as `python -m shardid.sql --segments`. `{ servers, index }`: ticket server `index`
+ * of `servers`.
+ */
+export declare function ddl(schema?: string, options?: { servers?: number; index?: number }): string

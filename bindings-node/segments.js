@@ -5,7 +5,8 @@
 // `pg.Client` of the allocator's own. The statements are the core's too.
 
 const native = require('./native.generated.js')
-const { makeError, sessionLost } = require('./errors.js')
+const { makeError, sessionLost, unreachable, unreachableError, closedError, withCause, describe } = require('./errors.js')
+const { holdWhileBusy, holdingLoop, idle } = require('./idle.js')
 const { SQLSTATES } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.segments')
@@ -47,18 +48,23 @@ class DenseIds {
     if (client) client.on('error', (err) => { this._error = err; this._broken[i] = true })
   }
 
-  // One segment from `client`: [first, count, stride].
-  async _take(client, server, size) {
-    if (this._mysql) return this._mysql.take(client, server, this.tag, size)
-    const { rows } = await client.query({ text: this._sql.take, values: [this.tag, String(size)], rowMode: 'array' })
-    return rows[0]
+  // One segment from `client`: [first, count, stride]. The client holds the event loop only
+  // while the statement is in flight (idle.js).
+  _take(client, server, size) {
+    return holdWhileBusy(client, async () => {
+      if (this._mysql) return this._mysql.take(client, server, this.tag, size)
+      const { rows } = await client.query({ text: this._sql.take, values: [this.tag, String(size)], rowMode: 'array' })
+      return rows[0]
+    })
   }
 
   // Gives the unused rest back; whether it was.
-  async _giveBack(client, first, end) {
-    if (this._mysql) return this._mysql.giveBack(client, this.tag, first, end)
-    const { rows } = await client.query({ text: this._sql.giveBack, values: [this.tag, first, end], rowMode: 'array' })
-    return rows[0][0] === true
+  _giveBack(client, first, end) {
+    return holdWhileBusy(client, async () => {
+      if (this._mysql) return this._mysql.giveBack(client, this.tag, first, end)
+      const { rows } = await client.query({ text: this._sql.giveBack, values: [this.tag, first, end], rowMode: 'array' })
+      return rows[0][0] === true
+    })
   }
 
   // Whether `err` lost the session (reconnect at the next fetch).
@@ -90,7 +96,9 @@ class DenseIds {
         this._error = null
         return
       } catch (err) {
-        error = err
+        // A server that cannot be reached is DATABASE_UNREACHABLE (the driver's error as its
+        // cause); the database's own errors are kept as they are.
+        error = unreachable(err) ? unreachableError(err) : err
         if (this._lost(err)) this._broken[server] = true // reconnect next time
         if (err.code === SQLSTATES.unknownTag) break
       }
@@ -107,6 +115,7 @@ class DenseIds {
       if (old) old.end().catch(() => {})
       this._clients[server] = null
       const connection = await this._mysqlModule.connect(this._urls[server])
+      idle(connection) // held only while a statement is in flight (idle.js)
       this._listen(connection, server)
       this._clients[server] = connection
       this._broken[server] = false
@@ -117,22 +126,30 @@ class DenseIds {
     const client = new pg.Client(old.connectionParameters)
     this._listen(client, server)
     await client.connect()
+    idle(client)
     this._clients[server] = client
     this._broken[server] = false
     return client
   }
 
   _check() {
-    if (this._closed) throw unavailable(this.tag, 'the allocator was closed')
+    if (this._closed) throw closedError(`DenseIds of tag ${this.tag}`)
   }
 
-  _failure() {
-    if (this._error && this._error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag })
-    if (this._error && ['NOT_MYSQL', 'UNSUPPORTED'].includes(this._error.code)) return this._error // not a server to wait for
-    const reason = `the database did not answer within ${this.waitMs} ms` + (this._error ? ` (${this._error.message})` : '')
+  // Why no segment is there: what the last fetch met (a database that cannot be reached, or
+  // its error), or a fetch still under way after `waitMs`.
+  _failure(waited = true) {
+    const error = this._error
+    if (this._closed) return closedError(`DenseIds of tag ${this.tag}`)
+    if (error && error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag })
+    if (error && ['NOT_MYSQL', 'UNSUPPORTED'].includes(error.code)) return error // not a server to wait for
+    let reason
+    if ((this._inFlight || !error) && !waited) reason = 'both segments are used up and the next one is still being fetched (the Async methods wait for it)'
+    else if (this._inFlight || !error) reason = `no segment arrived within ${this.waitMs} ms`
+    else if (error.code === 'DATABASE_UNREACHABLE') reason = error.message
+    else reason = `the last fetch failed: ${describe(error)}`
     const err = unavailable(this.tag, reason)
-    if (this._error) err.cause = this._error
-    return err
+    return error ? withCause(err, error) : err
   }
 
   /**
@@ -143,7 +160,7 @@ class DenseIds {
     this._check()
     const id = native.segmentNextId(this._index)
     this._due()
-    if (id == null) throw this._failure()
+    if (id == null) throw this._failure(false)
     return id
   }
 
@@ -157,7 +174,15 @@ class DenseIds {
       if (id != null) return id
       if (this._fatal() || Date.now() >= deadline) throw this._failure()
       await (this._inFlight ?? new Promise((resolve) => setTimeout(resolve, 20)))
+      this._check()
     }
+  }
+
+  // Why `denseIds()` got no first segment: a database that cannot be reached is said as such
+  // (no allocator was made, so nothing is "unavailable"); otherwise as `_failure()`.
+  _startFailure() {
+    if (this._error?.code === 'DATABASE_UNREACHABLE') return this._error
+    return this._failure()
   }
 
   // An error that waiting cannot mend.
@@ -170,7 +195,7 @@ class DenseIds {
     this._check()
     const ids = native.segmentNextIds(this._index, n)
     this._due()
-    if (ids.length < Number(n)) throw this._failure() // the IDs taken are lost: a hole, never a duplicate
+    if (ids.length < Number(n)) throw this._failure(false) // the IDs taken are lost: a hole, never a duplicate
     return ids
   }
 
@@ -189,15 +214,20 @@ class DenseIds {
       if (ids.length > 0) { deadline = Date.now() + this.waitMs; continue }
       if (this._fatal() || Date.now() >= deadline) throw this._failure()
       await (this._inFlight ?? new Promise((resolve) => setTimeout(resolve, 20)))
+      this._check()
     }
     return out
   }
 
   /** Gives the unused rest back (a restart then continues at the next number) and ends the
-   *  connection; later calls throw `SEGMENT_UNAVAILABLE`. Closing twice is fine. */
-  async close() {
-    if (this._closed) return
+   *  connection; later calls throw `CLOSED`. Closing twice is fine. */
+  close() {
+    if (this._closed) return Promise.resolve()
     this._closed = true
+    return holdingLoop(() => this._close())
+  }
+
+  async _close() {
     if (this._inFlight) await this._inFlight
     const unused = native.segmentUnused(this._index)
     try {
@@ -252,15 +282,17 @@ async function denseIds(options) {
   // A server that is down at start-up is only its share: it is retried at its turn.
   const connected = await Promise.allSettled(clients.map((client) => client.connect()))
   const ids = new DenseIds(SECRET, { clients, tag: o.tag, sql, index, waitMs: o.waitMs ?? 5000 })
-  connected.forEach((result, i) => { if (result.status === 'rejected') ids._broken[i] = true })
+  connected.forEach((result, i) => {
+    if (result.status === 'rejected') ids._broken[i] = true
+    else idle(clients[i]) // held only while a statement is in flight (idle.js)
+  })
   // The first segment, so that the first synchronous nextId() has one.
   native.segmentPrime(index)
   ids._due()
   await ids._inFlight
   if (ids.fetches === 0) {
-    const err = ids._failure()
-    await Promise.all(clients.map((client) => client.end().catch(() => {})))
-    throw err
+    await holdingLoop(() => Promise.all(clients.map((client) => client.end().catch(() => {}))))
+    throw ids._startFailure()
   }
   return ids
 }
@@ -285,11 +317,20 @@ async function mysqlDenseIds(o, urls) {
   ids._due()
   await ids._inFlight
   if (ids.fetches === 0) {
-    const err = ids._failure()
-    await Promise.all(clients.map((client) => client && client.end().catch(() => {})))
-    throw err
+    await holdingLoop(() => Promise.all(clients.map((client) => client && client.end().catch(() => {}))))
+    throw ids._startFailure()
   }
   return ids
 }
 
-module.exports = { denseIds, DenseIds }
+/**
+ * The PostgreSQL DDL of dense IDs from segments in `schema` (default `seg`): the table of tags
+ * and the functions, to run once (a migration, or `psql -1 -f -`). The same text as
+ * `python -m shardid.sql --segments`; `{ servers, index }` renders ticket server `index` of
+ * `servers`, which hands out only the numbers congruent to `index`.
+ */
+function ddl(schema = 'seg', { servers = 1, index = 0 } = {}) {
+  return native.segmentsDdl(schema, servers, index)
+}
+
+module.exports = { denseIds, DenseIds, ddl }

@@ -193,6 +193,15 @@ enum shardid_status
    * the C API.
    */
   SHARDID_ERR_NOT_MYSQL = 140,
+  /**
+   * The object was closed and makes no more calls. Not returned by the C API (its objects
+   * are closed by being freed).
+   */
+  SHARDID_ERR_CLOSED = 160,
+  /**
+   * The database could not be reached. Not returned by the C API.
+   */
+  SHARDID_ERR_DATABASE_UNREACHABLE = 161,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

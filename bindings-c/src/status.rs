@@ -86,6 +86,11 @@ pub enum shardid_status {
     /// The server a `mysql://` URL names did not answer as MySQL or MariaDB. Not returned by
     /// the C API.
     SHARDID_ERR_NOT_MYSQL = 140,
+    /// The object was closed and makes no more calls. Not returned by the C API (its objects
+    /// are closed by being freed).
+    SHARDID_ERR_CLOSED = 160,
+    /// The database could not be reached. Not returned by the C API.
+    SHARDID_ERR_DATABASE_UNREACHABLE = 161,
 }
 
 use shardid::ErrorKind;
@@ -93,7 +98,7 @@ use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
 
 /// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
 /// (checked at compile time below), so the C enum cannot drift from the core's table.
-const STATUSES: [(shardid_status, ErrorKind); 32] = {
+const STATUSES: [(shardid_status, ErrorKind); 34] = {
     #[allow(clippy::enum_glob_use)] // a table of every variant
     use shardid_status::*;
     [
@@ -150,6 +155,11 @@ const STATUSES: [(shardid_status, ErrorKind); 32] = {
         (SHARDID_ERR_PUBLIC_ID_OVERFLOW, ErrorKind::PublicIdOverflow),
         (SHARDID_ERR_PUBLIC_ID_MISMATCH, ErrorKind::PublicIdMismatch),
         (SHARDID_ERR_NOT_MYSQL, ErrorKind::NotMysql),
+        (SHARDID_ERR_CLOSED, ErrorKind::Closed),
+        (
+            SHARDID_ERR_DATABASE_UNREACHABLE,
+            ErrorKind::DatabaseUnreachable,
+        ),
     ]
 };
 

@@ -48,6 +48,11 @@ fn lease_error(env: &Env, e: LeaseError) -> napi::Error {
         LeaseError::Lost { shard } => {
             throw_kind(env, ErrorKind::LeaseLost, &[("shard", Field::Int(shard))])
         }
+        LeaseError::Closed { shard } => throw_kind(
+            env,
+            ErrorKind::Closed,
+            &[("what", Field::Text(&format!("the lease on shard {shard}")))],
+        ),
         LeaseError::SessionPooled { reason } => throw_kind(
             env,
             ErrorKind::SessionPooled,

@@ -64,6 +64,18 @@ fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
             ),
             Err(e) => e.into(),
         },
+        LeaseError::Closed { shard } => {
+            let message = LeaseError::Closed { shard }.to_string();
+            match format!("the lease on shard {shard}").into_pyobject(py) {
+                Ok(what) => raise_kind(
+                    py,
+                    ErrorKind::Closed,
+                    &message,
+                    &[("what", what.into_any())],
+                ),
+                Err(e) => e.into(),
+            }
+        }
         LeaseError::InvalidArgument { argument, reason } => invalid_argument(py, argument, &reason),
         LeaseError::SessionPooled { reason } => {
             let message = LeaseError::SessionPooled {
@@ -179,7 +191,7 @@ impl PyLeasedGenerator {
     }
 
     /// Releases the shard at once, so another process can take it (and continue above this
-    /// one's IDs); later calls raise `LeaseLostError`. Closing twice is fine.
+    /// one's IDs); later calls raise `ClosedError`. Closing twice is fine.
     fn close(&self) {
         self.inner.close();
     }

@@ -198,6 +198,17 @@ kinds! {
     /// time, or one of another protocol: a PostgreSQL port, say).
     NotMysql = 140, "NOT_MYSQL", Resource, ["server", "reason"],
         "{server} did not answer as a MySQL or MariaDB server: {reason}";
+    /// The object was closed (`close()`, or leaving its `with` / `using` block); it makes no
+    /// more calls. Make a new one: retrying this one cannot succeed.
+    Closed = 160, "CLOSED", Usage, ["what"],
+        "{what} was closed: make a new one";
+    /// The database could not be reached: the connection was refused, timed out, failed to
+    /// log in, or broke and could not be opened again. Retrying later can succeed.
+    ///
+    /// The database driver's error is its cause (Python `__cause__`, JavaScript `cause`,
+    /// Rust `source()`), and its message is in `reason`.
+    DatabaseUnreachable = 161, "DATABASE_UNREACHABLE", Resource, ["reason"],
+        "the database cannot be reached: {reason}";
 }
 
 impl ErrorKind {
@@ -217,11 +228,11 @@ impl ErrorKind {
     }
 
     /// Whether the field `name` holds a text (a reason, a place, an argument's name) rather
-    /// than a number: `reason`, `held_in`, `argument`, `tag`, `topic` and `server` do.
+    /// than a number: `reason`, `held_in`, `argument`, `tag`, `topic`, `server` and `what` do.
     pub fn is_text_field(name: &str) -> bool {
         matches!(
             name,
-            "reason" | "held_in" | "argument" | "tag" | "topic" | "server"
+            "reason" | "held_in" | "argument" | "tag" | "topic" | "server" | "what"
         )
     }
 

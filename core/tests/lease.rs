@@ -211,12 +211,16 @@ fn a_closed_lease_frees_its_shard_at_once_and_makes_no_more_ids() {
     // The closed lease refuses, names its shard, and closing again is fine.
     for result in [a.next_id_at(T0 + 1), a.next_id()] {
         let err = result.unwrap_err();
-        assert!(matches!(err, LeaseError::Lost { shard: 0 }), "{err:?}");
-        assert_eq!(err.kind().code(), "LEASE_LOST");
+        assert!(matches!(err, LeaseError::Closed { shard: 0 }), "{err:?}");
+        assert_eq!(err.kind().code(), "CLOSED");
+        assert_eq!(
+            err.to_string(),
+            "the lease on shard 0 was closed: make a new one"
+        );
     }
     assert!(matches!(
         a.next_ids(&mut [0; 4]),
-        Err(LeaseError::Lost { .. })
+        Err(LeaseError::Closed { .. })
     ));
     assert_eq!(a.shard().unwrap(), 0);
     a.close();

@@ -1134,6 +1134,8 @@ static const struct vector_error_kind VECTOR_ERROR_KINDS[] = {
     { 125, "SHARDID_ERR_PUBLIC_ID_OVERFLOW: " },
     { 126, "SHARDID_ERR_PUBLIC_ID_MISMATCH: " },
     { 140, "SHARDID_ERR_NOT_MYSQL: " },
+    { 160, "SHARDID_ERR_CLOSED: " },
+    { 161, "SHARDID_ERR_DATABASE_UNREACHABLE: " },
 };
 
 #endif /* SHARDID_TEST_VECTORS_H */

@@ -25,7 +25,8 @@ test('decode returns numbers, a lazy date, and takes bigint, strings and safe nu
   // Leading zeros within 20 digits, as in every language (the core's parse_decimal).
   assert.deepEqual(Layout.DISCORD.decode('00175928847299117063'), p)
   throwsCode(() => Layout.DISCORD.decode('000175928847299117063'), 'INVALID_ID', RangeError)
-  assert.equal(JSON.stringify(p), '{"timestampMs":1462015105796,"shard":32,"sequence":7}')
+  // JSON keeps every field, the date as its ISO string.
+  assert.equal(JSON.stringify(p), '{"timestampMs":1462015105796,"shard":32,"sequence":7,"date":"2016-04-30T11:18:25.796Z"}')
 })
 
 test('IDs are never rounded or wrapped', () => {
@@ -139,7 +140,7 @@ test('worker threads: one shard shared (Node addon) or one shard each (WebAssemb
 test('both builds export the same API', () => {
   assert.deepEqual(Object.keys(shardid).sort(), ['Generator', 'Layout', 'LeasedGenerator', 'Parts', 'PublicIds', 'ShardIdError', 'checkPublicId', 'jsonReplacer', 'jsonReviver', 'lease', 'nowMs', 'threadsShareState', 'version'])
   const proto = (cls) => Object.getOwnPropertyNames(cls.prototype).sort()
-  assert.deepEqual(proto(shardid.Layout), ['compose', 'constructor', 'decode', 'decodeMany', 'equals', 'expiresAt', 'gatherBits', 'gatherDecimal', 'maxIdAt', 'minIdAt', 'scatterBits', 'scatterDecimal', 'shardForKey', 'validateId'])
+  assert.deepEqual(proto(shardid.Layout), ['compose', 'constructor', 'decode', 'decodeMany', 'equals', 'expiresAt', 'gatherBits', 'gatherDecimal', 'maxIdAt', 'minIdAt', 'scatterBits', 'scatterDecimal', 'shardForKey', 'toJSON', 'validateId'])
   assert.deepEqual(proto(shardid.Generator), ['constructor', 'nextId', 'nextIdAt', 'nextIdString', 'nextIds', 'nextIdsAsync', 'nextIdsAt'])
   assert.deepEqual(proto(shardid.LeasedGenerator), ['close', 'constructor', 'nextId', 'nextIdAt', 'nextIdString', 'nextIds', 'nextIdsAsync', 'shard'])
   assert.deepEqual(Object.keys(shardid.Layout.TWITTER).sort(), ['epochMs', 'expiresAtMs', 'maxId', 'maxSequence', 'maxShard', 'order', 'sequenceBits', 'shardBits', 'signed', 'timeBits', 'unitMs'])

@@ -43,6 +43,9 @@ check() {
 }
 
 check "public types pass tsc --noEmit --strict" npx tsc -p ../tests/js/types/tsconfig.json
+# `using` / `await using` (dispose.ts) with a lib that has esnext.disposable and @types/node, as
+# well as with the one above, which has neither.
+check "public types pass tsc --strict with lib ESNext and @types/node" npx tsc -p ../tests/js/types/tsconfig.esnext.json
 
 # The npm packages as users install them (tarballs in a fresh project, CommonJS, ESM, npx
 # shardid, no Rust on PATH) are tested by tests/packaging/run.sh.

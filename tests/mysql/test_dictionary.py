@@ -113,14 +113,16 @@ def test_bad_input_is_refused_clearly(server: Any, conn: Any) -> None:
     assert Dictionary(url, evil, schema="dict_bad", cache_size=0).values(ids) == folded
     assert len(max(folded, key=lambda v: len(v.encode())).encode()) == 2048
     assert_dense(conn, "dict_bad", evil)
-    # The server that is down or is not MySQL: the driver's error, or NOT_MYSQL.
+    # The server that is down or is not MySQL: DATABASE_UNREACHABLE (PyMySQL's error as its
+    # cause), or NOT_MYSQL.
     from cluster import Cluster
 
     with Cluster() as postgres:
         with pytest.raises(shardid.NotMysqlError):
             Dictionary(f"mysql://postgres@127.0.0.1:{postgres.port}/dict_bad", "t", schema="dict_bad").ids(["a"])
-    with pytest.raises(pymysql.err.OperationalError):
+    with pytest.raises(shardid.DatabaseUnreachableError) as down:
         Dictionary("mysql://root@127.0.0.1:1/dict_bad", "t", schema="dict_bad").ids(["a"])
+    assert isinstance(down.value.__cause__, pymysql.err.OperationalError)
 
 
 def test_a_rolled_back_batch_gives_its_numbers_back_and_a_waiter_sees_the_commit(server: Any, connect: Any) -> None:

@@ -41,14 +41,14 @@ def test_node_dense_ids(server: Any, conn: Any) -> None:
         "dense": True,
         "next": "301",
         "skipped": "0",
-        "closed": "SEGMENT_UNAVAILABLE",
+        "closed": "CLOSED",
     }
     assert one(conn, "SELECT step FROM seg_node.shardid_tags WHERE tag = 'n_order'") == 100
     assert node(url, "seg_burst") == {"unique": 64, "fetches": 1, "min": "1"}
     errors = node(url, "seg_errors")
     assert errors["unknown"] == "UNKNOWN_TAG"
     assert errors["tag"] == errors["schema"] == errors["url"] == errors["mixed"] == "INVALID_ARGUMENT"
-    assert errors["down"] == "SEGMENT_UNAVAILABLE"
+    assert errors["down"] == "DATABASE_UNREACHABLE"
 
 
 def test_node_and_python_processes_on_one_tag_never_share_an_id(server: Any, conn: Any, tmp_path: Path) -> None:

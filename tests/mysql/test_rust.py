@@ -47,10 +47,10 @@ def test_rust_dense_ids(server: Any, conn: Any) -> None:
         "dense": True,
         "next": 301,
         "skipped": 0,
-        "closed": "SEGMENT_UNAVAILABLE",
+        "closed": "CLOSED",
     }
     assert rust("mysql_segments", url, "errors") == {
-        "codes": ["UNKNOWN_TAG", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "SEGMENT_UNAVAILABLE"]
+        "codes": ["UNKNOWN_TAG", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "DATABASE_UNREACHABLE"]
     }
     assert rust("mysql_segments", url, "threads") == {"total": 160_000, "unique": 160_000}
 

@@ -130,6 +130,58 @@ print('sdist', shardid.__version__)")
 }
 check "the sdist builds from source in a fresh virtualenv" sdist
 
+# --- The README's install lines, as written -------------------------------------------------
+# With SHARDID naming this checkout (as the README says to set it) and dist/ from release.sh.
+readme_pip() (
+    export SHARDID=$root
+    local venv=$work/venv-readme line out
+    python3 -m venv "$venv" || return 1
+    export PATH="$venv/bin:$PATH"
+    pip --version
+    local find_links
+    find_links=$(grep -m1 -o 'export PIP_FIND_LINKS=.*dist/python' README.md) || { echo "README sets no PIP_FIND_LINKS"; return 1; }
+    eval "$find_links"
+    # Every `pip install` of shardid the README shows (the quick start's and each extra's).
+    mapfile -t lines < <(grep -oE "pip install '?shardid(\[[a-z_,-]+\])?'?" README.md | sort -u)
+    [ "${#lines[@]}" -ge 5 ] || { echo "only ${#lines[@]} pip lines: ${lines[*]}"; return 1; }
+    for line in "${lines[@]}"; do
+        echo "\$ $line"
+        out=$(eval "$line --disable-pip-version-check" 2>&1) || { echo "$out"; return 1; }
+        ! grep -q "does not provide the extra" <<<"$out" || { echo "$out"; return 1; }
+    done
+    # What each extra is for is there (a misspelt extra installs nothing and says so only in a warning).
+    python -c "import shardid, django, rest_framework, pydantic, sqlalchemy, psycopg, pymysql, shardid.rest_framework; print('extras ok')"
+)
+check "the README's pip install lines, as written, with the pip of a fresh virtualenv" readme_pip
+
+readme_npm() (
+    export SHARDID=$root
+    local project=$work/readme-npm line
+    mkdir -p "$project" && cd "$project" && npm init -y >/dev/null || return 1
+    mapfile -t lines < <(grep -E '^npm install "\$SHARDID"' "$root/README.md")
+    [ "${#lines[@]}" -ge 2 ] || { echo "no npm install lines"; return 1; }
+    for line in "${lines[@]}"; do
+        echo "\$ $line"
+        eval "$line --no-audit --no-fund --loglevel=error" || return 1
+    done
+    env PATH="$norust" node -e "
+const { Layout } = require('shardid'); const wasm = require('shardid-wasm')
+if (Layout.DISCORD.decode('175928847299117063').shard !== 32 || wasm.Layout.DISCORD.decode('175928847299117063').shard !== 32) process.exit(1)"
+)
+check "the README's npm install lines, as written, in a fresh project" readme_npm
+
+readme_cargo() (
+    export SHARDID=$root
+    local crate=$work/readme-crate line
+    cargo new --quiet --lib "$crate" && cd "$crate" || return 1
+    line=$(grep -m1 -E '^cargo add shardid --path' "$root/README.md" | sed 's/ *#.*//') || return 1
+    echo "\$ $line"
+    eval "$line --offline --quiet" || return 1
+    printf 'pub fn shard(id: u64) -> u64 { shardid::Layout::INSTAGRAM.decode(id).map_or(0, |p| p.shard) }\n' >src/lib.rs
+    CARGO_TARGET_DIR=$root/target/packaging-readme cargo check --quiet --offline
+)
+check "the README's cargo add line, as written, in a fresh crate" readme_cargo
+
 # --- Node -----------------------------------------------------------------------------------
 node_project() (
     local project=$work/node-project

@@ -83,8 +83,10 @@ if (mode === 'contract') {
     ids: await words.ids(['from python', 'from node']),
     values: await words.values([1, 0]),
     miss: await outcome(() => words.id('not cached')),
+    missCause: await words.id('not cached').catch((err) => err.cause?.code),
   }
   await words.close()
+  out.closed = [await outcome(() => words.id('from node')), await outcome(() => words.id('not cached'))]
   print(out)
 } else if (mode === 'servers') {
   const servers = JSON.parse(connectionString)

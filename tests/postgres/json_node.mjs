@@ -23,7 +23,7 @@ const body = JSON.stringify(rows, jsonReplacer)
 const sql = ddl({ layout: Layout.TWITTER, shard: 77, schema: 'from_node' })
 await client.query(sql)
 const made = (await client.query('SELECT from_node.next_id() AS id FROM generate_series(1, 3)')).rows.map((r) => r.id)
-const back = JSON.parse(body, jsonReviver(['id', 'parent']))
+const back = JSON.parse(body, jsonReviver(['id', 'parent'], Layout.INSTAGRAM))
 await client.end()
 console.log(JSON.stringify({
   without: typeof before,

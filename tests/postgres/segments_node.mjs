@@ -6,12 +6,13 @@
 //   unknown: a tag never created rejects with UNKNOWN_TAG.
 //   bad:     a bad tag and a bad schema name are INVALID_ARGUMENT.
 //   down:    (the server stops while this runs) SEGMENT_UNAVAILABLE, then IDs again.
+//   ddl:     the DDL from Node (ddl() of shardid/segments), plain and for ticket server 1 of 2.
 //   two:     <connection string> is a JSON list of two ticket servers (server 0 and 1 of 2):
 //            IDs from both, none twice; a third list entry that is down costs nothing.
 import { createRequire } from 'node:module'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
-const { denseIds } = require('./segments.js')
+const { denseIds, ddl } = require('./segments.js')
 const { ShardIdError } = require('./index.js')
 
 const [connectionString, mode] = process.argv.slice(2)
@@ -42,6 +43,8 @@ if (mode === 'order') {
 } else if (mode === 'bad') {
   const codes = [await code(open('')), await code(denseIds({ connectionString, tag: 'a', schema: 'Seg' }))]
   console.log(JSON.stringify({ codes }))
+} else if (mode === 'ddl') {
+  console.log(JSON.stringify({ plain: ddl('seg_from_node'), ticket: ddl('seg_ticket', { servers: 2, index: 1 }), default: ddl() }))
 } else if (mode === 'two') {
   const servers = JSON.parse(connectionString)
   const ids = await denseIds({ connectionString: servers, tag: 'n_two', schema: 'seg_two', minSize: 50, maxSize: 50 })

@@ -187,14 +187,20 @@ def test_the_client_caches_both_ways_and_sends_each_miss_once(cluster: Any, conn
         assert words.ids(["a", "b", "c", "d"]) == [1, 0, 2, 3]
         assert words.value(2) == "c" and words.values([0, 1]) == ["b", "a"]
         assert words.id("d") == 3
-        with pytest.raises(psycopg.OperationalError):
+        # A miss needs the server: DATABASE_UNREACHABLE, psycopg's error as its cause.
+        with pytest.raises(shardid.DatabaseUnreachableError) as down:
             words.id("not cached")
+        assert isinstance(down.value.__cause__, psycopg.OperationalError) and isinstance(down.value, ConnectionError)
     finally:
         cluster.start_server()
     # Service resumes without a new client.
     assert words.id("e") == 4
     words.close()
-    assert words.id("f") == 5, "a closed client reconnects"
+    # Closed is closed: cached or not, every call refuses (a new client goes on).
+    for call in (lambda: words.id("f"), lambda: words.id("a")):
+        with pytest.raises(shardid.ClosedError):
+            call()
+    assert Dictionary(cluster.dsn, "t", schema="dict_cache").id("f") == 5
     after = psycopg.connect(cluster.dsn, autocommit=True)
     assert assert_dense(after, "dict_cache", "t") == 6
     after.close()
@@ -470,8 +476,10 @@ def test_node_caches_answer_with_the_server_down(cluster: Any, conn: Any) -> Non
     assert proc.returncode == 0
     result = json.loads(out.strip().splitlines()[-1])
     assert result["ids"] == [0, 1] and result["values"] == ["from node", "from python"]
-    # A miss needs the server: pg's own connection error, not a shardid code.
-    assert result["miss"].startswith("Error ") and "ECONNREFUSED" in result["miss"], result
+    # A miss needs the server: DATABASE_UNREACHABLE, pg's ECONNREFUSED as its cause.
+    assert result["miss"] == "Error DATABASE_UNREACHABLE", result
+    assert result["missCause"] == "ECONNREFUSED", result
+    assert result["closed"] == ["Error CLOSED", "Error CLOSED"], result
 
 
 def test_node_and_python_writers_together_agree_without_holes(cluster: Any, conn: Any, tmp_path: Path) -> None:

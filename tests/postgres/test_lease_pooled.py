@@ -265,7 +265,7 @@ def test_the_database_down_longer_than_the_lease(cluster: Any, tmp_path: Path) -
         worker.join()
     assert len(made) > before, errors
     assert len(set(made)) == len(made)
-    assert errors.get("LeaseLostError", 0) > 0 and errors.get("OperationalError", 0) > 0, errors
+    assert errors.get("LeaseLostError", 0) > 0 and errors.get("DatabaseUnreachableError", 0) > 0, errors
     assert not strict.held and retaking.held
     with pytest.raises(shardid.LeaseLostError):
         strict.next_id()

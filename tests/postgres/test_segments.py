@@ -112,7 +112,7 @@ def test_dense_ids_increase_and_a_clean_close_leaves_no_hole(cluster: Any, conn:
         ids = [first.next_id() for _ in range(250)] + first.next_ids(50)
     assert ids == list(range(1, 301))
     assert first.skipped == 0
-    with pytest.raises(shardid.SegmentUnavailableError):
+    with pytest.raises(shardid.ClosedError):  # closed, not unavailable: a retry cannot help
         first.next_id()
     with DenseIds(cluster.dsn, "orders", schema="seg_clean") as again:
         assert again.next_id() == 301, "a restart after a clean close continues at the next number"
@@ -262,7 +262,7 @@ def test_node_dense_ids(cluster: Any, conn: Any) -> None:
         "dense": True,
         "next": "301",
         "skipped": "0",
-        "closed": "SEGMENT_UNAVAILABLE",
+        "closed": "CLOSED",
     }
     assert node(url(cluster), "burst") == {"unique": 64, "fetches": 1}
     (step,) = conn.execute("SELECT step FROM seg_node.shardid_tags WHERE tag = 'n_order'").fetchone()
@@ -385,7 +385,7 @@ def test_rust_dense_ids(cluster: Any, conn: Any) -> None:
     assert take(conn, "seg_rust", "r_order", 100) == (1, 100, 1)
     assert conn.execute("SELECT seg_rust.give_back('r_order', 1, 101)").fetchone() == (True,)
     dsn = f"host=127.0.0.1 port={cluster.port} user=postgres dbname=postgres"
-    assert rust(dsn, "order") == {"count": 300, "dense": True, "next": 301, "skipped": 0, "closed": "SEGMENT_UNAVAILABLE"}
+    assert rust(dsn, "order") == {"count": 300, "dense": True, "next": 301, "skipped": 0, "closed": "CLOSED"}
     assert rust(dsn, "unknown") == {"code": "UNKNOWN_TAG"}
     assert rust(dsn, "threads") == {"total": 160_000, "unique": 160_000}
 
@@ -472,3 +472,15 @@ def test_a_client_killed_while_its_fetch_is_in_flight_never_causes_a_duplicate(
     holes = (end - 1) - len(killed) - len(after)
     # At most the victim's current and prefetched segments and the one in flight.
     assert 0 <= holes <= 3 * 20, holes
+
+
+def test_node_prints_the_ddl_and_it_runs(cluster: Any, conn: Any) -> None:
+    # The README's "from Node": ddl() of shardid/segments is Python's text, and it installs.
+    out = node(url(cluster), "ddl")
+    assert out["plain"] == segments("seg_from_node")
+    assert out["ticket"] == segments("seg_ticket", servers=2, index=1)
+    assert out["default"] == segments("seg")
+    with conn.transaction():
+        conn.execute(out["plain"].encode())
+    conn.execute("SELECT seg_from_node.create_tag('t')")
+    assert take(conn, "seg_from_node", "t", 5) == (1, 5, 1)

@@ -50,7 +50,10 @@ def django_project(
     (path / "settings.py").write_text(
         "from pathlib import Path\nBASE_DIR = Path(__file__).parent\nSECRET_KEY = 'test'\n"
         f"INSTALLED_APPS = {installed!r}\n"
-        "DATABASES = {'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': BASE_DIR / 'db.sqlite3'}}\n"
+        # Forked writers wait for SQLite's lock up to 30 s, not 5: on a loaded machine 4 processes
+        # saving 300 rows each saw "database is locked" (the children swallow it; rows missing).
+        "DATABASES = {'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': BASE_DIR / 'db.sqlite3', "
+        "'OPTIONS': {'timeout': 30}}}\n"
         "USE_TZ = True\nDEFAULT_AUTO_FIELD = 'django.db.models.BigAutoField'\n" + shardid_setting + "\n"
     )
     (path / "manage.py").write_text(

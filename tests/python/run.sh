@@ -25,6 +25,12 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 [ "${1:-}" = "--install-only" ] && exit 0
 
+# The Django admin test drives Debian's Chromium with playwright-core, a dev dependency of the
+# WebAssembly build's tools (as tests/browser does).
+if [ "$(uname)" = Linux ] && [ ! -d bindings-wasm/node_modules/playwright-core ]; then
+    (cd bindings-wasm && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
 cd "$work"   # so `import shardid` can only find the installed wheel
 status=0
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \

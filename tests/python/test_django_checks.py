@@ -152,3 +152,80 @@ def test_a_database_shard_the_processes_can_take_is_an_error(tmp_path: Path, set
         assert "such as 8191" in done.stderr
     else:
         assert (done.returncode, done.stderr) == (0, ""), done.stderr
+
+
+INSTALL_LAYOUT = """
+from django.db import migrations
+from shardid.django import InstallPostgres
+
+class Migration(migrations.Migration):
+    operations = [InstallPostgres(layout={layout!r}, shard=1000, schema="insta")]
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "installed", "clash"),
+    [
+        ("SHARDID = {'layout': 'twitter', 'lease': {'shards': [0, 64]}}", "instagram", True),  # issue 36: passed `check`
+        ("SHARDID = {'lease': {'shards': [0, 64]}}", "twitter", True),  # no layout set: Instagram's
+        ("SHARDID = {'layout': 'INSTAGRAM', 'lease': {'shards': [0, 64]}}", "instagram", False),
+        ("SHARDID = {'layout': {'epoch_ms': 1314220021721, 'time_bits': 41, 'shard_bits': 13, 'sequence_bits': 10}, 'lease': {'shards': [0, 64]}}", "instagram", False),
+    ],
+)
+def test_a_database_next_id_of_another_layout_is_an_error(tmp_path: Path, setting: str, installed: str, clash: bool) -> None:
+    project = django_project(tmp_path, MODELS, setting)
+    (project / "notes" / "migrations").mkdir()
+    (project / "notes" / "migrations" / "__init__.py").write_text("")
+    (project / "notes" / "migrations" / "0001_shardid.py").write_text(INSTALL_LAYOUT.format(layout=installed))
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False, timeout=120)
+    if clash:
+        assert done.returncode != 0
+        assert "shardid.E002" in done.stderr, done.stderr
+        assert f"migration notes.0001_shardid installs the database's next_id() for the layout '{installed}'" in done.stderr, done.stderr
+        assert "two layouts" in done.stderr
+    else:
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+
+
+SQLITE_MODELS = """
+from django.db import models
+from shardid.django import NextId, ShardIdField
+
+class Note(models.Model):
+    id = ShardIdField(primary_key=True, db_default=NextId("insta"))
+    text = models.CharField(max_length=100)
+"""
+
+SQLITE_USE = """
+import os, django
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+django.setup()
+from django.db import IntegrityError, connection
+from shardid import Layout
+from notes.models import Note
+
+note = Note.objects.create(text="made by the app")
+assert Layout.INSTAGRAM.decode(note.id).shard == 5
+try:
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO notes_note (text) VALUES ('raw')")
+except IntegrityError as e:
+    print("raw insert without an id:", e)
+"""
+
+
+def test_the_postgresql_recipe_migrates_on_sqlite_with_a_warning(tmp_path: Path) -> None:
+    # A project that develops on SQLite keeps InstallPostgres and NextId: migrate passes, saying
+    # the operation did nothing; the application's IDs are made as on PostgreSQL.
+    project = django_project(tmp_path, SQLITE_MODELS)
+    (project / "notes" / "migrations").mkdir()
+    (project / "notes" / "migrations" / "__init__.py").write_text("")
+    (project / "notes" / "migrations" / "0001_shardid.py").write_text(INSTALL_LAYOUT.format(layout="instagram"))
+    for args in (["manage.py", "makemigrations", "notes"], ["manage.py", "migrate"]):
+        done = subprocess.run([sys.executable, *args], cwd=project, capture_output=True, text=True, check=False, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert "Applying notes.0001_shardid" in done.stdout and "Applying notes.0002" in done.stdout, done.stdout
+    assert "SqliteSkipped: InstallPostgres('insta') does nothing on SQLite" in done.stderr, done.stderr
+    done = subprocess.run([sys.executable, "-c", SQLITE_USE], cwd=project, capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "raw insert without an id: NOT NULL constraint failed: notes_note.id" in done.stdout, done.stdout

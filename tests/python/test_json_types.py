@@ -93,8 +93,13 @@ from django.db import models
 from shardid.django import ShardIdField
 
 class Note(models.Model):
-    id = ShardIdField(primary_key=True)
+    # Editable on request (the default is not, as an AutoField is not): the serializer and the
+    # form below take IDs in, which is what they check.
+    id = ShardIdField(primary_key=True, editable=True)
     text = models.CharField(max_length=100)
+
+class Post(models.Model):
+    id = ShardIdField(primary_key=True)
 """
 
 CHECK = """
@@ -105,7 +110,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
-from notes.models import Note
+from notes.models import Note, Post
 import shardid.rest_framework
 
 class NoteSerializer(serializers.ModelSerializer):
@@ -115,6 +120,17 @@ class NoteSerializer(serializers.ModelSerializer):
 
 # ModelSerializer picks shardid's field for the model's ShardIdField, without being told.
 assert isinstance(NoteSerializer().fields["id"], shardid.rest_framework.ShardIdField)
+assert not NoteSerializer().fields["id"].read_only
+
+# By default the field is not editable: read-only in DRF, left out of model forms.
+class PostSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Post
+        fields = ["id"]
+
+assert PostSerializer().fields["id"].read_only
+assert isinstance(PostSerializer().fields["id"], shardid.rest_framework.ShardIdField)
+assert list(forms.modelform_factory(Post, fields="__all__")().fields) == []
 note = Note.objects.create(text="hello")
 data = NoteSerializer(note).data
 assert data["id"] == str(note.id), data

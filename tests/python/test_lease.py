@@ -214,9 +214,14 @@ def test_a_closed_lease_frees_its_shard_for_another_process_at_once(tmp_path: Pa
     taken = subprocess.run(take, capture_output=True, text=True, timeout=60)
     assert taken.stdout.strip() == "0", taken.stderr
     assert time.monotonic() - start < 10
-    with pytest.raises(shardid.LeaseLostError) as info:
-        held.next_id()
-    assert info.value.shard == 0 and held.shard == 0
+    # Closed is not lost: ClosedError (a RuntimeError), naming the shard it held.
+    for call in (held.next_id, lambda: held.next_ids(3), lambda: held.next_id_at(shardid.now_ms())):
+        with pytest.raises(shardid.ClosedError) as info:
+            call()
+        assert info.value.code == "CLOSED" and info.value.what == "the lease on shard 0", info.value
+        assert str(info.value) == "the lease on shard 0 was closed: make a new one"
+        assert isinstance(info.value, RuntimeError)
+    assert held.shard == 0
     held.close()  # twice is fine
     # A successor in this process continues above the closed lease's IDs.
     with shardid.lease(shardid.Layout.TWITTER, tmp_path, range(0, 1)) as again:

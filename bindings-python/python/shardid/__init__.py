@@ -16,7 +16,9 @@ import os
 # missing here.
 from shardid._errors import (
     ClockMovedBackwardsError,
+    ClosedError,
     DatabaseError,
+    DatabaseUnreachableError,
     ForkedGeneratorError,
     InvalidArgumentError,
     InvalidIdError,
@@ -65,7 +67,9 @@ from shardid._shardid import (
 
 __all__ = [
     "ClockMovedBackwardsError",
+    "ClosedError",
     "DatabaseError",
+    "DatabaseUnreachableError",
     "DEFAULT_BACKWARDS_TOLERANCE_MS",
     "ForkedGeneratorError",
     "Generator",

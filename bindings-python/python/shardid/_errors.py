@@ -14,7 +14,9 @@ from typing import ClassVar
 
 __all__ = [
     "ClockMovedBackwardsError",
+    "ClosedError",
     "DatabaseError",
+    "DatabaseUnreachableError",
     "ForkedGeneratorError",
     "InvalidArgumentError",
     "InvalidIdError",
@@ -318,4 +320,20 @@ class NotMysqlError(ShardIdError, RuntimeError):
     code = "NOT_MYSQL"
     number = 140
     server: str
+    reason: str
+
+
+class ClosedError(ShardIdError, RuntimeError):
+    """The object was closed (``close()``, or leaving its ``with`` / ``using`` block); it makes no"""
+
+    code = "CLOSED"
+    number = 160
+    what: str
+
+
+class DatabaseUnreachableError(ShardIdError, ConnectionError):
+    """The database could not be reached: the connection was refused, timed out, failed to"""
+
+    code = "DATABASE_UNREACHABLE"
+    number = 161
     reason: str

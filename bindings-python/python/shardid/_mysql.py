@@ -4,8 +4,9 @@
 
 Everything here executes the core's statements (``shardid::sql::mysql``) in the order the core
 documents; the numbers and the checks are the core's. What is PyMySQL's own: the connection (the
-URL read by the core, percent-decoded), its errors (reported as they are), and telling a server
-that is not MySQL from one that is down.
+URL read by the core, percent-decoded), its errors (the server's own reported as they are; a
+server that cannot be reached is ``DATABASE_UNREACHABLE`` with PyMySQL's error as its cause),
+and telling a server that is not MySQL from one that is down.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def _pymysql() -> Any:
 
 def connect(url: str) -> Any:
     """A PyMySQL connection (autocommit) to the server ``url`` names. ``NOT_MYSQL`` when the
-    server accepts the connection but does not greet as MySQL (PyMySQL would wait forever)."""
+    server accepts the connection but does not greet as MySQL (PyMySQL would wait forever);
+    ``DATABASE_UNREACHABLE`` when it cannot be opened (refused, timed out, log-in refused)."""
     pymysql = _pymysql()
     user, password, host, port, database = _mysql_url(url)
     try:
@@ -93,7 +95,7 @@ def connect(url: str) -> Any:
         # Connected, then no greeting in time or a greeting of another protocol.
         if timed_out or isinstance(e, (pymysql.err.InternalError, pymysql.err.ProgrammingError)) and number is None:
             raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{e}") from e
-        raise
+        raise _error("DATABASE_UNREACHABLE", reason=" ".join(str(e).split())) from e
     except (ValueError, IndexError, UnicodeDecodeError, KeyError) as e:
         # PyMySQL read a greeting that is not MySQL's and choked on it.
         raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{type(e).__name__}: {e}") from e

@@ -30,8 +30,11 @@ only: a crashed holder's shard is free at once. It refuses to work through a poo
 detect (:class:`~shardid.SessionPooledError`, or :class:`~shardid.LeaseLostError` when its
 statements move to another server session).
 
-Errors of the database driver (a server that is down, a missing privilege) are raised as the
-driver's own exceptions. Lease connections never use server-side prepared statements.
+A server that cannot be reached (down, refusing, its connection broken and not opened again)
+is :class:`~shardid.DatabaseUnreachableError` (a :class:`ConnectionError`) with the driver's
+error as its ``__cause__``; the database's own errors (a missing privilege) are the driver's,
+as they are. After :meth:`PostgresLease.close`, calls raise :class:`~shardid.ClosedError`. Lease
+connections never use server-side prepared statements.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from shardid._errors import InvalidArgumentError, LeaseLostError
+from shardid import _db
+from shardid._errors import InvalidArgumentError, LeaseLostError, ShardIdError
 from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol
 
 __all__ = ["DEFAULT_TTL_MS", "PostgresLease", "lease"]
@@ -85,44 +89,18 @@ def default_connect(conninfo: str) -> Any:
     """An autocommit connection to ``conninfo`` with psycopg 3 (no server-side prepared
     statements, which a pooler in transaction mode cannot carry), or with psycopg2 when only it
     is installed."""
-    try:
-        import psycopg
-    except ImportError:
-        try:
-            import psycopg2
-        except ImportError:
-            reason = "needs a PostgreSQL driver: pip install 'shardid[postgres]' (psycopg 3), or psycopg2"
-            raise _error("UNSUPPORTED", reason=f"shardid.postgres {reason}") from None
-        conn = psycopg2.connect(conninfo)
-        conn.autocommit = True
-        return conn
-    return psycopg.connect(conninfo, autocommit=True, prepare_threshold=None)
+    return _db.connect_postgres(conninfo)
 
 
-def _sqlstate(e: BaseException) -> str | None:
-    """The SQLSTATE of a psycopg (``sqlstate``) or psycopg2 (``pgcode``) error."""
-    code = getattr(e, "sqlstate", None) or getattr(e, "pgcode", None)
-    return code if isinstance(code, str) else None
-
-
-def _connection_lost(e: BaseException) -> bool:
-    """Whether ``e`` says the connection is gone: the DB-API's ``OperationalError`` or
-    ``InterfaceError``, whichever driver raised it."""
-    return any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(e).__mro__)
+_sqlstate = _db.sqlstate
+_connection_lost = _db.connection_lost
 
 
 def _usable(conn: Any) -> bool:
     return not (getattr(conn, "closed", False) or getattr(conn, "broken", False))
 
 
-def _execute(conn: Any, sql: str, params: tuple[Any, ...]) -> Any:
-    """Runs one statement; its first row, or ``None``."""
-    cur = conn.cursor()
-    try:
-        cur.execute(sql, params)
-        return cur.fetchone() if cur.description is not None else None
-    finally:
-        cur.close()
+_execute = _db.execute
 
 
 def _close_quietly(conn: Any) -> None:
@@ -252,7 +230,7 @@ class PostgresLease:
         self.kind = kind
         self.ttl_ms = ttl_ms
         self.retake = retake
-        self._connect = connect if connect is not None else (lambda: default_connect(conninfo))  # type: ignore[arg-type]
+        self._connect_with = connect if connect is not None else (lambda: default_connect(conninfo))  # type: ignore[arg-type]
         self._options = options
         self._conn: Any = None
         self._lock = threading.Lock()
@@ -281,6 +259,18 @@ class PostgresLease:
         for name in ("next_id", "next_ids", "next_id_at"):
             self.__dict__.pop(name, None)
 
+    def _connect(self) -> Any:
+        """A new connection (``connect=``, or psycopg's); ``DATABASE_UNREACHABLE`` when the
+        database cannot be reached, with the driver's error as its cause."""
+        try:
+            return self._connect_with()
+        except ShardIdError:
+            raise  # already ours: DATABASE_UNREACHABLE, UNSUPPORTED (no driver)
+        except Exception as e:
+            if not _db.unreachable(e):
+                raise
+            raise _db.unreachable_error(e) from e
+
     def _protocol(self) -> _LeaseProtocol:
         holder = f"{socket.gethostname()} pid {os.getpid()}"
         return _LeaseProtocol(self.kind, self.ttl_ms, self.layout, self.table, self.shards.start, self.shards.stop, holder)
@@ -308,7 +298,7 @@ class PostgresLease:
                     if tenure.protocol.kind == "session":
                         raise tenure.lost("lost its database session") from e
                     if fresh or attempt == 2:
-                        raise
+                        raise _db.unreachable_error(e) from e
             raise AssertionError("unreachable")
 
     def _take(self) -> _Tenure:
@@ -336,6 +326,8 @@ class PostgresLease:
                         if _connection_lost(e):
                             _close_quietly(conn)
                             self._conn = None
+                        if _db.unreachable(e):
+                            raise _db.unreachable_error(e) from e
                         raise
                     continue
                 protocol.feed(row)
@@ -348,7 +340,7 @@ class PostgresLease:
 
     def _current(self) -> _Tenure:
         if self._closed:
-            raise self._tenure.lost("was closed")
+            raise self._closed_error()
         if os.getpid() != self._pid:
             # A forked child: the parent's connection and heartbeat are not ours.
             if self._conn is not None:
@@ -366,13 +358,18 @@ class PostgresLease:
         try:
             return make(tenure.generator)
         except LeaseLostError:
-            if not self.retake or self._closed:
+            if self._closed:  # closed meanwhile: its generator was revoked
+                raise self._closed_error() from None
+            if not self.retake:
                 raise
             with self._taking:
                 if self._tenure is tenure:  # not retaken by another thread meanwhile
                     tenure.end()
                     self._tenure = self._take()
             return make(self._current().generator)
+
+    def _closed_error(self) -> Exception:
+        return _db.closed_error(f"the lease on shard {self._tenure.shard}")
 
     @property
     def shard(self) -> int:
@@ -399,7 +396,8 @@ class PostgresLease:
 
     def close(self) -> None:
         """Releases the shard at once (another process may take it, and continues above this
-        one's IDs); the lease makes no more IDs. Closing twice is fine."""
+        one's IDs); the lease makes no more IDs (:class:`~shardid.ClosedError`). Closing twice
+        is fine."""
         if self._closed:
             return
         self._closed = True

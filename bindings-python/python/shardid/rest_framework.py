@@ -3,14 +3,17 @@
 JavaScript's ``JSON.parse`` rounds numbers above 2**53, and most shardid IDs are above it, so
 :class:`ShardIdField` writes IDs as strings and reads an ``int`` or a decimal string. A
 ``ModelSerializer`` uses it for every :class:`shardid.django.ShardIdField` of its model without
-being told (the model field registers it when DRF is installed)::
+being told (the model field registers it when DRF is installed), and for the relations that
+point at one: a ``ForeignKey``, ``OneToOneField`` or ``ManyToManyField`` to a model keyed by a
+shard ID, and the reverse relations, are written as strings (lists of strings) and read from
+strings or ints::
 
     class NoteSerializer(serializers.ModelSerializer):
         class Meta:
             model = Note
-            fields = ["id", "text"]
+            fields = ["id", "text", "tags"]     # tags: a reverse relation
 
-    NoteSerializer(note).data   # {"id": "4036916263258161152", "text": "..."}
+    NoteSerializer(note).data   # {"id": "4036916263258161152", "text": "...", "tags": ["4036...", ...]}
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from rest_framework import serializers
 
 from shardid._shardid import Layout, PublicIds
 
-__all__ = ["PublicIdField", "ShardIdField"]
+__all__ = ["PublicIdField", "ShardIdField", "ShardIdSlugRelatedField"]
 
 
 class ShardIdField(serializers.Field):
@@ -107,9 +110,71 @@ class PublicIdField(serializers.Field):
         raise AssertionError("unreachable")  # fail() raises
 
 
+class ShardIdSlugRelatedField(serializers.SlugRelatedField):
+    """A ``SlugRelatedField`` whose slug is a shard ID (a ``ForeignKey(to_field=...)`` naming a
+    :class:`shardid.django.ShardIdField` that is not the primary key): the ID as a string out,
+    an ``int`` or a decimal string in."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.id_field = ShardIdField()
+        super().__init__(*args, **kwargs)
+
+    def to_representation(self, obj: Any) -> str:
+        return self.id_field.to_representation(super().to_representation(obj))
+
+    def to_internal_value(self, data: Any) -> Any:
+        return super().to_internal_value(self.id_field.to_internal_value(data))
+
+
+def _shard_id_field(field: Any) -> bool:
+    """Whether the model field ``field`` holds shard IDs: a :class:`shardid.django.ShardIdField`,
+    or a relation whose target field does (a child model's ``parent_ptr``)."""
+    from shardid.django import ShardIdField as ModelField
+
+    seen = 0
+    while field is not None and seen < 16:
+        if isinstance(field, ModelField):
+            return True
+        field = getattr(field, "target_field", None) if getattr(field, "is_relation", False) else None
+        seen += 1
+    return False
+
+
+def _as_string(field_class: Any, field_kwargs: dict[str, Any], relation_info: Any) -> tuple[Any, dict[str, Any]]:
+    """A relational field of ``ModelSerializer`` to a model keyed by shard IDs, made to write
+    them as strings: ``pk_field`` for a primary-key relation, a slug relation's own class."""
+    related = relation_info.related_model
+    if related is None or isinstance(related, str):
+        return field_class, field_kwargs
+    if issubclass(field_class, serializers.PrimaryKeyRelatedField):
+        if field_kwargs.get("pk_field") is None and _shard_id_field(related._meta.pk):
+            field_kwargs = {**field_kwargs, "pk_field": ShardIdField()}
+    elif field_class is serializers.SlugRelatedField and "slug_field" in field_kwargs:
+        if _shard_id_field(related._meta.get_field(field_kwargs["slug_field"])):
+            field_class = ShardIdSlugRelatedField
+    return field_class, field_kwargs
+
+
 def register() -> None:
-    """Makes ``ModelSerializer`` map :class:`shardid.django.ShardIdField` to :class:`ShardIdField`
-    (done by the model field itself when DRF is installed)."""
+    """Makes ``ModelSerializer`` map :class:`shardid.django.ShardIdField` to :class:`ShardIdField`,
+    and the relations to models keyed by one to fields that write strings (done by the model
+    field itself when DRF is installed; once).
+
+    DRF builds relational fields in ``ModelSerializer.build_relational_field`` with no table to
+    extend (unlike ``serializer_field_mapping``): it is wrapped, leaving every other relation as
+    DRF makes it, and a serializer's own declarations (``pk_field=``, its own
+    ``serializer_related_field``) win."""
     from shardid.django import ShardIdField as ModelField
 
     serializers.ModelSerializer.serializer_field_mapping[ModelField] = ShardIdField
+    build = serializers.ModelSerializer.build_relational_field
+    if getattr(build, "_shardid", False):
+        return
+
+    def build_relational_field(self: Any, field_name: str, relation_info: Any) -> tuple[Any, dict[str, Any]]:
+        field_class, field_kwargs = build(self, field_name, relation_info)
+        return _as_string(field_class, field_kwargs, relation_info)
+
+    build_relational_field._shardid = True  # type: ignore[attr-defined]
+    build_relational_field.__doc__ = build.__doc__
+    serializers.ModelSerializer.build_relational_field = build_relational_field  # type: ignore[method-assign]

@@ -1,6 +1,6 @@
 """Dense IDs from PostgreSQL or MySQL segments (号段, as Meituan's Leaf, Didi's Tinyid and TiDB do
-it): an optional extra that needs ``psycopg`` (``pip install shardid[postgres]``), or PyMySQL
-for a ``mysql://`` or ``mariadb://`` URL (``pip install shardid[mysql]``).
+it): an optional extra that needs ``psycopg`` (``pip install shardid[postgres]``; psycopg2
+works too), or PyMySQL for a ``mysql://`` or ``mariadb://`` URL (``pip install shardid[mysql]``).
 
 Short, dense, increasing numbers — order numbers, invoice numbers — that a 64-bit time-sortable
 ID is not. The application takes a range of numbers from a row of the database in one
@@ -20,7 +20,11 @@ tenth of the current one is used, one fetch in flight at a time, a failed fetch 
 backoff, segment sizes adapted to last about ``target_ms``. ``next_id()`` never waits on the
 database while the prefetch arrives in time; when both segments are used up it waits for the
 fetch already under way, at most ``wait_ms``, then raises :class:`SegmentUnavailableError`
-(retry later). After a crash at most the current and the prefetched segment are lost.
+(retry later), saying why: the database cannot be reached (its ``__cause__`` is then a
+:class:`~shardid.DatabaseUnreachableError`, whose own cause is the driver's error), the last
+fetch failed, or no segment arrived in time. After :meth:`DenseIds.close`, calls raise
+:class:`~shardid.ClosedError`. After a crash at most the current and the prefetched segment are
+lost.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from shardid import _mysql
+from shardid import _db, _mysql
 from shardid._errors import (
+    DatabaseUnreachableError,
     InvalidArgumentError,
     NotMysqlError,
     SegmentUnavailableError,
@@ -116,10 +121,15 @@ class _Driver:
                     conn = self._connection(server)
                     first, count, stride = self._take_segment(conn, server, size)
                 except errors as e:
+                    # A server that cannot be reached is DATABASE_UNREACHABLE (the driver's
+                    # error as its cause); the database's own errors are kept as they are.
                     error = e
+                    if not isinstance(e, DatabaseUnreachableError) and self._unreachable(e):
+                        error = _db.unreachable_error(e)
+                        error.__cause__ = e
                     if self._lost(e):
                         self._drop(server)  # reconnect at the next fetch
-                    if getattr(e, "sqlstate", None) == _UNKNOWN_TAG:
+                    if _db.sqlstate(e) == _UNKNOWN_TAG:
                         break
                     continue
                 ids._fill(first, count, stride)
@@ -142,28 +152,29 @@ class _Driver:
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         if self._mysql is not None:
-            return (*self._mysql.errors(), NotMysqlError)
-        import psycopg
-
-        return (psycopg.Error,)
+            return (*self._mysql.errors(), NotMysqlError, DatabaseUnreachableError)
+        # psycopg 3's or psycopg2's errors (whichever is installed), and ours.
+        return (Exception,)
 
     def _lost(self, e: BaseException) -> bool:
         if self._mysql is not None:
-            return isinstance(e, NotMysqlError) or _mysql.lost(e)
-        import psycopg
+            return isinstance(e, (NotMysqlError, DatabaseUnreachableError)) or _mysql.lost(e)
+        return isinstance(e, DatabaseUnreachableError) or _db.connection_lost(e)
 
-        return isinstance(e, psycopg.OperationalError)
+    def _unreachable(self, e: BaseException) -> bool:
+        if self._mysql is not None:
+            return _mysql.lost(e)
+        return _db.unreachable(e)
 
     def _take_segment(self, conn: Any, server: int, size: int) -> tuple[int, int, int]:
         if self._mysql is not None:
             return self._mysql.take(conn, server, self.tag, size)
-        row = conn.execute(self._take, (self.tag, size)).fetchone()
-        return row  # type: ignore[no-any-return]
+        return tuple(_db.execute(conn, self._take, (self.tag, size)))  # type: ignore[return-value]
 
     def _give_back_rest(self, conn: Any, first: int, end: int) -> bool:
         if self._mysql is not None:
             return self._mysql.give_back(conn, self.tag, first, end)
-        row = conn.execute(self._give_back, (self.tag, first, end)).fetchone()
+        row = _db.execute(conn, self._give_back, (self.tag, first, end))
         return bool(row and row[0])
 
     def _connection(self, server: int) -> Any:
@@ -172,10 +183,9 @@ class _Driver:
             if conn is None or not conn.open:
                 conn = self._conns[server] = _mysql.connect(self.servers[server])
             return conn
-        import psycopg
-
         if conn is None or conn.closed:
-            conn = self._conns[server] = psycopg.connect(self.servers[server], autocommit=True, connect_timeout=5, prepare_threshold=None)
+            # psycopg 3, or psycopg2 when only it is installed.
+            conn = self._conns[server] = _db.connect_postgres(self.servers[server], connect_timeout=5)
         return conn
 
     def _drop(self, server: int) -> None:
@@ -190,16 +200,22 @@ class _Driver:
         # Called by the allocator (native) when a fetch becomes due.
         threading.Thread(target=self._fetch, args=(ids, size), name="shardid-segment", daemon=True).start()
 
-    def _unavailable(self) -> BaseException:
+    def _unavailable(self, ids: Any = None) -> BaseException:
+        """Why no ID can be handed out: closed, no such tag, or no segment (saying whether the
+        database cannot be reached, the last fetch failed, or none arrived in time)."""
         if self._closed:
-            reason = "the allocator was closed"
-            return SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
+            return _db.closed_error(f"DenseIds of tag {self.tag}")
         error = self._error
-        if getattr(error, "sqlstate", None) == _UNKNOWN_TAG:
+        if error is not None and _db.sqlstate(error) == _UNKNOWN_TAG:
             return UnknownTagError(f"no tag {self.tag}: create it first (create_tag)", tag=self.tag)
         if isinstance(error, (NotMysqlError, UnsupportedError)):
             return error  # not a server to wait for
-        reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
+        if error is None or (ids is not None and ids._fetching()):
+            reason = f"no segment arrived within {self.wait_ms} ms"
+        elif isinstance(error, DatabaseUnreachableError):
+            reason = str(error)
+        else:
+            reason = f"the last fetch failed: {_db.describe(error)}"
         unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
         unavailable.__cause__ = error
         return unavailable
@@ -208,10 +224,10 @@ class _Driver:
         """Waits a little for the fetch under way; raises once past ``deadline`` (0: set it)."""
         if (
             self._closed
-            or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG
+            or (self._error is not None and _db.sqlstate(self._error) == _UNKNOWN_TAG)
             or isinstance(self._error, (NotMysqlError, UnsupportedError))
         ):
-            raise self._unavailable()
+            raise self._unavailable(ids)
         if ids._forked():
             self._reset(ids)  # a forked child: segments of its own
             return deadline
@@ -219,7 +235,7 @@ class _Driver:
         if not deadline:
             return now + self.wait_ms / 1000
         if now >= deadline:
-            raise self._unavailable()
+            raise self._unavailable(ids)
         with self._arrived:
             self._arrived.wait(min(deadline - now, 0.05))
         return deadline

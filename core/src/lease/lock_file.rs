@@ -255,7 +255,9 @@ impl LeasedGenerator {
     /// the current one.
     fn held(&self) -> Result<&CeilingGenerator, LeaseError> {
         if self.closed.load(Ordering::Acquire) {
-            return Err(self.lost());
+            return Err(LeaseError::Closed {
+                shard: self.last_shard(),
+            });
         }
         let generation = crate::clock::fork_generation();
         if self.generation.load(Ordering::Acquire) == generation {
@@ -295,7 +297,7 @@ impl LeasedGenerator {
 
     /// Releases the shard at once — another process can take it, and continues above the
     /// ceiling recorded — and makes no more IDs: every later call fails with
-    /// [`LeaseError::Lost`]. Dropping the generator does the same; this is for the bindings,
+    /// [`LeaseError::Closed`]. Dropping the generator does the same; this is for the bindings,
     /// whose objects the host language frees when it pleases. Closing twice is fine.
     pub fn close(&self) {
         self.closed.store(true, Ordering::Release);
@@ -310,12 +312,6 @@ impl LeasedGenerator {
         self.held[index]
             .get()
             .map_or(self.shards.start, CeilingGenerator::shard)
-    }
-
-    fn lost(&self) -> LeaseError {
-        LeaseError::Lost {
-            shard: self.last_shard(),
-        }
     }
 
     /// The layout.

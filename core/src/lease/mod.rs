@@ -84,6 +84,13 @@ pub enum LeaseError {
         /// The shard that was held.
         shard: u64,
     },
+    /// The lease was closed ([`LeasedGenerator::close`], or a database lease's `close()`): it
+    /// makes no more IDs, and retrying cannot change that (`CLOSED`). A lease that was *lost*
+    /// is [`LeaseError::Lost`].
+    Closed {
+        /// The shard it held.
+        shard: u64,
+    },
     /// The database failed or could not be reached (Rust's drivers; the source is the
     /// driver's own error). Nothing was handed out; the lease may still be held.
     Database(Box<dyn std::error::Error + Send + Sync>),
@@ -135,6 +142,7 @@ impl LeaseError {
             Self::NoFreeShard { .. } => ErrorKind::NoFreeShard,
             Self::OtherLayout { .. } | Self::Io(_) => ErrorKind::LeaseFile,
             Self::Lost { .. } => ErrorKind::LeaseLost,
+            Self::Closed { .. } => ErrorKind::Closed,
             Self::Database(_) => ErrorKind::Database,
             Self::SessionPooled { .. } => ErrorKind::SessionPooled,
         }
@@ -173,6 +181,9 @@ impl fmt::Display for LeaseError {
             }),
             Self::Io(e) => ErrorKind::LeaseFile.render(f, |_, f| write!(f, "{e}")),
             Self::Lost { shard } => ErrorKind::LeaseLost.render(f, |_, f| write!(f, "{shard}")),
+            Self::Closed { shard } => {
+                ErrorKind::Closed.render(f, |_, f| write!(f, "the lease on shard {shard}"))
+            }
             Self::Database(e) => ErrorKind::Database.render(f, |_, f| write!(f, "{e}")),
             Self::SessionPooled { reason } => {
                 ErrorKind::SessionPooled.render(f, |_, f| f.write_str(reason))

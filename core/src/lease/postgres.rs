@@ -403,11 +403,11 @@ impl PostgresLease {
     /// One ID now.
     ///
     /// # Errors
-    /// [`LeaseError::Lost`] once the lease is lost or closed; [`LeaseError::Database`] when a
-    /// new ceiling could not be written (nothing is handed out; the next call tries again);
-    /// the generator's errors.
+    /// [`LeaseError::Lost`] once the lease is lost, [`LeaseError::Closed`] after
+    /// [`PostgresLease::close`]; [`LeaseError::Database`] when a new ceiling could not be
+    /// written (nothing is handed out; the next call tries again); the generator's errors.
     pub fn next_id(&self) -> Result<u64, LeaseError> {
-        self.generator.next_id()
+        self.generator.next_id().map_err(|e| self.closed_or(e))
     }
 
     /// One ID as if the clock read `now_ms`.
@@ -415,7 +415,9 @@ impl PostgresLease {
     /// # Errors
     /// As [`PostgresLease::next_id`].
     pub fn next_id_at(&self, now_ms: u64) -> Result<u64, LeaseError> {
-        self.generator.next_id_at(now_ms)
+        self.generator
+            .next_id_at(now_ms)
+            .map_err(|e| self.closed_or(e))
     }
 
     /// Fills `out` with IDs.
@@ -423,11 +425,23 @@ impl PostgresLease {
     /// # Errors
     /// As [`PostgresLease::next_id`]; none of `out` may then be used.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<(), LeaseError> {
-        self.generator.next_ids(out)
+        self.generator.next_ids(out).map_err(|e| self.closed_or(e))
+    }
+
+    /// `e`, or [`LeaseError::Closed`] when the lease was closed: a closed lease's revoked
+    /// generator reports a loss, which is not what happened.
+    fn closed_or(&self, e: LeaseError) -> LeaseError {
+        if self.shared.closed.load(Ordering::Acquire) {
+            LeaseError::Closed {
+                shard: self.shared.shard,
+            }
+        } else {
+            e
+        }
     }
 
     /// Releases the shard at once (another process may take it and continue above this one's
-    /// IDs); later calls fail with [`LeaseError::Lost`]. Closing twice is fine.
+    /// IDs); later calls fail with [`LeaseError::Closed`]. Closing twice is fine.
     pub fn close(&self) {
         if self.shared.closed.swap(true, Ordering::AcqRel) {
             return;

@@ -36,8 +36,14 @@ pub enum SegmentError {
     Unavailable {
         /// The tag.
         tag: String,
-        /// What went wrong (the last fetch's error, or the allocator was closed).
+        /// What went wrong (the last fetch's error, or no segment in time).
         reason: String,
+    },
+    /// The allocator was closed ([`DenseIds::close`]): it hands out no more IDs, and retrying
+    /// cannot change that ([`ErrorKind::Closed`]).
+    Closed {
+        /// The tag.
+        tag: String,
     },
     /// The tag was never created ([`ErrorKind::UnknownTag`]).
     UnknownTag {
@@ -58,7 +64,8 @@ pub enum SegmentError {
         /// What it did instead.
         reason: String,
     },
-    /// The first connection failed.
+    /// The first connection failed: the database cannot be reached
+    /// ([`ErrorKind::DatabaseUnreachable`]; the driver's error is the source).
     Database(mysql::Error),
 }
 
@@ -66,7 +73,9 @@ impl SegmentError {
     /// The kind of the shared table this error is reported as.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Self::Unavailable { .. } | Self::Database(_) => ErrorKind::SegmentUnavailable,
+            Self::Unavailable { .. } => ErrorKind::SegmentUnavailable,
+            Self::Closed { .. } => ErrorKind::Closed,
+            Self::Database(_) => ErrorKind::DatabaseUnreachable,
             Self::UnknownTag { .. } => ErrorKind::UnknownTag,
             Self::InvalidArgument { .. } => ErrorKind::InvalidArgument,
             Self::NotMysql { .. } => ErrorKind::NotMysql,
@@ -93,6 +102,9 @@ impl fmt::Display for SegmentError {
                 _ => f.write_str(reason),
             }),
             Self::UnknownTag { tag } => self.kind().render(f, |_, f| f.write_str(tag)),
+            Self::Closed { tag } => self
+                .kind()
+                .render(f, |_, f| write!(f, "DenseIds of tag {tag}")),
             Self::InvalidArgument { argument, reason } => {
                 self.kind().render(f, |name, f| match name {
                     "argument" => f.write_str(argument),
@@ -103,7 +115,7 @@ impl fmt::Display for SegmentError {
                 "server" => f.write_str(server),
                 _ => f.write_str(reason),
             }),
-            Self::Database(e) => write!(f, "the database refused the connection: {e}"),
+            Self::Database(e) => self.kind().render(f, |_, f| write!(f, "{e}")),
         }
     }
 }
@@ -310,22 +322,23 @@ impl DenseIds {
         if self.shared.unknown_tag.load(Ordering::Acquire) {
             return SegmentError::UnknownTag { tag };
         }
-        let reason = if self.shared.closed.load(Ordering::Acquire) {
-            "the allocator was closed".into()
-        } else {
-            let error = self
-                .shared
-                .error
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            format!(
-                "the database did not answer within {} ms{}",
-                self.shared.wait.as_millis(),
-                error
-                    .as_deref()
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default()
-            )
+        if self.shared.closed.load(Ordering::Acquire) {
+            return SegmentError::Closed { tag };
+        }
+        // What the last fetch met, or (none failed) that none arrived in time: a refusal is
+        // not "did not answer".
+        let reason = match self
+            .shared
+            .error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_deref()
+        {
+            Some(e) => format!("the last fetch failed: {e}"),
+            None => format!(
+                "no segment arrived within {} ms",
+                self.shared.wait.as_millis()
+            ),
         };
         SegmentError::Unavailable { tag, reason }
     }

@@ -249,6 +249,8 @@ fn python_base(kind: ErrorKind) -> Option<&'static str> {
         (_, Category::Input) => Some("ValueError"),
         (_, Category::State) => None,
         (ErrorKind::LeaseFile, _) => Some("OSError"),
+        // Python's own class for a server that cannot be reached (an OSError).
+        (ErrorKind::DatabaseUnreachable, _) => Some("ConnectionError"),
         (ErrorKind::Unsupported, _) => Some("NotImplementedError"),
         _ => Some("RuntimeError"),
     }

@@ -20,8 +20,8 @@ def _database_vendors() -> dict[str, str]:
     return {alias: connections[alias].vendor for alias in connections}
 
 
-def _database_shards() -> list[tuple[str, int]]:
-    """The shards the project's migrations give the database's own ``next_id()``
+def _database_shards() -> list[tuple[str, int, Any]]:
+    """The shards and layouts the project's migrations give the database's own ``next_id()``
     (:class:`~shardid.django.InstallPostgres`), with the migration that does: read from disk,
     no connection."""
     from django.db.migrations.loader import MigrationLoader
@@ -33,7 +33,7 @@ def _database_shards() -> list[tuple[str, int]]:
     except Exception:  # noqa: BLE001 (a broken migration is reported by Django itself)
         return []
     return [
-        (f"{app}.{name}", op.shard)
+        (f"{app}.{name}", op.shard, op.layout)
         for (app, name), migration in sorted(loader.disk_migrations.items())
         for op in migration.operations
         if isinstance(op, InstallPostgres)
@@ -43,7 +43,9 @@ def _database_shards() -> list[tuple[str, int]]:
 def check_settings(**kwargs: Any) -> list[Any]:
     """The system check of ``settings.SHARDID``: one ``shardid.E001`` error per problem, naming
     the key and the fix; ``shardid.E002`` when a migration gives the database's ``next_id()``
-    (:class:`~shardid.django.InstallPostgres`) a shard the application's processes can take;
+    (:class:`~shardid.django.InstallPostgres`) a shard the application's processes can take, or
+    another layout than theirs (one column would then hold IDs of two layouts, which decode and
+    sort wrongly);
     and the warning ``shardid.W001`` for a fixed ``shard``, which repeats IDs as soon as two
     processes (workers of one gunicorn, uWSGI or Celery, or copies of one deployment) use the
     setting. A project that really runs one process per shard silences it with
@@ -63,7 +65,23 @@ def check_settings(**kwargs: Any) -> list[Any]:
         taken = range(config["shard"], config["shard"] + 1)
     else:
         taken = lease_shards(config.get("lease", {}).get("shards")) or default_shards(layout)
-    for migration, shard in _database_shards():
+    for migration, shard, installed in _database_shards():
+        try:
+            installed_layout = layout_from(installed)
+        except Exception:  # noqa: BLE001 (the operation refused it when the migration was loaded)
+            installed_layout = None
+        if installed_layout is not None and installed_layout != layout:
+            messages.append(
+                Error(
+                    f"migration {migration} installs the database's next_id() for the layout {installed!r}, but "
+                    f"settings.SHARDID['layout'] is {config.get('layout', 'instagram')!r}: rows the database numbers "
+                    "and rows the application numbers would hold IDs of two layouts, which decode to the wrong "
+                    "time and shard and sort out of order",
+                    hint="keep one layout: the migration's (in settings.SHARDID['layout']), or a new migration "
+                    "installing next_id() for the setting's layout (in a schema of its own)",
+                    id="shardid.E002",
+                )
+            )
         if shard in taken:
             messages.append(
                 Error(

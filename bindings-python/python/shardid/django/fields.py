@@ -30,9 +30,32 @@ def validate_shard_id(value: Any) -> None:
 def _register_checks() -> None:
     """The system checks and the test runner's hook, for projects that use the fields without
     ``"shardid.django"`` in ``INSTALLED_APPS`` (its ``AppConfig.ready()`` does it otherwise)."""
+    from django.test.signals import setting_changed
+
     from shardid.django.checks import register
 
     register()
+    setting_changed.connect(_forget_layout, dispatch_uid="shardid.django.fields")
+
+
+# The layout every saved value is checked against, read from the settings once: reading them
+# costs ~20 us (an absent SHARDID is an AttributeError inside Django's LazySettings), more than
+# the check. Settings change only under override_settings, which says so (setting_changed).
+_saving_layout: Any = None
+
+
+def _layout_for_saves() -> Any:
+    global _saving_layout
+    layout = _saving_layout
+    if layout is None:
+        layout = _saving_layout = configured_layout()
+    return layout
+
+
+def _forget_layout(*, setting: str, **kwargs: Any) -> None:
+    global _saving_layout
+    if setting == "SHARDID":
+        _saving_layout = None
 
 
 class ShardIdField(models.BigIntegerField):
@@ -41,6 +64,13 @@ class ShardIdField(models.BigIntegerField):
     ``ShardIdField(primary_key=True)`` replaces the auto-incrementing ``id``. Migrations
     record the field without its default (the generator is configuration, not schema), so
     changing ``settings.SHARDID`` needs no migration.
+
+    Not editable by default, as an ``AutoField`` is not: the admin and model forms leave it
+    out (an ID typed into a change page would save a second row under the new key), and Django
+    REST framework makes it read-only. ``editable=True`` puts it back. Every value saved is
+    checked against the layout on its way to the database (``create(id=-5)``, ``bulk_create``,
+    ``update``, a fixture): :class:`~shardid.InvalidIdError`, a ``ValueError``, for one the
+    layout cannot hold.
     """
 
     description = "A time-sortable 64-bit ID made by shardid"
@@ -48,7 +78,15 @@ class ShardIdField(models.BigIntegerField):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("default", next_id)
+        kwargs.setdefault("editable", False)
         super().__init__(*args, **kwargs)
+
+    def get_db_prep_save(self, value: Any, connection: Any) -> Any:
+        prepared = super().get_db_prep_save(value, connection)
+        # An expression (the database's own next_id(), F()) is the database's to compute.
+        if isinstance(prepared, int) and not isinstance(prepared, bool):
+            _layout_for_saves().validate_id(prepared)
+        return prepared
 
     def contribute_to_class(self, cls: Any, name: str, *args: Any, **kwargs: Any) -> None:
         super().contribute_to_class(cls, name, *args, **kwargs)
@@ -63,6 +101,9 @@ class ShardIdField(models.BigIntegerField):
         name, path, args, kwargs = super().deconstruct()
         if kwargs.get("default") is next_id:
             del kwargs["default"]
+        # Migrations name `editable` only when it is not this field's default (False).
+        if kwargs.pop("editable", True):
+            kwargs["editable"] = True
         if type(self) is ShardIdField:
             path = "shardid.django.ShardIdField"  # where migrations import it from
         return name, path, args, kwargs
@@ -70,7 +111,8 @@ class ShardIdField(models.BigIntegerField):
 
 class NextId(models.Func):
     """``<schema>.next_id()``: an ID made by the database, for ``db_default`` (PostgreSQL, after
-    :class:`~shardid.django.InstallPostgres` for the same schema)."""
+    :class:`~shardid.django.InstallPostgres` for the same schema). On SQLite it is no default
+    (``NULL``), as ``InstallPostgres`` installs nothing there."""
 
     output_field = models.BigIntegerField()
 
@@ -83,6 +125,12 @@ class NextId(models.Func):
 
     def as_sql(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
         return f"{self.schema}.next_id()", []
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
+        # A project that develops on SQLite, where InstallPostgres installs nothing: no database
+        # default (a raw INSERT without an ID fails its NOT NULL, as it should, rather than the
+        # migration failing on PostgreSQL's schema-qualified call).
+        return "NULL", []
 
     def deconstruct(self) -> Any:
         path = "shardid.django.NextId" if type(self) is NextId else f"{type(self).__module__}.{type(self).__qualname__}"

@@ -59,12 +59,14 @@ def _sqlite_lease_directory(settings_dict: dict[str, Any]) -> str:
 
 
 def _conninfo(using: str) -> str:
-    """A libpq connection string made from Django's settings for the database ``using``."""
+    """A libpq connection string made from Django's settings for the database ``using``
+    (whichever driver Django uses: psycopg 3 or psycopg2)."""
     from django.db import connections
-    from psycopg.conninfo import make_conninfo
+
+    from shardid._db import conninfo
 
     params = connections[using].get_connection_params()
-    return make_conninfo(**{k: v for k, v in params.items() if k in _CONNINFO_KEYS and v not in (None, "")})
+    return conninfo({k: v for k, v in params.items() if k in _CONNINFO_KEYS and v not in (None, "")})
 
 
 def _connect(using: str) -> Any:

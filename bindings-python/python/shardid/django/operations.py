@@ -1,10 +1,12 @@
 """Migration operations that install shardid's SQL in the database: ``next_id()`` and the
 decoding functions (:class:`InstallPostgres`), dense IDs from segments
 (:class:`InstallSegments`) and the string <-> ID dictionary (:class:`InstallDictionary`).
-PostgreSQL only."""
+PostgreSQL only; on SQLite, where projects develop, :class:`InstallPostgres` does nothing and
+says so."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from django.db import NotSupportedError
@@ -16,6 +18,10 @@ from shardid.sql import postgres, postgres_uninstall
 __all__ = ["InstallDictionary", "InstallPostgres", "InstallSegments"]
 
 
+class SqliteSkipped(UserWarning):
+    """A migration operation of shardid's did nothing on SQLite (PostgreSQL's SQL)."""
+
+
 class InstallPostgres(Operation):
     """A migration operation that installs ``<schema>.next_id()`` and the decoding functions
     (:func:`shardid.sql.postgres`) for ``layout`` and ``shard``; reversing it removes them.
@@ -23,6 +29,11 @@ class InstallPostgres(Operation):
     ``layout`` is a preset name, a :class:`shardid.Layout` or a dict of its arguments::
 
         operations = [InstallPostgres(layout="instagram", shard=5, schema="insta5"), ...]
+
+    On SQLite (a project that develops on SQLite and runs on PostgreSQL) it does nothing, with a
+    :class:`SqliteSkipped` warning, and :class:`~shardid.django.NextId` is no default there:
+    the application's IDs are made as everywhere, and a row inserted without an ID by raw SQL
+    gets none. Other databases: ``NotSupportedError``.
     """
 
     reduces_to_sql = True
@@ -44,7 +55,16 @@ class InstallPostgres(Operation):
         pass
 
     def _execute(self, schema_editor: Any, sql: str) -> None:
-        if schema_editor.connection.vendor != "postgresql":
+        vendor = schema_editor.connection.vendor
+        if vendor == "sqlite":
+            warnings.warn(
+                f"InstallPostgres({self.schema!r}) does nothing on SQLite: {self.schema}.next_id() is PostgreSQL's. "
+                "IDs the application makes are unaffected; rows inserted by raw SQL without an ID get none here",
+                SqliteSkipped,
+                stacklevel=2,
+            )
+            return
+        if vendor != "postgresql":
             raise NotSupportedError("InstallPostgres needs PostgreSQL")
         schema_editor.execute(sql, params=None)
 

@@ -1,0 +1,107 @@
+"""What the database clients (:mod:`shardid.postgres`, :mod:`shardid.segments`,
+:mod:`shardid.dictionary`, and their MySQL side) share about drivers: a PostgreSQL connection
+with psycopg 3 or psycopg2, and telling the driver's errors apart.
+
+A database that cannot be reached (the connection refused, timed out, its log-in refused, or
+broken and not opened again) is :class:`~shardid.DatabaseUnreachableError`, a
+:class:`ConnectionError`, with the driver's error as its ``__cause__`` and the driver's words in
+its message; the database's own errors (a missing privilege, a missing function) are the
+driver's, as they are. An object used after its ``close()`` is :class:`~shardid.ClosedError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shardid._errors import ClosedError, DatabaseUnreachableError, ShardIdError
+from shardid._shardid import _error
+
+
+def sqlstate(e: BaseException) -> str | None:
+    """The SQLSTATE of a psycopg (``sqlstate``) or psycopg2 (``pgcode``) error."""
+    code = getattr(e, "sqlstate", None) or getattr(e, "pgcode", None)
+    return code if isinstance(code, str) else None
+
+
+def connection_lost(e: BaseException) -> bool:
+    """Whether ``e`` says the connection is gone: the DB-API's ``OperationalError`` or
+    ``InterfaceError``, whichever driver raised it."""
+    return any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(e).__mro__)
+
+
+def unreachable(e: BaseException) -> bool:
+    """Whether a PostgreSQL driver's error says the database could not be reached or the
+    connection is gone: a connection-level error (no SQLSTATE), a connection exception (class
+    08), the server ending sessions (57P), a log-in refused (class 28) or a database that does
+    not exist (3D000)."""
+    if isinstance(e, ShardIdError):
+        return isinstance(e, DatabaseUnreachableError)
+    state = sqlstate(e)
+    if state is None:
+        return connection_lost(e)
+    return state.startswith(("08", "57P", "28")) or state == "3D000"
+
+
+def describe(e: BaseException) -> str:
+    """A driver's error in one line: its message with the whitespace of libpq's several lines
+    folded."""
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def unreachable_error(e: BaseException) -> DatabaseUnreachableError:
+    """``DATABASE_UNREACHABLE`` for the driver's error ``e`` (raise it ``from e``)."""
+    if isinstance(e, DatabaseUnreachableError):
+        return e
+    return _error("DATABASE_UNREACHABLE", reason=describe(e))  # type: ignore[return-value]
+
+
+def closed_error(what: str) -> ClosedError:
+    """``CLOSED``: ``what`` ("the lease on shard 3") was closed."""
+    return _error("CLOSED", what=what)  # type: ignore[return-value]
+
+
+def connect_postgres(conninfo: str, **params: Any) -> Any:
+    """An autocommit connection to ``conninfo`` with psycopg 3 (no server-side prepared
+    statements, which a pooler in transaction mode cannot carry), or with psycopg2 when only it
+    is installed; ``params`` are libpq's (``connect_timeout=5``). ``DATABASE_UNREACHABLE`` when
+    the server cannot be reached."""
+    try:
+        import psycopg
+    except ImportError:
+        try:
+            import psycopg2
+        except ImportError:
+            reason = "needs a PostgreSQL driver: pip install 'shardid[postgres]' (psycopg 3), or psycopg2"
+            raise _error("UNSUPPORTED", reason=f"shardid {reason}") from None
+        try:
+            conn = psycopg2.connect(conninfo, **params)
+        except psycopg2.Error as e:
+            raise unreachable_error(e) from e
+        conn.autocommit = True
+        return conn
+    try:
+        return psycopg.connect(conninfo, autocommit=True, prepare_threshold=None, **params)
+    except psycopg.Error as e:
+        raise unreachable_error(e) from e
+
+
+def execute(conn: Any, sql: str, params: tuple[Any, ...] | list[Any]) -> Any:
+    """Runs one statement through the DB-API (psycopg 3 or psycopg2); its first row, or
+    ``None``."""
+    cur = conn.cursor()
+    try:
+        cur.execute(sql, params)
+        return cur.fetchone() if cur.description is not None else None
+    finally:
+        cur.close()
+
+
+def conninfo(params: dict[str, Any]) -> str:
+    """A libpq connection string of ``params`` (values quoted as libpq reads them), without
+    psycopg 3's ``make_conninfo``: a project on psycopg2 has none."""
+
+    def quote(value: Any) -> str:
+        text = str(value)
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    return " ".join(f"{key}={quote(value)}" for key, value in params.items())
