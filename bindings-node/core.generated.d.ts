@@ -47,6 +47,16 @@ export type ErrorCode =
   | 'UNKNOWN_TOPIC'
   /** Dictionary: the topic was dropped: its strings stay readable, it assigns no new IDs, and */
   | 'TOPIC_DROPPED'
+  /** Serials: a format that cannot be parsed, or that could print one serial twice. */
+  | 'INVALID_SERIAL_FORMAT'
+  /** Serials: a time zone that is not in the IANA tz database. */
+  | 'UNKNOWN_TIME_ZONE'
+  /** Serials: text that this format cannot have made (mistyped, or an impossible date). */
+  | 'INVALID_SERIAL'
+  /** Serials: the period's numbers went past the format's width; the next period starts at 1. */
+  | 'SERIAL_OVERFLOW'
+  /** Serials: the tag is registered in the database with another format or zone. */
+  | 'SERIAL_MISMATCH'
 
 /** The fields each kind of error carries (numbers as `bigint`). */
 export interface ErrorFields {
@@ -72,6 +82,11 @@ export interface ErrorFields {
   UNKNOWN_TAG: { readonly tag: string }
   UNKNOWN_TOPIC: { readonly topic: string }
   TOPIC_DROPPED: { readonly topic: string }
+  INVALID_SERIAL_FORMAT: { readonly position: bigint; readonly reason: string }
+  UNKNOWN_TIME_ZONE: { readonly zone: string }
+  INVALID_SERIAL: { readonly position: bigint; readonly reason: string }
+  SERIAL_OVERFLOW: { readonly tag: string; readonly max: bigint }
+  SERIAL_MISMATCH: { readonly tag: string; readonly reason: string }
 }
 
 /** The presets' names: `Layout.INSTAGRAM`, ... */

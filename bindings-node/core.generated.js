@@ -28,6 +28,11 @@ const KINDS = [
   { number: 109, code: "UNKNOWN_TAG", category: "input", fields: ["tag"], text: [true], template: "no tag {tag}: create it first (create_tag)" },
   { number: 110, code: "UNKNOWN_TOPIC", category: "input", fields: ["topic"], text: [true], template: "no topic {topic}: create it first (create_topic)" },
   { number: 111, code: "TOPIC_DROPPED", category: "state", fields: ["topic"], text: [true], template: "topic {topic} was dropped: it assigns no new IDs and its name is not used again" },
+  { number: 130, code: "INVALID_SERIAL_FORMAT", category: "input", fields: ["position","reason"], text: [false,true], template: "invalid serial format at character {position}: {reason}" },
+  { number: 131, code: "UNKNOWN_TIME_ZONE", category: "input", fields: ["zone"], text: [true], template: "unknown time zone {zone}: not a name of the IANA tz database (such as Asia/Shanghai, America/New_York, UTC)" },
+  { number: 132, code: "INVALID_SERIAL", category: "input", fields: ["position","reason"], text: [false,true], template: "invalid serial at character {position}: {reason}" },
+  { number: 133, code: "SERIAL_OVERFLOW", category: "state", fields: ["tag","max"], text: [true,false], template: "no serial number left in {tag}: the format holds numbers up to {max}" },
+  { number: 134, code: "SERIAL_MISMATCH", category: "input", fields: ["tag","reason"], text: [true,true], template: "serial tag {tag} {reason}" },
 ]
 
 /** The problems an argument can have (core/src/args.rs), in the core's order. */

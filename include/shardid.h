@@ -144,6 +144,28 @@ enum shardid_status
    * Dictionary: the topic was dropped and assigns no new IDs. Not returned by the C API.
    */
   SHARDID_ERR_TOPIC_DROPPED = 111,
+  /**
+   * Serials: a format that cannot be parsed or could print one serial twice.
+   */
+  SHARDID_ERR_INVALID_SERIAL_FORMAT = 130,
+  /**
+   * Serials: a time zone that is not in the IANA tz database.
+   */
+  SHARDID_ERR_UNKNOWN_TIME_ZONE = 131,
+  /**
+   * Serials: text that the format cannot have made (mistyped, a wrong check digit, an
+   * impossible date).
+   */
+  SHARDID_ERR_INVALID_SERIAL = 132,
+  /**
+   * Serials: a number past the format's width.
+   */
+  SHARDID_ERR_SERIAL_OVERFLOW = 133,
+  /**
+   * Serials: the tag is registered in the database with another format or zone. Not
+   * returned by the C API (C programs call the database's functions with libpq).
+   */
+  SHARDID_ERR_SERIAL_MISMATCH = 134,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

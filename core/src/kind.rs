@@ -160,6 +160,23 @@ kinds! {
     /// its name is never used again.
     TopicDropped = 111, "TOPIC_DROPPED", State, ["topic"],
         "topic {topic} was dropped: it assigns no new IDs and its name is not used again";
+    /// Serials: a format that cannot be parsed, or that could print one serial twice.
+    InvalidSerialFormat = 130, "INVALID_SERIAL_FORMAT", Input, ["position", "reason"],
+        "invalid serial format at character {position}: {reason}";
+    /// Serials: a time zone that is not in the IANA tz database.
+    UnknownTimeZone = 131, "UNKNOWN_TIME_ZONE", Input, ["zone"],
+        "unknown time zone {zone}: not a name of the IANA tz database (such as Asia/Shanghai, America/New_York, UTC)";
+    /// Serials: text that this format cannot have made (mistyped, or an impossible date).
+    ///
+    /// Another format's serial, a wrong check digit, a date or hour that does not exist.
+    InvalidSerial = 132, "INVALID_SERIAL", Input, ["position", "reason"],
+        "invalid serial at character {position}: {reason}";
+    /// Serials: the period's numbers went past the format's width; the next period starts at 1.
+    SerialOverflow = 133, "SERIAL_OVERFLOW", State, ["tag", "max"],
+        "no serial number left in {tag}: the format holds numbers up to {max}";
+    /// Serials: the tag is registered in the database with another format or zone.
+    SerialMismatch = 134, "SERIAL_MISMATCH", Input, ["tag", "reason"],
+        "serial tag {tag} {reason}";
 }
 
 impl ErrorKind {
@@ -179,9 +196,12 @@ impl ErrorKind {
     }
 
     /// Whether the field `name` holds a text (a reason, a place, an argument's name) rather
-    /// than a number: `reason`, `held_in`, `argument`, `tag` and `topic` do.
+    /// than a number: `reason`, `held_in`, `argument`, `tag`, `topic` and `zone` do.
     pub fn is_text_field(name: &str) -> bool {
-        matches!(name, "reason" | "held_in" | "argument" | "tag" | "topic")
+        matches!(
+            name,
+            "reason" | "held_in" | "argument" | "tag" | "topic" | "zone"
+        )
     }
 
     /// Writes [`ErrorKind::template`] with each `{field}` replaced by `value(field, out)`.

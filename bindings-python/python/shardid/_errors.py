@@ -18,6 +18,8 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidIdError",
     "InvalidLayoutError",
+    "InvalidSerialError",
+    "InvalidSerialFormatError",
     "InvalidShardCountError",
     "LeaseFileError",
     "LeaseLostError",
@@ -28,12 +30,15 @@ __all__ = [
     "SegmentUnavailableError",
     "SequenceExhaustedError",
     "SequenceOutOfRangeError",
+    "SerialMismatchError",
+    "SerialOverflowError",
     "ShardIdError",
     "ShardOutOfRangeError",
     "TimestampBeforeEpochError",
     "TimestampPastExpiryError",
     "TopicDroppedError",
     "UnknownTagError",
+    "UnknownTimeZoneError",
     "UnknownTopicError",
     "UnsupportedError",
 ]
@@ -232,3 +237,47 @@ class TopicDroppedError(ShardIdError):
     code = "TOPIC_DROPPED"
     number = 111
     topic: str
+
+
+class InvalidSerialFormatError(ShardIdError, ValueError):
+    """Serials: a format that cannot be parsed, or that could print one serial twice."""
+
+    code = "INVALID_SERIAL_FORMAT"
+    number = 130
+    position: int
+    reason: str
+
+
+class UnknownTimeZoneError(ShardIdError, ValueError):
+    """Serials: a time zone that is not in the IANA tz database."""
+
+    code = "UNKNOWN_TIME_ZONE"
+    number = 131
+    zone: str
+
+
+class InvalidSerialError(ShardIdError, ValueError):
+    """Serials: text that this format cannot have made (mistyped, or an impossible date)."""
+
+    code = "INVALID_SERIAL"
+    number = 132
+    position: int
+    reason: str
+
+
+class SerialOverflowError(ShardIdError):
+    """Serials: the period's numbers went past the format's width; the next period starts at 1."""
+
+    code = "SERIAL_OVERFLOW"
+    number = 133
+    tag: str
+    max: int
+
+
+class SerialMismatchError(ShardIdError, ValueError):
+    """Serials: the tag is registered in the database with another format or zone."""
+
+    code = "SERIAL_MISMATCH"
+    number = 134
+    tag: str
+    reason: str
