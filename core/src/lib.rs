@@ -41,6 +41,20 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+/// A `const fn`, but a plain `fn` in the loom build, whose atomics cannot be made in a
+/// constant.
+macro_rules! loom_const {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($args:tt)*) -> $ret:ty $body:block) => {
+        $(#[$meta])*
+        #[cfg(not(loom))]
+        $vis const fn $name($($args)*) -> $ret $body
+        $(#[$meta])*
+        #[cfg(loom)]
+        $vis fn $name($($args)*) -> $ret $body
+    };
+}
+pub(crate) use loom_const;
+
 pub mod args;
 mod decimal;
 pub mod dictionary;

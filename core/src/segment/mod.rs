@@ -26,7 +26,13 @@
 //! when it holds the next generation's: a flag cleared after the switch left a window in which
 //! a used-up segment still looked ready, and was handed out a second time.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
+// The model-checking build (`--cfg loom`) runs the allocator on loom's atomics: the serial
+// allocator's models (serial/allocator.rs) go through every interleaving of its steps.
+#[cfg(not(loom))]
+use core::sync::atomic::{AtomicBool, AtomicU64};
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicBool, AtomicU64};
 
 #[cfg(feature = "postgres")]
 pub mod postgres;
@@ -155,7 +161,8 @@ struct Slot {
 }
 
 impl Slot {
-    const fn new() -> Self {
+    crate::loom_const! {
+    fn new() -> Self {
         Self {
             first: AtomicU64::new(0),
             count: AtomicU64::new(0),
@@ -163,6 +170,7 @@ impl Slot {
             threshold: AtomicU64::new(1),
             generation: AtomicU64::new(NO_GENERATION),
         }
+    }
     }
 }
 
@@ -201,8 +209,9 @@ impl SegmentAllocator {
     /// The share of a segment, in thousandths, used before the next one is fetched: a tenth.
     pub const PREFETCH_AT: u64 = 100;
 
+    crate::loom_const! {
     /// An empty allocator: its first call asks for a fetch.
-    pub const fn new(policy: SizePolicy) -> Self {
+    pub fn new(policy: SizePolicy) -> Self {
         Self {
             state: AtomicU64::new(0),
             slots: [Slot::new(), Slot::new()],
@@ -213,6 +222,7 @@ impl SegmentAllocator {
             failures: AtomicU64::new(0),
             retry_at_ms: AtomicU64::new(0),
         }
+    }
     }
 
     /// The slot holding `generation`'s segment.
@@ -235,9 +245,10 @@ impl SegmentAllocator {
         self.policy
     }
 
-    /// Takes up to `want` IDs from the current segment, or moves to the next one.
+    /// Takes up to `want(state)` IDs from the current segment (`state`: the state word the
+    /// taking would replace, unique to this taking), or moves to the next one.
     #[inline]
-    fn step(&self, want: u64) -> Step {
+    fn step(&self, want: impl Fn(u64) -> u64) -> Step {
         let mut state = self.state.load(Ordering::Acquire);
         loop {
             let slot = self.slot(generation_of(state));
@@ -252,7 +263,7 @@ impl SegmentAllocator {
             let stride = slot.stride.load(Ordering::Relaxed);
             let threshold = slot.threshold.load(Ordering::Relaxed);
             if position < count {
-                let n = want.min(count - position);
+                let n = want(state).clamp(1, count - position);
                 match self.state.compare_exchange_weak(
                     state,
                     state + n,
@@ -361,12 +372,42 @@ impl SegmentAllocator {
     #[inline]
     pub fn next_id_with(&self, now: impl Fn() -> u64) -> Result<(u64, Option<Fetch>), Empty> {
         loop {
-            match self.step(1) {
+            match self.step(|_| 1) {
                 Step::Took {
                     first, prefetch, ..
                 } => {
                     let fetch = if prefetch { self.due(&now) } else { None };
                     return Ok((first, fetch));
+                }
+                Step::Switched => {}
+                Step::Empty => return Err(self.empty(&now)),
+            }
+        }
+    }
+
+    /// As [`SegmentAllocator::next_id_with`], but each call takes `gap(nonce)` numbers (at
+    /// least 1; fewer at a segment's end) and hands out the last of them: the numbers skipped
+    /// are holes. `nonce` is unique to the taking (the position it replaces), for a keyed
+    /// random gap: the volume hiding of serial numbers (Leaf PR #118's random step).
+    ///
+    /// # Errors
+    /// As [`SegmentAllocator::next_id`].
+    #[inline]
+    pub fn next_id_spaced(
+        &self,
+        gap: impl Fn(u64) -> u64,
+        now: impl Fn() -> u64,
+    ) -> Result<(u64, Option<Fetch>), Empty> {
+        loop {
+            match self.step(&gap) {
+                Step::Took {
+                    first,
+                    stride,
+                    n,
+                    prefetch,
+                } => {
+                    let fetch = if prefetch { self.due(&now) } else { None };
+                    return Ok((first + (n - 1) * stride, fetch));
                 }
                 Step::Switched => {}
                 Step::Empty => return Err(self.empty(&now)),
@@ -385,7 +426,7 @@ impl SegmentAllocator {
         let mut written = 0;
         let mut fetch = None;
         while written < out.len() {
-            match self.step((out.len() - written) as u64) {
+            match self.step(|_| (out.len() - written) as u64) {
                 Step::Took {
                     first,
                     stride,

@@ -50,7 +50,12 @@
 //! PostgreSQL's zone rules; a period boundary differs only if the two tz databases disagree
 //! about the zone (a rule change newer than one of them).
 
+mod allocator;
 mod civil;
+
+pub use allocator::{
+    Blocked, Issued, PeriodFetch, Retired, SerialAllocator, SerialFillError, VolumeHiding,
+};
 
 use alloc::format;
 use alloc::string::{String, ToString};
