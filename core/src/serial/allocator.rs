@@ -146,6 +146,17 @@ impl VolumeHiding {
     /// No hiding: dense numbers.
     pub const NONE: Self = Self { max_gap: 1, key: 0 };
 
+    /// Steps of 1 to `max_gap` (1: none) with a key of this process, from std's randomly
+    /// keyed hasher (no other source of randomness needed).
+    #[cfg(feature = "std")]
+    pub fn random(max_gap: u64) -> Self {
+        use core::hash::BuildHasher;
+        Self {
+            max_gap: max_gap.max(1),
+            key: std::hash::RandomState::new().hash_one(crate::now_ms()),
+        }
+    }
+
     #[inline]
     fn gap(&self, nonce: u64) -> u64 {
         if self.max_gap <= 1 {

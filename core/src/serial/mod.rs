@@ -52,6 +52,8 @@
 
 mod allocator;
 mod civil;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 
 pub use allocator::{
     Blocked, Issued, PeriodFetch, Retired, SerialAllocator, SerialFillError, VolumeHiding,
@@ -81,6 +83,28 @@ pub const MIN_UNIX_MS: u64 = 86_400_000;
 /// The latest time a serial can be issued at: 9999-12-30T00:00:00Z, so that the local date is
 /// before the year 10000 in every zone.
 pub const MAX_UNIX_MS: u64 = 253_402_128_000_000;
+
+/// The longest serial tag, in bytes: a period's tag (`tag@2026-11-25`) must fit the
+/// segments' 200.
+pub const MAX_TAG_LEN: usize = 189;
+
+/// What is wrong with a serial tag (the reason of an `INVALID_ARGUMENT` on `tag`), if
+/// anything: 1 to [`MAX_TAG_LEN`] bytes without `@` (which separates a period) or NUL.
+pub fn tag_problem(tag: &str) -> Option<&'static str> {
+    (tag.is_empty() || tag.len() > MAX_TAG_LEN || tag.contains(['@', '\0']))
+        .then_some("must be 1 to 189 bytes of text without @")
+}
+
+/// The reason of a [`crate::ErrorKind::SerialMismatch`] the database raised (SQLSTATE
+/// `SI134`, message `SERIAL_MISMATCH: serial tag <tag> <reason>`), for the clients to report
+/// as the kind's fields.
+pub fn mismatch_reason<'m>(message: &'m str, tag: &str) -> &'m str {
+    let message = message.strip_prefix("SERIAL_MISMATCH: ").unwrap_or(message);
+    message
+        .strip_prefix("serial tag ")
+        .and_then(|rest| rest.strip_prefix(tag))
+        .map_or(message, str::trim_start)
+}
 
 /// How often a serial's number starts again at 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -604,6 +628,21 @@ impl fmt::Debug for Serial {
     }
 }
 
+/// What the database keeps of a format: [`SerialFormat::registration`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registration {
+    /// The format with its reset written out.
+    pub canonical: String,
+    /// The format without its reset.
+    pub shape: String,
+    /// Each piece: `L` followed by literal text, or a field's name (`yyyy`, `seq`, ...).
+    pub pieces: Vec<String>,
+    /// The number's width.
+    pub width: i32,
+    /// The reset's name.
+    pub reset: &'static str,
+}
+
 /// A serial parsed back ([`SerialFormat::parse`]): its number and period, and the fields it
 /// shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -662,6 +701,8 @@ pub struct SerialFormat {
     text: String,
     /// The format with its reset written out (`{seq:6:day}`).
     canonical: String,
+    /// The canonical format without its reset.
+    shape: String,
     /// The literal text of every literal piece, concatenated.
     literals: String,
     pieces: Vec<Piece>,
@@ -701,6 +742,44 @@ impl SerialFormat {
     /// The format with its reset written out: `ORD-{yyyy}{MM}{dd}-{seq:6:day}`.
     pub fn canonical(&self) -> &str {
         &self.canonical
+    }
+
+    /// The format without its reset (`ORD-{yyyy}{MM}{dd}-{seq:6}`): the text of its serials'
+    /// shape, which two tags of one database must not share (they would print the same
+    /// serials).
+    pub fn shape(&self) -> &str {
+        &self.shape
+    }
+
+    /// What the database keeps of the format (`create_serial`'s arguments after the tag,
+    /// format and zone): the canonical text, the shape, the pieces (`L` and literal text, or a
+    /// field's name), the width and the reset.
+    pub fn registration(&self) -> Registration {
+        Registration {
+            canonical: self.canonical.clone(),
+            shape: self.shape.clone(),
+            pieces: self
+                .pieces
+                .iter()
+                .map(|piece| match *piece {
+                    Piece::Literal { start, end } => format!("L{}", &self.literals[start..end]),
+                    Piece::Field(field) => field.name().into(),
+                })
+                .collect(),
+            width: i32::from(self.width),
+            reset: self.reset.name(),
+        }
+    }
+
+    /// Why a tag registered with `canonical` in `zone` does not fit this format, if it does
+    /// not: the reason of a [`crate::ErrorKind::SerialMismatch`].
+    pub fn mismatch(&self, canonical: &str, zone: &str) -> Option<String> {
+        (canonical != self.canonical || zone != self.zone.name).then(|| {
+            format!(
+                "is registered with format {canonical} in {zone}, not {} in {}",
+                self.canonical, self.zone.name
+            )
+        })
     }
 
     /// The zone's canonical name.
@@ -1142,6 +1221,8 @@ struct FormatParser {
     literal_start: usize,
     pieces: Vec<Piece>,
     canonical: String,
+    /// The canonical text without the reset: what two tags must not share.
+    shape: String,
     shows: Shows,
     /// `{seq}`'s width, explicit reset and position.
     seq: Option<(u8, Option<Reset>, usize)>,
@@ -1155,6 +1236,7 @@ impl FormatParser {
     fn literal(&mut self, c: char, canonical: &str) {
         self.literals.push(c);
         self.canonical.push_str(canonical);
+        self.shape.push_str(canonical);
         self.len += c.len_utf8();
         self.chars += 1;
     }
@@ -1228,6 +1310,8 @@ impl FormatParser {
         self.close_literal();
         self.canonical.push('{');
         self.canonical.push_str(name);
+        self.shape.push('{');
+        self.shape.push_str(name);
         let width = match field {
             Field::Year4 => 4,
             Field::Check => {
@@ -1239,11 +1323,13 @@ impl FormatParser {
                 self.seq = Some((width, reset, position));
                 // The reset is written in once it is known (the whole format decides it).
                 let _ = write!(self.canonical, ":{width}:\u{0}");
+                let _ = write!(self.shape, ":{width}");
                 usize::from(width)
             }
             _ => 2,
         };
         self.canonical.push('}');
+        self.shape.push('}');
         self.pieces.push(Piece::Field(field));
         self.len += width;
         self.chars += width;
@@ -1377,6 +1463,7 @@ fn parse_format(format: &str) -> Result<SerialFormat, SerialError> {
     Ok(SerialFormat {
         text: String::new(),
         canonical: p.canonical.replace('\u{0}', reset.name()),
+        shape: p.shape,
         literals: p.literals,
         pieces: p.pieces,
         shows: p.shows,

@@ -1,8 +1,8 @@
 //! SQL that shardid renders, so that every language sends the same statements: the DDL that
 //! makes and reads IDs inside PostgreSQL ([`Postgres`], [`PostgresUninstall`]) and the
 //! statements and steps of a PostgreSQL shard lease ([`PostgresLease`], [`Acquire`]), and the
-//! DDL and statements of dense IDs from segments ([`Segments`]) and of the string ↔ ID
-//! dictionary ([`Dictionary`]).
+//! DDL and statements of dense IDs from segments ([`Segments`], with business serial numbers'
+//! [`SerialStatements`]) and of the string ↔ ID dictionary ([`Dictionary`]).
 //!
 //! Rendering writes into any [`core::fmt::Write`]: `format!("{}", ddl)` or `write!(out, "{ddl}")`.
 //! Names that go into SQL unquoted (schemas, tables) are checked first: plain lower-case
@@ -16,6 +16,7 @@ mod dictionary;
 mod lease;
 mod postgres;
 mod segments;
+mod serials;
 mod uninstall;
 
 pub use dictionary::{
@@ -31,6 +32,10 @@ pub use postgres::Postgres;
 pub use segments::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
     UNKNOWN_TAG,
+};
+pub use serials::{
+    INVALID_SERIAL_FORMAT, MAX_SERIAL_TAG_LEN, SERIAL_MISMATCH, SERIAL_OVERFLOW, SerialStatements,
+    UNKNOWN_TIME_ZONE,
 };
 pub use uninstall::PostgresUninstall;
 

@@ -14,6 +14,9 @@
 //!   tail `first..end` of the last segment taken, when nobody took one since (the row's next
 //!   number is still `end`): a clean restart then leaves no hole.
 //!
+//! The DDL also holds business serial numbers' tables and functions (`create_serial`,
+//! `next_serial`, ...: [`super::SerialStatements`]), whose periods are tags of this table.
+//!
 //! Flickr's ticket servers at segment granularity: rendered for server `index` of `servers`,
 //! the functions hand out only numbers `≡ index (mod servers)` (stride `servers`), so a client
 //! given several servers takes segments from whichever answers, and a server that is down costs
@@ -21,7 +24,8 @@
 
 use core::fmt::{self, Display, Formatter};
 
-use super::{Placeholders, SchemaStatement, SqlError, check_schema};
+use super::serials::SerialsDdl;
+use super::{Placeholders, SchemaStatement, SerialStatements, SqlError, check_schema};
 
 /// The SQLSTATE of an unknown tag.
 pub const UNKNOWN_TAG: &str = "SI001";
@@ -81,6 +85,14 @@ impl<'a> Segments<'a> {
     /// The statements a driver sends, with its placeholders.
     pub const fn statements(&self, placeholders: Placeholders) -> SegmentStatements<'a> {
         SegmentStatements {
+            schema: self.schema,
+            placeholders,
+        }
+    }
+
+    /// The statements a serial-number driver sends, with its placeholders.
+    pub const fn serial_statements(&self, placeholders: Placeholders) -> SerialStatements<'a> {
+        SerialStatements {
             schema: self.schema,
             placeholders,
         }
@@ -230,7 +242,13 @@ BEGIN
     RETURN FOUND;
 END
 $shardid$;
+
 "
-        )
+        )?;
+        SerialsDdl {
+            schema: s,
+            servers: n,
+        }
+        .fmt(f)
     }
 }

@@ -1,0 +1,144 @@
+//! Business serial numbers from Rust: `shardid::serial::postgres::Serials` on a server that
+//! holds the segments' DDL. `tests/postgres/test_serials.py` runs the modes below beside Python
+//! and Node on the same server; each prints one JSON line.
+//!
+//! ```sh
+//! cargo run -p shardid --features serial,postgres --example serials -- ddl seg
+//! cargo run -p shardid --features serial,postgres --example serials -- \
+//!     create "host=127.0.0.1 user=app dbname=app" seg orders 'ORD-{yyyy}{MM}{dd}-{seq:6}' Asia/Shanghai
+//! cargo run -p shardid --features serial,postgres --example serials -- \
+//!     next "host=127.0.0.1 user=app dbname=app" seg orders 'ORD-{yyyy}{MM}{dd}-{seq:6}' Asia/Shanghai 5
+//! ```
+//!
+//! - `run DSN SCHEMA TAG FORMAT ZONE THREADS PER_THREAD SCRIPT_START_MS REAL_START_MS
+//!   OFFSET_MS OUT`: `THREADS` threads issue `PER_THREAD` serials each on a scripted clock,
+//!   `SCRIPT_START_MS + (now - REAL_START_MS) + OFFSET_MS` (every process given the same starts
+//!   crosses the scripted midnight at the same moment; `OFFSET_MS` skews this one's clock), one
+//!   serial a line into `OUT`.
+//! - `render ZONE FORMAT NUMBER UNIX_MS` prints a serial; `parse ZONE FORMAT SERIAL` its number
+//!   and period, or the error's code and message.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use shardid::segment::SizePolicy;
+use shardid::serial::SerialFormat;
+use shardid::serial::postgres::{Serials, SerialsError, create_serial};
+use shardid::sql::Segments;
+
+fn wall_ms() -> u64 {
+    u64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+fn code(e: &SerialsError) -> String {
+    format!(
+        r#"{{"code": "{}", "message": {:?}}}"#,
+        e.kind().code(),
+        e.to_string()
+    )
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize| args.get(i).map_or("", String::as_str);
+    let num = |i: usize| arg(i).parse::<u64>().expect("a number");
+    match arg(0) {
+        "ddl" => print!("{}", Segments::new(arg(1)).expect("a schema")),
+        "create" => {
+            let max_gap = if args.len() > 6 {
+                u32::try_from(num(6)).unwrap()
+            } else {
+                1
+            };
+            match create_serial(arg(1), arg(2), arg(3), arg(4), arg(5), max_gap) {
+                Ok(()) => println!(r#"{{"created": true}}"#),
+                Err(e) => println!("{}", code(&e)),
+            }
+        }
+        "next" => {
+            let serials =
+                Serials::connect(arg(1), arg(3), arg(4), arg(5), arg(2), SizePolicy::new());
+            match serials {
+                Ok(s) => {
+                    let got: Vec<String> = (0..num(6))
+                        .map(|_| s.next_serial().expect("a serial").to_string())
+                        .collect();
+                    let skipped = s.close();
+                    println!(r#"{{"serials": {got:?}, "skipped": {skipped}}}"#);
+                }
+                Err(e) => println!("{}", code(&e)),
+            }
+        }
+        "run" => {
+            let s = Arc::new(
+                Serials::connect(
+                    arg(1),
+                    arg(3),
+                    arg(4),
+                    arg(5),
+                    arg(2),
+                    SizePolicy::new().bounds(20, 2_000).target_ms(200),
+                )
+                .expect("connected"),
+            );
+            let (threads, per_thread) = (num(6), num(7));
+            let (script, real) = (num(8), num(9));
+            let offset: i64 = arg(10).parse().expect("an offset");
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    let s = Arc::clone(&s);
+                    std::thread::spawn(move || {
+                        (0..per_thread)
+                            .map(|_| {
+                                let now = script + wall_ms().saturating_sub(real);
+                                let ms = now.saturating_add_signed(offset);
+                                s.next_serial_at(ms).expect("a serial").to_string()
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            let mut out = Vec::new();
+            for h in handles {
+                for serial in h.join().expect("joined") {
+                    writeln!(out, "{serial}").unwrap();
+                }
+            }
+            std::fs::write(arg(11), out).expect("written");
+            let skipped = s.close();
+            println!(
+                r#"{{"count": {}, "skipped": {skipped}}}"#,
+                threads * per_thread
+            );
+        }
+        "render" => {
+            match SerialFormat::new(arg(2), arg(1)).and_then(|f| f.render(num(3), num(4))) {
+                Ok(serial) => println!(r#"{{"serial": {:?}}}"#, serial.as_str()),
+                Err(e) => println!(
+                    r#"{{"code": "{}", "message": {:?}}}"#,
+                    e.kind().code(),
+                    e.to_string()
+                ),
+            }
+        }
+        "parse" => match SerialFormat::new(arg(2), arg(1)).and_then(|f| f.parse(arg(3))) {
+            Ok(p) => println!(r#"{{"number": {}, "period": "{}"}}"#, p.number, p.period),
+            Err(e) => println!(
+                r#"{{"code": "{}", "message": {:?}}}"#,
+                e.kind().code(),
+                e.to_string()
+            ),
+        },
+        other => {
+            eprintln!("unknown mode {other:?}: ddl, create, next, run, render, parse");
+            std::process::exit(2);
+        }
+    }
+}
