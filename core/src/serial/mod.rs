@@ -771,6 +771,43 @@ impl SerialFormat {
         }
     }
 
+    /// The statement registering `tag` with this format in `schema`, its values written out
+    /// as SQL literals: for `psql` (`python -m shardid.sql --serial`); drivers send
+    /// [`crate::sql::SerialStatements::create`] with parameters instead.
+    ///
+    /// # Errors
+    /// [`crate::sql::SqlError::SchemaName`] for a schema that is not a plain identifier.
+    #[cfg(feature = "sql")]
+    pub fn create_sql(
+        &self,
+        schema: &str,
+        tag: &str,
+        max_gap: u32,
+    ) -> Result<String, crate::sql::SqlError> {
+        use crate::sql::Literal;
+        let _ = crate::sql::Segments::new(schema)?;
+        let r = self.registration();
+        let mut pieces = String::from("ARRAY[");
+        for (i, piece) in r.pieces.iter().enumerate() {
+            if i > 0 {
+                pieces.push_str(", ");
+            }
+            let _ = write!(pieces, "{}", Literal(piece));
+        }
+        pieces.push_str("]::text[]");
+        Ok(format!(
+            "SELECT {schema}.create_serial({}, {}, {}, {}, {}, {pieces}, {}, {}, {});\n",
+            Literal(tag),
+            Literal(&self.text),
+            Literal(self.zone.name),
+            Literal(&r.canonical),
+            Literal(&r.shape),
+            r.width,
+            Literal(r.reset),
+            max_gap.max(1),
+        ))
+    }
+
     /// Why a tag registered with `canonical` in `zone` does not fit this format, if it does
     /// not: the reason of a [`crate::ErrorKind::SerialMismatch`].
     pub fn mismatch(&self, canonical: &str, zone: &str) -> Option<String> {

@@ -8,7 +8,7 @@
 //! Names that go into SQL unquoted (schemas, tables) are checked first: plain lower-case
 //! identifiers only, so no name can inject SQL.
 
-use core::fmt::{self, Display, Formatter};
+use core::fmt::{self, Display, Formatter, Write as _};
 
 use crate::Error;
 
@@ -30,8 +30,8 @@ pub use lease::{
 pub use lease::{LeaseDriver, Next};
 pub use postgres::Postgres;
 pub use segments::{
-    DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
-    UNKNOWN_TAG,
+    DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, SegmentsUninstall,
+    TAG_EXHAUSTED, UNKNOWN_TAG,
 };
 pub use serials::{
     INVALID_SERIAL_FORMAT, MAX_SERIAL_TAG_LEN, SERIAL_MISMATCH, SERIAL_OVERFLOW, SerialStatements,
@@ -138,6 +138,26 @@ impl Display for SchemaStatement<'_> {
             f.write_str(piece)?;
         }
         Ok(())
+    }
+}
+
+/// Text as a PostgreSQL string literal, whatever `standard_conforming_strings` says: quotes
+/// doubled, and written `E'...'` with backslashes doubled when it holds one.
+#[derive(Clone, Copy, Debug)]
+pub struct Literal<'a>(pub &'a str);
+
+impl Display for Literal<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let escape = self.0.contains('\\');
+        f.write_str(if escape { "E'" } else { "'" })?;
+        for c in self.0.chars() {
+            match c {
+                '\'' => f.write_str("''")?,
+                '\\' => f.write_str("\\\\")?,
+                c => f.write_char(c)?,
+            }
+        }
+        f.write_str("'")
     }
 }
 

@@ -99,6 +99,59 @@ impl<'a> Segments<'a> {
     }
 }
 
+/// The DDL that removes what [`Segments`] installed in `schema` (the functions of dense IDs
+/// and of serial numbers, the tags, the serial registrations), leaving the schema itself.
+/// Render it with [`Display`].
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct SegmentsUninstall<'a> {
+    schema: &'a str,
+}
+
+impl<'a> SegmentsUninstall<'a> {
+    /// # Errors
+    /// [`SqlError::SchemaName`], as for [`Segments::new`].
+    pub fn new(schema: &'a str) -> Result<Self, SqlError> {
+        check_schema(schema)?;
+        Ok(Self { schema })
+    }
+}
+
+/// Every function the install creates, with its argument types, dependents first.
+const FUNCTIONS: [&str; 14] = [
+    "next_serial(text, text, text)",
+    "render_serial(text, bigint, timestamptz)",
+    "take_serial_segment(text, text, bigint)",
+    "serial_info(text)",
+    "create_serial(text, text, text, text, text, text[], integer, text, integer)",
+    "serial_luhn(text)",
+    "serial_period(text, timestamp)",
+    "serial_period_tag(text, text)",
+    "give_back(text, bigint, bigint)",
+    "next_dense_id(text)",
+    "take_segment(text, bigint)",
+    "create_tag(text, bigint)",
+    // Their arguments or results are the registrations' row type: after the functions above.
+    "serial_text(SCHEMA.shardid_serials, bigint, timestamp, text)",
+    "serial_row(text)",
+];
+
+impl Display for SegmentsUninstall<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.schema;
+        writeln!(
+            f,
+            "-- Removes shardid's dense IDs and serial numbers (functions, tags, registrations) from schema {s}."
+        )?;
+        for function in FUNCTIONS {
+            let function = function.replace("SCHEMA", s);
+            writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
+        }
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_serials;")?;
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_tags;")
+    }
+}
+
 /// The statements a segment driver sends; each takes its parameters in the order its method
 /// says. Render with [`Display`].
 #[derive(Clone, Copy, Debug)]
