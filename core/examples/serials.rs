@@ -10,11 +10,13 @@
 //!     next "host=127.0.0.1 user=app dbname=app" seg orders 'ORD-{yyyy}{MM}{dd}-{seq:6}' Asia/Shanghai 5
 //! ```
 //!
-//! - `run DSN SCHEMA TAG FORMAT ZONE THREADS PER_THREAD SCRIPT_START_MS REAL_START_MS
-//!   OFFSET_MS OUT`: `THREADS` threads issue `PER_THREAD` serials each on a scripted clock,
-//!   `SCRIPT_START_MS + (now - REAL_START_MS) + OFFSET_MS` (every process given the same starts
-//!   crosses the scripted midnight at the same moment; `OFFSET_MS` skews this one's clock), one
-//!   serial a line into `OUT`.
+//! - `run DSN SCHEMA TAG FORMAT ZONE THREADS SCRIPT_START_MS REAL_START_MS DURATION_MS SPEED
+//!   OFFSET_MS OUT`: from the wall clock's `REAL_START_MS` (`-`: print `ready` once connected
+//!   and read it from stdin) for `DURATION_MS`, `THREADS` threads
+//!   issue serials as fast as they can on a scripted clock, `SCRIPT_START_MS + (now -
+//!   REAL_START_MS) * SPEED + OFFSET_MS` (every process given the same starts crosses the
+//!   scripted midnight at the same moment; `OFFSET_MS` skews this one's clock), one serial a
+//!   line into `OUT`.
 //! - `render ZONE FORMAT NUMBER UNIX_MS` prints a serial; `parse ZONE FORMAT SERIAL` its number
 //!   and period, or the error's code and message.
 
@@ -88,35 +90,50 @@ fn main() {
                 )
                 .expect("connected"),
             );
-            let (threads, per_thread) = (num(6), num(7));
-            let (script, real) = (num(8), num(9));
-            let offset: i64 = arg(10).parse().expect("an offset");
+            let threads = num(6);
+            let (script, duration, speed) = (num(7), num(9), num(10));
+            // `-`: say so once connected, and read the start from stdin (every process of a
+            // test is ready before the clock starts).
+            let real = if arg(8) == "-" {
+                println!("ready");
+                std::io::stdout().flush().unwrap();
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).unwrap();
+                line.trim().parse().expect("a start")
+            } else {
+                num(8)
+            };
+            let offset: i64 = arg(11).parse().expect("an offset");
+            while wall_ms() < real {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
             let handles: Vec<_> = (0..threads)
                 .map(|_| {
                     let s = Arc::clone(&s);
                     std::thread::spawn(move || {
-                        (0..per_thread)
-                            .map(|_| {
-                                let now = script + wall_ms().saturating_sub(real);
-                                let ms = now.saturating_add_signed(offset);
-                                s.next_serial_at(ms).expect("a serial").to_string()
-                            })
-                            .collect::<Vec<_>>()
+                        let mut got = Vec::new();
+                        loop {
+                            let elapsed = wall_ms().saturating_sub(real);
+                            if elapsed >= duration {
+                                return got;
+                            }
+                            let ms = (script + elapsed * speed).saturating_add_signed(offset);
+                            got.push(s.next_serial_at(ms).expect("a serial").to_string());
+                        }
                     })
                 })
                 .collect();
             let mut out = Vec::new();
+            let mut count = 0;
             for h in handles {
                 for serial in h.join().expect("joined") {
                     writeln!(out, "{serial}").unwrap();
+                    count += 1;
                 }
             }
-            std::fs::write(arg(11), out).expect("written");
+            std::fs::write(arg(12), out).expect("written");
             let skipped = s.close();
-            println!(
-                r#"{{"count": {}, "skipped": {skipped}}}"#,
-                threads * per_thread
-            );
+            println!(r#"{{"count": {count}, "skipped": {skipped}}}"#);
         }
         "render" => {
             match SerialFormat::new(arg(2), arg(1)).and_then(|f| f.render(num(3), num(4))) {

@@ -23,6 +23,9 @@ cargo build -q --locked -p shardid --features postgres --example segments
 export SHARDID_SEGMENTS_EXAMPLE=$root/target/debug/examples/segments
 cargo build -q --locked -p shardid --features postgres --example dictionary
 export SHARDID_DICTIONARY_EXAMPLE=$root/target/debug/examples/dictionary
+# Rust's serials client (features serial and postgres), run by test_serials.py.
+cargo build -q --locked -p shardid --features serial,postgres --example serials
+export SHARDID_SERIALS_EXAMPLE=$root/target/debug/examples/serials
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0

@@ -25,9 +25,26 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from shardid._shardid import Layout, dictionary, dictionary_uninstall, postgres, postgres_uninstall, segments
+from shardid._shardid import (
+    Layout,
+    create_serial_sql,
+    dictionary,
+    dictionary_uninstall,
+    postgres,
+    postgres_uninstall,
+    segments,
+    segments_uninstall,
+)
 
-__all__ = ["dictionary", "dictionary_uninstall", "postgres", "postgres_uninstall", "segments"]
+__all__ = [
+    "create_serial_sql",
+    "dictionary",
+    "dictionary_uninstall",
+    "postgres",
+    "postgres_uninstall",
+    "segments",
+    "segments_uninstall",
+]
 
 
 
@@ -58,6 +75,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the DDL of the string <-> ID dictionary (create_topic, dict_id(s), dict_lookup, dict_value(s)) instead",
     )
+    parser.add_argument(
+        "--serial",
+        metavar="TAG",
+        help="the statement registering serial tag TAG (with --format and --zone) in a schema holding the segments' DDL",
+    )
+    parser.add_argument("--format", help="--serial: the format, e.g. 'ORD-{yyyy}{MM}{dd}-{seq:6}'")
+    parser.add_argument("--zone", help="--serial: an IANA time zone, e.g. Asia/Shanghai")
+    parser.add_argument("--max-gap", type=int, default=1, help="--serial: hide the volume with random steps of 1 to N")
     parser.add_argument("--servers", type=int, default=1, help="--segments: how many ticket servers (default 1)")
     parser.add_argument("--index", type=int, default=0, help="--segments: which server this is (0-based)")
     parser.add_argument("--shard", type=int, help="the database's shard (required for IDs made in the database)")
@@ -71,6 +96,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.segments:
             sys.stdout.write(segments(args.schema, servers=args.servers, index=args.index))
+            return 0
+        if args.serial is not None:
+            if args.format is None or args.zone is None:
+                parser.error("--serial needs --format and --zone")
+            sys.stdout.write(
+                create_serial_sql(args.serial, args.format, zone=args.zone, schema=args.schema, max_gap=args.max_gap)
+            )
             return 0
         if args.shard is None:
             parser.error("--shard is required (or --segments, or --dictionary)")
