@@ -60,8 +60,8 @@ const ORDERS = ["time_shard_sequence","time_sequence_shard"]
 /** The reasons of the core's errors for an unknown preset or order name. */
 const UNKNOWN = {"preset":"there is no preset of that name: use INSTAGRAM, TWITTER, DISCORD or SONYFLAKE","order":"the order must be \"time_shard_sequence\" or \"time_sequence_shard\""}
 
-/** The SQLSTATEs the segments' and the dictionary's SQL raise (core/src/sql/). */
-const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002","unknownTopic":"SI003","topicDropped":"SI004"}
+/** The SQLSTATEs the segments', the serials' and the dictionary's SQL raise (core/src/sql/). */
+const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002","unknownTopic":"SI003","topicDropped":"SI004","invalidSerialFormat":"SI130","unknownTimeZone":"SI131","serialOverflow":"SI133","serialMismatch":"SI134"}
 
 /** The most IDs one batch call makes, and the reason a larger count is refused with
  * (core/src/args.rs); the reason a decimal scatter's count of digits is refused with. */

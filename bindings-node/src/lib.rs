@@ -26,6 +26,7 @@ mod layout;
 mod lease;
 mod postgres;
 mod segment;
+mod serial;
 mod slots;
 
 use napi::{Env, Result};

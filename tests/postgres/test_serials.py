@@ -194,12 +194,23 @@ def rust_example() -> str:
     return str(root / "target" / "debug" / "examples" / "serials")
 
 
+NODE = Path(__file__).with_name("serials_node.mjs")
+
+
+def url(dsn: str) -> str:
+    """The cluster's libpq string as the URL pg takes."""
+    parts = dict(p.split("=", 1) for p in dsn.split())
+    return f"postgresql://{parts['user']}@{parts['host']}:{parts['port']}/{parts['dbname']}"
+
+
 def start(kind: str, dsn: str, schema: str, tag: str, fmt: str, zone: str, out: Path, clock: list[int]) -> subprocess.Popen[str]:
     """Starts a worker; it prints "ready" once connected, then waits for the clock's start on
     its stdin (`go`)."""
     threads, script, duration, speed, offset = (str(v) for v in clock)
     if kind == "python":
         command = [sys.executable, "-c", PY_WORKER, dsn, schema, tag, fmt, zone, str(out), threads, script, duration, speed, offset]
+    elif kind == "node":
+        command = ["node", str(NODE), "run", url(dsn), schema, tag, fmt, zone, str(out), str(int(script) + int(offset)), duration, speed]
     else:
         command = [rust_example(), "run", dsn, schema, tag, fmt, zone, threads, script, "-", duration, speed, offset, str(out)]
     return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -218,17 +229,18 @@ def go(procs: list[subprocess.Popen[str]], lead_ms: int = 300) -> int:
 
 
 @pytest.mark.parametrize(
-    ("zone", "fmt", "midnight", "speed", "kill"),
+    ("zone", "fmt", "midnight", "speed", "kill", "kinds"),
     [
-        # Real time around Shanghai's midnight; one Python process is killed after it.
-        ("Asia/Shanghai", "SH-{yyyy}{MM}{dd}-{seq:7}", SHANGHAI_MIDNIGHT, 1, True),
+        # Real time around Shanghai's midnight; a fourth Python process is killed after it.
+        ("Asia/Shanghai", "SH-{yyyy}{MM}{dd}-{seq:7}", SHANGHAI_MIDNIGHT, 1, True, ["python", "python", "rust"]),
         # Two scripted hours a real second: midnight, then 02:00 EST skipped to 03:00 EDT.
-        ("America/New_York", "NY-{yyyy}{MM}{dd}{HH}-{seq:7}", NEW_YORK_MIDNIGHT, 7_200, False),
-        ("UTC", "UT-{yyyy}{MM}{dd}-{seq:7}{check}", UTC_MIDNIGHT, 1, False),
+        ("America/New_York", "NY-{yyyy}{MM}{dd}{HH}-{seq:7}", NEW_YORK_MIDNIGHT, 7_200, False, ["python", "python", "rust"]),
+        # Node's 8 concurrent loops in one process in place of a Python process.
+        ("UTC", "UT-{yyyy}{MM}{dd}-{seq:7}{check}", UTC_MIDNIGHT, 1, False, ["python", "node", "rust"]),
     ],
 )
 def test_8_threads_x_3_processes_across_a_scripted_midnight(
-    cluster: Any, conn: Any, tmp_path: Path, zone: str, fmt: str, midnight: int, speed: int, kill: bool
+    cluster: Any, conn: Any, tmp_path: Path, zone: str, fmt: str, midnight: int, speed: int, kill: bool, kinds: list[str]
 ) -> None:
     schema = "ser_load"
     install(conn, schema)
@@ -236,7 +248,7 @@ def test_8_threads_x_3_processes_across_a_scripted_midnight(
     create_serial(conn, tag, fmt, zone=zone, schema=schema)
     duration = 1_200 if speed == 1 else 2_000  # real ms
     script = midnight - 600 * speed
-    kinds = ["python", "python", "rust"] + (["python"] if kill else [])
+    kinds = kinds + (["python"] if kill else [])
     outs = [tmp_path / f"{tag}-{i}" for i in range(len(kinds))]
     procs = [start(k, cluster.dsn, schema, tag, fmt, zone, out, [8, script, duration, speed, 0]) for k, out in zip(kinds, outs)]
     real = go(procs)
@@ -306,11 +318,12 @@ print(json.dumps(got))
 
 
 def test_two_processes_whose_clocks_straddle_midnight(cluster: Any, conn: Any) -> None:
-    """A's clock is 3 ms ahead, B's 3 ms behind: for 6 ms A issues the new day's serials from 1
-    while B still issues the old day's; then B joins the new day with a segment of its own.
-    Each period is its own tag, so nothing repeats: A gets 2026-11-25 #1, #2, ... first; B gets
-    2026-11-24 numbers after A's and before its own midnight, then 2026-11-25 numbers from the
-    segment after A's."""
+    """A's clock is 5 ms ahead, B's 5 ms behind: for 10 ms A issues the new day's serials while
+    B still issues the old day's; then B joins the new day with a segment of its own. Each
+    period is its own tag, so nothing repeats: A gets 2026-11-25 serials from the first segment
+    of that day (#1, #2, ... unless B's first fetch of the day commits before A's), B keeps
+    getting 2026-11-24 numbers until its own midnight, then 2026-11-25 numbers from the other
+    segment."""
     install(conn, "ser_straddle")
     fmt = "ST-{yyyy}{MM}{dd}-{seq:6}"
     create_serial(conn, "st", fmt, zone="Asia/Shanghai", schema="ser_straddle")
@@ -322,7 +335,7 @@ def test_two_processes_whose_clocks_straddle_midnight(cluster: Any, conn: Any) -
             stdout=subprocess.PIPE,
             text=True,
         )
-        for offset in (3, -3)
+        for offset in (5, -5)
     ]
     go(runs)
     a, b = (json.loads(p.communicate(timeout=60)[0]) for p in runs)
@@ -337,10 +350,12 @@ def test_two_processes_whose_clocks_straddle_midnight(cluster: Any, conn: Any) -
     a_first_new = min(t for t, p, _ in a_days if p == "2026-11-25")
     b_old_after = [n for t, p, n in b_days if p == "2026-11-24" and t > a_first_new]
     assert b_old_after, "B issued in the old day while A was in the new one"
-    assert min(n for _, p, n in a_days + b_days if p == "2026-11-25") == 1
-    assert [n for _, p, n in a_days if p == "2026-11-25"][0] == 1, "A, first in the new day, got its 1"
+    a_new = [n for _, p, n in a_days if p == "2026-11-25"]
     b_new = [n for _, p, n in b_days if p == "2026-11-25"]
-    assert b_new and min(b_new) > 1, "B's new-day numbers come from a segment of its own"
+    assert a_new and b_new
+    # Each took its own segment of the new day: one of them starts at 1, the other after it.
+    assert sorted([min(a_new), min(b_new)])[0] == 1 and max(min(a_new), min(b_new)) > 1
+    assert not set(a_new) & set(b_new)
 
 
 def test_the_database_and_the_clients_on_one_table_with_a_unique_constraint(cluster: Any, conn: Any) -> None:
@@ -373,16 +388,42 @@ def test_the_database_and_the_clients_on_one_table_with_a_unique_constraint(clus
 
         return run
 
+    node = subprocess.Popen(["node", str(NODE), "insert", url(cluster.dsn), "ser_mix", "mx", fmt, "Asia/Shanghai", "300"], stdout=subprocess.PIPE, text=True)
     threads = [threading.Thread(target=guarded(f)) for f in (database, database, clients, clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert errors == []
+    assert json.loads(node.communicate(timeout=120)[0]) == {"inserted": 300}
     got = conn.execute("SELECT serial, source FROM ser_mix.orders").fetchall()
-    assert len(got) == 1_200
+    assert len(got) == 1_500
+    assert {source for _, source in got} == {"db", "python", "node"}
     parser = shardid.SerialFormat(fmt, "Asia/Shanghai")
     periods = {parser.parse(s).period for s, _ in got}  # every one parses, check digit included
     numbers = [(parser.parse(s).period, parser.parse(s).number) for s, _ in got]
     assert len(set(numbers)) == len(numbers)
     assert 1 <= len(periods) <= 2  # a midnight may pass during the test
+
+
+def test_node_serials(cluster: Any, conn: Any) -> None:
+    install(conn, "ser_node")
+    fmt = "N-{yyyy}{MM}{dd}-{seq:4}{check}"
+    got = subprocess.run(["node", str(NODE), "basic", url(cluster.dsn), "ser_node", "nd", fmt, "Asia/Shanghai"], capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    result = json.loads(got.stdout.strip().splitlines()[-1])
+    assert result["numbers"] == [str(n) for n in range(1, 11)]
+    parser = shardid.SerialFormat(fmt, "Asia/Shanghai")
+    assert [parser.parse(s).number for s in result["serials"]] == list(range(1, 11))
+    assert result["skipped"] == "0"
+    assert result["errors"] == {
+        "unknown": "UNKNOWN_TAG",
+        "mismatch": "SERIAL_MISMATCH",
+        "again": "SERIAL_MISMATCH",
+        "badTag": "INVALID_ARGUMENT",
+        "badFormat": "INVALID_SERIAL_FORMAT",
+        "closed": "SEGMENT_UNAVAILABLE",
+    }
+    # close() gave the rest back: the period's row continues at 11.
+    ((tag, next_number),) = conn.execute("SELECT tag, next FROM ser_node.shardid_tags").fetchall()
+    assert tag.startswith("nd@") and next_number == 11

@@ -184,6 +184,15 @@ pub struct PeriodFetch {
     slot: usize,
 }
 
+impl PeriodFetch {
+    /// The fetch as one number (`period id << 1 | slot`, below 2^33: exact in a JavaScript
+    /// number), for a driver that keeps it outside Rust; [`SerialAllocator::fetch_of`] makes
+    /// it again.
+    pub const fn token(&self) -> u64 {
+        (self.period.id() as u64) << 1 | self.slot as u64
+    }
+}
+
 /// A serial issued: its text, number, and the local time and period it was issued at.
 #[derive(Clone, Copy, Debug)]
 pub struct Issued {
@@ -499,6 +508,18 @@ impl SerialAllocator {
             self.retire_due.store(true, Ordering::Release);
         }
         found
+    }
+
+    /// The fetch of a [`PeriodFetch::token`] (with the size it asked for). A token that is
+    /// no fetch of this allocator's makes a fetch that [`SerialAllocator::fill`] refuses as
+    /// stale.
+    #[allow(clippy::cast_possible_truncation)] // 32 bits of period, 1 of slot
+    pub fn fetch_of(&self, token: u64, size: u64) -> PeriodFetch {
+        PeriodFetch {
+            period: Period::from_id(self.format.reset, (token >> 1) as u32),
+            size,
+            slot: (token & 1) as usize,
+        }
     }
 
     /// Hands the allocator the segment that `fetch` returned.

@@ -1,0 +1,495 @@
+//! Business serial numbers: the core's formats (`shardid::serial::SerialFormat`) and the
+//! allocator of a serial tag, for `segments.js` to drive with `pg`. The hot path is
+//! synchronous; fetches and giving periods back are the JS side's, asynchronous.
+
+use std::sync::Mutex;
+
+use napi::bindgen_prelude::{BigInt, Unknown};
+use napi::{Env, Result};
+use napi_derive::napi;
+use shardid::args::Arg;
+use shardid::segment::{Segment, SizePolicy};
+use shardid::serial::{
+    Blocked, FieldRef, Retired, SerialAllocator, SerialError, SerialFillError, SerialFormat,
+    VolumeHiding,
+};
+use shardid::sql::{Placeholders, Segments};
+
+use crate::args::u64_arg;
+use crate::errors::{Class, Field, guard, invalid_argument, throw_object};
+use crate::slots::Slots;
+
+/// The JS error of a serial error.
+#[cold]
+#[inline(never)]
+pub(crate) fn serial_error(env: &Env, e: &SerialError) -> napi::Error {
+    let fields: Vec<(&str, Field<'_>)> = e
+        .fields()
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match value {
+                FieldRef::Int(v) => Field::Int(v),
+                FieldRef::Text(t) => Field::Text(t),
+            };
+            (name, value)
+        })
+        .collect();
+    let class = match e.kind().category() {
+        shardid::Category::Input => Class::Range,
+        _ => Class::Plain,
+    };
+    throw_object(env, class, e.kind().code(), &e.to_string(), &fields)
+}
+
+/// A format in the table: equal formats (text and zone) share an index.
+pub(crate) struct FormatEntry(SerialFormat);
+
+impl PartialEq for FormatEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str() && self.0.zone() == other.0.zone()
+    }
+}
+
+static FORMATS: Slots<FormatEntry> = Slots::new();
+
+/// An allocator in the table (never equal to another), with the periods it retired that the
+/// JS side has not given back yet.
+pub(crate) struct SerialsEntry {
+    allocator: SerialAllocator,
+    retired: Mutex<Vec<Retired>>,
+}
+
+impl PartialEq for SerialsEntry {
+    fn eq(&self, _: &Self) -> bool {
+        false
+    }
+}
+
+static SERIALS: Slots<SerialsEntry> = Slots::new();
+
+fn format_of(env: &Env, index: u32) -> Result<&'static SerialFormat> {
+    FORMATS.get(index).map(|e| &e.0).ok_or_else(|| {
+        invalid_argument(env, Class::Type, "format", "is not a shardid SerialFormat")
+    })
+}
+
+fn serials_of(env: &Env, index: u32) -> Result<&'static SerialsEntry> {
+    SERIALS
+        .get(index)
+        .ok_or_else(|| invalid_argument(env, Class::Type, "serials", "is not a shardid Serials"))
+}
+
+fn full(env: &Env, what: &str) -> napi::Error {
+    invalid_argument(
+        env,
+        Class::Range,
+        what,
+        "is one too many: a process holds 4,096",
+    )
+}
+
+/// A format's index (equal formats share one); throws `INVALID_SERIAL_FORMAT` or
+/// `UNKNOWN_TIME_ZONE`.
+#[napi]
+pub fn serial_format_new(env: &Env, format: String, zone: String) -> Result<u32> {
+    guard(env, || {
+        let parsed = SerialFormat::new(&format, &zone).map_err(|e| serial_error(env, &e))?;
+        FORMATS
+            .index_of(FormatEntry(parsed))
+            .ok_or_else(|| full(env, "format"))
+    })
+}
+
+/// What a format is, for the JS class.
+#[napi(object)]
+pub struct SerialFormatInfo {
+    pub format: String,
+    pub canonical: String,
+    pub shape: String,
+    pub zone: String,
+    pub reset: String,
+    pub width: u32,
+    pub max_number: String,
+    pub length: u32,
+    /// `create_serial`'s pieces.
+    pub pieces: Vec<String>,
+}
+
+/// The properties of a format.
+#[napi]
+pub fn serial_format_info(env: &Env, index: u32) -> Result<SerialFormatInfo> {
+    guard(env, || {
+        let f = format_of(env, index)?;
+        let r = f.registration();
+        Ok(SerialFormatInfo {
+            format: f.as_str().into(),
+            canonical: r.canonical,
+            shape: r.shape,
+            zone: f.zone().into(),
+            reset: r.reset.into(),
+            width: u32::from(f.width()),
+            max_number: f.max_number().to_string(),
+            length: u32::try_from(f.len_chars()).unwrap_or(u32::MAX),
+            pieces: r.pieces,
+        })
+    })
+}
+
+/// The serial of `number` at `unixMs`.
+#[napi]
+pub fn serial_render(
+    env: &Env,
+    index: u32,
+    number: Unknown<'_>,
+    unix_ms: Unknown<'_>,
+) -> Result<String> {
+    guard(env, || {
+        let f = format_of(env, index)?;
+        let number = u64_arg(env, &number, "number", Arg::Other)?;
+        let ms = u64_arg(env, &unix_ms, "unixMs", Arg::Other)?;
+        f.render(number, ms)
+            .map(|s| s.to_string())
+            .map_err(|e| serial_error(env, &e))
+    })
+}
+
+/// The period `unixMs` falls in.
+#[napi]
+pub fn serial_period_at(env: &Env, index: u32, unix_ms: Unknown<'_>) -> Result<String> {
+    guard(env, || {
+        let f = format_of(env, index)?;
+        let ms = u64_arg(env, &unix_ms, "unixMs", Arg::Other)?;
+        f.period_at(ms)
+            .map(|p| p.to_string())
+            .map_err(|e| serial_error(env, &e))
+    })
+}
+
+/// A serial parsed back (`null` for the fields it does not show).
+#[napi(object, use_nullable = true)]
+pub struct ParsedSerial {
+    pub number: BigInt,
+    pub period: String,
+    pub year: Option<i32>,
+    pub month: Option<u32>,
+    pub day: Option<u32>,
+    pub hour: Option<u32>,
+    pub week: Option<u32>,
+}
+
+fn parse_with(env: &Env, f: &SerialFormat, serial: &str) -> Result<ParsedSerial> {
+    let p = f.parse(serial).map_err(|e| serial_error(env, &e))?;
+    Ok(ParsedSerial {
+        number: BigInt::from(p.number),
+        period: p.period.to_string(),
+        year: p.year,
+        month: p.month.map(u32::from),
+        day: p.day.map(u32::from),
+        hour: p.hour.map(u32::from),
+        week: p.week.map(u32::from),
+    })
+}
+
+/// Parses a serial back; throws `INVALID_SERIAL`.
+#[napi]
+pub fn serial_parse(env: &Env, index: u32, serial: String) -> Result<ParsedSerial> {
+    guard(env, || parse_with(env, format_of(env, index)?, &serial))
+}
+
+/// Why a registration of `canonical` in `zone` does not fit the format, or `null`.
+#[napi]
+pub fn serial_mismatch(
+    env: &Env,
+    index: u32,
+    canonical: String,
+    zone: String,
+) -> Result<Option<String>> {
+    guard(env, || {
+        Ok(format_of(env, index)?.mismatch(&canonical, &zone))
+    })
+}
+
+/// The reason of a `SERIAL_MISMATCH` the database raised.
+#[napi]
+pub fn serial_mismatch_reason(env: &Env, message: String, tag: String) -> Result<String> {
+    guard(env, || {
+        Ok(shardid::serial::mismatch_reason(&message, &tag).into())
+    })
+}
+
+/// Throws `INVALID_ARGUMENT` for a tag that is not a serial tag.
+#[napi]
+pub fn serial_check_tag(env: &Env, tag: String) -> Result<()> {
+    guard(env, || match shardid::serial::tag_problem(&tag) {
+        Some(reason) => Err(invalid_argument(env, Class::Range, "tag", reason)),
+        None => Ok(()),
+    })
+}
+
+/// The statements a serial driver sends (`$n` parameters, for `pg`).
+#[napi(object)]
+pub struct SerialSql {
+    /// `(tag)` → one row `(canonical, zone, max_gap)`.
+    pub info: String,
+    /// `(tag, period, size)` → one row `(first, count, stride)`.
+    pub take: String,
+    /// `(period tag, first, end)` → one boolean.
+    pub give_back: String,
+    /// `(tag, format, zone, canonical, shape, pieces, width, reset, max_gap)`.
+    pub create: String,
+}
+
+/// The statements for serials in `schema`.
+#[napi]
+pub fn serial_sql(env: &Env, schema: String) -> Result<SerialSql> {
+    guard(env, || {
+        let s = Segments::new(&schema)
+            .map_err(|e| crate::segment::schema_error(env, &e))?
+            .serial_statements(Placeholders::Numbered);
+        Ok(SerialSql {
+            info: s.info().to_string(),
+            take: s.take().to_string(),
+            give_back: s.give_back().to_string(),
+            create: s.create().to_string(),
+        })
+    })
+}
+
+/// A new allocator of `tag` with a format (index), this size policy and volume hiding; its
+/// index.
+#[napi]
+pub fn serials_new(
+    env: &Env,
+    format: u32,
+    tag: String,
+    min_size: Unknown<'_>,
+    max_size: Unknown<'_>,
+    target_ms: Unknown<'_>,
+    max_gap: u32,
+) -> Result<u32> {
+    guard(env, || {
+        let f = format_of(env, format)?;
+        let min = u64_arg(env, &min_size, "minSize", Arg::Other)?;
+        let max = u64_arg(env, &max_size, "maxSize", Arg::Other)?;
+        let target = u64_arg(env, &target_ms, "targetMs", Arg::Other)?;
+        if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
+            return Err(invalid_argument(
+                env,
+                Class::Range,
+                "minSize",
+                "must be at least 1 and at most maxSize, itself at most 2^40",
+            ));
+        }
+        // The table holds formats by value; the allocator gets its own copy.
+        let own = SerialFormat::new(f.as_str(), f.zone()).map_err(|e| serial_error(env, &e))?;
+        let allocator = SerialAllocator::new(
+            own,
+            &tag,
+            SizePolicy::new().bounds(min, max).target_ms(target),
+            VolumeHiding::random(u64::from(max_gap)),
+        );
+        SERIALS
+            .index_of(SerialsEntry {
+                allocator,
+                retired: Mutex::new(Vec::new()),
+            })
+            .ok_or_else(|| full(env, "serials"))
+    })
+}
+
+/// Tells the JS side a fetch is due: its size in `signal[0]`, its token in `signal[1]`.
+fn signal_fetch(fetch: shardid::serial::PeriodFetch) {
+    #[allow(clippy::cast_precision_loss)] // sizes below 2^40, tokens below 2^33
+    crate::segment::signal_values(&[(0, fetch.size as f64), (1, fetch.token() as f64)]);
+}
+
+/// Keeps a retired period for the JS side to give back, and says so in `signal[2]`.
+fn keep(entry: &SerialsEntry, retired: Retired) {
+    entry
+        .retired
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(retired);
+    crate::segment::signal_values(&[(2, 1.0)]);
+}
+
+/// The next serial at `unixMs`, or `null` when the period's segments are used up (a fetch
+/// that is due is signalled). Throws `SERIAL_OVERFLOW` and the format's refusals.
+#[napi]
+pub fn serials_next(env: &Env, index: u32, unix_ms: f64) -> Result<Option<String>> {
+    guard(env, || {
+        let entry = serials_of(env, index)?;
+        let ms = shardid::js::u64_from_number(unix_ms).map_err(|_| {
+            invalid_argument(
+                env,
+                Class::Range,
+                "unixMs",
+                "must be a whole number of ms, 0 or more",
+            )
+        })?;
+        loop {
+            match entry.allocator.next_at(ms, shardid::now_ms) {
+                Ok(issued) => {
+                    if let Some(fetch) = issued.fetch {
+                        signal_fetch(fetch);
+                    }
+                    if issued.retire
+                        && let Some(retired) = entry.allocator.retire()
+                    {
+                        keep(entry, retired);
+                    }
+                    return Ok(Some(issued.serial.to_string()));
+                }
+                Err(Blocked::Fetch(fetch)) => {
+                    signal_fetch(fetch);
+                    return Ok(None);
+                }
+                Err(Blocked::Retire(retired)) => keep(entry, retired),
+                Err(Blocked::Wait) => return Ok(None),
+                Err(Blocked::Error(e)) => return Err(serial_error(env, &e)),
+            }
+        }
+    })
+}
+
+/// The next serial now (the process clock); as `serialsNext`.
+#[napi]
+#[allow(clippy::cast_precision_loss)] // Unix ms stay below 2^53
+pub fn serials_next_now(env: &Env, index: u32) -> Result<Option<String>> {
+    guard(env, || serials_next(env, index, shardid::now_ms() as f64))
+}
+
+/// Hands over the segment of the fetch `token` (decimal strings, as `pg` gives `int8`);
+/// `false` when its period was given up (the JS side gives the segment back).
+#[napi]
+#[allow(clippy::too_many_arguments)] // one statement's row
+pub fn serials_fill(
+    env: &Env,
+    index: u32,
+    token: f64,
+    size: f64,
+    first: Unknown<'_>,
+    count: Unknown<'_>,
+    stride: Unknown<'_>,
+) -> Result<bool> {
+    guard(env, || {
+        let entry = serials_of(env, index)?;
+        let fetch = fetch_of(env, entry, token, size)?;
+        let segment = Segment {
+            first: u64_arg(env, &first, "first", Arg::Id)?,
+            count: u64_arg(env, &count, "count", Arg::Id)?,
+            stride: u64_arg(env, &stride, "stride", Arg::Id)?,
+        };
+        match entry.allocator.fill(fetch, segment, shardid::now_ms()) {
+            Ok(()) => Ok(true),
+            Err(SerialFillError::Stale) => Ok(false),
+            Err(e) => Err(invalid_argument(
+                env,
+                Class::Range,
+                "segment",
+                &format!("was refused by the allocator: {e:?}"),
+            )),
+        }
+    })
+}
+
+fn fetch_of(
+    env: &Env,
+    entry: &SerialsEntry,
+    token: f64,
+    size: f64,
+) -> Result<shardid::serial::PeriodFetch> {
+    let token = shardid::js::u64_from_number(token)
+        .map_err(|_| invalid_argument(env, Class::Range, "token", "is not a fetch's token"))?;
+    let size = shardid::js::u64_from_number(size)
+        .map_err(|_| invalid_argument(env, Class::Range, "size", "is not a fetch's size"))?;
+    Ok(entry.allocator.fetch_of(token, size))
+}
+
+/// The fetch failed: the next one starts after a backoff.
+#[napi]
+pub fn serials_fetch_failed(env: &Env, index: u32, token: f64, size: f64) -> Result<()> {
+    guard(env, || {
+        let entry = serials_of(env, index)?;
+        let fetch = fetch_of(env, entry, token, size)?;
+        entry.allocator.fetch_failed(fetch, shardid::now_ms());
+        Ok(())
+    })
+}
+
+/// The period tag of a fetch's token.
+#[napi]
+pub fn serials_fetch_period(env: &Env, index: u32, token: f64) -> Result<String> {
+    guard(env, || {
+        let entry = serials_of(env, index)?;
+        Ok(fetch_of(env, entry, token, 0.0)?.period.to_string())
+    })
+}
+
+/// A period to give back: its tag, the unused `first..end` (`count` numbers) and what is lost
+/// in any case.
+#[napi(object)]
+pub struct SerialRest {
+    pub tag: String,
+    pub first: String,
+    pub end: String,
+    pub count: String,
+    pub lost: String,
+}
+
+fn rest(allocator: &SerialAllocator, r: &Retired) -> SerialRest {
+    SerialRest {
+        tag: r.period.tag(allocator.tag()),
+        first: r.unused.first.to_string(),
+        end: r.unused.end.to_string(),
+        count: r.unused.count.to_string(),
+        lost: r.unused.lost.to_string(),
+    }
+}
+
+/// The retired periods waiting to be given back (and the queue emptied).
+#[napi]
+pub fn serials_rests(env: &Env, index: u32) -> Result<Vec<SerialRest>> {
+    guard(env, || {
+        let entry = serials_of(env, index)?;
+        let taken = std::mem::take(
+            &mut *entry
+                .retired
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        Ok(taken.iter().map(|r| rest(&entry.allocator, r)).collect())
+    })
+}
+
+/// Every period's rest on close (and the allocator emptied).
+#[napi]
+pub fn serials_close(env: &Env, index: u32) -> Result<Vec<SerialRest>> {
+    guard(env, || {
+        let entry = serials_of(env, index)?;
+        let mut out: Vec<SerialRest> = serials_rests(env, index)?;
+        out.extend(
+            entry
+                .allocator
+                .close()
+                .iter()
+                .flatten()
+                .map(|r| rest(&entry.allocator, r)),
+        );
+        Ok(out)
+    })
+}
+
+/// Whether a fetch is due or under way.
+#[napi]
+pub fn serials_fetching(env: &Env, index: u32) -> Result<bool> {
+    guard(env, || Ok(serials_of(env, index)?.allocator.fetching()))
+}
+
+/// Parses a serial of an allocator's format.
+#[napi]
+pub fn serials_parse(env: &Env, index: u32, serial: String) -> Result<ParsedSerial> {
+    guard(env, || {
+        parse_with(env, serials_of(env, index)?.allocator.format(), &serial)
+    })
+}
