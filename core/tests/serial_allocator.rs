@@ -139,7 +139,7 @@ fn midnight_starts_the_next_day_at_1_and_gives_the_old_tail_back() {
     // starts at 1 anyway.
     let first = next(&a, &db, MIDNIGHT).unwrap();
     assert_eq!(first.serial.as_str(), "ORD-20261125-000001");
-    assert_eq!(first.period.tag("orders"), "orders@2026-11-25");
+    assert_eq!(first.period().tag("orders"), "orders@2026-11-25");
     // The old day is given back as soon as nobody uses it: the row reads 4 again (its prefetch,
     // taken at the first number, was the last segment taken, so it goes back whole).
     let second = next(&a, &db, MIDNIGHT + 1).unwrap();
@@ -309,7 +309,7 @@ fn eight_threads_across_scripted_midnights_in_three_zones() {
                         }
                         let ms = start + t / 5 + (t / 10_000) * (DAY - 1_000);
                         let i = next(&a, &db, ms).unwrap();
-                        mine.push((i.period, i.number, i.serial.to_string(), i.unix_ms));
+                        mine.push((i.period(), i.number, i.serial.to_string(), i.unix_ms));
                     }
                     issued.lock().unwrap().extend(mine);
                 });
@@ -352,5 +352,29 @@ fn eight_threads_across_scripted_midnights_in_three_zones() {
             "{zone}: every hole is counted"
         );
         assert_eq!(holes, 0, "{zone}: one process gives every tail back");
+    }
+}
+
+proptest::proptest! {
+    /// The allocator's cached text of an hour (or day, month, year) against rendering from
+    /// scratch, for instants in any order across DST changes and midnights: a serial shows its
+    /// own instant's fields, whatever the cache held.
+    #[test]
+    fn issued_serials_show_their_instants_fields(
+        zone in proptest::sample::select(&["Asia/Shanghai", "America/New_York", "Europe/London", "Australia/Lord_Howe", "Asia/Kathmandu", "Pacific/Apia"][..]),
+        format in proptest::sample::select(&["T{yyyy}{MM}{dd}{HH}-{seq:9}{check}", "{ww}{yy}-{seq:9:year}", "{MM}/{yyyy}:{seq:9}", "{HH}{dd}.{seq:9:never}"][..]),
+        steps in proptest::collection::vec(0u64..7_200_000, 1..40),
+        start in 1_700_000_000_000u64..1_900_000_000_000,
+    ) {
+        let db = Db::default();
+        let a = allocator(format, zone, VolumeHiding::NONE);
+        let mut t = start;
+        for step in steps {
+            t += step;
+            let issued = next(&a, &db, t).unwrap();
+            proptest::prop_assert_eq!(a.format().render(issued.number, issued.unix_ms).unwrap(), issued.serial);
+            proptest::prop_assert_eq!(a.format().period_at(issued.unix_ms).unwrap(), issued.period());
+            proptest::prop_assert_eq!(issued.unix_ms, t, "times only increase here: nothing is clamped");
+        }
     }
 }

@@ -24,7 +24,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64};
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicBool, AtomicU64};
 
-use super::{Period, Reset, Serial, SerialError, SerialFormat, When};
+use super::{Period, Reset, Serial, SerialError, SerialFormat};
 use crate::segment::{Empty, FillError, Segment, SegmentAllocator, SizePolicy, Unused};
 
 const USERS_MASK: u64 = (1 << 30) - 1;
@@ -193,15 +193,16 @@ impl PeriodFetch {
     }
 }
 
-/// A serial issued: its text, number, and the local time and period it was issued at.
+/// A serial issued: its text, number, and the instant and period it was issued at.
 #[derive(Clone, Copy, Debug)]
 pub struct Issued {
     /// The serial.
     pub serial: Serial,
     /// Its number.
     pub number: u64,
-    /// The period it counts in.
-    pub period: Period,
+    /// The [`Period::id`] of the period it counts in (see [`Issued::period`]).
+    pub period_id: u32,
+    reset: Reset,
     /// The instant its fields show (Unix ms): the time asked for, or the first instant of the
     /// current period for a caller whose time is behind it.
     pub unix_ms: u64,
@@ -209,6 +210,13 @@ pub struct Issued {
     pub fetch: Option<PeriodFetch>,
     /// A previous period is waiting to be given back: call [`SerialAllocator::retire`].
     pub retire: bool,
+}
+
+impl Issued {
+    /// The period it counts in.
+    pub const fn period(&self) -> Period {
+        Period::from_id(self.reset, self.period_id)
+    }
 }
 
 /// Why no serial was issued now.
@@ -295,18 +303,18 @@ impl SerialAllocator {
     /// [`Blocked`]: what the driver must do before calling again, or the error to report.
     #[inline]
     pub fn next_at(&self, unix_ms: u64, now: impl Fn() -> u64) -> Result<Issued, Blocked> {
-        let mut when = self.format.when(unix_ms).map_err(Blocked::Error)?;
-        let mut period = self.format.period_of(&when);
+        let (mut fields, mut id) = self.format.fields_at(unix_ms).map_err(Blocked::Error)?;
+        let mut at = unix_ms;
         let mut spins = 0;
         loop {
             let cur = self.current.load(Ordering::Acquire);
             let current = (cur != 0).then(|| decode_current(cur));
             let switched = match current {
-                Some((cp, cs)) => match period.id().cmp(&cp) {
+                Some((cp, cs)) => match id.cmp(&cp) {
                     core::cmp::Ordering::Equal => {
                         let slot = &self.slots[cs];
                         if slot.enter(cp, false) {
-                            let taken = self.take(slot, cs, period, &when, &now);
+                            let taken = self.take(slot, cs, id, fields, at, &now);
                             slot.leave();
                             return taken;
                         }
@@ -314,20 +322,18 @@ impl SerialAllocator {
                     }
                     core::cmp::Ordering::Less => {
                         // Behind the current period: issued at its first instant.
-                        let start = self.slots[cs].start_ms.load(Ordering::Acquire);
-                        when = self
-                            .format
-                            .when(start.max(unix_ms))
-                            .map_err(Blocked::Error)?;
-                        period = self.format.period_of(&when);
-                        if period.id() == cp {
+                        at = self.slots[cs].start_ms.load(Ordering::Acquire).max(unix_ms);
+                        (fields, id) = self.format.fields_at(at).map_err(Blocked::Error)?;
+                        if id == cp {
                             continue;
                         }
                         Err(Blocked::Wait) // the slot moved on meanwhile
                     }
-                    core::cmp::Ordering::Greater => self.switch(period, current),
+                    core::cmp::Ordering::Greater => {
+                        self.switch(Period::from_id(self.format.reset, id), current)
+                    }
                 },
-                None => self.switch(period, None),
+                None => self.switch(Period::from_id(self.format.reset, id), None),
             };
             match switched {
                 Ok(()) => continue,
@@ -342,21 +348,43 @@ impl SerialAllocator {
         }
     }
 
-    /// Takes a number from `slot`, which the caller entered for `period`.
+    /// The next serial, issued now: as [`SerialAllocator::next_at`] on the process clock
+    /// (`std`), read as a burst reads it — the clock's ticker when it runs (a serial can then
+    /// be dated up to the ticker's lag early, as the generator's IDs are, never late; the
+    /// clock is read precisely at every 1,024th number to keep the ticker on time).
+    ///
+    /// # Errors
+    /// As [`SerialAllocator::next_at`].
+    #[cfg(feature = "std")]
+    #[inline]
+    pub fn next_now(&self) -> Result<Issued, Blocked> {
+        let issued = self.next_at(crate::clock::burst_now_ms(), crate::now_ms);
+        if let Ok(i) = &issued
+            && (i.number & 1023) < self.hiding.max_gap
+        {
+            crate::clock::refresh_ticker();
+        }
+        issued
+    }
+
+    /// Takes a number from `slot`, which the caller entered for period `id`, and writes it
+    /// into `fields` (the serial's text at `at`, zeros for the number).
     #[inline]
     fn take(
         &self,
         slot: &Slot,
         index: usize,
-        period: Period,
-        when: &When,
+        id: u32,
+        mut fields: Serial,
+        at: u64,
         now: &impl Fn() -> u64,
     ) -> Result<Issued, Blocked> {
+        let period = || Period::from_id(self.format.reset, id);
         if slot.exhausted.load(Ordering::Relaxed) {
-            return Err(Blocked::Error(self.overflow(period)));
+            return Err(Blocked::Error(self.overflow(period())));
         }
         let fetch = |size| PeriodFetch {
-            period,
+            period: period(),
             size,
             slot: index,
         };
@@ -365,21 +393,25 @@ impl SerialAllocator {
             .allocator
             .next_id_spaced(|nonce| hiding.gap(nonce), now)
         {
-            Ok((number, due)) if number <= self.format.max => Ok(Issued {
-                serial: self.format.render_when(number, when),
-                number,
-                period,
-                unix_ms: when.unix_ms,
-                fetch: due.map(|f| fetch(f.size)),
-                retire: self.retire_due.load(Ordering::Relaxed),
-            }),
+            Ok((number, due)) if number <= self.format.max => {
+                self.format.finish(&mut fields, number);
+                Ok(Issued {
+                    serial: fields,
+                    number,
+                    period_id: id,
+                    reset: self.format.reset,
+                    unix_ms: at,
+                    fetch: due.map(|f| fetch(f.size)),
+                    retire: self.retire_due.load(Ordering::Relaxed),
+                })
+            }
             Ok((_, due)) => {
                 slot.exhausted.store(true, Ordering::Relaxed);
                 if due.is_some() {
                     // Nobody makes it: no number of this period is handed out any more.
                     slot.allocator.fetch_failed(now());
                 }
-                Err(Blocked::Error(self.overflow(period)))
+                Err(Blocked::Error(self.overflow(period())))
             }
             Err(Empty::Fetch(f)) => Err(Blocked::Fetch(fetch(f.size))),
             Err(Empty::Wait) => Err(Blocked::Wait),

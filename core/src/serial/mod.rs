@@ -357,9 +357,10 @@ impl Zone {
         })
     }
 
-    /// The UTC offset at `secs` (Unix seconds), in seconds.
+    /// The UTC offset at `secs` (Unix seconds), in seconds, and the span `[from, until)` (Unix
+    /// seconds) it holds for.
     #[inline]
-    fn offset_at(&self, secs: i64) -> i64 {
+    fn offset_at(&self, secs: i64) -> (i64, i64, i64) {
         let s1 = self.seq.load(Ordering::Acquire);
         if s1 & 1 == 0 {
             let from = self.from.load(Ordering::Relaxed);
@@ -367,16 +368,16 @@ impl Zone {
             let offset = self.offset.load(Ordering::Relaxed);
             fence(Ordering::Acquire);
             if self.seq.load(Ordering::Relaxed) == s1 && from <= secs && secs < until {
-                return offset;
+                return (offset, from, until);
             }
         }
         self.lookup(secs, s1)
     }
 
     #[cold]
-    fn lookup(&self, secs: i64, seen: u64) -> i64 {
+    fn lookup(&self, secs: i64, seen: u64) -> (i64, i64, i64) {
         let Ok(at) = jiff::Timestamp::from_second(secs) else {
-            return 0; // outside jiff's range: the callers refuse such times first
+            return (0, secs, secs + 1); // outside jiff's range: the callers refuse such times first
         };
         let offset = i64::from(self.tz.to_offset(at).seconds());
         // The span holding `secs`: from the last transition at or before it to the next one
@@ -403,7 +404,7 @@ impl Zone {
             self.offset.store(offset, Ordering::Relaxed);
             self.seq.store(seen + 2, Ordering::Release);
         }
-        offset
+        (offset, from, until)
     }
 
     /// The first instant (Unix ms) whose local date-time is at or after `date` 00:00: its
@@ -479,6 +480,9 @@ pub struct When {
     pub week: u8,
     /// Local days since 1970-01-01.
     days: i64,
+    /// The UTC offset (seconds) and the span of Unix seconds it holds for.
+    offset: i64,
+    span: (i64, i64),
 }
 
 /// A period of a format's reset: the day, month or year whose numbers a serial counts in
@@ -645,7 +649,7 @@ pub struct Registration {
 
 /// A serial parsed back ([`SerialFormat::parse`]): its number and period, and the fields it
 /// shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Parsed {
     /// The number.
     pub number: u64,
@@ -715,6 +719,43 @@ pub struct SerialFormat {
     len: usize,
     chars: usize,
     zone: Zone,
+    /// Where the number's digits and the check digit are (byte offsets: every field has a
+    /// fixed width, so every serial has one layout), and the spans `(offset, len)` of every
+    /// field's digits before the check digit, in order: what the check digit checks.
+    seq_at: usize,
+    check_at: Option<usize>,
+    digits: Vec<(usize, usize)>,
+    /// Parsing's layout: each literal piece `(start, end)` in `literals` and its byte offset in
+    /// a serial; each field, its byte offset and its position in characters.
+    literal_at: Vec<(usize, usize, usize)>,
+    field_at: Vec<(Field, usize, usize)>,
+    /// The serial of the last local hour (or day, month, year: the finest field shown) asked
+    /// for, with zeros for the number: most serials are that text with the number written in.
+    template: Template,
+}
+
+/// [`SerialFormat`]'s cache of the text its fields show during a span of instants: a seqlock
+/// (odd `seq` while a thread writes) over the span `[from, until)` (Unix ms), the period's id
+/// and the text (64 bytes in 8 words). Empty (`until` 0) at first.
+#[derive(Debug)]
+struct Template {
+    seq: AtomicU64,
+    from: AtomicU64,
+    until: AtomicU64,
+    period: AtomicU64,
+    words: [AtomicU64; MAX_SERIAL_LEN / 8],
+}
+
+impl Template {
+    fn new() -> Self {
+        Self {
+            seq: AtomicU64::new(0),
+            from: AtomicU64::new(0),
+            until: AtomicU64::new(0),
+            period: AtomicU64::new(0),
+            words: core::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
 }
 
 impl SerialFormat {
@@ -727,9 +768,40 @@ impl SerialFormat {
     pub fn new(format: &str, zone: &str) -> Result<Self, SerialError> {
         let parsed = parse_format(format)?;
         let zone = Zone::new(zone)?;
+        let (mut at, mut chars) = (0, 0);
+        let (mut seq_at, mut check_at, mut digits) = (0, None, Vec::new());
+        let (mut literal_at, mut field_at) = (Vec::new(), Vec::new());
+        for piece in &parsed.pieces {
+            let (width, width_chars) = match *piece {
+                Piece::Literal { start, end } => {
+                    literal_at.push((start, end, at));
+                    (end - start, parsed.literals[start..end].chars().count())
+                }
+                Piece::Field(field) => {
+                    let width = parsed.field_width(field);
+                    match field {
+                        Field::Check => check_at = Some(at),
+                        Field::Seq => seq_at = at,
+                        _ => {}
+                    }
+                    if field != Field::Check {
+                        digits.push((at, width));
+                    }
+                    field_at.push((field, at, chars));
+                    (width, width)
+                }
+            };
+            at += width;
+            chars += width_chars;
+        }
         Ok(Self {
             text: format.into(),
             zone,
+            seq_at,
+            check_at,
+            digits,
+            literal_at,
+            field_at,
             ..parsed
         })
     }
@@ -862,7 +934,8 @@ impl SerialFormat {
             });
         }
         let secs = (unix_ms / 1000) as i64;
-        let local = secs + self.zone.offset_at(secs);
+        let (offset, span_from, span_until) = self.zone.offset_at(secs);
+        let local = secs + offset;
         let days = local.div_euclid(86_400);
         let hour = (local.rem_euclid(86_400) / 3600) as u8;
         let (year, month, day) = civil::civil_from_days(days);
@@ -884,6 +957,8 @@ impl SerialFormat {
             hour,
             week,
             days,
+            offset,
+            span: (span_from, span_until),
         })
     }
 
@@ -938,22 +1013,21 @@ impl SerialFormat {
     /// (from [`SerialFormat::when`] of this format).
     #[inline]
     pub fn render_when(&self, number: u64, when: &When) -> Serial {
+        let mut serial = self.fields_of(when);
+        self.finish(&mut serial, number);
+        serial
+    }
+
+    /// The serial at `when` with zeros for the number and the check digit.
+    fn fields_of(&self, when: &When) -> Serial {
         let mut out = Serial {
             bytes: [0; MAX_SERIAL_LEN],
             len: 0,
         };
-        // The Luhn sum of the digits written so far, from the right: kept for both parities
-        // of the next digit's position (doubled or not), since the count is known only at the
-        // end.
-        let mut luhn = Luhn::default();
         for piece in &self.pieces {
             let (value, width) = match *piece {
                 Piece::Literal { start, end } => {
                     out.push(&self.literals.as_bytes()[start..end]);
-                    continue;
-                }
-                Piece::Field(Field::Check) => {
-                    out.push(&[b'0' + luhn.check_digit()]);
                     continue;
                 }
                 Piece::Field(Field::Year4) => (u64::try_from(when.year).unwrap_or(0), 4),
@@ -964,15 +1038,126 @@ impl SerialFormat {
                 Piece::Field(Field::Day) => (u64::from(when.day), 2),
                 Piece::Field(Field::Hour) => (u64::from(when.hour), 2),
                 Piece::Field(Field::Week) => (u64::from(when.week), 2),
-                Piece::Field(Field::Seq) => (number, usize::from(self.width)),
+                Piece::Field(Field::Seq) => (0, usize::from(self.width)),
+                Piece::Field(Field::Check) => (0, 1),
             };
-            let at = usize::from(out.len);
             out.push_digits(value, width);
-            for &digit in &out.bytes[at..at + width] {
-                luhn.push(digit - b'0');
-            }
         }
         out
+    }
+
+    /// Writes `number` into a serial of [`SerialFormat::fields_of`], then its check digit.
+    #[inline]
+    fn finish(&self, serial: &mut Serial, mut number: u64) {
+        let width = usize::from(self.width);
+        for slot in serial.bytes[self.seq_at..self.seq_at + width]
+            .iter_mut()
+            .rev()
+        {
+            *slot = b'0' + u8::try_from(number % 10).unwrap_or(0);
+            number /= 10;
+        }
+        if let Some(at) = self.check_at {
+            let mut luhn = Luhn::default();
+            for &(start, len) in &self.digits {
+                for &digit in &serial.bytes[start..start + len] {
+                    luhn.push(digit - b'0');
+                }
+            }
+            serial.bytes[at] = b'0' + luhn.check_digit();
+        }
+    }
+
+    /// The text of the fields at `unix_ms` (zeros for the number) and its period's id, from
+    /// the cache when `unix_ms` is in the span it holds.
+    #[inline]
+    fn cached(&self, unix_ms: u64) -> Option<(Serial, u32)> {
+        let t = &self.template;
+        let s1 = t.seq.load(Ordering::Acquire);
+        if s1 & 1 != 0 {
+            return None;
+        }
+        let from = t.from.load(Ordering::Relaxed);
+        let until = t.until.load(Ordering::Relaxed);
+        let period = t.period.load(Ordering::Relaxed);
+        let mut bytes = [0u8; MAX_SERIAL_LEN];
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip(&t.words) {
+            chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+        }
+        fence(Ordering::Acquire);
+        if t.seq.load(Ordering::Relaxed) != s1 || unix_ms < from || unix_ms >= until {
+            return None;
+        }
+        let serial = Serial {
+            bytes,
+            len: u8::try_from(self.len).unwrap_or(0),
+        };
+        Some((serial, u32::try_from(period).unwrap_or(0)))
+    }
+
+    /// The text of the fields at `when` and its period's id, kept in the cache for the span
+    /// of instants whose local time shows the same fields: the local hour, day, month or year
+    /// (the finest field shown), within the span of the zone's current UTC offset.
+    #[allow(clippy::cast_sign_loss)] // clamped to the serials' range first
+    fn template_of(&self, when: &When) -> (Serial, u32) {
+        let serial = self.fields_of(when);
+        let period = self.period_of(when).id();
+        let local = (when.unix_ms / 1000).cast_signed() + when.offset;
+        let day = |y, m, d| civil::days_from_civil(y, m, d) * 86_400;
+        let (start, end) = if self.shows.hour {
+            let hour = local.div_euclid(3600) * 3600;
+            (hour, hour + 3600)
+        } else if self.shows.day || self.shows.week {
+            (when.days * 86_400, when.days * 86_400 + 86_400)
+        } else if self.shows.month {
+            let (y, m) = if when.month == 12 {
+                (when.year + 1, 1)
+            } else {
+                (when.year, when.month + 1)
+            };
+            (day(when.year, when.month, 1), day(y, m, 1))
+        } else if self.shows.year() {
+            (day(when.year, 1, 1), day(when.year + 1, 1, 1))
+        } else {
+            (i64::MIN / 2, i64::MAX / 2)
+        };
+        let from = (start - when.offset).max(when.span.0);
+        let until = (end - when.offset).min(when.span.1);
+        let ms = |s: i64| (s.clamp(0, i64::MAX / 1000) * 1000) as u64;
+        let from = ms(from).max(MIN_UNIX_MS);
+        let until = ms(until).min(MAX_UNIX_MS + 1);
+        let t = &self.template;
+        let seen = t.seq.load(Ordering::Acquire);
+        if seen & 1 == 0
+            && t.seq
+                .compare_exchange(seen, seen + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            fence(Ordering::Release);
+            t.from.store(from, Ordering::Relaxed);
+            t.until.store(until, Ordering::Relaxed);
+            t.period.store(u64::from(period), Ordering::Relaxed);
+            for (chunk, word) in serial.bytes.chunks_exact(8).zip(&t.words) {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(chunk);
+                word.store(u64::from_le_bytes(b), Ordering::Relaxed);
+            }
+            t.seq.store(seen + 2, Ordering::Release);
+        }
+        (serial, period)
+    }
+
+    /// The text of the fields at `unix_ms` (zeros for the number) and its period's id:
+    /// [`SerialFormat::render`] without the number, from the cache on the hot path.
+    ///
+    /// # Errors
+    /// As [`SerialFormat::when`].
+    #[inline]
+    pub(crate) fn fields_at(&self, unix_ms: u64) -> Result<(Serial, u32), SerialError> {
+        if let Some(hit) = self.cached(unix_ms) {
+            return Ok(hit);
+        }
+        self.when(unix_ms).map(|when| self.template_of(&when))
     }
 
     /// Parses a serial back into its number, period and fields, verifying every field, the
@@ -983,6 +1168,52 @@ impl SerialFormat {
     /// [`SerialError::Serial`]: wrong length, wrong literal text, a field that is not digits,
     /// an impossible date, a wrong check digit, number 0.
     pub fn parse(&self, serial: &str) -> Result<Parsed, SerialError> {
+        match self.scan(serial.as_bytes()) {
+            Some(values) => self.check_values(&values),
+            // Not of the format's shape: the walk below says where and why.
+            None => self.parse_slowly(serial),
+        }
+    }
+
+    /// The fields of a serial of the format's shape (its literal text, digits where the
+    /// fields are, the right check digit), with their positions in characters; `None` for
+    /// anything else. The fast path of [`SerialFormat::parse`], on the format's fixed layout.
+    #[inline]
+    fn scan(&self, bytes: &[u8]) -> Option<[Option<(u64, usize)>; 8]> {
+        if bytes.len() != self.len {
+            return None;
+        }
+        let literals = self.literals.as_bytes();
+        for &(start, end, at) in &self.literal_at {
+            if bytes[at..at + (end - start)] != literals[start..end] {
+                return None;
+            }
+        }
+        let mut values = [None::<(u64, usize)>; 8];
+        let mut luhn = Luhn::default();
+        for &(field, at, chars) in &self.field_at {
+            let mut value = 0u64;
+            for &b in &bytes[at..at + self.field_width(field)] {
+                let digit = b.wrapping_sub(b'0');
+                if digit > 9 {
+                    return None;
+                }
+                value = value * 10 + u64::from(digit);
+                if self.check_at.is_some() && field != Field::Check {
+                    luhn.push(digit);
+                }
+            }
+            if field == Field::Check && u64::from(luhn.check_digit()) != value {
+                return None;
+            }
+            values[field as usize] = Some((value, chars));
+        }
+        Some(values)
+    }
+
+    /// [`SerialFormat::parse`] character by character, for the position and reason of a
+    /// refusal.
+    fn parse_slowly(&self, serial: &str) -> Result<Parsed, SerialError> {
         let bytes = serial.as_bytes();
         if bytes.len() != self.len {
             let chars = serial.chars().count();
@@ -1510,6 +1741,12 @@ fn parse_format(format: &str) -> Result<SerialFormat, SerialError> {
         len: p.len,
         chars: p.chars,
         zone: Zone::utc(),
+        seq_at: 0,
+        check_at: None,
+        digits: Vec::new(),
+        literal_at: Vec::new(),
+        field_at: Vec::new(),
+        template: Template::new(),
     })
 }
 

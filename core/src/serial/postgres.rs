@@ -421,7 +421,31 @@ impl Serials {
     /// # Errors
     /// As [`Serials::next_serial_at`].
     pub fn next_serial(&self) -> Result<Serial, SerialsError> {
-        self.next_serial_at(crate::now_ms())
+        // The common case first, without the clock of the deadline.
+        if !self.shared.closed.load(Ordering::Acquire) {
+            match self.shared.allocator.next_now() {
+                Ok(issued) => {
+                    self.after(&issued);
+                    return Ok(issued.serial);
+                }
+                Err(Blocked::Fetch(fetch)) => self.start(Some(fetch)),
+                Err(Blocked::Retire(retired)) => self.shared.give_back(retired),
+                Err(Blocked::Error(e)) => return Err(e.into()),
+                Err(Blocked::Wait) => {}
+            }
+        }
+        self.issue(None)
+    }
+
+    /// What an issued serial asks of the driver: the fetch that became due, a period to give
+    /// back.
+    fn after(&self, issued: &super::Issued) {
+        self.start(issued.fetch);
+        if issued.retire
+            && let Some(retired) = self.shared.allocator.retire()
+        {
+            self.shared.give_back(retired);
+        }
     }
 
     /// The next serial, issued at `unix_ms` (a scripted clock, a replay): its period and
@@ -432,20 +456,24 @@ impl Serials {
     /// [`SerialsError::Serial`] (a time the format refuses, the period's width used up),
     /// [`SerialsError::Unavailable`] (retry later).
     pub fn next_serial_at(&self, unix_ms: u64) -> Result<Serial, SerialsError> {
+        self.issue(Some(unix_ms))
+    }
+
+    /// A serial at `unix_ms` (`None`: now), waiting for segments at most 5 s.
+    fn issue(&self, unix_ms: Option<u64>) -> Result<Serial, SerialsError> {
         let deadline = Instant::now() + self.shared.wait;
         let allocator = &self.shared.allocator;
         loop {
             if self.shared.closed.load(Ordering::Acquire) {
                 return Err(self.unavailable());
             }
-            match allocator.next_at(unix_ms, crate::now_ms) {
+            let next = match unix_ms {
+                Some(ms) => allocator.next_at(ms, crate::now_ms),
+                None => allocator.next_now(),
+            };
+            match next {
                 Ok(issued) => {
-                    self.start(issued.fetch);
-                    if issued.retire
-                        && let Some(retired) = allocator.retire()
-                    {
-                        self.shared.give_back(retired);
-                    }
+                    self.after(&issued);
                     return Ok(issued.serial);
                 }
                 Err(Blocked::Fetch(fetch)) => self.start(Some(fetch)),
