@@ -229,17 +229,6 @@ export declare function nextIdString(generatorIndex: number): string
  */
 export declare function nowMs(): number
 
-/** A serial parsed back (`null` for the fields it does not show). */
-export interface ParsedSerial {
-  number: bigint
-  period: string
-  year: number | null
-  month: number | null
-  day: number | null
-  hour: number | null
-  week: number | null
-}
-
 /**
  * A batch of strings planned: the cached IDs (`null` where not cached) and the distinct
  * strings to send.
@@ -354,8 +343,8 @@ export declare function serialMismatch(index: number, canonical: string, zone: s
 /** The reason of a `SERIAL_MISMATCH` the database raised. */
 export declare function serialMismatchReason(message: string, tag: string): string
 
-/** Parses a serial back; throws `INVALID_SERIAL`. */
-export declare function serialParse(index: number, serial: string): ParsedSerial
+/** Parses a serial of a format (index) into the parse buffer; throws `INVALID_SERIAL`. */
+export declare function serialParseInto(index: number, serial: string): void
 
 /** The period `unixMs` falls in. */
 export declare function serialPeriodAt(index: number, unixMs: unknown): string
@@ -405,11 +394,8 @@ export declare function serialsNew(format: number, tag: string, minSize: unknown
  */
 export declare function serialsNext(index: number, unixMs: number): string | null
 
-/** The next serial now (the process clock); as `serialsNext`. */
+/** The next serial now (the process clock, read as a burst reads it); as `serialsNext`. */
 export declare function serialsNextNow(index: number): string | null
-
-/** Parses a serial of an allocator's format. */
-export declare function serialsParse(index: number, serial: string): ParsedSerial
 
 /** The statements for serials in `schema`. */
 export declare function serialSql(schema: string): SerialSql
@@ -440,6 +426,12 @@ export declare function setDecodeBuffer(buffer: Float64Array): void
  * V8 never moves an `ArrayBuffer`'s backing store).
  */
 export declare function setSegmentSignal(signal: Float64Array): void
+
+/**
+ * Registers this thread's parse buffer (a `Float64Array` of 8, kept alive by the caller: V8
+ * never moves an `ArrayBuffer`'s backing store).
+ */
+export declare function setSerialBuffer(buffer: Float64Array): void
 
 /** `key % logicalShards`, checked against the layout. */
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number

@@ -239,6 +239,12 @@ const SERIAL_SECRET = Symbol('shardid.serials')
  * `new SerialFormat('ORD-{yyyy}{MM}{dd}-{seq:6}', 'Asia/Shanghai')`: a serial format in an IANA
  * time zone, parsed and checked once (`INVALID_SERIAL_FORMAT`, `UNKNOWN_TIME_ZONE`).
  */
+// The addon writes a parsed serial here (see src/serial.rs: serialParseInto).
+const parsed = new Float64Array(8)
+native.setSerialBuffer(parsed)
+const field = (v) => (v < 0 ? null : v)
+const pad = (v, n) => String(v).padStart(n, '0')
+
 class SerialFormat {
   constructor(format, zone) {
     if (typeof format !== 'string' || typeof zone !== 'string') {
@@ -261,6 +267,7 @@ class SerialFormat {
     /** Every serial's length in characters. */
     this.length = info.length
     this._registration = info
+    this._last = { key: -1, period: '' } // the last period's text (parse)
     Object.freeze(this)
   }
 
@@ -271,7 +278,24 @@ class SerialFormat {
 
   /** A serial parsed back: `{ number (bigint), period, year, month, day, hour, week }`; throws `INVALID_SERIAL`. */
   parse(serial) {
-    return native.serialParse(this._index, serial)
+    native.serialParseInto(this._index, serial)
+    const hi = parsed[0]
+    const year = parsed[2]
+    const month = parsed[3]
+    const day = parsed[4]
+    const number = hi === 0 ? BigInt(parsed[1]) : (BigInt(hi) << 32n) | BigInt(parsed[1])
+    // The period's text, made once per period (serials parsed together are mostly of one).
+    const last = this._last
+    const key = year * 10000 + month * 100 + day
+    if (last.key !== key) {
+      let period = ''
+      if (this.reset !== 'never') period = pad(year, 4)
+      if (this.reset === 'month' || this.reset === 'day') period += '-' + pad(month, 2)
+      if (this.reset === 'day') period += '-' + pad(day, 2)
+      last.key = key
+      last.period = period
+    }
+    return { number, period: last.period, year: field(year), month: field(month), day: field(day), hour: field(parsed[5]), week: field(parsed[6]) }
   }
 
   /** The period `unixMs` falls in (`'2026-11-25'`, `'2026-11'`, `'2026'`, `''`). */

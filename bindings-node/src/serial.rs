@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use napi::bindgen_prelude::{BigInt, Unknown};
+use napi::bindgen_prelude::Unknown;
 use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::args::Arg;
@@ -165,35 +165,58 @@ pub fn serial_period_at(env: &Env, index: u32, unix_ms: Unknown<'_>) -> Result<S
     })
 }
 
-/// A serial parsed back (`null` for the fields it does not show).
-#[napi(object, use_nullable = true)]
-pub struct ParsedSerial {
-    pub number: BigInt,
-    pub period: String,
-    pub year: Option<i32>,
-    pub month: Option<u32>,
-    pub day: Option<u32>,
-    pub hour: Option<u32>,
-    pub week: Option<u32>,
+thread_local! {
+    /// This JS thread's parse buffer: `segments.js` registers a `Float64Array(8)` once and keeps
+    /// it alive; `serialParseInto` writes a parsed serial there (the number's high and low 32
+    /// bits, then year, month, day, hour, week, -1 for a field not shown), and JavaScript makes
+    /// the object: one N-API call, where an object of 7 properties made here took 7 more.
+    static PARSED: std::cell::Cell<(*mut f64, usize)> = const { std::cell::Cell::new((std::ptr::null_mut(), 0)) };
 }
 
-fn parse_with(env: &Env, f: &SerialFormat, serial: &str) -> Result<ParsedSerial> {
-    let p = f.parse(serial).map_err(|e| serial_error(env, &e))?;
-    Ok(ParsedSerial {
-        number: BigInt::from(p.number),
-        period: p.period.to_string(),
-        year: p.year,
-        month: p.month.map(u32::from),
-        day: p.day.map(u32::from),
-        hour: p.hour.map(u32::from),
-        week: p.week.map(u32::from),
+/// Registers this thread's parse buffer (a `Float64Array` of 8, kept alive by the caller: V8
+/// never moves an `ArrayBuffer`'s backing store).
+#[napi(ts_args_type = "buffer: Float64Array")]
+pub fn set_serial_buffer(env: &Env, buffer: Unknown<'_>) -> Result<()> {
+    guard(env, || {
+        let slots = crate::layout::float64_array(env, &buffer)?;
+        PARSED.with(|cell| cell.set((slots.as_mut_ptr(), slots.len())));
+        Ok(())
     })
 }
 
-/// Parses a serial back; throws `INVALID_SERIAL`.
+/// Parses a serial of a format (index) into the parse buffer; throws `INVALID_SERIAL`.
 #[napi]
-pub fn serial_parse(env: &Env, index: u32, serial: String) -> Result<ParsedSerial> {
-    guard(env, || parse_with(env, format_of(env, index)?, &serial))
+pub fn serial_parse_into(env: &Env, index: u32, serial: String) -> Result<()> {
+    guard(env, || {
+        let p = format_of(env, index)?
+            .parse(&serial)
+            .map_err(|e| serial_error(env, &e))?;
+        let (out, len) = PARSED.with(std::cell::Cell::get);
+        if out.is_null() || len < 7 {
+            return Err(invalid_argument(
+                env,
+                Class::Type,
+                "buffer",
+                "was not registered (setSerialBuffer)",
+            ));
+        }
+        let field = |v: Option<u32>| v.map_or(-1.0, f64::from);
+        let values = [
+            f64::from(u32::try_from(p.number >> 32).unwrap_or(u32::MAX)),
+            f64::from(u32::try_from(p.number & 0xFFFF_FFFF).unwrap_or(u32::MAX)),
+            p.year.map_or(-1.0, f64::from),
+            field(p.month.map(u32::from)),
+            field(p.day.map(u32::from)),
+            field(p.hour.map(u32::from)),
+            field(p.week.map(u32::from)),
+        ];
+        for (i, value) in values.into_iter().enumerate() {
+            // SAFETY: `out` came from `set_serial_buffer` on this thread: a live Float64Array of
+            // `len` (at least 7) elements, and no JavaScript runs during this call.
+            unsafe { *out.add(i) = value };
+        }
+        Ok(())
+    })
 }
 
 /// Why a registration of `canonical` in `zone` does not fit the format, or `null`.
@@ -318,7 +341,6 @@ fn keep(entry: &SerialsEntry, retired: Retired) {
 #[napi]
 pub fn serials_next(env: &Env, index: u32, unix_ms: f64) -> Result<Option<String>> {
     guard(env, || {
-        let entry = serials_of(env, index)?;
         let ms = shardid::js::u64_from_number(unix_ms).map_err(|_| {
             invalid_argument(
                 env,
@@ -327,36 +349,45 @@ pub fn serials_next(env: &Env, index: u32, unix_ms: f64) -> Result<Option<String
                 "must be a whole number of ms, 0 or more",
             )
         })?;
-        loop {
-            match entry.allocator.next_at(ms, shardid::now_ms) {
-                Ok(issued) => {
-                    if let Some(fetch) = issued.fetch {
-                        signal_fetch(fetch);
-                    }
-                    if issued.retire
-                        && let Some(retired) = entry.allocator.retire()
-                    {
-                        keep(entry, retired);
-                    }
-                    return Ok(Some(issued.serial.to_string()));
-                }
-                Err(Blocked::Fetch(fetch)) => {
-                    signal_fetch(fetch);
-                    return Ok(None);
-                }
-                Err(Blocked::Retire(retired)) => keep(entry, retired),
-                Err(Blocked::Wait) => return Ok(None),
-                Err(Blocked::Error(e)) => return Err(serial_error(env, &e)),
-            }
-        }
+        issue(env, index, Some(ms))
     })
 }
 
-/// The next serial now (the process clock); as `serialsNext`.
+/// The next serial now (the process clock, read as a burst reads it); as `serialsNext`.
 #[napi]
-#[allow(clippy::cast_precision_loss)] // Unix ms stay below 2^53
 pub fn serials_next_now(env: &Env, index: u32) -> Result<Option<String>> {
-    guard(env, || serials_next(env, index, shardid::now_ms() as f64))
+    guard(env, || issue(env, index, None))
+}
+
+/// One serial at `unix_ms` (`None`: now), or `None`; a fetch that is due is signalled.
+fn issue(env: &Env, index: u32, unix_ms: Option<u64>) -> Result<Option<String>> {
+    let entry = serials_of(env, index)?;
+    loop {
+        let next = match unix_ms {
+            Some(ms) => entry.allocator.next_at(ms, shardid::now_ms),
+            None => entry.allocator.next_now(),
+        };
+        match next {
+            Ok(issued) => {
+                if let Some(fetch) = issued.fetch {
+                    signal_fetch(fetch);
+                }
+                if issued.retire
+                    && let Some(retired) = entry.allocator.retire()
+                {
+                    keep(entry, retired);
+                }
+                return Ok(Some(issued.serial.to_string()));
+            }
+            Err(Blocked::Fetch(fetch)) => {
+                signal_fetch(fetch);
+                return Ok(None);
+            }
+            Err(Blocked::Retire(retired)) => keep(entry, retired),
+            Err(Blocked::Wait) => return Ok(None),
+            Err(Blocked::Error(e)) => return Err(serial_error(env, &e)),
+        }
+    }
 }
 
 /// Hands over the segment of the fetch `token` (decimal strings, as `pg` gives `int8`);
@@ -484,12 +515,4 @@ pub fn serials_close(env: &Env, index: u32) -> Result<Vec<SerialRest>> {
 #[napi]
 pub fn serials_fetching(env: &Env, index: u32) -> Result<bool> {
     guard(env, || Ok(serials_of(env, index)?.allocator.fetching()))
-}
-
-/// Parses a serial of an allocator's format.
-#[napi]
-pub fn serials_parse(env: &Env, index: u32, serial: String) -> Result<ParsedSerial> {
-    guard(env, || {
-        parse_with(env, serials_of(env, index)?.allocator.format(), &serial)
-    })
 }

@@ -44,60 +44,72 @@ pub(crate) fn serial_error(py: Python<'_>, e: &SerialError) -> PyErr {
 #[pyclass(module = "shardid._shardid", name = "ParsedSerial", frozen, eq, hash)]
 #[derive(PartialEq, Eq, Hash)]
 pub(crate) struct PyParsedSerial {
-    /// The number.
-    #[pyo3(get)]
-    number: u64,
-    /// The period it counts in.
-    #[pyo3(get)]
-    period: String,
-    /// The year shown (`{yy}` read as 2000-2099).
-    #[pyo3(get)]
-    year: Option<i32>,
-    /// The month shown.
-    #[pyo3(get)]
-    month: Option<u8>,
-    /// The day shown.
-    #[pyo3(get)]
-    day: Option<u8>,
-    /// The hour shown.
-    #[pyo3(get)]
-    hour: Option<u8>,
-    /// The ISO week shown.
-    #[pyo3(get)]
-    week: Option<u8>,
+    // The core's value: the period's text is made when it is read, so parsing allocates no
+    // string.
+    inner: Parsed,
 }
 
 impl From<Parsed> for PyParsedSerial {
-    fn from(p: Parsed) -> Self {
-        Self {
-            number: p.number,
-            period: p.period.to_string(),
-            year: p.year,
-            month: p.month,
-            day: p.day,
-            hour: p.hour,
-            week: p.week,
-        }
+    fn from(inner: Parsed) -> Self {
+        Self { inner }
     }
 }
 
 #[pymethods]
 impl PyParsedSerial {
+    /// The number.
+    #[getter]
+    fn number(&self) -> u64 {
+        self.inner.number
+    }
+
+    /// The period it counts in.
+    #[getter]
+    fn period(&self) -> String {
+        self.inner.period.to_string()
+    }
+
+    /// The year shown (`{yy}` read as 2000-2099).
+    #[getter]
+    fn year(&self) -> Option<i32> {
+        self.inner.year
+    }
+
+    /// The month shown.
+    #[getter]
+    fn month(&self) -> Option<u8> {
+        self.inner.month
+    }
+
+    /// The day shown.
+    #[getter]
+    fn day(&self) -> Option<u8> {
+        self.inner.day
+    }
+
+    /// The hour shown.
+    #[getter]
+    fn hour(&self) -> Option<u8> {
+        self.inner.hour
+    }
+
+    /// The ISO week shown.
+    #[getter]
+    fn week(&self) -> Option<u8> {
+        self.inner.week
+    }
+
     /// The tag holding the period's numbers: `tag@2026-11-25` (`tag` for a format that never
     /// resets).
     fn period_tag(&self, tag: &str) -> String {
-        if self.period.is_empty() {
-            tag.into()
-        } else {
-            format!("{tag}@{}", self.period)
-        }
+        self.inner.period.tag(tag)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "ParsedSerial(number={}, period={})",
-            self.number,
-            PyString::new(py, &self.period).repr()?
+            self.inner.number,
+            PyString::new(py, &self.inner.period.to_string()).repr()?
         ))
     }
 }
@@ -355,11 +367,11 @@ impl PySerials {
         Ok(())
     }
 
-    /// One serial at `unix_ms` if one can be issued without waiting (`None`: wait for the
-    /// fetch under way, or closed, or forked).
+    /// One serial at `unix_ms` (`None`: now) if one can be issued without waiting (`None`:
+    /// wait for the fetch under way, or closed, or forked).
     fn try_issue<'py>(
         slf: &Bound<'py, Self>,
-        unix_ms: u64,
+        unix_ms: Option<u64>,
     ) -> PyResult<Option<Bound<'py, PyString>>> {
         let this = slf.get();
         let py = slf.py();
@@ -367,7 +379,11 @@ impl PySerials {
             return Ok(None);
         }
         loop {
-            match this.inner.next_at(unix_ms, shardid::now_ms) {
+            let next = match unix_ms {
+                Some(ms) => this.inner.next_at(ms, shardid::now_ms),
+                None => this.inner.next_now(),
+            };
+            match next {
                 Ok(issued) => {
                     this.after(slf, &issued)?;
                     return Ok(Some(PyString::new(py, issued.serial.as_str())));
@@ -384,7 +400,7 @@ impl PySerials {
     }
 
     #[inline]
-    fn issue<'py>(slf: &Bound<'py, Self>, unix_ms: u64) -> PyResult<Bound<'py, PyAny>> {
+    fn issue<'py>(slf: &Bound<'py, Self>, unix_ms: Option<u64>) -> PyResult<Bound<'py, PyAny>> {
         if let Some(serial) = Self::try_issue(slf, unix_ms)? {
             return Ok(serial.into_any());
         }
@@ -551,7 +567,7 @@ impl PySerials {
     /// The next serial, issued now.
     #[inline]
     fn next_serial<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        Self::issue(slf, shardid::now_ms())
+        Self::issue(slf, None)
     }
 
     /// The next serial, issued at `unix_ms` (a scripted clock, a replay); a time behind the
@@ -560,7 +576,7 @@ impl PySerials {
         slf: &Bound<'py, Self>,
         unix_ms: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        Self::issue(slf, ms_arg(unix_ms)?)
+        Self::issue(slf, Some(ms_arg(unix_ms)?))
     }
 
     /// Parses a serial of this format back.
@@ -605,10 +621,11 @@ impl PySerials {
         Self::close(slf)
     }
 
-    /// A serial at `unix_ms` without waiting, or `None`.
+    /// A serial at `unix_ms` (`None`: now) without waiting, or `None`.
+    #[pyo3(signature = (unix_ms = None))]
     fn _try_next_serial<'py>(
         slf: &Bound<'py, Self>,
-        unix_ms: u64,
+        unix_ms: Option<u64>,
     ) -> PyResult<Option<Bound<'py, PyString>>> {
         Self::try_issue(slf, unix_ms)
     }

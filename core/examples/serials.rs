@@ -17,6 +17,9 @@
 //!   REAL_START_MS) * SPEED + OFFSET_MS` (every process given the same starts crosses the
 //!   scripted midnight at the same moment; `OFFSET_MS` skews this one's clock), one serial a
 //!   line into `OUT`.
+//! - `bench DSN SCHEMA LANG FORMAT ZONE CALLS`: ns per call of `DenseIds::next_id` (tag
+//!   `dense_LANG`), `Serials::next_serial` (tag `ser_LANG`) and `SerialFormat::parse`, median
+//!   of 5 rounds (`bench/serials/bench.py` runs it, on tags that remember big segments).
 //! - `render ZONE FORMAT NUMBER UNIX_MS` prints a serial; `parse ZONE FORMAT SERIAL` its number
 //!   and period, or the error's code and message.
 
@@ -47,6 +50,7 @@ fn code(e: &SerialsError) -> String {
     )
 }
 
+#[allow(clippy::too_many_lines)] // one match arm per mode
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).map_or("", String::as_str);
@@ -135,6 +139,7 @@ fn main() {
             let skipped = s.close();
             println!(r#"{{"count": {count}, "skipped": {skipped}}}"#);
         }
+        "bench" => bench(arg(1), arg(2), arg(3), arg(4), arg(5), num(6)),
         "render" => {
             match SerialFormat::new(arg(2), arg(1)).and_then(|f| f.render(num(3), num(4))) {
                 Ok(serial) => println!(r#"{{"serial": {:?}}}"#, serial.as_str()),
@@ -158,4 +163,51 @@ fn main() {
             std::process::exit(2);
         }
     }
+}
+
+fn bench(dsn: &str, schema: &str, lang: &str, format: &str, zone: &str, calls: u64) {
+    use shardid::segment::postgres::DenseIds;
+    use std::hint::black_box;
+    use std::time::Instant;
+
+    let big = SizePolicy::new().bounds(4_000_000, 4_000_000);
+    let dense = DenseIds::connect(dsn, &format!("dense_{lang}"), schema, big).expect("dense");
+    let serials =
+        Serials::connect(dsn, &format!("ser_{lang}"), format, zone, schema, big).expect("serials");
+    let sample = serials.next_serial().expect("a serial").to_string();
+    let f = SerialFormat::new(format, zone).expect("a format");
+    let time = |f: &dyn Fn()| {
+        let start = Instant::now();
+        for _ in 0..calls {
+            f();
+        }
+        #[allow(clippy::cast_precision_loss)] // a report
+        let ns = start.elapsed().as_nanos() as f64 / calls as f64;
+        ns
+    };
+    let mut rounds: [Vec<f64>; 3] = Default::default();
+    for _ in 0..5 {
+        rounds[0].push(time(&|| {
+            black_box(dense.next_id().expect("an ID"));
+        }));
+        rounds[1].push(time(&|| {
+            black_box(serials.next_serial().expect("a serial"));
+        }));
+        rounds[2].push(time(&|| {
+            black_box(f.parse(black_box(&sample)).expect("parsed"));
+        }));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let [d, s, p] = rounds.each_mut().map(median);
+    println!("\nRust: ns per call (median of 5 rounds of {calls})");
+    println!("  Rust DenseIds::next_id()               {d:8.1}");
+    println!("  Rust Serials::next_serial()            {s:8.1}");
+    println!("  Rust SerialFormat::parse()             {p:8.1}");
+    println!("  next_serial / next_id = {:.2} (at most 3)", s / d);
+    println!("  parse / next_id       = {:.2} (at most 3)", p / d);
+    serials.close();
+    dense.close();
 }

@@ -405,7 +405,7 @@ class _SerialDriver:
         unavailable.__cause__ = error
         return unavailable
 
-    def _when_empty(self, ids: Any, unix_ms: int) -> str:
+    def _when_empty(self, ids: Any, unix_ms: int | None) -> str:
         # The period's segments are used up (or the first is not there yet): wait for the
         # fetch under way and retry.
         deadline = 0.0
