@@ -916,6 +916,11 @@ impl SerialFormat {
         self.chars
     }
 
+    /// Every serial's length, in bytes of UTF-8 (at most [`MAX_SERIAL_LEN`]).
+    pub const fn len_bytes(&self) -> usize {
+        self.len
+    }
+
     /// The local date and time of `unix_ms` in the format's zone.
     ///
     /// # Errors

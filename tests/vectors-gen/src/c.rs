@@ -30,6 +30,21 @@ fn string_lit(s: &str) -> String {
     format!("\"{s}\"")
 }
 
+/// Any text as a C string literal: printable ASCII as it is, everything else (UTF-8 bytes,
+/// control characters, quotes, backslashes) as octal escapes.
+fn c_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        if (b.is_ascii_graphic() || b == b' ') && b != b'"' && b != b'\\' && b != b'?' {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "\\{b:03o}");
+        }
+    }
+    out.push('"');
+    out
+}
+
 fn layout_lit(spec: &Value) -> String {
     let order = match spec["order"].as_str() {
         Some("time_sequence_shard") => "SHARDID_ORDER_TIME_SEQUENCE_SHARD",
@@ -260,6 +275,73 @@ pub fn render(files: &[(&str, String)]) -> String {
             string_lit(&format!("SHARDID_ERR_{code}: "))
         );
     }
-    c.push_str("};\n\n#endif /* SHARDID_TEST_VECTORS_H */\n");
+    c.push_str("};\n\n");
+    serials(&mut c, &json("serials.json"));
+    c.push_str("#endif /* SHARDID_TEST_VECTORS_H */\n");
     c
+}
+
+/// `serials.json`: formats with their render and parse cases, and the refused formats. C
+/// checks statuses, the serials, and the parsed number and period.
+fn serials(c: &mut String, file: &Value) {
+    c.push_str(
+        "/* Serial formats (serials.json): SERIAL_RENDERS and SERIAL_PARSES name their format by index\n * into SERIAL_FORMATS; a parse case's period is checked when expect is SHARDID_OK. */\n\
+         struct vector_serial_format {\n    const char *format;\n    const char *zone;\n    size_t length;\n};\n\n\
+         struct vector_serial_render {\n    size_t format;\n    uint64_t number, unix_ms;\n    shardid_status expect;\n    const char *serial;\n};\n\n\
+         struct vector_serial_parse {\n    size_t format;\n    const char *serial;\n    shardid_status expect;\n    uint64_t number;\n    const char *period;\n};\n\n\
+         struct vector_serial_invalid {\n    const char *format;\n    const char *zone;\n    shardid_status expect;\n};\n\n",
+    );
+    let formats = file["formats"].as_array().expect("formats");
+    let (mut list, mut renders, mut parses) = (String::new(), String::new(), String::new());
+    for (i, f) in formats.iter().enumerate() {
+        let format = f["format"].as_str().expect("format");
+        let zone = f["zone"].as_str().expect("zone");
+        let bytes = shardid::serial::SerialFormat::new(format, zone)
+            .expect("a format")
+            .len_bytes();
+        let _ = writeln!(
+            list,
+            "    {{ {}, {}, {bytes} }},",
+            c_string(format),
+            c_string(zone)
+        );
+        for r in f["render"].as_array().expect("render") {
+            let _ = writeln!(
+                renders,
+                "    {{ {i}, {}, {}, {}, {} }},",
+                u64_lit(arg(r, "number")),
+                u64_lit(arg(r, "unix_ms")),
+                status(&r["expect"]),
+                r["expect"]["ok"].as_str().map_or("NULL".into(), c_string),
+            );
+        }
+        for p in f["parse"].as_array().expect("parse") {
+            let ok = &p["expect"]["ok"];
+            let _ = writeln!(
+                parses,
+                "    {{ {i}, {}, {}, {}, {} }},",
+                c_string(p["serial"].as_str().expect("serial")),
+                status(&p["expect"]),
+                u64_lit(if ok.is_null() { 0 } else { arg(ok, "number") }),
+                ok["period"].as_str().map_or("NULL".into(), c_string),
+            );
+        }
+    }
+    let _ = write!(
+        c,
+        "static const struct vector_serial_format SERIAL_FORMATS[] = {{\n{list}}};\n\n\
+         static const struct vector_serial_render SERIAL_RENDERS[] = {{\n{renders}}};\n\n\
+         static const struct vector_serial_parse SERIAL_PARSES[] = {{\n{parses}}};\n\n\
+         static const struct vector_serial_invalid SERIAL_INVALID[] = {{\n"
+    );
+    for case in file["invalid"].as_array().expect("invalid") {
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {} }},",
+            c_string(case["format"].as_str().expect("format")),
+            c_string(case["zone"].as_str().expect("zone")),
+            status(&case["expect"]),
+        );
+    }
+    c.push_str("};\n\n");
 }
