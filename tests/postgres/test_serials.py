@@ -427,3 +427,51 @@ def test_node_serials(cluster: Any, conn: Any) -> None:
     # close() gave the rest back: the period's row continues at 11.
     ((tag, next_number),) = conn.execute("SELECT tag, next FROM ser_node.shardid_tags").fetchall()
     assert tag.startswith("nd@") and next_number == 11
+
+
+def test_volume_hiding_in_the_clients_and_the_database(cluster: Any, conn: Any) -> None:
+    install(conn, "ser_hide")
+    fmt = "H-{yyyy}{MM}{dd}-{seq:9}"
+    create_serial(conn, "h", fmt, zone="UTC", schema="ser_hide", max_gap=10)
+    with Serials(cluster.dsn, "h", fmt, zone="UTC", schema="ser_hide", min_size=5_000, max_size=5_000) as s:
+        assert s.max_gap == 10
+        numbers = [s.parse(s.next_serial()).number for _ in range(500)]
+    steps = [b - a for a, b in zip(numbers, numbers[1:])]
+    assert all(1 <= step <= 10 for step in steps), steps
+    assert len(set(steps)) >= 8, "the steps vary"
+    assert numbers[-1] - numbers[0] > 2 * len(steps), "the count does not show: the mean step is about 5.5"
+    db = [int(conn.execute("SELECT ser_hide.next_serial('h', %s, 'UTC')", (fmt,)).fetchone()[0][-9:]) for _ in range(200)]
+    db_steps = [b - a for a, b in zip(db, db[1:])]
+    assert all(1 <= step <= 10 for step in db_steps) and len(set(db_steps)) >= 8, db_steps
+    assert not set(db) & set(numbers)
+
+
+FORKED = """
+import os, sys, json
+from shardid.segments import Serials
+s = Serials(sys.argv[1], "f", "F-{seq:6}", zone="UTC", schema="ser_fork", min_size=100, max_size=100)
+parent = [s.next_serial() for _ in range(5)]
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    child = [s.next_serial() for _ in range(5)]  # the parent's segment is the parent's
+    os.write(w, json.dumps(child).encode())
+    os._exit(0)
+os.close(w)
+child = json.loads(os.read(r, 65536))
+os.waitpid(pid, 0)
+parent += [s.next_serial() for _ in range(5)]
+s.close()
+print(json.dumps({"parent": parent, "child": child}))
+"""
+
+
+def test_a_forked_child_takes_serials_of_its_own(cluster: Any, conn: Any) -> None:
+    install(conn, "ser_fork")
+    create_serial(conn, "f", "F-{seq:6}", zone="UTC", schema="ser_fork")
+    done = subprocess.run([sys.executable, "-c", FORKED, cluster.dsn], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert len(got["child"]) == 5 and len(got["parent"]) == 10
+    assert not set(got["child"]) & set(got["parent"]), got
+    assert got["parent"][:5] == [f"F-{n:06}" for n in range(1, 6)]
