@@ -254,7 +254,10 @@ pub enum SerialFillError {
     Segment(FillError),
 }
 
-/// The serial numbers of one tag in one process: see the [module](self) docs. `Sync`: share
+/// The serial numbers of one tag in one process: two slots, each a [`SegmentAllocator`] for one
+/// period; a caller enters a slot by adding 1 to its users and reading its period and phase
+/// in one atomic step, so a slot is emptied (its rest given back) or set up for the next period
+/// only when nobody is inside it; periods only move forward. `Sync`: share
 /// it between threads.
 #[derive(Debug)]
 pub struct SerialAllocator {

@@ -1,4 +1,4 @@
-//! The PostgreSQL side of business serial numbers ([`crate::serial`], feature `serial`):
+//! The PostgreSQL side of business serial numbers (`shardid::serial`, feature `serial`):
 //! rendered with the segments' DDL ([`super::Segments`]), in the same schema, on the same rows.
 //!
 //! - `<schema>.create_serial(tag, format, zone, canonical, shape, pieces, width, reset,
@@ -84,8 +84,8 @@ impl<'a> SerialStatements<'a> {
     }
 
     /// Registers a serial tag; parameters `(tag, format, zone, canonical, shape, pieces,
-    /// width, reset, max_gap)` from [`crate::serial::SerialFormat`]'s
-    /// [`registration`](crate::serial::SerialFormat::registration).
+    /// width, reset, max_gap)` from `shardid::serial::SerialFormat::registration` (feature
+    /// `serial`).
     pub const fn create(&self) -> SchemaStatement<'a> {
         self.statement((
             "SELECT ",
