@@ -15,9 +15,8 @@ step "clippy (warnings are errors)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features alloc -- -D warnings
-cargo clippy --locked -p shardid --features postgres --all-targets -- -D warnings
+cargo clippy --locked -p shardid --features postgres,serial --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings
-cargo clippy --locked -p shardid --features serial,postgres --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features serial -- -D warnings
 
 step "no_std builds: bare metal without 64-bit atomics, and WebAssembly"

@@ -656,12 +656,16 @@ mod loom_models {
     use crate::segment::{Segment, SizePolicy};
     use crate::serial::SerialFormat;
 
-    /// Every interleaving with at most 2 preemptions: the segment allocators' atomics make
-    /// each step long, and 3 took minutes a model.
-    fn model(f: impl Fn() + Sync + Send + 'static) {
+    /// Every interleaving with at most `bound` preemptions: the segment allocators' atomics
+    /// make each step long, and 3 took minutes a model.
+    fn model_with(bound: usize, f: impl Fn() + Sync + Send + 'static) {
         let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(2);
+        builder.preemption_bound = Some(bound);
         builder.check(f);
+    }
+
+    fn model(f: impl Fn() + Sync + Send + 'static) {
+        model_with(2, f);
     }
 
     /// 2026-11-25T00:00Z, and a day.
@@ -776,7 +780,9 @@ mod loom_models {
     /// period (day 2) over the newer one: periods only move forward.
     #[test]
     fn loom_a_stalled_switch_does_not_move_periods_back() {
-        model(|| {
+        // One preemption is all the stall needs (the stalled thread is preempted once, right
+        // after it read the current period; the other runs to its end): 2 took ~100 s.
+        model_with(1, || {
             let db: Db = Arc::new(Mutex::new(BTreeMap::new()));
             let a = Arc::new(allocator());
             let mut serials = alloc::vec![issue(&a, &db, DAY0)];
