@@ -726,9 +726,9 @@ pub struct SerialFormat {
     check_at: Option<usize>,
     digits: Vec<(usize, usize)>,
     /// Parsing's layout: each literal piece `(start, end)` in `literals` and its byte offset in
-    /// a serial; each field, its byte offset and its position in characters.
+    /// a serial; each field, its byte offset, its position in characters and its width.
     literal_at: Vec<(usize, usize, usize)>,
-    field_at: Vec<(Field, usize, usize)>,
+    field_at: Vec<(Field, usize, usize, usize)>,
     /// The serial of the last local hour (or day, month, year: the finest field shown) asked
     /// for, with zeros for the number: most serials are that text with the number written in.
     template: Template,
@@ -787,7 +787,7 @@ impl SerialFormat {
                     if field != Field::Check {
                         digits.push((at, width));
                     }
-                    field_at.push((field, at, chars));
+                    field_at.push((field, at, chars, width));
                     (width, width)
                 }
             };
@@ -1184,7 +1184,7 @@ impl SerialFormat {
     /// fields are, the right check digit), with their positions in characters; `None` for
     /// anything else. The fast path of [`SerialFormat::parse`], on the format's fixed layout.
     #[inline]
-    fn scan(&self, bytes: &[u8]) -> Option<[Option<(u64, usize)>; 8]> {
+    fn scan(&self, bytes: &[u8]) -> Option<Values> {
         if bytes.len() != self.len {
             return None;
         }
@@ -1194,24 +1194,25 @@ impl SerialFormat {
                 return None;
             }
         }
-        let mut values = [None::<(u64, usize)>; 8];
+        let mut values = Values::default();
         let mut luhn = Luhn::default();
-        for &(field, at, chars) in &self.field_at {
+        let checked = self.check_at.is_some();
+        for &(field, at, chars, width) in &self.field_at {
             let mut value = 0u64;
-            for &b in &bytes[at..at + self.field_width(field)] {
+            for &b in &bytes[at..at + width] {
                 let digit = b.wrapping_sub(b'0');
                 if digit > 9 {
                     return None;
                 }
                 value = value * 10 + u64::from(digit);
-                if self.check_at.is_some() && field != Field::Check {
+                if checked && field != Field::Check {
                     luhn.push(digit);
                 }
             }
             if field == Field::Check && u64::from(luhn.check_digit()) != value {
                 return None;
             }
-            values[field as usize] = Some((value, chars));
+            values.set(field, value, chars);
         }
         Some(values)
     }
@@ -1240,7 +1241,7 @@ impl SerialFormat {
         let mut at = 0; // bytes
         let mut chars = 0;
         let mut luhn = Luhn::default();
-        let mut values = [None::<(u64, usize)>; 8];
+        let mut values = Values::default();
         for piece in &self.pieces {
             match *piece {
                 Piece::Literal { start, end } => {
@@ -1291,7 +1292,7 @@ impl SerialFormat {
                             luhn.push(d - b'0');
                         }
                     }
-                    values[field as usize] = Some((value, chars));
+                    values.set(field, value, chars);
                     at += width;
                     chars += width;
                 }
@@ -1352,8 +1353,8 @@ impl SerialFormat {
     /// Checks the fields' values of a parsed serial: a real date, an hour that happens, the
     /// week of that date, a number from 1.
     #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)] // 2 or 4 digits
-    fn check_values(&self, values: &[Option<(u64, usize)>; 8]) -> Result<Parsed, SerialError> {
-        let get = |f: Field| values[f as usize];
+    fn check_values(&self, values: &Values) -> Result<Parsed, SerialError> {
+        let get = |f: Field| values.get(f);
         let year = get(Field::Year4)
             .map(|(y, at)| (y as i32, at))
             .or_else(|| get(Field::Year2).map(|(y, at)| (2000 + y as i32, at)));
@@ -1458,6 +1459,31 @@ impl SerialFormat {
 impl Display for SerialFormat {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
+    }
+}
+
+/// The fields of a serial being parsed: each one's value and position in characters, and
+/// which are there (compact: parsing copies it around).
+#[derive(Clone, Copy, Default)]
+struct Values {
+    value: [u64; 8],
+    at: [u32; 8],
+    shown: u8,
+}
+
+impl Values {
+    #[inline]
+    fn set(&mut self, field: Field, value: u64, at: usize) {
+        let i = field as usize;
+        self.value[i] = value;
+        self.at[i] = u32::try_from(at).unwrap_or(u32::MAX);
+        self.shown |= 1 << i;
+    }
+
+    #[inline]
+    fn get(&self, field: Field) -> Option<(u64, usize)> {
+        let i = field as usize;
+        (self.shown & (1 << i) != 0).then(|| (self.value[i], self.at[i] as usize))
     }
 }
 
