@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use napi::bindgen_prelude::Unknown;
-use napi::{Env, Result};
+use napi::{Env, JsValue, Result};
 use napi_derive::napi;
 use shardid::args::Arg;
 use shardid::segment::{Segment, SizePolicy};
@@ -185,12 +185,63 @@ pub fn set_serial_buffer(env: &Env, buffer: Unknown<'_>) -> Result<()> {
 }
 
 /// Parses a serial of a format (index) into the parse buffer; throws `INVALID_SERIAL`.
-#[napi]
-pub fn serial_parse_into(env: &Env, index: u32, serial: String) -> Result<()> {
+#[napi(ts_args_type = "index: number, serial: string")]
+pub fn serial_parse_into(env: &Env, index: u32, serial: Unknown<'_>) -> Result<()> {
     guard(env, || {
-        let p = format_of(env, index)?
-            .parse(&serial)
-            .map_err(|e| serial_error(env, &e))?;
+        let format = format_of(env, index)?;
+        // Into a buffer on the stack: a serial is at most 64 bytes, and most calls are
+        // serials. A longer string is read whole, for the error's length.
+        let mut buf = [0u8; 80];
+        let mut len = 0usize;
+        // SAFETY: `serial` is a live value of this env; the buffer and its length are valid
+        // (napi writes at most `buf.len() - 1` bytes and a NUL).
+        let status = unsafe {
+            napi::sys::napi_get_value_string_utf8(
+                env.raw(),
+                serial.raw(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &raw mut len,
+            )
+        };
+        if status != napi::sys::Status::napi_ok {
+            return Err(invalid_argument(
+                env,
+                Class::Type,
+                "serial",
+                "must be a string",
+            ));
+        }
+        let mut long = Vec::new();
+        let text = if len + 1 < buf.len() {
+            &buf[..len]
+        } else {
+            // SAFETY: as above; a null buffer asks for the length only.
+            unsafe {
+                napi::sys::napi_get_value_string_utf8(
+                    env.raw(),
+                    serial.raw(),
+                    std::ptr::null_mut(),
+                    0,
+                    &raw mut len,
+                );
+            }
+            long.resize(len + 1, 0);
+            // SAFETY: as above, into a buffer of `len + 1` bytes.
+            unsafe {
+                napi::sys::napi_get_value_string_utf8(
+                    env.raw(),
+                    serial.raw(),
+                    long.as_mut_ptr().cast(),
+                    long.len(),
+                    &raw mut len,
+                );
+            }
+            &long[..len]
+        };
+        // napi writes UTF-8 (a lone surrogate as U+FFFD): never invalid here.
+        let text = std::str::from_utf8(text).unwrap_or("");
+        let p = format.parse(text).map_err(|e| serial_error(env, &e))?;
         let (out, len) = PARSED.with(std::cell::Cell::get);
         if out.is_null() || len < 7 {
             return Err(invalid_argument(
