@@ -1195,24 +1195,19 @@ impl SerialFormat {
             }
         }
         let mut values = Values::default();
-        let mut luhn = Luhn::default();
-        let checked = self.check_at.is_some();
         for &(field, at, chars, width) in &self.field_at {
-            let mut value = 0u64;
-            for &b in &bytes[at..at + width] {
-                let digit = b.wrapping_sub(b'0');
-                if digit > 9 {
-                    return None;
-                }
-                value = value * 10 + u64::from(digit);
-                if checked && field != Field::Check {
-                    luhn.push(digit);
+            values.set(field, digits(&bytes[at..at + width])?, chars);
+        }
+        if let Some(at) = self.check_at {
+            let mut luhn = Luhn::default();
+            for &(start, len) in &self.digits {
+                for &digit in &bytes[start..start + len] {
+                    luhn.push(digit - b'0');
                 }
             }
-            if field == Field::Check && u64::from(luhn.check_digit()) != value {
+            if bytes[at] - b'0' != luhn.check_digit() {
                 return None;
             }
-            values.set(field, value, chars);
         }
         Some(values)
     }
@@ -1485,6 +1480,36 @@ impl Values {
         let i = field as usize;
         (self.shown & (1 << i) != 0).then(|| (self.value[i], self.at[i] as usize))
     }
+}
+
+/// The value of ASCII digits (at most 19), or `None` if one is not a digit: eight at a time
+/// with SWAR (simdjson's check and conversion on a little-endian `u64`), the rest one by one.
+#[inline]
+fn digits(mut bytes: &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    while let Some((chunk, rest)) = bytes.split_first_chunk::<8>() {
+        let v = u64::from_le_bytes(*chunk);
+        let high = v & 0xF0F0_F0F0_F0F0_F0F0;
+        let carried = v.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0;
+        if high | (carried >> 4) != 0x3333_3333_3333_3333 {
+            return None;
+        }
+        // Pairs, then fours, then eight: the first digit is the lowest byte.
+        let v = v & 0x0F0F_0F0F_0F0F_0F0F;
+        let v = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+        let v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_FFFF_0000_FFFF;
+        let v = (v.wrapping_mul(10_000) + (v >> 32)) & 0xFFFF_FFFF;
+        value = value * 100_000_000 + v;
+        bytes = rest;
+    }
+    for &b in bytes {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value * 10 + u64::from(digit);
+    }
+    Some(value)
 }
 
 /// A running Luhn sum over digits whose positions are counted from the right, kept for both
@@ -1784,6 +1809,45 @@ fn parse_format(format: &str) -> Result<SerialFormat, SerialError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digits_eight_at_a_time_agree_with_one_by_one() {
+        for text in [
+            "0",
+            "7",
+            "12345678",
+            "99999999",
+            "00000001",
+            "123456789012345678",
+            "1000000000000000000",
+            "2026112512",
+            "0000000000000000",
+        ] {
+            assert_eq!(
+                digits(text.as_bytes()),
+                Some(text.parse().unwrap()),
+                "{text}"
+            );
+        }
+        for bad in [
+            "1234567a",
+            "a2345678",
+            "1234 678",
+            "12345678/",
+            ":2345678",
+            "123456789012345/",
+        ] {
+            assert_eq!(digits(bad.as_bytes()), None, "{bad}");
+        }
+        // Every byte in every position of an 8-byte chunk: only '0'..='9' pass.
+        for at in 0..8 {
+            for b in 0..=255u8 {
+                let mut text = *b"12345678";
+                text[at] = b;
+                assert_eq!(digits(&text).is_some(), b.is_ascii_digit(), "{b} at {at}");
+            }
+        }
+    }
 
     #[test]
     fn luhn_matches_the_published_examples() {
