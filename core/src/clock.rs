@@ -150,6 +150,7 @@ pub(crate) fn ticker_ms() -> Option<u64> {
 }
 
 /// The last precise reading of [`burst_now_ms`], to tell a burst (two in one millisecond).
+#[cfg(feature = "serial")]
 static LAST_PRECISE_MS: AtomicU64 = AtomicU64::new(0);
 
 /// The time as a caller making many things a millisecond reads it (serial numbers): the
@@ -157,6 +158,7 @@ static LAST_PRECISE_MS: AtomicU64 = AtomicU64::new(0);
 /// ticker when two readings fall in one millisecond. A caller in a burst calls
 /// [`refresh_ticker`] now and then (every 1,024 serials) to keep it running and repair its lag:
 /// between two refreshes a starved ticker dates things early, never late.
+#[cfg(feature = "serial")]
 #[inline]
 pub(crate) fn burst_now_ms() -> u64 {
     match ticker_ms() {
@@ -165,6 +167,7 @@ pub(crate) fn burst_now_ms() -> u64 {
     }
 }
 
+#[cfg(feature = "serial")]
 #[cold]
 fn precise_burst_ms() -> u64 {
     let precise = now_ms();
@@ -175,6 +178,7 @@ fn precise_burst_ms() -> u64 {
 }
 
 /// A precise reading for a ticker in use by [`burst_now_ms`]: keeps it running, repairs it.
+#[cfg(feature = "serial")]
 #[cold]
 pub(crate) fn refresh_ticker() {
     check_ticker(now_ms());
