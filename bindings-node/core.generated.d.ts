@@ -65,6 +65,16 @@ export type ErrorCode =
   | 'PUBLIC_ID_OVERFLOW'
   /** Public IDs: the text decodes to a value that is not an ID of the layout: made under */
   | 'PUBLIC_ID_MISMATCH'
+  /** Serials: a format that cannot be parsed, or that could print one serial twice. */
+  | 'INVALID_SERIAL_FORMAT'
+  /** Serials: a time zone that is not in the IANA tz database. */
+  | 'UNKNOWN_TIME_ZONE'
+  /** Serials: text that this format cannot have made (mistyped, or an impossible date). */
+  | 'INVALID_SERIAL'
+  /** Serials: the period's numbers went past the format's width; the next period starts at 1. */
+  | 'SERIAL_OVERFLOW'
+  /** Serials: the tag is registered in the database with another format or zone. */
+  | 'SERIAL_MISMATCH'
   /** The server a `mysql://` URL names did not answer as MySQL or MariaDB (no greeting in */
   | 'NOT_MYSQL'
   /** The object was closed (`close()`, or leaving its `with` / `using` block); it makes no */
@@ -105,6 +115,11 @@ export interface ErrorFields {
   UNKNOWN_KEY_VERSION: { readonly version: bigint }
   PUBLIC_ID_OVERFLOW: {  }
   PUBLIC_ID_MISMATCH: {  }
+  INVALID_SERIAL_FORMAT: { readonly position: bigint; readonly reason: string }
+  UNKNOWN_TIME_ZONE: { readonly zone: string }
+  INVALID_SERIAL: { readonly position: bigint; readonly reason: string }
+  SERIAL_OVERFLOW: { readonly tag: string; readonly max: bigint }
+  SERIAL_MISMATCH: { readonly tag: string; readonly reason: string }
   NOT_MYSQL: { readonly server: string; readonly reason: string }
   CLOSED: { readonly what: string }
   DATABASE_UNREACHABLE: { readonly reason: string }

@@ -37,6 +37,11 @@ const KINDS = [
   { number: 124, code: "UNKNOWN_KEY_VERSION", category: "input", fields: ["version"], text: [false], template: "the public ID was made with key version {version}, which is not held here" },
   { number: 125, code: "PUBLIC_ID_OVERFLOW", category: "input", fields: [], text: [], template: "the public ID's digits spell a value above 64 bits" },
   { number: 126, code: "PUBLIC_ID_MISMATCH", category: "input", fields: [], text: [], template: "the public ID is not one of these IDs: it was made under another key or type, or altered" },
+  { number: 130, code: "INVALID_SERIAL_FORMAT", category: "input", fields: ["position","reason"], text: [false,true], template: "invalid serial format at character {position}: {reason}" },
+  { number: 131, code: "UNKNOWN_TIME_ZONE", category: "input", fields: ["zone"], text: [true], template: "unknown time zone {zone}: not a name of the IANA tz database (such as Asia/Shanghai, America/New_York, UTC)" },
+  { number: 132, code: "INVALID_SERIAL", category: "input", fields: ["position","reason"], text: [false,true], template: "invalid serial at character {position}: {reason}" },
+  { number: 133, code: "SERIAL_OVERFLOW", category: "state", fields: ["tag","max"], text: [true,false], template: "no serial number left in {tag}: the format holds numbers up to {max}" },
+  { number: 134, code: "SERIAL_MISMATCH", category: "input", fields: ["tag","reason"], text: [true,true], template: "serial tag {tag} {reason}" },
   { number: 140, code: "NOT_MYSQL", category: "resource", fields: ["server","reason"], text: [true,true], template: "{server} did not answer as a MySQL or MariaDB server: {reason}" },
   { number: 160, code: "CLOSED", category: "usage", fields: ["what"], text: [true], template: "{what} was closed: make a new one" },
   { number: 161, code: "DATABASE_UNREACHABLE", category: "resource", fields: ["reason"], text: [true], template: "the database cannot be reached: {reason}" },
@@ -67,8 +72,8 @@ const ORDERS = ["time_shard_sequence","time_sequence_shard"]
 /** The reasons of the core's errors for an unknown preset or order name. */
 const UNKNOWN = {"preset":"there is no preset of that name: use INSTAGRAM, TWITTER, DISCORD or SONYFLAKE","order":"the order must be \"time_shard_sequence\" or \"time_sequence_shard\""}
 
-/** The SQLSTATEs the segments' and the dictionary's SQL raise (core/src/sql/). */
-const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002","unknownTopic":"SI003","topicDropped":"SI004"}
+/** The SQLSTATEs the segments', the serials' and the dictionary's SQL raise (core/src/sql/). */
+const SQLSTATES = {"unknownTag":"SI001","tagExhausted":"SI002","unknownTopic":"SI003","topicDropped":"SI004","invalidSerialFormat":"SI130","unknownTimeZone":"SI131","serialOverflow":"SI133","serialMismatch":"SI134"}
 
 /** Public IDs (core/src/public/): the encodings' names in the core's order
  * (`Encoding::ALL`), the reason an unknown name is refused with, and the longest text. */

@@ -500,6 +500,110 @@ export interface SegmentUnused {
   lost: string
 }
 
+/** Throws `INVALID_ARGUMENT` for a tag that is not a serial tag. */
+export declare function serialCheckTag(tag: string): void
+
+/** The properties of a format. */
+export declare function serialFormatInfo(index: number): SerialFormatInfo
+
+/** What a format is, for the JS class. */
+export interface SerialFormatInfo {
+  format: string
+  canonical: string
+  shape: string
+  zone: string
+  reset: string
+  width: number
+  maxNumber: string
+  length: number
+  /** `create_serial`'s pieces. */
+  pieces: Array<string>
+}
+
+/**
+ * A format's index (equal formats share one); throws `INVALID_SERIAL_FORMAT` or
+ * `UNKNOWN_TIME_ZONE`.
+ */
+export declare function serialFormatNew(format: string, zone: string): number
+
+/** Why a registration of `canonical` in `zone` does not fit the format, or `null`. */
+export declare function serialMismatch(index: number, canonical: string, zone: string): string | null
+
+/** The reason of a `SERIAL_MISMATCH` the database raised. */
+export declare function serialMismatchReason(message: string, tag: string): string
+
+/** Parses a serial of a format (index) into the parse buffer; throws `INVALID_SERIAL`. */
+export declare function serialParseInto(index: number, serial: string): void
+
+/** The period `unixMs` falls in. */
+export declare function serialPeriodAt(index: number, unixMs: unknown): string
+
+/** The serial of `number` at `unixMs`. */
+export declare function serialRender(index: number, number: unknown, unixMs: unknown): string
+
+/**
+ * A period to give back: its tag, the unused `first..end` (`count` numbers) and what is lost
+ * in any case.
+ */
+export interface SerialRest {
+  tag: string
+  first: string
+  end: string
+  count: string
+  lost: string
+}
+
+/** Every period's rest on close (and the allocator emptied). */
+export declare function serialsClose(index: number): Array<SerialRest>
+
+/** The fetch failed: the next one starts after a backoff. */
+export declare function serialsFetchFailed(index: number, token: number, size: number): void
+
+/** Whether a fetch is due or under way. */
+export declare function serialsFetching(index: number): boolean
+
+/** The period tag of a fetch's token. */
+export declare function serialsFetchPeriod(index: number, token: number): string
+
+/**
+ * Hands over the segment of the fetch `token` (decimal strings, as `pg` gives `int8`);
+ * `false` when its period was given up (the JS side gives the segment back).
+ */
+export declare function serialsFill(index: number, token: number, size: number, first: unknown, count: unknown, stride: unknown): boolean
+
+/**
+ * A new allocator of `tag` with a format (index), this size policy and volume hiding; its
+ * index.
+ */
+export declare function serialsNew(format: number, tag: string, minSize: unknown, maxSize: unknown, targetMs: unknown, maxGap: number): number
+
+/**
+ * The next serial at `unixMs`, or `null` when the period's segments are used up (a fetch
+ * that is due is signalled). Throws `SERIAL_OVERFLOW` and the format's refusals.
+ */
+export declare function serialsNext(index: number, unixMs: number): string | null
+
+/** The next serial now (the process clock, read as a burst reads it); as `serialsNext`. */
+export declare function serialsNextNow(index: number): string | null
+
+/** The statements for serials in `schema`. */
+export declare function serialSql(schema: string): SerialSql
+
+/** The statements a serial driver sends (`$n` parameters, for `pg`). */
+export interface SerialSql {
+  /** `(tag)` → one row `(canonical, zone, max_gap)`. */
+  info: string
+  /** `(tag, period, size)` → one row `(first, count, stride)`. */
+  take: string
+  /** `(period tag, first, end)` → one boolean. */
+  giveBack: string
+  /** `(tag, format, zone, canonical, shape, pieces, width, reset, max_gap)`. */
+  create: string
+}
+
+/** The retired periods waiting to be given back (and the queue emptied). */
+export declare function serialsRests(index: number): Array<SerialRest>
+
 /**
  * Registers this thread's decode buffer: a `Float64Array` of 3 that the caller keeps alive
  * and private for as long as the module is loaded.
@@ -511,6 +615,12 @@ export declare function setDecodeBuffer(buffer: Float64Array): void
  * V8 never moves an `ArrayBuffer`'s backing store).
  */
 export declare function setSegmentSignal(signal: Float64Array): void
+
+/**
+ * Registers this thread's parse buffer (a `Float64Array` of 8, kept alive by the caller: V8
+ * never moves an `ArrayBuffer`'s backing store).
+ */
+export declare function setSerialBuffer(buffer: Float64Array): void
 
 /** `key % logicalShards`, checked against the layout. */
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number

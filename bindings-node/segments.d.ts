@@ -53,3 +53,93 @@ export declare function denseIds(options: DenseIdsOptions): Promise<DenseIds>
  * of `servers`.
  */
 export declare function ddl(schema?: string, options?: { servers?: number; index?: number }): string
+/** A serial parsed back: its number, its period and the fields it shows (`null`: not shown). */
+export interface ParsedSerial {
+  number: bigint
+  /** `'2026-11-25'`, `'2026-11'`, `'2026'`, or `''` for a format that never resets. */
+  period: string
+  year: number | null
+  month: number | null
+  day: number | null
+  hour: number | null
+  week: number | null
+}
+
+/** A serial format in an IANA time zone, parsed and checked once. */
+export declare class SerialFormat {
+  /** Throws `INVALID_SERIAL_FORMAT` (with the problem's `position`) or `UNKNOWN_TIME_ZONE`. */
+  constructor(format: string, zone: string)
+  readonly format: string
+  /** The format with its reset written out (`{seq:6:day}`). */
+  readonly canonical: string
+  /** The zone's canonical name. */
+  readonly zone: string
+  readonly reset: 'never' | 'year' | 'month' | 'day'
+  readonly width: number
+  readonly maxNumber: bigint
+  /** Every serial's length in characters. */
+  readonly length: number
+  /** The serial of `number` issued at `unixMs`. */
+  render(number: U64Input, unixMs: U64Input): string
+  /** Throws `INVALID_SERIAL` for text this format cannot have made. */
+  parse(serial: string): ParsedSerial
+  /** The period `unixMs` falls in. */
+  periodAt(unixMs: U64Input): string
+}
+
+export interface SerialsOptions {
+  connectionString?: string
+  /** An unconnected `pg.Client` it then owns. */
+  client?: unknown
+  /** The serial tag, registered with `createSerial`. */
+  tag: string
+  /** E.g. `'ORD-{yyyy}{MM}{dd}-{seq:6}'`. */
+  format: string
+  /** An IANA time zone, e.g. `'Asia/Shanghai'`. */
+  zone: string
+  schema?: string
+  minSize?: U64Input
+  maxSize?: U64Input
+  targetMs?: U64Input
+  waitMs?: number
+}
+
+/** The serial numbers of one tag, from segments of PostgreSQL. */
+export declare class Serials {
+  private constructor()
+  readonly tag: string
+  readonly format: SerialFormat
+  waitMs: number
+  /** Numbers taken and neither issued nor given back. */
+  readonly skipped: bigint
+  readonly fetches: number
+  /** The next serial now; throws `SEGMENT_UNAVAILABLE` while the period's segment is being fetched. */
+  nextSerial(): string
+  /** The next serial issued at `unixMs` (a number of ms). */
+  nextSerialAt(unixMs: number): string
+  /** The next serial, waiting at most `waitMs` for the period's segment. */
+  nextSerialAsync(unixMs?: number): Promise<string>
+  nextSerialAtAsync(unixMs: number): Promise<string>
+  parse(serial: string): ParsedSerial
+  render(number: U64Input, unixMs: U64Input): string
+  /** Gives every period's rest back and ends the connection. */
+  close(): Promise<void>
+}
+
+/** Rejects with `UNKNOWN_TAG` for a tag never registered, `SERIAL_MISMATCH` for one registered otherwise. */
+export declare function serials(options: SerialsOptions): Promise<Serials>
+
+export interface CreateSerialOptions {
+  connectionString?: string
+  /** A connected `pg.Client`, used as it is. */
+  client?: unknown
+  tag: string
+  format: string
+  zone: string
+  schema?: string
+  /** Volume hiding: each number a random 1 to `maxGap` above the previous one (default 1). */
+  maxGap?: number
+}
+
+/** Registers a serial tag once; rejects with `SERIAL_MISMATCH` for a tag registered otherwise. */
+export declare function createSerial(options: CreateSerialOptions): Promise<void>

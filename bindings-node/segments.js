@@ -334,3 +334,328 @@ function ddl(schema = 'seg', { servers = 1, index = 0 } = {}) {
 }
 
 module.exports = { denseIds, DenseIds, ddl }
+
+// Business serial numbers (ORD-20261125-000123): the core's formats, and its allocator of
+// periods (a tag per period, from the same segments), driven here with `pg`.
+
+const SERIAL_SECRET = Symbol('shardid.serials')
+
+/**
+ * `new SerialFormat('ORD-{yyyy}{MM}{dd}-{seq:6}', 'Asia/Shanghai')`: a serial format in an IANA
+ * time zone, parsed and checked once (`INVALID_SERIAL_FORMAT`, `UNKNOWN_TIME_ZONE`).
+ */
+// The addon writes a parsed serial here (see src/serial.rs: serialParseInto).
+const parsed = new Float64Array(8)
+native.setSerialBuffer(parsed)
+const field = (v) => (v < 0 ? null : v)
+const pad = (v, n) => String(v).padStart(n, '0')
+
+class SerialFormat {
+  constructor(format, zone) {
+    if (typeof format !== 'string' || typeof zone !== 'string') {
+      throw makeError('INVALID_ARGUMENT', { argument: 'format', reason: 'and zone must be strings' }, TypeError)
+    }
+    this._index = native.serialFormatNew(format, zone)
+    const info = native.serialFormatInfo(this._index)
+    /** The format as given. */
+    this.format = info.format
+    /** The format with its reset written out (`{seq:6:day}`). */
+    this.canonical = info.canonical
+    /** The zone's canonical name. */
+    this.zone = info.zone
+    /** `'never'`, `'year'`, `'month'` or `'day'`. */
+    this.reset = info.reset
+    /** The number's width in digits. */
+    this.width = info.width
+    /** The largest number a serial holds (a bigint). */
+    this.maxNumber = BigInt(info.maxNumber)
+    /** Every serial's length in characters. */
+    this.length = info.length
+    this._registration = info
+    this._last = { key: -1, period: '' } // the last period's text (parse)
+    Object.freeze(this)
+  }
+
+  /** The serial of `number` issued at `unixMs` (time as an argument: tests, replay). */
+  render(number, unixMs) {
+    return native.serialRender(this._index, number, unixMs)
+  }
+
+  /** A serial parsed back: `{ number (bigint), period, year, month, day, hour, week }`; throws `INVALID_SERIAL`. */
+  parse(serial) {
+    native.serialParseInto(this._index, serial)
+    const hi = parsed[0]
+    const year = parsed[2]
+    const month = parsed[3]
+    const day = parsed[4]
+    const number = hi === 0 ? BigInt(parsed[1]) : (BigInt(hi) << 32n) | BigInt(parsed[1])
+    // The period's text, made once per period (serials parsed together are mostly of one).
+    const last = this._last
+    const key = year * 10000 + month * 100 + day
+    if (last.key !== key) {
+      let period = ''
+      if (this.reset !== 'never') period = pad(year, 4)
+      if (this.reset === 'month' || this.reset === 'day') period += '-' + pad(month, 2)
+      if (this.reset === 'day') period += '-' + pad(day, 2)
+      last.key = key
+      last.period = period
+    }
+    return { number, period: last.period, year: field(year), month: field(month), day: field(day), hour: field(parsed[5]), week: field(parsed[6]) }
+  }
+
+  /** The period `unixMs` falls in (`'2026-11-25'`, `'2026-11'`, `'2026'`, `''`). */
+  periodAt(unixMs) {
+    return native.serialPeriodAt(this._index, unixMs)
+  }
+}
+
+/** The error of a database refusal of a serial tag, as its kind (the rest as it is). */
+function serialDatabaseError(err, tag, zone) {
+  if (err.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag })
+  if (err.code === SQLSTATES.serialMismatch) {
+    return makeError('SERIAL_MISMATCH', { tag, reason: native.serialMismatchReason(err.message, tag) })
+  }
+  if (err.code === SQLSTATES.unknownTimeZone) return makeError('UNKNOWN_TIME_ZONE', { zone })
+  return err
+}
+
+class Serials {
+  constructor(secret, { client, tag, format, index, sql, waitMs }) {
+    if (secret !== SERIAL_SECRET) {
+      throw makeError('INVALID_ARGUMENT', { argument: 'Serials', reason: 'is made by serials() from shardid/segments' }, TypeError)
+    }
+    this.tag = tag
+    /** The SerialFormat. */
+    this.format = format
+    this.waitMs = waitMs
+    /** Numbers taken and neither issued nor given back by this allocator. */
+    this.skipped = 0n
+    /** Segments fetched. */
+    this.fetches = 0
+    this._client = client
+    this._broken = false
+    this._index = index
+    this._sql = sql
+    this._closed = false
+    this._error = null
+    this._inFlight = null
+    this._givingBack = null
+    client.on('error', (err) => { this._error = err; this._broken = true })
+  }
+
+  // Starts what the addon signalled: the fetch that became due, periods to give back.
+  _due() {
+    const size = signal[0]
+    if (size >= 0) {
+      const token = signal[1]
+      signal[0] = -1
+      this._inFlight = this._fetch(token, size).finally(() => { this._inFlight = null })
+    }
+    if (signal[2] > 0) {
+      signal[2] = -1
+      const rests = native.serialsRests(this._index)
+      const previous = this._givingBack ?? Promise.resolve()
+      this._givingBack = previous.then(() => this._giveBack(rests))
+    }
+  }
+
+  async _connection() {
+    if (!this._broken) return this._client
+    const old = this._client
+    old.end().catch(() => {})
+    const pg = require('pg')
+    const client = new pg.Client(old.connectionParameters)
+    client.on('error', (err) => { this._error = err; this._broken = true })
+    await client.connect()
+    this._client = client
+    this._broken = false
+    return client
+  }
+
+  async _fetch(token, size) {
+    try {
+      const period = native.serialsFetchPeriod(this._index, token)
+      const client = await this._connection()
+      const { rows } = await client.query({ text: this._sql.take, values: [this.tag, period, String(size)], rowMode: 'array' })
+      const [first, count, stride] = rows[0]
+      if (native.serialsFill(this._index, token, size, String(first), String(count), String(stride))) {
+        this.fetches += 1
+        this._error = null
+      } else {
+        // The period was given up meanwhile: its segment goes back.
+        const tag = period === '' ? this.tag : `${this.tag}@${period}`
+        await this._giveBack([{ tag, first: String(first), end: String(BigInt(first) + BigInt(count) * BigInt(stride)), count: String(count), lost: '0' }])
+      }
+    } catch (err) {
+      if (sessionLost(err)) this._broken = true
+      native.serialsFetchFailed(this._index, token, size)
+      this._error = err
+    }
+  }
+
+  async _giveBack(rests) {
+    for (const rest of rests) {
+      this.skipped += BigInt(rest.lost)
+      if (rest.count === '0') continue
+      let returned = false
+      try {
+        const client = await this._connection()
+        const { rows } = await client.query({ text: this._sql.giveBack, values: [rest.tag, rest.first, rest.end], rowMode: 'array' })
+        returned = rows[0][0] === true
+      } catch (err) {
+        if (sessionLost(err)) this._broken = true // a server that is down keeps the rest: a hole
+      }
+      if (!returned) this.skipped += BigInt(rest.count)
+    }
+  }
+
+  _failure() {
+    if (this._closed) return unavailable(this.tag, 'the allocator was closed')
+    if (this._error && this._error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag })
+    const reason = `the database did not answer within ${this.waitMs} ms` + (this._error ? ` (${this._error.message})` : '')
+    const err = unavailable(this.tag, reason)
+    if (this._error) err.cause = this._error
+    return err
+  }
+
+  _next(unixMs) {
+    if (this._closed) throw this._failure()
+    const serial = unixMs === undefined ? native.serialsNextNow(this._index) : native.serialsNext(this._index, unixMs)
+    this._due()
+    return serial
+  }
+
+  /**
+   * The next serial, now, synchronously from memory. Throws `SEGMENT_UNAVAILABLE` when the
+   * period has no segment yet (its first serial after midnight: its segment is being fetched)
+   * or both are used up: retry, or use `nextSerialAsync`.
+   */
+  nextSerial() {
+    const serial = this._next()
+    if (serial === null) throw this._failure()
+    return serial
+  }
+
+  /** The next serial issued at `unixMs` (a number: a scripted clock, a replay), synchronously. */
+  nextSerialAt(unixMs) {
+    const serial = this._next(unixMs)
+    if (serial === null) throw this._failure()
+    return serial
+  }
+
+  /** The next serial, waiting (at most `waitMs`) for the period's segment. */
+  async nextSerialAsync(unixMs) {
+    const deadline = Date.now() + this.waitMs
+    for (;;) {
+      const serial = this._next(unixMs)
+      if (serial !== null) return serial
+      if ((this._error && this._error.code === SQLSTATES.unknownTag) || Date.now() >= deadline) throw this._failure()
+      await (this._inFlight ?? new Promise((resolve) => setTimeout(resolve, 5)))
+    }
+  }
+
+  /** As `nextSerialAsync`, issued at `unixMs`. */
+  nextSerialAtAsync(unixMs) {
+    return this.nextSerialAsync(unixMs)
+  }
+
+  /** A serial of this format parsed back. */
+  parse(serial) {
+    return this.format.parse(serial)
+  }
+
+  /** The serial of `number` at `unixMs`, by this format (nothing is taken). */
+  render(number, unixMs) {
+    return this.format.render(number, unixMs)
+  }
+
+  /** Gives every period's rest back and ends the connection; later calls throw `SEGMENT_UNAVAILABLE`. */
+  async close() {
+    if (this._closed) return
+    this._closed = true
+    if (this._inFlight) await this._inFlight
+    if (this._givingBack) await this._givingBack
+    try {
+      await this._giveBack(native.serialsClose(this._index))
+    } finally {
+      await this._client.end().catch(() => {})
+    }
+  }
+}
+if (Symbol.asyncDispose) Serials.prototype[Symbol.asyncDispose] = Serials.prototype.close
+
+/** A `pg.Client` for `options`: its own `client`, or one for `connectionString`. */
+function clientFor(o) {
+  if (o.client) return o.client
+  let pg
+  try {
+    pg = require('pg')
+  } catch {
+    throw makeError('UNSUPPORTED', { reason: 'shardid/segments needs the pg package: npm install pg' })
+  }
+  return new pg.Client({ connectionString: o.connectionString })
+}
+
+/**
+ * `await serials({ connectionString, tag, format, zone, schema = 'seg', minSize = 1000,
+ * maxSize = 1000000, targetMs = 60000, waitMs = 5000 })`: the serials of `tag`, registered
+ * (`createSerial`) with `format` in `zone`; rejects with `UNKNOWN_TAG` for a tag never
+ * registered and `SERIAL_MISMATCH` for one registered otherwise.
+ */
+async function serials(options) {
+  const o = options ?? {}
+  const format = new SerialFormat(o.format, o.zone)
+  native.serialCheckTag(o.tag)
+  const sql = native.serialSql(o.schema ?? 'seg')
+  const client = clientFor(o)
+  await client.connect()
+  let registered
+  try {
+    const { rows } = await client.query({ text: sql.info, values: [o.tag], rowMode: 'array' })
+    registered = rows[0]
+  } catch (err) {
+    await client.end().catch(() => {})
+    throw serialDatabaseError(err, o.tag, format.zone)
+  }
+  const [canonical, zone, maxGap] = registered
+  const reason = native.serialMismatch(format._index, canonical, zone)
+  if (reason !== null) {
+    await client.end().catch(() => {})
+    throw makeError('SERIAL_MISMATCH', { tag: o.tag, reason })
+  }
+  const index = native.serialsNew(format._index, o.tag, o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, maxGap)
+  return new Serials(SERIAL_SECRET, { client, tag: o.tag, format, index, sql, waitMs: o.waitMs ?? 5000 })
+}
+
+/**
+ * `await createSerial({ connectionString | client, tag, format, zone, schema = 'seg', maxGap = 1 })`:
+ * registers the serial tag once (again alike: nothing); a `client` given is used as it is (not
+ * ended). Rejects with `SERIAL_MISMATCH` for a tag registered otherwise, or a format another
+ * tag prints.
+ */
+async function createSerial(options) {
+  const o = options ?? {}
+  const format = new SerialFormat(o.format, o.zone)
+  native.serialCheckTag(o.tag)
+  const maxGap = o.maxGap ?? 1
+  if (!Number.isInteger(maxGap) || maxGap < 1 || maxGap > 2 ** 31 - 1) {
+    throw makeError('INVALID_ARGUMENT', { argument: 'maxGap', reason: 'must be an integer from 1 to 2^31 - 1' })
+  }
+  const sql = native.serialSql(o.schema ?? 'seg')
+  const r = format._registration
+  const own = !o.client
+  const client = clientFor(o)
+  if (own) await client.connect()
+  try {
+    await client.query(sql.create, [o.tag, format.format, format.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap])
+  } catch (err) {
+    throw serialDatabaseError(err, o.tag, format.zone)
+  } finally {
+    if (own) await client.end().catch(() => {})
+  }
+}
+
+module.exports.SerialFormat = SerialFormat
+module.exports.Serials = Serials
+module.exports.serials = serials
+module.exports.createSerial = createSerial

@@ -202,6 +202,28 @@ enum shardid_status
    * The database could not be reached. Not returned by the C API.
    */
   SHARDID_ERR_DATABASE_UNREACHABLE = 161,
+  /**
+   * Serials: a format that cannot be parsed or could print one serial twice.
+   */
+  SHARDID_ERR_INVALID_SERIAL_FORMAT = 130,
+  /**
+   * Serials: a time zone that is not in the IANA tz database.
+   */
+  SHARDID_ERR_UNKNOWN_TIME_ZONE = 131,
+  /**
+   * Serials: text that the format cannot have made (mistyped, a wrong check digit, an
+   * impossible date).
+   */
+  SHARDID_ERR_INVALID_SERIAL = 132,
+  /**
+   * Serials: a number past the format's width.
+   */
+  SHARDID_ERR_SERIAL_OVERFLOW = 133,
+  /**
+   * Serials: the tag is registered in the database with another format or zone. Not
+   * returned by the C API (C programs call the database's functions with libpq).
+   */
+  SHARDID_ERR_SERIAL_MISMATCH = 134,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -299,6 +321,12 @@ typedef struct shardid_lease shardid_lease;
 typedef struct shardid_public_ids shardid_public_ids;
 
 /**
+ * A serial format in a time zone, parsed and checked once (`shardid_serial_format_new`).
+ * Immutable and thread-safe; free it with `shardid_serial_format_free`.
+ */
+typedef struct shardid_serial_format shardid_serial_format;
+
+/**
  * A generator's policy for clocks that move back and sequences that run out.
  */
 typedef struct shardid_options {
@@ -371,6 +399,42 @@ typedef struct shardid_parts {
    */
   uint64_t sequence;
 } shardid_parts;
+
+/**
+ * A serial parsed back: its number, its period (`"2026-11-25"`, `"2026-11"`, `"2026"`, or
+ * `""` for a format that never resets, NUL-terminated) and the fields it shows (-1 for a field
+ * it does not show).
+ */
+typedef struct shardid_parsed_serial {
+  /**
+   * The number.
+   */
+  uint64_t number;
+  /**
+   * The period it counts in, NUL-terminated.
+   */
+  char period[11];
+  /**
+   * The year shown (`{yy}` read as 2000-2099), or -1.
+   */
+  int32_t year;
+  /**
+   * The month shown, or -1.
+   */
+  int8_t month;
+  /**
+   * The day shown, or -1.
+   */
+  int8_t day;
+  /**
+   * The hour shown, or -1.
+   */
+  int8_t hour;
+  /**
+   * The ISO week shown, or -1.
+   */
+  int8_t week;
+} shardid_parsed_serial;
 
 #ifdef __cplusplus
 extern "C" {
@@ -939,6 +1003,76 @@ shardid_status shardid_public_check(const char *prefix,
                                     const char *text,
                                     size_t text_len,
                                     uint32_t *out_version);
+
+/**
+ * Parses `format` (e.g. `"ORD-{yyyy}{MM}{dd}-{seq:6}"`) in the IANA zone `zone` (e.g.
+ * `"Asia/Shanghai"`) and writes the format to `*out_format`; free it with
+ * `shardid_serial_format_free`.
+ *
+ * `SHARDID_ERR_INVALID_SERIAL_FORMAT` for a format that cannot be parsed or could print one
+ * serial twice, `SHARDID_ERR_UNKNOWN_TIME_ZONE`, `SHARDID_ERR_INVALID_ARGUMENT` for text that
+ * is not UTF-8. (The other bindings also give the problem's position and reason.)
+ *
+ * # Safety
+ * `format` and `zone` are null or NUL-terminated strings; `out_format` is null or valid for
+ * writing a pointer.
+ */
+shardid_status shardid_serial_format_new(const char *format,
+                                         const char *zone,
+                                         struct shardid_serial_format **out_format);
+
+/**
+ * Frees a format. `NULL` is ignored.
+ *
+ * # Safety
+ * `format` is null or a pointer returned by `shardid_serial_format_new` that has not been
+ * freed, and no other thread is using it.
+ */
+void shardid_serial_format_free(struct shardid_serial_format *format);
+
+/**
+ * The length in bytes of every serial of `format` (without the NUL): a buffer of this plus 1
+ * holds any of them (at most 64 + 1).
+ *
+ * # Safety
+ * `format` is null or a live format; `out_len` is null or valid for writing.
+ */
+shardid_status shardid_serial_format_len(const struct shardid_serial_format *format,
+                                         size_t *out_len);
+
+/**
+ * Writes the serial of `number` issued at `unix_ms` into `buf` (`buf_len` bytes, NUL
+ * included) and its length (without the NUL) into `*out_len`.
+ *
+ * `SHARDID_ERR_SERIAL_OVERFLOW` for a number past the width, `SHARDID_ERR_INVALID_SERIAL`
+ * for 0, `SHARDID_ERR_INVALID_ARGUMENT` for a time outside 1970-01-02..9999-12-30 (or
+ * 2000..2099 for a format showing only `{yy}`) or a buffer too small (nothing written).
+ *
+ * # Safety
+ * `format` is null or a live format; `buf` is null or valid for writing `buf_len` bytes;
+ * `out_len` is null or valid for writing.
+ */
+shardid_status shardid_serial_render(const struct shardid_serial_format *format,
+                                     uint64_t number,
+                                     uint64_t unix_ms,
+                                     char *buf,
+                                     size_t buf_len,
+                                     size_t *out_len);
+
+/**
+ * Parses `serial` (NUL-terminated UTF-8) back into `*out_parsed`: its number, period and
+ * fields, with the literal text, every field, the date (a real day, an hour that happens in
+ * the zone, the ISO week of that date) and the check digit verified.
+ *
+ * `SHARDID_ERR_INVALID_SERIAL` for text this format cannot have made.
+ *
+ * # Safety
+ * `format` is null or a live format; `serial` is null or a NUL-terminated string;
+ * `out_parsed` is null or valid for writing.
+ */
+shardid_status shardid_serial_parse(const struct shardid_serial_format *format,
+                                    const char *serial,
+                                    struct shardid_parsed_serial *out_parsed);
 
 /**
  * The name and a one-line explanation of a status, e.g.

@@ -15,9 +15,10 @@ step "clippy (warnings are errors)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features alloc -- -D warnings
-cargo clippy --locked -p shardid --features postgres --all-targets -- -D warnings
+cargo clippy --locked -p shardid --features postgres,serial --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features mysql --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings
+cargo clippy --locked -p shardid --no-default-features --features serial -- -D warnings
 
 step "no_std builds: bare metal without 64-bit atomics, and WebAssembly"
 cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown -- -D warnings
@@ -45,13 +46,13 @@ cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 step "the declared MSRV, Rust $msrv: the core's tests with every feature, and every binding builds"
-cargo "+$msrv" test --locked -q -p shardid --features postgres,mysql,serde --target-dir target/msrv 2>&1 | tee -a "$log"
+cargo "+$msrv" test --locked -q -p shardid --features postgres,mysql,serde,serial --target-dir target/msrv 2>&1 | tee -a "$log"
 cargo "+$msrv" build --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 
-step "loom: the generator's state word, the registry, the ceiling rule, the segment allocator and the dictionary cache, over every interleaving"
+step "loom: the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache and the serials' period switch, over every interleaving"
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
 # normal build's artifacts.
-RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --target-dir target/loom loom 2>&1 | tee -a "$log"
+RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --features serial --target-dir target/loom loom 2>&1 | tee -a "$log"
 
 step "Miri: the core's unit tests and its layout, decimal, error-kind, registry and clock-anchor tests, checked for undefined behaviour"
 # Fewer proptest cases (Miri interprets every step); the clock tests read the real clock. The

@@ -91,6 +91,18 @@ pub enum shardid_status {
     SHARDID_ERR_CLOSED = 160,
     /// The database could not be reached. Not returned by the C API.
     SHARDID_ERR_DATABASE_UNREACHABLE = 161,
+    /// Serials: a format that cannot be parsed or could print one serial twice.
+    SHARDID_ERR_INVALID_SERIAL_FORMAT = 130,
+    /// Serials: a time zone that is not in the IANA tz database.
+    SHARDID_ERR_UNKNOWN_TIME_ZONE = 131,
+    /// Serials: text that the format cannot have made (mistyped, a wrong check digit, an
+    /// impossible date).
+    SHARDID_ERR_INVALID_SERIAL = 132,
+    /// Serials: a number past the format's width.
+    SHARDID_ERR_SERIAL_OVERFLOW = 133,
+    /// Serials: the tag is registered in the database with another format or zone. Not
+    /// returned by the C API (C programs call the database's functions with libpq).
+    SHARDID_ERR_SERIAL_MISMATCH = 134,
 }
 
 use shardid::ErrorKind;
@@ -98,7 +110,7 @@ use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
 
 /// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
 /// (checked at compile time below), so the C enum cannot drift from the core's table.
-const STATUSES: [(shardid_status, ErrorKind); 34] = {
+const STATUSES: [(shardid_status, ErrorKind); 39] = {
     #[allow(clippy::enum_glob_use)] // a table of every variant
     use shardid_status::*;
     [
@@ -160,6 +172,14 @@ const STATUSES: [(shardid_status, ErrorKind); 34] = {
             SHARDID_ERR_DATABASE_UNREACHABLE,
             ErrorKind::DatabaseUnreachable,
         ),
+        (
+            SHARDID_ERR_INVALID_SERIAL_FORMAT,
+            ErrorKind::InvalidSerialFormat,
+        ),
+        (SHARDID_ERR_UNKNOWN_TIME_ZONE, ErrorKind::UnknownTimeZone),
+        (SHARDID_ERR_INVALID_SERIAL, ErrorKind::InvalidSerial),
+        (SHARDID_ERR_SERIAL_OVERFLOW, ErrorKind::SerialOverflow),
+        (SHARDID_ERR_SERIAL_MISMATCH, ErrorKind::SerialMismatch),
     ]
 };
 

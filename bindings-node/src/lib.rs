@@ -28,6 +28,7 @@ mod mysql;
 mod postgres;
 mod public;
 mod segment;
+mod serial;
 mod slots;
 
 use napi::{Env, Result};

@@ -30,7 +30,9 @@ thread_local! {
     /// This JS thread's fetch signal: `segments.js` registers a `Float64Array(3)` once per
     /// thread and keeps it alive; a call that makes a fetch due writes its size there (-1: none),
     /// so the hot path returns a bare `bigint` and JavaScript checks one typed-array slot.
-    static SIGNAL: Cell<*mut f64> = const { Cell::new(std::ptr::null_mut()) };
+    /// Serials also write a fetch's token in the second slot and 1 in the third when a period
+    /// waits to be given back (`serial.rs`).
+    static SIGNAL: Cell<(*mut f64, usize)> = const { Cell::new((std::ptr::null_mut(), 0)) };
 }
 
 /// Registers this thread's fetch signal (a `Float64Array` of 3, kept alive by the caller:
@@ -39,23 +41,31 @@ thread_local! {
 pub fn set_segment_signal(env: &Env, signal: Unknown<'_>) -> Result<()> {
     guard(env, || {
         let slot = crate::layout::float64_array(env, &signal)?;
-        SIGNAL.with(|cell| cell.set(slot.as_mut_ptr()));
+        SIGNAL.with(|cell| cell.set((slot.as_mut_ptr(), slot.len())));
         Ok(())
     })
+}
+
+/// Writes each `(index, value)` into this thread's signal (nothing without one, or past its
+/// length).
+pub(crate) fn signal_values(values: &[(usize, f64)]) {
+    let (out, len) = SIGNAL.with(Cell::get);
+    for &(i, value) in values {
+        if !out.is_null() && i < len {
+            // SAFETY: `out` came from `set_segment_signal` on this thread: a live Float64Array
+            // of `len` elements, and no JavaScript runs during this call.
+            unsafe {
+                *out.add(i) = value;
+            }
+        }
+    }
 }
 
 /// Tells the JS side that `fetch` is due.
 fn signal(fetch: Option<Fetch>) {
     if let Some(fetch) = fetch {
-        let out = SIGNAL.with(Cell::get);
-        if !out.is_null() {
-            #[allow(clippy::cast_precision_loss)] // sizes are at most 2^40
-            // SAFETY: `out` came from `set_segment_signal` on this thread: a live Float64Array
-            // of at least one element, and no JavaScript runs during this call.
-            unsafe {
-                *out = fetch.size as f64;
-            }
-        }
+        #[allow(clippy::cast_precision_loss)] // sizes are at most 2^40
+        signal_values(&[(0, fetch.size as f64)]);
     }
 }
 

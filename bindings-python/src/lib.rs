@@ -15,6 +15,7 @@ mod lease;
 mod mysql;
 mod public;
 mod segment;
+mod serial;
 mod sql;
 
 use pyo3::prelude::*;
@@ -53,10 +54,26 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<segment::PyDenseIds>()?;
     m.add("_UNKNOWN_TAG_SQLSTATE", shardid::sql::UNKNOWN_TAG)?;
     m.add_function(wrap_pyfunction!(segment::segments, m)?)?;
+    m.add_function(wrap_pyfunction!(segment::segments_uninstall, m)?)?;
     m.add_function(wrap_pyfunction!(segment::_segment_statements, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_error, m)?)?;
     m.add_function(wrap_pyfunction!(cli::_cli_run, m)?)?;
     m.add_function(wrap_pyfunction!(cli::_cli_wants_stdin, m)?)?;
+    m.add_class::<serial::PySerialFormat>()?;
+    m.add_class::<serial::PyParsedSerial>()?;
+    m.add_class::<serial::PySerials>()?;
+    m.add_class::<serial::PyPeriodFetch>()?;
+    m.add_function(wrap_pyfunction!(serial::_serial_statements, m)?)?;
+    m.add_function(wrap_pyfunction!(serial::_check_serial_tag, m)?)?;
+    m.add_function(wrap_pyfunction!(serial::_mismatch_reason, m)?)?;
+    m.add_function(wrap_pyfunction!(serial::create_serial_sql, m)?)?;
+    m.add("_SERIAL_MISMATCH_SQLSTATE", shardid::sql::SERIAL_MISMATCH)?;
+    m.add(
+        "_UNKNOWN_TIME_ZONE_SQLSTATE",
+        shardid::sql::UNKNOWN_TIME_ZONE,
+    )?;
+    m.add("_SERIAL_OVERFLOW_SQLSTATE", shardid::sql::SERIAL_OVERFLOW)?;
+    m.add("TZDB_VERSION", shardid::serial::TZDB_VERSION)?;
     m.add_class::<dictionary::PyDictCache>()?;
     m.add_function(wrap_pyfunction!(dictionary::dictionary, m)?)?;
     m.add_function(wrap_pyfunction!(dictionary::dictionary_uninstall, m)?)?;

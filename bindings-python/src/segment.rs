@@ -32,6 +32,14 @@ pub(crate) fn segments(
         .map_err(|e| sql_error(py, e))
 }
 
+/// The DDL that removes dense IDs and serial numbers from `schema`.
+#[pyfunction]
+pub(crate) fn segments_uninstall(py: Python<'_>, schema: &str) -> PyResult<String> {
+    shardid::sql::SegmentsUninstall::new(schema)
+        .map(|ddl| ddl.to_string())
+        .map_err(|e| sql_error(py, e))
+}
+
 /// The statements a segment driver sends, in psycopg's `%s` style: `(take, give_back,
 /// create_tag)`.
 #[pyfunction]

@@ -149,6 +149,41 @@ pub(crate) fn ticker_ms() -> Option<u64> {
     }
 }
 
+/// The last precise reading of [`burst_now_ms`], to tell a burst (two in one millisecond).
+#[cfg(feature = "serial")]
+static LAST_PRECISE_MS: AtomicU64 = AtomicU64::new(0);
+
+/// The time as a caller making many things a millisecond reads it (serial numbers): the
+/// ticker's when one runs (one relaxed load), else the precise [`now_ms`], which starts the
+/// ticker when two readings fall in one millisecond. A caller in a burst calls
+/// [`refresh_ticker`] now and then (every 1,024 serials) to keep it running and repair its lag:
+/// between two refreshes a starved ticker dates things early, never late.
+#[cfg(feature = "serial")]
+#[inline]
+pub(crate) fn burst_now_ms() -> u64 {
+    match ticker_ms() {
+        Some(tick) => tick,
+        None => precise_burst_ms(),
+    }
+}
+
+#[cfg(feature = "serial")]
+#[cold]
+fn precise_burst_ms() -> u64 {
+    let precise = now_ms();
+    if LAST_PRECISE_MS.swap(precise, Ordering::Relaxed) == precise {
+        check_ticker(precise);
+    }
+    precise
+}
+
+/// A precise reading for a ticker in use by [`burst_now_ms`]: keeps it running, repairs it.
+#[cfg(feature = "serial")]
+#[cold]
+pub(crate) fn refresh_ticker() {
+    check_ticker(now_ms());
+}
+
 /// Called by a generator in a burst with a precise reading of [`now_ms`]: keeps the ticker
 /// running (or starts it) and repairs it when it lags.
 #[cold]

@@ -194,6 +194,23 @@ kinds! {
     /// another key or type, or forged.
     PublicIdMismatch = 126, "PUBLIC_ID_MISMATCH", Input, [],
         "the public ID is not one of these IDs: it was made under another key or type, or altered";
+    /// Serials: a format that cannot be parsed, or that could print one serial twice.
+    InvalidSerialFormat = 130, "INVALID_SERIAL_FORMAT", Input, ["position", "reason"],
+        "invalid serial format at character {position}: {reason}";
+    /// Serials: a time zone that is not in the IANA tz database.
+    UnknownTimeZone = 131, "UNKNOWN_TIME_ZONE", Input, ["zone"],
+        "unknown time zone {zone}: not a name of the IANA tz database (such as Asia/Shanghai, America/New_York, UTC)";
+    /// Serials: text that this format cannot have made (mistyped, or an impossible date).
+    ///
+    /// Another format's serial, a wrong check digit, a date or hour that does not exist.
+    InvalidSerial = 132, "INVALID_SERIAL", Input, ["position", "reason"],
+        "invalid serial at character {position}: {reason}";
+    /// Serials: the period's numbers went past the format's width; the next period starts at 1.
+    SerialOverflow = 133, "SERIAL_OVERFLOW", State, ["tag", "max"],
+        "no serial number left in {tag}: the format holds numbers up to {max}";
+    /// Serials: the tag is registered in the database with another format or zone.
+    SerialMismatch = 134, "SERIAL_MISMATCH", Input, ["tag", "reason"],
+        "serial tag {tag} {reason}";
     /// The server a `mysql://` URL names did not answer as MySQL or MariaDB (no greeting in
     /// time, or one of another protocol: a PostgreSQL port, say).
     NotMysql = 140, "NOT_MYSQL", Resource, ["server", "reason"],
@@ -228,11 +245,11 @@ impl ErrorKind {
     }
 
     /// Whether the field `name` holds a text (a reason, a place, an argument's name) rather
-    /// than a number: `reason`, `held_in`, `argument`, `tag`, `topic`, `server` and `what` do.
+    /// than a number: `reason`, `held_in`, `argument`, `tag`, `topic`, `server`, `what` and `zone` do.
     pub fn is_text_field(name: &str) -> bool {
         matches!(
             name,
-            "reason" | "held_in" | "argument" | "tag" | "topic" | "server" | "what"
+            "reason" | "held_in" | "argument" | "tag" | "topic" | "server" | "what" | "zone"
         )
     }
 

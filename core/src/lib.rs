@@ -26,6 +26,8 @@
 //!   under a secret key: hides the time, shard and order an ID would show.
 //! - [`args`]: which error a bad argument gets, in every binding.
 //! - [`segment`]: dense IDs from database segments (号段), the allocator every driver runs.
+//! - `serial` (feature `serial`): business serial numbers (`ORD-20261125-000123`) whose
+//!   number starts again every day, month or year in an IANA time zone, from segments.
 //! - [`dictionary`]: the string ↔ ID dictionary's rules, server choice and clients' cache.
 //! - [`js`]: what JavaScript numbers hold, for the Node addon and the WebAssembly module.
 //! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL;
@@ -58,6 +60,8 @@ mod anchor;
 mod generator;
 #[cfg(target_has_atomic = "64")]
 pub mod segment;
+#[cfg(all(feature = "serial", target_has_atomic = "64"))]
+pub mod serial;
 
 #[cfg(all(feature = "sql", target_has_atomic = "64"))]
 pub mod sql;

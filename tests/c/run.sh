@@ -45,13 +45,13 @@ memcheck=(valgrind --quiet --error-exitcode=99 --leak-check=full
           --show-leak-kinds=definite,indirect,possible
           --errors-for-leak-kinds=definite,indirect,possible)
 
-for test in conformance bad_input threads lease; do
+for test in conformance bad_input threads lease serials; do
     src=tests/c/$test.c
     run "$test (static)" sh -c "cc ${cflags[*]} $src ${static_libs[*]} -o $work/$test-static && $work/$test-static"
     run "$test (shared)" sh -c "cc ${cflags[*]} $src ${shared_libs[*]} -o $work/$test-shared && $work/$test-shared"
     run "$test (asan+ubsan)" sh -c "cc ${cflags[*]} -fsanitize=address,undefined -fno-sanitize-recover=all $src ${static_libs[*]} -o $work/$test-asan && $work/$test-asan"
 done
-for test in conformance bad_input; do
+for test in conformance bad_input serials; do
     run "$test (valgrind memcheck)" "${memcheck[@]}" "$work/$test-shared"
 done
 

@@ -25,6 +25,9 @@ cargo build -q --locked -p shardid --features postgres --example dictionary
 export SHARDID_DICTIONARY_EXAMPLE=$root/target/debug/examples/dictionary
 cargo build -q --locked -p shardid --features postgres --example lease
 export SHARDID_LEASE_EXAMPLE=$root/target/debug/examples/lease
+# Rust's serials client (features serial and postgres), run by test_serials.py.
+cargo build -q --locked -p shardid --features serial,postgres --example serials
+export SHARDID_SERIALS_EXAMPLE=$root/target/debug/examples/serials
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0

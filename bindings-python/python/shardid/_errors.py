@@ -21,6 +21,8 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidIdError",
     "InvalidLayoutError",
+    "InvalidSerialError",
+    "InvalidSerialFormatError",
     "InvalidShardCountError",
     "LeaseFileError",
     "LeaseLostError",
@@ -38,6 +40,8 @@ __all__ = [
     "SegmentUnavailableError",
     "SequenceExhaustedError",
     "SequenceOutOfRangeError",
+    "SerialMismatchError",
+    "SerialOverflowError",
     "SessionPooledError",
     "ShardIdError",
     "ShardOutOfRangeError",
@@ -46,6 +50,7 @@ __all__ = [
     "TopicDroppedError",
     "UnknownKeyVersionError",
     "UnknownTagError",
+    "UnknownTimeZoneError",
     "UnknownTopicError",
     "UnsupportedError",
 ]
@@ -312,6 +317,50 @@ class PublicIdMismatchError(ShardIdError, ValueError):
 
     code = "PUBLIC_ID_MISMATCH"
     number = 126
+
+
+class InvalidSerialFormatError(ShardIdError, ValueError):
+    """Serials: a format that cannot be parsed, or that could print one serial twice."""
+
+    code = "INVALID_SERIAL_FORMAT"
+    number = 130
+    position: int
+    reason: str
+
+
+class UnknownTimeZoneError(ShardIdError, ValueError):
+    """Serials: a time zone that is not in the IANA tz database."""
+
+    code = "UNKNOWN_TIME_ZONE"
+    number = 131
+    zone: str
+
+
+class InvalidSerialError(ShardIdError, ValueError):
+    """Serials: text that this format cannot have made (mistyped, or an impossible date)."""
+
+    code = "INVALID_SERIAL"
+    number = 132
+    position: int
+    reason: str
+
+
+class SerialOverflowError(ShardIdError):
+    """Serials: the period's numbers went past the format's width; the next period starts at 1."""
+
+    code = "SERIAL_OVERFLOW"
+    number = 133
+    tag: str
+    max: int
+
+
+class SerialMismatchError(ShardIdError, ValueError):
+    """Serials: the tag is registered in the database with another format or zone."""
+
+    code = "SERIAL_MISMATCH"
+    number = 134
+    tag: str
+    reason: str
 
 
 class NotMysqlError(ShardIdError, RuntimeError):

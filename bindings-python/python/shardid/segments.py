@@ -2,6 +2,18 @@
 it): an optional extra that needs ``psycopg`` (``pip install shardid[postgres]``; psycopg2
 works too), or PyMySQL for a ``mysql://`` or ``mariadb://`` URL (``pip install shardid[mysql]``).
 
+Business serial numbers (``ORD-20261125-000123``: a number that starts again at 1 every day,
+month or year in a time zone) come from the same segments, one tag per period::
+
+    # once: python -m shardid.sql --serial orders --format 'ORD-{yyyy}{MM}{dd}-{seq:6}' \\
+    #           --zone Asia/Shanghai --schema seg | psql -f -   (or create_serial() below)
+    from shardid.segments import Serials
+
+    orders = Serials("postgresql://app@db/app", "orders", "ORD-{yyyy}{MM}{dd}-{seq:6}", zone="Asia/Shanghai")
+    orders.next_serial()                # 'ORD-20261125-000001', ... ('ORD-20261126-000001' after midnight)
+    orders.parse("ORD-20261125-000123").number   # 123
+    orders.close()
+
 Short, dense, increasing numbers — order numbers, invoice numbers — that a 64-bit time-sortable
 ID is not. The application takes a range of numbers from a row of the database in one
 statement, hands them out from memory, and fetches the next range in the background before the
@@ -40,12 +52,25 @@ from shardid._errors import (
     InvalidArgumentError,
     NotMysqlError,
     SegmentUnavailableError,
+    SerialMismatchError,
     UnknownTagError,
+    UnknownTimeZoneError,
     UnsupportedError,
 )
-from shardid._shardid import _UNKNOWN_TAG_SQLSTATE, DenseIds, _segment_statements
+from shardid._shardid import (
+    _SERIAL_MISMATCH_SQLSTATE,
+    _UNKNOWN_TAG_SQLSTATE,
+    _UNKNOWN_TIME_ZONE_SQLSTATE,
+    DenseIds,
+    SerialFormat,
+    Serials,
+    _check_serial_tag,
+    _mismatch_reason,
+    _segment_statements,
+    _serial_statements,
+)
 
-__all__ = ["DenseIds", "check_names"]
+__all__ = ["DenseIds", "Serials", "check_names", "create_serial"]
 
 # The SQLSTATE of an unknown tag, from the core (shardid::sql::UNKNOWN_TAG).
 _UNKNOWN_TAG = _UNKNOWN_TAG_SQLSTATE
@@ -294,3 +319,197 @@ class _Driver:
         finally:
             for server in range(len(self.servers)):
                 self._drop(server)
+
+
+def _connect(conninfo: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(conninfo, autocommit=True, connect_timeout=5)
+
+
+def create_serial(
+    conninfo: Any, tag: str, format: str, *, zone: str, schema: str = "seg", max_gap: int = 1
+) -> None:
+    """Registers the serial tag ``tag`` with ``format`` in ``zone`` (once; again alike is
+    nothing) on the server at ``conninfo`` (a connection string, or a psycopg connection used
+    as it is), whose ``schema`` holds the segments' DDL. ``max_gap`` above 1 makes each number
+    a random 1 to ``max_gap`` above the previous one (volume hiding).
+
+    Raises ``InvalidSerialFormatError``, ``UnknownTimeZoneError``, ``SerialMismatchError`` (the
+    tag is registered otherwise, or another tag prints this format)."""
+    _check_serial_tag(tag)
+    parsed = SerialFormat(format, zone)
+    if not isinstance(max_gap, int) or isinstance(max_gap, bool) or not 1 <= max_gap <= 2**31 - 1:
+        reason = "must be an int from 1 to 2**31 - 1"
+        raise InvalidArgumentError(f"max_gap {reason}", argument="max_gap", reason=reason)
+    create = _serial_statements(schema)[3]
+    canonical, shape, pieces, width, reset = parsed._registration()
+    conn = _connect(conninfo) if isinstance(conninfo, str) else conninfo
+    import psycopg
+
+    try:
+        conn.execute(create, (tag, format, parsed.zone, canonical, shape, pieces, width, reset, max_gap))
+    except psycopg.Error as e:
+        raise _serial_database_error(e, tag, parsed.zone) from e
+    finally:
+        if isinstance(conninfo, str):
+            conn.close()
+
+
+def _serial_database_error(e: BaseException, tag: str, zone: str) -> BaseException:
+    """A database error of a serial tag as its kind (the rest as what it is)."""
+    sqlstate = getattr(e, "sqlstate", None)
+    message = str(getattr(getattr(e, "diag", None), "message_primary", None) or e)
+    if sqlstate == _UNKNOWN_TAG:
+        return UnknownTagError(f"no tag {tag}: create it first (create_tag)", tag=tag)
+    if sqlstate == _SERIAL_MISMATCH_SQLSTATE:
+        reason = _mismatch_reason(message, tag)
+        return SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
+    if sqlstate == _UNKNOWN_TIME_ZONE_SQLSTATE:
+        return UnknownTimeZoneError(
+            f"unknown time zone {zone}: not a name of the IANA tz database (such as Asia/Shanghai, America/New_York, UTC)",
+            zone=zone,
+        )
+    return e
+
+
+class _SerialDriver:
+    """What :class:`Serials` (native: the core's allocator of periods) does in Python: one
+    psycopg connection, the fetch threads, waiting, giving periods back. Its methods take the
+    allocator as ``ids``; it keeps no reference to it."""
+
+    def __init__(self, conninfo: str, tag: str, *, schema: str = "seg", wait_ms: int = 5_000) -> None:
+        if not isinstance(conninfo, str):
+            reason = "must be a connection string"
+            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        self._info_sql, self._take, self._give_back_sql, _, _, _ = _serial_statements(schema)
+        self.conninfo = conninfo
+        self.tag = tag
+        self.schema = schema
+        self.wait_ms = wait_ms
+        self._arrived = threading.Condition()
+        self._closed = False
+        self.skipped = 0
+        """Numbers taken from the database and neither issued nor given back: the holes this
+        allocator made (a period's rest another process took segments of after it)."""
+        self._conn: Any = None
+        self._error: BaseException | None = None
+        self.fetches = 0
+
+    def _connection(self) -> Any:
+        conn = self._conn
+        if conn is None or conn.closed:
+            conn = self._conn = _connect(self.conninfo)
+        return conn
+
+    def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
+        import psycopg
+
+        try:
+            return self._connection().execute(sql, params).fetchone()
+        except psycopg.OperationalError:
+            self._drop_all()  # reconnect next time
+            raise
+
+    def _info(self) -> tuple[str, str, int]:
+        import psycopg
+
+        try:
+            row = self._execute(self._info_sql, (self.tag,))
+        except psycopg.Error as e:
+            self._drop_all()
+            raise _serial_database_error(e, self.tag, "") from e
+        canonical, zone, max_gap = row
+        return canonical, zone, max_gap
+
+    def _drop_all(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def _start(self, ids: Any, fetch: Any) -> None:
+        # Called by the allocator (native) when a fetch becomes due.
+        threading.Thread(target=self._fetch, args=(ids, fetch), name="shardid-serial", daemon=True).start()
+
+    def _fetch(self, ids: Any, fetch: Any) -> None:
+        try:
+            first, count, stride = self._execute(self._take, (self.tag, fetch.period, fetch.size))
+            if ids._fill(fetch, first, count, stride):
+                self.fetches += 1
+                self._error = None
+            else:  # the period was given up meanwhile
+                self._give_back(ids._fetch_tag(fetch), first, first + count * stride, count, 0)
+        except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
+            ids._fetch_failed(fetch)
+            self._error = e
+        finally:
+            with self._arrived:
+                self._arrived.notify_all()
+
+    def _give_back(self, period_tag: str, first: int, end: int, count: int, lost: int) -> None:
+        """Gives a period's unused ``first..end`` back; counts what cannot be as skipped."""
+        self.skipped += lost
+        if count == 0:
+            return
+        returned = False
+        try:
+            row = self._execute(self._give_back_sql, (period_tag, first, end))
+            returned = bool(row and row[0])
+        except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
+            pass
+        if not returned:
+            self.skipped += count
+
+    def _unavailable(self) -> BaseException:
+        if self._closed:
+            reason = "the allocator was closed"
+            return SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
+        error = self._error
+        if getattr(error, "sqlstate", None) == _UNKNOWN_TAG:
+            return UnknownTagError(f"no tag {self.tag}: create it first (create_tag)", tag=self.tag)
+        reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
+        unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
+        unavailable.__cause__ = error
+        return unavailable
+
+    def _when_empty(self, ids: Any, unix_ms: int | None) -> str:
+        # The period's segments are used up (or the first is not there yet): wait for the
+        # fetch under way and retry.
+        deadline = 0.0
+        while True:
+            if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
+                raise self._unavailable()
+            if ids._forked():
+                ids._adopt()  # a forked child: periods and segments of its own
+                self._conn = None  # the parent's connection is the parent's
+                self.fetches = 0
+            now = time.monotonic()
+            if not deadline:
+                deadline = now + self.wait_ms / 1000
+            elif now >= deadline:
+                raise self._unavailable()
+            serial = ids._try_next_serial(unix_ms)
+            if serial is not None:
+                return str(serial)
+            # A fetch under way notifies; a failed one is retried after a backoff.
+            with self._arrived:
+                self._arrived.wait(min(deadline - now, 0.05 if ids._fetching() else 0.002))
+
+    def close(self, ids: Any) -> None:
+        """Gives every period's unused rest back and closes the connection. Call it when no
+        other thread takes serials any more; closing twice is fine."""
+        if self._closed or ids._forked():
+            self._closed = True
+            ids._shut()
+            return
+        self._closed = True
+        ids._shut()
+        deadline = time.monotonic() + self.wait_ms / 1000
+        with self._arrived:
+            while ids._fetching() and time.monotonic() < deadline:
+                self._arrived.wait(0.05)
+        try:
+            for period_tag, first, end, count, lost in ids._close_periods():
+                self._give_back(period_tag, first, end, count, lost)
+        finally:
+            self._drop_all()

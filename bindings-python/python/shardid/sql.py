@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 from shardid._shardid import (
     Layout,
+    create_serial_sql,
     dictionary,
     dictionary_uninstall,
     mysql,
@@ -43,9 +44,11 @@ from shardid._shardid import (
     public_ids_sql,
     public_ids_sql_uninstall,
     segments,
+    segments_uninstall,
 )
 
 __all__ = [
+    "create_serial_sql",
     "dictionary",
     "dictionary_uninstall",
     "mysql",
@@ -55,6 +58,7 @@ __all__ = [
     "public_ids_sql",
     "public_ids_sql_uninstall",
     "segments",
+    "segments_uninstall",
 ]
 
 
@@ -92,6 +96,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the DDL of the string <-> ID dictionary (create_topic, dict_id(s), dict_lookup, dict_value(s)) instead",
     )
+    parser.add_argument(
+        "--serial",
+        metavar="TAG",
+        help="the statement registering serial tag TAG (with --format and --zone) in a schema holding the segments' DDL",
+    )
+    parser.add_argument("--format", help="--serial: the format, e.g. 'ORD-{yyyy}{MM}{dd}-{seq:6}'")
+    parser.add_argument("--zone", help="--serial: an IANA time zone, e.g. Asia/Shanghai")
+    parser.add_argument("--max-gap", type=int, default=1, help="--serial: hide the volume with random steps of 1 to N")
     parser.add_argument("--servers", type=int, default=1, help="--segments: how many ticket servers (default 1)")
     parser.add_argument("--index", type=int, default=0, help="--segments: which server this is (0-based)")
     parser.add_argument("--shard", type=int, help="the database's shard (required for IDs made in the database)")
@@ -105,6 +117,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.segments:
             sys.stdout.write(segments(args.schema, servers=args.servers, index=args.index, dialect=args.dialect))
+            return 0
+        if args.serial is not None:
+            if args.format is None or args.zone is None:
+                parser.error("--serial needs --format and --zone")
+            sys.stdout.write(
+                create_serial_sql(args.serial, args.format, zone=args.zone, schema=args.schema, max_gap=args.max_gap)
+            )
             return 0
         if args.shard is None:
             parser.error("--shard is required (or --segments, or --dictionary)")

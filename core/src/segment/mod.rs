@@ -265,9 +265,10 @@ impl SegmentAllocator {
         self.policy
     }
 
-    /// Takes up to `want` IDs from the current segment, or moves to the next one.
+    /// Takes up to `want(state)` IDs from the current segment (`state`: the state word the
+    /// taking would replace, unique to this taking), or moves to the next one.
     #[inline]
-    fn step(&self, want: u64) -> Step {
+    fn step(&self, want: impl Fn(u64) -> u64) -> Step {
         let mut state = self.state.load(Ordering::Acquire);
         loop {
             let slot = self.slot(generation_of(state));
@@ -282,7 +283,7 @@ impl SegmentAllocator {
             let stride = slot.stride.load(Ordering::Relaxed);
             let threshold = slot.threshold.load(Ordering::Relaxed);
             if position < count {
-                let n = want.min(count - position);
+                let n = want(state).clamp(1, count - position);
                 match self.state.compare_exchange_weak(
                     state,
                     state + n,
@@ -391,12 +392,42 @@ impl SegmentAllocator {
     #[inline]
     pub fn next_id_with(&self, now: impl Fn() -> u64) -> Result<(u64, Option<Fetch>), Empty> {
         loop {
-            match self.step(1) {
+            match self.step(|_| 1) {
                 Step::Took {
                     first, prefetch, ..
                 } => {
                     let fetch = if prefetch { self.due(&now) } else { None };
                     return Ok((first, fetch));
+                }
+                Step::Switched => {}
+                Step::Empty => return Err(self.empty(&now)),
+            }
+        }
+    }
+
+    /// As [`SegmentAllocator::next_id_with`], but each call takes `gap(nonce)` numbers (at
+    /// least 1; fewer at a segment's end) and hands out the last of them: the numbers skipped
+    /// are holes. `nonce` is unique to the taking (the position it replaces), for a keyed
+    /// random gap: the volume hiding of serial numbers (Leaf PR #118's random step).
+    ///
+    /// # Errors
+    /// As [`SegmentAllocator::next_id`].
+    #[inline]
+    pub fn next_id_spaced(
+        &self,
+        gap: impl Fn(u64) -> u64,
+        now: impl Fn() -> u64,
+    ) -> Result<(u64, Option<Fetch>), Empty> {
+        loop {
+            match self.step(&gap) {
+                Step::Took {
+                    first,
+                    stride,
+                    n,
+                    prefetch,
+                } => {
+                    let fetch = if prefetch { self.due(&now) } else { None };
+                    return Ok((first + (n - 1) * stride, fetch));
                 }
                 Step::Switched => {}
                 Step::Empty => return Err(self.empty(&now)),
@@ -415,7 +446,7 @@ impl SegmentAllocator {
         let mut written = 0;
         let mut fetch = None;
         while written < out.len() {
-            match self.step((out.len() - written) as u64) {
+            match self.step(|_| (out.len() - written) as u64) {
                 Step::Took {
                     first,
                     stride,

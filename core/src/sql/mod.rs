@@ -1,15 +1,15 @@
 //! SQL that shardid renders, so that every language sends the same statements: the DDL that
 //! makes and reads IDs inside PostgreSQL ([`Postgres`], [`PostgresUninstall`]) and the
 //! statements and steps of a shard lease kept in a table ([`LeaseProtocol`]), and the
-//! DDL and statements of dense IDs from segments ([`Segments`]) and of the string ↔ ID
-//! dictionary ([`Dictionary`]); the same for MySQL 8 and MariaDB in [`mysql`] ([`Mysql`],
+//! DDL and statements of dense IDs from segments ([`Segments`], with business serial numbers'
+//! [`SerialStatements`]) and of the string ↔ ID dictionary ([`Dictionary`]); the same for MySQL 8 and MariaDB in [`mysql`] ([`Mysql`],
 //! [`MysqlSegments`], [`MysqlDictionary`]).
 //!
 //! Rendering writes into any [`core::fmt::Write`]: `format!("{}", ddl)` or `write!(out, "{ddl}")`.
 //! Names that go into SQL unquoted (schemas, tables) are checked first: plain lower-case
 //! identifiers only, so no name can inject SQL.
 
-use core::fmt::{self, Display, Formatter};
+use core::fmt::{self, Display, Formatter, Write as _};
 
 use crate::Error;
 
@@ -20,6 +20,7 @@ pub mod mysql;
 mod postgres;
 mod public_ids;
 mod segments;
+mod serials;
 mod uninstall;
 
 pub use dictionary::{
@@ -35,8 +36,12 @@ pub use mysql::{Dialect, Mysql, MysqlDictionary, MysqlSegments};
 pub use postgres::Postgres;
 pub use public_ids::{PostgresPublicIds, PostgresPublicIdsUninstall};
 pub use segments::{
-    DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, TAG_EXHAUSTED,
-    UNKNOWN_TAG,
+    DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, SegmentStatements, Segments, SegmentsUninstall,
+    TAG_EXHAUSTED, UNKNOWN_TAG,
+};
+pub use serials::{
+    INVALID_SERIAL_FORMAT, MAX_SERIAL_TAG_LEN, SERIAL_MISMATCH, SERIAL_OVERFLOW, SerialStatements,
+    UNKNOWN_TIME_ZONE,
 };
 pub use uninstall::PostgresUninstall;
 
@@ -151,6 +156,26 @@ impl Display for SchemaStatement<'_> {
             f.write_str(piece)?;
         }
         Ok(())
+    }
+}
+
+/// Text as a PostgreSQL string literal, whatever `standard_conforming_strings` says: quotes
+/// doubled, and written `E'...'` with backslashes doubled when it holds one.
+#[derive(Clone, Copy, Debug)]
+pub struct Literal<'a>(pub &'a str);
+
+impl Display for Literal<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let escape = self.0.contains('\\');
+        f.write_str(if escape { "E'" } else { "'" })?;
+        for c in self.0.chars() {
+            match c {
+                '\'' => f.write_str("''")?,
+                '\\' => f.write_str("\\\\")?,
+                c => f.write_char(c)?,
+            }
+        }
+        f.write_str("'")
     }
 }
 

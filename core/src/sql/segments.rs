@@ -20,6 +20,9 @@
 //! last size — and a segment grows at most twice per [`super::failover::LOST_WAL_BYTES`] of WAL,
 //! so none of the lost ones was larger. `give_back` never rewinds a row of another timeline.
 //!
+//! The DDL also holds business serial numbers' tables and functions (`create_serial`,
+//! `next_serial`, ...: [`super::SerialStatements`]), whose periods are tags of this table.
+//!
 //! Flickr's ticket servers at segment granularity: rendered for server `index` of `servers`,
 //! the functions hand out only numbers `≡ index (mod servers)` (stride `servers`), so a client
 //! given several servers takes segments from whichever answers, and a server that is down costs
@@ -28,7 +31,8 @@
 use core::fmt::{self, Display, Formatter};
 
 use super::failover::{LOST_WAL_BYTES, LOST_WRITES, TIMELINE};
-use super::{Placeholders, SchemaStatement, SqlError, check_schema};
+use super::serials::SerialsDdl;
+use super::{Placeholders, SchemaStatement, SerialStatements, SqlError, check_schema};
 
 /// The SQLSTATE of an unknown tag.
 pub const UNKNOWN_TAG: &str = "SI001";
@@ -91,6 +95,70 @@ impl<'a> Segments<'a> {
             schema: self.schema,
             placeholders,
         }
+    }
+
+    /// The statements a serial-number driver sends, with its placeholders.
+    pub const fn serial_statements(&self, placeholders: Placeholders) -> SerialStatements<'a> {
+        SerialStatements {
+            schema: self.schema,
+            placeholders,
+        }
+    }
+}
+
+/// The DDL that removes what [`Segments`] installed in `schema` (the functions of dense IDs
+/// and of serial numbers, the tags, the serial registrations), leaving the schema itself.
+/// Render it with [`Display`].
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct SegmentsUninstall<'a> {
+    schema: &'a str,
+}
+
+impl<'a> SegmentsUninstall<'a> {
+    /// # Errors
+    /// [`SqlError::SchemaName`], as for [`Segments::new`].
+    pub fn new(schema: &'a str) -> Result<Self, SqlError> {
+        check_schema(schema)?;
+        Ok(Self { schema })
+    }
+}
+
+/// Every function the install creates, with its argument types, dependents first.
+const FUNCTIONS: [&str; 16] = [
+    "next_serial(text, text, text)",
+    "render_serial(text, bigint, timestamptz)",
+    "take_serial_segment(text, text, bigint)",
+    "serial_info(text)",
+    "create_serial(text, text, text, text, text, text[], integer, text, integer)",
+    "serial_luhn(text)",
+    "serial_period(text, timestamp)",
+    "serial_period_tag(text, text)",
+    "give_back(text, bigint, bigint)",
+    "next_dense_id(text)",
+    "take_segment(text, bigint)",
+    "create_tag(text, bigint)",
+    // What take_segment and next_dense_id call: across a failover (super::failover).
+    "shardid_lost(bigint)",
+    "shardid_want(bigint, bigint, pg_lsn, pg_lsn)",
+    // Their arguments or results are the registrations' row type: after the functions above.
+    "serial_text(SCHEMA.shardid_serials, bigint, timestamp, text)",
+    "serial_row(text)",
+];
+
+impl Display for SegmentsUninstall<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.schema;
+        writeln!(
+            f,
+            "-- Removes shardid's dense IDs and serial numbers (functions, tags, registrations) from schema {s}."
+        )?;
+        for function in FUNCTIONS {
+            let function = function.replace("SCHEMA", s);
+            writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
+        }
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_serials;")?;
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_tags;")
     }
 }
 
@@ -284,7 +352,13 @@ BEGIN
     RETURN FOUND;
 END
 $shardid$;
+
 "
-        )
+        )?;
+        SerialsDdl {
+            schema: s,
+            servers: n,
+        }
+        .fmt(f)
     }
 }

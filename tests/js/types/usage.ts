@@ -1,7 +1,7 @@
 // Compiled by `tsc --noEmit --strict` in tests/js/run.sh: the public types fit real use.
 import shardid, { Generator, Layout, lease, ShardIdError, jsonReplacer, jsonReviver, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
 import { lease as leasePostgres, int8AsBigInt, ddl as postgresDdl, type PostgresLease } from 'shardid/postgres'
-import { denseIds, type DenseIds } from 'shardid/segments'
+import { denseIds, type DenseIds, SerialFormat, serials, createSerial, type Serials, type ParsedSerial } from 'shardid/segments'
 import { Dictionary, ddl, serverFor } from 'shardid/dictionary'
 
 const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
@@ -73,6 +73,24 @@ async function orders(): Promise<bigint> {
   return ids.nextId()
 }
 console.log(orders)
+
+// Business serial numbers: strings out, bigint numbers when parsed back.
+async function invoices(): Promise<string> {
+  await createSerial({ connectionString: 'postgresql://a/db', tag: 'invoices', format: 'INV-{yyyy}{MM}-{seq:6}', zone: 'Asia/Shanghai' })
+  const s: Serials = await serials({ connectionString: 'postgresql://a/db', tag: 'invoices', format: 'INV-{yyyy}{MM}-{seq:6}', zone: 'Asia/Shanghai' })
+  const first: string = await s.nextSerialAsync()
+  const parsed: ParsedSerial = s.parse(first)
+  const n: bigint = parsed.number
+  const hour: number | null = parsed.hour
+  const f = new SerialFormat('ORD-{yyyy}{MM}{dd}-{seq:6}', 'UTC')
+  const replay: string = f.render(123n, 1_795_536_000_000) + f.periodAt(1_795_536_000_000) + f.reset
+  console.log(n, hour, replay, f.maxNumber + 1n)
+  // @ts-expect-error: a zone is required
+  await serials({ connectionString: 'postgresql://a/db', tag: 'invoices', format: 'INV-{seq:6}' })
+  await s.close()
+  return s.nextSerial()
+}
+console.log(invoices)
 
 // The string <-> ID dictionary: bigints out, null for the unknown.
 async function urls(): Promise<string | null> {

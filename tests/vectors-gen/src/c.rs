@@ -247,6 +247,7 @@ pub fn render(files: &[(&str, String)]) -> String {
     c.push_str("};\n\n");
 
     public_ids(&mut c, &json("public_ids.json"));
+    serials(&mut c, &json("serials.json"));
 
     c.push_str(
         "/* Every error kind of the core's table (errors.json): its status number and the prefix of\n * shardid_status_str() for it. */\n\
@@ -397,6 +398,76 @@ fn public_ids(c: &mut String, file: &Value) {
             u64_lit(arg(case, "id")),
             status(&case["expect"]),
             bytes_lit(case["expect"]["ok"].as_str().unwrap_or("").as_bytes()),
+        );
+    }
+    c.push_str("};\n\n");
+}
+
+/// Any text as a C string literal (see [`bytes_lit`]).
+fn c_string(s: &str) -> String {
+    bytes_lit(s.as_bytes())
+}
+
+/// `serials.json`: formats with their render and parse cases, and the refused formats. C
+/// checks statuses, the serials, and the parsed number and period.
+fn serials(c: &mut String, file: &Value) {
+    c.push_str(
+        "/* Serial formats (serials.json): SERIAL_RENDERS and SERIAL_PARSES name their format by index\n * into SERIAL_FORMATS; a parse case's period is checked when expect is SHARDID_OK. */\n\
+         struct vector_serial_format {\n    const char *format;\n    const char *zone;\n    size_t length;\n};\n\n\
+         struct vector_serial_render {\n    size_t format;\n    uint64_t number, unix_ms;\n    shardid_status expect;\n    const char *serial;\n};\n\n\
+         struct vector_serial_parse {\n    size_t format;\n    const char *serial;\n    shardid_status expect;\n    uint64_t number;\n    const char *period;\n};\n\n\
+         struct vector_serial_invalid {\n    const char *format;\n    const char *zone;\n    shardid_status expect;\n};\n\n",
+    );
+    let formats = file["formats"].as_array().expect("formats");
+    let (mut list, mut renders, mut parses) = (String::new(), String::new(), String::new());
+    for (i, f) in formats.iter().enumerate() {
+        let format = f["format"].as_str().expect("format");
+        let zone = f["zone"].as_str().expect("zone");
+        let bytes = shardid::serial::SerialFormat::new(format, zone)
+            .expect("a format")
+            .len_bytes();
+        let _ = writeln!(
+            list,
+            "    {{ {}, {}, {bytes} }},",
+            c_string(format),
+            c_string(zone)
+        );
+        for r in f["render"].as_array().expect("render") {
+            let _ = writeln!(
+                renders,
+                "    {{ {i}, {}, {}, {}, {} }},",
+                u64_lit(arg(r, "number")),
+                u64_lit(arg(r, "unix_ms")),
+                status(&r["expect"]),
+                r["expect"]["ok"].as_str().map_or("NULL".into(), c_string),
+            );
+        }
+        for p in f["parse"].as_array().expect("parse") {
+            let ok = &p["expect"]["ok"];
+            let _ = writeln!(
+                parses,
+                "    {{ {i}, {}, {}, {}, {} }},",
+                c_string(p["serial"].as_str().expect("serial")),
+                status(&p["expect"]),
+                u64_lit(if ok.is_null() { 0 } else { arg(ok, "number") }),
+                ok["period"].as_str().map_or("NULL".into(), c_string),
+            );
+        }
+    }
+    let _ = write!(
+        c,
+        "static const struct vector_serial_format SERIAL_FORMATS[] = {{\n{list}}};\n\n\
+         static const struct vector_serial_render SERIAL_RENDERS[] = {{\n{renders}}};\n\n\
+         static const struct vector_serial_parse SERIAL_PARSES[] = {{\n{parses}}};\n\n\
+         static const struct vector_serial_invalid SERIAL_INVALID[] = {{\n"
+    );
+    for case in file["invalid"].as_array().expect("invalid") {
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {} }},",
+            c_string(case["format"].as_str().expect("format")),
+            c_string(case["zone"].as_str().expect("zone")),
+            status(&case["expect"]),
         );
     }
     c.push_str("};\n\n");

@@ -9,6 +9,7 @@
 
 pub mod c;
 pub mod public;
+pub mod serials;
 pub mod tables;
 
 use serde_json::{Map, Value, json};
@@ -24,7 +25,7 @@ const T0: u64 = 1_700_000_000_000; // 2023-11-14T22:13:20Z
 
 /// A 64-bit value as JSON: a decimal string, because JavaScript's JSON parser rounds numbers
 /// above 2^53.
-fn n(v: u64) -> Value {
+pub(crate) fn n(v: u64) -> Value {
     Value::String(v.to_string())
 }
 
@@ -980,6 +981,7 @@ pub fn render() -> Vec<(&'static str, String)> {
             ),
         ),
         ("public_ids.json", public::file()),
+        ("serials.json", serials::file()),
         (
             "dictionary.json",
             json!({

@@ -155,7 +155,7 @@ fn js() -> String {
         "{}\n\n",
         json!({ "preset": Layout::UNKNOWN_PRESET, "order": FieldOrder::UNKNOWN })
     );
-    out += "/** The SQLSTATEs the segments' and the dictionary's SQL raise (core/src/sql/). */\nconst SQLSTATES = ";
+    out += "/** The SQLSTATEs the segments', the serials' and the dictionary's SQL raise (core/src/sql/). */\nconst SQLSTATES = ";
     out += &format!(
         "{}\n\n",
         json!({
@@ -163,6 +163,10 @@ fn js() -> String {
             "tagExhausted": shardid::sql::TAG_EXHAUSTED,
             "unknownTopic": shardid::sql::UNKNOWN_TOPIC,
             "topicDropped": shardid::sql::TOPIC_DROPPED,
+            "invalidSerialFormat": shardid::sql::INVALID_SERIAL_FORMAT,
+            "unknownTimeZone": shardid::sql::UNKNOWN_TIME_ZONE,
+            "serialOverflow": shardid::sql::SERIAL_OVERFLOW,
+            "serialMismatch": shardid::sql::SERIAL_MISMATCH,
         })
     );
     out += "/** Public IDs (core/src/public/): the encodings' names in the core's order\n * (`Encoding::ALL`), the reason an unknown name is refused with, and the longest text. */\nconst PUBLIC = ";

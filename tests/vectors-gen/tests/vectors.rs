@@ -160,3 +160,56 @@ fn every_public_id_case_passes() {
         assert_eq!(got, c["expect"], "{}", c["name"]);
     }
 }
+
+/// Every serial case of `serials.json`, read back from disk and run on the core.
+#[test]
+fn every_serial_case_passes() {
+    use shardid::serial::SerialFormat;
+    use shardid_vectors::serials::serial_error_json;
+
+    let file = load("serials.json");
+    let mut count = 0;
+    for case in file["formats"].as_array().unwrap() {
+        let format = case["format"].as_str().unwrap();
+        let f = SerialFormat::new(format, case["zone"].as_str().unwrap()).unwrap();
+        assert_eq!(f.canonical(), case["canonical"], "{format}");
+        assert_eq!(f.shape(), case["shape"], "{format}");
+        assert_eq!(f.zone(), case["zone_canonical"], "{format}");
+        assert_eq!(f.reset().name(), case["reset"], "{format}");
+        assert_eq!(
+            f.len_chars() as u64,
+            case["length"].as_u64().unwrap(),
+            "{format}"
+        );
+        for r in case["render"].as_array().unwrap() {
+            let got = f.render(arg(r, "number"), arg(r, "unix_ms")).map_or_else(
+                |e| serial_error_json(&e),
+                |s| serde_json::json!({ "ok": s.as_str() }),
+            );
+            assert_eq!(got, r["expect"], "{format} {r}");
+            count += 1;
+        }
+        for p in case["parse"].as_array().unwrap() {
+            let got = f.parse(p["serial"].as_str().unwrap());
+            match (&got, p["expect"].get("ok")) {
+                (Ok(parsed), Some(ok)) => {
+                    assert_eq!(parsed.number, arg(ok, "number"), "{p}");
+                    assert_eq!(parsed.period.to_string(), ok["period"], "{p}");
+                }
+                (Err(e), None) => assert_eq!(serial_error_json(e), p["expect"], "{p}"),
+                _ => panic!("{format}: {p} gave {got:?}"),
+            }
+            count += 1;
+        }
+    }
+    for case in file["invalid"].as_array().unwrap() {
+        let e = SerialFormat::new(
+            case["format"].as_str().unwrap(),
+            case["zone"].as_str().unwrap(),
+        )
+        .unwrap_err();
+        assert_eq!(serial_error_json(&e), case["expect"], "{case}");
+        count += 1;
+    }
+    assert!(count > 300, "{count} cases");
+}

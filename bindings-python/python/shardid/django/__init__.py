@@ -60,17 +60,21 @@ from shardid.django.public import (
     public_ids,
     register_public_id_converter,
 )
+from shardid.django.serials import CreateSerial, NextSerial, SerialField, next_serial
 
 __all__ = [
+    "CreateSerial",
     "DenseIdField",
     "InstallDictionary",
     "InstallPostgres",
     "InstallSegments",
     "NextId",
+    "NextSerial",
     "PublicId",
     "PublicIdConverter",
     "PublicIdManager",
     "PublicIdQuerySet",
+    "SerialField",
     "ShardIdField",
     "check_settings",
     "config_problems",
@@ -79,6 +83,7 @@ __all__ = [
     "dictionary",
     "get_generator",
     "next_id",
+    "next_serial",
     "public_id_converter",
     "public_ids",
     "register_public_id_converter",

@@ -120,11 +120,9 @@ class InstallSegments(Operation):
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
         self._check(schema_editor)
-        s = self.schema
-        for function in ("give_back(text, bigint, bigint)", "next_dense_id(text)", "take_segment(text, bigint)", "create_tag(text, bigint)",
-                         "shardid_lost(bigint)", "shardid_want(bigint, bigint, pg_lsn, pg_lsn)"):
-            schema_editor.execute(f"DROP FUNCTION IF EXISTS {s}.{function}", params=None)
-        schema_editor.execute(f"DROP TABLE IF EXISTS {s}.shardid_tags", params=None)
+        from shardid.sql import segments_uninstall  # the core's: dense IDs and serials
+
+        schema_editor.execute(segments_uninstall(self.schema), params=None)
 
     def describe(self) -> str:
         return f"Install shardid's dense IDs from segments in {self.schema}"

@@ -1,0 +1,177 @@
+"""Business serial numbers in Django (re-exported by :mod:`shardid.django`): a ``CharField``
+whose default is the next serial of a tag, taken in segments from PostgreSQL
+(:class:`shardid.segments.Serials`)::
+
+    # a migration, once:  operations = [InstallSegments(schema="seg"),
+    #                                   CreateSerial("orders", "ORD-{yyyy}{MM}{dd}-{seq:6}", zone="Asia/Shanghai")]
+    number = SerialField(format="ORD-{yyyy}{MM}{dd}-{seq:6}", tag="orders", zone="Asia/Shanghai", unique=True)
+
+Each process takes its own segments of the day's numbers on its own connection (made from the
+settings of the database ``using``); the database can make the same serials itself for rows it
+inserts (``db_default=NextSerial(...)``), from the same numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+from django.db import NotSupportedError, models
+from django.db.migrations.operations.base import Operation
+
+from shardid._shardid import SerialFormat, _check_serial_tag, _serial_statements
+
+__all__ = ["CreateSerial", "NextSerial", "SerialField", "next_serial"]
+
+_lock = threading.Lock()
+# One allocator per (database alias, schema, tag, format, zone) in each process.
+_serials: dict[tuple[str, str, str, str, str], Any] = {}
+
+
+def _close(key: tuple[str, str, str, str, str]) -> None:
+    serials = _serials.pop(key, None)
+    if serials is not None:
+        serials.close()
+
+
+def next_serial(tag: str, format: str, zone: str, schema: str = "seg", using: str = "default") -> str:
+    """The next serial of ``tag``, from segments of the database ``using``: the default of
+    :class:`SerialField`."""
+    key = (using, schema, tag, format, zone)
+    serials = _serials.get(key)
+    if serials is None:
+        from shardid import django as integration
+        from shardid.segments import Serials
+
+        with _lock:
+            serials = _serials.get(key)
+            if serials is None:
+                serials = _serials[key] = Serials(integration._conninfo(using), tag, format, zone=zone, schema=schema)
+                # shardid.django.release() (and so Django's test runner, before it drops a
+                # test database) closes it with the other connections of the alias.
+                integration._closers.append((using, functools.partial(_close, key)))
+    return str(serials.next_serial())
+
+
+class SerialField(models.CharField):
+    """A ``CharField`` whose default is the next serial of ``tag`` in ``format`` and ``zone``
+    (``ORD-20261125-000123``): ``max_length`` is the format's length, and the field is not
+    editable in forms by default. The tag must be registered with this format and zone
+    (:class:`CreateSerial`); a mismatch is ``SerialMismatchError`` at the first serial.
+
+    ``number = SerialField(format="ORD-{yyyy}{MM}{dd}-{seq:6}", tag="orders", zone="Asia/Shanghai", unique=True)``
+    """
+
+    description = "A business serial number taken in segments from the database by shardid"
+    # Migrations name the classes by their public path, whichever module defines them.
+    __module__ = "shardid.django"
+
+    def __init__(
+        self,
+        *args: Any,
+        format: str,
+        tag: str,
+        zone: str,
+        schema: str = "seg",
+        using: str = "default",
+        **kwargs: Any,
+    ) -> None:
+        self.serial_format = SerialFormat(format, zone)  # a bad format or zone fails here
+        _check_serial_tag(tag)
+        _serial_statements(schema)  # checks the schema's name
+        self.tag, self.schema, self.using = tag, schema, using
+        kwargs.setdefault("max_length", self.serial_format.length)
+        kwargs.setdefault("default", functools.partial(next_serial, tag, format, self.serial_format.zone, schema, using))
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    def parse(self, value: str) -> Any:
+        """A serial of this field parsed back (``.number``, ``.period``, ...)."""
+        return self.serial_format.parse(value)
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        default = kwargs.get("default")
+        if isinstance(default, functools.partial) and default.func is next_serial:
+            del kwargs["default"]
+        if kwargs.get("max_length") == self.serial_format.length:
+            del kwargs["max_length"]
+        kwargs.pop("editable", None)
+        kwargs.update(format=self.serial_format.format, tag=self.tag, zone=self.serial_format.zone)
+        if self.schema != "seg":
+            kwargs["schema"] = self.schema
+        if self.using != "default":
+            kwargs["using"] = self.using
+        return name, path, args, kwargs
+
+
+class NextSerial(models.Func):
+    """``<schema>.next_serial(tag, format, zone)``: a serial made by the database, for
+    ``db_default`` (PostgreSQL): rows inserted without one get the next of the same period's
+    numbers."""
+
+    output_field = models.CharField()
+    __module__ = "shardid.django"
+
+    def __init__(self, tag: str, format: str, zone: str, schema: str = "seg") -> None:
+        parsed = SerialFormat(format, zone)
+        _check_serial_tag(tag)
+        self.next_sql = _serial_statements(schema)[4]
+        self.params = [tag, format, parsed.zone]
+        super().__init__()
+
+    def as_sql(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
+        # The core's statement is "SELECT <schema>.next_serial(%s::text, ...)": its call.
+        return self.next_sql.removeprefix("SELECT "), list(self.params)
+
+
+class CreateSerial(Operation):
+    """A migration operation that registers the serial tag ``tag`` with ``format`` in ``zone``
+    (after :class:`shardid.django.InstallSegments` for the same schema); reversing it removes
+    the registration (the periods' numbers stay, so a new registration never repeats them)::
+
+        operations = [CreateSerial("orders", "ORD-{yyyy}{MM}{dd}-{seq:6}", zone="Asia/Shanghai")]
+    """
+
+    reduces_to_sql = True
+    reversible = True
+    __module__ = "shardid.django"
+
+    def __init__(self, tag: str, format: str, zone: str, schema: str = "seg", max_gap: int = 1) -> None:
+        self.parsed = SerialFormat(format, zone)
+        _check_serial_tag(tag)
+        self.create_sql = _serial_statements(schema)[3]
+        self.tag, self.format, self.zone, self.schema, self.max_gap = tag, format, self.parsed.zone, schema, max_gap
+
+    def deconstruct(self) -> Any:
+        kwargs: dict[str, Any] = {"tag": self.tag, "format": self.format, "zone": self.zone}
+        if self.schema != "seg":
+            kwargs["schema"] = self.schema
+        if self.max_gap != 1:
+            kwargs["max_gap"] = self.max_gap
+        return self.__class__.__qualname__, [], kwargs
+
+    def state_forwards(self, app_label: str, state: Any) -> None:
+        pass
+
+    def _check(self, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor != "postgresql":
+            raise NotSupportedError("CreateSerial needs PostgreSQL")
+
+    def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        self._check(schema_editor)
+        canonical, shape, pieces, width, reset = self.parsed._registration()
+        params = [self.tag, self.format, self.zone, canonical, shape, pieces, width, reset, self.max_gap]
+        schema_editor.execute(self.create_sql, params=params)
+
+    def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        self._check(schema_editor)
+        schema_editor.execute(f"DELETE FROM {self.schema}.shardid_serials WHERE tag = %s", params=[self.tag])
+
+    def describe(self) -> str:
+        return f"Register shardid serial tag {self.tag} ({self.format} in {self.zone})"
+
+    @property
+    def migration_name_fragment(self) -> str:
+        return "shardid_serial_" + "".join(c if c.isalnum() else "_" for c in self.tag)

@@ -1,0 +1,108 @@
+"""Business serial numbers in a Django project on the throwaway PostgreSQL server: SerialField
+(a CharField whose default is the next serial), NextSerial as its database default for raw SQL,
+and the migrations that install segments and register the tag (CreateSerial), reversed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+SETTINGS = """
+SECRET_KEY = "test"
+INSTALLED_APPS = ["shop"]
+DATABASES = {{"default": {{
+    "ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {port},
+    "USER": "postgres", "NAME": "django_serials",
+}}}}
+USE_TZ = True
+"""
+
+MODELS = """
+from django.db import models
+from shardid.django import NextSerial, SerialField
+
+FORMAT = "ORD-{yyyy}{MM}{dd}-{seq:6}{check}"
+
+class Order(models.Model):
+    number = SerialField(format=FORMAT, tag="orders", zone="Asia/Shanghai", unique=True,
+                         db_default=NextSerial("orders", FORMAT, "Asia/Shanghai"))
+    name = models.CharField(max_length=100)
+"""
+
+INSTALL = """
+from django.db import migrations
+from shardid.django import CreateSerial, InstallSegments
+
+
+class Migration(migrations.Migration):
+    initial = True
+    operations = [
+        InstallSegments(schema="seg"),
+        CreateSerial("orders", "ORD-{yyyy}{MM}{dd}-{seq:6}{check}", zone="Asia/Shanghai"),
+    ]
+"""
+
+CHECK = """
+import django, os
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+django.setup()
+from django.db import connection
+from shop.models import Order
+
+made = [Order.objects.create(name=str(i)) for i in range(200)]
+with connection.cursor() as cursor:
+    cursor.execute("INSERT INTO shop_order (name) SELECT 'raw' FROM generate_series(1, 100)")
+field = Order._meta.get_field("number")
+assert field.max_length == 20, field.max_length
+numbers = list(Order.objects.values_list("number", "name"))
+assert len({n for n, _ in numbers}) == 300
+parsed = {name: [] for name in ("app", "raw")}
+for number, name in numbers:
+    p = field.parse(number)
+    parsed["raw" if name == "raw" else "app"].append((p.period, p.number))
+assert len(set(parsed["app"] + parsed["raw"])) == 300
+from shardid.django import release
+release()  # the rest goes back
+print(len(parsed["app"]), len(parsed["raw"]))
+"""
+
+
+def run(project: Path, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
+    done = subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_django_serial_field_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
+    conn.execute("CREATE DATABASE django_serials")
+    (tmp_path / "settings.py").write_text(SETTINGS.format(port=cluster.port))
+    app = tmp_path / "shop"
+    (app / "migrations").mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "migrations" / "__init__.py").write_text("")
+    (app / "models.py").write_text(textwrap.dedent(MODELS))
+    (app / "migrations" / "0001_install_serials.py").write_text(INSTALL)
+    run(tmp_path, "-m", "django", "makemigrations", "shop")
+    (second,) = (app / "migrations").glob("0002_*.py")
+    migration = second.read_text()
+    assert (
+        "shardid.django.SerialField(db_default=shardid.django.NextSerial('orders', 'ORD-{yyyy}{MM}{dd}-{seq:6}{check}', 'Asia/Shanghai'),"
+        " format='ORD-{yyyy}{MM}{dd}-{seq:6}{check}', tag='orders', unique=True, zone='Asia/Shanghai')"
+    ) in migration, migration
+    run(tmp_path, "-m", "django", "migrate")
+    assert run(tmp_path, "-c", CHECK).split() == ["200", "100"]
+    dsn = cluster.dsn.replace("dbname=postgres", "dbname=django_serials")
+    with psycopg.connect(dsn) as db:
+        periods = db.execute("SELECT tag, next FROM seg.shardid_tags").fetchall()
+        assert all(tag.startswith("orders@20") for tag, _ in periods), periods
+        assert sum(next_number - 1 for _, next_number in periods) >= 300
+    run(tmp_path, "-m", "django", "migrate", "shop", "zero")
+    with psycopg.connect(dsn) as db:
+        assert db.execute("SELECT to_regclass('seg.shardid_serials'), to_regclass('seg.shardid_tags')").fetchone() == (None, None)
