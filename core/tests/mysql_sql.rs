@@ -146,7 +146,11 @@ fn names_and_layouts_are_checked() {
         Mysql::new(Layout::INSTAGRAM, 8192, "x"),
         Err(SqlError::Core(_))
     ));
-    assert_eq!(Dialect::from_name("mariadb"), Some(Dialect::Mysql));
+    assert_eq!(Dialect::from_name("mariadb"), Some(Dialect::Mariadb));
+    assert_eq!(Dialect::from_name("mysql"), Some(Dialect::Mysql));
+    assert!(
+        Dialect::Mariadb.is_mysql() && Dialect::Mysql.is_mysql() && !Dialect::Postgres.is_mysql()
+    );
     assert_eq!(Dialect::from_name("postgresql"), Some(Dialect::Postgres));
     assert_eq!(Dialect::from_name("oracle"), None);
 }

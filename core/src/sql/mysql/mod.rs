@@ -35,13 +35,20 @@ pub use segments::{FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, My
 pub use url::{MysqlUrl, UrlProblem};
 
 /// The SQL dialects the core renders.
+///
+/// MySQL and MariaDB share one SQL (what MySQL 8 and MariaDB 10.6 both accept); they differ in
+/// one expression only, how the server names itself in the rows shardid writes
+/// ([`Dialect::server_identity`]), which tells a row written before a failover: MariaDB's knows
+/// Galera clusters, whose nodes are one server for this purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Dialect {
     /// PostgreSQL 12 or later.
     Postgres,
-    /// MySQL 8 and MariaDB 10.6 or later: what both accept (`mariadb` is the same dialect).
+    /// MySQL 8 (and MariaDB without Galera's variables).
     Mysql,
+    /// MariaDB 10.6 or later, Galera clusters included.
+    Mariadb,
 }
 
 impl Dialect {
@@ -49,14 +56,39 @@ impl Dialect {
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "postgres" | "postgresql" => Some(Self::Postgres),
-            "mysql" | "mariadb" => Some(Self::Mysql),
+            "mysql" => Some(Self::Mysql),
+            "mariadb" => Some(Self::Mariadb),
             _ => None,
         }
     }
 
     /// The names, for a usage message.
     pub const NAMES: &'static str = "postgres, mysql, mariadb";
+
+    /// Whether this is MySQL or MariaDB.
+    pub const fn is_mysql(self) -> bool {
+        matches!(self, Self::Mysql | Self::Mariadb)
+    }
+
+    /// The SQL expression naming the server a statement runs on, as the rows shardid writes on
+    /// the MySQL family record it ([`crate::sql::failover`]): `server <server_id>`, which a
+    /// replication topology must keep distinct (a replica refuses a source with its own), so a
+    /// promoted replica writes another name than its old source did; on a Galera cluster
+    /// (MariaDB, `wsrep_on`), `galera <wsrep_cluster_name>`, the same on every node: a row
+    /// written on another node of the cluster was certified by all of them, which is no
+    /// failover. `None` for PostgreSQL, whose rows record the timeline.
+    pub const fn server_identity(self) -> Option<&'static str> {
+        match self {
+            Self::Postgres => None,
+            Self::Mysql => Some(super::failover::MYSQL_SERVER),
+            Self::Mariadb => Some(super::failover::MARIADB_SERVER),
+        }
+    }
 }
+
+/// The MySQL error number of an unknown system variable: what MySQL answers a statement
+/// rendered for MariaDB (`@@wsrep_on`); render it for [`Dialect::Mysql`] instead.
+pub const UNKNOWN_VARIABLE: &str = "1193";
 
 /// The statements of a MySQL script (the DDL the types of this module render): the text
 /// between its `$$` delimiters, without the `DELIMITER` lines and comments-only pieces, for a
