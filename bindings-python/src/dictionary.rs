@@ -20,7 +20,7 @@ use crate::sql::sql_error;
 #[pyfunction]
 #[pyo3(signature = (schema, *, dialect = None))]
 pub(crate) fn dictionary(py: Python<'_>, schema: &str, dialect: Option<&str>) -> PyResult<String> {
-    if crate::mysql::dialect_arg(py, dialect)? == shardid::sql::Dialect::Mysql {
+    if crate::mysql::dialect_arg(py, dialect)?.is_mysql() {
         return crate::mysql::dictionary_ddl(py, schema);
     }
     Dictionary::new(schema)

@@ -23,7 +23,7 @@ pub(crate) fn segments(
     index: u64,
     dialect: Option<&str>,
 ) -> PyResult<String> {
-    if crate::mysql::dialect_arg(py, dialect)? == shardid::sql::Dialect::Mysql {
+    if crate::mysql::dialect_arg(py, dialect)?.is_mysql() {
         return crate::mysql::segments_ddl(py, schema, servers, index);
     }
     Segments::new(schema)
