@@ -1,14 +1,17 @@
 'use strict'
-// shardid/mysql: MySQL 8 and MariaDB, with mysql2 (an optional peer dependency). The DDL of
-// next_id(), of segments and of the dictionary as the core renders it, and what
-// shardid/segments and shardid/dictionary run when given a `mysql://` (or `mariadb://`) URL:
-// the core's statements, in the order the core documents (shardid::sql::mysql), on a mysql2
-// connection. The numbers, the checks and the reading of the URL are the core's.
+// shardid/mysql: MySQL 8 and MariaDB, with mysql2 (an optional peer dependency). Shard leases
+// (lease(): the core's lease protocol on a mysql2 connection, run by the driver shardid/postgres
+// shares, database-lease.js), the DDL of next_id(), of segments and of the dictionary as the
+// core renders it, and what shardid/segments and shardid/dictionary run when given a
+// `mysql://` (or `mariadb://`) URL: the core's statements, in the order the core documents
+// (shardid::sql::mysql), on a mysql2 connection. The numbers, the checks and the reading of the
+// URL are the core's.
 
 const native = require('./native.generated.js')
 const { makeError } = require('./errors.js')
 const { Layout } = require('./index.js')
 const { SQLSTATES } = require('./core.generated.js')
+const { DatabaseLease, DEFAULT_TTL_MS, checkOptions, take } = require('./database-lease.js')
 
 /**
  * The mysql2 options that keep BIGINTs exact: `mysql.createConnection({ ...exactBigints, ... })`,
@@ -239,6 +242,117 @@ class Dictionary {
   }
 }
 
+// -- leases -----------------------------------------------------------------------------------
+
+// MySQL's side of the shared lease driver (database-lease.js). The SQL is MariaDB's first; the
+// core renders MySQL's once a server refuses MariaDB's variables.
+const MYSQL = {
+  name: 'mariadb',
+  module: 'shardid/mysql',
+  code: (err) => (Number.isInteger(err.errno) ? String(err.errno) : null),
+}
+
+// A value of a row as the core reads it: binary strings as UTF-8 text, numbers as text.
+const cell = (v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('utf8') : typeof v === 'boolean' ? v : String(v))
+
+// A mysql2 connection the lease owns, which holds the event loop only while a statement is in
+// flight (as shardid/postgres's does).
+class LeaseConnection {
+  constructor(url) {
+    this._url = url
+    this._conn = null
+    this._connecting = null
+    this._busy = 0
+  }
+
+  async _get() {
+    if (this._conn && !this._conn._shardidBroken) return this._conn
+    if (!this._connecting) {
+      this._connecting = (async () => {
+        const conn = await connect(this._url)
+        const mark = () => { conn._shardidBroken = true }
+        conn.on('error', mark)
+        conn.connection?.once?.('end', mark)
+        this._conn = conn
+        this._ref(false)
+        return conn
+      })().finally(() => { this._connecting = null })
+    }
+    return this._connecting
+  }
+
+  _ref(on) {
+    const stream = this._conn?.connection?.stream
+    if (stream && typeof stream.ref === 'function') on ? stream.ref() : stream.unref()
+  }
+
+  get fresh() {
+    return !this._conn || this._conn._shardidBroken
+  }
+
+  // Runs one statement: its first row (an array), or null; a statement without rows answers
+  // [affectedRows, insertId], the core reading the last insert ID.
+  async run(text, values) {
+    const conn = await this._get()
+    if (this._busy++ === 0) this._ref(true)
+    try {
+      const [result] = await conn.query({ sql: text, values, rowsAsArray: true })
+      if (!Array.isArray(result)) return [String(result.affectedRows), String(result.insertId ?? 0)]
+      return result.length > 0 ? result[0].map(cell) : null
+    } catch (err) {
+      if (lost(err)) this.drop()
+      throw err
+    } finally {
+      if (--this._busy === 0) this._ref(false)
+    }
+  }
+
+  drop() {
+    const conn = this._conn
+    this._conn = null
+    if (conn) {
+      conn._shardidBroken = true
+      conn.destroy()
+    }
+  }
+
+  async end() {
+    await this._connecting?.catch(() => {})
+    const conn = this._conn
+    if (conn && !conn._shardidBroken) {
+      this._ref(true) // hold the loop until the goodbye is sent
+      await conn.end().catch(() => {})
+    }
+    this._conn = null
+  }
+}
+
+/** A generator on a shard leased through MySQL or MariaDB. */
+class MysqlLease extends DatabaseLease {
+  constructor(secret, o, layout, table, connection) {
+    super(secret, o, layout, table, connection, MYSQL)
+  }
+}
+
+/**
+ * `await lease({ layout, url, shards: [first, end], kind?, ttlMs?, retake?, table?,
+ * backwardsToleranceMs?, maxBorrowUnits? })`: leases the first free shard of `first..end` (end
+ * excluded) through the MySQL or MariaDB server at `url` (`mysql://user:password@host:port/db`,
+ * the table in that database), with the same leases as shardid/postgres: expiring by default
+ * (the only kind that holds on Galera), or `kind: 'session'` (`GET_LOCK`, one server reached
+ * directly; refused on a Galera node with `UNSUPPORTED`). Rejects with `NO_FREE_SHARD` when
+ * every shard is held; errors of the server are mysql2's own.
+ */
+async function lease(options) {
+  const { o, table } = checkOptions(options, 'url')
+  if (typeof o.url !== 'string') {
+    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'must be a mysql:// or mariadb:// URL' }, TypeError)
+  }
+  parseUrl(o.url) // INVALID_ARGUMENT on url, before any connection
+  mysql2() // UNSUPPORTED without the package
+  return take(MysqlLease, o, table, new LeaseConnection(o.url))
+}
+
 // -- the DDL ----------------------------------------------------------------------------------
 
 /**
@@ -271,4 +385,4 @@ function statements(script) {
   return native.mysqlStatements(script)
 }
 
-module.exports = { ddl, segmentsDdl, dictionaryDdl, statements, exactBigints, isUrl, parseUrl, connect, lost, Segments, Dictionary }
+module.exports = { lease, MysqlLease, DEFAULT_TTL_MS, ddl, segmentsDdl, dictionaryDdl, statements, exactBigints, isUrl, parseUrl, connect, lost, Segments, Dictionary }

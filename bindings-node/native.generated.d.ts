@@ -39,14 +39,25 @@ export declare class LeaseProtocol {
    * Takes the first free shard of `first..end` on `table` for the layout at `layout_index`,
    * with a lease of `kind` (`'expiring'` with `ttl_ms`, or `'session'`).
    */
-  constructor(kind: string, ttlMs: unknown, layoutIndex: number, table: string, first: unknown, end: unknown, holder: string)
+  constructor(kind: string, ttlMs: unknown, layoutIndex: number, table: string, first: unknown, end: unknown, holder: string, dialect?: string | undefined | null)
   /** What to do next; throws `NO_FREE_SHARD` when every shard is held. */
   next(): LeaseStep
   /**
    * Feeds the first row the last statement returned (`null`: no row), as `pg` returns it
-   * with `rowMode: 'array'` (integers may come as strings).
+   * with `rowMode: 'array'` (integers may come as strings); on MySQL a statement without
+   * rows is answered `[affectedRows, insertId]`.
    */
   feed(row?: Array<unknown> | undefined | null): void
+  /**
+   * Whether the answer to `renew`, `record` or `release` (a row, or `null`) says the lease
+   * is still held: `false` means it is lost.
+   */
+  kept(row?: Array<unknown> | undefined | null): boolean
+  /**
+   * The SQL the statements are rendered in: `'postgres'`, `'mariadb'`, or `'mysql'` (also
+   * once a MySQL server refused MariaDB's).
+   */
+  get dialect(): string
   /** The last statement failed with this SQLSTATE (`null`: the error had none). */
   fail(code?: string | undefined | null): void
   /** `'expiring'` or `'session'`. */
