@@ -528,7 +528,7 @@ fn reply(id: u64) -> [Cell<'static>; 2] {
 fn a_mysql_expiring_lease_is_one_statement_when_a_row_is_free() {
     let p = mysql(LeaseKind::DEFAULT, 3, 6);
     let (claim, params) = run(&p);
-    assert!(claim.starts_with("UPDATE leases SET ceiling = (LAST_INSERT_ID((LEAST(IF(server IS NOT NULL AND server <> IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), CONCAT('server ', @@global.server_id)), GREATEST(ceiling, ((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000) + 2250 - 1288834974657) DIV 1), ceiling), 2199023255551) << 10 | shard) + 1) - 1) >> 10, token = ?"), "{claim}");
+    assert!(claim.starts_with("UPDATE `leases` SET ceiling = (LAST_INSERT_ID((LEAST(IF(server IS NOT NULL AND server <> IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), CONCAT('server ', @@global.server_id)), GREATEST(ceiling, ((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000) + 2250 - 1288834974657) DIV 1), ceiling), 2199023255551) << 10 | shard) + 1) - 1) >> 10, token = ?"), "{claim}");
     assert!(claim.ends_with(" ORDER BY shard LIMIT 1"), "{claim}");
     assert_eq!(claim.matches('?').count(), params.len());
     assert!(
@@ -565,7 +565,7 @@ fn a_mysql_expiring_lease_is_one_statement_when_a_row_is_free() {
     let mut p = mysql(LeaseKind::DEFAULT, 3, 6);
     p.feed(Answer::Row(&reply(0)));
     let (insert, params) = run(&p);
-    assert!(insert.starts_with("INSERT INTO leases (layout, shard, ceiling, token, holder, taken_at, expires_at, server) SELECT ?, MIN(c.s), 0 * LAST_INSERT_ID(MIN(c.s) + 1)"), "{insert}");
+    assert!(insert.starts_with("INSERT INTO `leases` (layout, shard, ceiling, token, holder, taken_at, expires_at, server) SELECT ?, MIN(c.s), 0 * LAST_INSERT_ID(MIN(c.s) + 1)"), "{insert}");
     assert_eq!(insert.matches('?').count(), params.len());
     p.feed(Answer::Row(&[Cell::Int(1), Cell::Text("6")]));
     assert_eq!(
@@ -581,7 +581,7 @@ fn a_mysql_expiring_lease_is_one_statement_when_a_row_is_free() {
     p.feed(Answer::Row(&[Cell::Int(0), Cell::Int(0)]));
     let (held, _) = run(&p);
     assert!(
-        held.starts_with("SELECT COUNT(*) FROM leases WHERE layout = ?"),
+        held.starts_with("SELECT COUNT(*) FROM `leases` WHERE layout = ?"),
         "{held}"
     );
     // 2 of 3 held: one was freed meanwhile, claim again; 3 of 3: none free.
@@ -628,7 +628,7 @@ fn a_mysql_claim_retries_races_and_makes_its_table() {
     assert!(
         run(&p)
             .0
-            .starts_with("CREATE TABLE IF NOT EXISTS leases (layout VARBINARY(255) NOT NULL")
+            .starts_with("CREATE TABLE IF NOT EXISTS `leases` (layout VARBINARY(255) NOT NULL")
     );
     p.feed(Answer::Error(Some("1050")));
     assert_eq!(run(&p).0, claim);
@@ -674,7 +674,8 @@ fn mysql_writes_of_a_lease_are_kept_by_their_last_insert_id() {
     let p = mysql(LeaseKind::DEFAULT, 0, 4);
     let (renew, params) = p.renew(2).unwrap();
     assert!(
-        renew.starts_with("UPDATE leases SET ceiling = CAST(LAST_INSERT_ID(IF(server IS NOT NULL"),
+        renew
+            .starts_with("UPDATE `leases` SET ceiling = CAST(LAST_INSERT_ID(IF(server IS NOT NULL"),
         "{renew}"
     );
     assert!(renew.ends_with("expires_at = UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND WHERE layout = ? AND shard = ? AND token = ?"), "{renew}");
@@ -722,12 +723,12 @@ fn a_mysql_session_lease_tries_each_lock_and_refuses_galera() {
     ]));
     let (claim, _) = run(&p);
     assert!(
-        claim.starts_with("UPDATE leases SET ceiling = CAST(LAST_INSERT_ID("),
+        claim.starts_with("UPDATE `leases` SET ceiling = CAST(LAST_INSERT_ID("),
         "{claim}"
     );
     // Shard 4's row missing: inserted; there already (an expiring lease holds it): unlocked.
     p.feed(Answer::Row(&reply(0)));
-    assert!(run(&p).0.starts_with("INSERT INTO leases (layout, shard, ceiling, token, holder, taken_at, expires_at, server) VALUES (?, ?, 0"));
+    assert!(run(&p).0.starts_with("INSERT INTO `leases` (layout, shard, ceiling, token, holder, taken_at, expires_at, server) VALUES (?, ?, 0"));
     p.feed(Answer::Error(Some("1062")));
     let (unlock, params) = run(&p);
     assert_eq!(unlock, "SELECT RELEASE_LOCK(CONCAT(?, ?))");

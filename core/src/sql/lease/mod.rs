@@ -775,7 +775,12 @@ impl LeaseProtocol {
                     continue;
                 }
                 if let Some(after) = tail.strip_prefix("{t}") {
-                    sql.push_str(&self.table);
+                    if self.dialect.is_mysql() {
+                        // Quoted, so a reserved word (`distinct`) is a name too.
+                        let _ = write!(sql, "`{}`", self.table);
+                    } else {
+                        sql.push_str(&self.table);
+                    }
                     rest = after;
                     continue;
                 }
