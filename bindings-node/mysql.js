@@ -23,6 +23,7 @@ const exactBigints = Object.freeze({ supportBigNumbers: true, bigNumberStrings: 
 // MySQL's error numbers the drivers act on.
 const DEADLOCK = 1213
 const LOCK_WAIT_TIMEOUT = 1205
+const UNKNOWN_VARIABLE = 1193
 const RETRIES = 5
 // How long the TCP connection and the server's greeting may take before the server is taken
 // for down, or for something else than MySQL.
@@ -77,7 +78,21 @@ async function connect(url) {
     throw err
   }
   connection.on('error', () => {}) // a lost connection: the next call opens another
+  connection.shardidDialect = await detect(connection)
   return connection
+}
+
+// The dialect of the server a connection reaches (one round trip): 'mariadb' when it knows
+// MariaDB's variables, 'mysql' when it refuses them (shardid::sql::mysql::DETECT_DIALECT). The
+// statements name the server in the rows they write, differently on each.
+async function detect(connection) {
+  try {
+    await connection.query('SELECT @@global.wsrep_on')
+    return 'mariadb'
+  } catch (err) {
+    if (err.errno === UNKNOWN_VARIABLE) return 'mysql'
+    throw err
+  }
 }
 
 // Whether a TCP connection to host:port opens (a server is there, whatever it speaks).
@@ -103,27 +118,34 @@ function lost(err) {
  *  first fetch, as the core's MysqlFetch says). */
 class Segments {
   constructor(schema) {
-    this._sql = native.mysqlSegmentSql(schema)
+    this._sql = { mysql: native.mysqlSegmentSql(schema, 'mysql'), mariadb: native.mysqlSegmentSql(schema, 'mariadb') }
     this._strides = new Map()
   }
 
-  /** One segment of `tag`: `[first, count, stride]` as decimal strings. */
+  /** One segment of `tag`: `[first, count, stride]` as decimal strings. A take the row refuses
+   *  as too large is followed by a read of the largest size it allows, and a take of that. */
   async take(connection, server, tag, size) {
-    let state = native.mysqlFetchStart(String(size), this._strides.get(server))
-    if (state.size == null) {
-      const [rows] = await connection.query({ sql: this._sql.read, values: [tag], rowsAsArray: true })
-      state = native.mysqlFetchRead(String(size), rows.length ? rows[0].map(String) : null)
-      if (state.sqlstate) throw serverError(state.sqlstate, `no segment of tag ${tag}`)
-      this._strides.set(server, state.stride)
+    const sql = this._sql[connection.shardidDialect ?? 'mysql']
+    const fetch = new native.MysqlFetch(String(size), this._strides.get(server))
+    for (;;) {
+      const want = fetch.step()
+      if (want == null) {
+        const [rows] = await connection.query({ sql: sql.read, values: [tag], rowsAsArray: true })
+        const sqlstate = fetch.read(rows.length ? rows[0].map(String) : null)
+        if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
+        this._strides.set(server, fetch.stride)
+        continue
+      }
+      const [result] = await connection.query(sql.take, [want, want, want, tag, want, want])
+      const took = fetch.took(result.affectedRows, String(result.insertId))
+      if (took.sqlstate) throw serverError(took.sqlstate, `no segment of tag ${tag}`)
+      if (took.first != null) return [took.first, took.count, took.stride]
     }
-    const [result] = await connection.query(this._sql.take, [state.size, state.size, tag])
-    const took = native.mysqlFetchTook(state.size, state.stride, result.affectedRows, String(result.insertId))
-    if (took.sqlstate) throw serverError(took.sqlstate, `no segment of tag ${tag}`)
-    return [took.first, took.count, took.stride]
   }
 
   async giveBack(connection, tag, first, end) {
-    const [result] = await connection.query(this._sql.giveBack, [first, tag, end, first, first])
+    const sql = this._sql[connection.shardidDialect ?? 'mysql']
+    const [result] = await connection.query(sql.giveBack, [first, tag, end, first, first])
     return result.affectedRows === 1
   }
 }
@@ -150,11 +172,13 @@ class Dictionary {
     this._statements = new Map()
   }
 
-  _sql(which, n = 0) {
-    const key = `${which}/${n}`
+  // The statement `which` (for `n` items where it takes a list), for the connection's server.
+  _sql(connection, which, n = 0) {
+    const dialect = connection.shardidDialect ?? 'mysql'
+    const key = `${dialect}/${which}/${n}`
     let sql = this._statements.get(key)
     if (sql === undefined) {
-      sql = native.mysqlDictionarySql(this.schema, which, n)
+      sql = native.mysqlDictionarySql(this.schema, which, n, dialect)
       if (n <= 64) this._statements.set(key, sql)
     }
     return sql
@@ -164,7 +188,7 @@ class Dictionary {
   _dropped() { return serverError(SQLSTATES.topicDropped, `topic ${this.topic} was dropped`) }
 
   async _found(connection, values) {
-    const [rows] = await connection.query({ sql: this._sql('find', values.length), values: [...values, this.topic], rowsAsArray: true })
+    const [rows] = await connection.query({ sql: this._sql(connection, 'find', values.length), values: [...values, this.topic], rowsAsArray: true })
     if (rows.length === 0) throw this._unknown()
     const found = new Map()
     for (const [, value, id] of rows) if (value !== null) found.set(decode(value), String(id))
@@ -194,10 +218,12 @@ class Dictionary {
     const missing = values.filter((_, i) => answers[i] === null)
     await connection.beginTransaction()
     try {
-      const [locked] = await connection.query({ sql: this._sql('lock'), values: [this.topic], rowsAsArray: true })
+      const [locked] = await connection.query({ sql: this._sql(connection, 'lock'), values: [this.topic], rowsAsArray: true })
       if (locked.length === 0) throw this._unknown()
-      const [topicId, base, dropped] = locked[0]
-      const [rows] = await connection.query({ sql: this._sql('recheck', missing.length), values: [topicId, ...missing], rowsAsArray: true })
+      const [topicId, next, dropped, moved] = locked[0]
+      // Another server wrote the row last (a promoted replica): past the lost writes.
+      const base = native.mysqlTopicBase(String(next), Boolean(Number(moved)))
+      const [rows] = await connection.query({ sql: this._sql(connection, 'recheck', missing.length), values: [topicId, ...missing], rowsAsArray: true })
       const found = new Map(rows.map(([value, id]) => [decode(value), String(id)]))
       const still = missing.map((v) => found.get(v) ?? null)
       const assigned = native.mysqlAssignNew(still.map((a) => a === null), String(base))
@@ -208,8 +234,8 @@ class Dictionary {
           params.push(topicId, missing[index], id)
           still[index] = id
         }
-        await connection.query(this._sql('insert', assigned.length), params)
-        await connection.query(this._sql('advance'), [String(BigInt(base) + BigInt(assigned.length)), this.topic])
+        await connection.query(this._sql(connection, 'insert', assigned.length), params)
+        await connection.query(this._sql(connection, 'advance'), [String(BigInt(base) + BigInt(assigned.length)), this.topic])
       }
       await connection.commit()
       const byValue = new Map(missing.map((v, i) => [v, still[i]]))
@@ -221,7 +247,7 @@ class Dictionary {
   }
 
   async values(connection, ids) {
-    const [rows] = await connection.query({ sql: this._sql('findValues', ids.length), values: [...ids.map(String), this.topic], rowsAsArray: true })
+    const [rows] = await connection.query({ sql: this._sql(connection, 'findValues', ids.length), values: [...ids.map(String), this.topic], rowsAsArray: true })
     if (rows.length === 0) throw this._unknown()
     const found = new Map()
     for (const [, id, value] of rows) if (id !== null) found.set(String(id), decode(value))
@@ -229,15 +255,15 @@ class Dictionary {
   }
 
   async create(connection) {
-    await connection.query(this._sql('createTopic'), [this.topic])
-    const [rows] = await connection.query({ sql: this._sql('state'), values: [this.topic], rowsAsArray: true })
+    await connection.query(this._sql(connection, 'createTopic'), [this.topic])
+    const [rows] = await connection.query({ sql: this._sql(connection, 'state'), values: [this.topic], rowsAsArray: true })
     if (rows.length === 0) throw this._unknown()
     if (Number(rows[0][0])) throw this._dropped()
   }
 
   async drop(connection) {
-    await connection.query(this._sql('dropTopic'), [this.topic])
-    const [rows] = await connection.query({ sql: this._sql('state'), values: [this.topic], rowsAsArray: true })
+    await connection.query(this._sql(connection, 'dropTopic'), [this.topic])
+    const [rows] = await connection.query({ sql: this._sql(connection, 'state'), values: [this.topic], rowsAsArray: true })
     if (rows.length === 0) throw this._unknown()
   }
 }
@@ -364,20 +390,22 @@ async function lease(options) {
 function ddl(options) {
   const o = options ?? {}
   if (!(o.layout instanceof Layout) || typeof o.schema !== 'string') {
-    throw makeError('INVALID_ARGUMENT', { argument: 'ddl', reason: 'takes { layout: Layout, shard, schema: string, backwardsToleranceMs?, maxBorrowUnits? }' }, TypeError)
+    throw makeError('INVALID_ARGUMENT', { argument: 'ddl', reason: 'takes { layout: Layout, shard, schema: string, backwardsToleranceMs?, maxBorrowUnits?, dialect? }' }, TypeError)
   }
   const layoutIndex = native.layoutNew(o.layout.epochMs, o.layout.unitMs, o.layout.timeBits, o.layout.shardBits, o.layout.sequenceBits, o.layout.order, o.layout.signed)
-  return native.mysqlDdl(layoutIndex, o.shard, o.schema, o.backwardsToleranceMs, o.maxBorrowUnits)
+  return native.mysqlDdl(layoutIndex, o.shard, o.schema, o.backwardsToleranceMs, o.maxBorrowUnits, o.dialect)
 }
 
-/** The MySQL DDL of dense IDs from segments in database `schema` (default `seg`). */
-function segmentsDdl(schema = 'seg', { servers = 1, index = 0 } = {}) {
-  return native.mysqlSegmentsDdl(schema, servers, index)
+/** The MySQL DDL of dense IDs from segments in database `schema` (default `seg`); `dialect:
+ *  'mariadb'` names a Galera cluster as one server. */
+function segmentsDdl(schema = 'seg', { servers = 1, index = 0, dialect } = {}) {
+  return native.mysqlSegmentsDdl(schema, servers, index, dialect)
 }
 
-/** The MySQL DDL of the dictionary in database `schema` (default `dict`). */
-function dictionaryDdl(schema = 'dict') {
-  return native.mysqlDictionaryDdl(schema)
+/** The MySQL DDL of the dictionary in database `schema` (default `dict`); `{ dialect:
+ *  'mariadb' }` names a Galera cluster as one server. */
+function dictionaryDdl(schema = 'dict', { dialect } = {}) {
+  return native.mysqlDictionaryDdl(schema, dialect)
 }
 
 /** The statements of a MySQL script (the DDL above), for a driver to send one at a time. */

@@ -47,8 +47,9 @@ commands:
   sql --schema S --layout L --shard N     the DDL of next_id() and the decoding functions
   sql --schema S --segments [--servers N --index I]   the DDL of dense IDs from segments
   sql --schema S --dictionary             the DDL of the string <-> ID dictionary
-      [--dialect postgres|mysql]          the database (default postgres); mysql (or mariadb):
-                                          MySQL 8 and MariaDB 10.6+, --schema names the database
+      [--dialect postgres|mysql|mariadb]  the database (default postgres); mysql: MySQL 8 (and
+                                          MariaDB); mariadb: MariaDB 10.6+, a Galera cluster
+                                          named as one server; --schema names the database
 
 layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
   --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]
@@ -408,7 +409,7 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         if postgres {
             Dictionary::new(schema).map(|d| d.to_string())
         } else {
-            MysqlDictionary::new(schema).map(|d| d.to_string())
+            MysqlDictionary::new(schema).map(|d| d.dialect(dialect).to_string())
         }
     } else if p.switch("--segments") {
         p.only(&[
@@ -427,7 +428,7 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         } else {
             MysqlSegments::new(schema)
                 .and_then(|s| s.ticket_server(servers, index))
-                .map(|s| s.to_string())
+                .map(|s| s.dialect(dialect).to_string())
         }
     } else {
         p.only(&["--schema", "--shard", "--dialect"])?;
@@ -437,7 +438,7 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         if postgres {
             Postgres::new(p.layout()?, shard, schema).map(|s| s.to_string())
         } else {
-            Mysql::new(p.layout()?, shard, schema).map(|s| s.to_string())
+            Mysql::new(p.layout()?, shard, schema).map(|s| s.dialect(dialect).to_string())
         }
     };
     out.stdout = text.map_err(|e| e.to_string())?;

@@ -29,7 +29,9 @@ mod segments;
 #[cfg(feature = "std")]
 mod url;
 
-pub use dictionary::{MAX_PREPARED_LIST, MysqlDictionary, MysqlDictionaryStatements, assign_new};
+pub use dictionary::{
+    MAX_PREPARED_LIST, MysqlDictionary, MysqlDictionaryStatements, assign_new, topic_base,
+};
 pub use segments::{FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments};
 #[cfg(feature = "std")]
 pub use url::{MysqlUrl, UrlProblem};
@@ -90,6 +92,23 @@ impl Dialect {
 /// rendered for MariaDB (`@@wsrep_on`); render it for [`Dialect::Mysql`] instead.
 pub const UNKNOWN_VARIABLE: &str = "1193";
 
+/// What a client sends on a new connection to learn the dialect of its server (one round
+/// trip per connection): MariaDB answers a row, MySQL refuses with [`UNKNOWN_VARIABLE`]
+/// ([`Dialect::detected`]).
+pub const DETECT_DIALECT: &str = "SELECT @@global.wsrep_on";
+
+impl Dialect {
+    /// The dialect of a server by its answer to [`DETECT_DIALECT`]: the error number it
+    /// failed with (`None`: it answered). `None` for any other error, which the driver raises.
+    pub fn detected(error: Option<&str>) -> Option<Self> {
+        match error {
+            None => Some(Self::Mariadb),
+            Some(UNKNOWN_VARIABLE) => Some(Self::Mysql),
+            Some(_) => None,
+        }
+    }
+}
+
 /// The statements of a MySQL script (the DDL the types of this module render): the text
 /// between its `$$` delimiters, without the `DELIMITER` lines and comments-only pieces, for a
 /// driver to send one at a time.
@@ -143,6 +162,7 @@ pub struct Mysql<'a> {
     shard: u64,
     schema: &'a str,
     options: Options,
+    dialect: Dialect,
 }
 
 impl<'a> Mysql<'a> {
@@ -188,7 +208,15 @@ impl<'a> Mysql<'a> {
             shard,
             schema,
             options: Options::new(),
+            dialect: Dialect::Mysql,
         })
+    }
+
+    /// The DDL for the server `dialect` names ([`Dialect::Mysql`] by default, which MariaDB
+    /// runs too; [`Dialect::Mariadb`] names a Galera cluster as one server).
+    pub const fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 
     /// Sets how `next_id()` treats a clock that moved back and a time unit that ran out, as
@@ -223,20 +251,28 @@ impl Display for Signature<'_> {
 
 /// One statement a MySQL client sends, rendered with its driver's placeholders
 /// ([`Display`]): `?` is a parameter, `[...]` a group repeated `list` times (`IN ([?])` for a
-/// list of `list` values, `VALUES [(?, ?, ?)]` for `list` rows), `{s}` the database.
+/// list of `list` values, `VALUES [(?, ?, ?)]` for `list` rows), `{s}` the database, `{srv}`
+/// the server's name in the rows it writes ([`Dialect::server_identity`]).
 #[derive(Clone, Copy, Debug)]
 pub struct MysqlStatement<'a> {
     schema: &'a str,
     placeholders: Placeholders,
+    dialect: Dialect,
     text: &'static str,
     list: usize,
 }
 
 impl<'a> MysqlStatement<'a> {
-    const fn new(schema: &'a str, placeholders: Placeholders, text: &'static str) -> Self {
+    const fn new(
+        schema: &'a str,
+        placeholders: Placeholders,
+        dialect: Dialect,
+        text: &'static str,
+    ) -> Self {
         Self {
             schema,
             placeholders,
+            dialect,
             text,
             list: 0,
         }
@@ -248,6 +284,10 @@ impl<'a> MysqlStatement<'a> {
     }
 
     fn write_plain(&self, f: &mut Formatter<'_>, text: &str) -> fmt::Result {
+        let server = self
+            .dialect
+            .server_identity()
+            .unwrap_or(super::failover::MYSQL_SERVER);
         for (i, piece) in text.split("{s}").enumerate() {
             if i > 0 {
                 f.write_str(self.schema)?;
@@ -261,7 +301,12 @@ impl<'a> MysqlStatement<'a> {
                         Placeholders::Question | Placeholders::Numbered => f.write_str("?")?,
                     }
                 }
-                f.write_str(part)?;
+                for (k, bit) in part.split("{srv}").enumerate() {
+                    if k > 0 {
+                        f.write_str(server)?;
+                    }
+                    f.write_str(bit)?;
+                }
             }
         }
         Ok(())
