@@ -1,0 +1,174 @@
+"""A 3-node MariaDB Galera cluster (galera-4, tests/mysql/galera.py), started once for this module:
+expiring leases taken by processes attached to different nodes, dense IDs taken in segments on
+every node at once (concurrent writes of one row on two nodes fail certification with 1213, and
+are taken again), a node SIGKILLed mid-run; 0 duplicates in the union. A session lease is
+refused on a Galera node (GET_LOCK locks one node only)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pytest
+
+from shardid import Layout, UnsupportedError
+from shardid.mysql import lease
+
+galera = pytest.importorskip("galera")
+if not galera.available():
+    pytest.skip("galera-4 is not installed (scripts/setup.sh installs it)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    with galera.Galera() as c:
+        for node in c.nodes:
+            node.sql("CREATE DATABASE IF NOT EXISTS app")
+        yield c
+
+
+def url(cluster: Any, i: int) -> str:
+    return str(cluster.nodes[i].url_for("app"))
+
+
+def test_a_session_lease_is_refused_on_a_galera_node(cluster: Any) -> None:
+    with pytest.raises(UnsupportedError, match="GET_LOCK|Galera"):
+        lease(Layout.INSTAGRAM, url(cluster, 0), range(0, 4), kind="session", table="galera_session")
+
+
+# A worker process: an expiring lease through its node, IDs made for `seconds` (a thousand
+# every 20 ms), written to `out` as 64-bit integers, whatever ended it (a lease lost with its
+# node, the time up).
+LEASE_WORKER = textwrap.dedent("""
+    import sys, time
+    from array import array
+    from shardid import Layout
+    from shardid.mysql import lease
+
+    url, seconds, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    made = array("q")
+    try:
+        g = lease(Layout.INSTAGRAM, url, range(0, 16), table="galera_leases")
+        made.append(g.next_id())
+        open(out + ".ready", "w").close()
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            made.extend(g.next_id() for _ in range(1000))
+            time.sleep(0.02)
+    except Exception as e:
+        print(type(e).__name__, e, file=sys.stderr)
+    finally:
+        with open(out, "wb") as f:
+            made.tofile(f)
+""")
+
+# A worker process: 4 threads taking dense IDs of one tag through its node (segments of 100 to
+# start with, so that there are many takes, on three nodes at once).
+SEGMENT_WORKER = textwrap.dedent("""
+    import sys, threading, time
+    from array import array
+    from shardid import SegmentUnavailableError
+    from shardid.segments import DenseIds
+
+    url, seconds, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    made = array("q")
+    lock = threading.Lock()
+    ids = DenseIds(url, "galera_orders", schema="seg", wait_ms=3000)
+    made.append(ids.next_id())
+    open(out + ".ready", "w").close()
+    end = time.monotonic() + seconds
+
+    unavailable = [0]
+    late = [0]  # IDs handed out in the last 2 s, after the cluster evicted the killed node
+
+    def run():
+        mine = []
+        while time.monotonic() < end:
+            try:
+                for _ in range(50):
+                    mine.append(ids.next_id())
+                if time.monotonic() > end - 2:
+                    late[0] += 50
+            except SegmentUnavailableError:
+                # The cluster stalls its writes until it evicts a dead node (2 to 4 s here),
+                # and a killed node answers nothing: retry later, as an application does.
+                unavailable[0] += 1
+            except Exception as e:
+                print(type(e).__name__, e, file=sys.stderr)
+                break
+            time.sleep(0.005)
+        with lock:
+            made.extend(mine)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    with open(out, "wb") as f:
+        made.tofile(f)
+    print(ids.fetches, unavailable[0], late[0])
+""")
+
+
+def start(cluster: Any, script: str, node: int, seconds: float, out: Path) -> tuple[subprocess.Popen[str], Path]:
+    p = subprocess.Popen([sys.executable, "-c", script, url(cluster, node), str(seconds), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p, out
+
+
+def finish(worker: tuple[subprocess.Popen[str], Path]) -> tuple[array[int], str, str]:
+    p, path = worker
+    out, err = p.communicate(timeout=120)
+    made: array[int] = array("q")
+    made.frombytes(path.read_bytes())
+    return made, out, err
+
+
+def test_leases_and_segments_on_every_node_with_one_killed(cluster: Any, tmp_path: Path) -> None:
+    from shardid.sql import mysql_statements, segments
+
+    conn = pymysql.connect(host="127.0.0.1", port=cluster.nodes[0].port, user="root", autocommit=True)
+    with conn.cursor() as cur:
+        for statement in mysql_statements(segments("seg", dialect="mariadb")):
+            cur.execute(statement)
+        cur.execute("SELECT seg.create_tag('galera_orders')")
+    conn.close()
+    # 2 lease processes and 2 segment processes of 4 threads per node, for 10 s; node 2 is
+    # SIGKILLed 2 s after they all started. The cluster's writes stall until the others declare it gone (2 to 4 s),
+    # within the leases' time to live (10 s): the processes of nodes 0 and 1 go on.
+    leases = [start(cluster, LEASE_WORKER, node, 10, tmp_path / f"lease-{node}-{k}") for node in range(3) for k in range(2)]
+    dense = [start(cluster, SEGMENT_WORKER, node, 10, tmp_path / f"dense-{node}-{k}") for node in range(3) for k in range(2)]
+    # Every process has made its first ID (Python starts slowly on a busy machine), then 2 s on.
+    deadline = time.monotonic() + 60
+    while not all(Path(f"{out}.ready").exists() for _, out in leases + dense):
+        assert time.monotonic() < deadline and all(p.poll() is None for p, _ in leases + dense), [finish(w) for w in leases + dense]
+        time.sleep(0.1)
+    time.sleep(2)
+    cluster.kill(2)
+    lease_results = [finish(w) for w in leases]
+    dense_results = [finish(w) for w in dense]
+
+    # Leases: one shard per process, six different ones, 0 duplicates in the union; the
+    # processes of the surviving nodes never lost theirs.
+    assert all(err == "" for _, _, err in lease_results[:4]), [err for _, _, err in lease_results]
+    ids = [i for made, _, _ in lease_results for i in made]
+    assert len(ids) == len(set(ids)), "duplicate IDs across the nodes' leases"
+    shards = [{Layout.INSTAGRAM.decode(i).shard for i in made} for made, _, _ in lease_results]
+    assert all(len(s) == 1 for s in shards), shards
+    assert len({next(iter(s)) for s in shards}) == 6, shards
+
+    # Segments: taken on every node (several takes each), 0 duplicates in the union; those of
+    # the surviving nodes handed out IDs to the end.
+    assert all(err == "" for _, _, err in dense_results[:4]), [err for _, _, err in dense_results]
+    numbers = [n for made, _, _ in dense_results for n in made]
+    assert len(numbers) == len(set(numbers)), "duplicate dense IDs across the nodes"
+    fetches, unavailable, late = zip(*[(int(w) for w in out.split()) for _, out, _ in dense_results])
+    assert all(f >= 2 for f in fetches), fetches
+    assert all(n > 0 for n in late[:4]) and late[4:] == (0, 0), late
+    assert all(len(made) > 0 for made, _, _ in dense_results + lease_results)
+    print(f"lease IDs {len(ids)}, dense IDs {len(numbers)}, fetches {fetches}, unavailable {unavailable}, late {late}")
