@@ -129,14 +129,22 @@ class Segments {
     const fetch = new native.MysqlFetch(String(size), this._strides.get(server))
     for (;;) {
       const want = fetch.step()
-      if (want == null) {
-        const [rows] = await connection.query({ sql: sql.read, values: [tag], rowsAsArray: true })
-        const sqlstate = fetch.read(rows.length ? rows[0].map(String) : null)
-        if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
-        this._strides.set(server, fetch.stride)
-        continue
+      let result
+      try {
+        if (want == null) {
+          const [rows] = await connection.query({ sql: sql.read, values: [tag], rowsAsArray: true })
+          const sqlstate = fetch.read(rows.length ? rows[0].map(String) : null)
+          if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
+          this._strides.set(server, fetch.stride)
+          continue
+        }
+        ;[result] = await connection.query(sql.take, [want, want, want, tag, want, want])
+      } catch (err) {
+        // Rolled back whole (a Galera certification conflict, a deadlock): the core says
+        // whether to send the same step again.
+        if (typeof err.errno === 'number' && fetch.rolledBack(err.errno)) continue
+        throw err
       }
-      const [result] = await connection.query(sql.take, [want, want, want, tag, want, want])
       const took = fetch.took(result.affectedRows, String(result.insertId))
       if (took.sqlstate) throw serverError(took.sqlstate, `no segment of tag ${tag}`)
       if (took.first != null) return [took.first, took.count, took.stride]

@@ -95,6 +95,12 @@ export declare class MysqlFetch {
    * SQLSTATE of why there is no segment, or `null`.
    */
   read(row?: Array<string> | undefined | null): string | null
+  /**
+   * Whether to send the last step again after the server's error number `code` (mysql2's
+   * `errno`): a take rolled back whole (a deadlock, a Galera certification conflict, a lock
+   * wait timeout), a bounded number of times.
+   */
+  rolledBack(code: number): boolean
   /** The take's reply: its `affectedRows` and `insertId` (a decimal string). */
   took(rows: number, first: string): MysqlTook
 }

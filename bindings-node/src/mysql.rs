@@ -210,6 +210,14 @@ impl MysqlFetch {
         })
     }
 
+    /// Whether to send the last step again after the server's error number `code` (mysql2's
+    /// `errno`): a take rolled back whole (a deadlock, a Galera certification conflict, a lock
+    /// wait timeout), a bounded number of times.
+    #[napi]
+    pub fn rolled_back(&mut self, code: u32) -> bool {
+        u16::try_from(code).is_ok_and(|code| self.inner.rolled_back(code))
+    }
+
     /// The take's reply: its `affectedRows` and `insertId` (a decimal string).
     #[napi]
     pub fn took(&mut self, env: &Env, rows: u32, first: String) -> Result<MysqlTook> {

@@ -148,6 +148,12 @@ impl PyMysqlFetch {
         self.inner.read(row).err().map(FetchError::sqlstate)
     }
 
+    /// Whether to send the last step again after the server's error `code` (a take rolled
+    /// back whole: a deadlock, a Galera certification conflict, a lock wait timeout).
+    fn rolled_back(&mut self, code: u16) -> bool {
+        self.inner.rolled_back(code)
+    }
+
     /// `(first, count, stride)`, `None` (refused: read, then take again), or the SQLSTATE of
     /// why there is no segment.
     fn took(&mut self, py: Python<'_>, rows: u64, first: u64) -> PyResult<Py<PyAny>> {

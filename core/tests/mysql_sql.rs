@@ -5,7 +5,8 @@
 use shardid::Layout;
 use shardid::segment::Segment;
 use shardid::sql::mysql::{
-    FetchError, FetchStep, MAX_PREPARED_LIST, MysqlFetch, assign_new, script_statements,
+    FetchError, FetchStep, MAX_PREPARED_LIST, MysqlFetch, ROLLED_BACK_RETRIES, assign_new,
+    script_statements,
 };
 use shardid::sql::{
     DEFAULT_SEGMENT, Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders, SqlError,
@@ -210,6 +211,22 @@ fn a_fetch_reads_the_row_first_then_takes_in_one_statement() {
     let mut later = MysqlFetch::new(64, remembered.stride());
     assert_eq!(later.step(), FetchStep::Take { size: 64 });
     assert_eq!(later.took(1, 1007).unwrap(), segment(1007, 64, 2));
+    // A take the server rolled back whole (a deadlock; on Galera a certification conflict with
+    // another node's take, 1213; or a lock wait timeout, 1205) is sent again, the same step, a
+    // bounded number of times per fetch; other errors are the driver's.
+    let mut conflicted = MysqlFetch::new(64, Some(2));
+    for _ in 0..ROLLED_BACK_RETRIES {
+        assert!(conflicted.rolled_back(1213));
+        assert_eq!(conflicted.step(), FetchStep::Take { size: 64 });
+    }
+    assert!(!conflicted.rolled_back(1213), "bounded");
+    assert!(MysqlFetch::new(64, Some(2)).rolled_back(1205));
+    assert!(!MysqlFetch::new(64, Some(2)).rolled_back(1062));
+    assert!(
+        !MysqlFetch::new(64, Some(2)).rolled_back(2013),
+        "a lost connection is not"
+    );
+    assert_eq!(conflicted.took(1, 77).unwrap(), segment(77, 64, 2));
     // No row updated: the tag is gone, or the take too large (the last insert ID is another
     // statement's): read the row, which tells which.
     let mut gone = MysqlFetch::new(64, Some(2));

@@ -74,8 +74,28 @@ LEASE_WORKER = textwrap.dedent("""
 SEGMENT_WORKER = textwrap.dedent("""
     import sys, threading, time
     from array import array
+    import shardid._mysql
     from shardid import SegmentUnavailableError
     from shardid.segments import DenseIds
+
+    # Counts the takes the server rolled back (1213: another node's take of the same row
+    # certified first) that the core's fetch sent again.
+    conflicts = [0]
+    Fetch = shardid._mysql._MysqlFetch
+
+    class CountingFetch:
+        def __init__(self, *args):
+            self.fetch = Fetch(*args)
+
+        def rolled_back(self, code):
+            again = self.fetch.rolled_back(code)
+            conflicts[0] += again
+            return again
+
+        def __getattr__(self, name):
+            return getattr(self.fetch, name)
+
+    shardid._mysql._MysqlFetch = CountingFetch
 
     url, seconds, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
     made = array("q")
@@ -112,7 +132,7 @@ SEGMENT_WORKER = textwrap.dedent("""
     [t.join() for t in threads]
     with open(out, "wb") as f:
         made.tofile(f)
-    print(ids.fetches, unavailable[0], late[0])
+    print(ids.fetches, unavailable[0], late[0], conflicts[0])
 """)
 
 
@@ -167,8 +187,10 @@ def test_leases_and_segments_on_every_node_with_one_killed(cluster: Any, tmp_pat
     assert all(err == "" for _, _, err in dense_results[:4]), [err for _, _, err in dense_results]
     numbers = [n for made, _, _ in dense_results for n in made]
     assert len(numbers) == len(set(numbers)), "duplicate dense IDs across the nodes"
-    fetches, unavailable, late = zip(*[(int(w) for w in out.split()) for _, out, _ in dense_results])
+    fetches, unavailable, late, conflicts = zip(*[(int(w) for w in out.split()) for _, out, _ in dense_results])
     assert all(f >= 2 for f in fetches), fetches
+    # Nodes took from the same row at the same moment, and the conflicts were taken again.
+    assert sum(conflicts) > 0, conflicts
     assert all(n > 0 for n in late[:4]) and late[4:] == (0, 0), late
     assert all(len(made) > 0 for made, _, _ in dense_results + lease_results)
-    print(f"lease IDs {len(ids)}, dense IDs {len(numbers)}, fetches {fetches}, unavailable {unavailable}, late {late}")
+    print(f"lease IDs {len(ids)}, dense IDs {len(numbers)}, fetches {fetches}, unavailable {unavailable}, late {late}, conflicts {conflicts}")

@@ -73,6 +73,11 @@ def _pymysql() -> Any:
     return pymysql
 
 
+def pymysql_errors() -> type[BaseException]:
+    """PyMySQL's base class of the server's and the client's errors."""
+    return _pymysql().err.MySQLError  # type: ignore[no-any-return]
+
+
 def connect(url: str) -> Any:
     """A PyMySQL connection (autocommit) to the server ``url`` names. ``NOT_MYSQL`` when the
     server accepts the connection but does not greet as MySQL (PyMySQL would wait forever)."""
@@ -173,14 +178,22 @@ class Segments:
         with conn.cursor() as cur:
             while True:
                 want = fetch.step()
-                if want is None:
-                    cur.execute(read, (tag,))
-                    problem = fetch.read(cur.fetchone())
-                    if problem is not None:
-                        raise ServerError(problem, f"no segment of tag {tag!r}: {problem}")
-                    self._strides[server] = fetch.stride  # type: ignore[assignment]
-                    continue
-                rows = cur.execute(take, (want, want, want, tag, want, want))
+                try:
+                    if want is None:
+                        cur.execute(read, (tag,))
+                        problem = fetch.read(cur.fetchone())
+                        if problem is not None:
+                            raise ServerError(problem, f"no segment of tag {tag!r}: {problem}")
+                        self._strides[server] = fetch.stride  # type: ignore[assignment]
+                        continue
+                    rows = cur.execute(take, (want, want, want, tag, want, want))
+                except pymysql_errors() as e:
+                    # Rolled back whole (a Galera certification conflict, a deadlock): the core
+                    # says whether to send the same step again.
+                    number = _number(e)
+                    if number is not None and fetch.rolled_back(number):
+                        continue
+                    raise
                 segment = fetch.took(rows, cur.lastrowid)
                 if segment is not None:
                     break

@@ -138,6 +138,12 @@ struct Shared {
     wait: Duration,
 }
 
+/// Whether the server rolled the step back whole (a deadlock, a Galera certification
+/// conflict) and the core says to send it again.
+fn rolled_back(fetch: &mut MysqlFetch, e: &mysql::Error) -> bool {
+    matches!(e, mysql::Error::MySqlError(e) if fetch.rolled_back(e.code))
+}
+
 /// Why one fetch failed.
 enum Failed {
     Tag(FetchError),
@@ -157,19 +163,25 @@ impl Shared {
         loop {
             match fetch.step() {
                 FetchStep::Read => {
-                    let row: Option<(i64, i64, i64)> = conn
-                        .exec_first(self.statement(dialect, 0), (self.tag.as_str(),))
-                        .map_err(Failed::Driver)?;
+                    let row: Option<(i64, i64, i64)> =
+                        match conn.exec_first(self.statement(dialect, 0), (self.tag.as_str(),)) {
+                            Ok(row) => row,
+                            Err(e) if rolled_back(&mut fetch, &e) => continue,
+                            Err(e) => return Err(Failed::Driver(e)),
+                        };
                     fetch.read(row).map_err(Failed::Tag)?;
                     *stride = fetch.stride();
                 }
                 FetchStep::Take { size } => {
                     let tag = self.tag.as_str();
-                    conn.exec_drop(
+                    match conn.exec_drop(
                         self.statement(dialect, 1),
                         (size, size, size, tag, size, size),
-                    )
-                    .map_err(Failed::Driver)?;
+                    ) {
+                        Ok(()) => {}
+                        Err(e) if rolled_back(&mut fetch, &e) => continue,
+                        Err(e) => return Err(Failed::Driver(e)),
+                    }
                     let took = fetch.took(conn.affected_rows(), conn.last_insert_id());
                     if let Some(segment) = took.map_err(Failed::Tag)? {
                         return Ok(segment);

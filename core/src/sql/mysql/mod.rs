@@ -32,7 +32,9 @@ mod url;
 pub use dictionary::{
     MAX_PREPARED_LIST, MysqlDictionary, MysqlDictionaryStatements, assign_new, topic_base,
 };
-pub use segments::{FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments};
+pub use segments::{
+    FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments, ROLLED_BACK_RETRIES,
+};
 #[cfg(feature = "std")]
 pub use url::{MysqlUrl, UrlProblem};
 
