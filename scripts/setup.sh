@@ -62,6 +62,10 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || apt_packages
 # takes the first's state by rsync.
 [ -e /usr/lib/galera/libgalera_smm.so ] || apt_packages+=(galera-4)
 command -v rsync >/dev/null 2>&1 || apt_packages+=(rsync)
+# mysqlclient (tests/python/requirements.txt: Django's own MySQL driver, built from source)
+# needs MariaDB's client library and pkg-config.
+[ -e /usr/include/mariadb/mysql.h ] || apt_packages+=(libmariadb-dev)
+command -v pkg-config >/dev/null 2>&1 || apt_packages+=(pkg-config)
 # Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 if [ ${#apt_packages[@]} -gt 0 ]; then

@@ -233,3 +233,67 @@ def test_gunicorn_workers_on_mariadb_with_a_worker_killed(server: Any, conn: Any
     left = rows(conn, "SELECT ROUTINE_SCHEMA, ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA IN ('insta', 'seg', 'dict')")
     tables = rows(conn, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN ('insta', 'seg', 'dict')")
     assert (left, tables) == ([], []), (left, tables)
+
+
+MYSQLCLIENT_CHECK = """
+import os, threading
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+import django
+django.setup()
+import MySQLdb
+from django.db import connection, connections, transaction
+from shardid import Layout
+from shardid.django import dictionary
+from events.models import Event
+
+assert not hasattr(MySQLdb, "install_as_MySQLdb"), "mysqlclient, not PyMySQL"
+errors = []
+
+def post(k):
+    try:
+        for i in range(50):
+            name = f"mc {k} {i}"
+            with transaction.atomic():
+                tag_id = dictionary("tags").id(f"mc tag {i % 7}")
+                Event.objects.create(name=name, tag_id=tag_id)
+    except Exception as e:
+        errors.append(e)
+    finally:
+        connections.close_all()
+
+threads = [threading.Thread(target=post, args=(k,)) for k in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+assert not errors, errors
+rows = list(Event.objects.values_list("id", "number", "tag_id"))
+assert len(rows) == 200 and len({r[0] for r in rows}) == 200 and len({r[1] for r in rows}) == 200
+assert {Layout.INSTAGRAM.decode(r[0]).shard for r in rows} == {0}, "one process, one leased shard"
+assert sorted({r[2] for r in rows}) == list(range(7))
+with connection.cursor() as cursor:
+    cursor.execute("SELECT shard FROM shardid_leases WHERE token IS NOT NULL")
+    assert [r[0] for r in cursor.fetchall()] == [0]
+print("mysqlclient: ok")
+"""
+
+
+def test_django_over_mysqlclient(server: Any, conn: Any, tmp_path: Path) -> None:
+    # Django's MySQL backend over its own driver, mysqlclient (when it builds: it needs
+    # libmariadb-dev): the default lease on a mysqlclient connection, dense IDs, and the
+    # dictionary in 4 threads' transactions.
+    pytest.importorskip("MySQLdb")
+    conn.cursor().execute("CREATE DATABASE django_mysqlclient")
+    app = project(tmp_path, server.port)
+    settings = (app / "settings.py").read_text()
+    settings = settings.replace("import pymysql\n\npymysql.install_as_MySQLdb()\n", "").replace('"django_mysql"', '"django_mysqlclient"')
+    (app / "settings.py").write_text(settings)
+    (app / "events" / "migrations" / "0001_install_shardid.py").write_text(
+        textwrap.dedent(INSTALL).replace('schema="seg", tags=["orders"]', 'schema="seg_mc", tags=["orders"]').replace('schema="dict", topics=["tags"]', 'schema="dict_mc", topics=["tags"]').replace('schema="insta"', 'schema="insta_mc"')
+    )
+    (app / "events" / "models.py").write_text(textwrap.dedent(MODELS).replace('tag="orders"', 'tag="orders", schema="seg_mc"'))
+    for args in (["makemigrations", "events"], ["migrate"]):
+        done = run(app, "-m", "django", *args)
+        assert done.returncode == 0, done.stderr
+    script = MYSQLCLIENT_CHECK.replace('dictionary("tags")', 'dictionary("tags", schema="dict_mc")')
+    done = run(app, "-c", script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "mysqlclient: ok" in done.stdout
