@@ -121,14 +121,13 @@ def _database_lease(layout: Layout, using: str, spec: dict[str, Any], shards: ra
     connection = connections[using]
     if connection.vendor == "sqlite":
         return lease(layout, _sqlite_lease_directory(connection.settings_dict), shards, **options)
-    from shardid.postgres import DEFAULT_TTL_MS, lease as postgres_lease
+    from shardid import mysql, postgres
+    from shardid.postgres import DEFAULT_TTL_MS
 
+    database_lease: Any = postgres.lease
+    connect = functools.partial(_connect, using)
     if connection.vendor == "mysql":
-        from shardid.mysql import lease as database_lease
-
-        connect = functools.partial(_connect_mysql, using)
-    else:
-        database_lease, connect = postgres_lease, functools.partial(_connect, using)
+        database_lease, connect = mysql.lease, functools.partial(_connect_mysql, using)
     generator = database_lease(
         layout, None, shards, connect=connect, retake=True,
         kind=spec.get("kind", "expiring"), ttl_ms=spec.get("ttl_ms", DEFAULT_TTL_MS), **options,
