@@ -98,7 +98,7 @@ def create(request):
 urlpatterns = [path("events", create)]
 """
 
-POSTS = 600
+POSTS = 480
 
 
 def project(tmp_path: Path, port: int) -> Path:
