@@ -6,6 +6,7 @@ refused on a Galera node (GET_LOCK locks one node only)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,8 @@ from typing import Any
 
 import pymysql
 import pytest
+from test_lease import NODE as LEASE_NODE
+from test_lease import rust_binary as lease_binary
 from test_node import NODE
 from test_rust import binary
 
@@ -43,6 +46,11 @@ def url(cluster: Any, i: int) -> str:
 def test_a_session_lease_is_refused_on_a_galera_node(cluster: Any) -> None:
     with pytest.raises(UnsupportedError, match="GET_LOCK|Galera"):
         lease(Layout.INSTAGRAM, url(cluster, 0), range(0, 4), kind="session", table="galera_session")
+    # Node's and Rust's the same.
+    for command in (["node", str(LEASE_NODE)], [lease_binary()]):
+        done = subprocess.run([*command, url(cluster, 1), "session", "galera_session"], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.strip().splitlines()[-1])["code"] == "UNSUPPORTED", done.stdout
 
 
 # A worker process: an expiring lease through its node, IDs made for `seconds` (a thousand
@@ -178,6 +186,15 @@ def test_leases_and_segments_on_every_node_with_one_killed(cluster: Any, tmp_pat
         exited = [p.communicate()[1] for p, _ in leases + dense if p.poll() is not None]
         assert time.monotonic() < deadline and not exited, exited
         time.sleep(0.1)
+    # Node's and Rust's leases through nodes 0 and 1 too: 30,000 IDs over 6 s each, through the
+    # kill and the stall.
+    probes = []
+    for node in (0, 1):
+        args = ["6", "30000", "0", "16"]
+        out = tmp_path / f"node-lease-{node}"
+        probes.append((subprocess.Popen(["node", str(LEASE_NODE), url(cluster, node), "probe", str(out), "galera_leases", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), Path(f"{out}.ids")))
+        out = tmp_path / f"rust-lease-{node}.ids"
+        probes.append((subprocess.Popen([lease_binary(), url(cluster, node), "probe", "galera_leases", str(out), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), out))
     # Node's and Rust's clients take 5,000 dense IDs each of the same tag through nodes 0 and 1
     # meanwhile (segments of 20 to 500).
     others = []
@@ -191,14 +208,26 @@ def test_leases_and_segments_on_every_node_with_one_killed(cluster: Any, tmp_pat
     lease_results = [finish(w) for w in leases]
     dense_results = [finish(w) for w in dense]
 
-    # Leases: one shard per process, six different ones, 0 duplicates in the union; the
+    # Leases: one shard per process, ten different ones (Python's, Node's and Rust's), 0
+    # duplicates in the union; the
     # processes of the surviving nodes never lost theirs.
     assert all(err == "" for _, _, err in lease_results[:4]), [err for _, _, err in lease_results]
-    ids = [i for made, _, _ in lease_results for i in made]
+    probe_shards = []
+    probe_ids: list[int] = []
+    for p, out in probes:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        probe: array[int] = array("Q")
+        probe.frombytes(out.read_bytes())
+        probe_shards.append(probe.pop())
+        assert len(probe) == 30000
+        probe_ids += probe
+    ids = [i for made, _, _ in lease_results for i in made] + probe_ids
     assert len(ids) == len(set(ids)), "duplicate IDs across the nodes' leases"
     shards = [{Layout.INSTAGRAM.decode(i).shard for i in made} for made, _, _ in lease_results]
     assert all(len(s) == 1 for s in shards), shards
-    assert len({next(iter(s)) for s in shards}) == 6, shards
+    shards += [{shard} for shard in probe_shards]
+    assert len({next(iter(s)) for s in shards}) == 10, shards
 
     # Segments: taken on every node (several takes each), 0 duplicates in the union; those of
     # the surviving nodes handed out IDs to the end.
