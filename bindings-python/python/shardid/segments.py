@@ -430,7 +430,7 @@ class AsyncDenseIds:
             made.append(_AsyncDriver(conninfo, tag, **kw))
             return made[0]
 
-        self.native = DenseIds(conninfo, tag, _driver=driver, **options)
+        self.native = DenseIds(conninfo, tag, _driver=driver, **options)  # type: ignore[arg-type]
         """The allocator (``shardid.segments.DenseIds``): its attributes are this one's."""
         self._driver = made[0]
 
