@@ -311,3 +311,27 @@ def test_async_dense_ids_fetch_on_the_loop_and_hand_out_each_number_once(cluster
             return await orders.next_id()
 
     assert asyncio.run(again()) > max(ids)
+
+
+def test_tasks_waiting_for_the_same_new_string_share_one_statement(cluster: Any, conn: Any) -> None:
+    install(conn, "adict_once")
+
+    async def main() -> tuple[set[int], int]:
+        d = AsyncDictionary(cluster.dsn, "t", schema="adict_once")
+        await d.create()
+        sent = 0
+        send = d._send
+
+        async def counting(sql: str, params: Any) -> Any:
+            nonlocal sent
+            sent += 1
+            return await send(sql, params)
+
+        d._send = counting  # type: ignore[method-assign]
+        got = await asyncio.gather(*(d.id("/new") for _ in range(1000)))
+        await d.close()
+        return set(got), sent
+
+    got, sent = asyncio.run(main())
+    assert got == {0}
+    assert sent == 1, f"{sent} statements for one new string"

@@ -316,39 +316,57 @@ class AsyncDictionary:
     # -- the database ----------------------------------------------------------------------
 
     async def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
-        """Runs one statement; returns its one value. Reconnects once on a broken connection
-        (every statement of the dictionary is safe to send again)."""
-        import psycopg
-
+        """Runs one statement (its turn on the connection awaited); returns its one value."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            for attempt in (1, 2):
-                if self._conn is None or self._conn.closed:
-                    # No server-side prepared statements: a pooler in transaction mode cannot
-                    # carry them.
-                    self._conn = await psycopg.AsyncConnection.connect(
-                        self.conninfo, autocommit=True, connect_timeout=5, prepare_threshold=None
-                    )
-                try:
-                    cur = await self._conn.execute(sql, params)
-                    row = await cur.fetchone()
-                    return row[0] if row else None
-                except psycopg.OperationalError as e:
-                    if not (self._conn.broken or self._conn.closed) or attempt == 2:
-                        raise self._translate(e) from e
-                    await self._drop()  # the server went away: send it again on a new one
-                except psycopg.Error as e:
+            return await self._send(sql, params)
+
+    async def _ask(self, sql: str, misses: list[Any], plan: Any, complete: Any) -> list[Any]:
+        """The answers for ``misses`` (strings or IDs the cache lacked when the call began):
+        once the connection is this task's, the cache is asked again — tasks that wanted the
+        same new strings were answered meanwhile by the one before them — and only what it
+        still lacks is sent. So a thousand tasks asking for one new string send one statement."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            keys, answers, rest = plan(misses)
+            if rest:
+                found = await self._send(sql, (self.topic, rest))
+                answers = complete(keys, answers, rest, found, True)
+            return answers  # type: ignore[no-any-return]
+
+    async def _send(self, sql: str, params: tuple[Any, ...]) -> Any:
+        """Runs one statement, the lock held; returns its one value. Reconnects once on a
+        broken connection (every statement of the dictionary is safe to send again)."""
+        import psycopg
+
+        for attempt in (1, 2):
+            if self._conn is None or self._conn.closed:
+                # No server-side prepared statements: a pooler in transaction mode cannot
+                # carry them.
+                self._conn = await psycopg.AsyncConnection.connect(
+                    self.conninfo, autocommit=True, connect_timeout=5, prepare_threshold=None
+                )
+            try:
+                cur = await self._conn.execute(sql, params)
+                row = await cur.fetchone()
+                return row[0] if row else None
+            except psycopg.OperationalError as e:
+                if not (self._conn.broken or self._conn.closed) or attempt == 2:
                     raise self._translate(e) from e
-                except asyncio.CancelledError:
-                    # psycopg cancelled the statement on the server and waited for the
-                    # connection; one that is not idle now is not trusted with the next call.
-                    conn = self._conn
-                    if conn is not None and (
-                        conn.closed or conn.broken or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
-                    ):
-                        await self._drop()
-                    raise
+                await self._drop()  # the server went away: send it again on a new one
+            except psycopg.Error as e:
+                raise self._translate(e) from e
+            except asyncio.CancelledError:
+                # psycopg cancelled the statement on the server and waited for the
+                # connection; one that is not idle now is not trusted with the next call.
+                conn = self._conn
+                if conn is not None and (
+                    conn.closed or conn.broken or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+                ):
+                    await self._drop()
+                raise
         raise AssertionError("unreachable")
 
     def _translate(self, e: BaseException) -> BaseException:
@@ -391,7 +409,7 @@ class AsyncDictionary:
         order they first appear."""
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
-            answers = await self._execute(self._ids_sql, (self.topic, misses))
+            answers = await self._ask(self._ids_sql, misses, self.cache.plan_ids, self.cache.complete_ids)
             ids = self.cache.complete_ids(values, ids, misses, answers, True)
         return ids  # type: ignore[return-value]  # every one assigned
 
@@ -399,7 +417,7 @@ class AsyncDictionary:
         """The IDs of ``values``, ``None`` for a string never assigned: never assigns."""
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
-            answers = await self._execute(self._lookup_sql, (self.topic, misses))
+            answers = await self._ask(self._lookup_sql, misses, self.cache.plan_ids, self.cache.complete_ids)
             ids = self.cache.complete_ids(values, ids, misses, answers, True)
         return ids
 
@@ -416,7 +434,7 @@ class AsyncDictionary:
         """The strings of ``ids``, in order, ``None`` for an ID never assigned."""
         ids, values, misses = self.cache.plan_values(ids)
         if misses:
-            answers = await self._execute(self._values_sql, (self.topic, misses))
+            answers = await self._ask(self._values_sql, misses, self.cache.plan_values, self.cache.complete_values)
             values = self.cache.complete_values(ids, values, misses, answers, True)
         return values
 
