@@ -188,6 +188,7 @@ def test_async_leases_hand_out_unique_ids_on_distinct_shards_and_record_ceilings
 
     layout = shardid.Layout.TWITTER
     ids: list[int] = []
+    statements: list[str] = []
     lag = 0.0
 
     async def main() -> tuple[list[int], int, int]:
@@ -197,6 +198,14 @@ def test_async_leases_hand_out_unique_ids_on_distinct_shards_and_record_ceilings
         async with lease_async(layout, cluster.dsn, range(0, 3), table="async_leases", ttl_ms=900) as b:
             assert {a.shard, b.shard} <= {0, 1, 2} and a.shard != b.shard
             done = asyncio.Event()
+            for g in (a, b):
+                run = g._run
+
+                async def counting(sql: str, params: Any, tenure: Any, run: Any = run) -> Any:
+                    statements.append(sql)
+                    return await run(sql, params, tenure)
+
+                g._run = counting  # type: ignore[method-assign]
 
             async def ticker() -> None:
                 nonlocal lag
@@ -216,6 +225,9 @@ def test_async_leases_hand_out_unique_ids_on_distinct_shards_and_record_ceilings
             tick = asyncio.create_task(ticker())
             await asyncio.gather(*(taker(g) for g in (a, b) for _ in range(10)))
             done.set()
+            # 10 tasks per lease wanting the next ceiling at once send one statement, not 10:
+            # 1.2 s is 12 spans of 100 ms, and the heartbeat renews every 300 ms.
+            assert 2 <= len(statements) <= 2 * (12 + 5), f"{len(statements)} ceiling writes and renewals"
             await tick
             assert a.held and b.held
             shards = (a.shard, b.shard)

@@ -451,9 +451,10 @@ class _Behind(Exception):  # noqa: N818 - not an error: a ceiling to record firs
     loop: the generator (native, synchronous) wants ``units`` recorded first. The coroutine
     that asked for the ID records it on the loop and asks again."""
 
-    def __init__(self, units: int) -> None:
+    def __init__(self, units: int, at_least: int) -> None:
         super().__init__(units)
         self.units = units
+        self.at_least = at_least
 
 
 class _AsyncTenure:
@@ -486,14 +487,18 @@ class _AsyncTenure:
         # covers the ID, or sent back to the coroutine, which records ``units`` (a span ahead)
         # without blocking the loop, then asks again.
         if at_least > self.recorded:
-            raise _Behind(units)
+            raise _Behind(units, at_least)
         return self.recorded
 
-    async def record(self, units: int) -> None:
-        """Records a ceiling of ``units`` (only while the row holds this lease's token)."""
+    async def record(self, units: int, at_least: int) -> None:
+        """Records a ceiling that covers the unit ``at_least`` (only while the row holds this
+        lease's token): ``units`` (a span ahead of it) plus one more span, since the clock runs
+        on while the statement is awaited and the other tasks run; without it, on a busy loop,
+        the ceiling recorded could be behind the clock again when the task asks anew."""
         async with self.owner._lock:
-            if units <= self.recorded:
-                return  # another task recorded it meanwhile
+            if at_least <= self.recorded:
+                return  # another task recorded one that covers it meanwhile: no statement
+            units += units - at_least
             sent = self.hold.sending() if self.hold is not None else _Hold.now()
             if sent is None:
                 raise self.lost()
@@ -681,7 +686,7 @@ class AsyncPostgresLease:
             try:
                 return make(tenure.generator)
             except _Behind as behind:
-                await tenure.record(behind.units)
+                await tenure.record(behind.units, behind.at_least)
             except LeaseLostError:
                 if not self.retake or self._closed:
                     raise
