@@ -207,6 +207,7 @@ class DenseIds:
         max_size: int | None = None,
         target_ms: int | None = None,
         wait_ms: int | None = None,
+        _driver: Any = None,
     ) -> Self: ...
     def next_id(self) -> int: ...
     def next_ids(self, n: int) -> list[int]: ...
@@ -386,7 +387,7 @@ class _CeilingGenerator:
         layout: Layout,
         shard: int,
         recorded: int | None,
-        store: Callable[[int], object],
+        store: Callable[[int, int], int | None],
         *,
         hold: _Hold | None = None,
         backwards_tolerance_ms: int | None = None,
