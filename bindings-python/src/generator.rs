@@ -1,7 +1,5 @@
 //! `Generator`: a handle on the process's one state for a (layout, shard).
 
-use std::sync::atomic::AtomicU64;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyMemoryView, PySlice};
@@ -20,7 +18,7 @@ const DETACH_AT: usize = 4096;
 /// lock-free; every `Generator` for the same layout and shard in this process shares one state.
 #[pyclass(module = "shardid._shardid", name = "Generator", frozen)]
 pub(crate) struct PyGenerator {
-    inner: Generator<&'static AtomicU64>,
+    inner: Generator<&'static shardid::State>,
     /// The fork generation the handle was made in: used in a forked child, it refuses.
     made_in: u64,
 }

@@ -48,6 +48,7 @@ pub mod js;
 mod kind;
 mod layout;
 mod scatter;
+pub mod stats;
 
 #[cfg(target_has_atomic = "64")]
 mod anchor;
@@ -79,7 +80,7 @@ pub use scatter::{SCATTER_BITS, ScatterDigits};
 #[cfg(target_has_atomic = "64")]
 pub use anchor::{Anchor, RESYNC_EVERY_MS};
 #[cfg(target_has_atomic = "64")]
-pub use generator::{DEFAULT_BACKWARDS_TOLERANCE_MS, Generator, Options};
+pub use generator::{DEFAULT_BACKWARDS_TOLERANCE_MS, Generator, Options, State};
 
 #[cfg(feature = "std")]
 pub use clock::{after_fork, fork_generation, now_ms};

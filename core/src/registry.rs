@@ -12,18 +12,19 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::sync::atomic::AtomicU64;
 
 use crate::Layout;
+use crate::generator::State;
 #[cfg(feature = "std")]
 use crate::{Error, Generator, Options};
 
-/// The state words of one process (or one WebAssembly instance), one per ID space and shard.
+/// The generator states of one process (or one WebAssembly instance), one per ID space and
+/// shard.
 #[derive(Debug, Default)]
 pub struct Registry {
     /// Keyed by the ID space (everything about a layout but whether it is signed, which only
     /// bounds the space and does not change which IDs collide) and the shard.
-    states: Vec<((Layout, u64), &'static AtomicU64)>,
+    states: Vec<((Layout, u64), &'static State)>,
 }
 
 impl Registry {
@@ -32,15 +33,15 @@ impl Registry {
         Self { states: Vec::new() }
     }
 
-    /// The state word for (`layout`, `shard`): the one handed out before for the same ID
-    /// space and shard, or a new one (0, never freed). Give it to
+    /// The state for (`layout`, `shard`): the one handed out before for the same ID space and
+    /// shard, or a new one (never freed). Give it to
     /// [`Generator::with_state`](crate::Generator::with_state).
-    pub fn state(&mut self, layout: Layout, shard: u64) -> &'static AtomicU64 {
+    pub fn state(&mut self, layout: Layout, shard: u64) -> &'static State {
         let key = (layout.id_space(), shard);
         if let Some((_, state)) = self.states.iter().find(|(k, _)| *k == key) {
             return state;
         }
-        let state: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+        let state: &'static State = Box::leak(Box::new(State::new()));
         self.states.push((key, state));
         state
     }
@@ -50,7 +51,7 @@ impl Registry {
 static STATES: std::sync::Mutex<Registry> = std::sync::Mutex::new(Registry::new());
 
 #[cfg(feature = "std")]
-impl Generator<&'static AtomicU64> {
+impl Generator<&'static State> {
     /// A handle on this process's one generator state for (`layout`, `shard`).
     ///
     /// Every handle for the same layout and shard shares the state, so handles made in
@@ -83,7 +84,6 @@ impl Generator<&'static AtomicU64> {
 #[cfg(all(test, loom))]
 mod loom_models {
     use alloc::vec::Vec;
-    use core::sync::atomic::AtomicU64;
 
     use loom::sync::{Arc, Mutex};
     use loom::thread;
@@ -115,7 +115,7 @@ mod loom_models {
                     let registry = Arc::clone(&registry);
                     thread::spawn(move || {
                         let state = registry.lock().unwrap().state(layout, shard);
-                        core::ptr::from_ref::<AtomicU64>(state) as usize
+                        core::ptr::from_ref::<crate::State>(state) as usize
                     })
                 })
                 .collect();
