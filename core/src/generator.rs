@@ -114,8 +114,12 @@ impl State {
         }
     }
 
-    fn bump(counter: &AtomicU64, by: u64) {
-        counter.fetch_add(by, Ordering::Relaxed);
+    fn bump(counter: &AtomicU64, by: u64, add: bool) {
+        if add {
+            counter.fetch_add(by, Ordering::Relaxed);
+        } else {
+            counter.fetch_sub(by, Ordering::Relaxed);
+        }
     }
 }
 
@@ -157,14 +161,19 @@ impl Word for State {
 /// The one place slots are handed out: takes `admit(slot)` slots starting at
 /// `slot = max(state, floor)` with a single compare-and-swap, retrying when another thread got
 /// there first, and returns `(slot, count)`. `admit` sees each candidate slot and returns how
-/// many to take (at least 1), or why none may be taken. A slot above the state (a new time
-/// unit after an idle time) jumps over the slots in between: they are counted as skipped
-/// before the compare-and-swap, and taken back when it fails.
+/// many to take (at least 1), or why none may be taken; when the compare-and-swap then fails,
+/// `retract(slot, count)` takes back whatever `admit` counted (off the per-ID path: only a
+/// lost race comes there).
+///
+/// A slot above the state (a new time unit after an idle time) jumps over the slots in
+/// between: they are counted as skipped before the compare-and-swap, and taken back when it
+/// fails.
 #[inline]
 fn claim_on<E>(
     cell: &impl Word,
     floor: u64,
     mut admit: impl FnMut(u64) -> Result<u64, E>,
+    mut retract: impl FnMut(u64, u64),
 ) -> Result<(u64, u64), E> {
     let mut current = cell.load();
     loop {
@@ -180,6 +189,7 @@ fn claim_on<E>(
                 if skip != 0 {
                     cell.unskip(skip);
                 }
+                retract(slot, count);
                 current = actual;
             }
         }
@@ -374,8 +384,11 @@ impl<S: Borrow<State>> Generator<S> {
     }
 
     /// What every generator on this one's state did: IDs made, calls that waited, units
-    /// borrowed, clock steps back (see [`GeneratorStats`]). Counters only grow; `ids` is exact
-    /// once no call is in flight, and never more than the IDs handed out.
+    /// borrowed, clock steps back (see [`GeneratorStats`]). All are exact once no call is in
+    /// flight; `ids` is never more than the IDs handed out. A call ahead of the clock counts
+    /// its unit or step back before its compare-and-swap and takes it back if another thread
+    /// took the slot, so a reading in that moment may be one ahead (it keeps the per-ID path
+    /// to the plain generator's instructions but for the test of a jump).
     pub fn stats(&self) -> GeneratorStats {
         self.cell().stats()
     }
@@ -384,9 +397,10 @@ impl<S: Borrow<State>> Generator<S> {
     /// clock: units it began there (borrowed), and whether the clock was behind the last ID by
     /// more than the units it may borrow (a step back, ridden out within the tolerance). Off
     /// the per-ID path: only a slot ahead of the clock comes here.
+    /// `add`: count it, or take back what was counted.
     #[cold]
     #[inline(never)]
-    fn count_ahead(&self, slot: u64, count: u64, now_units: u64) {
+    fn count_ahead(&self, slot: u64, count: u64, now_units: u64, add: bool) {
         let state = self.cell();
         let seq_bits = self.seq_bits;
         // The units begun by this claim: those whose first slot is in it.
@@ -394,12 +408,12 @@ impl<S: Borrow<State>> Generator<S> {
         let last = (slot + count - 1) >> seq_bits;
         let from = first_begun.max(now_units + 1);
         if last >= from {
-            State::bump(&state.borrowed_units, last - from + 1);
+            State::bump(&state.borrowed_units, last - from + 1, add);
         }
         let fresh_unit = slot & self.seq_mask == 0;
         let last_units = (slot >> seq_bits) - u64::from(fresh_unit);
         if last_units > now_units.saturating_add(self.options.max_borrow_units) {
-            State::bump(&state.clock_backwards, 1);
+            State::bump(&state.clock_backwards, 1, add);
         }
     }
 
@@ -409,12 +423,14 @@ impl<S: Borrow<State>> Generator<S> {
     fn count_refusal(&self, error: Error, now_units: u64) -> Error {
         let state = self.cell();
         match error {
-            Error::ClockMovedBackwards { .. } => State::bump(&state.clock_backwards_refused, 1),
+            Error::ClockMovedBackwards { .. } => {
+                State::bump(&state.clock_backwards_refused, 1, true);
+            }
             // Told to wait for more than the next unit: the clock is behind the last ID.
             Error::SequenceExhausted { retry_at_ms }
                 if retry_at_ms > self.layout.unit_start_ms(now_units + 1) =>
             {
-                State::bump(&state.clock_backwards, 1);
+                State::bump(&state.clock_backwards, 1, true);
             }
             _ => {}
         }
@@ -425,7 +441,7 @@ impl<S: Borrow<State>> Generator<S> {
     #[cold]
     #[inline(never)]
     fn count_wait(&self) {
-        State::bump(&self.cell().waits, 1);
+        State::bump(&self.cell().waits, 1, true);
     }
 
     /// The ID for a state slot.
@@ -465,9 +481,12 @@ impl<S: Borrow<State>> Generator<S> {
         }
     }
 
-    /// May `slot` be issued when the clock reads `now_ms` (unit `now_units`)?
+    /// May `slot` be issued when the clock reads `now_ms` (unit `now_units`)? A single slot
+    /// (`single`) ahead of the clock that may be issued is counted here, in the branch that
+    /// only slots ahead of the clock take (and taken back by `claim_on`'s `retract` if the
+    /// slot is lost to another thread): the per-ID path tests nothing more.
     #[inline]
-    fn check(&self, slot: u64, now_units: u64, now_ms: u64) -> Result<(), Error> {
+    fn check(&self, slot: u64, now_units: u64, now_ms: u64, single: bool) -> Result<(), Error> {
         let seq_bits = u32::from(self.layout.sequence_bits());
         let units = slot >> seq_bits;
         if units <= now_units {
@@ -495,6 +514,9 @@ impl<S: Borrow<State>> Generator<S> {
                 retry_at_ms: self.layout.unit_start_ms(units - borrow),
             });
         }
+        if single {
+            self.count_ahead(slot, 1, now_units, true);
+        }
         Ok(())
     }
 
@@ -519,15 +541,17 @@ impl<S: Borrow<State>> Generator<S> {
     fn next_id_at_on(&self, cell: &impl Word, now_ms: u64) -> Result<u64, Error> {
         let now_units = self.now_units(now_ms)?;
         let floor = now_units << self.layout.sequence_bits();
-        match claim_on(cell, floor, |slot| {
-            self.check(slot, now_units, now_ms).map(|()| 1)
-        }) {
-            Ok((slot, _)) => {
+        match claim_on(
+            cell,
+            floor,
+            |slot| self.check(slot, now_units, now_ms, true).map(|()| 1),
+            |slot, _| {
                 if slot >> self.seq_bits > now_units {
-                    self.count_ahead(slot, 1, now_units);
+                    self.count_ahead(slot, 1, now_units, false);
                 }
-                Ok(self.id(slot))
-            }
+            },
+        ) {
+            Ok((slot, _)) => Ok(self.id(slot)),
             Err(e) => Err(self.count_refusal(e, now_units)),
         }
     }
@@ -557,17 +581,22 @@ impl<S: Borrow<State>> Generator<S> {
         let now_units = self.now_units(now_ms)?;
         let floor = now_units << seq_bits;
         let wanted = out.len() as u64;
-        let claimed = claim_on(cell, floor, |slot| {
-            self.check(slot, now_units, now_ms)?;
-            // The slot's own unit may always be finished; later units only within the borrow.
-            let unit_end = ((slot >> seq_bits) + 1) << seq_bits;
-            let last_borrowed = now_units.saturating_add(self.options.max_borrow_units);
-            let borrow_end = (last_borrowed.min(self.max_units) + 1) << seq_bits;
-            Ok(unit_end.max(borrow_end).saturating_sub(slot).min(wanted))
-        });
+        let claimed = claim_on(
+            cell,
+            floor,
+            |slot| {
+                self.check(slot, now_units, now_ms, false)?;
+                // The slot's own unit may always be finished; later units only within the borrow.
+                let unit_end = ((slot >> seq_bits) + 1) << seq_bits;
+                let last_borrowed = now_units.saturating_add(self.options.max_borrow_units);
+                let borrow_end = (last_borrowed.min(self.max_units) + 1) << seq_bits;
+                Ok(unit_end.max(borrow_end).saturating_sub(slot).min(wanted))
+            },
+            |_, _| {},
+        );
         let (start, count) = claimed.map_err(|e| self.count_refusal(e, now_units))?;
         if (start + count - 1) >> seq_bits > now_units {
-            self.count_ahead(start, count, now_units);
+            self.count_ahead(start, count, now_units, true);
         }
         for (offset, out) in (0..count).zip(out.iter_mut()) {
             *out = self.id(start + offset);
@@ -720,25 +749,30 @@ impl<S: Borrow<State>> Generator<S> {
         // keeps live spill to the stack, and a store before the compare-and-swap (which waits
         // for every earlier store to drain) cost 10 % of a burst. Whatever the loop does not
         // pass, the precise path decides.
-        let claimed: Result<_, ()> = claim_on(self.cell(), floor, |slot| {
-            // `slot >= floor`: in the tick's unit or ahead of it.
-            if slot & self.tick_check_mask == 1 {
-                return Err(()); // the precise clock checks the tick at this ID
-            }
-            if slot < next_floor {
-                return Ok(1); // in the tick's unit
-            }
-            // Ahead of it (the ticker lags the clock by its wake-up latency, so a burst across
-            // a millisecond continues a unit the precise clock began): a slot that continues
-            // a begun unit within the tolerance, which `check` would pass. A fresh unit ahead
-            // of the tick is the precise path's to open.
-            let ahead = (slot >> self.seq_bits) - now_units;
-            if slot & self.seq_mask != 0 && ahead <= self.tick_ahead_units {
-                Ok(1)
-            } else {
-                Err(())
-            }
-        });
+        let claimed: Result<_, ()> = claim_on(
+            self.cell(),
+            floor,
+            |slot| {
+                // `slot >= floor`: in the tick's unit or ahead of it.
+                if slot & self.tick_check_mask == 1 {
+                    return Err(()); // the precise clock checks the tick at this ID
+                }
+                if slot < next_floor {
+                    return Ok(1); // in the tick's unit
+                }
+                // Ahead of it (the ticker lags the clock by its wake-up latency, so a burst across
+                // a millisecond continues a unit the precise clock began): a slot that continues
+                // a begun unit within the tolerance, which `check` would pass. A fresh unit ahead
+                // of the tick is the precise path's to open.
+                let ahead = (slot >> self.seq_bits) - now_units;
+                if slot & self.seq_mask != 0 && ahead <= self.tick_ahead_units {
+                    Ok(1)
+                } else {
+                    Err(())
+                }
+            },
+            |_, _| {},
+        );
         claimed.ok().map(|(slot, _)| self.id(slot))
     }
 

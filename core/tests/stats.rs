@@ -205,6 +205,40 @@ fn ids_are_counted_exactly_under_8_threads() {
     assert!(s.ticker_starts >= 1, "a burst starts the ticker");
 }
 
+/// 8 threads race for the slots of one unit ahead of their clock: every call that got one is
+/// counted once as a step back, though calls that lost a race counted and took it back.
+#[test]
+fn steps_back_are_counted_exactly_under_8_threads() {
+    const EACH: u64 = 50_000;
+    // 2^20 IDs per unit: room for every call in one unit.
+    let layout = shardid::Layout::builder()
+        .epoch_ms(T0 - 1_000)
+        .bits(41, 2, 20)
+        .build()
+        .unwrap();
+    let g = Arc::new(Generator::new(layout, 1).unwrap());
+    let now = T0 + 10_000;
+    g.next_id_at(now).unwrap();
+    let barrier = Arc::new(Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (g, barrier) = (Arc::clone(&g), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                for _ in 0..EACH {
+                    g.next_id_at(now - 5).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let s = g.stats();
+    assert_eq!(s.ids, 1 + 8 * EACH);
+    assert_eq!(s.clock_backwards, 8 * EACH);
+}
+
 /// A state that starts above a recorded ceiling counts the slots below it as skipped, not as
 /// IDs.
 #[test]
