@@ -396,8 +396,9 @@ impl<S: Borrow<State>> Generator<S> {
     /// Counts what a claim of `count` slots from `slot` at `now_units` did ahead of the
     /// clock: units it began there (borrowed), and whether the clock was behind the last ID by
     /// more than the units it may borrow (a step back, ridden out within the tolerance). Off
-    /// the per-ID path: only a slot ahead of the clock comes here.
-    /// `add`: count it, or take back what was counted.
+    /// the per-ID path: only a claim that ends ahead of the clock comes here (a batch may
+    /// start in the clock's unit, even in unit 0). `add`: count it, or take back what was
+    /// counted.
     #[cold]
     #[inline(never)]
     fn count_ahead(&self, slot: u64, count: u64, now_units: u64, add: bool) {
@@ -410,9 +411,14 @@ impl<S: Borrow<State>> Generator<S> {
         if last >= from {
             State::bump(&state.borrowed_units, last - from + 1, add);
         }
+        // The last ID before the claim, when its first slot is ahead of the clock: the slot
+        // before it (in the unit before, if the slot begins a unit).
+        let units = slot >> seq_bits;
         let fresh_unit = slot & self.seq_mask == 0;
-        let last_units = (slot >> seq_bits) - u64::from(fresh_unit);
-        if last_units > now_units.saturating_add(self.options.max_borrow_units) {
+        if units > now_units
+            && units - u64::from(fresh_unit)
+                > now_units.saturating_add(self.options.max_borrow_units)
+        {
             State::bump(&state.clock_backwards, 1, add);
         }
     }

@@ -128,6 +128,18 @@ fn borrowed_units_are_counted_once_each_singles_and_batches() {
     assert_eq!(s.ids, (ROUNDS + 1) * 3 * PER_UNIT);
 }
 
+/// A batch that starts in unit 0 (the epoch) and runs into a borrowed unit: one unit
+/// borrowed, no step back (the vectors' generator traces found the count's arithmetic
+/// overflowing there).
+#[test]
+fn a_batch_from_the_epoch_into_a_borrowed_unit() {
+    let g = Generator::with_options(tiny(), 4, Options::new().max_borrow_units(1)).unwrap();
+    let mut out = [0u64; 8];
+    assert_eq!(g.next_ids_at(tiny().epoch_ms(), &mut out).unwrap(), 8);
+    let s = g.stats();
+    assert_eq!((s.ids, s.borrowed_units, s.clock_backwards), (8, 1, 0));
+}
+
 /// K times: an ID at a new time, then one at a clock 5 ms behind it (within the tolerance,
 /// continued from the last unit); then J clocks further behind than the tolerance, refused.
 #[test]
