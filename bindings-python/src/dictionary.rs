@@ -133,6 +133,21 @@ impl PyDictCache {
         self.inner.capacity()
     }
 
+    /// What the dictionary did, as a dict of counts named by the core's table (`id_hits`,
+    /// `id_misses`, `value_hits`, `value_misses`, `statements`, `retries`).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::stats::to_dict(
+            py,
+            shardid::stats::DictionaryStats::METRICS,
+            &self.inner.stats().values(),
+        )
+    }
+
+    /// The driver sends a statement (`retry`: again, on a new connection).
+    fn _sent(&self, retry: bool) {
+        self.inner.sent(retry);
+    }
+
     fn __len__(&self) -> usize {
         self.inner.len()
     }

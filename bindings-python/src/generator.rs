@@ -2,7 +2,7 @@
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyMemoryView, PySlice};
+use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PySlice};
 use shardid::Generator;
 
 use crate::args::{Arg, ids_for, options_arg, timestamp_arg, u64_arg};
@@ -72,6 +72,16 @@ impl PyGenerator {
     #[getter]
     fn max_borrow_units(&self) -> u64 {
         self.inner.options().max_borrow_units
+    }
+
+    /// What every generator for this layout and shard in the process did, as a dict of
+    /// counts named by the core's table (`ids`, `waits`, `borrowed_units`, ...).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::stats::to_dict(
+            py,
+            shardid::stats::GeneratorStats::METRICS,
+            &self.inner.stats().values(),
+        )
     }
 
     /// One ID now. Waits for the next time unit (at most 1 ms; 10 ms for Sonyflake) when

@@ -15,6 +15,7 @@ mod lease;
 mod mysql;
 mod segment;
 mod sql;
+mod stats;
 
 use pyo3::prelude::*;
 

@@ -119,6 +119,7 @@ class Dictionary:
             for attempt in (1, 2):
                 if self._conn is None or not self._conn.open:
                     self._conn = self._connect()
+                self.cache._sent(attempt == 2)
                 try:
                     return step(self._conn, *args)
                 except (pymysql.err.MySQLError, _mysql.ServerError) as e:
@@ -137,6 +138,7 @@ class Dictionary:
             for attempt in (1, 2):
                 if self._conn is None or self._conn.closed:
                     self._conn = self._connect()
+                self.cache._sent(attempt == 2)
                 try:
                     row = self._conn.execute(sql, params).fetchone()
                     return row[0] if row else None
@@ -242,6 +244,12 @@ class Dictionary:
             # A string found by ID is cached with it once committed: strings are keyed by both.
             values = self.cache.complete_values(ids, values, misses, answers, self._committed(answers, misses))
         return values
+
+    def stats(self) -> dict[str, int]:
+        """What this dictionary did: its cache's hits and misses both ways (``id_hits``,
+        ``id_misses``, ``value_hits``, ``value_misses``) and the statements it sent
+        (``statements``, ``retries``; on MySQL one a step)."""
+        return self.cache.stats()
 
     # -- life --------------------------------------------------------------------------------
 
