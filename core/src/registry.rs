@@ -23,8 +23,9 @@ use crate::{Error, Generator, Options};
 #[derive(Debug, Default)]
 pub struct Registry {
     /// Keyed by the ID space (everything about a layout but whether it is signed, which only
-    /// bounds the space and does not change which IDs collide) and the shard.
-    states: Vec<((Layout, u64), &'static State)>,
+    /// bounds the space and does not change which IDs collide) and the shard; with the layout
+    /// first asked for (what exporters label its figures with).
+    states: Vec<((Layout, u64), Layout, &'static State)>,
 }
 
 impl Registry {
@@ -38,17 +39,34 @@ impl Registry {
     /// [`Generator::with_state`](crate::Generator::with_state).
     pub fn state(&mut self, layout: Layout, shard: u64) -> &'static State {
         let key = (layout.id_space(), shard);
-        if let Some((_, state)) = self.states.iter().find(|(k, _)| *k == key) {
+        if let Some((_, _, state)) = self.states.iter().find(|(k, _, _)| *k == key) {
             return state;
         }
         let state: &'static State = Box::leak(Box::new(State::new()));
-        self.states.push((key, state));
+        self.states.push((key, layout, state));
         state
+    }
+
+    /// Every state handed out, with the layout it was first asked for and its shard.
+    pub fn states(&self) -> impl Iterator<Item = (Layout, u64, &'static State)> + '_ {
+        self.states
+            .iter()
+            .map(|&((_, shard), layout, state)| (layout, shard, state))
     }
 }
 
 #[cfg(feature = "std")]
 static STATES: std::sync::Mutex<Registry> = std::sync::Mutex::new(Registry::new());
+
+/// Every generator state of this process ([`Generator::shared`]'s), with its layout and shard.
+#[cfg(feature = "std")]
+pub(crate) fn shared_states() -> Vec<(Layout, u64, &'static State)> {
+    STATES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .states()
+        .collect()
+}
 
 #[cfg(feature = "std")]
 impl Generator<&'static State> {

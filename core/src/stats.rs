@@ -1,5 +1,6 @@
 //! What the ID makers did, counted: the one table that names every figure in every language,
-//! and the snapshots the objects hand out.
+//! the snapshots the objects hand out, and (with `std`) the process's list of live objects that
+//! the bindings' Prometheus exporters read ([`collect`]).
 //!
 //! Four families, each a snapshot type whose fields are the table's rows, in order:
 //!
@@ -308,3 +309,25 @@ family! {
 /// The upper bounds of the segments' fetch latency histogram, in milliseconds (the last is
 /// `+Inf`), in the order of [`SegmentStats`]' bucket fields.
 pub const FETCH_LATENCY_BOUNDS_MS: [u64; 9] = [1, 5, 10, 50, 100, 500, 1_000, 5_000, u64::MAX];
+
+/// The `layout` label of a layout: its preset's name (`TWITTER`), or its numbers
+/// (`epoch_ms=1288834974657 unit_ms=1 bits=41/10/12`).
+#[cfg(feature = "alloc")]
+pub fn layout_label(layout: &crate::Layout) -> alloc::string::String {
+    match layout.preset_name() {
+        Some(name) => name.into(),
+        None => alloc::format!(
+            "epoch_ms={} unit_ms={} bits={}/{}/{}",
+            layout.epoch_ms(),
+            layout.unit_ms(),
+            layout.time_bits(),
+            layout.shard_bits(),
+            layout.sequence_bits()
+        ),
+    }
+}
+
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+mod live;
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+pub use live::{Sample, collect, register_dictionary, register_segments};

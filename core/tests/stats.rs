@@ -371,3 +371,37 @@ fn dictionary_hits_and_misses_are_counted_exactly_under_8_threads() {
     assert_eq!(s.statements, THREADS * ROUNDS);
     assert_eq!(s.retries, THREADS * ROUNDS / 10);
 }
+
+/// What exporters read: every shared generator state by layout and shard, and the allocators
+/// and dictionaries registered while they live.
+#[test]
+fn collect_reports_shared_generators_and_registered_objects_while_they_live() {
+    use shardid::stats::{Sample, collect, register_dictionary, register_segments};
+    let g = Generator::shared(shardid::Layout::SONYFLAKE, 777, Options::new()).unwrap();
+    for _ in 0..5 {
+        g.next_id().unwrap();
+    }
+    let allocator = Arc::new(SegmentAllocator::new(SizePolicy::new()));
+    register_segments(&allocator, "seg", "orders");
+    let cache = Arc::new(shardid::dictionary::Cache::new(10));
+    register_dictionary(&cache, "dict", "tags");
+    cache.sent(false);
+    let find = |samples: &[Sample], family: Family, labels: &[&str]| {
+        samples
+            .iter()
+            .find(|s| s.family == family && s.labels == labels)
+            .map(|s| s.values.clone())
+    };
+    let samples = collect();
+    let generator = find(&samples, Family::Generator, &["SONYFLAKE", "777"]).unwrap();
+    assert_eq!(generator[0], 5, "ids");
+    let segments = find(&samples, Family::Segments, &["seg", "orders"]).unwrap();
+    assert_eq!(segments.len(), SegmentStats::LEN);
+    let dictionary = find(&samples, Family::Dictionary, &["dict", "tags"]).unwrap();
+    assert_eq!(dictionary[4], 1, "statements");
+    drop(allocator);
+    drop(cache);
+    let samples = collect();
+    assert!(find(&samples, Family::Segments, &["seg", "orders"]).is_none());
+    assert!(find(&samples, Family::Dictionary, &["dict", "tags"]).is_none());
+}
