@@ -113,7 +113,8 @@ type PlannedValues = (Vec<u64>, Vec<Option<String>>, Vec<i64>);
 /// The cache of one topic, both directions, bounded: the core's `dictionary::Cache`.
 #[pyclass(module = "shardid._shardid", name = "_DictCache", frozen)]
 pub(crate) struct PyDictCache {
-    inner: Cache,
+    /// Shared with the core's list of live objects, which exporters read (weakly).
+    inner: Arc<Cache>,
 }
 
 // pyo3 converts arguments into owned values.
@@ -124,7 +125,7 @@ impl PyDictCache {
     #[pyo3(signature = (capacity = dict::DEFAULT_CACHE))]
     fn new(capacity: usize) -> Self {
         Self {
-            inner: Cache::new(capacity),
+            inner: Arc::new(Cache::new(capacity)),
         }
     }
 
@@ -141,6 +142,11 @@ impl PyDictCache {
             shardid::stats::DictionaryStats::METRICS,
             &self.inner.stats().values(),
         )
+    }
+
+    /// Reports this cache's dictionary (`topic` in `schema`) to exporters while it lives.
+    fn _register(&self, schema: &str, topic: &str) {
+        shardid::stats::register_dictionary(&self.inner, schema, topic);
     }
 
     /// The driver sends a statement (`retry`: again, on a new connection).

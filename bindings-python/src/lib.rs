@@ -33,6 +33,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<layout::PyParts>()?;
     m.add_class::<generator::PyGenerator>()?;
+    m.add_function(wrap_pyfunction!(stats::_stats_table, m)?)?;
+    m.add_function(wrap_pyfunction!(stats::_collect, m)?)?;
     m.add_class::<lease::PyLeasedGenerator>()?;
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_class::<lease::PyCeilingGenerator>()?;

@@ -74,7 +74,8 @@ pub(crate) fn _segment_statements(
 // are the driver's.
 #[pyclass(module = "shardid.segments", name = "DenseIds", frozen)]
 pub(crate) struct PyDenseIds {
-    inner: SegmentAllocator,
+    /// Shared with the core's list of live objects, which exporters read (weakly).
+    inner: std::sync::Arc<SegmentAllocator>,
     /// The fork generation it serves: a forked child must not use the parent's segments.
     generation: AtomicU64,
     closed: AtomicBool,
@@ -145,8 +146,14 @@ impl PyDenseIds {
             .getattr("_Driver")?
             .call((conninfo, tag), Some(&kwargs))?
             .unbind();
+        let inner = std::sync::Arc::new(SegmentAllocator::new(
+            policy.bounds(min, max).target_ms(target),
+        ));
+        let (bound, tag_text) = (driver.bind(py), tag.str()?.to_string());
+        let schema_text = bound.getattr(intern!(py, "schema"))?.str()?.to_string();
+        shardid::stats::register_segments(&inner, &schema_text, &tag_text);
         Ok(Self {
-            inner: SegmentAllocator::new(policy.bounds(min, max).target_ms(target)),
+            inner,
             generation: AtomicU64::new(shardid::fork_generation()),
             closed: AtomicBool::new(false),
             driver,

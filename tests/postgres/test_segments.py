@@ -118,6 +118,21 @@ def test_dense_ids_increase_and_a_clean_close_leaves_no_hole(cluster: Any, conn:
     assert stats["failed_fetches"] == 0 and stats["skipped"] == 0
     assert stats["fetch_latency_le_inf"] == stats["fetches"], "every fetch timed"
     assert stats["fetch_latency_max_ms"] >= stats["fetch_latency_last_ms"]
+    # The fetch latency as a Prometheus histogram, counted as the allocator counted it.
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    import shardid.prometheus
+
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+    families = {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+    latency = families["shardid_segment_fetch_latency_seconds"]
+    assert latency.type == "histogram"
+    mine = {"schema": "seg_clean", "tag": "orders"}
+    assert [s.value for s in latency.samples if s.name.endswith("_count") and s.labels == mine] == [stats["fetches"]]
+    fetched = [s.value for s in families["shardid_segment_fetches"].samples if s.labels == mine]
+    assert fetched == [stats["fetches"]]
     with pytest.raises(shardid.SegmentUnavailableError):
         first.next_id()
     with DenseIds(cluster.dsn, "orders", schema="seg_clean") as again:

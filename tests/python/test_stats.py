@@ -63,3 +63,47 @@ def test_every_id_is_counted_under_8_threads() -> None:
     for t in threads:
         t.join()
     assert g.stats()["ids"] - before == 4 * 500 + 4 * 500 * 10
+
+
+def test_the_prometheus_collector_reports_every_generator_in_parsable_text() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    import shardid.prometheus
+
+    g = Generator(Layout.DISCORD, 1003)
+    g.next_ids(1234)
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+    text = generate_latest(registry).decode()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    ids = families["shardid_ids"]
+    assert ids.type == "counter"
+    values = {(s.labels.get("layout"), s.labels.get("shard")): s.value for s in ids.samples if s.name == "shardid_ids_total"}
+    assert values[("DISCORD", "1003")] == g.stats()["ids"] == 1234
+    for name in ("shardid_waits", "shardid_borrowed_units", "shardid_clock_backwards", "shardid_clock_backwards_refused"):
+        assert families[name].type == "counter", name
+    ticker = [s for s in families["shardid_ticker_starts"].samples if s.name == "shardid_ticker_starts_total"]
+    assert len(ticker) == 1 and ticker[0].labels == {}, "one figure for the process"
+    assert "# HELP shardid_ids_total IDs handed out" in text
+
+
+def test_opentelemetry_observables_read_through_the_sdk() -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    import shardid.opentelemetry
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    shardid.opentelemetry.instrument(provider.get_meter("shardid-test"))
+    g = Generator(Layout.INSTAGRAM, 1004)
+    g.next_ids(321)
+    data = reader.get_metrics_data()
+    assert data is not None
+    metrics = {m.name: m for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+    points = {(p.attributes["layout"], p.attributes["shard"]): p.value for p in metrics["shardid.ids"].data.data_points}
+    assert points[("INSTAGRAM", "1004")] == 321
+    assert metrics["shardid.ids"].data.is_monotonic
+    assert metrics["shardid.ids"].description == "IDs handed out"
+    provider.shutdown()

@@ -93,6 +93,7 @@ class Dictionary:
         if self._mysql is not None:
             _mysql.check_url(self.conninfo)  # INVALID_ARGUMENT now, not at the first call
         self.cache = _DictCache(cache_size)
+        self.cache._register(schema, topic)
         self._lock = threading.Lock()
         self._conn: Any = None
         self._pid = os.getpid()
