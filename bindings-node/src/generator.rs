@@ -61,6 +61,16 @@ pub fn generator_new(
     })
 }
 
+/// What every generator for this one's layout and shard in the process did: the core's
+/// counters in its table's order (`STATS.generator` in core.generated.js names them).
+#[napi]
+pub fn generator_stats(env: &Env, generator_index: u32) -> Result<BigUint64Array> {
+    guard(env, || {
+        let g = generator(env, generator_index)?;
+        Ok(BigUint64Array::new(g.stats().values().to_vec()))
+    })
+}
+
 /// One ID now.
 #[napi]
 pub fn next_id(env: &Env, generator_index: u32) -> Result<u64> {

@@ -16,6 +16,7 @@ use core::borrow::Borrow;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::layout::mask;
+#[cfg(feature = "counters")]
 use crate::stats::GeneratorStats;
 use crate::{Error, Layout};
 
@@ -23,6 +24,7 @@ use crate::{Error, Layout};
 /// its jumps skipped, from which the count of IDs follows. Implemented by [`State`], and under
 /// `cfg(loom)` by the models' state of loom's atomics, so the model checker runs the
 /// generator's own code (`claim_on`, `next_id_at_on`) over every interleaving of 2–3 threads.
+#[cfg_attr(not(feature = "counters"), allow(dead_code))]
 trait Word {
     fn load(&self) -> u64;
     /// A compare-and-swap whose success is `Release`: a reader that loads the word with
@@ -40,6 +42,7 @@ trait Word {
 /// The count of IDs a state has handed out: its word less the slots skipped. Never more than
 /// the true count (a skip is counted before its jump, and a failed jump's skip is counted
 /// until it is taken back), equal to it once no call is in flight.
+#[cfg(any(feature = "counters", loom))]
 fn ids_on(cell: &impl Word) -> u64 {
     let word = cell.load_acquire();
     word.saturating_sub(cell.skipped())
@@ -60,6 +63,7 @@ fn ids_on(cell: &impl Word) -> u64 {
 /// that write them (a jump, a wait, an error) own already or seldom take.
 #[derive(Debug, Default)]
 #[repr(align(64))]
+#[cfg_attr(not(feature = "counters"), allow(dead_code))]
 pub struct State {
     word: AtomicU64,
     skipped: AtomicU64,
@@ -94,6 +98,7 @@ impl State {
     }
 
     /// What every generator on this state did: see [`GeneratorStats`].
+    #[cfg(feature = "counters")]
     pub fn stats(&self) -> GeneratorStats {
         let counted = ids_on(self);
         let ids = self
@@ -141,12 +146,18 @@ impl Word for State {
 
     #[inline]
     fn skip(&self, slots: u64) {
+        #[cfg(feature = "counters")]
         self.skipped.fetch_add(slots, Ordering::Relaxed);
+        #[cfg(not(feature = "counters"))]
+        let _ = slots;
     }
 
     #[inline]
     fn unskip(&self, slots: u64) {
+        #[cfg(feature = "counters")]
         self.skipped.fetch_sub(slots, Ordering::Relaxed);
+        #[cfg(not(feature = "counters"))]
+        let _ = slots;
     }
 
     fn load_acquire(&self) -> u64 {
@@ -389,6 +400,7 @@ impl<S: Borrow<State>> Generator<S> {
     /// its unit or step back before its compare-and-swap and takes it back if another thread
     /// took the slot, so a reading in that moment may be one ahead (it keeps the per-ID path
     /// to the plain generator's instructions but for the test of a jump).
+    #[cfg(feature = "counters")]
     pub fn stats(&self) -> GeneratorStats {
         self.cell().stats()
     }
@@ -399,9 +411,14 @@ impl<S: Borrow<State>> Generator<S> {
     /// the per-ID path: only a claim that ends ahead of the clock comes here (a batch may
     /// start in the clock's unit, even in unit 0). `add`: count it, or take back what was
     /// counted.
-    #[cold]
-    #[inline(never)]
+    // Out of line and cold where it counts; where it does not (no `counters`), inlined to
+    // nothing.
+    #[cfg_attr(feature = "counters", cold, inline(never))]
+    #[cfg_attr(not(feature = "counters"), inline)]
     fn count_ahead(&self, slot: u64, count: u64, now_units: u64, add: bool) {
+        if !cfg!(feature = "counters") {
+            return;
+        }
         let state = self.cell();
         let seq_bits = self.seq_bits;
         // The units begun by this claim: those whose first slot is in it.
@@ -424,9 +441,14 @@ impl<S: Borrow<State>> Generator<S> {
     }
 
     /// Counts why a call at `now_units` was refused, and returns the error.
-    #[cold]
-    #[inline(never)]
+    // Out of line and cold where it counts; where it does not (no `counters`), inlined to
+    // nothing.
+    #[cfg_attr(feature = "counters", cold, inline(never))]
+    #[cfg_attr(not(feature = "counters"), inline)]
     fn count_refusal(&self, error: Error, now_units: u64) -> Error {
+        if !cfg!(feature = "counters") {
+            return error;
+        }
         let state = self.cell();
         match error {
             Error::ClockMovedBackwards { .. } => {
@@ -444,9 +466,14 @@ impl<S: Borrow<State>> Generator<S> {
     }
 
     /// Counts a call that waited for the next time unit.
-    #[cold]
-    #[inline(never)]
+    // Out of line and cold where it counts; where it does not (no `counters`), inlined to
+    // nothing.
+    #[cfg_attr(feature = "counters", cold, inline(never))]
+    #[cfg_attr(not(feature = "counters"), inline)]
     fn count_wait(&self) {
+        if !cfg!(feature = "counters") {
+            return;
+        }
         State::bump(&self.cell().waits, 1, true);
     }
 
