@@ -29,6 +29,141 @@ export declare class DictCache {
   completeValues(ids: Array<bigint>, values: Array<string | undefined | null>, misses: Array<string>, answers: Array<string | undefined | null>): Array<string | undefined | null>
 }
 
+/**
+ * The core's lease protocol (`shardid::sql::LeaseProtocol`), for `postgres.js` to run with
+ * `pg`: `next()` says what to do, `feed()` / `fail()` what the database answered. The steps,
+ * statements and parameters are the core's; the driver only executes them.
+ */
+export declare class LeaseProtocol {
+  /**
+   * Takes the first free shard of `first..end` on `table` for the layout at `layout_index`,
+   * with a lease of `kind` (`'expiring'` with `ttl_ms`, or `'session'`).
+   */
+  constructor(kind: string, ttlMs: unknown, layoutIndex: number, table: string, first: unknown, end: unknown, holder: string, dialect?: string | undefined | null)
+  /** What to do next; throws `NO_FREE_SHARD` when every shard is held. */
+  next(): LeaseStep
+  /**
+   * Feeds the first row the last statement returned (`null`: no row), as `pg` returns it
+   * with `rowMode: 'array'` (integers may come as strings); on MySQL a statement without
+   * rows is answered `[affectedRows, insertId]`.
+   */
+  feed(row?: Array<unknown> | undefined | null): void
+  /**
+   * Whether the answer to `renew`, `record` or `release` (a row, or `null`) says the lease
+   * is still held: `false` means it is lost.
+   */
+  kept(row?: Array<unknown> | undefined | null): boolean
+  /**
+   * The SQL the statements are rendered in: `'postgres'`, `'mariadb'`, or `'mysql'` (also
+   * once a MySQL server refused MariaDB's).
+   */
+  get dialect(): string
+  /** The last statement failed with this SQLSTATE (`null`: the error had none). */
+  fail(code?: string | undefined | null): void
+  /** `'expiring'` or `'session'`. */
+  get kind(): string
+  /**
+   * The statement that renews an expiring lease (a row back: still held); `null` for a
+   * session lease.
+   */
+  renew(shard: unknown): LeaseStatement | null
+  /**
+   * The statement that records a ceiling of `units` for `shard` while the lease is held (a
+   * row back; none: the lease is lost).
+   */
+  record(shard: unknown, units: unknown): LeaseStatement
+  /** The statement that frees `shard` at once. */
+  release(shard: unknown): LeaseStatement
+}
+
+/**
+ * The steps of one segment fetch (the core's `MysqlFetch`): `step()` is `null` for the read,
+ * or the size to take (a decimal string).
+ */
+export declare class MysqlFetch {
+  /**
+   * A fetch of `size` (`"0"`: the remembered size) from a server whose stride is known or
+   * not.
+   */
+  constructor(size: string, stride?: string | undefined | null)
+  /** The size to take next, or `null`: read the row first. */
+  step(): string | null
+  /** The stride learnt, as a decimal string. */
+  get stride(): string | null
+  /**
+   * The row the read returned (`[step, stride, largest]` as strings, or `null`); the
+   * SQLSTATE of why there is no segment, or `null`.
+   */
+  read(row?: Array<string> | undefined | null): string | null
+  /**
+   * Whether to send the last step again after the server's error number `code` (mysql2's
+   * `errno`): a take rolled back whole (a deadlock, a Galera certification conflict, a lock
+   * wait timeout), a bounded number of times.
+   */
+  rolledBack(code: number): boolean
+  /** The take's reply: its `affectedRows` and `insertId` (a decimal string). */
+  took(rows: number, first: string): MysqlTook
+}
+
+/**
+ * Tells the generator that `units` is now recorded, by a write sent at `sent_at` (which
+ * renews an expiring lease).
+ */
+export declare function ceilingConfirm(index: number, units: unknown, sentAt?: unknown | undefined | null): void
+
+/** A renewal failed (the database did not answer): retry sooner. */
+export declare function ceilingFailed(index: number): void
+
+/** Whether the lease is held now (a session lease: always, until revoked). */
+export declare function ceilingHolds(index: number): boolean
+
+/**
+ * A generator for `shard` above the `recorded` ceiling (0: none); for an expiring lease,
+ * `ttl_ms` and `sent_at` (when its claim was sent, by `leaseNow()`) make its hold. Returns
+ * its index.
+ */
+export declare function ceilingNew(layoutIndex: number, shard: unknown, recorded: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null, ttlMs?: unknown | undefined | null, sentAt?: unknown | undefined | null): number
+
+/** One ID now; `CEILING_PENDING` when a new ceiling must be recorded first. */
+export declare function ceilingNextId(index: number): bigint
+
+/** One ID as if the clock read `now`. */
+export declare function ceilingNextIdAt(index: number, now: unknown): bigint
+
+/** `n` IDs now. */
+export declare function ceilingNextIds(index: number, n: unknown): BigUint64Array
+
+/** A renewal sent at `sent_at` returned its row. */
+export declare function ceilingRenewed(index: number, sentAt: unknown): void
+
+/** Stops the generator for good (the lease is lost or closed). */
+export declare function ceilingRevoke(index: number): void
+
+/**
+ * The sending time of a renewal or ceiling write about to be sent, or `null` when the lease
+ * is no longer held (lost for good).
+ */
+export declare function ceilingSending(index: number): number | null
+
+/** Milliseconds until the heartbeat's next renewal, or `null` once the lease is lost. */
+export declare function ceilingWait(index: number): number | null
+
+/**
+ * Milliseconds a new holder waits for its clock to pass the ceiling of the generator at
+ * `index` (after a failover the database raises it to its own clock plus the hosts' skew).
+ */
+export declare function ceilingWaitMs(index: number, recorded: unknown): number
+
+/** The ceiling the generator is waiting for (after a `CEILING_PENDING` error). */
+export declare function ceilingWanted(index: number): bigint
+
+/**
+ * Records the server session of a new session lease; throws `SESSION_POOLED` when another
+ * session lease of this process holds a lock on it (a pooler is in front). Returns an index
+ * for `releaseBackend`.
+ */
+export declare function claimBackend(identity: string): number
+
 /** What a run of the command line printed, and its exit status. */
 export interface CliOutput {
   stdout: string
@@ -41,6 +176,28 @@ export declare function cliRun(args: Array<string>, stdin?: string | undefined |
 
 /** Whether `cliRun(args)` reads standard input (`decode` without IDs). */
 export declare function cliWantsStdin(args: Array<string>): boolean
+
+/** The ID for a time, a shard and a sequence. */
+export declare function compose(layoutIndex: number, timestamp: unknown, shard: unknown, sequence: unknown): bigint
+
+/**
+ * Decodes `id` into this thread's decode buffer: timestamp ms, shard, sequence (the JS side
+ * builds the `Parts` object: creating it here would cost four property sets through N-API,
+ * and passing the buffer on every call a typed-array lookup).
+ */
+export declare function decode(layoutIndex: number, id: bigint | string | number): void
+
+/**
+ * Decodes many IDs (an array of bigints, decimal strings or safe integers, or a
+ * `BigUint64Array`) into three `Float64Array`s: timestamp ms, shard, sequence.
+ */
+export declare function decodeMany(layoutIndex: number, ids: Array<bigint | string | number> | BigUint64Array): Array<Float64Array>
+
+/**
+ * Decodes `count` IDs written as decimal digits separated by commas (`ids.join(',')`): the
+ * batch path for IDs from JSON, one string across N-API instead of one per ID.
+ */
+export declare function decodeManyText(layoutIndex: number, text: string, count: number): Array<Float64Array>
 
 /** Checks a topic name as the core does. */
 export declare function dictionaryCheckTopic(topic: unknown): void
@@ -66,6 +223,205 @@ export interface DictionarySql {
   dropTopic: string
 }
 
+/** The inverse of `scatterBits`. */
+export declare function gatherBits(layoutIndex: number, id: unknown): bigint
+
+/** The inverse of `scatterDecimal`. */
+export declare function gatherDecimal(layoutIndex: number, id: unknown, digits: number): bigint
+
+/** Makes (or finds) the generator for a layout, shard and options; returns its index. */
+export declare function generatorNew(layoutIndex: number, shard: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): number
+
+/**
+ * What every generator for this one's layout and shard in the process did: the core's
+ * counters in its table's order (`STATS.generator` in core.generated.js names them).
+ */
+export declare function generatorStats(generatorIndex: number): BigUint64Array
+
+/** The fields and limits of a registered layout. */
+export declare function layoutInfo(layoutIndex: number): LayoutInfo
+
+/** What the JS `Layout` reads once and keeps. */
+export interface LayoutInfo {
+  epochMs: number
+  unitMs: number
+  timeBits: number
+  shardBits: number
+  sequenceBits: number
+  order: string
+  signed: boolean
+  maxShard: number
+  maxSequence: number
+  maxId: bigint
+  expiresAtMs: number
+}
+
+/** Validates and registers a custom layout, returns its index. */
+export declare function layoutNew(epochMs: unknown, unitMs: unknown, timeBits: unknown, shardBits: unknown, sequenceBits: unknown, order: string, signed: boolean): number
+
+/** Registers one of the presets by name and returns its index. */
+export declare function layoutPreset(name: string): number
+
+/** Releases the lease's shard at once; later calls throw `LEASE_LOST`. */
+export declare function leaseClose(index: number): void
+
+/**
+ * Leases the first free shard of `start..end` from lock files in `directory`; returns its
+ * index.
+ */
+export declare function leaseNew(layoutIndex: number, directory: string, start: unknown, end: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): number
+
+/** One ID now. */
+export declare function leaseNextId(index: number): bigint
+
+/** One ID as if the clock read `now`. */
+export declare function leaseNextIdAt(index: number, now: unknown): bigint
+
+/** `n` IDs now. */
+export declare function leaseNextIds(index: number, n: unknown): BigUint64Array
+
+/** One ID now, as a decimal string. */
+export declare function leaseNextIdString(index: number): string
+
+/**
+ * The monotonic clock leases count with, in milliseconds (since the process's first use: far
+ * below 2^53).
+ */
+export declare function leaseNow(): number
+
+/** The shard the lease holds. */
+export declare function leaseShard(index: number): number
+
+/** A statement to execute: its text (`$n` placeholders) and its parameters as text. */
+export interface LeaseStatement {
+  text: string
+  values: Array<string>
+}
+
+/**
+ * What to do next: `action` is `'run'` (run `text` with `values`), `'taken'` (the lease is
+ * taken: `shard`, `recorded` — the last holder's ceiling as a decimal string, if any — and,
+ * for a session lease, `backend`), or `'raise'` (throw the error just fed, as it is).
+ */
+export interface LeaseStep {
+  action: string
+  text?: string
+  values?: Array<string>
+  shard?: number
+  recorded?: string
+  backend?: string
+}
+
+/** The largest ID of the time unit holding `timestamp`. */
+export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
+
+/** The smallest ID of the time unit holding `timestamp`. */
+export declare function minIdAt(layoutIndex: number, timestamp: unknown): bigint
+
+/** A new string's ID: its index among those looked for, and the ID (a decimal string). */
+export interface MysqlAssigned {
+  index: number
+  id: string
+}
+
+/**
+ * The IDs of the strings still missing after the locked re-check (`missing[i]`), numbered
+ * from `base` in order (the core's `assign_new`).
+ */
+export declare function mysqlAssignNew(missing: Array<boolean>, base: string): Array<MysqlAssigned>
+
+/**
+ * The DDL of `<database>.next_id()` and the decoding functions for a layout and shard on
+ * MySQL 8 or MariaDB (the core's `shardid::sql::Mysql`), for `ddl()` of `shardid/mysql`.
+ */
+export declare function mysqlDdl(layoutIndex: number, shard: unknown, schema: string, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null, dialectName?: string | undefined | null): string
+
+/** The DDL of the dictionary on MySQL in database `schema`. */
+export declare function mysqlDictionaryDdl(schema: string, dialectName?: string | undefined | null): string
+
+/**
+ * One statement of the dictionary in database `schema` (`find`, `findValues`, `lock`,
+ * `recheck`, `insert`, `advance`, `createTopic`, `dropTopic`, `state`), for `n` items where it
+ * takes a list.
+ */
+export declare function mysqlDictionarySql(schema: string, which: string, n: number, dialectName?: string | undefined | null): string
+
+/** The DDL of segments on MySQL in database `schema`, for ticket server `index` of `servers`. */
+export declare function mysqlSegmentsDdl(schema: string, servers: number, index: number, dialectName?: string | undefined | null): string
+
+/**
+ * The segment statements of database `schema`, for a server of `dialect` (`'mysql'` or
+ * `'mariadb'`).
+ */
+export declare function mysqlSegmentSql(schema: string, dialectName?: string | undefined | null): MysqlSegmentSql
+
+/** The statements a MySQL segment client sends, `?` placeholders. */
+export interface MysqlSegmentSql {
+  /** `(tag)`: one row `(step, stride, largest)`. */
+  read: string
+  /**
+   * `(size, size, size, tag, size, size)`: `insertId` the first ID, `affectedRows` 1 (0:
+   * refused, read the row).
+   */
+  take: string
+  /** `(first, tag, end, first, first)`: `affectedRows` 1 when given back. */
+  giveBack: string
+}
+
+/** The statements of a MySQL script, for a driver to send one at a time. */
+export declare function mysqlStatements(script: string): Array<string>
+
+/**
+ * What a fetch came to: a segment (`first`, `count`, `stride` as decimal strings), the
+ * SQLSTATE of why there is none (`SI001`: unknown tag), or neither (the row refused the take:
+ * read it, and take again).
+ */
+export interface MysqlTook {
+  first?: string
+  count?: string
+  stride?: string
+  sqlstate?: string
+}
+
+/**
+ * The first ID new strings of a topic get, its row holding `next` (past the lost writes when
+ * another server wrote the row last: `moved`), as a decimal string.
+ */
+export declare function mysqlTopicBase(next: string, moved: boolean): string
+
+/** Reads a URL as every shardid client does; `INVALID_ARGUMENT` on `url`. */
+export declare function mysqlUrl(url: string): MysqlUrlParts
+
+/** A `mysql://` or `mariadb://` URL's parts, percent-decoded. */
+export interface MysqlUrlParts {
+  user: string
+  password?: string
+  host: string
+  port: number
+  database?: string
+}
+
+/** One ID now. */
+export declare function nextId(generatorIndex: number): bigint
+
+/** One ID as if the clock read `now`. */
+export declare function nextIdAt(generatorIndex: number, now: unknown): bigint
+
+/** `n` IDs now. */
+export declare function nextIds(generatorIndex: number, n: unknown): BigUint64Array
+
+/** Up to `n` IDs as if the clock read `now`, in one step. */
+export declare function nextIdsAt(generatorIndex: number, now: unknown, n: unknown): BigUint64Array
+
+/** One ID now, as a decimal string. */
+export declare function nextIdString(generatorIndex: number): string
+
+/**
+ * The process's clock as the generators read it: Unix ms from a monotonic clock anchored to
+ * the wall clock (it never moves back).
+ */
+export declare function nowMs(): number
+
 /**
  * A batch of strings planned: the cached IDs (`null` where not cached) and the distinct
  * strings to send.
@@ -84,3 +440,247 @@ export interface PlannedValues {
   values: Array<string | undefined | null>
   misses: Array<string>
 }
+
+/**
+ * The DDL of `<schema>.next_id()` and the decoding functions for a layout and shard (the
+ * core's `shardid::sql::Postgres`), for `ddl()` of `shardid/postgres`.
+ */
+export declare function postgresDdl(layoutIndex: number, shard: unknown, schema: string, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): string
+
+/** The presets' names, in the core's order (`Layout.INSTAGRAM`, ...). */
+export declare function presetNames(): Array<string>
+
+/** The shape of a public ID checked without its key; the key version it names. */
+export declare function publicCheck(text: string, prefix: string, encoding: string): number
+
+/** The ID a public ID stands for. */
+export declare function publicDecode(index: number, text: string): bigint
+
+/** The public ID of `id` (a bigint, a decimal string or a safe integer). */
+export declare function publicEncode(index: number, id: bigint | string | number): string
+
+/** Public IDs from keys written as text (`PublicIds::from_keys`); their index. */
+export declare function publicFromKeys(keys: string, prefix: string, encoding: string, layoutIndex: number): number
+
+/**
+ * The DDL of public IDs in PostgreSQL for IDs of a layout (the core's
+ * `shardid::sql::PostgresPublicIds`), for `publicIdsDdl()` of `shardid/postgres`.
+ */
+export declare function publicIdsDdl(layoutIndex: number, schema: string): string
+
+/** What the JS `PublicIds` reads once and keeps. */
+export interface PublicIdsInfo {
+  keyVersion: number
+  keyVersions: Array<number>
+  textLength: number
+  pattern: string
+}
+
+/**
+ * The key versions, text length and pattern of public IDs (the JS side knows their prefix
+ * and encoding: the core took them as given).
+ */
+export declare function publicInfo(index: number): PublicIdsInfo
+
+/**
+ * Makes (or finds) public IDs with `key` (a `Uint8Array` of 16 bytes) as version
+ * `keyVersion`, `prefix`, `encoding`, for IDs of the layout `layoutIndex`; their index.
+ */
+export declare function publicNew(key: Uint8Array, keyVersion: number | bigint, prefix: string, encoding: string, layoutIndex: number): number
+
+/** The public IDs at `index` that also decode texts of `key` as version `keyVersion`. */
+export declare function publicWithOldKey(index: number, keyVersion: number | bigint, key: Uint8Array): number
+
+/** Forgets a session lease's server session (the lease is closed). */
+export declare function releaseBackend(index: number): void
+
+/** The bit-level scatter. */
+export declare function scatterBits(layoutIndex: number, id: unknown): bigint
+
+/** TiDB's decimal scatter by `digits` (1, 2 or 3) trailing digits. */
+export declare function scatterDecimal(layoutIndex: number, id: unknown, digits: number): bigint
+
+/** The fetch failed: the next one starts after a backoff. */
+export declare function segmentFetchFailed(index: number): void
+
+/** Whether a fetch is due or under way. */
+export declare function segmentFetching(index: number): boolean
+
+/** Hands the allocator the segment a fetch returned (decimal strings, as `pg` gives `int8`). */
+export declare function segmentFill(index: number, first: unknown, count: unknown, stride: unknown): void
+
+/** A new allocator with this size policy; its index. */
+export declare function segmentNew(minSize: unknown, maxSize: unknown, targetMs: unknown): number
+
+/** One ID, or `null` when both segments are used up; a fetch that is due is signalled. */
+export declare function segmentNextId(index: number): bigint | null
+
+/** Up to `n` IDs (fewer when both segments run out); a fetch that is due is signalled. */
+export declare function segmentNextIds(index: number, n: unknown): BigUint64Array
+
+/** Signals the first fetch of a new allocator (or none, if one is there or under way). */
+export declare function segmentPrime(index: number): void
+
+/** The DDL of dense IDs from segments in `schema`, for ticket server `index` of `servers`. */
+export declare function segmentsDdl(schema: string, servers: number, index: number): string
+
+/** The statements for segments in `schema`. */
+export declare function segmentSql(schema: string): SegmentSql
+
+/** The statements a segment driver sends (`$n` parameters, for `pg`). */
+export interface SegmentSql {
+  /** `(tag, size)` → one row `(first, count, stride)`. */
+  take: string
+  /** `(tag, first, end)` → one boolean. */
+  giveBack: string
+  /** `(tag, first)`. */
+  createTag: string
+}
+
+/** What is left to give back, or `null`. */
+export declare function segmentUnused(index: number): SegmentUnused | null
+
+/** What is left to give back on a clean close. */
+export interface SegmentUnused {
+  first: string
+  end: string
+  count: string
+  lost: string
+}
+
+/** Throws `INVALID_ARGUMENT` for a tag that is not a serial tag. */
+export declare function serialCheckTag(tag: string): void
+
+/** The properties of a format. */
+export declare function serialFormatInfo(index: number): SerialFormatInfo
+
+/** What a format is, for the JS class. */
+export interface SerialFormatInfo {
+  format: string
+  canonical: string
+  shape: string
+  zone: string
+  reset: string
+  width: number
+  maxNumber: string
+  length: number
+  /** `create_serial`'s pieces. */
+  pieces: Array<string>
+}
+
+/**
+ * A format's index (equal formats share one); throws `INVALID_SERIAL_FORMAT` or
+ * `UNKNOWN_TIME_ZONE`.
+ */
+export declare function serialFormatNew(format: string, zone: string): number
+
+/** Why a registration of `canonical` in `zone` does not fit the format, or `null`. */
+export declare function serialMismatch(index: number, canonical: string, zone: string): string | null
+
+/** The reason of a `SERIAL_MISMATCH` the database raised. */
+export declare function serialMismatchReason(message: string, tag: string): string
+
+/** Parses a serial of a format (index) into the parse buffer; throws `INVALID_SERIAL`. */
+export declare function serialParseInto(index: number, serial: string): void
+
+/** The period `unixMs` falls in. */
+export declare function serialPeriodAt(index: number, unixMs: unknown): string
+
+/** The serial of `number` at `unixMs`. */
+export declare function serialRender(index: number, number: unknown, unixMs: unknown): string
+
+/**
+ * A period to give back: its tag, the unused `first..end` (`count` numbers) and what is lost
+ * in any case.
+ */
+export interface SerialRest {
+  tag: string
+  first: string
+  end: string
+  count: string
+  lost: string
+}
+
+/** Every period's rest on close (and the allocator emptied). */
+export declare function serialsClose(index: number): Array<SerialRest>
+
+/** The fetch failed: the next one starts after a backoff. */
+export declare function serialsFetchFailed(index: number, token: number, size: number): void
+
+/** Whether a fetch is due or under way. */
+export declare function serialsFetching(index: number): boolean
+
+/** The period tag of a fetch's token. */
+export declare function serialsFetchPeriod(index: number, token: number): string
+
+/**
+ * Hands over the segment of the fetch `token` (decimal strings, as `pg` gives `int8`);
+ * `false` when its period was given up (the JS side gives the segment back).
+ */
+export declare function serialsFill(index: number, token: number, size: number, first: unknown, count: unknown, stride: unknown): boolean
+
+/**
+ * A new allocator of `tag` with a format (index), this size policy and volume hiding; its
+ * index.
+ */
+export declare function serialsNew(format: number, tag: string, minSize: unknown, maxSize: unknown, targetMs: unknown, maxGap: number): number
+
+/**
+ * The next serial at `unixMs`, or `null` when the period's segments are used up (a fetch
+ * that is due is signalled). Throws `SERIAL_OVERFLOW` and the format's refusals.
+ */
+export declare function serialsNext(index: number, unixMs: number): string | null
+
+/** The next serial now (the process clock, read as a burst reads it); as `serialsNext`. */
+export declare function serialsNextNow(index: number): string | null
+
+/** The statements for serials in `schema`. */
+export declare function serialSql(schema: string): SerialSql
+
+/** The statements a serial driver sends (`$n` parameters, for `pg`). */
+export interface SerialSql {
+  /** `(tag)` → one row `(canonical, zone, max_gap)`. */
+  info: string
+  /** `(tag, period, size)` → one row `(first, count, stride)`. */
+  take: string
+  /** `(period tag, first, end)` → one boolean. */
+  giveBack: string
+  /** `(tag, format, zone, canonical, shape, pieces, width, reset, max_gap)`. */
+  create: string
+}
+
+/** The retired periods waiting to be given back (and the queue emptied). */
+export declare function serialsRests(index: number): Array<SerialRest>
+
+/**
+ * Registers this thread's decode buffer: a `Float64Array` of 3 that the caller keeps alive
+ * and private for as long as the module is loaded.
+ */
+export declare function setDecodeBuffer(buffer: Float64Array): void
+
+/**
+ * Registers this thread's fetch signal (a `Float64Array` of 3, kept alive by the caller:
+ * V8 never moves an `ArrayBuffer`'s backing store).
+ */
+export declare function setSegmentSignal(signal: Float64Array): void
+
+/**
+ * Registers this thread's parse buffer (a `Float64Array` of 8, kept alive by the caller: V8
+ * never moves an `ArrayBuffer`'s backing store).
+ */
+export declare function setSerialBuffer(buffer: Float64Array): void
+
+/** `key % logicalShards`, checked against the layout. */
+export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number
+
+/**
+ * Whether generators in different `worker_threads` share state: yes, the addon is loaded
+ * once per process. (Each instance of the WebAssembly module has its own memory.)
+ */
+export declare function threadsShareState(): boolean
+
+/** `id` if it is an ID of the layout. */
+export declare function validateId(layoutIndex: number, id: unknown): bigint
+
+/** The version of the native addon. */
+export declare function version(): string
