@@ -403,8 +403,9 @@ def test_the_server_down_longer_than_the_lease_and_a_restart_within_it(server: A
         worker.join()
     assert len(made) > before, errors
     assert len(set(made)) == len(made)
-    # PyMySQL's own error while the server was down; the lease lost after it.
-    assert errors.get("LeaseLostError", 0) > 0 and errors.get("OperationalError", 0) > 0, errors
+    # DATABASE_UNREACHABLE (PyMySQL's error its cause) while the server was down; the lease
+    # lost after it.
+    assert errors.get("LeaseLostError", 0) > 0 and errors.get("DatabaseUnreachableError", 0) > 0, errors
     assert not strict.held and retaking.held
     strict.close()
     retaking.close()
@@ -510,10 +511,11 @@ def test_a_password_with_at_colon_and_slash_a_wrong_one_and_a_server_that_is_not
         cur.execute("GRANT SELECT, INSERT, UPDATE, CREATE ON lease.* TO 'leaser'@'127.0.0.1'")
     with lease(Layout.TWITTER, server.url_for("lease", user="leaser", password=password), range(0, 1), table="auth") as g:
         assert g.next_id() > 0
-    # The driver's own error, as it is.
-    with pytest.raises(pymysql.err.OperationalError) as denied:
+    # A log-in refused is DATABASE_UNREACHABLE (as on PostgreSQL), the driver's error its cause.
+    with pytest.raises(shardid.DatabaseUnreachableError) as denied:
         lease(Layout.TWITTER, server.url_for("lease", user="leaser", password="wrong"), range(0, 1), table="auth")
-    assert denied.value.args[0] == 1045
+    assert isinstance(denied.value.__cause__, pymysql.err.OperationalError)
+    assert denied.value.__cause__.args[0] == 1045 and "1045" in str(denied.value)
     from cluster import Cluster
 
     with Cluster() as postgres:
