@@ -73,5 +73,15 @@ if ! cargo fuzz --version 2>/dev/null | grep -q '0\.13\.'; then
     cargo install cargo-fuzz --locked --version 0.13.2
 fi
 
+# mdBook and its link checker, for the book under docs/ (tests/docs/run.sh). mdbook-linkcheck
+# 0.7.7 speaks mdBook 0.4's renderer protocol (it refuses 0.5), so mdBook stays on 0.4; no
+# `serve`/`watch` features: the tests only build.
+if ! mdbook --version 2>/dev/null | grep -qx 'mdbook v0\.4\.52'; then
+    cargo install --locked mdbook --version 0.4.52 --no-default-features --features search
+fi
+if ! mdbook-linkcheck --version 2>/dev/null | grep -q ' 0\.7\.7$'; then
+    cargo install --locked mdbook-linkcheck --version 0.7.7
+fi
+
 # Fetch crates once so later steps can say what failed without mixing in network errors.
 cargo fetch --locked

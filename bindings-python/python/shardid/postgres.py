@@ -386,12 +386,16 @@ class PostgresLease:
         return not self._closed and os.getpid() == self._pid and (tenure.hold is None or tenure.hold.holds)
 
     def next_id(self) -> int:
+        """The next ID of the leased shard (renewing or retaking the lease as needed);
+        ``LeaseLostError`` once the lease is lost and ``retake`` is off."""
         return self._call(lambda g: g.next_id())  # type: ignore[no-any-return]
 
     def next_id_at(self, now: Any) -> int:
+        """The next ID with the time given (Unix ms or an aware ``datetime``), never waiting."""
         return self._call(lambda g: g.next_id_at(now))  # type: ignore[no-any-return]
 
     def next_ids(self, n: int) -> list[int]:
+        """``n`` IDs of the leased shard, increasing, for bulk inserts."""
         return self._call(lambda g: g.next_ids(n))  # type: ignore[no-any-return]
 
     def close(self) -> None:

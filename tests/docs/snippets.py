@@ -1,0 +1,375 @@
+"""Runs every fenced code block of the book (docs/src/**/*.md, and the top-level files it
+includes) and of README.md, in its language, and names the page and line of any that fails.
+
+    python tests/docs/snippets.py [--list] [PAGE ...]
+
+Blocks run page by page, in the order the page shows them, so a page reads as one session:
+its Python blocks share one interpreter (a later block uses what an earlier one made), its
+shell and SQL blocks share one fresh PostgreSQL database (a shell block that installs DDL is
+what the SQL after it uses). Each page gets its own database on one throwaway cluster
+(tests/postgres/cluster.py), named by ``DATABASE_URL`` and psql's ``PG*`` variables.
+
+| language | how it runs |
+| --- | --- |
+| ``python`` | ``exec`` in the page's interpreter (the installed wheel, as tests/python/run.sh installs it) |
+| ``js`` | a file of its own in a project whose ``node_modules`` holds shardid, shardid-wasm, pg, knex, mysql2, drizzle-orm; an ES module when it imports or awaits, else CommonJS |
+| ``ts`` | ``tsc --noEmit --strict`` in that project (types only: nothing to run it with) |
+| ``sh`` | ``bash -euo pipefail``; a block of ``$ command`` lines runs each command and compares the output lines shown under it, exactly |
+| ``sql`` | ``psql -v ON_ERROR_STOP=1`` |
+| ``c`` | compiled with ``-std=c99 -Wall -Wextra -Werror`` against include/shardid.h and libshardid, and run; a block without ``main`` runs as its body |
+| ``rust`` | by rustdoc: the page must be one of the doctests of core/src/lib.rs (checked here) |
+| ``text`` | not code |
+
+A block that must not run says why on its fence: `````python no-run: a fragment of a Django
+project`````. A block without a runner and without that marker fails the test, as does a
+marker without a reason. Line numbers in tracebacks and stack traces are the page's own (each
+block is padded so that its first line sits where it does on the page).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "postgres"))
+
+FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+INCLUDE = re.compile(r"\{\{#include\s+([^}\s]+)\s*\}\}")
+RUNNERS = {"python", "js", "ts", "sh", "sql", "c", "rust"}
+NOT_CODE = {"text"}
+ALIASES = {"py": "python", "javascript": "js", "mjs": "js", "typescript": "ts", "bash": "sh", "console": "sh"}
+
+
+@dataclass
+class Block:
+    path: Path  # the file the block is written in
+    line: int  # the line of its first line of code (after the fence), 1-based
+    lang: str
+    flags: list[str]
+    no_run: str | None  # the reason, when the fence says no-run
+    code: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+
+def blocks_of(path: Path) -> list[Block]:
+    """The fenced blocks of one Markdown file, and those of the files it {{#include}}s."""
+    found: list[Block] = []
+    lines = path.read_text().split("\n")
+    i = 0
+    while i < len(lines):
+        if m := INCLUDE.search(lines[i]):
+            found += blocks_of((path.parent / m.group(1)).resolve())
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        fence, info = m.group("fence"), m.group("info").strip()
+        start = i + 1
+        i += 1
+        while i < len(lines) and not lines[i].lstrip().startswith(fence):
+            i += 1
+        code = "\n".join(lines[start:i]) + "\n"
+        i += 1
+        head, _, rest = info.partition(" ")
+        tokens = [t for t in head.split(",") if t]
+        lang = ALIASES.get(tokens[0], tokens[0]) if tokens else ""
+        no_run = None
+        if "no-run" in rest or "no-run" in tokens:
+            no_run = rest.partition("no-run")[2].lstrip(":").strip()
+            rest = ""
+        found.append(Block(path, start + 1, lang, tokens[1:] + rest.split(), no_run, code))
+    return found
+
+
+def pages(selected: list[str]) -> list[Path]:
+    book = sorted((ROOT / "docs" / "src").rglob("*.md"))
+    every = [ROOT / "README.md", *book]
+    if not selected:
+        return every
+    return [p for p in every if any(str(p).endswith(s) for s in selected)]
+
+
+def pad(block: Block) -> str:
+    """The block's code with blank lines above it, so that line N of the result is line N of
+    the page: tracebacks, stack traces and compilers then name the page's lines."""
+    return "\n" * (block.line - 1) + block.code
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's Python interpreter: a worker reading blocks as JSON lines on stdin.
+
+WORKER = r"""
+import contextlib, io, json, sys, traceback
+namespace = {"__name__": "__main__"}
+out = sys.stdout
+sys.stdout = sys.stderr
+for request in sys.stdin:
+    block = json.loads(request)
+    try:
+        exec(compile(block["code"], block["path"], "exec"), namespace)
+        reply = {"ok": True}
+    except BaseException:
+        reply = {"ok": False, "error": traceback.format_exc(limit=-6)}
+    sys.stderr.flush()
+    out.write(json.dumps(reply) + "\n")
+    out.flush()
+"""
+
+
+class Python:
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", WORKER],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=env, cwd=cwd,
+        )  # fmt: skip
+
+    def run(self, block: Block) -> str | None:
+        assert self.proc.stdin and self.proc.stdout
+        request = {"code": pad(block), "path": str(block.path.relative_to(ROOT))}
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            return "the interpreter exited:\n" + (self.proc.stderr.read() if self.proc.stderr else "")
+        reply = json.loads(line)
+        return None if reply["ok"] else reply["error"]
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Runner:
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.failures: list[str] = []
+        self.ran: dict[str, int] = {}
+        self.skipped = 0
+        self.cluster = None
+        self.project = self._node_project()
+        self.libdir = Path(os.environ.get("SHARDID_DOCS_LIBDIR", ROOT / "target" / "debug"))
+
+    # -- environment ------------------------------------------------------------------------
+
+    def _node_project(self) -> Path:
+        project = self.work / "node"
+        modules = project / "node_modules"
+        modules.mkdir(parents=True)
+        (project / "package.json").write_text('{ "name": "docs-snippets", "private": true }\n')
+        node = ROOT / "bindings-node"
+        (modules / "shardid").symlink_to(node)
+        wasm = ROOT / "bindings-wasm" / "pkg" / "npm"
+        if wasm.exists():
+            (modules / "shardid-wasm").symlink_to(wasm)
+        for name in ("pg", "knex", "mysql2", "drizzle-orm", "typescript", "@types"):
+            if (node / "node_modules" / name).exists():
+                (modules / name).symlink_to(node / "node_modules" / name)
+        (project / "tsconfig.json").write_text(json.dumps({
+            "compilerOptions": {
+                "strict": True, "noEmit": True, "target": "es2022", "module": "nodenext",
+                "moduleResolution": "nodenext", "skipLibCheck": True, "types": ["node"],
+            }
+        }))  # fmt: skip
+        return project
+
+    def database(self, page: Path) -> dict[str, str]:
+        """A fresh database for the page, and the environment that names it."""
+        if self.cluster is None:
+            from cluster import Cluster
+
+            self.cluster = Cluster()
+        name = "docs_" + re.sub(r"[^a-z0-9]+", "_", str(page.relative_to(ROOT)).lower())[:50]
+        psql = str(self.cluster.bin / "psql")
+        subprocess.run(
+            [psql, "-q", "-h", "127.0.0.1", "-p", str(self.cluster.port), "-U", "postgres", "-d", "postgres",
+             "-c", f"CREATE DATABASE {name}"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        venv_bin = str(Path(sys.executable).parent)
+        return {
+            **os.environ,
+            "PATH": f"{venv_bin}:{self.cluster.bin}:{os.environ['PATH']}",
+            "SHARDID": str(ROOT),
+            "DATABASE_URL": f"postgresql://postgres@127.0.0.1:{self.cluster.port}/{name}",
+            "PGHOST": "127.0.0.1",
+            "PGPORT": str(self.cluster.port),
+            "PGUSER": "postgres",
+            "PGDATABASE": name,
+        }
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+
+    # -- blocks -----------------------------------------------------------------------------
+
+    def page(self, page: Path) -> None:
+        blocks = blocks_of(page)
+        if not blocks:
+            return
+        env: dict[str, str] | None = None
+        python: Python | None = None
+        cwd = self.work / re.sub(r"[^A-Za-z0-9]+", "-", str(page.relative_to(ROOT)))
+        cwd.mkdir()
+        try:
+            for block in blocks:
+                if block.no_run is not None:
+                    if not block.no_run:
+                        self.fail(block, "says no-run but not why: write the reason after `no-run:`")
+                    self.skipped += 1
+                    continue
+                if block.lang in NOT_CODE:
+                    continue
+                if block.lang not in RUNNERS:
+                    self.fail(block, f"no runner for ```{block.lang}: run it, or mark it `no-run: <why>`")
+                    continue
+                if block.lang == "rust":
+                    self.rust(block)
+                    continue
+                if env is None:
+                    env = self.database(page)
+                target = next((f[len("file="):] for f in block.flags if f.startswith("file=")), None)
+                if target:
+                    # A file of the reader's project, shown on the page: written where the page's
+                    # shell blocks run.
+                    with open(cwd / target, "a" if "append" in block.flags else "w") as f:
+                        f.write(block.code)
+                    continue
+                if block.lang == "python":
+                    python = python or Python(env, cwd)
+                    error = python.run(block)
+                else:
+                    error = getattr(self, block.lang)(block, env, cwd)
+                self.ran[block.lang] = self.ran.get(block.lang, 0) + 1
+                if error:
+                    self.fail(block, error)
+                    break  # the page's later blocks build on this one
+        finally:
+            if python:
+                python.close()
+
+    def fail(self, block: Block, error: str) -> None:
+        self.failures.append(f"{block.where}: ```{block.lang} block failed:\n{error.rstrip()}")
+
+    def rust(self, block: Block) -> None:
+        lib = (ROOT / "core" / "src" / "lib.rs").read_text()
+        page = os.path.relpath(block.path, ROOT / "core" / "src")
+        if f'include_str!("{page}")' not in lib:
+            self.fail(block, f'a Rust block on a page that is no doctest: add `#[doc = include_str!("{page}")]` to core/src/lib.rs')
+        else:
+            self.ran["rust (doctests)"] = self.ran.get("rust (doctests)", 0) + 1
+
+    def js(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        esm = re.search(r"^\s*(import|export)\s|^[^/\n]*\bawait\b", block.code, re.M)
+        name = re.sub(r"[^A-Za-z0-9]+", "-", block.where) + (".mjs" if esm else ".cjs")
+        file = self.project / name
+        file.write_text(pad(block))
+        return self.proc(["node", str(file)], env, self.project)
+
+    def ts(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        file = self.project / (re.sub(r"[^A-Za-z0-9]+", "-", block.where) + ".mts")
+        file.write_text(pad(block))
+        tsc = self.project / "node_modules" / "typescript" / "bin" / "tsc"
+        if not tsc.exists():
+            return "typescript is not installed in bindings-node/node_modules (npm install there)"
+        config = self.project / f"{file.stem}.json"
+        config.write_text(json.dumps({"extends": "./tsconfig.json", "files": [file.name]}))
+        return self.proc(["node", str(tsc), "-p", str(config)], env, self.project)
+
+    def sh(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        lines = block.code.rstrip("\n").split("\n")
+        if not lines[0].startswith("$ "):
+            return self.proc(["bash", "-euo", "pipefail", "-c", block.code], env, cwd)
+        # A transcript: each `$ command`, and the output shown under it, if any.
+        i = 0
+        while i < len(lines):
+            command = lines[i][2:]
+            expected = []
+            i += 1
+            while i < len(lines) and not lines[i].startswith("$ "):
+                expected.append(lines[i])
+                i += 1
+            done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], env=env, cwd=cwd,
+                                  capture_output=True, text=True, timeout=120)  # fmt: skip
+            if done.returncode != 0:
+                return f"$ {command}\nexit status {done.returncode}\n{done.stderr}"
+            if expected and done.stdout.rstrip("\n").split("\n") != expected:
+                return f"$ {command}\nprinted:\n{done.stdout}the page shows:\n" + "\n".join(expected)
+        return None
+
+    def sql(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        return self.proc(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "-"], env, cwd, block.code)
+
+    def c(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        code = block.code
+        if not re.search(r"\bmain\s*\(", code):
+            includes = [line for line in code.split("\n") if line.startswith("#include")]
+            body = [line if not line.startswith("#include") else "" for line in code.split("\n")]
+            code = "\n".join(["#include <stdio.h>", *includes, "int main(void) {", *body, "return 0; }"])
+        else:
+            code = pad(block)
+        source = cwd / f"block-{block.line}.c"
+        source.write_text(code)
+        program = cwd / f"block-{block.line}"
+        compiler = ["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-Wno-unused-variable", f"-I{ROOT / 'include'}",
+                    str(source), f"-L{self.libdir}", "-lshardid", f"-Wl,-rpath,{self.libdir}", "-o", str(program)]  # fmt: skip
+        return self.proc(compiler, env, cwd) or self.proc([str(program)], env, cwd)
+
+    def proc(self, command: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> str | None:
+        try:
+            done = subprocess.run(command, env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return f"{command[0]}: no answer within 120 s"
+        if done.returncode == 0:
+            return None
+        return f"exit status {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+
+
+def main(argv: list[str]) -> int:
+    listing = "--list" in argv
+    selected = [a for a in argv if not a.startswith("--")]
+    if listing:
+        for page in pages(selected):
+            for b in blocks_of(page):
+                print(f"{b.where}\t{b.lang}\t{'no-run: ' + b.no_run if b.no_run is not None else 'runs'}")
+        return 0
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="shardid-docs-"))
+    runner = Runner(work)
+    try:
+        for page in pages(selected):
+            runner.page(page)
+    finally:
+        runner.close()
+        shutil.rmtree(work, ignore_errors=True)
+    for failure in runner.failures:
+        print(f"\n{failure}", file=sys.stderr)
+    ran = ", ".join(f"{n} {lang}" for lang, n in sorted(runner.ran.items()))
+    print(f"\nsnippets: {ran}; {runner.skipped} marked no-run; {time.monotonic() - started:.0f} s")
+    passed = sum(runner.ran.values()) - len(runner.failures)
+    print(f"docs snippets: {passed} passed, {len(runner.failures)} failed")
+    return 1 if runner.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
