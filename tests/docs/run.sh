@@ -37,6 +37,7 @@ book() {
     ! grep -E '\[(WARN|ERROR)\]' "$work/mdbook.log"
 }
 check "the book builds with no warning and no broken link (mdbook, mdbook-linkcheck)" book
+check "the README's links name files that exist" python3 tests/docs/snippets.py --readme-links
 
 # What the snippets run on: the wheel in a virtualenv, the Node addon and its npm packages,
 # the WebAssembly build, libshardid.

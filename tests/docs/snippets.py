@@ -165,6 +165,7 @@ class Runner:
         self.failures: list[str] = []
         self.ran: dict[str, int] = {}
         self.skipped = 0
+        self.took: list[tuple[float, str]] = []
         self.cluster = None
         self.project = self._node_project()
         self.libdir = Path(os.environ.get("SHARDID_DOCS_LIBDIR", ROOT / "target" / "debug"))
@@ -342,10 +343,26 @@ class Runner:
             return f"{command[0]}: no answer within 120 s"
         if done.returncode == 0:
             return None
-        return f"exit status {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+        return f"exit status {done.returncode}\n{done.stdout[-2000:]}{done.stderr[:2500]}"
+
+
+def readme_links() -> int:
+    """The README's relative links (into the book, ARCHITECTURE.md, ...) name files that exist,
+    anchors aside: mdbook-linkcheck checks the book's links, not the README's."""
+    text = (ROOT / "README.md").read_text()
+    broken = [
+        target
+        for target in re.findall(r"\]\(([^)\s]+)\)", text)
+        if not re.match(r"[a-z]+:", target) and not (ROOT / target.split("#")[0]).exists()
+    ]
+    for target in broken:
+        print(f"README.md links to {target}, which does not exist")
+    return 1 if broken else 0
 
 
 def main(argv: list[str]) -> int:
+    if "--readme-links" in argv:
+        return readme_links()
     listing = "--list" in argv
     selected = [a for a in argv if not a.startswith("--")]
     if listing:
@@ -358,12 +375,16 @@ def main(argv: list[str]) -> int:
     runner = Runner(work)
     try:
         for page in pages(selected):
+            began = time.monotonic()
             runner.page(page)
+            runner.took.append((time.monotonic() - began, str(page.relative_to(ROOT))))
     finally:
         runner.close()
         shutil.rmtree(work, ignore_errors=True)
     for failure in runner.failures:
         print(f"\n{failure}", file=sys.stderr)
+    slowest = ", ".join(f"{page} {seconds:.0f} s" for seconds, page in sorted(runner.took, reverse=True)[:4])
+    print(f"slowest pages: {slowest}")
     ran = ", ".join(f"{n} {lang}" for lang, n in sorted(runner.ran.items()))
     print(f"\nsnippets: {ran}; {runner.skipped} marked no-run; {time.monotonic() - started:.0f} s")
     passed = sum(runner.ran.values()) - len(runner.failures)
