@@ -18,6 +18,7 @@ what the SQL after it uses). Each page gets its own database on one throwaway cl
 | ``sql`` | ``psql -v ON_ERROR_STOP=1`` |
 | ``c`` | compiled with ``-std=c99 -Wall -Wextra -Werror`` against include/shardid.h and libshardid, and run; a block without ``main`` runs as its body |
 | ``rust`` | by rustdoc: the page must be one of the doctests of core/src/lib.rs (checked here) |
+| ``toml``, ``json`` | parsed (configuration shown on a page is at least well-formed) |
 | ``text`` | not code |
 
 A block that must not run says why on its fence: `````python no-run: a fragment of a Django
@@ -44,7 +45,7 @@ sys.path.insert(0, str(ROOT / "tests" / "postgres"))
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 INCLUDE = re.compile(r"\{\{#include\s+([^}\s]+)\s*\}\}")
-RUNNERS = {"python", "js", "ts", "sh", "sql", "c", "rust"}
+RUNNERS = {"python", "js", "ts", "sh", "sql", "c", "rust", "toml", "json"}
 NOT_CODE = {"text"}
 ALIASES = {"py": "python", "javascript": "js", "mjs": "js", "typescript": "ts", "bash": "sh", "console": "sh"}
 
@@ -316,6 +317,22 @@ class Runner:
                 return f"$ {command}\nexit status {done.returncode}\n{done.stderr}"
             if expected and done.stdout.rstrip("\n").split("\n") != expected:
                 return f"$ {command}\nprinted:\n{done.stdout}the page shows:\n" + "\n".join(expected)
+        return None
+
+    def toml(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        import tomllib
+
+        try:
+            tomllib.loads(block.code)
+        except tomllib.TOMLDecodeError as e:
+            return f"not TOML: {e}"
+        return None
+
+    def json(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        try:
+            json.loads(block.code)
+        except json.JSONDecodeError as e:
+            return f"not JSON: {e}"
         return None
 
     def sql(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
