@@ -16,7 +16,7 @@ what the SQL after it uses). Each page gets its own database on one throwaway cl
 | ``ts`` | ``tsc --noEmit --strict`` in that project (types only: nothing to run it with) |
 | ``sh`` | ``bash -euo pipefail``; a block of ``$ command`` lines runs each command and compares the output lines shown under it, exactly |
 | ``sql`` | ``psql -v ON_ERROR_STOP=1`` |
-| ``c`` | compiled with ``-std=c99 -Wall -Wextra -Werror`` against include/shardid.h and libshardid, and run; a block without ``main`` runs as its body |
+| ``c`` | compiled with ``-std=c99 -Wall -Wextra -Werror`` against include/shardid.h and libshardid.a, and run; a block without ``main`` runs as its body |
 | ``rust`` | by rustdoc: the page must be one of the doctests of core/src/lib.rs (checked here) |
 | ``toml``, ``json`` | parsed (configuration shown on a page is at least well-formed) |
 | ``text`` | not code |
@@ -350,7 +350,7 @@ class Runner:
         source.write_text(code)
         program = cwd / f"block-{block.line}"
         compiler = ["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-Wno-unused-variable", f"-I{ROOT / 'include'}",
-                    str(source), f"-L{self.libdir}", "-lshardid", f"-Wl,-rpath,{self.libdir}", "-o", str(program)]  # fmt: skip
+                    str(source), str(self.libdir / "libshardid.a"), "-lpthread", "-ldl", "-lm", "-o", str(program)]  # fmt: skip
         return self.proc(compiler, env, cwd) or self.proc([str(program)], env, cwd)
 
     def proc(self, command: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> str | None:
