@@ -257,11 +257,13 @@ class Runner:
                     with open(cwd / target, "a" if "append" in block.flags else "w") as f:
                         f.write(block.code)
                     continue
+                began = time.monotonic()
                 if block.lang == "python":
                     python = python or Python(env, cwd)
                     error = python.run(block)
                 else:
                     error = getattr(self, block.lang)(block, env, cwd)
+                self.took.append((time.monotonic() - began, f"{block.where} ({block.lang})"))
                 self.ran[block.lang] = self.ran.get(block.lang, 0) + 1
                 if error:
                     self.fail(block, error)
@@ -392,16 +394,14 @@ def main(argv: list[str]) -> int:
     runner = Runner(work)
     try:
         for page in pages(selected):
-            began = time.monotonic()
             runner.page(page)
-            runner.took.append((time.monotonic() - began, str(page.relative_to(ROOT))))
     finally:
         runner.close()
         shutil.rmtree(work, ignore_errors=True)
     for failure in runner.failures:
         print(f"\n{failure}", file=sys.stderr)
-    slowest = ", ".join(f"{page} {seconds:.0f} s" for seconds, page in sorted(runner.took, reverse=True)[:4])
-    print(f"slowest pages: {slowest}")
+    slowest = ", ".join(f"{where} {seconds:.1f} s" for seconds, where in sorted(runner.took, reverse=True)[:5])
+    print(f"slowest blocks: {slowest}")
     ran = ", ".join(f"{n} {lang}" for lang, n in sorted(runner.ran.items()))
     print(f"\nsnippets: {ran}; {runner.skipped} marked no-run; {time.monotonic() - started:.0f} s")
     passed = sum(runner.ran.values()) - len(runner.failures)
