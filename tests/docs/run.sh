@@ -37,6 +37,7 @@ book() {
     ! grep -E '\[(WARN|ERROR)\]' "$work/mdbook.log"
 }
 check "the book builds with no warning and no broken link (mdbook, mdbook-linkcheck)" book
+check "every anchor a page links to exists" python3 tests/docs/snippets.py --anchors "$work/book/html"
 check "the README's links name files that exist" python3 tests/docs/snippets.py --readme-links
 
 # What the snippets run on: the wheel in a virtualenv, the Node addon and its npm packages,
@@ -50,14 +51,20 @@ SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only || exit 1
 cargo build --locked -q -p shardid-c || exit 1
 export SHARDID_DOCS_LIBDIR=${CARGO_TARGET_DIR:-$root/target}/debug
 
+# Each block that runs counts as a test.
 if "$venv/bin/python" tests/docs/snippets.py "$@" >"$work/snippets.log" 2>&1; then
-    passed=$((passed + 1))
     echo "test docs::every snippet of the book and the README runs ... ok"
 else
-    failed=$((failed + 1))
     echo "test docs::every snippet of the book and the README runs ... FAILED"
 fi
 sed 's/^/    /' "$work/snippets.log" | tail -150
+counts=$(sed -n 's/^docs snippets: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$work/snippets.log")
+if [ -n "$counts" ]; then
+    passed=$((passed + ${counts% *}))
+    failed=$((failed + ${counts#* }))
+else
+    failed=$((failed + 1))  # the runner itself broke
+fi
 
 check "the API references are complete (.pyi docstrings, .d.ts TSDoc, shardid.h comments)" \
     "$venv/bin/python" tests/docs/references.py

@@ -39,6 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "postgres"))
@@ -167,7 +168,7 @@ class Runner:
         self.ran: dict[str, int] = {}
         self.skipped = 0
         self.took: list[tuple[float, str]] = []
-        self.cluster = None
+        self.cluster: Any = None  # tests/postgres/cluster.py's Cluster, started by the first page that needs it
         self.project = self._node_project()
         self.libdir = Path(os.environ.get("SHARDID_DOCS_LIBDIR", ROOT / "target" / "debug"))
 
@@ -197,7 +198,7 @@ class Runner:
     def database(self, page: Path) -> dict[str, str]:
         """A fresh database for the page, and the environment that names it."""
         if self.cluster is None:
-            from cluster import Cluster
+            from cluster import Cluster  # type: ignore[import-not-found]
 
             self.cluster = Cluster()
         name = "docs_" + re.sub(r"[^a-z0-9]+", "_", str(page.relative_to(ROOT)).lower())[:50]
@@ -379,9 +380,28 @@ def readme_links() -> int:
     return 1 if broken else 0
 
 
+def anchors(html: Path) -> int:
+    """Every link between the rendered pages (book/html) that names an anchor finds it there:
+    mdbook-linkcheck 0.7 checks that the page exists, not the anchor."""
+    ids = {page: set(re.findall(r'\bid="([^"]+)"', page.read_text())) for page in html.rglob("*.html")}
+    broken = []
+    for page, _ in ids.items():
+        if page.name in ("print.html", "toc.html"):
+            continue
+        for href in re.findall(r'href="([^"#:]*\.html|)#([^"]+)"', page.read_text()):
+            target = (page.parent / href[0]).resolve() if href[0] else page
+            if target in ids and href[1] not in ids[target]:
+                broken.append(f"{page.relative_to(html)} links to {href[0]}#{href[1]}: no such anchor")
+    for line in broken:
+        print(line)
+    return 1 if broken else 0
+
+
 def main(argv: list[str]) -> int:
     if "--readme-links" in argv:
         return readme_links()
+    if "--anchors" in argv:
+        return anchors(Path(argv[argv.index("--anchors") + 1]))
     listing = "--list" in argv
     selected = [a for a in argv if not a.startswith("--")]
     if listing:
