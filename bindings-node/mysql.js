@@ -1,14 +1,17 @@
 'use strict'
-// shardid/mysql: MySQL 8 and MariaDB, with mysql2 (an optional peer dependency). The DDL of
-// next_id(), of segments and of the dictionary as the core renders it, and what
-// shardid/segments and shardid/dictionary run when given a `mysql://` (or `mariadb://`) URL:
-// the core's statements, in the order the core documents (shardid::sql::mysql), on a mysql2
-// connection. The numbers, the checks and the reading of the URL are the core's.
+// shardid/mysql: MySQL 8 and MariaDB, with mysql2 (an optional peer dependency). Shard leases
+// (lease(): the core's lease protocol on a mysql2 connection, run by the driver shardid/postgres
+// shares, database-lease.js), the DDL of next_id(), of segments and of the dictionary as the
+// core renders it, and what shardid/segments and shardid/dictionary run when given a
+// `mysql://` (or `mariadb://`) URL: the core's statements, in the order the core documents
+// (shardid::sql::mysql), on a mysql2 connection. The numbers, the checks and the reading of the
+// URL are the core's.
 
 const native = require('./native.generated.js')
 const { makeError, unreachableError, withCause } = require('./errors.js')
 const { Layout } = require('./index.js')
 const { SQLSTATES } = require('./core.generated.js')
+const { DatabaseLease, DEFAULT_TTL_MS, checkOptions, take } = require('./database-lease.js')
 
 /**
  * The mysql2 options that keep BIGINTs exact: `mysql.createConnection({ ...exactBigints, ... })`,
@@ -20,6 +23,7 @@ const exactBigints = Object.freeze({ supportBigNumbers: true, bigNumberStrings: 
 // MySQL's error numbers the drivers act on.
 const DEADLOCK = 1213
 const LOCK_WAIT_TIMEOUT = 1205
+const UNKNOWN_VARIABLE = 1193
 const RETRIES = 5
 // How long the TCP connection and the server's greeting may take before the server is taken
 // for down, or for something else than MySQL.
@@ -75,7 +79,21 @@ async function connect(url) {
     throw unreachableError(err)
   }
   connection.on('error', () => {}) // a lost connection: the next call opens another
+  connection.shardidDialect = await detect(connection)
   return connection
+}
+
+// The dialect of the server a connection reaches (one round trip): 'mariadb' when it knows
+// MariaDB's variables, 'mysql' when it refuses them (shardid::sql::mysql::DETECT_DIALECT). The
+// statements name the server in the rows they write, differently on each.
+async function detect(connection) {
+  try {
+    await connection.query('SELECT @@global.wsrep_on')
+    return 'mariadb'
+  } catch (err) {
+    if (err.errno === UNKNOWN_VARIABLE) return 'mysql'
+    throw err
+  }
 }
 
 // Whether a TCP connection to host:port opens (a server is there, whatever it speaks).
@@ -101,27 +119,42 @@ function lost(err) {
  *  first fetch, as the core's MysqlFetch says). */
 class Segments {
   constructor(schema) {
-    this._sql = native.mysqlSegmentSql(schema)
+    this._sql = { mysql: native.mysqlSegmentSql(schema, 'mysql'), mariadb: native.mysqlSegmentSql(schema, 'mariadb') }
     this._strides = new Map()
   }
 
-  /** One segment of `tag`: `[first, count, stride]` as decimal strings. */
+  /** One segment of `tag`: `[first, count, stride]` as decimal strings. A take the row refuses
+   *  as too large is followed by a read of the largest size it allows, and a take of that. */
   async take(connection, server, tag, size) {
-    let state = native.mysqlFetchStart(String(size), this._strides.get(server))
-    if (state.size == null) {
-      const [rows] = await connection.query({ sql: this._sql.read, values: [tag], rowsAsArray: true })
-      state = native.mysqlFetchRead(String(size), rows.length ? rows[0].map(String) : null)
-      if (state.sqlstate) throw serverError(state.sqlstate, `no segment of tag ${tag}`)
-      this._strides.set(server, state.stride)
+    const sql = this._sql[connection.shardidDialect ?? 'mysql']
+    const fetch = new native.MysqlFetch(String(size), this._strides.get(server))
+    for (;;) {
+      const want = fetch.step()
+      let result
+      try {
+        if (want == null) {
+          const [rows] = await connection.query({ sql: sql.read, values: [tag], rowsAsArray: true })
+          const sqlstate = fetch.read(rows.length ? rows[0].map(String) : null)
+          if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
+          this._strides.set(server, fetch.stride)
+          continue
+        }
+        ;[result] = await connection.query(sql.take, [want, want, want, tag, want, want])
+      } catch (err) {
+        // Rolled back whole (a Galera certification conflict, a deadlock): the core says
+        // whether to send the same step again.
+        if (typeof err.errno === 'number' && fetch.rolledBack(err.errno)) continue
+        throw err
+      }
+      const took = fetch.took(result.affectedRows, String(result.insertId))
+      if (took.sqlstate) throw serverError(took.sqlstate, `no segment of tag ${tag}`)
+      if (took.first != null) return [took.first, took.count, took.stride]
     }
-    const [result] = await connection.query(this._sql.take, [state.size, state.size, tag])
-    const took = native.mysqlFetchTook(state.size, state.stride, result.affectedRows, String(result.insertId))
-    if (took.sqlstate) throw serverError(took.sqlstate, `no segment of tag ${tag}`)
-    return [took.first, took.count, took.stride]
   }
 
   async giveBack(connection, tag, first, end) {
-    const [result] = await connection.query(this._sql.giveBack, [first, tag, end, first, first])
+    const sql = this._sql[connection.shardidDialect ?? 'mysql']
+    const [result] = await connection.query(sql.giveBack, [first, tag, end, first, first])
     return result.affectedRows === 1
   }
 }
@@ -148,11 +181,13 @@ class Dictionary {
     this._statements = new Map()
   }
 
-  _sql(which, n = 0) {
-    const key = `${which}/${n}`
+  // The statement `which` (for `n` items where it takes a list), for the connection's server.
+  _sql(connection, which, n = 0) {
+    const dialect = connection.shardidDialect ?? 'mysql'
+    const key = `${dialect}/${which}/${n}`
     let sql = this._statements.get(key)
     if (sql === undefined) {
-      sql = native.mysqlDictionarySql(this.schema, which, n)
+      sql = native.mysqlDictionarySql(this.schema, which, n, dialect)
       if (n <= 64) this._statements.set(key, sql)
     }
     return sql
@@ -162,7 +197,7 @@ class Dictionary {
   _dropped() { return serverError(SQLSTATES.topicDropped, `topic ${this.topic} was dropped`) }
 
   async _found(connection, values) {
-    const [rows] = await connection.query({ sql: this._sql('find', values.length), values: [...values, this.topic], rowsAsArray: true })
+    const [rows] = await connection.query({ sql: this._sql(connection, 'find', values.length), values: [...values, this.topic], rowsAsArray: true })
     if (rows.length === 0) throw this._unknown()
     const found = new Map()
     for (const [, value, id] of rows) if (value !== null) found.set(decode(value), String(id))
@@ -192,10 +227,12 @@ class Dictionary {
     const missing = values.filter((_, i) => answers[i] === null)
     await connection.beginTransaction()
     try {
-      const [locked] = await connection.query({ sql: this._sql('lock'), values: [this.topic], rowsAsArray: true })
+      const [locked] = await connection.query({ sql: this._sql(connection, 'lock'), values: [this.topic], rowsAsArray: true })
       if (locked.length === 0) throw this._unknown()
-      const [topicId, base, dropped] = locked[0]
-      const [rows] = await connection.query({ sql: this._sql('recheck', missing.length), values: [topicId, ...missing], rowsAsArray: true })
+      const [topicId, next, dropped, moved] = locked[0]
+      // Another server wrote the row last (a promoted replica): past the lost writes.
+      const base = native.mysqlTopicBase(String(next), Boolean(Number(moved)))
+      const [rows] = await connection.query({ sql: this._sql(connection, 'recheck', missing.length), values: [topicId, ...missing], rowsAsArray: true })
       const found = new Map(rows.map(([value, id]) => [decode(value), String(id)]))
       const still = missing.map((v) => found.get(v) ?? null)
       const assigned = native.mysqlAssignNew(still.map((a) => a === null), String(base))
@@ -206,8 +243,8 @@ class Dictionary {
           params.push(topicId, missing[index], id)
           still[index] = id
         }
-        await connection.query(this._sql('insert', assigned.length), params)
-        await connection.query(this._sql('advance'), [String(BigInt(base) + BigInt(assigned.length)), this.topic])
+        await connection.query(this._sql(connection, 'insert', assigned.length), params)
+        await connection.query(this._sql(connection, 'advance'), [String(BigInt(base) + BigInt(assigned.length)), this.topic])
       }
       await connection.commit()
       const byValue = new Map(missing.map((v, i) => [v, still[i]]))
@@ -219,7 +256,7 @@ class Dictionary {
   }
 
   async values(connection, ids) {
-    const [rows] = await connection.query({ sql: this._sql('findValues', ids.length), values: [...ids.map(String), this.topic], rowsAsArray: true })
+    const [rows] = await connection.query({ sql: this._sql(connection, 'findValues', ids.length), values: [...ids.map(String), this.topic], rowsAsArray: true })
     if (rows.length === 0) throw this._unknown()
     const found = new Map()
     for (const [, id, value] of rows) if (id !== null) found.set(String(id), decode(value))
@@ -227,17 +264,128 @@ class Dictionary {
   }
 
   async create(connection) {
-    await connection.query(this._sql('createTopic'), [this.topic])
-    const [rows] = await connection.query({ sql: this._sql('state'), values: [this.topic], rowsAsArray: true })
+    await connection.query(this._sql(connection, 'createTopic'), [this.topic])
+    const [rows] = await connection.query({ sql: this._sql(connection, 'state'), values: [this.topic], rowsAsArray: true })
     if (rows.length === 0) throw this._unknown()
     if (Number(rows[0][0])) throw this._dropped()
   }
 
   async drop(connection) {
-    await connection.query(this._sql('dropTopic'), [this.topic])
-    const [rows] = await connection.query({ sql: this._sql('state'), values: [this.topic], rowsAsArray: true })
+    await connection.query(this._sql(connection, 'dropTopic'), [this.topic])
+    const [rows] = await connection.query({ sql: this._sql(connection, 'state'), values: [this.topic], rowsAsArray: true })
     if (rows.length === 0) throw this._unknown()
   }
+}
+
+// -- leases -----------------------------------------------------------------------------------
+
+// MySQL's side of the shared lease driver (database-lease.js). The SQL is MariaDB's first; the
+// core renders MySQL's once a server refuses MariaDB's variables.
+const MYSQL = {
+  name: 'mariadb',
+  module: 'shardid/mysql',
+  code: (err) => (Number.isInteger(err.errno) ? String(err.errno) : null),
+}
+
+// A value of a row as the core reads it: binary strings as UTF-8 text, numbers as text.
+const cell = (v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('utf8') : typeof v === 'boolean' ? v : String(v))
+
+// A mysql2 connection the lease owns, which holds the event loop only while a statement is in
+// flight (as shardid/postgres's does).
+class LeaseConnection {
+  constructor(url) {
+    this._url = url
+    this._conn = null
+    this._connecting = null
+    this._busy = 0
+  }
+
+  async _get() {
+    if (this._conn && !this._conn._shardidBroken) return this._conn
+    if (!this._connecting) {
+      this._connecting = (async () => {
+        const conn = await connect(this._url)
+        const mark = () => { conn._shardidBroken = true }
+        conn.on('error', mark)
+        conn.connection?.once?.('end', mark)
+        this._conn = conn
+        this._ref(false)
+        return conn
+      })().finally(() => { this._connecting = null })
+    }
+    return this._connecting
+  }
+
+  _ref(on) {
+    const stream = this._conn?.connection?.stream
+    if (stream && typeof stream.ref === 'function') on ? stream.ref() : stream.unref()
+  }
+
+  get fresh() {
+    return !this._conn || this._conn._shardidBroken
+  }
+
+  // Runs one statement: its first row (an array), or null; a statement without rows answers
+  // [affectedRows, insertId], the core reading the last insert ID.
+  async run(text, values) {
+    const conn = await this._get()
+    if (this._busy++ === 0) this._ref(true)
+    try {
+      const [result] = await conn.query({ sql: text, values, rowsAsArray: true })
+      if (!Array.isArray(result)) return [String(result.affectedRows), String(result.insertId ?? 0)]
+      return result.length > 0 ? result[0].map(cell) : null
+    } catch (err) {
+      if (lost(err)) this.drop()
+      throw err
+    } finally {
+      if (--this._busy === 0) this._ref(false)
+    }
+  }
+
+  drop() {
+    const conn = this._conn
+    this._conn = null
+    if (conn) {
+      conn._shardidBroken = true
+      conn.destroy()
+    }
+  }
+
+  async end() {
+    await this._connecting?.catch(() => {})
+    const conn = this._conn
+    if (conn && !conn._shardidBroken) {
+      this._ref(true) // hold the loop until the goodbye is sent
+      await conn.end().catch(() => {})
+    }
+    this._conn = null
+  }
+}
+
+/** A generator on a shard leased through MySQL or MariaDB. */
+class MysqlLease extends DatabaseLease {
+  constructor(secret, o, layout, table, connection) {
+    super(secret, o, layout, table, connection, MYSQL)
+  }
+}
+
+/**
+ * `await lease({ layout, url, shards: [first, end], kind?, ttlMs?, retake?, table?,
+ * backwardsToleranceMs?, maxBorrowUnits? })`: leases the first free shard of `first..end` (end
+ * excluded) through the MySQL or MariaDB server at `url` (`mysql://user:password@host:port/db`,
+ * the table in that database), with the same leases as shardid/postgres: expiring by default
+ * (the only kind that holds on Galera), or `kind: 'session'` (`GET_LOCK`, one server reached
+ * directly; refused on a Galera node with `UNSUPPORTED`). Rejects with `NO_FREE_SHARD` when
+ * every shard is held; errors of the server are mysql2's own.
+ */
+async function lease(options) {
+  const { o, table } = checkOptions(options, 'url')
+  if (typeof o.url !== 'string') {
+    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'must be a mysql:// or mariadb:// URL' }, TypeError)
+  }
+  parseUrl(o.url) // INVALID_ARGUMENT on url, before any connection
+  mysql2() // UNSUPPORTED without the package
+  return take(MysqlLease, o, table, new LeaseConnection(o.url))
 }
 
 // -- the DDL ----------------------------------------------------------------------------------
@@ -251,20 +399,22 @@ class Dictionary {
 function ddl(options) {
   const o = options ?? {}
   if (!(o.layout instanceof Layout) || typeof o.schema !== 'string') {
-    throw makeError('INVALID_ARGUMENT', { argument: 'ddl', reason: 'takes { layout: Layout, shard, schema: string, backwardsToleranceMs?, maxBorrowUnits? }' }, TypeError)
+    throw makeError('INVALID_ARGUMENT', { argument: 'ddl', reason: 'takes { layout: Layout, shard, schema: string, backwardsToleranceMs?, maxBorrowUnits?, dialect? }' }, TypeError)
   }
   const layoutIndex = native.layoutNew(o.layout.epochMs, o.layout.unitMs, o.layout.timeBits, o.layout.shardBits, o.layout.sequenceBits, o.layout.order, o.layout.signed)
-  return native.mysqlDdl(layoutIndex, o.shard, o.schema, o.backwardsToleranceMs, o.maxBorrowUnits)
+  return native.mysqlDdl(layoutIndex, o.shard, o.schema, o.backwardsToleranceMs, o.maxBorrowUnits, o.dialect)
 }
 
-/** The MySQL DDL of dense IDs from segments in database `schema` (default `seg`). */
-function segmentsDdl(schema = 'seg', { servers = 1, index = 0 } = {}) {
-  return native.mysqlSegmentsDdl(schema, servers, index)
+/** The MySQL DDL of dense IDs from segments in database `schema` (default `seg`); `dialect:
+ *  'mariadb'` names a Galera cluster as one server. */
+function segmentsDdl(schema = 'seg', { servers = 1, index = 0, dialect } = {}) {
+  return native.mysqlSegmentsDdl(schema, servers, index, dialect)
 }
 
-/** The MySQL DDL of the dictionary in database `schema` (default `dict`). */
-function dictionaryDdl(schema = 'dict') {
-  return native.mysqlDictionaryDdl(schema)
+/** The MySQL DDL of the dictionary in database `schema` (default `dict`); `{ dialect:
+ *  'mariadb' }` names a Galera cluster as one server. */
+function dictionaryDdl(schema = 'dict', { dialect } = {}) {
+  return native.mysqlDictionaryDdl(schema, dialect)
 }
 
 /** The statements of a MySQL script (the DDL above), for a driver to send one at a time. */
@@ -272,4 +422,4 @@ function statements(script) {
   return native.mysqlStatements(script)
 }
 
-module.exports = { ddl, segmentsDdl, dictionaryDdl, statements, exactBigints, isUrl, parseUrl, connect, lost, Segments, Dictionary }
+module.exports = { lease, MysqlLease, DEFAULT_TTL_MS, ddl, segmentsDdl, dictionaryDdl, statements, exactBigints, isUrl, parseUrl, connect, lost, Segments, Dictionary }

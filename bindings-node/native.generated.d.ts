@@ -42,14 +42,25 @@ export declare class LeaseProtocol {
    * Takes the first free shard of `first..end` on `table` for the layout at `layout_index`,
    * with a lease of `kind` (`'expiring'` with `ttl_ms`, or `'session'`).
    */
-  constructor(kind: string, ttlMs: unknown, layoutIndex: number, table: string, first: unknown, end: unknown, holder: string)
+  constructor(kind: string, ttlMs: unknown, layoutIndex: number, table: string, first: unknown, end: unknown, holder: string, dialect?: string | undefined | null)
   /** What to do next; throws `NO_FREE_SHARD` when every shard is held. */
   next(): LeaseStep
   /**
    * Feeds the first row the last statement returned (`null`: no row), as `pg` returns it
-   * with `rowMode: 'array'` (integers may come as strings).
+   * with `rowMode: 'array'` (integers may come as strings); on MySQL a statement without
+   * rows is answered `[affectedRows, insertId]`.
    */
   feed(row?: Array<unknown> | undefined | null): void
+  /**
+   * Whether the answer to `renew`, `record` or `release` (a row, or `null`) says the lease
+   * is still held: `false` means it is lost.
+   */
+  kept(row?: Array<unknown> | undefined | null): boolean
+  /**
+   * The SQL the statements are rendered in: `'postgres'`, `'mariadb'`, or `'mysql'` (also
+   * once a MySQL server refused MariaDB's).
+   */
+  get dialect(): string
   /** The last statement failed with this SQLSTATE (`null`: the error had none). */
   fail(code?: string | undefined | null): void
   /** `'expiring'` or `'session'`. */
@@ -66,6 +77,35 @@ export declare class LeaseProtocol {
   record(shard: unknown, units: unknown): LeaseStatement
   /** The statement that frees `shard` at once. */
   release(shard: unknown): LeaseStatement
+}
+
+/**
+ * The steps of one segment fetch (the core's `MysqlFetch`): `step()` is `null` for the read,
+ * or the size to take (a decimal string).
+ */
+export declare class MysqlFetch {
+  /**
+   * A fetch of `size` (`"0"`: the remembered size) from a server whose stride is known or
+   * not.
+   */
+  constructor(size: string, stride?: string | undefined | null)
+  /** The size to take next, or `null`: read the row first. */
+  step(): string | null
+  /** The stride learnt, as a decimal string. */
+  get stride(): string | null
+  /**
+   * The row the read returned (`[step, stride, largest]` as strings, or `null`); the
+   * SQLSTATE of why there is no segment, or `null`.
+   */
+  read(row?: Array<string> | undefined | null): string | null
+  /**
+   * Whether to send the last step again after the server's error number `code` (mysql2's
+   * `errno`): a take rolled back whole (a deadlock, a Galera certification conflict, a lock
+   * wait timeout), a bounded number of times.
+   */
+  rolledBack(code: number): boolean
+  /** The take's reply: its `affectedRows` and `insertId` (a decimal string). */
+  took(rows: number, first: string): MysqlTook
 }
 
 /**
@@ -291,51 +331,35 @@ export declare function mysqlAssignNew(missing: Array<boolean>, base: string): A
  * The DDL of `<database>.next_id()` and the decoding functions for a layout and shard on
  * MySQL 8 or MariaDB (the core's `shardid::sql::Mysql`), for `ddl()` of `shardid/mysql`.
  */
-export declare function mysqlDdl(layoutIndex: number, shard: unknown, schema: string, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): string
+export declare function mysqlDdl(layoutIndex: number, shard: unknown, schema: string, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null, dialectName?: string | undefined | null): string
 
 /** The DDL of the dictionary on MySQL in database `schema`. */
-export declare function mysqlDictionaryDdl(schema: string): string
+export declare function mysqlDictionaryDdl(schema: string, dialectName?: string | undefined | null): string
 
 /**
  * One statement of the dictionary in database `schema` (`find`, `findValues`, `lock`,
  * `recheck`, `insert`, `advance`, `createTopic`, `dropTopic`, `state`), for `n` items where it
  * takes a list.
  */
-export declare function mysqlDictionarySql(schema: string, which: string, n: number): string
-
-/** The row the read returned (`[step, stride]` as strings, or `null`). */
-export declare function mysqlFetchRead(size: string, row?: Array<string> | undefined | null): MysqlFetchState
-
-/** A fetch of `size` (`"0"`: the remembered size) from a server whose stride is known or not. */
-export declare function mysqlFetchStart(size: string, stride?: string | undefined | null): MysqlFetchState
-
-/**
- * One step of a segment fetch (the core's `MysqlFetch`), as decimal strings: `size` the
- * size to take next (`null`: read the row first), `stride` the one learnt, or `sqlstate` of
- * why there is no segment (`SI001`: unknown tag); `first`, `count`, `stride` once taken.
- */
-export interface MysqlFetchState {
-  size?: string
-  stride?: string
-  first?: string
-  count?: string
-  sqlstate?: string
-}
-
-/** The take's reply: its `affectedRows` and `insertId`. */
-export declare function mysqlFetchTook(size: string, stride: string, rows: number, first: string): MysqlFetchState
+export declare function mysqlDictionarySql(schema: string, which: string, n: number, dialectName?: string | undefined | null): string
 
 /** The DDL of segments on MySQL in database `schema`, for ticket server `index` of `servers`. */
-export declare function mysqlSegmentsDdl(schema: string, servers: number, index: number): string
+export declare function mysqlSegmentsDdl(schema: string, servers: number, index: number, dialectName?: string | undefined | null): string
 
-/** The segment statements of database `schema`. */
-export declare function mysqlSegmentSql(schema: string): MysqlSegmentSql
+/**
+ * The segment statements of database `schema`, for a server of `dialect` (`'mysql'` or
+ * `'mariadb'`).
+ */
+export declare function mysqlSegmentSql(schema: string, dialectName?: string | undefined | null): MysqlSegmentSql
 
 /** The statements a MySQL segment client sends, `?` placeholders. */
 export interface MysqlSegmentSql {
-  /** `(tag)`: one row `(step, stride)`. */
+  /** `(tag)`: one row `(step, stride, largest)`. */
   read: string
-  /** `(size, size, tag)`: `insertId` the first ID, `affectedRows` 1. */
+  /**
+   * `(size, size, size, tag, size, size)`: `insertId` the first ID, `affectedRows` 1 (0:
+   * refused, read the row).
+   */
   take: string
   /** `(first, tag, end, first, first)`: `affectedRows` 1 when given back. */
   giveBack: string
@@ -343,6 +367,24 @@ export interface MysqlSegmentSql {
 
 /** The statements of a MySQL script, for a driver to send one at a time. */
 export declare function mysqlStatements(script: string): Array<string>
+
+/**
+ * What a fetch came to: a segment (`first`, `count`, `stride` as decimal strings), the
+ * SQLSTATE of why there is none (`SI001`: unknown tag), or neither (the row refused the take:
+ * read it, and take again).
+ */
+export interface MysqlTook {
+  first?: string
+  count?: string
+  stride?: string
+  sqlstate?: string
+}
+
+/**
+ * The first ID new strings of a topic get, its row holding `next` (past the lost writes when
+ * another server wrote the row last: `moved`), as a decimal string.
+ */
+export declare function mysqlTopicBase(next: string, moved: boolean): string
 
 /** Reads a URL as every shardid client does; `INVALID_ARGUMENT` on `url`. */
 export declare function mysqlUrl(url: string): MysqlUrlParts

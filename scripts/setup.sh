@@ -58,6 +58,14 @@ compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null || apt_packages+=(f
 # benchmark, which start and stop their own throwaway server; Debian's policy-rc.d keeps the
 # packaged service from starting.
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || apt_packages+=(mariadb-server mariadb-client)
+# Galera (tests/mysql/test_galera.py): the provider comes with mariadb-server; a joining node
+# takes the first's state by rsync.
+[ -e /usr/lib/galera/libgalera_smm.so ] || apt_packages+=(galera-4)
+command -v rsync >/dev/null 2>&1 || apt_packages+=(rsync)
+# mysqlclient (tests/python/requirements.txt: Django's own MySQL driver, built from source)
+# needs MariaDB's client library and pkg-config.
+[ -e /usr/include/mariadb/mysql.h ] || apt_packages+=(libmariadb-dev)
+command -v pkg-config >/dev/null 2>&1 || apt_packages+=(pkg-config)
 # Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 if [ ${#apt_packages[@]} -gt 0 ]; then

@@ -8,13 +8,26 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::args::Arg;
 use shardid::sql::mysql::{
-    FetchError, FetchStep, MysqlFetch, MysqlUrl, assign_new, script_statements,
+    FetchError, FetchStep, MysqlUrl, assign_new, script_statements, topic_base,
 };
-use shardid::sql::{Mysql, MysqlDictionary, MysqlSegments, Placeholders, SqlError};
+use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders, SqlError};
 
 use crate::args::u64_arg;
 use crate::errors::{Class, guard, invalid_argument};
 use crate::layout::layout;
+
+/// The MySQL family's dialect named `name` (`null`: MySQL's, which MariaDB runs too).
+fn dialect(env: &Env, name: Option<&str>) -> Result<Dialect> {
+    match name.map_or(Some(Dialect::Mysql), Dialect::from_name) {
+        Some(d) if d.is_mysql() => Ok(d),
+        _ => Err(invalid_argument(
+            env,
+            Class::Range,
+            "dialect",
+            "must be 'mysql' or 'mariadb'",
+        )),
+    }
+}
 
 fn sql_error(env: &Env, e: SqlError) -> napi::Error {
     match e {
@@ -33,34 +46,48 @@ pub fn mysql_ddl(
     schema: String,
     backwards_tolerance_ms: Option<Unknown<'_>>,
     max_borrow_units: Option<Unknown<'_>>,
+    dialect_name: Option<String>,
 ) -> Result<String> {
     guard(env, || {
         let layout = layout(env, layout_index)?;
         let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
         let options = crate::args::options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
+        let dialect = dialect(env, dialect_name.as_deref())?;
         Mysql::new(layout, shard, &schema)
-            .map(|ddl| ddl.options(options).to_string())
+            .map(|ddl| ddl.options(options).dialect(dialect).to_string())
             .map_err(|e| sql_error(env, e))
     })
 }
 
 /// The DDL of segments on MySQL in database `schema`, for ticket server `index` of `servers`.
 #[napi]
-pub fn mysql_segments_ddl(env: &Env, schema: String, servers: u32, index: u32) -> Result<String> {
+pub fn mysql_segments_ddl(
+    env: &Env,
+    schema: String,
+    servers: u32,
+    index: u32,
+    dialect_name: Option<String>,
+) -> Result<String> {
     guard(env, || {
+        let dialect = dialect(env, dialect_name.as_deref())?;
         MysqlSegments::new(&schema)
             .and_then(|ddl| ddl.ticket_server(u64::from(servers), u64::from(index)))
-            .map(|ddl| ddl.to_string())
+            .map(|ddl| ddl.dialect(dialect).to_string())
             .map_err(|e| sql_error(env, e))
     })
 }
 
 /// The DDL of the dictionary on MySQL in database `schema`.
 #[napi]
-pub fn mysql_dictionary_ddl(env: &Env, schema: String) -> Result<String> {
+pub fn mysql_dictionary_ddl(
+    env: &Env,
+    schema: String,
+    dialect_name: Option<String>,
+) -> Result<String> {
     guard(env, || {
+        let dialect = dialect(env, dialect_name.as_deref())?;
         MysqlDictionary::new(&schema)
-            .map(|ddl| ddl.to_string())
+            .map(|ddl| ddl.dialect(dialect).to_string())
             .map_err(|e| sql_error(env, e))
     })
 }
@@ -76,20 +103,28 @@ pub fn mysql_statements(env: &Env, script: String) -> Result<Vec<String>> {
 /// The statements a MySQL segment client sends, `?` placeholders.
 #[napi(object)]
 pub struct MysqlSegmentSql {
-    /// `(tag)`: one row `(step, stride)`.
+    /// `(tag)`: one row `(step, stride, largest)`.
     pub read: String,
-    /// `(size, size, tag)`: `insertId` the first ID, `affectedRows` 1.
+    /// `(size, size, size, tag, size, size)`: `insertId` the first ID, `affectedRows` 1 (0:
+    /// refused, read the row).
     pub take: String,
     /// `(first, tag, end, first, first)`: `affectedRows` 1 when given back.
     pub give_back: String,
 }
 
-/// The segment statements of database `schema`.
+/// The segment statements of database `schema`, for a server of `dialect` (`'mysql'` or
+/// `'mariadb'`).
 #[napi]
-pub fn mysql_segment_sql(env: &Env, schema: String) -> Result<MysqlSegmentSql> {
+pub fn mysql_segment_sql(
+    env: &Env,
+    schema: String,
+    dialect_name: Option<String>,
+) -> Result<MysqlSegmentSql> {
     guard(env, || {
+        let dialect = dialect(env, dialect_name.as_deref())?;
         let s = MysqlSegments::new(&schema)
             .map_err(|e| sql_error(env, e))?
+            .dialect(dialect)
             .statements(Placeholders::Question);
         Ok(MysqlSegmentSql {
             read: s.read().to_string(),
@@ -99,109 +134,134 @@ pub fn mysql_segment_sql(env: &Env, schema: String) -> Result<MysqlSegmentSql> {
     })
 }
 
-/// One step of a segment fetch (the core's `MysqlFetch`), as decimal strings: `size` the
-/// size to take next (`null`: read the row first), `stride` the one learnt, or `sqlstate` of
-/// why there is no segment (`SI001`: unknown tag); `first`, `count`, `stride` once taken.
-#[napi(object)]
-pub struct MysqlFetchState {
-    pub size: Option<String>,
-    pub stride: Option<String>,
-    pub first: Option<String>,
-    pub count: Option<String>,
-    pub sqlstate: Option<String>,
-}
-
 fn parse(env: &Env, text: &str, argument: &str) -> Result<u64> {
     shardid::parse_decimal(text.as_bytes())
         .ok_or_else(|| invalid_argument(env, Class::Range, argument, "must be a decimal integer"))
 }
 
-fn state(fetch: &MysqlFetch, error: Option<FetchError>) -> MysqlFetchState {
-    MysqlFetchState {
-        size: match fetch.step() {
-            FetchStep::Take { size } => Some(size.to_string()),
-            FetchStep::Read => None,
-        },
-        stride: fetch.stride().map(|s| s.to_string()),
-        first: None,
-        count: None,
-        sqlstate: error.map(|e| e.sqlstate().into()),
-    }
+/// What a fetch came to: a segment (`first`, `count`, `stride` as decimal strings), the
+/// SQLSTATE of why there is none (`SI001`: unknown tag), or neither (the row refused the take:
+/// read it, and take again).
+#[napi(object)]
+pub struct MysqlTook {
+    pub first: Option<String>,
+    pub count: Option<String>,
+    pub stride: Option<String>,
+    pub sqlstate: Option<String>,
 }
 
-fn fetch_of(env: &Env, size: &str, stride: Option<&str>) -> Result<MysqlFetch> {
-    let size = parse(env, size, "size")?;
-    let stride = stride.map(|s| parse(env, s, "stride")).transpose()?;
-    Ok(MysqlFetch::new(size, stride))
-}
-
-/// A fetch of `size` (`"0"`: the remembered size) from a server whose stride is known or not.
+/// The steps of one segment fetch (the core's `MysqlFetch`): `step()` is `null` for the read,
+/// or the size to take (a decimal string).
 #[napi]
-pub fn mysql_fetch_start(
-    env: &Env,
-    size: String,
-    stride: Option<String>,
-) -> Result<MysqlFetchState> {
-    guard(env, || {
-        Ok(state(&fetch_of(env, &size, stride.as_deref())?, None))
-    })
+pub struct MysqlFetch {
+    inner: shardid::sql::mysql::MysqlFetch,
 }
 
-/// The row the read returned (`[step, stride]` as strings, or `null`).
 #[napi]
-pub fn mysql_fetch_read(
-    env: &Env,
-    size: String,
-    row: Option<Vec<String>>,
-) -> Result<MysqlFetchState> {
-    guard(env, || {
-        let mut fetch = fetch_of(env, &size, None)?;
-        let row = match row.as_deref() {
-            None => None,
-            Some([step, stride]) => Some((
-                step.parse::<i64>().unwrap_or(-1),
-                stride.parse::<i64>().unwrap_or(-1),
-            )),
-            Some(_) => Some((-1, -1)),
-        };
-        let error = fetch.read(row).err();
-        Ok(state(&fetch, error))
-    })
-}
-
-/// The take's reply: its `affectedRows` and `insertId`.
-#[napi]
-pub fn mysql_fetch_took(
-    env: &Env,
-    size: String,
-    stride: String,
-    rows: u32,
-    first: String,
-) -> Result<MysqlFetchState> {
-    guard(env, || {
-        let fetch = fetch_of(env, &size, Some(&stride))?;
-        let first = parse(env, &first, "first")?;
-        Ok(match fetch.took(u64::from(rows), first) {
-            Ok(segment) => MysqlFetchState {
-                size: None,
-                stride: Some(segment.stride.to_string()),
-                first: Some(segment.first.to_string()),
-                count: Some(segment.count.to_string()),
-                sqlstate: None,
-            },
-            Err(e) => state(&fetch, Some(e)),
+impl MysqlFetch {
+    /// A fetch of `size` (`"0"`: the remembered size) from a server whose stride is known or
+    /// not.
+    #[napi(constructor)]
+    pub fn new(env: &Env, size: String, stride: Option<String>) -> Result<Self> {
+        guard(env, || {
+            let size = parse(env, &size, "size")?;
+            let stride = stride.map(|s| parse(env, &s, "stride")).transpose()?;
+            Ok(Self {
+                inner: shardid::sql::mysql::MysqlFetch::new(size, stride),
+            })
         })
-    })
+    }
+
+    /// The size to take next, or `null`: read the row first.
+    #[napi]
+    pub fn step(&self, env: &Env) -> Result<Option<String>> {
+        guard(env, || {
+            Ok(match self.inner.step() {
+                FetchStep::Take { size } => Some(size.to_string()),
+                FetchStep::Read => None,
+            })
+        })
+    }
+
+    /// The stride learnt, as a decimal string.
+    #[napi(getter)]
+    pub fn stride(&self, env: &Env) -> Result<Option<String>> {
+        guard(env, || Ok(self.inner.stride().map(|s| s.to_string())))
+    }
+
+    /// The row the read returned (`[step, stride, largest]` as strings, or `null`); the
+    /// SQLSTATE of why there is no segment, or `null`.
+    #[napi]
+    pub fn read(&mut self, env: &Env, row: Option<Vec<String>>) -> Result<Option<String>> {
+        guard(env, || {
+            let number = |text: &str| text.parse::<i64>().unwrap_or(-1);
+            let row = match row.as_deref() {
+                None => None,
+                Some([step, stride, largest]) => {
+                    Some((number(step), number(stride), number(largest)))
+                }
+                Some(_) => Some((-1, -1, -1)),
+            };
+            Ok(self
+                .inner
+                .read(row)
+                .err()
+                .map(|e: FetchError| e.sqlstate().into()))
+        })
+    }
+
+    /// Whether to send the last step again after the server's error number `code` (mysql2's
+    /// `errno`): a take rolled back whole (a deadlock, a Galera certification conflict, a lock
+    /// wait timeout), a bounded number of times.
+    #[napi]
+    pub fn rolled_back(&mut self, code: u32) -> bool {
+        u16::try_from(code).is_ok_and(|code| self.inner.rolled_back(code))
+    }
+
+    /// The take's reply: its `affectedRows` and `insertId` (a decimal string).
+    #[napi]
+    pub fn took(&mut self, env: &Env, rows: u32, first: String) -> Result<MysqlTook> {
+        guard(env, || {
+            let first = parse(env, &first, "first")?;
+            let none = MysqlTook {
+                first: None,
+                count: None,
+                stride: None,
+                sqlstate: None,
+            };
+            Ok(match self.inner.took(u64::from(rows), first) {
+                Ok(Some(segment)) => MysqlTook {
+                    first: Some(segment.first.to_string()),
+                    count: Some(segment.count.to_string()),
+                    stride: Some(segment.stride.to_string()),
+                    sqlstate: None,
+                },
+                Ok(None) => none,
+                Err(e) => MysqlTook {
+                    sqlstate: Some(e.sqlstate().into()),
+                    ..none
+                },
+            })
+        })
+    }
 }
 
 /// One statement of the dictionary in database `schema` (`find`, `findValues`, `lock`,
 /// `recheck`, `insert`, `advance`, `createTopic`, `dropTopic`, `state`), for `n` items where it
 /// takes a list.
 #[napi]
-pub fn mysql_dictionary_sql(env: &Env, schema: String, which: String, n: u32) -> Result<String> {
+pub fn mysql_dictionary_sql(
+    env: &Env,
+    schema: String,
+    which: String,
+    n: u32,
+    dialect_name: Option<String>,
+) -> Result<String> {
     guard(env, || {
+        let dialect = dialect(env, dialect_name.as_deref())?;
         let s = MysqlDictionary::new(&schema)
             .map_err(|e| sql_error(env, e))?
+            .dialect(dialect)
             .statements(Placeholders::Question);
         let n = n as usize;
         let statement = match which.as_str() {
@@ -250,6 +310,15 @@ pub fn mysql_assign_new(env: &Env, missing: Vec<bool>, base: String) -> Result<V
                 id: id.to_string(),
             })
             .collect())
+    })
+}
+
+/// The first ID new strings of a topic get, its row holding `next` (past the lost writes when
+/// another server wrote the row last: `moved`), as a decimal string.
+#[napi]
+pub fn mysql_topic_base(env: &Env, next: String, moved: bool) -> Result<String> {
+    guard(env, || {
+        Ok(topic_base(parse(env, &next, "next")?, moved).to_string())
     })
 }
 

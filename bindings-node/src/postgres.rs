@@ -41,6 +41,9 @@ pub struct LeaseProtocol {
 
 /// `INVALID_ARGUMENT` for a table name or a range of shards the core refused.
 fn table_error(env: &Env, e: &SqlError) -> napi::Error {
+    if let SqlError::Core(e) = *e {
+        return crate::errors::core_error(env, e);
+    }
     if let SqlError::EmptyShards { first, end } = *e {
         let reason = EmptyShards { first, end }.to_string();
         return invalid_argument(env, Class::Range, "shards", &reason);
@@ -89,6 +92,47 @@ enum Column {
     Text(String),
 }
 
+impl Column {
+    fn cell(&self) -> Cell<'_> {
+        match self {
+            Self::Null => Cell::Null,
+            Self::Bool(b) => Cell::Bool(*b),
+            Self::Text(t) => Cell::Text(t),
+        }
+    }
+}
+
+/// A row's columns (`None`: no row): numbers and bigints as their decimal text (MySQL's
+/// `GET_LOCK` answers a negative number on a Galera node).
+fn columns(env: &Env, row: Option<&[Unknown<'_>]>) -> Result<Option<Vec<Column>>> {
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let mut columns = Vec::with_capacity(row.len());
+    for v in row {
+        columns.push(match type_of(env, v.raw()) {
+            ValueType::Undefined | ValueType::Null => Column::Null,
+            // SAFETY: `v` is a boolean of this env.
+            ValueType::Boolean => Column::Bool(unsafe { v.cast::<bool>() }?),
+            // SAFETY: `v` is a string of this env.
+            ValueType::String => Column::Text(unsafe { v.cast::<String>() }?),
+            ValueType::Number => {
+                // SAFETY: `v` is a number of this env.
+                let n = unsafe { v.cast::<f64>() }?;
+                #[allow(clippy::cast_possible_truncation)] // checked integral and in range
+                if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+                    Column::Text((n as i64).to_string())
+                } else {
+                    Column::Text(u64_arg(env, v, "value", Arg::Id)?.to_string())
+                }
+            }
+            // Bigints: their decimal text.
+            _ => Column::Text(u64_arg(env, v, "value", Arg::Id)?.to_string()),
+        });
+    }
+    Ok(Some(columns))
+}
+
 #[napi]
 impl LeaseProtocol {
     /// Takes the first free shard of `first..end` on `table` for the layout at `layout_index`,
@@ -104,8 +148,20 @@ impl LeaseProtocol {
         first: Unknown<'_>,
         end: Unknown<'_>,
         holder: String,
+        dialect: Option<String>,
     ) -> Result<Self> {
         guard(env, || {
+            let dialect = match dialect.as_deref() {
+                None => shardid::sql::Dialect::Postgres,
+                Some(name) => shardid::sql::Dialect::from_name(name).ok_or_else(|| {
+                    invalid_argument(
+                        env,
+                        Class::Range,
+                        "dialect",
+                        &format!("must be one of {}", shardid::sql::Dialect::NAMES),
+                    )
+                })?,
+            };
             let layout = layout(env, layout_index)?;
             let ttl_ms = u64_arg(env, &ttl_ms, "ttlMs", Arg::Other)?;
             let kind = LeaseKind::parse(&kind, ttl_ms).map_err(|e| {
@@ -127,6 +183,7 @@ impl LeaseProtocol {
                 &holder,
                 &shardid::lease::new_token(),
             )
+            .and_then(|p| p.dialect(dialect))
             .map_err(|e| table_error(env, &e))?;
             Ok(Self { protocol })
         })
@@ -169,40 +226,56 @@ impl LeaseProtocol {
                 ],
             )),
             Next::Raise => Ok(step("raise")),
+            Next::Refuse { reason } => Err(throw_kind(
+                env,
+                shardid::ErrorKind::Unsupported,
+                &[("reason", Field::Text(reason))],
+            )),
         })
     }
 
     /// Feeds the first row the last statement returned (`null`: no row), as `pg` returns it
-    /// with `rowMode: 'array'` (integers may come as strings).
+    /// with `rowMode: 'array'` (integers may come as strings); on MySQL a statement without
+    /// rows is answered `[affectedRows, insertId]`.
     #[napi]
     pub fn feed(&mut self, env: &Env, row: Option<Vec<Unknown<'_>>>) -> Result<()> {
         guard(env, || {
-            let Some(row) = row else {
-                self.protocol.feed(Answer::NoRow);
-                return Ok(());
-            };
-            let mut columns = Vec::with_capacity(row.len());
-            for v in &row {
-                columns.push(match type_of(env, v.raw()) {
-                    ValueType::Undefined | ValueType::Null => Column::Null,
-                    // SAFETY: `v` is a boolean of this env.
-                    ValueType::Boolean => Column::Bool(unsafe { v.cast::<bool>() }?),
-                    // SAFETY: `v` is a string of this env.
-                    ValueType::String => Column::Text(unsafe { v.cast::<String>() }?),
-                    // Numbers (int4 columns) and bigints: their decimal text.
-                    _ => Column::Text(u64_arg(env, v, "value", Arg::Id)?.to_string()),
-                });
+            match columns(env, row.as_deref())? {
+                None => self.protocol.feed(Answer::NoRow),
+                Some(columns) => {
+                    let cells: Vec<Cell<'_>> = columns.iter().map(Column::cell).collect();
+                    self.protocol.feed(Answer::Row(&cells));
+                }
             }
-            let cells: Vec<Cell<'_>> = columns
-                .iter()
-                .map(|column| match column {
-                    Column::Null => Cell::Null,
-                    Column::Bool(b) => Cell::Bool(*b),
-                    Column::Text(t) => Cell::Text(t),
-                })
-                .collect();
-            self.protocol.feed(Answer::Row(&cells));
             Ok(())
+        })
+    }
+
+    /// Whether the answer to `renew`, `record` or `release` (a row, or `null`) says the lease
+    /// is still held: `false` means it is lost.
+    #[napi]
+    pub fn kept(&self, env: &Env, row: Option<Vec<Unknown<'_>>>) -> Result<bool> {
+        guard(env, || {
+            Ok(match columns(env, row.as_deref())? {
+                None => self.protocol.kept(Answer::NoRow),
+                Some(columns) => {
+                    let cells: Vec<Cell<'_>> = columns.iter().map(Column::cell).collect();
+                    self.protocol.kept(Answer::Row(&cells))
+                }
+            })
+        })
+    }
+
+    /// The SQL the statements are rendered in: `'postgres'`, `'mariadb'`, or `'mysql'` (also
+    /// once a MySQL server refused MariaDB's).
+    #[napi(getter)]
+    pub fn dialect(&self, env: &Env) -> Result<&'static str> {
+        guard(env, || {
+            Ok(match self.protocol.sql_dialect() {
+                shardid::sql::Dialect::Mysql => "mysql",
+                shardid::sql::Dialect::Mariadb => "mariadb",
+                _ => "postgres",
+            })
         })
     }
 
@@ -210,10 +283,12 @@ impl LeaseProtocol {
     #[napi]
     pub fn fail(&mut self, env: &Env, code: Option<String>) -> Result<()> {
         guard(env, || {
-            // Only SQLSTATEs (5 characters) are the database's; `pg` puts Node's own codes
-            // (ECONNREFUSED) in the same field.
-            let code =
-                code.filter(|c| c.len() == 5 && c.bytes().all(|b| b.is_ascii_alphanumeric()));
+            // Only SQLSTATEs (5 characters) and MySQL's error numbers are the database's; `pg`
+            // puts Node's own codes (ECONNREFUSED) in the same field.
+            let code = code.filter(|c| {
+                c.len() == 5 && c.bytes().all(|b| b.is_ascii_alphanumeric())
+                    || !c.is_empty() && c.len() <= 5 && c.bytes().all(|b| b.is_ascii_digit())
+            });
             self.protocol.feed(Answer::Error(code.as_deref()));
             Ok(())
         })

@@ -20,8 +20,9 @@ use crate::sql::sql_error;
 #[pyfunction]
 #[pyo3(signature = (schema, *, dialect = None))]
 pub(crate) fn dictionary(py: Python<'_>, schema: &str, dialect: Option<&str>) -> PyResult<String> {
-    if crate::mysql::dialect_arg(py, dialect)? == shardid::sql::Dialect::Mysql {
-        return crate::mysql::dictionary_ddl(py, schema);
+    let dialect = crate::mysql::dialect_arg(py, dialect)?;
+    if dialect.is_mysql() {
+        return crate::mysql::dictionary_ddl(py, schema, dialect);
     }
     Dictionary::new(schema)
         .map(|ddl| ddl.to_string())

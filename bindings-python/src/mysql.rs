@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use shardid::sql::mysql::{
     FetchError, FetchStep, MysqlDictionaryStatements, MysqlFetch, MysqlUrl, assign_new,
-    script_statements,
+    script_statements, topic_base,
 };
 use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders};
 
@@ -28,10 +28,24 @@ pub(crate) fn dialect_arg(py: Python<'_>, dialect: Option<&str>) -> PyResult<Dia
     }
 }
 
+/// The MySQL family's dialect named by `dialect` (`None`: MySQL's, which MariaDB runs too), or
+/// `INVALID_ARGUMENT`.
+pub(crate) fn mysql_dialect_arg(py: Python<'_>, dialect: Option<&str>) -> PyResult<Dialect> {
+    match dialect_arg(py, dialect.or(Some("mysql")))? {
+        Dialect::Postgres => Err(invalid_argument(
+            py,
+            "dialect",
+            "must be 'mysql' or 'mariadb' here, not 'postgres'",
+        )),
+        other => Ok(other),
+    }
+}
+
 /// The DDL that makes `<database>.next_id()` and the decoding functions for `layout` and
-/// `shard` inside MySQL 8 or MariaDB (`schema` names the database).
+/// `shard` inside MySQL 8 or MariaDB (`schema` names the database; `dialect="mariadb"` names a
+/// Galera cluster as one server).
 #[pyfunction]
-#[pyo3(signature = (layout, shard, schema, *, backwards_tolerance_ms = None, max_borrow_units = None))]
+#[pyo3(signature = (layout, shard, schema, *, backwards_tolerance_ms = None, max_borrow_units = None, dialect = None))]
 pub(crate) fn mysql(
     py: Python<'_>,
     layout: &Bound<'_, PyLayout>,
@@ -39,12 +53,14 @@ pub(crate) fn mysql(
     schema: &str,
     backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
     max_borrow_units: Option<&Bound<'_, PyAny>>,
+    dialect: Option<&str>,
 ) -> PyResult<String> {
     let layout = layout.get().inner;
     let shard = u64_arg(shard, "shard", Arg::Shard(layout.max_shard()))?;
     let options = options_arg(backwards_tolerance_ms, max_borrow_units)?;
+    let dialect = mysql_dialect_arg(py, dialect)?;
     Mysql::new(layout, shard, schema)
-        .map(|ddl| ddl.options(options).to_string())
+        .map(|ddl| ddl.options(options).dialect(dialect).to_string())
         .map_err(|e| sql_error(py, e))
 }
 
@@ -55,34 +71,40 @@ pub(crate) fn mysql_statements(script: &str) -> Vec<String> {
     script_statements(script).map(String::from).collect()
 }
 
-/// The DDL of segments on MySQL (`segments(..., dialect="mysql")`).
+/// The DDL of segments on MySQL (`segments(..., dialect="mysql")` or `"mariadb"`).
 pub(crate) fn segments_ddl(
     py: Python<'_>,
     schema: &str,
     servers: u64,
     index: u64,
+    dialect: Dialect,
 ) -> PyResult<String> {
     MysqlSegments::new(schema)
         .and_then(|ddl| ddl.ticket_server(servers, index))
-        .map(|ddl| ddl.to_string())
+        .map(|ddl| ddl.dialect(dialect).to_string())
         .map_err(|e| sql_error(py, e))
 }
 
-/// The DDL of the dictionary on MySQL (`dictionary(..., dialect="mysql")`).
-pub(crate) fn dictionary_ddl(py: Python<'_>, schema: &str) -> PyResult<String> {
+/// The DDL of the dictionary on MySQL (`dictionary(..., dialect="mysql")` or `"mariadb"`).
+pub(crate) fn dictionary_ddl(py: Python<'_>, schema: &str, dialect: Dialect) -> PyResult<String> {
     MysqlDictionary::new(schema)
-        .map(|ddl| ddl.to_string())
+        .map(|ddl| ddl.dialect(dialect).to_string())
         .map_err(|e| sql_error(py, e))
 }
 
-/// The statements a segment client sends, in PyMySQL's `%s` style: `(read, take, give_back)`.
+/// The statements a segment client sends, in PyMySQL's `%s` style, for a server of `dialect`
+/// (`"mysql"` or `"mariadb"`): `(read, take, give_back)`.
 #[pyfunction]
+#[pyo3(signature = (schema, dialect = None))]
 pub(crate) fn _mysql_segment_statements(
     py: Python<'_>,
     schema: &str,
+    dialect: Option<&str>,
 ) -> PyResult<(String, String, String)> {
+    let dialect = mysql_dialect_arg(py, dialect)?;
     let s = MysqlSegments::new(schema)
         .map_err(|e| sql_error(py, e))?
+        .dialect(dialect)
         .statements(Placeholders::Format);
     Ok((
         s.read().to_string(),
@@ -93,7 +115,8 @@ pub(crate) fn _mysql_segment_statements(
 
 /// The steps of one segment fetch (the core's `MysqlFetch`): `step()` is `None` for the read,
 /// or the size to take; `read()` and `took()` return the SQLSTATE of a failure
-/// (`SI001`: unknown tag) instead of raising, for the driver to raise its way.
+/// (`SI001`: unknown tag) instead of raising, for the driver to raise its way; `took()`
+/// returns `None` when the row refused the take (read it, then take again).
 #[pyclass(module = "shardid._mysql", name = "_MysqlFetch")]
 pub(crate) struct PyMysqlFetch {
     inner: MysqlFetch,
@@ -121,17 +144,25 @@ impl PyMysqlFetch {
         self.inner.stride()
     }
 
-    fn read(&mut self, row: Option<(i64, i64)>) -> Option<&'static str> {
+    fn read(&mut self, row: Option<(i64, i64, i64)>) -> Option<&'static str> {
         self.inner.read(row).err().map(FetchError::sqlstate)
     }
 
-    /// `(first, count, stride)`, or the SQLSTATE of why not.
-    fn took(&self, py: Python<'_>, rows: u64, first: u64) -> PyResult<Py<PyAny>> {
+    /// Whether to send the last step again after the server's error `code` (a take rolled
+    /// back whole: a deadlock, a Galera certification conflict, a lock wait timeout).
+    fn rolled_back(&mut self, code: u16) -> bool {
+        self.inner.rolled_back(code)
+    }
+
+    /// `(first, count, stride)`, `None` (refused: read, then take again), or the SQLSTATE of
+    /// why there is no segment.
+    fn took(&mut self, py: Python<'_>, rows: u64, first: u64) -> PyResult<Py<PyAny>> {
         Ok(match self.inner.took(rows, first) {
-            Ok(s) => (s.first, s.count, s.stride)
+            Ok(Some(s)) => (s.first, s.count, s.stride)
                 .into_pyobject(py)?
                 .into_any()
                 .unbind(),
+            Ok(None) => py.None(),
             Err(e) => e.sqlstate().into_pyobject(py)?.into_any().unbind(),
         })
     }
@@ -142,6 +173,7 @@ impl PyMysqlFetch {
 #[pyclass(module = "shardid._mysql", name = "_MysqlDictSql", frozen)]
 pub(crate) struct PyMysqlDictSql {
     schema: String,
+    dialect: Dialect,
 }
 
 impl PyMysqlDictSql {
@@ -149,7 +181,7 @@ impl PyMysqlDictSql {
         // Checked in `new`.
         MysqlDictionary::new(&self.schema).map_or_else(
             |_| unreachable!("checked in new"),
-            |d| d.statements(Placeholders::Format),
+            |d| d.dialect(self.dialect).statements(Placeholders::Format),
         )
     }
 }
@@ -157,10 +189,12 @@ impl PyMysqlDictSql {
 #[pymethods]
 impl PyMysqlDictSql {
     #[new]
-    fn new(py: Python<'_>, schema: &str) -> PyResult<Self> {
+    #[pyo3(signature = (schema, dialect = None))]
+    fn new(py: Python<'_>, schema: &str, dialect: Option<&str>) -> PyResult<Self> {
         let _checked = MysqlDictionary::new(schema).map_err(|e| sql_error(py, e))?;
         Ok(Self {
             schema: schema.into(),
+            dialect: mysql_dialect_arg(py, dialect)?,
         })
     }
     fn find(&self, n: usize) -> String {
@@ -198,6 +232,13 @@ impl PyMysqlDictSql {
 #[allow(clippy::needless_pass_by_value)] // pyo3 extracts a list into a Vec
 pub(crate) fn _assign_new(answers: Vec<Option<u64>>, base: u64) -> Vec<(usize, u64)> {
     assign_new(&answers, base).collect()
+}
+
+/// The first ID new strings of a topic get, its row holding `next` (past the lost writes when
+/// another server wrote the row last: `moved`).
+#[pyfunction]
+pub(crate) fn _topic_base(next: u64, moved: bool) -> u64 {
+    topic_base(next, moved)
 }
 
 /// `(user, password, host, port, database)` of a `mysql://` or `mariadb://` URL, or

@@ -23,8 +23,9 @@ pub(crate) fn segments(
     index: u64,
     dialect: Option<&str>,
 ) -> PyResult<String> {
-    if crate::mysql::dialect_arg(py, dialect)? == shardid::sql::Dialect::Mysql {
-        return crate::mysql::segments_ddl(py, schema, servers, index);
+    let dialect = crate::mysql::dialect_arg(py, dialect)?;
+    if dialect.is_mysql() {
+        return crate::mysql::segments_ddl(py, schema, servers, index, dialect);
     }
     Segments::new(schema)
         .and_then(|ddl| ddl.ticket_server(servers, index))

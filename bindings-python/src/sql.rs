@@ -84,9 +84,10 @@ pub(crate) fn sql_error(py: Python<'_>, e: SqlError) -> PyErr {
     }
 }
 
-/// The core's lease protocol (`shardid::sql::LeaseProtocol`), for `shardid.postgres` to run
-/// with any DB-API driver (psycopg, psycopg2; `%s` placeholders): `next()` gives what to do,
-/// `feed()` / `fail()` what the database answered. Not for direct use.
+/// The core's lease protocol (`shardid::sql::LeaseProtocol`), for `shardid.postgres` and
+/// `shardid.mysql` to run with any DB-API driver (psycopg, psycopg2, PyMySQL, mysqlclient; `%s`
+/// placeholders): `next()` gives what to do, `feed()` / `fail()` what the database answered.
+/// Not for direct use.
 #[pyclass(module = "shardid._shardid", name = "_LeaseProtocol")]
 pub(crate) struct PyLeaseProtocol {
     protocol: LeaseProtocol,
@@ -124,10 +125,34 @@ impl Column {
     }
 }
 
+/// A row's columns as the core reads them (`None`: no row). Bytes (MySQL's binary strings) are
+/// read as UTF-8 text; integers beyond `i64` (a MySQL last insert ID) as their decimal text.
+fn columns(row: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Column>>> {
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let mut columns = Vec::new();
+    for value in row.try_iter()? {
+        let value = value?;
+        columns.push(if value.is_none() {
+            Column::Null
+        } else if value.is_instance_of::<PyBool>() {
+            Column::Bool(value.is_truthy()?)
+        } else if let Ok(n) = value.extract::<i64>() {
+            Column::Int(n)
+        } else if let Ok(bytes) = value.cast::<pyo3::types::PyBytes>() {
+            Column::Text(String::from_utf8_lossy(bytes.as_bytes()).into_owned())
+        } else {
+            Column::Text(value.str()?.to_string())
+        });
+    }
+    Ok(Some(columns))
+}
+
 #[pymethods]
 impl PyLeaseProtocol {
     #[new]
-    #[pyo3(signature = (kind, ttl_ms, layout, table, first, end, holder))]
+    #[pyo3(signature = (kind, ttl_ms, layout, table, first, end, holder, dialect = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -138,7 +163,9 @@ impl PyLeaseProtocol {
         first: &Bound<'_, PyAny>,
         end: &Bound<'_, PyAny>,
         holder: &str,
+        dialect: Option<&str>,
     ) -> PyResult<Self> {
+        let dialect = crate::mysql::dialect_arg(py, dialect)?;
         let ttl_ms = u64_arg(ttl_ms, "ttl_ms", Arg::Other)?;
         let kind = LeaseKind::parse(kind, ttl_ms)
             .map_err(|e| invalid_argument(py, e.argument(), &e.to_string()))?;
@@ -154,13 +181,15 @@ impl PyLeaseProtocol {
             holder,
             &shardid::lease::new_token(),
         )
+        .and_then(|p| p.dialect(dialect))
         .map_err(|e| sql_error(py, e))?;
         Ok(Self { protocol })
     }
 
     /// What to do next: `("run", sql, params)`, `("taken", shard, ceiling or None, backend or
     /// None)`, or `("raise",)` (raise the error just fed, as it is); raises
-    /// `NoFreeShardError` when every shard is held.
+    /// `NoFreeShardError` when every shard is held, `UnsupportedError` when this kind of lease
+    /// cannot hold on the server (a session lease on a Galera node).
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         match self.protocol.next() {
             Next::Run { sql, params } => {
@@ -193,36 +222,62 @@ impl PyLeaseProtocol {
                 held_in,
             } => Err(no_free_shard(py, first, end, &held_in)),
             Next::Raise => PyTuple::new(py, ["raise"]),
+            Next::Refuse { reason } => {
+                let mut message = String::new();
+                let _ = ErrorKind::Unsupported.render(&mut message, |_, out| {
+                    out.push_str(reason);
+                    Ok(())
+                });
+                Err(raise_kind(
+                    py,
+                    ErrorKind::Unsupported,
+                    &message,
+                    &[("reason", reason.into_pyobject(py)?.into_any())],
+                ))
+            }
         }
     }
 
-    /// Feeds the first row the last statement returned (`None`: no row).
+    /// Feeds the first row the last statement returned (`None`: no row; on MySQL a statement
+    /// without rows is answered `(rowcount, lastrowid)`).
     fn feed(&mut self, row: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let Some(row) = row else {
-            self.protocol.feed(Answer::NoRow);
-            return Ok(());
-        };
-        let mut columns = Vec::new();
-        for value in row.try_iter()? {
-            let value = value?;
-            columns.push(if value.is_none() {
-                Column::Null
-            } else if value.is_instance_of::<PyBool>() {
-                Column::Bool(value.is_truthy()?)
-            } else if let Ok(n) = value.extract::<i64>() {
-                Column::Int(n)
-            } else {
-                Column::Text(value.str()?.to_string())
-            });
+        let columns = columns(row)?;
+        match &columns {
+            None => self.protocol.feed(Answer::NoRow),
+            Some(columns) => {
+                let cells: Vec<Cell<'_>> = columns.iter().map(Column::cell).collect();
+                self.protocol.feed(Answer::Row(&cells));
+            }
         }
-        let cells: Vec<Cell<'_>> = columns.iter().map(Column::cell).collect();
-        self.protocol.feed(Answer::Row(&cells));
         Ok(())
+    }
+
+    /// Whether the answer to `renew`, `record` or `release` (a row, or `None`) says the lease
+    /// is still held: `False` means it is lost.
+    fn kept(&self, row: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        Ok(match columns(row)? {
+            None => self.protocol.kept(Answer::NoRow),
+            Some(columns) => {
+                let cells: Vec<Cell<'_>> = columns.iter().map(Column::cell).collect();
+                self.protocol.kept(Answer::Row(&cells))
+            }
+        })
     }
 
     /// The last statement failed with this SQLSTATE (`None`: the error had none).
     fn fail(&mut self, code: Option<&str>) {
         self.protocol.feed(Answer::Error(code));
+    }
+
+    /// The SQL the statements are rendered in: `"postgres"`, `"mariadb"`, or `"mysql"` (also
+    /// once a MySQL server refused MariaDB's).
+    #[getter]
+    fn dialect(&self) -> &'static str {
+        match self.protocol.sql_dialect() {
+            shardid::sql::Dialect::Mysql => "mysql",
+            shardid::sql::Dialect::Mariadb => "mariadb",
+            _ => "postgres",
+        }
     }
 
     /// The lease's kind: `"expiring"` or `"session"`.

@@ -8,6 +8,7 @@
 //!             cache agrees with the server.
 //!   big:      one batch of 45,000 new strings (more than a prepared statement's placeholders).
 //!   kind:     the error kind of connecting (a server that is not MySQL).
+//!   id <schema> <topic> <value>: the ID of one string.
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -127,6 +128,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "{{\"code\": \"{code}\", \"fast\": {}}}",
                 started.elapsed().as_secs() < 10
             );
+        }
+        "id" => {
+            let words = Dictionary::connect(&[url], &args[4], &args[3], 0)?;
+            println!("{{\"id\": {}}}", words.id(&args[5])?);
         }
         other => return Err(format!("unknown mode {other}").into()),
     }

@@ -8,6 +8,7 @@
 //!   many:    `mysql_segments <url> many <tag> <file> <n>`: n IDs of tag in schema `seg_mixed`,
 //!            appended to file as little-endian i64s (for the test's mix of processes).
 //!   kind:    the error kind of connecting (a server that is not MySQL).
+//!   first <schema> <tag>: the first ID of a new client (segments of 100).
 use std::collections::HashSet;
 use std::io::Write;
 use std::sync::Arc;
@@ -110,6 +111,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "{{\"code\": \"{kind}\", \"fast\": {}}}",
                 started.elapsed().as_secs() < 10
             );
+        }
+        "first" => {
+            let ids =
+                DenseIds::connect(url, &args[4], &args[3], SizePolicy::new().bounds(100, 100))?;
+            println!("{{\"first\": {}}}", ids.next_id()?);
+            ids.close();
         }
         other => return Err(format!("unknown mode {other}").into()),
     }

@@ -48,8 +48,9 @@ commands:
   sql --schema S --layout L --shard N     the DDL of next_id() and the decoding functions
   sql --schema S --segments [--servers N --index I]   the DDL of dense IDs from segments
   sql --schema S --dictionary             the DDL of the string <-> ID dictionary
-      [--dialect postgres|mysql]          the database (default postgres); mysql (or mariadb):
-                                          MySQL 8 and MariaDB 10.6+, --schema names the database
+      [--dialect postgres|mysql|mariadb]  the database (default postgres); mysql: MySQL 8 (and
+                                          MariaDB); mariadb: MariaDB 10.6+, a Galera cluster
+                                          named as one server; --schema names the database
   sql --schema S --public-ids             the DDL of public IDs in SQL (public_id_encode/_decode)
   public encode --key-file F [--prefix P] [--encoding E] [--json] ID...
   public decode --key-file F [--prefix P] [--encoding E] [--json] TEXT...
@@ -435,7 +436,7 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         if postgres {
             Dictionary::new(schema).map(|d| d.to_string())
         } else {
-            MysqlDictionary::new(schema).map(|d| d.to_string())
+            MysqlDictionary::new(schema).map(|d| d.dialect(dialect).to_string())
         }
     } else if p.switch("--segments") {
         p.only(&[
@@ -454,7 +455,7 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         } else {
             MysqlSegments::new(schema)
                 .and_then(|s| s.ticket_server(servers, index))
-                .map(|s| s.to_string())
+                .map(|s| s.dialect(dialect).to_string())
         }
     } else {
         p.only(&["--schema", "--shard", "--dialect"])?;
@@ -464,7 +465,7 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         if postgres {
             Postgres::new(p.layout()?, shard, schema).map(|s| s.to_string())
         } else {
-            Mysql::new(p.layout()?, shard, schema).map(|s| s.to_string())
+            Mysql::new(p.layout()?, shard, schema).map(|s| s.dialect(dialect).to_string())
         }
     };
     out.stdout = text.map_err(|e| e.to_string())?;

@@ -5,7 +5,8 @@
 use shardid::Layout;
 use shardid::segment::Segment;
 use shardid::sql::mysql::{
-    FetchError, FetchStep, MAX_PREPARED_LIST, MysqlFetch, assign_new, script_statements,
+    FetchError, FetchStep, MAX_PREPARED_LIST, MysqlFetch, ROLLED_BACK_RETRIES, assign_new,
+    script_statements,
 };
 use shardid::sql::{
     DEFAULT_SEGMENT, Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders, SqlError,
@@ -16,14 +17,40 @@ fn statements_take_each_drivers_placeholders_and_lists() {
     let seg = MysqlSegments::new("seg").unwrap();
     let pymysql = seg.statements(Placeholders::Format);
     let mysql2 = seg.statements(Placeholders::Question);
+    // The jump of a row another server wrote last, and the growth window: one statement.
+    let base = "IF(server IS NOT NULL AND server <> CONCAT('server ', @@global.server_id), \
+        next + stride * 10485 * 2 * GREATEST(step, 1000), next)";
     assert_eq!(
         pymysql.take().to_string(),
-        "UPDATE seg.shardid_tags SET step = %s, next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride * %s, \
-         updated_at = CURRENT_TIMESTAMP(6) WHERE tag = %s"
+        format!(
+            "UPDATE seg.shardid_tags SET grown_at = IF(%s > GREATEST(step, 1000), {base}, grown_at), \
+             next = CAST(LAST_INSERT_ID({base}) AS SIGNED) + stride * %s, step = %s, \
+             server = CONCAT('server ', @@global.server_id), updated_at = CURRENT_TIMESTAMP(6) \
+             WHERE tag = %s AND (%s <= GREATEST(step, 1000) OR %s <= 2 * GREATEST(step, 1000) AND \
+             (grown_at IS NULL OR {base} - grown_at >= stride * 10485 * 2 * GREATEST(step, 1000)))"
+        )
     );
     assert_eq!(
         mysql2.read().to_string(),
-        "SELECT step, stride FROM seg.shardid_tags WHERE tag = ?"
+        format!(
+            "SELECT step, stride, IF((grown_at IS NULL OR {base} - grown_at >= \
+             stride * 10485 * 2 * GREATEST(step, 1000)), 2, 1) * GREATEST(step, 1000) \
+             FROM seg.shardid_tags WHERE tag = ?"
+        )
+    );
+    // MariaDB's names a Galera cluster as one server.
+    let galera = seg
+        .dialect(Dialect::Mariadb)
+        .statements(Placeholders::Question);
+    assert!(galera.take().to_string().contains(
+        "server = IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), \
+         CONCAT('server ', @@global.server_id))"
+    ));
+    assert!(
+        mysql2
+            .give_back()
+            .to_string()
+            .ends_with("AND server = CONCAT('server ', @@global.server_id)")
     );
     assert_eq!(mysql2.give_back().to_string().matches('?').count(), 5);
     let dict = MysqlDictionary::new("dict").unwrap();
@@ -146,74 +173,120 @@ fn names_and_layouts_are_checked() {
         Mysql::new(Layout::INSTAGRAM, 8192, "x"),
         Err(SqlError::Core(_))
     ));
-    assert_eq!(Dialect::from_name("mariadb"), Some(Dialect::Mysql));
+    assert_eq!(Dialect::from_name("mariadb"), Some(Dialect::Mariadb));
+    assert_eq!(Dialect::from_name("mysql"), Some(Dialect::Mysql));
+    assert!(
+        Dialect::Mariadb.is_mysql() && Dialect::Mysql.is_mysql() && !Dialect::Postgres.is_mysql()
+    );
     assert_eq!(Dialect::from_name("postgresql"), Some(Dialect::Postgres));
     assert_eq!(Dialect::from_name("oracle"), None);
 }
 
 #[test]
 fn a_fetch_reads_the_row_first_then_takes_in_one_statement() {
+    let segment = |first, count, stride| {
+        Some(Segment {
+            first,
+            count,
+            stride,
+        })
+    };
     // A client's first fetch (size 0): read the row, for its remembered size and stride.
     let mut first = MysqlFetch::new(0, None);
     assert_eq!(first.step(), FetchStep::Read);
-    first.read(Some((0, 1))).unwrap();
+    first.read(Some((0, 1, 2000))).unwrap();
     assert_eq!(
         first.step(),
         FetchStep::Take {
             size: DEFAULT_SEGMENT
         }
     );
-    assert_eq!(
-        first.took(1, 1).unwrap(),
-        Segment {
-            first: 1,
-            count: DEFAULT_SEGMENT,
-            stride: 1
-        }
-    );
+    assert_eq!(first.took(1, 1).unwrap(), segment(1, DEFAULT_SEGMENT, 1));
     let mut remembered = MysqlFetch::new(0, Some(2));
     assert_eq!(remembered.step(), FetchStep::Read, "size 0 always reads");
-    remembered.read(Some((500, 2))).unwrap();
+    remembered.read(Some((500, 2, 1000))).unwrap();
     assert_eq!(remembered.step(), FetchStep::Take { size: 500 });
-    assert_eq!(
-        remembered.took(1, 7).unwrap(),
-        Segment {
-            first: 7,
-            count: 500,
-            stride: 2
-        }
-    );
+    assert_eq!(remembered.took(1, 7).unwrap(), segment(7, 500, 2));
     // Later fetches know the stride: one statement.
-    let later = MysqlFetch::new(64, remembered.stride());
+    let mut later = MysqlFetch::new(64, remembered.stride());
     assert_eq!(later.step(), FetchStep::Take { size: 64 });
-    assert_eq!(
-        later.took(1, 1007).unwrap(),
-        Segment {
-            first: 1007,
-            count: 64,
-            stride: 2
-        }
+    assert_eq!(later.took(1, 1007).unwrap(), segment(1007, 64, 2));
+    // A take the server rolled back whole (a deadlock; on Galera a certification conflict with
+    // another node's take, 1213; or a lock wait timeout, 1205) is sent again, the same step, a
+    // bounded number of times per fetch; other errors are the driver's.
+    let mut conflicted = MysqlFetch::new(64, Some(2));
+    for _ in 0..ROLLED_BACK_RETRIES {
+        assert!(conflicted.rolled_back(1213));
+        assert_eq!(conflicted.step(), FetchStep::Take { size: 64 });
+    }
+    assert!(!conflicted.rolled_back(1213), "bounded");
+    assert!(MysqlFetch::new(64, Some(2)).rolled_back(1205));
+    assert!(!MysqlFetch::new(64, Some(2)).rolled_back(1062));
+    assert!(
+        !MysqlFetch::new(64, Some(2)).rolled_back(2013),
+        "a lost connection is not"
     );
-    // No row updated: the tag is gone, and the last insert ID is another statement's.
-    assert_eq!(later.took(0, 12345), Err(FetchError::UnknownTag));
+    assert_eq!(conflicted.took(1, 77).unwrap(), segment(77, 64, 2));
+    // No row updated: the tag is gone, or the take too large (the last insert ID is another
+    // statement's): read the row, which tells which.
+    let mut gone = MysqlFetch::new(64, Some(2));
+    assert_eq!(gone.took(0, 12345), Ok(None));
+    assert_eq!(gone.step(), FetchStep::Read);
+    assert_eq!(gone.read(None), Err(FetchError::UnknownTag));
     assert_eq!(
         MysqlFetch::new(0, None).read(None),
         Err(FetchError::UnknownTag)
     );
     assert_eq!(FetchError::UnknownTag.sqlstate(), "SI001");
     // Rows no shardid DDL makes.
-    for row in [(0, 0), (-1, 1), (0, -1), (0, 2000), (1 << 41, 1)] {
+    for row in [
+        (0, 0, 1000),
+        (-1, 1, 1000),
+        (0, -1, 1000),
+        (0, 2000, 1000),
+        (1 << 41, 1, 1000),
+        (0, 1, 999),
+    ] {
         assert_eq!(
             MysqlFetch::new(0, None).read(Some(row)),
             Err(FetchError::Unusable),
             "{row:?}"
         );
     }
-    assert_eq!(later.took(2, 1), Err(FetchError::Unusable));
+}
+
+/// A take the row refuses as larger than it allows now (see `segments.rs`): read, then take
+/// at most what the row says; refused again (another client changed the row in between), at
+/// most the default size, which no row refuses; and one more refusal is no shardid row.
+#[test]
+fn a_take_refused_as_too_large_reads_then_takes_what_the_row_allows() {
+    let mut fetch = MysqlFetch::new(8_000, Some(1));
+    assert_eq!(fetch.step(), FetchStep::Take { size: 8_000 });
+    assert_eq!(fetch.took(0, 0), Ok(None));
+    assert_eq!(fetch.step(), FetchStep::Read);
+    fetch.read(Some((1_500, 1, 3_000))).unwrap();
+    assert_eq!(fetch.step(), FetchStep::Take { size: 3_000 });
+    assert_eq!(fetch.took(0, 0), Ok(None));
+    fetch.read(Some((2_000, 1, 2_000))).unwrap();
     assert_eq!(
-        MysqlFetch::new(0, None).took(1, 1),
-        Err(FetchError::Unusable),
-        "no take was sent"
+        fetch.step(),
+        FetchStep::Take {
+            size: DEFAULT_SEGMENT
+        }
+    );
+    assert_eq!(fetch.took(0, 0), Err(FetchError::Unusable));
+    // Asked for less than the row allows: taken as asked, after the read too.
+    let mut small = MysqlFetch::new(300, Some(1));
+    assert_eq!(small.took(0, 0), Ok(None));
+    small.read(Some((5_000, 1, 5_000))).unwrap();
+    assert_eq!(small.step(), FetchStep::Take { size: 300 });
+    assert_eq!(
+        small.took(1, 41),
+        Ok(Some(Segment {
+            first: 41,
+            count: 300,
+            stride: 1
+        }))
     );
 }
 
@@ -240,7 +313,10 @@ fn the_command_line_renders_each_dialect() {
     ]);
     assert_eq!(
         dict.stdout,
-        MysqlDictionary::new("dict").unwrap().to_string()
+        MysqlDictionary::new("dict")
+            .unwrap()
+            .dialect(Dialect::Mariadb)
+            .to_string()
     );
     let ids = run(&[
         "sql",

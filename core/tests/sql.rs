@@ -2,7 +2,7 @@
 //! in `tests/postgres/`.
 
 use shardid::sql::{
-    Answer, Cell, LeaseKind, LeaseProtocol, MAX_SCHEMA_LEN, MAX_TTL_MS, MIN_TTL_MS, Next,
+    Answer, Cell, Dialect, LeaseKind, LeaseProtocol, MAX_SCHEMA_LEN, MAX_TTL_MS, MIN_TTL_MS, Next,
     Placeholders, Postgres, SqlError, Tenure, TtlError, Value, check_table,
 };
 use shardid::{Error, FieldOrder, Layout, Options};
@@ -508,6 +508,260 @@ fn a_session_lease_tries_each_lock_then_claims_the_row() {
             ..
         }
     ));
+}
+
+fn mysql(kind: LeaseKind, first: u64, end: u64) -> LeaseProtocol {
+    protocol(kind, Placeholders::Question, first, end)
+        .dialect(Dialect::Mariadb)
+        .unwrap()
+}
+
+/// The reply of a MySQL statement without rows: (affected rows, last insert ID).
+fn reply(id: u64) -> [Cell<'static>; 2] {
+    [Cell::Int(1), Cell::Int(i64::try_from(id).unwrap())]
+}
+
+/// The MySQL family's expiring lease, scripted: a claim is one `UPDATE ... ORDER BY shard
+/// LIMIT 1` whose last insert ID packs the shard and its ceiling; an insert of the first shard
+/// without a row when none is free; a count only when nothing could be inserted.
+#[test]
+fn a_mysql_expiring_lease_is_one_statement_when_a_row_is_free() {
+    let p = mysql(LeaseKind::DEFAULT, 3, 6);
+    let (claim, params) = run(&p);
+    assert!(claim.starts_with("UPDATE `leases` SET ceiling = (LAST_INSERT_ID((LEAST(IF(server IS NOT NULL AND server <> IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), CONCAT('server ', @@global.server_id)), GREATEST(ceiling, ((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000) + 2250 - 1288834974657) DIV 1), ceiling), 2199023255551) << 10 | shard) + 1) - 1) >> 10, token = ?"), "{claim}");
+    assert!(claim.ends_with(" ORDER BY shard LIMIT 1"), "{claim}");
+    assert_eq!(claim.matches('?').count(), params.len());
+    assert!(
+        !claim.contains('{')
+            && !claim.contains('$')
+            && !claim.replace("@@global.", "").contains('@')
+    );
+    // The lock names of session leases: at most 64 characters, one namespace per table and
+    // layout (the last parameter is their prefix).
+    assert_eq!(
+        p.lock_name(8191).len(),
+        "shardid 0123456789abcdef 8191".len()
+    );
+    assert_eq!(
+        *params.last().unwrap(),
+        Value::Text(p.lock_name(0).trim_end_matches('0'))
+    );
+    // Taken: (ceiling << 10 | shard) + 1, Twitter's layout having 10 shard bits.
+    let mut taken = mysql(LeaseKind::DEFAULT, 3, 6);
+    taken.feed(Answer::Row(&reply((77 << 10 | 4) + 1)));
+    assert_eq!(
+        taken.next(),
+        Next::Taken {
+            shard: 4,
+            recorded: Some(77),
+            backend: None
+        }
+    );
+    // A shard outside the range cannot be an answer to this claim.
+    let mut odd = mysql(LeaseKind::DEFAULT, 3, 6);
+    odd.feed(Answer::Row(&reply((77 << 10 | 9) + 1)));
+    assert_eq!(odd.next(), Next::Raise);
+    // None free: the first shard without a row, then (none inserted) the count of held rows.
+    let mut p = mysql(LeaseKind::DEFAULT, 3, 6);
+    p.feed(Answer::Row(&reply(0)));
+    let (insert, params) = run(&p);
+    assert!(insert.starts_with("INSERT INTO `leases` (layout, shard, ceiling, token, holder, taken_at, expires_at, server) SELECT ?, MIN(c.s), 0 * LAST_INSERT_ID(MIN(c.s) + 1)"), "{insert}");
+    assert_eq!(insert.matches('?').count(), params.len());
+    p.feed(Answer::Row(&[Cell::Int(1), Cell::Text("6")]));
+    assert_eq!(
+        p.next(),
+        Next::Taken {
+            shard: 5,
+            recorded: None,
+            backend: None
+        }
+    );
+    let mut p = mysql(LeaseKind::DEFAULT, 3, 6);
+    p.feed(Answer::Row(&reply(0)));
+    p.feed(Answer::Row(&[Cell::Int(0), Cell::Int(0)]));
+    let (held, _) = run(&p);
+    assert!(
+        held.starts_with("SELECT COUNT(*) FROM `leases` WHERE layout = ?"),
+        "{held}"
+    );
+    // 2 of 3 held: one was freed meanwhile, claim again; 3 of 3: none free.
+    p.feed(Answer::Row(&[Cell::Int(2)]));
+    assert_eq!(run(&p).0, claim);
+    p.feed(Answer::Row(&reply(0)));
+    p.feed(Answer::Row(&reply(0)));
+    p.feed(Answer::Row(&[Cell::Int(3)]));
+    assert!(matches!(
+        p.next(),
+        Next::NoFreeShard {
+            first: 3,
+            end: 6,
+            ..
+        }
+    ));
+}
+
+/// A MySQL claim that lost a race is sent again; a missing table is made once; anything else is
+/// raised as it is.
+#[test]
+fn a_mysql_claim_retries_races_and_makes_its_table() {
+    let claim = run(&mysql(LeaseKind::DEFAULT, 3, 6)).0;
+    // Another claimant inserted the shard first, or a deadlock (a Galera certification
+    // conflict too) rolled a claim back: claim again, 32 times at most.
+    let mut p = mysql(LeaseKind::DEFAULT, 0, 1000);
+    let mut claims = 0;
+    while let Next::Run { sql, .. } = p.next() {
+        if sql.starts_with("UPDATE") {
+            p.feed(Answer::Error(Some(if claims % 2 == 0 {
+                "1213"
+            } else {
+                "1205"
+            })));
+        } else {
+            p.feed(Answer::Error(Some("1062")));
+        }
+        claims += 1;
+    }
+    assert!(matches!(p.next(), Next::NoFreeShard { .. }), "{claims}");
+    // The table missing: made once (a concurrent creator's 1050 is fine), then the claim again.
+    let mut p = mysql(LeaseKind::DEFAULT, 3, 6);
+    p.feed(Answer::Error(Some("1146")));
+    assert!(
+        run(&p)
+            .0
+            .starts_with("CREATE TABLE IF NOT EXISTS `leases` (layout VARBINARY(255) NOT NULL")
+    );
+    p.feed(Answer::Error(Some("1050")));
+    assert_eq!(run(&p).0, claim);
+    p.feed(Answer::Error(Some("1146")));
+    assert_eq!(p.next(), Next::Raise);
+    // Any other error is raised as it is.
+    let mut p = mysql(LeaseKind::DEFAULT, 3, 6);
+    p.feed(Answer::Error(Some("1142")));
+    assert_eq!(p.next(), Next::Raise);
+    // A range beyond the layout's shards is refused: the answer packs the shard in its bits.
+    assert!(matches!(
+        protocol(LeaseKind::DEFAULT, Placeholders::Format, 0, 1025).dialect(Dialect::Mysql),
+        Err(SqlError::Core(shardid::Error::ShardOutOfRange {
+            shard: 1024,
+            max: 1023
+        }))
+    ));
+}
+
+/// MySQL refuses MariaDB's variables (1193): the same step is sent again in MySQL's SQL, whose
+/// server names itself by `server_id` alone, and every later statement is MySQL's.
+#[test]
+fn mysql_refusing_mariadbs_variables_gets_mysqls_sql() {
+    let mut p = mysql(LeaseKind::DEFAULT, 0, 4);
+    assert!(run(&p).0.contains("@@global.wsrep_on"));
+    p.feed(Answer::Error(Some("1193")));
+    assert_eq!(p.sql_dialect(), Dialect::Mysql);
+    let (claim, _) = run(&p);
+    assert!(
+        !claim.contains("wsrep")
+            && claim.contains("server <> CONCAT('server ', @@global.server_id)"),
+        "{claim}"
+    );
+    // Once MySQL's, a 1193 is an error like any other.
+    p.feed(Answer::Error(Some("1193")));
+    assert_eq!(p.next(), Next::Raise);
+}
+
+/// Renewals, ceiling writes and releases on MySQL answer with the new ceiling plus one as the
+/// last insert ID, 0 when the row no longer held the token: the core tells which.
+#[test]
+fn mysql_writes_of_a_lease_are_kept_by_their_last_insert_id() {
+    let p = mysql(LeaseKind::DEFAULT, 0, 4);
+    let (renew, params) = p.renew(2).unwrap();
+    assert!(
+        renew
+            .starts_with("UPDATE `leases` SET ceiling = CAST(LAST_INSERT_ID(IF(server IS NOT NULL"),
+        "{renew}"
+    );
+    assert!(renew.ends_with("expires_at = UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND WHERE layout = ? AND shard = ? AND token = ?"), "{renew}");
+    assert_eq!(
+        params[params.len() - 2..],
+        [Value::Int(2), Value::Text("tok")]
+    );
+    let (record, params) = p.record(2, 900);
+    assert!(record.contains("GREATEST(IF(server"), "{record}");
+    assert!(params.contains(&Value::Int(900)));
+    assert!(p.kept(Answer::Row(&reply(901))));
+    // Changed nothing (no CLIENT_FOUND_ROWS): still held.
+    assert!(p.kept(Answer::Row(&[Cell::Int(0), Cell::Int(901)])));
+    assert!(!p.kept(Answer::Row(&[Cell::Int(0), Cell::Int(0)])));
+    assert!(!p.kept(Answer::NoRow));
+    // PostgreSQL: a row is kept.
+    let pg = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 0, 4);
+    assert!(pg.kept(Answer::Row(&[Cell::Int(2)])) && !pg.kept(Answer::NoRow));
+    let (release, _) = p.release(2);
+    assert!(
+        release.contains("token = NULL, holder = NULL, expires_at = NULL WHERE"),
+        "{release}"
+    );
+}
+
+/// A MySQL session lease: `GET_LOCK` tried shard by shard (refused when this very connection
+/// holds it already: re-entrant locks would grant it twice), refused at once on a Galera node,
+/// then the row claimed or inserted; a row an expiring lease holds is let go.
+#[test]
+fn a_mysql_session_lease_tries_each_lock_and_refuses_galera() {
+    let mut p = mysql(LeaseKind::Session, 3, 6);
+    let (lock, params) = run(&p);
+    assert!(lock.starts_with("SELECT IF(@@global.wsrep_on, -2, IF(IS_USED_LOCK(CONCAT(?, ?)) = CONNECTION_ID(), 0, GET_LOCK(CONCAT(?, ?), 0))), CONNECTION_ID()"), "{lock}");
+    assert_eq!(params[1], Value::Int(3));
+    p.feed(Answer::Row(&[
+        Cell::Int(0),
+        Cell::Int(11),
+        Cell::Text("h 3306 server 1 11"),
+    ]));
+    assert_eq!(run(&p).1[1], Value::Int(4));
+    p.feed(Answer::Row(&[
+        Cell::Int(1),
+        Cell::Int(12),
+        Cell::Text("h 3306 server 1 12"),
+    ]));
+    let (claim, _) = run(&p);
+    assert!(
+        claim.starts_with("UPDATE `leases` SET ceiling = CAST(LAST_INSERT_ID("),
+        "{claim}"
+    );
+    // Shard 4's row missing: inserted; there already (an expiring lease holds it): unlocked.
+    p.feed(Answer::Row(&reply(0)));
+    assert!(run(&p).0.starts_with("INSERT INTO `leases` (layout, shard, ceiling, token, holder, taken_at, expires_at, server) VALUES (?, ?, 0"));
+    p.feed(Answer::Error(Some("1062")));
+    let (unlock, params) = run(&p);
+    assert_eq!(unlock, "SELECT RELEASE_LOCK(CONCAT(?, ?))");
+    assert_eq!(params[1], Value::Int(4));
+    p.feed(Answer::Row(&[Cell::Int(1)]));
+    p.feed(Answer::Row(&[
+        Cell::Int(1),
+        Cell::Int(13),
+        Cell::Text("h 3306 server 1 13"),
+    ]));
+    p.feed(Answer::Row(&reply(901)));
+    assert_eq!(
+        p.next(),
+        Next::Taken {
+            shard: 5,
+            recorded: Some(900),
+            backend: Some("h 3306 server 1 13")
+        }
+    );
+    let (record, params) = p.record(5, 950);
+    assert!(
+        record.contains("CONNECTION_ID() = ? AND IS_USED_LOCK(CONCAT(?, ?)) = CONNECTION_ID()"),
+        "{record}"
+    );
+    assert!(params.contains(&Value::Int(13)));
+    // A Galera node: refused before any lock is taken.
+    let mut galera = mysql(LeaseKind::Session, 0, 4);
+    galera.feed(Answer::Row(&[Cell::Int(-2), Cell::Int(5), Cell::Text("x")]));
+    assert!(matches!(galera.next(), Next::Refuse { reason } if reason.contains("Galera")));
+    // MySQL: no Galera variable to read.
+    let mut plain = mysql(LeaseKind::Session, 0, 4);
+    plain.feed(Answer::Error(Some("1193")));
+    assert!(run(&plain).0.starts_with("SELECT IF(FALSE, -2,"));
 }
 
 /// When an expiring lease's holder must stop: from when it sent its last renewal, a fifth of

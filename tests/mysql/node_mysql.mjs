@@ -50,6 +50,20 @@ if (mode === 'seg_order') {
   appendFileSync(out, Buffer.from(new BigInt64Array(got.map((v) => BigInt.asIntN(64, v))).buffer))
   await ids.close()
   print({ count: got.length })
+} else if (mode === 'first') {
+  // The first ID of a new client of <tag> in <schema> (segments of 100).
+  const [schema, tag] = args
+  const ids = await denseIds({ connectionString: url, tag, schema, minSize: 100, maxSize: 100 })
+  const first = ids.nextId()
+  await ids.close()
+  print({ first })
+} else if (mode === 'id') {
+  // The ID of one string of <topic> in <schema>.
+  const [schema, topic, value] = args
+  const words = new Dictionary({ connectionString: url, topic, schema, cacheSize: 0 })
+  const id = await words.id(value)
+  await words.close()
+  print({ id })
 } else if (mode === 'not_mysql') {
   const started = Date.now()
   const segments = await code(denseIds({ connectionString: url, tag: 'a', schema: 'seg_node' }))

@@ -306,7 +306,7 @@ def test_the_recheck_is_a_locking_read_that_sees_past_the_transactions_snapshot(
     assert one(b, "SELECT dict_snapshot.dict_id('t', 'x')") == 0  # b adds x and commits
     with a.cursor() as cur:
         cur.execute(sql.lock(), ("t",))
-        assert cur.fetchone() == (topic_id, 1, 0), "the locking read of the topic sees b's commit"
+        assert cur.fetchone() == (topic_id, 1, 0, 0), "the locking read of the topic sees b's commit"
         cur.execute(sql.recheck(1).replace(" FOR UPDATE", ""), (topic_id, "x"))
         assert cur.fetchall() == (), "a plain re-read still reads the old snapshot: x missing"
         cur.execute(sql.recheck(1), (topic_id, "x"))

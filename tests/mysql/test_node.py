@@ -127,3 +127,19 @@ def test_node_says_a_server_that_is_not_mysql_is_not(server: Any) -> None:
     with Cluster() as postgres:
         got = node(f"mysql://postgres@127.0.0.1:{postgres.port}/x", "not_mysql")
     assert got == {"segments": "NOT_MYSQL", "dictionary": "NOT_MYSQL", "fast": True}
+
+
+def test_knex_mysql2_recipe(server: Any, conn: Any) -> None:
+    # The README's recipe (tests/mysql/knex_node.mjs): Knex's mysql2 client with exactBigints,
+    # next_id() as the id's default through a trigger, the application's IDs beside it.
+    conn.cursor().execute("CREATE DATABASE IF NOT EXISTS knex_db")
+    script = Path(__file__).with_name("knex_node.mjs")
+    done = subprocess.run(["node", str(script), server.url_for("knex_db")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "rows": 600,
+        "distinct": 600,
+        "aboveSafeInteger": True,
+        "shards": ["app 33", "db 41"],
+        "foundById": True,
+    }

@@ -51,7 +51,7 @@ BAD: list[tuple[Any, str]] = [
     ({"layout": "instagram", "lease": {"using": 5}}, "SHARDID['lease']['using'] must be a database alias"),
     # The default lease is kept in a database the project has, of a kind that can keep it.
     ({"layout": "instagram"}, "leases shards through the database 'default', which settings.DATABASES does not have"),
-    ({"lease": {"using": "mysql"}}, "shardid keeps leases only in PostgreSQL or SQLite, not mysql"),
+    ({"lease": {"using": "oracle"}}, "shardid keeps leases only in PostgreSQL, MySQL, MariaDB or SQLite, not oracle"),
     ({"layout": "instagram", "shards": [0, 4]}, "SHARDID['shards'] is not a setting"),
     ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": [0, 0]}}, "is empty or outside"),
     ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": range(0, 0)}}, "is empty or outside"),
@@ -68,10 +68,12 @@ BAD: list[tuple[Any, str]] = [
 def test_good_settings_have_no_problem(config: Any) -> None:
     assert config_problems(config, DATABASES) == []
     assert config_problems(config, {"default": "sqlite"}) == []
+    # Django's MySQL backend (MySQL and MariaDB) keeps the default lease too.
+    assert config_problems(config, {"default": "mysql"}) == []
 
 
 # The project's databases, as config_problems sees them: alias -> vendor.
-DATABASES = {"default": "postgresql", "mysql": "mysql"}
+DATABASES = {"default": "postgresql", "mysql": "mysql", "oracle": "oracle"}
 
 
 @pytest.mark.parametrize(("config", "says"), BAD, ids=[repr(c)[:60] for c, _ in BAD])

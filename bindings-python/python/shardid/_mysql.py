@@ -23,11 +23,16 @@ from shardid._shardid import (
     _mysql_url,
     _MysqlDictSql,
     _MysqlFetch,
+    _topic_base,
 )
 
 # MySQL's error numbers the drivers act on.
 _DEADLOCK = 1213
 _LOCK_WAIT_TIMEOUT = 1205
+_UNKNOWN_VARIABLE = 1193
+# The statements' dialects: MySQL's server_id, or MariaDB's Galera-aware name of the server
+# (shardid::sql::Dialect::server_identity).
+DIALECTS = ("mysql", "mariadb")
 # The client's: the server went away or the connection broke. Reconnect.
 _LOST = {2003, 2006, 2013, 2014, 2055, 0}
 # A transaction rolled back by the server (a deadlock, a lock wait timeout): run it again.
@@ -69,6 +74,11 @@ def _pymysql() -> Any:
     return pymysql
 
 
+def pymysql_errors() -> type[BaseException]:
+    """PyMySQL's base class of the server's and the client's errors."""
+    return _pymysql().err.MySQLError  # type: ignore[no-any-return]
+
+
 def connect(url: str) -> Any:
     """A PyMySQL connection (autocommit) to the server ``url`` names. ``NOT_MYSQL`` when the
     server accepts the connection but does not greet as MySQL (PyMySQL would wait forever);
@@ -100,7 +110,30 @@ def connect(url: str) -> Any:
         # PyMySQL read a greeting that is not MySQL's and choked on it.
         raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{type(e).__name__}: {e}") from e
     conn._read_timeout = None  # see read_timeout above
+    conn.shardid_dialect = detect(conn)
     return conn
+
+
+def detect(conn: Any) -> str:
+    """The dialect of the server ``conn`` reaches (one round trip): ``"mariadb"`` when it knows
+    MariaDB's variables, ``"mysql"`` when it refuses them (``shardid::sql::mysql::DETECT_DIALECT``)."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@global.wsrep_on")
+            cur.fetchall()
+    except Exception as e:
+        if _number(e) == _UNKNOWN_VARIABLE:
+            return "mysql"
+        raise
+    return "mariadb"
+
+
+def dialect_of(conn: Any) -> str:
+    """The dialect ``connect`` (or Django's connection) recorded on ``conn``, or learnt now."""
+    dialect = getattr(conn, "shardid_dialect", None)
+    if dialect is None:
+        dialect = conn.shardid_dialect = detect(conn)
+    return dialect  # type: ignore[no-any-return]
 
 
 def lost(e: BaseException) -> bool:
@@ -112,6 +145,7 @@ def lost(e: BaseException) -> bool:
 
 
 def _number(e: BaseException) -> int | None:
+    """MySQL's error number of a PyMySQL, mysqlclient or Django error (their first argument)."""
     return e.args[0] if e.args and isinstance(e.args[0], int) else None
 
 
@@ -123,7 +157,7 @@ class Segments:
     at its first fetch, as the core's ``MysqlFetch`` says)."""
 
     def __init__(self, schema: str) -> None:
-        self._read, self._take, self._give_back = _mysql_segment_statements(schema)
+        self._statements = {d: _mysql_segment_statements(schema, d) for d in DIALECTS}
         self._strides: dict[int, int] = {}
 
     @staticmethod
@@ -139,26 +173,40 @@ class Segments:
         return lost(e)
 
     def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
-        """One segment of ``tag``: ``(first, count, stride)``."""
+        """One segment of ``tag``: ``(first, count, stride)``. A take the row refuses as too
+        large is followed by a read of the largest size it allows, and a take of that."""
+        read, take, _ = self._statements[dialect_of(conn)]
         fetch = _MysqlFetch(size, self._strides.get(server))
         with conn.cursor() as cur:
-            take = fetch.step()
-            if take is None:
-                cur.execute(self._read, (tag,))
-                problem = fetch.read(cur.fetchone())
-                if problem is not None:
-                    raise ServerError(problem, f"no segment of tag {tag!r}: {problem}")
-                self._strides[server] = fetch.stride  # type: ignore[assignment]
-                take = fetch.step()
-            rows = cur.execute(self._take, (take, take, tag))
-            segment = fetch.took(rows, cur.lastrowid)
+            while True:
+                want = fetch.step()
+                try:
+                    if want is None:
+                        cur.execute(read, (tag,))
+                        problem = fetch.read(cur.fetchone())
+                        if problem is not None:
+                            raise ServerError(problem, f"no segment of tag {tag!r}: {problem}")
+                        self._strides[server] = fetch.stride  # type: ignore[assignment]
+                        continue
+                    rows = cur.execute(take, (want, want, want, tag, want, want))
+                except pymysql_errors() as e:
+                    # Rolled back whole (a Galera certification conflict, a deadlock): the core
+                    # says whether to send the same step again.
+                    number = _number(e)
+                    if number is not None and fetch.rolled_back(number):
+                        continue
+                    raise
+                segment = fetch.took(rows, cur.lastrowid)
+                if segment is not None:
+                    break
         if isinstance(segment, str):
             raise ServerError(segment, f"no segment of tag {tag!r}: {segment}")
-        return segment
+        return segment  # type: ignore[no-any-return]
 
     def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
+        give_back = self._statements[dialect_of(conn)][2]
         with conn.cursor() as cur:
-            return bool(cur.execute(self._give_back, (first, tag, end, first, first)) == 1)
+            return bool(cur.execute(give_back, (first, tag, end, first, first)) == 1)
 
 
 # -- the dictionary ----------------------------------------------------------------------------
@@ -171,15 +219,18 @@ class Dictionary:
     ``assign_new``), inserts them and moves ``next`` on."""
 
     def __init__(self, schema: str, topic: str) -> None:
-        self.sql = _MysqlDictSql(schema)
+        self._sqls = {d: _MysqlDictSql(schema, d) for d in DIALECTS}
         self.topic = topic
-        self._statements: dict[tuple[str, int], str] = {}
+        self._statements: dict[tuple[str, str, int], str] = {}
 
-    def _sql(self, which: str, n: int) -> str:
-        key = (which, n)
+    def _sql(self, conn: Any, which: str, n: int = -1) -> str:
+        """The statement ``which`` (for ``n`` items, when it takes a list) for ``conn``'s server."""
+        dialect = dialect_of(conn)
+        key = (dialect, which, n)
         found = self._statements.get(key)
         if found is None:
-            found = getattr(self.sql, which)(n)
+            sql = self._sqls[dialect]
+            found = getattr(sql, which)(n) if n >= 0 else getattr(sql, which)()
             if n <= 64:  # a few sizes come back often; the rest render each time
                 self._statements[key] = found
         return found
@@ -190,9 +241,9 @@ class Dictionary:
     def _dropped(self) -> ServerError:
         return ServerError(_TOPIC_DROPPED_SQLSTATE, f"topic {self.topic!r} was dropped")
 
-    def _found(self, cur: Any, values: Sequence[str]) -> dict[str, int]:
+    def _found(self, conn: Any, cur: Any, values: Sequence[str]) -> dict[str, int]:
         """The IDs of ``values`` the topic has (no lock). ``UNKNOWN_TOPIC`` for no topic."""
-        cur.execute(self._sql("find", len(values)), (*values, self.topic))
+        cur.execute(self._sql(conn, "find", len(values)), (*values, self.topic))
         rows = cur.fetchall()
         if not rows:
             raise self._unknown()
@@ -200,22 +251,24 @@ class Dictionary:
 
     def lookup(self, conn: Any, values: Sequence[str]) -> list[int | None]:
         with conn.cursor() as cur:
-            found = self._found(cur, values)
+            found = self._found(conn, cur, values)
         return [found.get(v) for v in values]
 
     def ids(self, conn: Any, values: Sequence[str]) -> list[int]:
         with conn.cursor() as cur:
-            found = self._found(cur, values)
+            found = self._found(conn, cur, values)
         answers: list[int | None] = [found.get(v) for v in values]
         if None not in answers:
             return answers  # type: ignore[return-value]
-        pymysql = _pymysql()
-        for attempt in range(1, _RETRIES + 1):
+        # Inside a caller's transaction (Django's atomic()), a rolled-back one is the caller's
+        # to run again.
+        retries = _RETRIES if getattr(conn, "retryable", True) else 1
+        for attempt in range(1, retries + 1):
             try:
                 return self._assign(conn, values, answers)
-            except pymysql.err.OperationalError as e:
+            except Exception as e:
                 # Rolled back whole by the server: safe to run again.
-                if _number(e) not in (_DEADLOCK, _LOCK_WAIT_TIMEOUT) or attempt == _RETRIES:
+                if _number(e) not in (_DEADLOCK, _LOCK_WAIT_TIMEOUT) or attempt == retries:
                     raise
         raise AssertionError("unreachable")
 
@@ -224,12 +277,14 @@ class Dictionary:
         conn.begin()
         try:
             with conn.cursor() as cur:
-                cur.execute(self.sql.lock(), (self.topic,))
+                cur.execute(self._sql(conn, "lock"), (self.topic,))
                 row = cur.fetchone()
                 if row is None:
                     raise self._unknown()
-                topic_id, base, dropped = row
-                cur.execute(self._sql("recheck", len(missing)), (topic_id, *missing))
+                topic_id, next_id, dropped, moved = row
+                # Another server wrote the row last (a promoted replica): past the lost writes.
+                base = _topic_base(next_id, bool(moved))
+                cur.execute(self._sql(conn, "recheck", len(missing)), (topic_id, *missing))
                 found = {value.decode(): id for value, id in cur.fetchall()}
                 still: list[int | None] = [found.get(v) for v in missing]
                 new = _assign_new(still, base)
@@ -240,8 +295,8 @@ class Dictionary:
                     for i, id in new:
                         params += (topic_id, missing[i], id)
                         still[i] = id
-                    cur.execute(self._sql("insert", len(new)), params)
-                    cur.execute(self.sql.advance(), (base + len(new), self.topic))
+                    cur.execute(self._sql(conn, "insert", len(new)), params)
+                    cur.execute(self._sql(conn, "advance"), (base + len(new), self.topic))
             conn.commit()
         except BaseException:
             try:
@@ -254,7 +309,7 @@ class Dictionary:
 
     def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
         with conn.cursor() as cur:
-            cur.execute(self._sql("find_values", len(ids)), (*ids, self.topic))
+            cur.execute(self._sql(conn, "find_values", len(ids)), (*ids, self.topic))
             rows = cur.fetchall()
         if not rows:
             raise self._unknown()
@@ -263,8 +318,8 @@ class Dictionary:
 
     def create(self, conn: Any) -> None:
         with conn.cursor() as cur:
-            cur.execute(self.sql.create_topic(), (self.topic,))
-            cur.execute(self.sql.state(), (self.topic,))
+            cur.execute(self._sql(conn, "create_topic"), (self.topic,))
+            cur.execute(self._sql(conn, "state"), (self.topic,))
             row = cur.fetchone()
         if row is None:
             raise self._unknown()
@@ -273,10 +328,10 @@ class Dictionary:
 
     def drop(self, conn: Any) -> None:
         with conn.cursor() as cur:
-            cur.execute(self.sql.drop_topic(), (self.topic,))
-            cur.execute(self.sql.state(), (self.topic,))
+            cur.execute(self._sql(conn, "drop_topic"), (self.topic,))
+            cur.execute(self._sql(conn, "state"), (self.topic,))
             if cur.fetchone() is None:
                 raise self._unknown()
 
 
-__all__ = ["Dictionary", "Segments", "ServerError", "check_url", "connect", "is_url", "lost"]
+__all__ = ["Dictionary", "Segments", "ServerError", "check_url", "connect", "detect", "dialect_of", "is_url", "lost"]

@@ -39,50 +39,13 @@ connections never use server-side prepared statements.
 
 from __future__ import annotations
 
-import atexit
-import os
-import socket
-import threading
-import weakref
-from collections.abc import Callable
 from typing import Any
 
 from shardid import _db
-from shardid._errors import InvalidArgumentError, LeaseLostError, ShardIdError
-from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol
+from shardid._lease import DEFAULT_TTL_MS, DatabaseLease, Dialect
+from shardid._shardid import Layout
 
 __all__ = ["DEFAULT_TTL_MS", "PostgresLease", "lease"]
-
-#: The default time to live of an expiring lease, in milliseconds.
-DEFAULT_TTL_MS = 10_000
-
-# Connections a forked child inherited: never closed in the child (closing would end the
-# parent's session), never used again.
-_inherited: list[Any] = []
-
-
-# Every lease of this process, so a forked child can tell each that it was forked.
-_leases: weakref.WeakSet[PostgresLease] = weakref.WeakSet()
-
-
-def _after_fork_in_child() -> None:
-    for held in list(_leases):
-        held._uninstall()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _close_at_exit(ref: weakref.ref[PostgresLease]) -> None:
-    """Frees a lease's shard when the interpreter exits normally (a worker told to stop), so
-    the next process need not wait for it to expire."""
-    held = ref()
-    if held is not None:
-        try:
-            held.close()
-        except Exception:  # noqa: BLE001 (nothing to be done at exit; the lease expires on its own)
-            pass
 
 
 def default_connect(conninfo: str) -> Any:
@@ -92,337 +55,30 @@ def default_connect(conninfo: str) -> Any:
     return _db.connect_postgres(conninfo)
 
 
-_sqlstate = _db.sqlstate
-_connection_lost = _db.connection_lost
+class _Postgres(Dialect):
+    """psycopg 3, psycopg2, or any DB-API driver of PostgreSQL's."""
+
+    name = "postgres"
+    module = "shardid.postgres"
+
+    def connect(self, conninfo: str) -> Any:
+        return default_connect(conninfo)
+
+    def code(self, e: BaseException) -> str | None:
+        """The SQLSTATE of a psycopg (``sqlstate``) or psycopg2 (``pgcode``) error."""
+        code = getattr(e, "sqlstate", None) or getattr(e, "pgcode", None)
+        return code if isinstance(code, str) else None
+
+    def lost(self, e: BaseException) -> bool:
+        """The DB-API's ``OperationalError`` or ``InterfaceError``, whichever driver raised it."""
+        return any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(e).__mro__)
 
 
-def _usable(conn: Any) -> bool:
-    return not (getattr(conn, "closed", False) or getattr(conn, "broken", False))
-
-
-_execute = _db.execute
-
-
-def _close_quietly(conn: Any) -> None:
-    try:
-        conn.close()
-    except Exception:  # noqa: BLE001 (a broken connection may fail to close; it is dropped anyway)
-        pass
-
-
-class _Tenure:
-    """One lease taken by the protocol: its shard, token, generator and heartbeat. A
-    :class:`PostgresLease` holds one at a time (another after ``fork()``, or after a loss with
-    ``retake=True``)."""
-
-    def __init__(self, owner: PostgresLease, protocol: _LeaseProtocol, shard: int, recorded: int | None,
-                 backend: str | None, sent: int) -> None:  # fmt: skip
-        self.owner = owner
-        self.protocol = protocol
-        self.shard = shard
-        self.claim = None
-        if backend is not None:
-            try:
-                self.claim = _claim_backend(backend)
-            except BaseException:
-                self._release()
-                raise
-        self.hold = _Hold(owner.ttl_ms, sent) if protocol.kind == "expiring" else None
-        self.generator = _CeilingGenerator(
-            owner.layout, shard, recorded, self._store, hold=self.hold, **owner._options
-        )
-        self.stop = threading.Event()
-        self.heartbeat: threading.Thread | None = None
-        if self.hold is not None:
-            self.heartbeat = threading.Thread(target=self._beat, name=f"shardid-lease-{shard}", daemon=True)
-            self.heartbeat.start()
-
-    def lost(self, why: str = "is no longer held") -> LeaseLostError:
-        return LeaseLostError(f"the lease on shard {self.shard} {why}: take a new lease", shard=self.shard)
-
-    def _store(self, units: int) -> None:
-        # Called before any ID above the last ceiling is handed out, on the thread asking for
-        # it; only while the row still holds this lease's token.
-        sent = self.hold.sending() if self.hold is not None else _Hold.now()
-        if sent is None:
-            raise self.lost()
-        sql, params = self.protocol.record(self.shard, units)
-        if self.owner._run(sql, params, self) is None:
-            if self.hold is not None:
-                self.hold.lose()
-            raise self.lost()
-        if self.hold is not None:
-            self.hold.renewed(sent)
-
-    def _beat(self) -> None:
-        """The heartbeat: renews the lease when due; stops the generator once the lease is
-        lost (taken over, or past its deadline without a renewal)."""
-        hold = self.hold
-        assert hold is not None
-        renew = self.protocol.renew(self.shard)
-        assert renew is not None
-        while not self.stop.is_set():
-            wait = hold.wait()
-            if wait is None:
-                break
-            if wait > 0:
-                self.stop.wait(wait)
-                continue
-            sent = hold.sending()
-            if sent is None:
-                break
-            try:
-                row = self.owner._run(*renew, self)
-            except Exception:  # noqa: BLE001 (the database did not answer: try again sooner)
-                hold.failed()
-                continue
-            if row is None:
-                hold.lose()
-                break
-            hold.renewed(sent)
-        if not self.stop.is_set():
-            self.generator.revoke()
-
-    def end(self) -> None:
-        """Stops the heartbeat and the generator, and frees the shard if still held."""
-        self.stop.set()
-        self.generator.revoke()
-        if self.heartbeat is not None and self.heartbeat is not threading.current_thread():
-            self.heartbeat.join(timeout=5)
-        self._release()
-
-    def _release(self) -> None:
-        try:
-            self.owner._run(*self.protocol.release(self.shard), self)
-        except Exception:  # noqa: BLE001 (an expiring lease not released expires on its own)
-            pass
-        if self.claim is not None:
-            self.claim.release()
-
-
-class PostgresLease:
+class PostgresLease(DatabaseLease):
     """A generator on a shard leased through PostgreSQL; see :func:`lease`. Use it as a context
     manager, or call :meth:`close`, to release the shard before the process ends."""
 
-    def __init__(
-        self,
-        layout: Layout,
-        conninfo: str | None,
-        shards: range,
-        *,
-        table: str = "shardid_leases",
-        kind: str = "expiring",
-        ttl_ms: int = DEFAULT_TTL_MS,
-        retake: bool = False,
-        connect: Callable[[], Any] | None = None,
-        **options: int,
-    ) -> None:
-        if not isinstance(shards, range) or shards.step != 1 or shards.start < 0 or shards.stop > 2**31:
-            reason = "must be a range with step 1 within 0..2**31"
-            raise InvalidArgumentError(f"shards {reason}", argument="shards", reason=reason)
-        if connect is None and not isinstance(conninfo, str):
-            reason = "must be a connection string or URL, or pass connect="
-            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
-        self.layout = layout
-        self.conninfo = conninfo
-        self.shards = shards
-        self.table = table
-        self.kind = kind
-        self.ttl_ms = ttl_ms
-        self.retake = retake
-        self._connect_with = connect if connect is not None else (lambda: default_connect(conninfo))  # type: ignore[arg-type]
-        self._options = options
-        self._conn: Any = None
-        self._lock = threading.Lock()
-        self._taking = threading.Lock()
-        self._closed = False
-        self._pid = os.getpid()
-        self._protocol()  # checks the kind, time to live and table name before connecting
-        self._tenure = self._take()
-        self._install()
-        _leases.add(self)
-        atexit.register(_close_at_exit, weakref.ref(self))
-
-    def _install(self) -> None:
-        """Makes ``next_id``, ``next_ids`` and ``next_id_at`` the current generator's own
-        methods, so the ID path is the plain generator's (no Python frame in between); with
-        ``retake`` they stay this class's, which catch a loss."""
-        if not self.retake:
-            generator = self._tenure.generator
-            self.next_id = generator.next_id  # type: ignore[method-assign]
-            self.next_ids = generator.next_ids  # type: ignore[method-assign]
-            self.next_id_at = generator.next_id_at  # type: ignore[method-assign]
-
-    def _uninstall(self) -> None:
-        """Back to this class's methods, which check for a fork and a closed lease: after
-        ``fork()`` (in the child) and :meth:`close`."""
-        for name in ("next_id", "next_ids", "next_id_at"):
-            self.__dict__.pop(name, None)
-
-    def _connect(self) -> Any:
-        """A new connection (``connect=``, or psycopg's); ``DATABASE_UNREACHABLE`` when the
-        database cannot be reached, with the driver's error as its cause."""
-        try:
-            return self._connect_with()
-        except ShardIdError:
-            raise  # already ours: DATABASE_UNREACHABLE, UNSUPPORTED (no driver)
-        except Exception as e:
-            if not _db.unreachable(e):
-                raise
-            raise _db.unreachable_error(e) from e
-
-    def _protocol(self) -> _LeaseProtocol:
-        holder = f"{socket.gethostname()} pid {os.getpid()}"
-        return _LeaseProtocol(self.kind, self.ttl_ms, self.layout, self.table, self.shards.start, self.shards.stop, holder)
-
-    def _run(self, sql: str, params: tuple[Any, ...], tenure: _Tenure) -> Any:
-        """Runs a statement of ``tenure``'s on the lease's connection; its first row, or
-        ``None``. An expiring lease reconnects when its connection is gone, and sends the
-        statement again once on a fresh connection when an old one fails (the database was
-        restarted: every statement of the lease can be repeated); a session lease's lock ended
-        with its session."""
-        with self._lock:
-            for attempt in (1, 2):
-                fresh = self._conn is None or not _usable(self._conn)
-                if fresh:
-                    if tenure.protocol.kind == "session":
-                        raise tenure.lost("lost its database session")
-                    self._conn = self._connect()
-                try:
-                    return _execute(self._conn, sql, params)
-                except Exception as e:
-                    if not (_connection_lost(e) or not _usable(self._conn)):
-                        raise
-                    _close_quietly(self._conn)
-                    self._conn = None
-                    if tenure.protocol.kind == "session":
-                        raise tenure.lost("lost its database session") from e
-                    if fresh or attempt == 2:
-                        raise _db.unreachable_error(e) from e
-            raise AssertionError("unreachable")
-
-    def _take(self) -> _Tenure:
-        # The steps, statements and parameters are the core's (shardid::sql::LeaseProtocol):
-        # this only executes them and feeds back what the database answered.
-        protocol = self._protocol()
-        with self._lock:
-            if self._conn is None or not _usable(self._conn):
-                self._conn = self._connect()
-            conn = self._conn
-            sent = _Hold.now()
-            while True:
-                step = protocol.next()
-                if step[0] == "taken":
-                    break
-                if step[0] == "raise":
-                    raise _error("DATABASE", reason="the database answered a lease statement with an unexpected row")
-                _, sql, params = step
-                sent = _Hold.now()
-                try:
-                    row = _execute(conn, sql, params)  # type: ignore[arg-type]
-                except Exception as e:
-                    protocol.fail(_sqlstate(e))
-                    if protocol.next()[0] == "raise":
-                        if _connection_lost(e):
-                            _close_quietly(conn)
-                            self._conn = None
-                        if _db.unreachable(e):
-                            raise _db.unreachable_error(e) from e
-                        raise
-                    continue
-                protocol.feed(row)
-        _, shard, recorded, backend = step
-        tenure = _Tenure(self, protocol, shard, recorded, backend, sent)  # type: ignore[arg-type]
-        # After a failover the ceiling may be ahead of this host's clock: wait it out here, the
-        # heartbeat running, rather than fail the first IDs.
-        _Hold.wait_for_ceiling(self.layout, recorded)  # type: ignore[arg-type]
-        return tenure
-
-    def _current(self) -> _Tenure:
-        if self._closed:
-            raise self._closed_error()
-        if os.getpid() != self._pid:
-            # A forked child: the parent's connection and heartbeat are not ours.
-            if self._conn is not None:
-                _inherited.append(self._conn)
-            self._conn = None
-            self._lock = threading.Lock()
-            self._taking = threading.Lock()
-            self._pid = os.getpid()
-            self._tenure = self._take()
-            self._install()
-        return self._tenure
-
-    def _call(self, make: Callable[[_CeilingGenerator], Any]) -> Any:
-        tenure = self._current()
-        try:
-            return make(tenure.generator)
-        except LeaseLostError:
-            if self._closed:  # closed meanwhile: its generator was revoked
-                raise self._closed_error() from None
-            if not self.retake:
-                raise
-            with self._taking:
-                if self._tenure is tenure:  # not retaken by another thread meanwhile
-                    tenure.end()
-                    self._tenure = self._take()
-            return make(self._current().generator)
-
-    def _closed_error(self) -> Exception:
-        return _db.closed_error(f"the lease on shard {self._tenure.shard}")
-
-    @property
-    def shard(self) -> int:
-        """The shard this process holds (after :meth:`close`, the one it held)."""
-        if self._closed:
-            return self._tenure.shard
-        return self._current().shard
-
-    @property
-    def held(self) -> bool:
-        """Whether the lease is held now (an expiring lease: renewed in time and not taken
-        over)."""
-        tenure = self._tenure
-        return not self._closed and os.getpid() == self._pid and (tenure.hold is None or tenure.hold.holds)
-
-    def next_id(self) -> int:
-        """The next ID of the leased shard (renewing or retaking the lease as needed);
-        ``LeaseLostError`` once the lease is lost and ``retake`` is off."""
-        return self._call(lambda g: g.next_id())  # type: ignore[no-any-return]
-
-    def next_id_at(self, now: Any) -> int:
-        """The next ID with the time given (Unix ms or an aware ``datetime``), never waiting."""
-        return self._call(lambda g: g.next_id_at(now))  # type: ignore[no-any-return]
-
-    def next_ids(self, n: int) -> list[int]:
-        """``n`` IDs of the leased shard, increasing, for bulk inserts."""
-        return self._call(lambda g: g.next_ids(n))  # type: ignore[no-any-return]
-
-    def close(self) -> None:
-        """Releases the shard at once (another process may take it, and continues above this
-        one's IDs); the lease makes no more IDs (:class:`~shardid.ClosedError`). Closing twice
-        is fine."""
-        if self._closed:
-            return
-        self._closed = True
-        self._uninstall()
-        if os.getpid() != self._pid:
-            return  # an inherited lease: the parent's to close
-        self._tenure.end()
-        with self._lock:
-            if self._conn is not None:
-                _close_quietly(self._conn)
-                self._conn = None
-
-    def __enter__(self) -> PostgresLease:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else "held" if self.held else "lost"
-        return f"<shardid.postgres.PostgresLease shard={self._tenure.shard} kind={self.kind!r} table={self.table!r} {state}>"
+    dialect = _Postgres()
 
 
 def lease(layout: Layout, conninfo: str | None, shards: range, **options: Any) -> PostgresLease:

@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--dialect",
         choices=["postgres", "mysql", "mariadb"],
         default="postgres",
-        help="the database: postgres (the default), or mysql (MySQL 8 and MariaDB; --schema names the database)",
+        help="the database: postgres (the default), mysql (MySQL 8, and MariaDB) or mariadb (MariaDB, a Galera cluster named as one server); --schema names the database",
     )
     parser.add_argument(
         "--layout", choices=[name.lower() for name in Layout.preset_names()], help="a preset layout"
@@ -146,13 +146,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sequence_bits=sequence_bits,
                 order=args.order,
             )
-        ddl = (postgres if args.dialect == "postgres" else mysql)(
-            layout,
-            args.shard,
-            args.schema,
-            backwards_tolerance_ms=args.backwards_tolerance_ms,
-            max_borrow_units=args.max_borrow_units,
-        )
+        if args.dialect == "postgres":
+            ddl = postgres(
+                layout,
+                args.shard,
+                args.schema,
+                backwards_tolerance_ms=args.backwards_tolerance_ms,
+                max_borrow_units=args.max_borrow_units,
+            )
+        else:
+            ddl = mysql(
+                layout,
+                args.shard,
+                args.schema,
+                backwards_tolerance_ms=args.backwards_tolerance_ms,
+                max_borrow_units=args.max_borrow_units,
+                dialect=args.dialect,
+            )
     except ValueError as e:
         print(f"python -m shardid.sql: {e}", file=sys.stderr)
         return 1

@@ -146,7 +146,7 @@ pub fn server_for(topic: &str, servers: u32) -> u32 {
 }
 
 /// FNV-1a, 64 bits.
-const fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) const fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut i = 0;
     while i < bytes.len() {

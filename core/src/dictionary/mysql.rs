@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::string::{String, ToString};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec::Vec;
 use std::{fmt, format};
@@ -25,9 +26,11 @@ use mysql::{Params, TxOpts, Value};
 
 use super::{Cache, Invalid, check_topic, server_for};
 use crate::ErrorKind;
-use crate::sql::mysql::connect::{ConnectError, connect};
-use crate::sql::mysql::{MAX_PREPARED_LIST, MysqlDictionaryStatements, MysqlUrl, assign_new};
-use crate::sql::{MysqlDictionary, Placeholders};
+use crate::sql::mysql::connect::{ConnectError, connect, detect};
+use crate::sql::mysql::{
+    MAX_PREPARED_LIST, MysqlDictionaryStatements, MysqlUrl, assign_new, topic_base,
+};
+use crate::sql::{Dialect, MysqlDictionary, Placeholders};
 
 /// MySQL's errors after which the server rolled the transaction back whole: run it again.
 const DEADLOCK: u16 = 1213;
@@ -153,6 +156,8 @@ pub struct Dictionary {
     url: String,
     schema: String,
     client: Mutex<Option<mysql::Conn>>,
+    /// Whether the connection's server is MariaDB (it names itself so in the rows it writes).
+    mariadb: AtomicBool,
     cache: Cache,
 }
 
@@ -220,9 +225,10 @@ impl Dictionary {
             url: url.into(),
             schema: schema.into(),
             client: Mutex::new(None),
+            mariadb: AtomicBool::new(false),
             cache: Cache::new(cache),
         };
-        *this.client.lock().unwrap_or_else(PoisonError::into_inner) = Some(connect(url)?);
+        *this.client.lock().unwrap_or_else(PoisonError::into_inner) = Some(this.open()?);
         Ok(this)
     }
 
@@ -241,10 +247,24 @@ impl Dictionary {
         &self.cache
     }
 
+    /// A connection to the topic's server, whose dialect the statements then follow.
+    fn open(&self) -> Result<mysql::Conn, DictionaryError> {
+        let mut conn = connect(&self.url)?;
+        let dialect = detect(&mut conn)?;
+        self.mariadb
+            .store(dialect == Dialect::Mariadb, Ordering::Release);
+        Ok(conn)
+    }
+
     fn statements(&self) -> MysqlDictionaryStatements<'_> {
+        let dialect = if self.mariadb.load(Ordering::Acquire) {
+            Dialect::Mariadb
+        } else {
+            Dialect::Mysql
+        };
         MysqlDictionary::new(&self.schema).map_or_else(
             |_| unreachable!("checked in connect"),
-            |d| d.statements(Placeholders::Question),
+            |d| d.dialect(dialect).statements(Placeholders::Question),
         )
     }
 
@@ -257,7 +277,7 @@ impl Dictionary {
         let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
         for attempt in 1..=2 {
             if client.is_none() {
-                *client = Some(connect(&self.url)?);
+                *client = Some(self.open()?);
             }
             let Some(conn) = client.as_mut() else {
                 unreachable!("connected above")
@@ -430,9 +450,10 @@ impl Dictionary {
             .map(|(v, _)| *v)
             .collect();
         let mut tx = conn.start_transaction(TxOpts::default())?;
-        let locked: Option<(i64, i64, i64)> =
+        let locked: Option<(i64, i64, i64, i64)> =
             tx.exec_first(s.lock().to_string(), (&self.topic,))?;
-        let (topic_id, base, dropped) = locked.ok_or_else(|| self.unknown())?;
+        let (topic_id, next, dropped, moved) = locked.ok_or_else(|| self.unknown())?;
+        let base = topic_base(next.cast_unsigned(), moved != 0).cast_signed();
         let mut params: Vec<Value> = std::vec![Value::from(topic_id)];
         params.extend(missing.iter().map(|v| Value::from(*v)));
         let rows: Vec<(Vec<u8>, i64)> = tx.exec(

@@ -31,8 +31,12 @@ use std::string::String;
 use crate::{Error, ErrorKind};
 
 mod ceiling;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod database;
 mod hold;
 mod lock_file;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod session;
@@ -100,6 +104,18 @@ pub enum LeaseError {
         /// What was seen.
         reason: String,
     },
+    /// This kind of lease cannot hold on the server (a session lease on a Galera node).
+    Unsupported {
+        /// Why.
+        reason: String,
+    },
+    /// The server a `mysql://` URL names took the connection but did not greet as MySQL.
+    NotMysql {
+        /// `host:port`.
+        server: String,
+        /// What it did instead.
+        reason: String,
+    },
 }
 
 /// What a [`CeilingStore`] wraps in its `io::Error` (`io::Error::other(DatabaseFailure(e))`)
@@ -145,6 +161,8 @@ impl LeaseError {
             Self::Closed { .. } => ErrorKind::Closed,
             Self::Database(_) => ErrorKind::Database,
             Self::SessionPooled { .. } => ErrorKind::SessionPooled,
+            Self::Unsupported { .. } => ErrorKind::Unsupported,
+            Self::NotMysql { .. } => ErrorKind::NotMysql,
         }
     }
 }
@@ -187,6 +205,15 @@ impl fmt::Display for LeaseError {
             Self::Database(e) => ErrorKind::Database.render(f, |_, f| write!(f, "{e}")),
             Self::SessionPooled { reason } => {
                 ErrorKind::SessionPooled.render(f, |_, f| f.write_str(reason))
+            }
+            Self::Unsupported { reason } => {
+                ErrorKind::Unsupported.render(f, |_, f| f.write_str(reason))
+            }
+            Self::NotMysql { server, reason } => {
+                ErrorKind::NotMysql.render(f, |name, f| match name {
+                    "server" => f.write_str(server),
+                    _ => f.write_str(reason),
+                })
             }
         }
     }

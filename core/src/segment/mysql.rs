@@ -23,9 +23,9 @@ use mysql::prelude::Queryable;
 
 use super::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
 use crate::ErrorKind;
-use crate::sql::mysql::connect::{ConnectError, connect};
+use crate::sql::mysql::connect::{ConnectError, connect, detect};
 use crate::sql::mysql::{FetchError, FetchStep, MysqlFetch, MysqlUrl};
-use crate::sql::{MysqlSegments, Placeholders};
+use crate::sql::{Dialect, MysqlSegments, Placeholders};
 
 /// Why [`DenseIds`] could not hand out an ID.
 #[derive(Debug)]
@@ -134,10 +134,11 @@ struct Shared {
     allocator: SegmentAllocator,
     tag: String,
     url: String,
-    read: String,
-    take: String,
-    give_back: String,
-    client: Mutex<Option<mysql::Conn>>,
+    /// The read, the take and the give-back, for MySQL and for MariaDB (the server names itself
+    /// in the rows it writes: [`Dialect::server_identity`]).
+    statements: [[String; 3]; 2],
+    /// The connection, and its server's dialect.
+    client: Mutex<Option<(mysql::Conn, Dialect)>>,
     /// The tag's stride on the server, learnt at the first fetch.
     stride: Mutex<Option<u64>>,
     /// The last fetch's error (`None` after a success).
@@ -149,6 +150,12 @@ struct Shared {
     wait: Duration,
 }
 
+/// Whether the server rolled the step back whole (a deadlock, a Galera certification
+/// conflict) and the core says to send it again.
+fn rolled_back(fetch: &mut MysqlFetch, e: &mysql::Error) -> bool {
+    matches!(e, mysql::Error::MySqlError(e) if fetch.rolled_back(e.code))
+}
+
 /// Why one fetch failed.
 enum Failed {
     Tag(FetchError),
@@ -157,32 +164,53 @@ enum Failed {
 }
 
 impl Shared {
-    fn take(&self, conn: &mut mysql::Conn, size: u64) -> Result<Segment, Failed> {
+    fn statement(&self, dialect: Dialect, which: usize) -> &str {
+        &self.statements[usize::from(dialect == Dialect::Mariadb)][which]
+    }
+
+    fn take(&self, conn: &mut (mysql::Conn, Dialect), size: u64) -> Result<Segment, Failed> {
+        let (conn, dialect) = (&mut conn.0, conn.1);
         let mut stride = self.stride.lock().unwrap_or_else(PoisonError::into_inner);
         let mut fetch = MysqlFetch::new(size, *stride);
-        if fetch.step() == FetchStep::Read {
-            let row: Option<(i64, i64)> = conn
-                .exec_first(self.read.as_str(), (self.tag.as_str(),))
-                .map_err(Failed::Driver)?;
-            fetch.read(row).map_err(Failed::Tag)?;
-            *stride = fetch.stride();
+        loop {
+            match fetch.step() {
+                FetchStep::Read => {
+                    let row: Option<(i64, i64, i64)> =
+                        match conn.exec_first(self.statement(dialect, 0), (self.tag.as_str(),)) {
+                            Ok(row) => row,
+                            Err(e) if rolled_back(&mut fetch, &e) => continue,
+                            Err(e) => return Err(Failed::Driver(e)),
+                        };
+                    fetch.read(row).map_err(Failed::Tag)?;
+                    *stride = fetch.stride();
+                }
+                FetchStep::Take { size } => {
+                    let tag = self.tag.as_str();
+                    match conn.exec_drop(
+                        self.statement(dialect, 1),
+                        (size, size, size, tag, size, size),
+                    ) {
+                        Ok(()) => {}
+                        Err(e) if rolled_back(&mut fetch, &e) => continue,
+                        Err(e) => return Err(Failed::Driver(e)),
+                    }
+                    let took = fetch.took(conn.affected_rows(), conn.last_insert_id());
+                    if let Some(segment) = took.map_err(Failed::Tag)? {
+                        return Ok(segment);
+                    }
+                }
+            }
         }
-        let FetchStep::Take { size } = fetch.step() else {
-            return Err(Failed::Tag(FetchError::Unusable));
-        };
-        conn.exec_drop(self.take.as_str(), (size, size, self.tag.as_str()))
-            .map_err(Failed::Driver)?;
-        fetch
-            .took(conn.affected_rows(), conn.last_insert_id())
-            .map_err(Failed::Tag)
     }
 
     fn connected<'c>(
         &self,
-        client: &'c mut Option<mysql::Conn>,
-    ) -> Result<&'c mut mysql::Conn, SegmentError> {
+        client: &'c mut Option<(mysql::Conn, Dialect)>,
+    ) -> Result<&'c mut (mysql::Conn, Dialect), SegmentError> {
         if client.is_none() {
-            *client = Some(connect(&self.url).map_err(SegmentError::of_connect)?);
+            let mut conn = connect(&self.url).map_err(SegmentError::of_connect)?;
+            let dialect = detect(&mut conn).map_err(SegmentError::Database)?;
+            *client = Some((conn, dialect));
         }
         Ok(client
             .as_mut()
@@ -269,25 +297,30 @@ impl DenseIds {
                 reason: "must be 1 to 200 bytes of text".into(),
             });
         }
-        let statements = MysqlSegments::new(schema)
-            .map_err(|e| SegmentError::InvalidArgument {
-                argument: "schema",
-                reason: e.to_string(),
-            })?
-            .statements(Placeholders::Question);
+        let ddl = MysqlSegments::new(schema).map_err(|e| SegmentError::InvalidArgument {
+            argument: "schema",
+            reason: e.to_string(),
+        })?;
+        let statements = [Dialect::Mysql, Dialect::Mariadb].map(|dialect| {
+            let s = ddl.dialect(dialect).statements(Placeholders::Question);
+            [
+                s.read().to_string(),
+                s.take().to_string(),
+                s.give_back().to_string(),
+            ]
+        });
         MysqlUrl::parse(url).map_err(|reason| SegmentError::InvalidArgument {
             argument: "url",
             reason: reason.into(),
         })?;
-        let client = connect(url).map_err(SegmentError::of_connect)?;
+        let mut client = connect(url).map_err(SegmentError::of_connect)?;
+        let dialect = detect(&mut client).map_err(SegmentError::Database)?;
         let shared = Arc::new(Shared {
             allocator: SegmentAllocator::new(policy),
             tag: tag.into(),
             url: url.into(),
-            read: statements.read().to_string(),
-            take: statements.take().to_string(),
-            give_back: statements.give_back().to_string(),
-            client: Mutex::new(Some(client)),
+            statements,
+            client: Mutex::new(Some((client, dialect))),
             stride: Mutex::new(None),
             error: Mutex::new(None),
             unknown_tag: AtomicBool::new(false),
@@ -421,11 +454,11 @@ impl DenseIds {
             .shared
             .connected(&mut client)
             .ok()
-            .and_then(|conn| {
+            .and_then(|(conn, dialect)| {
                 let (first, end) = (unused.first, unused.end);
                 let tag = self.shared.tag.as_str();
                 conn.exec_drop(
-                    self.shared.give_back.as_str(),
+                    self.shared.statement(*dialect, 2),
                     (first, tag, end, first, first),
                 )
                 .ok()

@@ -19,6 +19,15 @@
 //!   or a lease holder dated was dated by a clock at most [`SKEW_MS`] ahead of the new
 //!   primary's, so the new timeline starts above the new primary's clock plus that skew.
 //!
+//! On the MySQL family there is no timeline: a row records the *server* that last wrote it
+//! instead ([`MYSQL_SERVER`], [`MARIADB_SERVER`]). A replica promoted after its source died is
+//! another server (replication needs distinct `server_id`s), so its first write of a row last
+//! written by the old source jumps the same way. The nodes of a Galera cluster are one server
+//! here: every commit is certified by the whole cluster before it is acknowledged, so a row last
+//! written on another node lost nothing. The count-based bound then reads "at most
+//! [`LOST_WRITES`] writes lost" (the binary log has no position a statement can read the way
+//! PostgreSQL's WAL has).
+//!
 //! The defaults cover [`LOST_WAL_BYTES`] (1 MiB, Patroni's default `maximum_lag_on_failover`)
 //! and 2 s of skew between the clocks of the hosts. Under synchronous replication nothing
 //! committed is lost, and the jumps are rarely needed, but `next_id()` still needs its floor: a
@@ -42,3 +51,17 @@ pub const SKEW_MS: u64 = 2_000;
 /// The timeline of the server this SQL runs on (PostgreSQL): the first 8 hex digits of the
 /// current WAL file's name. A promoted standby is on a higher one than its old primary.
 pub const TIMELINE: &str = "('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int";
+
+/// Unix milliseconds by the server's clock (MySQL, MariaDB), independent of the session's time
+/// zone.
+pub const MYSQL_NOW_MS: &str =
+    "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
+
+/// The server a statement runs on, on MySQL (and MariaDB without Galera's variables): its
+/// `server_id`, which the servers of a replication topology must keep distinct.
+pub const MYSQL_SERVER: &str = "CONCAT('server ', @@global.server_id)";
+
+/// The server a statement runs on, on MariaDB: a Galera cluster's name when the server is a
+/// node of one (`wsrep_on`), else its `server_id` as on MySQL.
+pub const MARIADB_SERVER: &str = "IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), \
+     CONCAT('server ', @@global.server_id))";

@@ -16,9 +16,9 @@ EXAMPLE = (
     'SHARDID = {"layout": "instagram"} (each process leases a shard through the project\'s '
     "database), or add \"lease\": {\"shards\": [0, 64]} to choose the shards"
 )
-# Where the default lease can be kept: PostgreSQL (a table of leases) and SQLite (lock files next
-# to the database file).
-LEASE_VENDORS = ("postgresql", "sqlite")
+# Where the default lease can be kept: PostgreSQL, MySQL and MariaDB (a table of leases; Django's
+# vendor "mysql" is both) and SQLite (lock files next to the database file).
+LEASE_VENDORS = ("postgresql", "mysql", "sqlite")
 
 
 def layout_from(value: Any) -> Layout:
@@ -147,7 +147,7 @@ def _lease_problems(value: Any, layout: Layout, databases: dict[str, str] | None
                 problems.append((where, f"leases shards through the database {using!r}, which settings.DATABASES does not have", f"name one of {sorted(databases)}"))
             elif vendor not in LEASE_VENDORS:
                 problems.append(
-                    (where, f"leases shards through the database {using!r}, but shardid keeps leases only in PostgreSQL or SQLite, not {vendor}",
+                    (where, f"leases shards through the database {using!r}, but shardid keeps leases only in PostgreSQL, MySQL, MariaDB or SQLite, not {vendor}",
                      'lease from lock files: "lease": {"directory": "/run/myapp/shards"} (processes of one host), or a fixed "shard" for exactly one process')
                 )
     if "shards" in value:

@@ -1,4 +1,5 @@
-"""The string <-> ID dictionary (:mod:`shardid.dictionary`) on Django's own connections."""
+"""The string <-> ID dictionary (:mod:`shardid.dictionary`) on Django's own connections:
+PostgreSQL, MySQL and MariaDB."""
 
 from __future__ import annotations
 
@@ -17,9 +18,27 @@ class _DjangoDictionary(Dictionary):
     for ``using`` (the thread's own, in its transaction)."""
 
     def __init__(self, topic: str, *, schema: str, using: str, cache_size: int) -> None:
+        from django.db import connections
+
+        from shardid import _mysql
+
         super().__init__("django", topic, schema=schema, cache_size=cache_size)
         self.using = using
         self.server = 0
+        # MySQL and MariaDB (Django's vendor "mysql"): the core's steps of the MySQL protocol,
+        # run on Django's connection.
+        if connections[using].vendor == "mysql":
+            self._mysql = _mysql.Dictionary(schema, topic)
+
+    def _run_mysql(self, step: Any, *args: Any) -> Any:
+        from django.db import DatabaseError
+
+        from shardid import _mysql
+
+        try:
+            return step(_DjangoMysql(self.using), *args)
+        except (DatabaseError, _mysql.ServerError) as e:
+            raise self._translate(e.__cause__ or e) from e
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
         from django.db import DatabaseError, connections
@@ -51,13 +70,54 @@ class _DjangoDictionary(Dictionary):
         return f"dictionary(topic={self.topic!r}, schema={self.schema!r}, using={self.using!r}, cached={len(self.cache)})"
 
 
+class _DjangoMysql:
+    """Django's connection ``using`` as the connection :class:`shardid._mysql.Dictionary`
+    drives: its cursors, and its transaction as ``atomic()`` (a savepoint inside the caller's).
+    A transaction the server rolls back (a deadlock) is run again only outside the caller's:
+    inside, the caller's transaction is gone with it, and the error is the caller's."""
+
+    def __init__(self, using: str) -> None:
+        from django.db import connections
+
+        self.connection = connections[using]
+        self.using = using
+        self.retryable = not self.connection.in_atomic_block
+        self._atomic: Any = None
+
+    @property
+    def shardid_dialect(self) -> str:
+        from shardid import _mysql
+
+        self.connection.ensure_connection()
+        return _mysql.dialect_of(self.connection.connection)
+
+    def cursor(self) -> Any:
+        return self.connection.cursor()
+
+    def begin(self) -> None:
+        from django.db import transaction
+
+        self._atomic = transaction.atomic(using=self.using)
+        self._atomic.__enter__()
+
+    def commit(self) -> None:
+        atomic, self._atomic = self._atomic, None
+        atomic.__exit__(None, None, None)
+
+    def rollback(self) -> None:
+        atomic, self._atomic = self._atomic, None
+        if atomic is not None:
+            error = RuntimeError("shardid: rolled back")
+            atomic.__exit__(RuntimeError, error, None)
+
+
 _dictionaries: dict[tuple[str, str, str], _DjangoDictionary] = {}
 
 
 def dictionary(topic: str, *, schema: str = "dict", using: str = "default", cache_size: int = DEFAULT_CACHE) -> Dictionary:
     """The string <-> ID dictionary of ``topic`` (:mod:`shardid.dictionary`) on Django's
-    connection ``using`` (PostgreSQL, after :class:`InstallDictionary`): one per process and
-    topic, its cache shared by every thread::
+    connection ``using`` (PostgreSQL, MySQL or MariaDB, after :class:`InstallDictionary`): one
+    per process and topic, its cache shared by every thread::
 
         from shardid.django import dictionary
 

@@ -2,10 +2,12 @@
 process holds for it and for dense IDs.
 
 With no ``shard`` set, each process leases a shard of its own the first time it makes an ID:
-on PostgreSQL an expiring lease (:mod:`shardid.postgres`) kept in the table
-``shardid_leases`` of the database ``lease["using"]`` (``"default"``), over a connection of its
-own made with Django's settings for that alias and Django's driver (psycopg 3 or psycopg2),
-which holds behind a transaction pooler; on SQLite, lock files next to the database file. A
+on PostgreSQL, MySQL and MariaDB an expiring lease (:mod:`shardid.postgres`,
+:mod:`shardid.mysql`) kept in the table ``shardid_leases`` of the database ``lease["using"]``
+(``"default"``), over a connection of its own made with Django's settings for that alias and
+Django's driver (psycopg 3 or psycopg2; mysqlclient, or PyMySQL installed as ``MySQLdb``),
+which holds behind a transaction pooler, a proxy and on a Galera cluster; on SQLite, lock files
+next to the database file. A
 lease that is lost (the database was unreachable for longer than its time to live) is replaced
 by a new one at the next ID.
 """
@@ -83,16 +85,53 @@ def _connect(using: str) -> Any:
     return conn
 
 
+def _connect_mysql(using: str) -> Any:
+    """A new autocommit connection of Django's MySQL driver (mysqlclient, or PyMySQL installed
+    as ``MySQLdb``) to the database ``using``, with Django's settings for it: the lease keeps it
+    for itself. (``autocommit`` is a method of theirs, where psycopg's is an attribute.)"""
+    from django.db import connections
+
+    connection = connections[using]
+    conn = connection.Database.connect(**connection.get_connection_params())
+    conn.autocommit(True)
+    return conn
+
+
+def _mysql_url(using: str) -> str:
+    """A ``mysql://`` URL made from Django's settings for the MySQL database ``using`` (what
+    :class:`shardid.segments.DenseIds` connects to, over PyMySQL), its parts percent-encoded."""
+    from urllib.parse import quote
+
+    from django.db import connections
+
+    params = connections[using].get_connection_params()
+    if "unix_socket" in params:
+        raise ImproperlyConfigured(
+            f"DATABASES[{using!r}]: dense IDs on MySQL connect over TCP (HOST and PORT), not the socket {params['unix_socket']}"
+        )
+    auth = quote(str(params.get("user", "")), safe="")
+    if params.get("password"):
+        auth += ":" + quote(str(params["password"]), safe="")
+    host = params.get("host") or "127.0.0.1"
+    host = f"[{host}]" if ":" in host else host
+    return f"mysql://{auth}@{host}:{params.get('port') or 3306}/{quote(str(params.get('database', '')), safe='')}"
+
+
 def _database_lease(layout: Layout, using: str, spec: dict[str, Any], shards: range, options: dict[str, Any]) -> Any:
     from django.db import connections
 
     connection = connections[using]
     if connection.vendor == "sqlite":
         return lease(layout, _sqlite_lease_directory(connection.settings_dict), shards, **options)
-    from shardid.postgres import DEFAULT_TTL_MS, lease as postgres_lease
+    from shardid import mysql, postgres
+    from shardid.postgres import DEFAULT_TTL_MS
 
-    generator = postgres_lease(
-        layout, None, shards, connect=functools.partial(_connect, using), retake=True,
+    database_lease: Any = postgres.lease
+    connect = functools.partial(_connect, using)
+    if connection.vendor == "mysql":
+        database_lease, connect = mysql.lease, functools.partial(_connect_mysql, using)
+    generator = database_lease(
+        layout, None, shards, connect=connect, retake=True,
         kind=spec.get("kind", "expiring"), ttl_ms=spec.get("ttl_ms", DEFAULT_TTL_MS), **options,
     )  # fmt: skip
     _closers.append((using, generator.close))
@@ -152,7 +191,7 @@ def next_id() -> int:
 
 def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
     """The next dense ID of ``tag``, from segments of the database ``using`` (its own
-    connection, made from Django's settings for that alias): the default of
+    connection, made from Django's settings for that alias; on MySQL over PyMySQL): the default of
     :class:`~shardid.django.DenseIdField`."""
     key = (using, schema, tag)
     ids = _dense.get(key)
@@ -162,7 +201,10 @@ def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
             if ids is None:
                 from shardid.segments import DenseIds
 
-                ids = _dense[key] = DenseIds(_conninfo(using), tag, schema=schema)
+                from django.db import connections
+
+                where = _mysql_url(using) if connections[using].vendor == "mysql" else _conninfo(using)
+                ids = _dense[key] = DenseIds(where, tag, schema=schema)
     return ids.next_id()  # type: ignore[no-any-return]
 
 

@@ -1,8 +1,11 @@
 """Migration operations that install shardid's SQL in the database: ``next_id()`` and the
 decoding functions (:class:`InstallPostgres`), dense IDs from segments
 (:class:`InstallSegments`) and the string <-> ID dictionary (:class:`InstallDictionary`).
-PostgreSQL only; on SQLite, where projects develop, :class:`InstallPostgres` does nothing and
-says so."""
+
+Each renders the SQL of the database the migration runs on: PostgreSQL's, or on Django's MySQL
+backend MySQL 8's or MariaDB's (``schema`` then names the database the objects go in, created if
+missing), sent one statement at a time (:func:`shardid.sql.mysql_statements`). On SQLite, where
+projects develop, :class:`InstallPostgres` does nothing and says so."""
 
 from __future__ import annotations
 
@@ -13,18 +16,52 @@ from django.db import NotSupportedError
 from django.db.migrations.operations.base import Operation
 
 from shardid.django.conf import layout_from
-from shardid.sql import postgres, postgres_uninstall
+from shardid.sql import mysql, mysql_statements, postgres, postgres_uninstall
 
 __all__ = ["InstallDictionary", "InstallPostgres", "InstallSegments"]
 
 
 class SqliteSkipped(UserWarning):
-    """A migration operation of shardid's did nothing on SQLite (PostgreSQL's SQL)."""
+    """A migration operation of shardid's did nothing on SQLite (its SQL is PostgreSQL's or the
+    MySQL family's)."""
+
+
+def _dialect(schema_editor: Any, operation: str) -> str:
+    """``"postgres"``, ``"mysql"`` or ``"mariadb"``: the SQL the migration's database takes."""
+    connection = schema_editor.connection
+    if connection.vendor == "postgresql":
+        return "postgres"
+    if connection.vendor == "mysql":
+        return "mariadb" if connection.mysql_is_mariadb else "mysql"
+    raise NotSupportedError(f"{operation} needs PostgreSQL, MySQL or MariaDB, not {connection.vendor}")
+
+
+def _run_mysql(schema_editor: Any, script: str | list[str]) -> None:
+    """A MySQL script (``DELIMITER`` and all, as the core renders it), or a list of statements,
+    one statement at a time."""
+    for statement in mysql_statements(script) if isinstance(script, str) else script:
+        schema_editor.execute(statement, params=None)
+
+
+def _uninstall_mysql(script: str) -> list[str]:
+    """The statements that remove what the core's MySQL ``script`` creates in its database: each
+    routine it creates, then each table (the database itself stays: it may hold other things)."""
+    routines, tables = [], []
+    for statement in mysql_statements(script):
+        code = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+        words = code.split(None, 6)
+        if words[:2] in (["CREATE", "FUNCTION"], ["CREATE", "PROCEDURE"]):
+            routines.append(f"DROP {words[1]} IF EXISTS {words[2].split('(')[0]}")
+        elif words[:5] == ["CREATE", "TABLE", "IF", "NOT", "EXISTS"]:
+            tables.append(f"DROP TABLE IF EXISTS {words[5].split('(')[0]}")
+    return routines + tables[::-1]
 
 
 class InstallPostgres(Operation):
     """A migration operation that installs ``<schema>.next_id()`` and the decoding functions
-    (:func:`shardid.sql.postgres`) for ``layout`` and ``shard``; reversing it removes them.
+    (:func:`shardid.sql.postgres`; on MySQL and MariaDB :func:`shardid.sql.mysql`, for raw SQL
+    inserts and the ``BEFORE INSERT`` trigger its comments show) for ``layout`` and ``shard``;
+    reversing it removes them.
 
     ``layout`` is a preset name, a :class:`shardid.Layout` or a dict of its arguments::
 
@@ -54,25 +91,39 @@ class InstallPostgres(Operation):
     def state_forwards(self, app_label: str, state: Any) -> None:
         pass
 
-    def _execute(self, schema_editor: Any, sql: str) -> None:
-        vendor = schema_editor.connection.vendor
-        if vendor == "sqlite":
-            warnings.warn(
-                f"InstallPostgres({self.schema!r}) does nothing on SQLite: {self.schema}.next_id() is PostgreSQL's. "
-                "IDs the application makes are unaffected; rows inserted by raw SQL without an ID get none here",
-                SqliteSkipped,
-                stacklevel=2,
-            )
-            return
-        if vendor != "postgresql":
-            raise NotSupportedError("InstallPostgres needs PostgreSQL")
-        schema_editor.execute(sql, params=None)
+    def _skipped_on_sqlite(self, schema_editor: Any) -> bool:
+        """On SQLite, says that nothing is installed (a project developing there keeps the
+        migration)."""
+        if schema_editor.connection.vendor != "sqlite":
+            return False
+        warnings.warn(
+            f"InstallPostgres({self.schema!r}) does nothing on SQLite: {self.schema}.next_id() is PostgreSQL's or the MySQL family's. "
+            "IDs the application makes are unaffected; rows inserted by raw SQL without an ID get none here",
+            SqliteSkipped,
+            stacklevel=3,
+        )
+        return True
+
+    def _mysql_sql(self, dialect: str) -> str:
+        return mysql(layout_from(self.layout), self.shard, self.schema, dialect=dialect, **self.options)
 
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
-        self._execute(schema_editor, self.install_sql)
+        if self._skipped_on_sqlite(schema_editor):
+            return
+        dialect = _dialect(schema_editor, "InstallPostgres")
+        if dialect == "postgres":
+            schema_editor.execute(self.install_sql, params=None)
+        else:
+            _run_mysql(schema_editor, self._mysql_sql(dialect))
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
-        self._execute(schema_editor, self.uninstall_sql)
+        if self._skipped_on_sqlite(schema_editor):
+            return
+        dialect = _dialect(schema_editor, "InstallPostgres")
+        if dialect == "postgres":
+            schema_editor.execute(self.uninstall_sql, params=None)
+        else:
+            _run_mysql(schema_editor, _uninstall_mysql(self._mysql_sql(dialect)))
 
     def describe(self) -> str:
         return f"Install shardid's {self.schema}.next_id() for shard {self.shard}"
@@ -108,18 +159,25 @@ class InstallSegments(Operation):
     def state_forwards(self, app_label: str, state: Any) -> None:
         pass
 
-    def _check(self, schema_editor: Any) -> None:
-        if schema_editor.connection.vendor != "postgresql":
-            raise NotSupportedError("InstallSegments needs PostgreSQL")
+    def _mysql_sql(self, dialect: str) -> str:
+        from shardid.sql import segments
+
+        return segments(self.schema, servers=self.servers, index=self.index, dialect=dialect)
 
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
-        self._check(schema_editor)
-        schema_editor.execute(self.install_sql, params=None)
+        dialect = _dialect(schema_editor, "InstallSegments")
+        if dialect == "postgres":
+            schema_editor.execute(self.install_sql, params=None)
+        else:
+            _run_mysql(schema_editor, self._mysql_sql(dialect))
         for tag in self.tags:
             schema_editor.execute(f"SELECT {self.schema}.create_tag(%s)", params=[tag])
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
-        self._check(schema_editor)
+        dialect = _dialect(schema_editor, "InstallSegments")
+        if dialect != "postgres":
+            _run_mysql(schema_editor, _uninstall_mysql(self._mysql_sql(dialect)))
+            return
         from shardid.sql import segments_uninstall  # the core's: dense IDs and serials
 
         schema_editor.execute(segments_uninstall(self.schema), params=None)
@@ -156,19 +214,26 @@ class InstallDictionary(Operation):
     def state_forwards(self, app_label: str, state: Any) -> None:
         pass
 
-    def _check(self, schema_editor: Any) -> None:
-        if schema_editor.connection.vendor != "postgresql":
-            raise NotSupportedError("InstallDictionary needs PostgreSQL")
+    def _mysql_sql(self, dialect: str) -> str:
+        from shardid.sql import dictionary as ddl
+
+        return ddl(self.schema, dialect=dialect)
 
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
-        self._check(schema_editor)
-        schema_editor.execute(self.install_sql, params=None)
+        dialect = _dialect(schema_editor, "InstallDictionary")
+        if dialect == "postgres":
+            schema_editor.execute(self.install_sql, params=None)
+        else:
+            _run_mysql(schema_editor, self._mysql_sql(dialect))
         for topic in self.topics:
             schema_editor.execute(f"SELECT {self.schema}.create_topic(%s)", params=[topic])
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
-        self._check(schema_editor)
-        schema_editor.execute(self.uninstall_sql, params=None)
+        dialect = _dialect(schema_editor, "InstallDictionary")
+        if dialect == "postgres":
+            schema_editor.execute(self.uninstall_sql, params=None)
+        else:
+            _run_mysql(schema_editor, _uninstall_mysql(self._mysql_sql(dialect)))
 
     def describe(self) -> str:
         return f"Install shardid's string <-> ID dictionary in {self.schema}"

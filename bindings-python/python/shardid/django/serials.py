@@ -41,7 +41,7 @@ def next_serial(tag: str, format: str, zone: str, schema: str = "seg", using: st
     key = (using, schema, tag, format, zone)
     serials = _serials.get(key)
     if serials is None:
-        from shardid import django as integration
+        from shardid.django import leases as integration
         from shardid.segments import Serials
 
         with _lock:

@@ -24,12 +24,17 @@
 //! A new holder starts above the recorded ceiling, and a holder never issues an ID above a
 //! ceiling it has not written under its token: so two holders of one shard, one after the
 //! other, never issue the same ID, whatever the time to live.
+//!
+//! The protocol speaks PostgreSQL's dialect and the MySQL family's ([`super::Dialect`]): the
+//! steps are the same, the statements differ (`postgres.rs`, `mysql.rs`), and MySQL needs a
+//! step or two more where PostgreSQL does it in one statement (see `mysql.rs`).
 
 use core::fmt::{self, Display, Formatter};
 
-use super::{Placeholders, SqlError, identifier_problem};
+use super::{Dialect, Placeholders, SqlError, identifier_problem};
 use crate::Layout;
 
+mod mysql;
 mod postgres;
 mod tenure;
 
@@ -111,6 +116,9 @@ pub enum Value<'a> {
 }
 
 /// One column of a row a statement returned, as a driver hands it back.
+///
+/// On the MySQL family a statement that returns no rows (an `UPDATE`, an `INSERT`) is answered
+/// with the row `(affected rows, last insert ID)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cell<'a> {
     /// SQL `NULL`.
@@ -131,6 +139,30 @@ impl Cell<'_> {
             Self::Null | Self::Bool(_) => None,
         }
     }
+
+    /// An unsigned number: a MySQL reply's last insert ID may pass `i64::MAX`, and drivers
+    /// then hand it back as text.
+    fn uint(&self) -> Option<u64> {
+        match self {
+            Self::Int(n) => u64::try_from(*n).ok(),
+            Self::Text(text) => text.parse().ok(),
+            Self::Null | Self::Bool(_) => None,
+        }
+    }
+
+    /// Whether a lock was granted: PostgreSQL's `true`, MySQL's `1`.
+    fn granted(&self) -> bool {
+        matches!(self, Self::Bool(true) | Self::Int(1)) || matches!(self, Self::Text("1"))
+    }
+}
+
+/// The last insert ID of a MySQL reply, fed as the row `(affected rows, last insert ID)`; 0 for
+/// any other answer.
+fn last_insert_id(answer: &Answer<'_>) -> u64 {
+    match answer {
+        Answer::Row([_, id, ..]) => id.uint().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// What the last statement of [`LeaseProtocol::next`] came back with.
@@ -140,8 +172,9 @@ pub enum Answer<'a> {
     Row(&'a [Cell<'a>]),
     /// No row.
     NoRow,
-    /// It failed; the error's SQLSTATE if it has one. [`Next::Raise`] then tells the driver to
-    /// raise that error as it is, unless the protocol knows what to do.
+    /// It failed; the error's SQLSTATE if it has one (PostgreSQL), or its error number in
+    /// decimal (the MySQL family: `"1146"`). [`Next::Raise`] then tells the driver to raise that
+    /// error as it is, unless the protocol knows what to do.
     Error(Option<&'a str>),
 }
 
@@ -180,7 +213,19 @@ pub enum Next<'a> {
     },
     /// Raise the error the last statement failed with, as it is.
     Raise,
+    /// This kind of lease cannot hold on this server: report
+    /// [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported) with `reason` (a session lease
+    /// on a Galera node).
+    Refuse {
+        /// Why.
+        reason: &'static str,
+    },
 }
+
+/// Why a session lease is refused on a Galera cluster.
+pub const GALERA_SESSION: &str = "a session lease on a Galera cluster: GET_LOCK locks one node \
+    only, so processes attached to two nodes would both take a shard; use the expiring lease \
+    (kind 'expiring', the default)";
 
 /// Where to go back to after the table was made or upgraded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,14 +237,21 @@ enum Resume {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     Claim,
+    /// MySQL: insert the first shard of the range that has no row.
+    Insert,
+    /// MySQL: count the held rows of the range.
+    Held,
     TryLock(u64),
     SessionClaim(u64),
+    /// MySQL: add the row of a shard whose lock is held.
+    SessionInsert(u64),
     Unlock(u64),
     CreateTable(Resume),
     UpgradeTable(Resume),
     Taken(u64, Option<u64>),
     NoFreeShard,
     Raise,
+    Refuse,
 }
 
 /// A layout's defining numbers, as lease records store them (lock files, the leases table).
@@ -243,6 +295,11 @@ pub fn check_table(table: &str) -> Result<(), SqlError> {
 #[derive(Clone, Debug)]
 pub struct LeaseProtocol {
     kind: LeaseKind,
+    dialect: Dialect,
+    max_units: u64,
+    shard_bits: u8,
+    max_shard: u64,
+    lock_prefix: alloc::string::String,
     table: alloc::string::String,
     placeholders: Placeholders,
     signature: alloc::string::String,
@@ -286,9 +343,18 @@ impl LeaseProtocol {
             return Err(SqlError::EmptyShards { first, end });
         }
         let signature = LeaseSignature(layout).to_string();
+        let key = alloc::format!("shardid {table} {signature}");
         Ok(Self {
+            lock_prefix: alloc::format!(
+                "shardid {:016x} ",
+                crate::dictionary::fnv1a64(key.as_bytes())
+            ),
             kind,
-            key: alloc::format!("shardid {table} {signature}"),
+            dialect: Dialect::Postgres,
+            max_units: layout.max_time_units(),
+            shard_bits: layout.shard_bits(),
+            max_shard: layout.max_shard(),
+            key,
             table: table.into(),
             placeholders,
             signature,
@@ -309,9 +375,38 @@ impl LeaseProtocol {
         })
     }
 
+    /// The same protocol in the SQL of `dialect` (PostgreSQL by default; [`Placeholders::Numbered`]
+    /// are written `?` on the MySQL family, which has no numbered style).
+    ///
+    /// On the MySQL family the statements name the server they run on for failovers
+    /// ([`Dialect::server_identity`]); one rendered for MariaDB that MySQL refuses (an unknown
+    /// variable) is rendered for MySQL and sent again, so a driver that cannot tell the two
+    /// apart may pass [`Dialect::Mariadb`] for both.
+    ///
+    /// # Errors
+    /// [`SqlError::Core`] with [`crate::Error::ShardOutOfRange`] when the range passes the
+    /// layout's last shard (on the MySQL family a claim's answer packs the shard in the
+    /// layout's shard bits).
+    pub fn dialect(mut self, dialect: Dialect) -> Result<Self, SqlError> {
+        if dialect.is_mysql() && self.end - 1 > self.max_shard {
+            return Err(SqlError::Core(crate::Error::ShardOutOfRange {
+                shard: self.end - 1,
+                max: self.max_shard,
+            }));
+        }
+        self.dialect = dialect;
+        Ok(self)
+    }
+
     /// The kind of lease.
     pub const fn kind(&self) -> LeaseKind {
         self.kind
+    }
+
+    /// The SQL dialect the statements are rendered in: on the MySQL family, [`Dialect::Mysql`]
+    /// once MySQL refused MariaDB's.
+    pub const fn sql_dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// The lease's token.
@@ -325,6 +420,13 @@ impl LeaseProtocol {
         &self.key
     }
 
+    /// The name of a session lease's `GET_LOCK` on `shard` (the MySQL family): at most 64
+    /// characters, as MySQL allows, so the table and layout go in as a 64-bit FNV-1a hash of
+    /// [`LeaseProtocol::key`].
+    pub fn lock_name(&self, shard: u64) -> alloc::string::String {
+        alloc::format!("{}{shard}", self.lock_prefix)
+    }
+
     /// The layout as the table's `layout` column records it.
     pub fn signature(&self) -> &str {
         &self.signature
@@ -332,11 +434,20 @@ impl LeaseProtocol {
 
     /// What to do next.
     pub fn next(&self) -> Next<'_> {
+        let my = self.dialect.is_mysql();
         match self.step {
+            Step::Claim if my => self.run(&mysql::CLAIM, None, None),
             Step::Claim => self.run(&postgres::CLAIM, None, None),
+            Step::Insert => self.run(&mysql::INSERT, None, None),
+            Step::Held => self.run(&mysql::HELD, None, None),
+            Step::TryLock(shard) if my => self.run(&[mysql::TRY_LOCK], Some(shard), None),
             Step::TryLock(shard) => self.run(&[postgres::TRY_LOCK], Some(shard), None),
+            Step::SessionClaim(shard) if my => self.run(&[mysql::SESSION_CLAIM], Some(shard), None),
             Step::SessionClaim(shard) => self.run(&[postgres::SESSION_CLAIM], Some(shard), None),
+            Step::SessionInsert(shard) => self.run(&[mysql::SESSION_INSERT], Some(shard), None),
+            Step::Unlock(shard) if my => self.run(&[mysql::UNLOCK], Some(shard), None),
             Step::Unlock(shard) => self.run(&[postgres::UNLOCK], Some(shard), None),
+            Step::CreateTable(_) if my => self.run(&[mysql::CREATE_TABLE], None, None),
             Step::CreateTable(_) => self.run(&[postgres::CREATE_TABLE], None, None),
             Step::UpgradeTable(_) => self.run(&[postgres::UPGRADE_TABLE], None, None),
             Step::Taken(shard, recorded) => Next::Taken {
@@ -350,11 +461,18 @@ impl LeaseProtocol {
                 held_in: alloc::format!("table {}", self.table),
             },
             Step::Raise => Next::Raise,
+            Step::Refuse => Next::Refuse {
+                reason: GALERA_SESSION,
+            },
         }
     }
 
     /// Takes the answer to the last [`Next::Run`].
     pub fn feed(&mut self, answer: Answer<'_>) {
+        if self.dialect.is_mysql() {
+            self.step = self.feed_mysql(answer);
+            return;
+        }
         self.step = match (self.step, answer) {
             (Step::Claim, Answer::Row(row)) => self.claimed(row),
             (Step::Claim, Answer::Error(code)) => self.repair(code, Resume::Claim),
@@ -395,9 +513,128 @@ impl LeaseProtocol {
             (Step::UpgradeTable(resume), Answer::Error(Some(postgres::DUPLICATE_COLUMN))) => {
                 resumed(resume)
             }
-            (Step::Taken(..) | Step::NoFreeShard, _) => self.step,
+            (Step::Taken(..) | Step::NoFreeShard | Step::Refuse, _) => self.step,
             _ => Step::Raise,
         };
+    }
+
+    /// [`LeaseProtocol::feed`] on the MySQL family: see `mysql.rs` for the statements.
+    fn feed_mysql(&mut self, answer: Answer<'_>) -> Step {
+        if let Answer::Error(Some(super::mysql::UNKNOWN_VARIABLE)) = answer
+            && self.dialect == Dialect::Mariadb
+        {
+            // MySQL: MariaDB's variables are unknown there. The same step in MySQL's SQL.
+            self.dialect = Dialect::Mysql;
+            return self.step;
+        }
+        let id = last_insert_id(&answer);
+        match (self.step, answer) {
+            (Step::Claim, Answer::Row(_)) if id > 0 => {
+                let packed = id - 1;
+                let shard = packed & crate::layout::mask(u32::from(self.shard_bits));
+                let ceiling = packed >> self.shard_bits;
+                if (self.first..self.end).contains(&shard) {
+                    Step::Taken(shard, recorded(i64::try_from(ceiling).unwrap_or(0)))
+                } else {
+                    Step::Raise
+                }
+            }
+            (Step::Claim, Answer::Row(_)) => Step::Insert,
+            (Step::Insert, Answer::Row(_)) if id > 0 => {
+                let shard = id - 1;
+                if (self.first..self.end).contains(&shard) {
+                    Step::Taken(shard, None)
+                } else {
+                    Step::Raise
+                }
+            }
+            (Step::Insert, Answer::Row(_)) => Step::Held,
+            (Step::Held, Answer::Row([held, ..])) => match held.uint() {
+                Some(held) if held >= self.end - self.first => Step::NoFreeShard,
+                Some(_) => self.lost_race(),
+                None => Step::Raise,
+            },
+            (Step::Insert, Answer::Error(Some(code)))
+                if code == mysql::DUPLICATE_KEY || mysql::ROLLED_BACK.contains(&code) =>
+            {
+                self.lost_race()
+            }
+            (Step::Claim, Answer::Error(Some(code))) if mysql::ROLLED_BACK.contains(&code) => {
+                self.lost_race()
+            }
+            (Step::Claim | Step::Insert | Step::Held, Answer::Error(code)) => {
+                self.repair_mysql(code, Resume::Claim)
+            }
+            (Step::TryLock(shard), Answer::Row([grant, pid, identity, ..])) => {
+                if grant.int() == Some(-2) {
+                    return Step::Refuse;
+                }
+                if !grant.granted() {
+                    return self.after(shard);
+                }
+                match (pid.uint(), identity) {
+                    (Some(pid), Cell::Text(identity)) => {
+                        self.backend = Some((pid, (*identity).into()));
+                        Step::SessionClaim(shard)
+                    }
+                    _ => Step::Raise,
+                }
+            }
+            (Step::SessionClaim(shard), Answer::Row(_)) if id > 0 => {
+                Step::Taken(shard, recorded(i64::try_from(id - 1).unwrap_or(0)))
+            }
+            (Step::SessionClaim(shard), Answer::Row(_)) => Step::SessionInsert(shard),
+            (Step::SessionInsert(shard), Answer::Row(_)) => Step::Taken(shard, None),
+            // An expiring lease holds the row: let go of the lock, try the next shard.
+            (Step::SessionInsert(shard), Answer::Error(Some(mysql::DUPLICATE_KEY))) => {
+                Step::Unlock(shard)
+            }
+            (Step::SessionClaim(shard) | Step::SessionInsert(shard), Answer::Error(Some(code)))
+                if mysql::ROLLED_BACK.contains(&code) =>
+            {
+                self.claims += 1;
+                if self.claims >= MAX_CLAIMS {
+                    Step::Raise
+                } else {
+                    Step::SessionClaim(shard)
+                }
+            }
+            (Step::SessionClaim(shard) | Step::SessionInsert(shard), Answer::Error(code)) => {
+                self.repair_mysql(code, Resume::SessionClaim(shard))
+            }
+            (Step::Unlock(shard), Answer::Row(_) | Answer::NoRow) => {
+                self.backend = None;
+                self.after(shard)
+            }
+            (Step::CreateTable(resume), Answer::Row(_) | Answer::NoRow) => resumed(resume),
+            (Step::CreateTable(resume), Answer::Error(Some(mysql::TABLE_EXISTS))) => {
+                resumed(resume)
+            }
+            (Step::Taken(..) | Step::NoFreeShard | Step::Refuse, _) => self.step,
+            _ => Step::Raise,
+        }
+    }
+
+    /// Another claimant took the row first (or the two were rolled back against each other):
+    /// claim again, up to [`MAX_CLAIMS`] times.
+    fn lost_race(&mut self) -> Step {
+        self.claims += 1;
+        if self.claims >= MAX_CLAIMS {
+            Step::NoFreeShard
+        } else {
+            Step::Claim
+        }
+    }
+
+    /// On the MySQL family: make the table if it is missing (once), else raise the error.
+    fn repair_mysql(&mut self, code: Option<&str>, resume: Resume) -> Step {
+        match code {
+            Some(mysql::NO_SUCH_TABLE) if !self.made_table => {
+                self.made_table = true;
+                Step::CreateTable(resume)
+            }
+            _ => Step::Raise,
+        }
     }
 
     /// The step after an expiring claim's row: `(shard, ceiling, held)`.
@@ -452,8 +689,23 @@ impl LeaseProtocol {
     /// session lease, which its lock keeps): one row returned, or none when it was taken over.
     pub fn renew(&self, shard: u64) -> Option<(alloc::string::String, alloc::vec::Vec<Value<'_>>)> {
         match self.kind {
+            LeaseKind::Expiring { .. } if self.dialect.is_mysql() => {
+                Some(self.render(&mysql::RENEW, Some(shard), None))
+            }
             LeaseKind::Expiring { .. } => Some(self.render(&[postgres::RENEW], Some(shard), None)),
             LeaseKind::Session => None,
+        }
+    }
+
+    /// Whether the answer to a [`LeaseProtocol::renew`], [`LeaseProtocol::record`] or
+    /// [`LeaseProtocol::release`] says the row still held the lease's token (and now holds
+    /// what was written): a row returned on PostgreSQL, a last insert ID above 0 on the MySQL
+    /// family. `false`: the lease is lost.
+    pub fn kept(&self, answer: Answer<'_>) -> bool {
+        if self.dialect.is_mysql() {
+            last_insert_id(&answer) > 0
+        } else {
+            matches!(answer, Answer::Row(_))
         }
     }
 
@@ -465,17 +717,24 @@ impl LeaseProtocol {
         shard: u64,
         units: u64,
     ) -> (alloc::string::String, alloc::vec::Vec<Value<'_>>) {
-        let sql = match self.kind {
-            LeaseKind::Expiring { .. } => postgres::RECORD,
-            LeaseKind::Session => postgres::SESSION_RECORD,
+        let sql: &[&str] = match (self.kind, self.dialect.is_mysql()) {
+            (LeaseKind::Expiring { .. }, true) => &mysql::RECORD,
+            (LeaseKind::Session, true) => &[mysql::SESSION_RECORD],
+            (LeaseKind::Expiring { .. }, false) => &[postgres::RECORD],
+            (LeaseKind::Session, false) => &[postgres::SESSION_RECORD],
         };
-        self.render(&[sql], Some(shard), Some(units))
+        self.render(sql, Some(shard), Some(units))
     }
 
     /// The statement and parameters that free `shard` at once, if the lease still holds it
     /// (one row returned then).
     pub fn release(&self, shard: u64) -> (alloc::string::String, alloc::vec::Vec<Value<'_>>) {
-        self.render(&[postgres::RELEASE], Some(shard), None)
+        let sql = if self.dialect.is_mysql() {
+            mysql::RELEASE
+        } else {
+            postgres::RELEASE
+        };
+        self.render(&[sql], Some(shard), None)
     }
 
     fn run(&self, parts: &[&str], shard: Option<u64>, units: Option<u64>) -> Next<'_> {
@@ -498,16 +757,30 @@ impl LeaseProtocol {
         let mut params = alloc::vec::Vec::new();
         for part in parts {
             // The fragments first: the timeline and the ceiling jump (which holds parameters).
-            let part = part
-                .replace("{jump l.}", &postgres::JUMP.replace("{r}", "l."))
-                .replace("{jump}", &postgres::JUMP.replace("{r}", ""))
-                .replace("{tli}", super::failover::TIMELINE);
+            let part = match self.dialect.server_identity() {
+                None => part
+                    .replace("{jump l.}", &postgres::JUMP.replace("{r}", "l."))
+                    .replace("{jump}", &postgres::JUMP.replace("{r}", ""))
+                    .replace("{tli}", super::failover::TIMELINE),
+                Some(server) => self.mysql_fragments(part, server),
+            };
             let mut rest = part.as_str();
             while let Some(at) = rest.find(['@', '{']) {
                 sql.push_str(&rest[..at]);
                 let tail = &rest[at..];
+                if let Some(after) = tail.strip_prefix("@@") {
+                    // A system variable (MySQL): no parameter.
+                    sql.push_str("@@");
+                    rest = after;
+                    continue;
+                }
                 if let Some(after) = tail.strip_prefix("{t}") {
-                    sql.push_str(&self.table);
+                    if self.dialect.is_mysql() {
+                        // Quoted, so a reserved word (`distinct`) is a name too.
+                        let _ = write!(sql, "`{}`", self.table);
+                    } else {
+                        sql.push_str(&self.table);
+                    }
                     rest = after;
                     continue;
                 }
@@ -522,7 +795,7 @@ impl LeaseProtocol {
                 let name = &tail[1..=name_len];
                 rest = &tail[1 + name_len..];
                 match self.placeholders {
-                    Placeholders::Numbered => {
+                    Placeholders::Numbered if !self.dialect.is_mysql() => {
                         let n = if let Some(i) = names.iter().position(|seen| seen == name) {
                             i + 1
                         } else {
@@ -536,7 +809,7 @@ impl LeaseProtocol {
                         sql.push_str("%s");
                         params.push(self.value(name, shard, units));
                     }
-                    Placeholders::Question => {
+                    Placeholders::Question | Placeholders::Numbered => {
                         sql.push('?');
                         params.push(self.value(name, shard, units));
                     }
@@ -545,6 +818,26 @@ impl LeaseProtocol {
             sql.push_str(rest);
         }
         (sql, params)
+    }
+
+    /// A MySQL statement's fragments and the layout's numbers, written in (see `mysql.rs`).
+    fn mysql_fragments(&self, part: &str, server: &str) -> alloc::string::String {
+        use alloc::string::ToString;
+        let galera = if self.dialect == Dialect::Mariadb {
+            "@@global.wsrep_on"
+        } else {
+            "FALSE"
+        };
+        part.replace("{jump}", mysql::JUMP)
+            .replace("{srv}", server)
+            .replace("{now}", super::failover::MYSQL_NOW_MS)
+            .replace("{never}", mysql::NEVER)
+            .replace("{galera}", galera)
+            .replace("{skew}", &(super::failover::SKEW_MS + 250).to_string())
+            .replace("{epoch}", &self.epoch_ms.to_string())
+            .replace("{unit}", &self.unit_ms.to_string())
+            .replace("{maxunits}", &self.max_units.to_string())
+            .replace("{shardbits}", &self.shard_bits.to_string())
     }
 
     fn value(&self, name: &str, shard: Option<u64>, units: Option<u64>) -> Value<'_> {
@@ -560,6 +853,7 @@ impl LeaseProtocol {
                 LeaseKind::Session => 0,
             }),
             "pid" => Value::Int(self.backend.as_ref().map_or(0, |(pid, _)| *pid)),
+            "lockprefix" => Value::Text(&self.lock_prefix),
             "units" => Value::Int(units.unwrap_or(0)),
             "epoch" => Value::Int(self.epoch_ms),
             "unit" => Value::Int(self.unit_ms),

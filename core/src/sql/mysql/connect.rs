@@ -51,6 +51,23 @@ pub fn connect(url: &str) -> Result<mysql::Conn, ConnectError> {
     mysql::Conn::new(opts).map_err(ConnectError::Driver)
 }
 
+/// The dialect of the server `conn` reaches ([`super::DETECT_DIALECT`]): one round trip.
+///
+/// # Errors
+/// The driver's error, when the server answered neither as MariaDB nor as MySQL does.
+pub fn detect(conn: &mut mysql::Conn) -> Result<super::Dialect, mysql::Error> {
+    use mysql::prelude::Queryable;
+    match conn.query_drop(super::DETECT_DIALECT) {
+        Ok(()) => Ok(super::Dialect::Mariadb),
+        Err(mysql::Error::MySqlError(e))
+            if super::Dialect::detected(Some(&e.code.to_string())).is_some() =>
+        {
+            Ok(super::Dialect::Mysql)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Whether the server at `host:port` greets as MySQL: the first packet of the protocol
 /// (sequence 0, protocol version 10, or an error packet). The `mysql` crate would wait for it
 /// without end (a PostgreSQL server, say, waits for its client to speak first), and a read

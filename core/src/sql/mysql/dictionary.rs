@@ -21,6 +21,11 @@
 //!    of two topics whose strings are neighbours in the index can deadlock on; READ COMMITTED
 //!    takes none.
 //!
+//! Across a failover ([`crate::sql::failover`]): each topic row records the server that last
+//! wrote it, and a writer of new strings on a row another server wrote last (a promoted replica,
+//! which may lack the last strings numbered) first moves the topic's next ID on by
+//! [`LOST_WRITES`]: past every ID the lost writes could have given ([`topic_base`]).
+//!
 //! The lookups name their index (`FORCE INDEX`): with few rows in the table's statistics the
 //! optimizers of MariaDB 10.11 chose to read every string of the topic (`ref` on `topic_id`)
 //! rather than probe for each value — a batch's latency then grew with the topic, and the
@@ -33,8 +38,9 @@
 
 use core::fmt::{self, Display, Formatter};
 
-use super::MysqlStatement;
+use super::{Dialect, MysqlStatement};
 use crate::dictionary::{MAX_TOPIC_LEN, MAX_VALUE_LEN};
+use crate::sql::failover::LOST_WRITES;
 use crate::sql::{Placeholders, SqlError, TOPIC_DROPPED, UNKNOWN_TOPIC, check_schema};
 
 /// The longest list a client that prepares its statements sends in one: an insert of that many
@@ -46,6 +52,7 @@ pub const MAX_PREPARED_LIST: usize = 20_000;
 #[must_use]
 pub struct MysqlDictionary<'a> {
     schema: &'a str,
+    dialect: Dialect,
 }
 
 impl<'a> MysqlDictionary<'a> {
@@ -53,7 +60,17 @@ impl<'a> MysqlDictionary<'a> {
     /// [`SqlError::SchemaName`], as for [`super::Mysql::new`].
     pub fn new(schema: &'a str) -> Result<Self, SqlError> {
         check_schema(schema)?;
-        Ok(Self { schema })
+        Ok(Self {
+            schema,
+            dialect: Dialect::Mysql,
+        })
+    }
+
+    /// The DDL and statements for the server `dialect` names ([`Dialect::Mysql`] by default,
+    /// which MariaDB runs too; [`Dialect::Mariadb`] names a Galera cluster as one server).
+    pub const fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 
     /// The database.
@@ -66,6 +83,7 @@ impl<'a> MysqlDictionary<'a> {
         MysqlDictionaryStatements {
             schema: self.schema,
             placeholders,
+            dialect: self.dialect,
         }
     }
 }
@@ -76,11 +94,12 @@ impl<'a> MysqlDictionary<'a> {
 pub struct MysqlDictionaryStatements<'a> {
     schema: &'a str,
     placeholders: Placeholders,
+    dialect: Dialect,
 }
 
 impl<'a> MysqlDictionaryStatements<'a> {
     const fn statement(&self, text: &'static str) -> MysqlStatement<'a> {
-        MysqlStatement::new(self.schema, self.placeholders, text)
+        MysqlStatement::new(self.schema, self.placeholders, self.dialect, text)
     }
 
     /// Looks `n` strings up, without a lock; parameters `(values..., topic)`; rows
@@ -109,11 +128,12 @@ impl<'a> MysqlDictionaryStatements<'a> {
     }
 
     /// In the writer's transaction, locks the topic's row; parameter `(topic)`; one row
-    /// `(topic_id, next, dropped)`, or none: no such topic.
+    /// `(topic_id, next, dropped, moved)`, or none: no such topic. `moved`: another server
+    /// wrote the row last, and new IDs start at [`topic_base`].
     pub const fn lock(&self) -> MysqlStatement<'a> {
         self.statement(
-            "SELECT topic_id, next, dropped_at IS NOT NULL FROM {s}.shardid_topics \
-             WHERE topic = ? FOR UPDATE",
+            "SELECT topic_id, next, dropped_at IS NOT NULL, server IS NOT NULL AND server <> {srv} \
+             FROM {s}.shardid_topics WHERE topic = ? FOR UPDATE",
         )
     }
 
@@ -138,14 +158,15 @@ impl<'a> MysqlDictionaryStatements<'a> {
     /// index it would lock that index's entry too, and a writer locking in the other order
     /// (that entry first) would deadlock with this one.
     pub const fn advance(&self) -> MysqlStatement<'a> {
-        self.statement("UPDATE {s}.shardid_topics SET next = ? WHERE topic = ?")
+        self.statement("UPDATE {s}.shardid_topics SET next = ?, server = {srv} WHERE topic = ?")
     }
 
     /// Creates a topic if it does not exist; parameter `(topic)`. Then
     /// [`MysqlDictionaryStatements::state`] says whether it was dropped before.
     pub const fn create_topic(&self) -> MysqlStatement<'a> {
         self.statement(
-            "INSERT INTO {s}.shardid_topics (topic) VALUES (?) ON DUPLICATE KEY UPDATE topic = topic",
+            "INSERT INTO {s}.shardid_topics (topic, server) VALUES (?, {srv}) \
+             ON DUPLICATE KEY UPDATE topic = topic",
         )
     }
 
@@ -162,6 +183,17 @@ impl<'a> MysqlDictionaryStatements<'a> {
     /// topic.
     pub const fn state(&self) -> MysqlStatement<'a> {
         self.statement("SELECT dropped_at IS NOT NULL FROM {s}.shardid_topics WHERE topic = ?")
+    }
+}
+
+/// The first ID a writer gives new strings of a topic whose row holds `next`: past what
+/// [`LOST_WRITES`] lost writes could have given when the row was `moved` (another server wrote
+/// it last: [`MysqlDictionaryStatements::lock`]).
+pub const fn topic_base(next: u64, moved: bool) -> u64 {
+    if moved {
+        next.saturating_add(LOST_WRITES)
+    } else {
+        next
     }
 }
 
@@ -183,6 +215,10 @@ impl Display for MysqlDictionary<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let s = self.schema;
         let version = env!("CARGO_PKG_VERSION");
+        let srv = self
+            .dialect
+            .server_identity()
+            .unwrap_or(crate::sql::failover::MYSQL_SERVER);
         write!(
             f,
             "\
@@ -196,14 +232,16 @@ DELIMITER $$
 
 CREATE DATABASE IF NOT EXISTS {s}$$
 
--- One row per topic: the next ID it assigns. A dropped topic keeps its row (a tombstone).
+-- One row per topic: the next ID it assigns, and the server that wrote the row last (a
+-- replica promoted after a failover is another). A dropped topic keeps its row (a tombstone).
 -- Topics and strings are bytes, compared as such (no collation folds two into one).
 CREATE TABLE IF NOT EXISTS {s}.shardid_topics (
     topic VARBINARY({MAX_TOPIC_LEN}) NOT NULL PRIMARY KEY,
     topic_id INT NOT NULL AUTO_INCREMENT UNIQUE,
     next BIGINT NOT NULL DEFAULT 0,
     created_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
-    dropped_at TIMESTAMP(6) NULL DEFAULT NULL
+    dropped_at TIMESTAMP(6) NULL DEFAULT NULL,
+    server VARBINARY(255) NULL
 ) ENGINE = InnoDB$$
 
 -- One row per string of a topic. Written only by the clients' statements and the functions.
@@ -226,7 +264,7 @@ BEGIN
     IF p_topic IS NULL OR LENGTH(p_topic) = 0 OR LENGTH(p_topic) > {MAX_TOPIC_LEN} THEN
         SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = 'INVALID_ARGUMENT: a topic is 1 to {MAX_TOPIC_LEN} bytes of text';
     END IF;
-    INSERT INTO {s}.shardid_topics (topic) VALUES (p_topic);
+    INSERT INTO {s}.shardid_topics (topic, server) VALUES (p_topic, {srv});
     IF EXISTS (SELECT 1 FROM {s}.shardid_topics WHERE topic = p_topic AND dropped_at IS NOT NULL) THEN
         SIGNAL SQLSTATE '{TOPIC_DROPPED}' SET MESSAGE_TEXT = 'TOPIC_DROPPED: the topic was dropped; its name is never used again';
     END IF;
@@ -258,6 +296,7 @@ BEGIN
     DECLARE t INT;
     DECLARE base BIGINT;
     DECLARE dropped BOOLEAN;
+    DECLARE moved BOOLEAN;
     DECLARE found_id BIGINT;
     IF p_value IS NULL OR LENGTH(p_value) = 0 OR LENGTH(p_value) > {MAX_VALUE_LEN} THEN
         SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = 'INVALID_ARGUMENT: a value is 1 to {MAX_VALUE_LEN} bytes of text';
@@ -271,7 +310,8 @@ BEGIN
         RETURN found_id;
     END IF;
     -- Locked by its primary key, as the clients lock it: one order, no deadlock between them.
-    SELECT next, dropped_at IS NOT NULL INTO base, dropped FROM {s}.shardid_topics WHERE topic = p_topic FOR UPDATE;
+    SELECT next, dropped_at IS NOT NULL, server IS NOT NULL AND server <> {srv} INTO base, dropped, moved
+        FROM {s}.shardid_topics WHERE topic = p_topic FOR UPDATE;
     IF dropped THEN
         SIGNAL SQLSTATE '{TOPIC_DROPPED}' SET MESSAGE_TEXT = 'TOPIC_DROPPED: the topic was dropped: it assigns no new IDs';
     END IF;
@@ -281,8 +321,12 @@ BEGIN
     IF found_id IS NOT NULL THEN
         RETURN found_id;
     END IF;
+    -- Another server wrote the row last (a promoted replica): past what the lost writes gave.
+    IF moved THEN
+        SET base = base + {LOST_WRITES};
+    END IF;
     INSERT INTO {s}.shardid_strings (topic_id, value, id) VALUES (t, p_value, base);
-    UPDATE {s}.shardid_topics SET next = base + 1 WHERE topic = p_topic;
+    UPDATE {s}.shardid_topics SET next = base + 1, server = {srv} WHERE topic = p_topic;
     RETURN base;
 END$$
 

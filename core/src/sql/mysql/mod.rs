@@ -29,19 +29,30 @@ mod segments;
 #[cfg(feature = "std")]
 mod url;
 
-pub use dictionary::{MAX_PREPARED_LIST, MysqlDictionary, MysqlDictionaryStatements, assign_new};
-pub use segments::{FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments};
+pub use dictionary::{
+    MAX_PREPARED_LIST, MysqlDictionary, MysqlDictionaryStatements, assign_new, topic_base,
+};
+pub use segments::{
+    FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments, ROLLED_BACK_RETRIES,
+};
 #[cfg(feature = "std")]
 pub use url::{MysqlUrl, UrlProblem};
 
 /// The SQL dialects the core renders.
+///
+/// MySQL and MariaDB share one SQL (what MySQL 8 and MariaDB 10.6 both accept); they differ in
+/// one expression only, how the server names itself in the rows shardid writes
+/// ([`Dialect::server_identity`]), which tells a row written before a failover: MariaDB's knows
+/// Galera clusters, whose nodes are one server for this purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Dialect {
     /// PostgreSQL 12 or later.
     Postgres,
-    /// MySQL 8 and MariaDB 10.6 or later: what both accept (`mariadb` is the same dialect).
+    /// MySQL 8 (and MariaDB without Galera's variables).
     Mysql,
+    /// MariaDB 10.6 or later, Galera clusters included.
+    Mariadb,
 }
 
 impl Dialect {
@@ -49,13 +60,55 @@ impl Dialect {
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "postgres" | "postgresql" => Some(Self::Postgres),
-            "mysql" | "mariadb" => Some(Self::Mysql),
+            "mysql" => Some(Self::Mysql),
+            "mariadb" => Some(Self::Mariadb),
             _ => None,
         }
     }
 
     /// The names, for a usage message.
     pub const NAMES: &'static str = "postgres, mysql, mariadb";
+
+    /// Whether this is MySQL or MariaDB.
+    pub const fn is_mysql(self) -> bool {
+        matches!(self, Self::Mysql | Self::Mariadb)
+    }
+
+    /// The SQL expression naming the server a statement runs on, as the rows shardid writes on
+    /// the MySQL family record it ([`crate::sql::failover`]): `server <server_id>`, which a
+    /// replication topology must keep distinct (a replica refuses a source with its own), so a
+    /// promoted replica writes another name than its old source did; on a Galera cluster
+    /// (MariaDB, `wsrep_on`), `galera <wsrep_cluster_name>`, the same on every node: a row
+    /// written on another node of the cluster was certified by all of them, which is no
+    /// failover. `None` for PostgreSQL, whose rows record the timeline.
+    pub const fn server_identity(self) -> Option<&'static str> {
+        match self {
+            Self::Postgres => None,
+            Self::Mysql => Some(super::failover::MYSQL_SERVER),
+            Self::Mariadb => Some(super::failover::MARIADB_SERVER),
+        }
+    }
+}
+
+/// The MySQL error number of an unknown system variable: what MySQL answers a statement
+/// rendered for MariaDB (`@@wsrep_on`); render it for [`Dialect::Mysql`] instead.
+pub const UNKNOWN_VARIABLE: &str = "1193";
+
+/// What a client sends on a new connection to learn the dialect of its server (one round
+/// trip per connection): MariaDB answers a row, MySQL refuses with [`UNKNOWN_VARIABLE`]
+/// ([`Dialect::detected`]).
+pub const DETECT_DIALECT: &str = "SELECT @@global.wsrep_on";
+
+impl Dialect {
+    /// The dialect of a server by its answer to [`DETECT_DIALECT`]: the error number it
+    /// failed with (`None`: it answered). `None` for any other error, which the driver raises.
+    pub fn detected(error: Option<&str>) -> Option<Self> {
+        match error {
+            None => Some(Self::Mariadb),
+            Some(UNKNOWN_VARIABLE) => Some(Self::Mysql),
+            Some(_) => None,
+        }
+    }
 }
 
 /// The statements of a MySQL script (the DDL the types of this module render): the text
@@ -111,6 +164,7 @@ pub struct Mysql<'a> {
     shard: u64,
     schema: &'a str,
     options: Options,
+    dialect: Dialect,
 }
 
 impl<'a> Mysql<'a> {
@@ -156,7 +210,15 @@ impl<'a> Mysql<'a> {
             shard,
             schema,
             options: Options::new(),
+            dialect: Dialect::Mysql,
         })
+    }
+
+    /// The DDL for the server `dialect` names ([`Dialect::Mysql`] by default, which MariaDB
+    /// runs too; [`Dialect::Mariadb`] names a Galera cluster as one server).
+    pub const fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 
     /// Sets how `next_id()` treats a clock that moved back and a time unit that ran out, as
@@ -191,20 +253,28 @@ impl Display for Signature<'_> {
 
 /// One statement a MySQL client sends, rendered with its driver's placeholders
 /// ([`Display`]): `?` is a parameter, `[...]` a group repeated `list` times (`IN ([?])` for a
-/// list of `list` values, `VALUES [(?, ?, ?)]` for `list` rows), `{s}` the database.
+/// list of `list` values, `VALUES [(?, ?, ?)]` for `list` rows), `{s}` the database, `{srv}`
+/// the server's name in the rows it writes ([`Dialect::server_identity`]).
 #[derive(Clone, Copy, Debug)]
 pub struct MysqlStatement<'a> {
     schema: &'a str,
     placeholders: Placeholders,
+    dialect: Dialect,
     text: &'static str,
     list: usize,
 }
 
 impl<'a> MysqlStatement<'a> {
-    const fn new(schema: &'a str, placeholders: Placeholders, text: &'static str) -> Self {
+    const fn new(
+        schema: &'a str,
+        placeholders: Placeholders,
+        dialect: Dialect,
+        text: &'static str,
+    ) -> Self {
         Self {
             schema,
             placeholders,
+            dialect,
             text,
             list: 0,
         }
@@ -216,6 +286,10 @@ impl<'a> MysqlStatement<'a> {
     }
 
     fn write_plain(&self, f: &mut Formatter<'_>, text: &str) -> fmt::Result {
+        let server = self
+            .dialect
+            .server_identity()
+            .unwrap_or(super::failover::MYSQL_SERVER);
         for (i, piece) in text.split("{s}").enumerate() {
             if i > 0 {
                 f.write_str(self.schema)?;
@@ -229,7 +303,12 @@ impl<'a> MysqlStatement<'a> {
                         Placeholders::Question | Placeholders::Numbered => f.write_str("?")?,
                     }
                 }
-                f.write_str(part)?;
+                for (k, bit) in part.split("{srv}").enumerate() {
+                    if k > 0 {
+                        f.write_str(server)?;
+                    }
+                    f.write_str(bit)?;
+                }
             }
         }
         Ok(())

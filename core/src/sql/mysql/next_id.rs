@@ -45,6 +45,11 @@ impl Display for Mysql<'_> {
         let borrow = self.options.max_borrow_units;
         let signature = Signature(l);
         let version = env!("CARGO_PKG_VERSION");
+        let srv = self
+            .dialect
+            .server_identity()
+            .unwrap_or(crate::sql::failover::MYSQL_SERVER);
+        let skew = crate::sql::failover::SKEW_MS;
         let now_units = Units {
             ms: "now_ms",
             epoch_ms: epoch,
@@ -70,14 +75,18 @@ DELIMITER $$
 
 CREATE DATABASE IF NOT EXISTS {s}$$
 
--- The layout (one database, one layout) and the last counter value: unit << {sb} | sequence.
+-- The layout (one database, one layout), the last counter value (unit << {sb} | sequence), the
+-- server that wrote it last (a replica promoted after a failover is another), and the time unit
+-- the counter jumped to when it last came to a new server (waited for, not an error).
 CREATE TABLE IF NOT EXISTS {s}.shardid_counter (
     id TINYINT NOT NULL PRIMARY KEY,
     last BIGINT NOT NULL,
-    layout VARCHAR(255) NOT NULL
+    layout VARCHAR(255) NOT NULL,
+    server VARBINARY(255) NULL,
+    floor_units BIGINT NOT NULL DEFAULT -1
 ) ENGINE = InnoDB$$
 
-INSERT INTO {s}.shardid_counter (id, last, layout) VALUES (0, -1, '{signature}')
+INSERT INTO {s}.shardid_counter (id, last, layout, server) VALUES (0, -1, '{signature}', {srv})
     ON DUPLICATE KEY UPDATE id = id$$
 
 DROP PROCEDURE IF EXISTS {s}.shardid_check_layout$$
@@ -122,7 +131,10 @@ END$$
 -- Unique for the shard however many sessions call it: each call takes the next counter value,
 -- moved up to the clock's unit when it lags. A unit whose {per_unit} IDs ran out carries into
 -- the next, which is waited for (or borrowed, up to {borrow} unit(s) ahead); a clock set back
--- more than {tolerance} ms behind the last ID made is an error (CLOCK_MOVED_BACKWARDS).
+-- more than {tolerance} ms behind the last ID made is an error (CLOCK_MOVED_BACKWARDS). On a
+-- counter another server wrote last (a replica promoted after a failover, which may lack the
+-- last values the old source handed out by a clock up to {skew} ms ahead of its own), the
+-- counter first moves to the server's clock plus {skew} ms, which the first calls wait for.
 DROP FUNCTION IF EXISTS {s}.next_id$$
 
 CREATE FUNCTION {s}.next_id() RETURNS BIGINT NOT DETERMINISTIC MODIFIES SQL DATA
@@ -137,7 +149,14 @@ BEGIN
     -- (read before, it would be as old as the wait for the row, which another session's
     -- statement may hold). The clock inline, as shardid_now_ms() reads it: a call of it costs
     -- as much again.
-    UPDATE {s}.shardid_counter SET last = LAST_INSERT_ID(last + 1) WHERE id = 0;
+    UPDATE {s}.shardid_counter SET
+        floor_units = IF(server IS NOT NULL AND server <> {srv},
+            ((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000) + {skew} - {epoch}) DIV {unit},
+            floor_units),
+        last = LAST_INSERT_ID(IF(server IS NOT NULL AND server <> {srv},
+            GREATEST(last + 1, (((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)
+                + {skew} - {epoch}) DIV {unit}) << {sb}), last + 1)),
+        server = {srv} WHERE id = 0;
     IF ROW_COUNT() <> 1 THEN
         -- LAST_INSERT_ID() would be another statement's: never use it.
         SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = 'shardid: the row of {s}.shardid_counter is missing: run the DDL again';
@@ -174,8 +193,11 @@ BEGIN
     END IF;
     -- v is this call's alone. Ahead of the clock (its unit ran out, or the clock went back):
     -- wait until it is its time, as the core's generator waits; too far ahead is an error.
+    -- Ahead of the clock by more than the tolerance is an error, unless the counter jumped there
+    -- when it came to this server (a failover): that is waited for.
     WHILE t > now_units + {borrow} DO
-        IF {epoch} + (t - {borrow}) * {unit} - now_ms > {tolerance} + {unit} THEN
+        IF {epoch} + (t - {borrow}) * {unit} - now_ms > {tolerance} + {unit}
+            AND t > (SELECT floor_units FROM {s}.shardid_counter WHERE id = 0) THEN
             SET msg = CONCAT('CLOCK_MOVED_BACKWARDS: clock moved backwards: ', {epoch} + t * {unit} - now_ms,
                 ' ms behind the last issued ID (tolerance {tolerance} ms)');
             SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = msg;

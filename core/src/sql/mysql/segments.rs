@@ -23,15 +23,36 @@
 //! for rows the database numbers itself (a trigger), from the same numbers. Errors carry the
 //! same SQLSTATEs as on PostgreSQL (`SI001` unknown tag, `SI002` exhausted, `22023` bad
 //! argument).
+//!
+//! Across a failover ([`crate::sql::failover`]): each row records the server that last wrote it,
+//! and the first write by another server (a promoted replica, which may lack the last takes)
+//! first moves the tag past what [`LOST_WRITES`] takes could have handed out: that many segments
+//! of twice the tag's last size, as on PostgreSQL. For the bound to hold, a tag's segments may
+//! grow (beyond its last size, to at most twice it) only once the tag moved on by that much
+//! since they last grew (`grown_at`): so no lost take was larger than twice the size the row
+//! records. (PostgreSQL measures that in WAL; MySQL has no position a statement can read.) A
+//! take asking more is refused (no row updated): the client reads the row, which says the
+//! largest size it allows now, and takes again, at most that. A busy tag thus grows by one
+//! doubling per [`LOST_WRITES`] takes, taking more, smaller segments meanwhile (one short
+//! `UPDATE` each).
 
 use core::fmt::{self, Display, Formatter};
 
-use super::MysqlStatement;
+use super::{Dialect, MysqlStatement};
 use crate::segment::Segment;
+use crate::sql::failover::LOST_WRITES;
 use crate::sql::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, Placeholders, SqlError, TAG_EXHAUSTED, UNKNOWN_TAG,
     check_schema,
 };
+
+/// Where a take starts: the row's `next`, moved past what the lost takes could have handed out
+/// when another server wrote the row last.
+const BASE: &str = "IF(server IS NOT NULL AND server <> {srv}, \
+    next + stride * 10485 * 2 * GREATEST(step, 1000), next)";
+
+// The numbers written into the fragments above are these constants (checked by a test).
+const _: () = assert!(LOST_WRITES == 10_485 && DEFAULT_SEGMENT == 1_000);
 
 /// The DDL of segments in one database, for one ticket server; render it with [`Display`].
 #[derive(Clone, Copy, Debug)]
@@ -40,6 +61,7 @@ pub struct MysqlSegments<'a> {
     schema: &'a str,
     servers: u64,
     index: u64,
+    dialect: Dialect,
 }
 
 impl<'a> MysqlSegments<'a> {
@@ -53,7 +75,15 @@ impl<'a> MysqlSegments<'a> {
             schema,
             servers: 1,
             index: 0,
+            dialect: Dialect::Mysql,
         })
+    }
+
+    /// The DDL and statements for the server `dialect` names ([`Dialect::Mysql`] by default,
+    /// which MariaDB runs too; [`Dialect::Mariadb`] names a Galera cluster as one server).
+    pub const fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 
     /// The DDL for server `index` of `servers` (`index < servers <= 1024`), as
@@ -83,6 +113,7 @@ impl<'a> MysqlSegments<'a> {
         MysqlSegmentStatements {
             schema: self.schema,
             placeholders,
+            dialect: self.dialect,
         }
     }
 }
@@ -93,35 +124,52 @@ impl<'a> MysqlSegments<'a> {
 pub struct MysqlSegmentStatements<'a> {
     schema: &'a str,
     placeholders: Placeholders,
+    dialect: Dialect,
 }
 
 impl<'a> MysqlSegmentStatements<'a> {
     const fn statement(&self, text: &'static str) -> MysqlStatement<'a> {
-        MysqlStatement::new(self.schema, self.placeholders, text)
+        MysqlStatement::new(self.schema, self.placeholders, self.dialect, text)
     }
 
-    /// Reads a tag's remembered size and stride; parameter `(tag)`; one row `(step, stride)`,
-    /// or none for an unknown tag.
+    /// Reads a tag's remembered size, its stride and the largest segment a take may have now;
+    /// parameter `(tag)`; one row `(step, stride, largest)`, or none for an unknown tag.
     pub const fn read(&self) -> MysqlStatement<'a> {
-        self.statement("SELECT step, stride FROM {s}.shardid_tags WHERE tag = ?")
+        self.statement(concat!(
+            "SELECT step, stride, IF(",
+            "(grown_at IS NULL OR IF(server IS NOT NULL AND server <> {srv}, ",
+            "next + stride * 10485 * 2 * GREATEST(step, 1000), next) - grown_at ",
+            ">= stride * 10485 * 2 * GREATEST(step, 1000))",
+            ", 2, 1) * GREATEST(step, 1000) FROM {s}.shardid_tags WHERE tag = ?"
+        ))
     }
 
-    /// Takes a segment; parameters `(size, size, tag)`; the segment's first ID is the reply's
-    /// last insert ID, and the row count 1 (0: the tag does not exist).
+    /// Takes a segment; parameters `(size, size, size, tag, size, size)`; the segment's first
+    /// ID is the reply's last insert ID, and the row count 1. 0 rows: the tag does not exist,
+    /// or may not take a segment that large now (read it, and take at most what it says).
     pub const fn take(&self) -> MysqlStatement<'a> {
-        self.statement(
-            "UPDATE {s}.shardid_tags SET step = ?, \
-             next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride * ?, \
-             updated_at = CURRENT_TIMESTAMP(6) WHERE tag = ?",
-        )
+        self.statement(concat!(
+            "UPDATE {s}.shardid_tags SET grown_at = IF(? > GREATEST(step, 1000), ",
+            "IF(server IS NOT NULL AND server <> {srv}, next + stride * 10485 * 2 * GREATEST(step, 1000), next)",
+            ", grown_at), next = CAST(LAST_INSERT_ID(",
+            "IF(server IS NOT NULL AND server <> {srv}, next + stride * 10485 * 2 * GREATEST(step, 1000), next)",
+            ") AS SIGNED) + stride * ?, step = ?, server = {srv}, updated_at = CURRENT_TIMESTAMP(6) ",
+            "WHERE tag = ? AND (? <= GREATEST(step, 1000) OR ? <= 2 * GREATEST(step, 1000) AND ",
+            "(grown_at IS NULL OR IF(server IS NOT NULL AND server <> {srv}, ",
+            "next + stride * 10485 * 2 * GREATEST(step, 1000), next) - grown_at ",
+            ">= stride * 10485 * 2 * GREATEST(step, 1000)))"
+        ))
     }
 
     /// Gives back an unused tail `first..end` of the last segment taken, if nobody took one
-    /// since; parameters `(first, tag, end, first, first)`; row count 1 when given back.
+    /// since and this server wrote the row last (a promoted replica's row may read `end` while
+    /// the lost takes handed out more); parameters `(first, tag, end, first, first)`; row count
+    /// 1 when given back.
     pub const fn give_back(&self) -> MysqlStatement<'a> {
         self.statement(
             "UPDATE {s}.shardid_tags SET next = ?, updated_at = CURRENT_TIMESTAMP(6) \
-             WHERE tag = ? AND next = ? AND next > ? AND MOD(next - ?, stride) = 0",
+             WHERE tag = ? AND next = ? AND next > ? AND MOD(next - ?, stride) = 0 \
+             AND server = {srv}",
         )
     }
 
@@ -137,7 +185,8 @@ impl<'a> MysqlSegmentStatements<'a> {
 pub enum FetchStep {
     /// [`MysqlSegmentStatements::read`] with `(tag)`, then [`MysqlFetch::read`].
     Read,
-    /// [`MysqlSegmentStatements::take`] with `(size, size, tag)`, then [`MysqlFetch::took`].
+    /// [`MysqlSegmentStatements::take`] with `(size, size, size, tag, size, size)`, then
+    /// [`MysqlFetch::took`].
     Take {
         /// The segment's size.
         size: u64,
@@ -179,23 +228,63 @@ impl core::error::Error for FetchError {}
 /// The steps of one segment fetch on MySQL: [`MysqlFetch::step`] says what to send, the
 /// results go back in. The allocator's fetch (its `size`, 0 for the size the row remembers)
 /// and the stride a client learnt from the server before (`None` at first) go in.
+///
+/// A take the row refuses as too large (or of a tag that does not exist: 0 rows either way)
+/// is followed by a read, which says the largest size allowed now (or that there is no such
+/// tag), and a take of at most that; refused again (another client's take changed the row in
+/// between), the next take is of at most [`DEFAULT_SEGMENT`], which no row refuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MysqlFetch {
     size: u64,
     stride: Option<u64>,
+    refused: u8,
+    read: bool,
+    rolled_back: u8,
 }
+
+/// How many times one fetch sends a step again that the server rolled back
+/// ([`MysqlFetch::rolled_back`]).
+pub const ROLLED_BACK_RETRIES: u8 = 5;
+
+/// `ER_LOCK_DEADLOCK`: a deadlock, and on a Galera cluster a certification conflict (another
+/// node's client changed the same row at the same moment).
+const DEADLOCK: u16 = 1213;
+/// `ER_LOCK_WAIT_TIMEOUT`.
+const LOCK_WAIT_TIMEOUT: u16 = 1205;
 
 impl MysqlFetch {
     /// A fetch of `size` IDs (0: the size the row remembers) from a server whose stride the
     /// client knows (`None`: not yet).
     pub const fn new(size: u64, stride: Option<u64>) -> Self {
-        Self { size, stride }
+        Self {
+            size,
+            stride,
+            refused: 0,
+            read: false,
+            rolled_back: 0,
+        }
+    }
+
+    /// The server answered the last step with MySQL error `code`: whether to send the same
+    /// step again. A deadlock or a lock wait timeout (1213, 1205) rolls the autocommit
+    /// statement back whole, so nothing was taken and sending it again is safe; on a Galera
+    /// cluster two nodes taking from one tag at the same moment get 1213 about half the time.
+    /// At most [`ROLLED_BACK_RETRIES`] times per fetch; any other error is the driver's to
+    /// report (the allocator retries the fetch after its backoff).
+    pub fn rolled_back(&mut self, code: u16) -> bool {
+        if matches!(code, DEADLOCK | LOCK_WAIT_TIMEOUT) && self.rolled_back < ROLLED_BACK_RETRIES {
+            self.rolled_back += 1;
+            return true;
+        }
+        false
     }
 
     /// What to send now.
     pub const fn step(&self) -> FetchStep {
         match self.stride {
-            Some(_) if self.size > 0 => FetchStep::Take { size: self.size },
+            Some(_) if self.size > 0 && (self.refused == 0 || self.read) => {
+                FetchStep::Take { size: self.size }
+            }
             _ => FetchStep::Read,
         }
     }
@@ -205,46 +294,59 @@ impl MysqlFetch {
         self.stride
     }
 
-    /// The row [`FetchStep::Read`] returned, `(step, stride)`, or `None` for no row.
+    /// The row [`FetchStep::Read`] returned, `(step, stride, largest)`, or `None` for no row.
     ///
     /// # Errors
     /// [`FetchError::UnknownTag`] for no row; [`FetchError::Unusable`] for a row no shardid
     /// DDL makes.
-    pub fn read(&mut self, row: Option<(i64, i64)>) -> Result<(), FetchError> {
-        let (step, stride) = row.ok_or(FetchError::UnknownTag)?;
+    pub fn read(&mut self, row: Option<(i64, i64, i64)>) -> Result<(), FetchError> {
+        let (step, stride, largest) = row.ok_or(FetchError::UnknownTag)?;
         let stride = u64::try_from(stride).map_err(|_| FetchError::Unusable)?;
         let step = u64::try_from(step).map_err(|_| FetchError::Unusable)?;
-        if stride == 0 || stride > 1024 || step > MAX_SEGMENT {
+        let largest = u64::try_from(largest).map_err(|_| FetchError::Unusable)?;
+        if stride == 0 || stride > 1024 || step > MAX_SEGMENT || largest < DEFAULT_SEGMENT {
             return Err(FetchError::Unusable);
         }
         self.stride = Some(stride);
         if self.size == 0 {
             self.size = if step > 0 { step } else { DEFAULT_SEGMENT };
         }
+        self.size = self.size.min(largest);
+        if self.refused > 1 {
+            self.size = self.size.min(DEFAULT_SEGMENT);
+        }
+        self.read = true;
         Ok(())
     }
 
-    /// The segment of [`FetchStep::Take`]'s reply: its row count and last insert ID.
+    /// The segment of [`FetchStep::Take`]'s reply: its row count and last insert ID, or `None`
+    /// when the row refused it (read it next: [`MysqlFetch::step`]).
     ///
     /// # Errors
-    /// [`FetchError::UnknownTag`] when no row was updated (the last insert ID is then another
-    /// statement's); [`FetchError::Unusable`] when the step was not a take.
-    pub fn took(&self, rows: u64, first: u64) -> Result<Segment, FetchError> {
+    /// [`FetchError::Unusable`] when the step was not a take, or the row refused a take of at
+    /// most [`DEFAULT_SEGMENT`] after a read (no shardid row does).
+    pub fn took(&mut self, rows: u64, first: u64) -> Result<Option<Segment>, FetchError> {
         let FetchStep::Take { size } = self.step() else {
             return Err(FetchError::Unusable);
         };
         if rows == 0 {
-            return Err(FetchError::UnknownTag);
+            // No such tag, or too large a segment (the last insert ID is another statement's).
+            if self.refused > 1 {
+                return Err(FetchError::Unusable);
+            }
+            self.refused += 1;
+            self.read = false;
+            return Ok(None);
         }
         let stride = self.stride.unwrap_or(1);
         if rows != 1 || first > i64::MAX as u64 {
             return Err(FetchError::Unusable);
         }
-        Ok(Segment {
+        Ok(Some(Segment {
             first,
             count: size,
             stride,
-        })
+        }))
     }
 }
 
@@ -255,6 +357,11 @@ impl Display for MysqlSegments<'_> {
         let n = self.servers;
         let i = self.index;
         let version = env!("CARGO_PKG_VERSION");
+        let srv = self
+            .dialect
+            .server_identity()
+            .unwrap_or(crate::sql::failover::MYSQL_SERVER);
+        let base = BASE.replace("{srv}", srv);
         write!(
             f,
             "\
@@ -269,14 +376,18 @@ DELIMITER $$
 
 CREATE DATABASE IF NOT EXISTS {s}$$
 
--- One row per tag: the next number, the segment size last asked for, and the stride (the
--- number of ticket servers). Tags are bytes, compared as such.
+-- One row per tag: the next number, the segment size last asked for, the stride (the number
+-- of ticket servers), the server that wrote the row last (a replica promoted after a failover
+-- is another), and where `next` stood when the segments last grew. Tags are bytes, compared as
+-- such.
 CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     tag VARBINARY({MAX_TAG_LEN}) NOT NULL PRIMARY KEY,
     next BIGINT NOT NULL,
     step BIGINT NOT NULL DEFAULT 0,
     stride BIGINT NOT NULL DEFAULT 1,
-    updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+    updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    server VARBINARY(255) NULL,
+    grown_at BIGINT NULL
 ) ENGINE = InnoDB$$
 
 -- Creates a tag whose first number is the first at or above `first` that this server hands
@@ -294,8 +405,8 @@ BEGIN
     IF p_first IS NULL OR p_first < 0 THEN
         SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = 'INVALID_ARGUMENT: first must be 0 or more';
     END IF;
-    INSERT INTO {s}.shardid_tags (tag, next, stride)
-        VALUES (p_tag, p_first + MOD(MOD({i} - MOD(p_first, {n}), {n}) + {n}, {n}), {n});
+    INSERT INTO {s}.shardid_tags (tag, next, stride, server)
+        VALUES (p_tag, p_first + MOD(MOD({i} - MOD(p_first, {n}), {n}) + {n}, {n}), {n}, {srv});
     RETURN created;
 END$$
 
@@ -306,7 +417,9 @@ CREATE FUNCTION {s}.create_tag(p_tag VARBINARY(1024)) RETURNS BOOLEAN
     RETURN {s}.create_tag_from(p_tag, 1)$$
 
 -- One number of the tag, for rows the database inserts itself (a BEFORE INSERT trigger:
--- SET NEW.n = {s}.next_dense_id('orders')). Leaves the remembered segment size alone.
+-- SET NEW.n = {s}.next_dense_id('orders')). Leaves the remembered segment size alone. On a row
+-- another server wrote last (a promoted replica's), first past what {LOST_WRITES} lost takes of
+-- twice the last size could have handed out, as the clients' takes do.
 DROP FUNCTION IF EXISTS {s}.next_dense_id$$
 
 CREATE FUNCTION {s}.next_dense_id(p_tag VARBINARY(1024)) RETURNS BIGINT
@@ -317,8 +430,8 @@ BEGIN
     -- LAST_INSERT_ID() is unsigned: back to signed, so that passing 2^63 - 1 is error 1690
     -- whatever the sql_mode (unsigned, a non-strict mode would clamp the column to 2^63 - 1,
     -- and every later take would hand out that number again).
-    UPDATE {s}.shardid_tags SET next = CAST(LAST_INSERT_ID(next) AS SIGNED) + stride,
-        updated_at = CURRENT_TIMESTAMP(6) WHERE tag = p_tag;
+    UPDATE {s}.shardid_tags SET next = CAST(LAST_INSERT_ID({base}) AS SIGNED) + stride,
+        server = {srv}, updated_at = CURRENT_TIMESTAMP(6) WHERE tag = p_tag;
     IF ROW_COUNT() = 0 THEN
         SIGNAL SQLSTATE '{UNKNOWN_TAG}' SET MESSAGE_TEXT = 'UNKNOWN_TAG: no such tag in {s}: create it with {s}.create_tag()';
     END IF;

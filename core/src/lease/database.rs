@@ -1,0 +1,588 @@
+//! The Rust driver of database leases that [`super::postgres`] and [`super::mysql`] share: it
+//! runs the core's lease protocol ([`crate::sql::LeaseProtocol`]) on a connection of the
+//! database's crate, as Python's `shardid._lease` and Node's `database-lease.js` do. What differs
+//! between the two crates (connecting, running one statement, how an error names itself, when a
+//! connection is gone) is a [`Client`]; the rest — taking the lease, the heartbeat thread, the
+//! ceiling writes, reconnecting, releasing — is here once.
+
+use std::boxed::Box;
+use std::fmt;
+use std::format;
+use std::ops::Range;
+use std::string::{String, ToString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread;
+use std::vec::Vec;
+
+use super::{
+    BackendClaim, CeilingGenerator, CeilingStore, DatabaseFailure, Hold, LeaseError, LostLease,
+    claim_backend, monotonic_ms, new_token,
+};
+use crate::sql::{
+    Answer, Cell, Dialect, LeaseKind, LeaseProtocol, Next, Placeholders, SqlError, Value,
+};
+use crate::{Layout, Options};
+
+/// How a database lease is taken.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct LeaseOptions {
+    /// Expiring (the default) or session.
+    pub kind: LeaseKind,
+    /// The table of leases (`shardid_leases`).
+    pub table: String,
+    /// The generator's options.
+    pub generator: Options,
+}
+
+impl LeaseOptions {
+    /// An expiring lease of 10 s in `shardid_leases`, the generator's defaults.
+    pub fn new() -> Self {
+        Self {
+            kind: LeaseKind::DEFAULT,
+            table: "shardid_leases".into(),
+            generator: Options::new(),
+        }
+    }
+
+    /// Sets the kind of lease.
+    #[must_use]
+    pub fn kind(mut self, kind: LeaseKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Sets the table.
+    #[must_use]
+    pub fn table(mut self, table: &str) -> Self {
+        self.table = table.into();
+        self
+    }
+
+    /// Sets the generator's options.
+    #[must_use]
+    pub fn generator(mut self, options: Options) -> Self {
+        self.generator = options;
+        self
+    }
+}
+
+impl Default for LeaseOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A column as a [`Client`] returns it.
+pub(super) enum Owned {
+    Null,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Bool(bool),
+    Int(i64),
+    Text(String),
+}
+
+impl Owned {
+    fn cell(&self) -> Cell<'_> {
+        match self {
+            Self::Null => Cell::Null,
+            Self::Bool(b) => Cell::Bool(*b),
+            Self::Int(n) => Cell::Int(*n),
+            Self::Text(t) => Cell::Text(t),
+        }
+    }
+}
+
+/// A connection of a database's crate, as the shared driver uses it.
+pub(super) trait Client: Sized + Send + 'static {
+    /// The crate's error.
+    type Error: std::error::Error + Send + Sync + 'static;
+    /// The SQL the lease's statements are rendered in at first.
+    const DIALECT: Dialect;
+    /// The placeholders the crate takes.
+    const PLACEHOLDERS: Placeholders;
+
+    /// A new connection to `config`.
+    fn connect(config: &str) -> Result<Self, LeaseError>;
+
+    /// Runs one statement; its first row's columns, `None` for no row (on the MySQL family, a
+    /// statement without rows answers `(affected rows, last insert ID)`).
+    fn run(&mut self, sql: &str, params: &[Value<'_>]) -> Result<Option<Vec<Owned>>, Self::Error>;
+
+    /// How the lease protocol knows the error: its SQLSTATE, or MySQL's error number.
+    fn code(e: &Self::Error) -> Option<String>;
+
+    /// Whether `e` says the connection is gone (not the database's refusal of a statement).
+    fn broken(e: &Self::Error) -> bool;
+
+    /// Whether the connection is known to be gone.
+    fn is_closed(&self) -> bool;
+
+    /// Closes the connection, saying goodbye if it can.
+    fn close(self);
+}
+
+/// What the generator's ceiling store, the heartbeat and the lease share.
+struct Shared<C: Client> {
+    protocol: LeaseProtocol,
+    shard: u64,
+    config: String,
+    /// The lease's connection (`None`: reconnect before the next statement; a session lease
+    /// never does: its lock ended with its session).
+    client: Mutex<Option<C>>,
+    hold: Option<Arc<Hold>>,
+    closed: AtomicBool,
+    /// Wakes the heartbeat early, when the lease is closed.
+    wake: Condvar,
+    wake_lock: Mutex<()>,
+}
+
+impl<C: Client> fmt::Debug for Shared<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DatabaseLease")
+            .field("shard", &self.shard)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The protocol's answer to a statement that returned `row`.
+fn answer_of<'a>(row: Option<&'a [Cell<'a>]>) -> Answer<'a> {
+    row.map_or(Answer::NoRow, Answer::Row)
+}
+
+impl<C: Client> Shared<C> {
+    /// Runs a statement of the lease's on its connection, reconnecting an expiring lease's
+    /// first; `Ok(true)` when the protocol says the lease is still held.
+    fn held_after(&self, sql: &str, params: &[Value<'_>]) -> Result<bool, LeaseError> {
+        let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
+        let session = self.protocol.kind() == LeaseKind::Session;
+        if client.as_ref().is_none_or(C::is_closed) {
+            if session {
+                return Err(LeaseError::Lost { shard: self.shard });
+            }
+            *client = Some(C::connect(&self.config)?);
+        }
+        let Some(conn) = client.as_mut() else {
+            unreachable!("connected above")
+        };
+        match conn.run(sql, params) {
+            Ok(row) => {
+                let cells: Option<Vec<Cell<'_>>> = row
+                    .as_ref()
+                    .map(|row| row.iter().map(Owned::cell).collect());
+                Ok(self.protocol.kept(answer_of(cells.as_deref())))
+            }
+            Err(e) => {
+                if C::broken(&e) {
+                    *client = None;
+                    if session {
+                        return Err(LeaseError::Lost { shard: self.shard });
+                    }
+                }
+                Err(LeaseError::Database(Box::new(e)))
+            }
+        }
+    }
+
+    /// One renewal of an expiring lease, if due; `false` once the lease is lost or closed.
+    fn heartbeat(&self) -> bool {
+        let Some(hold) = &self.hold else {
+            return false;
+        };
+        let Some((sql, params)) = self.protocol.renew(self.shard) else {
+            return false;
+        };
+        if self.closed.load(Ordering::Acquire) {
+            return false;
+        }
+        let Some(sent) = hold.sending() else {
+            return false;
+        };
+        match self.held_after(&sql, &params) {
+            Ok(true) => hold.renewed(sent),
+            Ok(false) => {
+                hold.lose();
+                return false;
+            }
+            Err(_) => hold.failed(),
+        }
+        true
+    }
+}
+
+/// The ceiling store of a lease: the protocol's `record` statement.
+struct Store<C: Client>(Arc<Shared<C>>);
+
+impl<C: Client> fmt::Debug for Store<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<C: Client> CeilingStore for Store<C> {
+    fn store(&self, _at_least: u64, wanted: u64) -> std::io::Result<u64> {
+        let shared = &self.0;
+        if shared.closed.load(Ordering::Acquire) {
+            return Err(std::io::Error::other(LostLease));
+        }
+        let sent = match &shared.hold {
+            Some(hold) => hold
+                .sending()
+                .ok_or_else(|| std::io::Error::other(LostLease))?,
+            None => monotonic_ms(),
+        };
+        let (sql, params) = shared.protocol.record(shared.shard, wanted);
+        match shared.held_after(&sql, &params) {
+            Ok(true) => {
+                if let Some(hold) = &shared.hold {
+                    hold.renewed(sent);
+                }
+                Ok(wanted)
+            }
+            Ok(false) | Err(LeaseError::Lost { .. }) => {
+                if let Some(hold) = &shared.hold {
+                    hold.lose();
+                }
+                Err(std::io::Error::other(LostLease))
+            }
+            Err(LeaseError::Database(e)) => Err(std::io::Error::other(DatabaseFailure(e))),
+            Err(e) => Err(std::io::Error::other(DatabaseFailure(e.to_string().into()))),
+        }
+    }
+}
+
+fn sql_error(e: &SqlError) -> LeaseError {
+    match *e {
+        SqlError::EmptyShards { first, end } => LeaseError::EmptyShards { shards: first..end },
+        SqlError::TableName { reason } => LeaseError::InvalidArgument {
+            argument: "table",
+            reason: format!("is not a valid name: {reason}"),
+        },
+        SqlError::Core(e) => LeaseError::Id(e),
+        _ => LeaseError::InvalidArgument {
+            argument: "table",
+            reason: e.to_string(),
+        },
+    }
+}
+
+/// A generator on a shard leased through a database over the connections of `C`.
+pub(super) struct DatabaseLease<C: Client> {
+    shared: Arc<Shared<C>>,
+    generator: Arc<CeilingGenerator>,
+    heartbeat: Mutex<Option<thread::JoinHandle<()>>>,
+    _backend: Option<BackendClaim>,
+}
+
+impl<C: Client> fmt::Debug for DatabaseLease<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DatabaseLease")
+            .field("shard", &self.shared.shard)
+            .field("kind", &self.shared.protocol.kind())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Client> DatabaseLease<C> {
+    /// Leases the first free shard of `shards` through the server at `config`.
+    pub(super) fn acquire(
+        config: &str,
+        layout: Layout,
+        shards: Range<u64>,
+        options: &LeaseOptions,
+    ) -> Result<Self, LeaseError> {
+        let holder = format!(
+            "{} pid {} (rust)",
+            hostname().unwrap_or_else(|| "?".into()),
+            std::process::id()
+        );
+        let mut protocol = LeaseProtocol::new(
+            options.kind,
+            layout,
+            &options.table,
+            C::PLACEHOLDERS,
+            shards.start,
+            shards.end,
+            &holder,
+            &new_token(),
+        )
+        .and_then(|p| p.dialect(C::DIALECT))
+        .map_err(|e| sql_error(&e))?;
+        let mut client = C::connect(config)?;
+        let (shard, recorded, backend, sent) = take(&mut client, &mut protocol, &options.table)?;
+        let backend = backend
+            .map(|identity| claim_backend(&identity))
+            .transpose()?;
+        let hold = match options.kind {
+            LeaseKind::Expiring { ttl_ms } => Some(Arc::new(Hold::new(ttl_ms, sent))),
+            _ => None,
+        };
+        let state = Arc::new(Shared {
+            protocol,
+            shard,
+            config: config.into(),
+            client: Mutex::new(Some(client)),
+            hold: hold.clone(),
+            closed: AtomicBool::new(false),
+            wake: Condvar::new(),
+            wake_lock: Mutex::new(()),
+        });
+        let mut generator = CeilingGenerator::new(
+            layout,
+            shard,
+            options.generator,
+            recorded,
+            Box::new(Store(Arc::clone(&state))),
+        )?;
+        if let Some(hold) = hold {
+            generator = generator.with_hold(hold);
+        }
+        let generator = Arc::new(generator);
+        let heartbeat = if state.hold.is_some() {
+            let (beat_state, beat_generator) = (Arc::clone(&state), Arc::clone(&generator));
+            let beat = move || heartbeat(&beat_state, &beat_generator);
+            Some(
+                thread::Builder::new()
+                    .name("shardid-lease".into())
+                    .spawn(beat)
+                    .map_err(LeaseError::Io)?,
+            )
+        } else {
+            None
+        };
+        // After a failover the ceiling may be ahead of this host's clock: wait it out here,
+        // the heartbeat running, rather than fail the first IDs.
+        super::wait_for_ceiling(&layout, recorded);
+        Ok(Self {
+            shared: state,
+            generator,
+            heartbeat: Mutex::new(heartbeat),
+            _backend: backend,
+        })
+    }
+
+    pub(super) fn shard(&self) -> u64 {
+        self.shared.shard
+    }
+
+    pub(super) fn is_held(&self) -> bool {
+        !self.shared.closed.load(Ordering::Acquire)
+            && self.shared.hold.as_ref().is_none_or(|hold| hold.holds())
+    }
+
+    pub(super) fn next_id(&self) -> Result<u64, LeaseError> {
+        self.generator.next_id().map_err(|e| self.closed_or(e))
+    }
+
+    pub(super) fn next_id_at(&self, now_ms: u64) -> Result<u64, LeaseError> {
+        self.generator
+            .next_id_at(now_ms)
+            .map_err(|e| self.closed_or(e))
+    }
+
+    pub(super) fn next_ids(&self, out: &mut [u64]) -> Result<(), LeaseError> {
+        self.generator.next_ids(out).map_err(|e| self.closed_or(e))
+    }
+
+    /// `e`, or [`LeaseError::Closed`] when the lease was closed: a closed lease's revoked
+    /// generator reports a loss, which is not what happened.
+    fn closed_or(&self, e: LeaseError) -> LeaseError {
+        if self.shared.closed.load(Ordering::Acquire) {
+            LeaseError::Closed {
+                shard: self.shared.shard,
+            }
+        } else {
+            e
+        }
+    }
+
+    pub(super) fn close(&self) {
+        if self.shared.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.generator.revoke();
+        {
+            let _wake = self
+                .shared
+                .wake_lock
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            self.shared.wake.notify_all();
+        }
+        let handle = self
+            .heartbeat
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
+        let (sql, params) = self.shared.protocol.release(self.shared.shard);
+        let mut client = self
+            .shared
+            .client
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(mut conn) = client.take() {
+            // Best effort: an expiring lease that cannot be released expires on its own.
+            let _ = conn.run(&sql, &params);
+            conn.close();
+        }
+    }
+}
+
+impl<C: Client> Drop for DatabaseLease<C> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// What taking a lease came back with: the shard, its recorded ceiling, the server session of
+/// a session lease, and when the claim that took it was sent.
+type Taken = (u64, Option<u64>, Option<String>, u64);
+
+/// Runs the protocol until the lease is taken.
+fn take<C: Client>(
+    client: &mut C,
+    protocol: &mut LeaseProtocol,
+    table: &str,
+) -> Result<Taken, LeaseError> {
+    let mut sent = monotonic_ms();
+    loop {
+        match protocol.next() {
+            Next::Run { sql, params } => {
+                sent = monotonic_ms();
+                let result = client.run(&sql, &params);
+                match &result {
+                    Ok(Some(row)) => {
+                        let cells: Vec<Cell<'_>> = row.iter().map(Owned::cell).collect();
+                        protocol.feed(Answer::Row(&cells));
+                    }
+                    Ok(None) => protocol.feed(Answer::NoRow),
+                    Err(e) => protocol.feed(Answer::Error(C::code(e).as_deref())),
+                }
+                if matches!(protocol.next(), Next::Raise) {
+                    return Err(match result {
+                        Err(e) => LeaseError::Database(Box::new(e)),
+                        Ok(_) => LeaseError::Database(
+                            "the database answered a lease statement unexpectedly".into(),
+                        ),
+                    });
+                }
+            }
+            Next::Taken {
+                shard,
+                recorded,
+                backend,
+            } => return Ok((shard, recorded, backend.map(ToString::to_string), sent)),
+            Next::NoFreeShard { first, end, .. } => {
+                return Err(LeaseError::NoFreeShard {
+                    directory: format!("table {table}").into(),
+                    shards: first..end,
+                });
+            }
+            Next::Refuse { reason } => {
+                return Err(LeaseError::Unsupported {
+                    reason: reason.into(),
+                });
+            }
+            Next::Raise => unreachable!("raised above"),
+        }
+    }
+}
+
+/// The heartbeat thread of an expiring lease: renews it when due, and stops the generator
+/// once the lease is lost (taken over, or past its deadline without a renewal).
+fn heartbeat<C: Client>(shared: &Shared<C>, generator: &CeilingGenerator) {
+    let Some(hold) = &shared.hold else {
+        return;
+    };
+    loop {
+        if shared.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(wait) = hold.wait() else {
+            generator.revoke();
+            return;
+        };
+        if !wait.is_zero() {
+            let guard = shared
+                .wake_lock
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let _ = shared
+                .wake
+                .wait_timeout(guard, wait)
+                .unwrap_or_else(PoisonError::into_inner);
+            continue;
+        }
+        if !shared.heartbeat() {
+            if !shared.closed.load(Ordering::Acquire) {
+                generator.revoke();
+            }
+            return;
+        }
+    }
+}
+
+/// This host's name, for the holder column.
+fn hostname() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|name| name.trim().to_string())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+}
+
+/// The public methods of a lease type wrapping a [`DatabaseLease`] (`self.0`).
+macro_rules! lease_methods {
+    ($name:ident) => {
+        impl $name {
+            /// The shard held.
+            pub fn shard(&self) -> u64 {
+                self.0.shard()
+            }
+
+            /// Whether the lease is still held (an expiring lease: not lost and not past its
+            /// deadline).
+            pub fn is_held(&self) -> bool {
+                self.0.is_held()
+            }
+
+            /// One ID now.
+            ///
+            /// # Errors
+            /// [`LeaseError::Lost`] once the lease is lost, [`LeaseError::Closed`] after the
+            /// `close` method; [`LeaseError::Database`] when a new ceiling could not be written
+            /// (nothing is handed out; the next call tries again); the generator's errors.
+            pub fn next_id(&self) -> Result<u64, LeaseError> {
+                self.0.next_id()
+            }
+
+            /// One ID as if the clock read `now_ms`.
+            ///
+            /// # Errors
+            /// As the `next_id` method.
+            pub fn next_id_at(&self, now_ms: u64) -> Result<u64, LeaseError> {
+                self.0.next_id_at(now_ms)
+            }
+
+            /// Fills `out` with IDs.
+            ///
+            /// # Errors
+            /// As the `next_id` method; none of `out` may then be used.
+            pub fn next_ids(&self, out: &mut [u64]) -> Result<(), LeaseError> {
+                self.0.next_ids(out)
+            }
+
+            /// Releases the shard at once (another process may take it and continue above this
+            /// one's IDs); later calls fail with [`LeaseError::Closed`]. Closing twice is fine.
+            pub fn close(&self) {
+                self.0.close();
+            }
+        }
+    };
+}
+
+pub(super) use lease_methods;

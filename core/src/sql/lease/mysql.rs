@@ -1,0 +1,158 @@
+//! The lease's statements on MySQL 8 and MariaDB 10.6 or later (Galera clusters included).
+//!
+//! `@name` stands for a parameter and `{t}` for the table; `{srv}` for the expression naming the
+//! server ([`crate::sql::Dialect::server_identity`]), `{now}` for the server's clock in Unix
+//! milliseconds, `{jump}` for the ceiling a row last written by another server jumps to, and
+//! `{epoch}`, `{unit}`, `{skew}`, `{maxunits}`, `{shardbits}` for the layout's numbers, written
+//! into the SQL as literals (signed: the `mysql` crate sends its `u64` parameters unsigned, and a
+//! difference of two unsigned numbers below 0 is an error).
+//!
+//! What MySQL lacks, and what stands in for it:
+//! - No `UPDATE ... RETURNING`: a statement that writes answers with its reply's *last insert
+//!   ID*, which `LAST_INSERT_ID(expr)` sets to `expr` for the row it writes (PyMySQL's
+//!   `lastrowid`, mysql2's `insertId`, the `mysql` crate's `last_insert_id()`); a statement
+//!   that writes no row leaves it at 0. The drivers answer such a statement with the row
+//!   `(affected rows, last insert ID)`, and only the last insert ID decides: the affected rows
+//!   of an `UPDATE` count the rows *changed* unless the client set `CLIENT_FOUND_ROWS` (mysql2
+//!   and Django do, PyMySQL and the `mysql` crate do not), and a renewal may change nothing.
+//!   Every guarded write sets it to the new ceiling plus one, so it is never 0 when the row
+//!   still held the token.
+//! - No data-modifying CTE, and `SKIP LOCKED` only on `SELECT`: a claim is one single-table
+//!   `UPDATE ... ORDER BY shard LIMIT 1` of the first free row of the range, whose last insert
+//!   ID carries both the shard and its ceiling (`(ceiling << shard_bits | shard) + 1`: the
+//!   layout's time and shard fields fit 64 bits). Instead of skipping a row another claimant
+//!   is writing, it waits for that claimant's statement to commit (autocommit: a moment), then
+//!   reads the row again and moves on when it was taken. Only when no row of the range is free
+//!   does a second statement insert the first shard that has no row yet, and only when there
+//!   is none a third counts the held rows (every shard held, or retry).
+//! - No `'infinity'`: a session lease's row expires at `9999-12-31 23:59:59`.
+//! - Advisory locks are `GET_LOCK` (names at most 64 characters: `shardid <16 hex digits of
+//!   the table's and layout's hash> <shard>`), held by the connection until it ends, and
+//!   re-entrant within it: a lock the connection already holds is refused as held
+//!   (`IS_USED_LOCK(...) = CONNECTION_ID()`), since only another lease on the same server
+//!   session can have taken it. On a Galera cluster `GET_LOCK` locks one node only (two nodes
+//!   grant the same lock), so a session lease there is refused before it takes any.
+//!
+//! Times are `DATETIME(6)` in UTC (`UTC_TIMESTAMP(6)`), so no session time zone or daylight
+//! saving change moves an expiry. Error numbers stand in for SQLSTATEs: the drivers feed
+//! MySQL's number (`1146`) as the code.
+
+/// Creates the table if it is missing. Strings are bytes (`VARBINARY`): no collation compares
+/// two tokens or layouts as equal.
+pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
+    layout VARBINARY(255) NOT NULL, shard BIGINT NOT NULL, ceiling BIGINT NOT NULL DEFAULT 0, \
+    holder VARBINARY(1024) NULL, taken_at DATETIME(6) NULL, token VARBINARY(64) NULL, \
+    expires_at DATETIME(6) NULL, server VARBINARY(255) NULL, \
+    PRIMARY KEY (layout, shard)) ENGINE = InnoDB";
+
+/// When a session lease's row expires: never.
+pub(super) const NEVER: &str = "'9999-12-31 23:59:59'";
+
+/// The expiry of a lease renewed now.
+const EXPIRY: &str = "UTC_TIMESTAMP(6) + INTERVAL @ttl * 1000 MICROSECOND";
+
+/// The ceiling of a row to write by this server: on a row last written by another one (a
+/// promoted replica, which may have lost the last ceiling writes), at least the time unit of
+/// the server's clock plus `{skew}` ms.
+pub(super) const JUMP: &str = "IF(server IS NOT NULL AND server <> {srv}, \
+    GREATEST(ceiling, ({now} + {skew} - {epoch}) DIV {unit}), ceiling)";
+
+/// A row the caller may take: never taken or released, expired by the server's clock, or held
+/// by a session lease whose lock nobody holds any more.
+const FREE: &str = "(expires_at IS NULL OR expires_at <= UTC_TIMESTAMP(6) OR (expires_at = {never} \
+    AND IS_USED_LOCK(CONCAT(@lockprefix, shard)) IS NULL))";
+
+/// Claims the first free row of the range. The last insert ID is
+/// `(ceiling << shard_bits | shard) + 1` (the ceiling capped at the layout's last time unit:
+/// a generator above it makes nothing either way), or 0 when no row was free.
+pub(super) const CLAIM: [&str; 5] = [
+    "UPDATE {t} SET ceiling = (LAST_INSERT_ID((LEAST({jump}, {maxunits}) << {shardbits} | shard) + 1) - 1) \
+     >> {shardbits}, token = @token, holder = @holder, taken_at = UTC_TIMESTAMP(6), server = {srv}, \
+     expires_at = ",
+    EXPIRY,
+    " WHERE layout = @sig AND shard >= @first AND shard < @end AND ",
+    FREE,
+    " ORDER BY shard LIMIT 1",
+];
+
+/// After a [`CLAIM`] found no free row: inserts the first shard of the range that has no row
+/// (its last insert ID the shard plus one; none inserted, 0). Two claimants inserting the same
+/// shard: the second fails with a duplicate key, and claims again.
+pub(super) const INSERT: [&str; 3] = [
+    "INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at, server) \
+     SELECT @sig, MIN(c.s), 0 * LAST_INSERT_ID(MIN(c.s) + 1), @token, @holder, UTC_TIMESTAMP(6), ",
+    EXPIRY,
+    ", {srv} FROM (SELECT CAST(@first AS SIGNED) AS s UNION ALL SELECT shard + 1 FROM {t} \
+     WHERE layout = @sig AND shard >= @first AND shard < @end - 1) AS c \
+     LEFT JOIN {t} AS x ON x.layout = @sig AND x.shard = c.s WHERE x.shard IS NULL \
+     HAVING MIN(c.s) IS NOT NULL",
+];
+
+/// After an [`INSERT`] found every shard with a row: how many of the range are held.
+pub(super) const HELD: [&str; 2] = [
+    "SELECT COUNT(*) FROM {t} WHERE layout = @sig AND shard >= @first AND shard < @end AND NOT ",
+    FREE,
+];
+
+/// Tries the shard's lock: 1 granted, 0 held by another session (or already by this one, which
+/// only another lease behind a shared server session can have taken), -2 refused on a Galera
+/// node; the connection's ID, and the server session's identity for the process-wide check
+/// that no two lease connections share one.
+pub(super) const TRY_LOCK: &str = "SELECT IF({galera}, -2, IF(IS_USED_LOCK(CONCAT(@lockprefix, @shard)) = CONNECTION_ID(), 0, \
+    GET_LOCK(CONCAT(@lockprefix, @shard), 0))), CONNECTION_ID(), CONCAT_WS(' ', @@hostname, @@port, {srv}, CONNECTION_ID())";
+
+/// Gives back a lock taken by [`TRY_LOCK`] whose row an expiring lease holds.
+pub(super) const UNLOCK: &str = "SELECT RELEASE_LOCK(CONCAT(@lockprefix, @shard))";
+
+/// Marks the shard taken by a session lease once its lock is held, when its row is free (a
+/// session holder whose lock this session now holds is gone); the last insert ID the
+/// recorded ceiling plus one, 0 when the row is missing or an expiring lease holds it.
+pub(super) const SESSION_CLAIM: &str = "UPDATE {t} SET ceiling = CAST(LAST_INSERT_ID({jump} + 1) AS SIGNED) - 1, \
+    token = @token, holder = @holder, taken_at = UTC_TIMESTAMP(6), server = {srv}, expires_at = {never} \
+    WHERE layout = @sig AND shard = @shard \
+    AND (expires_at IS NULL OR expires_at <= UTC_TIMESTAMP(6) OR expires_at = {never})";
+
+/// After a [`SESSION_CLAIM`] updated nothing: adds the shard's row. A duplicate key: an
+/// expiring lease holds it.
+pub(super) const SESSION_INSERT: &str = "INSERT INTO {t} \
+    (layout, shard, ceiling, token, holder, taken_at, expires_at, server) \
+    VALUES (@sig, @shard, 0, @token, @holder, UTC_TIMESTAMP(6), {never}, {srv})";
+
+/// Extends an expiring lease by its time to live from the server's clock, only while the row
+/// holds the lease's token (last insert ID 0: taken over).
+pub(super) const RENEW: [&str; 3] = [
+    "UPDATE {t} SET ceiling = CAST(LAST_INSERT_ID({jump} + 1) AS SIGNED) - 1, server = {srv}, \
+     expires_at = ",
+    EXPIRY,
+    " WHERE layout = @sig AND shard = @shard AND token = @token",
+];
+
+/// Raises an expiring lease's ceiling (and renews it), only while the row holds its token.
+pub(super) const RECORD: [&str; 3] = [
+    "UPDATE {t} SET ceiling = CAST(LAST_INSERT_ID(GREATEST({jump}, @units) + 1) AS SIGNED) - 1, \
+     server = {srv}, expires_at = ",
+    EXPIRY,
+    " WHERE layout = @sig AND shard = @shard AND token = @token",
+];
+
+/// Raises a session lease's ceiling, only while the row holds its token and this statement
+/// runs on the connection that took the lock and still holds it.
+pub(super) const SESSION_RECORD: &str = "UPDATE {t} \
+    SET ceiling = CAST(LAST_INSERT_ID(GREATEST({jump}, @units) + 1) AS SIGNED) - 1, server = {srv} \
+    WHERE layout = @sig AND shard = @shard AND token = @token AND CONNECTION_ID() = @pid \
+    AND IS_USED_LOCK(CONCAT(@lockprefix, @shard)) = CONNECTION_ID()";
+
+/// Frees the shard at once, if the row still holds the lease's token.
+pub(super) const RELEASE: &str = "UPDATE {t} SET ceiling = CAST(LAST_INSERT_ID({jump} + 1) AS SIGNED) - 1, \
+    server = {srv}, token = NULL, holder = NULL, expires_at = NULL \
+    WHERE layout = @sig AND shard = @shard AND token = @token";
+
+/// `ER_NO_SUCH_TABLE`: the table is missing.
+pub(super) const NO_SUCH_TABLE: &str = "1146";
+/// `ER_TABLE_EXISTS_ERROR`: a concurrent session made the table first.
+pub(super) const TABLE_EXISTS: &str = "1050";
+/// `ER_DUP_ENTRY`: another claimant inserted the shard's row first.
+pub(super) const DUPLICATE_KEY: &str = "1062";
+/// `ER_LOCK_DEADLOCK` (also a Galera certification conflict: two nodes wrote one row) and
+/// `ER_LOCK_WAIT_TIMEOUT`: the statement was rolled back whole, and is sent again.
+pub(super) const ROLLED_BACK: [&str; 2] = ["1213", "1205"];

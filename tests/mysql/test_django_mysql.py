@@ -1,0 +1,299 @@
+"""Django on MariaDB through Django's own MySQL backend over PyMySQL (``pymysql.install_as_MySQLdb()``):
+the default lease with no shard in the settings (no shardid.E001), DenseIdField, dictionary() in
+the view's transaction, and the install operations rendering MariaDB's SQL from the connection.
+A real gunicorn (pre-fork, 4 workers, the app loaded in the master) answers POSTs from 8 clients
+while one worker is killed with SIGKILL: every POST is answered, no duplicate key anywhere, the
+killed worker's replacement leases a shard of its own, and the dictionary's IDs stay exactly
+0..n-1. Then the migrations are reversed and shardid's routines and tables are gone."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import one, rows
+
+from shardid import Layout
+
+pytest.importorskip("django")
+
+SETTINGS = """
+import pymysql
+
+pymysql.install_as_MySQLdb()
+
+SECRET_KEY = "test"
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1"]
+ROOT_URLCONF = "urls"
+INSTALLED_APPS = ["shardid.django", "events"]
+MIDDLEWARE = []
+DATABASES = {{"default": {{
+    "ENGINE": "django.db.backends.mysql", "HOST": "127.0.0.1", "PORT": {port},
+    "USER": "root", "NAME": "django_mysql",
+}}}}
+USE_TZ = True
+SHARDID = {{"layout": "instagram"}}
+"""
+
+MODELS = """
+from django.db import models
+from shardid.django import DenseIdField, ShardIdField
+
+class Event(models.Model):
+    id = ShardIdField(primary_key=True)
+    name = models.CharField(max_length=100, unique=True)
+    number = DenseIdField(tag="orders", unique=True)
+    tag_id = models.BigIntegerField()
+"""
+
+# The database's own next_id() on the last shard (which the default lease leaves free), segments
+# and the dictionary: each operation renders MariaDB's SQL, the connection being MariaDB.
+INSTALL = """
+from django.db import migrations
+from shardid.django import InstallDictionary, InstallPostgres, InstallSegments
+
+class Migration(migrations.Migration):
+    initial = True
+    operations = [
+        InstallPostgres(layout="instagram", shard=8191, schema="insta"),
+        InstallSegments(schema="seg", tags=["orders"]),
+        InstallDictionary(schema="dict", topics=["tags"]),
+    ]
+"""
+
+URLS = """
+import os
+from django.db import transaction
+from django.http import JsonResponse
+from django.urls import path
+from django.views.decorators.csrf import csrf_exempt
+from shardid.django import dictionary
+from events.models import Event
+
+@csrf_exempt
+def create(request):
+    name = request.body.decode()
+    with transaction.atomic():
+        # A new tag every few posts, the rest seen before: new strings are numbered inside
+        # the view's transaction, with the topic's row locked.
+        tag_id = dictionary("tags").id("tag " + str(int(name.split()[1]) // 3))
+        event = Event.objects.create(name=name, tag_id=tag_id)
+    return JsonResponse({"id": str(event.id), "number": event.number, "tag_id": tag_id, "pid": os.getpid()})
+
+urlpatterns = [path("events", create)]
+"""
+
+POSTS = 480
+
+
+def project(tmp_path: Path, port: int) -> Path:
+    (tmp_path / "settings.py").write_text(SETTINGS.format(port=port))
+    (tmp_path / "urls.py").write_text(URLS)
+    app = tmp_path / "events"
+    (app / "migrations").mkdir(parents=True)
+    for path, text in [
+        (app / "__init__.py", ""),
+        (app / "migrations" / "__init__.py", ""),
+        (app / "models.py", MODELS),
+        (app / "migrations" / "0001_install_shardid.py", INSTALL),
+    ]:
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
+    return subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def post(port: int, body: str) -> tuple[dict[str, Any], int]:
+    """POSTs until answered: a request the killed worker had accepted is reset, and the client
+    sends it again (the name is unique, so one sent twice that had committed fails loudly)."""
+    for attempt in range(1, 6):
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/events", data=body.encode(), method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                assert response.status == 200
+                return json.loads(response.read()), attempt
+        except urllib.error.HTTPError:
+            raise
+        except (ConnectionError, http.client.RemoteDisconnected, urllib.error.URLError):
+            time.sleep(0.05)
+    raise AssertionError(f"{body!r} not answered in 5 attempts")
+
+
+def test_gunicorn_workers_on_mariadb_with_a_worker_killed(server: Any, conn: Any, tmp_path: Path) -> None:
+    conn.cursor().execute("CREATE DATABASE django_mysql")
+    app = project(tmp_path, server.port)
+    done = run(app, "-m", "django", "makemigrations", "events")
+    assert done.returncode == 0, done.stderr
+    done = run(app, "-m", "django", "migrate")
+    assert done.returncode == 0, done.stderr
+    # No shard set and a MySQL database: the default lease is kept there, nothing to report.
+    done = run(app, "-m", "django", "check")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert "no issues" in done.stdout
+    # The operations installed MariaDB's routines.
+    routines = {(db, name) for db, name in rows(conn, "SELECT ROUTINE_SCHEMA, ROUTINE_NAME FROM information_schema.ROUTINES")}
+    assert {("insta", "next_id"), ("seg", "create_tag"), ("seg", "next_dense_id"), ("dict", "create_topic")} <= routines
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(app), "DJANGO_SETTINGS_MODULE": "settings"}
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    server_process = subprocess.Popen(
+        [str(gunicorn), "--preload", "-w", "4", "-b", f"127.0.0.1:{port}", "--log-level", "warning", "django.core.wsgi:get_wsgi_application()"],
+        cwd=app, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    killed: list[int] = []
+    answered = threading.Semaphore(0)
+
+    def post_and_count(i: int) -> tuple[dict[str, Any], int]:
+        answer = post(port, f"post {i}")
+        answered.release()
+        return answer
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server_process.poll() is None and time.monotonic() < deadline, server_process.stdout.read() if server_process.stdout else ""
+                time.sleep(0.1)
+        with ThreadPoolExecutor(8) as executor:
+            futures = [executor.submit(post_and_count, i) for i in range(POSTS)]
+            # A third of the way in, SIGKILL the worker that answered last: its lease is not
+            # released, and gunicorn starts another worker in its place.
+            for _ in range(POSTS // 3):
+                answered.acquire(timeout=120)
+            victim = next(f.result()[0]["pid"] for f in reversed(futures) if f.done())
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+            answers = [f.result() for f in futures]
+    finally:
+        server_process.send_signal(signal.SIGTERM)
+        out, _ = server_process.communicate(timeout=60)
+    assert "IntegrityError" not in out and "Duplicate entry" not in out, out
+
+    # Every POST answered (some after a retry: the ones the killed worker had), with an ID.
+    assert len(answers) == POSTS
+    ids = [int(a["id"]) for a, _ in answers]
+    assert len(set(ids)) == POSTS
+    shard_of: dict[int, set[int]] = {}
+    for a, _ in answers:
+        shard_of.setdefault(a["pid"], set()).add(Layout.INSTAGRAM.decode(int(a["id"])).shard)
+    # The killed worker and its replacement among them: 5 workers, each on one shard of its own
+    # (the killed worker's lease had not expired, so the replacement took another), none the
+    # database's.
+    assert killed[0] in shard_of and len(shard_of) == 5, shard_of
+    assert all(len(s) == 1 for s in shard_of.values()), shard_of
+    shards = [next(iter(s)) for s in shard_of.values()]
+    assert len(set(shards)) == 5 and 8191 not in shards, shard_of
+
+    db = "django_mysql"
+    assert rows(conn, f"SELECT count(*), count(DISTINCT id), count(DISTINCT number), count(DISTINCT name) FROM {db}.events_event") == [(POSTS, POSTS, POSTS, POSTS)]
+    # Dense numbers per worker increase; the dictionary's tags are exactly 0..n-1, one per
+    # string, and every event carries its tag's ID.
+    tags = dict(rows(conn, "SELECT s.value, s.id FROM dict.shardid_strings s JOIN dict.shardid_topics t USING (topic_id) WHERE t.topic = 'tags'"))
+    assert sorted(tags.values()) == list(range(POSTS // 3)), len(tags)
+    for name, tag_id in rows(conn, f"SELECT name, tag_id FROM {db}.events_event"):
+        assert tags[f"tag {int(name.split()[1]) // 3}".encode()] == tag_id, name
+    # Rows the database numbers itself take its own shard.
+    assert Layout.INSTAGRAM.decode(one(conn, "SELECT insta.next_id()")).shard == 8191
+    # The workers recorded their ceilings in the project's database.
+    recorded = {r[0] for r in rows(conn, f"SELECT shard FROM {db}.shardid_leases WHERE ceiling > 0")}
+    assert set(shards) <= recorded, (shards, recorded)
+
+    # Reversed, the operations remove what they installed (the databases stay).
+    done = run(app, "-m", "django", "migrate", "events", "zero")
+    assert done.returncode == 0, done.stderr
+    left = rows(conn, "SELECT ROUTINE_SCHEMA, ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA IN ('insta', 'seg', 'dict')")
+    tables = rows(conn, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN ('insta', 'seg', 'dict')")
+    assert (left, tables) == ([], []), (left, tables)
+
+
+MYSQLCLIENT_CHECK = """
+import os, threading
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+import django
+django.setup()
+import MySQLdb
+from django.db import connection, connections, transaction
+from shardid import Layout
+from shardid.django import dictionary
+from events.models import Event
+
+assert not hasattr(MySQLdb, "install_as_MySQLdb"), "mysqlclient, not PyMySQL"
+errors = []
+
+def post(k):
+    try:
+        for i in range(50):
+            name = f"mc {k} {i}"
+            with transaction.atomic():
+                tag_id = dictionary("tags").id(f"mc tag {i % 7}")
+                Event.objects.create(name=name, tag_id=tag_id)
+    except Exception as e:
+        errors.append(e)
+    finally:
+        connections.close_all()
+
+threads = [threading.Thread(target=post, args=(k,)) for k in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+assert not errors, errors
+rows = list(Event.objects.values_list("id", "number", "tag_id"))
+assert len(rows) == 200 and len({r[0] for r in rows}) == 200 and len({r[1] for r in rows}) == 200
+assert {Layout.INSTAGRAM.decode(r[0]).shard for r in rows} == {0}, "one process, one leased shard"
+assert sorted({r[2] for r in rows}) == list(range(7))
+with connection.cursor() as cursor:
+    cursor.execute("SELECT shard FROM shardid_leases WHERE token IS NOT NULL")
+    assert [r[0] for r in cursor.fetchall()] == [0]
+print("mysqlclient: ok")
+"""
+
+
+def test_django_over_mysqlclient(server: Any, conn: Any, tmp_path: Path) -> None:
+    # Django's MySQL backend over its own driver, mysqlclient (when it builds: it needs
+    # libmariadb-dev): the default lease on a mysqlclient connection, dense IDs, and the
+    # dictionary in 4 threads' transactions.
+    pytest.importorskip("MySQLdb")
+    conn.cursor().execute("CREATE DATABASE django_mysqlclient")
+    app = project(tmp_path, server.port)
+    settings = (app / "settings.py").read_text()
+    settings = settings.replace("import pymysql\n\npymysql.install_as_MySQLdb()\n", "").replace('"django_mysql"', '"django_mysqlclient"')
+    (app / "settings.py").write_text(settings)
+    (app / "events" / "migrations" / "0001_install_shardid.py").write_text(
+        textwrap.dedent(INSTALL).replace('schema="seg", tags=["orders"]', 'schema="seg_mc", tags=["orders"]').replace('schema="dict", topics=["tags"]', 'schema="dict_mc", topics=["tags"]').replace('schema="insta"', 'schema="insta_mc"')
+    )
+    (app / "events" / "models.py").write_text(textwrap.dedent(MODELS).replace('tag="orders"', 'tag="orders", schema="seg_mc"'))
+    for args in (["makemigrations", "events"], ["migrate"]):
+        done = run(app, "-m", "django", *args)
+        assert done.returncode == 0, done.stderr
+    script = MYSQLCLIENT_CHECK.replace('dictionary("tags")', 'dictionary("tags", schema="dict_mc")')
+    done = run(app, "-c", script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "mysqlclient: ok" in done.stdout

@@ -1,0 +1,575 @@
+"""Shard leases through MariaDB (shardid.mysql, Node's shardid/mysql, Rust's
+shardid::lease::mysql): processes of three languages on one table, processes of threads with
+one killed and the server crashed under them, either isolation level, holders killed, paused
+past their lease and taken over, the server down longer than the lease, session leases
+(GET_LOCK), bad input, and a failover simulated by the server changing its identity. Every test
+counts duplicates; the expected number is always 0. Galera: test_galera.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from array import array
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pytest
+from conftest import one, open_conn, rows
+
+import shardid
+from shardid import Layout
+from shardid.mysql import lease
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE = Path(__file__).with_name("lease_node.mjs")
+# A short time to live keeps the tests that wait for an expiry short; the rules are the same
+# at any length.
+TTL_MS = 1500
+
+
+@pytest.fixture(scope="module")
+def url(server: Any) -> str:
+    with open_conn(server) as c, c.cursor() as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS lease")
+    return server.url_for("lease")  # type: ignore[no-any-return]
+
+
+def node(url: str, mode: str, *args: str, wait: bool = True) -> Any:
+    if not wait:
+        return subprocess.Popen(["node", str(NODE), url, mode, *args])
+    done = subprocess.run(["node", str(NODE), url, mode, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def rust_binary() -> str:
+    directory = os.environ.get("SHARDID_MYSQL_EXAMPLES")
+    if not directory:
+        subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "mysql", "--example", "mysql_lease"], cwd=ROOT, check=True)
+        directory = str(ROOT / "target" / "debug" / "examples")
+    return str(Path(directory) / "mysql_lease")
+
+
+def rust(url: str, mode: str, *args: str, wait: bool = True) -> Any:
+    if not wait:
+        return subprocess.Popen([rust_binary(), url, mode, *args])
+    done = subprocess.run([rust_binary(), url, mode, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def read_ids(path: Path) -> array[int]:
+    ids = array("Q")
+    data = path.read_bytes() if path.exists() else b""
+    ids.frombytes(data[: len(data) // 8 * 8])
+    return ids
+
+
+def wait_for_ids(path: Path, n: int) -> None:
+    deadline = time.monotonic() + 30
+    while (not path.exists() or path.stat().st_size < 8 * n) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert path.exists() and path.stat().st_size >= 8 * n
+
+
+def duplicates(ids: list[array[int]] | list[list[int]]) -> int:
+    every = [i for some in ids for i in some]
+    return len(every) - len(set(every))
+
+
+# One Python process of the probe: a lease from first..end, then IDs for `seconds`, written to
+# <out>.ids with the shard last.
+PROBE = """
+import sys, time
+from array import array
+from shardid import Layout
+from shardid.mysql import lease
+url, table, out, seconds, count, first, end = sys.argv[1:8]
+g = lease(Layout.INSTAGRAM, url, range(int(first), int(end)), table=table)
+ids = array("Q")
+start = time.monotonic()
+for i in range(int(count)):
+    ids.append(g.next_id())
+    if i % 1000 == 999:  # spread over the time, so ceilings are written all along
+        time.sleep(max(0.0, start + float(seconds) * i / int(count) - time.monotonic()))
+ids.append(g.shard)
+g.close()
+open(out + ".ids", "wb").write(ids.tobytes())
+"""
+
+
+def test_processes_of_three_languages_get_distinct_shards_and_no_duplicate(url: str, tmp_path: Path) -> None:
+    table = "probe_mixed"
+    args = ["2", "50000", "0", "4"]
+    runs = [
+        subprocess.Popen([sys.executable, "-c", PROBE, url, table, str(tmp_path / "p0"), *args]),
+        subprocess.Popen([sys.executable, "-c", PROBE, url, table, str(tmp_path / "p1"), *args]),
+        node(url, "probe", str(tmp_path / "p2"), table, *args, wait=False),
+        rust(url, "probe", table, str(tmp_path / "p3.ids"), *args, wait=False),
+    ]
+    shards, ids = [], []
+    for i, run in enumerate(runs):
+        assert run.wait(timeout=120) == 0
+        got = read_ids(tmp_path / f"p{i}.ids")
+        shards.append(got.pop())
+        ids.append(got)
+    assert sorted(shards) == [0, 1, 2, 3]
+    assert [len(i) for i in ids] == [50_000] * 4
+    assert duplicates(ids) == 0
+    held = [lease(Layout.TWITTER, url, range(0, 4), table="distinct") for _ in range(4)]
+    assert sorted(g.shard for g in held) == [0, 1, 2, 3]
+    with pytest.raises(shardid.NoFreeShardError, match=r"every shard in 0\.\.4 is leased by a live process \(table distinct\)") as info:
+        lease(Layout.TWITTER, url, range(0, 4), table="distinct")
+    assert info.value.shards == range(0, 4)
+    held[2].close()
+    again = lease(Layout.TWITTER, url, range(0, 4), table="distinct")
+    assert again.shard == 2
+    for g in [*held, again]:
+        g.close()
+
+
+def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(url: str) -> None:
+    for round_ in range(3):
+        table = f"race_{round_}"
+        barrier = threading.Barrier(8)
+        held: list[Any] = []
+        errors: list[BaseException] = []
+
+        def take() -> None:
+            try:
+                barrier.wait()
+                held.append(lease(Layout.TWITTER, url, range(0, 8), table=table))  # noqa: B023
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)  # noqa: B023
+
+        threads = [threading.Thread(target=take) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        try:
+            assert not errors, errors[0]
+            assert sorted(g.shard for g in held) == list(range(8))
+        finally:
+            for g in held:
+                g.close()
+
+
+# One process of 4 threads on one lease (retaken when lost), making IDs until <out>.stop
+# exists; database errors (the server restarted) are counted and retried.
+THREADED = """
+import os, sys, threading, time
+from array import array
+import shardid
+from shardid import Layout
+from shardid.mysql import lease
+url, table, out, first, end, ttl = sys.argv[1:7]
+deadline = time.monotonic() + 60
+while True:
+    try:
+        g = lease(Layout.INSTAGRAM, url, range(int(first), int(end)), table=table, ttl_ms=int(ttl), retake=True)
+        break
+    except Exception:  # every shard held, or the server restarting
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(0.05)
+f = open(out, "ab", buffering=0)
+lock = threading.Lock()
+def work():
+    while not os.path.exists(out + ".stop"):
+        try:
+            ids = g.next_ids(50)
+        except Exception:
+            time.sleep(0.01)
+            continue
+        with lock:
+            f.write(array("Q", ids).tobytes())
+        time.sleep(0.001)
+threads = [threading.Thread(target=work) for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+g.close()
+"""
+
+
+def test_eight_processes_of_four_threads_a_kill_and_a_server_crash_never_repeat_an_id(server: Any, url: str, tmp_path: Path) -> None:
+    # 8 processes on 8 shards: the killed one's successor has to wait for its lease to expire.
+    outs = [tmp_path / f"t{i}" for i in range(9)]
+    start = lambda i: subprocess.Popen([sys.executable, "-c", THREADED, url, "threads", str(outs[i]), "0", "8", str(TTL_MS)])  # noqa: E731
+    procs = {i: start(i) for i in range(8)}
+    try:
+        for i in range(8):
+            wait_for_ids(outs[i], 2_000)
+        procs[3].send_signal(signal.SIGKILL)  # mid-run, perhaps mid-write of its ceiling
+        procs[3].wait()
+        killed = read_ids(outs[3])
+        procs[8] = start(8)  # its successor, waiting for the shard
+        server.crash_and_restart()  # SIGKILL under everyone; InnoDB recovers
+        time.sleep(2 * TTL_MS / 1000)
+        wait_for_ids(outs[8], 2_000)
+        sizes = [outs[i].stat().st_size for i in range(9) if i != 3]
+        time.sleep(0.5)
+        assert all(outs[i].stat().st_size > s for i, s in zip([i for i in range(9) if i != 3], sizes)), "every live process makes IDs again"
+    finally:
+        for i in range(9):
+            (tmp_path / f"t{i}.stop").write_text("")
+        for i, p in procs.items():
+            if i != 3:
+                assert p.wait(timeout=60) == 0, i
+    ids = [read_ids(o) for o in outs]
+    assert sum(len(i) for i in ids) > 100_000
+    assert duplicates(ids) == 0
+    # Whoever held the killed one's shard after it (its successor, or one that lost its lease
+    # while the server was down and retook another) started above its IDs.
+    shard = {Layout.INSTAGRAM.decode(i).shard for i in killed}
+    assert len(shard) == 1
+    later = [i for n, some in enumerate(ids) if n != 3 for i in some if Layout.INSTAGRAM.decode(i).shard in shard]
+    assert later and min(later) > max(killed)
+
+
+ISOLATED = """
+import sys
+from array import array
+import pymysql
+from shardid import Layout
+from shardid.mysql import lease
+host, port, isolation, table, out = sys.argv[1:6]
+def connect():
+    c = pymysql.connect(host=host, port=int(port), user="root", database="lease", autocommit=True)
+    with c.cursor() as cur:
+        cur.execute(f"SET SESSION TRANSACTION ISOLATION LEVEL {isolation}")
+    return c
+ids = array("Q")
+for _ in range(5):
+    g = lease(Layout.INSTAGRAM, None, range(0, 6), table=table, connect=connect, ttl_ms=1000)
+    ids.extend(g.next_ids(20_000))
+    ids.append(1 << 63 | g.shard)
+    g.close()
+open(out, "wb").write(ids.tobytes())
+"""
+
+
+@pytest.mark.parametrize("isolation", ["READ COMMITTED", "REPEATABLE READ"])
+def test_claims_under_either_isolation_level(server: Any, url: str, isolation: str, tmp_path: Path) -> None:
+    # 6 processes on 6 shards, each taking and releasing a lease 5 times at once with the
+    # others: every claim gets a shard (none reported held while one was free), none twice.
+    table = "iso_" + isolation.split()[0].lower()
+    outs = [tmp_path / f"i{i}" for i in range(6)]
+    runs = [subprocess.Popen([sys.executable, "-c", ISOLATED, "127.0.0.1", str(server.port), isolation, table, str(o)]) for o in outs]
+    for run in runs:
+        assert run.wait(timeout=120) == 0
+    ids = [read_ids(o) for o in outs]
+    shards = [[i & 0xFFFF for i in some if i >> 63] for some in ids]
+    assert all(len(s) == 5 for s in shards)
+    assert duplicates([[i for i in some if not i >> 63] for some in ids]) == 0
+
+
+HOLDER = """
+import sys, time
+from shardid import Layout
+from shardid.mysql import lease
+import shardid
+url, table, out, ttl = sys.argv[1:5]
+g = lease(Layout.TWITTER, url, range(0, 1), table=table, ttl_ms=int(ttl))
+with open(out, "ab", buffering=0) as f:
+    while True:
+        try:
+            f.write(g.next_id().to_bytes(8, "little"))
+        except shardid.LeaseLostError as e:
+            open(out + ".lost", "w").write(str(e))
+            break
+"""
+
+
+def take_when_free(url: str, table: str, deadline_s: float, **options: Any) -> Any:
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            return lease(Layout.TWITTER, url, range(0, 1), table=table, **options)
+        except shardid.NoFreeShardError:
+            assert time.monotonic() < deadline, "the shard was never freed"
+            time.sleep(0.02)
+
+
+def test_a_killed_holders_shard_is_taken_again_only_after_it_expired(url: str, tmp_path: Path) -> None:
+    out = tmp_path / "ids"
+    child = subprocess.Popen([sys.executable, "-c", HOLDER, url, "killed", str(out), str(TTL_MS)])
+    wait_for_ids(out, 20_000)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    killed_at = time.monotonic()
+    successor = take_when_free(url, "killed", 10 * TTL_MS / 1000, ttl_ms=TTL_MS)
+    # Its last ceiling write renewed it at most ~100 ms before the kill.
+    assert time.monotonic() - killed_at > 0.8 * TTL_MS / 1000
+    assert min(successor.next_ids(10_000)) > max(read_ids(out))
+    successor.close()
+
+
+@pytest.mark.parametrize("language", ["python", "node", "rust"])
+def test_a_holder_paused_past_its_lease_refuses_after_another_took_its_shard(url: str, tmp_path: Path, language: str) -> None:
+    table, out = f"paused_{language}", tmp_path / "paused"
+    if language == "python":
+        child = subprocess.Popen([sys.executable, "-c", HOLDER, url, table, str(out), str(TTL_MS)])
+    elif language == "node":
+        child = node(url, "hold", str(out), table, str(TTL_MS), wait=False)
+    else:
+        child = rust(url, "hold", table, str(out), str(TTL_MS), wait=False)
+    try:
+        wait_for_ids(out, 20_000)
+        child.send_signal(signal.SIGSTOP)
+        stopped = read_ids(out)
+        successor = take_when_free(url, table, 10 * TTL_MS / 1000, ttl_ms=TTL_MS)
+        taken = list(successor.next_ids(50_000))
+        child.send_signal(signal.SIGCONT)
+        assert child.wait(timeout=30) == 0
+        # The first one found its lease gone (LEASE_LOST) and stopped; every ID it made before,
+        # while paused or after, differs from every one of the successor's.
+        assert (tmp_path / "paused.lost").read_text().startswith("the lease on shard 0")
+        made = read_ids(out)
+        assert len(made) >= len(stopped)
+        taken += successor.next_ids(10_000)
+        assert len(set(taken)) == len(taken) and not set(made) & set(taken)
+        successor.close()
+    finally:
+        if child.poll() is None:
+            child.send_signal(signal.SIGCONT)
+            child.kill()
+
+
+def test_a_taken_over_lease_stops_at_its_ceiling(server: Any, url: str) -> None:
+    T0 = 1_700_000_000_000
+    g = lease(Layout.TWITTER, url, range(0, 1), table="taken_over")
+    g.next_id_at(T0)
+    with open_conn(server, database="lease") as admin, admin.cursor() as cur:
+        assert cur.execute("UPDATE taken_over SET token = 'someone else'") == 1
+    # Within the recorded ceiling IDs continue; past it, recording fails and nothing is handed
+    # out, for good.
+    g.next_id_at(T0 + 50)
+    with pytest.raises(shardid.LeaseLostError) as info:
+        g.next_id_at(T0 + 1000)
+    assert str(info.value) == "the lease on shard 0 is no longer held: take a new lease"
+    with pytest.raises(shardid.LeaseLostError):
+        g.next_id_at(T0 + 10)
+    assert not g.held
+    g.close()
+    assert node(url, "takenover") == {"within": "no error", "past": "LEASE_LOST", "again": "LEASE_LOST", "held": False}
+
+
+def test_the_server_down_longer_than_the_lease_and_a_restart_within_it(server: Any, url: str) -> None:
+    strict = lease(Layout.TWITTER, url, range(0, 4), table="outage", ttl_ms=TTL_MS)
+    retaking = lease(Layout.TWITTER, url, range(0, 4), table="outage", ttl_ms=TTL_MS, retake=True)
+    made: list[int] = []
+    errors: dict[str, int] = {}
+    stop = threading.Event()
+
+    def make() -> None:
+        while not stop.is_set():
+            for g in (strict, retaking):
+                try:
+                    made.extend(g.next_ids(100))
+                except Exception as e:  # noqa: BLE001 (counted)
+                    errors[type(e).__name__] = errors.get(type(e).__name__, 0) + 1
+            time.sleep(0.005)
+
+    worker = threading.Thread(target=make)
+    worker.start()
+    try:
+        time.sleep(0.5)
+        server.stop_server()
+        time.sleep(TTL_MS / 1000 * 1.5)
+        # Both stopped on their own within the time to live.
+        assert not strict.held and not retaking.held
+        before = len(made)
+        time.sleep(0.3)
+        assert len(made) == before
+        server.start_server()
+        deadline = time.monotonic() + 15
+        while len(made) == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        worker.join()
+    assert len(made) > before, errors
+    assert len(set(made)) == len(made)
+    # PyMySQL's own error while the server was down; the lease lost after it.
+    assert errors.get("LeaseLostError", 0) > 0 and errors.get("OperationalError", 0) > 0, errors
+    assert not strict.held and retaking.held
+    strict.close()
+    retaking.close()
+    # A crash and restart within the lease: the heartbeat and the next ceiling write reconnect.
+    g = lease(Layout.TWITTER, url, range(0, 1), table="restarted", ttl_ms=8000)
+    before_ids = g.next_ids(1000)
+    server.crash_and_restart()
+    time.sleep(0.3)
+    after = g.next_ids(1000)
+    assert g.held and g.shard == 0 and min(after) > max(before_ids)
+    g.close()
+
+
+def test_a_session_lease_frees_a_killed_holders_shard_at_once(url: str, tmp_path: Path) -> None:
+    script = HOLDER.replace("ttl_ms=int(ttl))", "kind='session')")
+    out = tmp_path / "ids"
+    child = subprocess.Popen([sys.executable, "-c", script, url, "session_killed", str(out), "0"])
+    wait_for_ids(out, 20_000)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    killed_at = time.monotonic()
+    successor = take_when_free(url, "session_killed", 10, kind="session")
+    assert time.monotonic() - killed_at < 2
+    assert min(successor.next_ids(10_000)) > max(read_ids(out))
+    # An expiring lease does not take a shard a live session lease holds, and the other way.
+    with pytest.raises(shardid.NoFreeShardError):
+        lease(Layout.TWITTER, url, range(0, 1), table="session_killed")
+    successor.close()
+    expiring = lease(Layout.TWITTER, url, range(0, 1), table="session_killed")
+    with pytest.raises(shardid.NoFreeShardError):
+        lease(Layout.TWITTER, url, range(0, 1), table="session_killed", kind="session")
+    expiring.close()
+    # Rust's and Node's session leases work on a single server.
+    assert rust(url, "session", "session_rust") == {"code": "no error", "message": ""}
+    assert node(url, "session", "session_node") == {"code": "no error", "message": ""}
+
+
+def test_a_session_lease_whose_connection_ends_stops_at_its_ceiling(server: Any, url: str) -> None:
+    T0 = 1_700_000_000_000
+    g = lease(Layout.TWITTER, url, range(0, 1), table="session_lost", kind="session")
+    g.next_id_at(T0)
+    with open_conn(server) as admin, admin.cursor() as cur:
+        cur.execute("SELECT id FROM information_schema.PROCESSLIST WHERE db = 'lease' AND id <> CONNECTION_ID()")
+        for (pid,) in cur.fetchall():
+            cur.execute(f"KILL {int(pid)}")
+    g.next_id_at(T0 + 50)
+    with pytest.raises(shardid.LeaseLostError):
+        g.next_id_at(T0 + 1000)
+    g.close()
+
+
+def test_session_leases_on_one_shared_connection_refuse_rather_than_repeat(server: Any) -> None:
+    # A proxy that shares one server connection between clients: GET_LOCK is re-entrant, so a
+    # second lease on the same connection would be granted the same lock. It is refused
+    # (taken as held), and the process-wide check names the pooling.
+    shared = open_conn(server, database="lease")
+    first = lease(Layout.TWITTER, None, range(0, 2), table="shared_conn", kind="session", connect=lambda: shared)
+    assert first.shard == 0
+    token = one(shared, "SELECT token FROM shared_conn WHERE shard = 0")
+    with pytest.raises(shardid.SessionPooledError, match="reach the same server session"):
+        lease(Layout.TWITTER, None, range(0, 2), table="shared_conn", kind="session", connect=lambda: shared)
+    # The second one was not granted shard 0 again (the lock is this connection's already): it
+    # took shard 1 before the check refused it, and gave the row back.
+    assert rows(shared, "SELECT shard, token IS NULL FROM shared_conn ORDER BY shard") == [(0, 0), (1, 1)]
+    assert one(shared, "SELECT token FROM shared_conn WHERE shard = 0") == token
+    assert len(set(first.next_ids(5_000))) == 5_000 and first.held
+    first.close()
+
+
+def test_bad_input_is_refused_clearly(server: Any, url: str) -> None:
+    for bad in ("Leases", "leases; DROP TABLE x", "1leases", ""):
+        with pytest.raises(shardid.InvalidArgumentError, match="^table is not a valid name: ") as info:
+            lease(Layout.TWITTER, url, range(0, 4), table=bad)
+        assert info.value.argument == "table"
+    with pytest.raises(shardid.InvalidArgumentError, match=r"^shards 3\.\.3 is empty"):
+        lease(Layout.TWITTER, url, range(3, 3))
+    with pytest.raises(shardid.ShardOutOfRangeError):
+        lease(Layout.TWITTER, url, range(0, 1025))
+    for kwargs, argument in [({"kind": "advisory"}, "kind"), ({"ttl_ms": 10}, "ttl_ms")]:
+        with pytest.raises(shardid.InvalidArgumentError) as bad_kind:
+            lease(Layout.TWITTER, url, range(0, 1), **kwargs)
+        assert bad_kind.value.argument == argument
+    for bad_url in ("mysql://h:99999/lease", "mysql://u:%zz@h/lease", "mysql://"):
+        with pytest.raises(shardid.InvalidArgumentError) as bad:
+            lease(Layout.TWITTER, bad_url, range(0, 1))
+        assert bad.value.argument == "url"
+    assert node(url, "bad") == {
+        "tables": ["INVALID_ARGUMENT"] * 4,
+        "empty": "INVALID_ARGUMENT",
+        "past": "SHARD_OUT_OF_RANGE",
+        "urls": ["INVALID_ARGUMENT"] * 4,
+        "kind": "INVALID_ARGUMENT",
+    }
+    assert rust(url, "bad") == {"table": "INVALID_ARGUMENT", "empty": "INVALID_ARGUMENT", "past": "SHARD_OUT_OF_RANGE", "url": "INVALID_ARGUMENT"}
+    # No table of the lease's ever held a name that injects SQL.
+    assert not rows(open_conn(server), "SELECT table_name FROM information_schema.TABLES WHERE table_name LIKE '%drop%'")
+
+
+def test_a_password_with_at_colon_and_slash_a_wrong_one_and_a_server_that_is_not_mysql(server: Any, url: str) -> None:
+    password = "p@ss:w/rd%?#"
+    with open_conn(server) as c, c.cursor() as cur:
+        cur.execute("CREATE USER IF NOT EXISTS 'leaser'@'127.0.0.1' IDENTIFIED BY %s", (password,))
+        cur.execute("GRANT SELECT, INSERT, UPDATE, CREATE ON lease.* TO 'leaser'@'127.0.0.1'")
+    with lease(Layout.TWITTER, server.url_for("lease", user="leaser", password=password), range(0, 1), table="auth") as g:
+        assert g.next_id() > 0
+    # The driver's own error, as it is.
+    with pytest.raises(pymysql.err.OperationalError) as denied:
+        lease(Layout.TWITTER, server.url_for("lease", user="leaser", password="wrong"), range(0, 1), table="auth")
+    assert denied.value.args[0] == 1045
+    from cluster import Cluster
+
+    with Cluster() as postgres:
+        not_mysql = f"mysql://postgres@127.0.0.1:{postgres.port}/lease"
+        started = time.monotonic()
+        with pytest.raises(shardid.NotMysqlError) as info:
+            lease(Layout.TWITTER, not_mysql, range(0, 1))
+        assert time.monotonic() - started < 5
+        assert info.value.server == f"127.0.0.1:{postgres.port}"
+        assert rust(not_mysql, "session", "x")["code"] == "NOT_MYSQL"
+        assert node(not_mysql, "session", "x")["code"] == "NOT_MYSQL"
+
+
+def test_a_node_script_with_a_lease_exits_on_its_own(url: str) -> None:
+    started = time.monotonic()
+    assert node(url, "exit", "node_exit")["shard"] in range(4)
+    assert time.monotonic() - started < 30
+
+
+def test_a_failover_to_another_server_jumps_the_ceiling_past_the_lost_writes(server: Any, url: str) -> None:
+    """A promoted replica is another server (another server_id): the rows it reads may lack
+    the last ceiling writes of the holders of its old source. Simulated on one server by
+    setting the ceiling back (the lost write) and the server's identity to another: the next
+    holder then starts above the server's clock plus the hosts' skew, so a clock 1.5 s behind
+    cannot repeat what the old holder made; with the identity unchanged, the same lost write
+    lets it (what the jump prevents)."""
+    layout = Layout.TWITTER
+
+    def lose_the_last_ceiling(table: str) -> list[int]:
+        first = lease(layout, url, range(0, 1), table=table)
+        made = first.next_ids(1000)  # dated now: the ceiling is written up to ~100 ms ahead
+        first.close()
+        with open_conn(server, database="lease") as admin, admin.cursor() as cur:
+            cur.execute(f"UPDATE {table} SET ceiling = ceiling - 60000")  # a minute's writes lost
+        return made
+
+    made = lose_the_last_ceiling("no_failover")
+    same = lease(layout, url, range(0, 1), table="no_failover")
+    # Without a jump the lost ceiling lets a clock 1.5 s behind issue IDs among the old
+    # holder's again.
+    assert same.next_id_at(shardid.now_ms() - 1500) < max(made)
+    same.close()
+
+    lose_the_last_ceiling("failover")
+    with open_conn(server) as admin, admin.cursor() as cur:
+        cur.execute("SET GLOBAL server_id = 2")
+    try:
+        claimed_at = shardid.now_ms()
+        successor = lease(layout, url, range(0, 1), table="failover")
+        # It waited for its clock to pass the jumped ceiling before handing it back.
+        assert shardid.now_ms() - claimed_at >= 2000
+        with pytest.raises((shardid.ClockMovedBackwardsError, shardid.SequenceExhaustedError)):
+            successor.next_id_at(shardid.now_ms() - 3500)
+        first_id = successor.next_id()
+        assert layout.decode(first_id).timestamp_ms >= claimed_at + 2000
+        successor.close()
+        assert rows(open_conn(server, database="lease"), "SELECT server FROM failover") == [(b"server 2",)]
+        # Written by this server since: no jump at the next claim.
+        again_at = shardid.now_ms()
+        with lease(layout, url, range(0, 1), table="failover") as again:
+            assert shardid.now_ms() - again_at < 1000
+            assert again.next_id() > first_id
+    finally:
+        with open_conn(server) as admin, admin.cursor() as cur:
+            cur.execute("SET GLOBAL server_id = 1")

@@ -1,0 +1,65 @@
+"""shardid.sqlalchemy.ShardId on MariaDB (SQLAlchemy's mysql+pymysql): the application's generator as
+the column's default, and the database's <database>.next_id() for rows inserted by raw SQL,
+through the BEFORE INSERT trigger the DDL's comments show (MySQL takes no stored function as a
+column DEFAULT; the column keeps DEFAULT 0)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import install
+
+pytest.importorskip("sqlalchemy")
+
+from sqlalchemy import DDL, String, create_engine, event, select, text  # noqa: E402
+from sqlalchemy.exc import StatementError  # noqa: E402
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column  # noqa: E402
+
+import shardid  # noqa: E402
+from shardid.sql import mysql  # noqa: E402
+from shardid.sqlalchemy import ShardId  # noqa: E402
+
+APP = shardid.Generator(layout=shardid.Layout.TWITTER, shard=33)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Event(Base):
+    __tablename__ = "sa_events"
+    id: Mapped[int] = mapped_column(ShardId(shardid.Layout.TWITTER), primary_key=True, default=APP.next_id, server_default=text("0"))
+    source: Mapped[str] = mapped_column(String(20))
+
+
+# The trigger that makes the database's next_id() the id's default, created with the table.
+event.listen(
+    Event.__table__,
+    "after_create",
+    DDL("CREATE TRIGGER sa_events_id BEFORE INSERT ON sa_events FOR EACH ROW SET NEW.id = IF(NEW.id IS NULL OR NEW.id = 0, sa_ids.next_id(), NEW.id)"),
+)
+
+
+def test_app_and_database_ids_in_one_table(server: Any, conn: Any) -> None:
+    install(conn, mysql(shardid.Layout.TWITTER, 40, "sa_ids", dialect="mariadb"))
+    conn.cursor().execute("CREATE DATABASE IF NOT EXISTS sa_db")
+    engine = create_engine(f"mysql+pymysql://root@127.0.0.1:{server.port}/sa_db")
+    Base.metadata.drop_all(engine)
+    Base.metadata.create_all(engine)
+    with Session(engine) as session:
+        session.add_all([Event(source="app") for _ in range(300)])
+        session.commit()
+        # Rows the database inserts itself get its next_id() and its shard.
+        session.execute(text("INSERT INTO sa_events (source) SELECT 'db' FROM seq_1_to_300"))
+        session.commit()
+        rows = session.scalars(select(Event)).all()
+        # A value that is no ID of the layout is refused before it reaches the server.
+        with pytest.raises(StatementError, match="negative"):
+            session.execute(select(Event).where(Event.id == -5)).all()
+    assert len(rows) == 600 and len({r.id for r in rows}) == 600
+    shards = {(r.source, shardid.Layout.TWITTER.decode(r.id).shard) for r in rows}
+    assert shards == {("app", 33), ("db", 40)}
+    assert all(isinstance(r.id, int) and r.id > 2**53 for r in rows)  # exact: no float on the way
+    Base.metadata.drop_all(engine)
+    engine.dispose()
