@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,7 @@ FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 INCLUDE = re.compile(r"\{\{#include\s+([^}\s]+)\s*\}\}")
 RUNNERS = {"python", "js", "ts", "sh", "sql", "c", "rust", "toml", "json"}
 NOT_CODE = {"text"}
+TIMEOUT_S = 120  # for one block
 ALIASES = {"py": "python", "javascript": "js", "mjs": "js", "typescript": "ts", "bash": "sh", "console": "sh"}
 
 
@@ -143,6 +145,9 @@ class Python:
         request = {"code": pad(block), "path": str(block.path.relative_to(ROOT))}
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
+        if not select.select([self.proc.stdout], [], [], TIMEOUT_S)[0]:
+            self.proc.kill()
+            return f"no answer within {TIMEOUT_S} s"
         line = self.proc.stdout.readline()
         if not line:
             return "the interpreter exited:\n" + (self.proc.stderr.read() if self.proc.stderr else "")
@@ -314,8 +319,11 @@ class Runner:
             while i < len(lines) and not lines[i].startswith("$ "):
                 expected.append(lines[i])
                 i += 1
-            done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], env=env, cwd=cwd,
-                                  capture_output=True, text=True, timeout=120)  # fmt: skip
+            try:
+                done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], env=env, cwd=cwd,
+                                      capture_output=True, text=True, timeout=TIMEOUT_S)  # fmt: skip
+            except subprocess.TimeoutExpired:
+                return f"$ {command}\nno answer within {TIMEOUT_S} s"
             if done.returncode != 0:
                 return f"$ {command}\nexit status {done.returncode}\n{done.stderr}"
             if expected and done.stdout.rstrip("\n").split("\n") != expected:
@@ -358,9 +366,9 @@ class Runner:
 
     def proc(self, command: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> str | None:
         try:
-            done = subprocess.run(command, env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)
+            done = subprocess.run(command, env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            return f"{command[0]}: no answer within 120 s"
+            return f"{command[0]}: no answer within {TIMEOUT_S} s"
         if done.returncode == 0:
             return None
         return f"exit status {done.returncode}\n{done.stdout[-2000:]}{done.stderr[:2500]}"
