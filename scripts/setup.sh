@@ -36,9 +36,10 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 
 # System packages: a C toolchain, pkg-config and valgrind for the C binding's tests; file and
-# binutils (readelf, objdump) for the packaging tests' checks of wheels and libraries.
+# binutils (readelf, objdump) for the packaging tests' checks of wheels and libraries; curl for
+# the book's Django page (tests/docs runs it).
 apt_packages=()
-for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3 node:nodejs npm:npm file:file readelf:binutils; do
+for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3 node:nodejs npm:npm file:file readelf:binutils curl:curl; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
 done
 # The Python tests make virtualenvs (Debian's own python3 needs python3-venv for that).
