@@ -70,8 +70,8 @@ MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" cargo +nightly miri tes
     --test registry 2>&1 | tee -a "$log"
 unset PROPTEST_CASES
 
-step "fuzzing: every cargo-fuzz target for 30 s from its checked-in corpus"
-scripts/fuzz.sh 30 2>&1 | tee -a "$log"
+step "fuzzing: every cargo-fuzz target for 15 s from its checked-in corpus"
+scripts/fuzz.sh 15 2>&1 | tee -a "$log"
 
 step "C: libshardid installed with make, the vectors, bad input, threads, sanitizers, valgrind"
 tests/c/run.sh 2>&1 | tee -a "$log"

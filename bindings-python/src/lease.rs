@@ -226,9 +226,11 @@ thread_local! {
     static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
 }
 
-/// A Python callable as the core's ceiling store: `store(units)` must record the ceiling
-/// durably before it returns (`shardid.postgres` writes it to a table). It runs on the thread
-/// that asked for the ID, which re-raises its exception (see [`ceiling_result`]).
+/// A Python callable as the core's ceiling store: `store(wanted, at_least)` must record a
+/// ceiling of at least `at_least` time units durably before it returns (`shardid.postgres`
+/// writes `wanted` to a table) and returns the ceiling it recorded, or `None` for `wanted`
+/// (an asyncio lease answers with one it recorded earlier). It runs on the thread that asked
+/// for the ID, which re-raises its exception (see [`ceiling_result`]).
 struct PyStore(Py<PyAny>);
 
 impl std::fmt::Debug for PyStore {
@@ -238,9 +240,16 @@ impl std::fmt::Debug for PyStore {
 }
 
 impl CeilingStore for PyStore {
-    fn store(&self, _at_least: u64, wanted: u64) -> std::io::Result<u64> {
+    fn store(&self, at_least: u64, wanted: u64) -> std::io::Result<u64> {
         Python::attach(|py| {
-            self.0.call1(py, (wanted,)).map(|_| wanted).map_err(|e| {
+            let recorded = self.0.call1(py, (wanted, at_least)).and_then(|r| {
+                if r.is_none(py) {
+                    Ok(wanted)
+                } else {
+                    r.extract::<u64>(py)
+                }
+            });
+            recorded.map_err(|e| {
                 // The store's `LeaseLostError` (see `shardid.postgres`) is the core's lost lease.
                 let lost = py
                     .import("shardid._errors")

@@ -116,8 +116,8 @@ impl PyDenseIds {
 impl PyDenseIds {
     /// Dense IDs of `tag` from segments of the PostgreSQL server(s) at `conninfo`.
     #[new]
-    #[pyo3(signature = (conninfo, tag, *, schema = None, min_size = None, max_size = None, target_ms = None, wait_ms = None))]
-    #[allow(clippy::too_many_arguments)] // the Python signature
+    #[pyo3(signature = (conninfo, tag, *, schema = None, min_size = None, max_size = None, target_ms = None, wait_ms = None, _driver = None))]
+    #[allow(clippy::too_many_arguments, clippy::used_underscore_binding)] // the Python signature
     fn new(
         py: Python<'_>,
         conninfo: &Bound<'_, PyAny>,
@@ -127,6 +127,7 @@ impl PyDenseIds {
         max_size: Option<&Bound<'_, PyAny>>,
         target_ms: Option<&Bound<'_, PyAny>>,
         wait_ms: Option<&Bound<'_, PyAny>>,
+        _driver: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let policy = SizePolicy::new();
         let arg = |v: Option<&Bound<'_, PyAny>>, name, default| {
@@ -149,11 +150,14 @@ impl PyDenseIds {
         if let Some(wait_ms) = wait_ms {
             kwargs.set_item("wait_ms", wait_ms)?;
         }
-        let driver = py
-            .import("shardid.segments")?
-            .getattr("_Driver")?
-            .call((conninfo, tag), Some(&kwargs))?
-            .unbind();
+        // `_driver`: the Python side to drive it with, `shardid.segments._Driver` (threads) by
+        // default, `_AsyncDriver` for `AsyncDenseIds` (fetches as tasks on the event loop).
+        let driver = match _driver {
+            Some(class) => class.clone(),
+            None => py.import("shardid.segments")?.getattr("_Driver")?,
+        }
+        .call((conninfo, tag), Some(&kwargs))?
+        .unbind();
         Ok(Self {
             inner: SegmentAllocator::new(policy.bounds(min, max).target_ms(target)),
             generation: AtomicU64::new(shardid::fork_generation()),

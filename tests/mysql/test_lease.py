@@ -119,7 +119,13 @@ def test_processes_of_three_languages_get_distinct_shards_and_no_duplicate(url: 
         got = read_ids(tmp_path / f"p{i}.ids")
         shards.append(got.pop())
         ids.append(got)
-    assert sorted(shards) == [0, 1, 2, 3]
+    # Distinct shards for processes that ran together; one that started after another had
+    # finished and released its shard (a slow start on a busy machine: seen at a load of 10)
+    # may take that shard again, and then starts above the other's IDs.
+    assert set(shards) <= {0, 1, 2, 3}
+    for shard in set(shards):
+        spans = sorted((min(i), max(i)) for s, i in zip(shards, ids) if s == shard)
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), (shard, spans)
     assert [len(i) for i in ids] == [50_000] * 4
     assert duplicates(ids) == 0
     held = [lease(Layout.TWITTER, url, range(0, 4), table="distinct") for _ in range(4)]

@@ -131,9 +131,10 @@ class _Tenure:
     def lost(self, why: str = "is no longer held") -> LeaseLostError:
         return LeaseLostError(f"the lease on shard {self.shard} {why}: take a new lease", shard=self.shard)
 
-    def _store(self, units: int) -> None:
+    def _store(self, units: int, at_least: int) -> None:
         # Called before any ID above the last ceiling is handed out, on the thread asking for
-        # it; only while the row still holds this lease's token.
+        # it; only while the row still holds this lease's token. Records ``units`` (a span
+        # ahead of ``at_least``, the unit of the ID asked for).
         sent = self.hold.sending() if self.hold is not None else _Hold.now()
         if sent is None:
             raise self.lost()

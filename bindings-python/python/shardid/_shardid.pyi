@@ -235,6 +235,7 @@ class DenseIds:
         max_size: int | None = None,
         target_ms: int | None = None,
         wait_ms: int | None = None,
+        _driver: Any = None,
     ) -> Self: ...
     def next_id(self) -> int:
         """The next ID of this allocator (increasing); waits at most ``wait_ms`` for a segment when
@@ -453,7 +454,7 @@ class _CeilingGenerator:
         layout: Layout,
         shard: int,
         recorded: int | None,
-        store: Callable[[int], object],
+        store: Callable[[int, int], int | None],
         *,
         hold: _Hold | None = None,
         backwards_tolerance_ms: int | None = None,

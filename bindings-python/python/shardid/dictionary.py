@@ -14,6 +14,11 @@ Install the DDL once (``python -m shardid.sql --dictionary --schema dict | psql 
     urls.lookup(["/a", "/nope"])          # [1, None]: never assigns
     urls.value(2), urls.values([0, 9])    # "/b", ["https://example.com/", None]
 
+On an event loop (FastAPI, Starlette, Django's async views), :class:`AsyncDictionary` is the
+same client over psycopg's ``AsyncConnection``: the same calls, awaited (``await
+urls.id("/a")``), the same cache, rules and statements; a cached answer never suspends the
+task, and ``urls.cache.id("/a")`` answers from the cache alone without an ``await``.
+
 Answers are cached (both ways, at most ``cache_size`` each, recently used kept): a mapping never
 changes, so a cached answer is never stale and a cached call never touches the database. The
 strings of one call that the cache does not hold go to the server in one statement.
@@ -37,6 +42,7 @@ server, with their strings to be moved by you.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -57,7 +63,7 @@ from shardid._shardid import (
     server_for,
 )
 
-__all__ = ["DEFAULT_CACHE", "MAX_BATCH", "MAX_VALUE_LEN", "Dictionary", "server_for"]
+__all__ = ["DEFAULT_CACHE", "MAX_BATCH", "MAX_VALUE_LEN", "AsyncDictionary", "Dictionary", "server_for"]
 
 
 class Dictionary:
@@ -282,3 +288,195 @@ class Dictionary:
 
     def __repr__(self) -> str:
         return f"Dictionary(topic={self.topic!r}, schema={self.schema!r}, server={self.server}, cached={len(self.cache)})"
+
+
+class AsyncDictionary:
+    """:class:`Dictionary` for asyncio: the dictionary of one ``topic`` on the PostgreSQL
+    server at ``conninfo`` (or a list of them), over psycopg's ``AsyncConnection``. Every call
+    that may reach the server is a coroutine; a call the cache answers whole returns without
+    suspending, and ``cache.id(value)`` / ``cache.value(id)`` answer from the cache alone.
+
+    The cache, the batch planning, the statements and the error rules are the core's, the same
+    as :class:`Dictionary`'s. One connection per dictionary, one statement at a time (tasks
+    wait their turn on an ``asyncio.Lock``); a task cancelled while its statement runs leaves
+    the cache as it was and the connection usable (psycopg cancels the statement on the
+    server; a connection it could not bring back is closed, and the next call opens another).
+    Use it from one event loop. MySQL and MariaDB URLs are refused
+    (:class:`~shardid.UnsupportedError`): PyMySQL has no asyncio API.
+
+        urls = AsyncDictionary("postgresql://app@db/app", "urls")
+        await urls.create()
+        await urls.id("/a")      # or: async with AsyncDictionary(...) as urls:
+        await urls.close()
+    """
+
+    def __init__(
+        self,
+        conninfo: str | Sequence[str],
+        topic: str,
+        *,
+        schema: str = "dict",
+        cache_size: int = DEFAULT_CACHE,
+    ) -> None:
+        _check_topic(topic)
+        (self._ids_sql, self._lookup_sql, self._values_sql, self._create_sql, self._drop_sql) = (
+            _dictionary_statements(schema)
+        )
+        servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
+        if not servers or not all(isinstance(c, str) for c in servers):
+            raise _error("INVALID_ARGUMENT", argument="conninfo", reason="must be a connection string or a non-empty list of them")
+        self.topic = topic
+        self.schema = schema
+        self.servers = servers
+        self.server = server_for(topic, len(servers))
+        """The index in ``servers`` of the server that holds this topic."""
+        self.conninfo = servers[self.server]
+        if _mysql.is_url(self.conninfo):
+            raise _error("UNSUPPORTED", reason="AsyncDictionary runs on PostgreSQL (psycopg); use Dictionary for MySQL and MariaDB")
+        self.cache = _DictCache(cache_size)
+        self._lock: asyncio.Lock | None = None
+        self._conn: Any = None
+
+    # -- the database ----------------------------------------------------------------------
+
+    async def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
+        """Runs one statement (its turn on the connection awaited); returns its one value."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            return await self._send(sql, params)
+
+    async def _ask(self, sql: str, misses: list[Any], plan: Any, complete: Any) -> list[Any]:
+        """The answers for ``misses`` (strings or IDs the cache lacked when the call began):
+        once the connection is this task's, the cache is asked again — tasks that wanted the
+        same new strings were answered meanwhile by the one before them — and only what it
+        still lacks is sent. So a thousand tasks asking for one new string send one statement."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            keys, answers, rest = plan(misses)
+            if rest:
+                found = await self._send(sql, (self.topic, rest))
+                answers = complete(keys, answers, rest, found, True)
+            return answers  # type: ignore[no-any-return]
+
+    async def _send(self, sql: str, params: tuple[Any, ...]) -> Any:
+        """Runs one statement, the lock held; returns its one value. Reconnects once on a
+        broken connection (every statement of the dictionary is safe to send again)."""
+        import psycopg
+
+        for attempt in (1, 2):
+            if self._conn is None or self._conn.closed:
+                # No server-side prepared statements: a pooler in transaction mode cannot
+                # carry them.
+                self._conn = await psycopg.AsyncConnection.connect(
+                    self.conninfo, autocommit=True, connect_timeout=5, prepare_threshold=None
+                )
+            try:
+                cur = await self._conn.execute(sql, params)
+                row = await cur.fetchone()
+                return row[0] if row else None
+            except psycopg.OperationalError as e:
+                if not (self._conn.broken or self._conn.closed) or attempt == 2:
+                    raise self._translate(e) from e
+                await self._drop()  # the server went away: send it again on a new one
+            except psycopg.Error as e:
+                raise self._translate(e) from e
+            except asyncio.CancelledError:
+                # psycopg cancelled the statement on the server and waited for the
+                # connection; one that is not idle now is not trusted with the next call.
+                conn = self._conn
+                if conn is not None and (
+                    conn.closed or conn.broken or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+                ):
+                    await self._drop()
+                raise
+        raise AssertionError("unreachable")
+
+    def _translate(self, e: BaseException) -> BaseException:
+        state = getattr(e, "sqlstate", None)
+        if state == _UNKNOWN_TOPIC_SQLSTATE:
+            return _error("UNKNOWN_TOPIC", topic=self.topic)
+        if state == _TOPIC_DROPPED_SQLSTATE:
+            return _error("TOPIC_DROPPED", topic=self.topic)
+        return e
+
+    async def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                await conn.close()
+            except Exception:  # noqa: BLE001, S110 - closing a broken connection
+                pass
+
+    # -- topics ----------------------------------------------------------------------------
+
+    async def create(self) -> None:
+        """Creates the topic (IDs from 0) if it does not exist; see :meth:`Dictionary.create`."""
+        await self._execute(self._create_sql, (self.topic,))
+
+    async def drop(self) -> None:
+        """Drops the topic; see :meth:`Dictionary.drop`."""
+        await self._execute(self._drop_sql, (self.topic,))
+
+    # -- strings to IDs --------------------------------------------------------------------
+
+    async def id(self, value: str) -> int:
+        """The ID of ``value``, assigned (the topic's next) if it is new."""
+        found = self.cache.id(value)
+        if found is not None:
+            return found
+        return (await self.ids((value,)))[0]
+
+    async def ids(self, values: Iterable[str]) -> list[int]:
+        """The IDs of ``values``, in order, assigning the topic's next IDs to new strings in the
+        order they first appear."""
+        values, ids, misses = self.cache.plan_ids(values)
+        if misses:
+            answers = await self._ask(self._ids_sql, misses, self.cache.plan_ids, self.cache.complete_ids)
+            ids = self.cache.complete_ids(values, ids, misses, answers, True)
+        return ids  # type: ignore[return-value]  # every one assigned
+
+    async def lookup(self, values: Iterable[str]) -> list[int | None]:
+        """The IDs of ``values``, ``None`` for a string never assigned: never assigns."""
+        values, ids, misses = self.cache.plan_ids(values)
+        if misses:
+            answers = await self._ask(self._lookup_sql, misses, self.cache.plan_ids, self.cache.complete_ids)
+            ids = self.cache.complete_ids(values, ids, misses, answers, True)
+        return ids
+
+    # -- IDs to strings --------------------------------------------------------------------
+
+    async def value(self, id: int) -> str | None:
+        """The string of ``id``, ``None`` if the topic never assigned it."""
+        found = self.cache.value(id)
+        if found is not None:
+            return found
+        return (await self.values((id,)))[0]
+
+    async def values(self, ids: Iterable[int]) -> list[str | None]:
+        """The strings of ``ids``, in order, ``None`` for an ID never assigned."""
+        ids, values, misses = self.cache.plan_values(ids)
+        if misses:
+            answers = await self._ask(self._values_sql, misses, self.cache.plan_values, self.cache.complete_values)
+            values = self.cache.complete_values(ids, values, misses, answers, True)
+        return values
+
+    # -- life --------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Closes the connection (the next call opens another). The cache stays."""
+        if self._lock is None:
+            await self._drop()
+            return
+        async with self._lock:
+            await self._drop()
+
+    async def __aenter__(self) -> AsyncDictionary:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"AsyncDictionary(topic={self.topic!r}, schema={self.schema!r}, server={self.server}, cached={len(self.cache)})"

@@ -37,10 +37,15 @@ fetch already under way, at most ``wait_ms``, then raises :class:`SegmentUnavail
 fetch failed, or no segment arrived in time. After :meth:`DenseIds.close`, calls raise
 :class:`~shardid.ClosedError`. After a crash at most the current and the prefetched segment are
 lost.
+
+On an event loop, :class:`AsyncDenseIds` is the same allocator whose fetches are tasks on the
+loop over psycopg's ``AsyncConnection``: ``await orders.next_id()`` returns at once while a
+segment holds IDs and awaits the fetch under way when both are used up.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Sequence
@@ -65,12 +70,13 @@ from shardid._shardid import (
     SerialFormat,
     Serials,
     _check_serial_tag,
+    _error,
     _mismatch_reason,
     _segment_statements,
     _serial_statements,
 )
 
-__all__ = ["DenseIds", "Serials", "check_names", "create_serial"]
+__all__ = ["AsyncDenseIds", "DenseIds", "Serials", "check_names", "create_serial"]
 
 # The SQLSTATE of an unknown tag, from the core (shardid::sql::UNKNOWN_TAG).
 _UNKNOWN_TAG = _UNKNOWN_TAG_SQLSTATE
@@ -513,3 +519,199 @@ class _SerialDriver:
                 self._give_back(period_tag, first, end, count, lost)
         finally:
             self._drop_all()
+
+
+class _AsyncDriver(_Driver):
+    """What :class:`AsyncDenseIds` runs: :class:`_Driver`'s rules, with each fetch a task on
+    the event loop over psycopg's ``AsyncConnection`` instead of a thread."""
+
+    def __init__(self, conninfo: str | Sequence[str], tag: str, **options: Any) -> None:
+        super().__init__(conninfo, tag, **options)
+        if self._mysql is not None:
+            raise _error("UNSUPPORTED", reason="AsyncDenseIds runs on PostgreSQL (psycopg); use DenseIds for MySQL and MariaDB")
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._landed: asyncio.Event | None = None
+
+    def _start(self, ids: Any, size: int) -> None:
+        # Called by the allocator (native, on the loop: AsyncDenseIds calls it only there).
+        task = asyncio.get_running_loop().create_task(self._fetch_async(ids, size), name="shardid-segment")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _event(self) -> asyncio.Event:
+        if self._landed is None:
+            self._landed = asyncio.Event()
+        return self._landed
+
+    async def _connection_async(self, server: int) -> Any:
+        import psycopg
+
+        conn = self._conns[server]
+        if conn is None or conn.closed:
+            conn = self._conns[server] = await psycopg.AsyncConnection.connect(
+                self.servers[server], autocommit=True, connect_timeout=5, prepare_threshold=None
+            )
+        return conn
+
+    async def _drop_async(self, server: int) -> None:
+        conn, self._conns[server] = self._conns[server], None
+        if conn is not None:
+            try:
+                await conn.close()
+            except Exception:  # noqa: BLE001, S110 - a broken connection may fail to close
+                pass
+
+    async def _fetch_async(self, ids: Any, size: int) -> None:
+        """:meth:`_Driver._fetch`, awaited: each server in turn, the segment to the allocator."""
+        import psycopg
+
+        error: BaseException | None = None
+        try:
+            for attempt in range(len(self.servers)):
+                server = (self._turn + attempt) % len(self.servers)
+                try:
+                    conn = await self._connection_async(server)
+                    cur = await conn.execute(self._take, (self.tag, size))
+                    first, count, stride = await cur.fetchone()
+                except psycopg.Error as e:
+                    error = e
+                    if isinstance(e, psycopg.OperationalError):
+                        await self._drop_async(server)
+                    if getattr(e, "sqlstate", None) == _UNKNOWN_TAG:
+                        break
+                    continue
+                ids._fill(first, count, stride)
+                self._last_server = server
+                self._turn = (server + 1) % len(self.servers)
+                self.fetches += 1
+                self._error = None
+                return
+            ids._fetch_failed()
+            self._error = error
+        except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
+            ids._fetch_failed()
+            self._error = e
+            if isinstance(e, asyncio.CancelledError):
+                raise
+        finally:
+            landed, self._landed = self._event(), None
+            landed.set()
+
+    async def wait_async(self, ids: Any, deadline: float) -> float:
+        """:meth:`_Driver._wait`, awaited: a little for the fetch under way; raises once past
+        ``deadline`` (0: set it)."""
+        if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
+            raise self._unavailable()
+        now = time.monotonic()
+        if not deadline:
+            return now + self.wait_ms / 1000
+        if now >= deadline:
+            raise self._unavailable()
+        try:
+            await asyncio.wait_for(self._event().wait(), min(deadline - now, 0.05))
+        except asyncio.TimeoutError:
+            pass
+        return deadline
+
+    def _when_empty(self, ids: Any) -> int:
+        # Only AsyncDenseIds drives this allocator, never with the blocking next_id().
+        raise AssertionError("AsyncDenseIds waits with await")
+
+    async def close_async(self, ids: Any) -> None:
+        """:meth:`_Driver.close`, awaited."""
+        if self._closed:
+            return
+        self._closed = True
+        ids._shut()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=self.wait_ms / 1000)
+        unused = ids._unused()
+        try:
+            if unused is not None:
+                first, end, count, lost = unused
+                self.skipped += lost
+                returned = False
+                try:
+                    conn = await self._connection_async(self._last_server)
+                    cur = await conn.execute(self._give_back, (self.tag, first, end))
+                    row = await cur.fetchone()
+                    returned = bool(row and row[0])
+                except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
+                    pass
+                finally:
+                    if not returned:
+                        self.skipped += count
+        finally:
+            for server in range(len(self.servers)):
+                await self._drop_async(server)
+
+
+class AsyncDenseIds:
+    """:class:`DenseIds` for asyncio: the core's allocator (the same object, ``native``) with
+    its fetches run as tasks on the event loop over psycopg's ``AsyncConnection``. Use it from
+    one event loop::
+
+        orders = AsyncDenseIds("postgresql://app@db/app", "orders")
+        await orders.next_id()   # no suspension while a segment holds IDs
+        await orders.close()     # gives the unused rest back
+
+    The options are :class:`DenseIds`'s. PostgreSQL only (PyMySQL has no asyncio API).
+    """
+
+    def __init__(self, conninfo: str | Sequence[str], tag: str, **options: Any) -> None:
+        made: list[_AsyncDriver] = []
+
+        def driver(conninfo: str | Sequence[str], tag: str, **kw: Any) -> _AsyncDriver:
+            made.append(_AsyncDriver(conninfo, tag, **kw))
+            return made[0]
+
+        self.native = DenseIds(conninfo, tag, _driver=driver, **options)  # type: ignore[arg-type]
+        """The allocator (``shardid.segments.DenseIds``): its attributes are this one's."""
+        self._driver = made[0]
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("tag", "schema", "servers", "conninfo", "skipped", "fetches", "wait_ms"):
+            return getattr(self._driver, name)
+        raise AttributeError(name)
+
+    async def next_id(self) -> int:
+        """The next ID (increasing); awaits the fetch under way when both segments are used up,
+        at most ``wait_ms``."""
+        ids = self.native
+        found = ids._try_next_id()
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        deadline = 0.0
+        while True:
+            deadline = await self._driver.wait_async(ids, deadline)
+            found = ids._try_next_id()
+            if found is not None:
+                return found  # type: ignore[no-any-return]
+
+    async def next_ids(self, n: int) -> list[int]:
+        """``n`` IDs, increasing (awaiting segments as :meth:`next_id` does)."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise InvalidArgumentError(f"n {n!r} must be an int of 0 or more", argument="n", reason="must be 0 or more")
+        ids = self.native
+        out: list[int] = ids._take_ids(n)
+        deadline = 0.0
+        while len(out) < n:
+            deadline = await self._driver.wait_async(ids, deadline)
+            more = ids._take_ids(n - len(out))
+            if more:
+                out.extend(more)
+                deadline = 0.0
+        return out
+
+    async def close(self) -> None:
+        """Gives the unused rest of the last segment back and closes the connections."""
+        await self._driver.close_async(self.native)
+
+    async def __aenter__(self) -> AsyncDenseIds:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"AsyncDenseIds(tag={self._driver.tag!r}, schema={self._driver.schema!r}, servers={len(self._driver.servers)})"

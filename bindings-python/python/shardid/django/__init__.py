@@ -2,6 +2,9 @@
 shardid ID, usable as ``primary_key=True``; :class:`DenseIdField`; the migration operations
 that install shardid's SQL; the dictionary on Django's connections.
 
+``DEFAULT_AUTO_FIELD = "shardid.django.ShardIdAutoField"`` keys every model Django adds an
+``id`` to (in apps that do not pin their own) by shardid IDs: see :class:`ShardIdAutoField`.
+
 Add ``"shardid.django"`` to ``INSTALLED_APPS`` (its :class:`~shardid.django.apps.ShardIdConfig`
 registers the system checks when Django starts); the fields work without it too.
 
@@ -48,7 +51,7 @@ from __future__ import annotations
 from shardid.django.checks import check_settings
 from shardid.django.conf import config_problems, configured_layout
 from shardid.django.dictionary import dictionary
-from shardid.django.fields import DenseIdField, NextId, ShardIdField, validate_shard_id
+from shardid.django.fields import DenseIdField, NextId, ShardIdAutoField, ShardIdField, validate_shard_id
 from shardid.django.leases import _dense, dense_id, get_generator, next_id, release  # noqa: F401 (_dense: read by tests)
 from shardid.django.operations import InstallDictionary, InstallPostgres, InstallSegments
 from shardid.django.public import (
@@ -75,6 +78,7 @@ __all__ = [
     "PublicIdManager",
     "PublicIdQuerySet",
     "SerialField",
+    "ShardIdAutoField",
     "ShardIdField",
     "check_settings",
     "config_problems",

@@ -1,5 +1,5 @@
 """Model fields and expressions: :class:`ShardIdField` (a time-sortable ID made in the
-application), :class:`DenseIdField` (a dense number from database segments) and
+application), :class:`ShardIdAutoField` (the same, for ``DEFAULT_AUTO_FIELD``), :class:`DenseIdField` (a dense number from database segments) and
 :class:`NextId` (the database's own ``next_id()``, for ``db_default``)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.db import models
 from shardid.django.conf import configured_layout
 from shardid.django.leases import dense_id, next_id
 
-__all__ = ["DenseIdField", "NextId", "ShardIdField", "validate_shard_id"]
+__all__ = ["DenseIdField", "NextId", "ShardIdAutoField", "ShardIdField", "validate_shard_id"]
 
 
 def validate_shard_id(value: Any) -> None:
@@ -106,6 +106,45 @@ class ShardIdField(models.BigIntegerField):
             kwargs["editable"] = True
         if type(self) is ShardIdField:
             path = "shardid.django.ShardIdField"  # where migrations import it from
+        return name, path, args, kwargs
+
+
+class ShardIdAutoField(models.BigAutoField):
+    """The primary key Django adds to models, keyed by shardid IDs: set
+    ``DEFAULT_AUTO_FIELD = "shardid.django.ShardIdAutoField"`` and every model without an
+    explicit primary key, in an app that does not pin its own ``default_auto_field``, takes its
+    IDs from the application's generator (``settings.SHARDID``; a lease per process).
+
+    A ``BigAutoField`` (Django requires an ``AutoField`` subclass there) whose default is
+    :func:`~shardid.django.next_id`: an instance has its ID from the start, ``save()`` inserts
+    without a first ``UPDATE``, and ``bulk_create()`` sends the IDs with the rows, so it works
+    on every backend, with or without ``RETURNING``. The column stays the ``BigAutoField``'s
+    (an identity or autoincrement ``bigint``: rows inserted without an ``id`` by other means
+    still get one), so a migration from ``BigAutoField`` is one ``AlterField`` that changes no
+    column type; the default is configuration, not schema, and stays out of migrations.
+    """
+
+    description = "A time-sortable 64-bit ID made by shardid, as the automatic primary key"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("default", next_id)
+        super().__init__(*args, **kwargs)
+
+    @property
+    def validators(self) -> list[Any]:
+        """``BigAutoField``'s validators and the check that a value is an ID of the layout."""
+        return [*super().validators, validate_shard_id]
+
+    def contribute_to_class(self, cls: Any, name: str, *args: Any, **kwargs: Any) -> None:
+        super().contribute_to_class(cls, name, *args, **kwargs)
+        _register_checks()
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        if kwargs.get("default") is next_id:
+            del kwargs["default"]
+        if type(self) is ShardIdAutoField:
+            path = "shardid.django.ShardIdAutoField"
         return name, path, args, kwargs
 
 

@@ -244,7 +244,7 @@ pub struct MysqlFetch {
 
 /// How many times one fetch sends a step again that the server rolled back
 /// ([`MysqlFetch::rolled_back`]).
-pub const ROLLED_BACK_RETRIES: u8 = 5;
+pub const ROLLED_BACK_RETRIES: u8 = 10;
 
 /// `ER_LOCK_DEADLOCK`: a deadlock, and on a Galera cluster a certification conflict (another
 /// node's client changed the same row at the same moment).

@@ -1,0 +1,349 @@
+"""The asyncio clients on a real PostgreSQL: AsyncDictionary under 500 concurrent tasks writing
+the same new strings, tasks cancelled mid-statement (asyncio.wait_for with tiny timeouts) and a
+server crash mid-run; lease_async and AsyncDenseIds handing out IDs with their statements on
+the event loop. Bounded: about 10 s in all."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import psycopg
+import pytest
+
+import shardid
+from shardid.dictionary import AsyncDictionary
+from shardid.sql import dictionary
+
+from test_dictionary import assert_dense, install  # noqa: F401 (tests/postgres is on sys.path)
+
+
+def strings_of(conn: Any, schema: str, topic: str) -> dict[str, int]:
+    rows = conn.execute(
+        f"SELECT d.value, d.id FROM {schema}.shardid_strings d JOIN {schema}.shardid_topics t USING (topic_id)"
+        " WHERE t.topic = %s",
+        (topic,),
+    ).fetchall()
+    return {v: i for v, i in rows}
+
+
+def test_500_tasks_writing_the_same_new_strings_get_one_id_each(cluster: Any, conn: Any) -> None:
+    install(conn, "adict_many")
+    pool = [f"/page/{i}" for i in range(1500)]
+
+    async def main() -> list[tuple[list[str], list[int]]]:
+        # 500 tasks on one dictionary, and a second client (its own connection and cache)
+        # writing the same strings at the same time, so the server sees two writers.
+        async with AsyncDictionary(cluster.dsn, "t", schema="adict_many") as d, AsyncDictionary(
+            cluster.dsn, "t", schema="adict_many"
+        ) as other:
+            await d.create()
+            rng = random.Random(34)
+
+            async def task(i: int) -> tuple[list[str], list[int]]:
+                client = other if i % 5 == 0 else d
+                batch = rng.sample(pool, rng.randint(1, 40))
+                if i % 3 == 0:
+                    return batch[:1], [await client.id(batch[0])]
+                return batch, await client.ids(batch)
+
+            return await asyncio.gather(*(task(i) for i in range(500)))
+
+    answers = asyncio.run(main())
+    seen: dict[str, int] = {}
+    for batch, ids in answers:
+        assert len(batch) == len(ids)
+        for s, i in zip(batch, ids, strict=True):
+            assert seen.setdefault(s, i) == i, f"{s!r} got {seen[s]} and {i}"
+    n = assert_dense(conn, "adict_many", "t")
+    assert n == len(seen) and n > 1000
+    assert strings_of(conn, "adict_many", "t") == seen
+    assert sorted(seen.values()) == list(range(n))
+
+
+def test_cancelled_calls_leave_the_cache_and_the_connection_usable(cluster: Any, connect: Any) -> None:
+    blocker, check = connect(), connect()
+    install(check, "adict_cancel")
+
+    async def main() -> None:
+        d = AsyncDictionary(cluster.dsn, "t", schema="adict_cancel")
+        await d.create()
+        assert await d.ids(["a", "b"]) == [0, 1]
+        conn_before = d._conn
+        # Another transaction holds the topic's lock with a new string, so the next batch of
+        # new strings waits on the server: the timeout lands mid-statement, certainly.
+        blocker.autocommit = False
+        blocker.execute("SELECT adict_cancel.dict_ids('t', ARRAY['x'])")
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(d.ids(["c", "d"]), timeout=0.2)
+        assert d.cache.id("c") is None and d.cache.id("a") == 0
+        assert d._conn is conn_before and not d._conn.closed, "the connection was given up"
+        # The statement was cancelled on the server: it holds no lock and assigned nothing.
+        assert await d.lookup(["c", "d", "a"]) == [None, None, 0]
+        blocker.rollback()
+        blocker.autocommit = True
+        assert await d.ids(["d", "c"]) == [2, 3]
+        # Then timeouts at random points of calls (in the queue for the lock, connecting,
+        # mid-statement, reading the answer): whatever was cut, later calls answer right.
+        rng = random.Random(7)
+        for i in range(150):
+            batch = [f"s{rng.randrange(300)}" for _ in range(rng.randint(1, 20))]
+            calls = [d.ids(batch) for _ in range(3)]
+            try:
+                await asyncio.wait_for(asyncio.gather(*calls), timeout=rng.choice([0, 1e-5, 1e-4, 5e-4, 2e-3]))
+            except asyncio.TimeoutError:
+                pass
+        every = [f"s{i}" for i in range(300)]
+        ids = await d.ids(every)
+        assert await d.values(ids) == every
+        await d.close()
+        fresh = AsyncDictionary(cluster.dsn, "t", schema="adict_cancel", cache_size=0)
+        assert await fresh.ids(every) == ids
+        await fresh.close()
+
+    asyncio.run(main())
+    assert assert_dense(check, "adict_cancel", "t") == 304
+
+
+def test_a_server_crash_mid_run_loses_no_answer_and_makes_no_hole(cluster: Any) -> None:
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        install(conn, "adict_crash")
+    answers: dict[str, int] = {}
+    failures = 0
+
+    async def main() -> None:
+        nonlocal failures
+        d = AsyncDictionary(cluster.dsn, "t", schema="adict_crash")
+        await d.create()
+        rng = random.Random(3)
+        stop = asyncio.Event()
+
+        async def writer() -> None:
+            nonlocal failures
+            while not stop.is_set():
+                batch = [f"w{rng.randrange(5000)}" for _ in range(10)]
+                try:
+                    ids = await d.ids(batch)
+                except psycopg.OperationalError:
+                    failures += 1  # the server is down: the call says so, as psycopg's error
+                    await asyncio.sleep(0.05)
+                    continue
+                for s, i in zip(batch, ids, strict=True):
+                    assert answers.setdefault(s, i) == i
+                await asyncio.sleep(0)
+
+        tasks = [asyncio.create_task(writer()) for _ in range(20)]
+        await asyncio.sleep(0.5)
+        before = len(answers)
+        await asyncio.to_thread(cluster.crash_and_restart)
+        await asyncio.sleep(1.0)
+        stop.set()
+        await asyncio.gather(*tasks)
+        assert len(answers) > before, "nothing was written after the restart"
+        # The same client, its connection replaced, answers every string as before.
+        every = sorted(answers)
+        assert await d.ids(every) == [answers[s] for s in every]
+        await d.close()
+
+    asyncio.run(main())
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        n = assert_dense(conn, "adict_crash", "t")
+        on_server = strings_of(conn, "adict_crash", "t")
+    assert all(on_server[s] == i for s, i in answers.items())
+    assert n >= len(answers)
+
+
+def test_errors_are_the_sync_clients(cluster: Any, conn: Any) -> None:
+    install(conn, "adict_err")
+
+    async def main() -> None:
+        d = AsyncDictionary(cluster.dsn, "nope", schema="adict_err")
+        with pytest.raises(shardid.UnknownTopicError):
+            await d.id("a")
+        with pytest.raises(shardid.InvalidArgumentError, match=r"values\[1\]"):
+            await d.ids(["a", ""])
+        await d.close()
+        with pytest.raises(shardid.UnsupportedError):
+            AsyncDictionary("mysql://u@h/db", "t")
+
+    asyncio.run(main())
+
+
+# -- lease_async ---------------------------------------------------------------------------
+
+
+def _no_sync_psycopg(monkeypatch: Any) -> None:
+    """Makes a blocking psycopg connection fail: whatever the async clients send goes through
+    AsyncConnection, on the loop."""
+
+    def refuse(*a: Any, **k: Any) -> Any:
+        raise AssertionError("a blocking psycopg connection was opened on the event loop")
+
+    monkeypatch.setattr(psycopg.Connection, "connect", refuse)
+
+
+def test_async_leases_hand_out_unique_ids_on_distinct_shards_and_record_ceilings(cluster: Any, monkeypatch: Any) -> None:
+    from shardid.postgres import lease_async
+
+    layout = shardid.Layout.TWITTER
+    ids: list[int] = []
+    statements: list[str] = []
+    lag = 0.0
+
+    async def main() -> tuple[list[int], int, int]:
+        nonlocal lag
+        _no_sync_psycopg(monkeypatch)
+        a = await lease_async(layout, cluster.dsn, range(0, 3), table="async_leases", ttl_ms=900)
+        async with lease_async(layout, cluster.dsn, range(0, 3), table="async_leases", ttl_ms=900) as b:
+            assert {a.shard, b.shard} <= {0, 1, 2} and a.shard != b.shard
+            done = asyncio.Event()
+            for g in (a, b):
+                run = g._run
+
+                async def counting(sql: str, params: Any, tenure: Any, run: Any = run) -> Any:
+                    statements.append(sql)
+                    return await run(sql, params, tenure)
+
+                g._run = counting  # type: ignore[method-assign]
+
+            async def ticker() -> None:
+                nonlocal lag
+                while not done.is_set():
+                    t = asyncio.get_running_loop().time()
+                    await asyncio.sleep(0.005)
+                    lag = max(lag, asyncio.get_running_loop().time() - t - 0.005)
+
+            async def taker(g: Any) -> None:
+                loop = asyncio.get_running_loop()
+                end = loop.time() + 1.2  # several spans of 100 ms, and a heartbeat or four
+                while loop.time() < end:
+                    ids.append(await g.next_id())
+                    ids.extend(await g.next_ids(3))
+                    await asyncio.sleep(0)
+
+            tick = asyncio.create_task(ticker())
+            await asyncio.gather(*(taker(g) for g in (a, b) for _ in range(10)))
+            done.set()
+            # 10 tasks per lease wanting the next ceiling at once send one statement, not 10:
+            # 1.2 s is 12 spans of 100 ms, and the heartbeat renews every 300 ms.
+            assert 2 <= len(statements) <= 2 * (12 + 5), f"{len(statements)} ceiling writes and renewals"
+            await tick
+            assert a.held and b.held
+            shards = (a.shard, b.shard)
+            await a.close()
+            await a.close()  # twice is fine
+            with pytest.raises(shardid.LeaseLostError):
+                await a.next_id()
+        assert not b.held
+        return ids, *shards
+
+    ids, sa, sb = asyncio.run(main())
+    monkeypatch.undo()
+    assert len(ids) == len(set(ids)) > 10_000
+    assert {layout.decode(i).shard for i in ids} == {sa, sb}
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        rows = dict(conn.execute("SELECT shard, ceiling FROM async_leases").fetchall())
+    for s in (sa, sb):
+        top = max(i for i in ids if layout.decode(i).shard == s)
+        # Every ID handed out lies under the ceiling its shard's row recorded.
+        assert (top >> (layout.shard_bits + layout.sequence_bits)) <= rows[s]
+    print(f"event-loop lag under 20 taking tasks: {lag * 1000:.1f} ms")
+    assert lag < 0.5
+
+
+def test_an_async_lease_taken_over_stops_and_a_successor_continues_above(cluster: Any) -> None:
+    from shardid.postgres import lease_async
+
+    layout = shardid.Layout.TWITTER
+
+    async def main() -> None:
+        first = await lease_async(layout, cluster.dsn, range(0, 1), table="async_lost", ttl_ms=600)
+        before = await first.next_ids(5000)
+        await first.close()  # frees the shard at once
+        second = await lease_async(layout, cluster.dsn, range(0, 1), table="async_lost", ttl_ms=600)
+        assert second.shard == 0
+        assert await second.next_id() > max(before)
+        await asyncio.sleep(0.5)  # the heartbeat renewed it (ttl 600 ms): still held
+        assert second.held
+        async with await psycopg.AsyncConnection.connect(cluster.dsn, autocommit=True) as admin:
+            await admin.execute("UPDATE async_lost SET token = 'stolen'")
+        await asyncio.sleep(0.9)  # the next renewal finds the row taken
+        assert not second.held
+        with pytest.raises(shardid.LeaseLostError):
+            await second.next_id()
+        await second.close()
+
+    asyncio.run(main())
+
+
+# -- AsyncDenseIds -------------------------------------------------------------------------
+
+
+def test_async_dense_ids_fetch_on_the_loop_and_hand_out_each_number_once(cluster: Any, conn: Any, monkeypatch: Any) -> None:
+    from shardid.segments import AsyncDenseIds
+    from test_segments import install as install_segments
+
+    install_segments(conn, "aseg")
+    conn.execute("SELECT aseg.create_tag('orders')")
+    got: list[int] = []
+
+    async def main() -> tuple[list[int], int, int]:
+        _no_sync_psycopg(monkeypatch)
+        # Small segments, so 300 tasks empty them often and wait for fetches under way.
+        orders = AsyncDenseIds(cluster.dsn, "orders", schema="aseg", min_size=5, max_size=40)
+        other = AsyncDenseIds(cluster.dsn, "orders", schema="aseg", min_size=5, max_size=40)
+
+        async def task(i: int) -> None:
+            g = other if i % 4 == 0 else orders
+            for _ in range(10):
+                got.append(await g.next_id())
+                got.extend(await g.next_ids(3))
+
+        await asyncio.gather(*(task(i) for i in range(300)))
+        fetches = orders.fetches
+        await other.close()
+        await orders.close()
+        with pytest.raises(shardid.SegmentUnavailableError):
+            await orders.next_id()
+        return got, fetches, orders.skipped + other.skipped
+
+    ids, fetches, skipped = asyncio.run(main())
+    monkeypatch.undo()
+    assert len(ids) == len(set(ids)) == 12_000
+    assert fetches > 20
+    # Every number taken from the row is handed out, given back, or counted as skipped.
+    following = conn.execute("SELECT next FROM aseg.shardid_tags WHERE tag = 'orders'").fetchone()
+    assert following is not None
+    assert min(ids) == 1 and max(ids) < following[0]
+    assert following[0] - 1 - len(ids) <= skipped
+
+    async def again() -> int:
+        async with AsyncDenseIds(cluster.dsn, "orders", schema="aseg") as orders:
+            return await orders.next_id()
+
+    assert asyncio.run(again()) > max(ids)
+
+
+def test_tasks_waiting_for_the_same_new_string_share_one_statement(cluster: Any, conn: Any) -> None:
+    install(conn, "adict_once")
+
+    async def main() -> tuple[set[int], int]:
+        d = AsyncDictionary(cluster.dsn, "t", schema="adict_once")
+        await d.create()
+        sent = 0
+        send = d._send
+
+        async def counting(sql: str, params: Any) -> Any:
+            nonlocal sent
+            sent += 1
+            return await send(sql, params)
+
+        d._send = counting  # type: ignore[method-assign]
+        got = await asyncio.gather(*(d.id("/new") for _ in range(1000)))
+        await d.close()
+        return set(got), sent
+
+    got, sent = asyncio.run(main())
+    assert got == {0}
+    assert sent == 1, f"{sent} statements for one new string"
