@@ -15,7 +15,7 @@ what the SQL after it uses). Each page gets its own database on one throwaway cl
 | ``js`` | a file of its own in a project whose ``node_modules`` holds shardid, shardid-wasm, pg, knex, mysql2, drizzle-orm; an ES module when it imports or awaits, else CommonJS |
 | ``ts`` | ``tsc --noEmit --strict`` in that project (types only: nothing to run it with) |
 | ``sh`` | ``bash -euo pipefail``; a block of ``$ command`` lines runs each command and compares the output lines shown under it, exactly |
-| ``sql`` | ``psql -v ON_ERROR_STOP=1`` |
+| ``sql`` | ``psql -v ON_ERROR_STOP=1``; ``sql mariadb``: the ``mariadb`` command line, in the database ``app`` of a throwaway MariaDB (tests/mysql/server.py), whose URL the page's blocks read from ``MYSQL_URL`` |
 | ``c`` | compiled with ``-std=c99 -Wall -Wextra -Werror`` against include/shardid.h and libshardid.a, and run; a block without ``main`` runs as its body |
 | ``rust`` | by rustdoc: the page must be one of the doctests of core/src/lib.rs (checked here) |
 | ``toml``, ``json`` | parsed (configuration shown on a page is at least well-formed) |
@@ -44,6 +44,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "postgres"))
+sys.path.insert(0, str(ROOT / "tests" / "mysql"))
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 INCLUDE = re.compile(r"\{\{#include\s+([^}\s]+)\s*\}\}")
@@ -174,6 +175,7 @@ class Runner:
         self.skipped = 0
         self.took: list[tuple[float, str]] = []
         self.cluster: Any = None  # tests/postgres/cluster.py's Cluster, started by the first page that needs it
+        self.mariadb: Any = None  # tests/mysql/server.py's Server, started by the first page with a `mariadb` block
         self.project = self._node_project()
         self.libdir = Path(os.environ.get("SHARDID_DOCS_LIBDIR", ROOT / "target" / "debug"))
 
@@ -225,9 +227,26 @@ class Runner:
             "PGDATABASE": name,
         }
 
+    def mariadb_env(self, env: dict[str, str]) -> dict[str, str]:
+        """The page's environment with a throwaway MariaDB: ``MYSQL_URL`` (no database: the
+        page's blocks name theirs), and the socket the ``mariadb`` command line reads from
+        ``MYSQL_UNIX_PORT``; the database ``app`` for its SQL blocks."""
+        if self.mariadb is None:
+            from server import Server  # type: ignore[import-not-found]
+
+            self.mariadb = Server()
+            self.mariadb.sql("CREATE DATABASE app")
+            # The command line reads $MYSQL_HOME/my.cnf: `mariadb -u root` then finds the server.
+            (self.work / "mariadb").mkdir()
+            (self.work / "mariadb" / "my.cnf").write_text(f"[client]\nsocket={self.mariadb.socket}\n")
+        return {**env, "MYSQL_URL": self.mariadb.url, "MYSQL_HOME": str(self.work / "mariadb"),
+                "MYSQL_UNIX_PORT": str(self.mariadb.socket)}
+
     def close(self) -> None:
         if self.cluster is not None:
             self.cluster.stop()
+        if self.mariadb is not None:
+            self.mariadb.stop()
 
     # -- blocks -----------------------------------------------------------------------------
 
@@ -256,6 +275,8 @@ class Runner:
                     continue
                 if env is None:
                     env = self.database(page)
+                    if any("mariadb" in b.flags for b in blocks if b.no_run is None):
+                        env = self.mariadb_env(env)
                 target = next((f[len("file="):] for f in block.flags if f.startswith("file=")), None)
                 if target:
                     # A file of the reader's project, shown on the page: written where the page's
@@ -347,6 +368,8 @@ class Runner:
         return None
 
     def sql(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        if "mariadb" in block.flags:
+            return self.proc(["mariadb", "--no-defaults", "-uroot", f"--socket={env['MYSQL_UNIX_PORT']}", "app"], env, cwd, block.code)
         return self.proc(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "-"], env, cwd, block.code)
 
     def c(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
