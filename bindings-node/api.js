@@ -4,7 +4,14 @@
 // core's; this file only gives the functions their classes and their `Parts` objects.
 
 const { ShardIdError, makeError } = require('./errors.js')
-const { PRESETS, LIMITS } = require('./core.generated.js')
+const { PRESETS, LIMITS, STATS } = require('./core.generated.js')
+
+/** `{ name: value }` from a family's names (core.generated.js) and a backend's values. */
+function statsObject(names, values) {
+  const out = {}
+  names.forEach((name, i) => { out[name] = values[i] })
+  return out
+}
 
 // The async batches make IDs in chunks of this many, yielding to the event loop between two:
 // 4,096 IDs are 4 ms of Instagram's layout at most.
@@ -186,6 +193,14 @@ function makeApi(backend) {
     }
     nextIdsAt(now, n) {
       return backend.nextIdsAt(this[GENERATOR], now, n)
+    }
+    /**
+     * What every Generator for this layout and shard in the process did: `{ ids, waits,
+     * borrowedUnits, clockBackwards, clockBackwardsRefused, tickerStarts }`, bigint counts
+     * named by the core's table.
+     */
+    stats() {
+      return statsObject(STATS.generator, backend.generatorStats(this[GENERATOR]))
     }
   }
 

@@ -83,4 +83,8 @@ const PUBLIC = {"encodings":["base32","base32check","base58","base62"],"unknownE
  * (core/src/args.rs); the reason a decimal scatter's count of digits is refused with. */
 const LIMITS = {"maxBatchIds":16777216,"tooManyIds":"must be at most 16777216 IDs per call: ask in batches","scatterDigits":"must be 1, 2 or 3"}
 
-module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, PUBLIC, LIMITS }
+/** The names of each family's counters (`stats()`), camelCase, in the core's order
+ * (core/src/stats.rs): the backends hand the values over in this order. */
+const STATS = {"generator":["ids","waits","borrowedUnits","clockBackwards","clockBackwardsRefused","tickerStarts"],"segments":["fetches","failedFetches","fetchLatencyLastMs","fetchLatencyMaxMs","fetchLatencyLe1ms","fetchLatencyLe5ms","fetchLatencyLe10ms","fetchLatencyLe50ms","fetchLatencyLe100ms","fetchLatencyLe500ms","fetchLatencyLe1000ms","fetchLatencyLe5000ms","fetchLatencyLeInf","fetchLatencySumMs","emptyWaits","skipped","remaining"],"dictionary":["idHits","idMisses","valueHits","valueMisses","statements","retries"]}
+
+module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, PUBLIC, LIMITS, STATS }

@@ -186,6 +186,24 @@ export declare class Generator {
    * millisecond with Instagram's layout. Check the length; call again with a later `now`.
    */
   nextIdsAt(now: TimeInput, n: U64Input): BigUint64Array
+  /** What every Generator for this layout and shard in the process did (counts since it started); `UNSUPPORTED` in the WebAssembly module. */
+  stats(): GeneratorStats
+}
+
+/** A generator's counters, named by the core's table (`stats()` in every binding). */
+export interface GeneratorStats {
+  /** IDs handed out. */
+  ids: bigint
+  /** Calls that waited for the next time unit, their own being used up. */
+  waits: bigint
+  /** Time units begun ahead of the clock (`maxBorrowUnits`). */
+  borrowedUnits: bigint
+  /** Calls that found the clock behind the last ID and went on within the tolerance. */
+  clockBackwards: bigint
+  /** Calls refused with `CLOCK_MOVED_BACKWARDS`. */
+  clockBackwardsRefused: bigint
+  /** Times this process started its clock's ticker thread (bursts start it). */
+  tickerStarts: bigint
 }
 
 /** What `lease(...)` takes. */

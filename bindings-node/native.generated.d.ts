@@ -235,6 +235,12 @@ export declare function gatherDecimal(layoutIndex: number, id: unknown, digits: 
 /** Makes (or finds) the generator for a layout, shard and options; returns its index. */
 export declare function generatorNew(layoutIndex: number, shard: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): number
 
+/**
+ * What every generator for this one's layout and shard in the process did: the core's
+ * counters in its table's order (`STATS.generator` in core.generated.js names them).
+ */
+export declare function generatorStats(generatorIndex: number): BigUint64Array
+
 /** The fields and limits of a registered layout. */
 export declare function layoutInfo(layoutIndex: number): LayoutInfo
 

@@ -865,6 +865,7 @@ module.exports.dictionarySql = nativeBinding.dictionarySql
 module.exports.gatherBits = nativeBinding.gatherBits
 module.exports.gatherDecimal = nativeBinding.gatherDecimal
 module.exports.generatorNew = nativeBinding.generatorNew
+module.exports.generatorStats = nativeBinding.generatorStats
 module.exports.layoutInfo = nativeBinding.layoutInfo
 module.exports.layoutNew = nativeBinding.layoutNew
 module.exports.layoutPreset = nativeBinding.layoutPreset

@@ -383,6 +383,39 @@ typedef struct shardid_layout {
 } shardid_layout;
 
 /**
+ * What the generators of one (layout, shard) in this process did, counted since the process
+ * started: the same figures, named alike, as `stats()` in every binding (the core's table,
+ * `shardid::stats::GeneratorStats`).
+ */
+typedef struct shardid_stats {
+  /**
+   * IDs handed out.
+   */
+  uint64_t ids;
+  /**
+   * Calls that waited for the next time unit, their own being used up.
+   */
+  uint64_t waits;
+  /**
+   * Time units begun ahead of the clock (`max_borrow_units`).
+   */
+  uint64_t borrowed_units;
+  /**
+   * Calls that found the clock behind the last ID (by more than the units borrowed) and
+   * went on within the tolerance.
+   */
+  uint64_t clock_backwards;
+  /**
+   * Calls refused with `SHARDID_ERR_CLOCK_MOVED_BACKWARDS`.
+   */
+  uint64_t clock_backwards_refused;
+  /**
+   * Times this process started its clock's ticker thread (bursts start it).
+   */
+  uint64_t ticker_starts;
+} shardid_stats;
+
+/**
  * The fields of an ID.
  */
 typedef struct shardid_parts {
@@ -569,6 +602,18 @@ shardid_status shardid_generator_layout(const struct shardid_generator *generato
  */
 shardid_status shardid_generator_shard(const struct shardid_generator *generator,
                                        uint64_t *out_shard);
+
+/**
+ * What every generator for this one's layout and shard in the process did: IDs handed out,
+ * calls that waited, units borrowed, clock steps back (see `shardid_stats`). `ids` is exact
+ * once no call is in flight.
+ *
+ * # Safety
+ * `generator` is null or a live generator; `out_stats` is null or valid for writing a
+ * `shardid_stats`.
+ */
+shardid_status shardid_generator_stats(const struct shardid_generator *generator,
+                                       struct shardid_stats *out_stats);
 
 /**
  * The process's clock as the generators read it: Unix milliseconds from a monotonic clock

@@ -8,7 +8,6 @@
 use std::ffi::c_void;
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicU64;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use shardid::{Generator, Layout, Options};
@@ -52,7 +51,7 @@ fn library_path() -> PathBuf {
 /// A Rust caller that keeps its generator behind a function boundary (a field of a service's
 /// state, called from many places).
 #[inline(never)]
-fn next_id_call(g: &Generator<&'static AtomicU64>) -> u64 {
+fn next_id_call(g: &Generator<&'static shardid::State>) -> u64 {
     g.next_id().unwrap()
 }
 

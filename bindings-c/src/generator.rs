@@ -1,7 +1,5 @@
 //! The opaque, thread-safe generator handle.
 
-use std::sync::atomic::AtomicU64;
-
 use shardid::{Generator, Options};
 
 use crate::fork::register_fork_handler;
@@ -48,7 +46,7 @@ pub extern "C" fn shardid_options_default() -> shardid_options {
 /// After `fork()`, parent and child hold copies of the state: use a different shard in the
 /// child.
 pub struct shardid_generator {
-    inner: Generator<&'static AtomicU64>,
+    inner: Generator<&'static shardid::State>,
 }
 
 /// Makes a generator for `shard` of `layout` with the default options.
@@ -245,9 +243,98 @@ pub unsafe extern "C" fn shardid_generator_shard(
     })
 }
 
+/// What the generators of one (layout, shard) in this process did, counted since the process
+/// started: the same figures, named alike, as `stats()` in every binding (the core's table,
+/// `shardid::stats::GeneratorStats`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct shardid_stats {
+    /// IDs handed out.
+    pub ids: u64,
+    /// Calls that waited for the next time unit, their own being used up.
+    pub waits: u64,
+    /// Time units begun ahead of the clock (`max_borrow_units`).
+    pub borrowed_units: u64,
+    /// Calls that found the clock behind the last ID (by more than the units borrowed) and
+    /// went on within the tolerance.
+    pub clock_backwards: u64,
+    /// Calls refused with `SHARDID_ERR_CLOCK_MOVED_BACKWARDS`.
+    pub clock_backwards_refused: u64,
+    /// Times this process started its clock's ticker thread (bursts start it).
+    pub ticker_starts: u64,
+}
+
+impl From<shardid::stats::GeneratorStats> for shardid_stats {
+    fn from(s: shardid::stats::GeneratorStats) -> Self {
+        // Field by field, by name: a row added to the core's table without a field here
+        // fails `the_stats_struct_is_the_cores_table` below.
+        Self {
+            ids: s.ids,
+            waits: s.waits,
+            borrowed_units: s.borrowed_units,
+            clock_backwards: s.clock_backwards,
+            clock_backwards_refused: s.clock_backwards_refused,
+            ticker_starts: s.ticker_starts,
+        }
+    }
+}
+
+/// What every generator for this one's layout and shard in the process did: IDs handed out,
+/// calls that waited, units borrowed, clock steps back (see `shardid_stats`). `ids` is exact
+/// once no call is in flight.
+///
+/// # Safety
+/// `generator` is null or a live generator; `out_stats` is null or valid for writing a
+/// `shardid_stats`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shardid_generator_stats(
+    generator: *const shardid_generator,
+    out_stats: *mut shardid_stats,
+) -> shardid_status {
+    boundary(|| {
+        // SAFETY: the caller guarantees both pointers are null or valid.
+        let (out_stats, generator) = unsafe { (out(out_stats)?, arg(generator)?) };
+        out_stats.write(generator.inner.stats().into());
+        Ok(())
+    })
+}
+
 /// The process's clock as the generators read it: Unix milliseconds from a monotonic clock
 /// anchored to the wall clock (it never moves back). Useful for `shardid_generator_next_at`.
 #[unsafe(no_mangle)]
 pub extern "C" fn shardid_now_ms() -> u64 {
     std::panic::catch_unwind(shardid::now_ms).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use shardid::stats::GeneratorStats;
+
+    use super::shardid_stats;
+
+    /// The C struct has the core table's rows as fields, in order: none missing, none extra.
+    #[test]
+    fn the_stats_struct_is_the_cores_table() {
+        const N: usize = GeneratorStats::LEN;
+        assert_eq!(size_of::<shardid_stats>(), N * size_of::<u64>());
+        let mut values = [0u64; N];
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = 1000 + i as u64;
+        }
+        let c: shardid_stats = GeneratorStats::from_values(values).into();
+        // SAFETY: `shardid_stats` is `repr(C)` with N `u64` fields (its size is asserted
+        // above), so it has the layout of `[u64; N]`.
+        let fields: [u64; N] = unsafe { core::mem::transmute(c) };
+        assert_eq!(fields, values);
+        let header = include_str!("../../include/shardid.h");
+        let body = &header[header.find("typedef struct shardid_stats").unwrap()..];
+        let body = &body[..body.find("} shardid_stats;").unwrap()];
+        let named: Vec<_> = body
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("uint64_t "))
+            .map(|l| l.trim_end_matches(';'))
+            .collect();
+        let table: Vec<_> = GeneratorStats::METRICS.iter().map(|m| m.name).collect();
+        assert_eq!(named, table);
+    }
 }

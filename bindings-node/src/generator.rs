@@ -1,7 +1,5 @@
 //! The generator functions behind the JS `Generator` class.
 
-use std::sync::atomic::AtomicU64;
-
 use napi::bindgen_prelude::{BigUint64Array, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -15,7 +13,7 @@ use crate::slots::Slots;
 /// A generator and what it was made from (equal configurations share one entry).
 pub(crate) struct Entry {
     key: (Layout, u64, Options),
-    generator: Generator<&'static AtomicU64>,
+    generator: Generator<&'static shardid::State>,
 }
 
 impl PartialEq for Entry {
@@ -27,7 +25,7 @@ impl PartialEq for Entry {
 static GENERATORS: Slots<Entry> = Slots::new();
 
 #[inline]
-fn generator(env: &Env, index: u32) -> Result<&'static Generator<&'static AtomicU64>> {
+fn generator(env: &Env, index: u32) -> Result<&'static Generator<&'static shardid::State>> {
     GENERATORS.get(index).map(|e| &e.generator).ok_or_else(|| {
         invalid_argument(env, Class::Type, "generator", "is not a shardid Generator")
     })
@@ -60,6 +58,16 @@ pub fn generator_new(
                     "is one too many: a process holds at most 2^32 distinct generators",
                 )
             })
+    })
+}
+
+/// What every generator for this one's layout and shard in the process did: the core's
+/// counters in its table's order (`STATS.generator` in core.generated.js names them).
+#[napi]
+pub fn generator_stats(env: &Env, generator_index: u32) -> Result<BigUint64Array> {
+    guard(env, || {
+        let g = generator(env, generator_index)?;
+        Ok(BigUint64Array::new(g.stats().values().to_vec()))
     })
 }
 

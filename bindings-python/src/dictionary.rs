@@ -114,7 +114,8 @@ type PlannedValues = (Vec<u64>, Vec<Option<String>>, Vec<i64>);
 /// The cache of one topic, both directions, bounded: the core's `dictionary::Cache`.
 #[pyclass(module = "shardid._shardid", name = "_DictCache", frozen)]
 pub(crate) struct PyDictCache {
-    inner: Cache,
+    /// Shared with the core's list of live objects, which exporters read (weakly).
+    inner: Arc<Cache>,
 }
 
 // pyo3 converts arguments into owned values.
@@ -125,13 +126,33 @@ impl PyDictCache {
     #[pyo3(signature = (capacity = dict::DEFAULT_CACHE))]
     fn new(capacity: usize) -> Self {
         Self {
-            inner: Cache::new(capacity),
+            inner: Arc::new(Cache::new(capacity)),
         }
     }
 
     #[getter]
     fn capacity(&self) -> usize {
         self.inner.capacity()
+    }
+
+    /// What the dictionary did, as a dict of counts named by the core's table (`id_hits`,
+    /// `id_misses`, `value_hits`, `value_misses`, `statements`, `retries`).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::stats::to_dict(
+            py,
+            shardid::stats::DictionaryStats::METRICS,
+            &self.inner.stats().values(),
+        )
+    }
+
+    /// Reports this cache's dictionary (`topic` in `schema`) to exporters while it lives.
+    fn _register(&self, schema: &str, topic: &str) {
+        shardid::stats::register_dictionary(&self.inner, schema, topic);
+    }
+
+    /// The driver sends a statement (`retry`: again, on a new connection).
+    fn _sent(&self, retry: bool) {
+        self.inner.sent(retry);
     }
 
     fn __len__(&self) -> usize {

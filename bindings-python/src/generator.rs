@@ -1,10 +1,8 @@
 //! `Generator`: a handle on the process's one state for a (layout, shard).
 
-use std::sync::atomic::AtomicU64;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyMemoryView, PySlice};
+use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PySlice};
 use shardid::Generator;
 
 use crate::args::{Arg, ids_for, options_arg, timestamp_arg, u64_arg};
@@ -20,7 +18,7 @@ const DETACH_AT: usize = 4096;
 /// lock-free; every `Generator` for the same layout and shard in this process shares one state.
 #[pyclass(module = "shardid._shardid", name = "Generator", frozen)]
 pub(crate) struct PyGenerator {
-    inner: Generator<&'static AtomicU64>,
+    inner: Generator<&'static shardid::State>,
     /// The fork generation the handle was made in: used in a forked child, it refuses.
     made_in: u64,
 }
@@ -74,6 +72,16 @@ impl PyGenerator {
     #[getter]
     fn max_borrow_units(&self) -> u64 {
         self.inner.options().max_borrow_units
+    }
+
+    /// What every generator for this layout and shard in the process did, as a dict of
+    /// counts named by the core's table (`ids`, `waits`, `borrowed_units`, ...).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::stats::to_dict(
+            py,
+            shardid::stats::GeneratorStats::METRICS,
+            &self.inner.stats().values(),
+        )
     }
 
     /// One ID now. Waits for the next time unit (at most 1 ms; 10 ms for Sonyflake) when

@@ -17,6 +17,7 @@ mod public;
 mod segment;
 mod serial;
 mod sql;
+mod stats;
 
 use pyo3::prelude::*;
 
@@ -37,6 +38,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<public::PyPublicIds>()?;
     m.add_function(wrap_pyfunction!(public::check_public_id, m)?)?;
     m.add_function(wrap_pyfunction!(public::_public_id_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(stats::_stats_table, m)?)?;
+    m.add_function(wrap_pyfunction!(stats::_collect, m)?)?;
     m.add_class::<lease::PyLeasedGenerator>()?;
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_class::<lease::PyCeilingGenerator>()?;

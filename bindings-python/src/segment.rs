@@ -83,7 +83,8 @@ pub(crate) fn _segment_statements(
 // are the driver's.
 #[pyclass(module = "shardid.segments", name = "DenseIds", frozen)]
 pub(crate) struct PyDenseIds {
-    inner: SegmentAllocator,
+    /// Shared with the core's list of live objects, which exporters read (weakly).
+    inner: std::sync::Arc<SegmentAllocator>,
     /// The fork generation it serves: a forked child must not use the parent's segments.
     generation: AtomicU64,
     closed: AtomicBool,
@@ -158,8 +159,14 @@ impl PyDenseIds {
         }
         .call((conninfo, tag), Some(&kwargs))?
         .unbind();
+        let inner = std::sync::Arc::new(SegmentAllocator::new(
+            policy.bounds(min, max).target_ms(target),
+        ));
+        let (bound, tag_text) = (driver.bind(py), tag.str()?.to_string());
+        let schema_text = bound.getattr(intern!(py, "schema"))?.str()?.to_string();
+        shardid::stats::register_segments(&inner, &schema_text, &tag_text);
         Ok(Self {
-            inner: SegmentAllocator::new(policy.bounds(min, max).target_ms(target)),
+            inner,
             generation: AtomicU64::new(shardid::fork_generation()),
             closed: AtomicBool::new(false),
             driver,
@@ -275,13 +282,14 @@ impl PyDenseIds {
             .extract()
     }
 
-    /// The next ID, or `None` when both segments are used up (or closed, or forked).
+    /// The next ID, or `None` when both segments are used up (or closed, or forked): the retry
+    /// of a `next_id()` that found them used up (counted once among the empty waits).
     fn _try_next_id(slf: &Bound<'_, Self>) -> PyResult<Option<u64>> {
         let this = slf.get();
         if !this.usable() {
             return Ok(None);
         }
-        match this.inner.next_id_with(shardid::now_ms) {
+        match this.inner.retry_id_with(shardid::now_ms) {
             Ok((id, fetch)) => {
                 this.start(slf, fetch)?;
                 Ok(Some(id))
@@ -294,19 +302,46 @@ impl PyDenseIds {
         }
     }
 
-    /// Up to `n` IDs (fewer when both segments run out).
-    fn _take_ids<'py>(slf: &Bound<'py, Self>, n: &Bound<'py, PyAny>) -> PyResult<Vec<u64>> {
+    /// Up to `n` IDs (fewer when both segments run out); `retry`: the rest of a batch that
+    /// found them used up already (counted once among the empty waits).
+    #[pyo3(signature = (n, retry = false))]
+    fn _take_ids<'py>(
+        slf: &Bound<'py, Self>,
+        n: &Bound<'py, PyAny>,
+        retry: bool,
+    ) -> PyResult<Vec<u64>> {
         let this = slf.get();
         if !this.usable() {
             return Ok(Vec::new());
         }
         let mut ids = crate::args::ids_for(n)?;
-        let (written, fetch) = slf
-            .py()
-            .detach(|| this.inner.next_ids_with(&mut ids, shardid::now_ms));
+        let (written, fetch) = slf.py().detach(|| {
+            if retry {
+                this.inner.retry_ids_with(&mut ids, shardid::now_ms)
+            } else {
+                this.inner.next_ids_with(&mut ids, shardid::now_ms)
+            }
+        });
         ids.truncate(written);
         this.start(slf, fetch)?;
         Ok(ids)
+    }
+
+    /// What this allocator did, as a dict of counts named by the core's table (`fetches`,
+    /// `failed_fetches`, `fetch_latency_max_ms`, `empty_waits`, `remaining`, ...).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::stats::to_dict(
+            py,
+            shardid::stats::SegmentStats::METRICS,
+            &self.inner.stats().values(),
+        )
+    }
+
+    /// Counts what `_unused()` left as given back (`returned`) or as holes.
+    fn _settle(&self, returned: bool) {
+        if let Some(unused) = self.inner.unused() {
+            self.inner.settle(unused, returned);
+        }
     }
 
     /// Starts the first fetch of a new allocator (or none, if one is there or under way).

@@ -11,7 +11,6 @@ use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use core::sync::atomic::AtomicU64;
 
 use shardid::{
     Anchor, Error, ErrorKind, FieldOrder, FieldValue, Generator, Layout, Options, Registry,
@@ -40,7 +39,7 @@ static TEXT_FIELDS: Local<[&'static str; 2]> = Local(RefCell::new(["", ""]));
 
 struct Entry {
     key: (Layout, u64, Options),
-    generator: &'static Generator<&'static AtomicU64>,
+    generator: &'static Generator<&'static shardid::State>,
 }
 
 /// The module's `WebAssembly.Memory`, for the typed-array view over [`OUT`].
@@ -428,7 +427,7 @@ pub fn default_backwards_tolerance_ms() -> u64 {
     shardid::DEFAULT_BACKWARDS_TOLERANCE_MS
 }
 
-fn generator(index: u32) -> Option<&'static Generator<&'static AtomicU64>> {
+fn generator(index: u32) -> Option<&'static Generator<&'static shardid::State>> {
     GENERATORS
         .0
         .borrow()

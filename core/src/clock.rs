@@ -100,6 +100,9 @@ mod ticker {
     /// child whose ticker thread did not come along.
     pub(super) static OWNER_PID: AtomicU64 = AtomicU64::new(0);
 
+    /// How many ticker threads this process started ([`super::ticker_starts`]).
+    pub(super) static STARTS: AtomicU64 = AtomicU64::new(0);
+
     /// Milliseconds without a burst before the ticker stops.
     pub(super) const IDLE_MS: u64 = 256;
     /// How often, at most, bursts record that they still want the ticker.
@@ -113,7 +116,9 @@ mod ticker {
         let spawned = std::thread::Builder::new()
             .name("shardid-clock".into())
             .spawn(run);
-        if spawned.is_err() {
+        if spawned.is_ok() {
+            STARTS.fetch_add(1, Ordering::Relaxed);
+        } else {
             // No threads here (or none left): stay on the precise clock. RUNNING stays set so
             // bursts do not retry the spawn on every call.
             TICK_MS.store(0, Ordering::Relaxed);
@@ -182,6 +187,12 @@ fn precise_burst_ms() -> u64 {
 #[cold]
 pub(crate) fn refresh_ticker() {
     check_ticker(now_ms());
+}
+
+/// How many times this process started a ticker thread: once per run of bursts, after 256 ms
+/// without one (every generator's [`crate::stats::GeneratorStats::ticker_starts`]).
+pub(crate) fn ticker_starts() -> u64 {
+    ticker::STARTS.load(Ordering::Relaxed)
 }
 
 /// Called by a generator in a burst with a precise reading of [`now_ms`]: keeps the ticker

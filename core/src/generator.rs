@@ -16,65 +16,193 @@ use core::borrow::Borrow;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::layout::mask;
+#[cfg(feature = "counters")]
+use crate::stats::GeneratorStats;
 use crate::{Error, Layout};
 
-/// The two operations the generator needs from its state word. Implemented by the core's
-/// `AtomicU64`, and under `cfg(loom)` by loom's, so the model checker runs the generator's
-/// own code (`claim_on`, `next_id_at_on`) over every interleaving of 2–3 threads.
+/// What the generator needs from its state: the word's two operations, and the count of slots
+/// its jumps skipped, from which the count of IDs follows. Implemented by [`State`], and under
+/// `cfg(loom)` by the models' state of loom's atomics, so the model checker runs the
+/// generator's own code (`claim_on`, `next_id_at_on`) over every interleaving of 2–3 threads.
+#[cfg_attr(not(feature = "counters"), allow(dead_code))]
 trait Word {
     fn load(&self) -> u64;
+    /// A compare-and-swap whose success is `Release`: a reader that loads the word with
+    /// `Acquire` ([`Word::load_acquire`]) sees every skip counted before a jump it sees.
     fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64>;
+    /// The word is about to jump over `slots` slots (counted before the compare-and-swap, so
+    /// no reader sees the jump without them).
+    fn skip(&self, slots: u64);
+    /// The jump did not happen (the compare-and-swap failed).
+    fn unskip(&self, slots: u64);
+    fn load_acquire(&self) -> u64;
+    fn skipped(&self) -> u64;
 }
 
-// Relaxed is enough: every read-modify-write of one atomic word sees the words in one total
-// order, and that order alone is what keeps slots unique. No other memory is published through
-// this word.
-impl Word for AtomicU64 {
+/// The count of IDs a state has handed out: its word less the slots skipped. Never more than
+/// the true count (a skip is counted before its jump, and a failed jump's skip is counted
+/// until it is taken back), equal to it once no call is in flight.
+#[cfg(any(feature = "counters", loom))]
+fn ids_on(cell: &impl Word) -> u64 {
+    let word = cell.load_acquire();
+    word.saturating_sub(cell.skipped())
+}
+
+/// A generator's state: the word every ID is drawn from, and what the generator counted
+/// ([`Generator::stats`]).
+///
+/// The word holds the *next free slot*; IDs are never counted one by one (an atomic add per ID
+/// would cost a burst as much again as its compare-and-swap). Instead the word's jumps are:
+/// a slot taken only ever moves the word up by the IDs it hands out, except when a new time
+/// unit begins after an idle time (or the state starts above a ceiling), where it jumps over
+/// the unused slots in between. Those are counted, once per jump and so at most once per time
+/// unit, and IDs handed out are the word less them. The other counters are bumped on paths
+/// that already wait or fail.
+///
+/// 64-byte aligned: the word shares its cache line with the counters only, which the paths
+/// that write them (a jump, a wait, an error) own already or seldom take.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+#[cfg_attr(not(feature = "counters"), allow(dead_code))]
+pub struct State {
+    word: AtomicU64,
+    skipped: AtomicU64,
+    /// The most IDs reported yet: reports never go back, even in the moment between a skip
+    /// counted and its jump.
+    reported: AtomicU64,
+    waits: AtomicU64,
+    borrowed_units: AtomicU64,
+    clock_backwards: AtomicU64,
+    clock_backwards_refused: AtomicU64,
+}
+
+impl State {
+    /// A new state: no ID handed out yet.
+    pub const fn new() -> Self {
+        Self::starting_at(0)
+    }
+
+    /// A state whose next free slot is `slot` (`time_units << sequence_bits | sequence`): the
+    /// slots below it count as skipped, not as IDs. A generator above a recorded ceiling
+    /// starts so.
+    pub const fn starting_at(slot: u64) -> Self {
+        Self {
+            word: AtomicU64::new(slot),
+            skipped: AtomicU64::new(slot),
+            reported: AtomicU64::new(0),
+            waits: AtomicU64::new(0),
+            borrowed_units: AtomicU64::new(0),
+            clock_backwards: AtomicU64::new(0),
+            clock_backwards_refused: AtomicU64::new(0),
+        }
+    }
+
+    /// What every generator on this state did: see [`GeneratorStats`].
+    #[cfg(feature = "counters")]
+    pub fn stats(&self) -> GeneratorStats {
+        let counted = ids_on(self);
+        let ids = self
+            .reported
+            .fetch_max(counted, Ordering::Relaxed)
+            .max(counted);
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        GeneratorStats {
+            ids,
+            waits: load(&self.waits),
+            borrowed_units: load(&self.borrowed_units),
+            clock_backwards: load(&self.clock_backwards),
+            clock_backwards_refused: load(&self.clock_backwards_refused),
+            #[cfg(feature = "std")]
+            ticker_starts: crate::clock::ticker_starts(),
+            #[cfg(not(feature = "std"))]
+            ticker_starts: 0,
+        }
+    }
+
+    fn bump(counter: &AtomicU64, by: u64, add: bool) {
+        if add {
+            counter.fetch_add(by, Ordering::Relaxed);
+        } else {
+            counter.fetch_sub(by, Ordering::Relaxed);
+        }
+    }
+}
+
+// Relaxed is enough for the compare-and-swap's own job: every read-modify-write of one atomic
+// word sees the words in one total order, and that order alone is what keeps slots unique.
+// Its success is `Release` only for the count of IDs (see `Word`); on x86 the instruction is
+// the same.
+impl Word for State {
     #[inline]
     fn load(&self) -> u64 {
-        AtomicU64::load(self, Ordering::Relaxed)
+        self.word.load(Ordering::Relaxed)
     }
 
     #[inline]
     fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64> {
-        AtomicU64::compare_exchange_weak(self, current, new, Ordering::Relaxed, Ordering::Relaxed)
-    }
-}
-
-#[cfg(loom)]
-impl Word for loom::sync::atomic::AtomicU64 {
-    fn load(&self) -> u64 {
-        loom::sync::atomic::AtomicU64::load(self, Ordering::Relaxed)
+        self.word
+            .compare_exchange_weak(current, new, Ordering::Release, Ordering::Relaxed)
     }
 
-    fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64> {
-        loom::sync::atomic::AtomicU64::compare_exchange_weak(
-            self,
-            current,
-            new,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        )
+    #[inline]
+    fn skip(&self, slots: u64) {
+        #[cfg(feature = "counters")]
+        self.skipped.fetch_add(slots, Ordering::Relaxed);
+        #[cfg(not(feature = "counters"))]
+        let _ = slots;
+    }
+
+    #[inline]
+    fn unskip(&self, slots: u64) {
+        #[cfg(feature = "counters")]
+        self.skipped.fetch_sub(slots, Ordering::Relaxed);
+        #[cfg(not(feature = "counters"))]
+        let _ = slots;
+    }
+
+    fn load_acquire(&self) -> u64 {
+        self.word.load(Ordering::Acquire)
+    }
+
+    fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
     }
 }
 
 /// The one place slots are handed out: takes `admit(slot)` slots starting at
 /// `slot = max(state, floor)` with a single compare-and-swap, retrying when another thread got
 /// there first, and returns `(slot, count)`. `admit` sees each candidate slot and returns how
-/// many to take (at least 1), or why none may be taken.
+/// many to take (at least 1), or why none may be taken; when the compare-and-swap then fails,
+/// `retract(slot, count)` takes back whatever `admit` counted (off the per-ID path: only a
+/// lost race comes there).
+///
+/// A slot above the state (a new time unit after an idle time) jumps over the slots in
+/// between: they are counted as skipped before the compare-and-swap, and taken back when it
+/// fails.
 #[inline]
 fn claim_on<E>(
     cell: &impl Word,
     floor: u64,
     mut admit: impl FnMut(u64) -> Result<u64, E>,
+    mut retract: impl FnMut(u64, u64),
 ) -> Result<(u64, u64), E> {
     let mut current = cell.load();
     loop {
         let slot = current.max(floor);
         let count = admit(slot)?;
+        let skip = slot - current;
+        if skip != 0 {
+            cell.skip(skip);
+        }
         match cell.compare_exchange_weak(current, slot + count) {
             Ok(_) => return Ok((slot, count)),
-            Err(actual) => current = actual,
+            Err(actual) => {
+                if skip != 0 {
+                    cell.unskip(skip);
+                }
+                retract(slot, count);
+                current = actual;
+            }
         }
     }
 }
@@ -143,10 +271,10 @@ impl Default for Options {
 /// Makes unique, strictly increasing IDs for one shard of a layout.
 ///
 /// `Sync` and lock-free: share one generator between threads (by reference or in an `Arc`).
-/// `S` is where the state word lives: owned by default, or a `&'static AtomicU64` for the
-/// handles [`Generator::shared`] hands out, which share one state per (layout, shard).
+/// `S` is where the [`State`] lives: owned by default, or a `&'static State` for the handles
+/// [`Generator::shared`] hands out, which share one state per (layout, shard).
 #[derive(Debug)]
-pub struct Generator<S: Borrow<AtomicU64> = AtomicU64> {
+pub struct Generator<S: Borrow<State> = State> {
     state: S,
     layout: Layout,
     shard: u64,
@@ -195,12 +323,12 @@ impl Generator {
     /// # Errors
     /// [`Error::ShardOutOfRange`].
     pub const fn with_options(layout: Layout, shard: u64, options: Options) -> Result<Self, Error> {
-        Self::with_state(AtomicU64::new(0), layout, shard, options)
+        Self::with_state(State::new(), layout, shard, options)
     }
 }
 
-impl<S: Borrow<AtomicU64>> Generator<S> {
-    /// A generator whose state word lives in `state` (0 for a new one).
+impl<S: Borrow<State>> Generator<S> {
+    /// A generator whose state lives in `state` ([`State::new`] for a new one).
     ///
     /// Generators on one state word never issue the same ID, whatever their options: this is
     /// how [`Generator::shared`] (with `std`) gives every handle for a (layout, shard) one state,
@@ -262,8 +390,91 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         self.options
     }
 
-    fn cell(&self) -> &AtomicU64 {
+    fn cell(&self) -> &State {
         self.state.borrow()
+    }
+
+    /// What every generator on this one's state did: IDs made, calls that waited, units
+    /// borrowed, clock steps back (see [`GeneratorStats`]). All are exact once no call is in
+    /// flight; `ids` is never more than the IDs handed out. A call ahead of the clock counts
+    /// its unit or step back before its compare-and-swap and takes it back if another thread
+    /// took the slot, so a reading in that moment may be one ahead (it keeps the per-ID path
+    /// to the plain generator's instructions but for the test of a jump).
+    #[cfg(feature = "counters")]
+    pub fn stats(&self) -> GeneratorStats {
+        self.cell().stats()
+    }
+
+    /// Counts what a claim of `count` slots from `slot` at `now_units` did ahead of the
+    /// clock: units it began there (borrowed), and whether the clock was behind the last ID by
+    /// more than the units it may borrow (a step back, ridden out within the tolerance). Off
+    /// the per-ID path: only a claim that ends ahead of the clock comes here (a batch may
+    /// start in the clock's unit, even in unit 0). `add`: count it, or take back what was
+    /// counted.
+    // Out of line and cold where it counts; where it does not (no `counters`), inlined to
+    // nothing.
+    #[cfg_attr(feature = "counters", cold, inline(never))]
+    #[cfg_attr(not(feature = "counters"), inline)]
+    fn count_ahead(&self, slot: u64, count: u64, now_units: u64, add: bool) {
+        if !cfg!(feature = "counters") {
+            return;
+        }
+        let state = self.cell();
+        let seq_bits = self.seq_bits;
+        // The units begun by this claim: those whose first slot is in it.
+        let first_begun = (slot >> seq_bits) + u64::from(slot & self.seq_mask != 0);
+        let last = (slot + count - 1) >> seq_bits;
+        let from = first_begun.max(now_units + 1);
+        if last >= from {
+            State::bump(&state.borrowed_units, last - from + 1, add);
+        }
+        // The last ID before the claim, when its first slot is ahead of the clock: the slot
+        // before it (in the unit before, if the slot begins a unit).
+        let units = slot >> seq_bits;
+        let fresh_unit = slot & self.seq_mask == 0;
+        if units > now_units
+            && units - u64::from(fresh_unit)
+                > now_units.saturating_add(self.options.max_borrow_units)
+        {
+            State::bump(&state.clock_backwards, 1, add);
+        }
+    }
+
+    /// Counts why a call at `now_units` was refused, and returns the error.
+    // Out of line and cold where it counts; where it does not (no `counters`), inlined to
+    // nothing.
+    #[cfg_attr(feature = "counters", cold, inline(never))]
+    #[cfg_attr(not(feature = "counters"), inline)]
+    fn count_refusal(&self, error: Error, now_units: u64) -> Error {
+        if !cfg!(feature = "counters") {
+            return error;
+        }
+        let state = self.cell();
+        match error {
+            Error::ClockMovedBackwards { .. } => {
+                State::bump(&state.clock_backwards_refused, 1, true);
+            }
+            // Told to wait for more than the next unit: the clock is behind the last ID.
+            Error::SequenceExhausted { retry_at_ms }
+                if retry_at_ms > self.layout.unit_start_ms(now_units + 1) =>
+            {
+                State::bump(&state.clock_backwards, 1, true);
+            }
+            _ => {}
+        }
+        error
+    }
+
+    /// Counts a call that waited for the next time unit.
+    // Out of line and cold where it counts; where it does not (no `counters`), inlined to
+    // nothing.
+    #[cfg_attr(feature = "counters", cold, inline(never))]
+    #[cfg_attr(not(feature = "counters"), inline)]
+    fn count_wait(&self) {
+        if !cfg!(feature = "counters") {
+            return;
+        }
+        State::bump(&self.cell().waits, 1, true);
     }
 
     /// The ID for a state slot.
@@ -303,9 +514,12 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         }
     }
 
-    /// May `slot` be issued when the clock reads `now_ms` (unit `now_units`)?
+    /// May `slot` be issued when the clock reads `now_ms` (unit `now_units`)? A single slot
+    /// (`single`) ahead of the clock that may be issued is counted here, in the branch that
+    /// only slots ahead of the clock take (and taken back by `claim_on`'s `retract` if the
+    /// slot is lost to another thread): the per-ID path tests nothing more.
     #[inline]
-    fn check(&self, slot: u64, now_units: u64, now_ms: u64) -> Result<(), Error> {
+    fn check(&self, slot: u64, now_units: u64, now_ms: u64, single: bool) -> Result<(), Error> {
         let seq_bits = u32::from(self.layout.sequence_bits());
         let units = slot >> seq_bits;
         if units <= now_units {
@@ -333,6 +547,9 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
                 retry_at_ms: self.layout.unit_start_ms(units - borrow),
             });
         }
+        if single {
+            self.count_ahead(slot, 1, now_units, true);
+        }
         Ok(())
     }
 
@@ -357,10 +574,19 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     fn next_id_at_on(&self, cell: &impl Word, now_ms: u64) -> Result<u64, Error> {
         let now_units = self.now_units(now_ms)?;
         let floor = now_units << self.layout.sequence_bits();
-        let (slot, _) = claim_on(cell, floor, |slot| {
-            self.check(slot, now_units, now_ms).map(|()| 1)
-        })?;
-        Ok(self.id(slot))
+        match claim_on(
+            cell,
+            floor,
+            |slot| self.check(slot, now_units, now_ms, true).map(|()| 1),
+            |slot, _| {
+                if slot >> self.seq_bits > now_units {
+                    self.count_ahead(slot, 1, now_units, false);
+                }
+            },
+        ) {
+            Ok((slot, _)) => Ok(self.id(slot)),
+            Err(e) => Err(self.count_refusal(e, now_units)),
+        }
     }
 
     /// Fills the front of `out` with IDs as if the clock read `now_ms`, in one atomic step,
@@ -388,14 +614,23 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         let now_units = self.now_units(now_ms)?;
         let floor = now_units << seq_bits;
         let wanted = out.len() as u64;
-        let (start, count) = claim_on(cell, floor, |slot| {
-            self.check(slot, now_units, now_ms)?;
-            // The slot's own unit may always be finished; later units only within the borrow.
-            let unit_end = ((slot >> seq_bits) + 1) << seq_bits;
-            let last_borrowed = now_units.saturating_add(self.options.max_borrow_units);
-            let borrow_end = (last_borrowed.min(self.max_units) + 1) << seq_bits;
-            Ok(unit_end.max(borrow_end).saturating_sub(slot).min(wanted))
-        })?;
+        let claimed = claim_on(
+            cell,
+            floor,
+            |slot| {
+                self.check(slot, now_units, now_ms, false)?;
+                // The slot's own unit may always be finished; later units only within the borrow.
+                let unit_end = ((slot >> seq_bits) + 1) << seq_bits;
+                let last_borrowed = now_units.saturating_add(self.options.max_borrow_units);
+                let borrow_end = (last_borrowed.min(self.max_units) + 1) << seq_bits;
+                Ok(unit_end.max(borrow_end).saturating_sub(slot).min(wanted))
+            },
+            |_, _| {},
+        );
+        let (start, count) = claimed.map_err(|e| self.count_refusal(e, now_units))?;
+        if (start + count - 1) >> seq_bits > now_units {
+            self.count_ahead(start, count, now_units, true);
+        }
         for (offset, out) in (0..count).zip(out.iter_mut()) {
             *out = self.id(start + offset);
         }
@@ -407,7 +642,7 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     /// after borrowing future units, or after the clock moved back within the tolerance.
     pub fn drift_ms(&self, now_ms: u64) -> u64 {
         let seq_bits = u32::from(self.layout.sequence_bits());
-        let next = self.cell().load(Ordering::Relaxed);
+        let next = self.cell().word.load(Ordering::Relaxed);
         if next == 0 {
             return 0; // nothing issued yet
         }
@@ -420,7 +655,7 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     }
 }
 
-impl<S: Borrow<AtomicU64>> Generator<S> {
+impl<S: Borrow<State>> Generator<S> {
     /// Issues one ID at the time `clock()` reads (Unix ms); when the time unit is used up,
     /// calls `wait_until(retry_at_ms)` and tries again. For callers that bring their own clock
     /// and way of waiting (the WebAssembly binding: `performance.now()`, a spin); `std`'s
@@ -433,9 +668,16 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         mut clock: impl FnMut() -> u64,
         mut wait_until: impl FnMut(u64),
     ) -> Result<u64, Error> {
+        let mut waited = false;
         loop {
             match self.next_id_at(clock()) {
-                Err(Error::SequenceExhausted { retry_at_ms }) => wait_until(retry_at_ms),
+                Err(Error::SequenceExhausted { retry_at_ms }) => {
+                    if !waited {
+                        waited = true;
+                        self.count_wait();
+                    }
+                    wait_until(retry_at_ms);
+                }
                 result => return result,
             }
         }
@@ -454,10 +696,17 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         mut wait_until: impl FnMut(u64),
     ) -> Result<(), Error> {
         let mut filled = 0;
+        let mut waited = false;
         while filled < out.len() {
             match self.next_ids_at(clock(), &mut out[filled..]) {
                 Ok(n) => filled += n,
-                Err(Error::SequenceExhausted { retry_at_ms }) => wait_until(retry_at_ms),
+                Err(Error::SequenceExhausted { retry_at_ms }) => {
+                    if !waited {
+                        waited = true;
+                        self.count_wait();
+                    }
+                    wait_until(retry_at_ms);
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -466,7 +715,7 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
 }
 
 #[cfg(feature = "std")]
-impl<S: Borrow<AtomicU64>> Generator<S> {
+impl<S: Borrow<State>> Generator<S> {
     /// Issues one ID now, reading the process's clock ([`crate::now_ms`]), and waits for the
     /// next time unit when this one is used up (at most one unit: 1 ms, 10 ms for Sonyflake).
     ///
@@ -487,10 +736,15 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
     /// this loop's registers and calls.
     #[inline(never)]
     fn next_id_precise(&self) -> Result<u64, Error> {
+        let mut waited = false;
         loop {
             let now = crate::now_ms();
             match self.next_id_at(now) {
                 Err(Error::SequenceExhausted { retry_at_ms }) => {
+                    if !waited {
+                        waited = true;
+                        self.count_wait();
+                    }
                     crate::clock::check_ticker(now);
                     crate::clock::wait_until(retry_at_ms);
                 }
@@ -528,25 +782,30 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
         // keeps live spill to the stack, and a store before the compare-and-swap (which waits
         // for every earlier store to drain) cost 10 % of a burst. Whatever the loop does not
         // pass, the precise path decides.
-        let claimed: Result<_, ()> = claim_on(self.cell(), floor, |slot| {
-            // `slot >= floor`: in the tick's unit or ahead of it.
-            if slot & self.tick_check_mask == 1 {
-                return Err(()); // the precise clock checks the tick at this ID
-            }
-            if slot < next_floor {
-                return Ok(1); // in the tick's unit
-            }
-            // Ahead of it (the ticker lags the clock by its wake-up latency, so a burst across
-            // a millisecond continues a unit the precise clock began): a slot that continues
-            // a begun unit within the tolerance, which `check` would pass. A fresh unit ahead
-            // of the tick is the precise path's to open.
-            let ahead = (slot >> self.seq_bits) - now_units;
-            if slot & self.seq_mask != 0 && ahead <= self.tick_ahead_units {
-                Ok(1)
-            } else {
-                Err(())
-            }
-        });
+        let claimed: Result<_, ()> = claim_on(
+            self.cell(),
+            floor,
+            |slot| {
+                // `slot >= floor`: in the tick's unit or ahead of it.
+                if slot & self.tick_check_mask == 1 {
+                    return Err(()); // the precise clock checks the tick at this ID
+                }
+                if slot < next_floor {
+                    return Ok(1); // in the tick's unit
+                }
+                // Ahead of it (the ticker lags the clock by its wake-up latency, so a burst across
+                // a millisecond continues a unit the precise clock began): a slot that continues
+                // a begun unit within the tolerance, which `check` would pass. A fresh unit ahead
+                // of the tick is the precise path's to open.
+                let ahead = (slot >> self.seq_bits) - now_units;
+                if slot & self.seq_mask != 0 && ahead <= self.tick_ahead_units {
+                    Ok(1)
+                } else {
+                    Err(())
+                }
+            },
+            |_, _| {},
+        );
         claimed.ok().map(|(slot, _)| self.id(slot))
     }
 
@@ -569,12 +828,58 @@ impl<S: Borrow<AtomicU64>> Generator<S> {
 pub(crate) mod loom_models {
     use alloc::vec::Vec;
 
+    use core::sync::atomic::Ordering;
+
     use loom::sync::Arc;
-    use loom::sync::atomic::AtomicU64 as LoomWord;
+    use loom::sync::atomic::AtomicU64;
     use loom::thread;
 
-    use super::{Generator, Options};
+    use super::{Generator, Options, Word, ids_on};
     use crate::{Error, Layout};
+
+    /// A generator state of loom's atomics: the word and the count of slots skipped, the two
+    /// that the count of IDs is derived from.
+    #[derive(Debug, Default)]
+    pub(crate) struct LoomWord {
+        word: AtomicU64,
+        skipped: AtomicU64,
+    }
+
+    impl LoomWord {
+        pub(crate) fn new(slot: u64) -> Self {
+            Self {
+                word: AtomicU64::new(slot),
+                skipped: AtomicU64::new(slot),
+            }
+        }
+    }
+
+    impl Word for LoomWord {
+        fn load(&self) -> u64 {
+            self.word.load(Ordering::Relaxed)
+        }
+
+        fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64> {
+            self.word
+                .compare_exchange_weak(current, new, Ordering::Release, Ordering::Relaxed)
+        }
+
+        fn skip(&self, slots: u64) {
+            self.skipped.fetch_add(slots, Ordering::Relaxed);
+        }
+
+        fn unskip(&self, slots: u64) {
+            self.skipped.fetch_sub(slots, Ordering::Relaxed);
+        }
+
+        fn load_acquire(&self) -> u64 {
+            self.word.load(Ordering::Acquire)
+        }
+
+        fn skipped(&self) -> u64 {
+            self.skipped.load(Ordering::Relaxed)
+        }
+    }
 
     /// Every interleaving with at most 3 preemptions (loom's advice: bugs rarely need more,
     /// and the count of interleavings explodes past it).
@@ -722,6 +1027,59 @@ pub(crate) mod loom_models {
                 assert!(ids.is_empty());
                 assert!(matches!(errors[..], [Error::TimestampPastExpiry { .. }]));
             }
+        });
+    }
+
+    /// The count of IDs while threads issue them: a reader never sees more IDs than were
+    /// handed out (a jump's skip is counted before its compare-and-swap), even in the moment
+    /// between a skip and its jump, or after a failed jump; and once the threads are done, it
+    /// sees exactly as many. Seen to fail with the skip counted after a successful
+    /// compare-and-swap instead of before it (a reader saw the jump, not its skip: 4 IDs
+    /// counted as 7).
+    #[test]
+    fn loom_the_count_of_ids_is_never_ahead_and_ends_exact() {
+        bounded(2, || {
+            let generator = Arc::new(Generator::new(layout(), 1).unwrap());
+            let state = Arc::new(LoomWord::new(0));
+            let issued = Arc::new(AtomicU64::new(0));
+            let workers: Vec<_> = (0..2)
+                .map(|t| {
+                    let (g, w, issued) = (
+                        Arc::clone(&generator),
+                        Arc::clone(&state),
+                        Arc::clone(&issued),
+                    );
+                    thread::spawn(move || {
+                        // Two units, each begun by a jump from an idle state; the second
+                        // thread races the first into both.
+                        for now in [5 + t as u64, 9] {
+                            if g.next_id_at_on(&*w, now).is_ok() {
+                                issued.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let reader = {
+                let (w, issued) = (Arc::clone(&state), Arc::clone(&issued));
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        let counted = ids_on(&*w);
+                        // Counted IDs were handed out; `issued` is bumped after, so read it
+                        // after the count and allow the calls in flight (at most 2).
+                        let handed_out = issued.load(Ordering::SeqCst) + 2;
+                        assert!(
+                            counted <= handed_out,
+                            "{counted} IDs counted, at most {handed_out} handed out"
+                        );
+                    }
+                })
+            };
+            for w in workers {
+                w.join().unwrap();
+            }
+            reader.join().unwrap();
+            assert_eq!(ids_on(&*state), issued.load(Ordering::SeqCst));
         });
     }
 }

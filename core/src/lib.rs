@@ -53,6 +53,7 @@ mod kind;
 mod layout;
 pub mod public;
 mod scatter;
+pub mod stats;
 
 #[cfg(target_has_atomic = "64")]
 mod anchor;
@@ -87,7 +88,7 @@ pub use scatter::{SCATTER_BITS, ScatterDigits};
 #[cfg(target_has_atomic = "64")]
 pub use anchor::{Anchor, RESYNC_EVERY_MS};
 #[cfg(target_has_atomic = "64")]
-pub use generator::{DEFAULT_BACKWARDS_TOLERANCE_MS, Generator, Options};
+pub use generator::{DEFAULT_BACKWARDS_TOLERANCE_MS, Generator, Options, State};
 
 #[cfg(feature = "std")]
 pub use clock::{after_fork, fork_generation, now_ms};
@@ -114,4 +115,6 @@ pub mod book {
     pub struct Dictionary;
     #[doc = include_str!("../../docs/src/systems/public-ids.md")]
     pub struct PublicIds;
+    #[doc = include_str!("../../docs/src/deploy/operations.md")]
+    pub struct Operations;
 }

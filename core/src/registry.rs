@@ -12,18 +12,20 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::sync::atomic::AtomicU64;
 
 use crate::Layout;
+use crate::generator::State;
 #[cfg(feature = "std")]
 use crate::{Error, Generator, Options};
 
-/// The state words of one process (or one WebAssembly instance), one per ID space and shard.
+/// The generator states of one process (or one WebAssembly instance), one per ID space and
+/// shard.
 #[derive(Debug, Default)]
 pub struct Registry {
     /// Keyed by the ID space (everything about a layout but whether it is signed, which only
-    /// bounds the space and does not change which IDs collide) and the shard.
-    states: Vec<((Layout, u64), &'static AtomicU64)>,
+    /// bounds the space and does not change which IDs collide) and the shard; with the layout
+    /// first asked for (what exporters label its figures with).
+    states: Vec<((Layout, u64), Layout, &'static State)>,
 }
 
 impl Registry {
@@ -32,25 +34,42 @@ impl Registry {
         Self { states: Vec::new() }
     }
 
-    /// The state word for (`layout`, `shard`): the one handed out before for the same ID
-    /// space and shard, or a new one (0, never freed). Give it to
+    /// The state for (`layout`, `shard`): the one handed out before for the same ID space and
+    /// shard, or a new one (never freed). Give it to
     /// [`Generator::with_state`](crate::Generator::with_state).
-    pub fn state(&mut self, layout: Layout, shard: u64) -> &'static AtomicU64 {
+    pub fn state(&mut self, layout: Layout, shard: u64) -> &'static State {
         let key = (layout.id_space(), shard);
-        if let Some((_, state)) = self.states.iter().find(|(k, _)| *k == key) {
+        if let Some((_, _, state)) = self.states.iter().find(|(k, _, _)| *k == key) {
             return state;
         }
-        let state: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
-        self.states.push((key, state));
+        let state: &'static State = Box::leak(Box::new(State::new()));
+        self.states.push((key, layout, state));
         state
+    }
+
+    /// Every state handed out, with the layout it was first asked for and its shard.
+    pub fn states(&self) -> impl Iterator<Item = (Layout, u64, &'static State)> + '_ {
+        self.states
+            .iter()
+            .map(|&((_, shard), layout, state)| (layout, shard, state))
     }
 }
 
 #[cfg(feature = "std")]
 static STATES: std::sync::Mutex<Registry> = std::sync::Mutex::new(Registry::new());
 
+/// Every generator state of this process ([`Generator::shared`]'s), with its layout and shard.
 #[cfg(feature = "std")]
-impl Generator<&'static AtomicU64> {
+pub(crate) fn shared_states() -> Vec<(Layout, u64, &'static State)> {
+    STATES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .states()
+        .collect()
+}
+
+#[cfg(feature = "std")]
+impl Generator<&'static State> {
     /// A handle on this process's one generator state for (`layout`, `shard`).
     ///
     /// Every handle for the same layout and shard shares the state, so handles made in
@@ -83,7 +102,6 @@ impl Generator<&'static AtomicU64> {
 #[cfg(all(test, loom))]
 mod loom_models {
     use alloc::vec::Vec;
-    use core::sync::atomic::AtomicU64;
 
     use loom::sync::{Arc, Mutex};
     use loom::thread;
@@ -115,7 +133,7 @@ mod loom_models {
                     let registry = Arc::clone(&registry);
                     thread::spawn(move || {
                         let state = registry.lock().unwrap().state(layout, shard);
-                        core::ptr::from_ref::<AtomicU64>(state) as usize
+                        core::ptr::from_ref::<crate::State>(state) as usize
                     })
                 })
                 .collect();

@@ -409,7 +409,6 @@ fn next_id_with_waits_through_the_callers_clock_and_nothing_else() {
 /// options, and for the signed and unsigned forms of one layout, on one word never collide.
 #[test]
 fn generators_on_one_state_word_share_it_across_options_and_signedness() {
-    use std::sync::atomic::AtomicU64;
     let signed = tiny();
     let unsigned = Layout::builder()
         .epoch_ms(signed.epoch_ms())
@@ -419,7 +418,7 @@ fn generators_on_one_state_word_share_it_across_options_and_signedness() {
         .unwrap();
     assert_ne!(signed, unsigned);
     assert_eq!(signed.id_space(), unsigned.id_space());
-    let word = AtomicU64::new(0);
+    let word = shardid::State::new();
     let a = Generator::with_state(&word, signed, 3, Options::new()).unwrap();
     let b = Generator::with_state(&word, unsigned, 3, Options::new().max_borrow_units(1)).unwrap();
     let ids = [

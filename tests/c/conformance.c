@@ -310,6 +310,43 @@ static void test_public_ids(void) {
     }
 }
 
+/* The counters equal what a scripted clock made happen (a shard no other test uses: the
+ * figures are the process's for a layout and shard). Sonyflake: 256 IDs per 10 ms unit. */
+static void test_stats(void) {
+    shardid_layout layout = shardid_layout_sonyflake();
+    shardid_options options = shardid_options_default();
+    shardid_generator *gen = NULL;
+    shardid_stats stats;
+    uint64_t ids[64], id;
+    size_t written, i;
+    const uint64_t t = UINT64_C(1700000000000);
+    options.max_borrow_units = 1;
+    CHECK_STATUS(shardid_generator_new_with_options(&layout, 4242, &options, &gen), SHARDID_OK);
+    if (gen == NULL) return;
+    memset(&stats, 0xFF, sizeof stats);
+    CHECK_STATUS(shardid_generator_stats(gen, &stats), SHARDID_OK);
+    CHECK(stats.ids == 0 && stats.waits == 0 && stats.borrowed_units == 0, "fresh: %" PRIu64, stats.ids);
+    /* Five batches of 64 at one time: the fifth runs into the next unit, borrowed. */
+    for (i = 0; i < 5; i++) {
+        CHECK_STATUS(shardid_generator_next_batch_at(gen, t, ids, 64, &written), SHARDID_OK);
+    }
+    /* An ID 100 ms later, then one 50 ms behind it: continued from the last unit. */
+    CHECK_STATUS(shardid_generator_next_at(gen, t + 100, &id), SHARDID_OK);
+    CHECK_STATUS(shardid_generator_next_at(gen, t + 50, &id), SHARDID_OK);
+    /* 5 s behind: refused. */
+    CHECK_STATUS(shardid_generator_next_at(gen, t - 5000, &id), SHARDID_ERR_CLOCK_MOVED_BACKWARDS);
+    CHECK_STATUS(shardid_generator_stats(gen, &stats), SHARDID_OK);
+    CHECK(stats.ids == 322, "ids %" PRIu64 ", want 322", stats.ids);
+    CHECK(stats.borrowed_units == 1, "borrowed_units %" PRIu64 ", want 1", stats.borrowed_units);
+    CHECK(stats.clock_backwards == 1, "clock_backwards %" PRIu64 ", want 1", stats.clock_backwards);
+    CHECK(stats.clock_backwards_refused == 1, "clock_backwards_refused %" PRIu64,
+          stats.clock_backwards_refused);
+    CHECK(stats.waits == 0, "waits %" PRIu64 ": the _at calls never wait", stats.waits);
+    CHECK_STATUS(shardid_generator_stats(gen, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_generator_stats(NULL, &stats), SHARDID_ERR_NULL_ARGUMENT);
+    shardid_generator_free(gen);
+}
+
 int main(void) {
     test_version();
     test_error_kinds();
@@ -317,5 +354,6 @@ int main(void) {
     test_cases();
     test_traces();
     test_public_ids();
+    test_stats();
     return check_finish("conformance");
 }

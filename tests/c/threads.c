@@ -75,6 +75,15 @@ int main(void) {
         CHECK_STATUS(shardid_decode(&layout, all[i], &parts), SHARDID_OK);
         CHECK(parts.shard == 17, "id %" PRIu64 " has shard %" PRIu64, all[i], parts.shard);
     }
+    {
+        /* Every ID counted, though none is counted one by one: both handles report the shard's. */
+        shardid_stats a, b;
+        CHECK_STATUS(shardid_generator_stats(first, &a), SHARDID_OK);
+        CHECK_STATUS(shardid_generator_stats(second, &b), SHARDID_OK);
+        CHECK(a.ids == (uint64_t)THREADS * PER_THREAD, "stats: %" PRIu64 " IDs, want %d", a.ids,
+              THREADS * PER_THREAD);
+        CHECK(b.ids == a.ids, "the second handle's stats: %" PRIu64 " IDs", b.ids);
+    }
     printf("threads: %d threads, %d IDs, %zu duplicates\n", THREADS, THREADS * PER_THREAD, duplicates);
     shardid_generator_free(first);
     shardid_generator_free(second);

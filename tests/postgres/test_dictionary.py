@@ -177,6 +177,12 @@ def test_the_client_caches_both_ways_and_sends_each_miss_once(cluster: Any, conn
     assert words.lookup(["a", "never"]) == [1, None]
     assert words.values([2, 0, 77]) == ["c", "b", None]
     assert len(words.cache) == 3
+    # Counted per string asked for: ids() missed 3 (b twice), id("c") 1 (its miss counted by the
+    # batch it asks), lookup() hit a and missed "never"; values() hit 2 and 0 (cached both
+    # ways), missed 77. One statement each.
+    stats = words.stats()
+    assert list(stats) == ["id_hits", "id_misses", "value_hits", "value_misses", "statements", "retries"]
+    assert stats == {"id_hits": 1, "id_misses": 5, "value_hits": 2, "value_misses": 1, "statements": 4, "retries": 0}
     # Another client's strings are found by lookup and by value.
     other = Dictionary(cluster.dsn, "t", schema="dict_cache", cache_size=0)
     assert other.ids(["a", "d"]) == [1, 3]

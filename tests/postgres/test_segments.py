@@ -112,13 +112,37 @@ def test_dense_ids_increase_and_a_clean_close_leaves_no_hole(cluster: Any, conn:
         ids = [first.next_id() for _ in range(250)] + first.next_ids(50)
     assert ids == list(range(1, 301))
     assert first.skipped == 0
+    stats = first.stats()
+    assert list(stats)[:2] == ["fetches", "failed_fetches"] and list(stats)[-1] == "remaining"
+    assert stats["fetches"] == first.fetches >= 2
+    assert stats["failed_fetches"] == 0 and stats["skipped"] == 0
+    assert stats["fetch_latency_le_inf"] == stats["fetches"], "every fetch timed"
+    assert stats["fetch_latency_max_ms"] >= stats["fetch_latency_last_ms"]
+    # The fetch latency as a Prometheus histogram, counted as the allocator counted it.
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    import shardid.prometheus
+
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+    families = {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+    latency = families["shardid_segment_fetch_latency_seconds"]
+    assert latency.type == "histogram"
+    mine = {"schema": "seg_clean", "tag": "orders"}
+    assert [s.value for s in latency.samples if s.name.endswith("_count") and s.labels == mine] == [stats["fetches"]]
+    fetched = [s.value for s in families["shardid_segment_fetches"].samples if s.labels == mine]
+    assert fetched == [stats["fetches"]]
     with pytest.raises(shardid.ClosedError):  # closed, not unavailable: a retry cannot help
         first.next_id()
     with DenseIds(cluster.dsn, "orders", schema="seg_clean") as again:
         assert again.next_id() == 301, "a restart after a clean close continues at the next number"
+    typo = DenseIds(cluster.dsn, "typo", schema="seg_clean")
     with pytest.raises(shardid.UnknownTagError) as unknown:
-        DenseIds(cluster.dsn, "typo", schema="seg_clean").next_id()
+        typo.next_id()
     assert unknown.value.tag == "typo"
+    stats = typo.stats()
+    assert (stats["fetches"], stats["failed_fetches"], stats["empty_waits"]) == (0, 1, 1)
 
 
 def test_a_burst_on_an_empty_allocator_makes_one_fetch(cluster: Any, conn: Any) -> None:

@@ -103,6 +103,7 @@ class Dictionary:
         if self._mysql is not None:
             _mysql.check_url(self.conninfo)  # INVALID_ARGUMENT now, not at the first call
         self.cache = _DictCache(cache_size)
+        self.cache._register(schema, topic)
         self._lock = threading.Lock()
         self._conn: Any = None
         self._pid = os.getpid()
@@ -132,6 +133,7 @@ class Dictionary:
             for attempt in (1, 2):
                 if self._conn is None or not self._conn.open:
                     self._conn = self._connect()
+                self.cache._sent(attempt == 2)
                 try:
                     return step(self._conn, *args)
                 except (pymysql.err.MySQLError, _mysql.ServerError) as e:
@@ -150,6 +152,7 @@ class Dictionary:
             for attempt in (1, 2):
                 if self._conn is None or self._conn.closed:
                     self._conn = self._connect()
+                self.cache._sent(attempt == 2)
                 try:
                     # Lists as lists: psycopg2 adapts a list, not a tuple, to an array.
                     row = _db.execute(self._conn, sql, [list(p) if isinstance(p, tuple) else p for p in params])
@@ -270,6 +273,12 @@ class Dictionary:
             # A string found by ID is cached with it once committed: strings are keyed by both.
             values = self.cache.complete_values(ids, values, misses, answers, self._committed(answers, misses))
         return values
+
+    def stats(self) -> dict[str, int]:
+        """What this dictionary did: its cache's hits and misses both ways (``id_hits``,
+        ``id_misses``, ``value_hits``, ``value_misses``) and the statements it sent
+        (``statements``, ``retries``; on MySQL one a step)."""
+        return self.cache.stats()
 
     # -- life --------------------------------------------------------------------------------
 

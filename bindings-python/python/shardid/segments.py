@@ -288,7 +288,7 @@ class _Driver:
         deadline = 0.0
         while len(out) < n:
             deadline = self._wait(ids, deadline)
-            more = ids._take_ids(n - len(out))
+            more = ids._take_ids(n - len(out), True)
             if more:
                 out.extend(more)
                 deadline = 0.0
@@ -322,6 +322,7 @@ class _Driver:
                 finally:
                     if not returned:
                         self.skipped += count
+                    ids._settle(returned)
         finally:
             for server in range(len(self.servers)):
                 self._drop(server)

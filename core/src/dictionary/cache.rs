@@ -14,6 +14,7 @@ use std::boxed::Box;
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError};
 // The model checker's own under `cfg(loom)`, so it explores every interleaving of the shards'
 // critical sections (see the `loom_models` below).
@@ -53,11 +54,33 @@ impl core::fmt::Display for Mismatch {
 impl std::error::Error for Mismatch {}
 
 /// A bounded cache of one topic's mappings, both ways. `Sync`: share one per topic.
+///
+/// It also keeps the dictionary's counters ([`Cache::stats`]): hits and misses both ways, and
+/// the statements its driver sent ([`Cache::sent`]).
 #[derive(Debug)]
 pub struct Cache {
     by_value: ShardedMap<Arc<str>, u64>,
     by_id: ShardedMap<u64, Arc<str>>,
     capacity: usize,
+    counters: Counters,
+}
+
+/// The dictionary's counters: plain atomics (never the model checker's), bumped beside a
+/// lookup that takes a shard's lock anyway, or a statement sent.
+#[derive(Debug, Default)]
+struct Counters {
+    id_hits: AtomicU64,
+    id_misses: AtomicU64,
+    value_hits: AtomicU64,
+    value_misses: AtomicU64,
+    statements: AtomicU64,
+    retries: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64, by: u64) {
+    if by > 0 {
+        counter.fetch_add(by, Ordering::Relaxed);
+    }
 }
 
 #[derive(Debug)]
@@ -167,6 +190,31 @@ impl Cache {
             by_value: ShardedMap::new(capacity),
             by_id: ShardedMap::new(capacity),
             capacity,
+            counters: Counters::default(),
+        }
+    }
+
+    /// What the dictionary did: hits and misses of its cache both ways, statements sent and
+    /// sent again (see [`crate::stats::DictionaryStats`]).
+    pub fn stats(&self) -> crate::stats::DictionaryStats {
+        let c = &self.counters;
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        crate::stats::DictionaryStats {
+            id_hits: load(&c.id_hits),
+            id_misses: load(&c.id_misses),
+            value_hits: load(&c.value_hits),
+            value_misses: load(&c.value_misses),
+            statements: load(&c.statements),
+            retries: load(&c.retries),
+        }
+    }
+
+    /// The driver sent a statement to the database (`retry`: again, on a new connection after
+    /// the old one broke).
+    pub fn sent(&self, retry: bool) {
+        bump(&self.counters.statements, 1);
+        if retry {
+            bump(&self.counters.retries, 1);
         }
     }
 
@@ -191,14 +239,20 @@ impl Cache {
         self.by_id.clear();
     }
 
-    /// The cached ID of `value`.
+    /// The cached ID of `value`. Counted as a hit when found; a miss is counted by the batch
+    /// that asks the database for it ([`Cache::plan_ids`]), so a caller that tries the cache
+    /// first and then plans a batch counts the string once.
     pub fn id(&self, value: &str) -> Option<u64> {
-        self.by_value.get(value)
+        let found = self.by_value.get(value);
+        bump(&self.counters.id_hits, u64::from(found.is_some()));
+        found
     }
 
-    /// The cached string of `id`.
+    /// The cached string of `id`, counted as [`Cache::id`] counts.
     pub fn value(&self, id: u64) -> Option<Arc<str>> {
-        self.by_id.get(&id)
+        let found = self.by_id.get(&id);
+        bump(&self.counters.value_hits, u64::from(found.is_some()));
+        found
     }
 
     /// Records that `value` has `id` (both ways).
@@ -225,12 +279,15 @@ impl Cache {
         for (i, value) in values.iter().enumerate() {
             let value = value.as_ref();
             check_value(value).map_err(|e| (e, i))?;
-            let id = self.id(value);
+            let id = self.by_value.get(value);
             if id.is_none() && seen.insert(value) {
                 misses.push(value);
             }
             ids.push(id);
         }
+        let hits = ids.iter().filter(|id| id.is_some()).count() as u64;
+        bump(&self.counters.id_hits, hits);
+        bump(&self.counters.id_misses, ids.len() as u64 - hits);
         Ok((ids, misses))
     }
 
@@ -303,12 +360,15 @@ impl Cache {
         let mut seen: HashSet<u64> = HashSet::new();
         for (i, &id) in ids.iter().enumerate() {
             check_id(id).map_err(|e| (e, i))?;
-            let value = self.value(id);
+            let value = self.by_id.get(&id);
             if value.is_none() && seen.insert(id) {
                 misses.push(id);
             }
             values.push(value);
         }
+        let hits = values.iter().filter(|v| v.is_some()).count() as u64;
+        bump(&self.counters.value_hits, hits);
+        bump(&self.counters.value_misses, values.len() as u64 - hits);
         Ok((values, misses))
     }
 

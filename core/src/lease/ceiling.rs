@@ -70,12 +70,8 @@ impl CeilingGenerator {
         let seq_bits = u32::from(layout.sequence_bits());
         // The next free slot: the first of the unit after the ceiling.
         let state = recorded.map_or(0, |units| (units + 1) << seq_bits);
-        let generator = Generator::with_state(
-            core::sync::atomic::AtomicU64::new(state),
-            layout,
-            shard,
-            options,
-        )?;
+        let generator =
+            Generator::with_state(crate::State::starting_at(state), layout, shard, options)?;
         // 100 ms, or half the backwards tolerance if that is less, and at least one unit: a
         // successor that starts at once waits at most this long for the clock to pass the
         // ceiling, and the store is written at most once per span.
@@ -89,6 +85,12 @@ impl CeilingGenerator {
             hold: None,
             recording: Mutex::new(()),
         })
+    }
+
+    /// What this generator did ([`crate::stats::GeneratorStats`]): its IDs count from the
+    /// ceiling it started above, not the slots below it.
+    pub fn stats(&self) -> crate::stats::GeneratorStats {
+        self.generator.stats()
     }
 
     /// The generator of an expiring lease with `hold`: it records no ceiling once the hold's

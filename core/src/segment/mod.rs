@@ -211,6 +211,54 @@ pub struct SegmentAllocator {
     /// Fetches failed in a row, and when the next may start (Unix ms).
     failures: Stat,
     retry_at_ms: Stat,
+    /// What it did ([`SegmentAllocator::stats`]).
+    counters: Counters,
+}
+
+/// The allocator's counters: plain atomics, bumped where a fetch starts or ends and where a
+/// caller finds both segments used up, never on the path of an ID.
+#[derive(Debug)]
+struct Counters {
+    fetches: Stat,
+    failed_fetches: Stat,
+    /// When the fetch under way started (Unix ms, the driver's clock).
+    started_ms: Stat,
+    last_ms: Stat,
+    max_ms: Stat,
+    /// Fetches per bucket of [`crate::stats::FETCH_LATENCY_BOUNDS_MS`] (not cumulative).
+    buckets: [Stat; 9],
+    sum_ms: Stat,
+    empty_waits: Stat,
+    skipped: Stat,
+}
+
+impl Counters {
+    const fn new() -> Self {
+        Self {
+            fetches: Stat::new(0),
+            failed_fetches: Stat::new(0),
+            started_ms: Stat::new(0),
+            last_ms: Stat::new(0),
+            max_ms: Stat::new(0),
+            buckets: [const { Stat::new(0) }; 9],
+            sum_ms: Stat::new(0),
+            empty_waits: Stat::new(0),
+            skipped: Stat::new(0),
+        }
+    }
+
+    /// A fetch ended at `now_ms`: times it.
+    fn ended(&self, now_ms: u64) {
+        let took = now_ms.saturating_sub(self.started_ms.load(Ordering::Relaxed));
+        self.last_ms.store(took, Ordering::Relaxed);
+        self.max_ms.fetch_max(took, Ordering::Relaxed);
+        self.sum_ms.fetch_add(took, Ordering::Relaxed);
+        let bucket = crate::stats::FETCH_LATENCY_BOUNDS_MS
+            .iter()
+            .position(|&le| took <= le)
+            .unwrap_or(8);
+        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// One step of taking IDs: how many were taken from the current segment, or why none were.
@@ -241,8 +289,55 @@ impl SegmentAllocator {
                 last_fill_ms: Stat::new(0),
                 failures: Stat::new(0),
                 retry_at_ms: Stat::new(0),
+                counters: Counters::new(),
             }
         }
+    }
+
+    /// What the allocator did: fetches and their latency (from when a fetch was due to its
+    /// [`SegmentAllocator::fill`] or [`SegmentAllocator::fetch_failed`], by the driver's
+    /// clock), calls that found both segments used up, numbers skipped, what is left of the
+    /// current segment (see [`crate::stats::SegmentStats`]).
+    pub fn stats(&self) -> crate::stats::SegmentStats {
+        let c = &self.counters;
+        let load = |s: &Stat| s.load(Ordering::Relaxed);
+        let mut le = [0u64; 9];
+        let mut running = 0u64;
+        for (total, bucket) in le.iter_mut().zip(&c.buckets) {
+            running += load(bucket);
+            *total = running;
+        }
+        let state = self.state.load(Ordering::Acquire);
+        let count = self
+            .slot(generation_of(state))
+            .count
+            .load(Ordering::Relaxed);
+        crate::stats::SegmentStats {
+            fetches: load(&c.fetches),
+            failed_fetches: load(&c.failed_fetches),
+            fetch_latency_last_ms: load(&c.last_ms),
+            fetch_latency_max_ms: load(&c.max_ms),
+            fetch_latency_le_1ms: le[0],
+            fetch_latency_le_5ms: le[1],
+            fetch_latency_le_10ms: le[2],
+            fetch_latency_le_50ms: le[3],
+            fetch_latency_le_100ms: le[4],
+            fetch_latency_le_500ms: le[5],
+            fetch_latency_le_1000ms: le[6],
+            fetch_latency_le_5000ms: le[7],
+            fetch_latency_le_inf: le[8],
+            fetch_latency_sum_ms: load(&c.sum_ms),
+            empty_waits: load(&c.empty_waits),
+            skipped: load(&c.skipped),
+            remaining: count.saturating_sub(state & POSITION_MASK),
+        }
+    }
+
+    /// What was left when the allocator closed ([`SegmentAllocator::unused`]) was given back
+    /// (`returned`) or not: counts the numbers skipped, the holes this allocator made.
+    pub fn settle(&self, unused: Unused, returned: bool) {
+        let skipped = unused.lost + if returned { 0 } else { unused.count };
+        self.counters.skipped.fetch_add(skipped, Ordering::Relaxed);
     }
 
     /// The slot holding `generation`'s segment.
@@ -350,6 +445,7 @@ impl SegmentAllocator {
             self.fetching.store(false, Ordering::Release);
             return None;
         }
+        self.counters.started_ms.store(now_ms, Ordering::Relaxed);
         Some(Fetch {
             size: self.next_size(now_ms),
         })
@@ -391,6 +487,25 @@ impl SegmentAllocator {
     /// As [`SegmentAllocator::next_id`].
     #[inline]
     pub fn next_id_with(&self, now: impl Fn() -> u64) -> Result<(u64, Option<Fetch>), Empty> {
+        self.take_one(now, true)
+    }
+
+    /// As [`SegmentAllocator::next_id_with`], for a caller that already found both segments
+    /// used up and tries again after waiting: its call was counted among the
+    /// [`empty_waits`](crate::stats::SegmentStats::empty_waits) once.
+    ///
+    /// # Errors
+    /// As [`SegmentAllocator::next_id`].
+    pub fn retry_id_with(&self, now: impl Fn() -> u64) -> Result<(u64, Option<Fetch>), Empty> {
+        self.take_one(now, false)
+    }
+
+    #[inline]
+    fn take_one(
+        &self,
+        now: impl Fn() -> u64,
+        count_empty: bool,
+    ) -> Result<(u64, Option<Fetch>), Empty> {
         loop {
             match self.step(|_| 1) {
                 Step::Took {
@@ -400,7 +515,12 @@ impl SegmentAllocator {
                     return Ok((first, fetch));
                 }
                 Step::Switched => {}
-                Step::Empty => return Err(self.empty(&now)),
+                Step::Empty => {
+                    if count_empty {
+                        self.count_empty();
+                    }
+                    return Err(self.empty(&now));
+                }
             }
         }
     }
@@ -430,9 +550,17 @@ impl SegmentAllocator {
                     return Ok((first + (n - 1) * stride, fetch));
                 }
                 Step::Switched => {}
-                Step::Empty => return Err(self.empty(&now)),
+                Step::Empty => {
+                    self.count_empty();
+                    return Err(self.empty(&now));
+                }
             }
         }
+    }
+
+    #[cold]
+    fn count_empty(&self) {
+        self.counters.empty_waits.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Fills `out` with IDs as far as the segments go; returns how many were written (fewer
@@ -443,6 +571,21 @@ impl SegmentAllocator {
 
     /// As [`SegmentAllocator::next_ids`], reading the clock only when a fetch may be due.
     pub fn next_ids_with(&self, out: &mut [u64], now: impl Fn() -> u64) -> (usize, Option<Fetch>) {
+        self.take_many(out, now, true)
+    }
+
+    /// As [`SegmentAllocator::next_ids_with`], for the rest of a batch that already found both
+    /// segments used up (see [`SegmentAllocator::retry_id_with`]).
+    pub fn retry_ids_with(&self, out: &mut [u64], now: impl Fn() -> u64) -> (usize, Option<Fetch>) {
+        self.take_many(out, now, false)
+    }
+
+    fn take_many(
+        &self,
+        out: &mut [u64],
+        now: impl Fn() -> u64,
+        count_empty: bool,
+    ) -> (usize, Option<Fetch>) {
         let mut written = 0;
         let mut fetch = None;
         while written < out.len() {
@@ -466,6 +609,9 @@ impl SegmentAllocator {
                 }
                 Step::Switched => {}
                 Step::Empty => {
+                    if count_empty {
+                        self.count_empty();
+                    }
                     if let (None, Empty::Fetch(f)) = (fetch, self.empty(&now)) {
                         fetch = Some(f);
                     }
@@ -516,6 +662,8 @@ impl SegmentAllocator {
         self.last_fill_ms.store(now_ms, Ordering::Relaxed);
         self.failures.store(0, Ordering::Relaxed);
         self.retry_at_ms.store(0, Ordering::Relaxed);
+        self.counters.fetches.fetch_add(1, Ordering::Relaxed);
+        self.counters.ended(now_ms);
         self.fetching.store(false, Ordering::Release);
         Ok(())
     }
@@ -529,6 +677,8 @@ impl SegmentAllocator {
         let backoff = (100u64 << failures).min(Self::MAX_BACKOFF_MS);
         self.retry_at_ms
             .store(now_ms.saturating_add(backoff), Ordering::Relaxed);
+        self.counters.failed_fetches.fetch_add(1, Ordering::Relaxed);
+        self.counters.ended(now_ms);
         self.fetching.store(false, Ordering::Release);
     }
 

@@ -7,6 +7,8 @@ import { Dictionary, ddl, serverFor } from 'shardid/dictionary'
 const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
 const id: bigint = gen.nextId()
 const asJson: string = gen.nextIdString()
+const waits: bigint = gen.stats().waits
+console.log(waits)
 const batch: BigUint64Array = gen.nextIds(100)
 const later: Promise<BigUint64Array> = gen.nextIdsAsync(1_000_000)
 console.log(later)

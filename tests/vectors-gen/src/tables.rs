@@ -181,12 +181,24 @@ fn js() -> String {
     );
     out += "/** The most IDs one batch call makes, and the reason a larger count is refused with\n * (core/src/args.rs); the reason a decimal scatter's count of digits is refused with. */\nconst LIMITS = ";
     out += &format!(
-        "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, PUBLIC, LIMITS }}\n",
+        "{}\n\n",
         json!({
             "maxBatchIds": shardid::args::MAX_BATCH_IDS,
             "tooManyIds": shardid::args::TOO_MANY_IDS,
             "scatterDigits": shardid::ScatterDigits::INVALID,
         })
+    );
+    out += "/** The names of each family's counters (`stats()`), camelCase, in the core's order\n * (core/src/stats.rs): the backends hand the values over in this order. */\nconst STATS = ";
+    let stats: Map<String, Value> = shardid::stats::Family::ALL
+        .iter()
+        .map(|f| {
+            let names: Vec<String> = f.metrics().iter().map(|m| camel(m.name)).collect();
+            (f.name().to_owned(), json!(names))
+        })
+        .collect();
+    out += &format!(
+        "{}\n\nmodule.exports = {{ KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, PUBLIC, LIMITS, STATS }}\n",
+        Value::Object(stats)
     );
     out
 }

@@ -1,0 +1,51 @@
+//! Instructions per ID, for callgrind: the machine is too noisy for a few percent by wall
+//! time, an instruction count is not. `next_id_at` on a scripted clock (a unit's worth of IDs,
+//! then the next unit, so every unit begins with a jump, as in a burst), and `next_ids_at`
+//! batches of 4096 on the same clock; each in a function of its own for callgrind's
+//! `--toggle-collect`:
+//!
+//! ```sh
+//! cargo build --release -p shardid-bench --example icount
+//! valgrind --tool=callgrind --toggle-collect='*scripted_singles*' target/release/examples/icount
+//! ```
+use std::hint::black_box;
+
+use shardid::{Generator, Layout};
+
+/// IDs made by each run.
+const IDS: u64 = 1 << 20;
+
+#[inline(never)]
+fn scripted_singles(g: &Generator) -> u64 {
+    let mut last = 0;
+    let mut now = 1_700_000_000_000u64;
+    for i in 0..IDS {
+        // 4096 IDs per unit of the Twitter layout: the next unit after a unit's worth.
+        if i % 4096 == 0 {
+            now += 1;
+        }
+        last = g.next_id_at(black_box(now)).unwrap();
+    }
+    last
+}
+
+#[inline(never)]
+fn scripted_batches(g: &Generator) -> u64 {
+    let mut out = vec![0u64; 4096];
+    let mut now = 1_800_000_000_000u64;
+    let mut last = 0;
+    for _ in 0..IDS / 4096 {
+        now += 1;
+        let n = g.next_ids_at(black_box(now), &mut out).unwrap();
+        last = out[n - 1];
+    }
+    last
+}
+
+fn main() {
+    let g = Generator::new(Layout::TWITTER, 1).unwrap();
+    let a = scripted_singles(&g);
+    let b = scripted_batches(&g);
+    assert!(b > a);
+    println!("{IDS} IDs made one at a time and {IDS} in batches of 4096");
+}

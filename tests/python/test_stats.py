@@ -1,0 +1,109 @@
+"""Generator.stats(): the core's counters, named by the core's table, equal what a scripted
+clock made happen; every ID counted under 8 threads."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import shardid
+from shardid import Generator, Layout
+
+NAMES = ["ids", "waits", "borrowed_units", "clock_backwards", "clock_backwards_refused", "ticker_starts"]
+T = 1_700_000_000_000
+
+
+def test_stats_is_a_dict_named_by_the_cores_table() -> None:
+    g = Generator(Layout.SONYFLAKE, 4201)
+    stats = g.stats()
+    assert list(stats) == NAMES
+    assert all(type(v) is int for v in stats.values())
+    assert stats["ids"] == 0 and stats["waits"] == 0
+
+
+def test_borrowed_units_and_steps_back_are_counted_exactly() -> None:
+    # Sonyflake: 256 IDs per 10 ms unit; one unit may be borrowed.
+    g = Generator(Layout.SONYFLAKE, 4202, max_borrow_units=1)
+    assert len(g.next_ids_at(T, 256 + 64)) == 320  # the unit, then 64 of the next, borrowed
+    assert len(g.next_ids_at(T, 256)) == 192  # the rest of the borrowed unit
+    with pytest.raises(shardid.SequenceExhaustedError):
+        g.next_id_at(T)  # both units used up
+    for k in range(7):
+        now = T + 1_000 * (k + 1)
+        g.next_id_at(now)
+        g.next_id_at(now - 50)  # 5 units behind, within the tolerance: continues the last unit
+    for _ in range(3):
+        with pytest.raises(shardid.ClockMovedBackwardsError):
+            g.next_id_at(T - 5_000)
+    stats = g.stats()
+    assert stats["ids"] == 512 + 14
+    assert stats["borrowed_units"] == 1
+    assert stats["clock_backwards"] == 7
+    assert stats["clock_backwards_refused"] == 3
+    assert stats["waits"] == 0, "the _at calls never wait"
+    # Every handle on the layout and shard reports the same state.
+    assert Generator(Layout.SONYFLAKE, 4202).stats() == stats
+
+
+def test_every_id_is_counted_under_8_threads() -> None:
+    g = Generator(Layout.TWITTER, 1001)
+    before = g.stats()["ids"]
+
+    def work(batch: bool) -> None:
+        for _ in range(500):
+            if batch:
+                g.next_ids(10)
+            else:
+                g.next_id()
+
+    threads = [threading.Thread(target=work, args=(t % 2 == 1,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert g.stats()["ids"] - before == 4 * 500 + 4 * 500 * 10
+
+
+def test_the_prometheus_collector_reports_every_generator_in_parsable_text() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    import shardid.prometheus
+
+    g = Generator(Layout.DISCORD, 1003)
+    g.next_ids(1234)
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+    text = generate_latest(registry).decode()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    ids = families["shardid_ids"]
+    assert ids.type == "counter"
+    values = {(s.labels.get("layout"), s.labels.get("shard")): s.value for s in ids.samples if s.name == "shardid_ids_total"}
+    assert values[("DISCORD", "1003")] == g.stats()["ids"] == 1234
+    for name in ("shardid_waits", "shardid_borrowed_units", "shardid_clock_backwards", "shardid_clock_backwards_refused"):
+        assert families[name].type == "counter", name
+    ticker = [s for s in families["shardid_ticker_starts"].samples if s.name == "shardid_ticker_starts_total"]
+    assert len(ticker) == 1 and ticker[0].labels == {}, "one figure for the process"
+    assert "# HELP shardid_ids_total IDs handed out" in text
+
+
+def test_opentelemetry_observables_read_through_the_sdk() -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    import shardid.opentelemetry
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    shardid.opentelemetry.instrument(provider.get_meter("shardid-test"))
+    g = Generator(Layout.INSTAGRAM, 1004)
+    g.next_ids(321)
+    data = reader.get_metrics_data()
+    assert data is not None
+    metrics = {m.name: m for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+    points = {(p.attributes["layout"], p.attributes["shard"]): p.value for p in metrics["shardid.ids"].data.data_points}
+    assert points[("INSTAGRAM", "1004")] == 321
+    assert metrics["shardid.ids"].data.is_monotonic
+    assert metrics["shardid.ids"].description == "IDs handed out"
+    provider.shutdown()
