@@ -214,8 +214,10 @@ impl MysqlFetch {
     /// `errno`): a take rolled back whole (a deadlock, a Galera certification conflict, a lock
     /// wait timeout), a bounded number of times.
     #[napi]
-    pub fn rolled_back(&mut self, code: u32) -> bool {
-        u16::try_from(code).is_ok_and(|code| self.inner.rolled_back(code))
+    pub fn rolled_back(&mut self, env: &Env, code: u32) -> Result<bool> {
+        guard(env, || {
+            Ok(u16::try_from(code).is_ok_and(|code| self.inner.rolled_back(code)))
+        })
     }
 
     /// The take's reply: its `affectedRows` and `insertId` (a decimal string).

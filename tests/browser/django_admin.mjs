@@ -3,36 +3,20 @@
 // in, adds a note on the add page, edits it on its change page, and prints one JSON line of what
 // it saw: the ID inputs of both pages (none: a shard ID is made, not typed) and the change page's
 // URL. Screenshots go to target/browser/admin-{add,change}.png.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 
-const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))
-const { chromium } = createRequire(join(root, 'bindings-wasm/package.json'))('playwright-core')
+import { adminLogin, root, withPage } from './chromium.mjs'
+
 const [base, user, password] = process.argv.slice(2)
 const shots = join(root, 'target/browser')
 mkdirSync(shots, { recursive: true })
 
-const profile = mkdtempSync(join(tmpdir(), 'shardid-admin-chromium-'))
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  timeout: 30_000,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-})
-try {
-  const page = await browser.newPage()
-  page.setDefaultTimeout(15_000)
+await withPage(async (page) => {
   const errors = []
   page.on('pageerror', (e) => errors.push(String(e)))
 
-  await page.goto(`${base}/admin/login/?next=/admin/`)
-  await page.fill('#id_username', user)
-  await page.fill('#id_password', password)
-  await Promise.all([page.waitForURL(`${base}/admin/`), page.click('input[type="submit"]')])
+  await adminLogin(page, base, user, password)
 
   const changelist = `${base}/admin/notes/note/`
   await page.goto(`${changelist}add/`)
@@ -53,7 +37,4 @@ try {
   const listed = await page.locator('#result_list tbody tr').count()
 
   console.log(JSON.stringify({ addIdInputs, changeIdInputs, changeUrl, shownText, listed, errors }))
-} finally {
-  await browser.close()
-  rmSync(profile, { recursive: true, force: true })
-}
+})

@@ -150,7 +150,7 @@ readme_pip() (
         ! grep -q "does not provide the extra" <<<"$out" || { echo "$out"; return 1; }
     done
     # What each extra is for is there (a misspelt extra installs nothing and says so only in a warning).
-    python -c "import shardid, django, rest_framework, pydantic, sqlalchemy, psycopg, pymysql, shardid.rest_framework; print('extras ok')"
+    python -c "import shardid, django, rest_framework, pydantic, sqlalchemy, psycopg, pymysql, aiomysql, shardid.rest_framework; print('extras ok')"
 )
 check "the README's pip install lines, as written, with the pip of a fresh virtualenv" readme_pip
 

@@ -13,6 +13,11 @@ trap 'rm -rf "$work"' EXIT
 
 venv=${SHARDID_PYTHON_VENV:-$work/venv}
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
+# test_django_auto_field.py logs into the admin in Debian's Chromium with playwright-core, a dev
+# dependency of the WebAssembly build's tools (as tests/python/run.sh installs it).
+if [ "$(uname)" = Linux ] && [ ! -d bindings-wasm/node_modules/playwright-core ]; then
+    (cd bindings-wasm && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+fi
 # Node's shardid/postgres leases are tested here too: the addon and the pg package.
 (cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
     && npm run build --silent >/dev/null 2>&1)

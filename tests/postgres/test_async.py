@@ -164,8 +164,6 @@ def test_errors_are_the_sync_clients(cluster: Any, conn: Any) -> None:
         with pytest.raises(shardid.InvalidArgumentError, match=r"values\[1\]"):
             await d.ids(["a", ""])
         await d.close()
-        with pytest.raises(shardid.UnsupportedError):
-            AsyncDictionary("mysql://u@h/db", "t")
 
     asyncio.run(main())
 

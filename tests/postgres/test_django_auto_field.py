@@ -1,10 +1,13 @@
 """DEFAULT_AUTO_FIELD = "shardid.django.ShardIdAutoField" in a Django project with nothing else
 of shardid's set: a custom user model keyed by it, django.contrib.{admin,auth,sessions}, the
 migration from BigAutoField, an admin login (Django's test client: the admin's login, add and
-change views, the session), and bulk_create of 10,000 rows, on SQLite and on PostgreSQL."""
+change views, the session), and bulk_create of 10,000 rows, on SQLite and on PostgreSQL; on
+PostgreSQL also a login in headless Chromium on runserver, through the admin's real form, to a
+user's change page."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,16 +17,22 @@ from typing import Any
 
 import psycopg
 import pytest
+from django_server import runserver
+
+from shardid import Layout
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SETTINGS = """
 import os
 SECRET_KEY = "test"
 DEBUG = False
-ALLOWED_HOSTS = ["testserver"]
+ALLOWED_HOSTS = ["testserver", "127.0.0.1"]
 INSTALLED_APPS = [
     "django.contrib.admin", "django.contrib.auth", "django.contrib.contenttypes",
-    "django.contrib.sessions", "django.contrib.messages", "shop",
+    "django.contrib.sessions", "django.contrib.messages", "django.contrib.staticfiles", "shop",
 ]
+STATIC_URL = "static/"  # the admin's scripts and styles, for Chromium (runserver --insecure)
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -120,6 +129,15 @@ assert Item.objects.filter(pk__in=before).count() == 10_000
 print("ok", len(keys))
 """
 
+# After the login in Chromium: the user it opened, and the sessions (the test client's and Chromium's).
+AFTER_LOGIN = """
+import django, json
+django.setup()
+from django.contrib.sessions.models import Session
+from shop.models import User
+print(json.dumps({"pk": User.objects.get(username="user7").pk, "sessions": Session.objects.count()}))
+"""
+
 
 def run(project: Path, *args: str, **env: str) -> str:
     full = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings", **env}
@@ -169,3 +187,24 @@ def test_default_auto_field_with_a_custom_user_admin_and_bulk_create(backend: st
     assert run(tmp_path, "-m", "django", "makemigrations", "--check", "--dry-run").strip() == "No changes detected"
 
     assert run(tmp_path, "-c", CHECK).split() == ["ok", str(51 + 10_001)]
+
+    if backend == "postgresql":
+        # The admin in headless Chromium (tests/browser/django_admin_login.mjs): the login form
+        # typed into and submitted, the user found by the change list's search, its change page
+        # opened from the link the admin made of its key. Once, on PostgreSQL: the pages are the
+        # same on SQLite, and a browser costs seconds.
+        with runserver(tmp_path, "--insecure") as base:  # DEBUG is off: serve static files
+            done = subprocess.run(
+                ["node", str(ROOT / "tests/browser/django_admin_login.mjs"), base, "admin", "pw", "user7"],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        seen = json.loads(done.stdout.strip().splitlines()[-1])
+        assert seen["welcome"] == "admin" and seen["errors"] == [], seen
+        assert seen["shownUsername"] == "user7" and seen["title"].startswith("user7 |"), seen
+        truth = json.loads(run(tmp_path, "-c", AFTER_LOGIN))
+        assert seen["changeUrl"] == f"/admin/shop/user/{truth['pk']}/change/", (seen, truth)
+        pk = int(seen["changeUrl"].split("/")[4])
+        Layout.INSTAGRAM.validate_id(pk)
+        assert pk > 2**40, pk  # the URL carries a time-sortable ID, not a counter's
+        assert truth["sessions"] == 2, truth  # the test client's login, and Chromium's

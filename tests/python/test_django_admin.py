@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django_server import runserver
 
 pytest.importorskip("django")
 pytest.importorskip("rest_framework")
@@ -177,39 +175,11 @@ def test_the_admin_neither_asks_for_an_id_nor_lets_one_be_changed(project: Path)
     assert {i for i, _ in before} < {i for i, _ in after}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server(project: Path) -> Iterator[str]:
     """``manage.py runserver`` on a free port of 127.0.0.1, stopped after the test."""
-    port = free_port()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "settings", "PYTHONPATH": str(project)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "django", "runserver", f"127.0.0.1:{port}", "--noreload"],
-        cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/admin/login/", timeout=2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
-                time.sleep(0.1)
+    with runserver(project) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="Debian's Chromium: the Linux CI (scripts/setup.sh installs it)")

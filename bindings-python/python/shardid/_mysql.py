@@ -1,6 +1,11 @@
 """MySQL and MariaDB for :mod:`shardid.segments` and :mod:`shardid.dictionary`, over PyMySQL
-(``pip install shardid[mysql]``). Not for direct use: give ``DenseIds`` or ``Dictionary`` a
+(``pip install shardid[mysql]``), and on an event loop over aiomysql (``pip install
+shardid[mysql-async]``: ``AsyncDictionary``, ``AsyncDenseIds``). Not for direct use: give them a
 ``mysql://user:password@host:port/database`` (or ``mariadb://``) URL.
+
+Each step exists twice, ``take`` and ``take_async``, ``ids`` and ``ids_async``: the same
+statements in the same order, the second awaiting aiomysql's cursor (PyMySQL's, on asyncio, with
+PyMySQL's errors); what they decide from the rows is one function both call.
 
 Everything here executes the core's statements (``shardid::sql::mysql``) in the order the core
 documents; the numbers and the checks are the core's. What is PyMySQL's own: the connection (the
@@ -11,6 +16,7 @@ and telling a server that is not MySQL from one that is down.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,6 +80,17 @@ def _pymysql() -> Any:
     return pymysql
 
 
+def _aiomysql() -> Any:
+    _pymysql()
+    try:
+        import aiomysql
+    except ImportError:
+        raise _error(
+            "UNSUPPORTED", reason="a mysql:// URL on asyncio needs aiomysql: pip install shardid[mysql-async]"
+        ) from None
+    return aiomysql
+
+
 def pymysql_errors() -> type[BaseException]:
     """PyMySQL's base class of the server's and the client's errors."""
     return _pymysql().err.MySQLError  # type: ignore[no-any-return]
@@ -112,6 +129,81 @@ def connect(url: str) -> Any:
     conn._read_timeout = None  # see read_timeout above
     conn.shardid_dialect = detect(conn)
     return conn
+
+
+async def connect_async(url: str) -> Any:
+    """:func:`connect` over aiomysql: an autocommit connection on the event loop, the same
+    errors. aiomysql has no read timeout: the TCP connection has ``CONNECT_TIMEOUT_S``, the
+    greeting and the log-in the ``GREETING_TIMEOUT_S`` after it."""
+    pymysql, aiomysql = _pymysql(), _aiomysql()
+    user, password, host, port, database = _mysql_url(url)
+    opening = asyncio.ensure_future(
+        asyncio.wait_for(
+            aiomysql.connect(
+                host=host,
+                port=port,
+                user=user,
+                password=password or "",
+                db=database,
+                autocommit=True,
+                charset="utf8mb4",
+                connect_timeout=CONNECT_TIMEOUT_S,
+            ),
+            CONNECT_TIMEOUT_S + GREETING_TIMEOUT_S,
+        )
+    )
+    try:
+        # Shielded: aiomysql leaves the socket of a connection cancelled halfway open (for the
+        # garbage collector, maybe after the loop closed); a caller cancelled meanwhile leaves
+        # it to finish, and it is closed when it does.
+        conn = await asyncio.shield(opening)
+    except asyncio.CancelledError:
+        opening.add_done_callback(_close_unwanted)
+        raise
+    except asyncio.TimeoutError as e:
+        # The TCP connection has its own bound (2003 below): connected, then no greeting.
+        raise _error("NOT_MYSQL", server=f"{host}:{port}", reason="no greeting in time") from e
+    except pymysql.err.MySQLError as e:
+        number = e.args[0] if e.args and isinstance(e.args[0], int) else None
+        if isinstance(e, (pymysql.err.InternalError, pymysql.err.ProgrammingError)) and number is None:
+            raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{e}") from e
+        raise _error("DATABASE_UNREACHABLE", reason=" ".join(str(e).split())) from e
+    except (ValueError, IndexError, UnicodeDecodeError, KeyError) as e:
+        raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{type(e).__name__}: {e}") from e
+    try:
+        conn.shardid_dialect = await detect_async(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _close_unwanted(opening: asyncio.Future[Any]) -> None:
+    if not opening.cancelled() and opening.exception() is None:
+        close_now(opening.result())
+
+
+def close_now(conn: Any) -> None:
+    """Closes an aiomysql connection at once (no goodbye to the server, which then rolls back
+    what the connection had open): also one cut mid-statement by a cancelled task, whose next
+    bytes nobody will read."""
+    try:
+        conn.close()
+    except Exception:  # noqa: BLE001, S110 - already closed
+        pass
+
+
+async def detect_async(conn: Any) -> str:
+    """:func:`detect` on an aiomysql connection."""
+    try:
+        async with conn.cursor() as cur:
+            await cur.execute("SELECT @@global.wsrep_on")
+            await cur.fetchall()
+    except Exception as e:
+        if _number(e) == _UNKNOWN_VARIABLE:
+            return "mysql"
+        raise
+    return "mariadb"
 
 
 def detect(conn: Any) -> str:
@@ -183,22 +275,54 @@ class Segments:
                 try:
                     if want is None:
                         cur.execute(read, (tag,))
-                        problem = fetch.read(cur.fetchone())
-                        if problem is not None:
-                            raise ServerError(problem, f"no segment of tag {tag!r}: {problem}")
-                        self._strides[server] = fetch.stride  # type: ignore[assignment]
+                        self._read(fetch, server, tag, cur.fetchone())
                         continue
                     rows = cur.execute(take, (want, want, want, tag, want, want))
                 except pymysql_errors() as e:
-                    # Rolled back whole (a Galera certification conflict, a deadlock): the core
-                    # says whether to send the same step again.
-                    number = _number(e)
-                    if number is not None and fetch.rolled_back(number):
+                    if self._again(fetch, e):
                         continue
                     raise
                 segment = fetch.took(rows, cur.lastrowid)
                 if segment is not None:
-                    break
+                    return self._segment(segment, tag)
+
+    async def take_async(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
+        """:meth:`take` on an aiomysql connection."""
+        read, take, _ = self._statements[conn.shardid_dialect]
+        fetch = _MysqlFetch(size, self._strides.get(server))
+        async with conn.cursor() as cur:
+            while True:
+                want = fetch.step()
+                try:
+                    if want is None:
+                        await cur.execute(read, (tag,))
+                        self._read(fetch, server, tag, await cur.fetchone())
+                        continue
+                    rows = await cur.execute(take, (want, want, want, tag, want, want))
+                except pymysql_errors() as e:
+                    if self._again(fetch, e):
+                        continue
+                    raise
+                segment = fetch.took(rows, cur.lastrowid)
+                if segment is not None:
+                    return self._segment(segment, tag)
+
+    def _read(self, fetch: Any, server: int, tag: str, row: Any) -> None:
+        """The tag's row read: its stride learnt, or no segment at all."""
+        problem = fetch.read(row)
+        if problem is not None:
+            raise ServerError(problem, f"no segment of tag {tag!r}: {problem}")
+        self._strides[server] = fetch.stride
+
+    @staticmethod
+    def _again(fetch: Any, e: BaseException) -> bool:
+        """Rolled back whole (a Galera certification conflict, a deadlock): the core says
+        whether to send the same step again."""
+        number = _number(e)
+        return number is not None and bool(fetch.rolled_back(number))
+
+    @staticmethod
+    def _segment(segment: Any, tag: str) -> tuple[int, int, int]:
         if isinstance(segment, str):
             raise ServerError(segment, f"no segment of tag {tag!r}: {segment}")
         return segment  # type: ignore[no-any-return]
@@ -207,6 +331,11 @@ class Segments:
         give_back = self._statements[dialect_of(conn)][2]
         with conn.cursor() as cur:
             return bool(cur.execute(give_back, (first, tag, end, first, first)) == 1)
+
+    async def give_back_async(self, conn: Any, tag: str, first: int, end: int) -> bool:
+        give_back = self._statements[conn.shardid_dialect][2]
+        async with conn.cursor() as cur:
+            return bool(await cur.execute(give_back, (first, tag, end, first, first)) == 1)
 
 
 # -- the dictionary ----------------------------------------------------------------------------
@@ -241,28 +370,34 @@ class Dictionary:
     def _dropped(self) -> ServerError:
         return ServerError(_TOPIC_DROPPED_SQLSTATE, f"topic {self.topic!r} was dropped")
 
-    def _found(self, conn: Any, cur: Any, values: Sequence[str]) -> dict[str, int]:
-        """The IDs of ``values`` the topic has (no lock). ``UNKNOWN_TOPIC`` for no topic."""
-        cur.execute(self._sql(conn, "find", len(values)), (*values, self.topic))
-        rows = cur.fetchall()
+    def _found(self, rows: Sequence[Any]) -> dict[str, int]:
+        """The IDs the find statement's ``rows`` give (no lock). ``UNKNOWN_TOPIC`` for no topic."""
         if not rows:
             raise self._unknown()
         return {value.decode(): id for _, value, id in rows if value is not None}
 
     def lookup(self, conn: Any, values: Sequence[str]) -> list[int | None]:
         with conn.cursor() as cur:
-            found = self._found(conn, cur, values)
+            cur.execute(self._sql(conn, "find", len(values)), (*values, self.topic))
+            found = self._found(cur.fetchall())
         return [found.get(v) for v in values]
 
-    def ids(self, conn: Any, values: Sequence[str]) -> list[int]:
-        with conn.cursor() as cur:
-            found = self._found(conn, cur, values)
-        answers: list[int | None] = [found.get(v) for v in values]
-        if None not in answers:
-            return answers  # type: ignore[return-value]
+    async def lookup_async(self, conn: Any, values: Sequence[str]) -> list[int | None]:
+        async with conn.cursor() as cur:
+            await cur.execute(self._sql(conn, "find", len(values)), (*values, self.topic))
+            found = self._found(await cur.fetchall())
+        return [found.get(v) for v in values]
+
+    def _retries(self, conn: Any) -> int:
         # Inside a caller's transaction (Django's atomic()), a rolled-back one is the caller's
         # to run again.
-        retries = _RETRIES if getattr(conn, "retryable", True) else 1
+        return _RETRIES if getattr(conn, "retryable", True) else 1
+
+    def ids(self, conn: Any, values: Sequence[str]) -> list[int]:
+        answers = self.lookup(conn, values)
+        if None not in answers:
+            return answers  # type: ignore[return-value]
+        retries = self._retries(conn)
         for attempt in range(1, retries + 1):
             try:
                 return self._assign(conn, values, answers)
@@ -272,31 +407,57 @@ class Dictionary:
                     raise
         raise AssertionError("unreachable")
 
+    async def ids_async(self, conn: Any, values: Sequence[str]) -> list[int]:
+        answers = await self.lookup_async(conn, values)
+        if None not in answers:
+            return answers  # type: ignore[return-value]
+        retries = self._retries(conn)
+        for attempt in range(1, retries + 1):
+            try:
+                return await self._assign_async(conn, values, answers)
+            except Exception as e:
+                if _number(e) not in (_DEADLOCK, _LOCK_WAIT_TIMEOUT) or attempt == retries:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _numbered(self, locked: Any, missing: Sequence[str], rechecked: Sequence[Any]) -> tuple[list[Any], list[int | None], int]:
+        """From the topic's row (``locked``) and the locking read of ``missing``
+        (``rechecked``): the insert's parameters (empty: nothing new), the IDs of ``missing``,
+        and the topic's next ID after the insert."""
+        if locked is None:
+            raise self._unknown()
+        topic_id, next_id, dropped, moved = locked
+        # Another server wrote the row last (a promoted replica): past the lost writes.
+        base = _topic_base(next_id, bool(moved))
+        found = {value.decode(): id for value, id in rechecked}
+        still: list[int | None] = [found.get(v) for v in missing]
+        new = _assign_new(still, base)
+        if new and dropped:
+            raise self._dropped()
+        params: list[Any] = []
+        for i, id in new:
+            params += (topic_id, missing[i], id)
+            still[i] = id
+        return params, still, base + len(new)
+
+    @staticmethod
+    def _merged(values: Sequence[str], answers: list[int | None], missing: Sequence[str], still: list[int | None]) -> list[int]:
+        by_value = dict(zip(missing, still))
+        return [a if a is not None else by_value[v] for v, a in zip(values, answers)]  # type: ignore[misc]
+
     def _assign(self, conn: Any, values: Sequence[str], answers: list[int | None]) -> list[int]:
         missing = [v for v, a in zip(values, answers) if a is None]
         conn.begin()
         try:
             with conn.cursor() as cur:
                 cur.execute(self._sql(conn, "lock"), (self.topic,))
-                row = cur.fetchone()
-                if row is None:
-                    raise self._unknown()
-                topic_id, next_id, dropped, moved = row
-                # Another server wrote the row last (a promoted replica): past the lost writes.
-                base = _topic_base(next_id, bool(moved))
-                cur.execute(self._sql(conn, "recheck", len(missing)), (topic_id, *missing))
-                found = {value.decode(): id for value, id in cur.fetchall()}
-                still: list[int | None] = [found.get(v) for v in missing]
-                new = _assign_new(still, base)
-                if new and dropped:
-                    raise self._dropped()
-                if new:
-                    params: list[Any] = []
-                    for i, id in new:
-                        params += (topic_id, missing[i], id)
-                        still[i] = id
-                    cur.execute(self._sql(conn, "insert", len(new)), params)
-                    cur.execute(self._sql(conn, "advance"), (base + len(new), self.topic))
+                locked = cur.fetchone()
+                if locked is not None:
+                    cur.execute(self._sql(conn, "recheck", len(missing)), (locked[0], *missing))
+                params, still, following = self._numbered(locked, missing, cur.fetchall() if locked else ())
+                if params:
+                    cur.execute(self._sql(conn, "insert", len(params) // 3), params)
+                    cur.execute(self._sql(conn, "advance"), (following, self.topic))
             conn.commit()
         except BaseException:
             try:
@@ -304,27 +465,70 @@ class Dictionary:
             except Exception:  # noqa: BLE001, S110 - the connection broke: the server rolls back
                 pass
             raise
-        by_value = dict(zip(missing, still))
-        return [a if a is not None else by_value[v] for v, a in zip(values, answers)]  # type: ignore[misc]
+        return self._merged(values, answers, missing, still)
 
-    def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
-        with conn.cursor() as cur:
-            cur.execute(self._sql(conn, "find_values", len(ids)), (*ids, self.topic))
-            rows = cur.fetchall()
+    async def _assign_async(self, conn: Any, values: Sequence[str], answers: list[int | None]) -> list[int]:
+        """:meth:`_assign` on an aiomysql connection. A task cancelled here closes the
+        connection (its answer is unread: nothing more can be sent on it), and the server rolls
+        the transaction back, or has committed it already: either way the topic stays dense."""
+        missing = [v for v, a in zip(values, answers) if a is None]
+        try:
+            await conn.begin()
+            async with conn.cursor() as cur:
+                await cur.execute(self._sql(conn, "lock"), (self.topic,))
+                locked = await cur.fetchone()
+                if locked is not None:
+                    await cur.execute(self._sql(conn, "recheck", len(missing)), (locked[0], *missing))
+                params, still, following = self._numbered(locked, missing, await cur.fetchall() if locked else ())
+                if params:
+                    await cur.execute(self._sql(conn, "insert", len(params) // 3), params)
+                    await cur.execute(self._sql(conn, "advance"), (following, self.topic))
+            await conn.commit()
+        except asyncio.CancelledError:
+            close_now(conn)
+            raise
+        except BaseException:
+            try:
+                await conn.rollback()
+            except Exception:  # noqa: BLE001, S110 - the connection broke: the server rolls back
+                pass
+            raise
+        return self._merged(values, answers, missing, still)
+
+    def _values(self, rows: Sequence[Any], ids: Sequence[int]) -> list[str | None]:
         if not rows:
             raise self._unknown()
         found = {id: value.decode() for _, id, value in rows if id is not None}
         return [found.get(i) for i in ids]
 
-    def create(self, conn: Any) -> None:
+    def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
         with conn.cursor() as cur:
-            cur.execute(self._sql(conn, "create_topic"), (self.topic,))
-            cur.execute(self._sql(conn, "state"), (self.topic,))
-            row = cur.fetchone()
+            cur.execute(self._sql(conn, "find_values", len(ids)), (*ids, self.topic))
+            return self._values(cur.fetchall(), ids)
+
+    async def values_async(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
+        async with conn.cursor() as cur:
+            await cur.execute(self._sql(conn, "find_values", len(ids)), (*ids, self.topic))
+            return self._values(await cur.fetchall(), ids)
+
+    def _state(self, row: Any) -> None:
+        """The topic's state after create: ``UNKNOWN_TOPIC`` (no row), ``TOPIC_DROPPED``."""
         if row is None:
             raise self._unknown()
         if row[0]:
             raise self._dropped()
+
+    def create(self, conn: Any) -> None:
+        with conn.cursor() as cur:
+            cur.execute(self._sql(conn, "create_topic"), (self.topic,))
+            cur.execute(self._sql(conn, "state"), (self.topic,))
+            self._state(cur.fetchone())
+
+    async def create_async(self, conn: Any) -> None:
+        async with conn.cursor() as cur:
+            await cur.execute(self._sql(conn, "create_topic"), (self.topic,))
+            await cur.execute(self._sql(conn, "state"), (self.topic,))
+            self._state(await cur.fetchone())
 
     def drop(self, conn: Any) -> None:
         with conn.cursor() as cur:
@@ -333,5 +537,25 @@ class Dictionary:
             if cur.fetchone() is None:
                 raise self._unknown()
 
+    async def drop_async(self, conn: Any) -> None:
+        async with conn.cursor() as cur:
+            await cur.execute(self._sql(conn, "drop_topic"), (self.topic,))
+            await cur.execute(self._sql(conn, "state"), (self.topic,))
+            if await cur.fetchone() is None:
+                raise self._unknown()
 
-__all__ = ["Dictionary", "Segments", "ServerError", "check_url", "connect", "detect", "dialect_of", "is_url", "lost"]
+
+__all__ = [
+    "Dictionary",
+    "Segments",
+    "ServerError",
+    "check_url",
+    "close_now",
+    "connect",
+    "connect_async",
+    "detect",
+    "detect_async",
+    "dialect_of",
+    "is_url",
+    "lost",
+]

@@ -15,9 +15,10 @@ Install the DDL once (``python -m shardid.sql --dictionary --schema dict | psql 
     urls.value(2), urls.values([0, 9])    # "/b", ["https://example.com/", None]
 
 On an event loop (FastAPI, Starlette, Django's async views), :class:`AsyncDictionary` is the
-same client over psycopg's ``AsyncConnection``: the same calls, awaited (``await
-urls.id("/a")``), the same cache, rules and statements; a cached answer never suspends the
-task, and ``urls.cache.id("/a")`` answers from the cache alone without an ``await``.
+same client over psycopg's ``AsyncConnection`` (aiomysql's on ``mysql://`` URLs): the same
+calls, awaited (``await urls.id("/a")``), the same cache, rules and statements; a cached answer
+never suspends the task, and ``urls.cache.id("/a")`` answers from the cache alone without an
+``await``.
 
 Answers are cached (both ways, at most ``cache_size`` each, recently used kept): a mapping never
 changes, so a cached answer is never stale and a cached call never touches the database. The
@@ -301,17 +302,19 @@ class Dictionary:
 
 class AsyncDictionary:
     """:class:`Dictionary` for asyncio: the dictionary of one ``topic`` on the PostgreSQL
-    server at ``conninfo`` (or a list of them), over psycopg's ``AsyncConnection``. Every call
-    that may reach the server is a coroutine; a call the cache answers whole returns without
-    suspending, and ``cache.id(value)`` / ``cache.value(id)`` answer from the cache alone.
+    server at ``conninfo`` (or a list of them), over psycopg's ``AsyncConnection``; or on MySQL
+    or MariaDB given ``mysql://`` URLs, over aiomysql (``pip install shardid[mysql-async]``),
+    with :class:`Dictionary`'s steps for them. Every call that may reach the server is a
+    coroutine; a call the cache answers whole returns without suspending, and
+    ``cache.id(value)`` / ``cache.value(id)`` answer from the cache alone.
 
     The cache, the batch planning, the statements and the error rules are the core's, the same
     as :class:`Dictionary`'s. One connection per dictionary, one statement at a time (tasks
     wait their turn on an ``asyncio.Lock``); a task cancelled while its statement runs leaves
     the cache as it was and the connection usable (psycopg cancels the statement on the
     server; a connection it could not bring back is closed, and the next call opens another).
-    Use it from one event loop. MySQL and MariaDB URLs are refused
-    (:class:`~shardid.UnsupportedError`): PyMySQL has no asyncio API.
+    On MySQL a cancelled statement's connection is closed (its answer is unread) and the server
+    rolls back what it had open; the next call opens another. Use it from one event loop.
 
         urls = AsyncDictionary("postgresql://app@db/app", "urls")
         await urls.create()
@@ -340,8 +343,12 @@ class AsyncDictionary:
         self.server = server_for(topic, len(servers))
         """The index in ``servers`` of the server that holds this topic."""
         self.conninfo = servers[self.server]
-        if _mysql.is_url(self.conninfo):
-            raise _error("UNSUPPORTED", reason="AsyncDictionary runs on PostgreSQL (psycopg); use Dictionary for MySQL and MariaDB")
+        # MySQL and MariaDB: the core's statements and steps for them, over aiomysql.
+        self._mysql = _mysql.Dictionary(schema, topic) if _mysql.is_url(self.conninfo) else None
+        if self._mysql is not None:
+            _mysql.check_url(self.conninfo)  # INVALID_ARGUMENT now, not at the first call
+            _mysql._aiomysql()  # UNSUPPORTED now, without aiomysql
+        self._sql = {"ids": self._ids_sql, "lookup": self._lookup_sql, "values": self._values_sql}
         self.cache = _DictCache(cache_size)
         self._lock: asyncio.Lock | None = None
         self._conn: Any = None
@@ -355,7 +362,7 @@ class AsyncDictionary:
         async with self._lock:
             return await self._send(sql, params)
 
-    async def _ask(self, sql: str, misses: list[Any], plan: Any, complete: Any) -> list[Any]:
+    async def _ask(self, which: str, misses: list[Any], plan: Any, complete: Any) -> list[Any]:
         """The answers for ``misses`` (strings or IDs the cache lacked when the call began):
         once the connection is this task's, the cache is asked again — tasks that wanted the
         same new strings were answered meanwhile by the one before them — and only what it
@@ -365,9 +372,34 @@ class AsyncDictionary:
         async with self._lock:
             keys, answers, rest = plan(misses)
             if rest:
-                found = await self._send(sql, (self.topic, rest))
+                if self._mysql is not None:
+                    found = await self._run_mysql(getattr(self._mysql, f"{which}_async"), rest)
+                else:
+                    found = await self._send(self._sql[which], (self.topic, rest))
                 answers = complete(keys, answers, rest, found, True)
             return answers  # type: ignore[no-any-return]
+
+    async def _run_mysql(self, step: Any, *args: Any) -> Any:
+        """Runs one step of the MySQL protocol (``shardid._mysql.Dictionary``, its ``_async``
+        twin), the lock held. Reconnects once on a broken connection (every step is safe to run
+        again: a transaction the server lost rolled back whole)."""
+        pymysql = _mysql._pymysql()
+        for attempt in (1, 2):
+            if self._conn is None or self._conn.closed:
+                self._conn = await _mysql.connect_async(self.conninfo)
+            try:
+                return await step(self._conn, *args)
+            except (pymysql.err.MySQLError, _mysql.ServerError) as e:
+                if not _mysql.lost(e):
+                    raise self._translate(e) from e
+                await self._drop()
+                if attempt == 2:
+                    raise _db.unreachable_error(e) from e
+            except asyncio.CancelledError:
+                # Cut mid-statement, the answer unread: nothing more can be sent on it.
+                await self._drop()
+                raise
+        raise AssertionError("unreachable")
 
     async def _send(self, sql: str, params: tuple[Any, ...]) -> Any:
         """Runs one statement, the lock held; returns its one value. Reconnects once on a
@@ -412,7 +444,9 @@ class AsyncDictionary:
 
     async def _drop(self) -> None:
         conn, self._conn = self._conn, None
-        if conn is not None:
+        if conn is not None and self._mysql is not None:
+            _mysql.close_now(conn)  # aiomysql's close is immediate
+        elif conn is not None:
             try:
                 await conn.close()
             except Exception:  # noqa: BLE001, S110 - closing a broken connection
@@ -422,11 +456,23 @@ class AsyncDictionary:
 
     async def create(self) -> None:
         """Creates the topic (IDs from 0) if it does not exist; see :meth:`Dictionary.create`."""
+        if self._mysql is not None:
+            await self._step(self._mysql.create_async)
+            return
         await self._execute(self._create_sql, (self.topic,))
 
     async def drop(self) -> None:
         """Drops the topic; see :meth:`Dictionary.drop`."""
+        if self._mysql is not None:
+            await self._step(self._mysql.drop_async)
+            return
         await self._execute(self._drop_sql, (self.topic,))
+
+    async def _step(self, step: Any) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            await self._run_mysql(step)
 
     # -- strings to IDs --------------------------------------------------------------------
 
@@ -442,7 +488,7 @@ class AsyncDictionary:
         order they first appear."""
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
-            answers = await self._ask(self._ids_sql, misses, self.cache.plan_ids, self.cache.complete_ids)
+            answers = await self._ask("ids", misses, self.cache.plan_ids, self.cache.complete_ids)
             ids = self.cache.complete_ids(values, ids, misses, answers, True)
         return ids  # type: ignore[return-value]  # every one assigned
 
@@ -450,7 +496,7 @@ class AsyncDictionary:
         """The IDs of ``values``, ``None`` for a string never assigned: never assigns."""
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
-            answers = await self._ask(self._lookup_sql, misses, self.cache.plan_ids, self.cache.complete_ids)
+            answers = await self._ask("lookup", misses, self.cache.plan_ids, self.cache.complete_ids)
             ids = self.cache.complete_ids(values, ids, misses, answers, True)
         return ids
 
@@ -467,7 +513,7 @@ class AsyncDictionary:
         """The strings of ``ids``, in order, ``None`` for an ID never assigned."""
         ids, values, misses = self.cache.plan_values(ids)
         if misses:
-            answers = await self._ask(self._values_sql, misses, self.cache.plan_values, self.cache.complete_values)
+            answers = await self._ask("values", misses, self.cache.plan_values, self.cache.complete_values)
             values = self.cache.complete_values(ids, values, misses, answers, True)
         return values
 

@@ -70,7 +70,6 @@ from shardid._shardid import (
     SerialFormat,
     Serials,
     _check_serial_tag,
-    _error,
     _mismatch_reason,
     _segment_statements,
     _serial_statements,
@@ -524,12 +523,13 @@ class _SerialDriver:
 
 class _AsyncDriver(_Driver):
     """What :class:`AsyncDenseIds` runs: :class:`_Driver`'s rules, with each fetch a task on
-    the event loop over psycopg's ``AsyncConnection`` instead of a thread."""
+    the event loop over psycopg's ``AsyncConnection`` (aiomysql's on ``mysql://`` URLs, with
+    ``shardid._mysql``'s steps) instead of a thread."""
 
     def __init__(self, conninfo: str | Sequence[str], tag: str, **options: Any) -> None:
         super().__init__(conninfo, tag, **options)
         if self._mysql is not None:
-            raise _error("UNSUPPORTED", reason="AsyncDenseIds runs on PostgreSQL (psycopg); use DenseIds for MySQL and MariaDB")
+            _mysql._aiomysql()  # UNSUPPORTED now, without aiomysql, not at the first fetch
         self._tasks: set[asyncio.Task[None]] = set()
         self._landed: asyncio.Event | None = None
 
@@ -545,9 +545,13 @@ class _AsyncDriver(_Driver):
         return self._landed
 
     async def _connection_async(self, server: int) -> Any:
+        conn = self._conns[server]
+        if self._mysql is not None:
+            if conn is None or conn.closed:
+                conn = self._conns[server] = await _mysql.connect_async(self.servers[server])
+            return conn
         import psycopg
 
-        conn = self._conns[server]
         if conn is None or conn.closed:
             conn = self._conns[server] = await psycopg.AsyncConnection.connect(
                 self.servers[server], autocommit=True, connect_timeout=5, prepare_threshold=None
@@ -556,27 +560,55 @@ class _AsyncDriver(_Driver):
 
     async def _drop_async(self, server: int) -> None:
         conn, self._conns[server] = self._conns[server], None
-        if conn is not None:
+        if conn is not None and self._mysql is not None:
+            _mysql.close_now(conn)  # aiomysql's close is immediate
+        elif conn is not None:
             try:
                 await conn.close()
             except Exception:  # noqa: BLE001, S110 - a broken connection may fail to close
                 pass
 
+    async def _take_async(self, server: int, size: int) -> tuple[int, int, int]:
+        conn = await self._connection_async(server)
+        if self._mysql is not None:
+            return await self._mysql.take_async(conn, server, self.tag, size)
+        cur = await conn.execute(self._take, (self.tag, size))
+        return await cur.fetchone()  # type: ignore[no-any-return]
+
+    async def _give_back_async(self, server: int, first: int, end: int) -> bool:
+        conn = await self._connection_async(server)
+        if self._mysql is not None:
+            return await self._mysql.give_back_async(conn, self.tag, first, end)
+        cur = await conn.execute(self._give_back, (self.tag, first, end))
+        row = await cur.fetchone()
+        return bool(row and row[0])
+
     async def _fetch_async(self, ids: Any, size: int) -> None:
         """:meth:`_Driver._fetch`, awaited: each server in turn, the segment to the allocator."""
-        import psycopg
-
         error: BaseException | None = None
         try:
+            lost: tuple[type[BaseException], ...] = ()  # psycopg's, which drop the connection
+            if self._mysql is not None:
+                errors = self._errors()
+            else:
+                import psycopg
+
+                errors, lost = (psycopg.Error,), (psycopg.OperationalError,)
             for attempt in range(len(self.servers)):
                 server = (self._turn + attempt) % len(self.servers)
                 try:
-                    conn = await self._connection_async(server)
-                    cur = await conn.execute(self._take, (self.tag, size))
-                    first, count, stride = await cur.fetchone()
-                except psycopg.Error as e:
+                    first, count, stride = await self._take_async(server, size)
+                except errors as e:
                     error = e
-                    if isinstance(e, psycopg.OperationalError):
+                    if self._mysql is not None:
+                        # As _Driver._fetch: a server that cannot be reached is
+                        # DATABASE_UNREACHABLE, the server's own errors as they are.
+                        if not isinstance(e, DatabaseUnreachableError) and self._unreachable(e):
+                            error = _db.unreachable_error(e)
+                            error.__cause__ = e
+                        if self._lost(e):
+                            await self._drop_async(server)
+                    elif isinstance(e, lost):
                         await self._drop_async(server)
                     if getattr(e, "sqlstate", None) == _UNKNOWN_TAG:
                         break
@@ -633,10 +665,7 @@ class _AsyncDriver(_Driver):
                 self.skipped += lost
                 returned = False
                 try:
-                    conn = await self._connection_async(self._last_server)
-                    cur = await conn.execute(self._give_back, (self.tag, first, end))
-                    row = await cur.fetchone()
-                    returned = bool(row and row[0])
+                    returned = await self._give_back_async(self._last_server, first, end)
                 except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
                     pass
                 finally:
@@ -656,7 +685,8 @@ class AsyncDenseIds:
         await orders.next_id()   # no suspension while a segment holds IDs
         await orders.close()     # gives the unused rest back
 
-    The options are :class:`DenseIds`'s. PostgreSQL only (PyMySQL has no asyncio API).
+    The options are :class:`DenseIds`'s. On ``mysql://`` URLs the fetches run over aiomysql
+    (``pip install shardid[mysql-async]``), with :class:`DenseIds`'s steps for MySQL.
     """
 
     def __init__(self, conninfo: str | Sequence[str], tag: str, **options: Any) -> None:

@@ -1,0 +1,293 @@
+"""The asyncio clients on a real MariaDB over aiomysql, with the properties
+tests/postgres/test_async.py checks on PostgreSQL: AsyncDictionary under 500 concurrent tasks
+writing the same new strings (two clients, so the server sees two writers), tasks cancelled
+mid-statement (asyncio.wait_for with tiny timeouts), a server crash mid-run, the sync client's
+errors, and AsyncDenseIds handing out each number once with its fetches on the event loop. No
+blocking PyMySQL connection is opened on the loop. Bounded: about 10 s in all."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pymysql
+import pytest
+from conftest import open_conn, rows
+from test_dictionary import assert_dense, setup
+
+import shardid
+from shardid import _mysql
+from shardid.dictionary import AsyncDictionary, Dictionary
+
+
+def strings_of(conn: Any, schema: str, topic: str) -> dict[str, int]:
+    found = rows(
+        conn,
+        f"SELECT d.value, d.id FROM {schema}.shardid_strings d JOIN {schema}.shardid_topics t USING (topic_id)"
+        " WHERE t.topic = %s",
+        topic,
+    )
+    return {v.decode(): i for v, i in found}
+
+
+@pytest.fixture
+def no_blocking_mysql(monkeypatch: Any) -> None:
+    """Makes a blocking PyMySQL connection fail: whatever the async clients send goes through
+    aiomysql, on the loop."""
+
+    def refuse(*a: Any, **k: Any) -> Any:
+        raise AssertionError("a blocking PyMySQL connection was opened on the event loop")
+
+    monkeypatch.setattr(_mysql, "connect", refuse)
+    monkeypatch.setattr(pymysql, "connect", refuse)
+
+
+def test_500_tasks_writing_the_same_new_strings_get_one_id_each(server: Any, conn: Any, no_blocking_mysql: None) -> None:
+    setup(conn, "adict_many")
+    url = server.url_for("adict_many")
+    pool = [f"/page/{i}" for i in range(1500)]
+
+    async def main() -> list[tuple[list[str], list[int]]]:
+        async with AsyncDictionary(url, "t", schema="adict_many") as d, AsyncDictionary(url, "t", schema="adict_many") as other:
+            await d.create()
+            rng = random.Random(34)
+
+            async def task(i: int) -> tuple[list[str], list[int]]:
+                client = other if i % 5 == 0 else d
+                batch = rng.sample(pool, rng.randint(1, 40))
+                if i % 3 == 0:
+                    return batch[:1], [await client.id(batch[0])]
+                return batch, await client.ids(batch)
+
+            return await asyncio.gather(*(task(i) for i in range(500)))
+
+    answers = asyncio.run(main())
+    seen: dict[str, int] = {}
+    for batch, ids in answers:
+        assert len(batch) == len(ids)
+        for s, i in zip(batch, ids, strict=True):
+            assert seen.setdefault(s, i) == i, f"{s!r} got {seen[s]} and {i}"
+    n = assert_dense(conn, "adict_many", "t")
+    assert n == len(seen) and n > 1000
+    assert strings_of(conn, "adict_many", "t") == seen
+    assert sorted(seen.values()) == list(range(n))
+
+
+def test_cancelled_calls_leave_the_cache_and_the_client_usable(server: Any, connect: Any) -> None:
+    blocker, check = connect(), connect()
+    setup(check, "adict_cancel")
+    url = server.url_for("adict_cancel")
+
+    async def main() -> None:
+        d = AsyncDictionary(url, "t", schema="adict_cancel")
+        await d.create()
+        assert await d.ids(["a", "b"]) == [0, 1]
+        # Another transaction holds the topic's row with a new string, so the next batch of new
+        # strings waits on the server: the timeout lands mid-statement, certainly.
+        blocker.begin()
+        with blocker.cursor() as cur:
+            cur.execute("SELECT adict_cancel.dict_id('t', 'x')")
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(d.ids(["c", "d"]), timeout=0.3)
+        assert d.cache.id("c") is None and d.cache.id("a") == 0
+        # Its connection was cut (the answer unread); the next call opens another, and the
+        # lookups (no lock) answer while the blocker still holds the row: nothing was assigned.
+        assert await d.lookup(["c", "d", "a"]) == [None, None, 0]
+        blocker.rollback()
+        assert await d.ids(["d", "c"]) == [2, 3]
+        # Then timeouts at random points of calls (in the queue for the lock, connecting,
+        # mid-transaction, reading the answer): whatever was cut, later calls answer right.
+        rng = random.Random(7)
+        for _ in range(150):
+            batch = [f"s{rng.randrange(300)}" for _ in range(rng.randint(1, 20))]
+            calls = [d.ids(batch) for _ in range(3)]
+            try:
+                await asyncio.wait_for(asyncio.gather(*calls), timeout=rng.choice([0, 1e-5, 1e-4, 5e-4, 2e-3, 5e-3]))
+            except asyncio.TimeoutError:
+                pass
+        every = [f"s{i}" for i in range(300)]
+        ids = await d.ids(every)
+        assert await d.values(ids) == every
+        await d.close()
+        fresh = AsyncDictionary(url, "t", schema="adict_cancel", cache_size=0)
+        assert await fresh.ids(every) == ids
+        await fresh.close()
+
+    asyncio.run(main())
+    assert assert_dense(check, "adict_cancel", "t") == 304
+
+
+def test_a_server_crash_mid_run_loses_no_answer_and_makes_no_hole(server: Any) -> None:
+    conn = open_conn(server)
+    setup(conn, "adict_crash")
+    conn.close()
+    url = server.url_for("adict_crash")
+    answers: dict[str, int] = {}
+    failures = 0
+
+    async def main() -> None:
+        nonlocal failures
+        d = AsyncDictionary(url, "t", schema="adict_crash")
+        await d.create()
+        rng = random.Random(3)
+        stop = asyncio.Event()
+
+        async def writer() -> None:
+            nonlocal failures
+            while not stop.is_set():
+                batch = [f"w{rng.randrange(5000)}" for _ in range(10)]
+                try:
+                    ids = await d.ids(batch)
+                except (shardid.DatabaseUnreachableError, pymysql.err.OperationalError):
+                    failures += 1  # the server is down: the call says so
+                    await asyncio.sleep(0.05)
+                    continue
+                for s, i in zip(batch, ids, strict=True):
+                    assert answers.setdefault(s, i) == i
+                await asyncio.sleep(0)
+
+        tasks = [asyncio.create_task(writer()) for _ in range(20)]
+        await asyncio.sleep(0.5)
+        before = len(answers)
+        await asyncio.to_thread(server.crash_and_restart)
+        await asyncio.sleep(1.0)
+        stop.set()
+        await asyncio.gather(*tasks)
+        assert len(answers) > before, "nothing was written after the restart"
+        every = sorted(answers)
+        assert await d.ids(every) == [answers[s] for s in every]
+        await d.close()
+
+    asyncio.run(main())
+    conn = open_conn(server)
+    n = assert_dense(conn, "adict_crash", "t")
+    on_server = strings_of(conn, "adict_crash", "t")
+    conn.close()
+    assert all(on_server[s] == i for s, i in answers.items())
+    assert n >= len(answers)
+
+
+def test_errors_are_the_sync_clients(server: Any, conn: Any) -> None:
+    setup(conn, "adict_err", "gone")
+    url = server.url_for("adict_err")
+    Dictionary(url, "gone", schema="adict_err").drop()
+
+    async def main() -> None:
+        d = AsyncDictionary(url, "nope", schema="adict_err")
+        with pytest.raises(shardid.UnknownTopicError):
+            await d.id("a")
+        with pytest.raises(shardid.InvalidArgumentError, match=r"values\[1\]"):
+            await d.ids(["a", ""])
+        await d.close()
+        gone = AsyncDictionary(url, "gone", schema="adict_err")
+        with pytest.raises(shardid.TopicDroppedError):
+            await gone.ids(["new"])
+        with pytest.raises(shardid.TopicDroppedError):
+            await gone.create()
+        await gone.close()
+        with pytest.raises(shardid.InvalidArgumentError):
+            AsyncDictionary("mysql://u@h:notaport/db", "t")
+        down = AsyncDictionary(f"mysql://root@127.0.0.1:{_closed_port()}/adict_err", "t", schema="adict_err")
+        with pytest.raises(shardid.DatabaseUnreachableError):
+            await down.id("a")
+
+    asyncio.run(main())
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_tasks_waiting_for_the_same_new_string_share_one_step(server: Any, conn: Any) -> None:
+    setup(conn, "adict_once")
+    url = server.url_for("adict_once")
+
+    async def main() -> tuple[set[int], int]:
+        d = AsyncDictionary(url, "t", schema="adict_once")
+        await d.create()
+        sent = 0
+        run = d._run_mysql
+
+        async def counting(step: Any, *args: Any) -> Any:
+            nonlocal sent
+            sent += 1
+            return await run(step, *args)
+
+        d._run_mysql = counting  # type: ignore[method-assign]
+        got = await asyncio.gather(*(d.id("/new") for _ in range(1000)))
+        await d.close()
+        return set(got), sent
+
+    got, sent = asyncio.run(main())
+    assert got == {0}
+    assert sent == 1, f"{sent} steps for one new string"
+
+
+# -- AsyncDenseIds -------------------------------------------------------------------------
+
+
+def test_async_dense_ids_fetch_on_the_loop_and_hand_out_each_number_once(server: Any, conn: Any, no_blocking_mysql: None) -> None:
+    from shardid.segments import AsyncDenseIds
+    from test_segments import setup as setup_segments
+
+    setup_segments(conn, "aseg", "orders")
+    url = server.url_for("aseg")
+    got: list[int] = []
+
+    async def main() -> tuple[list[int], int, int]:
+        # Small segments, so 300 tasks empty them often and wait for fetches under way.
+        orders = AsyncDenseIds(url, "orders", schema="aseg", min_size=5, max_size=40)
+        other = AsyncDenseIds(url, "orders", schema="aseg", min_size=5, max_size=40)
+
+        async def task(i: int) -> None:
+            g = other if i % 4 == 0 else orders
+            for _ in range(10):
+                got.append(await g.next_id())
+                got.extend(await g.next_ids(3))
+
+        await asyncio.gather(*(task(i) for i in range(300)))
+        fetches = orders.fetches
+        await other.close()
+        await orders.close()
+        with pytest.raises(shardid.ClosedError):
+            await orders.next_id()
+        return got, fetches, orders.skipped + other.skipped
+
+    ids, fetches, skipped = asyncio.run(main())
+    assert len(ids) == len(set(ids)) == 12_000
+    assert fetches > 20
+    # Every number taken from the row is handed out, given back, or counted as skipped.
+    following = rows(conn, "SELECT next FROM aseg.shardid_tags WHERE tag = 'orders'")[0][0]
+    assert min(ids) == 1 and max(ids) < following
+    assert following - 1 - len(ids) <= skipped
+
+    async def again() -> int:
+        async with AsyncDenseIds(url, "orders", schema="aseg") as orders:
+            return await orders.next_id()
+
+    assert asyncio.run(again()) > max(ids)
+
+
+def test_async_dense_ids_of_an_unknown_tag_and_a_server_that_is_down(server: Any, conn: Any) -> None:
+    from shardid.segments import AsyncDenseIds
+    from test_segments import setup as setup_segments
+
+    setup_segments(conn, "aseg_err")
+
+    async def main() -> None:
+        unknown = AsyncDenseIds(server.url_for("aseg_err"), "nope", schema="aseg_err", wait_ms=2_000)
+        with pytest.raises(shardid.UnknownTagError):
+            await unknown.next_id()
+        await unknown.close()
+        down = AsyncDenseIds(f"mysql://root@127.0.0.1:{_closed_port()}/aseg_err", "t", schema="aseg_err", wait_ms=300)
+        with pytest.raises(shardid.SegmentUnavailableError) as e:
+            await down.next_id()
+        assert isinstance(e.value.__cause__, shardid.DatabaseUnreachableError), e.value.__cause__
+        await down.close()
+
+    asyncio.run(main())
