@@ -2,6 +2,7 @@
 // MySQL and MariaDB given `mysql://` URLs (needs `mysql2`).
 import type { U64Input } from './index.js'
 
+/** What `new Dictionary(...)` takes: a connection (string or pool) and a topic. */
 export interface DictionaryOptions {
   /** A libpq connection string or URL, or a `mysql://user:password@host:port/database` (or
    *  `mariadb://`) URL (a list: topics spread over the servers by `serverFor`)... */
@@ -25,13 +26,19 @@ export interface DictCache {
 
 /** The dictionary of one topic. Strings are 1 to 2048 bytes of UTF-8 without NUL; IDs 0 to 2^63 - 1. */
 export declare class Dictionary {
+  /** Connects lazily: the first call opens the connection. */
   constructor(options: DictionaryOptions)
+  /** The topic whose strings it numbers. */
   readonly topic: string
+  /** The schema holding the dictionary's DDL. */
   readonly schema: string
   /** The index of the server that holds the topic. */
   readonly server: number
+  /** The topic's cache (both ways), shared by every call of this object. */
   readonly cache: DictCache
+  /** Creates the topic (an existing one is left as it is). */
   create(): Promise<void>
+  /** Drops the topic: its strings and IDs stay readable, nothing new is assigned (`TOPIC_DROPPED`). */
   drop(): Promise<void>
   /** The ID of `value`, assigned if new. */
   id(value: string): Promise<bigint>
@@ -53,4 +60,5 @@ export declare class Dictionary {
 export declare function ddl(schema?: string): string
 /** Which of `servers` servers holds `topic` (FNV-1a 64, then jump consistent hash). */
 export declare function serverFor(topic: string, servers: number): number
+/** The default `cacheSize`: entries cached each way (100,000). */
 export declare const DEFAULT_CACHE: number

@@ -65,7 +65,9 @@ export interface LayoutSpec {
 export declare class Parts {
   /** The start of the ID's time unit, Unix milliseconds. */
   readonly timestampMs: number
+  /** The shard (worker, machine) that made the ID. */
   readonly shard: number
+  /** The ID's place among those of its shard and time unit, from 0. */
   readonly sequence: number
   /** `timestampMs` as a `Date` (made when read). */
   get date(): Date
@@ -75,28 +77,46 @@ export declare class Parts {
 
 /** A validated bit layout. Immutable. */
 export declare class Layout {
+  /** 41 time | 13 shard | 10 sequence bits, epoch 2011-08-24T21:07:01.721Z, 1 ms units, signed. */
   static readonly INSTAGRAM: Layout
+  /** 1 unused | 41 time | 10 worker | 12 sequence bits, epoch 2010-11-04T01:42:54.657Z, 1 ms units. */
   static readonly TWITTER: Layout
+  /** 42 time | 10 worker | 12 increment bits, epoch 2015-01-01, 1 ms units, unsigned. */
   static readonly DISCORD: Layout
+  /** 1 unused | 39 time | 8 sequence | 16 machine bits, epoch 2014-09-01, 10 ms units. */
   static readonly SONYFLAKE: Layout
+  /** Validates a custom layout (`INVALID_LAYOUT` naming the broken rule). */
   constructor(spec: LayoutSpec)
+  /** The epoch, Unix milliseconds: time 0 of the layout. */
   readonly epochMs: number
+  /** The length of a time unit in milliseconds. */
   readonly unitMs: number
+  /** The width of the time field in bits. */
   readonly timeBits: number
+  /** The width of the shard field in bits. */
   readonly shardBits: number
+  /** The width of the sequence field in bits. */
   readonly sequenceBits: number
+  /** The order of the shard and sequence fields below the time. */
   readonly order: FieldOrderName
+  /** Whether IDs fit a signed 64-bit column (the top bit is then never set). */
   readonly signed: boolean
+  /** The largest shard the layout holds. */
   readonly maxShard: number
+  /** The largest sequence number of a time unit. */
   readonly maxSequence: number
+  /** The largest ID of the layout. */
   readonly maxId: bigint
   /** The last Unix millisecond the layout can represent. */
   readonly expiresAtMs: number
+  /** `expiresAtMs` as a `Date`. */
   get expiresAt(): Date
   /** What defines the layout, as the constructor takes it back:
    *  `new Layout(JSON.parse(JSON.stringify(layout)))` equals `layout`. */
   toJSON(): Required<LayoutSpec> & { epochMs: number; unitMs: number }
+  /** Whether `other` is a layout with the same definition. */
   equals(other: unknown): boolean
+  /** The fields of an ID of this layout (a `bigint`, a decimal string or a safe integer); `INVALID_ID` for anything else. */
   decode(id: IdInput): Parts
   /** Decodes many IDs at once into columns, for tables of thousands of rows. */
   decodeMany(ids: readonly IdInput[] | BigUint64Array): {
@@ -104,20 +124,28 @@ export declare class Layout {
     shard: Float64Array
     sequence: Float64Array
   }
+  /** The ID as a `bigint` when it is an ID of this layout; `INVALID_ID` otherwise. */
   validateId(id: IdInput): bigint
+  /** The ID of the given time, shard and sequence. */
   compose(timestamp: TimeInput, shard: U64Input, sequence: U64Input): bigint
+  /** The smallest ID of the time unit holding `timestamp`: `WHERE id >= minIdAt(t)`. */
   minIdAt(timestamp: TimeInput): bigint
+  /** The largest ID of the time unit holding `timestamp`: `WHERE id <= maxIdAt(t)`. */
   maxIdAt(timestamp: TimeInput): bigint
+  /** Instagram's `key % logicalShards`: the logical shard of, say, a user id. */
   shardForKey(key: U64Input, logicalShards: U64Input): number
   /** TiDB's decimal scatter: the last `digits` (1, 2 or 3; default 1) decimal digits move to
    *  just after the first, spreading consecutive IDs over 10, 100 or 1,000 key ranges. */
   scatterDecimal(id: IdInput, digits?: 1 | 2 | 3): bigint
   /** The inverse of `scatterDecimal` (with the same `digits`). */
   gatherDecimal(id: IdInput, digits?: 1 | 2 | 3): bigint
+  /** Flips the top 8 time bits by the low bits of time and sequence: stays in range, its own inverse. */
   scatterBits(id: IdInput): bigint
+  /** The inverse of `scatterBits` (the same transform). */
   gatherBits(id: IdInput): bigint
 }
 
+/** What `new Generator(...)` takes. */
 export interface GeneratorOptions {
   layout: Layout
   shard: U64Input
@@ -132,9 +160,13 @@ export interface GeneratorOptions {
  * layout and shard in the process (worker threads included) shares one state.
  */
 export declare class Generator {
+  /** `SHARD_OUT_OF_RANGE` when the shard does not fit the layout. */
   constructor(options: GeneratorOptions)
+  /** The layout of the IDs it makes. */
   readonly layout: Layout
+  /** The shard of the IDs it makes. */
   readonly shard: number
+  /** A new ID; waits for the next time unit (at most one) when this one is used up. */
   nextId(): bigint
   /** A new ID as a decimal string, for JSON. */
   nextIdString(): string
@@ -174,6 +206,7 @@ export interface GeneratorStats {
   tickerStarts: bigint
 }
 
+/** What `lease(...)` takes. */
 export interface LeaseOptions {
   layout: Layout
   /** A directory of lock files, one per shard (`shard-<n>.lock`); created if missing. */
@@ -191,14 +224,21 @@ export interface LeaseOptions {
  */
 export declare class LeasedGenerator {
   private constructor()
+  /** The layout of the IDs it makes. */
   readonly layout: Layout
+  /** The directory of the lock files. */
   readonly directory: string
   /** The shard this process holds. */
   readonly shard: number
+  /** A new ID of the leased shard, as `Generator.nextId`. */
   nextId(): bigint
+  /** A new ID as a decimal string, for JSON. */
   nextIdString(): string
+  /** One ID as if the clock read `now`; never waits. */
   nextIdAt(now: TimeInput): bigint
+  /** `n` IDs now, increasing (as `Generator.nextIds`). */
   nextIds(n: U64Input): BigUint64Array
+  /** As `nextIds`, in chunks of 4,096 with the event loop running between two. */
   nextIdsAsync(n: U64Input): Promise<BigUint64Array>
   /** Releases the shard at once, so another process can take it (and continue above this
    *  one's IDs); later calls throw `CLOSED`. Closing twice is fine. */
@@ -245,8 +285,11 @@ export declare class PublicIds {
   static fromKeys(keys: string, format: PublicIdFormat): PublicIds
   /** From the keys in the environment variable `variable` (default `SHARDID_PUBLIC_ID_KEYS`). */
   static fromEnv(format: PublicIdFormat & { variable?: string }): PublicIds
+  /** The type prefix of every text (`note` in `note_0923h26jsg2d8g`). */
   readonly prefix: string
+  /** The encoding of the texts. */
   readonly encoding: EncodingName
+  /** The layout whose IDs it encodes and accepts back. */
   readonly layout: Layout
   /** The current key's version. */
   readonly keyVersion: number

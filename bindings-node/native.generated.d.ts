@@ -12,8 +12,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** The bounded cache of one topic, both ways: the core's `dictionary::Cache`. */
 export declare class DictCache {
   constructor(capacity?: unknown | undefined | null)
+  /** The most strings it holds (its capacity). */
   get capacity(): number
+  /** How many strings it holds now (at most the capacity). */
   get size(): number
+  /** Forgets every entry. */
   clear(): void
   /** The cached ID of `value` (checked first), or `null`. */
   id(value: unknown): bigint | null

@@ -4,6 +4,7 @@ import type { Layout, TimeInput, U64Input } from './index.js'
 /** The default time to live of an expiring lease: 10,000 ms. */
 export declare const DEFAULT_TTL_MS: number
 
+/** What `lease(...)` of `shardid/postgres` takes. */
 export interface PostgresLeaseOptions {
   layout: Layout
   /** A libpq connection string or URL for a connection the lease owns... */
@@ -31,18 +32,27 @@ export interface PostgresLeaseOptions {
 /** A generator on a shard leased through PostgreSQL. */
 export declare class PostgresLease {
   private constructor()
+  /** The layout of the IDs it makes. */
   readonly layout: Layout
+  /** The table of leases. */
   readonly table: string
+  /** `'expiring'` (the default) or `'session'`. */
   readonly kind: 'expiring' | 'session'
+  /** An expiring lease's time to live, ms. */
   readonly ttlMs: number
+  /** Whether a lost lease is replaced at the next call. */
   readonly retake: boolean
   /** The shard held (after `close()`, the one it held; another after a retake). */
   readonly shard: number
   /** Whether the lease is held now (an expiring lease: renewed in time and not taken over). */
   readonly held: boolean
+  /** A new ID of the leased shard (renewing or retaking the lease first when due). */
   nextId(): Promise<bigint>
+  /** A new ID as a decimal string, for JSON. */
   nextIdString(): Promise<string>
+  /** One ID as if the clock read `now`; never waits for the clock. */
   nextIdAt(now: TimeInput): Promise<bigint>
+  /** `n` IDs of the leased shard, increasing. */
   nextIds(n: U64Input): Promise<BigUint64Array>
   /** Releases the shard at once; later calls reject with `CLOSED`. */
   close(): Promise<void>

@@ -2,6 +2,7 @@
 // MariaDB ones given `mysql://` URLs (needs `mysql2`).
 import type { U64Input } from './index.js'
 
+/** What `denseIds(...)` takes: a connection and a tag. */
 export interface DenseIdsOptions {
   /** A libpq connection string or URL for a connection the allocator owns, or a
    *  `mysql://user:password@host:port/database` (or `mariadb://`) URL (a list: ticket servers,
@@ -24,7 +25,9 @@ export interface DenseIdsOptions {
 /** Dense IDs of one tag: synchronous from memory, segments fetched in the background. */
 export declare class DenseIds {
   private constructor()
+  /** The tag whose numbers it hands out. */
   readonly tag: string
+  /** How long the async methods wait for a segment, ms (settable). */
   waitMs: number
   /** Numbers taken and neither handed out nor given back by `close()`. */
   readonly skipped: bigint
@@ -69,13 +72,17 @@ export interface ParsedSerial {
 export declare class SerialFormat {
   /** Throws `INVALID_SERIAL_FORMAT` (with the problem's `position`) or `UNKNOWN_TIME_ZONE`. */
   constructor(format: string, zone: string)
+  /** The format as given. */
   readonly format: string
   /** The format with its reset written out (`{seq:6:day}`). */
   readonly canonical: string
   /** The zone's canonical name. */
   readonly zone: string
+  /** The period after which numbers start again at 1. */
   readonly reset: 'never' | 'year' | 'month' | 'day'
+  /** The number's digits (`{seq:N}`). */
   readonly width: number
+  /** The largest number a period can issue (`10^width - 1`). */
   readonly maxNumber: bigint
   /** Every serial's length in characters. */
   readonly length: number
@@ -87,6 +94,7 @@ export declare class SerialFormat {
   periodAt(unixMs: U64Input): string
 }
 
+/** What `serials(...)` takes: a connection, the tag and its format and zone. */
 export interface SerialsOptions {
   connectionString?: string
   /** An unconnected `pg.Client` it then owns. */
@@ -107,11 +115,15 @@ export interface SerialsOptions {
 /** The serial numbers of one tag, from segments of PostgreSQL. */
 export declare class Serials {
   private constructor()
+  /** The serial tag (each period is a tag of its own: `orders@2026-11-25`). */
   readonly tag: string
+  /** The format its serials have. */
   readonly format: SerialFormat
+  /** How long the async methods wait for a segment, ms (settable). */
   waitMs: number
   /** Numbers taken and neither issued nor given back. */
   readonly skipped: bigint
+  /** Segments fetched. */
   readonly fetches: number
   /** The next serial now; throws `SEGMENT_UNAVAILABLE` while the period's segment is being fetched. */
   nextSerial(): string
@@ -119,8 +131,11 @@ export declare class Serials {
   nextSerialAt(unixMs: number): string
   /** The next serial, waiting at most `waitMs` for the period's segment. */
   nextSerialAsync(unixMs?: number): Promise<string>
+  /** The next serial issued at `unixMs`, waiting at most `waitMs` for the period's segment. */
   nextSerialAtAsync(unixMs: number): Promise<string>
+  /** As `SerialFormat.parse` with this tag's format. */
   parse(serial: string): ParsedSerial
+  /** As `SerialFormat.render` with this tag's format. */
   render(number: U64Input, unixMs: U64Input): string
   /** Gives every period's rest back and ends the connection. */
   close(): Promise<void>
@@ -129,6 +144,7 @@ export declare class Serials {
 /** Rejects with `UNKNOWN_TAG` for a tag never registered, `SERIAL_MISMATCH` for one registered otherwise. */
 export declare function serials(options: SerialsOptions): Promise<Serials>
 
+/** What `createSerial(...)` takes: a connection, the tag, its format and zone. */
 export interface CreateSerialOptions {
   connectionString?: string
   /** A connected `pg.Client`, used as it is. */

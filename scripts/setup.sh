@@ -36,9 +36,10 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 
 # System packages: a C toolchain, pkg-config and valgrind for the C binding's tests; file and
-# binutils (readelf, objdump) for the packaging tests' checks of wheels and libraries.
+# binutils (readelf, objdump) for the packaging tests' checks of wheels and libraries; curl for
+# the book's Django page (tests/docs runs it).
 apt_packages=()
-for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3 node:nodejs npm:npm file:file readelf:binutils; do
+for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3 node:nodejs npm:npm file:file readelf:binutils curl:curl; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
 done
 # The Python tests make virtualenvs (Debian's own python3 needs python3-venv for that).
@@ -79,6 +80,16 @@ fi
 # cargo-fuzz (libFuzzer), built from crates.io; the version scripts/fuzz.sh was written for.
 if ! cargo fuzz --version 2>/dev/null | grep -q '0\.13\.'; then
     cargo install cargo-fuzz --locked --version 0.13.2
+fi
+
+# mdBook and its link checker, for the book under docs/ (tests/docs/run.sh). mdbook-linkcheck
+# 0.7.7 speaks mdBook 0.4's renderer protocol (it refuses 0.5), so mdBook stays on 0.4; no
+# `serve`/`watch` features: the tests only build.
+if ! mdbook --version 2>/dev/null | grep -qx 'mdbook v0\.4\.52'; then
+    cargo install --locked mdbook --version 0.4.52 --no-default-features --features search
+fi
+if ! mdbook-linkcheck --version 2>/dev/null | grep -q ' 0\.7\.7$'; then
+    cargo install --locked mdbook-linkcheck --version 0.7.7
 fi
 
 # Fetch crates once so later steps can say what failed without mixing in network errors.

@@ -88,6 +88,9 @@ tests/postgres/run.sh 2>&1 | tee -a "$log"
 step "MySQL and MariaDB: segments, the dictionary and next_id() on a throwaway MariaDB, from Python, Node and Rust"
 tests/mysql/run.sh 2>&1 | tee -a "$log"
 
+step "Docs: the book built (warnings are errors, links checked), every snippet of the book and the README run, the API references complete"
+tests/docs/run.sh 2>&1 | tee -a "$log"
+
 step "Browser: the example page in headless Chromium decodes every vector"
 node tests/browser/browser.mjs 2>&1 | tee -a "$log"
 

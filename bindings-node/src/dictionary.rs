@@ -154,6 +154,7 @@ impl DictCache {
         })
     }
 
+    /// The most strings it holds (its capacity).
     #[napi(getter)]
     pub fn capacity(&self, env: &Env) -> Result<f64> {
         guard(env, || {
@@ -161,6 +162,7 @@ impl DictCache {
         })
     }
 
+    /// How many strings it holds now (at most the capacity).
     #[napi(getter)]
     pub fn size(&self, env: &Env) -> Result<u32> {
         guard(env, || {
@@ -168,6 +170,7 @@ impl DictCache {
         })
     }
 
+    /// Forgets every entry.
     #[napi]
     pub fn clear(&self, env: &Env) -> Result<()> {
         guard(env, || {

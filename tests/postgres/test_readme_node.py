@@ -1,4 +1,4 @@
-"""The README's Node snippets run as written (issue 36: the dictionary's lacked create(), and
+"""The book's Node snippets run as written (issue 36: the dictionary's lacked create(), and
 the database snippets mixed require with top-level await, which runs in neither module style):
 each block is saved as an ES module in a fresh project whose node_modules holds shardid (this
 checkout's bindings-node), pg and knex, and run against the throwaway server; then the database
@@ -31,7 +31,8 @@ SNIPPETS = {
 
 
 def js_blocks() -> list[str]:
-    return re.findall(r"^```js\n(.*?)^```", (ROOT / "README.md").read_text(), re.S | re.M)
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs" / "src").rglob("*.md"))]
+    return [b for page in pages for b in re.findall(r"^```js\n(.*?)^```", page.read_text(), re.S | re.M)]
 
 
 def snippet(name: str) -> str:

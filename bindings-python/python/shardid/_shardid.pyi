@@ -84,7 +84,10 @@ DEFAULT_BACKWARDS_TOLERANCE_MS: int
 # A public ID's encoding.
 _Encoding = Literal["base32", "base32check", "base58", "base62"]
 
-def now_ms() -> int: ...
+def now_ms() -> int:
+    """The clock the generators read: Unix milliseconds from a monotonic clock anchored to the
+    wall clock (it never moves back).
+    """
 def postgres(
     layout: Layout,
     shard: int,
@@ -92,10 +95,19 @@ def postgres(
     *,
     backwards_tolerance_ms: int | None = None,
     max_borrow_units: int | None = None,
-) -> str: ...
-def postgres_uninstall(schema: str) -> str: ...
-def public_ids_sql(schema: str, layout: Layout | None = None) -> str: ...
-def public_ids_sql_uninstall(schema: str) -> str: ...
+) -> str:
+    """The DDL that makes `<schema>.next_id()` and the decoding functions for `layout` and
+    `shard` inside PostgreSQL.
+    """
+def postgres_uninstall(schema: str) -> str:
+    """The DDL that removes what `postgres()` installed in `schema`."""
+def public_ids_sql(schema: str, layout: Layout | None = None) -> str:
+    """The DDL of public IDs in PostgreSQL for IDs of `layout` (default: Instagram's, every ID of
+    a signed 64-bit column): `<schema>.shardid_public_encode(id, keys, prefix, encoding)` and
+    `<schema>.shardid_public_decode(text, keys, prefix, encoding)`.
+    """
+def public_ids_sql_uninstall(schema: str) -> str:
+    """The DDL that removes what `public_ids_sql()` installed in `schema`."""
 def _after_fork() -> None: ...
 def _stats_table() -> dict[str, dict[str, Any]]: ...
 def _collect() -> list[tuple[str, list[str], list[int]]]: ...
@@ -106,11 +118,16 @@ def lease(
     *,
     backwards_tolerance_ms: int | None = None,
     max_borrow_units: int | None = None,
-) -> LeasedGenerator: ...
+) -> LeasedGenerator:
+    """Leases the first free shard of `shards` (a `range`) from lock files in `directory`."""
 _UNKNOWN_TAG_SQLSTATE: str
 
-def segments(schema: str, *, servers: int = 1, index: int = 0, dialect: str | None = None) -> str: ...
-def segments_uninstall(schema: str) -> str: ...
+def segments(schema: str, *, servers: int = 1, index: int = 0, dialect: str | None = None) -> str:
+    """The DDL of dense IDs from segments in `schema`, for ticket server `index` of `servers`, in
+    `dialect` (`"postgres"`, the default, or `"mysql"`/`"mariadb"`: `schema` is a database).
+    """
+def segments_uninstall(schema: str) -> str:
+    """The DDL that removes dense IDs and serial numbers from `schema`."""
 
 _UNKNOWN_TOPIC_SQLSTATE: str
 _TOPIC_DROPPED_SQLSTATE: str
@@ -118,10 +135,15 @@ DEFAULT_CACHE: int
 MAX_BATCH: int
 MAX_VALUE_LEN: int
 
-def dictionary(schema: str, *, dialect: str | None = None) -> str: ...
-def dictionary_uninstall(schema: str) -> str: ...
+def dictionary(schema: str, *, dialect: str | None = None) -> str:
+    """The DDL of the dictionary in `schema`, in `dialect` (`"postgres"`, the default, or
+    `"mysql"`/`"mariadb"`: `schema` is a database).
+    """
+def dictionary_uninstall(schema: str) -> str:
+    """The DDL that removes the dictionary from `schema` (functions, topics and strings)."""
 def _dictionary_statements(schema: str) -> tuple[str, str, str, str, str]: ...
-def server_for(topic: str, servers: int) -> int: ...
+def server_for(topic: str, servers: int) -> int:
+    """Which of `servers` servers holds `topic` (FNV-1a 64, then jump consistent hash)."""
 def _check_topic(topic: str) -> None: ...
 def mysql(
     layout: Layout,
@@ -131,8 +153,14 @@ def mysql(
     backwards_tolerance_ms: int | None = None,
     max_borrow_units: int | None = None,
     dialect: str | None = None,
-) -> str: ...
-def mysql_statements(script: str) -> list[str]: ...
+) -> str:
+    """The DDL that makes `<database>.next_id()` and the decoding functions for `layout` and
+    `shard` inside MySQL 8 or MariaDB (`schema` names the database).
+    """
+def mysql_statements(script: str) -> list[str]:
+    """The statements of a MySQL script (the DDL `mysql()`, `segments(dialect="mysql")` and
+    `dictionary(dialect="mysql")` render), for a driver to send one at a time.
+    """
 def _mysql_segment_statements(schema: str, dialect: str | None = None) -> tuple[str, str, str]: ...
 def _mysql_url(url: str) -> tuple[str, str | None, str, int, str | None]: ...
 def _assign_new(answers: list[int | None], base: int) -> list[tuple[int, int]]: ...
@@ -216,12 +244,20 @@ class DenseIds:
         wait_ms: int | None = None,
         _driver: Any = None,
     ) -> Self: ...
-    def next_id(self) -> int: ...
-    def next_ids(self, n: int) -> list[int]: ...
-    def close(self) -> None: ...
+    def next_id(self) -> int:
+        """The next ID of this allocator (increasing); waits at most ``wait_ms`` for a segment when
+        both are used up (then ``SegmentUnavailableError``).
+        """
+    def next_ids(self, n: int) -> list[int]:
+        """`n` IDs, increasing (waiting for segments as `next_id` does)."""
+    def close(self) -> None:
+        """Gives the unused rest of the last segment back and closes the connections."""
     def __enter__(self) -> Self: ...
     def __exit__(self, *exc: object) -> None: ...
-    def stats(self) -> dict[str, int]: ...
+    def stats(self) -> dict[str, int]:
+        """What this allocator did, as a dict of counts named by the core's table (`fetches`,
+        `failed_fetches`, `fetch_latency_max_ms`, `empty_waits`, `remaining`, ...).
+        """
     def _settle(self, returned: bool) -> None: ...
     def _try_next_id(self) -> int | None: ...
     def _take_ids(self, n: int, retry: bool = ...) -> list[int]: ...
@@ -242,27 +278,38 @@ _UNKNOWN_TIME_ZONE_SQLSTATE: str
 def _serial_statements(schema: str) -> tuple[str, str, str, str, str, str]: ...
 def _check_serial_tag(tag: str) -> None: ...
 def _mismatch_reason(message: str, tag: str) -> str: ...
-def create_serial_sql(tag: str, format: str, *, zone: str, schema: str = "seg", max_gap: int = 1) -> str: ...
+def create_serial_sql(tag: str, format: str, *, zone: str, schema: str = "seg", max_gap: int = 1) -> str:
+    """The statement registering a serial tag, its values written out: for `psql`."""
 
 @final
 class ParsedSerial:
     """A serial parsed back: its number, period and the fields it shows."""
 
     @property
-    def number(self) -> int: ...
+    def number(self) -> int:
+        """The number."""
     @property
-    def period(self) -> str: ...
+    def period(self) -> str:
+        """The period it counts in."""
     @property
-    def year(self) -> int | None: ...
+    def year(self) -> int | None:
+        """The year shown (`{yy}` read as 2000-2099)."""
     @property
-    def month(self) -> int | None: ...
+    def month(self) -> int | None:
+        """The month shown."""
     @property
-    def day(self) -> int | None: ...
+    def day(self) -> int | None:
+        """The day shown."""
     @property
-    def hour(self) -> int | None: ...
+    def hour(self) -> int | None:
+        """The hour shown."""
     @property
-    def week(self) -> int | None: ...
-    def period_tag(self, tag: str) -> str: ...
+    def week(self) -> int | None:
+        """The ISO week shown."""
+    def period_tag(self, tag: str) -> str:
+        """The tag holding the period's numbers: `tag@2026-11-25` (`tag` for a format that never
+        resets).
+        """
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
@@ -273,22 +320,32 @@ class SerialFormat:
 
     def __new__(cls, format: str, zone: str) -> SerialFormat: ...
     @property
-    def format(self) -> str: ...
+    def format(self) -> str:
+        """The format as given."""
     @property
-    def canonical(self) -> str: ...
+    def canonical(self) -> str:
+        """The format with its reset written out (`{seq:6:day}`)."""
     @property
-    def zone(self) -> str: ...
+    def zone(self) -> str:
+        """The zone's canonical name."""
     @property
-    def reset(self) -> Literal["never", "year", "month", "day"]: ...
+    def reset(self) -> Literal["never", "year", "month", "day"]:
+        """How often the number starts again at 1: `"never"`, `"year"`, `"month"` or `"day"`."""
     @property
-    def width(self) -> int: ...
+    def width(self) -> int:
+        """The number's width in digits."""
     @property
-    def max_number(self) -> int: ...
+    def max_number(self) -> int:
+        """The largest number a serial holds."""
     @property
-    def length(self) -> int: ...
-    def render(self, number: int, unix_ms: int) -> str: ...
-    def parse(self, serial: str) -> ParsedSerial: ...
-    def period_at(self, unix_ms: int) -> str: ...
+    def length(self) -> int:
+        """Every serial's length in characters (a `CharField`'s `max_length`)."""
+    def render(self, number: int, unix_ms: int) -> str:
+        """The serial of `number` issued at `unix_ms`."""
+    def parse(self, serial: str) -> ParsedSerial:
+        """Parses a serial back."""
+    def period_at(self, unix_ms: int) -> str:
+        """The period `unix_ms` falls in (`"2026-11-25"`, ...)."""
     def _registration(self) -> tuple[str, str, list[str], int, str]: ...
     def _mismatch(self, canonical: str, zone: str) -> str | None: ...
 
@@ -304,17 +361,23 @@ class Serials:
     """Business serial numbers of one tag from PostgreSQL segments (see :mod:`shardid.segments`)."""
 
     @property
-    def tag(self) -> str: ...
+    def tag(self) -> str:
+        """The tag."""
     @property
-    def format(self) -> str: ...
+    def format(self) -> str:
+        """The format as given."""
     @property
-    def canonical(self) -> str: ...
+    def canonical(self) -> str:
+        """The format with its reset written out."""
     @property
-    def zone(self) -> str: ...
+    def zone(self) -> str:
+        """The zone's canonical name."""
     @property
-    def reset(self) -> Literal["never", "year", "month", "day"]: ...
+    def reset(self) -> Literal["never", "year", "month", "day"]:
+        """How often the number starts again at 1."""
     @property
-    def max_gap(self) -> int: ...
+    def max_gap(self) -> int:
+        """The largest random step between two numbers (1: dense numbers), as registered."""
     schema: str
     conninfo: str
     wait_ms: int
@@ -333,11 +396,18 @@ class Serials:
         target_ms: int | None = None,
         wait_ms: int | None = None,
     ) -> Self: ...
-    def next_serial(self) -> str: ...
-    def next_serial_at(self, unix_ms: int) -> str: ...
-    def parse(self, serial: str) -> ParsedSerial: ...
-    def render(self, number: int, unix_ms: int) -> str: ...
-    def close(self) -> None: ...
+    def next_serial(self) -> str:
+        """The next serial, issued now."""
+    def next_serial_at(self, unix_ms: int) -> str:
+        """The next serial, issued at `unix_ms` (a scripted clock, a replay); a time behind the
+        current period is issued at its first instant.
+        """
+    def parse(self, serial: str) -> ParsedSerial:
+        """Parses a serial of this format back."""
+    def render(self, number: int, unix_ms: int) -> str:
+        """The serial of `number` at `unix_ms`, by this format (nothing is taken)."""
+    def close(self) -> None:
+        """Gives every period's unused rest back and closes the connection."""
     def __enter__(self) -> Self: ...
     def __exit__(self, *exc: object) -> None: ...
     def _try_next_serial(self, unix_ms: int | None = None) -> str | None: ...
@@ -410,28 +480,49 @@ class _CeilingGenerator:
     def revoke(self) -> None: ...
 @final
 class LeasedGenerator:
+    """A generator on a shard leased from lock files: no two processes hold the same shard, a
+    restart continues above its predecessor's IDs, and a forked child takes a shard of its own.
+    """
+
     @property
-    def layout(self) -> Layout: ...
+    def layout(self) -> Layout:
+        """The layout of the IDs it makes."""
     @property
-    def shard(self) -> int: ...
+    def shard(self) -> int:
+        """The shard this process holds (another one in a forked child)."""
     @property
-    def directory(self) -> pathlib.Path: ...
-    def next_id(self) -> int: ...
-    def next_id_at(self, now: _Time) -> int: ...
-    def next_ids(self, n: int) -> list[int]: ...
-    def close(self) -> None: ...
+    def directory(self) -> pathlib.Path:
+        """The directory of the lock files."""
+    def next_id(self) -> int:
+        """One ID now (waits for the next time unit when this one is used up, and after a
+        restart for the clock to pass the last holder's ceiling).
+        """
+    def next_id_at(self, now: _Time) -> int:
+        """One ID as if the clock read `now` (Unix ms or an aware datetime); never waits."""
+    def next_ids(self, n: int) -> list[int]:
+        """`n` IDs now, in increasing order."""
+    def close(self) -> None:
+        """Releases the shard at once, so another process can take it (and continue above this
+        one's IDs); later calls raise `ClosedError`. Closing twice is fine.
+        """
     def __enter__(self) -> LeasedGenerator: ...
     def __exit__(self, kind: object, value: object, traceback: object) -> None: ...
 @final
 class Layout:
+    """A validated bit layout: epoch, time unit, field widths and order, and whether IDs must fit
+    a signed 64-bit column (a `BIGINT`).
+    """
+
     INSTAGRAM: ClassVar[Layout]
     TWITTER: ClassVar[Layout]
     DISCORD: ClassVar[Layout]
     SONYFLAKE: ClassVar[Layout]
     @staticmethod
-    def preset(name: str) -> Layout: ...
+    def preset(name: str) -> Layout:
+        """The preset named `name`, in any case (`"instagram"`); `InvalidLayoutError` for another."""
     @staticmethod
-    def preset_names() -> list[str]: ...
+    def preset_names() -> list[str]:
+        """The presets' names, in the core's order: `("INSTAGRAM", "TWITTER", ...)`."""
     def __new__(
         cls,
         *,
@@ -444,39 +535,69 @@ class Layout:
         signed: bool = True,
     ) -> Layout: ...
     @property
-    def epoch_ms(self) -> int: ...
+    def epoch_ms(self) -> int:
+        """The epoch, Unix milliseconds: time 0 of the layout."""
     @property
-    def unit_ms(self) -> int: ...
+    def unit_ms(self) -> int:
+        """The length of a time unit in milliseconds (10 for Sonyflake)."""
     @property
-    def time_bits(self) -> int: ...
+    def time_bits(self) -> int:
+        """The width of the time field in bits."""
     @property
-    def shard_bits(self) -> int: ...
+    def shard_bits(self) -> int:
+        """The width of the shard field in bits."""
     @property
-    def sequence_bits(self) -> int: ...
+    def sequence_bits(self) -> int:
+        """The width of the sequence field in bits."""
     @property
-    def order(self) -> Literal["time_shard_sequence", "time_sequence_shard"]: ...
+    def order(self) -> Literal["time_shard_sequence", "time_sequence_shard"]:
+        """The order of the shard and sequence fields below the time."""
     @property
-    def signed(self) -> bool: ...
+    def signed(self) -> bool:
+        """Whether IDs fit a signed 64-bit column (the top bit is then never set)."""
     @property
-    def max_shard(self) -> int: ...
+    def max_shard(self) -> int:
+        """The largest shard the layout holds."""
     @property
-    def max_sequence(self) -> int: ...
+    def max_sequence(self) -> int:
+        """The largest sequence number of a time unit."""
     @property
-    def max_id(self) -> int: ...
+    def max_id(self) -> int:
+        """The largest ID of the layout."""
     @property
-    def expires_at_ms(self) -> int: ...
+    def expires_at_ms(self) -> int:
+        """The last Unix millisecond the layout can represent."""
     @property
-    def expires_at(self) -> datetime: ...
-    def decode(self, id: _Id) -> Parts: ...
-    def validate_id(self, id: _Id) -> int: ...
-    def compose(self, timestamp: _Time, shard: int, sequence: int) -> int: ...
-    def min_id_at(self, timestamp: _Time) -> int: ...
-    def max_id_at(self, timestamp: _Time) -> int: ...
-    def shard_for_key(self, key: int, logical_shards: int) -> int: ...
-    def scatter_decimal(self, id: _Id, digits: int | None = None) -> int: ...
-    def gather_decimal(self, id: _Id, digits: int | None = None) -> int: ...
-    def scatter_bits(self, id: _Id) -> int: ...
-    def gather_bits(self, id: _Id) -> int: ...
+    def expires_at(self) -> datetime:
+        """The last moment the layout can represent, as an aware UTC datetime."""
+    def decode(self, id: _Id) -> Parts:
+        """Splits an ID (an int or a decimal string) into its fields."""
+    def validate_id(self, id: _Id) -> int:
+        """Checks that `id` is an ID of this layout and returns it as an int."""
+    def compose(self, timestamp: _Time, shard: int, sequence: int) -> int:
+        """The ID for a timestamp (Unix ms or an aware datetime; floored to its time unit), a
+        shard and a sequence.
+        """
+    def min_id_at(self, timestamp: _Time) -> int:
+        """The smallest ID any generator of this layout can make in the time unit holding
+        `timestamp` (Unix ms or an aware datetime).
+        """
+    def max_id_at(self, timestamp: _Time) -> int:
+        """The largest ID any generator of this layout can make in the time unit holding
+        `timestamp`.
+        """
+    def shard_for_key(self, key: int, logical_shards: int) -> int:
+        """Instagram's mapping of a key to one of `logical_shards` shards: `key % logical_shards`."""
+    def scatter_decimal(self, id: _Id, digits: int | None = None) -> int:
+        """TiDB's decimal scatter: the last `digits` decimal digits (1, 2 or 3: 10, 100 or 1,000
+        key ranges; default 1) move to just after the first.
+        """
+    def gather_decimal(self, id: _Id, digits: int | None = None) -> int:
+        """The inverse of `scatter_decimal` (with the same `digits`)."""
+    def scatter_bits(self, id: _Id) -> int:
+        """A bit-level scatter that stays in the layout's range; its own inverse."""
+    def gather_bits(self, id: _Id) -> int:
+        """The inverse of `scatter_bits`."""
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
@@ -484,15 +605,26 @@ class Layout:
 
 @final
 class Parts:
+    """The fields of an ID. Ordered like tuples `(timestamp_ms, shard, sequence)`.
+
+    The fields are kept as Python ints, made once when the ID is decoded: PyO3 then serves
+    `#[pyo3(get)]` on a `Py<...>` field as a plain member read, several times faster than a
+    getter that converts a `u64` on every access.
+    """
+
     def __new__(cls, timestamp_ms: int, shard: int, sequence: int) -> Parts: ...
     @property
-    def timestamp_ms(self) -> int: ...
+    def timestamp_ms(self) -> int:
+        """The start of the ID's time unit, Unix milliseconds."""
     @property
-    def shard(self) -> int: ...
+    def shard(self) -> int:
+        """The shard that made it."""
     @property
-    def sequence(self) -> int: ...
+    def sequence(self) -> int:
+        """Its sequence number in the time unit."""
     @property
-    def datetime(self) -> datetime: ...
+    def datetime(self) -> datetime:
+        """`timestamp_ms` as an aware UTC datetime."""
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
     def __lt__(self, value: Parts, /) -> bool: ...
@@ -504,6 +636,10 @@ class Parts:
 
 @final
 class Generator:
+    """Makes unique, strictly increasing IDs for one shard of a layout. Thread-safe and
+    lock-free; every `Generator` for the same layout and shard in this process shares one state.
+    """
+
     def __new__(
         cls,
         layout: Layout,
@@ -513,23 +649,47 @@ class Generator:
         max_borrow_units: int | None = None,
     ) -> Generator: ...
     @property
-    def layout(self) -> Layout: ...
+    def layout(self) -> Layout:
+        """The layout of the IDs it makes."""
     @property
-    def shard(self) -> int: ...
+    def shard(self) -> int:
+        """The shard of the IDs it makes."""
     @property
-    def backwards_tolerance_ms(self) -> int: ...
+    def backwards_tolerance_ms(self) -> int:
+        """How far the clock may read behind the last ID before ``ClockMovedBackwardsError`` (ms)."""
     @property
-    def max_borrow_units(self) -> int: ...
-    def stats(self) -> dict[str, int]: ...
-    def next_id(self) -> int: ...
-    def next_id_at(self, now: _Time) -> int: ...
-    def next_ids(self, n: int) -> list[int]: ...
-    def next_ids_at(self, now: _Time, n: int) -> list[int]: ...
-    def next_ids_into(self, buffer: Buffer) -> int: ...
+    def max_borrow_units(self) -> int:
+        """How many time units a burst may run ahead of the clock (0: wait instead)."""
+    def stats(self) -> dict[str, int]:
+        """What every generator for this layout and shard in the process did, as a dict of
+        counts named by the core's table (`ids`, `waits`, `borrowed_units`, ...).
+        """
+    def next_id(self) -> int:
+        """One ID now. Waits for the next time unit (at most 1 ms; 10 ms for Sonyflake) when
+        this one is used up.
+        """
+    def next_id_at(self, now: _Time) -> int:
+        """One ID as if the clock read `now` (Unix ms or an aware datetime). Deterministic and
+        never waits: raises `SequenceExhaustedError` when the unit is used up.
+        """
+    def next_ids(self, n: int) -> list[int]:
+        """`n` IDs now, in increasing order."""
+    def next_ids_at(self, now: _Time, n: int) -> list[int]:
+        """Up to `n` IDs as if the clock read `now`, in one step: what is left of the time unit
+        (and of any units the generator may borrow). Deterministic and never waits.
+        """
+    def next_ids_into(self, buffer: Buffer) -> int:
+        """Fills a writable buffer of unsigned 64-bit integers (`array('Q')`, a NumPy `uint64`
+        array, ...) with new IDs and returns how many it wrote (all of it).
+        """
     def __reduce__(self) -> Any: ...
 
 @final
 class PublicIds:
+    """Encodes IDs as public IDs (`note_0923h26jsg2d8g`) and decodes them back, under a secret
+    key of 16 bytes. The key is not kept (only what is derived from it) and never shown.
+    """
+
     def __new__(
         cls,
         key: bytes | bytearray,
@@ -543,24 +703,47 @@ class PublicIds:
     @staticmethod
     def from_keys(
         keys: str, prefix: str, encoding: _Encoding | None = None, *, layout: Layout | None = None
-    ) -> PublicIds: ...
-    def encode(self, id: _Id) -> str: ...
-    def decode(self, text: str) -> int: ...
-    def check(self, text: str) -> int: ...
+    ) -> PublicIds:
+        """Public IDs from keys written as text, as an environment variable or a setting holds
+        them: 32 hex digits (one key, version 0), or `VERSION:HEX` pairs separated by commas
+        (`"2:<hex>,1:<hex>"`), the highest version current.
+        """
+    def encode(self, id: _Id) -> str:
+        """The public ID of `id` (an int or a decimal string)."""
+    def decode(self, text: str) -> int:
+        """The ID a public ID stands for; a `ValueError` subclass (`PublicIdPrefixError`, ...,
+        `PublicIdMismatchError`) for any text that is not one.
+        """
+    def check(self, text: str) -> int:
+        """Checks the shape of `text` without decoding (prefix, length, alphabet, check symbol)
+        and returns the key version it names.
+        """
     @property
-    def prefix(self) -> str: ...
+    def prefix(self) -> str:
+        """The type prefix."""
     @property
-    def encoding(self) -> _Encoding: ...
+    def encoding(self) -> _Encoding:
+        """The encoding's name."""
     @property
-    def key_version(self) -> int: ...
+    def key_version(self) -> int:
+        """The current key's version, which every text this makes carries."""
     @property
-    def key_versions(self) -> list[int]: ...
+    def key_versions(self) -> list[int]:
+        """The versions of every key held, the current one first."""
     @property
-    def layout(self) -> Layout: ...
+    def layout(self) -> Layout:
+        """The layout whose IDs this takes."""
     @property
-    def text_len(self) -> int: ...
+    def text_len(self) -> int:
+        """The length of every text this makes."""
     @property
-    def pattern(self) -> str: ...
+    def pattern(self) -> str:
+        """A regular expression matching every text of this prefix and encoding (no anchors), for
+        URL routers.
+        """
 
-def check_public_id(text: str, prefix: str, encoding: _Encoding = "base32") -> int: ...
+def check_public_id(text: str, prefix: str, encoding: _Encoding = "base32") -> int:
+    """Checks the shape of a public ID without its key (what a program without the key can do):
+    prefix, length, alphabet, check symbol; returns the key version it names.
+    """
 def _public_id_pattern(prefix: str, encoding: _Encoding = "base32") -> str: ...

@@ -29,6 +29,9 @@ class ShardIdCollector:
     """A ``prometheus_client`` collector of every shardid object alive in the process."""
 
     def collect(self) -> Iterator[Any]:
+        """The metric families of every generator, dense-ID allocator and dictionary alive in
+        the process, as the core's table names, types and describes them (``prometheus_client``
+        calls it at each scrape)."""
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
         samples = _collect()

@@ -45,6 +45,7 @@ class ShardIdField(serializers.Field):
 
     @property
     def layout(self) -> Layout:
+        """The layout values are checked against: the field's own, else ``settings.SHARDID``'s."""
         if self._layout is None:
             from shardid.django import configured_layout
 
@@ -91,6 +92,7 @@ class PublicIdField(serializers.Field):
 
     @property
     def public_ids(self) -> PublicIds:
+        """The :class:`~shardid.PublicIds` that encodes and decodes this field's values."""
         if self._public_ids is not None:
             return self._public_ids
         from shardid.django.public import public_ids

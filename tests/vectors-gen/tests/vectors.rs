@@ -88,8 +88,8 @@ fn every_generator_trace_passes() {
 }
 
 #[test]
-fn the_readme_lists_every_error_kind_with_its_number_and_fields() {
-    let readme = std::fs::read_to_string(dir().join("../../README.md")).unwrap();
+fn the_book_lists_every_error_kind_with_its_number_and_fields() {
+    let page = std::fs::read_to_string(dir().join("../../docs/src/reference/errors.md")).unwrap();
     for kind in shardid::ErrorKind::ALL {
         let fields: Vec<String> = kind.fields().iter().map(|f| format!("`{f}`")).collect();
         let row = format!(
@@ -100,8 +100,8 @@ fn the_readme_lists_every_error_kind_with_its_number_and_fields() {
         );
         let row = row.replace("|  |", "| |");
         assert!(
-            readme.lines().any(|line| line.starts_with(&row)),
-            "README's Errors table lacks `{row}`"
+            page.lines().any(|line| line.starts_with(&row)),
+            "docs/src/reference/errors.md lacks `{row}`"
         );
     }
 }

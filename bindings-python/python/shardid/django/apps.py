@@ -9,6 +9,9 @@ from django.apps import AppConfig
 
 
 class ShardIdConfig(AppConfig):
+    """The app ``shardid.django`` (optional in ``INSTALLED_APPS``): its ``ready()`` registers
+    the system checks of ``settings.SHARDID`` and the test runner's hook."""
+
     name = "shardid.django"
     label = "shardid"
     verbose_name = "shardid"

@@ -37,6 +37,7 @@ def layout_from(value: Any) -> Layout:
 
 
 def setting() -> Any:
+    """``settings.SHARDID``, or ``None`` when the project sets none."""
     from django.conf import settings
 
     return getattr(settings, "SHARDID", None)
@@ -53,6 +54,7 @@ def configured_layout() -> Layout:
 
 
 def is_int(value: Any) -> bool:
+    """Whether a setting's value is an ``int`` (a ``bool`` is not, though Python says it is)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 

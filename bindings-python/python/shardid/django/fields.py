@@ -132,6 +132,7 @@ class ShardIdAutoField(models.BigAutoField):
 
     @property
     def validators(self) -> list[Any]:
+        """``BigAutoField``'s validators and the check that a value is an ID of the layout."""
         return [*super().validators, validate_shard_id]
 
     def contribute_to_class(self, cls: Any, name: str, *args: Any, **kwargs: Any) -> None:

@@ -132,6 +132,8 @@ class PublicId:
 
     @property
     def public_ids(self) -> PublicIds:
+        """The :class:`~shardid.PublicIds` of this field's prefix, encoding and layout, under
+        the keys of ``SHARDID_PUBLIC_ID_KEYS``."""
         return public_ids(self.prefix, self.encoding, self.layout)
 
     def _attname(self, model: Any) -> str:
@@ -172,6 +174,8 @@ def _descriptor(model: Any, attribute: str | None) -> PublicId:
 
 
 class PublicIdQuerySet(models.QuerySet):  # type: ignore[type-arg]
+    """A query set that finds rows by their public ID (``PublicIdManager`` returns it)."""
+
     def get_by_public_id(self, text: str, *, attribute: str | None = None) -> Any:
         """The row whose public ID is ``text``; ``DoesNotExist`` for any text that is not one
         of this model's public IDs (another type's, made under another key, altered)."""
