@@ -60,19 +60,25 @@ fn ids_on(cell: &impl Word) -> u64 {
 /// that already wait or fail.
 ///
 /// 64-byte aligned: the word shares its cache line with the counters only, which the paths
-/// that write them (a jump, a wait, an error) own already or seldom take.
+/// that write them (a jump, a wait, an error) own already or seldom take. Without `counters`
+/// (the WebAssembly module), the state is the word alone, as it was before the counters.
 #[derive(Debug, Default)]
-#[repr(align(64))]
-#[cfg_attr(not(feature = "counters"), allow(dead_code))]
+#[cfg_attr(feature = "counters", repr(align(64)))]
 pub struct State {
     word: AtomicU64,
+    #[cfg(feature = "counters")]
     skipped: AtomicU64,
     /// The most IDs reported yet: reports never go back, even in the moment between a skip
     /// counted and its jump.
+    #[cfg(feature = "counters")]
     reported: AtomicU64,
+    #[cfg(feature = "counters")]
     waits: AtomicU64,
+    #[cfg(feature = "counters")]
     borrowed_units: AtomicU64,
+    #[cfg(feature = "counters")]
     clock_backwards: AtomicU64,
+    #[cfg(feature = "counters")]
     clock_backwards_refused: AtomicU64,
 }
 
@@ -88,11 +94,17 @@ impl State {
     pub const fn starting_at(slot: u64) -> Self {
         Self {
             word: AtomicU64::new(slot),
+            #[cfg(feature = "counters")]
             skipped: AtomicU64::new(slot),
+            #[cfg(feature = "counters")]
             reported: AtomicU64::new(0),
+            #[cfg(feature = "counters")]
             waits: AtomicU64::new(0),
+            #[cfg(feature = "counters")]
             borrowed_units: AtomicU64::new(0),
+            #[cfg(feature = "counters")]
             clock_backwards: AtomicU64::new(0),
+            #[cfg(feature = "counters")]
             clock_backwards_refused: AtomicU64::new(0),
         }
     }
@@ -119,6 +131,7 @@ impl State {
         }
     }
 
+    #[cfg(feature = "counters")]
     fn bump(counter: &AtomicU64, by: u64, add: bool) {
         if add {
             counter.fetch_add(by, Ordering::Relaxed);
@@ -164,8 +177,14 @@ impl Word for State {
         self.word.load(Ordering::Acquire)
     }
 
+    #[cfg(feature = "counters")]
     fn skipped(&self) -> u64 {
         self.skipped.load(Ordering::Relaxed)
+    }
+
+    #[cfg(not(feature = "counters"))]
+    fn skipped(&self) -> u64 {
+        0
     }
 }
 
@@ -190,17 +209,28 @@ fn claim_on<E>(
     loop {
         let slot = current.max(floor);
         let count = admit(slot)?;
+        // Without counters, the plain compare-and-swap loop: the skip's tests and `retract`,
+        // though they do nothing there, still changed the loop's shape and cost the
+        // WebAssembly module (the build without counters) ~25 bytes gzipped.
+        #[cfg(any(feature = "counters", loom))]
         let skip = slot - current;
+        #[cfg(any(feature = "counters", loom))]
         if skip != 0 {
             cell.skip(skip);
         }
         match cell.compare_exchange_weak(current, slot + count) {
             Ok(_) => return Ok((slot, count)),
+            #[cfg(any(feature = "counters", loom))]
             Err(actual) => {
                 if skip != 0 {
                     cell.unskip(skip);
                 }
                 retract(slot, count);
+                current = actual;
+            }
+            #[cfg(not(any(feature = "counters", loom)))]
+            Err(actual) => {
+                let _ = &mut retract;
                 current = actual;
             }
         }
@@ -411,14 +441,10 @@ impl<S: Borrow<State>> Generator<S> {
     /// the per-ID path: only a claim that ends ahead of the clock comes here (a batch may
     /// start in the clock's unit, even in unit 0). `add`: count it, or take back what was
     /// counted.
-    // Out of line and cold where it counts; where it does not (no `counters`), inlined to
-    // nothing.
-    #[cfg_attr(feature = "counters", cold, inline(never))]
-    #[cfg_attr(not(feature = "counters"), inline)]
+    #[cfg(feature = "counters")]
+    #[cold]
+    #[inline(never)]
     fn count_ahead(&self, slot: u64, count: u64, now_units: u64, add: bool) {
-        if !cfg!(feature = "counters") {
-            return;
-        }
         let state = self.cell();
         let seq_bits = self.seq_bits;
         // The units begun by this claim: those whose first slot is in it.
@@ -440,15 +466,18 @@ impl<S: Borrow<State>> Generator<S> {
         }
     }
 
+    /// Without `counters`, nothing: the build where code size is the budget (the WebAssembly
+    /// module) compiles none of the counting, and its state is the word alone.
+    #[cfg(not(feature = "counters"))]
+    #[inline]
+    #[allow(clippy::unused_self)] // the same signature as with `counters`
+    fn count_ahead(&self, _slot: u64, _count: u64, _now_units: u64, _add: bool) {}
+
     /// Counts why a call at `now_units` was refused, and returns the error.
-    // Out of line and cold where it counts; where it does not (no `counters`), inlined to
-    // nothing.
-    #[cfg_attr(feature = "counters", cold, inline(never))]
-    #[cfg_attr(not(feature = "counters"), inline)]
+    #[cfg(feature = "counters")]
+    #[cold]
+    #[inline(never)]
     fn count_refusal(&self, error: Error, now_units: u64) -> Error {
-        if !cfg!(feature = "counters") {
-            return error;
-        }
         let state = self.cell();
         match error {
             Error::ClockMovedBackwards { .. } => {
@@ -465,17 +494,25 @@ impl<S: Borrow<State>> Generator<S> {
         error
     }
 
+    #[cfg(not(feature = "counters"))]
+    #[inline]
+    #[allow(clippy::unused_self)] // the same signature as with `counters`
+    fn count_refusal(&self, error: Error, _now_units: u64) -> Error {
+        error
+    }
+
     /// Counts a call that waited for the next time unit.
-    // Out of line and cold where it counts; where it does not (no `counters`), inlined to
-    // nothing.
-    #[cfg_attr(feature = "counters", cold, inline(never))]
-    #[cfg_attr(not(feature = "counters"), inline)]
+    #[cfg(feature = "counters")]
+    #[cold]
+    #[inline(never)]
     fn count_wait(&self) {
-        if !cfg!(feature = "counters") {
-            return;
-        }
         State::bump(&self.cell().waits, 1, true);
     }
+
+    #[cfg(not(feature = "counters"))]
+    #[inline]
+    #[allow(clippy::unused_self)] // the same signature as with `counters`
+    fn count_wait(&self) {}
 
     /// The ID for a state slot.
     #[inline]

@@ -22,10 +22,12 @@ use crate::{Error, Generator, Options};
 /// shard.
 #[derive(Debug, Default)]
 pub struct Registry {
-    /// Keyed by the ID space (everything about a layout but whether it is signed, which only
-    /// bounds the space and does not change which IDs collide) and the shard; with the layout
-    /// first asked for (what exporters label its figures with).
-    states: Vec<((Layout, u64), Layout, &'static State)>,
+    /// The layout first asked for (what exporters label its figures with) and the shard,
+    /// looked up by the layout's ID space (everything about a layout but whether it is signed,
+    /// which only bounds the space and does not change which IDs collide). The ID space is
+    /// not stored beside the layout: a second `Layout` per entry cost the WebAssembly module
+    /// ~70 bytes of code, and it is one field of the layout.
+    states: Vec<(Layout, u64, &'static State)>,
 }
 
 impl Registry {
@@ -38,20 +40,22 @@ impl Registry {
     /// shard, or a new one (never freed). Give it to
     /// [`Generator::with_state`](crate::Generator::with_state).
     pub fn state(&mut self, layout: Layout, shard: u64) -> &'static State {
-        let key = (layout.id_space(), shard);
-        if let Some((_, _, state)) = self.states.iter().find(|(k, _, _)| *k == key) {
+        let space = layout.id_space();
+        if let Some((_, _, state)) = self
+            .states
+            .iter()
+            .find(|(l, s, _)| l.id_space() == space && *s == shard)
+        {
             return state;
         }
         let state: &'static State = Box::leak(Box::new(State::new()));
-        self.states.push((key, layout, state));
+        self.states.push((layout, shard, state));
         state
     }
 
     /// Every state handed out, with the layout it was first asked for and its shard.
     pub fn states(&self) -> impl Iterator<Item = (Layout, u64, &'static State)> + '_ {
-        self.states
-            .iter()
-            .map(|&((_, shard), layout, state)| (layout, shard, state))
+        self.states.iter().copied()
     }
 }
 
