@@ -37,6 +37,10 @@ async function open(family, url) {
       close: () => connection.end().catch(() => {}),
     }
   }
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    // pg reads URLs only; libpq's `host=... dbname=...` strings are the Python package's.
+    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'is not a postgresql:// URL (pg reads no libpq key=value string)' })
+  }
   let pg
   try {
     pg = require('pg')

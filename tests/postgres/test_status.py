@@ -199,3 +199,10 @@ def test_python_api(url: str, cluster: Any) -> None:
         status.read(f"postgresql://postgres@127.0.0.1:{socket_port()}/postgres")
     with pytest.raises(shardid.InvalidArgumentError):
         status.read(url, schema="Not-A-Name")
+
+
+def test_libpq_strings_are_pythons_and_node_says_so(cluster: Any) -> None:
+    done = python_cli(cluster.dsn, "--schema", "nothing_here")
+    assert done.returncode == 0 and done.stdout.startswith("database  postgres"), done.stderr
+    done = node_cli(cluster.dsn)
+    assert done.returncode == 2 and "is not a postgresql:// URL" in done.stderr and done.stderr.count("\n") == 1, done
