@@ -107,7 +107,7 @@ def masked(text: str) -> str:
     return re.sub(r'"now":"[^"]*","now_ms":\d+', '"now":...', text)
 
 
-def test_node_prints_the_same_bytes_and_the_api_reads_them(url: str) -> None:
+def test_node_prints_the_same_bytes_and_the_api_reads_them(url: str, server: Any) -> None:
     for args in ((url, *ARGS), (url, *ARGS, "--json")):
         py, node = cli("python", *args), cli("node", *args)
         assert (py.returncode, node.returncode) == (0, 0), (py.stderr, node.stderr)
@@ -117,6 +117,14 @@ def test_node_prints_the_same_bytes_and_the_api_reads_them(url: str) -> None:
     assert [(t.tag, t.next) for t in report.tags.rows] == [("invoices", 100), ("orders", 5001)]
     assert [(t.topic, t.strings, t.last_id) for t in report.topics.rows] == [("urls", 3, 2)]
     assert masked(report.text) == masked(cli("python", url, *ARGS).stdout)
+    # On a PyMySQL connection the caller has (left open).
+    conn = open_conn(server, database="status_db")
+    try:
+        again = status.read(conn, segments_schema="seg_status", dictionary_schema="dict_status")
+        assert conn.open
+    finally:
+        conn.close()
+    assert again.database == "mysql" and masked(again.text) == masked(report.text)
 
 
 def test_down_refused_and_bad_urls_are_exit_2(server: Any) -> None:
