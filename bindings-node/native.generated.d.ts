@@ -109,6 +109,36 @@ export declare class MysqlFetch {
 }
 
 /**
+ * A run of `shardid status` (`shardid::cli::StatusRun`): `next()` a statement, `feed(rows)`
+ * its rows as text cells, then `output()` (the command line's) or `reportJson()`.
+ */
+export declare class StatusRun {
+  /**
+   * A run on a connection the caller has: `family` `'postgres'` or `'mysql'`; `url` only
+   * names the database in errors.
+   */
+  constructor(family: string, url: string, table: string, segmentsSchema: string, dictionarySchema: string, layoutIndex: number)
+  /** The run of `shardid status ...`'s arguments (checked by `cliStatusUsage` first). */
+  static fromArgs(args: Array<string>): StatusRun
+  /** The URL the command line was given. */
+  get url(): string
+  /** `'postgres'` or `'mysql'`: which driver runs the statements. */
+  get family(): string
+  /** The next statement, or `null` when done. */
+  next(): string | null
+  /** The rows of the last statement, as text or `null` cells. */
+  feed(rows: Array<Row>): void
+  /** The command line's output. */
+  output(): CliOutput
+  /** The output when the database could not be read: `why`, exit status 2. */
+  failed(why: string): CliOutput
+  /** The report as text. */
+  reportText(): string
+  /** The report as JSON (schema version 1). */
+  reportJson(): string
+}
+
+/**
  * Tells the generator that `units` is now recorded, by a write sent at `sent_at` (which
  * renews an expiring lease).
  */
@@ -176,6 +206,12 @@ export interface CliOutput {
 
 /** Runs the command line on `args` (without the program name). */
 export declare function cliRun(args: Array<string>, stdin?: string | undefined | null): CliOutput
+
+/**
+ * The (stdout, stderr, exit status) of `shardid status ...` with arguments it refuses, or
+ * `null` when they are fine (then `StatusRun.fromArgs`).
+ */
+export declare function cliStatusUsage(args: Array<string>): CliOutput | null
 
 /** Whether `cliRun(args)` reads standard input (`decode` without IDs). */
 export declare function cliWantsStdin(args: Array<string>): boolean

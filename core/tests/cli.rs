@@ -517,3 +517,74 @@ fn public_usage_errors_never_show_the_key() {
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(dir2).unwrap();
 }
+
+/// `status` as a binding runs it: the statements in order, scripted rows back, the output.
+#[test]
+fn status_runs_statements_and_renders_with_check_and_failures() {
+    let url = "postgresql://app:secret@db:5432/app";
+    let some = |cells: &[&str]| -> Vec<Option<String>> {
+        cells.iter().map(|c| Some((*c).to_string())).collect()
+    };
+    // A layout of 33 bits of ms from the server's clock: it runs out in 99 days.
+    let now = "1795660916827";
+    let mut run = shardid::cli::status(&[
+        "status",
+        url,
+        "--check",
+        "--epoch-ms",
+        now,
+        "--bits",
+        "33,10,20",
+    ])
+    .unwrap();
+    assert_eq!(run.url(), url);
+    assert_eq!(run.family().name(), "postgres");
+    assert!(
+        run.next()
+            .unwrap()
+            .contains("to_regclass('shardid_leases')")
+    );
+    run.feed(&[some(&[now, "false", "true", "false"])]).unwrap();
+    assert!(run.next().unwrap().contains("FROM seg.shardid_tags"));
+    run.feed(&[some(&["orders", "2001", "2000", "1", now])])
+        .unwrap();
+    assert_eq!(run.next(), None);
+    let out = run.output();
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("\n  orders 2001 2000    2026-11-26T02:41:56.827Z 33.333     8768310738.8\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("leases (shardid_leases): absent (not installed)")
+    );
+    assert!(
+        out.stdout.ends_with(
+            "warning: layout custom runs out on 2027-03-05T12:47:31.418Z, in 0.3 years\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    // A driver's error of several lines: the first, after the URL without its password.
+    let failed = run.failed("connection refused\n\tIs the server running?");
+    assert_eq!(failed.code, 2);
+    assert_eq!(
+        failed.stderr,
+        "shardid: status: postgresql://app:***@db:5432/app: connection refused\n"
+    );
+    // Usage errors, and `run` itself (no driver) refuses status with exit 2.
+    for args in [
+        &["status"][..],
+        &["status", "ftp://x"],
+        &["status", "mysql://x", "--table", "A"],
+        &["status", "mysql://x", "--dialect", "mysql"],
+    ] {
+        let out = shardid::cli::status(args).unwrap_err();
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stderr.starts_with("shardid: ") && out.stderr.ends_with('\n'));
+    }
+    assert_eq!(cli(&["status", url]).code, 2);
+}

@@ -93,3 +93,28 @@ def test_public_ids_as_the_library_makes_them(tmp_path: Path, module: bool) -> N
     assert done.returncode == 1
     assert done.stdout.split() == [str(i) for i in made]
     assert "user_0" in done.stderr and "0123456789abcdef" not in done.stderr
+
+
+def test_status_usage_errors_are_exit_2_and_say_why() -> None:
+    for args, why in [
+        (("status",), "status takes one database URL"),
+        (("status", "postgresql://h/d", "--shard", "3"), "--shard does not apply here"),
+        (("status", "postgresql://h/d", "--schema", "Bad-Name"), "invalid schema name"),
+        (("status", "postgresql://h/d", "--table", "x;drop"), "invalid table name"),
+        (("status", "redis://h"), '"redis" is not a database URL'),
+    ]:
+        done = run(*args)
+        assert (done.returncode, done.stdout) == (2, ""), done
+        assert done.stderr.startswith("shardid: ") and why in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_status_of_a_server_that_is_down_is_exit_2_naming_it() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = run("status", f"postgresql://app:secret@127.0.0.1:{port}/app")
+    assert (done.returncode, done.stdout) == (2, ""), done
+    assert done.stderr.startswith(f"shardid: status: postgresql://app:***@127.0.0.1:{port}/app: ")
+    assert "refused" in done.stderr.lower() and "secret" not in done.stderr and done.stderr.count("\n") == 1

@@ -3,6 +3,7 @@ import shardid, { Generator, Layout, lease, ShardIdError, jsonReplacer, jsonRevi
 import { lease as leasePostgres, int8AsBigInt, ddl as postgresDdl, type PostgresLease } from 'shardid/postgres'
 import { denseIds, type DenseIds, SerialFormat, serials, createSerial, type Serials, type ParsedSerial } from 'shardid/segments'
 import { Dictionary, ddl, serverFor } from 'shardid/dictionary'
+import { read as readStatus, type StatusReport } from 'shardid/status'
 
 const gen: Generator = new Generator({ layout: Layout.INSTAGRAM, shard: 5 })
 const id: bigint = gen.nextId()
@@ -134,3 +135,13 @@ const body: string = JSON.stringify({ id }, notes.jsonReplacer(['id']))
 const parsed: unknown = JSON.parse(body, fromEnv.jsonReviver(['id']))
 const sql: string = publicIdsDdl({ schema: 'app' })
 console.log(back, version, encoding, parsed, sql, notes.keyVersions.length, notes.pattern, notes.textLength)
+
+// shardid status for programs: bigint IDs, Dates, null for "never".
+async function status(): Promise<void> {
+  const report: StatusReport = await readStatus('postgresql://app@db/app', { schema: 'app', layout: Layout.TWITTER })
+  const next: bigint | undefined = report.tags.rows[0]?.next
+  const left: number | null | undefined = report.tags.rows[0]?.yearsLeft
+  const warned: boolean = report.warnings.length > 0 || report.layouts.some((l) => l.warning)
+  console.log(next, left, warned, report.now.toISOString(), report.leases.present)
+}
+void status

@@ -1,0 +1,154 @@
+//! `shardid status`: the core's statements, rows and report (`shardid::sql::status`), run by
+//! `status.js` on pg or mysql2. Nothing is computed here.
+
+// napi hands over owned arguments.
+#![allow(clippy::needless_pass_by_value)]
+
+use napi::{Env, Result};
+use napi_derive::napi;
+use shardid::cli::StatusRun as Run;
+use shardid::sql::SqlError;
+use shardid::sql::status::{Family, Row, StatusReader};
+
+use crate::cli::CliOutput;
+use crate::errors::{Class, guard, invalid_argument};
+
+fn output(out: shardid::cli::Output) -> CliOutput {
+    CliOutput {
+        stdout: out.stdout,
+        stderr: out.stderr,
+        code: out.code,
+    }
+}
+
+fn name_error(env: &Env, e: &SqlError) -> napi::Error {
+    let (argument, reason) = match e {
+        SqlError::TableName { reason } => ("table", *reason),
+        SqlError::SchemaName { reason } => ("schema", *reason),
+        _ => ("schema", "is not a valid name"),
+    };
+    invalid_argument(
+        env,
+        Class::Range,
+        argument,
+        &format!("is not a valid name: {reason}"),
+    )
+}
+
+/// The (stdout, stderr, exit status) of `shardid status ...` with arguments it refuses, or
+/// `null` when they are fine (then `StatusRun.fromArgs`).
+#[napi]
+pub fn cli_status_usage(env: &Env, args: Vec<String>) -> Result<Option<CliOutput>> {
+    guard(env, || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Ok(shardid::cli::status(&args).err().map(output))
+    })
+}
+
+/// A run of `shardid status` (`shardid::cli::StatusRun`): `next()` a statement, `feed(rows)`
+/// its rows as text cells, then `output()` (the command line's) or `reportJson()`.
+#[napi]
+pub struct StatusRun {
+    inner: Run,
+}
+
+#[napi]
+impl StatusRun {
+    /// A run on a connection the caller has: `family` `'postgres'` or `'mysql'`; `url` only
+    /// names the database in errors.
+    #[napi(constructor)]
+    pub fn new(
+        env: &Env,
+        family: String,
+        url: String,
+        table: String,
+        segments_schema: String,
+        dictionary_schema: String,
+        layout_index: u32,
+    ) -> Result<Self> {
+        guard(env, || {
+            let family = match family.as_str() {
+                "postgres" => Family::Postgres,
+                "mysql" => Family::Mysql,
+                _ => {
+                    return Err(invalid_argument(
+                        env,
+                        Class::Range,
+                        "family",
+                        "is postgres or mysql",
+                    ));
+                }
+            };
+            let layout = crate::layout::layout(env, layout_index)?;
+            let reader =
+                StatusReader::new(family, &table, &segments_schema, &dictionary_schema, layout)
+                    .map_err(|e| name_error(env, &e))?;
+            Ok(Self {
+                inner: Run::new(&url, reader),
+            })
+        })
+    }
+
+    /// The run of `shardid status ...`'s arguments (checked by `cliStatusUsage` first).
+    #[napi(factory)]
+    pub fn from_args(env: &Env, args: Vec<String>) -> Result<Self> {
+        guard(env, || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            shardid::cli::status(&args)
+                .map(|inner| Self { inner })
+                .map_err(|out| invalid_argument(env, Class::Range, "args", out.stderr.trim_end()))
+        })
+    }
+
+    /// The URL the command line was given.
+    #[napi(getter)]
+    pub fn url(&self, env: &Env) -> Result<String> {
+        guard(env, || Ok(self.inner.url().into()))
+    }
+
+    /// `'postgres'` or `'mysql'`: which driver runs the statements.
+    #[napi(getter)]
+    pub fn family(&self, env: &Env) -> Result<&'static str> {
+        guard(env, || Ok(self.inner.family().name()))
+    }
+
+    /// The next statement, or `null` when done.
+    #[napi]
+    pub fn next(&self, env: &Env) -> Result<Option<String>> {
+        guard(env, || Ok(self.inner.next()))
+    }
+
+    /// The rows of the last statement, as text or `null` cells.
+    #[napi]
+    pub fn feed(&mut self, env: &Env, rows: Vec<Row>) -> Result<()> {
+        guard(env, || {
+            self.inner
+                .feed(&rows)
+                .map_err(|why| invalid_argument(env, Class::Range, "rows", &why))
+        })
+    }
+
+    /// The command line's output.
+    #[napi]
+    pub fn output(&self, env: &Env) -> Result<CliOutput> {
+        guard(env, || Ok(output(self.inner.output())))
+    }
+
+    /// The output when the database could not be read: `why`, exit status 2.
+    #[napi]
+    pub fn failed(&self, env: &Env, why: String) -> Result<CliOutput> {
+        guard(env, || Ok(output(self.inner.failed(&why))))
+    }
+
+    /// The report as text.
+    #[napi]
+    pub fn report_text(&self, env: &Env) -> Result<String> {
+        guard(env, || Ok(self.inner.report_text()))
+    }
+
+    /// The report as JSON (schema version 1).
+    #[napi]
+    pub fn report_json(&self, env: &Env) -> Result<String> {
+        guard(env, || Ok(self.inner.report_json()))
+    }
+}

@@ -1,0 +1,116 @@
+import type { Layout } from './index'
+
+/** The rows of one table, or `present` false when the table does not exist (not installed). */
+export interface Section<T> {
+  table: string
+  present: boolean
+  rows: T[]
+}
+
+/** A row of the lease table. */
+export interface LeaseStatus {
+  /** The layout's name: a preset's (`instagram`), `custom`, or `unknown`. */
+  layout: string
+  /** The layout's numbers as the row records them. */
+  signature: string
+  shard: number
+  /** Who holds the shard (host and process), or held it last. */
+  holder: string | null
+  /** When it was taken. */
+  since: Date | null
+  /** The ceiling, in the layout's time units: no holder issued an ID above it. */
+  ceiling: number
+  /** The ceiling as a time (`null` for an unknown layout). */
+  ceilingTime: Date | null
+  /** When the lease expires (`null`: released, or a session lease). */
+  expires: Date | null
+  /** A session lease: held while its holder's session holds a lock. */
+  session: boolean
+  /** `held`, `expired`, `free` (released) or `session`. */
+  state: 'held' | 'expired' | 'free' | 'session'
+}
+
+/** A tag of dense IDs from segments. */
+export interface TagStatus {
+  tag: string
+  /** The next number it hands out. */
+  next: bigint
+  /** The size of its last segment (0: none taken yet). */
+  segment: number
+  /** Ticket servers' stride (1 on PostgreSQL, whose rows do not record it). */
+  stride: number
+  lastTake: Date
+  /** Numbers a second, estimated from one reading: the last segment per the clients' target
+   *  lifetime of a segment (60 s), or per the time since the last take when that is longer. */
+  perSecond: number
+  /** Years before 2^63 at that rate (`null`: never). */
+  yearsLeft: number | null
+  /** When (`null`: never, or after the year 9999). */
+  runsOut: Date | null
+}
+
+/** A topic of the string <-> ID dictionary. */
+export interface TopicStatus {
+  topic: string
+  /** How many strings it holds. */
+  strings: number
+  /** The last ID it assigned (`null`: none yet). */
+  lastId: bigint | null
+  dropped: boolean
+}
+
+/** A layout and when it runs out. */
+export interface LayoutStatus {
+  /** A preset's name or `custom`. */
+  name: string
+  signature: string
+  /** `option` (the `layout` option, or the default) or `leases` (a lease row's). */
+  source: 'option' | 'leases'
+  runsOut: Date
+  /** Years from the database's clock to the run-out date (negative once past). */
+  yearsLeft: number
+  /** It runs out within 5 years (or ran out). */
+  warning: boolean
+}
+
+/** What `read()` found: the fields of `npx shardid status --json` (schema version 1). */
+export interface StatusReport {
+  /** `postgres` or `mysql`. */
+  database: 'postgres' | 'mysql'
+  /** The database server's clock when the status was read. */
+  now: Date
+  leases: Section<LeaseStatus>
+  tags: Section<TagStatus>
+  topics: Section<TopicStatus>
+  layouts: LayoutStatus[]
+  /** One sentence per warning; empty when there is none. */
+  warnings: string[]
+  /** The report as `npx shardid status` prints it. */
+  text: string
+  /** The report as `npx shardid status --json` prints it. */
+  json: string
+}
+
+/** Options of `read()`. */
+export interface StatusOptions {
+  /** Sets both `segmentsSchema` and `dictionarySchema`. */
+  schema?: string
+  /** Where the tags are (default `seg`). */
+  segmentsSchema?: string
+  /** Where the topics are (default `dict`). */
+  dictionarySchema?: string
+  /** The lease table (default `shardid_leases`). */
+  table?: string
+  /** The layout to report besides those the lease rows record (default Instagram's). */
+  layout?: Layout
+}
+
+/**
+ * The status of `database`: a URL (`postgresql://...`, `mysql://...`), or an open pg Client or
+ * Pool or mysql2 connection (left open). `DATABASE_UNREACHABLE` when the server cannot be
+ * reached; a statement's failure is the driver's error.
+ */
+export function read(database: string | object, options?: StatusOptions): Promise<StatusReport>
+
+/** `npx shardid status ...` (`args` with `status` first): what it prints and its exit status. */
+export function main(args: string[]): Promise<{ stdout: string; stderr: string; code: number }>

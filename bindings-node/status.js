@@ -1,0 +1,159 @@
+'use strict'
+// `shardid/status`: what a database holds of shardid — the leases, the segments' tags (burn
+// rate, years left before 2^63), the dictionary's topics, and when the layouts in use run out —
+// for programs (`read()`) and `npx shardid status URL` (`main()`). The statements, the figures
+// and both renderings are the core's (shardid::sql::status): this file runs the statements on
+// pg or mysql2 and hands the rows back, so the output is Python's, byte for byte.
+const native = require('./native.generated.js')
+const { ShardIdError, makeError, describe } = require('./errors.js')
+const { Layout } = require('./index.js')
+
+// The text of a cell as the core reads it (every statement casts its columns to text).
+function cell(value) {
+  if (value === null || value === undefined) return null
+  if (typeof value === 'string') return value
+  if (Buffer.isBuffer(value)) return value.toString('utf8')
+  return String(value)
+}
+
+/** Runs the core's statements of `run` on `query(sql) -> rows as arrays`. */
+async function drive(run, query) {
+  for (let sql = run.next(); sql !== null && sql !== undefined; sql = run.next()) {
+    const rows = await query(sql)
+    run.feed(rows.map((row) => row.map(cell)))
+  }
+}
+
+function isMysqlUrl(url) {
+  return /^(mysql|mariadb):\/\//.test(url)
+}
+
+/** A `query` function and a `close` for a new connection to `url` (pg or mysql2). */
+async function open(family, url) {
+  if (family === 'mysql') {
+    const connection = await require('./mysql.js').connect(url)
+    return {
+      query: async (sql) => (await connection.query({ sql, rowsAsArray: true }))[0],
+      close: () => connection.end().catch(() => {}),
+    }
+  }
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    // pg reads URLs only; libpq's `host=... dbname=...` strings are the Python package's.
+    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'is not a postgresql:// URL (pg reads no libpq key=value string)' })
+  }
+  let pg
+  try {
+    pg = require('pg')
+  } catch {
+    throw makeError('UNSUPPORTED', { reason: 'shardid status needs the pg package for a PostgreSQL URL: npm install pg' })
+  }
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+  } catch (err) {
+    throw require('./errors.js').unreachableError(err)
+  }
+  return {
+    query: async (sql) => (await client.query({ text: sql, rowMode: 'array' })).rows,
+    close: () => client.end().catch(() => {}),
+  }
+}
+
+// A `query` function for a connection the caller has: a pg Client or Pool, or a mysql2
+// connection or pool (promise or callback API).
+function queryOf(connection) {
+  if (typeof connection.execute === 'function' || connection.config?.connectionConfig || connection.connection?.config) {
+    const promised = typeof connection.promise === 'function' ? connection.promise() : connection
+    return ['mysql', async (sql) => (await promised.query({ sql, rowsAsArray: true }))[0]]
+  }
+  return ['postgres', async (sql) => (await connection.query({ text: sql, rowMode: 'array' })).rows]
+}
+
+function time(text) {
+  return text === null ? null : new Date(text)
+}
+
+/** The report of `run`'s JSON as objects: times as `Date`, IDs as `bigint`. */
+function report(run) {
+  const json = run.reportJson()
+  const doc = JSON.parse(json)
+  const section = (part, make) => ({ table: part.table, present: part.present, rows: part.rows.map(make) })
+  return {
+    database: doc.database,
+    now: time(doc.now),
+    leases: section(doc.leases, (r) => ({
+      layout: r.layout, signature: r.signature, shard: r.shard, holder: r.holder, since: time(r.since),
+      ceiling: r.ceiling, ceilingTime: time(r.ceiling_time), expires: time(r.expires), session: r.session, state: r.state,
+    })),
+    tags: section(doc.tags, (r) => ({
+      tag: r.tag, next: BigInt(r.next), segment: r.segment, stride: r.stride, lastTake: time(r.last_take),
+      perSecond: r.per_second, yearsLeft: r.years_left, runsOut: time(r.runs_out),
+    })),
+    topics: section(doc.topics, (r) => ({
+      topic: r.topic, strings: r.strings, lastId: r.last_id === null ? null : BigInt(r.last_id), dropped: r.dropped,
+    })),
+    layouts: doc.layouts.map((r) => ({
+      name: r.name, signature: r.signature, source: r.source, runsOut: time(r.runs_out), yearsLeft: r.years_left, warning: r.warning,
+    })),
+    warnings: doc.warnings,
+    text: run.reportText(),
+    json,
+  }
+}
+
+/**
+ * `await read(database, { schema, segmentsSchema = 'seg', dictionarySchema = 'dict', table =
+ * 'shardid_leases', layout = Layout.INSTAGRAM })`: the status of `database`, a URL
+ * (`postgresql://...`, `mysql://...`) or an open pg Client/Pool or mysql2 connection (left open).
+ */
+async function read(database, options = {}) {
+  const o = options ?? {}
+  const segmentsSchema = o.schema ?? o.segmentsSchema ?? 'seg'
+  const dictionarySchema = o.schema ?? o.dictionarySchema ?? 'dict'
+  const table = o.table ?? 'shardid_leases'
+  const layout = o.layout ?? Layout.INSTAGRAM
+  if (!(layout instanceof Layout)) {
+    throw makeError('INVALID_ARGUMENT', { argument: 'layout', reason: 'is not a shardid Layout' }, TypeError)
+  }
+  const layoutIndex = native.layoutNew(layout.epochMs, layout.unitMs, layout.timeBits, layout.shardBits, layout.sequenceBits, layout.order, layout.signed)
+  if (typeof database === 'string') {
+    const family = isMysqlUrl(database) ? 'mysql' : 'postgres'
+    const run = new native.StatusRun(family, database, table, segmentsSchema, dictionarySchema, layoutIndex)
+    const db = await open(family, database)
+    try {
+      await drive(run, db.query)
+    } finally {
+      await db.close()
+    }
+    return report(run)
+  }
+  const [family, query] = queryOf(database)
+  const run = new native.StatusRun(family, '', table, segmentsSchema, dictionarySchema, layoutIndex)
+  await drive(run, query)
+  return report(run)
+}
+
+/** `npx shardid status ...` (`args` with `status` first): `{ stdout, stderr, code }`. */
+async function main(args) {
+  const usage = native.cliStatusUsage(args)
+  if (usage) return usage
+  const run = native.StatusRun.fromArgs(args)
+  const why = (err) => run.failed(err instanceof ShardIdError ? err.message : describe(err))
+  let db
+  try {
+    db = await open(run.family, run.url)
+  } catch (err) {
+    return why(err)
+  }
+  try {
+    await drive(run, db.query)
+  } catch (err) {
+    return why(err)
+  } finally {
+    await db.close()
+  }
+  return run.output()
+}
+
+module.exports = { read, main }
