@@ -30,6 +30,7 @@ mod public;
 mod segment;
 mod serial;
 mod slots;
+mod stats;
 
 use napi::{Env, Result};
 use napi_derive::napi;

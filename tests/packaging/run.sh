@@ -200,9 +200,13 @@ check "the README's cargo add line, as written, in a fresh crate" readme_cargo
 
 # --- Node -----------------------------------------------------------------------------------
 node_project() (
-    local project=$work/node-project
+    local project=$work/node-project peers
+    # The exporters' optional peers (and the SDK their tests read through), at the versions
+    # bindings-node's devDependencies pin: the JS suite (node_suite) runs from here.
+    peers=$(node -p "const d = require('$root/bindings-node/package.json').devDependencies;
+        ['prom-client', '@opentelemetry/api', '@opentelemetry/sdk-metrics'].map((n) => n + '@' + d[n]).join(' ')") || return 1
     mkdir -p "$project" && cd "$project" && npm init -y >/dev/null &&
-        npm install --no-audit --no-fund --loglevel=error "$dist/npm/shardid-$version.tgz" "$dist/npm/shardid-linux-x64-gnu-$version.tgz" >/dev/null || return 1
+        npm install --no-audit --no-fund --loglevel=error "$dist/npm/shardid-$version.tgz" "$dist/npm/shardid-linux-x64-gnu-$version.tgz" $peers >/dev/null || return 1
     ls node_modules/shardid/LICENSE-MIT node_modules/shardid/LICENSE-APACHE node_modules/shardid/README.md \
         node_modules/shardid-linux-x64-gnu/LICENSE-MIT node_modules/shardid-linux-x64-gnu/README.md >/dev/null || return 1
     ! ls node_modules/shardid/*.node 2>/dev/null || { echo "the main package carries an addon"; return 1; }
