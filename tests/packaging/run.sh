@@ -232,6 +232,11 @@ JS
 )
 check "shardid + shardid-linux-x64-gnu from their tarballs, no Rust on PATH: CommonJS, ESM, npx shardid" node_project
 
+# The two Prometheus exporters, installed (the wheel's virtualenv of python_wheel_suite holds
+# prometheus_client, the Node project prom-client): the same families, HELP, TYPE and labels.
+check "Python's and Node's Prometheus exporters print the same families" \
+    env PATH="$norust" "$work/venv-wheel/bin/python" tests/packaging/same_exposition.py "$work/node-project"
+
 node_suite() (
     cd "$root/bindings-node" &&
         env PATH="$norust" SHARDID_JS_MODULE="$work/node-project/node_modules/shardid/index.js" node --test ../tests/js/ >"$work/js.log" 2>&1
