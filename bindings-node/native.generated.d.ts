@@ -216,6 +216,12 @@ export declare function cliStatusUsage(args: Array<string>): CliOutput | null
 /** Whether `cliRun(args)` reads standard input (`decode` without IDs). */
 export declare function cliWantsStdin(args: Array<string>): boolean
 
+/**
+ * Every live object's figures (`shardid::stats::collect`): every generator of the process,
+ * and the dense-ID allocators and dictionaries registered with the core.
+ */
+export declare function collectStats(): Array<StatsSample>
+
 /** The ID for a time, a shard and a sequence. */
 export declare function compose(layoutIndex: number, timestamp: unknown, shard: unknown, sequence: unknown): bigint
 
@@ -711,6 +717,57 @@ export declare function setSerialBuffer(buffer: Float64Array): void
 
 /** `key % logicalShards`, checked against the layout. */
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number
+
+/** One family of the core's table: its name, its labels and its rows. */
+export interface StatsFamily {
+  /** `'generator'`, `'segments'`, `'dictionary'`, ... */
+  name: string
+  /** The names of the labels that tell its objects apart (`layout`, `shard`). */
+  labels: Array<string>
+  /** Its rows, in the order of its samples' values. */
+  metrics: Array<StatsMetric>
+}
+
+/**
+ * One row of the core's table (`shardid::stats::Metric`), with its names in each exporter's
+ * convention.
+ */
+export interface StatsMetric {
+  /** The name in `stats()` (camelCase). */
+  name: string
+  /** Where its value is in a sample's `values`. */
+  index: number
+  /**
+   * `'counter'`, `'gauge'`, `'gaugeMax'` (objects with the same labels report the
+   * largest), `'bucket'` or `'sum'` (of the histogram that `prometheus` names).
+   */
+  kind: string
+  /** What it counts, one sentence (Prometheus' `HELP`, OpenTelemetry's description). */
+  help: string
+  /** Its Prometheus name (`shardid_ids_total`; a histogram's buckets and sum share one). */
+  prometheus: string
+  /** Its OpenTelemetry name (`shardid.ids`; a histogram's buckets share one). */
+  opentelemetry: string
+  /** A bucket's upper bound in milliseconds (`Infinity` for `+Inf`); absent otherwise. */
+  leMs?: number
+  /** What turns the value into base units: 1,000 for milliseconds, else 1. */
+  divideBy: number
+  /** One figure for the process (exporters report it once, without labels). */
+  processWide: boolean
+}
+
+/** One live object's figures (or several objects' with the same labels, added up). */
+export interface StatsSample {
+  /** The family's name. */
+  family: string
+  /** The label values, in the family's `labels` order. */
+  labels: Array<string>
+  /** The figures, in the family's `metrics` order. */
+  values: Array<bigint>
+}
+
+/** The core's table of counters (`shardid::stats::Family::ALL`), for exporters. */
+export declare function statsTable(): Array<StatsFamily>
 
 /**
  * Whether generators in different `worker_threads` share state: yes, the addon is loaded

@@ -31,6 +31,7 @@ mod segment;
 mod serial;
 mod slots;
 mod status;
+mod stats;
 
 use napi::{Env, Result};
 use napi_derive::napi;

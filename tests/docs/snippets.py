@@ -12,7 +12,7 @@ what the SQL after it uses). Each page gets its own database on one throwaway cl
 | language | how it runs |
 | --- | --- |
 | ``python`` | ``exec`` in the page's interpreter (the installed wheel, as tests/python/run.sh installs it) |
-| ``js`` | a file of its own in a project whose ``node_modules`` holds shardid, shardid-wasm, pg, knex, mysql2, drizzle-orm; an ES module when it imports or awaits, else CommonJS |
+| ``js`` | a file of its own in a project whose ``node_modules`` holds shardid, shardid-wasm, pg, knex, mysql2, drizzle-orm, prom-client, @opentelemetry; an ES module when it imports or awaits, else CommonJS |
 | ``ts`` | ``tsc --noEmit --strict`` in that project (types only: nothing to run it with) |
 | ``sh`` | ``bash -euo pipefail``; a block of ``$ command`` lines runs each command and compares the output lines shown under it, exactly |
 | ``sql`` | ``psql -v ON_ERROR_STOP=1``; ``sql mariadb``: the ``mariadb`` command line, in the database ``app`` of a throwaway MariaDB (tests/mysql/server.py), whose URL the page's blocks read from ``MYSQL_URL`` |
@@ -191,7 +191,7 @@ class Runner:
         wasm = ROOT / "bindings-wasm" / "pkg" / "npm"
         if wasm.exists():
             (modules / "shardid-wasm").symlink_to(wasm)
-        for name in ("pg", "knex", "mysql2", "drizzle-orm", "typescript", "@types"):
+        for name in ("pg", "knex", "mysql2", "drizzle-orm", "typescript", "@types", "prom-client", "@opentelemetry"):
             if (node / "node_modules" / name).exists():
                 (modules / name).symlink_to(node / "node_modules" / name)
         (project / "tsconfig.json").write_text(json.dumps({

@@ -200,9 +200,13 @@ check "the README's cargo add line, as written, in a fresh crate" readme_cargo
 
 # --- Node -----------------------------------------------------------------------------------
 node_project() (
-    local project=$work/node-project
+    local project=$work/node-project peers
+    # The exporters' optional peers (and the SDK their tests read through), at the versions
+    # bindings-node's devDependencies pin: the JS suite (node_suite) runs from here.
+    peers=$(node -p "const d = require('$root/bindings-node/package.json').devDependencies;
+        ['prom-client', '@opentelemetry/api', '@opentelemetry/sdk-metrics'].map((n) => n + '@' + d[n]).join(' ')") || return 1
     mkdir -p "$project" && cd "$project" && npm init -y >/dev/null &&
-        npm install --no-audit --no-fund --loglevel=error "$dist/npm/shardid-$version.tgz" "$dist/npm/shardid-linux-x64-gnu-$version.tgz" >/dev/null || return 1
+        npm install --no-audit --no-fund --loglevel=error "$dist/npm/shardid-$version.tgz" "$dist/npm/shardid-linux-x64-gnu-$version.tgz" $peers >/dev/null || return 1
     ls node_modules/shardid/LICENSE-MIT node_modules/shardid/LICENSE-APACHE node_modules/shardid/README.md \
         node_modules/shardid-linux-x64-gnu/LICENSE-MIT node_modules/shardid-linux-x64-gnu/README.md >/dev/null || return 1
     ! ls node_modules/shardid/*.node 2>/dev/null || { echo "the main package carries an addon"; return 1; }
@@ -227,6 +231,11 @@ JS
     [ $? -eq 2 ] || { echo "npx shardid: a usage error must exit with 2"; return 1; }
 )
 check "shardid + shardid-linux-x64-gnu from their tarballs, no Rust on PATH: CommonJS, ESM, npx shardid" node_project
+
+# The two Prometheus exporters, installed (the wheel's virtualenv of python_wheel_suite holds
+# prometheus_client, the Node project prom-client): the same families, HELP, TYPE and labels.
+check "Python's and Node's Prometheus exporters print the same families" \
+    env PATH="$norust" "$work/venv-wheel/bin/python" tests/packaging/same_exposition.py "$work/node-project"
 
 node_suite() (
     cd "$root/bindings-node" &&

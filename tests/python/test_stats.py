@@ -86,6 +86,12 @@ def test_the_prometheus_collector_reports_every_generator_in_parsable_text() -> 
     ticker = [s for s in families["shardid_ticker_starts"].samples if s.name == "shardid_ticker_starts_total"]
     assert len(ticker) == 1 and ticker[0].labels == {}, "one figure for the process"
     assert "# HELP shardid_ids_total IDs handed out" in text
+    # A histogram's help is its sum's, with or without an object reporting it (no DenseIds here).
+    from shardid._shardid import _stats_table
+
+    (sum_help,) = [m[2] for m in _stats_table()["segments"]["metrics"] if m[1] == "sum"]
+    latency = families["shardid_segment_fetch_latency_seconds"]
+    assert (latency.type, latency.documentation, latency.samples) == ("histogram", sum_help, [])
 
 
 def test_opentelemetry_observables_read_through_the_sdk() -> None:

@@ -42,13 +42,15 @@ class ShardIdCollector:
             for i, (name, kind, help, prom, _otel, le_ms, divide_by, process_wide) in enumerate(spec["metrics"]):
                 if kind in ("bucket", "sum"):
                     h = histograms.setdefault(prom, {"help": help, "rows": {}})
+                    if kind == "sum":
+                        # The histogram's help is its sum's, whether or not an object reports it.
+                        h["help"] = help
                     for row_labels, values in rows:
                         r = h["rows"].setdefault(tuple(row_labels), {"buckets": [], "sum": 0.0})
                         if kind == "bucket":
                             le = "+Inf" if le_ms == _INF else str(le_ms / 1000)
                             r["buckets"].append((le, values[i]))
                         else:
-                            h["help"] = help
                             r["sum"] = values[i] / divide_by
                     continue
                 metric: Any

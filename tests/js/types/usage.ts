@@ -145,3 +145,15 @@ async function status(): Promise<void> {
   console.log(next, left, warned, report.now.toISOString(), report.leases.present)
 }
 void status
+// Exporters: prom-client and OpenTelemetry.
+import { register as registerMetrics, metrics as shardidMetrics, type ShardIdMetric } from 'shardid/prometheus'
+import { instrument } from 'shardid/opentelemetry'
+import { Registry } from 'prom-client'
+import { metrics as otelMetrics } from '@opentelemetry/api'
+const families: ShardIdMetric[] = registerMetrics(new Registry())
+const unregistered: string[] = shardidMetrics().map((m) => `${m.name} ${m.type} ${m.help}`)
+void registerMetrics()
+const instruments = instrument(otelMetrics.getMeter('app'))
+instruments.forEach((i) => i.addCallback((result) => result.observe(1)))
+void instrument()
+console.log(families.length, unregistered, instruments.length)
