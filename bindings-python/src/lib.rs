@@ -18,6 +18,7 @@ mod segment;
 mod serial;
 mod sql;
 mod stats;
+mod status;
 
 use pyo3::prelude::*;
 
@@ -62,6 +63,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::_error, m)?)?;
     m.add_function(wrap_pyfunction!(cli::_cli_run, m)?)?;
     m.add_function(wrap_pyfunction!(cli::_cli_wants_stdin, m)?)?;
+    m.add_class::<status::PyStatusRun>()?;
+    m.add_function(wrap_pyfunction!(status::_cli_status, m)?)?;
     m.add_class::<serial::PySerialFormat>()?;
     m.add_class::<serial::PyParsedSerial>()?;
     m.add_class::<serial::PySerials>()?;

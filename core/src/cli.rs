@@ -9,7 +9,11 @@
 //! shardid new --shard N [--layout L] [-n COUNT]   make IDs (for scripts: a shard no service uses)
 //! shardid sql --schema S (--layout L --shard N | --segments | --dictionary | --public-ids) [--dialect D]   the DDL
 //! shardid public encode|decode --key-file F [--prefix P] [--encoding E] VALUE...   public IDs
+//! shardid status URL [--schema S] [--table T] [--layout L] [--json] [--check]   leases, tags, topics, run-out dates
 //! ```
+//!
+//! `status` reads a database: the bindings see it ([`status`]), run the statements of the
+//! [`StatusRun`] it returns on their driver and feed the rows back; everything else is pure.
 //!
 //! Times are Unix milliseconds or RFC 3339 in UTC (`2026-11-24T05:00:00Z`, `2026-11-24`). Exit
 //! status: 0 when everything worked, 1 when an input was refused (the others are still
@@ -20,6 +24,9 @@ use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
+use crate::sql::status::{
+    DEFAULT_DICTIONARY_SCHEMA, DEFAULT_SEGMENTS_SCHEMA, DEFAULT_TABLE, Family, Row, StatusReader,
+};
 use crate::sql::{Dialect, Dictionary, Mysql, MysqlDictionary, MysqlSegments, Postgres, Segments};
 use crate::{FieldOrder, Generator, Layout, Options};
 
@@ -58,11 +65,20 @@ commands:
                                           the key file holds 16 raw bytes [--key-version V], or
                                           keys as text (32 hex digits, or VERSION:HEX,...);
                                           encodings base32 (default), base32check, base58, base62
+  status URL [--schema S] [--table T] [--layout L] [--json] [--check]
+                                          a database's leases, segments' tags (burn rate, years left),
+                                          dictionary topics and the layouts' run-out dates; URL:
+                                          postgresql://... (or libpq's host=... dbname=...), mysql://...;
+                                          tags in schema seg and topics in dict unless --schema S
+                                          (or --segments-schema S, --dictionary-schema S); leases in
+                                          table shardid_leases unless --table T; --check: exit 1 on a
+                                          warning (a layout or tag running out within 5 years)
 
 layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
   --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]
 times: Unix milliseconds, or RFC 3339 in UTC: 2026-11-24T05:00:00.250Z, 2026-11-24
-exit status: 0 ok, 1 an input was refused (the others are still printed), 2 a usage error
+exit status: 0 ok, 1 an input was refused (the others are still printed) or status --check
+  warned, 2 a usage error (or status could not read the database)
 ";
 
 /// Whether [`run`] will read standard input for these arguments (`decode` without IDs), so a
@@ -100,6 +116,10 @@ pub fn run(args: &[&str], stdin: Option<&str>) -> Output {
         "new" => parse(rest).and_then(|p| new_ids(&p, &mut out)),
         "sql" => parse(rest).and_then(|p| sql(&p, &mut out)),
         "public" => public(rest, stdin, &mut out),
+        "status" => match status(args) {
+            Err(usage) => return usage,
+            Ok(_) => Err("status reads a database: run it from the Python or Node package".into()),
+        },
         other => Err(format!("unknown command {other:?}: try shardid --help")),
     };
     if let Err(usage) = result {
@@ -134,6 +154,9 @@ const VALUED: &[&str] = &[
     "--key-version",
     "--prefix",
     "--encoding",
+    "--table",
+    "--segments-schema",
+    "--dictionary-schema",
 ];
 const SWITCHES: &[&str] = &[
     "--json",
@@ -141,6 +164,7 @@ const SWITCHES: &[&str] = &[
     "--segments",
     "--dictionary",
     "--public-ids",
+    "--check",
 ];
 
 fn parse<'a>(args: &[&'a str]) -> Result<Parsed<'a>, String> {
@@ -470,6 +494,166 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
     };
     out.stdout = text.map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// A `shardid status` to run: the binding connects to [`Self::url`] with the driver of
+/// [`Self::family`], runs each statement of [`Self::next`] and [`Self::feed`]s the rows back,
+/// then prints [`Self::output`]; when it cannot connect or a statement fails, [`Self::failed`]
+/// with the driver's words.
+#[derive(Clone, Debug)]
+pub struct StatusRun {
+    url: String,
+    reader: StatusReader,
+    json: bool,
+    check: bool,
+}
+
+/// The `status` command's arguments (`args` with `status` first) as a [`StatusRun`], or the
+/// [`Output`] of a usage error (exit status 2).
+///
+/// # Errors
+/// The usage error's output.
+pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
+    let usage = |why: String| Output {
+        stdout: String::new(),
+        stderr: format!("shardid: {why}\n"),
+        code: 2,
+    };
+    let Some((&"status", rest)) = args.split_first() else {
+        return Err(usage("not a status command".into()));
+    };
+    let p = parse(rest).map_err(usage)?;
+    p.only(&[
+        "--schema",
+        "--segments-schema",
+        "--dictionary-schema",
+        "--table",
+        "--check",
+    ])
+    .map_err(usage)?;
+    let [url] = p.positional[..] else {
+        return Err(usage(
+            "status takes one database URL: shardid status postgresql://... (or mysql://...)"
+                .into(),
+        ));
+    };
+    let family = Family::of_url(url).map_err(|why| usage(format!("status: {why}")))?;
+    let schema = p.get("--schema");
+    let segments = p
+        .get("--segments-schema")
+        .or(schema)
+        .unwrap_or(DEFAULT_SEGMENTS_SCHEMA);
+    let dictionary = p
+        .get("--dictionary-schema")
+        .or(schema)
+        .unwrap_or(DEFAULT_DICTIONARY_SCHEMA);
+    let table = p.get("--table").unwrap_or(DEFAULT_TABLE);
+    let layout = p.layout().map_err(usage)?;
+    let reader = StatusReader::new(family, table, segments, dictionary, layout)
+        .map_err(|e| usage(format!("status: {e}")))?;
+    Ok(StatusRun {
+        url: url.into(),
+        reader,
+        json: p.switch("--json"),
+        check: p.switch("--check"),
+    })
+}
+
+impl StatusRun {
+    /// A run of `reader` on a connection the caller already has (the Python and Node APIs):
+    /// `url` only names the database in [`Self::failed`]'s message.
+    pub fn new(url: &str, reader: StatusReader) -> Self {
+        Self {
+            url: url.into(),
+            reader,
+            json: false,
+            check: false,
+        }
+    }
+
+    /// The report as JSON, whatever `--json` said (the Python and Node APIs read it).
+    pub fn report_json(&self) -> String {
+        self.reader.report().json()
+    }
+
+    /// The report as text, whatever `--json` said.
+    pub fn report_text(&self) -> String {
+        self.reader.report().text()
+    }
+
+    /// The database URL, as given.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Which driver runs the statements.
+    pub const fn family(&self) -> Family {
+        self.reader.family()
+    }
+
+    /// The next statement, or `None` when [`Self::output`] is ready.
+    pub fn next(&self) -> Option<String> {
+        self.reader.next()
+    }
+
+    /// The rows of the last statement, as text cells.
+    ///
+    /// # Errors
+    /// Rows none of the statements return, with what was wrong (then [`Self::failed`]).
+    pub fn feed(&mut self, rows: &[Row]) -> Result<(), String> {
+        self.reader.feed(rows)
+    }
+
+    /// What the command prints: the report (text, or JSON with `--json`); exit status 1 with
+    /// `--check` when there is a warning.
+    pub fn output(&self) -> Output {
+        let report = self.reader.report();
+        Output {
+            stdout: if self.json {
+                report.json()
+            } else {
+                report.text()
+            },
+            stderr: String::new(),
+            code: i32::from(self.check && report.warned()),
+        }
+    }
+
+    /// What the command prints when the database could not be read (`why`: the driver's error;
+    /// only its first line is shown): exit status 2.
+    pub fn failed(&self, why: &str) -> Output {
+        let why = why
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("failed");
+        Output {
+            stdout: String::new(),
+            stderr: format!(
+                "shardid: status: {}: {}\n",
+                url_shown(&self.url),
+                why.trim()
+            ),
+            code: 2,
+        }
+    }
+}
+
+/// A URL as an error shows it: without its password.
+fn url_shown(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url
+            .split_whitespace()
+            .filter(|kv| !kv.starts_with("password="))
+            .collect::<Vec<_>>()
+            .join(" ");
+    };
+    match rest.split_once('@') {
+        Some((userinfo, host)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        _ => url.into(),
+    }
 }
 
 /// `public encode|decode`: IDs to public IDs and back, one per line.

@@ -21,6 +21,8 @@ mod postgres;
 mod public_ids;
 mod segments;
 mod serials;
+#[cfg(feature = "std")]
+pub mod status;
 mod uninstall;
 
 pub use dictionary::{

@@ -1,0 +1,321 @@
+"""What a database holds of shardid, for operators and programs: the leases, the segments'
+tags (burn rate, years left before 2^63), the dictionary's topics, and when the layouts in use
+run out — ``shardid status URL`` on the command line, :func:`read` in a program::
+
+    from shardid import status
+
+    report = status.read("postgresql://app@db/app")
+    for tag in report.tags.rows:
+        print(tag.tag, tag.per_second, tag.years_left)
+    if report.warnings:
+        ...
+
+The statements, the figures and both renderings are the core's (``shardid::sql::status``), so
+``shardid status`` prints the same bytes from Python and from Node; this module runs the
+statements on psycopg (or psycopg2) or PyMySQL and reads the core's JSON into dataclasses.
+
+- A table that does not exist (the feature is not installed) is a :class:`Section` with
+  ``present`` false, not an error.
+- The **burn rate** is an estimate from one reading (a tag's row records one): its last segment
+  size times its stride, per the clients' target lifetime of a segment (60 s), or per the time
+  since its last take when that is longer; 0 before the first take. **Years left** is
+  ``(2^63 - 1 - next) / rate`` in years of 365.2425 days (``None``: never).
+- The **layouts** are ``layout`` (default Instagram's, as every command) and each layout the
+  lease rows record; one that runs out within 5 years of the database's clock is a **warning**,
+  as is a tag with less than 5 years left.
+- All times are the database server's clock, as UTC ``datetime`` objects.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Generic, TypeVar
+
+from shardid import _db
+from shardid import _mysql
+from shardid._errors import ShardIdError
+from shardid._shardid import Layout, _cli_status, _error, _StatusRun
+
+__all__ = ["Lease", "LayoutStatus", "Report", "Section", "Tag", "Topic", "read"]
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A row of the lease table."""
+
+    layout: str
+    """The layout's name: a preset's (``instagram``), ``custom``, or ``unknown``."""
+    signature: str
+    """The layout's numbers as the row records them (``epoch_ms=... unit_ms=... bits=41/13/10 ...``)."""
+    shard: int
+    holder: str | None
+    """Who holds the shard (host and process), or held it last."""
+    since: datetime | None
+    """When it was taken."""
+    ceiling: int
+    """The ceiling, in the layout's time units: no holder issued an ID above it."""
+    ceiling_time: datetime | None
+    """The ceiling as a time (``None`` for an unknown layout)."""
+    expires: datetime | None
+    """When the lease expires (``None``: released, or a session lease)."""
+    session: bool
+    """A session lease: held while its holder's session holds a lock."""
+    state: str
+    """``held``, ``expired``, ``free`` (released) or ``session``."""
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A tag of dense IDs from segments."""
+
+    tag: str
+    next: int
+    """The next number it hands out."""
+    segment: int
+    """The size of its last segment (0: none taken yet)."""
+    stride: int
+    """Ticket servers' stride (1 on PostgreSQL, whose rows do not record it)."""
+    last_take: datetime
+    per_second: float
+    """Numbers a second, estimated (see the module's docs)."""
+    years_left: float | None
+    """Years before 2^63 at that rate (``None``: never)."""
+    runs_out: datetime | None
+    """When (``None``: never, or after the year 9999)."""
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A topic of the string <-> ID dictionary."""
+
+    topic: str
+    strings: int
+    """How many strings it holds."""
+    last_id: int | None
+    """The last ID it assigned (``None``: none yet)."""
+    dropped: bool
+
+
+@dataclass(frozen=True)
+class LayoutStatus:
+    """A layout and when it runs out."""
+
+    name: str
+    """A preset's name or ``custom``."""
+    signature: str
+    source: str
+    """``option`` (the ``layout`` argument, or the default) or ``leases`` (a lease row's)."""
+    runs_out: datetime
+    years_left: float
+    """Years from the database's clock to the run-out date (negative once past)."""
+    warning: bool
+    """It runs out within 5 years (or ran out)."""
+
+
+@dataclass(frozen=True)
+class Section(Generic[_T]):
+    """The rows of one table, or ``present`` false when the table does not exist."""
+
+    table: str
+    present: bool
+    rows: tuple[_T, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    """What :func:`read` found: the fields of ``shardid status --json`` (schema version 1)."""
+
+    database: str
+    """``postgres`` or ``mysql``."""
+    now: datetime
+    """The database server's clock when the status was read."""
+    leases: Section[Lease]
+    tags: Section[Tag]
+    topics: Section[Topic]
+    layouts: tuple[LayoutStatus, ...]
+    warnings: tuple[str, ...]
+    """One sentence per warning; empty when there is none."""
+    text: str
+    """The report as ``shardid status`` prints it."""
+    json: str
+    """The report as ``shardid status --json`` prints it."""
+
+
+def _time(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+def _report(run: _StatusRun) -> Report:
+    text = run.report_json()
+    doc = json.loads(text)
+
+    def section(name: str, make: Any) -> Section[Any]:
+        part = doc[name]
+        return Section(table=part["table"], present=part["present"], rows=tuple(make(r) for r in part["rows"]))
+
+    return Report(
+        database=doc["database"],
+        now=_time(doc["now"]),  # type: ignore[arg-type]
+        leases=section(
+            "leases",
+            lambda r: Lease(
+                layout=r["layout"],
+                signature=r["signature"],
+                shard=r["shard"],
+                holder=r["holder"],
+                since=_time(r["since"]),
+                ceiling=r["ceiling"],
+                ceiling_time=_time(r["ceiling_time"]),
+                expires=_time(r["expires"]),
+                session=r["session"],
+                state=r["state"],
+            ),
+        ),
+        tags=section(
+            "tags",
+            lambda r: Tag(
+                tag=r["tag"],
+                next=int(r["next"]),
+                segment=r["segment"],
+                stride=r["stride"],
+                last_take=_time(r["last_take"]),  # type: ignore[arg-type]
+                per_second=float(r["per_second"]),
+                years_left=None if r["years_left"] is None else float(r["years_left"]),
+                runs_out=_time(r["runs_out"]),
+            ),
+        ),
+        topics=section(
+            "topics",
+            lambda r: Topic(
+                topic=r["topic"],
+                strings=r["strings"],
+                last_id=None if r["last_id"] is None else int(r["last_id"]),
+                dropped=r["dropped"],
+            ),
+        ),
+        layouts=tuple(
+            LayoutStatus(
+                name=r["name"],
+                signature=r["signature"],
+                source=r["source"],
+                runs_out=_time(r["runs_out"]),  # type: ignore[arg-type]
+                years_left=float(r["years_left"]),
+                warning=r["warning"],
+            )
+            for r in doc["layouts"]
+        ),
+        warnings=tuple(doc["warnings"]),
+        text=run.report_text(),
+        json=text,
+    )
+
+
+def _cell(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
+
+
+def _run(run: _StatusRun, conn: Any) -> None:
+    """Runs the core's statements on ``conn`` (a DB-API connection) and feeds the rows back."""
+    while (sql := run.next()) is not None:
+        cur = conn.cursor()
+        try:
+            cur.execute(sql)
+            rows = cur.fetchall()
+        finally:
+            cur.close()
+        run.feed([[_cell(c) for c in row] for row in rows])
+
+
+def _connect(family: str, url: str) -> Any:
+    if family == "mysql":
+        return _mysql.connect(url)
+    return _db.connect_postgres(url, connect_timeout=5)
+
+
+def _family_of(conn: Any) -> str:
+    vendor = getattr(conn, "vendor", None)  # a Django connection
+    if isinstance(vendor, str):
+        return "mysql" if vendor == "mysql" else "postgres"
+    module = type(conn).__module__
+    return "mysql" if module.startswith(("pymysql", "MySQLdb", "aiomysql")) else "postgres"
+
+
+def read(
+    database: Any,
+    *,
+    schema: str | None = None,
+    segments_schema: str = "seg",
+    dictionary_schema: str = "dict",
+    table: str = "shardid_leases",
+    layout: Layout | None = None,
+) -> Report:
+    """Reads the status of ``database``: a URL (``postgresql://...``, libpq's ``host=...``
+    string, ``mysql://...``), or an open connection (psycopg 3, psycopg2, PyMySQL, or Django's
+    ``connections["default"]``), which is left open.
+
+    ``schema`` sets both ``segments_schema`` (where the tags are, ``seg``) and
+    ``dictionary_schema`` (the topics, ``dict``); ``table`` is the lease table; ``layout`` the
+    layout to report besides those the lease rows record (default Instagram's).
+
+    Raises :class:`~shardid.InvalidArgumentError` for a name that is not a plain lower-case
+    identifier or a URL of another scheme, :class:`~shardid.DatabaseUnreachableError` when the
+    server cannot be reached or refuses the log-in, and the driver's error for any other
+    failure of a statement (a missing privilege).
+    """
+    if schema is not None:
+        segments_schema = dictionary_schema = schema
+    layout = layout if layout is not None else Layout.INSTAGRAM
+    if isinstance(database, str):
+        family = "mysql" if _mysql.is_url(database) else "postgres"
+        if family == "postgres" and "://" in database and not database.startswith(("postgres://", "postgresql://")):
+            scheme = database.split("://")[0][:20]
+            reason = f"{scheme!r} is not a database URL: postgresql://, mysql:// or mariadb://"
+            raise _error("INVALID_ARGUMENT", argument="database", reason=reason)
+        run = _StatusRun(family, database, table, segments_schema, dictionary_schema, layout)
+        conn = _connect(family, database)
+        try:
+            _run(run, conn)
+        finally:
+            conn.close()
+    else:
+        family = _family_of(database)
+        run = _StatusRun(family, "", table, segments_schema, dictionary_schema, layout)
+        _run(run, database)
+    return _report(run)
+
+
+def _describe(e: BaseException) -> str:
+    if isinstance(e, ShardIdError):
+        return str(e)
+    return _db.describe(e)
+
+
+def main(args: list[str]) -> tuple[str, str, int]:
+    """``shardid status ...`` (``args`` with ``status`` first): (stdout, stderr, exit status)."""
+    run = _cli_status(args)
+    if isinstance(run, tuple):
+        return run
+    try:
+        conn = _connect(run.family, run.url)
+    except Exception as e:
+        return run.failed(_describe(e))
+    try:
+        _run(run, conn)
+    except Exception as e:
+        return run.failed(_describe(e))
+    finally:
+        try:
+            conn.close()
+        except Exception:
+            pass
+    return run.output()

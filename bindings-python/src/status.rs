@@ -1,0 +1,117 @@
+//! `shardid status`: the core's statements, rows and report (`shardid::sql::status`), run by
+//! `shardid/status.py` on psycopg or PyMySQL. Nothing is computed here.
+
+// pyo3 converts Python lists and str into owned arguments.
+#![allow(clippy::needless_pass_by_value)]
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use shardid::cli::StatusRun;
+use shardid::sql::status::{Family, Row, StatusReader};
+
+use crate::layout::PyLayout;
+use crate::sql::sql_error;
+
+/// A run of `shardid status` (`shardid::cli::StatusRun`): `next()` a statement, `feed(rows)`
+/// its rows as text cells, then `output()` (the command line's) or `report_json()`.
+#[pyclass(name = "_StatusRun", module = "shardid._shardid")]
+pub(crate) struct PyStatusRun {
+    inner: StatusRun,
+}
+
+#[pymethods]
+impl PyStatusRun {
+    /// A run on a connection the caller has: `family` is `"postgres"` or `"mysql"`; `url`
+    /// only names the database in errors.
+    #[new]
+    #[pyo3(signature = (family, url, table, segments_schema, dictionary_schema, layout))]
+    fn new(
+        py: Python<'_>,
+        family: &str,
+        url: &str,
+        table: &str,
+        segments_schema: &str,
+        dictionary_schema: &str,
+        layout: PyRef<'_, PyLayout>,
+    ) -> PyResult<Self> {
+        let family = match family {
+            "postgres" => Family::Postgres,
+            "mysql" => Family::Mysql,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "family {other:?}: postgres or mysql"
+                )));
+            }
+        };
+        let reader = StatusReader::new(
+            family,
+            table,
+            segments_schema,
+            dictionary_schema,
+            layout.inner,
+        )
+        .map_err(|e| sql_error(py, e))?;
+        Ok(Self {
+            inner: StatusRun::new(url, reader),
+        })
+    }
+
+    /// The URL the command line was given.
+    #[getter]
+    fn url(&self) -> String {
+        self.inner.url().into()
+    }
+
+    /// `"postgres"` or `"mysql"`: which driver runs the statements.
+    #[getter]
+    fn family(&self) -> &'static str {
+        self.inner.family().name()
+    }
+
+    /// The next statement, or `None` when done.
+    fn next(&self) -> Option<String> {
+        self.inner.next()
+    }
+
+    /// The rows of the last statement: text or `None` cells. `ValueError` for rows none of
+    /// the statements return.
+    fn feed(&mut self, rows: Vec<Row>) -> PyResult<()> {
+        self.inner.feed(&rows).map_err(PyValueError::new_err)
+    }
+
+    /// (stdout, stderr, exit status) of the command line.
+    fn output(&self) -> (String, String, i32) {
+        let out = self.inner.output();
+        (out.stdout, out.stderr, out.code)
+    }
+
+    /// (stdout, stderr, exit status) when the database could not be read: `why`, exit 2.
+    fn failed(&self, why: &str) -> (String, String, i32) {
+        let out = self.inner.failed(why);
+        (out.stdout, out.stderr, out.code)
+    }
+
+    /// The report as text.
+    fn report_text(&self) -> String {
+        self.inner.report_text()
+    }
+
+    /// The report as JSON (schema version 1).
+    fn report_json(&self) -> String {
+        self.inner.report_json()
+    }
+}
+
+/// `shardid status ...`'s arguments as a `_StatusRun`, or the (stdout, stderr, exit status)
+/// of a usage error.
+#[pyfunction]
+pub(crate) fn _cli_status(py: Python<'_>, args: Vec<String>) -> PyResult<Py<PyAny>> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match shardid::cli::status(&args) {
+        Ok(inner) => Ok(Py::new(py, PyStatusRun { inner })?.into_any()),
+        Err(out) => Ok((out.stdout, out.stderr, out.code)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind()),
+    }
+}

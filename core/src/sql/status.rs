@@ -1,0 +1,1181 @@
+//! `shardid status`: what an operator reads off a database — the leases, the segments' tags,
+//! the dictionary's topics, and when the layouts in use run out — as statements, rows and a
+//! report, written once. The Python and Node packages only run the statements [`StatusReader`]
+//! hands out and feed the rows back; the figures (burn rate, years left, run-out dates,
+//! warnings) and both renderings ([`Report::text`], [`Report::json`]) are made here, so the two
+//! print the same bytes.
+//!
+//! The steps: [`StatusReader::next`] gives a statement, the driver runs it and
+//! [`StatusReader::feed`]s every row back as text cells (`None` for SQL `NULL`): every
+//! statement casts its columns to text, so no driver's conversion of numbers or times matters.
+//! The first statement reads the server's clock and which of the tables exist; a table that
+//! does not exist (the feature is not installed) is read no further and reported as absent.
+//! Then [`StatusReader::report`].
+//!
+//! # The figures
+//!
+//! - **Burn rate** of a tag: numbers a second. An exact rate needs two readings of a tag's
+//!   `next` some time apart; a tag's row records one (its `next`, the size of its last segment
+//!   `step`, the stride, the time of the last take `updated_at`), so status *estimates* it from
+//!   one reading: the clients size segments to last about [`TARGET_MS`] (the allocator's
+//!   default `SizePolicy`: doubled below half of it, halved above twice), so a tag burns about
+//!   `step × stride` numbers per [`TARGET_MS`] — and no faster than one segment per the time
+//!   since its last take, when that is longer. So `step × stride × 1000 / max(TARGET_MS, now −
+//!   last take)` a second; 0 when no segment was taken yet (`step` 0). Clients with another
+//!   target lifetime, or segments at their maximum size, make it an under-estimate.
+//! - **Years left** of a tag: `(2^63 − 1 − next) / burn rate`, in years of 365.2425 days
+//!   ([`YEAR_MS`]); none (never) at a burn rate of 0.
+//! - **Run-out date** of a layout: [`Layout::expires_at_ms`]. The layouts shown are the one of
+//!   `--layout` (default Instagram's, as every command) and every layout the lease rows record
+//!   (their `layout` column holds the layout's numbers, [`super::LeaseSignature`]; read back as a
+//!   signed layout, as every ID in a `bigint` column is).
+//! - **Warnings**: a layout that runs out within [`WARN_MS`] (5 years of [`YEAR_MS`]) of the
+//!   server's clock (or ran out), and a tag with less than 5 years left. `shardid status
+//!   --check` exits 1 when there is one.
+//!
+//! Times are the database server's clock (the first statement reads it), in Unix milliseconds.
+
+use std::fmt::Write as _;
+use std::format;
+use std::string::{String, ToString};
+use std::vec;
+use std::vec::Vec;
+
+use super::failover::MYSQL_NOW_MS;
+use super::{SqlError, check_schema, check_table};
+use crate::cli::rfc3339;
+use crate::{FieldOrder, Layout};
+
+/// A year, for years left and the warnings: 365.2425 days (the Gregorian calendar's mean).
+pub const YEAR_MS: u64 = 31_556_952_000;
+
+/// How close a run-out date may come before it is a warning: 5 years.
+pub const WARN_MS: u64 = 5 * YEAR_MS;
+
+/// How long the clients size a segment to last (the allocator's default target lifetime).
+pub const TARGET_MS: u64 = 60_000;
+
+/// The last number of a tag: 2^63 − 1, the largest `bigint`.
+pub const LAST_NUMBER: u64 = i64::MAX as u64;
+
+/// The default table of leases, as the lease drivers' (`shardid_leases`).
+pub const DEFAULT_TABLE: &str = "shardid_leases";
+/// The default schema of segments' tags, as the segments clients' (`seg`).
+pub const DEFAULT_SEGMENTS_SCHEMA: &str = "seg";
+/// The default schema of the dictionary, as its clients' (`dict`).
+pub const DEFAULT_DICTIONARY_SCHEMA: &str = "dict";
+
+/// Which family of databases the statements are for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// PostgreSQL.
+    Postgres,
+    /// MySQL 8 and MariaDB (the statements are the same for both).
+    Mysql,
+}
+
+impl Family {
+    /// The family of a database URL: `mysql://` and `mariadb://` are the MySQL family;
+    /// `postgres://`, `postgresql://` and libpq's `key=value` connection strings PostgreSQL.
+    ///
+    /// # Errors
+    /// Another URL scheme, with the words of the refusal.
+    pub fn of_url(url: &str) -> Result<Self, String> {
+        match url.split_once("://") {
+            Some(("mysql" | "mariadb", _)) => Ok(Self::Mysql),
+            Some(("postgres" | "postgresql", _)) => Ok(Self::Postgres),
+            Some((scheme, _)) => Err(format!(
+                "{:?} is not a database URL: postgresql://, mysql:// or mariadb://",
+                scheme.chars().take(20).collect::<String>()
+            )),
+            None if url.contains('=') => Ok(Self::Postgres),
+            None => Err(
+                "not a database URL: postgresql://..., mysql://..., or libpq's host=... dbname=..."
+                    .into(),
+            ),
+        }
+    }
+
+    /// `"postgres"` or `"mysql"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Postgres => "postgres",
+            Self::Mysql => "mysql",
+        }
+    }
+}
+
+/// Which statement a [`StatusReader`] is at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Probe,
+    Leases,
+    Tags,
+    Topics,
+    Done,
+}
+
+/// The statements of `shardid status` and the rows they returned; see the module docs.
+#[derive(Clone, Debug)]
+pub struct StatusReader {
+    family: Family,
+    table: String,
+    segments: String,
+    dictionary: String,
+    layout: Layout,
+    step: Step,
+    now_ms: u64,
+    present: [bool; 3],
+    leases: Vec<LeaseRow>,
+    tags: Vec<TagRow>,
+    topics: Vec<TopicRow>,
+}
+
+/// Text cells of one row, `None` for SQL `NULL`.
+pub type Row = Vec<Option<String>>;
+
+impl StatusReader {
+    /// A reader of the lease table `table` (in the connection's search path, or its database on
+    /// MySQL), the tags of schema `segments` and the topics of schema `dictionary`, with the
+    /// layout `layout` (the others come from the lease rows).
+    ///
+    /// # Errors
+    /// [`SqlError::SchemaName`] or [`SqlError::TableName`] for a name that is not a plain
+    /// lower-case identifier.
+    pub fn new(
+        family: Family,
+        table: &str,
+        segments: &str,
+        dictionary: &str,
+        layout: Layout,
+    ) -> Result<Self, SqlError> {
+        check_table(table)?;
+        check_schema(segments)?;
+        check_schema(dictionary)?;
+        Ok(Self {
+            family,
+            table: table.into(),
+            segments: segments.into(),
+            dictionary: dictionary.into(),
+            layout,
+            step: Step::Probe,
+            now_ms: 0,
+            present: [false; 3],
+            leases: Vec::new(),
+            tags: Vec::new(),
+            topics: Vec::new(),
+        })
+    }
+
+    /// The family the statements are for.
+    pub const fn family(&self) -> Family {
+        self.family
+    }
+
+    /// The next statement to run (no parameters), or `None` when [`Self::report`] is ready.
+    pub fn next(&self) -> Option<String> {
+        let (t, s, d) = (&self.table, &self.segments, &self.dictionary);
+        let pg = self.family == Family::Postgres;
+        Some(match self.step {
+            Step::Probe if pg => format!(
+                "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text, \
+                 CASE WHEN to_regclass('{t}') IS NULL THEN 'false' ELSE 'true' END, \
+                 CASE WHEN to_regclass('{s}.shardid_tags') IS NULL THEN 'false' ELSE 'true' END, \
+                 CASE WHEN to_regclass('{d}.shardid_topics') IS NULL \
+                 OR to_regclass('{d}.shardid_strings') IS NULL THEN 'false' ELSE 'true' END"
+            ),
+            Step::Probe => {
+                let exists = |schema: &str, table: &str| {
+                    format!(
+                        "CASE WHEN EXISTS (SELECT 1 FROM information_schema.tables WHERE \
+                         table_schema = {schema} AND table_name = '{table}') THEN 'true' ELSE 'false' END"
+                    )
+                };
+                format!(
+                    "SELECT CAST({MYSQL_NOW_MS} AS CHAR), {}, {}, CASE WHEN {} = 'true' AND {} = 'true' \
+                     THEN 'true' ELSE 'false' END",
+                    exists("DATABASE()", t),
+                    exists(&format!("'{s}'"), "shardid_tags"),
+                    exists(&format!("'{d}'"), "shardid_topics"),
+                    exists(&format!("'{d}'"), "shardid_strings"),
+                )
+            }
+            Step::Leases if pg => format!(
+                "SELECT layout, shard::text, ceiling::text, holder, \
+                 floor(extract(epoch FROM taken_at) * 1000)::bigint::text, \
+                 CASE WHEN expires_at = 'infinity' THEN 'infinity' \
+                 ELSE floor(extract(epoch FROM expires_at) * 1000)::bigint::text END \
+                 FROM {t} ORDER BY layout, shard"
+            ),
+            Step::Leases => {
+                let ms = |c: &str| {
+                    format!(
+                        "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {c}) DIV 1000 AS CHAR)"
+                    )
+                };
+                format!(
+                    "SELECT CONVERT(layout USING utf8mb4), CAST(shard AS CHAR), CAST(ceiling AS CHAR), \
+                     CONVERT(holder USING utf8mb4), {}, CASE WHEN expires_at = '9999-12-31 23:59:59' \
+                     THEN 'infinity' ELSE {} END FROM {t} ORDER BY layout, shard",
+                    ms("taken_at"),
+                    ms("expires_at")
+                )
+            }
+            Step::Tags if pg => format!(
+                "SELECT tag, next::text, step::text, '1', \
+                 floor(extract(epoch FROM updated_at) * 1000)::bigint::text \
+                 FROM {s}.shardid_tags ORDER BY tag"
+            ),
+            Step::Tags => format!(
+                "SELECT CONVERT(tag USING utf8mb4), CAST(next AS CHAR), CAST(step AS CHAR), \
+                 CAST(stride AS CHAR), CAST(FLOOR(UNIX_TIMESTAMP(updated_at) * 1000) AS CHAR) \
+                 FROM {s}.shardid_tags ORDER BY tag"
+            ),
+            Step::Topics if pg => format!(
+                "SELECT t.topic, t.next::text, CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END, \
+                 (SELECT count(*) FROM {d}.shardid_strings s WHERE s.topic_id = t.topic_id)::text \
+                 FROM {d}.shardid_topics t ORDER BY t.topic"
+            ),
+            Step::Topics => format!(
+                "SELECT CONVERT(t.topic USING utf8mb4), CAST(t.next AS CHAR), \
+                 CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END, \
+                 CAST((SELECT COUNT(*) FROM {d}.shardid_strings s WHERE s.topic_id = t.topic_id) AS CHAR) \
+                 FROM {d}.shardid_topics t ORDER BY t.topic"
+            ),
+            Step::Done => return None,
+        })
+    }
+
+    /// Takes the rows the last statement of [`Self::next`] returned.
+    ///
+    /// # Errors
+    /// Rows no statement of this module returns (a cell missing or not a number where one is
+    /// due), with what was wrong; the reader stays at its step.
+    pub fn feed(&mut self, rows: &[Row]) -> Result<(), String> {
+        match self.step {
+            Step::Probe => {
+                let row = rows.first().ok_or("the first statement returned no row")?;
+                self.now_ms = number(row, 0)?;
+                for (i, present) in self.present.iter_mut().enumerate() {
+                    *present = text(row, i + 1)? == "true";
+                }
+            }
+            Step::Leases => {
+                self.leases = rows
+                    .iter()
+                    .map(|row| {
+                        let expires = text_or_null(row, 5)?;
+                        Ok(LeaseRow {
+                            signature: text(row, 0)?.into(),
+                            shard: number(row, 1)?,
+                            ceiling: number(row, 2)?,
+                            holder: text_or_null(row, 3)?.map(Into::into),
+                            since_ms: text_or_null(row, 4)?.map(parse).transpose()?,
+                            session: expires == Some("infinity"),
+                            expires_ms: expires
+                                .filter(|e| *e != "infinity")
+                                .map(parse)
+                                .transpose()?,
+                        })
+                    })
+                    .collect::<Result<_, String>>()?;
+            }
+            Step::Tags => {
+                self.tags = rows
+                    .iter()
+                    .map(|row| {
+                        Ok(TagRow {
+                            tag: text(row, 0)?.into(),
+                            next: number(row, 1)?,
+                            segment: number(row, 2)?,
+                            stride: number(row, 3)?,
+                            last_take_ms: number(row, 4)?,
+                        })
+                    })
+                    .collect::<Result<_, String>>()?;
+            }
+            Step::Topics => {
+                self.topics = rows
+                    .iter()
+                    .map(|row| {
+                        Ok(TopicRow {
+                            topic: text(row, 0)?.into(),
+                            next: number(row, 1)?,
+                            dropped: text(row, 2)? == "true",
+                            strings: number(row, 3)?,
+                        })
+                    })
+                    .collect::<Result<_, String>>()?;
+            }
+            Step::Done => return Err("no statement is due".into()),
+        }
+        self.advance();
+        Ok(())
+    }
+
+    /// Moves past the statement just fed, and past the reads of absent tables.
+    fn advance(&mut self) {
+        let order = [Step::Leases, Step::Tags, Step::Topics];
+        let from = match self.step {
+            Step::Probe => 0,
+            Step::Leases => 1,
+            Step::Tags => 2,
+            Step::Topics | Step::Done => 3,
+        };
+        self.step = (from..3)
+            .find(|&i| self.present[i])
+            .map_or(Step::Done, |i| order[i]);
+    }
+
+    /// The report, once [`Self::next`] says `None` (before that, what was read so far).
+    #[allow(clippy::too_many_lines)] // one section after the other, in the order shown
+    pub fn report(&self) -> Report {
+        let now = self.now_ms;
+        let leases = self
+            .leases
+            .iter()
+            .map(|r| {
+                let layout = from_signature(&r.signature);
+                Lease {
+                    layout: layout.map_or_else(|| "unknown".into(), layout_name),
+                    signature: r.signature.clone(),
+                    shard: r.shard,
+                    holder: r.holder.clone(),
+                    since_ms: r.since_ms,
+                    ceiling: r.ceiling,
+                    ceiling_ms: layout.and_then(|l| {
+                        r.ceiling
+                            .checked_mul(l.unit_ms())
+                            .and_then(|ms| ms.checked_add(l.epoch_ms()))
+                    }),
+                    expires_ms: r.expires_ms,
+                    session: r.session,
+                    state: if r.session {
+                        "session"
+                    } else {
+                        match r.expires_ms {
+                            None => "free",
+                            Some(e) if e <= now => "expired",
+                            Some(_) => "held",
+                        }
+                    },
+                }
+            })
+            .collect::<Vec<_>>();
+        let tags = self
+            .tags
+            .iter()
+            .map(|r| {
+                let per_second = burn_rate(r.segment, r.stride, r.last_take_ms, now);
+                let left = years_left(r.next, per_second);
+                Tag {
+                    tag: r.tag.clone(),
+                    next: r.next,
+                    segment: r.segment,
+                    stride: r.stride,
+                    last_take_ms: r.last_take_ms,
+                    per_second,
+                    years_left: left,
+                    runs_out_ms: left.and_then(|y| after(now, y)),
+                }
+            })
+            .collect::<Vec<_>>();
+        let topics = self
+            .topics
+            .iter()
+            .map(|r| Topic {
+                topic: r.topic.clone(),
+                strings: r.strings,
+                last_id: r.next.checked_sub(1),
+                dropped: r.dropped,
+            })
+            .collect();
+        let mut layouts = vec![layout_report(self.layout, "option", now)];
+        for lease in &self.leases {
+            if let Some(l) = from_signature(&lease.signature)
+                && !layouts.iter().any(|x: &LayoutReport| x.layout == l)
+            {
+                layouts.push(layout_report(l, "leases", now));
+            }
+        }
+        let mut warnings = Vec::new();
+        for l in &layouts {
+            if l.warning {
+                warnings.push(if l.runs_out_ms <= now {
+                    format!("layout {} ran out on {}", l.name, rfc3339(l.runs_out_ms))
+                } else {
+                    format!(
+                        "layout {} runs out on {}, in {:.1} years",
+                        l.name,
+                        rfc3339(l.runs_out_ms),
+                        l.years_left
+                    )
+                });
+            }
+        }
+        for t in &tags {
+            if let Some(y) = t.years_left
+                && y < 5.0
+            {
+                warnings.push(format!(
+                    "tag {} runs out of numbers in {y:.1} years at {:.3} a second",
+                    Printable(&t.tag),
+                    t.per_second
+                ));
+            }
+        }
+        Report {
+            database: self.family.name(),
+            now_ms: now,
+            table: self.table.clone(),
+            segments_schema: self.segments.clone(),
+            dictionary_schema: self.dictionary.clone(),
+            leases: self.present[0].then_some(leases),
+            tags: self.present[1].then_some(tags),
+            topics: self.present[2].then_some(topics),
+            layouts,
+            warnings,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct LeaseRow {
+    signature: String,
+    shard: u64,
+    ceiling: u64,
+    holder: Option<String>,
+    since_ms: Option<u64>,
+    expires_ms: Option<u64>,
+    session: bool,
+}
+
+#[derive(Clone, Debug)]
+struct TagRow {
+    tag: String,
+    next: u64,
+    segment: u64,
+    stride: u64,
+    last_take_ms: u64,
+}
+
+#[derive(Clone, Debug)]
+struct TopicRow {
+    topic: String,
+    next: u64,
+    dropped: bool,
+    strings: u64,
+}
+
+fn text_or_null(row: &Row, i: usize) -> Result<Option<&str>, String> {
+    row.get(i)
+        .map(Option::as_deref)
+        .ok_or_else(|| format!("a row of {} cells, not more than {i}", row.len()))
+}
+
+fn text(row: &Row, i: usize) -> Result<&str, String> {
+    text_or_null(row, i)?.ok_or_else(|| format!("cell {i} is NULL"))
+}
+
+fn parse(cell: &str) -> Result<u64, String> {
+    crate::parse_decimal(cell.as_bytes()).ok_or_else(|| {
+        format!(
+            "{:?} is not a number in 0..2^64",
+            cell.chars().take(40).collect::<String>()
+        )
+    })
+}
+
+fn number(row: &Row, i: usize) -> Result<u64, String> {
+    parse(text(row, i)?)
+}
+
+/// A layout read back from its lease signature (`epoch_ms=.. unit_ms=.. bits=t/s/q order=..`),
+/// signed (IDs in a `bigint` column); `None` for text no lease wrote.
+pub fn from_signature(signature: &str) -> Option<Layout> {
+    let mut epoch = None;
+    let mut unit = None;
+    let mut bits = None;
+    let mut order = None;
+    for part in signature.split(' ') {
+        let (key, value) = part.split_once('=')?;
+        match key {
+            "epoch_ms" => epoch = crate::parse_decimal(value.as_bytes()),
+            "unit_ms" => unit = crate::parse_decimal(value.as_bytes()),
+            "bits" => {
+                let mut it = value.split('/').map(|b| b.parse::<u8>().ok());
+                bits = Some((it.next()??, it.next()??, it.next()??));
+            }
+            "order" => {
+                order = match value {
+                    "TimeShardSequence" => Some(FieldOrder::TimeShardSequence),
+                    "TimeSequenceShard" => Some(FieldOrder::TimeSequenceShard),
+                    _ => None,
+                }
+            }
+            _ => return None,
+        }
+    }
+    let (time, shard, sequence) = bits?;
+    Layout::builder()
+        .epoch_ms(epoch?)
+        .unit_ms(unit?)
+        .bits(time, shard, sequence)
+        .order(order?)
+        .signed(true)
+        .build()
+        .ok()
+}
+
+fn layout_name(layout: Layout) -> String {
+    layout
+        .preset_name()
+        .map_or_else(|| "custom".into(), str::to_ascii_lowercase)
+}
+
+/// Numbers a second a tag burns, estimated from one reading (see the module docs).
+pub fn burn_rate(segment: u64, stride: u64, last_take_ms: u64, now_ms: u64) -> f64 {
+    if segment == 0 {
+        return 0.0;
+    }
+    let window = now_ms.saturating_sub(last_take_ms).max(TARGET_MS);
+    #[allow(clippy::cast_precision_loss)]
+    let rate = (segment as f64) * (stride.max(1) as f64) * 1000.0 / (window as f64);
+    rate
+}
+
+/// Years before a tag at `next` reaches 2^63 − 1 at `per_second`; `None` at a rate of 0.
+pub fn years_left(next: u64, per_second: f64) -> Option<f64> {
+    if per_second <= 0.0 {
+        return None;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let left = LAST_NUMBER.saturating_sub(next) as f64;
+    #[allow(clippy::cast_precision_loss)]
+    Some(left / per_second * 1000.0 / YEAR_MS as f64)
+}
+
+/// `now_ms` plus `years` of [`YEAR_MS`], when that is a time RFC 3339 can show (before 10000).
+fn after(now_ms: u64, years: f64) -> Option<u64> {
+    const YEAR_10000_MS: u64 = 253_402_300_800_000;
+    #[allow(clippy::cast_precision_loss)]
+    let ms = now_ms as f64 + years * YEAR_MS as f64;
+    #[allow(clippy::cast_precision_loss)]
+    if ms < YEAR_10000_MS as f64 {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Some(ms as u64)
+    } else {
+        None
+    }
+}
+
+fn layout_report(layout: Layout, source: &'static str, now_ms: u64) -> LayoutReport {
+    let runs_out_ms = layout.expires_at_ms();
+    #[allow(clippy::cast_precision_loss)]
+    let years_left = (runs_out_ms as f64 - now_ms as f64) / YEAR_MS as f64;
+    LayoutReport {
+        name: layout_name(layout),
+        signature: super::LeaseSignature(layout).to_string(),
+        layout,
+        source,
+        runs_out_ms,
+        years_left,
+        warning: runs_out_ms.saturating_sub(now_ms) <= WARN_MS,
+    }
+}
+
+/// What `shardid status` reports: [`StatusReader::report`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Report {
+    /// `"postgres"` or `"mysql"`.
+    pub database: &'static str,
+    /// The server's clock when the status was read, Unix milliseconds.
+    pub now_ms: u64,
+    /// The lease table.
+    pub table: String,
+    /// The schema of the tags.
+    pub segments_schema: String,
+    /// The schema of the topics.
+    pub dictionary_schema: String,
+    /// The leases, or `None` when the table does not exist.
+    pub leases: Option<Vec<Lease>>,
+    /// The tags, or `None` when the table does not exist.
+    pub tags: Option<Vec<Tag>>,
+    /// The topics, or `None` when the tables do not exist.
+    pub topics: Option<Vec<Topic>>,
+    /// The layouts: `--layout`'s first, then the lease rows'.
+    pub layouts: Vec<LayoutReport>,
+    /// The warnings, one sentence each.
+    pub warnings: Vec<String>,
+}
+
+/// A row of the lease table.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Lease {
+    /// The layout's name (a preset's, `custom`, or `unknown` for a signature no lease wrote).
+    pub layout: String,
+    /// The layout's numbers as the row records them.
+    pub signature: String,
+    /// The shard.
+    pub shard: u64,
+    /// Who holds it (host and process), or held it last.
+    pub holder: Option<String>,
+    /// When it was taken, Unix ms.
+    pub since_ms: Option<u64>,
+    /// The ceiling, in the layout's time units.
+    pub ceiling: u64,
+    /// The ceiling as a time, Unix ms.
+    pub ceiling_ms: Option<u64>,
+    /// When the lease expires (`None`: released, or a session lease).
+    pub expires_ms: Option<u64>,
+    /// A session lease (held while its holder's session holds a lock).
+    pub session: bool,
+    /// `held`, `expired`, `free` or `session`.
+    pub state: &'static str,
+}
+
+/// A tag of segments.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Tag {
+    /// The tag.
+    pub tag: String,
+    /// The next number it hands out.
+    pub next: u64,
+    /// The size of its last segment (0: none taken yet).
+    pub segment: u64,
+    /// The stride (ticket servers; 1 on PostgreSQL, whose rows do not record it).
+    pub stride: u64,
+    /// When the last segment was taken, Unix ms.
+    pub last_take_ms: u64,
+    /// Numbers a second, estimated ([`burn_rate`]).
+    pub per_second: f64,
+    /// Years before 2^63 at that rate (`None`: never).
+    pub years_left: Option<f64>,
+    /// When, Unix ms (`None`: never, or after the year 9999).
+    pub runs_out_ms: Option<u64>,
+}
+
+/// A topic of the dictionary.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Topic {
+    /// The topic.
+    pub topic: String,
+    /// How many strings it holds.
+    pub strings: u64,
+    /// The last ID it assigned (`None`: none yet).
+    pub last_id: Option<u64>,
+    /// Dropped (its name is never used again).
+    pub dropped: bool,
+}
+
+/// A layout and when it runs out.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct LayoutReport {
+    /// A preset's name or `custom`.
+    pub name: String,
+    /// Its numbers, as lease rows record them.
+    pub signature: String,
+    /// The layout.
+    pub layout: Layout,
+    /// `option` (`--layout`, or the default) or `leases` (a lease row's).
+    pub source: &'static str,
+    /// Its run-out date, Unix ms.
+    pub runs_out_ms: u64,
+    /// Years from the server's clock to it (negative once past).
+    pub years_left: f64,
+    /// Within [`WARN_MS`] of the server's clock, or past.
+    pub warning: bool,
+}
+
+/// Text as a JSON string.
+struct Json<'a>(&'a str);
+
+impl core::fmt::Display for Json<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_char('"')?;
+        for c in self.0.chars() {
+            match c {
+                '"' => f.write_str("\\\"")?,
+                '\\' => f.write_str("\\\\")?,
+                c if (c as u32) < 0x20 => write!(f, "\\u{:04x}", c as u32)?,
+                c => f.write_char(c)?,
+            }
+        }
+        f.write_char('"')
+    }
+}
+
+/// Text as the text report shows it: control characters as `?`.
+struct Printable<'a>(&'a str);
+
+impl core::fmt::Display for Printable<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for c in self.0.chars() {
+            f.write_char(if c.is_control() { '?' } else { c })?;
+        }
+        Ok(())
+    }
+}
+
+fn json_time(ms: Option<u64>) -> String {
+    ms.map_or_else(|| "null".into(), |ms| format!("\"{}\"", rfc3339(ms)))
+}
+
+fn json_opt_text(text: Option<&str>) -> String {
+    text.map_or_else(|| "null".into(), |t| Json(t).to_string())
+}
+
+impl Report {
+    /// Whether there is a warning (`--check` exits 1).
+    pub fn warned(&self) -> bool {
+        !self.warnings.is_empty()
+    }
+
+    /// The report as one line of JSON (schema version 1; the book's CLI reference lists the
+    /// fields).
+    #[allow(clippy::too_many_lines)] // one section after the other, in the order shown
+    pub fn json(&self) -> String {
+        let mut o = String::new();
+        _ = write!(
+            o,
+            "{{\"version\":1,\"database\":\"{}\",\"now\":\"{}\",\"now_ms\":{}",
+            self.database,
+            rfc3339(self.now_ms),
+            self.now_ms
+        );
+        let section = |o: &mut String, name: &str, table: &str, rows: Option<Vec<String>>| {
+            _ = write!(
+                o,
+                ",\"{name}\":{{\"table\":{},\"present\":{},\"rows\":[{}]}}",
+                Json(table),
+                rows.is_some(),
+                rows.unwrap_or_default().join(",")
+            );
+        };
+        let leases = self.leases.as_ref().map(|rows| {
+            rows.iter()
+                .map(|l| {
+                    format!(
+                        "{{\"layout\":{},\"signature\":{},\"shard\":{},\"holder\":{},\"since\":{},\
+                         \"ceiling\":{},\"ceiling_time\":{},\"expires\":{},\"session\":{},\"state\":\"{}\"}}",
+                        Json(&l.layout),
+                        Json(&l.signature),
+                        l.shard,
+                        json_opt_text(l.holder.as_deref()),
+                        json_time(l.since_ms),
+                        l.ceiling,
+                        json_time(l.ceiling_ms),
+                        json_time(l.expires_ms),
+                        l.session,
+                        l.state
+                    )
+                })
+                .collect()
+        });
+        section(&mut o, "leases", &self.table, leases);
+        let tags = self.tags.as_ref().map(|rows| {
+            rows.iter()
+                .map(|t| {
+                    format!(
+                        "{{\"tag\":{},\"next\":\"{}\",\"segment\":{},\"stride\":{},\"last_take\":\"{}\",\
+                         \"per_second\":{:.3},\"years_left\":{},\"runs_out\":{}}}",
+                        Json(&t.tag),
+                        t.next,
+                        t.segment,
+                        t.stride,
+                        rfc3339(t.last_take_ms),
+                        t.per_second,
+                        t.years_left
+                            .map_or_else(|| "null".into(), |y| format!("{y:.1}")),
+                        json_time(t.runs_out_ms)
+                    )
+                })
+                .collect()
+        });
+        section(
+            &mut o,
+            "tags",
+            &format!("{}.shardid_tags", self.segments_schema),
+            tags,
+        );
+        let topics = self.topics.as_ref().map(|rows| {
+            rows.iter()
+                .map(|t| {
+                    format!(
+                        "{{\"topic\":{},\"strings\":{},\"last_id\":{},\"dropped\":{}}}",
+                        Json(&t.topic),
+                        t.strings,
+                        t.last_id
+                            .map_or_else(|| "null".into(), |id| format!("\"{id}\"")),
+                        t.dropped
+                    )
+                })
+                .collect()
+        });
+        section(
+            &mut o,
+            "topics",
+            &format!("{}.shardid_topics", self.dictionary_schema),
+            topics,
+        );
+        let layouts: Vec<String> = self
+            .layouts
+            .iter()
+            .map(|l| {
+                format!(
+                    "{{\"name\":{},\"signature\":{},\"source\":\"{}\",\"runs_out\":\"{}\",\
+                     \"runs_out_ms\":{},\"years_left\":{:.1},\"warning\":{}}}",
+                    Json(&l.name),
+                    Json(&l.signature),
+                    l.source,
+                    rfc3339(l.runs_out_ms),
+                    l.runs_out_ms,
+                    l.years_left,
+                    l.warning
+                )
+            })
+            .collect();
+        let warnings: Vec<String> = self.warnings.iter().map(|w| Json(w).to_string()).collect();
+        _ = writeln!(
+            o,
+            ",\"layouts\":[{}],\"warnings\":[{}]}}",
+            layouts.join(","),
+            warnings.join(",")
+        );
+        o
+    }
+
+    /// The report as text: a section per table, then the layouts and the warnings.
+    #[allow(clippy::too_many_lines)] // one section after the other, in the order shown
+    pub fn text(&self) -> String {
+        let mut o = String::new();
+        _ = writeln!(
+            o,
+            "database  {} (server clock {})",
+            self.database,
+            rfc3339(self.now_ms)
+        );
+        let dash = |ms: Option<u64>| ms.map_or_else(|| "-".into(), rfc3339);
+        o.push('\n');
+        table(
+            &mut o,
+            &format!("leases ({})", self.table),
+            &[
+                "layout", "shard", "holder", "since", "ceiling", "expires", "state",
+            ],
+            self.leases.as_ref().map(|rows| {
+                rows.iter()
+                    .map(|l| {
+                        vec![
+                            l.layout.clone(),
+                            l.shard.to_string(),
+                            l.holder
+                                .as_deref()
+                                .map_or_else(|| "-".into(), |h| Printable(h).to_string()),
+                            dash(l.since_ms),
+                            l.ceiling_ms.map_or_else(|| l.ceiling.to_string(), rfc3339),
+                            if l.session {
+                                "never (session)".into()
+                            } else {
+                                dash(l.expires_ms)
+                            },
+                            l.state.into(),
+                        ]
+                    })
+                    .collect()
+            }),
+        );
+        table(
+            &mut o,
+            &format!("tags ({}.shardid_tags)", self.segments_schema),
+            &[
+                "tag",
+                "next",
+                "segment",
+                "last take",
+                "per second",
+                "years left",
+            ],
+            self.tags.as_ref().map(|rows| {
+                rows.iter()
+                    .map(|t| {
+                        vec![
+                            Printable(&t.tag).to_string(),
+                            t.next.to_string(),
+                            if t.stride > 1 {
+                                format!("{}x{}", t.segment, t.stride)
+                            } else {
+                                t.segment.to_string()
+                            },
+                            rfc3339(t.last_take_ms),
+                            format!("{:.3}", t.per_second),
+                            t.years_left
+                                .map_or_else(|| "never".into(), |y| format!("{y:.1}")),
+                        ]
+                    })
+                    .collect()
+            }),
+        );
+        table(
+            &mut o,
+            &format!("topics ({}.shardid_topics)", self.dictionary_schema),
+            &["topic", "strings", "last id"],
+            self.topics.as_ref().map(|rows| {
+                rows.iter()
+                    .map(|t| {
+                        vec![
+                            if t.dropped {
+                                format!("{} (dropped)", Printable(&t.topic))
+                            } else {
+                                Printable(&t.topic).to_string()
+                            },
+                            t.strings.to_string(),
+                            t.last_id.map_or_else(|| "-".into(), |id| id.to_string()),
+                        ]
+                    })
+                    .collect()
+            }),
+        );
+        table(
+            &mut o,
+            "layouts",
+            &["layout", "from", "runs out", "years left", "signature"],
+            Some(
+                self.layouts
+                    .iter()
+                    .map(|l| {
+                        vec![
+                            l.name.clone(),
+                            l.source.into(),
+                            rfc3339(l.runs_out_ms),
+                            format!("{:.1}", l.years_left),
+                            l.signature.clone(),
+                        ]
+                    })
+                    .collect(),
+            ),
+        );
+        if self.warnings.is_empty() {
+            o.push_str("warnings: none\n");
+        } else {
+            for w in &self.warnings {
+                _ = writeln!(o, "warning: {w}");
+            }
+        }
+        o
+    }
+}
+
+/// A titled table with columns aligned, or "absent" for `None`, or "none" for no rows.
+fn table(o: &mut String, title: &str, head: &[&str], rows: Option<Vec<Vec<String>>>) {
+    let Some(rows) = rows else {
+        _ = writeln!(o, "{title}: absent (not installed)\n");
+        return;
+    };
+    if rows.is_empty() {
+        _ = writeln!(o, "{title}: none\n");
+        return;
+    }
+    _ = writeln!(o, "{title}");
+    let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |o: &mut String, cells: &mut dyn Iterator<Item = &str>| {
+        let mut text = String::from(" ");
+        for (cell, w) in cells.zip(&widths) {
+            _ = write!(text, " {cell:<w$}");
+        }
+        _ = writeln!(o, "{}", text.trim_end());
+    };
+    line(o, &mut head.iter().copied());
+    for row in &rows {
+        line(o, &mut row.iter().map(String::as_str));
+    }
+    o.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn burn_rate_is_zero_before_the_first_take() {
+        assert!(burn_rate(0, 1, 0, 10_000_000).abs() < f64::EPSILON);
+        assert_eq!(years_left(5, 0.0), None);
+    }
+
+    #[test]
+    fn burn_rate_is_a_segment_per_target_or_per_time_since() {
+        // Taken just now: 1000 numbers a minute.
+        let fresh = burn_rate(1000, 1, 1_000_000, 1_000_000);
+        assert!((fresh - 1000.0 / 60.0).abs() < 1e-9, "{fresh}");
+        // Taken 10 minutes ago: no faster than 1000 in 10 minutes.
+        let old = burn_rate(1000, 2, 0, 600_000);
+        assert!((old - 2000.0 / 600.0).abs() < 1e-9, "{old}");
+    }
+
+    #[test]
+    fn years_left_at_the_edges() {
+        // One number a second with one number left: one second.
+        let one = years_left(LAST_NUMBER - 1, 1.0).unwrap();
+        #[allow(clippy::cast_precision_loss)]
+        let second = 1000.0 / YEAR_MS as f64;
+        assert!((one - second).abs() < 1e-15, "{one}");
+        // At 2^63 - 1 nothing is left; past it (a row no client writes) neither.
+        assert!(years_left(LAST_NUMBER, 1.0).unwrap().abs() < f64::EPSILON);
+        assert!(years_left(u64::MAX, 1.0).unwrap().abs() < f64::EPSILON);
+        // From 0 at a number a millisecond: 2^63 ms, about 292 million years.
+        let all = years_left(0, 1000.0).unwrap();
+        assert!((all - 292_277_024.627).abs() < 0.01, "{all}");
+    }
+
+    fn layout_at(epoch_ms: u64) -> Layout {
+        Layout::builder()
+            .epoch_ms(epoch_ms)
+            .bits(30, 10, 12)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn run_out_exactly_five_years_away_warns_and_a_millisecond_more_does_not() {
+        let layout = layout_at(10 * YEAR_MS);
+        let end = layout.expires_at_ms();
+        assert!(layout_report(layout, "option", end - WARN_MS).warning);
+        assert!(!layout_report(layout, "option", end - WARN_MS - 1).warning);
+        // Past its end: a warning, with negative years.
+        let past = layout_report(layout, "option", end + 1);
+        assert!(past.warning && past.years_left < 0.0);
+    }
+
+    fn reader() -> StatusReader {
+        StatusReader::new(
+            Family::Postgres,
+            "shardid_leases",
+            "seg",
+            "dict",
+            layout_at(0),
+        )
+        .unwrap()
+    }
+
+    fn row(cells: &[Option<&str>]) -> Row {
+        cells.iter().map(|c| c.map(Into::into)).collect()
+    }
+
+    #[test]
+    fn absent_tables_are_skipped_and_reported_absent() {
+        let mut r = reader();
+        assert!(r.next().unwrap().contains("to_regclass"));
+        r.feed(&[row(&[
+            Some("5000"),
+            Some("false"),
+            Some("true"),
+            Some("false"),
+        ])])
+        .unwrap();
+        assert!(r.next().unwrap().contains("seg.shardid_tags"));
+        r.feed(&[row(&[
+            Some("t"),
+            Some("100"),
+            Some("1000"),
+            Some("1"),
+            Some("5000"),
+        ])])
+        .unwrap();
+        assert_eq!(r.next(), None);
+        let report = r.report();
+        assert!(report.leases.is_none() && report.topics.is_none());
+        assert_eq!(report.tags.as_ref().unwrap().len(), 1);
+        assert!(report.text().contains("leases (shardid_leases): absent"));
+        assert!(
+            report.json().contains(
+                "\"leases\":{\"table\":\"shardid_leases\",\"present\":false,\"rows\":[]}"
+            )
+        );
+    }
+
+    #[test]
+    fn a_lease_layout_is_read_back_and_warned_about() {
+        let near = layout_at(0); // 30 bits of ms: runs out in 1970
+        let signature = super::super::LeaseSignature(near).to_string();
+        assert_eq!(from_signature(&signature), Some(near));
+        assert_eq!(from_signature("epoch_ms=1 bits=1/2"), None);
+        let mut r = StatusReader::new(
+            Family::Mysql,
+            "shardid_leases",
+            "seg",
+            "dict",
+            Layout::INSTAGRAM,
+        )
+        .unwrap();
+        assert!(r.next().unwrap().contains("information_schema.tables"));
+        r.feed(&[row(&[
+            Some("1764115200000"),
+            Some("true"),
+            Some("false"),
+            Some("false"),
+        ])])
+        .unwrap();
+        r.feed(&[row(&[
+            Some(&signature),
+            Some("3"),
+            Some("7"),
+            Some("host:1"),
+            Some("1764115100000"),
+            Some("infinity"),
+        ])])
+        .unwrap();
+        let report = r.report();
+        assert_eq!(report.layouts.len(), 2);
+        assert!(!report.layouts[0].warning);
+        assert!(report.layouts[1].warning && report.layouts[1].source == "leases");
+        assert_eq!(report.leases.as_ref().unwrap()[0].state, "session");
+        assert_eq!(report.leases.as_ref().unwrap()[0].ceiling_ms, Some(7));
+        assert_eq!(report.warnings.len(), 1);
+        assert!(report.warnings[0].starts_with("layout custom ran out on 1970-01-13"));
+    }
+
+    #[test]
+    fn rows_no_statement_returns_are_refused() {
+        let mut r = reader();
+        assert!(r.feed(&[]).is_err());
+        assert!(r.feed(&[row(&[Some("x"), Some("true")])]).is_err());
+        assert!(r.feed(&[row(&[Some("5"), Some("true")])]).is_err());
+        assert!(r.next().unwrap().contains("to_regclass"));
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(
+            StatusReader::new(Family::Postgres, "x;drop", "seg", "dict", Layout::INSTAGRAM)
+                .is_err()
+        );
+        assert!(
+            StatusReader::new(Family::Postgres, "t", "Seg", "dict", Layout::INSTAGRAM).is_err()
+        );
+    }
+
+    #[test]
+    fn urls_name_their_family() {
+        assert_eq!(Family::of_url("mysql://u@h/d"), Ok(Family::Mysql));
+        assert_eq!(Family::of_url("mariadb://h"), Ok(Family::Mysql));
+        assert_eq!(Family::of_url("postgresql://h/d"), Ok(Family::Postgres));
+        assert_eq!(Family::of_url("host=h dbname=d"), Ok(Family::Postgres));
+        assert!(Family::of_url("http://h").is_err());
+        assert!(Family::of_url("nonsense").is_err());
+    }
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(Json("a\"b\\c\n").to_string(), "\"a\\\"b\\\\c\\u000a\"");
+    }
+}
