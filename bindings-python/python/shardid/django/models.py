@@ -16,6 +16,8 @@ class Lease(models.Model):
     shard = models.BigIntegerField(primary_key=True)
 
     class Meta:
+        """Unmanaged (no table is created, no migration written) and viewable only."""
+
         managed = False
         db_table = "shardid_leases"
         default_permissions = ("view",)
@@ -29,6 +31,8 @@ class Tag(models.Model):
     tag = models.TextField(primary_key=True)
 
     class Meta:
+        """Unmanaged (no table is created, no migration written) and viewable only."""
+
         managed = False
         db_table = "shardid_tags"
         default_permissions = ("view",)
@@ -42,6 +46,8 @@ class Topic(models.Model):
     topic = models.TextField(primary_key=True)
 
     class Meta:
+        """Unmanaged (no table is created, no migration written) and viewable only."""
+
         managed = False
         db_table = "shardid_topics"
         default_permissions = ("view",)

@@ -65,8 +65,8 @@ def places() -> dict[str, Any]:
 
 
 def _when(value: Any) -> str:
-    """A time as the admin shows it: UTC to the second, or a dash."""
-    return "—" if value is None else f"{value:%Y-%m-%d %H:%M:%S} UTC"
+    """A time as ``shardid status`` prints it (RFC 3339, UTC, milliseconds), or a dash."""
+    return "-" if value is None else f"{value:%Y-%m-%dT%H:%M:%S}.{value.microsecond // 1000:03d}Z"
 
 
 def _unplaced(database: str, vendor: str) -> str | None:
@@ -96,13 +96,15 @@ _COLUMNS = {
 
 def _cells(kind: str, row: Any) -> list[str]:
     if kind == "leases":
-        return [str(row.shard), row.layout, row.state, row.holder or "—", _when(row.since), str(row.ceiling),
+        return [str(row.shard), row.layout, row.state, row.holder or "-", _when(row.since), str(row.ceiling),
                 _when(row.ceiling_time), _when(row.expires)]  # fmt: skip
     if kind == "tags":
         years = "never" if row.years_left is None else f"{row.years_left:.1f}"
+        # No run-out date: never (nothing taken), or one after the year 9999.
+        runs_out = _when(row.runs_out) if row.runs_out else "never" if row.years_left is None else "after 9999"
         return [row.tag, str(row.next), str(row.segment), str(row.stride), _when(row.last_take),
-                f"{row.per_second:.3f}", years, _when(row.runs_out) if row.runs_out else "never"]  # fmt: skip
-    return [row.topic, str(row.strings), "—" if row.last_id is None else str(row.last_id), "yes" if row.dropped else "no"]
+                f"{row.per_second:.3f}", years, runs_out]  # fmt: skip
+    return [row.topic, str(row.strings), "-" if row.last_id is None else str(row.last_id), "yes" if row.dropped else "no"]
 
 
 def page(kind: str) -> dict[str, Any]:
