@@ -145,9 +145,11 @@ def page(kind: str) -> dict[str, Any]:
             found.append(Section(f"{label}: {part.table}", _COLUMNS[kind], [_cells(kind, r) for r in part.rows]))
     if first is None:
         # No database to read: the layout's own run-out date, and the core's rule on this clock.
+        from shardid import Layout
+
         layout = configured_layout()
-        soon = layout.runs_out_soon()
-        layouts = {"lines": [f"Layout {layout!r} runs out on {_when(layout.expires_at)}."], "warning": soon}
+        name = next((n.lower() for n in Layout.preset_names() if Layout.preset(n) == layout), "custom")
+        layouts = {"lines": [f"Layout {name} runs out on {_when(layout.expires_at)}."], "warning": layout.runs_out_soon()}
     else:
         lines = [f"Layout {l.name} runs out on {_when(l.runs_out)}, in {l.years_left:.1f} years." for l in first.layouts]
         layouts = {"lines": [*lines, *first.warnings], "warning": bool(first.warnings)}
