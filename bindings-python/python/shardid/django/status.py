@@ -54,6 +54,7 @@ def places() -> dict[str, Any]:
 
     config = setting() or {}
     lease = config.get("lease", {}) if isinstance(config, dict) else {}
+    lease = lease if isinstance(lease, dict) else {}  # a wrong one is shardid.E001's to report
     in_database = isinstance(config, dict) and "shard" not in config and "directory" not in lease
     segments, dictionaries = _migration_schemas()
     return {
