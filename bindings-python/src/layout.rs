@@ -160,6 +160,18 @@ impl PyLayout {
         datetime_from_ms(py, self.inner.expires_at_ms())
     }
 
+    /// Whether the layout runs out within five years of `now` (Unix ms or an aware datetime;
+    /// the system clock when `None`), or already has: the core's rule, which Django's system
+    /// check `shardid.W002` reports.
+    #[pyo3(signature = (now=None))]
+    fn runs_out_soon(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        let now_ms = match now {
+            Some(now) => timestamp_arg(now, "now", self.inner)?,
+            None => shardid::now_ms(),
+        };
+        Ok(self.inner.runs_out_soon(now_ms))
+    }
+
     /// Splits an ID (an int or a decimal string) into its fields.
     fn decode(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<PyParts> {
         let parts = self

@@ -92,6 +92,11 @@ pub(crate) const fn mask(bits: u32) -> u64 {
     }
 }
 
+/// How far ahead of its run-out date a layout is reported as running out
+/// ([`Layout::runs_out_soon`]): five years of 365.2425 days, the Gregorian calendar's mean
+/// (157,784,760,000 ms).
+pub const RUN_OUT_WARNING_MS: u64 = 5 * 31_556_952_000;
+
 /// Unwraps a preset at compile time: an invalid preset fails the build, not a user's call.
 const fn preset(result: Result<Layout, Error>) -> Layout {
     match result {
@@ -328,6 +333,17 @@ impl Layout {
     pub const fn expires_at_ms(&self) -> u64 {
         // Cannot overflow: `build` checked it.
         self.epoch_ms + self.max_time_units() * self.unit_ms + (self.unit_ms - 1)
+    }
+
+    /// Whether the layout runs out within [`RUN_OUT_WARNING_MS`] of `now_ms` (or already has):
+    /// its last representable millisecond is at most that far ahead. Moving a table of IDs to a
+    /// new layout takes a release cycle or several, so the warning comes years early; Baidu's
+    /// uid-generator's default layout ran out on 2024-11-20 with nothing saying so beforehand.
+    /// One rule for every report of it (Django's system check `shardid.W002`, ...).
+    #[inline]
+    #[must_use]
+    pub const fn runs_out_soon(&self, now_ms: u64) -> bool {
+        self.expires_at_ms().saturating_sub(now_ms) <= RUN_OUT_WARNING_MS
     }
 
     /// The time unit (ticks since the epoch) that holds `timestamp_ms`.

@@ -81,7 +81,7 @@ pub mod serde;
 pub use decimal::{DecimalList, parse_decimal};
 pub use error::{Error, FieldValue, Fields};
 pub use kind::{CamelCase, Category, ErrorKind};
-pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts};
+pub use layout::{FieldOrder, Layout, LayoutBuilder, Parts, RUN_OUT_WARNING_MS};
 pub use public::{Encoding, PublicId, PublicIds};
 pub use scatter::{SCATTER_BITS, ScatterDigits};
 

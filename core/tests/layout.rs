@@ -337,3 +337,30 @@ fn decimal_scatter_by_k_digits_spreads_consecutive_ids_over_10_to_the_k_ranges()
         assert_eq!(leading.len(), ranges, "k = {k}");
     }
 }
+
+#[test]
+fn runs_out_soon_is_at_most_five_years_ahead() {
+    use shardid::RUN_OUT_WARNING_MS;
+    assert_eq!(RUN_OUT_WARNING_MS, 5 * 365 * 86_400_000 + 5 * 20_952_000); // 0.2425 of a day a year
+    let l = Layout::INSTAGRAM;
+    let end = l.expires_at_ms();
+    // The boundary: exactly five years ahead warns, a millisecond more does not.
+    assert!(l.runs_out_soon(end - RUN_OUT_WARNING_MS));
+    assert!(!l.runs_out_soon(end - RUN_OUT_WARNING_MS - 1));
+    assert!(l.runs_out_soon(end));
+    assert!(l.runs_out_soon(end + 1), "a layout that has run out");
+    assert!(l.runs_out_soon(u64::MAX));
+    assert!(!l.runs_out_soon(0));
+    // Sonyflake's 10 ms units: the end of its last unit, not its start, is the run-out date.
+    let s = Layout::SONYFLAKE;
+    assert!(!s.runs_out_soon(s.expires_at_ms() - RUN_OUT_WARNING_MS - 1));
+    assert!(s.runs_out_soon(s.expires_at_ms() - RUN_OUT_WARNING_MS));
+}
+
+/// `shardid status`'s layout warning (the `sql` feature's report) and Django's `shardid.W002`
+/// (`Layout::runs_out_soon`) are one rule: the same five years.
+#[cfg(feature = "sql")]
+#[test]
+fn the_status_reports_warning_is_runs_out_soon() {
+    assert_eq!(shardid::sql::status::WARN_MS, shardid::RUN_OUT_WARNING_MS);
+}

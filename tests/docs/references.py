@@ -8,6 +8,7 @@ ecosystem looks for it (issue 35).
   TSDoc comment (`/** ... */`) right above it, and so does every member of an exported class
   (an interface's comment covers its fields: options objects, error fields).
 - C: every function declared in `include/shardid.h` has a comment right above it.
+- Django: every system check id (`shardid.E001`, ...) is in the table of checks on Django's page.
 
 Prints each missing entry as `file:line: name` and exits 1 when there is one.
 """
@@ -117,9 +118,28 @@ def c_missing(path: Path) -> list[str]:
     ]
 
 
+CHECK_ID = re.compile(r"""id=["'](shardid\.[EW]\d{3})["']""")
+DJANGO_PAGE = ROOT / "docs" / "src" / "start" / "django.md"
+
+
+def check_ids_missing() -> list[str]:
+    """Django's system checks: every id a check of shardid's can report is in the table of
+    Django's page, where a project looks up an id that ``manage.py check`` printed."""
+    page = DJANGO_PAGE.read_text()
+    missing = []
+    for path in sorted((PYTHON / "django").glob("*.py")):
+        for i, line in enumerate(path.read_text().split("\n")):
+            for check_id in CHECK_ID.findall(line):
+                if f"| `{check_id}` |" not in page:
+                    missing.append(f"{path.relative_to(ROOT)}:{i + 1}: {check_id} (not in {DJANGO_PAGE.relative_to(ROOT)}'s table of checks)")
+    return missing
+
+
 def main() -> int:
     missing: list[str] = []
     checked = 0
+    checked += 1
+    missing += check_ids_missing()
     for path in [PYTHON / "_shardid.pyi", *sorted(PYTHON.rglob("*.py"))]:
         if path.name.startswith("_") and path.suffix == ".py" and path.name != "__init__.py":
             continue  # private modules (_errors.py is generated, _db.py and _mysql.py internal)

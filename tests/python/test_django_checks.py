@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +233,62 @@ def test_the_postgresql_recipe_migrates_on_sqlite_with_a_warning(tmp_path: Path)
     done = subprocess.run([sys.executable, "-c", SQLITE_USE], cwd=project, capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "raw insert without an id: NOT NULL constraint failed: notes_note.id" in done.stdout, done.stdout
+
+
+# Five years of 365.2425 days: the core's RUN_OUT_WARNING_MS.
+FIVE_YEARS_MS = 157_784_760_000
+YEAR_MS = FIVE_YEARS_MS // 5
+
+
+def layout_running_out_in(ms: int) -> dict[str, int]:
+    """A custom layout (40 time bits of 1 ms) whose last millisecond is ``ms`` from now."""
+    epoch_ms = int(time.time() * 1000) + ms - 2**40 + 1
+    return {"epoch_ms": epoch_ms, "time_bits": 40, "shard_bits": 12, "sequence_bits": 10}
+
+
+def test_runs_out_soon_is_the_cores_five_years_to_the_millisecond() -> None:
+    for layout in (Layout.INSTAGRAM, Layout.SONYFLAKE, Layout(**layout_running_out_in(3 * YEAR_MS))):
+        end = layout.expires_at_ms
+        assert layout.runs_out_soon(end - FIVE_YEARS_MS) is True
+        assert layout.runs_out_soon(end - FIVE_YEARS_MS - 1) is False
+        assert layout.runs_out_soon(end + 1) is True  # run out already
+        when = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=end - FIVE_YEARS_MS)
+        assert layout.runs_out_soon(when) is True
+        assert layout.runs_out_soon(when - timedelta(milliseconds=1)) is False
+    assert Layout(**layout_running_out_in(3 * YEAR_MS)).runs_out_soon() is True  # the system clock
+    assert Layout.INSTAGRAM.runs_out_soon() is False  # 2081
+    with pytest.raises(ValueError, match="naive"):
+        Layout.INSTAGRAM.runs_out_soon(datetime(2030, 1, 1))  # noqa: DTZ001 (the point)
+    with pytest.raises(TypeError):
+        Layout.INSTAGRAM.runs_out_soon("2030")  # type: ignore[arg-type]
+
+
+LEASED = "'lease': {'directory': BASE_DIR / 'shards', 'shards': range(0, 8)}"
+
+
+@pytest.mark.parametrize(
+    ("ahead_ms", "warned"),
+    [
+        (4 * YEAR_MS, True),
+        (6 * YEAR_MS, False),
+        (FIVE_YEARS_MS - 60_000, True),  # a minute inside the five years (the test takes seconds)
+        (FIVE_YEARS_MS + 60_000, False),  # a minute outside
+        (-YEAR_MS, True),  # run out a year ago
+    ],
+)
+def test_a_layout_running_out_within_five_years_is_warned_about(tmp_path: Path, ahead_ms: int, warned: bool) -> None:
+    layout = layout_running_out_in(ahead_ms)
+    project = django_project(tmp_path, MODELS, f"SHARDID = {{'layout': {layout!r}, {LEASED}}}")
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr  # a warning: the project still starts
+    if not warned:
+        assert "no issues" in done.stdout and done.stderr == "", done.stderr
+        return
+    end = Layout(**layout).expires_at
+    assert "shardid.W002" in done.stderr and f"runs out on {end:%Y-%m-%d %H:%M} UTC, within five years" in done.stderr, done.stderr
+    assert "HINT:" in done.stderr and "shardid.W001" not in done.stderr
+    with (project / "settings.py").open("a") as f:
+        f.write("SILENCED_SYSTEM_CHECKS = ['shardid.W002']\n")
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=project, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+

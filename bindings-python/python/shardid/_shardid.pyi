@@ -591,6 +591,10 @@ class Layout:
     @property
     def expires_at(self) -> datetime:
         """The last moment the layout can represent, as an aware UTC datetime."""
+    def runs_out_soon(self, now: int | datetime | None = None) -> bool:
+        """Whether the layout runs out within five years of `now` (Unix ms or an aware datetime;
+        the system clock when `None`), or already has: the core's rule, which Django's system
+        check `shardid.W002` reports."""
     def decode(self, id: _Id) -> Parts:
         """Splits an ID (an int or a decimal string) into its fields."""
     def validate_id(self, id: _Id) -> int:

@@ -49,7 +49,8 @@ def check_settings(**kwargs: Any) -> list[Any]:
     and the warning ``shardid.W001`` for a fixed ``shard``, which repeats IDs as soon as two
     processes (workers of one gunicorn, uWSGI or Celery, or copies of one deployment) use the
     setting. A project that really runs one process per shard silences it with
-    ``SILENCED_SYSTEM_CHECKS = ["shardid.W001"]``."""
+    ``SILENCED_SYSTEM_CHECKS = ["shardid.W001"]``. The warning ``shardid.W002``: the layout runs
+    out within five years (the core's :meth:`shardid.Layout.runs_out_soon`, on the system clock)."""
     from django.core.checks import Error, Warning  # noqa: A004 (Django's name)
 
     config: Any = setting()
@@ -100,6 +101,20 @@ def check_settings(**kwargs: Any) -> list[Any]:
                 hint="leave 'shard' out: each process then leases its own through the database; or, if exactly one "
                 'process uses this setting, SILENCED_SYSTEM_CHECKS = ["shardid.W001"]',
                 id="shardid.W001",
+            )
+        )
+    if layout.runs_out_soon():
+        name = config.get("layout", "instagram")
+        shown = repr(name) if isinstance(name, str) else repr(layout)
+        messages.append(
+            Warning(
+                f"settings.SHARDID['layout'] {shown} runs out on {layout.expires_at:%Y-%m-%d %H:%M} UTC, within five "
+                "years: after that moment its generators refuse to make IDs (shardid never wraps them), and moving "
+                "a table's keys to a new layout takes releases to do",
+                hint="plan the move now: a layout with a later epoch or more time bits for new IDs (`shardid layout` "
+                "prints a layout's run-out date), in new tables or a new column; or, once the move is planned, "
+                'SILENCED_SYSTEM_CHECKS = ["shardid.W002"]',
+                id="shardid.W002",
             )
         )
     return messages
