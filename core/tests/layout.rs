@@ -356,11 +356,3 @@ fn runs_out_soon_is_at_most_five_years_ahead() {
     assert!(!s.runs_out_soon(s.expires_at_ms() - RUN_OUT_WARNING_MS - 1));
     assert!(s.runs_out_soon(s.expires_at_ms() - RUN_OUT_WARNING_MS));
 }
-
-/// `shardid status`'s layout warning (the `sql` feature's report) and Django's `shardid.W002`
-/// (`Layout::runs_out_soon`) are one rule: the same five years.
-#[cfg(feature = "sql")]
-#[test]
-fn the_status_reports_warning_is_runs_out_soon() {
-    assert_eq!(shardid::sql::status::WARN_MS, shardid::RUN_OUT_WARNING_MS);
-}

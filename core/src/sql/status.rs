@@ -49,8 +49,9 @@ use crate::{FieldOrder, Layout};
 /// A year, for years left and the warnings: 365.2425 days (the Gregorian calendar's mean).
 pub const YEAR_MS: u64 = 31_556_952_000;
 
-/// How close a run-out date may come before it is a warning: 5 years.
-pub const WARN_MS: u64 = 5 * YEAR_MS;
+/// How close a run-out date (a layout's, a tag's) may come before it is a warning: 5 years,
+/// the layouts' own rule ([`crate::RUN_OUT_WARNING_MS`], [`Layout::runs_out_soon`]).
+pub const WARN_MS: u64 = crate::RUN_OUT_WARNING_MS;
 
 /// How long the clients size a segment to last (the allocator's default target lifetime).
 pub const TARGET_MS: u64 = 60_000;
@@ -580,7 +581,7 @@ fn layout_report(layout: Layout, source: &'static str, now_ms: u64) -> LayoutRep
         source,
         runs_out_ms,
         years_left,
-        warning: runs_out_ms.saturating_sub(now_ms) <= WARN_MS,
+        warning: layout.runs_out_soon(now_ms),
     }
 }
 
