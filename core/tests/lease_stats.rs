@@ -188,6 +188,15 @@ fn exporters_see_a_lease_under_its_layout_shard_and_table_once_it_took_one() {
             "shardid_lease_held"
         ]
     );
+    g.close();
+    assert!(find().is_none(), "a closed lease");
+    drop(g);
+    let (g, _) = generator(&tally, 12, None);
+    assert_eq!(
+        find().unwrap().labels[1],
+        "12",
+        "taken again: reported again"
+    );
     drop(g);
     drop(tally);
     assert!(find().is_none(), "a dropped lease");

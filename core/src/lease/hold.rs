@@ -163,14 +163,12 @@ impl Hold {
     }
 
     /// A renewal or ceiling write sent at `sent_at_ms` updated the lease's row. Counted as a
-    /// renewal (late if it came back after [`Tenure::late_after_ms`]) unless the lease was
-    /// lost or closed meanwhile.
+    /// renewal (late if it came back after [`Tenure::late_after_ms`]), even when the lease was
+    /// closed or found past its deadline meanwhile: the row was renewed.
     pub fn renewed(&self, sent_at_ms: u64) {
         let landed = monotonic_ms();
         let mut tenure = self.tenure();
-        if let Some(tally) = self.tally.get()
-            && !tenure.is_lost()
-        {
+        if let Some(tally) = self.tally.get() {
             tally.renewed(landed > tenure.late_after_ms());
         }
         tenure.renewed(sent_at_ms);

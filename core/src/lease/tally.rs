@@ -22,6 +22,8 @@ pub struct Tally {
     late_renewals: AtomicU64,
     losses: AtomicU64,
     held: AtomicBool,
+    /// Closed by its holder (and not taken again since): no longer reported to exporters.
+    closed: AtomicBool,
     /// The shard held, or held last (`u64::MAX`: none taken yet).
     shard: AtomicU64,
 }
@@ -52,6 +54,12 @@ impl Tally {
         }
     }
 
+    /// Whether exporters report the lease: it took a shard, and was not closed since (a lease
+    /// closed is reported no more, as one dropped: a binding's closed lease object may live on).
+    pub fn reported(&self) -> bool {
+        self.shard().is_some() && !self.closed.load(Ordering::Acquire)
+    }
+
     /// The shard the lease holds or held last; `None` before it took one.
     pub fn shard(&self) -> Option<u64> {
         match self.shard.load(Ordering::Acquire) {
@@ -65,6 +73,7 @@ impl Tally {
         self.shard.store(shard, Ordering::Release);
         self.acquisitions.fetch_add(1, Ordering::Relaxed);
         self.held.store(true, Ordering::Release);
+        self.closed.store(false, Ordering::Release);
     }
 
     /// A renewal (or a ceiling write, which renews) came back kept; `late`: see
@@ -89,9 +98,11 @@ impl Tally {
         }
     }
 
-    /// The lease was closed: no longer held, and no loss.
+    /// The lease was closed: no longer held, no loss, and no longer reported to exporters
+    /// (until it takes a shard again: a lease that retakes closes the shard it lost first).
     pub(super) fn closed(&self) {
         self.held.store(false, Ordering::Release);
+        self.closed.store(true, Ordering::Release);
     }
 }
 

@@ -89,7 +89,7 @@ pub struct Sample {
 /// Every live object's figures, objects of one family with the same labels added up (the
 /// largest of a [`Kind::GaugeMax`] and of a process-wide figure): generators first (by layout
 /// and shard), then segment allocators, dictionaries and leases, each in the order they were
-/// made (a lease that has not taken a shard yet is left out).
+/// made (a lease that has not taken a shard yet, or was closed, is left out).
 pub fn collect() -> Vec<Sample> {
     let mut out: Vec<Sample> = Vec::new();
     let mut add = |family: Family, labels: Vec<String>, values: &[u64]| {
@@ -147,6 +147,7 @@ pub fn collect() -> Vec<Sample> {
             #[cfg(feature = "lease")]
             Source::Lease(w) => {
                 if let Some(tally) = w.upgrade()
+                    && tally.reported()
                     && let (Some(shard), [layout, table]) = (tally.shard(), labels.as_slice())
                 {
                     let labels = std::vec![layout.clone(), std::format!("{shard}"), table.clone()];
