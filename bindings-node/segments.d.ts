@@ -22,7 +22,6 @@ export interface DenseIdsOptions {
   waitMs?: number
 }
 
-/** Dense IDs of one tag: synchronous from memory, segments fetched in the background. */
 /** A segment allocator's counters (`stats()` in every binding), named by the core's table. */
 export interface SegmentStats {
   /** Segments fetched. */
@@ -61,6 +60,7 @@ export interface SegmentStats {
   remaining: bigint
 }
 
+/** Dense IDs of one tag: synchronous from memory, segments fetched in the background. */
 export declare class DenseIds {
   private constructor()
   /** The tag whose numbers it hands out. */

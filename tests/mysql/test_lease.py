@@ -581,3 +581,31 @@ def test_a_failover_to_another_server_jumps_the_ceiling_past_the_lost_writes(ser
     finally:
         with open_conn(server) as admin, admin.cursor() as cur:
             cur.execute("SET GLOBAL server_id = 1")
+
+
+def test_a_leases_counters_equal_the_statements_the_server_saw(server: Any, url: str) -> None:
+    # As tests/postgres/test_lease_stats.py: a trigger logs each change of the lease's row, and
+    # stats() (the core's counts) must match it: claims, ceiling writes, and renewals (the
+    # heartbeats and the ceiling writes, which renew too).
+    table = "stats_leases"
+    lease(Layout.TWITTER, url, range(0, 1), table=table).close()  # makes the table
+    with open_conn(server, database="lease") as admin, admin.cursor() as cur:
+        cur.execute(f"CREATE TABLE {table}_log (op VARCHAR(16) NOT NULL)")
+        cur.execute(
+            f"CREATE TRIGGER {table}_log AFTER UPDATE ON {table} FOR EACH ROW INSERT INTO {table}_log VALUES (CASE "
+            "WHEN NOT (NEW.token <=> OLD.token) THEN IF(NEW.token IS NULL, 'release', 'claim') "
+            "WHEN NEW.ceiling > OLD.ceiling THEN 'record' ELSE 'renew' END)"
+        )
+        held = lease(Layout.TWITTER, url, range(0, 1), table=table, ttl_ms=600)
+        end = time.monotonic() + 0.6
+        while time.monotonic() < end:
+            held.next_ids(100)
+        time.sleep(0.7)
+        held.close()
+        stats = held.stats()
+        cur.execute(f"SELECT op, count(*) FROM {table}_log GROUP BY op")
+        log = {op: n for op, n in cur.fetchall()}
+    assert log["claim"] == stats["acquisitions"] == 1 and log["release"] == 1, log
+    assert log["record"] == stats["ceiling_writes"] >= 4, (log, stats)
+    assert log["renew"] >= 2 and log["renew"] + log["record"] == stats["renewals"], (log, stats)
+    assert (stats["late_renewals"], stats["losses"], stats["held"]) == (0, 0, 0)
