@@ -25,6 +25,23 @@ fn code<T>(result: Result<T, shardid::lease::LeaseError>) -> String {
     result.map_or_else(|e| e.kind().code().to_string(), |_| "no error".into())
 }
 
+/// `stats <table>`: see the module's docs.
+fn stats(config: &str, table: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let options = LeaseOptions::new()
+        .table(table)
+        .kind(LeaseKind::Expiring { ttl_ms: 600 });
+    let lease = PostgresLease::acquire(config, Layout::TWITTER, 0..1, &options)?;
+    let end = Instant::now() + Duration::from_millis(600);
+    let mut batch = [0u64; 100];
+    while Instant::now() < end {
+        lease.next_ids(&mut batch)?;
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    lease.close();
+    println!("{:?}", lease.stats().values());
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let (config, mode) = (&args[1], args[2].as_str());
@@ -56,20 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             lease.close();
             println!("{{\"shard\": {}}}", lease.shard());
         }
-        "stats" => {
-            let options = LeaseOptions::new()
-                .table(&args[3])
-                .kind(LeaseKind::Expiring { ttl_ms: 600 });
-            let lease = PostgresLease::acquire(config, Layout::TWITTER, 0..1, &options)?;
-            let end = Instant::now() + Duration::from_millis(600);
-            let mut batch = [0u64; 100];
-            while Instant::now() < end {
-                lease.next_ids(&mut batch)?;
-            }
-            std::thread::sleep(Duration::from_millis(700));
-            lease.close();
-            println!("{:?}", lease.stats().values());
-        }
+        "stats" => stats(config, &args[3])?,
         "takenover" => {
             let lease = PostgresLease::acquire(
                 config,
