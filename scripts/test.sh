@@ -54,7 +54,7 @@ step "the declared MSRV, Rust $msrv: the core's tests with every feature, and ev
 cargo "+$msrv" test --locked -q -p shardid --features postgres,mysql,serde,serial --target-dir target/msrv 2>&1 | tee -a "$log"
 cargo "+$msrv" check --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 
-step "loom: the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache and the serials' period switch, over every interleaving"
+step "loom: the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache, the serials' period switch and a lease's count of losses, over every interleaving"
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
 # normal build's artifacts.
 RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --features serial --target-dir target/loom loom 2>&1 | tee -a "$log"
