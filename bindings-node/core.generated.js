@@ -85,6 +85,6 @@ const LIMITS = {"maxBatchIds":16777216,"tooManyIds":"must be at most 16777216 ID
 
 /** The names of each family's counters (`stats()`), camelCase, in the core's order
  * (core/src/stats.rs): the backends hand the values over in this order. */
-const STATS = {"generator":["ids","waits","borrowedUnits","clockBackwards","clockBackwardsRefused","tickerStarts"],"segments":["fetches","failedFetches","fetchLatencyLastMs","fetchLatencyMaxMs","fetchLatencyLe1ms","fetchLatencyLe5ms","fetchLatencyLe10ms","fetchLatencyLe50ms","fetchLatencyLe100ms","fetchLatencyLe500ms","fetchLatencyLe1000ms","fetchLatencyLe5000ms","fetchLatencyLeInf","fetchLatencySumMs","emptyWaits","skipped","remaining"],"dictionary":["idHits","idMisses","valueHits","valueMisses","statements","retries"]}
+const STATS = {"generator":["ids","waits","borrowedUnits","clockBackwards","clockBackwardsRefused","tickerStarts"],"segments":["fetches","failedFetches","fetchLatencyLastMs","fetchLatencyMaxMs","fetchLatencyLe1ms","fetchLatencyLe5ms","fetchLatencyLe10ms","fetchLatencyLe50ms","fetchLatencyLe100ms","fetchLatencyLe500ms","fetchLatencyLe1000ms","fetchLatencyLe5000ms","fetchLatencyLeInf","fetchLatencySumMs","emptyWaits","skipped","remaining"],"dictionary":["idHits","idMisses","valueHits","valueMisses","statements","retries"],"lease":["acquisitions","renewals","ceilingWrites","lateRenewals","losses","held"]}
 
 module.exports = { KINDS, PROBLEMS, ARGS, PRESETS, ORDERS, UNKNOWN, SQLSTATES, PUBLIC, LIMITS, STATS }

@@ -10,6 +10,7 @@
 const native = require('./native.generated.js')
 const { Layout } = require('./index.js')
 const { makeError, unreachable, unreachableError, closedError, withCause } = require('./errors.js')
+const { STATS } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.lease')
 const DEFAULT_TTL_MS = 10_000
@@ -29,14 +30,18 @@ class Tenure {
     this.expiring = protocol.kind === 'expiring'
     this.claim = step.backend != null ? native.claimBackend(step.backend) : null
     this.index = native.ceilingNew(lease._layoutIndex, step.shard, BigInt(step.recorded ?? 0),
-      o.backwardsToleranceMs, o.maxBorrowUnits, this.expiring ? lease.ttlMs : null, this.expiring ? sentAt : null)
+      o.backwardsToleranceMs, o.maxBorrowUnits, this.expiring ? lease.ttlMs : null, this.expiring ? sentAt : null,
+      lease._tallyIndex)
     this.ended = false
     this.timer = null
     this.recording = Promise.resolve()
     if (this.expiring) this._schedule()
   }
 
+  // The lease is lost: the core stops the generator (and counts the loss, once), and here is
+  // the error to throw.
   lost(why = 'is no longer held') {
+    native.ceilingRevoke(this.index)
     return makeError('LEASE_LOST', { shard: BigInt(this.shard) }, Error, `the lease on shard ${this.shard} ${why}: take a new lease`)
   }
 
@@ -91,7 +96,7 @@ class Tenure {
   async end() {
     this.ended = true
     if (this.timer) clearTimeout(this.timer)
-    native.ceilingRevoke(this.index)
+    native.ceilingClose(this.index)
     try {
       const { text, values } = this.protocol.release(this.shard)
       await this.lease._run(text, values, this)
@@ -119,6 +124,8 @@ class DatabaseLease {
     this._closed = false
     this._tenure = null
     this._taking = null
+    // The core's counters of this lease (shardid::lease::Tally), made at its first claim.
+    this._tallyIndex = null
   }
 
   _protocol() {
@@ -151,6 +158,7 @@ class DatabaseLease {
       const step = protocol.next()
       if (step.action === 'taken') {
         this._sqlDialect = protocol.dialect
+        this._tallyIndex ??= native.leaseTallyNew(this._layoutIndex, this.table)
         const tenure = new Tenure(this, protocol, step, sent, this._options)
         // After a failover the ceiling may be ahead of this host's clock: wait it out here, the
         // heartbeat running, rather than fail the first IDs.
@@ -183,6 +191,17 @@ class DatabaseLease {
   /** Whether the lease is held now (an expiring lease: renewed in time and not taken over). */
   get held() {
     return !this._closed && native.ceilingHolds(this._tenure.index)
+  }
+
+  /** What this lease did, over every shard it took: `acquisitions`, `renewals` (heartbeats, and
+   *  ceiling writes, which renew too), `ceilingWrites`, `lateRenewals` (back more than two
+   *  thirds of the time to live after the last renewal was sent), `losses` (closing is none)
+   *  and `held` (1n or 0n), as bigints named by the core's table. */
+  stats() {
+    const values = native.leaseTallyStats(this._tallyIndex)
+    const out = {}
+    STATS.lease.forEach((name, i) => { out[name] = values[i] })
+    return out
   }
 
   /** One ID now (a bigint). */

@@ -24,6 +24,22 @@ export interface DictCache {
   clear(): void
 }
 
+/** A dictionary's counters (`stats()` in every binding), named by the core's table. */
+export interface DictionaryStats {
+  /** Strings whose ID the cache held. */
+  idHits: bigint
+  /** Strings whose ID the cache did not hold (asked of the database). */
+  idMisses: bigint
+  /** IDs whose string the cache held. */
+  valueHits: bigint
+  /** IDs whose string the cache did not hold (asked of the database). */
+  valueMisses: bigint
+  /** Statements sent to the database (retries included). */
+  statements: bigint
+  /** Statements sent again on a new connection after the old one broke. */
+  retries: bigint
+}
+
 /** The dictionary of one topic. Strings are 1 to 2048 bytes of UTF-8 without NUL; IDs 0 to 2^63 - 1. */
 export declare class Dictionary {
   /** Connects lazily: the first call opens the connection. */
@@ -50,6 +66,8 @@ export declare class Dictionary {
   value(id: U64Input): Promise<string | null>
   /** The strings of `ids`, `null` for an ID never assigned. */
   values(ids: Iterable<U64Input>): Promise<(string | null)[]>
+  /** What this dictionary did (the core's counters, named by its table). */
+  stats(): DictionaryStats
   /** Ends the connection (a pool of yours is left alone); later calls reject with `CLOSED`. */
   close(): Promise<void>
   /** `await using urls = new Dictionary(...)`: `close()` at the end of the block. */

@@ -8,7 +8,7 @@
 const native = require('./native.generated.js')
 const { makeError, sessionLost, unreachable, unreachableError, closedError } = require('./errors.js')
 const { holdWhileBusy, holdingLoop } = require('./idle.js')
-const { SQLSTATES } = require('./core.generated.js')
+const { SQLSTATES, STATS } = require('./core.generated.js')
 
 // The core's default capacity of a cache, each way.
 const DEFAULT_CACHE = new native.DictCache().capacity
@@ -66,6 +66,16 @@ class Dictionary {
     this._ownsPool = true
   }
 
+  /** What this dictionary did: hits and misses of its cache both ways, statements sent and
+   *  sent again (`idHits`, `idMisses`, `valueHits`, `valueMisses`, `statements`, `retries`), as
+   *  bigints named by the core's table. */
+  stats() {
+    const values = this.cache.stats()
+    const out = {}
+    STATS.dictionary.forEach((name, i) => { out[name] = values[i] })
+    return out
+  }
+
   // CLOSED once `close()` was called: every call refuses, cached or not.
   _open() {
     if (this._closed) throw closedError(`the Dictionary of topic ${this.topic}`)
@@ -76,6 +86,7 @@ class Dictionary {
   // connection broke twice, is DATABASE_UNREACHABLE (pg's error as its cause).
   async _query(text, values) {
     for (let attempt = 1; ; attempt++) {
+      this.cache.sent(attempt > 1)
       try {
         const { rows } = await this._pool.query({ text, values, rowMode: 'array' })
         return rows[0][0]
@@ -93,6 +104,7 @@ class Dictionary {
   _runMysql(step, ...args) {
     const run = async () => {
       for (let attempt = 1; ; attempt++) {
+        this.cache.sent(attempt > 1)
         try {
           if (!this._connection) this._connection = await this._mysqlModule.connect(this._url)
           return await holdWhileBusy(this._connection, () => this._mysql[step](this._connection, ...args))

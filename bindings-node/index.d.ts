@@ -206,6 +206,23 @@ export interface GeneratorStats {
   tickerStarts: bigint
 }
 
+/** A database lease's counters (`stats()` of shardid/postgres's and shardid/mysql's leases),
+ *  named by the core's table, over every shard the lease took. */
+export interface LeaseStats {
+  /** Shards taken: the first claim, and each one after a loss (`retake`). */
+  acquisitions: bigint
+  /** Statements that pushed an expiring lease's expiry forward: heartbeats, and ceiling writes (which renew it too). */
+  renewals: bigint
+  /** Ceilings recorded in the lease's row before IDs above the last one were handed out. */
+  ceilingWrites: bigint
+  /** Renewals whose answer came back more than two thirds of the time to live after the last renewal was sent. */
+  lateRenewals: bigint
+  /** Times the lease was lost while held: taken over, or past its deadline (closing is not a loss). */
+  losses: bigint
+  /** 1n while the lease holds its shard, 0n once lost or closed. */
+  held: bigint
+}
+
 /** What `lease(...)` takes. */
 export interface LeaseOptions {
   layout: Layout

@@ -12,6 +12,16 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** The bounded cache of one topic, both ways: the core's `dictionary::Cache`. */
 export declare class DictCache {
   constructor(capacity?: unknown | undefined | null)
+  /**
+   * What the cache and its driver did: the core's counters in its table's order
+   * (`STATS.dictionary` in core.generated.js names them).
+   */
+  stats(): BigUint64Array
+  /**
+   * The driver sent a statement (`retry`: again, on a new connection after the old one
+   * broke).
+   */
+  sent(retry: boolean): void
   /** The most strings it holds (its capacity). */
   get capacity(): number
   /** How many strings it holds now (at most the capacity). */
@@ -138,6 +148,9 @@ export declare class StatusRun {
   reportJson(): string
 }
 
+/** Stops the generator for good: the lease is closed (no loss). */
+export declare function ceilingClose(index: number): void
+
 /**
  * Tells the generator that `units` is now recorded, by a write sent at `sent_at` (which
  * renews an expiring lease).
@@ -152,10 +165,10 @@ export declare function ceilingHolds(index: number): boolean
 
 /**
  * A generator for `shard` above the `recorded` ceiling (0: none); for an expiring lease,
- * `ttl_ms` and `sent_at` (when its claim was sent, by `leaseNow()`) make its hold. Returns
- * its index.
+ * `ttl_ms` and `sent_at` (when its claim was sent, by `leaseNow()`) make its hold; it counts
+ * into the lease's counters at `tally_index` (one acquisition now). Returns its index.
  */
-export declare function ceilingNew(layoutIndex: number, shard: unknown, recorded: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null, ttlMs?: unknown | undefined | null, sentAt?: unknown | undefined | null): number
+export declare function ceilingNew(layoutIndex: number, shard: unknown, recorded: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null, ttlMs?: unknown | undefined | null, sentAt?: unknown | undefined | null, tallyIndex?: number | undefined | null): number
 
 /** One ID now; `CEILING_PENDING` when a new ceiling must be recorded first. */
 export declare function ceilingNextId(index: number): bigint
@@ -169,7 +182,7 @@ export declare function ceilingNextIds(index: number, n: unknown): BigUint64Arra
 /** A renewal sent at `sent_at` returned its row. */
 export declare function ceilingRenewed(index: number, sentAt: unknown): void
 
-/** Stops the generator for good (the lease is lost or closed). */
+/** Stops the generator for good: the lease is lost (counted as a loss if it was held). */
 export declare function ceilingRevoke(index: number): void
 
 /**
@@ -356,6 +369,18 @@ export interface LeaseStep {
   recorded?: string
   backend?: string
 }
+
+/**
+ * New counters for a lease of the layout at `layout_index` in `table`; returns their index,
+ * which `ceilingNew` takes for each shard the lease takes.
+ */
+export declare function leaseTallyNew(layoutIndex: number, table: string): number
+
+/**
+ * What the lease did: the core's counters in its table's order (`STATS.lease` in
+ * core.generated.js names them).
+ */
+export declare function leaseTallyStats(index: number): BigUint64Array
 
 /** The largest ID of the time unit holding `timestamp`. */
 export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
@@ -581,6 +606,12 @@ export interface SegmentSql {
   /** `(tag, first)`. */
   createTag: string
 }
+
+/**
+ * What the allocator did: the core's counters in its table's order (`STATS.segments` in
+ * core.generated.js names them).
+ */
+export declare function segmentStats(index: number): BigUint64Array
 
 /** What is left to give back, or `null`. */
 export declare function segmentUnused(index: number): SegmentUnused | null

@@ -1,5 +1,5 @@
 // shardid/postgres: shard leases through PostgreSQL (needs the `pg` package).
-import type { Layout, TimeInput, U64Input } from './index.js'
+import type { Layout, LeaseStats, TimeInput, U64Input } from './index.js'
 
 /** The default time to live of an expiring lease: 10,000 ms. */
 export declare const DEFAULT_TTL_MS: number
@@ -46,6 +46,8 @@ export declare class PostgresLease {
   readonly shard: number
   /** Whether the lease is held now (an expiring lease: renewed in time and not taken over). */
   readonly held: boolean
+  /** What this lease did, over every shard it took (the core's counters; exporters see them too). */
+  stats(): LeaseStats
   /** A new ID of the leased shard (renewing or retaking the lease first when due). */
   nextId(): Promise<bigint>
   /** A new ID as a decimal string, for JSON. */

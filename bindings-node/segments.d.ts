@@ -22,6 +22,44 @@ export interface DenseIdsOptions {
   waitMs?: number
 }
 
+/** A segment allocator's counters (`stats()` in every binding), named by the core's table. */
+export interface SegmentStats {
+  /** Segments fetched. */
+  fetches: bigint
+  /** Fetches that failed (the database down or slow, an unknown tag). */
+  failedFetches: bigint
+  /** How long the last fetch took, in milliseconds. */
+  fetchLatencyLastMs: bigint
+  /** How long the slowest fetch took, in milliseconds. */
+  fetchLatencyMaxMs: bigint
+  /** Fetches (failed ones too) that took at most 1 ms. */
+  fetchLatencyLe1ms: bigint
+  /** Fetches that took at most 5 ms. */
+  fetchLatencyLe5ms: bigint
+  /** Fetches that took at most 10 ms. */
+  fetchLatencyLe10ms: bigint
+  /** Fetches that took at most 50 ms. */
+  fetchLatencyLe50ms: bigint
+  /** Fetches that took at most 100 ms. */
+  fetchLatencyLe100ms: bigint
+  /** Fetches that took at most 500 ms. */
+  fetchLatencyLe500ms: bigint
+  /** Fetches that took at most 1 s. */
+  fetchLatencyLe1000ms: bigint
+  /** Fetches that took at most 5 s. */
+  fetchLatencyLe5000ms: bigint
+  /** Fetches timed (successful and failed). */
+  fetchLatencyLeInf: bigint
+  /** How long every fetch took together, in milliseconds. */
+  fetchLatencySumMs: bigint
+  /** Calls that found both segments used up and waited for a fetch. */
+  emptyWaits: bigint
+  /** Numbers taken from the database and neither handed out nor given back on close. */
+  skipped: bigint
+  /** IDs left in the current segment. */
+  remaining: bigint
+}
+
 /** Dense IDs of one tag: synchronous from memory, segments fetched in the background. */
 export declare class DenseIds {
   private constructor()
@@ -41,6 +79,8 @@ export declare class DenseIds {
   nextIds(n: U64Input): BigUint64Array
   /** `n` IDs, waiting for segments. */
   nextIdsAsync(n: U64Input): Promise<BigUint64Array>
+  /** What this allocator did (the core's counters, named by its table). */
+  stats(): SegmentStats
   /** Gives the unused rest back and ends the connection; later calls throw `CLOSED`. */
   close(): Promise<void>
   /** `await using orders = await denseIds(...)`: `close()` at the end of the block. */

@@ -7,7 +7,7 @@
 const native = require('./native.generated.js')
 const { makeError, sessionLost, unreachable, unreachableError, closedError, withCause, describe } = require('./errors.js')
 const { holdWhileBusy, holdingLoop, idle } = require('./idle.js')
-const { SQLSTATES } = require('./core.generated.js')
+const { SQLSTATES, STATS } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.segments')
 // The addon writes the size of a fetch that became due here (-1: none): see src/segment.rs.
@@ -225,6 +225,17 @@ class DenseIds {
     if (this._closed) return Promise.resolve()
     this._closed = true
     return holdingLoop(() => this._close())
+  }
+
+  /** What this allocator did: `fetches`, `failedFetches`, their latency (`fetchLatencyLastMs`,
+   *  `fetchLatencyMaxMs`, a histogram `fetchLatencyLe1ms` ... `fetchLatencyLeInf` and
+   *  `fetchLatencySumMs`), `emptyWaits`, `skipped` and `remaining`, as bigints named by the
+   *  core's table. */
+  stats() {
+    const values = native.segmentStats(this._index)
+    const out = {}
+    STATS.segments.forEach((name, i) => { out[name] = values[i] })
+    return out
   }
 
   async _close() {

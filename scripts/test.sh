@@ -56,7 +56,7 @@ step "the declared MSRV, Rust $msrv: the core with every feature (its tests incl
 cargo "+$msrv" check --locked -q -p shardid --features postgres,mysql,serde,serial --all-targets --target-dir target/msrv
 cargo "+$msrv" check --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 
-step "loom: the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache and the serials' period switch, over every interleaving"
+step "loom: the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache, the serials' period switch and a lease's count of losses, over every interleaving"
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
 # normal build's artifacts.
 RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --features serial --target-dir target/loom loom 2>&1 | tee -a "$log"

@@ -154,6 +154,27 @@ impl DictCache {
         })
     }
 
+    /// What the cache and its driver did: the core's counters in its table's order
+    /// (`STATS.dictionary` in core.generated.js names them).
+    #[napi]
+    pub fn stats(&self, env: &Env) -> Result<napi::bindgen_prelude::BigUint64Array> {
+        guard(env, || {
+            Ok(napi::bindgen_prelude::BigUint64Array::new(
+                self.inner.stats().values().to_vec(),
+            ))
+        })
+    }
+
+    /// The driver sent a statement (`retry`: again, on a new connection after the old one
+    /// broke).
+    #[napi]
+    pub fn sent(&self, env: &Env, retry: bool) -> Result<()> {
+        guard(env, || {
+            self.inner.sent(retry);
+            Ok(())
+        })
+    }
+
     /// The most strings it holds (its capacity).
     #[napi(getter)]
     pub fn capacity(&self, env: &Env) -> Result<f64> {

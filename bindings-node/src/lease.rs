@@ -229,9 +229,57 @@ fn ceiling_error(env: &Env, e: LeaseError) -> napi::Error {
     }
 }
 
+/// The counters of one database lease across the shards it takes (the core's `lease::Tally`,
+/// reported to exporters): one per `DatabaseLease`, never freed (as the generators' entries).
+static TALLIES: Slots<TallyEntry> = Slots::new();
+
+pub(crate) struct TallyEntry(Arc<shardid::lease::Tally>);
+
+impl PartialEq for TallyEntry {
+    fn eq(&self, _: &Self) -> bool {
+        false
+    }
+}
+
+fn tally_entry(env: &Env, index: u32) -> Result<&'static Arc<shardid::lease::Tally>> {
+    TALLIES.get(index).map(|t| &t.0).ok_or_else(|| {
+        invalid_argument(env, Class::Type, "lease", "is not a shardid database lease")
+    })
+}
+
+/// New counters for a lease of the layout at `layout_index` in `table`; returns their index,
+/// which `ceilingNew` takes for each shard the lease takes.
+#[napi]
+pub fn lease_tally_new(env: &Env, layout_index: u32, table: String) -> Result<u32> {
+    guard(env, || {
+        let layout = layout(env, layout_index)?;
+        TALLIES
+            .index_of(TallyEntry(shardid::lease::Tally::new(&layout, &table)))
+            .ok_or_else(|| {
+                invalid_argument(
+                    env,
+                    Class::Range,
+                    "lease",
+                    "is one too many: a process makes 4,096 leases",
+                )
+            })
+    })
+}
+
+/// What the lease did: the core's counters in its table's order (`STATS.lease` in
+/// core.generated.js names them).
+#[napi]
+pub fn lease_tally_stats(env: &Env, index: u32) -> Result<BigUint64Array> {
+    guard(env, || {
+        Ok(BigUint64Array::new(
+            tally_entry(env, index)?.stats().values().to_vec(),
+        ))
+    })
+}
+
 /// A generator for `shard` above the `recorded` ceiling (0: none); for an expiring lease,
-/// `ttl_ms` and `sent_at` (when its claim was sent, by `leaseNow()`) make its hold. Returns
-/// its index.
+/// `ttl_ms` and `sent_at` (when its claim was sent, by `leaseNow()`) make its hold; it counts
+/// into the lease's counters at `tally_index` (one acquisition now). Returns its index.
 #[napi]
 #[allow(clippy::too_many_arguments)]
 pub fn ceiling_new(
@@ -243,6 +291,7 @@ pub fn ceiling_new(
     max_borrow_units: Option<Unknown<'_>>,
     ttl_ms: Option<Unknown<'_>>,
     sent_at: Option<Unknown<'_>>,
+    tally_index: Option<u32>,
 ) -> Result<u32> {
     guard(env, || {
         let layout = layout(env, layout_index)?;
@@ -260,6 +309,9 @@ pub fn ceiling_new(
             Box::new(RecordedStore(recorded.clone())),
         )
         .map_err(|e| core_error(env, e))?;
+        if let Some(tally) = tally_index {
+            generator = generator.with_tally(Arc::clone(tally_entry(env, tally)?));
+        }
         let hold = match (ttl_ms, sent_at) {
             (Some(ttl), Some(sent)) if !is_nullish(env, &ttl) => {
                 let ttl = u64_arg(env, &ttl, "ttlMs", Arg::Other)?;
@@ -402,11 +454,20 @@ pub fn ceiling_holds(env: &Env, index: u32) -> Result<bool> {
     })
 }
 
-/// Stops the generator for good (the lease is lost or closed).
+/// Stops the generator for good: the lease is lost (counted as a loss if it was held).
 #[napi]
 pub fn ceiling_revoke(env: &Env, index: u32) -> Result<()> {
     guard(env, || {
         ceiling_entry(env, index)?.generator.revoke();
+        Ok(())
+    })
+}
+
+/// Stops the generator for good: the lease is closed (no loss).
+#[napi]
+pub fn ceiling_close(env: &Env, index: u32) -> Result<()> {
+    guard(env, || {
+        ceiling_entry(env, index)?.generator.close();
         Ok(())
     })
 }

@@ -178,6 +178,17 @@ pub fn segment_prime(env: &Env, index: u32) -> Result<()> {
     })
 }
 
+/// What the allocator did: the core's counters in its table's order (`STATS.segments` in
+/// core.generated.js names them).
+#[napi]
+pub fn segment_stats(env: &Env, index: u32) -> Result<BigUint64Array> {
+    guard(env, || {
+        Ok(BigUint64Array::new(
+            allocator(env, index)?.stats().values().to_vec(),
+        ))
+    })
+}
+
 /// The fetch failed: the next one starts after a backoff.
 #[napi]
 pub fn segment_fetch_failed(env: &Env, index: u32) -> Result<()> {

@@ -344,6 +344,33 @@ impl PyHold {
     }
 }
 
+/// The counters of one database lease across the shards it takes (the core's `lease::Tally`,
+/// reported to exporters while it lives): made once per `DatabaseLease`, handed to each
+/// `_CeilingGenerator` it runs, which counts into it. Not for direct use.
+#[pyclass(module = "shardid._shardid", name = "_LeaseTally", frozen)]
+pub(crate) struct PyLeaseTally {
+    inner: Arc<shardid::lease::Tally>,
+}
+
+#[pymethods]
+impl PyLeaseTally {
+    #[new]
+    fn new(layout: &Bound<'_, PyLayout>, table: &str) -> Self {
+        Self {
+            inner: shardid::lease::Tally::new(&layout.get().inner, table),
+        }
+    }
+
+    /// The lease's counts, named by the core's table (`acquisitions`, `renewals`, ...).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::stats::to_dict(
+            py,
+            shardid::stats::LeaseStats::METRICS,
+            &self.inner.stats().values(),
+        )
+    }
+}
+
 /// A server session a session lease holds its lock on (the core's `lease::claim_backend`);
 /// `release()` forgets it. Not for direct use.
 #[pyclass(module = "shardid._shardid", name = "_BackendClaim", frozen)]
@@ -384,13 +411,15 @@ pub(crate) struct PyCeilingGenerator {
 #[pymethods]
 impl PyCeilingGenerator {
     #[new]
-    #[pyo3(signature = (layout, shard, recorded, store, *, hold = None, backwards_tolerance_ms = None, max_borrow_units = None))]
+    #[pyo3(signature = (layout, shard, recorded, store, *, hold = None, tally = None, backwards_tolerance_ms = None, max_borrow_units = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         layout: &Bound<'_, PyLayout>,
         shard: &Bound<'_, PyAny>,
         recorded: Option<&Bound<'_, PyAny>>,
         store: Py<PyAny>,
         hold: Option<&Bound<'_, PyHold>>,
+        tally: Option<&Bound<'_, PyLeaseTally>>,
         backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
         max_borrow_units: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
@@ -404,6 +433,9 @@ impl PyCeilingGenerator {
         let mut inner =
             CeilingGenerator::new(layout, shard, options, recorded, Box::new(PyStore(store)))
                 .map_err(|e| core_error(py, e))?;
+        if let Some(tally) = tally {
+            inner = inner.with_tally(Arc::clone(&tally.get().inner));
+        }
         if let Some(hold) = hold {
             inner = inner.with_hold(Arc::clone(&hold.get().inner));
         }
@@ -437,11 +469,16 @@ impl PyCeilingGenerator {
         ceiling_result(py, result.map(|()| id))
     }
 
-    /// Stops the generator for good (the lease is lost or closed): every later call raises
+    /// Stops the generator for good (the lease is lost): every later call raises
     /// `LeaseLostError`.
     fn revoke(&self, py: Python<'_>) {
         // Waits for a ceiling write in progress, whose store needs the interpreter.
         py.detach(|| self.inner.revoke());
+    }
+
+    /// Stops the generator for good because the lease is closed (no loss is counted).
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.inner.close());
     }
 
     fn next_ids<'py>(

@@ -45,6 +45,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lease::lease, m)?)?;
     m.add_class::<lease::PyCeilingGenerator>()?;
     m.add_class::<lease::PyHold>()?;
+    m.add_class::<lease::PyLeaseTally>()?;
     m.add_class::<lease::PyBackendClaim>()?;
     m.add_function(wrap_pyfunction!(lease::_claim_backend, m)?)?;
     m.add_function(wrap_pyfunction!(fork::_after_fork, m)?)?;

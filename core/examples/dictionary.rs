@@ -2,6 +2,8 @@
 //! against its throwaway server: `dictionary <connection string> <mode>`; prints one JSON line.
 //!   contract: ids / id / lookup / value / values on topic `mixed` of schema `dict_rust`,
 //!             after Python assigned its strings.
+//!   stats:    on topic `counted` of schema `dict_rust`, the calls of Python's cache test
+//!             (`ids`, `id`, `lookup`, `values`), then `stats()` in the table's order.
 //!   bad:      every bad input's kind.
 //!   threads:  8 threads writing overlapping batches of shared strings: one ID each, and the
 //!             cache agrees with the server.
@@ -55,6 +57,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .map_or("null".into(), |v| format!("{v:?}")),
                 words.cache().len(),
             );
+        }
+        "stats" => {
+            let words = Dictionary::connect(&[config], "counted", "dict_rust", 1000)?;
+            words.ids(&["b", "a", "b"])?;
+            words.id("c")?;
+            words.lookup(&["a", "never"])?;
+            words.values(&[2, 0, 77])?;
+            println!("{:?}", words.stats().values());
         }
         "bad" => {
             let words = Dictionary::connect(&[config], "mixed", "dict_rust", 1000)?;

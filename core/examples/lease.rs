@@ -8,6 +8,9 @@
 //!            recorded ceiling, then `LEASE_LOST` for good.
 //!   hold <table> <out> <ttl>: leases shard 0 of 0..1 and appends IDs to <out> until its lease
 //!            is lost (it then writes <out>.lost and exits), or it is killed.
+//!   stats <table>: leases shard 0 of 0..1 with a time to live of 600 ms, makes IDs for 0.6 s,
+//!            idles 0.7 s, closes, and prints `stats()` in the table's order
+//!            (`tests/postgres/test_lease_stats.py` compares them with the server's log).
 //!   bad:     the codes of a bad table, an empty range, a bad time to live.
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -20,6 +23,23 @@ const T0: u64 = 1_700_000_000_000;
 
 fn code<T>(result: Result<T, shardid::lease::LeaseError>) -> String {
     result.map_or_else(|e| e.kind().code().to_string(), |_| "no error".into())
+}
+
+/// `stats <table>`: see the module's docs.
+fn stats(config: &str, table: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let options = LeaseOptions::new()
+        .table(table)
+        .kind(LeaseKind::Expiring { ttl_ms: 600 });
+    let lease = PostgresLease::acquire(config, Layout::TWITTER, 0..1, &options)?;
+    let end = Instant::now() + Duration::from_millis(600);
+    let mut batch = [0u64; 100];
+    while Instant::now() < end {
+        lease.next_ids(&mut batch)?;
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    lease.close();
+    println!("{:?}", lease.stats().values());
+    Ok(())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -53,6 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             lease.close();
             println!("{{\"shard\": {}}}", lease.shard());
         }
+        "stats" => stats(config, &args[3])?,
         "takenover" => {
             let lease = PostgresLease::acquire(
                 config,

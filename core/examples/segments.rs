@@ -23,6 +23,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ids.next_ids(&mut batch)?;
             got.extend(batch);
             let skipped = ids.close();
+            // After close: a prefetch under way is counted too.
+            let stats = ids.stats();
             let closed = ids
                 .next_id()
                 .map_or_else(|e| e.kind().code().to_string(), |_| "no error".into());
@@ -31,8 +33,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             again.close();
             let dense = got.iter().enumerate().all(|(i, &id)| id == i as u64 + 1);
             println!(
-                "{{\"count\": {}, \"dense\": {dense}, \"next\": {next}, \"skipped\": {skipped}, \"closed\": \"{closed}\"}}",
-                got.len()
+                "{{\"count\": {}, \"dense\": {dense}, \"next\": {next}, \"skipped\": {skipped}, \"closed\": \"{closed}\", \"stats\": {:?}}}",
+                got.len(),
+                stats.values()
             );
         }
         "unknown" => {

@@ -8,7 +8,9 @@
 //!   calls that waited for the next time unit, units borrowed, clock steps back;
 //! - [`SegmentStats`]: a segment allocator (one tag): fetches, failures, their latency, calls
 //!   that found both segments empty, numbers skipped, what is left of the current segment;
-//! - [`DictionaryStats`]: a dictionary's cache and statements.
+//! - [`DictionaryStats`]: a dictionary's cache and statements;
+//! - [`LeaseStats`]: a database lease (one per lease object, across the shards it took):
+//!   acquisitions, renewals, ceiling writes, late renewals, losses, and whether it holds now.
 //!
 //! The counters are atomics the objects bump where they already take a slow path: the
 //! generator's per-ID path gains no store (its count of IDs is derived from its state word and
@@ -76,18 +78,26 @@ pub enum Family {
     Segments,
     /// A dictionary ([`DictionaryStats`]).
     Dictionary,
+    /// A database lease ([`LeaseStats`]).
+    Lease,
 }
 
 impl Family {
     /// Every family, in the order exporters report them.
-    pub const ALL: [Self; 3] = [Self::Generator, Self::Segments, Self::Dictionary];
+    pub const ALL: [Self; 4] = [
+        Self::Generator,
+        Self::Segments,
+        Self::Dictionary,
+        Self::Lease,
+    ];
 
-    /// Its name (`"generator"`, `"segments"`, `"dictionary"`).
+    /// Its name (`"generator"`, `"segments"`, `"dictionary"`, `"lease"`).
     pub const fn name(self) -> &'static str {
         match self {
             Self::Generator => "generator",
             Self::Segments => "segments",
             Self::Dictionary => "dictionary",
+            Self::Lease => "lease",
         }
     }
 
@@ -97,16 +107,24 @@ impl Family {
             Self::Generator => GeneratorStats::METRICS,
             Self::Segments => SegmentStats::METRICS,
             Self::Dictionary => DictionaryStats::METRICS,
+            Self::Lease => LeaseStats::METRICS,
         }
     }
 
     /// The labels exporters put on its figures, in order: which object of the family the
     /// figures are of.
+    ///
+    /// A lease's are its layout and shard, as its generator's (so `shardid_ids_total` and
+    /// `shardid_lease_held` join on them: which process holds which shard, and how fast it
+    /// spends it), and its table (two tables are two independent sets of leases). The shard
+    /// is the one the lease holds, or held last: a lease that lost its shard and took another
+    /// (`retake`) goes on counting under the new one.
     pub const fn labels(self) -> &'static [&'static str] {
         match self {
             Self::Generator => &["layout", "shard"],
             Self::Segments => &["schema", "tag"],
             Self::Dictionary => &["schema", "topic"],
+            Self::Lease => &["layout", "shard", "table"],
         }
     }
 
@@ -118,6 +136,7 @@ impl Family {
             Self::Generator => ("", ""),
             Self::Segments => ("segment_", "segment."),
             Self::Dictionary => ("dictionary_", "dictionary."),
+            Self::Lease => ("lease_", "lease."),
         }
     }
 
@@ -306,6 +325,28 @@ family! {
     }
 }
 
+family! {
+    /// What a database lease did ([`crate::lease::Tally::stats`]): one lease object of a
+    /// binding (`shardid.postgres.lease()`, `lease()` of `shardid/postgres`, Rust's
+    /// `PostgresLease`, and their MySQL twins), over every shard it took. Counted by the core's
+    /// lease machinery ([`crate::lease::Hold`], [`crate::lease::CeilingGenerator`]), never by
+    /// the bindings.
+    LeaseStats {
+        acquisitions: Kind::Counter, false,
+            "Shards taken: the first claim, and each one after a loss (`retake`) or in a forked child";
+        renewals: Kind::Counter, false,
+            "Statements that pushed an expiring lease's expiry forward: heartbeats, and ceiling writes (which renew it too)";
+        ceiling_writes: Kind::Counter, false,
+            "Ceilings recorded in the lease's row before IDs above the last one were handed out";
+        late_renewals: Kind::Counter, false,
+            "Renewals whose answer came back more than two thirds of the time to live after the last renewal was sent: the one due at a third had failed or hung, and less than two fifteenths of the time to live was left before the holder stops on its own";
+        losses: Kind::Counter, false,
+            "Times the lease was lost while held: taken over, its row no longer holding its token, or past its deadline without a renewal (closing is not a loss)";
+        held: Kind::Gauge, false,
+            "1 while the lease holds its shard, 0 once lost or closed";
+    }
+}
+
 /// The upper bounds of the segments' fetch latency histogram, in milliseconds (the last is
 /// `+Inf`), in the order of [`SegmentStats`]' bucket fields.
 pub const FETCH_LATENCY_BOUNDS_MS: [u64; 9] = [1, 5, 10, 50, 100, 500, 1_000, 5_000, u64::MAX];
@@ -329,5 +370,7 @@ pub fn layout_label(layout: &crate::Layout) -> alloc::string::String {
 
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 mod live;
+#[cfg(all(feature = "lease", target_has_atomic = "64"))]
+pub(crate) use live::register_lease;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use live::{Sample, collect, register_dictionary, register_segments};

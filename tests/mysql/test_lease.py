@@ -581,3 +581,44 @@ def test_a_failover_to_another_server_jumps_the_ceiling_past_the_lost_writes(ser
     finally:
         with open_conn(server) as admin, admin.cursor() as cur:
             cur.execute("SET GLOBAL server_id = 1")
+
+
+def test_a_leases_counters_equal_the_statements_the_server_saw(server: Any, url: str) -> None:
+    # As tests/postgres/test_lease_stats.py, with the server's general log in place of a
+    # trigger (a trigger would hide the statement's LAST_INSERT_ID(), by which the lease reads
+    # its answers): stats() (the core's counts) must match the statements of the lease's row
+    # that the server ran: claims, ceiling writes, and renewals (the heartbeats and the ceiling
+    # writes, which renew too).
+    table = "stats_leases"
+    lease(Layout.TWITTER, url, range(0, 1), table=table).close()  # makes the table
+    statement = {
+        "claim": f"UPDATE `{table}` SET ceiling = (LAST_INSERT_ID((LEAST(%",
+        "record": f"UPDATE `{table}` SET ceiling = CAST(LAST_INSERT_ID(GREATEST(%",
+        "renew": f"UPDATE `{table}` SET ceiling = CAST(LAST_INSERT_ID(IF(%",
+        "release": f"UPDATE `{table}` SET ceiling = CAST(LAST_INSERT_ID(IF(% token = NULL%",
+    }
+    with open_conn(server) as admin, admin.cursor() as cur:
+        cur.execute("SET GLOBAL general_log = 'OFF'")
+        cur.execute("SET GLOBAL log_output = 'TABLE'")
+        cur.execute("TRUNCATE mysql.general_log")
+        cur.execute("SET GLOBAL general_log = 'ON'")
+        try:
+            held = lease(Layout.TWITTER, url, range(0, 1), table=table, ttl_ms=600)
+            end = time.monotonic() + 0.6
+            while time.monotonic() < end:
+                held.next_ids(100)
+            time.sleep(0.7)
+            held.close()
+        finally:
+            cur.execute("SET GLOBAL general_log = 'OFF'")
+        stats = held.stats()
+        log = {}
+        for op, like in statement.items():
+            cur.execute("SELECT count(*) FROM mysql.general_log WHERE command_type = 'Query' "
+                        "AND CONVERT(argument USING utf8mb4) LIKE %s", (like,))  # fmt: skip
+            log[op] = cur.fetchone()[0]
+    log["renew"] -= log["release"]  # a release's statement starts as a renewal's
+    assert log["claim"] == stats["acquisitions"] == 1 and log["release"] == 1, log
+    assert log["record"] == stats["ceiling_writes"] >= 4, (log, stats)
+    assert log["renew"] >= 2 and log["renew"] + log["record"] == stats["renewals"], (log, stats)
+    assert (stats["late_renewals"], stats["losses"], stats["held"]) == (0, 0, 0)

@@ -4,6 +4,8 @@
 //             strings as Python assigned (the mapping is the server's, not the client's).
 //   writer:   <seed> <batches>: overlapping batches of shared strings on topic "shared" of
 //             dict_load_mixed (Python writers run at the same time); prints every pair.
+//   stats:    on topic "counted" of dict_node, the calls of Python's cache test (ids, id,
+//             lookup, values), then stats() (bigints, printed as numbers).
 //   bad:      every bad input's class and code.
 //   cached:   (the server is stopped after "warm" is printed) cached reads still answer.
 //   servers:  <JSON list of two connection strings>: the topics land where serverFor says.
@@ -38,6 +40,15 @@ if (mode === 'contract') {
   }
   await words.close()
   print(out)
+} else if (mode === 'stats') {
+  const words = new Dictionary({ connectionString, topic: 'counted', schema: 'dict_node' })
+  await words.ids(['b', 'a', 'b'])
+  await words.id('c')
+  await words.lookup(['a', 'never'])
+  await words.values([2, 0, 77])
+  const stats = words.stats()
+  await words.close()
+  print({ bigints: Object.values(stats).every((v) => typeof v === 'bigint'), stats })
 } else if (mode === 'writer') {
   const [seed, batches] = rest.map(Number)
   let state = seed + 1

@@ -13,6 +13,10 @@
 //             message of a lease on an empty range of shards.
 //   lost:     the server ends a session lease's session: IDs continue within the recorded
 //             ceiling, then LEASE_LOST, and the process lives on.
+//   stats:    leases table <file> with a time to live of 600 ms, makes IDs for 0.6 s, idles
+//             0.7 s, closes, and prints its stats(); test_lease_stats.py compares them with
+//             what the server logged. Then a lease with `retake` is taken over: one loss, and
+//             one more acquisition at the next ID.
 //   closed:   a held shard refuses another session; closed, it is taken again at once and the
 //             closed lease makes no ID.
 import { appendFileSync, writeFileSync } from 'node:fs'
@@ -105,6 +109,29 @@ if (mode === 'badtable') {
   const again = await code(g.nextIdAt(T0 + 10))
   console.log(JSON.stringify({ within, past, again, held: g.held }))
   await g.close()
+} else if (mode === 'stats') {
+  const numbers = (stats) => Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, Number(v)]))
+  const held = await take(file, [0, 1], { ttlMs: 600 })
+  const types = Object.values(held.stats()).every((v) => typeof v === 'bigint')
+  const end = Date.now() + 600
+  while (Date.now() < end) await held.nextIds(100)
+  await new Promise((resolve) => setTimeout(resolve, 700))
+  await held.close()
+  const first = numbers(held.stats())
+  const again = await take(file, [0, 1], { ttlMs: 600, retake: true })
+  await again.nextId()
+  const pg = require('pg')
+  const admin = new pg.Client({ connectionString })
+  await admin.connect()
+  await admin.query(`UPDATE ${file} SET token = 'intruder', expires_at = now() - interval '1 second'`)
+  await admin.end()
+  const until = Date.now() + 3000
+  while (again.stats().held === 1n && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10))
+  const lost = numbers(again.stats())
+  await again.nextId()
+  const retaken = numbers(again.stats())
+  await again.close()
+  console.log(JSON.stringify({ types, first, lost, retaken, closed: numbers(again.stats()) }))
 } else if (mode === 'clock') {
   const first = await take('node_clock', [0, 1])
   let last = 0n

@@ -28,15 +28,16 @@ if (mode === 'order') {
   got.push(...(await ids.nextIdsAsync(200)))
   for (let i = 0; i < 50; i++) got.push(await ids.nextIdAsync())
   await ids.close()
+  const stats = ids.stats() // after close: a prefetch under way is counted too
   const again = await open('n_order')
   const next = again.nextId()
   await again.close()
   const dense = got.every((id, i) => id === BigInt(i + 1))
-  console.log(JSON.stringify({ count: got.length, dense, next: String(next), skipped: String(ids.skipped), closed: await code(Promise.resolve().then(() => ids.nextId())) }))
+  console.log(JSON.stringify({ count: got.length, dense, next: String(next), skipped: String(ids.skipped), closed: await code(Promise.resolve().then(() => ids.nextId())), stats: Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : 'not a bigint'])), fetches: ids.fetches }))
 } else if (mode === 'burst') {
   const ids = await open('n_burst')
   const got = await Promise.all(Array.from({ length: 64 }, () => ids.nextIdAsync()))
-  console.log(JSON.stringify({ unique: new Set(got).size, fetches: ids.fetches }))
+  console.log(JSON.stringify({ unique: new Set(got).size, fetches: ids.fetches, counted: Number(ids.stats().fetches) }))
   await ids.close()
 } else if (mode === 'unknown') {
   console.log(JSON.stringify({ code: await code(open('never_created')) }))

@@ -443,6 +443,12 @@ def test_node_and_python_share_one_dictionary(cluster: Any, conn: Any) -> None:
         "cached": 2,
         "iterable": [1],
     }
+    # The calls of test_the_client_caches_both_ways_and_sends_each_miss_once, counted alike.
+    conn.execute("SELECT dict_node.create_topic('counted')")
+    assert node(url(cluster), "stats") == {
+        "bigints": True,
+        "stats": {"idHits": 1, "idMisses": 5, "valueHits": 2, "valueMisses": 1, "statements": 4, "retries": 0},
+    }
     assert python.lookup(["from node"]) == [1]
     Dictionary(cluster.dsn, "gone", schema="dict_node").ids(["old"])
     conn.execute("SELECT dict_node.drop_topic('gone')")
@@ -556,6 +562,9 @@ def test_rust_shares_the_dictionary(cluster: Any, conn: Any) -> None:
         "values": ["from rust", "from python", None],
         "cached": 2,
     }
+    # The calls of test_the_client_caches_both_ways_and_sends_each_miss_once, counted alike.
+    conn.execute("SELECT dict_rust.create_topic('counted')")
+    assert rust(cluster.dsn, "stats") == [1, 5, 2, 1, 4, 0]
     assert rust(cluster.dsn, "bad") == {
         "codes": ["INVALID_ARGUMENT"] * 5 + ["UNKNOWN_TOPIC", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "TOPIC_DROPPED"]
     }

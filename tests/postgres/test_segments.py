@@ -281,14 +281,29 @@ def test_node_dense_ids(cluster: Any, conn: Any) -> None:
     # n_order remembers segments of 100, and starts at 1 again.
     assert take(conn, "seg_node", "n_order", 100) == (1, 100, 1)
     assert conn.execute("SELECT seg_node.give_back('n_order', 1, 101)").fetchone() == (True,)
-    assert node(url(cluster), "order") == {
+    # Every segment taken from n_order, logged, to check Node's count of fetches.
+    conn.execute(
+        "CREATE TABLE seg_node.takes (tag text);"
+        "CREATE FUNCTION seg_node.log_take() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF NEW.next > OLD.next THEN INSERT INTO seg_node.takes VALUES (NEW.tag); END IF; RETURN NEW; END $$;"
+        "CREATE TRIGGER log_take AFTER UPDATE ON seg_node.shardid_tags FOR EACH ROW EXECUTE FUNCTION seg_node.log_take()"
+    )
+    order = node(url(cluster), "order")
+    stats, fetches = order.pop("stats"), order.pop("fetches")
+    assert order == {
         "count": 300,
         "dense": True,
         "next": "301",
         "skipped": "0",
         "closed": "CLOSED",
     }
-    assert node(url(cluster), "burst") == {"unique": 64, "fetches": 1}
+    (takes,) = conn.execute("SELECT count(*) FROM seg_node.takes WHERE tag = 'n_order'").fetchone()
+    conn.execute("DROP TRIGGER log_take ON seg_node.shardid_tags")
+    # The server saw the first allocator's fetches, and the second one's.
+    assert stats["fetches"] == fetches == takes - 1 >= 3
+    assert stats["failedFetches"] == 0 and stats["fetchLatencyLeInf"] == stats["fetches"]
+    assert stats["emptyWaits"] >= 1 and stats["skipped"] == 0
+    assert node(url(cluster), "burst") == {"unique": 64, "fetches": 1, "counted": 1}
     (step,) = conn.execute("SELECT step FROM seg_node.shardid_tags WHERE tag = 'n_order'").fetchone()
     assert step == 100, "the allocator kept to its bounds"
     assert node(url(cluster), "unknown") == {"code": "UNKNOWN_TAG"}
@@ -409,7 +424,22 @@ def test_rust_dense_ids(cluster: Any, conn: Any) -> None:
     assert take(conn, "seg_rust", "r_order", 100) == (1, 100, 1)
     assert conn.execute("SELECT seg_rust.give_back('r_order', 1, 101)").fetchone() == (True,)
     dsn = f"host=127.0.0.1 port={cluster.port} user=postgres dbname=postgres"
-    assert rust(dsn, "order") == {"count": 300, "dense": True, "next": 301, "skipped": 0, "closed": "CLOSED"}
+    # Every segment taken from r_order, logged, to check the Rust client's count of fetches.
+    conn.execute(
+        "CREATE TABLE seg_rust.takes (tag text);"
+        "CREATE FUNCTION seg_rust.log_take() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF NEW.next > OLD.next THEN INSERT INTO seg_rust.takes VALUES (NEW.tag); END IF; RETURN NEW; END $$;"
+        "CREATE TRIGGER log_take AFTER UPDATE ON seg_rust.shardid_tags FOR EACH ROW EXECUTE FUNCTION seg_rust.log_take()"
+    )
+    order = rust(dsn, "order")
+    stats = dict(zip([m[0] for m in shardid._shardid._stats_table()["segments"]["metrics"]], order.pop("stats")))
+    assert order == {"count": 300, "dense": True, "next": 301, "skipped": 0, "closed": "CLOSED"}
+    (takes,) = conn.execute("SELECT count(*) FROM seg_rust.takes WHERE tag = 'r_order'").fetchone()
+    conn.execute("DROP TRIGGER log_take ON seg_rust.shardid_tags")
+    # The server saw the first client's fetches, and the second client's one.
+    assert stats["fetches"] == takes - 1 >= 3
+    assert stats["failed_fetches"] == 0 and stats["fetch_latency_le_inf"] == stats["fetches"]
+    assert stats["empty_waits"] >= 1, "the first call waited for the first fetch"
     assert rust(dsn, "unknown") == {"code": "UNKNOWN_TAG"}
     assert rust(dsn, "threads") == {"total": 160_000, "unique": 160_000}
 

@@ -113,3 +113,60 @@ def test_opentelemetry_observables_read_through_the_sdk() -> None:
     assert metrics["shardid.ids"].data.is_monotonic
     assert metrics["shardid.ids"].description == "IDs handed out"
     provider.shutdown()
+
+
+def test_a_leases_counters_reach_both_exporters_under_layout_shard_and_table() -> None:
+    # A database lease's parts without a database: the core's tally and ceiling generator, with
+    # a store that records whatever it is asked (shardid.postgres's stores write the row).
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    import shardid.opentelemetry
+    import shardid.prometheus
+    from shardid._shardid import _CeilingGenerator, _Hold, _LeaseTally
+
+    writes: list[int] = []
+    tally = _LeaseTally(Layout.TWITTER, "exported_leases")
+    hold = _Hold(60_000, _Hold.now())
+    g = _CeilingGenerator(Layout.TWITTER, 42, None, lambda units, _at_least: writes.append(units), hold=hold, tally=tally)
+    for i in range(5):
+        g.next_id_at(T + i * 1000)  # each a second apart: a ceiling write each
+    sent = hold.sending()
+    assert sent is not None
+    hold.renewed(sent)
+    expected = {"acquisitions": 1, "renewals": 1, "ceiling_writes": 5, "late_renewals": 0, "losses": 0, "held": 1}
+    assert tally.stats() == expected and len(writes) == 5
+
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+    families = {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+    labels = {"layout": "TWITTER", "shard": "42", "table": "exported_leases"}
+    got = {s.name: s.value for f in families.values() for s in f.samples if s.labels == labels}
+    assert got == {
+        "shardid_lease_acquisitions_total": 1,
+        "shardid_lease_renewals_total": 1,
+        "shardid_lease_ceiling_writes_total": 5,
+        "shardid_lease_late_renewals_total": 0,
+        "shardid_lease_losses_total": 0,
+        "shardid_lease_held": 1,
+    }
+    assert families["shardid_lease_held"].type == "gauge"
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    shardid.opentelemetry.instrument(provider.get_meter("shardid-lease-test"))
+    g.revoke()  # lost: one loss, no longer held
+    data = reader.get_metrics_data()
+    assert data is not None
+    metrics = {m.name: m for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+
+    def point(name: str) -> int:
+        (value,) = [p.value for p in metrics[name].data.data_points if dict(p.attributes) == labels]
+        return value  # type: ignore[no-any-return]
+
+    assert point("shardid.lease.ceiling_writes") == 5
+    assert point("shardid.lease.losses") == 1
+    assert point("shardid.lease.held") == 0
+    provider.shutdown()

@@ -18,7 +18,7 @@ from typing import Any
 
 from shardid import _db
 from shardid._errors import InvalidArgumentError, LeaseLostError, ShardIdError
-from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol
+from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol, _LeaseTally
 
 #: The default time to live of an expiring lease, in milliseconds.
 DEFAULT_TTL_MS = 10_000
@@ -120,7 +120,7 @@ class _Tenure:
                 raise
         self.hold = _Hold(owner.ttl_ms, sent) if protocol.kind == "expiring" else None
         self.generator = _CeilingGenerator(
-            owner.layout, shard, recorded, self._store, hold=self.hold, **owner._options
+            owner.layout, shard, recorded, self._store, hold=self.hold, tally=owner._tally, **owner._options
         )
         self.stop = threading.Event()
         self.heartbeat: threading.Thread | None = None
@@ -178,7 +178,7 @@ class _Tenure:
     def end(self) -> None:
         """Stops the heartbeat and the generator, and frees the shard if still held."""
         self.stop.set()
-        self.generator.revoke()
+        self.generator.close()
         if self.heartbeat is not None and self.heartbeat is not threading.current_thread():
             self.heartbeat.join(timeout=5)
         self._release()
@@ -239,6 +239,8 @@ class DatabaseLease:
         # The SQL the protocol speaks: MySQL once a MySQL server refused MariaDB's.
         self._sql_dialect = self.dialect.name
         self._protocol()  # checks the kind, time to live and table name before connecting
+        # The core counts into it (shardid::lease::Tally), for every shard this lease takes.
+        self._tally = _LeaseTally(layout, table)
         self._tenure = self._take()
         self._install()
         _leases.add(self)
@@ -390,6 +392,14 @@ class DatabaseLease:
         over)."""
         tenure = self._tenure
         return not self._closed and os.getpid() == self._pid and (tenure.hold is None or tenure.hold.holds)
+
+    def stats(self) -> dict[str, int]:
+        """What this lease did, over every shard it took, as a dict of counts named by the
+        core's table: ``acquisitions``, ``renewals`` (heartbeats, and ceiling writes, which
+        renew too), ``ceiling_writes``, ``late_renewals`` (back more than two thirds of the time
+        to live after the last renewal was sent), ``losses`` (closing is none) and ``held``
+        (1 or 0). :mod:`shardid.prometheus` and :mod:`shardid.opentelemetry` report them too."""
+        return self._tally.stats()
 
     def next_id(self) -> int:
         return self._call(lambda g: g.next_id())  # type: ignore[no-any-return]

@@ -23,6 +23,7 @@ __all__ = [
     "_CeilingGenerator",
     "_Hold",
     "_LeaseProtocol",
+    "_LeaseTally",
     "_check_lease",
     "_claim_backend",
     "_UNKNOWN_TAG_SQLSTATE",
@@ -474,6 +475,11 @@ class _Hold:
     def wait(self) -> float | None: ...
 
 @final
+class _LeaseTally:
+    def __new__(cls, layout: Layout, table: str) -> _LeaseTally: ...
+    def stats(self) -> dict[str, int]: ...
+
+@final
 class _BackendClaim:
     def release(self) -> None: ...
 
@@ -490,6 +496,7 @@ class _CeilingGenerator:
         store: Callable[[int, int], int | None],
         *,
         hold: _Hold | None = None,
+        tally: _LeaseTally | None = None,
         backwards_tolerance_ms: int | None = None,
         max_borrow_units: int | None = None,
     ) -> _CeilingGenerator: ...
@@ -499,6 +506,7 @@ class _CeilingGenerator:
     def next_id_at(self, now: _Time) -> int: ...
     def next_ids(self, n: int) -> list[int]: ...
     def revoke(self) -> None: ...
+    def close(self) -> None: ...
 @final
 class LeasedGenerator:
     """A generator on a shard leased from lock files: no two processes hold the same shard, a

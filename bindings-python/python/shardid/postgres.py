@@ -52,7 +52,7 @@ from typing import Any
 from shardid import _db
 from shardid._errors import InvalidArgumentError, LeaseLostError, ShardIdError
 from shardid._lease import DEFAULT_TTL_MS, DatabaseLease, Dialect
-from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol
+from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol, _LeaseTally
 
 __all__ = ["DEFAULT_TTL_MS", "AsyncPostgresLease", "PostgresLease", "lease", "lease_async"]
 
@@ -141,7 +141,7 @@ class _AsyncTenure:
         self.claim = _claim_backend(backend) if backend is not None else None
         self.hold = _Hold(owner.ttl_ms, sent) if protocol.kind == "expiring" else None
         self.generator = _CeilingGenerator(
-            owner.layout, shard, recorded, self._store, hold=self.hold, **owner._options
+            owner.layout, shard, recorded, self._store, hold=self.hold, tally=owner._tally, **owner._options
         )
         self.stopped = asyncio.Event()
         self.heartbeat: asyncio.Task[None] | None = None
@@ -217,7 +217,7 @@ class _AsyncTenure:
     async def end(self) -> None:
         """Stops the heartbeat and the generator, and frees the shard if still held."""
         self.stopped.set()
-        self.generator.revoke()
+        self.generator.close()
         if self.heartbeat is not None and self.heartbeat is not asyncio.current_task():
             try:
                 await asyncio.wait_for(self.heartbeat, 5)
@@ -267,6 +267,8 @@ class AsyncPostgresLease:
         self._closed = False
         self._tenure: _AsyncTenure | None = None
         self._protocol()  # checks the kind, time to live and table name before connecting
+        # The core counts into it (shardid::lease::Tally), for every shard this lease takes.
+        self._tally = _LeaseTally(layout, table)
 
     async def _default_connect(self) -> Any:
         import psycopg
@@ -387,6 +389,12 @@ class AsyncPostgresLease:
         if self._tenure is None:
             raise _error("INVALID_ARGUMENT", argument="lease", reason="is not taken yet: await lease_async(...)")
         return self._tenure.shard
+
+    def stats(self) -> dict[str, int]:
+        """What this lease did, over every shard it took, as :meth:`PostgresLease.stats`
+        counts it (the core's counters: ``acquisitions``, ``renewals``, ``ceiling_writes``,
+        ``late_renewals``, ``losses``, ``held``)."""
+        return self._tally.stats()
 
     @property
     def held(self) -> bool:

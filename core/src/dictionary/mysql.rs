@@ -247,6 +247,12 @@ impl Dictionary {
         &self.cache
     }
 
+    /// What this dictionary did: hits and misses of its cache both ways, steps sent and sent
+    /// again ([`crate::stats::DictionaryStats`], the names of Python's and Node's `stats()`).
+    pub fn stats(&self) -> crate::stats::DictionaryStats {
+        self.cache.stats()
+    }
+
     /// A connection to the topic's server, whose dialect the statements then follow.
     fn open(&self) -> Result<mysql::Conn, DictionaryError> {
         let mut conn = connect(&self.url)?;
@@ -282,6 +288,7 @@ impl Dictionary {
             let Some(conn) = client.as_mut() else {
                 unreachable!("connected above")
             };
+            self.cache.sent(attempt == 2);
             match step(conn) {
                 Err(DictionaryError::Database(e)) if attempt == 1 && lost(&e) => *client = None,
                 other => return other,

@@ -185,6 +185,13 @@ impl Dictionary {
         &self.cache
     }
 
+    /// What this dictionary did: hits and misses of its cache both ways, statements sent and
+    /// sent again ([`crate::stats::DictionaryStats`], the names of Python's and Node's
+    /// `stats()`).
+    pub fn stats(&self) -> crate::stats::DictionaryStats {
+        self.cache.stats()
+    }
+
     /// Runs one statement and returns its one value; a lost connection is reopened and the
     /// statement sent once more (every statement here is safe to repeat). Sent with
     /// `query_typed`: one round trip on the unnamed statement, so no prepared statement has to
@@ -202,6 +209,7 @@ impl Dictionary {
             let Some(conn) = client.as_mut() else {
                 unreachable!("connected above")
             };
+            self.cache.sent(attempt == 2);
             match conn.query_typed(sql, params).map(one_row) {
                 Ok(row) => return Ok(row),
                 Err(e) => {

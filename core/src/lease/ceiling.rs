@@ -11,7 +11,7 @@ use loom::sync::{Mutex, atomic::AtomicU64};
 #[cfg(not(loom))]
 use std::sync::{Mutex, atomic::AtomicU64};
 
-use super::{DatabaseFailure, Hold, LeaseError, LostLease};
+use super::{DatabaseFailure, Hold, LeaseError, LostLease, Tally};
 use crate::{Error, Generator, Layout, Options};
 
 /// Where a [`CeilingGenerator`] records its ceiling: a lock file here, a database row in a
@@ -52,6 +52,8 @@ pub struct CeilingGenerator {
     hold: Option<std::sync::Arc<Hold>>,
     /// Serialises recording, so the store sees increasing ceilings.
     recording: Mutex<()>,
+    /// The lease's counters ([`CeilingGenerator::with_tally`]).
+    tally: Option<std::sync::Arc<Tally>>,
 }
 
 impl CeilingGenerator {
@@ -84,6 +86,7 @@ impl CeilingGenerator {
             store,
             hold: None,
             recording: Mutex::new(()),
+            tally: None,
         })
     }
 
@@ -98,17 +101,60 @@ impl CeilingGenerator {
     /// stops on its own.
     #[must_use]
     pub fn with_hold(mut self, hold: std::sync::Arc<Hold>) -> Self {
+        if let Some(tally) = &self.tally {
+            hold.count_into(tally);
+        }
         self.hold = Some(hold);
         self
     }
 
+    /// The generator of a lease that counts into `tally` ([`crate::stats::LeaseStats`]): the
+    /// lease has just taken this generator's shard (one acquisition), and from now on its
+    /// ceiling writes, its hold's renewals and its loss are counted. Call it once per shard
+    /// taken, with the lease object's one tally.
+    #[must_use]
+    pub fn with_tally(mut self, tally: std::sync::Arc<Tally>) -> Self {
+        tally.acquired(self.shard());
+        if let Some(hold) = &self.hold {
+            hold.count_into(&tally);
+        }
+        self.tally = Some(tally);
+        self
+    }
+
+    /// What the lease this generator runs on did ([`CeilingGenerator::with_tally`]'s counters;
+    /// `None` without).
+    pub fn lease_stats(&self) -> Option<crate::stats::LeaseStats> {
+        self.tally.as_ref().map(|t| t.stats())
+    }
+
     /// Stops the generator for good: the lease is lost (the heartbeat found it taken over or
     /// past its deadline). Every later call fails with [`LeaseError::Lost`], even for IDs
-    /// below the recorded ceiling.
+    /// below the recorded ceiling. Counts a loss if the lease was held; a lease closed by its
+    /// holder calls [`CeilingGenerator::close`] instead.
     pub fn revoke(&self) {
         if let Some(hold) = &self.hold {
             hold.lose();
         }
+        if let Some(tally) = &self.tally {
+            tally.lost();
+        }
+        self.stop();
+    }
+
+    /// Stops the generator for good because its holder closes the lease: as
+    /// [`CeilingGenerator::revoke`], but no loss is counted.
+    pub fn close(&self) {
+        if let Some(tally) = &self.tally {
+            tally.closed();
+        }
+        if let Some(hold) = &self.hold {
+            hold.end();
+        }
+        self.stop();
+    }
+
+    fn stop(&self) {
         // After any record in progress, so it cannot put its ceiling back.
         let _recording = self
             .recording
@@ -249,7 +295,12 @@ impl CeilingGenerator {
             self.store
                 .store(units, units + self.span)
                 .map_err(|e| match e.get_ref() {
-                    Some(inner) if inner.is::<LostLease>() => lost,
+                    Some(inner) if inner.is::<LostLease>() => {
+                        if let Some(tally) = &self.tally {
+                            tally.lost();
+                        }
+                        lost
+                    }
                     Some(inner) if inner.is::<DatabaseFailure>() => {
                         match e
                             .into_inner()
@@ -269,6 +320,9 @@ impl CeilingGenerator {
             )));
         }
         self.ceiling.store(ceiling, Ordering::Release);
+        if let Some(tally) = &self.tally {
+            tally.wrote_ceiling();
+        }
         Ok(())
     }
 }

@@ -334,7 +334,8 @@ impl<C: Client> DatabaseLease<C> {
             options.generator,
             recorded,
             Box::new(Store(Arc::clone(&state))),
-        )?;
+        )?
+        .with_tally(super::Tally::new(&layout, &options.table));
         if let Some(hold) = hold {
             generator = generator.with_hold(hold);
         }
@@ -364,6 +365,10 @@ impl<C: Client> DatabaseLease<C> {
 
     pub(super) fn shard(&self) -> u64 {
         self.shared.shard
+    }
+
+    pub(super) fn stats(&self) -> crate::stats::LeaseStats {
+        self.generator.lease_stats().unwrap_or_default()
     }
 
     pub(super) fn is_held(&self) -> bool {
@@ -401,7 +406,7 @@ impl<C: Client> DatabaseLease<C> {
         if self.shared.closed.swap(true, Ordering::AcqRel) {
             return;
         }
-        self.generator.revoke();
+        self.generator.close();
         {
             let _wake = self
                 .shared
@@ -542,6 +547,13 @@ macro_rules! lease_methods {
             /// The shard held.
             pub fn shard(&self) -> u64 {
                 self.0.shard()
+            }
+
+            /// What the lease did: acquisitions, renewals, ceiling writes, late renewals,
+            /// losses, and whether it holds now ([`crate::stats::LeaseStats`]). Exporters see
+            /// it too ([`crate::stats::collect`], family `lease`).
+            pub fn stats(&self) -> crate::stats::LeaseStats {
+                self.0.stats()
             }
 
             /// Whether the lease is still held (an expiring lease: not lost and not past its

@@ -3,9 +3,10 @@
 
 use std::string::String;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::Tally;
 use crate::sql::Tenure;
 
 /// The monotonic clock leases count with: milliseconds since its first use in this process.
@@ -81,11 +82,15 @@ const fn retry_ms(ttl_ms: u64) -> u64 {
 /// deadline has passed, then [`Hold::renewed`] with its answer when one row was updated, or
 /// [`Hold::lose`] when none was (the lease was taken over). The heartbeat sleeps
 /// [`Hold::wait_ms`] between renewals.
+///
+/// With a [`Tally`] (given by [`super::CeilingGenerator::with_hold`]) it counts the renewals,
+/// the late ones, and the loss: the bindings only report what the database answered.
 #[derive(Debug)]
 pub struct Hold {
     tenure: Mutex<Tenure>,
     /// When the next renewal is due after a failed one (0: none failed since the last success).
     retry_at_ms: AtomicU64,
+    tally: OnceLock<Arc<Tally>>,
 }
 
 impl Hold {
@@ -94,11 +99,35 @@ impl Hold {
         Self {
             tenure: Mutex::new(Tenure::new(ttl_ms, sent_at_ms)),
             retry_at_ms: AtomicU64::new(0),
+            tally: OnceLock::new(),
         }
+    }
+
+    /// Counts into `tally` from now on (a hold counts into one tally only: later ones are
+    /// ignored).
+    pub(super) fn count_into(&self, tally: &Arc<Tally>) {
+        let _ = self.tally.set(Arc::clone(tally));
     }
 
     fn tenure(&self) -> std::sync::MutexGuard<'_, Tenure> {
         self.tenure.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Marks `tenure` lost, counting a loss if it was held.
+    fn lose_tenure(&self, tenure: &mut Tenure) {
+        tenure.lose();
+        if let Some(tally) = self.tally.get() {
+            tally.lost();
+        }
+    }
+
+    /// Marks the lease ended by its holder (closed): lost for good, but not counted as a
+    /// loss.
+    pub(super) fn end(&self) {
+        if let Some(tally) = self.tally.get() {
+            tally.closed();
+        }
+        self.tenure().lose();
     }
 
     /// Whether the lease is held now.
@@ -110,7 +139,7 @@ impl Hold {
     pub fn is_lost(&self) -> bool {
         let mut tenure = self.tenure();
         if !tenure.is_lost() && !tenure.holds(monotonic_ms()) {
-            tenure.lose();
+            self.lose_tenure(&mut tenure);
         }
         tenure.is_lost()
     }
@@ -128,14 +157,22 @@ impl Hold {
         if tenure.holds(now) {
             Some(now)
         } else {
-            tenure.lose();
+            self.lose_tenure(&mut tenure);
             None
         }
     }
 
-    /// A renewal or ceiling write sent at `sent_at_ms` updated the lease's row.
+    /// A renewal or ceiling write sent at `sent_at_ms` updated the lease's row. Counted as a
+    /// renewal (late if it came back after [`Tenure::late_after_ms`]), even when the lease was
+    /// closed or found past its deadline meanwhile: the row was renewed.
     pub fn renewed(&self, sent_at_ms: u64) {
-        self.tenure().renewed(sent_at_ms);
+        let landed = monotonic_ms();
+        let mut tenure = self.tenure();
+        if let Some(tally) = self.tally.get() {
+            tally.renewed(landed > tenure.late_after_ms());
+        }
+        tenure.renewed(sent_at_ms);
+        drop(tenure);
         self.retry_at_ms.store(0, Ordering::Release);
     }
 
@@ -148,7 +185,7 @@ impl Hold {
 
     /// The lease is lost (its row no longer holds the token, or it was released).
     pub fn lose(&self) {
-        self.tenure().lose();
+        self.lose_tenure(&mut self.tenure());
     }
 
     /// How long the heartbeat sleeps before its next renewal (0: due now), or `None` once the
@@ -157,7 +194,7 @@ impl Hold {
         let now = monotonic_ms();
         let mut tenure = self.tenure();
         if !tenure.holds(now) {
-            tenure.lose();
+            self.lose_tenure(&mut tenure);
             return None;
         }
         let mut due = tenure.renew_at_ms();

@@ -40,6 +40,7 @@ pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod session;
+mod tally;
 
 pub use ceiling::{CeilingGenerator, CeilingStore};
 pub use hold::{
@@ -47,6 +48,7 @@ pub use hold::{
 };
 pub use lock_file::{LeasedGenerator, LockFileError, read_lock_file, signature};
 pub use session::{BackendClaim, claim_backend};
+pub use tally::Tally;
 
 /// Why a lease could not be taken or kept.
 #[derive(Debug)]

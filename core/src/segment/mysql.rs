@@ -433,6 +433,13 @@ impl DenseIds {
         Ok(())
     }
 
+    /// What this allocator did: fetches, failed fetches and their latency, waits with both
+    /// segments empty, numbers skipped, what is left of the current segment
+    /// ([`crate::stats::SegmentStats`], the names of Python's and Node's `stats()`).
+    pub fn stats(&self) -> crate::stats::SegmentStats {
+        self.shared.allocator.stats()
+    }
+
     /// Gives the unused rest back (a restart then continues at the next number) and closes the
     /// connection; returns how many numbers were lost (neither handed out nor given back). Call
     /// it when no other thread takes IDs any more.

@@ -1,7 +1,7 @@
 //! The process's live objects, for exporters: every generator state
-//! ([`crate::Generator::shared`]'s), and the segment allocators and dictionaries the bindings
-//! registered. Objects are
-//! held weakly: one dropped is no longer reported.
+//! ([`crate::Generator::shared`]'s), the segment allocators and dictionaries the bindings
+//! registered, and the database leases (their [`crate::lease::Tally`] registers itself).
+//! Objects are held weakly: one dropped is no longer reported.
 
 use std::string::String;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -12,9 +12,14 @@ use crate::Layout;
 use crate::dictionary::Cache;
 use crate::segment::SegmentAllocator;
 
+#[derive(Clone)]
 enum Source {
     Segments(Weak<SegmentAllocator>),
     Dictionary(Weak<Cache>),
+    /// Labelled `[layout, table]`: the shard, which a lease that retakes changes, is read at
+    /// each collection.
+    #[cfg(feature = "lease")]
+    Lease(Weak<crate::lease::Tally>),
 }
 
 struct Entry {
@@ -28,6 +33,8 @@ impl Entry {
         match &self.source {
             Source::Segments(w) => w.strong_count() > 0,
             Source::Dictionary(w) => w.strong_count() > 0,
+            #[cfg(feature = "lease")]
+            Source::Lease(w) => w.strong_count() > 0,
         }
     }
 }
@@ -57,6 +64,16 @@ pub fn register_dictionary(cache: &Arc<Cache>, schema: &str, topic: &str) {
     );
 }
 
+/// Reports the lease whose counters are `tally` (of `layout`, in `table`) to exporters while
+/// it lives, once it has taken a shard.
+#[cfg(feature = "lease")]
+pub(crate) fn register_lease(tally: &Arc<crate::lease::Tally>, layout: &Layout, table: &str) {
+    register(
+        std::vec![super::layout_label(layout), table.into()],
+        Source::Lease(Arc::downgrade(tally)),
+    );
+}
+
 /// One object's figures (or several objects' with the same labels, added up): its family, its
 /// label values in [`Family::labels`]' order, its figures in [`Family::metrics`]' order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,8 +88,8 @@ pub struct Sample {
 
 /// Every live object's figures, objects of one family with the same labels added up (the
 /// largest of a [`Kind::GaugeMax`] and of a process-wide figure): generators first (by layout
-/// and shard), then segment allocators and dictionaries, each in the order they were
-/// made.
+/// and shard), then segment allocators, dictionaries and leases, each in the order they were
+/// made (a lease that has not taken a shard yet, or was closed, is left out).
 pub fn collect() -> Vec<Sample> {
     let mut out: Vec<Sample> = Vec::new();
     let mut add = |family: Family, labels: Vec<String>, values: &[u64]| {
@@ -110,13 +127,7 @@ pub fn collect() -> Vec<Sample> {
         let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
         live.retain(Entry::alive);
         live.iter()
-            .map(|e| {
-                let source = match &e.source {
-                    Source::Segments(w) => Source::Segments(w.clone()),
-                    Source::Dictionary(w) => Source::Dictionary(w.clone()),
-                };
-                (e.labels.clone(), source)
-            })
+            .map(|e| (e.labels.clone(), e.source.clone()))
             .collect()
     };
     for (labels, source) in entries {
@@ -131,6 +142,16 @@ pub fn collect() -> Vec<Sample> {
                 if let Some(cache) = w.upgrade() {
                     let stats: DictionaryStats = cache.stats();
                     add(Family::Dictionary, labels, &stats.values());
+                }
+            }
+            #[cfg(feature = "lease")]
+            Source::Lease(w) => {
+                if let Some(tally) = w.upgrade()
+                    && tally.reported()
+                    && let (Some(shard), [layout, table]) = (tally.shard(), labels.as_slice())
+                {
+                    let labels = std::vec![layout.clone(), std::format!("{shard}"), table.clone()];
+                    add(Family::Lease, labels, &tally.stats().values());
                 }
             }
         }

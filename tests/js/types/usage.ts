@@ -50,6 +50,11 @@ async function fromDatabase(): Promise<bigint> {
   const db: PostgresLease = await leasePostgres({ layout: Layout.INSTAGRAM, connectionString: 'postgresql://app@db/app', shards: [0, 64] })
   const next: bigint = await db.nextId()
   const held: boolean = db.held
+  const late: bigint = db.stats().lateRenewals
+  const writes: bigint = db.stats().ceilingWrites
+  // @ts-expect-error: the counts are camelCase in JavaScript
+  db.stats().late_renewals
+  console.log(late, writes)
   await db.close()
   // Behind a pooler or not; a session lease for a direct connection.
   const pooled = await leasePostgres({ layout: Layout.INSTAGRAM, connectionString: 'postgresql://app@pooler:6543/app', shards: [0, 64], ttlMs: 5000, retake: true })
@@ -69,6 +74,8 @@ async function orders(): Promise<bigint> {
   const ids: DenseIds = await denseIds({ connectionString: ['postgresql://a/db', 'postgresql://b/db'], tag: 'orders' })
   const batch: BigUint64Array = await ids.nextIdsAsync(10)
   const skipped: bigint = ids.skipped
+  const fetches: bigint = ids.stats().fetches + ids.stats().fetchLatencyLeInf
+  console.log(fetches)
   await ids.close()
   console.log(batch, skipped)
   // @ts-expect-error: a tag is required
@@ -99,11 +106,12 @@ console.log(invoices)
 async function urls(): Promise<string | null> {
   const words = new Dictionary({ connectionString: ['postgresql://a/db', 'postgresql://b/db'], topic: 'urls', cacheSize: 1000 })
   const id: bigint = await words.id('https://example.com/')
+  const misses: bigint = words.stats().idMisses + words.stats().retries
   const ids: bigint[] = await words.ids(['/a', '/b'])
   const known: (bigint | null)[] = await words.lookup(new Set(['/a']))
   const strings: (string | null)[] = await words.values([0n, 1])
   const server: number = serverFor('urls', 2) + words.server + words.cache.size
-  console.log(id, ids, known, strings, server, ddl('dict').length)
+  console.log(id, ids, known, strings, server, ddl('dict').length, misses)
   // @ts-expect-error: strings in, not numbers
   await words.id(5)
   await words.close()

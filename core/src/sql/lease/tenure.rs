@@ -89,6 +89,16 @@ impl Tenure {
         self.renewed_at_ms + self.ttl_ms / 3
     }
 
+    /// When a renewal that has not come back yet becomes *late* (the lease's
+    /// [`crate::stats::LeaseStats::late_renewals`]): two thirds of the time to live after the
+    /// last successful renewal was sent. Past it the renewal due at a third has failed or hung
+    /// for a whole third, and less than two fifteenths of the time to live (the time from here
+    /// to [`Tenure::deadline_ms`]) was left before the holder stops on its own: one more hiccup
+    /// and it would have. A healthy heartbeat's renewals come back a round trip after a third.
+    pub const fn late_after_ms(&self) -> u64 {
+        self.renewed_at_ms + self.ttl_ms * 2 / 3
+    }
+
     /// Whether the lease is still held at `now_ms`.
     pub const fn holds(&self, now_ms: u64) -> bool {
         !self.lost && now_ms < self.deadline_ms()
