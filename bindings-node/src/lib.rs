@@ -30,8 +30,8 @@ mod public;
 mod segment;
 mod serial;
 mod slots;
-mod status;
 mod stats;
+mod status;
 
 use napi::{Env, Result};
 use napi_derive::napi;

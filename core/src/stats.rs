@@ -373,4 +373,7 @@ mod live;
 #[cfg(all(feature = "lease", target_has_atomic = "64"))]
 pub(crate) use live::register_lease;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
-pub use live::{Sample, collect, register_dictionary, register_segments};
+pub use live::{
+    Sample, collect, register_dictionary, register_segments, unregister_dictionary,
+    unregister_segments,
+};
