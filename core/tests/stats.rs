@@ -456,3 +456,28 @@ fn unregistered_objects_are_no_longer_reported_while_they_live() {
     unregister_segments(&a);
     unregister_dictionary(&Arc::new(shardid::dictionary::Cache::new(1)));
 }
+
+/// The help of a duration names no unit: the exporters expose it in different ones (Prometheus
+/// in seconds, OpenTelemetry in milliseconds), so a unit in the text would be false in one.
+/// (Other texts may mention times: the ticker stops "after 256 ms".)
+#[test]
+fn help_texts_of_durations_state_no_unit() {
+    for family in Family::ALL {
+        for metric in family.metrics().iter().filter(|m| m.in_ms()) {
+            let help = metric.help.to_lowercase();
+            let words: Vec<&str> = help
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
+                .filter(|w| !w.is_empty())
+                .collect();
+            for unit in ["ms", "s", "millisecond", "milliseconds", "second", "seconds"] {
+                assert!(
+                    !words.contains(&unit),
+                    "{}.{}: {:?} says {unit}",
+                    family.name(),
+                    metric.name,
+                    metric.help
+                );
+            }
+        }
+    }
+}

@@ -145,7 +145,9 @@ test('every figure of the core\'s table is a family with its help, and the names
   ]) {
     assert.equal(families.get(name)?.type, type, name)
   }
-  assert.equal(families.get('shardid_segment_fetch_latency_seconds').help, 'How long every fetch took together, in milliseconds')
+  // Help texts name no unit (the name says seconds here, OpenTelemetry's unit says ms).
+  assert.equal(families.get('shardid_segment_fetch_latency_seconds').help, 'How long the fetches took, added up (failed ones too)')
+  assert.equal(families.get('shardid_segment_fetch_latency_last_seconds').help, 'How long the last fetch took')
   // In OpenMetrics, prom-client writes counters as `<name>_total` under the family's base name.
   const open = new promClient.Registry(promClient.Registry.OPENMETRICS_CONTENT_TYPE)
   prometheus.register(open)
@@ -413,7 +415,8 @@ test('OpenTelemetry: buckets by `le` in milliseconds, gauges in ms, through an e
   const metrics = new Map(exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics)).map((m) => [m.descriptor.name, m]))
   const buckets = metrics.get('shardid.segment.fetch_latency.bucket')
   assert.equal(buckets.descriptor.unit, 'ms')
-  assert.equal(buckets.descriptor.description, 'Fetches (failed ones too) that took at most 1 ms')
+  assert.equal(buckets.descriptor.description, 'Fetches (failed ones too) that took at most the bucket\'s bound, `le`')
+  assert.equal(metrics.get('shardid.segment.fetch_latency.sum').descriptor.description, 'How long the fetches took, added up (failed ones too)')
   assert.deepEqual(buckets.dataPoints.map((p) => [p.attributes.le, p.value]),
     [['1', 1], ['5', 2], ['10', 3], ['50', 4], ['100', 5], ['500', 6], ['1000', 7], ['5000', 8], ['+Inf', 9]])
   assert.deepEqual(buckets.dataPoints[0].attributes, { schema: 'seg', tag: 'orders', le: '1' })
