@@ -469,7 +469,14 @@ fn help_texts_of_durations_state_no_unit() {
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
                 .filter(|w| !w.is_empty())
                 .collect();
-            for unit in ["ms", "s", "millisecond", "milliseconds", "second", "seconds"] {
+            for unit in [
+                "ms",
+                "s",
+                "millisecond",
+                "milliseconds",
+                "second",
+                "seconds",
+            ] {
                 assert!(
                     !words.contains(&unit),
                     "{}.{}: {:?} says {unit}",
