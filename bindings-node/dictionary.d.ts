@@ -66,7 +66,8 @@ export declare class Dictionary {
   value(id: U64Input): Promise<string | null>
   /** The strings of `ids`, `null` for an ID never assigned. */
   values(ids: Iterable<U64Input>): Promise<(string | null)[]>
-  /** What this dictionary did (the core's counters, named by its table). */
+  /** What this dictionary did (the core's counters, named by its table); `shardid/prometheus`
+   *  and `shardid/opentelemetry` report them too (`{schema, topic}`) until `close()`. */
   stats(): DictionaryStats
   /** Ends the connection (a pool of yours is left alone); later calls reject with `CLOSED`. */
   close(): Promise<void>

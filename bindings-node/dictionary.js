@@ -29,6 +29,13 @@ class Dictionary {
     /** The two-way cache (the core's): `cache.size`, `cache.capacity`, `cache.clear()`. */
     this.cache = new native.DictCache(o.cacheSize)
     this._closed = false
+    this._connectTo(o)
+    // Reported to exporters (`shardid_dictionary_*{schema,topic}`) until `close()`.
+    this.cache.register(this.schema, this.topic)
+  }
+
+  // Where the topic's statements go: `pool`, or its server of `connectionString`.
+  _connectTo(o) {
     if (o.pool) {
       this.server = 0
       this._pool = o.pool
@@ -192,6 +199,7 @@ class Dictionary {
   async close() {
     if (this._closed) return
     this._closed = true
+    this.cache.unregister() // exporters no longer report it (as a lease closed)
     // Held by a timer meanwhile: the idle connection no longer holds the event loop.
     await holdingLoop(async () => {
       if (this._mysql) {

@@ -13,6 +13,13 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class DictCache {
   constructor(capacity?: unknown | undefined | null)
   /**
+   * Reports this cache's dictionary (`topic` in `schema`) to exporters, until `unregister`
+   * or until the cache is collected.
+   */
+  register(schema: string, topic: string): void
+  /** Stops reporting it: the dictionary was closed (the JS object may live on long after). */
+  unregister(): void
+  /**
    * What the cache and its driver did: the core's counters in its table's order
    * (`STATS.dictionary` in core.generated.js names them).
    */
@@ -579,8 +586,11 @@ export declare function segmentFetching(index: number): boolean
 /** Hands the allocator the segment a fetch returned (decimal strings, as `pg` gives `int8`). */
 export declare function segmentFill(index: number, first: unknown, count: unknown, stride: unknown): void
 
-/** A new allocator with this size policy; its index. */
-export declare function segmentNew(minSize: unknown, maxSize: unknown, targetMs: unknown): number
+/**
+ * A new allocator with this size policy, for `tag` in `schema` (reported to exporters under
+ * those labels until `segment_unregister`); its index.
+ */
+export declare function segmentNew(minSize: unknown, maxSize: unknown, targetMs: unknown, schema: string, tag: string): number
 
 /** One ID, or `null` when both segments are used up; a fetch that is due is signalled. */
 export declare function segmentNextId(index: number): bigint | null
@@ -612,6 +622,12 @@ export interface SegmentSql {
  * core.generated.js names them).
  */
 export declare function segmentStats(index: number): BigUint64Array
+
+/**
+ * Stops reporting the allocator to exporters: it was closed (or never started). Python's
+ * closed allocator is dropped; this one lives on in the table.
+ */
+export declare function segmentUnregister(index: number): void
 
 /** What is left to give back, or `null`. */
 export declare function segmentUnused(index: number): SegmentUnused | null

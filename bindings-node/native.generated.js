@@ -923,6 +923,7 @@ module.exports.segmentPrime = nativeBinding.segmentPrime
 module.exports.segmentsDdl = nativeBinding.segmentsDdl
 module.exports.segmentSql = nativeBinding.segmentSql
 module.exports.segmentStats = nativeBinding.segmentStats
+module.exports.segmentUnregister = nativeBinding.segmentUnregister
 module.exports.segmentUnused = nativeBinding.segmentUnused
 module.exports.serialCheckTag = nativeBinding.serialCheckTag
 module.exports.serialFormatInfo = nativeBinding.serialFormatInfo

@@ -79,7 +79,8 @@ export declare class DenseIds {
   nextIds(n: U64Input): BigUint64Array
   /** `n` IDs, waiting for segments. */
   nextIdsAsync(n: U64Input): Promise<BigUint64Array>
-  /** What this allocator did (the core's counters, named by its table). */
+  /** What this allocator did (the core's counters, named by its table); `shardid/prometheus`
+   *  and `shardid/opentelemetry` report them too (`{schema, tag}`) until `close()`. */
   stats(): SegmentStats
   /** Gives the unused rest back and ends the connection; later calls throw `CLOSED`. */
   close(): Promise<void>

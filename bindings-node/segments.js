@@ -224,6 +224,7 @@ class DenseIds {
   close() {
     if (this._closed) return Promise.resolve()
     this._closed = true
+    native.segmentUnregister(this._index) // exporters no longer report it (as a lease closed)
     return holdingLoop(() => this._close())
   }
 
@@ -279,7 +280,6 @@ async function denseIds(options) {
   const sql = native.segmentSql(o.schema ?? 'seg')
   const servers = Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
   if (!o.client && servers.some(isMysqlUrl)) return mysqlDenseIds(o, servers)
-  const index = native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000)
   let clients = o.client ? [o.client] : null
   if (!clients) {
     let pg
@@ -290,6 +290,7 @@ async function denseIds(options) {
     }
     clients = servers.map((connectionString) => new pg.Client({ connectionString }))
   }
+  const index = newAllocator(o)
   // A server that is down at start-up is only its share: it is retried at its turn.
   const connected = await Promise.allSettled(clients.map((client) => client.connect()))
   const ids = new DenseIds(SECRET, { clients, tag: o.tag, sql, index, waitMs: o.waitMs ?? 5000 })
@@ -302,10 +303,17 @@ async function denseIds(options) {
   ids._due()
   await ids._inFlight
   if (ids.fetches === 0) {
+    native.segmentUnregister(index)
     await holdingLoop(() => Promise.all(clients.map((client) => client.end().catch(() => {}))))
     throw ids._startFailure()
   }
   return ids
+}
+
+// A new allocator of the core, reported to exporters (`shardid_segment_*{schema,tag}`) until
+// `close()` (or a start that failed) unregisters it: the addon's table never frees it.
+function newAllocator(o) {
+  return native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, o.schema ?? 'seg', o.tag)
 }
 
 const isMysqlUrl = (text) => typeof text === 'string' && (text.startsWith('mysql://') || text.startsWith('mariadb://'))
@@ -318,7 +326,7 @@ async function mysqlDenseIds(o, urls) {
   const mysql = require('./mysql.js')
   urls.forEach(mysql.parseUrl) // INVALID_ARGUMENT on url, now
   const segments = new mysql.Segments(o.schema ?? 'seg')
-  const index = native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000)
+  const index = newAllocator(o)
   // Connected at the first fetch (a server that is down is only its share, as with pg).
   const clients = urls.map(() => null)
   const ids = new DenseIds(SECRET, { clients, tag: o.tag, sql: null, index, waitMs: o.waitMs ?? 5000, mysql: segments, urls })
@@ -328,6 +336,7 @@ async function mysqlDenseIds(o, urls) {
   ids._due()
   await ids._inFlight
   if (ids.fetches === 0) {
+    native.segmentUnregister(index)
     await holdingLoop(() => Promise.all(clients.map((client) => client && client.end().catch(() => {}))))
     throw ids._startFailure()
   }

@@ -134,7 +134,9 @@ fn mismatch(env: &Env) -> napi::Error {
 /// The bounded cache of one topic, both ways: the core's `dictionary::Cache`.
 #[napi]
 pub struct DictCache {
-    inner: Cache,
+    /// Shared with the core's list of live objects, which exporters read (weakly): reported
+    /// from `register` until `unregister` (`close()`), or until the JS object is collected.
+    inner: Arc<Cache>,
 }
 
 #[napi]
@@ -149,8 +151,27 @@ impl DictCache {
                 _ => dict::DEFAULT_CACHE as u64,
             };
             Ok(Self {
-                inner: Cache::new(usize::try_from(capacity).unwrap_or(usize::MAX)),
+                inner: Arc::new(Cache::new(usize::try_from(capacity).unwrap_or(usize::MAX))),
             })
+        })
+    }
+
+    /// Reports this cache's dictionary (`topic` in `schema`) to exporters, until `unregister`
+    /// or until the cache is collected.
+    #[napi]
+    pub fn register(&self, env: &Env, schema: String, topic: String) -> Result<()> {
+        guard(env, || {
+            shardid::stats::register_dictionary(&self.inner, &schema, &topic);
+            Ok(())
+        })
+    }
+
+    /// Stops reporting it: the dictionary was closed (the JS object may live on long after).
+    #[napi]
+    pub fn unregister(&self, env: &Env) -> Result<()> {
+        guard(env, || {
+            shardid::stats::unregister_dictionary(&self.inner);
+            Ok(())
         })
     }
 

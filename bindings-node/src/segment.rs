@@ -3,6 +3,7 @@
 //! are the JS side's, asynchronous.
 
 use std::cell::Cell;
+use std::sync::Arc;
 
 use napi::bindgen_prelude::{BigUint64Array, Unknown};
 use napi::{Env, Result};
@@ -15,8 +16,10 @@ use crate::args::{ids_for, u64_arg};
 use crate::errors::{Class, guard, invalid_argument};
 use crate::slots::Slots;
 
-/// An allocator in the table: allocators are never equal, so each one gets an index.
-pub(crate) struct Entry(SegmentAllocator);
+/// An allocator in the table: allocators are never equal, so each one gets an index. Shared
+/// with the core's list of live objects, which exporters read: the table never frees an entry,
+/// so that list's weak reference never dies, and `segment_unregister` (on `close()`) retires it.
+pub(crate) struct Entry(Arc<SegmentAllocator>);
 
 impl PartialEq for Entry {
     fn eq(&self, _: &Self) -> bool {
@@ -72,17 +75,20 @@ fn signal(fetch: Option<Fetch>) {
 fn allocator(env: &Env, index: u32) -> Result<&'static SegmentAllocator> {
     ALLOCATORS
         .get(index)
-        .map(|e| &e.0)
+        .map(|e| &*e.0)
         .ok_or_else(|| invalid_argument(env, Class::Type, "ids", "is not a shardid DenseIds"))
 }
 
-/// A new allocator with this size policy; its index.
+/// A new allocator with this size policy, for `tag` in `schema` (reported to exporters under
+/// those labels until `segment_unregister`); its index.
 #[napi]
 pub fn segment_new(
     env: &Env,
     min_size: Unknown<'_>,
     max_size: Unknown<'_>,
     target_ms: Unknown<'_>,
+    schema: String,
+    tag: String,
 ) -> Result<u32> {
     guard(env, || {
         let min = u64_arg(env, &min_size, "minSize", Arg::Other)?;
@@ -97,8 +103,9 @@ pub fn segment_new(
             ));
         }
         let policy = SizePolicy::new().bounds(min, max).target_ms(target);
-        ALLOCATORS
-            .index_of(Entry(SegmentAllocator::new(policy)))
+        let allocator = Arc::new(SegmentAllocator::new(policy));
+        let index = ALLOCATORS
+            .index_of(Entry(Arc::clone(&allocator)))
             .ok_or_else(|| {
                 invalid_argument(
                     env,
@@ -106,7 +113,22 @@ pub fn segment_new(
                     "ids",
                     "is one too many: a process holds 4,096",
                 )
-            })
+            })?;
+        shardid::stats::register_segments(&allocator, &schema, &tag);
+        Ok(index)
+    })
+}
+
+/// Stops reporting the allocator to exporters: it was closed (or never started). Python's
+/// closed allocator is dropped; this one lives on in the table.
+#[napi]
+pub fn segment_unregister(env: &Env, index: u32) -> Result<()> {
+    guard(env, || {
+        let entry = ALLOCATORS.get(index).ok_or_else(|| {
+            invalid_argument(env, Class::Type, "ids", "is not a shardid DenseIds")
+        })?;
+        shardid::stats::unregister_segments(&entry.0);
+        Ok(())
     })
 }
 

@@ -53,7 +53,9 @@ pub struct Metric {
     pub name: &'static str,
     /// What it is.
     pub kind: Kind,
-    /// What it counts, one sentence (Prometheus' `HELP`, OpenTelemetry's description).
+    /// What it counts, one sentence (Prometheus' `HELP`, OpenTelemetry's description),
+    /// without a unit: Prometheus exposes a duration in seconds, OpenTelemetry in milliseconds,
+    /// and each says which in the name (`_seconds`) or the instrument's unit (`ms`).
     pub help: &'static str,
     /// The same for every object of the process (the ticker's starts): exporters report it
     /// once, without labels.
@@ -275,29 +277,29 @@ family! {
         failed_fetches: Kind::Counter, false,
             "Fetches that failed (the database down or slow, an unknown tag)";
         fetch_latency_last_ms: Kind::GaugeMax, false,
-            "How long the last fetch took, in milliseconds";
+            "How long the last fetch took";
         fetch_latency_max_ms: Kind::GaugeMax, false,
-            "How long the slowest fetch took, in milliseconds";
+            "How long the slowest fetch took";
         fetch_latency_le_1ms: Kind::Bucket { histogram: "fetch_latency", le_ms: 1 }, false,
-            "Fetches (failed ones too) that took at most 1 ms";
+            "Fetches (failed ones too) that took at most the bucket's bound, `le`";
         fetch_latency_le_5ms: Kind::Bucket { histogram: "fetch_latency", le_ms: 5 }, false,
-            "Fetches that took at most 5 ms";
+            "Fetches (failed ones too) that took at most the bucket's bound, `le`";
         fetch_latency_le_10ms: Kind::Bucket { histogram: "fetch_latency", le_ms: 10 }, false,
-            "Fetches that took at most 10 ms";
+            "Fetches (failed ones too) that took at most the bucket's bound, `le`";
         fetch_latency_le_50ms: Kind::Bucket { histogram: "fetch_latency", le_ms: 50 }, false,
-            "Fetches that took at most 50 ms";
+            "Fetches (failed ones too) that took at most the bucket's bound, `le`";
         fetch_latency_le_100ms: Kind::Bucket { histogram: "fetch_latency", le_ms: 100 }, false,
-            "Fetches that took at most 100 ms";
+            "Fetches (failed ones too) that took at most the bucket's bound, `le`";
         fetch_latency_le_500ms: Kind::Bucket { histogram: "fetch_latency", le_ms: 500 }, false,
-            "Fetches that took at most 500 ms";
+            "Fetches (failed ones too) that took at most the bucket's bound, `le`";
         fetch_latency_le_1000ms: Kind::Bucket { histogram: "fetch_latency", le_ms: 1_000 }, false,
-            "Fetches that took at most 1 s";
+            "Fetches (failed ones too) that took at most the bucket's bound, `le`";
         fetch_latency_le_5000ms: Kind::Bucket { histogram: "fetch_latency", le_ms: 5_000 }, false,
-            "Fetches that took at most 5 s";
+            "Fetches (failed ones too) that took at most the bucket's bound, `le`";
         fetch_latency_le_inf: Kind::Bucket { histogram: "fetch_latency", le_ms: u64::MAX }, false,
-            "Fetches timed (successful and failed)";
+            "Fetches (failed ones too) that took at most the bucket's bound, `le`: all of them (`+Inf`)";
         fetch_latency_sum_ms: Kind::Sum { histogram: "fetch_latency" }, false,
-            "How long every fetch took together, in milliseconds";
+            "How long the fetches took, added up (failed ones too)";
         empty_waits: Kind::Counter, false,
             "Calls that found both segments used up and waited for a fetch";
         skipped: Kind::Counter, false,
@@ -373,4 +375,7 @@ mod live;
 #[cfg(all(feature = "lease", target_has_atomic = "64"))]
 pub(crate) use live::register_lease;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
-pub use live::{Sample, collect, register_dictionary, register_segments};
+pub use live::{
+    Sample, collect, register_dictionary, register_segments, unregister_dictionary,
+    unregister_segments,
+};

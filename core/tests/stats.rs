@@ -405,3 +405,86 @@ fn collect_reports_shared_generators_and_registered_objects_while_they_live() {
     assert!(find(&samples, Family::Segments, &["seg", "orders"]).is_none());
     assert!(find(&samples, Family::Dictionary, &["dict", "tags"]).is_none());
 }
+
+/// An object unregistered is no longer reported though it lives (Node's closed allocators
+/// live on in its table), and only that one: another with the same labels still is.
+#[test]
+fn unregistered_objects_are_no_longer_reported_while_they_live() {
+    use shardid::stats::{
+        collect, register_dictionary, register_segments, unregister_dictionary, unregister_segments,
+    };
+    let policy = SizePolicy::new();
+    let (a, b) = (
+        Arc::new(SegmentAllocator::new(policy)),
+        Arc::new(SegmentAllocator::new(policy)),
+    );
+    register_segments(&a, "unreg", "twice");
+    register_segments(&b, "unreg", "twice");
+    assert!(a.prime(0).is_some());
+    a.fill(
+        shardid::segment::Segment {
+            first: 1,
+            count: 7,
+            stride: 1,
+        },
+        0,
+    )
+    .unwrap();
+    let cache = Arc::new(shardid::dictionary::Cache::new(10));
+    register_dictionary(&cache, "unreg", "topic");
+    // Fetches (the first figure): a's one, added to b's none under the same labels.
+    let fetches = |labels: &[&str]| {
+        collect()
+            .into_iter()
+            .find(|s| s.family == Family::Segments && s.labels == labels)
+            .map(|s| s.values[0])
+    };
+    let dictionary = || {
+        collect()
+            .iter()
+            .any(|s| s.family == Family::Dictionary && s.labels == ["unreg", "topic"])
+    };
+    assert_eq!(fetches(&["unreg", "twice"]), Some(1));
+    assert!(dictionary());
+    unregister_segments(&a);
+    assert_eq!(fetches(&["unreg", "twice"]), Some(0), "b is still reported");
+    unregister_segments(&b);
+    assert_eq!(fetches(&["unreg", "twice"]), None);
+    unregister_dictionary(&cache);
+    assert!(!dictionary());
+    // Unregistering again, or what was never registered, is nothing.
+    unregister_segments(&a);
+    unregister_dictionary(&Arc::new(shardid::dictionary::Cache::new(1)));
+}
+
+/// The help of a duration names no unit: the exporters expose it in different ones (Prometheus
+/// in seconds, OpenTelemetry in milliseconds), so a unit in the text would be false in one.
+/// (Other texts may mention times: the ticker stops "after 256 ms".)
+#[test]
+fn help_texts_of_durations_state_no_unit() {
+    for family in Family::ALL {
+        for metric in family.metrics().iter().filter(|m| m.in_ms()) {
+            let help = metric.help.to_lowercase();
+            let words: Vec<&str> = help
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
+                .filter(|w| !w.is_empty())
+                .collect();
+            for unit in [
+                "ms",
+                "s",
+                "millisecond",
+                "milliseconds",
+                "second",
+                "seconds",
+            ] {
+                assert!(
+                    !words.contains(&unit),
+                    "{}.{}: {:?} says {unit}",
+                    family.name(),
+                    metric.name,
+                    metric.help
+                );
+            }
+        }
+    }
+}

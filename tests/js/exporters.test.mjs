@@ -145,7 +145,9 @@ test('every figure of the core\'s table is a family with its help, and the names
   ]) {
     assert.equal(families.get(name)?.type, type, name)
   }
-  assert.equal(families.get('shardid_segment_fetch_latency_seconds').help, 'How long every fetch took together, in milliseconds')
+  // Help texts name no unit (the name says seconds here, OpenTelemetry's unit says ms).
+  assert.equal(families.get('shardid_segment_fetch_latency_seconds').help, 'How long the fetches took, added up (failed ones too)')
+  assert.equal(families.get('shardid_segment_fetch_latency_last_seconds').help, 'How long the last fetch took')
   // In OpenMetrics, prom-client writes counters as `<name>_total` under the family's base name.
   const open = new promClient.Registry(promClient.Registry.OPENMETRICS_CONTENT_TYPE)
   prometheus.register(open)
@@ -226,6 +228,116 @@ test('a dense-ID allocator\'s latency is a histogram in seconds; milliseconds ar
   assert.deepEqual(registry.getSingleMetric('shardid_segment_fetch_latency_max_seconds').aggregator, 'max')
 })
 
+/** A pg.Client stand-in for denseIds({ client }): segments of `count` from a counter, one
+ *  row per statement, as take_segment answers; give_back says yes. */
+function scriptedClient (count) {
+  let next = 1
+  return {
+    connect: async () => {},
+    end: async () => {},
+    on () {},
+    query: async ({ text, values }) => {
+      if (/give_back/.test(text)) return { rows: [[true]] }
+      const first = next
+      next += count
+      assert.ok(/take_segment/.test(text), text)
+      assert.equal(values.length, 2)
+      return { rows: [[String(first), String(count), '1']] }
+    },
+  }
+}
+
+/** A pg.Pool stand-in for new Dictionary({ pool }): topic IDs from 0 in the order strings
+ *  arrive, values of IDs it gave. */
+function scriptedPool () {
+  const ids = new Map()
+  return {
+    query: async ({ text, values: [, batch] }) => {
+      if (/\.dict_values\(/.test(text)) {
+        const byId = new Map([...ids].map(([v, id]) => [String(id), v]))
+        return { rows: [[batch.map((id) => byId.get(id) ?? null)]] }
+      }
+      assert.match(text, /\.dict_ids\(/)
+      for (const v of batch) if (!ids.has(v)) ids.set(v, ids.size)
+      return { rows: [[batch.map((v) => String(ids.get(v)))]] }
+    },
+  }
+}
+
+/** One family's samples with `labels`, by sample name. */
+function withLabels (families, name, labels) {
+  const family = families.get(name)
+  return family.samples.filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+}
+
+test('a Node dense-ID allocator is reported while open: its stats(), under schema and tag; closed, it is gone', { skip }, async () => {
+  const { denseIds } = requirePkg('./segments.js')
+  const registry = new promClient.Registry()
+  prometheus.register(registry)
+  const labels = { schema: 'seg_exp', tag: 'exported' }
+  const ids = await denseIds({ client: scriptedClient(10), tag: 'exported', schema: 'seg_exp', minSize: 10, maxSize: 10 })
+  for (let i = 0; i < 25; i++) await ids.nextIdAsync() // crosses segments: several fetches
+  const stats = ids.stats()
+  assert.ok(stats.fetches >= 3n, `25 IDs from segments of 10: ${stats.fetches} fetches`)
+  let families = await scrape(registry)
+  const fetches = withLabels(families, 'shardid_segment_fetches_total', labels)
+  assert.deepEqual(fetches.map((s) => BigInt(s.value)), [stats.fetches])
+  assert.deepEqual(fetches[0].labels, labels, 'exactly the labels schema and tag')
+  assert.deepEqual(withLabels(families, 'shardid_segment_remaining', labels).map((s) => BigInt(s.value)), [stats.remaining])
+  const count = withLabels(families, 'shardid_segment_fetch_latency_seconds', labels).find((s) => s.name.endsWith('_count'))
+  assert.equal(BigInt(count.value), stats.fetchLatencyLeInf)
+  // OpenTelemetry reads the same objects.
+  const reader = new TestReader()
+  const provider = new otel.MeterProvider({ readers: [reader] })
+  opentelemetry.instrument(provider.getMeter('shardid-test'))
+  const points = (await readOtel(reader)).get('shardid.segment.fetches').dataPoints.filter((p) => p.attributes.tag === 'exported')
+  assert.deepEqual(points.map((p) => [p.attributes, BigInt(p.value)]), [[labels, stats.fetches]])
+  await ids.close()
+  families = await scrape(registry)
+  assert.deepEqual(withLabels(families, 'shardid_segment_fetches_total', labels), [], 'closed: no longer reported')
+  assert.deepEqual(withLabels(families, 'shardid_segment_fetch_latency_seconds', labels), [])
+  await provider.shutdown()
+  // (A reader that saw it keeps its last point, as the SDK does for any attribute set that is
+  // no longer observed: a new one does not see it.)
+  const fresh = new TestReader()
+  const later = new otel.MeterProvider({ readers: [fresh] })
+  opentelemetry.instrument(later.getMeter('shardid-test'))
+  assert.equal((await readOtel(fresh)).get('shardid.segment.fetches')?.dataPoints.filter((p) => p.attributes.tag === 'exported').length ?? 0, 0)
+  await later.shutdown()
+  // A start that failed (no segment) is never reported either.
+  const failing = { ...scriptedClient(10), query: async () => { throw Object.assign(new Error('no such tag'), { code: 'P0001' }) } }
+  await assert.rejects(denseIds({ client: failing, tag: 'never_started', schema: 'seg_exp', waitMs: 50 }))
+  assert.deepEqual(withLabels(await scrape(registry), 'shardid_segment_failed_fetches_total', { tag: 'never_started' }), [])
+})
+
+test('a Node Dictionary is reported while open: its hits and misses, under schema and topic; closed, it is gone', { skip }, async () => {
+  const { Dictionary } = requirePkg('./dictionary.js')
+  const registry = new promClient.Registry()
+  prometheus.register(registry)
+  const labels = { schema: 'dict_exp', topic: 'exported' }
+  const dictionary = new Dictionary({ pool: scriptedPool(), topic: 'exported', schema: 'dict_exp' })
+  assert.deepEqual(await dictionary.ids(['a', 'b', 'a']), [0n, 1n, 0n])
+  assert.equal(await dictionary.id('a'), 0n) // a hit
+  assert.equal(await dictionary.id('c'), 2n) // a miss
+  assert.equal(await dictionary.value(1n), 'b') // a hit: the cache holds both ways
+  const stats = dictionary.stats()
+  assert.equal(stats.idHits, 1n)
+  assert.ok(stats.idMisses >= 2n, `${stats.idMisses}`)
+  const families = await scrape(registry)
+  for (const [name, figure] of [['id_hits', 'idHits'], ['id_misses', 'idMisses'], ['value_hits', 'valueHits'], ['value_misses', 'valueMisses'], ['statements', 'statements']]) {
+    const got = withLabels(families, `shardid_dictionary_${name}_total`, labels)
+    assert.deepEqual(got.map((s) => [s.labels, BigInt(s.value)]), [[labels, stats[figure]]], name)
+  }
+  await dictionary.close()
+  const after = await scrape(registry)
+  for (const name of ['id_hits', 'id_misses', 'statements']) {
+    assert.deepEqual(withLabels(after, `shardid_dictionary_${name}_total`, labels), [], `${name}: closed, no longer reported`)
+  }
+  // A Dictionary whose constructor refused never reports.
+  assert.throws(() => new Dictionary({ connectionString: [], topic: 'refused', schema: 'dict_exp' }), (err) => err.code === 'INVALID_ARGUMENT')
+  assert.deepEqual(withLabels(await scrape(registry), 'shardid_dictionary_statements_total', { topic: 'refused' }), [])
+})
+
 test('register() takes a registry, all or nothing', { skip }, async () => {
   assert.throws(() => prometheus.register({}), (err) => err instanceof TypeError && err.code === 'INVALID_ARGUMENT' && err.argument === 'registry' && /^registry must be a prom-client Registry/.test(err.message))
   const registry = new promClient.Registry()
@@ -303,7 +415,8 @@ test('OpenTelemetry: buckets by `le` in milliseconds, gauges in ms, through an e
   const metrics = new Map(exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics)).map((m) => [m.descriptor.name, m]))
   const buckets = metrics.get('shardid.segment.fetch_latency.bucket')
   assert.equal(buckets.descriptor.unit, 'ms')
-  assert.equal(buckets.descriptor.description, 'Fetches (failed ones too) that took at most 1 ms')
+  assert.equal(buckets.descriptor.description, 'Fetches (failed ones too) that took at most the bucket\'s bound, `le`')
+  assert.equal(metrics.get('shardid.segment.fetch_latency.sum').descriptor.description, 'How long the fetches took, added up (failed ones too)')
   assert.deepEqual(buckets.dataPoints.map((p) => [p.attributes.le, p.value]),
     [['1', 1], ['5', 2], ['10', 3], ['50', 4], ['100', 5], ['500', 6], ['1000', 7], ['5000', 8], ['+Inf', 9]])
   assert.deepEqual(buckets.dataPoints[0].attributes, { schema: 'seg', tag: 'orders', le: '1' })

@@ -13,6 +13,10 @@ const { ShardIdError, Layout } = require('./index.js')
 const [url, mode, ...args] = process.argv.slice(2)
 const code = async (promise) => promise.then(() => 'no error', (err) => (err instanceof ShardIdError ? err.code : `${err.code}: ${err.message}`))
 const print = (value) => console.log(JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v)))
+// The lines of a prom-client registry's text (shardid/prometheus) of `metric` with `label`.
+const registry = new (require('prom-client').Registry)()
+require('./prometheus.js').register(registry)
+const exported = async (metric, label) => (await registry.metrics()).split('\n').filter((line) => line.startsWith(`${metric}{`) && line.includes(label))
 
 if (mode === 'seg_order') {
   const open = (more) => denseIds({ connectionString: url, tag: 'n_order', schema: 'seg_node', ...more })
@@ -30,8 +34,12 @@ if (mode === 'seg_order') {
 } else if (mode === 'seg_burst') {
   const ids = await denseIds({ connectionString: url, tag: 'n_burst', schema: 'seg_node' })
   const got = await Promise.all(Array.from({ length: 64 }, () => ids.nextIdAsync()))
-  print({ unique: new Set(got).size, fetches: ids.fetches, min: got.reduce((a, b) => (a < b ? a : b)) })
+  // Reported while open (its stats(), under schema and tag), not once closed.
+  const open = await exported('shardid_segment_fetches_total', 'tag="n_burst"')
+  const counted = ids.stats().fetches
   await ids.close()
+  const closed = await exported('shardid_segment_fetches_total', 'tag="n_burst"')
+  print({ unique: new Set(got).size, fetches: ids.fetches, min: got.reduce((a, b) => (a < b ? a : b)), exported: { open, counted, closed } })
 } else if (mode === 'seg_errors') {
   const codes = {
     unknown: await code(denseIds({ connectionString: url, tag: 'never_created', schema: 'seg_node' })),
@@ -88,8 +96,11 @@ if (mode === 'seg_order') {
   await words.drop()
   const dropped = await code(words.ids(['brand new']))
   const still = await words.ids(['a'])
+  const open = await exported('shardid_dictionary_statements_total', 'topic="n_words"')
+  const counted = words.stats().statements
   await words.close()
-  print({ ids, lookup, same: values.slice(0, 6).every((v, i) => v === folded[i]), missing: values[6], unknown, bad, together, dropped, still })
+  const closed = await exported('shardid_dictionary_statements_total', 'topic="n_words"')
+  print({ exported: { open, counted, closed }, ids, lookup, same: values.slice(0, 6).every((v, i) => v === folded[i]), missing: values[6], unknown, bad, together, dropped, still })
 } else if (mode === 'dict_writer') {
   // Batches of overlapping strings, each batch's [values, ids] a line of the output file.
   const [topic, out, seed, batches] = args

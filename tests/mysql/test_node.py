@@ -44,7 +44,13 @@ def test_node_dense_ids(server: Any, conn: Any) -> None:
         "closed": "CLOSED",
     }
     assert one(conn, "SELECT step FROM seg_node.shardid_tags WHERE tag = 'n_order'") == 100
-    assert node(url, "seg_burst") == {"unique": 64, "fetches": 1, "min": "1"}
+    assert node(url, "seg_burst") == {
+        "unique": 64,
+        "fetches": 1,
+        "min": "1",
+        # In shardid/prometheus while open (its stats().fetches), not once closed.
+        "exported": {"open": ['shardid_segment_fetches_total{schema="seg_node",tag="n_burst"} 1'], "counted": "1", "closed": []},
+    }
     errors = node(url, "seg_errors")
     assert errors["unknown"] == "UNKNOWN_TAG"
     assert errors["tag"] == errors["schema"] == errors["url"] == errors["mixed"] == "INVALID_ARGUMENT"
@@ -85,6 +91,11 @@ ids.close()
 def test_node_dictionary(server: Any, conn: Any) -> None:
     install(conn, dictionary("dict_node", dialect="mysql"))
     got = node(server.url_for("dict_node"), "dict_basic")
+    # In shardid/prometheus while open (its stats().statements), not once closed.
+    exported = got.pop("exported")
+    assert int(exported["counted"]) >= 6, exported
+    assert exported["open"] == [f'shardid_dictionary_statements_total{{schema="dict_node",topic="n_words"}} {exported["counted"]}']
+    assert exported["closed"] == []
     assert got["ids"] == ["0", "1", "2", "3", "4", "5", "0"], "bytes: no collation folds two strings into one"
     assert got["lookup"] == ["1", None]
     assert got["same"] is True and got["missing"] is None

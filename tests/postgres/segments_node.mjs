@@ -9,6 +9,8 @@
 //   ddl:     the DDL from Node (ddl() of shardid/segments), plain and for ticket server 1 of 2.
 //   two:     <connection string> is a JSON list of two ticket servers (server 0 and 1 of 2):
 //            IDs from both, none twice; a third list entry that is down costs nothing.
+//   exported: a prom-client registry's text (shardid/prometheus) shows the allocator's fetches
+//            under {schema, tag} while it is open, and nothing of it once closed.
 import { createRequire } from 'node:module'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
@@ -53,6 +55,17 @@ if (mode === 'order') {
   await ids.close()
   const residues = [...new Set(Array.from(got, (id) => Number(id % 2n)))].sort()
   console.log(JSON.stringify({ unique: new Set(got).size, residues, fetches: ids.fetches > 10 }))
+} else if (mode === 'exported') {
+  const promClient = require('prom-client')
+  const registry = new promClient.Registry()
+  require('./prometheus.js').register(registry)
+  const scraped = async () => (await registry.metrics()).split('\n').filter((line) => line.startsWith('shardid_segment_fetches_total{') && line.includes('tag="n_export"'))
+  const ids = await open('n_export', { minSize: 10, maxSize: 10 })
+  const got = await ids.nextIdsAsync(45) // segments of 10: several fetches
+  const open_ = await scraped()
+  const stats = ids.stats()
+  await ids.close()
+  console.log(JSON.stringify({ ids: got.length, fetches: Number(stats.fetches), open: open_, closed: await scraped() }))
 } else if (mode === 'down') {
   const ids = await open('n_down', { minSize: 10, maxSize: 10, waitMs: 300 })
   process.stdout.write('ready\n')

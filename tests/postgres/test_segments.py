@@ -276,7 +276,7 @@ def url(cluster: Any) -> str:
 
 def test_node_dense_ids(cluster: Any, conn: Any) -> None:
     install(conn, "seg_node")
-    for tag in ("n_order", "n_burst", "n_down"):
+    for tag in ("n_order", "n_burst", "n_down", "n_export"):
         conn.execute("SELECT seg_node.create_tag(%s)", (tag,))
     # n_order remembers segments of 100, and starts at 1 again.
     assert take(conn, "seg_node", "n_order", 100) == (1, 100, 1)
@@ -308,6 +308,19 @@ def test_node_dense_ids(cluster: Any, conn: Any) -> None:
     assert step == 100, "the allocator kept to its bounds"
     assert node(url(cluster), "unknown") == {"code": "UNKNOWN_TAG"}
     assert node(url(cluster), "bad") == {"codes": ["INVALID_ARGUMENT", "INVALID_ARGUMENT"]}
+    # Reported to shardid/prometheus while open (its stats(), under schema and tag), not once
+    # closed.
+    assert take(conn, "seg_node", "n_export", 10) == (1, 10, 1)  # the row remembers 10
+    assert conn.execute("SELECT seg_node.give_back('n_export', 1, 11)").fetchone() == (True,)
+    exported = node(url(cluster), "exported")
+    fetches = exported["fetches"]
+    assert fetches >= 4, "45 IDs from segments of 10"
+    assert exported == {
+        "ids": 45,
+        "fetches": fetches,
+        "open": [f'shardid_segment_fetches_total{{schema="seg_node",tag="n_export"}} {fetches}'],
+        "closed": [],
+    }
 
 
 def test_node_dense_ids_survive_a_server_that_is_down(cluster: Any, conn: Any) -> None:

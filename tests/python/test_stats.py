@@ -92,6 +92,9 @@ def test_the_prometheus_collector_reports_every_generator_in_parsable_text() -> 
     (sum_help,) = [m[2] for m in _stats_table()["segments"]["metrics"] if m[1] == "sum"]
     latency = families["shardid_segment_fetch_latency_seconds"]
     assert (latency.type, latency.documentation, latency.samples) == ("histogram", sum_help, [])
+    # Help texts name no unit: the name says seconds (OpenTelemetry's unit says ms).
+    assert sum_help == "How long the fetches took, added up (failed ones too)"
+    assert "# HELP shardid_segment_fetch_latency_last_seconds How long the last fetch took\n" in text
 
 
 def test_opentelemetry_observables_read_through_the_sdk() -> None:

@@ -1,7 +1,10 @@
 //! The process's live objects, for exporters: every generator state
 //! ([`crate::Generator::shared`]'s), the segment allocators and dictionaries the bindings
 //! registered, and the database leases (their [`crate::lease::Tally`] registers itself).
-//! Objects are held weakly: one dropped is no longer reported.
+//! Objects are held weakly: one dropped is no longer reported, and neither is one
+//! unregistered ([`unregister_segments`], [`unregister_dictionary`]): a binding whose objects
+//! outlive their `close()` (Node's allocators live in a table that never frees them) retires
+//! them explicitly.
 
 use std::string::String;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -62,6 +65,30 @@ pub fn register_dictionary(cache: &Arc<Cache>, schema: &str, topic: &str) {
         std::vec![schema.into(), topic.into()],
         Source::Dictionary(Arc::downgrade(cache)),
     );
+}
+
+/// Stops reporting `allocator` (every registration of it): for a binding whose closed
+/// allocator lives on. Dropping it does as much.
+///
+/// Matched by address, which cannot name another object: the entry's
+/// `Weak` keeps the allocation (not the allocator) alive, so its address is not reused while
+/// the entry is listed.
+pub fn unregister_segments(allocator: &Arc<SegmentAllocator>) {
+    unregister(|source| matches!(source, Source::Segments(w) if ptr_eq(w, allocator)));
+}
+
+/// Stops reporting the dictionary whose cache is `cache`, as [`unregister_segments`].
+pub fn unregister_dictionary(cache: &Arc<Cache>) {
+    unregister(|source| matches!(source, Source::Dictionary(w) if ptr_eq(w, cache)));
+}
+
+fn ptr_eq<T>(weak: &Weak<T>, arc: &Arc<T>) -> bool {
+    core::ptr::eq(weak.as_ptr(), Arc::as_ptr(arc))
+}
+
+fn unregister(matches: impl Fn(&Source) -> bool) {
+    let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    live.retain(|e| e.alive() && !matches(&e.source));
 }
 
 /// Reports the lease whose counters are `tally` (of `layout`, in `table`) to exporters while
