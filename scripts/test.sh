@@ -66,8 +66,16 @@ step "Miri: the core's unit tests and its layout, decimal, error-kind, registry 
 # registry's states are leaked on purpose (never freed: see registry.rs), so only its test runs
 # with leak checks off.
 export PROPTEST_CASES=16
+# The core forbids unsafe code: what Miri checks is the unsafe code of std and the dependencies
+# under our calls. Four unit tests that only loop over safe code (a cache filled far past its
+# bound, threads sharing one cache, 10,000 keys rehashed over servers, every bad string and ID
+# position) took 40 s to over 4 minutes each under Miri on this machine, more than all the
+# others together; they run natively in the step above.
 MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test --locked -q -p shardid \
-    --lib --test layout --test decimal --test kinds --test anchor 2>&1 | tee -a "$log"
+    --lib --test layout --test decimal --test kinds --test anchor -- \
+    --skip memory_stays_bounded_and_recent_entries_survive --skip threads_share_one_cache \
+    --skip adding_a_server_moves_only_to_the_new_one --skip bad_strings_and_ids_are_refused_with_their_position \
+    2>&1 | tee -a "$log"
 MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" cargo +nightly miri test --locked -q -p shardid \
     --test registry 2>&1 | tee -a "$log"
 unset PROPTEST_CASES
