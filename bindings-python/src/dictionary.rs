@@ -150,6 +150,12 @@ impl PyDictCache {
         shardid::stats::register_dictionary(&self.inner, schema, topic);
     }
 
+    /// Stops reporting this cache's dictionary to exporters: the dictionary was closed (the
+    /// object may live on).
+    fn _unregister(&self) {
+        shardid::stats::unregister_dictionary(&self.inner);
+    }
+
     /// The driver sends a statement (`retry`: again, on a new connection).
     fn _sent(&self, retry: bool) {
         self.inner.sent(retry);

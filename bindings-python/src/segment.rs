@@ -369,9 +369,11 @@ impl PyDenseIds {
         self.inner.fetch_failed(shardid::now_ms());
     }
 
-    /// Makes every later call wait (and the subclass raise).
+    /// Makes every later call wait (and the subclass raise), and stops reporting the allocator
+    /// to exporters: a closed `DenseIds` is gone from them, as Node's (the object may live on).
     fn _shut(&self) {
         self.closed.store(true, Ordering::Release);
+        shardid::stats::unregister_segments(&self.inner);
     }
 
     /// Whether this is a forked child of the process the allocator serves.

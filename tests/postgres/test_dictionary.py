@@ -183,6 +183,26 @@ def test_the_client_caches_both_ways_and_sends_each_miss_once(cluster: Any, conn
     stats = words.stats()
     assert list(stats) == ["id_hits", "id_misses", "value_hits", "value_misses", "statements", "retries"]
     assert stats == {"id_hits": 1, "id_misses": 5, "value_hits": 2, "value_misses": 1, "statements": 4, "retries": 0}
+    # The same figures in the exporters while the dictionary is open; none once it is closed.
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    import shardid.prometheus
+
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+
+    def statements_exposed(d: Dictionary) -> list[float]:
+        text = generate_latest(registry).decode()
+        family = {f.name: f for f in text_string_to_metric_families(text)}.get("shardid_dictionary_statements")
+        mine = {"schema": "dict_cache", "topic": "t"}
+        return [s.value for s in (family.samples if family else []) if s.labels == mine]
+
+    counted = Dictionary(cluster.dsn, "t", schema="dict_cache")
+    counted.ids(["a", "b"])
+    assert statements_exposed(counted) == [words.stats()["statements"] + counted.stats()["statements"]]
+    counted.close()
+    assert statements_exposed(counted) == [words.stats()["statements"]], "a closed dictionary is no longer reported"
     # Another client's strings are found by lookup and by value.
     other = Dictionary(cluster.dsn, "t", schema="dict_cache", cache_size=0)
     assert other.ids(["a", "d"]) == [1, 3]

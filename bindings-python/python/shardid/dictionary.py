@@ -287,6 +287,7 @@ class Dictionary:
         """Closes the connection; every later call raises :class:`~shardid.ClosedError`.
         Closing twice is fine."""
         self._closed = True
+        self.cache._unregister()
         with self._lock:
             self._drop()
 
