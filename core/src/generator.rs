@@ -462,7 +462,7 @@ impl<S: Borrow<State>> Generator<S> {
     /// flight; `ids` is never more than the IDs handed out. A call ahead of the clock counts
     /// its unit or step back before its compare-and-swap and takes it back if another thread
     /// took the slot, so a reading in that moment may be one ahead (it keeps the per-ID path
-    /// to the plain generator's instructions but for the test of a jump).
+    /// to the plain generator's instructions).
     #[cfg(feature = "counters")]
     pub fn stats(&self) -> GeneratorStats {
         self.cell().stats()
