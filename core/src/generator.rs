@@ -197,7 +197,11 @@ impl Word for State {
 ///
 /// A slot above the state (a new time unit after an idle time) jumps over the slots in
 /// between: they are counted as skipped before the compare-and-swap, and taken back when it
-/// fails.
+/// fails. With counters, that is [`claim_jump`]'s, out of line: the loop here takes only slots
+/// at the word (`floor <= state`), and its one test for a jump is the comparison the plain
+/// loop made for `max(state, floor)` anyway, a branch where that was a conditional move. The
+/// per-ID path so gains no instruction for the count of IDs (`skip != 0` tested after the
+/// `max` cost 2 a call, 4 % of `next_id_at`, issue 33).
 #[inline]
 fn claim_on<E>(
     cell: &impl Word,
@@ -207,30 +211,59 @@ fn claim_on<E>(
 ) -> Result<(u64, u64), E> {
     let mut current = cell.load();
     loop {
+        #[cfg(any(feature = "counters", loom))]
+        let slot = if current < floor {
+            // `admit` and `retract` are moved: `move` closures of values, built only here.
+            return claim_jump(cell, floor, current, admit, retract);
+        } else {
+            current
+        };
+        // Without counters, the plain compare-and-swap loop (the WebAssembly module's: its
+        // size is the budget there).
+        #[cfg(not(any(feature = "counters", loom)))]
         let slot = current.max(floor);
         let count = admit(slot)?;
-        // Without counters, the plain compare-and-swap loop: the skip's tests and `retract`,
-        // though they do nothing there, still changed the loop's shape and cost the
-        // WebAssembly module (the build without counters) ~25 bytes gzipped.
-        #[cfg(any(feature = "counters", loom))]
+        match cell.compare_exchange_weak(current, slot + count) {
+            Ok(_) => return Ok((slot, count)),
+            Err(actual) => {
+                #[cfg(any(feature = "counters", loom))]
+                retract(slot, count);
+                #[cfg(not(any(feature = "counters", loom)))]
+                let _ = &mut retract;
+                current = actual;
+            }
+        }
+    }
+}
+
+/// [`claim_on`] from a word below `floor`: the first slot jumps over the ones in between,
+/// which are counted as skipped before the compare-and-swap (so a reader never sees the jump
+/// without them) and taken back when it fails. Cold and out of line: at most one call a time
+/// unit comes here, and its code and registers stay out of the per-ID loop.
+#[cfg(any(feature = "counters", loom))]
+#[cold]
+#[inline(never)]
+fn claim_jump<E>(
+    cell: &impl Word,
+    floor: u64,
+    mut current: u64,
+    mut admit: impl FnMut(u64) -> Result<u64, E>,
+    mut retract: impl FnMut(u64, u64),
+) -> Result<(u64, u64), E> {
+    loop {
+        let slot = current.max(floor);
+        let count = admit(slot)?;
         let skip = slot - current;
-        #[cfg(any(feature = "counters", loom))]
         if skip != 0 {
             cell.skip(skip);
         }
         match cell.compare_exchange_weak(current, slot + count) {
             Ok(_) => return Ok((slot, count)),
-            #[cfg(any(feature = "counters", loom))]
             Err(actual) => {
                 if skip != 0 {
                     cell.unskip(skip);
                 }
                 retract(slot, count);
-                current = actual;
-            }
-            #[cfg(not(any(feature = "counters", loom)))]
-            Err(actual) => {
-                let _ = &mut retract;
                 current = actual;
             }
         }
@@ -429,7 +462,7 @@ impl<S: Borrow<State>> Generator<S> {
     /// flight; `ids` is never more than the IDs handed out. A call ahead of the clock counts
     /// its unit or step back before its compare-and-swap and takes it back if another thread
     /// took the slot, so a reading in that moment may be one ahead (it keeps the per-ID path
-    /// to the plain generator's instructions but for the test of a jump).
+    /// to the plain generator's instructions).
     #[cfg(feature = "counters")]
     pub fn stats(&self) -> GeneratorStats {
         self.cell().stats()
@@ -614,8 +647,8 @@ impl<S: Borrow<State>> Generator<S> {
         match claim_on(
             cell,
             floor,
-            |slot| self.check(slot, now_units, now_ms, true).map(|()| 1),
-            |slot, _| {
+            move |slot| self.check(slot, now_units, now_ms, true).map(|()| 1),
+            move |slot, _| {
                 if slot >> self.seq_bits > now_units {
                     self.count_ahead(slot, 1, now_units, false);
                 }
@@ -654,7 +687,7 @@ impl<S: Borrow<State>> Generator<S> {
         let claimed = claim_on(
             cell,
             floor,
-            |slot| {
+            move |slot| {
                 self.check(slot, now_units, now_ms, false)?;
                 // The slot's own unit may always be finished; later units only within the borrow.
                 let unit_end = ((slot >> seq_bits) + 1) << seq_bits;
@@ -815,14 +848,16 @@ impl<S: Borrow<State>> Generator<S> {
         let floor = now_units << self.seq_bits;
         // The first slot of the next unit: `max_units` keeps it within 64 bits.
         let next_floor = floor + (1 << self.seq_bits);
-        // No call in this loop, not even to a cold function: a call makes the values it
+        // No call in this loop but `claim_jump`'s (with counters: a unit begun after an idle
+        // time), which leaves it: a call the loop came back from would make the values it
         // keeps live spill to the stack, and a store before the compare-and-swap (which waits
-        // for every earlier store to drain) cost 10 % of a burst. Whatever the loop does not
-        // pass, the precise path decides.
+        // for every earlier store to drain) cost 10 % of a burst. The closures are `move`, so
+        // their values are stored for `claim_jump` on its path only. Whatever the loop does
+        // not pass, the precise path decides.
         let claimed: Result<_, ()> = claim_on(
             self.cell(),
             floor,
-            |slot| {
+            move |slot| {
                 // `slot >= floor`: in the tick's unit or ahead of it.
                 if slot & self.tick_check_mask == 1 {
                     return Err(()); // the precise clock checks the tick at this ID
