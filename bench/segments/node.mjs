@@ -6,6 +6,9 @@ const require = createRequire(new URL('../../bindings-node/package.json', import
 const { Generator, Layout } = require('./index.js')
 const { denseIds } = require('./segments.js')
 
+// bench.py has grown the tag to segments of 4,000,000 within the growth rule: a synchronous loop of
+// a million IDs lets no fetch land, so it must fit in the segments in memory. Run against a new
+// tag (2,000 IDs a take) it fails with SEGMENT_UNAVAILABLE.
 const ids = await denseIds({ connectionString: process.argv[2], tag: 'node', schema: 'seg', minSize: 4_000_000, maxSize: 4_000_000, targetMs: 1_000 })
 // A layout whose cap (4 M IDs a millisecond) a loop never reaches: the per-call cost.
 const generator = new Generator({ layout: new Layout({ epochMs: 0, timeBits: 41, shardBits: 0, sequenceBits: 22 }), shard: 0 })

@@ -1,6 +1,7 @@
 """Business serial numbers against the same binding's dense IDs, in one run on one throwaway
 PostgreSQL server: per call, once the segments are in memory (the tags remember segments of
-4,000,000, so no round of a million calls waits for the database).
+4,000,000, grown there first within the growth rule, so no round of a million calls waits for
+the database).
 
 - Python: ``Serials.next_serial()`` (formatting included, a ``str`` out) against
   ``DenseIds.next_id()``; ``SerialFormat.parse()`` against the same.
@@ -44,15 +45,29 @@ def per_call_ns(make, n: int) -> float:
 
 
 def remember_big_segments(conn: psycopg.Connection, tag: str, serial: bool) -> None:
-    """Makes the tag (today's period, for a serial tag) remember segments of BIG."""
+    """Makes the tag (today's period, for a serial tag) remember segments of BIG, within the
+    growth rule: since the failover work a tag's segment grows at most twice per MiB of WAL
+    (core/src/sql/segments.rs), so a new tag's first take hands out 2,000. Takes BIG, gives the
+    segment back (no hole), and while the take answered fewer, writes a MiB of WAL (a logical
+    decoding message nothing reads, as the other writes of a busy database would; transactional,
+    so its commit flushes it: take_segment reads pg_current_wal_lsn(), the WAL written out)."""
     if serial:
         period = SerialFormat(FORMAT, ZONE).period_at(int(time.time() * 1000))
-        first, count, _ = conn.execute("SELECT * FROM seg.take_serial_segment(%s, %s, %s)", (tag, period, BIG)).fetchone()
-        conn.execute("SELECT seg.give_back(%s, %s, %s)", (f"{tag}@{period}", first, first + count))
+        take = ("SELECT * FROM seg.take_serial_segment(%s, %s, %s)", (tag, period, BIG))
+        tag = f"{tag}@{period}"
     else:
         conn.execute("SELECT seg.create_tag(%s)", (tag,))
-        first, count, _ = conn.execute("SELECT * FROM seg.take_segment(%s, %s)", (tag, BIG)).fetchone()
-        conn.execute("SELECT seg.give_back(%s, %s, %s)", (tag, first, first + count))
+        take = ("SELECT * FROM seg.take_segment(%s, %s)", (tag, BIG))
+    last = 0
+    while True:
+        first, count, _ = conn.execute(*take).fetchone()
+        assert conn.execute("SELECT seg.give_back(%s, %s, %s)", (tag, first, first + count)).fetchone() == (True,)
+        if count >= BIG:
+            return
+        if count <= last or (last and count > 2 * last):
+            raise AssertionError(f"tag {tag}: a segment of {count} after one of {last} and a MiB of WAL")
+        last = count
+        conn.execute("SELECT pg_logical_emit_message(true, 'shardid-bench', repeat('x', 1048576))")
 
 
 def main() -> None:
