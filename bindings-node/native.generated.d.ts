@@ -135,6 +135,11 @@ export declare class StatusRun {
    * names the database in errors.
    */
   constructor(family: string, url: string, table: string, segmentsSchema: string, dictionarySchema: string, layoutIndex: number)
+  /**
+   * A run on a connection to `url`, the family read from its scheme by the core
+   * (`Family::of_url`, as the command line does); another scheme is `INVALID_ARGUMENT`.
+   */
+  static forUrl(url: string, table: string, segmentsSchema: string, dictionarySchema: string, layoutIndex: number): StatusRun
   /** The run of `shardid status ...`'s arguments (checked by `cliStatusUsage` first). */
   static fromArgs(args: Array<string>): StatusRun
   /** The URL the command line was given. */

@@ -24,10 +24,6 @@ async function drive(run, query) {
   }
 }
 
-function isMysqlUrl(url) {
-  return /^(mysql|mariadb):\/\//.test(url)
-}
-
 /** A `query` function and a `close` for a new connection to `url` (pg or mysql2). */
 async function open(family, url) {
   if (family === 'mysql') {
@@ -118,9 +114,8 @@ async function read(database, options = {}) {
   }
   const layoutIndex = native.layoutNew(layout.epochMs, layout.unitMs, layout.timeBits, layout.shardBits, layout.sequenceBits, layout.order, layout.signed)
   if (typeof database === 'string') {
-    const family = isMysqlUrl(database) ? 'mysql' : 'postgres'
-    const run = new native.StatusRun(family, database, table, segmentsSchema, dictionarySchema, layoutIndex)
-    const db = await open(family, database)
+    const run = native.StatusRun.forUrl(database, table, segmentsSchema, dictionarySchema, layoutIndex)
+    const db = await open(run.family, database)
     try {
       await drive(run, db.query)
     } finally {

@@ -89,6 +89,30 @@ impl StatusRun {
         })
     }
 
+    /// A run on a connection to `url`, the family read from its scheme by the core
+    /// (`Family::of_url`, as the command line does); another scheme is `INVALID_ARGUMENT`.
+    #[napi(factory)]
+    pub fn for_url(
+        env: &Env,
+        url: String,
+        table: String,
+        segments_schema: String,
+        dictionary_schema: String,
+        layout_index: u32,
+    ) -> Result<Self> {
+        guard(env, || {
+            let family = Family::of_url(&url)
+                .map_err(|why| invalid_argument(env, Class::Range, "database", &why))?;
+            let layout = crate::layout::layout(env, layout_index)?;
+            let reader =
+                StatusReader::new(family, &table, &segments_schema, &dictionary_schema, layout)
+                    .map_err(|e| name_error(env, &e))?;
+            Ok(Self {
+                inner: Run::new(&url, reader),
+            })
+        })
+    }
+
     /// The run of `shardid status ...`'s arguments (checked by `cliStatusUsage` first).
     #[napi(factory)]
     pub fn from_args(env: &Env, args: Vec<String>) -> Result<Self> {

@@ -56,6 +56,33 @@ impl PyStatusRun {
         })
     }
 
+    /// A run on a connection to `url`, the family read from its scheme by the core
+    /// (`Family::of_url`, as the command line does); another scheme is `INVALID_ARGUMENT`.
+    #[staticmethod]
+    #[pyo3(signature = (url, table, segments_schema, dictionary_schema, layout))]
+    fn for_url(
+        py: Python<'_>,
+        url: &str,
+        table: &str,
+        segments_schema: &str,
+        dictionary_schema: &str,
+        layout: PyRef<'_, PyLayout>,
+    ) -> PyResult<Self> {
+        let family = Family::of_url(url)
+            .map_err(|why| crate::errors::invalid_argument(py, "database", &why))?;
+        let reader = StatusReader::new(
+            family,
+            table,
+            segments_schema,
+            dictionary_schema,
+            layout.inner,
+        )
+        .map_err(|e| sql_error(py, e))?;
+        Ok(Self {
+            inner: StatusRun::new(url, reader),
+        })
+    }
+
     /// The URL the command line was given.
     #[getter]
     fn url(&self) -> String {

@@ -118,3 +118,15 @@ def test_status_of_a_server_that_is_down_is_exit_2_naming_it() -> None:
     assert (done.returncode, done.stdout) == (2, ""), done
     assert done.stderr.startswith(f"shardid: status: postgresql://app:***@127.0.0.1:{port}/app: ")
     assert "refused" in done.stderr.lower() and "secret" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_status_read_refuses_a_url_of_another_scheme_by_the_cores_rule() -> None:
+    import pytest
+
+    import shardid
+    from shardid import status
+
+    for url, why in [("redis://h", '"redis" is not a database URL'), ("nonsense", "not a database URL")]:
+        with pytest.raises(shardid.InvalidArgumentError) as refused:
+            status.read(url)
+        assert refused.value.argument == "database" and why in str(refused.value)

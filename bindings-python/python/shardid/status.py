@@ -36,7 +36,7 @@ from typing import Any, Generic, TypeVar
 from shardid import _db
 from shardid import _mysql
 from shardid._errors import ShardIdError
-from shardid._shardid import Layout, _cli_status, _error, _StatusRun
+from shardid._shardid import Layout, _cli_status, _StatusRun
 
 __all__ = ["Lease", "LayoutStatus", "Report", "Section", "Tag", "Topic", "read"]
 
@@ -276,13 +276,8 @@ def read(
         segments_schema = dictionary_schema = schema
     layout = layout if layout is not None else Layout.INSTAGRAM
     if isinstance(database, str):
-        family = "mysql" if _mysql.is_url(database) else "postgres"
-        if family == "postgres" and "://" in database and not database.startswith(("postgres://", "postgresql://")):
-            scheme = database.split("://")[0][:20]
-            reason = f"{scheme!r} is not a database URL: postgresql://, mysql:// or mariadb://"
-            raise _error("INVALID_ARGUMENT", argument="database", reason=reason)
-        run = _StatusRun(family, database, table, segments_schema, dictionary_schema, layout)
-        conn = _connect(family, database)
+        run = _StatusRun.for_url(database, table, segments_schema, dictionary_schema, layout)
+        conn = _connect(run.family, database)
         try:
             _run(run, conn)
         finally:
