@@ -97,6 +97,9 @@ class PublicIdField(serializers.Field):
         super().__init__(**kwargs)
 
     def bind(self, field_name: str, parent: Any) -> None:
+        """DRF's binding of the field to its serializer; beside a model's
+        :class:`~shardid.django.PublicId` of the same name, the field then stands for the ID
+        it encodes (``ImproperlyConfigured`` for another prefix or encoding than its)."""
         super().bind(field_name, parent)
         # A model's PublicId descriptor of the same name holds the text already made: read and
         # write the ID it encodes instead (encoding the text again would fail).
