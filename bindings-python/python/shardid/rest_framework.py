@@ -105,9 +105,10 @@ class PublicIdField(serializers.Field):
         # write the ID it encodes instead (encoding the text again would fail).
         from shardid.django.public import PublicId
 
-        model = getattr(getattr(parent, "Meta", None), "model", None)
-        descriptor = getattr(model, self.source, None) if model is not None and len(self.source_attrs) == 1 else None
-        if not isinstance(descriptor, PublicId):
+        model: Any = getattr(getattr(parent, "Meta", None), "model", None)
+        source_attrs: list[str] = getattr(self, "source_attrs", [])  # set by DRF's bind()
+        descriptor = getattr(model, self.source, None) if model is not None and len(source_attrs) == 1 else None
+        if model is None or not isinstance(descriptor, PublicId):
             return
         prefix, encoding, _ = self._format
         if self._public_ids is None and (prefix, encoding) != (descriptor.prefix, descriptor.encoding):
