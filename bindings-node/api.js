@@ -295,7 +295,10 @@ function makeApi(backend) {
   const KEYS_VARIABLE = 'SHARDID_PUBLIC_ID_KEYS'
   const formatOf = (options, name) => {
     const o = options ?? {}
-    if (typeof o !== 'object') throw makeError('INVALID_ARGUMENT', { argument: name, reason: 'takes { prefix, encoding?, layout? }' }, TypeError)
+    if (typeof o !== 'object') {
+      const call = name === 'PublicIds' ? "new PublicIds({ key, prefix: 'note', encoding?, layout? })" : `${name}(…, { prefix: 'note', encoding?, layout? })`
+      throw makeError('INVALID_ARGUMENT', { argument: name, reason: `takes { prefix, encoding?, layout? }: ${call}` }, TypeError)
+    }
     const layout = o.layout ?? Layout.INSTAGRAM
     if (!(layout instanceof Layout)) {
       throw makeError('INVALID_ARGUMENT', { argument: `${name}.layout`, reason: 'must be a shardid Layout (e.g. Layout.INSTAGRAM)' }, TypeError)
@@ -338,9 +341,12 @@ function makeApi(backend) {
     /**
      * From keys written as text, as an environment variable holds them: 32 hex digits (one
      * key, version 0), or `VERSION:HEX` pairs separated by commas, the highest current.
+     * `fromKeys(keys, { prefix, encoding?, layout? })`, or `fromKeys(keys, 'note')` for the
+     * prefix alone (as Python's `from_keys(keys, 'note')`).
      */
     static fromKeys(keys, options) {
-      const { prefix, encoding, layout } = formatOf(options, 'PublicIds.fromKeys')
+      // `fromKeys(keys, 'note')`: the prefix alone, as Python's `from_keys(keys, 'note')`.
+      const { prefix, encoding, layout } = formatOf(typeof options === 'string' ? { prefix: options } : options, 'PublicIds.fromKeys')
       return new PublicIds({ [PUBLIC]: backend.publicFromKeys(keys, prefix, encoding, layout[LAYOUT]), prefix, encoding, layout })
     }
 

@@ -3,6 +3,7 @@
 // process's live figures, both read from the addon (`statsTable()`, `collectStats()`), so that
 // no name, help text or kind is written here; and the loading of the optional peer packages.
 
+const path = require('node:path')
 const native = require('./native.generated.js')
 
 let table = null
@@ -53,9 +54,31 @@ function labelsOf (family, row) {
   return out
 }
 
-/** The package `name`, which `entry` needs; an error with `code` `MISSING_PEER_DEPENDENCY` that
- *  says how to install it when it is not installed. */
+/** Where the application's own packages are found: beside its main script (CommonJS), and
+ *  from its working directory (an ES module has no `require.main`). */
+function applicationDirs () {
+  const dirs = []
+  if (typeof require.main?.filename === 'string') dirs.push(path.dirname(require.main.filename))
+  if (typeof process === 'object' && typeof process.cwd === 'function') dirs.push(process.cwd())
+  return dirs
+}
+
+/** The package `name`, which `entry` needs: the application's copy first, whatever way shardid
+ *  was installed (`npm install ../shardid` and `npm link` leave shardid in its own folder,
+ *  where a plain `require` finds its own development copy, and the application's registry
+ *  would stay empty), then the one beside shardid; an error with `code`
+ *  `MISSING_PEER_DEPENDENCY` that says how to install it when neither is installed. */
 function requirePeer (name, entry) {
+  for (const dir of applicationDirs()) {
+    let found
+    try {
+      found = require.resolve(name, { paths: [dir] })
+    } catch (err) {
+      if (err?.code === 'MODULE_NOT_FOUND') continue
+      throw err
+    }
+    return require(found)
+  }
   try {
     return require(name)
   } catch (err) {

@@ -298,8 +298,9 @@ export interface PublicIdsOptions extends PublicIdFormat {
 export declare class PublicIds {
   constructor(options: PublicIdsOptions)
   /** From keys as text (32 hex digits, or `VERSION:HEX` pairs separated by commas, the
-   *  highest version current), as an environment variable holds them. */
-  static fromKeys(keys: string, format: PublicIdFormat): PublicIds
+   *  highest version current), as an environment variable holds them. `format` may be the
+   *  prefix alone: `fromKeys(keys, 'note')`, as Python's `from_keys(keys, 'note')`. */
+  static fromKeys(keys: string, format: PublicIdFormat | string): PublicIds
   /** From the keys in the environment variable `variable` (default `SHARDID_PUBLIC_ID_KEYS`). */
   static fromEnv(format: PublicIdFormat & { variable?: string }): PublicIds
   /** The type prefix of every text (`note` in `note_0923h26jsg2d8g`). */

@@ -21,10 +21,17 @@ function loadNative () {
     }
     if (tried.size === 0) throw err
     const missing = [...tried].join(' or ')
+    const first = [...tried][0]
+    const { version } = require('./package.json')
+    // What works depends on where this shardid came from: say each case.
     const error = new Error(
       `shardid has no native addon for ${process.platform}-${process.arch}: the package ${missing} is not installed. ` +
-        'It is an optional dependency of shardid, installed by npm on the platforms it supports; ' +
-        `reinstall (npm install shardid, without --omit=optional or --no-optional), or use the WebAssembly build, shardid-wasm.`
+        'It is an optional dependency of shardid, one package per platform. ' +
+        `From a release's files: install the platform's tarball beside shardid's (npm install shardid-${version}.tgz ${first}-${version}.tgz). ` +
+        'From the npm registry: npm install shardid, without --omit=optional or --no-optional. ' +
+        'From a checkout: build the addon in the package folder (cd bindings-node && npm install && npm run build) and ' +
+        'install that folder (npm install path/to/bindings-node); a tarball made by npm pack holds no addon. ' +
+        'Or use the WebAssembly build, shardid-wasm.'
     )
     error.code = 'MISSING_NATIVE_ADDON'
     error.cause = err

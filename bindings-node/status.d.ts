@@ -45,6 +45,9 @@ export interface TagStatus {
   perSecond: number
   /** Years before 2^63 at that rate (`null`: never). */
   yearsLeft: number | null
+  /** Years left as a person reads them (the text report's column): `never`, one decimal, or
+   *  `> 1,000` above a thousand years. */
+  yearsLeftText: string
   /** When (`null`: never, or after the year 9999). */
   runsOut: Date | null
 }

@@ -84,7 +84,7 @@ function report(run) {
     })),
     tags: section(doc.tags, (r) => ({
       tag: r.tag, next: BigInt(r.next), segment: r.segment, stride: r.stride, lastTake: time(r.last_take),
-      perSecond: r.per_second, yearsLeft: r.years_left, runsOut: time(r.runs_out),
+      perSecond: r.per_second, yearsLeft: r.years_left, yearsLeftText: r.years_left_text, runsOut: time(r.runs_out),
     })),
     topics: section(doc.topics, (r) => ({
       topic: r.topic, strings: r.strings, lastId: r.last_id === null ? null : BigInt(r.last_id), dropped: r.dropped,

@@ -710,16 +710,28 @@ impl core::fmt::Display for Shown<'_> {
     }
 }
 
+/// What a key file may hold, every accepted form: the words of `docs/src/reference/cli.md`,
+/// in each message about a key file that holds none of them.
+pub const KEY_FILE_FORMS: &str = "a key file holds one key of 16 raw bytes (head -c 16 /dev/urandom > F), \
+or keys as text: 32 hex digits (one key, version 0), or VERSION:HEX pairs separated by commas, \
+the highest version current (2:<32 hex digits>,1:<32 hex digits>)";
+
 /// The public IDs of `--key-file` (16 raw bytes, or keys as text), `--prefix`, `--encoding`
 /// and the layout. No message shows the key.
 fn public_ids(p: &Parsed<'_>) -> Result<crate::PublicIds, String> {
     let path = p
         .get("--key-file")
-        .ok_or("public needs --key-file F: 16 random bytes (head -c 16 /dev/urandom > F)")?;
+        .ok_or_else(|| format!("public needs --key-file F: {KEY_FILE_FORMS}"))?;
     let bytes = std::fs::read(path).map_err(|e| format!("--key-file {path:?}: {e}"))?;
     let prefix = p.get("--prefix").unwrap_or("");
     let encoding = crate::Encoding::from_name(p.get("--encoding").unwrap_or("base32"))
         .map_err(|e| format!("--{e}"))?;
+    let neither = || {
+        format!(
+            "--key-file {path:?} holds {} bytes, neither a key nor keys as text: {KEY_FILE_FORMS}",
+            bytes.len()
+        )
+    };
     let ids = if bytes.len() == crate::public::KEY_LEN {
         let version = p.number("--key-version")?.unwrap_or(0);
         let version = u32::try_from(version).unwrap_or(u32::MAX);
@@ -728,15 +740,15 @@ fn public_ids(p: &Parsed<'_>) -> Result<crate::PublicIds, String> {
         if p.get("--key-version").is_some() {
             return Err("--key-version applies to a key file of 16 raw bytes; keys as text name their versions (VERSION:HEX)".into());
         }
-        let text = core::str::from_utf8(&bytes).map_err(|_| {
-            format!(
-                "--key-file {path:?} holds neither 16 raw bytes nor keys as text ({} bytes)",
-                bytes.len()
-            )
-        })?;
+        let text = core::str::from_utf8(&bytes).map_err(|_| neither())?;
         crate::PublicIds::from_keys(text, prefix, encoding)
     };
     let ids = ids.map_err(|e| match e {
+        // Neither form: the message names both, as the command line's page does.
+        crate::Error::InvalidArgument {
+            argument: "keys",
+            reason,
+        } if reason == crate::public::KEYS_FORMAT => neither(),
         crate::Error::InvalidArgument {
             argument: "key" | "keys",
             reason,

@@ -553,7 +553,7 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
         out.stdout
-            .contains("\n  orders 2001 2000    2026-11-26T02:41:56.827Z 33.333     8768310738.8\n"),
+            .contains("\n  orders 2001 2000    2026-11-26T02:41:56.827Z 33.333     > 1,000\n"),
         "{}",
         out.stdout
     );
@@ -587,4 +587,47 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
         assert!(out.stderr.starts_with("shardid: ") && out.stderr.ends_with('\n'));
     }
     assert_eq!(cli(&["status", url]).code, 2);
+}
+
+#[test]
+fn a_key_file_of_no_accepted_form_is_refused_naming_every_form_as_the_page_does() {
+    // 15 raw bytes (a key cut short), 17 bytes of text, 20 bytes of binary: each message names
+    // the 16 raw bytes, the hex digits and the VERSION:HEX pairs, in the words of the page.
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/src/reference/cli.md"
+    ))
+    .unwrap();
+    let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        page.contains(shardid::cli::KEY_FILE_FORMS),
+        "docs/src/reference/cli.md must say: {}",
+        shardid::cli::KEY_FILE_FORMS
+    );
+    let (dir, short) = key_file("short", b"0123456789abcde");
+    let (dir2, text) = key_file("text17", b"0123456789abcdefg");
+    let (dir3, binary) = key_file("binary", &[0xff; 20]);
+    for (path, n) in [(&short, 15), (&text, 17), (&binary, 20)] {
+        let out = cli(&["public", "encode", "--key-file", path, "5"]);
+        assert_eq!(out.code, 2, "{out:?}");
+        assert_eq!(
+            out.stderr,
+            format!(
+                "shardid: --key-file {path:?} holds {n} bytes, neither a key nor keys as text: {}\n",
+                shardid::cli::KEY_FILE_FORMS
+            )
+        );
+        for form in ["16 raw bytes", "32 hex digits", "VERSION:HEX"] {
+            assert!(out.stderr.contains(form), "{}", out.stderr);
+        }
+    }
+    let out = cli(&["public", "encode", "5"]);
+    assert!(
+        out.stderr.contains(shardid::cli::KEY_FILE_FORMS),
+        "{}",
+        out.stderr
+    );
+    for d in [dir, dir2, dir3] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
 }

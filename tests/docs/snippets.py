@@ -3,17 +3,21 @@ includes) and of README.md, in its language, and names the page and line of any 
 
     python tests/docs/snippets.py [--list] [PAGE ...]
 
-Blocks run page by page, in the order the page shows them, so a page reads as one session:
-its Python blocks share one interpreter (a later block uses what an earlier one made), its
-shell and SQL blocks share one fresh PostgreSQL database (a shell block that installs DDL is
-what the SQL after it uses). Each page gets its own database on one throwaway cluster
-(tests/postgres/cluster.py), named by ``DATABASE_URL`` and psql's ``PG*`` variables.
+Pages run in book order (docs/src/SUMMARY.md; README.md first, on a database of its own), and
+each page's blocks in the order the page shows them, so a page reads as one session: its
+Python blocks share one interpreter (a later block uses what an earlier one made). The book's
+pages share one PostgreSQL database, as a reader who follows the book uses one: a page runs on
+what the pages before it left there (a tag created twice, a serial number taken before), so
+no page may assume an empty database. A page that does says so in a comment of its own,
+``<!-- docs-test: fresh database (why) -->``, and gets a database of its own. The databases
+live on one throwaway cluster (tests/postgres/cluster.py), named by ``DATABASE_URL`` and psql's
+``PG*`` variables; MariaDB's blocks share the database ``app`` of one throwaway server.
 
 | language | how it runs |
 | --- | --- |
 | ``python`` | ``exec`` in the page's interpreter (the installed wheel, as tests/python/run.sh installs it) |
 | ``js`` | a file of its own in a project whose ``node_modules`` holds shardid, shardid-wasm, pg, knex, mysql2, drizzle-orm, prom-client, @opentelemetry; an ES module when it imports or awaits, else CommonJS |
-| ``ts`` | ``tsc --noEmit --strict`` in that project (types only: nothing to run it with) |
+| ``ts`` | ``tsc --noEmit`` in that project (types only: nothing to run it with), with the ``tsconfig.json`` the page shows (a ``json file=tsconfig.json`` block before it), as a reader's project compiles it; else ``--strict`` and nothing more (no ``skipLibCheck``) |
 | ``sh`` | ``bash -euo pipefail``; a block of ``$ command`` lines runs each command and compares the output lines shown under it, exactly |
 | ``sql`` | ``psql -v ON_ERROR_STOP=1``; ``sql mariadb``: the ``mariadb`` command line, in the database ``app`` of a throwaway MariaDB (tests/mysql/server.py), whose URL the page's blocks read from ``MYSQL_URL`` |
 | ``c`` | compiled with ``-std=c99 -Wall -Wextra -Werror`` against include/shardid.h and libshardid.a, and run; a block without ``main`` runs as its body |
@@ -98,12 +102,29 @@ def blocks_of(path: Path) -> list[Block]:
     return found
 
 
+FRESH = re.compile(r"<!--\s*docs-test:\s*fresh database\b")
+SUMMARY_LINK = re.compile(r"\]\(([^)\s]+\.md)\)")
+
+
+def book_order() -> list[Path]:
+    """The book's pages in the order a reader meets them: SUMMARY.md's, then any page it does
+    not list (sorted)."""
+    src = ROOT / "docs" / "src"
+    listed = [(src / link).resolve() for link in SUMMARY_LINK.findall((src / "SUMMARY.md").read_text())]
+    rest = [p for p in sorted(src.rglob("*.md")) if p.resolve() not in listed]
+    return list(dict.fromkeys(listed)) + rest
+
+
 def pages(selected: list[str]) -> list[Path]:
-    book = sorted((ROOT / "docs" / "src").rglob("*.md"))
-    every = [ROOT / "README.md", *book]
+    every = [ROOT / "README.md", *book_order()]
     if not selected:
         return every
     return [p for p in every if any(str(p).endswith(s) for s in selected)]
+
+
+def needs_fresh_database(page: Path) -> bool:
+    """README.md (not a page of the book), and a page that says it needs a database of its own."""
+    return page == ROOT / "README.md" or bool(FRESH.search(page.read_text()))
 
 
 def pad(block: Block) -> str:
@@ -175,6 +196,7 @@ class Runner:
         self.skipped = 0
         self.took: list[tuple[float, str]] = []
         self.cluster: Any = None  # tests/postgres/cluster.py's Cluster, started by the first page that needs it
+        self.databases: set[str] = set()  # made on it so far: the book's, and the fresh ones
         self.mariadb: Any = None  # tests/mysql/server.py's Server, started by the first page with a `mariadb` block
         self.project = self._node_project()
         self.libdir = Path(os.environ.get("SHARDID_DOCS_LIBDIR", ROOT / "target" / "debug"))
@@ -194,27 +216,33 @@ class Runner:
         for name in ("pg", "knex", "mysql2", "drizzle-orm", "typescript", "@types", "prom-client", "@opentelemetry"):
             if (node / "node_modules" / name).exists():
                 (modules / name).symlink_to(node / "node_modules" / name)
+        # A page that shows no tsconfig.json: --strict, and the libraries' types checked too.
         (project / "tsconfig.json").write_text(json.dumps({
             "compilerOptions": {
-                "strict": True, "noEmit": True, "target": "es2022", "module": "nodenext",
-                "moduleResolution": "nodenext", "skipLibCheck": True, "types": ["node"],
+                "strict": True, "target": "es2022", "module": "nodenext", "moduleResolution": "nodenext",
             }
         }))  # fmt: skip
         return project
 
     def database(self, page: Path) -> dict[str, str]:
-        """A fresh database for the page, and the environment that names it."""
+        """The page's database, and the environment that names it: the book's one, shared by
+        its pages in order, or a fresh one for a page that needs it (README.md's)."""
         if self.cluster is None:
             from cluster import Cluster  # type: ignore[import-not-found]
 
             self.cluster = Cluster()
-        name = "docs_" + re.sub(r"[^a-z0-9]+", "_", str(page.relative_to(ROOT)).lower())[:50]
-        psql = str(self.cluster.bin / "psql")
-        subprocess.run(
-            [psql, "-q", "-h", "127.0.0.1", "-p", str(self.cluster.port), "-U", "postgres", "-d", "postgres",
-             "-c", f"CREATE DATABASE {name}"],
-            check=True, capture_output=True,
-        )  # fmt: skip
+        if needs_fresh_database(page):
+            name = "docs_" + re.sub(r"[^a-z0-9]+", "_", str(page.relative_to(ROOT)).lower())[:50]
+        else:
+            name = "docs_book"
+        if name not in self.databases:
+            self.databases.add(name)
+            psql = str(self.cluster.bin / "psql")
+            subprocess.run(
+                [psql, "-q", "-h", "127.0.0.1", "-p", str(self.cluster.port), "-U", "postgres", "-d", "postgres",
+                 "-c", f"CREATE DATABASE {name}"],
+                check=True, capture_output=True,
+            )  # fmt: skip
         venv_bin = str(Path(sys.executable).parent)
         return {
             **os.environ,
@@ -280,7 +308,11 @@ class Runner:
                 target = next((f[len("file="):] for f in block.flags if f.startswith("file=")), None)
                 if target:
                     # A file of the reader's project, shown on the page: written where the page's
-                    # shell blocks run.
+                    # shell blocks run (configuration checked for its form first).
+                    error = self.json(block, env, cwd) if block.lang == "json" else None
+                    if error:
+                        self.fail(block, error)
+                        break
                     with open(cwd / target, "a" if "append" in block.flags else "w") as f:
                         f.write(block.code)
                     continue
@@ -323,8 +355,13 @@ class Runner:
         tsc = self.project / "node_modules" / "typescript" / "bin" / "tsc"
         if not tsc.exists():
             return "typescript is not installed in bindings-node/node_modules (npm install there)"
+        # The page's tsconfig.json (a `json file=tsconfig.json` block above), as the reader's.
+        base = "./tsconfig.json"
+        if (cwd / "tsconfig.json").exists():
+            base = f"./{file.stem}.base.json"
+            shutil.copyfile(cwd / "tsconfig.json", self.project / base)
         config = self.project / f"{file.stem}.json"
-        config.write_text(json.dumps({"extends": "./tsconfig.json", "files": [file.name]}))
+        config.write_text(json.dumps({"extends": base, "files": [file.name], "compilerOptions": {"noEmit": True}}))
         return self.proc(["node", str(tsc), "-p", str(config)], env, self.project)
 
     def sh(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:

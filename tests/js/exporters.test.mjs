@@ -5,7 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
@@ -476,6 +476,42 @@ test('without prom-client or @opentelemetry/api installed: shardid works, the en
     assert.equal(out['shardid/opentelemetry'].code, 'MISSING_PEER_DEPENDENCY')
     assert.equal(out['shardid/opentelemetry'].dependency, '@opentelemetry/api')
     assert.match(out['shardid/opentelemetry'].message, /npm install @opentelemetry\/api$/)
+  } finally {
+    rmSync(project, { recursive: true, force: true })
+  }
+})
+
+test("installed from a folder (npm install ../shardid, npm link): register() fills the application's prom-client, not shardid's own", { skip }, () => {
+  // The application's node_modules: shardid as a link to the package's folder (which holds its
+  // own development copy of prom-client), and a copy of prom-client of its own.
+  const project = mkdtempSync(join(tmpdir(), 'shardid-linked-'))
+  try {
+    const modules = join(project, 'node_modules')
+    mkdirSync(modules, { recursive: true })
+    symlinkSync(pkg, join(modules, 'shardid'), 'dir')
+    const copy = (name) => {
+      if (existsSync(join(modules, name))) return
+      const from = join(pkg, 'node_modules', name)
+      cpSync(from, join(modules, name), { recursive: true })
+      for (const dep of Object.keys(JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')).dependencies ?? {})) copy(dep)
+    }
+    copy('prom-client')
+    writeFileSync(join(project, 'package.json'), '{ "private": true }\n')
+    const script = (load) => `
+      ${load}
+      const { Generator, Layout } = shardid
+      prometheus.register()
+      new Generator({ layout: Layout.TWITTER, shard: 3 }).nextIds(5)
+      const own = require.resolve('prom-client').startsWith(${JSON.stringify(modules)})
+      promClient.register.metrics().then((text) => console.log(JSON.stringify({ own, families: (text.match(/^# TYPE shardid_/gm) ?? []).length })))`
+    const common = script(`const promClient = require('prom-client'), shardid = require('shardid'), prometheus = require('shardid/prometheus')`)
+    writeFileSync(join(project, 'main.js'), common)
+    for (const args of [['main.js'], ['-e', common]]) {
+      // A script (require.main), and code with no main script (the working directory).
+      const out = JSON.parse(execFileSync(process.execPath, args, { cwd: project, encoding: 'utf8' }))
+      assert.equal(out.own, true)
+      assert.ok(out.families > 5, `${args[0]}: the application's registry has ${out.families} shardid families`)
+    }
   } finally {
     rmSync(project, { recursive: true, force: true })
   }

@@ -188,3 +188,17 @@ test('no key shows: not in the object, its JSON or its inspection', { skip: unsu
   assert.ok(!shown.includes('0123456789') && !/\b48, 49, 50\b/.test(shown) && !/\b171, 171\b/.test(shown), shown)
   assert.ok(shown.includes('note'))
 })
+
+test("fromKeys(keys, 'note') takes the prefix alone, as Python's from_keys(keys, 'note')", { skip: unsupported }, () => {
+  const keys = '30313233343536373839616263646566'
+  const ids = PublicIds.fromKeys(keys, 'note')
+  assert.equal(ids.prefix, 'note')
+  assert.equal(ids.encoding, 'base32')
+  assert.equal(ids.encode(5n), new PublicIds({ key: KEY, prefix: 'note' }).encode(5n))
+  // Another shape is refused naming the exact call.
+  assert.throws(
+    () => PublicIds.fromKeys(keys, 7),
+    (err) => err.code === 'INVALID_ARGUMENT' && err instanceof TypeError && err.message.includes("PublicIds.fromKeys(…, { prefix: 'note', encoding?, layout? })"),
+  )
+  assert.throws(() => new PublicIds('note'), (err) => err.code === 'INVALID_ARGUMENT' && err.message.includes("new PublicIds({ key, prefix: 'note'"))
+})

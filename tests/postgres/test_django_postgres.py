@@ -268,3 +268,85 @@ def test_django_dictionary_on_postgres(cluster: Any, conn: psycopg.Connection[An
             "SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'dict'"
         ).fetchone()[0]  # type: ignore[index]
         assert left == 0, "every function of the install is removed"
+
+
+FORGOTTEN_MODELS = """
+from django.db import models
+from shardid.django import DenseIdField, SerialField
+
+class Order(models.Model):
+    number = DenseIdField(tag="orders", unique=True)
+
+class Invoice(models.Model):
+    serial = SerialField(format="INV-{yyyy}-{seq:6}", tag="invoices", zone="UTC", unique=True)
+"""
+
+FORGOTTEN_SAVE = """
+import django, os, sys, time
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+django.setup()
+import shardid
+from orders.models import Invoice, Order
+
+for model in (Order, Invoice):
+    started = time.monotonic()
+    try:
+        model.objects.create()
+        raise AssertionError("saved")
+    except shardid.DatabaseError as e:
+        print(type(e).__name__, round(time.monotonic() - started), e)
+"""
+
+FORGOTTEN_INSTALL = """
+from django.db import migrations
+from shardid.django import CreateSerial, InstallSegments
+
+
+class Migration(migrations.Migration):
+    dependencies = [("orders", "0001_initial")]
+    operations = [
+        InstallSegments(schema="seg", tags=["orders"]),
+        CreateSerial("invoices", "INV-{yyyy}-{seq:6}", zone="UTC"),
+    ]
+"""
+
+
+def test_a_model_on_segments_where_install_segments_never_ran_names_the_operation(
+    cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path
+) -> None:
+    """A DenseIdField and a SerialField in a project whose migrations forgot InstallSegments:
+    `manage.py check --database default` says so (shardid.E003), and the first save raises
+    shardid.DatabaseError naming the operation at once, rather than psycopg's `schema "seg"
+    does not exist` (after the allocator's wait). With the migration added, both work."""
+    conn.execute("CREATE DATABASE django_forgotten")
+    settings = SETTINGS.format(port=cluster.port).replace('"events"', '"orders"').replace("django_shardid", "django_forgotten")
+    (tmp_path / "settings.py").write_text(settings)
+    app = tmp_path / "orders"
+    (app / "migrations").mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "migrations" / "__init__.py").write_text("")
+    (app / "models.py").write_text(textwrap.dedent(FORGOTTEN_MODELS))
+    run(tmp_path, "-m", "django", "makemigrations", "orders")
+    run(tmp_path, "-m", "django", "migrate")
+    run(tmp_path, "-m", "django", "check")  # no database asked: nothing to read
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "DJANGO_SETTINGS_MODULE": "settings"}
+    done = subprocess.run(
+        [sys.executable, "-m", "django", "check", "--database", "default"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode != 0, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert "shardid.E003" in said and "InstallSegments(schema='seg')" in said, said
+    assert "orders.Order.number" in said and "orders.Invoice.serial" in said and "CreateSerial" in said, said
+    lines = run(tmp_path, "-c", FORGOTTEN_SAVE).splitlines()
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert line.startswith("DatabaseError 0 database: the database 'default' has no schema seg"), line
+        assert "InstallSegments(schema='seg') from shardid.django" in line and "manage.py migrate" in line, line
+    assert "CreateSerial" in lines[1] and "seg.shardid_serials" in lines[1], lines[1]
+
+    (app / "migrations" / "0002_install_segments.py").write_text(FORGOTTEN_INSTALL)
+    run(tmp_path, "-m", "django", "migrate")
+    run(tmp_path, "-m", "django", "check", "--database", "default")
+    made = run(tmp_path, "-c", "import django; django.setup(); from orders.models import *; "
+               "print(Order.objects.create().number, Invoice.objects.create().serial[:4])")  # fmt: skip
+    assert made.split() == ["1", "INV-"], made

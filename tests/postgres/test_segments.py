@@ -56,6 +56,33 @@ def test_the_sql_contract(conn: Any) -> None:
     assert conn.execute(give_back, ("orders", 30, 25)).fetchone() == (False,)
 
 
+def test_a_fresh_install_prints_no_notice_and_an_old_table_gains_the_new_columns(conn: Any) -> None:
+    """Installing on a fresh database says nothing (no "column tli already exists, skipping",
+    which reads like an upgrade gone wrong); a table of an older version, without the
+    timeline's columns, gains them when the DDL runs again. The dictionary's DDL alike."""
+    from shardid.sql import dictionary
+
+    notices: list[str] = []
+    conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+    install(conn, "seg_fresh")
+    with conn.transaction():
+        conn.execute(dictionary("dict_fresh").encode())
+    assert notices == []
+    conn.execute("ALTER TABLE seg_fresh.shardid_tags DROP COLUMN tli, DROP COLUMN grown_at")
+    conn.execute("ALTER TABLE dict_fresh.shardid_topics DROP COLUMN tli")
+    install(conn, "seg_fresh")
+    with conn.transaction():
+        conn.execute(dictionary("dict_fresh").encode())
+    columns = conn.execute(
+        "SELECT table_schema, column_name FROM information_schema.columns"
+        " WHERE (table_schema, table_name) IN (('seg_fresh', 'shardid_tags'), ('dict_fresh', 'shardid_topics'))"
+        " AND column_name IN ('tli', 'grown_at') ORDER BY 1, 2"
+    ).fetchall()
+    assert columns == [("dict_fresh", "tli"), ("seg_fresh", "grown_at"), ("seg_fresh", "tli")]
+    conn.execute("SELECT seg_fresh.create_tag('orders')")
+    assert take(conn, "seg_fresh", "orders", 10) == (1, 10, 1)
+
+
 def test_bad_input_is_refused_clearly(conn: Any) -> None:
     install(conn, "seg_bad")
     conn.execute("SELECT seg_bad.create_tag('a')")

@@ -107,11 +107,13 @@ def test_json_schema(url: str) -> None:
     invoices, orders = doc["tags"]["rows"]
     assert {k: type(v).__name__ for k, v in orders.items()} == {
         "tag": "str", "next": "str", "segment": "int", "stride": "int", "last_take": "str",
-        "per_second": "float", "years_left": "float", "runs_out": "NoneType",
+        "per_second": "float", "years_left": "float", "years_left_text": "str", "runs_out": "NoneType",
     }
     assert (orders["tag"], orders["next"], orders["segment"], orders["per_second"]) == ("orders", "2001", 2000, 33.333)
     # (2^63 - 2002) numbers at 33.333 a second: about 8.8 billion years, after the year 9999.
     assert 8.7e9 < orders["years_left"] < 8.8e9
+    # As a person reads them (the text's column, the Django admin's): capped, not 8768310738.8.
+    assert (orders["years_left_text"], invoices["years_left_text"]) == ("> 1,000", "never")
     assert (invoices["tag"], invoices["next"], invoices["per_second"], invoices["years_left"]) == ("invoices", "100", 0, None)
     assert doc["topics"]["rows"] == [{"topic": "urls", "strings": 3, "last_id": "2", "dropped": False}]
     assert [(x["name"], x["source"], x["warning"]) for x in doc["layouts"]] == [
@@ -181,9 +183,9 @@ def test_python_api(url: str, cluster: Any) -> None:
     assert [(x.layout, x.shard, x.holder, x.state) for x in report.leases.rows] == [
         ("twitter", 0, f"{socket.gethostname()} pid {os.getpid()}", "held")
     ]
-    assert [(t.tag, t.next, t.segment, t.years_left is None) for t in report.tags.rows] == [
-        ("invoices", 100, 0, True),
-        ("orders", 2001, 2000, False),
+    assert [(t.tag, t.next, t.segment, t.years_left is None, t.years_left_text) for t in report.tags.rows] == [
+        ("invoices", 100, 0, True, "never"),
+        ("orders", 2001, 2000, False, "> 1,000"),
     ]
     assert [(t.topic, t.strings, t.last_id) for t in report.topics.rows] == [("urls", 3, 2)]
     assert report.warnings == ()

@@ -125,6 +125,40 @@ for bad in [notes[3].pk, str(notes[3].pk), users[0].handle, other.encode(5), Non
     assert not s.is_valid() and "id" in s.errors, (bad, s.errors)
     assert settings.SHARDID_PUBLIC_ID_KEYS not in json.dumps(s.errors)
 
+# Beside the model's PublicId, under its name: the natural spelling reads and writes the ID.
+class NamedSerializer(serializers.ModelSerializer):
+    public_id = PublicIdField("note")
+    class Meta:
+        model = Note
+        fields = ["public_id", "text"]
+
+data = NamedSerializer(notes[4]).data
+assert data == {"public_id": notes[4].public_id, "text": "note 4"}, data
+back = NamedSerializer(data={"public_id": notes[4].public_id, "text": "y"})
+assert back.is_valid(), back.errors
+assert back.validated_data == {"id": notes[4].pk, "text": "y"}, back.validated_data
+back = NamedSerializer(notes[5], data={"public_id": notes[5].public_id, "text": "changed"})
+assert back.is_valid(), back.errors
+assert back.save().text == "changed" and Note.objects.get(pk=notes[5].pk).text == "changed"
+assert not NamedSerializer(data={"public_id": users[0].handle, "text": "x"}).is_valid()
+handles = type("HandleSerializer", (serializers.ModelSerializer,), {
+    "handle": PublicIdField("user", "base58"), "Meta": type("Meta", (), {"model": User, "fields": ["handle", "name"]})})
+assert handles(users[2]).data == {"handle": users[2].handle, "name": "user 2"}
+# Another prefix than the descriptor's is refused when the serializer is built, naming it.
+class WrongSerializer(serializers.ModelSerializer):
+    public_id = PublicIdField("nope")
+    class Meta:
+        model = Note
+        fields = ["public_id"]
+
+from django.core.exceptions import ImproperlyConfigured
+try:
+    WrongSerializer(notes[0]).data
+except ImproperlyConfigured as e:
+    assert "use PublicIdField('note', 'base32')" in str(e), e
+else:
+    raise AssertionError("a PublicIdField of another prefix was taken")
+
 # Django's error reports hide the setting (its name holds KEY).
 safe = SafeExceptionReporterFilter().get_safe_settings()
 assert safe["SHARDID_PUBLIC_ID_KEYS"] != settings.SHARDID_PUBLIC_ID_KEYS

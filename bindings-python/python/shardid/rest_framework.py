@@ -75,6 +75,12 @@ class PublicIdField(serializers.Field):
             class Meta:
                 model = Note
                 fields = ["id", "text"]
+
+    Beside the model's :class:`shardid.django.PublicId` the field may take its name
+    (``public_id = PublicIdField("note")``, with ``"public_id"`` in ``fields``): it then reads
+    and writes the ID that descriptor encodes (the primary key, or its ``field``), with the
+    descriptor's prefix and encoding (another prefix or encoding is refused when the serializer
+    is built, naming the descriptor's).
     """
 
     default_error_messages = {
@@ -89,6 +95,33 @@ class PublicIdField(serializers.Field):
         self._format = (prefix, encoding, layout)
         self._public_ids = public_ids
         super().__init__(**kwargs)
+
+    def bind(self, field_name: str, parent: Any) -> None:
+        """DRF's binding of the field to its serializer; beside a model's
+        :class:`~shardid.django.PublicId` of the same name, the field then stands for the ID
+        it encodes (``ImproperlyConfigured`` for another prefix or encoding than its)."""
+        super().bind(field_name, parent)
+        # A model's PublicId descriptor of the same name holds the text already made: read and
+        # write the ID it encodes instead (encoding the text again would fail).
+        from shardid.django.public import PublicId
+
+        model: Any = getattr(getattr(parent, "Meta", None), "model", None)
+        source_attrs: list[str] = getattr(self, "source_attrs", [])  # set by DRF's bind()
+        descriptor = getattr(model, self.source, None) if model is not None and len(source_attrs) == 1 else None
+        if model is None or not isinstance(descriptor, PublicId):
+            return
+        prefix, encoding, _ = self._format
+        if self._public_ids is None and (prefix, encoding) != (descriptor.prefix, descriptor.encoding):
+            from django.core.exceptions import ImproperlyConfigured
+
+            raise ImproperlyConfigured(
+                f"{type(parent).__name__}.{field_name} = PublicIdField({prefix!r}, {encoding!r}) reads "
+                f"{model.__name__}.{self.source}, a PublicId({descriptor.prefix!r}, {descriptor.encoding!r}): "
+                f"use PublicIdField({descriptor.prefix!r}, {descriptor.encoding!r}), the descriptor's"
+            )
+        if self._format[2] is None:
+            self._format = (prefix, encoding, descriptor.layout)
+        self.source_attrs = [descriptor._attname(model)]
 
     @property
     def public_ids(self) -> PublicIds:

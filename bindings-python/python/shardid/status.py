@@ -86,6 +86,9 @@ class Tag:
     """Years before 2^63 at that rate (``None``: never)."""
     runs_out: datetime | None
     """When (``None``: never, or after the year 9999)."""
+    years_left_text: str = ""
+    """Years left as a person reads them (the text report's and the Django admin's column):
+    ``never``, one decimal, or ``> 1,000`` above a thousand years."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,7 @@ def _report(run: _StatusRun) -> Report:
                 per_second=float(r["per_second"]),
                 years_left=None if r["years_left"] is None else float(r["years_left"]),
                 runs_out=_time(r["runs_out"]),
+                years_left_text=r["years_left_text"],
             ),
         ),
         topics=section(

@@ -187,9 +187,9 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_topics (
     topic_id integer GENERATED ALWAYS AS IDENTITY UNIQUE,
     next bigint NOT NULL DEFAULT 0,
     created_at timestamptz NOT NULL DEFAULT now(),
-    dropped_at timestamptz,
-    tli integer
+    dropped_at timestamptz
 );
+-- Added apart: a table of an older version gains it, a new one makes no notice.
 ALTER TABLE {s}.shardid_topics ADD COLUMN IF NOT EXISTS tli integer;
 
 -- One row per string of a topic. Written only by the functions below.

@@ -214,14 +214,14 @@ impl Display for Segments<'_> {
 CREATE SCHEMA IF NOT EXISTS {s};
 
 -- One row per tag: the next number this server hands out, the segment size last handed out,
--- the timeline the row was last written on, and where in the WAL the size last grew.
+-- the timeline the row was last written on, and where in the WAL the size last grew. The last
+-- two are added apart, so that a table of an older version gains them and a new one makes no
+-- notice of a column that already exists.
 CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     tag text PRIMARY KEY,
     next bigint NOT NULL,
     step bigint NOT NULL DEFAULT 0,
-    updated_at timestamptz NOT NULL DEFAULT now(),
-    tli integer,
-    grown_at pg_lsn
+    updated_at timestamptz NOT NULL DEFAULT now()
 );
 ALTER TABLE {s}.shardid_tags ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN IF NOT EXISTS grown_at pg_lsn;
 

@@ -556,6 +556,20 @@ pub fn years_left(next: u64, per_second: f64) -> Option<f64> {
     Some(left / per_second * 1000.0 / YEAR_MS as f64)
 }
 
+/// Years past which [`years_text`] stops counting: a figure a person reads at a glance.
+pub const YEARS_SHOWN: f64 = 1000.0;
+
+/// Years left as a person reads them at a glance, as the text report and the Django admin show
+/// them: `never` (`None`), one decimal up to [`YEARS_SHOWN`], and `> 1,000` above (a slow tag
+/// has billions of years left, which no one needs to the decimal).
+pub fn years_text(years: Option<f64>) -> String {
+    match years {
+        None => "never".into(),
+        Some(y) if y > YEARS_SHOWN => "> 1,000".into(),
+        Some(y) => format!("{y:.1}"),
+    }
+}
+
 /// `now_ms` plus `years` of [`YEAR_MS`], when that is a time RFC 3339 can show (before 10000).
 fn after(now_ms: u64, years: f64) -> Option<u64> {
     const YEAR_10000_MS: u64 = 253_402_300_800_000;
@@ -784,7 +798,7 @@ impl Report {
                 .map(|t| {
                     format!(
                         "{{\"tag\":{},\"next\":\"{}\",\"segment\":{},\"stride\":{},\"last_take\":\"{}\",\
-                         \"per_second\":{:.3},\"years_left\":{},\"runs_out\":{}}}",
+                         \"per_second\":{:.3},\"years_left\":{},\"years_left_text\":{},\"runs_out\":{}}}",
                         Json(&t.tag),
                         t.next,
                         t.segment,
@@ -793,6 +807,7 @@ impl Report {
                         t.per_second,
                         t.years_left
                             .map_or_else(|| "null".into(), |y| format!("{y:.1}")),
+                        Json(&years_text(t.years_left)),
                         json_time(t.runs_out_ms)
                     )
                 })
@@ -915,8 +930,7 @@ impl Report {
                             },
                             rfc3339(t.last_take_ms),
                             format!("{:.3}", t.per_second),
-                            t.years_left
-                                .map_or_else(|| "never".into(), |y| format!("{y:.1}")),
+                            years_text(t.years_left),
                         ]
                     })
                     .collect()
@@ -954,7 +968,7 @@ impl Report {
                             l.name.clone(),
                             l.source.into(),
                             rfc3339(l.runs_out_ms),
-                            format!("{:.1}", l.years_left),
+                            years_text(Some(l.years_left)),
                             l.signature.clone(),
                         ]
                     })
@@ -1036,6 +1050,18 @@ mod tests {
         // From 0 at a number a millisecond: 2^63 ms, about 292 million years.
         let all = years_left(0, 1000.0).unwrap();
         assert!((all - 292_277_024.627).abs() < 0.01, "{all}");
+    }
+
+    #[test]
+    fn years_left_are_shown_to_the_decimal_up_to_a_thousand_and_capped_above() {
+        assert_eq!(years_text(None), "never");
+        assert_eq!(years_text(Some(0.04)), "0.0");
+        assert_eq!(years_text(Some(-1.25)), "-1.2");
+        assert_eq!(years_text(Some(19.62)), "19.6");
+        assert_eq!(years_text(Some(1000.0)), "1000.0");
+        assert_eq!(years_text(Some(1000.1)), "> 1,000");
+        // A tag taking 33 numbers a second: 8.8 billion years, no figure to read.
+        assert_eq!(years_text(years_left(2001, 33.333)), "> 1,000");
     }
 
     fn layout_at(epoch_ms: u64) -> Layout {

@@ -11,7 +11,7 @@ from django.core import checks
 
 from shardid.django.conf import config_problems, default_shards, layout_from, lease_shards, setting
 
-__all__ = ["check_settings", "register"]
+__all__ = ["check_segments_installed", "check_settings", "register"]
 
 
 def _database_vendors() -> dict[str, str]:
@@ -120,10 +120,60 @@ def check_settings(**kwargs: Any) -> list[Any]:
     return messages
 
 
+def _unapplied_migrations(using: str) -> bool:
+    """Whether the database ``using`` has migrations still to apply."""
+    from django.db import connections
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connections[using])
+    return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+
+
+def check_segments_installed(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[Any]:
+    """The database check ``shardid.E003`` (``manage.py check --database default``; Django runs
+    database checks only when asked): a model's :class:`~shardid.django.DenseIdField` or
+    :class:`~shardid.django.SerialField` takes numbers from segments in a database where
+    :class:`~shardid.django.InstallSegments` never ran, naming that operation. Said once every
+    migration is applied: before, one of them may install the segments (``migrate`` runs this
+    check before it applies them)."""
+    if not databases:
+        return []
+    from django.apps import apps
+    from django.core.checks import Error
+
+    from shardid.django.fields import DenseIdField
+    from shardid.django.operations import segments_missing
+    from shardid.django.serials import SerialField
+
+    models = apps.get_models() if app_configs is None else [m for c in app_configs for m in c.get_models()]
+    users: dict[tuple[str, str, bool], list[str]] = {}
+    for model in models:
+        for field in model._meta.local_fields:
+            if isinstance(field, (DenseIdField, SerialField)) and field.using in databases:
+                key = (field.using, field.schema, isinstance(field, SerialField))
+                users.setdefault(key, []).append(f"{model._meta.label}.{field.name}")
+    messages: list[Any] = []
+    for (using, schema, serials), fields in sorted(users.items()):
+        problem = segments_missing(using, schema, serials=serials)
+        # With migrations still to apply, one of them may be the InstallSegments: `migrate` runs
+        # this check before it applies them, and `runserver` already says they are unapplied.
+        if problem is not None and not _unapplied_migrations(using):
+            messages.append(
+                Error(
+                    f"{', '.join(fields)}: {problem}",
+                    hint=f"operations = [InstallSegments(schema={schema!r}, tags=[...])] in a migration "
+                    "(from shardid.django import InstallSegments)",
+                    id="shardid.E003",
+                )
+            )
+    return messages
+
+
 def register() -> None:
     """Registers the checks (once: Django's registry keeps a set) and the test runner's hook
     that releases this process's database connections before a test database is dropped."""
     checks.register(check_settings, "shardid")
+    checks.register(check_segments_installed, "shardid", checks.Tags.database)
     from shardid.django.leases import release_before_dropping_test_databases
     from shardid.django.public import check_public_id_keys
 

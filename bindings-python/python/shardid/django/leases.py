@@ -189,6 +189,18 @@ def next_id() -> int:
     return get_generator().next_id()
 
 
+def _check_installed(using: str, schema: str, *, serials: bool) -> None:
+    """Before the first allocator of a (database, schema) in this process: ``DATABASE`` naming
+    the migration operation that is missing (InstallSegments), rather than the driver's
+    ``schema "seg" does not exist`` after the allocator's wait."""
+    from shardid._shardid import _error
+    from shardid.django.operations import segments_missing
+
+    problem = segments_missing(using, schema, serials=serials)
+    if problem is not None:
+        raise _error("DATABASE", reason=problem)
+
+
 def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
     """The next dense ID of ``tag``, from segments of the database ``using`` (its own
     connection, made from Django's settings for that alias; on MySQL over PyMySQL): the default of
@@ -203,6 +215,7 @@ def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
 
                 from django.db import connections
 
+                _check_installed(using, schema, serials=False)
                 where = _mysql_url(using) if connections[using].vendor == "mysql" else _conninfo(using)
                 ids = _dense[key] = DenseIds(where, tag, schema=schema)
     return ids.next_id()  # type: ignore[no-any-return]

@@ -57,6 +57,35 @@ def _uninstall_mysql(script: str) -> list[str]:
     return routines + tables[::-1]
 
 
+def segments_missing(using: str, schema: str, serials: bool = False) -> str | None:
+    """Why the fields that take numbers from segments in ``schema`` of the database ``using``
+    (:class:`~shardid.django.DenseIdField`, :class:`~shardid.django.SerialField` when
+    ``serials``) cannot work there, naming the migration operation that is missing; ``None``
+    when :class:`InstallSegments` has run (its table is there). One query, on Django's own
+    connection; ``None`` on a database shardid's SQL does not cover (the field says so itself)."""
+    from django.db import connections
+
+    connection = connections[using]
+    if connection.vendor not in ("postgresql", "mysql"):
+        return None
+    table = "shardid_serials" if serials else "shardid_tags"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
+            [schema, table],
+        )
+        (found,) = cursor.fetchone()
+    if found:
+        return None
+    where = "database" if connection.vendor == "mysql" else "schema"
+    then = ', then CreateSerial(tag, format, zone=...) for each serial tag' if serials else ""
+    return (
+        f"the database {using!r} has no {where} {schema} with shardid's segments (no table {schema}.{table}): "
+        f"no migration has run InstallSegments(schema={schema!r}) from shardid.django{then}; add it to a "
+        "migration the model's migration depends on, and run manage.py migrate"
+    )
+
+
 class InstallPostgres(Operation):
     """A migration operation that installs ``<schema>.next_id()`` and the decoding functions
     (:func:`shardid.sql.postgres`; on MySQL and MariaDB :func:`shardid.sql.mysql`, for raw SQL

@@ -47,6 +47,7 @@ def next_serial(tag: str, format: str, zone: str, schema: str = "seg", using: st
         with _lock:
             serials = _serials.get(key)
             if serials is None:
+                integration._check_installed(using, schema, serials=True)
                 serials = _serials[key] = Serials(integration._conninfo(using), tag, format, zone=zone, schema=schema)
                 # shardid.django.release() (and so Django's test runner, before it drops a
                 # test database) closes it with the other connections of the alias.

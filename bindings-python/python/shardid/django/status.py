@@ -100,11 +100,11 @@ def _cells(kind: str, row: Any) -> list[str]:
         return [str(row.shard), row.layout, row.state, row.holder or "-", _when(row.since), str(row.ceiling),
                 _when(row.ceiling_time), _when(row.expires)]  # fmt: skip
     if kind == "tags":
-        years = "never" if row.years_left is None else f"{row.years_left:.1f}"
-        # No run-out date: never (nothing taken), or one after the year 9999.
+        # No run-out date: never (nothing taken), or one after the year 9999. Years left as the
+        # core words them for `shardid status` (`> 1,000` past a thousand).
         runs_out = _when(row.runs_out) if row.runs_out else "never" if row.years_left is None else "after 9999"
         return [row.tag, str(row.next), str(row.segment), str(row.stride), _when(row.last_take),
-                f"{row.per_second:.3f}", years, runs_out]  # fmt: skip
+                f"{row.per_second:.3f}", row.years_left_text, runs_out]  # fmt: skip
     return [row.topic, str(row.strings), "-" if row.last_id is None else str(row.last_id), "yes" if row.dropped else "no"]
 
 
