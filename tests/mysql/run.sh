@@ -16,8 +16,7 @@ trap 'rm -rf "$work"' EXIT
 venv=${SHARDID_PYTHON_VENV:-$work/venv}
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
 # Node's shardid/segments, shardid/dictionary and shardid/mysql with mysql2.
-(cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
-    && npm run build --silent >/dev/null 2>&1)
+scripts/node-addon.sh
 # Rust's segments, dictionary and lease clients over the mysql crate (the `mysql` feature).
 cargo build -q --locked -p shardid --features mysql --example mysql_segments --example mysql_dictionary \
     --example mysql_lease
