@@ -8,7 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../bindings-node"
 npm install --no-audit --no-fund --loglevel=error >/dev/null
 if [ -n "${SHARDID_NODE_ADDON:-}" ]; then
-    cp "$SHARDID_NODE_ADDON" "./$(basename "$SHARDID_NODE_ADDON")"
+    # A new file renamed into place, never written over one a running Node may have loaded.
+    addon=$(basename "$SHARDID_NODE_ADDON")
+    if ! cmp -s "$SHARDID_NODE_ADDON" "$addon"; then
+        cp "$SHARDID_NODE_ADDON" "$addon.tmp" && mv -f "$addon.tmp" "$addon"
+    fi
 else
     npm run build --silent >/dev/null 2>&1 || { npm run build; exit 1; }
 fi
