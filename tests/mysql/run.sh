@@ -24,7 +24,7 @@ export SHARDID_MYSQL_EXAMPLES=$root/target/debug/examples
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0
-"$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \
+"$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=10 --junitxml="$work/junit.xml" \
     "$root/tests/mysql" || status=1
 "$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
     "MySQL and MariaDB: segments, the dictionary and next_id() on a real server, tests/mysql/run.sh"

@@ -33,7 +33,7 @@ export SHARDID_SERIALS_EXAMPLE=$root/target/debug/examples/serials
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0
-"$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \
+"$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=10 --junitxml="$work/junit.xml" \
     "$root/tests/postgres" || status=1
 "$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
     "PostgreSQL: the emitted SQL on a real server, tests/postgres/run.sh"
