@@ -49,8 +49,19 @@ python_deps() {
 }
 node_deps() { (cd bindings-node && npm install --no-audit --no-fund --loglevel=error); }
 # The WebAssembly module is built in a target directory of its own, so that it builds beside
-# the native builds instead of waiting for their lock.
-wasm() { CARGO_TARGET_DIR=$target/wasm bindings-wasm/build.sh; }
+# the native builds instead of waiting for their lock. Run again, it is rebuilt only when a
+# file it is made of changed since (its 6 wasm-opt runs under Node take most of a rerun).
+wasm() {
+    local stamp=$target/wasm/built.stamp
+    if [ -f "$stamp" ] && [ -f bindings-wasm/pkg/node/shardid.js ] && [ -z "$(find core/src core/Cargo.toml \
+        bindings-wasm/src bindings-wasm/js bindings-wasm/npm bindings-wasm/Cargo.toml bindings-wasm/build.sh \
+        bindings-node/api.js bindings-node/errors.js bindings-node/core.generated.js bindings-node/core.generated.d.ts \
+        bindings-node/index.d.ts scripts/wasm-bindgen/src scripts/wasm-bindgen/Cargo.toml Cargo.lock \
+        -newer "$stamp" -type f -print -quit)" ]; then
+        return 0
+    fi
+    CARGO_TARGET_DIR=$target/wasm bindings-wasm/build.sh && touch "$stamp"
+}
 
 echo "== Preparing (the first run installs and builds: a few minutes; run again, seconds)"
 in_background python_deps python_deps
