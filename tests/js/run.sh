@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The JS tests: installs the Node package's npm dependencies, builds the addon with
-# @napi-rs/cli (`npm run build`; or takes SHARDID_NODE_ADDON's, see scripts/node-addon.sh), fails when the checked-in generated native.generated.js /
-# native.generated.d.ts differ from what the build writes, checks the public types with tsc, then runs the
+# @napi-rs/cli (`npm run build`; or takes SHARDID_NODE_ADDON's, see scripts/node-addon.sh),
+# fails when the checked-in generated native.generated.js / native.generated.d.ts differ from
+# what the build writes, checks the public types with tsc, then runs the
 # shared JS suite (tests/js/*.test.mjs) with `node --test` against the addon and against the
 # WebAssembly module (bindings-wasm/build.sh).
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
