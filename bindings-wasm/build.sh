@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the WebAssembly module into bindings-wasm/pkg/ (not committed), from the registries
-# only: wasm-bindgen-cli at the exact version of the crate in Cargo.lock (installed once with
-# `cargo install`), wasm-opt from the npm package `binaryen`.
+# only: wasm-bindgen's generator (wasm-bindgen-cli-support at the exact version of the crate in
+# Cargo.lock, built by scripts/wasm-bindgen/ into the target directory: ~35 s on a fresh
+# machine where `cargo install wasm-bindgen-cli` took 4-6 minutes), wasm-opt from the npm
+# package `binaryen`.
 #   pkg/web/      ES module for browsers (`--target web`): import init, { Layout, ... }
 #   pkg/bundler/  for bundlers (`--target bundler`)
 #   pkg/node/     CommonJS for Node (`--target nodejs`)
@@ -13,11 +15,16 @@ cd "$(dirname "$0")"
 root=$(cd .. && pwd)
 [ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
 
+target_dir=${CARGO_TARGET_DIR:-$root/target}
 version=$(sed -n '/^name = "wasm-bindgen"$/{n;s/^version = "\(.*\)"/\1/p}' "$root/Cargo.lock")
-if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$version" ]; then
-    # Without --locked: a locked dependency of the CLI is missing from the registry here.
-    cargo install wasm-bindgen-cli --version "=$version"
-fi
+grep -q "^wasm-bindgen-cli-support = \"=$version\"" "$root/scripts/wasm-bindgen/Cargo.toml" || {
+    echo "build.sh: scripts/wasm-bindgen/Cargo.toml must use wasm-bindgen-cli-support =$version (Cargo.lock's wasm-bindgen)" >&2
+    exit 1
+}
+# Its own target directory: the module's build below sets the release profile's options.
+cargo build --quiet --locked --release --manifest-path "$root/scripts/wasm-bindgen/Cargo.toml" \
+    --target-dir "$target_dir/wasm-bindgen"
+wasm_bindgen=$target_dir/wasm-bindgen/release/shardid-wasm-bindgen
 [ -x node_modules/.bin/wasm-opt ] || npm install --no-audit --no-fund --loglevel=error >/dev/null
 
 # Two modules: the default one (shardid_wasm: layouts, decoding, generators), and the same with
@@ -32,14 +39,14 @@ for module in shardid_wasm shardid_wasm_public; do
     [ "$module" = shardid_wasm_public ] && features=(--features public)
     CARGO_PROFILE_RELEASE_OPT_LEVEL=${SHARDID_WASM_OPT_LEVEL:-s} CARGO_PROFILE_RELEASE_PANIC=abort \
         cargo build --quiet --locked --release -p shardid-wasm --target wasm32-unknown-unknown "${features[@]}"
-    cp "$root/target/wasm32-unknown-unknown/release/shardid_wasm.wasm" "$built/$module.wasm"
+    cp "$target_dir/wasm32-unknown-unknown/release/shardid_wasm.wasm" "$built/$module.wasm"
 done
 
 rm -rf pkg
 for target in web bundler nodejs; do
     out=pkg/${target/nodejs/node}
     for module in shardid_wasm shardid_wasm_public; do
-        wasm-bindgen --target "$target" --out-dir "$out" --out-name "$module" "$built/$module.wasm"
+        "$wasm_bindgen" --target "$target" --out-dir "$out" --out-name "$module" "$built/$module.wasm"
         node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
             --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
             "$out/${module}_bg.wasm" -o "$out/${module}_bg.wasm"

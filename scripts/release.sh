@@ -58,6 +58,11 @@ for line in "${targets[@]}"; do
     grep -qx "$target" <<<"$installed" || rustup target add "$target"
 done
 
+# One target directory for the wheels', the addons' and libshardid's builds: the core (the
+# same features for the wheel and the addon) and the dependencies build once per platform,
+# not once per artifact.
+zig_target_dir=$root/target/release-zig
+
 echo "==> Python: sdist and wheels"
 (cd bindings-python && maturin sdist --out "$dist/python")
 for line in "${targets[@]}"; do
@@ -65,7 +70,7 @@ for line in "${targets[@]}"; do
     compatibility=()
     [ "$tag" != - ] && compatibility=(--compatibility "$tag")
     (cd bindings-python && maturin build --release --locked --zig --target "$target" "${compatibility[@]}" \
-        --target-dir "$root/target/release-python" --out "$dist/python")
+        --target-dir "$zig_target_dir" --out "$dist/python")
 done
 
 echo "==> Node: the addon per platform, shardid and shardid-<platform> packages"
@@ -80,8 +85,8 @@ for line in "${targets[@]}"; do
     flags=()
     [[ $target == *-musl ]] && flags=(--config "target.$target.rustflags=['-C', 'target-feature=-crt-static']")
     cargo zigbuild "${flags[@]}" --quiet --locked --release -p shardid-node --target "$zig_target" \
-        --target-dir "$root/target/release-node"
-    built=$root/target/release-node/$target/release/libshardid_node.so
+        --target-dir "$zig_target_dir"
+    built=$zig_target_dir/$target/release/libshardid_node.so
     [[ $target == *-apple-darwin ]] && built=${built%.so}.dylib
     package=$stage/npm/$platform
     mkdir -p "$package"
@@ -117,12 +122,12 @@ for line in "${targets[@]}"; do
     read -r target _ _ triple <<<"$line"
     [ "$triple" = - ] && continue
     cargo zigbuild --quiet --locked --release -p shardid-c --target "$target.2.17" \
-        --target-dir "$root/target/release-c"
+        --target-dir "$zig_target_dir"
     name=shardid-$version-$triple
     out=$stage/c/$name
     mkdir -p "$out/include" "$out/lib"
     cp include/shardid.h "$out/include/"
-    cp "target/release-c/$target/release/libshardid.a" "target/release-c/$target/release/libshardid.so" "$out/lib/"
+    cp "$zig_target_dir/$target/release/libshardid.a" "$zig_target_dir/$target/release/libshardid.so" "$out/lib/"
     cp bindings-c/Makefile bindings-c/shardid.pc.in "$out/"
     echo "$version" >"$out/VERSION"
     cp bindings-c/README.release.md "$out/README.md"

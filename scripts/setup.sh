@@ -1,7 +1,27 @@
 #!/usr/bin/env bash
 # Installs what the demo and the tests need, idempotently. Safe to run on a fresh machine and
 # again on a provisioned one.
+#   scripts/setup.sh          everything: the demo's needs, then the tests' (scripts/test.sh)
+#   scripts/setup.sh --demo   only what scripts/demo.sh runs: the wasm32 target, a C compiler,
+#                             make, pkg-config, Python with venv, Node and npm, PostgreSQL's
+#                             server binaries (no nightly, MSRV toolchain, cargo tools,
+#                             Chromium, MariaDB, Galera, PgBouncer or faketime)
 set -euo pipefail
+demo_only=0
+case "${1:-}" in
+    --demo) demo_only=1 ;;
+    "") ;;
+    *) echo "usage: scripts/setup.sh [--demo]" >&2; exit 2 ;;
+esac
+if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
+# apt_install PACKAGE...: one update and one install for the packages given (none: nothing).
+apt_install() {
+    [ $# -gt 0 ] || return 0
+    echo "setup: installing $*"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq "$@"
+}
 
 if ! command -v cargo >/dev/null 2>&1; then
     if [ -x "$HOME/.cargo/bin/cargo" ]; then
@@ -12,7 +32,29 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
 fi
 
-# The toolchain pieces the checks use: rustfmt, clippy, and the no_std targets.
+# The demo's toolchain piece: the wasm32 target (its WebAssembly section).
+if command -v rustup >/dev/null 2>&1; then
+    grep -qx wasm32-unknown-unknown <<<"$(rustup target list --installed)" || rustup target add wasm32-unknown-unknown
+fi
+
+# The demo's system packages: a C toolchain and pkg-config (libshardid and a program built
+# with it), Python with venv (the wheel), Node and npm (the addon), PostgreSQL's server binaries
+# (initdb, pg_ctl: the throwaway server of the SQL sections, started and stopped by the demo).
+apt_packages=()
+for pair in gcc:gcc make:make pkg-config:pkg-config python3:python3 node:nodejs npm:npm; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
+done
+# Debian's own python3 needs python3-venv for virtualenvs.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    apt_packages+=(python3-venv python3-pip)
+fi
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_packages+=(postgresql)
+apt_install ${apt_packages[@]+"${apt_packages[@]}"}
+[ "$demo_only" -eq 1 ] && exit 0
+
+# --- The tests' needs (scripts/test.sh) on top of the demo's ---------------------------------
+
+# The toolchain pieces the checks use: rustfmt, clippy, and the no_std target.
 if command -v rustup >/dev/null 2>&1; then
     installed_components=$(rustup component list --installed)
     for component in rustfmt clippy; do
@@ -29,26 +71,17 @@ if command -v rustup >/dev/null 2>&1; then
     # The declared MSRV (Cargo.toml's rust-version), which scripts/test.sh builds and tests with.
     msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' "$(dirname "$0")/../Cargo.toml")
     grep -q "^$msrv" <<<"$toolchains" || rustup toolchain install "$msrv" --profile minimal
-    installed_targets=$(rustup target list --installed)
-    for target in thumbv7em-none-eabihf wasm32-unknown-unknown; do
-        grep -qx "$target" <<<"$installed_targets" || rustup target add "$target"
-    done
+    grep -qx thumbv7em-none-eabihf <<<"$(rustup target list --installed)" || rustup target add thumbv7em-none-eabihf
 fi
 
-# System packages: a C toolchain, pkg-config and valgrind for the C binding's tests; file and
-# binutils (readelf, objdump) for the packaging tests' checks of wheels and libraries; curl for
-# the book's Django page (tests/docs runs it).
+# System packages: g++ and valgrind for the C binding's tests; file and binutils (readelf,
+# objdump) for the packaging tests' checks of wheels and libraries; curl for the book's Django
+# page (tests/docs runs it). (PostgreSQL's server binaries, for the throwaway clusters of the
+# SQL tests and benchmark, came with the demo's part above.)
 apt_packages=()
-for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config valgrind:valgrind python3:python3 node:nodejs npm:npm file:file readelf:binutils curl:curl; do
+for pair in g++:g++ valgrind:valgrind file:file readelf:binutils curl:curl; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
 done
-# The Python tests make virtualenvs (Debian's own python3 needs python3-venv for that).
-if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
-    apt_packages+=(python3-venv python3-pip)
-fi
-# PostgreSQL server binaries (initdb, pg_ctl, pgbench) for the throwaway clusters of the SQL
-# tests and benchmark; the tests start and stop their own server, none is left running.
-compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_packages+=(postgresql)
 # PgBouncer, in front of the throwaway cluster in the lease tests (transaction and session
 # pooling, as most production PostgreSQL is reached); Debian's package starts no service here.
 [ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || apt_packages+=(pgbouncer)
@@ -64,18 +97,11 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || apt_packages
 [ -e /usr/lib/galera/libgalera_smm.so ] || apt_packages+=(galera-4)
 command -v rsync >/dev/null 2>&1 || apt_packages+=(rsync)
 # mysqlclient (tests/python/requirements.txt: Django's own MySQL driver, built from source)
-# needs MariaDB's client library and pkg-config.
+# needs MariaDB's client library and pkg-config (the demo's part installed that).
 [ -e /usr/include/mariadb/mysql.h ] || apt_packages+=(libmariadb-dev)
-command -v pkg-config >/dev/null 2>&1 || apt_packages+=(pkg-config)
 # Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
-if [ ${#apt_packages[@]} -gt 0 ]; then
-    echo "setup: installing ${apt_packages[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
-    $sudo apt-get update -qq
-    $sudo apt-get install -y -qq "${apt_packages[@]}"
-fi
+apt_install ${apt_packages[@]+"${apt_packages[@]}"}
 
 # cargo-fuzz (libFuzzer), built from crates.io; the version scripts/fuzz.sh was written for.
 if ! cargo fuzz --version 2>/dev/null | grep -q '0\.13\.'; then

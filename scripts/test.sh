@@ -1,22 +1,47 @@
 #!/usr/bin/env bash
-# Every test and check, as CI runs them. Installs what it needs first.
+# Every test and check, as CI runs them. Installs what it needs first (scripts/setup.sh: timed
+# apart from the tests). Each artifact is built once and tested as built: the release step
+# (scripts/release.sh --host) makes the wheel, the npm packages, the WebAssembly package and
+# libshardid's tarball, and the C, Python, JS, PostgreSQL, MySQL and docs steps test those;
+# the packaging step checks only what packaging adds (names, tags, installs, bundlers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+root=$PWD
 
-# Each step says how long the one before it took (CI has a time budget: see where it goes).
+# Each step says how long it took (CI has a time budget: see where it goes), and the run ends
+# with the three slowest.
 step_started=$SECONDS
+step_name=
+timings=()
+end_step() {
+    [ -n "$step_name" ] || return 0
+    local took=$((SECONDS - step_started))
+    printf '    (%d s)\n' "$took"
+    timings+=("$took $step_name")
+}
+# step NAME DESCRIPTION: NAME is what the closing summary calls it.
 step() {
-    printf '    (%d s)\n\n==> %s\n' "$((SECONDS - step_started))" "$*"
+    end_step
+    printf '\n==> %s: %s\n' "$1" "$2"
+    step_name=$1
     step_started=$SECONDS
 }
 
-step "format"
+step "set-up" "scripts/setup.sh (idempotent; on a fresh machine its installs, not part of the tests' time)"
+scripts/setup.sh
+cargo_bin=${CARGO_HOME:-$HOME/.cargo}/bin
+[ -d "$cargo_bin" ] && export PATH="$cargo_bin:$PATH"
+end_step
+setup_seconds=$((SECONDS - step_started))
+tests_started=$SECONDS
+step_name=
+
+step "format" "cargo fmt --check"
 cargo fmt --all --check
 cargo fmt --manifest-path fuzz/Cargo.toml --check
+cargo fmt --manifest-path scripts/wasm-bindgen/Cargo.toml --check
 
-step "clippy (warnings are errors; --all-targets type-checks the tests, examples and benchmarks)"
+step "clippy" "warnings are errors; --all-targets type-checks the tests, examples and benchmarks"
 # The benchmarks are not also built: `cargo bench --no-run` links every bench with fat LTO and
 # debug info (the release profile's), 7-17 minutes of a CI run for what clippy already checked.
 cargo clippy --locked --workspace --all-targets -- -D warnings
@@ -27,20 +52,20 @@ cargo clippy --locked -p shardid --features mysql --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features serial -- -D warnings
 
-step "no_std builds: bare metal without 64-bit atomics, and WebAssembly"
+step "no_std" "bare metal without 64-bit atomics, and WebAssembly"
 cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown -- -D warnings
 cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown --features public -- -D warnings
 cargo build --locked -p shardid --no-default-features --target thumbv7em-none-eabihf
 cargo build --locked -p shardid --no-default-features --features serde --target thumbv7em-none-eabihf
 cargo build --locked -p shardid --no-default-features --target wasm32-unknown-unknown
 
-step "docs (warnings are errors)"
+step "rustdoc" "warnings are errors"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked -p shardid --no-deps
 
-step "docs as docs.rs builds them: every feature, each item marked with the features it needs"
+step "docs.rs" "the docs as docs.rs builds them: every feature, each item marked with the features it needs"
 RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo +nightly doc --locked -p shardid --all-features --no-deps --target-dir target/docsrs
 
-step "tests: core (with and without std), conformance vectors, README examples"
+step "core tests" "the core with and without std, conformance vectors, README examples"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --locked -p shardid --no-default-features --lib --tests 2>&1 | tee -a "$log"
@@ -49,19 +74,19 @@ cargo test --locked -p shardid --features serde --test serde 2>&1 | tee -a "$log
 cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
-step "the declared MSRV, Rust $msrv: the core with every feature (its tests included) and every binding type-check"
+step "MSRV" "Rust $msrv, the declared MSRV: the core with every feature (its tests included) and every binding type-check"
 # Type-checked, as cargo's own `rust-version` checks and cargo-hack do: what an older compiler
 # refuses is a language or library item, which `check` finds; running the tests a second time
 # with it (a full build of every dependency) took over 10 minutes of a CI run.
 cargo "+$msrv" check --locked -q -p shardid --features postgres,mysql,serde,serial --all-targets --target-dir target/msrv
 cargo "+$msrv" check --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 
-step "loom: the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache, the serials' period switch and a lease's count of losses, over every interleaving"
+step "loom" "the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache, the serials' period switch and a lease's count of losses, over every interleaving"
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
 # normal build's artifacts.
 RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --features serial --target-dir target/loom loom 2>&1 | tee -a "$log"
 
-step "Miri: the core's unit tests and its error-kind, registry and clock-anchor tests, checked for undefined behaviour"
+step "Miri" "the core's unit tests and its error-kind, registry and clock-anchor tests, checked for undefined behaviour"
 # Fewer proptest cases (Miri interprets every step); the clock tests read the real clock. The
 # registry's states are leaked on purpose (never freed: see registry.rs), so only its test runs
 # with leak checks off.
@@ -81,37 +106,62 @@ MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" cargo +nightly miri tes
     --test registry 2>&1 | tee -a "$log"
 unset PROPTEST_CASES
 
-step "fuzzing: every cargo-fuzz target for 15 s from its checked-in corpus"
+step "fuzzing" "every cargo-fuzz target for 15 s from its checked-in corpus, two at a time"
 scripts/fuzz.sh 15 2>&1 | tee -a "$log"
 
-step "C: libshardid installed with make, the vectors, bad input, threads, sanitizers, valgrind"
+step "release" "this platform's release artifacts, built once (scripts/release.sh --host): the steps below test them"
+# This platform's artifacts only: the five other platforms are 11 of the release's 14 builds;
+# the release workflow builds and checks them all before it publishes.
+scripts/release.sh --host >"$log.release" 2>&1 || { tail -60 "$log.release"; exit 1; }
+sed -n '/^| /p' dist/ARTIFACTS.md
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+built=$(mktemp -d)
+trap 'rm -rf "$log" "$log.release" "$built"' EXIT
+# The suites below test what release.sh built, not a build of their own:
+#   the manylinux wheel (tests/python/run.sh and every suite that installs the wheel),
+#   shardid-linux-x64-gnu's addon (scripts/node-addon.sh puts it in bindings-node/),
+#   libshardid's tarball (tests/c/run.sh installs it with its Makefile),
+#   bindings-wasm/pkg/ (release.sh's bindings-wasm/build.sh; dist's shardid-wasm is packed from it).
+SHARDID_PYTHON_WHEEL=$(echo "$root"/dist/python/shardid-"$version"-*-manylinux2014_x86_64*.whl)
+tar -xzf "dist/npm/shardid-linux-x64-gnu-$version.tgz" -C "$built" package/shardid.linux-x64-gnu.node
+SHARDID_NODE_ADDON=$built/package/shardid.linux-x64-gnu.node
+SHARDID_C_TARBALL=$root/dist/c/shardid-$version-x86_64-linux-gnu.tar.gz
+SHARDID_WASM_BUILT=1
+export SHARDID_PYTHON_WHEEL SHARDID_NODE_ADDON SHARDID_C_TARBALL SHARDID_WASM_BUILT
+# One fresh virtualenv for every Python-driven suite (the test requirements and the wheel,
+# installed once instead of once per suite).
+export SHARDID_PYTHON_VENV=$built/venv
+
+step "C" "the release tarball's libshardid installed with make: the vectors, bad input, threads, sanitizers, valgrind"
 tests/c/run.sh 2>&1 | tee -a "$log"
 
-step "Python: the wheel in a fresh virtualenv, vectors, bad input, threads, Django, stubtest"
+step "Python" "the release wheel in a fresh virtualenv: vectors, bad input, threads, Django, stubtest"
 tests/python/run.sh 2>&1 | tee -a "$log"
 
-step "JS: the Node addon and the WebAssembly module, one suite for both"
+step "JS" "the release Node addon and the WebAssembly module, one suite for both"
 tests/js/run.sh 2>&1 | tee -a "$log"
 
-step "PostgreSQL: the emitted DDL on a throwaway server (vectors, uniqueness, Django), leases from Python and Node"
+step "PostgreSQL" "the emitted DDL on a throwaway server (vectors, uniqueness, Django), leases from Python and Node"
 tests/postgres/run.sh 2>&1 | tee -a "$log"
 
-step "MySQL and MariaDB: segments, the dictionary and next_id() on a throwaway MariaDB, from Python, Node and Rust"
+step "MySQL" "MariaDB: segments, the dictionary and next_id() on a throwaway MariaDB, from Python, Node and Rust"
 tests/mysql/run.sh 2>&1 | tee -a "$log"
 
-step "Docs: the book built (warnings are errors, links checked), every snippet of the book and the README run, the API references complete"
+step "docs" "the book built (warnings are errors, links checked), every snippet of the book and the README run, the API references complete"
 tests/docs/run.sh 2>&1 | tee -a "$log"
 
-step "Browser: the example page in headless Chromium decodes every vector"
+step "browser" "the example page in headless Chromium decodes every vector"
 node tests/browser/browser.mjs 2>&1 | tee -a "$log"
 
-step "Packaging: this platform's release artifacts (scripts/release.sh --host), installed and used as users do"
-# This platform's artifacts only: the five other platforms are 11 of the step's 14 release builds;
-# the release workflow builds and checks them all before it publishes.
-SHARDID_PACKAGING_HOST_ONLY=1 tests/packaging/run.sh 2>&1 | tee -a "$log"
+step "packaging" "the release step's artifacts installed as users do: names, tags, licences, the sdist, tarball installs, bundlers"
+SHARDID_PACKAGING_REUSE=1 SHARDID_PACKAGING_HOST_ONLY=1 tests/packaging/run.sh 2>&1 | tee -a "$log"
+end_step
 
-# One closing line for the whole run: cargo's last "test result" is often a crate's empty
-# doc-test run, which says "0 passed" although every suite above ran.
-step "done in $((SECONDS / 60)) min $((SECONDS % 60)) s"
+# Closing lines for the whole run: cargo's last "test result" is often a crate's empty doc-test
+# run, which says "0 passed" although every suite above ran.
+tests_seconds=$((SECONDS - tests_started))
+printf '\nset-up %d s; tests %d min %d s\n' "$setup_seconds" "$((tests_seconds / 60))" "$((tests_seconds % 60))"
+printf '%s\n' "${timings[@]}" | grep -v ' set-up$' | sort -rn | head -n 3 \
+    | awk '{ t = $1; $1 = ""; out = out sep substr($0, 2) " " t " s"; sep = ", " } END { print "slowest steps: " out }'
 awk '/^test result:/ { passed += $4; failed += $6 }
      END { printf "\ntests: %d passed, %d failed\n", passed, failed; exit (failed > 0 || passed == 0) }' "$log"

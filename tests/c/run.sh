@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The C binding's tests: installs libshardid into a temporary prefix with `make install`, then
+# The C binding's tests: installs libshardid into a temporary prefix with `make install` (from
+# the checkout, or SHARDID_C_TARBALL's release tarball), then
 # builds and runs the C tests against it
 #   - C99 with -Wall -Wextra -Werror -pedantic, linked against the static and the shared library,
 #   - once more with -fsanitize=address,undefined,
@@ -31,7 +32,13 @@ run() {
     fi
 }
 
-if ! make -s -C bindings-c install PREFIX="$prefix" >"$work/make.log" 2>&1; then
+# SHARDID_C_TARBALL=FILE (scripts/test.sh: release.sh's tarball) installs that tarball's
+# libshardid with its own Makefile instead of building one from the checkout.
+makefile_dir=bindings-c
+if [ -n "${SHARDID_C_TARBALL:-}" ]; then
+    tar -xzf "$SHARDID_C_TARBALL" -C "$work" && makefile_dir=$(echo "$work"/shardid-*/)
+fi
+if ! make -s -C "$makefile_dir" install PREFIX="$prefix" >"$work/make.log" 2>&1; then
     cat "$work/make.log"
     echo "test result: FAILED. 0 passed; 1 failed;"
     exit 1

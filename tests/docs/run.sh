@@ -44,8 +44,7 @@ check "the README's links name files that exist" python3 tests/docs/snippets.py 
 # the WebAssembly build, libshardid.
 venv=${SHARDID_PYTHON_VENV:-$work/venv}
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only || exit 1
-(cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
-    && npm run build --silent >/dev/null 2>&1) || { echo "the Node addon did not build"; exit 1; }
+scripts/node-addon.sh || { echo "the Node addon did not build"; exit 1; }
 [ -f bindings-wasm/pkg/npm/package.json ] || bindings-wasm/build.sh >"$work/wasm.log" 2>&1 \
     || { cat "$work/wasm.log"; exit 1; }
 cargo build --locked -q -p shardid-c || exit 1

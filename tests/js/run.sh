@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The JS tests: installs the Node package's npm dependencies, builds the addon with
-# @napi-rs/cli (`npm run build`), fails when the checked-in generated native.generated.js /
-# native.generated.d.ts differ from what the build writes, checks the public types with tsc, then runs the
+# @napi-rs/cli (`npm run build`; or takes SHARDID_NODE_ADDON's, see scripts/node-addon.sh),
+# fails when the checked-in generated native.generated.js / native.generated.d.ts differ from
+# what the build writes, checks the public types with tsc, then runs the
 # shared JS suite (tests/js/*.test.mjs) with `node --test` against the addon and against the
 # WebAssembly module (bindings-wasm/build.sh).
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
@@ -12,20 +13,28 @@ trap 'rm -rf "$work"' EXIT
 
 # `npm install`, not `npm ci`: the registry here lacks some other-platform optional packages
 # of @napi-rs/cli's dependencies (see shared/TOOLCHAIN.md).
-npm install --no-audit --no-fund --loglevel=error >/dev/null || exit 1
 cp native.generated.js native.generated.d.ts "$work/"
-npm run build --silent >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+../scripts/node-addon.sh >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+# napi writes the generated files while it builds. With SHARDID_NODE_ADDON (scripts/test.sh:
+# release.sh's addon, put in place above) they come from a debug build of the same sources
+# into a scratch directory; without it, from the build above.
+generated=.
+if [ -n "${SHARDID_NODE_ADDON:-}" ]; then
+    generated=$work/napi
+    npx napi build --platform --js native.generated.js --dts native.generated.d.ts -o "$generated" \
+        >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+fi
 
 passed=0
 failed=0
-if cmp -s native.generated.js "$work/native.generated.js" && cmp -s native.generated.d.ts "$work/native.generated.d.ts"; then
+if cmp -s "$generated/native.generated.js" "$work/native.generated.js" && cmp -s "$generated/native.generated.d.ts" "$work/native.generated.d.ts"; then
     passed=$((passed + 1))
     echo "test js::generated native.generated.js and native.generated.d.ts are fresh ... ok"
 else
     failed=$((failed + 1))
     echo "test js::generated native.generated.js and native.generated.d.ts are fresh ... FAILED"
     echo "    the build changed them: run (cd bindings-node && npm run build) and commit"
-    diff "$work/native.generated.d.ts" native.generated.d.ts | head -20
+    diff "$work/native.generated.d.ts" "$generated/native.generated.d.ts" | head -20
 fi
 
 # check NAME COMMAND...: one more test, reported like cargo's.
@@ -74,7 +83,16 @@ suite() {
     failed=$((failed + $(sed -n 's/^# fail //p' "$log")))
 }
 suite "Node addon"
-if ../bindings-wasm/build.sh >"$work/wasm-build.log" 2>&1; then
+# SHARDID_WASM_BUILT=1 (scripts/test.sh, after release.sh ran bindings-wasm/build.sh): the
+# module in bindings-wasm/pkg/ is the release build; tested as it is.
+wasm_build() {
+    if [ -n "${SHARDID_WASM_BUILT:-}" ] && [ -f ../bindings-wasm/pkg/npm/package.json ]; then
+        echo "the release step's bindings-wasm/pkg/"
+    else
+        ../bindings-wasm/build.sh
+    fi
+}
+if wasm_build >"$work/wasm-build.log" 2>&1; then
     tail -n 1 "$work/wasm-build.log"
     # The size budget: decoding plus generation in at most 8 KB gzipped.
     gz=$(gzip -9 -c ../bindings-wasm/pkg/web/shardid_wasm_bg.wasm | wc -c)

@@ -16,8 +16,7 @@ trap 'rm -rf "$work"' EXIT
 venv=${SHARDID_PYTHON_VENV:-$work/venv}
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
 # Node's shardid/segments, shardid/dictionary and shardid/mysql with mysql2.
-(cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
-    && npm run build --silent >/dev/null 2>&1)
+scripts/node-addon.sh
 # Rust's segments, dictionary and lease clients over the mysql crate (the `mysql` feature).
 cargo build -q --locked -p shardid --features mysql --example mysql_segments --example mysql_dictionary \
     --example mysql_lease
@@ -25,7 +24,7 @@ export SHARDID_MYSQL_EXAMPLES=$root/target/debug/examples
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0
-"$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \
+"$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=10 --junitxml="$work/junit.xml" \
     "$root/tests/mysql" || status=1
 "$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
     "MySQL and MariaDB: segments, the dictionary and next_id() on a real server, tests/mysql/run.sh"

@@ -19,24 +19,21 @@ if [ "$(uname)" = Linux ] && [ ! -d bindings-wasm/node_modules/playwright-core ]
     (cd bindings-wasm && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 # Node's shardid/postgres leases are tested here too: the addon and the pg package.
-(cd bindings-node && npm install --no-audit --no-fund --loglevel=error >/dev/null \
-    && npm run build --silent >/dev/null 2>&1)
+scripts/node-addon.sh
 
 # Rust's segments, dictionary and lease clients (the `postgres` feature), run by
-# test_segments.py, test_dictionary.py and test_lease_pooled.py.
-cargo build -q --locked -p shardid --features postgres --example segments
+# test_segments.py, test_dictionary.py and test_lease_pooled.py, and its serials client
+# (features serial and postgres), run by test_serials.py: one build, so the core builds once.
+cargo build -q --locked -p shardid --features serial,postgres \
+    --example segments --example dictionary --example lease --example serials
 export SHARDID_SEGMENTS_EXAMPLE=$root/target/debug/examples/segments
-cargo build -q --locked -p shardid --features postgres --example dictionary
 export SHARDID_DICTIONARY_EXAMPLE=$root/target/debug/examples/dictionary
-cargo build -q --locked -p shardid --features postgres --example lease
 export SHARDID_LEASE_EXAMPLE=$root/target/debug/examples/lease
-# Rust's serials client (features serial and postgres), run by test_serials.py.
-cargo build -q --locked -p shardid --features serial,postgres --example serials
 export SHARDID_SERIALS_EXAMPLE=$root/target/debug/examples/serials
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0
-"$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \
+"$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=10 --junitxml="$work/junit.xml" \
     "$root/tests/postgres" || status=1
 "$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
     "PostgreSQL: the emitted SQL on a real server, tests/postgres/run.sh"
