@@ -48,6 +48,26 @@ pub const LOST_WRITES: u64 = LOST_WAL_BYTES / MIN_WAL_PER_WRITE;
 /// lease holders'.
 pub const SKEW_MS: u64 = 2_000;
 
+/// After a step back (a new timeline, another system identifier, or rows marked restored), a
+/// tag or topic skips [`MARGIN`] times what its highest sustained rate could have handed out
+/// between its last remembered write and now (plus [`SKEW_MS`]), and at least [`FLOOR_BATCHES`]
+/// of its largest handouts (segments of twice its last size, a topic's largest batch).
+pub const MARGIN: u64 = 4;
+
+/// The floor of a skip after a step back, in handouts: segments of twice a tag's last size, or
+/// a topic's largest batch of new strings (what concurrent clients could take at one instant,
+/// which a rate measured over [`RATE_WINDOW_MS`] does not show).
+pub const FLOOR_BATCHES: u64 = 4;
+
+/// The shortest window a rate is measured over: the numbers handed out from the window's start
+/// to a handout at least this long after it, divided by that time.
+pub const RATE_WINDOW_MS: u64 = 1_000;
+
+/// The system identifier of the PostgreSQL cluster this SQL runs on (`initdb` makes a new one;
+/// a base backup, a promoted standby and point-in-time recovery keep it): a `pg_dump` restored
+/// into another cluster reads another one.
+pub const SYSTEM_ID: &str = "(SELECT system_identifier FROM pg_control_system())";
+
 /// The timeline of the server this SQL runs on (PostgreSQL): the first 8 hex digits of the
 /// current WAL file's name. A promoted standby is on a higher one than its old primary.
 pub const TIMELINE: &str = "('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int";
