@@ -124,6 +124,7 @@ pub struct StatusReader {
     segments: String,
     dictionary: String,
     layout: Layout,
+    mark_restored: bool,
     step: Step,
     now_ms: u64,
     present: [bool; 3],
@@ -159,6 +160,7 @@ impl StatusReader {
             segments: segments.into(),
             dictionary: dictionary.into(),
             layout,
+            mark_restored: false,
             step: Step::Probe,
             now_ms: 0,
             present: [false; 3],
@@ -171,6 +173,28 @@ impl StatusReader {
     /// The family the statements are for.
     pub const fn family(&self) -> Family {
         self.family
+    }
+
+    /// Whether this is `shardid restored`'s reader ([`Self::marking_restored`]).
+    pub const fn marks_restored(&self) -> bool {
+        self.mark_restored
+    }
+
+    /// The same reader for `shardid restored` (PostgreSQL): its statements of the tags and
+    /// the topics first mark every row restored (`UPDATE ... SET restored = true`, each
+    /// committed on its own), so the next take of each skips as after a new timeline
+    /// ([`super::failover`]); the report says how many rows it marked.
+    ///
+    /// # Errors
+    /// A message for the MySQL family, which has no such mark yet.
+    pub fn marking_restored(mut self) -> Result<Self, String> {
+        if self.family != Family::Postgres {
+            return Err(
+                "restored: PostgreSQL only for now (the MySQL family's rows have no mark)".into(),
+            );
+        }
+        self.mark_restored = true;
+        Ok(self)
     }
 
     /// The next statement to run (no parameters), or `None` when [`Self::report`] is ready.
@@ -223,9 +247,19 @@ impl StatusReader {
                 )
             }
             Step::Tags if pg => format!(
-                "SELECT tag, next::text, step::text, '1', \
+                "{}SELECT tag, next::text, step::text, '1', \
                  floor(extract(epoch FROM updated_at) * 1000)::bigint::text \
-                 FROM {s}.shardid_tags ORDER BY tag"
+                 FROM {} ORDER BY tag",
+                if self.mark_restored {
+                    format!("WITH m AS (UPDATE {s}.shardid_tags SET restored = true RETURNING *) ")
+                } else {
+                    String::new()
+                },
+                if self.mark_restored {
+                    "m".into()
+                } else {
+                    format!("{s}.shardid_tags")
+                },
             ),
             Step::Tags => format!(
                 "SELECT CONVERT(tag USING utf8mb4), CAST(next AS CHAR), CAST(step AS CHAR), \
@@ -233,9 +267,21 @@ impl StatusReader {
                  FROM {s}.shardid_tags ORDER BY tag"
             ),
             Step::Topics if pg => format!(
-                "SELECT t.topic, t.next::text, CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END, \
+                "{}SELECT t.topic, t.next::text, CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END, \
                  (SELECT count(*) FROM {d}.shardid_strings s WHERE s.topic_id = t.topic_id)::text \
-                 FROM {d}.shardid_topics t ORDER BY t.topic"
+                 FROM {} t ORDER BY t.topic",
+                if self.mark_restored {
+                    format!(
+                        "WITH m AS (UPDATE {d}.shardid_topics SET restored = true RETURNING *) "
+                    )
+                } else {
+                    String::new()
+                },
+                if self.mark_restored {
+                    "m".into()
+                } else {
+                    format!("{d}.shardid_topics")
+                },
             ),
             Step::Topics => format!(
                 "SELECT CONVERT(t.topic USING utf8mb4), CAST(t.next AS CHAR), \
@@ -436,6 +482,16 @@ impl StatusReader {
             topics: self.present[2].then_some(topics),
             layouts,
             warnings,
+            restored: self.mark_restored.then(|| {
+                (
+                    if self.present[1] { self.tags.len() } else { 0 },
+                    if self.present[2] {
+                        self.topics.len()
+                    } else {
+                        0
+                    },
+                )
+            }),
         }
     }
 }
@@ -609,6 +665,8 @@ pub struct Report {
     pub layouts: Vec<LayoutReport>,
     /// The warnings, one sentence each.
     pub warnings: Vec<String>,
+    /// `shardid restored`: how many tags and topics it marked restored (`None`: a status).
+    pub restored: Option<(usize, usize)>,
 }
 
 /// A row of the lease table.
@@ -749,6 +807,9 @@ impl Report {
             rfc3339(self.now_ms),
             self.now_ms
         );
+        if let Some((tags, topics)) = self.restored {
+            _ = write!(o, ",\"restored\":{{\"tags\":{tags},\"topics\":{topics}}}");
+        }
         let section = |o: &mut String, name: &str, table: &str, rows: Option<Vec<String>>| {
             _ = write!(
                 o,
@@ -861,6 +922,14 @@ impl Report {
             self.database,
             rfc3339(self.now_ms)
         );
+        if let Some((tags, topics)) = self.restored {
+            _ = writeln!(
+                o,
+                "marked restored: {tags} tag{}, {topics} topic{} (the next take of each skips what its rate could have handed out)",
+                if tags == 1 { "" } else { "s" },
+                if topics == 1 { "" } else { "s" }
+            );
+        }
         let dash = |ms: Option<u64>| ms.map_or_else(|| "-".into(), rfc3339);
         o.push('\n');
         table(
