@@ -225,3 +225,18 @@ def test_a_step_back_that_passes_a_serials_width_is_serial_overflow_not_a_repeat
     conn.execute("UPDATE rs_full.shardid_tags SET rate = 1000, tli = tli - 1")
     with pytest.raises(psycopg.Error, match="SERIAL_OVERFLOW"):
         conn.execute("SELECT rs_full.next_serial('f', %s, 'UTC')", (fmt,))
+
+
+def test_status_warns_when_a_serial_period_cannot_hold_a_failovers_skip(cluster: Any, conn: Any) -> None:
+    install(conn, segments("rw_seg"))
+    create_serial(conn, "narrow", "N-{yyyy}{MM}{dd}-{seq:3}", zone="UTC", schema="rw_seg")
+    create_serial(conn, "wide", "W-{yyyy}{MM}{dd}-{seq:6}", zone="UTC", schema="rw_seg")
+    for tag, fmt in (("narrow", "N-{yyyy}{MM}{dd}-{seq:3}"), ("wide", "W-{yyyy}{MM}{dd}-{seq:6}")):
+        for _ in range(3):
+            conn.execute("SELECT rw_seg.next_serial(%s, %s, 'UTC')", (tag, fmt))
+    # 100 serials a second: a failover skips 4 * 2 + 4 * 100 * 3 = 1,208, more than {seq:3} holds.
+    conn.execute("UPDATE rw_seg.shardid_tags SET rate = 100")
+    out = _cli("status", cluster.dsn, "--segments-schema", "rw_seg", "--dictionary-schema", "nothere", "--check")
+    assert out.returncode == 1, out
+    warned = [line for line in out.stdout.splitlines() if "serial period" in line]
+    assert len(warned) == 1 and "narrow@" in warned[0] and "fewer than a failover skips now (1208)" in warned[0], out.stdout

@@ -28,13 +28,15 @@
 //!   serialization failure (SQLSTATE `40001`): retry the transaction. The clients call in
 //!   autocommit, READ COMMITTED.
 //!
-//! Across a failover ([`super::failover`]): each topic row records the timeline it was last
-//! written on, and the first new string on a new timeline numbers from
-//! [`super::failover::LOST_WRITES`] above the row's `next`, past every ID the promoted standby's
-//! lost WAL could have assigned: no ID is ever given to two strings (a string numbered in the
-//! lost WAL gets a new ID, and the topic a gap). Writes of new strings wait for a synchronous
-//! standby where one is configured (`synchronous_commit` is raised to `on` for them), so under
-//! synchronous replication a string's ID never changes.
+//! Across a failover or a restore ([`super::failover`]): each topic row records the timeline
+//! and system it was last written on, when, its highest rate of new IDs and its largest batch;
+//! the first new string after a step back (another timeline or system, or marked `restored`)
+//! numbers from above what that rate could have assigned since, past every ID the lost state
+//! could have assigned: no ID is ever given to two strings (a string numbered in the lost state
+//! gets a new ID, and the topic a hole: its IDs are dense while its state goes forward). Writes
+//! of new strings wait for a synchronous standby where one is configured
+//! (`synchronous_commit` is raised to `on` for them), so under synchronous replication a
+//! string's ID never changes.
 //!
 //! The lock is held until the caller's transaction ends: call `dict_ids` in a short transaction
 //! (the clients do) or new strings of that topic wait for it.

@@ -14,11 +14,13 @@
 //!   tail `first..end` of the last segment taken, when nobody took one since (the row's next
 //!   number is still `end`): a clean restart then leaves no hole.
 //!
-//! Across a failover ([`super::failover`]): each row records the timeline it was last written on;
-//! the first take on a new timeline first jumps the tag past what the promoted standby's lost
-//! WAL could have handed out — [`super::failover::LOST_WRITES`] segments of twice the tag's
-//! last size — and a segment grows at most twice per [`super::failover::LOST_WAL_BYTES`] of WAL,
-//! so none of the lost ones was larger. `give_back` never rewinds a row of another timeline.
+//! Across a failover or a restore ([`super::failover`]): each row records the timeline and the
+//! system it was last written on, when (`updated_at`, the database's clock) and the highest rate
+//! its numbers were handed out at (`rate`, over windows `window_at`/`window_n`); the first take
+//! or `next_dense_id`/`next_serial` of a row of another timeline or system, or marked `restored`,
+//! first skips what that rate could have handed out since (`shardid_skip`). A segment still
+//! grows at most twice per [`super::failover::LOST_WAL_BYTES`] of WAL. `give_back` never
+//! rewinds such a row.
 //!
 //! The DDL also holds business serial numbers' tables and functions (`create_serial`,
 //! `next_serial`, ...: [`super::SerialStatements`]), whose periods are tags of this table.
