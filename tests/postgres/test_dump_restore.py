@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -27,7 +28,6 @@ from cluster import Cluster, _free_port, bindir
 
 from shardid.segments import create_serial
 from shardid.sql import dictionary, segments
-from pathlib import Path
 
 FMT = "INV-{yyyy}{MM}{dd}-{seq:6}"
 LOAD_S = 1.0

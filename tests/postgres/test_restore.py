@@ -14,6 +14,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -21,6 +22,8 @@ import pytest
 
 from shardid.segments import create_serial
 from shardid.sql import dictionary, segments
+
+NODE_CLI = Path(__file__).resolve().parents[2] / "bindings-node" / "cli.js"
 
 # shardid::sql::failover
 MARGIN = 4
@@ -211,10 +214,22 @@ def test_shardid_restored_marks_every_tag_and_topic_then_a_take_skips(cluster: A
     assert conn.execute("SELECT rx_dict.dict_id('t', 'z')").fetchone()[0] >= 2 + FLOOR_BATCHES * 2
     # Nothing else is marked: a second take does not skip.
     assert take(conn, "rx_seg", 50, "a")[0] == got + 50
-    # Absent schemas are reported absent, not an error; a bad URL is exit status 2.
+    # Absent schemas are reported absent, not an error; no URL, or a MySQL one, is exit status 2.
     out = _cli("restored", cluster.dsn, "--segments-schema", "nothere", "--dictionary-schema", "nothere")
     assert out.returncode == 0 and "marked restored: 0 tags, 0 topics" in out.stdout, out
     assert _cli("restored").returncode == 2
+    out = _cli("restored", "mysql://app@127.0.0.1/app")
+    assert out.returncode == 2 and "PostgreSQL only" in out.stderr, out
+    # npx shardid restored: the same command (the core's), on pg.
+    node = subprocess.run(
+        ["node", str(NODE_CLI), "restored", f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres",
+         "--segments-schema", "rx_seg", "--dictionary-schema", "rx_dict"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert node.returncode == 0 and "marked restored: 2 tags, 1 topic" in node.stdout, node
+    got = take(conn, "rx_seg", 50, "a")[0]
+    assert take(conn, "rx_seg", 50, "a")[0] == got + 50
+    assert conn.execute("SELECT count(*) FROM rx_seg.shardid_tags WHERE restored").fetchone() == (1,)  # b: not taken yet
 
 
 def test_a_step_back_that_passes_a_serials_width_is_serial_overflow_not_a_repeat(conn: Any) -> None:
