@@ -199,6 +199,37 @@ impl StatusReader {
         Ok(self)
     }
 
+    /// The tags' statement on PostgreSQL: with what a failover would skip of each (read by
+    /// name from the row, so a table of an older version reads NULL there) and the width of the
+    /// serial whose period a tag is; under `restored`, marking every row first.
+    fn postgres_tags(&self) -> String {
+        let s = &self.segments;
+        format!(
+            "{}SELECT tag, next::text, step::text, '1', \
+             floor(extract(epoch FROM updated_at) * 1000)::bigint::text, \
+             to_jsonb(t)->>'rate', to_jsonb(t)->>'window_n', \
+             floor(extract(epoch FROM (to_jsonb(t)->>'window_at')::timestamptz) * 1000)::bigint::text, \
+             {} FROM {} AS t ORDER BY tag",
+            if self.mark_restored {
+                format!("WITH m AS (UPDATE {s}.shardid_tags SET restored = true RETURNING *) ")
+            } else {
+                String::new()
+            },
+            if self.serials {
+                format!(
+                    "(SELECT r.width FROM {s}.shardid_serials r WHERE r.tag = split_part(t.tag, '@', 1))::text"
+                )
+            } else {
+                "NULL".into()
+            },
+            if self.mark_restored {
+                "m".into()
+            } else {
+                format!("{s}.shardid_tags")
+            },
+        )
+    }
+
     /// The next statement to run (no parameters), or `None` when [`Self::report`] is ready.
     pub fn next(&self) -> Option<String> {
         let (t, s, d) = (&self.table, &self.segments, &self.dictionary);
@@ -249,30 +280,7 @@ impl StatusReader {
                     ms("expires_at")
                 )
             }
-            Step::Tags if pg => format!(
-                "{}SELECT tag, next::text, step::text, '1', \
-                 floor(extract(epoch FROM updated_at) * 1000)::bigint::text, \
-                 to_jsonb(t)->>'rate', to_jsonb(t)->>'window_n', \
-                 floor(extract(epoch FROM (to_jsonb(t)->>'window_at')::timestamptz) * 1000)::bigint::text, \
-                 {} FROM {} AS t ORDER BY tag",
-                if self.mark_restored {
-                    format!("WITH m AS (UPDATE {s}.shardid_tags SET restored = true RETURNING *) ")
-                } else {
-                    String::new()
-                },
-                if self.serials {
-                    format!(
-                        "(SELECT r.width FROM {s}.shardid_serials r WHERE r.tag = split_part(t.tag, '@', 1))::text"
-                    )
-                } else {
-                    "NULL".into()
-                },
-                if self.mark_restored {
-                    "m".into()
-                } else {
-                    format!("{s}.shardid_tags")
-                },
-            ),
+            Step::Tags if pg => self.postgres_tags(),
             Step::Tags => format!(
                 "SELECT CONVERT(tag USING utf8mb4), CAST(next AS CHAR), CAST(step AS CHAR), \
                  CAST(stride AS CHAR), CAST(FLOOR(UNIX_TIMESTAMP(updated_at) * 1000) AS CHAR) \
