@@ -59,7 +59,9 @@ def age(conn: Any, schema: str, tag: str, *, rate: float, seconds: float, step_b
 
 STEP_BACKS = {
     "timeline": "tli = tli - 1",
-    "system": "sysid = sysid + 1",
+    # As a row restored from another cluster's dump reads: another system, written by a server
+    # started at another time.
+    "system": "sysid = sysid + 1, started = started - interval '1 day'",
     "restored": "restored = true",
 }
 
@@ -96,6 +98,17 @@ def test_nothing_skips_without_a_step_back(conn: Any) -> None:
     age(conn, "rs_none", "t", rate=1e6, seconds=100.0, step_back="step = step")
     assert take(conn, "rs_none", 50)[0] == first + 50
     assert conn.execute("SELECT rs_none.next_dense_id('t')").fetchone() == (first + 100,)
+
+
+def test_a_row_of_another_run_of_this_server_reads_the_identifier_again_and_does_not_skip(conn: Any) -> None:
+    install(conn, segments("rs_run"))
+    conn.execute("SELECT rs_run.create_tag('t')")
+    first = take(conn, "rs_run", 50)[0]
+    # As after a restart: the row was written by this cluster, started at another time. The
+    # identifier is read from the control file (the same): no skip, and the row records this run.
+    conn.execute("UPDATE rs_run.shardid_tags SET started = started - interval '1 hour'")
+    assert take(conn, "rs_run", 50)[0] == first + 50
+    assert conn.execute("SELECT started = pg_postmaster_start_time() FROM rs_run.shardid_tags").fetchone() == (True,)
 
 
 def test_the_rate_is_the_highest_sustained_over_windows_of_a_second(conn: Any) -> None:
@@ -160,7 +173,7 @@ def test_a_serial_period_skips_and_next_serial_with_it(conn: Any) -> None:
     gap = int(second[-6:]) - int(first[-6:])
     assert expected_skip(0, 10.0, 1.0) < gap < 1000, (first, second)
     # A client's segment of the period skips alike.
-    age(conn, "rs_ser", period, rate=200.0, seconds=1.0, step_back="sysid = sysid + 1")
+    age(conn, "rs_ser", period, rate=200.0, seconds=1.0, step_back=STEP_BACKS["system"])
     day = period.split("@")[1]
     row = conn.execute("SELECT first, count FROM rs_ser.take_serial_segment('orders', %s, 100)", (day,)).fetchone()
     assert expected_skip(1, 200.0, 1.0) < row[0] - int(second[-6:]) < 10_000, row

@@ -208,12 +208,14 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_topics (
     window_at timestamptz,
     window_n bigint NOT NULL DEFAULT 0,
     batch bigint NOT NULL DEFAULT 0,
-    restored boolean NOT NULL DEFAULT false
+    restored boolean NOT NULL DEFAULT false,
+    started timestamptz
 );
 ALTER TABLE {s}.shardid_topics ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN IF NOT EXISTS sysid bigint,
     ADD COLUMN IF NOT EXISTS written_at timestamptz, ADD COLUMN IF NOT EXISTS rate double precision NOT NULL DEFAULT 0,
     ADD COLUMN IF NOT EXISTS window_at timestamptz, ADD COLUMN IF NOT EXISTS window_n bigint NOT NULL DEFAULT 0,
-    ADD COLUMN IF NOT EXISTS batch bigint NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS restored boolean NOT NULL DEFAULT false;
+    ADD COLUMN IF NOT EXISTS batch bigint NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS restored boolean NOT NULL DEFAULT false,
+    ADD COLUMN IF NOT EXISTS started timestamptz;
 
 -- One row per string of a topic. Written only by the functions below.
 CREATE TABLE IF NOT EXISTS {s}.shardid_strings (
@@ -277,8 +279,8 @@ CREATE OR REPLACE FUNCTION {s}.create_topic(topic text) RETURNS void
 #variable_conflict use_column
 BEGIN
     PERFORM {s}.shardid_check_topic(create_topic.topic);
-    INSERT INTO {s}.shardid_topics (topic, tli, sysid, written_at, window_at)
-        VALUES (create_topic.topic, {tli}, {sysid}, clock_timestamp(), clock_timestamp()) ON CONFLICT (topic) DO NOTHING;
+    INSERT INTO {s}.shardid_topics (topic, tli, sysid, started, written_at, window_at)
+        VALUES (create_topic.topic, {tli}, {sysid}, pg_postmaster_start_time(), clock_timestamp(), clock_timestamp()) ON CONFLICT (topic) DO NOTHING;
     IF EXISTS (SELECT 1 FROM {s}.shardid_topics AS t WHERE t.topic = create_topic.topic AND t.dropped_at IS NOT NULL) THEN
         RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped; its name is never used again', quote_literal(create_topic.topic)
             USING ERRCODE = '{TOPIC_DROPPED}';
@@ -327,30 +329,34 @@ CREATE OR REPLACE FUNCTION {s}.shardid_lock_topic(t integer, topic text) RETURNS
     LANGUAGE plpgsql VOLATILE AS $shardid$
 DECLARE
     here integer := {tli};
-    system bigint := {sysid};
+    system bigint;
     clock timestamptz := clock_timestamp();
     r record;
     base bigint;
 BEGIN
     SELECT tt.next, tt.dropped_at, tt.tli, tt.sysid, tt.restored, tt.rate, tt.window_at, tt.window_n, tt.batch,
-           coalesce(tt.written_at, tt.created_at) AS written_at INTO r
+           coalesce(tt.written_at, tt.created_at) AS written_at, tt.started INTO r
         FROM {s}.shardid_topics AS tt WHERE tt.topic_id = t FOR NO KEY UPDATE;
     IF r.dropped_at IS NOT NULL THEN
         RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped: it assigns no new IDs', quote_literal(topic)
             USING ERRCODE = '{TOPIC_DROPPED}';
     END IF;
     base := r.next;
+    -- The system identifier, read from the control file only when another run of a server
+    -- wrote the row last (its postmaster's start time).
+    system := CASE WHEN r.started = pg_postmaster_start_time() AND r.sysid IS NOT NULL THEN r.sysid ELSE {sysid} END;
     IF (r.tli IS NOT NULL AND r.tli <> here) OR (r.sysid IS NOT NULL AND r.sysid <> system) OR r.restored THEN
         base := base + CASE WHEN r.window_at IS NULL THEN {lost_writes}
             ELSE {floor} * greatest(r.batch, 1)
                 + ceil({margin} * greatest(r.rate, r.window_n / greatest(extract(epoch FROM r.written_at - r.window_at)::float8, {window_ms} / 1000.0))
                        * (greatest(extract(epoch FROM clock - r.written_at)::float8, 0) + {skew_ms} / 1000.0))::bigint END;
-        UPDATE {s}.shardid_topics AS tt SET next = base, tli = here, sysid = system, restored = false,
+        UPDATE {s}.shardid_topics AS tt SET next = base, tli = here, sysid = system, started = pg_postmaster_start_time(), restored = false,
                 written_at = clock, window_at = clock, window_n = 0
             WHERE tt.topic_id = t;
-    ELSIF r.tli IS NULL OR r.sysid IS NULL OR r.window_at IS NULL THEN
-        -- A row of an older version: from now on it records what a step back needs.
-        UPDATE {s}.shardid_topics AS tt SET tli = here, sysid = system, written_at = clock,
+    ELSIF r.tli IS NULL OR r.sysid IS NULL OR r.window_at IS NULL OR r.started IS DISTINCT FROM pg_postmaster_start_time() THEN
+        -- A row of an older version, or last written by another run of this server: from now
+        -- on it records what a step back needs.
+        UPDATE {s}.shardid_topics AS tt SET tli = here, sysid = system, started = pg_postmaster_start_time(), written_at = clock,
                 window_at = coalesce(tt.window_at, clock)
             WHERE tt.topic_id = t;
     END IF;

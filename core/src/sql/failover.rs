@@ -80,7 +80,9 @@ pub const RATE_WINDOW_MS: u64 = 1_000;
 /// The system identifier of the PostgreSQL cluster this SQL runs on (`initdb` makes a new one;
 /// a base backup, a promoted standby and point-in-time recovery keep it): a `pg_dump` restored
 /// into another cluster reads another one.
-pub const SYSTEM_ID: &str = "(SELECT system_identifier FROM pg_control_system())";
+/// (A field of the function's row, not a sub-select: a SQL function holding a sub-select is
+/// never inlined into the statement that calls it.)
+pub const SYSTEM_ID: &str = "(pg_control_system()).system_identifier";
 
 /// The timeline of the server this SQL runs on (PostgreSQL): the first 8 hex digits of the
 /// current WAL file's name. A promoted standby is on a higher one than its old primary.

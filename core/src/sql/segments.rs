@@ -130,7 +130,7 @@ impl<'a> SegmentsUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 22] = [
+const FUNCTIONS: [&str; 23] = [
     "next_serial(text, text, text)",
     "render_serial(text, bigint, timestamptz)",
     "take_serial_segment(text, text, bigint)",
@@ -150,6 +150,7 @@ const FUNCTIONS: [&str; 22] = [
     "shardid_window_at(boolean, timestamptz, timestamptz)",
     "shardid_window_n(boolean, bigint, timestamptz, bigint, timestamptz)",
     "shardid_stepped_back(integer, bigint, boolean, integer, bigint)",
+    "shardid_system(timestamptz, bigint)",
     "shardid_lost(bigint)",
     "shardid_want(bigint, bigint, pg_lsn, pg_lsn)",
     // Their arguments or results are the registrations' row type: after the functions above.
@@ -245,12 +246,23 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     rate double precision NOT NULL DEFAULT 0,
     window_at timestamptz,
     window_n bigint NOT NULL DEFAULT 0,
-    restored boolean NOT NULL DEFAULT false
+    restored boolean NOT NULL DEFAULT false,
+    started timestamptz
 );
 ALTER TABLE {s}.shardid_tags ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN IF NOT EXISTS grown_at pg_lsn,
     ADD COLUMN IF NOT EXISTS sysid bigint, ADD COLUMN IF NOT EXISTS rate double precision NOT NULL DEFAULT 0,
     ADD COLUMN IF NOT EXISTS window_at timestamptz, ADD COLUMN IF NOT EXISTS window_n bigint NOT NULL DEFAULT 0,
-    ADD COLUMN IF NOT EXISTS restored boolean NOT NULL DEFAULT false;
+    ADD COLUMN IF NOT EXISTS restored boolean NOT NULL DEFAULT false, ADD COLUMN IF NOT EXISTS started timestamptz;
+
+-- The system identifier of this cluster, read from its control file only when the row was last
+-- written by another run of a server (`started`, its postmaster's start time): the row's own
+-- `sysid` otherwise, which this very server wrote.
+-- (VOLATILE as pg_control_system(), so PostgreSQL inlines it; the CASE reads the file only
+-- when its branch is taken.)
+CREATE OR REPLACE FUNCTION {s}.shardid_system(started timestamptz, sysid bigint) RETURNS bigint
+    LANGUAGE sql VOLATILE AS $shardid$
+    SELECT CASE WHEN started = pg_postmaster_start_time() AND sysid IS NOT NULL THEN sysid ELSE {sysid} END
+$shardid$;
 
 -- Whether a row last written on timeline `tli` of system `sysid`, or marked restored, may be
 -- behind what was handed out, read on timeline `here` of system `system`: the database's state
@@ -332,9 +344,9 @@ BEGIN
         RAISE EXCEPTION 'INVALID_ARGUMENT: first must be 0 or more, not %', quote_nullable(create_tag.first)
             USING ERRCODE = '22023';
     END IF;
-    INSERT INTO {s}.shardid_tags (tag, next, tli, sysid, window_at)
+    INSERT INTO {s}.shardid_tags (tag, next, tli, sysid, started, window_at)
         VALUES (create_tag.tag, create_tag.first + ((({i} - create_tag.first % {n}) % {n}) + {n}) % {n}, {tli}, {sysid},
-                clock_timestamp())
+                pg_postmaster_start_time(), clock_timestamp())
         ON CONFLICT (tag) DO NOTHING;
 END
 $shardid$;
@@ -350,7 +362,6 @@ DECLARE
     at pg_lsn := pg_current_wal_lsn();
     -- The timeline, from the same WAL position.
     here integer := ('x' || left(pg_walfile_name(at), 8))::bit(32)::int;
-    system bigint := {sysid};
     clock timestamptz := clock_timestamp();
 BEGIN
     IF take_segment.size IS NULL OR take_segment.size < 0 OR take_segment.size > {MAX_SEGMENT} THEN
@@ -362,17 +373,18 @@ BEGIN
     -- database's state stepped back past (shardid_stepped_back) first skips shardid_skip().
     UPDATE {s}.shardid_tags AS t
         SET step = {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
-            next = t.next + CASE WHEN {s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, system)
+            next = t.next + CASE WHEN {s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid))
                                  THEN {s}.shardid_skip(t.step, t.rate, t.window_n, t.window_at, t.updated_at, clock) ELSE 0 END
                 + {n} * {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
             grown_at = CASE WHEN {s}.shardid_want(take_segment.size, t.step, t.grown_at, at)
                                  > greatest(t.step, {DEFAULT_SEGMENT}) THEN at ELSE t.grown_at END,
             rate = {s}.shardid_rate(t.rate, t.window_n, t.window_at, {s}.shardid_want(take_segment.size, t.step, t.grown_at, at), clock),
-            window_at = {s}.shardid_window_at({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, system), t.window_at, clock),
-            window_n = {s}.shardid_window_n({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, system), t.window_n,
+            window_at = {s}.shardid_window_at({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_at, clock),
+            window_n = {s}.shardid_window_n({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_n,
                                             t.window_at, {s}.shardid_want(take_segment.size, t.step, t.grown_at, at), clock),
             tli = here,
-            sysid = system,
+            sysid = {s}.shardid_system(t.started, t.sysid),
+            started = pg_postmaster_start_time(),
             restored = false,
             updated_at = clock
         WHERE t.tag = take_segment.tag
@@ -397,20 +409,20 @@ CREATE OR REPLACE FUNCTION {s}.shardid_bump(tag text, k bigint) RETURNS bigint
 #variable_conflict use_column
 DECLARE
     here integer := {tli};
-    system bigint := {sysid};
     clock timestamptz := clock_timestamp();
     taken bigint;
 BEGIN
     UPDATE {s}.shardid_tags AS t
-        SET next = t.next + CASE WHEN {s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, system)
+        SET next = t.next + CASE WHEN {s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid))
                                  THEN {s}.shardid_skip(t.step, t.rate, t.window_n, t.window_at, t.updated_at, clock) ELSE 0 END
                 + {n} * shardid_bump.k,
             rate = {s}.shardid_rate(t.rate, t.window_n, t.window_at, shardid_bump.k, clock),
-            window_at = {s}.shardid_window_at({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, system), t.window_at, clock),
-            window_n = {s}.shardid_window_n({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, system), t.window_n,
+            window_at = {s}.shardid_window_at({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_at, clock),
+            window_n = {s}.shardid_window_n({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_n,
                                             t.window_at, shardid_bump.k, clock),
             tli = here,
-            sysid = system,
+            sysid = {s}.shardid_system(t.started, t.sysid),
+            started = pg_postmaster_start_time(),
             restored = false,
             updated_at = clock
         WHERE t.tag = shardid_bump.tag
@@ -452,7 +464,8 @@ BEGIN
         RETURN false;
     END IF;
     UPDATE {s}.shardid_tags AS t SET next = give_back.first, updated_at = now()
-        WHERE t.tag = give_back.tag AND t.next = give_back.\"end\" AND t.tli = {tli} AND t.sysid = {sysid} AND NOT t.restored;
+        WHERE t.tag = give_back.tag AND t.next = give_back.\"end\" AND t.tli = {tli}
+            AND t.sysid = {s}.shardid_system(t.started, t.sysid) AND NOT t.restored;
     RETURN FOUND;
 END
 $shardid$;
