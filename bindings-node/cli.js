@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 'use strict'
-// `npx shardid`: the command line of the core (decode, bounds, layout, new, sql, public, status),
+// `npx shardid`: the command line of the core (decode, bounds, layout, new, sql, public, status,
+// restored),
 // the same as the Python package's `shardid` script. `npx shardid --help` lists every command
 // and option.
 const fs = require('node:fs')
@@ -12,8 +13,8 @@ function print({ stdout, stderr, code }) {
   process.stderr.write(stderr)
   process.exitCode = code
 }
-if (args[0] === 'status') {
-  // The only command that reads a database: shardid/status runs the core's statements on pg
+if (args[0] === 'status' || args[0] === 'restored') {
+  // The commands that read a database: shardid/status runs the core's statements on pg
   // or mysql2 and the core renders what they return.
   require('./status.js').main(args).then(print)
 } else {

@@ -10,9 +10,10 @@
 //! shardid sql --schema S (--layout L --shard N | --segments | --dictionary | --public-ids) [--dialect D]   the DDL
 //! shardid public encode|decode --key-file F [--prefix P] [--encoding E] VALUE...   public IDs
 //! shardid status URL [--schema S] [--table T] [--layout L] [--json] [--check]   leases, tags, topics, run-out dates
+//! shardid restored URL [--schema S] ...         marks every tag and topic restored (after a restore), then status
 //! ```
 //!
-//! `status` reads a database: the bindings see it ([`status`]), run the statements of the
+//! `status` and `restored` read a database: the bindings see it ([`status`]), run the statements of the
 //! [`StatusRun`] it returns on their driver and feed the rows back; everything else is pure.
 //!
 //! Times are Unix milliseconds or RFC 3339 in UTC (`2026-11-24T05:00:00Z`, `2026-11-24`). Exit
@@ -73,6 +74,13 @@ commands:
                                           (or --segments-schema S, --dictionary-schema S); leases in
                                           table shardid_leases unless --table T; --check: exit 1 on a
                                           warning (a layout or tag running out within 5 years)
+  restored URL [--schema S] [...as status]
+                                          after restoring a backup the database cannot tell from
+                                          its timeline or system identifier (a dump restored with
+                                          --clean into the same cluster): marks every tag, serial
+                                          period and topic restored, so the next take of each skips
+                                          what its rate could have handed out (PostgreSQL), then
+                                          prints the status
 
 layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
   --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]
@@ -116,9 +124,11 @@ pub fn run(args: &[&str], stdin: Option<&str>) -> Output {
         "new" => parse(rest).and_then(|p| new_ids(&p, &mut out)),
         "sql" => parse(rest).and_then(|p| sql(&p, &mut out)),
         "public" => public(rest, stdin, &mut out),
-        "status" => match status(args) {
+        "status" | "restored" => match status(args) {
             Err(usage) => return usage,
-            Ok(_) => Err("status reads a database: run it from the Python or Node package".into()),
+            Ok(_) => Err(format!(
+                "{command} reads a database: run it from the Python or Node package"
+            )),
         },
         other => Err(format!("unknown command {other:?}: try shardid --help")),
     };
@@ -519,7 +529,7 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
         stderr: format!("shardid: {why}\n"),
         code: 2,
     };
-    let Some((&"status", rest)) = args.split_first() else {
+    let Some((&command @ ("status" | "restored"), rest)) = args.split_first() else {
         return Err(usage("not a status command".into()));
     };
     let p = parse(rest).map_err(usage)?;
@@ -532,12 +542,11 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
     ])
     .map_err(usage)?;
     let [url] = p.positional[..] else {
-        return Err(usage(
-            "status takes one database URL: shardid status postgresql://... (or mysql://...)"
-                .into(),
-        ));
+        return Err(usage(format!(
+            "{command} takes one database URL: shardid {command} postgresql://... (or mysql://...)"
+        )));
     };
-    let family = Family::of_url(url).map_err(|why| usage(format!("status: {why}")))?;
+    let family = Family::of_url(url).map_err(|why| usage(format!("{command}: {why}")))?;
     let schema = p.get("--schema");
     let segments = p
         .get("--segments-schema")
@@ -549,8 +558,11 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
         .unwrap_or(DEFAULT_DICTIONARY_SCHEMA);
     let table = p.get("--table").unwrap_or(DEFAULT_TABLE);
     let layout = p.layout().map_err(usage)?;
-    let reader = StatusReader::new(family, table, segments, dictionary, layout)
-        .map_err(|e| usage(format!("status: {e}")))?;
+    let mut reader = StatusReader::new(family, table, segments, dictionary, layout)
+        .map_err(|e| usage(format!("{command}: {e}")))?;
+    if command == "restored" {
+        reader = reader.marking_restored().map_err(usage)?;
+    }
     Ok(StatusRun {
         url: url.into(),
         reader,
@@ -629,7 +641,12 @@ impl StatusRun {
         Output {
             stdout: String::new(),
             stderr: format!(
-                "shardid: status: {}: {}\n",
+                "shardid: {}: {}: {}\n",
+                if self.reader.marks_restored() {
+                    "restored"
+                } else {
+                    "status"
+                },
                 url_shown(&self.url),
                 why.trim()
             ),

@@ -249,7 +249,7 @@ print(first, Tagged.objects.count())
 
 def test_django_dictionary_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
     conn.execute("CREATE DATABASE django_dict")
-    settings = SETTINGS.format(port=cluster.port).replace('"events"', '"tags"').replace("django_shardid", "django_dict")
+    settings = SETTINGS.format(port=cluster.port).replace('"events"', '"tags", "shardid.django"').replace("django_shardid", "django_dict")
     (tmp_path / "settings.py").write_text(settings)
     app = tmp_path / "tags"
     (app / "migrations").mkdir(parents=True)
@@ -260,6 +260,16 @@ def test_django_dictionary_on_postgres(cluster: Any, conn: psycopg.Connection[An
     run(tmp_path, "-m", "django", "makemigrations", "tags")
     run(tmp_path, "-m", "django", "migrate")
     assert run(tmp_path, "-c", DICT_CHECK).strip() == "[0, 1, 0] 3"
+    # After a restore nothing else sees: manage.py shardid_restored marks the topic, and its
+    # next new string skips (issue 42).
+    out = run(tmp_path, "-m", "django", "shardid_restored")
+    assert "marked restored: 0 tags, 1 topic" in out, out
+    dsn = cluster.dsn.replace("dbname=postgres", "dbname=django_dict")
+    with psycopg.connect(dsn, autocommit=True) as db:
+        assert db.execute("SELECT restored FROM dict.shardid_topics").fetchone() == (True,)
+        new_id = db.execute("SELECT dict.dict_id(topic, 'after-restore') FROM dict.shardid_topics").fetchone()[0]
+        assert new_id >= 2 + 4 * 2, new_id
+        assert db.execute("SELECT restored FROM dict.shardid_topics").fetchone() == (False,)
     run(tmp_path, "-m", "django", "migrate", "tags", "zero")
     dsn = cluster.dsn.replace("dbname=postgres", "dbname=django_dict")
     with psycopg.connect(dsn) as db:

@@ -1,7 +1,7 @@
 """The failover rules on one server, their edges one at a time (test_failover.py runs real
 promotions): a row recording another timeline is stepped past what the lost WAL could have
-handed out, by count (segments, the dictionary) or by time (leases, next_id()), and a segment
-grows at most twice per MiB of WAL. A row "of another timeline" is made by writing the row's
+handed out, by rate (segments, the dictionary: test_restore.py has the figures) or by time
+(leases, next_id()), and a segment grows at most twice per MiB of WAL. A row "of another timeline" is made by writing the row's
 timeline column, as a promoted standby would find it."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from shardid import Layout
 from shardid.postgres import lease
 from shardid.sql import dictionary, postgres, segments
 
-LOST_WRITES = (1 << 20) // 100  # shardid::sql::failover::LOST_WRITES
 DEFAULT_SEGMENT = 1000
 
 
@@ -52,16 +51,17 @@ def test_a_tag_of_another_timeline_skips_what_the_lost_wal_could_have_handed_out
     conn.execute("SELECT seg_tli.create_tag('t')")
     first, count, _ = take(conn, "seg_tli", 50)
     end = first + count
-    # As a promoted standby finds its row: last written on the old timeline.
+    # As a promoted standby finds its row: last written on the old timeline. What it skips
+    # (issue 42: by the tag's rate, test_restore.py) is at least 4 segments of twice its size.
     conn.execute("UPDATE seg_tli.shardid_tags SET tli = tli - 1")
-    skipped = LOST_WRITES * 2 * DEFAULT_SEGMENT  # the row's last size, 50, is below the default
-    assert take(conn, "seg_tli", 50)[0] == end + skipped
+    skipped = take(conn, "seg_tli", 50)[0] - end
+    assert skipped >= 4 * 2 * 50, skipped
     # Once: the row is on this timeline now.
     assert take(conn, "seg_tli", 50)[0] == end + skipped + 50
     # The database's own IDs jump too, and a give_back never rewinds a row of another timeline.
     conn.execute("UPDATE seg_tli.shardid_tags SET tli = tli - 1")
     row = conn.execute("SELECT next FROM seg_tli.shardid_tags").fetchone()
-    assert conn.execute("SELECT seg_tli.next_dense_id('t')").fetchone() == (row[0] + skipped,)
+    assert conn.execute("SELECT seg_tli.next_dense_id('t')").fetchone()[0] >= row[0] + 4 * 2 * 50
     conn.execute("UPDATE seg_tli.shardid_tags SET tli = tli - 1")
     next_ = conn.execute("SELECT next FROM seg_tli.shardid_tags").fetchone()[0]
     assert conn.execute("SELECT seg_tli.give_back('t', %s, %s)", (next_ - 10, next_)).fetchone() == (False,)
@@ -72,9 +72,11 @@ def test_a_topic_of_another_timeline_skips_ids(conn: Any) -> None:
     conn.execute("SELECT dict_tli.create_topic('t')")
     assert conn.execute("SELECT dict_tli.dict_ids('t', ARRAY['a', 'b'])").fetchone() == ([0, 1],)
     conn.execute("UPDATE dict_tli.shardid_topics SET tli = tli - 1")
-    # A known string keeps its ID; a new one skips what the lost WAL could have numbered.
-    assert conn.execute("SELECT dict_tli.dict_ids('t', ARRAY['a', 'c'])").fetchone() == ([0, 2 + LOST_WRITES],)
-    assert conn.execute("SELECT dict_tli.dict_id('t', 'd')").fetchone() == (3 + LOST_WRITES,)
+    # A known string keeps its ID; a new one skips what the lost WAL could have numbered (by the
+    # topic's rate, test_restore.py): at least 4 of its largest batches.
+    ids = conn.execute("SELECT dict_tli.dict_ids('t', ARRAY['a', 'c'])").fetchone()[0]
+    assert ids[0] == 0 and ids[1] >= 2 + 4 * 2, ids
+    assert conn.execute("SELECT dict_tli.dict_id('t', 'd')").fetchone() == (ids[1] + 1,)
     # New strings are written with synchronous_commit on, whatever the session's setting.
     conn.execute("SET synchronous_commit = off")
     with conn.transaction():

@@ -7,6 +7,7 @@
     shardid layout twitter                     # IDs per second per shard, shards, run-out date
     shardid sql --schema insta5 --layout instagram --shard 5 | psql -1 -f -
     shardid status postgresql://app@db/app     # leases, tags, topics, run-out dates (--json, --check)
+    shardid restored postgresql://app@db/app   # after a restore: every tag and topic skips once
 
 ``shardid --help`` lists every command and option.
 """
@@ -22,8 +23,8 @@ from shardid._shardid import _cli_run, _cli_wants_stdin
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line on ``argv`` (default ``sys.argv[1:]``) and returns its exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["status"]:
-        # The only command that reads a database: shardid.status runs the core's statements.
+    if args[:1] in (["status"], ["restored"]):
+        # The commands that read a database: shardid.status runs the core's statements.
         from shardid.status import main as status
 
         stdout, stderr, code = status(args)

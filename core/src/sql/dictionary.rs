@@ -28,20 +28,24 @@
 //!   serialization failure (SQLSTATE `40001`): retry the transaction. The clients call in
 //!   autocommit, READ COMMITTED.
 //!
-//! Across a failover ([`super::failover`]): each topic row records the timeline it was last
-//! written on, and the first new string on a new timeline numbers from
-//! [`super::failover::LOST_WRITES`] above the row's `next`, past every ID the promoted standby's
-//! lost WAL could have assigned: no ID is ever given to two strings (a string numbered in the
-//! lost WAL gets a new ID, and the topic a gap). Writes of new strings wait for a synchronous
-//! standby where one is configured (`synchronous_commit` is raised to `on` for them), so under
-//! synchronous replication a string's ID never changes.
+//! Across a failover or a restore ([`super::failover`]): each topic row records the timeline
+//! and system it was last written on, when, its highest rate of new IDs and its largest batch;
+//! the first new string after a step back (another timeline or system, or marked `restored`)
+//! numbers from above what that rate could have assigned since, past every ID the lost state
+//! could have assigned: no ID is ever given to two strings (a string numbered in the lost state
+//! gets a new ID, and the topic a hole: its IDs are dense while its state goes forward). Writes
+//! of new strings wait for a synchronous standby where one is configured
+//! (`synchronous_commit` is raised to `on` for them), so under synchronous replication a
+//! string's ID never changes.
 //!
 //! The lock is held until the caller's transaction ends: call `dict_ids` in a short transaction
 //! (the clients do) or new strings of that topic wait for it.
 
 use core::fmt::{self, Display, Formatter};
 
-use super::failover::{LOST_WRITES, TIMELINE};
+use super::failover::{
+    FLOOR_BATCHES, LOST_WRITES, MARGIN, RATE_WINDOW_MS, SKEW_MS, SYSTEM_ID, TIMELINE,
+};
 use super::{Placeholders, SchemaStatement, SqlError, check_schema};
 use crate::dictionary::{MAX_TOPIC_LEN, MAX_VALUE_LEN};
 
@@ -95,13 +99,14 @@ pub struct DictionaryUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 13] = [
+const FUNCTIONS: [&str; 14] = [
     "dict_value(text, bigint)",
     "dict_values(text, bigint[])",
     "dict_id(text, text)",
     "dict_ids(text, text[])",
     "dict_lookup(text, text[])",
     "shardid_lock_topic(integer, text)",
+    "shardid_topic_written(integer, bigint, bigint, timestamptz)",
     "shardid_find(integer, text[])",
     "shardid_find_values(integer, bigint[])",
     "drop_topic(text)",
@@ -172,6 +177,11 @@ impl Display for Dictionary<'_> {
         let version = env!("CARGO_PKG_VERSION");
         let tli = TIMELINE;
         let lost_writes = LOST_WRITES;
+        let sysid = SYSTEM_ID;
+        let margin = MARGIN;
+        let floor = FLOOR_BATCHES;
+        let window_ms = RATE_WINDOW_MS;
+        let skew_ms = SKEW_MS;
         write!(
             f,
             "\
@@ -180,8 +190,11 @@ impl Display for Dictionary<'_> {
 
 CREATE SCHEMA IF NOT EXISTS {s};
 
--- One row per topic: the next ID it assigns, and the timeline it was last written on. A dropped
--- topic keeps its row (a tombstone).
+-- One row per topic: the next ID it assigns; the timeline and system it was last written on and
+-- when (the database's clock); the highest rate it assigned IDs at (IDs a second, measured over
+-- windows of at least {window_ms} ms: the current one started at window_at and assigned
+-- window_n), its largest batch of new strings, and whether an operator marked it restored. A
+-- dropped topic keeps its row (a tombstone).
 CREATE TABLE IF NOT EXISTS {s}.shardid_topics (
     topic text COLLATE \"C\" PRIMARY KEY,
     topic_id integer GENERATED ALWAYS AS IDENTITY UNIQUE,
@@ -189,8 +202,12 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_topics (
     created_at timestamptz NOT NULL DEFAULT now(),
     dropped_at timestamptz
 );
--- Added apart: a table of an older version gains it, a new one makes no notice.
-ALTER TABLE {s}.shardid_topics ADD COLUMN IF NOT EXISTS tli integer;
+-- Added apart: a table of an older version gains them, a new one makes no notice.
+ALTER TABLE {s}.shardid_topics ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN IF NOT EXISTS sysid bigint,
+    ADD COLUMN IF NOT EXISTS written_at timestamptz, ADD COLUMN IF NOT EXISTS rate double precision NOT NULL DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS window_at timestamptz, ADD COLUMN IF NOT EXISTS window_n bigint NOT NULL DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS batch bigint NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS restored boolean NOT NULL DEFAULT false,
+    ADD COLUMN IF NOT EXISTS started timestamptz;
 
 -- One row per string of a topic. Written only by the functions below.
 CREATE TABLE IF NOT EXISTS {s}.shardid_strings (
@@ -254,7 +271,8 @@ CREATE OR REPLACE FUNCTION {s}.create_topic(topic text) RETURNS void
 #variable_conflict use_column
 BEGIN
     PERFORM {s}.shardid_check_topic(create_topic.topic);
-    INSERT INTO {s}.shardid_topics (topic, tli) VALUES (create_topic.topic, {tli}) ON CONFLICT (topic) DO NOTHING;
+    INSERT INTO {s}.shardid_topics (topic, tli, sysid, started, written_at, window_at)
+        VALUES (create_topic.topic, {tli}, {sysid}, pg_postmaster_start_time(), clock_timestamp(), clock_timestamp()) ON CONFLICT (topic) DO NOTHING;
     IF EXISTS (SELECT 1 FROM {s}.shardid_topics AS t WHERE t.topic = create_topic.topic AND t.dropped_at IS NOT NULL) THEN
         RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped; its name is never used again', quote_literal(create_topic.topic)
             USING ERRCODE = '{TOPIC_DROPPED}';
@@ -292,34 +310,70 @@ $shardid$;
 -- Locks topic number `t`'s counter until this transaction ends and returns its next ID:
 -- writers of new strings of one topic go one at a time, and the one before has committed when
 -- this one looks again (each statement of a VOLATILE function sees what committed before it
--- started). A dropped topic assigns nothing. On a new timeline (a promoted standby) the counter
--- first jumps {lost_writes} IDs, the most the lost WAL could have assigned. The transaction's
--- commit waits for a synchronous standby where one is configured.
+-- started). A dropped topic assigns nothing. After a step back (another timeline: a promoted
+-- standby, point-in-time recovery; another system: a dump restored into another cluster; or
+-- marked restored by an operator) the counter first skips {margin} times what the topic's
+-- highest rate assigns from its last remembered write to now plus {skew_ms} ms, plus {floor} of
+-- its largest batches ({lost_writes} IDs for a row written before rates were measured): the
+-- IDs the lost state assigned become a hole, and no ID is ever given to a second string. The
+-- transaction's commit waits for a synchronous standby where one is configured.
 CREATE OR REPLACE FUNCTION {s}.shardid_lock_topic(t integer, topic text) RETURNS bigint
     LANGUAGE plpgsql VOLATILE AS $shardid$
 DECLARE
     here integer := {tli};
+    system bigint;
+    clock timestamptz := clock_timestamp();
+    r record;
     base bigint;
-    dropped boolean;
-    was integer;
 BEGIN
-    SELECT tt.next, tt.dropped_at IS NOT NULL, tt.tli INTO base, dropped, was
+    SELECT tt.next, tt.dropped_at, tt.tli, tt.sysid, tt.restored, tt.rate, tt.window_at, tt.window_n, tt.batch,
+           coalesce(tt.written_at, tt.created_at) AS written_at, tt.started INTO r
         FROM {s}.shardid_topics AS tt WHERE tt.topic_id = t FOR NO KEY UPDATE;
-    IF dropped THEN
+    IF r.dropped_at IS NOT NULL THEN
         RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped: it assigns no new IDs', quote_literal(topic)
             USING ERRCODE = '{TOPIC_DROPPED}';
     END IF;
-    IF was IS DISTINCT FROM here THEN
-        IF was IS NOT NULL THEN
-            base := base + {lost_writes};
-        END IF;
-        UPDATE {s}.shardid_topics AS tt SET next = base, tli = here WHERE tt.topic_id = t;
+    base := r.next;
+    -- The system identifier, read from the control file only when another run of a server
+    -- wrote the row last (its postmaster's start time).
+    system := CASE WHEN r.started = pg_postmaster_start_time() AND r.sysid IS NOT NULL THEN r.sysid ELSE {sysid} END;
+    IF (r.tli IS NOT NULL AND r.tli <> here) OR (r.sysid IS NOT NULL AND r.sysid <> system) OR r.restored THEN
+        base := base + CASE WHEN r.window_at IS NULL THEN {lost_writes}
+            ELSE {floor} * greatest(r.batch, 1)
+                + ceil({margin} * greatest(r.rate, r.window_n / greatest(extract(epoch FROM r.written_at - r.window_at)::float8, {window_ms} / 1000.0))
+                       * (greatest(extract(epoch FROM clock - r.written_at)::float8, 0) + {skew_ms} / 1000.0))::bigint END;
+        UPDATE {s}.shardid_topics AS tt SET next = base, tli = here, sysid = system, started = pg_postmaster_start_time(), restored = false,
+                written_at = clock, window_at = clock, window_n = 0
+            WHERE tt.topic_id = t;
+    ELSIF r.tli IS NULL OR r.sysid IS NULL OR r.window_at IS NULL OR r.started IS DISTINCT FROM pg_postmaster_start_time() THEN
+        -- A row of an older version, or last written by another run of this server: from now
+        -- on it records what a step back needs.
+        UPDATE {s}.shardid_topics AS tt SET tli = here, sysid = system, started = pg_postmaster_start_time(), written_at = clock,
+                window_at = coalesce(tt.window_at, clock)
+            WHERE tt.topic_id = t;
     END IF;
     IF current_setting('synchronous_commit') IN ('off', 'local') THEN
         PERFORM set_config('synchronous_commit', 'on', true);
     END IF;
     RETURN base;
 END
+$shardid$;
+
+-- Records `added` new IDs of topic number `t` assigned at `at`, its counter now `next`: the
+-- highest rate (a window of at least {window_ms} ms closes with what it assigned, this batch
+-- included, over its length), the largest batch, and when it was last written.
+CREATE OR REPLACE FUNCTION {s}.shardid_topic_written(t integer, next bigint, added bigint, at timestamptz) RETURNS void
+    LANGUAGE sql VOLATILE AS $shardid$
+    UPDATE {s}.shardid_topics AS tt
+        SET next = shardid_topic_written.next,
+            rate = CASE WHEN tt.window_at IS NOT NULL AND at - tt.window_at >= interval '{window_ms} milliseconds'
+                        THEN greatest(tt.rate, (tt.window_n + added) / extract(epoch FROM at - tt.window_at)::float8) ELSE tt.rate END,
+            window_at = CASE WHEN tt.window_at IS NULL OR at - tt.window_at >= interval '{window_ms} milliseconds' THEN at ELSE tt.window_at END,
+            window_n = CASE WHEN tt.window_at IS NULL THEN added
+                            WHEN at - tt.window_at >= interval '{window_ms} milliseconds' THEN 0 ELSE tt.window_n + added END,
+            batch = greatest(tt.batch, added),
+            written_at = at
+        WHERE tt.topic_id = t
 $shardid$;
 
 -- The IDs of `values` (NULL for a string never seen): read only.
@@ -363,7 +417,7 @@ BEGIN
                 WHERE v.id IS NULL
                 GROUP BY v.value) AS m;
     GET DIAGNOSTICS added = ROW_COUNT;
-    UPDATE {s}.shardid_topics AS tt SET next = base + added WHERE tt.topic_id = t;
+    PERFORM {s}.shardid_topic_written(t, base + added, added, clock_timestamp());
     RETURN {s}.shardid_find(t, dict_ids.\"values\");
 END
 $shardid$;
@@ -391,7 +445,7 @@ BEGIN
         RETURN found_id;
     END IF;
     INSERT INTO {s}.shardid_strings (topic_id, value, id) VALUES (t, dict_id.value, base);
-    UPDATE {s}.shardid_topics AS tt SET next = base + 1 WHERE tt.topic_id = t;
+    PERFORM {s}.shardid_topic_written(t, base + 1, 1, clock_timestamp());
     RETURN base;
 END
 $shardid$;

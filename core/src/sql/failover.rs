@@ -9,12 +9,25 @@
 //! the row may be behind what was handed out, and jumps past anything the lost tail could have
 //! handed out:
 //!
-//! - by **count** where numbers are counted (segments, the dictionary): every write costs WAL,
-//!   at least [`MIN_WAL_PER_WRITE`] bytes (a take of a segment measured 139 bytes, a new string
-//!   244 bytes or more on PostgreSQL 15), so the lost tail held at most [`LOST_WRITES`] writes
-//!   of a row; a dictionary topic jumps that many IDs, a tag that many segments of twice its
-//!   last size (a segment grows at most twice per [`LOST_WAL_BYTES`] of WAL, so no segment of
-//!   the tail was larger);
+//! - by **rate** where numbers are counted (segments, serial periods, the dictionary, on
+//!   PostgreSQL): each tag and topic records when it last handed numbers out (the database's
+//!   clock) and the highest rate it sustained over windows of at least [`RATE_WINDOW_MS`]. A
+//!   row the state *stepped back* past — another timeline, another system identifier
+//!   ([`SYSTEM_ID`]: a `pg_dump` restored into a fresh cluster; `pg_upgrade` too), or marked
+//!   `restored` by an operator (`shardid restored`, for a restore nothing else can see) —
+//!   first skips [`MARGIN`] times what that rate hands out from its last write to now plus
+//!   [`SKEW_MS`], plus [`FLOOR_BATCHES`] of its largest handouts (segments of twice its last
+//!   size, a topic's largest batch). The bound holds while the lost traffic stayed within
+//!   [`MARGIN`] times the highest rate the row had seen; it covers point-in-time recovery and
+//!   restored dumps, which no WAL-size bound does, and after a failover that lost a second of
+//!   WAL it skips seconds of traffic, so a daily `{seq:6}` serial keeps issuing. A topic's
+//!   skipped IDs are a hole in its dense IDs: what matters after a step back is that no ID ever
+//!   names a second string. A row written before rates were recorded skips by **count**, once:
+//!   every write costs WAL, at least [`MIN_WAL_PER_WRITE`] bytes (a take of a segment measured
+//!   139 bytes, a new string 244 bytes or more on PostgreSQL 15), so [`LOST_WAL_BYTES`] of lost
+//!   tail held at most [`LOST_WRITES`] writes of a row: that many IDs of a topic, that many
+//!   segments of twice a tag's last size (a segment grows at most twice per [`LOST_WAL_BYTES`]
+//!   of WAL, so no segment of the tail was larger);
 //! - by **time** where IDs are dated (`next_id()`, lease ceilings): everything the old primary
 //!   or a lease holder dated was dated by a clock at most [`SKEW_MS`] ahead of the new
 //!   primary's, so the new timeline starts above the new primary's clock plus that skew.
@@ -24,7 +37,8 @@
 //! another server (replication needs distinct `server_id`s), so its first write of a row last
 //! written by the old source jumps the same way. The nodes of a Galera cluster are one server
 //! here: every commit is certified by the whole cluster before it is acknowledged, so a row last
-//! written on another node lost nothing. The count-based bound then reads "at most
+//! written on another node lost nothing. The MySQL family still skips by count (rates are
+//! PostgreSQL's so far); the count-based bound then reads "at most
 //! [`LOST_WRITES`] writes lost" (the binary log has no position a statement can read the way
 //! PostgreSQL's WAL has).
 //!
@@ -47,6 +61,28 @@ pub const LOST_WRITES: u64 = LOST_WAL_BYTES / MIN_WAL_PER_WRITE;
 /// How far the clocks of the hosts may be apart: the new primary's, the old one's, and the
 /// lease holders'.
 pub const SKEW_MS: u64 = 2_000;
+
+/// After a step back (a new timeline, another system identifier, or rows marked restored), a
+/// tag or topic skips [`MARGIN`] times what its highest sustained rate could have handed out
+/// between its last remembered write and now (plus [`SKEW_MS`]), and at least [`FLOOR_BATCHES`]
+/// of its largest handouts (segments of twice its last size, a topic's largest batch).
+pub const MARGIN: u64 = 4;
+
+/// The floor of a skip after a step back, in handouts: segments of twice a tag's last size, or
+/// a topic's largest batch of new strings (what concurrent clients could take at one instant,
+/// which a rate measured over [`RATE_WINDOW_MS`] does not show).
+pub const FLOOR_BATCHES: u64 = 4;
+
+/// The shortest window a rate is measured over: the numbers handed out from the window's start
+/// to a handout at least this long after it, divided by that time.
+pub const RATE_WINDOW_MS: u64 = 1_000;
+
+/// The system identifier of the PostgreSQL cluster this SQL runs on (`initdb` makes a new one;
+/// a base backup, a promoted standby and point-in-time recovery keep it): a `pg_dump` restored
+/// into another cluster reads another one.
+/// (A field of the function's row, not a sub-select: a SQL function holding a sub-select is
+/// never inlined into the statement that calls it.)
+pub const SYSTEM_ID: &str = "(pg_control_system()).system_identifier";
 
 /// The timeline of the server this SQL runs on (PostgreSQL): the first 8 hex digits of the
 /// current WAL file's name. A promoted standby is on a higher one than its old primary.

@@ -14,11 +14,13 @@
 //!   tail `first..end` of the last segment taken, when nobody took one since (the row's next
 //!   number is still `end`): a clean restart then leaves no hole.
 //!
-//! Across a failover ([`super::failover`]): each row records the timeline it was last written on;
-//! the first take on a new timeline first jumps the tag past what the promoted standby's lost
-//! WAL could have handed out — [`super::failover::LOST_WRITES`] segments of twice the tag's
-//! last size — and a segment grows at most twice per [`super::failover::LOST_WAL_BYTES`] of WAL,
-//! so none of the lost ones was larger. `give_back` never rewinds a row of another timeline.
+//! Across a failover or a restore ([`super::failover`]): each row records the timeline and the
+//! system it was last written on, when (`updated_at`, the database's clock) and the highest rate
+//! its numbers were handed out at (`rate`, over windows `window_at`/`window_n`); the first take
+//! or `next_dense_id`/`next_serial` of a row of another timeline or system, or marked `restored`,
+//! first skips what that rate could have handed out since (`shardid_skip`). A segment still
+//! grows at most twice per [`super::failover::LOST_WAL_BYTES`] of WAL. `give_back` never
+//! rewinds such a row.
 //!
 //! The DDL also holds business serial numbers' tables and functions (`create_serial`,
 //! `next_serial`, ...: [`super::SerialStatements`]), whose periods are tags of this table.
@@ -30,7 +32,10 @@
 
 use core::fmt::{self, Display, Formatter};
 
-use super::failover::{LOST_WAL_BYTES, LOST_WRITES, TIMELINE};
+use super::failover::{
+    FLOOR_BATCHES, LOST_WAL_BYTES, LOST_WRITES, MARGIN, RATE_WINDOW_MS, SKEW_MS, SYSTEM_ID,
+    TIMELINE,
+};
 use super::serials::SerialsDdl;
 use super::{Placeholders, SchemaStatement, SerialStatements, SqlError, check_schema};
 
@@ -125,7 +130,7 @@ impl<'a> SegmentsUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 16] = [
+const FUNCTIONS: [&str; 23] = [
     "next_serial(text, text, text)",
     "render_serial(text, bigint, timestamptz)",
     "take_serial_segment(text, text, bigint)",
@@ -139,6 +144,13 @@ const FUNCTIONS: [&str; 16] = [
     "take_segment(text, bigint)",
     "create_tag(text, bigint)",
     // What take_segment and next_dense_id call: across a failover (super::failover).
+    "shardid_bump(text, bigint)",
+    "shardid_skip(bigint, double precision, bigint, timestamptz, timestamptz, timestamptz)",
+    "shardid_rate(double precision, bigint, timestamptz, bigint, timestamptz)",
+    "shardid_window_at(boolean, timestamptz, timestamptz)",
+    "shardid_window_n(boolean, bigint, timestamptz, bigint, timestamptz)",
+    "shardid_stepped_back(integer, bigint, boolean, integer, bigint)",
+    "shardid_system(timestamptz, bigint)",
     "shardid_lost(bigint)",
     "shardid_want(bigint, bigint, pg_lsn, pg_lsn)",
     // Their arguments or results are the registrations' row type: after the functions above.
@@ -204,6 +216,11 @@ impl Display for Segments<'_> {
         let tli = TIMELINE;
         let lost_writes = LOST_WRITES;
         let lost_wal = LOST_WAL_BYTES;
+        let sysid = SYSTEM_ID;
+        let margin = MARGIN;
+        let floor = FLOOR_BATCHES;
+        let window_ms = RATE_WINDOW_MS;
+        let skew_ms = SKEW_MS;
         write!(
             f,
             "\
@@ -214,19 +231,77 @@ impl Display for Segments<'_> {
 CREATE SCHEMA IF NOT EXISTS {s};
 
 -- One row per tag: the next number this server hands out, the segment size last handed out,
--- the timeline the row was last written on, and where in the WAL the size last grew. The last
--- two are added apart, so that a table of an older version gains them and a new one makes no
--- notice of a column that already exists.
+-- when it was last written (the database's clock), the timeline and system it was last written
+-- on, where in the WAL the size last grew, the highest rate its numbers were handed out at
+-- (numbers a second, measured over windows of at least {window_ms} ms: the current one started
+-- at window_at and has handed out window_n), and whether an operator marked it restored. All but
+-- the first four are added apart, so that a table of an older version gains them and a new one
+-- makes no notice of a column that already exists.
 CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     tag text PRIMARY KEY,
     next bigint NOT NULL,
     step bigint NOT NULL DEFAULT 0,
     updated_at timestamptz NOT NULL DEFAULT now()
 );
-ALTER TABLE {s}.shardid_tags ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN IF NOT EXISTS grown_at pg_lsn;
+ALTER TABLE {s}.shardid_tags ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN IF NOT EXISTS grown_at pg_lsn,
+    ADD COLUMN IF NOT EXISTS sysid bigint, ADD COLUMN IF NOT EXISTS rate double precision NOT NULL DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS window_at timestamptz, ADD COLUMN IF NOT EXISTS window_n bigint NOT NULL DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS restored boolean NOT NULL DEFAULT false, ADD COLUMN IF NOT EXISTS started timestamptz;
 
--- The numbers a promoted standby's lost WAL could have handed out of a tag whose last segment
--- had `step` numbers: {lost_writes} takes (the most {lost_wal} bytes of WAL hold) of twice that.
+-- The system identifier of this cluster, read from its control file only when the row was last
+-- written by another run of a server (`started`, its postmaster's start time): the row's own
+-- `sysid` otherwise, which this very server wrote.
+-- (VOLATILE as pg_control_system(), so PostgreSQL inlines it; the CASE reads the file only
+-- when its branch is taken.)
+CREATE OR REPLACE FUNCTION {s}.shardid_system(started timestamptz, sysid bigint) RETURNS bigint
+    LANGUAGE sql VOLATILE AS $shardid$
+    SELECT CASE WHEN started = pg_postmaster_start_time() AND sysid IS NOT NULL THEN sysid ELSE {sysid} END
+$shardid$;
+
+-- Whether a row last written on timeline `tli` of system `sysid`, or marked restored, may be
+-- behind what was handed out, read on timeline `here` of system `system`: the database's state
+-- stepped back (a promoted standby, point-in-time recovery, a dump restored elsewhere).
+CREATE OR REPLACE FUNCTION {s}.shardid_stepped_back(tli integer, sysid bigint, restored boolean, here integer, system bigint)
+    RETURNS boolean LANGUAGE sql IMMUTABLE AS $shardid$
+    SELECT (tli IS NOT NULL AND tli <> here) OR (sysid IS NOT NULL AND sysid <> system) OR coalesce(restored, false)
+$shardid$;
+
+-- What a tag may have handed out since its row was last written at `last`, read at `at` after a
+-- step back: {margin} times what its highest rate (the closed windows' `rate`, or the open
+-- window's) hands out from `last` to `at` plus {skew_ms} ms of clock skew, plus {floor} segments
+-- of twice its last size. A row never measured (written before rates were) skips as a
+-- failover did before: shardid_lost(step), written out.
+CREATE OR REPLACE FUNCTION {s}.shardid_skip(step bigint, rate double precision, window_n bigint,
+        window_at timestamptz, last timestamptz, at timestamptz)
+    RETURNS bigint LANGUAGE sql IMMUTABLE AS $shardid$
+    SELECT CASE WHEN window_at IS NULL THEN {n} * {lost_writes} * 2 * greatest(step, {DEFAULT_SEGMENT})
+        ELSE {n} * ({floor} * 2 * greatest(step, 1)
+            + ceil({margin} * greatest(rate, window_n / greatest(extract(epoch FROM last - window_at)::float8, {window_ms} / 1000.0))
+                   * (greatest(extract(epoch FROM at - last)::float8, 0) + {skew_ms} / 1000.0))::bigint) END
+$shardid$;
+
+-- The highest rate after `taken` more numbers at `at`: a window of at least {window_ms} ms closes
+-- with what it handed out (this take included) over its length.
+CREATE OR REPLACE FUNCTION {s}.shardid_rate(rate double precision, window_n bigint, window_at timestamptz, taken bigint, at timestamptz)
+    RETURNS double precision LANGUAGE sql IMMUTABLE AS $shardid$
+    SELECT CASE WHEN window_at IS NOT NULL AND at - window_at >= interval '{window_ms} milliseconds'
+        THEN greatest(rate, (window_n + taken) / extract(epoch FROM at - window_at)::float8) ELSE rate END
+$shardid$;
+
+-- The window's start and count after `taken` more numbers at `at` (a new window after a step back).
+CREATE OR REPLACE FUNCTION {s}.shardid_window_at(back boolean, window_at timestamptz, at timestamptz)
+    RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $shardid$
+    SELECT CASE WHEN back OR window_at IS NULL OR at - window_at >= interval '{window_ms} milliseconds' THEN at ELSE window_at END
+$shardid$;
+CREATE OR REPLACE FUNCTION {s}.shardid_window_n(back boolean, window_n bigint, window_at timestamptz, taken bigint, at timestamptz)
+    RETURNS bigint LANGUAGE sql IMMUTABLE AS $shardid$
+    SELECT CASE WHEN back OR window_at IS NULL THEN taken
+        WHEN at - window_at >= interval '{window_ms} milliseconds' THEN 0 ELSE window_n + taken END
+$shardid$;
+
+-- What a row written before rates were measured skips after a step back (a promoted standby's
+-- lost WAL, {lost_writes} takes of twice a last segment of `step` numbers: the most {lost_wal}
+-- bytes of WAL hold).
 CREATE OR REPLACE FUNCTION {s}.shardid_lost(step bigint) RETURNS bigint
     LANGUAGE sql IMMUTABLE AS $shardid$
     SELECT {n} * {lost_writes} * 2 * greatest(step, {DEFAULT_SEGMENT})
@@ -263,8 +338,9 @@ BEGIN
         RAISE EXCEPTION 'INVALID_ARGUMENT: first must be 0 or more, not %', quote_nullable(create_tag.first)
             USING ERRCODE = '22023';
     END IF;
-    INSERT INTO {s}.shardid_tags (tag, next, tli)
-        VALUES (create_tag.tag, create_tag.first + ((({i} - create_tag.first % {n}) % {n}) + {n}) % {n}, {tli})
+    INSERT INTO {s}.shardid_tags (tag, next, tli, sysid, started, window_at)
+        VALUES (create_tag.tag, create_tag.first + ((({i} - create_tag.first % {n}) % {n}) + {n}) % {n}, {tli}, {sysid},
+                pg_postmaster_start_time(), clock_timestamp())
         ON CONFLICT (tag) DO NOTHING;
 END
 $shardid$;
@@ -280,22 +356,31 @@ DECLARE
     at pg_lsn := pg_current_wal_lsn();
     -- The timeline, from the same WAL position.
     here integer := ('x' || left(pg_walfile_name(at), 8))::bit(32)::int;
+    clock timestamptz := clock_timestamp();
 BEGIN
     IF take_segment.size IS NULL OR take_segment.size < 0 OR take_segment.size > {MAX_SEGMENT} THEN
         RAISE EXCEPTION 'INVALID_ARGUMENT: size must be in 0..={MAX_SEGMENT}, not %', quote_nullable(take_segment.size)
             USING ERRCODE = '22023';
     END IF;
     -- One statement, its row lock ordering concurrent takes: every expression reads the row
-    -- as it is (the latest version, when a concurrent take updated it first). A row of another
-    -- timeline first skips shardid_lost(step).
+    -- as it is (the latest version, when a concurrent take updated it first). A row the
+    -- database's state stepped back past (shardid_stepped_back) first skips shardid_skip().
     UPDATE {s}.shardid_tags AS t
         SET step = {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
-            next = t.next + CASE WHEN t.tli IS NOT NULL AND t.tli <> here THEN {s}.shardid_lost(t.step) ELSE 0 END
+            next = t.next + CASE WHEN {s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid))
+                                 THEN {s}.shardid_skip(t.step, t.rate, t.window_n, t.window_at, t.updated_at, clock) ELSE 0 END
                 + {n} * {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
             grown_at = CASE WHEN {s}.shardid_want(take_segment.size, t.step, t.grown_at, at)
                                  > greatest(t.step, {DEFAULT_SEGMENT}) THEN at ELSE t.grown_at END,
+            rate = {s}.shardid_rate(t.rate, t.window_n, t.window_at, {s}.shardid_want(take_segment.size, t.step, t.grown_at, at), clock),
+            window_at = {s}.shardid_window_at({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_at, clock),
+            window_n = {s}.shardid_window_n({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_n,
+                                            t.window_at, {s}.shardid_want(take_segment.size, t.step, t.grown_at, at), clock),
             tli = here,
-            updated_at = now()
+            sysid = {s}.shardid_system(t.started, t.sysid),
+            started = pg_postmaster_start_time(),
+            restored = false,
+            updated_at = clock
         WHERE t.tag = take_segment.tag
         RETURNING t.next - {n} * t.step, t.step INTO first, count;
     IF NOT FOUND THEN
@@ -310,22 +395,46 @@ EXCEPTION WHEN numeric_value_out_of_range THEN
 END
 $shardid$;
 
+-- Takes `k` numbers of the tag one at a time, for the database's own IDs (next_dense_id,
+-- next_serial): the first of them, or NULL for an unknown tag. Leaves the remembered segment
+-- size alone; skips as take_segment does after a step back, and measures the rate alike.
+CREATE OR REPLACE FUNCTION {s}.shardid_bump(tag text, k bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    here integer := {tli};
+    clock timestamptz := clock_timestamp();
+    taken bigint;
+BEGIN
+    UPDATE {s}.shardid_tags AS t
+        SET next = t.next + CASE WHEN {s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid))
+                                 THEN {s}.shardid_skip(t.step, t.rate, t.window_n, t.window_at, t.updated_at, clock) ELSE 0 END
+                + {n} * shardid_bump.k,
+            rate = {s}.shardid_rate(t.rate, t.window_n, t.window_at, shardid_bump.k, clock),
+            window_at = {s}.shardid_window_at({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_at, clock),
+            window_n = {s}.shardid_window_n({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_n,
+                                            t.window_at, shardid_bump.k, clock),
+            tli = here,
+            sysid = {s}.shardid_system(t.started, t.sysid),
+            started = pg_postmaster_start_time(),
+            restored = false,
+            updated_at = clock
+        WHERE t.tag = shardid_bump.tag
+        RETURNING t.next - {n} * shardid_bump.k INTO taken;
+    RETURN taken;
+END
+$shardid$;
+
 -- One number of the tag, for rows the database inserts itself: DEFAULT {s}.next_dense_id('orders').
 -- Leaves the remembered segment size alone.
 CREATE OR REPLACE FUNCTION {s}.next_dense_id(tag text) RETURNS bigint
     LANGUAGE plpgsql VOLATILE AS $shardid$
 #variable_conflict use_column
 DECLARE
-    here integer := {tli};
     taken bigint;
 BEGIN
-    UPDATE {s}.shardid_tags AS t
-        SET next = t.next + CASE WHEN t.tli IS NOT NULL AND t.tli <> here THEN {s}.shardid_lost(t.step) ELSE 0 END + {n},
-            tli = here,
-            updated_at = now()
-        WHERE t.tag = next_dense_id.tag
-        RETURNING t.next - {n} INTO taken;
-    IF NOT FOUND THEN
+    taken := {s}.shardid_bump(next_dense_id.tag, 1);
+    IF taken IS NULL THEN
         RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable(next_dense_id.tag)
             USING ERRCODE = '{UNKNOWN_TAG}';
     END IF;
@@ -338,7 +447,8 @@ $shardid$;
 
 -- Gives back the unused tail first..end of the last segment taken: only if nobody took a
 -- segment since (the row still reads `end`), on this timeline (a promoted standby's row may
--- read `end` while the lost WAL handed out more), and the tail is this server's numbers.
+-- read `end` while the lost WAL handed out more) and system, not marked restored, and the tail
+-- is this server's numbers.
 CREATE OR REPLACE FUNCTION {s}.give_back(tag text, first bigint, \"end\" bigint) RETURNS boolean
     LANGUAGE plpgsql VOLATILE AS $shardid$
 #variable_conflict use_column
@@ -348,7 +458,8 @@ BEGIN
         RETURN false;
     END IF;
     UPDATE {s}.shardid_tags AS t SET next = give_back.first, updated_at = now()
-        WHERE t.tag = give_back.tag AND t.next = give_back.\"end\" AND t.tli = {tli};
+        WHERE t.tag = give_back.tag AND t.next = give_back.\"end\" AND t.tli = {tli}
+            AND t.sysid = {s}.shardid_system(t.started, t.sysid) AND NOT t.restored;
     RETURN FOUND;
 END
 $shardid$;

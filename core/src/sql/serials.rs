@@ -336,10 +336,9 @@ BEGIN
         gap := 1 + floor(random() * known.max_gap)::bigint;
     END IF;
     LOOP
-        UPDATE {s}.shardid_tags AS t SET next = t.next + {n} * gap, updated_at = now()
-            WHERE t.tag = period_tag
-            RETURNING t.next - {n} INTO taken;
-        EXIT WHEN FOUND;
+        -- The last of `gap` numbers; a step back first skips, as take_segment does.
+        taken := {s}.shardid_bump(period_tag, gap) + {n} * (gap - 1);
+        EXIT WHEN taken IS NOT NULL;
         PERFORM {s}.create_tag(period_tag); -- the period's first number
     END LOOP;
     RETURN {s}.serial_text(known, taken, local_time, period_tag);

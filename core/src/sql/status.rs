@@ -124,9 +124,11 @@ pub struct StatusReader {
     segments: String,
     dictionary: String,
     layout: Layout,
+    mark_restored: bool,
     step: Step,
     now_ms: u64,
     present: [bool; 3],
+    serials: bool,
     leases: Vec<LeaseRow>,
     tags: Vec<TagRow>,
     topics: Vec<TopicRow>,
@@ -159,9 +161,11 @@ impl StatusReader {
             segments: segments.into(),
             dictionary: dictionary.into(),
             layout,
+            mark_restored: false,
             step: Step::Probe,
             now_ms: 0,
             present: [false; 3],
+            serials: false,
             leases: Vec::new(),
             tags: Vec::new(),
             topics: Vec::new(),
@@ -171,6 +175,59 @@ impl StatusReader {
     /// The family the statements are for.
     pub const fn family(&self) -> Family {
         self.family
+    }
+
+    /// Whether this is `shardid restored`'s reader ([`Self::marking_restored`]).
+    pub const fn marks_restored(&self) -> bool {
+        self.mark_restored
+    }
+
+    /// The same reader for `shardid restored` (PostgreSQL): its statements of the tags and
+    /// the topics first mark every row restored (`UPDATE ... SET restored = true`, each
+    /// committed on its own), so the next take of each skips as after a new timeline
+    /// ([`super::failover`]); the report says how many rows it marked.
+    ///
+    /// # Errors
+    /// A message for the MySQL family, which has no such mark yet.
+    pub fn marking_restored(mut self) -> Result<Self, String> {
+        if self.family != Family::Postgres {
+            return Err(
+                "restored: PostgreSQL only for now (the MySQL family's rows have no mark)".into(),
+            );
+        }
+        self.mark_restored = true;
+        Ok(self)
+    }
+
+    /// The tags' statement on PostgreSQL: with what a failover would skip of each (read by
+    /// name from the row, so a table of an older version reads NULL there) and the width of the
+    /// serial whose period a tag is; under `restored`, marking every row first.
+    fn postgres_tags(&self) -> String {
+        let s = &self.segments;
+        format!(
+            "{}SELECT tag, next::text, step::text, '1', \
+             floor(extract(epoch FROM updated_at) * 1000)::bigint::text, \
+             to_jsonb(t)->>'rate', to_jsonb(t)->>'window_n', \
+             floor(extract(epoch FROM (to_jsonb(t)->>'window_at')::timestamptz) * 1000)::bigint::text, \
+             {} FROM {} AS t ORDER BY tag",
+            if self.mark_restored {
+                format!("WITH m AS (UPDATE {s}.shardid_tags SET restored = true RETURNING *) ")
+            } else {
+                String::new()
+            },
+            if self.serials {
+                format!(
+                    "(SELECT r.width FROM {s}.shardid_serials r WHERE r.tag = split_part(t.tag, '@', 1))::text"
+                )
+            } else {
+                "NULL".into()
+            },
+            if self.mark_restored {
+                "m".into()
+            } else {
+                format!("{s}.shardid_tags")
+            },
+        )
     }
 
     /// The next statement to run (no parameters), or `None` when [`Self::report`] is ready.
@@ -183,7 +240,8 @@ impl StatusReader {
                  CASE WHEN to_regclass('{t}') IS NULL THEN 'false' ELSE 'true' END, \
                  CASE WHEN to_regclass('{s}.shardid_tags') IS NULL THEN 'false' ELSE 'true' END, \
                  CASE WHEN to_regclass('{d}.shardid_topics') IS NULL \
-                 OR to_regclass('{d}.shardid_strings') IS NULL THEN 'false' ELSE 'true' END"
+                 OR to_regclass('{d}.shardid_strings') IS NULL THEN 'false' ELSE 'true' END, \
+                 CASE WHEN to_regclass('{s}.shardid_serials') IS NULL THEN 'false' ELSE 'true' END"
             ),
             Step::Probe => {
                 let exists = |schema: &str, table: &str| {
@@ -222,20 +280,28 @@ impl StatusReader {
                     ms("expires_at")
                 )
             }
-            Step::Tags if pg => format!(
-                "SELECT tag, next::text, step::text, '1', \
-                 floor(extract(epoch FROM updated_at) * 1000)::bigint::text \
-                 FROM {s}.shardid_tags ORDER BY tag"
-            ),
+            Step::Tags if pg => self.postgres_tags(),
             Step::Tags => format!(
                 "SELECT CONVERT(tag USING utf8mb4), CAST(next AS CHAR), CAST(step AS CHAR), \
                  CAST(stride AS CHAR), CAST(FLOOR(UNIX_TIMESTAMP(updated_at) * 1000) AS CHAR) \
                  FROM {s}.shardid_tags ORDER BY tag"
             ),
             Step::Topics if pg => format!(
-                "SELECT t.topic, t.next::text, CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END, \
+                "{}SELECT t.topic, t.next::text, CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END, \
                  (SELECT count(*) FROM {d}.shardid_strings s WHERE s.topic_id = t.topic_id)::text \
-                 FROM {d}.shardid_topics t ORDER BY t.topic"
+                 FROM {} t ORDER BY t.topic",
+                if self.mark_restored {
+                    format!(
+                        "WITH m AS (UPDATE {d}.shardid_topics SET restored = true RETURNING *) "
+                    )
+                } else {
+                    String::new()
+                },
+                if self.mark_restored {
+                    "m".into()
+                } else {
+                    format!("{d}.shardid_topics")
+                },
             ),
             Step::Topics => format!(
                 "SELECT CONVERT(t.topic USING utf8mb4), CAST(t.next AS CHAR), \
@@ -260,6 +326,7 @@ impl StatusReader {
                 for (i, present) in self.present.iter_mut().enumerate() {
                     *present = text(row, i + 1)? == "true";
                 }
+                self.serials = cell(row, 4) == Some("true");
             }
             Step::Leases => {
                 self.leases = rows
@@ -291,6 +358,10 @@ impl StatusReader {
                             segment: number(row, 2)?,
                             stride: number(row, 3)?,
                             last_take_ms: number(row, 4)?,
+                            rate: cell(row, 5).and_then(|c| c.parse::<f64>().ok()),
+                            window_n: cell(row, 6).map(parse).transpose()?,
+                            window_at_ms: cell(row, 7).map(parse).transpose()?,
+                            width: cell(row, 8).map(parse).transpose()?,
                         })
                     })
                     .collect::<Result<_, String>>()?;
@@ -425,6 +496,43 @@ impl StatusReader {
                 ));
             }
         }
+        // The current period of each serial (the latest tag: periods sort by date) whose
+        // numbers left are fewer than one failover would skip.
+        let mut latest: Vec<&TagRow> = Vec::new();
+        for r in self
+            .tags
+            .iter()
+            .filter(|r| r.width.is_some() && r.rate.is_some())
+        {
+            let base = r.tag.split('@').next().unwrap_or_default();
+            match latest
+                .iter_mut()
+                .find(|l| l.tag.split('@').next() == Some(base))
+            {
+                Some(l) if l.tag < r.tag => *l = r,
+                Some(_) => {}
+                None => latest.push(r),
+            }
+        }
+        for r in latest {
+            let (Some(width), Some(rate)) = (r.width, r.rate) else {
+                continue;
+            };
+            let last = 10u64.saturating_pow(u32::try_from(width).unwrap_or(u32::MAX)) - 1;
+            let left = (last + 1).saturating_sub(r.next);
+            #[allow(clippy::cast_precision_loss)]
+            let window_s = r
+                .window_at_ms
+                .map_or(0.0, |w| r.last_take_ms.saturating_sub(w) as f64 / 1000.0);
+            let skip = failover_skip(r.segment, rate, r.window_n.unwrap_or(0), window_s);
+            if left < skip {
+                warnings.push(format!(
+                    "serial period {} has {left} numbers left, fewer than a failover skips now ({skip}): \
+                     after one, its serials fail with SERIAL_OVERFLOW until the next period",
+                    Printable(&r.tag)
+                ));
+            }
+        }
         Report {
             database: self.family.name(),
             now_ms: now,
@@ -436,6 +544,16 @@ impl StatusReader {
             topics: self.present[2].then_some(topics),
             layouts,
             warnings,
+            restored: self.mark_restored.then(|| {
+                (
+                    if self.present[1] { self.tags.len() } else { 0 },
+                    if self.present[2] {
+                        self.topics.len()
+                    } else {
+                        0
+                    },
+                )
+            }),
         }
     }
 }
@@ -458,6 +576,12 @@ struct TagRow {
     segment: u64,
     stride: u64,
     last_take_ms: u64,
+    // What a step back would skip (PostgreSQL; None on the MySQL family and older rows).
+    rate: Option<f64>,
+    window_n: Option<u64>,
+    window_at_ms: Option<u64>,
+    // The width of the serial whose period this tag is.
+    width: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -466,6 +590,29 @@ struct TopicRow {
     next: u64,
     dropped: bool,
     strings: u64,
+}
+
+/// A cell that older statements' rows may lack.
+fn cell(row: &Row, i: usize) -> Option<&str> {
+    row.get(i).and_then(Option::as_deref)
+}
+
+/// What one failover skips of a tag (see [`super::failover`]): the rate-based skip for a row
+/// last written 1 s before a promotion (a second of WAL lost, promoted at once), its stride 1.
+pub fn failover_skip(step: u64, rate: f64, window_n: u64, window_s: f64) -> u64 {
+    use super::failover::{FLOOR_BATCHES, MARGIN, RATE_WINDOW_MS, SKEW_MS};
+    #[allow(clippy::cast_precision_loss)] // figures for a warning
+    let open = window_n as f64 / window_s.max(RATE_WINDOW_MS as f64 / 1000.0);
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let by_rate = (MARGIN as f64 * rate.max(open) * (1.0 + SKEW_MS as f64 / 1000.0)).ceil() as u64;
+    FLOOR_BATCHES
+        .saturating_mul(2)
+        .saturating_mul(step.max(1))
+        .saturating_add(by_rate)
 }
 
 fn text_or_null(row: &Row, i: usize) -> Result<Option<&str>, String> {
@@ -623,6 +770,8 @@ pub struct Report {
     pub layouts: Vec<LayoutReport>,
     /// The warnings, one sentence each.
     pub warnings: Vec<String>,
+    /// `shardid restored`: how many tags and topics it marked restored (`None`: a status).
+    pub restored: Option<(usize, usize)>,
 }
 
 /// A row of the lease table.
@@ -763,6 +912,9 @@ impl Report {
             rfc3339(self.now_ms),
             self.now_ms
         );
+        if let Some((tags, topics)) = self.restored {
+            _ = write!(o, ",\"restored\":{{\"tags\":{tags},\"topics\":{topics}}}");
+        }
         let section = |o: &mut String, name: &str, table: &str, rows: Option<Vec<String>>| {
             _ = write!(
                 o,
@@ -876,6 +1028,14 @@ impl Report {
             self.database,
             rfc3339(self.now_ms)
         );
+        if let Some((tags, topics)) = self.restored {
+            _ = writeln!(
+                o,
+                "marked restored: {tags} tag{}, {topics} topic{} (the next take of each skips what its rate could have handed out)",
+                if tags == 1 { "" } else { "s" },
+                if topics == 1 { "" } else { "s" }
+            );
+        }
         let dash = |ms: Option<u64>| ms.map_or_else(|| "-".into(), rfc3339);
         o.push('\n');
         table(
@@ -1128,6 +1288,59 @@ mod tests {
                 "\"leases\":{\"table\":\"shardid_leases\",\"present\":false,\"rows\":[]}"
             )
         );
+    }
+
+    #[test]
+    fn a_serial_period_narrower_than_a_failovers_skip_is_warned_about() {
+        let mut r = reader();
+        let probe = r.next().unwrap();
+        assert!(probe.contains("seg.shardid_serials"));
+        r.feed(&[row(&[
+            Some("5000"),
+            Some("false"),
+            Some("true"),
+            Some("false"),
+            Some("true"),
+        ])])
+        .unwrap();
+        assert!(r.next().unwrap().contains("split_part(t.tag, '@', 1)"));
+        // {seq:3} at 10 a second, 900 taken: a failover skips 4 * 2 * 20 + 4 * 10 * 3 = 280.
+        // Yesterday's period (full) is not the current one; a dense tag has no width.
+        let tag = |name: &str, next: &str, width: Option<&str>| {
+            row(&[
+                Some(name),
+                Some(next),
+                Some("20"),
+                Some("1"),
+                Some("5000"),
+                Some("10"),
+                Some("0"),
+                Some("4000"),
+                width,
+            ])
+        };
+        r.feed(&[
+            tag("d", "5", None),
+            tag("f@2026-11-27", "1000", Some("3")),
+            tag("f@2026-11-28", "901", Some("3")),
+            tag("g@2026-11-28", "701", Some("3")),
+        ])
+        .unwrap();
+        let report = r.report();
+        let serial: Vec<_> = report
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("serial"))
+            .collect();
+        assert_eq!(serial.len(), 1, "{:?}", report.warnings);
+        assert!(
+            serial[0].starts_with("serial period f@2026-11-28 has 99 numbers left, fewer than a failover skips now (280)"),
+            "{}",
+            serial[0]
+        );
+        assert_eq!(failover_skip(20, 10.0, 0, 1.0), 280);
+        // The open window's rate when it is higher: 100 numbers over 0.5 s count as over 1 s.
+        assert_eq!(failover_skip(1, 0.0, 100, 0.5), 8 + 1200);
     }
 
     #[test]

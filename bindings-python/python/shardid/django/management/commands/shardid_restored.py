@@ -1,0 +1,53 @@
+"""``manage.py shardid_restored``: the command line's ``shardid restored`` for a Django project
+on PostgreSQL. After restoring a backup the database cannot tell from its own state (a dump
+restored into the same cluster with ``pg_restore --clean``, a base backup copied back), it marks
+every tag, serial period and dictionary topic restored, in the schemas the project's migrations
+install segments and the dictionary in (``seg`` and ``dict`` when none does), so the next take of
+each skips what its rate could have handed out; then it prints the status. Promotions,
+point-in-time recovery and dumps restored into another cluster need no such step."""
+
+from __future__ import annotations
+
+import sys
+from itertools import zip_longest
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+# The libpq parameters of Django's connection that name where and who.
+_KEYS = ("host", "port", "dbname", "user", "password", "sslmode", "sslrootcert", "sslcert", "sslkey", "options")
+
+
+def _quoted(value: Any) -> str:
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+class Command(BaseCommand):
+    help = "Marks every shardid tag, serial period and topic restored (after restoring a backup): the next take of each skips."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--database", default="default", help="the database alias (default: default)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from django.db import connections
+
+        from shardid.django.status import _migration_schemas
+        from shardid.status import main
+
+        connection = connections[options["database"]]
+        if connection.vendor != "postgresql":
+            raise CommandError("shardid_restored: PostgreSQL only for now (the MySQL family's rows have no mark)")
+        params = connection.get_connection_params()
+        conninfo = " ".join(f"{k}={_quoted(params[k])}" for k in _KEYS if params.get(k) not in (None, ""))
+        segments, dictionaries = _migration_schemas()
+        segments, dictionaries = segments or ["seg"], dictionaries or ["dict"]
+        # Marking is idempotent (a mark is cleared by the one skip it causes), so a schema named
+        # twice below is marked once in effect.
+        for seg, dic in zip_longest(segments, dictionaries, fillvalue=None):
+            stdout, stderr, code = main(
+                ["restored", conninfo, "--segments-schema", seg or segments[0], "--dictionary-schema", dic or dictionaries[0]]
+            )
+            self.stdout.write(stdout, ending="")
+            if code:
+                sys.stderr.write(stderr)
+                raise CommandError(f"shardid_restored: exit status {code}")
