@@ -20,6 +20,7 @@ use std::{fmt, format};
 
 use super::{Cache, Invalid, check_topic, server_for};
 use crate::ErrorKind;
+use crate::sql::postgres::client::Described;
 use crate::sql::{Dictionary as Ddl, Placeholders, TOPIC_DROPPED, UNKNOWN_TOPIC};
 
 /// Why a dictionary call failed.
@@ -85,7 +86,7 @@ impl fmt::Display for DictionaryError {
                 ErrorKind::TopicDropped.render(f, |_, f| f.write_str(topic))
             }
             Self::Mismatch => f.write_str("the server's answers do not match the batch"),
-            Self::Database(e) => write!(f, "database: {e}"),
+            Self::Database(e) => write!(f, "database: {}", Described(e)),
         }
     }
 }

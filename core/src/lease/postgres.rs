@@ -35,6 +35,7 @@ use super::LeaseError;
 pub use super::database::LeaseOptions;
 use super::database::{Client, DatabaseLease, Owned, lease_methods};
 use crate::Layout;
+use crate::sql::postgres::client::ServerError;
 use crate::sql::{Dialect, Placeholders, Value};
 
 impl Client for postgres::Client {
@@ -44,7 +45,7 @@ impl Client for postgres::Client {
 
     fn connect(config: &str) -> Result<Self, LeaseError> {
         postgres::Client::connect(config, postgres::NoTls)
-            .map_err(|e| LeaseError::Database(Box::new(e)))
+            .map_err(|e| LeaseError::Database(ServerError::boxed(e)))
     }
 
     /// Runs one of the protocol's statements with its parameters sent as text (each is cast in
@@ -87,6 +88,10 @@ impl Client for postgres::Client {
             })
             .collect::<Result<Vec<_>, postgres::Error>>()?;
         Ok(Some(cells))
+    }
+
+    fn boxed(e: Self::Error) -> Box<dyn std::error::Error + Send + Sync> {
+        ServerError::boxed(e)
     }
 
     fn code(e: &Self::Error) -> Option<String> {

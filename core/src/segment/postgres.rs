@@ -21,6 +21,7 @@ use std::{fmt, format, thread};
 
 use super::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
 use crate::ErrorKind;
+use crate::sql::postgres::client::Described;
 use crate::sql::{Placeholders, Segments, UNKNOWN_TAG};
 
 /// Why [`DenseIds`] could not hand out an ID.
@@ -88,7 +89,7 @@ impl fmt::Display for SegmentError {
                     _ => f.write_str(reason),
                 })
             }
-            Self::Database(e) => self.kind().render(f, |_, f| write!(f, "{e}")),
+            Self::Database(e) => self.kind().render(f, |_, f| Described(e).fmt(f)),
         }
     }
 }
@@ -164,7 +165,7 @@ impl Shared {
                 if e.is_closed() || e.code().is_none() {
                     *client = None; // reconnect at the next fetch
                 }
-                *error = Some(e.to_string());
+                *error = Some(Described(&e).to_string());
             }
         }
         drop(error);

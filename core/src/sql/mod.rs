@@ -17,7 +17,7 @@ mod dictionary;
 pub mod failover;
 mod lease;
 pub mod mysql;
-mod postgres;
+pub(crate) mod postgres;
 mod public_ids;
 mod segments;
 mod serials;
