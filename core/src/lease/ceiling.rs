@@ -38,7 +38,9 @@ pub trait CeilingStore: Send + Sync + fmt::Debug {
 /// bindings build their database leases on it.
 #[derive(Debug)]
 pub struct CeilingGenerator {
-    generator: Generator,
+    /// Its state is shared with the process's live figures ([`crate::stats::collect`]), which
+    /// report its IDs as every generator's (`shardid_ids_total`) while it lives.
+    generator: Generator<std::sync::Arc<crate::State>>,
     /// The ceiling last recorded, in time units (0 once revoked, so every ID takes the slow
     /// path, which refuses).
     ceiling: AtomicU64,
@@ -72,8 +74,10 @@ impl CeilingGenerator {
         let seq_bits = u32::from(layout.sequence_bits());
         // The next free slot: the first of the unit after the ceiling.
         let state = recorded.map_or(0, |units| (units + 1) << seq_bits);
+        let state = std::sync::Arc::new(crate::State::starting_at(state));
         let generator =
-            Generator::with_state(crate::State::starting_at(state), layout, shard, options)?;
+            Generator::with_state(std::sync::Arc::clone(&state), layout, shard, options)?;
+        crate::stats::register_generator(&state, &layout, shard);
         // 100 ms, or half the backwards tolerance if that is less, and at least one unit: a
         // successor that starts at once waits at most this long for the clock to pass the
         // ceiling, and the store is written at most once per span.
