@@ -25,7 +25,7 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 
 use crate::sql::status::{
-    DEFAULT_DICTIONARY_SCHEMA, DEFAULT_SEGMENTS_SCHEMA, DEFAULT_TABLE, Family, Row, StatusReader,
+    DEFAULT_DICTIONARY_SCHEMA, DEFAULT_SEGMENTS_SCHEMA, DEFAULT_TABLE, Row, StatusReader,
 };
 use crate::sql::{Dialect, Dictionary, Mysql, MysqlDictionary, MysqlSegments, Postgres, Segments};
 use crate::{FieldOrder, Generator, Layout, Options};
@@ -537,7 +537,7 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
                 .into(),
         ));
     };
-    let family = Family::of_url(url).map_err(|why| usage(format!("status: {why}")))?;
+    let family = Dialect::of_url(url).map_err(|why| usage(format!("status: {why}")))?;
     let schema = p.get("--schema");
     let segments = p
         .get("--segments-schema")
@@ -587,7 +587,7 @@ impl StatusRun {
     }
 
     /// Which driver runs the statements.
-    pub const fn family(&self) -> Family {
+    pub const fn family(&self) -> Dialect {
         self.reader.family()
     }
 

@@ -149,6 +149,14 @@ impl Dictionary {
                 reason: "must hold at least one connection string".into(),
             });
         }
+        for config in servers {
+            if let Some(reason) = crate::sql::postgres::client::url_problem(config.as_ref()) {
+                return Err(DictionaryError::InvalidArgument {
+                    argument: "servers".into(),
+                    reason,
+                });
+            }
+        }
         let server = server_for(topic, u32::try_from(servers.len()).unwrap_or(u32::MAX)) as usize;
         let s = ddl.statements(Placeholders::Numbered);
         let this = Self {

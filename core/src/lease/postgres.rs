@@ -44,6 +44,12 @@ impl Client for postgres::Client {
     const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
 
     fn connect(config: &str) -> Result<Self, LeaseError> {
+        if let Some(reason) = crate::sql::postgres::client::url_problem(config) {
+            return Err(LeaseError::InvalidArgument {
+                argument: "config",
+                reason,
+            });
+        }
         postgres::Client::connect(config, postgres::NoTls)
             .map_err(|e| LeaseError::Database(ServerError::boxed(e)))
     }

@@ -79,7 +79,10 @@ impl fmt::Display for SegmentError {
                 "tag" => f.write_str(tag),
                 _ => f.write_str(reason),
             }),
-            Self::UnknownTag { tag } => self.kind().render(f, |_, f| f.write_str(tag)),
+            Self::UnknownTag { tag } => self.kind().render(f, |name, f| match name {
+                "tag" => f.write_str(tag),
+                _ => f.write_str("create_tag"),
+            }),
             Self::Closed { tag } => self
                 .kind()
                 .render(f, |_, f| write!(f, "DenseIds of tag {tag}")),
@@ -210,6 +213,12 @@ impl DenseIds {
             return Err(SegmentError::InvalidArgument {
                 argument: "tag",
                 reason: "must be 1 to 200 bytes of text".into(),
+            });
+        }
+        if let Some(reason) = crate::sql::postgres::client::url_problem(config) {
+            return Err(SegmentError::InvalidArgument {
+                argument: "config",
+                reason,
             });
         }
         let statements = Segments::new(schema)

@@ -107,7 +107,7 @@ impl fmt::Display for SerialsError {
         };
         match self {
             Self::Serial(e) => e.fmt(f),
-            Self::UnknownTag { tag } => text(&[("tag", tag)], f),
+            Self::UnknownTag { tag } => text(&[("tag", tag), ("create", "create_serial")], f),
             Self::Closed { tag } => self
                 .kind()
                 .render(f, |_, f| write!(f, "Serials of tag {tag}")),
@@ -153,6 +153,18 @@ fn database_error(tag: &str, e: postgres::Error) -> SerialsError {
     }
 }
 
+/// `INVALID_ARGUMENT` on `config` for a URL the PostgreSQL client does not take (the core's
+/// one rule), before any connection.
+fn check_config(config: &str) -> Result<(), SerialsError> {
+    match crate::sql::postgres::client::url_problem(config) {
+        Some(reason) => Err(SerialsError::InvalidArgument {
+            argument: "config",
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
 fn check_tag(tag: &str) -> Result<(), SerialsError> {
     match super::tag_problem(tag) {
         Some(reason) => Err(SerialsError::InvalidArgument {
@@ -188,6 +200,7 @@ pub fn create_serial(
     max_gap: u32,
 ) -> Result<(), SerialsError> {
     check_tag(tag)?;
+    check_config(config)?;
     let parsed = SerialFormat::new(format, zone)?;
     let create = statements(schema)?.create().to_string();
     let mut client =
@@ -383,6 +396,7 @@ impl Serials {
         policy: SizePolicy,
     ) -> Result<Self, SerialsError> {
         check_tag(tag)?;
+        check_config(config)?;
         let parsed = SerialFormat::new(format, zone)?;
         let statements = statements(schema)?;
         let mut client =
