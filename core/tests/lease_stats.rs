@@ -215,7 +215,7 @@ fn exporters_count_a_leased_generators_ids_with_every_generators() {
             .map(|s| s.values[0])
     };
     let tally = Tally::new(&tiny(), "counted");
-    let (g, _) = generator(&tally, 13, None);
+    let (g, store) = generator(&tally, 13, None);
     for ms in 0..8 {
         g.next_id_at(T0 + ms).unwrap();
     }
@@ -225,6 +225,14 @@ fn exporters_count_a_leased_generators_ids_with_every_generators() {
         Some(8),
         "the leased generator's IDs, as shardid_ids_total"
     );
+    // IDs drawn and refused (no ceiling could be recorded above them) were never handed out:
+    // skipped, not counted.
+    store.lost.store(true, Ordering::SeqCst);
+    assert!(g.next_id_at(T0 + 1_000).is_err());
+    let mut batch = [0u64; 5];
+    assert!(g.next_ids(&mut batch).is_err());
+    assert_eq!(g.stats().ids, 8);
+    assert_eq!(ids("13"), Some(8));
     drop(g);
     assert_eq!(ids("13"), None, "a dropped generator is no longer reported");
 }
