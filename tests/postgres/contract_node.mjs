@@ -1,6 +1,6 @@
 // Node's side of test_contract.py: `node contract_node.mjs <mode> <url> [schema]`; prints one
 // JSON line of what each call rejected with ({ code, message, ms }) or returned.
-//   unreachable <url>: url names a server that is down: dense IDs, serials, createSerial.
+//   unreachable <url> <wait ms>: url names a server that is down: dense IDs, serials, createSerial.
 //   badurl <url>: a URL no driver takes: every client, before any connection.
 //   closed <url> <schema>: serials used after close() (serial tag `c`).
 //   unknown <url> <schema>: serials of a tag never registered.
@@ -29,9 +29,10 @@ const outcome = async (f) => {
 
 const [mode, url, schema] = process.argv.slice(2)
 if (mode === 'unreachable') {
+  const waitMs = Number(schema) // the third argument: the clients' wait
   print({
-    dense: await outcome(() => denseIds({ connectionString: url, tag: 'd', waitMs: 2000 })),
-    serials: await outcome(() => serials({ connectionString: url, tag: 'c', format: FORMAT, zone: 'UTC', waitMs: 2000 })),
+    dense: await outcome(() => denseIds({ connectionString: url, tag: 'd', waitMs })),
+    serials: await outcome(() => serials({ connectionString: url, tag: 'c', format: FORMAT, zone: 'UTC', waitMs })),
     createSerial: await outcome(() => createSerial({ connectionString: url, tag: 'c', format: FORMAT, zone: 'UTC' })),
   })
 } else if (mode === 'badurl') {

@@ -252,17 +252,18 @@ class _Driver:
         unavailable.__cause__ = error
         return unavailable
 
-    def _never_reached(self, ids: Any = None) -> bool:
+    def _never_reached(self) -> bool:
         """Whether no server was ever reached: no segment taken, and the last fetch (every server
         in turn) failed because the database cannot be reached."""
         error = self._error
-        if self.fetches or error is None or (ids is not None and ids._fetching()):
+        if self.fetches or error is None:
             return False
         return isinstance(error, DatabaseUnreachableError) or self._unreachable(error)
 
     def _unreachable_error(self) -> BaseException:
-        """``DATABASE_UNREACHABLE`` for the last fetch's error (as Node's ``denseIds()`` and the
-        leases raise it), the driver's error its cause."""
+        """``DATABASE_UNREACHABLE`` for the last fetch's error, once the wait is over (as Node's
+        ``denseIds()`` and the leases raise it), the driver's error its cause: a server that
+        comes up within the wait is still taken."""
         error = self._error
         assert error is not None
         unreachable = _db.unreachable_error(error)
@@ -271,13 +272,11 @@ class _Driver:
         return unreachable
 
     def _wait(self, ids: Any, deadline: float) -> float:
-        """Waits a little for the fetch under way; raises once past ``deadline`` (0: set it), or
-        at once for what waiting cannot mend."""
+        """Waits a little for the fetch under way; raises once past ``deadline`` (0: set it)."""
         if (
             self._closed
             or (self._error is not None and _db.sqlstate(self._error) == _UNKNOWN_TAG)
             or isinstance(self._error, (NotMysqlError, UnsupportedError))
-            or self._never_reached(ids)
         ):
             raise self._unavailable(ids)
         if ids._forked():
@@ -674,7 +673,7 @@ class _AsyncDriver(_Driver):
     async def wait_async(self, ids: Any, deadline: float) -> float:
         """:meth:`_Driver._wait`, awaited: a little for the fetch under way; raises once past
         ``deadline`` (0: set it)."""
-        if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG or self._never_reached(ids):
+        if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
             raise self._unavailable(ids)
         now = time.monotonic()
         if not deadline:
