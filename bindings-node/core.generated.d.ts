@@ -41,7 +41,7 @@ export type ErrorCode =
   | 'UNSUPPORTED'
   /** Dense IDs: both segments are used up and the database did not answer in time; retry. */
   | 'SEGMENT_UNAVAILABLE'
-  /** Dense IDs: the tag does not exist (create it first; a typo never creates one). */
+  /** Dense IDs and serials: the tag does not exist (create it first; a typo never creates one). */
   | 'UNKNOWN_TAG'
   /** Dictionary: the topic does not exist (create it first; a typo never creates one). */
   | 'UNKNOWN_TOPIC'
@@ -103,7 +103,7 @@ export interface ErrorFields {
   FORKED_GENERATOR: {  }
   UNSUPPORTED: { readonly reason: string }
   SEGMENT_UNAVAILABLE: { readonly tag: string; readonly reason: string }
-  UNKNOWN_TAG: { readonly tag: string }
+  UNKNOWN_TAG: { readonly tag: string; readonly create: string }
   UNKNOWN_TOPIC: { readonly topic: string }
   TOPIC_DROPPED: { readonly topic: string }
   DATABASE: { readonly reason: string }

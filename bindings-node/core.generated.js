@@ -25,7 +25,7 @@ const KINDS = [
   { number: 106, code: "FORKED_GENERATOR", category: "usage", fields: [], text: [], template: "this generator was made before fork(): in the child it shares its parent's shard and would repeat the parent's IDs; make generators after forking, each with a shard of its own, or use a lease, which takes a new shard in each child" },
   { number: 107, code: "UNSUPPORTED", category: "usage", fields: ["reason"], text: [true], template: "unsupported: {reason}" },
   { number: 108, code: "SEGMENT_UNAVAILABLE", category: "state", fields: ["tag","reason"], text: [true,true], template: "no segment of tag {tag} is available: {reason}" },
-  { number: 109, code: "UNKNOWN_TAG", category: "input", fields: ["tag"], text: [true], template: "no tag {tag}: create it first (create_tag)" },
+  { number: 109, code: "UNKNOWN_TAG", category: "input", fields: ["tag","create"], text: [true,true], template: "no tag {tag}: create it first ({create})" },
   { number: 110, code: "UNKNOWN_TOPIC", category: "input", fields: ["topic"], text: [true], template: "no topic {topic}: create it first (create_topic)" },
   { number: 111, code: "TOPIC_DROPPED", category: "state", fields: ["topic"], text: [true], template: "topic {topic} was dropped: it assigns no new IDs and its name is not used again" },
   { number: 112, code: "DATABASE", category: "resource", fields: ["reason"], text: [true], template: "database: {reason}" },

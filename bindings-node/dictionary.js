@@ -48,6 +48,7 @@ class Dictionary {
     }
     /** The index in the list of the server that holds this topic. */
     this.server = native.dictionaryServerFor(this.topic, servers.length)
+    servers.forEach(isMysqlUrl) // INVALID_ARGUMENT now for a URL no driver takes (the core's rule)
     if (isMysqlUrl(servers[this.server])) {
       // MySQL and MariaDB: the core's statements and steps for them (shardid/mysql), on one
       // mysql2 connection, one call at a time (a call may be a transaction).
@@ -231,6 +232,8 @@ function serverFor(topic, servers) {
   return native.dictionaryServerFor(topic, servers)
 }
 
-const isMysqlUrl = (text) => typeof text === 'string' && (text.startsWith('mysql://') || text.startsWith('mariadb://'))
+// Whether a connection string names MySQL or MariaDB, by the core's one rule for every client
+// (shardid::sql::Dialect::of_url): INVALID_ARGUMENT at once for a URL no driver takes.
+const isMysqlUrl = (text) => typeof text === 'string' && native.databaseOfUrl(text, 'connectionString') !== 'postgres'
 
 module.exports = { Dictionary, ddl, serverFor, DEFAULT_CACHE }

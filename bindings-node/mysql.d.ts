@@ -1,6 +1,30 @@
 // shardid/mysql: MySQL 8 and MariaDB (needs the `mysql2` package for segments and the
 // dictionary; the DDL needs nothing).
 import type { Layout, U64Input } from './index.js'
+import { DatabaseLease, type DatabaseLeaseOptions } from './database-lease.js'
+
+/** The default time to live of an expiring lease: 10,000 ms. */
+export declare const DEFAULT_TTL_MS: number
+
+/** What `lease(...)` of `shardid/mysql` takes. */
+export interface MysqlLeaseOptions extends DatabaseLeaseOptions {
+  /** `mysql://user:password@host:port/database` (or `mariadb://`): the table of leases is in
+   *  that database. */
+  url: string
+  /** `'expiring'` (the default: the only kind that holds on Galera) or `'session'` (`GET_LOCK`:
+   *  one server reached directly; `UNSUPPORTED` on a Galera node). */
+  kind?: 'expiring' | 'session'
+}
+
+/** A generator on a shard leased through MySQL or MariaDB. */
+export declare class MysqlLease extends DatabaseLease {
+  private constructor()
+}
+
+/** Leases the first free shard of `shards` through the MySQL or MariaDB server at `url`;
+ *  rejects with code `NO_FREE_SHARD` when every one is held, `INVALID_ARGUMENT` for a URL that
+ *  is not `mysql://` or `mariadb://`, and `UNSUPPORTED` without the `mysql2` package. */
+export declare function lease(options: MysqlLeaseOptions): Promise<MysqlLease>
 
 /** The options of `ddl`. */
 export interface MysqlDdlOptions {

@@ -30,7 +30,7 @@ const RETRIES = 5
 const CONNECT_TIMEOUT_MS = 2000
 
 function isUrl(text) {
-  return typeof text === 'string' && (text.startsWith('mysql://') || text.startsWith('mariadb://'))
+  return typeof text === 'string' && native.databaseOfUrl(text, 'url') !== 'postgres'
 }
 
 /** The parts of a URL as the core reads it (INVALID_ARGUMENT on `url`). */
@@ -383,7 +383,12 @@ async function lease(options) {
   if (typeof o.url !== 'string') {
     throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'must be a mysql:// or mariadb:// URL' }, TypeError)
   }
-  parseUrl(o.url) // INVALID_ARGUMENT on url, before any connection
+  // The core's one rule for URLs, then its reading of a MySQL one: INVALID_ARGUMENT on url,
+  // before any connection.
+  if (!isUrl(o.url)) {
+    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'names a PostgreSQL server: lease from shardid/postgres' }, TypeError)
+  }
+  parseUrl(o.url)
   mysql2() // UNSUPPORTED without the package
   return take(MysqlLease, o, table, new LeaseConnection(o.url))
 }

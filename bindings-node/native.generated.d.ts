@@ -137,7 +137,7 @@ export declare class StatusRun {
   constructor(family: string, url: string, table: string, segmentsSchema: string, dictionarySchema: string, layoutIndex: number)
   /**
    * A run on a connection to `url`, the family read from its scheme by the core
-   * (`Family::of_url`, as the command line does); another scheme is `INVALID_ARGUMENT`.
+   * (`Dialect::of_url`, the one rule of every client and the command line); another scheme is `INVALID_ARGUMENT`.
    */
   static forUrl(url: string, table: string, segmentsSchema: string, dictionarySchema: string, layoutIndex: number): StatusRun
   /** The run of `shardid status ...`'s arguments (checked by `cliStatusUsage` first). */
@@ -249,6 +249,13 @@ export declare function collectStats(): Array<StatsSample>
 
 /** The ID for a time, a shard and a sequence. */
 export declare function compose(layoutIndex: number, timestamp: unknown, shard: unknown, sequence: unknown): bigint
+
+/**
+ * The database a connection string names, by the core's one rule (`Dialect::of_url`):
+ * `'postgres'`, `'mysql'` or `'mariadb'`; any other scheme is `INVALID_ARGUMENT` on
+ * `argument`, naming the schemes taken. Every client decides its driver by it.
+ */
+export declare function databaseOfUrl(url: string, argument: string): string
 
 /**
  * Decodes `id` into this thread's decode buffer: timestamp ms, shard, sequence (the JS side

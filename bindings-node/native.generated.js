@@ -859,6 +859,7 @@ module.exports.cliStatusUsage = nativeBinding.cliStatusUsage
 module.exports.cliWantsStdin = nativeBinding.cliWantsStdin
 module.exports.collectStats = nativeBinding.collectStats
 module.exports.compose = nativeBinding.compose
+module.exports.databaseOfUrl = nativeBinding.databaseOfUrl
 module.exports.decode = nativeBinding.decode
 module.exports.decodeMany = nativeBinding.decodeMany
 module.exports.decodeManyText = nativeBinding.decodeManyText

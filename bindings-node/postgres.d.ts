@@ -1,65 +1,25 @@
 // shardid/postgres: shard leases through PostgreSQL (needs the `pg` package).
-import type { Layout, LeaseStats, TimeInput, U64Input } from './index.js'
+import type { Layout, U64Input } from './index.js'
+import { DatabaseLease, type DatabaseLeaseOptions } from './database-lease.js'
 
 /** The default time to live of an expiring lease: 10,000 ms. */
 export declare const DEFAULT_TTL_MS: number
 
 /** What `lease(...)` of `shardid/postgres` takes. */
-export interface PostgresLeaseOptions {
-  layout: Layout
+export interface PostgresLeaseOptions extends DatabaseLeaseOptions {
   /** A libpq connection string or URL for a connection the lease owns... */
   connectionString?: string
   /** ...or an unconnected `pg.Client` it then owns (it makes another with the same settings
    *  to reconnect). */
   client?: unknown
-  /** `[first, end]`, end excluded. */
-  shards: [number, number]
   /** `'expiring'` (the default: works behind transaction poolers) or `'session'` (advisory
    *  locks: direct connections only; a crashed holder's shard is free at once). */
   kind?: 'expiring' | 'session'
-  /** An expiring lease's time to live, 300 to 3,600,000 ms (default 10,000): how long a crashed
-   *  holder's shard stays taken; it is renewed every third of it. */
-  ttlMs?: number
-  /** After the lease is lost, the next call takes a new one (possibly another shard) instead of
-   *  rejecting with `LEASE_LOST`. */
-  retake?: boolean
-  /** The table of leases (default `shardid_leases`). */
-  table?: string
-  backwardsToleranceMs?: U64Input
-  maxBorrowUnits?: U64Input
 }
 
 /** A generator on a shard leased through PostgreSQL. */
-export declare class PostgresLease {
+export declare class PostgresLease extends DatabaseLease {
   private constructor()
-  /** The layout of the IDs it makes. */
-  readonly layout: Layout
-  /** The table of leases. */
-  readonly table: string
-  /** `'expiring'` (the default) or `'session'`. */
-  readonly kind: 'expiring' | 'session'
-  /** An expiring lease's time to live, ms. */
-  readonly ttlMs: number
-  /** Whether a lost lease is replaced at the next call. */
-  readonly retake: boolean
-  /** The shard held (after `close()`, the one it held; another after a retake). */
-  readonly shard: number
-  /** Whether the lease is held now (an expiring lease: renewed in time and not taken over). */
-  readonly held: boolean
-  /** What this lease did, over every shard it took (the core's counters; exporters see them too). */
-  stats(): LeaseStats
-  /** A new ID of the leased shard (renewing or retaking the lease first when due). */
-  nextId(): Promise<bigint>
-  /** A new ID as a decimal string, for JSON. */
-  nextIdString(): Promise<string>
-  /** One ID as if the clock read `now`; never waits for the clock. */
-  nextIdAt(now: TimeInput): Promise<bigint>
-  /** `n` IDs of the leased shard, increasing. */
-  nextIds(n: U64Input): Promise<BigUint64Array>
-  /** Releases the shard at once; later calls reject with `CLOSED`. */
-  close(): Promise<void>
-  /** `await using held = await lease(...)`: `close()` at the end of the block. */
-  [Symbol.asyncDispose](): Promise<void>
 }
 
 /** Leases the first free shard; rejects with code `NO_FREE_SHARD` when every one is held, and

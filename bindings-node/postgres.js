@@ -139,6 +139,9 @@ async function lease(options) {
     } catch {
       throw makeError('UNSUPPORTED', { reason: 'shardid/postgres needs the pg package: npm install pg' })
     }
+    if (typeof o.connectionString === 'string' && native.databaseOfUrl(o.connectionString, 'connectionString') !== 'postgres') {
+      throw makeError('INVALID_ARGUMENT', { argument: 'connectionString', reason: 'names a MySQL or MariaDB server: lease from shardid/mysql' }, TypeError)
+    }
     make = () => new pg.Client({ connectionString: o.connectionString })
   }
   return take(PostgresLease, o, table, new Connection(make))

@@ -141,7 +141,7 @@ class DenseIds {
   _failure(waited = true) {
     const error = this._error
     if (this._closed) return closedError(`DenseIds of tag ${this.tag}`)
-    if (error && error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag })
+    if (error && error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag, create: 'create_tag' })
     if (error && ['NOT_MYSQL', 'UNSUPPORTED'].includes(error.code)) return error // not a server to wait for
     let reason
     if ((this._inFlight || !error) && !waited) reason = 'both segments are used up and the next one is still being fetched (the Async methods wait for it)'
@@ -316,7 +316,9 @@ function newAllocator(o) {
   return native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, o.schema ?? 'seg', o.tag)
 }
 
-const isMysqlUrl = (text) => typeof text === 'string' && (text.startsWith('mysql://') || text.startsWith('mariadb://'))
+// Whether a connection string names MySQL or MariaDB, by the core's one rule for every client
+// (shardid::sql::Dialect::of_url): INVALID_ARGUMENT at once for a URL no driver takes.
+const isMysqlUrl = (text) => typeof text === 'string' && native.databaseOfUrl(text, 'connectionString') !== 'postgres'
 
 // denseIds() for MySQL and MariaDB URLs: mysql2 connections, the core's MySQL statements.
 async function mysqlDenseIds(o, urls) {
@@ -431,7 +433,8 @@ class SerialFormat {
 
 /** The error of a database refusal of a serial tag, as its kind (the rest as it is). */
 function serialDatabaseError(err, tag, zone) {
-  if (err.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag })
+  if (err.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag, create: 'createSerial' })
+  if (unreachable(err)) return unreachableError(err)
   if (err.code === SQLSTATES.serialMismatch) {
     return makeError('SERIAL_MISMATCH', { tag, reason: native.serialMismatchReason(err.message, tag) })
   }
@@ -530,8 +533,9 @@ class Serials {
   }
 
   _failure() {
-    if (this._closed) return unavailable(this.tag, 'the allocator was closed')
-    if (this._error && this._error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag })
+    if (this._closed) return closedError(`Serials of tag ${this.tag}`)
+    if (this._error && this._error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag, create: 'createSerial' })
+    if (this._error && unreachable(this._error)) return unreachableError(this._error)
     const reason = `the database did not answer within ${this.waitMs} ms` + (this._error ? ` (${this._error.message})` : '')
     const err = unavailable(this.tag, reason)
     if (this._error) err.cause = this._error
@@ -589,7 +593,7 @@ class Serials {
     return this.format.render(number, unixMs)
   }
 
-  /** Gives every period's rest back and ends the connection; later calls throw `SEGMENT_UNAVAILABLE`. */
+  /** Gives every period's rest back and ends the connection; later calls throw `CLOSED`. */
   async close() {
     if (this._closed) return
     this._closed = true
@@ -604,9 +608,22 @@ class Serials {
 }
 if (Symbol.asyncDispose) Serials.prototype[Symbol.asyncDispose] = Serials.prototype.close
 
+/** Connects `client`: `DATABASE_UNREACHABLE` (pg's error its `cause`) when the server cannot be
+ *  reached. */
+async function connectOrUnreachable(client) {
+  try {
+    await client.connect()
+  } catch (err) {
+    throw unreachable(err) ? unreachableError(err) : err
+  }
+}
+
 /** A `pg.Client` for `options`: its own `client`, or one for `connectionString`. */
 function clientFor(o) {
   if (o.client) return o.client
+  if (typeof o.connectionString === 'string' && native.databaseOfUrl(o.connectionString, 'connectionString') !== 'postgres') {
+    throw makeError('UNSUPPORTED', { reason: 'serials on MySQL and MariaDB: serials are kept in PostgreSQL only' })
+  }
   let pg
   try {
     pg = require('pg')
@@ -628,7 +645,7 @@ async function serials(options) {
   native.serialCheckTag(o.tag)
   const sql = native.serialSql(o.schema ?? 'seg')
   const client = clientFor(o)
-  await client.connect()
+  await connectOrUnreachable(client)
   let registered
   try {
     const { rows } = await client.query({ text: sql.info, values: [o.tag], rowMode: 'array' })
@@ -665,7 +682,7 @@ async function createSerial(options) {
   const r = format._registration
   const own = !o.client
   const client = clientFor(o)
-  if (own) await client.connect()
+  if (own) await connectOrUnreachable(client)
   try {
     await client.query(sql.create, [o.tag, format.format, format.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap])
   } catch (err) {

@@ -349,3 +349,15 @@ pub fn mysql_url(env: &Env, url: String) -> Result<MysqlUrlParts> {
         })
     })
 }
+
+/// The database a connection string names, by the core's one rule (`Dialect::of_url`):
+/// `'postgres'`, `'mysql'` or `'mariadb'`; any other scheme is `INVALID_ARGUMENT` on
+/// `argument`, naming the schemes taken. Every client decides its driver by it.
+#[napi]
+pub fn database_of_url(env: &Env, url: String, argument: String) -> Result<&'static str> {
+    guard(env, || {
+        Dialect::of_url(&url)
+            .map(Dialect::name)
+            .map_err(|why| invalid_argument(env, Class::Range, &argument, &why.to_string()))
+    })
+}

@@ -7,8 +7,9 @@
 use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::cli::StatusRun as Run;
+use shardid::sql::Dialect;
 use shardid::sql::SqlError;
-use shardid::sql::status::{Family, Row, StatusReader};
+use shardid::sql::status::{Row, StatusReader};
 
 use crate::cli::CliOutput;
 use crate::errors::{Class, guard, invalid_argument};
@@ -68,8 +69,8 @@ impl StatusRun {
     ) -> Result<Self> {
         guard(env, || {
             let family = match family.as_str() {
-                "postgres" => Family::Postgres,
-                "mysql" => Family::Mysql,
+                "postgres" => Dialect::Postgres,
+                "mysql" => Dialect::Mysql,
                 _ => {
                     return Err(invalid_argument(
                         env,
@@ -90,7 +91,7 @@ impl StatusRun {
     }
 
     /// A run on a connection to `url`, the family read from its scheme by the core
-    /// (`Family::of_url`, as the command line does); another scheme is `INVALID_ARGUMENT`.
+    /// (`Dialect::of_url`, the one rule of every client and the command line); another scheme is `INVALID_ARGUMENT`.
     #[napi(factory)]
     pub fn for_url(
         env: &Env,
@@ -101,8 +102,8 @@ impl StatusRun {
         layout_index: u32,
     ) -> Result<Self> {
         guard(env, || {
-            let family = Family::of_url(&url)
-                .map_err(|why| invalid_argument(env, Class::Range, "database", &why))?;
+            let family = Dialect::of_url(&url)
+                .map_err(|why| invalid_argument(env, Class::Range, "database", &why.to_string()))?;
             let layout = crate::layout::layout(env, layout_index)?;
             let reader =
                 StatusReader::new(family, &table, &segments_schema, &dictionary_schema, layout)
@@ -133,7 +134,7 @@ impl StatusRun {
     /// `'postgres'` or `'mysql'`: which driver runs the statements.
     #[napi(getter)]
     pub fn family(&self, env: &Env) -> Result<&'static str> {
-        guard(env, || Ok(self.inner.family().name()))
+        guard(env, || Ok(self.inner.family().family_name()))
     }
 
     /// The next statement, or `null` when done.

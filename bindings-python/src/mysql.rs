@@ -252,3 +252,17 @@ pub(crate) fn _mysql_url(
     let u = MysqlUrl::parse(url).map_err(|reason| invalid_argument(py, "url", reason))?;
     Ok((u.user, u.password, u.host, u.port, u.database))
 }
+
+/// The database a connection string names, by the core's one rule (`Dialect::of_url`):
+/// `"postgres"`, `"mysql"` or `"mariadb"`; any other scheme is `INVALID_ARGUMENT` on
+/// `argument`, naming the schemes taken. Every client decides its driver by it.
+#[pyfunction]
+pub(crate) fn _database_of_url(
+    py: Python<'_>,
+    url: &str,
+    argument: &str,
+) -> PyResult<&'static str> {
+    shardid::sql::Dialect::of_url(url)
+        .map(shardid::sql::Dialect::name)
+        .map_err(|why| invalid_argument(py, argument, &why.to_string()))
+}

@@ -7,7 +7,8 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use shardid::cli::StatusRun;
-use shardid::sql::status::{Family, Row, StatusReader};
+use shardid::sql::Dialect;
+use shardid::sql::status::{Row, StatusReader};
 
 use crate::layout::PyLayout;
 use crate::sql::sql_error;
@@ -35,8 +36,8 @@ impl PyStatusRun {
         layout: PyRef<'_, PyLayout>,
     ) -> PyResult<Self> {
         let family = match family {
-            "postgres" => Family::Postgres,
-            "mysql" => Family::Mysql,
+            "postgres" => Dialect::Postgres,
+            "mysql" => Dialect::Mysql,
             other => {
                 return Err(PyValueError::new_err(format!(
                     "family {other:?}: postgres or mysql"
@@ -57,7 +58,7 @@ impl PyStatusRun {
     }
 
     /// A run on a connection to `url`, the family read from its scheme by the core
-    /// (`Family::of_url`, as the command line does); another scheme is `INVALID_ARGUMENT`.
+    /// (`Dialect::of_url`, the one rule of every client and the command line); another scheme is `INVALID_ARGUMENT`.
     #[staticmethod]
     #[pyo3(signature = (url, table, segments_schema, dictionary_schema, layout))]
     fn for_url(
@@ -68,8 +69,8 @@ impl PyStatusRun {
         dictionary_schema: &str,
         layout: PyRef<'_, PyLayout>,
     ) -> PyResult<Self> {
-        let family = Family::of_url(url)
-            .map_err(|why| crate::errors::invalid_argument(py, "database", &why))?;
+        let family = Dialect::of_url(url)
+            .map_err(|why| crate::errors::invalid_argument(py, "database", &why.to_string()))?;
         let reader = StatusReader::new(
             family,
             table,
@@ -92,7 +93,7 @@ impl PyStatusRun {
     /// `"postgres"` or `"mysql"`: which driver runs the statements.
     #[getter]
     fn family(&self) -> &'static str {
-        self.inner.family().name()
+        self.inner.family().family_name()
     }
 
     /// The next statement, or `None` when done.

@@ -5,6 +5,7 @@
 //!   unknown: a tag never created is `UNKNOWN_TAG`.
 //!   threads: 8 threads x 20,000 IDs on one client: no duplicate.
 //!   demo:    7 IDs of tag `orders` in schema `seg` (examples/postgres/segments.py), then close.
+//!   next SCHEMA TAG: one ID, or the error's code, message and ms (`tests/postgres/test_contract.py`).
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -72,6 +73,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let ids: Vec<u64> = (0..7).map(|_| orders.next_id()).collect::<Result<_, _>>()?;
             orders.close();
             println!("{ids:?}");
+        }
+        "next" => {
+            let started = std::time::Instant::now();
+            match DenseIds::connect(config, &args[4], &args[3], small).and_then(|ids| ids.next_id())
+            {
+                Ok(id) => println!("{{\"id\": {id}}}"),
+                Err(e) => println!(
+                    "{{\"code\": \"{}\", \"message\": {:?}, \"ms\": {}}}",
+                    e.kind().code(),
+                    e.to_string(),
+                    started.elapsed().as_millis()
+                ),
+            }
         }
         other => return Err(format!("unknown mode {other}").into()),
     }

@@ -20,6 +20,7 @@
 //! - `bench DSN SCHEMA LANG FORMAT ZONE CALLS`: ns per call of `DenseIds::next_id` (tag
 //!   `dense_LANG`), `Serials::next_serial` (tag `ser_LANG`) and `SerialFormat::parse`, median
 //!   of 5 rounds (`bench/serials/bench.py` runs it, on tags that remember big segments).
+//! - `closed DSN SCHEMA TAG FORMAT ZONE`: a serial, `close()`, then the error of another.
 //! - `render ZONE FORMAT NUMBER UNIX_MS` prints a serial; `parse ZONE FORMAT SERIAL` its number
 //!   and period, or the error's code and message.
 
@@ -79,6 +80,16 @@ fn main() {
                     let skipped = s.close();
                     println!(r#"{{"serials": {got:?}, "skipped": {skipped}}}"#);
                 }
+                Err(e) => println!("{}", code(&e)),
+            }
+        }
+        "closed" => {
+            let s = Serials::connect(arg(1), arg(3), arg(4), arg(5), arg(2), SizePolicy::new())
+                .expect("connected");
+            s.next_serial().expect("a serial");
+            s.close();
+            match s.next_serial() {
+                Ok(serial) => println!(r#"{{"serial": "{serial}"}}"#),
                 Err(e) => println!("{}", code(&e)),
             }
         }

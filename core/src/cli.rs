@@ -26,7 +26,7 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 
 use crate::sql::status::{
-    DEFAULT_DICTIONARY_SCHEMA, DEFAULT_SEGMENTS_SCHEMA, DEFAULT_TABLE, Family, Row, StatusReader,
+    DEFAULT_DICTIONARY_SCHEMA, DEFAULT_SEGMENTS_SCHEMA, DEFAULT_TABLE, Row, StatusReader,
 };
 use crate::sql::{Dialect, Dictionary, Mysql, MysqlDictionary, MysqlSegments, Postgres, Segments};
 use crate::{FieldOrder, Generator, Layout, Options};
@@ -546,7 +546,7 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
             "{command} takes one database URL: shardid {command} postgresql://... (or mysql://...)"
         )));
     };
-    let family = Family::of_url(url).map_err(|why| usage(format!("{command}: {why}")))?;
+    let family = Dialect::of_url(url).map_err(|why| usage(format!("{command}: {why}")))?;
     let schema = p.get("--schema");
     let segments = p
         .get("--segments-schema")
@@ -599,7 +599,7 @@ impl StatusRun {
     }
 
     /// Which driver runs the statements.
-    pub const fn family(&self) -> Family {
+    pub const fn family(&self) -> Dialect {
         self.reader.family()
     }
 

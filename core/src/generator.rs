@@ -83,6 +83,13 @@ pub struct State {
 }
 
 impl State {
+    /// `slots` drawn from this state were not handed out (a lease that could not record the
+    /// ceiling above them): they count as skipped, not as IDs.
+    #[cfg(feature = "lease")]
+    pub(crate) fn not_handed_out(&self, slots: u64) {
+        self.skip(slots);
+    }
+
     /// A new state: no ID handed out yet.
     pub const fn new() -> Self {
         Self::starting_at(0)

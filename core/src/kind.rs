@@ -150,9 +150,12 @@ kinds! {
     /// Dense IDs: both segments are used up and the database did not answer in time; retry.
     SegmentUnavailable = 108, "SEGMENT_UNAVAILABLE", State, ["tag", "reason"],
         "no segment of tag {tag} is available: {reason}";
-    /// Dense IDs: the tag does not exist (create it first; a typo never creates one).
-    UnknownTag = 109, "UNKNOWN_TAG", Input, ["tag"],
-        "no tag {tag}: create it first (create_tag)";
+    /// Dense IDs and serials: the tag does not exist (create it first; a typo never creates one).
+    ///
+    /// `create` names the call that creates it, in the caller's language: `create_tag` (the
+    /// SQL function of dense tags), `create_serial` (Python, Rust), `createSerial` (Node).
+    UnknownTag = 109, "UNKNOWN_TAG", Input, ["tag", "create"],
+        "no tag {tag}: create it first ({create})";
     /// Dictionary: the topic does not exist (create it first; a typo never creates one).
     UnknownTopic = 110, "UNKNOWN_TOPIC", Input, ["topic"],
         "no topic {topic}: create it first (create_topic)";
@@ -245,11 +248,19 @@ impl ErrorKind {
     }
 
     /// Whether the field `name` holds a text (a reason, a place, an argument's name) rather
-    /// than a number: `reason`, `held_in`, `argument`, `tag`, `topic`, `server`, `what` and `zone` do.
+    /// than a number: `reason`, `held_in`, `argument`, `tag`, `topic`, `server`, `what`, `zone` and `create` do.
     pub fn is_text_field(name: &str) -> bool {
         matches!(
             name,
-            "reason" | "held_in" | "argument" | "tag" | "topic" | "server" | "what" | "zone"
+            "reason"
+                | "held_in"
+                | "argument"
+                | "tag"
+                | "topic"
+                | "server"
+                | "what"
+                | "zone"
+                | "create"
         )
     }
 

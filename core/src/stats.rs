@@ -372,10 +372,10 @@ pub fn layout_label(layout: &crate::Layout) -> alloc::string::String {
 
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 mod live;
-#[cfg(all(feature = "lease", target_has_atomic = "64"))]
-pub(crate) use live::register_lease;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use live::{
     Sample, collect, register_dictionary, register_segments, unregister_dictionary,
     unregister_segments,
 };
+#[cfg(all(feature = "lease", target_has_atomic = "64"))]
+pub(crate) use live::{register_generator, register_lease};

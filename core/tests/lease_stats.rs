@@ -201,3 +201,38 @@ fn exporters_see_a_lease_under_its_layout_shard_and_table_once_it_took_one() {
     drop(tally);
     assert!(find().is_none(), "a dropped lease");
 }
+
+/// A leased generator's IDs are IDs of the process: the exporters' generator family
+/// (`shardid_ids_total`) counts them as it counts the registry's generators, under the
+/// layout and the shard held, while the generator lives.
+#[test]
+fn exporters_count_a_leased_generators_ids_with_every_generators() {
+    let label = shardid::stats::layout_label(&tiny());
+    let ids = |shard: &str| {
+        collect()
+            .into_iter()
+            .find(|s| s.family == Family::Generator && s.labels == [label.as_str(), shard])
+            .map(|s| s.values[0])
+    };
+    let tally = Tally::new(&tiny(), "counted");
+    let (g, store) = generator(&tally, 13, None);
+    for ms in 0..8 {
+        g.next_id_at(T0 + ms).unwrap();
+    }
+    assert_eq!(g.stats().ids, 8);
+    assert_eq!(
+        ids("13"),
+        Some(8),
+        "the leased generator's IDs, as shardid_ids_total"
+    );
+    // IDs drawn and refused (no ceiling could be recorded above them) were never handed out:
+    // skipped, not counted.
+    store.lost.store(true, Ordering::SeqCst);
+    assert!(g.next_id_at(T0 + 1_000).is_err());
+    let mut batch = [0u64; 5];
+    assert!(g.next_ids(&mut batch).is_err());
+    assert_eq!(g.stats().ids, 8);
+    assert_eq!(ids("13"), Some(8));
+    drop(g);
+    assert_eq!(ids("13"), None, "a dropped generator is no longer reported");
+}

@@ -148,7 +148,8 @@ def test_a_password_with_at_colon_and_slash_and_a_server_that_is_not_mysql(serve
     assert "p%40ss%3Aw%2Frd" in url
     with DenseIds(url, "p", schema="seg_auth") as ids:
         assert ids.next_id() == 1
-    with pytest.raises(shardid.SegmentUnavailableError) as denied:
+    # A log-in refused is a database that cannot be reached (issue 36), once the wait is over.
+    with pytest.raises(shardid.DatabaseUnreachableError) as denied:
         DenseIds(server.url_for("seg_auth", user="app", password="wrong"), "p", schema="seg_auth", wait_ms=1000).next_id()
     assert "Access denied" in str(denied.value)
     # The PostgreSQL port: PostgreSQL waits for its client to speak first, so PyMySQL would

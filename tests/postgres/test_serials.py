@@ -422,7 +422,7 @@ def test_node_serials(cluster: Any, conn: Any) -> None:
         "again": "SERIAL_MISMATCH",
         "badTag": "INVALID_ARGUMENT",
         "badFormat": "INVALID_SERIAL_FORMAT",
-        "closed": "SEGMENT_UNAVAILABLE",
+        "closed": "CLOSED",
     }
     # close() gave the rest back: the period's row continues at 11.
     ((tag, next_number),) = conn.execute("SELECT tag, next FROM ser_node.shardid_tags").fetchall()

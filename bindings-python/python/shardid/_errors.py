@@ -228,11 +228,12 @@ class SegmentUnavailableError(ShardIdError):
 
 
 class UnknownTagError(ShardIdError, ValueError):
-    """Dense IDs: the tag does not exist (create it first; a typo never creates one)."""
+    """Dense IDs and serials: the tag does not exist (create it first; a typo never creates one)."""
 
     code = "UNKNOWN_TAG"
     number = 109
     tag: str
+    create: str
 
 
 class UnknownTopicError(ShardIdError, ValueError):

@@ -18,7 +18,16 @@ from typing import Any
 
 from shardid import _db
 from shardid._errors import InvalidArgumentError, LeaseLostError, ShardIdError
-from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol, _LeaseTally
+from shardid._shardid import (
+    Layout,
+    _CeilingGenerator,
+    _claim_backend,
+    _database_of_url,
+    _error,
+    _Hold,
+    _LeaseProtocol,
+    _LeaseTally,
+)
 
 #: The default time to live of an expiring lease, in milliseconds.
 DEFAULT_TTL_MS = 10_000
@@ -57,6 +66,17 @@ def _close_quietly(conn: Any) -> None:
         conn.close()
     except Exception:  # noqa: BLE001 (a broken connection may fail to close; it is dropped anyway)
         pass
+
+
+def check_url(conninfo: str, postgres: bool, module: str) -> None:
+    """The core's one rule for a connection string (``shardid::sql::Dialect::of_url``):
+    ``INVALID_ARGUMENT`` at once for a URL no driver takes, and for one of the other family's
+    database than ``module`` leases through."""
+    argument = "conninfo" if postgres else "url"
+    database = _database_of_url(conninfo, argument)
+    if (database == "postgres") != postgres:
+        reason = f"names a {database} server, which {module} does not lease through"
+        raise InvalidArgumentError(f"{argument} {reason}", argument=argument, reason=reason)
 
 
 class Dialect:
@@ -227,6 +247,7 @@ class DatabaseLease:
         self.ttl_ms = ttl_ms
         self.retake = retake
         if connect is None:
+            check_url(conninfo, self.dialect.name == "postgres", self.dialect.module)  # type: ignore[arg-type]
             self.dialect.check(conninfo)  # type: ignore[arg-type]
         dialect = self.dialect
         self._connect_with = connect if connect is not None else (lambda: dialect.connect(conninfo))  # type: ignore[arg-type]

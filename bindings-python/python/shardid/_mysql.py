@@ -24,6 +24,7 @@ from shardid._shardid import (
     _TOPIC_DROPPED_SQLSTATE,
     _UNKNOWN_TOPIC_SQLSTATE,
     _assign_new,
+    _database_of_url,
     _error,
     _mysql_segment_statements,
     _mysql_url,
@@ -50,9 +51,11 @@ CONNECT_TIMEOUT_S = 5
 GREETING_TIMEOUT_S = 2
 
 
-def is_url(conninfo: object) -> bool:
-    """Whether ``conninfo`` is a MySQL URL (``mysql://`` or ``mariadb://``)."""
-    return isinstance(conninfo, str) and conninfo.startswith(("mysql://", "mariadb://"))
+def is_url(conninfo: object, argument: str = "conninfo") -> bool:
+    """Whether ``conninfo`` is a MySQL or MariaDB URL, by the core's one rule for every client
+    (``shardid::sql::Dialect::of_url``): ``INVALID_ARGUMENT`` on ``argument`` at once for a URL
+    no driver takes (``postgresql+psycopg://...``, ``nonsense``), naming the schemes taken."""
+    return isinstance(conninfo, str) and _database_of_url(conninfo, argument) != "postgres"
 
 
 def check_url(url: str) -> None:

@@ -99,6 +99,8 @@ class Dictionary:
         self.server = server_for(topic, len(servers))
         """The index in ``servers`` of the server that holds this topic."""
         self.conninfo = servers[self.server]
+        for server in servers:
+            _mysql.is_url(server)  # INVALID_ARGUMENT now for a URL no driver takes (the core's rule)
         # MySQL and MariaDB: the core's statements and steps for them, over PyMySQL.
         self._mysql = _mysql.Dictionary(schema, topic) if _mysql.is_url(self.conninfo) else None
         if self._mysql is not None:
@@ -344,6 +346,8 @@ class AsyncDictionary:
         self.server = server_for(topic, len(servers))
         """The index in ``servers`` of the server that holds this topic."""
         self.conninfo = servers[self.server]
+        for server in servers:
+            _mysql.is_url(server)  # INVALID_ARGUMENT now for a URL no driver takes (the core's rule)
         # MySQL and MariaDB: the core's statements and steps for them, over aiomysql.
         self._mysql = _mysql.Dictionary(schema, topic) if _mysql.is_url(self.conninfo) else None
         if self._mysql is not None:

@@ -51,7 +51,7 @@ from typing import Any
 
 from shardid import _db
 from shardid._errors import InvalidArgumentError, LeaseLostError, ShardIdError
-from shardid._lease import DEFAULT_TTL_MS, DatabaseLease, Dialect
+from shardid._lease import DEFAULT_TTL_MS, DatabaseLease, Dialect, check_url
 from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol, _LeaseTally
 
 __all__ = ["DEFAULT_TTL_MS", "AsyncPostgresLease", "PostgresLease", "lease", "lease_async"]
@@ -253,6 +253,8 @@ class AsyncPostgresLease:
         if connect is None and not isinstance(conninfo, str):
             reason = "must be a connection string or URL, or pass connect="
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        if connect is None:
+            check_url(conninfo, True, "shardid.postgres")  # type: ignore[arg-type]
         self.layout = layout
         self.conninfo = conninfo
         self.shards = shards

@@ -237,9 +237,11 @@ class _Driver:
             return _db.closed_error(f"DenseIds of tag {self.tag}")
         error = self._error
         if error is not None and _db.sqlstate(error) == _UNKNOWN_TAG:
-            return UnknownTagError(f"no tag {self.tag}: create it first (create_tag)", tag=self.tag)
+            return UnknownTagError(f"no tag {self.tag}: create it first (create_tag)", tag=self.tag, create="create_tag")
         if isinstance(error, (NotMysqlError, UnsupportedError)):
             return error  # not a server to wait for
+        if self._never_reached():
+            return self._unreachable_error()
         if error is None or (ids is not None and ids._fetching()):
             reason = f"no segment arrived within {self.wait_ms} ms"
         elif isinstance(error, DatabaseUnreachableError):
@@ -249,6 +251,25 @@ class _Driver:
         unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
         unavailable.__cause__ = error
         return unavailable
+
+    def _never_reached(self) -> bool:
+        """Whether no server was ever reached: no segment taken, and the last fetch (every server
+        in turn) failed because the database cannot be reached."""
+        error = self._error
+        if self.fetches or error is None:
+            return False
+        return isinstance(error, DatabaseUnreachableError) or self._unreachable(error)
+
+    def _unreachable_error(self) -> BaseException:
+        """``DATABASE_UNREACHABLE`` for the last fetch's error, once the wait is over (as Node's
+        ``denseIds()`` and the leases raise it), the driver's error its cause: a server that
+        comes up within the wait is still taken."""
+        error = self._error
+        assert error is not None
+        unreachable = _db.unreachable_error(error)
+        if unreachable is not error:
+            unreachable.__cause__ = error
+        return unreachable
 
     def _wait(self, ids: Any, deadline: float) -> float:
         """Waits a little for the fetch under way; raises once past ``deadline`` (0: set it)."""
@@ -350,9 +371,16 @@ def create_serial(
         raise InvalidArgumentError(f"max_gap {reason}", argument="max_gap", reason=reason)
     create = _serial_statements(schema)[3]
     canonical, shape, pieces, width, reset = parsed._registration()
-    conn = _connect(conninfo) if isinstance(conninfo, str) else conninfo
     import psycopg
 
+    if isinstance(conninfo, str):
+        _check_serials_url(conninfo)
+        try:
+            conn = _connect(conninfo)
+        except psycopg.Error as e:
+            raise _serial_database_error(e, tag, parsed.zone) from e
+    else:
+        conn = conninfo
     try:
         conn.execute(create, (tag, format, parsed.zone, canonical, shape, pieces, width, reset, max_gap))
     except psycopg.Error as e:
@@ -362,12 +390,24 @@ def create_serial(
             conn.close()
 
 
+def _check_serials_url(conninfo: str) -> None:
+    """``INVALID_ARGUMENT`` for a URL no driver takes (the core's one rule), ``UNSUPPORTED`` for
+    MySQL's and MariaDB's: serials are kept in PostgreSQL only."""
+    if _mysql.is_url(conninfo):
+        reason = "serials on MySQL and MariaDB: serials are kept in PostgreSQL only"
+        raise UnsupportedError(f"unsupported: {reason}", reason=reason)
+
+
 def _serial_database_error(e: BaseException, tag: str, zone: str) -> BaseException:
     """A database error of a serial tag as its kind (the rest as what it is)."""
     sqlstate = getattr(e, "sqlstate", None)
     message = str(getattr(getattr(e, "diag", None), "message_primary", None) or e)
     if sqlstate == _UNKNOWN_TAG:
-        return UnknownTagError(f"no tag {tag}: create it first (create_tag)", tag=tag)
+        return UnknownTagError(f"no tag {tag}: create it first (create_serial)", tag=tag, create="create_serial")
+    if _db.unreachable(e):
+        unreachable = _db.unreachable_error(e)
+        unreachable.__cause__ = e
+        return unreachable
     if sqlstate == _SERIAL_MISMATCH_SQLSTATE:
         reason = _mismatch_reason(message, tag)
         return SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
@@ -388,6 +428,7 @@ class _SerialDriver:
         if not isinstance(conninfo, str):
             reason = "must be a connection string"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        _check_serials_url(conninfo)
         self._info_sql, self._take, self._give_back_sql, _, _, _ = _serial_statements(schema)
         self.conninfo = conninfo
         self.tag = tag
@@ -468,11 +509,10 @@ class _SerialDriver:
 
     def _unavailable(self) -> BaseException:
         if self._closed:
-            reason = "the allocator was closed"
-            return SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
+            return _db.closed_error(f"Serials of tag {self.tag}")
         error = self._error
-        if getattr(error, "sqlstate", None) == _UNKNOWN_TAG:
-            return UnknownTagError(f"no tag {self.tag}: create it first (create_tag)", tag=self.tag)
+        if error is not None and (getattr(error, "sqlstate", None) == _UNKNOWN_TAG or _db.unreachable(error)):
+            return _serial_database_error(error, self.tag, "")
         reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
         unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
         unavailable.__cause__ = error
@@ -634,12 +674,12 @@ class _AsyncDriver(_Driver):
         """:meth:`_Driver._wait`, awaited: a little for the fetch under way; raises once past
         ``deadline`` (0: set it)."""
         if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
-            raise self._unavailable()
+            raise self._unavailable(ids)
         now = time.monotonic()
         if not deadline:
             return now + self.wait_ms / 1000
         if now >= deadline:
-            raise self._unavailable()
+            raise self._unavailable(ids)
         try:
             await asyncio.wait_for(self._event().wait(), min(deadline - now, 0.05))
         except asyncio.TimeoutError:

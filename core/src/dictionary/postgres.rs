@@ -20,6 +20,7 @@ use std::{fmt, format};
 
 use super::{Cache, Invalid, check_topic, server_for};
 use crate::ErrorKind;
+use crate::sql::postgres::client::Described;
 use crate::sql::{Dictionary as Ddl, Placeholders, TOPIC_DROPPED, UNKNOWN_TOPIC};
 
 /// Why a dictionary call failed.
@@ -85,7 +86,7 @@ impl fmt::Display for DictionaryError {
                 ErrorKind::TopicDropped.render(f, |_, f| f.write_str(topic))
             }
             Self::Mismatch => f.write_str("the server's answers do not match the batch"),
-            Self::Database(e) => write!(f, "database: {e}"),
+            Self::Database(e) => write!(f, "database: {}", Described(e)),
         }
     }
 }
@@ -147,6 +148,14 @@ impl Dictionary {
                 argument: "servers".into(),
                 reason: "must hold at least one connection string".into(),
             });
+        }
+        for config in servers {
+            if let Some(reason) = crate::sql::postgres::client::url_problem(config.as_ref()) {
+                return Err(DictionaryError::InvalidArgument {
+                    argument: "servers".into(),
+                    reason,
+                });
+            }
         }
         let server = server_for(topic, u32::try_from(servers.len()).unwrap_or(u32::MAX)) as usize;
         let s = ddl.statements(Placeholders::Numbered);

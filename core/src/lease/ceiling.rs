@@ -38,7 +38,11 @@ pub trait CeilingStore: Send + Sync + fmt::Debug {
 /// bindings build their database leases on it.
 #[derive(Debug)]
 pub struct CeilingGenerator {
-    generator: Generator,
+    /// Its state is shared with the process's live figures ([`crate::stats::collect`]), which
+    /// report its IDs as every generator's (`shardid_ids_total`) while it lives.
+    generator: Generator<std::sync::Arc<crate::State>>,
+    /// The generator's state, to count IDs drawn and not handed out as skipped.
+    state: std::sync::Arc<crate::State>,
     /// The ceiling last recorded, in time units (0 once revoked, so every ID takes the slow
     /// path, which refuses).
     ceiling: AtomicU64,
@@ -72,14 +76,17 @@ impl CeilingGenerator {
         let seq_bits = u32::from(layout.sequence_bits());
         // The next free slot: the first of the unit after the ceiling.
         let state = recorded.map_or(0, |units| (units + 1) << seq_bits);
+        let state = std::sync::Arc::new(crate::State::starting_at(state));
         let generator =
-            Generator::with_state(crate::State::starting_at(state), layout, shard, options)?;
+            Generator::with_state(std::sync::Arc::clone(&state), layout, shard, options)?;
+        crate::stats::register_generator(&state, &layout, shard);
         // 100 ms, or half the backwards tolerance if that is less, and at least one unit: a
         // successor that starts at once waits at most this long for the clock to pass the
         // ceiling, and the store is written at most once per span.
         let span_ms = (options.backwards_tolerance_ms / 2).min(100);
         Ok(Self {
             generator,
+            state,
             ceiling: AtomicU64::new(recorded.unwrap_or(0)),
             revoked: std::sync::atomic::AtomicBool::new(false),
             span: (span_ms / layout.unit_ms()).max(1),
@@ -191,7 +198,7 @@ impl CeilingGenerator {
         // plain generator's and one comparison.
         match self.generator.next_id() {
             Ok(id) if self.covers(id) => Ok(id),
-            Ok(id) => self.record(id).map(|()| id),
+            Ok(id) => self.record_or_drop(id, 1).map(|()| id),
             Err(e) => Err(LeaseError::Id(e)),
         }
     }
@@ -204,7 +211,7 @@ impl CeilingGenerator {
     pub fn next_id_at(&self, now_ms: u64) -> Result<u64, LeaseError> {
         match self.generator.next_id_at(now_ms) {
             Ok(id) if self.covers(id) => Ok(id),
-            Ok(id) => self.record(id).map(|()| id),
+            Ok(id) => self.record_or_drop(id, 1).map(|()| id),
             Err(e) => Err(LeaseError::Id(e)),
         }
     }
@@ -215,10 +222,24 @@ impl CeilingGenerator {
     /// As [`CeilingGenerator::next_id`]; on an error none of `out` may be used.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<(), LeaseError> {
         self.generator.next_ids(out)?;
-        if let Some(&last) = out.last() {
-            self.cover(last)?;
+        if let Some(&last) = out.last()
+            && !self.covers(last)
+        {
+            self.record_or_drop(last, u64::try_from(out.len()).unwrap_or(u64::MAX))?;
         }
         Ok(())
+    }
+
+    /// [`CeilingGenerator::record`] for the `drawn` IDs up to `id`; if it fails they are not
+    /// handed out, and count as skipped rather than as IDs (`shardid_ids_total` counts what
+    /// callers got).
+    #[cold]
+    fn record_or_drop(&self, id: u64, drawn: u64) -> Result<(), LeaseError> {
+        let recorded = self.record(id);
+        if recorded.is_err() {
+            self.state.not_handed_out(drawn);
+        }
+        recorded
     }
 
     /// Draws the next ID from the generator, not yet handed out: hand it out only once
@@ -261,13 +282,15 @@ impl CeilingGenerator {
     ///
     /// # Errors
     /// [`LeaseError::Lost`], [`LeaseError::Database`] or [`LeaseError::Io`] when the ceiling
-    /// cannot be recorded: `id` must not be handed out.
+    /// cannot be recorded: `id` must not be handed out, and counts as skipped, not as an ID
+    /// (one ID: a batch drawn with [`CeilingGenerator::draw_many`] and refused counts its
+    /// others as IDs; [`CeilingGenerator::next_ids`] counts them all).
     #[inline]
     pub fn cover(&self, id: u64) -> Result<(), LeaseError> {
         if self.covers(id) {
             Ok(())
         } else {
-            self.record(id)
+            self.record_or_drop(id, 1)
         }
     }
 

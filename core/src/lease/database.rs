@@ -110,6 +110,11 @@ pub(super) trait Client: Sized + Send + 'static {
     /// statement without rows answers `(affected rows, last insert ID)`).
     fn run(&mut self, sql: &str, params: &[Value<'_>]) -> Result<Option<Vec<Owned>>, Self::Error>;
 
+    /// `e` for [`LeaseError::Database`], shown with the server's own message.
+    fn boxed(e: Self::Error) -> Box<dyn std::error::Error + Send + Sync> {
+        Box::new(e)
+    }
+
     /// How the lease protocol knows the error: its SQLSTATE, or MySQL's error number.
     fn code(e: &Self::Error) -> Option<String>;
 
@@ -180,7 +185,7 @@ impl<C: Client> Shared<C> {
                         return Err(LeaseError::Lost { shard: self.shard });
                     }
                 }
-                Err(LeaseError::Database(Box::new(e)))
+                Err(LeaseError::Database(C::boxed(e)))
             }
         }
     }
@@ -469,7 +474,7 @@ fn take<C: Client>(
                 }
                 if matches!(protocol.next(), Next::Raise) {
                     return Err(match result {
-                        Err(e) => LeaseError::Database(Box::new(e)),
+                        Err(e) => LeaseError::Database(C::boxed(e)),
                         Ok(_) => LeaseError::Database(
                             "the database answered a lease statement unexpectedly".into(),
                         ),

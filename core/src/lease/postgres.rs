@@ -35,6 +35,7 @@ use super::LeaseError;
 pub use super::database::LeaseOptions;
 use super::database::{Client, DatabaseLease, Owned, lease_methods};
 use crate::Layout;
+use crate::sql::postgres::client::ServerError;
 use crate::sql::{Dialect, Placeholders, Value};
 
 impl Client for postgres::Client {
@@ -43,8 +44,14 @@ impl Client for postgres::Client {
     const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
 
     fn connect(config: &str) -> Result<Self, LeaseError> {
+        if let Some(reason) = crate::sql::postgres::client::url_problem(config) {
+            return Err(LeaseError::InvalidArgument {
+                argument: "config",
+                reason,
+            });
+        }
         postgres::Client::connect(config, postgres::NoTls)
-            .map_err(|e| LeaseError::Database(Box::new(e)))
+            .map_err(|e| LeaseError::Database(ServerError::boxed(e)))
     }
 
     /// Runs one of the protocol's statements with its parameters sent as text (each is cast in
@@ -87,6 +94,10 @@ impl Client for postgres::Client {
             })
             .collect::<Result<Vec<_>, postgres::Error>>()?;
         Ok(Some(cells))
+    }
+
+    fn boxed(e: Self::Error) -> Box<dyn std::error::Error + Send + Sync> {
+        ServerError::boxed(e)
     }
 
     fn code(e: &Self::Error) -> Option<String> {

@@ -101,7 +101,10 @@ impl fmt::Display for SegmentError {
                 "tag" => f.write_str(tag),
                 _ => f.write_str(reason),
             }),
-            Self::UnknownTag { tag } => self.kind().render(f, |_, f| f.write_str(tag)),
+            Self::UnknownTag { tag } => self.kind().render(f, |name, f| match name {
+                "tag" => f.write_str(tag),
+                _ => f.write_str("create_tag"),
+            }),
             Self::Closed { tag } => self
                 .kind()
                 .render(f, |_, f| write!(f, "DenseIds of tag {tag}")),

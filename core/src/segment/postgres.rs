@@ -21,6 +21,7 @@ use std::{fmt, format, thread};
 
 use super::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
 use crate::ErrorKind;
+use crate::sql::postgres::client::Described;
 use crate::sql::{Placeholders, Segments, UNKNOWN_TAG};
 
 /// Why [`DenseIds`] could not hand out an ID.
@@ -78,7 +79,10 @@ impl fmt::Display for SegmentError {
                 "tag" => f.write_str(tag),
                 _ => f.write_str(reason),
             }),
-            Self::UnknownTag { tag } => self.kind().render(f, |_, f| f.write_str(tag)),
+            Self::UnknownTag { tag } => self.kind().render(f, |name, f| match name {
+                "tag" => f.write_str(tag),
+                _ => f.write_str("create_tag"),
+            }),
             Self::Closed { tag } => self
                 .kind()
                 .render(f, |_, f| write!(f, "DenseIds of tag {tag}")),
@@ -88,7 +92,7 @@ impl fmt::Display for SegmentError {
                     _ => f.write_str(reason),
                 })
             }
-            Self::Database(e) => self.kind().render(f, |_, f| write!(f, "{e}")),
+            Self::Database(e) => self.kind().render(f, |_, f| Described(e).fmt(f)),
         }
     }
 }
@@ -164,7 +168,7 @@ impl Shared {
                 if e.is_closed() || e.code().is_none() {
                     *client = None; // reconnect at the next fetch
                 }
-                *error = Some(e.to_string());
+                *error = Some(Described(&e).to_string());
             }
         }
         drop(error);
@@ -209,6 +213,12 @@ impl DenseIds {
             return Err(SegmentError::InvalidArgument {
                 argument: "tag",
                 reason: "must be 1 to 200 bytes of text".into(),
+            });
+        }
+        if let Some(reason) = crate::sql::postgres::client::url_problem(config) {
+            return Err(SegmentError::InvalidArgument {
+                argument: "config",
+                reason,
             });
         }
         let statements = Segments::new(schema)

@@ -29,7 +29,9 @@ use super::{
 };
 use crate::ErrorKind;
 use crate::segment::{Segment, SizePolicy};
+use crate::sql::postgres::client::Described;
 use crate::sql::{Placeholders, SERIAL_MISMATCH, Segments, UNKNOWN_TAG};
+use postgres::types::Type;
 
 /// Why [`Serials`] could not issue or parse a serial.
 #[derive(Debug)]
@@ -44,6 +46,12 @@ pub enum SerialsError {
         tag: String,
         /// What went wrong.
         reason: String,
+    },
+    /// The allocator was closed ([`Serials::close`]): it issues no more serials, and retrying
+    /// cannot change that ([`ErrorKind::Closed`]).
+    Closed {
+        /// The tag.
+        tag: String,
     },
     /// The tag was never registered ([`ErrorKind::UnknownTag`]).
     UnknownTag {
@@ -64,7 +72,9 @@ pub enum SerialsError {
         /// Why.
         reason: String,
     },
-    /// The database refused a statement, or the first connection failed.
+    /// The database could not be reached ([`ErrorKind::DatabaseUnreachable`]: the driver's
+    /// error has no SQLSTATE) or refused a statement ([`ErrorKind::Database`]); the message
+    /// keeps the server's own words.
     Database(postgres::Error),
 }
 
@@ -73,7 +83,10 @@ impl SerialsError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Serial(e) => e.kind(),
-            Self::Unavailable { .. } | Self::Database(_) => ErrorKind::SegmentUnavailable,
+            Self::Unavailable { .. } => ErrorKind::SegmentUnavailable,
+            Self::Database(e) if e.code().is_none() => ErrorKind::DatabaseUnreachable,
+            Self::Database(_) => ErrorKind::Database,
+            Self::Closed { .. } => ErrorKind::Closed,
             Self::UnknownTag { .. } => ErrorKind::UnknownTag,
             Self::Mismatch { .. } => ErrorKind::SerialMismatch,
             Self::InvalidArgument { .. } => ErrorKind::InvalidArgument,
@@ -94,14 +107,17 @@ impl fmt::Display for SerialsError {
         };
         match self {
             Self::Serial(e) => e.fmt(f),
-            Self::UnknownTag { tag } => text(&[("tag", tag)], f),
+            Self::UnknownTag { tag } => text(&[("tag", tag), ("create", "create_serial")], f),
+            Self::Closed { tag } => self
+                .kind()
+                .render(f, |_, f| write!(f, "Serials of tag {tag}")),
             Self::Unavailable { tag, reason } | Self::Mismatch { tag, reason } => {
                 text(&[("tag", tag), ("reason", reason)], f)
             }
             Self::InvalidArgument { argument, reason } => {
                 text(&[("argument", argument), ("reason", reason)], f)
             }
-            Self::Database(e) => write!(f, "the database refused: {e}"),
+            Self::Database(e) => self.kind().render(f, |_, f| Described(e).fmt(f)),
         }
     }
 }
@@ -129,11 +145,23 @@ fn database_error(tag: &str, e: postgres::Error) -> SerialsError {
         Some(code) if code == SERIAL_MISMATCH => SerialsError::Mismatch {
             tag: tag.into(),
             reason: e.as_db_error().map_or_else(
-                || e.to_string(),
+                || Described(&e).to_string(),
                 |d| super::mismatch_reason(d.message(), tag).to_string(),
             ),
         },
         _ => SerialsError::Database(e),
+    }
+}
+
+/// `INVALID_ARGUMENT` on `config` for a URL the PostgreSQL client does not take (the core's
+/// one rule), before any connection.
+fn check_config(config: &str) -> Result<(), SerialsError> {
+    match crate::sql::postgres::client::url_problem(config) {
+        Some(reason) => Err(SerialsError::InvalidArgument {
+            argument: "config",
+            reason,
+        }),
+        None => Ok(()),
     }
 }
 
@@ -172,25 +200,29 @@ pub fn create_serial(
     max_gap: u32,
 ) -> Result<(), SerialsError> {
     check_tag(tag)?;
+    check_config(config)?;
     let parsed = SerialFormat::new(format, zone)?;
     let create = statements(schema)?.create().to_string();
     let mut client =
         postgres::Client::connect(config, postgres::NoTls).map_err(SerialsError::Database)?;
     let r = parsed.registration();
     let max_gap = i32::try_from(max_gap.max(1)).unwrap_or(i32::MAX);
+    // Every statement here is sent unnamed, in one round trip (`query_typed`): a pooler in
+    // transaction mode may run the next one on another server session, which would not hold a
+    // statement prepared by name.
     client
-        .execute(
+        .query_typed(
             create.as_str(),
             &[
-                &tag,
-                &format,
-                &parsed.zone(),
-                &r.canonical,
-                &r.shape,
-                &r.pieces,
-                &r.width,
-                &r.reset,
-                &max_gap,
+                (&tag, Type::TEXT),
+                (&format, Type::TEXT),
+                (&parsed.zone(), Type::TEXT),
+                (&r.canonical, Type::TEXT),
+                (&r.shape, Type::TEXT),
+                (&r.pieces, Type::TEXT_ARRAY),
+                (&r.width, Type::INT4),
+                (&r.reset, Type::TEXT),
+                (&max_gap, Type::INT4),
             ],
         )
         .map_err(|e| database_error(tag, e))?;
@@ -239,18 +271,31 @@ impl Shared {
         let period = fetch.period.to_string();
         let size = i64::try_from(fetch.size).unwrap_or(i64::MAX);
         let result = self.with_client(|conn| {
-            let row = conn.query_one(self.take.as_str(), &[&tag, &period, &size])?;
-            let (first, count, stride): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
-            Ok(Segment {
-                first: first.unsigned_abs(),
-                count: count.unsigned_abs(),
-                stride: stride.unsigned_abs(),
-            })
+            let rows = conn.query_typed(
+                self.take.as_str(),
+                &[
+                    (&tag, Type::TEXT),
+                    (&period, Type::TEXT),
+                    (&size, Type::INT8),
+                ],
+            )?;
+            Ok(rows.first().map(|row| {
+                let (first, count, stride): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+                Segment {
+                    first: first.unsigned_abs(),
+                    count: count.unsigned_abs(),
+                    stride: stride.unsigned_abs(),
+                }
+            }))
         });
         let now = crate::now_ms();
         let mut error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
         match result {
-            Ok(segment) => match self.allocator.fill(fetch, segment, now) {
+            Ok(None) => {
+                self.allocator.fetch_failed(fetch, now);
+                *error = Some("the database returned no segment".into());
+            }
+            Ok(Some(segment)) => match self.allocator.fill(fetch, segment, now) {
                 Ok(()) => *error = None,
                 Err(SerialFillError::Stale) => {
                     // The period was given up meanwhile: its numbers go back, or are lost.
@@ -272,7 +317,7 @@ impl Shared {
             },
             Err(e) => {
                 self.allocator.fetch_failed(fetch, now);
-                *error = Some(e.to_string());
+                *error = Some(Described(&e).to_string());
             }
         }
         drop(error);
@@ -289,8 +334,15 @@ impl Shared {
         let end = i64::try_from(end).unwrap_or(i64::MAX);
         let returned = self
             .with_client(|conn| {
-                let row = conn.query_one(self.give_back.as_str(), &[&period_tag, &first, &end])?;
-                Ok(row.get::<_, bool>(0))
+                let rows = conn.query_typed(
+                    self.give_back.as_str(),
+                    &[
+                        (&period_tag, Type::TEXT),
+                        (&first, Type::INT8),
+                        (&end, Type::INT8),
+                    ],
+                )?;
+                Ok(rows.first().is_some_and(|row| row.get::<_, bool>(0)))
             })
             .unwrap_or(false);
         if !returned {
@@ -344,13 +396,20 @@ impl Serials {
         policy: SizePolicy,
     ) -> Result<Self, SerialsError> {
         check_tag(tag)?;
+        check_config(config)?;
         let parsed = SerialFormat::new(format, zone)?;
         let statements = statements(schema)?;
         let mut client =
             postgres::Client::connect(config, postgres::NoTls).map_err(SerialsError::Database)?;
-        let row = client
-            .query_one(statements.info().to_string().as_str(), &[&tag])
+        let rows = client
+            .query_typed(
+                statements.info().to_string().as_str(),
+                &[(&tag, Type::TEXT)],
+            )
             .map_err(|e| database_error(tag, e))?;
+        let Some(row) = rows.first() else {
+            return Err(SerialsError::UnknownTag { tag: tag.into() });
+        };
         let (canonical, registered_zone, max_gap): (String, String, i32) =
             (row.get(0), row.get(1), row.get(2));
         if let Some(reason) = parsed.mismatch(&canonical, &registered_zone) {
@@ -396,9 +455,10 @@ impl Serials {
 
     fn unavailable(&self) -> SerialsError {
         let tag = self.shared.allocator.tag().to_string();
-        let reason = if self.shared.closed.load(Ordering::Acquire) {
-            "the allocator was closed".into()
-        } else {
+        if self.shared.closed.load(Ordering::Acquire) {
+            return SerialsError::Closed { tag };
+        }
+        let reason = {
             let error = self
                 .shared
                 .error
@@ -454,7 +514,8 @@ impl Serials {
     ///
     /// # Errors
     /// [`SerialsError::Serial`] (a time the format refuses, the period's width used up),
-    /// [`SerialsError::Unavailable`] (retry later).
+    /// [`SerialsError::Unavailable`] (retry later), [`SerialsError::Closed`] after
+    /// [`Serials::close`].
     pub fn next_serial_at(&self, unix_ms: u64) -> Result<Serial, SerialsError> {
         self.issue(Some(unix_ms))
     }

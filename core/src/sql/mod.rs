@@ -17,13 +17,14 @@ mod dictionary;
 pub mod failover;
 mod lease;
 pub mod mysql;
-mod postgres;
+pub(crate) mod postgres;
 mod public_ids;
 mod segments;
 mod serials;
 #[cfg(feature = "std")]
 pub mod status;
 mod uninstall;
+mod url;
 
 pub use dictionary::{
     Dictionary, DictionaryStatements, DictionaryUninstall, TOPIC_DROPPED, UNKNOWN_TOPIC,
@@ -46,6 +47,7 @@ pub use serials::{
     UNKNOWN_TIME_ZONE,
 };
 pub use uninstall::PostgresUninstall;
+pub use url::{NotADatabaseUrl, URL_SCHEMES};
 
 /// The longest schema name accepted: PostgreSQL truncates identifiers beyond 63 bytes without a
 /// word, and 40 leaves room for names derived from the schema.

@@ -42,7 +42,7 @@ use std::vec;
 use std::vec::Vec;
 
 use super::failover::MYSQL_NOW_MS;
-use super::{SqlError, check_schema, check_table};
+use super::{Dialect, SqlError, check_schema, check_table};
 use crate::cli::rfc3339;
 use crate::{FieldOrder, Layout};
 
@@ -66,46 +66,6 @@ pub const DEFAULT_SEGMENTS_SCHEMA: &str = "seg";
 /// The default schema of the dictionary, as its clients' (`dict`).
 pub const DEFAULT_DICTIONARY_SCHEMA: &str = "dict";
 
-/// Which family of databases the statements are for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    /// PostgreSQL.
-    Postgres,
-    /// MySQL 8 and MariaDB (the statements are the same for both).
-    Mysql,
-}
-
-impl Family {
-    /// The family of a database URL: `mysql://` and `mariadb://` are the MySQL family;
-    /// `postgres://`, `postgresql://` and libpq's `key=value` connection strings PostgreSQL.
-    ///
-    /// # Errors
-    /// Another URL scheme, with the words of the refusal.
-    pub fn of_url(url: &str) -> Result<Self, String> {
-        match url.split_once("://") {
-            Some(("mysql" | "mariadb", _)) => Ok(Self::Mysql),
-            Some(("postgres" | "postgresql", _)) => Ok(Self::Postgres),
-            Some((scheme, _)) => Err(format!(
-                "{:?} is not a database URL: postgresql://, mysql:// or mariadb://",
-                scheme.chars().take(20).collect::<String>()
-            )),
-            None if url.contains('=') => Ok(Self::Postgres),
-            None => Err(
-                "not a database URL: postgresql://..., mysql://..., or libpq's host=... dbname=..."
-                    .into(),
-            ),
-        }
-    }
-
-    /// `"postgres"` or `"mysql"`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Postgres => "postgres",
-            Self::Mysql => "mysql",
-        }
-    }
-}
-
 /// Which statement a [`StatusReader`] is at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
@@ -119,7 +79,7 @@ enum Step {
 /// The statements of `shardid status` and the rows they returned; see the module docs.
 #[derive(Clone, Debug)]
 pub struct StatusReader {
-    family: Family,
+    family: Dialect,
     table: String,
     segments: String,
     dictionary: String,
@@ -146,7 +106,7 @@ impl StatusReader {
     /// [`SqlError::SchemaName`] or [`SqlError::TableName`] for a name that is not a plain
     /// lower-case identifier.
     pub fn new(
-        family: Family,
+        family: Dialect,
         table: &str,
         segments: &str,
         dictionary: &str,
@@ -173,7 +133,7 @@ impl StatusReader {
     }
 
     /// The family the statements are for.
-    pub const fn family(&self) -> Family {
+    pub const fn family(&self) -> Dialect {
         self.family
     }
 
@@ -190,7 +150,7 @@ impl StatusReader {
     /// # Errors
     /// A message for the MySQL family, which has no such mark yet.
     pub fn marking_restored(mut self) -> Result<Self, String> {
-        if self.family != Family::Postgres {
+        if self.family.is_mysql() {
             return Err(
                 "restored: PostgreSQL only for now (the MySQL family's rows have no mark)".into(),
             );
@@ -233,7 +193,7 @@ impl StatusReader {
     /// The next statement to run (no parameters), or `None` when [`Self::report`] is ready.
     pub fn next(&self) -> Option<String> {
         let (t, s, d) = (&self.table, &self.segments, &self.dictionary);
-        let pg = self.family == Family::Postgres;
+        let pg = !self.family.is_mysql();
         Some(match self.step {
             Step::Probe if pg => format!(
                 "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text, \
@@ -534,7 +494,7 @@ impl StatusReader {
             }
         }
         Report {
-            database: self.family.name(),
+            database: self.family.family_name(),
             now_ms: now,
             table: self.table.clone(),
             segments_schema: self.segments.clone(),
@@ -1245,7 +1205,7 @@ mod tests {
 
     fn reader() -> StatusReader {
         StatusReader::new(
-            Family::Postgres,
+            Dialect::Postgres,
             "shardid_leases",
             "seg",
             "dict",
@@ -1350,7 +1310,7 @@ mod tests {
         assert_eq!(from_signature(&signature), Some(near));
         assert_eq!(from_signature("epoch_ms=1 bits=1/2"), None);
         let mut r = StatusReader::new(
-            Family::Mysql,
+            Dialect::Mysql,
             "shardid_leases",
             "seg",
             "dict",
@@ -1396,22 +1356,18 @@ mod tests {
     #[test]
     fn names_are_checked() {
         assert!(
-            StatusReader::new(Family::Postgres, "x;drop", "seg", "dict", Layout::INSTAGRAM)
-                .is_err()
+            StatusReader::new(
+                Dialect::Postgres,
+                "x;drop",
+                "seg",
+                "dict",
+                Layout::INSTAGRAM
+            )
+            .is_err()
         );
         assert!(
-            StatusReader::new(Family::Postgres, "t", "Seg", "dict", Layout::INSTAGRAM).is_err()
+            StatusReader::new(Dialect::Postgres, "t", "Seg", "dict", Layout::INSTAGRAM).is_err()
         );
-    }
-
-    #[test]
-    fn urls_name_their_family() {
-        assert_eq!(Family::of_url("mysql://u@h/d"), Ok(Family::Mysql));
-        assert_eq!(Family::of_url("mariadb://h"), Ok(Family::Mysql));
-        assert_eq!(Family::of_url("postgresql://h/d"), Ok(Family::Postgres));
-        assert_eq!(Family::of_url("host=h dbname=d"), Ok(Family::Postgres));
-        assert!(Family::of_url("http://h").is_err());
-        assert!(Family::of_url("nonsense").is_err());
     }
 
     #[test]

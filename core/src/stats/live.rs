@@ -1,5 +1,6 @@
 //! The process's live objects, for exporters: every generator state
-//! ([`crate::Generator::shared`]'s), the segment allocators and dictionaries the bindings
+//! ([`crate::Generator::shared`]'s, and each lease's generator: a
+//! [`crate::lease::CeilingGenerator`] registers its own), the segment allocators and dictionaries the bindings
 //! registered, and the database leases (their [`crate::lease::Tally`] registers itself).
 //! Objects are held weakly: one dropped is no longer reported, and neither is one
 //! unregistered ([`unregister_segments`], [`unregister_dictionary`]): a binding whose objects
@@ -17,6 +18,10 @@ use crate::segment::SegmentAllocator;
 
 #[derive(Clone)]
 enum Source {
+    /// A generator whose state is its own, not the registry's (a lease's
+    /// [`crate::lease::CeilingGenerator`]); labelled `[layout, shard]` as the registry's.
+    #[cfg(feature = "lease")]
+    Generator(Weak<crate::State>),
     Segments(Weak<SegmentAllocator>),
     Dictionary(Weak<Cache>),
     /// Labelled `[layout, table]`: the shard, which a lease that retakes changes, is read at
@@ -34,6 +39,8 @@ struct Entry {
 impl Entry {
     fn alive(&self) -> bool {
         match &self.source {
+            #[cfg(feature = "lease")]
+            Source::Generator(w) => w.strong_count() > 0,
             Source::Segments(w) => w.strong_count() > 0,
             Source::Dictionary(w) => w.strong_count() > 0,
             #[cfg(feature = "lease")]
@@ -89,6 +96,16 @@ fn ptr_eq<T>(weak: &Weak<T>, arc: &Arc<T>) -> bool {
 fn unregister(matches: impl Fn(&Source) -> bool) {
     let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
     live.retain(|e| e.alive() && !matches(&e.source));
+}
+
+/// Reports the generator whose state is `state` (of `layout`, on `shard`) to exporters while
+/// it lives, as the registry's generators are: a leased generator's IDs are IDs too.
+#[cfg(feature = "lease")]
+pub(crate) fn register_generator(state: &Arc<crate::State>, layout: &Layout, shard: u64) {
+    register(
+        std::vec![super::layout_label(layout), std::format!("{shard}")],
+        Source::Generator(Arc::downgrade(state)),
+    );
 }
 
 /// Reports the lease whose counters are `tally` (of `layout`, in `table`) to exporters while
@@ -150,15 +167,24 @@ pub fn collect() -> Vec<Sample> {
             &state.stats().values(),
         );
     }
-    let entries: Vec<(Vec<String>, Source)> = {
+    let mut entries: Vec<(Vec<String>, Source)> = {
         let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
         live.retain(Entry::alive);
         live.iter()
             .map(|e| (e.labels.clone(), e.source.clone()))
             .collect()
     };
+    // The generators of leases with the registry's, before the other families.
+    #[cfg(feature = "lease")]
+    entries.sort_by_key(|(_, source)| !matches!(source, Source::Generator(_)));
     for (labels, source) in entries {
         match source {
+            #[cfg(feature = "lease")]
+            Source::Generator(w) => {
+                if let Some(state) = w.upgrade() {
+                    add(Family::Generator, labels, &state.stats().values());
+                }
+            }
             Source::Segments(w) => {
                 if let Some(allocator) = w.upgrade() {
                     let stats: SegmentStats = allocator.stats();

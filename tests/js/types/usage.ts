@@ -1,5 +1,6 @@
 // Compiled by `tsc --noEmit --strict` in tests/js/run.sh: the public types fit real use.
 import shardid, { Generator, Layout, lease, ShardIdError, jsonReplacer, jsonReviver, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
+import { lease as leaseMysql, type MysqlLease } from 'shardid/mysql'
 import { lease as leasePostgres, int8AsBigInt, ddl as postgresDdl, type PostgresLease } from 'shardid/postgres'
 import { denseIds, type DenseIds, SerialFormat, serials, createSerial, type Serials, type ParsedSerial } from 'shardid/segments'
 import { Dictionary, ddl, serverFor } from 'shardid/dictionary'
@@ -67,6 +68,19 @@ async function fromDatabase(): Promise<bigint> {
   return next
 }
 void fromDatabase
+// The book's MySQL lease (docs/src/databases/mysql.md), typed.
+async function fromMysql(): Promise<bigint> {
+  const server: string = 'mysql://app@db'   // the book reads process.env.MYSQL_URL
+  const ids: MysqlLease = await leaseMysql({ layout: Layout.INSTAGRAM, url: `${server}/app`, shards: [0, 64] })
+  const next: bigint = await ids.nextId()
+  const renewals: bigint = ids.stats().lateRenewals
+  // @ts-expect-error: a MySQL lease takes a url, not pg's connectionString
+  await leaseMysql({ layout: Layout.INSTAGRAM, connectionString: 'mysql://app@db/app', shards: [0, 64] })
+  await ids.close()
+  console.log(renewals)
+  return next
+}
+void fromMysql
 console.log(asJson, batch, when, fields, fromString, range, shard, at, shardid.version)
 
 // Dense IDs from segments: a synchronous bigint, async batches, several ticket servers.

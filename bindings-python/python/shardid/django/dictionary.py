@@ -22,7 +22,9 @@ class _DjangoDictionary(Dictionary):
 
         from shardid import _mysql
 
-        super().__init__("django", topic, schema=schema, cache_size=cache_size)
+        # No connection string: the statements run on Django's connection. A placeholder the
+        # core's rule for URLs reads as PostgreSQL's (MySQL's steps are set below).
+        super().__init__("postgresql://django", topic, schema=schema, cache_size=cache_size)
         self.using = using
         self.server = 0
         # MySQL and MariaDB (Django's vendor "mysql"): the core's steps of the MySQL protocol,

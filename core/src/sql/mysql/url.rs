@@ -83,9 +83,9 @@ impl MysqlUrl {
         })
     }
 
-    /// Whether `text` is a MySQL URL (rather than a PostgreSQL connection string).
+    /// Whether `text` is a MySQL or MariaDB URL, by the one rule ([`super::Dialect::of_url`]).
     pub fn is_url(text: &str) -> bool {
-        text.starts_with("mysql://") || text.starts_with("mariadb://")
+        super::Dialect::of_url(text).is_ok_and(super::Dialect::is_mysql)
     }
 }
 
