@@ -23,12 +23,18 @@ def _quoted(value: Any) -> str:
 
 
 class Command(BaseCommand):
+    """Marks the rows of the database ``--database`` names (``default``) restored, then prints
+    the status; refused, with a ``CommandError``, on a database other than PostgreSQL."""
+
     help = "Marks every shardid tag, serial period and topic restored (after restoring a backup): the next take of each skips."
 
     def add_arguments(self, parser: Any) -> None:
+        """``--database ALIAS``: which of the project's databases (``default``)."""
         parser.add_argument("--database", default="default", help="the database alias (default: default)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        """Marks every schema the migrations install segments and the dictionary in, through the
+        command line's ``shardid restored`` over Django's own connection parameters."""
         from django.db import connections
 
         from shardid.django.status import _migration_schemas
@@ -36,7 +42,10 @@ class Command(BaseCommand):
 
         connection = connections[options["database"]]
         if connection.vendor != "postgresql":
-            raise CommandError("shardid_restored: PostgreSQL only for now (the MySQL family's rows have no mark)")
+            raise CommandError(
+                f"shardid_restored: PostgreSQL only for now (the database {options['database']!r} is "
+                f"{connection.vendor}, whose rows have no restored mark)"
+            )
         params = connection.get_connection_params()
         conninfo = " ".join(f"{k}={_quoted(params[k])}" for k in _KEYS if params.get(k) not in (None, ""))
         segments, dictionaries = _migration_schemas()
