@@ -614,8 +614,8 @@ impl<S: Borrow<State>> Generator<S> {
     /// compiler has nothing of it to work out before the per-ID loop. Inlined, its values
     /// (the sequence mask, the borrow's end, the unit's length) were hoisted out of
     /// `claim_on`'s loop and computed, and spilled, on every call when the state is behind a
-    /// pointer (`Generator::shared`'s, a lease's): 29 instructions an ID, most of a leased
-    /// ID's extra cost (BENCHMARKS.md, "Leased generators counted"). Without `counters` (the
+    /// pointer (`Generator::shared`'s, a lease's): a leased ID cost 91 instructions under
+    /// callgrind, 58 since (BENCHMARKS.md, "Leased generators counted"). Without `counters` (the
     /// WebAssembly module, where size is the budget) it is inlined as before.
     #[cfg_attr(feature = "counters", cold, inline(never))]
     #[cfg_attr(not(feature = "counters"), inline)]
