@@ -597,9 +597,9 @@ impl<S: Borrow<State>> Generator<S> {
     /// slot is lost to another thread): the per-ID path tests nothing more.
     #[inline]
     fn check(&self, slot: u64, now_units: u64, now_ms: u64, single: bool) -> Result<(), Error> {
-        // The generator's own copy of the sequence's width: 3 instructions an ID fewer than
-        // the layout's in the counted builds (the loop keeps it in a register); the layout's
-        // keeps the WebAssembly module byte for byte what it was.
+        // The generator's own copy of the sequence's width: 2-3 instructions an ID fewer than
+        // the layout's on a state behind a pointer in the counted builds (the loop keeps it in
+        // a register); the layout's keeps the WebAssembly module byte for byte what it was.
         #[cfg(feature = "counters")]
         let seq_bits = self.seq_bits;
         #[cfg(not(feature = "counters"))]
