@@ -42,7 +42,7 @@ if (mode === 'badtable') {
   const pg = require('pg')
   const admin = new pg.Client({ connectionString })
   await admin.connect()
-  await admin.query('SELECT pg_terminate_backend($1)', [held._connection._client.processID])
+  await admin.query('SELECT pg_terminate_backend($1)', [held._connection._conn.processID])
   await admin.end()
   await new Promise((resolve) => setTimeout(resolve, 200))
   const within = await code(held.nextIdAt(T0 + 50))
