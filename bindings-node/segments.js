@@ -339,7 +339,7 @@ function serialDatabaseError(dialect, err, tag, zone) {
 }
 
 class Serials {
-  constructor(secret, { link, tag, format, index, sql, waitMs }) {
+  constructor(secret, { link, tag, format, index, protocol, waitMs }) {
     if (secret !== SERIAL_SECRET) {
       throw makeError('INVALID_ARGUMENT', { argument: 'Serials', reason: 'is made by serials() from shardid/segments' }, TypeError)
     }
@@ -354,7 +354,8 @@ class Serials {
     // The connection, opened again after its session was lost (dialects/index.js).
     this._link = link
     this._index = index
-    this._sql = sql
+    // The dialect's serial statements (dialects/*.js), run on that connection.
+    this._protocol = protocol
     this._closed = false
     this._error = null
     this._inFlight = null
@@ -380,7 +381,7 @@ class Serials {
   async _fetch(token, size) {
     try {
       const period = native.serialsFetchPeriod(this._index, token)
-      const [first, count, stride] = await this._link.run(this._sql.take, [this.tag, period, String(size)])
+      const [first, count, stride] = await this._link.use((conn) => this._protocol.take(conn, this.tag, period, size))
       if (native.serialsFill(this._index, token, size, String(first), String(count), String(stride))) {
         this.fetches += 1
         this._error = null
@@ -401,7 +402,7 @@ class Serials {
       if (rest.count === '0') continue
       let returned = false
       try {
-        returned = (await this._link.run(this._sql.giveBack, [rest.tag, rest.first, rest.end]))[0] === true
+        returned = await this._link.use((conn) => this._protocol.giveBack(conn, rest.tag, rest.first, rest.end))
       } catch {
         // A server that is down keeps the rest: a hole.
       }
@@ -485,7 +486,7 @@ class Serials {
 }
 if (Symbol.asyncDispose) Serials.prototype[Symbol.asyncDispose] = Serials.prototype.close
 
-/** The dialect and statements of serials for `o` (a URL, or a `pg.Client`): UNSUPPORTED for a
+/** The dialect and serial statements for `o` (a URL, or a `pg.Client`): UNSUPPORTED for a
  *  database that keeps none (the dialect says), INVALID_ARGUMENT for a bad schema name. */
 function serialsOn(o) {
   const dialect = dialectOf(o.client ?? o.connectionString, 'connectionString')
@@ -502,11 +503,11 @@ async function serials(options) {
   const o = options ?? {}
   const format = new SerialFormat(o.format, o.zone)
   native.serialCheckTag(o.tag)
-  const [dialect, sql] = serialsOn(o)
+  const [dialect, protocol] = serialsOn(o)
   const link = new Link(dialect, dialect.opener(o.client ?? o.connectionString, 'shardid/segments'))
   let registered
   try {
-    registered = await link.run(sql.info, [o.tag])
+    registered = await link.use((conn) => protocol.info(conn, o.tag))
   } catch (err) {
     await link.end()
     throw serialDatabaseError(dialect, err, o.tag, format.zone)
@@ -518,7 +519,7 @@ async function serials(options) {
     throw makeError('SERIAL_MISMATCH', { tag: o.tag, reason })
   }
   const index = native.serialsNew(format._index, o.tag, o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, maxGap)
-  return new Serials(SERIAL_SECRET, { link, tag: o.tag, format, index, sql, waitMs: o.waitMs ?? 5000 })
+  return new Serials(SERIAL_SECRET, { link, tag: o.tag, format, index, protocol, waitMs: o.waitMs ?? 5000 })
 }
 
 /**
@@ -535,12 +536,12 @@ async function createSerial(options) {
   if (!Number.isInteger(maxGap) || maxGap < 1 || maxGap > 2 ** 31 - 1) {
     throw makeError('INVALID_ARGUMENT', { argument: 'maxGap', reason: 'must be an integer from 1 to 2^31 - 1' })
   }
-  const [dialect, sql] = serialsOn(o)
+  const [dialect, protocol] = serialsOn(o)
   const r = format._registration
   // A client given is the caller's: used as it is, not ended.
   const link = o.client ? new Link(dialect, null, o.client) : new Link(dialect, dialect.opener(o.connectionString, 'shardid/segments'))
   try {
-    await link.run(sql.create, [o.tag, format.format, format.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap])
+    await link.use((conn) => protocol.create(conn, [o.tag, format.format, format.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap]))
   } catch (err) {
     throw serialDatabaseError(dialect, err, o.tag, format.zone)
   } finally {

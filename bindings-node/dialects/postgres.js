@@ -38,21 +38,34 @@ function opener(target, module, { timeoutMs } = {}) {
   }
 }
 
+// The first row of a statement's answer.
+const first = (client, text, values) => client.query({ text, values, rowMode: 'array' }).then((r) => r.rows[0])
+
 /** The statements of one segment driver: a take and a give-back, one round trip each. */
 function segments(schema) {
   const sql = native.segmentSql(schema)
   return {
-    take: (client, _server, tag, size) => client.query({ text: sql.take, values: [tag, String(size)], rowMode: 'array' }).then((r) => r.rows[0]),
-    async giveBack(client, tag, first, end) {
-      return (await rows(client, sql.giveBack, [tag, first, end]))[0][0] === true
-    },
+    take: (client, _server, tag, size) => first(client, sql.take, [tag, String(size)]),
+    giveBack: async (client, tag, from, end) => (await first(client, sql.giveBack, [tag, from, end]))[0] === true,
+  }
+}
+
+/** The statements of serials: a tag's registration read and written, a take and a give-back
+ *  of a period's segment. */
+function serials(schema) {
+  const sql = native.serialSql(schema)
+  return {
+    info: (client, tag) => first(client, sql.info, [tag]),
+    create: (client, values) => first(client, sql.create, values),
+    take: (client, tag, period, size) => first(client, sql.take, [tag, period, String(size)]),
+    giveBack: async (client, tag, from, end) => (await first(client, sql.giveBack, [tag, from, end]))[0] === true,
   }
 }
 
 /** The dictionary's steps: each one statement, its one value. */
 function dictionary(schema, topic) {
   const sql = native.dictionarySql(schema)
-  const one = async (client, text, values) => (await rows(client, text, values))[0][0]
+  const one = async (client, text, values) => (await first(client, text, values))[0]
   return {
     create: (client) => one(client, sql.createTopic, [topic]),
     drop: (client) => one(client, sql.dropTopic, [topic]),
@@ -87,13 +100,10 @@ module.exports = {
   unreachable,
   code: (err) => (typeof err.code === 'string' ? err.code : null),
   rows,
-  async row(client, text, values) {
-    const found = await rows(client, text, values)
-    return found.length > 0 ? found[0] : null
-  },
+  row: (client, text, values) => first(client, text, values).then((row) => row ?? null),
   adopt: (conn) => conn,
   segments,
   dictionary,
-  /** The serials' statements: serials are kept in PostgreSQL (see mysql.js's). */
-  serials: (schema) => native.serialSql(schema),
+  /** Serials are kept in PostgreSQL (see mysql.js's). */
+  serials,
 }
