@@ -154,7 +154,10 @@ class Dictionary {
     this._closed = true
     this.cache.unregister() // exporters no longer report it (as a lease closed)
     // Held by a timer meanwhile: the idle connection no longer holds the event loop.
-    await holdingLoop(() => this._link.end())
+    await holdingLoop(async () => {
+      await this._link.drained() // the calls under way end first
+      await this._link.end()
+    })
   }
 }
 if (Symbol.asyncDispose) Dictionary.prototype[Symbol.asyncDispose] = Dictionary.prototype.close

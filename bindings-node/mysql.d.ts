@@ -106,11 +106,18 @@ export declare class Segments {
  *  `connect()`; IDs are decimal strings, `null` for none. */
 export declare class Dictionary {
   constructor(schema: string, topic: string)
+  /** The database holding the dictionary's DDL. */
   readonly schema: string
+  /** The topic whose strings it numbers. */
   readonly topic: string
+  /** The IDs of `values`, `null` for a string never assigned; never assigns. */
   lookup(connection: MysqlConnection, values: string[]): Promise<(string | null)[]>
+  /** The IDs of `values`, assigned (one transaction) if new. */
   ids(connection: MysqlConnection, values: string[]): Promise<string[]>
+  /** The strings of `ids`, `null` for an ID never assigned. */
   values(connection: MysqlConnection, ids: U64Input[]): Promise<(string | null)[]>
+  /** Creates the topic (an existing one is left as it is; a dropped one is refused). */
   create(connection: MysqlConnection): Promise<void>
+  /** Drops the topic: its strings stay readable, nothing new is assigned. */
   drop(connection: MysqlConnection): Promise<void>
 }

@@ -9,7 +9,7 @@ const native = require('./native.generated.js')
 const { makeError } = require('./errors.js')
 const { Layout } = require('./index.js')
 const { byName, dialectOf, Link } = require('./dialects/index.js')
-const { DatabaseLease, DEFAULT_TTL_MS, checkOptions, take } = require('./database-lease.js')
+const { DatabaseLease, DEFAULT_TTL_MS, checkOptions, take, layoutIndex } = require('./database-lease.js')
 
 const dialect = byName('mysql')
 
@@ -51,8 +51,7 @@ function ddl(options) {
   if (!(o.layout instanceof Layout) || typeof o.schema !== 'string') {
     throw makeError('INVALID_ARGUMENT', { argument: 'ddl', reason: 'takes { layout: Layout, shard, schema: string, backwardsToleranceMs?, maxBorrowUnits?, dialect? }' }, TypeError)
   }
-  const layoutIndex = native.layoutNew(o.layout.epochMs, o.layout.unitMs, o.layout.timeBits, o.layout.shardBits, o.layout.sequenceBits, o.layout.order, o.layout.signed)
-  return native.mysqlDdl(layoutIndex, o.shard, o.schema, o.backwardsToleranceMs, o.maxBorrowUnits, o.dialect)
+  return native.mysqlDdl(layoutIndex(o.layout), o.shard, o.schema, o.backwardsToleranceMs, o.maxBorrowUnits, o.dialect)
 }
 
 /** The MySQL DDL of dense IDs from segments in database `schema` (default `seg`); `dialect:

@@ -8,6 +8,7 @@ const native = require('./native.generated.js')
 const { ShardIdError, makeError, describe } = require('./errors.js')
 const { Layout } = require('./index.js')
 const { byName, dialectOfConnection, Link } = require('./dialects/index.js')
+const { layoutIndex } = require('./database-lease.js')
 
 // The text of a cell as the core reads it (every statement casts its columns to text).
 function cell(value) {
@@ -90,9 +91,9 @@ async function read(database, options = {}) {
   if (!(layout instanceof Layout)) {
     throw makeError('INVALID_ARGUMENT', { argument: 'layout', reason: 'is not a shardid Layout' }, TypeError)
   }
-  const layoutIndex = native.layoutNew(layout.epochMs, layout.unitMs, layout.timeBits, layout.shardBits, layout.sequenceBits, layout.order, layout.signed)
+  const index = layoutIndex(layout)
   if (typeof database === 'string') {
-    const run = native.StatusRun.forUrl(database, table, segmentsSchema, dictionarySchema, layoutIndex)
+    const run = native.StatusRun.forUrl(database, table, segmentsSchema, dictionarySchema, index)
     const db = open(run.family, database)
     try {
       await drive(run, db.query)
@@ -102,7 +103,7 @@ async function read(database, options = {}) {
     return report(run)
   }
   const [family, query] = queryOf(database)
-  const run = new native.StatusRun(family, '', table, segmentsSchema, dictionarySchema, layoutIndex)
+  const run = new native.StatusRun(family, '', table, segmentsSchema, dictionarySchema, index)
   await drive(run, query)
   return report(run)
 }

@@ -138,10 +138,14 @@ class Link {
     this.dialect.destroy(conn)
   }
 
-  /** Ends the connection (one of the caller's is left alone). */
+  /** When the uses begun so far have settled. */
+  drained() {
+    return this._queue
+  }
+
+  /** Ends the connection (one of the caller's is left alone), a statement in flight or not. */
   async end() {
     await this._connecting?.catch(() => {})
-    await this._queue
     if (!this._owned) return
     const conn = this._conn
     this._conn = null
