@@ -18,10 +18,13 @@ native.setSegmentSignal(signal)
 
 const unavailable = (tag, reason) => makeError('SEGMENT_UNAVAILABLE', { tag, reason })
 
-class DenseIds {
-  constructor(secret, { links, tag, protocol, index, waitMs }) {
+// What dense IDs and serials share: an allocator of the core fed with segments of a tag by a
+// dialect's statements (dialects/*.js), and how much of them it used.
+class Segmented {
+  constructor(secret, { tag, protocol, index, waitMs }) {
     if (secret !== SECRET) {
-      throw makeError('INVALID_ARGUMENT', { argument: 'DenseIds', reason: 'is made by denseIds() from shardid/segments' }, TypeError)
+      const [name, maker] = new.target === Serials ? ['Serials', 'serials()'] : ['DenseIds', 'denseIds()']
+      throw makeError('INVALID_ARGUMENT', { argument: name, reason: `is made by ${maker} from shardid/segments` }, TypeError)
     }
     this.tag = tag
     this.waitMs = waitMs
@@ -29,17 +32,22 @@ class DenseIds {
     this.skipped = 0n
     /** Segments fetched. */
     this.fetches = 0
-    // One connection per ticket server, opened at its first fetch and again after its session
-    // was lost; segments are taken from them in turn.
-    this._links = links
-    this._turn = 0
-    this._lastServer = 0
-    // The dialect's segment statements (dialects/*.js), run on those connections.
     this._protocol = protocol
     this._index = index
     this._closed = false
     this._error = null
     this._inFlight = null
+  }
+}
+
+class DenseIds extends Segmented {
+  constructor(secret, { links, ...rest } = {}) {
+    super(secret, rest)
+    // One connection per ticket server, opened at its first fetch and again after its session
+    // was lost; segments are taken from them in turn.
+    this._links = links
+    this._turn = 0
+    this._lastServer = 0
   }
 
   // Starts the fetch the addon signalled, if any: one at a time (the core makes sure).
@@ -256,8 +264,6 @@ module.exports = { denseIds, DenseIds, ddl }
 // Business serial numbers (ORD-20261125-000123): the core's formats, and its allocator of
 // periods (a tag per period, from the same segments), driven here with `pg`.
 
-const SERIAL_SECRET = Symbol('shardid.serials')
-
 /**
  * `new SerialFormat('ORD-{yyyy}{MM}{dd}-{seq:6}', 'Asia/Shanghai')`: a serial format in an IANA
  * time zone, parsed and checked once (`INVALID_SERIAL_FORMAT`, `UNKNOWN_TIME_ZONE`).
@@ -338,27 +344,13 @@ function serialDatabaseError(dialect, err, tag, zone) {
   return err
 }
 
-class Serials {
-  constructor(secret, { link, tag, format, index, protocol, waitMs }) {
-    if (secret !== SERIAL_SECRET) {
-      throw makeError('INVALID_ARGUMENT', { argument: 'Serials', reason: 'is made by serials() from shardid/segments' }, TypeError)
-    }
-    this.tag = tag
+class Serials extends Segmented {
+  constructor(secret, { link, format, ...rest } = {}) {
+    super(secret, rest)
     /** The SerialFormat. */
     this.format = format
-    this.waitMs = waitMs
-    /** Numbers taken and neither issued nor given back by this allocator. */
-    this.skipped = 0n
-    /** Segments fetched. */
-    this.fetches = 0
     // The connection, opened again after its session was lost (dialects/index.js).
     this._link = link
-    this._index = index
-    // The dialect's serial statements (dialects/*.js), run on that connection.
-    this._protocol = protocol
-    this._closed = false
-    this._error = null
-    this._inFlight = null
     this._givingBack = null
   }
 
@@ -519,7 +511,7 @@ async function serials(options) {
     throw makeError('SERIAL_MISMATCH', { tag: o.tag, reason })
   }
   const index = native.serialsNew(format._index, o.tag, o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, maxGap)
-  return new Serials(SERIAL_SECRET, { link, tag: o.tag, format, index, protocol, waitMs: o.waitMs ?? 5000 })
+  return new Serials(SECRET, { link, tag: o.tag, format, index, protocol, waitMs: o.waitMs ?? 5000 })
 }
 
 /**
