@@ -16,12 +16,16 @@ const requirePkg = createRequire(join(pkgDir, 'package.json'))
 const skip = process.env.SHARDID_JS_MODULE !== undefined && 'the Node package\'s declarations, not the WebAssembly module\'s'
 const ts = skip ? null : requirePkg('typescript')
 
-/** [subpath, .d.ts file, .js file] of every module the package exports. */
-function modules() {
+/** [subpath, .d.ts file, .js file] of every module the package exports, as `require` finds
+ *  them, and as `import` does where it finds others (the ES module of `shardid`). */
+function modules({ esm = false } = {}) {
   const { exports } = requirePkg('./package.json')
   return Object.entries(exports)
-    .filter(([, entry]) => typeof entry === 'object')
-    .map(([subpath, entry]) => [subpath, join(pkgDir, entry.require?.types ?? entry.types), join(pkgDir, entry.require?.default ?? entry.require)])
+    .filter(([, entry]) => typeof entry === 'object' && (!esm || entry.import))
+    .map(([subpath, entry]) => {
+      const files = esm ? entry.import : entry.require ?? entry
+      return [subpath, join(pkgDir, files.types ?? entry.types), join(pkgDir, files.default ?? entry.require)]
+    })
 }
 
 // One program over every module's declarations (as tsc reads them).
@@ -29,7 +33,7 @@ let program = null
 
 /** The values a .d.ts exports, by name: their symbols (aliases followed). */
 function declared(file) {
-  program ??= ts.createProgram(modules().map(([, dts]) => dts), {
+  program ??= ts.createProgram([...modules(), ...modules({ esm: true })].map(([, dts]) => dts), {
     noEmit: true, strict: true, types: [], target: ts.ScriptTarget.ES2020,
     module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
   })
@@ -67,12 +71,16 @@ function declaredMembers(checker, symbol) {
   return members
 }
 
-test('every module of the package declares exactly the names it exports', { skip }, () => {
-  for (const [subpath, dts, js] of modules()) {
+test('every module of the package declares exactly the names it exports', { skip }, async () => {
+  const loaded = [
+    ...modules().map(([subpath, dts, js]) => [subpath, dts, requirePkg(js)]),
+    ...await Promise.all(modules({ esm: true }).map(async ([subpath, dts, js]) => [`${subpath} (import)`, dts, await import(js)])),
+  ]
+  for (const [subpath, dts, module] of loaded) {
     const { values } = declared(dts)
-    const runtime = Object.keys(requirePkg(js))
-    // `export default` is the ES module's (index.mjs); CommonJS has the same object as itself.
-    const names = [...values.keys()].filter((name) => name !== 'default')
+    const runtime = Object.keys(module)
+    // CommonJS: `default` is the ES module's (index.mjs), which has the same names besides.
+    const names = [...values.keys()].filter((name) => name !== 'default' || runtime.includes('default'))
     assert.deepEqual(runtime.filter((name) => !values.has(name)), [], `${subpath}: exported but not declared in ${dts}`)
     assert.deepEqual(names.filter((name) => !runtime.includes(name)), [], `${subpath}: declared in ${dts} but not exported`)
   }
