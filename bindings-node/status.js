@@ -29,7 +29,11 @@ async function open(family, url) {
   if (family === 'mysql') {
     const connection = await require('./mysql.js').connect(url)
     return {
-      query: async (sql) => (await connection.query({ sql, rowsAsArray: true }))[0],
+      // An UPDATE (`restored` marking rows) answers a result header, not rows: no rows.
+      query: async (sql) => {
+        const rows = (await connection.query({ sql, rowsAsArray: true }))[0]
+        return Array.isArray(rows) ? rows : []
+      },
       close: () => connection.end().catch(() => {}),
     }
   }
