@@ -17,19 +17,42 @@ fn statements_take_each_drivers_placeholders_and_lists() {
     let seg = MysqlSegments::new("seg").unwrap();
     let pymysql = seg.statements(Placeholders::Format);
     let mysql2 = seg.statements(Placeholders::Question);
-    // The jump of a row another server wrote last, and the growth window: one statement.
-    let base = "IF(server IS NOT NULL AND server <> CONCAT('server ', @@global.server_id), \
-        next + stride * 10485 * 2 * GREATEST(step, 1000), next)";
-    assert_eq!(
-        pymysql.take().to_string(),
-        format!(
+    // After a step back (another server, another origin of the table's data, or marked
+    // restored) the skip by rate, the failover module's constants written in; one statement.
+    let back = "(server IS NOT NULL AND server <> CONCAT('server ', @@global.server_id) \
+        OR origin IS NOT NULL AND origin <> (SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) \
+        FROM information_schema.tables WHERE table_schema = 'seg' AND table_name = 'shardid_tags') \
+        OR restored)";
+    let now = shardid::sql::failover::MYSQL_NOW_MS;
+    let base = format!(
+        "IF({back}, next + IF(window_ms IS NULL OR written_ms IS NULL, \
+         stride * 10485 * 2 * GREATEST(step, 1000), stride * (4 * 2 * GREATEST(step, 1) + \
+         CAST(CEIL(4 * GREATEST(rate, window_n * 1000 / GREATEST(written_ms - window_ms, 1000)) * \
+         (GREATEST({now} - written_ms, 0) + 2000) / 1000) AS SIGNED))), next)"
+    );
+    let take = pymysql.take().to_string();
+    assert!(
+        take.starts_with(&format!(
             "UPDATE seg.shardid_tags SET grown_at = IF(%s > GREATEST(step, 1000), {base}, grown_at), \
              next = CAST(LAST_INSERT_ID({base}) AS SIGNED) + stride * %s, step = %s, \
-             server = CONCAT('server ', @@global.server_id), updated_at = CURRENT_TIMESTAMP(6) \
-             WHERE tag = %s AND (%s <= GREATEST(step, 1000) OR %s <= 2 * GREATEST(step, 1000) AND \
-             (grown_at IS NULL OR {base} - grown_at >= stride * 10485 * 2 * GREATEST(step, 1000)))"
-        )
+             rate = IF(window_ms IS NOT NULL AND {now} - window_ms >= 1000, \
+             GREATEST(rate, (window_n + step) * 1000 / ({now} - window_ms)), rate), \
+             window_n = IF({back} OR window_ms IS NULL, step, "
+        )),
+        "{take}"
     );
+    // MySQL assigns left to right: the marks of a step back are written last.
+    let at = |what: &str| take.find(what).unwrap();
+    assert!(at("step = %s") < at("rate = ") && at("rate = ") < at("window_n = "));
+    assert!(at("window_n = ") < at("window_ms = IF") && at("window_ms = IF") < at("server = "));
+    assert!(take.contains(
+        "server = CONCAT('server ', @@global.server_id), origin = (SELECT CAST(UNIX_TIMESTAMP(create_time)"
+    ));
+    assert!(take.ends_with(&format!(
+        "WHERE tag = %s AND (%s <= GREATEST(step, 1000) OR %s <= 2 * GREATEST(step, 1000) AND \
+         (grown_at IS NULL OR {base} - grown_at >= stride * 10485 * 2 * GREATEST(step, 1000)))"
+    )));
+    assert_eq!(take.matches("%s").count(), 6);
     assert_eq!(
         mysql2.read().to_string(),
         format!(
@@ -38,19 +61,21 @@ fn statements_take_each_drivers_placeholders_and_lists() {
              FROM seg.shardid_tags WHERE tag = ?"
         )
     );
-    // MariaDB's names a Galera cluster as one server.
+    // MariaDB's names a Galera cluster as one server, and as one origin (its state UUID).
     let galera = seg
         .dialect(Dialect::Mariadb)
         .statements(Placeholders::Question);
     assert!(galera.take().to_string().contains(
         "server = IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), \
-         CONCAT('server ', @@global.server_id))"
+         CONCAT('server ', @@global.server_id)), origin = IF(@@global.wsrep_on, \
+         (SELECT variable_value FROM information_schema.global_status \
+         WHERE variable_name = 'WSREP_CLUSTER_STATE_UUID'), (SELECT"
     ));
     assert!(
         mysql2
             .give_back()
             .to_string()
-            .ends_with("AND server = CONCAT('server ', @@global.server_id)")
+            .ends_with(&format!("AND NOT {back} AND server IS NOT NULL"))
     );
     assert_eq!(mysql2.give_back().to_string().matches('?').count(), 5);
     let dict = MysqlDictionary::new("dict").unwrap();
