@@ -19,34 +19,45 @@ fn statements_take_each_drivers_placeholders_and_lists() {
     let mysql2 = seg.statements(Placeholders::Question);
     // After a step back (another server, another origin of the table's data, or marked
     // restored) the skip by rate, the failover module's constants written in; one statement.
-    let back = "(server IS NOT NULL AND server <> CONCAT('server ', @@global.server_id) \
-        OR origin IS NOT NULL AND origin <> (SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) \
-        FROM information_schema.tables WHERE table_schema = 'seg' AND table_name = 'shardid_tags') \
-        OR restored)";
+    let origin = "(SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) \
+        FROM information_schema.tables WHERE table_schema = 'seg' AND table_name = 'shardid_tags')";
+    let back = format!(
+        "COALESCE(server IS NOT NULL AND server <> CONCAT('server ', @@global.server_id) \
+         OR origin IS NOT NULL AND origin <> {origin} OR restored, FALSE)"
+    );
     let now = shardid::sql::failover::MYSQL_NOW_MS;
-    let base = format!(
-        "IF({back}, next + IF(window_ms IS NULL OR written_ms IS NULL, \
+    let skip = format!(
+        "IF(window_ms IS NULL OR written_ms IS NULL, \
          stride * 10485 * 2 * GREATEST(step, 1000), stride * (4 * 2 * GREATEST(step, 1) + \
          CAST(CEIL(4 * GREATEST(rate, window_n * 1000 / GREATEST(written_ms - window_ms, 1000)) * \
-         (GREATEST({now} - written_ms, 0) + 2000) / 1000) AS SIGNED))), next)"
+         (GREATEST({now} - written_ms, 0) + 2000) / 1000) AS SIGNED)))"
     );
+    let base = format!("IF({back}, next + {skip}, next)");
+    // A take reads the origin once: `restored` first becomes whether the row stepped back.
+    let marked = format!("IF(restored, next + {skip}, next)");
     let take = pymysql.take().to_string();
     assert!(
         take.starts_with(&format!(
-            "UPDATE seg.shardid_tags SET grown_at = IF(%s > GREATEST(step, 1000), {base}, grown_at), \
-             next = CAST(LAST_INSERT_ID({base}) AS SIGNED) + stride * %s, step = %s, \
+            "UPDATE seg.shardid_tags SET restored = {back}, \
+             grown_at = IF(%s > GREATEST(step, 1000), {marked}, grown_at), \
+             next = CAST(LAST_INSERT_ID({marked}) AS SIGNED) + stride * %s, step = %s, \
              rate = IF(window_ms IS NOT NULL AND {now} - window_ms >= 1000, \
              GREATEST(rate, (window_n + step) * 1000 / ({now} - window_ms)), rate), \
-             window_n = IF({back} OR window_ms IS NULL, step, "
+             window_n = IF(restored OR window_ms IS NULL, step, "
         )),
         "{take}"
     );
+    let written = take.split(" WHERE tag = ").next().unwrap();
+    assert_eq!(written.matches(origin).count(), 3, "{written}");
+    assert!(written.contains(&format!(
+        "origin = IF(restored, {origin}, COALESCE(origin, {origin})), restored = FALSE"
+    )));
     // MySQL assigns left to right: the marks of a step back are written last.
     let at = |what: &str| take.find(what).unwrap();
     assert!(at("step = %s") < at("rate = ") && at("rate = ") < at("window_n = "));
     assert!(at("window_n = ") < at("window_ms = IF") && at("window_ms = IF") < at("server = "));
     assert!(take.contains(
-        "server = CONCAT('server ', @@global.server_id), origin = (SELECT CAST(UNIX_TIMESTAMP(create_time)"
+        "server = CONCAT('server ', @@global.server_id), origin = IF(restored, (SELECT CAST(UNIX_TIMESTAMP(create_time)"
     ));
     assert!(take.ends_with(&format!(
         "WHERE tag = %s AND (%s <= GREATEST(step, 1000) OR %s <= 2 * GREATEST(step, 1000) AND \
@@ -67,7 +78,7 @@ fn statements_take_each_drivers_placeholders_and_lists() {
         .statements(Placeholders::Question);
     assert!(galera.take().to_string().contains(
         "server = IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), \
-         CONCAT('server ', @@global.server_id)), origin = IF(@@global.wsrep_on, \
+         CONCAT('server ', @@global.server_id)), origin = IF(restored, IF(@@global.wsrep_on, \
          (SELECT variable_value FROM information_schema.global_status \
          WHERE variable_name = 'WSREP_CLUSTER_STATE_UUID'), (SELECT"
     ));

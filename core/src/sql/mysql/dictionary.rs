@@ -74,9 +74,12 @@ macro_rules! back {
 macro_rules! base {
     () => {
         concat!(
-            "IF(", back!(), ", next + IF(window_ms IS NULL OR written_ms IS NULL, 10485, ",
+            "IF(",
+            back!(),
+            ", next + IF(window_ms IS NULL OR written_ms IS NULL, 10485, ",
             "4 * GREATEST(batch, 1) + CAST(CEIL(4 * GREATEST(rate, window_n * 1000 / ",
-            "GREATEST(written_ms - window_ms, 1000)) * (GREATEST(", now!(),
+            "GREATEST(written_ms - window_ms, 1000)) * (GREATEST(",
+            now!(),
             " - written_ms, 0) + 2000) / 1000) AS SIGNED)), next)"
         )
     };
@@ -87,18 +90,22 @@ macro_rules! base {
 /// [`RATE_WINDOW_MS`] closes with what it assigned over its length) and the marks. MySQL
 /// assigns left to right, each expression reading the columns assigned before it; a row that
 /// stepped back starts a new window (its first batch, beyond the skip, is not counted).
+/// `restored` is assigned first, whether the row stepped back, which the later assignments
+/// read and the last one clears: the origin, a query of `information_schema`, is so read once a
+/// write (again only when the row stepped back or never recorded one).
 macro_rules! written {
     ($next:literal) => {
         concat!(
-            "prior = next, next = ", $next, ", ",
-            "batch = IF(", back!(), ", batch, GREATEST(batch, next - prior)), ",
-            "rate = IF(NOT ", back!(), " AND window_ms IS NOT NULL AND ", now!(), " - window_ms >= 1000, ",
+            "restored = ", back!(), ", prior = next, next = ", $next, ", ",
+            "batch = IF(restored, batch, GREATEST(batch, next - prior)), ",
+            "rate = IF(NOT restored AND window_ms IS NOT NULL AND ", now!(), " - window_ms >= 1000, ",
             "GREATEST(rate, (window_n + next - prior) * 1000 / (", now!(), " - window_ms)), rate), ",
-            "window_n = IF(", back!(), ", 0, IF(window_ms IS NULL, next - prior, IF(", now!(),
+            "window_n = IF(restored, 0, IF(window_ms IS NULL, next - prior, IF(", now!(),
             " - window_ms >= 1000, 0, window_n + next - prior))), ",
-            "window_ms = IF(", back!(), " OR window_ms IS NULL OR ", now!(), " - window_ms >= 1000, ",
+            "window_ms = IF(restored OR window_ms IS NULL OR ", now!(), " - window_ms >= 1000, ",
             now!(), ", window_ms), ",
-            "server = {srv}, origin = {topics_origin}, restored = FALSE, written_ms = ", now!()
+            "server = {srv}, origin = IF(restored, {topics_origin}, COALESCE(origin, {topics_origin})), ",
+            "restored = FALSE, written_ms = ", now!()
         )
     };
 }
@@ -299,7 +306,10 @@ impl Display for MysqlDictionary<'_> {
             galera: self.dialect == Dialect::Mariadb,
         }
         .to_string();
-        let fill = |text: &str| text.replace("{srv}", srv).replace("{topics_origin}", &origin);
+        let fill = |text: &str| {
+            text.replace("{srv}", srv)
+                .replace("{topics_origin}", &origin)
+        };
         let base = fill(base!());
         let written = fill(written!("base + 1"));
         write!(

@@ -58,10 +58,21 @@ use crate::sql::{
 
 /// Whether the row may be behind what was handed out: another server wrote it last (a promoted
 /// replica), its table's data has another origin (a dump restored into another server), or an
-/// operator marked it restored.
+/// operator marked it restored. Never NULL.
 macro_rules! back {
     () => {
-        "(server IS NOT NULL AND server <> {srv} OR origin IS NOT NULL AND origin <> {tags_origin} OR restored)"
+        "COALESCE(server IS NOT NULL AND server <> {srv} OR origin IS NOT NULL AND origin <> {tags_origin} OR restored, FALSE)"
+    };
+}
+
+/// The first assignment of a write: `restored` becomes whether the row stepped back
+/// ([`back!`]), which the later assignments read (MySQL assigns left to right, each expression
+/// reading the columns assigned before it) and the last one clears. The origin, a query of
+/// `information_schema` that costs about as much as the rest of the statement, is so read once
+/// a write, not in each expression that asks.
+macro_rules! mark {
+    () => {
+        concat!("restored = ", back!(), ", ")
     };
 }
 
@@ -82,29 +93,37 @@ macro_rules! skip {
     };
 }
 
-/// Where a take starts: the row's `next`, moved past what a step back may have lost.
+/// Where a take starts: the row's `next`, moved past what a step back may have lost (in a
+/// statement that reads the row; one that writes it reads [`marked_base!`] after [`mark!`]).
 macro_rules! base {
     () => {
         concat!("IF(", back!(), ", next + ", skip!(), ", next)")
     };
 }
 
+/// [`base!`] after [`mark!`].
+macro_rules! marked_base {
+    () => {
+        concat!("IF(restored, next + ", skip!(), ", next)")
+    };
+}
+
 /// The rate, window and marks of a row after it handed out `$taken` numbers (per ticket
 /// server) now: a window of at least [`RATE_WINDOW_MS`] closes with what it handed out over its
 /// length, and the highest such rate is kept; a row that stepped back starts a new window.
-/// After `next` was computed (it reads the old marks), in this order (MySQL assigns left to
-/// right, each expression reading the columns assigned before it).
+/// After [`mark!`] and `next` (which read the old marks), in this order. The origin is read
+/// again only when the row stepped back or never recorded one: otherwise it is the row's.
 macro_rules! written {
     ($taken:literal) => {
         concat!(
             "rate = IF(window_ms IS NOT NULL AND ", now!(), " - window_ms >= 1000, ",
             "GREATEST(rate, (window_n + ", $taken, ") * 1000 / (", now!(), " - window_ms)), rate), ",
-            "window_n = IF(", back!(), " OR window_ms IS NULL, ", $taken, ", IF(", now!(),
+            "window_n = IF(restored OR window_ms IS NULL, ", $taken, ", IF(", now!(),
             " - window_ms >= 1000, 0, window_n + ", $taken, ")), ",
-            "window_ms = IF(", back!(), " OR window_ms IS NULL OR ", now!(), " - window_ms >= 1000, ",
+            "window_ms = IF(restored OR window_ms IS NULL OR ", now!(), " - window_ms >= 1000, ",
             now!(), ", window_ms), ",
-            "server = {srv}, origin = {tags_origin}, restored = FALSE, written_ms = ", now!(),
-            ", updated_at = CURRENT_TIMESTAMP(6)"
+            "server = {srv}, origin = IF(restored, {tags_origin}, COALESCE(origin, {tags_origin})), ",
+            "restored = FALSE, written_ms = ", now!(), ", updated_at = CURRENT_TIMESTAMP(6)"
         )
     };
 }
@@ -214,10 +233,12 @@ impl<'a> MysqlSegmentStatements<'a> {
     /// or may not take a segment that large now (read it, and take at most what it says).
     pub const fn take(&self) -> MysqlStatement<'a> {
         self.statement(concat!(
-            "UPDATE {s}.shardid_tags SET grown_at = IF(? > GREATEST(step, 1000), ",
-            base!(),
+            "UPDATE {s}.shardid_tags SET ",
+            mark!(),
+            "grown_at = IF(? > GREATEST(step, 1000), ",
+            marked_base!(),
             ", grown_at), next = CAST(LAST_INSERT_ID(",
-            base!(),
+            marked_base!(),
             ") AS SIGNED) + stride * ?, step = ?, ",
             written!("step"),
             " WHERE tag = ? AND (? <= GREATEST(step, 1000) OR ? <= 2 * GREATEST(step, 1000) AND ",
@@ -436,7 +457,8 @@ impl Display for MysqlSegments<'_> {
         }
         .to_string();
         let fill = |text: &str| text.replace("{srv}", srv).replace("{tags_origin}", &origin);
-        let base = fill(base!());
+        let mark = fill(mark!());
+        let base = fill(marked_base!());
         let written = fill(written!("1"));
         write!(
             f,
@@ -537,7 +559,7 @@ BEGIN
     -- LAST_INSERT_ID() is unsigned: back to signed, so that passing 2^63 - 1 is error 1690
     -- whatever the sql_mode (unsigned, a non-strict mode would clamp the column to 2^63 - 1,
     -- and every later take would hand out that number again).
-    UPDATE {s}.shardid_tags SET next = CAST(LAST_INSERT_ID({base}) AS SIGNED) + stride,
+    UPDATE {s}.shardid_tags SET {mark}next = CAST(LAST_INSERT_ID({base}) AS SIGNED) + stride,
         {written} WHERE tag = p_tag;
     IF ROW_COUNT() = 0 THEN
         SIGNAL SQLSTATE '{UNKNOWN_TAG}' SET MESSAGE_TEXT = 'UNKNOWN_TAG: no such tag in {s}: create it with {s}.create_tag()';
