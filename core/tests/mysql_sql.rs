@@ -17,6 +17,49 @@ fn statements_take_each_drivers_placeholders_and_lists() {
     let seg = MysqlSegments::new("seg").unwrap();
     let pymysql = seg.statements(Placeholders::Format);
     let mysql2 = seg.statements(Placeholders::Question);
+    assert_eq!(mysql2.give_back().to_string().matches('?').count(), 5);
+    let dict = MysqlDictionary::new("dict").unwrap();
+    let s = dict.statements(Placeholders::Question);
+    let find = s.find(3).to_string();
+    assert!(find.contains("s.value IN (?, ?, ?)"), "{find}");
+    assert!(find.ends_with("WHERE t.topic = ?"), "{find}");
+    assert_eq!(
+        s.insert(2).to_string(),
+        "INSERT INTO dict.shardid_strings (topic_id, value, id) VALUES (?, ?, ?), (?, ?, ?)"
+    );
+    let format = dict.statements(Placeholders::Format);
+    assert_eq!(format.recheck(2).to_string().matches("%s").count(), 3);
+    assert!(format.lock().to_string().ends_with("FOR UPDATE"));
+    // PyMySQL interpolates with %: no statement may hold a % of its own.
+    for text in [
+        pymysql.take().to_string(),
+        pymysql.give_back().to_string(),
+        pymysql.read().to_string(),
+        format.find(4).to_string(),
+        format.find_values(4).to_string(),
+        format.recheck(4).to_string(),
+        format.insert(4).to_string(),
+        format.advance().to_string(),
+        format.create_topic().to_string(),
+        format.drop_topic().to_string(),
+        format.state().to_string(),
+    ] {
+        assert_eq!(
+            text.matches('%').count(),
+            text.matches("%s").count(),
+            "{text}"
+        );
+        assert!(!text.contains('['), "{text}");
+    }
+    // An insert of the longest prepared list stays under the protocol's 65,535 placeholders.
+    assert!(s.insert(MAX_PREPARED_LIST).to_string().matches('?').count() < 65_535);
+}
+
+#[test]
+fn a_take_skips_by_rate_after_a_step_back_reading_the_origin_once() {
+    let seg = MysqlSegments::new("seg").unwrap();
+    let pymysql = seg.statements(Placeholders::Format);
+    let mysql2 = seg.statements(Placeholders::Question);
     // After a step back (another server, another origin of the table's data, or marked
     // restored) the skip by rate, the failover module's constants written in; one statement.
     let origin = "(SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) \
@@ -88,42 +131,6 @@ fn statements_take_each_drivers_placeholders_and_lists() {
             .to_string()
             .ends_with(&format!("AND NOT {back} AND server IS NOT NULL"))
     );
-    assert_eq!(mysql2.give_back().to_string().matches('?').count(), 5);
-    let dict = MysqlDictionary::new("dict").unwrap();
-    let s = dict.statements(Placeholders::Question);
-    let find = s.find(3).to_string();
-    assert!(find.contains("s.value IN (?, ?, ?)"), "{find}");
-    assert!(find.ends_with("WHERE t.topic = ?"), "{find}");
-    assert_eq!(
-        s.insert(2).to_string(),
-        "INSERT INTO dict.shardid_strings (topic_id, value, id) VALUES (?, ?, ?), (?, ?, ?)"
-    );
-    let format = dict.statements(Placeholders::Format);
-    assert_eq!(format.recheck(2).to_string().matches("%s").count(), 3);
-    assert!(format.lock().to_string().ends_with("FOR UPDATE"));
-    // PyMySQL interpolates with %: no statement may hold a % of its own.
-    for text in [
-        pymysql.take().to_string(),
-        pymysql.give_back().to_string(),
-        pymysql.read().to_string(),
-        format.find(4).to_string(),
-        format.find_values(4).to_string(),
-        format.recheck(4).to_string(),
-        format.insert(4).to_string(),
-        format.advance().to_string(),
-        format.create_topic().to_string(),
-        format.drop_topic().to_string(),
-        format.state().to_string(),
-    ] {
-        assert_eq!(
-            text.matches('%').count(),
-            text.matches("%s").count(),
-            "{text}"
-        );
-        assert!(!text.contains('['), "{text}");
-    }
-    // An insert of the longest prepared list stays under the protocol's 65,535 placeholders.
-    assert!(s.insert(MAX_PREPARED_LIST).to_string().matches('?').count() < 65_535);
 }
 
 #[test]
