@@ -211,3 +211,44 @@ def test_next_id_jumps_to_the_servers_clock_plus_the_skew_on_another_server(serv
     after = [one(conn, "SELECT nid_fo.next_id()") for _ in range(100)]
     assert after == sorted(after) and after[0] > first
     assert time.monotonic() - started < 5
+
+
+def test_tables_of_an_older_version_gain_the_columns_and_their_rows_skip_by_count_once(server: Any, conn: Any, another_server: Any) -> None:
+    """An install over tables of the version before rates (no origin, no rate): the columns are
+    added, a row is taken from where it stood on the same server (its origin unknown: no skip,
+    though the ALTER gave the table another creation time), and a row never written since skips
+    by count on another server, once; after that, by rate."""
+    with conn.cursor() as cur:
+        cur.execute("CREATE DATABASE seg_old")
+        cur.execute(
+            "CREATE TABLE seg_old.shardid_tags (tag VARBINARY(200) NOT NULL PRIMARY KEY, next BIGINT NOT NULL, "
+            "step BIGINT NOT NULL DEFAULT 0, stride BIGINT NOT NULL DEFAULT 1, "
+            "updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), server VARBINARY(255) NULL, "
+            "grown_at BIGINT NULL) ENGINE = InnoDB"
+        )
+        cur.execute("INSERT INTO seg_old.shardid_tags (tag, next, step, server) VALUES ('here', 1001, 100, 'server 1'), ('moved', 1001, 100, 'server 1')")
+        cur.execute("CREATE DATABASE dict_old")
+        cur.execute(
+            "CREATE TABLE dict_old.shardid_topics (topic VARBINARY(200) NOT NULL PRIMARY KEY, "
+            "topic_id INT NOT NULL AUTO_INCREMENT UNIQUE, next BIGINT NOT NULL DEFAULT 0, "
+            "created_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), dropped_at TIMESTAMP(6) NULL DEFAULT NULL, "
+            "server VARBINARY(255) NULL) ENGINE = InnoDB"
+        )
+        cur.execute("INSERT INTO dict_old.shardid_topics (topic, next, server) VALUES ('here', 50, 'server 1'), ('moved', 50, 'server 1')")
+    time.sleep(1.1)  # the ALTER below then gives the tables another creation second
+    install(conn, segments("seg_old", dialect="mariadb"))
+    install(conn, dictionary("dict_old", dialect="mariadb"))
+    install(conn, segments("seg_old", dialect="mariadb"))  # again: nothing more to add
+    statements = _mysql.Segments("seg_old")
+    client = _mysql.connect(server.url_for("seg_old"))
+    assert statements.take(client, 0, "here", 100)[0] == 1001
+    assert one(conn, "SELECT dict_old.dict_id('here', 'a')") == 50
+    another_server(2)
+    assert statements.take(client, 0, "moved", 100)[0] == 1001 + COUNT_JUMP
+    assert one(conn, "SELECT dict_old.dict_id('moved', 'a')") == 50 + 10_485
+    # Written since: each records its origin and rate, and the next step back skips by rate.
+    assert rows(conn, "SELECT origin IS NOT NULL, window_ms IS NOT NULL FROM seg_old.shardid_tags") == [(1, 1), (1, 1)]
+    another_server(3)
+    first = statements.take(client, 0, "moved", 100)[0]
+    assert 1001 + COUNT_JUMP + 100 < first < 1001 + COUNT_JUMP + 100 + 1_000_000, first
+    client.close()
