@@ -430,7 +430,8 @@ class Dictionary:
         if locked is None:
             raise self._unknown()
         topic_id, next_id, dropped, moved = locked
-        # Another server wrote the row last (a promoted replica): past the lost writes.
+        # After a step back (another server or origin, or marked restored) the lock statement
+        # already moved next past what the topic's rate could have assigned.
         base = _topic_base(next_id, bool(moved))
         found = {value.decode(): id for value, id in rechecked}
         still: list[int | None] = [found.get(v) for v in missing]
