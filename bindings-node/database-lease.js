@@ -1,15 +1,14 @@
 'use strict'
 // The driver of database leases that shardid/postgres (pg) and shardid/mysql (mysql2) share: it
-// runs the core's lease protocol (shardid::sql::LeaseProtocol) on a connection the lease owns,
-// in the SQL of the database the entry point names. What differs between the two drivers (the
-// connection, how an error names itself) is a dialect: { name, module, code(err) }, and a
-// connection with run(text, values) (the first row as an array, or null; on MySQL a statement
-// without rows answers [affectedRows, insertId]), fresh, drop() and end(). The steps,
-// statements and parameters are the core's. Not for direct use.
+// runs the core's lease protocol (shardid::sql::LeaseProtocol) on a connection the lease owns
+// (a Link of dialects/index.js), in the SQL of the database the entry point names. What
+// differs between the databases (the connection, how an error names itself, the SQL the
+// protocol starts with) is the link's dialect. The steps, statements and parameters are the
+// core's. Not for direct use.
 
 const native = require('./native.generated.js')
 const { Layout } = require('./index.js')
-const { makeError, unreachable, unreachableError, closedError, withCause } = require('./errors.js')
+const { makeError, unreachableError, closedError, withCause } = require('./errors.js')
 const { STATS } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.lease')
@@ -108,11 +107,11 @@ class Tenure {
 }
 
 class DatabaseLease {
-  constructor(secret, o, layout, table, connection, dialect) {
-    if (secret !== SECRET) throw invalidArgument(new.target.name, `is made by lease() from ${dialect.module}`)
-    this._dialect = dialect
+  constructor(secret, o, layout, table, connection) {
+    if (secret !== SECRET) throw invalidArgument(new.target.name, 'is made by lease() from shardid/postgres or shardid/mysql')
+    this._dialect = connection.dialect
     // The SQL the protocol speaks: MySQL's once a MySQL server refused MariaDB's.
-    this._sqlDialect = dialect.name
+    this._sqlDialect = connection.dialect.lease.sql
     this.layout = layout
     this.table = table
     this.kind = o.kind ?? 'expiring'
@@ -146,7 +145,7 @@ class DatabaseLease {
       } catch (err) {
         if (!this._connection.fresh) throw err // the database's own error: the connection is fine
         if (!tenure.expiring) throw withCause(tenure.lost('lost its database session'), err)
-        if (fresh || attempt === 2) throw unreachable(err) ? unreachableError(err) : err
+        if (fresh || attempt === 2) throw this._dialect.unreachable(err) ? unreachableError(err) : err
       }
     }
   }
@@ -176,7 +175,7 @@ class DatabaseLease {
         row = await this._connection.run(step.text, step.values)
       } catch (err) {
         protocol.fail(this._dialect.code(err))
-        if (protocol.next().action === 'raise') throw unreachable(err) ? unreachableError(err) : err
+        if (protocol.next().action === 'raise') throw this._dialect.unreachable(err) ? unreachableError(err) : err
         continue
       }
       protocol.feed(row)

@@ -1,4 +1,4 @@
-// shardid/mysql: MySQL 8 and MariaDB (needs the `mysql2` package for segments and the
+// shardid/mysql: MySQL 8 and MariaDB (needs the `mysql2` package for leases, segments and the
 // dictionary; the DDL needs nothing).
 import type { Layout, U64Input } from './index.js'
 import { DatabaseLease, type DatabaseLeaseOptions } from './database-lease.js'
@@ -35,7 +35,12 @@ export interface MysqlDdlOptions {
   schema: string
   backwardsToleranceMs?: U64Input
   maxBorrowUnits?: U64Input
+  /** `'mariadb'` for MariaDB's SQL (a Galera cluster as one server); MySQL 8's by default. */
+  dialect?: MysqlDialect
 }
+
+/** Which server's SQL: MySQL 8's or MariaDB's. */
+export type MysqlDialect = 'mysql' | 'mariadb'
 
 /**
  * The MySQL DDL of `<database>.next_id()` (a BEFORE INSERT trigger makes it a column's
@@ -43,9 +48,10 @@ export interface MysqlDdlOptions {
  */
 export declare function ddl(options: MysqlDdlOptions): string
 /** The MySQL DDL of dense IDs from segments in database `schema` (default `seg`). */
-export declare function segmentsDdl(schema?: string, options?: { servers?: number; index?: number }): string
-/** The MySQL DDL of the dictionary in database `schema` (default `dict`). */
-export declare function dictionaryDdl(schema?: string): string
+export declare function segmentsDdl(schema?: string, options?: { servers?: number; index?: number; dialect?: MysqlDialect }): string
+/** The MySQL DDL of the dictionary in database `schema` (default `dict`); `{ dialect: 'mariadb' }`
+ *  names a Galera cluster as one server. */
+export declare function dictionaryDdl(schema?: string, options?: { dialect?: MysqlDialect }): string
 /** The statements of a MySQL script, for a driver to send one at a time. */
 export declare function statements(script: string): string[]
 /**
@@ -56,3 +62,62 @@ export declare function statements(script: string): string[]
 export declare const exactBigints: Readonly<{ supportBigNumbers: true; bigNumberStrings: true }>
 /** A `mysql://` or `mariadb://` URL's parts, as every shardid client reads it (percent-decoded). */
 export declare function parseUrl(url: string): { user: string; password: string | null; host: string; port: number; database: string | null }
+
+/** Whether `text` names a MySQL or MariaDB server by the core's one rule for URLs (`mysql://`,
+ *  `mariadb://`); `INVALID_ARGUMENT` for a URL no driver takes. */
+export declare function isUrl(text: unknown): boolean
+
+/** A mysql2 connection (promise API) with the shardid client's settings. */
+export interface MysqlConnection {
+  query(options: unknown, values?: unknown): Promise<[unknown, unknown]>
+  beginTransaction(): Promise<void>
+  commit(): Promise<void>
+  rollback(): Promise<void>
+  end(): Promise<void>
+  destroy(): void
+  /** The server's SQL, learnt at connection (one round trip). */
+  shardidDialect: MysqlDialect
+}
+
+/**
+ * A mysql2 connection to the server `url` names, as shardid's own clients open it: exact
+ * bigints (`exactBigints`), `utf8mb4`, a 2 s connect timeout, and the server's SQL learnt.
+ * Rejects with `DATABASE_UNREACHABLE` (mysql2's error as its `cause`) when it cannot be
+ * opened, `NOT_MYSQL` when what answers is not MySQL, `UNSUPPORTED` without mysql2.
+ */
+export declare function connect(url: string): Promise<MysqlConnection>
+
+/** Whether a mysql2 error means the connection is gone (open another). */
+export declare function lost(err: unknown): boolean
+
+/** The dense-ID segment statements of `shardid/segments` on MySQL, as the core renders them
+ *  and in its order (`shardid::sql::mysql`), on a connection of `connect()`; numbers are
+ *  decimal strings. */
+export declare class Segments {
+  constructor(schema: string)
+  /** One segment of `tag` from server `server` (its stride is learnt at its first take):
+   *  `[first, count, stride]`. */
+  take(connection: MysqlConnection, server: number, tag: string, size: U64Input): Promise<[string, string, string]>
+  /** Gives `first..end` back to `tag`; whether it was taken back. */
+  giveBack(connection: MysqlConnection, tag: string, first: string, end: string): Promise<boolean>
+}
+
+/** The dictionary's steps of `shardid/dictionary` on MySQL for one topic, on a connection of
+ *  `connect()`; IDs are decimal strings, `null` for none. */
+export declare class Dictionary {
+  constructor(schema: string, topic: string)
+  /** The database holding the dictionary's DDL. */
+  readonly schema: string
+  /** The topic whose strings it numbers. */
+  readonly topic: string
+  /** The IDs of `values`, `null` for a string never assigned; never assigns. */
+  lookup(connection: MysqlConnection, values: string[]): Promise<(string | null)[]>
+  /** The IDs of `values`, assigned (one transaction) if new. */
+  ids(connection: MysqlConnection, values: string[]): Promise<string[]>
+  /** The strings of `ids`, `null` for an ID never assigned. */
+  values(connection: MysqlConnection, ids: U64Input[]): Promise<(string | null)[]>
+  /** Creates the topic (an existing one is left as it is; a dropped one is refused). */
+  create(connection: MysqlConnection): Promise<void>
+  /** Drops the topic: its strings stay readable, nothing new is assigned. */
+  drop(connection: MysqlConnection): Promise<void>
+}

@@ -22,96 +22,12 @@ const native = require('./native.generated.js')
 const { Layout } = require('./index.js')
 const { makeError } = require('./errors.js')
 const { DatabaseLease, DEFAULT_TTL_MS, checkOptions, take, layoutIndex, invalidArgument } = require('./database-lease.js')
+const { byName, dialectOf, Link } = require('./dialects/index.js')
 
-// A connection the lease owns, which holds the event loop only while a statement is in flight.
-class Connection {
-  constructor(make) {
-    this._make = make
-    this._client = null
-    this._connecting = null
-    this._busy = 0
-  }
-
-  async _get() {
-    if (this._client && !this._client._shardidBroken) return this._client
-    if (!this._connecting) {
-      this._connecting = (async () => {
-        const client = this._make()
-        // A session the server ends (or a dropped connection) is an 'error' event on the
-        // client, which would end the process if nobody listened.
-        client.on('error', () => { client._shardidBroken = true })
-        client.on('end', () => { client._shardidBroken = true })
-        try {
-          await client.connect()
-        } catch (err) {
-          client.end().catch(() => {})
-          throw err
-        }
-        this._client = client
-        this._ref(false)
-        return client
-      })().finally(() => { this._connecting = null })
-    }
-    return this._connecting
-  }
-
-  _ref(on) {
-    const stream = this._client?.connection?.stream
-    if (stream && typeof stream.ref === 'function') on ? stream.ref() : stream.unref()
-  }
-
-  get fresh() {
-    return !this._client || this._client._shardidBroken
-  }
-
-  // Runs one statement; its first row (an array), or null.
-  async run(text, values) {
-    const client = await this._get()
-    if (this._busy++ === 0) this._ref(true)
-    try {
-      const { rows } = await client.query({ text, values, rowMode: 'array' })
-      return rows.length > 0 ? rows[0] : null
-    } catch (err) {
-      if (!/^[0-9A-Z]{5}$/.test(err.code ?? '') || /^(08|57P)/.test(err.code)) this.drop()
-      throw err
-    } finally {
-      if (--this._busy === 0) this._ref(false)
-    }
-  }
-
-  drop() {
-    const client = this._client
-    this._client = null
-    if (client) {
-      client._shardidBroken = true
-      client.end().catch(() => {})
-    }
-  }
-
-  async end() {
-    await this._connecting?.catch(() => {})
-    const client = this._client
-    if (client && !client._shardidBroken) {
-      this._ref(true) // hold the loop until the goodbye is sent
-      await client.end().catch(() => {})
-    }
-    this._client = null
-  }
-}
-
-// PostgreSQL's side of the shared driver (database-lease.js).
-const POSTGRES = {
-  name: 'postgres',
-  module: 'shardid/postgres',
-  code: (err) => (typeof err.code === 'string' ? err.code : null),
-}
+const dialect = byName('postgres')
 
 /** A generator on a shard leased through PostgreSQL. */
-class PostgresLease extends DatabaseLease {
-  constructor(secret, o, layout, table, connection) {
-    super(secret, o, layout, table, connection, POSTGRES)
-  }
-}
+class PostgresLease extends DatabaseLease {}
 
 /**
  * `await lease({ layout, connectionString, shards: [first, end], kind?, ttlMs?, retake?, table?,
@@ -124,27 +40,10 @@ class PostgresLease extends DatabaseLease {
  */
 async function lease(options) {
   const { o, table } = checkOptions(options, 'connectionString')
-  let make
-  if (o.client) {
-    let first = o.client
-    make = () => {
-      const client = first ?? new o.client.constructor(o.client.connectionParameters)
-      first = null
-      return client
-    }
-  } else {
-    let pg
-    try {
-      pg = require('pg')
-    } catch {
-      throw makeError('UNSUPPORTED', { reason: 'shardid/postgres needs the pg package: npm install pg' })
-    }
-    if (typeof o.connectionString === 'string' && native.databaseOfUrl(o.connectionString, 'connectionString') !== 'postgres') {
-      throw makeError('INVALID_ARGUMENT', { argument: 'connectionString', reason: 'names a MySQL or MariaDB server: lease from shardid/mysql' }, TypeError)
-    }
-    make = () => new pg.Client({ connectionString: o.connectionString })
+  if (!o.client && dialectOf(o.connectionString, 'connectionString') !== dialect) {
+    throw makeError('INVALID_ARGUMENT', { argument: 'connectionString', reason: 'names a MySQL or MariaDB server: lease from shardid/mysql' }, TypeError)
   }
-  return take(PostgresLease, o, table, new Connection(make))
+  return take(PostgresLease, o, table, new Link(dialect, dialect.opener(o.client ?? o.connectionString, 'shardid/postgres')))
 }
 
 /**

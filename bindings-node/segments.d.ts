@@ -178,8 +178,10 @@ export declare class Serials {
   parse(serial: string): ParsedSerial
   /** As `SerialFormat.render` with this tag's format. */
   render(number: U64Input, unixMs: U64Input): string
-  /** Gives every period's rest back and ends the connection. */
+  /** Gives every period's rest back and ends the connection; later calls throw `CLOSED`. */
   close(): Promise<void>
+  /** `await using orders = await serials(...)`: `close()` at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 /** Rejects with `UNKNOWN_TAG` for a tag never registered, `SERIAL_MISMATCH` for one registered otherwise. */

@@ -1,12 +1,14 @@
 'use strict'
-// shardid/segments: dense IDs from PostgreSQL segments (号段), with `pg` (an optional peer
-// dependency), or from MySQL and MariaDB ones with `mysql2` (a `mysql://` URL: shardid/mysql). The allocator is the core's (shardid::segment, through the addon): the hot path
-// is synchronous and never touches the database; fetches are asynchronous, one at a time, on a
-// `pg.Client` of the allocator's own. The statements are the core's too.
+// shardid/segments: dense IDs from segments (号段) of PostgreSQL, with `pg` (an optional peer
+// dependency), or of MySQL and MariaDB (a `mysql://` URL), with `mysql2`: one driver over the
+// URL's dialect (dialects/). The allocator is the core's (shardid::segment, through the addon):
+// the hot path is synchronous and never touches the database; fetches are asynchronous, one at
+// a time, on a connection of the allocator's own. The statements are the core's too.
 
 const native = require('./native.generated.js')
-const { makeError, sessionLost, unreachable, unreachableError, closedError, withCause, describe } = require('./errors.js')
-const { holdWhileBusy, holdingLoop, idle } = require('./idle.js')
+const { makeError, unreachableError, closedError, withCause, describe } = require('./errors.js')
+const { holdingLoop } = require('./idle.js')
+const { dialectOf, dialectOfAll, Link } = require('./dialects/index.js')
 const { SQLSTATES, STATS } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.segments')
@@ -16,10 +18,13 @@ native.setSegmentSignal(signal)
 
 const unavailable = (tag, reason) => makeError('SEGMENT_UNAVAILABLE', { tag, reason })
 
-class DenseIds {
-  constructor(secret, { clients, tag, sql, index, waitMs, mysql = null, urls = null }) {
+// What dense IDs and serials share: an allocator of the core fed with segments of a tag by a
+// dialect's statements (dialects/*.js), and how much of them it used.
+class Segmented {
+  constructor(secret, { tag, protocol, index, waitMs }) {
     if (secret !== SECRET) {
-      throw makeError('INVALID_ARGUMENT', { argument: 'DenseIds', reason: 'is made by denseIds() from shardid/segments' }, TypeError)
+      const [name, maker] = new.target === Serials ? ['Serials', 'serials()'] : ['DenseIds', 'denseIds()']
+      throw makeError('INVALID_ARGUMENT', { argument: name, reason: `is made by ${maker} from shardid/segments` }, TypeError)
     }
     this.tag = tag
     this.waitMs = waitMs
@@ -27,50 +32,22 @@ class DenseIds {
     this.skipped = 0n
     /** Segments fetched. */
     this.fetches = 0
-    // One pg.Client per ticket server; segments are taken from them in turn.
-    this._clients = clients
-    this._broken = clients.map(() => false)
-    this._turn = 0
-    this._lastServer = 0
-    this._sql = sql
+    this._protocol = protocol
     this._index = index
     this._closed = false
     this._error = null
     this._inFlight = null
-    // MySQL and MariaDB: the core's statements for them (shardid/mysql), on mysql2.
-    this._mysql = mysql
-    this._urls = urls
-    // A session the server ends is an 'error' event on the client: the next fetch reconnects.
-    clients.forEach((client, i) => this._listen(client, i))
   }
+}
 
-  _listen(client, i) {
-    if (client) client.on('error', (err) => { this._error = err; this._broken[i] = true })
-  }
-
-  // One segment from `client`: [first, count, stride]. The client holds the event loop only
-  // while the statement is in flight (idle.js).
-  _take(client, server, size) {
-    return holdWhileBusy(client, async () => {
-      if (this._mysql) return this._mysql.take(client, server, this.tag, size)
-      const { rows } = await client.query({ text: this._sql.take, values: [this.tag, String(size)], rowMode: 'array' })
-      return rows[0]
-    })
-  }
-
-  // Gives the unused rest back; whether it was.
-  _giveBack(client, first, end) {
-    return holdWhileBusy(client, async () => {
-      if (this._mysql) return this._mysql.giveBack(client, this.tag, first, end)
-      const { rows } = await client.query({ text: this._sql.giveBack, values: [this.tag, first, end], rowMode: 'array' })
-      return rows[0][0] === true
-    })
-  }
-
-  // Whether `err` lost the session (reconnect at the next fetch).
-  _lost(err) {
-    if (this._mysql) return err.code !== SQLSTATES.unknownTag
-    return sessionLost(err)
+class DenseIds extends Segmented {
+  constructor(secret, { links, ...rest } = {}) {
+    super(secret, rest)
+    // One connection per ticket server, opened at its first fetch and again after its session
+    // was lost; segments are taken from them in turn.
+    this._links = links
+    this._turn = 0
+    this._lastServer = 0
   }
 
   // Starts the fetch the addon signalled, if any: one at a time (the core makes sure).
@@ -84,52 +61,26 @@ class DenseIds {
   // Takes one segment from the first server that answers, starting after the last one used.
   async _fetch(size) {
     let error = null
-    for (let attempt = 0; attempt < this._clients.length; attempt++) {
-      const server = (this._turn + attempt) % this._clients.length
+    for (let attempt = 0; attempt < this._links.length; attempt++) {
+      const server = (this._turn + attempt) % this._links.length
+      const link = this._links[server]
       try {
-        const client = await this._client(server)
-        const [first, count, stride] = await this._take(client, server, size)
+        const [first, count, stride] = await link.use((conn) => this._protocol.take(conn, server, this.tag, size))
         native.segmentFill(this._index, String(first), String(count), String(stride))
         this._lastServer = server
-        this._turn = (server + 1) % this._clients.length
+        this._turn = (server + 1) % this._links.length
         this.fetches += 1
         this._error = null
         return
       } catch (err) {
         // A server that cannot be reached is DATABASE_UNREACHABLE (the driver's error as its
         // cause); the database's own errors are kept as they are.
-        error = unreachable(err) ? unreachableError(err) : err
-        if (this._lost(err)) this._broken[server] = true // reconnect next time
+        error = link.dialect.unreachable(err) ? unreachableError(err) : err
         if (err.code === SQLSTATES.unknownTag) break
       }
     }
     native.segmentFetchFailed(this._index)
     this._error = error
-  }
-
-  // The connected client of `server`, replaced by a new one when its session was lost.
-  async _client(server) {
-    if (!this._broken[server]) return this._clients[server]
-    const old = this._clients[server]
-    if (this._mysql) {
-      if (old) old.end().catch(() => {})
-      this._clients[server] = null
-      const connection = await this._mysqlModule.connect(this._urls[server])
-      idle(connection) // held only while a statement is in flight (idle.js)
-      this._listen(connection, server)
-      this._clients[server] = connection
-      this._broken[server] = false
-      return connection
-    }
-    old.end().catch(() => {})
-    const pg = require('pg')
-    const client = new pg.Client(old.connectionParameters)
-    this._listen(client, server)
-    await client.connect()
-    idle(client)
-    this._clients[server] = client
-    this._broken[server] = false
-    return client
   }
 
   _check() {
@@ -247,8 +198,7 @@ class DenseIds {
         this.skipped += BigInt(unused.lost)
         let returned = false
         try {
-          const client = await this._client(this._lastServer)
-          returned = await this._giveBack(client, unused.first, unused.end)
+          returned = await this._links[this._lastServer].use((conn) => this._protocol.giveBack(conn, this.tag, unused.first, unused.end))
         } catch {
           // A server that is down keeps the rest: a hole, counted in `skipped`.
         } finally {
@@ -256,7 +206,7 @@ class DenseIds {
         }
       }
     } finally {
-      await Promise.all(this._clients.map((client) => client && client.end().catch(() => {})))
+      await Promise.all(this._links.map((link) => link.end()))
     }
   }
 }
@@ -276,70 +226,24 @@ async function denseIds(options) {
   if (typeof o.tag !== 'string' || o.tag.length === 0 || Buffer.byteLength(o.tag) > 200) {
     throw makeError('INVALID_ARGUMENT', { argument: 'tag', reason: 'must be 1 to 200 bytes of text' }, TypeError)
   }
+  const schema = o.schema ?? 'seg'
   // The core's statements; INVALID_ARGUMENT for a schema name that is not a plain identifier.
-  const sql = native.segmentSql(o.schema ?? 'seg')
-  const servers = Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
-  if (!o.client && servers.some(isMysqlUrl)) return mysqlDenseIds(o, servers)
-  let clients = o.client ? [o.client] : null
-  if (!clients) {
-    let pg
-    try {
-      pg = require('pg')
-    } catch {
-      throw makeError('UNSUPPORTED', { reason: 'shardid/segments needs the pg package: npm install pg' })
-    }
-    clients = servers.map((connectionString) => new pg.Client({ connectionString }))
-  }
-  const index = newAllocator(o)
-  // A server that is down at start-up is only its share: it is retried at its turn.
-  const connected = await Promise.allSettled(clients.map((client) => client.connect()))
-  const ids = new DenseIds(SECRET, { clients, tag: o.tag, sql, index, waitMs: o.waitMs ?? 5000 })
-  connected.forEach((result, i) => {
-    if (result.status === 'rejected') ids._broken[i] = true
-    else idle(clients[i]) // held only while a statement is in flight (idle.js)
-  })
-  // The first segment, so that the first synchronous nextId() has one.
+  native.segmentSql(schema)
+  const targets = o.client ? [o.client] : Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
+  const dialect = dialectOfAll(targets, 'connectionString')
+  const links = targets.map((target) => new Link(dialect, dialect.opener(target, 'shardid/segments')))
+  // A new allocator of the core, reported to exporters (`shardid_segment_*{schema,tag}`) until
+  // `close()` (or a start that failed) unregisters it: the addon's table never frees it.
+  const index = native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, schema, o.tag)
+  const ids = new DenseIds(SECRET, { links, tag: o.tag, protocol: dialect.segments(schema), index, waitMs: o.waitMs ?? 5000 })
+  // The first segment, so that the first synchronous nextId() has one. A server that is down
+  // at start-up is only its share: it is retried at its turn.
   native.segmentPrime(index)
   ids._due()
   await ids._inFlight
   if (ids.fetches === 0) {
     native.segmentUnregister(index)
-    await holdingLoop(() => Promise.all(clients.map((client) => client.end().catch(() => {}))))
-    throw ids._startFailure()
-  }
-  return ids
-}
-
-// A new allocator of the core, reported to exporters (`shardid_segment_*{schema,tag}`) until
-// `close()` (or a start that failed) unregisters it: the addon's table never frees it.
-function newAllocator(o) {
-  return native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, o.schema ?? 'seg', o.tag)
-}
-
-// Whether a connection string names MySQL or MariaDB, by the core's one rule for every client
-// (shardid::sql::Dialect::of_url): INVALID_ARGUMENT at once for a URL no driver takes.
-const isMysqlUrl = (text) => typeof text === 'string' && native.databaseOfUrl(text, 'connectionString') !== 'postgres'
-
-// denseIds() for MySQL and MariaDB URLs: mysql2 connections, the core's MySQL statements.
-async function mysqlDenseIds(o, urls) {
-  if (!urls.every(isMysqlUrl)) {
-    throw makeError('INVALID_ARGUMENT', { argument: 'connectionString', reason: 'must all be mysql:// URLs or all PostgreSQL connection strings' }, TypeError)
-  }
-  const mysql = require('./mysql.js')
-  urls.forEach(mysql.parseUrl) // INVALID_ARGUMENT on url, now
-  const segments = new mysql.Segments(o.schema ?? 'seg')
-  const index = newAllocator(o)
-  // Connected at the first fetch (a server that is down is only its share, as with pg).
-  const clients = urls.map(() => null)
-  const ids = new DenseIds(SECRET, { clients, tag: o.tag, sql: null, index, waitMs: o.waitMs ?? 5000, mysql: segments, urls })
-  ids._mysqlModule = mysql
-  ids._broken.fill(true)
-  native.segmentPrime(index)
-  ids._due()
-  await ids._inFlight
-  if (ids.fetches === 0) {
-    native.segmentUnregister(index)
-    await holdingLoop(() => Promise.all(clients.map((client) => client && client.end().catch(() => {}))))
+    await holdingLoop(() => Promise.all(links.map((link) => link.end())))
     throw ids._startFailure()
   }
   return ids
@@ -359,8 +263,6 @@ module.exports = { denseIds, DenseIds, ddl }
 
 // Business serial numbers (ORD-20261125-000123): the core's formats, and its allocator of
 // periods (a tag per period, from the same segments), driven here with `pg`.
-
-const SERIAL_SECRET = Symbol('shardid.serials')
 
 /**
  * `new SerialFormat('ORD-{yyyy}{MM}{dd}-{seq:6}', 'Asia/Shanghai')`: a serial format in an IANA
@@ -432,9 +334,9 @@ class SerialFormat {
 }
 
 /** The error of a database refusal of a serial tag, as its kind (the rest as it is). */
-function serialDatabaseError(err, tag, zone) {
+function serialDatabaseError(dialect, err, tag, zone) {
   if (err.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag, create: 'createSerial' })
-  if (unreachable(err)) return unreachableError(err)
+  if (dialect.unreachable(err)) return unreachableError(err)
   if (err.code === SQLSTATES.serialMismatch) {
     return makeError('SERIAL_MISMATCH', { tag, reason: native.serialMismatchReason(err.message, tag) })
   }
@@ -442,28 +344,14 @@ function serialDatabaseError(err, tag, zone) {
   return err
 }
 
-class Serials {
-  constructor(secret, { client, tag, format, index, sql, waitMs }) {
-    if (secret !== SERIAL_SECRET) {
-      throw makeError('INVALID_ARGUMENT', { argument: 'Serials', reason: 'is made by serials() from shardid/segments' }, TypeError)
-    }
-    this.tag = tag
+class Serials extends Segmented {
+  constructor(secret, { link, format, ...rest } = {}) {
+    super(secret, rest)
     /** The SerialFormat. */
     this.format = format
-    this.waitMs = waitMs
-    /** Numbers taken and neither issued nor given back by this allocator. */
-    this.skipped = 0n
-    /** Segments fetched. */
-    this.fetches = 0
-    this._client = client
-    this._broken = false
-    this._index = index
-    this._sql = sql
-    this._closed = false
-    this._error = null
-    this._inFlight = null
+    // The connection, opened again after its session was lost (dialects/index.js).
+    this._link = link
     this._givingBack = null
-    client.on('error', (err) => { this._error = err; this._broken = true })
   }
 
   // Starts what the addon signalled: the fetch that became due, periods to give back.
@@ -482,25 +370,10 @@ class Serials {
     }
   }
 
-  async _connection() {
-    if (!this._broken) return this._client
-    const old = this._client
-    old.end().catch(() => {})
-    const pg = require('pg')
-    const client = new pg.Client(old.connectionParameters)
-    client.on('error', (err) => { this._error = err; this._broken = true })
-    await client.connect()
-    this._client = client
-    this._broken = false
-    return client
-  }
-
   async _fetch(token, size) {
     try {
       const period = native.serialsFetchPeriod(this._index, token)
-      const client = await this._connection()
-      const { rows } = await client.query({ text: this._sql.take, values: [this.tag, period, String(size)], rowMode: 'array' })
-      const [first, count, stride] = rows[0]
+      const [first, count, stride] = await this._link.use((conn) => this._protocol.take(conn, this.tag, period, size))
       if (native.serialsFill(this._index, token, size, String(first), String(count), String(stride))) {
         this.fetches += 1
         this._error = null
@@ -510,9 +383,8 @@ class Serials {
         await this._giveBack([{ tag, first: String(first), end: String(BigInt(first) + BigInt(count) * BigInt(stride)), count: String(count), lost: '0' }])
       }
     } catch (err) {
-      if (sessionLost(err)) this._broken = true
       native.serialsFetchFailed(this._index, token, size)
-      this._error = err
+      this._error = this._link.dialect.unreachable(err) ? unreachableError(err) : err
     }
   }
 
@@ -522,11 +394,9 @@ class Serials {
       if (rest.count === '0') continue
       let returned = false
       try {
-        const client = await this._connection()
-        const { rows } = await client.query({ text: this._sql.giveBack, values: [rest.tag, rest.first, rest.end], rowMode: 'array' })
-        returned = rows[0][0] === true
-      } catch (err) {
-        if (sessionLost(err)) this._broken = true // a server that is down keeps the rest: a hole
+        returned = await this._link.use((conn) => this._protocol.giveBack(conn, rest.tag, rest.first, rest.end))
+      } catch {
+        // A server that is down keeps the rest: a hole.
       }
       if (!returned) this.skipped += BigInt(rest.count)
     }
@@ -535,7 +405,7 @@ class Serials {
   _failure() {
     if (this._closed) return closedError(`Serials of tag ${this.tag}`)
     if (this._error && this._error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag, create: 'createSerial' })
-    if (this._error && unreachable(this._error)) return unreachableError(this._error)
+    if (this._error?.code === 'DATABASE_UNREACHABLE') return this._error
     const reason = `the database did not answer within ${this.waitMs} ms` + (this._error ? ` (${this._error.message})` : '')
     const err = unavailable(this.tag, reason)
     if (this._error) err.cause = this._error
@@ -602,35 +472,17 @@ class Serials {
     try {
       await this._giveBack(native.serialsClose(this._index))
     } finally {
-      await this._client.end().catch(() => {})
+      await this._link.end()
     }
   }
 }
 if (Symbol.asyncDispose) Serials.prototype[Symbol.asyncDispose] = Serials.prototype.close
 
-/** Connects `client`: `DATABASE_UNREACHABLE` (pg's error its `cause`) when the server cannot be
- *  reached. */
-async function connectOrUnreachable(client) {
-  try {
-    await client.connect()
-  } catch (err) {
-    throw unreachable(err) ? unreachableError(err) : err
-  }
-}
-
-/** A `pg.Client` for `options`: its own `client`, or one for `connectionString`. */
-function clientFor(o) {
-  if (o.client) return o.client
-  if (typeof o.connectionString === 'string' && native.databaseOfUrl(o.connectionString, 'connectionString') !== 'postgres') {
-    throw makeError('UNSUPPORTED', { reason: 'serials on MySQL and MariaDB: serials are kept in PostgreSQL only' })
-  }
-  let pg
-  try {
-    pg = require('pg')
-  } catch {
-    throw makeError('UNSUPPORTED', { reason: 'shardid/segments needs the pg package: npm install pg' })
-  }
-  return new pg.Client({ connectionString: o.connectionString })
+/** The dialect and serial statements for `o` (a URL, or a `pg.Client`): UNSUPPORTED for a
+ *  database that keeps none (the dialect says), INVALID_ARGUMENT for a bad schema name. */
+function serialsOn(o) {
+  const dialect = dialectOf(o.client ?? o.connectionString, 'connectionString')
+  return [dialect, dialect.serials(o.schema ?? 'seg')]
 }
 
 /**
@@ -643,25 +495,23 @@ async function serials(options) {
   const o = options ?? {}
   const format = new SerialFormat(o.format, o.zone)
   native.serialCheckTag(o.tag)
-  const sql = native.serialSql(o.schema ?? 'seg')
-  const client = clientFor(o)
-  await connectOrUnreachable(client)
+  const [dialect, protocol] = serialsOn(o)
+  const link = new Link(dialect, dialect.opener(o.client ?? o.connectionString, 'shardid/segments'))
   let registered
   try {
-    const { rows } = await client.query({ text: sql.info, values: [o.tag], rowMode: 'array' })
-    registered = rows[0]
+    registered = await link.use((conn) => protocol.info(conn, o.tag))
   } catch (err) {
-    await client.end().catch(() => {})
-    throw serialDatabaseError(err, o.tag, format.zone)
+    await link.end()
+    throw serialDatabaseError(dialect, err, o.tag, format.zone)
   }
   const [canonical, zone, maxGap] = registered
   const reason = native.serialMismatch(format._index, canonical, zone)
   if (reason !== null) {
-    await client.end().catch(() => {})
+    await link.end()
     throw makeError('SERIAL_MISMATCH', { tag: o.tag, reason })
   }
   const index = native.serialsNew(format._index, o.tag, o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, maxGap)
-  return new Serials(SERIAL_SECRET, { client, tag: o.tag, format, index, sql, waitMs: o.waitMs ?? 5000 })
+  return new Serials(SECRET, { link, tag: o.tag, format, index, protocol, waitMs: o.waitMs ?? 5000 })
 }
 
 /**
@@ -678,17 +528,16 @@ async function createSerial(options) {
   if (!Number.isInteger(maxGap) || maxGap < 1 || maxGap > 2 ** 31 - 1) {
     throw makeError('INVALID_ARGUMENT', { argument: 'maxGap', reason: 'must be an integer from 1 to 2^31 - 1' })
   }
-  const sql = native.serialSql(o.schema ?? 'seg')
+  const [dialect, protocol] = serialsOn(o)
   const r = format._registration
-  const own = !o.client
-  const client = clientFor(o)
-  if (own) await connectOrUnreachable(client)
+  // A client given is the caller's: used as it is, not ended.
+  const link = o.client ? new Link(dialect, null, o.client) : new Link(dialect, dialect.opener(o.connectionString, 'shardid/segments'))
   try {
-    await client.query(sql.create, [o.tag, format.format, format.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap])
+    await link.use((conn) => protocol.create(conn, [o.tag, format.format, format.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap]))
   } catch (err) {
-    throw serialDatabaseError(err, o.tag, format.zone)
+    throw serialDatabaseError(dialect, err, o.tag, format.zone)
   } finally {
-    if (own) await client.end().catch(() => {})
+    await link.end()
   }
 }
 

@@ -7,6 +7,8 @@
 const native = require('./native.generated.js')
 const { ShardIdError, makeError, describe } = require('./errors.js')
 const { Layout } = require('./index.js')
+const { byName, dialectOfConnection, Link } = require('./dialects/index.js')
+const { layoutIndex } = require('./database-lease.js')
 
 // The text of a cell as the core reads it (every statement casts its columns to text).
 function cell(value) {
@@ -24,46 +26,23 @@ async function drive(run, query) {
   }
 }
 
-/** A `query` function and a `close` for a new connection to `url` (pg or mysql2). */
-async function open(family, url) {
-  if (family === 'mysql') {
-    const connection = await require('./mysql.js').connect(url)
-    return {
-      query: async (sql) => (await connection.query({ sql, rowsAsArray: true }))[0],
-      close: () => connection.end().catch(() => {}),
-    }
-  }
-  if (!/^postgres(ql)?:\/\//.test(url)) {
+/** A `query` function and a `close` for a new connection to `url` (the family's dialect). */
+function open(family, url) {
+  const dialect = byName(family)
+  if (dialect.name === 'postgres' && !/^postgres(ql)?:\/\//.test(url)) {
     // pg reads URLs only; libpq's `host=... dbname=...` strings are the Python package's.
     throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'is not a postgresql:// URL (pg reads no libpq key=value string)' })
   }
-  let pg
-  try {
-    pg = require('pg')
-  } catch {
-    throw makeError('UNSUPPORTED', { reason: 'shardid status needs the pg package for a PostgreSQL URL: npm install pg' })
-  }
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 })
-  client.on('error', () => {})
-  try {
-    await client.connect()
-  } catch (err) {
-    throw require('./errors.js').unreachableError(err)
-  }
-  return {
-    query: async (sql) => (await client.query({ text: sql, rowMode: 'array' })).rows,
-    close: () => client.end().catch(() => {}),
-  }
+  const link = new Link(dialect, dialect.opener(url, 'shardid status', { timeoutMs: 5000 }))
+  return { query: (sql) => link.use((conn) => dialect.rows(conn, sql)), close: () => link.end() }
 }
 
 // A `query` function for a connection the caller has: a pg Client or Pool, or a mysql2
 // connection or pool (promise or callback API).
 function queryOf(connection) {
-  if (typeof connection.execute === 'function' || connection.config?.connectionConfig || connection.connection?.config) {
-    const promised = typeof connection.promise === 'function' ? connection.promise() : connection
-    return ['mysql', async (sql) => (await promised.query({ sql, rowsAsArray: true }))[0]]
-  }
-  return ['postgres', async (sql) => (await connection.query({ text: sql, rowMode: 'array' })).rows]
+  const dialect = dialectOfConnection(connection)
+  const conn = dialect.adopt(connection)
+  return [dialect.name, (sql) => dialect.rows(conn, sql)]
 }
 
 function time(text) {
@@ -112,10 +91,10 @@ async function read(database, options = {}) {
   if (!(layout instanceof Layout)) {
     throw makeError('INVALID_ARGUMENT', { argument: 'layout', reason: 'is not a shardid Layout' }, TypeError)
   }
-  const layoutIndex = native.layoutNew(layout.epochMs, layout.unitMs, layout.timeBits, layout.shardBits, layout.sequenceBits, layout.order, layout.signed)
+  const index = layoutIndex(layout)
   if (typeof database === 'string') {
-    const run = native.StatusRun.forUrl(database, table, segmentsSchema, dictionarySchema, layoutIndex)
-    const db = await open(run.family, database)
+    const run = native.StatusRun.forUrl(database, table, segmentsSchema, dictionarySchema, index)
+    const db = open(run.family, database)
     try {
       await drive(run, db.query)
     } finally {
@@ -124,7 +103,7 @@ async function read(database, options = {}) {
     return report(run)
   }
   const [family, query] = queryOf(database)
-  const run = new native.StatusRun(family, '', table, segmentsSchema, dictionarySchema, layoutIndex)
+  const run = new native.StatusRun(family, '', table, segmentsSchema, dictionarySchema, index)
   await drive(run, query)
   return report(run)
 }
@@ -137,7 +116,7 @@ async function main(args) {
   const why = (err) => run.failed(err instanceof ShardIdError ? err.message : describe(err))
   let db
   try {
-    db = await open(run.family, run.url)
+    db = open(run.family, run.url)
   } catch (err) {
     return why(err)
   }

@@ -597,11 +597,37 @@ impl<S: Borrow<State>> Generator<S> {
     /// slot is lost to another thread): the per-ID path tests nothing more.
     #[inline]
     fn check(&self, slot: u64, now_units: u64, now_ms: u64, single: bool) -> Result<(), Error> {
+        // The generator's own copy of the sequence's width: 2-3 instructions an ID fewer than
+        // the layout's on a state behind a pointer in the counted builds (the loop keeps it in
+        // a register); the layout's keeps the WebAssembly module byte for byte what it was.
+        #[cfg(feature = "counters")]
+        let seq_bits = self.seq_bits;
+        #[cfg(not(feature = "counters"))]
         let seq_bits = u32::from(self.layout.sequence_bits());
-        let units = slot >> seq_bits;
-        if units <= now_units {
+        if slot >> seq_bits <= now_units {
             return Ok(());
         }
+        self.check_ahead(slot, now_units, now_ms, single)
+    }
+
+    /// [`Generator::check`] for a slot ahead of the clock's unit: out of line, so the
+    /// compiler has nothing of it to work out before the per-ID loop. Inlined, its values
+    /// (the sequence mask, the borrow's end, the unit's length) were hoisted out of
+    /// `claim_on`'s loop and computed, and spilled, on every call when the state is behind a
+    /// pointer (`Generator::shared`'s, a lease's): a leased ID cost 91 instructions under
+    /// callgrind, 58 since (BENCHMARKS.md, "Leased generators counted"). Without `counters` (the
+    /// WebAssembly module, where size is the budget) it is inlined as before.
+    #[cfg_attr(feature = "counters", cold, inline(never))]
+    #[cfg_attr(not(feature = "counters"), inline)]
+    fn check_ahead(
+        &self,
+        slot: u64,
+        now_units: u64,
+        now_ms: u64,
+        single: bool,
+    ) -> Result<(), Error> {
+        let seq_bits = u32::from(self.layout.sequence_bits());
+        let units = slot >> seq_bits;
         if units > self.max_units {
             return Err(self.expired(self.layout.unit_start_ms(units)));
         }

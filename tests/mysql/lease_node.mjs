@@ -11,8 +11,8 @@
 //             URLs, a bad kind.
 //   session <table>: the code and message of a session lease (UNSUPPORTED on a Galera node).
 //   exit <table>: takes a lease and returns: the process must exit on its own.
-import { appendFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { hold, probe } from '../js/lease-modes.mjs'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
 const { Layout } = require('./index.js')
@@ -26,34 +26,11 @@ const code = async (promise) => promise.then(async (g) => { await g?.close?.(); 
 if (mode === 'probe') {
   const [out, table, seconds, count, first, end] = rest
   const g = await take(table, [Number(first), Number(end)], { layout: Layout.INSTAGRAM })
-  const ids = new BigUint64Array(Number(count) + 1)
-  const start = performance.now()
-  for (let i = 0; i < Number(count); i++) {
-    ids[i] = await g.nextId()
-    if (i % 1000 === 999) {
-      const due = start + (Number(seconds) * 1000 * i) / Number(count) - performance.now()
-      if (due > 0) await new Promise((resolve) => setTimeout(resolve, due))
-    }
-  }
-  ids[Number(count)] = BigInt(g.shard)
-  writeFileSync(`${out}.ids`, new Uint8Array(ids.buffer))
-  await g.close()
+  await probe(g, out, seconds, count)
   console.log(JSON.stringify({ shard: g.shard }))
 } else if (mode === 'hold') {
   const [out, table, ttl] = rest
-  const g = await take(table, [0, 1], { ttlMs: Number(ttl) })
-  writeFileSync(out, new Uint8Array(0))
-  for (;;) {
-    let ids
-    try {
-      ids = await g.nextIds(1000)
-    } catch (err) {
-      if (err.code !== 'LEASE_LOST') throw err
-      writeFileSync(`${out}.lost`, err.message)
-      break
-    }
-    appendFileSync(out, new Uint8Array(ids.buffer))
-  }
+  await hold(await take(table, [0, 1], { ttlMs: Number(ttl) }), out)
 } else if (mode === 'takenover') {
   const g = await take('node_taken_over', [0, 1])
   await g.nextIdAt(T0)

@@ -19,8 +19,8 @@
 //             one more acquisition at the next ID.
 //   closed:   a held shard refuses another session; closed, it is taken again at once and the
 //             closed lease makes no ID.
-import { appendFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { hold, probe } from '../js/lease-modes.mjs'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
 const { Layout } = require('./index.js')
@@ -42,7 +42,7 @@ if (mode === 'badtable') {
   const pg = require('pg')
   const admin = new pg.Client({ connectionString })
   await admin.connect()
-  await admin.query('SELECT pg_terminate_backend($1)', [held._connection._client.processID])
+  await admin.query('SELECT pg_terminate_backend($1)', [held._connection._conn.processID])
   await admin.end()
   await new Promise((resolve) => setTimeout(resolve, 200))
   const within = await code(held.nextIdAt(T0 + 50))
@@ -68,34 +68,10 @@ if (mode === 'badtable') {
   await Promise.all(held.map((g) => g.close()))
 } else if (mode === 'hold') {
   const [table, ttl] = rest
-  const g = await take(table, [0, 1], { ttlMs: Number(ttl) })
-  writeFileSync(file, new Uint8Array(0))
-  for (;;) {
-    let ids
-    try {
-      ids = await g.nextIds(1000)
-    } catch (err) {
-      if (err.code !== 'LEASE_LOST') throw err
-      writeFileSync(`${file}.lost`, err.message)
-      break
-    }
-    appendFileSync(file, new Uint8Array(ids.buffer))
-  }
+  await hold(await take(table, [0, 1], { ttlMs: Number(ttl) }), file)
 } else if (mode === 'probe') {
   const [table, seconds, count] = rest
-  const g = await take(table, [0, 4], { layout: Layout.INSTAGRAM })
-  const ids = new BigUint64Array(Number(count) + 1)
-  const start = performance.now()
-  for (let i = 0; i < Number(count); i++) {
-    ids[i] = await g.nextId()
-    if (i % 1000 === 999) {
-      const due = start + (Number(seconds) * 1000 * i) / Number(count) - performance.now()
-      if (due > 0) await new Promise((resolve) => setTimeout(resolve, due))
-    }
-  }
-  ids[Number(count)] = BigInt(g.shard)
-  writeFileSync(`${file}.ids`, new Uint8Array(ids.buffer))
-  await g.close()
+  await probe(await take(table, [0, 4], { layout: Layout.INSTAGRAM }), file, seconds, count)
 } else if (mode === 'takenover') {
   const g = await take('node_taken_over', [0, 1])
   await g.nextIdAt(T0)

@@ -1,0 +1,159 @@
+'use strict'
+// The databases shardid's Node drivers run on, each one dialect object (postgres.js over pg,
+// mysql.js over mysql2), and what every driver shares over them: the choice of dialect, made
+// once from the core's one rule for URLs (shardid::sql::Dialect::of_url), and `Link`, one
+// connection a driver owns. The segments, serials, dictionary, lease and status drivers are
+// written once over a dialect; what tells the databases apart is in the dialect files alone.
+//
+// A dialect has: `name` ('postgres' or 'mysql', the core's family), `lease` ({ sql, module }:
+// the lease protocol's first SQL dialect and the entry point that takes it), `check(url)`
+// (INVALID_ARGUMENT now for a URL its driver would refuse), `opener(target, module, options)`
+// (an async function that opens a new connection: DATABASE_UNREACHABLE, NOT_MYSQL or
+// UNSUPPORTED when it cannot), `watch(conn, onLost)`, `destroy(conn)`, `end(conn)`,
+// `lost(err)` (the connection is gone: open another), `unreachable(err)` (the error says the
+// server cannot be reached), `code(err)` (the error's code as the lease protocol reads it),
+// `rows(conn, text, values)` and `row(...)` (rows as arrays; the first or null), `adopt(conn)`
+// (a connection of the caller's, ready for `rows`), and the protocols the core renders:
+// `segments(schema)`, `dictionary(schema, topic)`, `serials(schema)`.
+
+const native = require('../native.generated.js')
+const { makeError } = require('../errors.js')
+const { holdWhileBusy, idle } = require('../idle.js')
+
+const nothing = () => {}
+
+const DIALECTS = {
+  postgres: () => require('./postgres.js'),
+  mysql: () => require('./mysql.js'),
+}
+
+/** The dialect of the core's family `name` ('postgres' or 'mysql'). */
+function byName(name) {
+  return DIALECTS[name === 'postgres' ? 'postgres' : 'mysql']()
+}
+
+/**
+ * The dialect of `target`: a URL or connection string by the core's rule (INVALID_ARGUMENT on
+ * `argument` at once for one no driver takes, then for one its driver would refuse), and
+ * PostgreSQL for anything else (a `pg.Client`, or nothing: pg's environment variables).
+ */
+function dialectOf(target, argument) {
+  if (typeof target !== 'string') return byName('postgres')
+  const dialect = byName(native.databaseOfUrl(target, argument))
+  dialect.check(target)
+  return dialect
+}
+
+/** The one dialect of every target of a list: INVALID_ARGUMENT when they name different databases. */
+function dialectOfAll(targets, argument) {
+  const dialects = targets.map((target) => dialectOf(target, argument))
+  if (dialects.some((d) => d !== dialects[0])) {
+    throw makeError('INVALID_ARGUMENT', { argument, reason: 'must all be mysql:// URLs or all PostgreSQL connection strings' }, TypeError)
+  }
+  return dialects[0]
+}
+
+/** The dialect of a connection of the caller's (a pg Client or Pool, a mysql2 connection or pool). */
+function dialectOfConnection(conn) {
+  const mysql2 = typeof conn.execute === 'function' || conn.config?.connectionConfig || conn.connection?.config
+  return byName(mysql2 ? 'mysql' : 'postgres')
+}
+
+/**
+ * One connection of a driver: opened at its first use and again after the server ended it,
+ * one use at a time, holding the event loop only while a statement is in flight (idle.js).
+ * `given` (a client or pool of the caller's) is used as it is: never reopened, dropped or ended.
+ */
+class Link {
+  constructor(dialect, open, given = null) {
+    this.dialect = dialect
+    this._open = open
+    this._conn = given
+    this._owned = given === null
+    this._broken = false
+    this._connecting = null
+    this._queue = Promise.resolve()
+    this._queued = false
+  }
+
+  /** Whether the next use opens a new connection. */
+  get fresh() {
+    return this._owned && (this._conn === null || this._broken)
+  }
+
+  /** The connection, opened if need be. */
+  connection() {
+    if (!this.fresh) return Promise.resolve(this._conn)
+    this._connecting ??= (async () => {
+      this.drop()
+      const conn = await this._open()
+      // A session the server ends (or a dropped connection) is an event on the connection,
+      // which would end the process if nobody listened.
+      this.dialect.watch(conn, () => { if (this._conn === conn) this._broken = true })
+      idle(conn)
+      this._conn = conn
+      this._broken = false
+      return conn
+    })().finally(() => { this._connecting = null })
+    return this._connecting
+  }
+
+  /** `fn(conn)` after the uses before it (a use may be a transaction); a connection it finds
+   *  lost is dropped, the next use opens another. A pool of the caller's is not queued. */
+  use(fn) {
+    const run = () => this._use(fn)
+    if (!this._owned) return run()
+    // Queued only behind a use still under way (the common case, none, costs no turn).
+    const result = this._queued ? this._queue.then(run, run) : run()
+    const settled = result.then(nothing, nothing)
+    this._queue = settled
+    this._queued = true
+    settled.then(() => { if (this._queue === settled) this._queued = false })
+    return result
+  }
+
+  _use(fn) {
+    if (this.fresh) return this.connection().then((conn) => this._on(conn, fn))
+    return this._on(this._conn, fn)
+  }
+
+  _on(conn, fn) {
+    return holdWhileBusy(conn, () => fn(conn)).catch((err) => {
+      if (this.dialect.lost(err)) this.drop()
+      throw err
+    })
+  }
+
+  /** One statement: its first row (an array), or null. */
+  run(text, values) {
+    return this.use((conn) => this.dialect.row(conn, text, values))
+  }
+
+  /** Forgets the connection (its server ended it, or it broke): the next use opens another. */
+  drop() {
+    const conn = this._conn
+    if (!this._owned || conn === null) return
+    this._conn = null
+    this._broken = false
+    this.dialect.destroy(conn)
+  }
+
+  /** When the uses begun so far have settled. */
+  drained() {
+    return this._queue
+  }
+
+  /** Ends the connection (one of the caller's is left alone), a statement in flight or not. */
+  async end() {
+    await this._connecting?.catch(() => {})
+    if (!this._owned) return
+    const conn = this._conn
+    this._conn = null
+    // The loop is held until the goodbye is sent.
+    if (conn === null) return
+    if (this._broken) return this.dialect.destroy(conn)
+    await holdWhileBusy(conn, () => this.dialect.end(conn))
+  }
+}
+
+module.exports = { byName, dialectOf, dialectOfAll, dialectOfConnection, Link }

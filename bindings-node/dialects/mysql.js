@@ -1,0 +1,330 @@
+'use strict'
+// MySQL 8 and MariaDB, over `mysql2` (an optional peer dependency): the dialect the drivers of
+// dialects/index.js run on. `?` placeholders; the statements and the order of their steps are
+// the core's (shardid::sql::mysql), on a mysql2 connection; the reading of the URL is the core's.
+
+const native = require('../native.generated.js')
+const { makeError, unreachableError, withCause } = require('../errors.js')
+const { SQLSTATES } = require('../core.generated.js')
+
+/**
+ * The mysql2 options that keep BIGINTs exact: `mysql.createConnection({ ...exactBigints, ... })`,
+ * then `BigInt(row.id)`. By default mysql2 returns BIGINT as a JavaScript number, which rounds
+ * every ID above 2^53 without a word; with these it returns them as decimal strings.
+ */
+const exactBigints = Object.freeze({ supportBigNumbers: true, bigNumberStrings: true })
+
+// MySQL's error numbers the drivers act on.
+const DEADLOCK = 1213
+const LOCK_WAIT_TIMEOUT = 1205
+const UNKNOWN_VARIABLE = 1193
+const RETRIES = 5
+// How long the TCP connection and the server's greeting may take before the server is taken
+// for down, or for something else than MySQL.
+const CONNECT_TIMEOUT_MS = 2000
+
+function isUrl(text) {
+  return typeof text === 'string' && native.databaseOfUrl(text, 'url') !== 'postgres'
+}
+
+/** The parts of a URL as the core reads it (INVALID_ARGUMENT on `url`). */
+function parseUrl(url) {
+  return native.mysqlUrl(url)
+}
+
+function mysql2() {
+  try {
+    return require('mysql2/promise')
+  } catch {
+    throw makeError('UNSUPPORTED', { reason: 'a mysql:// URL needs the mysql2 package: npm install mysql2' })
+  }
+}
+
+/** A mysql2 (promise) connection to the server `url` names, with exact bigints.
+ *  `DATABASE_UNREACHABLE` (mysql2's error as its cause) when it cannot be opened, `NOT_MYSQL`
+ *  when what answers is not MySQL. */
+async function connect(url) {
+  const u = parseUrl(url)
+  const server = `${u.host}:${u.port}`
+  let greeted = false
+  let connection
+  try {
+    connection = await mysql2().createConnection({
+      host: u.host,
+      port: u.port,
+      user: u.user,
+      password: u.password ?? undefined,
+      database: u.database ?? undefined,
+      charset: 'utf8mb4',
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      ...exactBigints,
+    })
+    greeted = true
+  } catch (err) {
+    // Connected, then no greeting in time, or one of another protocol (a PostgreSQL port
+    // waits for its client to speak first).
+    const code = String(err.code ?? '')
+    if (!greeted && (code === 'ETIMEDOUT' || code.startsWith('PROTOCOL_') || code === 'HANDSHAKE_NO_SSL_SUPPORT' || err.fatal === undefined && !code)) {
+      if (code !== 'ETIMEDOUT' || await tcpAnswers(u.host, u.port)) {
+        throw withCause(makeError('NOT_MYSQL', { server, reason: err.message }), err)
+      }
+    }
+    if (err.code === 'UNSUPPORTED') throw err // no mysql2
+    throw unreachableError(err)
+  }
+  connection.on('error', () => {}) // a lost connection: the next call opens another
+  connection.shardidDialect = await detect(connection)
+  return connection
+}
+
+// The dialect of the server a connection reaches (one round trip): 'mariadb' when it knows
+// MariaDB's variables, 'mysql' when it refuses them (shardid::sql::mysql::DETECT_DIALECT). The
+// statements name the server in the rows they write, differently on each.
+async function detect(connection) {
+  try {
+    await connection.query('SELECT @@global.wsrep_on')
+    return 'mariadb'
+  } catch (err) {
+    if (err.errno === UNKNOWN_VARIABLE) return 'mysql'
+    throw err
+  }
+}
+
+// Whether a TCP connection to host:port opens (a server is there, whatever it speaks).
+function tcpAnswers(host, port) {
+  const net = require('node:net')
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: CONNECT_TIMEOUT_MS })
+    const done = (ok) => { socket.destroy(); resolve(ok) }
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+    socket.once('timeout', () => done(false))
+  })
+}
+
+/** Whether `err` means the connection is gone (open another). */
+function lost(err) {
+  return Boolean(err && (err.fatal || ['PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT'].includes(err.code)))
+}
+
+// -- segments ---------------------------------------------------------------------------------
+
+/** The segment statements of one database and the stride each server's tag has (learnt at its
+ *  first fetch, as the core's MysqlFetch says). */
+class Segments {
+  constructor(schema) {
+    this._sql = { mysql: native.mysqlSegmentSql(schema, 'mysql'), mariadb: native.mysqlSegmentSql(schema, 'mariadb') }
+    this._strides = new Map()
+  }
+
+  /** One segment of `tag`: `[first, count, stride]` as decimal strings. A take the row refuses
+   *  as too large is followed by a read of the largest size it allows, and a take of that. */
+  async take(connection, server, tag, size) {
+    const sql = this._sql[connection.shardidDialect ?? 'mysql']
+    const fetch = new native.MysqlFetch(String(size), this._strides.get(server))
+    for (;;) {
+      const want = fetch.step()
+      let result
+      try {
+        if (want == null) {
+          const [rows] = await connection.query({ sql: sql.read, values: [tag], rowsAsArray: true })
+          const sqlstate = fetch.read(rows.length ? rows[0].map(String) : null)
+          if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
+          this._strides.set(server, fetch.stride)
+          continue
+        }
+        ;[result] = await connection.query(sql.take, [want, want, want, tag, want, want])
+      } catch (err) {
+        // Rolled back whole (a Galera certification conflict, a deadlock): the core says
+        // whether to send the same step again.
+        if (typeof err.errno === 'number' && fetch.rolledBack(err.errno)) continue
+        throw err
+      }
+      const took = fetch.took(result.affectedRows, String(result.insertId))
+      if (took.sqlstate) throw serverError(took.sqlstate, `no segment of tag ${tag}`)
+      if (took.first != null) return [took.first, took.count, took.stride]
+    }
+  }
+
+  async giveBack(connection, tag, first, end) {
+    const sql = this._sql[connection.shardidDialect ?? 'mysql']
+    const [result] = await connection.query(sql.giveBack, [first, tag, end, first, first])
+    return result.affectedRows === 1
+  }
+}
+
+function serverError(sqlstate, message) {
+  const err = new Error(`${message}: ${sqlstate}`)
+  err.code = sqlstate // as pg reports a SQLSTATE: the drivers' checks hold for both databases
+  return err
+}
+
+// -- the dictionary -----------------------------------------------------------------------------
+
+const decode = (value) => (value === null ? null : Buffer.isBuffer(value) ? value.toString('utf8') : String(value))
+
+/** The dictionary's protocol on one connection (see shardid::sql::mysql's dictionary): lookups
+ *  without a lock, then for strings still missing one transaction that locks the topic row,
+ *  looks again with a locking read, numbers the rest from the topic's next ID (the core's
+ *  assign_new), inserts them and moves `next` on. Answers are decimal strings. */
+class Dictionary {
+  constructor(schema, topic) {
+    this.schema = schema
+    this.topic = topic
+    native.mysqlDictionarySql(schema, 'lock', 0) // INVALID_ARGUMENT for a bad name, now
+    this._statements = new Map()
+  }
+
+  // The statement `which` (for `n` items where it takes a list), for the connection's server.
+  _sql(connection, which, n = 0) {
+    const dialect = connection.shardidDialect ?? 'mysql'
+    const key = `${dialect}/${which}/${n}`
+    let sql = this._statements.get(key)
+    if (sql === undefined) {
+      sql = native.mysqlDictionarySql(this.schema, which, n, dialect)
+      if (n <= 64) this._statements.set(key, sql)
+    }
+    return sql
+  }
+
+  _unknown() { return serverError(SQLSTATES.unknownTopic, `no topic ${this.topic}`) }
+  _dropped() { return serverError(SQLSTATES.topicDropped, `topic ${this.topic} was dropped`) }
+
+  async _found(connection, values) {
+    const [rows] = await connection.query({ sql: this._sql(connection, 'find', values.length), values: [...values, this.topic], rowsAsArray: true })
+    if (rows.length === 0) throw this._unknown()
+    const found = new Map()
+    for (const [, value, id] of rows) if (value !== null) found.set(decode(value), String(id))
+    return found
+  }
+
+  async lookup(connection, values) {
+    const found = await this._found(connection, values)
+    return values.map((v) => found.get(v) ?? null)
+  }
+
+  async ids(connection, values) {
+    const found = await this._found(connection, values)
+    const answers = values.map((v) => found.get(v) ?? null)
+    if (!answers.includes(null)) return answers
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this._assign(connection, values, answers)
+      } catch (err) {
+        // Rolled back whole by the server: safe to run again.
+        if (![DEADLOCK, LOCK_WAIT_TIMEOUT].includes(err.errno) || attempt === RETRIES) throw err
+      }
+    }
+  }
+
+  async _assign(connection, values, answers) {
+    const missing = values.filter((_, i) => answers[i] === null)
+    await connection.beginTransaction()
+    try {
+      const [locked] = await connection.query({ sql: this._sql(connection, 'lock'), values: [this.topic], rowsAsArray: true })
+      if (locked.length === 0) throw this._unknown()
+      const [topicId, next, dropped, moved] = locked[0]
+      // Another server wrote the row last (a promoted replica): past the lost writes.
+      const base = native.mysqlTopicBase(String(next), Boolean(Number(moved)))
+      const [rows] = await connection.query({ sql: this._sql(connection, 'recheck', missing.length), values: [topicId, ...missing], rowsAsArray: true })
+      const found = new Map(rows.map(([value, id]) => [decode(value), String(id)]))
+      const still = missing.map((v) => found.get(v) ?? null)
+      const assigned = native.mysqlAssignNew(still.map((a) => a === null), String(base))
+      if (assigned.length > 0 && Number(dropped)) throw this._dropped()
+      if (assigned.length > 0) {
+        const params = []
+        for (const { index, id } of assigned) {
+          params.push(topicId, missing[index], id)
+          still[index] = id
+        }
+        await connection.query(this._sql(connection, 'insert', assigned.length), params)
+        await connection.query(this._sql(connection, 'advance'), [String(BigInt(base) + BigInt(assigned.length)), this.topic])
+      }
+      await connection.commit()
+      const byValue = new Map(missing.map((v, i) => [v, still[i]]))
+      return values.map((v, i) => answers[i] ?? byValue.get(v))
+    } catch (err) {
+      await connection.rollback().catch(() => {}) // a broken connection: the server rolls back
+      throw err
+    }
+  }
+
+  async values(connection, ids) {
+    const [rows] = await connection.query({ sql: this._sql(connection, 'findValues', ids.length), values: [...ids.map(String), this.topic], rowsAsArray: true })
+    if (rows.length === 0) throw this._unknown()
+    const found = new Map()
+    for (const [, id, value] of rows) if (id !== null) found.set(String(id), decode(value))
+    return ids.map((id) => found.get(String(id)) ?? null)
+  }
+
+  async create(connection) {
+    await connection.query(this._sql(connection, 'createTopic'), [this.topic])
+    const [rows] = await connection.query({ sql: this._sql(connection, 'state'), values: [this.topic], rowsAsArray: true })
+    if (rows.length === 0) throw this._unknown()
+    if (Number(rows[0][0])) throw this._dropped()
+  }
+
+  async drop(connection) {
+    await connection.query(this._sql(connection, 'dropTopic'), [this.topic])
+    const [rows] = await connection.query({ sql: this._sql(connection, 'state'), values: [this.topic], rowsAsArray: true })
+    if (rows.length === 0) throw this._unknown()
+  }
+}
+
+
+// A value of a row as the core reads it: binary strings as UTF-8 text, numbers as text.
+const cell = (v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('utf8') : typeof v === 'boolean' ? v : String(v))
+
+/** Rows as arrays (a statement without rows: mysql2's result header). */
+async function rows(connection, text, values) {
+  return (await connection.query({ sql: text, values, rowsAsArray: true }))[0]
+}
+
+module.exports = {
+  name: 'mysql',
+  // The lease's SQL is MariaDB's first; the core renders MySQL's once a server refuses
+  // MariaDB's variables.
+  lease: { sql: 'mariadb', module: 'shardid/mysql' },
+  check: parseUrl,
+  driver: mysql2,
+  // Each connection opened the same way (one server, a URL); mysql2 is needed from the start.
+  opener(url) {
+    mysql2()
+    return () => connect(url)
+  },
+  watch(connection, onLost) {
+    connection.on('error', onLost)
+    connection.connection?.once?.('end', onLost)
+  },
+  destroy(connection) {
+    connection.destroy()
+  },
+  end(connection) {
+    return connection.end().catch(() => {})
+  },
+  lost,
+  unreachable: lost, // a connection that cannot be opened is DATABASE_UNREACHABLE already (connect)
+  code: (err) => (Number.isInteger(err.errno) ? String(err.errno) : null),
+  rows,
+  // The first row, or null; a statement without rows answers [affectedRows, insertId], the core
+  // reading the last insert ID.
+  async row(connection, text, values) {
+    const result = await rows(connection, text, values)
+    if (!Array.isArray(result)) return [String(result.affectedRows), String(result.insertId ?? 0)]
+    return result.length > 0 ? result[0].map(cell) : null
+  },
+  adopt: (conn) => (typeof conn.promise === 'function' ? conn.promise() : conn),
+  segments: (schema) => new Segments(schema),
+  dictionary: (schema, topic) => new Dictionary(schema, topic),
+  /** Serials are kept in PostgreSQL only, for now: the one place that says so. */
+  serials() {
+    throw makeError('UNSUPPORTED', { reason: 'serials on MySQL and MariaDB: serials are kept in PostgreSQL only' })
+  },
+  // What shardid/mysql exports besides its entry points.
+  exactBigints,
+  parseUrl,
+  connect,
+  isUrl,
+  Segments,
+  Dictionary,
+}

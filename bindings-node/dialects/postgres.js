@@ -1,0 +1,109 @@
+'use strict'
+// PostgreSQL, over `pg` (an optional peer dependency): the dialect the drivers of
+// dialects/index.js run on. `$n` placeholders; a session is lost on a connection error (no
+// SQLSTATE), a connection exception (class 08) or the server ending it (57P).
+
+const native = require('../native.generated.js')
+const { ShardIdError, makeError, sessionLost, unreachable, unreachableError } = require('../errors.js')
+
+/** `pg`, or UNSUPPORTED naming the entry point that needs it. */
+function driver(module) {
+  try {
+    return require('pg')
+  } catch {
+    throw makeError('UNSUPPORTED', { reason: `${module} needs the pg package: npm install pg` })
+  }
+}
+
+/**
+ * How to open connections to `target`: a connection string (or nothing: pg's environment
+ * variables), or an unconnected `pg.Client` of the caller's, opened first and then copied
+ * (its class, its settings) to reconnect. `timeoutMs` bounds the connection's opening.
+ */
+function opener(target, module, { timeoutMs } = {}) {
+  let first = typeof target === 'object' && target !== null ? target : null
+  const Client = first ? first.constructor : driver(module).Client
+  const settings = first ? first.connectionParameters : { connectionString: target, connectionTimeoutMillis: timeoutMs }
+  return async () => {
+    const client = first ?? new Client(settings)
+    first = null
+    client.on('error', () => {}) // see watch()
+    try {
+      await client.connect()
+    } catch (err) {
+      client.end().catch(() => {})
+      throw unreachable(err) ? unreachableError(err) : err
+    }
+    return client
+  }
+}
+
+// The first row of a statement's answer.
+const first = (client, text, values) => client.query({ text, values, rowMode: 'array' }).then((r) => r.rows[0])
+
+/** The statements of one segment driver: a take and a give-back, one round trip each. */
+function segments(schema) {
+  const sql = native.segmentSql(schema)
+  return {
+    take: (client, _server, tag, size) => first(client, sql.take, [tag, String(size)]),
+    giveBack: async (client, tag, from, end) => (await first(client, sql.giveBack, [tag, from, end]))[0] === true,
+  }
+}
+
+/** The statements of serials: a tag's registration read and written, a take and a give-back
+ *  of a period's segment. */
+function serials(schema) {
+  const sql = native.serialSql(schema)
+  return {
+    info: (client, tag) => first(client, sql.info, [tag]),
+    create: (client, values) => first(client, sql.create, values),
+    take: (client, tag, period, size) => first(client, sql.take, [tag, period, String(size)]),
+    giveBack: async (client, tag, from, end) => (await first(client, sql.giveBack, [tag, from, end]))[0] === true,
+  }
+}
+
+/** The dictionary's steps: each one statement, its one value. */
+function dictionary(schema, topic) {
+  const sql = native.dictionarySql(schema)
+  const one = async (client, text, values) => (await first(client, text, values))[0]
+  return {
+    create: (client) => one(client, sql.createTopic, [topic]),
+    drop: (client) => one(client, sql.dropTopic, [topic]),
+    ids: (client, values) => one(client, sql.ids, [topic, values]),
+    lookup: (client, values) => one(client, sql.lookup, [topic, values]),
+    values: (client, ids) => one(client, sql.values, [topic, ids]),
+  }
+}
+
+/** Rows as arrays. */
+function rows(client, text, values) {
+  return client.query({ text, values, rowMode: 'array' }).then((result) => result.rows)
+}
+
+module.exports = {
+  name: 'postgres',
+  lease: { sql: 'postgres', module: 'shardid/postgres' },
+  check() {},
+  driver,
+  opener,
+  watch(client, onLost) {
+    client.on('error', onLost)
+    client.on('end', onLost)
+  },
+  destroy(client) {
+    client.end().catch(() => {})
+  },
+  end(client) {
+    return client.end().catch(() => {})
+  },
+  lost: (err) => !(err instanceof ShardIdError) && sessionLost(err),
+  unreachable,
+  code: (err) => (typeof err.code === 'string' ? err.code : null),
+  rows,
+  row: (client, text, values) => first(client, text, values).then((row) => row ?? null),
+  adopt: (conn) => conn,
+  segments,
+  dictionary,
+  /** Serials are kept in PostgreSQL (see mysql.js's). */
+  serials,
+}
