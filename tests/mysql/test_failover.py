@@ -25,7 +25,7 @@ import pytest
 from conftest import install, one, open_conn, rows
 
 import shardid
-from shardid import Layout, _mysql
+from shardid import Layout, _mysql, _segments
 from shardid.dictionary import Dictionary
 from shardid.segments import DenseIds
 from shardid.sql import dictionary, mysql, segments
@@ -113,7 +113,7 @@ def test_a_tail_given_back_never_rewinds_a_row_of_another_server(server: Any, co
     install(conn, segments("seg_back", dialect="mariadb"))
     one(conn, "SELECT seg_back.create_tag('t')")
     url = server.url_for("seg_back")
-    statements = _mysql.Segments("seg_back")
+    statements = _segments._Mysql("seg_back", "t")  # DenseIds' steps on MySQL
     client = _mysql.connect(url)
     first, count, _ = statements.take(client, 0, "t", 100)
     # The row still reads the end of this segment, but another server wrote it last (a replica
@@ -134,7 +134,7 @@ def test_segments_grow_at_most_twice_their_size_once_per_jump(server: Any, conn:
     install(conn, segments("seg_grow", dialect="mysql"))
     one(conn, "SELECT seg_grow.create_tag('g')")
     url = server.url_for("seg_grow")
-    statements = _mysql.Segments("seg_grow")
+    statements = _segments._Mysql("seg_grow", "g")  # DenseIds' steps on MySQL
     client = _mysql.connect(url)
     # A new tag may grow at once, to twice the default size: 2,000.
     assert statements.take(client, 0, "g", 5_000)[1] == 2_000

@@ -113,14 +113,14 @@ LEASE_WORKER = textwrap.dedent("""
 SEGMENT_WORKER = textwrap.dedent("""
     import sys, threading, time
     from array import array
-    import shardid._mysql
+    import shardid._segments
     from shardid import SegmentUnavailableError
     from shardid.segments import DenseIds
 
     # Counts the takes the server rolled back (1213: another node's take of the same row
     # certified first) that the core's fetch sent again.
     conflicts = [0]
-    Fetch = shardid._mysql._MysqlFetch
+    Fetch = shardid._segments._MysqlFetch  # the blocking driver's (generated from _segments_async)
 
     class CountingFetch:
         def __init__(self, *args):
@@ -134,7 +134,7 @@ SEGMENT_WORKER = textwrap.dedent("""
         def __getattr__(self, name):
             return getattr(self.fetch, name)
 
-    shardid._mysql._MysqlFetch = CountingFetch
+    shardid._segments._MysqlFetch = CountingFetch
 
     url, seconds, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
     made = array("q")
