@@ -239,7 +239,7 @@ def test_tables_of_an_older_version_gain_the_columns_and_their_rows_skip_by_coun
     install(conn, segments("seg_old", dialect="mariadb"))
     install(conn, dictionary("dict_old", dialect="mariadb"))
     install(conn, segments("seg_old", dialect="mariadb"))  # again: nothing more to add
-    statements = _mysql.Segments("seg_old")
+    statements = _segments._Mysql("seg_old", "here")  # DenseIds' steps on MySQL
     client = _mysql.connect(server.url_for("seg_old"))
     assert statements.take(client, 0, "here", 100)[0] == 1001
     assert one(conn, "SELECT dict_old.dict_id('here', 'a')") == 50

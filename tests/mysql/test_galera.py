@@ -60,14 +60,14 @@ def test_the_nodes_agree_on_the_server_and_the_origin_so_takes_on_each_skip_noth
     taken in turn on each node follow each other (issue 42)."""
     from conftest import install
 
-    from shardid import _mysql
+    from shardid import _mysql, _segments
     from shardid.sql import segments
 
     first = pymysql.connect(host="127.0.0.1", port=cluster.nodes[0].port, user="root", autocommit=True)
     install(first, segments("gal_seg", dialect="mariadb"))
     with first.cursor() as cur:
         cur.execute("SELECT gal_seg.create_tag('turns')")
-    statements = _mysql.Segments("gal_seg")
+    statements = _segments._Mysql("gal_seg", "turns")  # DenseIds' steps on MySQL
     taken = []
     for i in [0, 1, 2, 0, 2, 1]:
         cluster.wait_synced(i)
