@@ -67,7 +67,7 @@ mod dictionary;
 #[cfg(feature = "alloc")]
 mod lease;
 mod segments;
-#[cfg(test)]
+#[cfg(all(test, feature = "std"))]
 mod tests;
 
 pub use dictionary::{
