@@ -67,6 +67,7 @@ mod dictionary;
 #[cfg(feature = "alloc")]
 mod lease;
 mod segments;
+mod serials;
 #[cfg(all(test, feature = "std"))]
 mod tests;
 
@@ -78,6 +79,7 @@ pub use lease::SqliteLease;
 pub use segments::{
     SqliteSegmentStatements, SqliteSegments, SqliteSegmentsUninstall, TakeError, read, took,
 };
+pub use serials::{PeriodTag, SqliteSerialStatements, period_fits, period_tag};
 
 /// The database's clock in Unix milliseconds, as an SQL expression: SQLite keeps `'now'` as a
 /// Julian day number with millisecond resolution, so the rounded product is exact.

@@ -30,14 +30,16 @@
 use core::fmt::{self, Display, Formatter};
 
 use super::SqliteStatement;
+use super::serials::{SerialsDdl, SqliteSerialStatements};
 use crate::segment::Segment;
 use crate::sql::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, Placeholders, SqlError, TAG_EXHAUSTED, UNKNOWN_TAG,
     check_schema,
 };
 
-/// The DDL of segments in one schema (`main`, or an attached database); render it with
-/// [`Display`]. Safe to run again: it keeps the tags.
+/// The DDL of segments in one schema (`main`, or an attached database), with the serial
+/// numbers' registrations ([`SqliteSerialStatements`]); render it with [`Display`]. Safe to
+/// run again: it keeps the tags.
 #[derive(Clone, Copy, Debug)]
 #[must_use]
 pub struct SqliteSegments<'a> {
@@ -57,7 +59,8 @@ impl<'a> SqliteSegments<'a> {
         self.schema
     }
 
-    /// The DDL that removes the tags' table. Render it with [`Display`].
+    /// The DDL that removes the tags' and the registrations' tables. Render it with
+    /// [`Display`].
     pub const fn uninstall(&self) -> SqliteSegmentsUninstall<'a> {
         SqliteSegmentsUninstall {
             schema: self.schema,
@@ -67,6 +70,17 @@ impl<'a> SqliteSegments<'a> {
     /// The statements a client sends, with its driver's placeholders.
     pub const fn statements(&self, placeholders: Placeholders) -> SqliteSegmentStatements<'a> {
         SqliteSegmentStatements {
+            schema: self.schema,
+            placeholders,
+        }
+    }
+
+    /// The statements a serial-number client sends besides the segments' ones.
+    pub const fn serial_statements(
+        &self,
+        placeholders: Placeholders,
+    ) -> SqliteSerialStatements<'a> {
+        SqliteSerialStatements {
             schema: self.schema,
             placeholders,
         }
@@ -98,7 +112,8 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     updated_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 "
-        )
+        )?;
+        SerialsDdl { schema: s }.fmt(f)
     }
 }
 
@@ -114,8 +129,9 @@ impl Display for SqliteSegmentsUninstall<'_> {
         let s = self.schema;
         writeln!(
             f,
-            "-- Removes shardid's dense IDs (the tags) from SQLite schema {s}."
+            "-- Removes shardid's dense IDs and serial numbers (the tags, the registrations) from SQLite schema {s}."
         )?;
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_serials;")?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_tags;")
     }
 }

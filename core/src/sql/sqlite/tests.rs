@@ -584,3 +584,133 @@ fn a_lease_taken_is_refused_to_another_until_it_expires() {
         assert!(a.clone().ttl(MIN_TTL_MS - 1).is_err());
     }
 }
+
+/// A driver's take of a serial period, in the order `serials.rs` gives.
+fn take_serial(
+    conn: &Connection,
+    ddl: &SqliteSegments<'_>,
+    tag: &str,
+    period: &str,
+    size: u64,
+) -> Result<crate::segment::Segment, TakeError> {
+    let st = ddl.statements(Placeholders::Numbered);
+    let serials = ddl.serial_statements(Placeholders::Numbered);
+    let period_tag = period_tag(tag, period).to_string();
+    let mut created = false;
+    loop {
+        let params = vec![
+            Sql::Integer(i64::try_from(size).unwrap()),
+            Sql::Text(period_tag.clone()),
+        ];
+        if let Some(row) = row3(conn, &st.take().to_string(), params) {
+            return took(row);
+        }
+        if let Some(row) = row3(
+            conn,
+            &st.read().to_string(),
+            vec![Sql::Text(period_tag.clone())],
+        ) {
+            read(size, Some(row))?;
+            continue;
+        }
+        let reset: Option<String> = conn
+            .query_row(&serials.info().to_string(), [tag], |r| r.get(3))
+            .optional()
+            .unwrap();
+        let reset = reset.ok_or(TakeError::UnknownTag)?;
+        if !period_fits(&reset, period) || created {
+            return Err(TakeError::InvalidSize); // the test's stand-in for INVALID_ARGUMENT
+        }
+        conn.query_row(
+            &st.create_tag().to_string(),
+            params_from_iter([Sql::Text(period_tag.clone()), Sql::Integer(1)]),
+            |r| r.get::<_, String>(0),
+        )
+        .optional()
+        .unwrap();
+        created = true;
+    }
+}
+
+#[test]
+fn serials_register_once_and_take_each_period_from_one() {
+    let file = File::new("serials");
+    let conn = file.open();
+    let ddl = SqliteSegments::new("main").unwrap();
+    conn.execute_batch(&ddl.to_string()).unwrap();
+    let serials = ddl.serial_statements(Placeholders::Question);
+    let pieces = ["LORD-", "yyyy", "MM", "dd", "L-", "seq"];
+    let register = |tag: &str, shape: &str| {
+        let mut params: Vec<Sql> = [
+            tag,
+            "ORD-{yyyy}{MM}{dd}-{seq:6}",
+            "Asia/Shanghai",
+            "ORD-{yyyy}{MM}{dd}-{seq:6:day}",
+            shape,
+        ]
+        .iter()
+        .map(|t| Sql::Text((*t).into()))
+        .collect();
+        params.extend(pieces.iter().map(|p| Sql::Text((*p).into())));
+        params.extend([Sql::Integer(6), Sql::Text("day".into()), Sql::Integer(1)]);
+        conn.query_row(
+            &serials.create(pieces.len()).to_string(),
+            params_from_iter(params),
+            |r| r.get::<_, String>(0),
+        )
+        .optional()
+    };
+    let shape = "ORD-{yyyy}{MM}{dd}-{seq:6}";
+    assert_eq!(
+        register("orders", shape).unwrap().as_deref(),
+        Some("orders")
+    );
+    assert_eq!(
+        register("orders", shape).unwrap(),
+        None,
+        "registered before"
+    );
+    let error = register("invoices", shape).unwrap_err().to_string();
+    assert!(
+        error.contains("UNIQUE constraint failed: shardid_serials.shape"),
+        "{error}"
+    );
+    assert!(register("a@b", "other").is_err(), "no @ in a serial tag");
+    let (canonical, zone, max_gap, reset): (String, String, i64, String) = conn
+        .query_row(&serials.info().to_string(), ["orders"], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .unwrap();
+    assert_eq!(
+        (canonical.as_str(), zone.as_str(), max_gap, reset.as_str()),
+        ("ORD-{yyyy}{MM}{dd}-{seq:6:day}", "Asia/Shanghai", 1, "day")
+    );
+    let stored: String = conn
+        .query_row(
+            "SELECT pieces FROM shardid_serials WHERE tag = 'orders'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, r#"["LORD-","yyyy","MM","dd","L-","seq"]"#);
+
+    let seg = take_serial(&conn, &ddl, "orders", "2026-11-25", 10).unwrap();
+    assert_eq!((seg.first, seg.count), (1, 10));
+    let seg = take_serial(&conn, &ddl, "orders", "2026-11-25", 10).unwrap();
+    assert_eq!(seg.first, 11);
+    let seg = take_serial(&conn, &ddl, "orders", "2026-11-26", 5).unwrap();
+    assert_eq!(seg.first, 1, "a new period starts from 1");
+    assert_eq!(
+        take_serial(&conn, &ddl, "refunds", "2026-11-25", 5),
+        Err(TakeError::UnknownTag)
+    );
+    assert_eq!(
+        take_serial(&conn, &ddl, "orders", "2026-11", 5),
+        Err(TakeError::InvalidSize),
+        "not a day"
+    );
+    assert!(period_fits("never", "") && period_fits("year", "2026"));
+    assert!(!period_fits("month", "2026-1x") && !period_fits("weekly", ""));
+    assert_eq!(period_tag("orders", "").to_string(), "orders");
+    conn.execute_batch(&ddl.uninstall().to_string()).unwrap();
+}
