@@ -714,3 +714,52 @@ fn serials_register_once_and_take_each_period_from_one() {
     assert_eq!(period_tag("orders", "").to_string(), "orders");
     conn.execute_batch(&ddl.uninstall().to_string()).unwrap();
 }
+
+#[test]
+fn concurrent_takes_on_one_wal_file_hand_out_every_number_once() {
+    const THREADS: usize = 4;
+    const TAKES: usize = 150;
+    let file = File::new("takes");
+    let conn = file.open();
+    let ddl = SqliteSegments::new("main").unwrap();
+    conn.execute_batch(&ddl.to_string()).unwrap();
+    conn.query_row(
+        &ddl.statements(Placeholders::Question)
+            .create_tag()
+            .to_string(),
+        params_from_iter([Sql::Text("t".into()), Sql::Integer(1)]),
+        |r| r.get::<_, String>(0),
+    )
+    .unwrap();
+    let segments: Vec<crate::segment::Segment> = thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let file = &file;
+                scope.spawn(move || {
+                    let conn = file.open();
+                    let st = SqliteSegments::new("main")
+                        .unwrap()
+                        .statements(Placeholders::Numbered);
+                    (0..TAKES)
+                        .map(|i| take(&conn, &st, "t", 1 + ((t + i) % 3) as u64).unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let mut numbers: Vec<u64> = segments
+        .iter()
+        .flat_map(|s| (0..s.count).map(move |k| s.first + k * s.stride))
+        .collect();
+    numbers.sort_unstable();
+    let total = numbers.len() as u64;
+    assert_eq!(
+        numbers,
+        (1..=total).collect::<Vec<_>>(),
+        "each number once, none skipped"
+    );
+}
