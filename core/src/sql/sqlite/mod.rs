@@ -53,6 +53,12 @@
 //! - Strings are `TEXT` compared with SQLite's default `BINARY` collation: byte by byte, as
 //!   PostgreSQL's `COLLATE "C"` and MySQL's `VARBINARY`.
 //!
+//! Every statement here runs in autocommit except the dictionary writer's, which begins and
+//! ends its own transaction: a driver must not open transactions of its own around them
+//! (Python's `sqlite3` does before each `INSERT`/`UPDATE` unless the connection is made with
+//! `isolation_level=None`, or `autocommit=True` from Python 3.12; a deferred transaction held
+//! open would keep the write lock from every other process until it commits).
+//!
 //! Tables are created on first use: a driver runs the DDL ([`SqliteSegments`],
 //! [`SqliteDictionary`], [`SqliteLease::create_table`]), all `CREATE ... IF NOT EXISTS`, once
 //! per connection before its first statement (every SQLite driver runs a script:
