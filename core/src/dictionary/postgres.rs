@@ -20,7 +20,7 @@ use std::{fmt, format};
 
 use super::{Cache, Invalid, check_topic, server_for};
 use crate::ErrorKind;
-use crate::sql::postgres::client::Described;
+use crate::driver::postgres::Described;
 use crate::sql::{Dictionary as Ddl, Placeholders, TOPIC_DROPPED, UNKNOWN_TOPIC};
 
 /// Why a dictionary call failed.
@@ -150,7 +150,7 @@ impl Dictionary {
             });
         }
         for config in servers {
-            if let Some(reason) = crate::sql::postgres::client::url_problem(config.as_ref()) {
+            if let Some(reason) = crate::driver::postgres::url_problem(config.as_ref()) {
                 return Err(DictionaryError::InvalidArgument {
                     argument: "servers".into(),
                     reason,

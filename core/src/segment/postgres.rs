@@ -21,7 +21,7 @@ use std::{fmt, format, thread};
 
 use super::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
 use crate::ErrorKind;
-use crate::sql::postgres::client::Described;
+use crate::driver::postgres::Described;
 use crate::sql::{Placeholders, Segments, UNKNOWN_TAG};
 
 /// Why [`DenseIds`] could not hand out an ID.
@@ -215,7 +215,7 @@ impl DenseIds {
                 reason: "must be 1 to 200 bytes of text".into(),
             });
         }
-        if let Some(reason) = crate::sql::postgres::client::url_problem(config) {
+        if let Some(reason) = crate::driver::postgres::url_problem(config) {
             return Err(SegmentError::InvalidArgument {
                 argument: "config",
                 reason,

@@ -29,7 +29,7 @@ use super::{
 };
 use crate::ErrorKind;
 use crate::segment::{Segment, SizePolicy};
-use crate::sql::postgres::client::Described;
+use crate::driver::postgres::Described;
 use crate::sql::{Placeholders, SERIAL_MISMATCH, Segments, UNKNOWN_TAG};
 use postgres::types::Type;
 
@@ -156,7 +156,7 @@ fn database_error(tag: &str, e: postgres::Error) -> SerialsError {
 /// `INVALID_ARGUMENT` on `config` for a URL the PostgreSQL client does not take (the core's
 /// one rule), before any connection.
 fn check_config(config: &str) -> Result<(), SerialsError> {
-    match crate::sql::postgres::client::url_problem(config) {
+    match crate::driver::postgres::url_problem(config) {
         Some(reason) => Err(SerialsError::InvalidArgument {
             argument: "config",
             reason,
