@@ -85,6 +85,10 @@ pub(crate) trait Client: Sized + Send + 'static {
     /// The name of the connection argument in an `INVALID_ARGUMENT` (`config`, `url`).
     const URL_ARGUMENT: &'static str;
 
+    /// Why this client does not take `url` (the core's one rule for URLs, then the client's
+    /// own reading of it), `None` when it does.
+    fn url_problem(url: &str) -> Option<String>;
+
     /// A new connection to `url`, after the core's one rule for URLs said this client takes it.
     fn connect(url: &str) -> Result<Self, ConnectError<Self::Error>>;
 
@@ -102,6 +106,10 @@ pub(crate) trait Client: Sized + Send + 'static {
 
     /// `e` as text, with the server's own message (not the crate's bare kind, "db error").
     fn describe(e: &Self::Error) -> String;
+
+    /// The server's own message of a refusal, bare (no kind, no code), `None` for an error of
+    /// the connection.
+    fn message(e: &Self::Error) -> Option<String>;
 
     /// `e` boxed for an error that holds any database's, shown as [`Client::describe`].
     fn boxed(e: Self::Error) -> Box<dyn std::error::Error + Send + Sync> {

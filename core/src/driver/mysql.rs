@@ -31,6 +31,12 @@ impl Client for mysql::Conn {
     const PLACEHOLDERS: Placeholders = Placeholders::Question;
     const URL_ARGUMENT: &'static str = "url";
 
+    fn url_problem(url: &str) -> Option<String> {
+        crate::sql::mysql::MysqlUrl::parse(url)
+            .err()
+            .map(Into::into)
+    }
+
     fn connect(url: &str) -> Result<Self, ConnectError<Self::Error>> {
         connect::connect(url).map_err(|e| match e {
             connect::ConnectError::Url(reason) => ConnectError::Url(reason.into()),
@@ -73,6 +79,13 @@ impl Client for mysql::Conn {
 
     fn describe(e: &Self::Error) -> String {
         e.to_string()
+    }
+
+    fn message(e: &Self::Error) -> Option<String> {
+        match e {
+            mysql::Error::MySqlError(e) => Some(e.message.clone()),
+            _ => None,
+        }
     }
 
     fn code(e: &Self::Error) -> Option<String> {

@@ -73,6 +73,10 @@ impl super::Client for postgres::Client {
     const PLACEHOLDERS: crate::sql::Placeholders = crate::sql::Placeholders::Numbered;
     const URL_ARGUMENT: &'static str = "config";
 
+    fn url_problem(url: &str) -> Option<std::string::String> {
+        url_problem(url)
+    }
+
     fn connect(url: &str) -> Result<Self, super::ConnectError<Self::Error>> {
         if let Some(reason) = url_problem(url) {
             return Err(super::ConnectError::Url(reason));
@@ -138,6 +142,11 @@ impl super::Client for postgres::Client {
     fn describe(e: &Self::Error) -> std::string::String {
         use std::string::ToString;
         Described(e).to_string()
+    }
+
+    fn message(e: &Self::Error) -> Option<std::string::String> {
+        use std::string::ToString;
+        e.as_db_error().map(|db| db.message().to_string())
     }
 
     fn boxed(e: Self::Error) -> Box<dyn Error + Send + Sync> {

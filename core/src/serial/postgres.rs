@@ -28,8 +28,8 @@ use super::{
     SerialFormat, VolumeHiding,
 };
 use crate::ErrorKind;
-use crate::segment::{Segment, SizePolicy};
 use crate::driver::postgres::Described;
+use crate::segment::{Segment, SizePolicy};
 use crate::sql::{Placeholders, SERIAL_MISMATCH, Segments, UNKNOWN_TAG};
 use postgres::types::Type;
 
