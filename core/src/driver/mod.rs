@@ -47,6 +47,7 @@ impl Owned {
     }
 
     /// A boolean column (the MySQL family has none: 0 or 1).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) fn bool(&self) -> Option<bool> {
         match self {
             Self::Bool(b) => Some(*b),
@@ -109,6 +110,7 @@ pub(crate) trait Client: Sized + Send + 'static {
 
     /// The server's own message of a refusal, bare (no kind, no code), `None` for an error of
     /// the connection.
+    #[cfg_attr(not(all(feature = "serial", feature = "postgres")), allow(dead_code))]
     fn message(e: &Self::Error) -> Option<String>;
 
     /// `e` boxed for an error that holds any database's, shown as [`Client::describe`].

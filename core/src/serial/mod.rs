@@ -52,6 +52,9 @@
 
 mod allocator;
 mod civil;
+// The driver every database's serials share; PostgreSQL's is the only client yet.
+#[cfg(feature = "postgres")]
+mod driver;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
