@@ -7,9 +7,10 @@
 
 use std::boxed::Box;
 use std::string::{String, ToString};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use std::vec::Vec;
 use std::{fmt, format, thread};
 
 use super::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy, Unused};
@@ -168,12 +169,13 @@ pub(crate) trait SegmentClient: Client {
 struct Shared<C: SegmentClient> {
     allocator: SegmentAllocator,
     tag: String,
-    url: String,
     statements: C::Statements,
-    /// The connection and its server's dialect (`None`: reconnect at the next fetch).
-    client: Mutex<Option<(C, crate::sql::Dialect)>>,
-    /// The tag's stride on the server, learnt at the first fetch where the dialect needs it.
-    stride: Mutex<Option<u64>>,
+    /// The ticket servers, taken from in turn (one fetch at a time: one lock).
+    servers: Mutex<Vec<Server<C>>>,
+    /// The server the next fetch tries first: the one after the last that answered.
+    turn: AtomicUsize,
+    /// The server of the last segment taken, which its unused rest goes back to.
+    last: AtomicUsize,
     /// The last fetch's error (`None` after a success).
     error: Mutex<Option<String>>,
     unknown_tag: AtomicBool,
@@ -181,6 +183,28 @@ struct Shared<C: SegmentClient> {
     arrived_lock: Mutex<()>,
     closed: AtomicBool,
     wait: Duration,
+}
+
+/// One ticket server of a tag.
+struct Server<C> {
+    url: String,
+    /// The connection and its server's dialect (`None`: reconnect at the next fetch).
+    conn: Option<(C, crate::sql::Dialect)>,
+    /// The tag's stride on this server, learnt at the first fetch where the dialect needs it.
+    stride: Option<u64>,
+}
+
+/// The connection `conn` to `url`, opened if there is none.
+fn connected<'c, C: Client>(
+    conn: &'c mut Option<(C, crate::sql::Dialect)>,
+    url: &str,
+) -> Result<&'c mut (C, crate::sql::Dialect), SegmentError> {
+    if conn.as_ref().is_none_or(|(conn, _)| conn.is_closed()) {
+        *conn = Some(open::<C>(url)?);
+    }
+    Ok(conn
+        .as_mut()
+        .unwrap_or_else(|| unreachable!("connected above")))
 }
 
 /// A new connection of `C` to `url` and its server's dialect.
@@ -193,55 +217,55 @@ fn open<C: Client>(url: &str) -> Result<(C, crate::sql::Dialect), SegmentError> 
 }
 
 impl<C: SegmentClient> Shared<C> {
-    /// The connection, opened if there is none.
-    fn connected<'c>(
-        &self,
-        client: &'c mut Option<(C, crate::sql::Dialect)>,
-    ) -> Result<&'c mut (C, crate::sql::Dialect), SegmentError> {
-        if client.as_ref().is_none_or(|(conn, _)| conn.is_closed()) {
-            *client = Some(open::<C>(&self.url)?);
+    /// One segment from `server`: its error as the fetch reports it.
+    fn take(&self, server: &mut Server<C>, size: u64) -> Result<Segment, String> {
+        let Server { url, conn, stride } = server;
+        let (client, dialect) = match connected(conn, url) {
+            Ok(connection) => connection,
+            // A connection's failure with the driver's own message; the rest as reported.
+            Err(SegmentError::Database(e)) => return Err(e.to_string()),
+            Err(e) => return Err(e.to_string()),
+        };
+        match client.take(&self.statements, *dialect, &self.tag, size, stride) {
+            Ok(segment) => Ok(segment),
+            Err(Failed::UnknownTag(why)) => {
+                self.unknown_tag.store(true, Ordering::Release);
+                Err(why)
+            }
+            Err(Failed::Unusable(why)) => Err(why),
+            Err(Failed::Driver(e)) => {
+                if C::code(&e).as_deref() == Some(UNKNOWN_TAG) {
+                    self.unknown_tag.store(true, Ordering::Release);
+                }
+                let why = C::describe(&e);
+                if C::broken(&e) {
+                    *conn = None; // reconnect at the next fetch
+                }
+                Err(why)
+            }
         }
-        Ok(client
-            .as_mut()
-            .unwrap_or_else(|| unreachable!("connected above")))
     }
 
+    /// Takes one segment (on a thread of its own) and hands it to the allocator: from each
+    /// server in turn, starting after the last that answered, until one does (an unknown tag
+    /// stops the round: every server would say so).
     fn fetch(&self, fetch: Fetch) {
-        let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
-        let result = match self.connected(&mut client) {
-            // A connection's failure with the driver's own message; the rest as reported.
-            Err(e) => Err(match &e {
-                SegmentError::Database(inner) => inner.to_string(),
-                _ => e.to_string(),
-            }),
-            Ok((conn, dialect)) => {
-                let mut stride = self.stride.lock().unwrap_or_else(PoisonError::into_inner);
-                match conn.take(
-                    &self.statements,
-                    *dialect,
-                    &self.tag,
-                    fetch.size,
-                    &mut stride,
-                ) {
-                    Ok(segment) => Ok(segment),
-                    Err(Failed::UnknownTag(why)) => {
-                        self.unknown_tag.store(true, Ordering::Release);
-                        Err(why)
-                    }
-                    Err(Failed::Unusable(why)) => Err(why),
-                    Err(Failed::Driver(e)) => {
-                        if C::code(&e).as_deref() == Some(UNKNOWN_TAG) {
-                            self.unknown_tag.store(true, Ordering::Release);
-                        }
-                        let why = C::describe(&e);
-                        if C::broken(&e) {
-                            *client = None; // reconnect at the next fetch
-                        }
-                        Err(why)
-                    }
-                }
+        let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = servers.len();
+        let first = self.turn.load(Ordering::Relaxed);
+        let mut result = Err(String::new());
+        for attempt in 0..n {
+            let index = (first + attempt) % n;
+            result = self.take(&mut servers[index], fetch.size);
+            if result.is_ok() {
+                self.last.store(index, Ordering::Relaxed);
+                self.turn.store((index + 1) % n, Ordering::Relaxed);
+                break;
             }
-        };
+            if self.unknown_tag.load(Ordering::Acquire) {
+                break;
+            }
+        }
         let now = crate::now_ms();
         let mut error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
         match result {
@@ -258,7 +282,7 @@ impl<C: SegmentClient> Shared<C> {
             }
         }
         drop(error);
-        drop(client);
+        drop(servers);
         let _guard = self
             .arrived_lock
             .lock()
@@ -281,10 +305,10 @@ impl<C: SegmentClient> fmt::Debug for Driver<C> {
 }
 
 impl<C: SegmentClient> Driver<C> {
-    /// Connects to the server `url` names, whose `schema` holds the segments' DDL, and takes
-    /// the first segment of `tag`.
-    pub(crate) fn connect(
-        url: &str,
+    /// Connects to the first of `urls` (ticket servers of the tag, taken from in turn) that
+    /// answers, whose `schema` holds the segments' DDL, and takes the first segment of `tag`.
+    pub(crate) fn connect<S: AsRef<str>>(
+        urls: &[S],
         tag: &str,
         schema: &str,
         policy: SizePolicy,
@@ -299,14 +323,45 @@ impl<C: SegmentClient> Driver<C> {
             argument: "schema",
             reason,
         })?;
-        let client = open::<C>(url)?;
+        if urls.is_empty() {
+            return Err(SegmentError::InvalidArgument {
+                argument: "servers",
+                reason: "must hold at least one URL".into(),
+            });
+        }
+        let mut servers = Vec::with_capacity(urls.len());
+        for url in urls {
+            if let Some(reason) = C::url_problem(url.as_ref()) {
+                return Err(SegmentError::InvalidArgument {
+                    argument: C::URL_ARGUMENT,
+                    reason,
+                });
+            }
+            servers.push(Server {
+                url: url.as_ref().into(),
+                conn: None,
+                stride: None,
+            });
+        }
+        // The database cannot be reached when no server answers (the last one's error).
+        let mut first = Err(SegmentError::InvalidArgument {
+            argument: "servers",
+            reason: "must hold at least one URL".into(),
+        });
+        for (index, server) in servers.iter_mut().enumerate() {
+            first = connected(&mut server.conn, &server.url).map(|_| index);
+            if first.is_ok() {
+                break;
+            }
+        }
+        let first = first?;
         let shared = Arc::new(Shared {
             allocator: SegmentAllocator::new(policy),
             tag: tag.into(),
-            url: url.into(),
             statements,
-            client: Mutex::new(Some(client)),
-            stride: Mutex::new(None),
+            servers: Mutex::new(servers),
+            turn: AtomicUsize::new(first),
+            last: AtomicUsize::new(first),
             error: Mutex::new(None),
             unknown_tag: AtomicBool::new(false),
             arrived: Condvar::new(),
@@ -423,22 +478,25 @@ impl<C: SegmentClient> Driver<C> {
         let Some(unused) = self.shared.allocator.unused() else {
             return 0;
         };
-        let mut client = self
+        let mut servers = self
             .shared
-            .client
+            .servers
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let shared = &self.shared;
-        let returned = shared
-            .connected(&mut client)
+        // The rest goes back to the server it came from.
+        let server = &mut servers[shared.last.load(Ordering::Relaxed)];
+        let returned = connected(&mut server.conn, &server.url)
             .ok()
             .and_then(|(conn, dialect)| {
                 conn.give_back(&shared.statements, *dialect, &shared.tag, &unused)
                     .ok()
             })
             .unwrap_or(false);
-        if let Some((conn, _)) = client.take() {
-            conn.close();
+        for server in servers.iter_mut() {
+            if let Some((conn, _)) = server.conn.take() {
+                conn.close();
+            }
         }
         unused.lost + if returned { 0 } else { unused.count }
     }
@@ -636,7 +694,7 @@ mod tests {
     #[test]
     fn one_statement_a_fetch_dense_ids_and_the_rest_given_back() {
         let url = "fake://dense";
-        let ids = Driver::<Fake>::connect(url, "t", "seg", policy()).unwrap();
+        let ids = Driver::<Fake>::connect(&[url], "t", "seg", policy()).unwrap();
         let mut got = Vec::new();
         for _ in 0..95 {
             got.push(ids.next_id().unwrap());
@@ -653,7 +711,7 @@ mod tests {
         });
         assert_eq!(ids.next_id().unwrap_err().kind(), ErrorKind::Closed);
         // A restart continues at the number given back.
-        let again = Driver::<Fake>::connect(url, "t", "seg", policy()).unwrap();
+        let again = Driver::<Fake>::connect(&[url], "t", "seg", policy()).unwrap();
         assert_eq!(again.next_id().unwrap(), 95);
         again.close();
     }
@@ -661,7 +719,7 @@ mod tests {
     #[test]
     fn a_lost_connection_is_reopened_at_the_next_fetch() {
         let url = "fake://broken";
-        let ids = Driver::<Fake>::connect(url, "t", "seg", policy()).unwrap();
+        let ids = Driver::<Fake>::connect(&[url], "t", "seg", policy()).unwrap();
         with(url, |row| row.break_next = true);
         let mut out = [0; 40];
         ids.next_ids(&mut out).unwrap();
@@ -671,19 +729,44 @@ mod tests {
     }
 
     #[test]
+    fn servers_are_taken_from_in_turn_and_one_that_is_down_is_passed_over() {
+        let urls = ["fake://turn-a", "fake://turn-b", "fake://turn-c"];
+        with(urls[1], |row| row.next = 1_000_000);
+        with(urls[2], |row| row.down = true);
+        let ids = Driver::<Fake>::connect(&urls, "t", "seg", policy()).unwrap();
+        let mut out = [0; 100];
+        ids.next_ids(&mut out).unwrap();
+        ids.close();
+        let takes = urls.map(|url| with(url, |row| row.takes));
+        assert!(takes[0] >= 4 && takes[1] >= 4, "{takes:?}");
+        assert!(takes[0].abs_diff(takes[1]) <= 1, "in turn: {takes:?}");
+        assert_eq!(takes[2], 0, "a server down takes nothing");
+        assert!(out.iter().any(|&id| id < 1_000_000) && out.iter().any(|&id| id >= 1_000_000));
+        // The rest went back to the server of the last segment, and to that one only.
+        let given = urls.map(|url| with(url, |row| row.given_back.len()));
+        assert_eq!(given[0] + given[1], 1, "{given:?}");
+        // No server at all: the last one's error.
+        with("fake://turn-d", |row| row.down = true);
+        let e = Driver::<Fake>::connect(&[urls[2], "fake://turn-d"], "t", "seg", policy());
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::DatabaseUnreachable);
+        let e = Driver::<Fake>::connect::<&str>(&[], "t", "seg", policy()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    }
+
+    #[test]
     fn errors_of_every_database_alike() {
-        let e = Driver::<Fake>::connect("", "t", "seg", policy()).unwrap_err();
+        let e = Driver::<Fake>::connect(&[""], "t", "seg", policy()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        let e = Driver::<Fake>::connect("fake://x", "", "seg", policy()).unwrap_err();
+        let e = Driver::<Fake>::connect(&["fake://x"], "", "seg", policy()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        let e = Driver::<Fake>::connect("fake://x", "t", "no such", policy()).unwrap_err();
+        let e = Driver::<Fake>::connect(&["fake://x"], "t", "no such", policy()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         with("fake://down", |row| row.down = true);
-        let e = Driver::<Fake>::connect("fake://down", "t", "seg", policy()).unwrap_err();
+        let e = Driver::<Fake>::connect(&["fake://down"], "t", "seg", policy()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable);
         assert!(e.to_string().contains("connection refused"), "{e}");
         with("fake://unknown", |row| row.unknown = true);
-        let e = Driver::<Fake>::connect("fake://unknown", "t", "seg", policy()).unwrap_err();
+        let e = Driver::<Fake>::connect(&["fake://unknown"], "t", "seg", policy()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::UnknownTag);
         assert!(e.to_string().contains("create_tag"), "{e}");
     }

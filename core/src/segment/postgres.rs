@@ -114,7 +114,25 @@ impl DenseIds {
         schema: &str,
         policy: SizePolicy,
     ) -> Result<Self, SegmentError> {
-        Driver::connect(config, tag, schema, policy).map(Self)
+        Driver::connect(&[config], tag, schema, policy).map(Self)
+    }
+
+    /// Dense IDs of `tag` from several ticket servers (each `schema` rendered as one of them:
+    /// `Segments::ticket_server`), taken from in turn: each fetch from the server after the
+    /// last that answered, passing over one that does not (as Python's and Node's clients
+    /// do). Connects to the first that answers and takes the first segment. The IDs are unique
+    /// across the servers (each hands out its own residue) but increase only per server.
+    ///
+    /// # Errors
+    /// As the `connect` method; [`SegmentError::InvalidArgument`] for an empty list,
+    /// [`SegmentError::Database`] (the last server's error) when no server answers.
+    pub fn connect_servers<S: AsRef<str>>(
+        servers: &[S],
+        tag: &str,
+        schema: &str,
+        policy: SizePolicy,
+    ) -> Result<Self, SegmentError> {
+        Driver::connect(servers, tag, schema, policy).map(Self)
     }
 }
 
