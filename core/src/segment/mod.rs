@@ -53,7 +53,7 @@ macro_rules! const_unless_loom {
 }
 
 #[cfg(any(feature = "postgres", feature = "mysql"))]
-mod driver;
+pub(crate) mod driver;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]

@@ -67,46 +67,7 @@ impl SegmentClient for mysql::Conn {
         size: u64,
         stride: &mut Option<u64>,
     ) -> Result<Segment, Failed<mysql::Error>> {
-        let mut fetch = MysqlFetch::new(size, *stride);
-        loop {
-            let step = fetch.step();
-            let (sql, params) = match step {
-                FetchStep::Read => (statements.of(dialect, 0), [Value::Text(tag)].to_vec()),
-                FetchStep::Take { size } => {
-                    let n = Value::Int(size);
-                    (
-                        statements.of(dialect, 1),
-                        [n, n, n, Value::Text(tag), n, n].to_vec(),
-                    )
-                }
-            };
-            let row = match self.run(sql, &params) {
-                Ok(row) => row,
-                Err(e) if error_number(&e).is_some_and(|code| fetch.rolled_back(code)) => {
-                    continue;
-                }
-                Err(e) => return Err(Failed::Driver(e)),
-            };
-            let int = |i: usize| {
-                row.as_ref()
-                    .and_then(|row| row.get(i))
-                    .and_then(Owned::int)
-                    .unwrap_or(0)
-            };
-            match step {
-                FetchStep::Read => {
-                    let read = row.as_ref().map(|_| (int(0), int(1), int(2)));
-                    fetch.read(read).map_err(fetch_error)?;
-                    *stride = fetch.stride();
-                }
-                FetchStep::Take { .. } => {
-                    let (rows, first) = (int(0).unsigned_abs(), int(1).unsigned_abs());
-                    if let Some(segment) = fetch.took(rows, first).map_err(fetch_error)? {
-                        return Ok(segment);
-                    }
-                }
-            }
-        }
+        take(self, statements, dialect, tag, size, stride)
     }
 
     fn give_back(
@@ -116,14 +77,79 @@ impl SegmentClient for mysql::Conn {
         tag: &str,
         unused: &Unused,
     ) -> Result<bool, mysql::Error> {
-        let (first, end) = (Value::Int(unused.first), Value::Int(unused.end));
-        let row = self.run(
-            statements.of(dialect, 2),
-            &[first, Value::Text(tag), end, first, first],
-        )?;
-        // `(affected rows, last insert ID)`: one row changed when the rest was taken back.
-        Ok(row.as_deref().and_then(<[_]>::first).and_then(Owned::int) == Some(1))
+        give_back(self, statements, dialect, tag, unused.first, unused.end)
     }
+}
+
+/// Takes a segment of `size` IDs of `tag`: the steps of [`MysqlFetch`] (a read while the
+/// server's `stride` is not known, then one `UPDATE`), a step the server rolled back whole
+/// sent again. Serials take their periods' segments so too.
+pub(crate) fn take(
+    conn: &mut mysql::Conn,
+    statements: &Statements,
+    dialect: Dialect,
+    tag: &str,
+    size: u64,
+    stride: &mut Option<u64>,
+) -> Result<Segment, Failed<mysql::Error>> {
+    let mut fetch = MysqlFetch::new(size, *stride);
+    loop {
+        let step = fetch.step();
+        let (sql, params) = match step {
+            FetchStep::Read => (statements.of(dialect, 0), [Value::Text(tag)].to_vec()),
+            FetchStep::Take { size } => {
+                let n = Value::Int(size);
+                (
+                    statements.of(dialect, 1),
+                    [n, n, n, Value::Text(tag), n, n].to_vec(),
+                )
+            }
+        };
+        let row = match conn.run(sql, &params) {
+            Ok(row) => row,
+            Err(e) if error_number(&e).is_some_and(|code| fetch.rolled_back(code)) => {
+                continue;
+            }
+            Err(e) => return Err(Failed::Driver(e)),
+        };
+        let int = |i: usize| {
+            row.as_ref()
+                .and_then(|row| row.get(i))
+                .and_then(Owned::int)
+                .unwrap_or(0)
+        };
+        match step {
+            FetchStep::Read => {
+                let read = row.as_ref().map(|_| (int(0), int(1), int(2)));
+                fetch.read(read).map_err(fetch_error)?;
+                *stride = fetch.stride();
+            }
+            FetchStep::Take { .. } => {
+                let (rows, first) = (int(0).unsigned_abs(), int(1).unsigned_abs());
+                if let Some(segment) = fetch.took(rows, first).map_err(fetch_error)? {
+                    return Ok(segment);
+                }
+            }
+        }
+    }
+}
+
+/// Gives `first..end` of `tag` back; whether the server took it.
+pub(crate) fn give_back(
+    conn: &mut mysql::Conn,
+    statements: &Statements,
+    dialect: Dialect,
+    tag: &str,
+    first: u64,
+    end: u64,
+) -> Result<bool, mysql::Error> {
+    let (first, end) = (Value::Int(first), Value::Int(end));
+    let row = conn.run(
+        statements.of(dialect, 2),
+        &[first, Value::Text(tag), end, first, first],
+    )?;
+    // `(affected rows, last insert ID)`: one row changed when the rest was taken back.
+    Ok(row.as_deref().and_then(<[_]>::first).and_then(Owned::int) == Some(1))
 }
 
 /// Dense IDs of one tag from MySQL or MariaDB segments: see the [module](self) docs. `Sync`:

@@ -20,7 +20,7 @@ use super::{
 use crate::ErrorKind;
 use crate::driver::{Client, ConnectError};
 use crate::segment::{Segment, SizePolicy};
-use crate::sql::{SERIAL_MISMATCH, UNKNOWN_TAG};
+use crate::sql::{Dialect, SERIAL_MISMATCH, UNKNOWN_TAG};
 
 /// Why `Serials` could not issue or parse a serial.
 #[derive(Debug)]
@@ -180,37 +180,49 @@ pub(crate) trait SerialClient: Client {
     /// The statements of `schema`; the reason it is not a valid name.
     fn statements(schema: &str) -> Result<Self::Statements, String>;
 
-    /// Registers `tag` (see `create_serial`).
+    /// Registers `tag` (see `create_serial`) on a server of `dialect`; `Some(reason)` when
+    /// the tag is registered otherwise, or another tag prints its format
+    /// (`SERIAL_MISMATCH`; the database may raise it as its error instead).
+    #[allow(clippy::too_many_arguments)] // the registration's columns
     fn create(
         &mut self,
         s: &Self::Statements,
+        dialect: Dialect,
         tag: &str,
         format: &str,
         zone: &str,
         registration: &Registration,
         max_gap: u32,
-    ) -> Result<(), Self::Error>;
+    ) -> Result<Option<String>, Self::Error>;
 
     /// The registration of `tag`: `(canonical format, zone, max gap)`, `None` for none.
     fn info(
         &mut self,
         s: &Self::Statements,
+        dialect: Dialect,
         tag: &str,
     ) -> Result<Option<(String, String, u64)>, Self::Error>;
 
-    /// Takes a segment of `size` of `tag`'s `period` (`None`: the database returned none).
+    /// Takes a segment of `size` of `tag`'s `period`, whose own tag is `period_tag` (`None`:
+    /// the database returned none); `stride` is the server's, once learnt where the dialect
+    /// needs it.
+    #[allow(clippy::too_many_arguments)] // what a take names
     fn take(
         &mut self,
         s: &Self::Statements,
+        dialect: Dialect,
         tag: &str,
         period: &str,
+        period_tag: &str,
         size: u64,
+        stride: &mut Option<u64>,
     ) -> Result<Option<Segment>, Self::Error>;
 
     /// Gives `first..end` of the period's tag `period_tag` back; whether the server took it.
     fn give_back(
         &mut self,
         s: &Self::Statements,
+        dialect: Dialect,
         period_tag: &str,
         first: u64,
         end: u64,
@@ -235,10 +247,11 @@ pub(crate) fn create_serial<C: SerialClient>(
     }
     let parsed = SerialFormat::new(format, zone)?;
     let s = statements::<C>(schema)?;
-    let mut client = C::connect(url).map_err(SerialsError::of_connect::<C>)?;
+    let (mut client, dialect) = open::<C>(url)?;
     let result = client
         .create(
             &s,
+            dialect,
             tag,
             format,
             parsed.zone(),
@@ -247,7 +260,22 @@ pub(crate) fn create_serial<C: SerialClient>(
         )
         .map_err(|e| database_error::<C>(tag, e));
     client.close();
-    result
+    match result? {
+        Some(reason) => Err(SerialsError::Mismatch {
+            tag: tag.into(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A new connection of `C` to `url` and its server's dialect.
+fn open<C: Client>(url: &str) -> Result<(C, Dialect), SerialsError> {
+    let mut conn = C::connect(url).map_err(SerialsError::of_connect::<C>)?;
+    let dialect = conn
+        .detect()
+        .map_err(|e| SerialsError::Unreachable(C::boxed(e)))?;
+    Ok((conn, dialect))
 }
 
 fn statements<C: SerialClient>(schema: &str) -> Result<C::Statements, SerialsError> {
@@ -262,7 +290,10 @@ struct Shared<C: SerialClient> {
     allocator: SerialAllocator,
     url: String,
     statements: C::Statements,
-    client: Mutex<Option<C>>,
+    /// The connection and its server's dialect (`None`: reconnect at the next statement).
+    client: Mutex<Option<(C, Dialect)>>,
+    /// The server's stride, learnt at the first take where the dialect needs it.
+    stride: Mutex<Option<u64>>,
     /// The last fetch's error (`None` after a success).
     error: Mutex<Option<String>>,
     arrived: Condvar,
@@ -275,19 +306,19 @@ struct Shared<C: SerialClient> {
 impl<C: SerialClient> Shared<C> {
     fn with_client<T>(
         &self,
-        f: impl FnOnce(&mut C, &C::Statements) -> Result<T, C::Error>,
+        f: impl FnOnce(&mut C, &C::Statements, Dialect) -> Result<T, C::Error>,
     ) -> Result<T, String> {
         let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
-        if client.as_ref().is_none_or(C::is_closed) {
-            *client = Some(C::connect(&self.url).map_err(|e| match e {
-                ConnectError::Driver(e) => C::describe(&e),
-                e => SerialsError::of_connect::<C>(e).to_string(),
+        if client.as_ref().is_none_or(|(conn, _)| conn.is_closed()) {
+            *client = Some(open::<C>(&self.url).map_err(|e| match e {
+                SerialsError::Unreachable(e) => e.to_string(),
+                e => e.to_string(),
             })?);
         }
-        let Some(conn) = client.as_mut() else {
+        let Some((conn, dialect)) = client.as_mut() else {
             unreachable!("connected above")
         };
-        let result = f(conn, &self.statements);
+        let result = f(conn, &self.statements, *dialect);
         result.map_err(|e| {
             let why = C::describe(&e);
             if C::broken(&e) {
@@ -300,7 +331,19 @@ impl<C: SerialClient> Shared<C> {
     fn fetch(&self, fetch: PeriodFetch) {
         let tag = self.allocator.tag().to_string();
         let period = fetch.period.to_string();
-        let result = self.with_client(|conn, s| conn.take(s, &tag, &period, fetch.size));
+        let period_tag = fetch.period.tag(&tag);
+        let result = self.with_client(|conn, s, dialect| {
+            let mut stride = self.stride.lock().unwrap_or_else(PoisonError::into_inner);
+            conn.take(
+                s,
+                dialect,
+                &tag,
+                &period,
+                &period_tag,
+                fetch.size,
+                &mut stride,
+            )
+        });
         let now = crate::now_ms();
         let mut error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
         match result {
@@ -344,7 +387,7 @@ impl<C: SerialClient> Shared<C> {
     /// Gives `first..end` of a period's tag back; counts `count` as skipped if it cannot.
     fn give_back_range(&self, period_tag: &str, first: u64, end: u64, count: u64) {
         let returned = self
-            .with_client(|conn, s| conn.give_back(s, period_tag, first, end))
+            .with_client(|conn, s, dialect| conn.give_back(s, dialect, period_tag, first, end))
             .unwrap_or(false);
         if !returned {
             self.skipped.fetch_add(count, Ordering::Relaxed);
@@ -400,9 +443,9 @@ impl<C: SerialClient> Driver<C> {
         }
         let parsed = SerialFormat::new(format, zone)?;
         let statements = statements::<C>(schema)?;
-        let mut client = C::connect(url).map_err(SerialsError::of_connect::<C>)?;
+        let (mut client, dialect) = open::<C>(url)?;
         let Some((canonical, registered_zone, max_gap)) = client
-            .info(&statements, tag)
+            .info(&statements, dialect, tag)
             .map_err(|e| database_error::<C>(tag, e))?
         else {
             return Err(SerialsError::UnknownTag { tag: tag.into() });
@@ -419,7 +462,8 @@ impl<C: SerialClient> Driver<C> {
                 allocator: SerialAllocator::new(parsed, tag, policy, hiding),
                 url: url.into(),
                 statements,
-                client: Mutex::new(Some(client)),
+                client: Mutex::new(Some((client, dialect))),
+                stride: Mutex::new(None),
                 error: Mutex::new(None),
                 arrived: Condvar::new(),
                 arrived_lock: Mutex::new(()),
@@ -430,7 +474,6 @@ impl<C: SerialClient> Driver<C> {
         })
     }
 
-    /// The format.
     pub(crate) fn format(&self) -> &SerialFormat {
         self.shared.allocator.format()
     }
@@ -470,10 +513,8 @@ impl<C: SerialClient> Driver<C> {
         SerialsError::Unavailable { tag, reason }
     }
 
-    /// The next serial, issued now (the process clock, which never goes back).
-    ///
-    /// # Errors
-    /// As the `next_serial_at` method.
+    // The public methods' docs are on each database's `Serials`.
+
     pub(crate) fn next_serial(&self) -> Result<Serial, SerialsError> {
         // The common case first, without the clock of the deadline.
         if !self.shared.closed.load(Ordering::Acquire) {
@@ -502,14 +543,6 @@ impl<C: SerialClient> Driver<C> {
         }
     }
 
-    /// The next serial, issued at `unix_ms` (a scripted clock, a replay): its period and
-    /// fields are those of `unix_ms` — or of the first instant of the current period, if
-    /// `unix_ms` is behind it (periods only move forward). Waits at most 5 s for a segment.
-    ///
-    /// # Errors
-    /// [`SerialsError::Serial`] (a time the format refuses, the period's width used up),
-    /// [`SerialsError::Unavailable`] (retry later), [`SerialsError::Closed`] after
-    /// the `close` method.
     pub(crate) fn next_serial_at(&self, unix_ms: u64) -> Result<Serial, SerialsError> {
         self.issue(Some(unix_ms))
     }
@@ -557,23 +590,14 @@ impl<C: SerialClient> Driver<C> {
         }
     }
 
-    /// Parses a serial of this format back.
-    ///
-    /// # Errors
-    /// [`SerialError::Serial`] (as [`SerialsError::Serial`]) for text this format cannot have
-    /// made.
     pub(crate) fn parse(&self, serial: &str) -> Result<Parsed, SerialsError> {
         Ok(self.format().parse(serial)?)
     }
 
-    /// Numbers taken from the database and neither issued nor given back: the holes this
-    /// allocator made (tails of periods another process took segments of after it).
     pub(crate) fn skipped(&self) -> u64 {
         self.shared.skipped.load(Ordering::Relaxed)
     }
 
-    /// Gives every period's unused rest back and closes the connection; returns
-    /// the `skipped` method. Call it when no other thread takes serials any more.
     pub(crate) fn close(&self) -> u64 {
         self.shared.closed.store(true, Ordering::Release);
         let deadline = Instant::now() + self.shared.wait;
@@ -596,9 +620,64 @@ impl<C: SerialClient> Driver<C> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        if let Some(conn) = client {
+        if let Some((conn, _)) = client {
             conn.close();
         }
         self.skipped()
     }
 }
+
+/// The public methods of a database's `Serials`, wrapping a [`Driver`] (`self.0`).
+macro_rules! serials_methods {
+    ($name:ident) => {
+        impl $name {
+            /// The format.
+            pub fn format(&self) -> &SerialFormat {
+                self.0.format()
+            }
+
+            /// The next serial, issued now (the process clock, which never goes back).
+            ///
+            /// # Errors
+            /// As the `next_serial_at` method.
+            pub fn next_serial(&self) -> Result<Serial, SerialsError> {
+                self.0.next_serial()
+            }
+
+            /// The next serial, issued at `unix_ms` (a scripted clock, a replay): its period and
+            /// fields are those of `unix_ms` — or of the first instant of the current period, if
+            /// `unix_ms` is behind it (periods only move forward). Waits at most 5 s for a segment.
+            ///
+            /// # Errors
+            /// [`SerialsError::Serial`] (a time the format refuses, the period's width used up),
+            /// [`SerialsError::Unavailable`] (retry later), [`SerialsError::Closed`] after
+            /// the `close` method.
+            pub fn next_serial_at(&self, unix_ms: u64) -> Result<Serial, SerialsError> {
+                self.0.next_serial_at(unix_ms)
+            }
+
+            /// Parses a serial of this format back.
+            ///
+            /// # Errors
+            /// `SerialError::Serial` (as [`SerialsError::Serial`]) for text this format
+            /// cannot have made.
+            pub fn parse(&self, serial: &str) -> Result<Parsed, SerialsError> {
+                self.0.parse(serial)
+            }
+
+            /// Numbers taken from the database and neither issued nor given back: the holes this
+            /// allocator made (tails of periods another process took segments of after it).
+            pub fn skipped(&self) -> u64 {
+                self.0.skipped()
+            }
+
+            /// Gives every period's unused rest back and closes the connection; returns
+            /// the `skipped` method. Call it when no other thread takes serials any more.
+            pub fn close(&self) -> u64 {
+                self.0.close()
+            }
+        }
+    };
+}
+
+pub(crate) use serials_methods;

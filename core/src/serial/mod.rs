@@ -52,9 +52,11 @@
 
 mod allocator;
 mod civil;
-// The driver every database's serials share; PostgreSQL's is the only client yet.
-#[cfg(feature = "postgres")]
+// The driver every database's serials share.
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 mod driver;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 

@@ -28,7 +28,7 @@ use super::driver::{Driver, SerialClient};
 use super::{Parsed, Registration, Serial, SerialFormat};
 use crate::driver::{Client, Owned};
 use crate::segment::{Segment, SizePolicy};
-use crate::sql::{Segments, Value};
+use crate::sql::{Dialect, Segments, Value};
 
 /// The statements of one schema.
 pub(crate) struct Statements {
@@ -57,12 +57,13 @@ impl SerialClient for postgres::Client {
     fn create(
         &mut self,
         s: &Statements,
+        _: Dialect,
         tag: &str,
         format: &str,
         zone: &str,
         r: &Registration,
         max_gap: u32,
-    ) -> Result<(), postgres::Error> {
+    ) -> Result<Option<String>, postgres::Error> {
         let max_gap = i32::try_from(max_gap).unwrap_or(i32::MAX);
         self.query_typed(
             s.create.as_str(),
@@ -78,12 +79,14 @@ impl SerialClient for postgres::Client {
                 (&max_gap, Type::INT4),
             ],
         )?;
-        Ok(())
+        // A mismatch is the server's error (SERIAL_MISMATCH's SQLSTATE).
+        Ok(None)
     }
 
     fn info(
         &mut self,
         s: &Statements,
+        _: Dialect,
         tag: &str,
     ) -> Result<Option<(String, String, u64)>, postgres::Error> {
         let row = self.run(&s.info, &[Value::Text(tag)])?;
@@ -97,12 +100,16 @@ impl SerialClient for postgres::Client {
         }))
     }
 
+    /// One statement: the server makes the period's tag itself.
     fn take(
         &mut self,
         s: &Statements,
+        _: Dialect,
         tag: &str,
         period: &str,
+        _: &str,
         size: u64,
+        _: &mut Option<u64>,
     ) -> Result<Option<Segment>, postgres::Error> {
         let row = self.run(
             &s.take,
@@ -124,6 +131,7 @@ impl SerialClient for postgres::Client {
     fn give_back(
         &mut self,
         s: &Statements,
+        _: Dialect,
         period_tag: &str,
         first: u64,
         end: u64,
@@ -182,50 +190,6 @@ impl Serials {
     ) -> Result<Self, SerialsError> {
         Driver::connect(config, tag, format, zone, schema, policy).map(Self)
     }
-
-    /// The format.
-    pub fn format(&self) -> &SerialFormat {
-        self.0.format()
-    }
-
-    /// The next serial, issued now (the process clock, which never goes back).
-    ///
-    /// # Errors
-    /// As [`Serials::next_serial_at`].
-    pub fn next_serial(&self) -> Result<Serial, SerialsError> {
-        self.0.next_serial()
-    }
-
-    /// The next serial, issued at `unix_ms` (a scripted clock, a replay): its period and
-    /// fields are those of `unix_ms` — or of the first instant of the current period, if
-    /// `unix_ms` is behind it (periods only move forward). Waits at most 5 s for a segment.
-    ///
-    /// # Errors
-    /// [`SerialsError::Serial`] (a time the format refuses, the period's width used up),
-    /// [`SerialsError::Unavailable`] (retry later), [`SerialsError::Closed`] after
-    /// [`Serials::close`].
-    pub fn next_serial_at(&self, unix_ms: u64) -> Result<Serial, SerialsError> {
-        self.0.next_serial_at(unix_ms)
-    }
-
-    /// Parses a serial of this format back.
-    ///
-    /// # Errors
-    /// [`super::SerialError::Serial`] (as [`SerialsError::Serial`]) for text this format
-    /// cannot have made.
-    pub fn parse(&self, serial: &str) -> Result<Parsed, SerialsError> {
-        self.0.parse(serial)
-    }
-
-    /// Numbers taken from the database and neither issued nor given back: the holes this
-    /// allocator made (tails of periods another process took segments of after it).
-    pub fn skipped(&self) -> u64 {
-        self.0.skipped()
-    }
-
-    /// Gives every period's unused rest back and closes the connection; returns
-    /// [`Serials::skipped`]. Call it when no other thread takes serials any more.
-    pub fn close(&self) -> u64 {
-        self.0.close()
-    }
 }
+
+super::driver::serials_methods!(Serials);
