@@ -627,10 +627,58 @@ impl<C: SerialClient> Driver<C> {
     }
 }
 
-/// The public methods of a database's `Serials`, wrapping a [`Driver`] (`self.0`).
-macro_rules! serials_methods {
-    ($name:ident) => {
-        impl $name {
+/// A database's public `create_serial` and `Serials` (wrapping a [`Driver`] over `$client`);
+/// `$url` says what the URL is in the docs.
+macro_rules! serials_client {
+    ($client:ty, $database:literal, $url:literal) => {
+        #[doc = concat!(
+            "Registers the serial tag `tag` with `format` in `zone` on the server `url` names (",
+            $url,
+            "), whose `schema` holds the DDL, once; `max_gap` above 1 hides the volume (see ",
+            "[`super::VolumeHiding`]). Registering it again alike does nothing.\n\n",
+            "# Errors\n[`SerialsError::Serial`] for a bad format or zone, ",
+            "[`SerialsError::Mismatch`] for a tag registered otherwise (or a format another tag ",
+            "prints), [`SerialsError::Unreachable`], [`SerialsError::Database`]."
+        )]
+        pub fn create_serial(
+            url: &str,
+            schema: &str,
+            tag: &str,
+            format: &str,
+            zone: &str,
+            max_gap: u32,
+        ) -> Result<(), SerialsError> {
+            super::driver::create_serial::<$client>(url, schema, tag, format, zone, max_gap)
+        }
+
+        #[doc = concat!(
+            "The serial numbers of one tag from ",
+            $database,
+            " segments: see the [module](self) docs. `Sync`: share it (in an `Arc`) between threads."
+        )]
+        #[derive(Debug)]
+        pub struct Serials(super::driver::Driver<$client>);
+
+        impl Serials {
+            #[doc = concat!(
+                "Connects to the server `url` names (",
+                $url,
+                "), whose `schema` holds the DDL, and checks that `tag` is registered with ",
+                "`format` in `zone`.\n\n# Errors\n[`SerialsError::Serial`] for a bad format or ",
+                "zone, [`SerialsError::InvalidArgument`] for a bad tag, schema or URL, ",
+                "[`SerialsError::UnknownTag`], [`SerialsError::Mismatch`], ",
+                "[`SerialsError::Unreachable`] when the server cannot be reached."
+            )]
+            pub fn connect(
+                url: &str,
+                tag: &str,
+                format: &str,
+                zone: &str,
+                schema: &str,
+                policy: $crate::segment::SizePolicy,
+            ) -> Result<Self, SerialsError> {
+                super::driver::Driver::connect(url, tag, format, zone, schema, policy).map(Self)
+            }
             /// The format.
             pub fn format(&self) -> &SerialFormat {
                 self.0.format()
@@ -680,4 +728,4 @@ macro_rules! serials_methods {
     };
 }
 
-pub(crate) use serials_methods;
+pub(crate) use serials_client;

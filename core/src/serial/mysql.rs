@@ -26,12 +26,12 @@ use std::vec::Vec;
 
 use mysql::prelude::Queryable;
 
+use super::driver::SerialClient;
 pub use super::driver::SerialsError;
-use super::driver::{Driver, SerialClient};
 use super::{Parsed, Registration, Serial, SerialFormat};
 use crate::driver::{Client, Owned};
 use crate::segment::driver::{Failed, SegmentClient};
-use crate::segment::{Segment, SizePolicy, mysql as segments};
+use crate::segment::{Segment, mysql as segments};
 use crate::sql::mysql::MysqlSerials;
 use crate::sql::{Dialect, Value};
 
@@ -167,48 +167,8 @@ impl SerialClient for mysql::Conn {
     }
 }
 
-/// Registers the serial tag `tag` with `format` in `zone` on the server `url` names (its
-/// database `schema` holding the segments' and the registrations' DDL), once; `max_gap` above
-/// 1 hides the volume (see [`super::VolumeHiding`]). Registering it again alike does nothing.
-///
-/// # Errors
-/// [`SerialsError::Serial`] for a bad format or zone, [`SerialsError::Mismatch`] for a tag
-/// registered otherwise (or a format another tag prints), [`SerialsError::Unreachable`],
-/// [`SerialsError::Database`].
-pub fn create_serial(
-    url: &str,
-    schema: &str,
-    tag: &str,
-    format: &str,
-    zone: &str,
-    max_gap: u32,
-) -> Result<(), SerialsError> {
-    super::driver::create_serial::<mysql::Conn>(url, schema, tag, format, zone, max_gap)
-}
-
-/// The serial numbers of one tag from MySQL or MariaDB segments: see the [module](self) docs.
-/// `Sync`: share it (in an `Arc`) between threads.
-#[derive(Debug)]
-pub struct Serials(Driver<mysql::Conn>);
-
-impl Serials {
-    /// Connects to the server `url` names (`mysql://user:password@host:port/database`, or
-    /// `mariadb://`) whose database `schema` holds the DDL, and checks that `tag` is registered
-    /// with `format` in `zone`.
-    ///
-    /// # Errors
-    /// As `shardid::serial::postgres::Serials::connect`; [`SerialsError::InvalidArgument`]
-    /// for a URL the MySQL client does not take.
-    pub fn connect(
-        url: &str,
-        tag: &str,
-        format: &str,
-        zone: &str,
-        schema: &str,
-        policy: SizePolicy,
-    ) -> Result<Self, SerialsError> {
-        Driver::connect(url, tag, format, zone, schema, policy).map(Self)
-    }
-}
-
-super::driver::serials_methods!(Serials);
+super::driver::serials_client!(
+    mysql::Conn,
+    "MySQL or MariaDB",
+    "`mysql://user:password@host:port/database`, or `mariadb://`"
+);

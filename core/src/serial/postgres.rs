@@ -23,11 +23,11 @@ use std::string::{String, ToString};
 
 use postgres::types::Type;
 
+use super::driver::SerialClient;
 pub use super::driver::SerialsError;
-use super::driver::{Driver, SerialClient};
 use super::{Parsed, Registration, Serial, SerialFormat};
 use crate::driver::{Client, Owned};
-use crate::segment::{Segment, SizePolicy};
+use crate::segment::Segment;
 use crate::sql::{Dialect, Segments, Value};
 
 /// The statements of one schema.
@@ -148,48 +148,8 @@ impl SerialClient for postgres::Client {
     }
 }
 
-/// Registers the serial tag `tag` with `format` in `zone` on the server at `config` (its
-/// `schema` holding the segments' DDL), once; `max_gap` above 1 hides the volume (see
-/// [`super::VolumeHiding`]). Registering it again alike does nothing.
-///
-/// # Errors
-/// [`SerialsError::Serial`] for a bad format or zone, [`SerialsError::Mismatch`] for a tag
-/// registered otherwise (or a format another tag prints), [`SerialsError::Unreachable`],
-/// [`SerialsError::Database`].
-pub fn create_serial(
-    config: &str,
-    schema: &str,
-    tag: &str,
-    format: &str,
-    zone: &str,
-    max_gap: u32,
-) -> Result<(), SerialsError> {
-    super::driver::create_serial::<postgres::Client>(config, schema, tag, format, zone, max_gap)
-}
-
-/// The serial numbers of one tag from PostgreSQL segments: see the [module](self) docs.
-/// `Sync`: share it (in an `Arc`) between threads.
-#[derive(Debug)]
-pub struct Serials(Driver<postgres::Client>);
-
-impl Serials {
-    /// Connects to the server (`config`: a libpq-style connection string) whose `schema` holds
-    /// the segments' DDL, and checks that `tag` is registered with `format` in `zone`.
-    ///
-    /// # Errors
-    /// [`SerialsError::Serial`] for a bad format or zone, [`SerialsError::InvalidArgument`]
-    /// for a bad tag, schema or URL, [`SerialsError::UnknownTag`], [`SerialsError::Mismatch`],
-    /// [`SerialsError::Unreachable`] when the server cannot be reached.
-    pub fn connect(
-        config: &str,
-        tag: &str,
-        format: &str,
-        zone: &str,
-        schema: &str,
-        policy: SizePolicy,
-    ) -> Result<Self, SerialsError> {
-        Driver::connect(config, tag, format, zone, schema, policy).map(Self)
-    }
-}
-
-super::driver::serials_methods!(Serials);
+super::driver::serials_client!(
+    postgres::Client,
+    "PostgreSQL",
+    "a libpq-style connection string or a `postgresql://` URL"
+);
