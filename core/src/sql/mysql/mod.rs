@@ -34,6 +34,7 @@ pub mod connect;
 mod dictionary;
 mod next_id;
 mod segments;
+mod serials;
 #[cfg(feature = "std")]
 mod url;
 
@@ -44,6 +45,7 @@ pub use segments::{
     FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments, ROLLED_BACK_RETRIES,
 };
 #[cfg(feature = "std")]
+pub use serials::{MysqlSerialStatements, MysqlSerials};
 pub use url::{MysqlUrl, UrlProblem};
 
 /// The SQL dialects the core renders.
