@@ -475,8 +475,8 @@ export interface MysqlTook {
 }
 
 /**
- * The first ID new strings of a topic get, its row holding `next` (past the lost writes when
- * another server wrote the row last: `moved`), as a decimal string.
+ * The first ID new strings of a topic get, its locked row reading `next` (which the lock
+ * statement already moved past a step back: `moved`), as a decimal string.
  */
 export declare function mysqlTopicBase(next: string, moved: boolean): string
 

@@ -136,6 +136,7 @@ step "C" "the release tarball's libshardid installed with make: the vectors, bad
 tests/c/run.sh 2>&1 | tee -a "$log"
 
 step "Python" "the release wheel in a fresh virtualenv: vectors, bad input, threads, Django, stubtest"
+python3 bindings-python/tools/async_to_sync.py --check 2>&1 | tee -a "$log"   # generated sync drivers current
 tests/python/run.sh 2>&1 | tee -a "$log"
 
 step "JS" "the release Node addon and the WebAssembly module, one suite for both"

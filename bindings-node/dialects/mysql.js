@@ -313,7 +313,11 @@ module.exports = {
   missing: (err) => [1049, 1305, 1146].includes(err?.errno),
   unreachable: lost, // a connection that cannot be opened is DATABASE_UNREACHABLE already (connect)
   code: (err) => (Number.isInteger(err.errno) ? String(err.errno) : null),
-  rows,
+  // Rows as arrays; a statement without rows (an UPDATE: `shardid restored` marking rows) none.
+  rows: async (connection, text, values) => {
+    const result = await rows(connection, text, values)
+    return Array.isArray(result) ? result : []
+  },
   // The first row, or null; a statement without rows answers [affectedRows, insertId], the core
   // reading the last insert ID.
   async row(connection, text, values) {

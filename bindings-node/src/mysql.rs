@@ -318,8 +318,8 @@ pub fn mysql_assign_new(env: &Env, missing: Vec<bool>, base: String) -> Result<V
     })
 }
 
-/// The first ID new strings of a topic get, its row holding `next` (past the lost writes when
-/// another server wrote the row last: `moved`), as a decimal string.
+/// The first ID new strings of a topic get, its locked row reading `next` (which the lock
+/// statement already moved past a step back: `moved`), as a decimal string.
 #[napi]
 pub fn mysql_topic_base(env: &Env, next: String, moved: bool) -> Result<String> {
     guard(env, || {

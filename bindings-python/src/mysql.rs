@@ -234,8 +234,8 @@ pub(crate) fn _assign_new(answers: Vec<Option<u64>>, base: u64) -> Vec<(usize, u
     assign_new(&answers, base).collect()
 }
 
-/// The first ID new strings of a topic get, its row holding `next` (past the lost writes when
-/// another server wrote the row last: `moved`).
+/// The first ID new strings of a topic get, its locked row reading `next` (which the lock
+/// statement already moved past a step back: `moved`).
 #[pyfunction]
 pub(crate) fn _topic_base(next: u64, moved: bool) -> u64 {
     topic_base(next, moved)

@@ -77,10 +77,10 @@ commands:
   restored URL [--schema S] [...as status]
                                           after restoring a backup the database cannot tell from
                                           its timeline or system identifier (a dump restored with
-                                          --clean into the same cluster): marks every tag, serial
-                                          period and topic restored, so the next take of each skips
-                                          what its rate could have handed out (PostgreSQL), then
-                                          prints the status
+                                          --clean into the same cluster; a Galera node bootstrapped
+                                          from an old backup): marks every tag, serial period and
+                                          topic restored, so the next take of each skips what its
+                                          rate could have handed out, then prints the status
 
 layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
   --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]

@@ -71,6 +71,8 @@ pub mod sql;
 pub mod cli;
 #[cfg(feature = "std")]
 mod clock;
+#[cfg(all(any(feature = "postgres", feature = "mysql"), target_has_atomic = "64"))]
+mod driver;
 #[cfg(all(feature = "lease", target_has_atomic = "64"))]
 pub mod lease;
 #[cfg(all(feature = "alloc", target_has_atomic = "64"))]

@@ -17,41 +17,6 @@ fn statements_take_each_drivers_placeholders_and_lists() {
     let seg = MysqlSegments::new("seg").unwrap();
     let pymysql = seg.statements(Placeholders::Format);
     let mysql2 = seg.statements(Placeholders::Question);
-    // The jump of a row another server wrote last, and the growth window: one statement.
-    let base = "IF(server IS NOT NULL AND server <> CONCAT('server ', @@global.server_id), \
-        next + stride * 10485 * 2 * GREATEST(step, 1000), next)";
-    assert_eq!(
-        pymysql.take().to_string(),
-        format!(
-            "UPDATE seg.shardid_tags SET grown_at = IF(%s > GREATEST(step, 1000), {base}, grown_at), \
-             next = CAST(LAST_INSERT_ID({base}) AS SIGNED) + stride * %s, step = %s, \
-             server = CONCAT('server ', @@global.server_id), updated_at = CURRENT_TIMESTAMP(6) \
-             WHERE tag = %s AND (%s <= GREATEST(step, 1000) OR %s <= 2 * GREATEST(step, 1000) AND \
-             (grown_at IS NULL OR {base} - grown_at >= stride * 10485 * 2 * GREATEST(step, 1000)))"
-        )
-    );
-    assert_eq!(
-        mysql2.read().to_string(),
-        format!(
-            "SELECT step, stride, IF((grown_at IS NULL OR {base} - grown_at >= \
-             stride * 10485 * 2 * GREATEST(step, 1000)), 2, 1) * GREATEST(step, 1000) \
-             FROM seg.shardid_tags WHERE tag = ?"
-        )
-    );
-    // MariaDB's names a Galera cluster as one server.
-    let galera = seg
-        .dialect(Dialect::Mariadb)
-        .statements(Placeholders::Question);
-    assert!(galera.take().to_string().contains(
-        "server = IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), \
-         CONCAT('server ', @@global.server_id))"
-    ));
-    assert!(
-        mysql2
-            .give_back()
-            .to_string()
-            .ends_with("AND server = CONCAT('server ', @@global.server_id)")
-    );
     assert_eq!(mysql2.give_back().to_string().matches('?').count(), 5);
     let dict = MysqlDictionary::new("dict").unwrap();
     let s = dict.statements(Placeholders::Question);
@@ -88,6 +53,84 @@ fn statements_take_each_drivers_placeholders_and_lists() {
     }
     // An insert of the longest prepared list stays under the protocol's 65,535 placeholders.
     assert!(s.insert(MAX_PREPARED_LIST).to_string().matches('?').count() < 65_535);
+}
+
+#[test]
+fn a_take_skips_by_rate_after_a_step_back_reading_the_origin_once() {
+    let seg = MysqlSegments::new("seg").unwrap();
+    let pymysql = seg.statements(Placeholders::Format);
+    let mysql2 = seg.statements(Placeholders::Question);
+    // After a step back (another server, another origin of the table's data, or marked
+    // restored) the skip by rate, the failover module's constants written in; one statement.
+    let origin = "(SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) \
+        FROM information_schema.tables WHERE table_schema = 'seg' AND table_name = 'shardid_tags')";
+    let back = format!(
+        "COALESCE(server IS NOT NULL AND server <> CONCAT('server ', @@global.server_id) \
+         OR origin IS NOT NULL AND origin <> {origin} OR restored, FALSE)"
+    );
+    let now = shardid::sql::failover::MYSQL_NOW_MS;
+    let skip = format!(
+        "IF(window_ms IS NULL OR written_ms IS NULL, \
+         stride * 10485 * 2 * GREATEST(step, 1000), stride * (4 * 2 * GREATEST(step, 1) + \
+         CAST(CEIL(4 * GREATEST(rate, window_n * 1000 / GREATEST(written_ms - window_ms, 1000)) * \
+         (GREATEST({now} - written_ms, 0) + 2000) / 1000) AS SIGNED)))"
+    );
+    let base = format!("IF({back}, next + {skip}, next)");
+    // A take reads the origin once: `restored` first becomes whether the row stepped back.
+    let marked = format!("IF(restored, next + {skip}, next)");
+    let take = pymysql.take().to_string();
+    assert!(
+        take.starts_with(&format!(
+            "UPDATE seg.shardid_tags SET restored = {back}, \
+             grown_at = IF(%s > GREATEST(step, 1000), {marked}, grown_at), \
+             next = CAST(LAST_INSERT_ID({marked}) AS SIGNED) + stride * %s, step = %s, \
+             rate = IF(window_ms IS NOT NULL AND {now} - window_ms >= 1000, \
+             GREATEST(rate, (window_n + step) * 1000 / ({now} - window_ms)), rate), \
+             window_n = IF(restored OR window_ms IS NULL, step, "
+        )),
+        "{take}"
+    );
+    let written = take.split(" WHERE tag = ").next().unwrap();
+    assert_eq!(written.matches(origin).count(), 3, "{written}");
+    assert!(written.contains(&format!(
+        "origin = IF(restored, {origin}, COALESCE(origin, {origin})), restored = FALSE"
+    )));
+    // MySQL assigns left to right: the marks of a step back are written last.
+    let at = |what: &str| take.find(what).unwrap();
+    assert!(at("step = %s") < at("rate = ") && at("rate = ") < at("window_n = "));
+    assert!(at("window_n = ") < at("window_ms = IF") && at("window_ms = IF") < at("server = "));
+    assert!(take.contains(
+        "server = CONCAT('server ', @@global.server_id), origin = IF(restored, (SELECT CAST(UNIX_TIMESTAMP(create_time)"
+    ));
+    assert!(take.ends_with(&format!(
+        "WHERE tag = %s AND (%s <= GREATEST(step, 1000) OR %s <= 2 * GREATEST(step, 1000) AND \
+         (grown_at IS NULL OR {base} - grown_at >= stride * 10485 * 2 * GREATEST(step, 1000)))"
+    )));
+    assert_eq!(take.matches("%s").count(), 6);
+    assert_eq!(
+        mysql2.read().to_string(),
+        format!(
+            "SELECT step, stride, IF((grown_at IS NULL OR {base} - grown_at >= \
+             stride * 10485 * 2 * GREATEST(step, 1000)), 2, 1) * GREATEST(step, 1000) \
+             FROM seg.shardid_tags WHERE tag = ?"
+        )
+    );
+    // MariaDB's names a Galera cluster as one server, and as one origin (its state UUID).
+    let galera = seg
+        .dialect(Dialect::Mariadb)
+        .statements(Placeholders::Question);
+    assert!(galera.take().to_string().contains(
+        "server = IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), \
+         CONCAT('server ', @@global.server_id)), origin = IF(restored, IF(@@global.wsrep_on, \
+         (SELECT variable_value FROM information_schema.global_status \
+         WHERE variable_name = 'WSREP_CLUSTER_STATE_UUID'), (SELECT"
+    ));
+    assert!(
+        mysql2
+            .give_back()
+            .to_string()
+            .ends_with(&format!("AND NOT {back} AND server IS NOT NULL"))
+    );
 }
 
 #[test]

@@ -17,9 +17,10 @@ venv=${SHARDID_PYTHON_VENV:-$work/venv}
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
 # Node's shardid/segments, shardid/dictionary and shardid/mysql with mysql2.
 scripts/node-addon.sh
-# Rust's segments, dictionary and lease clients over the mysql crate (the `mysql` feature).
-cargo build -q --locked -p shardid --features mysql --example mysql_segments --example mysql_dictionary \
-    --example mysql_lease
+# Rust's segments, dictionary, serials and lease clients over the mysql crate (the `mysql`
+# feature; `serial` for the serials).
+cargo build -q --locked -p shardid --features serial,mysql --example mysql_segments --example mysql_dictionary \
+    --example mysql_lease --example mysql_serials
 export SHARDID_MYSQL_EXAMPLES=$root/target/debug/examples
 
 cd "$work"   # import the installed wheel, not the source tree

@@ -211,14 +211,14 @@ def test_tasks_waiting_for_the_same_new_string_share_one_step(server: Any, conn:
         d = AsyncDictionary(url, "t", schema="adict_once")
         await d.create()
         sent = 0
-        run = d._run_mysql
+        run = d._connection.run
 
-        async def counting(step: Any, *args: Any) -> Any:
+        async def counting(step: str, *args: Any) -> Any:
             nonlocal sent
             sent += 1
             return await run(step, *args)
 
-        d._run_mysql = counting  # type: ignore[method-assign]
+        d._connection.run = counting  # type: ignore[method-assign]
         got = await asyncio.gather(*(d.id("/new") for _ in range(1000)))
         await d.close()
         return set(got), sent

@@ -227,6 +227,17 @@ def test_gunicorn_workers_on_mariadb_with_a_worker_killed(server: Any, conn: Any
     recorded = {r[0] for r in rows(conn, f"SELECT shard FROM {db}.shardid_leases WHERE ceiling > 0")}
     assert set(shards) <= recorded, (shards, recorded)
 
+    # After a restore nothing else sees: manage.py shardid_restored marks the tag and the topic
+    # (over a mysql:// URL made from the settings), and the next take of each skips (issue 42).
+    done = run(app, "-m", "django", "shardid_restored")
+    assert done.returncode == 0, done.stderr
+    assert "marked restored: 1 tag, 1 topic" in done.stdout, done.stdout
+    assert rows(conn, "SELECT restored FROM seg.shardid_tags UNION ALL SELECT restored FROM dict.shardid_topics") == [(1,), (1,)]
+    before = one(conn, "SELECT next FROM seg.shardid_tags WHERE tag = 'orders'")
+    assert one(conn, "SELECT seg.next_dense_id('orders')") >= before + 4 * 2
+    assert one(conn, "SELECT dict.dict_id('tags', 'after-restored')") >= POSTS // 3 + 4
+    assert rows(conn, "SELECT restored FROM seg.shardid_tags UNION ALL SELECT restored FROM dict.shardid_topics") == [(0,), (0,)]
+
     # Reversed, the operations remove what they installed (the databases stay).
     done = run(app, "-m", "django", "migrate", "events", "zero")
     assert done.returncode == 0, done.stderr

@@ -53,6 +53,35 @@ def test_a_session_lease_is_refused_on_a_galera_node(cluster: Any) -> None:
         assert json.loads(done.stdout.strip().splitlines()[-1])["code"] == "UNSUPPORTED", done.stdout
 
 
+def test_the_nodes_agree_on_the_server_and_the_origin_so_takes_on_each_skip_nothing(cluster: Any) -> None:
+    """A row written on one node and next on another stepped back past nothing (Galera certified
+    every commit): the nodes name one server and one origin (the cluster's state UUID, not their
+    tables' creation times, which a state transfer's copied files do not share), so segments
+    taken in turn on each node follow each other (issue 42)."""
+    from conftest import install
+
+    from shardid import _mysql, _segments
+    from shardid.sql import segments
+
+    first = pymysql.connect(host="127.0.0.1", port=cluster.nodes[0].port, user="root", autocommit=True)
+    install(first, segments("gal_seg", dialect="mariadb"))
+    with first.cursor() as cur:
+        cur.execute("SELECT gal_seg.create_tag('turns')")
+    statements = _segments._Mysql("gal_seg", "turns")  # DenseIds' steps on MySQL
+    taken = []
+    for i in [0, 1, 2, 0, 2, 1]:
+        cluster.wait_synced(i)
+        client = _mysql.connect(url(cluster, i).replace("/app", "/gal_seg"))
+        taken.append(statements.take(client, 0, "turns", 100))
+        client.close()
+    assert [first for first, _, _ in taken] == [1 + 100 * k for k in range(6)], taken
+    with first.cursor() as cur:
+        cur.execute("SELECT origin, restored FROM gal_seg.shardid_tags")
+        origin, restored = cur.fetchone()
+    assert origin.decode() == cluster.status(0, "wsrep_cluster_state_uuid") and restored == 0
+    first.close()
+
+
 # A worker process: an expiring lease through its node, IDs made for `seconds` (a thousand
 # every 20 ms), written to `out` as 64-bit integers, whatever ended it (a lease lost with its
 # node, the time up).
@@ -84,14 +113,14 @@ LEASE_WORKER = textwrap.dedent("""
 SEGMENT_WORKER = textwrap.dedent("""
     import sys, threading, time
     from array import array
-    import shardid._mysql
+    import shardid._segments
     from shardid import SegmentUnavailableError
     from shardid.segments import DenseIds
 
     # Counts the takes the server rolled back (1213: another node's take of the same row
     # certified first) that the core's fetch sent again.
     conflicts = [0]
-    Fetch = shardid._mysql._MysqlFetch
+    Fetch = shardid._segments._MysqlFetch  # the blocking driver's (generated from _segments_async)
 
     class CountingFetch:
         def __init__(self, *args):
@@ -105,7 +134,7 @@ SEGMENT_WORKER = textwrap.dedent("""
         def __getattr__(self, name):
             return getattr(self.fetch, name)
 
-    shardid._mysql._MysqlFetch = CountingFetch
+    shardid._segments._MysqlFetch = CountingFetch
 
     url, seconds, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
     made = array("q")

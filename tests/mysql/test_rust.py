@@ -1,5 +1,6 @@
-"""Rust's shardid::segment::mysql and shardid::dictionary::mysql (the `mysql` crate) on the
-same MariaDB: the examples core/examples/mysql_{segments,dictionary}.rs do the work (built by
+"""Rust's shardid::segment::mysql, shardid::dictionary::mysql and shardid::serial::mysql (the
+`mysql` crate) on the same MariaDB: the examples core/examples/mysql_{segments,dictionary,serials}.rs
+do the work (built by
 tests/mysql/run.sh, or here when run alone), these check it, and mix Rust and Python
 processes on one tag."""
 
@@ -13,7 +14,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from conftest import install, one
+from conftest import install, one, rows
 
 from shardid.dictionary import Dictionary
 from shardid.sql import dictionary, segments
@@ -25,7 +26,9 @@ def binary(name: str) -> str:
     directory = os.environ.get("SHARDID_MYSQL_EXAMPLES")
     if not directory:
         subprocess.run(
-            ["cargo", "build", "-q", "-p", "shardid", "--features", "mysql", "--example", name], cwd=ROOT, check=True
+            ["cargo", "build", "-q", "-p", "shardid", "--features", "serial,mysql", "--example", name],
+            cwd=ROOT,
+            check=True,
         )
         directory = str(ROOT / "target" / "debug" / "examples")
     return str(Path(directory) / name)
@@ -120,3 +123,33 @@ def test_rust_says_a_server_that_is_not_mysql_is_not(server: Any) -> None:
         url = f"mysql://postgres@127.0.0.1:{postgres.port}/x"
         assert rust("mysql_segments", url, "kind") == {"code": "NOT_MYSQL", "fast": True}
         assert rust("mysql_dictionary", url, "kind") == {"code": "NOT_MYSQL", "fast": True}
+
+
+def test_rust_serials_on_mariadb(server: Any, conn: Any) -> None:
+    # The segments' DDL, then the registrations' (rendered by the core: MysqlSerials).
+    install(conn, segments("ser_rust", dialect="mysql"))
+    ddl = subprocess.run([binary("mysql_serials"), "ddl", "ser_rust"], capture_output=True, text=True, check=True)
+    install(conn, ddl.stdout)
+    command = [binary("mysql_serials"), "run", server.url_for("ser_rust"), "ser_rust"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    # 1000 serials from 4 threads in one period, 3 after the midnight: all distinct, the
+    # period's numbers dense from 1, the next period from 1 again.
+    assert got["count"] == 1003 and got["unique"] == 1003 and got["max"] == 1000
+    assert got["after"] == ["MS-20251126-000001", "MS-20251126-000002", "MS-20251126-000003"]
+    # close() gave the rest back: a restart continues at the next number.
+    assert got["next_day"] == "MS-20251126-000004"
+    assert got["codes"] == [
+        "no error",  # registered again alike
+        "SERIAL_MISMATCH",  # the same tag in another zone
+        "SERIAL_MISMATCH",  # another tag printing the same format
+        "CLOSED",
+        "UNKNOWN_TAG",
+        "SERIAL_MISMATCH",  # connecting with another zone
+        "INVALID_ARGUMENT",  # a URL the MySQL client does not take
+        "DATABASE_UNREACHABLE",
+    ]
+    # The periods' tags are the segments' rows, as on PostgreSQL.
+    tags = {bytes(row[0]).decode() for row in rows(conn, "SELECT tag FROM ser_rust.shardid_tags")}  # VARBINARY
+    assert {"ms@2025-11-25", "ms@2025-11-26"} <= tags

@@ -70,7 +70,7 @@ def test_cancelled_calls_leave_the_cache_and_the_connection_usable(cluster: Any,
         d = AsyncDictionary(cluster.dsn, "t", schema="adict_cancel")
         await d.create()
         assert await d.ids(["a", "b"]) == [0, 1]
-        conn_before = d._conn
+        conn_before = d._connection._conn
         # Another transaction holds the topic's lock with a new string, so the next batch of
         # new strings waits on the server: the timeout lands mid-statement, certainly.
         blocker.autocommit = False
@@ -78,7 +78,7 @@ def test_cancelled_calls_leave_the_cache_and_the_connection_usable(cluster: Any,
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(d.ids(["c", "d"]), timeout=0.2)
         assert d.cache.id("c") is None and d.cache.id("a") == 0
-        assert d._conn is conn_before and not d._conn.closed, "the connection was given up"
+        assert d._connection._conn is conn_before and not conn_before.closed, "the connection was given up"
         # The statement was cancelled on the server: it holds no lock and assigned nothing.
         assert await d.lookup(["c", "d", "a"]) == [None, None, 0]
         blocker.rollback()
@@ -125,8 +125,8 @@ def test_a_server_crash_mid_run_loses_no_answer_and_makes_no_hole(cluster: Any) 
                 batch = [f"w{rng.randrange(5000)}" for _ in range(10)]
                 try:
                     ids = await d.ids(batch)
-                except psycopg.OperationalError:
-                    failures += 1  # the server is down: the call says so, as psycopg's error
+                except shardid.DatabaseUnreachableError:
+                    failures += 1  # the server is down: the call says so, as Dictionary's does
                     await asyncio.sleep(0.05)
                     continue
                 for s, i in zip(batch, ids, strict=True):
@@ -330,14 +330,14 @@ def test_tasks_waiting_for_the_same_new_string_share_one_statement(cluster: Any,
         d = AsyncDictionary(cluster.dsn, "t", schema="adict_once")
         await d.create()
         sent = 0
-        send = d._send
+        run = d._connection.run
 
-        async def counting(sql: str, params: Any) -> Any:
+        async def counting(step: str, *args: Any) -> Any:
             nonlocal sent
             sent += 1
-            return await send(sql, params)
+            return await run(step, *args)
 
-        d._send = counting  # type: ignore[method-assign]
+        d._connection.run = counting  # type: ignore[method-assign]
         got = await asyncio.gather(*(d.id("/new") for _ in range(1000)))
         await d.close()
         return set(got), sent

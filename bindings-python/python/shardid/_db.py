@@ -85,6 +85,47 @@ def connect_postgres(conninfo: str, **params: Any) -> Any:
         raise unreachable_error(e) from e
 
 
+async def aconnect_postgres(conninfo: str, **params: Any) -> Any:
+    """:func:`connect_postgres` on the event loop: psycopg 3's ``AsyncConnection``."""
+    try:
+        import psycopg
+    except ImportError:
+        reason = "needs psycopg 3 on asyncio: pip install 'shardid[postgres]'"
+        raise _error("UNSUPPORTED", reason=f"shardid {reason}") from None
+    try:
+        return await psycopg.AsyncConnection.connect(conninfo, autocommit=True, prepare_threshold=None, **params)
+    except psycopg.Error as e:
+        raise unreachable_error(e) from e
+
+
+def is_open(conn: Any) -> bool:
+    """Whether a psycopg 3 (blocking or asyncio) or psycopg2 connection is still open."""
+    return not conn.closed
+
+
+def close(conn: Any) -> None:
+    """Closes a connection, one already broken too."""
+    try:
+        conn.close()
+    except Exception:  # noqa: BLE001, S110 - a broken connection may fail to close
+        pass
+
+
+async def aclose(conn: Any) -> None:
+    """:func:`close`, awaited (psycopg's ``AsyncConnection``)."""
+    try:
+        await conn.close()
+    except Exception:  # noqa: BLE001, S110 - a broken connection may fail to close
+        pass
+
+
+async def aexecute(conn: Any, sql: str, params: tuple[Any, ...] | list[Any]) -> Any:
+    """:func:`execute` on psycopg's ``AsyncConnection``."""
+    async with conn.cursor() as cur:
+        await cur.execute(sql, params)
+        return await cur.fetchone() if cur.description is not None else None
+
+
 def execute(conn: Any, sql: str, params: tuple[Any, ...] | list[Any]) -> Any:
     """Runs one statement through the DB-API (psycopg 3 or psycopg2); its first row, or
     ``None``."""

@@ -1,36 +1,26 @@
-"""The DB-API driver of database leases that :mod:`shardid.postgres` and :mod:`shardid.mysql`
-share: it runs the core's lease protocol (``shardid::sql::LeaseProtocol``) on a connection of
-any DB-API driver, in the SQL of the database the entry point names. What differs between the
-two databases' drivers (how to connect, how an error names itself, when a connection is gone,
-how a statement without rows answers) is a :class:`Dialect`; the steps, statements and
-parameters are the core's. Not for direct use.
+"""The database leases that :mod:`shardid.postgres` and :mod:`shardid.mysql` share, blocking
+(:class:`DatabaseLease`: the heartbeat a thread) and on an event loop
+(:class:`AsyncDatabaseLease`: the heartbeat a task). Both run the core's lease protocol
+(``shardid::sql::LeaseProtocol``) through a session of ``shardid._lease_async`` (the blocking
+one generated from it, ``shardid._lease_sync``), in the SQL of the database the entry point
+names; what differs between the databases' drivers is the session's dialect object. Not for
+direct use.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import os
-import socket
 import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-from shardid import _db
-from shardid._errors import InvalidArgumentError, LeaseLostError, ShardIdError
-from shardid._shardid import (
-    Layout,
-    _CeilingGenerator,
-    _claim_backend,
-    _database_of_url,
-    _error,
-    _Hold,
-    _LeaseProtocol,
-    _LeaseTally,
-)
-
-#: The default time to live of an expiring lease, in milliseconds.
-DEFAULT_TTL_MS = 10_000
+from shardid import _db, _lease_async, _lease_sync
+from shardid._errors import LeaseLostError
+from shardid._lease_sync import DEFAULT_TTL_MS, check_url
+from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol
 
 # Connections a forked child inherited: never closed in the child (closing would end the
 # parent's session), never used again.
@@ -59,66 +49,6 @@ def _close_at_exit(ref: weakref.ref[DatabaseLease]) -> None:
             held.close()
         except Exception:  # noqa: BLE001 (nothing to be done at exit; the lease expires on its own)
             pass
-
-
-def _close_quietly(conn: Any) -> None:
-    try:
-        conn.close()
-    except Exception:  # noqa: BLE001 (a broken connection may fail to close; it is dropped anyway)
-        pass
-
-
-def check_url(conninfo: str, postgres: bool, module: str) -> None:
-    """The core's one rule for a connection string (``shardid::sql::Dialect::of_url``):
-    ``INVALID_ARGUMENT`` at once for a URL no driver takes, and for one of the other family's
-    database than ``module`` leases through."""
-    argument = "conninfo" if postgres else "url"
-    database = _database_of_url(conninfo, argument)
-    if (database == "postgres") != postgres:
-        reason = f"names a {database} server, which {module} does not lease through"
-        raise InvalidArgumentError(f"{argument} {reason}", argument=argument, reason=reason)
-
-
-class Dialect:
-    """What a lease needs to know of a database's DB-API drivers."""
-
-    #: The core's name of the SQL dialect.
-    name = "postgres"
-    #: The module whose lease this is, for messages.
-    module = "shardid.postgres"
-
-    def connect(self, conninfo: str) -> Any:
-        raise NotImplementedError
-
-    def unreachable(self, e: BaseException) -> bool:
-        """Whether the driver's error ``e`` says the database cannot be reached (raised as
-        ``DATABASE_UNREACHABLE``, ``e`` its cause)."""
-        return _db.unreachable(e)
-
-    def check(self, conninfo: str) -> None:
-        """Raises ``INVALID_ARGUMENT`` for a connection string the dialect cannot read (before
-        any connection)."""
-
-    def code(self, e: BaseException) -> str | None:
-        """The code the core's protocol knows the error by, or ``None``."""
-        raise NotImplementedError
-
-    def lost(self, e: BaseException) -> bool:
-        """Whether ``e`` says the connection is gone (not the database's refusal of a
-        statement)."""
-        raise NotImplementedError
-
-    def usable(self, conn: Any) -> bool:
-        return not (getattr(conn, "closed", False) or getattr(conn, "broken", False))
-
-    def execute(self, conn: Any, sql: str, params: tuple[Any, ...]) -> Any:
-        """Runs one statement; its first row, or ``None``."""
-        cur = conn.cursor()
-        try:
-            cur.execute(sql, params)
-            return cur.fetchone() if cur.description is not None else None
-        finally:
-            cur.close()
 
 
 class _Tenure:
@@ -218,7 +148,7 @@ class DatabaseLease:
     release the shard before the process ends."""
 
     #: The dialect of the entry point's database (set by each subclass).
-    dialect: Dialect = Dialect()
+    dialect: Any = _lease_sync._Postgres()
 
     def __init__(
         self,
@@ -233,12 +163,9 @@ class DatabaseLease:
         connect: Callable[[], Any] | None = None,
         **options: int,
     ) -> None:
-        if not isinstance(shards, range) or shards.step != 1 or shards.start < 0 or shards.stop > 2**31:
-            reason = "must be a range with step 1 within 0..2**31"
-            raise InvalidArgumentError(f"shards {reason}", argument="shards", reason=reason)
-        if connect is None and not isinstance(conninfo, str):
-            reason = "must be a connection string or URL, or pass connect="
-            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        self._session = _lease_sync._Session(
+            self.dialect, layout, conninfo, shards, table=table, kind=kind, ttl_ms=ttl_ms, connect=connect
+        )
         self.layout = layout
         self.conninfo = conninfo
         self.shards = shards
@@ -246,22 +173,12 @@ class DatabaseLease:
         self.kind = kind
         self.ttl_ms = ttl_ms
         self.retake = retake
-        if connect is None:
-            check_url(conninfo, self.dialect.name == "postgres", self.dialect.module)  # type: ignore[arg-type]
-            self.dialect.check(conninfo)  # type: ignore[arg-type]
-        dialect = self.dialect
-        self._connect_with = connect if connect is not None else (lambda: dialect.connect(conninfo))  # type: ignore[arg-type]
         self._options = options
-        self._conn: Any = None
+        self._tally = self._session.tally
         self._lock = threading.Lock()
         self._taking = threading.Lock()
         self._closed = False
         self._pid = os.getpid()
-        # The SQL the protocol speaks: MySQL once a MySQL server refused MariaDB's.
-        self._sql_dialect = self.dialect.name
-        self._protocol()  # checks the kind, time to live and table name before connecting
-        # The core counts into it (shardid::lease::Tally), for every shard this lease takes.
-        self._tally = _LeaseTally(layout, table)
         self._tenure = self._take()
         self._install()
         _leases.add(self)
@@ -283,85 +200,15 @@ class DatabaseLease:
         for name in ("next_id", "next_ids", "next_id_at"):
             self.__dict__.pop(name, None)
 
-    def _protocol(self) -> _LeaseProtocol:
-        holder = f"{socket.gethostname()} pid {os.getpid()}"
-        return _LeaseProtocol(
-            self.kind, self.ttl_ms, self.layout, self.table, self.shards.start, self.shards.stop, holder, self._sql_dialect
-        )
-
-    def _connect(self) -> Any:
-        """A new connection (``connect=``, or the dialect's driver); ``DATABASE_UNREACHABLE``
-        when the database cannot be reached, with the driver's error as its cause."""
-        try:
-            return self._connect_with()
-        except ShardIdError:
-            raise  # already ours: DATABASE_UNREACHABLE, NOT_MYSQL, UNSUPPORTED (no driver)
-        except Exception as e:
-            if not self.dialect.unreachable(e):
-                raise
-            raise _db.unreachable_error(e) from e
-
     def _run(self, sql: str, params: tuple[Any, ...], tenure: _Tenure) -> Any:
-        """Runs a statement of ``tenure``'s on the lease's connection; its first row, or
-        ``None``. An expiring lease reconnects when its connection is gone, and sends the
-        statement again once on a fresh connection when an old one fails (the database was
-        restarted: every statement of the lease can be repeated); a session lease's lock ended
-        with its session."""
-        dialect = self.dialect
+        """A statement of ``tenure``'s on the lease's connection (``_Session.run``)."""
         with self._lock:
-            for attempt in (1, 2):
-                fresh = self._conn is None or not dialect.usable(self._conn)
-                if fresh:
-                    if tenure.protocol.kind == "session":
-                        raise tenure.lost("lost its database session")
-                    self._conn = self._connect()
-                try:
-                    return dialect.execute(self._conn, sql, params)
-                except Exception as e:
-                    if not (dialect.lost(e) or not dialect.usable(self._conn)):
-                        raise
-                    _close_quietly(self._conn)
-                    self._conn = None
-                    if tenure.protocol.kind == "session":
-                        raise tenure.lost("lost its database session") from e
-                    if fresh or attempt == 2:
-                        raise _db.unreachable_error(e) from e
-            raise AssertionError("unreachable")
+            return self._session.run(sql, params, tenure)
 
     def _take(self) -> _Tenure:
-        # The steps, statements and parameters are the core's (shardid::sql::LeaseProtocol):
-        # this only executes them and feeds back what the database answered.
-        protocol = self._protocol()
-        dialect = self.dialect
         with self._lock:
-            if self._conn is None or not dialect.usable(self._conn):
-                self._conn = self._connect()
-            conn = self._conn
-            sent = _Hold.now()
-            while True:
-                step = protocol.next()
-                if step[0] == "taken":
-                    break
-                if step[0] == "raise":
-                    raise _error("DATABASE", reason="the database answered a lease statement with an unexpected row")
-                _, sql, params = step
-                sent = _Hold.now()
-                try:
-                    row = dialect.execute(conn, sql, params)  # type: ignore[arg-type]
-                except Exception as e:
-                    protocol.fail(dialect.code(e))
-                    if protocol.next()[0] == "raise":
-                        if dialect.lost(e):
-                            _close_quietly(conn)
-                            self._conn = None
-                        if dialect.unreachable(e):
-                            raise _db.unreachable_error(e) from e
-                        raise
-                    continue
-                protocol.feed(row)
-        _, shard, recorded, backend = step
-        self._sql_dialect = protocol.dialect
-        tenure = _Tenure(self, protocol, shard, recorded, backend, sent)  # type: ignore[arg-type]
+            protocol, shard, recorded, backend, sent = self._session.take()
+        tenure = _Tenure(self, protocol, shard, recorded, backend, sent)
         # After a failover the ceiling may be ahead of this host's clock: wait it out here, the
         # heartbeat running, rather than fail the first IDs.
         _Hold.wait_for_ceiling(self.layout, recorded)  # type: ignore[arg-type]
@@ -375,9 +222,9 @@ class DatabaseLease:
             raise self._closed_error()
         if os.getpid() != self._pid:
             # A forked child: the parent's connection and heartbeat are not ours.
-            if self._conn is not None:
-                _inherited.append(self._conn)
-            self._conn = None
+            if self._session.conn is not None:
+                _inherited.append(self._session.conn)
+            self._session.conn = None
             self._lock = threading.Lock()
             self._taking = threading.Lock()
             self._pid = os.getpid()
@@ -443,9 +290,7 @@ class DatabaseLease:
             return  # an inherited lease: the parent's to close
         self._tenure.end()
         with self._lock:
-            if self._conn is not None:
-                _close_quietly(self._conn)
-                self._conn = None
+            self._session.close()
 
     def __enter__(self) -> DatabaseLease:
         return self
@@ -459,4 +304,257 @@ class DatabaseLease:
         return f"<{name} shard={self._tenure.shard} kind={self.kind!r} table={self.table!r} {state}>"
 
 
-__all__ = ["DEFAULT_TTL_MS", "DatabaseLease", "Dialect"]
+class _Behind(Exception):  # noqa: N818 - not an error: a ceiling to record first
+    """Raised by an :class:`AsyncDatabaseLease`'s ceiling store, which must not block the event
+    loop: the generator (native, synchronous) wants ``units`` recorded first. The coroutine
+    that asked for the ID records it on the loop and asks again."""
+
+    def __init__(self, units: int, at_least: int) -> None:
+        super().__init__(units)
+        self.units = units
+        self.at_least = at_least
+
+
+class _AsyncTenure:
+    """One lease taken by an :class:`AsyncDatabaseLease`: its shard, generator and heartbeat
+    task (the statements and their order are the core's ``_LeaseProtocol``'s, as for
+    :class:`_Tenure`)."""
+
+    def __init__(self, owner: AsyncDatabaseLease, protocol: _LeaseProtocol, shard: int, recorded: int | None,
+                 backend: str | None, sent: int) -> None:  # fmt: skip
+        self.owner = owner
+        self.protocol = protocol
+        self.shard = shard
+        self.recorded = recorded if recorded is not None else -1
+        self.claim = _claim_backend(backend) if backend is not None else None
+        self.hold = _Hold(owner.ttl_ms, sent) if protocol.kind == "expiring" else None
+        self.generator = _CeilingGenerator(
+            owner.layout, shard, recorded, self._store, hold=self.hold, tally=owner._tally, **owner._options
+        )
+        self.stopped = asyncio.Event()
+        self.heartbeat: asyncio.Task[None] | None = None
+        if self.hold is not None:
+            self.heartbeat = asyncio.get_running_loop().create_task(self._beat(), name=f"shardid-lease-{shard}")
+
+    def lost(self, why: str = "is no longer held") -> LeaseLostError:
+        return LeaseLostError(f"the lease on shard {self.shard} {why}: take a new lease", shard=self.shard)
+
+    def _store(self, units: int, at_least: int) -> int:
+        # Called by the generator (synchronously, on the loop) before an ID above the last
+        # ceiling is handed out: answered at once with the ceiling recorded already when it
+        # covers the ID, or sent back to the coroutine, which records ``units`` (a span ahead)
+        # without blocking the loop, then asks again.
+        if at_least > self.recorded:
+            raise _Behind(units, at_least)
+        return self.recorded
+
+    async def record(self, units: int, at_least: int) -> None:
+        """Records a ceiling that covers the unit ``at_least`` (only while the row holds this
+        lease's token): ``units`` (a span ahead of it) plus one more span, since the clock runs
+        on while the statement is awaited and the other tasks run; without it, on a busy loop,
+        the ceiling recorded could be behind the clock again when the task asks anew."""
+        async with self.owner._lock:
+            if at_least <= self.recorded:
+                return  # another task recorded one that covers it meanwhile: no statement
+            units += units - at_least
+            sent = self.hold.sending() if self.hold is not None else _Hold.now()
+            if sent is None:
+                raise self.lost()
+            sql, params = self.protocol.record(self.shard, units)
+            if not self.protocol.kept(await self.owner._run(sql, params, self)):
+                if self.hold is not None:
+                    self.hold.lose()
+                raise self.lost()
+            if self.hold is not None:
+                self.hold.renewed(sent)
+            self.recorded = units
+
+    async def _beat(self) -> None:
+        """The heartbeat task: renews the lease when due; stops the generator once the lease
+        is lost."""
+        hold = self.hold
+        assert hold is not None
+        renew = self.protocol.renew(self.shard)
+        assert renew is not None
+        while not self.stopped.is_set():
+            wait = hold.wait()
+            if wait is None:
+                break
+            if wait > 0:
+                try:
+                    await asyncio.wait_for(self.stopped.wait(), wait)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            sent = hold.sending()
+            if sent is None:
+                break
+            try:
+                async with self.owner._lock:
+                    row = await self.owner._run(*renew, self)
+            except Exception:  # noqa: BLE001 (the database did not answer: try again sooner)
+                hold.failed()
+                continue
+            if not self.protocol.kept(row):
+                hold.lose()
+                break
+            hold.renewed(sent)
+        if not self.stopped.is_set():
+            self.generator.revoke()
+
+    async def end(self) -> None:
+        """Stops the heartbeat and the generator, and frees the shard if still held."""
+        self.stopped.set()
+        self.generator.close()
+        if self.heartbeat is not None and self.heartbeat is not asyncio.current_task():
+            try:
+                await asyncio.wait_for(self.heartbeat, 5)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                pass
+        try:
+            async with self.owner._lock:
+                await self.owner._run(*self.protocol.release(self.shard), self)
+        except Exception:  # noqa: BLE001 (an expiring lease not released expires on its own)
+            pass
+        if self.claim is not None:
+            self.claim.release()
+
+
+class AsyncDatabaseLease:
+    """A generator on a shard leased through a database for asyncio; take one with
+    ``await lease_async(...)`` (:mod:`shardid.postgres`'s or :mod:`shardid.mysql`'s; the
+    options are their ``lease``'s).
+
+    The protocol is the blocking lease's (the core's ``_LeaseProtocol``, its statements and
+    steps, run by the same session, ``shardid._lease_async``) over psycopg's
+    ``AsyncConnection`` or aiomysql; the heartbeat is an asyncio task. ``await next_id()``
+    hands out an ID from the generator without suspending, except when the generator needs a
+    new ceiling recorded first (at most once a span, 100 ms by default): that statement is
+    awaited, so the loop runs other tasks meanwhile. Use it from the loop that took it; a
+    process that forks takes a lease of its own in the child (with ``await lease_async``).
+    """
+
+    #: The dialect of the entry point's database (set by each subclass).
+    dialect: Any = _lease_async._AsyncPostgres()
+
+    def __init__(self, layout: Layout, conninfo: str | None, shards: range, *, table: str = "shardid_leases",
+                 kind: str = "expiring", ttl_ms: int = DEFAULT_TTL_MS, retake: bool = False,
+                 connect: Callable[[], Any] | None = None, **options: int) -> None:  # fmt: skip
+        self._session = _lease_async._AsyncSession(
+            self.dialect, layout, conninfo, shards, table=table, kind=kind, ttl_ms=ttl_ms, connect=connect
+        )
+        self.layout = layout
+        self.conninfo = conninfo
+        self.shards = shards
+        self.table = table
+        self.kind = kind
+        self.ttl_ms = ttl_ms
+        self.retake = retake
+        self._options = options
+        self._tally = self._session.tally
+        self._lock = asyncio.Lock()
+        self._closed = False
+        self._tenure: _AsyncTenure | None = None
+
+    async def _run(self, sql: str, params: tuple[Any, ...], tenure: _AsyncTenure) -> Any:
+        """A statement of ``tenure``'s (``_AsyncSession.run``); the caller holds ``_lock``."""
+        return await self._session.run(sql, params, tenure)
+
+    async def _take(self) -> _AsyncTenure:
+        async with self._lock:
+            protocol, shard, recorded, backend, sent = await self._session.take()
+        tenure = _AsyncTenure(self, protocol, shard, recorded, backend, sent)
+        # After a failover the ceiling may be ahead of this host's clock: wait it out in a
+        # thread (the heartbeat running on the loop) rather than fail the first IDs.
+        await asyncio.to_thread(_Hold.wait_for_ceiling, self.layout, recorded)  # type: ignore[arg-type]
+        return tenure
+
+    def _current(self) -> _AsyncTenure:
+        tenure = self._tenure
+        if tenure is None:
+            raise _error("INVALID_ARGUMENT", argument="lease", reason="is not taken yet: await lease_async(...)")
+        if self._closed:
+            raise _db.closed_error(f"the lease on shard {tenure.shard}")
+        return tenure
+
+    async def _call(self, make: Callable[[_CeilingGenerator], Any]) -> Any:
+        tenure = self._current()
+        while True:
+            try:
+                return make(tenure.generator)
+            except _Behind as behind:
+                await tenure.record(behind.units, behind.at_least)
+            except LeaseLostError:
+                if self._closed:  # closed meanwhile: its generator was revoked
+                    raise _db.closed_error(f"the lease on shard {tenure.shard}") from None
+                if not self.retake:
+                    raise
+                if self._tenure is tenure:  # not retaken by another task meanwhile
+                    await tenure.end()
+                    self._tenure = await self._take()
+                tenure = self._current()
+
+    @property
+    def shard(self) -> int:
+        """The shard this lease holds (after :meth:`close`, the one it held)."""
+        if self._tenure is None:
+            raise _error("INVALID_ARGUMENT", argument="lease", reason="is not taken yet: await lease_async(...)")
+        return self._tenure.shard
+
+    def stats(self) -> dict[str, int]:
+        """What this lease did, over every shard it took, as :meth:`DatabaseLease.stats`
+        counts it (the core's counters: ``acquisitions``, ``renewals``, ``ceiling_writes``,
+        ``late_renewals``, ``losses``, ``held``)."""
+        return self._tally.stats()
+
+    @property
+    def held(self) -> bool:
+        """Whether the lease is held now."""
+        tenure = self._tenure
+        return tenure is not None and not self._closed and (tenure.hold is None or tenure.hold.holds)
+
+    async def next_id(self) -> int:
+        """One ID now (recording a new ceiling first, awaited, when the generator needs one)."""
+        return await self._call(lambda g: g.next_id())  # type: ignore[no-any-return]
+
+    async def next_id_at(self, now: Any) -> int:
+        """One ID as if the clock read ``now`` (Unix ms or an aware datetime)."""
+        return await self._call(lambda g: g.next_id_at(now))  # type: ignore[no-any-return]
+
+    async def next_ids(self, n: int) -> list[int]:
+        """``n`` IDs now, in increasing order."""
+        return await self._call(lambda g: g.next_ids(n))  # type: ignore[no-any-return]
+
+    async def close(self) -> None:
+        """Releases the shard at once; the lease makes no more IDs (:class:`~shardid.ClosedError`).
+        Closing twice is fine."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._tenure is not None:
+            await self._tenure.end()
+        async with self._lock:
+            await self._session.close()
+
+    def __await__(self) -> Any:
+        return self._start().__await__()
+
+    async def _start(self) -> AsyncDatabaseLease:
+        if self._tenure is None:
+            self._tenure = await self._take()
+        return self
+
+    async def __aenter__(self) -> AsyncDatabaseLease:
+        return await self._start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "held" if self.held else "not taken" if self._tenure is None else "lost"
+        shard = self._tenure.shard if self._tenure is not None else None
+        name = f"{self.dialect.module}.{type(self).__name__}"
+        return f"<{name} shard={shard} kind={self.kind!r} table={self.table!r} {state}>"
+
+
+__all__ = ["DEFAULT_TTL_MS", "AsyncDatabaseLease", "DatabaseLease", "check_url"]

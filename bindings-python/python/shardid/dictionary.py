@@ -44,27 +44,36 @@ server, with their strings to be moved by you.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from shardid import _db, _mysql
-from shardid._errors import DatabaseUnreachableError, ShardIdError
+# The steps and the connection: _dictionary_async.py is the source, _dictionary.py (the
+# blocking one, Dictionary's) is generated from it by bindings-python/tools/async_to_sync.py.
+from shardid import _db, _dictionary, _dictionary_async
 from shardid._shardid import (
-    _TOPIC_DROPPED_SQLSTATE,
-    _UNKNOWN_TOPIC_SQLSTATE,
     DEFAULT_CACHE,
     MAX_BATCH,
     MAX_VALUE_LEN,
     _check_topic,
     _DictCache,
-    _dictionary_statements,
     _error,
     server_for,
 )
 
 __all__ = ["DEFAULT_CACHE", "MAX_BATCH", "MAX_VALUE_LEN", "AsyncDictionary", "Dictionary", "server_for"]
+
+
+def _servers(conninfo: str | Sequence[str], topic: str) -> tuple[list[str], int]:
+    """The servers ``conninfo`` names (each read by the core's rule for URLs now) and the index
+    of the one that holds ``topic``."""
+    _check_topic(topic)
+    servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
+    if not servers or not all(isinstance(c, str) for c in servers):
+        raise _error("INVALID_ARGUMENT", argument="conninfo", reason="must be a connection string or a non-empty list of them")
+    for server in servers:
+        _dictionary._database_of_url(server, "conninfo")  # INVALID_ARGUMENT now for a URL no driver takes
+    return servers, server_for(topic, len(servers))
 
 
 class Dictionary:
@@ -86,31 +95,28 @@ class Dictionary:
         schema: str = "dict",
         cache_size: int = DEFAULT_CACHE,
     ) -> None:
+        self.servers, self.server = _servers(conninfo, topic)
+        """``server``: the index in ``servers`` of the server that holds this topic."""
+        self.conninfo = self.servers[self.server]
+        self._start(topic, schema, cache_size)
+        self._connection: Any = _dictionary._Connection(self.conninfo, self._dialect(self.conninfo), self.cache)
+
+    def _start(self, topic: str, schema: str, cache_size: int) -> None:
+        """What every dictionary of this process has, whoever holds the connection."""
         _check_topic(topic)
-        (self._ids_sql, self._lookup_sql, self._values_sql, self._create_sql, self._drop_sql) = (
-            _dictionary_statements(schema)
-        )
-        servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
-        if not servers or not all(isinstance(c, str) for c in servers):
-            raise _error("INVALID_ARGUMENT", argument="conninfo", reason="must be a connection string or a non-empty list of them")
         self.topic = topic
         self.schema = schema
-        self.servers = servers
-        self.server = server_for(topic, len(servers))
-        """The index in ``servers`` of the server that holds this topic."""
-        self.conninfo = servers[self.server]
-        for server in servers:
-            _mysql.is_url(server)  # INVALID_ARGUMENT now for a URL no driver takes (the core's rule)
-        # MySQL and MariaDB: the core's statements and steps for them, over PyMySQL.
-        self._mysql = _mysql.Dictionary(schema, topic) if _mysql.is_url(self.conninfo) else None
-        if self._mysql is not None:
-            _mysql.check_url(self.conninfo)  # INVALID_ARGUMENT now, not at the first call
         self.cache = _DictCache(cache_size)
         self.cache._register(schema, topic)
         self._lock = threading.Lock()
-        self._conn: Any = None
-        self._pid = os.getpid()
         self._closed = False
+
+    def _dialect(self, conninfo: str) -> Any:
+        """The database's steps (blocking): PostgreSQL's, or MySQL's and MariaDB's."""
+        if _dictionary._database_of_url(conninfo, "conninfo") == "postgres":
+            return _dictionary._Postgres(self.schema, self.topic)
+        _dictionary._mysql.check_url(conninfo)  # INVALID_ARGUMENT now, not at the first call
+        return _dictionary._Mysql(self.schema, self.topic)
 
     # -- the database ----------------------------------------------------------------------
 
@@ -118,60 +124,10 @@ class Dictionary:
         if self._closed:
             raise _db.closed_error(f"the Dictionary of topic {self.topic}")
 
-    def _connect(self) -> Any:
-        if self._mysql is not None:
-            return _mysql.connect(self.conninfo)
-        # psycopg 3 without server-side prepared statements (a pooler in transaction mode,
-        # PgBouncer before 1.21, cannot carry them), or psycopg2 when only it is installed.
-        return _db.connect_postgres(self.conninfo, connect_timeout=5)
-
-    def _run_mysql(self, step: Any, *args: Any) -> Any:
-        """Runs one step of the MySQL protocol (``shardid._mysql.Dictionary``); reconnects once
-        on a broken connection (every step is safe to run again: a transaction the server lost
-        rolled back whole)."""
-        pymysql = _mysql._pymysql()
+    def _run(self, step: str, *args: Any) -> Any:
+        """The database's ``step`` on the connection, one at a time."""
         with self._lock:
-            if self._pid != os.getpid():  # a forked child: never the parent's socket
-                self._conn, self._pid = None, os.getpid()
-            for attempt in (1, 2):
-                if self._conn is None or not self._conn.open:
-                    self._conn = self._connect()
-                self.cache._sent(attempt == 2)
-                try:
-                    return step(self._conn, *args)
-                except (pymysql.err.MySQLError, _mysql.ServerError) as e:
-                    if not _mysql.lost(e):
-                        raise self._translate(e) from e
-                    if attempt == 2:
-                        raise _db.unreachable_error(e) from e
-                    self._drop()
-        raise AssertionError("unreachable")
-
-    def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
-        """Runs one statement; returns its one value. Reconnects once on a broken connection."""
-        with self._lock:
-            if self._pid != os.getpid():  # a forked child: never the parent's socket
-                self._conn, self._pid = None, os.getpid()
-            for attempt in (1, 2):
-                if self._conn is None or self._conn.closed:
-                    self._conn = self._connect()
-                self.cache._sent(attempt == 2)
-                try:
-                    # Lists as lists: psycopg2 adapts a list, not a tuple, to an array.
-                    row = _db.execute(self._conn, sql, [list(p) if isinstance(p, tuple) else p for p in params])
-                    return row[0] if row else None
-                except ShardIdError:
-                    raise
-                except Exception as e:
-                    lost = _db.connection_lost(e) and (getattr(self._conn, "broken", False) or bool(self._conn.closed))
-                    if not lost:
-                        raise self._translate(e) from e
-                    # The server went away (restart, failover): every statement here is safe
-                    # to send again on a new connection.
-                    self._drop()
-                    if attempt == 2:
-                        raise _db.unreachable_error(e) from e
-        raise AssertionError("unreachable")
+            return self._connection.run(step, *args)
 
     def _committed(self, strings: list[Any], ids: list[Any]) -> bool:
         """Whether the server's answers (pairs of ``strings`` and ``ids``) are committed and may
@@ -179,43 +135,19 @@ class Dictionary:
         caches them when it commits."""
         return True
 
-    def _translate(self, e: BaseException) -> BaseException:
-        state = _db.sqlstate(e)  # psycopg, psycopg2, or the MySQL side's ServerError
-        if state == _UNKNOWN_TOPIC_SQLSTATE:
-            return _error("UNKNOWN_TOPIC", topic=self.topic)
-        if state == _TOPIC_DROPPED_SQLSTATE:
-            return _error("TOPIC_DROPPED", topic=self.topic)
-        if not isinstance(e, DatabaseUnreachableError) and _db.unreachable(e):
-            return _db.unreachable_error(e)
-        return e
-
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception:  # noqa: BLE001, S110 - closing a broken connection
-                pass
-
     # -- topics ----------------------------------------------------------------------------
 
     def create(self) -> None:
         """Creates the topic (IDs from 0) if it does not exist. A dropped topic's name is
         refused (:class:`~shardid.TopicDroppedError`)."""
         self._open()
-        if self._mysql is not None:
-            self._run_mysql(self._mysql.create)
-            return
-        self._execute(self._create_sql, (self.topic,))
+        self._run("create")
 
     def drop(self) -> None:
         """Drops the topic: its strings and IDs stay readable, nothing new is assigned, its name
         is never used again."""
         self._open()
-        if self._mysql is not None:
-            self._run_mysql(self._mysql.drop)
-            return
-        self._execute(self._drop_sql, (self.topic,))
+        self._run("drop")
 
     # -- strings to IDs --------------------------------------------------------------------
 
@@ -233,11 +165,8 @@ class Dictionary:
         order they first appear (a string repeated gets one ID)."""
         self._open()
         values, ids, misses = self.cache.plan_ids(values)
-        if misses and self._mysql is not None:
-            answers = self._run_mysql(self._mysql.ids, misses)
-            ids = self.cache.complete_ids(values, ids, misses, answers, self._committed(misses, answers))
-        elif misses:
-            answers = self._execute(self._ids_sql, (self.topic, misses))
+        if misses:
+            answers = self._run("ids", misses)
             ids = self.cache.complete_ids(values, ids, misses, answers, self._committed(misses, answers))
         return ids  # type: ignore[return-value]  # every one assigned
 
@@ -246,10 +175,7 @@ class Dictionary:
         self._open()
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
-            if self._mysql is not None:
-                answers = self._run_mysql(self._mysql.lookup, misses)
-            else:
-                answers = self._execute(self._lookup_sql, (self.topic, misses))
+            answers = self._run("lookup", misses)
             ids = self.cache.complete_ids(values, ids, misses, answers, self._committed(misses, answers))
         return ids
 
@@ -269,10 +195,7 @@ class Dictionary:
         self._open()
         ids, values, misses = self.cache.plan_values(ids)
         if misses:
-            if self._mysql is not None:
-                answers = self._run_mysql(self._mysql.values, misses)
-            else:
-                answers = self._execute(self._values_sql, (self.topic, misses))
+            answers = self._run("values", misses)
             # A string found by ID is cached with it once committed: strings are keyed by both.
             values = self.cache.complete_values(ids, values, misses, answers, self._committed(answers, misses))
         return values
@@ -291,7 +214,7 @@ class Dictionary:
         self._closed = True
         self.cache._unregister()
         with self._lock:
-            self._drop()
+            self._connection.close()
 
     def __enter__(self) -> Dictionary:
         return self
@@ -333,152 +256,47 @@ class AsyncDictionary:
         schema: str = "dict",
         cache_size: int = DEFAULT_CACHE,
     ) -> None:
-        _check_topic(topic)
-        (self._ids_sql, self._lookup_sql, self._values_sql, self._create_sql, self._drop_sql) = (
-            _dictionary_statements(schema)
-        )
-        servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
-        if not servers or not all(isinstance(c, str) for c in servers):
-            raise _error("INVALID_ARGUMENT", argument="conninfo", reason="must be a connection string or a non-empty list of them")
+        self.servers, self.server = _servers(conninfo, topic)
+        """``server``: the index in ``servers`` of the server that holds this topic."""
         self.topic = topic
         self.schema = schema
-        self.servers = servers
-        self.server = server_for(topic, len(servers))
-        """The index in ``servers`` of the server that holds this topic."""
-        self.conninfo = servers[self.server]
-        for server in servers:
-            _mysql.is_url(server)  # INVALID_ARGUMENT now for a URL no driver takes (the core's rule)
-        # MySQL and MariaDB: the core's statements and steps for them, over aiomysql.
-        self._mysql = _mysql.Dictionary(schema, topic) if _mysql.is_url(self.conninfo) else None
-        if self._mysql is not None:
-            _mysql.check_url(self.conninfo)  # INVALID_ARGUMENT now, not at the first call
-            _mysql._aiomysql()  # UNSUPPORTED now, without aiomysql
-        self._sql = {"ids": self._ids_sql, "lookup": self._lookup_sql, "values": self._values_sql}
+        self.conninfo = self.servers[self.server]
         self.cache = _DictCache(cache_size)
+        self._connection = _dictionary_async._AsyncConnection(
+            self.conninfo, _dictionary_async.dialect(self.conninfo, schema, topic), self.cache
+        )
         self._lock: asyncio.Lock | None = None
-        self._conn: Any = None
 
     # -- the database ----------------------------------------------------------------------
 
-    async def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
-        """Runs one statement (its turn on the connection awaited); returns its one value."""
+    def _locked(self) -> asyncio.Lock:
         if self._lock is None:
             self._lock = asyncio.Lock()
-        async with self._lock:
-            return await self._send(sql, params)
+        return self._lock
 
     async def _ask(self, which: str, misses: list[Any], plan: Any, complete: Any) -> list[Any]:
         """The answers for ``misses`` (strings or IDs the cache lacked when the call began):
         once the connection is this task's, the cache is asked again — tasks that wanted the
         same new strings were answered meanwhile by the one before them — and only what it
         still lacks is sent. So a thousand tasks asking for one new string send one statement."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
+        async with self._locked():
             keys, answers, rest = plan(misses)
             if rest:
-                if self._mysql is not None:
-                    found = await self._run_mysql(getattr(self._mysql, f"{which}_async"), rest)
-                else:
-                    found = await self._send(self._sql[which], (self.topic, rest))
+                found = await self._connection.run(which, rest)
                 answers = complete(keys, answers, rest, found, True)
             return answers  # type: ignore[no-any-return]
-
-    async def _run_mysql(self, step: Any, *args: Any) -> Any:
-        """Runs one step of the MySQL protocol (``shardid._mysql.Dictionary``, its ``_async``
-        twin), the lock held. Reconnects once on a broken connection (every step is safe to run
-        again: a transaction the server lost rolled back whole)."""
-        pymysql = _mysql._pymysql()
-        for attempt in (1, 2):
-            if self._conn is None or self._conn.closed:
-                self._conn = await _mysql.connect_async(self.conninfo)
-            try:
-                return await step(self._conn, *args)
-            except (pymysql.err.MySQLError, _mysql.ServerError) as e:
-                if not _mysql.lost(e):
-                    raise self._translate(e) from e
-                await self._drop()
-                if attempt == 2:
-                    raise _db.unreachable_error(e) from e
-            except asyncio.CancelledError:
-                # Cut mid-statement, the answer unread: nothing more can be sent on it.
-                await self._drop()
-                raise
-        raise AssertionError("unreachable")
-
-    async def _send(self, sql: str, params: tuple[Any, ...]) -> Any:
-        """Runs one statement, the lock held; returns its one value. Reconnects once on a
-        broken connection (every statement of the dictionary is safe to send again)."""
-        import psycopg
-
-        for attempt in (1, 2):
-            if self._conn is None or self._conn.closed:
-                # No server-side prepared statements: a pooler in transaction mode cannot
-                # carry them.
-                self._conn = await psycopg.AsyncConnection.connect(
-                    self.conninfo, autocommit=True, connect_timeout=5, prepare_threshold=None
-                )
-            try:
-                cur = await self._conn.execute(sql, params)
-                row = await cur.fetchone()
-                return row[0] if row else None
-            except psycopg.OperationalError as e:
-                if not (self._conn.broken or self._conn.closed) or attempt == 2:
-                    raise self._translate(e) from e
-                await self._drop()  # the server went away: send it again on a new one
-            except psycopg.Error as e:
-                raise self._translate(e) from e
-            except asyncio.CancelledError:
-                # psycopg cancelled the statement on the server and waited for the
-                # connection; one that is not idle now is not trusted with the next call.
-                conn = self._conn
-                if conn is not None and (
-                    conn.closed or conn.broken or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
-                ):
-                    await self._drop()
-                raise
-        raise AssertionError("unreachable")
-
-    def _translate(self, e: BaseException) -> BaseException:
-        state = getattr(e, "sqlstate", None)
-        if state == _UNKNOWN_TOPIC_SQLSTATE:
-            return _error("UNKNOWN_TOPIC", topic=self.topic)
-        if state == _TOPIC_DROPPED_SQLSTATE:
-            return _error("TOPIC_DROPPED", topic=self.topic)
-        return e
-
-    async def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None and self._mysql is not None:
-            _mysql.close_now(conn)  # aiomysql's close is immediate
-        elif conn is not None:
-            try:
-                await conn.close()
-            except Exception:  # noqa: BLE001, S110 - closing a broken connection
-                pass
 
     # -- topics ----------------------------------------------------------------------------
 
     async def create(self) -> None:
         """Creates the topic (IDs from 0) if it does not exist; see :meth:`Dictionary.create`."""
-        if self._mysql is not None:
-            await self._step(self._mysql.create_async)
-            return
-        await self._execute(self._create_sql, (self.topic,))
+        async with self._locked():
+            await self._connection.run("create")
 
     async def drop(self) -> None:
         """Drops the topic; see :meth:`Dictionary.drop`."""
-        if self._mysql is not None:
-            await self._step(self._mysql.drop_async)
-            return
-        await self._execute(self._drop_sql, (self.topic,))
-
-    async def _step(self, step: Any) -> None:
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            await self._run_mysql(step)
-
+        async with self._locked():
+            await self._connection.run("drop")
     # -- strings to IDs --------------------------------------------------------------------
 
     async def id(self, value: str) -> int:
@@ -526,11 +344,8 @@ class AsyncDictionary:
 
     async def close(self) -> None:
         """Closes the connection (the next call opens another). The cache stays."""
-        if self._lock is None:
-            await self._drop()
-            return
-        async with self._lock:
-            await self._drop()
+        async with self._locked():
+            await self._connection.close()
 
     async def __aenter__(self) -> AsyncDictionary:
         return self

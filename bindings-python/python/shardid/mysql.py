@@ -28,78 +28,28 @@ for the first time: two). Errors of the driver (a server that is down, a missing
 raised as PyMySQL's own exceptions; a URL the core cannot read is
 :class:`~shardid.InvalidArgumentError`, a server that does not greet as MySQL
 :class:`~shardid.NotMysqlError`.
+
+On an event loop, ``await lease_async(...)`` takes the same lease over aiomysql (``pip install
+shardid[mysql-async]``; see :class:`AsyncMysqlLease`): the heartbeat is an asyncio task, and
+``await generator.next_id()`` never blocks the loop on the database.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from shardid import _mysql
-from shardid._errors import DatabaseUnreachableError
-from shardid._lease import DEFAULT_TTL_MS, DatabaseLease, Dialect
+from shardid import _lease_async, _lease_sync
+from shardid._lease import DEFAULT_TTL_MS, AsyncDatabaseLease, DatabaseLease
 from shardid._shardid import Layout
 
-__all__ = ["DEFAULT_TTL_MS", "MysqlLease", "lease"]
-
-# The client's errors (CR_*, 2000 to 2999: the server went away, the connection broke), and
-# the ones PyMySQL raises with number 0 (a closed connection).
-_CLIENT_ERRORS = range(2000, 3000)
-
-
-def _number(e: BaseException) -> int | None:
-    """The error number of a PyMySQL or mysqlclient error (their first argument)."""
-    args = getattr(e, "args", ())
-    return args[0] if args and isinstance(args[0], int) else None
-
-
-class _Mysql(Dialect):
-    """PyMySQL, mysqlclient, or any DB-API driver of MySQL's."""
-
-    # Rendered for MariaDB first; the core renders MySQL's once a server refuses MariaDB's.
-    name = "mariadb"
-    module = "shardid.mysql"
-
-    def connect(self, conninfo: str) -> Any:
-        return _mysql.connect(conninfo)
-
-    def check(self, conninfo: str) -> None:
-        _mysql.check_url(conninfo)
-
-    def code(self, e: BaseException) -> str | None:
-        number = _number(e)
-        return None if number is None else str(number)
-
-    def lost(self, e: BaseException) -> bool:
-        if any(cls.__name__ == "InterfaceError" for cls in type(e).__mro__):
-            return True
-        number = _number(e)
-        is_operational = any(cls.__name__ == "OperationalError" for cls in type(e).__mro__)
-        return is_operational and (number in _CLIENT_ERRORS or number == 0)
-
-    def usable(self, conn: Any) -> bool:
-        return bool(getattr(conn, "open", True))
-
-    def unreachable(self, e: BaseException) -> bool:
-        return isinstance(e, DatabaseUnreachableError) or self.lost(e)
-
-    def execute(self, conn: Any, sql: str, params: tuple[Any, ...]) -> Any:
-        """Runs one statement: its first row; a statement without rows (an ``UPDATE``, an
-        ``INSERT``) answers ``(rowcount, lastrowid)``, the core reading the last insert ID."""
-        cur = conn.cursor()
-        try:
-            cur.execute(sql, params)
-            if cur.description is not None:
-                return cur.fetchone()
-            return (cur.rowcount, cur.lastrowid or 0)
-        finally:
-            cur.close()
+__all__ = ["DEFAULT_TTL_MS", "AsyncMysqlLease", "MysqlLease", "lease", "lease_async"]
 
 
 class MysqlLease(DatabaseLease):
     """A generator on a shard leased through MySQL or MariaDB; see :func:`lease`. Use it as a
     context manager, or call :meth:`close`, to release the shard before the process ends."""
 
-    dialect = _Mysql()
+    dialect = _lease_sync._Mysql()
 
 
 def lease(layout: Layout, url: str | None, shards: range, **options: Any) -> MysqlLease:
@@ -120,3 +70,20 @@ def lease(layout: Layout, url: str | None, shards: range, **options: Any) -> Mys
     - ``backwards_tolerance_ms`` / ``max_borrow_units`` go to the generator.
     """
     return MysqlLease(layout, url, shards, **options)
+
+
+class AsyncMysqlLease(AsyncDatabaseLease):
+    """A generator on a shard leased through MySQL or MariaDB for asyncio; take one with
+    ``await lease_async(...)`` (the options are :func:`lease`'s): the protocol is
+    :class:`MysqlLease`'s over aiomysql (``pip install shardid[mysql-async]``), the heartbeat
+    an asyncio task (see :class:`shardid._lease.AsyncDatabaseLease`)."""
+
+    dialect = _lease_async._AsyncMysql()
+
+
+def lease_async(layout: Layout, url: str | None, shards: range, **options: Any) -> AsyncMysqlLease:
+    """:func:`lease` for asyncio: ``generator = await lease_async(layout, url, shards)`` (or
+    ``async with lease_async(...) as generator:``), then ``await generator.next_id()``. The
+    options are :func:`lease`'s; ``connect`` is then a coroutine function returning an aiomysql
+    connection in autocommit mode."""
+    return AsyncMysqlLease(layout, url, shards, **options)

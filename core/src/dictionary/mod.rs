@@ -16,6 +16,8 @@
 
 #[cfg(feature = "std")]
 mod cache;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod driver;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]

@@ -19,9 +19,8 @@ use super::{
     BackendClaim, CeilingGenerator, CeilingStore, DatabaseFailure, Hold, LeaseError, LostLease,
     claim_backend, monotonic_ms, new_token,
 };
-use crate::sql::{
-    Answer, Cell, Dialect, LeaseKind, LeaseProtocol, Next, Placeholders, SqlError, Value,
-};
+use crate::driver::{Client, ConnectError, Owned};
+use crate::sql::{Answer, Cell, LeaseKind, LeaseProtocol, Next, SqlError, Value};
 use crate::{Layout, Options};
 
 /// How a database lease is taken.
@@ -74,58 +73,16 @@ impl Default for LeaseOptions {
     }
 }
 
-/// A column as a [`Client`] returns it.
-pub(super) enum Owned {
-    Null,
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    Bool(bool),
-    Int(i64),
-    Text(String),
-}
-
-impl Owned {
-    fn cell(&self) -> Cell<'_> {
-        match self {
-            Self::Null => Cell::Null,
-            Self::Bool(b) => Cell::Bool(*b),
-            Self::Int(n) => Cell::Int(*n),
-            Self::Text(t) => Cell::Text(t),
-        }
-    }
-}
-
-/// A connection of a database's crate, as the shared driver uses it.
-pub(super) trait Client: Sized + Send + 'static {
-    /// The crate's error.
-    type Error: std::error::Error + Send + Sync + 'static;
-    /// The SQL the lease's statements are rendered in at first.
-    const DIALECT: Dialect;
-    /// The placeholders the crate takes.
-    const PLACEHOLDERS: Placeholders;
-
-    /// A new connection to `config`.
-    fn connect(config: &str) -> Result<Self, LeaseError>;
-
-    /// Runs one statement; its first row's columns, `None` for no row (on the MySQL family, a
-    /// statement without rows answers `(affected rows, last insert ID)`).
-    fn run(&mut self, sql: &str, params: &[Value<'_>]) -> Result<Option<Vec<Owned>>, Self::Error>;
-
-    /// `e` for [`LeaseError::Database`], shown with the server's own message.
-    fn boxed(e: Self::Error) -> Box<dyn std::error::Error + Send + Sync> {
-        Box::new(e)
-    }
-
-    /// How the lease protocol knows the error: its SQLSTATE, or MySQL's error number.
-    fn code(e: &Self::Error) -> Option<String>;
-
-    /// Whether `e` says the connection is gone (not the database's refusal of a statement).
-    fn broken(e: &Self::Error) -> bool;
-
-    /// Whether the connection is known to be gone.
-    fn is_closed(&self) -> bool;
-
-    /// Closes the connection, saying goodbye if it can.
-    fn close(self);
+/// A new connection of `C` to `config`, its failure as the lease reports it.
+fn connect<C: Client>(config: &str) -> Result<C, LeaseError> {
+    C::connect(config).map_err(|e| match e {
+        ConnectError::Url(reason) => LeaseError::InvalidArgument {
+            argument: C::URL_ARGUMENT,
+            reason,
+        },
+        ConnectError::NotMysql { server, reason } => LeaseError::NotMysql { server, reason },
+        ConnectError::Driver(e) => LeaseError::Database(C::boxed(e)),
+    })
 }
 
 /// What the generator's ceiling store, the heartbeat and the lease share.
@@ -166,7 +123,7 @@ impl<C: Client> Shared<C> {
             if session {
                 return Err(LeaseError::Lost { shard: self.shard });
             }
-            *client = Some(C::connect(&self.config)?);
+            *client = Some(connect(&self.config)?);
         }
         let Some(conn) = client.as_mut() else {
             unreachable!("connected above")
@@ -314,7 +271,7 @@ impl<C: Client> DatabaseLease<C> {
         )
         .and_then(|p| p.dialect(C::DIALECT))
         .map_err(|e| sql_error(&e))?;
-        let mut client = C::connect(config)?;
+        let mut client = connect::<C>(config)?;
         let (shard, recorded, backend, sent) = take(&mut client, &mut protocol, &options.table)?;
         let backend = backend
             .map(|identity| claim_backend(&identity))

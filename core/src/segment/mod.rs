@@ -52,6 +52,8 @@ macro_rules! const_unless_loom {
     };
 }
 
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+pub(crate) mod driver;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]

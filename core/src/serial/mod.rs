@@ -52,6 +52,11 @@
 
 mod allocator;
 mod civil;
+// The driver every database's serials share.
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod driver;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 

@@ -9,8 +9,8 @@
 //! the row may be behind what was handed out, and jumps past anything the lost tail could have
 //! handed out:
 //!
-//! - by **rate** where numbers are counted (segments, serial periods, the dictionary, on
-//!   PostgreSQL): each tag and topic records when it last handed numbers out (the database's
+//! - by **rate** where numbers are counted (segments, serial periods, the dictionary; on the
+//!   MySQL family segments and the dictionary, with the same constants): each tag and topic records when it last handed numbers out (the database's
 //!   clock) and the highest rate it sustained over windows of at least [`RATE_WINDOW_MS`]. A
 //!   row the state *stepped back* past — another timeline, another system identifier
 //!   ([`SYSTEM_ID`]: a `pg_dump` restored into a fresh cluster; `pg_upgrade` too), or marked
@@ -33,14 +33,22 @@
 //!   primary's, so the new timeline starts above the new primary's clock plus that skew.
 //!
 //! On the MySQL family there is no timeline: a row records the *server* that last wrote it
-//! instead ([`MYSQL_SERVER`], [`MARIADB_SERVER`]). A replica promoted after its source died is
-//! another server (replication needs distinct `server_id`s), so its first write of a row last
-//! written by the old source jumps the same way. The nodes of a Galera cluster are one server
-//! here: every commit is certified by the whole cluster before it is acknowledged, so a row last
-//! written on another node lost nothing. The MySQL family still skips by count (rates are
-//! PostgreSQL's so far); the count-based bound then reads "at most
+//! instead ([`MYSQL_SERVER`], [`MARIADB_SERVER`]), and the *origin* of its table's data
+//! ([`MysqlOrigin`]). A replica promoted after its source died is another server (replication
+//! needs distinct `server_id`s); a `mysqldump` restored into a fresh server (or the table
+//! recreated by a dump's `DROP TABLE`/`CREATE TABLE`, or its files copied back from a backup)
+//! is another origin: the second the server says the table was created, which a restart keeps.
+//! The nodes of a Galera cluster are one server and one origin here (the cluster's name and its
+//! state UUID, which every node shares): every commit is certified by the whole cluster before
+//! it is acknowledged, so a row last written on another node lost nothing; a node bootstrapped
+//! from an old backup keeps the cluster's state UUID and needs `shardid restored`. After any of
+//! these steps back, or `shardid restored`, a row skips by rate exactly as on PostgreSQL (the
+//! same [`MARGIN`], [`FLOOR_BATCHES`], [`RATE_WINDOW_MS`] and [`SKEW_MS`], the clock being the
+//! server's [`MYSQL_NOW_MS`]); a row written before rates were recorded skips by count, "at most
 //! [`LOST_WRITES`] writes lost" (the binary log has no position a statement can read the way
-//! PostgreSQL's WAL has).
+//! PostgreSQL's WAL has). An `ALTER TABLE` or `OPTIMIZE TABLE` of the table also gives it
+//! another creation time: the next write of each row then skips once by rate (a hole, never a
+//! duplicate).
 //!
 //! The defaults cover [`LOST_WAL_BYTES`] (1 MiB, Patroni's default `maximum_lag_on_failover`)
 //! and 2 s of skew between the clocks of the hosts. Under synchronous replication nothing
@@ -101,3 +109,43 @@ pub const MYSQL_SERVER: &str = "CONCAT('server ', @@global.server_id)";
 /// node of one (`wsrep_on`), else its `server_id` as on MySQL.
 pub const MARIADB_SERVER: &str = "IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), \
      CONCAT('server ', @@global.server_id))";
+
+/// The origin of a table's data on the MySQL family, rendered as a SQL expression
+/// ([`Display`]): the second the server says the table was created
+/// (`information_schema.tables.CREATE_TIME`, which a restart keeps and a dump restored into
+/// another server, a table recreated or its files copied back from a backup changes); on a
+/// Galera node (MariaDB, `wsrep_on`), the cluster's state UUID instead, which every node shares
+/// (a node's files, copied by a state transfer, have their own creation times).
+///
+/// Not `mysql.*`'s creation times, which also tell servers apart but which a client's account
+/// cannot see (`information_schema` shows only the tables a user has privileges on), nor MySQL's
+/// `@@server_uuid`, which MariaDB lacks and which a DDL rendered for MySQL but run on MariaDB
+/// would then fail on.
+#[derive(Clone, Copy, Debug)]
+pub struct MysqlOrigin<'a> {
+    /// The database of the table.
+    pub schema: &'a str,
+    /// The table (`shardid_tags`, `shardid_topics`).
+    pub table: &'a str,
+    /// Whether the server may be a Galera node (the MariaDB dialect).
+    pub galera: bool,
+}
+
+impl core::fmt::Display for MysqlOrigin<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let table = format_args!(
+            "(SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) FROM information_schema.tables \
+             WHERE table_schema = '{}' AND table_name = '{}')",
+            self.schema, self.table
+        );
+        if self.galera {
+            write!(
+                f,
+                "IF(@@global.wsrep_on, (SELECT variable_value FROM information_schema.global_status \
+                 WHERE variable_name = 'WSREP_CLUSTER_STATE_UUID'), {table})"
+            )
+        } else {
+            write!(f, "{table}")
+        }
+    }
+}

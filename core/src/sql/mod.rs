@@ -3,7 +3,8 @@
 //! statements and steps of a shard lease kept in a table ([`LeaseProtocol`]), and the
 //! DDL and statements of dense IDs from segments ([`Segments`], with business serial numbers'
 //! [`SerialStatements`]) and of the string ↔ ID dictionary ([`Dictionary`]); the same for MySQL 8 and MariaDB in [`mysql`] ([`Mysql`],
-//! [`MysqlSegments`], [`MysqlDictionary`]).
+//! [`MysqlSegments`], [`MysqlDictionary`]); SQLite's tables and plain statements in [`sqlite`]
+//! (not yet a [`Dialect`]: see there).
 //!
 //! Rendering writes into any [`core::fmt::Write`]: `format!("{}", ddl)` or `write!(out, "{ddl}")`.
 //! Names that go into SQL unquoted (schemas, tables) are checked first: plain lower-case
@@ -21,6 +22,7 @@ pub(crate) mod postgres;
 mod public_ids;
 mod segments;
 mod serials;
+pub mod sqlite;
 #[cfg(feature = "std")]
 pub mod status;
 mod uninstall;

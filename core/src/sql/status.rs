@@ -85,6 +85,8 @@ pub struct StatusReader {
     dictionary: String,
     layout: Layout,
     mark_restored: bool,
+    /// Under `restored` on the MySQL family: whether the rows of the current step are marked.
+    marked: bool,
     step: Step,
     now_ms: u64,
     present: [bool; 3],
@@ -122,6 +124,7 @@ impl StatusReader {
             dictionary: dictionary.into(),
             layout,
             mark_restored: false,
+            marked: false,
             step: Step::Probe,
             now_ms: 0,
             present: [false; 3],
@@ -142,21 +145,37 @@ impl StatusReader {
         self.mark_restored
     }
 
-    /// The same reader for `shardid restored` (PostgreSQL): its statements of the tags and
-    /// the topics first mark every row restored (`UPDATE ... SET restored = true`, each
-    /// committed on its own), so the next take of each skips as after a new timeline
-    /// ([`super::failover`]); the report says how many rows it marked.
+    /// The same reader for `shardid restored`: every row of the tags and the topics is first
+    /// marked restored (`UPDATE ... SET restored = true`, committed on its own: on PostgreSQL in
+    /// the statement that reads them, on the MySQL family, which has no `UPDATE ... RETURNING`,
+    /// in a statement of its own just before, which returns no row), so the next take of each
+    /// skips as after a new timeline or another server ([`super::failover`]); the report says
+    /// how many rows it marked.
     ///
     /// # Errors
-    /// A message for the MySQL family, which has no such mark yet.
+    /// None today: a `Result` so that a family with no such mark can refuse.
     pub fn marking_restored(mut self) -> Result<Self, String> {
-        if self.family.is_mysql() {
-            return Err(
-                "restored: PostgreSQL only for now (the MySQL family's rows have no mark)".into(),
-            );
-        }
         self.mark_restored = true;
         Ok(self)
+    }
+
+    /// On the MySQL family under `restored`: the statement marking the rows the current step
+    /// reads, when they are not marked yet.
+    fn mysql_mark(&self) -> Option<String> {
+        if !self.family.is_mysql() || !self.mark_restored || self.marked {
+            return None;
+        }
+        match self.step {
+            Step::Tags => Some(format!(
+                "UPDATE {}.shardid_tags SET restored = TRUE",
+                self.segments
+            )),
+            Step::Topics => Some(format!(
+                "UPDATE {}.shardid_topics SET restored = TRUE",
+                self.dictionary
+            )),
+            _ => None,
+        }
     }
 
     /// The tags' statement on PostgreSQL: with what a failover would skip of each (read by
@@ -192,6 +211,9 @@ impl StatusReader {
 
     /// The next statement to run (no parameters), or `None` when [`Self::report`] is ready.
     pub fn next(&self) -> Option<String> {
+        if let Some(mark) = self.mysql_mark() {
+            return Some(mark);
+        }
         let (t, s, d) = (&self.table, &self.segments, &self.dictionary);
         let pg = !self.family.is_mysql();
         Some(match self.step {
@@ -279,6 +301,13 @@ impl StatusReader {
     /// Rows no statement of this module returns (a cell missing or not a number where one is
     /// due), with what was wrong; the reader stays at its step.
     pub fn feed(&mut self, rows: &[Row]) -> Result<(), String> {
+        if self.mysql_mark().is_some() {
+            if !rows.is_empty() {
+                return Err("the statement marking rows restored returned rows".into());
+            }
+            self.marked = true;
+            return Ok(());
+        }
         match self.step {
             Step::Probe => {
                 let row = rows.first().ok_or("the first statement returned no row")?;
@@ -354,6 +383,7 @@ impl StatusReader {
             Step::Tags => 2,
             Step::Topics | Step::Done => 3,
         };
+        self.marked = false;
         self.step = (from..3)
             .find(|&i| self.present[i])
             .map_or(Step::Done, |i| order[i]);
@@ -1342,6 +1372,53 @@ mod tests {
         assert_eq!(report.leases.as_ref().unwrap()[0].ceiling_ms, Some(7));
         assert_eq!(report.warnings.len(), 1);
         assert!(report.warnings[0].starts_with("layout custom ran out on 1970-01-13"));
+    }
+
+    #[test]
+    fn restored_on_mysql_marks_each_table_in_a_statement_of_its_own_then_reads_it() {
+        let mut r = StatusReader::new(
+            Dialect::Mariadb,
+            "shardid_leases",
+            "seg",
+            "dict",
+            Layout::INSTAGRAM,
+        )
+        .unwrap()
+        .marking_restored()
+        .unwrap();
+        assert!(r.next().unwrap().contains("information_schema.tables"));
+        r.feed(&[row(&[
+            Some("1764115200000"),
+            Some("false"),
+            Some("true"),
+            Some("true"),
+        ])])
+        .unwrap();
+        assert_eq!(
+            r.next().unwrap(),
+            "UPDATE seg.shardid_tags SET restored = TRUE"
+        );
+        // The mark returns no row; one that does is no statement of ours.
+        assert!(r.clone().feed(&[row(&[Some("1")])]).is_err());
+        r.feed(&[]).unwrap();
+        assert!(r.next().unwrap().starts_with("SELECT CONVERT(tag"));
+        r.feed(&[row(&[
+            Some("orders"),
+            Some("1001"),
+            Some("1000"),
+            Some("1"),
+            Some("1764115100000"),
+        ])])
+        .unwrap();
+        assert_eq!(
+            r.next().unwrap(),
+            "UPDATE dict.shardid_topics SET restored = TRUE"
+        );
+        r.feed(&[]).unwrap();
+        assert!(r.next().unwrap().starts_with("SELECT CONVERT(t.topic"));
+        r.feed(&[]).unwrap();
+        assert_eq!(r.next(), None);
+        assert_eq!(r.report().restored, Some((1, 0)));
     }
 
     #[test]

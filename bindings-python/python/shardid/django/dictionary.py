@@ -15,43 +15,23 @@ _lock = threading.Lock()
 
 class _DjangoDictionary(Dictionary):
     """A :class:`~shardid.dictionary.Dictionary` whose statements run on Django's connection
-    for ``using`` (the thread's own, in its transaction)."""
+    for ``using`` (the thread's own, in its transaction): the same steps, of the dialect of
+    Django's database (its vendor)."""
 
     def __init__(self, topic: str, *, schema: str, using: str, cache_size: int) -> None:
         from django.db import connections
 
-        from shardid import _mysql
+        from shardid import _dictionary
 
-        # No connection string: the statements run on Django's connection. A placeholder the
-        # core's rule for URLs reads as PostgreSQL's (MySQL's steps are set below).
-        super().__init__("postgresql://django", topic, schema=schema, cache_size=cache_size)
+        # No connection string: the statements run on Django's connection.
+        self._start(topic, schema, cache_size)
         self.using = using
+        self.servers: list[str] = []
         self.server = 0
-        # MySQL and MariaDB (Django's vendor "mysql"): the core's steps of the MySQL protocol,
-        # run on Django's connection.
-        if connections[using].vendor == "mysql":
-            self._mysql = _mysql.Dictionary(schema, topic)
-
-    def _run_mysql(self, step: Any, *args: Any) -> Any:
-        from django.db import DatabaseError
-
-        from shardid import _mysql
-
-        try:
-            return step(_DjangoMysql(self.using), *args)
-        except (DatabaseError, _mysql.ServerError) as e:
-            raise self._translate(e.__cause__ or e) from e
-
-    def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
-        from django.db import DatabaseError, connections
-
-        try:
-            with connections[self.using].cursor() as cursor:
-                cursor.execute(sql, [list(p) if isinstance(p, tuple) else p for p in params])
-                row = cursor.fetchone()
-                return row[0] if row else None
-        except DatabaseError as e:
-            raise self._translate(e.__cause__ or e) from e
+        self.conninfo = ""
+        mysql = connections[using].vendor == "mysql"  # MySQL and MariaDB
+        dialect = (_dictionary._Mysql if mysql else _dictionary._Postgres)(schema, topic)
+        self._connection = _DjangoConnection(using, dialect, mysql)
 
     def _committed(self, strings: list[Any], ids: list[Any]) -> bool:
         # Inside transaction.atomic() the answers may be this transaction's own new strings,
@@ -72,9 +52,34 @@ class _DjangoDictionary(Dictionary):
         return f"dictionary(topic={self.topic!r}, schema={self.schema!r}, using={self.using!r}, cached={len(self.cache)})"
 
 
+class _DjangoConnection:
+    """Django's connection ``using`` as the one the dialect's steps run on (as
+    ``shardid._dictionary._Connection`` does for a URL): Django opens it, and reports what
+    breaks it."""
+
+    def __init__(self, using: str, dialect: Any, mysql: bool) -> None:
+        self.using = using
+        self.dialect = dialect
+        self._mysql = mysql
+
+    def run(self, step: str, *args: Any) -> Any:
+        from django.db import DatabaseError, connections
+
+        from shardid import _dictionary, _mysql
+
+        conn = _DjangoMysql(self.using) if self._mysql else connections[self.using]
+        try:
+            return getattr(self.dialect, step)(conn, *args)
+        except (DatabaseError, _mysql.ServerError) as e:
+            raise _dictionary.translate(e.__cause__ or e, self.dialect.topic) from e
+
+    def close(self) -> None:
+        """Nothing to close: the connection is Django's."""
+
+
 class _DjangoMysql:
-    """Django's connection ``using`` as the connection :class:`shardid._mysql.Dictionary`
-    drives: its cursors, and its transaction as ``atomic()`` (a savepoint inside the caller's).
+    """Django's connection ``using`` as the connection the MySQL dialect's steps
+    (``shardid._dictionary._Mysql``) drive: its cursors, and its transaction as ``atomic()`` (a savepoint inside the caller's).
     A transaction the server rolls back (a deadlock) is run again only outside the caller's:
     inside, the caller's transaction is gone with it, and the error is the caller's."""
 

@@ -21,10 +21,14 @@
 //!    of two topics whose strings are neighbours in the index can deadlock on; READ COMMITTED
 //!    takes none.
 //!
-//! Across a failover ([`crate::sql::failover`]): each topic row records the server that last
-//! wrote it, and a writer of new strings on a row another server wrote last (a promoted replica,
-//! which may lack the last strings numbered) first moves the topic's next ID on by
-//! [`LOST_WRITES`]: past every ID the lost writes could have given ([`topic_base`]).
+//! Across a failover or a restore ([`crate::sql::failover`]): each topic row records the
+//! server that last wrote it, the origin of its table's data ([`MysqlOrigin`]), when, its
+//! largest batch and the highest rate it assigned IDs at; a writer of new strings on a row
+//! that stepped back (another server: a promoted replica, which may lack the last strings
+//! numbered; another origin: a `mysqldump` restored into another server; or marked `restored`)
+//! starts past what that rate could have assigned since, as on PostgreSQL: the locking read
+//! ([`MysqlDictionaryStatements::lock`]) returns that start. The IDs skipped are a hole; no ID
+//! ever names a second string.
 //!
 //! The lookups name their index (`FORCE INDEX`): with few rows in the table's statistics the
 //! optimizers of MariaDB 10.11 chose to read every string of the topic (`ref` on `topic_id`)
@@ -36,16 +40,83 @@
 //! `JSON_TABLE`). Prepared statements take at most 65,535 placeholders: a client that
 //! prepares (the `mysql` crate) sends lists of at most [`MAX_PREPARED_LIST`].
 
+use alloc::string::ToString as _;
 use core::fmt::{self, Display, Formatter};
 
 use super::{Dialect, MysqlStatement};
 use crate::dictionary::{MAX_TOPIC_LEN, MAX_VALUE_LEN};
-use crate::sql::failover::LOST_WRITES;
+use crate::sql::failover::{
+    FLOOR_BATCHES, LOST_WRITES, MARGIN, MYSQL_NOW_MS, MysqlOrigin, RATE_WINDOW_MS, SKEW_MS,
+};
 use crate::sql::{Placeholders, SqlError, TOPIC_DROPPED, UNKNOWN_TOPIC, check_schema};
 
 /// The longest list a client that prepares its statements sends in one: an insert of that many
 /// strings takes three placeholders each, and a prepared statement at most 65,535.
 pub const MAX_PREPARED_LIST: usize = 20_000;
+
+// The fragments of the statements below, as literals; their numbers are the constants of
+// `crate::sql::failover` (checked below), the rule the tags follow too (`super::segments`).
+
+/// Whether the topic's row may be behind what was assigned: another server wrote it last (a
+/// promoted replica), its table's data has another origin (a dump restored into another
+/// server), or an operator marked it restored. Never NULL.
+macro_rules! back {
+    () => {
+        "COALESCE(server IS NOT NULL AND server <> {srv} OR origin IS NOT NULL AND origin <> {topics_origin} OR restored, FALSE)"
+    };
+}
+
+/// The first ID a writer gives new strings: the row's `next`, after a step back first past
+/// [`MARGIN`] times what the topic's highest rate assigns from its last write to now plus
+/// [`SKEW_MS`], plus [`FLOOR_BATCHES`] of its largest batches ([`LOST_WRITES`] IDs for a row
+/// written before rates were recorded). An absurd rate overflows: an error, never a smaller
+/// skip.
+macro_rules! base {
+    () => {
+        concat!(
+            "IF(",
+            back!(),
+            ", next + IF(window_ms IS NULL OR written_ms IS NULL, 10485, ",
+            "4 * GREATEST(batch, 1) + CAST(CEIL(4 * GREATEST(rate, window_n * 1000 / ",
+            "GREATEST(written_ms - window_ms, 1000)) * (GREATEST(",
+            now!(),
+            " - written_ms, 0) + 2000) / 1000) AS SIGNED)), next)"
+        )
+    };
+}
+
+/// The assignments of a write of the topic's row moving `next` to `$next`: where it stood
+/// (`prior`), then the largest batch, the highest rate (a window of at least
+/// [`RATE_WINDOW_MS`] closes with what it assigned over its length) and the marks. MySQL
+/// assigns left to right, each expression reading the columns assigned before it; a row that
+/// stepped back starts a new window (its first batch, beyond the skip, is not counted).
+/// `restored` is assigned first, whether the row stepped back, which the later assignments
+/// read and the last one clears: the origin, a query of `information_schema`, is so read once a
+/// write (again only when the row stepped back or never recorded one).
+macro_rules! written {
+    ($next:literal) => {
+        concat!(
+            "restored = ", back!(), ", prior = next, next = ", $next, ", ",
+            "batch = IF(restored, batch, GREATEST(batch, next - prior)), ",
+            "rate = IF(NOT restored AND window_ms IS NOT NULL AND ", now!(), " - window_ms >= 1000, ",
+            "GREATEST(rate, (window_n + next - prior) * 1000 / (", now!(), " - window_ms)), rate), ",
+            "window_n = IF(restored, 0, IF(window_ms IS NULL, next - prior, IF(", now!(),
+            " - window_ms >= 1000, 0, window_n + next - prior))), ",
+            "window_ms = IF(restored OR window_ms IS NULL OR ", now!(), " - window_ms >= 1000, ",
+            now!(), ", window_ms), ",
+            "server = {srv}, origin = IF(restored, {topics_origin}, COALESCE(origin, {topics_origin})), ",
+            "restored = FALSE, written_ms = ", now!()
+        )
+    };
+}
+
+const _: () = assert!(
+    LOST_WRITES == 10_485
+        && MARGIN == 4
+        && FLOOR_BATCHES == 4
+        && RATE_WINDOW_MS == 1_000
+        && SKEW_MS == 2_000
+);
 
 /// The DDL of the dictionary in one database; render it with [`Display`].
 #[derive(Clone, Copy, Debug)]
@@ -128,13 +199,18 @@ impl<'a> MysqlDictionaryStatements<'a> {
     }
 
     /// In the writer's transaction, locks the topic's row; parameter `(topic)`; one row
-    /// `(topic_id, next, dropped, moved)`, or none: no such topic. `moved`: another server
-    /// wrote the row last, and new IDs start at [`topic_base`].
+    /// `(topic_id, next, dropped, moved)`, or none: no such topic. `next` is the first ID new
+    /// strings get: after a step back (`moved`: another server wrote the row last, its data has
+    /// another origin, or it is marked restored), already past what the topic's rate could
+    /// have assigned since ([`crate::sql::failover`]).
     pub const fn lock(&self) -> MysqlStatement<'a> {
-        self.statement(
-            "SELECT topic_id, next, dropped_at IS NOT NULL, server IS NOT NULL AND server <> {srv} \
-             FROM {s}.shardid_topics WHERE topic = ? FOR UPDATE",
-        )
+        self.statement(concat!(
+            "SELECT topic_id, ",
+            base!(),
+            ", dropped_at IS NOT NULL, ",
+            back!(),
+            " FROM {s}.shardid_topics WHERE topic = ? FOR UPDATE"
+        ))
     }
 
     /// After [`MysqlDictionaryStatements::lock`], looks `n` strings up again with a locking
@@ -157,16 +233,23 @@ impl<'a> MysqlDictionaryStatements<'a> {
     /// By the primary key, as every lock of a topic's row is taken: through the `topic_id`
     /// index it would lock that index's entry too, and a writer locking in the other order
     /// (that entry first) would deadlock with this one.
+    /// It records what a step back needs: the largest batch, the highest rate, the origin.
     pub const fn advance(&self) -> MysqlStatement<'a> {
-        self.statement("UPDATE {s}.shardid_topics SET next = ?, server = {srv} WHERE topic = ?")
+        self.statement(concat!(
+            "UPDATE {s}.shardid_topics SET ",
+            written!("?"),
+            " WHERE topic = ?"
+        ))
     }
 
     /// Creates a topic if it does not exist; parameter `(topic)`. Then
     /// [`MysqlDictionaryStatements::state`] says whether it was dropped before.
     pub const fn create_topic(&self) -> MysqlStatement<'a> {
         self.statement(
-            "INSERT INTO {s}.shardid_topics (topic, server) VALUES (?, {srv}) \
-             ON DUPLICATE KEY UPDATE topic = topic",
+            "INSERT INTO {s}.shardid_topics (topic, server, origin, written_ms, window_ms) \
+             VALUES (?, {srv}, {topics_origin}, (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', \
+             UTC_TIMESTAMP(6)) DIV 1000), (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', \
+             UTC_TIMESTAMP(6)) DIV 1000)) ON DUPLICATE KEY UPDATE topic = topic",
         )
     }
 
@@ -186,15 +269,13 @@ impl<'a> MysqlDictionaryStatements<'a> {
     }
 }
 
-/// The first ID a writer gives new strings of a topic whose row holds `next`: past what
-/// [`LOST_WRITES`] lost writes could have given when the row was `moved` (another server wrote
-/// it last: [`MysqlDictionaryStatements::lock`]).
+/// The first ID a writer gives new strings of a topic whose locked row
+/// ([`MysqlDictionaryStatements::lock`]) reads `next`: `next` itself, which the statement
+/// already moved past what a step back may have lost (`moved` says it did). Kept so that the
+/// clients' code reads the same for every version of the statement.
 pub const fn topic_base(next: u64, moved: bool) -> u64 {
-    if moved {
-        next.saturating_add(LOST_WRITES)
-    } else {
-        next
-    }
+    let _ = moved;
+    next
 }
 
 /// The IDs the strings still missing after the locked re-check get: `answers` holds, for each
@@ -219,6 +300,18 @@ impl Display for MysqlDictionary<'_> {
             .dialect
             .server_identity()
             .unwrap_or(crate::sql::failover::MYSQL_SERVER);
+        let origin = MysqlOrigin {
+            schema: s,
+            table: "shardid_topics",
+            galera: self.dialect == Dialect::Mariadb,
+        }
+        .to_string();
+        let fill = |text: &str| {
+            text.replace("{srv}", srv)
+                .replace("{topics_origin}", &origin)
+        };
+        let base = fill(base!());
+        let written = fill(written!("base + 1"));
         write!(
             f,
             "\
@@ -232,17 +325,50 @@ DELIMITER $$
 
 CREATE DATABASE IF NOT EXISTS {s}$$
 
--- One row per topic: the next ID it assigns, and the server that wrote the row last (a
--- replica promoted after a failover is another). A dropped topic keeps its row (a tombstone).
--- Topics and strings are bytes, compared as such (no collation folds two into one).
+-- One row per topic: the next ID it assigns, the server that wrote the row last (a replica
+-- promoted after a failover is another), and what a step back needs: the origin of the
+-- table's data when the row was last written (its creation second, or a Galera cluster's state
+-- UUID: a dump restored into another server reads another), when (Unix ms, the server's
+-- clock), where `next` stood before (prior), its largest batch of new strings, the highest
+-- rate it assigned IDs at (IDs a second, over windows of at least {RATE_WINDOW_MS} ms: the current one
+-- started at window_ms and assigned window_n), and whether an operator marked it restored
+-- (`shardid restored`). A dropped topic keeps its row (a tombstone). Topics and strings are
+-- bytes, compared as such (no collation folds two into one).
 CREATE TABLE IF NOT EXISTS {s}.shardid_topics (
     topic VARBINARY({MAX_TOPIC_LEN}) NOT NULL PRIMARY KEY,
     topic_id INT NOT NULL AUTO_INCREMENT UNIQUE,
     next BIGINT NOT NULL DEFAULT 0,
     created_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     dropped_at TIMESTAMP(6) NULL DEFAULT NULL,
-    server VARBINARY(255) NULL
+    server VARBINARY(255) NULL,
+    origin VARBINARY(64) NULL,
+    written_ms BIGINT NULL,
+    prior BIGINT NULL,
+    batch BIGINT NOT NULL DEFAULT 0,
+    rate DOUBLE NOT NULL DEFAULT 0,
+    window_ms BIGINT NULL,
+    window_n BIGINT NOT NULL DEFAULT 0,
+    restored BOOLEAN NOT NULL DEFAULT FALSE
 ) ENGINE = InnoDB$$
+
+-- A table of an older version gains the columns of a step back (MySQL has no ADD COLUMN IF
+-- NOT EXISTS); its rows then skip by count once, as before.
+DROP PROCEDURE IF EXISTS {s}.shardid_upgrade_topics$$
+
+CREATE PROCEDURE {s}.shardid_upgrade_topics()
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '{s}'
+            AND table_name = 'shardid_topics' AND column_name = 'restored') THEN
+        ALTER TABLE {s}.shardid_topics ADD COLUMN origin VARBINARY(64) NULL, ADD COLUMN written_ms BIGINT NULL,
+            ADD COLUMN prior BIGINT NULL, ADD COLUMN batch BIGINT NOT NULL DEFAULT 0,
+            ADD COLUMN rate DOUBLE NOT NULL DEFAULT 0, ADD COLUMN window_ms BIGINT NULL,
+            ADD COLUMN window_n BIGINT NOT NULL DEFAULT 0, ADD COLUMN restored BOOLEAN NOT NULL DEFAULT FALSE;
+    END IF;
+END$$
+
+CALL {s}.shardid_upgrade_topics()$$
+
+DROP PROCEDURE {s}.shardid_upgrade_topics$$
 
 -- One row per string of a topic. Written only by the clients' statements and the functions.
 CREATE TABLE IF NOT EXISTS {s}.shardid_strings (
@@ -264,7 +390,8 @@ BEGIN
     IF p_topic IS NULL OR LENGTH(p_topic) = 0 OR LENGTH(p_topic) > {MAX_TOPIC_LEN} THEN
         SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = 'INVALID_ARGUMENT: a topic is 1 to {MAX_TOPIC_LEN} bytes of text';
     END IF;
-    INSERT INTO {s}.shardid_topics (topic, server) VALUES (p_topic, {srv});
+    INSERT INTO {s}.shardid_topics (topic, server, origin, written_ms, window_ms)
+        VALUES (p_topic, {srv}, {origin}, {MYSQL_NOW_MS}, {MYSQL_NOW_MS});
     IF EXISTS (SELECT 1 FROM {s}.shardid_topics WHERE topic = p_topic AND dropped_at IS NOT NULL) THEN
         SIGNAL SQLSTATE '{TOPIC_DROPPED}' SET MESSAGE_TEXT = 'TOPIC_DROPPED: the topic was dropped; its name is never used again';
     END IF;
@@ -296,7 +423,6 @@ BEGIN
     DECLARE t INT;
     DECLARE base BIGINT;
     DECLARE dropped BOOLEAN;
-    DECLARE moved BOOLEAN;
     DECLARE found_id BIGINT;
     IF p_value IS NULL OR LENGTH(p_value) = 0 OR LENGTH(p_value) > {MAX_VALUE_LEN} THEN
         SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = 'INVALID_ARGUMENT: a value is 1 to {MAX_VALUE_LEN} bytes of text';
@@ -310,7 +436,8 @@ BEGIN
         RETURN found_id;
     END IF;
     -- Locked by its primary key, as the clients lock it: one order, no deadlock between them.
-    SELECT next, dropped_at IS NOT NULL, server IS NOT NULL AND server <> {srv} INTO base, dropped, moved
+    -- After a step back, base is already past what the topic's rate could have assigned since.
+    SELECT {base}, dropped_at IS NOT NULL INTO base, dropped
         FROM {s}.shardid_topics WHERE topic = p_topic FOR UPDATE;
     IF dropped THEN
         SIGNAL SQLSTATE '{TOPIC_DROPPED}' SET MESSAGE_TEXT = 'TOPIC_DROPPED: the topic was dropped: it assigns no new IDs';
@@ -321,12 +448,8 @@ BEGIN
     IF found_id IS NOT NULL THEN
         RETURN found_id;
     END IF;
-    -- Another server wrote the row last (a promoted replica): past what the lost writes gave.
-    IF moved THEN
-        SET base = base + {LOST_WRITES};
-    END IF;
     INSERT INTO {s}.shardid_strings (topic_id, value, id) VALUES (t, p_value, base);
-    UPDATE {s}.shardid_topics SET next = base + 1, server = {srv} WHERE topic = p_topic;
+    UPDATE {s}.shardid_topics SET {written} WHERE topic = p_topic;
     RETURN base;
 END$$
 

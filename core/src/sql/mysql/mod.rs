@@ -21,11 +21,20 @@ use core::fmt::{self, Display, Formatter};
 use super::{Placeholders, SqlError, check_schema};
 use crate::{Error, FieldOrder, Layout, Options};
 
+/// The server's clock in Unix milliseconds, as a literal for the statements' `concat!`s:
+/// [`super::failover::MYSQL_NOW_MS`] (a test checks they agree).
+macro_rules! now {
+    () => {
+        "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)"
+    };
+}
+
 #[cfg(feature = "mysql")]
 pub mod connect;
 mod dictionary;
 mod next_id;
 mod segments;
+mod serials;
 #[cfg(feature = "std")]
 mod url;
 
@@ -36,6 +45,7 @@ pub use segments::{
     FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments, ROLLED_BACK_RETRIES,
 };
 #[cfg(feature = "std")]
+pub use serials::{MysqlSerialStatements, MysqlSerials};
 pub use url::{MysqlUrl, UrlProblem};
 
 /// The SQL dialects the core renders.
@@ -254,7 +264,8 @@ impl Display for Signature<'_> {
 /// One statement a MySQL client sends, rendered with its driver's placeholders
 /// ([`Display`]): `?` is a parameter, `[...]` a group repeated `list` times (`IN ([?])` for a
 /// list of `list` values, `VALUES [(?, ?, ?)]` for `list` rows), `{s}` the database, `{srv}`
-/// the server's name in the rows it writes ([`Dialect::server_identity`]).
+/// the server's name in the rows it writes ([`Dialect::server_identity`]), `{tags_origin}` and
+/// `{topics_origin}` the origin of a table's data ([`super::failover::MysqlOrigin`]).
 #[derive(Clone, Copy, Debug)]
 pub struct MysqlStatement<'a> {
     schema: &'a str,
@@ -307,11 +318,37 @@ impl<'a> MysqlStatement<'a> {
                     if k > 0 {
                         f.write_str(server)?;
                     }
-                    f.write_str(bit)?;
+                    self.write_origins(f, bit)?;
                 }
             }
         }
         Ok(())
+    }
+}
+
+impl MysqlStatement<'_> {
+    /// `text` with `{tags_origin}` and `{topics_origin}` written out: the origin of the data of
+    /// the tags' or the topics' table ([`super::failover::MysqlOrigin`]).
+    fn write_origins(&self, f: &mut Formatter<'_>, mut text: &str) -> fmt::Result {
+        const NAMES: [(&str, &str); 2] = [
+            ("{tags_origin}", "shardid_tags"),
+            ("{topics_origin}", "shardid_topics"),
+        ];
+        while let Some((at, name, table)) = NAMES
+            .iter()
+            .filter_map(|&(name, table)| text.find(name).map(|at| (at, name, table)))
+            .min_by_key(|&(at, _, _)| at)
+        {
+            f.write_str(&text[..at])?;
+            super::failover::MysqlOrigin {
+                schema: self.schema,
+                table,
+                galera: self.dialect == Dialect::Mariadb,
+            }
+            .fmt(f)?;
+            text = &text[at + name.len()..];
+        }
+        f.write_str(text)
     }
 }
 
@@ -331,5 +368,13 @@ impl Display for MysqlStatement<'_> {
             rest = after.get(close + 1..).unwrap_or("");
         }
         self.write_plain(f, rest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_statements_clock_is_failovers() {
+        assert_eq!(now!(), super::super::failover::MYSQL_NOW_MS);
     }
 }

@@ -24,35 +24,119 @@
 //! same SQLSTATEs as on PostgreSQL (`SI001` unknown tag, `SI002` exhausted, `22023` bad
 //! argument).
 //!
-//! Across a failover ([`crate::sql::failover`]): each row records the server that last wrote it,
-//! and the first write by another server (a promoted replica, which may lack the last takes)
-//! first moves the tag past what [`LOST_WRITES`] takes could have handed out: that many segments
-//! of twice the tag's last size, as on PostgreSQL. For the bound to hold, a tag's segments may
-//! grow (beyond its last size, to at most twice it) only once the tag moved on by that much
-//! since they last grew (`grown_at`): so no lost take was larger than twice the size the row
-//! records. (PostgreSQL measures that in WAL; MySQL has no position a statement can read.) A
-//! take asking more is refused (no row updated): the client reads the row, which says the
-//! largest size it allows now, and takes again, at most that. A busy tag thus grows by one
-//! doubling per [`LOST_WRITES`] takes, taking more, smaller segments meanwhile (one short
-//! `UPDATE` each).
+//! Across a failover or a restore ([`crate::sql::failover`]): each row records the server that
+//! last wrote it, the origin of its table's data ([`MysqlOrigin`]), when it was last written
+//! and the highest rate its numbers were handed out at; the first write of a row that stepped
+//! back (another server: a promoted replica, which may lack the last takes; another origin: a
+//! `mysqldump` restored into another server; or marked `restored` by an operator) first moves
+//! the tag past what that rate could have handed out since, with [`MARGIN`] and [`SKEW_MS`],
+//! plus [`FLOOR_BATCHES`] segments of twice its last size, as on PostgreSQL (a row written
+//! before rates were recorded: [`LOST_WRITES`] segments of twice its last size). For the floor
+//! to hold, a tag's segments may grow (beyond its last size, to at most twice it) only once the
+//! tag moved on by [`LOST_WRITES`] segments since they last grew (`grown_at`): so no lost take
+//! was larger than twice the size the row records. (PostgreSQL measures that in WAL; MySQL has
+//! no position a statement can read.) A take asking more is refused (no row updated): the
+//! client reads the row, which says the largest size it allows now, and takes again, at most
+//! that. A busy tag thus grows by one doubling per [`LOST_WRITES`] takes, taking more, smaller
+//! segments meanwhile (one short `UPDATE` each).
 
+use alloc::string::ToString as _;
 use core::fmt::{self, Display, Formatter};
 
 use super::{Dialect, MysqlStatement};
 use crate::segment::Segment;
-use crate::sql::failover::LOST_WRITES;
+use crate::sql::failover::{
+    FLOOR_BATCHES, LOST_WRITES, MARGIN, MYSQL_NOW_MS, MysqlOrigin, RATE_WINDOW_MS, SKEW_MS,
+};
 use crate::sql::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, Placeholders, SqlError, TAG_EXHAUSTED, UNKNOWN_TAG,
     check_schema,
 };
 
-/// Where a take starts: the row's `next`, moved past what the lost takes could have handed out
-/// when another server wrote the row last.
-const BASE: &str = "IF(server IS NOT NULL AND server <> {srv}, \
-    next + stride * 10485 * 2 * GREATEST(step, 1000), next)";
+// The fragments of the statements below, as literals (the statements are `&'static str`s);
+// their numbers are the constants of `crate::sql::failover` (checked below and by a test).
 
-// The numbers written into the fragments above are these constants (checked by a test).
-const _: () = assert!(LOST_WRITES == 10_485 && DEFAULT_SEGMENT == 1_000);
+/// Whether the row may be behind what was handed out: another server wrote it last (a promoted
+/// replica), its table's data has another origin (a dump restored into another server), or an
+/// operator marked it restored. Never NULL.
+macro_rules! back {
+    () => {
+        "COALESCE(server IS NOT NULL AND server <> {srv} OR origin IS NOT NULL AND origin <> {tags_origin} OR restored, FALSE)"
+    };
+}
+
+/// The first assignment of a write: `restored` becomes whether the row stepped back
+/// ([`back!`]), which the later assignments read (MySQL assigns left to right, each expression
+/// reading the columns assigned before it) and the last one clears. The origin, a query of
+/// `information_schema` that costs about as much as the rest of the statement, is so read once
+/// a write, not in each expression that asks.
+macro_rules! mark {
+    () => {
+        concat!("restored = ", back!(), ", ")
+    };
+}
+
+/// What a row that stepped back skips (before its stride): [`MARGIN`] times what its highest
+/// rate hands out from its last write to now plus [`SKEW_MS`], plus [`FLOOR_BATCHES`] segments
+/// of twice its last size; a row written before rates were recorded, [`LOST_WRITES`] segments
+/// of twice its last size. An absurd rate overflows the tag's numbers: `TAG_EXHAUSTED`, never a
+/// smaller skip.
+macro_rules! skip {
+    () => {
+        concat!(
+            "IF(window_ms IS NULL OR written_ms IS NULL, stride * 10485 * 2 * GREATEST(step, 1000), ",
+            "stride * (4 * 2 * GREATEST(step, 1) + CAST(CEIL(4 * GREATEST(rate, window_n * 1000 / ",
+            "GREATEST(written_ms - window_ms, 1000)) * (GREATEST(",
+            now!(),
+            " - written_ms, 0) + 2000) / 1000) AS SIGNED)))"
+        )
+    };
+}
+
+/// Where a take starts: the row's `next`, moved past what a step back may have lost (in a
+/// statement that reads the row; one that writes it reads [`marked_base!`] after [`mark!`]).
+macro_rules! base {
+    () => {
+        concat!("IF(", back!(), ", next + ", skip!(), ", next)")
+    };
+}
+
+/// [`base!`] after [`mark!`].
+macro_rules! marked_base {
+    () => {
+        concat!("IF(restored, next + ", skip!(), ", next)")
+    };
+}
+
+/// The rate, window and marks of a row after it handed out `$taken` numbers (per ticket
+/// server) now: a window of at least [`RATE_WINDOW_MS`] closes with what it handed out over its
+/// length, and the highest such rate is kept; a row that stepped back starts a new window.
+/// After [`mark!`] and `next` (which read the old marks), in this order. The origin is read
+/// again only when the row stepped back or never recorded one: otherwise it is the row's.
+macro_rules! written {
+    ($taken:literal) => {
+        concat!(
+            "rate = IF(window_ms IS NOT NULL AND ", now!(), " - window_ms >= 1000, ",
+            "GREATEST(rate, (window_n + ", $taken, ") * 1000 / (", now!(), " - window_ms)), rate), ",
+            "window_n = IF(restored OR window_ms IS NULL, ", $taken, ", IF(", now!(),
+            " - window_ms >= 1000, 0, window_n + ", $taken, ")), ",
+            "window_ms = IF(restored OR window_ms IS NULL OR ", now!(), " - window_ms >= 1000, ",
+            now!(), ", window_ms), ",
+            "server = {srv}, origin = IF(restored, {tags_origin}, COALESCE(origin, {tags_origin})), ",
+            "restored = FALSE, written_ms = ", now!(), ", updated_at = CURRENT_TIMESTAMP(6)"
+        )
+    };
+}
+
+// The numbers written into the fragments above are these constants.
+const _: () = assert!(
+    LOST_WRITES == 10_485
+        && DEFAULT_SEGMENT == 1_000
+        && MARGIN == 4
+        && FLOOR_BATCHES == 4
+        && RATE_WINDOW_MS == 1_000
+        && SKEW_MS == 2_000
+);
 
 /// The DDL of segments in one database, for one ticket server; render it with [`Display`].
 #[derive(Clone, Copy, Debug)]
@@ -137,9 +221,9 @@ impl<'a> MysqlSegmentStatements<'a> {
     pub const fn read(&self) -> MysqlStatement<'a> {
         self.statement(concat!(
             "SELECT step, stride, IF(",
-            "(grown_at IS NULL OR IF(server IS NOT NULL AND server <> {srv}, ",
-            "next + stride * 10485 * 2 * GREATEST(step, 1000), next) - grown_at ",
-            ">= stride * 10485 * 2 * GREATEST(step, 1000))",
+            "(grown_at IS NULL OR ",
+            base!(),
+            " - grown_at >= stride * 10485 * 2 * GREATEST(step, 1000))",
             ", 2, 1) * GREATEST(step, 1000) FROM {s}.shardid_tags WHERE tag = ?"
         ))
     }
@@ -149,28 +233,33 @@ impl<'a> MysqlSegmentStatements<'a> {
     /// or may not take a segment that large now (read it, and take at most what it says).
     pub const fn take(&self) -> MysqlStatement<'a> {
         self.statement(concat!(
-            "UPDATE {s}.shardid_tags SET grown_at = IF(? > GREATEST(step, 1000), ",
-            "IF(server IS NOT NULL AND server <> {srv}, next + stride * 10485 * 2 * GREATEST(step, 1000), next)",
+            "UPDATE {s}.shardid_tags SET ",
+            mark!(),
+            "grown_at = IF(? > GREATEST(step, 1000), ",
+            marked_base!(),
             ", grown_at), next = CAST(LAST_INSERT_ID(",
-            "IF(server IS NOT NULL AND server <> {srv}, next + stride * 10485 * 2 * GREATEST(step, 1000), next)",
-            ") AS SIGNED) + stride * ?, step = ?, server = {srv}, updated_at = CURRENT_TIMESTAMP(6) ",
-            "WHERE tag = ? AND (? <= GREATEST(step, 1000) OR ? <= 2 * GREATEST(step, 1000) AND ",
-            "(grown_at IS NULL OR IF(server IS NOT NULL AND server <> {srv}, ",
-            "next + stride * 10485 * 2 * GREATEST(step, 1000), next) - grown_at ",
-            ">= stride * 10485 * 2 * GREATEST(step, 1000)))"
+            marked_base!(),
+            ") AS SIGNED) + stride * ?, step = ?, ",
+            written!("step"),
+            " WHERE tag = ? AND (? <= GREATEST(step, 1000) OR ? <= 2 * GREATEST(step, 1000) AND ",
+            "(grown_at IS NULL OR ",
+            base!(),
+            " - grown_at >= stride * 10485 * 2 * GREATEST(step, 1000)))"
         ))
     }
 
     /// Gives back an unused tail `first..end` of the last segment taken, if nobody took one
-    /// since and this server wrote the row last (a promoted replica's row may read `end` while
-    /// the lost takes handed out more); parameters `(first, tag, end, first, first)`; row count
-    /// 1 when given back.
+    /// since and the row did not step back (a promoted replica's or a restored row may read
+    /// `end` while the lost takes handed out more); parameters `(first, tag, end, first,
+    /// first)`; row count 1 when given back.
     pub const fn give_back(&self) -> MysqlStatement<'a> {
-        self.statement(
-            "UPDATE {s}.shardid_tags SET next = ?, updated_at = CURRENT_TIMESTAMP(6) \
-             WHERE tag = ? AND next = ? AND next > ? AND MOD(next - ?, stride) = 0 \
-             AND server = {srv}",
-        )
+        self.statement(concat!(
+            "UPDATE {s}.shardid_tags SET next = ?, updated_at = CURRENT_TIMESTAMP(6) ",
+            "WHERE tag = ? AND next = ? AND next > ? AND MOD(next - ?, stride) = 0 ",
+            "AND NOT ",
+            back!(),
+            " AND server IS NOT NULL"
+        ))
     }
 
     /// Creates a tag (from 1) if it does not exist; parameter `(tag)`; one boolean, whether
@@ -361,7 +450,16 @@ impl Display for MysqlSegments<'_> {
             .dialect
             .server_identity()
             .unwrap_or(crate::sql::failover::MYSQL_SERVER);
-        let base = BASE.replace("{srv}", srv);
+        let origin = MysqlOrigin {
+            schema: s,
+            table: "shardid_tags",
+            galera: self.dialect == Dialect::Mariadb,
+        }
+        .to_string();
+        let fill = |text: &str| text.replace("{srv}", srv).replace("{tags_origin}", &origin);
+        let mark = fill(mark!());
+        let base = fill(marked_base!());
+        let written = fill(written!("1"));
         write!(
             f,
             "\
@@ -378,8 +476,13 @@ CREATE DATABASE IF NOT EXISTS {s}$$
 
 -- One row per tag: the next number, the segment size last asked for, the stride (the number
 -- of ticket servers), the server that wrote the row last (a replica promoted after a failover
--- is another), and where `next` stood when the segments last grew. Tags are bytes, compared as
--- such.
+-- is another), where `next` stood when the segments last grew, and what a step back needs:
+-- the origin of the table's data when the row was last written (its creation second, or a
+-- Galera cluster's state UUID: a dump restored into another server reads another), when it
+-- was last written (Unix ms, the server's clock), the highest rate its numbers were handed out
+-- at (numbers a second per ticket server, over windows of at least {RATE_WINDOW_MS} ms: the current one
+-- started at window_ms and has handed out window_n), and whether an operator marked it
+-- restored (`shardid restored`). Tags are bytes, compared as such.
 CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     tag VARBINARY({MAX_TAG_LEN}) NOT NULL PRIMARY KEY,
     next BIGINT NOT NULL,
@@ -387,8 +490,32 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     stride BIGINT NOT NULL DEFAULT 1,
     updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     server VARBINARY(255) NULL,
-    grown_at BIGINT NULL
+    grown_at BIGINT NULL,
+    origin VARBINARY(64) NULL,
+    written_ms BIGINT NULL,
+    rate DOUBLE NOT NULL DEFAULT 0,
+    window_ms BIGINT NULL,
+    window_n BIGINT NOT NULL DEFAULT 0,
+    restored BOOLEAN NOT NULL DEFAULT FALSE
 ) ENGINE = InnoDB$$
+
+-- A table of an older version gains the columns of a step back (MySQL has no ADD COLUMN IF
+-- NOT EXISTS); its rows then skip by count once, as before.
+DROP PROCEDURE IF EXISTS {s}.shardid_upgrade_tags$$
+
+CREATE PROCEDURE {s}.shardid_upgrade_tags()
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '{s}'
+            AND table_name = 'shardid_tags' AND column_name = 'restored') THEN
+        ALTER TABLE {s}.shardid_tags ADD COLUMN origin VARBINARY(64) NULL, ADD COLUMN written_ms BIGINT NULL,
+            ADD COLUMN rate DOUBLE NOT NULL DEFAULT 0, ADD COLUMN window_ms BIGINT NULL,
+            ADD COLUMN window_n BIGINT NOT NULL DEFAULT 0, ADD COLUMN restored BOOLEAN NOT NULL DEFAULT FALSE;
+    END IF;
+END$$
+
+CALL {s}.shardid_upgrade_tags()$$
+
+DROP PROCEDURE {s}.shardid_upgrade_tags$$
 
 -- Creates a tag whose first number is the first at or above `first` that this server hands
 -- out; returns whether it was created (an existing tag is left as it is).
@@ -405,8 +532,9 @@ BEGIN
     IF p_first IS NULL OR p_first < 0 THEN
         SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = 'INVALID_ARGUMENT: first must be 0 or more';
     END IF;
-    INSERT INTO {s}.shardid_tags (tag, next, stride, server)
-        VALUES (p_tag, p_first + MOD(MOD({i} - MOD(p_first, {n}), {n}) + {n}, {n}), {n}, {srv});
+    INSERT INTO {s}.shardid_tags (tag, next, stride, server, origin, written_ms, window_ms)
+        VALUES (p_tag, p_first + MOD(MOD({i} - MOD(p_first, {n}), {n}) + {n}, {n}), {n}, {srv}, {origin},
+                {MYSQL_NOW_MS}, {MYSQL_NOW_MS});
     RETURN created;
 END$$
 
@@ -418,8 +546,9 @@ CREATE FUNCTION {s}.create_tag(p_tag VARBINARY(1024)) RETURNS BOOLEAN
 
 -- One number of the tag, for rows the database inserts itself (a BEFORE INSERT trigger:
 -- SET NEW.n = {s}.next_dense_id('orders')). Leaves the remembered segment size alone. On a row
--- another server wrote last (a promoted replica's), first past what {LOST_WRITES} lost takes of
--- twice the last size could have handed out, as the clients' takes do.
+-- that stepped back (another server wrote it last, its data has another origin, or it is marked
+-- restored), first past what its highest rate could have handed out since its last write, as
+-- the clients' takes do; and it measures the rate alike.
 DROP FUNCTION IF EXISTS {s}.next_dense_id$$
 
 CREATE FUNCTION {s}.next_dense_id(p_tag VARBINARY(1024)) RETURNS BIGINT
@@ -430,8 +559,8 @@ BEGIN
     -- LAST_INSERT_ID() is unsigned: back to signed, so that passing 2^63 - 1 is error 1690
     -- whatever the sql_mode (unsigned, a non-strict mode would clamp the column to 2^63 - 1,
     -- and every later take would hand out that number again).
-    UPDATE {s}.shardid_tags SET next = CAST(LAST_INSERT_ID({base}) AS SIGNED) + stride,
-        server = {srv}, updated_at = CURRENT_TIMESTAMP(6) WHERE tag = p_tag;
+    UPDATE {s}.shardid_tags SET {mark}next = CAST(LAST_INSERT_ID({base}) AS SIGNED) + stride,
+        {written} WHERE tag = p_tag;
     IF ROW_COUNT() = 0 THEN
         SIGNAL SQLSTATE '{UNKNOWN_TAG}' SET MESSAGE_TEXT = 'UNKNOWN_TAG: no such tag in {s}: create it with {s}.create_tag()';
     END IF;

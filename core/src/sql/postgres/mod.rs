@@ -24,8 +24,6 @@ use core::fmt::{self, Display, Formatter};
 use super::{SqlError, check_schema};
 use crate::{Error, FieldOrder, Layout, Options};
 
-#[cfg(feature = "postgres")]
-pub(crate) mod client;
 mod decoding;
 mod fragments;
 mod next_id;

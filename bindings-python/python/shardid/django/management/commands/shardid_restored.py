@@ -1,16 +1,18 @@
 """``manage.py shardid_restored``: the command line's ``shardid restored`` for a Django project
-on PostgreSQL. After restoring a backup the database cannot tell from its own state (a dump
-restored into the same cluster with ``pg_restore --clean``, a base backup copied back), it marks
-every tag, serial period and dictionary topic restored, in the schemas the project's migrations
+on PostgreSQL, MySQL or MariaDB. After restoring a backup the database cannot tell from its own
+state (on PostgreSQL a dump restored into the same cluster with ``pg_restore --clean``, a base
+backup copied back; on a Galera cluster a node bootstrapped from an old backup), it marks every
+tag, serial period and dictionary topic restored, in the schemas the project's migrations
 install segments and the dictionary in (``seg`` and ``dict`` when none does), so the next take of
 each skips what its rate could have handed out; then it prints the status. Promotions,
-point-in-time recovery and dumps restored into another cluster need no such step."""
+point-in-time recovery and dumps restored into another cluster or server need no such step."""
 
 from __future__ import annotations
 
 import sys
 from itertools import zip_longest
 from typing import Any
+from urllib.parse import quote
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -22,9 +24,22 @@ def _quoted(value: Any) -> str:
     return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def _mysql_url(alias: str, settings: dict[str, Any]) -> str:
+    """The ``mysql://`` URL of Django's settings of a MySQL or MariaDB database (TCP only)."""
+    host = str(settings.get("HOST") or "127.0.0.1")
+    if host.startswith("/"):
+        raise CommandError(f"shardid_restored: the database {alias!r} is reached through a socket ({host}): run `shardid restored mysql://...` with its TCP address")
+    user = quote(str(settings.get("USER") or "root"), safe="")
+    password = settings.get("PASSWORD")
+    login = f"{user}:{quote(str(password), safe='')}" if password else user
+    port = settings.get("PORT") or 3306
+    return f"mysql://{login}@{host}:{port}/{quote(str(settings.get('NAME') or ''), safe='')}"
+
+
 class Command(BaseCommand):
     """Marks the rows of the database ``--database`` names (``default``) restored, then prints
-    the status; refused, with a ``CommandError``, on a database other than PostgreSQL."""
+    the status; refused, with a ``CommandError``, on a database other than PostgreSQL, MySQL
+    or MariaDB."""
 
     help = "Marks every shardid tag, serial period and topic restored (after restoring a backup): the next take of each skips."
 
@@ -41,20 +56,23 @@ class Command(BaseCommand):
         from shardid.status import main
 
         connection = connections[options["database"]]
-        if connection.vendor != "postgresql":
+        if connection.vendor == "postgresql":
+            params = connection.get_connection_params()
+            target = " ".join(f"{k}={_quoted(params[k])}" for k in _KEYS if params.get(k) not in (None, ""))
+        elif connection.vendor == "mysql":
+            target = _mysql_url(options["database"], connection.settings_dict)
+        else:
             raise CommandError(
-                f"shardid_restored: PostgreSQL only for now (the database {options['database']!r} is "
-                f"{connection.vendor}, whose rows have no restored mark)"
+                f"shardid_restored: PostgreSQL, MySQL or MariaDB only (the database {options['database']!r} is "
+                f"{connection.vendor}, where shardid keeps no rows)"
             )
-        params = connection.get_connection_params()
-        conninfo = " ".join(f"{k}={_quoted(params[k])}" for k in _KEYS if params.get(k) not in (None, ""))
         segments, dictionaries = _migration_schemas()
         segments, dictionaries = segments or ["seg"], dictionaries or ["dict"]
         # Marking is idempotent (a mark is cleared by the one skip it causes), so a schema named
         # twice below is marked once in effect.
         for seg, dic in zip_longest(segments, dictionaries, fillvalue=None):
             stdout, stderr, code = main(
-                ["restored", conninfo, "--segments-schema", seg or segments[0], "--dictionary-schema", dic or dictionaries[0]]
+                ["restored", target, "--segments-schema", seg or segments[0], "--dictionary-schema", dic or dictionaries[0]]
             )
             self.stdout.write(stdout, ending="")
             if code:

@@ -1,0 +1,274 @@
+"""The dictionary's steps on each database, and the connection that runs them, for
+:class:`~shardid.dictionary.AsyncDictionary`; the one source of
+:class:`~shardid.dictionary.Dictionary`'s (``_dictionary.py``, made from this file by
+``bindings-python/tools/async_to_sync.py``). Change this file, then run the script.
+
+A dialect object per database, chosen once from the URL by the core's rule
+(``_shardid._database_of_url``), has the same five steps (``ids``, ``lookup``, ``values``,
+``create``, ``drop``), each on a connection it is given: PostgreSQL's are one call of the DDL's
+functions each; MySQL's and MariaDB's are the core's protocol (``shardid::sql::mysql``'s
+dictionary): lookups without a lock, then for strings still missing one transaction that locks
+the topic row, looks again with a locking read, numbers the rest from the topic's next ID (the
+core's ``assign_new``), inserts them and moves ``next`` on. Django runs the same steps on its
+own connections (``shardid.django.dictionary``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from shardid import _db, _link_async, _mysql
+from shardid._errors import DatabaseUnreachableError, ShardIdError
+from shardid._shardid import (
+    _TOPIC_DROPPED_SQLSTATE,
+    _UNKNOWN_TOPIC_SQLSTATE,
+    _assign_new,
+    _database_of_url,
+    _dictionary_statements,
+    _error,
+    _MysqlDictSql,
+    _topic_base,
+)
+
+
+def translate(e: BaseException, topic: str) -> BaseException:
+    """A driver's error as the dictionary reports it: an unknown or dropped topic as its kind,
+    a server that cannot be reached as ``DATABASE_UNREACHABLE``, the rest as it is."""
+    state = _db.sqlstate(e)  # psycopg, psycopg2, or the MySQL side's ServerError
+    if state == _UNKNOWN_TOPIC_SQLSTATE:
+        return _error("UNKNOWN_TOPIC", topic=topic)
+    if state == _TOPIC_DROPPED_SQLSTATE:
+        return _error("TOPIC_DROPPED", topic=topic)
+    if not isinstance(e, DatabaseUnreachableError) and _db.unreachable(e):
+        return _db.unreachable_error(e)
+    return e
+
+
+class _AsyncPostgres(_link_async._AsyncPostgresLink):
+    """PostgreSQL: the functions of the dictionary's DDL, over psycopg (psycopg2 too, blocking,
+    and Django's cursors)."""
+
+    def __init__(self, schema: str, topic: str) -> None:
+        self.topic = topic
+        self._ids, self._lookup, self._values, self._create, self._drop = _dictionary_statements(schema)
+
+    @staticmethod
+    def lost(e: BaseException, conn: Any) -> bool:
+        """Whether the server went away (restart, failover): send the step again on a new one."""
+        return _db.connection_lost(e) and (getattr(conn, "broken", False) or bool(conn.closed))
+
+    @staticmethod
+    def spoilt(conn: Any) -> bool:
+        """After a cancelled step: psycopg cancelled the statement on the server and waited for
+        the connection; one that is not idle now is not trusted with the next call."""
+        import psycopg
+
+        return bool(conn.closed or conn.broken or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE)
+
+    async def _one(self, conn: Any, sql: str, params: Sequence[Any]) -> Any:
+        # Lists as lists: psycopg2 adapts a list, not a tuple, to an array.
+        row = await _db.aexecute(conn, sql, [list(p) if isinstance(p, tuple) else p for p in params])
+        return row[0] if row else None
+
+    async def ids(self, conn: Any, values: Sequence[str]) -> list[int]:
+        return await self._one(conn, self._ids, (self.topic, list(values)))  # type: ignore[no-any-return]
+
+    async def lookup(self, conn: Any, values: Sequence[str]) -> list[int | None]:
+        return await self._one(conn, self._lookup, (self.topic, list(values)))  # type: ignore[no-any-return]
+
+    async def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
+        return await self._one(conn, self._values, (self.topic, list(ids)))  # type: ignore[no-any-return]
+
+    async def create(self, conn: Any) -> None:
+        await self._one(conn, self._create, (self.topic,))
+
+    async def drop(self, conn: Any) -> None:
+        await self._one(conn, self._drop, (self.topic,))
+
+
+class _AsyncMysql(_link_async._AsyncMysqlLink):
+    """MySQL and MariaDB: the core's protocol, over PyMySQL (aiomysql on the event loop), or a
+    connection that acts as one (Django's, ``shardid.django.dictionary._DjangoMysql``)."""
+
+    def __init__(self, schema: str, topic: str) -> None:
+        self._sqls = {d: _MysqlDictSql(schema, d) for d in _mysql.DIALECTS}
+        self.topic = topic
+        self._statements: dict[tuple[str, str, int], str] = {}
+
+    @staticmethod
+    def lost(e: BaseException, conn: Any) -> bool:
+        return _mysql.lost(e)
+
+    @staticmethod
+    def spoilt(conn: Any) -> bool:
+        # Cut mid-statement, the answer unread: nothing more can be sent on it.
+        return True
+
+    def _sql(self, conn: Any, which: str, n: int = -1) -> str:
+        """The statement ``which`` (for ``n`` items, when it takes a list) for ``conn``'s server."""
+        dialect = _mysql.dialect_of(conn)
+        key = (dialect, which, n)
+        found = self._statements.get(key)
+        if found is None:
+            sql = self._sqls[dialect]
+            found = getattr(sql, which)(n) if n >= 0 else getattr(sql, which)()
+            if n <= 64:  # a few sizes come back often; the rest render each time
+                self._statements[key] = found
+        return found
+
+    def _unknown(self) -> _mysql.ServerError:
+        return _mysql.ServerError(_UNKNOWN_TOPIC_SQLSTATE, f"no topic {self.topic!r}")
+
+    def _dropped(self) -> _mysql.ServerError:
+        return _mysql.ServerError(_TOPIC_DROPPED_SQLSTATE, f"topic {self.topic!r} was dropped")
+
+    async def lookup(self, conn: Any, values: Sequence[str]) -> list[int | None]:
+        async with conn.cursor() as cur:
+            await cur.execute(self._sql(conn, "find", len(values)), (*values, self.topic))
+            rows = await cur.fetchall()
+        if not rows:
+            raise self._unknown()
+        found = {value.decode(): id for _, value, id in rows if value is not None}
+        return [found.get(v) for v in values]
+
+    async def ids(self, conn: Any, values: Sequence[str]) -> list[int]:
+        answers = await self.lookup(conn, values)
+        if None not in answers:
+            return answers  # type: ignore[return-value]
+        # Inside a caller's transaction (Django's atomic()), a rolled-back one is the caller's
+        # to run again.
+        retries = _mysql._RETRIES if getattr(conn, "retryable", True) else 1
+        for attempt in range(1, retries + 1):
+            try:
+                return await self._assign(conn, values, answers)
+            except Exception as e:
+                # Rolled back whole by the server: safe to run again.
+                if _mysql._number(e) not in (_mysql._DEADLOCK, _mysql._LOCK_WAIT_TIMEOUT) or attempt == retries:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _assign(self, conn: Any, values: Sequence[str], answers: list[int | None]) -> list[int]:
+        """New IDs for the strings of ``values`` still missing, in one transaction. On asyncio a
+        task cancelled here closes the connection (its answer is unread: nothing more can be
+        sent on it), and the server rolls the transaction back, or has committed it already:
+        either way the topic stays dense."""
+        missing = [v for v, a in zip(values, answers) if a is None]
+        try:
+            await conn.begin()
+            async with conn.cursor() as cur:
+                await cur.execute(self._sql(conn, "lock"), (self.topic,))
+                locked = await cur.fetchone()
+                if locked is None:
+                    raise self._unknown()
+                await cur.execute(self._sql(conn, "recheck", len(missing)), (locked[0], *missing))
+                rechecked = await cur.fetchall()
+                topic_id, next_id, dropped, moved = locked
+                # After a step back (another server or origin, or marked restored) the lock
+                # statement already moved next past what the topic's rate could have assigned.
+                base = _topic_base(next_id, bool(moved))
+                found = {value.decode(): id for value, id in rechecked}
+                still: list[int | None] = [found.get(v) for v in missing]
+                new = _assign_new(still, base)
+                if new and dropped:
+                    raise self._dropped()
+                params: list[Any] = []
+                for i, id in new:
+                    params += (topic_id, missing[i], id)
+                    still[i] = id
+                if params:
+                    await cur.execute(self._sql(conn, "insert", len(params) // 3), params)
+                    await cur.execute(self._sql(conn, "advance"), (base + len(new), self.topic))
+            await conn.commit()
+        except asyncio.CancelledError:
+            _mysql.close_now(conn)
+            raise
+        except BaseException:
+            try:
+                await conn.rollback()
+            except Exception:  # noqa: BLE001, S110 - the connection broke: the server rolls back
+                pass
+            raise
+        by_value = dict(zip(missing, still))
+        return [a if a is not None else by_value[v] for v, a in zip(values, answers)]  # type: ignore[misc]
+
+    async def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
+        async with conn.cursor() as cur:
+            await cur.execute(self._sql(conn, "find_values", len(ids)), (*ids, self.topic))
+            rows = await cur.fetchall()
+        if not rows:
+            raise self._unknown()
+        found = {id: value.decode() for _, id, value in rows if id is not None}
+        return [found.get(i) for i in ids]
+
+    async def create(self, conn: Any) -> None:
+        async with conn.cursor() as cur:
+            await cur.execute(self._sql(conn, "create_topic"), (self.topic,))
+            await cur.execute(self._sql(conn, "state"), (self.topic,))
+            row = await cur.fetchone()
+        # The topic's state after create: UNKNOWN_TOPIC (no row), TOPIC_DROPPED.
+        if row is None:
+            raise self._unknown()
+        if row[0]:
+            raise self._dropped()
+
+    async def drop(self, conn: Any) -> None:
+        async with conn.cursor() as cur:
+            await cur.execute(self._sql(conn, "drop_topic"), (self.topic,))
+            await cur.execute(self._sql(conn, "state"), (self.topic,))
+            if await cur.fetchone() is None:
+                raise self._unknown()
+
+
+def dialect(conninfo: str, schema: str, topic: str) -> Any:
+    """The dialect object of the database ``conninfo`` names (the core's rule; ``INVALID_ARGUMENT``
+    at once for a URL no driver takes, or that the core cannot read)."""
+    if _database_of_url(conninfo, "conninfo") == "postgres":
+        return _AsyncPostgres(schema, topic)
+    _mysql.check_url(conninfo)  # INVALID_ARGUMENT now, not at the first call
+    _mysql._aiomysql()  # UNSUPPORTED now, without the driver
+    return _AsyncMysql(schema, topic)
+
+
+class _AsyncConnection:
+    """One connection to the topic's server, opened at the first step and opened again once
+    when the server broke it (every step is safe to run again: a transaction the server lost
+    rolled back whole). The caller holds a lock: one step at a time."""
+
+    def __init__(self, conninfo: str, dialect: Any, cache: Any) -> None:
+        self.conninfo = conninfo
+        self.dialect = dialect
+        self._cache = cache
+        self._conn: Any = None
+        self._pid = os.getpid()
+
+    async def run(self, step: str, *args: Any) -> Any:
+        """The dialect's ``step`` on the connection; the errors as :func:`translate` says."""
+        if self._pid != os.getpid():  # a forked child: never the parent's socket
+            self._conn, self._pid = None, os.getpid()
+        for attempt in (1, 2):
+            if self._conn is None or not self.dialect.is_open(self._conn):
+                self._conn = await self.dialect.connect(self.conninfo)
+            self._cache._sent(attempt == 2)
+            try:
+                return await getattr(self.dialect, step)(self._conn, *args)
+            except ShardIdError:
+                raise
+            except asyncio.CancelledError:
+                if self._conn is not None and self.dialect.spoilt(self._conn):
+                    await self.close()
+                raise
+            except Exception as e:
+                if not self.dialect.lost(e, self._conn):
+                    raise translate(e, self.dialect.topic) from e
+                await self.close()
+                if attempt == 2:
+                    raise _db.unreachable_error(e) from e
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await self.dialect.close(conn)

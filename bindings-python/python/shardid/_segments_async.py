@@ -1,0 +1,351 @@
+"""The driver of :class:`~shardid.segments.AsyncDenseIds`, and the one source of
+:class:`~shardid.segments.DenseIds`' (``_segments.py``, made from this file by
+``bindings-python/tools/async_to_sync.py``: threads for tasks, blocking connections for
+asyncio's). Change this file, then run the script.
+
+The driver does what the core's allocator (native, ``shardid.segments.DenseIds``) leaves to
+Python: the fetches (each server in turn, from the one after the last that answered), waiting
+for them, giving the unused rest back, the errors. What a database needs is its dialect object,
+chosen once from the URL by the core's rule (``_shardid._database_of_url``): the statements
+sent, the connection, and which of the driver's errors lose the connection or say the server
+cannot be reached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from shardid import _db, _link_async, _mysql
+from shardid._acompat import ASignal, aspawn
+from shardid._errors import (
+    DatabaseUnreachableError,
+    InvalidArgumentError,
+    NotMysqlError,
+    SegmentUnavailableError,
+    UnsupportedError,
+)
+from shardid._shardid import (
+    _UNKNOWN_TAG_SQLSTATE,
+    _MysqlFetch,
+    _database_of_url,
+    _error,
+    _mysql_segment_statements,
+    _segment_statements,
+)
+
+
+def check_names(tag: str, schema: str) -> tuple[str, str]:
+    """Checks a tag (1 to 200 bytes of text) and a schema name (a plain lower-case identifier);
+    returns the statements that take a segment and give one back (PostgreSQL's)."""
+    if not isinstance(tag, str) or not 1 <= len(tag.encode()) <= 200:
+        reason = "must be 1 to 200 bytes of text"
+        raise InvalidArgumentError(f"tag {reason}", argument="tag", reason=reason)
+    take, give_back, _ = _segment_statements(schema)
+    return take, give_back
+
+
+class _AsyncPostgres(_link_async._AsyncPostgresLink):
+    """PostgreSQL: the functions of the segments' DDL, over psycopg (psycopg2 too, blocking)."""
+
+    def __init__(self, schema: str, tag: str) -> None:
+        self._take, self._give_back = check_names(tag, schema)
+
+    @staticmethod
+    def errors() -> tuple[type[BaseException], ...]:
+        # psycopg 3's or psycopg2's errors (whichever is installed), and ours.
+        return (Exception,)
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        return isinstance(e, DatabaseUnreachableError) or _db.connection_lost(e)
+
+    @staticmethod
+    def unreachable(e: BaseException) -> bool:
+        return _db.unreachable(e)
+
+    async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
+        return tuple(await _db.aexecute(conn, self._take, (tag, size)))  # type: ignore[return-value]
+
+    async def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
+        row = await _db.aexecute(conn, self._give_back, (tag, first, end))
+        return bool(row and row[0])
+
+
+class _AsyncMysql(_link_async._AsyncMysqlLink):
+    """MySQL and MariaDB: the core's statements for them (``shardid::sql::mysql``), in the
+    order the core's ``MysqlFetch`` says, and the stride each server's tag has (learnt at its
+    first fetch); over PyMySQL, or aiomysql on the event loop."""
+
+    def __init__(self, schema: str, tag: str) -> None:
+        check_names(tag, schema)
+        _mysql._aiomysql()  # UNSUPPORTED now, without the driver, not at the first fetch
+        self._statements = {d: _mysql_segment_statements(schema, d) for d in _mysql.DIALECTS}
+        self._strides: dict[int, int | None] = {}
+
+    @staticmethod
+    def errors() -> tuple[type[BaseException], ...]:
+        return (_mysql.pymysql_errors(), _mysql.ServerError, NotMysqlError, DatabaseUnreachableError)
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        return isinstance(e, (NotMysqlError, DatabaseUnreachableError)) or _mysql.lost(e)
+
+    @staticmethod
+    def unreachable(e: BaseException) -> bool:
+        return _mysql.lost(e)
+
+    async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
+        """One segment of ``tag``: ``(first, count, stride)``. A take the row refuses as too
+        large is followed by a read of the largest size it allows, and a take of that."""
+        read, take, _ = self._statements[conn.shardid_dialect]
+        fetch = _MysqlFetch(size, self._strides.get(server))
+        async with conn.cursor() as cur:
+            while True:
+                want = fetch.step()
+                try:
+                    if want is None:
+                        await cur.execute(read, (tag,))
+                        problem = fetch.read(await cur.fetchone())
+                        if problem is not None:
+                            raise _mysql.ServerError(problem, f"no segment of tag {tag!r}: {problem}")
+                        self._strides[server] = fetch.stride
+                        continue
+                    rows = await cur.execute(take, (want, want, want, tag, want, want))
+                except _mysql.pymysql_errors() as e:
+                    # Rolled back whole (a Galera certification conflict, a deadlock): the
+                    # core says whether to send the same step again.
+                    number = _mysql._number(e)
+                    if number is not None and fetch.rolled_back(number):
+                        continue
+                    raise
+                segment = fetch.took(rows, cur.lastrowid)
+                if isinstance(segment, str):
+                    raise _mysql.ServerError(segment, f"no segment of tag {tag!r}: {segment}")
+                if segment is not None:
+                    return segment  # type: ignore[no-any-return]
+
+    async def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
+        give_back = self._statements[conn.shardid_dialect][2]
+        async with conn.cursor() as cur:
+            return bool(await cur.execute(give_back, (first, tag, end, first, first)) == 1)
+
+
+class _AsyncDriver:
+    """The Python side of one allocator. Its methods take the allocator as ``ids``; it keeps
+    no reference to it (the allocator holds the driver)."""
+
+    def __init__(
+        self,
+        conninfo: str | Sequence[str],
+        tag: str,
+        *,
+        schema: str = "seg",
+        wait_ms: int = 5_000,
+    ) -> None:
+        self.servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
+        if not self.servers or not all(isinstance(c, str) for c in self.servers):
+            reason = "must be a connection string or a non-empty list of them"
+            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        self.conninfo = self.servers[0]
+        # The database, by the core's one rule (INVALID_ARGUMENT at once for a URL no driver
+        # takes); every server the same one.
+        database = _database_of_url(self.conninfo, "conninfo")
+        if any((_database_of_url(c, "conninfo") == "postgres") != (database == "postgres") for c in self.servers):
+            reason = "must all be mysql:// URLs or all PostgreSQL connection strings"
+            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        if database != "postgres":
+            for url in self.servers:
+                _mysql.check_url(url)  # INVALID_ARGUMENT now, not at the first fetch
+        self._dialect = (_AsyncPostgres if database == "postgres" else _AsyncMysql)(schema, tag)
+        self.tag = tag
+        self.schema = schema
+        self.wait_ms = wait_ms
+        self._arrived = ASignal()
+        self._closed = False
+        self.skipped = 0
+        """Numbers taken from the database and neither handed out nor given back (by
+        :meth:`close`): the holes this allocator made."""
+        self._reset(None)
+
+    def _reset(self, ids: Any) -> None:
+        """A fresh state for this process (at the start, and in a forked child)."""
+        if ids is not None:
+            ids._adopt()
+        self._conns: list[Any] = [None] * len(self.servers)
+        self._turn = 0  # the server the next fetch tries first
+        self._last_server = 0  # the server of the last segment taken, to give its rest back to
+        self._error: BaseException | None = None
+        self.fetches = 0
+
+    def _start(self, ids: Any, size: int) -> None:
+        # Called by the allocator (native) when a fetch becomes due (on the loop, for asyncio).
+        aspawn(self._fetch, ids, size, name="shardid-segment")
+
+    async def _fetch(self, ids: Any, size: int) -> None:
+        """Takes one segment and hands it to the allocator."""
+        error: BaseException | None = None
+        try:
+            errors = self._dialect.errors()
+            # Each server in turn, from the one after the last that answered.
+            for attempt in range(len(self.servers)):
+                server = (self._turn + attempt) % len(self.servers)
+                try:
+                    conn = await self._connection(server)
+                    first, count, stride = await self._dialect.take(conn, server, self.tag, size)
+                except errors as e:
+                    # A server that cannot be reached is DATABASE_UNREACHABLE (the driver's
+                    # error as its cause); the database's own errors are kept as they are.
+                    error = e
+                    if not isinstance(e, DatabaseUnreachableError) and self._dialect.unreachable(e):
+                        error = _db.unreachable_error(e)
+                        error.__cause__ = e
+                    if self._dialect.lost(e):
+                        await self._drop(server)  # reconnect at the next fetch
+                    if _db.sqlstate(e) == _UNKNOWN_TAG_SQLSTATE:
+                        break
+                    continue
+                ids._fill(first, count, stride)
+                self._last_server = server
+                self._turn = (server + 1) % len(self.servers)
+                self.fetches += 1
+                self._error = None
+                return
+            ids._fetch_failed()
+            self._error = error
+        except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
+            ids._fetch_failed()
+            self._error = e
+            if isinstance(e, asyncio.CancelledError):
+                raise
+        finally:
+            self._arrived.notify()
+
+    async def _connection(self, server: int) -> Any:
+        conn = self._conns[server]
+        if conn is None or not self._dialect.is_open(conn):
+            conn = self._conns[server] = await self._dialect.connect(self.servers[server])
+        return conn
+
+    async def _drop(self, server: int) -> None:
+        conn, self._conns[server] = self._conns[server], None
+        if conn is not None:
+            await self._dialect.close(conn)
+
+    def _unavailable(self, ids: Any = None) -> BaseException:
+        """Why no ID can be handed out: closed, no such tag, or no segment (saying whether the
+        database cannot be reached, the last fetch failed, or none arrived in time)."""
+        if self._closed:
+            return _db.closed_error(f"DenseIds of tag {self.tag}")
+        error = self._error
+        if error is not None and _db.sqlstate(error) == _UNKNOWN_TAG_SQLSTATE:
+            return _error("UNKNOWN_TAG", tag=self.tag, create="create_tag")
+        if isinstance(error, (NotMysqlError, UnsupportedError)):
+            return error  # not a server to wait for
+        if self._never_reached():
+            return self._unreachable_error()
+        if error is None or (ids is not None and ids._fetching()):
+            reason = f"no segment arrived within {self.wait_ms} ms"
+        elif isinstance(error, DatabaseUnreachableError):
+            reason = str(error)
+        else:
+            reason = f"the last fetch failed: {_db.describe(error)}"
+        unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
+        unavailable.__cause__ = error
+        return unavailable
+
+    def _never_reached(self) -> bool:
+        """Whether no server was ever reached: no segment taken, and the last fetch (every server
+        in turn) failed because the database cannot be reached."""
+        error = self._error
+        if self.fetches or error is None:
+            return False
+        return isinstance(error, DatabaseUnreachableError) or self._dialect.unreachable(error)
+
+    def _unreachable_error(self) -> BaseException:
+        """``DATABASE_UNREACHABLE`` for the last fetch's error, once the wait is over (as Node's
+        ``denseIds()`` and the leases raise it), the driver's error its cause: a server that
+        comes up within the wait is still taken."""
+        error = self._error
+        assert error is not None
+        unreachable = _db.unreachable_error(error)
+        if unreachable is not error:
+            unreachable.__cause__ = error
+        return unreachable
+
+    async def _wait(self, ids: Any, deadline: float) -> float:
+        """Waits a little for the fetch under way; raises once past ``deadline`` (0: set it)."""
+        if (
+            self._closed
+            or (self._error is not None and _db.sqlstate(self._error) == _UNKNOWN_TAG_SQLSTATE)
+            or isinstance(self._error, (NotMysqlError, UnsupportedError))
+        ):
+            raise self._unavailable(ids)
+        if ids._forked():
+            self._reset(ids)  # a forked child: segments of its own
+            return deadline
+        now = time.monotonic()
+        if not deadline:
+            return now + self.wait_ms / 1000
+        if now >= deadline:
+            raise self._unavailable(ids)
+        await self._arrived.wait(min(deadline - now, 0.05))
+        return deadline
+
+    async def _when_empty(self, ids: Any) -> int:
+        """The next ID once both segments are used up: waits for the fetch under way, at most
+        ``wait_ms``."""
+        deadline = 0.0
+        while True:
+            deadline = await self._wait(ids, deadline)
+            id = ids._try_next_id()
+            if id is not None:
+                return id  # type: ignore[no-any-return]
+
+    async def next_ids(self, ids: Any, n: int) -> list[int]:
+        """``n`` IDs, increasing (waiting for segments as :meth:`_when_empty` does)."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise InvalidArgumentError(f"n {n!r} must be an int of 0 or more", argument="n", reason="must be 0 or more")
+        out: list[int] = ids._take_ids(n)
+        deadline = 0.0
+        while len(out) < n:
+            deadline = await self._wait(ids, deadline)
+            more = ids._take_ids(n - len(out), True)
+            if more:
+                out.extend(more)
+                deadline = 0.0
+        return out
+
+    async def close(self, ids: Any) -> None:
+        """Gives the unused rest of the last segment back (if nobody took a segment since: then
+        a restart continues at the next number) and closes the connections. Call it when
+        nothing else takes IDs any more; closing twice is fine."""
+        if self._closed or ids._forked():
+            self._closed = True
+            ids._shut()
+            return
+        self._closed = True
+        ids._shut()
+        deadline = time.monotonic() + self.wait_ms / 1000
+        while ids._fetching() and time.monotonic() < deadline:
+            await self._arrived.wait(0.05)
+        unused = ids._unused()
+        try:
+            if unused is not None:
+                first, end, count, lost = unused
+                self.skipped += lost
+                returned = False
+                try:
+                    conn = await self._connection(self._last_server)
+                    returned = await self._dialect.give_back(conn, self.tag, first, end)
+                except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
+                    pass
+                finally:
+                    if not returned:
+                        self.skipped += count
+                    ids._settle(returned)
+        finally:
+            for server in range(len(self.servers)):
+                await self._drop(server)

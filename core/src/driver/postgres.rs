@@ -1,0 +1,172 @@
+//! The [`super::Client`] of the `postgres` crate (feature `postgres`), and a driver error
+//! as text that keeps what the server or the system said. The crate's own `Display` of an
+//! error is its kind only ("db error", "error connecting to server"); the server's message,
+//! its detail and hint, and the system's reason (connection refused) are in
+//! [`postgres::Error::as_db_error`] and the error's source.
+
+use core::fmt;
+use std::boxed::Box;
+use std::error::Error;
+
+/// `e` shown with the server's own message (`ERROR: relation "seg.x" does not exist`, with its
+/// detail and hint) or, for an error of the connection, the system's reason after the kind
+/// (`error connecting to server: Connection refused (os error 111)`).
+pub(crate) struct Described<'a>(pub &'a postgres::Error);
+
+impl fmt::Display for Described<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(db) = self.0.as_db_error() {
+            return write!(f, "{db} (SQLSTATE {})", db.code().code());
+        }
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
+/// A driver error boxed for an error that holds any database's (the leases'
+/// `LeaseError::Database`): shown as [`Described`], with the driver's error as
+/// its source.
+#[derive(Debug)]
+pub(crate) struct ServerError(pub(crate) postgres::Error);
+
+impl fmt::Display for ServerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Described(&self.0).fmt(f)
+    }
+}
+
+impl Error for ServerError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+impl ServerError {
+    /// `e`, boxed.
+    pub(crate) fn boxed(e: postgres::Error) -> Box<dyn Error + Send + Sync> {
+        Box::new(Self(e))
+    }
+}
+
+/// The core's one rule for a connection string ([`crate::sql::Dialect::of_url`]), for the
+/// PostgreSQL clients: the reason of an `INVALID_ARGUMENT` on `config` for a URL no driver
+/// takes or one of a MySQL-family server (which the `mysql` modules' clients take).
+pub(crate) fn url_problem(config: &str) -> Option<std::string::String> {
+    use std::string::ToString;
+    match crate::sql::Dialect::of_url(config) {
+        Ok(dialect) if dialect.is_mysql() => {
+            Some("names a MySQL or MariaDB server: the mysql module's client takes it".into())
+        }
+        Ok(_) => None,
+        Err(why) => Some(why.to_string()),
+    }
+}
+
+impl super::Client for postgres::Client {
+    type Error = postgres::Error;
+    const DIALECT: crate::sql::Dialect = crate::sql::Dialect::Postgres;
+    const PLACEHOLDERS: crate::sql::Placeholders = crate::sql::Placeholders::Numbered;
+    const URL_ARGUMENT: &'static str = "config";
+
+    fn url_problem(url: &str) -> Option<std::string::String> {
+        url_problem(url)
+    }
+
+    fn connect(url: &str) -> Result<Self, super::ConnectError<Self::Error>> {
+        if let Some(reason) = url_problem(url) {
+            return Err(super::ConnectError::Url(reason));
+        }
+        postgres::Client::connect(url, postgres::NoTls).map_err(super::ConnectError::Driver)
+    }
+
+    /// Runs one statement with `query_typed`: one round trip on the unnamed statement,
+    /// parameters sent as text (the core's SQL casts each), so no server-side prepared
+    /// statement outlives it, which a pooler in transaction mode could not carry.
+    fn run(
+        &mut self,
+        sql: &str,
+        params: &[crate::sql::Value<'_>],
+    ) -> Result<Option<std::vec::Vec<super::Owned>>, Self::Error> {
+        use super::Owned;
+        use crate::sql::Value;
+        use postgres::types::Type;
+        use std::string::{String, ToString};
+        use std::vec::Vec;
+        let texts: Vec<String> = params
+            .iter()
+            .map(|value| match value {
+                Value::Text(text) => (*text).to_string(),
+                Value::Int(n) => n.to_string(),
+            })
+            .collect();
+        let typed: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> = texts
+            .iter()
+            .map(|text| (text as &(dyn postgres::types::ToSql + Sync), Type::TEXT))
+            .collect();
+        let rows = self.query_typed(sql, &typed)?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let cells = row
+            .columns()
+            .iter()
+            .enumerate()
+            .map(|(i, column)| {
+                let ty = column.type_();
+                Ok(if *ty == Type::BOOL {
+                    row.try_get::<_, Option<bool>>(i)?
+                        .map_or(Owned::Null, Owned::Bool)
+                } else if *ty == Type::INT8 {
+                    row.try_get::<_, Option<i64>>(i)?
+                        .map_or(Owned::Null, Owned::Int)
+                } else if *ty == Type::INT4 {
+                    row.try_get::<_, Option<i32>>(i)?
+                        .map_or(Owned::Null, |n| Owned::Int(n.into()))
+                } else if *ty == Type::INT2 {
+                    row.try_get::<_, Option<i16>>(i)?
+                        .map_or(Owned::Null, |n| Owned::Int(n.into()))
+                } else {
+                    row.try_get::<_, Option<String>>(i)?
+                        .map_or(Owned::Null, Owned::Text)
+                })
+            })
+            .collect::<Result<Vec<_>, postgres::Error>>()?;
+        Ok(Some(cells))
+    }
+
+    fn describe(e: &Self::Error) -> std::string::String {
+        use std::string::ToString;
+        Described(e).to_string()
+    }
+
+    fn message(e: &Self::Error) -> Option<std::string::String> {
+        use std::string::ToString;
+        e.as_db_error().map(|db| db.message().to_string())
+    }
+
+    fn boxed(e: Self::Error) -> Box<dyn Error + Send + Sync> {
+        ServerError::boxed(e)
+    }
+
+    fn code(e: &Self::Error) -> Option<std::string::String> {
+        use std::string::ToString;
+        e.code().map(|state| state.code().to_string())
+    }
+
+    fn broken(e: &Self::Error) -> bool {
+        e.is_closed() || e.code().is_none()
+    }
+
+    fn is_closed(&self) -> bool {
+        postgres::Client::is_closed(self)
+    }
+
+    fn close(self) {
+        let _ = postgres::Client::close(self);
+    }
+}

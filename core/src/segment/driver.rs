@@ -1,0 +1,773 @@
+//! The Rust driver of dense IDs from segments that [`super::postgres`] and [`super::mysql`]
+//! share: the core's [`SegmentAllocator`] with fetches on a thread of their own, as the Python
+//! and Node clients do. What differs between the databases (the statements of a fetch and of
+//! giving back, in the dialect's SQL from [`crate::sql`]) is a [`SegmentClient`] over the one
+//! connection trait ([`Client`]); the rest — the fetch thread, waiting for a segment,
+//! reconnecting, giving the unused rest back on close, the errors — is here once.
+
+use std::boxed::Box;
+use std::string::{String, ToString};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use std::vec::Vec;
+use std::{fmt, format, thread};
+
+use super::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy, Unused};
+use crate::ErrorKind;
+use crate::driver::{Client, ConnectError};
+use crate::sql::UNKNOWN_TAG;
+
+/// Why `DenseIds` could not hand out an ID (the same for every database).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SegmentError {
+    /// Both segments are used up and no fetch arrived in time: retry later
+    /// ([`ErrorKind::SegmentUnavailable`]).
+    Unavailable {
+        /// The tag.
+        tag: String,
+        /// What went wrong (the last fetch's error, or no segment in time).
+        reason: String,
+    },
+    /// The allocator was closed (`DenseIds::close`): it hands out no more IDs, and retrying
+    /// cannot change that ([`ErrorKind::Closed`]).
+    Closed {
+        /// The tag.
+        tag: String,
+    },
+    /// The tag was never created ([`ErrorKind::UnknownTag`]).
+    UnknownTag {
+        /// The tag.
+        tag: String,
+    },
+    /// A tag, schema or URL that is not allowed ([`ErrorKind::InvalidArgument`]).
+    InvalidArgument {
+        /// The argument.
+        argument: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The server a `mysql://` URL names did not greet as MySQL ([`ErrorKind::NotMysql`]).
+    NotMysql {
+        /// `host:port`.
+        server: String,
+        /// What it did instead.
+        reason: String,
+    },
+    /// The first connection failed: the database cannot be reached
+    /// ([`ErrorKind::DatabaseUnreachable`]; the driver's error is the source, shown with the
+    /// server's or the system's own message).
+    Database(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl SegmentError {
+    /// The kind of the shared table this error is reported as.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Unavailable { .. } => ErrorKind::SegmentUnavailable,
+            Self::Closed { .. } => ErrorKind::Closed,
+            Self::Database(_) => ErrorKind::DatabaseUnreachable,
+            Self::UnknownTag { .. } => ErrorKind::UnknownTag,
+            Self::InvalidArgument { .. } => ErrorKind::InvalidArgument,
+            Self::NotMysql { .. } => ErrorKind::NotMysql,
+        }
+    }
+
+    fn of_connect<C: Client>(e: ConnectError<C::Error>) -> Self {
+        match e {
+            ConnectError::Url(reason) => Self::InvalidArgument {
+                argument: C::URL_ARGUMENT,
+                reason,
+            },
+            ConnectError::NotMysql { server, reason } => Self::NotMysql { server, reason },
+            ConnectError::Driver(e) => Self::Database(C::boxed(e)),
+        }
+    }
+}
+
+impl fmt::Display for SegmentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unavailable { tag, reason } => self.kind().render(f, |name, f| match name {
+                "tag" => f.write_str(tag),
+                _ => f.write_str(reason),
+            }),
+            Self::UnknownTag { tag } => self.kind().render(f, |name, f| match name {
+                "tag" => f.write_str(tag),
+                _ => f.write_str("create_tag"),
+            }),
+            Self::Closed { tag } => self
+                .kind()
+                .render(f, |_, f| write!(f, "DenseIds of tag {tag}")),
+            Self::InvalidArgument { argument, reason } => {
+                self.kind().render(f, |name, f| match name {
+                    "argument" => f.write_str(argument),
+                    _ => f.write_str(reason),
+                })
+            }
+            Self::NotMysql { server, reason } => self.kind().render(f, |name, f| match name {
+                "server" => f.write_str(server),
+                _ => f.write_str(reason),
+            }),
+            Self::Database(e) => self.kind().render(f, |_, f| write!(f, "{e}")),
+        }
+    }
+}
+
+impl std::error::Error for SegmentError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Database(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}
+
+/// Why one fetch failed.
+pub(crate) enum Failed<E> {
+    /// The tag does not exist (the driver's description of it).
+    #[cfg_attr(not(any(feature = "mysql", test)), allow(dead_code))]
+    UnknownTag(String),
+    /// The database answered with a row no shardid server writes.
+    Unusable(String),
+    /// The driver's error.
+    Driver(E),
+}
+
+/// What a database's segments need besides its [`Client`]: its statements, and the steps of
+/// one fetch and of giving back.
+pub(crate) trait SegmentClient: Client {
+    /// The statements of one schema, for every dialect the client's servers speak.
+    type Statements: Send + Sync + 'static;
+
+    /// The statements of `schema`; the reason it is not a valid name.
+    fn statements(schema: &str) -> Result<Self::Statements, String>;
+
+    /// Takes a segment of `size` IDs of `tag` from a server of `dialect`, whose stride for the
+    /// tag is `stride` once learnt (kept for the next fetch).
+    fn take(
+        &mut self,
+        statements: &Self::Statements,
+        dialect: crate::sql::Dialect,
+        tag: &str,
+        size: u64,
+        stride: &mut Option<u64>,
+    ) -> Result<Segment, Failed<Self::Error>>;
+
+    /// Gives `unused` back; whether the server took it.
+    fn give_back(
+        &mut self,
+        statements: &Self::Statements,
+        dialect: crate::sql::Dialect,
+        tag: &str,
+        unused: &Unused,
+    ) -> Result<bool, Self::Error>;
+}
+
+/// What the fetch thread and the callers share.
+struct Shared<C: SegmentClient> {
+    allocator: SegmentAllocator,
+    tag: String,
+    statements: C::Statements,
+    /// The ticket servers, taken from in turn (one fetch at a time: one lock).
+    servers: Mutex<Vec<Server<C>>>,
+    /// The server the next fetch tries first: the one after the last that answered.
+    turn: AtomicUsize,
+    /// The server of the last segment taken, which its unused rest goes back to.
+    last: AtomicUsize,
+    /// The last fetch's error (`None` after a success).
+    error: Mutex<Option<String>>,
+    unknown_tag: AtomicBool,
+    arrived: Condvar,
+    arrived_lock: Mutex<()>,
+    closed: AtomicBool,
+    wait: Duration,
+}
+
+/// One ticket server of a tag.
+struct Server<C> {
+    url: String,
+    /// The connection and its server's dialect (`None`: reconnect at the next fetch).
+    conn: Option<(C, crate::sql::Dialect)>,
+    /// The tag's stride on this server, learnt at the first fetch where the dialect needs it.
+    stride: Option<u64>,
+}
+
+/// The connection `conn` to `url`, opened if there is none.
+fn connected<'c, C: Client>(
+    conn: &'c mut Option<(C, crate::sql::Dialect)>,
+    url: &str,
+) -> Result<&'c mut (C, crate::sql::Dialect), SegmentError> {
+    if conn.as_ref().is_none_or(|(conn, _)| conn.is_closed()) {
+        *conn = Some(open::<C>(url)?);
+    }
+    Ok(conn
+        .as_mut()
+        .unwrap_or_else(|| unreachable!("connected above")))
+}
+
+/// A new connection of `C` to `url` and its server's dialect.
+fn open<C: Client>(url: &str) -> Result<(C, crate::sql::Dialect), SegmentError> {
+    let mut conn = C::connect(url).map_err(SegmentError::of_connect::<C>)?;
+    let dialect = conn
+        .detect()
+        .map_err(|e| SegmentError::Database(C::boxed(e)))?;
+    Ok((conn, dialect))
+}
+
+impl<C: SegmentClient> Shared<C> {
+    /// One segment from `server`: its error as the fetch reports it.
+    fn take(&self, server: &mut Server<C>, size: u64) -> Result<Segment, String> {
+        let Server { url, conn, stride } = server;
+        let (client, dialect) = match connected(conn, url) {
+            Ok(connection) => connection,
+            // A connection's failure with the driver's own message; the rest as reported.
+            Err(SegmentError::Database(e)) => return Err(e.to_string()),
+            Err(e) => return Err(e.to_string()),
+        };
+        match client.take(&self.statements, *dialect, &self.tag, size, stride) {
+            Ok(segment) => Ok(segment),
+            Err(Failed::UnknownTag(why)) => {
+                self.unknown_tag.store(true, Ordering::Release);
+                Err(why)
+            }
+            Err(Failed::Unusable(why)) => Err(why),
+            Err(Failed::Driver(e)) => {
+                if C::code(&e).as_deref() == Some(UNKNOWN_TAG) {
+                    self.unknown_tag.store(true, Ordering::Release);
+                }
+                let why = C::describe(&e);
+                if C::broken(&e) {
+                    *conn = None; // reconnect at the next fetch
+                }
+                Err(why)
+            }
+        }
+    }
+
+    /// Takes one segment (on a thread of its own) and hands it to the allocator: from each
+    /// server in turn, starting after the last that answered, until one does (an unknown tag
+    /// stops the round: every server would say so).
+    fn fetch(&self, fetch: Fetch) {
+        let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = servers.len();
+        let first = self.turn.load(Ordering::Relaxed);
+        let mut result = Err(String::new());
+        for attempt in 0..n {
+            let index = (first + attempt) % n;
+            result = self.take(&mut servers[index], fetch.size);
+            if result.is_ok() {
+                self.last.store(index, Ordering::Relaxed);
+                self.turn.store((index + 1) % n, Ordering::Relaxed);
+                break;
+            }
+            if self.unknown_tag.load(Ordering::Acquire) {
+                break;
+            }
+        }
+        let now = crate::now_ms();
+        let mut error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
+        match result {
+            Ok(segment) if self.allocator.fill(segment, now).is_ok() => *error = None,
+            Ok(segment) => {
+                self.allocator.fetch_failed(now);
+                *error = Some(format!(
+                    "the database returned an unusable segment {segment:?}"
+                ));
+            }
+            Err(why) => {
+                self.allocator.fetch_failed(now);
+                *error = Some(why);
+            }
+        }
+        drop(error);
+        drop(servers);
+        let _guard = self
+            .arrived_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.arrived.notify_all();
+    }
+}
+
+/// Dense IDs of one tag over the connections of `C`: what each database's `DenseIds` wraps.
+pub(crate) struct Driver<C: SegmentClient> {
+    shared: Arc<Shared<C>>,
+}
+
+impl<C: SegmentClient> fmt::Debug for Driver<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DenseIds")
+            .field("tag", &self.shared.tag)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: SegmentClient> Driver<C> {
+    /// Connects to the first of `urls` (ticket servers of the tag, taken from in turn) that
+    /// answers, whose `schema` holds the segments' DDL, and takes the first segment of `tag`.
+    pub(crate) fn connect<S: AsRef<str>>(
+        urls: &[S],
+        tag: &str,
+        schema: &str,
+        policy: SizePolicy,
+    ) -> Result<Self, SegmentError> {
+        if tag.is_empty() || tag.len() > crate::sql::MAX_TAG_LEN {
+            return Err(SegmentError::InvalidArgument {
+                argument: "tag",
+                reason: "must be 1 to 200 bytes of text".into(),
+            });
+        }
+        let statements = C::statements(schema).map_err(|reason| SegmentError::InvalidArgument {
+            argument: "schema",
+            reason,
+        })?;
+        if urls.is_empty() {
+            return Err(SegmentError::InvalidArgument {
+                argument: "servers",
+                reason: "must hold at least one URL".into(),
+            });
+        }
+        let mut servers = Vec::with_capacity(urls.len());
+        for url in urls {
+            if let Some(reason) = C::url_problem(url.as_ref()) {
+                return Err(SegmentError::InvalidArgument {
+                    argument: C::URL_ARGUMENT,
+                    reason,
+                });
+            }
+            servers.push(Server {
+                url: url.as_ref().into(),
+                conn: None,
+                stride: None,
+            });
+        }
+        // The database cannot be reached when no server answers (the last one's error).
+        let mut first = Err(SegmentError::InvalidArgument {
+            argument: "servers",
+            reason: "must hold at least one URL".into(),
+        });
+        for (index, server) in servers.iter_mut().enumerate() {
+            first = connected(&mut server.conn, &server.url).map(|_| index);
+            if first.is_ok() {
+                break;
+            }
+        }
+        let first = first?;
+        let shared = Arc::new(Shared {
+            allocator: SegmentAllocator::new(policy),
+            tag: tag.into(),
+            statements,
+            servers: Mutex::new(servers),
+            turn: AtomicUsize::new(first),
+            last: AtomicUsize::new(first),
+            error: Mutex::new(None),
+            unknown_tag: AtomicBool::new(false),
+            arrived: Condvar::new(),
+            arrived_lock: Mutex::new(()),
+            closed: AtomicBool::new(false),
+            wait: Duration::from_secs(5),
+        });
+        if let Some(fetch) = shared.allocator.prime(crate::now_ms()) {
+            shared.fetch(fetch); // the first segment, before the first ID
+        }
+        if shared.unknown_tag.load(Ordering::Acquire) {
+            return Err(SegmentError::UnknownTag { tag: tag.into() });
+        }
+        Ok(Self { shared })
+    }
+
+    fn start(&self, fetch: Option<Fetch>) {
+        if let Some(fetch) = fetch {
+            let shared = Arc::clone(&self.shared);
+            let started = thread::Builder::new()
+                .name("shardid-segment".into())
+                .spawn(move || shared.fetch(fetch));
+            if started.is_err() {
+                self.shared.allocator.fetch_failed(crate::now_ms());
+            }
+        }
+    }
+
+    fn failure(&self) -> SegmentError {
+        let tag = self.shared.tag.clone();
+        if self.shared.unknown_tag.load(Ordering::Acquire) {
+            return SegmentError::UnknownTag { tag };
+        }
+        if self.shared.closed.load(Ordering::Acquire) {
+            return SegmentError::Closed { tag };
+        }
+        // What the last fetch met, or (none failed) that none arrived in time: a refusal is
+        // not "did not answer".
+        let reason = match self
+            .shared
+            .error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_deref()
+        {
+            Some(e) => format!("the last fetch failed: {e}"),
+            None => format!(
+                "no segment arrived within {} ms",
+                self.shared.wait.as_millis()
+            ),
+        };
+        SegmentError::Unavailable { tag, reason }
+    }
+
+    pub(crate) fn next_id(&self) -> Result<u64, SegmentError> {
+        let deadline = Instant::now() + self.shared.wait;
+        loop {
+            if self.shared.closed.load(Ordering::Acquire) {
+                return Err(self.failure());
+            }
+            match self.shared.allocator.next_id_with(crate::now_ms) {
+                Ok((id, fetch)) => {
+                    self.start(fetch);
+                    return Ok(id);
+                }
+                Err(Empty::Fetch(fetch)) => self.start(Some(fetch)),
+                Err(Empty::Wait) => {}
+            }
+            let now = Instant::now();
+            if now >= deadline || self.shared.unknown_tag.load(Ordering::Acquire) {
+                return Err(self.failure());
+            }
+            let guard = self
+                .shared
+                .arrived_lock
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let wait = (deadline - now).min(Duration::from_millis(50));
+            drop(self.shared.arrived.wait_timeout(guard, wait));
+        }
+    }
+
+    pub(crate) fn next_ids(&self, out: &mut [u64]) -> Result<(), SegmentError> {
+        if self.shared.closed.load(Ordering::Acquire) {
+            return Err(self.failure());
+        }
+        let mut written = 0;
+        while written < out.len() {
+            let (n, fetch) = self
+                .shared
+                .allocator
+                .next_ids_with(&mut out[written..], crate::now_ms);
+            self.start(fetch);
+            written += n;
+            if n == 0 && written < out.len() {
+                // Both segments are used up: one ID through next_id waits for the fetch.
+                out[written] = self.next_id()?;
+                written += 1;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn stats(&self) -> crate::stats::SegmentStats {
+        self.shared.allocator.stats()
+    }
+
+    pub(crate) fn close(&self) -> u64 {
+        self.shared.closed.store(true, Ordering::Release);
+        let deadline = Instant::now() + self.shared.wait;
+        while self.shared.allocator.fetching() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        let Some(unused) = self.shared.allocator.unused() else {
+            return 0;
+        };
+        let mut servers = self
+            .shared
+            .servers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let shared = &self.shared;
+        // The rest goes back to the server it came from.
+        let server = &mut servers[shared.last.load(Ordering::Relaxed)];
+        let returned = connected(&mut server.conn, &server.url)
+            .ok()
+            .and_then(|(conn, dialect)| {
+                conn.give_back(&shared.statements, *dialect, &shared.tag, &unused)
+                    .ok()
+            })
+            .unwrap_or(false);
+        for server in servers.iter_mut() {
+            if let Some((conn, _)) = server.conn.take() {
+                conn.close();
+            }
+        }
+        unused.lost + if returned { 0 } else { unused.count }
+    }
+}
+
+/// The public type `DenseIds` of a database's module, wrapping a [`Driver`] (`self.0`): its
+/// `connect` and these methods.
+macro_rules! dense_ids_methods {
+    ($name:ident) => {
+        impl $name {
+            /// The next ID (increasing), waiting at most 5 s for a segment when both are used
+            /// up.
+            ///
+            /// # Errors
+            /// [`SegmentError::Unavailable`] (retry later), [`SegmentError::UnknownTag`],
+            /// [`SegmentError::Closed`] after the `close` method.
+            pub fn next_id(&self) -> Result<u64, SegmentError> {
+                self.0.next_id()
+            }
+
+            /// Fills `out` with IDs, waiting for segments as the `next_id` method does.
+            ///
+            /// # Errors
+            /// As the `next_id` method; the IDs written before the error are lost (a hole,
+            /// never a duplicate).
+            pub fn next_ids(&self, out: &mut [u64]) -> Result<(), SegmentError> {
+                self.0.next_ids(out)
+            }
+
+            /// What this allocator did: fetches, failed fetches and their latency, waits with
+            /// both segments empty, numbers skipped, what is left of the current segment
+            /// ([`crate::stats::SegmentStats`], the names of Python's and Node's `stats()`).
+            pub fn stats(&self) -> crate::stats::SegmentStats {
+                self.0.stats()
+            }
+
+            /// Gives the unused rest back (a restart then continues at the next number) and
+            /// closes the connection; returns how many numbers were lost (neither handed out
+            /// nor given back). Call it when no other thread takes IDs any more.
+            pub fn close(&self) -> u64 {
+                self.0.close()
+            }
+        }
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
+}
+
+pub(crate) use dense_ids_methods;
+
+/// The driver over a client with no database behind it: a row per URL that counts the
+/// statements, connections and gives-back, so each test reads what the driver sent.
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::io;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::driver::Owned;
+    use crate::sql::{Dialect, Placeholders, Value};
+
+    #[derive(Default)]
+    struct Row {
+        next: u64,
+        takes: u64,
+        connects: u64,
+        given_back: Vec<(u64, u64)>,
+        down: bool,
+        unknown: bool,
+        /// The next take fails as a lost connection would.
+        break_next: bool,
+    }
+
+    static ROWS: Mutex<BTreeMap<String, Row>> = Mutex::new(BTreeMap::new());
+
+    fn with<T>(url: &str, f: impl FnOnce(&mut Row) -> T) -> T {
+        let mut rows = ROWS.lock().unwrap_or_else(PoisonError::into_inner);
+        f(rows.entry(url.into()).or_default())
+    }
+
+    struct Fake(String);
+
+    impl Client for Fake {
+        type Error = io::Error;
+        const DIALECT: Dialect = Dialect::Postgres;
+        const PLACEHOLDERS: Placeholders = Placeholders::Numbered;
+        const URL_ARGUMENT: &'static str = "url";
+
+        fn url_problem(url: &str) -> Option<String> {
+            url.is_empty().then(|| "is empty".into())
+        }
+
+        fn connect(url: &str) -> Result<Self, ConnectError<io::Error>> {
+            if url.is_empty() {
+                return Err(ConnectError::Url("is empty".into()));
+            }
+            with(url, |row| {
+                if row.down {
+                    return Err(ConnectError::Driver(io::Error::other("connection refused")));
+                }
+                row.connects += 1;
+                Ok(Self(url.into()))
+            })
+        }
+
+        fn run(&mut self, _: &str, _: &[Value<'_>]) -> Result<Option<Vec<Owned>>, io::Error> {
+            unreachable!("the fake takes segments itself")
+        }
+
+        fn describe(e: &io::Error) -> String {
+            e.to_string()
+        }
+
+        fn message(_: &io::Error) -> Option<String> {
+            None
+        }
+
+        fn code(_: &io::Error) -> Option<String> {
+            None
+        }
+
+        fn broken(e: &io::Error) -> bool {
+            e.kind() == io::ErrorKind::BrokenPipe
+        }
+
+        fn is_closed(&self) -> bool {
+            false
+        }
+
+        fn close(self) {}
+    }
+
+    impl SegmentClient for Fake {
+        type Statements = ();
+
+        fn statements(schema: &str) -> Result<(), String> {
+            crate::sql::Segments::new(schema)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+
+        fn take(
+            &mut self,
+            (): &(),
+            _: Dialect,
+            _: &str,
+            size: u64,
+            _: &mut Option<u64>,
+        ) -> Result<Segment, Failed<io::Error>> {
+            with(&self.0, |row| {
+                row.takes += 1;
+                if row.unknown {
+                    return Err(Failed::UnknownTag("no such tag".into()));
+                }
+                if core::mem::take(&mut row.break_next) {
+                    return Err(Failed::Driver(io::Error::from(io::ErrorKind::BrokenPipe)));
+                }
+                let size = size.max(1);
+                let segment = Segment {
+                    first: row.next,
+                    count: size,
+                    stride: 1,
+                };
+                row.next += size;
+                Ok(segment)
+            })
+        }
+
+        fn give_back(
+            &mut self,
+            (): &(),
+            _: Dialect,
+            _: &str,
+            unused: &Unused,
+        ) -> Result<bool, io::Error> {
+            with(&self.0, |row| {
+                row.given_back.push((unused.first, unused.end));
+                if row.next == unused.end {
+                    row.next = unused.first;
+                }
+                Ok(true)
+            })
+        }
+    }
+
+    fn policy() -> SizePolicy {
+        SizePolicy::new().bounds(10, 10)
+    }
+
+    #[test]
+    fn one_statement_a_fetch_dense_ids_and_the_rest_given_back() {
+        let url = "fake://dense";
+        let ids = Driver::<Fake>::connect(&[url], "t", "seg", policy()).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..95 {
+            got.push(ids.next_id().unwrap());
+        }
+        assert_eq!(got, (0..95).collect::<Vec<_>>());
+        assert_eq!(ids.close(), 0);
+        // After close: no prefetch is in flight any more.
+        let fetches = ids.stats().fetches;
+        with(url, |row| {
+            assert_eq!(row.takes, fetches, "one statement per fetch");
+            assert_eq!(row.connects, 1);
+            assert_eq!(row.given_back.len(), 1);
+            assert_eq!(row.given_back[0].0, 95);
+        });
+        assert_eq!(ids.next_id().unwrap_err().kind(), ErrorKind::Closed);
+        // A restart continues at the number given back.
+        let again = Driver::<Fake>::connect(&[url], "t", "seg", policy()).unwrap();
+        assert_eq!(again.next_id().unwrap(), 95);
+        again.close();
+    }
+
+    #[test]
+    fn a_lost_connection_is_reopened_at_the_next_fetch() {
+        let url = "fake://broken";
+        let ids = Driver::<Fake>::connect(&[url], "t", "seg", policy()).unwrap();
+        with(url, |row| row.break_next = true);
+        let mut out = [0; 40];
+        ids.next_ids(&mut out).unwrap();
+        assert!(out.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(with(url, |row| row.connects), 2);
+        ids.close();
+    }
+
+    #[test]
+    fn servers_are_taken_from_in_turn_and_one_that_is_down_is_passed_over() {
+        let urls = ["fake://turn-a", "fake://turn-b", "fake://turn-c"];
+        with(urls[1], |row| row.next = 1_000_000);
+        with(urls[2], |row| row.down = true);
+        let ids = Driver::<Fake>::connect(&urls, "t", "seg", policy()).unwrap();
+        let mut out = [0; 100];
+        ids.next_ids(&mut out).unwrap();
+        ids.close();
+        let takes = urls.map(|url| with(url, |row| row.takes));
+        assert!(takes[0] >= 4 && takes[1] >= 4, "{takes:?}");
+        assert!(takes[0].abs_diff(takes[1]) <= 1, "in turn: {takes:?}");
+        assert_eq!(takes[2], 0, "a server down takes nothing");
+        assert!(out.iter().any(|&id| id < 1_000_000) && out.iter().any(|&id| id >= 1_000_000));
+        // The rest went back to the server of the last segment, and to that one only.
+        let given = urls.map(|url| with(url, |row| row.given_back.len()));
+        assert_eq!(given[0] + given[1], 1, "{given:?}");
+        // No server at all: the last one's error.
+        with("fake://turn-d", |row| row.down = true);
+        let e = Driver::<Fake>::connect(&[urls[2], "fake://turn-d"], "t", "seg", policy());
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::DatabaseUnreachable);
+        let e = Driver::<Fake>::connect::<&str>(&[], "t", "seg", policy()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn errors_of_every_database_alike() {
+        let e = Driver::<Fake>::connect(&[""], "t", "seg", policy()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        let e = Driver::<Fake>::connect(&["fake://x"], "", "seg", policy()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        let e = Driver::<Fake>::connect(&["fake://x"], "t", "no such", policy()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        with("fake://down", |row| row.down = true);
+        let e = Driver::<Fake>::connect(&["fake://down"], "t", "seg", policy()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable);
+        assert!(e.to_string().contains("connection refused"), "{e}");
+        with("fake://unknown", |row| row.unknown = true);
+        let e = Driver::<Fake>::connect(&["fake://unknown"], "t", "seg", policy()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnknownTag);
+        assert!(e.to_string().contains("create_tag"), "{e}");
+    }
+}

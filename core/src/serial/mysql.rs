@@ -1,0 +1,174 @@
+//! The Rust client of business serial numbers on MySQL 8 and MariaDB, over the `mysql` crate
+//! (features `serial` and `mysql`): the same driver as [`super::postgres`]; what is the MySQL
+//! family's is here: the registrations in `shardid_serials` ([`MysqlSerials`]: render it after
+//! the segments' DDL), and each period's segments taken from a tag of its own
+//! (`orders@2026-11-25`, made by the segments' `create_tag` on first use) by the segments'
+//! steps, as on PostgreSQL.
+//!
+//! ```no_run
+//! use shardid::segment::SizePolicy;
+//! use shardid::serial::mysql::{Serials, create_serial};
+//!
+//! let url = "mysql://app:secret@127.0.0.1:3306/seg";
+//! let format = "ORD-{yyyy}{MM}{dd}-{seq:6}";
+//! create_serial(url, "seg", "orders", format, "Asia/Shanghai", 1)?; // once
+//! let orders = Serials::connect(url, "orders", format, "Asia/Shanghai", "seg", SizePolicy::new())?;
+//! let serial = orders.next_serial()?; // ORD-20261125-000001, ...
+//! orders.close();
+//! # Ok::<(), shardid::serial::mysql::SerialsError>(())
+//! ```
+//!
+//! [`MysqlSerials`]: crate::sql::mysql::MysqlSerials
+
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use mysql::prelude::Queryable;
+
+use super::driver::SerialClient;
+pub use super::driver::SerialsError;
+use super::{Parsed, Registration, Serial, SerialFormat};
+use crate::driver::{Client, Owned};
+use crate::segment::driver::{Failed, SegmentClient};
+use crate::segment::{Segment, mysql as segments};
+use crate::sql::mysql::MysqlSerials;
+use crate::sql::{Dialect, Value};
+
+/// The statements of one database: the registrations' and the segments'.
+pub(crate) struct Statements {
+    schema: String,
+    segments: segments::Statements,
+}
+
+impl Statements {
+    fn serials(&self) -> crate::sql::mysql::MysqlSerialStatements<'_> {
+        MysqlSerials::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in statements()"),
+            |s| s.statements(mysql::Conn::PLACEHOLDERS),
+        )
+    }
+}
+
+impl SerialClient for mysql::Conn {
+    type Statements = Statements;
+
+    fn statements(schema: &str) -> Result<Statements, String> {
+        let _checked = MysqlSerials::new(schema).map_err(|e| e.to_string())?;
+        Ok(Statements {
+            schema: schema.into(),
+            segments: <Self as SegmentClient>::statements(schema)?,
+        })
+    }
+
+    /// `INSERT IGNORE`, then the rows of the tag or of its shape: a mismatch is what the
+    /// client finds there (the unique shape makes two registrations at once safe).
+    fn create(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        tag: &str,
+        format: &str,
+        zone: &str,
+        r: &Registration,
+        max_gap: u32,
+    ) -> Result<Option<String>, mysql::Error> {
+        let serials = s.serials();
+        let pieces = r.pieces.join("\n");
+        self.run(
+            &serials.register().to_string(),
+            &[
+                Value::Text(tag),
+                Value::Text(format),
+                Value::Text(zone),
+                Value::Text(&r.canonical),
+                Value::Text(&r.shape),
+                Value::Text(&pieces),
+                Value::Int(u64::try_from(r.width).unwrap_or(0)),
+                Value::Text(r.reset),
+                Value::Int(max_gap.into()),
+            ],
+        )?;
+        let rows: Vec<(String, String, String)> =
+            self.exec(serials.registered().to_string(), (tag, r.shape.as_str()))?;
+        Ok(rows
+            .into_iter()
+            .find_map(|(other, canonical, registered_zone)| {
+                if other != tag {
+                    Some(format!(
+                        "has the format of tag {other}, which prints the same serials"
+                    ))
+                } else if canonical != r.canonical || registered_zone != zone {
+                    Some(format!("is registered as {canonical} in {registered_zone}"))
+                } else {
+                    None
+                }
+            }))
+    }
+
+    fn info(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        tag: &str,
+    ) -> Result<Option<(String, String, u64)>, mysql::Error> {
+        let row = self.run(&s.serials().info().to_string(), &[Value::Text(tag)])?;
+        Ok(row.and_then(|row| match row.as_slice() {
+            [Owned::Text(canonical), Owned::Text(zone), max_gap] => Some((
+                canonical.clone(),
+                zone.clone(),
+                max_gap.int().map_or(1, i64::unsigned_abs),
+            )),
+            _ => None,
+        }))
+    }
+
+    /// The segments' steps on the period's tag; a period's first take makes its tag (if the
+    /// serial tag is registered) and takes again.
+    fn take(
+        &mut self,
+        s: &Statements,
+        dialect: Dialect,
+        tag: &str,
+        _: &str,
+        period_tag: &str,
+        size: u64,
+        stride: &mut Option<u64>,
+    ) -> Result<Option<Segment>, mysql::Error> {
+        for first_take in [true, false] {
+            match segments::take(self, &s.segments, dialect, period_tag, size, stride) {
+                Ok(segment) => return Ok(Some(segment)),
+                Err(Failed::UnknownTag(_)) if first_take => {
+                    let made = self.run(
+                        &s.serials().create_period().to_string(),
+                        &[Value::Text(tag), Value::Text(period_tag)],
+                    )?;
+                    // NULL: the serial tag is not registered.
+                    if made.as_deref().and_then(<[_]>::first) == Some(&Owned::Null) {
+                        return Ok(None);
+                    }
+                }
+                Err(Failed::Driver(e)) => return Err(e),
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
+    fn give_back(
+        &mut self,
+        s: &Statements,
+        dialect: Dialect,
+        period_tag: &str,
+        first: u64,
+        end: u64,
+    ) -> Result<bool, mysql::Error> {
+        segments::give_back(self, &s.segments, dialect, period_tag, first, end)
+    }
+}
+
+super::driver::serials_client!(
+    mysql::Conn,
+    "MySQL or MariaDB",
+    "`mysql://user:password@host:port/database`, or `mariadb://`"
+);

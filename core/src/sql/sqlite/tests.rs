@@ -1,0 +1,765 @@
+//! The statements run on real SQLite files (`rusqlite`, SQLite bundled), as a driver sends
+//! them: the take's numbers, an unknown and an exhausted tag, the dictionary's density under
+//! four threads with a connection each on one WAL file, and a lease refused until it expires.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::string::{String, ToString};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use std::vec::Vec;
+use std::{format, thread, vec};
+
+use rusqlite::types::Value as Sql;
+use rusqlite::{Connection, OptionalExtension, params_from_iter};
+
+use super::*;
+use crate::Layout;
+use crate::sql::{MIN_TTL_MS, Placeholders, SqlError, Value};
+
+/// A fresh database file in the temporary directory, removed (with its WAL) when dropped.
+struct File(PathBuf);
+
+impl File {
+    fn new(name: &str) -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "shardid-sqlite-{name}-{}-{}.db",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let file = Self(path);
+        file.remove();
+        file
+    }
+
+    fn remove(&self) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut path = self.0.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    /// A connection set up as a driver sets one up ([`ConnectionSetup`]).
+    fn open(&self) -> Connection {
+        let conn = Connection::open(&self.0).unwrap();
+        conn.execute_batch(&ConnectionSetup(DEFAULT_BUSY_TIMEOUT_MS).to_string())
+            .unwrap();
+        conn
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+fn ints(values: &[i64]) -> Vec<Sql> {
+    values.iter().map(|v| Sql::Integer(*v)).collect()
+}
+
+/// Runs a statement expected to return at most one row of three integers.
+fn row3(conn: &Connection, sql: &str, params: Vec<Sql>) -> Option<(i64, i64, i64)> {
+    conn.query_row(sql, params_from_iter(params), |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })
+    .optional()
+    .unwrap()
+}
+
+/// Runs a statement expected to return at most one row of one integer.
+fn row1(conn: &Connection, sql: &str, params: Vec<Sql>) -> Option<i64> {
+    conn.query_row(sql, params_from_iter(params), |r| r.get(0))
+        .optional()
+        .unwrap()
+}
+
+/// A driver's take: the statement, and on no row the read that says why.
+fn take(
+    conn: &Connection,
+    st: &SqliteSegmentStatements<'_>,
+    tag: &str,
+    size: u64,
+) -> Result<crate::segment::Segment, TakeError> {
+    loop {
+        let params = vec![
+            Sql::Integer(i64::try_from(size).unwrap()),
+            Sql::Text(tag.into()),
+        ];
+        if let Some(row) = row3(conn, &st.take().to_string(), params) {
+            return took(row);
+        }
+        read(
+            size,
+            row3(conn, &st.read().to_string(), vec![Sql::Text(tag.into())]),
+        )?;
+    }
+}
+
+#[test]
+fn connection_setup_makes_a_wal_file_with_a_busy_timeout() {
+    let file = File::new("setup");
+    let conn = file.open();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let timeout: i64 = conn
+        .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(timeout, 5_000);
+    let synchronous: i64 = conn
+        .query_row("PRAGMA synchronous", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(synchronous, 2, "FULL");
+}
+
+#[test]
+fn the_clock_is_unix_milliseconds() {
+    let conn = Connection::open_in_memory().unwrap();
+    let db: i64 = conn
+        .query_row(&format!("SELECT {NOW_MS}"), [], |r| r.get(0))
+        .unwrap();
+    let host = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    assert!((db - host).abs() < 1_000, "database {db}, host {host}");
+}
+
+#[test]
+fn placeholders_are_question_marks_or_numbered() {
+    let st = SqliteSegments::new("main")
+        .unwrap()
+        .statements(Placeholders::Numbered);
+    let sql = st.give_back().to_string();
+    assert!(sql.contains("SELECT ?1 AS first_id, ?2 AS end_id"), "{sql}");
+    assert!(sql.contains("WHERE tag = ?3"), "{sql}");
+    let st = SqliteDictionary::new("main")
+        .unwrap()
+        .statements(Placeholders::Format);
+    let sql = st.insert(2).to_string();
+    assert!(
+        sql.ends_with("VALUES (?, ?, ?), (?, ?, ?)") && !sql.contains('%'),
+        "{sql}"
+    );
+    let sql = SqliteDictionary::new("main")
+        .unwrap()
+        .statements(Placeholders::Numbered)
+        .find(3)
+        .to_string();
+    assert!(
+        sql.contains("topic = ?1") && sql.ends_with("IN (?2, ?3, ?4)"),
+        "{sql}"
+    );
+}
+
+#[test]
+fn the_take_guards_with_the_core_limits() {
+    let sql = SqliteSegments::new("main")
+        .unwrap()
+        .statements(Placeholders::Question)
+        .take()
+        .to_string();
+    assert!(
+        sql.contains(&format!("BETWEEN 0 AND {}", crate::sql::MAX_SEGMENT)),
+        "{sql}"
+    );
+    assert!(
+        sql.contains(&format!("t.next <= {} - t.stride", i64::MAX)),
+        "{sql}"
+    );
+    assert!(
+        sql.contains(&format!("ELSE {} END", crate::sql::DEFAULT_SEGMENT)),
+        "{sql}"
+    );
+}
+
+#[test]
+fn names_are_checked() {
+    assert!(matches!(
+        SqliteSegments::new("main; DROP TABLE x"),
+        Err(SqlError::SchemaName { .. })
+    ));
+    assert!(matches!(
+        SqliteDictionary::new(""),
+        Err(SqlError::SchemaName { .. })
+    ));
+    let layout = Layout::TWITTER;
+    assert!(matches!(
+        SqliteLease::new(layout, "Leases", Placeholders::Question, 0, 1, "h", "t"),
+        Err(SqlError::TableName { .. })
+    ));
+    assert!(matches!(
+        SqliteLease::new(layout, "leases", Placeholders::Question, 3, 3, "h", "t"),
+        Err(SqlError::EmptyShards { first: 3, end: 3 })
+    ));
+}
+
+#[test]
+fn segments_take_create_give_back_and_refuse() {
+    for placeholders in [Placeholders::Question, Placeholders::Numbered] {
+        let file = File::new("segments");
+        let conn = file.open();
+        let ddl = SqliteSegments::new("main").unwrap();
+        conn.execute_batch(&ddl.to_string()).unwrap();
+        conn.execute_batch(&ddl.to_string()).unwrap(); // again: kept
+        let st = ddl.statements(placeholders);
+        let create = |tag: &str, first: i64| {
+            conn.query_row(
+                &st.create_tag().to_string(),
+                params_from_iter([Sql::Text(tag.into()), Sql::Integer(first)]),
+                |r| r.get::<_, String>(0),
+            )
+            .optional()
+        };
+        assert_eq!(create("orders", 1).unwrap().as_deref(), Some("orders"));
+        assert_eq!(create("orders", 500).unwrap(), None, "exists: left alone");
+
+        // Size 0 at first: the default; then the size asked; 0 again: the size remembered.
+        let seg = take(&conn, &st, "orders", 0).unwrap();
+        assert_eq!((seg.first, seg.count, seg.stride), (1, 1_000, 1));
+        let seg = take(&conn, &st, "orders", 5).unwrap();
+        assert_eq!((seg.first, seg.count), (1_001, 5));
+        let seg = take(&conn, &st, "orders", 0).unwrap();
+        assert_eq!((seg.first, seg.count), (1_006, 5));
+
+        // The unused tail goes back only while nobody took since.
+        let give = |first: i64, end: i64| {
+            row1(
+                &conn,
+                &st.give_back().to_string(),
+                ints(&[first, end])
+                    .into_iter()
+                    .chain([Sql::Text("orders".into())])
+                    .collect(),
+            )
+        };
+        assert!(give(1_008, 1_011).is_some());
+        assert!(give(1_006, 1_011).is_none(), "the row reads 1008 now");
+        let seg = take(&conn, &st, "orders", 2).unwrap();
+        assert_eq!((seg.first, seg.count), (1_008, 2));
+
+        assert_eq!(take(&conn, &st, "order", 5), Err(TakeError::UnknownTag));
+        assert_eq!(
+            take(&conn, &st, "orders", 1 << 41),
+            Err(TakeError::InvalidSize)
+        );
+        assert_eq!(TakeError::UnknownTag.sqlstate(), "SI001");
+
+        // Near 2^63 - 1: the last whole segment, then exhausted, the row unchanged.
+        create("big", i64::MAX - 10).unwrap();
+        let seg = take(&conn, &st, "big", 10).unwrap();
+        assert_eq!(seg.first, (i64::MAX - 10) as u64);
+        assert_eq!(take(&conn, &st, "big", 1), Err(TakeError::Exhausted));
+        assert_eq!(TakeError::Exhausted.sqlstate(), "SI002");
+        let next: i64 = conn
+            .query_row("SELECT next FROM shardid_tags WHERE tag = 'big'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(next, i64::MAX);
+
+        // Bad arguments fail on the named CHECKs.
+        for (tag, first) in [("", 1), ("neg", -1)] {
+            let error = create(tag, first).unwrap_err().to_string();
+            assert!(
+                error.contains("CHECK constraint failed: shardid_"),
+                "{error}"
+            );
+        }
+        let long = "x".repeat(crate::sql::MAX_TAG_LEN + 1);
+        assert!(create(&long, 1).is_err());
+
+        conn.execute_batch(&ddl.uninstall().to_string()).unwrap();
+        let left: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'shardid_tags'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(left, 0, "uninstalled");
+    }
+}
+
+/// A driver's `dict_ids`, in the order the module docs give; `fail_before_commit` rolls the
+/// transaction back after the inserts, as an error there would.
+fn dict_ids(
+    conn: &Connection,
+    st: &SqliteDictionaryStatements<'_>,
+    topic: &str,
+    values: &[String],
+    fail_before_commit: bool,
+) -> Vec<i64> {
+    let mut distinct: Vec<&String> = Vec::new();
+    for value in values {
+        if !distinct.contains(&value) {
+            distinct.push(value);
+        }
+    }
+    let found = |sql: &str, params: Vec<Sql>| -> HashMap<String, i64> {
+        let mut stmt = conn.prepare(sql).unwrap();
+        let rows = stmt
+            .query_map(params_from_iter(params), |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })
+            .unwrap();
+        rows.map(Result::unwrap).collect()
+    };
+    // 1. Without the write lock.
+    let mut known: HashMap<String, i64> = HashMap::new();
+    {
+        let mut stmt = conn.prepare(&st.find(distinct.len()).to_string()).unwrap();
+        let params: Vec<Sql> = core::iter::once(Sql::Text(topic.into()))
+            .chain(distinct.iter().map(|v| Sql::Text((*v).clone())))
+            .collect();
+        let mut rows = stmt.query(params_from_iter(params)).unwrap();
+        let mut any = false;
+        while let Some(row) = rows.next().unwrap() {
+            any = true;
+            if let Some(value) = row.get::<_, Option<String>>(2).unwrap() {
+                known.insert(value, row.get(3).unwrap());
+            }
+        }
+        assert!(any, "no such topic");
+    }
+    let missing: Vec<&String> = distinct
+        .iter()
+        .copied()
+        .filter(|v| !known.contains_key(*v))
+        .collect();
+    if !missing.is_empty() {
+        // 2. One transaction holding the write lock.
+        conn.execute_batch(BEGIN_IMMEDIATE).unwrap();
+        let (topic_id, next, dropped) =
+            row3(conn, &st.lock().to_string(), vec![Sql::Text(topic.into())]).expect("the topic");
+        assert_eq!(dropped, 0);
+        let mut params = vec![Sql::Integer(topic_id)];
+        params.extend(missing.iter().map(|v| Sql::Text((*v).clone())));
+        let again = found(&st.recheck(missing.len()).to_string(), params);
+        let answers: Vec<Option<u64>> = missing
+            .iter()
+            .map(|v| again.get(*v).map(|id| u64::try_from(*id).unwrap()))
+            .collect();
+        let new: Vec<(usize, u64)> = assign_new(&answers, u64::try_from(next).unwrap()).collect();
+        if !new.is_empty() {
+            let mut params = Vec::new();
+            for (i, id) in &new {
+                params.push(Sql::Integer(topic_id));
+                params.push(Sql::Text(missing[*i].clone()));
+                params.push(Sql::Integer(i64::try_from(*id).unwrap()));
+            }
+            conn.execute(&st.insert(new.len()).to_string(), params_from_iter(params))
+                .unwrap();
+            let moved = next + i64::try_from(new.len()).unwrap();
+            let advanced = row1(
+                conn,
+                &st.advance().to_string(),
+                ints(&[moved, topic_id, next]),
+            );
+            assert_eq!(advanced, Some(moved), "the row moved under the write lock");
+        }
+        if fail_before_commit {
+            conn.execute_batch(ROLLBACK).unwrap();
+            return Vec::new();
+        }
+        conn.execute_batch(COMMIT).unwrap();
+        known.extend(again);
+        for (i, id) in new {
+            known.insert(missing[i].clone(), i64::try_from(id).unwrap());
+        }
+    }
+    values.iter().map(|v| known[v]).collect()
+}
+
+#[test]
+#[allow(clippy::too_many_lines)] // one scenario, read top to bottom
+fn dictionary_ids_are_dense_under_four_writers_on_one_wal_file() {
+    const THREADS: usize = 4;
+    const BATCHES: usize = 60;
+    const POOL: u64 = 600;
+    let file = File::new("dictionary");
+    let conn = file.open();
+    let ddl = SqliteDictionary::new("main").unwrap();
+    conn.execute_batch(&ddl.to_string()).unwrap();
+    let st = ddl.statements(Placeholders::Question);
+    let created = conn
+        .query_row(&st.create_topic().to_string(), ["words"], |r| {
+            r.get::<_, i64>(0)
+        })
+        .optional()
+        .unwrap();
+    assert!(created.is_some());
+    let again = conn
+        .query_row(&st.create_topic().to_string(), ["words"], |r| {
+            r.get::<_, i64>(0)
+        })
+        .optional()
+        .unwrap();
+    assert!(again.is_none(), "exists");
+
+    let answers: Vec<Vec<(String, i64)>> = thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let file = &file;
+                scope.spawn(move || {
+                    let conn = file.open();
+                    let st = SqliteDictionary::new("main")
+                        .unwrap()
+                        .statements(Placeholders::Numbered);
+                    let mut seen = Vec::new();
+                    let mut x = 0x9e37_79b9_u64 + t as u64;
+                    for batch in 0..BATCHES {
+                        let values: Vec<String> = (0..15)
+                            .map(|_| {
+                                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                                format!("w{}", (x >> 33) % POOL)
+                            })
+                            .collect();
+                        // Every seventh batch of each thread fails before its commit.
+                        let fail = batch % 7 == 3;
+                        let ids = dict_ids(&conn, &st, "words", &values, fail);
+                        seen.extend(values.into_iter().zip(ids));
+                    }
+                    seen
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+
+    let mut stored: Vec<(String, i64)> = {
+        let mut stmt = conn
+            .prepare("SELECT value, id FROM shardid_strings ORDER BY id")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let stored_len = stored.len();
+    let n = i64::try_from(stored_len).unwrap();
+    assert!(n > 100, "only {n} strings");
+    let ids: Vec<i64> = stored.iter().map(|(_, id)| *id).collect();
+    assert_eq!(ids, (0..n).collect::<Vec<_>>(), "0..n-1, no hole");
+    let next: i64 = conn
+        .query_row(
+            "SELECT next FROM shardid_topics WHERE topic = 'words'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(next, n);
+    let by_value: HashMap<String, i64> = stored.drain(..).collect();
+    assert_eq!(by_value.len(), stored_len, "one ID per string");
+    let mut answered = HashSet::new();
+    for (value, id) in answers.into_iter().flatten() {
+        assert_eq!(by_value[&value], id, "{value} answered {id}");
+        answered.insert(value);
+    }
+    assert!(answered.len() <= stored_len);
+
+    // A dropped topic reads, and assigns nothing.
+    let dropped = conn
+        .query_row(&st.drop_topic().to_string(), ["words"], |r| {
+            r.get::<_, i64>(0)
+        })
+        .optional()
+        .unwrap();
+    assert!(dropped.is_some());
+    let state: bool = conn
+        .query_row(&st.state().to_string(), ["words"], |r| r.get(0))
+        .unwrap();
+    assert!(state);
+    conn.execute_batch(BEGIN_IMMEDIATE).unwrap();
+    let locked = row3(
+        &conn,
+        &st.lock().to_string(),
+        vec![Sql::Text("words".into())],
+    );
+    conn.execute_batch(ROLLBACK).unwrap();
+    assert_eq!(
+        locked.map(|(_, _, dropped)| dropped),
+        Some(1),
+        "the writer sees it dropped"
+    );
+    let (value, id) = by_value.iter().next().unwrap();
+    let known = dict_ids(&conn, &st, "words", core::slice::from_ref(value), false);
+    assert_eq!(known, [*id], "its strings still read");
+    let unknown = conn
+        .query_row(&st.drop_topic().to_string(), ["nope"], |r| {
+            r.get::<_, i64>(0)
+        })
+        .optional()
+        .unwrap();
+    assert!(unknown.is_none());
+    conn.execute_batch(&ddl.uninstall().to_string()).unwrap();
+}
+
+fn run(conn: &Connection, (sql, params): (String, Vec<Value<'_>>)) -> Option<(i64, i64)> {
+    let params: Vec<Sql> = params
+        .into_iter()
+        .map(|v| match v {
+            Value::Text(t) => Sql::Text(t.into()),
+            Value::Int(n) => Sql::Integer(i64::try_from(n).unwrap()),
+        })
+        .collect();
+    let columns = conn.prepare(&sql).unwrap().column_count();
+    conn.query_row(&sql, params_from_iter(params), |r| {
+        Ok((r.get(0)?, if columns > 1 { r.get(1)? } else { 0 }))
+    })
+    .optional()
+    .unwrap()
+}
+
+#[test]
+#[allow(clippy::many_single_char_names)] // the claimants, a to f
+fn a_lease_taken_is_refused_to_another_until_it_expires() {
+    for placeholders in [Placeholders::Question, Placeholders::Numbered] {
+        let file = File::new("lease");
+        let a_conn = file.open();
+        let b_conn = file.open();
+        let layout = Layout::TWITTER;
+        let lease = |first, end, token: &str| {
+            SqliteLease::new(
+                layout,
+                "shardid_leases",
+                placeholders,
+                first,
+                end,
+                "host 1",
+                token,
+            )
+            .unwrap()
+            .ttl(MIN_TTL_MS)
+            .unwrap()
+        };
+        let a = lease(0, 1, "token-a");
+        let b = lease(0, 1, "token-b");
+        a_conn.execute_batch(&a.create_table()).unwrap();
+        b_conn.execute_batch(&b.create_table()).unwrap();
+
+        assert_eq!(run(&a_conn, a.claim()), Some((0, 0)));
+        assert_eq!(run(&b_conn, b.claim()), None, "held");
+        assert!(run(&a_conn, a.record(0, 77)).is_some());
+        assert_eq!(run(&b_conn, b.claim()), None, "renewed: still held");
+        thread::sleep(Duration::from_millis(MIN_TTL_MS + 100));
+        // Expired by the database's clock: B takes it over, above A's ceiling.
+        assert_eq!(run(&b_conn, b.claim()), Some((0, 77)));
+        assert_eq!(run(&a_conn, a.renew(0)), None, "A was taken over");
+        assert_eq!(run(&a_conn, a.record(0, 99)), None);
+        assert_eq!(run(&a_conn, a.release(0)), None);
+        assert!(run(&b_conn, b.renew(0)).is_some());
+        // Released: free at once.
+        assert!(run(&b_conn, b.release(0)).is_some());
+        assert_eq!(run(&a_conn, a.claim()), Some((0, 77)));
+
+        // A range: each claimant its own shard, the first free; none left after.
+        let c = lease(0, 3, "token-c");
+        let d = lease(0, 3, "token-d");
+        let e = lease(0, 3, "token-e");
+        assert_eq!(run(&b_conn, c.claim()).map(|r| r.0), Some(1));
+        assert_eq!(run(&b_conn, d.claim()).map(|r| r.0), Some(2));
+        assert_eq!(run(&b_conn, e.claim()), None);
+        assert!(run(&b_conn, c.release(1)).is_some());
+        assert_eq!(run(&b_conn, e.claim()).map(|r| r.0), Some(1));
+        // Another layout's rows are another table's, in effect.
+        let other = SqliteLease::new(
+            Layout::SONYFLAKE,
+            "shardid_leases",
+            placeholders,
+            0,
+            1,
+            "host 2",
+            "token-f",
+        )
+        .unwrap();
+        assert_eq!(run(&b_conn, other.claim()), Some((0, 0)));
+        assert!(a.clone().ttl(MIN_TTL_MS - 1).is_err());
+    }
+}
+
+/// A driver's take of a serial period, in the order `serials.rs` gives.
+fn take_serial(
+    conn: &Connection,
+    ddl: &SqliteSegments<'_>,
+    tag: &str,
+    period: &str,
+    size: u64,
+) -> Result<crate::segment::Segment, TakeError> {
+    let st = ddl.statements(Placeholders::Numbered);
+    let serials = ddl.serial_statements(Placeholders::Numbered);
+    let period_tag = period_tag(tag, period).to_string();
+    let mut created = false;
+    loop {
+        let params = vec![
+            Sql::Integer(i64::try_from(size).unwrap()),
+            Sql::Text(period_tag.clone()),
+        ];
+        if let Some(row) = row3(conn, &st.take().to_string(), params) {
+            return took(row);
+        }
+        if let Some(row) = row3(
+            conn,
+            &st.read().to_string(),
+            vec![Sql::Text(period_tag.clone())],
+        ) {
+            read(size, Some(row))?;
+            continue;
+        }
+        let reset: Option<String> = conn
+            .query_row(&serials.info().to_string(), [tag], |r| r.get(3))
+            .optional()
+            .unwrap();
+        let reset = reset.ok_or(TakeError::UnknownTag)?;
+        if !period_fits(&reset, period) || created {
+            return Err(TakeError::InvalidSize); // the test's stand-in for INVALID_ARGUMENT
+        }
+        conn.query_row(
+            &st.create_tag().to_string(),
+            params_from_iter([Sql::Text(period_tag.clone()), Sql::Integer(1)]),
+            |r| r.get::<_, String>(0),
+        )
+        .optional()
+        .unwrap();
+        created = true;
+    }
+}
+
+#[test]
+fn serials_register_once_and_take_each_period_from_one() {
+    let file = File::new("serials");
+    let conn = file.open();
+    let ddl = SqliteSegments::new("main").unwrap();
+    conn.execute_batch(&ddl.to_string()).unwrap();
+    let serials = ddl.serial_statements(Placeholders::Question);
+    let pieces = ["LORD-", "yyyy", "MM", "dd", "L-", "seq"];
+    let register = |tag: &str, shape: &str| {
+        let mut params: Vec<Sql> = [
+            tag,
+            "ORD-{yyyy}{MM}{dd}-{seq:6}",
+            "Asia/Shanghai",
+            "ORD-{yyyy}{MM}{dd}-{seq:6:day}",
+            shape,
+        ]
+        .iter()
+        .map(|t| Sql::Text((*t).into()))
+        .collect();
+        params.extend(pieces.iter().map(|p| Sql::Text((*p).into())));
+        params.extend([Sql::Integer(6), Sql::Text("day".into()), Sql::Integer(1)]);
+        conn.query_row(
+            &serials.create(pieces.len()).to_string(),
+            params_from_iter(params),
+            |r| r.get::<_, String>(0),
+        )
+        .optional()
+    };
+    let shape = "ORD-{yyyy}{MM}{dd}-{seq:6}";
+    assert_eq!(
+        register("orders", shape).unwrap().as_deref(),
+        Some("orders")
+    );
+    assert_eq!(
+        register("orders", shape).unwrap(),
+        None,
+        "registered before"
+    );
+    let error = register("invoices", shape).unwrap_err().to_string();
+    assert!(
+        error.contains("UNIQUE constraint failed: shardid_serials.shape"),
+        "{error}"
+    );
+    assert!(register("a@b", "other").is_err(), "no @ in a serial tag");
+    let (canonical, zone, max_gap, reset): (String, String, i64, String) = conn
+        .query_row(&serials.info().to_string(), ["orders"], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .unwrap();
+    assert_eq!(
+        (canonical.as_str(), zone.as_str(), max_gap, reset.as_str()),
+        ("ORD-{yyyy}{MM}{dd}-{seq:6:day}", "Asia/Shanghai", 1, "day")
+    );
+    let stored: String = conn
+        .query_row(
+            "SELECT pieces FROM shardid_serials WHERE tag = 'orders'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, r#"["LORD-","yyyy","MM","dd","L-","seq"]"#);
+
+    let seg = take_serial(&conn, &ddl, "orders", "2026-11-25", 10).unwrap();
+    assert_eq!((seg.first, seg.count), (1, 10));
+    let seg = take_serial(&conn, &ddl, "orders", "2026-11-25", 10).unwrap();
+    assert_eq!(seg.first, 11);
+    let seg = take_serial(&conn, &ddl, "orders", "2026-11-26", 5).unwrap();
+    assert_eq!(seg.first, 1, "a new period starts from 1");
+    assert_eq!(
+        take_serial(&conn, &ddl, "refunds", "2026-11-25", 5),
+        Err(TakeError::UnknownTag)
+    );
+    assert_eq!(
+        take_serial(&conn, &ddl, "orders", "2026-11", 5),
+        Err(TakeError::InvalidSize),
+        "not a day"
+    );
+    assert!(period_fits("never", "") && period_fits("year", "2026"));
+    assert!(!period_fits("month", "2026-1x") && !period_fits("weekly", ""));
+    assert_eq!(period_tag("orders", "").to_string(), "orders");
+    conn.execute_batch(&ddl.uninstall().to_string()).unwrap();
+}
+
+#[test]
+fn concurrent_takes_on_one_wal_file_hand_out_every_number_once() {
+    const THREADS: usize = 4;
+    const TAKES: usize = 150;
+    let file = File::new("takes");
+    let conn = file.open();
+    let ddl = SqliteSegments::new("main").unwrap();
+    conn.execute_batch(&ddl.to_string()).unwrap();
+    conn.query_row(
+        &ddl.statements(Placeholders::Question)
+            .create_tag()
+            .to_string(),
+        params_from_iter([Sql::Text("t".into()), Sql::Integer(1)]),
+        |r| r.get::<_, String>(0),
+    )
+    .unwrap();
+    let segments: Vec<crate::segment::Segment> = thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let file = &file;
+                scope.spawn(move || {
+                    let conn = file.open();
+                    let st = SqliteSegments::new("main")
+                        .unwrap()
+                        .statements(Placeholders::Numbered);
+                    (0..TAKES)
+                        .map(|i| take(&conn, &st, "t", 1 + ((t + i) % 3) as u64).unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let mut numbers: Vec<u64> = segments
+        .iter()
+        .flat_map(|s| (0..s.count).map(move |k| s.first + k * s.stride))
+        .collect();
+    numbers.sort_unstable();
+    let total = numbers.len() as u64;
+    assert_eq!(
+        numbers,
+        (1..=total).collect::<Vec<_>>(),
+        "each number once, none skipped"
+    );
+}

@@ -1,0 +1,203 @@
+"""A ``mysqldump`` taken under load and restored into a fresh MariaDB (another
+``mariadb-install-db``, the same ``server_id`` 1): nothing the old server handed out after the
+dump is handed out again by the restored one (issue 42), and the skip is bounded by what the
+rows' rates could have handed out. Then ``shardid restored`` on the restored server, and the
+skip it causes.
+
+The load: 2 processes taking dense IDs through the Python client (segments of 50), and a
+stream of dictionary batches of 20 new strings; each runs for ``LOAD_S`` seconds at most and at
+most ``MAX_IDS`` IDs. The old server goes on after the dump, as a primary does while its dump is
+copied elsewhere. The rows tell the restored server by the origin of their table's data (the
+second the server says the table was created: the dump creates it anew); without it the restored
+server would hand out every number taken after the dump again (the rows' server, ``server 1``,
+is the same on both). One server start per run besides the session's: about 15 s.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import subprocess
+import threading
+import time
+from typing import Any
+
+from conftest import install, one, open_conn
+from server import Server, _binary
+
+from shardid.dictionary import Dictionary
+from shardid.segments import DenseIds
+from shardid.sql import dictionary, segments
+from shardid.status import main as status_main
+
+LOAD_S = 1.5
+MAX_IDS = 400_000
+SEG, DICT = "mr_seg", "mr_dict"
+# failover.rs: MARGIN times the rate over the time since the last write plus SKEW_MS, plus
+# FLOOR_BATCHES segments of twice the last size (a topic: its largest batches).
+MARGIN, SKEW_S, FLOOR = 4, 2.0, 4
+
+
+def _dense(url: str, seconds: float, out: Any) -> None:
+    """A process: dense IDs for ``seconds`` (at most ``MAX_IDS``), sent back with the time each
+    segment's first ID came (the server's clock is not needed: the test compares counts)."""
+    made: list[int] = []
+    with DenseIds(url, "d", schema=SEG, min_size=50, max_size=50) as ids:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and len(made) < MAX_IDS:
+            made.append(ids.next_id())
+    out.put(made)
+
+
+class Load:
+    """2 processes of dense IDs and a thread of dictionary batches on one server."""
+
+    def __init__(self, server: Server, prefix: str, seconds: float) -> None:
+        self.url, self.prefix, self.seconds = server.url_for(DICT), prefix, seconds
+        ctx = multiprocessing.get_context("fork")
+        self.queue: Any = ctx.Queue()
+        self.procs = [ctx.Process(target=_dense, args=(server.url_for(SEG), seconds, self.queue)) for _ in range(2)]
+        self.strings: list[tuple[str, int]] = []
+        self.errors: list[str] = []
+        self.thread = threading.Thread(target=self._dict)
+        self.dense: list[int] = []
+
+    def _dict(self) -> None:
+        try:
+            words = Dictionary(self.url, "u", schema=DICT, cache_size=0)
+            end, i = time.monotonic() + self.seconds, 0
+            while time.monotonic() < end and i < MAX_IDS:
+                batch = [f"{self.prefix}/{i + k}" for k in range(20)]
+                self.strings.extend(zip(batch, words.ids(batch)))
+                i += 20
+            words.close()
+        except Exception as e:  # the test fails on any
+            self.errors.append(repr(e))
+
+    def start(self) -> Load:
+        for p in self.procs:
+            p.start()
+        self.thread.start()
+        return self
+
+    def join(self) -> Load:
+        for _ in self.procs:
+            self.dense.extend(self.queue.get(timeout=60 + self.seconds))
+        for p in self.procs:
+            p.join(30)
+            assert p.exitcode == 0
+        self.thread.join(60)
+        assert not self.errors, self.errors
+        return self
+
+
+def _restored_next(conn: Any) -> tuple[int, int]:
+    return (
+        one(conn, f"SELECT next FROM {SEG}.shardid_tags WHERE tag = 'd'"),
+        one(conn, f"SELECT next FROM {DICT}.shardid_topics WHERE topic = 'u'"),
+    )
+
+
+def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server: Any, conn: Any, tmp_path: Any) -> None:
+    install(conn, segments(SEG, dialect="mariadb"))
+    install(conn, dictionary(DICT, dialect="mariadb"))
+    one(conn, f"SELECT {SEG}.create_tag('d')")
+    one(conn, f"SELECT {DICT}.create_topic('u')")
+    dump = tmp_path / "dump.sql"
+    old = Load(server, "url", 2 * LOAD_S)
+    started = time.monotonic()
+    old.start()
+    time.sleep(LOAD_S)
+    # Under load: a consistent snapshot of its start (InnoDB, one transaction).
+    with open(dump, "w") as f:
+        done = subprocess.run(
+            [_binary("mariadb-dump"), "--no-defaults", "-uroot", f"--socket={server.socket}", "--single-transaction",
+             "--routines", "--databases", SEG, DICT],
+            stdout=f, stderr=subprocess.PIPE, text=True, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    dumped = time.monotonic()
+    old.join()
+    old_span = time.monotonic() - started
+    with Server() as fresh:
+        fresh.sql(dump.read_text())
+        with open_conn(fresh) as new_conn:
+            restored_next, restored_ids = _restored_next(new_conn)
+            # The rows say they were written on data of another origin than the fresh server's.
+            origins = new_conn.cursor()
+            origins.execute(
+                f"SELECT origin, (SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) FROM information_schema.tables "
+                f"WHERE table_schema = '{SEG}' AND table_name = 'shardid_tags') FROM {SEG}.shardid_tags WHERE tag = 'd'"
+            )
+            recorded, here = origins.fetchone()
+            assert recorded is not None and recorded.decode() != here
+            old_rate = one(new_conn, f"SELECT rate FROM {SEG}.shardid_tags WHERE tag = 'd'")
+            new = Load(fresh, "other", LOAD_S)
+            restarted = time.monotonic()
+            new.start().join()
+            # shardid restored on the restored server: every row marked, the next take skips.
+            before_mark = _restored_next(new_conn)
+            stdout, stderr, code = status_main(
+                ["restored", fresh.url_for(SEG), "--segments-schema", SEG, "--dictionary-schema", DICT]
+            )
+            assert code == 0, stderr
+            assert "marked restored: 1 tag, 1 topic" in stdout, stdout
+            assert one(new_conn, f"SELECT restored FROM {SEG}.shardid_tags WHERE tag = 'd'") == 1
+            marked_at = time.monotonic()
+            with DenseIds(fresh.url_for(SEG), "d", schema=SEG, min_size=50, max_size=50) as ids:
+                after_mark = ids.next_id()
+            word = Dictionary(fresh.url_for(DICT), "u", schema=DICT, cache_size=0)
+            after_mark_id = word.id("after-restored")
+            word.close()
+            mark_s = time.monotonic() - marked_at
+            assert one(new_conn, f"SELECT restored FROM {SEG}.shardid_tags WHERE tag = 'd'") == 0
+            new_rate = one(new_conn, f"SELECT rate FROM {SEG}.shardid_tags WHERE tag = 'd'")
+
+    # What the runs did, so that the counts below mean something.
+    assert len(old.dense) > 1_000 and len(new.dense) > 1_000, (len(old.dense), len(new.dense))
+    assert len(old.strings) > 200 and len(new.strings) > 200
+    old_max, new_min = max(old.dense), min(new.dense)
+    old_max_id = max(i for _, i in old.strings)
+    new_min_id = min(i for _, i in new.strings)
+    lost, skipped = old_max - restored_next + 1, new_min - restored_next
+    lost_ids, skipped_ids = old_max_id - restored_ids + 1, new_min_id - restored_ids
+    assert lost > 0 and lost_ids > 0, "nothing was handed out after the dump"
+
+    handed = old.dense + new.dense
+    twice = len(handed) - len(set(handed))
+    names: dict[int, set[str]] = {}
+    for value, id_ in old.strings + new.strings:
+        names.setdefault(id_, set()).add(value)
+    second = sum(1 for v in names.values() if len(v) > 1)
+    dense_rate = len(old.dense) / old_span
+    ids_rate = len(old.strings) / old_span
+    gap_s = restarted - dumped
+    print(
+        f"\nmysqldump under load, restored into a fresh server: dense IDs {len(old.dense):,} old ({dense_rate:,.0f}/s),"
+        f" {len(new.dense):,} new; restored next {restored_next:,}, the old server reached {old_max:,}"
+        f" ({lost:,} lost), the new one started at {new_min:,} (skipped {skipped:,}: {skipped / lost:.1f}x the"
+        f" lost; {gap_s:.1f} s from the dump to the restored server's load, rate recorded {old_rate:,.0f}/s);"
+        f" dictionary: {len(old.strings):,} old ({ids_rate:,.0f}/s), restored next {restored_ids:,},"
+        f" old reached {old_max_id:,} ({lost_ids:,} lost), new started at {new_min_id:,}"
+        f" (skipped {skipped_ids:,}: {skipped_ids / lost_ids:.1f}x); twice: {twice}, second names: {second}"
+    )
+    print(
+        f"shardid restored: dense next {before_mark[0]:,} -> first after {after_mark:,} (skipped"
+        f" {after_mark - before_mark[0]:,}, rate recorded {new_rate:,.0f}/s); dictionary next {before_mark[1]:,} ->"
+        f" {after_mark_id:,} (skipped {after_mark_id - before_mark[1]:,})"
+    )
+    assert twice == 0, f"{twice:,} dense IDs handed out twice"
+    assert second == 0, f"{second:,} dictionary IDs name a second string"
+    # Bounded: at most MARGIN times what the highest rate a 1 s window may see (twice the
+    # average here, generously) hands out from the dump to the restored server's first take
+    # plus the skew, plus the floor; and so within a small multiple of what was lost.
+    assert skipped <= MARGIN * 2 * dense_rate * (gap_s + SKEW_S) + FLOOR * 2 * 50 + 100, skipped
+    assert skipped_ids <= MARGIN * 2 * ids_rate * (gap_s + SKEW_S) + FLOOR * 20 + 20, skipped_ids
+    # shardid restored: a skip (at least the floor), bounded by the restored server's rates
+    # over the time since its load plus the skew.
+    assert after_mark - before_mark[0] >= FLOOR * 2 * 50
+    assert after_mark_id - before_mark[1] >= FLOOR * 20
+    since = time.monotonic() - restarted + mark_s
+    new_dense_rate = len(new.dense) / LOAD_S
+    assert after_mark - before_mark[0] <= MARGIN * 2 * new_dense_rate * (since + SKEW_S) + FLOOR * 2 * 50 + 100
+    assert after_mark_id - before_mark[1] <= MARGIN * 2 * (len(new.strings) / LOAD_S) * (since + SKEW_S) + FLOOR * 20 + 20
+
