@@ -10,6 +10,7 @@ const native = require('./native.generated.js')
 const { Layout } = require('./index.js')
 const { makeError, unreachableError, closedError, withCause } = require('./errors.js')
 const { STATS } = require('./core.generated.js')
+const { dialectOf, Link } = require('./dialects/index.js')
 
 const SECRET = Symbol('shardid.lease')
 const DEFAULT_TTL_MS = 10_000
@@ -296,6 +297,31 @@ function checkOptions(options, connection) {
   return { o, table }
 }
 
+/**
+ * What every entry point of a database lease does first (shardid/postgres's and shardid/mysql's
+ * `lease()`): checks `options` (INVALID_ARGUMENT before any connection, on `argument` for a
+ * target that is not the dialect's: another database's URL names the module that takes it),
+ * then takes a lease of class `Lease` on a new connection to the target (a `client` of the
+ * caller's where the dialect takes one).
+ */
+function leaseOn(Lease, options, dialect, argument) {
+  const { o, table } = checkOptions(options, argument)
+  let target = dialect.name === 'postgres' ? o.client : undefined
+  if (target === undefined || target === null) {
+    target = o[argument]
+    // PostgreSQL's may be left out: pg's environment variables.
+    if (typeof target !== 'string' && !(target === undefined && dialect.name === 'postgres')) {
+      throw invalidArgument(argument, dialect.name === 'mysql' ? 'must be a mysql:// or mariadb:// URL' : 'must be a PostgreSQL connection string')
+    }
+    const named = dialectOf(target, argument)
+    if (named !== dialect) {
+      const other = named.name === 'mysql' ? 'a MySQL or MariaDB' : 'a PostgreSQL'
+      throw invalidArgument(argument, `names ${other} server: lease from ${named.lease.module}`)
+    }
+  }
+  return take(Lease, o, table, new Link(dialect, dialect.opener(target, dialect.lease.module)))
+}
+
 // Takes a lease of class `Lease` (a DatabaseLease) on `connection`, which it then owns.
 async function take(Lease, o, table, connection) {
   const held = new Lease(SECRET, o, o.layout, table, connection)
@@ -310,4 +336,4 @@ async function take(Lease, o, table, connection) {
   return held
 }
 
-module.exports = { DatabaseLease, SECRET, DEFAULT_TTL_MS, checkOptions, take, layoutIndex, invalidArgument }
+module.exports = { DatabaseLease, SECRET, DEFAULT_TTL_MS, checkOptions, leaseOn, take, layoutIndex, invalidArgument }

@@ -4,7 +4,7 @@ import type { U64Input } from './index.js'
 
 /** What `new Dictionary(...)` takes: a connection (string or pool) and a topic. */
 export interface DictionaryOptions {
-  /** A libpq connection string or URL, or a `mysql://user:password@host:port/database` (or
+  /** A PostgreSQL URL (`postgresql://`; pg reads no libpq `key=value` string), or a `mysql://user:password@host:port/database` (or
    *  `mariadb://`) URL (a list: topics spread over the servers by `serverFor`)... */
   connectionString?: string | string[]
   /** ...or a `pg.Pool` (anything with `query()`) of yours, not ended by `close()`. */
@@ -42,7 +42,13 @@ export interface DictionaryStats {
 
 /** The dictionary of one topic. Strings are 1 to 2048 bytes of UTF-8 without NUL; IDs 0 to 2^63 - 1. */
 export declare class Dictionary {
-  /** Connects lazily: the first call opens the connection. */
+  /**
+   * The dictionary of `topic` on the server at `url` (a PostgreSQL connection URL or a
+   * `mysql://`/`mariadb://` URL; a list: topics spread over the servers by `serverFor`).
+   * Connects lazily: the first call opens the connection.
+   */
+  constructor(url: string | string[], topic: string, options?: Omit<DictionaryOptions, 'connectionString' | 'pool' | 'topic'>)
+  /** The same, all in one object (`pool`: a `pg.Pool` of yours in place of a URL). */
   constructor(options: DictionaryOptions)
   /** The topic whose strings it numbers. */
   readonly topic: string
@@ -52,7 +58,7 @@ export declare class Dictionary {
   readonly server: number
   /** The topic's cache (both ways), shared by every call of this object. */
   readonly cache: DictCache
-  /** Creates the topic (an existing one is left as it is). */
+  /** Creates the topic (an existing one is left as it is); `DATABASE` naming the DDL to run when the schema has none. */
   create(): Promise<void>
   /** Drops the topic: its strings and IDs stay readable, nothing new is assigned (`TOPIC_DROPPED`). */
   drop(): Promise<void>

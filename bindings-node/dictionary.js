@@ -7,9 +7,9 @@
 // so this file only sends statements.
 
 const native = require('./native.generated.js')
-const { makeError, unreachableError, closedError } = require('./errors.js')
+const { makeError, closedError } = require('./errors.js')
 const { holdingLoop } = require('./idle.js')
-const { byName, dialectOf, Link } = require('./dialects/index.js')
+const { byName, dialectOf, creationError, Link } = require('./dialects/index.js')
 const { SQLSTATES, STATS } = require('./core.generated.js')
 
 // The core's default capacity of a cache, each way.
@@ -17,13 +17,15 @@ const DEFAULT_CACHE = new native.DictCache().capacity
 
 class Dictionary {
   /**
-   * `new Dictionary({ connectionString, topic, schema = 'dict', cacheSize = 100000 })`: the
-   * dictionary of `topic` on the server at `connectionString` (a list: topics spread over the
-   * servers by `serverFor`). `pool` may replace `connectionString`: a `pg.Pool` (or anything
-   * with `query()`) of yours, not ended by `close()`.
+   * `new Dictionary(url, topic, { schema = 'dict', cacheSize = 100000 })` (or one object,
+   * `new Dictionary({ connectionString, topic, schema, cacheSize })`): the dictionary of
+   * `topic` on the server at `url` (a PostgreSQL connection string or a `mysql://` URL; a
+   * list: topics spread over the servers by `serverFor`). `pool` may replace
+   * `connectionString`: a `pg.Pool` (or anything with `query()`) of yours, not ended by
+   * `close()`.
    */
-  constructor(options) {
-    const o = options ?? {}
+  constructor(url, topic, options) {
+    const o = typeof url === 'string' || Array.isArray(url) ? { ...options, connectionString: url, topic } : url ?? {}
     native.dictionaryCheckTopic(o.topic)
     this.topic = o.topic
     this.schema = o.schema ?? 'dict'
@@ -85,12 +87,13 @@ class Dictionary {
         if (err.code === SQLSTATES.unknownTopic) throw makeError('UNKNOWN_TOPIC', { topic: this.topic })
         if (err.code === SQLSTATES.topicDropped) throw makeError('TOPIC_DROPPED', { topic: this.topic })
         if (attempt < 2 && dialect.lost(err)) continue
-        throw dialect.unreachable(err) ? unreachableError(err) : err
+        throw creationError(dialect, err, this.schema, '--dictionary')
       }
     }
   }
 
-  /** Creates the topic (IDs from 0) if it does not exist; a dropped name throws `TOPIC_DROPPED`. */
+  /** Creates the topic (IDs from 0) if it does not exist (again: nothing); a dropped name
+   *  throws `TOPIC_DROPPED`, a schema without the DDL `DATABASE` naming the DDL to run. */
   async create() {
     this._open()
     await this._step('create')

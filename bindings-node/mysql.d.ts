@@ -100,6 +100,8 @@ export declare class Segments {
   take(connection: MysqlConnection, server: number, tag: string, size: U64Input): Promise<[string, string, string]>
   /** Gives `first..end` back to `tag`; whether it was taken back. */
   giveBack(connection: MysqlConnection, tag: string, first: string, end: string): Promise<boolean>
+  /** Creates `tag` (from 1) if it is not there (`createTag` of shardid/segments sends it). */
+  createTag(connection: MysqlConnection, tag: string): Promise<void>
 }
 
 /** The dictionary's steps of `shardid/dictionary` on MySQL for one topic, on a connection of

@@ -8,8 +8,8 @@
 const native = require('./native.generated.js')
 const { makeError } = require('./errors.js')
 const { Layout } = require('./index.js')
-const { byName, dialectOf, Link } = require('./dialects/index.js')
-const { DatabaseLease, DEFAULT_TTL_MS, checkOptions, take, layoutIndex } = require('./database-lease.js')
+const { byName } = require('./dialects/index.js')
+const { DatabaseLease, DEFAULT_TTL_MS, leaseOn, layoutIndex } = require('./database-lease.js')
 
 const dialect = byName('mysql')
 
@@ -25,17 +25,8 @@ class MysqlLease extends DatabaseLease {}
  * directly; refused on a Galera node with `UNSUPPORTED`). Rejects with `NO_FREE_SHARD` when
  * every shard is held; errors of the server are mysql2's own.
  */
-async function lease(options) {
-  const { o, table } = checkOptions(options, 'url')
-  if (typeof o.url !== 'string') {
-    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'must be a mysql:// or mariadb:// URL' }, TypeError)
-  }
-  // The core's one rule for URLs, then its reading of a MySQL one: INVALID_ARGUMENT on url,
-  // before any connection.
-  if (dialectOf(o.url, 'url') !== dialect) {
-    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'names a PostgreSQL server: lease from shardid/postgres' }, TypeError)
-  }
-  return take(MysqlLease, o, table, new Link(dialect, dialect.opener(o.url)))
+function lease(options) {
+  return leaseOn(MysqlLease, options, dialect, 'url')
 }
 
 // -- the DDL ----------------------------------------------------------------------------------

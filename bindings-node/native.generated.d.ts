@@ -455,6 +455,8 @@ export interface MysqlSegmentSql {
   take: string
   /** `(first, tag, end, first, first)`: `affectedRows` 1 when given back. */
   giveBack: string
+  /** `(tag)`: one boolean, whether the tag was created (false: it was there). */
+  createTag: string
 }
 
 /** The statements of a MySQL script, for a driver to send one at a time. */

@@ -20,9 +20,8 @@
 
 const native = require('./native.generated.js')
 const { Layout } = require('./index.js')
-const { makeError } = require('./errors.js')
-const { DatabaseLease, DEFAULT_TTL_MS, checkOptions, take, layoutIndex, invalidArgument } = require('./database-lease.js')
-const { byName, dialectOf, Link } = require('./dialects/index.js')
+const { DatabaseLease, DEFAULT_TTL_MS, leaseOn, layoutIndex, invalidArgument } = require('./database-lease.js')
+const { byName } = require('./dialects/index.js')
 
 const dialect = byName('postgres')
 
@@ -38,12 +37,8 @@ class PostgresLease extends DatabaseLease {}
  * `DATABASE_UNREACHABLE` (pg's error as its `cause`) when the database cannot be reached; the
  * database's own errors (a missing privilege) are `pg`'s.
  */
-async function lease(options) {
-  const { o, table } = checkOptions(options, 'connectionString')
-  if (!o.client && dialectOf(o.connectionString, 'connectionString') !== dialect) {
-    throw makeError('INVALID_ARGUMENT', { argument: 'connectionString', reason: 'names a MySQL or MariaDB server: lease from shardid/mysql' }, TypeError)
-  }
-  return take(PostgresLease, o, table, new Link(dialect, dialect.opener(o.client ?? o.connectionString, 'shardid/postgres')))
+function lease(options) {
+  return leaseOn(PostgresLease, options, dialect, 'connectionString')
 }
 
 /**

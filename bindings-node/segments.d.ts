@@ -92,6 +92,15 @@ export declare class DenseIds {
 export declare function denseIds(options: DenseIdsOptions): Promise<DenseIds>
 
 /**
+ * Creates the tag of dense IDs `tag` (from 1) on the server at `url` — a PostgreSQL connection
+ * URL or a `mysql://`/`mariadb://` URL; a list: on each ticket server — if it is not there (a
+ * tag already there is left as it is). Rejects with `INVALID_ARGUMENT` for a bad tag, URL or
+ * schema, `DATABASE` naming the DDL to run when the schema (default `seg`) has none,
+ * `DATABASE_UNREACHABLE` when a server cannot be reached.
+ */
+export declare function createTag(url: string | string[], tag: string, options?: { schema?: string }): Promise<void>
+
+/**
  * The PostgreSQL DDL of dense IDs from segments in `schema` (default `seg`), to run once: the
  * same text as `python -m shardid.sql --segments`. `{ servers, index }`: ticket server `index`
  * of `servers`.
@@ -200,5 +209,23 @@ export interface CreateSerialOptions {
   maxGap?: number
 }
 
-/** Registers a serial tag once; rejects with `SERIAL_MISMATCH` for a tag registered otherwise. */
+/** What `createSerial(url, tag, format, options)` takes after the format: its zone and more. */
+export interface CreateSerialMore {
+  /** The IANA time zone the format's dates are read in (`UTC`, `Asia/Shanghai`). */
+  zone: string
+  /** The schema holding the segments' DDL (default `seg`). */
+  schema?: string
+  /** Volume hiding: each number a random 1 to `maxGap` above the previous one (default 1). */
+  maxGap?: number
+}
+
+/**
+ * Registers the serial tag `tag` with `format` on the server at `url` once (again alike:
+ * nothing). Rejects with `SERIAL_MISMATCH` for a tag registered otherwise, `INVALID_ARGUMENT`
+ * for a bad tag or URL, `UNSUPPORTED` on MySQL and MariaDB (serials are kept in PostgreSQL, for
+ * now), `DATABASE` naming the DDL to run when the schema has none, `DATABASE_UNREACHABLE` when
+ * the server cannot be reached.
+ */
+export declare function createSerial(url: string, tag: string, format: string, options: CreateSerialMore): Promise<void>
+/** The same, all in one object (`client`: a connected `pg.Client` of yours, used as it is). */
 export declare function createSerial(options: CreateSerialOptions): Promise<void>

@@ -8,7 +8,7 @@
 const native = require('./native.generated.js')
 const { makeError, unreachableError, closedError, withCause, describe } = require('./errors.js')
 const { holdingLoop } = require('./idle.js')
-const { dialectOf, dialectOfAll, Link } = require('./dialects/index.js')
+const { dialectOf, dialectOfAll, creationError, Link } = require('./dialects/index.js')
 const { SQLSTATES, STATS } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.segments')
@@ -223,9 +223,7 @@ if (Symbol.asyncDispose) DenseIds.prototype[Symbol.asyncDispose] = DenseIds.prot
  */
 async function denseIds(options) {
   const o = options ?? {}
-  if (typeof o.tag !== 'string' || o.tag.length === 0 || Buffer.byteLength(o.tag) > 200) {
-    throw makeError('INVALID_ARGUMENT', { argument: 'tag', reason: 'must be 1 to 200 bytes of text' }, TypeError)
-  }
+  checkTag(o.tag)
   const schema = o.schema ?? 'seg'
   // The core's statements; INVALID_ARGUMENT for a schema name that is not a plain identifier.
   native.segmentSql(schema)
@@ -249,6 +247,41 @@ async function denseIds(options) {
   return ids
 }
 
+/** INVALID_ARGUMENT for a tag of dense IDs the database would refuse, before connecting. */
+function checkTag(tag) {
+  if (typeof tag !== 'string' || tag.length === 0 || Buffer.byteLength(tag) > 200) {
+    throw makeError('INVALID_ARGUMENT', { argument: 'tag', reason: 'must be 1 to 200 bytes of text' }, TypeError)
+  }
+}
+
+/**
+ * `await createTag(url, tag, { schema = 'seg' } = {})`: creates the tag of dense IDs `tag`
+ * (from 1) on the server at `url` (a PostgreSQL connection string or a `mysql://` URL; a list:
+ * on each ticket server) if it is not there; a tag already there is left as it is. Rejects
+ * with `INVALID_ARGUMENT` for a bad tag, URL or schema, `DATABASE` naming the DDL to run when
+ * the schema has none, `DATABASE_UNREACHABLE` when a server cannot be reached.
+ */
+async function createTag(url, tag, { schema = 'seg' } = {}) {
+  checkTag(tag)
+  native.segmentSql(schema) // INVALID_ARGUMENT for a schema name that is not a plain identifier
+  const targets = Array.isArray(url) ? url : [url]
+  if (targets.length === 0 || !targets.every((t) => typeof t === 'string')) {
+    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'must be a connection string or a non-empty list of them' }, TypeError)
+  }
+  const dialect = dialectOfAll(targets, 'url')
+  const protocol = dialect.segments(schema)
+  for (const target of targets) {
+    const link = new Link(dialect, dialect.opener(target, 'shardid/segments'))
+    try {
+      await link.use((conn) => protocol.createTag(conn, tag))
+    } catch (err) {
+      throw creationError(dialect, err, schema, '--segments')
+    } finally {
+      await holdingLoop(() => link.end())
+    }
+  }
+}
+
 /**
  * The PostgreSQL DDL of dense IDs from segments in `schema` (default `seg`): the table of tags
  * and the functions, to run once (a migration, or `psql -1 -f -`). The same text as
@@ -259,7 +292,7 @@ function ddl(schema = 'seg', { servers = 1, index = 0 } = {}) {
   return native.segmentsDdl(schema, servers, index)
 }
 
-module.exports = { denseIds, DenseIds, ddl }
+module.exports = { denseIds, DenseIds, createTag, ddl }
 
 // Business serial numbers (ORD-20261125-000123): the core's formats, and its allocator of
 // periods (a tag per period, from the same segments), driven here with `pg`.
@@ -334,9 +367,9 @@ class SerialFormat {
 }
 
 /** The error of a database refusal of a serial tag, as its kind (the rest as it is). */
-function serialDatabaseError(dialect, err, tag, zone) {
+function serialDatabaseError(dialect, err, tag, zone, schema) {
   if (err.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag, create: 'createSerial' })
-  if (dialect.unreachable(err)) return unreachableError(err)
+  if (dialect.missing(err) || dialect.unreachable(err)) return creationError(dialect, err, schema, '--segments')
   if (err.code === SQLSTATES.serialMismatch) {
     return makeError('SERIAL_MISMATCH', { tag, reason: native.serialMismatchReason(err.message, tag) })
   }
@@ -502,7 +535,7 @@ async function serials(options) {
     registered = await link.use((conn) => protocol.info(conn, o.tag))
   } catch (err) {
     await link.end()
-    throw serialDatabaseError(dialect, err, o.tag, format.zone)
+    throw serialDatabaseError(dialect, err, o.tag, format.zone, o.schema ?? 'seg')
   }
   const [canonical, zone, maxGap] = registered
   const reason = native.serialMismatch(format._index, canonical, zone)
@@ -515,27 +548,30 @@ async function serials(options) {
 }
 
 /**
- * `await createSerial({ connectionString | client, tag, format, zone, schema = 'seg', maxGap = 1 })`:
- * registers the serial tag once (again alike: nothing); a `client` given is used as it is (not
- * ended). Rejects with `SERIAL_MISMATCH` for a tag registered otherwise, or a format another
- * tag prints.
+ * `await createSerial(url, tag, format, { zone, schema = 'seg', maxGap = 1 })` (or one object,
+ * `createSerial({ connectionString | client, tag, format, zone, schema, maxGap })`): registers
+ * the serial tag once (again alike: nothing) on the server at `url`; a `client` given is used
+ * as it is (not ended). Rejects with `SERIAL_MISMATCH` for a tag registered otherwise, or a
+ * format another tag prints; `INVALID_ARGUMENT` for a bad tag, URL or schema; `UNSUPPORTED` on
+ * a database that keeps no serials (MySQL and MariaDB, for now); `DATABASE` naming the DDL to
+ * run when the schema has none; `DATABASE_UNREACHABLE` when the server cannot be reached.
  */
-async function createSerial(options) {
-  const o = options ?? {}
-  const format = new SerialFormat(o.format, o.zone)
+async function createSerial(url, tag, format, options) {
+  const o = typeof url === 'string' ? { ...options, connectionString: url, tag, format } : url ?? {}
+  const parsed = new SerialFormat(o.format, o.zone)
   native.serialCheckTag(o.tag)
   const maxGap = o.maxGap ?? 1
   if (!Number.isInteger(maxGap) || maxGap < 1 || maxGap > 2 ** 31 - 1) {
     throw makeError('INVALID_ARGUMENT', { argument: 'maxGap', reason: 'must be an integer from 1 to 2^31 - 1' })
   }
   const [dialect, protocol] = serialsOn(o)
-  const r = format._registration
+  const r = parsed._registration
   // A client given is the caller's: used as it is, not ended.
   const link = o.client ? new Link(dialect, null, o.client) : new Link(dialect, dialect.opener(o.connectionString, 'shardid/segments'))
   try {
-    await link.use((conn) => protocol.create(conn, [o.tag, format.format, format.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap]))
+    await link.use((conn) => protocol.create(conn, [o.tag, parsed.format, parsed.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap]))
   } catch (err) {
-    throw serialDatabaseError(dialect, err, o.tag, format.zone)
+    throw serialDatabaseError(dialect, err, o.tag, parsed.zone, o.schema ?? 'seg')
   } finally {
     await link.end()
   }

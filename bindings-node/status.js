@@ -29,10 +29,7 @@ async function drive(run, query) {
 /** A `query` function and a `close` for a new connection to `url` (the family's dialect). */
 function open(family, url) {
   const dialect = byName(family)
-  if (dialect.name === 'postgres' && !/^postgres(ql)?:\/\//.test(url)) {
-    // pg reads URLs only; libpq's `host=... dbname=...` strings are the Python package's.
-    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'is not a postgresql:// URL (pg reads no libpq key=value string)' })
-  }
+  dialect.check(url, 'url') // INVALID_ARGUMENT for a URL the family's driver would refuse
   const link = new Link(dialect, dialect.opener(url, 'shardid status', { timeoutMs: 5000 }))
   return { query: (sql) => link.use((conn) => dialect.rows(conn, sql)), close: () => link.end() }
 }

@@ -6,18 +6,18 @@
 // written once over a dialect; what tells the databases apart is in the dialect files alone.
 //
 // A dialect has: `name` ('postgres' or 'mysql', the core's family), `lease` ({ sql, module }:
-// the lease protocol's first SQL dialect and the entry point that takes it), `check(url)`
+// the lease protocol's first SQL dialect and the entry point that takes it), `check(url, argument)`
 // (INVALID_ARGUMENT now for a URL its driver would refuse), `opener(target, module, options)`
 // (an async function that opens a new connection: DATABASE_UNREACHABLE, NOT_MYSQL or
 // UNSUPPORTED when it cannot), `watch(conn, onLost)`, `destroy(conn)`, `end(conn)`,
 // `lost(err)` (the connection is gone: open another), `unreachable(err)` (the error says the
-// server cannot be reached), `code(err)` (the error's code as the lease protocol reads it),
+// server cannot be reached), `missing(err)` (the schema's DDL was not run), `code(err)` (the error's code as the lease protocol reads it),
 // `rows(conn, text, values)` and `row(...)` (rows as arrays; the first or null), `adopt(conn)`
 // (a connection of the caller's, ready for `rows`), and the protocols the core renders:
 // `segments(schema)`, `dictionary(schema, topic)`, `serials(schema)`.
 
 const native = require('../native.generated.js')
-const { makeError } = require('../errors.js')
+const { makeError, unreachableError } = require('../errors.js')
 const { holdWhileBusy, idle } = require('../idle.js')
 
 const nothing = () => {}
@@ -40,7 +40,7 @@ function byName(name) {
 function dialectOf(target, argument) {
   if (typeof target !== 'string') return byName('postgres')
   const dialect = byName(native.databaseOfUrl(target, argument))
-  dialect.check(target)
+  dialect.check(target, argument)
   return dialect
 }
 
@@ -51,6 +51,21 @@ function dialectOfAll(targets, argument) {
     throw makeError('INVALID_ARGUMENT', { argument, reason: 'must all be mysql:// URLs or all PostgreSQL connection strings' }, TypeError)
   }
   return dialects[0]
+}
+
+/**
+ * The error of a statement that failed on `dialect` in `schema`, as every entry point that
+ * creates something reports it: DATABASE naming the DDL to run when the schema lacks it,
+ * DATABASE_UNREACHABLE when the server cannot be reached, else the driver's own.
+ */
+function creationError(dialect, err, schema, ddl) {
+  if (dialect.missing(err)) {
+    const command = `npx shardid sql --schema ${schema} ${ddl}${dialect.name === 'mysql' ? ' --dialect mysql' : ''}`
+    const e = makeError('DATABASE', { reason: `${schema} has no shardid ${ddl.slice(2)} tables: run their DDL once first (${command}) (${err.message})` })
+    e.cause = err
+    return e
+  }
+  return dialect.unreachable(err) ? unreachableError(err) : err
 }
 
 /** The dialect of a connection of the caller's (a pg Client or Pool, a mysql2 connection or pool). */
@@ -156,4 +171,4 @@ class Link {
   }
 }
 
-module.exports = { byName, dialectOf, dialectOfAll, dialectOfConnection, Link }
+module.exports = { byName, dialectOf, dialectOfAll, dialectOfConnection, creationError, Link }

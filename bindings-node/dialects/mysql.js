@@ -151,6 +151,12 @@ class Segments {
     const [result] = await connection.query(sql.giveBack, [first, tag, end, first, first])
     return result.affectedRows === 1
   }
+
+  /** Creates `tag` (from 1) if it is not there: the database's create_tag. */
+  async createTag(connection, tag) {
+    const sql = this._sql[connection.shardidDialect ?? 'mysql']
+    await connection.query({ sql: sql.createTag, values: [tag], rowsAsArray: true })
+  }
 }
 
 function serverError(sqlstate, message) {
@@ -303,6 +309,8 @@ module.exports = {
     return connection.end().catch(() => {})
   },
   lost,
+  /** The database or its functions are not there (unknown database, function or table): the DDL was not run. */
+  missing: (err) => [1049, 1305, 1146].includes(err?.errno),
   unreachable: lost, // a connection that cannot be opened is DATABASE_UNREACHABLE already (connect)
   code: (err) => (Number.isInteger(err.errno) ? String(err.errno) : null),
   // Rows as arrays; a statement without rows (an UPDATE: `shardid restored` marking rows) none.

@@ -47,6 +47,8 @@ function segments(schema) {
   return {
     take: (client, _server, tag, size) => first(client, sql.take, [tag, String(size)]),
     giveBack: async (client, tag, from, end) => (await first(client, sql.giveBack, [tag, from, end]))[0] === true,
+    // PostgreSQL's create_tag returns nothing: a tag already there is left as it is.
+    createTag: async (client, tag) => { await first(client, sql.createTag, [tag, '1']) },
   }
 }
 
@@ -83,7 +85,13 @@ function rows(client, text, values) {
 module.exports = {
   name: 'postgres',
   lease: { sql: 'postgres', module: 'shardid/postgres' },
-  check() {},
+  /** INVALID_ARGUMENT on `argument` for a libpq `key=value` string (the core's rule takes it
+   *  as PostgreSQL's, for Python's psycopg): pg reads URLs only. */
+  check(url, argument = 'connectionString') {
+    if (!url.includes('://')) {
+      throw makeError('INVALID_ARGUMENT', { argument, reason: 'is not a postgresql:// URL (pg reads no libpq key=value string)' }, TypeError)
+    }
+  },
   driver,
   opener,
   watch(client, onLost) {
@@ -98,6 +106,8 @@ module.exports = {
   },
   lost: (err) => !(err instanceof ShardIdError) && sessionLost(err),
   unreachable,
+  /** The schema or its functions are not there (undefined schema, function or table): the DDL was not run. */
+  missing: (err) => ['3F000', '42883', '42P01'].includes(err?.code),
   code: (err) => (typeof err.code === 'string' ? err.code : null),
   rows,
   row: (client, text, values) => first(client, text, values).then((row) => row ?? null),

@@ -110,6 +110,8 @@ pub struct MysqlSegmentSql {
     pub take: String,
     /// `(first, tag, end, first, first)`: `affectedRows` 1 when given back.
     pub give_back: String,
+    /// `(tag)`: one boolean, whether the tag was created (false: it was there).
+    pub create_tag: String,
 }
 
 /// The segment statements of database `schema`, for a server of `dialect` (`'mysql'` or
@@ -130,6 +132,7 @@ pub fn mysql_segment_sql(
             read: s.read().to_string(),
             take: s.take().to_string(),
             give_back: s.give_back().to_string(),
+            create_tag: s.create_tag().to_string(),
         })
     })
 }

@@ -79,6 +79,10 @@ if (mode === 'seg_order') {
   const dictionary = await code(words.ids(['a']))
   await words.close()
   print({ segments, dictionary, fast: Date.now() - started < 10_000 })
+} else if (mode === 'entry') {
+  // createTag, createSerial and new Dictionary(...).create(), as on PostgreSQL (tests/js/entry-points.mjs).
+  const { entryPoints } = await import('../js/entry-points.mjs')
+  print(await entryPoints(url, { seg: 'seg_entry', dict: 'dict_entry' }))
 } else if (mode === 'dict_basic') {
   const words = new Dictionary({ connectionString: url, topic: 'n_words', schema: 'dict_node', cacheSize: 0 })
   await words.create()

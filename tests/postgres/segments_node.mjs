@@ -9,6 +9,8 @@
 //   ddl:     the DDL from Node (ddl() of shardid/segments), plain and for ticket server 1 of 2.
 //   two:     <connection string> is a JSON list of two ticket servers (server 0 and 1 of 2):
 //            IDs from both, none twice; a third list entry that is down costs nothing.
+//   entry:   createTag, createSerial and new Dictionary(...).create() (tests/js/entry-points.mjs),
+//            schemas seg_entry and dict_entry.
 //   exported: a prom-client registry's text (shardid/prometheus) shows the allocator's fetches
 //            under {schema, tag} while it is open, and nothing of it once closed.
 import { createRequire } from 'node:module'
@@ -55,6 +57,9 @@ if (mode === 'order') {
   await ids.close()
   const residues = [...new Set(Array.from(got, (id) => Number(id % 2n)))].sort()
   console.log(JSON.stringify({ unique: new Set(got).size, residues, fetches: ids.fetches > 10 }))
+} else if (mode === 'entry') {
+  const { entryPoints } = await import('../js/entry-points.mjs')
+  console.log(JSON.stringify(await entryPoints(connectionString, { seg: 'seg_entry', dict: 'dict_entry' })))
 } else if (mode === 'exported') {
   const promClient = require('prom-client')
   const registry = new promClient.Registry()

@@ -24,7 +24,7 @@ NODE = ROOT / "bindings-node"
 # Each snippet by a line that only it has.
 SNIPPETS = {
     "quick start": "const forJson = gen.nextIdString()",
-    "segments": "import { denseIds } from 'shardid/segments'",
+    "segments": "import { createTag, denseIds } from 'shardid/segments'",
     "dictionary": "import { Dictionary } from 'shardid/dictionary'",
     "knex": "import knexFactory from 'knex'",
 }
@@ -59,11 +59,11 @@ def database(cluster: Any) -> str:
         conn.execute("CREATE DATABASE readme_node")
     dsn = cluster.dsn.replace("dbname=postgres", "dbname=readme_node")
     with psycopg.connect(dsn, autocommit=True) as conn:
-        # What the README says to run once before its snippets.
+        # What the README says to run once before its snippets (the segments snippet creates
+        # its tag itself: createTag).
         with conn.transaction():
             conn.execute(segments("seg").encode())
             conn.execute(dictionary("dict").encode())
-        conn.execute("SELECT seg.create_tag('orders')")
     return dsn
 
 

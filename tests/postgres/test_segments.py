@@ -361,6 +361,19 @@ def test_node_dense_ids(cluster: Any, conn: Any) -> None:
     }
 
 
+def test_node_entry_points_create_tags_serials_and_topics(cluster: Any, conn: Any) -> None:
+    from entry_points import ENTRY_POINTS
+
+    from shardid.sql import dictionary
+
+    install(conn, "seg_entry")
+    with conn.transaction():
+        conn.execute(dictionary("dict_entry").encode())
+    assert node(url(cluster), "entry") == ENTRY_POINTS
+    # Created where the DDL is, from 1 (the tag) and 0 (the topic), once.
+    assert conn.execute("SELECT count(*) FROM seg_entry.shardid_tags WHERE tag = 'e_tag'").fetchone() == (1,)
+
+
 def test_node_dense_ids_survive_a_server_that_is_down(cluster: Any, conn: Any) -> None:
     import json
 

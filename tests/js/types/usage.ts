@@ -2,7 +2,7 @@
 import shardid, { Generator, Layout, lease, ShardIdError, jsonReplacer, jsonReviver, type LeasedGenerator, type Parts, type ErrorCode } from 'shardid'
 import { lease as leaseMysql, type MysqlLease } from 'shardid/mysql'
 import { lease as leasePostgres, int8AsBigInt, ddl as postgresDdl, type PostgresLease } from 'shardid/postgres'
-import { denseIds, type DenseIds, SerialFormat, serials, createSerial, type Serials, type ParsedSerial } from 'shardid/segments'
+import { denseIds, type DenseIds, SerialFormat, serials, createSerial, createTag, type Serials, type ParsedSerial } from 'shardid/segments'
 import { Dictionary, ddl, serverFor } from 'shardid/dictionary'
 import { read as readStatus, type StatusReport } from 'shardid/status'
 
@@ -101,6 +101,12 @@ console.log(orders)
 // Business serial numbers: strings out, bigint numbers when parsed back.
 async function invoices(): Promise<string> {
   await createSerial({ connectionString: 'postgresql://a/db', tag: 'invoices', format: 'INV-{yyyy}{MM}-{seq:6}', zone: 'Asia/Shanghai' })
+  // The same entry points whatever the URL's database.
+  await createSerial('postgresql://a/db', 'invoices', 'INV-{yyyy}{MM}-{seq:6}', { zone: 'Asia/Shanghai', maxGap: 10 })
+  await createTag('mysql://a/seg', 'orders')
+  await createTag(['postgresql://a/db', 'postgresql://b/db'], 'orders', { schema: 'seg' })
+  const topic: Dictionary = new Dictionary('mysql://a/dict', 'urls', { cacheSize: 10 })
+  await topic.create()
   const s: Serials = await serials({ connectionString: 'postgresql://a/db', tag: 'invoices', format: 'INV-{yyyy}{MM}-{seq:6}', zone: 'Asia/Shanghai' })
   const first: string = await s.nextSerialAsync()
   const parsed: ParsedSerial = s.parse(first)
