@@ -1,5 +1,5 @@
 //! The Rust client of the string ↔ ID dictionary on MySQL 8 and MariaDB, over the `mysql`
-//! crate (feature `mysql`): the core's [`Cache`] and batch logic, one connection, the core's
+//! crate (feature `mysql`): the core's [`Cache`](super::Cache) and batch logic, one connection, the core's
 //! statements and steps (`shardid::sql::mysql`'s dictionary) — as the Python (PyMySQL) and Node
 //! (mysql2) clients do, over the driver shared with [`super::postgres`]. Lists longer than [`MAX_PREPARED_LIST`] go in several statements (a
 //! prepared statement takes at most 65,535 placeholders).

@@ -1,5 +1,5 @@
 //! The Rust client of the string ↔ ID dictionary, over the `postgres` crate (feature
-//! `postgres`): the core's [`Cache`] and batch logic, one connection, the core's statements —
+//! `postgres`): the core's [`Cache`](super::Cache) and batch logic, one connection, the core's statements —
 //! as the Python (psycopg) and Node (pg) clients do. The driver is shared with
 //! [`super::mysql`]; what is PostgreSQL's is here: each call is one function of the schema
 //! over arrays, sent with `query_typed` (one round trip on the unnamed statement, so no

@@ -111,7 +111,7 @@ pub const MARIADB_SERVER: &str = "IF(@@global.wsrep_on, CONCAT('galera ', @@glob
      CONCAT('server ', @@global.server_id))";
 
 /// The origin of a table's data on the MySQL family, rendered as a SQL expression
-/// ([`Display`]): the second the server says the table was created
+/// ([`Display`](core::fmt::Display)): the second the server says the table was created
 /// (`information_schema.tables.CREATE_TIME`, which a restart keeps and a dump restored into
 /// another server, a table recreated or its files copied back from a backup changes); on a
 /// Galera node (MariaDB, `wsrep_on`), the cluster's state UUID instead, which every node shares
