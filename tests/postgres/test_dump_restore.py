@@ -31,7 +31,11 @@ from cluster import Cluster, _free_port, bindir
 from shardid.segments import create_serial
 from shardid.sql import dictionary, segments
 
-FMT = "INV-{yyyy}{MM}{dd}-{seq:6}"
+# Nine digits: the serial thread takes ~4,000 a second, and after a step back 60 s back a
+# period skips up to MARGIN times what it lost: the new cluster's first serial was 737,610 in one
+# run here and 1,066,986 in the next, past a {seq:6} day (999,999): SERIAL_OVERFLOW, a clear
+# error rather than a repeat, but no test of repeats. A real {seq:6} day sustains 11.6 a second.
+FMT = "INV-{yyyy}{MM}{dd}-{seq:9}"
 LOAD_S = 1.0
 # How long the load goes on after ``pg_create_restore_point`` (what the recovery loses), and the
 # pause after each take there: none for 60 s (the threads' full rate, as in the dump test); 10 ms
@@ -90,7 +94,7 @@ class Load:
             else:
                 first, count, stride = conn.execute("SELECT * FROM dr_seg.take_serial_segment('inv', %s, 5)", (day,)).fetchone()
                 for n in range(first, first + count * stride, stride):
-                    self.serials.append(f"INV-{day.replace('-', '')}-{n:06d}")
+                    self.serials.append(f"INV-{day.replace('-', '')}-{n:09d}")
             i += 1
 
     def _dict(self, conn: Any) -> None:
@@ -125,6 +129,9 @@ def check(old: Load, new: Load, what: str, restored_next: int, restored_ids: int
         names.setdefault(id_, set()).add(value)
     old_max_id = max(i for _, i in old.strings)
     new_min_id = min(i for v, i in new.strings if v.startswith("other/"))
+    day = new.serials[0].rsplit("-", 1)[0]  # the period the new cluster started in (a run across midnight compares that day)
+    old_seq = max((int(v.rsplit("-", 1)[1]) for v in old.serials if v.startswith(day)), default=0)
+    new_seq = min(int(v.rsplit("-", 1)[1]) for v in new.serials if v.startswith(day))
     lost, skipped = old_max - restored_next + 1, new_min - restored_next
     lost_ids, skipped_ids = old_max_id - restored_ids + 1, new_min_id - restored_ids
     print(
@@ -133,7 +140,8 @@ def check(old: Load, new: Load, what: str, restored_next: int, restored_ids: int
         f" (skipped {skipped:,}, {skipped / max(lost, 1):.2f}x the lost);"
         f" dictionary: restored next {restored_ids:,}, old reached {old_max_id:,} ({lost_ids:,} lost),"
         f" new started at {new_min_id:,} (skipped {skipped_ids:,}, {skipped_ids / max(lost_ids, 1):.2f}x the lost);"
-        f" serials: {len(old.serials):,} old, {len(new.serials):,} new"
+        f" serials ({day}): the old cluster reached {old_seq:,}, the new one"
+        f" started at {new_seq:,} ({len(old.serials):,} and {len(new.serials):,} handed out)"
     )
     # The runs did what the test says, so that the counts below mean something.
     assert len(old.dense) > 10 and len(new.dense) > 10 and len(old.strings) > 100 and len(new.strings) > 100
