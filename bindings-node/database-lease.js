@@ -302,9 +302,10 @@ function checkOptions(options, connection) {
  * `lease()`): checks `options` (INVALID_ARGUMENT before any connection, on `argument` for a
  * target that is not the dialect's: another database's URL names the module that takes it),
  * then takes a lease of class `Lease` on a new connection to the target (a `client` of the
- * caller's where the dialect takes one).
+ * caller's where the dialect takes one). Async, so that every refusal is a rejection, as the
+ * entry points' callers `await` (or `.catch`) it, never a throw from the call itself.
  */
-function leaseOn(Lease, options, dialect, argument) {
+async function leaseOn(Lease, options, dialect, argument) {
   const { o, table } = checkOptions(options, argument)
   let target = dialect.name === 'postgres' ? o.client : undefined
   if (target === undefined || target === null) {
