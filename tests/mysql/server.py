@@ -18,10 +18,21 @@ import time
 from pathlib import Path
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing listens on now, and never one this process handed out before: a
+    port bound and closed can come back from the next bind, and a Galera cluster asks for nine
+    before its first node listens (a gcomm peer list once named one port twice: the node could
+    not start)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def _binary(name: str) -> str:
