@@ -18,7 +18,7 @@ use super::{
     SerialFillError, SerialFormat, VolumeHiding,
 };
 use crate::ErrorKind;
-use crate::driver::{Client, ConnectError};
+use crate::driver::{Client, ConnectError, Owned};
 use crate::segment::{Segment, SizePolicy};
 use crate::sql::{Dialect, SERIAL_MISMATCH, UNKNOWN_TAG};
 
@@ -227,6 +227,19 @@ pub(crate) trait SerialClient: Client {
         first: u64,
         end: u64,
     ) -> Result<bool, Self::Error>;
+}
+
+/// A registration as every dialect's `info` statement returns it: `(canonical format, zone, max
+/// gap)` (a gap the row leaves empty is 1), `None` for no row.
+pub(crate) fn registration_of(row: Option<Vec<Owned>>) -> Option<(String, String, u64)> {
+    row.and_then(|row| match row.as_slice() {
+        [Owned::Text(canonical), Owned::Text(zone), max_gap] => Some((
+            canonical.clone(),
+            zone.clone(),
+            max_gap.int().map_or(1, i64::unsigned_abs),
+        )),
+        _ => None,
+    })
 }
 
 /// Registers a serial tag on the server `url` names: see each database's `create_serial`.

@@ -113,14 +113,7 @@ impl SerialClient for mysql::Conn {
         tag: &str,
     ) -> Result<Option<(String, String, u64)>, mysql::Error> {
         let row = self.run(&s.serials().info().to_string(), &[Value::Text(tag)])?;
-        Ok(row.and_then(|row| match row.as_slice() {
-            [Owned::Text(canonical), Owned::Text(zone), max_gap] => Some((
-                canonical.clone(),
-                zone.clone(),
-                max_gap.int().map_or(1, i64::unsigned_abs),
-            )),
-            _ => None,
-        }))
+        Ok(super::driver::registration_of(row))
     }
 
     /// The segments' steps on the period's tag; a period's first take makes its tag (if the

@@ -90,14 +90,7 @@ impl SerialClient for postgres::Client {
         tag: &str,
     ) -> Result<Option<(String, String, u64)>, postgres::Error> {
         let row = self.run(&s.info, &[Value::Text(tag)])?;
-        Ok(row.and_then(|row| match row.as_slice() {
-            [Owned::Text(canonical), Owned::Text(zone), max_gap] => Some((
-                canonical.clone(),
-                zone.clone(),
-                max_gap.int().map_or(1, i64::unsigned_abs),
-            )),
-            _ => None,
-        }))
+        Ok(super::driver::registration_of(row))
     }
 
     /// One statement: the server makes the period's tag itself.
