@@ -242,6 +242,26 @@ pub(crate) fn registration_of(row: Option<Vec<Owned>>) -> Option<(String, String
     })
 }
 
+/// What registering and connecting both check before any connection, in this order (so every
+/// client names the same first problem): the tag, the URL, the format in its zone, the schema.
+fn checked<C: SerialClient>(
+    url: &str,
+    schema: &str,
+    tag: &str,
+    format: &str,
+    zone: &str,
+) -> Result<(SerialFormat, C::Statements), SerialsError> {
+    check_tag(tag)?;
+    if let Some(reason) = C::url_problem(url) {
+        return Err(SerialsError::InvalidArgument {
+            argument: C::URL_ARGUMENT,
+            reason,
+        });
+    }
+    let parsed = SerialFormat::new(format, zone)?;
+    Ok((parsed, statements::<C>(schema)?))
+}
+
 /// Registers a serial tag on the server `url` names: see each database's `create_serial`.
 pub(crate) fn create_serial<C: SerialClient>(
     url: &str,
@@ -251,15 +271,7 @@ pub(crate) fn create_serial<C: SerialClient>(
     zone: &str,
     max_gap: u32,
 ) -> Result<(), SerialsError> {
-    check_tag(tag)?;
-    if let Some(reason) = C::url_problem(url) {
-        return Err(SerialsError::InvalidArgument {
-            argument: C::URL_ARGUMENT,
-            reason,
-        });
-    }
-    let parsed = SerialFormat::new(format, zone)?;
-    let s = statements::<C>(schema)?;
+    let (parsed, s) = checked::<C>(url, schema, tag, format, zone)?;
     let (mut client, dialect) = open::<C>(url)?;
     let result = client
         .create(
@@ -447,15 +459,7 @@ impl<C: SerialClient> Driver<C> {
         schema: &str,
         policy: SizePolicy,
     ) -> Result<Self, SerialsError> {
-        check_tag(tag)?;
-        if let Some(reason) = C::url_problem(url) {
-            return Err(SerialsError::InvalidArgument {
-                argument: C::URL_ARGUMENT,
-                reason,
-            });
-        }
-        let parsed = SerialFormat::new(format, zone)?;
-        let statements = statements::<C>(schema)?;
+        let (parsed, statements) = checked::<C>(url, schema, tag, format, zone)?;
         let (mut client, dialect) = open::<C>(url)?;
         let Some((canonical, registered_zone, max_gap)) = client
             .info(&statements, dialect, tag)
