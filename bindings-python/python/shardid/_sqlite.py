@@ -51,6 +51,10 @@ from shardid._shardid import (
 
 T = TypeVar("T")
 
+BUSY_TIMEOUT_MS: int = _SQLITE_BUSY_TIMEOUT_MS
+"""How long a connection waits for the write lock another holds (the core's default, 5 s)
+before ``database is locked``."""
+
 # SQLite's primary result codes of a file that cannot be used: SQLITE_PERM, SQLITE_READONLY,
 # SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_CANTOPEN, SQLITE_NOTADB.
 _UNUSABLE = {3, 8, 10, 11, 14, 26}
@@ -128,11 +132,13 @@ def _checked(e: sqlite3.Error) -> BaseException:
     return e
 
 
-def connect(url: str, ddl: str = "", busy_timeout_ms: int = _SQLITE_BUSY_TIMEOUT_MS) -> Connection:
+def connect(url: str, ddl: str = "", busy_timeout_ms: int | None = None) -> Connection:
     """An autocommit connection to the file ``url`` names, set up as the core says, with the
     tables of ``ddl`` created if missing. ``DATABASE_UNREACHABLE`` when the file cannot be used;
     ``INVALID_ARGUMENT`` for a URL the core refuses."""
     path = path_of(url)
+    if busy_timeout_ms is None:
+        busy_timeout_ms = BUSY_TIMEOUT_MS
     try:
         conn = sqlite3.connect(
             path,
@@ -162,7 +168,7 @@ def ensure(conn: Connection, ddl: str) -> None:
         conn.shardid_ready.add(ddl)
 
 
-async def aconnect(url: str, ddl: str = "", busy_timeout_ms: int = _SQLITE_BUSY_TIMEOUT_MS) -> Connection:
+async def aconnect(url: str, ddl: str = "", busy_timeout_ms: int | None = None) -> Connection:
     """:func:`connect` on a worker thread."""
     return await asyncio.to_thread(connect, url, ddl, busy_timeout_ms)
 
@@ -358,9 +364,9 @@ class Dictionary:
             for i, id in new:
                 still[i] = id
             fresh = [(topic_id, missing[i], id) for i, id in new]
-            for chunk in _chunks(fresh):
-                if chunk:
-                    rows(conn, sql.insert(len(chunk)), [p for row in chunk for p in row])
+            for piece in _chunks(fresh):
+                if piece:
+                    rows(conn, sql.insert(len(piece)), [p for row in piece for p in row])
             if new and one(conn, sql.advance(), (next_id + len(new), topic_id, next_id)) is None:
                 raise StatementError("XX000", f"the row of topic {self.topic!r} moved under the write lock")
             conn.execute(sql.commit())
