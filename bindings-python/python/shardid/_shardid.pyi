@@ -294,7 +294,8 @@ class _DictCache:
 def _segment_statements(schema: str) -> tuple[str, str, str]: ...
 @final
 class DenseIds:
-    """Dense IDs of one tag, taken in segments from PostgreSQL (see :mod:`shardid.segments`)."""
+    """Dense IDs of one tag, taken in segments from PostgreSQL, MySQL, MariaDB or a SQLite file
+    (see :mod:`shardid.segments`; `schema` defaults to `seg`, `main` on SQLite)."""
 
     tag: str
     schema: str
@@ -429,7 +430,8 @@ class _PeriodFetch:
 
 @final
 class Serials:
-    """Business serial numbers of one tag from PostgreSQL segments (see :mod:`shardid.segments`)."""
+    """Business serial numbers of one tag from PostgreSQL segments or a SQLite file (see
+    :mod:`shardid.segments`; `schema` defaults to `seg`, `main` on SQLite)."""
 
     @property
     def tag(self) -> str:

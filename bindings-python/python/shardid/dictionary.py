@@ -79,9 +79,10 @@ def _servers(conninfo: str | Sequence[str], topic: str) -> tuple[list[str], int]
 class Dictionary:
     """The dictionary of one ``topic`` on the PostgreSQL server at ``conninfo`` (a libpq
     connection string or URL, or a list of them: see the module's documentation), whose
-    ``schema`` holds the dictionary's DDL; or on MySQL or MariaDB, given
+    ``schema`` holds the dictionary's DDL (``dict`` by default); or on MySQL or MariaDB, given
     ``mysql://user:password@host:port/database`` URLs (PyMySQL; ``schema`` is the database
-    holding the DDL).
+    holding the DDL); or in a SQLite file, given a ``sqlite:///path.db`` URL (the standard
+    ``sqlite3``; the tables created on first use, in schema ``main`` by default).
 
     Thread-safe (one connection, one statement at a time; cached answers need no lock of
     Python's). After ``fork()`` a child opens a connection of its own and keeps the cache.

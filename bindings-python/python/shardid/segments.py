@@ -1,6 +1,8 @@
 """Dense IDs from PostgreSQL or MySQL segments (号段, as Meituan's Leaf, Didi's Tinyid and TiDB do
 it): an optional extra that needs ``psycopg`` (``pip install shardid[postgres]``; psycopg2
-works too), or PyMySQL for a ``mysql://`` or ``mariadb://`` URL (``pip install shardid[mysql]``).
+works too), or PyMySQL for a ``mysql://`` or ``mariadb://`` URL (``pip install shardid[mysql]``);
+a ``sqlite:///path.db`` URL needs nothing (the standard ``sqlite3``; the tables are created on
+first use, in schema ``main``).
 
 Business serial numbers (``ORD-20261125-000123``: a number that starts again at 1 every day,
 month or year in a time zone) come from the same segments, one tag per period::
