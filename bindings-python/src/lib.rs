@@ -13,11 +13,11 @@ mod generator;
 mod layout;
 mod lease;
 mod mysql;
-mod sqlite;
 mod public;
 mod segment;
 mod serial;
 mod sql;
+mod sqlite;
 mod stats;
 mod status;
 

@@ -142,10 +142,7 @@ impl PySqliteSql {
 /// The segment of a take's row `(first, count, stride)`, or the SQLSTATE of why the row is no
 /// segment (`XX000`).
 #[pyfunction]
-pub(crate) fn _sqlite_took(
-    py: Python<'_>,
-    row: (i64, i64, i64),
-) -> PyResult<Py<PyAny>> {
+pub(crate) fn _sqlite_took(py: Python<'_>, row: (i64, i64, i64)) -> PyResult<Py<PyAny>> {
     Ok(match took(row) {
         Ok(s) => (s.first, s.count, s.stride)
             .into_pyobject(py)?
