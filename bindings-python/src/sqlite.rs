@@ -80,6 +80,13 @@ impl PySqliteSql {
     fn rollback() -> &'static str {
         shardid::sql::sqlite::ROLLBACK
     }
+    /// The savepoint of a writer inside the caller's transaction: `(savepoint, release,
+    /// rollback_to)`.
+    #[staticmethod]
+    fn savepoint() -> (&'static str, &'static str, &'static str) {
+        use shardid::sql::sqlite::{RELEASE, ROLLBACK_TO, SAVEPOINT};
+        (SAVEPOINT, RELEASE, ROLLBACK_TO)
+    }
 
     /// The segments' DDL (and the serials' registrations): tables created on first use.
     fn segments_ddl(&self, py: Python<'_>) -> PyResult<String> {
@@ -88,6 +95,20 @@ impl PySqliteSql {
     /// The dictionary's DDL.
     fn dictionary_ddl(&self, py: Python<'_>) -> PyResult<String> {
         dictionary_ddl(py, &self.schema)
+    }
+    /// The DDL that removes the tags and the serials' registrations.
+    fn segments_uninstall(&self) -> String {
+        SqliteSegments::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in new"),
+            |s| s.uninstall().to_string(),
+        )
+    }
+    /// The DDL that removes the dictionary.
+    fn dictionary_uninstall(&self) -> String {
+        SqliteDictionary::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in new"),
+            |d| d.uninstall().to_string(),
+        )
     }
 
     fn take(&self) -> String {

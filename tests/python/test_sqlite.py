@@ -532,3 +532,99 @@ def test_bad_input_is_invalid_argument(url: str) -> None:
         assert e.value.argument == "first"
     finally:
         _sqlite.close(conn)
+
+
+# -- Django on SQLite ----------------------------------------------------------------------------
+
+DJANGO_MODELS = """
+from django.db import models
+from shardid.django import DenseIdField, SerialField
+
+class Order(models.Model):
+    number = DenseIdField(tag="orders", unique=True)
+    invoice = SerialField(tag="inv", format="INV-{yyyy}{MM}{dd}-{seq:6}", zone="UTC", unique=True)
+"""
+
+DJANGO_INSTALL = """
+from django.db import migrations
+from shardid.django import CreateSerial, InstallDictionary, InstallSegments
+
+class Migration(migrations.Migration):
+    dependencies = []
+    operations = [
+        InstallSegments(schema="seg", tags=["orders"]),
+        CreateSerial("inv", "INV-{yyyy}{MM}{dd}-{seq:6}", zone="UTC"),
+        InstallDictionary(schema="dict", topics=["tags"]),
+    ]
+"""
+
+DJANGO_WORK = """
+import django, os
+os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+django.setup()
+from django.db import connections, transaction
+from shardid.django import dictionary
+from notes.models import Order
+
+connections.close_all()
+children = []
+for worker in range(4):
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            tags = dictionary("tags")
+            for i in range(50):
+                Order.objects.create()
+                tags.ids([f"t{(worker * 17 + i * 3 + k) % 90}" for k in range(3)])
+            with transaction.atomic():  # inside the caller's transaction: a savepoint of it
+                assert tags.id(f"atomic-{worker}") >= 0
+            try:
+                with transaction.atomic():
+                    tags.id(f"rolled-back-{worker}")
+                    raise RuntimeError("roll back")
+            except RuntimeError:
+                pass
+            code = 0
+        finally:
+            os._exit(code)
+    children.append(pid)
+assert all(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 for pid in children)
+numbers = list(Order.objects.values_list("number", flat=True))
+invoices = list(Order.objects.values_list("invoice", flat=True))
+assert len(numbers) == 200 == len(set(numbers)) and len(set(invoices)) == 200, (len(numbers), len(set(invoices)))
+cursor = connections["default"].cursor()
+ids = sorted(i for (i,) in cursor.execute("SELECT id FROM shardid_strings"))
+assert ids == list(range(len(ids))), ids[-5:]
+names = {v for (v,) in cursor.execute("SELECT value FROM shardid_strings")}
+assert not any(n.startswith("rolled-back") for n in names) and len(names) == 94, len(names)
+print("ok", len(numbers), len(ids))
+"""
+
+
+def test_django_on_sqlite(tmp_path: Path) -> None:
+    pytest.importorskip("django")
+    import subprocess
+    import sys
+
+    from conftest import django_project
+
+    app = django_project(tmp_path, DJANGO_MODELS, apps=("shardid.django",)) / "notes"
+    (app / "migrations").mkdir()
+    (app / "migrations" / "__init__.py").write_text("")
+    (app / "migrations" / "0001_shardid.py").write_text(DJANGO_INSTALL)
+
+    def manage(*args: str) -> str:
+        done = subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    manage("manage.py", "makemigrations", "notes")
+    manage("manage.py", "migrate")
+    assert "ok 200" in manage("-c", DJANGO_WORK)
+    # Reversible: the tables go with the migration.
+    manage("manage.py", "migrate", "notes", "zero")
+    conn = sqlite3.connect(tmp_path / "db.sqlite3")
+    tables = {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert not tables & {"shardid_tags", "shardid_serials", "shardid_topics", "shardid_strings"}

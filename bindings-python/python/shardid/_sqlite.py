@@ -161,6 +161,22 @@ def connect(url: str, ddl: str = "", busy_timeout_ms: int | None = None) -> Conn
     return conn  # type: ignore[no-any-return]
 
 
+def statements(script: str) -> list[str]:
+    """The statements of a script (the core's DDL), one at a time, as SQLite's own tokenizer
+    ends them (``sqlite3.complete_statement``): for a connection that must not run a script
+    whole (``executescript`` commits the caller's transaction first; Django's migrations run in
+    one)."""
+    out: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            if pending.strip():
+                out.append(pending.strip())
+            pending = ""
+    return out
+
+
 def ensure(conn: Connection, ddl: str) -> None:
     """Creates the tables of ``ddl`` on ``conn`` once (``CREATE ... IF NOT EXISTS``)."""
     if ddl not in conn.shardid_ready:
@@ -346,9 +362,16 @@ class Dictionary:
 
     def _assign(self, conn: Connection, missing: list[str]) -> dict[str, int]:
         """IDs for ``missing`` (distinct), new ones numbered in one transaction holding the
-        write lock; on any error rolled back whole: no number lost, none given twice."""
+        write lock; on any error rolled back whole: no number lost, none given twice. Inside a
+        transaction the caller holds (Django's ``atomic()``, where ``BEGIN IMMEDIATE`` is
+        refused) a savepoint of it: the caller's commit or rollback decides."""
         sql = self.sql
-        conn.execute(sql.begin())
+        if conn.in_transaction:
+            begin, commit, rollback = sql.savepoint()
+            rollback = f"{rollback}; {commit}"
+        else:
+            begin, commit, rollback = sql.begin(), sql.commit(), sql.rollback()
+        conn.execute(begin)
         try:
             locked = one(conn, sql.lock(), (self.topic,))
             if locked is None:
@@ -369,10 +392,11 @@ class Dictionary:
                     rows(conn, sql.insert(len(piece)), [p for row in piece for p in row])
             if new and one(conn, sql.advance(), (next_id + len(new), topic_id, next_id)) is None:
                 raise StatementError("XX000", f"the row of topic {self.topic!r} moved under the write lock")
-            conn.execute(sql.commit())
+            conn.execute(commit)
         except BaseException:
             try:
-                conn.execute(sql.rollback())
+                for statement in rollback.split("; "):
+                    conn.execute(statement)
             except Exception:  # noqa: BLE001, S110 - no transaction left: SQLite rolled it back
                 pass
             raise
