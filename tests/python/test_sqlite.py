@@ -238,6 +238,32 @@ def test_sigkill_mid_run_loses_nothing_and_repeats_nothing(url: str, tmp_path: P
     conn.close()
 
 
+def _use_inherited(ids: DenseIds, words: Dictionary, out: Any) -> None:
+    got = (ids.next_ids(3), words.ids(["a", "child"]))
+    ids.close()
+    words.close()
+    out.put(got)
+
+
+def test_objects_used_before_fork(url: str) -> None:
+    # The parent's connections are never used (nor closed) in a forked child: it opens its own,
+    # takes a segment of its own, and the parent goes on with its own.
+    create_tag(url, "orders")
+    ids, words = DenseIds(url, "orders"), Dictionary(url, "words")
+    words.create()
+    assert (ids.next_id(), words.id("a")) == (1, 0)
+    out = FORK.Queue()
+    child = FORK.Process(target=_use_inherited, args=(ids, words, out))
+    child.start()
+    child_ids, child_words = out.get(timeout=30)
+    child.join(30)
+    assert child.exitcode == 0
+    assert child_ids[0] > 1 and child_words == [0, 1]
+    assert ids.next_id() == 2 and words.id("parent") == 2
+    ids.close()
+    words.close()
+
+
 def test_async_dense_ids(url: str) -> None:
     tiny_tag(url, "orders")
 

@@ -27,8 +27,10 @@ calls block, and a step is short.
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -88,6 +90,25 @@ class Connection(sqlite3.Connection):
         self.shardid_lock = threading.Lock()
         self.shardid_ready: set[str] = set()
         self.shardid_closed = False
+        _open.add(self)
+
+
+# Every connection of this process, and in a forked child those of its parent, kept for ever:
+# SQLite forbids using a connection across fork() (closing it included: the child would unmap
+# the parent's WAL index and may try to checkpoint it). The drivers open a fresh one in the
+# child; the garbage collector must not close the parent's there.
+_open: weakref.WeakSet[Connection] = weakref.WeakSet()
+_inherited: list[Connection] = []
+
+
+def _after_fork_in_child() -> None:
+    _inherited.extend(_open)
+    for conn in _inherited:
+        conn.shardid_closed = True  # is_open() says so: the drivers open another
+    _open.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def path_of(url: str) -> str:
@@ -194,7 +215,9 @@ def is_open(conn: Connection) -> bool:
 
 
 def close(conn: Connection) -> None:
-    """Closes ``conn`` once no step runs on it."""
+    """Closes ``conn`` once no step runs on it (one inherited across fork() is left alone)."""
+    if any(conn is inherited for inherited in _inherited):
+        return
     with conn.shardid_lock:
         conn.shardid_closed = True
         try:
