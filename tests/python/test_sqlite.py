@@ -654,3 +654,14 @@ def test_django_on_sqlite(tmp_path: Path) -> None:
     tables = {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.close()
     assert not tables & {"shardid_tags", "shardid_serials", "shardid_topics", "shardid_strings"}
+
+
+def test_the_database_leases_refuse_a_sqlite_url(tmp_path: Path) -> None:
+    # Leases on SQLite are lock files (shardid.django keeps them beside the database file):
+    # neither database lease takes the file for a server.
+    from shardid.mysql import lease as mysql_lease
+    from shardid.postgres import lease as postgres_lease
+
+    for lease in (mysql_lease, postgres_lease):
+        with pytest.raises(shardid.InvalidArgumentError, match="sqlite"):
+            lease(shardid.Layout.INSTAGRAM, url_of(tmp_path / "x.db"), range(0, 4))
