@@ -237,7 +237,8 @@ def _check_installed(using: str, schema: str, *, serials: bool) -> None:
 
 def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
     """The next dense ID of ``tag``, from segments of the database ``using`` (its own
-    connection, made from Django's settings for that alias; on MySQL over PyMySQL): the default of
+    connection, made from Django's settings for that alias; on MySQL over PyMySQL, on SQLite
+    to the database file): the default of
     :class:`~shardid.django.DenseIdField`."""
     key = (using, schema, tag)
     ids = _dense.get(key)
