@@ -462,13 +462,15 @@ def test_async_dictionary_and_a_cancelled_batch(url: str) -> None:
 
 def _unusable_cases(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "garbage.db").write_bytes(b"this is not a SQLite database, not at all" * 100)
+    (tmp_path / "a-directory.db").mkdir()
     return {
         "missing-directory": url_of(tmp_path / "no" / "such" / "dir.db"),
         "not-a-database": url_of(tmp_path / "garbage.db"),
+        "a-directory": url_of(tmp_path / "a-directory.db"),
     }
 
 
-@pytest.mark.parametrize("case", ["missing-directory", "not-a-database"])
+@pytest.mark.parametrize("case", ["missing-directory", "not-a-database", "a-directory"])
 def test_a_file_that_cannot_be_used_is_unreachable(tmp_path: Path, case: str) -> None:
     url = _unusable_cases(tmp_path)[case]
     with pytest.raises(shardid.DatabaseUnreachableError) as e:
