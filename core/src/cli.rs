@@ -25,9 +25,7 @@ use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use crate::sql::status::{
-    DEFAULT_DICTIONARY_SCHEMA, DEFAULT_SEGMENTS_SCHEMA, DEFAULT_TABLE, Row, StatusReader,
-};
+use crate::sql::status::{DEFAULT_TABLE, Row, StatusReader, default_schemas};
 use crate::sql::{Dialect, Dictionary, Mysql, MysqlDictionary, MysqlSegments, Postgres, Segments};
 use crate::{FieldOrder, Generator, Layout, Options};
 
@@ -69,8 +67,9 @@ commands:
   status URL [--schema S] [--table T] [--layout L] [--json] [--check]
                                           a database's leases, segments' tags (burn rate, years left),
                                           dictionary topics and the layouts' run-out dates; URL:
-                                          postgresql://... (or libpq's host=... dbname=...), mysql://...;
-                                          tags in schema seg and topics in dict unless --schema S
+                                          postgresql://... (or libpq's host=... dbname=...), mysql://...,
+                                          sqlite:///file.db (read-only); tags in schema seg and topics
+                                          in dict (SQLite: main) unless --schema S
                                           (or --segments-schema S, --dictionary-schema S); leases in
                                           table shardid_leases unless --table T; --check: exit 1 on a
                                           warning (a layout or tag running out within 5 years)
@@ -81,6 +80,7 @@ commands:
                                           from an old backup): marks every tag, serial period and
                                           topic restored, so the next take of each skips what its
                                           rate could have handed out, then prints the status
+                                          (PostgreSQL and the MySQL family; not SQLite)
 
 layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
   --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]
@@ -543,19 +543,20 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
     .map_err(usage)?;
     let [url] = p.positional[..] else {
         return Err(usage(format!(
-            "{command} takes one database URL: shardid {command} postgresql://... (or mysql://...)"
+            "{command} takes one database URL: shardid {command} postgresql://... (or mysql://..., sqlite:///file.db)"
         )));
     };
-    let family = Dialect::of_url(url).map_err(|why| usage(format!("{command}: {why}")))?;
+    let family = status_family(url).map_err(|why| usage(format!("{command}: {why}")))?;
     let schema = p.get("--schema");
+    let (default_segments, default_dictionary) = default_schemas(family);
     let segments = p
         .get("--segments-schema")
         .or(schema)
-        .unwrap_or(DEFAULT_SEGMENTS_SCHEMA);
+        .unwrap_or(default_segments);
     let dictionary = p
         .get("--dictionary-schema")
         .or(schema)
-        .unwrap_or(DEFAULT_DICTIONARY_SCHEMA);
+        .unwrap_or(default_dictionary);
     let table = p.get("--table").unwrap_or(DEFAULT_TABLE);
     let layout = p.layout().map_err(usage)?;
     let mut reader = StatusReader::new(family, table, segments, dictionary, layout)
@@ -569,6 +570,22 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
         json: p.switch("--json"),
         check: p.switch("--check"),
     })
+}
+
+/// The database a status reads, by the core's one rule for URLs ([`Dialect::of_url`]); a
+/// `sqlite:` URL must also name a file ([`crate::sql::sqlite_path`]: no in-memory database,
+/// no host, no query string).
+///
+/// # Errors
+/// Why the URL names no database status can read.
+pub fn status_family(url: &str) -> Result<Dialect, String> {
+    let family = Dialect::of_url(url).map_err(|why| why.to_string())?;
+    match family {
+        Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => Ok(family),
+        Dialect::Sqlite => crate::sql::sqlite_path(url)
+            .map(|_| family)
+            .map_err(|why| why.to_string()),
+    }
 }
 
 impl StatusRun {
@@ -601,6 +618,16 @@ impl StatusRun {
     /// Which driver runs the statements.
     pub const fn family(&self) -> Dialect {
         self.reader.family()
+    }
+
+    /// The file of a SQLite run ([`crate::sql::sqlite_path`] of [`Self::url`]), which the
+    /// binding opens read-only (a status creates no file and writes nothing); `None` for the
+    /// other databases, or a URL that names no file (a run on a connection of the caller's).
+    pub fn sqlite_path(&self) -> Option<&str> {
+        match self.family() {
+            Dialect::Sqlite => crate::sql::sqlite_path(&self.url).ok(),
+            Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => None,
+        }
     }
 
     /// The next statement, or `None` when [`Self::output`] is ready.
