@@ -19,6 +19,20 @@ import pytest
 
 from shardid import DatabaseUnreachableError, InvalidArgumentError, Layout, status
 
+ROOT = Path(__file__).resolve().parents[2]
+NODE = ROOT / "bindings-node"
+
+
+def node_reads_sqlite() -> bool:
+    """Whether ``npx shardid`` can run here: the addon built and better-sqlite3 installed."""
+    probe = "require('./index.js'); require.resolve('better-sqlite3', { paths: [process.cwd()] })"
+    try:
+        done = subprocess.run(["node", "-e", probe], cwd=NODE, capture_output=True, timeout=60, check=False)
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
 # Twitter's layout as a lease row records it (shardid::sql::LeaseSignature), so the report
 # reads the layout back by its numbers.
 TWITTER = "epoch_ms=1288834974657 unit_ms=1 bits=41/10/12 order=TimeShardSequence"
@@ -217,3 +231,13 @@ def test_refused_urls_missing_and_foreign_files_are_exit_2(tmp_path: Path) -> No
     assert done.returncode == 2 and "SQLite's rows record no step back" in done.stderr, done
     assert junk.read_bytes() == b"not a database " * 100
     assert not os.path.exists(f"{missing}-wal")
+
+
+@pytest.mark.skipif(not node_reads_sqlite(), reason="the Node addon or better-sqlite3 is not installed in bindings-node")
+def test_node_prints_the_same_bytes(db: Path, tmp_path: Path) -> None:
+    for args in ((f"sqlite:///{db}",), (f"sqlite:///{db}", "--json"), (f"sqlite:///{tmp_path / 'missing.db'}",)):
+        py = shardid("status", *args)
+        node = subprocess.run(
+            ["node", str(NODE / "cli.js"), "status", *args], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert (node.returncode, masked(node.stdout), node.stderr) == (py.returncode, masked(py.stdout), py.stderr)
