@@ -46,7 +46,14 @@ impl PyStatusRun {
                 )));
             }
         };
-        let reader = reader(py, family, table, segments_schema, dictionary_schema, &layout)?;
+        let reader = reader(
+            py,
+            family,
+            table,
+            segments_schema,
+            dictionary_schema,
+            &layout,
+        )?;
         Ok(Self {
             inner: StatusRun::new(url, reader),
         })
@@ -67,7 +74,14 @@ impl PyStatusRun {
     ) -> PyResult<Self> {
         let family = shardid::cli::status_family(url)
             .map_err(|why| crate::errors::invalid_argument(py, "database", &why))?;
-        let reader = reader(py, family, table, segments_schema, dictionary_schema, &layout)?;
+        let reader = reader(
+            py,
+            family,
+            table,
+            segments_schema,
+            dictionary_schema,
+            &layout,
+        )?;
         Ok(Self {
             inner: StatusRun::new(url, reader),
         })

@@ -117,6 +117,7 @@ enum Step {
 
 /// The statements of `shardid status` and the rows they returned; see the module docs.
 #[derive(Clone, Debug)]
+#[allow(clippy::struct_excessive_bools)] // facts the probe read and the steps' marks, not a state
 pub struct StatusReader {
     family: Dialect,
     table: String,
@@ -1766,6 +1767,7 @@ mod tests {
     /// run as a driver runs it: the tables made by the core's SQLite DDL and statements.
     #[cfg(not(miri))] // SQLite is C behind rusqlite's FFI, which Miri cannot call
     #[test]
+    #[allow(clippy::too_many_lines)] // the file's rows, the run, what the report says of each
     fn sqlite_status_on_a_real_file() {
         use crate::sql::Placeholders;
         use crate::sql::sqlite::{
