@@ -131,21 +131,25 @@ export declare class MysqlFetch {
  */
 export declare class StatusRun {
   /**
-   * A run on a connection the caller has: `family` `'postgres'` or `'mysql'`; `url` only
-   * names the database in errors.
+   * A run on a connection the caller has: `family` `'postgres'`, `'mysql'` or `'sqlite'`;
+   * `url` only names the database in errors. A schema `null` is the family's default (`seg`
+   * and `dict`; `main` on SQLite).
    */
-  constructor(family: string, url: string, table: string, segmentsSchema: string, dictionarySchema: string, layoutIndex: number)
+  constructor(family: string, url: string, table: string, segmentsSchema: string | undefined | null, dictionarySchema: string | undefined | null, layoutIndex: number)
   /**
    * A run on a connection to `url`, the family read from its scheme by the core
-   * (`Dialect::of_url`, the one rule of every client and the command line); another scheme is `INVALID_ARGUMENT`.
+   * (`Dialect::of_url`, the one rule of every client and the command line); another scheme,
+   * or a `sqlite:` URL that names no file, is `INVALID_ARGUMENT`.
    */
-  static forUrl(url: string, table: string, segmentsSchema: string, dictionarySchema: string, layoutIndex: number): StatusRun
+  static forUrl(url: string, table: string, segmentsSchema: string | undefined | null, dictionarySchema: string | undefined | null, layoutIndex: number): StatusRun
   /** The run of `shardid status ...`'s arguments (checked by `cliStatusUsage` first). */
   static fromArgs(args: Array<string>): StatusRun
   /** The URL the command line was given. */
   get url(): string
-  /** `'postgres'` or `'mysql'`: which driver runs the statements. */
+  /** `'postgres'`, `'mysql'` or `'sqlite'`: which driver runs the statements. */
   get family(): string
+  /** The file of a `sqlite:` URL, opened read-only; `null` for the other databases. */
+  get sqlitePath(): string | null
   /** The next statement, or `null` when done. */
   next(): string | null
   /** The rows of the last statement, as text or `null` cells. */

@@ -238,7 +238,7 @@ def test_a_url_no_driver_takes_is_invalid_argument_at_once(client: str, bad: str
         }
     for call, seen in got.items():
         assert seen.get("code") == "INVALID_ARGUMENT", (client, call, seen)
-        assert "not a database URL: postgresql://, postgres://, mysql:// or mariadb://" in seen["message"], (client, call, seen)
+        assert "not a database URL: postgresql://, postgres://, mysql://, mariadb:// or sqlite:///" in seen["message"], (client, call, seen)
         assert seen.get("ms", 0) < 500, (client, call, seen)
 
 

@@ -154,7 +154,7 @@ def test_a_server_that_is_down_or_refuses_is_exit_2_with_one_line(cluster: Any) 
         assert done.returncode == 2 and "no_such_db" in done.stderr and "does not exist" in done.stderr, done.stderr
         assert "secret" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
         done = cli("http://example.invalid/")
-        assert done.returncode == 2 and done.stderr == 'shardid: status: "http" is not a database URL: postgresql://, postgres://, mysql:// or mariadb://\n'
+        assert done.returncode == 2 and done.stderr == 'shardid: status: "http" is not a database URL: postgresql://, postgres://, mysql://, mariadb:// or sqlite:///\n'
 
 
 def socket_port() -> int:

@@ -55,14 +55,17 @@ impl ServerError {
 
 /// The core's one rule for a connection string ([`crate::sql::Dialect::of_url`]), for the
 /// PostgreSQL clients: the reason of an `INVALID_ARGUMENT` on `config` for a URL no driver
-/// takes or one of a MySQL-family server (which the `mysql` modules' clients take).
+/// takes, one of a MySQL-family server (which the `mysql` modules' clients take) or a SQLite
+/// file.
 pub(crate) fn url_problem(config: &str) -> Option<std::string::String> {
+    use crate::sql::Dialect;
     use std::string::ToString;
-    match crate::sql::Dialect::of_url(config) {
-        Ok(dialect) if dialect.is_mysql() => {
-            Some("names a MySQL or MariaDB server: the mysql module's client takes it".into())
+    match Dialect::of_url(config) {
+        Ok(Dialect::Postgres) => None,
+        Ok(Dialect::Sqlite) => {
+            Some("names a SQLite file: the sqlite module's client takes it".into())
         }
-        Ok(_) => None,
+        Ok(_) => Some("names a MySQL or MariaDB server: the mysql module's client takes it".into()),
         Err(why) => Some(why.to_string()),
     }
 }

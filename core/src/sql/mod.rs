@@ -49,7 +49,7 @@ pub use serials::{
     UNKNOWN_TIME_ZONE,
 };
 pub use uninstall::PostgresUninstall;
-pub use url::{NotADatabaseUrl, URL_SCHEMES};
+pub use url::{NotADatabaseUrl, NotASqliteUrl, URL_SCHEMES, sqlite_path};
 
 /// The longest schema name accepted: PostgreSQL truncates identifiers beyond 63 bytes without a
 /// word, and 40 leaves room for names derived from the schema.

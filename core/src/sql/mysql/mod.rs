@@ -61,21 +61,24 @@ pub enum Dialect {
     Mysql,
     /// MariaDB 10.6 or later, Galera clusters included.
     Mariadb,
+    /// SQLite 3.35 or later (`RETURNING`): one file, no server.
+    Sqlite,
 }
 
 impl Dialect {
-    /// The dialect of a name: `postgres` (or `postgresql`), `mysql` or `mariadb`.
+    /// The dialect of a name: `postgres` (or `postgresql`), `mysql`, `mariadb` or `sqlite`.
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "postgres" | "postgresql" => Some(Self::Postgres),
             "mysql" => Some(Self::Mysql),
             "mariadb" => Some(Self::Mariadb),
+            "sqlite" => Some(Self::Sqlite),
             _ => None,
         }
     }
 
     /// The names, for a usage message.
-    pub const NAMES: &'static str = "postgres, mysql, mariadb";
+    pub const NAMES: &'static str = "postgres, mysql, mariadb, sqlite";
 
     /// Whether this is MySQL or MariaDB.
     pub const fn is_mysql(self) -> bool {
@@ -88,10 +91,11 @@ impl Dialect {
     /// promoted replica writes another name than its old source did; on a Galera cluster
     /// (MariaDB, `wsrep_on`), `galera <wsrep_cluster_name>`, the same on every node: a row
     /// written on another node of the cluster was certified by all of them, which is no
-    /// failover. `None` for PostgreSQL, whose rows record the timeline.
+    /// failover. `None` for PostgreSQL, whose rows record the timeline, and for SQLite, which
+    /// has no server and no replica to promote.
     pub const fn server_identity(self) -> Option<&'static str> {
         match self {
-            Self::Postgres => None,
+            Self::Postgres | Self::Sqlite => None,
             Self::Mysql => Some(super::failover::MYSQL_SERVER),
             Self::Mariadb => Some(super::failover::MARIADB_SERVER),
         }
