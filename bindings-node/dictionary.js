@@ -28,7 +28,6 @@ class Dictionary {
     const o = typeof url === 'string' || Array.isArray(url) ? { ...options, connectionString: url, topic } : url ?? {}
     native.dictionaryCheckTopic(o.topic)
     this.topic = o.topic
-    this.schema = o.schema ?? 'dict'
     /** The two-way cache (the core's): `cache.size`, `cache.capacity`, `cache.clear()`. */
     this.cache = new native.DictCache(o.cacheSize)
     this._closed = false
@@ -43,6 +42,7 @@ class Dictionary {
     if (o.pool) {
       this.server = 0
       this._link = new Link(byName('postgres'), null, o.pool)
+      this.schema = o.schema ?? 'dict'
     } else {
       const servers = Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
       if (servers.length === 0 || !servers.every((s) => typeof s === 'string')) {
@@ -52,6 +52,8 @@ class Dictionary {
       this.server = native.dictionaryServerFor(this.topic, servers.length)
       // INVALID_ARGUMENT now for a URL no driver takes (the core's rule).
       const dialect = servers.map((url) => dialectOf(url, 'connectionString'))[this.server]
+      /** The schema: `dict` by default (`main` on SQLite: the file itself). */
+      this.schema = dialect.schema(o.schema, 'dict')
       this._link = new Link(dialect, dialect.opener(servers[this.server], 'shardid/dictionary'))
     }
     this._protocol = this._link.dialect.dictionary(this.schema, this.topic)

@@ -104,6 +104,23 @@ impl StatusRun {
         guard(env, || {
             let family = Dialect::of_url(&url)
                 .map_err(|why| invalid_argument(env, Class::Range, "database", &why.to_string()))?;
+            // The report's statements are PostgreSQL's and the MySQL family's: a SQLite file is
+            // refused here rather than sent them.
+            if !matches!(
+                family,
+                Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb
+            ) {
+                return Err(crate::errors::throw_kind(
+                    env,
+                    shardid::ErrorKind::Unsupported,
+                    &[(
+                        "reason",
+                        crate::errors::Field::Text(
+                            "shardid status of a SQLite file: not in the Node package yet",
+                        ),
+                    )],
+                ));
+            }
             let layout = crate::layout::layout(env, layout_index)?;
             let reader =
                 StatusReader::new(family, &table, &segments_schema, &dictionary_schema, layout)
