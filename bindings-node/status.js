@@ -28,6 +28,10 @@ async function drive(run, query) {
 
 /** A `query` function and a `close` for a new connection to `url` (the family's dialect). */
 function open(family, url) {
+  // The report's statements are PostgreSQL's and the MySQL family's.
+  if (family !== 'postgres' && family !== 'mysql') {
+    throw makeError('UNSUPPORTED', { reason: `shardid status of a ${family} database: not in the Node package yet` })
+  }
   const dialect = byName(family)
   dialect.check(url, 'url') // INVALID_ARGUMENT for a URL the family's driver would refuse
   const link = new Link(dialect, dialect.opener(url, 'shardid status', { timeoutMs: 5000 }))

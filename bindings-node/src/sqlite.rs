@@ -9,7 +9,7 @@ use napi_derive::napi;
 use shardid::sql::Placeholders;
 use shardid::sql::sqlite::{
     ConnectionSetup, DEFAULT_BUSY_TIMEOUT_MS, MAX_LIST, SqliteDictionary, SqliteSegments,
-    period_fits, period_tag,
+    TakeError, period_fits, period_tag,
 };
 
 use crate::errors::{Class, guard, invalid_argument};
@@ -118,14 +118,16 @@ pub fn sqlite_serial_create_sql(env: &Env, schema: String, pieces: u32) -> Resul
 pub fn sqlite_took(env: &Env, row: Vec<String>) -> Result<Option<&'static str>> {
     guard(env, || {
         let [first, count, stride] = row.as_slice() else {
-            return Ok(Some(shardid::sql::sqlite::TakeError::Unusable.sqlstate()));
+            return Ok(Some(TakeError::Unusable.sqlstate()));
         };
         let row = (
             parse_i64(env, first, "first")?,
             parse_i64(env, count, "count")?,
             parse_i64(env, stride, "stride")?,
         );
-        Ok(shardid::sql::sqlite::took(row).err().map(|e| e.sqlstate()))
+        Ok(shardid::sql::sqlite::took(row)
+            .err()
+            .map(TakeError::sqlstate))
     })
 }
 
@@ -153,7 +155,7 @@ pub fn sqlite_read(
         };
         Ok(shardid::sql::sqlite::read(size, row)
             .err()
-            .map(|e| e.sqlstate()))
+            .map(TakeError::sqlstate))
     })
 }
 

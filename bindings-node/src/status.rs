@@ -46,6 +46,24 @@ pub fn cli_status_usage(env: &Env, args: Vec<String>) -> Result<Option<CliOutput
     })
 }
 
+/// `UNSUPPORTED` for a SQLite file: the report's statements are PostgreSQL's and the MySQL
+/// family's, and a SQLite file is refused here rather than sent them.
+fn only_servers(env: &Env, family: Dialect) -> Result<()> {
+    match family {
+        Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => Ok(()),
+        _ => Err(crate::errors::throw_kind(
+            env,
+            shardid::ErrorKind::Unsupported,
+            &[(
+                "reason",
+                crate::errors::Field::Text(
+                    "shardid status of a SQLite file: not in the Node package yet",
+                ),
+            )],
+        )),
+    }
+}
+
 /// A run of `shardid status` (`shardid::cli::StatusRun`): `next()` a statement, `feed(rows)`
 /// its rows as text cells, then `output()` (the command line's) or `reportJson()`.
 #[napi]
@@ -104,23 +122,7 @@ impl StatusRun {
         guard(env, || {
             let family = Dialect::of_url(&url)
                 .map_err(|why| invalid_argument(env, Class::Range, "database", &why.to_string()))?;
-            // The report's statements are PostgreSQL's and the MySQL family's: a SQLite file is
-            // refused here rather than sent them.
-            if !matches!(
-                family,
-                Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb
-            ) {
-                return Err(crate::errors::throw_kind(
-                    env,
-                    shardid::ErrorKind::Unsupported,
-                    &[(
-                        "reason",
-                        crate::errors::Field::Text(
-                            "shardid status of a SQLite file: not in the Node package yet",
-                        ),
-                    )],
-                ));
-            }
+            only_servers(env, family)?;
             let layout = crate::layout::layout(env, layout_index)?;
             let reader =
                 StatusReader::new(family, &table, &segments_schema, &dictionary_schema, layout)
@@ -136,6 +138,8 @@ impl StatusRun {
     pub fn from_args(env: &Env, args: Vec<String>) -> Result<Self> {
         guard(env, || {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            // A SQLite file's run is refused when status.js opens its connection (UNSUPPORTED,
+            // said as the command line's failure, exit status 2).
             shardid::cli::status(&args)
                 .map(|inner| Self { inner })
                 .map_err(|out| invalid_argument(env, Class::Range, "args", out.stderr.trim_end()))

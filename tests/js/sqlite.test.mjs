@@ -205,6 +205,11 @@ test('a file that cannot be used is refused with the kind the other databases us
   await assert.rejects(createTag(ok, 'a', { schema: 'seg' }), { code: 'INVALID_ARGUMENT', argument: 'schema' })
   await assert.rejects(require('./postgres.js').lease({ layout: require('./index.js').Layout.TWITTER, connectionString: ok, shards: [0, 4] }), { code: 'UNSUPPORTED' })
   await assert.rejects(denseIds({ connectionString: ok, tag: 'never-created' }), { code: 'UNKNOWN_TAG' })
+  // Not yet in Node: shard leases and `shardid status` on SQLite say so, never send it another
+  // database's SQL.
+  const status = await require('./status.js').main(['status', ok])
+  assert.equal(status.code, 2)
+  assert.match(status.stderr, /not in the Node package yet/)
 })
 
 test('a read-only file is DATABASE and a lock held past the busy timeout DATABASE_UNREACHABLE', addonOnly, async (t) => {
