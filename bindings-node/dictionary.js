@@ -1,7 +1,8 @@
 'use strict'
 // shardid/dictionary: a string <-> ID dictionary on PostgreSQL, with `pg` (an optional peer
-// dependency), or on MySQL and MariaDB (a `mysql://` URL), with `mysql2`: one driver over the
-// URL's dialect (dialects/). A string and a topic in, that string's ID out (a bigint), the same
+// dependency), on MySQL and MariaDB (a `mysql://` URL), with `mysql2`, or in a SQLite file (a
+// `sqlite:///` URL), with `better-sqlite3` or `node:sqlite`: one driver over the URL's dialect
+// (dialects/). A string and a topic in, that string's ID out (a bigint), the same
 // one forever; IDs of a topic are dense, from 0. The cache, the batch logic, the checks, the
 // statements and the choice of server are the core's (shardid::dictionary, through the addon),
 // so this file only sends statements.

@@ -1,7 +1,8 @@
 'use strict'
 // shardid/segments: dense IDs from segments (号段) of PostgreSQL, with `pg` (an optional peer
-// dependency), or of MySQL and MariaDB (a `mysql://` URL), with `mysql2`: one driver over the
-// URL's dialect (dialects/). The allocator is the core's (shardid::segment, through the addon):
+// dependency), of MySQL and MariaDB (a `mysql://` URL), with `mysql2`, or of a SQLite file (a
+// `sqlite:///` URL), with `better-sqlite3` or `node:sqlite`: one driver over the URL's dialect
+// (dialects/). The allocator is the core's (shardid::segment, through the addon):
 // the hot path is synchronous and never touches the database; fetches are asynchronous, one at
 // a time, on a connection of the allocator's own. The statements are the core's too.
 
