@@ -81,6 +81,11 @@ function creationError(dialect, err, schema, ddl) {
 
 /** The dialect of a connection of the caller's (a pg Client or Pool, a mysql2 connection or pool). */
 function dialectOfConnection(conn) {
+  // A SQLite handle (better-sqlite3's Database, node:sqlite's DatabaseSync: `prepare`, no
+  // `query`): the report's statements are PostgreSQL's and the MySQL family's.
+  if (typeof conn.prepare === 'function' && typeof conn.query !== 'function') {
+    throw makeError('UNSUPPORTED', { reason: 'a SQLite connection: not in the Node package yet' })
+  }
   const mysql2 = typeof conn.execute === 'function' || conn.config?.connectionConfig || conn.connection?.config
   return byName(mysql2 ? 'mysql' : 'postgres')
 }

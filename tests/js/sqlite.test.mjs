@@ -210,6 +210,11 @@ test('a file that cannot be used is refused with the kind the other databases us
   const status = await require('./status.js').main(['status', ok])
   assert.equal(status.code, 2)
   assert.match(status.stderr, /not in the Node package yet/)
+  await assert.rejects(require('./status.js').read(ok), { code: 'UNSUPPORTED' })
+  const Database = require('better-sqlite3')
+  const handle = new Database(join(dir, 'handle.db'))
+  await assert.rejects(require('./status.js').read(handle), { code: 'UNSUPPORTED' })
+  handle.close()
 })
 
 test('a read-only file is DATABASE and a lock held past the busy timeout DATABASE_UNREACHABLE', addonOnly, async (t) => {
@@ -262,4 +267,37 @@ test('a read-only file is DATABASE and a lock held past the busy timeout DATABAS
     holder.exec('ROLLBACK')
     holder.close()
   }
+})
+
+test('without better-sqlite3 or node:sqlite a sqlite:/// URL says which package to install', addonOnly, async (t) => {
+  const dir = scratch(t)
+  // A process in which neither driver can be loaded (as in a project that installed neither,
+  // on a Node before 22.5).
+  const hide = join(dir, 'hide.cjs')
+  writeFileSync(hide, `
+    const Module = require('node:module')
+    const resolve = Module._resolveFilename
+    Module._resolveFilename = function (request, ...rest) {
+      if (request === 'better-sqlite3' || request === 'node:sqlite') {
+        const err = new Error('Cannot find module ' + request)
+        err.code = 'MODULE_NOT_FOUND'
+        throw err
+      }
+      return resolve.call(this, request, ...rest)
+    }
+  `)
+  const script = `
+    const { createTag } = require(${JSON.stringify(require.resolve('./segments.js'))})
+    createTag(${JSON.stringify(urlOf(join(dir, 'x.db')))}, 'a').then(
+      () => console.log('{}'),
+      (err) => console.log(JSON.stringify({ code: err.code, message: err.message })))
+  `
+  const out = await new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['--require', hide, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let text = ''
+    p.stdout.on('data', (d) => { text += d })
+    p.on('exit', (code) => (code === 0 ? resolve(JSON.parse(text)) : reject(new Error(`exited ${code}`))))
+  })
+  assert.equal(out.code, 'UNSUPPORTED')
+  assert.match(out.message, /npm install better-sqlite3/)
 })
