@@ -217,7 +217,8 @@ function serverError(sqlstate, message) {
  *  read tells an unknown tag (`serial`: the registration says what to do) from an exhausted
  *  one, or (a tag created in between) the take is sent again. */
 async function takeSegment(conn, sql, tag, size, onUnknown = null) {
-  for (;;) {
+  // Sent again only after a tag was created in between: a third refusal is no such race.
+  for (let attempt = 1; attempt <= 3; attempt++) {
     conn.createOnce(sql.ddl)
     const rows = await conn.run(sql.take, [int(size), tag])
     if (rows.length > 0) {
@@ -234,6 +235,7 @@ async function takeSegment(conn, sql, tag, size, onUnknown = null) {
     const sqlstate = native.sqliteRead(String(size), read.length ? read[0].map(number) : null)
     if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
   }
+  throw makeError('DATABASE', { reason: `the take of tag ${tag} was refused three times by a row that allows it` })
 }
 
 async function giveBack(conn, sql, tag, first, end) {
