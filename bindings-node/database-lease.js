@@ -315,8 +315,11 @@ async function leaseOn(Lease, options, dialect, argument) {
       throw invalidArgument(argument, dialect.name === 'mysql' ? 'must be a mysql:// or mariadb:// URL' : 'must be a PostgreSQL connection string')
     }
     const named = dialectOf(target, argument)
+    if (named.lease === null) {
+      throw makeError('UNSUPPORTED', { reason: `shard leases on ${named.name}: not in the Node package yet (lock-file leases need no database)` })
+    }
     if (named !== dialect) {
-      const other = named.name === 'mysql' ? 'a MySQL or MariaDB' : 'a PostgreSQL'
+      const other = { mysql: 'a MySQL or MariaDB', postgres: 'a PostgreSQL' }[named.name]
       throw invalidArgument(argument, `names ${other} server: lease from ${named.lease.module}`)
     }
   }

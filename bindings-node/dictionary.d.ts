@@ -1,17 +1,19 @@
-// shardid/dictionary: a string <-> ID dictionary on PostgreSQL (needs the `pg` package), or on
-// MySQL and MariaDB given `mysql://` URLs (needs `mysql2`).
+// shardid/dictionary: a string <-> ID dictionary on PostgreSQL (needs the `pg` package), on
+// MySQL and MariaDB given `mysql://` URLs (needs `mysql2`), or in a SQLite file given
+// `sqlite:///` URLs (needs `better-sqlite3`, or Node's own `node:sqlite`).
 import type { U64Input } from './index.js'
 
 /** What `new Dictionary(...)` takes: a connection (string or pool) and a topic. */
 export interface DictionaryOptions {
   /** A PostgreSQL URL (`postgresql://`; pg reads no libpq `key=value` string), or a `mysql://user:password@host:port/database` (or
-   *  `mariadb://`) URL (a list: topics spread over the servers by `serverFor`)... */
+   *  `mariadb://`) URL, or a `sqlite:///relative.db` / `sqlite:////absolute.db` URL (a list:
+   *  topics spread over the servers by `serverFor`)... */
   connectionString?: string | string[]
   /** ...or a `pg.Pool` (anything with `query()`) of yours, not ended by `close()`. */
   pool?: unknown
   /** The topic (1 to 200 bytes), created with `create()` or `<schema>.create_topic()`. */
   topic: string
-  /** The schema holding the dictionary's DDL (default `dict`). */
+  /** The schema holding the dictionary's DDL (default `dict`; on SQLite the file itself, `main`). */
   schema?: string
   /** Entries cached each way (default 100,000; 0: no cache). */
   cacheSize?: U64Input
@@ -44,7 +46,8 @@ export interface DictionaryStats {
 export declare class Dictionary {
   /**
    * The dictionary of `topic` on the server at `url` (a PostgreSQL connection URL or a
-   * `mysql://`/`mariadb://` URL; a list: topics spread over the servers by `serverFor`).
+   * `mysql://`/`mariadb://` URL, or a `sqlite:///` URL whose tables are created on first use;
+   * a list: topics spread over the servers by `serverFor`).
    * Connects lazily: the first call opens the connection.
    */
   constructor(url: string | string[], topic: string, options?: Omit<DictionaryOptions, 'connectionString' | 'pool' | 'topic'>)

@@ -1,7 +1,8 @@
 'use strict'
 // shardid/dictionary: a string <-> ID dictionary on PostgreSQL, with `pg` (an optional peer
-// dependency), or on MySQL and MariaDB (a `mysql://` URL), with `mysql2`: one driver over the
-// URL's dialect (dialects/). A string and a topic in, that string's ID out (a bigint), the same
+// dependency), on MySQL and MariaDB (a `mysql://` URL), with `mysql2`, or in a SQLite file (a
+// `sqlite:///` URL), with `better-sqlite3` or `node:sqlite`: one driver over the URL's dialect
+// (dialects/). A string and a topic in, that string's ID out (a bigint), the same
 // one forever; IDs of a topic are dense, from 0. The cache, the batch logic, the checks, the
 // statements and the choice of server are the core's (shardid::dictionary, through the addon),
 // so this file only sends statements.
@@ -28,7 +29,6 @@ class Dictionary {
     const o = typeof url === 'string' || Array.isArray(url) ? { ...options, connectionString: url, topic } : url ?? {}
     native.dictionaryCheckTopic(o.topic)
     this.topic = o.topic
-    this.schema = o.schema ?? 'dict'
     /** The two-way cache (the core's): `cache.size`, `cache.capacity`, `cache.clear()`. */
     this.cache = new native.DictCache(o.cacheSize)
     this._closed = false
@@ -43,6 +43,7 @@ class Dictionary {
     if (o.pool) {
       this.server = 0
       this._link = new Link(byName('postgres'), null, o.pool)
+      this.schema = o.schema ?? 'dict'
     } else {
       const servers = Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
       if (servers.length === 0 || !servers.every((s) => typeof s === 'string')) {
@@ -52,6 +53,8 @@ class Dictionary {
       this.server = native.dictionaryServerFor(this.topic, servers.length)
       // INVALID_ARGUMENT now for a URL no driver takes (the core's rule).
       const dialect = servers.map((url) => dialectOf(url, 'connectionString'))[this.server]
+      /** The schema: `dict` by default (`main` on SQLite: the file itself). */
+      this.schema = dialect.schema(o.schema, 'dict')
       this._link = new Link(dialect, dialect.opener(servers[this.server], 'shardid/dictionary'))
     }
     this._protocol = this._link.dialect.dictionary(this.schema, this.topic)

@@ -131,21 +131,25 @@ export declare class MysqlFetch {
  */
 export declare class StatusRun {
   /**
-   * A run on a connection the caller has: `family` `'postgres'` or `'mysql'`; `url` only
-   * names the database in errors.
+   * A run on a connection the caller has: `family` `'postgres'`, `'mysql'` or `'sqlite'`;
+   * `url` only names the database in errors. A schema `null` is the family's default (`seg`
+   * and `dict`; `main` on SQLite).
    */
-  constructor(family: string, url: string, table: string, segmentsSchema: string, dictionarySchema: string, layoutIndex: number)
+  constructor(family: string, url: string, table: string, segmentsSchema: string | undefined | null, dictionarySchema: string | undefined | null, layoutIndex: number)
   /**
    * A run on a connection to `url`, the family read from its scheme by the core
-   * (`Dialect::of_url`, the one rule of every client and the command line); another scheme is `INVALID_ARGUMENT`.
+   * (`Dialect::of_url`, the one rule of every client and the command line); another scheme,
+   * or a `sqlite:` URL that names no file, is `INVALID_ARGUMENT`.
    */
-  static forUrl(url: string, table: string, segmentsSchema: string, dictionarySchema: string, layoutIndex: number): StatusRun
+  static forUrl(url: string, table: string, segmentsSchema: string | undefined | null, dictionarySchema: string | undefined | null, layoutIndex: number): StatusRun
   /** The run of `shardid status ...`'s arguments (checked by `cliStatusUsage` first). */
   static fromArgs(args: Array<string>): StatusRun
   /** The URL the command line was given. */
   get url(): string
-  /** `'postgres'` or `'mysql'`: which driver runs the statements. */
+  /** `'postgres'`, `'mysql'` or `'sqlite'`: which driver runs the statements. */
   get family(): string
+  /** The file of a `sqlite:` URL, opened read-only; `null` for the other databases. */
+  get sqlitePath(): string | null
   /** The next statement, or `null` when done. */
   next(): string | null
   /** The rows of the last statement, as text or `null` cells. */
@@ -252,7 +256,7 @@ export declare function compose(layoutIndex: number, timestamp: unknown, shard: 
 
 /**
  * The database a connection string names, by the core's one rule (`Dialect::of_url`):
- * `'postgres'`, `'mysql'` or `'mariadb'`; any other scheme is `INVALID_ARGUMENT` on
+ * `'postgres'`, `'mysql'`, `'mariadb'` or `'sqlite'`; any other scheme is `INVALID_ARGUMENT` on
  * `argument`, naming the schemes taken. Every client decides its driver by it.
  */
 export declare function databaseOfUrl(url: string, argument: string): string
@@ -778,6 +782,100 @@ export declare function setSerialBuffer(buffer: Float64Array): void
 
 /** `key % logicalShards`, checked against the layout. */
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number
+
+/**
+ * The IDs of the strings still missing after the re-check under the write lock
+ * (`missing[i]`), numbered from the topic's `next` in order (the core's `assign_new`, the
+ * MySQL family's too).
+ */
+export declare function sqliteAssignNew(missing: Array<boolean>, base: string): Array<MysqlAssigned>
+
+/**
+ * What a driver runs on every new connection before anything else (the core's
+ * `CONNECTION_SETUP`): the busy timeout (`null`: the core's default, 5 s), WAL mode,
+ * `synchronous = FULL`.
+ */
+export declare function sqliteConnectionSetup(busyTimeoutMs?: number | undefined | null): string
+
+/** The dictionary's DDL in schema `schema`. */
+export declare function sqliteDictionaryDdl(schema: string): string
+
+/**
+ * One statement of the dictionary in schema `schema` (`find`, `findValues`, `lock`,
+ * `recheck`, `insert`, `advance`, `createTopic`, `dropTopic`, `state`), for `n` items where it
+ * takes a list (at most `sqliteMaxList()`).
+ */
+export declare function sqliteDictionarySql(schema: string, which: string, n: number): string
+
+/** The longest list one dictionary statement takes: longer lists go in pieces. */
+export declare function sqliteMaxList(): number
+
+/**
+ * The file a `sqlite:///relative.db` or `sqlite:////absolute.db` URL names (the core's
+ * `sqlite_path`); `INVALID_ARGUMENT` on `argument` for an in-memory database, a host or a
+ * query string.
+ */
+export declare function sqlitePath(url: string, argument: string): string
+
+/**
+ * Whether `period` is a period of a serial tag that resets every `reset` (`day`:
+ * `2026-11-25`, `month`, `year`, `never`: `''`).
+ */
+export declare function sqlitePeriodFits(reset: string, period: string): boolean
+
+/**
+ * The tag holding the numbers of serial tag `tag`'s `period`: `tag@2026-11-25`, or `tag`
+ * itself for the period `''`.
+ */
+export declare function sqlitePeriodTag(tag: string, period: string): string
+
+/**
+ * Why a take of `size` returned no row, from the read's row `(next, step, stride)` (`null`:
+ * none): the SQLSTATE (unknown tag, exhausted, a bad size), or `null`: take again (the tag
+ * was created in between).
+ */
+export declare function sqliteRead(size: string, row?: Array<string> | undefined | null): string | null
+
+/** The segment and serial statements of schema `schema` (`main`: the file itself). */
+export declare function sqliteSegmentSql(schema: string): SqliteSegmentSql
+
+/** The segments' and serials' DDL and statements on SQLite, `?` placeholders. */
+export interface SqliteSegmentSql {
+  /** The tables (tags and serial registrations), `CREATE ... IF NOT EXISTS`. */
+  ddl: string
+  /** `(size, tag)`: one row `(first, count, stride)`, or none (then `read`). */
+  take: string
+  /** `(tag)`: one row `(next, step, stride)`, or none: an unknown tag. */
+  read: string
+  /** `(first, end, tag)`: one row when given back. */
+  giveBack: string
+  /** `(tag, first)`: one row when created, none when it was there. */
+  createTag: string
+  /** `(tag)`: one row `(canonical, zone, max_gap, reset)` of a serial tag, or none. */
+  info: string
+}
+
+/**
+ * The registration of a serial tag whose format has `pieces` pieces; parameters `(tag,
+ * format, zone, canonical, shape, pieces..., width, reset, max_gap)`.
+ */
+export declare function sqliteSerialCreateSql(schema: string, pieces: number): string
+
+/**
+ * The SQLSTATE of a take's row `(first, count, stride)` no shardid DDL makes (`XX000`), or
+ * `null`: the row is the segment.
+ */
+export declare function sqliteTook(row: Array<string>): string | null
+
+/** The dictionary writer's transaction statements. */
+export declare function sqliteTransaction(): SqliteTransaction
+
+/** The statements of `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK` the dictionary's writer sends. */
+export interface SqliteTransaction {
+  begin: string
+  commit: string
+  rollback: string
+}
 
 /** One family of the core's table: its name, its labels and its rows. */
 export interface StatsFamily {

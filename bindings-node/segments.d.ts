@@ -1,18 +1,21 @@
-// shardid/segments: dense IDs from PostgreSQL segments (needs the `pg` package), or MySQL and
-// MariaDB ones given `mysql://` URLs (needs `mysql2`).
+// shardid/segments: dense IDs from PostgreSQL segments (needs the `pg` package), MySQL and
+// MariaDB ones given `mysql://` URLs (needs `mysql2`), or a SQLite file's given `sqlite:///`
+// URLs (needs `better-sqlite3`, or Node's own `node:sqlite`).
 import type { U64Input } from './index.js'
 
 /** What `denseIds(...)` takes: a connection and a tag. */
 export interface DenseIdsOptions {
   /** A libpq connection string or URL for a connection the allocator owns, or a
    *  `mysql://user:password@host:port/database` (or `mariadb://`) URL (a list: ticket servers,
-   *  each with the DDL of its index, used in turn and whichever answers)... */
+   *  each with the DDL of its index, used in turn and whichever answers), or a
+   *  `sqlite:///relative.db` / `sqlite:////absolute.db` URL (one file; its tables created on
+   *  first use)... */
   connectionString?: string | string[]
   /** ...or an unconnected `pg.Client` it then owns. */
   client?: unknown
   /** The tag (1 to 200 bytes), created beforehand with `<schema>.create_tag()`. */
   tag: string
-  /** The schema holding the segments' DDL (default `seg`). */
+  /** The schema holding the segments' DDL (default `seg`; on SQLite the file itself, `main`). */
   schema?: string
   /** Segment sizes, adapted to last about `targetMs` (defaults 1,000, 1,000,000 and 60,000). */
   minSize?: U64Input
@@ -93,10 +96,12 @@ export declare function denseIds(options: DenseIdsOptions): Promise<DenseIds>
 
 /**
  * Creates the tag of dense IDs `tag` (from 1) on the server at `url` — a PostgreSQL connection
- * URL or a `mysql://`/`mariadb://` URL; a list: on each ticket server — if it is not there (a
- * tag already there is left as it is). Rejects with `INVALID_ARGUMENT` for a bad tag, URL or
- * schema, `DATABASE` naming the DDL to run when the schema (default `seg`) has none,
- * `DATABASE_UNREACHABLE` when a server cannot be reached.
+ * URL or a `mysql://`/`mariadb://` URL; a list: on each ticket server; or a `sqlite:///` URL,
+ * its tables created on first use — if it is not there (a tag already there is left as it is).
+ * Rejects with `INVALID_ARGUMENT` for a bad tag, URL or schema, `DATABASE` naming the DDL to
+ * run when the schema (default `seg`) has none (on SQLite: a file that is not a SQLite
+ * database, or is read-only), `DATABASE_UNREACHABLE` when a server cannot be reached (on
+ * SQLite: a missing directory, or a write lock held past the busy timeout).
  */
 export declare function createTag(url: string | string[], tag: string, options?: { schema?: string }): Promise<void>
 
@@ -146,6 +151,7 @@ export declare class SerialFormat {
 
 /** What `serials(...)` takes: a connection, the tag and its format and zone. */
 export interface SerialsOptions {
+  /** A PostgreSQL connection string or a `sqlite:///` URL... */
   connectionString?: string
   /** An unconnected `pg.Client` it then owns. */
   client?: unknown
@@ -198,6 +204,7 @@ export declare function serials(options: SerialsOptions): Promise<Serials>
 
 /** What `createSerial(...)` takes: a connection, the tag, its format and zone. */
 export interface CreateSerialOptions {
+  /** A PostgreSQL connection string or a `sqlite:///` URL... */
   connectionString?: string
   /** A connected `pg.Client`, used as it is. */
   client?: unknown
@@ -220,8 +227,8 @@ export interface CreateSerialMore {
 }
 
 /**
- * Registers the serial tag `tag` with `format` on the server at `url` once (again alike:
- * nothing). Rejects with `SERIAL_MISMATCH` for a tag registered otherwise, `INVALID_ARGUMENT`
+ * Registers the serial tag `tag` with `format` on the server at `url` (PostgreSQL, or a
+ * `sqlite:///` URL) once (again alike: nothing). Rejects with `SERIAL_MISMATCH` for a tag registered otherwise, `INVALID_ARGUMENT`
  * for a bad tag or URL, `UNSUPPORTED` on MySQL and MariaDB (serials are kept in PostgreSQL, for
  * now), `DATABASE` naming the DDL to run when the schema has none, `DATABASE_UNREACHABLE` when
  * the server cannot be reached.

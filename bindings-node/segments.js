@@ -1,7 +1,8 @@
 'use strict'
 // shardid/segments: dense IDs from segments (号段) of PostgreSQL, with `pg` (an optional peer
-// dependency), or of MySQL and MariaDB (a `mysql://` URL), with `mysql2`: one driver over the
-// URL's dialect (dialects/). The allocator is the core's (shardid::segment, through the addon):
+// dependency), of MySQL and MariaDB (a `mysql://` URL), with `mysql2`, or of a SQLite file (a
+// `sqlite:///` URL), with `better-sqlite3` or `node:sqlite`: one driver over the URL's dialect
+// (dialects/). The allocator is the core's (shardid::segment, through the addon):
 // the hot path is synchronous and never touches the database; fetches are asynchronous, one at
 // a time, on a connection of the allocator's own. The statements are the core's too.
 
@@ -224,11 +225,11 @@ if (Symbol.asyncDispose) DenseIds.prototype[Symbol.asyncDispose] = DenseIds.prot
 async function denseIds(options) {
   const o = options ?? {}
   checkTag(o.tag)
-  const schema = o.schema ?? 'seg'
-  // The core's statements; INVALID_ARGUMENT for a schema name that is not a plain identifier.
-  native.segmentSql(schema)
+  // INVALID_ARGUMENT for a schema name that is not a plain identifier, before the URL's checks.
+  native.segmentSql(o.schema ?? 'seg')
   const targets = o.client ? [o.client] : Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
   const dialect = dialectOfAll(targets, 'connectionString')
+  const schema = dialect.schema(o.schema, 'seg')
   const links = targets.map((target) => new Link(dialect, dialect.opener(target, 'shardid/segments')))
   // A new allocator of the core, reported to exporters (`shardid_segment_*{schema,tag}`) until
   // `close()` (or a start that failed) unregisters it: the addon's table never frees it.
@@ -261,14 +262,15 @@ function checkTag(tag) {
  * with `INVALID_ARGUMENT` for a bad tag, URL or schema, `DATABASE` naming the DDL to run when
  * the schema has none, `DATABASE_UNREACHABLE` when a server cannot be reached.
  */
-async function createTag(url, tag, { schema = 'seg' } = {}) {
+async function createTag(url, tag, { schema: given } = {}) {
   checkTag(tag)
-  native.segmentSql(schema) // INVALID_ARGUMENT for a schema name that is not a plain identifier
+  native.segmentSql(given ?? 'seg') // INVALID_ARGUMENT for a schema name that is not a plain identifier
   const targets = Array.isArray(url) ? url : [url]
   if (targets.length === 0 || !targets.every((t) => typeof t === 'string')) {
     throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'must be a connection string or a non-empty list of them' }, TypeError)
   }
   const dialect = dialectOfAll(targets, 'url')
+  const schema = dialect.schema(given, 'seg')
   const protocol = dialect.segments(schema)
   for (const target of targets) {
     const link = new Link(dialect, dialect.opener(target, 'shardid/segments'))
@@ -515,7 +517,7 @@ if (Symbol.asyncDispose) Serials.prototype[Symbol.asyncDispose] = Serials.protot
  *  database that keeps none (the dialect says), INVALID_ARGUMENT for a bad schema name. */
 function serialsOn(o) {
   const dialect = dialectOf(o.client ?? o.connectionString, 'connectionString')
-  return [dialect, dialect.serials(o.schema ?? 'seg')]
+  return [dialect, dialect.serials(dialect.schema(o.schema, 'seg'))]
 }
 
 /**
@@ -569,7 +571,7 @@ async function createSerial(url, tag, format, options) {
   // A client given is the caller's: used as it is, not ended.
   const link = o.client ? new Link(dialect, null, o.client) : new Link(dialect, dialect.opener(o.connectionString, 'shardid/segments'))
   try {
-    await link.use((conn) => protocol.create(conn, [o.tag, parsed.format, parsed.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap]))
+    await link.use((conn) => protocol.create(conn, [o.tag, parsed.format, parsed.zone, r.canonical, r.shape, r.pieces, r.width, r.reset, maxGap], parsed))
   } catch (err) {
     throw serialDatabaseError(dialect, err, o.tag, parsed.zone, o.schema ?? 'seg')
   } finally {

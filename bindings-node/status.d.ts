@@ -78,8 +78,8 @@ export interface LayoutStatus {
 
 /** What `read()` found: the fields of `npx shardid status --json` (schema version 1). */
 export interface StatusReport {
-  /** `postgres` or `mysql`. */
-  database: 'postgres' | 'mysql'
+  /** `postgres`, `mysql` (MySQL and MariaDB) or `sqlite`. */
+  database: 'postgres' | 'mysql' | 'sqlite'
   /** The database server's clock when the status was read. */
   now: Date
   leases: Section<LeaseStatus>
@@ -98,9 +98,9 @@ export interface StatusReport {
 export interface StatusOptions {
   /** Sets both `segmentsSchema` and `dictionarySchema`. */
   schema?: string
-  /** Where the tags are (default `seg`). */
+  /** Where the tags are (default `seg`; on SQLite `main`, an attached database otherwise). */
   segmentsSchema?: string
-  /** Where the topics are (default `dict`). */
+  /** Where the topics are (default `dict`; on SQLite `main`). */
   dictionarySchema?: string
   /** The lease table (default `shardid_leases`). */
   table?: string
@@ -109,9 +109,11 @@ export interface StatusOptions {
 }
 
 /**
- * The status of `database`: a URL (`postgresql://...`, `mysql://...`), or an open pg Client or
- * Pool or mysql2 connection (left open). `DATABASE_UNREACHABLE` when the server cannot be
- * reached; a statement's failure is the driver's error.
+ * The status of `database`: a URL (`postgresql://...`, `mysql://...`, `sqlite:///file.db`, the
+ * file opened read-only with better-sqlite3), or an open pg Client or Pool, mysql2 connection
+ * or SQLite database (better-sqlite3, `node:sqlite`), left open. `DATABASE_UNREACHABLE` when
+ * the server cannot be reached (or the SQLite file does not exist); a statement's failure is
+ * the driver's error.
  */
 export function read(database: string | object, options?: StatusOptions): Promise<StatusReport>
 

@@ -3,9 +3,11 @@
 // rate, years left before 2^63), the dictionary's topics, and when the layouts in use run out —
 // for programs (`read()`) and `npx shardid status URL` (`main()`). The statements, the figures
 // and both renderings are the core's (shardid::sql::status): this file runs the statements on
-// pg or mysql2 and hands the rows back, so the output is Python's, byte for byte.
+// pg, mysql2 or better-sqlite3 (a sqlite:/// URL: the file opened read-only) and hands the rows
+// back, so the output is Python's, byte for byte.
+const fs = require('node:fs')
 const native = require('./native.generated.js')
-const { ShardIdError, makeError, describe } = require('./errors.js')
+const { ShardIdError, makeError, describe, unreachableError } = require('./errors.js')
 const { Layout } = require('./index.js')
 const { byName, dialectOfConnection, Link } = require('./dialects/index.js')
 const { layoutIndex } = require('./database-lease.js')
@@ -26,17 +28,63 @@ async function drive(run, query) {
   }
 }
 
-/** A `query` function and a `close` for a new connection to `url` (the family's dialect). */
-function open(family, url) {
+/** better-sqlite3 (an optional peer dependency), or UNSUPPORTED naming it. */
+function sqliteDriver() {
+  try {
+    return require('better-sqlite3')
+  } catch {
+    throw makeError('UNSUPPORTED', { reason: 'shardid status on a SQLite file needs the better-sqlite3 package: npm install better-sqlite3' })
+  }
+}
+
+/**
+ * The rows of `sql` on a SQLite connection, as arrays: better-sqlite3's raw rows, or the
+ * values of `node:sqlite`'s objects (the core names every column of its SQLite statements
+ * apart: c0, c1, ...).
+ */
+function sqliteRows(db, sql) {
+  const statement = db.prepare(sql)
+  if (typeof statement.raw === 'function') return statement.raw(true).all()
+  return statement.all().map((row) => Object.values(row))
+}
+
+/**
+ * The SQLite file `path` opened read-only (a status creates no file and writes nothing), waiting
+ * up to 5 s for a writer's lock; DATABASE_UNREACHABLE when there is no such file.
+ */
+function openSqlite(path) {
+  if (!fs.statSync(path, { throwIfNoEntry: false })?.isFile()) {
+    throw makeError('DATABASE_UNREACHABLE', { reason: `no SQLite file '${path}'` })
+  }
+  const Database = sqliteDriver()
+  let db
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 5000 })
+  } catch (err) {
+    throw unreachableError(err)
+  }
+  return { query: async (sql) => sqliteRows(db, sql), close: async () => db.close() }
+}
+
+/** A `query` function and a `close` for a new connection to `run`'s database (its family's driver). */
+function open(run) {
+  const family = run.family
+  const url = run.url
+  if (family === 'sqlite') return openSqlite(run.sqlitePath)
+  if (family !== 'postgres' && family !== 'mysql') throw new Error(`a family no status driver runs: ${family}`)
   const dialect = byName(family)
   dialect.check(url, 'url') // INVALID_ARGUMENT for a URL the family's driver would refuse
   const link = new Link(dialect, dialect.opener(url, 'shardid status', { timeoutMs: 5000 }))
   return { query: (sql) => link.use((conn) => dialect.rows(conn, sql)), close: () => link.end() }
 }
 
-// A `query` function for a connection the caller has: a pg Client or Pool, or a mysql2
-// connection or pool (promise or callback API).
+// A `query` function for a connection the caller has: a pg Client or Pool, a mysql2
+// connection or pool (promise or callback API), or a SQLite database (better-sqlite3's, or
+// node:sqlite's DatabaseSync: `prepare` and `exec`, and no `query` as pg and mysql2 have).
 function queryOf(connection) {
+  if (typeof connection?.prepare === 'function' && typeof connection.exec === 'function' && typeof connection.query !== 'function') {
+    return ['sqlite', async (sql) => sqliteRows(connection, sql)]
+  }
   const dialect = dialectOfConnection(connection)
   const conn = dialect.adopt(connection)
   return [dialect.name, (sql) => dialect.rows(conn, sql)]
@@ -75,14 +123,15 @@ function report(run) {
 }
 
 /**
- * `await read(database, { schema, segmentsSchema = 'seg', dictionarySchema = 'dict', table =
- * 'shardid_leases', layout = Layout.INSTAGRAM })`: the status of `database`, a URL
- * (`postgresql://...`, `mysql://...`) or an open pg Client/Pool or mysql2 connection (left open).
+ * `await read(database, { schema, segmentsSchema, dictionarySchema, table = 'shardid_leases',
+ * layout = Layout.INSTAGRAM })`: the status of `database`, a URL (`postgresql://...`,
+ * `mysql://...`, `sqlite:///file.db`) or an open pg Client/Pool, mysql2 connection or SQLite
+ * database (left open). The schemas default to the core's: `seg` and `dict`, `main` on SQLite.
  */
 async function read(database, options = {}) {
   const o = options ?? {}
-  const segmentsSchema = o.schema ?? o.segmentsSchema ?? 'seg'
-  const dictionarySchema = o.schema ?? o.dictionarySchema ?? 'dict'
+  const segmentsSchema = o.schema ?? o.segmentsSchema ?? null
+  const dictionarySchema = o.schema ?? o.dictionarySchema ?? null
   const table = o.table ?? 'shardid_leases'
   const layout = o.layout ?? Layout.INSTAGRAM
   if (!(layout instanceof Layout)) {
@@ -91,7 +140,7 @@ async function read(database, options = {}) {
   const index = layoutIndex(layout)
   if (typeof database === 'string') {
     const run = native.StatusRun.forUrl(database, table, segmentsSchema, dictionarySchema, index)
-    const db = open(run.family, database)
+    const db = open(run)
     try {
       await drive(run, db.query)
     } finally {
@@ -113,7 +162,7 @@ async function main(args) {
   const why = (err) => run.failed(err instanceof ShardIdError ? err.message : describe(err))
   let db
   try {
-    db = open(run.family, run.url)
+    db = open(run)
   } catch (err) {
     return why(err)
   }

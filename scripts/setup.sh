@@ -38,10 +38,12 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 
 # The demo's system packages: a C toolchain and pkg-config (libshardid and a program built
-# with it), Python with venv (the wheel), Node and npm (the addon), PostgreSQL's server binaries
+# with it), Python with venv (the wheel), Node and npm (the addon), g++ (the `npm install` of
+# bindings-node builds better-sqlite3, a devDependency, from source with node-gyp: its prebuilt
+# binaries are on GitHub, which npm's registry does not mirror), PostgreSQL's server binaries
 # (initdb, pg_ctl: the throwaway server of the SQL sections, started and stopped by the demo).
 apt_packages=()
-for pair in gcc:gcc make:make pkg-config:pkg-config python3:python3 node:nodejs npm:npm; do
+for pair in gcc:gcc g++:g++ make:make pkg-config:pkg-config python3:python3 node:nodejs npm:npm; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
 done
 # Debian's own python3 needs python3-venv for virtualenvs.

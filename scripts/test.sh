@@ -47,6 +47,7 @@ step "clippy" "warnings are errors; --all-targets type-checks the tests, example
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features alloc -- -D warnings
+cargo clippy --locked -p shardid --no-default-features --features sql -- -D warnings
 cargo clippy --locked -p shardid --features postgres,serial --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features mysql --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings

@@ -1,12 +1,13 @@
 'use strict'
 // The databases shardid's Node drivers run on, each one dialect object (postgres.js over pg,
-// mysql.js over mysql2), and what every driver shares over them: the choice of dialect, made
+// mysql.js over mysql2, sqlite.js over better-sqlite3 or node:sqlite), and what every driver shares over them: the choice of dialect, made
 // once from the core's one rule for URLs (shardid::sql::Dialect::of_url), and `Link`, one
 // connection a driver owns. The segments, serials, dictionary, lease and status drivers are
 // written once over a dialect; what tells the databases apart is in the dialect files alone.
 //
-// A dialect has: `name` ('postgres' or 'mysql', the core's family), `lease` ({ sql, module }:
-// the lease protocol's first SQL dialect and the entry point that takes it), `check(url, argument)`
+// A dialect has: `name` ('postgres', 'mysql' or 'sqlite', the core's family), `lease` ({ sql,
+// module }: the lease protocol's first SQL dialect and the entry point that takes it; null: no
+// shard leases on it), `schema(given, fallback)` (the schema an entry point uses), `check(url, argument)`
 // (INVALID_ARGUMENT now for a URL its driver would refuse), `opener(target, module, options)`
 // (an async function that opens a new connection: DATABASE_UNREACHABLE, NOT_MYSQL or
 // UNSUPPORTED when it cannot), `watch(conn, onLost)`, `destroy(conn)`, `end(conn)`,
@@ -22,14 +23,19 @@ const { holdWhileBusy, idle } = require('../idle.js')
 
 const nothing = () => {}
 
+// The core's dialect names (Dialect::name, family_name) and the file of each.
 const DIALECTS = {
   postgres: () => require('./postgres.js'),
   mysql: () => require('./mysql.js'),
+  mariadb: () => require('./mysql.js'),
+  sqlite: () => require('./sqlite.js'),
 }
 
-/** The dialect of the core's family `name` ('postgres' or 'mysql'). */
+/** The dialect of the core's name `name` ('postgres', 'mysql', 'mariadb' or 'sqlite'). */
 function byName(name) {
-  return DIALECTS[name === 'postgres' ? 'postgres' : 'mysql']()
+  const dialect = DIALECTS[name]
+  if (dialect === undefined) throw new Error(`shardid: no Node dialect for the core's ${JSON.stringify(name)}`)
+  return dialect()
 }
 
 /**
@@ -44,11 +50,16 @@ function dialectOf(target, argument) {
   return dialect
 }
 
-/** The one dialect of every target of a list: INVALID_ARGUMENT when they name different databases. */
+/** The one dialect of every target of a list (of ticket servers): INVALID_ARGUMENT when they
+ *  name different databases, or more than one SQLite file (one file has no ticket servers:
+ *  two would hand out the same numbers). */
 function dialectOfAll(targets, argument) {
   const dialects = targets.map((target) => dialectOf(target, argument))
   if (dialects.some((d) => d !== dialects[0])) {
-    throw makeError('INVALID_ARGUMENT', { argument, reason: 'must all be mysql:// URLs or all PostgreSQL connection strings' }, TypeError)
+    throw makeError('INVALID_ARGUMENT', { argument, reason: 'must all be mysql:// URLs, all sqlite:/// URLs or all PostgreSQL connection strings' }, TypeError)
+  }
+  if (dialects[0].name === 'sqlite' && targets.length > 1) {
+    throw makeError('INVALID_ARGUMENT', { argument, reason: 'names one sqlite:/// file: SQLite has no ticket servers' }, TypeError)
   }
   return dialects[0]
 }
@@ -60,7 +71,7 @@ function dialectOfAll(targets, argument) {
  */
 function creationError(dialect, err, schema, ddl) {
   if (dialect.missing(err)) {
-    const command = `npx shardid sql --schema ${schema} ${ddl}${dialect.name === 'mysql' ? ' --dialect mysql' : ''}`
+    const command = `npx shardid sql --schema ${schema} ${ddl}${dialect.name === 'postgres' ? '' : ` --dialect ${dialect.name}`}`
     const e = makeError('DATABASE', { reason: `${schema} has no shardid ${ddl.slice(2)} tables: run their DDL once first (${command}) (${err.message})` })
     e.cause = err
     return e
@@ -70,6 +81,11 @@ function creationError(dialect, err, schema, ddl) {
 
 /** The dialect of a connection of the caller's (a pg Client or Pool, a mysql2 connection or pool). */
 function dialectOfConnection(conn) {
+  // A SQLite handle (better-sqlite3's Database, node:sqlite's DatabaseSync: `prepare`, no
+  // `query`): the report's statements are PostgreSQL's and the MySQL family's.
+  if (typeof conn.prepare === 'function' && typeof conn.query !== 'function') {
+    throw makeError('UNSUPPORTED', { reason: 'a SQLite connection: not in the Node package yet' })
+  }
   const mysql2 = typeof conn.execute === 'function' || conn.config?.connectionConfig || conn.connection?.config
   return byName(mysql2 ? 'mysql' : 'postgres')
 }

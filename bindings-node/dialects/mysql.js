@@ -292,6 +292,8 @@ module.exports = {
   // MariaDB's variables.
   lease: { sql: 'mariadb', module: 'shardid/mysql' },
   check: parseUrl,
+  /** The schema: the one given, or the entry point's default. */
+  schema: (given, fallback) => given ?? fallback,
   driver: mysql2,
   // Each connection opened the same way (one server, a URL); mysql2 is needed from the start.
   opener(url) {

@@ -92,6 +92,8 @@ module.exports = {
       throw makeError('INVALID_ARGUMENT', { argument, reason: 'is not a postgresql:// URL (pg reads no libpq key=value string)' }, TypeError)
     }
   },
+  /** The schema: the one given, or the entry point's default. */
+  schema: (given, fallback) => given ?? fallback,
   driver,
   opener,
   watch(client, onLost) {

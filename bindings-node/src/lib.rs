@@ -30,6 +30,7 @@ mod public;
 mod segment;
 mod serial;
 mod slots;
+mod sqlite;
 mod stats;
 mod status;
 

@@ -303,19 +303,23 @@ pub struct MysqlAssigned {
 /// from `base` in order (the core's `assign_new`).
 #[napi]
 pub fn mysql_assign_new(env: &Env, missing: Vec<bool>, base: String) -> Result<Vec<MysqlAssigned>> {
-    guard(env, || {
-        let base = parse(env, &base, "base")?;
-        let answers: Vec<Option<u64>> = missing
-            .iter()
-            .map(|&m| if m { None } else { Some(0) })
-            .collect();
-        Ok(assign_new(&answers, base)
-            .map(|(i, id)| MysqlAssigned {
-                index: u32::try_from(i).unwrap_or(u32::MAX),
-                id: id.to_string(),
-            })
-            .collect())
-    })
+    guard(env, || assigned(env, &missing, &base))
+}
+
+/// The core's `assign_new` for `missing` from `base` (SQLite's dictionary numbers the same way:
+/// `sqliteAssignNew`).
+pub(crate) fn assigned(env: &Env, missing: &[bool], base: &str) -> Result<Vec<MysqlAssigned>> {
+    let base = parse(env, base, "base")?;
+    let answers: Vec<Option<u64>> = missing
+        .iter()
+        .map(|&m| if m { None } else { Some(0) })
+        .collect();
+    Ok(assign_new(&answers, base)
+        .map(|(i, id)| MysqlAssigned {
+            index: u32::try_from(i).unwrap_or(u32::MAX),
+            id: id.to_string(),
+        })
+        .collect())
 }
 
 /// The first ID new strings of a topic get, its locked row reading `next` (which the lock
@@ -354,7 +358,7 @@ pub fn mysql_url(env: &Env, url: String) -> Result<MysqlUrlParts> {
 }
 
 /// The database a connection string names, by the core's one rule (`Dialect::of_url`):
-/// `'postgres'`, `'mysql'` or `'mariadb'`; any other scheme is `INVALID_ARGUMENT` on
+/// `'postgres'`, `'mysql'`, `'mariadb'` or `'sqlite'`; any other scheme is `INVALID_ARGUMENT` on
 /// `argument`, naming the schemes taken. Every client decides its driver by it.
 #[napi]
 pub fn database_of_url(env: &Env, url: String, argument: String) -> Result<&'static str> {

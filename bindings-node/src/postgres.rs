@@ -162,6 +162,20 @@ impl LeaseProtocol {
                     )
                 })?,
             };
+            // This protocol's statements are PostgreSQL's and the MySQL family's; SQLite's
+            // leases are another protocol (`shardid::sql::sqlite::SqliteLease`), not in Node yet.
+            if dialect == shardid::sql::Dialect::Sqlite {
+                return Err(throw_kind(
+                    env,
+                    shardid::ErrorKind::Unsupported,
+                    &[(
+                        "reason",
+                        Field::Text(
+                            "shard leases on SQLite: not in the Node package yet (lock-file leases need no database)",
+                        ),
+                    )],
+                ));
+            }
             let layout = layout(env, layout_index)?;
             let ttl_ms = u64_arg(env, &ttl_ms, "ttlMs", Arg::Other)?;
             let kind = LeaseKind::parse(&kind, ttl_ms).map_err(|e| {
@@ -270,13 +284,7 @@ impl LeaseProtocol {
     /// once a MySQL server refused MariaDB's).
     #[napi(getter)]
     pub fn dialect(&self, env: &Env) -> Result<&'static str> {
-        guard(env, || {
-            Ok(match self.protocol.sql_dialect() {
-                shardid::sql::Dialect::Mysql => "mysql",
-                shardid::sql::Dialect::Mariadb => "mariadb",
-                _ => "postgres",
-            })
-        })
+        guard(env, || Ok(self.protocol.sql_dialect().name()))
     }
 
     /// The last statement failed with this SQLSTATE (`null`: the error had none).

@@ -1,5 +1,5 @@
 //! `shardid status`: the core's statements, rows and report (`shardid::sql::status`), run by
-//! `status.js` on pg or mysql2. Nothing is computed here.
+//! `status.js` on pg, mysql2 or better-sqlite3. Nothing is computed here.
 
 // napi hands over owned arguments.
 #![allow(clippy::needless_pass_by_value)]
@@ -9,7 +9,7 @@ use napi_derive::napi;
 use shardid::cli::StatusRun as Run;
 use shardid::sql::Dialect;
 use shardid::sql::SqlError;
-use shardid::sql::status::{Row, StatusReader};
+use shardid::sql::status::{Row, StatusReader, default_schemas};
 
 use crate::cli::CliOutput;
 use crate::errors::{Class, guard, invalid_argument};
@@ -36,6 +36,27 @@ fn name_error(env: &Env, e: &SqlError) -> napi::Error {
     )
 }
 
+/// The core's reader, a schema `None` being the family's default.
+fn reader(
+    env: &Env,
+    family: Dialect,
+    table: &str,
+    segments_schema: Option<&str>,
+    dictionary_schema: Option<&str>,
+    layout_index: u32,
+) -> Result<StatusReader> {
+    let layout = crate::layout::layout(env, layout_index)?;
+    let (segments, dictionary) = default_schemas(family);
+    StatusReader::new(
+        family,
+        table,
+        segments_schema.unwrap_or(segments),
+        dictionary_schema.unwrap_or(dictionary),
+        layout,
+    )
+    .map_err(|e| name_error(env, &e))
+}
+
 /// The (stdout, stderr, exit status) of `shardid status ...` with arguments it refuses, or
 /// `null` when they are fine (then `StatusRun.fromArgs`).
 #[napi]
@@ -55,35 +76,41 @@ pub struct StatusRun {
 
 #[napi]
 impl StatusRun {
-    /// A run on a connection the caller has: `family` `'postgres'` or `'mysql'`; `url` only
-    /// names the database in errors.
+    /// A run on a connection the caller has: `family` `'postgres'`, `'mysql'` or `'sqlite'`;
+    /// `url` only names the database in errors. A schema `null` is the family's default (`seg`
+    /// and `dict`; `main` on SQLite).
     #[napi(constructor)]
     pub fn new(
         env: &Env,
         family: String,
         url: String,
         table: String,
-        segments_schema: String,
-        dictionary_schema: String,
+        segments_schema: Option<String>,
+        dictionary_schema: Option<String>,
         layout_index: u32,
     ) -> Result<Self> {
         guard(env, || {
             let family = match family.as_str() {
                 "postgres" => Dialect::Postgres,
                 "mysql" => Dialect::Mysql,
+                "sqlite" => Dialect::Sqlite,
                 _ => {
                     return Err(invalid_argument(
                         env,
                         Class::Range,
                         "family",
-                        "is postgres or mysql",
+                        "is postgres, mysql or sqlite",
                     ));
                 }
             };
-            let layout = crate::layout::layout(env, layout_index)?;
-            let reader =
-                StatusReader::new(family, &table, &segments_schema, &dictionary_schema, layout)
-                    .map_err(|e| name_error(env, &e))?;
+            let reader = reader(
+                env,
+                family,
+                &table,
+                segments_schema.as_deref(),
+                dictionary_schema.as_deref(),
+                layout_index,
+            )?;
             Ok(Self {
                 inner: Run::new(&url, reader),
             })
@@ -91,23 +118,28 @@ impl StatusRun {
     }
 
     /// A run on a connection to `url`, the family read from its scheme by the core
-    /// (`Dialect::of_url`, the one rule of every client and the command line); another scheme is `INVALID_ARGUMENT`.
+    /// (`Dialect::of_url`, the one rule of every client and the command line); another scheme,
+    /// or a `sqlite:` URL that names no file, is `INVALID_ARGUMENT`.
     #[napi(factory)]
     pub fn for_url(
         env: &Env,
         url: String,
         table: String,
-        segments_schema: String,
-        dictionary_schema: String,
+        segments_schema: Option<String>,
+        dictionary_schema: Option<String>,
         layout_index: u32,
     ) -> Result<Self> {
         guard(env, || {
-            let family = Dialect::of_url(&url)
-                .map_err(|why| invalid_argument(env, Class::Range, "database", &why.to_string()))?;
-            let layout = crate::layout::layout(env, layout_index)?;
-            let reader =
-                StatusReader::new(family, &table, &segments_schema, &dictionary_schema, layout)
-                    .map_err(|e| name_error(env, &e))?;
+            let family = shardid::cli::status_family(&url)
+                .map_err(|why| invalid_argument(env, Class::Range, "database", &why))?;
+            let reader = reader(
+                env,
+                family,
+                &table,
+                segments_schema.as_deref(),
+                dictionary_schema.as_deref(),
+                layout_index,
+            )?;
             Ok(Self {
                 inner: Run::new(&url, reader),
             })
@@ -131,10 +163,16 @@ impl StatusRun {
         guard(env, || Ok(self.inner.url().into()))
     }
 
-    /// `'postgres'` or `'mysql'`: which driver runs the statements.
+    /// `'postgres'`, `'mysql'` or `'sqlite'`: which driver runs the statements.
     #[napi(getter)]
     pub fn family(&self, env: &Env) -> Result<&'static str> {
         guard(env, || Ok(self.inner.family().family_name()))
+    }
+
+    /// The file of a `sqlite:` URL, opened read-only; `null` for the other databases.
+    #[napi(getter)]
+    pub fn sqlite_path(&self, env: &Env) -> Result<Option<String>> {
+        guard(env, || Ok(self.inner.sqlite_path().map(Into::into)))
     }
 
     /// The next statement, or `null` when done.

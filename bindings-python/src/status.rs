@@ -1,5 +1,5 @@
 //! `shardid status`: the core's statements, rows and report (`shardid::sql::status`), run by
-//! `shardid/status.py` on psycopg or PyMySQL. Nothing is computed here.
+//! `shardid/status.py` on psycopg, PyMySQL or sqlite3. Nothing is computed here.
 
 // pyo3 converts Python lists and str into owned arguments.
 #![allow(clippy::needless_pass_by_value)]
@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use shardid::cli::StatusRun;
 use shardid::sql::Dialect;
-use shardid::sql::status::{Row, StatusReader};
+use shardid::sql::status::{Row, StatusReader, default_schemas};
 
 use crate::layout::PyLayout;
 use crate::sql::sql_error;
@@ -22,8 +22,9 @@ pub(crate) struct PyStatusRun {
 
 #[pymethods]
 impl PyStatusRun {
-    /// A run on a connection the caller has: `family` is `"postgres"` or `"mysql"`; `url`
-    /// only names the database in errors.
+    /// A run on a connection the caller has: `family` is `"postgres"`, `"mysql"` or
+    /// `"sqlite"`; `url` only names the database in errors. A schema `None` is the family's
+    /// default (`seg` and `dict`; `main` on SQLite).
     #[new]
     #[pyo3(signature = (family, url, table, segments_schema, dictionary_schema, layout))]
     fn new(
@@ -31,54 +32,56 @@ impl PyStatusRun {
         family: &str,
         url: &str,
         table: &str,
-        segments_schema: &str,
-        dictionary_schema: &str,
+        segments_schema: Option<&str>,
+        dictionary_schema: Option<&str>,
         layout: PyRef<'_, PyLayout>,
     ) -> PyResult<Self> {
         let family = match family {
             "postgres" => Dialect::Postgres,
             "mysql" => Dialect::Mysql,
+            "sqlite" => Dialect::Sqlite,
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "family {other:?}: postgres or mysql"
+                    "family {other:?}: postgres, mysql or sqlite"
                 )));
             }
         };
-        let reader = StatusReader::new(
+        let reader = reader(
+            py,
             family,
             table,
             segments_schema,
             dictionary_schema,
-            layout.inner,
-        )
-        .map_err(|e| sql_error(py, e))?;
+            &layout,
+        )?;
         Ok(Self {
             inner: StatusRun::new(url, reader),
         })
     }
 
     /// A run on a connection to `url`, the family read from its scheme by the core
-    /// (`Dialect::of_url`, the one rule of every client and the command line); another scheme is `INVALID_ARGUMENT`.
+    /// (`Dialect::of_url`, the one rule of every client and the command line); another scheme,
+    /// or a `sqlite:` URL that names no file, is `INVALID_ARGUMENT`.
     #[staticmethod]
     #[pyo3(signature = (url, table, segments_schema, dictionary_schema, layout))]
     fn for_url(
         py: Python<'_>,
         url: &str,
         table: &str,
-        segments_schema: &str,
-        dictionary_schema: &str,
+        segments_schema: Option<&str>,
+        dictionary_schema: Option<&str>,
         layout: PyRef<'_, PyLayout>,
     ) -> PyResult<Self> {
-        let family = Dialect::of_url(url)
-            .map_err(|why| crate::errors::invalid_argument(py, "database", &why.to_string()))?;
-        let reader = StatusReader::new(
+        let family = shardid::cli::status_family(url)
+            .map_err(|why| crate::errors::invalid_argument(py, "database", &why))?;
+        let reader = reader(
+            py,
             family,
             table,
             segments_schema,
             dictionary_schema,
-            layout.inner,
-        )
-        .map_err(|e| sql_error(py, e))?;
+            &layout,
+        )?;
         Ok(Self {
             inner: StatusRun::new(url, reader),
         })
@@ -90,10 +93,16 @@ impl PyStatusRun {
         self.inner.url().into()
     }
 
-    /// `"postgres"` or `"mysql"`: which driver runs the statements.
+    /// `"postgres"`, `"mysql"` or `"sqlite"`: which driver runs the statements.
     #[getter]
     fn family(&self) -> &'static str {
         self.inner.family().family_name()
+    }
+
+    /// The file of a `sqlite:` URL, opened read-only; `None` for the other databases.
+    #[getter]
+    fn sqlite_path(&self) -> Option<String> {
+        self.inner.sqlite_path().map(Into::into)
     }
 
     /// The next statement, or `None` when done.
@@ -128,6 +137,26 @@ impl PyStatusRun {
     fn report_json(&self) -> String {
         self.inner.report_json()
     }
+}
+
+/// The core's reader, a schema `None` being the family's default.
+fn reader(
+    py: Python<'_>,
+    family: Dialect,
+    table: &str,
+    segments_schema: Option<&str>,
+    dictionary_schema: Option<&str>,
+    layout: &PyLayout,
+) -> PyResult<StatusReader> {
+    let (segments, dictionary) = default_schemas(family);
+    StatusReader::new(
+        family,
+        table,
+        segments_schema.unwrap_or(segments),
+        dictionary_schema.unwrap_or(dictionary),
+        layout.inner,
+    )
+    .map_err(|e| sql_error(py, e))
 }
 
 /// `shardid status ...`'s arguments as a `_StatusRun`, or the (stdout, stderr, exit status)

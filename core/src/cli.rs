@@ -25,9 +25,8 @@ use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use crate::sql::status::{
-    DEFAULT_DICTIONARY_SCHEMA, DEFAULT_SEGMENTS_SCHEMA, DEFAULT_TABLE, Row, StatusReader,
-};
+use crate::sql::sqlite::{SqliteDictionary, SqliteSegments};
+use crate::sql::status::{DEFAULT_TABLE, Row, StatusReader, default_schemas};
 use crate::sql::{Dialect, Dictionary, Mysql, MysqlDictionary, MysqlSegments, Postgres, Segments};
 use crate::{FieldOrder, Generator, Layout, Options};
 
@@ -56,9 +55,11 @@ commands:
   sql --schema S --layout L --shard N     the DDL of next_id() and the decoding functions
   sql --schema S --segments [--servers N --index I]   the DDL of dense IDs from segments
   sql --schema S --dictionary             the DDL of the string <-> ID dictionary
-      [--dialect postgres|mysql|mariadb]  the database (default postgres); mysql: MySQL 8 (and
-                                          MariaDB); mariadb: MariaDB 10.6+, a Galera cluster
-                                          named as one server; --schema names the database
+      [--dialect postgres|mysql|mariadb|sqlite]  the database (default postgres); mysql: MySQL 8
+                                          (and MariaDB); mariadb: MariaDB 10.6+, a Galera cluster
+                                          named as one server; --schema names the database;
+                                          sqlite: --segments or --dictionary, --schema main (or an
+                                          attached database)
   sql --schema S --public-ids             the DDL of public IDs in SQL (public_id_encode/_decode)
   public encode --key-file F [--prefix P] [--encoding E] [--json] ID...
   public decode --key-file F [--prefix P] [--encoding E] [--json] TEXT...
@@ -69,8 +70,9 @@ commands:
   status URL [--schema S] [--table T] [--layout L] [--json] [--check]
                                           a database's leases, segments' tags (burn rate, years left),
                                           dictionary topics and the layouts' run-out dates; URL:
-                                          postgresql://... (or libpq's host=... dbname=...), mysql://...;
-                                          tags in schema seg and topics in dict unless --schema S
+                                          postgresql://... (or libpq's host=... dbname=...), mysql://...,
+                                          sqlite:///file.db (read-only); tags in schema seg and topics
+                                          in dict (SQLite: main) unless --schema S
                                           (or --segments-schema S, --dictionary-schema S); leases in
                                           table shardid_leases unless --table T; --check: exit 1 on a
                                           warning (a layout or tag running out within 5 years)
@@ -81,6 +83,7 @@ commands:
                                           from an old backup): marks every tag, serial period and
                                           topic restored, so the next take of each skips what its
                                           rate could have handed out, then prints the status
+                                          (PostgreSQL and the MySQL family; not SQLite)
 
 layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
   --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]
@@ -461,16 +464,17 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         Some(name) => Dialect::from_name(name)
             .ok_or(format!("--dialect {name:?}: one of {}", Dialect::NAMES))?,
     };
-    let postgres = dialect == Dialect::Postgres;
     let text = if p.switch("--public-ids") {
         p.only(&["--schema", "--public-ids"])?;
         crate::sql::PostgresPublicIds::new(p.layout()?, schema).map(|d| d.to_string())
     } else if p.switch("--dictionary") {
         p.only(&["--schema", "--dictionary", "--dialect"])?;
-        if postgres {
-            Dictionary::new(schema).map(|d| d.to_string())
-        } else {
-            MysqlDictionary::new(schema).map(|d| d.dialect(dialect).to_string())
+        match dialect {
+            Dialect::Postgres => Dictionary::new(schema).map(|d| d.to_string()),
+            Dialect::Mysql | Dialect::Mariadb => {
+                MysqlDictionary::new(schema).map(|d| d.dialect(dialect).to_string())
+            }
+            Dialect::Sqlite => SqliteDictionary::new(schema).map(|d| d.to_string()),
         }
     } else if p.switch("--segments") {
         p.only(&[
@@ -482,24 +486,34 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         ])?;
         let servers = p.number("--servers")?.unwrap_or(1);
         let index = p.number("--index")?.unwrap_or(0);
-        if postgres {
-            Segments::new(schema)
+        match dialect {
+            Dialect::Postgres => Segments::new(schema)
                 .and_then(|s| s.ticket_server(servers, index))
-                .map(|s| s.to_string())
-        } else {
-            MysqlSegments::new(schema)
+                .map(|s| s.to_string()),
+            Dialect::Mysql | Dialect::Mariadb => MysqlSegments::new(schema)
                 .and_then(|s| s.ticket_server(servers, index))
-                .map(|s| s.dialect(dialect).to_string())
+                .map(|s| s.dialect(dialect).to_string()),
+            // One file: ticket servers mean nothing (its tags' stride is always 1).
+            Dialect::Sqlite if (servers, index) != (1, 0) => {
+                return Err("--servers and --index are ticket servers', which SQLite (one file) has none of".into());
+            }
+            Dialect::Sqlite => SqliteSegments::new(schema).map(|s| s.to_string()),
         }
     } else {
         p.only(&["--schema", "--shard", "--dialect"])?;
         let shard = p.number("--shard")?.ok_or(
             "sql needs --shard N (the database's own shard), or --segments, or --dictionary",
         )?;
-        if postgres {
-            Postgres::new(p.layout()?, shard, schema).map(|s| s.to_string())
-        } else {
-            Mysql::new(p.layout()?, shard, schema).map(|s| s.dialect(dialect).to_string())
+        match dialect {
+            Dialect::Postgres => Postgres::new(p.layout()?, shard, schema).map(|s| s.to_string()),
+            Dialect::Mysql | Dialect::Mariadb => {
+                Mysql::new(p.layout()?, shard, schema).map(|s| s.dialect(dialect).to_string())
+            }
+            Dialect::Sqlite => {
+                return Err("next_id() is a stored function, which SQLite has none of: \
+                            SQLite takes --segments or --dictionary"
+                    .into());
+            }
         }
     };
     out.stdout = text.map_err(|e| e.to_string())?;
@@ -543,19 +557,20 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
     .map_err(usage)?;
     let [url] = p.positional[..] else {
         return Err(usage(format!(
-            "{command} takes one database URL: shardid {command} postgresql://... (or mysql://...)"
+            "{command} takes one database URL: shardid {command} postgresql://... (or mysql://..., sqlite:///file.db)"
         )));
     };
-    let family = Dialect::of_url(url).map_err(|why| usage(format!("{command}: {why}")))?;
+    let family = status_family(url).map_err(|why| usage(format!("{command}: {why}")))?;
     let schema = p.get("--schema");
+    let (default_segments, default_dictionary) = default_schemas(family);
     let segments = p
         .get("--segments-schema")
         .or(schema)
-        .unwrap_or(DEFAULT_SEGMENTS_SCHEMA);
+        .unwrap_or(default_segments);
     let dictionary = p
         .get("--dictionary-schema")
         .or(schema)
-        .unwrap_or(DEFAULT_DICTIONARY_SCHEMA);
+        .unwrap_or(default_dictionary);
     let table = p.get("--table").unwrap_or(DEFAULT_TABLE);
     let layout = p.layout().map_err(usage)?;
     let mut reader = StatusReader::new(family, table, segments, dictionary, layout)
@@ -569,6 +584,22 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
         json: p.switch("--json"),
         check: p.switch("--check"),
     })
+}
+
+/// The database a status reads, by the core's one rule for URLs ([`Dialect::of_url`]); a
+/// `sqlite:` URL must also name a file ([`crate::sql::sqlite_path`]: no in-memory database,
+/// no host, no query string).
+///
+/// # Errors
+/// Why the URL names no database status can read.
+pub fn status_family(url: &str) -> Result<Dialect, String> {
+    let family = Dialect::of_url(url).map_err(|why| why.to_string())?;
+    match family {
+        Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => Ok(family),
+        Dialect::Sqlite => crate::sql::sqlite_path(url)
+            .map(|_| family)
+            .map_err(|why| why.to_string()),
+    }
 }
 
 impl StatusRun {
@@ -601,6 +632,16 @@ impl StatusRun {
     /// Which driver runs the statements.
     pub const fn family(&self) -> Dialect {
         self.reader.family()
+    }
+
+    /// The file of a SQLite run ([`crate::sql::sqlite_path`] of [`Self::url`]), which the
+    /// binding opens read-only (a status creates no file and writes nothing); `None` for the
+    /// other databases, or a URL that names no file (a run on a connection of the caller's).
+    pub fn sqlite_path(&self) -> Option<&str> {
+        match self.family() {
+            Dialect::Sqlite => crate::sql::sqlite_path(&self.url).ok(),
+            Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => None,
+        }
     }
 
     /// The next statement, or `None` when [`Self::output`] is ready.

@@ -589,6 +589,106 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
     assert_eq!(cli(&["status", url]).code, 2);
 }
 
+/// `sql --dialect sqlite`: SQLite's own DDL (never another dialect's), and what SQLite has no
+/// counterpart for refused.
+#[test]
+fn sql_renders_sqlites_own_ddl() {
+    use shardid::sql::sqlite::{SqliteDictionary, SqliteSegments};
+    let seg = cli(&[
+        "sql",
+        "--dialect",
+        "sqlite",
+        "--segments",
+        "--schema",
+        "main",
+    ]);
+    assert_eq!(seg.code, 0, "{}", seg.stderr);
+    assert_eq!(seg.stdout, SqliteSegments::new("main").unwrap().to_string());
+    let dict = cli(&[
+        "sql",
+        "--dialect=sqlite",
+        "--dictionary",
+        "--schema",
+        "main",
+    ]);
+    assert_eq!(
+        dict.stdout,
+        SqliteDictionary::new("main").unwrap().to_string()
+    );
+    for (args, says) in [
+        (
+            &[
+                "sql",
+                "--dialect",
+                "sqlite",
+                "--segments",
+                "--schema",
+                "main",
+                "--servers",
+                "2",
+                "--index",
+                "1",
+            ][..],
+            "ticket servers",
+        ),
+        (
+            &[
+                "sql",
+                "--dialect",
+                "sqlite",
+                "--shard",
+                "1",
+                "--schema",
+                "main",
+            ],
+            "stored function",
+        ),
+    ] {
+        let out = cli(args);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stderr.contains(says), "{}", out.stderr);
+    }
+}
+
+/// `status` on a SQLite file: its own statements, the file's `main` schema by default, the file
+/// for the binding to open read-only; URLs that name no file and `restored` are usage errors.
+#[test]
+fn status_on_sqlite_reads_main_and_refuses_what_names_no_file() {
+    let mut run = shardid::cli::status(&["status", "sqlite:////var/app/db.sqlite3"]).unwrap();
+    assert_eq!(run.family().name(), "sqlite");
+    assert_eq!(run.sqlite_path(), Some("/var/app/db.sqlite3"));
+    assert!(run.next().unwrap().contains("pragma_database_list"));
+    run.feed(&[vec![Some("main".to_string())]]).unwrap();
+    let probe = run.next().unwrap();
+    assert!(
+        probe.contains("main.sqlite_master") && !probe.contains("seg.") && !probe.contains("dict."),
+        "{probe}"
+    );
+    let relative =
+        shardid::cli::status(&["status", "sqlite:///app.db", "--schema", "main"]).unwrap();
+    assert_eq!(relative.sqlite_path(), Some("app.db"));
+    let postgres = shardid::cli::status(&["status", "postgresql://h/d"]).unwrap();
+    assert_eq!(postgres.sqlite_path(), None);
+    for (args, says) in [
+        (&["status", "sqlite://"][..], "in-memory"),
+        (&["status", "sqlite:///:memory:"], "in-memory"),
+        (&["status", "sqlite://host/x.db"], "names no host"),
+        (&["status", "sqlite:///x.db?mode=ro"], "query string"),
+        (
+            &["restored", "sqlite:///x.db"],
+            "restored: SQLite's rows record no step back",
+        ),
+    ] {
+        let out = shardid::cli::status(args).unwrap_err();
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(
+            out.stderr.starts_with("shardid: ") && out.stderr.contains(says),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+}
+
 #[test]
 fn a_key_file_of_no_accepted_form_is_refused_naming_every_form_as_the_page_does() {
     // 15 raw bytes (a key cut short), 17 bytes of text, 20 bytes of binary: each message names

@@ -139,3 +139,49 @@ def test_down_refused_and_bad_urls_are_exit_2(server: Any) -> None:
         done = cli(program, server.url_for("status_db", user="nobody", password="wrong"))
         assert done.returncode == 2 and "denied" in done.stderr.lower(), done.stderr
         assert "wrong" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_serial_period_narrower_than_a_failovers_skip_is_warned_about(server: Any, url: str) -> None:
+    """Issue 42 on the MySQL family: each tag's recorded rate and the width of the serial whose
+    period it is are read, and a current period with fewer numbers left than one failover would
+    skip is a warning, as on PostgreSQL (the skip times the row's stride, as the server's)."""
+    conn = open_conn(server)
+    with conn.cursor() as cur:
+        cur.execute("DROP DATABASE IF EXISTS seg_serial")
+        install(conn, segments_sql("seg_serial", dialect="mariadb"))
+        # The columns status reads of the registrations (the whole table is the Rust serial
+        # driver's, shardid::sql::mysql::MysqlSerials; their tags are text, the tags' bytes).
+        cur.execute(
+            "CREATE TABLE seg_serial.shardid_serials (tag VARCHAR(189) NOT NULL PRIMARY KEY, width INT NOT NULL) "
+            "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+        )
+        cur.execute("INSERT INTO seg_serial.shardid_serials (tag, width) VALUES ('narrow', 3), ('wide', 9)")
+        for tag in ("dense", "narrow@2026-11-27", "narrow@2026-11-28", "wide@2026-11-28", "twice@2026-11-28"):
+            cur.execute("SELECT seg_serial.create_tag(%s)", (tag,))
+        # As the takes record them: 900 numbers taken, segments of 20, 10 a second at most.
+        cur.execute(
+            "UPDATE seg_serial.shardid_tags SET next = 901, step = 20, rate = 10, window_n = 0, "
+            "window_ms = written_ms WHERE tag <> 'dense'"
+        )
+        # A ticket server's period of two servers: the server skips twice as far (560), which
+        # its 599 numbers left cover.
+        cur.execute("INSERT INTO seg_serial.shardid_serials (tag, width) VALUES ('twice', 3)")
+        cur.execute("UPDATE seg_serial.shardid_tags SET next = 401, stride = 2 WHERE tag = 'twice@2026-11-28'")
+    conn.close()
+    done = cli("python", url, "--segments-schema", "seg_serial", "--dictionary-schema", "dict_status", "--check")
+    assert done.returncode == 1, done
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("warning: serial")]
+    assert warnings == [
+        "warning: serial period narrow@2026-11-28 has 99 numbers left, fewer than a failover skips now (280): "
+        "after one, its serials fail with SERIAL_OVERFLOW until the next period",
+    ], done.stdout
+    # Two servers: 280 per ticket server, twice; 599 left are enough, 559 would not be.
+    conn = open_conn(server)
+    with conn.cursor() as cur:
+        cur.execute("UPDATE seg_serial.shardid_tags SET next = 441 WHERE tag = 'twice@2026-11-28'")
+    conn.close()
+    report = status.read(url, segments_schema="seg_serial", dictionary_schema="dict_status")
+    assert [w.split(" has ")[0] for w in report.warnings if w.startswith("serial")] == [
+        "serial period narrow@2026-11-28", "serial period twice@2026-11-28",
+    ]  # fmt: skip
+    assert "twice@2026-11-28 has 559 numbers left, fewer than a failover skips now (560)" in report.text

@@ -12,7 +12,9 @@ run out — ``shardid status URL`` on the command line, :func:`read` in a progra
 
 The statements, the figures and both renderings are the core's (``shardid::sql::status``), so
 ``shardid status`` prints the same bytes from Python and from Node; this module runs the
-statements on psycopg (or psycopg2) or PyMySQL and reads the core's JSON into dataclasses.
+statements on psycopg (or psycopg2), PyMySQL or the standard library's ``sqlite3`` (a
+``sqlite:///file.db`` URL: the file opened read-only, so a status creates and writes nothing)
+and reads the core's JSON into dataclasses.
 
 - A table that does not exist (the feature is not installed) is a :class:`Section` with
   ``present`` false, not an error.
@@ -29,14 +31,17 @@ statements on psycopg (or psycopg2) or PyMySQL and reads the core's JSON into da
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from shardid import _db
 from shardid import _mysql
 from shardid._errors import ShardIdError
-from shardid._shardid import Layout, _cli_status, _StatusRun
+from shardid._shardid import Layout, _cli_status, _error, _StatusRun
 
 __all__ = ["Lease", "LayoutStatus", "Report", "Section", "Tag", "Topic", "read"]
 
@@ -133,7 +138,7 @@ class Report:
     """What :func:`read` found: the fields of ``shardid status --json`` (schema version 1)."""
 
     database: str
-    """``postgres`` or ``mysql``."""
+    """``postgres``, ``mysql`` (MySQL and MariaDB) or ``sqlite``."""
     now: datetime
     """The database server's clock when the status was read."""
     leases: Section[Lease]
@@ -240,16 +245,38 @@ def _run(run: _StatusRun, conn: Any) -> None:
         run.feed([[_cell(c) for c in row] for row in rows])
 
 
-def _connect(family: str, url: str) -> Any:
+def _connect_sqlite(path: str) -> sqlite3.Connection:
+    """The SQLite file ``path`` opened read-only (``mode=ro``: a missing file is not created,
+    nothing is written, the journal mode is left as it is), in autocommit, waiting up to 5 s for
+    a writer's lock. ``DATABASE_UNREACHABLE`` when there is no such file."""
+    if not os.path.isfile(path):
+        raise _error("DATABASE_UNREACHABLE", reason=f"no SQLite file {path!r}")
+    uri = Path(path).absolute().as_uri() + "?mode=ro"
+    try:
+        return sqlite3.connect(uri, uri=True, timeout=5.0, isolation_level=None)
+    except sqlite3.Error as e:
+        raise _db.unreachable_error(e) from e
+
+
+def _connect(run: _StatusRun) -> Any:
+    family = run.family
     if family == "mysql":
-        return _mysql.connect(url)
-    return _db.connect_postgres(url, connect_timeout=5)
+        return _mysql.connect(run.url)
+    if family == "sqlite":
+        path = run.sqlite_path
+        assert path is not None  # the core's rule: a sqlite URL that names no file is refused
+        return _connect_sqlite(path)
+    if family == "postgres":
+        return _db.connect_postgres(run.url, connect_timeout=5)
+    raise AssertionError(f"a family no status driver runs: {family}")
 
 
 def _family_of(conn: Any) -> str:
     vendor = getattr(conn, "vendor", None)  # a Django connection
     if isinstance(vendor, str):
-        return "mysql" if vendor == "mysql" else "postgres"
+        return {"mysql": "mysql", "sqlite": "sqlite"}.get(vendor, "postgres")
+    if isinstance(conn, sqlite3.Connection):
+        return "sqlite"
     module = type(conn).__module__
     return "mysql" if module.startswith(("pymysql", "MySQLdb", "aiomysql")) else "postgres"
 
@@ -258,30 +285,35 @@ def read(
     database: Any,
     *,
     schema: str | None = None,
-    segments_schema: str = "seg",
-    dictionary_schema: str = "dict",
+    segments_schema: str | None = None,
+    dictionary_schema: str | None = None,
     table: str = "shardid_leases",
     layout: Layout | None = None,
 ) -> Report:
     """Reads the status of ``database``: a URL (``postgresql://...``, libpq's ``host=...``
-    string, ``mysql://...``), or an open connection (psycopg 3, psycopg2, PyMySQL, or Django's
+    string, ``mysql://...``, ``sqlite:///relative.db`` or ``sqlite:////absolute.db``), or an
+    open connection (psycopg 3, psycopg2, PyMySQL, ``sqlite3``, or Django's
     ``connections["default"]``), which is left open.
 
-    ``schema`` sets both ``segments_schema`` (where the tags are, ``seg``) and
-    ``dictionary_schema`` (the topics, ``dict``); ``table`` is the lease table; ``layout`` the
-    layout to report besides those the lease rows record (default Instagram's).
+    ``schema`` sets both ``segments_schema`` (where the tags are: ``seg``, on SQLite ``main``)
+    and ``dictionary_schema`` (the topics: ``dict``, on SQLite ``main``); on SQLite a schema is
+    an attached database, and one that is not attached reads as not installed. ``table`` is the
+    lease table; ``layout`` the layout to report besides those the lease rows record (default
+    Instagram's).
 
     Raises :class:`~shardid.InvalidArgumentError` for a name that is not a plain lower-case
-    identifier or a URL of another scheme, :class:`~shardid.DatabaseUnreachableError` when the
-    server cannot be reached or refuses the log-in, and the driver's error for any other
-    failure of a statement (a missing privilege).
+    identifier or a URL of another scheme (or a ``sqlite:`` URL that names no file: an
+    in-memory database, a host), :class:`~shardid.DatabaseUnreachableError` when the server
+    cannot be reached or refuses the log-in (or the SQLite file does not exist), and the
+    driver's error for any other failure of a statement (a missing privilege, a file that is
+    not a SQLite database).
     """
     if schema is not None:
         segments_schema = dictionary_schema = schema
     layout = layout if layout is not None else Layout.INSTAGRAM
     if isinstance(database, str):
         run = _StatusRun.for_url(database, table, segments_schema, dictionary_schema, layout)
-        conn = _connect(run.family, database)
+        conn = _connect(run)
         try:
             _run(run, conn)
         finally:
@@ -305,7 +337,7 @@ def main(args: list[str]) -> tuple[str, str, int]:
     if isinstance(run, tuple):
         return run
     try:
-        conn = _connect(run.family, run.url)
+        conn = _connect(run)
     except Exception as e:
         return run.failed(_describe(e))
     try:

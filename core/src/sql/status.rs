@@ -34,6 +34,27 @@
 //!   --check` exits 1 when there is one.
 //!
 //! Times are the database server's clock (the first statement reads it), in Unix milliseconds.
+//!
+//! # The dialects
+//!
+//! Each [`Dialect`] has its own statements, chosen by an explicit `match` (a new dialect is a
+//! compile error here until it has them):
+//!
+//! - **PostgreSQL**: the tables by `to_regclass`, each tag's recorded rate read by name from
+//!   the row (`to_jsonb`), so a table of an older version reads NULL there.
+//! - **MySQL and MariaDB**: the tables and the rate columns by `information_schema` (a table of
+//!   an older version has no rate columns: NULL, as on PostgreSQL), the same figures and the
+//!   same serial warning as PostgreSQL, from the same columns (`rate`, `window_n`, and the
+//!   window's start `window_ms`; the skip times the row's stride, as the server's skip).
+//! - **SQLite**: a schema is an attached database (`main` for the file itself, the clients'
+//!   default: [`default_schemas`]), so a first statement lists the attached ones
+//!   (`pragma_database_list`) and the probe asks only those (naming a database that is not
+//!   attached is an error in SQLite, where a missing table should read as absent). The tables
+//!   are read as elsewhere, times already in Unix ms (`julianday('now')` for the clock,
+//!   [`super::sqlite::NOW_MS`]). One file has no failover, so its rows record no rate: no
+//!   serial warning, and `shardid restored` is refused ([`StatusReader::marking_restored`]).
+//!   Every column has a name of its own (`c0`, `c1`, ...), for drivers that return rows as
+//!   objects keyed by column name (Node's `node:sqlite`).
 
 use std::fmt::Write as _;
 use std::format;
@@ -42,6 +63,7 @@ use std::vec;
 use std::vec::Vec;
 
 use super::failover::MYSQL_NOW_MS;
+use super::sqlite::NOW_MS as SQLITE_NOW_MS;
 use super::{Dialect, SqlError, check_schema, check_table};
 use crate::cli::rfc3339;
 use crate::{FieldOrder, Layout};
@@ -65,10 +87,27 @@ pub const DEFAULT_TABLE: &str = "shardid_leases";
 pub const DEFAULT_SEGMENTS_SCHEMA: &str = "seg";
 /// The default schema of the dictionary, as its clients' (`dict`).
 pub const DEFAULT_DICTIONARY_SCHEMA: &str = "dict";
+/// The schema of the tags and the topics on SQLite: `main`, the file itself (a schema there is
+/// an attached database, and a connection made from a URL has only its own file).
+pub const SQLITE_SCHEMA: &str = "main";
+
+/// The default schemas of the tags and of the topics on `family`, as its clients': `seg` and
+/// `dict` ([`DEFAULT_SEGMENTS_SCHEMA`], [`DEFAULT_DICTIONARY_SCHEMA`]), on SQLite `main` for
+/// both ([`SQLITE_SCHEMA`]).
+pub const fn default_schemas(family: Dialect) -> (&'static str, &'static str) {
+    match family {
+        Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => {
+            (DEFAULT_SEGMENTS_SCHEMA, DEFAULT_DICTIONARY_SCHEMA)
+        }
+        Dialect::Sqlite => (SQLITE_SCHEMA, SQLITE_SCHEMA),
+    }
+}
 
 /// Which statement a [`StatusReader`] is at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
+    /// SQLite: which databases are attached (the schemas a statement may name).
+    Schemas,
     Probe,
     Leases,
     Tags,
@@ -78,6 +117,7 @@ enum Step {
 
 /// The statements of `shardid status` and the rows they returned; see the module docs.
 #[derive(Clone, Debug)]
+#[allow(clippy::struct_excessive_bools)] // facts the probe read and the steps' marks, not a state
 pub struct StatusReader {
     family: Dialect,
     table: String,
@@ -91,6 +131,11 @@ pub struct StatusReader {
     now_ms: u64,
     present: [bool; 3],
     serials: bool,
+    /// The tags' table records rates (PostgreSQL reads them by name: always; the MySQL family's
+    /// probe says; SQLite's never do).
+    rates: bool,
+    /// SQLite: whether the schemas of the tags and of the topics are attached databases.
+    attached: [bool; 2],
     leases: Vec<LeaseRow>,
     tags: Vec<TagRow>,
     topics: Vec<TopicRow>,
@@ -125,10 +170,15 @@ impl StatusReader {
             layout,
             mark_restored: false,
             marked: false,
-            step: Step::Probe,
+            step: match family {
+                Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => Step::Probe,
+                Dialect::Sqlite => Step::Schemas,
+            },
             now_ms: 0,
             present: [false; 3],
             serials: false,
+            rates: false,
+            attached: [false; 2],
             leases: Vec::new(),
             tags: Vec::new(),
             topics: Vec::new(),
@@ -153,10 +203,21 @@ impl StatusReader {
     /// how many rows it marked.
     ///
     /// # Errors
-    /// None today: a `Result` so that a family with no such mark can refuse.
+    /// On SQLite, whose rows record no step back to skip past (one file has no replica to
+    /// promote; a file copied back from a backup is not covered yet): the reason, for the
+    /// command line's usage error.
     pub fn marking_restored(mut self) -> Result<Self, String> {
-        self.mark_restored = true;
-        Ok(self)
+        match self.family {
+            Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => {
+                self.mark_restored = true;
+                Ok(self)
+            }
+            Dialect::Sqlite => Err(
+                "restored: SQLite's rows record no step back to skip past (one file has no \
+                 replica to promote; a file copied back from a backup is not covered yet)"
+                    .into(),
+            ),
+        }
     }
 
     /// On the MySQL family under `restored`: the statement marking the rows the current step
@@ -214,10 +275,21 @@ impl StatusReader {
         if let Some(mark) = self.mysql_mark() {
             return Some(mark);
         }
+        if self.step == Step::Done {
+            return None;
+        }
+        Some(match self.family {
+            Dialect::Postgres => self.postgres_next(),
+            Dialect::Mysql | Dialect::Mariadb => self.mysql_next(),
+            Dialect::Sqlite => self.sqlite_next(),
+        })
+    }
+
+    /// PostgreSQL's statement of the current step (not [`Step::Done`]).
+    fn postgres_next(&self) -> String {
         let (t, s, d) = (&self.table, &self.segments, &self.dictionary);
-        let pg = !self.family.is_mysql();
-        Some(match self.step {
-            Step::Probe if pg => format!(
+        match self.step {
+            Step::Schemas | Step::Probe | Step::Done => format!(
                 "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text, \
                  CASE WHEN to_regclass('{t}') IS NULL THEN 'false' ELSE 'true' END, \
                  CASE WHEN to_regclass('{s}.shardid_tags') IS NULL THEN 'false' ELSE 'true' END, \
@@ -225,50 +297,15 @@ impl StatusReader {
                  OR to_regclass('{d}.shardid_strings') IS NULL THEN 'false' ELSE 'true' END, \
                  CASE WHEN to_regclass('{s}.shardid_serials') IS NULL THEN 'false' ELSE 'true' END"
             ),
-            Step::Probe => {
-                let exists = |schema: &str, table: &str| {
-                    format!(
-                        "CASE WHEN EXISTS (SELECT 1 FROM information_schema.tables WHERE \
-                         table_schema = {schema} AND table_name = '{table}') THEN 'true' ELSE 'false' END"
-                    )
-                };
-                format!(
-                    "SELECT CAST({MYSQL_NOW_MS} AS CHAR), {}, {}, CASE WHEN {} = 'true' AND {} = 'true' \
-                     THEN 'true' ELSE 'false' END",
-                    exists("DATABASE()", t),
-                    exists(&format!("'{s}'"), "shardid_tags"),
-                    exists(&format!("'{d}'"), "shardid_topics"),
-                    exists(&format!("'{d}'"), "shardid_strings"),
-                )
-            }
-            Step::Leases if pg => format!(
+            Step::Leases => format!(
                 "SELECT layout, shard::text, ceiling::text, holder, \
                  floor(extract(epoch FROM taken_at) * 1000)::bigint::text, \
                  CASE WHEN expires_at = 'infinity' THEN 'infinity' \
                  ELSE floor(extract(epoch FROM expires_at) * 1000)::bigint::text END \
                  FROM {t} ORDER BY layout, shard"
             ),
-            Step::Leases => {
-                let ms = |c: &str| {
-                    format!(
-                        "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {c}) DIV 1000 AS CHAR)"
-                    )
-                };
-                format!(
-                    "SELECT CONVERT(layout USING utf8mb4), CAST(shard AS CHAR), CAST(ceiling AS CHAR), \
-                     CONVERT(holder USING utf8mb4), {}, CASE WHEN expires_at = '9999-12-31 23:59:59' \
-                     THEN 'infinity' ELSE {} END FROM {t} ORDER BY layout, shard",
-                    ms("taken_at"),
-                    ms("expires_at")
-                )
-            }
-            Step::Tags if pg => self.postgres_tags(),
-            Step::Tags => format!(
-                "SELECT CONVERT(tag USING utf8mb4), CAST(next AS CHAR), CAST(step AS CHAR), \
-                 CAST(stride AS CHAR), CAST(FLOOR(UNIX_TIMESTAMP(updated_at) * 1000) AS CHAR) \
-                 FROM {s}.shardid_tags ORDER BY tag"
-            ),
-            Step::Topics if pg => format!(
+            Step::Tags => self.postgres_tags(),
+            Step::Topics => format!(
                 "{}SELECT t.topic, t.next::text, CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END, \
                  (SELECT count(*) FROM {d}.shardid_strings s WHERE s.topic_id = t.topic_id)::text \
                  FROM {} t ORDER BY t.topic",
@@ -285,14 +322,131 @@ impl StatusReader {
                     format!("{d}.shardid_topics")
                 },
             ),
+        }
+    }
+
+    /// The MySQL family's statement of the current step (not [`Step::Done`]).
+    fn mysql_next(&self) -> String {
+        let (t, s, d) = (&self.table, &self.segments, &self.dictionary);
+        match self.step {
+            Step::Schemas | Step::Probe | Step::Done => {
+                let exists = |schema: &str, table: &str| {
+                    format!(
+                        "CASE WHEN EXISTS (SELECT 1 FROM information_schema.tables WHERE \
+                         table_schema = {schema} AND table_name = '{table}') THEN 'true' ELSE 'false' END"
+                    )
+                };
+                format!(
+                    "SELECT CAST({MYSQL_NOW_MS} AS CHAR), {}, {}, CASE WHEN {} = 'true' AND {} = 'true' \
+                     THEN 'true' ELSE 'false' END, {}, CASE WHEN EXISTS (SELECT 1 FROM \
+                     information_schema.columns WHERE table_schema = '{s}' AND table_name = 'shardid_tags' \
+                     AND column_name = 'rate') THEN 'true' ELSE 'false' END",
+                    exists("DATABASE()", t),
+                    exists(&format!("'{s}'"), "shardid_tags"),
+                    exists(&format!("'{d}'"), "shardid_topics"),
+                    exists(&format!("'{d}'"), "shardid_strings"),
+                    exists(&format!("'{s}'"), "shardid_serials"),
+                )
+            }
+            Step::Leases => {
+                let ms = |c: &str| {
+                    format!(
+                        "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {c}) DIV 1000 AS CHAR)"
+                    )
+                };
+                format!(
+                    "SELECT CONVERT(layout USING utf8mb4), CAST(shard AS CHAR), CAST(ceiling AS CHAR), \
+                     CONVERT(holder USING utf8mb4), {}, CASE WHEN expires_at = '9999-12-31 23:59:59' \
+                     THEN 'infinity' ELSE {} END FROM {t} ORDER BY layout, shard",
+                    ms("taken_at"),
+                    ms("expires_at")
+                )
+            }
+            // The rate, the open window (its start `window_ms` is Unix ms already) and the
+            // width of the serial whose period a tag is (registrations are text, tags bytes:
+            // compared as bytes).
+            Step::Tags => format!(
+                "SELECT CONVERT(t.tag USING utf8mb4), CAST(t.next AS CHAR), CAST(t.step AS CHAR), \
+                 CAST(t.stride AS CHAR), CAST(FLOOR(UNIX_TIMESTAMP(t.updated_at) * 1000) AS CHAR), {}, {} \
+                 FROM {s}.shardid_tags t ORDER BY t.tag",
+                if self.rates {
+                    "CAST(t.rate AS CHAR), CAST(t.window_n AS CHAR), CAST(t.window_ms AS CHAR)"
+                } else {
+                    "NULL, NULL, NULL"
+                },
+                if self.serials {
+                    format!(
+                        "(SELECT CAST(r.width AS CHAR) FROM {s}.shardid_serials r \
+                         WHERE CAST(r.tag AS BINARY) = SUBSTRING_INDEX(t.tag, '@', 1))"
+                    )
+                } else {
+                    "NULL".into()
+                }
+            ),
             Step::Topics => format!(
                 "SELECT CONVERT(t.topic USING utf8mb4), CAST(t.next AS CHAR), \
                  CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END, \
                  CAST((SELECT COUNT(*) FROM {d}.shardid_strings s WHERE s.topic_id = t.topic_id) AS CHAR) \
                  FROM {d}.shardid_topics t ORDER BY t.topic"
             ),
-            Step::Done => return None,
-        })
+        }
+    }
+
+    /// SQLite's statement of the current step (not [`Step::Done`]); see the module docs.
+    fn sqlite_next(&self) -> String {
+        let (t, s, d) = (&self.table, &self.segments, &self.dictionary);
+        // A table of an attached schema; `'false'` for a schema that is not attached.
+        let exists = |attached: bool, schema: &str, table: &str| {
+            if attached {
+                format!(
+                    "CASE WHEN EXISTS (SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' \
+                     AND name = '{table}') THEN 'true' ELSE 'false' END"
+                )
+            } else {
+                "'false'".into()
+            }
+        };
+        let [seg, dict] = self.attached;
+        match self.step {
+            Step::Schemas | Step::Done => {
+                "SELECT group_concat(name, ' ') AS c0 FROM pragma_database_list".into()
+            }
+            Step::Probe => format!(
+                "SELECT CAST({SQLITE_NOW_MS} AS TEXT) AS c0, {} AS c1, {} AS c2, \
+                 CASE WHEN {} = 'true' AND {} = 'true' THEN 'true' ELSE 'false' END AS c3, {} AS c4",
+                exists(true, "main", t),
+                exists(seg, s, "shardid_tags"),
+                exists(dict, d, "shardid_topics"),
+                exists(dict, d, "shardid_strings"),
+                exists(seg, s, "shardid_serials"),
+            ),
+            // Released rows have no expiry (NULL); SQLite has no session leases.
+            Step::Leases => format!(
+                "SELECT layout AS c0, CAST(shard AS TEXT) AS c1, CAST(ceiling AS TEXT) AS c2, \
+                 holder AS c3, CAST(taken_at AS TEXT) AS c4, CAST(expires_at AS TEXT) AS c5 \
+                 FROM main.{t} ORDER BY layout, shard"
+            ),
+            // No rate: one file has no failover to skip past.
+            Step::Tags => format!(
+                "SELECT t.tag AS c0, CAST(t.next AS TEXT) AS c1, CAST(t.step AS TEXT) AS c2, \
+                 CAST(t.stride AS TEXT) AS c3, CAST(t.updated_at AS TEXT) AS c4, NULL AS c5, \
+                 NULL AS c6, NULL AS c7, {} AS c8 FROM {s}.shardid_tags AS t ORDER BY t.tag",
+                if self.serials {
+                    format!(
+                        "(SELECT CAST(r.width AS TEXT) FROM {s}.shardid_serials AS r WHERE r.tag = \
+                         substr(t.tag, 1, instr(t.tag || '@', '@') - 1))"
+                    )
+                } else {
+                    "NULL".into()
+                }
+            ),
+            Step::Topics => format!(
+                "SELECT t.topic AS c0, CAST(t.next AS TEXT) AS c1, \
+                 CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END AS c2, \
+                 CAST((SELECT count(*) FROM {d}.shardid_strings AS s WHERE s.topic_id = t.topic_id) AS TEXT) AS c3 \
+                 FROM {d}.shardid_topics AS t ORDER BY t.topic"
+            ),
+        }
     }
 
     /// Takes the rows the last statement of [`Self::next`] returned.
@@ -309,13 +463,26 @@ impl StatusReader {
             return Ok(());
         }
         match self.step {
-            Step::Probe => {
+            Step::Schemas => {
                 let row = rows.first().ok_or("the first statement returned no row")?;
+                let names = text(row, 0)?;
+                let attached = |schema: &str| names.split(' ').any(|name| name == schema);
+                self.attached = [attached(&self.segments), attached(&self.dictionary)];
+                self.step = Step::Probe;
+                return Ok(());
+            }
+            Step::Probe => {
+                let row = rows.first().ok_or("the probe returned no row")?;
                 self.now_ms = number(row, 0)?;
                 for (i, present) in self.present.iter_mut().enumerate() {
                     *present = text(row, i + 1)? == "true";
                 }
                 self.serials = cell(row, 4) == Some("true");
+                self.rates = match self.family {
+                    Dialect::Postgres => true,
+                    Dialect::Mysql | Dialect::Mariadb => cell(row, 5) == Some("true"),
+                    Dialect::Sqlite => false,
+                };
             }
             Step::Leases => {
                 self.leases = rows
@@ -378,7 +545,7 @@ impl StatusReader {
     fn advance(&mut self) {
         let order = [Step::Leases, Step::Tags, Step::Topics];
         let from = match self.step {
-            Step::Probe => 0,
+            Step::Schemas | Step::Probe => 0,
             Step::Leases => 1,
             Step::Tags => 2,
             Step::Topics | Step::Done => 3,
@@ -514,7 +681,10 @@ impl StatusReader {
             let window_s = r
                 .window_at_ms
                 .map_or(0.0, |w| r.last_take_ms.saturating_sub(w) as f64 / 1000.0);
-            let skip = failover_skip(r.segment, rate, r.window_n.unwrap_or(0), window_s);
+            // Per ticket server on the MySQL family, whose skip is times the row's stride (1
+            // on PostgreSQL).
+            let skip = failover_skip(r.segment, rate, r.window_n.unwrap_or(0), window_s)
+                .saturating_mul(r.stride.max(1));
             if left < skip {
                 warnings.push(format!(
                     "serial period {} has {left} numbers left, fewer than a failover skips now ({skip}): \
@@ -566,7 +736,7 @@ struct TagRow {
     segment: u64,
     stride: u64,
     last_take_ms: u64,
-    // What a step back would skip (PostgreSQL; None on the MySQL family and older rows).
+    // What a step back would skip (None on SQLite and in tables of an older version).
     rate: Option<f64>,
     window_n: Option<u64>,
     window_at_ms: Option<u64>,
@@ -740,7 +910,7 @@ fn layout_report(layout: Layout, source: &'static str, now_ms: u64) -> LayoutRep
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Report {
-    /// `"postgres"` or `"mysql"`.
+    /// `"postgres"`, `"mysql"` (MySQL and MariaDB) or `"sqlite"`.
     pub database: &'static str,
     /// The server's clock when the status was read, Unix milliseconds.
     pub now_ms: u64,
@@ -1401,7 +1571,7 @@ mod tests {
         // The mark returns no row; one that does is no statement of ours.
         assert!(r.clone().feed(&[row(&[Some("1")])]).is_err());
         r.feed(&[]).unwrap();
-        assert!(r.next().unwrap().starts_with("SELECT CONVERT(tag"));
+        assert!(r.next().unwrap().starts_with("SELECT CONVERT(t.tag"));
         r.feed(&[row(&[
             Some("orders"),
             Some("1001"),
@@ -1445,6 +1615,332 @@ mod tests {
         assert!(
             StatusReader::new(Dialect::Postgres, "t", "Seg", "dict", Layout::INSTAGRAM).is_err()
         );
+    }
+
+    #[test]
+    fn each_dialect_reads_its_default_schemas_and_sqlite_is_never_read_as_postgres() {
+        assert_eq!(default_schemas(Dialect::Postgres), ("seg", "dict"));
+        assert_eq!(default_schemas(Dialect::Mariadb), ("seg", "dict"));
+        assert_eq!(default_schemas(Dialect::Sqlite), ("main", "main"));
+        let r = StatusReader::new(
+            Dialect::Sqlite,
+            "shardid_leases",
+            "main",
+            "main",
+            Layout::INSTAGRAM,
+        )
+        .unwrap();
+        // No statement of another dialect, at any step.
+        let mut r2 = r.clone();
+        let first = r2.next().unwrap();
+        assert!(first.contains("pragma_database_list"), "{first}");
+        r2.feed(&[row(&[Some("main temp")])]).unwrap();
+        let probe = r2.next().unwrap();
+        assert!(probe.contains("julianday('now')") && probe.contains("main.sqlite_master"));
+        assert!(!probe.contains("to_regclass") && !probe.contains("information_schema"));
+        // Restored is refused: SQLite's rows record no step back.
+        let refused = r.marking_restored().unwrap_err();
+        assert!(refused.starts_with("restored: SQLite"), "{refused}");
+    }
+
+    #[test]
+    fn sqlite_schemas_not_attached_read_as_absent_without_naming_them() {
+        let mut r = StatusReader::new(
+            Dialect::Sqlite,
+            "shardid_leases",
+            "seg",
+            "main",
+            Layout::INSTAGRAM,
+        )
+        .unwrap();
+        r.next().unwrap();
+        r.feed(&[row(&[Some("main")])]).unwrap();
+        let probe = r.next().unwrap();
+        // `seg` is not attached: a statement naming seg.sqlite_master would fail.
+        assert!(!probe.contains("seg."), "{probe}");
+        r.feed(&[row(&[
+            Some("5000"),
+            Some("false"),
+            Some("false"),
+            Some("true"),
+            Some("false"),
+        ])])
+        .unwrap();
+        assert!(r.next().unwrap().contains("FROM main.shardid_topics AS t"));
+        r.feed(&[row(&[Some("urls"), Some("3"), Some("false"), Some("3")])])
+            .unwrap();
+        assert_eq!(r.next(), None);
+        let report = r.report();
+        assert_eq!(report.database, "sqlite");
+        assert!(report.tags.is_none() && report.leases.is_none());
+        assert!(report.text().contains("tags (seg.shardid_tags): absent"));
+        assert!(
+            report.text().contains(
+                "topics (main.shardid_topics)\n  topic strings last id\n  urls  3       2"
+            )
+        );
+    }
+
+    #[test]
+    fn mysql_reads_the_rates_and_widths_and_warns_as_postgres_does() {
+        let mut r = StatusReader::new(
+            Dialect::Mariadb,
+            "shardid_leases",
+            "seg",
+            "dict",
+            Layout::INSTAGRAM,
+        )
+        .unwrap();
+        let probe = r.next().unwrap();
+        assert!(probe.contains("'shardid_serials'") && probe.contains("column_name = 'rate'"));
+        r.feed(&[row(&[
+            Some("5000"),
+            Some("false"),
+            Some("true"),
+            Some("false"),
+            Some("true"),
+            Some("true"),
+        ])])
+        .unwrap();
+        let tags = r.next().unwrap();
+        assert!(
+            tags.contains(
+                "CAST(t.rate AS CHAR), CAST(t.window_n AS CHAR), CAST(t.window_ms AS CHAR)"
+            )
+        );
+        assert!(tags.contains("SUBSTRING_INDEX(t.tag, '@', 1)"));
+        // {seq:3} at 10 a second per ticket server, 2 servers: the server skips twice 280.
+        let tag = |name: &str, next: &str, stride: &str| {
+            row(&[
+                Some(name),
+                Some(next),
+                Some("20"),
+                Some(stride),
+                Some("5000"),
+                Some("10"),
+                Some("0"),
+                Some("4000"),
+                Some("3"),
+            ])
+        };
+        r.feed(&[
+            tag("f@2026-11-28", "441", "2"),
+            tag("g@2026-11-28", "401", "1"),
+        ])
+        .unwrap();
+        let report = r.report();
+        assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+        assert!(
+            report.warnings[0].starts_with(
+                "serial period f@2026-11-28 has 559 numbers left, fewer than a failover skips now (560)"
+            ),
+            "{}",
+            report.warnings[0]
+        );
+        // A table of an older version (no rate columns) reads NULL there, and warns of nothing.
+        let mut old = StatusReader::new(
+            Dialect::Mysql,
+            "shardid_leases",
+            "seg",
+            "dict",
+            Layout::INSTAGRAM,
+        )
+        .unwrap();
+        old.next().unwrap();
+        old.feed(&[row(&[
+            Some("5000"),
+            Some("false"),
+            Some("true"),
+            Some("false"),
+            Some("false"),
+            Some("false"),
+        ])])
+        .unwrap();
+        let tags = old.next().unwrap();
+        assert!(
+            tags.contains("NULL, NULL, NULL, NULL FROM seg.shardid_tags"),
+            "{tags}"
+        );
+    }
+
+    /// `shardid status` on a real SQLite file (`rusqlite`, SQLite bundled), every statement
+    /// run as a driver runs it: the tables made by the core's SQLite DDL and statements.
+    #[cfg(not(miri))] // SQLite is C behind rusqlite's FFI, which Miri cannot call
+    #[test]
+    #[allow(clippy::too_many_lines)] // the file's rows, the run, what the report says of each
+    fn sqlite_status_on_a_real_file() {
+        use crate::sql::Placeholders;
+        use crate::sql::sqlite::{
+            ConnectionSetup, DEFAULT_BUSY_TIMEOUT_MS, SqliteDictionary, SqliteLease, SqliteSegments,
+        };
+        use rusqlite::types::Value as Sql;
+        use rusqlite::{Connection, params_from_iter};
+
+        let path = std::env::temp_dir().join(format!("shardid-status-{}.db", std::process::id()));
+        let remove = || {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut p = path.clone().into_os_string();
+                p.push(suffix);
+                let _ = std::fs::remove_file(p);
+            }
+        };
+        remove();
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(&ConnectionSetup(DEFAULT_BUSY_TIMEOUT_MS).to_string())
+            .unwrap();
+        let segments = SqliteSegments::new("main").unwrap();
+        conn.execute_batch(&segments.to_string()).unwrap();
+        conn.execute_batch(&SqliteDictionary::new("main").unwrap().to_string())
+            .unwrap();
+        let q = Placeholders::Question;
+        let seg = segments.statements(q);
+        let exec = |sql: &str, params: Vec<Sql>| {
+            let mut stmt = conn.prepare(sql).unwrap();
+            let mut rows = stmt.query(params_from_iter(params)).unwrap();
+            while rows.next().unwrap().is_some() {}
+        };
+        let text = |t: &str| Sql::Text(t.into());
+        exec(
+            &seg.create_tag().to_string(),
+            vec![text("orders"), Sql::Integer(1)],
+        );
+        exec(
+            &seg.take().to_string(),
+            vec![Sql::Integer(5000), text("orders")],
+        );
+        exec(
+            &seg.create_tag().to_string(),
+            vec![text("invoices"), Sql::Integer(100)],
+        );
+        // A serial registered with {seq:3} and its period's tag.
+        exec(
+            "INSERT INTO main.shardid_serials (tag, format, canonical, shape, zone, pieces, width, \
+             resets, max_gap, created_at) VALUES ('ord', 'ORD-{seq:3}', 'x', 'x', 'UTC', '[]', 3, 'never', 1, 0)",
+            vec![],
+        );
+        exec(
+            &seg.create_tag().to_string(),
+            vec![text("ord@2026-11-28"), Sql::Integer(901)],
+        );
+        let dict = SqliteDictionary::new("main").unwrap().statements(q);
+        exec(&dict.create_topic().to_string(), vec![text("urls")]);
+        exec(
+            &dict.insert(3).to_string(),
+            vec![
+                Sql::Integer(1),
+                text("/a"),
+                Sql::Integer(0),
+                Sql::Integer(1),
+                text("/b"),
+                Sql::Integer(1),
+                Sql::Integer(1),
+                text("/c"),
+                Sql::Integer(2),
+            ],
+        );
+        exec(
+            &dict.advance().to_string(),
+            vec![Sql::Integer(3), Sql::Integer(1), Sql::Integer(0)],
+        );
+        let lease = SqliteLease::new(
+            Layout::TWITTER,
+            "shardid_leases",
+            q,
+            0,
+            4,
+            "web1 pid 7",
+            "tok",
+        )
+        .unwrap();
+        conn.execute_batch(&lease.create_table()).unwrap();
+        let (claim, params) = lease.claim();
+        let params: Vec<Sql> = params
+            .into_iter()
+            .map(|v| match v {
+                crate::sql::Value::Text(t) => text(t),
+                crate::sql::Value::Int(n) => Sql::Integer(i64::try_from(n).unwrap()),
+            })
+            .collect();
+        exec(&claim, params);
+
+        let mut r = StatusReader::new(
+            Dialect::Sqlite,
+            "shardid_leases",
+            "main",
+            "main",
+            Layout::INSTAGRAM,
+        )
+        .unwrap();
+        let mut statements = 0;
+        while let Some(sql) = r.next() {
+            statements += 1;
+            let mut stmt = conn.prepare(&sql).unwrap_or_else(|e| panic!("{e}: {sql}"));
+            let n = stmt.column_count();
+            let rows: Vec<Row> = stmt
+                .query_map([], |row| {
+                    (0..n)
+                        .map(|i| row.get::<_, Option<String>>(i))
+                        .collect::<Result<Row, _>>()
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            r.feed(&rows).unwrap();
+        }
+        assert_eq!(statements, 5, "schemas, probe, leases, tags, topics");
+        let report = r.report();
+        drop(conn);
+        remove();
+        assert_eq!(report.database, "sqlite");
+        let tags = report.tags.as_ref().unwrap();
+        let rows: Vec<_> = tags
+            .iter()
+            .map(|t| (t.tag.as_str(), t.next, t.segment, t.stride))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("invoices", 100, 0, 1),
+                ("ord@2026-11-28", 901, 0, 1),
+                ("orders", 5001, 5000, 1)
+            ]
+        );
+        let orders = &tags[2];
+        assert!(
+            (orders.per_second - 5000.0 / 60.0).abs() < 1e-9,
+            "{}",
+            orders.per_second
+        );
+        assert!(report.now_ms.abs_diff(orders.last_take_ms) < 60_000);
+        let topics = report.topics.as_ref().unwrap();
+        assert_eq!(
+            (
+                topics[0].topic.as_str(),
+                topics[0].strings,
+                topics[0].last_id
+            ),
+            ("urls", 3, Some(2))
+        );
+        let leases = report.leases.as_ref().unwrap();
+        assert_eq!(leases.len(), 1);
+        let held = &leases[0];
+        assert_eq!(
+            (held.layout.as_str(), held.shard, held.state, held.session),
+            ("twitter", 0, "held", false)
+        );
+        assert_eq!(held.holder.as_deref(), Some("web1 pid 7"));
+        assert!(
+            held.expires_ms.unwrap() > report.now_ms && held.since_ms.unwrap() <= report.now_ms
+        );
+        // No rate on SQLite: no serial warning, though {seq:3} has 99 numbers left.
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+        let text = report.text();
+        assert!(
+            text.starts_with("database  sqlite (server clock "),
+            "{text}"
+        );
+        assert!(text.contains("tags (main.shardid_tags)"));
+        assert!(report.json().contains("\"database\":\"sqlite\""));
     }
 
     #[test]

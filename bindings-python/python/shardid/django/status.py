@@ -71,9 +71,9 @@ def _when(value: Any) -> str:
 
 
 def _unplaced(database: str, vendor: str) -> str | None:
-    if vendor in ("postgresql", "mysql"):
+    if vendor in ("postgresql", "mysql", "sqlite"):
         return None
-    return f"the database {database!r} is {vendor}: shardid keeps these in PostgreSQL, MySQL or MariaDB"
+    return f"the database {database!r} is {vendor}: shardid keeps these in PostgreSQL, MySQL, MariaDB or SQLite"
 
 
 def _read(alias: str, **where: Any) -> Any:
@@ -128,6 +128,10 @@ def page(kind: str) -> dict[str, Any]:
         schemas = where["segments" if kind == "tags" else "dictionary"]
         alias = where["using"]
         targets = [(alias, f"database {alias!r}, schema {schema}", {key: schema}) for schema in schemas]
+    if kind != "leases" and connections[alias].vendor == "sqlite":
+        # One file: its tags and topics are in its own schema (main), whatever the migrations
+        # name; the status reads the core's default there.
+        targets = [(alias, f"database {alias!r}", {})]
     found: list[Section] = []
     if kind == "leases" and alias is None:
         found.append(Section("the lease", problem="SHARDID keeps no lease in a database (a fixed shard, or lock files)"))

@@ -35,7 +35,6 @@ mod dictionary;
 mod next_id;
 mod segments;
 mod serials;
-#[cfg(feature = "std")]
 mod url;
 
 pub use dictionary::{
@@ -44,7 +43,6 @@ pub use dictionary::{
 pub use segments::{
     FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments, ROLLED_BACK_RETRIES,
 };
-#[cfg(feature = "std")]
 pub use serials::{MysqlSerialStatements, MysqlSerials};
 pub use url::{MysqlUrl, UrlProblem};
 

@@ -2,8 +2,8 @@
 //! gives such a URL, so a password holding `@`, `:` or `/` (percent-encoded, as URLs want) means
 //! the same in Python, Node and Rust.
 
-use std::string::String;
-use std::vec::Vec;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// A MySQL URL's parts, percent-decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]

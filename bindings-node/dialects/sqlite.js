@@ -1,0 +1,477 @@
+'use strict'
+// SQLite, over `better-sqlite3` (an optional peer dependency), or Node's own `node:sqlite`
+// (22.5 and later) when better-sqlite3 is not installed: the dialect the drivers of
+// dialects/index.js run on for a `sqlite:///relative.db` or `sqlite:////absolute.db` URL. The
+// file, the statements, what each connection runs first and the order of the steps are the
+// core's (shardid::sql::sqlite, through the addon); this file only executes them.
+//
+// - One file, no server: a "connection" is the file opened, with the core's CONNECTION_SETUP
+//   (busy timeout, WAL, synchronous = FULL); the tables are created on first use (the core's
+//   DDL, all IF NOT EXISTS), once per connection. The schema is the file itself (`main`).
+// - Every statement runs in autocommit except the dictionary writer's, which the core begins
+//   with BEGIN IMMEDIATE (the write lock first, so its re-check sees every committed string).
+// - Both drivers are synchronous. The API stays the other dialects' (promises); each statement
+//   runs in a turn of the event loop of its own (setImmediate), so a driver never holds the
+//   loop longer than one statement; the dictionary writer's transaction (a handful of short
+//   statements under the write lock) runs in one turn: yielding inside it would hold every
+//   other process's writes for as long as this process's other work takes.
+// - Errors: the file cannot be opened (a missing directory, no permission) and a write lock
+//   still held by another connection past the busy timeout are DATABASE_UNREACHABLE (retry
+//   later), as a server that cannot be reached; a file that is not a SQLite database and a
+//   read-only one are DATABASE; the driver's error is the `cause`.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const native = require('../native.generated.js')
+const { makeError, withCause } = require('../errors.js')
+const { SQLSTATES } = require('../core.generated.js')
+
+// The SQLite result codes the errors are told apart by (the primary code: the low byte).
+const PRIMARY = { 5: 'SQLITE_BUSY', 6: 'SQLITE_LOCKED', 8: 'SQLITE_READONLY', 11: 'SQLITE_CORRUPT', 14: 'SQLITE_CANTOPEN', 19: 'SQLITE_CONSTRAINT', 26: 'SQLITE_NOTADB' }
+
+/** The primary result code of a driver's error ('SQLITE_BUSY'), or null. */
+function resultCode(err) {
+  if (typeof err?.code === 'string' && err.code.startsWith('SQLITE_')) return err.code.split('_', 2).join('_') // better-sqlite3
+  if (Number.isInteger(err?.errcode)) return PRIMARY[err.errcode & 0xff] ?? `SQLITE_${err.errcode & 0xff}` // node:sqlite
+  return null
+}
+
+let loaded = null
+
+/**
+ * The driver: better-sqlite3, else `node:sqlite` where Node has it, else UNSUPPORTED naming
+ * the package to install (and the entry point that needs it).
+ */
+function driver(module = 'a sqlite:/// URL') {
+  if (loaded) return loaded
+  let why = null
+  try {
+    loaded = betterSqlite3(require('better-sqlite3'))
+    return loaded
+  } catch (err) {
+    why = err
+  }
+  try {
+    loaded = nodeSqlite(require('node:sqlite'))
+    return loaded
+  } catch {
+    // Node before 22.5 (or without --experimental-sqlite before 22.13): no built-in SQLite.
+  }
+  const err = makeError('UNSUPPORTED', { reason: `${module} needs the better-sqlite3 package for SQLite: npm install better-sqlite3` })
+  throw withCause(err, why)
+}
+
+// better-sqlite3: rows as arrays, integers as bigints (IDs pass 2^53).
+function betterSqlite3(Database) {
+  return {
+    name: 'better-sqlite3',
+    open: (file, timeoutMs) => new Database(file, { timeout: timeoutMs }),
+    prepare(db, text) {
+      const statement = db.prepare(text)
+      statement.safeIntegers(true)
+      if (statement.reader) statement.raw(true)
+      return statement
+    },
+    all: (statement, values) => (statement.reader ? statement.all(values) : (statement.run(values), [])),
+    exec: (db, script) => db.exec(script),
+    close: (db) => db.close(),
+  }
+}
+
+// node:sqlite's DatabaseSync: rows as objects unless it can return arrays (their columns have
+// distinct names in every statement of the core's).
+function nodeSqlite({ DatabaseSync }) {
+  if (typeof DatabaseSync !== 'function') throw new Error('node:sqlite has no DatabaseSync')
+  return {
+    name: 'node:sqlite',
+    open: (file, timeoutMs) => new DatabaseSync(file, { timeout: timeoutMs }),
+    prepare(db, text) {
+      const statement = db.prepare(text)
+      statement.setReadBigInts(true)
+      if (typeof statement.setReturnArrays === 'function') statement.setReturnArrays(true)
+      return statement
+    },
+    all: (statement, values) => statement.all(...values).map((row) => (Array.isArray(row) ? row : Object.values(row))),
+    exec: (db, script) => db.exec(script),
+    close: (db) => db.close(),
+  }
+}
+
+/** The error of the driver's `err` on `file`, as the other databases' errors of the same kind. */
+function translate(err, file) {
+  const code = resultCode(err)
+  let e = null
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    e = makeError('DATABASE_UNREACHABLE', { reason: `${file} stayed locked by another connection past the busy timeout (${err.message})` })
+  } else if (code === 'SQLITE_CANTOPEN') {
+    e = makeError('DATABASE_UNREACHABLE', { reason: `cannot open ${file} (${err.message})` })
+  } else if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    e = makeError('DATABASE', { reason: `${file} is not a SQLite database, or is damaged (${err.message})` })
+  } else if (code === 'SQLITE_READONLY') {
+    e = makeError('DATABASE', { reason: `${file} cannot be written (read-only: shardid writes to it) (${err.message})` })
+  }
+  return e ? withCause(e, err) : err
+}
+
+// The turn of the event loop a statement runs in.
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+// Statements prepared once per connection; a list's statements (one per length) only while few.
+const PREPARED = 256
+
+/** One file opened: the driver's handle, its prepared statements, the DDL it ran. */
+class Connection {
+  constructor(api, db, file) {
+    this.api = api
+    this.db = db
+    this.file = file
+    this._prepared = new Map()
+    this._created = new Set()
+  }
+
+  _statement(text) {
+    let statement = this._prepared.get(text)
+    if (statement === undefined) {
+      statement = this.api.prepare(this.db, text)
+      if (this._prepared.size < PREPARED) this._prepared.set(text, statement)
+    }
+    return statement
+  }
+
+  /** Runs one statement now (synchronously): its rows as arrays, integers as bigints. */
+  runNow(text, values = []) {
+    try {
+      return this.api.all(this._statement(text), values)
+    } catch (err) {
+      throw translate(err, this.file)
+    }
+  }
+
+  /** Runs `script` (the DDL) once on this connection. */
+  createOnce(script) {
+    if (this._created.has(script)) return
+    try {
+      this.api.exec(this.db, script)
+    } catch (err) {
+      throw translate(err, this.file)
+    }
+    this._created.add(script)
+  }
+
+  /** One statement in a turn of its own. */
+  async run(text, values) {
+    await turn()
+    return this.runNow(text, values)
+  }
+
+  close() {
+    this._prepared.clear()
+    try {
+      this.api.close(this.db)
+    } catch {
+      // Closed already.
+    }
+  }
+}
+
+/** Opens `file` with the core's connection setup: DATABASE_UNREACHABLE when it cannot be
+ *  opened (a missing directory), DATABASE when it is not a SQLite database or is read-only. */
+function open(file, module, busyTimeoutMs) {
+  const api = driver(module)
+  // better-sqlite3 refuses a missing directory with a TypeError of its own: said as SQLite's
+  // "cannot open" for both drivers.
+  if (!fs.existsSync(path.dirname(path.resolve(file)))) {
+    throw makeError('DATABASE_UNREACHABLE', { reason: `cannot open ${file}: its directory ${path.dirname(path.resolve(file))} does not exist` })
+  }
+  let db
+  try {
+    db = api.open(file, 0) // the busy timeout is the core's setup's, just below
+  } catch (err) {
+    throw translate(err, file)
+  }
+  const conn = new Connection(api, db, file)
+  try {
+    conn.api.exec(db, native.sqliteConnectionSetup(busyTimeoutMs))
+  } catch (err) {
+    conn.close()
+    throw translate(err, file)
+  }
+  return conn
+}
+
+const number = (cell) => (cell === null || cell === undefined ? null : String(cell))
+
+// The value of an integer parameter: SQLite compares a text with an integer as unequal, so
+// numbers go as integers (bigints: they pass 2^53).
+const int = (value) => BigInt(value)
+
+function serverError(sqlstate, message) {
+  const err = new Error(`${message}: ${sqlstate}`)
+  err.code = sqlstate // as pg reports a SQLSTATE: the drivers' checks hold for every database
+  return err
+}
+
+// -- segments and serials ---------------------------------------------------------------------
+
+/** A segment of `tag` (`[first, count, stride]` as decimal strings): the take; no row, the
+ *  read tells an unknown tag (`serial`: the registration says what to do) from an exhausted
+ *  one, or (a tag created in between) the take is sent again. */
+async function takeSegment(conn, sql, tag, size, onUnknown = null) {
+  // Sent again only after a tag was created in between: a third refusal is no such race.
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    conn.createOnce(sql.ddl)
+    const rows = await conn.run(sql.take, [int(size), tag])
+    if (rows.length > 0) {
+      const row = rows[0].map(number)
+      const sqlstate = native.sqliteTook(row)
+      if (sqlstate) throw serverError(sqlstate, `the take of tag ${tag} answered no segment`)
+      return row
+    }
+    const read = await conn.run(sql.read, [tag])
+    if (read.length === 0 && onUnknown) {
+      await onUnknown()
+      continue
+    }
+    const sqlstate = native.sqliteRead(String(size), read.length ? read[0].map(number) : null)
+    if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
+  }
+  throw makeError('DATABASE', { reason: `the take of tag ${tag} was refused three times by a row that allows it` })
+}
+
+async function giveBack(conn, sql, tag, first, end) {
+  conn.createOnce(sql.ddl)
+  return (await conn.run(sql.giveBack, [int(first), int(end), tag])).length === 1
+}
+
+/** The statements of one segment driver. */
+function segments(schema) {
+  const sql = native.sqliteSegmentSql(schema)
+  return {
+    take: (conn, _server, tag, size) => takeSegment(conn, sql, tag, size),
+    giveBack: (conn, tag, first, end) => giveBack(conn, sql, tag, first, end),
+    // A tag already there is left as it is (its row answers none).
+    createTag: async (conn, tag) => {
+      conn.createOnce(sql.ddl)
+      await conn.run(sql.createTag, [tag, 1n])
+    },
+  }
+}
+
+/** The statements of serials: the registration written and read, and a period's segment. The
+ *  client compares a registration and makes a period's tag (SQLite has no functions). */
+function serials(schema) {
+  const sql = native.sqliteSegmentSql(schema)
+  const info = async (conn, tag) => {
+    conn.createOnce(sql.ddl)
+    const rows = await conn.run(sql.info, [tag])
+    if (rows.length === 0) throw serverError(SQLSTATES.unknownTag, `no serial tag ${tag}`)
+    const [canonical, zone, maxGap, reset] = rows[0]
+    return [canonical, zone, Number(maxGap), reset]
+  }
+  return {
+    info,
+    /** Registers `values` (tag, format, zone, canonical, shape, pieces, width, reset, maxGap),
+     *  or compares them with the registration already there (SERIAL_MISMATCH). */
+    async create(conn, values, format) {
+      const [tag, text, zone, canonical, shape, pieces, width, reset, maxGap] = values
+      const list = Array.from(pieces)
+      conn.createOnce(sql.ddl)
+      let rows
+      try {
+        rows = await conn.run(native.sqliteSerialCreateSql(schema, list.length), [tag, text, zone, canonical, shape, ...list, width, reset, maxGap])
+      } catch (err) {
+        // Another tag prints this format (the `shape` is unique): as PostgreSQL's create_serial.
+        if (resultCode(err.cause ?? err) === 'SQLITE_CONSTRAINT' && /shardid_serials\.shape/.test(err.message)) {
+          throw makeError('SERIAL_MISMATCH', { tag, reason: 'another serial tag already prints this format' })
+        }
+        if (resultCode(err) === 'SQLITE_CONSTRAINT') throw withCause(makeError('INVALID_ARGUMENT', { argument: 'tag', reason: `is refused by the database (${err.message})` }), err)
+        throw err
+      }
+      if (rows.length > 0) return
+      const [canonicalThere, zoneThere, maxGapThere] = await info(conn, tag)
+      const reason = format ? native.serialMismatch(format._index, canonicalThere, zoneThere) : (canonicalThere !== canonical || zoneThere !== zone ? `registered as ${canonicalThere} in ${zoneThere}` : null)
+      if (reason !== null) throw makeError('SERIAL_MISMATCH', { tag, reason })
+      if (maxGapThere !== Number(maxGap)) throw makeError('SERIAL_MISMATCH', { tag, reason: `registered with maxGap ${maxGapThere}, not ${maxGap}` })
+    },
+    /** A segment of `tag`'s `period`: its tag's, created (from 1) at its first take when the
+     *  period fits the registration. */
+    take(conn, tag, period, size) {
+      const periodTag = native.sqlitePeriodTag(tag, period)
+      return takeSegment(conn, sql, periodTag, size, async () => {
+        const [, , , reset] = await info(conn, tag)
+        if (!native.sqlitePeriodFits(reset, period)) {
+          throw makeError('INVALID_ARGUMENT', { argument: 'period', reason: `${JSON.stringify(period)} is not a period of a tag that resets every ${reset}` })
+        }
+        await conn.run(sql.createTag, [periodTag, 1n])
+      })
+    },
+    giveBack: (conn, tag, first, end) => giveBack(conn, sql, tag, first, end),
+  }
+}
+
+// -- the dictionary -----------------------------------------------------------------------------
+
+/** The dictionary's protocol (see shardid::sql::sqlite's dictionary): lookups in autocommit,
+ *  then for strings still missing one BEGIN IMMEDIATE transaction that reads the topic row,
+ *  looks again, numbers the rest from the topic's next ID (the core's assign_new), inserts them
+ *  and moves `next` on. Answers are decimal strings. */
+class Dictionary {
+  constructor(schema, topic) {
+    this.schema = schema
+    this.topic = topic
+    this._ddl = native.sqliteDictionaryDdl(schema) // INVALID_ARGUMENT for a bad name, now
+    this._tx = native.sqliteTransaction()
+    this._max = native.sqliteMaxList()
+    this._statements = new Map()
+  }
+
+  _sql(which, n = 0) {
+    const key = `${which}/${n}`
+    let sql = this._statements.get(key)
+    if (sql === undefined) {
+      sql = native.sqliteDictionarySql(this.schema, which, n)
+      if (n <= 64) this._statements.set(key, sql)
+    }
+    return sql
+  }
+
+  // `list` in pieces one statement takes.
+  *_pieces(list) {
+    for (let i = 0; i < list.length; i += this._max) yield list.slice(i, i + this._max)
+  }
+
+  _unknown() { return serverError(SQLSTATES.unknownTopic, `no topic ${this.topic}`) }
+  _dropped() { return serverError(SQLSTATES.topicDropped, `topic ${this.topic} was dropped`) }
+
+  async _found(conn, values) {
+    conn.createOnce(this._ddl)
+    const found = new Map()
+    for (const piece of this._pieces(values)) {
+      const rows = await conn.run(this._sql('find', piece.length), [this.topic, ...piece])
+      if (rows.length === 0) throw this._unknown()
+      for (const [, , value, id] of rows) if (value !== null) found.set(value, String(id))
+    }
+    return found
+  }
+
+  async lookup(conn, values) {
+    const found = await this._found(conn, values)
+    return values.map((v) => found.get(v) ?? null)
+  }
+
+  async ids(conn, values) {
+    const found = await this._found(conn, values)
+    const answers = values.map((v) => found.get(v) ?? null)
+    if (!answers.includes(null)) return answers
+    await turn()
+    return this._assign(conn, values, answers)
+  }
+
+  // The writer's transaction, in one turn (see the top of this file).
+  _assign(conn, values, answers) {
+    const missing = [...new Set(values.filter((_, i) => answers[i] === null))]
+    conn.runNow(this._tx.begin)
+    try {
+      const locked = conn.runNow(this._sql('lock'), [this.topic])
+      if (locked.length === 0) throw this._unknown()
+      const [topicId, next, dropped] = locked[0]
+      const found = new Map()
+      for (const piece of this._pieces(missing)) {
+        for (const [value, id] of conn.runNow(this._sql('recheck', piece.length), [topicId, ...piece])) found.set(value, String(id))
+      }
+      const still = missing.map((v) => found.get(v) ?? null)
+      const assigned = native.sqliteAssignNew(still.map((a) => a === null), String(next))
+      if (assigned.length > 0 && Number(dropped)) throw this._dropped()
+      if (assigned.length > 0) {
+        for (const piece of this._pieces(assigned)) {
+          const params = []
+          for (const { index, id } of piece) {
+            params.push(topicId, missing[index], int(id))
+            still[index] = id
+          }
+          conn.runNow(this._sql('insert', piece.length), params)
+        }
+        const moved = conn.runNow(this._sql('advance'), [next + BigInt(assigned.length), topicId, next])
+        // Cannot happen under the write lock: rolled back rather than trusted.
+        if (moved.length !== 1) throw makeError('DATABASE', { reason: `the next ID of topic ${this.topic} moved under the write lock` })
+      }
+      conn.runNow(this._tx.commit)
+      const byValue = new Map(missing.map((v, i) => [v, still[i]]))
+      return values.map((v, i) => answers[i] ?? byValue.get(v))
+    } catch (err) {
+      try {
+        conn.runNow(this._tx.rollback)
+      } catch {
+        // No transaction left to roll back (SQLite rolled it back itself).
+      }
+      throw err
+    }
+  }
+
+  async values(conn, ids) {
+    conn.createOnce(this._ddl)
+    const found = new Map()
+    for (const piece of this._pieces(ids)) {
+      const rows = await conn.run(this._sql('findValues', piece.length), [this.topic, ...piece.map(int)])
+      if (rows.length === 0) throw this._unknown()
+      for (const [, id, value] of rows) if (id !== null) found.set(String(id), value)
+    }
+    return ids.map((id) => found.get(String(id)) ?? null)
+  }
+
+  async _state(conn) {
+    const rows = await conn.run(this._sql('state'), [this.topic])
+    if (rows.length === 0) throw this._unknown()
+    return Boolean(Number(rows[0][0]))
+  }
+
+  async create(conn) {
+    conn.createOnce(this._ddl)
+    await conn.run(this._sql('createTopic'), [this.topic])
+    if (await this._state(conn)) throw this._dropped()
+  }
+
+  async drop(conn) {
+    conn.createOnce(this._ddl)
+    await conn.run(this._sql('dropTopic'), [this.topic])
+    await this._state(conn)
+  }
+}
+
+/** The file of a `sqlite:///` URL (INVALID_ARGUMENT on `argument`). */
+function fileOf(url, argument = 'url') {
+  return native.sqlitePath(url, argument)
+}
+
+module.exports = {
+  name: 'sqlite',
+  // Shard leases on SQLite are another protocol of the core's (SqliteLease): not here yet.
+  lease: null,
+  check: (url, argument = 'url') => { fileOf(url, argument) },
+  /** The schema: the file itself, `main`; any other name is refused (no database is attached). */
+  schema(given) {
+    if (given === undefined || given === null || given === 'main') return 'main'
+    throw makeError('INVALID_ARGUMENT', { argument: 'schema', reason: "on SQLite is the file itself: 'main' (the default)" }, TypeError)
+  },
+  driver,
+  /** Opens the file of `url`; `timeoutMs` is the busy timeout (the core's 5 s by default). */
+  opener(url, module, { timeoutMs } = {}) {
+    const file = fileOf(url)
+    driver(module) // UNSUPPORTED at once, as pg and mysql2 are required at once
+    return async () => open(file, module, timeoutMs)
+  },
+  watch() {}, // a file is not lost as a session is
+  destroy: (conn) => conn.close(),
+  end: async (conn) => conn.close(),
+  lost: () => false,
+  unreachable: () => false, // said DATABASE_UNREACHABLE already (translate)
+  missing: () => false, // the tables are created on first use
+  code: (err) => resultCode(err),
+  rows: (conn, text, values = []) => conn.run(text, values),
+  row: async (conn, text, values = []) => (await conn.run(text, values))[0] ?? null,
+  adopt: (conn) => conn,
+  segments,
+  dictionary: (schema, topic) => new Dictionary(schema, topic),
+  serials,
+  translate,
+}

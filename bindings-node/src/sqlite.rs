@@ -1,0 +1,243 @@
+//! SQLite's SQL from the core (`shardid::sql::sqlite`), for `dialects/sqlite.js` to run with
+//! better-sqlite3 (or `node:sqlite`): the file a `sqlite:///` URL names, what every connection
+//! runs first, the DDL and the clients' statements (`?` placeholders), and the core's readings
+//! of their answers (a take's row, why a take returned none, the dictionary's new numbers, a
+//! serial's period tag). Nothing here is SQL of the binding's own.
+
+use napi::{Env, Result};
+use napi_derive::napi;
+use shardid::sql::Placeholders;
+use shardid::sql::sqlite::{
+    ConnectionSetup, DEFAULT_BUSY_TIMEOUT_MS, MAX_LIST, SqliteDictionary, SqliteSegments,
+    TakeError, period_fits, period_tag,
+};
+
+use crate::errors::{Class, guard, invalid_argument};
+
+fn parse_i64(env: &Env, text: &str, argument: &str) -> Result<i64> {
+    text.parse::<i64>()
+        .map_err(|_| invalid_argument(env, Class::Range, argument, "must be a decimal integer"))
+}
+
+/// The file a `sqlite:///relative.db` or `sqlite:////absolute.db` URL names (the core's
+/// `sqlite_path`); `INVALID_ARGUMENT` on `argument` for an in-memory database, a host or a
+/// query string.
+#[napi]
+pub fn sqlite_path(env: &Env, url: String, argument: String) -> Result<String> {
+    guard(env, || {
+        shardid::sql::sqlite_path(&url)
+            .map(str::to_owned)
+            .map_err(|why| invalid_argument(env, Class::Range, &argument, &why.to_string()))
+    })
+}
+
+/// What a driver runs on every new connection before anything else (the core's
+/// `CONNECTION_SETUP`): the busy timeout (`null`: the core's default, 5 s), WAL mode,
+/// `synchronous = FULL`.
+#[napi]
+pub fn sqlite_connection_setup(env: &Env, busy_timeout_ms: Option<u32>) -> Result<String> {
+    guard(env, || {
+        let ms = busy_timeout_ms.map_or(DEFAULT_BUSY_TIMEOUT_MS, u64::from);
+        Ok(ConnectionSetup(ms).to_string())
+    })
+}
+
+/// The statements of `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK` the dictionary's writer sends.
+#[napi(object)]
+pub struct SqliteTransaction {
+    pub begin: String,
+    pub commit: String,
+    pub rollback: String,
+}
+
+/// The dictionary writer's transaction statements.
+#[napi]
+pub fn sqlite_transaction(env: &Env) -> Result<SqliteTransaction> {
+    guard(env, || {
+        Ok(SqliteTransaction {
+            begin: shardid::sql::sqlite::BEGIN_IMMEDIATE.into(),
+            commit: shardid::sql::sqlite::COMMIT.into(),
+            rollback: shardid::sql::sqlite::ROLLBACK.into(),
+        })
+    })
+}
+
+/// The segments' and serials' DDL and statements on SQLite, `?` placeholders.
+#[napi(object)]
+pub struct SqliteSegmentSql {
+    /// The tables (tags and serial registrations), `CREATE ... IF NOT EXISTS`.
+    pub ddl: String,
+    /// `(size, tag)`: one row `(first, count, stride)`, or none (then `read`).
+    pub take: String,
+    /// `(tag)`: one row `(next, step, stride)`, or none: an unknown tag.
+    pub read: String,
+    /// `(first, end, tag)`: one row when given back.
+    pub give_back: String,
+    /// `(tag, first)`: one row when created, none when it was there.
+    pub create_tag: String,
+    /// `(tag)`: one row `(canonical, zone, max_gap, reset)` of a serial tag, or none.
+    pub info: String,
+}
+
+/// The segment and serial statements of schema `schema` (`main`: the file itself).
+#[napi]
+pub fn sqlite_segment_sql(env: &Env, schema: String) -> Result<SqliteSegmentSql> {
+    guard(env, || {
+        let ddl =
+            SqliteSegments::new(&schema).map_err(|e| crate::segment::schema_error(env, &e))?;
+        let s = ddl.statements(Placeholders::Question);
+        let serial = ddl.serial_statements(Placeholders::Question);
+        Ok(SqliteSegmentSql {
+            ddl: ddl.to_string(),
+            take: s.take().to_string(),
+            read: s.read().to_string(),
+            give_back: s.give_back().to_string(),
+            create_tag: s.create_tag().to_string(),
+            info: serial.info().to_string(),
+        })
+    })
+}
+
+/// The registration of a serial tag whose format has `pieces` pieces; parameters `(tag,
+/// format, zone, canonical, shape, pieces..., width, reset, max_gap)`.
+#[napi]
+pub fn sqlite_serial_create_sql(env: &Env, schema: String, pieces: u32) -> Result<String> {
+    guard(env, || {
+        let ddl =
+            SqliteSegments::new(&schema).map_err(|e| crate::segment::schema_error(env, &e))?;
+        Ok(ddl
+            .serial_statements(Placeholders::Question)
+            .create(pieces as usize)
+            .to_string())
+    })
+}
+
+/// The SQLSTATE of a take's row `(first, count, stride)` no shardid DDL makes (`XX000`), or
+/// `null`: the row is the segment.
+#[napi]
+pub fn sqlite_took(env: &Env, row: Vec<String>) -> Result<Option<&'static str>> {
+    guard(env, || {
+        let [first, count, stride] = row.as_slice() else {
+            return Ok(Some(TakeError::Unusable.sqlstate()));
+        };
+        let row = (
+            parse_i64(env, first, "first")?,
+            parse_i64(env, count, "count")?,
+            parse_i64(env, stride, "stride")?,
+        );
+        Ok(shardid::sql::sqlite::took(row)
+            .err()
+            .map(TakeError::sqlstate))
+    })
+}
+
+/// Why a take of `size` returned no row, from the read's row `(next, step, stride)` (`null`:
+/// none): the SQLSTATE (unknown tag, exhausted, a bad size), or `null`: take again (the tag
+/// was created in between).
+#[napi]
+pub fn sqlite_read(
+    env: &Env,
+    size: String,
+    row: Option<Vec<String>>,
+) -> Result<Option<&'static str>> {
+    guard(env, || {
+        let size = shardid::parse_decimal(size.as_bytes()).ok_or_else(|| {
+            invalid_argument(env, Class::Range, "size", "must be a decimal integer")
+        })?;
+        let row = match row.as_deref() {
+            None => None,
+            Some([next, step, stride]) => Some((
+                parse_i64(env, next, "next")?,
+                parse_i64(env, step, "step")?,
+                parse_i64(env, stride, "stride")?,
+            )),
+            Some(_) => Some((-1, -1, -1)),
+        };
+        Ok(shardid::sql::sqlite::read(size, row)
+            .err()
+            .map(TakeError::sqlstate))
+    })
+}
+
+/// The tag holding the numbers of serial tag `tag`'s `period`: `tag@2026-11-25`, or `tag`
+/// itself for the period `''`.
+#[napi]
+pub fn sqlite_period_tag(env: &Env, tag: String, period: String) -> Result<String> {
+    guard(env, || Ok(period_tag(&tag, &period).to_string()))
+}
+
+/// Whether `period` is a period of a serial tag that resets every `reset` (`day`:
+/// `2026-11-25`, `month`, `year`, `never`: `''`).
+#[napi]
+pub fn sqlite_period_fits(env: &Env, reset: String, period: String) -> Result<bool> {
+    guard(env, || Ok(period_fits(&reset, &period)))
+}
+
+/// The dictionary's DDL in schema `schema`.
+#[napi]
+pub fn sqlite_dictionary_ddl(env: &Env, schema: String) -> Result<String> {
+    guard(env, || {
+        SqliteDictionary::new(&schema)
+            .map(|d| d.to_string())
+            .map_err(|e| crate::segment::schema_error(env, &e))
+    })
+}
+
+/// The longest list one dictionary statement takes: longer lists go in pieces.
+#[napi]
+pub fn sqlite_max_list(env: &Env) -> Result<u32> {
+    guard(env, || Ok(u32::try_from(MAX_LIST).unwrap_or(u32::MAX)))
+}
+
+/// One statement of the dictionary in schema `schema` (`find`, `findValues`, `lock`,
+/// `recheck`, `insert`, `advance`, `createTopic`, `dropTopic`, `state`), for `n` items where it
+/// takes a list (at most `sqliteMaxList()`).
+#[napi]
+pub fn sqlite_dictionary_sql(env: &Env, schema: String, which: String, n: u32) -> Result<String> {
+    guard(env, || {
+        let s = SqliteDictionary::new(&schema)
+            .map_err(|e| crate::segment::schema_error(env, &e))?
+            .statements(Placeholders::Question);
+        let n = n as usize;
+        if n > MAX_LIST {
+            return Err(invalid_argument(
+                env,
+                Class::Range,
+                "n",
+                "is more than one statement takes",
+            ));
+        }
+        let statement = match which.as_str() {
+            "find" => s.find(n),
+            "findValues" => s.find_values(n),
+            "lock" => s.lock(),
+            "recheck" => s.recheck(n),
+            "insert" => s.insert(n),
+            "advance" => s.advance(),
+            "createTopic" => s.create_topic(),
+            "dropTopic" => s.drop_topic(),
+            "state" => s.state(),
+            _ => {
+                return Err(invalid_argument(
+                    env,
+                    Class::Range,
+                    "which",
+                    "is not a statement",
+                ));
+            }
+        };
+        Ok(statement.to_string())
+    })
+}
+
+/// The IDs of the strings still missing after the re-check under the write lock
+/// (`missing[i]`), numbered from the topic's `next` in order (the core's `assign_new`, the
+/// MySQL family's too).
+#[napi]
+pub fn sqlite_assign_new(
+    env: &Env,
+    missing: Vec<bool>,
+    base: String,
+) -> Result<Vec<crate::mysql::MysqlAssigned>> {
+    guard(env, || crate::mysql::assigned(env, &missing, &base))
+}
