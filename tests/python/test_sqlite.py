@@ -470,43 +470,63 @@ def _unusable_cases(tmp_path: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("case", ["missing-directory", "not-a-database", "a-directory"])
-def test_a_file_that_cannot_be_used_is_unreachable(tmp_path: Path, case: str) -> None:
+# The contract of Node's dialect (tests/js/sqlite.test.mjs): a file that cannot be opened is
+# DATABASE_UNREACHABLE (retry later); one that is not a SQLite database is DATABASE; sqlite3's
+# error is the cause either way.
+@pytest.mark.parametrize(
+    ("case", "kind"),
+    [
+        ("missing-directory", shardid.DatabaseUnreachableError),
+        ("a-directory", shardid.DatabaseUnreachableError),
+        ("not-a-database", shardid.DatabaseError),
+    ],
+)
+def test_a_file_that_cannot_be_used(tmp_path: Path, case: str, kind: type[Exception]) -> None:
     url = _unusable_cases(tmp_path)[case]
-    with pytest.raises(shardid.DatabaseUnreachableError) as e:
+    file = _sqlite.path_of(url)
+    with pytest.raises(kind) as e:
         create_tag(url, "orders")
     assert isinstance(e.value.__cause__, sqlite3.Error)
-    assert "SQLite: " in e.value.reason
-    with pytest.raises(shardid.DatabaseUnreachableError):
+    assert file in e.value.reason
+    with pytest.raises(kind):
         Dictionary(url, "urls").create()
-    with pytest.raises(shardid.DatabaseUnreachableError):
+    with pytest.raises(kind) as e:
         create_serial(url, "inv", FMT, zone="UTC")
-    with pytest.raises(shardid.DatabaseUnreachableError):
+    assert isinstance(e.value.__cause__, sqlite3.Error)
+    with pytest.raises(kind) as e:
         Serials(url, "inv", FMT, zone="UTC")
-    with DenseIds(url, "orders", wait_ms=300) as ids, pytest.raises(shardid.DatabaseUnreachableError):
+    assert isinstance(e.value.__cause__, sqlite3.Error)
+    # DenseIds: a database never reached is DATABASE_UNREACHABLE once the wait is over; a fetch
+    # that failed otherwise is SEGMENT_UNAVAILABLE, the error its cause.
+    with DenseIds(url, "orders", wait_ms=300) as ids, pytest.raises(shardid.ShardIdError) as e:
         ids.next_id()
+    if kind is shardid.DatabaseUnreachableError:
+        assert isinstance(e.value, kind)
+    else:
+        assert isinstance(e.value, shardid.SegmentUnavailableError) and isinstance(e.value.__cause__, kind)
 
     async def on_asyncio() -> None:
         async with AsyncDictionary(url, "urls") as d:
-            with pytest.raises(shardid.DatabaseUnreachableError):
+            with pytest.raises(kind):
                 await d.create()
         async with AsyncDenseIds(url, "orders", wait_ms=300) as ids:
-            with pytest.raises(shardid.DatabaseUnreachableError):
+            with pytest.raises(shardid.ShardIdError):
                 await ids.next_id()
 
     asyncio.run(on_asyncio())
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files: nothing to refuse")
-def test_a_read_only_file_is_unreachable(url: str) -> None:
+def test_a_read_only_file(url: str) -> None:
     create_tag(url, "orders")
     Dictionary(url, "urls").create()
     path = Path(_sqlite.path_of(url))
     os.chmod(path, 0o444)
     try:
-        with DenseIds(url, "orders", wait_ms=300) as ids, pytest.raises(shardid.DatabaseUnreachableError):
+        with DenseIds(url, "orders", wait_ms=300) as ids, pytest.raises(shardid.SegmentUnavailableError) as e:
             ids.next_id()
-        with pytest.raises(shardid.DatabaseUnreachableError):
+        assert isinstance(e.value.__cause__, shardid.DatabaseError)
+        with pytest.raises(shardid.DatabaseError, match="read-only"):
             Dictionary(url, "urls").id("/new")
     finally:
         os.chmod(path, 0o644)
@@ -519,13 +539,13 @@ def test_a_lock_held_past_the_busy_timeout(url: str, monkeypatch: pytest.MonkeyP
     holder = sqlite3.connect(_sqlite.path_of(url), isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process's writer, stuck
     try:
-        # sqlite3's own error, as a lock wait timeout is PyMySQL's: the database answered.
-        with Dictionary(url, "urls") as d, pytest.raises(sqlite3.OperationalError, match="locked"):
+        # Retry later, as for a server that cannot be reached (Node's contract too).
+        with Dictionary(url, "urls") as d, pytest.raises(shardid.DatabaseUnreachableError, match="locked") as e:
             d.id("/new")
+        assert isinstance(e.value.__cause__, sqlite3.OperationalError)
         with DenseIds(url, "orders", wait_ms=400) as ids:
-            with pytest.raises(shardid.SegmentUnavailableError, match="locked") as e:
+            with pytest.raises(shardid.DatabaseUnreachableError, match="locked"):
                 ids.next_id()
-            assert isinstance(e.value.__cause__, sqlite3.OperationalError)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -541,6 +561,12 @@ def test_bad_input_is_invalid_argument(url: str) -> None:
         lambda: Dictionary(url, ""),
         lambda: Dictionary(url, "urls", schema="Not A Schema"),
         lambda: DenseIds(url, "orders", schema="main; DROP TABLE x"),
+        # The schema is the file itself: no other is attached (as in Node).
+        lambda: DenseIds(url, "orders", schema="seg"),
+        lambda: Dictionary(url, "urls", schema="dict"),
+        lambda: Serials(url, "inv", FMT, zone="UTC", schema="seg"),
+        lambda: create_serial(url, "inv", FMT, zone="UTC", schema="seg"),
+        lambda: create_tag(url, "orders", schema="seg"),
     ):
         with pytest.raises(shardid.InvalidArgumentError):
             make()

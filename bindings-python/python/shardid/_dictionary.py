@@ -47,8 +47,7 @@ def translate(e: BaseException, topic: str) -> BaseException:
     if state == _TOPIC_DROPPED_SQLSTATE:
         return _error("TOPIC_DROPPED", topic=topic)
     if isinstance(e, sqlite3.Error):
-        # sqlite3's OperationalError is also a busy lock: not a file that cannot be used.
-        return _sqlite.unreachable_error(e) if _sqlite.unreachable(e) else e
+        return _sqlite.translate(e, "the database file")
     if not isinstance(e, DatabaseUnreachableError) and _db.unreachable(e):
         return _db.unreachable_error(e)
     return e
@@ -268,9 +267,9 @@ class _Sqlite(_link._SqliteLink):
 def default_schema(conninfo: str, schema: str | None) -> str:
     """``schema``, or the default of the database ``conninfo`` names: ``dict``, ``main`` on
     SQLite."""
-    if schema is not None:
-        return schema
-    return "main" if _database_of_url(conninfo, "conninfo") == "sqlite" else "dict"
+    if _database_of_url(conninfo, "conninfo") == "sqlite":
+        return _sqlite.schema_of(schema)
+    return "dict" if schema is None else schema
 
 
 def dialect(conninfo: str, schema: str, topic: str) -> Any:
@@ -281,7 +280,7 @@ def dialect(conninfo: str, schema: str, topic: str) -> Any:
         return _Postgres(schema, topic)
     if database == "sqlite":
         _sqlite.path_of(conninfo)  # INVALID_ARGUMENT now, not at the first call
-        return _Sqlite(schema, topic)
+        return _Sqlite(_sqlite.schema_of(schema), topic)
     _mysql.check_url(conninfo)  # INVALID_ARGUMENT now, not at the first call
     _mysql._pymysql()  # UNSUPPORTED now, without the driver
     return _Mysql(schema, topic)

@@ -24,6 +24,7 @@ from typing import Any
 from shardid import _db, _link, _mysql, _sqlite
 from shardid._acompat import Signal, spawn
 from shardid._errors import (
+    DatabaseError,
     DatabaseUnreachableError,
     InvalidArgumentError,
     NotMysqlError,
@@ -155,7 +156,7 @@ class _Sqlite(_link._SqliteLink):
 
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
-        return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError)
+        return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError, DatabaseError)
 
     @staticmethod
     def lost(e: BaseException) -> bool:
@@ -200,7 +201,8 @@ def dialect(conninfo: str | Sequence[str], schema: str | None, tag: str) -> tupl
             reason = "must be one sqlite:/// URL: SQLite files are no ticket servers"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
         _sqlite.path_of(servers[0])  # INVALID_ARGUMENT now, not at the first fetch
-        return _Sqlite(schema or "main", tag), servers, schema or "main"
+        schema = _sqlite.schema_of(schema)
+        return _Sqlite(schema, tag), servers, schema
     for url in servers:
         _mysql.check_url(url)  # INVALID_ARGUMENT now, not at the first fetch
     return _Mysql(schema or "seg", tag), servers, schema or "seg"

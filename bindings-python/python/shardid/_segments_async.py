@@ -22,6 +22,7 @@ from typing import Any
 from shardid import _db, _link_async, _mysql, _sqlite
 from shardid._acompat import ASignal, aspawn
 from shardid._errors import (
+    DatabaseError,
     DatabaseUnreachableError,
     InvalidArgumentError,
     NotMysqlError,
@@ -153,7 +154,7 @@ class _AsyncSqlite(_link_async._AsyncSqliteLink):
 
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
-        return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError)
+        return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError, DatabaseError)
 
     @staticmethod
     def lost(e: BaseException) -> bool:
@@ -198,7 +199,8 @@ def dialect(conninfo: str | Sequence[str], schema: str | None, tag: str) -> tupl
             reason = "must be one sqlite:/// URL: SQLite files are no ticket servers"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
         _sqlite.path_of(servers[0])  # INVALID_ARGUMENT now, not at the first fetch
-        return _AsyncSqlite(schema or "main", tag), servers, schema or "main"
+        schema = _sqlite.schema_of(schema)
+        return _AsyncSqlite(schema, tag), servers, schema
     for url in servers:
         _mysql.check_url(url)  # INVALID_ARGUMENT now, not at the first fetch
     return _AsyncMysql(schema or "seg", tag), servers, schema or "seg"

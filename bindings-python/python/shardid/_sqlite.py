@@ -14,11 +14,12 @@ own:
 - one lock per connection: each step (a take, a dictionary batch in its ``BEGIN IMMEDIATE``
   transaction) runs whole before the next starts, also when an asyncio task that awaited it was
   cancelled (its thread finishes the step);
-- its errors. A file that cannot be used (a missing directory, no permission, read-only, not a
-  SQLite database, an I/O error) is ``DATABASE_UNREACHABLE`` with ``sqlite3``'s words, as a
-  server that cannot be reached is elsewhere; a write lock held past the busy timeout
-  (``database is locked``) is ``sqlite3``'s own error, as a lock wait timeout is PyMySQL's; a
-  named ``CHECK`` of the DDL (``shardid_tag``, ``shardid_topic``, ...) is ``INVALID_ARGUMENT``.
+- its errors, as Node's dialect reports them: a file that cannot be opened (a missing
+  directory, no permission) and a write lock held by another past the busy timeout are
+  ``DATABASE_UNREACHABLE`` (retry later, as a server that cannot be reached); a file that is
+  not a SQLite database (or is damaged) and a read-only one are ``DATABASE``; a named ``CHECK``
+  of the DDL (``shardid_tag``, ``shardid_topic``, ...) is ``INVALID_ARGUMENT``; ``sqlite3``'s
+  error is the ``__cause__``.
 
 asyncio runs the same code on a worker thread (:func:`arun`, ``asyncio.to_thread``): SQLite's
 calls block, and a step is short.
@@ -34,7 +35,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from shardid._errors import DatabaseUnreachableError, InvalidArgumentError
+from shardid._errors import DatabaseError, DatabaseUnreachableError, InvalidArgumentError
 from shardid._shardid import (
     _SQLITE_BUSY_TIMEOUT_MS,
     _SQLITE_MAX_LIST,
@@ -57,18 +58,21 @@ BUSY_TIMEOUT_MS: int = _SQLITE_BUSY_TIMEOUT_MS
 """How long a connection waits for the write lock another holds (the core's default, 5 s)
 before ``database is locked``."""
 
-# SQLite's primary result codes of a file that cannot be used: SQLITE_PERM, SQLITE_READONLY,
-# SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_CANTOPEN, SQLITE_NOTADB.
-_UNUSABLE = {3, 8, 10, 11, 14, 26}
-# The same by sqlite3's words, for Pythons before 3.11 (no ``sqlite_errorcode``).
-_UNUSABLE_WORDS = (
-    "unable to open database file",
-    "file is not a database",
-    "readonly database",
-    "disk i/o error",
-    "database disk image is malformed",
-    "access permission denied",
-)
+# SQLite's primary result codes the clients report as the other databases' errors of the same
+# kind, as Node's dialect does (bindings-node/dialects/sqlite.js): retry later
+# (DATABASE_UNREACHABLE, as a server that cannot be reached): SQLITE_BUSY and SQLITE_LOCKED (the
+# write lock held past the busy timeout), SQLITE_CANTOPEN; a file shardid cannot use (DATABASE):
+# SQLITE_NOTADB, SQLITE_CORRUPT, SQLITE_READONLY. By sqlite3's words too, for Pythons before 3.11
+# (no ``sqlite_errorcode``).
+_BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB = 5, 6, 8, 11, 14, 26
+_WORDS = {
+    "database is locked": _BUSY,
+    "database table is locked": _LOCKED,
+    "unable to open database file": _CANTOPEN,
+    "file is not a database": _NOTADB,
+    "database disk image is malformed": _CORRUPT,
+    "readonly database": _READONLY,
+}
 
 
 class StatementError(Exception):
@@ -90,6 +94,7 @@ class Connection(sqlite3.Connection):
         self.shardid_lock = threading.Lock()
         self.shardid_ready: set[str] = set()
         self.shardid_closed = False
+        self.shardid_file = "the database file"
         _open.add(self)
 
 
@@ -116,29 +121,53 @@ def path_of(url: str) -> str:
     return _sqlite_path(url, "conninfo")  # type: ignore[no-any-return]
 
 
-def unreachable(e: BaseException) -> bool:
-    """Whether ``e`` says the database file cannot be used."""
-    if isinstance(e, DatabaseUnreachableError):
-        return True
-    if not isinstance(e, sqlite3.Error):
-        return False
+def _code(e: sqlite3.Error) -> int | None:
+    """SQLite's primary result code of ``e``."""
     code = getattr(e, "sqlite_errorcode", None)
     if isinstance(code, int):
-        return code & 0xFF in _UNUSABLE
-    return any(words in str(e).lower() for words in _UNUSABLE_WORDS)
+        return code & 0xFF
+    text = str(e).lower()
+    return next((c for words, c in _WORDS.items() if words in text), None)
+
+
+def translate(e: BaseException, file: str) -> BaseException:
+    """``e`` as the other databases' error of the same kind (raise it ``from e``): see
+    ``_WORDS``; a named ``CHECK`` of shardid's DDL is ``INVALID_ARGUMENT``; the rest as it is."""
+    if not isinstance(e, sqlite3.Error):
+        return e
+    code = _code(e)
+    if code in (_BUSY, _LOCKED):
+        reason = f"{file} stayed locked by another connection past the busy timeout ({e})"
+        return _error("DATABASE_UNREACHABLE", reason=reason)
+    if code == _CANTOPEN:
+        return _error("DATABASE_UNREACHABLE", reason=f"cannot open {file} ({e})")
+    if code in (_NOTADB, _CORRUPT):
+        return _error("DATABASE", reason=f"{file} is not a SQLite database, or is damaged ({e})")
+    if code == _READONLY:
+        return _error("DATABASE", reason=f"{file} cannot be written (read-only: shardid writes to it) ({e})")
+    return _checked(e)
+
+
+def schema_of(given: str | None) -> str:
+    """The schema on SQLite: the file itself, ``main`` (the default); any other name is
+    ``INVALID_ARGUMENT`` (the clients attach no database), as in Node."""
+    if given is None or given == "main":
+        return "main"
+    reason = "on SQLite is the file itself: 'main' (the default)"
+    raise InvalidArgumentError(f"schema {reason}", argument="schema", reason=reason)
+
+
+def unreachable(e: BaseException) -> bool:
+    """Whether ``e`` (translated) says to retry later: ``DATABASE_UNREACHABLE``."""
+    return isinstance(e, DatabaseUnreachableError)
 
 
 def lost(e: BaseException) -> bool:
-    """Whether the connection must be opened again: the file cannot be used (it may be back
-    next time), or the connection was closed."""
-    return unreachable(e) or isinstance(e, sqlite3.ProgrammingError) and "closed" in str(e)
-
-
-def unreachable_error(e: BaseException) -> DatabaseUnreachableError:
-    """``DATABASE_UNREACHABLE`` with ``sqlite3``'s words (raise it ``from e``)."""
-    if isinstance(e, DatabaseUnreachableError):
-        return e
-    return _error("DATABASE_UNREACHABLE", reason=f"SQLite: {e}")  # type: ignore[return-value]
+    """Whether the connection must be opened again: the file could not be used (it may be
+    back next time), or the connection was closed."""
+    return isinstance(e, (DatabaseUnreachableError, DatabaseError)) or (
+        isinstance(e, sqlite3.ProgrammingError) and "closed" in str(e)
+    )
 
 
 def _checked(e: sqlite3.Error) -> BaseException:
@@ -169,16 +198,18 @@ def connect(url: str, ddl: str = "", busy_timeout_ms: int | None = None) -> Conn
             factory=Connection,
         )
     except sqlite3.Error as e:
-        raise unreachable_error(e) from e
+        raise translate(e, path) from e
+    conn.shardid_file = path
     try:
         conn.executescript(_SqliteSql.setup(busy_timeout_ms))
         if ddl:
             ensure(conn, ddl)
     except BaseException as e:
         conn.close()
-        if isinstance(e, sqlite3.Error) and unreachable(e):
-            raise unreachable_error(e) from e
-        raise
+        translated = translate(e, path)
+        if translated is e:
+            raise
+        raise translated from e
     return conn  # type: ignore[no-any-return]
 
 
@@ -244,14 +275,14 @@ async def arun(step: Callable[..., T], conn: Connection, *args: Any) -> T:
 
 
 def rows(conn: Connection, sql: str, params: Sequence[Any]) -> list[Any]:
-    """Every row of one statement; a named ``CHECK`` failing is ``INVALID_ARGUMENT``."""
+    """Every row of one statement; its errors as :func:`translate` says."""
     try:
         return conn.execute(sql, tuple(params)).fetchall()
     except sqlite3.Error as e:
-        checked = _checked(e)
-        if checked is e:
+        translated = translate(e, getattr(conn, "shardid_file", "the database file"))
+        if translated is e:
             raise
-        raise checked from e
+        raise translated from e
 
 
 def one(conn: Connection, sql: str, params: Sequence[Any]) -> Any:

@@ -134,7 +134,7 @@ def create_serial(
         reason = "must be an int from 1 to 2**31 - 1"
         raise InvalidArgumentError(f"max_gap {reason}", argument="max_gap", reason=reason)
     if isinstance(conninfo, str) and _check_serials_url(conninfo) == "sqlite":
-        _create_serial_sqlite(conninfo, tag, format, parsed, schema or "main", max_gap)
+        _create_serial_sqlite(conninfo, tag, format, parsed, _sqlite.schema_of(schema), max_gap)
         return
     create = _serial_statements(schema or "seg")[3]
     canonical, shape, pieces, width, reset = parsed._registration()
@@ -165,7 +165,10 @@ def _create_serial_sqlite(conninfo: str, tag: str, format: str, parsed: Any, sch
     try:
         reason = _sqlite.run(steps.register, conn, tag, format, parsed.zone, parsed._registration(), max_gap)
     except Exception as e:  # noqa: BLE001 - sorted by _serial_database_error
-        raise _serial_database_error(e, tag, parsed.zone) from e
+        translated = _serial_database_error(e, tag, parsed.zone)
+        if translated is e:
+            raise
+        raise translated from e
     finally:
         _sqlite.close(conn)
     if reason is not None:
@@ -191,12 +194,12 @@ def _serial_database_error(e: BaseException, tag: str, zone: str) -> BaseExcepti
     message = str(getattr(getattr(e, "diag", None), "message_primary", None) or e)
     if sqlstate == _UNKNOWN_TAG:
         return _error("UNKNOWN_TAG", tag=tag, create="create_serial")
-    if isinstance(e, (sqlite3.Error, _sqlite.StatementError)):
-        # sqlite3's OperationalError is also a busy lock: not a file that cannot be used.
-        return _sqlite.unreachable_error(e) if _sqlite.unreachable(e) else e
+    if isinstance(e, sqlite3.Error):
+        return _sqlite.translate(e, "the database file")
     if _db.unreachable(e):
         unreachable = _db.unreachable_error(e)
-        unreachable.__cause__ = e
+        if unreachable is not e:  # already one (SQLite's): its cause is the driver's error
+            unreachable.__cause__ = e
         return unreachable
     if sqlstate == _SERIAL_MISMATCH_SQLSTATE:
         reason = _mismatch_reason(message, tag)
@@ -221,7 +224,7 @@ class _SerialDriver:
         # SQLite's steps (the core's, over sqlite3), or None: PostgreSQL's functions.
         self._sqlite: _sqlite.Segments | None = None
         if _check_serials_url(conninfo) == "sqlite":
-            schema = schema or "main"
+            schema = _sqlite.schema_of(schema)
             self._sqlite = _sqlite.Segments(schema)
         else:
             schema = schema or "seg"
@@ -274,7 +277,10 @@ class _SerialDriver:
                 canonical, zone, max_gap, _ = self._run_sqlite(self._sqlite.serial_info, self.tag)
             except Exception as e:
                 self._drop_all()
-                raise _serial_database_error(e, self.tag, "") from e
+                translated = _serial_database_error(e, self.tag, "")
+                if translated is e:
+                    raise
+                raise translated from e
             return canonical, zone, max_gap
         import psycopg
 
