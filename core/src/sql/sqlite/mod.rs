@@ -74,8 +74,9 @@ mod dictionary;
 mod lease;
 mod segments;
 mod serials;
-// Not under Miri: the tests run SQLite itself, C behind rusqlite's FFI, which Miri cannot call.
-#[cfg(all(test, feature = "std", not(miri)))]
+// Under the feature `sqlite` only (the default build does not compile SQLite's C), and not
+// under Miri: the tests run SQLite itself, C behind rusqlite's FFI, which Miri cannot call.
+#[cfg(all(test, feature = "sqlite", not(miri)))]
 mod tests;
 
 pub use dictionary::{
