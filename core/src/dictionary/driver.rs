@@ -125,10 +125,10 @@ pub(crate) enum Failed<E> {
     /// from it).
     Driver(E),
     /// The topic does not exist.
-    #[cfg_attr(not(feature = "mysql"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "mysql", feature = "sqlite")), allow(dead_code))]
     UnknownTopic,
     /// The topic was dropped.
-    #[cfg_attr(not(feature = "mysql"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "mysql", feature = "sqlite")), allow(dead_code))]
     TopicDropped,
     /// The server's answer did not match the batch.
     Mismatch,

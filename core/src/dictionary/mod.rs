@@ -16,7 +16,7 @@
 
 #[cfg(feature = "std")]
 mod cache;
-#[cfg(any(feature = "postgres", feature = "mysql"))]
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 mod driver;
 #[cfg(feature = "mysql")]
 pub mod mysql;

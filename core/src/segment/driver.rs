@@ -127,12 +127,18 @@ impl std::error::Error for SegmentError {
 /// Why one fetch failed.
 pub(crate) enum Failed<E> {
     /// The tag does not exist (the driver's description of it).
-    #[cfg_attr(not(any(feature = "mysql", test)), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "mysql", feature = "sqlite", test)), allow(dead_code))]
     UnknownTag(String),
     /// The database answered with a row no shardid server writes.
     Unusable(String),
     /// The driver's error.
     Driver(E),
+}
+
+impl<E> From<E> for Failed<E> {
+    fn from(e: E) -> Self {
+        Self::Driver(e)
+    }
 }
 
 /// What a database's segments need besides its [`Client`]: its statements, and the steps of

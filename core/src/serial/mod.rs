@@ -53,7 +53,7 @@
 mod allocator;
 mod civil;
 // The driver every database's serials share.
-#[cfg(any(feature = "postgres", feature = "mysql"))]
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 mod driver;
 #[cfg(feature = "mysql")]
 pub mod mysql;
