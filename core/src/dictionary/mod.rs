@@ -22,6 +22,8 @@ mod driver;
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 #[cfg(feature = "std")]
 pub use cache::{Cache, DEFAULT_CACHE, IdPlan, Mismatch, Refused, ValuePlan};
