@@ -75,7 +75,11 @@ fn with_tables<T>(
 }
 
 /// Whether the topic is dropped; [`Failed::UnknownTopic`] for none.
-fn dropped(conn: &mut Connection, s: &Statements, topic: &str) -> Result<bool, Failed<rusqlite::Error>> {
+fn dropped(
+    conn: &mut Connection,
+    s: &Statements,
+    topic: &str,
+) -> Result<bool, Failed<rusqlite::Error>> {
     let row = conn.run(
         &s.of().state().to_string(),
         &[crate::sql::Value::Text(topic)],
@@ -96,7 +100,12 @@ impl DictionaryClient for Connection {
         })
     }
 
-    fn create(&mut self, s: &Statements, _: Dialect, topic: &str) -> Result<(), Failed<rusqlite::Error>> {
+    fn create(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        topic: &str,
+    ) -> Result<(), Failed<rusqlite::Error>> {
         with_tables(self, s, |conn| {
             conn.run(
                 &s.of().create_topic().to_string(),
@@ -144,9 +153,10 @@ impl DictionaryClient for Connection {
             let mut found: HashMap<String, u64> = HashMap::new();
             while let Some(row) = rows.next()? {
                 any = true;
-                if let (Some(value), Some(id)) =
-                    (row.get::<_, Option<String>>(2)?, row.get::<_, Option<i64>>(3)?)
-                {
+                if let (Some(value), Some(id)) = (
+                    row.get::<_, Option<String>>(2)?,
+                    row.get::<_, Option<i64>>(3)?,
+                ) {
                     found.insert(value, id.cast_unsigned());
                 }
             }
@@ -200,9 +210,10 @@ impl DictionaryClient for Connection {
             let mut found: HashMap<u64, String> = HashMap::new();
             while let Some(row) = rows.next()? {
                 any = true;
-                if let (Some(id), Some(value)) =
-                    (row.get::<_, Option<i64>>(1)?, row.get::<_, Option<String>>(2)?)
-                {
+                if let (Some(id), Some(value)) = (
+                    row.get::<_, Option<i64>>(1)?,
+                    row.get::<_, Option<String>>(2)?,
+                ) {
                     found.insert(id.cast_unsigned(), value);
                 }
             }
@@ -364,7 +375,11 @@ mod tests {
         }
         let mut ids: Vec<u64> = by_value.values().copied().collect();
         ids.sort_unstable();
-        assert_eq!(ids, (0..ids.len() as u64).collect::<Vec<_>>(), "dense 0..n-1");
+        assert_eq!(
+            ids,
+            (0..ids.len() as u64).collect::<Vec<_>>(),
+            "dense 0..n-1"
+        );
         for (value, id) in &by_value {
             assert_eq!(first.value(*id).unwrap().as_deref(), Some(value.as_str()));
         }
@@ -376,9 +391,19 @@ mod tests {
         let n = ids.len() as u64;
         assert_eq!(got, (n..n + 12_000).collect::<Vec<_>>());
         first.drop_topic().unwrap();
-        assert_eq!(first.id("new").unwrap_err().kind(), Some(ErrorKind::TopicDropped));
-        assert_eq!(first.id("w1").unwrap(), by_value["w1"], "a dropped topic still reads");
-        assert_eq!(first.create().unwrap_err().kind(), Some(ErrorKind::TopicDropped));
+        assert_eq!(
+            first.id("new").unwrap_err().kind(),
+            Some(ErrorKind::TopicDropped)
+        );
+        assert_eq!(
+            first.id("w1").unwrap(),
+            by_value["w1"],
+            "a dropped topic still reads"
+        );
+        assert_eq!(
+            first.create().unwrap_err().kind(),
+            Some(ErrorKind::TopicDropped)
+        );
     }
 
     #[test]
@@ -387,7 +412,10 @@ mod tests {
         let url = format!("sqlite:///{}", db.dir.join("missing/x.db").display());
         let e = Dictionary::connect(&[&url], "t", "main", 10).unwrap_err();
         assert!(matches!(e, DictionaryError::Database(_)), "{e}");
-        assert!(e.to_string().contains("unable to open database file"), "{e}");
+        assert!(
+            e.to_string().contains("unable to open database file"),
+            "{e}"
+        );
         let e = Dictionary::connect(&["sqlite:///x.db"], "t", "no such", 10).unwrap_err();
         assert_eq!(e.kind(), Some(ErrorKind::InvalidArgument));
         let e = Dictionary::connect(&["mysql://h/d"], "t", "main", 10).unwrap_err();

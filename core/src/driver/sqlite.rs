@@ -96,9 +96,9 @@ fn unescape(point: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let octal = bytes.get(i + 1..i + 4).filter(|d| {
-            bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b))
-        });
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)));
         if let Some(d) = octal {
             let n = d.iter().fold(0u32, |n, b| n * 8 + u32::from(b - b'0'));
             out.push(u8::try_from(n).unwrap_or(b'?'));
@@ -179,7 +179,9 @@ fn column(value: ValueRef<'_>) -> Owned {
         ValueRef::Null => Owned::Null,
         ValueRef::Integer(n) => Owned::Int(n),
         ValueRef::Real(x) => Owned::Text(x.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Owned::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => {
+            Owned::Text(String::from_utf8_lossy(t).into_owned())
+        }
     }
 }
 
@@ -325,17 +327,32 @@ mod tests {
         assert_eq!(kind("/home/app"), None);
         assert_eq!(kind("/mnt/share/db").as_deref(), Some("nfs4"));
         assert_eq!(kind("/mnt/share").as_deref(), Some("nfs4"));
-        assert_eq!(kind("/mnt/share/local/db"), None, "a local disk mounted inside");
-        assert_eq!(kind("/mnt/sharedisk"), None, "a prefix of a name is not a mount");
+        assert_eq!(
+            kind("/mnt/share/local/db"),
+            None,
+            "a local disk mounted inside"
+        );
+        assert_eq!(
+            kind("/mnt/sharedisk"),
+            None,
+            "a prefix of a name is not a mount"
+        );
         assert_eq!(kind("/mnt/my docs/x").as_deref(), Some("cifs"));
         assert_eq!(kind("/mnt/fuse").as_deref(), Some("fuse.sshfs"));
-        assert_eq!(network_filesystem("garbage\n\n1 2 3", Path::new("/x")), None);
+        assert_eq!(
+            network_filesystem("garbage\n\n1 2 3", Path::new("/x")),
+            None
+        );
     }
 
     #[test]
     fn sqlite_urls_of_other_databases_are_refused_naming_their_module() {
         assert_eq!(url_problem("sqlite:///a.db"), None);
-        assert!(url_problem("postgresql://h/d").unwrap().contains("postgres module"));
+        assert!(
+            url_problem("postgresql://h/d")
+                .unwrap()
+                .contains("postgres module")
+        );
         assert!(url_problem("mysql://h/d").unwrap().contains("mysql module"));
         assert!(url_problem("sqlite://").unwrap().contains("in-memory"));
         assert!(url_problem("redis://h").is_some());

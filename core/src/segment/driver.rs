@@ -127,7 +127,10 @@ impl std::error::Error for SegmentError {
 /// Why one fetch failed.
 pub(crate) enum Failed<E> {
     /// The tag does not exist (the driver's description of it).
-    #[cfg_attr(not(any(feature = "mysql", feature = "sqlite", test)), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "mysql", feature = "sqlite", test)),
+        allow(dead_code)
+    )]
     UnknownTag(String),
     /// The database answered with a row no shardid server writes.
     Unusable(String),

@@ -119,9 +119,9 @@ pub(crate) fn take(
             }
             let row = conn.run(&s.read, &[Value::Text(tag)])?;
             let row = match row {
-                Some(row) => Some(row3(&row).ok_or(Failed::Unusable(
-                    TakeError::Unusable.to_string(),
-                ))?),
+                Some(row) => {
+                    Some(row3(&row).ok_or(Failed::Unusable(TakeError::Unusable.to_string()))?)
+                }
                 None => None,
             };
             match read(size, row) {
@@ -266,7 +266,10 @@ mod tests {
         let lost: u64 = handles.iter().map(|h| h.close()).sum();
         // Every number below the highest was handed out, given back, or counted as lost.
         let highest = *all.last().unwrap();
-        assert!(highest < 1 + n as u64 + lost + 3 * 3, "{highest} {n} {lost}");
+        assert!(
+            highest < 1 + n as u64 + lost + 3 * 3,
+            "{highest} {n} {lost}"
+        );
         // A restart continues after the numbers handed out.
         let again = DenseIds::connect(&url, "orders", "main", tiny()).unwrap();
         assert!(again.next_id().unwrap() > highest - lost.min(highest));
@@ -287,9 +290,17 @@ mod tests {
             ("t", "main", "postgresql://h/d"),
         ] {
             let e = DenseIds::connect(url, tag, schema, tiny()).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{tag} {schema} {url}: {e}");
+            assert_eq!(
+                e.kind(),
+                ErrorKind::InvalidArgument,
+                "{tag} {schema} {url}: {e}"
+            );
             let e = create_tag(url, tag, schema, 1).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{tag} {schema} {url}: {e}");
+            assert_eq!(
+                e.kind(),
+                ErrorKind::InvalidArgument,
+                "{tag} {schema} {url}: {e}"
+            );
         }
         let e = create_tag(&url, "t", "main", u64::MAX).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
@@ -302,7 +313,10 @@ mod tests {
         };
         assert!(why.contains("TAG_EXHAUSTED"), "{why}");
         assert_eq!(take(&mut conn, &s, "big", 2).ok().map(|s| s.count), Some(2));
-        assert!(matches!(take(&mut conn, &s, "nope", 2), Err(Failed::UnknownTag(_))));
+        assert!(matches!(
+            take(&mut conn, &s, "nope", 2),
+            Err(Failed::UnknownTag(_))
+        ));
     }
 
     #[test]
@@ -312,7 +326,10 @@ mod tests {
         let url = format!("sqlite:///{}", db.dir.join("no/such/dir/x.db").display());
         let e = DenseIds::connect(&url, "t", "main", tiny()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable);
-        assert!(e.to_string().contains("unable to open database file"), "{e}");
+        assert!(
+            e.to_string().contains("unable to open database file"),
+            "{e}"
+        );
         assert!(e.to_string().contains("no/such/dir/x.db"), "the path: {e}");
         // A file that is not a SQLite database.
         let path = db.dir.join("text.db");
@@ -325,11 +342,18 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable, "{e}");
         // A read-only database: SQLite opens it read-only without a word; refused.
         let path = db.dir.join("ro.db");
-        Connection::open(&path).unwrap().execute_batch("CREATE TABLE x (a)").unwrap();
-        let ro = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE x (a)")
             .unwrap();
+        let ro =
+            Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
         let e = crate::driver::sqlite::set_up(&ro, 100).unwrap_err();
-        assert_eq!(Connection::code(&e).as_deref(), Some("8"), "SQLITE_READONLY: {e}");
+        assert_eq!(
+            Connection::code(&e).as_deref(),
+            Some("8"),
+            "SQLITE_READONLY: {e}"
+        );
         assert!(Connection::broken(&e));
     }
 
@@ -346,7 +370,10 @@ mod tests {
         let Err(Failed::Driver(e)) = take(&mut other, &s, "t", 10) else {
             panic!("a take under another's write lock")
         };
-        assert!(Connection::describe(&e).contains("database is locked"), "{e}");
+        assert!(
+            Connection::describe(&e).contains("database is locked"),
+            "{e}"
+        );
         assert_eq!(
             e.sqlite_error_code(),
             Some(rusqlite::ErrorCode::DatabaseBusy)

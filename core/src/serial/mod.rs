@@ -59,6 +59,8 @@ mod driver;
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 pub use allocator::{
     Blocked, Issued, PeriodFetch, Retired, SerialAllocator, SerialFillError, VolumeHiding,

@@ -96,7 +96,7 @@ impl Display for NotASqliteUrl {
     }
 }
 
-/// The file a `sqlite:` URL names, as SQLAlchemy and dj-database-url write them:
+/// The file a `sqlite:` URL names, as `SQLAlchemy` and `dj-database-url` write them:
 /// `sqlite:///relative/path.db` is `relative/path.db` (from the working directory),
 /// `sqlite:////absolute/path.db` is `/absolute/path.db`. The path is taken as written (no
 /// percent-decoding: a name with `%` is used as is).
