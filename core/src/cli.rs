@@ -56,9 +56,12 @@ commands:
   sql --schema S --layout L --shard N     the DDL of next_id() and the decoding functions
   sql --schema S --segments [--servers N --index I]   the DDL of dense IDs from segments
   sql --schema S --dictionary             the DDL of the string <-> ID dictionary
-      [--dialect postgres|mysql|mariadb]  the database (default postgres); mysql: MySQL 8 (and
-                                          MariaDB); mariadb: MariaDB 10.6+, a Galera cluster
-                                          named as one server; --schema names the database
+      [--dialect postgres|mysql|mariadb|sqlite]  the database (default postgres); mysql: MySQL 8
+                                          (and MariaDB); mariadb: MariaDB 10.6+, a Galera cluster
+                                          named as one server; --schema names the database;
+                                          sqlite: 3.35+, --schema main or an attached database
+                                          (segments with serials, the dictionary; clients create
+                                          the tables on first use)
   sql --schema S --public-ids             the DDL of public IDs in SQL (public_id_encode/_decode)
   public encode --key-file F [--prefix P] [--encoding E] [--json] ID...
   public decode --key-file F [--prefix P] [--encoding E] [--json] TEXT...
@@ -461,16 +464,21 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         Some(name) => Dialect::from_name(name)
             .ok_or(format!("--dialect {name:?}: one of {}", Dialect::NAMES))?,
     };
-    let postgres = dialect == Dialect::Postgres;
+    // Every dialect named in each branch: a new one is a compile error here, not silently
+    // another's SQL.
     let text = if p.switch("--public-ids") {
         p.only(&["--schema", "--public-ids"])?;
         crate::sql::PostgresPublicIds::new(p.layout()?, schema).map(|d| d.to_string())
     } else if p.switch("--dictionary") {
         p.only(&["--schema", "--dictionary", "--dialect"])?;
-        if postgres {
-            Dictionary::new(schema).map(|d| d.to_string())
-        } else {
-            MysqlDictionary::new(schema).map(|d| d.dialect(dialect).to_string())
+        match dialect {
+            Dialect::Postgres => Dictionary::new(schema).map(|d| d.to_string()),
+            Dialect::Mysql | Dialect::Mariadb => {
+                MysqlDictionary::new(schema).map(|d| d.dialect(dialect).to_string())
+            }
+            Dialect::Sqlite => {
+                crate::sql::sqlite::SqliteDictionary::new(schema).map(|d| d.to_string())
+            }
         }
     } else if p.switch("--segments") {
         p.only(&[
@@ -482,24 +490,42 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         ])?;
         let servers = p.number("--servers")?.unwrap_or(1);
         let index = p.number("--index")?.unwrap_or(0);
-        if postgres {
-            Segments::new(schema)
+        match dialect {
+            Dialect::Postgres => Segments::new(schema)
                 .and_then(|s| s.ticket_server(servers, index))
-                .map(|s| s.to_string())
-        } else {
-            MysqlSegments::new(schema)
+                .map(|s| s.to_string()),
+            Dialect::Mysql | Dialect::Mariadb => MysqlSegments::new(schema)
                 .and_then(|s| s.ticket_server(servers, index))
-                .map(|s| s.dialect(dialect).to_string())
+                .map(|s| s.dialect(dialect).to_string()),
+            Dialect::Sqlite if servers != 1 || index != 0 => {
+                return Err(
+                    "--dialect sqlite takes no --servers/--index: one file has no ticket servers"
+                        .into(),
+                );
+            }
+            // The serial numbers' registrations come with the segments' tables.
+            Dialect::Sqlite => {
+                crate::sql::sqlite::SqliteSegments::new(schema).map(|s| s.to_string())
+            }
         }
     } else {
         p.only(&["--schema", "--shard", "--dialect"])?;
         let shard = p.number("--shard")?.ok_or(
             "sql needs --shard N (the database's own shard), or --segments, or --dictionary",
         )?;
-        if postgres {
-            Postgres::new(p.layout()?, shard, schema).map(|s| s.to_string())
-        } else {
-            Mysql::new(p.layout()?, shard, schema).map(|s| s.dialect(dialect).to_string())
+        match dialect {
+            Dialect::Postgres => Postgres::new(p.layout()?, shard, schema).map(|s| s.to_string()),
+            Dialect::Mysql | Dialect::Mariadb => {
+                Mysql::new(p.layout()?, shard, schema).map(|s| s.dialect(dialect).to_string())
+            }
+            Dialect::Sqlite => {
+                return Err(
+                    "--dialect sqlite has no next_id() (SQLite has no stored routines): \
+                            take time-sortable IDs from a client's generator, dense IDs from \
+                            --segments"
+                        .into(),
+                );
+            }
         }
     };
     out.stdout = text.map_err(|e| e.to_string())?;
