@@ -158,3 +158,89 @@ fn sqlite_the_printed_ddl_runs_on_a_file_twice() {
     drop(conn);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The lease protocol on SQLite: SQLite's own statements (no `$n`, no stored routine), the
+/// table made once on the first claim's error, no row as every shard held, and no session
+/// lease.
+#[test]
+fn sqlite_the_lease_protocol_renders_sqlites_statements() {
+    use shardid::Layout;
+    use shardid::sql::{Answer, Cell, Dialect, LeaseKind, LeaseProtocol, Next, Placeholders};
+    let protocol = |kind| {
+        LeaseProtocol::new(
+            kind,
+            Layout::INSTAGRAM,
+            "shardid_leases",
+            Placeholders::Numbered,
+            2,
+            5,
+            "host pid 1",
+            "token",
+        )
+        .unwrap()
+        .dialect(Dialect::Sqlite)
+        .unwrap()
+    };
+    let mut p = protocol(LeaseKind::DEFAULT);
+    let Next::Run { sql, .. } = p.next() else {
+        panic!("a claim first")
+    };
+    assert!(sql.starts_with("INSERT INTO shardid_leases"), "{sql}");
+    assert!(sql.contains("?1") && !sql.contains('$'), "{sql}");
+    assert!(
+        sql.contains("julianday('now')"),
+        "the database's clock: {sql}"
+    );
+    p.feed(Answer::Error(Some("1")));
+    let Next::Run { sql, params } = p.next() else {
+        panic!("the table made")
+    };
+    assert!(
+        sql.starts_with("CREATE TABLE IF NOT EXISTS shardid_leases"),
+        "{sql}"
+    );
+    assert!(params.is_empty());
+    p.feed(Answer::NoRow);
+    p.feed(Answer::Error(Some("1")));
+    assert_eq!(p.next(), Next::Raise, "the same error twice is raised");
+    let mut p = protocol(LeaseKind::DEFAULT);
+    p.feed(Answer::NoRow);
+    assert!(matches!(
+        p.next(),
+        Next::NoFreeShard {
+            first: 2,
+            end: 5,
+            ..
+        }
+    ));
+    let mut p = protocol(LeaseKind::DEFAULT);
+    p.feed(Answer::Row(&[Cell::Int(3), Cell::Int(0)]));
+    assert!(matches!(
+        p.next(),
+        Next::Taken {
+            shard: 3,
+            recorded: None,
+            ..
+        }
+    ));
+    let (renew, _) = p.renew(3).unwrap();
+    assert!(
+        renew.starts_with("UPDATE shardid_leases") && renew.contains('?'),
+        "{renew}"
+    );
+    assert!(p.kept(Answer::Row(&[Cell::Int(3)])) && !p.kept(Answer::NoRow));
+    assert!(
+        p.record(3, 99).0.contains("max(ceiling"),
+        "{}",
+        p.record(3, 99).0
+    );
+    assert!(p.release(3).0.contains("token = NULL"));
+    let mut p = protocol(LeaseKind::DEFAULT);
+    p.feed(Answer::Row(&[Cell::Int(9), Cell::Int(0)]));
+    assert_eq!(p.next(), Next::Raise, "a shard outside the range");
+    let p = protocol(LeaseKind::Session);
+    let Next::Refuse { reason } = p.next() else {
+        panic!("no advisory locks")
+    };
+    assert!(reason.contains("SQLite"), "{reason}");
+}

@@ -30,7 +30,6 @@ pub(crate) enum Owned {
 
 impl Owned {
     /// The core's view of this column.
-    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     pub(crate) fn cell(&self) -> Cell<'_> {
         match self {
             Self::Null => Cell::Null,
