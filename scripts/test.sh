@@ -74,8 +74,10 @@ cargo test --locked --workspace 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --test serde 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
 # SQLite on real files (feature `sqlite`: rusqlite with SQLite's C, built here only): the SQL of
-# `sql::sqlite` and the Rust clients over it. Every test's path has `sqlite` in it.
+# `sql::sqlite` and the Rust clients over it (every test's path has `sqlite` in it), and their
+# doc examples with the book's Rust page (its SQLite part needs the feature).
 cargo test --locked -p shardid --features sqlite,serial --lib --test sqlite_sql sqlite 2>&1 | tee -a "$log"
+cargo test --locked -p shardid --features sqlite,serial --doc -- sqlite StartRust 2>&1 | tee -a "$log"
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 step "MSRV" "Rust $msrv, the declared MSRV: the core with every feature (its tests included) and every binding type-check"

@@ -1,4 +1,4 @@
-//! The Rust driver of the string ↔ ID dictionary that [`super::postgres`] and [`super::mysql`]
+//! The Rust driver of the string ↔ ID dictionary that `postgres`, `mysql` and `sqlite`
 //! share: the core's [`Cache`] and batch planning, the server a topic lives on, one connection
 //! reopened once when lost, and the errors. What differs between the databases (PostgreSQL's
 //! functions over arrays; the MySQL family's statements over lists and its locked transaction)

@@ -1,4 +1,4 @@
-//! The Rust driver of dense IDs from segments that [`super::postgres`] and [`super::mysql`]
+//! The Rust driver of dense IDs from segments that `postgres`, `mysql` and `sqlite`
 //! share: the core's [`SegmentAllocator`] with fetches on a thread of their own, as the Python
 //! and Node clients do. What differs between the databases (the statements of a fetch and of
 //! giving back, in the dialect's SQL from [`crate::sql`]) is a [`SegmentClient`] over the one
