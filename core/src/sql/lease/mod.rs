@@ -236,6 +236,7 @@ pub const SQLITE_SESSION: &str = "a session lease on SQLite: SQLite has no advis
 
 /// The statements a dialect's lease is rendered from: each `match` on it names every dialect,
 /// so a new one cannot silently take another's SQL.
+#[cfg(feature = "alloc")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Family {
     Postgres,
@@ -243,6 +244,7 @@ enum Family {
     Sqlite,
 }
 
+#[cfg(feature = "alloc")]
 impl Family {
     const fn of(dialect: Dialect) -> Self {
         match dialect {
