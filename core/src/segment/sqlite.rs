@@ -355,6 +355,18 @@ mod tests {
             "SQLITE_READONLY: {e}"
         );
         assert!(Connection::broken(&e));
+        drop(ro);
+        // The same through a URL, where the file's permissions say so (root writes any file:
+        // there the connection above stands in for it).
+        let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+        permissions.set_readonly(true);
+        std::fs::set_permissions(&path, permissions).unwrap();
+        if std::fs::OpenOptions::new().write(true).open(&path).is_err() {
+            let url = format!("sqlite:///{}", path.display());
+            let e = create_tag(&url, "t", "main", 1).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable);
+            assert!(e.to_string().contains("readonly"), "{e}");
+        }
     }
 
     #[test]
