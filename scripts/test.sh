@@ -50,6 +50,7 @@ cargo clippy --locked -p shardid --no-default-features --features alloc -- -D wa
 cargo clippy --locked -p shardid --no-default-features --features sql -- -D warnings
 cargo clippy --locked -p shardid --features postgres,serial --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features mysql --all-targets -- -D warnings
+cargo clippy --locked -p shardid --features sqlite,serial --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features serial -- -D warnings
 
@@ -73,13 +74,18 @@ cargo test --locked -p shardid --no-default-features --lib --tests 2>&1 | tee -a
 cargo test --locked --workspace 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --test serde 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
+# SQLite on real files (feature `sqlite`: rusqlite with SQLite's C, built here only): the SQL of
+# `sql::sqlite` and the Rust clients over it (every test's path has `sqlite` in it), and their
+# doc examples with the book's Rust page (its SQLite part needs the feature).
+cargo test --locked -p shardid --features sqlite,serial --lib --test sqlite_sql sqlite 2>&1 | tee -a "$log"
+cargo test --locked -p shardid --features sqlite,serial --doc -- sqlite StartRust 2>&1 | tee -a "$log"
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 step "MSRV" "Rust $msrv, the declared MSRV: the core with every feature (its tests included) and every binding type-check"
 # Type-checked, as cargo's own `rust-version` checks and cargo-hack do: what an older compiler
 # refuses is a language or library item, which `check` finds; running the tests a second time
 # with it (a full build of every dependency) took over 10 minutes of a CI run.
-cargo "+$msrv" check --locked -q -p shardid --features postgres,mysql,serde,serial --all-targets --target-dir target/msrv
+cargo "+$msrv" check --locked -q -p shardid --features postgres,mysql,sqlite,serde,serial --all-targets --target-dir target/msrv
 cargo "+$msrv" check --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 
 step "loom" "the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache, the serials' period switch and a lease's count of losses, over every interleaving"

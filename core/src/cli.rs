@@ -58,8 +58,9 @@ commands:
       [--dialect postgres|mysql|mariadb|sqlite]  the database (default postgres); mysql: MySQL 8
                                           (and MariaDB); mariadb: MariaDB 10.6+, a Galera cluster
                                           named as one server; --schema names the database;
-                                          sqlite: --segments or --dictionary, --schema main (or an
-                                          attached database)
+                                          sqlite: 3.35+, --schema main or an attached database
+                                          (segments with serials, the dictionary; clients create
+                                          the tables on first use)
   sql --schema S --public-ids             the DDL of public IDs in SQL (public_id_encode/_decode)
   public encode --key-file F [--prefix P] [--encoding E] [--json] ID...
   public decode --key-file F [--prefix P] [--encoding E] [--json] TEXT...
@@ -464,6 +465,8 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
         Some(name) => Dialect::from_name(name)
             .ok_or(format!("--dialect {name:?}: one of {}", Dialect::NAMES))?,
     };
+    // Every dialect named in each branch: a new one is a compile error here, not silently
+    // another's SQL.
     let text = if p.switch("--public-ids") {
         p.only(&["--schema", "--public-ids"])?;
         crate::sql::PostgresPublicIds::new(p.layout()?, schema).map(|d| d.to_string())
@@ -493,10 +496,13 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
             Dialect::Mysql | Dialect::Mariadb => MysqlSegments::new(schema)
                 .and_then(|s| s.ticket_server(servers, index))
                 .map(|s| s.dialect(dialect).to_string()),
-            // One file: ticket servers mean nothing (its tags' stride is always 1).
-            Dialect::Sqlite if (servers, index) != (1, 0) => {
-                return Err("--servers and --index are ticket servers', which SQLite (one file) has none of".into());
+            Dialect::Sqlite if servers != 1 || index != 0 => {
+                return Err(
+                    "--dialect sqlite takes no --servers/--index: one file has no ticket servers"
+                        .into(),
+                );
             }
+            // The serial numbers' registrations come with the segments' tables.
             Dialect::Sqlite => SqliteSegments::new(schema).map(|s| s.to_string()),
         }
     } else {
@@ -510,9 +516,12 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
                 Mysql::new(p.layout()?, shard, schema).map(|s| s.dialect(dialect).to_string())
             }
             Dialect::Sqlite => {
-                return Err("next_id() is a stored function, which SQLite has none of: \
-                            SQLite takes --segments or --dictionary"
-                    .into());
+                return Err(
+                    "--dialect sqlite has no next_id() (SQLite has no stored routines): \
+                            take time-sortable IDs from a client's generator, dense IDs from \
+                            --segments"
+                        .into(),
+                );
             }
         }
     };

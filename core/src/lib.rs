@@ -71,7 +71,10 @@ pub mod sql;
 pub mod cli;
 #[cfg(feature = "std")]
 mod clock;
-#[cfg(all(any(feature = "postgres", feature = "mysql"), target_has_atomic = "64"))]
+#[cfg(all(
+    any(feature = "postgres", feature = "mysql", feature = "sqlite"),
+    target_has_atomic = "64"
+))]
 mod driver;
 #[cfg(all(feature = "lease", target_has_atomic = "64"))]
 pub mod lease;

@@ -1,4 +1,4 @@
-//! The Rust driver of the string ↔ ID dictionary that [`super::postgres`] and [`super::mysql`]
+//! The Rust driver of the string ↔ ID dictionary that `postgres`, `mysql` and `sqlite`
 //! share: the core's [`Cache`] and batch planning, the server a topic lives on, one connection
 //! reopened once when lost, and the errors. What differs between the databases (PostgreSQL's
 //! functions over arrays; the MySQL family's statements over lists and its locked transaction)
@@ -125,10 +125,10 @@ pub(crate) enum Failed<E> {
     /// from it).
     Driver(E),
     /// The topic does not exist.
-    #[cfg_attr(not(feature = "mysql"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "mysql", feature = "sqlite")), allow(dead_code))]
     UnknownTopic,
     /// The topic was dropped.
-    #[cfg_attr(not(feature = "mysql"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "mysql", feature = "sqlite")), allow(dead_code))]
     TopicDropped,
     /// The server's answer did not match the batch.
     Mismatch,

@@ -16,12 +16,14 @@
 
 #[cfg(feature = "std")]
 mod cache;
-#[cfg(any(feature = "postgres", feature = "mysql"))]
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 mod driver;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 #[cfg(feature = "std")]
 pub use cache::{Cache, DEFAULT_CACHE, IdPlan, Mismatch, Refused, ValuePlan};

@@ -1,8 +1,8 @@
-//! The one connection trait of the Rust drivers (features `postgres`, `mysql`): what differs
-//! between the `postgres` and `mysql` crates — connecting from a URL, running one statement with
-//! the core's [`Value`] parameters, how an error names itself (with the server's own message),
-//! whether the connection is gone — behind [`Client`], implemented once per crate
-//! ([`postgres`], [`mysql`]). Every ID system's driver (the lease, dense IDs, the dictionary,
+//! The one connection trait of the Rust drivers (features `postgres`, `mysql`, `sqlite`): what
+//! differs between the `postgres`, `mysql` and `rusqlite` crates — connecting from a URL,
+//! running one statement with the core's [`Value`] parameters, how an error names itself (with
+//! the server's own message), whether the connection is gone — behind [`Client`], implemented
+//! once per crate ([`postgres`], [`mysql`], [`sqlite`]). Every ID system's driver (the lease, dense IDs, the dictionary,
 //! serials) is written once over it.
 
 use std::boxed::Box;
@@ -15,6 +15,8 @@ use crate::sql::{Cell, Dialect, Placeholders, Value};
 pub(crate) mod mysql;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+#[cfg(feature = "sqlite")]
+pub(crate) mod sqlite;
 
 /// A column as a [`Client`] returns it: the owned twin of the core's [`Cell`].
 #[derive(Clone, Debug, PartialEq, Eq)]

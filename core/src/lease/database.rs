@@ -1,4 +1,4 @@
-//! The Rust driver of database leases that [`super::postgres`] and [`super::mysql`] share: it
+//! The Rust driver of database leases that `postgres`, `mysql` and `sqlite` share: it
 //! runs the core's lease protocol ([`crate::sql::LeaseProtocol`]) on a connection of the
 //! database's crate, as Python's `shardid._lease` and Node's `database-lease.js` do. What differs
 //! between the two crates (connecting, running one statement, how an error names itself, when a

@@ -31,7 +31,7 @@ use std::string::String;
 use crate::{Error, ErrorKind};
 
 mod ceiling;
-#[cfg(any(feature = "postgres", feature = "mysql"))]
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 mod database;
 mod hold;
 mod lock_file;
@@ -40,6 +40,8 @@ pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod session;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 mod tally;
 
 pub use ceiling::{CeilingGenerator, CeilingStore};

@@ -1,4 +1,4 @@
-//! The Rust driver of dense IDs from segments that [`super::postgres`] and [`super::mysql`]
+//! The Rust driver of dense IDs from segments that `postgres`, `mysql` and `sqlite`
 //! share: the core's [`SegmentAllocator`] with fetches on a thread of their own, as the Python
 //! and Node clients do. What differs between the databases (the statements of a fetch and of
 //! giving back, in the dialect's SQL from [`crate::sql`]) is a [`SegmentClient`] over the one
@@ -127,12 +127,21 @@ impl std::error::Error for SegmentError {
 /// Why one fetch failed.
 pub(crate) enum Failed<E> {
     /// The tag does not exist (the driver's description of it).
-    #[cfg_attr(not(any(feature = "mysql", test)), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "mysql", feature = "sqlite", test)),
+        allow(dead_code)
+    )]
     UnknownTag(String),
     /// The database answered with a row no shardid server writes.
     Unusable(String),
     /// The driver's error.
     Driver(E),
+}
+
+impl<E> From<E> for Failed<E> {
+    fn from(e: E) -> Self {
+        Self::Driver(e)
+    }
 }
 
 /// What a database's segments need besides its [`Client`]: its statements, and the steps of

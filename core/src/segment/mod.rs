@@ -52,12 +52,14 @@ macro_rules! const_unless_loom {
     };
 }
 
-#[cfg(any(feature = "postgres", feature = "mysql"))]
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 pub(crate) mod driver;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 /// A range of dense IDs: `first`, `first + stride`, ... (`count` of them). `stride` is the
 /// number of ticket servers (1 for one database): server `i` of `n` hands out only numbers

@@ -53,12 +53,14 @@
 mod allocator;
 mod civil;
 // The driver every database's serials share.
-#[cfg(any(feature = "postgres", feature = "mysql"))]
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 mod driver;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 pub use allocator::{
     Blocked, Issued, PeriodFetch, Retired, SerialAllocator, SerialFillError, VolumeHiding,

@@ -32,8 +32,8 @@ pub use dictionary::{
     Dictionary, DictionaryStatements, DictionaryUninstall, TOPIC_DROPPED, UNKNOWN_TOPIC,
 };
 pub use lease::{
-    Answer, Cell, DEFAULT_TTL_MS, EmptyShards, LOST_CREATE_RACE, LeaseKind, LeaseSignature,
-    MAX_TTL_MS, MIN_TTL_MS, Tenure, TtlError, Value, check_table,
+    Answer, Cell, DEFAULT_TTL_MS, EmptyShards, GALERA_SESSION, LOST_CREATE_RACE, LeaseKind,
+    LeaseSignature, MAX_TTL_MS, MIN_TTL_MS, SQLITE_SESSION, Tenure, TtlError, Value, check_table,
 };
 #[cfg(feature = "alloc")]
 pub use lease::{LeaseProtocol, Next};

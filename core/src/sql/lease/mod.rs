@@ -25,9 +25,11 @@
 //! ceiling it has not written under its token: so two holders of one shard, one after the
 //! other, never issue the same ID, whatever the time to live.
 //!
-//! The protocol speaks PostgreSQL's dialect and the MySQL family's ([`super::Dialect`]): the
-//! steps are the same, the statements differ (`postgres.rs`, `mysql.rs`), and MySQL needs a
-//! step or two more where PostgreSQL does it in one statement (see `mysql.rs`).
+//! The protocol speaks PostgreSQL's dialect, the MySQL family's and SQLite's
+//! ([`super::Dialect`]): the steps are the same, the statements differ (`postgres.rs`,
+//! `mysql.rs`, and SQLite's [`super::sqlite::SqliteLease`]), and MySQL needs a step or two more
+//! where PostgreSQL does it in one statement (see `mysql.rs`). SQLite has expiring leases only
+//! (no advisory locks: a session lease is refused, [`SQLITE_SESSION`]).
 
 use core::fmt::{self, Display, Formatter};
 
@@ -227,6 +229,32 @@ pub const GALERA_SESSION: &str = "a session lease on a Galera cluster: GET_LOCK 
     only, so processes attached to two nodes would both take a shard; use the expiring lease \
     (kind 'expiring', the default)";
 
+/// Why a session lease is refused on SQLite.
+pub const SQLITE_SESSION: &str = "a session lease on SQLite: SQLite has no advisory locks; use \
+    the expiring lease (kind 'expiring', the default), or lock-file leases for the processes of \
+    one host";
+
+/// The statements a dialect's lease is rendered from: each `match` on it names every dialect,
+/// so a new one cannot silently take another's SQL.
+#[cfg(feature = "alloc")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    Postgres,
+    Mysql,
+    Sqlite,
+}
+
+#[cfg(feature = "alloc")]
+impl Family {
+    const fn of(dialect: Dialect) -> Self {
+        match dialect {
+            Dialect::Postgres => Self::Postgres,
+            Dialect::Mysql | Dialect::Mariadb => Self::Mysql,
+            Dialect::Sqlite => Self::Sqlite,
+        }
+    }
+}
+
 /// Where to go back to after the table was made or upgraded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Resume {
@@ -315,6 +343,9 @@ pub struct LeaseProtocol {
     made_table: bool,
     upgraded_table: bool,
     backend: Option<(u64, alloc::string::String)>,
+    layout: Layout,
+    /// SQLite's statements, once the dialect is SQLite.
+    sqlite: Option<super::sqlite::SqliteLease>,
 }
 
 #[cfg(feature = "alloc")]
@@ -372,6 +403,8 @@ impl LeaseProtocol {
             made_table: false,
             upgraded_table: false,
             backend: None,
+            layout,
+            sqlite: None,
         })
     }
 
@@ -387,15 +420,54 @@ impl LeaseProtocol {
     /// [`SqlError::Core`] with [`crate::Error::ShardOutOfRange`] when the range passes the
     /// layout's last shard (on the MySQL family a claim's answer packs the shard in the
     /// layout's shard bits).
+    ///
+    /// On SQLite an expiring lease is rendered from [`super::sqlite::SqliteLease`]'s
+    /// statements (one claim, created table on first use), and a session lease is refused:
+    /// [`Next::Refuse`] with [`SQLITE_SESSION`].
     pub fn dialect(mut self, dialect: Dialect) -> Result<Self, SqlError> {
-        if dialect.is_mysql() && self.end - 1 > self.max_shard {
-            return Err(SqlError::Core(crate::Error::ShardOutOfRange {
-                shard: self.end - 1,
-                max: self.max_shard,
-            }));
+        match Family::of(dialect) {
+            Family::Mysql if self.end - 1 > self.max_shard => {
+                return Err(SqlError::Core(crate::Error::ShardOutOfRange {
+                    shard: self.end - 1,
+                    max: self.max_shard,
+                }));
+            }
+            Family::Sqlite => {
+                let lease = super::sqlite::SqliteLease::new(
+                    self.layout,
+                    &self.table,
+                    self.placeholders,
+                    self.first,
+                    self.end,
+                    &self.holder,
+                    &self.token,
+                )?;
+                self.sqlite = Some(match self.kind {
+                    // The kinds the bindings make were checked (`LeaseKind::parse`); one made
+                    // by hand out of range keeps the default, as the SQL of the others has none
+                    // to refuse it with.
+                    LeaseKind::Expiring { ttl_ms } => lease.clone().ttl(ttl_ms).unwrap_or(lease),
+                    LeaseKind::Session => {
+                        self.step = Step::Refuse;
+                        lease
+                    }
+                });
+            }
+            Family::Postgres | Family::Mysql => self.sqlite = None,
         }
         self.dialect = dialect;
         Ok(self)
+    }
+
+    const fn family(&self) -> Family {
+        Family::of(self.dialect)
+    }
+
+    /// SQLite's statements (set with the dialect).
+    fn sqlite(&self) -> &super::sqlite::SqliteLease {
+        self.sqlite
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("made when the dialect was set to SQLite"))
     }
 
     /// The kind of lease.
@@ -434,8 +506,17 @@ impl LeaseProtocol {
 
     /// What to do next.
     pub fn next(&self) -> Next<'_> {
-        let my = self.dialect.is_mysql();
+        let family = self.family();
+        let my = family == Family::Mysql;
         match self.step {
+            Step::Claim if family == Family::Sqlite => {
+                let (sql, params) = self.sqlite().claim();
+                Next::Run { sql, params }
+            }
+            Step::CreateTable(_) if family == Family::Sqlite => Next::Run {
+                sql: self.sqlite().create_table(),
+                params: alloc::vec::Vec::new(),
+            },
             Step::Claim if my => self.run(&mysql::CLAIM, None, None),
             Step::Claim => self.run(&postgres::CLAIM, None, None),
             Step::Insert => self.run(&mysql::INSERT, None, None),
@@ -462,16 +543,26 @@ impl LeaseProtocol {
             },
             Step::Raise => Next::Raise,
             Step::Refuse => Next::Refuse {
-                reason: GALERA_SESSION,
+                reason: match family {
+                    Family::Sqlite => SQLITE_SESSION,
+                    Family::Postgres | Family::Mysql => GALERA_SESSION,
+                },
             },
         }
     }
 
     /// Takes the answer to the last [`Next::Run`].
     pub fn feed(&mut self, answer: Answer<'_>) {
-        if self.dialect.is_mysql() {
-            self.step = self.feed_mysql(answer);
-            return;
+        match self.family() {
+            Family::Mysql => {
+                self.step = self.feed_mysql(answer);
+                return;
+            }
+            Family::Sqlite => {
+                self.step = self.feed_sqlite(answer);
+                return;
+            }
+            Family::Postgres => {}
         }
         self.step = match (self.step, answer) {
             (Step::Claim, Answer::Row(row)) => self.claimed(row),
@@ -516,6 +607,35 @@ impl LeaseProtocol {
             (Step::Taken(..) | Step::NoFreeShard | Step::Refuse, _) => self.step,
             _ => Step::Raise,
         };
+    }
+
+    /// [`LeaseProtocol::feed`] on SQLite: the claim runs under the database's write lock, so
+    /// no row is every shard held (no race to retry).
+    fn feed_sqlite(&mut self, answer: Answer<'_>) -> Step {
+        match (self.step, answer) {
+            (Step::Claim, Answer::Row([shard, ceiling, ..])) => {
+                match (
+                    shard.int().and_then(|s| u64::try_from(s).ok()),
+                    ceiling.int(),
+                ) {
+                    (Some(shard), Some(ceiling)) if (self.first..self.end).contains(&shard) => {
+                        Step::Taken(shard, recorded(ceiling))
+                    }
+                    _ => Step::Raise,
+                }
+            }
+            (Step::Claim, Answer::NoRow) => Step::NoFreeShard,
+            // SQLite reports a missing table as its generic error (SQLITE_ERROR, `1`), and
+            // drivers differ in what code they pass: make the table (`IF NOT EXISTS`) once on
+            // any error of the first claim, and raise the same error if it comes again.
+            (Step::Claim, Answer::Error(_)) if !self.made_table => {
+                self.made_table = true;
+                Step::CreateTable(Resume::Claim)
+            }
+            (Step::CreateTable(resume), Answer::Row(_) | Answer::NoRow) => resumed(resume),
+            (Step::Taken(..) | Step::NoFreeShard | Step::Refuse, _) => self.step,
+            _ => Step::Raise,
+        }
     }
 
     /// [`LeaseProtocol::feed`] on the MySQL family: see `mysql.rs` for the statements.
@@ -688,24 +808,26 @@ impl LeaseProtocol {
     /// The statement and parameters that renew an expiring lease on `shard` (none for a
     /// session lease, which its lock keeps): one row returned, or none when it was taken over.
     pub fn renew(&self, shard: u64) -> Option<(alloc::string::String, alloc::vec::Vec<Value<'_>>)> {
-        match self.kind {
-            LeaseKind::Expiring { .. } if self.dialect.is_mysql() => {
+        match (self.kind, self.family()) {
+            (LeaseKind::Expiring { .. }, Family::Mysql) => {
                 Some(self.render(&mysql::RENEW, Some(shard), None))
             }
-            LeaseKind::Expiring { .. } => Some(self.render(&[postgres::RENEW], Some(shard), None)),
-            LeaseKind::Session => None,
+            (LeaseKind::Expiring { .. }, Family::Postgres) => {
+                Some(self.render(&[postgres::RENEW], Some(shard), None))
+            }
+            (LeaseKind::Expiring { .. }, Family::Sqlite) => Some(self.sqlite().renew(shard)),
+            (LeaseKind::Session, _) => None,
         }
     }
 
     /// Whether the answer to a [`LeaseProtocol::renew`], [`LeaseProtocol::record`] or
     /// [`LeaseProtocol::release`] says the row still held the lease's token (and now holds
-    /// what was written): a row returned on PostgreSQL, a last insert ID above 0 on the MySQL
-    /// family. `false`: the lease is lost.
+    /// what was written): a row returned on PostgreSQL and SQLite, a last insert ID above 0 on
+    /// the MySQL family. `false`: the lease is lost.
     pub fn kept(&self, answer: Answer<'_>) -> bool {
-        if self.dialect.is_mysql() {
-            last_insert_id(&answer) > 0
-        } else {
-            matches!(answer, Answer::Row(_))
+        match self.family() {
+            Family::Mysql => last_insert_id(&answer) > 0,
+            Family::Postgres | Family::Sqlite => matches!(answer, Answer::Row(_)),
         }
     }
 
@@ -717,11 +839,13 @@ impl LeaseProtocol {
         shard: u64,
         units: u64,
     ) -> (alloc::string::String, alloc::vec::Vec<Value<'_>>) {
-        let sql: &[&str] = match (self.kind, self.dialect.is_mysql()) {
-            (LeaseKind::Expiring { .. }, true) => &mysql::RECORD,
-            (LeaseKind::Session, true) => &[mysql::SESSION_RECORD],
-            (LeaseKind::Expiring { .. }, false) => &[postgres::RECORD],
-            (LeaseKind::Session, false) => &[postgres::SESSION_RECORD],
+        let sql: &[&str] = match (self.kind, self.family()) {
+            (LeaseKind::Expiring { .. }, Family::Mysql) => &mysql::RECORD,
+            (LeaseKind::Session, Family::Mysql) => &[mysql::SESSION_RECORD],
+            (LeaseKind::Expiring { .. }, Family::Postgres) => &[postgres::RECORD],
+            (LeaseKind::Session, Family::Postgres) => &[postgres::SESSION_RECORD],
+            // A session lease is refused on SQLite before it is taken.
+            (_, Family::Sqlite) => return self.sqlite().record(shard, units),
         };
         self.render(sql, Some(shard), Some(units))
     }
@@ -729,10 +853,10 @@ impl LeaseProtocol {
     /// The statement and parameters that free `shard` at once, if the lease still holds it
     /// (one row returned then).
     pub fn release(&self, shard: u64) -> (alloc::string::String, alloc::vec::Vec<Value<'_>>) {
-        let sql = if self.dialect.is_mysql() {
-            mysql::RELEASE
-        } else {
-            postgres::RELEASE
+        let sql = match self.family() {
+            Family::Mysql => mysql::RELEASE,
+            Family::Postgres => postgres::RELEASE,
+            Family::Sqlite => return self.sqlite().release(shard),
         };
         self.render(&[sql], Some(shard), None)
     }
@@ -744,7 +868,8 @@ impl LeaseProtocol {
 
     /// `parts` joined, with `{t}` the table and each `@name` the driver's placeholder for that
     /// parameter: `$n` numbered once per name (a value used twice is passed once), or `%s` for
-    /// each use (a value used twice is passed twice).
+    /// each use (a value used twice is passed twice). PostgreSQL's and the MySQL family's only:
+    /// SQLite's statements render themselves ([`super::sqlite::SqliteLease`]).
     fn render(
         &self,
         parts: &[&str],
@@ -775,7 +900,7 @@ impl LeaseProtocol {
                     continue;
                 }
                 if let Some(after) = tail.strip_prefix("{t}") {
-                    if self.dialect.is_mysql() {
+                    if self.family() == Family::Mysql {
                         // Quoted, so a reserved word (`distinct`) is a name too.
                         let _ = write!(sql, "`{}`", self.table);
                     } else {
@@ -795,7 +920,7 @@ impl LeaseProtocol {
                 let name = &tail[1..=name_len];
                 rest = &tail[1 + name_len..];
                 match self.placeholders {
-                    Placeholders::Numbered if !self.dialect.is_mysql() => {
+                    Placeholders::Numbered if self.family() != Family::Mysql => {
                         let n = if let Some(i) = names.iter().position(|seen| seen == name) {
                             i + 1
                         } else {

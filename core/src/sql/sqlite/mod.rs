@@ -4,10 +4,10 @@
 //! `better-sqlite3` (or `node:sqlite`), Rust's `rusqlite`. The drivers only execute; the
 //! statements, their parameters and the order a driver sends them in are here, once.
 //!
-//! Not yet a [`super::Dialect`]: a `Dialect::Sqlite` variant goes there (in `sql/mysql/mod.rs`,
-//! with its name `sqlite` in `Dialect::from_name` and `NAMES`) once the driver trait the
-//! bindings share is in, with the `match`es on the dialect it ripples into (the lease protocol,
-//! `status`, the CLI's `sql --dialect`). Until then these types stand alone.
+//! The dialect is [`super::Dialect::Sqlite`] (`sqlite:///` URLs, `shardid sql --dialect
+//! sqlite`, the lease protocol's [`super::LeaseProtocol::dialect`]). Rust's clients over these
+//! statements are the feature `sqlite`'s (`rusqlite`): `shardid::segment::sqlite`,
+//! `shardid::dictionary::sqlite`, `shardid::serial::sqlite`, `shardid::lease::sqlite`.
 //!
 //! What differs from PostgreSQL and the MySQL family, and why:
 //! - **No stored routines.** SQLite has no procedural language, so every statement is plain
@@ -74,8 +74,9 @@ mod dictionary;
 mod lease;
 mod segments;
 mod serials;
-// Not under Miri: the tests run SQLite itself, C behind rusqlite's FFI, which Miri cannot call.
-#[cfg(all(test, feature = "std", not(miri)))]
+// Under the feature `sqlite` only (the default build does not compile SQLite's C), and not
+// under Miri: the tests run SQLite itself, C behind rusqlite's FFI, which Miri cannot call.
+#[cfg(all(test, feature = "sqlite", not(miri)))]
 mod tests;
 
 pub use dictionary::{

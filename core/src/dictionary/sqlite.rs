@@ -1,0 +1,424 @@
+//! The Rust client of the string ↔ ID dictionary on a SQLite file, over the `rusqlite` crate
+//! (feature `sqlite`): the core's [`Cache`](super::Cache) and batch logic, one connection, the
+//! core's statements and steps ([`crate::sql::sqlite`]'s dictionary) — as the Python
+//! (`sqlite3`) and Node (`better-sqlite3`) clients do, over the driver shared with
+//! [`super::postgres`] and [`super::mysql`]. Lookups run without the write lock (WAL: no
+//! writer blocks them); new strings are numbered in one transaction begun with `BEGIN
+//! IMMEDIATE`, so every process numbering the same topic on the file sees the others' strings
+//! first and the IDs are dense, `0..n` with no hole. The tables are created on first use.
+//!
+//! ```no_run
+//! use shardid::dictionary::sqlite::Dictionary;
+//!
+//! let urls = Dictionary::connect(&["sqlite:///dict.db"], "urls", "main", 100_000)?;
+//! urls.create()?;
+//! let id = urls.id("https://example.com/")?; // the same forever
+//! assert_eq!(urls.value(id)?.as_deref(), Some("https://example.com/"));
+//! # Ok::<(), shardid::dictionary::sqlite::DictionaryError>(())
+//! ```
+
+use std::collections::HashMap;
+use std::string::{String, ToString};
+use std::sync::Arc;
+use std::vec::Vec;
+
+use rusqlite::types::Value as Sql;
+use rusqlite::{Connection, params_from_iter};
+
+pub use super::driver::DictionaryError;
+use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods};
+use crate::driver::Client;
+use crate::driver::sqlite::no_such_table;
+use crate::sql::Dialect;
+use crate::sql::sqlite::{
+    BEGIN_IMMEDIATE, COMMIT, MAX_LIST, ROLLBACK, SqliteDictionary, SqliteDictionaryStatements,
+    assign_new,
+};
+
+/// The schema (the statements are rendered for each list's length) and the DDL.
+pub(crate) struct Statements {
+    schema: String,
+    ddl: String,
+}
+
+impl Statements {
+    fn of(&self) -> SqliteDictionaryStatements<'_> {
+        SqliteDictionary::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in statements()"),
+            |d| d.statements(Connection::PLACEHOLDERS),
+        )
+    }
+}
+
+fn text(value: &str) -> Sql {
+    Sql::Text(value.into())
+}
+
+fn int(n: u64) -> Result<Sql, rusqlite::Error> {
+    i64::try_from(n)
+        .map(Sql::Integer)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))
+}
+
+/// Runs `step`; on a file whose tables do not exist yet, creates them and runs it again.
+fn with_tables<T>(
+    conn: &mut Connection,
+    s: &Statements,
+    step: impl FnMut(&mut Connection) -> Result<T, Failed<rusqlite::Error>>,
+) -> Result<T, Failed<rusqlite::Error>> {
+    crate::driver::sqlite::with_tables(
+        conn,
+        &s.ddl,
+        |e| matches!(e, Failed::Driver(e) if no_such_table(e)),
+        step,
+    )
+}
+
+/// Whether the topic is dropped; [`Failed::UnknownTopic`] for none.
+fn dropped(
+    conn: &mut Connection,
+    s: &Statements,
+    topic: &str,
+) -> Result<bool, Failed<rusqlite::Error>> {
+    let row = conn.run(
+        &s.of().state().to_string(),
+        &[crate::sql::Value::Text(topic)],
+    )?;
+    let row = row.ok_or(Failed::UnknownTopic)?;
+    Ok(row.first().and_then(crate::driver::Owned::int).unwrap_or(0) != 0)
+}
+
+impl DictionaryClient for Connection {
+    type Statements = Statements;
+    const CHUNK: usize = MAX_LIST;
+
+    fn statements(schema: &str) -> Result<Statements, String> {
+        let ddl = SqliteDictionary::new(schema).map_err(|e| e.to_string())?;
+        Ok(Statements {
+            schema: schema.into(),
+            ddl: ddl.to_string(),
+        })
+    }
+
+    fn create(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        topic: &str,
+    ) -> Result<(), Failed<rusqlite::Error>> {
+        with_tables(self, s, |conn| {
+            conn.run(
+                &s.of().create_topic().to_string(),
+                &[crate::sql::Value::Text(topic)],
+            )?;
+            if dropped(conn, s, topic)? {
+                return Err(Failed::TopicDropped);
+            }
+            Ok(())
+        })
+    }
+
+    fn drop_topic(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        topic: &str,
+    ) -> Result<(), Failed<rusqlite::Error>> {
+        with_tables(self, s, |conn| {
+            let row = conn.run(
+                &s.of().drop_topic().to_string(),
+                &[crate::sql::Value::Text(topic)],
+            )?;
+            row.map(|_| ()).ok_or(Failed::UnknownTopic)
+        })
+    }
+
+    /// The IDs the topic has of `values`, in autocommit without the write lock (never assigns:
+    /// [`Self::assign`] does).
+    fn find(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        topic: &str,
+        values: &[&str],
+        _: bool,
+    ) -> Result<Vec<Option<u64>>, Failed<rusqlite::Error>> {
+        with_tables(self, s, |conn| {
+            let params: Vec<Sql> = core::iter::once(text(topic))
+                .chain(values.iter().map(|v| text(v)))
+                .collect();
+            let mut statement = conn.prepare_cached(&s.of().find(values.len()).to_string())?;
+            let mut rows = statement.query(params_from_iter(params))?;
+            let mut any = false;
+            let mut found: HashMap<String, u64> = HashMap::new();
+            while let Some(row) = rows.next()? {
+                any = true;
+                if let (Some(value), Some(id)) = (
+                    row.get::<_, Option<String>>(2)?,
+                    row.get::<_, Option<i64>>(3)?,
+                ) {
+                    found.insert(value, id.cast_unsigned());
+                }
+            }
+            if !any {
+                return Err(Failed::UnknownTopic);
+            }
+            Ok(values.iter().map(|v| found.get(*v).copied()).collect())
+        })
+    }
+
+    /// The writer's transaction (`BEGIN IMMEDIATE`): numbers the strings still missing after
+    /// the re-check under the write lock; rolled back whole on any error.
+    fn assign(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        topic: &str,
+        values: &[&str],
+        answers: &[Option<u64>],
+    ) -> Result<Vec<Option<u64>>, Failed<rusqlite::Error>> {
+        with_tables(self, s, |conn| {
+            conn.execute_batch(BEGIN_IMMEDIATE)?;
+            let result = assign(conn, &s.of(), topic, values, answers).and_then(|ids| {
+                conn.execute_batch(COMMIT)?;
+                Ok(ids)
+            });
+            if result.is_err() && !conn.is_autocommit() {
+                // Nothing numbered is kept; the rollback's own error would hide the first.
+                drop(conn.execute_batch(ROLLBACK));
+            }
+            result
+        })
+    }
+
+    fn values(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        topic: &str,
+        ids: &[u64],
+    ) -> Result<Vec<Option<String>>, Failed<rusqlite::Error>> {
+        with_tables(self, s, |conn| {
+            let mut params = Vec::with_capacity(ids.len() + 1);
+            params.push(text(topic));
+            for &id in ids {
+                params.push(int(id)?);
+            }
+            let mut statement = conn.prepare_cached(&s.of().find_values(ids.len()).to_string())?;
+            let mut rows = statement.query(params_from_iter(params))?;
+            let mut any = false;
+            let mut found: HashMap<u64, String> = HashMap::new();
+            while let Some(row) = rows.next()? {
+                any = true;
+                if let (Some(id), Some(value)) = (
+                    row.get::<_, Option<i64>>(1)?,
+                    row.get::<_, Option<String>>(2)?,
+                ) {
+                    found.insert(id.cast_unsigned(), value);
+                }
+            }
+            if !any {
+                return Err(Failed::UnknownTopic);
+            }
+            Ok(ids.iter().map(|id| found.get(id).cloned()).collect())
+        })
+    }
+}
+
+/// Inside the writer's transaction: steps 2 to 5 of the module docs of
+/// [`crate::sql::sqlite`]'s dictionary.
+fn assign(
+    conn: &mut Connection,
+    s: &SqliteDictionaryStatements<'_>,
+    topic: &str,
+    values: &[&str],
+    answers: &[Option<u64>],
+) -> Result<Vec<Option<u64>>, Failed<rusqlite::Error>> {
+    // The strings still missing, each once, in the order they first appear.
+    let mut missing: Vec<&str> = Vec::new();
+    for (value, answer) in values.iter().zip(answers) {
+        if answer.is_none() && !missing.contains(value) {
+            missing.push(value);
+        }
+    }
+    let locked: Option<(i64, i64, i64)> = {
+        let mut statement = conn.prepare_cached(&s.lock().to_string())?;
+        let mut rows = statement.query([topic])?;
+        match rows.next()? {
+            Some(row) => Some((row.get(0)?, row.get(1)?, row.get(2)?)),
+            None => None,
+        }
+    };
+    let (topic_id, next, dropped) = locked.ok_or(Failed::UnknownTopic)?;
+    let mut found: HashMap<String, u64> = HashMap::new();
+    for chunk in missing.chunks(MAX_LIST) {
+        let params: Vec<Sql> = core::iter::once(Sql::Integer(topic_id))
+            .chain(chunk.iter().map(|v| text(v)))
+            .collect();
+        let mut statement = conn.prepare_cached(&s.recheck(chunk.len()).to_string())?;
+        let mut rows = statement.query(params_from_iter(params))?;
+        while let Some(row) = rows.next()? {
+            found.insert(row.get(0)?, row.get::<_, i64>(1)?.cast_unsigned());
+        }
+    }
+    let mut still: Vec<Option<u64>> = missing.iter().map(|v| found.get(*v).copied()).collect();
+    let new: Vec<(usize, u64)> = assign_new(&still, next.cast_unsigned()).collect();
+    if !new.is_empty() {
+        if dropped != 0 {
+            return Err(Failed::TopicDropped);
+        }
+        for piece in new.chunks(MAX_LIST) {
+            let mut params = Vec::with_capacity(piece.len() * 3);
+            for &(i, id) in piece {
+                params.extend([Sql::Integer(topic_id), text(missing[i]), int(id)?]);
+                still[i] = Some(id);
+            }
+            let mut statement = conn.prepare_cached(&s.insert(piece.len()).to_string())?;
+            statement.execute(params_from_iter(params))?;
+        }
+        let moved = next + i64::try_from(new.len()).map_err(|_| Failed::Mismatch)?;
+        let advanced = conn.run(
+            &s.advance().to_string(),
+            &[
+                crate::sql::Value::Int(moved.cast_unsigned()),
+                crate::sql::Value::Int(topic_id.cast_unsigned()),
+                crate::sql::Value::Int(next.cast_unsigned()),
+            ],
+        )?;
+        // No row: the topic moved under the write lock, which cannot happen; roll back.
+        if advanced.is_none() {
+            return Err(Failed::Mismatch);
+        }
+    }
+    let by_value: HashMap<&str, Option<u64>> = missing.iter().copied().zip(still).collect();
+    Ok(values
+        .iter()
+        .zip(answers)
+        .map(|(v, a)| a.or_else(|| by_value.get(v).copied().flatten()))
+        .collect())
+}
+
+/// The dictionary of one topic in a SQLite file (of a list of files, one per topic's
+/// [`super::server_for`]). `Sync`: share one per topic; cached calls never lock the
+/// connection.
+pub struct Dictionary(Driver<Connection>);
+
+impl Dictionary {
+    /// The dictionary of `topic` in schema `schema` (`main`, or an attached database's name)
+    /// of the file of `servers` (`sqlite:///` URLs) that [`super::server_for`] names; opens it
+    /// at once. `cache` entries are kept each way.
+    ///
+    /// # Errors
+    /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, URL (a file on a network
+    /// filesystem among them) or empty list; [`DictionaryError::Database`] when the file
+    /// cannot be used (a missing directory, a read-only file, not a SQLite database).
+    pub fn connect<S: AsRef<str>>(
+        servers: &[S],
+        topic: &str,
+        schema: &str,
+        cache: usize,
+    ) -> Result<Self, DictionaryError> {
+        Driver::connect(servers, topic, schema, cache).map(Self)
+    }
+}
+
+dictionary_methods!(Dictionary);
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use std::format;
+    use std::sync::Arc;
+    use std::thread;
+
+    use super::*;
+    use crate::ErrorKind;
+    use crate::driver::sqlite::TempDb;
+
+    #[test]
+    fn sqlite_dictionary_is_dense_under_threads_and_connections_on_one_file() {
+        let db = TempDb::new("dict");
+        let url = db.url();
+        let first = Dictionary::connect(&[&url], "words", "main", 0).unwrap();
+        assert_eq!(
+            first.id("x").unwrap_err().kind(),
+            Some(ErrorKind::UnknownTopic),
+            "the tables are made, the topic is not"
+        );
+        first.create().unwrap();
+        first.create().unwrap(); // again: nothing
+        // 4 connections (no cache: every call reaches the file), 2 threads each, overlapping
+        // batches of 40 strings out of 120.
+        let dicts: Vec<_> = (0..4)
+            .map(|_| Arc::new(Dictionary::connect(&[&url], "words", "main", 0).unwrap()))
+            .collect();
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let dict = Arc::clone(&dicts[t % 4]);
+                thread::spawn(move || {
+                    let mut seen = Vec::new();
+                    for round in 0..6 {
+                        let batch: Vec<String> = (0..40)
+                            .map(|i| format!("w{}", (t * 13 + round * 17 + i * 3) % 120))
+                            .collect();
+                        let ids = dict.ids(&batch).unwrap();
+                        seen.extend(batch.into_iter().zip(ids));
+                    }
+                    seen
+                })
+            })
+            .collect();
+        let mut by_value: HashMap<String, u64> = HashMap::new();
+        for t in threads {
+            for (value, id) in t.join().unwrap() {
+                assert_eq!(*by_value.entry(value.clone()).or_insert(id), id, "{value}");
+            }
+        }
+        let mut ids: Vec<u64> = by_value.values().copied().collect();
+        ids.sort_unstable();
+        assert_eq!(
+            ids,
+            (0..ids.len() as u64).collect::<Vec<_>>(),
+            "dense 0..n-1"
+        );
+        for (value, id) in &by_value {
+            assert_eq!(first.value(*id).unwrap().as_deref(), Some(value.as_str()));
+        }
+        assert_eq!(first.lookup(&["never"]).unwrap(), [None]);
+        assert_eq!(first.values(&[1_000_000]).unwrap(), [None]);
+        // A batch of 12,000 new strings goes in pieces of MAX_LIST, in one transaction.
+        let many: Vec<String> = (0..12_000).map(|i| format!("m{i}")).collect();
+        let got = first.ids(&many).unwrap();
+        let n = ids.len() as u64;
+        assert_eq!(got, (n..n + 12_000).collect::<Vec<_>>());
+        first.drop_topic().unwrap();
+        assert_eq!(
+            first.id("new").unwrap_err().kind(),
+            Some(ErrorKind::TopicDropped)
+        );
+        assert_eq!(
+            first.id("w1").unwrap(),
+            by_value["w1"],
+            "a dropped topic still reads"
+        );
+        assert_eq!(
+            first.create().unwrap_err().kind(),
+            Some(ErrorKind::TopicDropped)
+        );
+    }
+
+    #[test]
+    fn sqlite_dictionary_files_that_cannot_be_used_are_refused() {
+        let db = TempDb::new("dict-bad");
+        let url = format!("sqlite:///{}", db.dir.join("missing/x.db").display());
+        let e = Dictionary::connect(&[&url], "t", "main", 10).unwrap_err();
+        assert!(matches!(e, DictionaryError::Database(_)), "{e}");
+        assert!(
+            e.to_string().contains("unable to open database file"),
+            "{e}"
+        );
+        let e = Dictionary::connect(&["sqlite:///x.db"], "t", "no such", 10).unwrap_err();
+        assert_eq!(e.kind(), Some(ErrorKind::InvalidArgument));
+        let e = Dictionary::connect(&["mysql://h/d"], "t", "main", 10).unwrap_err();
+        assert_eq!(e.kind(), Some(ErrorKind::InvalidArgument));
+    }
+}

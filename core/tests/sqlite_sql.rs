@@ -1,0 +1,246 @@
+//! SQLite's DDL as the command line prints it (`shardid sql --dialect sqlite`), for projects
+//! that manage their migrations; the clients create the same tables on first use. With the
+//! feature `sqlite`, the printed DDL is also run on a real file.
+
+use shardid::sql::sqlite::{SqliteDictionary, SqliteSegments};
+
+fn run(args: &[&str]) -> shardid::cli::Output {
+    shardid::cli::run(args, None)
+}
+
+#[test]
+fn sqlite_the_command_line_prints_sqlites_ddl() {
+    let seg = run(&[
+        "sql",
+        "--dialect",
+        "sqlite",
+        "--segments",
+        "--schema",
+        "main",
+    ]);
+    assert_eq!(seg.code, 0, "{}", seg.stderr);
+    assert_eq!(seg.stdout, SqliteSegments::new("main").unwrap().to_string());
+    assert!(
+        seg.stdout
+            .contains("CREATE TABLE IF NOT EXISTS main.shardid_tags")
+    );
+    assert!(
+        seg.stdout.contains("main.shardid_serials"),
+        "the serials' registrations come with the segments"
+    );
+    let dict = run(&["sql", "--dialect=sqlite", "--dictionary", "--schema", "aux"]);
+    assert_eq!(dict.code, 0, "{}", dict.stderr);
+    assert_eq!(
+        dict.stdout,
+        SqliteDictionary::new("aux").unwrap().to_string()
+    );
+    for out in [&seg.stdout, &dict.stdout] {
+        // Neither PostgreSQL's nor the MySQL family's.
+        for other in ["plpgsql", "ENGINE", "VARBINARY", "$$", "DELIMITER"] {
+            assert!(!out.contains(other), "{other} in {out}");
+        }
+    }
+}
+
+#[test]
+fn sqlite_what_sqlite_has_no_counterpart_of_is_refused() {
+    let ticket = run(&[
+        "sql",
+        "--dialect",
+        "sqlite",
+        "--segments",
+        "--servers",
+        "2",
+        "--index",
+        "1",
+        "--schema",
+        "main",
+    ]);
+    assert_eq!(ticket.code, 2);
+    assert!(
+        ticket.stderr.contains("ticket servers"),
+        "{}",
+        ticket.stderr
+    );
+    let next_id = run(&[
+        "sql",
+        "--dialect",
+        "sqlite",
+        "--layout",
+        "twitter",
+        "--shard",
+        "3",
+        "--schema",
+        "main",
+    ]);
+    assert_eq!(next_id.code, 2);
+    assert!(
+        next_id.stderr.contains("no next_id()"),
+        "{}",
+        next_id.stderr
+    );
+    let public = run(&[
+        "sql",
+        "--dialect",
+        "sqlite",
+        "--public-ids",
+        "--schema",
+        "main",
+    ]);
+    assert_eq!(public.code, 2, "{}", public.stdout);
+    let bad = run(&[
+        "sql",
+        "--dialect",
+        "sqlite",
+        "--segments",
+        "--schema",
+        "no such",
+    ]);
+    assert_eq!(bad.code, 2);
+    let names = run(&[
+        "sql",
+        "--dialect",
+        "oracle",
+        "--segments",
+        "--schema",
+        "main",
+    ]);
+    assert!(names.stderr.contains("sqlite"), "{}", names.stderr);
+}
+
+/// The printed DDL runs on a real file, twice (safe to run again), and the uninstall removes it.
+#[cfg(all(feature = "sqlite", not(miri)))]
+#[test]
+fn sqlite_the_printed_ddl_runs_on_a_file_twice() {
+    let dir = std::env::temp_dir().join(format!("shardid-sqlite-ddl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ddl.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for args in [
+        [
+            "sql",
+            "--dialect",
+            "sqlite",
+            "--segments",
+            "--schema",
+            "main",
+        ],
+        [
+            "sql",
+            "--dialect",
+            "sqlite",
+            "--dictionary",
+            "--schema",
+            "main",
+        ],
+    ] {
+        let ddl = run(&args).stdout;
+        conn.execute_batch(&ddl).unwrap();
+        conn.execute_batch(&ddl).unwrap();
+    }
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'shardid_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 4, "tags, serials, topics, strings");
+    conn.execute_batch(&SqliteSegments::new("main").unwrap().uninstall().to_string())
+        .unwrap();
+    conn.execute_batch(
+        &SqliteDictionary::new("main")
+            .unwrap()
+            .uninstall()
+            .to_string(),
+    )
+    .unwrap();
+    drop(conn);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The lease protocol on SQLite: SQLite's own statements (no `$n`, no stored routine), the
+/// table made once on the first claim's error, no row as every shard held, and no session
+/// lease.
+#[test]
+fn sqlite_the_lease_protocol_renders_sqlites_statements() {
+    use shardid::Layout;
+    use shardid::sql::{Answer, Cell, Dialect, LeaseKind, LeaseProtocol, Next, Placeholders};
+    let protocol = |kind| {
+        LeaseProtocol::new(
+            kind,
+            Layout::INSTAGRAM,
+            "shardid_leases",
+            Placeholders::Numbered,
+            2,
+            5,
+            "host pid 1",
+            "token",
+        )
+        .unwrap()
+        .dialect(Dialect::Sqlite)
+        .unwrap()
+    };
+    let mut p = protocol(LeaseKind::DEFAULT);
+    let Next::Run { sql, .. } = p.next() else {
+        panic!("a claim first")
+    };
+    assert!(sql.starts_with("INSERT INTO shardid_leases"), "{sql}");
+    assert!(sql.contains("?1") && !sql.contains('$'), "{sql}");
+    assert!(
+        sql.contains("julianday('now')"),
+        "the database's clock: {sql}"
+    );
+    p.feed(Answer::Error(Some("1")));
+    let Next::Run { sql, params } = p.next() else {
+        panic!("the table made")
+    };
+    assert!(
+        sql.starts_with("CREATE TABLE IF NOT EXISTS shardid_leases"),
+        "{sql}"
+    );
+    assert!(params.is_empty());
+    p.feed(Answer::NoRow);
+    p.feed(Answer::Error(Some("1")));
+    assert_eq!(p.next(), Next::Raise, "the same error twice is raised");
+    let mut p = protocol(LeaseKind::DEFAULT);
+    p.feed(Answer::NoRow);
+    assert!(matches!(
+        p.next(),
+        Next::NoFreeShard {
+            first: 2,
+            end: 5,
+            ..
+        }
+    ));
+    let mut p = protocol(LeaseKind::DEFAULT);
+    p.feed(Answer::Row(&[Cell::Int(3), Cell::Int(0)]));
+    assert!(matches!(
+        p.next(),
+        Next::Taken {
+            shard: 3,
+            recorded: None,
+            ..
+        }
+    ));
+    let (renew, _) = p.renew(3).unwrap();
+    assert!(
+        renew.starts_with("UPDATE shardid_leases") && renew.contains('?'),
+        "{renew}"
+    );
+    assert!(p.kept(Answer::Row(&[Cell::Int(3)])) && !p.kept(Answer::NoRow));
+    assert!(
+        p.record(3, 99).0.contains("max(ceiling"),
+        "{}",
+        p.record(3, 99).0
+    );
+    assert!(p.release(3).0.contains("token = NULL"));
+    let mut p = protocol(LeaseKind::DEFAULT);
+    p.feed(Answer::Row(&[Cell::Int(9), Cell::Int(0)]));
+    assert_eq!(p.next(), Next::Raise, "a shard outside the range");
+    let p = protocol(LeaseKind::Session);
+    let Next::Refuse { reason } = p.next() else {
+        panic!("no advisory locks")
+    };
+    assert!(reason.contains("SQLite"), "{reason}");
+}
