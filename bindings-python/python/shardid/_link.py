@@ -48,8 +48,7 @@ class _MysqlLink:
 
 class _SqliteLink:
     """SQLite: a file, autocommit, the core's connection setup, and the tables of the system
-    (``self.ddl``) created on first use; ``DATABASE_UNREACHABLE`` when the file cannot be opened,
-    ``DATABASE`` when it is no SQLite database or read-only."""
+    (``self.ddl``) created on first use; ``DATABASE_UNREACHABLE`` when the file cannot be used."""
 
     ddl = ""
 

@@ -24,7 +24,6 @@ from typing import Any
 from shardid import _db, _link, _mysql, _sqlite
 from shardid._acompat import Signal, spawn
 from shardid._errors import (
-    DatabaseError,
     DatabaseUnreachableError,
     InvalidArgumentError,
     NotMysqlError,
@@ -156,7 +155,7 @@ class _Sqlite(_link._SqliteLink):
 
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
-        return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError, DatabaseError)
+        return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError)
 
     @staticmethod
     def lost(e: BaseException) -> bool:

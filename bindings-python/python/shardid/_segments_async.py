@@ -22,7 +22,6 @@ from typing import Any
 from shardid import _db, _link_async, _mysql, _sqlite
 from shardid._acompat import ASignal, aspawn
 from shardid._errors import (
-    DatabaseError,
     DatabaseUnreachableError,
     InvalidArgumentError,
     NotMysqlError,
@@ -154,7 +153,7 @@ class _AsyncSqlite(_link_async._AsyncSqliteLink):
 
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
-        return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError, DatabaseError)
+        return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError)
 
     @staticmethod
     def lost(e: BaseException) -> bool:

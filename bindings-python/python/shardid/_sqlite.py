@@ -14,12 +14,13 @@ own:
 - one lock per connection: each step (a take, a dictionary batch in its ``BEGIN IMMEDIATE``
   transaction) runs whole before the next starts, also when an asyncio task that awaited it was
   cancelled (its thread finishes the step);
-- its errors, as Node's dialect reports them: a file that cannot be opened (a missing
-  directory, no permission) and a write lock held by another past the busy timeout are
-  ``DATABASE_UNREACHABLE`` (retry later, as a server that cannot be reached); a file that is
-  not a SQLite database (or is damaged) and a read-only one are ``DATABASE``; a named ``CHECK``
-  of the DDL (``shardid_tag``, ``shardid_topic``, ...) is ``INVALID_ARGUMENT``; ``sqlite3``'s
-  error is the ``__cause__``.
+- its errors, as the Rust driver reports them: a file that cannot be used (a missing
+  directory, no permission, read-only, not a SQLite database) is ``DATABASE_UNREACHABLE`` with
+  SQLite's message and the path, as a server that cannot be reached is elsewhere, ``sqlite3``'s
+  error its ``__cause__``; a write lock held past the busy timeout (``database is locked``) is
+  ``sqlite3``'s own error, the database's refusal of the statement, as a lock wait timeout is
+  PyMySQL's; a named ``CHECK`` of the DDL (``shardid_tag``, ``shardid_topic``, ...) is
+  ``INVALID_ARGUMENT``.
 
 asyncio runs the same code on a worker thread (:func:`arun`, ``asyncio.to_thread``): SQLite's
 calls block, and a step is short.
@@ -35,7 +36,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from shardid._errors import DatabaseError, DatabaseUnreachableError, InvalidArgumentError
+from shardid._errors import DatabaseUnreachableError, InvalidArgumentError
 from shardid._shardid import (
     _SQLITE_BUSY_TIMEOUT_MS,
     _SQLITE_MAX_LIST,
@@ -58,12 +59,13 @@ BUSY_TIMEOUT_MS: int = _SQLITE_BUSY_TIMEOUT_MS
 """How long a connection waits for the write lock another holds (the core's default, 5 s)
 before ``database is locked``."""
 
-# SQLite's primary result codes the clients report as the other databases' errors of the same
-# kind, as Node's dialect does (bindings-node/dialects/sqlite.js): retry later
-# (DATABASE_UNREACHABLE, as a server that cannot be reached): SQLITE_BUSY and SQLITE_LOCKED (the
-# write lock held past the busy timeout), SQLITE_CANTOPEN; a file shardid cannot use (DATABASE):
-# SQLITE_NOTADB, SQLITE_CORRUPT, SQLITE_READONLY. By sqlite3's words too, for Pythons before 3.11
-# (no ``sqlite_errorcode``).
+# SQLite's primary result codes of a file that cannot be used, DATABASE_UNREACHABLE as a server
+# that cannot be reached is, as the Rust driver reports them (core/src/driver/sqlite.rs):
+# SQLITE_CANTOPEN (a missing directory, no permission), SQLITE_NOTADB and SQLITE_CORRUPT (not a
+# SQLite database), SQLITE_READONLY. SQLITE_BUSY and SQLITE_LOCKED (the write lock held past the
+# busy timeout) are the database's refusal of the statement, not a lost connection: sqlite3's
+# error as it is, as a lock wait timeout is PyMySQL's. By sqlite3's words too, for Pythons
+# before 3.11 (no ``sqlite_errorcode``).
 _BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB = 5, 6, 8, 11, 14, 26
 _WORDS = {
     "database is locked": _BUSY,
@@ -136,15 +138,8 @@ def translate(e: BaseException, file: str) -> BaseException:
     if not isinstance(e, sqlite3.Error):
         return e
     code = _code(e)
-    if code in (_BUSY, _LOCKED):
-        reason = f"{file} stayed locked by another connection past the busy timeout ({e})"
-        return _error("DATABASE_UNREACHABLE", reason=reason)
-    if code == _CANTOPEN:
-        return _error("DATABASE_UNREACHABLE", reason=f"cannot open {file} ({e})")
-    if code in (_NOTADB, _CORRUPT):
-        return _error("DATABASE", reason=f"{file} is not a SQLite database, or is damaged ({e})")
-    if code == _READONLY:
-        return _error("DATABASE", reason=f"{file} cannot be written (read-only: shardid writes to it) ({e})")
+    if code in (_CANTOPEN, _NOTADB, _CORRUPT, _READONLY):
+        return _error("DATABASE_UNREACHABLE", reason=f"{e}: {file}")
     return _checked(e)
 
 
@@ -164,10 +159,8 @@ def unreachable(e: BaseException) -> bool:
 
 def lost(e: BaseException) -> bool:
     """Whether the connection must be opened again: the file could not be used (it may be
-    back next time), or the connection was closed."""
-    return isinstance(e, (DatabaseUnreachableError, DatabaseError)) or (
-        isinstance(e, sqlite3.ProgrammingError) and "closed" in str(e)
-    )
+    back next time), or the connection was closed. A busy database is not lost, only busy."""
+    return isinstance(e, DatabaseUnreachableError) or (isinstance(e, sqlite3.ProgrammingError) and "closed" in str(e))
 
 
 def _checked(e: sqlite3.Error) -> BaseException:
