@@ -9,24 +9,27 @@ use pyo3::types::{PyList, PyString};
 use std::borrow::Cow;
 
 use shardid::dictionary::{self as dict, Cache, Invalid};
-use shardid::sql::{Dictionary, Placeholders};
+use shardid::sql::{Dialect, Dictionary, Placeholders};
 
 use crate::args::{Arg, u64_arg};
 use crate::errors::{invalid_argument, wrong_type};
 use crate::sql::sql_error;
 
-/// The DDL of the dictionary in `schema`, in `dialect` (`"postgres"`, the default, or
-/// `"mysql"`/`"mariadb"`: `schema` is a database).
+/// The DDL of the dictionary in `schema`, in `dialect` (`"postgres"`, the default;
+/// `"mysql"`/`"mariadb"`: `schema` is a database; `"sqlite"`: `main` or an attached database).
 #[pyfunction]
 #[pyo3(signature = (schema, *, dialect = None))]
 pub(crate) fn dictionary(py: Python<'_>, schema: &str, dialect: Option<&str>) -> PyResult<String> {
-    let dialect = crate::mysql::dialect_arg(py, dialect)?;
-    if dialect.is_mysql() {
-        return crate::mysql::dictionary_ddl(py, schema, dialect);
+    match crate::mysql::dialect_arg(py, dialect)? {
+        dialect @ (Dialect::Mysql | Dialect::Mariadb) => {
+            crate::mysql::dictionary_ddl(py, schema, dialect)
+        }
+        Dialect::Sqlite => crate::sqlite::dictionary_ddl(py, schema),
+        Dialect::Postgres => Dictionary::new(schema)
+            .map(|ddl| ddl.to_string())
+            .map_err(|e| sql_error(py, e)),
+        other => Err(crate::mysql::unsupported_dialect(py, other)),
     }
-    Dictionary::new(schema)
-        .map(|ddl| ddl.to_string())
-        .map_err(|e| sql_error(py, e))
 }
 
 /// The DDL that removes the dictionary from `schema` (functions, topics and strings).

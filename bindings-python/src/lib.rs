@@ -17,6 +17,7 @@ mod public;
 mod segment;
 mod serial;
 mod sql;
+mod sqlite;
 mod stats;
 mod status;
 
@@ -92,6 +93,17 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_CACHE", shardid::dictionary::DEFAULT_CACHE)?;
     m.add("MAX_VALUE_LEN", shardid::dictionary::MAX_VALUE_LEN)?;
     m.add("MAX_BATCH", shardid::dictionary::MAX_BATCH)?;
+    m.add_class::<sqlite::PySqliteSql>()?;
+    m.add_function(wrap_pyfunction!(sqlite::_sqlite_took, m)?)?;
+    m.add_function(wrap_pyfunction!(sqlite::_sqlite_path, m)?)?;
+    m.add_function(wrap_pyfunction!(sqlite::_sqlite_read, m)?)?;
+    m.add_function(wrap_pyfunction!(sqlite::_sqlite_period_tag, m)?)?;
+    m.add_function(wrap_pyfunction!(sqlite::_sqlite_period_fits, m)?)?;
+    m.add("_SQLITE_MAX_LIST", shardid::sql::sqlite::MAX_LIST)?;
+    m.add(
+        "_SQLITE_BUSY_TIMEOUT_MS",
+        shardid::sql::sqlite::DEFAULT_BUSY_TIMEOUT_MS,
+    )?;
     m.add_function(wrap_pyfunction!(mysql::mysql, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::mysql_statements, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_segment_statements, m)?)?;

@@ -28,16 +28,26 @@ pub(crate) fn dialect_arg(py: Python<'_>, dialect: Option<&str>) -> PyResult<Dia
     }
 }
 
+/// `INVALID_ARGUMENT` on `dialect` for a dialect the core added that this binding does not
+/// take yet (`Dialect` is `#[non_exhaustive]`).
+pub(crate) fn unsupported_dialect(py: Python<'_>, dialect: Dialect) -> PyErr {
+    invalid_argument(
+        py,
+        "dialect",
+        &format!("{} is not supported here", dialect.name()),
+    )
+}
+
 /// The MySQL family's dialect named by `dialect` (`None`: MySQL's, which MariaDB runs too), or
 /// `INVALID_ARGUMENT`.
 pub(crate) fn mysql_dialect_arg(py: Python<'_>, dialect: Option<&str>) -> PyResult<Dialect> {
     match dialect_arg(py, dialect.or(Some("mysql")))? {
-        Dialect::Postgres => Err(invalid_argument(
+        other @ (Dialect::Mysql | Dialect::Mariadb) => Ok(other),
+        other => Err(invalid_argument(
             py,
             "dialect",
-            "must be 'mysql' or 'mariadb' here, not 'postgres'",
+            &format!("must be 'mysql' or 'mariadb' here, not '{}'", other.name()),
         )),
-        other => Ok(other),
     }
 }
 
@@ -93,14 +103,14 @@ pub(crate) fn dictionary_ddl(py: Python<'_>, schema: &str, dialect: Dialect) -> 
 }
 
 /// The statements a segment client sends, in PyMySQL's `%s` style, for a server of `dialect`
-/// (`"mysql"` or `"mariadb"`): `(read, take, give_back)`.
+/// (`"mysql"` or `"mariadb"`): `(read, take, give_back, create_tag)`.
 #[pyfunction]
 #[pyo3(signature = (schema, dialect = None))]
 pub(crate) fn _mysql_segment_statements(
     py: Python<'_>,
     schema: &str,
     dialect: Option<&str>,
-) -> PyResult<(String, String, String)> {
+) -> PyResult<(String, String, String, String)> {
     let dialect = mysql_dialect_arg(py, dialect)?;
     let s = MysqlSegments::new(schema)
         .map_err(|e| sql_error(py, e))?
@@ -110,6 +120,7 @@ pub(crate) fn _mysql_segment_statements(
         s.read().to_string(),
         s.take().to_string(),
         s.give_back().to_string(),
+        s.create_tag().to_string(),
     ))
 }
 
@@ -254,7 +265,7 @@ pub(crate) fn _mysql_url(
 }
 
 /// The database a connection string names, by the core's one rule (`Dialect::of_url`):
-/// `"postgres"`, `"mysql"` or `"mariadb"`; any other scheme is `INVALID_ARGUMENT` on
+/// `"postgres"`, `"mysql"`, `"mariadb"` or `"sqlite"`; any other scheme is `INVALID_ARGUMENT` on
 /// `argument`, naming the schemes taken. Every client decides its driver by it.
 #[pyfunction]
 pub(crate) fn _database_of_url(

@@ -6,14 +6,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use pyo3::intern;
 use pyo3::prelude::*;
 use shardid::segment::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
-use shardid::sql::{Placeholders, Segments};
+use shardid::sql::{Dialect, Placeholders, Segments};
 
 use crate::args::{Arg, u64_arg};
 use crate::errors::invalid_argument;
 use crate::sql::sql_error;
 
 /// The DDL of dense IDs from segments in `schema`, for ticket server `index` of `servers`, in
-/// `dialect` (`"postgres"`, the default, or `"mysql"`/`"mariadb"`: `schema` is a database).
+/// `dialect` (`"postgres"`, the default; `"mysql"`/`"mariadb"`: `schema` is a database;
+/// `"sqlite"`: `schema` is `main` or an attached database, one file has no ticket servers).
 #[pyfunction]
 #[pyo3(signature = (schema, *, servers = 1, index = 0, dialect = None))]
 pub(crate) fn segments(
@@ -23,14 +24,22 @@ pub(crate) fn segments(
     index: u64,
     dialect: Option<&str>,
 ) -> PyResult<String> {
-    let dialect = crate::mysql::dialect_arg(py, dialect)?;
-    if dialect.is_mysql() {
-        return crate::mysql::segments_ddl(py, schema, servers, index, dialect);
+    match crate::mysql::dialect_arg(py, dialect)? {
+        dialect @ (Dialect::Mysql | Dialect::Mariadb) => {
+            crate::mysql::segments_ddl(py, schema, servers, index, dialect)
+        }
+        Dialect::Sqlite if (servers, index) == (1, 0) => crate::sqlite::segments_ddl(py, schema),
+        Dialect::Sqlite => Err(invalid_argument(
+            py,
+            "servers",
+            "must be 1 on SQLite: one file has no ticket servers",
+        )),
+        Dialect::Postgres => Segments::new(schema)
+            .and_then(|ddl| ddl.ticket_server(servers, index))
+            .map(|ddl| ddl.to_string())
+            .map_err(|e| sql_error(py, e)),
+        other => Err(crate::mysql::unsupported_dialect(py, other)),
     }
-    Segments::new(schema)
-        .and_then(|ddl| ddl.ticket_server(servers, index))
-        .map(|ddl| ddl.to_string())
-        .map_err(|e| sql_error(py, e))
 }
 
 /// The DDL that removes dense IDs and serial numbers from `schema`.

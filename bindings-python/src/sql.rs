@@ -273,11 +273,7 @@ impl PyLeaseProtocol {
     /// once a MySQL server refused MariaDB's).
     #[getter]
     fn dialect(&self) -> &'static str {
-        match self.protocol.sql_dialect() {
-            shardid::sql::Dialect::Mysql => "mysql",
-            shardid::sql::Dialect::Mariadb => "mariadb",
-            _ => "postgres",
-        }
+        self.protocol.sql_dialect().name()
     }
 
     /// The lease's kind: `"expiring"` or `"session"`.

@@ -41,14 +41,18 @@ NAMES = {
     "aclose": "close",
     "ais_open": "is_open",
     "_aiomysql": "_pymysql",
+    # sqlite3: a step on a worker thread / in the calling thread.
+    "arun": "run",
     # This package's classes.
     "_AsyncDriver": "_Driver",
     "_AsyncPostgres": "_Postgres",
     "_AsyncMysql": "_Mysql",
+    "_AsyncSqlite": "_Sqlite",
     "_AsyncConnection": "_Connection",
     "_AsyncSession": "_Session",
     "_AsyncPostgresLink": "_PostgresLink",
     "_AsyncMysqlLink": "_MysqlLink",
+    "_AsyncSqliteLink": "_SqliteLink",
     "_link_async": "_link",
     "_segments_async": "_segments",
 }

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from shardid import _db, _link_async, _mysql
+from shardid import _db, _link_async, _mysql, _sqlite
 from shardid._errors import DatabaseUnreachableError, ShardIdError
 from shardid._shardid import (
     _TOPIC_DROPPED_SQLSTATE,
@@ -36,12 +37,15 @@ from shardid._shardid import (
 
 def translate(e: BaseException, topic: str) -> BaseException:
     """A driver's error as the dictionary reports it: an unknown or dropped topic as its kind,
-    a server that cannot be reached as ``DATABASE_UNREACHABLE``, the rest as it is."""
-    state = _db.sqlstate(e)  # psycopg, psycopg2, or the MySQL side's ServerError
+    a server that cannot be reached (a SQLite file that cannot be used) as
+    ``DATABASE_UNREACHABLE``, the rest as it is."""
+    state = _db.sqlstate(e)  # psycopg, psycopg2, or the MySQL and SQLite sides' errors
     if state == _UNKNOWN_TOPIC_SQLSTATE:
         return _error("UNKNOWN_TOPIC", topic=topic)
     if state == _TOPIC_DROPPED_SQLSTATE:
         return _error("TOPIC_DROPPED", topic=topic)
+    if isinstance(e, sqlite3.Error):
+        return _sqlite.translate(e, "the database file")
     if not isinstance(e, DatabaseUnreachableError) and _db.unreachable(e):
         return _db.unreachable_error(e)
     return e
@@ -222,11 +226,59 @@ class _AsyncMysql(_link_async._AsyncMysqlLink):
                 raise self._unknown()
 
 
+class _AsyncSqlite(_link_async._AsyncSqliteLink):
+    """SQLite: the core's protocol (``shardid::sql::sqlite``'s dictionary), over ``sqlite3``
+    (on a worker thread for asyncio): lookups in autocommit, the strings still missing numbered
+    under ``BEGIN IMMEDIATE``; the tables created on first use."""
+
+    def __init__(self, schema: str, topic: str) -> None:
+        self._steps = _sqlite.Dictionary(schema, topic)
+        self.ddl = self._steps.ddl
+        self.topic = topic
+
+    @staticmethod
+    def lost(e: BaseException, conn: Any) -> bool:
+        return _sqlite.lost(e)
+
+    @staticmethod
+    def spoilt(conn: Any) -> bool:
+        # A cancelled step finishes on its thread, under the connection's lock: the
+        # connection stays usable.
+        return False
+
+    async def ids(self, conn: Any, values: Sequence[str]) -> list[int]:
+        return await _sqlite.arun(self._steps.ids, conn, values)
+
+    async def lookup(self, conn: Any, values: Sequence[str]) -> list[int | None]:
+        return await _sqlite.arun(self._steps.lookup, conn, values)
+
+    async def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
+        return await _sqlite.arun(self._steps.values, conn, ids)
+
+    async def create(self, conn: Any) -> None:
+        await _sqlite.arun(self._steps.create, conn)
+
+    async def drop(self, conn: Any) -> None:
+        await _sqlite.arun(self._steps.drop, conn)
+
+
+def default_schema(conninfo: str, schema: str | None) -> str:
+    """``schema``, or the default of the database ``conninfo`` names: ``dict``, ``main`` on
+    SQLite."""
+    if _database_of_url(conninfo, "conninfo") == "sqlite":
+        return _sqlite.schema_of(schema)
+    return "dict" if schema is None else schema
+
+
 def dialect(conninfo: str, schema: str, topic: str) -> Any:
     """The dialect object of the database ``conninfo`` names (the core's rule; ``INVALID_ARGUMENT``
     at once for a URL no driver takes, or that the core cannot read)."""
-    if _database_of_url(conninfo, "conninfo") == "postgres":
+    database = _database_of_url(conninfo, "conninfo")
+    if database == "postgres":
         return _AsyncPostgres(schema, topic)
+    if database == "sqlite":
+        _sqlite.path_of(conninfo)  # INVALID_ARGUMENT now, not at the first call
+        return _AsyncSqlite(_sqlite.schema_of(schema), topic)
     _mysql.check_url(conninfo)  # INVALID_ARGUMENT now, not at the first call
     _mysql._aiomysql()  # UNSUPPORTED now, without the driver
     return _AsyncMysql(schema, topic)

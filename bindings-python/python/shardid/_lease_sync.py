@@ -142,8 +142,9 @@ def check_url(conninfo: str, postgres: bool, module: str) -> None:
     database than ``module`` leases through."""
     argument = "conninfo" if postgres else "url"
     database = _database_of_url(conninfo, argument)
-    if (database == "postgres") != postgres:
-        reason = f"names a {database} server, which {module} does not lease through"
+    # SQLite: no lease of this module's (shardid.django keeps lock files beside the file).
+    if (database == "postgres") != postgres or database == "sqlite":
+        reason = f"names a {database} database, which {module} does not lease through"
         raise InvalidArgumentError(f"{argument} {reason}", argument=argument, reason=reason)
 
 

@@ -14,11 +14,12 @@ cannot be reached.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from shardid import _db, _link_async, _mysql
+from shardid import _db, _link_async, _mysql, _sqlite
 from shardid._acompat import ASignal, aspawn
 from shardid._errors import (
     DatabaseUnreachableError,
@@ -52,6 +53,7 @@ class _AsyncPostgres(_link_async._AsyncPostgresLink):
 
     def __init__(self, schema: str, tag: str) -> None:
         self._take, self._give_back = check_names(tag, schema)
+        self._create_tag = _segment_statements(schema)[2]
 
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
@@ -72,6 +74,9 @@ class _AsyncPostgres(_link_async._AsyncPostgresLink):
     async def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
         row = await _db.aexecute(conn, self._give_back, (tag, first, end))
         return bool(row and row[0])
+
+    async def create_tag(self, conn: Any, tag: str) -> None:
+        await _db.aexecute(conn, self._create_tag, (tag, 1))
 
 
 class _AsyncMysql(_link_async._AsyncMysqlLink):
@@ -100,7 +105,7 @@ class _AsyncMysql(_link_async._AsyncMysqlLink):
     async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
         """One segment of ``tag``: ``(first, count, stride)``. A take the row refuses as too
         large is followed by a read of the largest size it allows, and a take of that."""
-        read, take, _ = self._statements[conn.shardid_dialect]
+        read, take, _, _ = self._statements[conn.shardid_dialect]
         fetch = _MysqlFetch(size, self._strides.get(server))
         async with conn.cursor() as cur:
             while True:
@@ -132,6 +137,73 @@ class _AsyncMysql(_link_async._AsyncMysqlLink):
         async with conn.cursor() as cur:
             return bool(await cur.execute(give_back, (first, tag, end, first, first)) == 1)
 
+    async def create_tag(self, conn: Any, tag: str) -> None:
+        async with conn.cursor() as cur:
+            await cur.execute(self._statements[_mysql.dialect_of(conn)][3], (tag,))
+
+
+class _AsyncSqlite(_link_async._AsyncSqliteLink):
+    """SQLite: the core's statements for it (``shardid::sql::sqlite``), one file, the tables
+    created on first use; over ``sqlite3`` (on a worker thread for asyncio)."""
+
+    def __init__(self, schema: str, tag: str) -> None:
+        check_names(tag, schema)
+        self._steps = _sqlite.Segments(schema)
+        self.ddl = self._steps.ddl
+
+    @staticmethod
+    def errors() -> tuple[type[BaseException], ...]:
+        return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError)
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        return _sqlite.lost(e)
+
+    @staticmethod
+    def unreachable(e: BaseException) -> bool:
+        return _sqlite.unreachable(e)
+
+    async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
+        return await _sqlite.arun(self._steps.take, conn, tag, size)
+
+    async def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
+        return await _sqlite.arun(self._steps.give_back, conn, tag, first, end)
+
+    async def create_tag(self, conn: Any, tag: str) -> None:
+        await _sqlite.arun(self._steps.create_tag, conn, tag)
+
+
+def dialect(conninfo: str | Sequence[str], schema: str | None, tag: str) -> tuple[Any, list[str], str]:
+    """The dialect object of the database the connection strings name (the core's rule; every
+    one the same database, one file for SQLite), the servers, and the schema (``schema``, or
+    the default: ``seg``, ``main`` on SQLite). ``INVALID_ARGUMENT`` at once for a URL no driver
+    takes or that the core cannot read."""
+    servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
+    if not servers or not all(isinstance(c, str) for c in servers):
+        reason = "must be a connection string or a non-empty list of them"
+        raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+    # The database, by the core's one rule; every server the same family.
+    family = {"mariadb": "mysql"}
+    databases = [_database_of_url(c, "conninfo") for c in servers]
+    database = databases[0]
+    if any(family.get(d, d) != family.get(database, database) for d in databases):
+        reason = "must all be PostgreSQL connection strings, all mysql:// URLs, or one sqlite:/// URL"
+        raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+    if database == "postgres":
+        return _AsyncPostgres(schema or "seg", tag), servers, schema or "seg"
+    if database == "sqlite":
+        if len(servers) > 1:
+            # Ticket servers need a stride per server; one file has none: each file would hand
+            # out the same numbers.
+            reason = "must be one sqlite:/// URL: SQLite files are no ticket servers"
+            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        _sqlite.path_of(servers[0])  # INVALID_ARGUMENT now, not at the first fetch
+        schema = _sqlite.schema_of(schema)
+        return _AsyncSqlite(schema, tag), servers, schema
+    for url in servers:
+        _mysql.check_url(url)  # INVALID_ARGUMENT now, not at the first fetch
+    return _AsyncMysql(schema or "seg", tag), servers, schema or "seg"
+
 
 class _AsyncDriver:
     """The Python side of one allocator. Its methods take the allocator as ``ids``; it keeps
@@ -142,24 +214,11 @@ class _AsyncDriver:
         conninfo: str | Sequence[str],
         tag: str,
         *,
-        schema: str = "seg",
+        schema: str | None = None,
         wait_ms: int = 5_000,
     ) -> None:
-        self.servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
-        if not self.servers or not all(isinstance(c, str) for c in self.servers):
-            reason = "must be a connection string or a non-empty list of them"
-            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        self._dialect, self.servers, schema = dialect(conninfo, schema, tag)
         self.conninfo = self.servers[0]
-        # The database, by the core's one rule (INVALID_ARGUMENT at once for a URL no driver
-        # takes); every server the same one.
-        database = _database_of_url(self.conninfo, "conninfo")
-        if any((_database_of_url(c, "conninfo") == "postgres") != (database == "postgres") for c in self.servers):
-            reason = "must all be mysql:// URLs or all PostgreSQL connection strings"
-            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
-        if database != "postgres":
-            for url in self.servers:
-                _mysql.check_url(url)  # INVALID_ARGUMENT now, not at the first fetch
-        self._dialect = (_AsyncPostgres if database == "postgres" else _AsyncMysql)(schema, tag)
         self.tag = tag
         self.schema = schema
         self.wait_ms = wait_ms

@@ -79,9 +79,10 @@ def _servers(conninfo: str | Sequence[str], topic: str) -> tuple[list[str], int]
 class Dictionary:
     """The dictionary of one ``topic`` on the PostgreSQL server at ``conninfo`` (a libpq
     connection string or URL, or a list of them: see the module's documentation), whose
-    ``schema`` holds the dictionary's DDL; or on MySQL or MariaDB, given
+    ``schema`` holds the dictionary's DDL (``dict`` by default); or on MySQL or MariaDB, given
     ``mysql://user:password@host:port/database`` URLs (PyMySQL; ``schema`` is the database
-    holding the DDL).
+    holding the DDL); or in a SQLite file, given a ``sqlite:///path.db`` URL (the standard
+    ``sqlite3``; the tables created on first use, in schema ``main`` by default).
 
     Thread-safe (one connection, one statement at a time; cached answers need no lock of
     Python's). After ``fork()`` a child opens a connection of its own and keeps the cache.
@@ -92,13 +93,13 @@ class Dictionary:
         conninfo: str | Sequence[str],
         topic: str,
         *,
-        schema: str = "dict",
+        schema: str | None = None,
         cache_size: int = DEFAULT_CACHE,
     ) -> None:
         self.servers, self.server = _servers(conninfo, topic)
         """``server``: the index in ``servers`` of the server that holds this topic."""
         self.conninfo = self.servers[self.server]
-        self._start(topic, schema, cache_size)
+        self._start(topic, _dictionary.default_schema(self.conninfo, schema), cache_size)
         self._connection: Any = _dictionary._Connection(self.conninfo, self._dialect(self.conninfo), self.cache)
 
     def _start(self, topic: str, schema: str, cache_size: int) -> None:
@@ -112,11 +113,8 @@ class Dictionary:
         self._closed = False
 
     def _dialect(self, conninfo: str) -> Any:
-        """The database's steps (blocking): PostgreSQL's, or MySQL's and MariaDB's."""
-        if _dictionary._database_of_url(conninfo, "conninfo") == "postgres":
-            return _dictionary._Postgres(self.schema, self.topic)
-        _dictionary._mysql.check_url(conninfo)  # INVALID_ARGUMENT now, not at the first call
-        return _dictionary._Mysql(self.schema, self.topic)
+        """The database's steps (blocking): PostgreSQL's, MySQL's and MariaDB's, or SQLite's."""
+        return _dictionary.dialect(conninfo, self.schema, self.topic)
 
     # -- the database ----------------------------------------------------------------------
 
@@ -253,14 +251,14 @@ class AsyncDictionary:
         conninfo: str | Sequence[str],
         topic: str,
         *,
-        schema: str = "dict",
+        schema: str | None = None,
         cache_size: int = DEFAULT_CACHE,
     ) -> None:
         self.servers, self.server = _servers(conninfo, topic)
         """``server``: the index in ``servers`` of the server that holds this topic."""
         self.topic = topic
-        self.schema = schema
         self.conninfo = self.servers[self.server]
+        self.schema = schema = _dictionary_async.default_schema(self.conninfo, schema)
         self.cache = _DictCache(cache_size)
         self._connection = _dictionary_async._AsyncConnection(
             self.conninfo, _dictionary_async.dialect(self.conninfo, schema, topic), self.cache

@@ -1,6 +1,8 @@
 """Dense IDs from PostgreSQL or MySQL segments (号段, as Meituan's Leaf, Didi's Tinyid and TiDB do
 it): an optional extra that needs ``psycopg`` (``pip install shardid[postgres]``; psycopg2
-works too), or PyMySQL for a ``mysql://`` or ``mariadb://`` URL (``pip install shardid[mysql]``).
+works too), or PyMySQL for a ``mysql://`` or ``mariadb://`` URL (``pip install shardid[mysql]``);
+a ``sqlite:///path.db`` URL needs nothing (the standard ``sqlite3``; the tables are created on
+first use, in schema ``main``).
 
 Business serial numbers (``ORD-20261125-000123``: a number that starts again at 1 every day,
 month or year in a time zone) come from the same segments, one tag per period::
@@ -45,13 +47,15 @@ segment holds IDs and awaits the fetch under way when both are used up.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from shardid import _db
+from shardid import _db, _sqlite
 from shardid._errors import (
+    DatabaseUnreachableError,
     InvalidArgumentError,
     SegmentUnavailableError,
     SerialMismatchError,
@@ -61,7 +65,7 @@ from shardid._errors import (
 
 # The drivers: _segments_async.py is the source, _segments.py (the blocking one, DenseIds')
 # is generated from it by bindings-python/tools/async_to_sync.py.
-from shardid._segments import _Driver
+from shardid._segments import _Driver, dialect
 from shardid._segments_async import _AsyncDriver, check_names
 from shardid._shardid import (
     _SERIAL_MISMATCH_SQLSTATE,
@@ -77,7 +81,7 @@ from shardid._shardid import (
     _serial_statements,
 )
 
-__all__ = ["AsyncDenseIds", "DenseIds", "Serials", "check_names", "create_serial"]
+__all__ = ["AsyncDenseIds", "DenseIds", "Serials", "check_names", "create_serial", "create_tag"]
 
 # The SQLSTATE of an unknown tag, from the core (shardid::sql::UNKNOWN_TAG).
 _UNKNOWN_TAG = _UNKNOWN_TAG_SQLSTATE
@@ -89,13 +93,38 @@ def _connect(conninfo: str) -> Any:
     return psycopg.connect(conninfo, autocommit=True, connect_timeout=5)
 
 
+def create_tag(conninfo: str | Sequence[str], tag: str, *, schema: str | None = None) -> None:
+    """Creates the tag of dense IDs ``tag`` (from 1) if it is not there (a tag already there is
+    left as it is) on the database at ``conninfo``: a PostgreSQL connection string, a
+    ``mysql://`` URL (a list: on each ticket server), or one ``sqlite:///path.db`` URL (its
+    tables created if missing). ``schema`` as for :class:`DenseIds`.
+
+    Raises ``InvalidArgumentError`` for a bad tag, URL or schema, ``DatabaseUnreachableError``
+    when a server cannot be reached (a SQLite file cannot be used); a schema without the DDL
+    is the driver's error, as it is."""
+    steps, servers, _ = dialect(conninfo, schema, tag)
+    errors = steps.errors()
+    for url in servers:
+        conn = steps.connect(url)
+        try:
+            steps.create_tag(conn, tag)
+        except errors as e:
+            if not isinstance(e, DatabaseUnreachableError) and steps.unreachable(e):
+                raise _db.unreachable_error(e) from e
+            raise
+        finally:
+            steps.close(conn)
+
+
 def create_serial(
-    conninfo: Any, tag: str, format: str, *, zone: str, schema: str = "seg", max_gap: int = 1
+    conninfo: Any, tag: str, format: str, *, zone: str, schema: str | None = None, max_gap: int = 1
 ) -> None:
     """Registers the serial tag ``tag`` with ``format`` in ``zone`` (once; again alike is
     nothing) on the server at ``conninfo`` (a connection string, or a psycopg connection used
-    as it is), whose ``schema`` holds the segments' DDL. ``max_gap`` above 1 makes each number
-    a random 1 to ``max_gap`` above the previous one (volume hiding).
+    as it is), whose ``schema`` holds the segments' DDL (``seg`` by default); or in the SQLite
+    file of a ``sqlite:///path.db`` URL (``schema`` ``main`` by default; the tables created if
+    missing). ``max_gap`` above 1 makes each number a random 1 to ``max_gap`` above the
+    previous one (volume hiding).
 
     Raises ``InvalidSerialFormatError``, ``UnknownTimeZoneError``, ``SerialMismatchError`` (the
     tag is registered otherwise, or another tag prints this format)."""
@@ -104,7 +133,10 @@ def create_serial(
     if not isinstance(max_gap, int) or isinstance(max_gap, bool) or not 1 <= max_gap <= 2**31 - 1:
         reason = "must be an int from 1 to 2**31 - 1"
         raise InvalidArgumentError(f"max_gap {reason}", argument="max_gap", reason=reason)
-    create = _serial_statements(schema)[3]
+    if isinstance(conninfo, str) and _check_serials_url(conninfo) == "sqlite":
+        _create_serial_sqlite(conninfo, tag, format, parsed, _sqlite.schema_of(schema), max_gap)
+        return
+    create = _serial_statements(schema or "seg")[3]
     canonical, shape, pieces, width, reset = parsed._registration()
     import psycopg
 
@@ -125,12 +157,35 @@ def create_serial(
             conn.close()
 
 
-def _check_serials_url(conninfo: str) -> None:
-    """``INVALID_ARGUMENT`` for a URL no driver takes (the core's one rule), ``UNSUPPORTED`` for
-    MySQL's and MariaDB's: serials are kept in PostgreSQL only."""
-    if _database_of_url(conninfo, "conninfo") != "postgres":
-        reason = "serials on MySQL and MariaDB: serials are kept in PostgreSQL only"
+def _create_serial_sqlite(conninfo: str, tag: str, format: str, parsed: Any, schema: str, max_gap: int) -> None:
+    """:func:`create_serial` in a SQLite file: the registration inserted, then compared (SQLite
+    has no function to do both)."""
+    steps = _sqlite.Segments(schema)
+    conn = _sqlite.connect(conninfo, steps.ddl)
+    try:
+        reason = _sqlite.run(steps.register, conn, tag, format, parsed.zone, parsed._registration(), max_gap)
+    except Exception as e:  # noqa: BLE001 - sorted by _serial_database_error
+        translated = _serial_database_error(e, tag, parsed.zone)
+        if translated is e:
+            raise
+        raise translated from e
+    finally:
+        _sqlite.close(conn)
+    if reason is not None:
+        raise SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
+
+
+def _check_serials_url(conninfo: str) -> str:
+    """The database ``conninfo`` names: ``INVALID_ARGUMENT`` for a URL no driver takes (the
+    core's one rule), ``UNSUPPORTED`` for MySQL's and MariaDB's: serials are kept in PostgreSQL
+    and SQLite only."""
+    database = _database_of_url(conninfo, "conninfo")
+    if database not in ("postgres", "sqlite"):
+        reason = "serials on MySQL and MariaDB: serials are kept in PostgreSQL and SQLite only"
         raise UnsupportedError(f"unsupported: {reason}", reason=reason)
+    if database == "sqlite":
+        _sqlite.path_of(conninfo)  # INVALID_ARGUMENT now
+    return database  # type: ignore[no-any-return]
 
 
 def _serial_database_error(e: BaseException, tag: str, zone: str) -> BaseException:
@@ -139,9 +194,12 @@ def _serial_database_error(e: BaseException, tag: str, zone: str) -> BaseExcepti
     message = str(getattr(getattr(e, "diag", None), "message_primary", None) or e)
     if sqlstate == _UNKNOWN_TAG:
         return _error("UNKNOWN_TAG", tag=tag, create="create_serial")
+    if isinstance(e, sqlite3.Error):
+        return _sqlite.translate(e, "the database file")
     if _db.unreachable(e):
         unreachable = _db.unreachable_error(e)
-        unreachable.__cause__ = e
+        if unreachable is not e:  # already one (SQLite's): its cause is the driver's error
+            unreachable.__cause__ = e
         return unreachable
     if sqlstate == _SERIAL_MISMATCH_SQLSTATE:
         reason = _mismatch_reason(message, tag)
@@ -159,12 +217,18 @@ class _SerialDriver:
     psycopg connection, the fetch threads, waiting, giving periods back. Its methods take the
     allocator as ``ids``; it keeps no reference to it."""
 
-    def __init__(self, conninfo: str, tag: str, *, schema: str = "seg", wait_ms: int = 5_000) -> None:
+    def __init__(self, conninfo: str, tag: str, *, schema: str | None = None, wait_ms: int = 5_000) -> None:
         if not isinstance(conninfo, str):
             reason = "must be a connection string"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
-        _check_serials_url(conninfo)
-        self._info_sql, self._take, self._give_back_sql, _, _, _ = _serial_statements(schema)
+        # SQLite's steps (the core's, over sqlite3), or None: PostgreSQL's functions.
+        self._sqlite: _sqlite.Segments | None = None
+        if _check_serials_url(conninfo) == "sqlite":
+            schema = _sqlite.schema_of(schema)
+            self._sqlite = _sqlite.Segments(schema)
+        else:
+            schema = schema or "seg"
+            self._info_sql, self._take, self._give_back_sql, _, _, _ = _serial_statements(schema)
         self.conninfo = conninfo
         self.tag = tag
         self.schema = schema
@@ -180,9 +244,23 @@ class _SerialDriver:
 
     def _connection(self) -> Any:
         conn = self._conn
+        if self._sqlite is not None:
+            if conn is None or not _sqlite.is_open(conn):
+                conn = self._conn = _sqlite.connect(self.conninfo, self._sqlite.ddl)
+            return conn
         if conn is None or conn.closed:
             conn = self._conn = _connect(self.conninfo)
         return conn
+
+    def _run_sqlite(self, step: Any, *args: Any) -> Any:
+        """SQLite's ``step`` on the connection (opened again next time when the file could not
+        be used)."""
+        try:
+            return _sqlite.run(step, self._connection(), *args)
+        except Exception as e:
+            if _sqlite.lost(e):
+                self._drop_all()
+            raise
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
         import psycopg
@@ -194,6 +272,16 @@ class _SerialDriver:
             raise
 
     def _info(self) -> tuple[str, str, int]:
+        if self._sqlite is not None:
+            try:
+                canonical, zone, max_gap, _ = self._run_sqlite(self._sqlite.serial_info, self.tag)
+            except Exception as e:
+                self._drop_all()
+                translated = _serial_database_error(e, self.tag, "")
+                if translated is e:
+                    raise
+                raise translated from e
+            return canonical, zone, max_gap
         import psycopg
 
         try:
@@ -207,7 +295,7 @@ class _SerialDriver:
     def _drop_all(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            conn.close()
+            _sqlite.close(conn) if self._sqlite is not None else conn.close()
 
     def _start(self, ids: Any, fetch: Any) -> None:
         # Called by the allocator (native) when a fetch becomes due.
@@ -215,7 +303,11 @@ class _SerialDriver:
 
     def _fetch(self, ids: Any, fetch: Any) -> None:
         try:
-            first, count, stride = self._execute(self._take, (self.tag, fetch.period, fetch.size))
+            if self._sqlite is not None:
+                take = self._sqlite.take_period
+                first, count, stride = self._run_sqlite(take, self.tag, fetch.period, fetch.size)
+            else:
+                first, count, stride = self._execute(self._take, (self.tag, fetch.period, fetch.size))
             if ids._fill(fetch, first, count, stride):
                 self.fetches += 1
                 self._error = None
@@ -235,8 +327,11 @@ class _SerialDriver:
             return
         returned = False
         try:
-            row = self._execute(self._give_back_sql, (period_tag, first, end))
-            returned = bool(row and row[0])
+            if self._sqlite is not None:
+                returned = self._run_sqlite(self._sqlite.give_back, period_tag, first, end)
+            else:
+                row = self._execute(self._give_back_sql, (period_tag, first, end))
+                returned = bool(row and row[0])
         except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
             pass
         if not returned:
@@ -246,7 +341,8 @@ class _SerialDriver:
         if self._closed:
             return _db.closed_error(f"Serials of tag {self.tag}")
         error = self._error
-        if error is not None and (getattr(error, "sqlstate", None) == _UNKNOWN_TAG or _db.unreachable(error)):
+        unreachable = _sqlite.unreachable if self._sqlite is not None else _db.unreachable
+        if error is not None and (getattr(error, "sqlstate", None) == _UNKNOWN_TAG or unreachable(error)):
             return _serial_database_error(error, self.tag, "")
         reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
         unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)

@@ -71,9 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--dialect",
-        choices=["postgres", "mysql", "mariadb"],
+        choices=["postgres", "mysql", "mariadb", "sqlite"],
         default="postgres",
-        help="the database: postgres (the default), mysql (MySQL 8, and MariaDB) or mariadb (MariaDB, a Galera cluster named as one server); --schema names the database",
+        help="the database: postgres (the default), mysql (MySQL 8, and MariaDB), mariadb (MariaDB, a Galera cluster named as one server; --schema names the database) or sqlite (--segments and --dictionary only; --schema main, or an attached database)",
     )
     parser.add_argument(
         "--layout", choices=[name.lower() for name in Layout.preset_names()], help="a preset layout"
@@ -118,6 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.segments:
             sys.stdout.write(segments(args.schema, servers=args.servers, index=args.index, dialect=args.dialect))
             return 0
+        if args.dialect == "sqlite":
+            parser.error("--dialect sqlite: --segments or --dictionary (serials are registered by create_serial)")
         if args.serial is not None:
             if args.format is None or args.zone is None:
                 parser.error("--serial needs --format and --zone")

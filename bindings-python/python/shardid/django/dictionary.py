@@ -1,5 +1,5 @@
 """The string <-> ID dictionary (:mod:`shardid.dictionary`) on Django's own connections:
-PostgreSQL, MySQL and MariaDB."""
+PostgreSQL, MySQL, MariaDB and SQLite (the tables in the file itself, schema ``main``)."""
 
 from __future__ import annotations
 
@@ -21,17 +21,26 @@ class _DjangoDictionary(Dictionary):
     def __init__(self, topic: str, *, schema: str, using: str, cache_size: int) -> None:
         from django.db import connections
 
-        from shardid import _dictionary
+        from shardid import _dictionary, _sqlite
 
         # No connection string: the statements run on Django's connection.
+        vendor = connections[using].vendor
+        if vendor == "sqlite":
+            schema = "main"  # Django's connection attaches no other database
         self._start(topic, schema, cache_size)
         self.using = using
         self.servers: list[str] = []
         self.server = 0
         self.conninfo = ""
-        mysql = connections[using].vendor == "mysql"  # MySQL and MariaDB
-        dialect = (_dictionary._Mysql if mysql else _dictionary._Postgres)(schema, topic)
-        self._connection = _DjangoConnection(using, dialect, mysql)
+        dialect: Any
+        if vendor == "sqlite":
+            # The steps themselves (no thread): Django's connection is the thread's own.
+            dialect = _sqlite.Dictionary(schema, topic)
+        elif vendor == "mysql":  # MySQL and MariaDB
+            dialect = _dictionary._Mysql(schema, topic)
+        else:
+            dialect = _dictionary._Postgres(schema, topic)
+        self._connection = _DjangoConnection(using, dialect, vendor)
 
     def _committed(self, strings: list[Any], ids: list[Any]) -> bool:
         # Inside transaction.atomic() the answers may be this transaction's own new strings,
@@ -57,20 +66,32 @@ class _DjangoConnection:
     ``shardid._dictionary._Connection`` does for a URL): Django opens it, and reports what
     breaks it."""
 
-    def __init__(self, using: str, dialect: Any, mysql: bool) -> None:
+    def __init__(self, using: str, dialect: Any, vendor: str) -> None:
         self.using = using
         self.dialect = dialect
-        self._mysql = mysql
+        self._vendor = vendor
 
     def run(self, step: str, *args: Any) -> Any:
+        import sqlite3
+
         from django.db import DatabaseError, connections
 
-        from shardid import _dictionary, _mysql
+        from shardid import _dictionary, _mysql, _sqlite
 
-        conn = _DjangoMysql(self.using) if self._mysql else connections[self.using]
+        conn: Any
+        if self._vendor == "sqlite":
+            # Django's sqlite3 connection itself: autocommit outside atomic() (the steps then
+            # begin their own BEGIN IMMEDIATE), a savepoint of the caller's transaction inside.
+            connection = connections[self.using]
+            connection.ensure_connection()
+            conn = connection.connection
+        elif self._vendor == "mysql":
+            conn = _DjangoMysql(self.using)
+        else:
+            conn = connections[self.using]
         try:
             return getattr(self.dialect, step)(conn, *args)
-        except (DatabaseError, _mysql.ServerError) as e:
+        except (DatabaseError, _mysql.ServerError, sqlite3.Error, _sqlite.StatementError) as e:
             raise _dictionary.translate(e.__cause__ or e, self.dialect.topic) from e
 
     def close(self) -> None:
@@ -123,7 +144,7 @@ _dictionaries: dict[tuple[str, str, str], _DjangoDictionary] = {}
 
 def dictionary(topic: str, *, schema: str = "dict", using: str = "default", cache_size: int = DEFAULT_CACHE) -> Dictionary:
     """The string <-> ID dictionary of ``topic`` (:mod:`shardid.dictionary`) on Django's
-    connection ``using`` (PostgreSQL, MySQL or MariaDB, after :class:`InstallDictionary`): one
+    connection ``using`` (PostgreSQL, MySQL, MariaDB or SQLite, after :class:`InstallDictionary`): one
     per process and topic, its cache shared by every thread::
 
         from shardid.django import dictionary

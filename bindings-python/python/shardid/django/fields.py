@@ -179,7 +179,7 @@ class NextId(models.Func):
 class DenseIdField(models.BigIntegerField):
     """A ``BigIntegerField`` whose default is the next dense ID of ``tag`` (order numbers,
     invoice numbers), taken in segments from the database (:mod:`shardid.segments`; PostgreSQL,
-    after :class:`~shardid.django.InstallSegments`). IDs increase per process; across processes
+    MySQL, MariaDB or a SQLite file, after :class:`~shardid.django.InstallSegments`). IDs increase per process; across processes
     they interleave by segment. Not editable in forms by default.
 
     ``number = DenseIdField(tag="orders", unique=True)``

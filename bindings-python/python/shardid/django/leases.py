@@ -189,6 +189,40 @@ def next_id() -> int:
     return get_generator().next_id()
 
 
+def _sqlite_url(using: str) -> str:
+    """The ``sqlite:///`` URL of the file of Django's SQLite database ``using``, which the
+    allocators open connections of their own to (as they do on PostgreSQL); ``UNSUPPORTED`` for
+    an in-memory database (Django's test database unless ``TEST["NAME"]`` names a file), which
+    no other connection can share."""
+    import os
+
+    from django.db import connections
+
+    from shardid._shardid import _error
+
+    connection = connections[using]
+    if connection.is_in_memory_db():
+        reason = (
+            f"dense IDs and serials on the in-memory SQLite database {using!r}: give it a file "
+            f"(DATABASES[{using!r}]['TEST']['NAME'] = 'test.sqlite3' for the test database)"
+        )
+        raise _error("UNSUPPORTED", reason=reason)
+    return f"sqlite:///{os.path.abspath(str(connection.settings_dict['NAME']))}"
+
+
+def _where(using: str, schema: str) -> tuple[str, str]:
+    """The URL or connection string of Django's database ``using`` for an allocator's own
+    connection, and the schema there (``main`` on SQLite: the file itself)."""
+    from django.db import connections
+
+    vendor = connections[using].vendor
+    if vendor == "mysql":
+        return _mysql_url(using), schema
+    if vendor == "sqlite":
+        return _sqlite_url(using), "main"
+    return _conninfo(using), schema
+
+
 def _check_installed(using: str, schema: str, *, serials: bool) -> None:
     """Before the first allocator of a (database, schema) in this process: ``DATABASE`` naming
     the migration operation that is missing (InstallSegments), rather than the driver's
@@ -203,7 +237,8 @@ def _check_installed(using: str, schema: str, *, serials: bool) -> None:
 
 def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
     """The next dense ID of ``tag``, from segments of the database ``using`` (its own
-    connection, made from Django's settings for that alias; on MySQL over PyMySQL): the default of
+    connection, made from Django's settings for that alias; on MySQL over PyMySQL, on SQLite
+    to the database file): the default of
     :class:`~shardid.django.DenseIdField`."""
     key = (using, schema, tag)
     ids = _dense.get(key)
@@ -213,11 +248,9 @@ def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
             if ids is None:
                 from shardid.segments import DenseIds
 
-                from django.db import connections
-
                 _check_installed(using, schema, serials=False)
-                where = _mysql_url(using) if connections[using].vendor == "mysql" else _conninfo(using)
-                ids = _dense[key] = DenseIds(where, tag, schema=schema)
+                where, there = _where(using, schema)
+                ids = _dense[key] = DenseIds(where, tag, schema=there)
     return ids.next_id()  # type: ignore[no-any-return]
 
 

@@ -4,8 +4,10 @@ decoding functions (:class:`InstallPostgres`), dense IDs from segments
 
 Each renders the SQL of the database the migration runs on: PostgreSQL's, or on Django's MySQL
 backend MySQL 8's or MariaDB's (``schema`` then names the database the objects go in, created if
-missing), sent one statement at a time (:func:`shardid.sql.mysql_statements`). On SQLite, where
-projects develop, :class:`InstallPostgres` does nothing and says so."""
+missing), sent one statement at a time (:func:`shardid.sql.mysql_statements`). On SQLite the
+segments' and the dictionary's tables go in the database file itself (schema ``main``: Django's
+connection attaches no other, so ``schema`` names nothing there); :class:`InstallPostgres` does
+nothing and says so (SQLite has no stored functions: no ``next_id()``)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from django.db import NotSupportedError
 from django.db.migrations.operations.base import Operation
 
 from shardid.django.conf import layout_from
+from shardid._segments import check_names
+from shardid._shardid import _check_topic
 from shardid.sql import mysql, mysql_statements, postgres, postgres_uninstall
 
 __all__ = ["InstallDictionary", "InstallPostgres", "InstallSegments"]
@@ -27,13 +31,24 @@ class SqliteSkipped(UserWarning):
 
 
 def _dialect(schema_editor: Any, operation: str) -> str:
-    """``"postgres"``, ``"mysql"`` or ``"mariadb"``: the SQL the migration's database takes."""
+    """``"postgres"``, ``"mysql"``, ``"mariadb"`` or ``"sqlite"``: the SQL the migration's
+    database takes."""
     connection = schema_editor.connection
     if connection.vendor == "postgresql":
         return "postgres"
     if connection.vendor == "mysql":
         return "mariadb" if connection.mysql_is_mariadb else "mysql"
-    raise NotSupportedError(f"{operation} needs PostgreSQL, MySQL or MariaDB, not {connection.vendor}")
+    if connection.vendor == "sqlite":
+        return "sqlite"
+    raise NotSupportedError(f"{operation} needs PostgreSQL, MySQL, MariaDB or SQLite, not {connection.vendor}")
+
+
+def _run_sqlite(schema_editor: Any, script: str) -> None:
+    """A SQLite script of the core's, one statement at a time (in the migration's transaction)."""
+    from shardid import _sqlite
+
+    for statement in _sqlite.statements(script):
+        schema_editor.execute(statement, params=None)
 
 
 def _run_mysql(schema_editor: Any, script: str | list[str]) -> None:
@@ -66,15 +81,19 @@ def segments_missing(using: str, schema: str, serials: bool = False) -> str | No
     from django.db import connections
 
     connection = connections[using]
-    if connection.vendor not in ("postgresql", "mysql"):
+    if connection.vendor not in ("postgresql", "mysql", "sqlite"):
         return None
     table = "shardid_serials" if serials else "shardid_tags"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
-            [schema, table],
-        )
-        (found,) = cursor.fetchone()
+    if connection.vendor == "sqlite":
+        # The tables are in the file itself (main), whatever the schema's name.
+        found = table in connection.introspection.table_names()
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
+                [schema, table],
+            )
+            (found,) = cursor.fetchone()
     if found:
         return None
     where = "database" if connection.vendor == "mysql" else "schema"
@@ -195,6 +214,15 @@ class InstallSegments(Operation):
 
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
         dialect = _dialect(schema_editor, "InstallSegments")
+        if dialect == "sqlite":
+            from shardid import _sqlite
+
+            steps = _sqlite.Segments("main")
+            _run_sqlite(schema_editor, steps.ddl)
+            for tag in self.tags:
+                check_names(tag, "main")
+                steps.create_tag(schema_editor.connection.connection, tag)
+            return
         if dialect == "postgres":
             schema_editor.execute(self.install_sql, params=None)
         else:
@@ -204,6 +232,11 @@ class InstallSegments(Operation):
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
         dialect = _dialect(schema_editor, "InstallSegments")
+        if dialect == "sqlite":
+            from shardid._shardid import _SqliteSql
+
+            _run_sqlite(schema_editor, _SqliteSql("main").segments_uninstall())
+            return
         if dialect != "postgres":
             _run_mysql(schema_editor, _uninstall_mysql(self._mysql_sql(dialect)))
             return
@@ -250,6 +283,14 @@ class InstallDictionary(Operation):
 
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
         dialect = _dialect(schema_editor, "InstallDictionary")
+        if dialect == "sqlite":
+            from shardid import _sqlite
+
+            _run_sqlite(schema_editor, _sqlite.Dictionary("main", "").ddl)
+            for topic in self.topics:
+                _check_topic(topic)
+                _sqlite.Dictionary("main", topic).create(schema_editor.connection.connection)
+            return
         if dialect == "postgres":
             schema_editor.execute(self.install_sql, params=None)
         else:
@@ -259,6 +300,11 @@ class InstallDictionary(Operation):
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
         dialect = _dialect(schema_editor, "InstallDictionary")
+        if dialect == "sqlite":
+            from shardid._shardid import _SqliteSql
+
+            _run_sqlite(schema_editor, _SqliteSql("main").dictionary_uninstall())
+            return
         if dialect == "postgres":
             schema_editor.execute(self.uninstall_sql, params=None)
         else:

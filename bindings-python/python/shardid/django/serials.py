@@ -48,7 +48,8 @@ def next_serial(tag: str, format: str, zone: str, schema: str = "seg", using: st
             serials = _serials.get(key)
             if serials is None:
                 integration._check_installed(using, schema, serials=True)
-                serials = _serials[key] = Serials(integration._conninfo(using), tag, format, zone=zone, schema=schema)
+                where, there = integration._where(using, schema)
+                serials = _serials[key] = Serials(where, tag, format, zone=zone, schema=there)
                 # shardid.django.release() (and so Django's test runner, before it drops a
                 # test database) closes it with the other connections of the alias.
                 integration._closers.append((using, functools.partial(_close, key)))
@@ -156,19 +157,33 @@ class CreateSerial(Operation):
     def state_forwards(self, app_label: str, state: Any) -> None:
         pass
 
-    def _check(self, schema_editor: Any) -> None:
-        if schema_editor.connection.vendor != "postgresql":
-            raise NotSupportedError("CreateSerial needs PostgreSQL")
+    def _check(self, schema_editor: Any) -> bool:
+        """Whether the migration runs on SQLite (else PostgreSQL)."""
+        vendor = schema_editor.connection.vendor
+        if vendor not in ("postgresql", "sqlite"):
+            raise NotSupportedError("CreateSerial needs PostgreSQL or SQLite")
+        return vendor == "sqlite"  # type: ignore[no-any-return]
 
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
-        self._check(schema_editor)
+        if self._check(schema_editor):
+            # The registration in the file itself (main), in the migration's transaction.
+            from shardid import _sqlite
+            from shardid._errors import SerialMismatchError
+
+            steps = _sqlite.Segments("main")
+            conn = schema_editor.connection.connection
+            registration = self.parsed._registration()
+            reason = steps.register(conn, self.tag, self.format, self.zone, registration, self.max_gap)
+            if reason is not None:
+                raise SerialMismatchError(f"serial tag {self.tag} {reason}", tag=self.tag, reason=reason)
+            return
         canonical, shape, pieces, width, reset = self.parsed._registration()
         params = [self.tag, self.format, self.zone, canonical, shape, pieces, width, reset, self.max_gap]
         schema_editor.execute(self.create_sql, params=params)
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
-        self._check(schema_editor)
-        schema_editor.execute(f"DELETE FROM {self.schema}.shardid_serials WHERE tag = %s", params=[self.tag])
+        schema = "main" if self._check(schema_editor) else self.schema
+        schema_editor.execute(f"DELETE FROM {schema}.shardid_serials WHERE tag = %s", params=[self.tag])
 
     def describe(self) -> str:
         return f"Register shardid serial tag {self.tag} ({self.format} in {self.zone})"

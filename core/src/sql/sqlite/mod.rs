@@ -130,6 +130,18 @@ pub const COMMIT: &str = "COMMIT";
 /// Ends it on any error: nothing it numbered is kept, so no number is lost.
 pub const ROLLBACK: &str = "ROLLBACK";
 
+/// Starts the dictionary writer's steps inside a transaction the caller holds (Django's
+/// `atomic()`), where `BEGIN IMMEDIATE` is refused: a savepoint, released on success. The
+/// caller's transaction decides the rest; a deferred one that read before another writer
+/// committed fails with `SQLITE_BUSY_SNAPSHOT` at the first write (never a number twice: the
+/// advance is guarded by the `next` read).
+pub const SAVEPOINT: &str = "SAVEPOINT shardid_assign";
+/// Ends [`SAVEPOINT`] on success.
+pub const RELEASE: &str = "RELEASE shardid_assign";
+/// Undoes [`SAVEPOINT`] on any error (then [`RELEASE`]): the caller's transaction goes on
+/// without the numbers.
+pub const ROLLBACK_TO: &str = "ROLLBACK TO shardid_assign";
+
 /// One statement, rendered with its driver's placeholders ([`Display`]): `?` is a parameter,
 /// `[...]` a group repeated `list` times (`IN ([?])` for `list` values, `VALUES [(?, ?, ?)]`
 /// for `list` rows), `{s}` the schema, `{now}` the database's clock ([`NOW_MS`]).

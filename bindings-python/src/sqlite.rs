@@ -1,0 +1,207 @@
+//! SQLite's SQL from the core (`shardid::sql::sqlite`), for `shardid.sql` (the DDL of
+//! `segments(dialect="sqlite")` and `dictionary(dialect="sqlite")`) and the `sqlite3` drivers
+//! in `shardid._sqlite`. Not for direct use.
+
+use pyo3::prelude::*;
+use shardid::sql::Placeholders;
+use shardid::sql::sqlite::{
+    ConnectionSetup, SqliteDictionary, SqliteDictionaryStatements, SqliteSegmentStatements,
+    SqliteSegments, SqliteSerialStatements, TakeError, period_fits, period_tag, read, took,
+};
+
+use crate::sql::sql_error;
+
+/// The DDL of segments (with the serials' registrations) on SQLite.
+pub(crate) fn segments_ddl(py: Python<'_>, schema: &str) -> PyResult<String> {
+    SqliteSegments::new(schema)
+        .map(|ddl| ddl.to_string())
+        .map_err(|e| sql_error(py, e))
+}
+
+/// The DDL of the dictionary on SQLite.
+pub(crate) fn dictionary_ddl(py: Python<'_>, schema: &str) -> PyResult<String> {
+    SqliteDictionary::new(schema)
+        .map(|ddl| ddl.to_string())
+        .map_err(|e| sql_error(py, e))
+}
+
+/// Every statement a `sqlite3` driver sends in one schema (`main`, or an attached database),
+/// in `sqlite3`'s `?` style; those taking a list are rendered for `n` items.
+#[pyclass(module = "shardid._sqlite", name = "_SqliteSql", frozen)]
+pub(crate) struct PySqliteSql {
+    schema: String,
+}
+
+impl PySqliteSql {
+    fn segments(&self) -> SqliteSegmentStatements<'_> {
+        SqliteSegments::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in new"),
+            |s| s.statements(Placeholders::Question),
+        )
+    }
+    fn serials(&self) -> SqliteSerialStatements<'_> {
+        SqliteSegments::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in new"),
+            |s| s.serial_statements(Placeholders::Question),
+        )
+    }
+    fn dictionary(&self) -> SqliteDictionaryStatements<'_> {
+        SqliteDictionary::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in new"),
+            |d| d.statements(Placeholders::Question),
+        )
+    }
+}
+
+#[pymethods]
+impl PySqliteSql {
+    #[new]
+    fn new(py: Python<'_>, schema: &str) -> PyResult<Self> {
+        let _checked = SqliteSegments::new(schema).map_err(|e| sql_error(py, e))?;
+        Ok(Self {
+            schema: schema.into(),
+        })
+    }
+
+    /// What every new connection runs first (busy timeout, WAL, `synchronous = FULL`).
+    #[staticmethod]
+    fn setup(busy_timeout_ms: u64) -> String {
+        ConnectionSetup(busy_timeout_ms).to_string()
+    }
+    #[staticmethod]
+    fn begin() -> &'static str {
+        shardid::sql::sqlite::BEGIN_IMMEDIATE
+    }
+    #[staticmethod]
+    fn commit() -> &'static str {
+        shardid::sql::sqlite::COMMIT
+    }
+    #[staticmethod]
+    fn rollback() -> &'static str {
+        shardid::sql::sqlite::ROLLBACK
+    }
+    /// The savepoint of a writer inside the caller's transaction: `(savepoint, release,
+    /// rollback_to)`.
+    #[staticmethod]
+    fn savepoint() -> (&'static str, &'static str, &'static str) {
+        use shardid::sql::sqlite::{RELEASE, ROLLBACK_TO, SAVEPOINT};
+        (SAVEPOINT, RELEASE, ROLLBACK_TO)
+    }
+
+    /// The segments' DDL (and the serials' registrations): tables created on first use.
+    fn segments_ddl(&self, py: Python<'_>) -> PyResult<String> {
+        segments_ddl(py, &self.schema)
+    }
+    /// The dictionary's DDL.
+    fn dictionary_ddl(&self, py: Python<'_>) -> PyResult<String> {
+        dictionary_ddl(py, &self.schema)
+    }
+    /// The DDL that removes the tags and the serials' registrations.
+    fn segments_uninstall(&self) -> String {
+        SqliteSegments::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in new"),
+            |s| s.uninstall().to_string(),
+        )
+    }
+    /// The DDL that removes the dictionary.
+    fn dictionary_uninstall(&self) -> String {
+        SqliteDictionary::new(&self.schema).map_or_else(
+            |_| unreachable!("checked in new"),
+            |d| d.uninstall().to_string(),
+        )
+    }
+
+    fn take(&self) -> String {
+        self.segments().take().to_string()
+    }
+    fn read(&self) -> String {
+        self.segments().read().to_string()
+    }
+    fn give_back(&self) -> String {
+        self.segments().give_back().to_string()
+    }
+    fn create_tag(&self) -> String {
+        self.segments().create_tag().to_string()
+    }
+
+    fn serial_create(&self, n: usize) -> String {
+        self.serials().create(n).to_string()
+    }
+    fn serial_info(&self) -> String {
+        self.serials().info().to_string()
+    }
+
+    fn find(&self, n: usize) -> String {
+        self.dictionary().find(n).to_string()
+    }
+    fn find_values(&self, n: usize) -> String {
+        self.dictionary().find_values(n).to_string()
+    }
+    fn lock(&self) -> String {
+        self.dictionary().lock().to_string()
+    }
+    fn recheck(&self, n: usize) -> String {
+        self.dictionary().recheck(n).to_string()
+    }
+    fn insert(&self, n: usize) -> String {
+        self.dictionary().insert(n).to_string()
+    }
+    fn advance(&self) -> String {
+        self.dictionary().advance().to_string()
+    }
+    fn create_topic(&self) -> String {
+        self.dictionary().create_topic().to_string()
+    }
+    fn drop_topic(&self) -> String {
+        self.dictionary().drop_topic().to_string()
+    }
+    fn state(&self) -> String {
+        self.dictionary().state().to_string()
+    }
+}
+
+/// The segment of a take's row `(first, count, stride)`, or the SQLSTATE of why the row is no
+/// segment (`XX000`).
+#[pyfunction]
+pub(crate) fn _sqlite_took(py: Python<'_>, row: (i64, i64, i64)) -> PyResult<Py<PyAny>> {
+    Ok(match took(row) {
+        Ok(s) => (s.first, s.count, s.stride)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        Err(e) => e.sqlstate().into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+/// Why a take of `size` returned no row, from the read's row (`None`: no row): `None` to take
+/// again (the tag was created meanwhile), else the SQLSTATE (`SI001` unknown tag, the
+/// exhausted tag's, `22023` a bad size) and the core's words.
+#[pyfunction]
+pub(crate) fn _sqlite_read(
+    size: u64,
+    row: Option<(i64, i64, i64)>,
+) -> Option<(&'static str, String)> {
+    read(size, row)
+        .err()
+        .map(|e: TakeError| (e.sqlstate(), e.to_string()))
+}
+
+/// The tag holding `tag`'s numbers of `period` (`tag@2026-11-25`; `tag` for `""`).
+#[pyfunction]
+pub(crate) fn _sqlite_period_tag(tag: &str, period: &str) -> String {
+    period_tag(tag, period).to_string()
+}
+
+/// Whether `period` is a period of a tag that resets every `reset`.
+#[pyfunction]
+pub(crate) fn _sqlite_period_fits(reset: &str, period: &str) -> bool {
+    period_fits(reset, period)
+}
+
+/// The file a `sqlite:` URL names (`sqlite:///rel.db`, `sqlite:////abs.db`), or
+/// `INVALID_ARGUMENT` on `argument` (in-memory databases, hosts and query strings refused).
+#[pyfunction]
+pub(crate) fn _sqlite_path<'u>(py: Python<'_>, url: &'u str, argument: &str) -> PyResult<&'u str> {
+    shardid::sql::sqlite_path(url)
+        .map_err(|why| crate::errors::invalid_argument(py, argument, &why.to_string()))
+}
