@@ -99,9 +99,9 @@ export declare function denseIds(options: DenseIdsOptions): Promise<DenseIds>
  * URL or a `mysql://`/`mariadb://` URL; a list: on each ticket server; or a `sqlite:///` URL,
  * its tables created on first use — if it is not there (a tag already there is left as it is).
  * Rejects with `INVALID_ARGUMENT` for a bad tag, URL or schema, `DATABASE` naming the DDL to
- * run when the schema (default `seg`) has none (on SQLite: a file that is not a SQLite
- * database, or is read-only), `DATABASE_UNREACHABLE` when a server cannot be reached (on
- * SQLite: a missing directory, or a write lock held past the busy timeout).
+ * run when the schema (default `seg`) has none, `DATABASE_UNREACHABLE` when a server cannot be
+ * reached (on SQLite: a missing directory, a read-only file, a file that is not a SQLite
+ * database; a write lock held past the busy timeout is better-sqlite3's `SQLITE_BUSY`).
  */
 export declare function createTag(url: string | string[], tag: string, options?: { schema?: string }): Promise<void>
 

@@ -15,10 +15,11 @@
 //   loop longer than one statement; the dictionary writer's transaction (a handful of short
 //   statements under the write lock) runs in one turn: yielding inside it would hold every
 //   other process's writes for as long as this process's other work takes.
-// - Errors: the file cannot be opened (a missing directory, no permission) and a write lock
-//   still held by another connection past the busy timeout are DATABASE_UNREACHABLE (retry
-//   later), as a server that cannot be reached; a file that is not a SQLite database and a
-//   read-only one are DATABASE; the driver's error is the `cause`.
+// - Errors, as Python's and Rust's SQLite drivers report them: a file that cannot be used (a
+//   missing directory, no permission, a read-only file, a file that is not a SQLite database)
+//   is DATABASE_UNREACHABLE, as a server that cannot be reached or is not the database named,
+//   with the driver's error as the `cause`; a write lock still held by another connection past
+//   the busy timeout is the driver's own error (SQLITE_BUSY), as a server's lock timeout is.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -101,14 +102,12 @@ function nodeSqlite({ DatabaseSync }) {
 function translate(err, file) {
   const code = resultCode(err)
   let e = null
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-    e = makeError('DATABASE_UNREACHABLE', { reason: `${file} stayed locked by another connection past the busy timeout (${err.message})` })
-  } else if (code === 'SQLITE_CANTOPEN') {
+  if (code === 'SQLITE_CANTOPEN') {
     e = makeError('DATABASE_UNREACHABLE', { reason: `cannot open ${file} (${err.message})` })
   } else if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
-    e = makeError('DATABASE', { reason: `${file} is not a SQLite database, or is damaged (${err.message})` })
+    e = makeError('DATABASE_UNREACHABLE', { reason: `${file} is not a SQLite database, or is damaged (${err.message})` })
   } else if (code === 'SQLITE_READONLY') {
-    e = makeError('DATABASE', { reason: `${file} cannot be written (read-only: shardid writes to it) (${err.message})` })
+    e = makeError('DATABASE_UNREACHABLE', { reason: `${file} cannot be written (read-only: shardid writes to it) (${err.message})` })
   }
   return e ? withCause(e, err) : err
 }
