@@ -67,8 +67,8 @@ echo "== Preparing (the first run installs and builds: a few minutes; run again,
 in_background python_deps python_deps
 in_background node_deps node_deps
 in_background wasm wasm
-"${quick[@]}" cargo build --quiet --locked --release -p shardid --features postgres \
-    --example demo --example segments --example dictionary
+"${quick[@]}" cargo build --quiet --locked --release -p shardid --features postgres,sqlite,serial \
+    --example demo --example segments --example dictionary --example sqlite
 "${quick[@]}" make -s -C bindings-c install PREFIX="$work/prefix" TARGET_DIR="$CARGO_TARGET_DIR" \
     >"$work/make.log" 2>&1 || { cat "$work/make.log"; exit 1; }
 finish python_deps
@@ -113,3 +113,7 @@ echo "== Dense IDs from segments: Python, Node and Rust taking turns on one tag 
 echo
 echo "== The string <-> ID dictionary: Python, Node and Rust sharing one topic of a throwaway server"
 (cd "$work" && "$venv/bin/python" "$root/examples/postgres/dictionary.py" "$examples/dictionary")
+
+echo
+echo "== SQLite: dense IDs, a serial and the dictionary in one file, no server: Python, Node and Rust in turn"
+(cd "$work" && "$venv/bin/python" "$root/examples/sqlite/demo.py" "$examples/sqlite")
