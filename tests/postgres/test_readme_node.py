@@ -25,7 +25,7 @@ NODE = ROOT / "bindings-node"
 SNIPPETS = {
     "quick start": "const forJson = gen.nextIdString()",
     "segments": "import { createTag, denseIds } from 'shardid/segments'",
-    "dictionary": "import { Dictionary } from 'shardid/dictionary'",
+    "dictionary": "const urls = new Dictionary(connectionString, 'urls')",
     "knex": "import knexFactory from 'knex'",
 }
 
