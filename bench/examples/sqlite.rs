@@ -17,7 +17,8 @@
 //!   ([`SqliteSegments`]'s statement, as `shardid::segment::sqlite` sends it) for segments of
 //!   10 IDs, as fast as it can for a few seconds, timing each take; 1 process alone, then 8 at
 //!   once, then 8 with `synchronous = NORMAL` (not the product's setting: it says what the
-//!   fsync per commit costs). Every segment handed out is checked to overlap no other.
+//!   fsync per commit costs), then 8 with a busy handler that retries every 50 us instead of
+//!   SQLite's own (not the product's either: it says what waiting for the lock costs). Every segment handed out is checked to overlap no other.
 //! - `dictionary`: `shardid::dictionary::sqlite::Dictionary::ids` of 100 new strings, timed per
 //!   batch.
 //! - `inserts`: rows into a table `(id INTEGER PRIMARY KEY, payload TEXT)`: SQLite numbers them
@@ -26,6 +27,7 @@
 //!   batch's keys are taken before its transaction; `inserts-inside` takes each inside, where
 //!   the fetch of the next segment waits for the write lock the transaction holds.
 //! - `disk`: the fsync under it all (4 KiB appended and `fdatasync`ed), for scale.
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -72,11 +74,19 @@ fn tail(samples: &mut [Duration]) -> (f64, f64, f64) {
     (at(50), at(99), micros(samples[samples.len() - 1]))
 }
 
-/// One process's takes (`take-child PATH START_MS SYNCHRONOUS`): waits for the common start,
+/// One process's takes (`take-child PATH START_MS SYNCHRONOUS HANDLER`): waits for the common start,
 /// takes for [`TAKE_SECONDS`], and prints `first count nanoseconds` per take.
-fn take_child(path: &Path, start_ms: u128, synchronous: &str) -> Result<()> {
-    let conn = open(path)?;
+fn take_child(path: &Path, start_ms: u128, synchronous: &str, handler: &str) -> Result<()> {
+    let mut conn = open(path)?;
     conn.execute_batch(&format!("PRAGMA synchronous = {synchronous}"))?;
+    if handler == "short" {
+        // Instead of SQLite's own busy handler (the busy timeout's: sleeps of 1, 2, 5, 10, 15,
+        // 20, 25, 25, 25, 50, 50, then 100 ms between tries): 50 us between tries, 5 s in all.
+        conn.busy_handler(Some(|tries: i32| {
+            std::thread::sleep(Duration::from_micros(50));
+            tries < 100_000
+        }))?;
+    }
     let take = SqliteSegments::new("main")?
         .statements(Placeholders::Numbered)
         .take()
@@ -110,8 +120,8 @@ fn take_child(path: &Path, start_ms: u128, synchronous: &str) -> Result<()> {
 }
 
 /// `processes` copies of this program taking from one new file; prints the line of the table.
-fn takes(dir: &Path, processes: usize, synchronous: &str) -> Result<()> {
-    let path = dir.join(format!("takes-{processes}-{synchronous}.db"));
+fn takes(dir: &Path, processes: usize, synchronous: &str, handler: &str) -> Result<()> {
+    let path = dir.join(format!("takes-{processes}-{synchronous}-{handler}.db"));
     create_tag(&url(&path), "bench", "main", 1)?;
     let start_ms = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis() + 300;
     let children: Vec<_> = (0..processes)
@@ -121,6 +131,7 @@ fn takes(dir: &Path, processes: usize, synchronous: &str) -> Result<()> {
                 .arg(&path)
                 .arg(start_ms.to_string())
                 .arg(synchronous)
+                .arg(handler)
                 .stdout(Stdio::piped())
                 .spawn()
         })
@@ -155,7 +166,7 @@ fn takes(dir: &Path, processes: usize, synchronous: &str) -> Result<()> {
     #[allow(clippy::cast_precision_loss)] // a count of takes, far below 2^52
     let rate = n as f64 / TAKE_SECONDS as f64;
     println!(
-        "takes, {processes} process(es), synchronous = {synchronous}: {n} takes ({rate:.0}/s), \
+        "takes, {processes} process(es), synchronous = {synchronous}, {handler} busy handler: {n} takes ({rate:.0}/s), \
          p50 {p50:.0} us, p99 {p99:.0} us, max {max:.0} us; segments overlapping: 0"
     );
     Ok(())
@@ -181,10 +192,11 @@ fn dictionary(dir: &Path) -> Result<()> {
             return Err(format!("batch {batch}: not numbered densely: {ids:?}").into());
         }
     }
+    let slow = latencies.iter().filter(|d| d.as_millis() > 5).count();
     let (p50, p99, max) = tail(&mut latencies);
     println!(
         "dictionary, {DICTIONARY_BATCHES} batches of 100 new strings: p50 {:.2} ms, p99 {:.2} ms, \
-         max {:.2} ms; IDs exactly 0..{}",
+         max {:.2} ms ({slow} over 5 ms); IDs exactly 0..{}",
         p50 / 1e3,
         p99 / 1e3,
         max / 1e3,
@@ -290,7 +302,7 @@ fn inserts(dir: &Path, inside: bool) -> Result<()> {
             }
             ratios[0].push(rates[1] / rates[0]);
             ratios[1].push(rates[2] / rates[0]);
-            line += &format!(" {:.0}/{:.0}/{:.0}", rates[0], rates[1], rates[2]);
+            write!(line, " {:.0}/{:.0}/{:.0}", rates[0], rates[1], rates[2])?;
         }
         println!(
             "inserts, {what}, {rows} rows a round: rows/s INTEGER PRIMARY KEY / dense (1,000) / \
@@ -363,10 +375,10 @@ impl Drop for TempDir {
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [command, path, start_ms, synchronous] = &args[..]
+    if let [command, path, start_ms, synchronous, handler] = &args[..]
         && command == "take-child"
     {
-        return take_child(Path::new(path), start_ms.parse()?, synchronous);
+        return take_child(Path::new(path), start_ms.parse()?, synchronous, handler);
     }
     let what = args.first().map_or("all", String::as_str);
     let dir =
@@ -381,9 +393,10 @@ fn main() -> Result<()> {
         disk(&dir.0)?;
     }
     if matches!(what, "all" | "takes") {
-        takes(&dir.0, 1, "FULL")?;
-        takes(&dir.0, 8, "FULL")?;
-        takes(&dir.0, 8, "NORMAL")?;
+        takes(&dir.0, 1, "FULL", "sqlite")?;
+        takes(&dir.0, 8, "FULL", "sqlite")?;
+        takes(&dir.0, 8, "NORMAL", "sqlite")?;
+        takes(&dir.0, 8, "FULL", "short")?;
     }
     if matches!(what, "all" | "dictionary") {
         dictionary(&dir.0)?;
@@ -391,10 +404,10 @@ fn main() -> Result<()> {
     if matches!(what, "all" | "inserts") {
         inserts(&dir.0, false)?;
     }
-    if what == "inserts-inside" {
-        if let Err(e) = inserts(&dir.0, true) {
-            println!("inserts with next_id() inside the transaction failed: {e}");
-        }
+    if what == "inserts-inside"
+        && let Err(e) = inserts(&dir.0, true)
+    {
+        println!("inserts with next_id() inside the transaction failed: {e}");
     }
     Ok(())
 }
