@@ -18,12 +18,14 @@
 //!   10 IDs, as fast as it can for a few seconds, timing each take; 1 process alone, then 8 at
 //!   once, then 8 with `synchronous = NORMAL` (not the product's setting: it says what the
 //!   fsync per commit costs), then 8 with a busy handler that retries every 50 us instead of
-//!   SQLite's own (not the product's either: it says what waiting for the lock costs). Every segment handed out is checked to overlap no other.
+//!   SQLite's own (not the product's either: it says what waiting for the lock costs). Every
+//!   segment handed out is checked to overlap no other.
 //! - `dictionary`: `shardid::dictionary::sqlite::Dictionary::ids` of 100 new strings, timed per
 //!   batch.
 //! - `inserts`: rows into a table `(id INTEGER PRIMARY KEY, payload TEXT)`: SQLite numbers them
-//!   (the peer), or the key is `DenseIds::next_id()` (segments of 1,000); the same rows, the
-//!   same transactions (100 rows each, or one row each in autocommit), alternating rounds. A
+//!   (the peer), or the key is `DenseIds::next_id()` (segments of 1,000, and the default
+//!   `SizePolicy`'s, which grow with the rate); the same rows, the same transactions (100 rows
+//!   each, or one row each in autocommit), in rounds whose order turns. A
 //!   batch's keys are taken before its transaction; `inserts-inside` takes each inside, where
 //!   the fetch of the next segment waits for the write lock the transaction holds.
 //! - `disk`: the fsync under it all (4 KiB appended and `fdatasync`ed), for scale.
