@@ -79,6 +79,11 @@ cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
 # doc examples with the book's Rust page (its SQLite part needs the feature).
 cargo test --locked -p shardid --features sqlite,serial --lib --test sqlite_sql sqlite 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features sqlite,serial --doc -- sqlite StartRust 2>&1 | tee -a "$log"
+# The Rust worker of the Python step's SQLite stress test (tests/python/test_sqlite_stress.py:
+# Python, Node and Rust processes on one file), built here where the library with these
+# features already is (the doc tests above built it): only the example's own crate compiles.
+cargo build --locked -q -p shardid --features sqlite,serial --example sqlite_stress
+export SHARDID_SQLITE_STRESS_EXAMPLE=$root/target/debug/examples/sqlite_stress
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 step "MSRV" "Rust $msrv, the declared MSRV: the core with every feature (its tests included) and every binding type-check"

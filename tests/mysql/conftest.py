@@ -16,6 +16,8 @@ from shardid.sql import mysql_statements
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "postgres"))
+# tests/python's django_server (gunicorn for the Django test), after both: its conftest is not this one.
+sys.path.append(str(Path(__file__).resolve().parents[1] / "python"))
 from server import Server  # noqa: E402
 
 

@@ -12,7 +12,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -26,6 +25,7 @@ from typing import Any
 
 import pytest
 from conftest import one, rows
+from django_server import gunicorn
 
 from shardid import Layout
 
@@ -121,13 +121,6 @@ def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def post(port: int, body: str) -> tuple[dict[str, Any], int]:
     """POSTs until answered: a request the killed worker had accepted is reset, and the client
     sends it again (the name is unique, so one sent twice that had committed fails loudly)."""
@@ -159,43 +152,25 @@ def test_gunicorn_workers_on_mariadb_with_a_worker_killed(server: Any, conn: Any
     routines = {(db, name) for db, name in rows(conn, "SELECT ROUTINE_SCHEMA, ROUTINE_NAME FROM information_schema.ROUTINES")}
     assert {("insta", "next_id"), ("seg", "create_tag"), ("seg", "next_dense_id"), ("dict", "create_topic")} <= routines
 
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(app), "DJANGO_SETTINGS_MODULE": "settings"}
-    gunicorn = Path(sys.executable).parent / "gunicorn"
-    server_process = subprocess.Popen(
-        [str(gunicorn), "--preload", "-w", "4", "-b", f"127.0.0.1:{port}", "--log-level", "warning", "django.core.wsgi:get_wsgi_application()"],
-        cwd=app, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
     killed: list[int] = []
     answered = threading.Semaphore(0)
 
-    def post_and_count(i: int) -> tuple[dict[str, Any], int]:
+    def post_and_count(port: int, i: int) -> tuple[dict[str, Any], int]:
         answer = post(port, f"post {i}")
         answered.release()
         return answer
 
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server_process.poll() is None and time.monotonic() < deadline, server_process.stdout.read() if server_process.stdout else ""
-                time.sleep(0.1)
-        with ThreadPoolExecutor(8) as executor:
-            futures = [executor.submit(post_and_count, i) for i in range(POSTS)]
-            # A third of the way in, SIGKILL the worker that answered last: its lease is not
-            # released, and gunicorn starts another worker in its place.
-            for _ in range(POSTS // 3):
-                answered.acquire(timeout=120)
-            victim = next(f.result()[0]["pid"] for f in reversed(futures) if f.done())
-            os.kill(victim, signal.SIGKILL)
-            killed.append(victim)
-            answers = [f.result() for f in futures]
-    finally:
-        server_process.send_signal(signal.SIGTERM)
-        out, _ = server_process.communicate(timeout=60)
+    with gunicorn(app, workers=4) as web, ThreadPoolExecutor(8) as executor:
+        futures = [executor.submit(post_and_count, web.port, i) for i in range(POSTS)]
+        # A third of the way in, SIGKILL the worker that answered last: its lease is not
+        # released, and gunicorn starts another worker in its place.
+        for _ in range(POSTS // 3):
+            answered.acquire(timeout=120)
+        victim = next(f.result()[0]["pid"] for f in reversed(futures) if f.done())
+        os.kill(victim, signal.SIGKILL)
+        killed.append(victim)
+        answers = [f.result() for f in futures]
+    out = web.output
     assert "IntegrityError" not in out and "Duplicate entry" not in out, out
 
     # Every POST answered (some after a retry: the ones the killed worker had), with an ID.

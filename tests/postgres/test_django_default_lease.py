@@ -7,21 +7,17 @@ the lease's connection released first."""
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from django_server import gunicorn
 
 from shardid import Layout
 
@@ -110,21 +106,6 @@ def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def post(port: int, body: str) -> dict[str, Any]:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/events", data=body.encode(), method="POST")
-    with urllib.request.urlopen(request, timeout=30) as response:
-        assert response.status == 200
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
-
-
 @pytest.mark.parametrize("pool", ["direct", "tx", "session"])
 def test_gunicorn_workers_lease_their_own_shards(cluster: Any, pooler: Any, conn: psycopg.Connection[Any], pool: str, tmp_path: Path) -> None:
     # Directly, and through PgBouncer in transaction mode (where the old session lease handed
@@ -144,27 +125,9 @@ def test_gunicorn_workers_lease_their_own_shards(cluster: Any, pooler: Any, conn
     done = run(app, "-m", "django", "check")
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
 
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(app), "DJANGO_SETTINGS_MODULE": "settings"}
-    gunicorn = Path(sys.executable).parent / "gunicorn"
-    server = subprocess.Popen(
-        [str(gunicorn), "--preload", "-w", "4", "-b", f"127.0.0.1:{port}", "--log-level", "warning", "django.core.wsgi:get_wsgi_application()"],
-        cwd=app, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, server.stdout.read() if server.stdout else ""
-                time.sleep(0.1)
-        with ThreadPoolExecutor(8) as executor:
-            answers = list(executor.map(lambda i: post(port, f"post {i}"), range(2400)))
-    finally:
-        server.send_signal(signal.SIGTERM)
-        out, _ = server.communicate(timeout=60)
+    with gunicorn(app, workers=4) as server, ThreadPoolExecutor(8) as executor:
+        answers = list(executor.map(lambda i: server.post("/events", f"post {i}"), range(2400)))
+    out = server.output
     assert "Traceback" not in out and "IntegrityError" not in out, out
 
     ids = [int(a["id"]) for a in answers]

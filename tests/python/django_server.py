@@ -1,9 +1,13 @@
-"""``django-admin runserver`` for the tests that drive a Django project in a browser
-(tests/python/test_django_admin.py, tests/postgres/test_django_auto_field.py)."""
+"""Django projects served for the tests: ``django-admin runserver`` for the ones that drive a
+project in a browser (tests/python/test_django_admin.py, tests/postgres/test_django_auto_field.py),
+and a real pre-fork gunicorn for the ones that POST to it from many clients at once, whichever
+the database (tests/python/test_django_sqlite_gunicorn.py)."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -11,7 +15,9 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
@@ -49,3 +55,55 @@ def runserver(project: Path, *args: str, timeout: float = 30) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@dataclass
+class Gunicorn:
+    """A running gunicorn: its port, its process, and once stopped everything it printed."""
+
+    port: int
+    process: subprocess.Popen[str]
+    output: str = ""
+
+    def post(self, path: str, body: str, timeout: float = 30) -> dict[str, Any]:
+        """POSTs ``body`` to ``path``: the JSON answer of a 2xx (an error status raises)."""
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=body.encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            assert 200 <= response.status < 300, response.status
+            answer: dict[str, Any] = json.loads(response.read())
+            return answer
+
+
+@contextmanager
+def gunicorn(project: Path, workers: int = 4, timeout: float = 60) -> Iterator[Gunicorn]:
+    """Serves ``project`` (its ``settings`` module on ``PYTHONPATH``) with gunicorn as Django
+    projects are deployed: pre-fork, ``workers`` workers, the app loaded in the master
+    (``--preload``, so whatever it opened is inherited by every worker). Yields once the port
+    accepts connections; on the way out stops it with SIGTERM (the workers finish their requests
+    and run their exit handlers) and keeps its output in ``output``."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
+    # gunicorn as installed beside this Python (the test virtualenv's).
+    command = [str(Path(sys.executable).parent / "gunicorn"), "--preload", "-w", str(workers)]
+    process = subprocess.Popen(
+        [*command, "-b", f"127.0.0.1:{port}", "--log-level", "warning", "django.core.wsgi:get_wsgi_application()"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    server = Gunicorn(port, process)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, process.stdout.read() if process.stdout else ""
+                time.sleep(0.1)
+        yield server
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            server.output, _ = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            server.output, _ = process.communicate()

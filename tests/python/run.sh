@@ -25,6 +25,19 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 [ "${1:-}" = "--install-only" ] && exit 0
 
+# test_sqlite_stress.py runs Node and Rust workers beside Python's on one SQLite file: the Node
+# addon in bindings-node/ (in CI the release addon, SHARDID_NODE_ADDON, put in place without a
+# build; the JS step's scripts/node-addon.sh then finds it there), and the Rust example
+# (SHARDID_SQLITE_STRESS_EXAMPLE: scripts/test.sh builds it in the core tests step; built here
+# only when this script builds the wheel from source too, Rust being on PATH).
+if [ -n "${SHARDID_NODE_ADDON:-}" ] || [ -n "${CI:-}" ]; then
+    scripts/node-addon.sh
+fi
+if [ -z "${SHARDID_SQLITE_STRESS_EXAMPLE:-}" ] && [ -z "${SHARDID_PYTHON_WHEEL:-}" ]; then
+    cargo build --locked -q -p shardid --features sqlite,serial --example sqlite_stress
+    export SHARDID_SQLITE_STRESS_EXAMPLE=${CARGO_TARGET_DIR:-$root/target}/debug/examples/sqlite_stress
+fi
+
 # The Django admin test drives Debian's Chromium with playwright-core, a dev dependency of the
 # WebAssembly build's tools (as tests/browser does).
 if [ "$(uname)" = Linux ] && [ ! -d bindings-wasm/node_modules/playwright-core ]; then
