@@ -27,6 +27,7 @@ const urlOf = (file) => `sqlite:///${file}` // an absolute path: four slashes
 const RACER = `
 const { lease } = require(${JSON.stringify(pkg + 'sqlite.js')})
 const { Layout } = require(${JSON.stringify(pkg + 'index.js')})
+process.stdout.write('ready\\n')
 process.stdin.once('data', async () => {
   try {
     const g = await lease({ layout: Layout.TWITTER, url: process.argv[1], shards: [0, 3] })
@@ -42,23 +43,30 @@ process.stdin.once('data', async () => {
 
 function racer(url) {
   const p = spawn(process.execPath, ['-e', RACER, url], { stdio: ['pipe', 'pipe', 'inherit'] })
+  let ready
+  const started = new Promise((resolve) => { ready = resolve })
   const answer = new Promise((resolve, reject) => {
     let out = ''
     p.stdout.on('data', (d) => {
       out += d
+      if (out.startsWith('ready\n')) {
+        ready()
+        out = out.slice('ready\n'.length)
+      }
       if (out.endsWith('\n')) resolve(JSON.parse(out))
     })
-    p.on('exit', (code) => reject(new Error(`racer exited ${code} before answering`)))
+    // 'close', not 'exit': a racer that answered and exited may still have its answer in the pipe.
+    p.on('close', (code) => reject(new Error(`racer exited ${code} before answering`)))
   })
   const exited = new Promise((resolve) => p.on('exit', resolve))
-  return { p, answer, exited }
+  return { p, started, answer, exited }
 }
 
 test('four processes race for three shards: each shard once, the fourth NO_FREE_SHARD', addonOnly, async (t) => {
   const url = urlOf(join(scratch(t), 'leases.db'))
   const racers = [0, 1, 2, 3].map(() => racer(url))
   t.after(() => racers.forEach((r) => r.p.kill()))
-  await new Promise((resolve) => setTimeout(resolve, 300)) // the processes start; then all at once
+  await Promise.all(racers.map((r) => r.started)) // every process waiting; then all at once
   for (const r of racers) r.p.stdin.write('go\n')
   const answers = await Promise.all(racers.map((r) => r.answer))
   assert.deepEqual(answers.map((a) => a.shard ?? a.code).sort(), [0, 1, 2, 'NO_FREE_SHARD'])

@@ -32,6 +32,7 @@ url, go, out = sys.argv[1:4]
 def answer(text):  # whole or not at all: the test reads it as soon as the file exists
     open(out + ".tmp", "w").write(text)
     os.replace(out + ".tmp", out)
+open(out + ".ready", "w").close()
 while not os.path.exists(go):
     time.sleep(0.001)
 try:
@@ -83,7 +84,8 @@ def test_four_processes_race_for_three_shards(tmp_path: Path) -> None:
     go, outs = tmp_path / "go", [tmp_path / f"racer{i}" for i in range(4)]
     racers = [subprocess.Popen([sys.executable, "-c", RACER, url, str(go), str(o)]) for o in outs]
     try:
-        time.sleep(0.3)  # the interpreters start; then all claim at once
+        # Every interpreter started and waiting; then all claim at once.
+        wait_for(lambda: all(o.with_suffix(".ready").exists() for o in outs), "every racer started", 8)
         go.touch()
         wait_for(lambda: all(o.exists() for o in outs), "every racer answered", 8)
         answers = sorted(o.read_text() for o in outs)
