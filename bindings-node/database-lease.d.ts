@@ -1,4 +1,4 @@
-// What shardid/postgres's and shardid/mysql's leases share (database-lease.js): one class of
+// What shardid/postgres's, shardid/mysql's and shardid/sqlite's leases share (database-lease.js): one class of
 // lease over either database.
 import type { Layout, LeaseStats, TimeInput, U64Input } from './index.js'
 
@@ -19,7 +19,7 @@ export interface DatabaseLeaseOptions {
   maxBorrowUnits?: U64Input
 }
 
-/** A generator on a shard leased through a database (`PostgresLease`, `MysqlLease`). */
+/** A generator on a shard leased through a database (`PostgresLease`, `MysqlLease`, `SqliteLease`). */
 export declare abstract class DatabaseLease {
   protected constructor()
   /** The layout of the IDs it makes. */

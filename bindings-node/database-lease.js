@@ -1,5 +1,6 @@
 'use strict'
-// The driver of database leases that shardid/postgres (pg) and shardid/mysql (mysql2) share: it
+// The driver of database leases that shardid/postgres (pg), shardid/mysql (mysql2) and
+// shardid/sqlite (better-sqlite3 or node:sqlite) share: it
 // runs the core's lease protocol (shardid::sql::LeaseProtocol) on a connection the lease owns
 // (a Link of dialects/index.js), in the SQL of the database the entry point names. What
 // differs between the databases (the connection, how an error names itself, the SQL the
@@ -109,7 +110,7 @@ class Tenure {
 
 class DatabaseLease {
   constructor(secret, o, layout, table, connection) {
-    if (secret !== SECRET) throw invalidArgument(new.target.name, 'is made by lease() from shardid/postgres or shardid/mysql')
+    if (secret !== SECRET) throw invalidArgument(new.target.name, 'is made by lease() from shardid/postgres, shardid/mysql or shardid/sqlite')
     this._dialect = connection.dialect
     // The SQL the protocol speaks: MySQL's once a MySQL server refused MariaDB's.
     this._sqlDialect = connection.dialect.lease.sql
@@ -298,8 +299,8 @@ function checkOptions(options, connection) {
 }
 
 /**
- * What every entry point of a database lease does first (shardid/postgres's and shardid/mysql's
- * `lease()`): checks `options` (INVALID_ARGUMENT before any connection, on `argument` for a
+ * What every entry point of a database lease does first (shardid/postgres's, shardid/mysql's
+ * and shardid/sqlite's `lease()`): checks `options` (INVALID_ARGUMENT before any connection, on `argument` for a
  * target that is not the dialect's: another database's URL names the module that takes it),
  * then takes a lease of class `Lease` on a new connection to the target (a `client` of the
  * caller's where the dialect takes one). Async, so that every refusal is a rejection, as the
@@ -312,15 +313,16 @@ async function leaseOn(Lease, options, dialect, argument) {
     target = o[argument]
     // PostgreSQL's may be left out: pg's environment variables.
     if (typeof target !== 'string' && !(target === undefined && dialect.name === 'postgres')) {
-      throw invalidArgument(argument, dialect.name === 'mysql' ? 'must be a mysql:// or mariadb:// URL' : 'must be a PostgreSQL connection string')
+      const expected = { mysql: 'a mysql:// or mariadb:// URL', sqlite: 'a sqlite:/// URL' }[dialect.name] ?? 'a PostgreSQL connection string'
+      throw invalidArgument(argument, `must be ${expected}`)
     }
     const named = dialectOf(target, argument)
     if (named.lease === null) {
       throw makeError('UNSUPPORTED', { reason: `shard leases on ${named.name}: not in the Node package yet (lock-file leases need no database)` })
     }
     if (named !== dialect) {
-      const other = { mysql: 'a MySQL or MariaDB', postgres: 'a PostgreSQL' }[named.name]
-      throw invalidArgument(argument, `names ${other} server: lease from ${named.lease.module}`)
+      const other = { mysql: 'a MySQL or MariaDB server', postgres: 'a PostgreSQL server', sqlite: 'a SQLite file' }[named.name]
+      throw invalidArgument(argument, `names ${other}: lease from ${named.lease.module}`)
     }
   }
   return take(Lease, o, table, new Link(dialect, dialect.opener(target, dialect.lease.module)))

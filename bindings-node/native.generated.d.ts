@@ -50,9 +50,10 @@ export declare class DictCache {
 }
 
 /**
- * The core's lease protocol (`shardid::sql::LeaseProtocol`), for `postgres.js` to run with
- * `pg`: `next()` says what to do, `feed()` / `fail()` what the database answered. The steps,
- * statements and parameters are the core's; the driver only executes them.
+ * The core's lease protocol (`shardid::sql::LeaseProtocol`), for `database-lease.js` to run
+ * with `pg`, `mysql2` or a SQLite driver: `next()` says what to do, `feed()` / `fail()` what
+ * the database answered. The steps, statements and parameters are the core's; the driver only
+ * executes them.
  */
 export declare class LeaseProtocol {
   /**
@@ -373,10 +374,14 @@ export declare function leaseNow(): number
 /** The shard the lease holds. */
 export declare function leaseShard(index: number): number
 
-/** A statement to execute: its text (`$n` placeholders) and its parameters as text. */
+/**
+ * A statement to execute: its text (`$n` placeholders; `?` on SQLite) and its parameters as
+ * text, except on SQLite, where integers are bigints: SQLite compares a number with a text as
+ * text (`max(ceiling, '100')` is the text), so a ceiling sent as text could go down.
+ */
 export interface LeaseStatement {
   text: string
-  values: Array<string>
+  values: Array<string | bigint>
 }
 
 /**
@@ -387,7 +392,7 @@ export interface LeaseStatement {
 export interface LeaseStep {
   action: string
   text?: string
-  values?: Array<string>
+  values?: Array<string | bigint>
   shard?: number
   recorded?: string
   backend?: string

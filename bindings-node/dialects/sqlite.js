@@ -444,8 +444,9 @@ function fileOf(url, argument = 'url') {
 
 module.exports = {
   name: 'sqlite',
-  // Shard leases on SQLite are another protocol of the core's (SqliteLease): not here yet.
-  lease: null,
+  // The core renders SQLite's expiring leases (shardid::sql::sqlite::SqliteLease); a session
+  // lease is refused by the protocol itself (UNSUPPORTED: SQLite has no advisory locks).
+  lease: { sql: 'sqlite', module: 'shardid/sqlite' },
   check: (url, argument = 'url') => { fileOf(url, argument) },
   /** The schema: the file itself, `main`; any other name is refused (no database is attached). */
   schema(given) {

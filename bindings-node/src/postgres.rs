@@ -1,21 +1,25 @@
-//! The core's lease protocol (`shardid::sql::LeaseProtocol`), for `postgres.js` to run with
-//! `pg`, and the PostgreSQL DDL of `next_id()`.
+//! The core's lease protocol (`shardid::sql::LeaseProtocol`), for `database-lease.js` to run
+//! with `pg`, `mysql2` or a SQLite driver, and the PostgreSQL DDL of `next_id()`.
 
-use napi::bindgen_prelude::{JsValue, Unknown};
+use napi::bindgen_prelude::{BigInt, Either, JsValue, Unknown};
 use napi::{Env, Result, ValueType};
 use napi_derive::napi;
 use shardid::args::Arg;
-use shardid::sql::{Answer, Cell, EmptyShards, LeaseKind, Next, Placeholders, SqlError, Value};
+use shardid::sql::{
+    Answer, Cell, Dialect, EmptyShards, LeaseKind, Next, Placeholders, SqlError, Value,
+};
 
 use crate::args::{type_of, u64_arg};
 use crate::errors::{Class, Field, guard, invalid_argument, throw_kind};
 use crate::layout::layout;
 
-/// A statement to execute: its text (`$n` placeholders) and its parameters as text.
+/// A statement to execute: its text (`$n` placeholders; `?` on SQLite) and its parameters as
+/// text, except on SQLite, where integers are bigints: SQLite compares a number with a text as
+/// text (`max(ceiling, '100')` is the text), so a ceiling sent as text could go down.
 #[napi(object)]
 pub struct LeaseStatement {
     pub text: String,
-    pub values: Vec<String>,
+    pub values: Vec<Either<String, BigInt>>,
 }
 
 /// What to do next: `action` is `'run'` (run `text` with `values`), `'taken'` (the lease is
@@ -25,15 +29,16 @@ pub struct LeaseStatement {
 pub struct LeaseStep {
     pub action: String,
     pub text: Option<String>,
-    pub values: Option<Vec<String>>,
+    pub values: Option<Vec<Either<String, BigInt>>>,
     pub shard: Option<u32>,
     pub recorded: Option<String>,
     pub backend: Option<String>,
 }
 
-/// The core's lease protocol (`shardid::sql::LeaseProtocol`), for `postgres.js` to run with
-/// `pg`: `next()` says what to do, `feed()` / `fail()` what the database answered. The steps,
-/// statements and parameters are the core's; the driver only executes them.
+/// The core's lease protocol (`shardid::sql::LeaseProtocol`), for `database-lease.js` to run
+/// with `pg`, `mysql2` or a SQLite driver: `next()` says what to do, `feed()` / `fail()` what
+/// the database answered. The steps, statements and parameters are the core's; the driver only
+/// executes them.
 #[napi]
 pub struct LeaseProtocol {
     protocol: shardid::sql::LeaseProtocol,
@@ -60,14 +65,17 @@ fn table_error(env: &Env, e: &SqlError) -> napi::Error {
     )
 }
 
-fn statement(sql: String, values: &[Value<'_>]) -> LeaseStatement {
+/// A statement of the protocol's: integers as bigints on SQLite (`typed`), as text elsewhere
+/// (`pg` and `mysql2` send text, the SQL casts it).
+fn statement(sql: String, values: &[Value<'_>], typed: bool) -> LeaseStatement {
     LeaseStatement {
         text: sql,
         values: values
             .iter()
             .map(|value| match value {
-                Value::Text(text) => (*text).to_owned(),
-                Value::Int(n) => n.to_string(),
+                Value::Text(text) => Either::A((*text).to_owned()),
+                Value::Int(n) if typed => Either::B(BigInt::from(*n)),
+                Value::Int(n) => Either::A(n.to_string()),
             })
             .collect(),
     }
@@ -133,6 +141,13 @@ fn columns(env: &Env, row: Option<&[Unknown<'_>]>) -> Result<Option<Vec<Column>>
     Ok(Some(columns))
 }
 
+impl LeaseProtocol {
+    /// Whether the statements' integers go as bigints (SQLite's; see [`LeaseStatement`]).
+    fn typed(&self) -> bool {
+        self.protocol.sql_dialect() == Dialect::Sqlite
+    }
+}
+
 #[napi]
 impl LeaseProtocol {
     /// Takes the first free shard of `first..end` on `table` for the layout at `layout_index`,
@@ -152,30 +167,16 @@ impl LeaseProtocol {
     ) -> Result<Self> {
         guard(env, || {
             let dialect = match dialect.as_deref() {
-                None => shardid::sql::Dialect::Postgres,
-                Some(name) => shardid::sql::Dialect::from_name(name).ok_or_else(|| {
+                None => Dialect::Postgres,
+                Some(name) => Dialect::from_name(name).ok_or_else(|| {
                     invalid_argument(
                         env,
                         Class::Range,
                         "dialect",
-                        &format!("must be one of {}", shardid::sql::Dialect::NAMES),
+                        &format!("must be one of {}", Dialect::NAMES),
                     )
                 })?,
             };
-            // This protocol's statements are PostgreSQL's and the MySQL family's; SQLite's
-            // leases are another protocol (`shardid::sql::sqlite::SqliteLease`), not in Node yet.
-            if dialect == shardid::sql::Dialect::Sqlite {
-                return Err(throw_kind(
-                    env,
-                    shardid::ErrorKind::Unsupported,
-                    &[(
-                        "reason",
-                        Field::Text(
-                            "shard leases on SQLite: not in the Node package yet (lock-file leases need no database)",
-                        ),
-                    )],
-                ));
-            }
             let layout = layout(env, layout_index)?;
             let ttl_ms = u64_arg(env, &ttl_ms, "ttlMs", Arg::Other)?;
             let kind = LeaseKind::parse(&kind, ttl_ms).map_err(|e| {
@@ -191,7 +192,12 @@ impl LeaseProtocol {
                 kind,
                 layout,
                 &table,
-                Placeholders::Numbered,
+                // SQLite's drivers take an array for `?` each; `?1` would need its index bound.
+                if dialect == Dialect::Sqlite {
+                    Placeholders::Question
+                } else {
+                    Placeholders::Numbered
+                },
                 first,
                 end,
                 &holder,
@@ -208,7 +214,7 @@ impl LeaseProtocol {
     pub fn next(&self, env: &Env) -> Result<LeaseStep> {
         guard(env, || match self.protocol.next() {
             Next::Run { sql, params } => {
-                let run = statement(sql, &params);
+                let run = statement(sql, &params, self.typed());
                 Ok(LeaseStep {
                     text: Some(run.text),
                     values: Some(run.values),
@@ -322,7 +328,7 @@ impl LeaseProtocol {
             Ok(self
                 .protocol
                 .renew(shard)
-                .map(|(sql, params)| statement(sql, &params)))
+                .map(|(sql, params)| statement(sql, &params, self.typed())))
         })
     }
 
@@ -339,7 +345,7 @@ impl LeaseProtocol {
             let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
             let units = u64_arg(env, &units, "units", Arg::Other)?;
             let (sql, params) = self.protocol.record(shard, units);
-            Ok(statement(sql, &params))
+            Ok(statement(sql, &params, self.typed()))
         })
     }
 
@@ -349,7 +355,7 @@ impl LeaseProtocol {
         guard(env, || {
             let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
             let (sql, params) = self.protocol.release(shard);
-            Ok(statement(sql, &params))
+            Ok(statement(sql, &params, self.typed()))
         })
     }
 }

@@ -84,10 +84,13 @@ pub(crate) fn sql_error(py: Python<'_>, e: SqlError) -> PyErr {
     }
 }
 
-/// The core's lease protocol (`shardid::sql::LeaseProtocol`), for `shardid.postgres` and
-/// `shardid.mysql` to run with any DB-API driver (psycopg, psycopg2, PyMySQL, mysqlclient; `%s`
-/// placeholders): `next()` gives what to do, `feed()` / `fail()` what the database answered.
-/// Not for direct use.
+/// The core's lease protocol (`shardid::sql::LeaseProtocol`), for `shardid.postgres`,
+/// `shardid.mysql` and `shardid.sqlite` to run with any DB-API driver (psycopg, psycopg2,
+/// PyMySQL, mysqlclient: `%s` placeholders; `sqlite3`: `?`, as the core renders SQLite's for
+/// [`Placeholders::Format`]): `next()` gives what to do, `feed()` / `fail()` what the database
+/// answered. `dialect` names the core's dialect (`Dialect::from_name`), `"sqlite"` included: the
+/// core renders each from its own statements (`LeaseProtocol::dialect`), never another's. Not
+/// for direct use.
 #[pyclass(module = "shardid._shardid", name = "_LeaseProtocol")]
 pub(crate) struct PyLeaseProtocol {
     protocol: LeaseProtocol,
@@ -189,7 +192,7 @@ impl PyLeaseProtocol {
     /// What to do next: `("run", sql, params)`, `("taken", shard, ceiling or None, backend or
     /// None)`, or `("raise",)` (raise the error just fed, as it is); raises
     /// `NoFreeShardError` when every shard is held, `UnsupportedError` when this kind of lease
-    /// cannot hold on the server (a session lease on a Galera node).
+    /// cannot hold on the server (a session lease on a Galera node, or on SQLite).
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         match self.protocol.next() {
             Next::Run { sql, params } => {
@@ -269,8 +272,8 @@ impl PyLeaseProtocol {
         self.protocol.feed(Answer::Error(code));
     }
 
-    /// The SQL the statements are rendered in: `"postgres"`, `"mariadb"`, or `"mysql"` (also
-    /// once a MySQL server refused MariaDB's).
+    /// The SQL the statements are rendered in: `"postgres"`, `"mariadb"`, `"mysql"` (also
+    /// once a MySQL server refused MariaDB's), or `"sqlite"`.
     #[getter]
     fn dialect(&self) -> &'static str {
         self.protocol.sql_dialect().name()

@@ -203,7 +203,7 @@ test('a file that cannot be used is refused with the kind the other databases us
   const ok = urlOf(join(dir, 'ok.db'))
   await assert.rejects(createTag([ok, urlOf(join(dir, 'ok2.db'))], 'a'), { code: 'INVALID_ARGUMENT', message: /no ticket servers/ })
   await assert.rejects(createTag(ok, 'a', { schema: 'seg' }), { code: 'INVALID_ARGUMENT', argument: 'schema' })
-  await assert.rejects(require('./postgres.js').lease({ layout: require('./index.js').Layout.TWITTER, connectionString: ok, shards: [0, 4] }), { code: 'UNSUPPORTED' })
+  await assert.rejects(require('./postgres.js').lease({ layout: require('./index.js').Layout.TWITTER, connectionString: ok, shards: [0, 4] }), { code: 'INVALID_ARGUMENT', message: /lease from shardid\/sqlite/ })
   await assert.rejects(denseIds({ connectionString: ok, tag: 'never-created' }), { code: 'UNKNOWN_TAG' })
   // `shardid status` reads the file (opened read-only) and a caller's handle: the tag made above
   // is in both reports.

@@ -685,8 +685,8 @@ def test_django_on_sqlite(tmp_path: Path) -> None:
 
 
 def test_the_database_leases_refuse_a_sqlite_url(tmp_path: Path) -> None:
-    # Leases on SQLite are lock files (shardid.django keeps them beside the database file):
-    # neither database lease takes the file for a server.
+    # A server's lease does not take the file for a server: SQLite's leases are shardid.sqlite's
+    # (tests/python/test_sqlite_lease.py).
     from shardid.mysql import lease as mysql_lease
     from shardid.postgres import lease as postgres_lease
 

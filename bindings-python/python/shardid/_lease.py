@@ -1,5 +1,5 @@
-"""The database leases that :mod:`shardid.postgres` and :mod:`shardid.mysql` share, blocking
-(:class:`DatabaseLease`: the heartbeat a thread) and on an event loop
+"""The database leases that :mod:`shardid.postgres`, :mod:`shardid.mysql` and
+:mod:`shardid.sqlite` share, blocking (:class:`DatabaseLease`: the heartbeat a thread) and on an event loop
 (:class:`AsyncDatabaseLease`: the heartbeat a task). Both run the core's lease protocol
 (``shardid::sql::LeaseProtocol``) through a session of ``shardid._lease_async`` (the blocking
 one generated from it, ``shardid._lease_sync``), in the SQL of the database the entry point

@@ -1,10 +1,11 @@
 """The database side of a lease taken on an event loop (:mod:`shardid.postgres`'s
-``lease_async``, :mod:`shardid.mysql`'s), and the one source of the blocking leases'
+``lease_async``, :mod:`shardid.mysql`'s, :mod:`shardid.sqlite`'s), and the one source of the blocking leases'
 (``_lease_sync.py``, made from this file by ``bindings-python/tools/async_to_sync.py``). Change
 this file, then run the script.
 
 A dialect object per database (PostgreSQL over psycopg, psycopg2 blocking; MySQL and MariaDB
-over PyMySQL, aiomysql on the loop) says how to connect, how a statement answers and how an
+over PyMySQL, aiomysql on the loop; SQLite over ``sqlite3``, on a worker thread on the loop)
+says how to connect, how a statement answers and how an
 error names itself; a :class:`_AsyncSession` runs the core's lease protocol
 (``shardid::sql::LeaseProtocol``: its steps, statements and parameters) on one connection of
 it, reconnecting as the protocol allows. The tenure (the generator and its heartbeat) is the
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from shardid import _db, _mysql
+from shardid import _db, _mysql, _sqlite
 from shardid._errors import DatabaseUnreachableError, InvalidArgumentError, ShardIdError
-from shardid._shardid import _database_of_url, _error, _Hold, _LeaseProtocol, _LeaseTally
+from shardid._shardid import _database_of_url, _error, _Hold, _LeaseProtocol, _LeaseTally, _sqlite_path
 
 #: The default time to live of an expiring lease, in milliseconds.
 DEFAULT_TTL_MS = 10_000
@@ -134,14 +136,67 @@ class _AsyncMysql:
         await _mysql.aclose(conn)
 
 
-def check_url(conninfo: str, postgres: bool, module: str) -> None:
+class _AsyncSqlite:
+    """``sqlite3`` on one file (the driver objects of ``shardid._sqlite``: its connection set
+    up as the core says, one step at a time per connection, its errors as the other databases'
+    of the same kind); on a worker thread for asyncio. The lease is the core's SQLite rendering
+    (``shardid::sql::sqlite::SqliteLease``): an expiring lease only, the table created on the
+    first claim's error."""
+
+    name = "sqlite"
+    module = "shardid.sqlite"
+
+    @staticmethod
+    async def connect(conninfo: str) -> Any:
+        # No DDL here: the protocol creates its table (CREATE TABLE IF NOT EXISTS) when the
+        # first claim fails.
+        return await _sqlite.aconnect(conninfo)
+
+    @staticmethod
+    def check(conninfo: str) -> None:
+        """``INVALID_ARGUMENT`` on ``url`` for a URL the core cannot read as a file."""
+        _sqlite_path(conninfo, "url")
+
+    @staticmethod
+    def code(e: BaseException) -> str | None:
+        """SQLite's primary result code (the protocol makes its table on any error of the
+        first claim, whatever the code)."""
+        code = _sqlite._code(e) if isinstance(e, sqlite3.Error) else None
+        return None if code is None else str(code)
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        return _sqlite.lost(e)
+
+    @staticmethod
+    def unreachable(e: BaseException) -> bool:
+        return _sqlite.unreachable(e)
+
+    @staticmethod
+    def usable(conn: Any) -> bool:
+        return _sqlite.is_open(conn)
+
+    @staticmethod
+    async def execute(conn: Any, sql: str, params: tuple[Any, ...]) -> Any:
+        """Runs one statement alone on ``conn``: its first row, or ``None``."""
+        return await _sqlite.arun(_sqlite.one, conn, sql, params)
+
+    @staticmethod
+    async def close(conn: Any) -> None:
+        await _sqlite.aclose(conn)
+
+
+# The family of each database the core names, as the entry points lease through them.
+_FAMILY = {"postgres": "postgres", "mysql": "mysql", "mariadb": "mysql", "sqlite": "sqlite"}
+
+
+def check_url(conninfo: str, dialect: str, module: str) -> None:
     """The core's one rule for a connection string (``shardid::sql::Dialect::of_url``):
-    ``INVALID_ARGUMENT`` at once for a URL no driver takes, and for one of the other family's
-    database than ``module`` leases through."""
-    argument = "conninfo" if postgres else "url"
+    ``INVALID_ARGUMENT`` at once for a URL no driver takes, and for another family's database
+    than the one ``module`` leases through (``dialect``: its dialect's name)."""
+    argument = "conninfo" if dialect == "postgres" else "url"
     database = _database_of_url(conninfo, argument)
-    # SQLite: no lease of this module's (shardid.django keeps lock files beside the file).
-    if (database == "postgres") != postgres or database == "sqlite":
+    if _FAMILY.get(database) != _FAMILY[dialect]:
         reason = f"names a {database} database, which {module} does not lease through"
         raise InvalidArgumentError(f"{argument} {reason}", argument=argument, reason=reason)
 
@@ -170,7 +225,7 @@ class _AsyncSession:
             reason = "must be a connection string or URL, or pass connect="
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
         if connect is None:
-            check_url(conninfo, dialect.name == "postgres", dialect.module)  # type: ignore[arg-type]
+            check_url(conninfo, dialect.name, dialect.module)  # type: ignore[arg-type]
             dialect.check(conninfo)
         self.dialect = dialect
         self.layout = layout
