@@ -199,9 +199,14 @@ pub(crate) fn _sqlite_period_fits(reset: &str, period: &str) -> bool {
 }
 
 /// The file a `sqlite:` URL names (`sqlite:///rel.db`, `sqlite:////abs.db`), or
-/// `INVALID_ARGUMENT` on `argument` (in-memory databases, hosts and query strings refused).
+/// `INVALID_ARGUMENT` on `argument` (in-memory databases, hosts and query strings refused, and a
+/// file on a network filesystem, as the core's rule says for every client).
 #[pyfunction]
 pub(crate) fn _sqlite_path<'u>(py: Python<'_>, url: &'u str, argument: &str) -> PyResult<&'u str> {
-    shardid::sql::sqlite_path(url)
-        .map_err(|why| crate::errors::invalid_argument(py, argument, &why.to_string()))
+    let path = shardid::sql::sqlite_path(url)
+        .map_err(|why| crate::errors::invalid_argument(py, argument, &why.to_string()))?;
+    match shardid::sql::sqlite::network_filesystem_problem(path) {
+        Some(why) => Err(crate::errors::invalid_argument(py, argument, &why)),
+        None => Ok(path),
+    }
 }

@@ -70,6 +70,8 @@ use core::fmt::{self, Display, Formatter};
 use super::Placeholders;
 
 mod dictionary;
+#[cfg(feature = "std")]
+mod filesystem;
 #[cfg(feature = "alloc")]
 mod lease;
 mod segments;
@@ -82,6 +84,8 @@ mod tests;
 pub use dictionary::{
     MAX_LIST, SqliteDictionary, SqliteDictionaryStatements, SqliteDictionaryUninstall, assign_new,
 };
+#[cfg(feature = "std")]
+pub use filesystem::network_filesystem_problem;
 #[cfg(feature = "alloc")]
 pub use lease::SqliteLease;
 pub use segments::{
