@@ -641,7 +641,7 @@ fn sql_renders_sqlites_own_ddl() {
                 "--schema",
                 "main",
             ],
-            "stored function",
+            "no stored routines",
         ),
     ] {
         let out = cli(args);

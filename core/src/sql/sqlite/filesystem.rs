@@ -68,7 +68,7 @@ fn unescape(point: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Why the file at `path` (as [`super::sqlite_path`] gives it) must not be used: it is on a
+/// Why the file at `path` (as [`crate::sql::sqlite_path`] gives it) must not be used: it is on a
 /// network filesystem. Linux only, read from `/proc/self/mountinfo`; elsewhere, and where that
 /// cannot be read, nothing is checked. Every client calls it before opening the file (Rust's
 /// driver; Python and Node through their bindings' reading of the URL), so the refusal
