@@ -171,7 +171,7 @@ fn the_take_guards_with_the_core_limits() {
         "{sql}"
     );
     assert!(
-        sql.contains(&format!("t.next <= {} - t.stride", i64::MAX)),
+        sql.contains(&format!(" <= {} - t.stride", i64::MAX)),
         "{sql}"
     );
     assert!(
