@@ -769,6 +769,7 @@ fn concurrent_takes_on_one_wal_file_hand_out_every_number_once() {
 /// statements): no dense ID, serial or dictionary ID is handed out twice, and the skip is
 /// bounded by failover.rs's rule.
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, read top to bottom
 fn a_file_copied_back_and_marked_restored_hands_nothing_out_twice() {
     let file = File::new("restored");
     let backup = File::new("restored-backup");
