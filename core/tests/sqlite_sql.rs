@@ -138,14 +138,20 @@ fn sqlite_the_printed_ddl_runs_on_a_file_twice() {
         conn.execute_batch(&ddl).unwrap();
         conn.execute_batch(&ddl).unwrap();
     }
-    let tables: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'shardid_%'",
-            [],
+    let count = |kind: &str| -> i64 {
+        conn.query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'shardid_%' AND type LIKE ?1",
+            [kind],
             |r| r.get(0),
         )
-        .unwrap();
-    assert_eq!(tables, 4, "tags, serials, topics, strings");
+        .unwrap()
+    };
+    assert_eq!(
+        count("table"),
+        6,
+        "tags, serials, topics, strings, and the tags' and topics' marks"
+    );
+    assert_eq!(count("trigger"), 2, "the marks' triggers");
     conn.execute_batch(&SqliteSegments::new("main").unwrap().uninstall().to_string())
         .unwrap();
     conn.execute_batch(
@@ -155,6 +161,7 @@ fn sqlite_the_printed_ddl_runs_on_a_file_twice() {
             .to_string(),
     )
     .unwrap();
+    assert_eq!(count("%"), 0, "the uninstall leaves nothing");
     drop(conn);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -33,7 +33,17 @@ use core::fmt::{self, Display, Formatter};
 
 use super::SqliteStatement;
 use crate::dictionary::{MAX_TOPIC_LEN, MAX_VALUE_LEN};
+use crate::sql::failover::{FLOOR_BATCHES, LOST_WRITES, MARGIN, RATE_WINDOW_MS, SKEW_MS};
 use crate::sql::{Placeholders, SqlError, check_schema};
+
+// The numbers written into the lock's skip and the marks' trigger are these constants.
+const _: () = assert!(
+    LOST_WRITES == 10_485
+        && MARGIN == 4
+        && FLOOR_BATCHES == 4
+        && RATE_WINDOW_MS == 1_000
+        && SKEW_MS == 2_000
+);
 
 pub use crate::sql::mysql::assign_new;
 
@@ -111,7 +121,42 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_strings (
     PRIMARY KEY (topic_id, value),
     UNIQUE (topic_id, id)
 ) WITHOUT ROWID;
-"
+
+-- What a file copied back from a backup needs (issue 42), beside the topics so that a file of
+-- an older version gains it on first use: when each topic last numbered strings (written_ms),
+-- the highest rate it sustained (IDs a second, over windows of at least 1000 ms: the current
+-- one started at window_ms and has numbered window_n), its largest batch, and whether an
+-- operator marked it restored (`shardid restored`). The trigger keeps it within each batch's
+-- advance; the writer's next lock of a topic marked restored first moves `next` past what that
+-- rate could have numbered since (a hole in its IDs: no ID names a second string), and the
+-- trigger then clears the mark.
+CREATE TABLE IF NOT EXISTS {s}.shardid_topic_marks (
+    topic_id INTEGER NOT NULL PRIMARY KEY,
+    written_ms INTEGER,
+    rate REAL NOT NULL DEFAULT 0,
+    window_ms INTEGER,
+    window_n INTEGER NOT NULL DEFAULT 0,
+    largest INTEGER NOT NULL DEFAULT 0,
+    restored INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TRIGGER IF NOT EXISTS {s}.shardid_topic_advanced AFTER UPDATE OF next ON shardid_topics
+WHEN NEW.next > OLD.next BEGIN
+    INSERT INTO shardid_topic_marks (topic_id, written_ms, window_ms, window_n, largest)
+        VALUES (NEW.topic_id, {now}, {now}, NEW.next - OLD.next, NEW.next - OLD.next)
+    ON CONFLICT (topic_id) DO UPDATE SET
+        rate = CASE WHEN NOT restored AND window_ms IS NOT NULL AND {now} - window_ms >= 1000
+            THEN max(rate, (window_n + excluded.window_n) * 1000.0 / ({now} - window_ms)) ELSE rate END,
+        window_n = CASE WHEN restored OR window_ms IS NULL OR {now} - window_ms >= 1000 THEN 0
+            ELSE window_n + excluded.window_n END,
+        window_ms = CASE WHEN restored OR window_ms IS NULL OR {now} - window_ms >= 1000
+            THEN {now} ELSE window_ms END,
+        largest = CASE WHEN restored THEN largest ELSE max(largest, excluded.largest) END,
+        written_ms = {now},
+        restored = 0;
+END;
+",
+            now = super::NOW_MS
         )
     }
 }
@@ -131,6 +176,7 @@ impl Display for SqliteDictionaryUninstall<'_> {
             "-- Removes shardid's dictionary (its topics and strings) from SQLite schema {s}."
         )?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_strings;")?;
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_topic_marks;")?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_topics;")
     }
 }
@@ -173,10 +219,31 @@ impl<'a> SqliteDictionaryStatements<'a> {
     }
 
     /// In the writer's transaction (after [`super::BEGIN_IMMEDIATE`]): the topic's row;
-    /// parameter `(topic)`; one row `(topic_id, next, dropped)`, or none: no such topic.
+    /// parameter `(topic)`; one row `(topic_id, next, dropped)`, or none: no such topic. A
+    /// topic marked restored ([`SqliteDictionaryStatements::mark_restored`]) first moves its
+    /// `next` past what its highest rate could have numbered since its last batch:
+    /// [`MARGIN`] times that rate over the time since plus [`SKEW_MS`], plus [`FLOOR_BATCHES`]
+    /// of its largest batch ([`LOST_WRITES`] IDs for a topic with no recorded batch), as the
+    /// other dialects' step back (`crate::sql::failover`). Truncated, plus 1: SQLite's `ceil()`
+    /// is optional in its builds.
     pub const fn lock(&self) -> SqliteStatement<'a> {
         self.statement(
-            "SELECT topic_id, next, dropped_at IS NOT NULL FROM {s}.shardid_topics WHERE topic = ?",
+            "UPDATE {s}.shardid_topics AS t SET next = t.next + coalesce((SELECT CASE \
+             WHEN NOT r.restored THEN 0 WHEN r.written_ms IS NULL OR r.window_ms IS NULL THEN 10485 \
+             ELSE 4 * max(r.largest, 1) + 1 + CAST(4 * max(r.rate, r.window_n * 1000.0 / \
+             max(r.written_ms - r.window_ms, 1000)) * (max({now} - r.written_ms, 0) + 2000) / 1000 \
+             AS INTEGER) END FROM {s}.shardid_topic_marks AS r WHERE r.topic_id = t.topic_id), 0) \
+             WHERE t.topic = ? RETURNING topic_id, next, dropped_at IS NOT NULL",
+        )
+    }
+
+    /// Marks every topic restored (`shardid restored`: the file was copied back from a
+    /// backup); no parameters. The next batch of each skips what its rate could have numbered
+    /// since ([`SqliteDictionaryStatements::lock`]).
+    pub const fn mark_restored(&self) -> SqliteStatement<'a> {
+        self.statement(
+            "INSERT INTO {s}.shardid_topic_marks (topic_id, restored) SELECT topic_id, 1 \
+             FROM {s}.shardid_topics WHERE true ON CONFLICT (topic_id) DO UPDATE SET restored = 1",
         )
     }
 

@@ -26,8 +26,12 @@
 //!   the last writes), so none of the other dialects' failover bookkeeping (timelines, server
 //!   names, rates, `grown_at`) is here. Ticket servers mean nothing with one file: `stride` is
 //!   kept for the same columns and answers as elsewhere, and is always 1. A file restored from a
-//!   backup (Litestream, `.backup`) that lost the last takes would hand their numbers out again:
-//!   that is not covered yet (PostgreSQL's `restored` mark has no counterpart here).
+//!   backup (Litestream, `.backup`, `VACUUM INTO`) lost the last takes and cannot tell: each tag
+//!   and topic records its last handout and highest rate beside it (`shardid_tag_marks`,
+//!   `shardid_topic_marks`, kept by triggers within the take's and the batch's statements), and
+//!   once an operator marks the rows restored ([`SqliteSegmentStatements::mark_restored`],
+//!   [`SqliteDictionaryStatements::mark_restored`]) the next take or batch of each skips by
+//!   [`super::failover`]'s rule.
 //! - **`BEGIN IMMEDIATE`** for the dictionary's writer: a plain `BEGIN` is deferred, takes a
 //!   read snapshot at its first read and fails with `SQLITE_BUSY_SNAPSHOT` when it then writes
 //!   after another writer committed — an error the busy timeout does not wait out. `BEGIN

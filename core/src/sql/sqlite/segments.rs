@@ -32,6 +32,7 @@ use core::fmt::{self, Display, Formatter};
 use super::SqliteStatement;
 use super::serials::{SerialsDdl, SqliteSerialStatements};
 use crate::segment::Segment;
+use crate::sql::failover::{FLOOR_BATCHES, LOST_WRITES, MARGIN, RATE_WINDOW_MS, SKEW_MS};
 use crate::sql::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, Placeholders, SqlError, TAG_EXHAUSTED, UNKNOWN_TAG,
     check_schema,
@@ -111,6 +112,37 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     stride INTEGER NOT NULL DEFAULT 1 CONSTRAINT shardid_stride CHECK (stride = 1),
     updated_at INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+-- What a file copied back from a backup needs (issue 42), beside the tags so that a file of an
+-- older version gains it on first use (`CREATE ... IF NOT EXISTS` adds no columns): when each
+-- tag last handed numbers out (written_ms), the highest rate it sustained (numbers a second,
+-- over windows of at least {RATE_WINDOW_MS} ms: the current one started at window_ms and has
+-- handed out window_n), and whether an operator marked it restored (`shardid restored`). The
+-- trigger keeps it within each take's statement; the next take of a tag marked restored skips
+-- what that rate could have handed out since (crate::sql::failover).
+CREATE TABLE IF NOT EXISTS {s}.shardid_tag_marks (
+    tag TEXT NOT NULL PRIMARY KEY,
+    written_ms INTEGER,
+    rate REAL NOT NULL DEFAULT 0,
+    window_ms INTEGER,
+    window_n INTEGER NOT NULL DEFAULT 0,
+    restored INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+CREATE TRIGGER IF NOT EXISTS {s}.shardid_tag_taken AFTER UPDATE OF next ON shardid_tags
+WHEN NEW.next > OLD.next BEGIN
+    INSERT INTO shardid_tag_marks (tag, written_ms, window_ms, window_n)
+        VALUES (NEW.tag, NEW.updated_at, NEW.updated_at, NEW.step)
+    ON CONFLICT (tag) DO UPDATE SET
+        rate = CASE WHEN NOT restored AND window_ms IS NOT NULL AND NEW.updated_at - window_ms >= 1000
+            THEN max(rate, (window_n + NEW.step) * 1000.0 / (NEW.updated_at - window_ms)) ELSE rate END,
+        window_n = CASE WHEN restored OR window_ms IS NULL THEN NEW.step
+            WHEN NEW.updated_at - window_ms >= 1000 THEN 0 ELSE window_n + NEW.step END,
+        window_ms = CASE WHEN restored OR window_ms IS NULL OR NEW.updated_at - window_ms >= 1000
+            THEN NEW.updated_at ELSE window_ms END,
+        written_ms = NEW.updated_at,
+        restored = 0;
+END;
 "
         )?;
         SerialsDdl { schema: s }.fmt(f)
@@ -132,6 +164,7 @@ impl Display for SqliteSegmentsUninstall<'_> {
             "-- Removes shardid's dense IDs and serial numbers (the tags, the registrations) from SQLite schema {s}."
         )?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_serials;")?;
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_tag_marks;")?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_tags;")
     }
 }
@@ -151,8 +184,34 @@ macro_rules! want {
     };
 }
 
-// The number written into `want!` is this constant (the take's literals are checked by a test).
-const _: () = assert!(DEFAULT_SEGMENT == 1_000);
+/// What a take of a tag marked restored skips before its segment: [`MARGIN`] times what its
+/// highest rate hands out from its last take to now plus [`SKEW_MS`], plus [`FLOOR_BATCHES`]
+/// segments of twice its last size; a tag with no recorded take (a file of an older version),
+/// [`LOST_WRITES`] segments of twice its last size, as the other dialects' rows written before
+/// rates were recorded. 0 for a tag not marked. Truncated to an integer, plus 1: SQLite's
+/// `ceil()` is optional in its builds.
+macro_rules! skip {
+    () => {
+        concat!(
+            "coalesce((SELECT CASE WHEN NOT r.restored THEN 0 ",
+            "WHEN r.written_ms IS NULL OR r.window_ms IS NULL THEN 10485 * 2 * max(t.step, 1000) ",
+            "ELSE 4 * 2 * max(t.step, 1) + 1 + CAST(4 * max(r.rate, r.window_n * 1000.0 / ",
+            "max(r.written_ms - r.window_ms, 1000)) * (max({now} - r.written_ms, 0) + 2000) / 1000 ",
+            "AS INTEGER) END FROM {s}.shardid_tag_marks AS r WHERE r.tag = t.tag), 0)"
+        )
+    };
+}
+
+// The numbers written into `want!` and `skip!` are these constants (the take's literals are
+// checked by a test).
+const _: () = assert!(
+    DEFAULT_SEGMENT == 1_000
+        && LOST_WRITES == 10_485
+        && MARGIN == 4
+        && FLOOR_BATCHES == 4
+        && RATE_WINDOW_MS == 1_000
+        && SKEW_MS == 2_000
+);
 
 impl<'a> SqliteSegmentStatements<'a> {
     const fn statement(&self, text: &'static str) -> SqliteStatement<'a> {
@@ -167,14 +226,27 @@ impl<'a> SqliteSegmentStatements<'a> {
         self.statement(concat!(
             "UPDATE {s}.shardid_tags AS t SET step = ",
             want!(),
-            ", next = t.next + t.stride * ",
+            ", next = t.next + ",
+            skip!(),
+            " + t.stride * ",
             want!(),
             ", updated_at = {now} FROM (SELECT ? AS size) AS a WHERE t.tag = ? ",
-            "AND a.size BETWEEN 0 AND 1099511627776 AND t.next <= ",
-            "9223372036854775807 - t.stride * ",
+            "AND a.size BETWEEN 0 AND 1099511627776 AND t.next + ",
+            skip!(),
+            " <= 9223372036854775807 - t.stride * ",
             want!(),
             " RETURNING next - stride * step, step, stride"
         ))
+    }
+
+    /// Marks every tag restored (`shardid restored`: the file was copied back from a backup);
+    /// no parameters. The next take of each skips what its rate could have handed out since
+    /// its last take ([`SqliteSegmentStatements::take`]).
+    pub const fn mark_restored(&self) -> SqliteStatement<'a> {
+        self.statement(
+            "INSERT INTO {s}.shardid_tag_marks (tag, restored) SELECT tag, 1 FROM {s}.shardid_tags \
+             WHERE true ON CONFLICT (tag) DO UPDATE SET restored = 1",
+        )
     }
 
     /// Reads a tag after a take returned no row; parameter `(tag)`; one row `(next, step,
