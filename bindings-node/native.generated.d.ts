@@ -149,8 +149,13 @@ export declare class StatusRun {
   get url(): string
   /** `'postgres'`, `'mysql'` or `'sqlite'`: which driver runs the statements. */
   get family(): string
-  /** The file of a `sqlite:` URL, opened read-only; `null` for the other databases. */
+  /**
+   * The file of a `sqlite:` URL, opened read-only (for writing under `restored`); `null` for
+   * the other databases.
+   */
   get sqlitePath(): string | null
+  /** Whether this is `shardid restored`, which marks rows (a SQLite file is opened for writing). */
+  get marksRestored(): boolean
   /** The next statement, or `null` when done. */
   next(): string | null
   /** The rows of the last statement, as text or `null` cells. */
@@ -817,8 +822,8 @@ export declare function sqliteMaxList(): number
 
 /**
  * The file a `sqlite:///relative.db` or `sqlite:////absolute.db` URL names (the core's
- * `sqlite_path`); `INVALID_ARGUMENT` on `argument` for an in-memory database, a host or a
- * query string.
+ * `sqlite_path`); `INVALID_ARGUMENT` on `argument` for an in-memory database, a host, a query
+ * string, or a file on a network filesystem.
  */
 export declare function sqlitePath(url: string, argument: string): string
 

@@ -44,22 +44,28 @@ function sqliteDriver() {
  */
 function sqliteRows(db, sql) {
   const statement = db.prepare(sql)
+  // better-sqlite3 runs a statement that returns no data (`restored`'s marks) with run().
+  if (statement.reader === false) {
+    statement.run()
+    return []
+  }
   if (typeof statement.raw === 'function') return statement.raw(true).all()
   return statement.all().map((row) => Object.values(row))
 }
 
 /**
- * The SQLite file `path` opened read-only (a status creates no file and writes nothing), waiting
- * up to 5 s for a writer's lock; DATABASE_UNREACHABLE when there is no such file.
+ * The SQLite file `path` opened read-only (a status creates no file and writes nothing), or for
+ * writing without creating it (`write`: `shardid restored` marks rows), waiting up to 5 s for a
+ * writer's lock; DATABASE_UNREACHABLE when there is no such file.
  */
-function openSqlite(path) {
+function openSqlite(path, write = false) {
   if (!fs.statSync(path, { throwIfNoEntry: false })?.isFile()) {
     throw makeError('DATABASE_UNREACHABLE', { reason: `no SQLite file '${path}'` })
   }
   const Database = sqliteDriver()
   let db
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 5000 })
+    db = new Database(path, { readonly: !write, fileMustExist: true, timeout: 5000 })
   } catch (err) {
     throw unreachableError(err)
   }
@@ -70,7 +76,7 @@ function openSqlite(path) {
 function open(run) {
   const family = run.family
   const url = run.url
-  if (family === 'sqlite') return openSqlite(run.sqlitePath)
+  if (family === 'sqlite') return openSqlite(run.sqlitePath, run.marksRestored)
   if (family !== 'postgres' && family !== 'mysql') throw new Error(`a family no status driver runs: ${family}`)
   const dialect = byName(family)
   dialect.check(url, 'url') // INVALID_ARGUMENT for a URL the family's driver would refuse

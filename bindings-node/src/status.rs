@@ -169,10 +169,17 @@ impl StatusRun {
         guard(env, || Ok(self.inner.family().family_name()))
     }
 
-    /// The file of a `sqlite:` URL, opened read-only; `null` for the other databases.
+    /// The file of a `sqlite:` URL, opened read-only (for writing under `restored`); `null` for
+    /// the other databases.
     #[napi(getter)]
     pub fn sqlite_path(&self, env: &Env) -> Result<Option<String>> {
         guard(env, || Ok(self.inner.sqlite_path().map(Into::into)))
+    }
+
+    /// Whether this is `shardid restored`, which marks rows (a SQLite file is opened for writing).
+    #[napi(getter)]
+    pub fn marks_restored(&self, env: &Env) -> Result<bool> {
+        guard(env, || Ok(self.inner.marks_restored()))
     }
 
     /// The next statement, or `null` when done.

@@ -99,10 +99,17 @@ impl PyStatusRun {
         self.inner.family().family_name()
     }
 
-    /// The file of a `sqlite:` URL, opened read-only; `None` for the other databases.
+    /// The file of a `sqlite:` URL, opened read-only (for writing under `restored`); `None` for
+    /// the other databases.
     #[getter]
     fn sqlite_path(&self) -> Option<String> {
         self.inner.sqlite_path().map(Into::into)
+    }
+
+    /// Whether this is `shardid restored`, which marks rows (a SQLite file is opened for writing).
+    #[getter]
+    fn marks_restored(&self) -> bool {
+        self.inner.marks_restored()
     }
 
     /// The next statement, or `None` when done.

@@ -585,7 +585,7 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
     let mut reader = StatusReader::new(family, table, segments, dictionary, layout)
         .map_err(|e| usage(format!("{command}: {e}")))?;
     if command == "restored" {
-        reader = reader.marking_restored().map_err(usage)?;
+        reader = reader.marking_restored();
     }
     Ok(StatusRun {
         url: url.into(),
@@ -644,13 +644,20 @@ impl StatusRun {
     }
 
     /// The file of a SQLite run ([`crate::sql::sqlite_path`] of [`Self::url`]), which the
-    /// binding opens read-only (a status creates no file and writes nothing); `None` for the
-    /// other databases, or a URL that names no file (a run on a connection of the caller's).
+    /// binding opens read-only for a status (it creates no file and writes nothing) and for
+    /// writing for `restored` ([`Self::marks_restored`]); `None` for the other databases, or a
+    /// URL that names no file (a run on a connection of the caller's).
     pub fn sqlite_path(&self) -> Option<&str> {
         match self.family() {
             Dialect::Sqlite => crate::sql::sqlite_path(&self.url).ok(),
             Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => None,
         }
+    }
+
+    /// Whether this is `shardid restored`, which writes (marks the rows restored): on SQLite
+    /// the binding opens the file for writing, not read-only.
+    pub const fn marks_restored(&self) -> bool {
+        self.reader.marks_restored()
     }
 
     /// The next statement, or `None` when [`Self::output`] is ready.

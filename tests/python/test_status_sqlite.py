@@ -228,7 +228,9 @@ def test_refused_urls_missing_and_foreign_files_are_exit_2(tmp_path: Path) -> No
         with pytest.raises(InvalidArgumentError, match=says):
             status.read(url)
     done = shardid("restored", f"sqlite:///{junk}")
-    assert done.returncode == 2 and "SQLite's rows record no step back" in done.stderr, done
+    assert done.returncode == 2 and "file is not a database" in done.stderr, done
+    done = shardid("restored", f"sqlite:///{missing}")
+    assert done.returncode == 2 and not os.path.exists(missing), done  # restored creates no file
     assert junk.read_bytes() == b"not a database " * 100
     assert not os.path.exists(f"{missing}-wal")
 
@@ -241,3 +243,51 @@ def test_node_prints_the_same_bytes(db: Path, tmp_path: Path) -> None:
             ["node", str(NODE / "cli.js"), "status", *args], capture_output=True, text=True, timeout=60, check=False
         )
         assert (node.returncode, masked(node.stdout), node.stderr) == (py.returncode, masked(py.stdout), py.stderr)
+
+
+@pytest.mark.parametrize("cli", ["python", "node"])
+def test_a_file_copied_back_and_marked_restored_hands_nothing_out_twice(tmp_path: Path, cli: str) -> None:
+    """Issue 42 on SQLite: a consistent copy (the backup API, as `.backup` and Litestream take
+    one), more numbers handed out, the copy put back; `shardid restored` marks its tags and
+    topics, and the next take and batch skip past everything handed out after the copy."""
+    if cli == "node" and not node_reads_sqlite():
+        if os.environ.get("CI"):
+            pytest.fail("the Node addon or better-sqlite3 is missing in CI")
+        pytest.skip("the Node addon or better-sqlite3 is not installed in bindings-node")
+    from shardid.dictionary import Dictionary
+    from shardid.segments import DenseIds, create_tag
+
+    db, backup = tmp_path / "app.db", tmp_path / "backup.db"
+    url = f"sqlite:///{db}"
+    create_tag(url, "orders")
+    with DenseIds(url, "orders", min_size=10, max_size=10) as ids:
+        [ids.next_id() for _ in range(50)]
+    words = Dictionary(url, "words")
+    words.create()
+    words.ids([f"w{i}" for i in range(20)])
+    with sqlite3.connect(db) as live, sqlite3.connect(backup) as copy:
+        live.backup(copy)
+    with DenseIds(url, "orders", min_size=10, max_size=10) as ids:
+        lost = [ids.next_id() for _ in range(300)]
+    lost_words = dict(zip([f"x{i}" for i in range(30)], words.ids([f"x{i}" for i in range(30)])))
+    words.close()
+    # The file copied back over the live one (its WAL and shared memory gone with the old file).
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    backup.rename(db)
+
+    if cli == "python":
+        done = shardid("restored", url)
+    else:
+        done = subprocess.run(["node", "cli.js", "restored", url], cwd=NODE, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "marked restored: 1 tag, 1 topic" in done.stdout, done.stdout
+
+    with DenseIds(url, "orders", min_size=10, max_size=10) as ids:
+        first = ids.next_id()
+    assert first > max(lost), (first, max(lost))
+    words = Dictionary(url, "words", cache_size=0)
+    again = words.ids(list(lost_words))
+    assert min(again) > max(lost_words.values()), "no ID names a second string"
+    assert words.values(list(lost_words.values())) == [None] * 30
+    words.close()

@@ -245,13 +245,14 @@ def _run(run: _StatusRun, conn: Any) -> None:
         run.feed([[_cell(c) for c in row] for row in rows])
 
 
-def _connect_sqlite(path: str) -> sqlite3.Connection:
+def _connect_sqlite(path: str, *, write: bool = False) -> sqlite3.Connection:
     """The SQLite file ``path`` opened read-only (``mode=ro``: a missing file is not created,
-    nothing is written, the journal mode is left as it is), in autocommit, waiting up to 5 s for
-    a writer's lock. ``DATABASE_UNREACHABLE`` when there is no such file."""
+    nothing is written, the journal mode is left as it is), or for writing without creating it
+    (``mode=rw``: ``shardid restored`` marks rows), in autocommit, waiting up to 5 s for a
+    writer's lock. ``DATABASE_UNREACHABLE`` when there is no such file."""
     if not os.path.isfile(path):
         raise _error("DATABASE_UNREACHABLE", reason=f"no SQLite file {path!r}")
-    uri = Path(path).absolute().as_uri() + "?mode=ro"
+    uri = Path(path).absolute().as_uri() + ("?mode=rw" if write else "?mode=ro")
     try:
         return sqlite3.connect(uri, uri=True, timeout=5.0, isolation_level=None)
     except sqlite3.Error as e:
@@ -265,7 +266,7 @@ def _connect(run: _StatusRun) -> Any:
     if family == "sqlite":
         path = run.sqlite_path
         assert path is not None  # the core's rule: a sqlite URL that names no file is refused
-        return _connect_sqlite(path)
+        return _connect_sqlite(path, write=run.marks_restored)
     if family == "postgres":
         return _db.connect_postgres(run.url, connect_timeout=5)
     raise AssertionError(f"a family no status driver runs: {family}")

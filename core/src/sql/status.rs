@@ -51,8 +51,9 @@
 //!   (`pragma_database_list`) and the probe asks only those (naming a database that is not
 //!   attached is an error in SQLite, where a missing table should read as absent). The tables
 //!   are read as elsewhere, times already in Unix ms (`julianday('now')` for the clock,
-//!   [`super::sqlite::NOW_MS`]). One file has no failover, so its rows record no rate: no
-//!   serial warning, and `shardid restored` is refused ([`StatusReader::marking_restored`]).
+//!   [`super::sqlite::NOW_MS`]). One file has no failover: no serial warning; a file copied
+//!   back from a backup is marked by `shardid restored` ([`StatusReader::marking_restored`]),
+//!   on a connection the binding opens for writing.
 //!   Every column has a name of its own (`c0`, `c1`, ...), for drivers that return rows as
 //!   objects keyed by column name (Node's `node:sqlite`).
 
@@ -197,44 +198,42 @@ impl StatusReader {
 
     /// The same reader for `shardid restored`: every row of the tags and the topics is first
     /// marked restored (`UPDATE ... SET restored = true`, committed on its own: on PostgreSQL in
-    /// the statement that reads them, on the MySQL family, which has no `UPDATE ... RETURNING`,
-    /// in a statement of its own just before, which returns no row), so the next take of each
-    /// skips as after a new timeline or another server ([`super::failover`]); the report says
-    /// how many rows it marked.
-    ///
-    /// # Errors
-    /// On SQLite, whose rows record no step back to skip past (one file has no replica to
-    /// promote; a file copied back from a backup is not covered yet): the reason, for the
-    /// command line's usage error.
-    pub fn marking_restored(mut self) -> Result<Self, String> {
-        match self.family {
-            Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => {
-                self.mark_restored = true;
-                Ok(self)
-            }
-            Dialect::Sqlite => Err(
-                "restored: SQLite's rows record no step back to skip past (one file has no \
-                 replica to promote; a file copied back from a backup is not covered yet)"
-                    .into(),
-            ),
-        }
+    /// the statement that reads them; on the MySQL family, which has no `UPDATE ... RETURNING`,
+    /// and on SQLite, whose marks are rows of tables beside the tags and topics
+    /// ([`super::sqlite`]), in a statement of its own just before, which returns no row), so the
+    /// next take of each skips as after a new timeline or another server ([`super::failover`]);
+    /// the report says how many rows it marked. On SQLite the binding opens the file for
+    /// writing for it ([`Self::marks_restored`]), as a status opens it read-only.
+    #[must_use]
+    pub fn marking_restored(mut self) -> Self {
+        self.mark_restored = true;
+        self
     }
 
-    /// On the MySQL family under `restored`: the statement marking the rows the current step
-    /// reads, when they are not marked yet.
-    fn mysql_mark(&self) -> Option<String> {
-        if !self.family.is_mysql() || !self.mark_restored || self.marked {
+    /// Under `restored` on the MySQL family and SQLite: the statement marking the rows the
+    /// current step reads, when they are not marked yet.
+    fn mark(&self) -> Option<String> {
+        if !self.mark_restored || self.marked {
             return None;
         }
-        match self.step {
-            Step::Tags => Some(format!(
+        let placeholders = super::Placeholders::Question;
+        match (self.family, self.step) {
+            (Dialect::Mysql | Dialect::Mariadb, Step::Tags) => Some(format!(
                 "UPDATE {}.shardid_tags SET restored = TRUE",
                 self.segments
             )),
-            Step::Topics => Some(format!(
+            (Dialect::Mysql | Dialect::Mariadb, Step::Topics) => Some(format!(
                 "UPDATE {}.shardid_topics SET restored = TRUE",
                 self.dictionary
             )),
+            (Dialect::Sqlite, Step::Tags) => super::sqlite::SqliteSegments::new(&self.segments)
+                .ok()
+                .map(|s| s.statements(placeholders).mark_restored().to_string()),
+            (Dialect::Sqlite, Step::Topics) => {
+                super::sqlite::SqliteDictionary::new(&self.dictionary)
+                    .ok()
+                    .map(|d| d.statements(placeholders).mark_restored().to_string())
+            }
             _ => None,
         }
     }
@@ -272,7 +271,7 @@ impl StatusReader {
 
     /// The next statement to run (no parameters), or `None` when [`Self::report`] is ready.
     pub fn next(&self) -> Option<String> {
-        if let Some(mark) = self.mysql_mark() {
+        if let Some(mark) = self.mark() {
             return Some(mark);
         }
         if self.step == Step::Done {
@@ -455,7 +454,7 @@ impl StatusReader {
     /// Rows no statement of this module returns (a cell missing or not a number where one is
     /// due), with what was wrong; the reader stays at its step.
     pub fn feed(&mut self, rows: &[Row]) -> Result<(), String> {
-        if self.mysql_mark().is_some() {
+        if self.mark().is_some() {
             if !rows.is_empty() {
                 return Err("the statement marking rows restored returned rows".into());
             }
@@ -1554,8 +1553,7 @@ mod tests {
             Layout::INSTAGRAM,
         )
         .unwrap()
-        .marking_restored()
-        .unwrap();
+        .marking_restored();
         assert!(r.next().unwrap().contains("information_schema.tables"));
         r.feed(&[row(&[
             Some("1764115200000"),
@@ -1638,9 +1636,11 @@ mod tests {
         let probe = r2.next().unwrap();
         assert!(probe.contains("julianday('now')") && probe.contains("main.sqlite_master"));
         assert!(!probe.contains("to_regclass") && !probe.contains("information_schema"));
-        // Restored is refused: SQLite's rows record no step back.
-        let refused = r.marking_restored().unwrap_err();
-        assert!(refused.starts_with("restored: SQLite"), "{refused}");
+        // `restored` marks SQLite's rows too (in the marks tables beside the tags and topics):
+        // the binding opens the file for writing for it (tests/python/test_status_sqlite.py
+        // runs it on a file copied back).
+        assert!(!r.marks_restored());
+        assert!(r.marking_restored().marks_restored());
     }
 
     #[test]
@@ -1764,8 +1764,9 @@ mod tests {
     }
 
     /// `shardid status` on a real SQLite file (`rusqlite`, SQLite bundled), every statement
-    /// run as a driver runs it: the tables made by the core's SQLite DDL and statements.
-    #[cfg(not(miri))] // SQLite is C behind rusqlite's FFI, which Miri cannot call
+    /// run as a driver runs it: the tables made by the core's SQLite DDL and statements (with
+    /// feature `sqlite`, which brings rusqlite; CI's core tests run it).
+    #[cfg(all(feature = "sqlite", not(miri)))] // SQLite is C behind rusqlite's FFI, which Miri cannot call
     #[test]
     #[allow(clippy::too_many_lines)] // the file's rows, the run, what the report says of each
     fn sqlite_status_on_a_real_file() {
