@@ -8,7 +8,9 @@ whose default is the next serial of a tag, taken in segments from PostgreSQL
 
 Each process takes its own segments of the day's numbers on its own connection (made from the
 settings of the database ``using``); the database can make the same serials itself for rows it
-inserts (``db_default=NextSerial(...)``), from the same numbers.
+inserts (``db_default=NextSerial(...)``), from the same numbers. On SQLite inside
+``transaction.atomic()`` the serial is taken on Django's connection, in the caller's transaction
+(:func:`next_serial`): SQLite has one writer per file.
 """
 
 from __future__ import annotations
@@ -103,7 +105,9 @@ class SerialField(models.CharField):
     """A ``CharField`` whose default is the next serial of ``tag`` in ``format`` and ``zone``
     (``ORD-20261125-000123``): ``max_length`` is the format's length, and the field is not
     editable in forms by default. The tag must be registered with this format and zone
-    (:class:`CreateSerial`); a mismatch is ``SerialMismatchError`` at the first serial.
+    (:class:`CreateSerial`); a mismatch is ``SerialMismatchError`` at the first serial. On
+    SQLite inside ``transaction.atomic()`` the serial is the transaction's: a rollback gives it
+    back (:func:`next_serial`).
 
     ``number = SerialField(format="ORD-{yyyy}{MM}{dd}-{seq:6}", tag="orders", zone="Asia/Shanghai", unique=True)``
     """
