@@ -109,22 +109,34 @@ def test_a_rollback_gives_its_numbers_back(project: Path) -> None:
 try:
     with transaction.atomic():
         old = [Order.objects.create() for _ in range(3)]
+        draft = Order()  # made, not saved
         raise RuntimeError("roll back")
 except RuntimeError:
     pass
 with transaction.atomic():
-    new = [Order.objects.create() for _ in range(3)]
-assert [o.number for o in new] == [o.number for o in old], ([o.number for o in old], [o.number for o in new])
-assert [o.invoice for o in new] == [o.invoice for o in old]
-# An object of the rolled-back transaction saved later with its old number: refused, never a
-# duplicate (unique=True).
+    new = [Order.objects.create() for _ in range(4)]
+assert [o.number for o in new] == [o.number for o in [*old, draft]], ([o.number for o in old], [o.number for o in new])
+assert [o.invoice for o in new] == [o.invoice for o in [*old, draft]]
+# The object made in the rolled-back transaction, saved later with its old number: refused,
+# never a duplicate (unique=True).
 try:
     with transaction.atomic():
-        old[0].save()
+        draft.save()
     raise AssertionError("saved twice")
 except IntegrityError:
     pass
-assert Order.objects.filter(number=new[0].number).count() == 1
+assert Order.objects.filter(number=draft.number).count() == 1
+# A transaction of set_autocommit(False) is one too.
+transaction.set_autocommit(False)
+try:
+    manual = Order.objects.create()
+    transaction.rollback()
+    again = Order.objects.create()
+    transaction.commit()
+finally:
+    transaction.set_autocommit(True)
+assert again.number == manual.number and again.invoice == manual.invoice, (manual.number, again.number)
+assert Order.objects.filter(number=again.number).count() == 1
 print("ok")
 """)
     assert out.strip() == "ok"

@@ -244,11 +244,12 @@ _sqlite_steps: Any = None
 
 
 def _sqlite_transaction(using: str) -> Any:
-    """Django's connection ``using`` when it is SQLite and inside ``transaction.atomic()``, else
-    ``None``. SQLite has one writer per file: a transaction holding the write lock would wait
-    for a segment the allocator takes on its own connection (which waits for the transaction),
-    and a deferred one that has read would fail at its first write after that connection's
-    commit. So inside a transaction the number is taken on Django's connection, in it."""
+    """Django's connection ``using`` when it is SQLite and inside ``transaction.atomic()`` (or a
+    transaction of ``set_autocommit(False)``), else ``None``. SQLite has one writer per file: a
+    transaction holding the write lock would wait for a segment the allocator takes on its own
+    connection (which waits for the transaction), and a deferred one that has read would fail
+    at its first write after that connection's commit. So inside a transaction the number is
+    taken on Django's connection, in it."""
     on_sqlite = _on_sqlite.get(using)
     if on_sqlite is False:
         return None
@@ -257,7 +258,13 @@ def _sqlite_transaction(using: str) -> Any:
     connection = connections[using]
     if on_sqlite is None:
         on_sqlite = _on_sqlite[using] = connection.vendor == "sqlite"
-    return connection if on_sqlite and connection.in_atomic_block else None
+    if not on_sqlite:
+        return None
+    # atomic(), or a transaction of set_autocommit(False) (an open connection that is not in
+    # autocommit; before it opens, Django's attribute reads False).
+    if connection.in_atomic_block or (connection.connection is not None and not connection.autocommit):
+        return connection
+    return None
 
 
 def _take_in_transaction(connection: Any, using: str, schema: str, tag: str, *, serials: bool, step: Any) -> Any:
@@ -302,7 +309,10 @@ def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
     duplicate). Outside a transaction the segments of the process's allocator are used."""
     connection = _sqlite_transaction(using)
     if connection is not None:
-        take = lambda conn, steps: steps.take(conn, tag, 1)[0]  # noqa: E731
+
+        def take(conn: Any, steps: Any) -> int:
+            return steps.take(conn, tag, 1)[0]  # type: ignore[no-any-return]
+
         return _take_in_transaction(connection, using, schema, tag, serials=False, step=take)  # type: ignore[no-any-return]
     key = (using, schema, tag)
     ids = _dense.get(key)
