@@ -8,6 +8,7 @@ from the start: the case that waited)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +43,7 @@ class Migration(migrations.Migration):
 
 PRELUDE = """
 import os, time
-os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings")
 import django
 django.setup()
 from django.db import IntegrityError, connection, transaction
@@ -67,6 +68,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (migrations / "__init__.py").write_text("")
     run(path, "manage.py", "makemigrations", "notes")
     (migrations / "0002_shardid.py").write_text(INSTALL)
+    # The same project with Django's default deferred transactions.
+    (path / "settings_deferred.py").write_text("from settings import *\nDATABASES['default']['OPTIONS'] = {'timeout': 2}\n")
     run(path, "manage.py", "migrate")
     return path
 
@@ -77,8 +80,13 @@ def run(path: Path, *args: str) -> str:
     return done.stdout
 
 
-def script(path: Path, body: str) -> str:
-    return run(path, "-c", PRELUDE + body)
+def script(path: Path, body: str, settings: str = "settings") -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", PRELUDE + body], cwd=path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": settings},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
 
 
 def test_more_than_a_segment_inside_one_immediate_transaction(project: Path) -> None:
@@ -101,6 +109,20 @@ assert took < 2, took  # no take waited for the busy timeout (2 s): it would hav
 assert Order.objects.count() == 1_201
 print("ok")
 """)
+    assert out.strip() == "ok"
+
+
+def test_a_deferred_transaction_that_has_read(project: Path) -> None:
+    # The segment's commit on another connection would make the transaction's first write fail
+    # with `database is locked` (its read snapshot is no longer the latest).
+    out = script(project, """
+assert connection.settings_dict["OPTIONS"] == {"timeout": 2}
+with transaction.atomic():
+    before = Order.objects.count()
+    made = [Order.objects.create() for _ in range(3)]
+assert Order.objects.count() == before + 3
+print("ok")
+""", settings="settings_deferred")
     assert out.strip() == "ok"
 
 
