@@ -70,6 +70,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (migrations / "0002_shardid.py").write_text(INSTALL)
     # The same project with Django's default deferred transactions.
     (path / "settings_deferred.py").write_text("from settings import *\nDATABASES['default']['OPTIONS'] = {'timeout': 2}\n")
+    # And on a database in memory, which no other connection can share.
+    (path / "settings_memory.py").write_text("from settings import *\nDATABASES['default']['NAME'] = ':memory:'\n")
     run(path, "manage.py", "migrate")
     return path
 
@@ -220,4 +222,25 @@ with transaction.atomic():
         assert e.create == "create_serial"
 print("ok")
 """)
+    assert out.strip() == "ok"
+
+
+def test_in_memory_inside_atomic_only(project: Path) -> None:
+    # Inside atomic() (every test of Django's TestCase) the numbers are taken on Django's
+    # connection, so the in-memory database serves them; outside, the allocator would need a
+    # connection of its own to it: UNSUPPORTED.
+    out = script(project, """
+from django.core.management import call_command
+from shardid import UnsupportedError
+call_command("migrate", verbosity=0)
+with transaction.atomic():
+    made = [Order.objects.create() for _ in range(3)]
+assert [o.number for o in made] == [1, 2, 3], [o.number for o in made]
+try:
+    Order.objects.create()
+    raise AssertionError("taken")
+except UnsupportedError:
+    pass
+print("ok")
+""", settings="settings_memory")
     assert out.strip() == "ok"
