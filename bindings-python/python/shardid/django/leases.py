@@ -203,8 +203,8 @@ def _sqlite_url(using: str) -> str:
     connection = connections[using]
     if connection.is_in_memory_db():
         reason = (
-            f"dense IDs and serials on the in-memory SQLite database {using!r}: give it a file "
-            f"(DATABASES[{using!r}]['TEST']['NAME'] = 'test.sqlite3' for the test database)"
+            f"dense IDs and serials outside transaction.atomic() on the in-memory SQLite database {using!r}: "
+            f"give it a file (DATABASES[{using!r}]['TEST']['NAME'] = 'test.sqlite3' for the test database)"
         )
         raise _error("UNSUPPORTED", reason=reason)
     return f"sqlite:///{os.path.abspath(str(connection.settings_dict['NAME']))}"
