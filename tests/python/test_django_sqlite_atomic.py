@@ -220,6 +220,26 @@ with transaction.atomic():
         raise AssertionError("taken")
     except UnknownTagError as e:
         assert e.create == "create_serial"
+# A transaction an error has broken takes nothing, as Django's own queries refuse to run.
+from django.db import DatabaseError
+from django.db.transaction import TransactionManagementError
+with transaction.atomic():
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT * FROM no_such_table")
+    except DatabaseError:
+        pass
+    connection.needs_rollback = True  # as an inner atomic() that caught the error marks it
+    try:
+        Order.objects.create()
+        raise AssertionError("taken")
+    except TransactionManagementError:
+        pass
+    try:
+        dense_id("orders")
+        raise AssertionError("taken")
+    except TransactionManagementError:
+        pass
 print("ok")
 """)
     assert out.strip() == "ok"

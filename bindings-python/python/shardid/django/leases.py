@@ -284,6 +284,9 @@ def _take_in_transaction(connection: Any, using: str, schema: str, tag: str, *, 
         _installed.add((using, schema, serials))
     if _sqlite_steps is None:
         _sqlite_steps = _sqlite.Segments("main")  # Django's connection attaches no other database
+    # As Django's own cursors: no statement in a transaction an error has broken (the atomic()
+    # block must end first: TransactionManagementError).
+    connection.validate_no_broken_transaction()
     try:
         with connection.wrap_database_errors:
             return step(connection.connection, _sqlite_steps)
