@@ -264,3 +264,17 @@ except UnsupportedError:
 print("ok")
 """, settings="settings_memory")
     assert out.strip() == "ok"
+
+
+def test_other_databases_keep_the_allocator(project: Path) -> None:
+    # The rule is SQLite's: on PostgreSQL and the MySQL family a transaction takes nothing on
+    # Django's connection (their segments' own connections wait for no table lock).
+    out = script(project, """
+from shardid.django import leases
+connection.vendor = "postgresql"  # what the rule reads, once per alias
+with transaction.atomic():
+    assert leases._sqlite_transaction("default") is None
+    assert leases._on_sqlite == {"default": False}
+print("ok")
+""")
+    assert out.strip() == "ok"
