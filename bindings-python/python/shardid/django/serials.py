@@ -23,6 +23,7 @@ from django.db import NotSupportedError, models
 from django.db.migrations.operations.base import Operation
 
 from shardid._shardid import SerialFormat, _check_serial_tag, _serial_statements
+from shardid.django import leases as integration
 
 __all__ = ["CreateSerial", "NextSerial", "SerialField", "next_serial"]
 
@@ -46,8 +47,6 @@ def next_serial(tag: str, format: str, zone: str, schema: str = "seg", using: st
     rule: a rollback gives it back, so an object made in a rolled-back transaction must not be
     saved later with its serial); the period's tag is created at its first take, as the serial
     driver creates it."""
-    from shardid.django import leases as integration
-
     connection = integration._sqlite_transaction(using)
     if connection is not None:
         return _serial_in_transaction(connection, tag, format, zone, schema, using)
@@ -82,7 +81,6 @@ def _serial_in_transaction(connection: Any, tag: str, format: str, zone: str, sc
 
     from shardid import now_ms
     from shardid._errors import SerialMismatchError
-    from shardid.django import leases as integration
 
     parsed = _formats.get((format, zone))
     if parsed is None:
