@@ -1,7 +1,7 @@
 """Django on SQLite under a real gunicorn (pre-fork, 4 workers, the app loaded in the master:
 tests/python/django_server.py's, as the PostgreSQL and MariaDB tests serve theirs), issue 44:
-a model with DenseIdField and SerialField, dictionary() in the view's transaction, the tables
-made by the migrations' operations. 400 POSTs from 8 clients at once: every one answered 2xx,
+a model with DenseIdField and SerialField made in the view's transaction (IMMEDIATE) with a
+dictionary() ID, the tables made by the migrations' operations. 400 POSTs from 8 clients at once: every one answered 2xx,
 no key twice (dense numbers, serials, the model's own IDs), and the dictionary's IDs exactly
 0..n-1, each row carrying its string's ID."""
 
@@ -55,11 +55,11 @@ from notes.models import Order
 @csrf_exempt
 def create(request):
     name = request.body.decode()
-    # The dense number and the serial are taken here, on the fields' own connections to the
-    # file: inside the transaction below they would wait for its write lock, which SQLite gives
-    # one connection at a time (docs/src/databases/sqlite.md).
-    order = Order(name=name)
     with transaction.atomic():
+        # The dense number and the serial are taken here, on Django's connection inside the
+        # transaction (which holds the file's write lock from its start: IMMEDIATE), committed
+        # with the row (docs/src/databases/sqlite.md).
+        order = Order(name=name)
         # A new tag every few posts, the rest seen before: numbered inside the view's
         # transaction, racing the other workers for the same new strings.
         order.tag_id = tag_id = dictionary("tags").id("tag " + str(int(name.split()[1]) // 3))
@@ -75,7 +75,8 @@ POSTS = 400
 def test_gunicorn_workers_on_sqlite(tmp_path: Path) -> None:
     django_project(tmp_path, MODELS, apps=("shardid.django",))
     settings = tmp_path / "settings.py"
-    # dictionary() in atomic() needs transactions begun IMMEDIATE (docs/src/databases/sqlite.md).
+    # dictionary() in atomic() needs transactions begun IMMEDIATE (docs/src/databases/sqlite.md),
+    # which hold the write lock from the start: the fields' numbers are taken in them.
     text = settings.read_text().replace("'OPTIONS': {'timeout': 30}", "'OPTIONS': {'timeout': 30, 'transaction_mode': 'IMMEDIATE'}")
     settings.write_text(text + "ROOT_URLCONF = 'urls'\nALLOWED_HOSTS = ['127.0.0.1']\nDEBUG = False\nMIDDLEWARE = []\n")
     (tmp_path / "urls.py").write_text(URLS)
@@ -102,6 +103,9 @@ def test_gunicorn_workers_on_sqlite(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "db.sqlite3")
     rows = conn.execute("SELECT count(*), count(DISTINCT number), count(DISTINCT invoice), count(DISTINCT name) FROM notes_order").fetchall()
     assert rows == [(POSTS, POSTS, POSTS, POSTS)]
+    # Taken in the transactions that saved the rows, one at a time: no number left unused.
+    numbers = sorted(n for (n,) in conn.execute("SELECT number FROM notes_order"))
+    assert numbers == list(range(numbers[0], numbers[0] + POSTS)), numbers[:5]
     tags = dict(conn.execute("SELECT s.value, s.id FROM shardid_strings s JOIN shardid_topics t USING (topic_id) WHERE t.topic = 'tags'"))
     assert sorted(tags.values()) == list(range((POSTS - 1) // 3 + 1)), len(tags)
     for name, tag_id in conn.execute("SELECT name, tag_id FROM notes_order"):

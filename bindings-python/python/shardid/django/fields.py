@@ -182,6 +182,11 @@ class DenseIdField(models.BigIntegerField):
     MySQL, MariaDB or a SQLite file, after :class:`~shardid.django.InstallSegments`). IDs increase per process; across processes
     they interleave by segment. Not editable in forms by default.
 
+    On SQLite inside ``transaction.atomic()`` the number is taken on Django's connection, in the
+    caller's transaction (:func:`~shardid.django.dense_id`): committed with it, given back by its
+    rollback, so an object made in a transaction that rolled back must not be saved later with
+    its old number (``unique=True`` makes such a save fail with ``IntegrityError``).
+
     ``number = DenseIdField(tag="orders", unique=True)``
     """
 

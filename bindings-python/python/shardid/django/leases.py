@@ -203,8 +203,8 @@ def _sqlite_url(using: str) -> str:
     connection = connections[using]
     if connection.is_in_memory_db():
         reason = (
-            f"dense IDs and serials on the in-memory SQLite database {using!r}: give it a file "
-            f"(DATABASES[{using!r}]['TEST']['NAME'] = 'test.sqlite3' for the test database)"
+            f"dense IDs and serials outside transaction.atomic() on the in-memory SQLite database {using!r}: "
+            f"give it a file (DATABASES[{using!r}]['TEST']['NAME'] = 'test.sqlite3' for the test database)"
         )
         raise _error("UNSUPPORTED", reason=reason)
     return f"sqlite:///{os.path.abspath(str(connection.settings_dict['NAME']))}"
@@ -235,11 +235,88 @@ def _check_installed(using: str, schema: str, *, serials: bool) -> None:
         raise _error("DATABASE", reason=problem)
 
 
+# Whether each database alias is Django's SQLite backend, read once (an alias's engine does not
+# change while the process runs): PostgreSQL and MySQL pay one dictionary lookup for the check.
+_on_sqlite: dict[str, bool] = {}
+# (alias, schema, serials) whose tables were found, for numbers taken in Django's transaction.
+_installed: set[tuple[str, str, bool]] = set()
+_sqlite_steps: Any = None
+
+
+def _sqlite_transaction(using: str) -> Any:
+    """Django's connection ``using`` when it is SQLite and inside ``transaction.atomic()`` (or a
+    transaction of ``set_autocommit(False)``), else ``None``. SQLite has one writer per file: a
+    transaction holding the write lock would wait for a segment the allocator takes on its own
+    connection (which waits for the transaction), and a deferred one that has read would fail
+    at its first write after that connection's commit. So inside a transaction the number is
+    taken on Django's connection, in it."""
+    on_sqlite = _on_sqlite.get(using)
+    if on_sqlite is False:
+        return None
+    from django.db import connections
+
+    connection = connections[using]
+    if on_sqlite is None:
+        on_sqlite = _on_sqlite[using] = connection.vendor == "sqlite"
+    if not on_sqlite:
+        return None
+    # atomic(), or a transaction of set_autocommit(False) (an open connection that is not in
+    # autocommit; before it opens, Django's attribute reads False).
+    if connection.in_atomic_block or (connection.connection is not None and not connection.autocommit):
+        return connection
+    return None
+
+
+def _take_in_transaction(connection: Any, using: str, schema: str, tag: str, *, serials: bool, step: Any) -> Any:
+    """``step(conn, steps)`` with ``conn`` Django's own sqlite3 connection (inside the caller's
+    transaction) and ``steps`` the core's SQLite statements (``shardid._sqlite.Segments``):
+    ``DATABASE`` when the migration that makes the tables has not run, ``UNKNOWN_TAG`` for a tag
+    that does not exist, ``SEGMENT_UNAVAILABLE`` for one the database refuses (exhausted),
+    SQLite's errors as Django's (``OperationalError: database is locked``, as the transaction's
+    own statements report them)."""
+    global _sqlite_steps
+    from shardid import _sqlite
+    from shardid._errors import SegmentUnavailableError
+    from shardid._shardid import _UNKNOWN_TAG_SQLSTATE, _error
+
+    if (using, schema, serials) not in _installed:
+        _check_installed(using, schema, serials=serials)
+        _installed.add((using, schema, serials))
+    if _sqlite_steps is None:
+        _sqlite_steps = _sqlite.Segments("main")  # Django's connection attaches no other database
+    # As Django's own cursors: no statement in a transaction an error has broken (the atomic()
+    # block must end first: TransactionManagementError).
+    connection.validate_no_broken_transaction()
+    try:
+        with connection.wrap_database_errors:
+            return step(connection.connection, _sqlite_steps)
+    except _sqlite.StatementError as e:
+        if e.sqlstate == _UNKNOWN_TAG_SQLSTATE:
+            raise _error("UNKNOWN_TAG", tag=tag, create="create_serial" if serials else "create_tag") from e
+        reason = f"the take in the transaction failed: {e}"
+        raise SegmentUnavailableError(f"no segment of tag {tag} is available: {reason}", tag=tag, reason=reason) from e
+
+
 def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
     """The next dense ID of ``tag``, from segments of the database ``using`` (its own
     connection, made from Django's settings for that alias; on MySQL over PyMySQL, on SQLite
     to the database file): the default of
-    :class:`~shardid.django.DenseIdField`."""
+    :class:`~shardid.django.DenseIdField`.
+
+    On SQLite inside ``transaction.atomic()`` (``ATOMIC_REQUESTS`` included) the number is
+    taken on Django's connection, in the caller's transaction: one take of one number (the
+    core's statement), which waits for no other connection and is committed with the
+    transaction. A rollback gives the number back, so the next transaction takes it again: an
+    object made inside a transaction that rolled back must not be saved later with its old
+    number (with ``unique=True`` such a save fails with ``IntegrityError``, never a silent
+    duplicate). Outside a transaction the segments of the process's allocator are used."""
+    connection = _sqlite_transaction(using)
+    if connection is not None:
+
+        def take(conn: Any, steps: Any) -> int:
+            return steps.take(conn, tag, 1)[0]  # type: ignore[no-any-return]
+
+        return _take_in_transaction(connection, using, schema, tag, serials=False, step=take)  # type: ignore[no-any-return]
     key = (using, schema, tag)
     ids = _dense.get(key)
     if ids is None:

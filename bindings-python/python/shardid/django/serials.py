@@ -8,7 +8,9 @@ whose default is the next serial of a tag, taken in segments from PostgreSQL
 
 Each process takes its own segments of the day's numbers on its own connection (made from the
 settings of the database ``using``); the database can make the same serials itself for rows it
-inserts (``db_default=NextSerial(...)``), from the same numbers.
+inserts (``db_default=NextSerial(...)``), from the same numbers. On SQLite inside
+``transaction.atomic()`` the serial is taken on Django's connection, in the caller's transaction
+(:func:`next_serial`): SQLite has one writer per file.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from django.db import NotSupportedError, models
 from django.db.migrations.operations.base import Operation
 
 from shardid._shardid import SerialFormat, _check_serial_tag, _serial_statements
+from shardid.django import leases as integration
 
 __all__ = ["CreateSerial", "NextSerial", "SerialField", "next_serial"]
 
@@ -37,11 +40,19 @@ def _close(key: tuple[str, str, str, str, str]) -> None:
 
 def next_serial(tag: str, format: str, zone: str, schema: str = "seg", using: str = "default") -> str:
     """The next serial of ``tag``, from segments of the database ``using``: the default of
-    :class:`SerialField`."""
+    :class:`SerialField`.
+
+    On SQLite inside ``transaction.atomic()`` the number is taken on Django's connection, in
+    the caller's transaction (as :func:`~shardid.django.dense_id` does, and with the same
+    rule: a rollback gives it back, so an object made in a rolled-back transaction must not be
+    saved later with its serial); the period's tag is created at its first take, as the serial
+    driver creates it."""
+    connection = integration._sqlite_transaction(using)
+    if connection is not None:
+        return _serial_in_transaction(connection, tag, format, zone, schema, using)
     key = (using, schema, tag, format, zone)
     serials = _serials.get(key)
     if serials is None:
-        from shardid.django import leases as integration
         from shardid.segments import Serials
 
         with _lock:
@@ -56,11 +67,45 @@ def next_serial(tag: str, format: str, zone: str, schema: str = "seg", using: st
     return str(serials.next_serial())
 
 
+# The formats of the serials taken in Django's transaction, parsed once.
+_formats: dict[tuple[str, str], SerialFormat] = {}
+
+
+def _serial_in_transaction(connection: Any, tag: str, format: str, zone: str, schema: str, using: str) -> str:
+    """The next serial of ``tag`` taken on Django's SQLite connection, in its transaction: the
+    registration read and checked against the format (``SERIAL_MISMATCH``), then one take of
+    the current period's numbers (the core's steps, the period's tag created at its first
+    take). A registration with ``max_gap`` above 1 takes a random 1 to ``max_gap`` numbers and
+    issues the last, so consecutive serials still hide the volume."""
+    import secrets
+
+    from shardid import now_ms
+    from shardid._errors import SerialMismatchError
+
+    parsed = _formats.get((format, zone))
+    if parsed is None:
+        parsed = _formats[(format, zone)] = SerialFormat(format, zone)
+
+    def take(conn: Any, steps: Any) -> str:
+        canonical, registered_zone, max_gap, _ = steps.serial_info(conn, tag)
+        reason = parsed._mismatch(canonical, registered_zone)
+        if reason is not None:
+            raise SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
+        unix_ms = now_ms()
+        size = 1 if max_gap <= 1 else 1 + secrets.randbelow(max_gap)
+        first, count, stride = steps.take_period(conn, tag, parsed.period_at(unix_ms), size)
+        return parsed.render(first + (count - 1) * stride, unix_ms)
+
+    return integration._take_in_transaction(connection, using, schema, tag, serials=True, step=take)  # type: ignore[no-any-return]
+
+
 class SerialField(models.CharField):
     """A ``CharField`` whose default is the next serial of ``tag`` in ``format`` and ``zone``
     (``ORD-20261125-000123``): ``max_length`` is the format's length, and the field is not
     editable in forms by default. The tag must be registered with this format and zone
-    (:class:`CreateSerial`); a mismatch is ``SerialMismatchError`` at the first serial.
+    (:class:`CreateSerial`); a mismatch is ``SerialMismatchError`` at the first serial. On
+    SQLite inside ``transaction.atomic()`` the serial is the transaction's: a rollback gives it
+    back (:func:`next_serial`).
 
     ``number = SerialField(format="ORD-{yyyy}{MM}{dd}-{seq:6}", tag="orders", zone="Asia/Shanghai", unique=True)``
     """
