@@ -1,14 +1,16 @@
 """``manage.py shardid_restored``: the command line's ``shardid restored`` for a Django project
-on PostgreSQL, MySQL or MariaDB. After restoring a backup the database cannot tell from its own
-state (on PostgreSQL a dump restored into the same cluster with ``pg_restore --clean``, a base
-backup copied back; on a Galera cluster a node bootstrapped from an old backup), it marks every
-tag, serial period and dictionary topic restored, in the schemas the project's migrations
-install segments and the dictionary in (``seg`` and ``dict`` when none does), so the next take of
-each skips what its rate could have handed out; then it prints the status. Promotions,
-point-in-time recovery and dumps restored into another cluster or server need no such step."""
+on PostgreSQL, MySQL, MariaDB or SQLite. After restoring a backup the database cannot tell from
+its own state (on PostgreSQL a dump restored into the same cluster with ``pg_restore --clean``,
+a base backup copied back; on a Galera cluster a node bootstrapped from an old backup; a SQLite
+file copied back), it marks every tag, serial period and dictionary topic restored, in the
+schemas the project's migrations install segments and the dictionary in (``seg`` and ``dict``
+when none does; on SQLite the file's own, ``main``), so the next take of each skips what its
+rate could have handed out; then it prints the status. Promotions, point-in-time recovery and
+dumps restored into another cluster or server need no such step."""
 
 from __future__ import annotations
 
+import os
 import sys
 from itertools import zip_longest
 from typing import Any
@@ -38,8 +40,8 @@ def _mysql_url(alias: str, settings: dict[str, Any]) -> str:
 
 class Command(BaseCommand):
     """Marks the rows of the database ``--database`` names (``default``) restored, then prints
-    the status; refused, with a ``CommandError``, on a database other than PostgreSQL, MySQL
-    or MariaDB."""
+    the status; refused, with a ``CommandError``, on a database other than PostgreSQL, MySQL,
+    MariaDB or a SQLite file."""
 
     help = "Marks every shardid tag, serial period and topic restored (after restoring a backup): the next take of each skips."
 
@@ -53,7 +55,6 @@ class Command(BaseCommand):
         from django.db import connections
 
         from shardid.django.status import _migration_schemas
-        from shardid.status import main
 
         connection = connections[options["database"]]
         if connection.vendor == "postgresql":
@@ -61,13 +62,27 @@ class Command(BaseCommand):
             target = " ".join(f"{k}={_quoted(params[k])}" for k in _KEYS if params.get(k) not in (None, ""))
         elif connection.vendor == "mysql":
             target = _mysql_url(options["database"], connection.settings_dict)
+        elif connection.vendor == "sqlite":
+            # The file itself (its tables are in `main`, whatever the migrations name).
+            name = str(connection.settings_dict.get("NAME") or "")
+            if not name or name == ":memory:" or name.startswith("file:"):
+                raise CommandError(f"shardid_restored: the database {options['database']!r} is in memory: nothing to mark")
+            target = f"sqlite:///{os.path.abspath(name)}"
+            self._mark(target, ["main"], ["main"])
+            return
         else:
             raise CommandError(
-                f"shardid_restored: PostgreSQL, MySQL or MariaDB only (the database {options['database']!r} is "
+                f"shardid_restored: PostgreSQL, MySQL, MariaDB or SQLite only (the database {options['database']!r} is "
                 f"{connection.vendor}, where shardid keeps no rows)"
             )
         segments, dictionaries = _migration_schemas()
-        segments, dictionaries = segments or ["seg"], dictionaries or ["dict"]
+        self._mark(target, segments or ["seg"], dictionaries or ["dict"])
+
+    def _mark(self, target: str, segments: list[str], dictionaries: list[str]) -> None:
+        """``shardid restored`` on ``target`` for each schema the migrations install segments and
+        the dictionary in."""
+        from shardid.status import main
+
         # Marking is idempotent (a mark is cleared by the one skip it causes), so a schema named
         # twice below is marked once in effect.
         for seg, dic in zip_longest(segments, dictionaries, fillvalue=None):
