@@ -190,12 +190,33 @@ function open(file, module, busyTimeoutMs) {
   }
   const conn = new Connection(api, db, file)
   try {
-    conn.api.exec(db, native.sqliteConnectionSetup(busyTimeoutMs))
+    setUp(api, db, busyTimeoutMs)
   } catch (err) {
     conn.close()
     throw translate(err, file)
   }
   return conn
+}
+
+/**
+ * The core's connection setup on `db`. On a new file that other connections are switching to
+ * WAL mode at the same moment, the switch can fail at once with SQLITE_BUSY: SQLite runs no busy
+ * handler for a journal-mode change it could deadlock on. So a busy setup is tried again every
+ * 10 ms until the busy timeout is over, as the handler would have waited (as the Python and Rust
+ * drivers do). The drivers are synchronous: the wait blocks, as the busy handler's would.
+ */
+function setUp(api, db, busyTimeoutMs) {
+  const script = native.sqliteConnectionSetup(busyTimeoutMs)
+  const deadline = Date.now() + (busyTimeoutMs ?? 5000)
+  for (;;) {
+    try {
+      api.exec(db, script)
+      return
+    } catch (err) {
+      if (resultCode(err) !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+    }
+  }
 }
 
 const number = (cell) => (cell === null || cell === undefined ? null : String(cell))

@@ -32,6 +32,7 @@ import asyncio
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -175,6 +176,24 @@ def _checked(e: sqlite3.Error) -> BaseException:
     return e
 
 
+def set_up(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    """The core's connection setup on ``conn``. On a new file that other connections are
+    switching to WAL mode at the same moment, the switch can fail at once with "database is
+    locked": SQLite runs no busy handler for a journal-mode change it could deadlock on. So a
+    busy setup is tried again every 10 ms until the busy timeout is over, as the handler would
+    have waited (the same in the Rust and Node drivers)."""
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    while True:
+        try:
+            conn.executescript(_SqliteSql.setup(busy_timeout_ms))
+            return
+        except sqlite3.OperationalError as e:
+            busy = getattr(e, "sqlite_errorcode", 5) & 0xFF == 5 and "locked" in str(e)
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
 def connect(url: str, ddl: str = "", busy_timeout_ms: int | None = None) -> Connection:
     """An autocommit connection to the file ``url`` names, set up as the core says, with the
     tables of ``ddl`` created if missing. ``DATABASE_UNREACHABLE`` when the file cannot be used;
@@ -194,7 +213,7 @@ def connect(url: str, ddl: str = "", busy_timeout_ms: int | None = None) -> Conn
         raise translate(e, path) from e
     conn.shardid_file = path
     try:
-        conn.executescript(_SqliteSql.setup(busy_timeout_ms))
+        set_up(conn, busy_timeout_ms)
         if ddl:
             ensure(conn, ddl)
     except BaseException as e:

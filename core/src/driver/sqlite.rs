@@ -81,8 +81,24 @@ pub(crate) fn set_up(conn: &Connection, busy_timeout_ms: u64) -> Result<(), rusq
         ));
     }
     // The first statement reads the file's header: a file that is not a SQLite database fails
-    // here, with SQLITE_NOTADB.
-    conn.execute_batch(&ConnectionSetup(busy_timeout_ms).to_string())?;
+    // here, with SQLITE_NOTADB. On a new file that other connections are switching to WAL mode
+    // at the same moment, the switch can fail at once with SQLITE_BUSY: SQLite runs no busy
+    // handler for a journal-mode change it could deadlock on. So a busy setup is tried again
+    // every 10 ms until the busy timeout is over, as the handler would have waited (the same
+    // in the Python and Node drivers).
+    let setup = ConnectionSetup(busy_timeout_ms).to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(busy_timeout_ms);
+    loop {
+        match conn.execute_batch(&setup) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            done => break done?,
+        }
+    }
     let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(failure(
