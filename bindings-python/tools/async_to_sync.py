@@ -22,10 +22,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "shardid"
 
 # Each asyncio source and the module generated from it (paths in the package).
 SOURCES = {
-    "_link_async.py": "_link.py",
-    "_segments_async.py": "_segments.py",
-    "_dictionary_async.py": "_dictionary.py",
-    "_lease_async.py": "_lease_sync.py",
+    "_link_async.py": "_link_generated.py",
+    "_segments_async.py": "_segments_generated.py",
+    "_dictionary_async.py": "_dictionary_generated.py",
+    "_lease_async.py": "_lease_generated.py",
 }
 
 # asyncio's names and their blocking counterparts. A name missing here is the same in both.
@@ -53,8 +53,8 @@ NAMES = {
     "_AsyncPostgresLink": "_PostgresLink",
     "_AsyncMysqlLink": "_MysqlLink",
     "_AsyncSqliteLink": "_SqliteLink",
-    "_link_async": "_link",
-    "_segments_async": "_segments",
+    "_link_async": "_link_generated",
+    "_segments_async": "_segments_generated",
 }
 
 

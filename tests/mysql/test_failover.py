@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from conftest import install, one, open_conn, rows
 
-from shardid import Layout, _mysql, _segments
+from shardid import Layout, _mysql, _segments_generated
 from shardid.dictionary import Dictionary
 from shardid.segments import DenseIds
 from shardid.sql import dictionary, mysql, segments
@@ -112,7 +112,7 @@ def test_a_tail_given_back_never_rewinds_a_row_of_another_server(server: Any, co
     install(conn, segments("seg_back", dialect="mariadb"))
     one(conn, "SELECT seg_back.create_tag('t')")
     url = server.url_for("seg_back")
-    statements = _segments._Mysql("seg_back", "t")  # DenseIds' steps on MySQL
+    statements = _segments_generated._Mysql("seg_back", "t")  # DenseIds' steps on MySQL
     client = _mysql.connect(url)
     first, count, _ = statements.take(client, 0, "t", 100)
     # The row still reads the end of this segment, but another server wrote it last (a replica
@@ -133,7 +133,7 @@ def test_segments_grow_at_most_twice_their_size_once_per_jump(server: Any, conn:
     install(conn, segments("seg_grow", dialect="mysql"))
     one(conn, "SELECT seg_grow.create_tag('g')")
     url = server.url_for("seg_grow")
-    statements = _segments._Mysql("seg_grow", "g")  # DenseIds' steps on MySQL
+    statements = _segments_generated._Mysql("seg_grow", "g")  # DenseIds' steps on MySQL
     client = _mysql.connect(url)
     # A new tag may grow at once, to twice the default size: 2,000.
     assert statements.take(client, 0, "g", 5_000)[1] == 2_000
@@ -240,7 +240,7 @@ def test_tables_of_an_older_version_gain_the_columns_and_their_rows_skip_by_coun
     install(conn, segments("seg_old", dialect="mariadb"))
     install(conn, dictionary("dict_old", dialect="mariadb"))
     install(conn, segments("seg_old", dialect="mariadb"))  # again: nothing more to add
-    statements = _segments._Mysql("seg_old", "here")  # DenseIds' steps on MySQL
+    statements = _segments_generated._Mysql("seg_old", "here")  # DenseIds' steps on MySQL
     client = _mysql.connect(server.url_for("seg_old"))
     assert statements.take(client, 0, "here", 100)[0] == 1001
     assert one(conn, "SELECT dict_old.dict_id('here', 'a')") == 50

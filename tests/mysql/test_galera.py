@@ -60,14 +60,14 @@ def test_the_nodes_agree_on_the_server_and_the_origin_so_takes_on_each_skip_noth
     taken in turn on each node follow each other (issue 42)."""
     from conftest import install
 
-    from shardid import _mysql, _segments
+    from shardid import _mysql, _segments_generated
     from shardid.sql import segments
 
     first = pymysql.connect(host="127.0.0.1", port=cluster.nodes[0].port, user="root", autocommit=True)
     install(first, segments("gal_seg", dialect="mariadb"))
     with first.cursor() as cur:
         cur.execute("SELECT gal_seg.create_tag('turns')")
-    statements = _segments._Mysql("gal_seg", "turns")  # DenseIds' steps on MySQL
+    statements = _segments_generated._Mysql("gal_seg", "turns")  # DenseIds' steps on MySQL
     taken = []
     for i in [0, 1, 2, 0, 2, 1]:
         cluster.wait_synced(i)
@@ -113,14 +113,14 @@ LEASE_WORKER = textwrap.dedent("""
 SEGMENT_WORKER = textwrap.dedent("""
     import sys, threading, time
     from array import array
-    import shardid._segments
+    import shardid._segments_generated
     from shardid import SegmentUnavailableError
     from shardid.segments import DenseIds
 
     # Counts the takes the server rolled back (1213: another node's take of the same row
     # certified first) that the core's fetch sent again.
     conflicts = [0]
-    Fetch = shardid._segments._MysqlFetch  # the blocking driver's (generated from _segments_async)
+    Fetch = shardid._segments_generated._MysqlFetch  # the blocking driver's (generated from _segments_async)
 
     class CountingFetch:
         def __init__(self, *args):
@@ -134,7 +134,7 @@ SEGMENT_WORKER = textwrap.dedent("""
         def __getattr__(self, name):
             return getattr(self.fetch, name)
 
-    shardid._segments._MysqlFetch = CountingFetch
+    shardid._segments_generated._MysqlFetch = CountingFetch
 
     url, seconds, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
     made = array("q")

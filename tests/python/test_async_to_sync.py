@@ -33,11 +33,11 @@ def test_check_fails_on_a_stale_generated_file_and_names_it(tmp_path: Path) -> N
     source.write_text(source.read_text().replace("self._arrived.notify()", "self._arrived.notify()  # edited"))
     result = check(package)
     assert result.returncode == 1
-    assert "_segments.py" in result.stderr
+    assert "_segments_generated.py" in result.stderr
     # Generating again makes it current.
     subprocess.run([sys.executable, str(TOOL), "--package", str(package)], check=True, capture_output=True)
     assert check(package).returncode == 0
-    assert "self._arrived.notify()  # edited" in (package / "_segments.py").read_text()
+    assert "self._arrived.notify()  # edited" in (package / "_segments_generated.py").read_text()
 
 
 def test_the_transform_drops_async_and_await_and_renames_from_the_table() -> None:

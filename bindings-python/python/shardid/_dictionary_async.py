@@ -1,6 +1,6 @@
 """The dictionary's steps on each database, and the connection that runs them, for
 :class:`~shardid.dictionary.AsyncDictionary`; the one source of
-:class:`~shardid.dictionary.Dictionary`'s (``_dictionary.py``, made from this file by
+:class:`~shardid.dictionary.Dictionary`'s (``_dictionary_generated.py``, made from this file by
 ``bindings-python/tools/async_to_sync.py``). Change this file, then run the script.
 
 A dialect object per database, chosen once from the URL by the core's rule

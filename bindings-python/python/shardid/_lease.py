@@ -2,7 +2,7 @@
 :mod:`shardid.sqlite` share, blocking (:class:`DatabaseLease`: the heartbeat a thread) and on an event loop
 (:class:`AsyncDatabaseLease`: the heartbeat a task). Both run the core's lease protocol
 (``shardid::sql::LeaseProtocol``) through a session of ``shardid._lease_async`` (the blocking
-one generated from it, ``shardid._lease_sync``), in the SQL of the database the entry point
+one generated from it, ``shardid._lease_generated``), in the SQL of the database the entry point
 names; what differs between the databases' drivers is the session's dialect object. Not for
 direct use.
 """
@@ -17,9 +17,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from shardid import _db, _lease_async, _lease_sync
+from shardid import _db, _lease_async, _lease_generated
 from shardid._errors import LeaseLostError
-from shardid._lease_sync import DEFAULT_TTL_MS, check_url
+from shardid._lease_generated import DEFAULT_TTL_MS, check_url
 from shardid._shardid import Layout, _CeilingGenerator, _claim_backend, _error, _Hold, _LeaseProtocol
 
 # Connections a forked child inherited: never closed in the child (closing would end the
@@ -148,7 +148,7 @@ class DatabaseLease:
     release the shard before the process ends."""
 
     #: The dialect of the entry point's database (set by each subclass).
-    dialect: Any = _lease_sync._Postgres()
+    dialect: Any = _lease_generated._Postgres()
 
     def __init__(
         self,
@@ -163,7 +163,7 @@ class DatabaseLease:
         connect: Callable[[], Any] | None = None,
         **options: int,
     ) -> None:
-        self._session = _lease_sync._Session(
+        self._session = _lease_generated._Session(
             self.dialect, layout, conninfo, shards, table=table, kind=kind, ttl_ms=ttl_ms, connect=connect
         )
         self.layout = layout

@@ -1,5 +1,5 @@
 """The driver of :class:`~shardid.segments.AsyncDenseIds`, and the one source of
-:class:`~shardid.segments.DenseIds`' (``_segments.py``, made from this file by
+:class:`~shardid.segments.DenseIds`' (``_segments_generated.py``, made from this file by
 ``bindings-python/tools/async_to_sync.py``: threads for tasks, blocking connections for
 asyncio's). Change this file, then run the script.
 

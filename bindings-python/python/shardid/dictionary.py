@@ -48,9 +48,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-# The steps and the connection: _dictionary_async.py is the source, _dictionary.py (the
+# The steps and the connection: _dictionary_async.py is the source, _dictionary_generated.py (the
 # blocking one, Dictionary's) is generated from it by bindings-python/tools/async_to_sync.py.
-from shardid import _db, _dictionary, _dictionary_async
+from shardid import _db, _dictionary_generated, _dictionary_async
 from shardid._shardid import (
     DEFAULT_CACHE,
     MAX_BATCH,
@@ -72,7 +72,7 @@ def _servers(conninfo: str | Sequence[str], topic: str) -> tuple[list[str], int]
     if not servers or not all(isinstance(c, str) for c in servers):
         raise _error("INVALID_ARGUMENT", argument="conninfo", reason="must be a connection string or a non-empty list of them")
     for server in servers:
-        _dictionary._database_of_url(server, "conninfo")  # INVALID_ARGUMENT now for a URL no driver takes
+        _dictionary_generated._database_of_url(server, "conninfo")  # INVALID_ARGUMENT now for a URL no driver takes
     return servers, server_for(topic, len(servers))
 
 
@@ -99,8 +99,8 @@ class Dictionary:
         self.servers, self.server = _servers(conninfo, topic)
         """``server``: the index in ``servers`` of the server that holds this topic."""
         self.conninfo = self.servers[self.server]
-        self._start(topic, _dictionary.default_schema(self.conninfo, schema), cache_size)
-        self._connection: Any = _dictionary._Connection(self.conninfo, self._dialect(self.conninfo), self.cache)
+        self._start(topic, _dictionary_generated.default_schema(self.conninfo, schema), cache_size)
+        self._connection: Any = _dictionary_generated._Connection(self.conninfo, self._dialect(self.conninfo), self.cache)
 
     def _start(self, topic: str, schema: str, cache_size: int) -> None:
         """What every dictionary of this process has, whoever holds the connection."""
@@ -114,7 +114,7 @@ class Dictionary:
 
     def _dialect(self, conninfo: str) -> Any:
         """The database's steps (blocking): PostgreSQL's, MySQL's and MariaDB's, or SQLite's."""
-        return _dictionary.dialect(conninfo, self.schema, self.topic)
+        return _dictionary_generated.dialect(conninfo, self.schema, self.topic)
 
     # -- the database ----------------------------------------------------------------------
 

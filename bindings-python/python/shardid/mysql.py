@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardid import _lease_async, _lease_sync
+from shardid import _lease_async, _lease_generated
 from shardid._lease import DEFAULT_TTL_MS, AsyncDatabaseLease, DatabaseLease
 from shardid._shardid import Layout
 
@@ -49,7 +49,7 @@ class MysqlLease(DatabaseLease):
     """A generator on a shard leased through MySQL or MariaDB; see :func:`lease`. Use it as a
     context manager, or call :meth:`close`, to release the shard before the process ends."""
 
-    dialect = _lease_sync._Mysql()
+    dialect = _lease_generated._Mysql()
 
 
 def lease(layout: Layout, url: str | None, shards: range, **options: Any) -> MysqlLease:

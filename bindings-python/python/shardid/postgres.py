@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardid import _db, _lease_async, _lease_sync
+from shardid import _db, _lease_async, _lease_generated
 from shardid._lease import DEFAULT_TTL_MS, AsyncDatabaseLease, DatabaseLease
 from shardid._shardid import Layout
 
@@ -63,7 +63,7 @@ class PostgresLease(DatabaseLease):
     """A generator on a shard leased through PostgreSQL; see :func:`lease`. Use it as a context
     manager, or call :meth:`close`, to release the shard before the process ends."""
 
-    dialect = _lease_sync._Postgres()
+    dialect = _lease_generated._Postgres()
 
 
 def lease(layout: Layout, conninfo: str | None, shards: range, **options: Any) -> PostgresLease:

@@ -63,9 +63,9 @@ from shardid._errors import (
     UnsupportedError,
 )
 
-# The drivers: _segments_async.py is the source, _segments.py (the blocking one, DenseIds')
+# The drivers: _segments_async.py is the source, _segments_generated.py (the blocking one, DenseIds')
 # is generated from it by bindings-python/tools/async_to_sync.py.
-from shardid._segments import _Driver, dialect
+from shardid._segments_generated import _Driver, dialect
 from shardid._segments_async import _AsyncDriver, check_names
 from shardid._shardid import (
     _SERIAL_MISMATCH_SQLSTATE,

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardid import _lease_async, _lease_sync
+from shardid import _lease_async, _lease_generated
 from shardid._errors import InvalidArgumentError
 from shardid._lease import DEFAULT_TTL_MS, AsyncDatabaseLease, DatabaseLease
 from shardid._shardid import Layout
@@ -52,7 +52,7 @@ class SqliteLease(DatabaseLease):
     """A generator on a shard leased through a SQLite file; see :func:`lease`. Use it as a
     context manager, or call :meth:`close`, to release the shard before the process ends."""
 
-    dialect = _lease_sync._Sqlite()
+    dialect = _lease_generated._Sqlite()
 
 
 def lease(layout: Layout, url: str, shards: range, **options: Any) -> SqliteLease:

@@ -21,7 +21,7 @@ class _DjangoDictionary(Dictionary):
     def __init__(self, topic: str, *, schema: str, using: str, cache_size: int) -> None:
         from django.db import connections
 
-        from shardid import _dictionary, _sqlite
+        from shardid import _dictionary_generated, _sqlite
 
         # No connection string: the statements run on Django's connection.
         vendor = connections[using].vendor
@@ -37,9 +37,9 @@ class _DjangoDictionary(Dictionary):
             # The steps themselves (no thread): Django's connection is the thread's own.
             dialect = _sqlite.Dictionary(schema, topic)
         elif vendor == "mysql":  # MySQL and MariaDB
-            dialect = _dictionary._Mysql(schema, topic)
+            dialect = _dictionary_generated._Mysql(schema, topic)
         else:
-            dialect = _dictionary._Postgres(schema, topic)
+            dialect = _dictionary_generated._Postgres(schema, topic)
         self._connection = _DjangoConnection(using, dialect, vendor)
 
     def _committed(self, strings: list[Any], ids: list[Any]) -> bool:
@@ -63,7 +63,7 @@ class _DjangoDictionary(Dictionary):
 
 class _DjangoConnection:
     """Django's connection ``using`` as the one the dialect's steps run on (as
-    ``shardid._dictionary._Connection`` does for a URL): Django opens it, and reports what
+    ``shardid._dictionary_generated._Connection`` does for a URL): Django opens it, and reports what
     breaks it."""
 
     def __init__(self, using: str, dialect: Any, vendor: str) -> None:
@@ -76,7 +76,7 @@ class _DjangoConnection:
 
         from django.db import DatabaseError, connections
 
-        from shardid import _dictionary, _mysql, _sqlite
+        from shardid import _dictionary_generated, _mysql, _sqlite
 
         conn: Any
         if self._vendor == "sqlite":
@@ -92,7 +92,7 @@ class _DjangoConnection:
         try:
             return getattr(self.dialect, step)(conn, *args)
         except (DatabaseError, _mysql.ServerError, sqlite3.Error, _sqlite.StatementError) as e:
-            raise _dictionary.translate(e.__cause__ or e, self.dialect.topic) from e
+            raise _dictionary_generated.translate(e.__cause__ or e, self.dialect.topic) from e
 
     def close(self) -> None:
         """Nothing to close: the connection is Django's."""
@@ -100,7 +100,7 @@ class _DjangoConnection:
 
 class _DjangoMysql:
     """Django's connection ``using`` as the connection the MySQL dialect's steps
-    (``shardid._dictionary._Mysql``) drive: its cursors, and its transaction as ``atomic()`` (a savepoint inside the caller's).
+    (``shardid._dictionary_generated._Mysql``) drive: its cursors, and its transaction as ``atomic()`` (a savepoint inside the caller's).
     A transaction the server rolls back (a deadlock) is run again only outside the caller's:
     inside, the caller's transaction is gone with it, and the error is the caller's."""
 

@@ -18,7 +18,7 @@ from django.db import NotSupportedError
 from django.db.migrations.operations.base import Operation
 
 from shardid.django.conf import layout_from
-from shardid._segments import check_names
+from shardid._segments_generated import check_names
 from shardid._shardid import _check_topic
 from shardid.sql import mysql, mysql_statements, postgres, postgres_uninstall
 

@@ -2,7 +2,7 @@
 # Change the asyncio source and run the script again.
 """The dictionary's steps on each database, and the connection that runs them, for
 :class:`~shardid.dictionary.AsyncDictionary`; the one source of
-:class:`~shardid.dictionary.Dictionary`'s (``_dictionary.py``, made from this file by
+:class:`~shardid.dictionary.Dictionary`'s (``_dictionary_generated.py``, made from this file by
 ``bindings-python/tools/async_to_sync.py``). Change this file, then run the script.
 
 A dialect object per database, chosen once from the URL by the core's rule
@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from shardid import _db, _link, _mysql, _sqlite
+from shardid import _db, _link_generated, _mysql, _sqlite
 from shardid._errors import DatabaseUnreachableError, ShardIdError
 from shardid._shardid import (
     _TOPIC_DROPPED_SQLSTATE,
@@ -53,7 +53,7 @@ def translate(e: BaseException, topic: str) -> BaseException:
     return e
 
 
-class _Postgres(_link._PostgresLink):
+class _Postgres(_link_generated._PostgresLink):
     """PostgreSQL: the functions of the dictionary's DDL, over psycopg (psycopg2 too, blocking,
     and Django's cursors)."""
 
@@ -95,7 +95,7 @@ class _Postgres(_link._PostgresLink):
         self._one(conn, self._drop, (self.topic,))
 
 
-class _Mysql(_link._MysqlLink):
+class _Mysql(_link_generated._MysqlLink):
     """MySQL and MariaDB: the core's protocol, over PyMySQL (aiomysql on the event loop), or a
     connection that acts as one (Django's, ``shardid.django.dictionary._DjangoMysql``)."""
 
@@ -228,7 +228,7 @@ class _Mysql(_link._MysqlLink):
                 raise self._unknown()
 
 
-class _Sqlite(_link._SqliteLink):
+class _Sqlite(_link_generated._SqliteLink):
     """SQLite: the core's protocol (``shardid::sql::sqlite``'s dictionary), over ``sqlite3``
     (on a worker thread for asyncio): lookups in autocommit, the strings still missing numbered
     under ``BEGIN IMMEDIATE``; the tables created on first use."""

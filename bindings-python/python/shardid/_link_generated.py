@@ -2,7 +2,7 @@
 # Change the asyncio source and run the script again.
 """A connection to each database, as the dense IDs' and the dictionary's dialect objects open,
 test and close it (their base classes): psycopg's ``AsyncConnection``, aiomysql and ``sqlite3`` on
-a worker thread here, psycopg 3 or psycopg2, PyMySQL and ``sqlite3`` in ``_link.py``, which ``bindings-python/tools/async_to_sync.py``
+a worker thread here, psycopg 3 or psycopg2, PyMySQL and ``sqlite3`` in ``_link_generated.py``, which ``bindings-python/tools/async_to_sync.py``
 makes from this file. Change this file, then run the script."""
 
 from __future__ import annotations

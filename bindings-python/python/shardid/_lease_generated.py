@@ -2,7 +2,7 @@
 # Change the asyncio source and run the script again.
 """The database side of a lease taken on an event loop (:mod:`shardid.postgres`'s
 ``lease_async``, :mod:`shardid.mysql`'s, :mod:`shardid.sqlite`'s), and the one source of the blocking leases'
-(``_lease_sync.py``, made from this file by ``bindings-python/tools/async_to_sync.py``). Change
+(``_lease_generated.py``, made from this file by ``bindings-python/tools/async_to_sync.py``). Change
 this file, then run the script.
 
 A dialect object per database (PostgreSQL over psycopg, psycopg2 blocking; MySQL and MariaDB
