@@ -28,6 +28,8 @@ import psycopg
 import pytest
 from cluster import Cluster, _free_port, bindir
 
+from shardid import Layout, NoFreeShardError
+from shardid.postgres import lease
 from shardid.segments import create_serial
 from shardid.sql import dictionary, segments
 
@@ -57,10 +59,11 @@ class Load:
         self.dense: list[tuple[int, int, int]] = []  # (first, count, stride)
         self.serials: list[str] = []
         self.strings: list[tuple[str, int]] = []
+        self.leased: list[int] = []
         self.errors: list[str] = []
         self.threads = [
             threading.Thread(target=self._guard, args=(f,))
-            for f in (self._segments, self._segments, self._own, self._serials, self._dict)
+            for f in (self._segments, self._segments, self._own, self._serials, self._dict, self._lease)
         ]
 
     def _take(self) -> bool:
@@ -105,12 +108,35 @@ class Load:
             self.strings.extend(zip(batch, ids))
             i += 20
 
+    def _lease(self, conn: Any) -> None:
+        """Time-sortable IDs from the one shard of an expiring lease (table ``dr_leases``): the
+        restored database holds the lease row and its ceiling as they were, and the new
+        holder of the same shard must not repeat an ID the lost state's holder handed out."""
+        conn.close()  # the lease keeps connections of its own
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                held = lease(Layout.SONYFLAKE, self.dsn, range(0, 1), table="dr_leases", ttl_ms=1_000)
+                break
+            except NoFreeShardError:  # the restored row's holder, until its TTL ends
+                if self.stop.is_set() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        with held:
+            while not self.stop.wait(0.002):
+                self.leased.extend(held.next_ids(10))
+
     def __enter__(self) -> Load:
         for t in self.threads:
             t.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # After a step back a new holder waits for the lease's ceiling (the database's clock
+        # plus 2.25 s) before its first ID: let it hand some out.
+        deadline = time.monotonic() + 15
+        while not self.leased and not self.errors and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.stop.set()
         for t in self.threads:
             t.join(30)
@@ -124,6 +150,7 @@ def check(old: Load, new: Load, what: str, restored_next: int, restored_ids: int
     old_max = max(first + (count - 1) * stride for first, count, stride in old.dense)
     new_min = min(first for first, _, _ in new.dense)
     serials = old.serials + new.serials
+    leased = old.leased + new.leased
     names: dict[int, set[str]] = {}
     for value, id_ in old.strings + new.strings:
         names.setdefault(id_, set()).add(value)
@@ -145,12 +172,17 @@ def check(old: Load, new: Load, what: str, restored_next: int, restored_ids: int
     )
     # The runs did what the test says, so that the counts below mean something.
     assert len(old.dense) > 10 and len(new.dense) > 10 and len(old.strings) > 100 and len(new.strings) > 100
+    assert old.leased and new.leased, (len(old.leased), len(new.leased))
     assert old_max >= restored_next and old_max_id >= restored_ids, "nothing was handed out after the dump"
     assert len(handed) - len(set(handed)) == 0, f"{len(handed) - len(set(handed)):,} dense IDs handed out twice"
     assert len(serials) - len(set(serials)) == 0, f"{len(serials) - len(set(serials)):,} serials handed out twice"
+    assert len(leased) - len(set(leased)) == 0, f"{len(leased) - len(set(leased)):,} leased IDs handed out twice"
     two = sum(1 for v in names.values() if len(v) > 1)
     assert two == 0, f"{two:,} dictionary IDs name a second string"
-    print(f"{what}: 0 dense IDs and 0 serials handed out twice, 0 dictionary IDs naming a second string")
+    print(
+        f"{what}: 0 dense IDs, 0 serials and 0 leased IDs ({len(old.leased):,} and {len(new.leased):,} handed out)"
+        " handed out twice, 0 dictionary IDs naming a second string"
+    )
 
 
 def _run(*args: str) -> None:
