@@ -24,7 +24,9 @@ from typing import Any
 from conftest import install, one, open_conn
 from server import Server, _binary
 
+from shardid import Layout, NoFreeShardError, ShardIdError
 from shardid.dictionary import Dictionary
+from shardid.mysql import lease
 from shardid.segments import DenseIds
 from shardid.sql import dictionary, segments
 from shardid.status import main as status_main
@@ -59,6 +61,9 @@ class Load:
         self.strings: list[tuple[str, int]] = []
         self.errors: list[str] = []
         self.thread = threading.Thread(target=self._dict)
+        self.lease_url = server.url_for(SEG)
+        self.leaser = threading.Thread(target=self._lease)
+        self.leased: list[int] = []
         self.dense: list[int] = []
 
     def _dict(self) -> None:
@@ -73,10 +78,34 @@ class Load:
         except Exception as e:  # the test fails on any
             self.errors.append(repr(e))
 
+    def _lease(self) -> None:
+        """Time-sortable IDs from the one shard of an expiring lease (table ``mr_leases``, in
+        the dumped database): the restored server holds the row and its ceiling as the dump
+        saw them, and the new holder of the same shard must repeat no ID of the lost state's
+        holder. After a step back it waits for the ceiling (the server's clock plus 2.25 s)
+        before its first ID, so it runs until it has handed some out (at most 15 s more)."""
+        try:
+            end, deadline = time.monotonic() + self.seconds, time.monotonic() + self.seconds + 15
+            while True:
+                try:
+                    held = lease(Layout.SONYFLAKE, self.lease_url, range(0, 1), table="mr_leases", ttl_ms=1_000)
+                    break
+                except NoFreeShardError:  # the restored row's holder, until its TTL ends
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+            with held:
+                while (time.monotonic() < end or not self.leased) and time.monotonic() < deadline:
+                    self.leased.extend(held.next_ids(10))
+                    time.sleep(0.002)
+        except Exception as e:  # the test fails on any
+            self.errors.append(repr(e))
+
     def start(self) -> Load:
         for p in self.procs:
             p.start()
         self.thread.start()
+        self.leaser.start()
         return self
 
     def join(self) -> Load:
@@ -86,8 +115,34 @@ class Load:
             p.join(30)
             assert p.exitcode == 0
         self.thread.join(60)
+        self.leaser.join(60)
         assert not self.errors, self.errors
         return self
+
+
+def probe_lease(url: str, old: Load) -> str:
+    """The restored server's first holder of the old holder's shard, with a clock behind: it
+    asks for an ID of the old holder's last time unit (``next_id_at``), as a holder on a host
+    whose clock is up to 2 s behind would draw one. The restored row's ceiling is the dump's,
+    and its server the same ``server 1``: unless the claim saw that the table was restored (its
+    origin) and raised the ceiling above the server's clock, that ID is one the old holder
+    handed out. Returns what happened."""
+    last_ms = Layout.SONYFLAKE.decode(max(old.leased)).timestamp_ms
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            held = lease(Layout.SONYFLAKE, url, range(0, 1), table="mr_leases", ttl_ms=1_000)
+            break
+        except NoFreeShardError:  # the restored row's holder, until its TTL ends
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    with held:
+        try:
+            id_ = held.next_id_at(last_ms)
+        except ShardIdError as e:  # behind the ceiling: refused, as it should be
+            return f"refused ({e.code})"
+    assert id_ not in set(old.leased), f"leased ID {id_} handed out again: the claim kept the restored ceiling"
+    return f"ID {id_}, not one of the old holder's"
 
 
 def _restored_next(conn: Any) -> tuple[int, int]:
@@ -131,6 +186,7 @@ def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server
             recorded, here = origins.fetchone()
             assert recorded is not None and recorded.decode() != here
             old_rate = one(new_conn, f"SELECT rate FROM {SEG}.shardid_tags WHERE tag = 'd'")
+            probed = probe_lease(fresh.url_for(SEG), old)
             new = Load(fresh, "other", LOAD_S)
             restarted = time.monotonic()
             new.start().join()
@@ -164,6 +220,9 @@ def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server
 
     handed = old.dense + new.dense
     twice = len(handed) - len(set(handed))
+    leased = old.leased + new.leased
+    assert old.leased and new.leased, (len(old.leased), len(new.leased))
+    leased_twice = len(leased) - len(set(leased))
     names: dict[int, set[str]] = {}
     for value, id_ in old.strings + new.strings:
         names.setdefault(id_, set()).add(value)
@@ -178,14 +237,17 @@ def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server
         f" lost; {gap_s:.1f} s from the dump to the restored server's load, rate recorded {old_rate:,.0f}/s);"
         f" dictionary: {len(old.strings):,} old ({ids_rate:,.0f}/s), restored next {restored_ids:,},"
         f" old reached {old_max_id:,} ({lost_ids:,} lost), new started at {new_min_id:,}"
-        f" (skipped {skipped_ids:,}: {skipped_ids / lost_ids:.1f}x); twice: {twice}, second names: {second}"
+        f" (skipped {skipped_ids:,}: {skipped_ids / lost_ids:.1f}x); twice: {twice}, second names: {second};"
+        f" leased IDs {len(old.leased):,} old, {len(new.leased):,} new, twice: {leased_twice}"
     )
     print(
         f"shardid restored: dense next {before_mark[0]:,} -> first after {after_mark:,} (skipped"
         f" {after_mark - before_mark[0]:,}, rate recorded {new_rate:,.0f}/s); dictionary next {before_mark[1]:,} ->"
         f" {after_mark_id:,} (skipped {after_mark_id - before_mark[1]:,})"
     )
+    print(f"a holder with a clock behind, first after the restore: {probed}")
     assert twice == 0, f"{twice:,} dense IDs handed out twice"
+    assert leased_twice == 0, f"{leased_twice:,} leased IDs handed out twice"
     assert second == 0, f"{second:,} dictionary IDs name a second string"
     # Bounded: at most MARGIN times what the highest rate a 1 s window may see (twice the
     # average here, generously) hands out from the dump to the restored server's first take

@@ -28,7 +28,7 @@ import psycopg
 import pytest
 from cluster import Cluster, _free_port, bindir
 
-from shardid import Layout, NoFreeShardError
+from shardid import Layout, NoFreeShardError, ShardIdError
 from shardid.postgres import lease
 from shardid.segments import create_serial
 from shardid.sql import dictionary, segments
@@ -185,6 +185,30 @@ def check(old: Load, new: Load, what: str, restored_next: int, restored_ids: int
     )
 
 
+def probe_lease(dsn: str, old: Load) -> str:
+    """The restored database's first holder of the old holder's shard, with a clock behind: it
+    asks for an ID of the old holder's last time unit (``next_id_at``), as a holder on a host
+    whose clock is up to ``SKEW_MS`` behind would draw one. The restored row's ceiling is the
+    dump's (or the restore point's): unless the claim saw the step back and raised it above
+    the database's clock, that ID is one the old holder handed out. Returns what happened."""
+    last_ms = Layout.SONYFLAKE.decode(max(old.leased)).timestamp_ms
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            held = lease(Layout.SONYFLAKE, dsn, range(0, 1), table="dr_leases", ttl_ms=1_000)
+            break
+        except NoFreeShardError:  # the restored row's holder, until its TTL ends
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    with held:
+        try:
+            id_ = held.next_id_at(last_ms)
+        except ShardIdError as e:  # behind the ceiling: refused, as it should be
+            return f"refused ({e.code})"
+    assert id_ not in set(old.leased), f"leased ID {id_} handed out again: the claim kept the restored ceiling"
+    return f"ID {id_}, not one of the old holder's"
+
+
 def _run(*args: str) -> None:
     out = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, (args, out.stderr)
@@ -211,12 +235,14 @@ def test_a_dump_restored_into_a_fresh_cluster_hands_nothing_out_twice(cluster: A
         with psycopg.connect(new_dsn, autocommit=True) as conn:
             restored_next = conn.execute("SELECT next FROM dr_seg.shardid_tags WHERE tag = 'd'").fetchone()[0]
             restored_ids = conn.execute("SELECT next FROM dr_dict.shardid_topics").fetchone()[0]
+        probed = probe_lease(new_dsn, old)
         # Other strings than the old cluster numbered after the dump: an ID given again names
         # another string.
         with Load(new_dsn, "other") as new:
             time.sleep(LOAD_S)
 
     check(old, new, f"dump at {dumped_at}", restored_next, restored_ids)
+    print(f"a holder with a clock behind, first after the restore: {probed}")
 
 
 def _install(dsn: str) -> None:
@@ -310,6 +336,7 @@ def test_point_in_time_recovery_to_a_restore_point_hands_nothing_out_twice(back_
                     restored_next = conn.execute("SELECT next FROM dr_seg.shardid_tags WHERE tag = 'd'").fetchone()[0]
                     restored_ids = conn.execute("SELECT next FROM dr_dict.shardid_topics").fetchone()[0]
                 assert tli >= 2, tli
+                probed = probe_lease(recovered.dsn, old)
                 with Load(recovered.dsn, "other", pause) as new:
                     time.sleep(LOAD_S)
             finally:
@@ -317,6 +344,7 @@ def test_point_in_time_recovery_to_a_restore_point_hands_nothing_out_twice(back_
     finally:
         shutil.rmtree(archive, ignore_errors=True)
     check(old, new, f"restore point at {at}, {back_s:g} s before the end (pause {pause:g} s per take)", restored_next, restored_ids)
+    print(f"a holder with a clock behind, first after the recovery: {probed}")
 
 
 @pytest.fixture(autouse=True)

@@ -123,8 +123,9 @@ pub const MARIADB_SERVER: &str = "IF(@@global.wsrep_on, CONCAT('galera ', @@glob
 /// would then fail on.
 #[derive(Clone, Copy, Debug)]
 pub struct MysqlOrigin<'a> {
-    /// The database of the table.
-    pub schema: &'a str,
+    /// The database of the table; `None`: the connection's own (`DATABASE()`), for a table
+    /// named without one (a lease's table).
+    pub schema: Option<&'a str>,
     /// The table (`shardid_tags`, `shardid_topics`).
     pub table: &'a str,
     /// Whether the server may be a Galera node (the MariaDB dialect).
@@ -133,10 +134,20 @@ pub struct MysqlOrigin<'a> {
 
 impl core::fmt::Display for MysqlOrigin<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        struct Schema<'a>(Option<&'a str>);
+        impl core::fmt::Display for Schema<'_> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                match self.0 {
+                    Some(schema) => write!(f, "'{schema}'"),
+                    None => f.write_str("DATABASE()"),
+                }
+            }
+        }
         let table = format_args!(
             "(SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) FROM information_schema.tables \
-             WHERE table_schema = '{}' AND table_name = '{}')",
-            self.schema, self.table
+             WHERE table_schema = {} AND table_name = '{}')",
+            Schema(self.schema),
+            self.table
         );
         if self.galera {
             write!(

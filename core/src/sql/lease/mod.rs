@@ -881,12 +881,14 @@ impl LeaseProtocol {
         let mut names: alloc::vec::Vec<alloc::string::String> = alloc::vec::Vec::new();
         let mut params = alloc::vec::Vec::new();
         for part in parts {
-            // The fragments first: the timeline and the ceiling jump (which holds parameters).
+            // The fragments first: the timeline, the system identifier and the ceiling jump
+            // (which holds parameters).
             let part = match self.dialect.server_identity() {
                 None => part
                     .replace("{jump l.}", &postgres::JUMP.replace("{r}", "l."))
                     .replace("{jump}", &postgres::JUMP.replace("{r}", ""))
-                    .replace("{tli}", super::failover::TIMELINE),
+                    .replace("{tli}", super::failover::TIMELINE)
+                    .replace("{sysid}", super::failover::SYSTEM_ID),
                 Some(server) => self.mysql_fragments(part, server),
             };
             let mut rest = part.as_str();
@@ -953,8 +955,20 @@ impl LeaseProtocol {
         } else {
             "FALSE"
         };
+        // The server and the origin of the table's data (a `mysqldump` restored into a fresh
+        // server keeps its `server_id`, often 1, but makes the table anew): a row written by
+        // another server, or before the table was restored, jumps its ceiling.
+        let identity = alloc::format!(
+            "CONCAT_WS(' ', {server}, {})",
+            super::failover::MysqlOrigin {
+                schema: None,
+                table: &self.table,
+                galera: self.dialect == Dialect::Mariadb,
+            }
+        );
         part.replace("{jump}", mysql::JUMP)
-            .replace("{srv}", server)
+            .replace("{srv}", &identity)
+            .replace("{server}", server)
             .replace("{now}", super::failover::MYSQL_NOW_MS)
             .replace("{never}", mysql::NEVER)
             .replace("{galera}", galera)

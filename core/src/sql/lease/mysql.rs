@@ -1,7 +1,9 @@
 //! The lease's statements on MySQL 8 and MariaDB 10.6 or later (Galera clusters included).
 //!
 //! `@name` stands for a parameter and `{t}` for the table; `{srv}` for the expression naming the
-//! server ([`crate::sql::Dialect::server_identity`]), `{now}` for the server's clock in Unix
+//! server ([`crate::sql::Dialect::server_identity`]) and the origin of the table's data
+//! ([`crate::sql::failover::MysqlOrigin`]: a dump restored into a fresh server with the same
+//! `server_id` makes the table anew), `{now}` for the server's clock in Unix
 //! milliseconds, `{jump}` for the ceiling a row last written by another server jumps to, and
 //! `{epoch}`, `{unit}`, `{skew}`, `{maxunits}`, `{shardbits}` for the layout's numbers, written
 //! into the SQL as literals (signed: the `mysql` crate sends its `u64` parameters unsigned, and a
@@ -52,8 +54,8 @@ pub(super) const NEVER: &str = "'9999-12-31 23:59:59'";
 const EXPIRY: &str = "UTC_TIMESTAMP(6) + INTERVAL @ttl * 1000 MICROSECOND";
 
 /// The ceiling of a row to write by this server: on a row last written by another one (a
-/// promoted replica, which may have lost the last ceiling writes), at least the time unit of
-/// the server's clock plus `{skew}` ms.
+/// promoted replica, which may have lost the last ceiling writes) or before its table was
+/// restored from a dump, at least the time unit of the server's clock plus `{skew}` ms.
 pub(super) const JUMP: &str = "IF(server IS NOT NULL AND server <> {srv}, \
     GREATEST(ceiling, ({now} + {skew} - {epoch}) DIV {unit}), ceiling)";
 
@@ -97,9 +99,10 @@ pub(super) const HELD: [&str; 2] = [
 /// Tries the shard's lock: 1 granted, 0 held by another session (or already by this one, which
 /// only another lease behind a shared server session can have taken), -2 refused on a Galera
 /// node; the connection's ID, and the server session's identity for the process-wide check
-/// that no two lease connections share one.
+/// that no two lease connections share one (`{server}`: the server alone, not the origin of the
+/// table's data, which a first lease may read before the table exists).
 pub(super) const TRY_LOCK: &str = "SELECT IF({galera}, -2, IF(IS_USED_LOCK(CONCAT(@lockprefix, @shard)) = CONNECTION_ID(), 0, \
-    GET_LOCK(CONCAT(@lockprefix, @shard), 0))), CONNECTION_ID(), CONCAT_WS(' ', @@hostname, @@port, {srv}, CONNECTION_ID())";
+    GET_LOCK(CONCAT(@lockprefix, @shard), 0))), CONNECTION_ID(), CONCAT_WS(' ', @@hostname, @@port, {server}, CONNECTION_ID())";
 
 /// Gives back a lock taken by [`TRY_LOCK`] whose row an expiring lease holds.
 pub(super) const UNLOCK: &str = "SELECT RELEASE_LOCK(CONCAT(@lockprefix, @shard))";

@@ -1,31 +1,39 @@
 //! The lease's statements in PostgreSQL's dialect.
 //!
-//! `@name` stands for a parameter and `{t}` for the table, `{tli}` for the server's timeline and
-//! `{jump}` for the ceiling a row of another timeline jumps to; every parameter is cast, so a
+//! `@name` stands for a parameter and `{t}` for the table, `{tli}` for the server's timeline,
+//! `{sysid}` for its cluster's system identifier and `{jump}` for the ceiling a row of another
+//! timeline or cluster jumps to; every parameter is cast, so a
 //! driver may send it untyped (node-postgres sends text) or as whatever integer type it picks
 //! (psycopg sends `int2` for small numbers).
 //!
-//! Across a failover ([`crate::sql::failover`]): every write records the timeline, and a row
-//! last written on another one (a promoted standby, which may have lost the holder's last
-//! ceiling writes or claims) first has its ceiling raised to the time unit of the database's
-//! clock plus `@skew` milliseconds: above every ID a holder dated by a clock at most that far
-//! ahead, whatever ceiling was lost.
+//! Across a failover ([`crate::sql::failover`]): every write records the timeline and the
+//! cluster's system identifier, and a row last written on another timeline (a promoted standby,
+//! point-in-time recovery: either may have lost the holder's last ceiling writes or claims) or
+//! in another cluster (a `pg_dump` restored elsewhere: a new provider, an upgrade by dump, while
+//! the old cluster's holders went on) first has its ceiling raised to the time unit of the
+//! database's clock plus `@skew` milliseconds: above every ID a holder dated by a clock at most
+//! that far ahead, whatever ceiling was lost. Without the system identifier a holder on a host
+//! whose clock is behind, first on the restored cluster, repeated IDs the old cluster's holder
+//! handed out after the dump (`tests/postgres/test_dump_restore.py`'s `probe_lease`).
 
 /// Creates the table if it is missing. Concurrent sessions may fail with one of
 /// [`super::LOST_CREATE_RACE`]: the table then exists.
 pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
     layout text NOT NULL, shard bigint NOT NULL, ceiling bigint NOT NULL DEFAULT 0, \
     holder text, taken_at timestamptz, token text, expires_at timestamptz, tli integer, \
-    PRIMARY KEY (layout, shard))";
+    sysid bigint, PRIMARY KEY (layout, shard))";
 
 /// Adds the columns a table made by shardid 0.1 (session leases only) lacks.
 pub(super) const UPGRADE_TABLE: &str = "ALTER TABLE {t} \
     ADD COLUMN IF NOT EXISTS token text, ADD COLUMN IF NOT EXISTS expires_at timestamptz, \
-    ADD COLUMN IF NOT EXISTS tli integer";
+    ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN IF NOT EXISTS sysid bigint";
 
-/// The ceiling of a row to write on this timeline: on a row last written on another one, at
-/// least the time unit of the database's clock plus `@skew` ms.
-pub(super) const JUMP: &str = "CASE WHEN {r}tli IS NOT NULL AND {r}tli <> {tli} THEN greatest({r}ceiling, \
+/// The ceiling of a row to write on this timeline of this cluster: on a row last written on
+/// another timeline or in another cluster, at least the time unit of the database's clock plus
+/// `@skew` ms. (A row of an older shardid, with no system identifier yet, is judged by its
+/// timeline alone, once.)
+pub(super) const JUMP: &str = "CASE WHEN ({r}tli IS NOT NULL AND {r}tli <> {tli}) \
+    OR ({r}sysid IS NOT NULL AND {r}sysid <> {sysid}) THEN greatest({r}ceiling, \
     (floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + @skew::bigint - @epoch::bigint) \
     / @unit::bigint) ELSE {r}ceiling END";
 
@@ -48,12 +56,12 @@ pub(super) const CLAIM: [&str; 5] = [
     " ORDER BY shard LIMIT 1 FOR UPDATE SKIP LOCKED), \
      reused AS (UPDATE {t} AS l SET token = @token::text, holder = @holder::text, \
      taken_at = now(), expires_at = now() + @ttl::bigint * interval '1 millisecond', \
-     ceiling = {jump l.}, tli = {tli} \
+     ceiling = {jump l.}, tli = {tli}, sysid = {sysid} \
      FROM free WHERE l.layout = @sig::text AND l.shard = free.shard \
      RETURNING l.shard, l.ceiling), \
-     added AS (INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at, tli) \
+     added AS (INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at, tli, sysid) \
      SELECT @sig::text, s, 0, @token::text, @holder::text, now(), \
-     now() + @ttl::bigint * interval '1 millisecond', {tli} \
+     now() + @ttl::bigint * interval '1 millisecond', {tli}, {sysid} \
      FROM generate_series(@first::bigint, @end::bigint - 1) AS s \
      WHERE NOT EXISTS (SELECT FROM reused) \
      AND NOT EXISTS (SELECT FROM {t} WHERE layout = @sig::text AND shard = s) \
@@ -79,10 +87,10 @@ pub(super) const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtext(@key::text),
 /// over when free (a session holder whose lock this session now holds is gone); a row an
 /// expiring lease holds is left alone (no row returned). Returns the recorded ceiling.
 pub(super) const SESSION_CLAIM: &str = "INSERT INTO {t} AS l \
-    (layout, shard, ceiling, token, holder, taken_at, expires_at, tli) \
-    VALUES (@sig::text, @shard::bigint, 0, @token::text, @holder::text, now(), 'infinity', {tli}) \
+    (layout, shard, ceiling, token, holder, taken_at, expires_at, tli, sysid) \
+    VALUES (@sig::text, @shard::bigint, 0, @token::text, @holder::text, now(), 'infinity', {tli}, {sysid}) \
     ON CONFLICT (layout, shard) DO UPDATE SET token = excluded.token, holder = excluded.holder, \
-    taken_at = now(), expires_at = 'infinity', ceiling = {jump l.}, tli = {tli} \
+    taken_at = now(), expires_at = 'infinity', ceiling = {jump l.}, tli = {tli}, sysid = {sysid} \
     WHERE l.expires_at IS NULL OR l.expires_at <= now() OR l.expires_at = 'infinity' \
     RETURNING l.ceiling";
 
@@ -90,13 +98,13 @@ pub(super) const SESSION_CLAIM: &str = "INSERT INTO {t} AS l \
 /// row still holds the lease's token: one row updated, or none when the lease was taken over.
 pub(super) const RENEW: &str = "UPDATE {t} \
     SET expires_at = now() + @ttl::bigint * interval '1 millisecond', ceiling = {jump}, \
-    tli = {tli} \
+    tli = {tli}, sysid = {sysid} \
     WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
     RETURNING shard";
 
 /// Raises an expiring lease's ceiling (and renews it), only while the row holds its token.
 pub(super) const RECORD: &str = "UPDATE {t} SET ceiling = greatest({jump}, @units::bigint), \
-    expires_at = now() + @ttl::bigint * interval '1 millisecond', tli = {tli} \
+    expires_at = now() + @ttl::bigint * interval '1 millisecond', tli = {tli}, sysid = {sysid} \
     WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
     RETURNING shard";
 
@@ -104,7 +112,7 @@ pub(super) const RECORD: &str = "UPDATE {t} SET ceiling = greatest({jump}, @unit
 /// runs in the server session that took the lock and still holds it: behind a transaction
 /// pooler, a statement on another server session updates nothing, and the lease is lost.
 pub(super) const SESSION_RECORD: &str = "UPDATE {t} \
-    SET ceiling = greatest({jump}, @units::bigint), tli = {tli} \
+    SET ceiling = greatest({jump}, @units::bigint), tli = {tli}, sysid = {sysid} \
     WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
     AND pg_backend_pid() = @pid::int AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' \
     AND pid = pg_backend_pid() AND classid = hashtext(@key::text)::oid \
@@ -112,7 +120,7 @@ pub(super) const SESSION_RECORD: &str = "UPDATE {t} \
 
 /// Frees the shard at once, if the row still holds the lease's token.
 pub(super) const RELEASE: &str = "UPDATE {t} SET token = NULL, holder = NULL, expires_at = NULL, \
-    ceiling = {jump}, tli = {tli} \
+    ceiling = {jump}, tli = {tli}, sysid = {sysid} \
     WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
     RETURNING shard";
 

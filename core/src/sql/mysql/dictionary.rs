@@ -301,7 +301,7 @@ impl Display for MysqlDictionary<'_> {
             .server_identity()
             .unwrap_or(crate::sql::failover::MYSQL_SERVER);
         let origin = MysqlOrigin {
-            schema: s,
+            schema: Some(s),
             table: "shardid_topics",
             galera: self.dialect == Dialect::Mariadb,
         }

@@ -343,7 +343,7 @@ impl MysqlStatement<'_> {
         {
             f.write_str(&text[..at])?;
             super::failover::MysqlOrigin {
-                schema: self.schema,
+                schema: Some(self.schema),
                 table,
                 galera: self.dialect == Dialect::Mariadb,
             }

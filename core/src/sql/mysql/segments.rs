@@ -451,7 +451,7 @@ impl Display for MysqlSegments<'_> {
             .server_identity()
             .unwrap_or(crate::sql::failover::MYSQL_SERVER);
         let origin = MysqlOrigin {
-            schema: s,
+            schema: Some(s),
             table: "shardid_tags",
             galera: self.dialect == Dialect::Mariadb,
         }
