@@ -437,8 +437,8 @@ class _SerialDriver:
                 take = self._sqlite.take_period
                 first, count, stride = self._run_sqlite(take, self.tag, fetch.period, fetch.size)
             elif self._mysql is not None:
-                take = self._mysql.take
-                first, count, stride = self._run_mysql(take, self.tag, ids._fetch_tag(fetch), fetch.size)
+                period_tag = ids._fetch_tag(fetch)
+                first, count, stride = self._run_mysql(self._mysql.take, self.tag, period_tag, fetch.size)
             else:
                 first, count, stride = self._execute(self._take, (self.tag, fetch.period, fetch.size))
             if ids._fill(fetch, first, count, stride):

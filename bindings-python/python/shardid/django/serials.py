@@ -99,6 +99,10 @@ def _serial_in_transaction(connection: Any, tag: str, format: str, zone: str, sc
     return integration._take_in_transaction(connection, using, schema, tag, serials=True, step=take)  # type: ignore[no-any-return]
 
 
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 class SerialField(models.CharField):
     """A ``CharField`` whose default is the next serial of ``tag`` in ``format`` and ``zone``
     (``ORD-20261125-000123``): ``max_length`` is the format's length, and the field is not
@@ -225,7 +229,8 @@ class CreateSerial(Operation):
         with schema_editor.connection.cursor() as cursor:
             cursor.execute(register, params)
             cursor.execute(registered, [self.tag, shape])
-            rows = [tuple(v.decode() if isinstance(v, bytes) else v for v in row) for row in cursor.fetchall()]
+            # Text (bytes from a driver that returns a binary collation's strings so).
+            rows = [(_text(t), _text(c), _text(z)) for t, c, z in cursor.fetchall()]
         reason = _mysql_registration_problem(rows, self.tag, canonical, self.zone)
         if reason is not None:
             raise SerialMismatchError(f"serial tag {self.tag} {reason}", tag=self.tag, reason=reason)
