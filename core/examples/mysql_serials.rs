@@ -4,8 +4,8 @@
 //!   ddl SCHEMA:         the registrations' DDL (after the segments' DDL of SCHEMA).
 //!   run URL SCHEMA:     register, issue from threads across a scripted midnight, the errors;
 //!                       prints one JSON line.
-//!   take URL SCHEMA TAG FORMAT ZONE THREADS COUNT AT_MS:
-//!                       COUNT serials from each of THREADS threads, issued at AT_MS, one a
+//!   take URL SCHEMA TAG FORMAT ZONE THREADS COUNT MS:
+//!                       COUNT serials from each of THREADS threads, issued at MS (Unix ms), one a
 //!                       line (beside other clients taking from the same tag).
 
 use std::collections::HashSet;
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 fn take(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let [url, schema, tag, format, zone, threads, count, at] = args else {
-        return Err("take URL SCHEMA TAG FORMAT ZONE THREADS COUNT AT_MS".into());
+        return Err("take URL SCHEMA TAG FORMAT ZONE THREADS COUNT MS".into());
     };
     let (threads, count, at): (usize, usize, u64) = (threads.parse()?, count.parse()?, at.parse()?);
     // Small segments: many fetches, interleaved with the other clients'.
