@@ -210,6 +210,16 @@ def test_the_errors(server: Any, conn: Any) -> None:
     # close() gave the rest back: a new allocator continues right after.
     with Serials(url, "er", fmt, zone=zone, schema=schema) as again:
         assert again.parse(again.next_serial_at(BEFORE_MIDNIGHT)).number == s.parse(first).number + 1
+    # The segments' DDL without the registrations': DATABASE naming the DDL to run.
+    install(conn, segments("ser_half", dialect="mysql"))
+    half = server.url_for("ser_half")
+    for call in (
+        lambda: create_serial(half, "er", fmt, zone=zone, schema="ser_half"),
+        lambda: Serials(half, "er", fmt, zone=zone, schema="ser_half"),
+    ):
+        with pytest.raises(shardid.DatabaseError, match="--dialect mysql --serials --schema ser_half") as missing:
+            call()
+        assert missing.value.code == "DATABASE" and "shardid_serials" in str(missing.value)
     # No server there: DATABASE_UNREACHABLE, from create_serial and from Serials.
     down = "mysql://root@127.0.0.1:1/x"
     for call in (

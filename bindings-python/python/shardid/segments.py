@@ -194,7 +194,7 @@ def _create_serial_mysql(conninfo: str, tag: str, format: str, parsed: Any, sche
             cur.execute(registered, (tag, shape))
             rows = [tuple(row) for row in cur.fetchall()]
     except _mysql.pymysql_errors() as e:
-        translated = _serial_database_error(e, tag, parsed.zone, _mysql_unreachable)
+        translated = _mysql_missing_ddl(_serial_database_error(e, tag, parsed.zone, _mysql_unreachable), schema)
         if translated is e:
             raise
         raise translated from e
@@ -203,6 +203,22 @@ def _create_serial_mysql(conninfo: str, tag: str, format: str, parsed: Any, sche
     reason = _mysql_registration_problem(rows, tag, canonical, parsed.zone)
     if reason is not None:
         raise SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
+
+
+# MySQL's error number of a table that does not exist.
+_NO_SUCH_TABLE = 1146
+
+
+def _mysql_missing_ddl(e: BaseException, schema: str) -> BaseException:
+    """``DATABASE`` naming the DDL to run when the registrations' table is not there (the
+    segments' DDL alone does not make it on MySQL); ``e`` as it is otherwise."""
+    if _mysql._number(e) != _NO_SUCH_TABLE:
+        return e
+    reason = (
+        f"no serials' registrations in database {schema} ({e.args[-1]}): run the DDL of "
+        f"python -m shardid.sql --dialect mysql --serials --schema {schema}, after --segments'"
+    )
+    return _error("DATABASE", reason=reason)
 
 
 def _mysql_unreachable(e: BaseException) -> bool:
@@ -403,7 +419,7 @@ class _SerialDriver:
                 return self._run_mysql(self._mysql.info, self.tag)  # type: ignore[no-any-return]
             except Exception as e:
                 self._drop_all()
-                translated = _serial_database_error(e, self.tag, "", _mysql_unreachable)
+                translated = _mysql_missing_ddl(_serial_database_error(e, self.tag, "", _mysql_unreachable), self.schema)
                 if translated is e:
                     raise
                 raise translated from e
