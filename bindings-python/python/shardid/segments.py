@@ -514,6 +514,7 @@ class _SerialDriver:
             if ids._forked():
                 ids._adopt()  # a forked child: periods and segments of its own
                 self._conn = None  # the parent's connection is the parent's
+                self._mysql_lock = threading.Lock()  # a lock the parent's fetch held at the fork stays held
                 self.fetches = 0
             now = time.monotonic()
             if not deadline:
