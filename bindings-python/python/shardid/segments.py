@@ -5,7 +5,8 @@ a ``sqlite:///path.db`` URL needs nothing (the standard ``sqlite3``; the tables 
 first use, in schema ``main``).
 
 Business serial numbers (``ORD-20261125-000123``: a number that starts again at 1 every day,
-month or year in a time zone) come from the same segments, one tag per period::
+month or year in a time zone) come from the same segments, one tag per period (on PostgreSQL,
+MySQL, MariaDB or SQLite)::
 
     # once: python -m shardid.sql --serial orders --format 'ORD-{yyyy}{MM}{dd}-{seq:6}' \\
     #           --zone Asia/Shanghai --schema seg | psql -f -   (or create_serial() below)
@@ -124,22 +125,26 @@ def create_serial(
 ) -> None:
     """Registers the serial tag ``tag`` with ``format`` in ``zone`` (once; again alike is
     nothing) on the server at ``conninfo`` (a connection string, or a psycopg connection used
-    as it is), whose ``schema`` holds the segments' DDL (``seg`` by default); or in the SQLite
-    file of a ``sqlite:///path.db`` URL (``schema`` ``main`` by default; the tables created if
-    missing). ``max_gap`` above 1 makes each number a random 1 to ``max_gap`` above the
-    previous one (volume hiding).
+    as it is), whose ``schema`` holds the segments' DDL (``seg`` by default); on MySQL or
+    MariaDB (a ``mysql://`` or ``mariadb://`` URL, PyMySQL) the database ``schema`` holds the
+    segments' DDL and then the registrations' (:func:`shardid.sql.mysql_serials`); or in the
+    SQLite file of a ``sqlite:///path.db`` URL (``schema`` ``main`` by default; the tables
+    created if missing). ``max_gap`` above 1 makes each number a random 1 to ``max_gap`` above
+    the previous one (volume hiding).
 
     Raises ``InvalidSerialFormatError``, ``UnknownTimeZoneError``, ``SerialMismatchError`` (the
-    tag is registered otherwise, or another tag prints this format)."""
+    tag is registered otherwise, or another tag prints this format), ``DatabaseUnreachableError``
+    when the server cannot be reached."""
     _check_serial_tag(tag)
     parsed = SerialFormat(format, zone)
     if not isinstance(max_gap, int) or isinstance(max_gap, bool) or not 1 <= max_gap <= 2**31 - 1:
         reason = "must be an int from 1 to 2**31 - 1"
         raise InvalidArgumentError(f"max_gap {reason}", argument="max_gap", reason=reason)
-    if isinstance(conninfo, str) and _check_serials_url(conninfo) == "sqlite":
+    database = _check_serials_url(conninfo) if isinstance(conninfo, str) else "postgres"
+    if database == "sqlite":
         _create_serial_sqlite(conninfo, tag, format, parsed, _sqlite.schema_of(schema), max_gap)
         return
-    if isinstance(conninfo, str) and _check_serials_url(conninfo) == "mysql":
+    if database == "mysql":
         _create_serial_mysql(conninfo, tag, format, parsed, schema or "seg", max_gap)
         return
     create = _serial_statements(schema or "seg")[3]
@@ -252,10 +257,10 @@ def _serial_database_error(e: BaseException, tag: str, zone: str, unreachable: A
     if isinstance(e, sqlite3.Error):
         return _sqlite.translate(e, "the database file")
     if unreachable(e):
-        unreachable = _db.unreachable_error(e)
-        if unreachable is not e:  # already one (SQLite's): its cause is the driver's error
-            unreachable.__cause__ = e
-        return unreachable
+        error = _db.unreachable_error(e)
+        if error is not e:  # already one (SQLite's): its cause is the driver's error
+            error.__cause__ = e
+        return error
     if sqlstate == _SERIAL_MISMATCH_SQLSTATE:
         reason = _mismatch_reason(message, tag)
         return SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
