@@ -329,7 +329,8 @@ class Migration(migrations.Migration):
     ]
 """
 
-# Orders from 4 threads, then a CreateSerial of the same format under another tag (SERIAL_MISMATCH).
+# Orders from 4 threads, then a CreateSerial of the same format under another tag (SERIAL_MISMATCH),
+# and NextSerial (PostgreSQL's only) refused.
 SCRIPT = """
 import json, threading
 import django
@@ -352,7 +353,14 @@ try:
     mismatch = "no error"
 except SerialMismatchError as e:
     mismatch = e.code
-print(json.dumps({"numbers": [o.number for o in Order.objects.all()], "mismatch": mismatch}))
+from django.db import NotSupportedError
+from shardid.django import NextSerial
+try:
+    Order.objects.annotate(n=NextSerial("dj", "DJ-{yyyy}{MM}{dd}-{seq:6}", "Asia/Shanghai", schema="seg_dj")).first()
+    next_serial = "no error"
+except NotSupportedError as e:
+    next_serial = "NextSerial is PostgreSQL's" if "PostgreSQL's" in str(e) else str(e)
+print(json.dumps({"numbers": [o.number for o in Order.objects.all()], "mismatch": mismatch, "next_serial": next_serial}))
 """
 
 
@@ -384,6 +392,7 @@ def test_django_create_serial_and_serial_field_on_mariadb(server: Any, conn: Any
     assert len(numbers) == len(set(numbers)) == 100
     assert all(re.fullmatch(r"DJ-\d{8}-\d{6}", n) for n in numbers)
     assert got["mismatch"] == "SERIAL_MISMATCH"
+    assert got["next_serial"] == "NextSerial is PostgreSQL's", "refused on MySQL, saying so"
     # Reversed: the registration and shardid's tables are gone.
     run("-m", "django", "migrate", "shop", "zero", "-v", "0")
     assert rows(conn, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'seg_dj'") == []

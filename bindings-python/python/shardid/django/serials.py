@@ -176,6 +176,14 @@ class NextSerial(models.Func):
         # The core's statement is "SELECT <schema>.next_serial(%s::text, ...)": its call.
         return self.next_sql.removeprefix("SELECT "), list(self.params)
 
+    def as_mysql(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
+        """Refused: MySQL and MariaDB have no ``next_serial()`` (their serials are the
+        clients'), so a migration fails here, saying so, rather than on PostgreSQL's call."""
+        raise NotSupportedError(
+            "NextSerial is PostgreSQL's: on MySQL and MariaDB a SerialField's default takes the serial "
+            "(the database has no next_serial())"
+        )
+
 
 class CreateSerial(Operation):
     """A migration operation that registers the serial tag ``tag`` with ``format`` in ``zone``
