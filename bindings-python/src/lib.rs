@@ -107,6 +107,9 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mysql::mysql, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::mysql_statements, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_segment_statements, m)?)?;
+    m.add_function(wrap_pyfunction!(mysql::mysql_serials, m)?)?;
+    m.add_function(wrap_pyfunction!(mysql::_mysql_serial_statements, m)?)?;
+    m.add_function(wrap_pyfunction!(mysql::_mysql_registration_problem, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_assign_new, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_topic_base, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_url, m)?)?;

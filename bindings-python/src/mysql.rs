@@ -4,8 +4,8 @@
 
 use pyo3::prelude::*;
 use shardid::sql::mysql::{
-    FetchError, FetchStep, MysqlDictionaryStatements, MysqlFetch, MysqlUrl, assign_new,
-    script_statements, topic_base,
+    FetchError, FetchStep, MysqlDictionaryStatements, MysqlFetch, MysqlSerials, MysqlUrl,
+    assign_new, registration_problem, script_statements, topic_base,
 };
 use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders};
 
@@ -122,6 +122,55 @@ pub(crate) fn _mysql_segment_statements(
         s.give_back().to_string(),
         s.create_tag().to_string(),
     ))
+}
+
+/// The DDL of serial numbers' registrations in database `schema` on MySQL 8 or MariaDB: run it
+/// after the segments' DDL (`segments(schema, dialect="mysql")`), whose tags each period takes
+/// its numbers from. (PostgreSQL's and SQLite's segments DDL holds the registrations already.)
+#[pyfunction]
+pub(crate) fn mysql_serials(py: Python<'_>, schema: &str) -> PyResult<String> {
+    MysqlSerials::new(schema)
+        .map(|ddl| ddl.to_string())
+        .map_err(|e| sql_error(py, e))
+}
+
+/// The statements a serial driver sends on MySQL or MariaDB, in PyMySQL's `%s` style (the same
+/// in both dialects): `(info, register, registered, create_period)`, each taking the
+/// parameters the core's `MysqlSerialStatements` documents.
+#[pyfunction]
+pub(crate) fn _mysql_serial_statements(
+    py: Python<'_>,
+    schema: &str,
+) -> PyResult<(String, String, String, String)> {
+    let s = MysqlSerials::new(schema)
+        .map_err(|e| sql_error(py, e))?
+        .statements(Placeholders::Format);
+    Ok((
+        s.info().to_string(),
+        s.register().to_string(),
+        s.registered().to_string(),
+        s.create_period().to_string(),
+    ))
+}
+
+/// Why registering `tag` as `canonical` in `zone` does not fit the rows the `registered`
+/// statement returned (`(tag, canonical, zone)`), or `None` (the core's
+/// `registration_problem`).
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts a list into a Vec
+pub(crate) fn _mysql_registration_problem(
+    rows: Vec<(String, String, String)>,
+    tag: &str,
+    canonical: &str,
+    zone: &str,
+) -> Option<String> {
+    registration_problem(
+        rows.iter()
+            .map(|(t, c, z)| (t.as_str(), c.as_str(), z.as_str())),
+        tag,
+        canonical,
+        zone,
+    )
 }
 
 /// The steps of one segment fetch (the core's `MysqlFetch`): `step()` is `None` for the read,

@@ -4,6 +4,9 @@
 //!   ddl SCHEMA:         the registrations' DDL (after the segments' DDL of SCHEMA).
 //!   run URL SCHEMA:     register, issue from threads across a scripted midnight, the errors;
 //!                       prints one JSON line.
+//!   take URL SCHEMA TAG FORMAT ZONE THREADS COUNT MS:
+//!                       COUNT serials from each of THREADS threads, issued at MS (Unix ms), one a
+//!                       line (beside other clients taking from the same tag).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -27,8 +30,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     match args[1].as_str() {
         "ddl" => print!("{}", MysqlSerials::new(&args[2])?),
         "run" => run(&args[2], &args[3])?,
+        "take" => take(&args[2..])?,
         other => return Err(format!("unknown mode {other}").into()),
     }
+    Ok(())
+}
+
+fn take(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let [url, schema, tag, format, zone, threads, count, at] = args else {
+        return Err("take URL SCHEMA TAG FORMAT ZONE THREADS COUNT MS".into());
+    };
+    let (threads, count, at): (usize, usize, u64) = (threads.parse()?, count.parse()?, at.parse()?);
+    // Small segments: many fetches, interleaved with the other clients'.
+    let small = SizePolicy::new().bounds(10, 40);
+    let serials = Arc::new(Serials::connect(url, tag, format, zone, schema, small)?);
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let serials = Arc::clone(&serials);
+            std::thread::spawn(move || -> Result<Vec<String>, SerialsError> {
+                (0..count)
+                    .map(|_| serials.next_serial_at(at).map(|s| s.as_str().to_string()))
+                    .collect()
+            })
+        })
+        .collect();
+    let mut got = Vec::new();
+    for worker in workers {
+        got.extend(worker.join().map_err(|_| "a thread panicked")??);
+    }
+    serials.close();
+    println!("{}", got.join("\n"));
     Ok(())
 }
 

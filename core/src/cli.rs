@@ -25,6 +25,7 @@ use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
+use crate::sql::mysql::MysqlSerials;
 use crate::sql::sqlite::{SqliteDictionary, SqliteSegments};
 use crate::sql::status::{DEFAULT_TABLE, Row, StatusReader, default_schemas};
 use crate::sql::{Dialect, Dictionary, Mysql, MysqlDictionary, MysqlSegments, Postgres, Segments};
@@ -55,6 +56,10 @@ commands:
   sql --schema S --layout L --shard N     the DDL of next_id() and the decoding functions
   sql --schema S --segments [--servers N --index I]   the DDL of dense IDs from segments
   sql --schema S --dictionary             the DDL of the string <-> ID dictionary
+  sql --schema S --serials --dialect mysql
+                                          the DDL of serial numbers' registrations on MySQL and
+                                          MariaDB, after --segments' (PostgreSQL's and SQLite's
+                                          --segments holds them)
       [--dialect postgres|mysql|mariadb|sqlite]  the database (default postgres); mysql: MySQL 8
                                           (and MariaDB); mariadb: MariaDB 10.6+, a Galera cluster
                                           named as one server; --schema names the database;
@@ -176,6 +181,7 @@ const SWITCHES: &[&str] = &[
     "--json",
     "--unsigned",
     "--segments",
+    "--serials",
     "--dictionary",
     "--public-ids",
     "--check",
@@ -478,6 +484,22 @@ fn sql(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
                 MysqlDictionary::new(schema).map(|d| d.dialect(dialect).to_string())
             }
             Dialect::Sqlite => SqliteDictionary::new(schema).map(|d| d.to_string()),
+        }
+    } else if p.switch("--serials") {
+        p.only(&["--schema", "--serials", "--dialect"])?;
+        match dialect {
+            Dialect::Mysql | Dialect::Mariadb => MysqlSerials::new(schema).map(|s| s.to_string()),
+            Dialect::Postgres | Dialect::Sqlite => {
+                return Err(format!(
+                    "--serials: --dialect mysql or mariadb ({}'s --segments holds the \
+                     registrations)",
+                    if dialect == Dialect::Sqlite {
+                        "SQLite"
+                    } else {
+                        "PostgreSQL"
+                    }
+                ));
+            }
         }
     } else if p.switch("--segments") {
         p.only(&[

@@ -221,6 +221,18 @@ fn sql_prints_the_ddl_the_libraries_print() {
         out.stdout,
         shardid::sql::Dictionary::new("dict").unwrap().to_string()
     );
+    let out = cli(&["sql", "--schema", "seg", "--serials", "--dialect", "mysql"]);
+    assert_eq!(
+        out.stdout,
+        shardid::sql::mysql::MysqlSerials::new("seg")
+            .unwrap()
+            .to_string()
+    );
+    let out = cli(&["sql", "--schema", "seg", "--serials"]);
+    assert!(
+        out.code == 2 && out.stderr.contains("--dialect mysql"),
+        "{out:?}"
+    );
     assert_eq!(cli(&["sql", "--schema", "x; drop", "--shard", "1"]).code, 2);
     assert_eq!(
         cli(&["sql", "--schema", "dict", "--dictionary", "--shard", "1"]).code,

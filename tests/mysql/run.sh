@@ -28,5 +28,5 @@ status=0
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=10 --junitxml="$work/junit.xml" \
     "$root/tests/mysql" || status=1
 "$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
-    "MySQL and MariaDB: segments, the dictionary and next_id() on a real server, tests/mysql/run.sh"
+    "MySQL and MariaDB: segments, serials, the dictionary and next_id() on a real server, tests/mysql/run.sh"
 exit $status

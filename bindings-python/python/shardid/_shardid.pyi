@@ -72,6 +72,9 @@ __all__ = [
     "mysql",
     "mysql_statements",
     "_mysql_segment_statements",
+    "mysql_serials",
+    "_mysql_serial_statements",
+    "_mysql_registration_problem",
     "_mysql_url",
     "_database_of_url",
     "_assign_new",
@@ -175,6 +178,13 @@ def mysql_statements(script: str) -> list[str]:
     `dictionary(dialect="mysql")` render), for a driver to send one at a time.
     """
 def _mysql_segment_statements(schema: str, dialect: str | None = None) -> tuple[str, str, str, str]: ...
+def mysql_serials(schema: str) -> str:
+    """The DDL of serial numbers' registrations in database `schema` on MySQL 8 or MariaDB: run it
+    after the segments' DDL (`segments(schema, dialect="mysql")`), whose tags each period takes
+    its numbers from. (PostgreSQL's and SQLite's segments DDL holds the registrations already.)
+    """
+def _mysql_serial_statements(schema: str) -> tuple[str, str, str, str]: ...
+def _mysql_registration_problem(rows: list[tuple[str, str, str]], tag: str, canonical: str, zone: str) -> str | None: ...
 def _mysql_url(url: str) -> tuple[str, str | None, str, int, str | None]: ...
 def _database_of_url(url: str, argument: str) -> str: ...
 def _assign_new(answers: list[int | None], base: int) -> list[tuple[int, int]]: ...
@@ -446,8 +456,8 @@ class _PeriodFetch:
 
 @final
 class Serials:
-    """Business serial numbers of one tag from PostgreSQL segments or a SQLite file (see
-    :mod:`shardid.segments`; `schema` defaults to `seg`, `main` on SQLite)."""
+    """Business serial numbers of one tag from PostgreSQL, MySQL or MariaDB segments or a SQLite file (see
+    :mod:`shardid.segments`; `schema` defaults to `seg` (a database on MySQL), `main` on SQLite)."""
 
     @property
     def tag(self) -> str:

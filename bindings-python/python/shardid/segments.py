@@ -5,7 +5,8 @@ a ``sqlite:///path.db`` URL needs nothing (the standard ``sqlite3``; the tables 
 first use, in schema ``main``).
 
 Business serial numbers (``ORD-20261125-000123``: a number that starts again at 1 every day,
-month or year in a time zone) come from the same segments, one tag per period::
+month or year in a time zone) come from the same segments, one tag per period (on PostgreSQL,
+MySQL, MariaDB or SQLite)::
 
     # once: python -m shardid.sql --serial orders --format 'ORD-{yyyy}{MM}{dd}-{seq:6}' \\
     #           --zone Asia/Shanghai --schema seg | psql -f -   (or create_serial() below)
@@ -53,10 +54,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from shardid import _db, _sqlite
+from shardid import _db, _mysql, _sqlite
 from shardid._errors import (
     DatabaseUnreachableError,
     InvalidArgumentError,
+    NotMysqlError,
     SegmentUnavailableError,
     SerialMismatchError,
     UnknownTimeZoneError,
@@ -65,7 +67,7 @@ from shardid._errors import (
 
 # The drivers: _segments_async.py is the source, _segments_generated.py (the blocking one, DenseIds')
 # is generated from it by bindings-python/tools/async_to_sync.py.
-from shardid._segments_generated import _Driver, dialect
+from shardid._segments_generated import _Driver, _Mysql, dialect
 from shardid._segments_async import _AsyncDriver, check_names
 from shardid._shardid import (
     _SERIAL_MISMATCH_SQLSTATE,
@@ -78,6 +80,8 @@ from shardid._shardid import (
     _database_of_url,
     _error,
     _mismatch_reason,
+    _mysql_registration_problem,
+    _mysql_serial_statements,
     _serial_statements,
 )
 
@@ -121,20 +125,27 @@ def create_serial(
 ) -> None:
     """Registers the serial tag ``tag`` with ``format`` in ``zone`` (once; again alike is
     nothing) on the server at ``conninfo`` (a connection string, or a psycopg connection used
-    as it is), whose ``schema`` holds the segments' DDL (``seg`` by default); or in the SQLite
-    file of a ``sqlite:///path.db`` URL (``schema`` ``main`` by default; the tables created if
-    missing). ``max_gap`` above 1 makes each number a random 1 to ``max_gap`` above the
-    previous one (volume hiding).
+    as it is), whose ``schema`` holds the segments' DDL (``seg`` by default); on MySQL or
+    MariaDB (a ``mysql://`` or ``mariadb://`` URL, PyMySQL) the database ``schema`` holds the
+    segments' DDL and then the registrations' (:func:`shardid.sql.mysql_serials`); or in the
+    SQLite file of a ``sqlite:///path.db`` URL (``schema`` ``main`` by default; the tables
+    created if missing). ``max_gap`` above 1 makes each number a random 1 to ``max_gap`` above
+    the previous one (volume hiding).
 
     Raises ``InvalidSerialFormatError``, ``UnknownTimeZoneError``, ``SerialMismatchError`` (the
-    tag is registered otherwise, or another tag prints this format)."""
+    tag is registered otherwise, or another tag prints this format), ``DatabaseUnreachableError``
+    when the server cannot be reached."""
     _check_serial_tag(tag)
     parsed = SerialFormat(format, zone)
     if not isinstance(max_gap, int) or isinstance(max_gap, bool) or not 1 <= max_gap <= 2**31 - 1:
         reason = "must be an int from 1 to 2**31 - 1"
         raise InvalidArgumentError(f"max_gap {reason}", argument="max_gap", reason=reason)
-    if isinstance(conninfo, str) and _check_serials_url(conninfo) == "sqlite":
+    database = _check_serials_url(conninfo) if isinstance(conninfo, str) else "postgres"
+    if database == "sqlite":
         _create_serial_sqlite(conninfo, tag, format, parsed, _sqlite.schema_of(schema), max_gap)
+        return
+    if database == "mysql":
+        _create_serial_mysql(conninfo, tag, format, parsed, schema or "seg", max_gap)
         return
     create = _serial_statements(schema or "seg")[3]
     canonical, shape, pieces, width, reset = parsed._registration()
@@ -175,32 +186,81 @@ def _create_serial_sqlite(conninfo: str, tag: str, format: str, parsed: Any, sch
         raise SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
 
 
+def _create_serial_mysql(conninfo: str, tag: str, format: str, parsed: Any, schema: str, max_gap: int) -> None:
+    """:func:`create_serial` on MySQL or MariaDB (the core's ``MysqlSerials``): ``INSERT
+    IGNORE``, then the rows of the tag or of its shape say whether it fits (the unique shape
+    makes two registrations at once safe)."""
+    _, register, registered, _ = _mysql_serial_statements(schema)
+    canonical, shape, pieces, width, reset = parsed._registration()
+    conn = _mysql.connect(conninfo)  # DATABASE_UNREACHABLE, NOT_MYSQL
+    try:
+        with conn.cursor() as cur:
+            cur.execute(register, (tag, format, parsed.zone, canonical, shape, "\n".join(pieces), width, reset, max_gap))
+            cur.execute(registered, (tag, shape))
+            rows = [tuple(row) for row in cur.fetchall()]
+    except _mysql.pymysql_errors() as e:
+        translated = _mysql_missing_ddl(_serial_database_error(e, tag, parsed.zone, _mysql_unreachable), schema)
+        if translated is e:
+            raise
+        raise translated from e
+    finally:
+        _mysql.close(conn)
+    reason = _mysql_registration_problem(rows, tag, canonical, parsed.zone)
+    if reason is not None:
+        raise SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
+
+
+# MySQL's error number of a table that does not exist.
+_NO_SUCH_TABLE = 1146
+
+
+def _mysql_missing_ddl(e: BaseException, schema: str) -> BaseException:
+    """``DATABASE`` naming the DDL to run when the registrations' table is not there (the
+    segments' DDL alone does not make it on MySQL); ``e`` as it is otherwise."""
+    if _mysql._number(e) != _NO_SUCH_TABLE:
+        return e
+    reason = (
+        f"no serials' registrations in database {schema} ({e.args[-1]}): run the DDL of "
+        f"python -m shardid.sql --dialect mysql --serials --schema {schema}, after --segments'"
+    )
+    return _error("DATABASE", reason=reason)
+
+
+def _mysql_unreachable(e: BaseException) -> bool:
+    """MySQL's rule (``shardid._mysql``): the connection could not be opened, or it is gone."""
+    return isinstance(e, DatabaseUnreachableError) or _mysql.lost(e)
+
+
 def _check_serials_url(conninfo: str) -> str:
-    """The database ``conninfo`` names: ``INVALID_ARGUMENT`` for a URL no driver takes (the
-    core's one rule), ``UNSUPPORTED`` for MySQL's and MariaDB's: serials are kept in PostgreSQL
-    and SQLite only."""
+    """The database ``conninfo`` names (``"postgres"``, ``"mysql"`` for MySQL and MariaDB, or
+    ``"sqlite"``): ``INVALID_ARGUMENT`` for a URL no driver takes (the core's one rule) or that
+    the core cannot read."""
     database = _database_of_url(conninfo, "conninfo")
-    if database not in ("postgres", "sqlite"):
-        reason = "serials on MySQL and MariaDB: serials are kept in PostgreSQL and SQLite only"
-        raise UnsupportedError(f"unsupported: {reason}", reason=reason)
     if database == "sqlite":
         _sqlite.path_of(conninfo)  # INVALID_ARGUMENT now
+    elif database in ("mysql", "mariadb"):
+        _mysql.check_url(conninfo)  # INVALID_ARGUMENT now
+        return "mysql"
+    elif database != "postgres":
+        reason = f"serials on {database}: serials are kept in PostgreSQL, MySQL, MariaDB and SQLite"
+        raise UnsupportedError(f"unsupported: {reason}", reason=reason)
     return database  # type: ignore[no-any-return]
 
 
-def _serial_database_error(e: BaseException, tag: str, zone: str) -> BaseException:
-    """A database error of a serial tag as its kind (the rest as what it is)."""
+def _serial_database_error(e: BaseException, tag: str, zone: str, unreachable: Any = _db.unreachable) -> BaseException:
+    """A database error of a serial tag as its kind (the rest as what it is); ``unreachable``
+    is the database's rule of a server that cannot be reached (PostgreSQL's by default)."""
     sqlstate = getattr(e, "sqlstate", None)
     message = str(getattr(getattr(e, "diag", None), "message_primary", None) or e)
     if sqlstate == _UNKNOWN_TAG:
         return _error("UNKNOWN_TAG", tag=tag, create="create_serial")
     if isinstance(e, sqlite3.Error):
         return _sqlite.translate(e, "the database file")
-    if _db.unreachable(e):
-        unreachable = _db.unreachable_error(e)
-        if unreachable is not e:  # already one (SQLite's): its cause is the driver's error
-            unreachable.__cause__ = e
-        return unreachable
+    if unreachable(e):
+        error = _db.unreachable_error(e)
+        if error is not e:  # already one (SQLite's): its cause is the driver's error
+            error.__cause__ = e
+        return error
     if sqlstate == _SERIAL_MISMATCH_SQLSTATE:
         reason = _mismatch_reason(message, tag)
         return SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
@@ -212,6 +272,51 @@ def _serial_database_error(e: BaseException, tag: str, zone: str) -> BaseExcepti
     return e
 
 
+class _MysqlSerialSteps:
+    """Serials' steps on MySQL or MariaDB, in the core's order (``shardid::serial::mysql``): the
+    registration read with the core's statement; each period's segments taken by the segments'
+    steps (``_Mysql``: the core's ``MysqlFetch``) from a tag of its own (``orders@2026-11-25``),
+    which the core's ``create_period`` makes at the period's first take if the serial tag is
+    registered."""
+
+    def __init__(self, schema: str, tag: str) -> None:
+        self.segments = _Mysql(schema, tag)
+        self._info, _, _, self._create_period = _mysql_serial_statements(schema)
+
+    @staticmethod
+    def _unknown(tag: str) -> BaseException:
+        return _mysql.ServerError(_UNKNOWN_TAG, f"no serial tag {tag!r}")
+
+    def info(self, conn: Any, tag: str) -> tuple[str, str, int]:
+        """``(canonical, zone, max_gap)`` of a registered serial tag, or ``UNKNOWN_TAG``."""
+        with conn.cursor() as cur:
+            cur.execute(self._info, (tag,))
+            row = cur.fetchone()
+        if row is None:
+            raise self._unknown(tag)
+        canonical, zone, max_gap = row
+        return canonical, zone, 1 if max_gap is None else int(max_gap)
+
+    def take(self, conn: Any, tag: str, period_tag: str, size: int) -> tuple[int, int, int]:
+        """A segment of the period's tag ``period_tag``: ``(first, count, stride)``; at the
+        period's first take its tag is made, and taken from again."""
+        for first_take in (True, False):
+            try:
+                return self.segments.take(conn, 0, period_tag, size)
+            except _mysql.ServerError as e:
+                if e.sqlstate != _UNKNOWN_TAG or not first_take:
+                    raise
+            with conn.cursor() as cur:
+                cur.execute(self._create_period, (tag, period_tag))
+                made = cur.fetchone()
+            if made is None or made[0] is None:  # NULL: the serial tag is not registered
+                raise self._unknown(tag)
+        raise self._unknown(period_tag)  # not reached: the second take returns or raises
+
+    def give_back(self, conn: Any, period_tag: str, first: int, end: int) -> bool:
+        return self.segments.give_back(conn, period_tag, first, end)
+
+
 class _SerialDriver:
     """What :class:`Serials` (native: the core's allocator of periods) does in Python: one
     psycopg connection, the fetch threads, waiting, giving periods back. Its methods take the
@@ -221,11 +326,20 @@ class _SerialDriver:
         if not isinstance(conninfo, str):
             reason = "must be a connection string"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
-        # SQLite's steps (the core's, over sqlite3), or None: PostgreSQL's functions.
+        # SQLite's steps (the core's, over sqlite3), MySQL's (the core's statements, over
+        # PyMySQL), or neither: PostgreSQL's functions.
         self._sqlite: _sqlite.Segments | None = None
-        if _check_serials_url(conninfo) == "sqlite":
+        self._mysql: _MysqlSerialSteps | None = None
+        # A PyMySQL connection is for one thread at a time: the fetch thread's statements and a
+        # caller's giving a period back take turns.
+        self._mysql_lock = threading.Lock()
+        database = _check_serials_url(conninfo)
+        if database == "sqlite":
             schema = _sqlite.schema_of(schema)
             self._sqlite = _sqlite.Segments(schema)
+        elif database == "mysql":
+            schema = schema or "seg"
+            self._mysql = _MysqlSerialSteps(schema, tag)
         else:
             schema = schema or "seg"
             self._info_sql, self._take, self._give_back_sql, _, _, _ = _serial_statements(schema)
@@ -248,9 +362,32 @@ class _SerialDriver:
             if conn is None or not _sqlite.is_open(conn):
                 conn = self._conn = _sqlite.connect(self.conninfo, self._sqlite.ddl)
             return conn
+        if self._mysql is not None:
+            if conn is None or not _mysql.is_open(conn):
+                conn = self._conn = _mysql.connect(self.conninfo)
+            return conn
         if conn is None or conn.closed:
             conn = self._conn = _connect(self.conninfo)
         return conn
+
+    def _run_mysql(self, step: Any, *args: Any) -> Any:
+        """MySQL's ``step`` on the connection, alone (opened again next time when it broke or
+        could not be opened)."""
+        with self._mysql_lock:
+            try:
+                return step(self._connection(), *args)
+            except Exception as e:
+                if isinstance(e, NotMysqlError) or _mysql_unreachable(e):
+                    self._drop_all()
+                raise
+
+    def _unreachable(self, e: BaseException) -> bool:
+        """Whether ``e`` says the database cannot be reached, by its driver's rule."""
+        if self._sqlite is not None:
+            return _sqlite.unreachable(e)
+        if self._mysql is not None:
+            return _mysql_unreachable(e)
+        return _db.unreachable(e)
 
     def _run_sqlite(self, step: Any, *args: Any) -> Any:
         """SQLite's ``step`` on the connection (opened again next time when the file could not
@@ -282,6 +419,15 @@ class _SerialDriver:
                     raise
                 raise translated from e
             return canonical, zone, max_gap
+        if self._mysql is not None:
+            try:
+                return self._run_mysql(self._mysql.info, self.tag)  # type: ignore[no-any-return]
+            except Exception as e:
+                self._drop_all()
+                translated = _mysql_missing_ddl(_serial_database_error(e, self.tag, "", _mysql_unreachable), self.schema)
+                if translated is e:
+                    raise
+                raise translated from e
         import psycopg
 
         try:
@@ -295,7 +441,12 @@ class _SerialDriver:
     def _drop_all(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            _sqlite.close(conn) if self._sqlite is not None else conn.close()
+            if self._sqlite is not None:
+                _sqlite.close(conn)
+            elif self._mysql is not None:
+                _mysql.close(conn)
+            else:
+                conn.close()
 
     def _start(self, ids: Any, fetch: Any) -> None:
         # Called by the allocator (native) when a fetch becomes due.
@@ -306,6 +457,9 @@ class _SerialDriver:
             if self._sqlite is not None:
                 take = self._sqlite.take_period
                 first, count, stride = self._run_sqlite(take, self.tag, fetch.period, fetch.size)
+            elif self._mysql is not None:
+                period_tag = ids._fetch_tag(fetch)
+                first, count, stride = self._run_mysql(self._mysql.take, self.tag, period_tag, fetch.size)
             else:
                 first, count, stride = self._execute(self._take, (self.tag, fetch.period, fetch.size))
             if ids._fill(fetch, first, count, stride):
@@ -329,6 +483,8 @@ class _SerialDriver:
         try:
             if self._sqlite is not None:
                 returned = self._run_sqlite(self._sqlite.give_back, period_tag, first, end)
+            elif self._mysql is not None:
+                returned = self._run_mysql(self._mysql.give_back, period_tag, first, end)
             else:
                 row = self._execute(self._give_back_sql, (period_tag, first, end))
                 returned = bool(row and row[0])
@@ -341,9 +497,13 @@ class _SerialDriver:
         if self._closed:
             return _db.closed_error(f"Serials of tag {self.tag}")
         error = self._error
-        unreachable = _sqlite.unreachable if self._sqlite is not None else _db.unreachable
-        if error is not None and (getattr(error, "sqlstate", None) == _UNKNOWN_TAG or unreachable(error)):
-            return _serial_database_error(error, self.tag, "")
+        if error is not None and (getattr(error, "sqlstate", None) == _UNKNOWN_TAG or self._unreachable(error)):
+            translated = _serial_database_error(error, self.tag, "", self._unreachable)
+            if translated is not error and translated.__cause__ is None:
+                translated.__cause__ = error
+            return translated
+        if isinstance(error, (NotMysqlError, UnsupportedError)):
+            return error  # not a server to wait for
         reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
         unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
         unavailable.__cause__ = error
@@ -354,11 +514,12 @@ class _SerialDriver:
         # fetch under way and retry.
         deadline = 0.0
         while True:
-            if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG:
+            if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG or isinstance(self._error, NotMysqlError):
                 raise self._unavailable()
             if ids._forked():
                 ids._adopt()  # a forked child: periods and segments of its own
                 self._conn = None  # the parent's connection is the parent's
+                self._mysql_lock = threading.Lock()  # a lock the parent's fetch held at the fork stays held
                 self.fetches = 0
             now = time.monotonic()
             if not deadline:

@@ -24,6 +24,10 @@ render the same functions for them, ``schema`` naming the database; the scripts 
 the statements a driver sends one at a time::
 
     python -m shardid.sql --dialect mysql --segments --schema seg | mariadb -u root
+
+Business serials on MySQL and MariaDB keep their registrations in a table of their own:
+:func:`mysql_serials` renders it, to run after the segments' DDL (``--dialect mysql --serials``);
+the tags are registered by :func:`shardid.segments.create_serial`.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from shardid._shardid import (
     dictionary,
     dictionary_uninstall,
     mysql,
+    mysql_serials,
     mysql_statements,
     postgres,
     postgres_uninstall,
@@ -52,6 +57,7 @@ __all__ = [
     "dictionary",
     "dictionary_uninstall",
     "mysql",
+    "mysql_serials",
     "mysql_statements",
     "postgres",
     "postgres_uninstall",
@@ -101,6 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="TAG",
         help="the statement registering serial tag TAG (with --format and --zone) in a schema holding the segments' DDL",
     )
+    parser.add_argument(
+        "--serials",
+        action="store_true",
+        help="--dialect mysql or mariadb: the DDL of serial numbers' registrations, after --segments' (PostgreSQL's and SQLite's --segments holds them)",
+    )
     parser.add_argument("--format", help="--serial: the format, e.g. 'ORD-{yyyy}{MM}{dd}-{seq:6}'")
     parser.add_argument("--zone", help="--serial: an IANA time zone, e.g. Asia/Shanghai")
     parser.add_argument("--max-gap", type=int, default=1, help="--serial: hide the volume with random steps of 1 to N")
@@ -120,6 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.dialect == "sqlite":
             parser.error("--dialect sqlite: --segments or --dictionary (serials are registered by create_serial)")
+        if args.serials:
+            if args.dialect == "postgres":
+                parser.error("--serials: --dialect mysql or mariadb (PostgreSQL's --segments holds the registrations)")
+            sys.stdout.write(mysql_serials(args.schema))
+            return 0
+        if args.serial is not None and args.dialect != "postgres":
+            parser.error(f"--serial: --dialect postgres (on {args.dialect}, create_serial registers a tag)")
         if args.serial is not None:
             if args.format is None or args.zone is None:
                 parser.error("--serial needs --format and --zone")

@@ -20,7 +20,6 @@
 //!
 //! [`MysqlSerials`]: crate::sql::mysql::MysqlSerials
 
-use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
@@ -91,19 +90,13 @@ impl SerialClient for mysql::Conn {
         )?;
         let rows: Vec<(String, String, String)> =
             self.exec(serials.registered().to_string(), (tag, r.shape.as_str()))?;
-        Ok(rows
-            .into_iter()
-            .find_map(|(other, canonical, registered_zone)| {
-                if other != tag {
-                    Some(format!(
-                        "has the format of tag {other}, which prints the same serials"
-                    ))
-                } else if canonical != r.canonical || registered_zone != zone {
-                    Some(format!("is registered as {canonical} in {registered_zone}"))
-                } else {
-                    None
-                }
-            }))
+        Ok(crate::sql::mysql::registration_problem(
+            rows.iter()
+                .map(|(t, c, z)| (t.as_str(), c.as_str(), z.as_str())),
+            tag,
+            &r.canonical,
+            zone,
+        ))
     }
 
     fn info(

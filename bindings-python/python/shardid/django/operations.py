@@ -58,11 +58,12 @@ def _run_mysql(schema_editor: Any, script: str | list[str]) -> None:
         schema_editor.execute(statement, params=None)
 
 
-def _uninstall_mysql(script: str) -> list[str]:
-    """The statements that remove what the core's MySQL ``script`` creates in its database: each
-    routine it creates, then each table (the database itself stays: it may hold other things)."""
+def _uninstall_mysql(script: str | list[str]) -> list[str]:
+    """The statements that remove what the core's MySQL ``script`` (or list of statements)
+    creates in its database: each routine it creates, then each table (the database itself
+    stays: it may hold other things)."""
     routines, tables = [], []
-    for statement in mysql_statements(script):
+    for statement in mysql_statements(script) if isinstance(script, str) else script:
         code = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
         words = code.split(None, 6)
         if words[:2] in (["CREATE", "FUNCTION"], ["CREATE", "PROCEDURE"]):
@@ -207,10 +208,13 @@ class InstallSegments(Operation):
     def state_forwards(self, app_label: str, state: Any) -> None:
         pass
 
-    def _mysql_sql(self, dialect: str) -> str:
-        from shardid.sql import segments
+    def _mysql_sql(self, dialect: str) -> list[str]:
+        """The statements of the segments' DDL, then of the serials' registrations (which
+        PostgreSQL's and SQLite's segments DDL holds): two scripts of the core's."""
+        from shardid.sql import mysql_serials, segments
 
-        return segments(self.schema, servers=self.servers, index=self.index, dialect=dialect)
+        ddl = segments(self.schema, servers=self.servers, index=self.index, dialect=dialect)
+        return mysql_statements(ddl) + mysql_statements(mysql_serials(self.schema))
 
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
         dialect = _dialect(schema_editor, "InstallSegments")

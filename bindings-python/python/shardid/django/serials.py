@@ -1,6 +1,6 @@
 """Business serial numbers in Django (re-exported by :mod:`shardid.django`): a ``CharField``
-whose default is the next serial of a tag, taken in segments from PostgreSQL
-(:class:`shardid.segments.Serials`)::
+whose default is the next serial of a tag, taken in segments from PostgreSQL, MySQL, MariaDB or
+SQLite (:class:`shardid.segments.Serials`)::
 
     # a migration, once:  operations = [InstallSegments(schema="seg"),
     #                                   CreateSerial("orders", "ORD-{yyyy}{MM}{dd}-{seq:6}", zone="Asia/Shanghai")]
@@ -99,6 +99,10 @@ def _serial_in_transaction(connection: Any, tag: str, format: str, zone: str, sc
     return integration._take_in_transaction(connection, using, schema, tag, serials=True, step=take)  # type: ignore[no-any-return]
 
 
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 class SerialField(models.CharField):
     """A ``CharField`` whose default is the next serial of ``tag`` in ``format`` and ``zone``
     (``ORD-20261125-000123``): ``max_length`` is the format's length, and the field is not
@@ -172,6 +176,14 @@ class NextSerial(models.Func):
         # The core's statement is "SELECT <schema>.next_serial(%s::text, ...)": its call.
         return self.next_sql.removeprefix("SELECT "), list(self.params)
 
+    def as_mysql(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
+        """Refused: MySQL and MariaDB have no ``next_serial()`` (their serials are the
+        clients'), so a migration fails here, saying so, rather than on PostgreSQL's call."""
+        raise NotSupportedError(
+            "NextSerial is PostgreSQL's: on MySQL and MariaDB a SerialField's default takes the serial "
+            "(the database has no next_serial())"
+        )
+
 
 class CreateSerial(Operation):
     """A migration operation that registers the serial tag ``tag`` with ``format`` in ``zone``
@@ -203,13 +215,38 @@ class CreateSerial(Operation):
         pass
 
     def _check(self, schema_editor: Any) -> bool:
-        """Whether the migration runs on SQLite (else PostgreSQL)."""
+        """Whether the migration runs on SQLite (else PostgreSQL, MySQL or MariaDB)."""
         vendor = schema_editor.connection.vendor
-        if vendor not in ("postgresql", "sqlite"):
-            raise NotSupportedError("CreateSerial needs PostgreSQL or SQLite")
+        if vendor not in ("postgresql", "mysql", "sqlite"):
+            raise NotSupportedError("CreateSerial needs PostgreSQL, MySQL, MariaDB or SQLite")
         return vendor == "sqlite"  # type: ignore[no-any-return]
 
+    def _register_mysql(self, schema_editor: Any) -> None:
+        """The registration on MySQL or MariaDB (the core's ``MysqlSerials``): its table
+        created if missing (a database whose InstallSegments ran before it held it), ``INSERT
+        IGNORE``, then the rows of the tag or of its shape say whether it fits."""
+        from shardid._errors import SerialMismatchError
+        from shardid._shardid import _mysql_registration_problem, _mysql_serial_statements
+        from shardid.django.operations import _run_mysql
+        from shardid.sql import mysql_serials
+
+        _run_mysql(schema_editor, mysql_serials(self.schema))
+        _, register, registered, _ = _mysql_serial_statements(self.schema)
+        canonical, shape, pieces, width, reset = self.parsed._registration()
+        params = [self.tag, self.format, self.zone, canonical, shape, "\n".join(pieces), width, reset, self.max_gap]
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute(register, params)
+            cursor.execute(registered, [self.tag, shape])
+            # Text (bytes from a driver that returns a binary collation's strings so).
+            rows = [(_text(t), _text(c), _text(z)) for t, c, z in cursor.fetchall()]
+        reason = _mysql_registration_problem(rows, self.tag, canonical, self.zone)
+        if reason is not None:
+            raise SerialMismatchError(f"serial tag {self.tag} {reason}", tag=self.tag, reason=reason)
+
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        if schema_editor.connection.vendor == "mysql":
+            self._register_mysql(schema_editor)
+            return
         if self._check(schema_editor):
             # The registration in the file itself (main), in the migration's transaction.
             from shardid import _sqlite

@@ -43,7 +43,7 @@ pub use dictionary::{
 pub use segments::{
     FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments, ROLLED_BACK_RETRIES,
 };
-pub use serials::{MysqlSerialStatements, MysqlSerials};
+pub use serials::{MysqlSerialStatements, MysqlSerials, registration_problem};
 pub use url::{MysqlUrl, UrlProblem};
 
 /// The SQL dialects the core renders.

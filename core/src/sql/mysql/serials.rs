@@ -12,6 +12,8 @@
 //! the client, in the zone, with the tz database the core bundles (MySQL's own time zone
 //! tables are often empty).
 
+use alloc::format;
+use alloc::string::String;
 use core::fmt::{self, Display, Formatter};
 
 use super::{Dialect, MysqlStatement};
@@ -116,6 +118,32 @@ impl<'a> MysqlSerialStatements<'a> {
     }
 }
 
+/// Why a registration of `tag` as `canonical` in `zone` does not fit, from the rows
+/// [`MysqlSerialStatements::registered`] returned after [`MysqlSerialStatements::register`]
+/// (`(tag, canonical, zone)`), or `None`: the reason of `SERIAL_MISMATCH`, the same words in
+/// every client of MySQL's serials.
+pub fn registration_problem<'r>(
+    rows: impl IntoIterator<Item = (&'r str, &'r str, &'r str)>,
+    tag: &str,
+    canonical: &str,
+    zone: &str,
+) -> Option<String> {
+    rows.into_iter()
+        .find_map(|(other, registered, registered_zone)| {
+            if other != tag {
+                Some(format!(
+                    "has the format of tag {other}, which prints the same serials"
+                ))
+            } else if registered != canonical || registered_zone != zone {
+                Some(format!(
+                    "is registered as {registered} in {registered_zone}"
+                ))
+            } else {
+                None
+            }
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use std::string::ToString;
@@ -138,6 +166,22 @@ mod tests {
                 .unwrap()
                 .to_string()
                 .contains("UNIQUE KEY")
+        );
+    }
+
+    #[test]
+    fn a_registration_fits_only_the_same_tag_format_and_zone() {
+        let canonical = "ORD-{yyyy}{MM}{dd}-{seq:6}/day";
+        let same = [("orders", canonical, "UTC")];
+        assert_eq!(registration_problem(same, "orders", canonical, "UTC"), None);
+        assert_eq!(
+            registration_problem(same, "orders", canonical, "Asia/Shanghai").as_deref(),
+            Some("is registered as ORD-{yyyy}{MM}{dd}-{seq:6}/day in UTC")
+        );
+        let other = [("orders", canonical, "UTC"), ("bills", canonical, "UTC")];
+        assert_eq!(
+            registration_problem(other, "orders", canonical, "UTC").as_deref(),
+            Some("has the format of tag bills, which prints the same serials")
         );
     }
 }
