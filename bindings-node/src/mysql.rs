@@ -8,9 +8,8 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::args::Arg;
 use shardid::sql::mysql::{
-    FetchError, FetchStep, MysqlUrl, assign_new, script_statements, topic_base,
+    FetchError, FetchStep, MysqlSerials, MysqlUrl, assign_new, script_statements, topic_base,
 };
-use shardid::sql::mysql::MysqlSerials;
 use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders, SqlError};
 
 use crate::args::u64_arg;

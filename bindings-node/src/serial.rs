@@ -317,7 +317,9 @@ pub struct SerialSql {
 /// or `tag` itself for the period `''` (a format that never resets).
 #[napi]
 pub fn serial_period_tag(env: &Env, tag: String, period: String) -> Result<String> {
-    guard(env, || Ok(shardid::sql::sqlite::period_tag(&tag, &period).to_string()))
+    guard(env, || {
+        Ok(shardid::sql::sqlite::period_tag(&tag, &period).to_string())
+    })
 }
 
 /// The statements for serials in `schema`.
