@@ -4,6 +4,9 @@
 //!   ddl SCHEMA:         the registrations' DDL (after the segments' DDL of SCHEMA).
 //!   run URL SCHEMA:     register, issue from threads across a scripted midnight, the errors;
 //!                       prints one JSON line.
+//!   take URL SCHEMA TAG FORMAT ZONE AT COUNT: COUNT serials of a registered tag issued at AT
+//!                       (Unix ms) from 2 threads, printed as one JSON list (beside other
+//!                       clients on the same tag: `tests/mysql/test_node_serials.py`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -27,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     match args[1].as_str() {
         "ddl" => print!("{}", MysqlSerials::new(&args[2])?),
         "run" => run(&args[2], &args[3])?,
+        "take" => take(&args[2..])?,
         other => return Err(format!("unknown mode {other}").into()),
     }
     Ok(())
@@ -123,5 +127,31 @@ fn run(url: &str, schema: &str) -> Result<(), Box<dyn std::error::Error>> {
             down
         ],
     );
+    Ok(())
+}
+
+fn take(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let [url, schema, tag, format, zone, at, count] = args else {
+        return Err("take URL SCHEMA TAG FORMAT ZONE AT COUNT".into());
+    };
+    let (at, count): (u64, usize) = (at.parse()?, count.parse()?);
+    let small = SizePolicy::new().bounds(10, 100);
+    let serials = Arc::new(Serials::connect(url, tag, format, zone, schema, small)?);
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let serials = Arc::clone(&serials);
+            std::thread::spawn(move || -> Result<Vec<String>, SerialsError> {
+                (0..count / 2)
+                    .map(|_| serials.next_serial_at(at).map(|s| s.as_str().to_string()))
+                    .collect()
+            })
+        })
+        .collect();
+    let mut got = Vec::new();
+    for thread in threads {
+        got.extend(thread.join().map_err(|_| "a thread panicked")??);
+    }
+    serials.close();
+    println!("{got:?}");
     Ok(())
 }

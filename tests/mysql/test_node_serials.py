@@ -140,3 +140,30 @@ def test_node_serials_of_a_registration_gone_before_a_first_take_are_unknown(ser
     assert taken == {"code": "UNKNOWN_TAG", "message": "no tag gone: create it first (createSerial)"}
     # No period tag made for a tag nobody registered.
     assert one(conn, f"SELECT count(*) FROM {schema}.shardid_tags WHERE tag LIKE 'gone@%'") == 0
+
+
+def test_node_and_rust_processes_on_one_serial_tag_never_share_a_serial(server: Any, conn: Any, tmp_path: Path) -> None:
+    from test_rust import binary  # core/examples/mysql_serials.rs, built by run.sh (or here)
+
+    schema = "ser_cross"
+    install_serials(conn, schema)
+    url = server.url_for(schema)
+    assert node(url, "create")["first"] == {"code": "no error"}
+    format_, zone, at = "NS-{yyyy}{MM}{dd}-{seq:6}", "Asia/Shanghai", "1764086399000"  # as serials_node.mjs
+    outs = [tmp_path / f"node-{i}" for i in range(2)]
+    procs = [subprocess.Popen(["node", str(NODE), url, "take", str(out), "4", "100"], stderr=subprocess.PIPE, text=True) for out in outs]
+    command = [binary("mysql_serials"), "take", url, schema, "ns", format_, zone, at, "400"]
+    rust = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    issued: list[str] = []
+    for p in rust:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        issued += json.loads(out.strip().splitlines()[-1])
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    issued += [line for out in outs for line in out.read_text().splitlines()]
+    assert len(issued) == 2 * 400 + 2 * (4 * 100 + 2)
+    twice = [s for s, n in Counter(issued).items() if n > 1]
+    assert twice == [], f"issued twice: {twice[:5]}"
+    assert all(re.fullmatch(r"NS-2025112[56]-\d{6}", s) for s in issued)
