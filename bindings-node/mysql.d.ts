@@ -49,6 +49,9 @@ export type MysqlDialect = 'mysql' | 'mariadb'
 export declare function ddl(options: MysqlDdlOptions): string
 /** The MySQL DDL of dense IDs from segments in database `schema` (default `seg`). */
 export declare function segmentsDdl(schema?: string, options?: { servers?: number; index?: number; dialect?: MysqlDialect }): string
+/** The MySQL DDL of serial numbers' registrations in database `schema` (default `seg`), run
+ *  after `segmentsDdl` (`createSerial` and `serials` of `shardid/segments` on a `mysql://` URL). */
+export declare function serialsDdl(schema?: string): string
 /** The MySQL DDL of the dictionary in database `schema` (default `dict`); `{ dialect: 'mariadb' }`
  *  names a Galera cluster as one server. */
 export declare function dictionaryDdl(schema?: string, options?: { dialect?: MysqlDialect }): string

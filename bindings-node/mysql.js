@@ -51,6 +51,12 @@ function segmentsDdl(schema = 'seg', { servers = 1, index = 0, dialect } = {}) {
   return native.mysqlSegmentsDdl(schema, servers, index, dialect)
 }
 
+/** The MySQL DDL of serial numbers' registrations in database `schema` (default `seg`), run
+ *  after `segmentsDdl` (`createSerial` and `serials` of shardid/segments on a `mysql://` URL). */
+function serialsDdl(schema = 'seg') {
+  return native.mysqlSerialsDdl(schema)
+}
+
 /** The MySQL DDL of the dictionary in database `schema` (default `dict`); `{ dialect:
  *  'mariadb' }` names a Galera cluster as one server. */
 function dictionaryDdl(schema = 'dict', { dialect } = {}) {
@@ -63,4 +69,4 @@ function statements(script) {
 }
 
 const { exactBigints, isUrl, parseUrl, connect, lost, Segments, Dictionary } = dialect
-module.exports = { lease, MysqlLease, DEFAULT_TTL_MS, ddl, segmentsDdl, dictionaryDdl, statements, exactBigints, isUrl, parseUrl, connect, lost, Segments, Dictionary }
+module.exports = { lease, MysqlLease, DEFAULT_TTL_MS, ddl, segmentsDdl, serialsDdl, dictionaryDdl, statements, exactBigints, isUrl, parseUrl, connect, lost, Segments, Dictionary }

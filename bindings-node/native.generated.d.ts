@@ -473,6 +473,36 @@ export interface MysqlSegmentSql {
   createTag: string
 }
 
+/**
+ * The DDL of serial numbers' registrations on MySQL in database `schema` (the core's
+ * `MysqlSerials`), to run after the segments' DDL.
+ */
+export declare function mysqlSerialsDdl(schema: string): string
+
+/** The serial statements of database `schema` (any server of the family renders them alike). */
+export declare function mysqlSerialSql(schema: string): MysqlSerialSql
+
+/**
+ * The statements a MySQL serial client sends besides the segments' (`?` placeholders): a
+ * period's numbers are taken and given back by the segments' steps on its own tag.
+ */
+export interface MysqlSerialSql {
+  /** `(tag)`: one row `(canonical, zone, max_gap)`, or none. */
+  info: string
+  /**
+   * `(tag, format, zone, canonical, shape, pieces, width, reset, max_gap)`, `pieces` one per
+   * line: `affectedRows` 0 when the tag or its shape was registered already.
+   */
+  register: string
+  /** `(tag, shape)`: rows `(tag, canonical, zone)`, what stands in a registration's way. */
+  registered: string
+  /**
+   * `(tag, period tag)`: one value, whether the period's tag was created (`NULL`: the
+   * serial tag is not registered).
+   */
+  createPeriod: string
+}
+
 /** The statements of a MySQL script, for a driver to send one at a time. */
 export declare function mysqlStatements(script: string): Array<string>
 
@@ -705,6 +735,12 @@ export declare function serialParseInto(index: number, serial: string): void
 
 /** The period `unixMs` falls in. */
 export declare function serialPeriodAt(index: number, unixMs: unknown): string
+
+/**
+ * The tag holding the numbers of serial tag `tag`'s `period` on every database: `tag@2026-11-25`,
+ * or `tag` itself for the period `''` (a format that never resets).
+ */
+export declare function serialPeriodTag(tag: string, period: string): string
 
 /** The serial of `number` at `unixMs`. */
 export declare function serialRender(index: number, number: unknown, unixMs: unknown): string

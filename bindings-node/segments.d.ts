@@ -151,7 +151,7 @@ export declare class SerialFormat {
 
 /** What `serials(...)` takes: a connection, the tag and its format and zone. */
 export interface SerialsOptions {
-  /** A PostgreSQL connection string or a `sqlite:///` URL... */
+  /** A PostgreSQL connection string, a `mysql://`/`mariadb://` URL (needs `mysql2`) or a `sqlite:///` URL. */
   connectionString?: string
   /** An unconnected `pg.Client` it then owns. */
   client?: unknown
@@ -168,7 +168,7 @@ export interface SerialsOptions {
   waitMs?: number
 }
 
-/** The serial numbers of one tag, from segments of PostgreSQL. */
+/** The serial numbers of one tag, from segments of PostgreSQL, MySQL, MariaDB or SQLite. */
 export declare class Serials {
   private constructor()
   /** The serial tag (each period is a tag of its own: `orders@2026-11-25`). */
@@ -204,7 +204,7 @@ export declare function serials(options: SerialsOptions): Promise<Serials>
 
 /** What `createSerial(...)` takes: a connection, the tag, its format and zone. */
 export interface CreateSerialOptions {
-  /** A PostgreSQL connection string or a `sqlite:///` URL... */
+  /** A PostgreSQL connection string, a `mysql://`/`mariadb://` URL (needs `mysql2`) or a `sqlite:///` URL. */
   connectionString?: string
   /** A connected `pg.Client`, used as it is. */
   client?: unknown
@@ -227,10 +227,11 @@ export interface CreateSerialMore {
 }
 
 /**
- * Registers the serial tag `tag` with `format` on the server at `url` (PostgreSQL, or a
- * `sqlite:///` URL) once (again alike: nothing). Rejects with `SERIAL_MISMATCH` for a tag registered otherwise, `INVALID_ARGUMENT`
- * for a bad tag or URL, `UNSUPPORTED` on MySQL and MariaDB (serials are kept in PostgreSQL, for
- * now), `DATABASE` naming the DDL to run when the schema has none, `DATABASE_UNREACHABLE` when
+ * Registers the serial tag `tag` with `format` on the server at `url` (PostgreSQL, a
+ * `mysql://`/`mariadb://` URL, or a `sqlite:///` URL) once (again alike: nothing). Rejects with
+ * `SERIAL_MISMATCH` for a tag registered otherwise, `INVALID_ARGUMENT` for a bad tag or URL,
+ * `DATABASE` naming the DDL to run when the schema has none (on MySQL and MariaDB the segments'
+ * and then the registrations', `serialsDdl` of `shardid/mysql`), `DATABASE_UNREACHABLE` when
  * the server cannot be reached.
  */
 export declare function createSerial(url: string, tag: string, format: string, options: CreateSerialMore): Promise<void>

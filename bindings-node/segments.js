@@ -371,6 +371,10 @@ class SerialFormat {
 /** The error of a database refusal of a serial tag, as its kind (the rest as it is). */
 function serialDatabaseError(dialect, err, tag, zone, schema) {
   if (err.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag, create: 'createSerial' })
+  if (dialect.missing(err) && dialect.name === 'mysql') {
+    // The MySQL family keeps the registrations in a table of their own, after the segments'.
+    return withCause(makeError('DATABASE', { reason: `${schema} has no shardid segments or serials tables: run their DDL once first (npx shardid sql --schema ${schema} --segments --dialect mysql, then serialsDdl('${schema}') of shardid/mysql) (${err.message})` }), err)
+  }
   if (dialect.missing(err) || dialect.unreachable(err)) return creationError(dialect, err, schema, '--segments')
   if (err.code === SQLSTATES.serialMismatch) {
     return makeError('SERIAL_MISMATCH', { tag, reason: native.serialMismatchReason(err.message, tag) })
@@ -414,7 +418,7 @@ class Serials extends Segmented {
         this._error = null
       } else {
         // The period was given up meanwhile: its segment goes back.
-        const tag = period === '' ? this.tag : `${this.tag}@${period}`
+        const tag = native.serialPeriodTag(this.tag, period)
         await this._giveBack([{ tag, first: String(first), end: String(BigInt(first) + BigInt(count) * BigInt(stride)), count: String(count), lost: '0' }])
       }
     } catch (err) {
@@ -513,8 +517,8 @@ class Serials extends Segmented {
 }
 if (Symbol.asyncDispose) Serials.prototype[Symbol.asyncDispose] = Serials.prototype.close
 
-/** The dialect and serial statements for `o` (a URL, or a `pg.Client`): UNSUPPORTED for a
- *  database that keeps none (the dialect says), INVALID_ARGUMENT for a bad schema name. */
+/** The dialect and serial statements for `o` (a URL, or a `pg.Client`): INVALID_ARGUMENT for
+ *  a bad schema name. */
 function serialsOn(o) {
   const dialect = dialectOf(o.client ?? o.connectionString, 'connectionString')
   return [dialect, dialect.serials(dialect.schema(o.schema, 'seg'))]
@@ -554,9 +558,10 @@ async function serials(options) {
  * `createSerial({ connectionString | client, tag, format, zone, schema, maxGap })`): registers
  * the serial tag once (again alike: nothing) on the server at `url`; a `client` given is used
  * as it is (not ended). Rejects with `SERIAL_MISMATCH` for a tag registered otherwise, or a
- * format another tag prints; `INVALID_ARGUMENT` for a bad tag, URL or schema; `UNSUPPORTED` on
- * a database that keeps no serials (MySQL and MariaDB, for now); `DATABASE` naming the DDL to
- * run when the schema has none; `DATABASE_UNREACHABLE` when the server cannot be reached.
+ * format another tag prints; `INVALID_ARGUMENT` for a bad tag, URL or schema; `DATABASE`
+ * naming the DDL to run when the schema has none (PostgreSQL, MySQL and MariaDB: the schema's
+ * DDL is run once, as for segments; a SQLite file gets its tables at first use);
+ * `DATABASE_UNREACHABLE` when the server cannot be reached.
  */
 async function createSerial(url, tag, format, options) {
   const o = typeof url === 'string' ? { ...options, connectionString: url, tag, format } : url ?? {}

@@ -165,6 +165,61 @@ function serverError(sqlstate, message) {
   return err
 }
 
+// -- serials ----------------------------------------------------------------------------------
+
+/** The statements of serials (shardid::serial::mysql's protocol): the registration written
+ *  and read (shardid::sql::mysql::MysqlSerials), and a period's segment taken and given back by
+ *  the segments' steps on the period's own tag (`orders@2026-11-25`: an ordinary segment tag,
+ *  so the failover rules of a take hold for it), that tag made at the period's first take. */
+function serials(schema) {
+  const sql = native.mysqlSerialSql(schema)
+  const segments = new Segments(schema)
+  const unknown = (tag) => serverError(SQLSTATES.unknownTag, `no serial tag ${tag}`)
+  const info = async (connection, tag) => {
+    const [found] = await connection.query({ sql: sql.info, values: [tag], rowsAsArray: true })
+    if (found.length === 0) throw unknown(tag)
+    const [canonical, zone, maxGap] = found[0].map(cell)
+    return [canonical, zone, Number(maxGap)]
+  }
+  return {
+    info,
+    /** Registers `values` (tag, format, zone, canonical, shape, pieces, width, reset, maxGap)
+     *  unless the tag or its shape is registered, then compares with what is there
+     *  (SERIAL_MISMATCH), as shardid::serial::mysql does. */
+    async create(connection, values, format) {
+      const [tag, text, zone, canonical, shape, pieces, width, reset, maxGap] = values
+      const [result] = await connection.query(sql.register, [tag, text, zone, canonical, shape, Array.from(pieces).join('\n'), width, reset, maxGap])
+      if (result.affectedRows === 1) return
+      const [there] = await connection.query({ sql: sql.registered, values: [tag, shape], rowsAsArray: true })
+      for (const row of there) {
+        const [other, canonicalThere, zoneThere] = row.map(cell)
+        if (other !== tag) {
+          throw makeError('SERIAL_MISMATCH', { tag, reason: `has the format of tag ${other}, which prints the same serials` })
+        }
+        const reason = format ? native.serialMismatch(format._index, canonicalThere, zoneThere) : null
+        if (reason !== null) throw makeError('SERIAL_MISMATCH', { tag, reason })
+      }
+      const [, , maxGapThere] = await info(connection, tag)
+      if (maxGapThere !== Number(maxGap)) throw makeError('SERIAL_MISMATCH', { tag, reason: `registered with maxGap ${maxGapThere}, not ${maxGap}` })
+    },
+    /** A segment of `tag`'s `period` (`[first, count, stride]`): the segments' take on the
+     *  period's tag; at its first take the tag is made (if `tag` is registered) and taken
+     *  from again. */
+    async take(connection, tag, period, size) {
+      const periodTag = native.serialPeriodTag(tag, period)
+      try {
+        return await segments.take(connection, 0, periodTag, size)
+      } catch (err) {
+        if (err.code !== SQLSTATES.unknownTag) throw err
+      }
+      const [made] = await connection.query({ sql: sql.createPeriod, values: [tag, periodTag], rowsAsArray: true })
+      if (made.length === 0 || made[0][0] === null) throw unknown(tag)
+      return segments.take(connection, 0, periodTag, size)
+    },
+    giveBack: (connection, periodTag, first, end) => segments.giveBack(connection, periodTag, first, end),
+  }
+}
+
 // -- the dictionary -----------------------------------------------------------------------------
 
 const decode = (value) => (value === null ? null : Buffer.isBuffer(value) ? value.toString('utf8') : String(value))
@@ -330,10 +385,7 @@ module.exports = {
   adopt: (conn) => (typeof conn.promise === 'function' ? conn.promise() : conn),
   segments: (schema) => new Segments(schema),
   dictionary: (schema, topic) => new Dictionary(schema, topic),
-  /** Serials are kept in PostgreSQL only, for now: the one place that says so. */
-  serials() {
-    throw makeError('UNSUPPORTED', { reason: 'serials on MySQL and MariaDB: serials are kept in PostgreSQL only' })
-  },
+  serials,
   // What shardid/mysql exports besides its entry points.
   exactBigints,
   parseUrl,

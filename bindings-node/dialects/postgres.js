@@ -116,6 +116,5 @@ module.exports = {
   adopt: (conn) => conn,
   segments,
   dictionary,
-  /** Serials are kept in PostgreSQL (see mysql.js's). */
   serials,
 }

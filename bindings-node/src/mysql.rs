@@ -8,7 +8,7 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::args::Arg;
 use shardid::sql::mysql::{
-    FetchError, FetchStep, MysqlUrl, assign_new, script_statements, topic_base,
+    FetchError, FetchStep, MysqlSerials, MysqlUrl, assign_new, script_statements, topic_base,
 };
 use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders, SqlError};
 
@@ -133,6 +133,49 @@ pub fn mysql_segment_sql(
             take: s.take().to_string(),
             give_back: s.give_back().to_string(),
             create_tag: s.create_tag().to_string(),
+        })
+    })
+}
+
+/// The DDL of serial numbers' registrations on MySQL in database `schema` (the core's
+/// `MysqlSerials`), to run after the segments' DDL.
+#[napi]
+pub fn mysql_serials_ddl(env: &Env, schema: String) -> Result<String> {
+    guard(env, || {
+        MysqlSerials::new(&schema)
+            .map(|ddl| ddl.to_string())
+            .map_err(|e| sql_error(env, e))
+    })
+}
+
+/// The statements a MySQL serial client sends besides the segments' (`?` placeholders): a
+/// period's numbers are taken and given back by the segments' steps on its own tag.
+#[napi(object)]
+pub struct MysqlSerialSql {
+    /// `(tag)`: one row `(canonical, zone, max_gap)`, or none.
+    pub info: String,
+    /// `(tag, format, zone, canonical, shape, pieces, width, reset, max_gap)`, `pieces` one per
+    /// line: `affectedRows` 0 when the tag or its shape was registered already.
+    pub register: String,
+    /// `(tag, shape)`: rows `(tag, canonical, zone)`, what stands in a registration's way.
+    pub registered: String,
+    /// `(tag, period tag)`: one value, whether the period's tag was created (`NULL`: the
+    /// serial tag is not registered).
+    pub create_period: String,
+}
+
+/// The serial statements of database `schema` (any server of the family renders them alike).
+#[napi]
+pub fn mysql_serial_sql(env: &Env, schema: String) -> Result<MysqlSerialSql> {
+    guard(env, || {
+        let s = MysqlSerials::new(&schema)
+            .map_err(|e| sql_error(env, e))?
+            .statements(Placeholders::Question);
+        Ok(MysqlSerialSql {
+            info: s.info().to_string(),
+            register: s.register().to_string(),
+            registered: s.registered().to_string(),
+            create_period: s.create_period().to_string(),
         })
     })
 }

@@ -313,6 +313,15 @@ pub struct SerialSql {
     pub create: String,
 }
 
+/// The tag holding the numbers of serial tag `tag`'s `period` on every database: `tag@2026-11-25`,
+/// or `tag` itself for the period `''` (a format that never resets).
+#[napi]
+pub fn serial_period_tag(env: &Env, tag: String, period: String) -> Result<String> {
+    guard(env, || {
+        Ok(shardid::sql::sqlite::period_tag(&tag, &period).to_string())
+    })
+}
+
 /// The statements for serials in `schema`.
 #[napi]
 pub fn serial_sql(env: &Env, schema: String) -> Result<SerialSql> {

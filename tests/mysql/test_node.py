@@ -124,13 +124,13 @@ def test_node_and_python_writers_together_agree_without_holes(server: Any, conn:
 def test_node_entry_points_create_tags_and_topics_as_on_postgres(server: Any, conn: Any) -> None:
     from entry_points import ENTRY_POINTS  # tests/postgres, on the path (conftest.py)
 
+    from test_node_serials import serials_ddl
+
     install(conn, segments("seg_entry", dialect="mysql"))
+    install(conn, serials_ddl("seg_entry"))  # the registrations, after the segments' DDL
     install(conn, dictionary("dict_entry", dialect="mysql"))
     got = node(server.url_for("seg_entry"), "entry")
-    # Serials are kept in PostgreSQL only, for now: every serial call is UNSUPPORTED once its
-    # arguments are checked (the MySQL dialect says so, in one place).
-    unsupported = {k: "INVALID_ARGUMENT" if v == "INVALID_ARGUMENT" else "UNSUPPORTED" for k, v in ENTRY_POINTS["serials"].items()}
-    assert got == {**ENTRY_POINTS, "serials": unsupported}
+    assert got == ENTRY_POINTS
     assert one(conn, "SELECT count(*) FROM seg_entry.shardid_tags WHERE tag = 'e_tag'") == 1
 
 

@@ -1,6 +1,6 @@
-"""What tests/js/entry-points.mjs answers on PostgreSQL (test_segments.py) and, serials aside
-(kept in PostgreSQL only, for now), on MariaDB (tests/mysql/test_node.py): the entry points that
-create a tag, a serial tag and a topic behave alike whatever the URL's database."""
+"""What tests/js/entry-points.mjs answers on PostgreSQL (test_segments.py) and on MariaDB
+(tests/mysql/test_node.py): the entry points that create a tag, a serial tag and a topic behave
+alike whatever the URL's database."""
 
 ENTRY_POINTS = {
     "tag": {
