@@ -62,11 +62,15 @@ function driver(module = 'a sqlite:/// URL') {
   throw withCause(err, why)
 }
 
+// Each driver's `open(file, timeoutMs, { readonly, mustExist })`: `file` opened, read-only or
+// not, with a busy timeout of `timeoutMs`; created when missing unless `mustExist` (better-sqlite3
+// only: node:sqlite has no such option, and status.js, the one caller, has looked first).
+
 // better-sqlite3: rows as arrays, integers as bigints (IDs pass 2^53).
 function betterSqlite3(Database) {
   return {
     name: 'better-sqlite3',
-    open: (file, timeoutMs) => new Database(file, { timeout: timeoutMs }),
+    open: (file, timeoutMs, { readonly = false, mustExist = false } = {}) => new Database(file, { timeout: timeoutMs, readonly, fileMustExist: mustExist }),
     prepare(db, text) {
       const statement = db.prepare(text)
       statement.safeIntegers(true)
@@ -79,13 +83,25 @@ function betterSqlite3(Database) {
   }
 }
 
-// node:sqlite's DatabaseSync: rows as objects unless it can return arrays (their columns have
-// distinct names in every statement of the core's).
+// node:sqlite's DatabaseSync: rows as arrays (setReturnArrays, Node 22.16 and later; before,
+// objects whose values are taken in order: the columns of every statement of the core's have
+// distinct names), integers as bigints (setReadBigInts: IDs pass 2^53). Its errors are
+// ERR_SQLITE_ERROR with SQLite's result code in `errcode`. The busy timeout is set with a
+// PRAGMA: DatabaseSync's `timeout` option is 22.16's too.
 function nodeSqlite({ DatabaseSync }) {
   if (typeof DatabaseSync !== 'function') throw new Error('node:sqlite has no DatabaseSync')
   return {
     name: 'node:sqlite',
-    open: (file, timeoutMs) => new DatabaseSync(file, { timeout: timeoutMs }),
+    open(file, timeoutMs, { readonly = false } = {}) {
+      const db = new DatabaseSync(file, { readOnly: readonly })
+      try {
+        db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(Number(timeoutMs) || 0))}`)
+      } catch (err) {
+        db.close()
+        throw err
+      }
+      return db
+    },
     prepare(db, text) {
       const statement = db.prepare(text)
       statement.setReadBigInts(true)
