@@ -237,6 +237,10 @@ test('a file that cannot be used is refused with the kind the other databases us
   const handle = database(join(dir, 'ok.db'), { readonly: true })
   assert.ok(tags(await require('./status.js').read(handle)).includes('seen'))
   handle.close()
+  // `shardid restored` writes its marks through the same driver (statements with no rows).
+  const restored = await require('./status.js').main(['restored', ok])
+  assert.equal(restored.code, 0, restored.stderr)
+  assert.match(restored.stdout, /marked restored: 1 tag, 0 topics/)
 })
 
 test('a read-only file is DATABASE_UNREACHABLE and a lock held past the busy timeout the driver\'s SQLITE_BUSY', addonOnly, async (t) => {
