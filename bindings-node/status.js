@@ -29,7 +29,6 @@ async function drive(run, query) {
   }
 }
 
-
 /**
  * The rows of `sql` on a SQLite connection, as arrays: better-sqlite3's raw rows, or the
  * values of `node:sqlite`'s objects (the core names every column of its SQLite statements

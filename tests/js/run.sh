@@ -4,7 +4,8 @@
 # fails when the checked-in generated native.generated.js / native.generated.d.ts differ from
 # what the build writes, checks the public types with tsc, then runs the
 # shared JS suite (tests/js/*.test.mjs) with `node --test` against the addon and against the
-# WebAssembly module (bindings-wasm/build.sh).
+# WebAssembly module (bindings-wasm/build.sh), and the SQLite tests again under Node 22 on
+# node:sqlite (the packed package, no better-sqlite3: scripts/node22.sh installs that Node).
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
 set -uo pipefail
 cd "$(dirname "$0")/../../bindings-node"
@@ -88,8 +89,8 @@ suite "Node addon"
 # better-sqlite3 is not installed: under Node 22 (scripts/node22.sh, installed by
 # scripts/setup.sh), on the package as npm packs it (its `files`) with the addon beside it, in a
 # scratch directory with no node_modules (no better-sqlite3 to find), the test files in the
-# same places relative to it as in the repository. SHARDID_SQLITE_DRIVER: the first test checks
-# that the package picked node:sqlite.
+# same places relative to it as in the repository. SHARDID_SQLITE_DRIVER: a test checks that
+# the package picked node:sqlite. (Measured: 0.7 s to pack, 6-12 s to run, 20 s under load.)
 node_sqlite_package() {
     local dir=$work/node-sqlite
     mkdir -p "$dir/bindings-node" "$dir/tests/js"
