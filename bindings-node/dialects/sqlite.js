@@ -85,11 +85,12 @@ function betterSqlite3(Database) {
   }
 }
 
-// node:sqlite's DatabaseSync: rows as arrays (setReturnArrays, Node 22.16 and later; before,
-// objects whose values are taken in order: the columns of every statement of the core's have
-// distinct names), integers as bigints (setReadBigInts: IDs pass 2^53). Its errors are
-// ERR_SQLITE_ERROR with SQLite's result code in `errcode`. The busy timeout is set with a
-// PRAGMA: DatabaseSync's `timeout` option came after 22.5, and an older Node ignores it.
+// node:sqlite's DatabaseSync: rows as arrays (setReturnArrays, where Node has it: 22.23 does,
+// 22.13 does not; else objects whose values are taken in order: the columns of every statement
+// of the core's have distinct names; both ways pass tests/js's SQLite tests), integers as
+// bigints (setReadBigInts: IDs pass 2^53). Its errors are ERR_SQLITE_ERROR with SQLite's result
+// code in `errcode`. The busy timeout is set with a PRAGMA: DatabaseSync's `timeout` option
+// came after 22.5, and an older Node ignores it.
 function nodeSqlite({ DatabaseSync }) {
   if (typeof DatabaseSync !== 'function') throw new Error('node:sqlite has no DatabaseSync')
   return {
