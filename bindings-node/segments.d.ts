@@ -101,7 +101,8 @@ export declare function denseIds(options: DenseIdsOptions): Promise<DenseIds>
  * Rejects with `INVALID_ARGUMENT` for a bad tag, URL or schema, `DATABASE` naming the DDL to
  * run when the schema (default `seg`) has none, `DATABASE_UNREACHABLE` when a server cannot be
  * reached (on SQLite: a missing directory, a read-only file, a file that is not a SQLite
- * database; a write lock held past the busy timeout is better-sqlite3's `SQLITE_BUSY`).
+ * database; a write lock held past the busy timeout is the driver's own error: better-sqlite3's
+ * `code` `SQLITE_BUSY`, node:sqlite's `errcode` 5).
  */
 export declare function createTag(url: string | string[], tag: string, options?: { schema?: string }): Promise<void>
 

@@ -3,14 +3,15 @@
 // rate, years left before 2^63), the dictionary's topics, and when the layouts in use run out —
 // for programs (`read()`) and `npx shardid status URL` (`main()`). The statements, the figures
 // and both renderings are the core's (shardid::sql::status): this file runs the statements on
-// pg, mysql2 or better-sqlite3 (a sqlite:/// URL: the file opened read-only) and hands the rows
-// back, so the output is Python's, byte for byte.
+// pg, mysql2, or better-sqlite3 or node:sqlite (a sqlite:/// URL: the file opened read-only) and
+// hands the rows back, so the output is Python's, byte for byte.
 const fs = require('node:fs')
 const native = require('./native.generated.js')
 const { ShardIdError, makeError, describe, unreachableError } = require('./errors.js')
 const { Layout } = require('./index.js')
 const { byName, dialectOfConnection, Link } = require('./dialects/index.js')
 const { layoutIndex } = require('./database-lease.js')
+const sqliteDialect = require('./dialects/sqlite.js')
 
 // The text of a cell as the core reads it (every statement casts its columns to text).
 function cell(value) {
@@ -25,15 +26,6 @@ async function drive(run, query) {
   for (let sql = run.next(); sql !== null && sql !== undefined; sql = run.next()) {
     const rows = await query(sql)
     run.feed(rows.map((row) => row.map(cell)))
-  }
-}
-
-/** better-sqlite3 (an optional peer dependency), or UNSUPPORTED naming it. */
-function sqliteDriver() {
-  try {
-    return require('better-sqlite3')
-  } catch {
-    throw makeError('UNSUPPORTED', { reason: 'shardid status on a SQLite file needs the better-sqlite3 package: npm install better-sqlite3' })
   }
 }
 
@@ -62,10 +54,12 @@ function openSqlite(path, write = false) {
   if (!fs.statSync(path, { throwIfNoEntry: false })?.isFile()) {
     throw makeError('DATABASE_UNREACHABLE', { reason: `no SQLite file '${path}'` })
   }
-  const Database = sqliteDriver()
+  // The driver the other sqlite:/// clients use: better-sqlite3, else node:sqlite, else
+  // UNSUPPORTED naming better-sqlite3.
+  const api = sqliteDialect.driver('shardid status')
   let db
   try {
-    db = new Database(path, { readonly: !write, fileMustExist: true, timeout: 5000 })
+    db = api.open(path, 5000, { readonly: !write, mustExist: true })
   } catch (err) {
     throw unreachableError(err)
   }

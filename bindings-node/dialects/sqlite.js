@@ -1,6 +1,7 @@
 'use strict'
 // SQLite, over `better-sqlite3` (an optional peer dependency), or Node's own `node:sqlite`
-// (22.5 and later) when better-sqlite3 is not installed: the dialect the drivers of
+// (Node 22.13 and later; 22.5 with --experimental-sqlite) when better-sqlite3 is not installed
+// (tests/js/run.sh runs the SQLite tests on each): the dialect the drivers of
 // dialects/index.js run on for a `sqlite:///relative.db` or `sqlite:////absolute.db` URL. The
 // file, the statements, what each connection runs first and the order of the steps are the
 // core's (shardid::sql::sqlite, through the addon); this file only executes them.
@@ -19,7 +20,8 @@
 //   missing directory, no permission, a read-only file, a file that is not a SQLite database)
 //   is DATABASE_UNREACHABLE, as a server that cannot be reached or is not the database named,
 //   with the driver's error as the `cause`; a write lock still held by another connection past
-//   the busy timeout is the driver's own error (SQLITE_BUSY), as a server's lock timeout is.
+//   the busy timeout is the driver's own error (SQLITE_BUSY: better-sqlite3's `code`,
+//   node:sqlite's `errcode` 5 under its code ERR_SQLITE_ERROR), as a server's lock timeout is.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -62,11 +64,15 @@ function driver(module = 'a sqlite:/// URL') {
   throw withCause(err, why)
 }
 
+// Each driver's `open(file, timeoutMs, { readonly, mustExist })`: `file` opened, read-only or
+// not, with a busy timeout of `timeoutMs`; created when missing unless `mustExist` (better-sqlite3
+// only: node:sqlite has no such option, and status.js, the one caller, has looked first).
+
 // better-sqlite3: rows as arrays, integers as bigints (IDs pass 2^53).
 function betterSqlite3(Database) {
   return {
     name: 'better-sqlite3',
-    open: (file, timeoutMs) => new Database(file, { timeout: timeoutMs }),
+    open: (file, timeoutMs, { readonly = false, mustExist = false } = {}) => new Database(file, { timeout: timeoutMs, readonly, fileMustExist: mustExist }),
     prepare(db, text) {
       const statement = db.prepare(text)
       statement.safeIntegers(true)
@@ -79,13 +85,26 @@ function betterSqlite3(Database) {
   }
 }
 
-// node:sqlite's DatabaseSync: rows as objects unless it can return arrays (their columns have
-// distinct names in every statement of the core's).
+// node:sqlite's DatabaseSync: rows as arrays (setReturnArrays, where Node has it: 22.23 does,
+// 22.13 does not; else objects whose values are taken in order: the columns of every statement
+// of the core's have distinct names; both ways pass tests/js's SQLite tests), integers as
+// bigints (setReadBigInts: IDs pass 2^53). Its errors are ERR_SQLITE_ERROR with SQLite's result
+// code in `errcode`. The busy timeout is set with a PRAGMA: DatabaseSync's `timeout` option
+// came after 22.5, and an older Node ignores it.
 function nodeSqlite({ DatabaseSync }) {
   if (typeof DatabaseSync !== 'function') throw new Error('node:sqlite has no DatabaseSync')
   return {
     name: 'node:sqlite',
-    open: (file, timeoutMs) => new DatabaseSync(file, { timeout: timeoutMs }),
+    open(file, timeoutMs, { readonly = false } = {}) {
+      const db = new DatabaseSync(file, { readOnly: readonly })
+      try {
+        db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(Number(timeoutMs) || 0))}`)
+      } catch (err) {
+        db.close()
+        throw err
+      }
+      return db
+    },
     prepare(db, text) {
       const statement = db.prepare(text)
       statement.setReadBigInts(true)

@@ -1,6 +1,7 @@
-// Expiring shard leases on a SQLite file (shardid/sqlite, better-sqlite3): processes racing for
-// the shards of one file, the release, a holder paused past its time to live, and the same
-// error codes as Python's shardid.sqlite. No server: each test makes its own file.
+// Expiring shard leases on a SQLite file (shardid/sqlite; on better-sqlite3, and on node:sqlite
+// in tests/js/run.sh's Node 22 run): processes racing for the shards of one file, the release, a
+// holder paused past its time to live, and the same error codes as Python's shardid.sqlite. No
+// server: each test makes its own file.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -8,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
+import { database } from './sqlite-driver.mjs'
 
 const addonOnly = { skip: process.env.SHARDID_JS_MODULE ? 'SQLite is in the Node addon only' : false }
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
@@ -100,8 +102,7 @@ test('release, counters, and a lease taken over stops', addonOnly, async (t) => 
   assert.ok((await b.nextId()) > first[first.length - 1])
   // Another takes the row over (a holder paused past its time to live would find the same):
   // the next ceiling write finds another token, and the generator stops for good.
-  const Database = require('better-sqlite3')
-  const admin = new Database(file)
+  const admin = database(file)
   assert.equal(admin.prepare("UPDATE shardid_leases SET token = 'someone else'").run().changes, 1)
   admin.close()
   await assert.rejects(b.nextIdAt(Date.now() + 3_600_000), (e) => e.code === 'LEASE_LOST')

@@ -1,7 +1,9 @@
-// SQLite (a sqlite:/// URL, better-sqlite3): dense IDs, serials and the dictionary of several
-// processes and threads on one file with tiny segments, a process SIGKILLed mid-run, and the
+// SQLite (a sqlite:/// URL): dense IDs, serials and the dictionary of several processes and
+// threads on one file with tiny segments, a process SIGKILLed mid-run, IDs past 2^53, and the
 // errors of a file that cannot be used. No server: each test makes its own file in a
-// temporary directory.
+// temporary directory. On better-sqlite3 in the suite; tests/js/run.sh runs this file again
+// under Node 22 in the packed package with no better-sqlite3 installed, on Node's own
+// node:sqlite (SHARDID_SQLITE_DRIVER=node:sqlite says which driver the run is for).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, execFileSync } from 'node:child_process'
@@ -11,6 +13,7 @@ import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
+import { database, driverName, query } from './sqlite-driver.mjs'
 
 const addonOnly = { skip: process.env.SHARDID_JS_MODULE ? 'SQLite is in the Node addon only' : false }
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
@@ -46,16 +49,10 @@ function thread(args) {
   })
 }
 
-// The file's rows, read with the driver itself.
-function query(file, sql) {
-  const Database = require('better-sqlite3')
-  const db = new Database(file, { readonly: true })
-  try {
-    return db.prepare(sql).safeIntegers(true).all()
-  } finally {
-    db.close()
-  }
-}
+
+test('the package runs on the SQLite driver this run is for', addonOnly, () => {
+  assert.equal(driverName(), process.env.SHARDID_SQLITE_DRIVER ?? 'better-sqlite3')
+})
 
 test('processes and threads on one file with tiny segments hand out every dense ID once', addonOnly, async (t) => {
   const { createTag, denseIds } = require('./segments.js')
@@ -179,6 +176,30 @@ test('a process SIGKILLed mid-run loses nothing and repeats nothing', addonOnly,
   await d.close()
 })
 
+test('IDs past 2^53 come back exact, from segments and from the dictionary', addonOnly, async (t) => {
+  const { createTag, denseIds } = require('./segments.js')
+  const { Dictionary } = require('./dictionary.js')
+  const file = join(scratch(t), 'big.db')
+  await createTag(urlOf(file), 'big')
+  const d = new Dictionary(urlOf(file), 'big')
+  await d.create()
+  // Odd, past 2^53: a double would round it.
+  const start = 2n ** 62n + 1n
+  const db = database(file)
+  db.prepare("UPDATE shardid_tags SET next = ? WHERE tag = 'big'").run(start)
+  db.prepare("UPDATE shardid_topics SET next = ? WHERE topic = 'big'").run(start)
+  db.close()
+  const ids = await denseIds({ connectionString: urlOf(file), tag: 'big' })
+  assert.deepEqual([await ids.nextIdAsync(), await ids.nextIdAsync()], [start, start + 1n])
+  await ids.close()
+  const [{ next }] = query(file, "SELECT next FROM shardid_tags WHERE tag = 'big'")
+  assert.equal(next, start + 2n, 'the unused rest given back, exactly')
+  assert.deepEqual(await d.ids(['a', 'b', 'a']), [start, start + 1n, start])
+  assert.deepEqual(await d.values([start + 1n, start]), ['b', 'a'])
+  assert.deepEqual(await d.lookup(['b']), [start + 1n])
+  await d.close()
+})
+
 test('a file that cannot be used is refused with the kind the other databases use', addonOnly, async (t) => {
   const { createTag, denseIds, createSerial } = require('./segments.js')
   const { Dictionary } = require('./dictionary.js')
@@ -213,10 +234,13 @@ test('a file that cannot be used is refused with the kind the other databases us
   assert.match(status.stdout, /seen/)
   const tags = (report) => report.tags.rows.map((t) => t.tag)
   assert.ok(tags(await require('./status.js').read(ok)).includes('seen'))
-  const Database = require('better-sqlite3')
-  const handle = new Database(join(dir, 'ok.db'), { readonly: true })
+  const handle = database(join(dir, 'ok.db'), { readonly: true })
   assert.ok(tags(await require('./status.js').read(handle)).includes('seen'))
   handle.close()
+  // `shardid restored` writes its marks through the same driver (statements with no rows).
+  const restored = await require('./status.js').main(['restored', ok])
+  assert.equal(restored.code, 0, restored.stderr)
+  assert.match(restored.stdout, /marked restored: 1 tag, 0 topics/)
 })
 
 test('a read-only file is DATABASE_UNREACHABLE and a lock held past the busy timeout the driver\'s SQLITE_BUSY', addonOnly, async (t) => {
@@ -253,15 +277,19 @@ test('a read-only file is DATABASE_UNREACHABLE and a lock held past the busy tim
     if (immutable) execFileSync('chattr', ['-i', file], { stdio: 'ignore' }) // the scratch directory can go
   }
   // Another connection holds the write lock (BEGIN IMMEDIATE) past a busy timeout of 50 ms.
-  const Database = require('better-sqlite3')
   const busyFile = join(dir, 'busy.db')
   await createTag(urlOf(busyFile), 'a')
-  const holder = new Database(busyFile)
+  const holder = database(busyFile)
   holder.exec('BEGIN IMMEDIATE')
   try {
     const conn = await sqlite.opener(urlOf(busyFile), 'test', { timeoutMs: 50 })()
     try {
-      await assert.rejects(sqlite.segments('main').take(conn, 0, 'a', 5), (err) => err.code === 'SQLITE_BUSY' && /locked/.test(err.message))
+      // The driver's own error: better-sqlite3's code SQLITE_BUSY; node:sqlite's ERR_SQLITE_ERROR
+      // with SQLite's result code in `errcode` (5, SQLITE_BUSY).
+      const busy = driverName() === 'better-sqlite3'
+        ? (err) => err.code === 'SQLITE_BUSY'
+        : (err) => err.code === 'ERR_SQLITE_ERROR' && (err.errcode & 0xff) === 5 && err.errstr === 'database is locked'
+      await assert.rejects(sqlite.segments('main').take(conn, 0, 'a', 5), (err) => busy(err) && /locked/.test(err.message) && sqlite.code(err) === 'SQLITE_BUSY')
     } finally {
       conn.close()
     }
@@ -278,14 +306,15 @@ test('without better-sqlite3 or node:sqlite a sqlite:/// URL says which package 
   const hide = join(dir, 'hide.cjs')
   writeFileSync(hide, `
     const Module = require('node:module')
-    const resolve = Module._resolveFilename
-    Module._resolveFilename = function (request, ...rest) {
+    // _load, not _resolveFilename: Node 22 loads a node: built-in without resolving it.
+    const load = Module._load
+    Module._load = function (request, ...rest) {
       if (request === 'better-sqlite3' || request === 'node:sqlite') {
         const err = new Error('Cannot find module ' + request)
         err.code = 'MODULE_NOT_FOUND'
         throw err
       }
-      return resolve.call(this, request, ...rest)
+      return load.call(this, request, ...rest)
     }
   `)
   const script = `
