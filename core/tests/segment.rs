@@ -108,7 +108,11 @@ fn sizes_follow_the_target_lifetime_within_the_bounds() {
             Err(Empty::Wait) => panic!("nothing in flight"),
         }
     };
-    assert_eq!(next_fetch(0), 0, "the first asks for the remembered size");
+    assert_eq!(
+        next_fetch(0),
+        800,
+        "bounds of its own: the first asks for 1,000 within them, not the remembered size"
+    );
     a.fill(seg(1, 200), 0).unwrap();
     assert_eq!(next_fetch(100), 400, "lasted 100 ms of 1000: doubled");
     a.fill(seg(201, 400), 100).unwrap();
@@ -119,6 +123,24 @@ fn sizes_follow_the_target_lifetime_within_the_bounds() {
     assert_eq!(next_fetch(10_000), 400, "lasted far longer: halved");
     a.fill(seg(2201, 400), 10_000).unwrap();
     assert_eq!(next_fetch(11_000), 400, "on target: kept");
+}
+
+#[test]
+fn the_first_segment_is_the_remembered_size_only_with_the_default_bounds() {
+    let first = |policy: SizePolicy| match SegmentAllocator::new(policy).next_id(0) {
+        Err(Empty::Fetch(f)) => f.size,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(first(SizePolicy::new()), 0, "the row's remembered size");
+    assert_eq!(
+        first(SizePolicy::new().target_ms(5)),
+        0,
+        "the bounds are the defaults"
+    );
+    assert_eq!(first(SizePolicy::new().bounds(1, 3)), 3);
+    assert_eq!(first(SizePolicy::new().bounds(10, 40)), 40);
+    assert_eq!(first(SizePolicy::new().bounds(5_000, 2_000_000)), 5_000);
+    assert_eq!(first(SizePolicy::new().bounds(1, 1_000_000)), 1_000);
 }
 
 #[test]
@@ -325,7 +347,7 @@ fn tiny_segments_under_preemption_never_repeat_an_id() {
 #[test]
 fn a_fetch_that_lands_while_another_caller_decides_is_not_made_twice() {
     let a = SegmentAllocator::new(SizePolicy::new().bounds(10, 10));
-    assert_eq!(a.next_id(0), Err(Empty::Fetch(Fetch { size: 0 })));
+    assert_eq!(a.next_id(0), Err(Empty::Fetch(Fetch { size: 10 })));
     a.fill(seg(1, 10), 0).unwrap();
     let other_fetched = std::cell::Cell::new(false);
     // The first ID reaches the prefetch threshold: the call looks for a fetch to make.

@@ -455,14 +455,24 @@ impl SegmentAllocator {
         })
     }
 
-    /// The size of the next segment by the policy: 0 (the database's remembered size) for the
-    /// first, then sized to the target lifetime from how long the last one lasted.
+    /// The size of the next segment by the policy, then sized to the target lifetime from how
+    /// long the last one lasted. The first: 0 (the size the tag's row remembers, 1,000 on a new
+    /// row) for a client with the default bounds, so a restarted process goes on at the size
+    /// its tag grew to; a client with bounds of its own asks for 1,000 within them, since the
+    /// row remembers other clients' sizes and a new row's 1,000 too (a serial period is a new
+    /// row every day: processes bounded to 3 each took 1,000 at midnight, and the day's
+    /// numbers had holes of about 1,000 where they overlapped).
     fn next_size(&self, now_ms: u64) -> u64 {
+        let p = self.policy;
         let last = self.last_size.load(Ordering::Relaxed);
         if last == 0 {
-            return 0;
+            let default = SizePolicy::new();
+            return if (p.min, p.max) == (default.min, default.max) {
+                0
+            } else {
+                default.min.clamp(p.min.max(1), p.max.max(p.min).max(1))
+            };
         }
-        let p = self.policy;
         let lasted = now_ms.saturating_sub(self.last_fill_ms.load(Ordering::Relaxed));
         let size = if lasted < p.target_ms / 2 {
             last.saturating_mul(2)
