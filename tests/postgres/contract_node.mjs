@@ -69,11 +69,10 @@ if (mode === 'unreachable') {
 }
 
 // The lease of each database: its module and the name of its URL option.
-const LEASES = {
-  postgres: (url, o) => postgres.lease({ ...o, connectionString: url }),
-  'pgbouncer-tx': (url, o) => postgres.lease({ ...o, connectionString: url }),
-  mariadb: (url, o) => mysql.lease({ ...o, url }),
-  sqlite: (url, o) => sqlite.lease({ ...o, url }),
+function leaseOf(database) {
+  if (database === 'mariadb') return (url, o) => mysql.lease({ ...o, url })
+  if (database === 'sqlite') return (url, o) => sqlite.lease({ ...o, url })
+  return (url, o) => postgres.lease({ ...o, connectionString: url })
 }
 
 async function each(down, call) {
@@ -116,7 +115,7 @@ async function group({ database, system, url, schema, down, waitMs }) {
     out.closed = await outcome(() => d.id('c'))
     out.unknown = await outcome(() => new Dictionary(url, 'never_created', { schema }).id('a'))
   } else {
-    const take = LEASES[database]
+    const take = leaseOf(database)
     const table = 'contract_node'
     out.down = await each(down, (u) => take(u, { layout: Layout.TWITTER, shards: [0, 4], table }))
     const before = generatorIds()

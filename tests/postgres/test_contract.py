@@ -373,6 +373,12 @@ def _why(assertion: str, database: str, system: str, client: str) -> tuple[str, 
         return "skip", "lease: nothing to register (the table of leases is made on first use)"
     if assertion == "stats" and system == "serials":
         return "xfail", "Serials have no stats() in any client (issue 41: stats() present)"
+    if assertion == "unknown" and system == "dense" and client == "node":
+        return "xfail", "Node's dense IDs name create_tag, not createTag (bindings-node/segments.js:96, being edited elsewhere)"
+    if assertion == "down" and system == "dictionary" and client == "rust":
+        return "xfail", "Rust's DictionaryError has no DATABASE_UNREACHABLE: a database that cannot be reached is Database(_), kind() None"
+    if assertion == "down" and system == "lease" and client == "rust":
+        return "xfail", "Rust's LeaseError has no DATABASE_UNREACHABLE: a database that cannot be reached is Database(_), DATABASE"
     if assertion == "stats" and system == "dictionary" and client == "python-asyncio":
         return "xfail", "AsyncDictionary counts each miss twice (planned again under the connection's lock: 4 misses for 2 new strings)"
     if assertion == "closed" and system == "dictionary" and client == "python-asyncio":
@@ -417,12 +423,15 @@ def _mariadb_harness() -> Any:
 @pytest.fixture(scope="session")
 def mariadb() -> Any:
     """One throwaway MariaDB for the suite, started at the first MariaDB cell: database
-    ``contract`` with the segments' and the dictionary's DDL, the dense tag ``d`` and the topic
-    ``t``."""
+    ``contract`` with the segments', the serials' and the dictionary's DDL, the dense tag ``d``
+    and the topic ``t``."""
     with _mariadb_harness().Server() as server:
         server.sql("CREATE DATABASE contract")
         server.sql(segments("contract", dialect="mysql"), "contract")
         server.sql(dictionary_ddl("contract", dialect="mysql"), "contract")
+        # The serials' registrations (Rust's DDL: Python's and Node's MariaDB serials are being added).
+        ddl = subprocess.run([contract_example(), "mysql-serials-ddl", "contract"], capture_output=True, text=True, check=True).stdout
+        server.sql(ddl, "contract")
         server.sql("SELECT contract.create_tag('d'); SELECT contract.create_topic('t');", "contract")
         yield server
 
