@@ -12,7 +12,7 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
 const { Layout } = require('./index.js')
-const { denseIds, serials, createSerial } = require('./segments.js')
+const { denseIds, serials, createSerial, createTag } = require('./segments.js')
 const { Dictionary } = require('./dictionary.js')
 const { lease } = require('./postgres.js')
 const mysql = require('./mysql.js')
@@ -47,6 +47,9 @@ if (mode === 'unreachable') {
     dictionary: await outcome(() => new Dictionary({ connectionString: url, topic: 't' }).id('a')),
     lease: await outcome(() => lease({ layout: Layout.TWITTER, connectionString: url, shards: [0, 4] })),
     mysqlLease: await outcome(() => mysql.lease({ layout: Layout.TWITTER, url, shards: [0, 4] })),
+    sqliteLease: await outcome(() => sqlite.lease({ layout: Layout.TWITTER, url, shards: [0, 4] })),
+    createTag: await outcome(() => createTag(url, 'd')),
+    createSerial: await outcome(() => createSerial({ connectionString: url, tag: 'c', format: FORMAT, zone: 'UTC' })),
   })
 } else if (mode === 'closed') {
   const s = await serials({ connectionString: url, tag: 'c', format: FORMAT, zone: 'UTC', schema })

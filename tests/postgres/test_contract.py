@@ -691,3 +691,47 @@ def test_stats_present_and_ids_counted(group: Any, database: str, system: str, c
         assert stats["calls"] == 3, stats
     else:
         assert stats["present"] and stats["ids"] == 5, stats
+
+
+# --- SQLite: a URL no driver takes, a lock held past the busy timeout -----------------------------
+
+BAD_SQLITE_URLS = ["sqlite://", "sqlite:///:memory:", "sqlite://host/x.db", "sqlite:///x.db?mode=ro"]
+
+
+@pytest.mark.parametrize("bad", BAD_SQLITE_URLS, ids=["no-path", "in-memory", "host", "query"])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_sqlite_url_no_driver_takes_is_invalid_argument_at_once(client: str, bad: str) -> None:
+    from shardid.dictionary import AsyncDictionary
+    from shardid.sqlite import lease as sqlite_lease
+    from shardid.sqlite import lease_async as sqlite_lease_async
+
+    if client == "python":
+        calls = {
+            "dense": lambda: DenseIds(bad, "d"),
+            "dictionary": lambda: Dictionary(bad, "t"),
+            "serials": lambda: Serials(bad, "c", FORMAT, zone=ZONE),
+            "createTag": lambda: create_tag(bad, "d"),
+            "createSerial": lambda: create_serial(bad, "c", FORMAT, zone=ZONE),
+            "lease": lambda: sqlite_lease(shardid.Layout.TWITTER, bad, range(0, 4)),
+        }
+        got = {}
+        for call, make in calls.items():
+            with pytest.raises(shardid.InvalidArgumentError) as e:
+                make()
+            if call != "lease":
+                assert e.value.argument == "conninfo", (call, e.value)
+            got[call] = outcome(make)
+    elif client == "python-asyncio":
+        got = {
+            "dense": outcome(lambda: async_dense(bad, "d")),
+            "dictionary": outcome(lambda: AsyncDictionary(bad, "t")),
+            "lease": outcome(lambda: sqlite_lease_async(shardid.Layout.TWITTER, bad, range(0, 4))),
+        }
+    elif client == "node":
+        got = node("badurl", bad)
+    else:
+        got = rust(contract_example(), "badurl", bad)
+    for call, seen in got.items():
+        assert seen.get("code") == "INVALID_ARGUMENT", (client, call, seen)
+        assert "sqlite:///relative/path.db or sqlite:////absolute/path.db" in seen["message"], (client, call, seen)
+        assert seen.get("ms", 0) < 500, (client, call, seen)
