@@ -87,7 +87,11 @@ async function each(down, call) {
 async function group({ database, system, url, schema, down, waitMs }) {
   const out = {}
   if (system === 'dense') {
-    out.down = await each(down, async (u) => (await denseIds({ connectionString: u, tag: 'd', schema, waitMs })).nextIdAsync())
+    out.down = {}
+    for (const [name, u] of Object.entries(down)) {
+      out.down[name] = await outcome(async () => (await denseIds({ connectionString: u, tag: 'd', schema, waitMs })).nextIdAsync())
+      out.down[`${name}-create`] = await outcome(() => createTag(u, 'd', { schema }))
+    }
     const ids = await denseIds({ connectionString: url, tag: 'd', schema })
     await ids.nextIdsAsync(5)
     const stats = ids.stats()
@@ -108,7 +112,11 @@ async function group({ database, system, url, schema, down, waitMs }) {
     out.closed = await outcome(() => s.nextSerialAsync())
     out.unknown = await outcome(() => serials({ connectionString: url, tag: 'never_created', format: FORMAT, zone: 'UTC', schema }))
   } else if (system === 'dictionary') {
-    out.down = await each(down, (u) => new Dictionary(u, 't', { schema }).id('a'))
+    out.down = {}
+    for (const [name, u] of Object.entries(down)) {
+      out.down[name] = await outcome(() => new Dictionary(u, 't', { schema }).id('a'))
+      out.down[`${name}-create`] = await outcome(() => new Dictionary(u, 't', { schema }).create())
+    }
     const d = new Dictionary(url, 't', { schema })
     await d.ids(['a', 'b'])
     await d.id('a')

@@ -175,8 +175,13 @@ def outcome(call: Any) -> dict[str, Any]:
         if asyncio.iscoroutine(result):
             asyncio.run(result)
     except shardid.ShardIdError as e:
-        return {"code": e.code, "message": str(e), "ms": (time.monotonic() - started) * 1000}
+        return {"code": e.code, "message": str(e), "ms": (time.monotonic() - started) * 1000, "cause": cause_of(e)}
     return {"ok": True}
+
+
+def cause_of(e: BaseException) -> str | None:
+    """The package of the driver's error an error was raised from (``sqlite3``, ``psycopg``)."""
+    return type(e.__cause__).__module__.split(".")[0] if e.__cause__ is not None else None
 
 
 async def async_dense(url: str, tag: str, **options: Any) -> None:
@@ -447,8 +452,8 @@ def dead_mysql_url() -> str:
 def sqlite_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """``live``: a SQLite file with the dense tag ``d``, the serial tag ``c`` and the topic ``t``;
     the others, files no client can use (each is DATABASE_UNREACHABLE): a missing directory, a
-    file that is not a SQLite database, a directory, and (not as root: root writes to read-only
-    files) a read-only file."""
+    file that is not a SQLite database, a directory. (A read-only file: tests/python/test_sqlite.py,
+    not as root, who writes to read-only files: a file that can be read is no cell of "down".)"""
     directory = tmp_path_factory.mktemp("contract-sqlite")
     live = f"sqlite:///{directory / 'live.db'}"
     create_tag(live, "d")
@@ -462,12 +467,12 @@ def sqlite_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "not-a-database": f"sqlite:///{directory / 'garbage.db'}",
         "a-directory": f"sqlite:///{directory / 'a-directory.db'}",
     }
-    if os.geteuid() != 0:
-        readonly = directory / "readonly.db"
-        create_tag(f"sqlite:///{readonly}", "d")
-        os.chmod(readonly, 0o444)
-        files["read-only"] = f"sqlite:///{readonly}"
     return files
+
+
+def sqlite_path(url: str) -> str:
+    """The file a ``sqlite:///`` URL names."""
+    return url.removeprefix("sqlite://")[1:]
 
 
 class Place:
@@ -510,7 +515,10 @@ def python_group(client: str, place: Place, system: str) -> dict[str, Any]:
     url, schema = place.url, place.schema
     out: dict[str, Any] = {}
     if system == "dense":
-        out["down"] = {case: outcome(lambda u=u: DenseIds(u, "d", schema=schema, wait_ms=WAIT_MS).next_id()) for case, u in place.down.items()}
+        out["down"] = {}
+        for case, u in place.down.items():
+            out["down"][case] = outcome(lambda u=u: DenseIds(u, "d", schema=schema, wait_ms=WAIT_MS).next_id())
+            out["down"][f"{case}-create"] = outcome(lambda u=u: create_tag(u, "d", schema=schema))
         ids = DenseIds(url, "d", schema=schema)
         ids.next_ids(5)
         stats = ids.stats()
@@ -530,7 +538,10 @@ def python_group(client: str, place: Place, system: str) -> dict[str, Any]:
         out["closed"] = outcome(s.next_serial)
         out["unknown"] = outcome(lambda: Serials(url, "never_created", FORMAT, zone=ZONE, schema=schema))
     elif system == "dictionary":
-        out["down"] = {case: outcome(lambda u=u: Dictionary(u, "t", schema=schema).id("a")) for case, u in place.down.items()}
+        out["down"] = {}
+        for case, u in place.down.items():
+            out["down"][case] = outcome(lambda u=u: Dictionary(u, "t", schema=schema).id("a"))
+            out["down"][f"{case}-create"] = outcome(lambda u=u: Dictionary(u, "t", schema=schema).create())
         d = Dictionary(url, "t", schema=schema)
         d.ids(["a", "b"])
         d.id("a")
@@ -560,7 +571,7 @@ async def aoutcome(call: Any) -> dict[str, Any]:
     try:
         await call()
     except shardid.ShardIdError as e:
-        return {"code": e.code, "message": str(e), "ms": (time.monotonic() - started) * 1000}
+        return {"code": e.code, "message": str(e), "ms": (time.monotonic() - started) * 1000, "cause": cause_of(e)}
     return {"ok": True}
 
 
@@ -591,7 +602,14 @@ async def python_async_group(place: Place, system: str) -> dict[str, Any]:
             async with AsyncDictionary(u, topic, schema=schema) as d:
                 await d.id("a")
 
-        out["down"] = {case: await aoutcome(lambda u=u: word(u, "t")) for case, u in place.down.items()}
+        async def create(u: str) -> None:
+            async with AsyncDictionary(u, "t", schema=schema) as d:
+                await d.create()
+
+        out["down"] = {}
+        for case, u in place.down.items():
+            out["down"][case] = await aoutcome(lambda u=u: word(u, "t"))
+            out["down"][f"{case}-create"] = await aoutcome(lambda u=u: create(u))
         d = AsyncDictionary(url, "t", schema=schema)
         await d.ids(["a", "b"])
         await d.id("a")
@@ -653,13 +671,21 @@ def rust_group(place: Place, system: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("database", "system", "client"), grid("down"))
-def test_down_is_database_unreachable_within_the_wait(group: Any, database: str, system: str, client: str) -> None:
+def test_down_is_database_unreachable_within_the_wait(group: Any, place_of: Any, database: str, system: str, client: str) -> None:
     got = group(database, system, client)["down"]
     assert got, "no case"
     for case, seen in got.items():
         assert seen.get("code") == "DATABASE_UNREACHABLE", (case, seen)
         if database != "sqlite":
+            # The system's reason, whatever the driver's words.
             assert "refused" in seen["message"].lower(), (case, seen)
+        else:
+            # SQLite's words and the file's path.
+            path = sqlite_path(place_of(database).down[case.removesuffix("-create")])
+            assert path in seen["message"], (case, seen)
+        if client.startswith("python"):
+            # The driver's error is the cause (sqlite3's, psycopg's, PyMySQL's or aiomysql's).
+            assert seen["cause"] in {"sqlite": ("sqlite3",), "mariadb": ("pymysql", "aiomysql")}.get(database, ("psycopg",)), (case, seen)
         assert seen.get("ms", 0) < WAIT_MS + 700, (case, seen)
 
 
@@ -735,3 +761,55 @@ def test_a_sqlite_url_no_driver_takes_is_invalid_argument_at_once(client: str, b
         assert seen.get("code") == "INVALID_ARGUMENT", (client, call, seen)
         assert "sqlite:///relative/path.db or sqlite:////absolute/path.db" in seen["message"], (client, call, seen)
         assert seen.get("ms", 0) < 500, (client, call, seen)
+
+
+# No client takes a busy timeout of the caller's: Python's is a module constant (set here as
+# tests do), Node's and Rust's the core's default of 5 s, too long for a cell.
+NO_BUSY_OPTION = {
+    "node": "node: no busy-timeout option (5 s; tests/js/sqlite.test.mjs holds the lock past the dialect's own opener's)",
+    "rust": "rust: no busy-timeout option (5 s; core/src/segment/sqlite.rs holds the lock past the driver's open(path, 50))",
+}
+
+
+@pytest.mark.parametrize("client", cells(*NO_BUSY_OPTION.items()))
+def test_sqlite_a_lock_held_past_the_busy_timeout_is_the_drivers_busy_error(
+    client: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from shardid import _sqlite
+    from shardid.dictionary import AsyncDictionary
+
+    url = f"sqlite:///{tmp_path / 'busy.db'}"
+    create_tag(url, "orders")
+    Dictionary(url, "urls").create()
+    monkeypatch.setattr(_sqlite, "BUSY_TIMEOUT_MS", 100)
+    holder = sqlite3.connect(sqlite_path(url), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process's writer, stuck
+    try:
+        # sqlite3's own error, the database's refusal of the statement (as the Rust driver
+        # reports it, and as a lock wait timeout is PyMySQL's): not a lost connection.
+        if client == "python":
+            with Dictionary(url, "urls") as d, pytest.raises(sqlite3.OperationalError, match="locked"):
+                d.id("/new")
+            with DenseIds(url, "orders", wait_ms=400) as ids:
+                with pytest.raises(shardid.SegmentUnavailableError, match="locked") as e:
+                    ids.next_id()
+                assert isinstance(e.value.__cause__, sqlite3.OperationalError)
+        else:
+
+            async def run() -> None:
+                async with AsyncDictionary(url, "urls") as d:
+                    with pytest.raises(sqlite3.OperationalError, match="locked"):
+                        await d.id("/new")
+                async with AsyncDenseIds(url, "orders", wait_ms=400) as ids:
+                    with pytest.raises(shardid.SegmentUnavailableError, match="locked") as e:
+                        await ids.next_id()
+                    assert isinstance(e.value.__cause__, sqlite3.OperationalError)
+
+            asyncio.run(run())
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with Dictionary(url, "urls") as d:
+        assert d.id("/new") == 0  # and once the lock is gone, on
