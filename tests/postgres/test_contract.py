@@ -1,21 +1,32 @@
 """One behaviour contract for the database clients (issue 41): the same failure is the same error
-in every client. Each cell runs one client — Python sync, Python asyncio, Node, Rust — and,
-where a server is needed, one database — PostgreSQL direct, PostgreSQL through PgBouncer in
-transaction mode — and asserts:
+in every client. Each cell runs one client — Python sync, Python asyncio, Node, Rust — on one
+database — PostgreSQL direct, PostgreSQL through PgBouncer in transaction mode, MariaDB (one
+throwaway server, tests/mysql/server.py, started at the first cell that needs it), SQLite (files in
+a temporary directory) — for one system — dense IDs, serials, the dictionary, leases — and
+asserts:
 
-- a server that is down is ``DATABASE_UNREACHABLE``, within the client's wait (dense IDs,
-  serials);
-- a URL no driver takes (``postgresql+psycopg://``, ``nonsense``) is ``INVALID_ARGUMENT`` at
-  once, naming the schemes taken (the core's one rule, ``Dialect::of_url``);
-- after ``close()`` serials are ``CLOSED``;
-- an unregistered serial tag names the call that creates it in that language;
-- a leased generator's IDs are counted with every generator's (``shardid_ids_total``);
+- a database that is down is ``DATABASE_UNREACHABLE``, within the client's wait, saying why
+  (``refused``; on SQLite a missing directory, a directory, a file that is not a SQLite
+  database, with the path; in Python the driver's error is the cause);
+- a URL no driver takes (``postgresql+psycopg://``, ``nonsense``, and ``sqlite://host/x.db``,
+  ``sqlite:///:memory:`` ...) is ``INVALID_ARGUMENT`` at once, naming the URLs taken (the core's
+  one rule, ``Dialect::of_url``);
+- after ``close()``: ``CLOSED``;
+- an unregistered tag or topic names the call that creates it in that language;
+- ``stats()`` is there and counts (a leased generator's IDs in ``shardid_ids_total`` too);
+- SQLite: a write lock held past the busy timeout is the driver's own busy error;
 - Rust: the server's own message survives into the error, and serials work behind a
   transaction pooler (four ``Serials`` at once through a pool of 3 server connections all
   connect and hand out distinct serials: the client sent named prepared statements).
 
-MariaDB's cells live with its server in tests/mysql (serials are PostgreSQL's only). A cell that
-cannot apply is skipped, and says why in its id."""
+Node and Rust run one process per (database, system) group (``contract_node.mjs group``,
+``core/examples/contract.rs``) that makes every call of the group and prints one JSON object;
+Python makes the same calls in this process. A cell that cannot apply is skipped, and one the
+product is known to get wrong is ``xfail(strict=True)``; either says why in its id.
+
+PYTEST_DONT_REWRITE: every assertion says what it saw (pytest's rewriting of these asserts once
+crashed the run, "AST constructor recursion depth mismatch", on CPython 3.11, where a failed cell
+should have been reported)."""
 
 from __future__ import annotations
 
