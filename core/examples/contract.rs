@@ -177,14 +177,37 @@ fn badurl(url: &str) -> String {
     use shardid::lease::sqlite::{LeaseOptions, SqliteLease};
     let policy = SizePolicy::new();
     let calls = [
-        ("dense", outcome(|| shardid::segment::sqlite::DenseIds::connect(url, "d", "main", policy))),
-        ("createTag", outcome(|| shardid::segment::sqlite::create_tag(url, "d", "main", 1))),
-        ("serials", outcome(|| shardid::serial::sqlite::Serials::connect(url, "c", FORMAT, "UTC", "main", policy))),
-        ("createSerial", outcome(|| shardid::serial::sqlite::create_serial(url, "main", "c", FORMAT, "UTC", 1))),
-        ("dictionary", outcome(|| shardid::dictionary::sqlite::Dictionary::connect(&[url], "t", "main", 100))),
-        ("lease", outcome(|| SqliteLease::acquire(url, Layout::TWITTER, 0..4, &LeaseOptions::new()))),
+        (
+            "dense",
+            outcome(|| shardid::segment::sqlite::DenseIds::connect(url, "d", "main", policy)),
+        ),
+        (
+            "createTag",
+            outcome(|| shardid::segment::sqlite::create_tag(url, "d", "main", 1)),
+        ),
+        (
+            "serials",
+            outcome(|| {
+                shardid::serial::sqlite::Serials::connect(url, "c", FORMAT, "UTC", "main", policy)
+            }),
+        ),
+        (
+            "createSerial",
+            outcome(|| shardid::serial::sqlite::create_serial(url, "main", "c", FORMAT, "UTC", 1)),
+        ),
+        (
+            "dictionary",
+            outcome(|| shardid::dictionary::sqlite::Dictionary::connect(&[url], "t", "main", 100)),
+        ),
+        (
+            "lease",
+            outcome(|| SqliteLease::acquire(url, Layout::TWITTER, 0..4, &LeaseOptions::new())),
+        ),
     ];
-    let inner: Vec<String> = calls.iter().map(|(call, o)| format!("{call:?}: {o}")).collect();
+    let inner: Vec<String> = calls
+        .iter()
+        .map(|(call, o)| format!("{call:?}: {o}"))
+        .collect();
     format!("{{{}}}", inner.join(", "))
 }
 
@@ -199,7 +222,10 @@ fn main() {
         return;
     }
     if args.first().map(String::as_str) == Some("mysql-serials-ddl") {
-        print!("{}", shardid::sql::mysql::MysqlSerials::new(&args[1]).expect("a schema"));
+        print!(
+            "{}",
+            shardid::sql::mysql::MysqlSerials::new(&args[1]).expect("a schema")
+        );
         return;
     }
     let [database, system, url, schema, down @ ..] = args.as_slice() else {
