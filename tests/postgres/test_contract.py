@@ -392,10 +392,6 @@ def _why(assertion: str, database: str, system: str, client: str) -> tuple[str, 
         return "xfail", "Serials have no stats() in any client (issue 41: stats() present)"
     if assertion == "unknown" and system == "dense" and client == "node":
         return "xfail", "Node's dense IDs name create_tag, not createTag (bindings-node/segments.js:96, being edited elsewhere)"
-    if assertion == "down" and system == "dictionary" and client == "rust":
-        return "xfail", "Rust's DictionaryError has no DATABASE_UNREACHABLE: a database that cannot be reached is Database(_), kind() None"
-    if assertion == "down" and system == "lease" and client == "rust":
-        return "xfail", "Rust's LeaseError has no DATABASE_UNREACHABLE: a database that cannot be reached is Database(_), DATABASE"
     if assertion == "stats" and system == "dictionary" and client == "python-asyncio":
         return "xfail", "AsyncDictionary counts each miss twice (planned again under the connection's lock: 4 misses for 2 new strings)"
     if assertion == "closed" and system == "dictionary" and client == "python-asyncio":
