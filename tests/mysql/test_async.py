@@ -273,20 +273,5 @@ def test_async_dense_ids_fetch_on_the_loop_and_hand_out_each_number_once(server:
     assert asyncio.run(again()) > max(ids)
 
 
-def test_async_dense_ids_of_an_unknown_tag_and_a_server_that_is_down(server: Any, conn: Any) -> None:
-    from shardid.segments import AsyncDenseIds
-    from test_segments import setup as setup_segments
-
-    setup_segments(conn, "aseg_err")
-
-    async def main() -> None:
-        unknown = AsyncDenseIds(server.url_for("aseg_err"), "nope", schema="aseg_err", wait_ms=2_000)
-        with pytest.raises(shardid.UnknownTagError):
-            await unknown.next_id()
-        await unknown.close()
-        down = AsyncDenseIds(f"mysql://root@127.0.0.1:{_closed_port()}/aseg_err", "t", schema="aseg_err", wait_ms=300)
-        with pytest.raises(shardid.DatabaseUnreachableError):
-            await down.next_id()
-        await down.close()
-
-    asyncio.run(main())
+# AsyncDenseIds of a tag never created, and of a server that is down: cells of the one behaviour
+# contract, tests/postgres/test_contract.py (mariadb-dense-python-asyncio).

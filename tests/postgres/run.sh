@@ -22,14 +22,16 @@ fi
 scripts/node-addon.sh
 
 # Rust's segments, dictionary and lease clients (the `postgres` feature), run by
-# test_segments.py, test_dictionary.py and test_lease_pooled.py, and its serials client
-# (features serial and postgres), run by test_serials.py: one build, so the core builds once.
-cargo build -q --locked -p shardid --features serial,postgres \
-    --example segments --example dictionary --example lease --example serials
+# test_segments.py, test_dictionary.py and test_lease_pooled.py, its serials client
+# (features serial and postgres), run by test_serials.py, and the behaviour contract on every
+# database (test_contract.py: PostgreSQL, MariaDB, SQLite): one build, so the core builds once.
+cargo build -q --locked -p shardid --features serial,postgres,mysql,sqlite \
+    --example segments --example dictionary --example lease --example serials --example contract
 export SHARDID_SEGMENTS_EXAMPLE=$root/target/debug/examples/segments
 export SHARDID_DICTIONARY_EXAMPLE=$root/target/debug/examples/dictionary
 export SHARDID_LEASE_EXAMPLE=$root/target/debug/examples/lease
 export SHARDID_SERIALS_EXAMPLE=$root/target/debug/examples/serials
+export SHARDID_CONTRACT_EXAMPLE=$root/target/debug/examples/contract
 
 cd "$work"   # import the installed wheel, not the source tree
 status=0

@@ -3,8 +3,9 @@ dictionary on one file shared by threads and processes, with no server.
 
 The tests try to break it: processes and threads racing on one file with segments of a few
 IDs, a process SIGKILLed mid-run, a period change raced by processes, asyncio tasks cancelled
-mid-batch; and the same errors as the other databases for a file that cannot be used, a write
-lock held past the busy timeout, and bad input."""
+mid-batch; a read-only file, and bad input. The errors every database shares (a file that cannot
+be used, a URL no driver takes, a write lock held past the busy timeout) are cells of the one
+behaviour contract, tests/postgres/test_contract.py."""
 
 from __future__ import annotations
 
@@ -99,22 +100,8 @@ def test_ddl_for_projects_that_manage_migrations(tmp_path: Path) -> None:
         mysql_ddl(shardid.Layout.preset("twitter"), 1, "db", dialect="sqlite")
 
 
-@pytest.mark.parametrize(
-    "bad",
-    ["sqlite://", "sqlite:///:memory:", "sqlite://host/x.db", "sqlite:///x.db?mode=ro"],
-    ids=["no-path", "in-memory", "host", "query"],
-)
-def test_urls_the_core_refuses(bad: str) -> None:
-    for make in (
-        lambda: DenseIds(bad, "orders"),
-        lambda: Dictionary(bad, "urls"),
-        lambda: Serials(bad, "inv", FMT, zone="UTC"),
-        lambda: create_tag(bad, "orders"),
-        lambda: create_serial(bad, "inv", FMT, zone="UTC"),
-    ):
-        with pytest.raises(shardid.InvalidArgumentError) as e:
-            make()
-        assert e.value.argument == "conninfo"
+# A URL no driver takes (no path, in-memory, a host, a query): tests/postgres/test_contract.py, in
+# every client.
 
 
 def test_one_file_is_no_ticket_servers(tmp_path: Path) -> None:
@@ -460,49 +447,9 @@ def test_async_dictionary_and_a_cancelled_batch(url: str) -> None:
 # -- errors: one contract ------------------------------------------------------------------------
 
 
-def _unusable_cases(tmp_path: Path) -> dict[str, str]:
-    (tmp_path / "garbage.db").write_bytes(b"this is not a SQLite database, not at all" * 100)
-    (tmp_path / "a-directory.db").mkdir()
-    return {
-        "missing-directory": url_of(tmp_path / "no" / "such" / "dir.db"),
-        "not-a-database": url_of(tmp_path / "garbage.db"),
-        "a-directory": url_of(tmp_path / "a-directory.db"),
-    }
-
-
-# The contract of the Rust driver (core/src/driver/sqlite.rs): a file that cannot be used is
-# DATABASE_UNREACHABLE with SQLite's message and the path, as a server that cannot be reached;
-# sqlite3's error is the cause.
-@pytest.mark.parametrize("case", ["missing-directory", "a-directory", "not-a-database"])
-def test_a_file_that_cannot_be_used(tmp_path: Path, case: str) -> None:
-    kind = shardid.DatabaseUnreachableError
-    url = _unusable_cases(tmp_path)[case]
-    file = _sqlite.path_of(url)
-    with pytest.raises(kind) as e:
-        create_tag(url, "orders")
-    assert isinstance(e.value.__cause__, sqlite3.Error)
-    assert file in e.value.reason
-    with pytest.raises(kind):
-        Dictionary(url, "urls").create()
-    with pytest.raises(kind) as e:
-        create_serial(url, "inv", FMT, zone="UTC")
-    assert isinstance(e.value.__cause__, sqlite3.Error)
-    with pytest.raises(kind) as e:
-        Serials(url, "inv", FMT, zone="UTC")
-    assert isinstance(e.value.__cause__, sqlite3.Error)
-    # DenseIds: a database never reached is DATABASE_UNREACHABLE once the wait is over.
-    with DenseIds(url, "orders", wait_ms=300) as ids, pytest.raises(kind):
-        ids.next_id()
-
-    async def on_asyncio() -> None:
-        async with AsyncDictionary(url, "urls") as d:
-            with pytest.raises(kind):
-                await d.create()
-        async with AsyncDenseIds(url, "orders", wait_ms=300) as ids:
-            with pytest.raises(kind):
-                await ids.next_id()
-
-    asyncio.run(on_asyncio())
+# A file that cannot be used (a missing directory, a directory, not a SQLite database) is
+# DATABASE_UNREACHABLE with SQLite's message and the path, sqlite3's error its cause, in every
+# client and system: tests/postgres/test_contract.py (the "down" cells of database sqlite).
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files: nothing to refuse")
@@ -520,26 +467,8 @@ def test_a_read_only_file(url: str) -> None:
         os.chmod(path, 0o644)
 
 
-def test_a_lock_held_past_the_busy_timeout(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    create_tag(url, "orders")
-    Dictionary(url, "urls").create()
-    monkeypatch.setattr(_sqlite, "BUSY_TIMEOUT_MS", 100)
-    holder = sqlite3.connect(_sqlite.path_of(url), isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")  # another process's writer, stuck
-    try:
-        # sqlite3's own error, the database's refusal of the statement (as the Rust driver
-        # reports it, and as a lock wait timeout is PyMySQL's): not a lost connection.
-        with Dictionary(url, "urls") as d, pytest.raises(sqlite3.OperationalError, match="locked"):
-            d.id("/new")
-        with DenseIds(url, "orders", wait_ms=400) as ids:
-            with pytest.raises(shardid.SegmentUnavailableError, match="locked") as e:
-                ids.next_id()
-            assert isinstance(e.value.__cause__, sqlite3.OperationalError)
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
-    with Dictionary(url, "urls") as d:
-        assert d.id("/new") == 0  # and once the lock is gone, on
+# A write lock held past the busy timeout: the driver's own busy error, in Python sync and asyncio,
+# tests/postgres/test_contract.py.
 
 
 def test_bad_input_is_invalid_argument(url: str) -> None:

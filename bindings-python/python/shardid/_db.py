@@ -11,6 +11,7 @@ driver's, as they are. An object used after its ``close()`` is :class:`~shardid.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from shardid._errors import ClosedError, DatabaseUnreachableError, ShardIdError
@@ -44,8 +45,20 @@ def unreachable(e: BaseException) -> bool:
 
 def describe(e: BaseException) -> str:
     """A driver's error in one line: its message with the whitespace of libpq's several lines
-    folded."""
-    return " ".join(str(e).split()) or type(e).__name__
+    folded, and the system's reason (``Connection refused``) when the driver's words leave it
+    to the error's cause (aiomysql: "Can't connect to MySQL server on '127.0.0.1'")."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    cause = e.__cause__ or e.__context__
+    for _ in range(8):  # a chain of causes, never a loop
+        if cause is None:
+            break
+        if isinstance(cause, OSError) and cause.errno:
+            reason = os.strerror(cause.errno)
+            if reason.lower() not in text.lower():
+                text = f"{text}: {reason}"
+            break
+        cause = cause.__cause__ or cause.__context__
+    return text
 
 
 def unreachable_error(e: BaseException) -> DatabaseUnreachableError:

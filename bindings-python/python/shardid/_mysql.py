@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from shardid import _db
 from shardid._shardid import (
     _database_of_url,
     _error,
@@ -110,7 +111,7 @@ def connect(url: str) -> Any:
         # Connected, then no greeting in time or a greeting of another protocol.
         if timed_out or isinstance(e, (pymysql.err.InternalError, pymysql.err.ProgrammingError)) and number is None:
             raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{e}") from e
-        raise _error("DATABASE_UNREACHABLE", reason=" ".join(str(e).split())) from e
+        raise _error("DATABASE_UNREACHABLE", reason=_db.describe(e)) from e
     except (ValueError, IndexError, UnicodeDecodeError, KeyError) as e:
         # PyMySQL read a greeting that is not MySQL's and choked on it.
         raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{type(e).__name__}: {e}") from e
@@ -155,7 +156,7 @@ async def aconnect(url: str) -> Any:
         number = e.args[0] if e.args and isinstance(e.args[0], int) else None
         if isinstance(e, (pymysql.err.InternalError, pymysql.err.ProgrammingError)) and number is None:
             raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{e}") from e
-        raise _error("DATABASE_UNREACHABLE", reason=" ".join(str(e).split())) from e
+        raise _error("DATABASE_UNREACHABLE", reason=_db.describe(e)) from e
     except (ValueError, IndexError, UnicodeDecodeError, KeyError) as e:
         raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{type(e).__name__}: {e}") from e
     try:

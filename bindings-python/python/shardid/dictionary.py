@@ -338,6 +338,11 @@ class AsyncDictionary:
             values = self.cache.complete_values(ids, values, misses, answers, True)
         return values
 
+    def stats(self) -> dict[str, int]:
+        """What this dictionary did: :meth:`Dictionary.stats` (the cache's hits and misses both
+        ways, the statements sent)."""
+        return self.cache.stats()
+
     # -- life --------------------------------------------------------------------------------
 
     async def close(self) -> None:

@@ -594,6 +594,10 @@ class AsyncDenseIds:
         """``n`` IDs, increasing (awaiting segments as :meth:`next_id` does)."""
         return await self._driver.next_ids(self.native, n)
 
+    def stats(self) -> dict[str, int]:
+        """What this allocator did: :meth:`DenseIds.stats` (the same allocator, the same counts)."""
+        return self.native.stats()  # type: ignore[no-any-return]
+
     async def close(self) -> None:
         """Gives the unused rest of the last segment back and closes the connections."""
         await self._driver.close(self.native)

@@ -49,6 +49,10 @@ pub enum DictionaryError {
     /// The database failed (connection, or another error of the server): the driver's error,
     /// shown with the server's or the system's own message.
     Database(Box<dyn std::error::Error + Send + Sync>),
+    /// The database could not be reached: no connection was opened
+    /// ([`ErrorKind::DatabaseUnreachable`], as every client's; the source is the driver's own
+    /// error).
+    Unreachable(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl DictionaryError {
@@ -60,6 +64,7 @@ impl DictionaryError {
             Self::UnknownTopic { .. } => Some(ErrorKind::UnknownTopic),
             Self::TopicDropped { .. } => Some(ErrorKind::TopicDropped),
             Self::NotMysql { .. } => Some(ErrorKind::NotMysql),
+            Self::Unreachable(_) => Some(ErrorKind::DatabaseUnreachable),
             Self::Database(_) => None,
         }
     }
@@ -78,7 +83,7 @@ impl DictionaryError {
                 reason,
             },
             ConnectError::NotMysql { server, reason } => Self::NotMysql { server, reason },
-            ConnectError::Driver(e) => Self::Database(C::boxed(e)),
+            ConnectError::Driver(e) => Self::Unreachable(C::boxed(e)),
         }
     }
 }
@@ -106,6 +111,9 @@ impl fmt::Display for DictionaryError {
                 })
             }
             Self::Database(e) => write!(f, "database: {e}"),
+            Self::Unreachable(e) => {
+                ErrorKind::DatabaseUnreachable.render(f, |_, f| write!(f, "{e}"))
+            }
         }
     }
 }
@@ -113,7 +121,7 @@ impl fmt::Display for DictionaryError {
 impl std::error::Error for DictionaryError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Database(e) => Some(&**e),
+            Self::Database(e) | Self::Unreachable(e) => Some(&**e),
             _ => None,
         }
     }

@@ -261,7 +261,7 @@ impl Dictionary {
     ///
     /// # Errors
     /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, URL or empty list;
-    /// [`DictionaryError::NotMysql`]; [`DictionaryError::Database`] when the server cannot be
+    /// [`DictionaryError::NotMysql`]; [`DictionaryError::Unreachable`] when the server cannot be
     /// reached.
     pub fn connect<S: AsRef<str>>(
         servers: &[S],

@@ -144,7 +144,7 @@ impl Dictionary {
     ///
     /// # Errors
     /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, empty list or a URL no
-    /// PostgreSQL client takes; [`DictionaryError::Database`] when the server cannot be
+    /// PostgreSQL client takes; [`DictionaryError::Unreachable`] when the server cannot be
     /// reached.
     pub fn connect<S: AsRef<str>>(
         servers: &[S],

@@ -310,7 +310,7 @@ impl Dictionary {
     ///
     /// # Errors
     /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, URL (a file on a network
-    /// filesystem among them) or empty list; [`DictionaryError::Database`] when the file
+    /// filesystem among them) or empty list; [`DictionaryError::Unreachable`] when the file
     /// cannot be used (a missing directory, a read-only file, not a SQLite database).
     pub fn connect<S: AsRef<str>>(
         servers: &[S],
@@ -411,7 +411,8 @@ mod tests {
         let db = TempDb::new("dict-bad");
         let url = format!("sqlite:///{}", db.dir.join("missing/x.db").display());
         let e = Dictionary::connect(&[&url], "t", "main", 10).unwrap_err();
-        assert!(matches!(e, DictionaryError::Database(_)), "{e}");
+        assert!(matches!(e, DictionaryError::Unreachable(_)), "{e}");
+        assert_eq!(e.kind(), Some(ErrorKind::DatabaseUnreachable));
         assert!(
             e.to_string().contains("unable to open database file"),
             "{e}"

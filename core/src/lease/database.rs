@@ -81,7 +81,7 @@ fn connect<C: Client>(config: &str) -> Result<C, LeaseError> {
             reason,
         },
         ConnectError::NotMysql { server, reason } => LeaseError::NotMysql { server, reason },
-        ConnectError::Driver(e) => LeaseError::Database(C::boxed(e)),
+        ConnectError::Driver(e) => LeaseError::Unreachable(C::boxed(e)),
     })
 }
 
@@ -208,7 +208,9 @@ impl<C: Client> CeilingStore for Store<C> {
                 }
                 Err(std::io::Error::other(LostLease))
             }
-            Err(LeaseError::Database(e)) => Err(std::io::Error::other(DatabaseFailure(e))),
+            Err(LeaseError::Database(e) | LeaseError::Unreachable(e)) => {
+                Err(std::io::Error::other(DatabaseFailure(e)))
+            }
             Err(e) => Err(std::io::Error::other(DatabaseFailure(e.to_string().into()))),
         }
     }

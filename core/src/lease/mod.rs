@@ -99,9 +99,12 @@ pub enum LeaseError {
         /// The shard it held.
         shard: u64,
     },
-    /// The database failed or could not be reached (Rust's drivers; the source is the
-    /// driver's own error). Nothing was handed out; the lease may still be held.
+    /// The database failed (Rust's drivers; the source is the driver's own error). Nothing
+    /// was handed out; the lease may still be held.
     Database(Box<dyn std::error::Error + Send + Sync>),
+    /// The database could not be reached: no connection was opened
+    /// (`DATABASE_UNREACHABLE`, as every client's; the source is the driver's own error).
+    Unreachable(Box<dyn std::error::Error + Send + Sync>),
     /// A session lease shares its server session with another lease connection of this
     /// process: a transaction pooler is in front of the database.
     SessionPooled {
@@ -164,6 +167,7 @@ impl LeaseError {
             Self::Lost { .. } => ErrorKind::LeaseLost,
             Self::Closed { .. } => ErrorKind::Closed,
             Self::Database(_) => ErrorKind::Database,
+            Self::Unreachable(_) => ErrorKind::DatabaseUnreachable,
             Self::SessionPooled { .. } => ErrorKind::SessionPooled,
             Self::Unsupported { .. } => ErrorKind::Unsupported,
             Self::NotMysql { .. } => ErrorKind::NotMysql,
@@ -207,6 +211,9 @@ impl fmt::Display for LeaseError {
                 ErrorKind::Closed.render(f, |_, f| write!(f, "the lease on shard {shard}"))
             }
             Self::Database(e) => ErrorKind::Database.render(f, |_, f| write!(f, "{e}")),
+            Self::Unreachable(e) => {
+                ErrorKind::DatabaseUnreachable.render(f, |_, f| write!(f, "{e}"))
+            }
             Self::SessionPooled { reason } => {
                 ErrorKind::SessionPooled.render(f, |_, f| f.write_str(reason))
             }
@@ -236,7 +243,7 @@ impl std::error::Error for LeaseError {
         match self {
             Self::Id(e) => Some(e),
             Self::Io(e) => Some(e),
-            Self::Database(e) => Some(&**e),
+            Self::Database(e) | Self::Unreachable(e) => Some(&**e),
             _ => None,
         }
     }

@@ -50,7 +50,8 @@ impl MysqlLease {
     /// [`LeaseError::EmptyShards`]; [`LeaseError::InvalidArgument`] for a URL the core cannot
     /// read or a bad table name; [`LeaseError::NoFreeShard`] when every shard is held;
     /// [`LeaseError::NotMysql`] when the server does not greet as MySQL;
-    /// [`LeaseError::Database`] when it cannot be reached or refuses a statement;
+    /// [`LeaseError::Unreachable`] when it cannot be reached, [`LeaseError::Database`] when it
+    /// refuses a statement;
     /// [`LeaseError::Unsupported`] for a session lease on a Galera node;
     /// [`LeaseError::SessionPooled`] for a session lease whose connection another session
     /// lease of this process shares.

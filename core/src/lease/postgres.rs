@@ -47,8 +47,8 @@ impl PostgresLease {
     ///
     /// # Errors
     /// [`LeaseError::EmptyShards`]; [`LeaseError::NoFreeShard`] when every shard is held;
-    /// [`LeaseError::Database`] when the server cannot be reached or refuses a statement (a
-    /// bad table name too, as its `INVALID_ARGUMENT` reason); [`LeaseError::SessionPooled`]
+    /// [`LeaseError::Unreachable`] when the server cannot be reached, [`LeaseError::Database`]
+    /// when it refuses a statement (a bad table name too, as its `INVALID_ARGUMENT` reason); [`LeaseError::SessionPooled`]
     /// for a session lease whose connection another session lease of this process shares.
     pub fn acquire(
         config: &str,

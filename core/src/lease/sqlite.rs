@@ -44,9 +44,9 @@ impl SqliteLease {
     /// # Errors
     /// [`LeaseError::EmptyShards`]; [`LeaseError::InvalidArgument`] for a URL the core cannot
     /// read (a file on a network filesystem among them) or a bad table name;
-    /// [`LeaseError::NoFreeShard`] when every shard is held; [`LeaseError::Database`] when the
-    /// file cannot be used or SQLite refuses a statement; [`LeaseError::Unsupported`] for a
-    /// session lease.
+    /// [`LeaseError::NoFreeShard`] when every shard is held; [`LeaseError::Unreachable`] when
+    /// the file cannot be used, [`LeaseError::Database`] when SQLite refuses a statement;
+    /// [`LeaseError::Unsupported`] for a session lease.
     pub fn acquire(
         url: &str,
         layout: Layout,
