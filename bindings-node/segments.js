@@ -93,7 +93,7 @@ class DenseIds extends Segmented {
   _failure(waited = true) {
     const error = this._error
     if (this._closed) return closedError(`DenseIds of tag ${this.tag}`)
-    if (error && error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag, create: 'create_tag' })
+    if (error && error.code === SQLSTATES.unknownTag) return makeError('UNKNOWN_TAG', { tag: this.tag, create: 'createTag' })
     if (error && ['NOT_MYSQL', 'UNSUPPORTED'].includes(error.code)) return error // not a server to wait for
     let reason
     if ((this._inFlight || !error) && !waited) reason = 'both segments are used up and the next one is still being fetched (the Async methods wait for it)'
