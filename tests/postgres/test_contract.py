@@ -390,8 +390,6 @@ def _why(assertion: str, database: str, system: str, client: str) -> tuple[str, 
         return "xfail", "Serials have no stats() in any client (issue 41: stats() present)"
     if assertion == "stats" and system == "dictionary" and client == "python-asyncio":
         return "xfail", "AsyncDictionary counts each miss twice (planned again under the connection's lock: 4 misses for 2 new strings)"
-    if assertion == "closed" and system == "dictionary" and client == "python-asyncio":
-        return "xfail", "AsyncDictionary.close() closes the connection only: the next call opens another (Dictionary's is CLOSED)"
     if assertion == "closed" and system == "dictionary" and client == "rust":
         return "skip", "rust: a Dictionary has no close() (dropped, it closes: nothing can be called after)"
     if assertion == "unknown" and system == "dictionary":

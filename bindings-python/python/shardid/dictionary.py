@@ -264,8 +264,13 @@ class AsyncDictionary:
             self.conninfo, _dictionary_async.dialect(self.conninfo, schema, topic), self.cache
         )
         self._lock: asyncio.Lock | None = None
+        self._closed = False
 
     # -- the database ----------------------------------------------------------------------
+
+    def _open(self) -> None:
+        if self._closed:
+            raise _db.closed_error(f"the Dictionary of topic {self.topic}")
 
     def _locked(self) -> asyncio.Lock:
         if self._lock is None:
@@ -288,17 +293,20 @@ class AsyncDictionary:
 
     async def create(self) -> None:
         """Creates the topic (IDs from 0) if it does not exist; see :meth:`Dictionary.create`."""
+        self._open()
         async with self._locked():
             await self._connection.run("create")
 
     async def drop(self) -> None:
         """Drops the topic; see :meth:`Dictionary.drop`."""
+        self._open()
         async with self._locked():
             await self._connection.run("drop")
     # -- strings to IDs --------------------------------------------------------------------
 
     async def id(self, value: str) -> int:
         """The ID of ``value``, assigned (the topic's next) if it is new."""
+        self._open()
         found = self.cache.id(value)
         if found is not None:
             return found
@@ -307,6 +315,7 @@ class AsyncDictionary:
     async def ids(self, values: Iterable[str]) -> list[int]:
         """The IDs of ``values``, in order, assigning the topic's next IDs to new strings in the
         order they first appear."""
+        self._open()
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
             answers = await self._ask("ids", misses, self.cache.plan_ids, self.cache.complete_ids)
@@ -315,6 +324,7 @@ class AsyncDictionary:
 
     async def lookup(self, values: Iterable[str]) -> list[int | None]:
         """The IDs of ``values``, ``None`` for a string never assigned: never assigns."""
+        self._open()
         values, ids, misses = self.cache.plan_ids(values)
         if misses:
             answers = await self._ask("lookup", misses, self.cache.plan_ids, self.cache.complete_ids)
@@ -325,6 +335,7 @@ class AsyncDictionary:
 
     async def value(self, id: int) -> str | None:
         """The string of ``id``, ``None`` if the topic never assigned it."""
+        self._open()
         found = self.cache.value(id)
         if found is not None:
             return found
@@ -332,6 +343,7 @@ class AsyncDictionary:
 
     async def values(self, ids: Iterable[int]) -> list[str | None]:
         """The strings of ``ids``, in order, ``None`` for an ID never assigned."""
+        self._open()
         ids, values, misses = self.cache.plan_values(ids)
         if misses:
             answers = await self._ask("values", misses, self.cache.plan_values, self.cache.complete_values)
@@ -346,7 +358,9 @@ class AsyncDictionary:
     # -- life --------------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Closes the connection (the next call opens another). The cache stays."""
+        """Closes the connection; later calls raise :class:`~shardid.ClosedError`, as
+        :meth:`Dictionary.close`'s do. Closing twice is fine."""
+        self._closed = True
         async with self._locked():
             await self._connection.close()
 
