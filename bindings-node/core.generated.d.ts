@@ -104,7 +104,7 @@ export interface ErrorFields {
   UNSUPPORTED: { readonly reason: string }
   SEGMENT_UNAVAILABLE: { readonly tag: string; readonly reason: string }
   UNKNOWN_TAG: { readonly tag: string; readonly create: string }
-  UNKNOWN_TOPIC: { readonly topic: string }
+  UNKNOWN_TOPIC: { readonly topic: string; readonly create: string }
   TOPIC_DROPPED: { readonly topic: string }
   DATABASE: { readonly reason: string }
   SESSION_POOLED: { readonly reason: string }

@@ -26,7 +26,7 @@ const KINDS = [
   { number: 107, code: "UNSUPPORTED", category: "usage", fields: ["reason"], text: [true], template: "unsupported: {reason}" },
   { number: 108, code: "SEGMENT_UNAVAILABLE", category: "state", fields: ["tag","reason"], text: [true,true], template: "no segment of tag {tag} is available: {reason}" },
   { number: 109, code: "UNKNOWN_TAG", category: "input", fields: ["tag","create"], text: [true,true], template: "no tag {tag}: create it first ({create})" },
-  { number: 110, code: "UNKNOWN_TOPIC", category: "input", fields: ["topic"], text: [true], template: "no topic {topic}: create it first (create_topic)" },
+  { number: 110, code: "UNKNOWN_TOPIC", category: "input", fields: ["topic","create"], text: [true,true], template: "no topic {topic}: create it first ({create})" },
   { number: 111, code: "TOPIC_DROPPED", category: "state", fields: ["topic"], text: [true], template: "topic {topic} was dropped: it assigns no new IDs and its name is not used again" },
   { number: 112, code: "DATABASE", category: "resource", fields: ["reason"], text: [true], template: "database: {reason}" },
   { number: 113, code: "SESSION_POOLED", category: "usage", fields: ["reason"], text: [true], template: "a session lease needs a direct connection to the database: {reason}; behind a transaction pooler use the default expiring lease" },

@@ -87,7 +87,7 @@ class Dictionary {
       try {
         return await this._link.use((conn) => this._protocol[step](conn, ...args))
       } catch (err) {
-        if (err.code === SQLSTATES.unknownTopic) throw makeError('UNKNOWN_TOPIC', { topic: this.topic })
+        if (err.code === SQLSTATES.unknownTopic) throw makeError('UNKNOWN_TOPIC', { topic: this.topic, create: 'Dictionary.create' })
         if (err.code === SQLSTATES.topicDropped) throw makeError('TOPIC_DROPPED', { topic: this.topic })
         if (attempt < 2 && dialect.lost(err)) continue
         throw creationError(dialect, err, this.schema, '--dictionary')

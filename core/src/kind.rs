@@ -157,8 +157,12 @@ kinds! {
     UnknownTag = 109, "UNKNOWN_TAG", Input, ["tag", "create"],
         "no tag {tag}: create it first ({create})";
     /// Dictionary: the topic does not exist (create it first; a typo never creates one).
-    UnknownTopic = 110, "UNKNOWN_TOPIC", Input, ["topic"],
-        "no topic {topic}: create it first (create_topic)";
+    ///
+    /// `create` names the call that creates it, in the caller's language:
+    /// `Dictionary.create` (Python, Node), `AsyncDictionary.create` (Python's asyncio),
+    /// `Dictionary::create` (Rust), `create_topic` (the SQL function).
+    UnknownTopic = 110, "UNKNOWN_TOPIC", Input, ["topic", "create"],
+        "no topic {topic}: create it first ({create})";
     /// Dictionary: the topic was dropped: its strings stay readable, it assigns no new IDs, and
     /// its name is never used again.
     TopicDropped = 111, "TOPIC_DROPPED", State, ["topic"],

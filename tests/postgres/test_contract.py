@@ -392,8 +392,6 @@ def _why(assertion: str, database: str, system: str, client: str) -> tuple[str, 
         return "xfail", "AsyncDictionary counts each miss twice (planned again under the connection's lock: 4 misses for 2 new strings)"
     if assertion == "closed" and system == "dictionary" and client == "rust":
         return "skip", "rust: a Dictionary has no close() (dropped, it closes: nothing can be called after)"
-    if assertion == "unknown" and system == "dictionary":
-        return "xfail", "UNKNOWN_TOPIC names the SQL function create_topic, not the client's call (Dictionary.create())"
     return None
 
 

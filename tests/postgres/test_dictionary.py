@@ -133,7 +133,8 @@ def test_bad_input_is_refused_clearly_in_python(cluster: Any, conn: Any) -> None
     with pytest.raises(shardid.UnknownTopicError) as unknown:
         Dictionary(cluster.dsn, "nope", schema="dict_pybad").id("a")
     assert unknown.value.topic == "nope" and unknown.value.code == "UNKNOWN_TOPIC"
-    assert str(unknown.value) == "no topic nope: create it first (create_topic)"
+    assert unknown.value.create == "Dictionary.create"
+    assert str(unknown.value) == "no topic nope: create it first (Dictionary.create)"
     bad: list[tuple[Any, str, str]] = [
         (lambda: words.id(""), "value", "must be 1 to 2048 bytes"),
         (lambda: words.id("a\0b"), "value", "without NUL"),

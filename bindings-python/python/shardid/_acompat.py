@@ -10,6 +10,10 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+# The call that creates a topic, as UNKNOWN_TOPIC names it to the user of each client.
+ACREATE_TOPIC = "AsyncDictionary.create"
+CREATE_TOPIC = "Dictionary.create"
+
 # Tasks started by aspawn, held until done (the loop keeps only weak references).
 _tasks: set[asyncio.Task[Any]] = set()
 

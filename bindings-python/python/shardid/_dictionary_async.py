@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shardid import _db, _link_async, _mysql, _sqlite
+from shardid._acompat import ACREATE_TOPIC
 from shardid._errors import DatabaseUnreachableError, ShardIdError
 from shardid._shardid import (
     _TOPIC_DROPPED_SQLSTATE,
@@ -41,7 +42,7 @@ def translate(e: BaseException, topic: str) -> BaseException:
     ``DATABASE_UNREACHABLE``, the rest as it is."""
     state = _db.sqlstate(e)  # psycopg, psycopg2, or the MySQL and SQLite sides' errors
     if state == _UNKNOWN_TOPIC_SQLSTATE:
-        return _error("UNKNOWN_TOPIC", topic=topic)
+        return _error("UNKNOWN_TOPIC", topic=topic, create=ACREATE_TOPIC)
     if state == _TOPIC_DROPPED_SQLSTATE:
         return _error("TOPIC_DROPPED", topic=topic)
     if isinstance(e, sqlite3.Error):

@@ -242,6 +242,7 @@ class UnknownTopicError(ShardIdError, ValueError):
     code = "UNKNOWN_TOPIC"
     number = 110
     topic: str
+    create: str
 
 
 class TopicDroppedError(ShardIdError):

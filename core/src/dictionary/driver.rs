@@ -98,7 +98,11 @@ impl fmt::Display for DictionaryError {
                 })
             }
             Self::UnknownTopic { topic } => {
-                ErrorKind::UnknownTopic.render(f, |_, f| f.write_str(topic))
+                ErrorKind::UnknownTopic.render(f, |name, f| match name {
+                    // The call that creates it, in Rust.
+                    "create" => f.write_str("Dictionary::create"),
+                    _ => f.write_str(topic),
+                })
             }
             Self::TopicDropped { topic } => {
                 ErrorKind::TopicDropped.render(f, |_, f| f.write_str(topic))
