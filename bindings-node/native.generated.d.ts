@@ -809,6 +809,12 @@ export interface SerialSql {
 export declare function serialsRests(index: number): Array<SerialRest>
 
 /**
+ * What the allocator did over every period: the core's counters in its table's order
+ * (`STATS.segments` in core.generated.js names them, as for dense IDs).
+ */
+export declare function serialsStats(index: number): BigUint64Array
+
+/**
  * Registers this thread's decode buffer: a `Float64Array` of 3 that the caller keeps alive
  * and private for as long as the module is loaded.
  */

@@ -947,6 +947,7 @@ module.exports.serialsNext = nativeBinding.serialsNext
 module.exports.serialsNextNow = nativeBinding.serialsNextNow
 module.exports.serialSql = nativeBinding.serialSql
 module.exports.serialsRests = nativeBinding.serialsRests
+module.exports.serialsStats = nativeBinding.serialsStats
 module.exports.setDecodeBuffer = nativeBinding.setDecodeBuffer
 module.exports.setSegmentSignal = nativeBinding.setSegmentSignal
 module.exports.setSerialBuffer = nativeBinding.setSerialBuffer

@@ -194,6 +194,9 @@ export declare class Serials {
   parse(serial: string): ParsedSerial
   /** As `SerialFormat.render` with this tag's format. */
   render(number: U64Input, unixMs: U64Input): string
+  /** What it did over every period, as `DenseIds#stats()` names it: fetches and their latency,
+   *  `emptyWaits`, `skipped` (the holes it made), `remaining` (of the current period's segment). */
+  stats(): SegmentStats
   /** Gives every period's rest back and ends the connection; later calls throw `CLOSED`. */
   close(): Promise<void>
   /** `await using orders = await serials(...)`: `close()` at the end of the block. */

@@ -502,6 +502,17 @@ class Serials extends Segmented {
     return this.format.render(number, unixMs)
   }
 
+  /** What this allocator did over every period, as `DenseIds#stats()` names it (`fetches`,
+   *  `failedFetches`, the fetch latency, `emptyWaits`, `skipped`: the holes it made,
+   *  `remaining`: what is left of the current period's segment), as bigints. */
+  stats() {
+    const values = native.serialsStats(this._index)
+    const out = {}
+    STATS.segments.forEach((name, i) => { out[name] = values[i] })
+    out.skipped = this.skipped // the periods' rests it could not give back: this client's count
+    return out
+  }
+
   /** Gives every period's rest back and ends the connection; later calls throw `CLOSED`. */
   async close() {
     if (this._closed) return

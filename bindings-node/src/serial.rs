@@ -538,6 +538,17 @@ fn rest(allocator: &SerialAllocator, r: &Retired) -> SerialRest {
     }
 }
 
+/// What the allocator did over every period: the core's counters in its table's order
+/// (`STATS.segments` in core.generated.js names them, as for dense IDs).
+#[napi]
+pub fn serials_stats(env: &Env, index: u32) -> Result<napi::bindgen_prelude::BigUint64Array> {
+    guard(env, || {
+        Ok(napi::bindgen_prelude::BigUint64Array::new(
+            serials_of(env, index)?.allocator.stats().values().to_vec(),
+        ))
+    })
+}
+
 /// The retired periods waiting to be given back (and the queue emptied).
 #[napi]
 pub fn serials_rests(env: &Env, index: u32) -> Result<Vec<SerialRest>> {

@@ -538,6 +538,21 @@ impl PySerials {
         self.driver.bind(py).getattr(intern!(py, "skipped"))
     }
 
+    /// What this allocator did over every period, as a dict named by the core's table, as
+    /// `DenseIds.stats()` (`fetches`, `failed_fetches`, `fetch_latency_max_ms`, `empty_waits`,
+    /// `skipped`: the holes it made, `remaining`: what is left of the current period's segment).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let stats = self.inner.stats();
+        let dict =
+            crate::stats::to_dict(py, shardid::stats::SegmentStats::METRICS, &stats.values())?;
+        // The periods' rests the driver could not give back: its count, not the allocator's.
+        dict.set_item(
+            "skipped",
+            self.driver.bind(py).getattr(intern!(py, "skipped"))?,
+        )?;
+        Ok(dict)
+    }
+
     /// Segments fetched.
     #[getter]
     fn fetches<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -128,11 +128,14 @@ macro_rules! groups {
                 create_serial(url, schema, "c", FORMAT, "UTC", 1).expect("tag c registered");
                 let s = Serials::connect(url, "c", FORMAT, "UTC", schema, policy).expect("serials");
                 s.next_serial().expect("a serial");
+                let stats = s.stats();
                 s.close();
                 let closed = outcome(|| s.next_serial());
                 let unknown = outcome(|| Serials::connect(url, "never_created", FORMAT, "UTC", schema, policy));
-                // Serials have no stats() in Rust either.
-                format!(r#"{{"down": {down}, "closed": {closed}, "unknown": {unknown}, "stats": {{"present": false}}}}"#)
+                format!(
+                    r#"{{"down": {down}, "closed": {closed}, "unknown": {unknown}, "stats": {{"fetches": {}, "remaining": {}}}}}"#,
+                    stats.fetches, stats.remaining
+                )
             }
 
             pub fn dictionary(url: &str, schema: &str, down: &[(String, String)]) -> String {

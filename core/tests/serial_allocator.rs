@@ -378,3 +378,32 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn stats_add_up_every_period() {
+    let db = Db::default();
+    let a = allocator(
+        "ORD-{yyyy}{MM}{dd}-{seq:6}",
+        "Asia/Shanghai",
+        VolumeHiding::NONE,
+    );
+    assert_eq!(a.stats().fetches, 0);
+    // Two days: each period's segments come from its own slot, and the figures count both.
+    for ms in [MIDNIGHT - 1_000, MIDNIGHT + 1_000] {
+        for _ in 0..50 {
+            next(&a, &db, ms).unwrap();
+        }
+    }
+    let stats = a.stats();
+    let taken = db.next.lock().unwrap().len();
+    assert_eq!(taken, 2, "one tag a period");
+    // 50 serials a day from segments of 5 to 20: at least 3 fetches each day.
+    assert!(stats.fetches >= 6, "{stats:?}");
+    assert_eq!(stats.failed_fetches, 0);
+    assert_eq!(
+        stats.fetch_latency_le_inf, stats.fetches,
+        "every fetch in the histogram"
+    );
+    // What is left is the current (second) day's segment: at most its size.
+    assert!(stats.remaining <= 20, "{stats:?}");
+}

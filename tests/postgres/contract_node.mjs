@@ -107,7 +107,8 @@ async function group({ database, system, url, schema, down, waitMs }) {
     }
     const s = await serials({ connectionString: url, tag: 'c', format: FORMAT, zone: 'UTC', schema })
     await s.nextSerialAsync()
-    out.stats = { present: typeof s.stats === 'function' }
+    const stats = s.stats()
+    out.stats = { fetches: Number(stats.fetches), remaining: stats.remaining === undefined ? null : Number(stats.remaining) }
     await s.close()
     out.closed = await outcome(() => s.nextSerialAsync())
     out.unknown = await outcome(() => serials({ connectionString: url, tag: 'never_created', format: FORMAT, zone: 'UTC', schema }))

@@ -507,6 +507,11 @@ class Serials:
         """The serial of `number` at `unix_ms`, by this format (nothing is taken)."""
     def close(self) -> None:
         """Gives every period's unused rest back and closes the connection."""
+    def stats(self) -> dict[str, int]:
+        """What this allocator did over every period, as a dict named by the core's table, as
+        `DenseIds.stats()` (`fetches`, `failed_fetches`, `fetch_latency_max_ms`, `empty_waits`,
+        `skipped`: the holes it made, `remaining`: what is left of the current period's segment).
+        """
     def __enter__(self) -> Self: ...
     def __exit__(self, *exc: object) -> None: ...
     def _try_next_serial(self, unix_ms: int | None = None) -> str | None: ...

@@ -289,6 +289,32 @@ impl SerialAllocator {
         &self.format
     }
 
+    /// What the allocator did, over every period (its two slots' segment allocators, which
+    /// keep their counters from period to period): fetches and their latency, calls that
+    /// waited, as [`SegmentStats`](crate::stats::SegmentStats) add them up; the last fetch's
+    /// latency and what is left of the segment are the current period's. `skipped` is the
+    /// allocator's own count; a driver that counts the periods' rests it could not give back
+    /// reports its own (the `Serials` clients do).
+    pub fn stats(&self) -> crate::stats::SegmentStats {
+        use crate::stats::{Kind, SegmentStats};
+        let cur = self.current.load(Ordering::Acquire);
+        let slot = if cur == 0 { 0 } else { decode_current(cur).1 };
+        let current = self.slots[slot].allocator.stats().values();
+        let other = self.slots[1 - slot].allocator.stats().values();
+        let mut values = current;
+        for ((value, metric), theirs) in values.iter_mut().zip(SegmentStats::METRICS).zip(other) {
+            *value = match metric.kind {
+                Kind::Counter | Kind::Bucket { .. } | Kind::Sum { .. } => {
+                    value.saturating_add(theirs)
+                }
+                Kind::GaugeMax if metric.name == "fetch_latency_max_ms" => (*value).max(theirs),
+                // The current period's: its last fetch, what is left of its segment.
+                _ => *value,
+            };
+        }
+        SegmentStats::from_values(values)
+    }
+
     /// The base tag.
     pub fn tag(&self) -> &str {
         &self.tag

@@ -615,6 +615,13 @@ impl<C: SerialClient> Driver<C> {
         self.shared.skipped.load(Ordering::Relaxed)
     }
 
+    pub(crate) fn stats(&self) -> crate::stats::SegmentStats {
+        crate::stats::SegmentStats {
+            skipped: self.skipped(),
+            ..self.shared.allocator.stats()
+        }
+    }
+
     pub(crate) fn close(&self) -> u64 {
         self.shared.closed.store(true, Ordering::Release);
         let deadline = Instant::now() + self.shared.wait;
@@ -734,6 +741,13 @@ macro_rules! serials_client {
             /// allocator made (tails of periods another process took segments of after it).
             pub fn skipped(&self) -> u64 {
                 self.0.skipped()
+            }
+
+            /// What this client did, over every period: segments fetched and their latency,
+            /// calls that waited for one, `skipped`, what is left of the current period's
+            /// segment ([`SegmentStats`](crate::stats::SegmentStats), as dense IDs report it).
+            pub fn stats(&self) -> $crate::stats::SegmentStats {
+                self.0.stats()
             }
 
             /// Gives every period's unused rest back and closes the connection; returns
