@@ -187,15 +187,23 @@ impl PyDictCache {
     }
 
     /// Checks a batch, answers from the cache: `(values, ids, misses)` — the strings as a list,
-    /// their IDs (`None` where not cached) and the distinct misses to send.
+    /// their IDs (`None` where not cached) and the distinct misses to send. `count=False`: a
+    /// second look at strings the call already counted (`stats()` unchanged).
+    #[pyo3(signature = (values, count = true))]
     fn plan_ids<'py>(
         &self,
         py: Python<'py>,
         values: &Bound<'py, PyAny>,
+        count: bool,
     ) -> PyResult<PlannedIds<'py>> {
         let items = items(values, "values")?;
         let strs = texts(py, &items)?;
-        let (ids, misses) = self.inner.plan_ids(&strs).map_err(|(e, i)| {
+        let planned = if count {
+            self.inner.plan_ids(&strs)
+        } else {
+            self.inner.plan_ids_uncounted(&strs)
+        };
+        let (ids, misses) = planned.map_err(|(e, i)| {
             let argument = match e {
                 Invalid::Batch => "values".to_owned(),
                 _ => format!("values[{i}]"),
@@ -236,14 +244,26 @@ impl PyDictCache {
         self.inner.remember_ids(&misses, &answers);
     }
 
-    /// Checks a batch of IDs, answers from the cache: `(ids, values, misses)`.
-    fn plan_values(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<PlannedValues> {
+    /// Checks a batch of IDs, answers from the cache: `(ids, values, misses)`; `count` as for
+    /// `plan_ids`.
+    #[pyo3(signature = (ids, count = true))]
+    fn plan_values(
+        &self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        count: bool,
+    ) -> PyResult<PlannedValues> {
         let ids = items(ids, "ids")?
             .iter()
             .enumerate()
             .map(|(i, id)| u64_arg(id, &format!("ids[{i}]"), Arg::Other))
             .collect::<PyResult<Vec<u64>>>()?;
-        let (values, misses) = self.inner.plan_values(&ids).map_err(|(e, i)| {
+        let planned = if count {
+            self.inner.plan_values(&ids)
+        } else {
+            self.inner.plan_values_uncounted(&ids)
+        };
+        let (values, misses) = planned.map_err(|(e, i)| {
             let argument = match e {
                 Invalid::Batch => "ids".to_owned(),
                 _ => format!("ids[{i}]"),

@@ -386,8 +386,6 @@ def _why(assertion: str, database: str, system: str, client: str) -> tuple[str, 
         return "skip", "pgbouncer-tx: a pooler that is down is a server that is down (the postgres cell)"
     if assertion == "unknown" and system == "lease":
         return "skip", "lease: nothing to register (the table of leases is made on first use)"
-    if assertion == "stats" and system == "dictionary" and client == "python-asyncio":
-        return "xfail", "AsyncDictionary counts each miss twice (planned again under the connection's lock: 4 misses for 2 new strings)"
     if assertion == "closed" and system == "dictionary" and client == "rust":
         return "skip", "rust: a Dictionary has no close() (dropped, it closes: nothing can be called after)"
     return None

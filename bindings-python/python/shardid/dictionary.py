@@ -283,7 +283,7 @@ class AsyncDictionary:
         same new strings were answered meanwhile by the one before them — and only what it
         still lacks is sent. So a thousand tasks asking for one new string send one statement."""
         async with self._locked():
-            keys, answers, rest = plan(misses)
+            keys, answers, rest = plan(misses, count=False)  # this call's misses are counted
             if rest:
                 found = await self._connection.run(which, rest)
                 answers = complete(keys, answers, rest, found, True)

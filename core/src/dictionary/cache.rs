@@ -272,6 +272,23 @@ impl Cache {
     /// # Errors
     /// [`Invalid::Value`] (with the position of the first bad string), [`Invalid::Batch`].
     pub fn plan_ids<'v, S: AsRef<str> + 'v>(&self, values: &'v [S]) -> Result<IdPlan<'v>, Refused> {
+        let (ids, misses) = self.plan_ids_uncounted(values)?;
+        let hits = ids.iter().filter(|id| id.is_some()).count() as u64;
+        bump(&self.counters.id_hits, hits);
+        bump(&self.counters.id_misses, ids.len() as u64 - hits);
+        Ok((ids, misses))
+    }
+
+    /// [`Cache::plan_ids`] counting nothing: a client's second look at the strings its call
+    /// already counted (asyncio's, once the connection is its own: tasks before it may have
+    /// been answered the same new strings meanwhile).
+    ///
+    /// # Errors
+    /// As [`Cache::plan_ids`].
+    pub fn plan_ids_uncounted<'v, S: AsRef<str> + 'v>(
+        &self,
+        values: &'v [S],
+    ) -> Result<IdPlan<'v>, Refused> {
         check_batch(values.len()).map_err(|e| (e, 0))?;
         let mut ids = Vec::with_capacity(values.len());
         let mut misses: Vec<&str> = Vec::new();
@@ -285,9 +302,6 @@ impl Cache {
             }
             ids.push(id);
         }
-        let hits = ids.iter().filter(|id| id.is_some()).count() as u64;
-        bump(&self.counters.id_hits, hits);
-        bump(&self.counters.id_misses, ids.len() as u64 - hits);
         Ok((ids, misses))
     }
 
@@ -354,6 +368,18 @@ impl Cache {
     /// # Errors
     /// [`Invalid::Id`] (with the position of the first bad ID), [`Invalid::Batch`].
     pub fn plan_values(&self, ids: &[u64]) -> Result<ValuePlan, Refused> {
+        let (values, misses) = self.plan_values_uncounted(ids)?;
+        let hits = values.iter().filter(|v| v.is_some()).count() as u64;
+        bump(&self.counters.value_hits, hits);
+        bump(&self.counters.value_misses, values.len() as u64 - hits);
+        Ok((values, misses))
+    }
+
+    /// [`Cache::plan_values`] counting nothing, as [`Cache::plan_ids_uncounted`].
+    ///
+    /// # Errors
+    /// As [`Cache::plan_values`].
+    pub fn plan_values_uncounted(&self, ids: &[u64]) -> Result<ValuePlan, Refused> {
         check_batch(ids.len()).map_err(|e| (e, 0))?;
         let mut values = Vec::with_capacity(ids.len());
         let mut misses = Vec::new();
@@ -366,9 +392,6 @@ impl Cache {
             }
             values.push(value);
         }
-        let hits = values.iter().filter(|v| v.is_some()).count() as u64;
-        bump(&self.counters.value_hits, hits);
-        bump(&self.counters.value_misses, values.len() as u64 - hits);
         Ok((values, misses))
     }
 
@@ -425,6 +448,26 @@ mod tests {
     use std::vec;
 
     use super::*;
+
+    #[test]
+    fn a_second_look_counts_nothing() {
+        let cache = Cache::new(1000);
+        cache.insert("a", 7);
+        let (_, misses) = cache.plan_ids(&["a", "b"]).unwrap();
+        let (_, again) = cache.plan_ids_uncounted(&misses).unwrap();
+        assert_eq!(again, vec!["b"]);
+        let _ = cache.plan_values_uncounted(&[7, 8]).unwrap();
+        let s = cache.stats();
+        assert_eq!(
+            (s.id_hits, s.id_misses, s.value_hits, s.value_misses),
+            (1, 1, 0, 0)
+        );
+        let _ = cache.plan_values(&[7, 8]).unwrap();
+        assert_eq!(
+            (cache.stats().value_hits, cache.stats().value_misses),
+            (1, 1)
+        );
+    }
 
     #[test]
     fn a_batch_sends_each_miss_once_and_merges_in_order() {
