@@ -204,5 +204,6 @@ pub(crate) fn _sqlite_period_fits(reset: &str, period: &str) -> bool {
 /// filesystem refused, with the core's messages).
 #[pyfunction]
 pub(crate) fn _sqlite_path<'u>(py: Python<'_>, url: &'u str, argument: &str) -> PyResult<&'u str> {
-    shardid::sql::sqlite::usable_file(url).map_err(|why| crate::errors::invalid_argument(py, argument, &why))
+    shardid::sql::sqlite::usable_file(url)
+        .map_err(|why| crate::errors::invalid_argument(py, argument, &why))
 }
