@@ -70,9 +70,9 @@ fn unescape(point: &str) -> String {
 
 /// The file a `sqlite:` URL names, if a client may open it: the URL read by
 /// [`crate::sql::sqlite_path`] (no in-memory database, host or query string), and the file not
-/// on a network filesystem ([`network_filesystem_problem`]). Every client opens the file this
-/// returns and no other (Rust's driver; Python's and Node's bindings, which only translate its
-/// error), so both refusals are the same in every language by construction.
+/// on a network filesystem (read from `/proc/self/mountinfo`; Linux only). Every client opens
+/// the file this returns and no other (Rust's driver; Python's and Node's bindings, which only
+/// translate its error), so both refusals are the same in every language by construction.
 ///
 /// # Errors
 /// The reason, for an `INVALID_ARGUMENT` on the URL's argument: the URL's
