@@ -864,8 +864,9 @@ export declare function sqliteMaxList(): number
 
 /**
  * The file a `sqlite:///relative.db` or `sqlite:////absolute.db` URL names (the core's
- * `sqlite_path`); `INVALID_ARGUMENT` on `argument` for an in-memory database, a host, a query
- * string, or a file on a network filesystem.
+ * `usable_file`, the one reading of a URL every client opens its file by); `INVALID_ARGUMENT`
+ * on `argument` for an in-memory database, a host, a query string, or a file on a network
+ * filesystem, with the core's messages.
  */
 export declare function sqlitePath(url: string, argument: string): string
 

@@ -20,18 +20,15 @@ fn parse_i64(env: &Env, text: &str, argument: &str) -> Result<i64> {
 }
 
 /// The file a `sqlite:///relative.db` or `sqlite:////absolute.db` URL names (the core's
-/// `sqlite_path`); `INVALID_ARGUMENT` on `argument` for an in-memory database, a host, a query
-/// string, or a file on a network filesystem.
+/// `usable_file`, the one reading of a URL every client opens its file by); `INVALID_ARGUMENT`
+/// on `argument` for an in-memory database, a host, a query string, or a file on a network
+/// filesystem, with the core's messages.
 #[napi]
 pub fn sqlite_path(env: &Env, url: String, argument: String) -> Result<String> {
     guard(env, || {
-        let path = shardid::sql::sqlite_path(&url)
-            .map_err(|why| invalid_argument(env, Class::Range, &argument, &why.to_string()))?;
-        // The core's rule for every client: a file on a network filesystem is refused.
-        match shardid::sql::sqlite::network_filesystem_problem(path) {
-            Some(why) => Err(invalid_argument(env, Class::Range, &argument, &why)),
-            None => Ok(path.to_owned()),
-        }
+        shardid::sql::sqlite::usable_file(&url)
+            .map(str::to_owned)
+            .map_err(|why| invalid_argument(env, Class::Range, &argument, &why))
     })
 }
 

@@ -74,6 +74,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(serial::_serial_statements, m)?)?;
     m.add_function(wrap_pyfunction!(serial::_check_serial_tag, m)?)?;
     m.add_function(wrap_pyfunction!(serial::_mismatch_reason, m)?)?;
+    m.add_function(wrap_pyfunction!(serial::_serial_step, m)?)?;
     m.add_function(wrap_pyfunction!(serial::create_serial_sql, m)?)?;
     m.add("_SERIAL_MISMATCH_SQLSTATE", shardid::sql::SERIAL_MISMATCH)?;
     m.add(

@@ -263,6 +263,14 @@ pub(crate) fn create_serial_sql(
 }
 
 /// The reason of a `SERIAL_MISMATCH` the database raised.
+/// One step of 1 to `max_gap` (at most 1: 1), the core's draw of the allocator's steps
+/// (`VolumeHiding::draw_step`), for Django's serial inside SQLite's transaction, which takes
+/// that many numbers and issues the last.
+#[pyfunction]
+pub(crate) fn _serial_step(max_gap: i64) -> u64 {
+    VolumeHiding::draw_step(u64::try_from(max_gap).unwrap_or(0))
+}
+
 #[pyfunction]
 pub(crate) fn _mismatch_reason(message: &str, tag: &str) -> String {
     shardid::serial::mismatch_reason(message, tag).into()

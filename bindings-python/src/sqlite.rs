@@ -199,14 +199,11 @@ pub(crate) fn _sqlite_period_fits(reset: &str, period: &str) -> bool {
 }
 
 /// The file a `sqlite:` URL names (`sqlite:///rel.db`, `sqlite:////abs.db`), or
-/// `INVALID_ARGUMENT` on `argument` (in-memory databases, hosts and query strings refused, and a
-/// file on a network filesystem, as the core's rule says for every client).
+/// `INVALID_ARGUMENT` on `argument`: the core's `usable_file`, the one reading of a URL every
+/// client opens its file by (in-memory databases, hosts, query strings and files on a network
+/// filesystem refused, with the core's messages).
 #[pyfunction]
 pub(crate) fn _sqlite_path<'u>(py: Python<'_>, url: &'u str, argument: &str) -> PyResult<&'u str> {
-    let path = shardid::sql::sqlite_path(url)
-        .map_err(|why| crate::errors::invalid_argument(py, argument, &why.to_string()))?;
-    match shardid::sql::sqlite::network_filesystem_problem(path) {
-        Some(why) => Err(crate::errors::invalid_argument(py, argument, &why)),
-        None => Ok(path),
-    }
+    shardid::sql::sqlite::usable_file(url)
+        .map_err(|why| crate::errors::invalid_argument(py, argument, &why))
 }

@@ -57,6 +57,7 @@ __all__ = [
     "_UNKNOWN_TIME_ZONE_SQLSTATE",
     "_check_serial_tag",
     "_mismatch_reason",
+    "_serial_step",
     "_serial_statements",
     "create_serial_sql",
     "_after_fork",
@@ -376,6 +377,7 @@ _UNKNOWN_TIME_ZONE_SQLSTATE: str
 def _serial_statements(schema: str) -> tuple[str, str, str, str, str, str]: ...
 def _check_serial_tag(tag: str) -> None: ...
 def _mismatch_reason(message: str, tag: str) -> str: ...
+def _serial_step(max_gap: int) -> int: ...
 def create_serial_sql(tag: str, format: str, *, zone: str, schema: str = "seg", max_gap: int = 1) -> str:
     """The statement registering a serial tag, its values written out: for `psql`."""
 

@@ -172,10 +172,7 @@ impl Client for Connection {
         if let Some(reason) = url_problem(url) {
             return Err(ConnectError::Url(reason));
         }
-        let path = crate::sql::sqlite_path(url).map_err(|e| ConnectError::Url(e.to_string()))?;
-        if let Some(reason) = crate::sql::sqlite::network_filesystem_problem(path) {
-            return Err(ConnectError::Url(reason));
-        }
+        let path = crate::sql::sqlite::usable_file(url).map_err(ConnectError::Url)?;
         open(path, DEFAULT_BUSY_TIMEOUT_MS).map_err(ConnectError::Driver)
     }
 

@@ -76,11 +76,11 @@ def _serial_in_transaction(connection: Any, tag: str, format: str, zone: str, sc
     registration read and checked against the format (``SERIAL_MISMATCH``), then one take of
     the current period's numbers (the core's steps, the period's tag created at its first
     take). A registration with ``max_gap`` above 1 takes a random 1 to ``max_gap`` numbers and
-    issues the last, so consecutive serials still hide the volume."""
-    import secrets
-
+    issues the last (the core's draw, as the allocator's steps), so consecutive serials still
+    hide the volume."""
     from shardid import now_ms
     from shardid._errors import SerialMismatchError
+    from shardid._shardid import _serial_step
 
     parsed = _formats.get((format, zone))
     if parsed is None:
@@ -92,7 +92,7 @@ def _serial_in_transaction(connection: Any, tag: str, format: str, zone: str, sc
         if reason is not None:
             raise SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
         unix_ms = now_ms()
-        size = 1 if max_gap <= 1 else 1 + secrets.randbelow(max_gap)
+        size = _serial_step(max_gap)
         first, count, stride = steps.take_period(conn, tag, parsed.period_at(unix_ms), size)
         return parsed.render(first + (count - 1) * stride, unix_ms)
 

@@ -3,7 +3,7 @@
 
 use std::format;
 use std::path::{Path, PathBuf};
-use std::string::String;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
 /// The filesystems a SQLite database must not live on (SQLite's "How To Corrupt An SQLite
@@ -68,13 +68,36 @@ fn unescape(point: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The file a `sqlite:` URL names, if a client may open it: the URL read by
+/// [`crate::sql::sqlite_path`] (no in-memory database, host or query string), and the file not
+/// on a network filesystem (read from `/proc/self/mountinfo`; Linux only). Every client opens
+/// the file this returns and no other (Rust's driver; Python's and Node's bindings, which only
+/// translate its error), so both refusals are the same in every language by construction.
+///
+/// # Errors
+/// The reason, for an `INVALID_ARGUMENT` on the URL's argument: the URL's
+/// ([`crate::sql::NotASqliteUrl`]'s text) or the network filesystem's.
+pub fn usable_file(url: &str) -> Result<&str, String> {
+    usable_file_in(url, || std::fs::read_to_string("/proc/self/mountinfo").ok())
+}
+
+/// [`usable_file`] with the mount table (the text of `/proc/self/mountinfo`, `None`: not
+/// readable, nothing checked) from `mountinfo`, read only for a URL that names a file.
+fn usable_file_in(url: &str, mountinfo: impl FnOnce() -> Option<String>) -> Result<&str, String> {
+    let path = crate::sql::sqlite_path(url).map_err(|why| why.to_string())?;
+    match network_filesystem_problem(path, mountinfo) {
+        Some(why) => Err(why),
+        None => Ok(path),
+    }
+}
+
 /// Why the file at `path` (as [`crate::sql::sqlite_path`] gives it) must not be used: it is on a
-/// network filesystem. Linux only, read from `/proc/self/mountinfo`; elsewhere, and where that
-/// cannot be read, nothing is checked. Every client calls it before opening the file (Rust's
-/// driver; Python and Node through their bindings' reading of the URL), so the refusal
-/// (`INVALID_ARGUMENT`, this reason) is the same in every language.
-#[must_use]
-pub fn network_filesystem_problem(path: &str) -> Option<String> {
+/// network filesystem. Linux only, read from the mount table `mountinfo` gives (`None`: it
+/// cannot be read, as off Linux: nothing is checked).
+fn network_filesystem_problem(
+    path: &str,
+    mountinfo: impl FnOnce() -> Option<String>,
+) -> Option<String> {
     let path = Path::new(path);
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -82,7 +105,7 @@ pub fn network_filesystem_problem(path: &str) -> Option<String> {
     };
     // A directory that does not exist is SQLite's to report, with its own message.
     let dir: PathBuf = dir.canonicalize().ok()?;
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mountinfo = mountinfo()?;
     network_filesystem(&mountinfo, &dir).map(|kind| {
         format!(
             "names a file on a network filesystem ({kind}): SQLite's WAL mode needs memory \
@@ -125,5 +148,50 @@ mod tests {
             network_filesystem("garbage\n\n1 2 3", Path::new("/x")),
             None
         );
+    }
+
+    /// The one function every client opens its file through: the URL's refusals and the
+    /// network filesystem's, each with its message, and a usable file as the URL names it.
+    #[test]
+    fn sqlite_usable_file_refuses_bad_urls_and_network_filesystems() {
+        let tmp = std::env::temp_dir().canonicalize().unwrap();
+        let tmp = tmp.to_str().unwrap();
+        let local = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n".to_string();
+        let nfs = format!("{local}40 22 0:40 / {tmp} rw - nfs4 server:/export rw,vers=4.2\n");
+        let url = format!("sqlite:///{tmp}/app.db");
+        let file = format!("{tmp}/app.db");
+        assert_eq!(
+            usable_file_in(&url, || Some(local.clone())),
+            Ok(file.as_str())
+        );
+        assert_eq!(
+            usable_file_in(&url, || None),
+            Ok(file.as_str()),
+            "no mount table: unchecked"
+        );
+        let said = usable_file_in(&url, || Some(nfs.clone())).unwrap_err();
+        assert!(
+            said.starts_with("names a file on a network filesystem (nfs4): "),
+            "{said}"
+        );
+        // A relative file is checked in the working directory's filesystem.
+        let cwd = std::env::current_dir().unwrap().canonicalize().unwrap();
+        let cwd_nfs = format!("{local}40 22 0:40 / {} rw - cifs //h/d rw\n", cwd.display());
+        let said = usable_file_in("sqlite:///app.db", || Some(cwd_nfs.clone())).unwrap_err();
+        assert!(said.contains("(cifs)"), "{said}");
+        // A directory that does not exist is SQLite's to report when it opens the file.
+        let missing = format!("sqlite:///{tmp}/no-such-dir-shardid/app.db");
+        assert!(usable_file_in(&missing, || Some(nfs.clone())).is_ok());
+        // The URL's refusals come first, with the URL's message; the mount table is not read.
+        for url in [
+            "sqlite://",
+            "sqlite:///:memory:",
+            "sqlite://host/x.db",
+            "sqlite:///a.db?x=1",
+            "postgres:///x",
+        ] {
+            let said = usable_file_in(url, || unreachable!("read for {url}")).unwrap_err();
+            assert_eq!(said, crate::sql::sqlite_path(url).unwrap_err().to_string());
+        }
     }
 }

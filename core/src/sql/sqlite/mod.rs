@@ -89,7 +89,7 @@ pub use dictionary::{
     MAX_LIST, SqliteDictionary, SqliteDictionaryStatements, SqliteDictionaryUninstall, assign_new,
 };
 #[cfg(feature = "std")]
-pub use filesystem::network_filesystem_problem;
+pub use filesystem::usable_file;
 #[cfg(feature = "alloc")]
 pub use lease::SqliteLease;
 pub use segments::{

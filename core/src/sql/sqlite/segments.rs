@@ -256,13 +256,17 @@ impl<'a> SqliteSegmentStatements<'a> {
     }
 
     /// Gives back an unused tail `first..end` of the last segment taken, if nobody took one
-    /// since (the row still reads `end`); parameters `(first, end, tag)`; one row when given
-    /// back, none otherwise.
+    /// since (the row still reads `end`) and the tag is not marked restored (issue 42: a file
+    /// copied back may read `end` while the lost takes handed out more; MySQL refuses a row
+    /// that stepped back the same way); parameters `(first, end, tag)`; one row when given
+    /// back, none otherwise. The mark stays for the next take to skip past.
     pub const fn give_back(&self) -> SqliteStatement<'a> {
         self.statement(
-            "UPDATE {s}.shardid_tags SET next = a.first_id, updated_at = {now} \
+            "UPDATE {s}.shardid_tags AS t SET next = a.first_id, updated_at = {now} \
              FROM (SELECT ? AS first_id, ? AS end_id) AS a \
-             WHERE tag = ? AND next = a.end_id AND a.first_id >= 0 AND a.first_id < a.end_id \
+             WHERE t.tag = ? AND t.next = a.end_id AND a.first_id >= 0 AND a.first_id < a.end_id \
+             AND NOT coalesce((SELECT r.restored FROM {s}.shardid_tag_marks AS r \
+             WHERE r.tag = t.tag), 0) \
              RETURNING next",
         )
     }
