@@ -618,8 +618,9 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
 }
 
 /// The database a status reads, by the core's one rule for URLs ([`Dialect::of_url`]); a
-/// `sqlite:` URL must also name a file ([`crate::sql::sqlite_path`]: no in-memory database,
-/// no host, no query string).
+/// `sqlite:` URL must also name a usable file ([`crate::sql::sqlite::usable_file`]: no
+/// in-memory database, no host, no query string, not on a network filesystem), as every
+/// SQLite client's.
 ///
 /// # Errors
 /// Why the URL names no database status can read.
@@ -627,9 +628,7 @@ pub fn status_family(url: &str) -> Result<Dialect, String> {
     let family = Dialect::of_url(url).map_err(|why| why.to_string())?;
     match family {
         Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => Ok(family),
-        Dialect::Sqlite => crate::sql::sqlite_path(url)
-            .map(|_| family)
-            .map_err(|why| why.to_string()),
+        Dialect::Sqlite => crate::sql::sqlite::usable_file(url).map(|_| family),
     }
 }
 
