@@ -249,15 +249,15 @@ fn lease_statements_number_their_parameters_for_each_driver() {
     );
     assert!(!claim.contains('@') && !claim.contains('{'));
     assert!(claim.contains(
-        "ceiling = CASE WHEN l.tli IS NOT NULL AND l.tli <> ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int THEN greatest(l.ceiling, (floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + $8::bigint - $9::bigint) / $10::bigint) ELSE l.ceiling END"
+        "ceiling = CASE WHEN (l.tli IS NOT NULL AND l.tli <> ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int) OR (l.sysid IS NOT NULL AND l.sysid <> (pg_control_system()).system_identifier) THEN greatest(l.ceiling, (floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + $8::bigint - $9::bigint) / $10::bigint) ELSE l.ceiling END"
     ), "{claim}");
     let (claim, params) = run(&format);
     assert_eq!(claim.matches("%s").count(), params.len());
     assert!(params.len() > 7 && !claim.contains('$'));
     let (record, params) = numbered.record(3, 900);
     assert!(
-        record.starts_with("UPDATE leases SET ceiling = greatest(CASE WHEN tli IS NOT NULL AND tli <> ")
-            && record.ends_with(", $4::bigint), expires_at = now() + $5::bigint * interval '1 millisecond', tli = ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int WHERE layout = $6::text AND shard = $7::bigint AND token = $8::text RETURNING shard"),
+        record.starts_with("UPDATE leases SET ceiling = greatest(CASE WHEN (tli IS NOT NULL AND tli <> ")
+            && record.ends_with(", $4::bigint), expires_at = now() + $5::bigint * interval '1 millisecond', tli = ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int, sysid = (pg_control_system()).system_identifier WHERE layout = $6::text AND shard = $7::bigint AND token = $8::text RETURNING shard"),
         "{record}"
     );
     assert_eq!(
@@ -275,14 +275,14 @@ fn lease_statements_number_their_parameters_for_each_driver() {
     );
     let (renew, params) = format.renew(3).unwrap();
     assert!(
-        renew.starts_with("UPDATE leases SET expires_at = now() + %s::bigint * interval '1 millisecond', ceiling = CASE WHEN tli")
+        renew.starts_with("UPDATE leases SET expires_at = now() + %s::bigint * interval '1 millisecond', ceiling = CASE WHEN (tli")
             && renew.ends_with("WHERE layout = %s::text AND shard = %s::bigint AND token = %s::text RETURNING shard"),
         "{renew}"
     );
     assert_eq!(params.len(), renew.matches("%s").count());
     let (release, _) = format.release(3);
     assert!(release.starts_with(
-        "UPDATE leases SET token = NULL, holder = NULL, expires_at = NULL, ceiling = CASE WHEN tli"
+        "UPDATE leases SET token = NULL, holder = NULL, expires_at = NULL, ceiling = CASE WHEN (tli"
     ));
     // A session lease has no renewal: its lock keeps it.
     let session = protocol(LeaseKind::Session, Placeholders::Numbered, 0, 4);
@@ -528,7 +528,7 @@ fn reply(id: u64) -> [Cell<'static>; 2] {
 fn a_mysql_expiring_lease_is_one_statement_when_a_row_is_free() {
     let p = mysql(LeaseKind::DEFAULT, 3, 6);
     let (claim, params) = run(&p);
-    assert!(claim.starts_with("UPDATE `leases` SET ceiling = (LAST_INSERT_ID((LEAST(IF(server IS NOT NULL AND server <> IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), CONCAT('server ', @@global.server_id)), GREATEST(ceiling, ((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000) + 2250 - 1288834974657) DIV 1), ceiling), 2199023255551) << 10 | shard) + 1) - 1) >> 10, token = ?"), "{claim}");
+    assert!(claim.starts_with("UPDATE `leases` SET ceiling = (LAST_INSERT_ID((LEAST(IF(server IS NOT NULL AND server <> CONCAT_WS(' ', IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), CONCAT('server ', @@global.server_id)), IF(@@global.wsrep_on, (SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'WSREP_CLUSTER_STATE_UUID'), (SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'leases'))), GREATEST(ceiling, ((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000) + 2250 - 1288834974657) DIV 1), ceiling), 2199023255551) << 10 | shard) + 1) - 1) >> 10, token = ?"), "{claim}");
     assert!(claim.ends_with(" ORDER BY shard LIMIT 1"), "{claim}");
     assert_eq!(claim.matches('?').count(), params.len());
     assert!(
@@ -659,7 +659,7 @@ fn mysql_refusing_mariadbs_variables_gets_mysqls_sql() {
     let (claim, _) = run(&p);
     assert!(
         !claim.contains("wsrep")
-            && claim.contains("server <> CONCAT('server ', @@global.server_id)"),
+            && claim.contains("server <> CONCAT_WS(' ', CONCAT('server ', @@global.server_id), (SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'leases'))"),
         "{claim}"
     );
     // Once MySQL's, a 1193 is an error like any other.
