@@ -4,9 +4,11 @@ dump is handed out again by the restored one (issue 42), and the skip is bounded
 rows' rates could have handed out. Then ``shardid restored`` on the restored server, and the
 skip it causes.
 
-The load: 2 processes taking dense IDs through the Python client (segments of 50), and a
-stream of dictionary batches of 20 new strings; each runs for ``LOAD_S`` seconds at most and at
-most ``MAX_IDS`` IDs. The old server goes on after the dump, as a primary does while its dump is
+The load: 2 processes taking dense IDs through the Python client (segments of 50), a stream of
+dictionary batches of 20 new strings, a thread of serials (a daily period, segments of 5) and
+one of time-sortable IDs from an expiring lease of one shard; each runs for ``LOAD_S`` seconds
+at most and at most ``MAX_IDS`` IDs. A holder with a clock behind, first on the restored server,
+must not repeat the old holder's IDs (``probe_lease``). The old server goes on after the dump, as a primary does while its dump is
 copied elsewhere. The rows tell the restored server by the origin of their table's data (the
 second the server says the table was created: the dump creates it anew); without it the restored
 server would hand out every number taken after the dump again (the rows' server, ``server 1``,
@@ -27,12 +29,17 @@ from server import Server, _binary
 from shardid import Layout, NoFreeShardError, ShardIdError
 from shardid.dictionary import Dictionary
 from shardid.mysql import lease
-from shardid.segments import DenseIds
-from shardid.sql import dictionary, segments
+from shardid.segments import DenseIds, Serials, create_serial
+from shardid.sql import dictionary, mysql_serials, segments
 from shardid.status import main as status_main
 
 LOAD_S = 1.5
 MAX_IDS = 400_000
+MAX_SERIALS = 100_000
+# Nine digits: a period skips up to MARGIN times what its rate could have issued since its last
+# write; a {seq:6} day at the full rate of a test thread could overflow (SERIAL_OVERFLOW, never a
+# repeat), which is not what this test is about.
+SERIAL_FORMAT = "INV-{yyyy}{MM}{dd}-{seq:9}"
 SEG, DICT = "mr_seg", "mr_dict"
 # failover.rs: MARGIN times the rate over the time since the last write plus SKEW_MS, plus
 # FLOOR_BATCHES segments of twice the last size (a topic: its largest batches).
@@ -64,6 +71,9 @@ class Load:
         self.lease_url = server.url_for(SEG)
         self.leaser = threading.Thread(target=self._lease)
         self.leased: list[int] = []
+        self.serials: list[str] = []
+        self.serial_url = server.url_for(SEG)
+        self.serialer = threading.Thread(target=self._serials)
         self.dense: list[int] = []
 
     def _dict(self) -> None:
@@ -101,11 +111,24 @@ class Load:
         except Exception as e:  # the test fails on any
             self.errors.append(repr(e))
 
+    def _serials(self) -> None:
+        """Serials of the tag ``inv`` (a daily period; segments of 5, so the period's tag row is
+        written often): the restored server must repeat none the old one issued after the
+        dump. At most ``MAX_SERIALS``."""
+        try:
+            with Serials(self.serial_url, "inv", SERIAL_FORMAT, zone="UTC", schema=SEG, min_size=5, max_size=5) as s:
+                end = time.monotonic() + self.seconds
+                while time.monotonic() < end and len(self.serials) < MAX_SERIALS:
+                    self.serials.append(s.next_serial())
+        except Exception as e:  # the test fails on any
+            self.errors.append(repr(e))
+
     def start(self) -> Load:
         for p in self.procs:
             p.start()
         self.thread.start()
         self.leaser.start()
+        self.serialer.start()
         return self
 
     def join(self) -> Load:
@@ -116,6 +139,7 @@ class Load:
             assert p.exitcode == 0
         self.thread.join(60)
         self.leaser.join(60)
+        self.serialer.join(60)
         assert not self.errors, self.errors
         return self
 
@@ -155,6 +179,8 @@ def _restored_next(conn: Any) -> tuple[int, int]:
 def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server: Any, conn: Any, tmp_path: Any) -> None:
     install(conn, segments(SEG, dialect="mariadb"))
     install(conn, dictionary(DICT, dialect="mariadb"))
+    install(conn, mysql_serials(SEG))
+    create_serial(server.url_for(SEG), "inv", SERIAL_FORMAT, zone="UTC", schema=SEG)
     one(conn, f"SELECT {SEG}.create_tag('d')")
     one(conn, f"SELECT {DICT}.create_topic('u')")
     dump = tmp_path / "dump.sql"
@@ -196,7 +222,8 @@ def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server
                 ["restored", fresh.url_for(SEG), "--segments-schema", SEG, "--dictionary-schema", DICT]
             )
             assert code == 0, stderr
-            assert "marked restored: 1 tag, 1 topic" in stdout, stdout
+            # The dense tag and the serial period's tag (inv@<day>), the topic.
+            assert "marked restored: 2 tags, 1 topic" in stdout, stdout
             assert one(new_conn, f"SELECT restored FROM {SEG}.shardid_tags WHERE tag = 'd'") == 1
             marked_at = time.monotonic()
             with DenseIds(fresh.url_for(SEG), "d", schema=SEG, min_size=50, max_size=50) as ids:
@@ -221,6 +248,12 @@ def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server
     handed = old.dense + new.dense
     twice = len(handed) - len(set(handed))
     leased = old.leased + new.leased
+    serials = old.serials + new.serials
+    assert len(old.serials) > 50 and len(new.serials) > 50, (len(old.serials), len(new.serials))
+    serials_twice = len(serials) - len(set(serials))
+    day = new.serials[0].rsplit("-", 1)[0]  # the period the restored server started in
+    old_seq = max((int(v.rsplit("-", 1)[1]) for v in old.serials if v.startswith(day)), default=0)
+    new_seq = min(int(v.rsplit("-", 1)[1]) for v in new.serials if v.startswith(day))
     assert old.leased and new.leased, (len(old.leased), len(new.leased))
     leased_twice = len(leased) - len(set(leased))
     names: dict[int, set[str]] = {}
@@ -238,7 +271,9 @@ def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server
         f" dictionary: {len(old.strings):,} old ({ids_rate:,.0f}/s), restored next {restored_ids:,},"
         f" old reached {old_max_id:,} ({lost_ids:,} lost), new started at {new_min_id:,}"
         f" (skipped {skipped_ids:,}: {skipped_ids / lost_ids:.1f}x); twice: {twice}, second names: {second};"
-        f" leased IDs {len(old.leased):,} old, {len(new.leased):,} new, twice: {leased_twice}"
+        f" leased IDs {len(old.leased):,} old, {len(new.leased):,} new, twice: {leased_twice};"
+        f" serials ({day}) {len(old.serials):,} old, the old server reached {old_seq:,}, the new one started"
+        f" at {new_seq:,}, twice: {serials_twice}"
     )
     print(
         f"shardid restored: dense next {before_mark[0]:,} -> first after {after_mark:,} (skipped"
@@ -248,6 +283,7 @@ def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server
     print(f"a holder with a clock behind, first after the restore: {probed}")
     assert twice == 0, f"{twice:,} dense IDs handed out twice"
     assert leased_twice == 0, f"{leased_twice:,} leased IDs handed out twice"
+    assert serials_twice == 0, f"{serials_twice:,} serials handed out twice"
     assert second == 0, f"{second:,} dictionary IDs name a second string"
     # Bounded: at most MARGIN times what the highest rate a 1 s window may see (twice the
     # average here, generously) hands out from the dump to the restored server's first take
