@@ -48,7 +48,7 @@ import shardid
 from shardid._shardid import _collect
 from shardid.dictionary import Dictionary
 from shardid.postgres import lease, lease_async
-from shardid.segments import AsyncDenseIds, DenseIds, Serials, create_serial, create_tag
+from shardid.segments import AsyncDenseIds, AsyncSerials, DenseIds, Serials, create_serial, create_tag
 from shardid.sql import dictionary as dictionary_ddl
 from shardid.sql import mysql_serials, segments
 
@@ -163,8 +163,6 @@ def test_rust_errors_keep_the_servers_message(cluster: Any, schema: str) -> None
 # --- The contract, cell by cell -----------------------------------------------------------------
 
 CLIENTS = ["python", "python-asyncio", "node", "rust"]
-# What a cell cannot do, and why (the reason is in the test's id).
-NO_ASYNC_SERIALS = "python-asyncio: no asyncio Serials exist"
 
 
 def node(*args: str) -> Any:
@@ -196,6 +194,11 @@ def cause_of(e: BaseException) -> str | None:
     return type(e.__cause__).__module__.split(".")[0] if e.__cause__ is not None else None
 
 
+async def async_serial(url: str, tag: str, **options: Any) -> None:
+    async with AsyncSerials(url, tag, FORMAT, zone=ZONE, **options) as s:
+        await s.next_serial()
+
+
 async def async_dense(url: str, tag: str, **options: Any) -> None:
     async with AsyncDenseIds(url, tag, schema="contract", **options) as ids:
         await ids.next_id()
@@ -215,7 +218,10 @@ def test_a_server_that_is_down_is_database_unreachable_within_the_wait(client: s
             "createSerial": outcome(lambda: create_serial(dead, "c", FORMAT, zone=ZONE)),
         }
     elif client == "python-asyncio":
-        got = {"dense": outcome(lambda: async_dense(dead, "d", wait_ms=WAIT_MS))}
+        got = {
+            "dense": outcome(lambda: async_dense(dead, "d", wait_ms=WAIT_MS)),
+            "serials": outcome(lambda: async_serial(dead, "c", wait_ms=WAIT_MS)),
+        }
     elif client == "node":
         got = node("unreachable", dead, str(WAIT_MS))
     else:
@@ -248,6 +254,7 @@ def test_a_url_no_driver_takes_is_invalid_argument_at_once(client: str, bad: str
     elif client == "python-asyncio":
         got = {
             "dense": outcome(lambda: async_dense(bad, "d")),
+            "serials": outcome(lambda: AsyncSerials(bad, "c", FORMAT, zone=ZONE)),
             "lease": outcome(lambda: lease_async(shardid.Layout.TWITTER, bad, range(0, 4))),
         }
     elif client == "node":
@@ -272,13 +279,22 @@ def cells(*skips: tuple[str, str]) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("client", cells(("python-asyncio", NO_ASYNC_SERIALS)))
+@pytest.mark.parametrize("client", CLIENTS)
 def test_serials_after_close_are_closed(client: str, url: str, schema: str) -> None:
     if client == "python":
         s = Serials(url, "c", FORMAT, zone=ZONE, schema=schema)
         s.next_serial()
         s.close()
         got = {"next": outcome(s.next_serial)}
+    elif client == "python-asyncio":
+
+        async def closed() -> dict[str, Any]:
+            s = AsyncSerials(url, "c", FORMAT, zone=ZONE, schema=schema)
+            await s.next_serial()
+            await s.close()
+            return await aoutcome(s.next_serial)
+
+        got = {"next": asyncio.run(closed())}
     elif client == "node":
         got = node("closed", url, schema)
     else:
@@ -288,13 +304,15 @@ def test_serials_after_close_are_closed(client: str, url: str, schema: str) -> N
         assert seen["message"] == "Serials of tag c was closed: make a new one", (client, call, seen)
 
 
-CREATING_CALL = {"python": "create_serial", "node": "createSerial", "rust": "create_serial"}
+CREATING_CALL = {"python": "create_serial", "python-asyncio": "create_serial", "node": "createSerial", "rust": "create_serial"}
 
 
-@pytest.mark.parametrize("client", cells(("python-asyncio", NO_ASYNC_SERIALS)))
+@pytest.mark.parametrize("client", CLIENTS)
 def test_an_unregistered_serial_tag_names_the_call_that_creates_it(client: str, url: str, schema: str) -> None:
     if client == "python":
         seen = outcome(lambda: Serials(url, "never_created", FORMAT, zone=ZONE, schema=schema))
+    elif client == "python-asyncio":
+        seen = outcome(lambda: async_serial(url, "never_created", schema=schema))
     elif client == "node":
         seen = node("unknown", url, schema)["serials"]
     else:
@@ -364,6 +382,7 @@ CREATES = {
     ("dense", "node"): "createTag",
     ("dense", "rust"): "create_tag",
     ("serials", "python"): "create_serial",
+    ("serials", "python-asyncio"): "create_serial",
     ("serials", "node"): "createSerial",
     ("serials", "rust"): "create_serial",
     ("dictionary", "python"): "Dictionary.create",
@@ -380,8 +399,6 @@ XFAILS: dict[tuple[str, str, str, str], str] = {}
 
 def _why(assertion: str, database: str, system: str, client: str) -> tuple[str, str] | None:
     """(``skip`` or ``xfail``, the reason) of one cell, or None when it runs and must pass."""
-    if system == "serials" and client == "python-asyncio":
-        return "skip", NO_ASYNC_SERIALS
     if assertion == "down" and database == "pgbouncer-tx":
         return "skip", "pgbouncer-tx: a pooler that is down is a server that is down (the postgres cell)"
     if assertion == "unknown" and system == "lease":
@@ -573,12 +590,26 @@ async def aoutcome(call: Any) -> dict[str, Any]:
 
 
 async def python_async_group(place: Place, system: str) -> dict[str, Any]:
-    """As python_group, on an event loop (no asyncio Serials exist)."""
+    """As python_group, on an event loop."""
     from shardid.dictionary import AsyncDictionary
 
     url, schema = place.url, place.schema
     out: dict[str, Any] = {}
-    if system == "dense":
+    if system == "serials":
+
+        async def take(u: str, tag: str) -> None:
+            async with AsyncSerials(u, tag, FORMAT, zone=ZONE, schema=schema, wait_ms=WAIT_MS) as s:
+                await s.next_serial()
+
+        out["down"] = {case: await aoutcome(lambda u=u: take(u, "c")) for case, u in place.down.items()}
+        s = AsyncSerials(url, "c", FORMAT, zone=ZONE, schema=schema)
+        await s.next_serial()
+        stats = s.stats()
+        out["stats"] = {"fetches": stats["fetches"], "remaining": stats.get("remaining")}
+        await s.close()
+        out["closed"] = await aoutcome(s.next_serial)
+        out["unknown"] = await aoutcome(lambda: take(url, "never_created"))
+    elif system == "dense":
 
         async def one(u: str, tag: str) -> None:
             async with AsyncDenseIds(u, tag, schema=schema, wait_ms=WAIT_MS) as ids:

@@ -25,7 +25,7 @@ import pytest
 import shardid
 from shardid import _sqlite
 from shardid.dictionary import AsyncDictionary, Dictionary
-from shardid.segments import AsyncDenseIds, DenseIds, Serials, create_serial, create_tag
+from shardid.segments import AsyncDenseIds, AsyncSerials, DenseIds, Serials, create_serial, create_tag
 from shardid.sql import dictionary as dictionary_ddl
 from shardid.sql import mysql as mysql_ddl
 from shardid.sql import segments as segments_ddl
@@ -330,6 +330,36 @@ def test_serials_never_twice_across_midnight(url: str) -> None:
     for day in days:
         numbers = sorted(int(s[-6:]) for s in serials if s[4:12] == day)
         assert numbers[0] == 1 and len(set(numbers)) == len(numbers)
+
+
+def test_async_serials_from_many_tasks_and_a_second_client(url: str) -> None:
+    # AsyncSerials is Serials' allocator with its waits on a worker thread: 200 tasks and a
+    # blocking client on the same tag (segments of 3, so fetches are many) share the numbers,
+    # none twice, the day's numbers dense (each client gives its rest back on close).
+    create_serial(url, "tasks", FMT, zone="UTC")
+    at = 1_795_000_000_000
+
+    async def run() -> list[str]:
+        async with AsyncSerials(url, "tasks", FMT, zone="UTC", min_size=3, max_size=3) as s:
+            got = await asyncio.gather(*[s.next_serial_at(at) for _ in range(200)])
+            assert s.stats()["fetches"] >= 200 // 3
+            assert s.parse(got[0]).number >= 1
+        with pytest.raises(shardid.ClosedError, match="^Serials of tag tasks was closed: make a new one$"):
+            await s.next_serial()
+        return got
+
+    with Serials(url, "tasks", FMT, zone="UTC", min_size=3, max_size=3) as other:
+        theirs = [other.next_serial_at(at) for _ in range(30)]
+        ours = asyncio.run(run())
+        theirs += [other.next_serial_at(at) for _ in range(30)]
+    every = ours + theirs
+    assert len(set(every)) == len(every) == 260
+    numbers = sorted(int(s[-6:]) for s in every)
+    assert numbers[-1] - numbers[0] + 1 <= 260 + 2 * 3, numbers[-1]  # at most a segment's rest each
+    with pytest.raises(shardid.InvalidArgumentError):
+        AsyncSerials("postgresql+psycopg://x/y", "tasks", FMT, zone="UTC")
+    with pytest.raises(shardid.UnknownTimeZoneError):
+        AsyncSerials(url, "tasks", FMT, zone="Mars/Olympus")
 
 
 # -- the dictionary ------------------------------------------------------------------------------

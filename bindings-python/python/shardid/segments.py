@@ -48,6 +48,7 @@ segment holds IDs and awaits the fetch under way when both are used up.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 import time
@@ -85,7 +86,7 @@ from shardid._shardid import (
     _serial_statements,
 )
 
-__all__ = ["AsyncDenseIds", "DenseIds", "Serials", "check_names", "create_serial", "create_tag"]
+__all__ = ["AsyncDenseIds", "AsyncSerials", "DenseIds", "Serials", "check_names", "create_serial", "create_tag"]
 
 # The SQLSTATE of an unknown tag, from the core (shardid::sql::UNKNOWN_TAG).
 _UNKNOWN_TAG = _UNKNOWN_TAG_SQLSTATE
@@ -610,3 +611,105 @@ class AsyncDenseIds:
 
     def __repr__(self) -> str:
         return f"AsyncDenseIds(tag={self._driver.tag!r}, schema={self._driver.schema!r}, servers={len(self._driver.servers)})"
+
+
+class AsyncSerials:
+    """:class:`Serials` for asyncio, with the same numbers, periods, errors and ``stats()``::
+
+        async with AsyncSerials("postgresql://app@db/app", "orders", "ORD-{yyyy}{MM}{dd}-{seq:6}",
+                                zone="Asia/Shanghai") as orders:
+            await orders.next_serial()   # ORD-20261125-000001
+
+    The allocator is a :class:`Serials` (made at the first call): every call that may wait on
+    the database — connecting and checking the registration, a serial (its period's segment may
+    be used up and fetched, a period's rest given back at its end), closing — runs it on a
+    worker thread (:func:`asyncio.to_thread`), as the SQLite clients' asyncio side does, so the
+    event loop never waits on a driver. A bad format, zone or URL is refused at once, here; a bad
+    tag or schema, an unregistered tag, a database that cannot be reached at the first call.
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        tag: str,
+        format: str,
+        *,
+        zone: str,
+        schema: str | None = None,
+        min_size: int | None = None,
+        max_size: int | None = None,
+        target_ms: int | None = None,
+        wait_ms: int | None = None,
+    ) -> None:
+        if not isinstance(conninfo, str):
+            reason = "must be a connection string"
+            raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+        _check_serials_url(conninfo)  # INVALID_ARGUMENT now for a URL no driver takes
+        self.format = SerialFormat(format, zone)  # INVALID_SERIAL_FORMAT, UNKNOWN_TIME_ZONE now
+        """The format (``parse``, ``render``, ``period_at`` need no connection)."""
+        self.tag = tag
+        self._make = lambda: Serials(
+            conninfo,
+            tag,
+            format,
+            zone=zone,
+            schema=schema,
+            min_size=min_size,
+            max_size=max_size,
+            target_ms=target_ms,
+            wait_ms=wait_ms,
+        )
+        self._serials: Serials | None = None
+        self._opening: asyncio.Lock | None = None
+        self._closed = False
+
+    async def _open(self) -> Serials:
+        if self._closed:
+            raise _db.closed_error(f"Serials of tag {self.tag}")
+        if self._serials is None:
+            if self._opening is None:
+                self._opening = asyncio.Lock()
+            async with self._opening:
+                if self._serials is None:
+                    self._serials = await asyncio.to_thread(self._make)
+        return self._serials
+
+    async def next_serial(self) -> str:
+        """The next serial, issued now (waiting at most ``wait_ms`` for its period's segment)."""
+        serials = await self._open()
+        return await asyncio.to_thread(serials.next_serial)
+
+    async def next_serial_at(self, unix_ms: int) -> str:
+        """The next serial, issued at ``unix_ms`` (a scripted clock, a replay); a time behind
+        the current period is issued at its first instant."""
+        serials = await self._open()
+        return await asyncio.to_thread(serials.next_serial_at, unix_ms)
+
+    def parse(self, serial: str) -> Any:
+        """Parses a serial of this format back (no connection needed)."""
+        return self.format.parse(serial)
+
+    def render(self, number: int, unix_ms: int) -> str:
+        """The serial of ``number`` at ``unix_ms``, by this format (nothing is taken)."""
+        return self.format.render(number, unix_ms)
+
+    def stats(self) -> dict[str, int]:
+        """What the allocator did: :meth:`Serials.stats` (empty until the first call connects)."""
+        return {} if self._serials is None else self._serials.stats()
+
+    async def close(self) -> None:
+        """Gives every period's unused rest back and closes the connection; later calls raise
+        :class:`~shardid.ClosedError`. Closing twice is fine."""
+        self._closed = True
+        serials, self._serials = self._serials, None
+        if serials is not None:
+            await asyncio.to_thread(serials.close)
+
+    async def __aenter__(self) -> AsyncSerials:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"AsyncSerials(tag={self.tag!r}, format={self.format.format!r})"
