@@ -169,11 +169,64 @@ def check_segments_installed(app_configs: Any = None, databases: Any = None, **k
     return messages
 
 
+def check_serial_widths(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[Any]:
+    """The database check ``shardid.W003`` (``manage.py check --database default``): the current
+    period of a :class:`~shardid.django.SerialField`'s tag has fewer numbers left than one
+    failover would skip at the rate it runs at, so after a promotion its serials would fail
+    with ``SERIAL_OVERFLOW`` until the next period — said now, as ``shardid status`` says it
+    (the core's status report over Django's connection: the same rule, the same words). Quiet
+    where ``shardid.E003`` already speaks (no segments, or migrations to apply)."""
+    if not databases:
+        return []
+    from django.apps import apps
+    from django.core.checks import Warning as DjangoWarning
+    from django.db import connections
+
+    from shardid import status
+    from shardid.django.conf import configured_layout
+    from shardid.django.operations import segments_missing
+    from shardid.django.serials import SerialField
+
+    models = apps.get_models() if app_configs is None else [m for c in app_configs for m in c.get_models()]
+    wanted: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for model in models:
+        for field in model._meta.local_fields:
+            if isinstance(field, SerialField) and field.using in databases:
+                tags = wanted.setdefault((field.using, field.schema), {})
+                tags.setdefault(field.tag, []).append(f"{model._meta.label}.{field.name}")
+    messages: list[Any] = []
+    for (using, schema), tags in sorted(wanted.items()):
+        if segments_missing(using, schema, serials=True) is not None or _unapplied_migrations(using):
+            continue
+        connection = connections[using]
+        if connection.vendor not in ("postgresql", "mysql", "sqlite"):
+            continue  # the field says so itself
+        # On SQLite the tables are in the file itself (main), whatever the schema's name.
+        where = None if connection.vendor == "sqlite" else schema
+        report = status.read(connection, segments_schema=where, layout=configured_layout())
+        for warning in report.warnings:
+            # "serial period orders@2026-11-25 has 99 numbers left, fewer than a failover skips now (280): ..."
+            if not warning.startswith("serial period "):
+                continue
+            base = warning.split(" ", 3)[2].split("@", 1)[0]
+            if base in tags:
+                messages.append(
+                    DjangoWarning(
+                        f"{', '.join(tags[base])}: {warning}",
+                        hint="a format with more digits ({seq:N}) under a new tag (CreateSerial), or a period that "
+                        "resets less often; the skip follows the period's rate (the book: Poolers, standbys and failovers)",
+                        id="shardid.W003",
+                    )
+                )
+    return messages
+
+
 def register() -> None:
     """Registers the checks (once: Django's registry keeps a set) and the test runner's hook
     that releases this process's database connections before a test database is dropped."""
     checks.register(check_settings, "shardid")
     checks.register(check_segments_installed, "shardid", checks.Tags.database)
+    checks.register(check_serial_widths, "shardid", checks.Tags.database)
     from shardid.django.leases import release_before_dropping_test_databases
     from shardid.django.public import check_public_id_keys
 
