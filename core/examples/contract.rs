@@ -99,7 +99,18 @@ macro_rules! groups {
 
             pub fn dense(url: &str, schema: &str, down: &[(String, String)]) -> String {
                 let policy = SizePolicy::new();
-                let down = each(down, |u| outcome(|| DenseIds::connect(u, "d", schema, policy)?.next_id()));
+                let mut cases = Vec::new();
+                for (case, u) in down {
+                    cases.push((case.clone(), outcome(|| DenseIds::connect(u, "d", schema, policy)?.next_id())));
+                    // `create_tag` of any URL: the core's rule picks this database's.
+                    cases.push((format!("{case}-create"), outcome(|| shardid::segment::create_tag(u, "d", schema))));
+                }
+                let down = format!(
+                    "{{{}}}",
+                    cases.iter().map(|(c, o)| format!("{c:?}: {o}")).collect::<Vec<_>>().join(", ")
+                );
+                // Created by the test's Python on the other databases; again does nothing.
+                shardid::segment::create_tag(url, "d", schema).expect("tag d created");
                 let ids = DenseIds::connect(url, "d", schema, policy).expect("dense IDs");
                 let mut five = [0; 5];
                 ids.next_ids(&mut five).expect("5 IDs");
@@ -187,6 +198,10 @@ fn badurl(url: &str) -> String {
         (
             "createTag",
             outcome(|| shardid::segment::sqlite::create_tag(url, "d", "main", 1)),
+        ),
+        (
+            "createTagOfAnyUrl",
+            outcome(|| shardid::segment::create_tag(url, "d", "main")),
         ),
         (
             "serials",

@@ -121,7 +121,10 @@ impl super::Client for postgres::Client {
             .enumerate()
             .map(|(i, column)| {
                 let ty = column.type_();
-                Ok(if *ty == Type::BOOL {
+                Ok(if *ty == Type::VOID {
+                    // A function that returns nothing (`create_tag`): no value to read.
+                    Owned::Null
+                } else if *ty == Type::BOOL {
                     row.try_get::<_, Option<bool>>(i)?
                         .map_or(Owned::Null, Owned::Bool)
                 } else if *ty == Type::INT8 {

@@ -74,7 +74,7 @@ impl SegmentError {
         }
     }
 
-    fn of_connect<C: Client>(e: ConnectError<C::Error>) -> Self {
+    pub(crate) fn of_connect<C: Client>(e: ConnectError<C::Error>) -> Self {
         match e {
             ConnectError::Url(reason) => Self::InvalidArgument {
                 argument: C::URL_ARGUMENT,
@@ -172,6 +172,81 @@ pub(crate) trait SegmentClient: Client {
         tag: &str,
         unused: &Unused,
     ) -> Result<bool, Self::Error>;
+
+    /// Creates `tag`, its first number 1, on a server of `dialect` whose schema holds the
+    /// segments' DDL (SQLite: the tables too); an existing tag is left as it is.
+    fn create_tag(
+        &mut self,
+        statements: &Self::Statements,
+        dialect: crate::sql::Dialect,
+        tag: &str,
+    ) -> Result<(), Self::Error>;
+}
+
+/// `tag`'s refusal, if it is not 1 to [`MAX_TAG_LEN`](crate::sql::MAX_TAG_LEN) bytes.
+pub(crate) fn check_tag(tag: &str) -> Result<(), SegmentError> {
+    if tag.is_empty() || tag.len() > crate::sql::MAX_TAG_LEN {
+        return Err(SegmentError::InvalidArgument {
+            argument: "tag",
+            reason: "must be 1 to 200 bytes of text".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Creates `tag` (from 1) on the server `url` names, whose `schema` holds the segments' DDL:
+/// what each database's public `create_tag` runs, as Python's `create_tag` and Node's
+/// `createTag` do (SQLite's own `create_tag` also takes the first number).
+#[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
+pub(crate) fn create_tag<C: SegmentClient>(
+    url: &str,
+    tag: &str,
+    schema: &str,
+) -> Result<(), SegmentError> {
+    check_tag(tag)?;
+    let statements = C::statements(schema).map_err(|reason| SegmentError::InvalidArgument {
+        argument: "schema",
+        reason,
+    })?;
+    let (mut conn, dialect) = open::<C>(url)?;
+    let created = conn.create_tag(&statements, dialect, tag);
+    let result = created.map_err(|e| SegmentError::Database(C::boxed(e)));
+    conn.close();
+    result
+}
+
+/// Creates `tag` (its first number 1) in `schema` of the database `url` names, whichever it
+/// is (the core's one rule for URLs, [`Dialect::of_url`](crate::sql::Dialect::of_url)):
+/// `shardid::segment::create_tag`, as Python's `create_tag` and Node's `createTag` take any
+/// URL. An existing tag is left as it is.
+///
+/// # Errors
+/// [`SegmentError::InvalidArgument`] for a bad tag or schema, a URL that names no database, or
+/// one whose database this build leaves out (its cargo feature); then as the database's own
+/// `create_tag`.
+pub fn create_any(url: &str, tag: &str, schema: &str) -> Result<(), SegmentError> {
+    use crate::sql::Dialect;
+    let dialect = Dialect::of_url(url).map_err(|e| SegmentError::InvalidArgument {
+        argument: "url",
+        reason: e.to_string(),
+    })?;
+    match dialect {
+        #[cfg(feature = "postgres")]
+        Dialect::Postgres => super::postgres::create_tag(url, tag, schema),
+        #[cfg(feature = "mysql")]
+        Dialect::Mysql | Dialect::Mariadb => super::mysql::create_tag(url, tag, schema),
+        #[cfg(feature = "sqlite")]
+        Dialect::Sqlite => super::sqlite::create_tag(url, tag, schema, 1).map(drop),
+        #[allow(unreachable_patterns)] // with every feature, no database is left out
+        other => Err(SegmentError::InvalidArgument {
+            argument: "url",
+            reason: format!(
+                "this build of shardid has no {} client (cargo feature `{}`)",
+                other.family_name(),
+                other.family_name()
+            ),
+        }),
+    }
 }
 
 /// What the fetch thread and the callers share.
@@ -322,12 +397,7 @@ impl<C: SegmentClient> Driver<C> {
         schema: &str,
         policy: SizePolicy,
     ) -> Result<Self, SegmentError> {
-        if tag.is_empty() || tag.len() > crate::sql::MAX_TAG_LEN {
-            return Err(SegmentError::InvalidArgument {
-                argument: "tag",
-                reason: "must be 1 to 200 bytes of text".into(),
-            });
-        }
+        check_tag(tag)?;
         let statements = C::statements(schema).map_err(|reason| SegmentError::InvalidArgument {
             argument: "schema",
             reason,
@@ -694,6 +764,36 @@ mod tests {
                 Ok(true)
             })
         }
+
+        fn create_tag(&mut self, (): &(), _: Dialect, _: &str) -> Result<(), io::Error> {
+            with(&self.0, |row| row.unknown = false);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn create_tag_checks_its_arguments_then_creates_on_one_connection() {
+        let url = "fake://create";
+        with(url, |row| row.unknown = true);
+        let e = create_tag::<Fake>(url, "", "seg").unwrap_err();
+        assert!(matches!(e, SegmentError::InvalidArgument { argument: "tag", .. }), "{e}");
+        let e = create_tag::<Fake>(url, "t", "no schema").unwrap_err();
+        assert!(matches!(e, SegmentError::InvalidArgument { argument: "schema", .. }), "{e}");
+        let e = create_tag::<Fake>("", "t", "seg").unwrap_err();
+        assert!(matches!(e, SegmentError::InvalidArgument { argument: "url", .. }), "{e}");
+        with(url, |row| assert_eq!(row.connects, 0, "no connection for a refused argument"));
+        create_tag::<Fake>(url, "t", "seg").unwrap();
+        with(url, |row| assert_eq!((row.connects, row.unknown), (1, false)));
+        with("fake://create-down", |row| row.down = true);
+        let e = create_tag::<Fake>("fake://create-down", "t", "seg").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable, "{e}");
+    }
+
+    #[test]
+    fn create_tag_of_any_url_refuses_one_that_names_no_database() {
+        let e = crate::segment::create_tag("postgresql+psycopg://h/d", "t", "seg").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.to_string().contains("not a database URL"), "{e}");
     }
 
     fn policy() -> SizePolicy {

@@ -60,6 +60,8 @@ pub mod mysql;
 pub mod postgres;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+pub use driver::create_any as create_tag;
 
 /// A range of dense IDs: `first`, `first + stride`, ... (`count` of them). `stride` is the
 /// number of ticket servers (1 for one database): server `i` of `n` hands out only numbers

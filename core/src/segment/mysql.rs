@@ -24,9 +24,9 @@ use crate::driver::{Client, Owned};
 use crate::sql::mysql::{FetchError, FetchStep, MysqlFetch};
 use crate::sql::{Dialect, MysqlSegments, Value};
 
-/// The read, the take and the give-back of one schema, for MySQL and for MariaDB (the server
-/// names itself in the rows it writes: [`Dialect::server_identity`]).
-pub(crate) struct Statements([[String; 3]; 2]);
+/// The read, the take, the give-back and the creation of a tag in one schema, for MySQL and
+/// for MariaDB (the server names itself in the rows it writes: [`Dialect::server_identity`]).
+pub(crate) struct Statements([[String; 4]; 2]);
 
 impl Statements {
     fn of(&self, dialect: Dialect, which: usize) -> &str {
@@ -54,6 +54,7 @@ impl SegmentClient for mysql::Conn {
                     s.read().to_string(),
                     s.take().to_string(),
                     s.give_back().to_string(),
+                    s.create_tag().to_string(),
                 ]
             },
         )))
@@ -79,6 +80,29 @@ impl SegmentClient for mysql::Conn {
     ) -> Result<bool, mysql::Error> {
         give_back(self, statements, dialect, tag, unused.first, unused.end)
     }
+
+    fn create_tag(
+        &mut self,
+        statements: &Statements,
+        dialect: Dialect,
+        tag: &str,
+    ) -> Result<(), mysql::Error> {
+        self.run(statements.of(dialect, 3), &[Value::Text(tag)])
+            .map(drop)
+    }
+}
+
+/// Creates the tag `tag` (its first number 1) on the server `url` names (`mysql://` or
+/// `mariadb://`), whose database `schema` holds the segments' DDL; an existing tag is left as
+/// it is. What `<schema>.create_tag(tag)` does in SQL, and Python's `create_tag` and Node's
+/// `createTag`.
+///
+/// # Errors
+/// [`SegmentError::InvalidArgument`] for a bad tag, schema or URL, [`SegmentError::NotMysql`],
+/// [`SegmentError::Database`] when the server cannot be reached or refused the statement (no
+/// DDL in `schema`).
+pub fn create_tag(url: &str, tag: &str, schema: &str) -> Result<(), SegmentError> {
+    super::driver::create_tag::<mysql::Conn>(url, tag, schema)
 }
 
 /// Takes a segment of `size` IDs of `tag`: the steps of [`MysqlFetch`] (a read while the

@@ -28,6 +28,7 @@ use crate::sql::{Dialect, Segments, Value};
 pub(crate) struct Statements {
     take: String,
     give_back: String,
+    create_tag: String,
 }
 
 impl SegmentClient for postgres::Client {
@@ -40,6 +41,7 @@ impl SegmentClient for postgres::Client {
         Ok(Statements {
             take: s.take().to_string(),
             give_back: s.give_back().to_string(),
+            create_tag: s.create_tag().to_string(),
         })
     }
 
@@ -94,6 +96,28 @@ impl SegmentClient for postgres::Client {
             .and_then(crate::driver::Owned::bool)
             .unwrap_or(false))
     }
+
+    fn create_tag(
+        &mut self,
+        statements: &Statements,
+        _: Dialect,
+        tag: &str,
+    ) -> Result<(), postgres::Error> {
+        self.run(&statements.create_tag, &[Value::Text(tag), Value::Int(1)])
+            .map(drop)
+    }
+}
+
+/// Creates the tag `tag` (its first number 1) on the server `config` names (a libpq-style
+/// connection string or a `postgresql://` URL), whose `schema` holds the segments' DDL; an
+/// existing tag is left as it is. What `<schema>.create_tag(tag)` does in SQL, and Python's
+/// `create_tag` and Node's `createTag`.
+///
+/// # Errors
+/// [`SegmentError::InvalidArgument`] for a bad tag, schema or URL, [`SegmentError::Database`]
+/// when the server cannot be reached or refused the statement (no DDL in `schema`).
+pub fn create_tag(config: &str, tag: &str, schema: &str) -> Result<(), SegmentError> {
+    super::driver::create_tag::<postgres::Client>(config, tag, schema)
 }
 
 /// Dense IDs of one tag from PostgreSQL segments: see the [module](self) docs. `Sync`: share

@@ -31,7 +31,7 @@ pub use super::driver::SegmentError;
 use super::driver::{Driver, Failed, SegmentClient, dense_ids_methods};
 use super::{Segment, SizePolicy, Unused};
 use crate::driver::sqlite::{no_such_table, with_tables};
-use crate::driver::{Client, ConnectError, Owned};
+use crate::driver::{Client, Owned};
 use crate::sql::sqlite::{SqliteSegments, TakeError, read, took};
 use crate::sql::{Dialect, Value};
 
@@ -90,6 +90,28 @@ impl SegmentClient for Connection {
     ) -> Result<bool, rusqlite::Error> {
         give_back(self, statements, tag, unused.first, unused.end)
     }
+
+    fn create_tag(
+        &mut self,
+        statements: &Statements,
+        _: Dialect,
+        tag: &str,
+    ) -> Result<(), rusqlite::Error> {
+        create(self, statements, tag, 1).map(drop)
+    }
+}
+
+/// Creates `tag` from `first`, the tables first on a new file; whether it was created.
+fn create(
+    conn: &mut Connection,
+    s: &Statements,
+    tag: &str,
+    first: u64,
+) -> Result<bool, rusqlite::Error> {
+    let created = with_tables(conn, &s.ddl, no_such_table, |conn| {
+        conn.run(&s.create_tag, &[Value::Text(tag), Value::Int(first)])
+    })?;
+    Ok(created.is_some())
 }
 
 /// The three integers of a row.
@@ -161,34 +183,22 @@ pub(crate) fn give_back(
 /// [`SegmentError::InvalidArgument`] for a bad URL, schema, tag or `first` (above 2^63 - 1),
 /// [`SegmentError::Database`] when the file cannot be used, or SQLite refused the statement.
 pub fn create_tag(url: &str, tag: &str, schema: &str, first: u64) -> Result<bool, SegmentError> {
-    let invalid = |argument, reason: &str| SegmentError::InvalidArgument {
-        argument,
-        reason: reason.into(),
-    };
-    if tag.is_empty() || tag.len() > crate::sql::MAX_TAG_LEN {
-        return Err(invalid("tag", "must be 1 to 200 bytes of text"));
-    }
+    super::driver::check_tag(tag)?;
     if i64::try_from(first).is_err() {
-        return Err(invalid("first", "must be at most 2^63 - 1"));
+        return Err(SegmentError::InvalidArgument {
+            argument: "first",
+            reason: "must be at most 2^63 - 1".into(),
+        });
     }
     let s = Statements::new(schema).map_err(|reason| SegmentError::InvalidArgument {
         argument: "schema",
         reason,
     })?;
-    let mut conn = Connection::connect(url).map_err(|e| match e {
-        ConnectError::Url(reason) => SegmentError::InvalidArgument {
-            argument: Connection::URL_ARGUMENT,
-            reason,
-        },
-        ConnectError::NotMysql { server, reason } => SegmentError::NotMysql { server, reason },
-        ConnectError::Driver(e) => SegmentError::Database(Connection::boxed(e)),
-    })?;
-    let created = with_tables(&mut conn, &s.ddl, no_such_table, |conn| {
-        conn.run(&s.create_tag, &[Value::Text(tag), Value::Int(first)])
-    })
-    .map_err(|e| SegmentError::Database(Connection::boxed(e)))?;
+    let mut conn = Connection::connect(url).map_err(SegmentError::of_connect::<Connection>)?;
+    let created =
+        create(&mut conn, &s, tag, first).map_err(|e| SegmentError::Database(Connection::boxed(e)));
     Client::close(conn);
-    Ok(created.is_some())
+    created
 }
 
 /// Dense IDs of one tag from the segments of a SQLite file: see the [module](self) docs.
