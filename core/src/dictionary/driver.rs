@@ -440,6 +440,32 @@ impl<C: DictionaryClient> Driver<C> {
 /// The public type `Dictionary` of a database's module, wrapping a [`Driver`] (`self.0`): its
 /// `connect` and these methods.
 macro_rules! dictionary_methods {
+    ($name:ident, $client:ty, $what:literal, $servers:literal, $errors:literal) => {
+        #[doc = concat!(
+            "The dictionary of one topic ", $what,
+            ". `Sync`: share one per topic; cached calls never lock the connection."
+        )]
+        pub struct $name(Driver<$client>);
+
+        impl $name {
+            #[doc = concat!(
+                "The dictionary of `topic` in `schema`, on the server of `servers` (", $servers,
+                ") that [`super::server_for`] names; connects at once. `cache` entries are kept ",
+                "each way.\n\n# Errors\n[`DictionaryError::InvalidArgument`] for a bad topic, ",
+                "schema, URL or empty list; ", $errors
+            )]
+            pub fn connect<S: AsRef<str>>(
+                servers: &[S],
+                topic: &str,
+                schema: &str,
+                cache: usize,
+            ) -> Result<Self, DictionaryError> {
+                Driver::connect(servers, topic, schema, cache).map(Self)
+            }
+        }
+
+        dictionary_methods!($name);
+    };
     ($name:ident) => {
         impl $name {
             /// The topic.

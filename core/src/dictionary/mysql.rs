@@ -250,27 +250,10 @@ fn assign(
         .collect())
 }
 
-/// The dictionary of one topic on one MySQL or MariaDB server (of a list). `Sync`: share one
-/// per topic; cached calls never lock the connection.
-pub struct Dictionary(Driver<mysql::Conn>);
-
-impl Dictionary {
-    /// The dictionary of `topic` in database `schema`, on the server of `servers` (`mysql://`
-    /// URLs) that [`super::server_for`] names; connects at once. `cache` entries are kept each
-    /// way.
-    ///
-    /// # Errors
-    /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, URL or empty list;
-    /// [`DictionaryError::NotMysql`]; [`DictionaryError::Unreachable`] when the server cannot be
-    /// reached.
-    pub fn connect<S: AsRef<str>>(
-        servers: &[S],
-        topic: &str,
-        schema: &str,
-        cache: usize,
-    ) -> Result<Self, DictionaryError> {
-        Driver::connect(servers, topic, schema, cache).map(Self)
-    }
-}
-
-dictionary_methods!(Dictionary);
+dictionary_methods!(
+    Dictionary,
+    mysql::Conn,
+    "on one MySQL or MariaDB server (of a list)",
+    "`mysql://` or `mariadb://` URLs",
+    "[`DictionaryError::NotMysql`]; [`DictionaryError::Unreachable`] when the server cannot be reached."
+);

@@ -133,27 +133,10 @@ impl DictionaryClient for postgres::Client {
     }
 }
 
-/// The dictionary of one topic on one PostgreSQL server (of a list). `Sync`: share one per
-/// topic; cached calls never lock the connection.
-pub struct Dictionary(Driver<postgres::Client>);
-
-impl Dictionary {
-    /// The dictionary of `topic` in `schema`, on the server of `servers` (libpq connection
-    /// strings) that [`super::server_for`] names; connects at once. `cache` entries are kept
-    /// each way.
-    ///
-    /// # Errors
-    /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, empty list or a URL no
-    /// PostgreSQL client takes; [`DictionaryError::Unreachable`] when the server cannot be
-    /// reached.
-    pub fn connect<S: AsRef<str>>(
-        servers: &[S],
-        topic: &str,
-        schema: &str,
-        cache: usize,
-    ) -> Result<Self, DictionaryError> {
-        Driver::connect(servers, topic, schema, cache).map(Self)
-    }
-}
-
-dictionary_methods!(Dictionary);
+dictionary_methods!(
+    Dictionary,
+    postgres::Client,
+    "on one PostgreSQL server (of a list)",
+    "libpq connection strings or `postgresql://` URLs",
+    "[`DictionaryError::Unreachable`] when the server cannot be reached."
+);

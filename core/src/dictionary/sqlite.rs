@@ -298,31 +298,13 @@ fn assign(
         .collect())
 }
 
-/// The dictionary of one topic in a SQLite file (of a list of files, one per topic's
-/// [`super::server_for`]). `Sync`: share one per topic; cached calls never lock the
-/// connection.
-pub struct Dictionary(Driver<Connection>);
-
-impl Dictionary {
-    /// The dictionary of `topic` in schema `schema` (`main`, or an attached database's name)
-    /// of the file of `servers` (`sqlite:///` URLs) that [`super::server_for`] names; opens it
-    /// at once. `cache` entries are kept each way.
-    ///
-    /// # Errors
-    /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, URL (a file on a network
-    /// filesystem among them) or empty list; [`DictionaryError::Unreachable`] when the file
-    /// cannot be used (a missing directory, a read-only file, not a SQLite database).
-    pub fn connect<S: AsRef<str>>(
-        servers: &[S],
-        topic: &str,
-        schema: &str,
-        cache: usize,
-    ) -> Result<Self, DictionaryError> {
-        Driver::connect(servers, topic, schema, cache).map(Self)
-    }
-}
-
-dictionary_methods!(Dictionary);
+dictionary_methods!(
+    Dictionary,
+    Connection,
+    "in a SQLite file (of a list of files, one per topic's [`super::server_for`]; `schema`: `main`, or an attached database's name)",
+    "`sqlite:///` URLs; a file on a network filesystem is refused",
+    "[`DictionaryError::Unreachable`] when the file cannot be used (a missing directory, a read-only file, not a SQLite database)."
+);
 
 #[cfg(all(test, not(miri)))]
 mod tests {

@@ -584,6 +584,55 @@ impl<C: SegmentClient> Driver<C> {
 /// The public type `DenseIds` of a database's module, wrapping a [`Driver`] (`self.0`): its
 /// `connect` and these methods.
 macro_rules! dense_ids_methods {
+    ($client:ty, $what:literal, $url:literal, $errors:literal $(, $servers:ident)?) => {
+        #[doc = concat!(
+            "Dense IDs of one tag from ", $what, ": see the [module](self) docs. `Sync`: share ",
+            "it (in an `Arc`) between threads."
+        )]
+        pub struct DenseIds(Driver<$client>);
+
+        impl DenseIds {
+            #[doc = concat!(
+                "Connects to ", $url, ", whose `schema` holds the tag `tag` (`create_tag`), and ",
+                "takes its first segment.\n\n# Errors\n[`SegmentError::InvalidArgument`] for a ",
+                "bad tag, schema or URL, [`SegmentError::UnknownTag`], ", $errors,
+                ", [`SegmentError::Unavailable`] when the first segment does not arrive."
+            )]
+            pub fn connect(
+                url: &str,
+                tag: &str,
+                schema: &str,
+                policy: SizePolicy,
+            ) -> Result<Self, SegmentError> {
+                Driver::connect(&[url], tag, schema, policy).map(Self)
+            }
+        }
+
+        dense_ids_methods!(DenseIds $(, $servers)?);
+    };
+    ($name:ident, connect_servers) => {
+        impl $name {
+            /// Dense IDs of `tag` from several ticket servers (each `schema` rendered as one of
+            /// them: `Segments::ticket_server`), taken from in turn: each fetch from the server
+            /// after the last that answered, passing over one that does not (as Python's and
+            /// Node's clients do). Connects to the first that answers and takes the first
+            /// segment. The IDs are unique across the servers (each hands out its own residue)
+            /// but increase only per server.
+            ///
+            /// # Errors
+            /// As the `connect` method; [`SegmentError::InvalidArgument`] for an empty list,
+            /// [`SegmentError::Database`] (the last server's error) when no server answers.
+            pub fn connect_servers<S: AsRef<str>>(
+                servers: &[S],
+                tag: &str,
+                schema: &str,
+                policy: SizePolicy,
+            ) -> Result<Self, SegmentError> {
+                Driver::connect(servers, tag, schema, policy).map(Self)
+            }
+        }
+        dense_ids_methods!($name);
+    };
     ($name:ident) => {
         impl $name {
             /// The next ID (increasing), waiting at most 5 s for a segment when both are used
@@ -776,14 +825,45 @@ mod tests {
         let url = "fake://create";
         with(url, |row| row.unknown = true);
         let e = create_tag::<Fake>(url, "", "seg").unwrap_err();
-        assert!(matches!(e, SegmentError::InvalidArgument { argument: "tag", .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                SegmentError::InvalidArgument {
+                    argument: "tag",
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = create_tag::<Fake>(url, "t", "no schema").unwrap_err();
-        assert!(matches!(e, SegmentError::InvalidArgument { argument: "schema", .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                SegmentError::InvalidArgument {
+                    argument: "schema",
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = create_tag::<Fake>("", "t", "seg").unwrap_err();
-        assert!(matches!(e, SegmentError::InvalidArgument { argument: "url", .. }), "{e}");
-        with(url, |row| assert_eq!(row.connects, 0, "no connection for a refused argument"));
+        assert!(
+            matches!(
+                e,
+                SegmentError::InvalidArgument {
+                    argument: "url",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        with(url, |row| {
+            assert_eq!(row.connects, 0, "no connection for a refused argument");
+        });
         create_tag::<Fake>(url, "t", "seg").unwrap();
-        with(url, |row| assert_eq!((row.connects, row.unknown), (1, false)));
+        with(url, |row| {
+            assert_eq!((row.connects, row.unknown), (1, false));
+        });
         with("fake://create-down", |row| row.down = true);
         let e = create_tag::<Fake>("fake://create-down", "t", "seg").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable, "{e}");

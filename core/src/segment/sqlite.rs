@@ -201,32 +201,12 @@ pub fn create_tag(url: &str, tag: &str, schema: &str, first: u64) -> Result<bool
     created
 }
 
-/// Dense IDs of one tag from the segments of a SQLite file: see the [module](self) docs.
-/// `Sync`: share it (in an `Arc`) between threads.
-pub struct DenseIds(Driver<Connection>);
-
-impl DenseIds {
-    /// Opens the SQLite file `url` names (`sqlite:///relative.db`, `sqlite:////absolute.db`),
-    /// in whose `schema` (`main`, or an attached database's name) the tag `tag` was created
-    /// ([`create_tag`]), and takes the first segment.
-    ///
-    /// # Errors
-    /// [`SegmentError::InvalidArgument`] for a bad tag, schema or URL (a file on a network
-    /// filesystem among them), [`SegmentError::UnknownTag`], [`SegmentError::Database`] when
-    /// the file cannot be used (a missing directory, a read-only file, not a SQLite database),
-    /// [`SegmentError::Unavailable`] when the first segment does not arrive (the write lock
-    /// held past the busy timeout).
-    pub fn connect(
-        url: &str,
-        tag: &str,
-        schema: &str,
-        policy: SizePolicy,
-    ) -> Result<Self, SegmentError> {
-        Driver::connect(&[url], tag, schema, policy).map(Self)
-    }
-}
-
-dense_ids_methods!(DenseIds);
+dense_ids_methods!(
+    Connection,
+    "the segments of a SQLite file",
+    "the SQLite file `url` names (`sqlite:///relative.db`, `sqlite:////absolute.db`; a file on a network filesystem is refused; `schema`: `main`, or an attached database's name)",
+    "[`SegmentError::Database`] when the file cannot be used (a missing directory, a read-only file, not a SQLite database)"
+);
 
 #[cfg(all(test, not(miri)))]
 mod tests {

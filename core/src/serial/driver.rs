@@ -19,6 +19,7 @@ use super::{
 };
 use crate::ErrorKind;
 use crate::driver::{Client, ConnectError, Owned};
+use crate::segment::driver::Failed;
 use crate::segment::{Segment, SizePolicy};
 use crate::sql::{Dialect, SERIAL_MISMATCH, UNKNOWN_TAG};
 
@@ -203,9 +204,10 @@ pub(crate) trait SerialClient: Client {
         tag: &str,
     ) -> Result<Option<(String, String, u64)>, Self::Error>;
 
-    /// Takes a segment of `size` of `tag`'s `period`, whose own tag is `period_tag` (`None`:
-    /// the database returned none); `stride` is the server's, once learnt where the dialect
-    /// needs it.
+    /// Takes a segment of `size` of `tag`'s `period`, whose own tag is `period_tag` (`Ok(None)`:
+    /// the database returned none; [`Failed::UnknownTag`]: the period's tag does not exist
+    /// yet, see [`SerialClient::make_period`]); `stride` is the server's, once learnt where
+    /// the dialect needs it.
     #[allow(clippy::too_many_arguments)] // what a take names
     fn take(
         &mut self,
@@ -216,7 +218,20 @@ pub(crate) trait SerialClient: Client {
         period_tag: &str,
         size: u64,
         stride: &mut Option<u64>,
-    ) -> Result<Option<Segment>, Self::Error>;
+    ) -> Result<Option<Segment>, Failed<Self::Error>>;
+
+    /// Makes the tag `period_tag` of `tag`'s `period` (its numbers from 1), for a database
+    /// whose take cannot make it itself (no stored function: the MySQL family's and SQLite's
+    /// segments are taken by the dense IDs' steps); whether it was made (`false`: `tag` is not
+    /// registered, or `period` is not one of its periods).
+    fn make_period(
+        &mut self,
+        s: &Self::Statements,
+        dialect: Dialect,
+        tag: &str,
+        period: &str,
+        period_tag: &str,
+    ) -> Result<bool, Self::Error>;
 
     /// Gives `first..end` of the period's tag `period_tag` back; whether the server took it.
     fn give_back(
@@ -359,12 +374,11 @@ impl<C: SerialClient> Shared<C> {
         let period_tag = fetch.period.tag(&tag);
         let result = self.with_client(|conn, s, dialect| {
             let mut stride = self.stride.lock().unwrap_or_else(PoisonError::into_inner);
-            conn.take(
+            take_period(
+                conn,
                 s,
                 dialect,
-                &tag,
-                &period,
-                &period_tag,
+                [&tag, &period, &period_tag],
                 fetch.size,
                 &mut stride,
             )
@@ -649,6 +663,32 @@ impl<C: SerialClient> Driver<C> {
         }
         self.skipped()
     }
+}
+
+/// A segment of a period: the period's first take, where its tag does not exist yet, makes
+/// it ([`SerialClient::make_period`]) and takes again — once, for every database (PostgreSQL's
+/// take makes it itself; Python's and Node's clients run the same steps).
+fn take_period<C: SerialClient>(
+    conn: &mut C,
+    s: &C::Statements,
+    dialect: Dialect,
+    [tag, period, period_tag]: [&str; 3],
+    size: u64,
+    stride: &mut Option<u64>,
+) -> Result<Option<Segment>, C::Error> {
+    for first_take in [true, false] {
+        match conn.take(s, dialect, tag, period, period_tag, size, stride) {
+            Ok(segment) => return Ok(segment),
+            Err(Failed::UnknownTag(_)) if first_take => {
+                if !conn.make_period(s, dialect, tag, period, period_tag)? {
+                    return Ok(None);
+                }
+            }
+            Err(Failed::Driver(e)) => return Err(e),
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(None)
 }
 
 /// A database's public `create_serial` and `Serials` (wrapping a [`Driver`] over `$client`);

@@ -109,36 +109,34 @@ impl SerialClient for mysql::Conn {
         Ok(super::driver::registration_of(row))
     }
 
-    /// The segments' steps on the period's tag; a period's first take makes its tag (if the
-    /// serial tag is registered) and takes again.
+    /// The segments' steps on the period's tag.
     fn take(
         &mut self,
         s: &Statements,
         dialect: Dialect,
-        tag: &str,
+        _: &str,
         _: &str,
         period_tag: &str,
         size: u64,
         stride: &mut Option<u64>,
-    ) -> Result<Option<Segment>, mysql::Error> {
-        for first_take in [true, false] {
-            match segments::take(self, &s.segments, dialect, period_tag, size, stride) {
-                Ok(segment) => return Ok(Some(segment)),
-                Err(Failed::UnknownTag(_)) if first_take => {
-                    let made = self.run(
-                        &s.serials().create_period().to_string(),
-                        &[Value::Text(tag), Value::Text(period_tag)],
-                    )?;
-                    // NULL: the serial tag is not registered.
-                    if made.as_deref().and_then(<[_]>::first) == Some(&Owned::Null) {
-                        return Ok(None);
-                    }
-                }
-                Err(Failed::Driver(e)) => return Err(e),
-                Err(_) => return Ok(None),
-            }
-        }
-        Ok(None)
+    ) -> Result<Option<Segment>, Failed<mysql::Error>> {
+        segments::take(self, &s.segments, dialect, period_tag, size, stride).map(Some)
+    }
+
+    /// `create_period`: the server checks the registration (NULL: none).
+    fn make_period(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        tag: &str,
+        _: &str,
+        period_tag: &str,
+    ) -> Result<bool, mysql::Error> {
+        let made = self.run(
+            &s.serials().create_period().to_string(),
+            &[Value::Text(tag), Value::Text(period_tag)],
+        )?;
+        Ok(made.as_deref().and_then(<[_]>::first) != Some(&Owned::Null))
     }
 
     fn give_back(

@@ -28,6 +28,7 @@ pub use super::driver::SerialsError;
 use super::{Parsed, Registration, Serial, SerialFormat};
 use crate::driver::{Client, Owned};
 use crate::segment::Segment;
+use crate::segment::driver::Failed;
 use crate::sql::{Dialect, Segments, Value};
 
 /// The statements of one schema.
@@ -103,7 +104,7 @@ impl SerialClient for postgres::Client {
         _: &str,
         size: u64,
         _: &mut Option<u64>,
-    ) -> Result<Option<Segment>, postgres::Error> {
+    ) -> Result<Option<Segment>, Failed<postgres::Error>> {
         let row = self.run(
             &s.take,
             &[Value::Text(tag), Value::Text(period), Value::Int(size)],
@@ -119,6 +120,18 @@ impl SerialClient for postgres::Client {
                 _ => None,
             }
         }))
+    }
+
+    /// Never asked: the take makes the period's tag itself.
+    fn make_period(
+        &mut self,
+        _: &Statements,
+        _: Dialect,
+        _: &str,
+        _: &str,
+        _: &str,
+    ) -> Result<bool, postgres::Error> {
+        Ok(false)
     }
 
     fn give_back(

@@ -148,40 +148,42 @@ impl SerialClient for Connection {
         Ok(super::driver::registration_of(row))
     }
 
-    /// The segments' take on the period's tag; a period's first take makes its tag from 1 (if
-    /// the serial tag is registered and the period fits its reset) and takes again.
+    /// The segments' take on the period's tag.
     fn take(
+        &mut self,
+        s: &Statements,
+        _: Dialect,
+        _: &str,
+        _: &str,
+        period_tag: &str,
+        size: u64,
+        _: &mut Option<u64>,
+    ) -> Result<Option<Segment>, Failed<rusqlite::Error>> {
+        segments::take(self, &s.segments, period_tag, size).map(Some)
+    }
+
+    /// The period's tag from 1, if the serial tag is registered and the period fits its reset
+    /// (SQLite has no function to check that in the statement).
+    fn make_period(
         &mut self,
         s: &Statements,
         _: Dialect,
         tag: &str,
         period: &str,
         period_tag: &str,
-        size: u64,
-        _: &mut Option<u64>,
-    ) -> Result<Option<Segment>, rusqlite::Error> {
-        for first_take in [true, false] {
-            match segments::take(self, &s.segments, period_tag, size) {
-                Ok(segment) => return Ok(Some(segment)),
-                Err(Failed::UnknownTag(_)) if first_take => {
-                    let reset = info(self, s, tag)?.and_then(|row| match row.get(3) {
-                        Some(crate::driver::Owned::Text(reset)) => Some(reset.clone()),
-                        _ => None,
-                    });
-                    // No registration, or a period that is not one of the tag's.
-                    if !reset.is_some_and(|reset| period_fits(&reset, period)) {
-                        return Ok(None);
-                    }
-                    self.run(
-                        &s.segments.create_tag,
-                        &[Value::Text(period_tag), Value::Int(1)],
-                    )?;
-                }
-                Err(Failed::Driver(e)) => return Err(e),
-                Err(_) => return Ok(None),
-            }
+    ) -> Result<bool, rusqlite::Error> {
+        let reset = info(self, s, tag)?.and_then(|row| match row.get(3) {
+            Some(crate::driver::Owned::Text(reset)) => Some(reset.clone()),
+            _ => None,
+        });
+        if !reset.is_some_and(|reset| period_fits(&reset, period)) {
+            return Ok(false);
         }
-        Ok(None)
+        self.run(
+            &s.segments.create_tag,
+            &[Value::Text(period_tag), Value::Int(1)],
+        )?;
+        Ok(true)
     }
 
     fn give_back(
