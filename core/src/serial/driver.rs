@@ -184,16 +184,11 @@ pub(crate) trait SerialClient: Client {
     /// Registers `tag` (see `create_serial`) on a server of `dialect`; `Some(reason)` when
     /// the tag is registered otherwise, or another tag prints its format
     /// (`SERIAL_MISMATCH`; the database may raise it as its error instead).
-    #[allow(clippy::too_many_arguments)] // the registration's columns
     fn create(
         &mut self,
         s: &Self::Statements,
         dialect: Dialect,
-        tag: &str,
-        format: &str,
-        zone: &str,
-        registration: &Registration,
-        max_gap: u32,
+        r: &Registering<'_>,
     ) -> Result<Option<String>, Self::Error>;
 
     /// The registration of `tag`: `(canonical format, zone, max gap)`, `None` for none.
@@ -204,33 +199,28 @@ pub(crate) trait SerialClient: Client {
         tag: &str,
     ) -> Result<Option<(String, String, u64)>, Self::Error>;
 
-    /// Takes a segment of `size` of `tag`'s `period`, whose own tag is `period_tag` (`Ok(None)`:
+    /// Takes a segment of `size` of a period (`Ok(None)`:
     /// the database returned none; [`Failed::UnknownTag`]: the period's tag does not exist
     /// yet, see [`SerialClient::make_period`]); `stride` is the server's, once learnt where
     /// the dialect needs it.
-    #[allow(clippy::too_many_arguments)] // what a take names
     fn take(
         &mut self,
         s: &Self::Statements,
         dialect: Dialect,
-        tag: &str,
-        period: &str,
-        period_tag: &str,
+        at: PeriodOf<'_>,
         size: u64,
         stride: &mut Option<u64>,
     ) -> Result<Option<Segment>, Failed<Self::Error>>;
 
-    /// Makes the tag `period_tag` of `tag`'s `period` (its numbers from 1), for a database
+    /// Makes a period's own tag (its numbers from 1), for a database
     /// whose take cannot make it itself (no stored function: the MySQL family's and SQLite's
     /// segments are taken by the dense IDs' steps); whether it was made (`false`: `tag` is not
-    /// registered, or `period` is not one of its periods).
+    /// registered, or the period is not one of its periods).
     fn make_period(
         &mut self,
         s: &Self::Statements,
         dialect: Dialect,
-        tag: &str,
-        period: &str,
-        period_tag: &str,
+        at: PeriodOf<'_>,
     ) -> Result<bool, Self::Error>;
 
     /// Gives `first..end` of the period's tag `period_tag` back; whether the server took it.
@@ -277,6 +267,16 @@ fn checked<C: SerialClient>(
     Ok((parsed, statements::<C>(schema)?))
 }
 
+/// What a registration writes: the tag, its format and zone as given, the columns the core
+/// derives from them, and `max_gap` (at least 1).
+pub(crate) struct Registering<'a> {
+    pub(crate) tag: &'a str,
+    pub(crate) format: &'a str,
+    pub(crate) zone: &'a str,
+    pub(crate) columns: Registration,
+    pub(crate) max_gap: u32,
+}
+
 /// Registers a serial tag on the server `url` names: see each database's `create_serial`.
 pub(crate) fn create_serial<C: SerialClient>(
     url: &str,
@@ -288,16 +288,15 @@ pub(crate) fn create_serial<C: SerialClient>(
 ) -> Result<(), SerialsError> {
     let (parsed, s) = checked::<C>(url, schema, tag, format, zone)?;
     let (mut client, dialect) = open::<C>(url)?;
+    let registering = Registering {
+        tag,
+        format,
+        zone: parsed.zone(),
+        columns: parsed.registration(),
+        max_gap: max_gap.max(1),
+    };
     let result = client
-        .create(
-            &s,
-            dialect,
-            tag,
-            format,
-            parsed.zone(),
-            &parsed.registration(),
-            max_gap.max(1),
-        )
+        .create(&s, dialect, &registering)
         .map_err(|e| database_error::<C>(tag, e));
     client.close();
     match result? {
@@ -378,7 +377,11 @@ impl<C: SerialClient> Shared<C> {
                 conn,
                 s,
                 dialect,
-                [&tag, &period, &period_tag],
+                PeriodOf {
+                    tag: &tag,
+                    period: &period,
+                    period_tag: &period_tag,
+                },
                 fetch.size,
                 &mut stride,
             )
@@ -665,6 +668,15 @@ impl<C: SerialClient> Driver<C> {
     }
 }
 
+/// A period of a serial tag, as a take names it: the serial `tag`, the `period` (its text, as
+/// `PeriodFetch` renders it) and the period's own segments' tag.
+#[derive(Clone, Copy)]
+pub(crate) struct PeriodOf<'a> {
+    pub(crate) tag: &'a str,
+    pub(crate) period: &'a str,
+    pub(crate) period_tag: &'a str,
+}
+
 /// A segment of a period: the period's first take, where its tag does not exist yet, makes
 /// it ([`SerialClient::make_period`]) and takes again — once, for every database (PostgreSQL's
 /// take makes it itself; Python's and Node's clients run the same steps).
@@ -672,15 +684,15 @@ fn take_period<C: SerialClient>(
     conn: &mut C,
     s: &C::Statements,
     dialect: Dialect,
-    [tag, period, period_tag]: [&str; 3],
+    at: PeriodOf<'_>,
     size: u64,
     stride: &mut Option<u64>,
 ) -> Result<Option<Segment>, C::Error> {
     for first_take in [true, false] {
-        match conn.take(s, dialect, tag, period, period_tag, size, stride) {
+        match conn.take(s, dialect, at, size, stride) {
             Ok(segment) => return Ok(segment),
             Err(Failed::UnknownTag(_)) if first_take => {
-                if !conn.make_period(s, dialect, tag, period, period_tag)? {
+                if !conn.make_period(s, dialect, at)? {
                     return Ok(None);
                 }
             }

@@ -25,9 +25,9 @@ use std::vec::Vec;
 
 use mysql::prelude::Queryable;
 
-use super::driver::SerialClient;
 pub use super::driver::SerialsError;
-use super::{Parsed, Registration, Serial, SerialFormat};
+use super::driver::{PeriodOf, Registering, SerialClient};
+use super::{Parsed, Serial, SerialFormat};
 use crate::driver::{Client, Owned};
 use crate::segment::driver::{Failed, SegmentClient};
 use crate::segment::{Segment, mysql as segments};
@@ -66,36 +66,35 @@ impl SerialClient for mysql::Conn {
         &mut self,
         s: &Statements,
         _: Dialect,
-        tag: &str,
-        format: &str,
-        zone: &str,
-        r: &Registration,
-        max_gap: u32,
+        reg: &Registering<'_>,
     ) -> Result<Option<String>, mysql::Error> {
+        let r = &reg.columns;
         let serials = s.serials();
         let pieces = r.pieces.join("\n");
         self.run(
             &serials.register().to_string(),
             &[
-                Value::Text(tag),
-                Value::Text(format),
-                Value::Text(zone),
+                Value::Text(reg.tag),
+                Value::Text(reg.format),
+                Value::Text(reg.zone),
                 Value::Text(&r.canonical),
                 Value::Text(&r.shape),
                 Value::Text(&pieces),
                 Value::Int(u64::try_from(r.width).unwrap_or(0)),
                 Value::Text(r.reset),
-                Value::Int(max_gap.into()),
+                Value::Int(reg.max_gap.into()),
             ],
         )?;
-        let rows: Vec<(String, String, String)> =
-            self.exec(serials.registered().to_string(), (tag, r.shape.as_str()))?;
+        let rows: Vec<(String, String, String)> = self.exec(
+            serials.registered().to_string(),
+            (reg.tag, r.shape.as_str()),
+        )?;
         Ok(crate::sql::mysql::registration_problem(
             rows.iter()
                 .map(|(t, c, z)| (t.as_str(), c.as_str(), z.as_str())),
-            tag,
+            reg.tag,
             &r.canonical,
-            zone,
+            reg.zone,
         ))
     }
 
@@ -114,13 +113,11 @@ impl SerialClient for mysql::Conn {
         &mut self,
         s: &Statements,
         dialect: Dialect,
-        _: &str,
-        _: &str,
-        period_tag: &str,
+        at: PeriodOf<'_>,
         size: u64,
         stride: &mut Option<u64>,
     ) -> Result<Option<Segment>, Failed<mysql::Error>> {
-        segments::take(self, &s.segments, dialect, period_tag, size, stride).map(Some)
+        segments::take(self, &s.segments, dialect, at.period_tag, size, stride).map(Some)
     }
 
     /// `create_period`: the server checks the registration (NULL: none).
@@ -128,13 +125,11 @@ impl SerialClient for mysql::Conn {
         &mut self,
         s: &Statements,
         _: Dialect,
-        tag: &str,
-        _: &str,
-        period_tag: &str,
+        at: PeriodOf<'_>,
     ) -> Result<bool, mysql::Error> {
         let made = self.run(
             &s.serials().create_period().to_string(),
-            &[Value::Text(tag), Value::Text(period_tag)],
+            &[Value::Text(at.tag), Value::Text(at.period_tag)],
         )?;
         Ok(made.as_deref().and_then(<[_]>::first) != Some(&Owned::Null))
     }

@@ -23,9 +23,9 @@ use std::string::{String, ToString};
 
 use postgres::types::Type;
 
-use super::driver::SerialClient;
 pub use super::driver::SerialsError;
-use super::{Parsed, Registration, Serial, SerialFormat};
+use super::driver::{PeriodOf, Registering, SerialClient};
+use super::{Parsed, Serial, SerialFormat};
 use crate::driver::{Client, Owned};
 use crate::segment::Segment;
 use crate::segment::driver::Failed;
@@ -59,19 +59,16 @@ impl SerialClient for postgres::Client {
         &mut self,
         s: &Statements,
         _: Dialect,
-        tag: &str,
-        format: &str,
-        zone: &str,
-        r: &Registration,
-        max_gap: u32,
+        reg: &Registering<'_>,
     ) -> Result<Option<String>, postgres::Error> {
-        let max_gap = i32::try_from(max_gap).unwrap_or(i32::MAX);
+        let r = &reg.columns;
+        let max_gap = i32::try_from(reg.max_gap).unwrap_or(i32::MAX);
         self.query_typed(
             s.create.as_str(),
             &[
-                (&tag, Type::TEXT),
-                (&format, Type::TEXT),
-                (&zone, Type::TEXT),
+                (&reg.tag, Type::TEXT),
+                (&reg.format, Type::TEXT),
+                (&reg.zone, Type::TEXT),
                 (&r.canonical, Type::TEXT),
                 (&r.shape, Type::TEXT),
                 (&r.pieces, Type::TEXT_ARRAY),
@@ -99,15 +96,17 @@ impl SerialClient for postgres::Client {
         &mut self,
         s: &Statements,
         _: Dialect,
-        tag: &str,
-        period: &str,
-        _: &str,
+        at: PeriodOf<'_>,
         size: u64,
         _: &mut Option<u64>,
     ) -> Result<Option<Segment>, Failed<postgres::Error>> {
         let row = self.run(
             &s.take,
-            &[Value::Text(tag), Value::Text(period), Value::Int(size)],
+            &[
+                Value::Text(at.tag),
+                Value::Text(at.period),
+                Value::Int(size),
+            ],
         )?;
         Ok(row.and_then(|row| {
             let mut ints = row.iter().map(Owned::int);
@@ -127,9 +126,7 @@ impl SerialClient for postgres::Client {
         &mut self,
         _: &Statements,
         _: Dialect,
-        _: &str,
-        _: &str,
-        _: &str,
+        _: PeriodOf<'_>,
     ) -> Result<bool, postgres::Error> {
         Ok(false)
     }

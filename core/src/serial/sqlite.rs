@@ -25,9 +25,9 @@ use std::vec::Vec;
 
 use rusqlite::Connection;
 
-use super::driver::SerialClient;
 pub use super::driver::SerialsError;
-use super::{Parsed, Registration, Serial, SerialFormat};
+use super::driver::{PeriodOf, Registering, SerialClient};
+use super::{Parsed, Serial, SerialFormat};
 use crate::driver::Client;
 use crate::driver::sqlite::{no_such_table, with_tables};
 use crate::segment::driver::Failed;
@@ -78,21 +78,18 @@ impl SerialClient for Connection {
         &mut self,
         s: &Statements,
         _: Dialect,
-        tag: &str,
-        format: &str,
-        zone: &str,
-        r: &Registration,
-        max_gap: u32,
+        reg: &Registering<'_>,
     ) -> Result<Option<String>, rusqlite::Error> {
+        let r = &reg.columns;
         let sql = s
             .ddl()
             .serial_statements(Self::PLACEHOLDERS)
             .create(r.pieces.len())
             .to_string();
         let mut params = std::vec![
-            Value::Text(tag),
-            Value::Text(format),
-            Value::Text(zone),
+            Value::Text(reg.tag),
+            Value::Text(reg.format),
+            Value::Text(reg.zone),
             Value::Text(&r.canonical),
             Value::Text(&r.shape),
         ];
@@ -100,7 +97,7 @@ impl SerialClient for Connection {
         params.extend([
             Value::Int(u64::try_from(r.width).unwrap_or(0)),
             Value::Text(r.reset),
-            Value::Int(max_gap.into()),
+            Value::Int(reg.max_gap.into()),
         ]);
         let registered = with_tables(self, &s.segments.ddl, no_such_table, |conn| {
             conn.run(&sql, &params)
@@ -119,7 +116,7 @@ impl SerialClient for Connection {
             }
             Err(e) => return Err(e),
         }
-        let row = info(self, s, tag)?;
+        let row = info(self, s, reg.tag)?;
         Ok(match row.as_deref() {
             Some([canonical, registered_zone, ..]) => {
                 let text = |o: &crate::driver::Owned| match o {
@@ -127,7 +124,7 @@ impl SerialClient for Connection {
                     _ => String::new(),
                 };
                 let (canonical, registered_zone) = (text(canonical), text(registered_zone));
-                (canonical != r.canonical || registered_zone != zone)
+                (canonical != r.canonical || registered_zone != reg.zone)
                     .then(|| format!("is registered as {canonical} in {registered_zone}"))
             }
             _ => Some("its registration could not be read back".into()),
@@ -153,13 +150,11 @@ impl SerialClient for Connection {
         &mut self,
         s: &Statements,
         _: Dialect,
-        _: &str,
-        _: &str,
-        period_tag: &str,
+        at: PeriodOf<'_>,
         size: u64,
         _: &mut Option<u64>,
     ) -> Result<Option<Segment>, Failed<rusqlite::Error>> {
-        segments::take(self, &s.segments, period_tag, size).map(Some)
+        segments::take(self, &s.segments, at.period_tag, size).map(Some)
     }
 
     /// The period's tag from 1, if the serial tag is registered and the period fits its reset
@@ -168,20 +163,18 @@ impl SerialClient for Connection {
         &mut self,
         s: &Statements,
         _: Dialect,
-        tag: &str,
-        period: &str,
-        period_tag: &str,
+        at: PeriodOf<'_>,
     ) -> Result<bool, rusqlite::Error> {
-        let reset = info(self, s, tag)?.and_then(|row| match row.get(3) {
+        let reset = info(self, s, at.tag)?.and_then(|row| match row.get(3) {
             Some(crate::driver::Owned::Text(reset)) => Some(reset.clone()),
             _ => None,
         });
-        if !reset.is_some_and(|reset| period_fits(&reset, period)) {
+        if !reset.is_some_and(|reset| period_fits(&reset, at.period)) {
             return Ok(false);
         }
         self.run(
             &s.segments.create_tag,
-            &[Value::Text(period_tag), Value::Int(1)],
+            &[Value::Text(at.period_tag), Value::Int(1)],
         )?;
         Ok(true)
     }
