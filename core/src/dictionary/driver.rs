@@ -152,6 +152,25 @@ impl<E> From<E> for Failed<E> {
     }
 }
 
+/// The answer to a batch of `values`: each value's from `answers` (what was found at first,
+/// in order), else the ID it was given in the write (`missing[i]` got `written[i]`): the last
+/// step of the MySQL family's and SQLite's writers, which insert the missing strings
+/// themselves.
+pub(crate) fn answered(
+    values: &[&str],
+    answers: &[Option<u64>],
+    missing: &[&str],
+    written: Vec<Option<u64>>,
+) -> Vec<Option<u64>> {
+    let by_value: std::collections::HashMap<&str, Option<u64>> =
+        missing.iter().copied().zip(written).collect();
+    values
+        .iter()
+        .zip(answers)
+        .map(|(v, a)| a.or_else(|| by_value.get(v).copied().flatten()))
+        .collect()
+}
+
 /// What a database's dictionary needs besides its [`Client`]: the steps of each call, each
 /// safe to send again on a new connection.
 pub(crate) trait DictionaryClient: Client {
