@@ -122,6 +122,47 @@ impl PyDenseIds {
     }
 }
 
+/// The size policy of a segments client's keyword arguments (`DenseIds`, `Serials`), each
+/// unset one the core's default.
+pub(crate) fn size_policy(
+    py: Python<'_>,
+    min_size: Option<&Bound<'_, PyAny>>,
+    max_size: Option<&Bound<'_, PyAny>>,
+    target_ms: Option<&Bound<'_, PyAny>>,
+) -> PyResult<SizePolicy> {
+    let policy = SizePolicy::new();
+    let arg = |v: Option<&Bound<'_, PyAny>>, name, default| {
+        v.map_or(Ok(default), |v| u64_arg(v, name, Arg::Other))
+    };
+    let min = arg(min_size, "min_size", policy.min)?;
+    let max = arg(max_size, "max_size", policy.max)?;
+    let target = arg(target_ms, "target_ms", policy.target_ms)?;
+    if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
+        return Err(invalid_argument(
+            py,
+            "min_size",
+            "must be at least 1 and at most max_size, itself at most 2**40",
+        ));
+    }
+    Ok(policy.bounds(min, max).target_ms(target))
+}
+
+/// The keyword arguments a segments client passes on to its Python driver: those given.
+pub(crate) fn driver_kwargs<'py>(
+    py: Python<'py>,
+    schema: Option<&Bound<'py, PyAny>>,
+    wait_ms: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let kwargs = pyo3::types::PyDict::new(py);
+    if let Some(schema) = schema {
+        kwargs.set_item("schema", schema)?;
+    }
+    if let Some(wait_ms) = wait_ms {
+        kwargs.set_item("wait_ms", wait_ms)?;
+    }
+    Ok(kwargs)
+}
+
 #[pymethods]
 impl PyDenseIds {
     /// Dense IDs of `tag` from segments of the PostgreSQL server(s) at `conninfo`.
@@ -139,27 +180,8 @@ impl PyDenseIds {
         wait_ms: Option<&Bound<'_, PyAny>>,
         _driver: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let policy = SizePolicy::new();
-        let arg = |v: Option<&Bound<'_, PyAny>>, name, default| {
-            v.map_or(Ok(default), |v| u64_arg(v, name, Arg::Other))
-        };
-        let min = arg(min_size, "min_size", policy.min)?;
-        let max = arg(max_size, "max_size", policy.max)?;
-        let target = arg(target_ms, "target_ms", policy.target_ms)?;
-        if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
-            return Err(invalid_argument(
-                py,
-                "min_size",
-                "must be at least 1 and at most max_size, itself at most 2**40",
-            ));
-        }
-        let kwargs = pyo3::types::PyDict::new(py);
-        if let Some(schema) = schema {
-            kwargs.set_item("schema", schema)?;
-        }
-        if let Some(wait_ms) = wait_ms {
-            kwargs.set_item("wait_ms", wait_ms)?;
-        }
+        let policy = size_policy(py, min_size, max_size, target_ms)?;
+        let kwargs = driver_kwargs(py, schema, wait_ms)?;
         // `_driver`: the Python side to drive it with, `shardid.segments._Driver` (threads) by
         // default, `_AsyncDriver` for `AsyncDenseIds` (fetches as tasks on the event loop).
         let driver = match _driver {
@@ -168,9 +190,7 @@ impl PyDenseIds {
         }
         .call((conninfo, tag), Some(&kwargs))?
         .unbind();
-        let inner = std::sync::Arc::new(SegmentAllocator::new(
-            policy.bounds(min, max).target_ms(target),
-        ));
+        let inner = std::sync::Arc::new(SegmentAllocator::new(policy));
         let (bound, tag_text) = (driver.bind(py), tag.str()?.to_string());
         let schema_text = bound.getattr(intern!(py, "schema"))?.str()?.to_string();
         shardid::stats::register_segments(&inner, &schema_text, &tag_text);

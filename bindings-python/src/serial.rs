@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
-use shardid::segment::{Segment, SizePolicy};
+use shardid::segment::Segment;
 use shardid::serial::{
     Blocked, FieldRef, Issued, Parsed, PeriodFetch, Retired, SerialAllocator, SerialError,
     SerialFillError, SerialFormat, VolumeHiding,
@@ -439,27 +439,8 @@ impl PySerials {
     ) -> PyResult<Self> {
         let parsed = SerialFormat::new(format, zone).map_err(|e| serial_error(py, &e))?;
         check_tag(py, tag)?;
-        let policy = SizePolicy::new();
-        let arg = |v: Option<&Bound<'_, PyAny>>, name, default| {
-            v.map_or(Ok(default), |v| u64_arg(v, name, Arg::Other))
-        };
-        let min = arg(min_size, "min_size", policy.min)?;
-        let max = arg(max_size, "max_size", policy.max)?;
-        let target = arg(target_ms, "target_ms", policy.target_ms)?;
-        if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
-            return Err(invalid_argument(
-                py,
-                "min_size",
-                "must be at least 1 and at most max_size, itself at most 2**40",
-            ));
-        }
-        let kwargs = pyo3::types::PyDict::new(py);
-        if let Some(schema) = schema {
-            kwargs.set_item("schema", schema)?;
-        }
-        if let Some(wait_ms) = wait_ms {
-            kwargs.set_item("wait_ms", wait_ms)?;
-        }
+        let policy = crate::segment::size_policy(py, min_size, max_size, target_ms)?;
+        let kwargs = crate::segment::driver_kwargs(py, schema, wait_ms)?;
         let driver = py
             .import("shardid.segments")?
             .getattr("_SerialDriver")?
@@ -483,7 +464,7 @@ impl PySerials {
             inner: SerialAllocator::new(
                 parsed,
                 tag,
-                policy.bounds(min, max).target_ms(target),
+                policy,
                 VolumeHiding::random(max_gap),
             ),
             generation: AtomicU64::new(shardid::fork_generation()),
