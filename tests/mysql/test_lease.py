@@ -25,6 +25,7 @@ from conftest import one, open_conn, rows
 import shardid
 from shardid import Layout
 from shardid.mysql import lease
+from together import on_threads
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = Path(__file__).with_name("lease_node.mjs")
@@ -154,11 +155,7 @@ def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(url
             except BaseException as e:  # noqa: BLE001 - reported below
                 errors.append(e)  # noqa: B023
 
-        threads = [threading.Thread(target=take) for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        on_threads([take] * 8)
         try:
             assert not errors, errors[0]
             assert sorted(g.shard for g in held) == list(range(8))

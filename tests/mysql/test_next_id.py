@@ -5,7 +5,6 @@ expiry, a clock set back, a missing counter row, another layout in the same data
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -16,6 +15,7 @@ from conftest import install, one, open_conn, rows
 import shardid
 from shardid import Layout
 from shardid.sql import mysql
+from together import on_threads
 
 
 def now_ms() -> int:
@@ -113,11 +113,7 @@ def test_concurrent_sessions_never_get_one_id_twice(server: Any, conn: Any, name
         finally:
             c.close()
 
-    threads = [threading.Thread(target=session) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads([session] * 8)
     assert errors == []
     every = [id for mine in got for id in mine]
     assert len(every) == 8 * per_session

@@ -23,6 +23,7 @@ from conftest import install, one, open_conn, rows
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
+from together import on_threads
 
 SEGMENTS_SQL = "SELECT step, stride FROM {s}.shardid_tags WHERE tag = %s"
 
@@ -212,11 +213,7 @@ def test_a_burst_on_an_empty_allocator_makes_one_fetch(server: Any, conn: Any) -
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 
-    threads = [threading.Thread(target=one_id) for _ in range(64)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads([one_id] * 64)
     assert errors == []
     assert sorted(got) == list(range(1, 65))
     assert ids.fetches == 1
@@ -354,11 +351,7 @@ def test_the_take_never_hands_out_a_number_twice_under_either_isolation(server: 
                 taken.append((first, 10))
         c.close()
 
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads([worker] * 8)
     numbers = [n for first, count in taken for n in range(first, first + count)]
     assert len(numbers) == len(set(numbers)) == 8 * 200 * 10
     assert sorted(numbers) == list(range(1, 16_001)), "dense: no number lost either"

@@ -28,6 +28,7 @@ from test_rust import binary
 import shardid
 from shardid.segments import Serials, create_serial
 from shardid.sql import mysql_serials, segments
+from together import on_threads
 
 # 2025-11-25 23:59:59 in Shanghai (the Rust example's clock), and a day later.
 BEFORE_MIDNIGHT = 1_764_086_399_000
@@ -142,11 +143,7 @@ def test_python_and_rust_take_from_one_tag(server: Any, conn: Any) -> None:
             with lock:
                 ours.extend(got)
 
-        threads = [threading.Thread(target=run) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        on_threads([run] * 4)
     stdout, stderr = rust.communicate(timeout=120)
     assert rust.returncode == 0, stderr
     theirs = stdout.split()

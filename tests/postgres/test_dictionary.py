@@ -5,6 +5,7 @@ that is down (the cache still answers) and topics spread over several servers.""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import signal
@@ -21,6 +22,7 @@ import pytest
 import shardid
 from shardid.dictionary import MAX_BATCH, MAX_VALUE_LEN, Dictionary, server_for
 from shardid.sql import dictionary
+from together import on_threads
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "dictionary.json"
 
@@ -625,11 +627,7 @@ def test_concurrent_dict_id_of_the_same_new_strings_agree(cluster: Any, connect:
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=session, args=(i, ("READ COMMITTED", "REPEATABLE READ")[i % 2])) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(functools.partial(session, i, ("READ COMMITTED", "REPEATABLE READ")[i % 2]) for i in range(8))
     assert not errors, errors
     mapping: dict[str, int] = {}
     for value, id in given:

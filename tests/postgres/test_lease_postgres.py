@@ -20,6 +20,7 @@ import pytest
 import shardid
 from shardid import Layout
 from shardid.postgres import lease
+from together import on_threads
 
 T0 = 1_700_000_000_000
 
@@ -71,11 +72,7 @@ def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(clu
             except BaseException as e:  # noqa: BLE001 - reported below
                 errors.append(e)
 
-        threads = [threading.Thread(target=take) for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        on_threads([take] * 8)
         try:
             assert not errors, errors[0]
             assert sorted(g.shard for g in held) == list(range(8))

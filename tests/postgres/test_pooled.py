@@ -7,6 +7,7 @@ prepares for ``query``; both now send every statement unnamed, in one round trip
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -19,6 +20,7 @@ import psycopg
 from shardid.dictionary import Dictionary
 from shardid.segments import DenseIds
 from shardid.sql import dictionary, segments
+from together import on_threads
 
 
 def setup(cluster: Any) -> psycopg.Connection[Any]:
@@ -47,11 +49,7 @@ def test_python_dense_ids_through_a_transaction_pooler(cluster: Any, pooler: Any
     # Two allocators on the tag, 3 threads each: segments of 1,000, so ~120 takes, most of them
     # well past psycopg's 5th execution of the statement.
     allocators = [DenseIds(pooler.dsn("pooled_tx"), "p", schema="seg_pooled") for _ in range(2)]
-    threads = [threading.Thread(target=make, args=(a,)) for a in allocators for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(functools.partial(make, a) for a in allocators for _ in range(3))
     for a in allocators:
         a.close()
     assert not errors, errors[0]
@@ -79,11 +77,7 @@ def test_python_dictionary_through_a_transaction_pooler(cluster: Any, pooler: An
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=write, args=(t,)) for t in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(functools.partial(write, t) for t in range(4))
     assert not errors, errors[0]
     assert not conflicts
     # One ID per string, 0..n-1 with no hole.

@@ -21,6 +21,7 @@ import pytest
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
+from together import on_threads
 
 
 def install(conn: Any, schema: str, **kw: int) -> None:
@@ -198,11 +199,7 @@ def test_a_burst_on_an_empty_allocator_makes_one_fetch(cluster: Any, conn: Any) 
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 
-    threads = [threading.Thread(target=one) for _ in range(64)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads([one] * 64)
     assert errors == []
     assert sorted(got) == list(range(1, 65))
     assert ids.fetches == 1
@@ -534,11 +531,7 @@ def test_take_segment_never_hands_out_a_number_twice_under_either_isolation(
                 with lock:
                     taken.append((first, count))
 
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads([worker] * 8)
     numbers = [n for first, count in taken for n in range(first, first + count)]
     assert len(numbers) == len(set(numbers)) == 8 * 200 * 10
     assert sorted(numbers) == list(range(1, 16_001)), "dense: no number lost either"

@@ -29,6 +29,7 @@ from vectors import load
 import shardid
 from shardid.segments import Serials, create_serial
 from shardid.sql import create_serial_sql, segments, segments_uninstall
+from together import on_threads
 
 
 def install(conn: Any, schema: str) -> None:
@@ -389,11 +390,7 @@ def test_the_database_and_the_clients_on_one_table_with_a_unique_constraint(clus
         return run
 
     node = subprocess.Popen(["node", str(NODE), "insert", url(cluster.dsn), "ser_mix", "mx", fmt, "Asia/Shanghai", "300"], stdout=subprocess.PIPE, text=True)
-    threads = [threading.Thread(target=guarded(f)) for f in (database, database, clients, clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(guarded(f) for f in (database, database, clients, clients))
     assert errors == []
     assert json.loads(node.communicate(timeout=120)[0]) == {"inserted": 300}
     got = conn.execute("SELECT serial, source FROM ser_mix.orders").fetchall()

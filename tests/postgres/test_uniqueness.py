@@ -5,6 +5,7 @@ a server crash, expiry, rollbacks, cancels and session resets."""
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -16,6 +17,7 @@ from cluster import Cluster
 from conftest import install
 
 import shardid
+from together import on_threads
 
 Conn = psycopg.Connection[Any]
 
@@ -42,11 +44,7 @@ def run_together(*jobs: Callable[[], Any]) -> list[Any]:
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=run, args=(i, job)) for i, job in enumerate(jobs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(functools.partial(run, i, job) for i, job in enumerate(jobs))
     if errors:
         raise errors[0]
     return results

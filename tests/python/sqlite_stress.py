@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import random
 import sys
-import threading
 import time
 
 from shardid.dictionary import Dictionary
 from shardid.segments import DenseIds, Serials
+from together import on_threads
 
 MIDNIGHT_MS = 1_935_446_400_000  # 2031-05-02T00:00:00Z, as every worker of the test has it
 MAX_ITEMS = 400  # per thread: bounded in count as well as in time
@@ -48,11 +48,7 @@ def main() -> None:
         except BaseException as e:  # noqa: BLE001 - reported by the exit status
             errors.append(e)
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads([work] * 4)
     ids.close()
     serials.close()
     words.close()

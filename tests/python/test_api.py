@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import array
 import copy
 import pickle
-import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 import shardid
 from shardid import Generator, Layout, Parts
+from together import on_threads
 
 UTC = timezone.utc
 DISCORD_DOCS_ID = 175928847299117063
@@ -219,11 +220,7 @@ def test_threads_sharing_one_generator_never_duplicate() -> None:
         else:
             results[i] = [x for _ in range(50) for x in gen.next_ids(1000)]
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(functools.partial(work, i) for i in range(8))
     every = [x for r in results for x in r]
     assert len(every) == 400_000
     assert len(set(every)) == len(every)

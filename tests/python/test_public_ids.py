@@ -3,15 +3,16 @@ byte the core's text), hostile input, and that the key never shows."""
 
 from __future__ import annotations
 
+import functools
 import pickle
 import re
-import threading
 from typing import Any
 
 import pytest
 
 import shardid
 from conftest import LAYOUTS, load, outcome
+from together import on_threads
 
 FILE = load("public_ids.json")
 KEY = b"0123456789abcdef"
@@ -178,11 +179,7 @@ def test_threads_share_one_object() -> None:
         except BaseException as e:  # noqa: BLE001 (reported below)
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(i * 100000,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(functools.partial(work, i * 100000) for i in range(4))
     assert errors == []
 
 

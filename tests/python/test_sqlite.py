@@ -9,12 +9,12 @@ behaviour contract, tests/postgres/test_contract.py."""
 
 from __future__ import annotations
 
+import functools
 import asyncio
 import multiprocessing
 import os
 import signal
 import sqlite3
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -29,6 +29,7 @@ from shardid.segments import AsyncDenseIds, AsyncSerials, DenseIds, Serials, cre
 from shardid.sql import dictionary as dictionary_ddl
 from shardid.sql import mysql as mysql_ddl
 from shardid.sql import segments as segments_ddl
+from together import on_threads
 
 # fork: the children start at once, with this module's functions (Linux, where CI runs).
 FORK = multiprocessing.get_context("fork")
@@ -63,11 +64,7 @@ def run_threads(work: Any, n: int = THREADS) -> list[str]:
         except BaseException as e:  # noqa: BLE001 - reported to the test
             errors.append(repr(e))
 
-    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(functools.partial(guarded, k) for k in range(n))
     return errors
 
 

@@ -3,12 +3,14 @@ clock made happen; every ID counted under 8 threads."""
 
 from __future__ import annotations
 
-import threading
+import functools
+
 
 import pytest
 
 import shardid
 from shardid import Generator, Layout
+from together import on_threads
 
 NAMES = ["ids", "waits", "borrowed_units", "clock_backwards", "clock_backwards_refused", "ticker_starts"]
 T = 1_700_000_000_000
@@ -57,11 +59,7 @@ def test_every_id_is_counted_under_8_threads() -> None:
             else:
                 g.next_id()
 
-    threads = [threading.Thread(target=work, args=(t % 2 == 1,)) for t in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(functools.partial(work, t % 2 == 1) for t in range(8))
     assert g.stats()["ids"] - before == 4 * 500 + 4 * 500 * 10
 
 
