@@ -23,6 +23,7 @@ from conftest import install, one, open_conn, rows
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
+from dense_checks import WORKER, burst_makes_one_fetch, read_ids
 from together import on_threads
 
 SEGMENTS_SQL = "SELECT step, stride FROM {s}.shardid_tags WHERE tag = %s"
@@ -202,50 +203,7 @@ def test_dense_ids_increase_and_a_clean_close_leaves_no_hole(server: Any, conn: 
 def test_a_burst_on_an_empty_allocator_makes_one_fetch(server: Any, conn: Any) -> None:
     setup(conn, "seg_burst", "b")
     ids = DenseIds(server.url_for("seg_burst"), "b", schema="seg_burst")
-    barrier = threading.Barrier(64)
-    got: list[int] = []
-    errors: list[BaseException] = []
-
-    def one_id() -> None:
-        barrier.wait()
-        try:
-            got.append(ids.next_id())
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-
-    on_threads([one_id] * 64)
-    assert errors == []
-    assert sorted(got) == list(range(1, 65))
-    assert ids.fetches == 1
-    ids.close()
-
-
-WORKER = """
-import sys, threading
-from array import array
-from shardid.segments import DenseIds
-url, tag, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-ids = DenseIds(url, tag, schema="seg_load", min_size=50, max_size=2000, target_ms=200, wait_ms=60000)
-lock = threading.Lock()
-def run():
-    for _ in range(n // 100):
-        batch = [ids.next_id() for _ in range(50)] + ids.next_ids(50)
-        with lock, open(out, "ab") as f:
-            f.write(array("q", batch).tobytes())
-threads = [threading.Thread(target=run) for _ in range(4)]
-for t in threads: t.start()
-for t in threads: t.join()
-ids.close()
-"""
-
-
-def read_ids(path: Path) -> list[int]:
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    values = array("q")
-    values.frombytes(data[: len(data) - len(data) % 8])
-    return list(values)
+    burst_makes_one_fetch(ids)
 
 
 def test_processes_threads_kill_and_a_server_restart_never_repeat_an_id(server: Any, conn: Any, tmp_path: Path) -> None:
@@ -253,7 +211,7 @@ def test_processes_threads_kill_and_a_server_restart_never_repeat_an_id(server: 
     outs = {i: tmp_path / f"ids-{i}" for i in range(9)}
     tags = {i: "ab"[i % 2] for i in range(8)} | {8: "b"}  # 8 succeeds the killed 3, on its tag
     url = server.url_for("seg_load")
-    start = lambda i, n: subprocess.Popen([sys.executable, "-c", WORKER, url, tags[i], str(outs[i]), str(n)])  # noqa: E731
+    start = lambda i, n: subprocess.Popen([sys.executable, "-c", WORKER, url, tags[i], str(outs[i]), str(n), "60000"])  # noqa: E731
     per_thread = 25_000  # 4 threads: 100,000 IDs per process
     procs = {i: start(i, per_thread) for i in range(8)}
     deadline = time.monotonic() + 60
@@ -271,12 +229,12 @@ def test_processes_threads_kill_and_a_server_restart_never_repeat_an_id(server: 
     after = open_conn(server)  # the fixture's died with the server
     for tag in ("a", "b"):
         members = [i for i in outs if tags[i] == tag]
-        ids = [v for i in members for v in read_ids(outs[i])]
+        ids = [v for i in members for v in read_ids(outs[i], missing_ok=True)]
         assert len(ids) == len(set(ids)), f"duplicates in tag {tag}"
         end = one(after, "SELECT next FROM seg_load.shardid_tags WHERE tag = %s", tag)
         assert all(1 <= v < end for v in ids)
         finished = [i for i in members if i != 3]
-        assert sum(len(read_ids(outs[i])) for i in finished) == 4 * per_thread * len(finished)
+        assert sum(len(read_ids(outs[i], missing_ok=True)) for i in finished) == 4 * per_thread * len(finished)
         # Holes: what a killed process held (its current and prefetched segments), and
         # segments whose commit the crash hid from their client: at most three of the largest
         # segments per process.
@@ -389,7 +347,7 @@ def test_a_client_killed_while_its_fetch_is_in_flight_never_causes_a_duplicate(s
     victim.kill()
     victim.wait()
     time.sleep(0.7)  # let the server finish (and commit, or not) what the victim asked for
-    killed = read_ids(out)
+    killed = read_ids(out, missing_ok=True)
     with DenseIds(server.url_for("seg_kill"), "k", schema="seg_kill", min_size=20, max_size=20) as successor:
         after = successor.next_ids(100)
     assert killed and len(set(killed)) == len(killed)

@@ -21,6 +21,7 @@ import pytest
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
+from dense_checks import WORKER, burst_makes_one_fetch, read_ids
 from together import on_threads
 
 
@@ -188,48 +189,7 @@ def test_a_burst_on_an_empty_allocator_makes_one_fetch(cluster: Any, conn: Any) 
     install(conn, "seg_burst")
     conn.execute("SELECT seg_burst.create_tag('b')")
     ids = DenseIds(cluster.dsn, "b", schema="seg_burst")
-    barrier = threading.Barrier(64)
-    got: list[int] = []
-    errors: list[BaseException] = []
-
-    def one() -> None:
-        barrier.wait()
-        try:
-            got.append(ids.next_id())
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-
-    on_threads([one] * 64)
-    assert errors == []
-    assert sorted(got) == list(range(1, 65))
-    assert ids.fetches == 1
-    ids.close()
-
-
-WORKER = """
-import sys, threading
-from array import array
-from shardid.segments import DenseIds
-dsn, tag, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-ids = DenseIds(dsn, tag, schema="seg_load", min_size=50, max_size=2000, target_ms=200, wait_ms=30000)
-lock = threading.Lock()
-def run():
-    for _ in range(n // 100):
-        batch = [ids.next_id() for _ in range(50)] + ids.next_ids(50)
-        with lock, open(out, "ab") as f:
-            f.write(array("q", batch).tobytes())
-threads = [threading.Thread(target=run) for _ in range(4)]
-for t in threads: t.start()
-for t in threads: t.join()
-ids.close()
-"""
-
-
-def read_ids(path: Path) -> list[int]:
-    data = path.read_bytes()
-    values = array("q")
-    values.frombytes(data[: len(data) - len(data) % 8])
-    return list(values)
+    burst_makes_one_fetch(ids)
 
 
 def test_processes_threads_kill_and_a_server_restart_never_repeat_an_id(cluster: Any, conn: Any, tmp_path: Path) -> None:
@@ -239,7 +199,7 @@ def test_processes_threads_kill_and_a_server_restart_never_repeat_an_id(cluster:
     outs = {i: tmp_path / f"ids-{i}" for i in range(9)}
     tags = {i: "ab"[i % 2] for i in range(8)} | {8: "b"}  # 8 succeeds the killed 3, on its tag
     start = lambda i, n: subprocess.Popen(  # noqa: E731
-        [sys.executable, "-c", WORKER, cluster.dsn, tags[i], str(outs[i]), str(n)]
+        [sys.executable, "-c", WORKER, cluster.dsn, tags[i], str(outs[i]), str(n), "30000"]
     )
     per_thread = 50_000  # 4 threads: 200,000 IDs per process
     procs = {i: start(i, per_thread) for i in range(8)}
