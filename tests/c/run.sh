@@ -10,27 +10,15 @@
 #   - a panic inside the library (a `panic-probe` build) is a status, not an abort.
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-root=$PWD
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=tests/prelude.sh
+. "$(dirname "$0")/../prelude.sh"
 prefix=$work/prefix
 
-passed=0
-failed=0
-# run NAME COMMAND...: one test, reported like cargo's.
-run() {
-    local name=$1
-    shift
-    if "$@" >"$work/out" 2>&1; then
-        passed=$((passed + 1))
-        echo "test c::$name ... ok ($(tail -n 1 "$work/out"))"
-    else
-        failed=$((failed + 1))
-        echo "test c::$name ... FAILED"
-        sed 's/^/    /' "$work/out"
-    fi
-}
+check_suite=c
+check_tail=1000
+check_detail=1
+# shellcheck source=tests/check.sh
+. "$root/tests/check.sh"
 
 # SHARDID_C_TARBALL=FILE (scripts/test.sh: release.sh's tarball) installs that tarball's
 # libshardid with its own Makefile instead of building one from the checkout.
@@ -54,22 +42,22 @@ memcheck=(valgrind --quiet --error-exitcode=99 --leak-check=full
 
 for test in conformance bad_input threads lease serials; do
     src=tests/c/$test.c
-    run "$test (static)" sh -c "cc ${cflags[*]} $src ${static_libs[*]} -o $work/$test-static && $work/$test-static"
-    run "$test (shared)" sh -c "cc ${cflags[*]} $src ${shared_libs[*]} -o $work/$test-shared && $work/$test-shared"
-    run "$test (asan+ubsan)" sh -c "cc ${cflags[*]} -fsanitize=address,undefined -fno-sanitize-recover=all $src ${static_libs[*]} -o $work/$test-asan && $work/$test-asan"
+    check "$test (static)" sh -c "cc ${cflags[*]} $src ${static_libs[*]} -o $work/$test-static && $work/$test-static"
+    check "$test (shared)" sh -c "cc ${cflags[*]} $src ${shared_libs[*]} -o $work/$test-shared && $work/$test-shared"
+    check "$test (asan+ubsan)" sh -c "cc ${cflags[*]} -fsanitize=address,undefined -fno-sanitize-recover=all $src ${static_libs[*]} -o $work/$test-asan && $work/$test-asan"
 done
 for test in conformance bad_input serials; do
-    run "$test (valgrind memcheck)" "${memcheck[@]}" "$work/$test-shared"
+    check "$test (valgrind memcheck)" "${memcheck[@]}" "$work/$test-shared"
 done
 
-run "header compiles as C++" sh -c "g++ -std=c++11 -Wall -Wextra -Werror -I$prefix/include tests/c/header.cpp ${shared_libs[*]} -o $work/header-cpp && $work/header-cpp"
+check "header compiles as C++" sh -c "g++ -std=c++11 -Wall -Wextra -Werror -I$prefix/include tests/c/header.cpp ${shared_libs[*]} -o $work/header-cpp && $work/header-cpp"
 
 # A panic inside the library is SHARDID_ERR_PANIC and the program goes on: against a library
 # built with the test-only `panic-probe` feature (a separate target directory, so the
 # installed library and the workspace's builds stay as they are).
 probe_target=$root/target/panic-probe
 if cargo build --locked -q -p shardid-c --features panic-probe --target-dir "$probe_target" >"$work/probe-build.log" 2>&1; then
-    run "a panic is SHARDID_ERR_PANIC, not an abort" sh -c "cc ${cflags[*]} tests/c/panic_probe.c $probe_target/debug/libshardid.a -lpthread -ldl -lm -o $work/panic-probe && $work/panic-probe 2>/dev/null"
+    check "a panic is SHARDID_ERR_PANIC, not an abort" sh -c "cc ${cflags[*]} tests/c/panic_probe.c $probe_target/debug/libshardid.a -lpthread -ldl -lm -o $work/panic-probe && $work/panic-probe 2>/dev/null"
 else
     failed=$((failed + 1))
     echo "test c::panic probe build ... FAILED"
@@ -77,10 +65,6 @@ else
 fi
 
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-run "pkg-config build (shared)" sh -c "cc -std=c99 -Wall -Werror examples/c/demo.c \$(pkg-config --cflags --libs shardid) -o $work/demo-pc && $work/demo-pc"
+check "pkg-config build (shared)" sh -c "cc -std=c99 -Wall -Werror examples/c/demo.c \$(pkg-config --cflags --libs shardid) -o $work/demo-pc && $work/demo-pc"
 
-echo
-status=ok
-[ "$failed" -eq 0 ] || status=FAILED
-echo "test result: $status. $passed passed; $failed failed; (C tests, tests/c/run.sh)"
-[ "$failed" -eq 0 ]
+finish "(C tests, tests/c/run.sh)"

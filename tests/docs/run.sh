@@ -9,26 +9,14 @@
 # SHARDID_PYTHON_VENV=DIR reuses (or creates) the virtualenv in DIR. Arguments select pages
 # (`tests/docs/run.sh start/python.md`): then only those pages' snippets run.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-root=$PWD
+# shellcheck source=tests/prelude.sh
+. "$(dirname "$0")/../prelude.sh"
 [ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
-passed=0
-failed=0
-check() {
-    local name=$1
-    shift
-    if "$@" >"$work/check.log" 2>&1; then
-        passed=$((passed + 1))
-        echo "test docs::$name ... ok"
-    else
-        failed=$((failed + 1))
-        echo "test docs::$name ... FAILED"
-        sed 's/^/    /' "$work/check.log" | tail -60
-    fi
-}
+check_suite=docs
+check_tail=60
+# shellcheck source=tests/check.sh
+. "$root/tests/check.sh"
 
 # mdBook logs warnings and goes on: a warning fails here. The linkcheck backend (book.toml)
 # fails the build on a broken link or anchor between pages.
@@ -42,7 +30,6 @@ check "the README's links name files that exist" python3 tests/docs/snippets.py 
 
 # What the snippets run on: the wheel in a virtualenv, the Node addon and its npm packages,
 # the WebAssembly build, libshardid.
-venv=${SHARDID_PYTHON_VENV:-$work/venv}
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only || exit 1
 scripts/node-addon.sh || { echo "the Node addon did not build"; exit 1; }
 [ -f bindings-wasm/pkg/npm/package.json ] || bindings-wasm/build.sh >"$work/wasm.log" 2>&1 \
@@ -68,8 +55,4 @@ fi
 check "the API references are complete (.pyi docstrings, .d.ts TSDoc, shardid.h comments)" \
     "$venv/bin/python" tests/docs/references.py
 
-verdict=ok
-[ "$failed" -eq 0 ] || verdict=FAILED
-echo
-echo "test result: $verdict. $passed passed; $failed failed; 0 ignored (docs: tests/docs/run.sh)"
-[ "$failed" -eq 0 ]
+finish "0 ignored (docs: tests/docs/run.sh)"

@@ -26,8 +26,10 @@ if [ -n "${SHARDID_NODE_ADDON:-}" ]; then
         >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 fi
 
-passed=0
-failed=0
+check_suite=js
+check_tail=30
+# shellcheck source=tests/check.sh
+. ../tests/check.sh
 if cmp -s "$generated/native.generated.js" "$work/native.generated.js" && cmp -s "$generated/native.generated.d.ts" "$work/native.generated.d.ts"; then
     passed=$((passed + 1))
     echo "test js::generated native.generated.js and native.generated.d.ts are fresh ... ok"
@@ -37,20 +39,6 @@ else
     echo "    the build changed them: run (cd bindings-node && npm run build) and commit"
     diff "$work/native.generated.d.ts" "$generated/native.generated.d.ts" | head -20
 fi
-
-# check NAME COMMAND...: one more test, reported like cargo's.
-check() {
-    local name=$1
-    shift
-    if "$@" >"$work/check.log" 2>&1; then
-        passed=$((passed + 1))
-        echo "test js::$name ... ok"
-    else
-        failed=$((failed + 1))
-        echo "test js::$name ... FAILED"
-        sed 's/^/    /' "$work/check.log" | tail -30
-    fi
-}
 
 check "public types pass tsc --noEmit --strict" npx tsc -p ../tests/js/types/tsconfig.json
 # `using` / `await using` (dispose.ts) with a lib that has esnext.disposable and @types/node, as
@@ -136,8 +124,4 @@ else
     tail -30 "$work/wasm-build.log"
 fi
 
-status=ok
-[ "$failed" -eq 0 ] || status=FAILED
-echo
-echo "test result: $status. $passed passed; $failed failed; (JS: Node addon + WebAssembly, tests/js/run.sh)"
-[ "$failed" -eq 0 ]
+finish "(JS: Node addon + WebAssembly, tests/js/run.sh)"

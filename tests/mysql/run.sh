@@ -8,12 +8,8 @@
 #
 # SHARDID_PYTHON_VENV=DIR reuses (or creates) the virtualenv in DIR.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-root=$PWD
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-venv=${SHARDID_PYTHON_VENV:-$work/venv}
+# shellcheck source=tests/prelude.sh
+. "$(dirname "$0")/../prelude.sh"
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
 # Node's shardid/segments, shardid/dictionary and shardid/mysql with mysql2.
 scripts/node-addon.sh

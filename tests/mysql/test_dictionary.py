@@ -22,6 +22,7 @@ from conftest import install, one, open_conn, rows
 import shardid
 from shardid.dictionary import Dictionary
 from shardid.sql import dictionary
+from dense_checks import assert_dense_topic
 
 
 def setup(conn: Any, schema: str, *topics: str) -> None:
@@ -31,20 +32,8 @@ def setup(conn: Any, schema: str, *topics: str) -> None:
 
 
 def assert_dense(conn: Any, schema: str, topic: str) -> int:
-    """Every string of the topic has one ID, every ID one string, the IDs are exactly 0..n-1
-    and the topic's counter is n. Returns n."""
-    count, distinct_ids, lowest, highest = rows(
-        conn,
-        f"SELECT count(*), count(DISTINCT d.id), min(d.id), max(d.id) FROM {schema}.shardid_strings d"
-        f" JOIN {schema}.shardid_topics t USING (topic_id) WHERE t.topic = %s",
-        topic,
-    )[0]
-    following = one(conn, f"SELECT next FROM {schema}.shardid_topics WHERE topic = %s", topic)
-    assert count == distinct_ids, "an ID given to two strings"
-    if count:
-        assert (lowest, highest) == (0, count - 1), f"holes: {count} strings numbered {lowest}..{highest}"
-    assert following == count, f"the counter says {following}, the table holds {count}"
-    return int(count)
+    """`dense_checks.assert_dense_topic` over this suite's connection."""
+    return assert_dense_topic(lambda sql, *params: rows(conn, sql, *params)[0], schema, topic)
 
 
 def test_the_sql_contract(server: Any, conn: Any) -> None:

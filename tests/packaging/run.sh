@@ -23,32 +23,16 @@
 # (.github/workflows/release.yml) builds and checks every platform's before publishing.
 # Ends with a "test result:" line in cargo's format so scripts/test.sh counts these too.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-root=$PWD
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=tests/prelude.sh
+. "$(dirname "$0")/../prelude.sh"
 [ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
 
-passed=0
-failed=0
-check() {
-    local name=$1
-    shift
-    if "$@" >"$work/check.log" 2>&1; then
-        passed=$((passed + 1))
-        echo "test packaging::$name ... ok"
-    else
-        failed=$((failed + 1))
-        echo "test packaging::$name ... FAILED"
-        sed 's/^/    /' "$work/check.log" | tail -40
-    fi
-}
-finish() {
-    local status=ok
-    [ "$failed" -eq 0 ] || status=FAILED
-    echo
-    echo "test result: $status. $passed passed; $failed failed; (packaging: the release artifacts installed as users do, tests/packaging/run.sh)"
-    [ "$failed" -eq 0 ]
+check_suite=packaging
+# shellcheck source=tests/check.sh
+. "$root/tests/check.sh"
+# The result line, and the end of the run.
+end() {
+    finish "(packaging: the release artifacts installed as users do, tests/packaging/run.sh)"
     exit
 }
 
@@ -58,7 +42,7 @@ if [ "${SHARDID_PACKAGING_REUSE:-}" = 1 ] && [ -f dist/ARTIFACTS.md ]; then
 elif ! scripts/release.sh ${SHARDID_PACKAGING_HOST_ONLY:+--host} >"$work/release.log" 2>&1; then
     tail -40 "$work/release.log"
     failed=1
-    finish
+    end
 fi
 sed -n '/^| /p' dist/ARTIFACTS.md
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
@@ -329,4 +313,4 @@ c_tarball() (
 )
 check "the C tarball: make install, pkg-config, shared and static" c_tarball
 
-finish
+end

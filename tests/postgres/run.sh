@@ -6,12 +6,8 @@
 #
 # SHARDID_PYTHON_VENV=DIR reuses (or creates) the virtualenv in DIR.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-root=$PWD
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-venv=${SHARDID_PYTHON_VENV:-$work/venv}
+# shellcheck source=tests/prelude.sh
+. "$(dirname "$0")/../prelude.sh"
 SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
 # test_django_auto_field.py logs into the admin in Debian's Chromium with playwright-core, a dev
 # dependency of the WebAssembly build's tools (as tests/python/run.sh installs it).

@@ -22,6 +22,7 @@ import pytest
 import shardid
 from shardid.dictionary import MAX_BATCH, MAX_VALUE_LEN, Dictionary, server_for
 from shardid.sql import dictionary
+from dense_checks import assert_dense_topic
 from together import on_threads
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "dictionary.json"
@@ -39,19 +40,8 @@ def one(conn: Any, sql: str, *params: Any) -> Any:
 
 
 def assert_dense(conn: Any, schema: str, topic: str) -> int:
-    """Every string of the topic has one ID, every ID one string, the IDs are exactly 0..n-1
-    and the topic's counter is n. Returns n."""
-    count, distinct_ids, lowest, highest = conn.execute(
-        f"SELECT count(*), count(DISTINCT d.id), min(d.id), max(d.id) FROM {schema}.shardid_strings d"
-        f" JOIN {schema}.shardid_topics t USING (topic_id) WHERE t.topic = %s",
-        (topic,),
-    ).fetchone()
-    following = one(conn, f"SELECT next FROM {schema}.shardid_topics WHERE topic = %s", topic)
-    assert count == distinct_ids, "an ID given to two strings"
-    if count:
-        assert (lowest, highest) == (0, count - 1), f"holes: {count} strings numbered {lowest}..{highest}"
-    assert following == count, f"the counter says {following}, the table holds {count}"
-    return int(count)
+    """`dense_checks.assert_dense_topic` over this suite's connection."""
+    return assert_dense_topic(lambda sql, *params: conn.execute(sql, params).fetchone(), schema, topic)
 
 
 def test_the_sql_contract(conn: Any) -> None:

@@ -59,3 +59,20 @@ def burst_makes_one_fetch(ids: Any) -> None:
     assert sorted(got) == list(range(1, 65))
     assert ids.fetches == 1
     ids.close()
+
+
+def assert_dense_topic(first_row: Any, schema: str, topic: str) -> int:
+    """Every string of the dictionary's `topic` has one ID, every ID one string, the IDs are
+    exactly 0..n-1 and the topic's counter is n. Returns n. `first_row(sql, *params)`: the
+    first row of a statement, through the suite's own driver (`%s` placeholders)."""
+    count, distinct_ids, lowest, highest = first_row(
+        f"SELECT count(*), count(DISTINCT d.id), min(d.id), max(d.id) FROM {schema}.shardid_strings d"
+        f" JOIN {schema}.shardid_topics t USING (topic_id) WHERE t.topic = %s",
+        topic,
+    )
+    (following,) = first_row(f"SELECT next FROM {schema}.shardid_topics WHERE topic = %s", topic)
+    assert count == distinct_ids, "an ID given to two strings"
+    if count:
+        assert (lowest, highest) == (0, count - 1), f"holes: {count} strings numbered {lowest}..{highest}"
+    assert following == count, f"the counter says {following}, the table holds {count}"
+    return int(count)

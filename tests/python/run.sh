@@ -8,12 +8,8 @@
 # temporary one; the demo and the benchmarks use that. SHARDID_PYTHON_WHEEL=FILE installs that
 # wheel instead of building one (tests/packaging/run.sh: a release wheel, with no Rust on PATH).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-root=$PWD
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-venv=${SHARDID_PYTHON_VENV:-$work/venv}
+# shellcheck source=tests/prelude.sh
+. "$(dirname "$0")/../prelude.sh"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 if [ -n "${SHARDID_PYTHON_WHEEL:-}" ]; then
