@@ -12,22 +12,12 @@ use std::hint::black_box;
 
 use shardid::{Generator, Layout};
 
-/// IDs made by each run.
-const IDS: u64 = 1 << 20;
+#[path = "common/scripted.rs"]
+mod scripted;
+use scripted::{IDS, scripted};
 
-#[inline(never)]
-fn scripted_singles(g: &Generator) -> u64 {
-    let mut last = 0;
-    let mut now = 1_700_000_000_000u64;
-    for i in 0..IDS {
-        // 4096 IDs per unit of the Twitter layout: the next unit after a unit's worth.
-        if i % 4096 == 0 {
-            now += 1;
-        }
-        last = g.next_id_at(black_box(now)).unwrap();
-    }
-    last
-}
+
+scripted!(scripted_singles, Generator);
 
 #[inline(never)]
 fn scripted_batches(g: &Generator) -> u64 {

@@ -6,13 +6,14 @@
 //! cargo build --release -p shardid-bench --example icount_lease
 //! valgrind --tool=callgrind --toggle-collect='*scripted_leased*' target/release/examples/icount_lease
 //! ```
-use std::hint::black_box;
 
 use shardid::lease::{CeilingGenerator, CeilingStore};
 use shardid::{Layout, Options};
 
-/// IDs made by the run.
-const IDS: u64 = 1 << 20;
+#[path = "common/scripted.rs"]
+mod scripted;
+use scripted::{IDS, scripted};
+
 
 /// A store that records whatever is wanted, at once.
 #[derive(Debug)]
@@ -24,19 +25,7 @@ impl CeilingStore for Free {
     }
 }
 
-#[inline(never)]
-fn scripted_leased(g: &CeilingGenerator) -> u64 {
-    let mut last = 0;
-    let mut now = 1_700_000_000_000u64;
-    for i in 0..IDS {
-        // 4096 IDs per unit of the Twitter layout: the next unit after a unit's worth.
-        if i % 4096 == 0 {
-            now += 1;
-        }
-        last = g.next_id_at(black_box(now)).unwrap();
-    }
-    last
-}
+scripted!(scripted_leased, CeilingGenerator);
 
 fn main() {
     let g = CeilingGenerator::new(Layout::TWITTER, 1, Options::default(), None, Box::new(Free))

@@ -9,26 +9,15 @@
 //! valgrind --tool=callgrind --toggle-collect='*scripted_singles*' target/release/examples/icount
 //! valgrind --tool=callgrind --toggle-collect='*scripted_shared*' target/release/examples/icount_shared
 //! ```
-use std::hint::black_box;
 
 use shardid::{Generator, Layout, Options, State};
 
-/// IDs made by the run.
-const IDS: u64 = 1 << 20;
+#[path = "common/scripted.rs"]
+mod scripted;
+use scripted::{IDS, scripted};
 
-#[inline(never)]
-fn scripted_shared(g: &Generator<&'static State>) -> u64 {
-    let mut last = 0;
-    let mut now = 1_700_000_000_000u64;
-    for i in 0..IDS {
-        // 4096 IDs per unit of the Twitter layout: the next unit after a unit's worth.
-        if i % 4096 == 0 {
-            now += 1;
-        }
-        last = g.next_id_at(black_box(now)).unwrap();
-    }
-    last
-}
+
+scripted!(scripted_shared, Generator<&'static State>);
 
 fn main() {
     let g = Generator::shared(Layout::TWITTER, 1, Options::default()).unwrap();
