@@ -506,6 +506,38 @@ fn hostname() -> Option<String> {
 
 /// The public methods of a lease type wrapping a [`DatabaseLease`] (`self.0`).
 macro_rules! lease_methods {
+    ($name:ident, $client:ty, $what:literal, $url:literal, $errors:literal) => {
+        #[doc = concat!(
+            "A generator on a shard leased through ", $what, ": see the [module](self) docs. ",
+            "`Sync`: share it between threads. Dropping it releases the shard."
+        )]
+        pub struct $name(DatabaseLease<$client>);
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl $name {
+            #[doc = concat!(
+                "Leases the first free shard of `shards` through ", $url, ".\n\n# Errors\n",
+                "[`LeaseError::EmptyShards`]; [`LeaseError::InvalidArgument`] for a URL the ",
+                "core cannot read or a bad table name; [`LeaseError::NoFreeShard`] when every ",
+                "shard is held; ", $errors
+            )]
+            pub fn acquire(
+                url: &str,
+                layout: Layout,
+                shards: Range<u64>,
+                options: &LeaseOptions,
+            ) -> Result<Self, LeaseError> {
+                DatabaseLease::acquire(url, layout, shards, options).map(Self)
+            }
+        }
+
+        lease_methods!($name);
+    };
     ($name:ident) => {
         impl $name {
             /// The shard held.

@@ -23,7 +23,6 @@
 //! node ([`LeaseError::Unsupported`]). The lease does not follow `fork()`: take one in each
 //! process.
 
-use std::fmt;
 use std::ops::Range;
 
 use super::LeaseError;
@@ -31,38 +30,10 @@ pub use super::database::LeaseOptions;
 use super::database::{DatabaseLease, lease_methods};
 use crate::Layout;
 
-/// A generator on a shard leased through MySQL or MariaDB: see the [module](self) docs.
-/// `Sync`: share it between threads. Dropping it releases the shard.
-pub struct MysqlLease(DatabaseLease<mysql::Conn>);
-
-impl fmt::Debug for MysqlLease {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl MysqlLease {
-    /// Leases the first free shard of `shards` through the server at `url`
-    /// (`mysql://user:password@host:port/database`, or `mariadb://`; the table goes in that
-    /// database).
-    ///
-    /// # Errors
-    /// [`LeaseError::EmptyShards`]; [`LeaseError::InvalidArgument`] for a URL the core cannot
-    /// read or a bad table name; [`LeaseError::NoFreeShard`] when every shard is held;
-    /// [`LeaseError::NotMysql`] when the server does not greet as MySQL;
-    /// [`LeaseError::Unreachable`] when it cannot be reached, [`LeaseError::Database`] when it
-    /// refuses a statement;
-    /// [`LeaseError::Unsupported`] for a session lease on a Galera node;
-    /// [`LeaseError::SessionPooled`] for a session lease whose connection another session
-    /// lease of this process shares.
-    pub fn acquire(
-        url: &str,
-        layout: Layout,
-        shards: Range<u64>,
-        options: &LeaseOptions,
-    ) -> Result<Self, LeaseError> {
-        DatabaseLease::acquire(url, layout, shards, options).map(Self)
-    }
-}
-
-lease_methods!(MysqlLease);
+lease_methods!(
+    MysqlLease,
+    mysql::Conn,
+    "MySQL or MariaDB",
+    "the server at `url` (`mysql://user:password@host:port/database`, or `mariadb://`; the table goes in that database)",
+    "[`LeaseError::NotMysql`] when the server does not greet as MySQL; [`LeaseError::Unreachable`] when it cannot be reached, [`LeaseError::Database`] when it refuses a statement; [`LeaseError::Unsupported`] for a session lease on a Galera node; [`LeaseError::SessionPooled`] for a session lease whose connection another session lease of this process shares."
+);

@@ -19,7 +19,6 @@
 //! crashed holder's shard at once: this lease is for the projects whose state is already in
 //! the SQLite file. The lease does not follow `fork()`: take one in each process.
 
-use std::fmt;
 use std::ops::Range;
 
 use super::LeaseError;
@@ -27,37 +26,13 @@ pub use super::database::LeaseOptions;
 use super::database::{DatabaseLease, lease_methods};
 use crate::Layout;
 
-/// A generator on a shard leased through a SQLite file: see the [module](self) docs. `Sync`:
-/// share it between threads. Dropping it releases the shard.
-pub struct SqliteLease(DatabaseLease<rusqlite::Connection>);
-
-impl fmt::Debug for SqliteLease {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl SqliteLease {
-    /// Leases the first free shard of `shards` in the SQLite file `url` names
-    /// (`sqlite:///relative.db`, `sqlite:////absolute.db`).
-    ///
-    /// # Errors
-    /// [`LeaseError::EmptyShards`]; [`LeaseError::InvalidArgument`] for a URL the core cannot
-    /// read (a file on a network filesystem among them) or a bad table name;
-    /// [`LeaseError::NoFreeShard`] when every shard is held; [`LeaseError::Unreachable`] when
-    /// the file cannot be used, [`LeaseError::Database`] when SQLite refuses a statement;
-    /// [`LeaseError::Unsupported`] for a session lease.
-    pub fn acquire(
-        url: &str,
-        layout: Layout,
-        shards: Range<u64>,
-        options: &LeaseOptions,
-    ) -> Result<Self, LeaseError> {
-        DatabaseLease::acquire(url, layout, shards, options).map(Self)
-    }
-}
-
-lease_methods!(SqliteLease);
+lease_methods!(
+    SqliteLease,
+    rusqlite::Connection,
+    "a SQLite file",
+    "the SQLite file `url` names (`sqlite:///relative.db`, `sqlite:////absolute.db`; one on a network filesystem is refused)",
+    "[`LeaseError::Unreachable`] when the file cannot be used, [`LeaseError::Database`] when SQLite refuses a statement; [`LeaseError::Unsupported`] for a session lease."
+);
 
 #[cfg(all(test, not(miri)))]
 mod tests {
