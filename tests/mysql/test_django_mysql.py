@@ -28,6 +28,7 @@ from conftest import one, rows
 from django_server import gunicorn
 
 from shardid import Layout
+from django_project import django_app
 
 pytest.importorskip("django")
 
@@ -104,15 +105,7 @@ POSTS = 480
 def project(tmp_path: Path, port: int) -> Path:
     (tmp_path / "settings.py").write_text(SETTINGS.format(port=port))
     (tmp_path / "urls.py").write_text(URLS)
-    app = tmp_path / "events"
-    (app / "migrations").mkdir(parents=True)
-    for path, text in [
-        (app / "__init__.py", ""),
-        (app / "migrations" / "__init__.py", ""),
-        (app / "models.py", MODELS),
-        (app / "migrations" / "0001_install_shardid.py", INSTALL),
-    ]:
-        path.write_text(textwrap.dedent(text))
+    app = django_app(tmp_path, "events", {"models.py": MODELS, "migrations/0001_install_shardid.py": INSTALL})
     return tmp_path
 
 

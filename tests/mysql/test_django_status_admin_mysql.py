@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from shardid import Layout
+from django_project import django_app
 
 pytest.importorskip("django")
 
@@ -112,11 +113,7 @@ def test_the_admin_section_on_mariadb(server: Any, conn: Any, tmp_path: Path) ->
     conn.cursor().execute("CREATE DATABASE django_admin_status")
     (tmp_path / "settings.py").write_text(SETTINGS.format(port=server.port))
     (tmp_path / "urls.py").write_text(URLS)
-    app = tmp_path / "shop"
-    (app / "migrations").mkdir(parents=True)
-    for path, text in [(app / "__init__.py", ""), (app / "models.py", ""), (app / "migrations" / "__init__.py", ""),
-                       (app / "migrations" / "0001_shardid.py", MIGRATION)]:  # fmt: skip
-        path.write_text(text)
+    app = django_app(tmp_path, "shop", {"models.py": "", "migrations/0001_shardid.py": MIGRATION})
     run(tmp_path, "-m", "django", "migrate")
 
     url = f"mysql://root@127.0.0.1:{server.port}/django_admin_status"

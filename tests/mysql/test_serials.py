@@ -29,6 +29,7 @@ import shardid
 from shardid.segments import Serials, create_serial
 from shardid.sql import mysql_serials, segments
 from together import on_threads
+from django_project import django_app
 
 # 2025-11-25 23:59:59 in Shanghai (the Rust example's clock), and a day later.
 BEFORE_MIDNIGHT = 1_764_086_399_000
@@ -366,15 +367,7 @@ def test_django_create_serial_and_serial_field_on_mariadb(server: Any, conn: Any
     with conn.cursor() as cur:
         cur.execute("CREATE DATABASE django_serials")
     (tmp_path / "settings.py").write_text(SETTINGS.format(port=server.port))
-    app = tmp_path / "shop"
-    (app / "migrations").mkdir(parents=True)
-    for path, text in [
-        (app / "__init__.py", ""),
-        (app / "migrations" / "__init__.py", ""),
-        (app / "models.py", MODELS),
-        (app / "migrations" / "0001_initial.py", MIGRATION),
-    ]:
-        path.write_text(textwrap.dedent(text))
+    app = django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_initial.py": MIGRATION})
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "DJANGO_SETTINGS_MODULE": "settings"}
 
     def run(*args: str) -> str:

@@ -20,6 +20,7 @@ import pytest
 from django_server import runserver
 
 from shardid import Layout
+from django_project import django_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -159,12 +160,7 @@ def test_default_auto_field_with_a_custom_user_admin_and_bulk_create(backend: st
         database = f'{{"ENGINE": "django.db.backends.sqlite3", "NAME": "{tmp_path / "db.sqlite3"}"}}'
     (tmp_path / "settings.py").write_text(SETTINGS.format(database=database))
     (tmp_path / "urls.py").write_text(URLS)
-    app = tmp_path / "shop"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    (app / "models.py").write_text(textwrap.dedent(MODELS))
-    (app / "admin.py").write_text(ADMIN)
+    app = django_app(tmp_path, "shop", {"models.py": MODELS, "admin.py": ADMIN})
 
     # The project as it was: Django's BigAutoField.
     big = {"AUTO_FIELD": "django.db.models.BigAutoField"}

@@ -20,6 +20,7 @@ import pytest
 from django_server import gunicorn
 
 from shardid import Layout
+from django_project import django_app
 
 pytest.importorskip("django")
 
@@ -88,16 +89,7 @@ class EventTest(TestCase):
 def project(tmp_path: Path, port: int, name: str) -> Path:
     (tmp_path / "settings.py").write_text(SETTINGS.format(port=port, name=name))
     (tmp_path / "urls.py").write_text(URLS)
-    app = tmp_path / "events"
-    (app / "migrations").mkdir(parents=True)
-    for path, text in [
-        (app / "__init__.py", ""),
-        (app / "migrations" / "__init__.py", ""),
-        (app / "models.py", MODELS),
-        (app / "tests.py", TESTS),
-        (app / "migrations" / "0001_install_shardid.py", INSTALL),
-    ]:
-        path.write_text(textwrap.dedent(text))
+    app = django_app(tmp_path, "events", {"models.py": MODELS, "tests.py": TESTS, "migrations/0001_install_shardid.py": INSTALL})
     return tmp_path
 
 

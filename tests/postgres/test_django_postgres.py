@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from django_project import django_app
 
 SETTINGS = """
 SECRET_KEY = "test"
@@ -103,12 +104,7 @@ def run(project: Path, *args: str) -> str:
 def test_django_project_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
     conn.execute("CREATE DATABASE django_shardid")
     (tmp_path / "settings.py").write_text(SETTINGS.format(port=cluster.port))
-    app = tmp_path / "events"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    (app / "models.py").write_text(textwrap.dedent(MODELS))
-    (app / "migrations" / "0001_install_shardid.py").write_text(INSTALL)
+    app = django_app(tmp_path, "events", {"models.py": MODELS, "migrations/0001_install_shardid.py": INSTALL})
     run(tmp_path, "-m", "django", "makemigrations", "events")
     (second,) = (app / "migrations").glob("0002_*.py")
     migration = second.read_text()
@@ -173,12 +169,7 @@ def test_django_dense_id_field_on_postgres(cluster: Any, conn: psycopg.Connectio
     conn.execute("CREATE DATABASE django_dense")
     settings = SETTINGS.format(port=cluster.port).replace('"events"', '"orders"').replace("django_shardid", "django_dense")
     (tmp_path / "settings.py").write_text(settings)
-    app = tmp_path / "orders"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    (app / "models.py").write_text(textwrap.dedent(DENSE_MODELS))
-    (app / "migrations" / "0001_install_segments.py").write_text(DENSE_INSTALL)
+    app = django_app(tmp_path, "orders", {"models.py": DENSE_MODELS, "migrations/0001_install_segments.py": DENSE_INSTALL})
     run(tmp_path, "-m", "django", "makemigrations", "orders")
     (second,) = (app / "migrations").glob("0002_*.py")
     migration = second.read_text()
@@ -251,12 +242,7 @@ def test_django_dictionary_on_postgres(cluster: Any, conn: psycopg.Connection[An
     conn.execute("CREATE DATABASE django_dict")
     settings = SETTINGS.format(port=cluster.port).replace('"events"', '"tags", "shardid.django"').replace("django_shardid", "django_dict")
     (tmp_path / "settings.py").write_text(settings)
-    app = tmp_path / "tags"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    (app / "models.py").write_text(textwrap.dedent(DICT_MODELS))
-    (app / "migrations" / "0001_install_dictionary.py").write_text(DICT_INSTALL)
+    app = django_app(tmp_path, "tags", {"models.py": DICT_MODELS, "migrations/0001_install_dictionary.py": DICT_INSTALL})
     run(tmp_path, "-m", "django", "makemigrations", "tags")
     run(tmp_path, "-m", "django", "migrate")
     assert run(tmp_path, "-c", DICT_CHECK).strip() == "[0, 1, 0] 3"
@@ -331,11 +317,7 @@ def test_a_model_on_segments_where_install_segments_never_ran_names_the_operatio
     conn.execute("CREATE DATABASE django_forgotten")
     settings = SETTINGS.format(port=cluster.port).replace('"events"', '"orders"').replace("django_shardid", "django_forgotten")
     (tmp_path / "settings.py").write_text(settings)
-    app = tmp_path / "orders"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    (app / "models.py").write_text(textwrap.dedent(FORGOTTEN_MODELS))
+    app = django_app(tmp_path, "orders", {"models.py": FORGOTTEN_MODELS})
     run(tmp_path, "-m", "django", "makemigrations", "orders")
     run(tmp_path, "-m", "django", "migrate")
     run(tmp_path, "-m", "django", "check")  # no database asked: nothing to read

@@ -19,6 +19,7 @@ import psycopg
 import pytest
 
 import shardid
+from django_project import django_app
 
 PSYCOPG2 = "psycopg2-binary==2.9.13"
 DJANGO = "django==5.2.19"
@@ -129,12 +130,7 @@ def test_a_django_project_on_psycopg2_only(cluster: Any, psycopg2_python: Path, 
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
         conn.execute("CREATE DATABASE django_psycopg2")
     (tmp_path / "settings.py").write_text(SETTINGS.format(port=cluster.port))
-    app = tmp_path / "shop"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    (app / "models.py").write_text(textwrap.dedent(MODELS))
-    (app / "migrations" / "0001_shardid.py").write_text(INSTALL)
+    app = django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_shardid.py": INSTALL})
     python = psycopg2_python
     run(python, tmp_path, "-m", "django", "makemigrations", "shop")
     # No shardid.E001 about a driver: the default lease runs on Django's own (psycopg2).

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from django_project import django_app
 
 SETTINGS = """
 SECRET_KEY = "test"
@@ -94,12 +95,7 @@ def check_database(path: Path) -> str:
 def test_django_serial_field_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
     conn.execute("CREATE DATABASE django_serials")
     (tmp_path / "settings.py").write_text(SETTINGS.format(port=cluster.port))
-    app = tmp_path / "shop"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    (app / "models.py").write_text(textwrap.dedent(MODELS))
-    (app / "migrations" / "0001_install_serials.py").write_text(INSTALL)
+    app = django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_install_serials.py": INSTALL})
     run(tmp_path, "-m", "django", "makemigrations", "shop")
     (second,) = (app / "migrations").glob("0002_*.py")
     migration = second.read_text()

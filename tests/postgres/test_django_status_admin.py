@@ -23,6 +23,7 @@ from shardid import Layout
 from shardid.dictionary import Dictionary
 from shardid.postgres import lease
 from shardid.segments import DenseIds
+from django_project import django_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -191,12 +192,7 @@ def _project(tmp_path: Path, port: int, name: str) -> Path:
     database = f'{{"ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {port}, "USER": "postgres", "NAME": "{name}"}}'
     (tmp_path / "settings.py").write_text(SETTINGS.format(database=database))
     (tmp_path / "urls.py").write_text(URLS)
-    app = tmp_path / "shop"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "models.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    (app / "migrations" / "0001_shardid.py").write_text(MIGRATION)
+    app = django_app(tmp_path, "shop", {"models.py": "", "migrations/0001_shardid.py": MIGRATION})
     return tmp_path
 
 

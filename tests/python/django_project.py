@@ -1,0 +1,19 @@
+"""The throwaway Django projects of the Django tests (every suite's conftest puts tests/python on
+the path)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+
+def django_app(project: Path, name: str, files: dict[str, str]) -> Path:
+    """Writes the app `name` of the project in `project`: its package, its migrations' package
+    and `files` (a path in the app: its text, dedented). Returns the app's directory."""
+    app = project / name
+    (app / "migrations").mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "migrations" / "__init__.py").write_text("")
+    for path, text in files.items():
+        (app / path).write_text(textwrap.dedent(text))
+    return app
