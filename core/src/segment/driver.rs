@@ -511,11 +511,49 @@ impl<C: SegmentClient> Driver<C> {
     }
 }
 
-/// The public type `DenseIds` of a database's module, wrapping a [`Driver`] (`self.0`): its
-/// `connect` and these methods.
-macro_rules! dense_ids_methods {
-    ($name:ident) => {
-        impl $name {
+/// The public type `DenseIds` of a database's module, wrapping a [`Driver`] over `$client`
+/// (`self.0`), with the type's docs, `connect`'s docs, and `connect_servers` where the
+/// database has ticket servers to take from in turn.
+macro_rules! dense_ids {
+    (
+        $(#[$doc:meta])* over $client:ty;
+        $(#[$connect_doc:meta])* connect $(, $servers:ident)?;
+    ) => {
+        $(#[$doc])*
+        pub struct DenseIds(Driver<$client>);
+
+        impl DenseIds {
+            $(#[$connect_doc])*
+            pub fn connect(
+                url: &str,
+                tag: &str,
+                schema: &str,
+                policy: SizePolicy,
+            ) -> Result<Self, SegmentError> {
+                Driver::connect(&[url], tag, schema, policy).map(Self)
+            }
+
+            $(
+            /// Dense IDs of `tag` from several ticket servers (each `schema` rendered as one
+            /// of them: `Segments::ticket_server`), taken from in turn: each fetch from the
+            /// server after the last that answered, passing over one that does not (as
+            /// Python's and Node's clients do). Connects to the first that answers and takes
+            /// the first segment. The IDs are unique across the servers (each hands out its
+            /// own residue) but increase only per server.
+            ///
+            /// # Errors
+            /// As the `connect` method; [`SegmentError::InvalidArgument`] for an empty list,
+            /// [`SegmentError::Database`] (the last server's error) when no server answers.
+            pub fn $servers<S: AsRef<str>>(
+                servers: &[S],
+                tag: &str,
+                schema: &str,
+                policy: SizePolicy,
+            ) -> Result<Self, SegmentError> {
+                Driver::connect(servers, tag, schema, policy).map(Self)
+            }
+            )?
+
             /// The next ID (increasing), waiting at most 5 s for a segment when both are used
             /// up.
             ///
@@ -550,7 +588,7 @@ macro_rules! dense_ids_methods {
             }
         }
 
-        impl core::fmt::Debug for $name {
+        impl core::fmt::Debug for DenseIds {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 self.0.fmt(f)
             }
@@ -558,7 +596,7 @@ macro_rules! dense_ids_methods {
     };
 }
 
-pub(crate) use dense_ids_methods;
+pub(crate) use dense_ids;
 
 /// The driver over a client with no database behind it: a row per URL that counts the
 /// statements, connections and gives-back, so each test reads what the driver sent.

@@ -17,7 +17,7 @@
 use std::string::{String, ToString};
 
 pub use super::driver::SegmentError;
-use super::driver::{Driver, Failed, SegmentClient, dense_ids_methods};
+use super::driver::{Driver, Failed, SegmentClient, dense_ids};
 use super::{Segment, SizePolicy, Unused};
 use crate::driver::mysql::error_number;
 use crate::driver::{Client, Owned};
@@ -152,11 +152,10 @@ pub(crate) fn give_back(
     Ok(row.as_deref().and_then(<[_]>::first).and_then(Owned::int) == Some(1))
 }
 
-/// Dense IDs of one tag from MySQL or MariaDB segments: see the [module](self) docs. `Sync`:
-/// share it (in an `Arc`) between threads.
-pub struct DenseIds(Driver<mysql::Conn>);
-
-impl DenseIds {
+dense_ids! {
+    /// Dense IDs of one tag from MySQL or MariaDB segments: see the [module](self) docs. `Sync`:
+    /// share it (in an `Arc`) between threads.
+    over mysql::Conn;
     /// Connects to the server `url` names (`mysql://user:password@host:port/database`, or
     /// `mariadb://`) whose database `schema` holds the segments' DDL, and takes the first
     /// segment of `tag`.
@@ -166,32 +165,5 @@ impl DenseIds {
     /// [`SegmentError::UnknownTag`], [`SegmentError::NotMysql`], [`SegmentError::Database`]
     /// when the server cannot be reached, [`SegmentError::Unavailable`] when the first segment
     /// does not arrive.
-    pub fn connect(
-        url: &str,
-        tag: &str,
-        schema: &str,
-        policy: SizePolicy,
-    ) -> Result<Self, SegmentError> {
-        Driver::connect(&[url], tag, schema, policy).map(Self)
-    }
-
-    /// Dense IDs of `tag` from several ticket servers (each `schema` rendered as one of them:
-    /// `Segments::ticket_server`), taken from in turn: each fetch from the server after the
-    /// last that answered, passing over one that does not (as Python's and Node's clients
-    /// do). Connects to the first that answers and takes the first segment. The IDs are unique
-    /// across the servers (each hands out its own residue) but increase only per server.
-    ///
-    /// # Errors
-    /// As the `connect` method; [`SegmentError::InvalidArgument`] for an empty list,
-    /// [`SegmentError::Database`] (the last server's error) when no server answers.
-    pub fn connect_servers<S: AsRef<str>>(
-        servers: &[S],
-        tag: &str,
-        schema: &str,
-        policy: SizePolicy,
-    ) -> Result<Self, SegmentError> {
-        Driver::connect(servers, tag, schema, policy).map(Self)
-    }
+    connect, connect_servers;
 }
-
-dense_ids_methods!(DenseIds);

@@ -19,7 +19,7 @@ use std::format;
 use std::string::{String, ToString};
 
 pub use super::driver::SegmentError;
-use super::driver::{Driver, Failed, SegmentClient, dense_ids_methods};
+use super::driver::{Driver, Failed, SegmentClient, dense_ids};
 use super::{Segment, SizePolicy, Unused};
 use crate::driver::Client;
 use crate::sql::{Dialect, Segments, Value};
@@ -96,44 +96,16 @@ impl SegmentClient for postgres::Client {
     }
 }
 
-/// Dense IDs of one tag from PostgreSQL segments: see the [module](self) docs. `Sync`: share
-/// it (in an `Arc`) between threads.
-pub struct DenseIds(Driver<postgres::Client>);
-
-impl DenseIds {
-    /// Connects to the server (`config`: a libpq-style connection string) whose `schema` holds
+dense_ids! {
+    /// Dense IDs of one tag from PostgreSQL segments: see the [module](self) docs. `Sync`: share
+    /// it (in an `Arc`) between threads.
+    over postgres::Client;
+    /// Connects to the server (`url`: a libpq-style connection string) whose `schema` holds
     /// the segments' DDL, and takes the first segment of `tag`.
     ///
     /// # Errors
     /// [`SegmentError::InvalidArgument`] for a bad tag or schema name or a URL no PostgreSQL
     /// client takes, [`SegmentError::UnknownTag`], [`SegmentError::Database`] when the server
     /// cannot be reached, [`SegmentError::Unavailable`] when the first segment does not arrive.
-    pub fn connect(
-        config: &str,
-        tag: &str,
-        schema: &str,
-        policy: SizePolicy,
-    ) -> Result<Self, SegmentError> {
-        Driver::connect(&[config], tag, schema, policy).map(Self)
-    }
-
-    /// Dense IDs of `tag` from several ticket servers (each `schema` rendered as one of them:
-    /// `Segments::ticket_server`), taken from in turn: each fetch from the server after the
-    /// last that answered, passing over one that does not (as Python's and Node's clients
-    /// do). Connects to the first that answers and takes the first segment. The IDs are unique
-    /// across the servers (each hands out its own residue) but increase only per server.
-    ///
-    /// # Errors
-    /// As the `connect` method; [`SegmentError::InvalidArgument`] for an empty list,
-    /// [`SegmentError::Database`] (the last server's error) when no server answers.
-    pub fn connect_servers<S: AsRef<str>>(
-        servers: &[S],
-        tag: &str,
-        schema: &str,
-        policy: SizePolicy,
-    ) -> Result<Self, SegmentError> {
-        Driver::connect(servers, tag, schema, policy).map(Self)
-    }
+    connect, connect_servers;
 }
-
-dense_ids_methods!(DenseIds);

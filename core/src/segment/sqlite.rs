@@ -28,7 +28,7 @@ use std::string::{String, ToString};
 use rusqlite::Connection;
 
 pub use super::driver::SegmentError;
-use super::driver::{Driver, Failed, SegmentClient, dense_ids_methods};
+use super::driver::{Driver, Failed, SegmentClient, dense_ids};
 use super::{Segment, SizePolicy, Unused};
 use crate::driver::sqlite::{no_such_table, with_tables};
 use crate::driver::{Client, ConnectError, Owned};
@@ -191,11 +191,10 @@ pub fn create_tag(url: &str, tag: &str, schema: &str, first: u64) -> Result<bool
     Ok(created.is_some())
 }
 
-/// Dense IDs of one tag from the segments of a SQLite file: see the [module](self) docs.
-/// `Sync`: share it (in an `Arc`) between threads.
-pub struct DenseIds(Driver<Connection>);
-
-impl DenseIds {
+dense_ids! {
+    /// Dense IDs of one tag from the segments of a SQLite file: see the [module](self) docs.
+    /// `Sync`: share it (in an `Arc`) between threads.
+    over Connection;
     /// Opens the SQLite file `url` names (`sqlite:///relative.db`, `sqlite:////absolute.db`),
     /// in whose `schema` (`main`, or an attached database's name) the tag `tag` was created
     /// ([`create_tag`]), and takes the first segment.
@@ -206,17 +205,8 @@ impl DenseIds {
     /// the file cannot be used (a missing directory, a read-only file, not a SQLite database),
     /// [`SegmentError::Unavailable`] when the first segment does not arrive (the write lock
     /// held past the busy timeout).
-    pub fn connect(
-        url: &str,
-        tag: &str,
-        schema: &str,
-        policy: SizePolicy,
-    ) -> Result<Self, SegmentError> {
-        Driver::connect(&[url], tag, schema, policy).map(Self)
-    }
+    connect;
 }
-
-dense_ids_methods!(DenseIds);
 
 #[cfg(all(test, not(miri)))]
 mod tests {
