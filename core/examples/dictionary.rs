@@ -16,14 +16,9 @@ use std::sync::Arc;
 
 use shardid::dictionary::postgres::{Dictionary, DictionaryError};
 
-fn kind(result: Result<impl Sized, DictionaryError>) -> String {
-    match result {
-        Ok(_) => "no error".into(),
-        Err(e) => e
-            .kind()
-            .map_or_else(|| format!("database: {e}"), |k| k.code().into()),
-    }
-}
+#[path = "common/dictionary.rs"]
+mod common;
+use common::kind;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -110,29 +105,11 @@ fn threads(config: &str) -> Result<(), Box<dyn std::error::Error>> {
         "dict_rust",
         100_000,
     )?);
-    let handles: Vec<_> = (0..8u64)
-        .map(|t| {
-            let words = Arc::clone(&words);
-            std::thread::spawn(move || -> Result<Vec<(String, u64)>, DictionaryError> {
-                let mut pairs = Vec::new();
-                for b in 0..100u64 {
-                    let values: Vec<String> = (0..20)
-                        .map(|i| format!("s{}", (t * 7 + b * 13 + i * 31) % 1500))
-                        .collect();
-                    let ids = words.ids(&values)?;
-                    pairs.extend(values.into_iter().zip(ids));
-                }
-                Ok(pairs)
-            })
-        })
-        .collect();
     let mut seen: HashMap<String, u64> = HashMap::new();
     let mut conflicts = 0;
-    for h in handles {
-        for (value, id) in h.join().expect("thread")? {
-            if *seen.entry(value).or_insert(id) != id {
-                conflicts += 1;
-            }
+    for (value, id) in common::threads(&words, 100, 20, 1500)? {
+        if *seen.entry(value).or_insert(id) != id {
+            conflicts += 1;
         }
     }
     // The cache against the server, from a client with no cache.

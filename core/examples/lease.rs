@@ -12,18 +12,20 @@
 //!            idles 0.7 s, closes, and prints `stats()` in the table's order
 //!            (`tests/postgres/test_lease_stats.py` compares them with the server's log).
 //!   bad:     the codes of a bad table, an empty range, a bad time to live.
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use shardid::Layout;
 use shardid::lease::postgres::{LeaseOptions, PostgresLease};
 use shardid::sql::LeaseKind;
 
-const T0: u64 = 1_700_000_000_000;
+/// The lease the shared modes take.
+type Lease = PostgresLease;
 
-fn code<T>(result: Result<T, shardid::lease::LeaseError>) -> String {
-    result.map_or_else(|e| e.kind().code().to_string(), |_| "no error".into())
-}
+#[path = "common/lease.rs"]
+mod common;
+use common::code;
+
+const T0: u64 = 1_700_000_000_000;
 
 /// `stats <table>`: see the module's docs.
 fn stats(config: &str, table: &str) -> Result<(), Box<dyn std::error::Error>> {
@@ -56,22 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 0..4,
                 &LeaseOptions::new().table(table),
             )?;
-            let start = Instant::now();
-            let mut bytes = Vec::with_capacity(8 * (count + 1));
-            for i in 0..count {
-                bytes.extend_from_slice(&lease.next_id()?.to_le_bytes());
-                if i % 1000 == 999 {
-                    #[allow(clippy::cast_precision_loss)]
-                    let due = Duration::from_secs_f64(seconds * i as f64 / count as f64);
-                    if let Some(wait) = due.checked_sub(start.elapsed()) {
-                        std::thread::sleep(wait);
-                    }
-                }
-            }
-            bytes.extend_from_slice(&lease.shard().to_le_bytes());
-            std::fs::write(out, bytes)?;
-            lease.close();
-            println!("{{\"shard\": {}}}", lease.shard());
+            common::probe(&lease, out, seconds, count)?;
         }
         "stats" => stats(config, &args[3])?,
         "takenover" => {
@@ -92,36 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 lease.is_held()
             );
         }
-        "hold" => {
-            let (table, out) = (&args[3], &args[4]);
-            let ttl_ms: u64 = args[5].parse()?;
-            let lease = PostgresLease::acquire(
-                config,
-                Layout::TWITTER,
-                0..1,
-                &LeaseOptions::new()
-                    .table(table)
-                    .kind(LeaseKind::Expiring { ttl_ms }),
-            )?;
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(out)?;
-            let mut ids = [0u64; 1000];
-            loop {
-                match lease.next_ids(&mut ids) {
-                    Ok(()) => {
-                        let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
-                        file.write_all(&bytes)?;
-                    }
-                    Err(e) if e.kind() == shardid::ErrorKind::LeaseLost => {
-                        std::fs::write(format!("{out}.lost"), e.to_string())?;
-                        break;
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
-        }
+        "hold" => common::hold(config, &args[3..])?,
         "bad" => {
             let table = code(PostgresLease::acquire(
                 config,

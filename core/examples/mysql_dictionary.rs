@@ -14,14 +14,9 @@ use std::sync::Arc;
 
 use shardid::dictionary::mysql::{Dictionary, DictionaryError};
 
-fn kind(result: Result<impl Sized, DictionaryError>) -> String {
-    match result {
-        Ok(_) => "no error".into(),
-        Err(e) => e
-            .kind()
-            .map_or_else(|| format!("database: {e}"), |k| k.code().into()),
-    }
-}
+#[path = "common/dictionary.rs"]
+mod common;
+use common::kind;
 
 #[allow(clippy::too_many_lines)] // one mode per arm, read top to bottom
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -75,28 +70,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         "threads" => {
             let words = Arc::new(Dictionary::connect(&[url], "threads", "dict_rust", 100)?);
-            let threads: Vec<_> = (0..8u64)
-                .map(|t| {
-                    let words = Arc::clone(&words);
-                    std::thread::spawn(move || -> Result<Vec<(String, u64)>, DictionaryError> {
-                        let mut seen = Vec::new();
-                        for b in 0..50u64 {
-                            let values: Vec<String> = (0..40)
-                                .map(|i| format!("s{}", (t * 7 + b * 13 + i * 31) % 600))
-                                .collect();
-                            let ids = words.ids(&values)?;
-                            seen.extend(values.into_iter().zip(ids));
-                        }
-                        Ok(seen)
-                    })
-                })
-                .collect();
             let mut pairs: HashMap<String, u64> = HashMap::new();
             let mut agree = true;
-            for t in threads {
-                for (value, id) in t.join().expect("thread")? {
-                    agree &= *pairs.entry(value).or_insert(id) == id;
-                }
+            for (value, id) in common::threads(&words, 50, 40, 600)? {
+                agree &= *pairs.entry(value).or_insert(id) == id;
             }
             let mut ids: Vec<u64> = pairs.values().copied().collect();
             ids.sort_unstable();

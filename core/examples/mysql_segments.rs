@@ -9,14 +9,15 @@
 //!            appended to file as little-endian i64s (for the test's mix of processes).
 //!   kind:    the error kind of connecting (a server that is not MySQL).
 //!   first <schema> <tag>: the first ID of a new client (segments of 100).
-use std::collections::HashSet;
 use std::io::Write;
-use std::sync::Arc;
 
 use shardid::segment::SizePolicy;
-use shardid::segment::mysql::DenseIds;
+use shardid::segment::mysql::{DenseIds, SegmentError};
 
-fn code<T>(result: Result<T, shardid::segment::mysql::SegmentError>) -> String {
+#[path = "common/segments.rs"]
+mod common;
+
+fn code<T>(result: Result<T, SegmentError>) -> String {
     result.map_or_else(|e| e.kind().code().to_string(), |_| "no error".into())
 }
 
@@ -25,23 +26,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (url, mode) = (&args[1], args[2].as_str());
     let small = SizePolicy::new().bounds(100, 100);
     match mode {
-        "order" => {
-            let ids = DenseIds::connect(url, "r_order", "seg_rust", small)?;
-            let mut got: Vec<u64> = (0..150).map(|_| ids.next_id()).collect::<Result<_, _>>()?;
-            let mut batch = [0u64; 150];
-            ids.next_ids(&mut batch)?;
-            got.extend(batch);
-            let skipped = ids.close();
-            let closed = code(ids.next_id());
-            let again = DenseIds::connect(url, "r_order", "seg_rust", small)?;
-            let next = again.next_id()?;
-            again.close();
-            let dense = got.iter().enumerate().all(|(i, &id)| id == i as u64 + 1);
-            println!(
-                "{{\"count\": {}, \"dense\": {dense}, \"next\": {next}, \"skipped\": {skipped}, \"closed\": \"{closed}\"}}",
-                got.len()
-            );
-        }
+        "order" => println!(
+            "{}",
+            common::order(
+                || DenseIds::connect(url, "r_order", "seg_rust", small),
+                false
+            )?
+        ),
         "errors" => {
             let codes = [
                 code(DenseIds::connect(url, "never_created", "seg_rust", small)),
@@ -63,27 +54,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{{\"codes\": {codes:?}}}");
         }
         "threads" => {
-            let ids = Arc::new(DenseIds::connect(url, "r_threads", "seg_rust", small)?);
-            let threads: Vec<_> = (0..8)
-                .map(|_| {
-                    let ids = Arc::clone(&ids);
-                    std::thread::spawn(move || {
-                        (0..20_000)
-                            .map(|_| ids.next_id())
-                            .collect::<Result<Vec<u64>, _>>()
-                    })
-                })
-                .collect();
-            let mut all = HashSet::new();
-            let mut total = 0;
-            for t in threads {
-                for id in t.join().expect("thread")? {
-                    total += 1;
-                    all.insert(id);
-                }
-            }
-            ids.close();
-            println!("{{\"total\": {total}, \"unique\": {}}}", all.len());
+            let ids = DenseIds::connect(url, "r_threads", "seg_rust", small)?;
+            println!("{}", common::threads(ids)?);
         }
         "many" => {
             let (tag, file, n) = (&args[3], &args[4], args[5].parse::<usize>()?);

@@ -6,66 +6,33 @@
 //!   threads: 8 threads x 20,000 IDs on one client: no duplicate.
 //!   demo:    7 IDs of tag `orders` in schema `seg` (examples/postgres/segments.py), then close.
 //!   next SCHEMA TAG: one ID, or the error's code, message and ms (`tests/postgres/test_contract.py`).
-use std::collections::HashSet;
-use std::sync::Arc;
 
 use shardid::segment::SizePolicy;
-use shardid::segment::postgres::DenseIds;
+use shardid::segment::postgres::{DenseIds, SegmentError};
+
+#[path = "common/segments.rs"]
+mod common;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let (config, mode) = (&args[1], args[2].as_str());
     let small = SizePolicy::new().bounds(100, 100);
     match mode {
-        "order" => {
-            let ids = DenseIds::connect(config, "r_order", "seg_rust", small)?;
-            let mut got: Vec<u64> = (0..150).map(|_| ids.next_id()).collect::<Result<_, _>>()?;
-            let mut batch = [0u64; 150];
-            ids.next_ids(&mut batch)?;
-            got.extend(batch);
-            let skipped = ids.close();
-            // After close: a prefetch under way is counted too.
-            let stats = ids.stats();
-            let closed = ids
-                .next_id()
-                .map_or_else(|e| e.kind().code().to_string(), |_| "no error".into());
-            let again = DenseIds::connect(config, "r_order", "seg_rust", small)?;
-            let next = again.next_id()?;
-            again.close();
-            let dense = got.iter().enumerate().all(|(i, &id)| id == i as u64 + 1);
-            println!(
-                "{{\"count\": {}, \"dense\": {dense}, \"next\": {next}, \"skipped\": {skipped}, \"closed\": \"{closed}\", \"stats\": {:?}}}",
-                got.len(),
-                stats.values()
-            );
-        }
+        "order" => println!(
+            "{}",
+            common::order(
+                || DenseIds::connect(config, "r_order", "seg_rust", small),
+                true
+            )?
+        ),
         "unknown" => {
             let code = DenseIds::connect(config, "never_created", "seg_rust", small)
                 .map_or_else(|e| e.kind().code().to_string(), |_| "no error".into());
             println!("{{\"code\": \"{code}\"}}");
         }
         "threads" => {
-            let ids = Arc::new(DenseIds::connect(config, "r_threads", "seg_rust", small)?);
-            let threads: Vec<_> = (0..8)
-                .map(|_| {
-                    let ids = Arc::clone(&ids);
-                    std::thread::spawn(move || {
-                        (0..20_000)
-                            .map(|_| ids.next_id())
-                            .collect::<Result<Vec<u64>, _>>()
-                    })
-                })
-                .collect();
-            let mut all = HashSet::new();
-            let mut total = 0;
-            for t in threads {
-                for id in t.join().expect("thread")? {
-                    total += 1;
-                    all.insert(id);
-                }
-            }
-            ids.close();
-            println!("{{\"total\": {total}, \"unique\": {}}}", all.len());
+            let ids = DenseIds::connect(config, "r_threads", "seg_rust", small)?;
+            println!("{}", common::threads(ids)?);
         }
         "demo" => {
             let orders =

@@ -26,22 +26,15 @@
 
 use std::io::Write;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use shardid::segment::SizePolicy;
 use shardid::serial::SerialFormat;
 use shardid::serial::postgres::{Serials, SerialsError, create_serial};
 use shardid::sql::Segments;
 
-fn wall_ms() -> u64 {
-    u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
+#[path = "common/wall_ms.rs"]
+mod wall_ms;
+use wall_ms::wall_ms;
 
 fn code(e: &SerialsError) -> String {
     format!(

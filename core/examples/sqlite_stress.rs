@@ -12,7 +12,6 @@
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use shardid::dictionary::sqlite::Dictionary;
 use shardid::segment::SizePolicy;
@@ -24,15 +23,9 @@ const MIDNIGHT_MS: u64 = 1_935_446_400_000;
 /// Items per thread at most: bounded in count as well as in time.
 const MAX_ITEMS: u32 = 400;
 
-fn now_ms() -> u64 {
-    u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
+#[path = "common/wall_ms.rs"]
+mod wall_ms;
+use wall_ms::wall_ms;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -65,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 // A small xorshift: which strings of the window this thread asks for.
                 let mut seed = u64::from(std::process::id()) * 4 + thread + 1;
                 for _ in 0..MAX_ITEMS {
-                    let now = now_ms();
+                    let now = wall_ms();
                     if now >= stop_at {
                         break;
                     }
