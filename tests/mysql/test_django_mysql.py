@@ -28,7 +28,7 @@ from conftest import one, rows
 from django_server import gunicorn
 
 from shardid import Layout
-from django_project import django_app
+from django_project import database, django_app
 
 pytest.importorskip("django")
 
@@ -43,10 +43,7 @@ ALLOWED_HOSTS = ["127.0.0.1"]
 ROOT_URLCONF = "urls"
 INSTALLED_APPS = ["shardid.django", "events"]
 MIDDLEWARE = []
-DATABASES = {{"default": {{
-    "ENGINE": "django.db.backends.mysql", "HOST": "127.0.0.1", "PORT": {port},
-    "USER": "root", "NAME": "django_mysql",
-}}}}
+DATABASES = {{"default": {database}}}
 USE_TZ = True
 SHARDID = {{"layout": "instagram"}}
 """
@@ -102,8 +99,8 @@ urlpatterns = [path("events", create)]
 POSTS = 480
 
 
-def project(tmp_path: Path, port: int) -> Path:
-    (tmp_path / "settings.py").write_text(SETTINGS.format(port=port))
+def project(tmp_path: Path, port: int, name: str = "django_mysql") -> Path:
+    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("mysql", port, name)))
     (tmp_path / "urls.py").write_text(URLS)
     app = django_app(tmp_path, "events", {"models.py": MODELS, "migrations/0001_install_shardid.py": INSTALL})
     return tmp_path
@@ -261,9 +258,9 @@ def test_django_over_mysqlclient(server: Any, conn: Any, tmp_path: Path) -> None
     # dictionary in 4 threads' transactions.
     pytest.importorskip("MySQLdb")
     conn.cursor().execute("CREATE DATABASE django_mysqlclient")
-    app = project(tmp_path, server.port)
+    app = project(tmp_path, server.port, "django_mysqlclient")
     settings = (app / "settings.py").read_text()
-    settings = settings.replace("import pymysql\n\npymysql.install_as_MySQLdb()\n", "").replace('"django_mysql"', '"django_mysqlclient"')
+    settings = settings.replace("import pymysql\n\npymysql.install_as_MySQLdb()\n", "")
     (app / "settings.py").write_text(settings)
     (app / "events" / "migrations" / "0001_install_shardid.py").write_text(
         textwrap.dedent(INSTALL).replace('schema="seg", tags=["orders"]', 'schema="seg_mc", tags=["orders"]').replace('schema="dict", topics=["tags"]', 'schema="dict_mc", topics=["tags"]').replace('schema="insta"', 'schema="insta_mc"')

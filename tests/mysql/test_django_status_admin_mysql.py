@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from shardid import Layout
-from django_project import django_app
+from django_project import database, django_app
 
 pytest.importorskip("django")
 
@@ -45,10 +45,7 @@ TEMPLATES = [{{
         "django.contrib.messages.context_processors.messages",
     ]}},
 }}]
-DATABASES = {{"default": {{
-    "ENGINE": "django.db.backends.mysql", "HOST": "127.0.0.1", "PORT": {port},
-    "USER": "root", "NAME": "django_admin_status",
-}}}}
+DATABASES = {{"default": {database}}}
 USE_TZ = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -111,7 +108,7 @@ def test_the_admin_section_on_mariadb(server: Any, conn: Any, tmp_path: Path) ->
     from shardid.segments import DenseIds
 
     conn.cursor().execute("CREATE DATABASE django_admin_status")
-    (tmp_path / "settings.py").write_text(SETTINGS.format(port=server.port))
+    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("mysql", server.port, "django_admin_status")))
     (tmp_path / "urls.py").write_text(URLS)
     app = django_app(tmp_path, "shop", {"models.py": "", "migrations/0001_shardid.py": MIGRATION})
     run(tmp_path, "-m", "django", "migrate")

@@ -29,7 +29,7 @@ import shardid
 from shardid.segments import Serials, create_serial
 from shardid.sql import mysql_serials, segments
 from together import on_threads
-from django_project import django_app
+from django_project import database, django_app
 
 # 2025-11-25 23:59:59 in Shanghai (the Rust example's clock), and a day later.
 BEFORE_MIDNIGHT = 1_764_086_399_000
@@ -296,10 +296,7 @@ pymysql.install_as_MySQLdb()
 
 SECRET_KEY = "test"
 INSTALLED_APPS = ["shardid.django", "shop"]
-DATABASES = {{"default": {{
-    "ENGINE": "django.db.backends.mysql", "HOST": "127.0.0.1", "PORT": {port},
-    "USER": "root", "NAME": "django_serials",
-}}}}
+DATABASES = {{"default": {database}}}
 USE_TZ = True
 """
 
@@ -366,7 +363,7 @@ def test_django_create_serial_and_serial_field_on_mariadb(server: Any, conn: Any
     pytest.importorskip("django")
     with conn.cursor() as cur:
         cur.execute("CREATE DATABASE django_serials")
-    (tmp_path / "settings.py").write_text(SETTINGS.format(port=server.port))
+    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("mysql", server.port, "django_serials")))
     app = django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_initial.py": MIGRATION})
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "DJANGO_SETTINGS_MODULE": "settings"}
 

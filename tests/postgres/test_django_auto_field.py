@@ -20,7 +20,7 @@ import pytest
 from django_server import runserver
 
 from shardid import Layout
-from django_project import django_app
+from django_project import database, django_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,13 +152,10 @@ def test_default_auto_field_with_a_custom_user_admin_and_bulk_create(backend: st
     if backend == "postgresql":
         with psycopg.connect(cluster.dsn, autocommit=True) as conn:
             conn.execute("CREATE DATABASE django_auto")
-        database = (
-            f'{{"ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {cluster.port},'
-            ' "USER": "postgres", "NAME": "django_auto"}'
-        )
+        entry = database("postgresql", cluster.port, "django_auto")
     else:
-        database = f'{{"ENGINE": "django.db.backends.sqlite3", "NAME": "{tmp_path / "db.sqlite3"}"}}'
-    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database))
+        entry = f'{{"ENGINE": "django.db.backends.sqlite3", "NAME": "{tmp_path / "db.sqlite3"}"}}'
+    (tmp_path / "settings.py").write_text(SETTINGS.format(database=entry))
     (tmp_path / "urls.py").write_text(URLS)
     app = django_app(tmp_path, "shop", {"models.py": MODELS, "admin.py": ADMIN})
 

@@ -20,7 +20,7 @@ import pytest
 from django_server import gunicorn
 
 from shardid import Layout
-from django_project import django_app
+from django_project import database, django_app
 
 pytest.importorskip("django")
 
@@ -31,12 +31,8 @@ ALLOWED_HOSTS = ["127.0.0.1"]
 ROOT_URLCONF = "urls"
 INSTALLED_APPS = ["events"]
 MIDDLEWARE = []
-DATABASES = {{"default": {{
-    "ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {port},
-    "USER": "postgres", "NAME": "{name}",
-    # As Django advises behind a pooler in transaction mode.
-    "DISABLE_SERVER_SIDE_CURSORS": True,
-}}}}
+# DISABLE_SERVER_SIDE_CURSORS: as Django advises behind a pooler in transaction mode.
+DATABASES = {{"default": {database}}}
 USE_TZ = True
 SHARDID = {{"layout": "instagram"}}
 """
@@ -87,7 +83,7 @@ class EventTest(TestCase):
 
 
 def project(tmp_path: Path, port: int, name: str) -> Path:
-    (tmp_path / "settings.py").write_text(SETTINGS.format(port=port, name=name))
+    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", port, name, DISABLE_SERVER_SIDE_CURSORS=True)))
     (tmp_path / "urls.py").write_text(URLS)
     app = django_app(tmp_path, "events", {"models.py": MODELS, "tests.py": TESTS, "migrations/0001_install_shardid.py": INSTALL})
     return tmp_path
@@ -104,10 +100,10 @@ def test_gunicorn_workers_lease_their_own_shards(cluster: Any, pooler: Any, conn
     # out duplicates: 448 to 1,951 POSTs of 2,000 failed) and in session mode.
     if pool == "direct":
         conn.execute("CREATE DATABASE django_default_lease")
-        database, port, name = "django_default_lease", cluster.port, "django_default_lease"
+        dbname, port, name = "django_default_lease", cluster.port, "django_default_lease"
     else:
-        database = f"dj_{pool}"
-        port, name = pooler.port, f"{database}_{pool}"
+        dbname = f"dj_{pool}"
+        port, name = pooler.port, f"{dbname}_{pool}"
     app = project(tmp_path, port, name)
     done = run(app, "-m", "django", "makemigrations", "events")
     assert done.returncode == 0, done.stderr
@@ -131,7 +127,7 @@ def test_gunicorn_workers_lease_their_own_shards(cluster: Any, pooler: Any, conn
     shards = [next(iter(s)) for s in shard_of.values()]
     assert len(set(shards)) == len(shards) and 8191 not in shards, shard_of
 
-    dsn = cluster.dsn.replace("dbname=postgres", f"dbname={database}")
+    dsn = cluster.dsn.replace("dbname=postgres", f"dbname={dbname}")
     with psycopg.connect(dsn, autocommit=True) as db:
         assert db.execute("SELECT count(*), count(DISTINCT id) FROM events_event").fetchone() == (2400, 2400)
         # Rows the database inserts itself take its own shard.

@@ -13,15 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from django_project import django_app
+from django_project import database, django_app
 
 SETTINGS = """
 SECRET_KEY = "test"
 INSTALLED_APPS = ["events"]
-DATABASES = {{"default": {{
-    "ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {port},
-    "USER": "postgres", "NAME": "django_shardid",
-}}}}
+DATABASES = {{"default": {database}}}
 USE_TZ = True
 SHARDID = {{"layout": "instagram", "shard": 1}}
 """
@@ -103,7 +100,7 @@ def run(project: Path, *args: str) -> str:
 
 def test_django_project_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
     conn.execute("CREATE DATABASE django_shardid")
-    (tmp_path / "settings.py").write_text(SETTINGS.format(port=cluster.port))
+    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", cluster.port, "django_shardid")))
     app = django_app(tmp_path, "events", {"models.py": MODELS, "migrations/0001_install_shardid.py": INSTALL})
     run(tmp_path, "-m", "django", "makemigrations", "events")
     (second,) = (app / "migrations").glob("0002_*.py")
@@ -167,7 +164,7 @@ print(min(numbers), max(numbers))
 
 def test_django_dense_id_field_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
     conn.execute("CREATE DATABASE django_dense")
-    settings = SETTINGS.format(port=cluster.port).replace('"events"', '"orders"').replace("django_shardid", "django_dense")
+    settings = SETTINGS.format(database=database("postgresql", cluster.port, "django_dense")).replace('"events"', '"orders"')
     (tmp_path / "settings.py").write_text(settings)
     app = django_app(tmp_path, "orders", {"models.py": DENSE_MODELS, "migrations/0001_install_segments.py": DENSE_INSTALL})
     run(tmp_path, "-m", "django", "makemigrations", "orders")
@@ -240,7 +237,7 @@ print(first, Tagged.objects.count())
 
 def test_django_dictionary_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
     conn.execute("CREATE DATABASE django_dict")
-    settings = SETTINGS.format(port=cluster.port).replace('"events"', '"tags", "shardid.django"').replace("django_shardid", "django_dict")
+    settings = SETTINGS.format(database=database("postgresql", cluster.port, "django_dict")).replace('"events"', '"tags", "shardid.django"')
     (tmp_path / "settings.py").write_text(settings)
     app = django_app(tmp_path, "tags", {"models.py": DICT_MODELS, "migrations/0001_install_dictionary.py": DICT_INSTALL})
     run(tmp_path, "-m", "django", "makemigrations", "tags")
@@ -315,7 +312,7 @@ def test_a_model_on_segments_where_install_segments_never_ran_names_the_operatio
     shardid.DatabaseError naming the operation at once, rather than psycopg's `schema "seg"
     does not exist` (after the allocator's wait). With the migration added, both work."""
     conn.execute("CREATE DATABASE django_forgotten")
-    settings = SETTINGS.format(port=cluster.port).replace('"events"', '"orders"').replace("django_shardid", "django_forgotten")
+    settings = SETTINGS.format(database=database("postgresql", cluster.port, "django_forgotten")).replace('"events"', '"orders"')
     (tmp_path / "settings.py").write_text(settings)
     app = django_app(tmp_path, "orders", {"models.py": FORGOTTEN_MODELS})
     run(tmp_path, "-m", "django", "makemigrations", "orders")

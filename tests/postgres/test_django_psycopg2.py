@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 import shardid
-from django_project import django_app
+from django_project import database, django_app
 
 PSYCOPG2 = "psycopg2-binary==2.9.13"
 DJANGO = "django==5.2.19"
@@ -27,10 +27,7 @@ DJANGO = "django==5.2.19"
 SETTINGS = """
 SECRET_KEY = "test"
 INSTALLED_APPS = ["shardid.django", "shop"]
-DATABASES = {{"default": {{
-    "ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {port},
-    "USER": "postgres", "NAME": "django_psycopg2",
-}}}}
+DATABASES = {{"default": {database}}}
 USE_TZ = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # No SHARDID: Instagram's layout, and a shard leased per process through this database.
@@ -129,7 +126,7 @@ def psycopg2_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_django_project_on_psycopg2_only(cluster: Any, psycopg2_python: Path, tmp_path: Path) -> None:
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
         conn.execute("CREATE DATABASE django_psycopg2")
-    (tmp_path / "settings.py").write_text(SETTINGS.format(port=cluster.port))
+    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", cluster.port, "django_psycopg2")))
     app = django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_shardid.py": INSTALL})
     python = psycopg2_python
     run(python, tmp_path, "-m", "django", "makemigrations", "shop")

@@ -12,15 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from django_project import django_app
+from django_project import database, django_app
 
 SETTINGS = """
 SECRET_KEY = "test"
 INSTALLED_APPS = ["shardid.django", "shop"]
-DATABASES = {{"default": {{
-    "ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {port},
-    "USER": "postgres", "NAME": "django_serials",
-}}}}
+DATABASES = {{"default": {database}}}
 USE_TZ = True
 """
 
@@ -94,7 +91,7 @@ def check_database(path: Path) -> str:
 
 def test_django_serial_field_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:
     conn.execute("CREATE DATABASE django_serials")
-    (tmp_path / "settings.py").write_text(SETTINGS.format(port=cluster.port))
+    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", cluster.port, "django_serials")))
     app = django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_install_serials.py": INSTALL})
     run(tmp_path, "-m", "django", "makemigrations", "shop")
     (second,) = (app / "migrations").glob("0002_*.py")

@@ -23,7 +23,7 @@ from shardid import Layout
 from shardid.dictionary import Dictionary
 from shardid.postgres import lease
 from shardid.segments import DenseIds
-from django_project import django_app
+from django_project import database, django_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,8 +189,7 @@ print(json.dumps(out))
 
 
 def _project(tmp_path: Path, port: int, name: str) -> Path:
-    database = f'{{"ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1", "PORT": {port}, "USER": "postgres", "NAME": "{name}"}}'
-    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database))
+    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", port, name)))
     (tmp_path / "urls.py").write_text(URLS)
     app = django_app(tmp_path, "shop", {"models.py": "", "migrations/0001_shardid.py": MIGRATION})
     return tmp_path

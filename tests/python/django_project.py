@@ -17,3 +17,12 @@ def django_app(project: Path, name: str, files: dict[str, str]) -> Path:
     for path, text in files.items():
         (app / path).write_text(textwrap.dedent(text))
     return app
+
+
+def database(family: str, port: int, name: str, **options: object) -> str:
+    """The settings' `DATABASES` entry (as Python text) for the database `name` of the suite's
+    throwaway server on 127.0.0.1: `family` "postgresql" (user postgres) or "mysql" (user root;
+    the settings install PyMySQL as MySQLdb)."""
+    user = {"postgresql": "postgres", "mysql": "root"}[family]
+    entry = {"ENGINE": f"django.db.backends.{family}", "HOST": "127.0.0.1", "PORT": port, "USER": user, "NAME": name}
+    return repr(entry | options)
