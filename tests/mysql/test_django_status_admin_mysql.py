@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from shardid import Layout
-from django_project import database, django_app
+from django_project import database, django_app, django_run
 
 pytest.importorskip("django")
 
@@ -95,10 +95,7 @@ print(json.dumps(out))
 
 
 def run(project: Path, *args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
-    done = subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    return django_run(project, *args).stdout
 
 
 def test_the_admin_section_on_mariadb(server: Any, conn: Any, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import pytest
 from django_server import runserver
 
 from shardid import Layout
-from django_project import database, django_app
+from django_project import database, django_app, django_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -141,10 +141,7 @@ print(json.dumps({"pk": User.objects.get(username="user7").pk, "sessions": Sessi
 
 
 def run(project: Path, *args: str, **env: str) -> str:
-    full = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings", **env}
-    done = subprocess.run([sys.executable, *args], cwd=project, env=full, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    return django_run(project, *args, **env).stdout
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])

@@ -20,7 +20,7 @@ import pytest
 from django_server import gunicorn
 
 from shardid import Layout
-from django_project import database, django_app
+from django_project import database, django_app, django_run
 
 pytest.importorskip("django")
 
@@ -90,8 +90,7 @@ def project(tmp_path: Path, port: int, name: str) -> Path:
 
 
 def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
-    return subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    return django_run(project, *args, check=False)
 
 
 @pytest.mark.parametrize("pool", ["direct", "tx", "session"])

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from django_project import database, django_app
+from django_project import database, django_app, django_run
 
 SETTINGS = """
 SECRET_KEY = "test"
@@ -92,10 +92,7 @@ print("django on postgres: ok")
 
 
 def run(project: Path, *args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
-    done = subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    return django_run(project, *args).stdout
 
 
 def test_django_project_on_postgres(cluster: Any, conn: psycopg.Connection[Any], tmp_path: Path) -> None:

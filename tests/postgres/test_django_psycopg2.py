@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 import shardid
-from django_project import database, django_app
+from django_project import database, django_app, django_run
 
 PSYCOPG2 = "psycopg2-binary==2.9.13"
 DJANGO = "django==5.2.19"
@@ -94,11 +94,7 @@ print(json.dumps(seen))
 
 
 def run(python: Path, project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "settings", "PYTHONPATH": str(project)}
-    done = subprocess.run([str(python), *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
-    if check:
-        assert done.returncode == 0, done.stdout + done.stderr
-    return done
+    return django_run(project, *args, python=python, check=check)
 
 
 @pytest.fixture(scope="module")

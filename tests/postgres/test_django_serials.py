@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from django_project import database, django_app
+from django_project import database, django_app, django_run
 
 SETTINGS = """
 SECRET_KEY = "test"
@@ -72,10 +72,7 @@ print(len(parsed["app"]), len(parsed["raw"]))
 
 
 def run(project: Path, *args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
-    done = subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    return django_run(project, *args).stdout
 
 
 def check_database(path: Path) -> str:

@@ -23,7 +23,7 @@ from shardid import Layout
 from shardid.dictionary import Dictionary
 from shardid.postgres import lease
 from shardid.segments import DenseIds
-from django_project import database, django_app
+from django_project import database, django_app, django_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,10 +80,7 @@ class Migration(migrations.Migration):
 
 
 def run(project: Path, *args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings"}
-    done = subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    return django_run(project, *args).stdout
 
 
 def png_size(path: Path) -> tuple[int, int]:

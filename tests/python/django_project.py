@@ -3,6 +3,9 @@ the path)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -26,3 +29,14 @@ def database(family: str, port: int, name: str, **options: object) -> str:
     user = {"postgresql": "postgres", "mysql": "root"}[family]
     entry = {"ENGINE": f"django.db.backends.{family}", "HOST": "127.0.0.1", "PORT": port, "USER": user, "NAME": name}
     return repr(entry | options)
+
+
+def django_run(project: Path, *args: str, python: str | Path = sys.executable, check: bool = True, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python *args` in the project `project` (its settings module on the path; `env` added to
+    the environment), at most 5 minutes; with `check`, its failure fails the test with its
+    output."""
+    full = {**os.environ, "PYTHONPATH": str(project), "DJANGO_SETTINGS_MODULE": "settings", **env}
+    done = subprocess.run([str(python), *args], cwd=project, env=full, capture_output=True, text=True, timeout=300)
+    if check:
+        assert done.returncode == 0, done.stdout + done.stderr
+    return done
