@@ -26,12 +26,13 @@ from typing import Any
 from conftest import install, one, open_conn
 from server import Server, _binary
 
-from shardid import Layout, NoFreeShardError, ShardIdError
+from shardid import Layout, NoFreeShardError
 from shardid.dictionary import Dictionary
 from shardid.mysql import lease
 from shardid.segments import DenseIds, Serials, create_serial
 from shardid.sql import dictionary, mysql_serials, segments
 from shardid.status import main as status_main
+from restore_checks import probe_lease as restore_probe
 
 LOAD_S = 1.5
 MAX_IDS = 400_000
@@ -145,28 +146,8 @@ class Load:
 
 
 def probe_lease(url: str, old: Load) -> str:
-    """The restored server's first holder of the old holder's shard, with a clock behind: it
-    asks for an ID of the old holder's last time unit (``next_id_at``), as a holder on a host
-    whose clock is up to 2 s behind would draw one. The restored row's ceiling is the dump's,
-    and its server the same ``server 1``: unless the claim saw that the table was restored (its
-    origin) and raised the ceiling above the server's clock, that ID is one the old holder
-    handed out. Returns what happened."""
-    last_ms = Layout.SONYFLAKE.decode(max(old.leased)).timestamp_ms
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            held = lease(Layout.SONYFLAKE, url, range(0, 1), table="mr_leases", ttl_ms=1_000)
-            break
-        except NoFreeShardError:  # the restored row's holder, until its TTL ends
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
-    with held:
-        try:
-            id_ = held.next_id_at(last_ms)
-        except ShardIdError as e:  # behind the ceiling: refused, as it should be
-            return f"refused ({e.code})"
-    assert id_ not in set(old.leased), f"leased ID {id_} handed out again: the claim kept the restored ceiling"
-    return f"ID {id_}, not one of the old holder's"
+    """`restore_checks.probe_lease` on this database's lease table."""
+    return restore_probe(lease, url, "mr_leases", old.leased)
 
 
 def _restored_next(conn: Any) -> tuple[int, int]:

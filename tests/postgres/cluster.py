@@ -104,6 +104,22 @@ class Cluster:
             command = ["runuser", "-u", "postgres", "--", *command]
         return subprocess.run(command, check=True, capture_output=True, text=True, cwd=self.root)
 
+    def _base_backup(self, primary: Cluster, prefix: str, *flags: str, dir: str | None = None) -> None:  # noqa: A002 (tempfile's name)
+        """Makes this cluster a base backup of `primary` (``pg_basebackup`` with `flags`), in a
+        new directory (`prefix`, in `dir`) with a free port, not started: a standby, or a
+        copy to recover to a point in time. Instead of ``__init__``'s initdb."""
+        self.bin = primary.bin
+        self.root = Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
+        self.port = _free_port()
+        self.data = self.root / "data"
+        self._as_postgres = os.geteuid() == 0
+        if self._as_postgres:
+            subprocess.run(["chown", "postgres:", str(self.root)], check=True)
+        self._run(
+            "pg_basebackup", "-D", str(self.data), "-h", "127.0.0.1", "-p", str(primary.port),
+            "-U", "postgres", *flags, "-X", "stream", "-c", "fast", "--no-sync",
+        )  # fmt: skip
+
     def crash_and_restart(self) -> None:
         """Kills the server as a crash would (``pg_ctl stop -m immediate``: no checkpoint, WAL
         replayed at the next start) and starts it again on the same port."""

@@ -185,17 +185,7 @@ class Standby(Cluster):
     its own, under libfaketime with its clock ``behind_s`` seconds behind when that is not 0."""
 
     def __init__(self, primary: Cluster, behind_s: float = 0.0) -> None:  # noqa: D107 (Cluster's init is not called: no initdb)
-        self.bin = primary.bin
-        self.root = Path(tempfile.mkdtemp(prefix="shardid-pg-standby-", dir=_fast_dir()))
-        self.port = _free_port()
-        self.data = self.root / "data"
-        self._as_postgres = os.geteuid() == 0
-        if self._as_postgres:
-            subprocess.run(["chown", "postgres:", str(self.root)], check=True)
-        self._run(
-            "pg_basebackup", "-D", str(self.data), "-h", "127.0.0.1", "-p", str(primary.port),
-            "-U", "postgres", "-R", "-X", "stream", "-c", "fast", "--no-sync",
-        )  # fmt: skip
+        self._base_backup(primary, "shardid-pg-standby-", "-R", dir=_fast_dir())
         if behind_s:
             self.env = faketime_env(behind_s)
         options = {

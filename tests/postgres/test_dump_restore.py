@@ -28,10 +28,11 @@ import psycopg
 import pytest
 from cluster import Cluster, _free_port, bindir
 
-from shardid import Layout, NoFreeShardError, ShardIdError
+from shardid import Layout, NoFreeShardError
 from shardid.postgres import lease
 from shardid.segments import create_serial
 from shardid.sql import dictionary, segments
+from restore_checks import probe_lease as restore_probe
 
 # Nine digits: the serial thread takes ~4,000 a second, and after a step back 60 s back a
 # period skips up to MARGIN times what it lost: the new cluster's first serial was 737,610 in one
@@ -186,27 +187,8 @@ def check(old: Load, new: Load, what: str, restored_next: int, restored_ids: int
 
 
 def probe_lease(dsn: str, old: Load) -> str:
-    """The restored database's first holder of the old holder's shard, with a clock behind: it
-    asks for an ID of the old holder's last time unit (``next_id_at``), as a holder on a host
-    whose clock is up to ``SKEW_MS`` behind would draw one. The restored row's ceiling is the
-    dump's (or the restore point's): unless the claim saw the step back and raised it above
-    the database's clock, that ID is one the old holder handed out. Returns what happened."""
-    last_ms = Layout.SONYFLAKE.decode(max(old.leased)).timestamp_ms
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            held = lease(Layout.SONYFLAKE, dsn, range(0, 1), table="dr_leases", ttl_ms=1_000)
-            break
-        except NoFreeShardError:  # the restored row's holder, until its TTL ends
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
-    with held:
-        try:
-            id_ = held.next_id_at(last_ms)
-        except ShardIdError as e:  # behind the ceiling: refused, as it should be
-            return f"refused ({e.code})"
-    assert id_ not in set(old.leased), f"leased ID {id_} handed out again: the claim kept the restored ceiling"
-    return f"ID {id_}, not one of the old holder's"
+    """`restore_checks.probe_lease` on this database's lease table."""
+    return restore_probe(lease, dsn, "dr_leases", old.leased)
 
 
 def _run(*args: str) -> None:
@@ -259,17 +241,7 @@ class Recovered(Cluster):
     point from the archive ``archive``, promoted there (``recovery_target_action``)."""
 
     def __init__(self, primary: Cluster) -> None:  # noqa: D107 (no initdb)
-        self.bin = primary.bin
-        self.root = Path(tempfile.mkdtemp(prefix="shardid-pg-pitr-"))
-        self.port = _free_port()
-        self.data = self.root / "data"
-        self._as_postgres = os.geteuid() == 0
-        if self._as_postgres:
-            subprocess.run(["chown", "postgres:", str(self.root)], check=True)
-        self._run(
-            "pg_basebackup", "-D", str(self.data), "-h", "127.0.0.1", "-p", str(primary.port),
-            "-U", "postgres", "-X", "stream", "-c", "fast", "--no-sync",
-        )  # fmt: skip
+        self._base_backup(primary, "shardid-pg-pitr-")
         self.dsn = f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres"
 
     def recover(self, archive: Path, target: str, timeout: float = 60) -> None:
