@@ -215,6 +215,22 @@ pub(crate) fn options_arg(
     Ok(options)
 }
 
+/// What makes a generator, and `next_id()`'s DDL: the layout by its index, the `shard` and the
+/// generator options, checked in that order (a constructor's first bad argument is the one
+/// named).
+pub(crate) fn generator_args(
+    env: &Env,
+    layout_index: u32,
+    shard: &Unknown<'_>,
+    backwards_tolerance_ms: Option<Unknown<'_>>,
+    max_borrow_units: Option<Unknown<'_>>,
+) -> napi::Result<(shardid::Layout, u64, shardid::Options)> {
+    let layout = crate::layout::layout(env, layout_index)?;
+    let shard = u64_arg(env, shard, "shard", Arg::Shard)?;
+    let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
+    Ok((layout, shard, options))
+}
+
 /// A count of IDs to make (`n`).
 pub(crate) fn count_arg(env: &Env, n: &Unknown<'_>) -> napi::Result<usize> {
     let n = u64_arg(env, n, "n", Arg::Other)?;

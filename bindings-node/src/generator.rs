@@ -5,9 +5,8 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::{Generator, Layout, Options};
 
-use crate::args::{Arg, ids_for, options_arg, u64_arg};
+use crate::args::{Arg, generator_args, ids_for, u64_arg};
 use crate::errors::{Class, OrThrow, guard, invalid_argument};
-use crate::layout::layout;
 use crate::slots::Slots;
 
 /// A generator and what it was made from (equal configurations share one entry).
@@ -41,9 +40,13 @@ pub fn generator_new(
     max_borrow_units: Option<Unknown<'_>>,
 ) -> Result<u32> {
     guard(env, || {
-        let layout = layout(env, layout_index)?;
-        let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
-        let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
+        let (layout, shard, options) = generator_args(
+            env,
+            layout_index,
+            &shard,
+            backwards_tolerance_ms,
+            max_borrow_units,
+        )?;
         let generator = Generator::shared(layout, shard, options).or_throw(env)?;
         GENERATORS
             .index_of(Entry {

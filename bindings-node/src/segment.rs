@@ -259,6 +259,15 @@ pub struct SegmentSql {
     pub create_tag: String,
 }
 
+/// The error of a statement the core would not render: the core's own (a bad layout or
+/// shard), or `INVALID_ARGUMENT` on the schema's name (`schema_error`).
+pub(crate) fn sql_error(env: &Env, e: SqlError) -> napi::Error {
+    match e {
+        SqlError::Core(core) => crate::errors::core_error(env, core),
+        other => schema_error(env, &other),
+    }
+}
+
 pub(crate) fn schema_error(env: &Env, e: &SqlError) -> napi::Error {
     let reason = match e {
         SqlError::SchemaName { reason } => reason,
@@ -294,9 +303,6 @@ pub fn segments_ddl(env: &Env, schema: String, servers: u32, index: u32) -> Resu
         Segments::new(&schema)
             .and_then(|ddl| ddl.ticket_server(u64::from(servers), u64::from(index)))
             .map(|ddl| ddl.to_string())
-            .map_err(|e| match e {
-                SqlError::Core(core) => crate::errors::core_error(env, core),
-                other => schema_error(env, &other),
-            })
+            .map_err(|e| sql_error(env, e))
     })
 }
