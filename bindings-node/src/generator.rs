@@ -48,19 +48,15 @@ pub fn generator_new(
             max_borrow_units,
         )?;
         let generator = Generator::shared(layout, shard, options).or_throw(env)?;
-        GENERATORS
-            .index_of(Entry {
+        GENERATORS.index_or_throw(
+            env,
+            Entry {
                 key: (layout, shard, options),
                 generator,
-            })
-            .ok_or_else(|| {
-                invalid_argument(
-                    env,
-                    Class::Range,
-                    "generator",
-                    "is one too many: a process holds at most 2^32 distinct generators",
-                )
-            })
+            },
+            "generator",
+            "is one too many: a process holds at most 2^32 distinct generators",
+        )
     })
 }
 

@@ -19,14 +19,8 @@ use crate::layout::layout;
 use crate::slots::Slots;
 use shardid::ErrorKind;
 
-/// A lease in the table: leases are never equal, so each call adds one.
+/// A lease in the table: each call adds one (`push_or_throw`).
 pub(crate) struct Entry(LeasedGenerator);
-
-impl PartialEq for Entry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
 
 static LEASES: Slots<Entry> = Slots::new();
 
@@ -101,14 +95,12 @@ pub fn lease_new(
         let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
         let generator = LeasedGenerator::acquire(directory, start..end, layout, options)
             .map_err(|e| lease_error(env, e))?;
-        LEASES.index_of(Entry(generator)).ok_or_else(|| {
-            invalid_argument(
-                env,
-                Class::Range,
-                "lease",
-                "is one too many: a process holds 2^32 leases",
-            )
-        })
+        LEASES.push_or_throw(
+            env,
+            Entry(generator),
+            "lease",
+            "is one too many: a process holds 2^32 leases",
+        )
     })
 }
 
@@ -206,12 +198,6 @@ pub(crate) struct CeilingEntry {
     hold: Option<Arc<Hold>>,
 }
 
-impl PartialEq for CeilingEntry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
-
 static CEILINGS: Slots<CeilingEntry> = Slots::new();
 
 fn ceiling_entry(env: &Env, index: u32) -> Result<&'static CeilingEntry> {
@@ -235,12 +221,6 @@ static TALLIES: Slots<TallyEntry> = Slots::new();
 
 pub(crate) struct TallyEntry(Arc<shardid::lease::Tally>);
 
-impl PartialEq for TallyEntry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
-
 fn tally_entry(env: &Env, index: u32) -> Result<&'static Arc<shardid::lease::Tally>> {
     TALLIES.get(index).map(|t| &t.0).ok_or_else(|| {
         invalid_argument(env, Class::Type, "lease", "is not a shardid database lease")
@@ -253,16 +233,12 @@ fn tally_entry(env: &Env, index: u32) -> Result<&'static Arc<shardid::lease::Tal
 pub fn lease_tally_new(env: &Env, layout_index: u32, table: String) -> Result<u32> {
     guard(env, || {
         let layout = layout(env, layout_index)?;
-        TALLIES
-            .index_of(TallyEntry(shardid::lease::Tally::new(&layout, &table)))
-            .ok_or_else(|| {
-                invalid_argument(
-                    env,
-                    Class::Range,
-                    "lease",
-                    "is one too many: a process makes 4,096 leases",
-                )
-            })
+        TALLIES.push_or_throw(
+            env,
+            TallyEntry(shardid::lease::Tally::new(&layout, &table)),
+            "lease",
+            "is one too many: a process makes 4,096 leases",
+        )
     })
 }
 
@@ -322,20 +298,16 @@ pub fn ceiling_new(
             }
             _ => None,
         };
-        CEILINGS
-            .index_of(CeilingEntry {
+        CEILINGS.push_or_throw(
+            env,
+            CeilingEntry {
                 generator,
                 recorded,
                 hold,
-            })
-            .ok_or_else(|| {
-                invalid_argument(
-                    env,
-                    Class::Range,
-                    "lease",
-                    "is one too many: a process holds 2^32 leases",
-                )
-            })
+            },
+            "lease",
+            "is one too many: a process holds 2^32 leases",
+        )
     })
 }
 
@@ -475,12 +447,6 @@ pub fn ceiling_close(env: &Env, index: u32) -> Result<()> {
 /// A session lease's server session, recorded process-wide (see `shardid::lease::claim_backend`).
 pub(crate) struct ClaimEntry(std::sync::Mutex<Option<BackendClaim>>);
 
-impl PartialEq for ClaimEntry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
-
 static CLAIMS: Slots<ClaimEntry> = Slots::new();
 
 /// Records the server session of a new session lease; throws `SESSION_POOLED` when another
@@ -490,9 +456,12 @@ static CLAIMS: Slots<ClaimEntry> = Slots::new();
 pub fn claim_backend(env: &Env, identity: String) -> Result<u32> {
     guard(env, || {
         let claim = shardid::lease::claim_backend(&identity).map_err(|e| lease_error(env, e))?;
-        CLAIMS
-            .index_of(ClaimEntry(std::sync::Mutex::new(Some(claim))))
-            .ok_or_else(|| invalid_argument(env, Class::Range, "lease", "is one too many"))
+        CLAIMS.push_or_throw(
+            env,
+            ClaimEntry(std::sync::Mutex::new(Some(claim))),
+            "lease",
+            "is one too many",
+        )
     })
 }
 

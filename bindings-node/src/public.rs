@@ -20,14 +20,12 @@ fn public_ids(env: &Env, index: u32) -> Result<&'static PublicIds> {
 }
 
 fn register(env: &Env, ids: PublicIds) -> Result<u32> {
-    PUBLIC_IDS.index_of(ids).ok_or_else(|| {
-        invalid_argument(
-            env,
-            Class::Range,
-            "PublicIds",
-            "is one too many: a process holds 4096 distinct ones",
-        )
-    })
+    PUBLIC_IDS.index_or_throw(
+        env,
+        ids,
+        "PublicIds",
+        "is one too many: a process holds 4096 distinct ones",
+    )
 }
 
 /// The bytes of a `Uint8Array` (a `Buffer` is one) argument.
