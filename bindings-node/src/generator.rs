@@ -7,7 +7,7 @@ use shardid::{Generator, Layout, Options};
 
 use crate::args::{Arg, generator_args, ids_for, u64_arg};
 use crate::errors::{Class, OrThrow, guard, invalid_argument};
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 
 /// A generator and what it was made from (equal configurations share one entry).
 pub(crate) struct Entry {
@@ -48,15 +48,18 @@ pub fn generator_new(
             max_borrow_units,
         )?;
         let generator = Generator::shared(layout, shard, options).or_throw(env)?;
-        GENERATORS.index_or_throw(
-            env,
-            Entry {
+        GENERATORS
+            .index_of(Entry {
                 key: (layout, shard, options),
                 generator,
-            },
-            "generator",
-            "is one too many: a process holds at most 2^32 distinct generators",
-        )
+            })
+            .ok_or_else(|| {
+                full(
+                    env,
+                    "generator",
+                    "is one too many: a process holds at most 2^32 distinct generators",
+                )
+            })
     })
 }
 

@@ -16,10 +16,10 @@ use crate::args::{Arg, ids_for, options_arg, u64_arg};
 use crate::errors::{Class, Field, core_error, guard, invalid_argument, throw, throw_kind};
 
 use crate::layout::layout;
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 use shardid::ErrorKind;
 
-/// A lease in the table: each call adds one (`push_or_throw`).
+/// A lease in the table: each call adds one (`push`).
 pub(crate) struct Entry(LeasedGenerator);
 
 static LEASES: Slots<Entry> = Slots::new();
@@ -95,12 +95,9 @@ pub fn lease_new(
         let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
         let generator = LeasedGenerator::acquire(directory, start..end, layout, options)
             .map_err(|e| lease_error(env, e))?;
-        LEASES.push_or_throw(
-            env,
-            Entry(generator),
-            "lease",
-            "is one too many: a process holds 2^32 leases",
-        )
+        LEASES
+            .push(Entry(generator))
+            .ok_or_else(|| full(env, "lease", "is one too many: a process holds 2^32 leases"))
     })
 }
 
@@ -233,12 +230,15 @@ fn tally_entry(env: &Env, index: u32) -> Result<&'static Arc<shardid::lease::Tal
 pub fn lease_tally_new(env: &Env, layout_index: u32, table: String) -> Result<u32> {
     guard(env, || {
         let layout = layout(env, layout_index)?;
-        TALLIES.push_or_throw(
-            env,
-            TallyEntry(shardid::lease::Tally::new(&layout, &table)),
-            "lease",
-            "is one too many: a process makes 4,096 leases",
-        )
+        TALLIES
+            .push(TallyEntry(shardid::lease::Tally::new(&layout, &table)))
+            .ok_or_else(|| {
+                full(
+                    env,
+                    "lease",
+                    "is one too many: a process makes 4,096 leases",
+                )
+            })
     })
 }
 
@@ -298,16 +298,13 @@ pub fn ceiling_new(
             }
             _ => None,
         };
-        CEILINGS.push_or_throw(
-            env,
-            CeilingEntry {
+        CEILINGS
+            .push(CeilingEntry {
                 generator,
                 recorded,
                 hold,
-            },
-            "lease",
-            "is one too many: a process holds 2^32 leases",
-        )
+            })
+            .ok_or_else(|| full(env, "lease", "is one too many: a process holds 2^32 leases"))
     })
 }
 
@@ -456,12 +453,9 @@ static CLAIMS: Slots<ClaimEntry> = Slots::new();
 pub fn claim_backend(env: &Env, identity: String) -> Result<u32> {
     guard(env, || {
         let claim = shardid::lease::claim_backend(&identity).map_err(|e| lease_error(env, e))?;
-        CLAIMS.push_or_throw(
-            env,
-            ClaimEntry(std::sync::Mutex::new(Some(claim))),
-            "lease",
-            "is one too many",
-        )
+        CLAIMS
+            .push(ClaimEntry(std::sync::Mutex::new(Some(claim))))
+            .ok_or_else(|| full(env, "lease", "is one too many"))
     })
 }
 

@@ -9,7 +9,7 @@ use shardid::{Encoding, PublicIds};
 use crate::args::{Arg, type_of, u64_arg};
 use crate::errors::{Class, OrThrow, guard, invalid_argument};
 use crate::layout::layout;
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 
 static PUBLIC_IDS: Slots<PublicIds> = Slots::new();
 
@@ -20,12 +20,13 @@ fn public_ids(env: &Env, index: u32) -> Result<&'static PublicIds> {
 }
 
 fn register(env: &Env, ids: PublicIds) -> Result<u32> {
-    PUBLIC_IDS.index_or_throw(
-        env,
-        ids,
-        "PublicIds",
-        "is one too many: a process holds 4096 distinct ones",
-    )
+    PUBLIC_IDS.index_of(ids).ok_or_else(|| {
+        full(
+            env,
+            "PublicIds",
+            "is one too many: a process holds 4096 distinct ones",
+        )
+    })
 }
 
 /// The bytes of a `Uint8Array` (a `Buffer` is one) argument.

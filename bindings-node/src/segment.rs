@@ -14,9 +14,9 @@ use shardid::sql::{Placeholders, Segments, SqlError};
 
 use crate::args::{ids_for, u64_arg};
 use crate::errors::{Class, guard, invalid_argument};
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 
-/// An allocator in the table: each one gets an index (`push_or_throw`). Shared
+/// An allocator in the table: each one gets an index (`push`). Shared
 /// with the core's list of live objects, which exporters read: the table never frees an entry,
 /// so that list's weak reference never dies, and `segment_unregister` (on `close()`) retires it.
 pub(crate) struct Entry(Arc<SegmentAllocator>);
@@ -109,12 +109,9 @@ pub fn segment_new(
     guard(env, || {
         let policy = size_policy(env, &min_size, &max_size, &target_ms)?;
         let allocator = Arc::new(SegmentAllocator::new(policy));
-        let index = ALLOCATORS.push_or_throw(
-            env,
-            Entry(Arc::clone(&allocator)),
-            "ids",
-            "is one too many: a process holds 4,096",
-        )?;
+        let index = ALLOCATORS
+            .push(Entry(Arc::clone(&allocator)))
+            .ok_or_else(|| full(env, "ids", "is one too many: a process holds 4,096"))?;
         shardid::stats::register_segments(&allocator, &schema, &tag);
         Ok(index)
     })

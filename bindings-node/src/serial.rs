@@ -17,7 +17,7 @@ use shardid::sql::{Placeholders, Segments};
 
 use crate::args::u64_arg;
 use crate::errors::{Class, Field, guard, invalid_argument, throw_object};
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 
 /// The JS error of a serial error.
 #[cold]
@@ -52,7 +52,7 @@ impl PartialEq for FormatEntry {
 
 static FORMATS: Slots<FormatEntry> = Slots::new();
 
-/// An allocator in the table (each one its own, `push_or_throw`), with the periods it retired
+/// An allocator in the table (each one its own, `push`), with the periods it retired
 /// that the JS side has not given back yet.
 pub(crate) struct SerialsEntry {
     allocator: SerialAllocator,
@@ -82,7 +82,9 @@ const FULL: &str = "is one too many: a process holds 4,096";
 pub fn serial_format_new(env: &Env, format: String, zone: String) -> Result<u32> {
     guard(env, || {
         let parsed = SerialFormat::new(&format, &zone).map_err(|e| serial_error(env, &e))?;
-        FORMATS.index_or_throw(env, FormatEntry(parsed), "format", FULL)
+        FORMATS
+            .index_of(FormatEntry(parsed))
+            .ok_or_else(|| full(env, "format", FULL))
     })
 }
 
@@ -343,15 +345,12 @@ pub fn serials_new(
         let own = SerialFormat::new(f.as_str(), f.zone()).map_err(|e| serial_error(env, &e))?;
         let allocator =
             SerialAllocator::new(own, &tag, policy, VolumeHiding::random(u64::from(max_gap)));
-        SERIALS.push_or_throw(
-            env,
-            SerialsEntry {
+        SERIALS
+            .push(SerialsEntry {
                 allocator,
                 retired: Mutex::new(Vec::new()),
-            },
-            "serials",
-            FULL,
-        )
+            })
+            .ok_or_else(|| full(env, "serials", FULL))
     })
 }
 

@@ -5,7 +5,7 @@
 //! here), more than the work itself. Entries are never removed — like the core's registry,
 //! which a generator's state lives in anyway — and equal entries share one index (`index_of`),
 //! so a process holds one entry per distinct layout or generator configuration; objects that
-//! are each their own (allocators, leases) get one each (`push_or_throw`).
+//! are each their own (allocators, leases) get one each (`push`).
 
 use std::sync::{Mutex, OnceLock};
 
@@ -50,17 +50,9 @@ impl<T: 'static> Slots<T> {
     }
 
     /// Adds `value`, an entry equal to no other (an allocator, a lease: each call makes one),
-    /// and gives its index; when the table is full, `INVALID_ARGUMENT` on `argument` (the JS
-    /// name of what was made) with `reason`.
-    pub(crate) fn push_or_throw(
-        &self,
-        env: &napi::Env,
-        value: T,
-        argument: &str,
-        reason: &str,
-    ) -> napi::Result<u32> {
+    /// and gives its index; `None` when full.
+    pub(crate) fn push(&self, value: T) -> Option<u32> {
         self.insert(value, |_, _| false)
-            .ok_or_else(|| full(env, argument, reason))
     }
 
     /// The entry at `index`, if there is one.
@@ -75,21 +67,10 @@ impl<T: PartialEq> Slots<T> {
     pub(crate) fn index_of(&self, value: T) -> Option<u32> {
         self.insert(value, PartialEq::eq)
     }
-
-    /// `index_of`, or, when the table is full, `INVALID_ARGUMENT` on `argument` (the JS name
-    /// of what was made) with `reason`.
-    pub(crate) fn index_or_throw(
-        &self,
-        env: &napi::Env,
-        value: T,
-        argument: &str,
-        reason: &str,
-    ) -> napi::Result<u32> {
-        self.index_of(value)
-            .ok_or_else(|| full(env, argument, reason))
-    }
 }
 
-fn full(env: &napi::Env, argument: &str, reason: &str) -> napi::Error {
+/// The error of a full table: `INVALID_ARGUMENT` on `argument` (the JS name of what was made)
+/// with `reason`.
+pub(crate) fn full(env: &napi::Env, argument: &str, reason: &str) -> napi::Error {
     crate::errors::invalid_argument(env, crate::errors::Class::Range, argument, reason)
 }
