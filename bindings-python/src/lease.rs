@@ -14,7 +14,7 @@ use shardid::lease::{
     BackendClaim, CeilingGenerator, CeilingStore, Hold, LeaseError, LeasedGenerator,
 };
 
-use crate::args::{Arg, ids_for, options_arg, timestamp_arg, u64_arg};
+use crate::args::{Arg, id_list, options_arg, timestamp_arg, u64_arg};
 use crate::errors::{core_error, invalid_argument, raise_kind};
 use crate::layout::PyLayout;
 
@@ -151,10 +151,9 @@ impl PyLeasedGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut ids = ids_for(n)?;
-        let result = py.detach(|| self.inner.next_ids(&mut ids));
-        Self::or_raise(py, result)?;
-        PyList::new(py, ids)
+        id_list(n, |ids| {
+            Self::or_raise(py, py.detach(|| self.inner.next_ids(ids)))
+        })
     }
 
     /// Releases the shard at once, so another process can take it (and continue above this
@@ -453,9 +452,8 @@ impl PyCeilingGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut ids = ids_for(n)?;
-        let result = py.detach(|| self.inner.next_ids(&mut ids));
-        ceiling_result(py, result)?;
-        PyList::new(py, ids)
+        id_list(n, |ids| {
+            ceiling_result(py, py.detach(|| self.inner.next_ids(ids)))
+        })
     }
 }
