@@ -9,7 +9,7 @@ use napi_derive::napi;
 use shardid::sql::mysql::{
     FetchError, FetchStep, MysqlSerials, MysqlUrl, assign_new, script_statements, topic_base,
 };
-use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders};
+use shardid::sql::{Dialect, MysqlDictionary, MysqlSegments, Placeholders};
 
 use crate::errors::{Class, guard, invalid_argument};
 use crate::segment::sql_error;
@@ -39,19 +39,15 @@ pub fn mysql_ddl(
     max_borrow_units: Option<Unknown<'_>>,
     dialect_name: Option<String>,
 ) -> Result<String> {
-    guard(env, || {
-        let (layout, shard, options) = crate::args::generator_args(
-            env,
-            layout_index,
-            &shard,
-            backwards_tolerance_ms,
-            max_borrow_units,
-        )?;
-        let dialect = dialect(env, dialect_name.as_deref())?;
-        Mysql::new(layout, shard, &schema)
-            .map(|ddl| ddl.options(options).dialect(dialect).to_string())
-            .map_err(|e| sql_error(env, e))
-    })
+    crate::postgres::next_id_ddl(
+        env,
+        layout_index,
+        &shard,
+        &schema,
+        backwards_tolerance_ms,
+        max_borrow_units,
+        || dialect(env, dialect_name.as_deref()),
+    )
 }
 
 /// The DDL of segments on MySQL in database `schema`, for ticket server `index` of `servers`.
