@@ -4,7 +4,7 @@ use shardid::{Generator, Options};
 
 use crate::fork::register_fork_handler;
 use crate::layout::{layout_arg, shardid_layout};
-use crate::status::{arg, boundary, id_array, out, shardid_status};
+use crate::status::{arg, boundary, drop_box, id_array, out, shardid_status};
 
 /// A generator's policy for clocks that move back and sequences that run out.
 #[repr(C)]
@@ -98,15 +98,8 @@ pub unsafe extern "C" fn shardid_generator_new_with_options(
 /// freed, and no other thread is using it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_generator_free(generator: *mut shardid_generator) {
-    if !generator.is_null() {
-        // Inside the boundary: dropping runs the core's `Drop`s, and a panic must not unwind
-        // into C. There is no status to return; a caught panic only leaks.
-        let _ = boundary(|| {
-            // SAFETY: the caller guarantees it came from `Box::into_raw` above and is unused.
-            drop(unsafe { Box::from_raw(generator) });
-            Ok(())
-        });
-    }
+    // SAFETY: forwarded from this function's contract.
+    let _ = boundary(|| unsafe { drop_box(generator) });
 }
 
 /// Issues one ID now, reading the process's monotonic clock (anchored to the wall clock).

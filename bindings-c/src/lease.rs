@@ -9,7 +9,7 @@ use shardid::lease::LeasedGenerator;
 use crate::fork::register_fork_handler;
 use crate::generator::shardid_options;
 use crate::layout::{layout_arg, shardid_layout};
-use crate::status::{arg, boundary, id_array, out, shardid_status};
+use crate::status::{arg, boundary, drop_box, id_array, out, shardid_status};
 
 /// A generator on a shard leased from lock files `shard-<n>.lock` in a directory, held with
 /// `flock` until the generator is freed or the process dies (however it dies).
@@ -71,15 +71,8 @@ pub unsafe extern "C" fn shardid_lease_new(
 /// no other thread is using it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_lease_free(lease: *mut shardid_lease) {
-    if !lease.is_null() {
-        // Inside the boundary: dropping runs the core's `Drop`s, and a panic must not unwind
-        // into C. There is no status to return; a caught panic only leaks.
-        let _ = boundary(|| {
-            // SAFETY: the caller guarantees it came from `Box::into_raw` above and is unused.
-            drop(unsafe { Box::from_raw(lease) });
-            Ok(())
-        });
-    }
+    // SAFETY: forwarded from this function's contract.
+    let _ = boundary(|| unsafe { drop_box(lease) });
 }
 
 /// The shard the lease holds in this process.

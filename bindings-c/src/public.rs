@@ -1,12 +1,12 @@
 //! Public IDs (`shardid::PublicIds`): an ID as short, opaque text for URLs and APIs, and back.
 
-use std::ffi::{CStr, c_char};
+use std::ffi::c_char;
 
 use shardid::public::{Format, MAX_TEXT_LEN};
 use shardid::{Encoding, PublicIds};
 
 use crate::layout::{layout_arg, shardid_layout};
-use crate::status::{arg, boundary, out, shardid_status};
+use crate::status::{arg, boundary, drop_box, out, shardid_status, str_arg, text_out};
 
 /// The size of a buffer that holds any public ID and its terminating NUL.
 pub const SHARDID_PUBLIC_ID_MAX_LEN: usize = 80;
@@ -34,19 +34,6 @@ fn encoding_arg(encoding: u8) -> Result<Encoding, shardid_status> {
         .get(usize::from(encoding))
         .copied()
         .ok_or(shardid_status::SHARDID_ERR_INVALID_ARGUMENT)
-}
-
-/// Reads a NUL-terminated UTF-8 string argument.
-///
-/// # Safety
-/// `ptr` is null or a NUL-terminated string that outlives `'a`.
-unsafe fn str_arg<'a>(ptr: *const c_char) -> Result<&'a str, shardid_status> {
-    // SAFETY: forwarded from the caller.
-    let ptr = unsafe { arg(ptr) }?;
-    // SAFETY: non-null, and the caller guarantees a NUL-terminated string.
-    unsafe { CStr::from_ptr(ptr) }
-        .to_str()
-        .map_err(|_| shardid_status::SHARDID_ERR_INVALID_ARGUMENT)
 }
 
 /// Borrows `len` bytes (`NULL` allowed when `len` is 0).
@@ -184,14 +171,8 @@ pub unsafe extern "C" fn shardid_public_ids_add_old_key(
 /// and no other thread is using it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_public_ids_free(ids: *mut shardid_public_ids) {
-    if !ids.is_null() {
-        // Behind the boundary like every export; there is no status to return.
-        let _ = boundary(|| {
-            // SAFETY: the caller guarantees it came from `Box::into_raw` above and is unused.
-            drop(unsafe { Box::from_raw(ids) });
-            Ok(())
-        });
-    }
+    // SAFETY: forwarded from this function's contract.
+    let _ = boundary(|| unsafe { drop_box(ids) });
 }
 
 /// Writes the public ID of `id` into `buf` (`buf_len` bytes, at least the text's length plus
@@ -214,23 +195,8 @@ pub unsafe extern "C" fn shardid_public_encode(
 ) -> shardid_status {
     boundary(|| {
         // SAFETY: the caller guarantees the pointers are null or valid.
-        let (out_len, ids) = unsafe { (out(out_len)?, arg(ids)?) };
-        if buf.is_null() {
-            return Err(shardid_status::SHARDID_ERR_NULL_ARGUMENT);
-        }
-        let text = ids.inner.encode(id)?;
-        let bytes = text.as_bytes();
-        if buf_len <= bytes.len() {
-            return Err(shardid_status::SHARDID_ERR_INVALID_ARGUMENT);
-        }
-        // SAFETY: `buf` is non-null and valid for `buf_len` > `bytes.len()` bytes (caller),
-        // and `text` is a local, so the two do not overlap.
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), bytes.len());
-            buf.add(bytes.len()).write(0);
-        }
-        out_len.write(bytes.len());
-        Ok(())
+        let (out_len, ids, buf) = unsafe { (out(out_len)?, arg(ids)?, text_out(buf, buf_len)?) };
+        buf.write(&ids.inner.encode(id)?, out_len)
     })
 }
 

@@ -2,11 +2,11 @@
 //! time and parsed back (the core's `serial` module). No database here: C programs take the
 //! numbers with libpq from the PostgreSQL functions (`take_serial_segment`, `next_serial`).
 
-use std::ffi::{CStr, c_char};
+use std::ffi::c_char;
 
 use shardid::serial::{SerialError, SerialFormat};
 
-use crate::status::{arg, boundary, out, shardid_status};
+use crate::status::{arg, boundary, drop_box, out, shardid_status, str_arg, text_out};
 
 /// A serial format in a time zone, parsed and checked once (`shardid_serial_format_new`).
 /// Immutable and thread-safe; free it with `shardid_serial_format_free`.
@@ -42,17 +42,6 @@ impl From<&SerialError> for shardid_status {
     }
 }
 
-/// A NUL-terminated UTF-8 argument.
-///
-/// # Safety
-/// `text` is null or a NUL-terminated string.
-unsafe fn text<'a>(text: *const c_char) -> Result<&'a str, shardid_status> {
-    // SAFETY: the caller guarantees null or a NUL-terminated string.
-    let text = unsafe { CStr::from_ptr(arg(text)?) };
-    text.to_str()
-        .map_err(|_| shardid_status::SHARDID_ERR_INVALID_ARGUMENT)
-}
-
 /// Parses `format` (e.g. `"ORD-{yyyy}{MM}{dd}-{seq:6}"`) in the IANA zone `zone` (e.g.
 /// `"Asia/Shanghai"`) and writes the format to `*out_format`; free it with
 /// `shardid_serial_format_free`.
@@ -72,7 +61,8 @@ pub unsafe extern "C" fn shardid_serial_format_new(
 ) -> shardid_status {
     boundary(|| {
         // SAFETY: the caller guarantees every pointer is null or valid.
-        let (out_format, format, zone) = unsafe { (out(out_format)?, text(format)?, text(zone)?) };
+        let (out_format, format, zone) =
+            unsafe { (out(out_format)?, str_arg(format)?, str_arg(zone)?) };
         let inner = SerialFormat::new(format, zone).map_err(|e| shardid_status::from(&e))?;
         out_format.write(Box::into_raw(Box::new(shardid_serial_format { inner })));
         Ok(())
@@ -86,13 +76,8 @@ pub unsafe extern "C" fn shardid_serial_format_new(
 /// freed, and no other thread is using it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shardid_serial_format_free(format: *mut shardid_serial_format) {
-    if !format.is_null() {
-        let _ = boundary(|| {
-            // SAFETY: the caller guarantees it came from `Box::into_raw` above and is unused.
-            drop(unsafe { Box::from_raw(format) });
-            Ok(())
-        });
-    }
+    // SAFETY: forwarded from this function's contract.
+    let _ = boundary(|| unsafe { drop_box(format) });
 }
 
 /// The length in bytes of every serial of `format` (without the NUL): a buffer of this plus 1
@@ -134,25 +119,13 @@ pub unsafe extern "C" fn shardid_serial_render(
 ) -> shardid_status {
     boundary(|| {
         // SAFETY: the caller guarantees the pointers are null or valid.
-        let (out_len, format) = unsafe { (out(out_len)?, arg(format)?) };
-        if buf.is_null() {
-            return Err(shardid_status::SHARDID_ERR_NULL_ARGUMENT);
-        }
+        let (out_len, format, buf) =
+            unsafe { (out(out_len)?, arg(format)?, text_out(buf, buf_len)?) };
         let serial = format
             .inner
             .render(number, unix_ms)
             .map_err(|e| shardid_status::from(&e))?;
-        let bytes = serial.as_bytes();
-        if bytes.len() >= buf_len {
-            return Err(shardid_status::SHARDID_ERR_INVALID_ARGUMENT);
-        }
-        // SAFETY: `buf` is valid for `buf_len` bytes (caller), more than the serial and its NUL.
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), bytes.len());
-            buf.add(bytes.len()).write(0);
-        }
-        out_len.write(bytes.len());
-        Ok(())
+        buf.write(&serial, out_len)
     })
 }
 
@@ -177,7 +150,7 @@ pub unsafe extern "C" fn shardid_serial_parse(
             (
                 out(out_parsed)?,
                 arg(format)?,
-                text(serial).map_err(|s| {
+                str_arg(serial).map_err(|s| {
                     if s == shardid_status::SHARDID_ERR_INVALID_ARGUMENT {
                         shardid_status::SHARDID_ERR_INVALID_SERIAL // not UTF-8: no serial
                     } else {

@@ -289,6 +289,81 @@ pub(crate) unsafe fn out<'a, T>(
     unsafe { ptr.cast::<std::mem::MaybeUninit<T>>().as_mut() }.ok_or(SHARDID_ERR_NULL_ARGUMENT)
 }
 
+/// Reads a NUL-terminated UTF-8 string argument; `SHARDID_ERR_INVALID_ARGUMENT` when it is not
+/// UTF-8.
+///
+/// # Safety
+/// `ptr` is null or a NUL-terminated string that outlives `'a`.
+pub(crate) unsafe fn str_arg<'a>(ptr: *const std::ffi::c_char) -> Result<&'a str, shardid_status> {
+    // SAFETY: forwarded from the caller.
+    let ptr = unsafe { arg(ptr) }?;
+    // SAFETY: non-null, and the caller guarantees a NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(ptr) }
+        .to_str()
+        .map_err(|_| shardid_status::SHARDID_ERR_INVALID_ARGUMENT)
+}
+
+/// A caller's buffer for text (`buf`, `buf_len` bytes), taken with the other outputs before
+/// any work (`text_out`) and written once the text is made (`TextOut::write`).
+pub(crate) struct TextOut {
+    buf: *mut std::ffi::c_char,
+    len: usize,
+}
+
+/// Takes a text buffer; `SHARDID_ERR_NULL_ARGUMENT` when `buf` is null.
+///
+/// # Safety
+/// `buf` is null or valid for writing `len` bytes, and not accessed through any other pointer
+/// until the `TextOut` is dropped.
+pub(crate) unsafe fn text_out(
+    buf: *mut std::ffi::c_char,
+    len: usize,
+) -> Result<TextOut, shardid_status> {
+    if buf.is_null() {
+        return Err(SHARDID_ERR_NULL_ARGUMENT);
+    }
+    Ok(TextOut { buf, len })
+}
+
+impl TextOut {
+    /// Writes `text` and a NUL, and `text`'s length without the NUL into `out_len`;
+    /// `SHARDID_ERR_INVALID_ARGUMENT` and nothing written when the buffer is too short.
+    pub(crate) fn write(
+        self,
+        text: &str,
+        out_len: &mut std::mem::MaybeUninit<usize>,
+    ) -> Result<(), shardid_status> {
+        let bytes = text.as_bytes();
+        if self.len <= bytes.len() {
+            return Err(shardid_status::SHARDID_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: `buf` is non-null and valid for `len` > `bytes.len()` bytes, unshared
+        // (`text_out`'s caller), so it does not overlap `text`, which the caller borrows.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.cast::<u8>(), bytes.len());
+            self.buf.add(bytes.len()).write(0);
+        }
+        out_len.write(bytes.len());
+        Ok(())
+    }
+}
+
+/// Drops what a `shardid_*_new` handed out as a `Box` (the body of every `shardid_*_free`,
+/// which runs it behind the boundary: dropping runs the core's `Drop`s, and a panic must not
+/// unwind into C; there is no status to return, a caught panic only leaks). `NULL` is ignored.
+///
+/// # Safety
+/// `ptr` is null or came from `Box::into_raw` of a `Box<T>`, has not been freed, and no other
+/// thread is using it.
+#[allow(clippy::unnecessary_wraps)] // shaped as the boundary's body
+pub(crate) unsafe fn drop_box<T>(ptr: *mut T) -> Result<(), shardid_status> {
+    if !ptr.is_null() {
+        // SAFETY: the caller guarantees it came from `Box::into_raw` and is unused.
+        drop(unsafe { Box::from_raw(ptr) });
+    }
+    Ok(())
+}
+
 /// Borrows a caller's `uint64_t` array of `len` elements (`NULL` allowed when `len` is 0).
 ///
 /// # Safety

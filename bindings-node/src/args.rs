@@ -215,6 +215,53 @@ pub(crate) fn options_arg(
     Ok(options)
 }
 
+/// What makes a generator, and `next_id()`'s DDL: the layout by its index, the `shard` and the
+/// generator options, checked in that order (a constructor's first bad argument is the one
+/// named).
+pub(crate) fn generator_args(
+    env: &Env,
+    layout_index: u32,
+    shard: &Unknown<'_>,
+    backwards_tolerance_ms: Option<Unknown<'_>>,
+    max_borrow_units: Option<Unknown<'_>>,
+) -> napi::Result<(shardid::Layout, u64, shardid::Options)> {
+    let layout = crate::layout::layout(env, layout_index)?;
+    let shard = u64_arg(env, shard, "shard", Arg::Shard)?;
+    let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
+    Ok((layout, shard, options))
+}
+
+/// The memory of a typed array argument whose elements are `kind`
+/// (`sys::TypedarrayType::biguint64_array`, ...): `(data, length)`, `data` possibly null when
+/// the array is empty; `None` for any other value. The memory is the caller's array's, alive
+/// for the synchronous call reading it (no JavaScript runs meanwhile).
+pub(crate) fn typed_array(
+    env: &Env,
+    value: &Unknown<'_>,
+    kind: sys::napi_typedarray_type,
+) -> Option<(*mut std::ffi::c_void, usize)> {
+    let mut is_typed = false;
+    // SAFETY: `value` is a live value of this env.
+    unsafe { sys::napi_is_typedarray(env.raw(), value.raw(), &raw mut is_typed) };
+    if !is_typed {
+        return None;
+    }
+    let (mut found, mut length, mut data) = (0, 0usize, std::ptr::null_mut());
+    // SAFETY: `value` is a typed array of this env; the out-pointers are valid.
+    unsafe {
+        sys::napi_get_typedarray_info(
+            env.raw(),
+            value.raw(),
+            &raw mut found,
+            &raw mut length,
+            &raw mut data,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+    }
+    (found == kind).then_some((data, length))
+}
+
 /// A count of IDs to make (`n`).
 pub(crate) fn count_arg(env: &Env, n: &Unknown<'_>) -> napi::Result<usize> {
     let n = u64_arg(env, n, "n", Arg::Other)?;

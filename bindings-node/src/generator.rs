@@ -5,10 +5,9 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::{Generator, Layout, Options};
 
-use crate::args::{Arg, ids_for, options_arg, u64_arg};
+use crate::args::{Arg, generator_args, ids_for, u64_arg};
 use crate::errors::{Class, OrThrow, guard, invalid_argument};
-use crate::layout::layout;
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 
 /// A generator and what it was made from (equal configurations share one entry).
 pub(crate) struct Entry {
@@ -41,9 +40,13 @@ pub fn generator_new(
     max_borrow_units: Option<Unknown<'_>>,
 ) -> Result<u32> {
     guard(env, || {
-        let layout = layout(env, layout_index)?;
-        let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
-        let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
+        let (layout, shard, options) = generator_args(
+            env,
+            layout_index,
+            &shard,
+            backwards_tolerance_ms,
+            max_borrow_units,
+        )?;
         let generator = Generator::shared(layout, shard, options).or_throw(env)?;
         GENERATORS
             .index_of(Entry {
@@ -51,9 +54,8 @@ pub fn generator_new(
                 generator,
             })
             .ok_or_else(|| {
-                invalid_argument(
+                full(
                     env,
-                    Class::Range,
                     "generator",
                     "is one too many: a process holds at most 2^32 distinct generators",
                 )

@@ -7,7 +7,7 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::{FieldOrder, Layout};
 
-use crate::args::{Arg, u64_arg, unparsed_id};
+use crate::args::{Arg, typed_array, u64_arg, unparsed_id};
 use crate::errors::{Class, OrThrow, guard, invalid_argument};
 use crate::slots::Slots;
 
@@ -193,29 +193,12 @@ pub fn decode_many(env: &Env, layout_index: u32, ids: Unknown<'_>) -> Result<Vec
             columns[2].push(number(p.sequence));
             Ok(())
         };
-        let (mut is_array, mut is_typed) = (false, false);
+        let typed = typed_array(env, &ids, napi::sys::TypedarrayType::biguint64_array);
+        let mut is_array = false;
         // SAFETY: `raw` is a live value of this env.
-        unsafe {
-            napi::sys::napi_is_array(env.raw(), raw, &raw mut is_array);
-            napi::sys::napi_is_typedarray(env.raw(), raw, &raw mut is_typed);
-        }
-        if is_typed {
-            let (mut kind, mut length, mut data) = (0, 0usize, std::ptr::null_mut());
-            // SAFETY: `raw` is a typed array of this env; the out-pointers are valid.
-            unsafe {
-                napi::sys::napi_get_typedarray_info(
-                    env.raw(),
-                    raw,
-                    &raw mut kind,
-                    &raw mut length,
-                    &raw mut data,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                );
-            }
-            if kind == napi::sys::TypedarrayType::biguint64_array
-                && (!data.is_null() || length == 0)
-            {
+        unsafe { napi::sys::napi_is_array(env.raw(), raw, &raw mut is_array) };
+        if let Some((data, length)) = typed {
+            if !data.is_null() || length == 0 {
                 let ids: &[u64] = if length == 0 {
                     &[]
                 } else {
@@ -284,34 +267,16 @@ pub fn decode_many_text(
 
 /// The memory of a `Float64Array` of at least 3 elements.
 pub(crate) fn float64_array<'a>(env: &Env, value: &Unknown<'_>) -> Result<&'a mut [f64]> {
-    let mut is_typed_array = false;
-    // SAFETY: `value` is a live value of this env.
-    unsafe { napi::sys::napi_is_typedarray(env.raw(), value.raw(), &raw mut is_typed_array) };
-    let mut kind = 0;
-    let mut length = 0usize;
-    let mut data = std::ptr::null_mut();
-    if is_typed_array {
-        // SAFETY: `value` is a typed array of this env; the out-pointers are valid.
-        unsafe {
-            napi::sys::napi_get_typedarray_info(
-                env.raw(),
-                value.raw(),
-                &raw mut kind,
-                &raw mut length,
-                &raw mut data,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            );
-        }
-    }
-    if kind != napi::sys::TypedarrayType::float64_array || length < 3 || data.is_null() {
+    let Some((data, length)) = typed_array(env, value, napi::sys::TypedarrayType::float64_array)
+        .filter(|&(data, length)| length >= 3 && !data.is_null())
+    else {
         return Err(invalid_argument(
             env,
             Class::Type,
             "out",
             "must be a Float64Array of 3",
         ));
-    }
+    };
     // SAFETY: `data` points to `length` f64s owned by the array, which the caller's JS frame
     // keeps alive for this synchronous call; no JavaScript runs meanwhile, and `shardid.js`
     // passes a private, non-shared array, so nothing else touches the memory.

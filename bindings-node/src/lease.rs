@@ -16,17 +16,11 @@ use crate::args::{Arg, ids_for, options_arg, u64_arg};
 use crate::errors::{Class, Field, core_error, guard, invalid_argument, throw, throw_kind};
 
 use crate::layout::layout;
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 use shardid::ErrorKind;
 
-/// A lease in the table: leases are never equal, so each call adds one.
+/// A lease in the table: each call adds one (`push`).
 pub(crate) struct Entry(LeasedGenerator);
-
-impl PartialEq for Entry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
 
 static LEASES: Slots<Entry> = Slots::new();
 
@@ -101,14 +95,9 @@ pub fn lease_new(
         let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
         let generator = LeasedGenerator::acquire(directory, start..end, layout, options)
             .map_err(|e| lease_error(env, e))?;
-        LEASES.index_of(Entry(generator)).ok_or_else(|| {
-            invalid_argument(
-                env,
-                Class::Range,
-                "lease",
-                "is one too many: a process holds 2^32 leases",
-            )
-        })
+        LEASES
+            .push(Entry(generator))
+            .ok_or_else(|| full(env, "lease", "is one too many: a process holds 2^32 leases"))
     })
 }
 
@@ -206,12 +195,6 @@ pub(crate) struct CeilingEntry {
     hold: Option<Arc<Hold>>,
 }
 
-impl PartialEq for CeilingEntry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
-
 static CEILINGS: Slots<CeilingEntry> = Slots::new();
 
 fn ceiling_entry(env: &Env, index: u32) -> Result<&'static CeilingEntry> {
@@ -235,12 +218,6 @@ static TALLIES: Slots<TallyEntry> = Slots::new();
 
 pub(crate) struct TallyEntry(Arc<shardid::lease::Tally>);
 
-impl PartialEq for TallyEntry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
-
 fn tally_entry(env: &Env, index: u32) -> Result<&'static Arc<shardid::lease::Tally>> {
     TALLIES.get(index).map(|t| &t.0).ok_or_else(|| {
         invalid_argument(env, Class::Type, "lease", "is not a shardid database lease")
@@ -254,11 +231,10 @@ pub fn lease_tally_new(env: &Env, layout_index: u32, table: String) -> Result<u3
     guard(env, || {
         let layout = layout(env, layout_index)?;
         TALLIES
-            .index_of(TallyEntry(shardid::lease::Tally::new(&layout, &table)))
+            .push(TallyEntry(shardid::lease::Tally::new(&layout, &table)))
             .ok_or_else(|| {
-                invalid_argument(
+                full(
                     env,
-                    Class::Range,
                     "lease",
                     "is one too many: a process makes 4,096 leases",
                 )
@@ -323,19 +299,12 @@ pub fn ceiling_new(
             _ => None,
         };
         CEILINGS
-            .index_of(CeilingEntry {
+            .push(CeilingEntry {
                 generator,
                 recorded,
                 hold,
             })
-            .ok_or_else(|| {
-                invalid_argument(
-                    env,
-                    Class::Range,
-                    "lease",
-                    "is one too many: a process holds 2^32 leases",
-                )
-            })
+            .ok_or_else(|| full(env, "lease", "is one too many: a process holds 2^32 leases"))
     })
 }
 
@@ -475,12 +444,6 @@ pub fn ceiling_close(env: &Env, index: u32) -> Result<()> {
 /// A session lease's server session, recorded process-wide (see `shardid::lease::claim_backend`).
 pub(crate) struct ClaimEntry(std::sync::Mutex<Option<BackendClaim>>);
 
-impl PartialEq for ClaimEntry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
-
 static CLAIMS: Slots<ClaimEntry> = Slots::new();
 
 /// Records the server session of a new session lease; throws `SESSION_POOLED` when another
@@ -491,8 +454,8 @@ pub fn claim_backend(env: &Env, identity: String) -> Result<u32> {
     guard(env, || {
         let claim = shardid::lease::claim_backend(&identity).map_err(|e| lease_error(env, e))?;
         CLAIMS
-            .index_of(ClaimEntry(std::sync::Mutex::new(Some(claim))))
-            .ok_or_else(|| invalid_argument(env, Class::Range, "lease", "is one too many"))
+            .push(ClaimEntry(std::sync::Mutex::new(Some(claim))))
+            .ok_or_else(|| full(env, "lease", "is one too many"))
     })
 }
 

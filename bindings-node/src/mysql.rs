@@ -6,15 +6,13 @@
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, Result};
 use napi_derive::napi;
-use shardid::args::Arg;
 use shardid::sql::mysql::{
     FetchError, FetchStep, MysqlSerials, MysqlUrl, assign_new, script_statements, topic_base,
 };
-use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders, SqlError};
+use shardid::sql::{Dialect, MysqlDictionary, MysqlSegments, Placeholders};
 
-use crate::args::u64_arg;
 use crate::errors::{Class, guard, invalid_argument};
-use crate::layout::layout;
+use crate::segment::sql_error;
 
 /// The MySQL family's dialect named `name` (`null`: MySQL's, which MariaDB runs too).
 fn dialect(env: &Env, name: Option<&str>) -> Result<Dialect> {
@@ -26,13 +24,6 @@ fn dialect(env: &Env, name: Option<&str>) -> Result<Dialect> {
             "dialect",
             "must be 'mysql' or 'mariadb'",
         )),
-    }
-}
-
-fn sql_error(env: &Env, e: SqlError) -> napi::Error {
-    match e {
-        SqlError::Core(core) => crate::errors::core_error(env, core),
-        other => crate::segment::schema_error(env, &other),
     }
 }
 
@@ -48,15 +39,15 @@ pub fn mysql_ddl(
     max_borrow_units: Option<Unknown<'_>>,
     dialect_name: Option<String>,
 ) -> Result<String> {
-    guard(env, || {
-        let layout = layout(env, layout_index)?;
-        let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
-        let options = crate::args::options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
-        let dialect = dialect(env, dialect_name.as_deref())?;
-        Mysql::new(layout, shard, &schema)
-            .map(|ddl| ddl.options(options).dialect(dialect).to_string())
-            .map_err(|e| sql_error(env, e))
-    })
+    crate::postgres::next_id_ddl(
+        env,
+        layout_index,
+        &shard,
+        &schema,
+        backwards_tolerance_ms,
+        max_borrow_units,
+        || dialect(env, dialect_name.as_deref()),
+    )
 }
 
 /// The DDL of segments on MySQL in database `schema`, for ticket server `index` of `servers`.
@@ -294,6 +285,36 @@ impl MysqlFetch {
     }
 }
 
+/// One of the dictionary's statements (the MySQL family's or SQLite's, which have the same
+/// steps), by the name `dictionary.js` asks for it with, as text; `INVALID_ARGUMENT` on
+/// `which` for another name. Written once for both dialects' `*DictionarySql`.
+macro_rules! dictionary_statement {
+    ($env:expr, $statements:expr, $which:expr, $n:expr) => {{
+        let (s, n) = (&$statements, $n);
+        match $which.as_str() {
+            "find" => Some(s.find(n).to_string()),
+            "findValues" => Some(s.find_values(n).to_string()),
+            "lock" => Some(s.lock().to_string()),
+            "recheck" => Some(s.recheck(n).to_string()),
+            "insert" => Some(s.insert(n).to_string()),
+            "advance" => Some(s.advance().to_string()),
+            "createTopic" => Some(s.create_topic().to_string()),
+            "dropTopic" => Some(s.drop_topic().to_string()),
+            "state" => Some(s.state().to_string()),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            $crate::errors::invalid_argument(
+                $env,
+                $crate::errors::Class::Range,
+                "which",
+                "is not a statement",
+            )
+        })
+    }};
+}
+pub(crate) use dictionary_statement;
+
 /// One statement of the dictionary in database `schema` (`find`, `findValues`, `lock`,
 /// `recheck`, `insert`, `advance`, `createTopic`, `dropTopic`, `state`), for `n` items where it
 /// takes a list.
@@ -311,27 +332,7 @@ pub fn mysql_dictionary_sql(
             .map_err(|e| sql_error(env, e))?
             .dialect(dialect)
             .statements(Placeholders::Question);
-        let n = n as usize;
-        let statement = match which.as_str() {
-            "find" => s.find(n),
-            "findValues" => s.find_values(n),
-            "lock" => s.lock(),
-            "recheck" => s.recheck(n),
-            "insert" => s.insert(n),
-            "advance" => s.advance(),
-            "createTopic" => s.create_topic(),
-            "dropTopic" => s.drop_topic(),
-            "state" => s.state(),
-            _ => {
-                return Err(invalid_argument(
-                    env,
-                    Class::Range,
-                    "which",
-                    "is not a statement",
-                ));
-            }
-        };
-        Ok(statement.to_string())
+        dictionary_statement!(env, s, which, n as usize)
     })
 }
 

@@ -12,6 +12,7 @@ use shardid::sql::{
 use crate::args::{type_of, u64_arg};
 use crate::errors::{Class, Field, guard, invalid_argument, throw_kind};
 use crate::layout::layout;
+use crate::segment::sql_error;
 
 /// A statement to execute: its text (`$n` placeholders; `?` on SQLite) and its parameters as
 /// text, except on SQLite, where integers are bigints: SQLite compares a number with a text as
@@ -371,15 +372,43 @@ pub fn postgres_ddl(
     backwards_tolerance_ms: Option<Unknown<'_>>,
     max_borrow_units: Option<Unknown<'_>>,
 ) -> Result<String> {
+    next_id_ddl(
+        env,
+        layout_index,
+        &shard,
+        &schema,
+        backwards_tolerance_ms,
+        max_borrow_units,
+        || Ok(Dialect::Postgres),
+    )
+}
+
+/// The DDL of `next_id()` for PostgreSQL or the MySQL family (`postgresDdl`, `mysqlDdl`): the
+/// layout, shard and options checked first, then the `dialect`.
+pub(crate) fn next_id_ddl(
+    env: &Env,
+    layout_index: u32,
+    shard: &Unknown<'_>,
+    schema: &str,
+    backwards_tolerance_ms: Option<Unknown<'_>>,
+    max_borrow_units: Option<Unknown<'_>>,
+    dialect: impl FnOnce() -> Result<Dialect>,
+) -> Result<String> {
     guard(env, || {
-        let layout = layout(env, layout_index)?;
-        let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
-        let options = crate::args::options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
-        match shardid::sql::Postgres::new(layout, shard, &schema) {
-            Ok(ddl) => Ok(ddl.options(options).to_string()),
-            Err(SqlError::Core(e)) => Err(crate::errors::core_error(env, e)),
-            Err(e) => Err(crate::segment::schema_error(env, &e)),
+        let (layout, shard, options) = crate::args::generator_args(
+            env,
+            layout_index,
+            shard,
+            backwards_tolerance_ms,
+            max_borrow_units,
+        )?;
+        match dialect()? {
+            Dialect::Postgres => shardid::sql::Postgres::new(layout, shard, schema)
+                .map(|ddl| ddl.options(options).to_string()),
+            dialect => shardid::sql::Mysql::new(layout, shard, schema)
+                .map(|ddl| ddl.options(options).dialect(dialect).to_string()),
         }
+        .map_err(|e| sql_error(env, e))
     })
 }
 
@@ -389,10 +418,8 @@ pub fn postgres_ddl(
 pub fn public_ids_ddl(env: &Env, layout_index: u32, schema: String) -> Result<String> {
     guard(env, || {
         let layout = layout(env, layout_index)?;
-        match shardid::sql::PostgresPublicIds::new(layout, &schema) {
-            Ok(ddl) => Ok(ddl.to_string()),
-            Err(SqlError::Core(e)) => Err(crate::errors::core_error(env, e)),
-            Err(e) => Err(crate::segment::schema_error(env, &e)),
-        }
+        shardid::sql::PostgresPublicIds::new(layout, &schema)
+            .map(|ddl| ddl.to_string())
+            .map_err(|e| sql_error(env, e))
     })
 }

@@ -6,10 +6,10 @@ use napi_derive::napi;
 use shardid::public::{Format, MAX_KEYS, MAX_TEXT_LEN};
 use shardid::{Encoding, PublicIds};
 
-use crate::args::{Arg, type_of, u64_arg};
+use crate::args::{Arg, type_of, typed_array, u64_arg};
 use crate::errors::{Class, OrThrow, guard, invalid_argument};
 use crate::layout::layout;
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 
 static PUBLIC_IDS: Slots<PublicIds> = Slots::new();
 
@@ -21,9 +21,8 @@ fn public_ids(env: &Env, index: u32) -> Result<&'static PublicIds> {
 
 fn register(env: &Env, ids: PublicIds) -> Result<u32> {
     PUBLIC_IDS.index_of(ids).ok_or_else(|| {
-        invalid_argument(
+        full(
             env,
-            Class::Range,
             "PublicIds",
             "is one too many: a process holds 4096 distinct ones",
         )
@@ -32,29 +31,10 @@ fn register(env: &Env, ids: PublicIds) -> Result<u32> {
 
 /// The bytes of a `Uint8Array` (a `Buffer` is one) argument.
 fn bytes_arg<'a>(env: &Env, value: &Unknown<'_>, name: &str) -> Result<&'a [u8]> {
-    let raw = value.raw();
-    let mut is_typed = false;
-    // SAFETY: `raw` is a live value of this env.
-    unsafe { sys::napi_is_typedarray(env.raw(), raw, &raw mut is_typed) };
-    let (mut kind, mut length, mut data) = (0, 0usize, std::ptr::null_mut());
-    if is_typed {
-        // SAFETY: `raw` is a typed array of this env; the out-pointers are valid.
-        unsafe {
-            sys::napi_get_typedarray_info(
-                env.raw(),
-                raw,
-                &raw mut kind,
-                &raw mut length,
-                &raw mut data,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            );
-        }
-    }
-    if !is_typed || kind != sys::TypedarrayType::uint8_array {
+    let Some((data, length)) = typed_array(env, value, sys::TypedarrayType::uint8_array) else {
         let reason = "must be a Uint8Array (16 random bytes), not a string or another type";
         return Err(invalid_argument(env, Class::Type, name, reason));
-    }
+    };
     if length == 0 || data.is_null() {
         return Ok(&[]);
     }

@@ -14,18 +14,12 @@ use shardid::sql::{Placeholders, Segments, SqlError};
 
 use crate::args::{ids_for, u64_arg};
 use crate::errors::{Class, guard, invalid_argument};
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 
-/// An allocator in the table: allocators are never equal, so each one gets an index. Shared
+/// An allocator in the table: each one gets an index (`push`). Shared
 /// with the core's list of live objects, which exporters read: the table never frees an entry,
 /// so that list's weak reference never dies, and `segment_unregister` (on `close()`) retires it.
 pub(crate) struct Entry(Arc<SegmentAllocator>);
-
-impl PartialEq for Entry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
 
 static ALLOCATORS: Slots<Entry> = Slots::new();
 
@@ -79,6 +73,28 @@ fn allocator(env: &Env, index: u32) -> Result<&'static SegmentAllocator> {
         .ok_or_else(|| invalid_argument(env, Class::Type, "ids", "is not a shardid DenseIds"))
 }
 
+/// The segments' size policy of an allocator (`DenseIds`' and `Serials`'): `minSize`,
+/// `maxSize` and `targetMs`, checked.
+pub(crate) fn size_policy(
+    env: &Env,
+    min_size: &Unknown<'_>,
+    max_size: &Unknown<'_>,
+    target_ms: &Unknown<'_>,
+) -> Result<SizePolicy> {
+    let min = u64_arg(env, min_size, "minSize", Arg::Other)?;
+    let max = u64_arg(env, max_size, "maxSize", Arg::Other)?;
+    let target = u64_arg(env, target_ms, "targetMs", Arg::Other)?;
+    if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
+        return Err(invalid_argument(
+            env,
+            Class::Range,
+            "minSize",
+            "must be at least 1 and at most maxSize, itself at most 2^40",
+        ));
+    }
+    Ok(SizePolicy::new().bounds(min, max).target_ms(target))
+}
+
 /// A new allocator with this size policy, for `tag` in `schema` (reported to exporters under
 /// those labels until `segment_unregister`); its index.
 #[napi]
@@ -91,29 +107,11 @@ pub fn segment_new(
     tag: String,
 ) -> Result<u32> {
     guard(env, || {
-        let min = u64_arg(env, &min_size, "minSize", Arg::Other)?;
-        let max = u64_arg(env, &max_size, "maxSize", Arg::Other)?;
-        let target = u64_arg(env, &target_ms, "targetMs", Arg::Other)?;
-        if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
-            return Err(invalid_argument(
-                env,
-                Class::Range,
-                "minSize",
-                "must be at least 1 and at most maxSize, itself at most 2^40",
-            ));
-        }
-        let policy = SizePolicy::new().bounds(min, max).target_ms(target);
+        let policy = size_policy(env, &min_size, &max_size, &target_ms)?;
         let allocator = Arc::new(SegmentAllocator::new(policy));
         let index = ALLOCATORS
-            .index_of(Entry(Arc::clone(&allocator)))
-            .ok_or_else(|| {
-                invalid_argument(
-                    env,
-                    Class::Range,
-                    "ids",
-                    "is one too many: a process holds 4,096",
-                )
-            })?;
+            .push(Entry(Arc::clone(&allocator)))
+            .ok_or_else(|| full(env, "ids", "is one too many: a process holds 4,096"))?;
         shardid::stats::register_segments(&allocator, &schema, &tag);
         Ok(index)
     })
@@ -259,6 +257,15 @@ pub struct SegmentSql {
     pub create_tag: String,
 }
 
+/// The error of a statement the core would not render: the core's own (a bad layout or
+/// shard), or `INVALID_ARGUMENT` on the schema's name (`schema_error`).
+pub(crate) fn sql_error(env: &Env, e: SqlError) -> napi::Error {
+    match e {
+        SqlError::Core(core) => crate::errors::core_error(env, core),
+        other => schema_error(env, &other),
+    }
+}
+
 pub(crate) fn schema_error(env: &Env, e: &SqlError) -> napi::Error {
     let reason = match e {
         SqlError::SchemaName { reason } => reason,
@@ -294,9 +301,6 @@ pub fn segments_ddl(env: &Env, schema: String, servers: u32, index: u32) -> Resu
         Segments::new(&schema)
             .and_then(|ddl| ddl.ticket_server(u64::from(servers), u64::from(index)))
             .map(|ddl| ddl.to_string())
-            .map_err(|e| match e {
-                SqlError::Core(core) => crate::errors::core_error(env, core),
-                other => schema_error(env, &other),
-            })
+            .map_err(|e| sql_error(env, e))
     })
 }

@@ -8,7 +8,7 @@ use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue, Result};
 use napi_derive::napi;
 use shardid::args::Arg;
-use shardid::segment::{Segment, SizePolicy};
+use shardid::segment::Segment;
 use shardid::serial::{
     Blocked, FieldRef, Retired, SerialAllocator, SerialError, SerialFillError, SerialFormat,
     VolumeHiding,
@@ -17,7 +17,7 @@ use shardid::sql::{Placeholders, Segments};
 
 use crate::args::u64_arg;
 use crate::errors::{Class, Field, guard, invalid_argument, throw_object};
-use crate::slots::Slots;
+use crate::slots::{Slots, full};
 
 /// The JS error of a serial error.
 #[cold]
@@ -52,17 +52,11 @@ impl PartialEq for FormatEntry {
 
 static FORMATS: Slots<FormatEntry> = Slots::new();
 
-/// An allocator in the table (never equal to another), with the periods it retired that the
-/// JS side has not given back yet.
+/// An allocator in the table (each one its own, `push`), with the periods it retired
+/// that the JS side has not given back yet.
 pub(crate) struct SerialsEntry {
     allocator: SerialAllocator,
     retired: Mutex<Vec<Retired>>,
-}
-
-impl PartialEq for SerialsEntry {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
 }
 
 static SERIALS: Slots<SerialsEntry> = Slots::new();
@@ -79,14 +73,8 @@ fn serials_of(env: &Env, index: u32) -> Result<&'static SerialsEntry> {
         .ok_or_else(|| invalid_argument(env, Class::Type, "serials", "is not a shardid Serials"))
 }
 
-fn full(env: &Env, what: &str) -> napi::Error {
-    invalid_argument(
-        env,
-        Class::Range,
-        what,
-        "is one too many: a process holds 4,096",
-    )
-}
+/// Why a format or an allocator is refused when its table is full.
+const FULL: &str = "is one too many: a process holds 4,096";
 
 /// A format's index (equal formats share one); throws `INVALID_SERIAL_FORMAT` or
 /// `UNKNOWN_TIME_ZONE`.
@@ -96,7 +84,7 @@ pub fn serial_format_new(env: &Env, format: String, zone: String) -> Result<u32>
         let parsed = SerialFormat::new(&format, &zone).map_err(|e| serial_error(env, &e))?;
         FORMATS
             .index_of(FormatEntry(parsed))
-            .ok_or_else(|| full(env, "format"))
+            .ok_or_else(|| full(env, "format", FULL))
     })
 }
 
@@ -352,31 +340,17 @@ pub fn serials_new(
 ) -> Result<u32> {
     guard(env, || {
         let f = format_of(env, format)?;
-        let min = u64_arg(env, &min_size, "minSize", Arg::Other)?;
-        let max = u64_arg(env, &max_size, "maxSize", Arg::Other)?;
-        let target = u64_arg(env, &target_ms, "targetMs", Arg::Other)?;
-        if min == 0 || max < min || max > shardid::sql::MAX_SEGMENT {
-            return Err(invalid_argument(
-                env,
-                Class::Range,
-                "minSize",
-                "must be at least 1 and at most maxSize, itself at most 2^40",
-            ));
-        }
+        let policy = crate::segment::size_policy(env, &min_size, &max_size, &target_ms)?;
         // The table holds formats by value; the allocator gets its own copy.
         let own = SerialFormat::new(f.as_str(), f.zone()).map_err(|e| serial_error(env, &e))?;
-        let allocator = SerialAllocator::new(
-            own,
-            &tag,
-            SizePolicy::new().bounds(min, max).target_ms(target),
-            VolumeHiding::random(u64::from(max_gap)),
-        );
+        let allocator =
+            SerialAllocator::new(own, &tag, policy, VolumeHiding::random(u64::from(max_gap)));
         SERIALS
-            .index_of(SerialsEntry {
+            .push(SerialsEntry {
                 allocator,
                 retired: Mutex::new(Vec::new()),
             })
-            .ok_or_else(|| full(env, "serials"))
+            .ok_or_else(|| full(env, "serials", FULL))
     })
 }
 

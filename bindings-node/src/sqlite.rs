@@ -208,26 +208,7 @@ pub fn sqlite_dictionary_sql(env: &Env, schema: String, which: String, n: u32) -
                 "is more than one statement takes",
             ));
         }
-        let statement = match which.as_str() {
-            "find" => s.find(n),
-            "findValues" => s.find_values(n),
-            "lock" => s.lock(),
-            "recheck" => s.recheck(n),
-            "insert" => s.insert(n),
-            "advance" => s.advance(),
-            "createTopic" => s.create_topic(),
-            "dropTopic" => s.drop_topic(),
-            "state" => s.state(),
-            _ => {
-                return Err(invalid_argument(
-                    env,
-                    Class::Range,
-                    "which",
-                    "is not a statement",
-                ));
-            }
-        };
-        Ok(statement.to_string())
+        crate::mysql::dictionary_statement!(env, s, which, n)
     })
 }
 

@@ -37,14 +37,17 @@ fn name_error(env: &Env, e: &SqlError) -> napi::Error {
 }
 
 /// The core's reader, a schema `None` being the family's default.
-fn reader(
+/// The run on a connection to `url` of `family` (both constructors, once the family is known):
+/// the tables in `table` and the schemas given, a schema `None` the family's default.
+fn on_connection(
     env: &Env,
+    url: &str,
     family: Dialect,
     table: &str,
     segments_schema: Option<&str>,
     dictionary_schema: Option<&str>,
     layout_index: u32,
-) -> Result<StatusReader> {
+) -> Result<StatusRun> {
     let layout = crate::layout::layout(env, layout_index)?;
     let (segments, dictionary) = default_schemas(family);
     StatusReader::new(
@@ -54,6 +57,9 @@ fn reader(
         dictionary_schema.unwrap_or(dictionary),
         layout,
     )
+    .map(|reader| StatusRun {
+        inner: Run::new(url, reader),
+    })
     .map_err(|e| name_error(env, &e))
 }
 
@@ -103,17 +109,15 @@ impl StatusRun {
                     ));
                 }
             };
-            let reader = reader(
+            on_connection(
                 env,
+                &url,
                 family,
                 &table,
                 segments_schema.as_deref(),
                 dictionary_schema.as_deref(),
                 layout_index,
-            )?;
-            Ok(Self {
-                inner: Run::new(&url, reader),
-            })
+            )
         })
     }
 
@@ -132,17 +136,15 @@ impl StatusRun {
         guard(env, || {
             let family = shardid::cli::status_family(&url)
                 .map_err(|why| invalid_argument(env, Class::Range, "database", &why))?;
-            let reader = reader(
+            on_connection(
                 env,
+                &url,
                 family,
                 &table,
                 segments_schema.as_deref(),
                 dictionary_schema.as_deref(),
                 layout_index,
-            )?;
-            Ok(Self {
-                inner: Run::new(&url, reader),
-            })
+            )
         })
     }
 

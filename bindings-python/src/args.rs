@@ -261,3 +261,14 @@ pub(crate) fn id_buffer(n: usize) -> PyResult<Vec<u64>> {
 pub(crate) fn ids_for(n: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
     id_buffer(count_arg(n)?)
 }
+
+/// `n` IDs as a list, written by `fill` into a buffer of that many: the `next_ids` of every
+/// generator class.
+pub(crate) fn id_list<'py>(
+    n: &Bound<'py, PyAny>,
+    fill: impl FnOnce(&mut [u64]) -> PyResult<()>,
+) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+    let mut ids = ids_for(n)?;
+    fill(&mut ids)?;
+    pyo3::types::PyList::new(n.py(), ids)
+}

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView, PySlice};
 use shardid::Generator;
 
-use crate::args::{Arg, ids_for, options_arg, timestamp_arg, u64_arg};
+use crate::args::{Arg, id_list, ids_for, options_arg, timestamp_arg, u64_arg};
 use crate::errors::OrRaise;
 use crate::fork::check_not_forked;
 use crate::layout::PyLayout;
@@ -105,9 +105,7 @@ impl PyGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut ids = ids_for(n)?;
-        self.fill(py, &mut ids)?;
-        PyList::new(py, ids)
+        id_list(n, |ids| self.fill(py, ids))
     }
 
     /// Up to `n` IDs as if the clock read `now`, in one step: what is left of the time unit

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyRange};
 use std::cell::RefCell;
@@ -13,20 +14,22 @@ use shardid::lease::{
     BackendClaim, CeilingGenerator, CeilingStore, Hold, LeaseError, LeasedGenerator,
 };
 
-use crate::args::{Arg, ids_for, options_arg, timestamp_arg, u64_arg};
+use crate::args::{Arg, id_list, options_arg, timestamp_arg, u64_arg};
 use crate::errors::{core_error, invalid_argument, raise_kind};
 use crate::layout::PyLayout;
-use shardid::ErrorKind;
 
 fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
+    if let LeaseError::Id(e) = e {
+        return core_error(py, e);
+    }
+    let (kind, message) = (e.kind(), e.to_string());
+    // The kinds of one field: the field's name and its value.
+    let one = |name: &str, value: Result<Bound<'_, PyAny>, PyErr>| match value {
+        Ok(value) => raise_kind(py, kind, &message, &[(name, value)]),
+        Err(e) => e,
+    };
     match e {
-        LeaseError::Id(e) => core_error(py, e),
         LeaseError::NoFreeShard { directory, shards } => {
-            let message = LeaseError::NoFreeShard {
-                directory: directory.clone(),
-                shards: shards.clone(),
-            }
-            .to_string();
             // The kind's fields, and as Python has them: the directory and the range.
             let fields = || -> PyResult<Vec<(&str, Bound<'_, PyAny>)>> {
                 let bound = |v: u64| isize::try_from(v).unwrap_or(isize::MAX);
@@ -46,7 +49,7 @@ fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
                 ])
             };
             match fields() {
-                Ok(fields) => raise_kind(py, ErrorKind::NoFreeShard, &message, &fields),
+                Ok(fields) => raise_kind(py, kind, &message, &fields),
                 Err(e) => e,
             }
         }
@@ -55,52 +58,16 @@ fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
             "shards",
             &shardid::lease::empty_shards(&shards).to_string(),
         ),
-        LeaseError::Lost { shard } => match shard.into_pyobject(py) {
-            Ok(value) => raise_kind(
-                py,
-                ErrorKind::LeaseLost,
-                &LeaseError::Lost { shard }.to_string(),
-                &[("shard", value.into_any())],
-            ),
-            Err(e) => e.into(),
-        },
-        LeaseError::Closed { shard } => {
-            let message = LeaseError::Closed { shard }.to_string();
-            match format!("the lease on shard {shard}").into_pyobject(py) {
-                Ok(what) => raise_kind(
-                    py,
-                    ErrorKind::Closed,
-                    &message,
-                    &[("what", what.into_any())],
-                ),
-                Err(e) => e.into(),
-            }
-        }
         LeaseError::InvalidArgument { argument, reason } => invalid_argument(py, argument, &reason),
-        LeaseError::SessionPooled { reason } => {
-            let message = LeaseError::SessionPooled {
-                reason: reason.clone(),
-            }
-            .to_string();
-            match reason.into_pyobject(py) {
-                Ok(reason) => raise_kind(
-                    py,
-                    ErrorKind::SessionPooled,
-                    &message,
-                    &[("reason", reason.into_any())],
-                ),
-                Err(e) => e.into(),
-            }
-        }
-        other => {
-            let message = other.to_string();
+        LeaseError::Lost { shard } => one("shard", shard.into_bound_py_any(py)),
+        LeaseError::Closed { shard } => one(
+            "what",
+            format!("the lease on shard {shard}").into_bound_py_any(py),
+        ),
+        LeaseError::SessionPooled { reason } => one("reason", reason.into_bound_py_any(py)),
+        _ => {
             let reason = message.strip_prefix("lease file: ").unwrap_or(&message);
-            match reason.into_pyobject(py) {
-                Ok(reason) => {
-                    raise_kind(py, other.kind(), &message, &[("reason", reason.into_any())])
-                }
-                Err(e) => e.into(),
-            }
+            one("reason", reason.into_bound_py_any(py))
         }
     }
 }
@@ -184,10 +151,9 @@ impl PyLeasedGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut ids = ids_for(n)?;
-        let result = py.detach(|| self.inner.next_ids(&mut ids));
-        Self::or_raise(py, result)?;
-        PyList::new(py, ids)
+        id_list(n, |ids| {
+            Self::or_raise(py, py.detach(|| self.inner.next_ids(ids)))
+        })
     }
 
     /// Releases the shard at once, so another process can take it (and continue above this
@@ -486,9 +452,8 @@ impl PyCeilingGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut ids = ids_for(n)?;
-        let result = py.detach(|| self.inner.next_ids(&mut ids));
-        ceiling_result(py, result)?;
-        PyList::new(py, ids)
+        id_list(n, |ids| {
+            ceiling_result(py, py.detach(|| self.inner.next_ids(ids)))
+        })
     }
 }

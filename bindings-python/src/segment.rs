@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
 use shardid::segment::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
 use shardid::sql::{Dialect, Placeholders, Segments};
 
@@ -94,42 +95,167 @@ pub(crate) fn _segment_statements(
 pub(crate) struct PyDenseIds {
     /// Shared with the core's list of live objects, which exporters read (weakly).
     inner: std::sync::Arc<SegmentAllocator>,
-    /// The fork generation it serves: a forked child must not use the parent's segments.
-    generation: AtomicU64,
-    closed: AtomicBool,
-    driver: Py<PyAny>,
+    driven: Driven,
 }
 
-impl PyDenseIds {
-    fn usable(&self) -> bool {
+/// What a native allocator (`DenseIds`, `Serials`) keeps besides the core's: the Python
+/// driver that fetches for it, the fork generation it serves (a forked child must not use the
+/// parent's segments) and whether it was closed. Written once for both classes.
+pub(crate) struct Driven {
+    generation: AtomicU64,
+    closed: AtomicBool,
+    pub(crate) driver: Py<PyAny>,
+}
+
+impl Driven {
+    pub(crate) fn new(driver: Py<PyAny>) -> Self {
+        Self {
+            generation: AtomicU64::new(shardid::fork_generation()),
+            closed: AtomicBool::new(false),
+            driver,
+        }
+    }
+
+    /// Whether the allocator may hand out: not closed, and in the process it serves.
+    #[inline]
+    pub(crate) fn usable(&self) -> bool {
         shardid::fork_generation() == self.generation.load(Ordering::Relaxed)
             && !self.closed.load(Ordering::Acquire)
     }
 
-    /// Asks the driver to start `fetch`, if any.
-    fn start(&self, ids: &Bound<'_, Self>, fetch: Option<Fetch>) -> PyResult<()> {
-        if let Some(fetch) = fetch
-            && let Err(e) = self
-                .driver
-                .bind(ids.py())
-                .call_method1(intern!(ids.py(), "_start"), (ids, fetch.size))
-        {
-            // Not started: let a later call start it.
-            self.inner.fetch_failed(shardid::now_ms());
-            return Err(e);
-        }
+    /// Makes every later call wait for the driver (which raises `CLOSED`).
+    pub(crate) fn shut(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Whether this is a forked child of the process the allocator serves.
+    pub(crate) fn forked(&self) -> bool {
+        shardid::fork_generation() != self.generation.load(Ordering::Relaxed)
+    }
+
+    /// Serves this process from now on (after the allocator forgot the parent's segments).
+    pub(crate) fn adopt(&self) {
+        self.generation
+            .store(shardid::fork_generation(), Ordering::Relaxed);
+    }
+
+    /// The driver's attribute `name`: the getters the classes forward.
+    pub(crate) fn attr<'py>(
+        &self,
+        py: Python<'py>,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.driver.bind(py).getattr(name)
+    }
+
+    /// Sets the driver's `wait_ms`.
+    pub(crate) fn set_wait_ms(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.driver.bind(py).setattr(intern!(py, "wait_ms"), value)
+    }
+
+    /// Has the driver give back what is unused and close its connections (`close()`,
+    /// `__exit__`).
+    pub(crate) fn close(&self, allocator: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = allocator.py();
+        self.driver
+            .bind(py)
+            .call_method1(intern!(py, "close"), (allocator,))?;
         Ok(())
     }
 }
 
-/// The size policy of a segments client's keyword arguments (`DenseIds`, `Serials`), each
-/// unset one the core's default.
-pub(crate) fn size_policy(
-    py: Python<'_>,
-    min_size: Option<&Bound<'_, PyAny>>,
-    max_size: Option<&Bound<'_, PyAny>>,
-    target_ms: Option<&Bound<'_, PyAny>>,
-) -> PyResult<SizePolicy> {
+/// The `#[pymethods]` of a class over a `Driven` (its field `driven`): the class's own methods,
+/// then what each such class forwards to its Python driver, written once: the getters of the
+/// driver's attributes (those every class has, then the class's own `forwards [...]`),
+/// `wait_ms`'s setter, `close()` and the context manager. pyo3 takes one `#[pymethods]` block
+/// a class (and no macro inside it), so the shared part is spliced into the block here.
+//
+// The getters are descriptors of the type, not a `__getattr__`: that would replace the type's
+// attribute lookup, which CPython then no longer specializes (`ids.next_id()` took 56 ns
+// instead of 22).
+macro_rules! driven_methods {
+    (impl $class:ident forwards [$($(#[$doc:meta])* $getter:ident),* $(,)?] { $($own:tt)* }) => {
+        #[pymethods]
+        impl $class {
+            $($own)*
+
+            $(
+                $(#[$doc])*
+                #[getter]
+                fn $getter<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                    self.driven.attr(py, intern!(py, stringify!($getter)))
+                }
+            )*
+
+            /// The schema holding the segments' DDL.
+            #[getter]
+            fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.driven.attr(py, intern!(py, "schema"))
+            }
+
+            /// The (first) server's connection string.
+            #[getter]
+            fn conninfo<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.driven.attr(py, intern!(py, "conninfo"))
+            }
+
+            /// Numbers taken from the database and neither handed out nor given back by
+            /// `close()`: the holes this allocator made.
+            #[getter]
+            fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.driven.attr(py, intern!(py, "skipped"))
+            }
+
+            /// Segments fetched.
+            #[getter]
+            fn fetches<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.driven.attr(py, intern!(py, "fetches"))
+            }
+
+            /// How long a call waits for a segment when none is left, in ms.
+            #[getter]
+            fn wait_ms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.driven.attr(py, intern!(py, "wait_ms"))
+            }
+
+            #[setter]
+            fn set_wait_ms(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+                self.driven.set_wait_ms(py, value)
+            }
+
+            /// Gives what is unused back (the last segment's rest; every period's) and closes
+            /// the connections.
+            fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
+                slf.get().driven.close(slf.as_any())
+            }
+
+            fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+                slf
+            }
+
+            #[pyo3(signature = (*_exc))]
+            fn __exit__(
+                slf: &Bound<'_, Self>,
+                _exc: &Bound<'_, pyo3::types::PyTuple>,
+            ) -> PyResult<()> {
+                Self::close(slf)
+            }
+        }
+    };
+}
+pub(crate) use driven_methods;
+
+/// The options every allocator class takes, checked: the segments' sizes (`min_size`,
+/// `max_size`, `target_ms`) as the allocator's policy, and the driver's keyword arguments
+/// (`schema`, `wait_ms`, passed on as given).
+pub(crate) fn driver_options<'py>(
+    py: Python<'py>,
+    schema: Option<&Bound<'py, PyAny>>,
+    min_size: Option<&Bound<'py, PyAny>>,
+    max_size: Option<&Bound<'py, PyAny>>,
+    target_ms: Option<&Bound<'py, PyAny>>,
+    wait_ms: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(SizePolicy, Bound<'py, PyDict>)> {
     let policy = SizePolicy::new();
     let arg = |v: Option<&Bound<'_, PyAny>>, name, default| {
         v.map_or(Ok(default), |v| u64_arg(v, name, Arg::Other))
@@ -144,287 +270,238 @@ pub(crate) fn size_policy(
             "must be at least 1 and at most max_size, itself at most 2**40",
         ));
     }
-    Ok(policy.bounds(min, max).target_ms(target))
-}
-
-/// The keyword arguments a segments client passes on to its Python driver: those given.
-pub(crate) fn driver_kwargs<'py>(
-    py: Python<'py>,
-    schema: Option<&Bound<'py, PyAny>>,
-    wait_ms: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    let kwargs = pyo3::types::PyDict::new(py);
+    let kwargs = PyDict::new(py);
     if let Some(schema) = schema {
         kwargs.set_item("schema", schema)?;
     }
     if let Some(wait_ms) = wait_ms {
         kwargs.set_item("wait_ms", wait_ms)?;
     }
-    Ok(kwargs)
+    Ok((policy.bounds(min, max).target_ms(target), kwargs))
 }
 
-#[pymethods]
+/// The error of a segment the allocator refused (the driver handed over a bad one).
+#[cold]
+pub(crate) fn refused(py: Python<'_>, e: &impl std::fmt::Debug) -> PyErr {
+    invalid_argument(
+        py,
+        "segment",
+        &format!("was refused by the allocator: {e:?}"),
+    )
+}
+
 impl PyDenseIds {
-    /// Dense IDs of `tag` from segments of the PostgreSQL server(s) at `conninfo`.
-    #[new]
-    #[pyo3(signature = (conninfo, tag, *, schema = None, min_size = None, max_size = None, target_ms = None, wait_ms = None, _driver = None))]
-    #[allow(clippy::too_many_arguments, clippy::used_underscore_binding)] // the Python signature
-    fn new(
-        py: Python<'_>,
-        conninfo: &Bound<'_, PyAny>,
-        tag: &Bound<'_, PyAny>,
-        schema: Option<&Bound<'_, PyAny>>,
-        min_size: Option<&Bound<'_, PyAny>>,
-        max_size: Option<&Bound<'_, PyAny>>,
-        target_ms: Option<&Bound<'_, PyAny>>,
-        wait_ms: Option<&Bound<'_, PyAny>>,
-        _driver: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let policy = size_policy(py, min_size, max_size, target_ms)?;
-        let kwargs = driver_kwargs(py, schema, wait_ms)?;
-        // `_driver`: the Python side to drive it with, `shardid.segments._Driver` (threads) by
-        // default, `_AsyncDriver` for `AsyncDenseIds` (fetches as tasks on the event loop).
-        let driver = match _driver {
-            Some(class) => class.clone(),
-            None => py.import("shardid.segments")?.getattr("_Driver")?,
+    /// Asks the driver to start `fetch`, if any.
+    fn start(&self, ids: &Bound<'_, Self>, fetch: Option<Fetch>) -> PyResult<()> {
+        if let Some(fetch) = fetch
+            && let Err(e) = self
+                .driven
+                .driver
+                .bind(ids.py())
+                .call_method1(intern!(ids.py(), "_start"), (ids, fetch.size))
+        {
+            // Not started: let a later call start it.
+            self.inner.fetch_failed(shardid::now_ms());
+            return Err(e);
         }
-        .call((conninfo, tag), Some(&kwargs))?
-        .unbind();
-        let inner = std::sync::Arc::new(SegmentAllocator::new(policy));
-        let (bound, tag_text) = (driver.bind(py), tag.str()?.to_string());
-        let schema_text = bound.getattr(intern!(py, "schema"))?.str()?.to_string();
-        shardid::stats::register_segments(&inner, &schema_text, &tag_text);
-        Ok(Self {
-            inner,
-            generation: AtomicU64::new(shardid::fork_generation()),
-            closed: AtomicBool::new(false),
-            driver,
-        })
-    }
-
-    // The driver's attributes, as descriptors of the type: a `__getattr__` would replace the
-    // type's attribute lookup, which CPython then no longer specializes (`ids.next_id()` took
-    // 56 ns instead of 22).
-
-    /// The tag.
-    #[getter]
-    fn tag<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "tag"))
-    }
-
-    /// The schema holding the segments' DDL.
-    #[getter]
-    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "schema"))
-    }
-
-    /// The ticket servers' connection strings.
-    #[getter]
-    fn servers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "servers"))
-    }
-
-    /// The first server's connection string.
-    #[getter]
-    fn conninfo<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "conninfo"))
-    }
-
-    /// Numbers taken from the database and neither handed out nor given back by `close()`.
-    #[getter]
-    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "skipped"))
-    }
-
-    /// Segments fetched.
-    #[getter]
-    fn fetches<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "fetches"))
-    }
-
-    /// How long a call waits for a segment when both are used up, in ms.
-    #[getter]
-    fn wait_ms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "wait_ms"))
-    }
-
-    #[setter]
-    fn set_wait_ms(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.driver.bind(py).setattr(intern!(py, "wait_ms"), value)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let driver = self.driver.bind(py);
-        Ok(format!(
-            "DenseIds(tag={}, schema={}, servers={})",
-            driver.getattr("tag")?.repr()?,
-            driver.getattr("schema")?.repr()?,
-            driver.getattr("servers")?.len()?,
-        ))
-    }
-
-    /// `n` IDs, increasing (waiting for segments as `next_id` does).
-    fn next_ids<'py>(slf: &Bound<'py, Self>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        slf.get()
-            .driver
-            .bind(slf.py())
-            .call_method1(intern!(slf.py(), "next_ids"), (slf, n))
-    }
-
-    /// Gives the unused rest of the last segment back and closes the connections.
-    fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
-        slf.get()
-            .driver
-            .bind(slf.py())
-            .call_method1(intern!(slf.py(), "close"), (slf,))?;
         Ok(())
     }
+}
 
-    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
-        slf
-    }
+driven_methods! {
+    impl PyDenseIds forwards [
+        /// The tag.
+        tag,
+        /// The ticket servers' connection strings.
+        servers,
+    ] {
+        /// Dense IDs of `tag` from segments of the PostgreSQL server(s) at `conninfo`.
+        #[new]
+        #[pyo3(signature = (conninfo, tag, *, schema = None, min_size = None, max_size = None, target_ms = None, wait_ms = None, _driver = None))]
+        #[allow(clippy::too_many_arguments, clippy::used_underscore_binding)] // the Python signature
+        fn new(
+            py: Python<'_>,
+            conninfo: &Bound<'_, PyAny>,
+            tag: &Bound<'_, PyAny>,
+            schema: Option<&Bound<'_, PyAny>>,
+            min_size: Option<&Bound<'_, PyAny>>,
+            max_size: Option<&Bound<'_, PyAny>>,
+            target_ms: Option<&Bound<'_, PyAny>>,
+            wait_ms: Option<&Bound<'_, PyAny>>,
+            _driver: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Self> {
+            let (policy, kwargs) =
+                driver_options(py, schema, min_size, max_size, target_ms, wait_ms)?;
+            // `_driver`: the Python side to drive it with, `shardid.segments._Driver` (threads) by
+            // default, `_AsyncDriver` for `AsyncDenseIds` (fetches as tasks on the event loop).
+            let driver = match _driver {
+                Some(class) => class.clone(),
+                None => py.import("shardid.segments")?.getattr("_Driver")?,
+            }
+            .call((conninfo, tag), Some(&kwargs))?
+            .unbind();
+            let inner = std::sync::Arc::new(SegmentAllocator::new(policy));
+            let (bound, tag_text) = (driver.bind(py), tag.str()?.to_string());
+            let schema_text = bound.getattr(intern!(py, "schema"))?.str()?.to_string();
+            shardid::stats::register_segments(&inner, &schema_text, &tag_text);
+            Ok(Self {
+                inner,
+                driven: Driven::new(driver),
+            })
+        }
 
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(slf: &Bound<'_, Self>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
-        Self::close(slf)
-    }
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            let driver = self.driven.driver.bind(py);
+            Ok(format!(
+                "DenseIds(tag={}, schema={}, servers={})",
+                driver.getattr("tag")?.repr()?,
+                driver.getattr("schema")?.repr()?,
+                driver.getattr("servers")?.len()?,
+            ))
+        }
 
-    /// The next ID of this allocator (increasing); waits (through `_when_empty`) when both
-    /// segments are used up.
-    #[inline]
-    fn next_id(slf: &Bound<'_, Self>) -> PyResult<u64> {
-        let this = slf.get();
-        if this.usable() {
-            match this.inner.next_id_with(shardid::now_ms) {
+        /// `n` IDs, increasing (waiting for segments as `next_id` does).
+        fn next_ids<'py>(slf: &Bound<'py, Self>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+            slf.get()
+                .driven
+                .driver
+                .bind(slf.py())
+                .call_method1(intern!(slf.py(), "next_ids"), (slf, n))
+        }
+
+        /// The next ID of this allocator (increasing); waits (through `_when_empty`) when both
+        /// segments are used up.
+        #[inline]
+        fn next_id(slf: &Bound<'_, Self>) -> PyResult<u64> {
+            let this = slf.get();
+            if this.driven.usable() {
+                match this.inner.next_id_with(shardid::now_ms) {
+                    Ok((id, fetch)) => {
+                        this.start(slf, fetch)?;
+                        return Ok(id);
+                    }
+                    // This caller starts the fetch that is due, then waits like the others.
+                    Err(Empty::Fetch(fetch)) => this.start(slf, Some(fetch))?,
+                    Err(Empty::Wait) => {}
+                }
+            }
+            this.driven
+                .driver
+                .bind(slf.py())
+                .call_method1(intern!(slf.py(), "_when_empty"), (slf,))?
+                .extract()
+        }
+
+        /// The next ID, or `None` when both segments are used up (or closed, or forked): the retry
+        /// of a `next_id()` that found them used up (counted once among the empty waits).
+        fn _try_next_id(slf: &Bound<'_, Self>) -> PyResult<Option<u64>> {
+            let this = slf.get();
+            if !this.driven.usable() {
+                return Ok(None);
+            }
+            match this.inner.retry_id_with(shardid::now_ms) {
                 Ok((id, fetch)) => {
                     this.start(slf, fetch)?;
-                    return Ok(id);
+                    Ok(Some(id))
                 }
-                // This caller starts the fetch that is due, then waits like the others.
-                Err(Empty::Fetch(fetch)) => this.start(slf, Some(fetch))?,
-                Err(Empty::Wait) => {}
+                Err(Empty::Fetch(fetch)) => {
+                    this.start(slf, Some(fetch))?;
+                    Ok(None)
+                }
+                Err(Empty::Wait) => Ok(None),
             }
         }
-        this.driver
-            .bind(slf.py())
-            .call_method1(intern!(slf.py(), "_when_empty"), (slf,))?
-            .extract()
-    }
 
-    /// The next ID, or `None` when both segments are used up (or closed, or forked): the retry
-    /// of a `next_id()` that found them used up (counted once among the empty waits).
-    fn _try_next_id(slf: &Bound<'_, Self>) -> PyResult<Option<u64>> {
-        let this = slf.get();
-        if !this.usable() {
-            return Ok(None);
-        }
-        match this.inner.retry_id_with(shardid::now_ms) {
-            Ok((id, fetch)) => {
-                this.start(slf, fetch)?;
-                Ok(Some(id))
+        /// Up to `n` IDs (fewer when both segments run out); `retry`: the rest of a batch that
+        /// found them used up already (counted once among the empty waits).
+        #[pyo3(signature = (n, retry = false))]
+        fn _take_ids<'py>(
+            slf: &Bound<'py, Self>,
+            n: &Bound<'py, PyAny>,
+            retry: bool,
+        ) -> PyResult<Vec<u64>> {
+            let this = slf.get();
+            if !this.driven.usable() {
+                return Ok(Vec::new());
             }
-            Err(Empty::Fetch(fetch)) => {
-                this.start(slf, Some(fetch))?;
-                Ok(None)
-            }
-            Err(Empty::Wait) => Ok(None),
+            let mut ids = crate::args::ids_for(n)?;
+            let (written, fetch) = slf.py().detach(|| {
+                if retry {
+                    this.inner.retry_ids_with(&mut ids, shardid::now_ms)
+                } else {
+                    this.inner.next_ids_with(&mut ids, shardid::now_ms)
+                }
+            });
+            ids.truncate(written);
+            this.start(slf, fetch)?;
+            Ok(ids)
         }
-    }
 
-    /// Up to `n` IDs (fewer when both segments run out); `retry`: the rest of a batch that
-    /// found them used up already (counted once among the empty waits).
-    #[pyo3(signature = (n, retry = false))]
-    fn _take_ids<'py>(
-        slf: &Bound<'py, Self>,
-        n: &Bound<'py, PyAny>,
-        retry: bool,
-    ) -> PyResult<Vec<u64>> {
-        let this = slf.get();
-        if !this.usable() {
-            return Ok(Vec::new());
-        }
-        let mut ids = crate::args::ids_for(n)?;
-        let (written, fetch) = slf.py().detach(|| {
-            if retry {
-                this.inner.retry_ids_with(&mut ids, shardid::now_ms)
-            } else {
-                this.inner.next_ids_with(&mut ids, shardid::now_ms)
-            }
-        });
-        ids.truncate(written);
-        this.start(slf, fetch)?;
-        Ok(ids)
-    }
-
-    /// What this allocator did, as a dict of counts named by the core's table (`fetches`,
-    /// `failed_fetches`, `fetch_latency_max_ms`, `empty_waits`, `remaining`, ...).
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-        crate::stats::to_dict(
-            py,
-            shardid::stats::SegmentStats::METRICS,
-            &self.inner.stats().values(),
-        )
-    }
-
-    /// Counts what `_unused()` left as given back (`returned`) or as holes.
-    fn _settle(&self, returned: bool) {
-        if let Some(unused) = self.inner.unused() {
-            self.inner.settle(unused, returned);
-        }
-    }
-
-    /// Starts the first fetch of a new allocator (or none, if one is there or under way).
-    fn _prime(slf: &Bound<'_, Self>) -> PyResult<()> {
-        let this = slf.get();
-        this.start(slf, this.inner.prime(shardid::now_ms()))
-    }
-
-    fn _fill(&self, py: Python<'_>, first: u64, count: u64, stride: u64) -> PyResult<()> {
-        let segment = Segment {
-            first,
-            count,
-            stride,
-        };
-        self.inner.fill(segment, shardid::now_ms()).map_err(|e| {
-            invalid_argument(
+        /// What this allocator did, as a dict of counts named by the core's table (`fetches`,
+        /// `failed_fetches`, `fetch_latency_max_ms`, `empty_waits`, `remaining`, ...).
+        fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+            crate::stats::to_dict(
                 py,
-                "segment",
-                &format!("was refused by the allocator: {e:?}"),
+                shardid::stats::SegmentStats::METRICS,
+                &self.inner.stats().values(),
             )
-        })
-    }
+        }
 
-    fn _fetch_failed(&self) {
-        self.inner.fetch_failed(shardid::now_ms());
-    }
+        /// Counts what `_unused()` left as given back (`returned`) or as holes.
+        fn _settle(&self, returned: bool) {
+            if let Some(unused) = self.inner.unused() {
+                self.inner.settle(unused, returned);
+            }
+        }
 
-    /// Makes every later call wait (and the subclass raise), and stops reporting the allocator
-    /// to exporters: a closed `DenseIds` is gone from them, as Node's (the object may live on).
-    fn _shut(&self) {
-        self.closed.store(true, Ordering::Release);
-        shardid::stats::unregister_segments(&self.inner);
-    }
+        /// Starts the first fetch of a new allocator (or none, if one is there or under way).
+        fn _prime(slf: &Bound<'_, Self>) -> PyResult<()> {
+            let this = slf.get();
+            this.start(slf, this.inner.prime(shardid::now_ms()))
+        }
 
-    /// Whether this is a forked child of the process the allocator serves.
-    fn _forked(&self) -> bool {
-        shardid::fork_generation() != self.generation.load(Ordering::Relaxed)
-    }
+        fn _fill(&self, py: Python<'_>, first: u64, count: u64, stride: u64) -> PyResult<()> {
+            let segment = Segment {
+                first,
+                count,
+                stride,
+            };
+            self.inner
+                .fill(segment, shardid::now_ms())
+                .map_err(|e| refused(py, &e))
+        }
 
-    /// In a forked child: forgets the parent's segments and serves this process.
-    fn _adopt(&self) {
-        self.inner.reset();
-        self.generation
-            .store(shardid::fork_generation(), Ordering::Relaxed);
-    }
+        fn _fetch_failed(&self) {
+            self.inner.fetch_failed(shardid::now_ms());
+        }
 
-    /// `(first, end, count, lost)` of what is left to give back, or `None`.
-    fn _unused(&self) -> Option<(u64, u64, u64, u64)> {
-        self.inner
-            .unused()
-            .map(|u| (u.first, u.end, u.count, u.lost))
-    }
+        /// Makes every later call wait (and the subclass raise), and stops reporting the allocator
+        /// to exporters: a closed `DenseIds` is gone from them, as Node's (the object may live on).
+        fn _shut(&self) {
+            self.driven.shut();
+            shardid::stats::unregister_segments(&self.inner);
+        }
 
-    fn _fetching(&self) -> bool {
-        self.inner.fetching()
+        /// Whether this is a forked child of the process the allocator serves.
+        fn _forked(&self) -> bool {
+            self.driven.forked()
+        }
+
+        /// In a forked child: forgets the parent's segments and serves this process.
+        fn _adopt(&self) {
+            self.inner.reset();
+            self.driven.adopt();
+        }
+
+        /// `(first, end, count, lost)` of what is left to give back, or `None`.
+        fn _unused(&self) -> Option<(u64, u64, u64, u64)> {
+            self.inner
+                .unused()
+                .map(|u| (u.first, u.end, u.count, u.lost))
+        }
+
+        fn _fetching(&self) -> bool {
+            self.inner.fetching()
+        }
     }
 }

@@ -2,8 +2,6 @@
 //! `shardid.SerialFormat`, and its allocator for `shardid.segments.Serials` to drive with
 //! psycopg.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -16,6 +14,7 @@ use shardid::sql::{Placeholders, Segments};
 
 use crate::args::{Arg, u64_arg};
 use crate::errors::{invalid_argument, raise_kind};
+use crate::segment::{Driven, driven_methods, driver_options, refused};
 use crate::sql::sql_error;
 
 /// The Python exception of a serial error: its kind's class, fields and message.
@@ -316,18 +315,11 @@ pub(crate) struct PyPeriodFetch {
 #[pyclass(module = "shardid.segments", name = "Serials", frozen)]
 pub(crate) struct PySerials {
     inner: SerialAllocator,
-    generation: AtomicU64,
-    closed: AtomicBool,
-    driver: Py<PyAny>,
+    driven: Driven,
 }
 
 /// What a call did besides issuing: runs the driver's part.
 impl PySerials {
-    fn usable(&self) -> bool {
-        shardid::fork_generation() == self.generation.load(Ordering::Relaxed)
-            && !self.closed.load(Ordering::Acquire)
-    }
-
     fn start(&self, ids: &Bound<'_, Self>, fetch: PeriodFetch) -> PyResult<()> {
         let py = ids.py();
         let token = PyPeriodFetch {
@@ -336,6 +328,7 @@ impl PySerials {
             size: fetch.size,
         };
         if let Err(e) = self
+            .driven
             .driver
             .bind(py)
             .call_method1(intern!(py, "_start"), (ids, token))
@@ -349,7 +342,7 @@ impl PySerials {
     fn give_back(&self, ids: &Bound<'_, Self>, retired: Retired) -> PyResult<()> {
         let py = ids.py();
         let u = retired.unused;
-        self.driver.bind(py).call_method1(
+        self.driven.driver.bind(py).call_method1(
             intern!(py, "_give_back"),
             (
                 retired.period.tag(self.inner.tag()),
@@ -383,7 +376,7 @@ impl PySerials {
     ) -> PyResult<Option<Bound<'py, PyString>>> {
         let this = slf.get();
         let py = slf.py();
-        if !this.usable() {
+        if !this.driven.usable() {
             return Ok(None);
         }
         loop {
@@ -414,296 +407,238 @@ impl PySerials {
         }
         let py = slf.py();
         slf.get()
+            .driven
             .driver
             .bind(py)
             .call_method1(intern!(py, "_when_empty"), (slf, unix_ms))
     }
 }
 
-#[pymethods]
-impl PySerials {
-    #[new]
-    #[pyo3(signature = (conninfo, tag, format, *, zone, schema = None, min_size = None, max_size = None, target_ms = None, wait_ms = None))]
-    #[allow(clippy::too_many_arguments)] // the Python signature
-    fn new(
-        py: Python<'_>,
-        conninfo: &Bound<'_, PyAny>,
-        tag: &str,
-        format: &str,
-        zone: &str,
-        schema: Option<&Bound<'_, PyAny>>,
-        min_size: Option<&Bound<'_, PyAny>>,
-        max_size: Option<&Bound<'_, PyAny>>,
-        target_ms: Option<&Bound<'_, PyAny>>,
-        wait_ms: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let parsed = SerialFormat::new(format, zone).map_err(|e| serial_error(py, &e))?;
-        check_tag(py, tag)?;
-        let policy = crate::segment::size_policy(py, min_size, max_size, target_ms)?;
-        let kwargs = crate::segment::driver_kwargs(py, schema, wait_ms)?;
-        let driver = py
-            .import("shardid.segments")?
-            .getattr("_SerialDriver")?
-            .call((conninfo, tag), Some(&kwargs))?;
-        // The registration, checked against this format and zone.
-        let (canonical, registered_zone, max_gap): (String, String, u64) =
-            driver.call_method0("_info")?.extract()?;
-        if let Some(reason) = parsed.mismatch(&canonical, &registered_zone) {
-            driver.call_method0("_drop_all")?;
-            return Err(raise_kind(
-                py,
-                shardid::ErrorKind::SerialMismatch,
-                &format!("serial tag {tag} {reason}"),
-                &[
-                    ("tag", tag.into_pyobject(py)?.into_any()),
-                    ("reason", reason.into_pyobject(py)?.into_any()),
-                ],
-            ));
-        }
-        Ok(Self {
-            inner: SerialAllocator::new(
-                parsed,
-                tag,
-                policy,
-                VolumeHiding::random(max_gap),
-            ),
-            generation: AtomicU64::new(shardid::fork_generation()),
-            closed: AtomicBool::new(false),
-            driver: driver.unbind(),
-        })
-    }
-
-    /// The tag.
-    #[getter]
-    fn tag(&self) -> &str {
-        self.inner.tag()
-    }
-
-    /// The format as given.
-    #[getter]
-    fn format(&self) -> &str {
-        self.inner.format().as_str()
-    }
-
-    /// The format with its reset written out.
-    #[getter]
-    fn canonical(&self) -> &str {
-        self.inner.format().canonical()
-    }
-
-    /// The zone's canonical name.
-    #[getter]
-    fn zone(&self) -> &'static str {
-        self.inner.format().zone()
-    }
-
-    /// How often the number starts again at 1.
-    #[getter]
-    fn reset(&self) -> &'static str {
-        self.inner.format().reset().name()
-    }
-
-    /// The largest random step between two numbers (1: dense numbers), as registered.
-    #[getter]
-    fn max_gap(&self) -> u64 {
-        self.inner.hiding().max_gap
-    }
-
-    /// The schema holding the segments' DDL.
-    #[getter]
-    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "schema"))
-    }
-
-    /// The connection string.
-    #[getter]
-    fn conninfo<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "conninfo"))
-    }
-
-    /// Numbers taken and neither issued nor given back: the holes this allocator made.
-    #[getter]
-    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "skipped"))
-    }
-
-    /// What this allocator did over every period, as a dict named by the core's table, as
-    /// `DenseIds.stats()` (`fetches`, `failed_fetches`, `fetch_latency_max_ms`, `empty_waits`,
-    /// `skipped`: the holes it made, `remaining`: what is left of the current period's segment).
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-        let stats = self.inner.stats();
-        let dict =
-            crate::stats::to_dict(py, shardid::stats::SegmentStats::METRICS, &stats.values())?;
-        // The periods' rests the driver could not give back: its count, not the allocator's.
-        dict.set_item(
-            "skipped",
-            self.driver.bind(py).getattr(intern!(py, "skipped"))?,
-        )?;
-        Ok(dict)
-    }
-
-    /// Segments fetched.
-    #[getter]
-    fn fetches<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "fetches"))
-    }
-
-    /// How long a call waits for a segment, in ms.
-    #[getter]
-    fn wait_ms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.driver.bind(py).getattr(intern!(py, "wait_ms"))
-    }
-
-    #[setter]
-    fn set_wait_ms(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.driver.bind(py).setattr(intern!(py, "wait_ms"), value)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "Serials(tag={}, format={}, zone={})",
-            PyString::new(py, self.inner.tag()).repr()?,
-            PyString::new(py, self.inner.format().as_str()).repr()?,
-            PyString::new(py, self.inner.format().zone()).repr()?
-        ))
-    }
-
-    /// The next serial, issued now.
-    #[inline]
-    fn next_serial<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        Self::issue(slf, None)
-    }
-
-    /// The next serial, issued at `unix_ms` (a scripted clock, a replay); a time behind the
-    /// current period is issued at its first instant.
-    fn next_serial_at<'py>(
-        slf: &Bound<'py, Self>,
-        unix_ms: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        Self::issue(slf, Some(ms_arg(unix_ms)?))
-    }
-
-    /// Parses a serial of this format back.
-    fn parse(&self, py: Python<'_>, serial: &str) -> PyResult<PyParsedSerial> {
-        self.inner
-            .format()
-            .parse(serial)
-            .map(Into::into)
-            .map_err(|e| serial_error(py, &e))
-    }
-
-    /// The serial of `number` at `unix_ms`, by this format (nothing is taken).
-    fn render(
-        &self,
-        py: Python<'_>,
-        number: &Bound<'_, PyAny>,
-        unix_ms: &Bound<'_, PyAny>,
-    ) -> PyResult<String> {
-        let number = u64_arg(number, "number", Arg::Other)?;
-        self.inner
-            .format()
-            .render(number, ms_arg(unix_ms)?)
-            .map(|s| s.to_string())
-            .map_err(|e| serial_error(py, &e))
-    }
-
-    /// Gives every period's unused rest back and closes the connection.
-    fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
-        slf.get()
-            .driver
-            .bind(slf.py())
-            .call_method1(intern!(slf.py(), "close"), (slf,))?;
-        Ok(())
-    }
-
-    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
-        slf
-    }
-
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(slf: &Bound<'_, Self>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
-        Self::close(slf)
-    }
-
-    /// A serial at `unix_ms` (`None`: now) without waiting, or `None`.
-    #[pyo3(signature = (unix_ms = None))]
-    fn _try_next_serial<'py>(
-        slf: &Bound<'py, Self>,
-        unix_ms: Option<u64>,
-    ) -> PyResult<Option<Bound<'py, PyString>>> {
-        Self::try_issue(slf, unix_ms)
-    }
-
-    /// Hands over the segment a fetch returned; `False` when its period was given up (the
-    /// driver gives the segment back).
-    fn _fill(
-        &self,
-        py: Python<'_>,
-        fetch: &PyPeriodFetch,
-        first: u64,
-        count: u64,
-        stride: u64,
-    ) -> PyResult<bool> {
-        let segment = Segment {
-            first,
-            count,
-            stride,
-        };
-        match self.inner.fill(fetch.inner, segment, shardid::now_ms()) {
-            Ok(()) => Ok(true),
-            Err(SerialFillError::Stale) => Ok(false),
-            Err(e) => Err(invalid_argument(
-                py,
-                "segment",
-                &format!("was refused by the allocator: {e:?}"),
-            )),
-        }
-    }
-
-    fn _fetch_failed(&self, fetch: &PyPeriodFetch) {
-        self.inner.fetch_failed(fetch.inner, shardid::now_ms());
-    }
-
-    /// The period tag of a fetch.
-    fn _fetch_tag(&self, fetch: &PyPeriodFetch) -> String {
-        fetch.inner.period.tag(self.inner.tag())
-    }
-
-    fn _shut(&self) {
-        self.closed.store(true, Ordering::Release);
-    }
-
-    fn _forked(&self) -> bool {
-        shardid::fork_generation() != self.generation.load(Ordering::Relaxed)
-    }
-
-    fn _adopt(&self) {
-        self.inner.reset();
-        self.generation
-            .store(shardid::fork_generation(), Ordering::Relaxed);
-    }
-
-    /// Every period's rest, `(period tag, first, end, count, lost)`, and the allocator
-    /// emptied.
-    fn _close_periods(&self) -> Vec<(String, u64, u64, u64, u64)> {
-        self.inner
-            .close()
-            .into_iter()
-            .flatten()
-            .map(|r| {
-                let u = r.unused;
-                (
-                    r.period.tag(self.inner.tag()),
-                    u.first,
-                    u.end,
-                    u.count,
-                    u.lost,
-                )
+driven_methods! {
+    impl PySerials forwards [] {
+        #[new]
+        #[pyo3(signature = (conninfo, tag, format, *, zone, schema = None, min_size = None, max_size = None, target_ms = None, wait_ms = None))]
+        #[allow(clippy::too_many_arguments)] // the Python signature
+        fn new(
+            py: Python<'_>,
+            conninfo: &Bound<'_, PyAny>,
+            tag: &str,
+            format: &str,
+            zone: &str,
+            schema: Option<&Bound<'_, PyAny>>,
+            min_size: Option<&Bound<'_, PyAny>>,
+            max_size: Option<&Bound<'_, PyAny>>,
+            target_ms: Option<&Bound<'_, PyAny>>,
+            wait_ms: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Self> {
+            let parsed = SerialFormat::new(format, zone).map_err(|e| serial_error(py, &e))?;
+            check_tag(py, tag)?;
+            let (policy, kwargs) =
+                driver_options(py, schema, min_size, max_size, target_ms, wait_ms)?;
+            let driver = py
+                .import("shardid.segments")?
+                .getattr("_SerialDriver")?
+                .call((conninfo, tag), Some(&kwargs))?;
+            // The registration, checked against this format and zone.
+            let (canonical, registered_zone, max_gap): (String, String, u64) =
+                driver.call_method0("_info")?.extract()?;
+            if let Some(reason) = parsed.mismatch(&canonical, &registered_zone) {
+                driver.call_method0("_drop_all")?;
+                return Err(raise_kind(
+                    py,
+                    shardid::ErrorKind::SerialMismatch,
+                    &format!("serial tag {tag} {reason}"),
+                    &[
+                        ("tag", tag.into_pyobject(py)?.into_any()),
+                        ("reason", reason.into_pyobject(py)?.into_any()),
+                    ],
+                ));
+            }
+            Ok(Self {
+                inner: SerialAllocator::new(
+                    parsed,
+                    tag,
+                    policy,
+                    VolumeHiding::random(max_gap),
+                ),
+                driven: Driven::new(driver.unbind()),
             })
-            .collect()
-    }
+        }
 
-    fn _fetching(&self) -> bool {
-        self.inner.fetching()
+        /// The tag.
+        #[getter]
+        fn tag(&self) -> &str {
+            self.inner.tag()
+        }
+
+        /// The format as given.
+        #[getter]
+        fn format(&self) -> &str {
+            self.inner.format().as_str()
+        }
+
+        /// The format with its reset written out.
+        #[getter]
+        fn canonical(&self) -> &str {
+            self.inner.format().canonical()
+        }
+
+        /// The zone's canonical name.
+        #[getter]
+        fn zone(&self) -> &'static str {
+            self.inner.format().zone()
+        }
+
+        /// How often the number starts again at 1.
+        #[getter]
+        fn reset(&self) -> &'static str {
+            self.inner.format().reset().name()
+        }
+
+        /// The largest random step between two numbers (1: dense numbers), as registered.
+        #[getter]
+        fn max_gap(&self) -> u64 {
+            self.inner.hiding().max_gap
+        }
+
+        /// What this allocator did over every period, as a dict named by the core's table, as
+        /// `DenseIds.stats()` (`fetches`, `failed_fetches`, `fetch_latency_max_ms`, `empty_waits`,
+        /// `skipped`: the holes it made, `remaining`: what is left of the current period's segment).
+        fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+            let stats = self.inner.stats();
+            let dict =
+                crate::stats::to_dict(py, shardid::stats::SegmentStats::METRICS, &stats.values())?;
+            // The periods' rests the driver could not give back: its count, not the allocator's.
+            dict.set_item(
+                "skipped",
+                self.driven.attr(py, intern!(py, "skipped"))?,
+            )?;
+            Ok(dict)
+        }
+
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            Ok(format!(
+                "Serials(tag={}, format={}, zone={})",
+                PyString::new(py, self.inner.tag()).repr()?,
+                PyString::new(py, self.inner.format().as_str()).repr()?,
+                PyString::new(py, self.inner.format().zone()).repr()?
+            ))
+        }
+
+        /// The next serial, issued now.
+        #[inline]
+        fn next_serial<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+            Self::issue(slf, None)
+        }
+
+        /// The next serial, issued at `unix_ms` (a scripted clock, a replay); a time behind the
+        /// current period is issued at its first instant.
+        fn next_serial_at<'py>(
+            slf: &Bound<'py, Self>,
+            unix_ms: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            Self::issue(slf, Some(ms_arg(unix_ms)?))
+        }
+
+        /// Parses a serial of this format back.
+        fn parse(&self, py: Python<'_>, serial: &str) -> PyResult<PyParsedSerial> {
+            self.inner
+                .format()
+                .parse(serial)
+                .map(Into::into)
+                .map_err(|e| serial_error(py, &e))
+        }
+
+        /// The serial of `number` at `unix_ms`, by this format (nothing is taken).
+        fn render(
+            &self,
+            py: Python<'_>,
+            number: &Bound<'_, PyAny>,
+            unix_ms: &Bound<'_, PyAny>,
+        ) -> PyResult<String> {
+            let number = u64_arg(number, "number", Arg::Other)?;
+            self.inner
+                .format()
+                .render(number, ms_arg(unix_ms)?)
+                .map(|s| s.to_string())
+                .map_err(|e| serial_error(py, &e))
+        }
+
+        /// A serial at `unix_ms` (`None`: now) without waiting, or `None`.
+        #[pyo3(signature = (unix_ms = None))]
+        fn _try_next_serial<'py>(
+            slf: &Bound<'py, Self>,
+            unix_ms: Option<u64>,
+        ) -> PyResult<Option<Bound<'py, PyString>>> {
+            Self::try_issue(slf, unix_ms)
+        }
+
+        /// Hands over the segment a fetch returned; `False` when its period was given up (the
+        /// driver gives the segment back).
+        fn _fill(
+            &self,
+            py: Python<'_>,
+            fetch: &PyPeriodFetch,
+            first: u64,
+            count: u64,
+            stride: u64,
+        ) -> PyResult<bool> {
+            let segment = Segment {
+                first,
+                count,
+                stride,
+            };
+            match self.inner.fill(fetch.inner, segment, shardid::now_ms()) {
+                Ok(()) => Ok(true),
+                Err(SerialFillError::Stale) => Ok(false),
+                Err(e) => Err(refused(py, &e)),
+            }
+        }
+
+        fn _fetch_failed(&self, fetch: &PyPeriodFetch) {
+            self.inner.fetch_failed(fetch.inner, shardid::now_ms());
+        }
+
+        /// The period tag of a fetch.
+        fn _fetch_tag(&self, fetch: &PyPeriodFetch) -> String {
+            fetch.inner.period.tag(self.inner.tag())
+        }
+
+        fn _shut(&self) {
+            self.driven.shut();
+        }
+
+        fn _forked(&self) -> bool {
+            self.driven.forked()
+        }
+
+        fn _adopt(&self) {
+            self.inner.reset();
+            self.driven.adopt();
+        }
+
+        /// Every period's rest, `(period tag, first, end, count, lost)`, and the allocator
+        /// emptied.
+        fn _close_periods(&self) -> Vec<(String, u64, u64, u64, u64)> {
+            self.inner
+                .close()
+                .into_iter()
+                .flatten()
+                .map(|r| {
+                    let u = r.unused;
+                    (
+                        r.period.tag(self.inner.tag()),
+                        u.first,
+                        u.end,
+                        u.count,
+                        u.lost,
+                    )
+                })
+                .collect()
+        }
+
+        fn _fetching(&self) -> bool {
+            self.inner.fetching()
+        }
     }
 }

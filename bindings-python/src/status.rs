@@ -46,17 +46,15 @@ impl PyStatusRun {
                 )));
             }
         };
-        let reader = reader(
+        on_connection(
             py,
+            url,
             family,
             table,
             segments_schema,
             dictionary_schema,
             &layout,
-        )?;
-        Ok(Self {
-            inner: StatusRun::new(url, reader),
-        })
+        )
     }
 
     /// A run on a connection to `url`, the family read from its scheme by the core
@@ -74,17 +72,15 @@ impl PyStatusRun {
     ) -> PyResult<Self> {
         let family = shardid::cli::status_family(url)
             .map_err(|why| crate::errors::invalid_argument(py, "database", &why))?;
-        let reader = reader(
+        on_connection(
             py,
+            url,
             family,
             table,
             segments_schema,
             dictionary_schema,
             &layout,
-        )?;
-        Ok(Self {
-            inner: StatusRun::new(url, reader),
-        })
+        )
     }
 
     /// The URL the command line was given.
@@ -147,14 +143,17 @@ impl PyStatusRun {
 }
 
 /// The core's reader, a schema `None` being the family's default.
-fn reader(
+/// The run on a connection to `url` of `family` (both constructors, once the family is known):
+/// the tables in `table` and the schemas given, a schema `None` the family's default.
+fn on_connection(
     py: Python<'_>,
+    url: &str,
     family: Dialect,
     table: &str,
     segments_schema: Option<&str>,
     dictionary_schema: Option<&str>,
     layout: &PyLayout,
-) -> PyResult<StatusReader> {
+) -> PyResult<PyStatusRun> {
     let (segments, dictionary) = default_schemas(family);
     StatusReader::new(
         family,
@@ -163,6 +162,9 @@ fn reader(
         dictionary_schema.unwrap_or(dictionary),
         layout.inner,
     )
+    .map(|reader| PyStatusRun {
+        inner: StatusRun::new(url, reader),
+    })
     .map_err(|e| sql_error(py, e))
 }
 
