@@ -437,11 +437,27 @@ impl<C: DictionaryClient> Driver<C> {
     }
 }
 
-/// The public type `Dictionary` of a database's module, wrapping a [`Driver`] (`self.0`): its
-/// `connect` and these methods.
-macro_rules! dictionary_methods {
-    ($name:ident) => {
-        impl $name {
+/// The public type `Dictionary` of a database's module, wrapping a [`Driver`] over `$client`
+/// (`self.0`), with the type's docs and `connect`'s docs: its `connect` and these methods.
+macro_rules! dictionary {
+    (
+        $(#[$doc:meta])* over $client:ty;
+        $(#[$connect_doc:meta])* connect;
+    ) => {
+        $(#[$doc])*
+        pub struct Dictionary(Driver<$client>);
+
+        impl Dictionary {
+            $(#[$connect_doc])*
+            pub fn connect<S: AsRef<str>>(
+                servers: &[S],
+                topic: &str,
+                schema: &str,
+                cache: usize,
+            ) -> Result<Self, DictionaryError> {
+                Driver::connect(servers, topic, schema, cache).map(Self)
+            }
+
             /// The topic.
             pub fn topic(&self) -> &str {
                 self.0.topic()
@@ -531,7 +547,7 @@ macro_rules! dictionary_methods {
             }
         }
 
-        impl core::fmt::Debug for $name {
+        impl core::fmt::Debug for Dictionary {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 self.0.fmt(f)
             }
@@ -539,4 +555,4 @@ macro_rules! dictionary_methods {
     };
 }
 
-pub(crate) use dictionary_methods;
+pub(crate) use dictionary;

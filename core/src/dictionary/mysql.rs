@@ -23,7 +23,7 @@ use mysql::prelude::Queryable;
 use mysql::{Params, TxOpts, Value};
 
 pub use super::driver::DictionaryError;
-use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods};
+use super::driver::{DictionaryClient, Driver, Failed, dictionary};
 use crate::driver::Client;
 use crate::driver::mysql::error_number;
 use crate::sql::mysql::{MAX_PREPARED_LIST, MysqlDictionaryStatements, assign_new, topic_base};
@@ -250,11 +250,10 @@ fn assign(
         .collect())
 }
 
-/// The dictionary of one topic on one MySQL or MariaDB server (of a list). `Sync`: share one
-/// per topic; cached calls never lock the connection.
-pub struct Dictionary(Driver<mysql::Conn>);
-
-impl Dictionary {
+dictionary! {
+    /// The dictionary of one topic on one MySQL or MariaDB server (of a list). `Sync`: share one
+    /// per topic; cached calls never lock the connection.
+    over mysql::Conn;
     /// The dictionary of `topic` in database `schema`, on the server of `servers` (`mysql://`
     /// URLs) that [`super::server_for`] names; connects at once. `cache` entries are kept each
     /// way.
@@ -263,14 +262,5 @@ impl Dictionary {
     /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, URL or empty list;
     /// [`DictionaryError::NotMysql`]; [`DictionaryError::Unreachable`] when the server cannot be
     /// reached.
-    pub fn connect<S: AsRef<str>>(
-        servers: &[S],
-        topic: &str,
-        schema: &str,
-        cache: usize,
-    ) -> Result<Self, DictionaryError> {
-        Driver::connect(servers, topic, schema, cache).map(Self)
-    }
+    connect;
 }
-
-dictionary_methods!(Dictionary);

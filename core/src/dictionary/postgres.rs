@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::vec::Vec;
 
 pub use super::driver::DictionaryError;
-use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods};
+use super::driver::{DictionaryClient, Driver, Failed, dictionary};
 use crate::driver::Client;
 use crate::sql::{Dialect, Dictionary as Ddl};
 
@@ -133,11 +133,10 @@ impl DictionaryClient for postgres::Client {
     }
 }
 
-/// The dictionary of one topic on one PostgreSQL server (of a list). `Sync`: share one per
-/// topic; cached calls never lock the connection.
-pub struct Dictionary(Driver<postgres::Client>);
-
-impl Dictionary {
+dictionary! {
+    /// The dictionary of one topic on one PostgreSQL server (of a list). `Sync`: share one per
+    /// topic; cached calls never lock the connection.
+    over postgres::Client;
     /// The dictionary of `topic` in `schema`, on the server of `servers` (libpq connection
     /// strings) that [`super::server_for`] names; connects at once. `cache` entries are kept
     /// each way.
@@ -146,14 +145,5 @@ impl Dictionary {
     /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, empty list or a URL no
     /// PostgreSQL client takes; [`DictionaryError::Unreachable`] when the server cannot be
     /// reached.
-    pub fn connect<S: AsRef<str>>(
-        servers: &[S],
-        topic: &str,
-        schema: &str,
-        cache: usize,
-    ) -> Result<Self, DictionaryError> {
-        Driver::connect(servers, topic, schema, cache).map(Self)
-    }
+    connect;
 }
-
-dictionary_methods!(Dictionary);

@@ -26,7 +26,7 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, params_from_iter};
 
 pub use super::driver::DictionaryError;
-use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods};
+use super::driver::{DictionaryClient, Driver, Failed, dictionary};
 use crate::driver::Client;
 use crate::driver::sqlite::no_such_table;
 use crate::sql::Dialect;
@@ -298,12 +298,11 @@ fn assign(
         .collect())
 }
 
-/// The dictionary of one topic in a SQLite file (of a list of files, one per topic's
-/// [`super::server_for`]). `Sync`: share one per topic; cached calls never lock the
-/// connection.
-pub struct Dictionary(Driver<Connection>);
-
-impl Dictionary {
+dictionary! {
+    /// The dictionary of one topic in a SQLite file (of a list of files, one per topic's
+    /// [`super::server_for`]). `Sync`: share one per topic; cached calls never lock the
+    /// connection.
+    over Connection;
     /// The dictionary of `topic` in schema `schema` (`main`, or an attached database's name)
     /// of the file of `servers` (`sqlite:///` URLs) that [`super::server_for`] names; opens it
     /// at once. `cache` entries are kept each way.
@@ -312,17 +311,8 @@ impl Dictionary {
     /// [`DictionaryError::InvalidArgument`] for a bad topic, schema, URL (a file on a network
     /// filesystem among them) or empty list; [`DictionaryError::Unreachable`] when the file
     /// cannot be used (a missing directory, a read-only file, not a SQLite database).
-    pub fn connect<S: AsRef<str>>(
-        servers: &[S],
-        topic: &str,
-        schema: &str,
-        cache: usize,
-    ) -> Result<Self, DictionaryError> {
-        Driver::connect(servers, topic, schema, cache).map(Self)
-    }
+    connect;
 }
-
-dictionary_methods!(Dictionary);
 
 #[cfg(all(test, not(miri)))]
 mod tests {
