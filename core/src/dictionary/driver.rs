@@ -437,6 +437,24 @@ impl<C: DictionaryClient> Driver<C> {
     }
 }
 
+/// The answer of an assignment: each of `values` its ID from `answers` (found before the
+/// lock), else the one `still` holds for it among `missing` (found under the lock or
+/// assigned then). Every database's `assign` ends so.
+pub(crate) fn answered(
+    values: &[&str],
+    answers: &[Option<u64>],
+    missing: &[&str],
+    still: Vec<Option<u64>>,
+) -> Vec<Option<u64>> {
+    let by_value: std::collections::HashMap<&str, Option<u64>> =
+        missing.iter().copied().zip(still).collect();
+    values
+        .iter()
+        .zip(answers)
+        .map(|(v, a)| a.or_else(|| by_value.get(v).copied().flatten()))
+        .collect()
+}
+
 /// The public type `Dictionary` of a database's module, wrapping a [`Driver`] over `$client`
 /// (`self.0`), with the type's docs and `connect`'s docs: its `connect` and these methods.
 macro_rules! dictionary {

@@ -242,12 +242,7 @@ fn assign(
         tx.exec_drop(s.advance().to_string(), (next, topic))?;
     }
     tx.commit()?;
-    let by_value: HashMap<&str, Option<u64>> = missing.iter().copied().zip(still).collect();
-    Ok(values
-        .iter()
-        .zip(answers)
-        .map(|(v, a)| a.or_else(|| by_value.get(v).copied().flatten()))
-        .collect())
+    Ok(super::driver::answered(values, answers, &missing, still))
 }
 
 dictionary! {
