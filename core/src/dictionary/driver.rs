@@ -440,6 +440,7 @@ impl<C: DictionaryClient> Driver<C> {
 /// The answer of an assignment: each of `values` its ID from `answers` (found before the
 /// lock), else the one `still` holds for it among `missing` (found under the lock or
 /// assigned then). Every database's `assign` ends so.
+#[cfg(any(feature = "mysql", feature = "sqlite"))]
 pub(crate) fn answered(
     values: &[&str],
     answers: &[Option<u64>],

@@ -29,7 +29,7 @@ use super::driver::SerialClient;
 pub use super::driver::SerialsError;
 use super::{Parsed, Registration, Serial, SerialFormat};
 use crate::driver::{Client, Owned};
-use crate::segment::driver::{Failed, SegmentClient};
+use crate::segment::driver::SegmentClient;
 use crate::segment::{Segment, mysql as segments};
 use crate::sql::mysql::MysqlSerials;
 use crate::sql::{Dialect, Value};
@@ -121,24 +121,18 @@ impl SerialClient for mysql::Conn {
         size: u64,
         stride: &mut Option<u64>,
     ) -> Result<Option<Segment>, mysql::Error> {
-        for first_take in [true, false] {
-            match segments::take(self, &s.segments, dialect, period_tag, size, stride) {
-                Ok(segment) => return Ok(Some(segment)),
-                Err(Failed::UnknownTag(_)) if first_take => {
-                    let made = self.run(
-                        &s.serials().create_period().to_string(),
-                        &[Value::Text(tag), Value::Text(period_tag)],
-                    )?;
-                    // NULL: the serial tag is not registered.
-                    if made.as_deref().and_then(<[_]>::first) == Some(&Owned::Null) {
-                        return Ok(None);
-                    }
-                }
-                Err(Failed::Driver(e)) => return Err(e),
-                Err(_) => return Ok(None),
-            }
-        }
-        Ok(None)
+        super::driver::take_making_period(
+            self,
+            |conn| segments::take(conn, &s.segments, dialect, period_tag, size, stride),
+            |conn| {
+                let made = conn.run(
+                    &s.serials().create_period().to_string(),
+                    &[Value::Text(tag), Value::Text(period_tag)],
+                )?;
+                // NULL: the serial tag is not registered.
+                Ok(made.as_deref().and_then(<[_]>::first) != Some(&Owned::Null))
+            },
+        )
     }
 
     fn give_back(

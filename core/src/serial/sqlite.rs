@@ -30,7 +30,6 @@ pub use super::driver::SerialsError;
 use super::{Parsed, Registration, Serial, SerialFormat};
 use crate::driver::Client;
 use crate::driver::sqlite::{no_such_table, with_tables};
-use crate::segment::driver::Failed;
 use crate::segment::{Segment, sqlite as segments};
 use crate::sql::sqlite::{SqliteSegments, period_fits};
 use crate::sql::{Dialect, Value};
@@ -160,28 +159,25 @@ impl SerialClient for Connection {
         size: u64,
         _: &mut Option<u64>,
     ) -> Result<Option<Segment>, rusqlite::Error> {
-        for first_take in [true, false] {
-            match segments::take(self, &s.segments, period_tag, size) {
-                Ok(segment) => return Ok(Some(segment)),
-                Err(Failed::UnknownTag(_)) if first_take => {
-                    let reset = info(self, s, tag)?.and_then(|row| match row.get(3) {
-                        Some(crate::driver::Owned::Text(reset)) => Some(reset.clone()),
-                        _ => None,
-                    });
-                    // No registration, or a period that is not one of the tag's.
-                    if !reset.is_some_and(|reset| period_fits(&reset, period)) {
-                        return Ok(None);
-                    }
-                    self.run(
-                        &s.segments.create_tag,
-                        &[Value::Text(period_tag), Value::Int(1)],
-                    )?;
+        super::driver::take_making_period(
+            self,
+            |conn| segments::take(conn, &s.segments, period_tag, size),
+            |conn| {
+                let reset = info(conn, s, tag)?.and_then(|row| match row.get(3) {
+                    Some(crate::driver::Owned::Text(reset)) => Some(reset.clone()),
+                    _ => None,
+                });
+                // No registration, or a period that is not one of the tag's.
+                if !reset.is_some_and(|reset| period_fits(&reset, period)) {
+                    return Ok(false);
                 }
-                Err(Failed::Driver(e)) => return Err(e),
-                Err(_) => return Ok(None),
-            }
-        }
-        Ok(None)
+                conn.run(
+                    &s.segments.create_tag,
+                    &[Value::Text(period_tag), Value::Int(1)],
+                )?;
+                Ok(true)
+            },
+        )
     }
 
     fn give_back(
