@@ -189,6 +189,29 @@ fn check_schema(schema: &str) -> Result<(), SqlError> {
     identifier_problem(schema).map_or(Ok(()), |reason| Err(SqlError::SchemaName { reason }))
 }
 
+/// The layout's defining numbers, which the ID functions of PostgreSQL (on the even counter)
+/// and MySQL (in `shardid_counter`) record: a database holds one layout.
+struct Signature<'a>(&'a crate::Layout);
+
+impl Display for Signature<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let l = self.0;
+        let order = match l.order() {
+            crate::FieldOrder::TimeShardSequence => "time|shard|sequence",
+            crate::FieldOrder::TimeSequenceShard => "time|sequence|shard",
+        };
+        write!(
+            f,
+            "epoch {} ms, unit {} ms, {} time / {} shard / {} sequence bits, {order}",
+            l.epoch_ms(),
+            l.unit_ms(),
+            l.time_bits(),
+            l.shard_bits(),
+            l.sequence_bits(),
+        )
+    }
+}
+
 /// What the ID functions of PostgreSQL and MySQL start from: `shard` must fit `layout`,
 /// `schema` be a plain name, and `layout`, made signed (a `bigint` holds the IDs), end before
 /// millisecond 2^63 (`too_late` says so otherwise, in the database's words). The signed layout.

@@ -18,8 +18,8 @@
 
 use core::fmt::{self, Display, Formatter};
 
-use super::{Placeholders, SqlError, signed_layout};
-use crate::{Error, FieldOrder, Layout, Options};
+use super::{Placeholders, Signature, SqlError, signed_layout};
+use crate::{Error, Layout, Options};
 
 /// The server's clock in Unix milliseconds, as a literal for the statements' `concat!`s:
 /// [`super::failover::MYSQL_NOW_MS`] (a test checks they agree).
@@ -219,28 +219,6 @@ impl<'a> Mysql<'a> {
     pub const fn options(mut self, options: Options) -> Self {
         self.options = options;
         self
-    }
-}
-
-/// The layout's defining numbers, recorded in `shardid_counter`: a database holds one layout.
-struct Signature<'a>(&'a Layout);
-
-impl Display for Signature<'_> {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let l = self.0;
-        let order = match l.order() {
-            FieldOrder::TimeShardSequence => "time|shard|sequence",
-            FieldOrder::TimeSequenceShard => "time|sequence|shard",
-        };
-        write!(
-            f,
-            "epoch {} ms, unit {} ms, {} time / {} shard / {} sequence bits, {order}",
-            l.epoch_ms(),
-            l.unit_ms(),
-            l.time_bits(),
-            l.shard_bits(),
-            l.sequence_bits(),
-        )
     }
 }
 

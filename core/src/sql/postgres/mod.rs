@@ -21,8 +21,8 @@
 
 use core::fmt::{self, Display, Formatter};
 
-use super::{SqlError, signed_layout};
-use crate::{Error, FieldOrder, Layout, Options};
+use super::{Signature, SqlError, signed_layout};
+use crate::{Error, Layout, Options};
 
 mod decoding;
 mod fragments;
@@ -188,28 +188,6 @@ END
 $shardid$;
 
 "
-        )
-    }
-}
-
-/// The layout's defining numbers, recorded on the even counter.
-pub(super) struct Signature<'a>(&'a Layout);
-
-impl Display for Signature<'_> {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let l = self.0;
-        let order = match l.order() {
-            FieldOrder::TimeShardSequence => "time|shard|sequence",
-            FieldOrder::TimeSequenceShard => "time|sequence|shard",
-        };
-        write!(
-            f,
-            "epoch {} ms, unit {} ms, {} time / {} shard / {} sequence bits, {order}",
-            l.epoch_ms(),
-            l.unit_ms(),
-            l.time_bits(),
-            l.shard_bits(),
-            l.sequence_bits(),
         )
     }
 }
