@@ -504,10 +504,33 @@ fn hostname() -> Option<String> {
         .or_else(|| std::env::var("COMPUTERNAME").ok())
 }
 
-/// The public methods of a lease type wrapping a [`DatabaseLease`] (`self.0`).
-macro_rules! lease_methods {
-    ($name:ident) => {
+/// A database's public lease type `$name`, wrapping a [`DatabaseLease`] over `$client`
+/// (`self.0`), with the type's docs and `acquire`'s docs: its `acquire` and these methods.
+macro_rules! lease_type {
+    (
+        $(#[$doc:meta])* $name:ident over $client:ty;
+        $(#[$acquire_doc:meta])* acquire;
+    ) => {
+        $(#[$doc])*
+        pub struct $name(DatabaseLease<$client>);
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
         impl $name {
+            $(#[$acquire_doc])*
+            pub fn acquire(
+                url: &str,
+                layout: Layout,
+                shards: Range<u64>,
+                options: &LeaseOptions,
+            ) -> Result<Self, LeaseError> {
+                DatabaseLease::acquire(url, layout, shards, options).map(Self)
+            }
+
             /// The shard held.
             pub fn shard(&self) -> u64 {
                 self.0.shard()
@@ -561,4 +584,4 @@ macro_rules! lease_methods {
     };
 }
 
-pub(super) use lease_methods;
+pub(super) use lease_type;

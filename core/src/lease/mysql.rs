@@ -28,20 +28,13 @@ use std::ops::Range;
 
 use super::LeaseError;
 pub use super::database::LeaseOptions;
-use super::database::{DatabaseLease, lease_methods};
+use super::database::{DatabaseLease, lease_type};
 use crate::Layout;
 
-/// A generator on a shard leased through MySQL or MariaDB: see the [module](self) docs.
-/// `Sync`: share it between threads. Dropping it releases the shard.
-pub struct MysqlLease(DatabaseLease<mysql::Conn>);
-
-impl fmt::Debug for MysqlLease {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl MysqlLease {
+lease_type! {
+    /// A generator on a shard leased through MySQL or MariaDB: see the [module](self) docs.
+    /// `Sync`: share it between threads. Dropping it releases the shard.
+    MysqlLease over mysql::Conn;
     /// Leases the first free shard of `shards` through the server at `url`
     /// (`mysql://user:password@host:port/database`, or `mariadb://`; the table goes in that
     /// database).
@@ -55,14 +48,5 @@ impl MysqlLease {
     /// [`LeaseError::Unsupported`] for a session lease on a Galera node;
     /// [`LeaseError::SessionPooled`] for a session lease whose connection another session
     /// lease of this process shares.
-    pub fn acquire(
-        url: &str,
-        layout: Layout,
-        shards: Range<u64>,
-        options: &LeaseOptions,
-    ) -> Result<Self, LeaseError> {
-        DatabaseLease::acquire(url, layout, shards, options).map(Self)
-    }
+    acquire;
 }
-
-lease_methods!(MysqlLease);

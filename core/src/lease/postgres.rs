@@ -28,21 +28,14 @@ use std::ops::Range;
 
 use super::LeaseError;
 pub use super::database::LeaseOptions;
-use super::database::{DatabaseLease, lease_methods};
+use super::database::{DatabaseLease, lease_type};
 use crate::Layout;
 
-/// A generator on a shard leased through PostgreSQL: see the [module](self) docs. `Sync`:
-/// share it between threads. Dropping it releases the shard.
-pub struct PostgresLease(DatabaseLease<postgres::Client>);
-
-impl fmt::Debug for PostgresLease {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl PostgresLease {
-    /// Leases the first free shard of `shards` through the server at `config` (a libpq-style
+lease_type! {
+    /// A generator on a shard leased through PostgreSQL: see the [module](self) docs. `Sync`:
+    /// share it between threads. Dropping it releases the shard.
+    PostgresLease over postgres::Client;
+    /// Leases the first free shard of `shards` through the server at `url` (a libpq-style
     /// connection string or URL).
     ///
     /// # Errors
@@ -50,14 +43,5 @@ impl PostgresLease {
     /// [`LeaseError::Unreachable`] when the server cannot be reached, [`LeaseError::Database`]
     /// when it refuses a statement (a bad table name too, as its `INVALID_ARGUMENT` reason); [`LeaseError::SessionPooled`]
     /// for a session lease whose connection another session lease of this process shares.
-    pub fn acquire(
-        config: &str,
-        layout: Layout,
-        shards: Range<u64>,
-        options: &LeaseOptions,
-    ) -> Result<Self, LeaseError> {
-        DatabaseLease::acquire(config, layout, shards, options).map(Self)
-    }
+    acquire;
 }
-
-lease_methods!(PostgresLease);

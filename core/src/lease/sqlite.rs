@@ -24,20 +24,13 @@ use std::ops::Range;
 
 use super::LeaseError;
 pub use super::database::LeaseOptions;
-use super::database::{DatabaseLease, lease_methods};
+use super::database::{DatabaseLease, lease_type};
 use crate::Layout;
 
-/// A generator on a shard leased through a SQLite file: see the [module](self) docs. `Sync`:
-/// share it between threads. Dropping it releases the shard.
-pub struct SqliteLease(DatabaseLease<rusqlite::Connection>);
-
-impl fmt::Debug for SqliteLease {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl SqliteLease {
+lease_type! {
+    /// A generator on a shard leased through a SQLite file: see the [module](self) docs. `Sync`:
+    /// share it between threads. Dropping it releases the shard.
+    SqliteLease over rusqlite::Connection;
     /// Leases the first free shard of `shards` in the SQLite file `url` names
     /// (`sqlite:///relative.db`, `sqlite:////absolute.db`).
     ///
@@ -47,17 +40,8 @@ impl SqliteLease {
     /// [`LeaseError::NoFreeShard`] when every shard is held; [`LeaseError::Unreachable`] when
     /// the file cannot be used, [`LeaseError::Database`] when SQLite refuses a statement;
     /// [`LeaseError::Unsupported`] for a session lease.
-    pub fn acquire(
-        url: &str,
-        layout: Layout,
-        shards: Range<u64>,
-        options: &LeaseOptions,
-    ) -> Result<Self, LeaseError> {
-        DatabaseLease::acquire(url, layout, shards, options).map(Self)
-    }
+    acquire;
 }
-
-lease_methods!(SqliteLease);
 
 #[cfg(all(test, not(miri)))]
 mod tests {
