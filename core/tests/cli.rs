@@ -601,67 +601,6 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
     assert_eq!(cli(&["status", url]).code, 2);
 }
 
-/// `sql --dialect sqlite`: SQLite's own DDL (never another dialect's), and what SQLite has no
-/// counterpart for refused.
-#[test]
-fn sql_renders_sqlites_own_ddl() {
-    use shardid::sql::sqlite::{SqliteDictionary, SqliteSegments};
-    let seg = cli(&[
-        "sql",
-        "--dialect",
-        "sqlite",
-        "--segments",
-        "--schema",
-        "main",
-    ]);
-    assert_eq!(seg.code, 0, "{}", seg.stderr);
-    assert_eq!(seg.stdout, SqliteSegments::new("main").unwrap().to_string());
-    let dict = cli(&[
-        "sql",
-        "--dialect=sqlite",
-        "--dictionary",
-        "--schema",
-        "main",
-    ]);
-    assert_eq!(
-        dict.stdout,
-        SqliteDictionary::new("main").unwrap().to_string()
-    );
-    for (args, says) in [
-        (
-            &[
-                "sql",
-                "--dialect",
-                "sqlite",
-                "--segments",
-                "--schema",
-                "main",
-                "--servers",
-                "2",
-                "--index",
-                "1",
-            ][..],
-            "ticket servers",
-        ),
-        (
-            &[
-                "sql",
-                "--dialect",
-                "sqlite",
-                "--shard",
-                "1",
-                "--schema",
-                "main",
-            ],
-            "no stored routines",
-        ),
-    ] {
-        let out = cli(args);
-        assert_eq!(out.code, 2, "{args:?}");
-        assert!(out.stderr.contains(says), "{}", out.stderr);
-    }
-}
-
 /// `status` on a SQLite file: its own statements, the file's `main` schema by default, the file
 /// for the binding to open read-only; URLs that name no file are usage errors.
 #[test]
