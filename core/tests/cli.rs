@@ -303,57 +303,49 @@ fn key_file(name: &str, contents: &[u8]) -> (std::path::PathBuf, String) {
     (dir, path.to_str().unwrap().to_owned())
 }
 
-#[test]
-fn public_encodes_and_decodes_as_the_library_does() {
-    use shardid::{Encoding, PublicIds};
-    let (dir, key) = key_file("raw", b"0123456789abcdef");
-    let ids = PublicIds::new(b"0123456789abcdef", 0, "note", Encoding::Base58).unwrap();
-    let (a, b) = (4_036_916_263_258_161_152u64, 5u64);
-    let (ta, tb) = (ids.encode(a).unwrap(), ids.encode(b).unwrap());
-    let args = [
+/// `public <command>` with the key file `key`, the prefix `note` and base58, then `rest`: the
+/// options of the round-trip tests.
+fn public_note<'a>(command: &'a str, key: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let options = [
         "public",
-        "encode",
+        command,
         "--key-file",
-        &key,
+        key,
         "--prefix",
         "note",
         "--encoding",
         "base58",
     ];
-    let out = cli(&[&args[..], &[&a.to_string(), "5"]].concat());
+    [&options[..], rest].concat()
+}
+
+/// The IDs the round-trip tests encode, `a` (a large one) and `b` = 5, and their public forms
+/// `ta`, `tb` under the raw key `0123456789abcdef` and the prefix `note`.
+fn note_ids() -> (shardid::PublicIds, u64, u64, shardid::PublicId, shardid::PublicId) {
+    use shardid::{Encoding, PublicIds};
+    let ids = PublicIds::new(b"0123456789abcdef", 0, "note", Encoding::Base58).unwrap();
+    let (a, b) = (4_036_916_263_258_161_152u64, 5u64);
+    let (ta, tb) = (ids.encode(a).unwrap(), ids.encode(b).unwrap());
+    (ids, a, b, ta, tb)
+}
+
+#[test]
+fn public_encodes_and_decodes_as_the_library_does() {
+    let (dir, key) = key_file("raw", b"0123456789abcdef");
+    let (_, a, b, ta, tb) = note_ids();
+    let out = cli(&public_note("encode", &key, &[&a.to_string(), "5"]));
     assert_eq!(
         (out.code, out.stdout.as_str()),
         (0, format!("{ta}\n{tb}\n").as_str()),
         "{out:?}"
     );
-    let out = cli(&[
-        "public",
-        "decode",
-        "--key-file",
-        &key,
-        "--prefix",
-        "note",
-        "--encoding",
-        "base58",
-        &ta,
-        &tb,
-    ]);
+    let out = cli(&public_note("decode", &key, &[&ta, &tb]));
     assert_eq!(out.stdout, format!("{a}\n{b}\n"), "{out:?}");
     // From stdin when no value is given; JSON lines.
     assert!(wants_stdin(&["public", "decode", "--key-file", &key]));
     assert!(!wants_stdin(&["public", "decode", "--key-file", &key, &ta]));
     assert!(!wants_stdin(&["public"]));
-    let decode = [
-        "public",
-        "decode",
-        "--key-file",
-        &key,
-        "--prefix",
-        "note",
-        "--encoding",
-        "base58",
-        "--json",
-    ];
+    let decode = public_note("decode", &key, &["--json"]);
     let out = run(&decode, Some(&format!("{ta}\n  {tb}\n")));
     assert_eq!(
         out.stdout,
@@ -368,20 +360,8 @@ fn public_encodes_and_decodes_as_the_library_does() {
 fn public_refuses_values_and_goes_on() {
     use shardid::{Encoding, PublicIds};
     let (dir, key) = key_file("refuse", b"0123456789abcdef");
-    let ids = PublicIds::new(b"0123456789abcdef", 0, "note", Encoding::Base58).unwrap();
-    let (a, b) = (4_036_916_263_258_161_152u64, 5u64);
-    let (ta, tb) = (ids.encode(a).unwrap(), ids.encode(b).unwrap());
-    let decode = [
-        "public",
-        "decode",
-        "--key-file",
-        &key,
-        "--prefix",
-        "note",
-        "--encoding",
-        "base58",
-        "--json",
-    ];
+    let (ids, a, _, ta, tb) = note_ids();
+    let decode = public_note("decode", &key, &["--json"]);
     // Refused values are reported, the others still printed, and the status is 1; no
     // message shows a decoded value.
     let user = PublicIds::new(b"0123456789abcdef", 0, "user", Encoding::Base58).unwrap();
@@ -599,67 +579,6 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
         assert!(out.stderr.starts_with("shardid: ") && out.stderr.ends_with('\n'));
     }
     assert_eq!(cli(&["status", url]).code, 2);
-}
-
-/// `sql --dialect sqlite`: SQLite's own DDL (never another dialect's), and what SQLite has no
-/// counterpart for refused.
-#[test]
-fn sql_renders_sqlites_own_ddl() {
-    use shardid::sql::sqlite::{SqliteDictionary, SqliteSegments};
-    let seg = cli(&[
-        "sql",
-        "--dialect",
-        "sqlite",
-        "--segments",
-        "--schema",
-        "main",
-    ]);
-    assert_eq!(seg.code, 0, "{}", seg.stderr);
-    assert_eq!(seg.stdout, SqliteSegments::new("main").unwrap().to_string());
-    let dict = cli(&[
-        "sql",
-        "--dialect=sqlite",
-        "--dictionary",
-        "--schema",
-        "main",
-    ]);
-    assert_eq!(
-        dict.stdout,
-        SqliteDictionary::new("main").unwrap().to_string()
-    );
-    for (args, says) in [
-        (
-            &[
-                "sql",
-                "--dialect",
-                "sqlite",
-                "--segments",
-                "--schema",
-                "main",
-                "--servers",
-                "2",
-                "--index",
-                "1",
-            ][..],
-            "ticket servers",
-        ),
-        (
-            &[
-                "sql",
-                "--dialect",
-                "sqlite",
-                "--shard",
-                "1",
-                "--schema",
-                "main",
-            ],
-            "no stored routines",
-        ),
-    ] {
-        let out = cli(args);
-        assert_eq!(out.code, 2, "{args:?}");
-        assert!(out.stderr.contains(says), "{}", out.stderr);
-    }
 }
 
 /// `status` on a SQLite file: its own statements, the file's `main` schema by default, the file

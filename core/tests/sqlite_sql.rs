@@ -28,75 +28,43 @@ fn sqlite_the_command_line_prints_sqlites_ddl() {
         seg.stdout.contains("main.shardid_serials"),
         "the serials' registrations come with the segments"
     );
-    let dict = run(&["sql", "--dialect=sqlite", "--dictionary", "--schema", "aux"]);
-    assert_eq!(dict.code, 0, "{}", dict.stderr);
-    assert_eq!(
-        dict.stdout,
-        SqliteDictionary::new("aux").unwrap().to_string()
-    );
-    for out in [&seg.stdout, &dict.stdout] {
-        // Neither PostgreSQL's nor the MySQL family's.
-        for other in ["plpgsql", "ENGINE", "VARBINARY", "$$", "DELIMITER"] {
-            assert!(!out.contains(other), "{other} in {out}");
+    for schema in ["aux", "main"] {
+        let dict = run(&["sql", "--dialect=sqlite", "--dictionary", "--schema", schema]);
+        assert_eq!(dict.code, 0, "{}", dict.stderr);
+        assert_eq!(
+            dict.stdout,
+            SqliteDictionary::new(schema).unwrap().to_string()
+        );
+        for out in [&seg.stdout, &dict.stdout] {
+            // Neither PostgreSQL's nor the MySQL family's.
+            for other in ["plpgsql", "ENGINE", "VARBINARY", "$$", "DELIMITER"] {
+                assert!(!out.contains(other), "{other} in {out}");
+            }
         }
     }
 }
 
+/// What SQLite has no counterpart of, each a usage error (exit 2) whose message says so.
 #[test]
 fn sqlite_what_sqlite_has_no_counterpart_of_is_refused() {
-    let ticket = run(&[
-        "sql",
-        "--dialect",
-        "sqlite",
-        "--segments",
-        "--servers",
-        "2",
-        "--index",
-        "1",
-        "--schema",
-        "main",
-    ]);
-    assert_eq!(ticket.code, 2);
-    assert!(
-        ticket.stderr.contains("ticket servers"),
-        "{}",
-        ticket.stderr
-    );
-    let next_id = run(&[
-        "sql",
-        "--dialect",
-        "sqlite",
-        "--layout",
-        "twitter",
-        "--shard",
-        "3",
-        "--schema",
-        "main",
-    ]);
-    assert_eq!(next_id.code, 2);
-    assert!(
-        next_id.stderr.contains("no next_id()"),
-        "{}",
-        next_id.stderr
-    );
-    let public = run(&[
-        "sql",
-        "--dialect",
-        "sqlite",
-        "--public-ids",
-        "--schema",
-        "main",
-    ]);
-    assert_eq!(public.code, 2, "{}", public.stdout);
-    let bad = run(&[
-        "sql",
-        "--dialect",
-        "sqlite",
-        "--segments",
-        "--schema",
-        "no such",
-    ]);
-    assert_eq!(bad.code, 2);
+    let sqlite = ["sql", "--dialect", "sqlite"];
+    for (args, says) in [
+        (
+            &["--segments", "--servers", "2", "--index", "1", "--schema", "main"][..],
+            "ticket servers",
+        ),
+        (
+            &["--layout", "twitter", "--shard", "3", "--schema", "main"],
+            "no next_id()",
+        ),
+        (&["--shard", "1", "--schema", "main"], "no stored routines"),
+        (&["--public-ids", "--schema", "main"], ""),
+        (&["--segments", "--schema", "no such"], ""),
+    ] {
+        let out = run(&[&sqlite[..], args].concat());
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stdout);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
     let names = run(&[
         "sql",
         "--dialect",

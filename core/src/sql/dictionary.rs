@@ -118,16 +118,13 @@ const FUNCTIONS: [&str; 14] = [
 
 impl Display for DictionaryUninstall<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let s = self.schema;
-        writeln!(
+        super::uninstall::write_uninstall(
             f,
-            "-- Removes shardid's dictionary (its functions, topics and strings) from schema {s}."
-        )?;
-        for function in FUNCTIONS {
-            writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
-        }
-        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_strings;")?;
-        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_topics;")
+            self.schema,
+            "dictionary (its functions, topics and strings)",
+            &FUNCTIONS,
+            &[("TABLE", "shardid_strings"), ("TABLE", "shardid_topics")],
+        )
     }
 }
 

@@ -189,6 +189,63 @@ fn check_schema(schema: &str) -> Result<(), SqlError> {
     identifier_problem(schema).map_or(Ok(()), |reason| Err(SqlError::SchemaName { reason }))
 }
 
+/// The layout's defining numbers, which the ID functions of PostgreSQL (on the even counter)
+/// and MySQL (in `shardid_counter`) record: a database holds one layout.
+struct Signature<'a>(&'a crate::Layout);
+
+impl Display for Signature<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let l = self.0;
+        let order = match l.order() {
+            crate::FieldOrder::TimeShardSequence => "time|shard|sequence",
+            crate::FieldOrder::TimeSequenceShard => "time|sequence|shard",
+        };
+        write!(
+            f,
+            "epoch {} ms, unit {} ms, {} time / {} shard / {} sequence bits, {order}",
+            l.epoch_ms(),
+            l.unit_ms(),
+            l.time_bits(),
+            l.shard_bits(),
+            l.sequence_bits(),
+        )
+    }
+}
+
+/// What the ID functions of PostgreSQL and MySQL start from: `shard` must fit `layout`,
+/// `schema` be a plain name, and `layout`, made signed (a `bigint` holds the IDs), end before
+/// millisecond 2^63 (`too_late` says so otherwise, in the database's words). The signed layout.
+fn signed_layout(
+    layout: crate::Layout,
+    shard: u64,
+    schema: &str,
+    too_late: &'static str,
+) -> Result<crate::Layout, SqlError> {
+    if shard > layout.max_shard() {
+        return Err(Error::ShardOutOfRange {
+            shard,
+            max: layout.max_shard(),
+        }
+        .into());
+    }
+    check_schema(schema)?;
+    let layout = crate::Layout::builder()
+        .epoch_ms(layout.epoch_ms())
+        .unit_ms(layout.unit_ms())
+        .bits(
+            layout.time_bits(),
+            layout.shard_bits(),
+            layout.sequence_bits(),
+        )
+        .order(layout.order())
+        .signed(true)
+        .build()?;
+    if layout.expires_at_ms() > i64::MAX as u64 {
+        return Err(Error::InvalidLayout { reason: too_late }.into());
+    }
+    Ok(layout)
+}
+
 /// Why `name` is not a plain lower-case identifier of at most [`MAX_SCHEMA_LEN`] bytes that
 /// can go into SQL unquoted, if it is not.
 fn identifier_problem(name: &str) -> Option<&'static str> {

@@ -160,17 +160,13 @@ const FUNCTIONS: [&str; 23] = [
 
 impl Display for SegmentsUninstall<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let s = self.schema;
-        writeln!(
+        super::uninstall::write_uninstall(
             f,
-            "-- Removes shardid's dense IDs and serial numbers (functions, tags, registrations) from schema {s}."
-        )?;
-        for function in FUNCTIONS {
-            let function = function.replace("SCHEMA", s);
-            writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
-        }
-        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_serials;")?;
-        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_tags;")
+            self.schema,
+            "dense IDs and serial numbers (functions, tags, registrations)",
+            &FUNCTIONS,
+            &[("TABLE", "shardid_serials"), ("TABLE", "shardid_tags")],
+        )
     }
 }
 

@@ -40,16 +40,37 @@ const FUNCTIONS: [&str; 13] = [
 
 impl Display for PostgresUninstall<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let s = self.schema;
-        writeln!(
+        write_uninstall(
             f,
-            "-- Removes shardid's functions and state from schema {s}."
-        )?;
-        for function in FUNCTIONS {
-            writeln!(f, "DROP FUNCTION IF EXISTS {s}.{function};")?;
-        }
-        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_counter_even;")?;
-        writeln!(f, "DROP SEQUENCE IF EXISTS {s}.shardid_counter_odd;")?;
-        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_timeline;")
+            self.schema,
+            "functions and state",
+            &FUNCTIONS,
+            &[
+                ("SEQUENCE", "shardid_counter_even"),
+                ("SEQUENCE", "shardid_counter_odd"),
+                ("TABLE", "shardid_timeline"),
+            ],
+        )
     }
+}
+
+/// The DDL that removes one of shardid's installs (`what` it removes) from PostgreSQL's
+/// `schema`: each of `functions` (`SCHEMA` in a signature is the schema), then each of
+/// `objects` (`(kind, name)`), dependents first.
+pub(super) fn write_uninstall(
+    f: &mut Formatter<'_>,
+    schema: &str,
+    what: &str,
+    functions: &[&str],
+    objects: &[(&str, &str)],
+) -> fmt::Result {
+    writeln!(f, "-- Removes shardid's {what} from schema {schema}.")?;
+    for function in functions {
+        let function = function.replace("SCHEMA", schema);
+        writeln!(f, "DROP FUNCTION IF EXISTS {schema}.{function};")?;
+    }
+    for (kind, name) in objects {
+        writeln!(f, "DROP {kind} IF EXISTS {schema}.{name};")?;
+    }
+    Ok(())
 }

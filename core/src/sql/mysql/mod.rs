@@ -18,8 +18,8 @@
 
 use core::fmt::{self, Display, Formatter};
 
-use super::{Placeholders, SqlError, check_schema};
-use crate::{Error, FieldOrder, Layout, Options};
+use super::{Placeholders, Signature, SqlError, signed_layout};
+use crate::{Error, Layout, Options};
 
 /// The server's clock in Unix milliseconds, as a literal for the statements' `concat!`s:
 /// [`super::failover::MYSQL_NOW_MS`] (a test checks they agree).
@@ -186,31 +186,12 @@ impl<'a> Mysql<'a> {
     /// As [`super::Postgres::new`]: the shard must fit the layout, the layout a signed
     /// `BIGINT`, and `schema` (the database) be a plain lower-case identifier.
     pub fn new(layout: Layout, shard: u64, schema: &'a str) -> Result<Self, SqlError> {
-        if shard > layout.max_shard() {
-            return Err(Error::ShardOutOfRange {
-                shard,
-                max: layout.max_shard(),
-            }
-            .into());
-        }
-        check_schema(schema)?;
-        let layout = Layout::builder()
-            .epoch_ms(layout.epoch_ms())
-            .unit_ms(layout.unit_ms())
-            .bits(
-                layout.time_bits(),
-                layout.shard_bits(),
-                layout.sequence_bits(),
-            )
-            .order(layout.order())
-            .signed(true)
-            .build()?;
-        if layout.expires_at_ms() > i64::MAX as u64 {
-            return Err(Error::InvalidLayout {
-                reason: "MySQL needs the layout's last millisecond to fit a BIGINT",
-            }
-            .into());
-        }
+        let layout = signed_layout(
+            layout,
+            shard,
+            schema,
+            "MySQL needs the layout's last millisecond to fit a BIGINT",
+        )?;
         if u32::from(layout.time_bits()) + u32::from(layout.sequence_bits()) > 62 {
             return Err(Error::InvalidLayout {
                 reason: "MySQL needs the time and sequence bits to leave a spare bit in a BIGINT",
@@ -238,28 +219,6 @@ impl<'a> Mysql<'a> {
     pub const fn options(mut self, options: Options) -> Self {
         self.options = options;
         self
-    }
-}
-
-/// The layout's defining numbers, recorded in `shardid_counter`: a database holds one layout.
-struct Signature<'a>(&'a Layout);
-
-impl Display for Signature<'_> {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let l = self.0;
-        let order = match l.order() {
-            FieldOrder::TimeShardSequence => "time|shard|sequence",
-            FieldOrder::TimeSequenceShard => "time|sequence|shard",
-        };
-        write!(
-            f,
-            "epoch {} ms, unit {} ms, {} time / {} shard / {} sequence bits, {order}",
-            l.epoch_ms(),
-            l.unit_ms(),
-            l.time_bits(),
-            l.shard_bits(),
-            l.sequence_bits(),
-        )
     }
 }
 

@@ -21,8 +21,8 @@
 
 use core::fmt::{self, Display, Formatter};
 
-use super::{SqlError, check_schema};
-use crate::{Error, FieldOrder, Layout, Options};
+use super::{Signature, SqlError, signed_layout};
+use crate::{Error, Layout, Options};
 
 mod decoding;
 mod fragments;
@@ -69,31 +69,12 @@ impl<'a> Postgres<'a> {
     /// - [`SqlError::SchemaName`]: `schema` must match `[a-z_][a-z0-9_]*`, be at most
     ///   [`MAX_SCHEMA_LEN`](super::MAX_SCHEMA_LEN) bytes and not start with `pg_`.
     pub fn new(layout: Layout, shard: u64, schema: &'a str) -> Result<Self, SqlError> {
-        if shard > layout.max_shard() {
-            return Err(Error::ShardOutOfRange {
-                shard,
-                max: layout.max_shard(),
-            }
-            .into());
-        }
-        check_schema(schema)?;
-        let layout = Layout::builder()
-            .epoch_ms(layout.epoch_ms())
-            .unit_ms(layout.unit_ms())
-            .bits(
-                layout.time_bits(),
-                layout.shard_bits(),
-                layout.sequence_bits(),
-            )
-            .order(layout.order())
-            .signed(true)
-            .build()?;
-        if layout.expires_at_ms() > i64::MAX as u64 {
-            return Err(Error::InvalidLayout {
-                reason: "PostgreSQL needs the layout's last millisecond to fit a bigint",
-            }
-            .into());
-        }
+        let layout = signed_layout(
+            layout,
+            shard,
+            schema,
+            "PostgreSQL needs the layout's last millisecond to fit a bigint",
+        )?;
         let stride = stride_shift(&layout).ok_or(Error::InvalidLayout {
             reason: "PostgreSQL needs the time and sequence bits to leave two spare bits in a bigint",
         })?;
@@ -207,28 +188,6 @@ END
 $shardid$;
 
 "
-        )
-    }
-}
-
-/// The layout's defining numbers, recorded on the even counter.
-pub(super) struct Signature<'a>(&'a Layout);
-
-impl Display for Signature<'_> {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let l = self.0;
-        let order = match l.order() {
-            FieldOrder::TimeShardSequence => "time|shard|sequence",
-            FieldOrder::TimeSequenceShard => "time|sequence|shard",
-        };
-        write!(
-            f,
-            "epoch {} ms, unit {} ms, {} time / {} shard / {} sequence bits, {order}",
-            l.epoch_ms(),
-            l.unit_ms(),
-            l.time_bits(),
-            l.shard_bits(),
-            l.sequence_bits(),
         )
     }
 }
