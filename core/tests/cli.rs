@@ -321,7 +321,13 @@ fn public_note<'a>(command: &'a str, key: &'a str, rest: &[&'a str]) -> Vec<&'a 
 
 /// The IDs the round-trip tests encode, `a` (a large one) and `b` = 5, and their public forms
 /// `ta`, `tb` under the raw key `0123456789abcdef` and the prefix `note`.
-fn note_ids() -> (shardid::PublicIds, u64, u64, shardid::PublicId, shardid::PublicId) {
+fn note_ids() -> (
+    shardid::PublicIds,
+    u64,
+    u64,
+    shardid::PublicId,
+    shardid::PublicId,
+) {
     use shardid::{Encoding, PublicIds};
     let ids = PublicIds::new(b"0123456789abcdef", 0, "note", Encoding::Base58).unwrap();
     let (a, b) = (4_036_916_263_258_161_152u64, 5u64);

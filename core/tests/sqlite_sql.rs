@@ -29,7 +29,13 @@ fn sqlite_the_command_line_prints_sqlites_ddl() {
         "the serials' registrations come with the segments"
     );
     for schema in ["aux", "main"] {
-        let dict = run(&["sql", "--dialect=sqlite", "--dictionary", "--schema", schema]);
+        let dict = run(&[
+            "sql",
+            "--dialect=sqlite",
+            "--dictionary",
+            "--schema",
+            schema,
+        ]);
         assert_eq!(dict.code, 0, "{}", dict.stderr);
         assert_eq!(
             dict.stdout,
@@ -50,7 +56,15 @@ fn sqlite_what_sqlite_has_no_counterpart_of_is_refused() {
     let sqlite = ["sql", "--dialect", "sqlite"];
     for (args, says) in [
         (
-            &["--segments", "--servers", "2", "--index", "1", "--schema", "main"][..],
+            &[
+                "--segments",
+                "--servers",
+                "2",
+                "--index",
+                "1",
+                "--schema",
+                "main",
+            ][..],
             "ticket servers",
         ),
         (

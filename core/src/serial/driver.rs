@@ -234,31 +234,6 @@ pub(crate) trait SerialClient: Client {
     ) -> Result<bool, Self::Error>;
 }
 
-/// A period's take where the segments' take knows no periods (MySQL, SQLite): `take` on the
-/// period's tag; a period's first take `make`s that tag (`false`: it is not to be made, the
-/// serial tag not being registered or the period not one of its own) and takes again.
-#[cfg(any(feature = "mysql", feature = "sqlite"))]
-pub(crate) fn take_making_period<C, E>(
-    conn: &mut C,
-    mut take: impl FnMut(&mut C) -> Result<Segment, crate::segment::driver::Failed<E>>,
-    mut make: impl FnMut(&mut C) -> Result<bool, E>,
-) -> Result<Option<Segment>, E> {
-    use crate::segment::driver::Failed;
-    for first_take in [true, false] {
-        match take(conn) {
-            Ok(segment) => return Ok(Some(segment)),
-            Err(Failed::UnknownTag(_)) if first_take => {
-                if !make(conn)? {
-                    return Ok(None);
-                }
-            }
-            Err(Failed::Driver(e)) => return Err(e),
-            Err(_) => return Ok(None),
-        }
-    }
-    Ok(None)
-}
-
 /// A registration as every dialect's `info` statement returns it: `(canonical format, zone, max
 /// gap)` (a gap the row leaves empty is 1), `None` for no row.
 pub(crate) fn registration_of(row: Option<Vec<Owned>>) -> Option<(String, String, u64)> {
