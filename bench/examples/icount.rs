@@ -16,7 +16,6 @@ use shardid::{Generator, Layout};
 mod scripted;
 use scripted::{IDS, scripted};
 
-
 scripted!(scripted_singles, Generator);
 
 #[inline(never)]

@@ -14,7 +14,6 @@ use shardid::{Layout, Options};
 mod scripted;
 use scripted::{IDS, scripted};
 
-
 /// A store that records whatever is wanted, at once.
 #[derive(Debug)]
 struct Free;

@@ -16,7 +16,6 @@ use shardid::{Generator, Layout, Options, State};
 mod scripted;
 use scripted::{IDS, scripted};
 
-
 scripted!(scripted_shared, Generator<&'static State>);
 
 fn main() {
