@@ -30,6 +30,7 @@ from shardid.segments import Serials, create_serial
 from shardid.sql import mysql_serials, segments
 from together import on_threads
 from django_project import database, django_app
+from serial_checks import forked_child_takes_its_own
 
 # 2025-11-25 23:59:59 in Shanghai (the Rust example's clock), and a day later.
 BEFORE_MIDNIGHT = 1_764_086_399_000
@@ -257,36 +258,11 @@ def test_a_server_stopped_under_a_running_allocator(server: Any, conn: Any) -> N
 
 
 # A parent takes serials, forks; the child takes its own while the parent goes on.
-FORKED = """
-import os, sys, json
-from shardid.segments import Serials
-s = Serials(sys.argv[1], "f", "F-{seq:6}", zone="UTC", schema="ser_fork", min_size=100, max_size=100)
-parent = [s.next_serial() for _ in range(5)]
-r, w = os.pipe()
-pid = os.fork()
-if pid == 0:
-    child = [s.next_serial() for _ in range(5)]  # the parent's segment and connection are the parent's
-    os.write(w, json.dumps(child).encode())
-    os._exit(0)
-os.close(w)
-child = json.loads(os.read(r, 65536))
-os.waitpid(pid, 0)
-parent += [s.next_serial() for _ in range(5)]
-s.close()
-print(json.dumps({"parent": parent, "child": child}))
-"""
-
-
 def test_a_forked_child_takes_serials_of_its_own(server: Any, conn: Any) -> None:
     setup(conn, "ser_fork")
     url = server.url_for("ser_fork")
     create_serial(url, "f", "F-{seq:6}", zone="UTC", schema="ser_fork")
-    done = subprocess.run([sys.executable, "-c", FORKED, url], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    got = json.loads(done.stdout)
-    assert len(got["child"]) == 5 and len(got["parent"]) == 10
-    assert not set(got["child"]) & set(got["parent"]), got
-    assert got["parent"][:5] == [f"F-{n:06}" for n in range(1, 6)]
+    forked_child_takes_its_own(url)
 
 
 SETTINGS = """

@@ -30,6 +30,7 @@ import shardid
 from shardid.segments import Serials, create_serial
 from shardid.sql import create_serial_sql, segments, segments_uninstall
 from together import on_threads
+from serial_checks import forked_child_takes_its_own
 
 
 def install(conn: Any, schema: str) -> None:
@@ -443,32 +444,7 @@ def test_volume_hiding_in_the_clients_and_the_database(cluster: Any, conn: Any) 
     assert not set(db) & set(numbers)
 
 
-FORKED = """
-import os, sys, json
-from shardid.segments import Serials
-s = Serials(sys.argv[1], "f", "F-{seq:6}", zone="UTC", schema="ser_fork", min_size=100, max_size=100)
-parent = [s.next_serial() for _ in range(5)]
-r, w = os.pipe()
-pid = os.fork()
-if pid == 0:
-    child = [s.next_serial() for _ in range(5)]  # the parent's segment is the parent's
-    os.write(w, json.dumps(child).encode())
-    os._exit(0)
-os.close(w)
-child = json.loads(os.read(r, 65536))
-os.waitpid(pid, 0)
-parent += [s.next_serial() for _ in range(5)]
-s.close()
-print(json.dumps({"parent": parent, "child": child}))
-"""
-
-
 def test_a_forked_child_takes_serials_of_its_own(cluster: Any, conn: Any) -> None:
     install(conn, "ser_fork")
     create_serial(conn, "f", "F-{seq:6}", zone="UTC", schema="ser_fork")
-    done = subprocess.run([sys.executable, "-c", FORKED, cluster.dsn], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    got = json.loads(done.stdout)
-    assert len(got["child"]) == 5 and len(got["parent"]) == 10
-    assert not set(got["child"]) & set(got["parent"]), got
-    assert got["parent"][:5] == [f"F-{n:06}" for n in range(1, 6)]
+    forked_child_takes_its_own(cluster.dsn)
