@@ -20,7 +20,7 @@ import pytest
 import shardid
 from shardid import Layout
 from shardid.postgres import lease
-from together import on_threads
+from together import race
 
 T0 = 1_700_000_000_000
 
@@ -57,22 +57,9 @@ def test_a_table_name_that_is_not_a_plain_identifier_is_refused(cluster: Any) ->
 def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(cluster: Any) -> None:
     # Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL (a duplicate key, table or row
     # type); every one of eight sessions starting at once must still get its lease.
-    import threading
-
     for round_ in range(10):
         table = f"race_leases_{round_}"
-        barrier = threading.Barrier(8)
-        held: list[Any] = []
-        errors: list[BaseException] = []
-
-        def take() -> None:
-            try:
-                barrier.wait()
-                held.append(lease(Layout.TWITTER, cluster.dsn, range(0, 8), table=table))
-            except BaseException as e:  # noqa: BLE001 - reported below
-                errors.append(e)
-
-        on_threads([take] * 8)
+        held, errors = race(lambda: lease(Layout.TWITTER, cluster.dsn, range(0, 8), table=table), 8)  # noqa: B023
         try:
             assert not errors, errors[0]
             assert sorted(g.shard for g in held) == list(range(8))

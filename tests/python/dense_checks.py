@@ -3,12 +3,11 @@ conftests put tests/python on the path)."""
 
 from __future__ import annotations
 
-import threading
 from array import array
 from pathlib import Path
 from typing import Any
 
-from together import on_threads
+from together import race
 
 #: A process of 4 threads taking `n` IDs each from `tag` in schema `seg_load`, in batches of
 #: 100 appended to `out` (8 bytes an ID): `python -c WORKER <url> <tag> <out> <n> <wait_ms>`.
@@ -43,18 +42,7 @@ def read_ids(path: Path, *, missing_ok: bool = False) -> list[int]:
 
 def burst_makes_one_fetch(ids: Any) -> None:
     """64 threads released at once on a new allocator of a new tag: IDs 1 to 64, one fetch."""
-    barrier = threading.Barrier(64)
-    got: list[int] = []
-    errors: list[BaseException] = []
-
-    def one() -> None:
-        barrier.wait()
-        try:
-            got.append(ids.next_id())
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    on_threads([one] * 64)
+    got, errors = race(ids.next_id, 64)
     assert errors == []
     assert sorted(got) == list(range(1, 65))
     assert ids.fetches == 1

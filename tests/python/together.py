@@ -15,3 +15,21 @@ def on_threads(calls: Iterable[Callable[[], Any]]) -> None:
         t.start()
     for t in threads:
         t.join()
+
+
+def race(call: Callable[[], Any], n: int) -> tuple[list[Any], list[BaseException]]:
+    """``call`` on ``n`` threads released at once by a barrier: what the calls returned, and
+    what they raised."""
+    barrier = threading.Barrier(n)
+    results: list[Any] = []
+    errors: list[BaseException] = []
+
+    def one() -> None:
+        try:
+            barrier.wait()
+            results.append(call())
+        except BaseException as e:  # noqa: BLE001 - the caller's to report
+            errors.append(e)
+
+    on_threads([one] * n)
+    return results, errors
