@@ -25,7 +25,7 @@ from conftest import one, open_conn, rows
 import shardid
 from shardid import Layout
 from shardid.mysql import lease
-from together import race
+from lease_checks import eight_sessions_at_once_each_get_a_shard
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = Path(__file__).with_name("lease_node.mjs")
@@ -144,13 +144,7 @@ def test_processes_of_three_languages_get_distinct_shards_and_no_duplicate(url: 
 def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(url: str) -> None:
     for round_ in range(3):
         table = f"race_{round_}"
-        held, errors = race(lambda: lease(Layout.TWITTER, url, range(0, 8), table=table), 8)  # noqa: B023
-        try:
-            assert not errors, errors[0]
-            assert sorted(g.shard for g in held) == list(range(8))
-        finally:
-            for g in held:
-                g.close()
+        eight_sessions_at_once_each_get_a_shard(lease, url, table)
 
 
 # One process of 4 threads on one lease (retaken when lost), making IDs until <out>.stop

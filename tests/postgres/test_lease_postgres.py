@@ -20,7 +20,7 @@ import pytest
 import shardid
 from shardid import Layout
 from shardid.postgres import lease
-from together import race
+from lease_checks import eight_sessions_at_once_each_get_a_shard
 
 T0 = 1_700_000_000_000
 
@@ -59,13 +59,7 @@ def test_sessions_leasing_at_once_all_create_the_missing_table_without_error(clu
     # type); every one of eight sessions starting at once must still get its lease.
     for round_ in range(10):
         table = f"race_leases_{round_}"
-        held, errors = race(lambda: lease(Layout.TWITTER, cluster.dsn, range(0, 8), table=table), 8)  # noqa: B023
-        try:
-            assert not errors, errors[0]
-            assert sorted(g.shard for g in held) == list(range(8))
-        finally:
-            for g in held:
-                g.close()
+        eight_sessions_at_once_each_get_a_shard(lease, cluster.dsn, table)
 
 
 def test_a_clock_set_back_between_holders_never_yields_an_old_id(cluster: Any) -> None:
