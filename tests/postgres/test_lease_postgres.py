@@ -21,6 +21,7 @@ import shardid
 from shardid import Layout
 from shardid.postgres import lease
 from lease_checks import eight_sessions_at_once_each_get_a_shard
+from together import on_processes
 
 T0 = 1_700_000_000_000
 
@@ -85,11 +86,7 @@ def test_forked_workers_take_shards_of_their_own(cluster: Any, tmp_path: Path) -
     generator.next_id()
     fork = multiprocessing.get_context("fork")
     workers = [fork.Process(target=_worker, args=(generator, str(tmp_path / f"w{i}"))) for i in range(4)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-        assert w.exitcode == 0
+    on_processes(workers)
     seen: set[int] = set(generator.next_ids(1000))
     shards = {generator.shard}
     for i in range(4):

@@ -17,6 +17,7 @@ import pytest
 
 import shardid
 from shardid import Layout
+from together import on_processes
 
 T0 = 1_700_000_000_000
 FORK = multiprocessing.get_context("fork")
@@ -38,11 +39,7 @@ def test_eight_forked_workers_make_a_million_ids_each_without_a_duplicate(tmp_pa
     generator = shardid.lease(Layout.TWITTER, tmp_path / "shards", range(0, 16))
     parent_ids = generator.next_ids(1000)  # the parent uses its shard before forking
     workers = [FORK.Process(target=_worker, args=(generator, str(tmp_path / f"w{i}"))) for i in range(8)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-        assert w.exitcode == 0
+    on_processes(workers)
     shards = {generator.shard}
     seen = set(parent_ids)
     for i in range(8):

@@ -33,3 +33,14 @@ def race(call: Callable[[], Any], n: int) -> tuple[list[Any], list[BaseException
 
     on_threads([one] * n)
     return results, errors
+
+
+def on_processes(processes: Iterable[Any]) -> None:
+    """Starts each of ``processes`` (``multiprocessing`` processes), waits for them all, and
+    fails unless each exited with 0."""
+    started = list(processes)
+    for p in started:
+        p.start()
+    for p in started:
+        p.join()
+        assert p.exitcode == 0, p
