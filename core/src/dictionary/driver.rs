@@ -156,6 +156,7 @@ impl<E> From<E> for Failed<E> {
 /// in order), else the ID it was given in the write (`missing[i]` got `written[i]`): the last
 /// step of the MySQL family's and SQLite's writers, which insert the missing strings
 /// themselves.
+#[cfg_attr(not(any(feature = "mysql", feature = "sqlite")), allow(dead_code))]
 pub(crate) fn answered(
     values: &[&str],
     answers: &[Option<u64>],

@@ -674,6 +674,8 @@ impl<C: SerialClient> Driver<C> {
 pub(crate) struct PeriodOf<'a> {
     pub(crate) tag: &'a str,
     pub(crate) period: &'a str,
+    #[cfg_attr(not(any(feature = "mysql", feature = "sqlite")), allow(dead_code))]
+    // PostgreSQL's take makes it
     pub(crate) period_tag: &'a str,
 }
 
