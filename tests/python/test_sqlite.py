@@ -29,7 +29,7 @@ from shardid.segments import AsyncDenseIds, AsyncSerials, DenseIds, Serials, cre
 from shardid.sql import dictionary as dictionary_ddl
 from shardid.sql import mysql as mysql_ddl
 from shardid.sql import segments as segments_ddl
-from together import on_threads
+from together import on_threads, results_of
 
 # fork: the children start at once, with this module's functions (Linux, where CI runs).
 FORK = multiprocessing.get_context("fork")
@@ -156,12 +156,7 @@ def test_processes_and_threads_share_one_file(url: str) -> None:
     tiny_tag(url, "orders")
     out = FORK.Queue()
     procs = [FORK.Process(target=_take_dense, args=(url, "orders", 60, out)) for _ in range(PROCESSES)]
-    for p in procs:
-        p.start()
-    results = [out.get(timeout=60) for _ in procs]
-    for p in procs:
-        p.join(30)
-        assert p.exitcode == 0
+    results = results_of(procs, out)
     assert [e for _, _, errors in results for e in errors] == []
     ids = [i for got, _, _ in results for i in got]
     assert len(ids) == PROCESSES * THREADS * 60
@@ -310,12 +305,7 @@ def test_serials_never_twice_across_midnight(url: str) -> None:
     create_serial(url, "inv", FMT, zone="UTC")
     out = FORK.Queue()
     procs = [FORK.Process(target=_take_serials, args=(url, 40, out)) for _ in range(PROCESSES)]
-    for p in procs:
-        p.start()
-    results = [out.get(timeout=60) for _ in procs]
-    for p in procs:
-        p.join(30)
-        assert p.exitcode == 0
+    results = results_of(procs, out)
     assert [e for _, errors in results for e in errors] == []
     serials = [x for got, _ in results for x in got]
     assert len(serials) == PROCESSES * THREADS * 40

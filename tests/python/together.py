@@ -44,3 +44,15 @@ def on_processes(processes: Iterable[Any]) -> None:
     for p in started:
         p.join()
         assert p.exitcode == 0, p
+
+
+def results_of(processes: list[Any], queue: Any) -> list[Any]:
+    """Starts each of ``processes``, takes one result per process from ``queue`` (at most 60 s
+    each), waits for them (30 s each) and fails unless each exited with 0: the results."""
+    for p in processes:
+        p.start()
+    results = [queue.get(timeout=60) for _ in processes]
+    for p in processes:
+        p.join(30)
+        assert p.exitcode == 0, p
+    return results
