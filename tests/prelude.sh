@@ -7,3 +7,15 @@ root=$PWD
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 venv=${SHARDID_PYTHON_VENV:-$work/venv}
+
+# pytest_suite DIR TITLE: pytest over DIR from `work` (so `import shardid` finds the installed
+# wheel, not the source tree), then the suite's result line (TITLE) from its JUnit report;
+# returns pytest's verdict.
+pytest_suite() {
+    cd "$work"
+    local status=0
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=10 --junitxml="$work/junit.xml" \
+        "$1" || status=1
+    "$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" "$2"
+    return $status
+}

@@ -19,10 +19,5 @@ cargo build -q --locked -p shardid --features serial,mysql --example mysql_segme
     --example mysql_lease --example mysql_serials
 export SHARDID_MYSQL_EXAMPLES=$root/target/debug/examples
 
-cd "$work"   # import the installed wheel, not the source tree
-status=0
-"$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=10 --junitxml="$work/junit.xml" \
-    "$root/tests/mysql" || status=1
-"$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
+pytest_suite "$root/tests/mysql" \
     "MySQL and MariaDB: segments, serials, the dictionary and next_id() on a real server, tests/mysql/run.sh"
-exit $status

@@ -29,10 +29,5 @@ export SHARDID_LEASE_EXAMPLE=$root/target/debug/examples/lease
 export SHARDID_SERIALS_EXAMPLE=$root/target/debug/examples/serials
 export SHARDID_CONTRACT_EXAMPLE=$root/target/debug/examples/contract
 
-cd "$work"   # import the installed wheel, not the source tree
-status=0
-"$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=10 --junitxml="$work/junit.xml" \
-    "$root/tests/postgres" || status=1
-"$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
+pytest_suite "$root/tests/postgres" \
     "PostgreSQL: the emitted SQL on a real server, tests/postgres/run.sh"
-exit $status
