@@ -166,23 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sequence_bits=sequence_bits,
                 order=args.order,
             )
+        tolerances = {"backwards_tolerance_ms": args.backwards_tolerance_ms, "max_borrow_units": args.max_borrow_units}
         if args.dialect == "postgres":
-            ddl = postgres(
-                layout,
-                args.shard,
-                args.schema,
-                backwards_tolerance_ms=args.backwards_tolerance_ms,
-                max_borrow_units=args.max_borrow_units,
-            )
+            ddl = postgres(layout, args.shard, args.schema, **tolerances)
         else:
-            ddl = mysql(
-                layout,
-                args.shard,
-                args.schema,
-                backwards_tolerance_ms=args.backwards_tolerance_ms,
-                max_borrow_units=args.max_borrow_units,
-                dialect=args.dialect,
-            )
+            ddl = mysql(layout, args.shard, args.schema, **tolerances, dialect=args.dialect)
     except ValueError as e:
         print(f"python -m shardid.sql: {e}", file=sys.stderr)
         return 1
