@@ -19,6 +19,7 @@ from test_dictionary import assert_dense, setup
 import shardid
 from shardid import _mysql
 from shardid.dictionary import AsyncDictionary, Dictionary
+from dictionary_checks import a_crash_loses_no_answer, many_tasks_write_the_same_new_strings
 
 
 def strings_of(conn: Any, schema: str, topic: str) -> dict[str, int]:
@@ -46,28 +47,7 @@ def no_blocking_mysql(monkeypatch: Any) -> None:
 def test_500_tasks_writing_the_same_new_strings_get_one_id_each(server: Any, conn: Any, no_blocking_mysql: None) -> None:
     setup(conn, "adict_many")
     url = server.url_for("adict_many")
-    pool = [f"/page/{i}" for i in range(1500)]
-
-    async def main() -> list[tuple[list[str], list[int]]]:
-        async with AsyncDictionary(url, "t", schema="adict_many") as d, AsyncDictionary(url, "t", schema="adict_many") as other:
-            await d.create()
-            rng = random.Random(34)
-
-            async def task(i: int) -> tuple[list[str], list[int]]:
-                client = other if i % 5 == 0 else d
-                batch = rng.sample(pool, rng.randint(1, 40))
-                if i % 3 == 0:
-                    return batch[:1], [await client.id(batch[0])]
-                return batch, await client.ids(batch)
-
-            return await asyncio.gather(*(task(i) for i in range(500)))
-
-    answers = asyncio.run(main())
-    seen: dict[str, int] = {}
-    for batch, ids in answers:
-        assert len(batch) == len(ids)
-        for s, i in zip(batch, ids, strict=True):
-            assert seen.setdefault(s, i) == i, f"{s!r} got {seen[s]} and {i}"
+    seen = many_tasks_write_the_same_new_strings(url, "adict_many")
     n = assert_dense(conn, "adict_many", "t")
     assert n == len(seen) and n > 1000
     assert strings_of(conn, "adict_many", "t") == seen
@@ -123,43 +103,7 @@ def test_a_server_crash_mid_run_loses_no_answer_and_makes_no_hole(server: Any) -
     setup(conn, "adict_crash")
     conn.close()
     url = server.url_for("adict_crash")
-    answers: dict[str, int] = {}
-    failures = 0
-
-    async def main() -> None:
-        nonlocal failures
-        d = AsyncDictionary(url, "t", schema="adict_crash")
-        await d.create()
-        rng = random.Random(3)
-        stop = asyncio.Event()
-
-        async def writer() -> None:
-            nonlocal failures
-            while not stop.is_set():
-                batch = [f"w{rng.randrange(5000)}" for _ in range(10)]
-                try:
-                    ids = await d.ids(batch)
-                except (shardid.DatabaseUnreachableError, pymysql.err.OperationalError):
-                    failures += 1  # the server is down: the call says so
-                    await asyncio.sleep(0.05)
-                    continue
-                for s, i in zip(batch, ids, strict=True):
-                    assert answers.setdefault(s, i) == i
-                await asyncio.sleep(0)
-
-        tasks = [asyncio.create_task(writer()) for _ in range(20)]
-        await asyncio.sleep(0.5)
-        before = len(answers)
-        await asyncio.to_thread(server.crash_and_restart)
-        await asyncio.sleep(1.0)
-        stop.set()
-        await asyncio.gather(*tasks)
-        assert len(answers) > before, "nothing was written after the restart"
-        every = sorted(answers)
-        assert await d.ids(every) == [answers[s] for s in every]
-        await d.close()
-
-    asyncio.run(main())
+    answers = a_crash_loses_no_answer(url, "adict_crash", server.crash_and_restart, (pymysql.err.OperationalError,))
     conn = open_conn(server)
     n = assert_dense(conn, "adict_crash", "t")
     on_server = strings_of(conn, "adict_crash", "t")

@@ -17,6 +17,7 @@ from shardid.dictionary import AsyncDictionary
 from shardid.sql import dictionary
 
 from test_dictionary import assert_dense, install  # noqa: F401 (tests/postgres is on sys.path)
+from dictionary_checks import a_crash_loses_no_answer, many_tasks_write_the_same_new_strings
 
 
 def strings_of(conn: Any, schema: str, topic: str) -> dict[str, int]:
@@ -30,32 +31,7 @@ def strings_of(conn: Any, schema: str, topic: str) -> dict[str, int]:
 
 def test_500_tasks_writing_the_same_new_strings_get_one_id_each(cluster: Any, conn: Any) -> None:
     install(conn, "adict_many")
-    pool = [f"/page/{i}" for i in range(1500)]
-
-    async def main() -> list[tuple[list[str], list[int]]]:
-        # 500 tasks on one dictionary, and a second client (its own connection and cache)
-        # writing the same strings at the same time, so the server sees two writers.
-        async with AsyncDictionary(cluster.dsn, "t", schema="adict_many") as d, AsyncDictionary(
-            cluster.dsn, "t", schema="adict_many"
-        ) as other:
-            await d.create()
-            rng = random.Random(34)
-
-            async def task(i: int) -> tuple[list[str], list[int]]:
-                client = other if i % 5 == 0 else d
-                batch = rng.sample(pool, rng.randint(1, 40))
-                if i % 3 == 0:
-                    return batch[:1], [await client.id(batch[0])]
-                return batch, await client.ids(batch)
-
-            return await asyncio.gather(*(task(i) for i in range(500)))
-
-    answers = asyncio.run(main())
-    seen: dict[str, int] = {}
-    for batch, ids in answers:
-        assert len(batch) == len(ids)
-        for s, i in zip(batch, ids, strict=True):
-            assert seen.setdefault(s, i) == i, f"{s!r} got {seen[s]} and {i}"
+    seen = many_tasks_write_the_same_new_strings(cluster.dsn, "adict_many")
     n = assert_dense(conn, "adict_many", "t")
     assert n == len(seen) and n > 1000
     assert strings_of(conn, "adict_many", "t") == seen
@@ -109,44 +85,7 @@ def test_cancelled_calls_leave_the_cache_and_the_connection_usable(cluster: Any,
 def test_a_server_crash_mid_run_loses_no_answer_and_makes_no_hole(cluster: Any) -> None:
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
         install(conn, "adict_crash")
-    answers: dict[str, int] = {}
-    failures = 0
-
-    async def main() -> None:
-        nonlocal failures
-        d = AsyncDictionary(cluster.dsn, "t", schema="adict_crash")
-        await d.create()
-        rng = random.Random(3)
-        stop = asyncio.Event()
-
-        async def writer() -> None:
-            nonlocal failures
-            while not stop.is_set():
-                batch = [f"w{rng.randrange(5000)}" for _ in range(10)]
-                try:
-                    ids = await d.ids(batch)
-                except shardid.DatabaseUnreachableError:
-                    failures += 1  # the server is down: the call says so, as Dictionary's does
-                    await asyncio.sleep(0.05)
-                    continue
-                for s, i in zip(batch, ids, strict=True):
-                    assert answers.setdefault(s, i) == i
-                await asyncio.sleep(0)
-
-        tasks = [asyncio.create_task(writer()) for _ in range(20)]
-        await asyncio.sleep(0.5)
-        before = len(answers)
-        await asyncio.to_thread(cluster.crash_and_restart)
-        await asyncio.sleep(1.0)
-        stop.set()
-        await asyncio.gather(*tasks)
-        assert len(answers) > before, "nothing was written after the restart"
-        # The same client, its connection replaced, answers every string as before.
-        every = sorted(answers)
-        assert await d.ids(every) == [answers[s] for s in every]
-        await d.close()
-
-    asyncio.run(main())
+    answers = a_crash_loses_no_answer(cluster.dsn, "adict_crash", cluster.crash_and_restart, ())
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
         n = assert_dense(conn, "adict_crash", "t")
         on_server = strings_of(conn, "adict_crash", "t")

@@ -1,0 +1,81 @@
+"""What the asyncio dictionary suites of every database check alike (tests/postgres,
+tests/mysql: their conftests put tests/python on the path)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+
+import shardid
+from shardid.dictionary import AsyncDictionary
+
+
+def many_tasks_write_the_same_new_strings(url: str, schema: str) -> dict[str, int]:
+    """500 tasks on one dictionary of topic `t` and a second client (its own connection and
+    cache) writing the same strings at once, so the server sees two writers: each string gets
+    one ID. Returns every string's ID."""
+    pool = [f"/page/{i}" for i in range(1500)]
+
+    async def main() -> list[tuple[list[str], list[int]]]:
+        async with AsyncDictionary(url, "t", schema=schema) as d, AsyncDictionary(url, "t", schema=schema) as other:
+            await d.create()
+            rng = random.Random(34)
+
+            async def task(i: int) -> tuple[list[str], list[int]]:
+                client = other if i % 5 == 0 else d
+                batch = rng.sample(pool, rng.randint(1, 40))
+                if i % 3 == 0:
+                    return batch[:1], [await client.id(batch[0])]
+                return batch, await client.ids(batch)
+
+            return await asyncio.gather(*(task(i) for i in range(500)))
+
+    answers = asyncio.run(main())
+    seen: dict[str, int] = {}
+    for batch, ids in answers:
+        assert len(batch) == len(ids)
+        for s, i in zip(batch, ids, strict=True):
+            assert seen.setdefault(s, i) == i, f"{s!r} got {seen[s]} and {i}"
+    return seen
+
+
+def a_crash_loses_no_answer(url: str, schema: str, crash_and_restart: Callable[[], None], down: tuple[type[BaseException], ...]) -> dict[str, int]:
+    """20 tasks writing new strings of topic `t` while the server is killed and restarted: a
+    call while it is down raises one of `down`; no string gets two IDs, and the same client
+    answers every string as before once it is back. Returns every string's ID."""
+    answers: dict[str, int] = {}
+
+    async def main() -> None:
+        d = AsyncDictionary(url, "t", schema=schema)
+        await d.create()
+        rng = random.Random(3)
+        stop = asyncio.Event()
+
+        async def writer() -> None:
+            while not stop.is_set():
+                batch = [f"w{rng.randrange(5000)}" for _ in range(10)]
+                try:
+                    ids = await d.ids(batch)
+                except (shardid.DatabaseUnreachableError, *down):
+                    await asyncio.sleep(0.05)  # the server is down: the call says so
+                    continue
+                for s, i in zip(batch, ids, strict=True):
+                    assert answers.setdefault(s, i) == i
+                await asyncio.sleep(0)
+
+        tasks = [asyncio.create_task(writer()) for _ in range(20)]
+        await asyncio.sleep(0.5)
+        before = len(answers)
+        await asyncio.to_thread(crash_and_restart)
+        await asyncio.sleep(1.0)
+        stop.set()
+        await asyncio.gather(*tasks)
+        assert len(answers) > before, "nothing was written after the restart"
+        # The same client, its connection replaced, answers every string as before.
+        every = sorted(answers)
+        assert await d.ids(every) == [answers[s] for s in every]
+        await d.close()
+
+    asyncio.run(main())
+    return answers
