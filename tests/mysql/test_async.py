@@ -19,7 +19,8 @@ from test_dictionary import assert_dense, setup
 import shardid
 from shardid import _mysql
 from shardid.dictionary import AsyncDictionary, Dictionary
-from dictionary_checks import a_crash_loses_no_answer, many_tasks_write_the_same_new_strings
+from dense_checks import async_dense_ids_take_each_number_once
+from dictionary_checks import a_crash_loses_no_answer, many_tasks_write_the_same_new_strings, waiting_tasks_share_one_step
 
 
 def strings_of(conn: Any, schema: str, topic: str) -> dict[str, int]:
@@ -151,23 +152,7 @@ def test_tasks_waiting_for_the_same_new_string_share_one_step(server: Any, conn:
     setup(conn, "adict_once")
     url = server.url_for("adict_once")
 
-    async def main() -> tuple[set[int], int]:
-        d = AsyncDictionary(url, "t", schema="adict_once")
-        await d.create()
-        sent = 0
-        run = d._connection.run
-
-        async def counting(step: str, *args: Any) -> Any:
-            nonlocal sent
-            sent += 1
-            return await run(step, *args)
-
-        d._connection.run = counting  # type: ignore[method-assign]
-        got = await asyncio.gather(*(d.id("/new") for _ in range(1000)))
-        await d.close()
-        return set(got), sent
-
-    got, sent = asyncio.run(main())
+    got, sent = waiting_tasks_share_one_step(url, "adict_once")
     assert got == {0}
     assert sent == 1, f"{sent} steps for one new string"
 
@@ -176,45 +161,13 @@ def test_tasks_waiting_for_the_same_new_string_share_one_step(server: Any, conn:
 
 
 def test_async_dense_ids_fetch_on_the_loop_and_hand_out_each_number_once(server: Any, conn: Any, no_blocking_mysql: None) -> None:
-    from shardid.segments import AsyncDenseIds
     from test_segments import setup as setup_segments
 
     setup_segments(conn, "aseg", "orders")
     url = server.url_for("aseg")
-    got: list[int] = []
-
-    async def main() -> tuple[list[int], int, int]:
-        # Small segments, so 300 tasks empty them often and wait for fetches under way.
-        orders = AsyncDenseIds(url, "orders", schema="aseg", min_size=5, max_size=40)
-        other = AsyncDenseIds(url, "orders", schema="aseg", min_size=5, max_size=40)
-
-        async def task(i: int) -> None:
-            g = other if i % 4 == 0 else orders
-            for _ in range(10):
-                got.append(await g.next_id())
-                got.extend(await g.next_ids(3))
-
-        await asyncio.gather(*(task(i) for i in range(300)))
-        fetches = orders.fetches
-        await other.close()
-        await orders.close()
-        with pytest.raises(shardid.ClosedError):
-            await orders.next_id()
-        return got, fetches, orders.skipped + other.skipped
-
-    ids, fetches, skipped = asyncio.run(main())
-    assert len(ids) == len(set(ids)) == 12_000
-    assert fetches > 20
-    # Every number taken from the row is handed out, given back, or counted as skipped.
-    following = rows(conn, "SELECT next FROM aseg.shardid_tags WHERE tag = 'orders'")[0][0]
-    assert min(ids) == 1 and max(ids) < following
-    assert following - 1 - len(ids) <= skipped
-
-    async def again() -> int:
-        async with AsyncDenseIds(url, "orders", schema="aseg") as orders:
-            return await orders.next_id()
-
-    assert asyncio.run(again()) > max(ids)
+    async_dense_ids_take_each_number_once(
+        url, lambda: int(rows(conn, "SELECT next FROM aseg.shardid_tags WHERE tag = 'orders'")[0][0])
+    )
 
 
 # AsyncDenseIds of a tag never created, and of a server that is down: cells of the one behaviour

@@ -17,7 +17,8 @@ from shardid.dictionary import AsyncDictionary
 from shardid.sql import dictionary
 
 from test_dictionary import assert_dense, install  # noqa: F401 (tests/postgres is on sys.path)
-from dictionary_checks import a_crash_loses_no_answer, many_tasks_write_the_same_new_strings
+from dense_checks import async_dense_ids_take_each_number_once
+from dictionary_checks import a_crash_loses_no_answer, many_tasks_write_the_same_new_strings, waiting_tasks_share_one_step
 
 
 def strings_of(conn: Any, schema: str, topic: str) -> dict[str, int]:
@@ -218,69 +219,21 @@ def test_an_async_lease_taken_over_stops_and_a_successor_continues_above(cluster
 
 
 def test_async_dense_ids_fetch_on_the_loop_and_hand_out_each_number_once(cluster: Any, conn: Any, monkeypatch: Any) -> None:
-    from shardid.segments import AsyncDenseIds
     from test_segments import install as install_segments
 
     install_segments(conn, "aseg")
     conn.execute("SELECT aseg.create_tag('orders')")
-    got: list[int] = []
-
-    async def main() -> tuple[list[int], int, int]:
-        _no_sync_psycopg(monkeypatch)
-        # Small segments, so 300 tasks empty them often and wait for fetches under way.
-        orders = AsyncDenseIds(cluster.dsn, "orders", schema="aseg", min_size=5, max_size=40)
-        other = AsyncDenseIds(cluster.dsn, "orders", schema="aseg", min_size=5, max_size=40)
-
-        async def task(i: int) -> None:
-            g = other if i % 4 == 0 else orders
-            for _ in range(10):
-                got.append(await g.next_id())
-                got.extend(await g.next_ids(3))
-
-        await asyncio.gather(*(task(i) for i in range(300)))
-        fetches = orders.fetches
-        await other.close()
-        await orders.close()
-        with pytest.raises(shardid.ClosedError):  # closed, not unavailable: as DenseIds
-            await orders.next_id()
-        return got, fetches, orders.skipped + other.skipped
-
-    ids, fetches, skipped = asyncio.run(main())
+    async_dense_ids_take_each_number_once(
+        cluster.dsn,
+        lambda: int(conn.execute("SELECT next FROM aseg.shardid_tags WHERE tag = 'orders'").fetchone()[0]),
+        on_loop=lambda: _no_sync_psycopg(monkeypatch),
+    )
     monkeypatch.undo()
-    assert len(ids) == len(set(ids)) == 12_000
-    assert fetches > 20
-    # Every number taken from the row is handed out, given back, or counted as skipped.
-    following = conn.execute("SELECT next FROM aseg.shardid_tags WHERE tag = 'orders'").fetchone()
-    assert following is not None
-    assert min(ids) == 1 and max(ids) < following[0]
-    assert following[0] - 1 - len(ids) <= skipped
-
-    async def again() -> int:
-        async with AsyncDenseIds(cluster.dsn, "orders", schema="aseg") as orders:
-            return await orders.next_id()
-
-    assert asyncio.run(again()) > max(ids)
 
 
 def test_tasks_waiting_for_the_same_new_string_share_one_statement(cluster: Any, conn: Any) -> None:
     install(conn, "adict_once")
 
-    async def main() -> tuple[set[int], int]:
-        d = AsyncDictionary(cluster.dsn, "t", schema="adict_once")
-        await d.create()
-        sent = 0
-        run = d._connection.run
-
-        async def counting(step: str, *args: Any) -> Any:
-            nonlocal sent
-            sent += 1
-            return await run(step, *args)
-
-        d._connection.run = counting  # type: ignore[method-assign]
-        got = await asyncio.gather(*(d.id("/new") for _ in range(1000)))
-        await d.close()
-        return set(got), sent
-
-    got, sent = asyncio.run(main())
+    got, sent = waiting_tasks_share_one_step(cluster.dsn, "adict_once")
     assert got == {0}
     assert sent == 1, f"{sent} statements for one new string"

@@ -3,9 +3,13 @@ conftests put tests/python on the path)."""
 
 from __future__ import annotations
 
+import asyncio
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from shardid import ClosedError
 
 from together import race
 
@@ -64,3 +68,49 @@ def assert_dense_topic(first_row: Any, schema: str, topic: str) -> int:
         assert (lowest, highest) == (0, count - 1), f"holes: {count} strings numbered {lowest}..{highest}"
     assert following == count, f"the counter says {following}, the table holds {count}"
     return int(count)
+
+
+def async_dense_ids_take_each_number_once(url: str, following: Callable[[], int], on_loop: Callable[[], None] = lambda: None) -> None:
+    """300 tasks on two `AsyncDenseIds` of tag `orders` in schema `aseg` with small segments
+    (fetches under way all the time): 12,000 IDs, each once; every number taken from the row
+    (`following()`: its `next`) handed out, given back or counted as skipped; after close
+    `CLOSED`; a new client continues above. `on_loop` runs first on the event loop."""
+    from shardid.segments import AsyncDenseIds
+
+    got: list[int] = []
+
+    async def main() -> tuple[list[int], int, int]:
+        on_loop()
+        orders = AsyncDenseIds(url, "orders", schema="aseg", min_size=5, max_size=40)
+        other = AsyncDenseIds(url, "orders", schema="aseg", min_size=5, max_size=40)
+
+        async def task(i: int) -> None:
+            g = other if i % 4 == 0 else orders
+            for _ in range(10):
+                got.append(await g.next_id())
+                got.extend(await g.next_ids(3))
+
+        await asyncio.gather(*(task(i) for i in range(300)))
+        fetches = orders.fetches
+        await other.close()
+        await orders.close()
+        try:
+            await orders.next_id()
+        except ClosedError:  # closed, not unavailable: as DenseIds
+            pass
+        else:
+            raise AssertionError("next_id() after close()")
+        return got, fetches, orders.skipped + other.skipped
+
+    ids, fetches, skipped = asyncio.run(main())
+    assert len(ids) == len(set(ids)) == 12_000
+    assert fetches > 20
+    end = following()
+    assert min(ids) == 1 and max(ids) < end
+    assert end - 1 - len(ids) <= skipped
+
+    async def again() -> int:
+        async with AsyncDenseIds(url, "orders", schema="aseg") as orders:
+            return await orders.next_id()
+
+    assert asyncio.run(again()) > max(ids)

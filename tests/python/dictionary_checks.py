@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
+from typing import Any
 
 import shardid
 from shardid.dictionary import AsyncDictionary
@@ -79,3 +80,26 @@ def a_crash_loses_no_answer(url: str, schema: str, crash_and_restart: Callable[[
 
     asyncio.run(main())
     return answers
+
+
+def waiting_tasks_share_one_step(url: str, schema: str) -> tuple[set[int], int]:
+    """1000 tasks asking for the same new string of topic `t` at once: the IDs they got, and
+    how many steps the connection ran (one, when the tasks share it)."""
+
+    async def main() -> tuple[set[int], int]:
+        d = AsyncDictionary(url, "t", schema=schema)
+        await d.create()
+        sent = 0
+        run = d._connection.run
+
+        async def counting(step: str, *args: Any) -> Any:
+            nonlocal sent
+            sent += 1
+            return await run(step, *args)
+
+        d._connection.run = counting  # type: ignore[method-assign]
+        got = await asyncio.gather(*(d.id("/new") for _ in range(1000)))
+        await d.close()
+        return set(got), sent
+
+    return asyncio.run(main())
