@@ -86,7 +86,7 @@ def test_cancelled_calls_leave_the_cache_and_the_connection_usable(cluster: Any,
 def test_a_server_crash_mid_run_loses_no_answer_and_makes_no_hole(cluster: Any) -> None:
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
         install(conn, "adict_crash")
-    answers = a_crash_loses_no_answer(cluster.dsn, "adict_crash", cluster.crash_and_restart, ())
+    answers = a_crash_loses_no_answer(cluster.dsn, "adict_crash", cluster.crash_and_restart)
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
         n = assert_dense(conn, "adict_crash", "t")
         on_server = strings_of(conn, "adict_crash", "t")
