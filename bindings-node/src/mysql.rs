@@ -39,15 +39,17 @@ pub fn mysql_ddl(
     max_borrow_units: Option<Unknown<'_>>,
     dialect_name: Option<String>,
 ) -> Result<String> {
-    crate::postgres::next_id_ddl(
-        env,
-        layout_index,
-        &shard,
-        &schema,
-        backwards_tolerance_ms,
-        max_borrow_units,
-        || dialect(env, dialect_name.as_deref()),
-    )
+    guard(env, || {
+        crate::postgres::next_id_ddl(
+            env,
+            layout_index,
+            &shard,
+            &schema,
+            backwards_tolerance_ms,
+            max_borrow_units,
+            || dialect(env, dialect_name.as_deref()),
+        )
+    })
 }
 
 /// The DDL of segments on MySQL in database `schema`, for ticket server `index` of `servers`.

@@ -372,19 +372,21 @@ pub fn postgres_ddl(
     backwards_tolerance_ms: Option<Unknown<'_>>,
     max_borrow_units: Option<Unknown<'_>>,
 ) -> Result<String> {
-    next_id_ddl(
-        env,
-        layout_index,
-        &shard,
-        &schema,
-        backwards_tolerance_ms,
-        max_borrow_units,
-        || Ok(Dialect::Postgres),
-    )
+    guard(env, || {
+        next_id_ddl(
+            env,
+            layout_index,
+            &shard,
+            &schema,
+            backwards_tolerance_ms,
+            max_borrow_units,
+            || Ok(Dialect::Postgres),
+        )
+    })
 }
 
 /// The DDL of `next_id()` for PostgreSQL or the MySQL family (`postgresDdl`, `mysqlDdl`): the
-/// layout, shard and options checked first, then the `dialect`.
+/// layout, shard and options checked first, then the `dialect`. Call it inside `guard`.
 pub(crate) fn next_id_ddl(
     env: &Env,
     layout_index: u32,
@@ -394,22 +396,20 @@ pub(crate) fn next_id_ddl(
     max_borrow_units: Option<Unknown<'_>>,
     dialect: impl FnOnce() -> Result<Dialect>,
 ) -> Result<String> {
-    guard(env, || {
-        let (layout, shard, options) = crate::args::generator_args(
-            env,
-            layout_index,
-            shard,
-            backwards_tolerance_ms,
-            max_borrow_units,
-        )?;
-        match dialect()? {
-            Dialect::Postgres => shardid::sql::Postgres::new(layout, shard, schema)
-                .map(|ddl| ddl.options(options).to_string()),
-            dialect => shardid::sql::Mysql::new(layout, shard, schema)
-                .map(|ddl| ddl.options(options).dialect(dialect).to_string()),
-        }
-        .map_err(|e| sql_error(env, e))
-    })
+    let (layout, shard, options) = crate::args::generator_args(
+        env,
+        layout_index,
+        shard,
+        backwards_tolerance_ms,
+        max_borrow_units,
+    )?;
+    match dialect()? {
+        Dialect::Postgres => shardid::sql::Postgres::new(layout, shard, schema)
+            .map(|ddl| ddl.options(options).to_string()),
+        dialect => shardid::sql::Mysql::new(layout, shard, schema)
+            .map(|ddl| ddl.options(options).dialect(dialect).to_string()),
+    }
+    .map_err(|e| sql_error(env, e))
 }
 
 /// The DDL of public IDs in PostgreSQL for IDs of a layout (the core's
