@@ -51,25 +51,6 @@ def _close_at_exit(ref: weakref.ref[DatabaseLease]) -> None:
             pass
 
 
-def _keep_arguments(
-    lease: Any,
-    session: Any,
-    layout: Layout,
-    conninfo: str | None,
-    shards: range,
-    table: str,
-    kind: str,
-    ttl_ms: int,
-    retake: bool,
-    options: dict[str, int],
-) -> None:
-    """What ``DatabaseLease`` and ``AsyncDatabaseLease`` keep of their arguments, and their session."""
-    lease._session = session
-    lease._tally = session.tally
-    lease.layout, lease.conninfo, lease.shards, lease.table = layout, conninfo, shards, table
-    lease.kind, lease.ttl_ms, lease.retake, lease._options = kind, ttl_ms, retake, options
-
-
 class _Tenure:
     """One lease taken by the protocol: its shard, token, generator and heartbeat. A
     :class:`DatabaseLease` holds one at a time (another after ``fork()``, or after a loss with
@@ -182,10 +163,18 @@ class DatabaseLease:
         connect: Callable[[], Any] | None = None,
         **options: int,
     ) -> None:
-        session = _lease_generated._Session(
+        self._session = _lease_generated._Session(
             self.dialect, layout, conninfo, shards, table=table, kind=kind, ttl_ms=ttl_ms, connect=connect
         )
-        _keep_arguments(self, session, layout, conninfo, shards, table, kind, ttl_ms, retake, options)
+        self.layout = layout
+        self.conninfo = conninfo
+        self.shards = shards
+        self.table = table
+        self.kind = kind
+        self.ttl_ms = ttl_ms
+        self.retake = retake
+        self._options = options
+        self._tally = self._session.tally
         self._lock = threading.Lock()
         self._taking = threading.Lock()
         self._closed = False
@@ -451,10 +440,18 @@ class AsyncDatabaseLease:
     def __init__(self, layout: Layout, conninfo: str | None, shards: range, *, table: str = "shardid_leases",
                  kind: str = "expiring", ttl_ms: int = DEFAULT_TTL_MS, retake: bool = False,
                  connect: Callable[[], Any] | None = None, **options: int) -> None:  # fmt: skip
-        session = _lease_async._AsyncSession(
+        self._session = _lease_async._AsyncSession(
             self.dialect, layout, conninfo, shards, table=table, kind=kind, ttl_ms=ttl_ms, connect=connect
         )
-        _keep_arguments(self, session, layout, conninfo, shards, table, kind, ttl_ms, retake, options)
+        self.layout = layout
+        self.conninfo = conninfo
+        self.shards = shards
+        self.table = table
+        self.kind = kind
+        self.ttl_ms = ttl_ms
+        self.retake = retake
+        self._options = options
+        self._tally = self._session.tally
         self._lock = asyncio.Lock()
         self._closed = False
         self._tenure: _AsyncTenure | None = None
