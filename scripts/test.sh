@@ -36,6 +36,14 @@ setup_seconds=$((SECONDS - step_started))
 tests_started=$SECONDS
 step_name=
 
+# What a step leaves that no later step reads (a target directory of its own) goes when the step
+# ends, in CI only: a run holds about 9 GB at its peak, and one CI run failed with a full disk.
+# A developer keeps them, so the next run reuses them.
+drop() {
+    if [ "${CI:-}" = true ]; then rm -rf "$@"; fi
+}
+df -h . | sed -n '2s/^/disk before the tests: /p'
+
 step "format" "cargo fmt --check"
 cargo fmt --all --check
 cargo fmt --manifest-path fuzz/Cargo.toml --check
@@ -66,6 +74,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --locked -p shardid --no-deps
 
 step "docs.rs" "the docs as docs.rs builds them: every feature, each item marked with the features it needs"
 RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo +nightly doc --locked -p shardid --all-features --no-deps --target-dir target/docsrs
+drop target/docsrs
 
 step "core tests" "the core with and without std, conformance vectors, README examples"
 log=$(mktemp)
@@ -92,11 +101,13 @@ step "MSRV" "Rust $msrv, the declared MSRV: the core with every feature (its tes
 # with it (a full build of every dependency) took over 10 minutes of a CI run.
 cargo "+$msrv" check --locked -q -p shardid --features postgres,mysql,sqlite,serde,serial --all-targets --target-dir target/msrv
 cargo "+$msrv" check --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
+drop target/msrv
 
 step "loom" "the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache, the serials' period switch and a lease's count of losses, over every interleaving"
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
 # normal build's artifacts.
 RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --features serial --target-dir target/loom loom 2>&1 | tee -a "$log"
+drop target/loom
 
 step "Miri" "the core's unit tests and its error-kind, registry and clock-anchor tests, checked for undefined behaviour"
 # Fewer proptest cases (Miri interprets every step); the clock tests read the real clock. The
@@ -173,6 +184,7 @@ end_step
 # Closing lines for the whole run: cargo's last "test result" is often a crate's empty doc-test
 # run, which says "0 passed" although every suite above ran.
 tests_seconds=$((SECONDS - tests_started))
+df -h . | sed -n '2s/^/disk after the tests: /p'
 printf '\nset-up %d s; tests %d min %d s\n' "$setup_seconds" "$((tests_seconds / 60))" "$((tests_seconds % 60))"
 printf '%s\n' "${timings[@]}" | grep -v ' set-up$' | sort -rn | head -n 3 \
     | awk '{ t = $1; $1 = ""; out = out sep substr($0, 2) " " t " s"; sep = ", " } END { print "slowest steps: " out }'
