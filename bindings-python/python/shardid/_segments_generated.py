@@ -36,7 +36,10 @@ from shardid._shardid import (
     _database_of_url,
     _error,
     _mysql_segment_statements,
+    _mysql_registration_problem,
+    _mysql_serial_statements,
     _segment_statements,
+    _serial_statements,
 )
 
 
@@ -50,12 +53,29 @@ def check_names(tag: str, schema: str) -> tuple[str, str]:
     return take, give_back
 
 
+# MySQL's error number of a table that does not exist.
+_NO_SUCH_TABLE = 1146
+
+
+def mysql_missing_ddl(e: BaseException, schema: str) -> BaseException:
+    """``DATABASE`` naming the DDL to run when the serials' registrations table is not there
+    (the segments' DDL alone does not make it on MySQL); ``e`` as it is otherwise."""
+    if _mysql._number(e) != _NO_SUCH_TABLE:
+        return e
+    reason = (
+        f"no serials' registrations in database {schema} ({e.args[-1]}): run the DDL of "
+        f"python -m shardid.sql --dialect mysql --serials --schema {schema}, after --segments'"
+    )
+    return _error("DATABASE", reason=reason)
+
+
 class _Postgres(_link_generated._PostgresLink):
     """PostgreSQL: the functions of the segments' DDL, over psycopg (psycopg2 too, blocking)."""
 
     def __init__(self, schema: str, tag: str) -> None:
         self._take, self._give_back = check_names(tag, schema)
         self._create_tag = _segment_statements(schema)[2]
+        self._serial_info, self._take_period, _, self._register, _, _ = _serial_statements(schema)
 
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
@@ -80,6 +100,26 @@ class _Postgres(_link_generated._PostgresLink):
     def create_tag(self, conn: Any, tag: str) -> None:
         _db.execute(conn, self._create_tag, (tag, 1))
 
+    # -- serial numbers: the functions of the segments' DDL ----------------------------------
+
+    def register(self, conn: Any, tag: str, format: str, zone: str, registration: Any, max_gap: int) -> str | None:
+        """Registers a serial tag (once). A registration that does not fit is the function's
+        error (``SERIAL_MISMATCH``'s SQLSTATE): no reason is returned."""
+        canonical, shape, pieces, width, reset = registration
+        _db.execute(conn, self._register, (tag, format, zone, canonical, shape, pieces, width, reset, max_gap))
+        return None
+
+    def serial_info(self, conn: Any, tag: str) -> tuple[str, str, int]:
+        canonical, zone, max_gap = _db.execute(conn, self._serial_info, (tag,))
+        return canonical, zone, max_gap
+
+    def take_period(self, conn: Any, tag: str, period: str, period_tag: str, size: int) -> tuple[int, int, int]:
+        return tuple(_db.execute(conn, self._take_period, (tag, period, size)))  # type: ignore[return-value]
+
+    @staticmethod
+    def serial_error(e: BaseException, schema: str) -> BaseException:
+        return e
+
 
 class _Mysql(_link_generated._MysqlLink):
     """MySQL and MariaDB: the core's statements for them (``shardid::sql::mysql``), in the
@@ -91,6 +131,7 @@ class _Mysql(_link_generated._MysqlLink):
         _mysql._pymysql()  # UNSUPPORTED now, without the driver, not at the first fetch
         self._statements = {d: _mysql_segment_statements(schema, d) for d in _mysql.DIALECTS}
         self._strides: dict[int, int | None] = {}
+        self._serial_info, self._register, self._registered, self._create_period = _mysql_serial_statements(schema)
 
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
@@ -143,6 +184,49 @@ class _Mysql(_link_generated._MysqlLink):
         with conn.cursor() as cur:
             cur.execute(self._statements[_mysql.dialect_of(conn)][3], (tag,))
 
+    # -- serial numbers: the core's order (``shardid::serial::mysql``) ------------------------
+
+    def register(self, conn: Any, tag: str, format: str, zone: str, registration: Any, max_gap: int) -> str | None:
+        """Registers a serial tag (once, the core's ``MysqlSerials``): ``INSERT IGNORE``, then
+        the rows of the tag or of its shape say whether it fits (the unique shape makes two
+        registrations at once safe); the reason of ``SERIAL_MISMATCH``, or ``None``."""
+        canonical, shape, pieces, width, reset = registration
+        with conn.cursor() as cur:
+            cur.execute(self._register, (tag, format, zone, canonical, shape, "\n".join(pieces), width, reset, max_gap))
+            cur.execute(self._registered, (tag, shape))
+            rows = [tuple(row) for row in cur.fetchall()]
+        return _mysql_registration_problem(rows, tag, canonical, zone)  # type: ignore[no-any-return]
+
+    def serial_info(self, conn: Any, tag: str) -> tuple[str, str, int]:
+        with conn.cursor() as cur:
+            cur.execute(self._serial_info, (tag,))
+            row = cur.fetchone()
+        if row is None:
+            raise _mysql.ServerError(_UNKNOWN_TAG_SQLSTATE, f"no serial tag {tag!r}")
+        canonical, zone, max_gap = row
+        return canonical, zone, 1 if max_gap is None else int(max_gap)
+
+    def take_period(self, conn: Any, tag: str, period: str, period_tag: str, size: int) -> tuple[int, int, int]:
+        """Each period's numbers are a tag of its own (``orders@2026-11-25``), which the core's
+        ``create_period`` makes at the period's first take if the serial tag is registered:
+        the take, then the tag made, then the take again (the core's ``take_period``)."""
+        for first_take in (True, False):
+            try:
+                return self.take(conn, 0, period_tag, size)
+            except _mysql.ServerError as e:
+                if e.sqlstate != _UNKNOWN_TAG_SQLSTATE or not first_take:
+                    raise
+            with conn.cursor() as cur:
+                cur.execute(self._create_period, (tag, period_tag))
+                made = cur.fetchone()
+            if made is None or made[0] is None:  # NULL: the serial tag is not registered
+                raise _mysql.ServerError(_UNKNOWN_TAG_SQLSTATE, f"no serial tag {tag!r}")
+        raise AssertionError("not reached: the second take returns or raises")
+
+    @staticmethod
+    def serial_error(e: BaseException, schema: str) -> BaseException:
+        return mysql_missing_ddl(e, schema)
+
 
 class _Sqlite(_link_generated._SqliteLink):
     """SQLite: the core's statements for it (``shardid::sql::sqlite``), one file, the tables
@@ -173,6 +257,24 @@ class _Sqlite(_link_generated._SqliteLink):
 
     def create_tag(self, conn: Any, tag: str) -> None:
         _sqlite.run(self._steps.create_tag, conn, tag)
+
+    # -- serial numbers: the core's steps for SQLite ------------------------------------------
+
+    def register(self, conn: Any, tag: str, format: str, zone: str, registration: Any, max_gap: int) -> str | None:
+        """Registers a serial tag (once): inserted, then compared (SQLite has no function to do
+        both); the reason of ``SERIAL_MISMATCH``, or ``None``."""
+        return _sqlite.run(self._steps.register, conn, tag, format, zone, registration, max_gap)
+
+    def serial_info(self, conn: Any, tag: str) -> tuple[str, str, int]:
+        canonical, zone, max_gap, _ = _sqlite.run(self._steps.serial_info, conn, tag)
+        return canonical, zone, max_gap
+
+    def take_period(self, conn: Any, tag: str, period: str, period_tag: str, size: int) -> tuple[int, int, int]:
+        return _sqlite.run(self._steps.take_period, conn, tag, period, size)
+
+    @staticmethod
+    def serial_error(e: BaseException, schema: str) -> BaseException:
+        return e
 
 
 def dialect(conninfo: str | Sequence[str], schema: str | None, tag: str) -> tuple[Any, list[str], str]:

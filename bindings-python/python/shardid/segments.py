@@ -68,7 +68,7 @@ from shardid._errors import (
 
 # The drivers: _segments_async.py is the source, _segments_generated.py (the blocking one, DenseIds')
 # is generated from it by bindings-python/tools/async_to_sync.py.
-from shardid._segments_generated import _Driver, _Mysql, dialect
+from shardid._segments_generated import _Driver, _Postgres, dialect
 from shardid._segments_async import _AsyncDriver, check_names
 from shardid._shardid import (
     _SERIAL_MISMATCH_SQLSTATE,
@@ -81,21 +81,12 @@ from shardid._shardid import (
     _database_of_url,
     _error,
     _mismatch_reason,
-    _mysql_registration_problem,
-    _mysql_serial_statements,
-    _serial_statements,
 )
 
 __all__ = ["AsyncDenseIds", "AsyncSerials", "DenseIds", "Serials", "check_names", "create_serial", "create_tag"]
 
 # The SQLSTATE of an unknown tag, from the core (shardid::sql::UNKNOWN_TAG).
 _UNKNOWN_TAG = _UNKNOWN_TAG_SQLSTATE
-
-
-def _connect(conninfo: str) -> Any:
-    import psycopg
-
-    return psycopg.connect(conninfo, autocommit=True, connect_timeout=5)
 
 
 def create_tag(conninfo: str | Sequence[str], tag: str, *, schema: str | None = None) -> None:
@@ -141,95 +132,26 @@ def create_serial(
     if not isinstance(max_gap, int) or isinstance(max_gap, bool) or not 1 <= max_gap <= 2**31 - 1:
         reason = "must be an int from 1 to 2**31 - 1"
         raise InvalidArgumentError(f"max_gap {reason}", argument="max_gap", reason=reason)
-    database = _check_serials_url(conninfo) if isinstance(conninfo, str) else "postgres"
-    if database == "sqlite":
-        _create_serial_sqlite(conninfo, tag, format, parsed, _sqlite.schema_of(schema), max_gap)
-        return
-    if database == "mysql":
-        _create_serial_mysql(conninfo, tag, format, parsed, schema or "seg", max_gap)
-        return
-    create = _serial_statements(schema or "seg")[3]
-    canonical, shape, pieces, width, reset = parsed._registration()
-    import psycopg
-
     if isinstance(conninfo, str):
         _check_serials_url(conninfo)
-        try:
-            conn = _connect(conninfo)
-        except psycopg.Error as e:
-            raise _serial_database_error(e, tag, parsed.zone) from e
-    else:
-        conn = conninfo
+        steps, _, schema = dialect(conninfo, schema, tag)
+    else:  # a psycopg connection, used as it is (in its transaction) and left open
+        steps, schema = _Postgres(schema or "seg", tag), schema or "seg"
+    conn = None
     try:
-        conn.execute(create, (tag, format, parsed.zone, canonical, shape, pieces, width, reset, max_gap))
-    except psycopg.Error as e:
-        raise _serial_database_error(e, tag, parsed.zone) from e
-    finally:
-        if isinstance(conninfo, str):
-            conn.close()
-
-
-def _create_serial_sqlite(conninfo: str, tag: str, format: str, parsed: Any, schema: str, max_gap: int) -> None:
-    """:func:`create_serial` in a SQLite file: the registration inserted, then compared (SQLite
-    has no function to do both)."""
-    steps = _sqlite.Segments(schema)
-    conn = _sqlite.connect(conninfo, steps.ddl)
-    try:
-        reason = _sqlite.run(steps.register, conn, tag, format, parsed.zone, parsed._registration(), max_gap)
+        conn = steps.connect(conninfo) if isinstance(conninfo, str) else conninfo
+        reason = steps.register(conn, tag, format, parsed.zone, parsed._registration(), max_gap)
     except Exception as e:  # noqa: BLE001 - sorted by _serial_database_error
-        translated = _serial_database_error(e, tag, parsed.zone)
+        unreachable = lambda e: isinstance(e, DatabaseUnreachableError) or steps.unreachable(e)  # noqa: E731
+        translated = steps.serial_error(_serial_database_error(e, tag, parsed.zone, unreachable), schema)
         if translated is e:
             raise
         raise translated from e
     finally:
-        _sqlite.close(conn)
+        if conn is not None and isinstance(conninfo, str):
+            steps.close(conn)
     if reason is not None:
         raise SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
-
-
-def _create_serial_mysql(conninfo: str, tag: str, format: str, parsed: Any, schema: str, max_gap: int) -> None:
-    """:func:`create_serial` on MySQL or MariaDB (the core's ``MysqlSerials``): ``INSERT
-    IGNORE``, then the rows of the tag or of its shape say whether it fits (the unique shape
-    makes two registrations at once safe)."""
-    _, register, registered, _ = _mysql_serial_statements(schema)
-    canonical, shape, pieces, width, reset = parsed._registration()
-    conn = _mysql.connect(conninfo)  # DATABASE_UNREACHABLE, NOT_MYSQL
-    try:
-        with conn.cursor() as cur:
-            cur.execute(register, (tag, format, parsed.zone, canonical, shape, "\n".join(pieces), width, reset, max_gap))
-            cur.execute(registered, (tag, shape))
-            rows = [tuple(row) for row in cur.fetchall()]
-    except _mysql.pymysql_errors() as e:
-        translated = _mysql_missing_ddl(_serial_database_error(e, tag, parsed.zone, _mysql_unreachable), schema)
-        if translated is e:
-            raise
-        raise translated from e
-    finally:
-        _mysql.close(conn)
-    reason = _mysql_registration_problem(rows, tag, canonical, parsed.zone)
-    if reason is not None:
-        raise SerialMismatchError(f"serial tag {tag} {reason}", tag=tag, reason=reason)
-
-
-# MySQL's error number of a table that does not exist.
-_NO_SUCH_TABLE = 1146
-
-
-def _mysql_missing_ddl(e: BaseException, schema: str) -> BaseException:
-    """``DATABASE`` naming the DDL to run when the registrations' table is not there (the
-    segments' DDL alone does not make it on MySQL); ``e`` as it is otherwise."""
-    if _mysql._number(e) != _NO_SUCH_TABLE:
-        return e
-    reason = (
-        f"no serials' registrations in database {schema} ({e.args[-1]}): run the DDL of "
-        f"python -m shardid.sql --dialect mysql --serials --schema {schema}, after --segments'"
-    )
-    return _error("DATABASE", reason=reason)
-
-
-def _mysql_unreachable(e: BaseException) -> bool:
-    """MySQL's rule (``shardid._mysql``): the connection could not be opened, or it is gone."""
-    return isinstance(e, DatabaseUnreachableError) or _mysql.lost(e)
 
 
 def _check_serials_url(conninfo: str) -> str:
@@ -273,77 +195,22 @@ def _serial_database_error(e: BaseException, tag: str, zone: str, unreachable: A
     return e
 
 
-class _MysqlSerialSteps:
-    """Serials' steps on MySQL or MariaDB, in the core's order (``shardid::serial::mysql``): the
-    registration read with the core's statement; each period's segments taken by the segments'
-    steps (``_Mysql``: the core's ``MysqlFetch``) from a tag of its own (``orders@2026-11-25``),
-    which the core's ``create_period`` makes at the period's first take if the serial tag is
-    registered."""
-
-    def __init__(self, schema: str, tag: str) -> None:
-        self.segments = _Mysql(schema, tag)
-        self._info, _, _, self._create_period = _mysql_serial_statements(schema)
-
-    @staticmethod
-    def _unknown(tag: str) -> BaseException:
-        return _mysql.ServerError(_UNKNOWN_TAG, f"no serial tag {tag!r}")
-
-    def info(self, conn: Any, tag: str) -> tuple[str, str, int]:
-        """``(canonical, zone, max_gap)`` of a registered serial tag, or ``UNKNOWN_TAG``."""
-        with conn.cursor() as cur:
-            cur.execute(self._info, (tag,))
-            row = cur.fetchone()
-        if row is None:
-            raise self._unknown(tag)
-        canonical, zone, max_gap = row
-        return canonical, zone, 1 if max_gap is None else int(max_gap)
-
-    def take(self, conn: Any, tag: str, period_tag: str, size: int) -> tuple[int, int, int]:
-        """A segment of the period's tag ``period_tag``: ``(first, count, stride)``; at the
-        period's first take its tag is made, and taken from again."""
-        for first_take in (True, False):
-            try:
-                return self.segments.take(conn, 0, period_tag, size)
-            except _mysql.ServerError as e:
-                if e.sqlstate != _UNKNOWN_TAG or not first_take:
-                    raise
-            with conn.cursor() as cur:
-                cur.execute(self._create_period, (tag, period_tag))
-                made = cur.fetchone()
-            if made is None or made[0] is None:  # NULL: the serial tag is not registered
-                raise self._unknown(tag)
-        raise self._unknown(period_tag)  # not reached: the second take returns or raises
-
-    def give_back(self, conn: Any, period_tag: str, first: int, end: int) -> bool:
-        return self.segments.give_back(conn, period_tag, first, end)
-
-
 class _SerialDriver:
     """What :class:`Serials` (native: the core's allocator of periods) does in Python: one
-    psycopg connection, the fetch threads, waiting, giving periods back. Its methods take the
-    allocator as ``ids``; it keeps no reference to it."""
+    connection, the fetch threads, waiting, giving periods back. What a database needs is the
+    dense IDs' dialect object (``_segments_async.py``: its ``serial_info``, ``take_period``,
+    ``give_back`` and the connection), chosen from the URL by the core's rule. Its methods take
+    the allocator as ``ids``; it keeps no reference to it."""
 
     def __init__(self, conninfo: str, tag: str, *, schema: str | None = None, wait_ms: int = 5_000) -> None:
         if not isinstance(conninfo, str):
             reason = "must be a connection string"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
-        # SQLite's steps (the core's, over sqlite3), MySQL's (the core's statements, over
-        # PyMySQL), or neither: PostgreSQL's functions.
-        self._sqlite: _sqlite.Segments | None = None
-        self._mysql: _MysqlSerialSteps | None = None
-        # A PyMySQL connection is for one thread at a time: the fetch thread's statements and a
-        # caller's giving a period back take turns.
-        self._mysql_lock = threading.Lock()
-        database = _check_serials_url(conninfo)
-        if database == "sqlite":
-            schema = _sqlite.schema_of(schema)
-            self._sqlite = _sqlite.Segments(schema)
-        elif database == "mysql":
-            schema = schema or "seg"
-            self._mysql = _MysqlSerialSteps(schema, tag)
-        else:
-            schema = schema or "seg"
-            self._info_sql, self._take, self._give_back_sql, _, _, _ = _serial_statements(schema)
+        _check_serials_url(conninfo)
+        self._dialect, _, schema = dialect(conninfo, schema, tag)
+        # One statement at a time on the connection (a PyMySQL connection is for one thread):
+        # the fetch thread's and a caller's giving a period back take turns.
+        self._lock = threading.Lock()
         self.conninfo = conninfo
         self.tag = tag
         self.schema = schema
@@ -357,97 +224,43 @@ class _SerialDriver:
         self._error: BaseException | None = None
         self.fetches = 0
 
-    def _connection(self) -> Any:
-        conn = self._conn
-        if self._sqlite is not None:
-            if conn is None or not _sqlite.is_open(conn):
-                conn = self._conn = _sqlite.connect(self.conninfo, self._sqlite.ddl)
-            return conn
-        if self._mysql is not None:
-            if conn is None or not _mysql.is_open(conn):
-                conn = self._conn = _mysql.connect(self.conninfo)
-            return conn
-        if conn is None or conn.closed:
-            conn = self._conn = _connect(self.conninfo)
-        return conn
-
-    def _run_mysql(self, step: Any, *args: Any) -> Any:
-        """MySQL's ``step`` on the connection, alone (opened again next time when it broke or
-        could not be opened)."""
-        with self._mysql_lock:
+    def _run(self, step: Any, *args: Any) -> Any:
+        """The dialect's ``step`` on the connection, alone (opened again next time when it
+        broke or could not be opened)."""
+        with self._lock:
             try:
-                return step(self._connection(), *args)
+                conn = self._conn
+                if conn is None or not self._dialect.is_open(conn):
+                    conn = self._conn = self._dialect.connect(self.conninfo)
+                return step(conn, *args)
             except Exception as e:
-                if isinstance(e, NotMysqlError) or _mysql_unreachable(e):
+                if self._dialect.lost(e):
                     self._drop_all()
                 raise
 
     def _unreachable(self, e: BaseException) -> bool:
         """Whether ``e`` says the database cannot be reached, by its driver's rule."""
-        if self._sqlite is not None:
-            return _sqlite.unreachable(e)
-        if self._mysql is not None:
-            return _mysql_unreachable(e)
-        return _db.unreachable(e)
+        return isinstance(e, DatabaseUnreachableError) or self._dialect.unreachable(e)
 
-    def _run_sqlite(self, step: Any, *args: Any) -> Any:
-        """SQLite's ``step`` on the connection (opened again next time when the file could not
-        be used)."""
-        try:
-            return _sqlite.run(step, self._connection(), *args)
-        except Exception as e:
-            if _sqlite.lost(e):
-                self._drop_all()
-            raise
-
-    def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
-        import psycopg
-
-        try:
-            return self._connection().execute(sql, params).fetchone()
-        except psycopg.OperationalError:
-            self._drop_all()  # reconnect next time
-            raise
+    def _translated(self, e: BaseException) -> BaseException:
+        """``e`` as its kind (``_serial_database_error``, then what the database's serials DDL
+        explains), or ``e`` itself."""
+        return self._dialect.serial_error(_serial_database_error(e, self.tag, "", self._unreachable), self.schema)  # type: ignore[no-any-return]
 
     def _info(self) -> tuple[str, str, int]:
-        if self._sqlite is not None:
-            try:
-                canonical, zone, max_gap, _ = self._run_sqlite(self._sqlite.serial_info, self.tag)
-            except Exception as e:
-                self._drop_all()
-                translated = _serial_database_error(e, self.tag, "")
-                if translated is e:
-                    raise
-                raise translated from e
-            return canonical, zone, max_gap
-        if self._mysql is not None:
-            try:
-                return self._run_mysql(self._mysql.info, self.tag)  # type: ignore[no-any-return]
-            except Exception as e:
-                self._drop_all()
-                translated = _mysql_missing_ddl(_serial_database_error(e, self.tag, "", _mysql_unreachable), self.schema)
-                if translated is e:
-                    raise
-                raise translated from e
-        import psycopg
-
         try:
-            row = self._execute(self._info_sql, (self.tag,))
-        except psycopg.Error as e:
+            return self._run(self._dialect.serial_info, self.tag)  # type: ignore[no-any-return]
+        except Exception as e:
             self._drop_all()
-            raise _serial_database_error(e, self.tag, "") from e
-        canonical, zone, max_gap = row
-        return canonical, zone, max_gap
+            translated = self._translated(e)
+            if translated is e:
+                raise
+            raise translated from e
 
     def _drop_all(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            if self._sqlite is not None:
-                _sqlite.close(conn)
-            elif self._mysql is not None:
-                _mysql.close(conn)
-            else:
-                conn.close()
+            self._dialect.close(conn)
 
     def _start(self, ids: Any, fetch: Any) -> None:
         # Called by the allocator (native) when a fetch becomes due.
@@ -455,14 +268,8 @@ class _SerialDriver:
 
     def _fetch(self, ids: Any, fetch: Any) -> None:
         try:
-            if self._sqlite is not None:
-                take = self._sqlite.take_period
-                first, count, stride = self._run_sqlite(take, self.tag, fetch.period, fetch.size)
-            elif self._mysql is not None:
-                period_tag = ids._fetch_tag(fetch)
-                first, count, stride = self._run_mysql(self._mysql.take, self.tag, period_tag, fetch.size)
-            else:
-                first, count, stride = self._execute(self._take, (self.tag, fetch.period, fetch.size))
+            take = self._dialect.take_period
+            first, count, stride = self._run(take, self.tag, fetch.period, ids._fetch_tag(fetch), fetch.size)
             if ids._fill(fetch, first, count, stride):
                 self.fetches += 1
                 self._error = None
@@ -482,13 +289,7 @@ class _SerialDriver:
             return
         returned = False
         try:
-            if self._sqlite is not None:
-                returned = self._run_sqlite(self._sqlite.give_back, period_tag, first, end)
-            elif self._mysql is not None:
-                returned = self._run_mysql(self._mysql.give_back, period_tag, first, end)
-            else:
-                row = self._execute(self._give_back_sql, (period_tag, first, end))
-                returned = bool(row and row[0])
+            returned = self._run(self._dialect.give_back, period_tag, first, end)
         except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
             pass
         if not returned:
@@ -520,7 +321,7 @@ class _SerialDriver:
             if ids._forked():
                 ids._adopt()  # a forked child: periods and segments of its own
                 self._conn = None  # the parent's connection is the parent's
-                self._mysql_lock = threading.Lock()  # a lock the parent's fetch held at the fork stays held
+                self._lock = threading.Lock()  # a lock the parent's fetch held at the fork stays held
                 self.fetches = 0
             now = time.monotonic()
             if not deadline:
