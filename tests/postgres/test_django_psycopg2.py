@@ -2,10 +2,11 @@
 still the most common Django PostgreSQL driver — and no psycopg 3, shardid installed from the
 wheel under test. With SHARDID unset, `manage.py check` passes and the default lease works over
 Django's own driver; DenseIdField, shardid.django.dictionary(), and the plain DenseIds,
-Dictionary and lease clients all run on psycopg2."""
+Serials, Dictionary and lease clients all run on psycopg2."""
 
 from __future__ import annotations
 
+import datetime
 import importlib.metadata
 import os
 import shutil
@@ -78,12 +79,15 @@ seen["tags"] = dictionary("tags").ids(["red", "green", "red"])
 seen["tag_values"] = dictionary("tags").values([0, 1, 2])
 
 # The plain clients, on psycopg2 as the only driver.
-from shardid.segments import DenseIds
+from shardid.segments import DenseIds, Serials, create_serial
 from shardid.dictionary import Dictionary
 from shardid.postgres import lease
 dsn = sys.argv[1]
 with DenseIds(dsn, "orders") as ids:
     seen["dense"] = [ids.next_id() for _ in range(3)]
+create_serial(dsn, "invoices", "INV-{yyyy}-{seq:5}", zone="UTC")
+with Serials(dsn, "invoices", "INV-{yyyy}-{seq:5}", zone="UTC") as invoices:
+    seen["serials"] = [invoices.next_serial() for _ in range(2)]
 with Dictionary(dsn, "tags") as words:
     seen["dictionary"] = words.ids(["green", "blue"])
 with lease(Layout.TWITTER, dsn, range(0, 4), table="plain_leases") as held:
@@ -141,3 +145,6 @@ def test_a_django_project_on_psycopg2_only(cluster: Any, psycopg2_python: Path, 
     assert seen["tags"] == [0, 1, 0] and seen["tag_values"] == ["red", "green", None], seen
     assert seen["dense"][0] > 50 and seen["dense"] == sorted(seen["dense"]), seen
     assert seen["dictionary"] == [1, 2] and seen["plain_lease"] in range(0, 4), seen
+    # Serials too (they imported psycopg 3 before they ran on the dense IDs' dialect objects).
+    year = f"INV-{datetime.datetime.now(datetime.timezone.utc).year}-"
+    assert seen["serials"] == [year + "00001", year + "00002"], seen
