@@ -63,8 +63,9 @@ class _Postgres(_link_generated._PostgresLink):
         self._ids, self._lookup, self._values, self._create, self._drop = _dictionary_statements(schema)
 
     @staticmethod
-    def lost(e: BaseException, conn: Any) -> bool:
-        """Whether the server went away (restart, failover): send the step again on a new one."""
+    def went_away(e: BaseException, conn: Any) -> bool:
+        """Whether the server went away (restart, failover): send the step again on a new one.
+        The connection's rule, and psycopg's word that this connection is broken or closed."""
         return _db.connection_lost(e) and (getattr(conn, "broken", False) or bool(conn.closed))
 
     @staticmethod
@@ -105,9 +106,9 @@ class _Mysql(_link_generated._MysqlLink):
         self.topic = topic
         self._statements: dict[tuple[str, str, int], str] = {}
 
-    @staticmethod
-    def lost(e: BaseException, conn: Any) -> bool:
-        return _mysql.lost(e)
+    @classmethod
+    def went_away(cls, e: BaseException, conn: Any) -> bool:
+        return cls.lost(e)
 
     @staticmethod
     def spoilt(conn: Any) -> bool:
@@ -239,9 +240,9 @@ class _Sqlite(_link_generated._SqliteLink):
         self.ddl = self._steps.ddl
         self.topic = topic
 
-    @staticmethod
-    def lost(e: BaseException, conn: Any) -> bool:
-        return _sqlite.lost(e)
+    @classmethod
+    def went_away(cls, e: BaseException, conn: Any) -> bool:
+        return cls.lost(e)
 
     @staticmethod
     def spoilt(conn: Any) -> bool:
@@ -316,7 +317,7 @@ class _Connection:
                     self.close()
                 raise
             except Exception as e:
-                if not self.dialect.lost(e, self._conn):
+                if not self.dialect.went_away(e, self._conn):
                     raise translate(e, self.dialect.topic) from e
                 self.close()
                 if attempt == 2:

@@ -20,19 +20,14 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from shardid import _db, _mysql, _sqlite
+from shardid import _db, _link_async, _mysql, _sqlite
 from shardid._errors import DatabaseUnreachableError, InvalidArgumentError, ShardIdError
 from shardid._shardid import _database_of_url, _error, _Hold, _LeaseProtocol, _LeaseTally, _sqlite_path
 
 #: The default time to live of an expiring lease, in milliseconds.
 DEFAULT_TTL_MS = 10_000
 
-# The client's errors of MySQL (CR_*, 2000 to 2999: the server went away, the connection
-# broke), and the ones PyMySQL raises with number 0 (a closed connection).
-_CLIENT_ERRORS = range(2000, 3000)
-
-
-class _AsyncPostgres:
+class _AsyncPostgres(_link_async._AsyncPostgresLink):
     """psycopg 3's ``AsyncConnection`` (blocking: psycopg 3, psycopg2, or any DB-API driver of
     PostgreSQL's given as ``connect=``)."""
 
@@ -57,17 +52,6 @@ class _AsyncPostgres:
         return _db.sqlstate(e)
 
     @staticmethod
-    def lost(e: BaseException) -> bool:
-        """The DB-API's ``OperationalError`` or ``InterfaceError``, whichever driver raised it."""
-        return _db.connection_lost(e)
-
-    @staticmethod
-    def unreachable(e: BaseException) -> bool:
-        """Whether the driver's error ``e`` says the database cannot be reached (raised as
-        ``DATABASE_UNREACHABLE``, ``e`` its cause)."""
-        return _db.unreachable(e)
-
-    @staticmethod
     def usable(conn: Any) -> bool:
         return not (getattr(conn, "closed", False) or getattr(conn, "broken", False))
 
@@ -81,7 +65,7 @@ class _AsyncPostgres:
         await _db.aclose(conn)
 
 
-class _AsyncMysql:
+class _AsyncMysql(_link_async._AsyncMysqlLink):
     """aiomysql (blocking: PyMySQL, mysqlclient, or any DB-API driver of MySQL's given as
     ``connect=``)."""
 
@@ -101,18 +85,6 @@ class _AsyncMysql:
     def code(e: BaseException) -> str | None:
         number = _mysql._number(e)
         return None if number is None else str(number)
-
-    @staticmethod
-    def lost(e: BaseException) -> bool:
-        if any(cls.__name__ == "InterfaceError" for cls in type(e).__mro__):
-            return True
-        number = _mysql._number(e)
-        is_operational = any(cls.__name__ == "OperationalError" for cls in type(e).__mro__)
-        return is_operational and (number in _CLIENT_ERRORS or number == 0)
-
-    @staticmethod
-    def unreachable(e: BaseException) -> bool:
-        return isinstance(e, DatabaseUnreachableError) or _AsyncMysql.lost(e)
 
     @staticmethod
     def usable(conn: Any) -> bool:
@@ -136,7 +108,7 @@ class _AsyncMysql:
         await _mysql.aclose(conn)
 
 
-class _AsyncSqlite:
+class _AsyncSqlite(_link_async._AsyncSqliteLink):
     """``sqlite3`` on one file (the driver objects of ``shardid._sqlite``: its connection set
     up as the core says, one step at a time per connection, its errors as the other databases'
     of the same kind); on a worker thread for asyncio. The lease is the core's SQLite rendering
@@ -163,14 +135,6 @@ class _AsyncSqlite:
         first claim, whatever the code)."""
         code = _sqlite._code(e) if isinstance(e, sqlite3.Error) else None
         return None if code is None else str(code)
-
-    @staticmethod
-    def lost(e: BaseException) -> bool:
-        return _sqlite.lost(e)
-
-    @staticmethod
-    def unreachable(e: BaseException) -> bool:
-        return _sqlite.unreachable(e)
 
     @staticmethod
     def usable(conn: Any) -> bool:

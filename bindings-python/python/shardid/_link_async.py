@@ -1,5 +1,6 @@
-"""A connection to each database, as the dense IDs' and the dictionary's dialect objects open,
-test and close it (their base classes): psycopg's ``AsyncConnection``, aiomysql and ``sqlite3`` on
+"""A connection to each database, as every system's dialect objects open, test and close it,
+and which of its driver's errors lose it or say the server cannot be reached (their base
+classes: one rule per database): psycopg's ``AsyncConnection``, aiomysql and ``sqlite3`` on
 a worker thread here, psycopg 3 or psycopg2, PyMySQL and ``sqlite3`` in ``_link_generated.py``, which ``bindings-python/tools/async_to_sync.py``
 makes from this file. Change this file, then run the script."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardid import _db, _mysql, _sqlite
+from shardid._errors import DatabaseUnreachableError
 
 
 class _AsyncPostgresLink:
@@ -21,6 +23,18 @@ class _AsyncPostgresLink:
     @staticmethod
     def is_open(conn: Any) -> bool:
         return _db.is_open(conn)
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        """The DB-API's ``OperationalError`` or ``InterfaceError``, whichever driver raised it:
+        the connection is gone (open another)."""
+        return _db.connection_lost(e)
+
+    @staticmethod
+    def unreachable(e: BaseException) -> bool:
+        """Whether ``e`` says the database cannot be reached (``DATABASE_UNREACHABLE``, ``e``
+        its cause): PostgreSQL's rule (``_db.unreachable``)."""
+        return _db.unreachable(e)
 
     @staticmethod
     async def close(conn: Any) -> None:
@@ -40,6 +54,16 @@ class _AsyncMysqlLink:
         return _mysql.ais_open(conn)
 
     @staticmethod
+    def lost(e: BaseException) -> bool:
+        """MySQL's rule of a connection that is gone (``_mysql.lost``)."""
+        return _mysql.lost(e)
+
+    @staticmethod
+    def unreachable(e: BaseException) -> bool:
+        """A server that could not be reached at connect time, or a connection that is gone."""
+        return isinstance(e, DatabaseUnreachableError) or _mysql.lost(e)
+
+    @staticmethod
     async def close(conn: Any) -> None:
         await _mysql.aclose(conn)
 
@@ -56,6 +80,16 @@ class _AsyncSqliteLink:
     @staticmethod
     def is_open(conn: Any) -> bool:
         return _sqlite.is_open(conn)
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        """SQLite's rule: the file can no longer be used on this connection (``_sqlite.lost``)."""
+        return _sqlite.lost(e)
+
+    @staticmethod
+    def unreachable(e: BaseException) -> bool:
+        """A file that cannot be used (``_sqlite.unreachable``)."""
+        return _sqlite.unreachable(e)
 
     @staticmethod
     async def close(conn: Any) -> None:

@@ -33,8 +33,6 @@ _UNKNOWN_VARIABLE = 1193
 # The statements' dialects: MySQL's server_id, or MariaDB's Galera-aware name of the server
 # (shardid::sql::Dialect::server_identity).
 DIALECTS = ("mysql", "mariadb")
-# The client's: the server went away or the connection broke. Reconnect.
-_LOST = {2003, 2006, 2013, 2014, 2055, 0}
 # A transaction rolled back by the server (a deadlock, a lock wait timeout): run it again.
 _RETRIES = 5
 # How long the TCP connection may take, and then the server's greeting, before the server is
@@ -241,11 +239,16 @@ def dialect_of(conn: Any) -> str:
 
 
 def lost(e: BaseException) -> bool:
-    """Whether ``e`` means the connection is gone (reconnect)."""
-    pymysql = _pymysql()
-    if isinstance(e, pymysql.err.InterfaceError):
+    """Whether ``e`` means the connection is gone (open another): an ``InterfaceError``, or an
+    ``OperationalError`` with one of the client's error numbers (CR_*, 2000 to 2999: the server
+    went away, the connection broke) or PyMySQL's 0 (a closed connection). Read by the classes'
+    names, so that PyMySQL's, aiomysql's, mysqlclient's and Django's errors count alike: every
+    system's MySQL dialect (dense IDs, serials, the dictionary, leases) uses this one rule."""
+    names = {cls.__name__ for cls in type(e).__mro__}
+    if "InterfaceError" in names:
         return True
-    return isinstance(e, pymysql.err.OperationalError) and bool(e.args) and e.args[0] in _LOST
+    number = _number(e)
+    return "OperationalError" in names and number is not None and (number == 0 or 2000 <= number <= 2999)
 
 
 def _number(e: BaseException) -> int | None:

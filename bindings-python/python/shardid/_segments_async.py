@@ -80,14 +80,6 @@ class _AsyncPostgres(_link_async._AsyncPostgresLink):
         # psycopg 3's or psycopg2's errors (whichever is installed), and ours.
         return (Exception,)
 
-    @staticmethod
-    def lost(e: BaseException) -> bool:
-        return isinstance(e, DatabaseUnreachableError) or _db.connection_lost(e)
-
-    @staticmethod
-    def unreachable(e: BaseException) -> bool:
-        return _db.unreachable(e)
-
     async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
         return tuple(await _db.aexecute(conn, self._take, (tag, size)))  # type: ignore[return-value]
 
@@ -134,14 +126,6 @@ class _AsyncMysql(_link_async._AsyncMysqlLink):
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
         return (_mysql.pymysql_errors(), _mysql.ServerError, NotMysqlError, DatabaseUnreachableError)
-
-    @staticmethod
-    def lost(e: BaseException) -> bool:
-        return isinstance(e, (NotMysqlError, DatabaseUnreachableError)) or _mysql.lost(e)
-
-    @staticmethod
-    def unreachable(e: BaseException) -> bool:
-        return _mysql.lost(e)
 
     async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
         """One segment of ``tag``: ``(first, count, stride)``. A take the row refuses as too
@@ -238,14 +222,6 @@ class _AsyncSqlite(_link_async._AsyncSqliteLink):
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
         return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError)
-
-    @staticmethod
-    def lost(e: BaseException) -> bool:
-        return _sqlite.lost(e)
-
-    @staticmethod
-    def unreachable(e: BaseException) -> bool:
-        return _sqlite.unreachable(e)
 
     async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
         return await _sqlite.arun(self._steps.take, conn, tag, size)
@@ -363,7 +339,7 @@ class _AsyncDriver:
                     if not isinstance(e, DatabaseUnreachableError) and self._dialect.unreachable(e):
                         error = _db.unreachable_error(e)
                         error.__cause__ = e
-                    if self._dialect.lost(e):
+                    if isinstance(e, (DatabaseUnreachableError, NotMysqlError)) or self._dialect.lost(e):
                         await self._drop(server)  # reconnect at the next fetch
                     if _db.sqlstate(e) == _UNKNOWN_TAG_SQLSTATE:
                         break

@@ -82,14 +82,6 @@ class _Postgres(_link_generated._PostgresLink):
         # psycopg 3's or psycopg2's errors (whichever is installed), and ours.
         return (Exception,)
 
-    @staticmethod
-    def lost(e: BaseException) -> bool:
-        return isinstance(e, DatabaseUnreachableError) or _db.connection_lost(e)
-
-    @staticmethod
-    def unreachable(e: BaseException) -> bool:
-        return _db.unreachable(e)
-
     def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
         return tuple(_db.execute(conn, self._take, (tag, size)))  # type: ignore[return-value]
 
@@ -136,14 +128,6 @@ class _Mysql(_link_generated._MysqlLink):
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
         return (_mysql.pymysql_errors(), _mysql.ServerError, NotMysqlError, DatabaseUnreachableError)
-
-    @staticmethod
-    def lost(e: BaseException) -> bool:
-        return isinstance(e, (NotMysqlError, DatabaseUnreachableError)) or _mysql.lost(e)
-
-    @staticmethod
-    def unreachable(e: BaseException) -> bool:
-        return _mysql.lost(e)
 
     def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
         """One segment of ``tag``: ``(first, count, stride)``. A take the row refuses as too
@@ -240,14 +224,6 @@ class _Sqlite(_link_generated._SqliteLink):
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
         return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError)
-
-    @staticmethod
-    def lost(e: BaseException) -> bool:
-        return _sqlite.lost(e)
-
-    @staticmethod
-    def unreachable(e: BaseException) -> bool:
-        return _sqlite.unreachable(e)
 
     def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
         return _sqlite.run(self._steps.take, conn, tag, size)
@@ -365,7 +341,7 @@ class _Driver:
                     if not isinstance(e, DatabaseUnreachableError) and self._dialect.unreachable(e):
                         error = _db.unreachable_error(e)
                         error.__cause__ = e
-                    if self._dialect.lost(e):
+                    if isinstance(e, (DatabaseUnreachableError, NotMysqlError)) or self._dialect.lost(e):
                         self._drop(server)  # reconnect at the next fetch
                     if _db.sqlstate(e) == _UNKNOWN_TAG_SQLSTATE:
                         break
