@@ -51,6 +51,41 @@ def _close_at_exit(ref: weakref.ref[DatabaseLease]) -> None:
             pass
 
 
+class _Lease:
+    """What :class:`DatabaseLease` and :class:`AsyncDatabaseLease` keep of their arguments (the
+    entry points' ``lease`` options), their session and their counters."""
+
+    #: The layout of the IDs.
+    layout: Layout
+    #: The connection string (``None`` with ``connect=``).
+    conninfo: str | None
+    #: The shards the lease takes one of.
+    shards: range
+    #: The leases' table.
+    table: str
+    #: ``"expiring"`` or ``"session"``.
+    kind: str
+    #: The time to live of an expiring lease, in milliseconds.
+    ttl_ms: int
+    #: Whether a lost lease is taken again at the next call.
+    retake: bool
+
+    def _keep(self, session: Any, layout: Layout, conninfo: str | None, shards: range, table: str, kind: str,
+              ttl_ms: int, retake: bool, options: dict[str, int]) -> None:  # fmt: skip
+        self._session = session
+        self._tally = session.tally
+        self.layout, self.conninfo, self.shards, self.table = layout, conninfo, shards, table
+        self.kind, self.ttl_ms, self.retake, self._options = kind, ttl_ms, retake, options
+
+    def stats(self) -> dict[str, int]:
+        """What this lease did, over every shard it took, as a dict of counts named by the
+        core's table: ``acquisitions``, ``renewals`` (heartbeats, and ceiling writes, which
+        renew too), ``ceiling_writes``, ``late_renewals`` (back more than two thirds of the time
+        to live after the last renewal was sent), ``losses`` (closing is none) and ``held``
+        (1 or 0). :mod:`shardid.prometheus` and :mod:`shardid.opentelemetry` report them too."""
+        return self._tally.stats()  # type: ignore[no-any-return]
+
+
 class _Tenure:
     """One lease taken by the protocol: its shard, token, generator and heartbeat. A
     :class:`DatabaseLease` holds one at a time (another after ``fork()``, or after a loss with
@@ -142,7 +177,7 @@ class _Tenure:
             self.claim.release()
 
 
-class DatabaseLease:
+class DatabaseLease(_Lease):
     """A generator on a shard leased through a database; see :func:`shardid.postgres.lease`
     and :func:`shardid.mysql.lease`. Use it as a context manager, or call :meth:`close`, to
     release the shard before the process ends."""
@@ -163,18 +198,10 @@ class DatabaseLease:
         connect: Callable[[], Any] | None = None,
         **options: int,
     ) -> None:
-        self._session = _lease_generated._Session(
+        session = _lease_generated._Session(
             self.dialect, layout, conninfo, shards, table=table, kind=kind, ttl_ms=ttl_ms, connect=connect
         )
-        self.layout = layout
-        self.conninfo = conninfo
-        self.shards = shards
-        self.table = table
-        self.kind = kind
-        self.ttl_ms = ttl_ms
-        self.retake = retake
-        self._options = options
-        self._tally = self._session.tally
+        self._keep(session, layout, conninfo, shards, table, kind, ttl_ms, retake, options)
         self._lock = threading.Lock()
         self._taking = threading.Lock()
         self._closed = False
@@ -260,14 +287,6 @@ class DatabaseLease:
         over)."""
         tenure = self._tenure
         return not self._closed and os.getpid() == self._pid and (tenure.hold is None or tenure.hold.holds)
-
-    def stats(self) -> dict[str, int]:
-        """What this lease did, over every shard it took, as a dict of counts named by the
-        core's table: ``acquisitions``, ``renewals`` (heartbeats, and ceiling writes, which
-        renew too), ``ceiling_writes``, ``late_renewals`` (back more than two thirds of the time
-        to live after the last renewal was sent), ``losses`` (closing is none) and ``held``
-        (1 or 0). :mod:`shardid.prometheus` and :mod:`shardid.opentelemetry` report them too."""
-        return self._tally.stats()
 
     def next_id(self) -> int:
         return self._call(lambda g: g.next_id())  # type: ignore[no-any-return]
@@ -420,7 +439,7 @@ class _AsyncTenure:
             self.claim.release()
 
 
-class AsyncDatabaseLease:
+class AsyncDatabaseLease(_Lease):
     """A generator on a shard leased through a database for asyncio; take one with
     ``await lease_async(...)`` (:mod:`shardid.postgres`'s or :mod:`shardid.mysql`'s; the
     options are their ``lease``'s).
@@ -440,18 +459,10 @@ class AsyncDatabaseLease:
     def __init__(self, layout: Layout, conninfo: str | None, shards: range, *, table: str = "shardid_leases",
                  kind: str = "expiring", ttl_ms: int = DEFAULT_TTL_MS, retake: bool = False,
                  connect: Callable[[], Any] | None = None, **options: int) -> None:  # fmt: skip
-        self._session = _lease_async._AsyncSession(
+        session = _lease_async._AsyncSession(
             self.dialect, layout, conninfo, shards, table=table, kind=kind, ttl_ms=ttl_ms, connect=connect
         )
-        self.layout = layout
-        self.conninfo = conninfo
-        self.shards = shards
-        self.table = table
-        self.kind = kind
-        self.ttl_ms = ttl_ms
-        self.retake = retake
-        self._options = options
-        self._tally = self._session.tally
+        self._keep(session, layout, conninfo, shards, table, kind, ttl_ms, retake, options)
         self._lock = asyncio.Lock()
         self._closed = False
         self._tenure: _AsyncTenure | None = None
@@ -500,12 +511,6 @@ class AsyncDatabaseLease:
         if self._tenure is None:
             raise _error("INVALID_ARGUMENT", argument="lease", reason="is not taken yet: await lease_async(...)")
         return self._tenure.shard
-
-    def stats(self) -> dict[str, int]:
-        """What this lease did, over every shard it took, as :meth:`DatabaseLease.stats`
-        counts it (the core's counters: ``acquisitions``, ``renewals``, ``ceiling_writes``,
-        ``late_renewals``, ``losses``, ``held``)."""
-        return self._tally.stats()
 
     @property
     def held(self) -> bool:
