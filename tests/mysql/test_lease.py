@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-from array import array
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from conftest import one, open_conn, rows
 import shardid
 from shardid import Layout
 from shardid.mysql import lease
-from lease_checks import eight_sessions_at_once_each_get_a_shard
+from lease_checks import duplicates, eight_sessions_at_once_each_get_a_shard, read_ids, wait_for_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = Path(__file__).with_name("lease_node.mjs")
@@ -63,25 +62,6 @@ def rust(url: str, mode: str, *args: str, wait: bool = True) -> Any:
     done = subprocess.run([rust_binary(), url, mode, *args], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def read_ids(path: Path) -> array[int]:
-    ids = array("Q")
-    data = path.read_bytes() if path.exists() else b""
-    ids.frombytes(data[: len(data) // 8 * 8])
-    return ids
-
-
-def wait_for_ids(path: Path, n: int) -> None:
-    deadline = time.monotonic() + 30
-    while (not path.exists() or path.stat().st_size < 8 * n) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert path.exists() and path.stat().st_size >= 8 * n
-
-
-def duplicates(ids: list[array[int]] | list[list[int]]) -> int:
-    every = [i for some in ids for i in some]
-    return len(every) - len(set(every))
 
 
 # One Python process of the probe: a lease from first..end, then IDs for `seconds`, written to

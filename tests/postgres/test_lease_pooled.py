@@ -26,6 +26,7 @@ import shardid
 from shardid import Layout
 from shardid.postgres import lease
 
+from lease_checks import duplicates, read_ids, wait_for_ids
 from pooler import Pooler
 
 # A short time to live keeps the tests that wait for an expiry short; the rules are the same
@@ -80,11 +81,6 @@ def probe(dsn: str, table: str, kind: str, tmp_path: Path, processes: int = 4) -
     return shards, ids, statuses
 
 
-def duplicates(ids: list[array[int]]) -> int:
-    every = [i for some in ids for i in some]
-    return len(every) - len(set(every))
-
-
 @pytest.mark.parametrize("pool", ["tx", "session", "direct"])
 def test_four_processes_get_four_shards_and_no_duplicate(cluster: Any, pooler: Pooler, pool: str, tmp_path: Path) -> None:
     dsn = cluster.dsn if pool == "direct" else pooler.dsn(pool)
@@ -126,20 +122,6 @@ with open(out, "ab", buffering=0) as f:
             open(out + ".lost", "w").write(str(time.monotonic()))
             break
 """
-
-
-def read_ids(path: Path) -> array[int]:
-    ids = array("Q")
-    data = path.read_bytes() if path.exists() else b""
-    ids.frombytes(data[: len(data) // 8 * 8])
-    return ids
-
-
-def wait_for_ids(path: Path, n: int) -> None:
-    deadline = time.monotonic() + 30
-    while (not path.exists() or path.stat().st_size < 8 * n) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert path.exists() and path.stat().st_size >= 8 * n
 
 
 @pytest.mark.parametrize("pool", ["tx", "direct"])

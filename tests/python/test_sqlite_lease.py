@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from array import array
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,8 @@ import shardid
 import shardid.postgres
 from shardid import Layout
 from shardid.sqlite import lease, lease_async
+
+from lease_checks import read_ids
 
 TTL_MS = 600  # the renewal every 200 ms; a paused holder loses its shard after 600 ms
 
@@ -63,13 +64,6 @@ with open(out, "ab", buffering=0) as f:
             open(out + ".lost", "w").write(f"{e}|{g.stats()['losses']}")
             break
 """
-
-
-def read_ids(path: Path) -> array[int]:
-    ids = array("Q")
-    data = path.read_bytes() if path.exists() else b""
-    ids.frombytes(data[: len(data) // 8 * 8])
-    return ids
 
 
 def wait_for(predicate: Any, what: str, seconds: float = 5.0) -> None:
