@@ -345,53 +345,6 @@ def node(dsn: str, mode: str, *args: str, wait: bool = True) -> Any:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_node_processes_behind_a_transaction_pooler_get_four_shards_and_no_duplicate(pooler: Pooler, tmp_path: Path) -> None:
-    # Two Node processes and two Python ones, one table: the lease is the same everywhere.
-    url = pooler.url("tx")
-    nodes = [node(url, "probe", str(tmp_path / f"n{i}"), "node_probe", "2", "50000", wait=False) for i in range(2)]
-    shards, ids, statuses = probe(pooler.dsn("tx"), "node_probe", "expiring", tmp_path, processes=2)
-    assert statuses == ["ok", "ok"]
-    for i, n in enumerate(nodes):
-        assert n.wait(timeout=120) == 0
-        got = array("Q")
-        got.frombytes((tmp_path / f"n{i}.ids").read_bytes())
-        shards.append(got.pop())
-        ids.append(got)
-    assert sorted(shards) == [0, 1, 2, 3]
-    assert [len(i) for i in ids] == [50_000] * 4
-    assert duplicates(ids) == 0
-
-
-def test_node_holder_paused_past_its_lease_refuses_after_python_took_its_shard(pooler: Pooler, tmp_path: Path) -> None:
-    out = tmp_path / "node_paused"
-    child = node(pooler.url("tx"), "hold", str(out), "node_paused", str(TTL_MS), wait=False)
-    try:
-        wait_for_ids(out, 20_000)
-        child.send_signal(signal.SIGSTOP)
-        deadline = time.monotonic() + 10 * TTL_MS / 1000
-        while True:
-            try:
-                successor = lease(Layout.TWITTER, pooler.dsn("tx"), range(0, 1), table="node_paused", ttl_ms=TTL_MS)
-                break
-            except shardid.NoFreeShardError:
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-        taken = list(successor.next_ids(50_000))
-        child.send_signal(signal.SIGCONT)
-        assert child.wait(timeout=30) == 0
-        assert (tmp_path / "node_paused.lost").read_text().startswith("the lease on shard 0")
-        assert not set(read_ids(out)) & set(taken)
-        successor.close()
-    finally:
-        if child.poll() is None:
-            child.send_signal(signal.SIGCONT)
-            child.kill()
-
-
-def test_node_a_taken_over_lease_stops_at_its_ceiling(pooler: Pooler) -> None:
-    assert node(pooler.url("tx"), "takenover") == {"within": "no error", "past": "LEASE_LOST", "again": "LEASE_LOST", "held": False}
-
-
 # Rust's shardid::lease::postgres (the `postgres` crate): core/examples/lease.rs.
 def rust(dsn: str, mode: str, *args: str, wait: bool = True) -> Any:
     import json
@@ -408,15 +361,27 @@ def rust(dsn: str, mode: str, *args: str, wait: bool = True) -> Any:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_rust_processes_behind_a_transaction_pooler_get_four_shards_and_no_duplicate(pooler: Pooler, tmp_path: Path) -> None:
-    # Two Rust processes beside two Python ones on one table through PgBouncer.
-    runs = [rust(pooler.dsn("tx"), "probe", "rust_probe", str(tmp_path / f"r{i}"), "2", "50000", wait=False) for i in range(2)]
-    shards, ids, statuses = probe(pooler.dsn("tx"), "rust_probe", "expiring", tmp_path, processes=2)
+def other(language: str, pooler: Pooler, mode: str, table: str, out: str, *args: str, wait: bool = True) -> Any:
+    """Node's or Rust's example in `mode` on `table` through the pooler in transaction mode,
+    writing to `out` (each example takes its arguments in its own order)."""
+    if language == "node":
+        return node(pooler.url("tx"), mode, out, table, *args, wait=wait)
+    return rust(pooler.dsn("tx"), mode, table, out, *args, wait=wait)
+
+
+@pytest.mark.parametrize("language", ["node", "rust"])
+def test_processes_of_another_language_behind_a_transaction_pooler_get_four_shards_and_no_duplicate(
+    pooler: Pooler, tmp_path: Path, language: str
+) -> None:
+    # Two Node or Rust processes and two Python ones, one table: the lease is the same everywhere.
+    table = f"{language}_probe"
+    runs = [other(language, pooler, "probe", table, str(tmp_path / f"o{i}"), "2", "50000", wait=False) for i in range(2)]
+    shards, ids, statuses = probe(pooler.dsn("tx"), table, "expiring", tmp_path, processes=2)
     assert statuses == ["ok", "ok"]
     for i, run in enumerate(runs):
         assert run.wait(timeout=120) == 0
         got = array("Q")
-        got.frombytes((tmp_path / f"r{i}").read_bytes())
+        got.frombytes((tmp_path / (f"o{i}.ids" if language == "node" else f"o{i}")).read_bytes())
         shards.append(got.pop())
         ids.append(got)
     assert sorted(shards) == [0, 1, 2, 3]
@@ -424,16 +389,20 @@ def test_rust_processes_behind_a_transaction_pooler_get_four_shards_and_no_dupli
     assert duplicates(ids) == 0
 
 
-def test_rust_holder_paused_past_its_lease_refuses_after_python_took_its_shard(pooler: Pooler, tmp_path: Path) -> None:
-    out = tmp_path / "rust_paused"
-    child = rust(pooler.dsn("tx"), "hold", "rust_paused", str(out), str(TTL_MS), wait=False)
+@pytest.mark.parametrize("language", ["node", "rust"])
+def test_a_holder_of_another_language_paused_past_its_lease_refuses_after_python_took_its_shard(
+    pooler: Pooler, tmp_path: Path, language: str
+) -> None:
+    table = f"{language}_paused"
+    out = tmp_path / table
+    child = other(language, pooler, "hold", table, str(out), str(TTL_MS), wait=False)
     try:
         wait_for_ids(out, 20_000)
         child.send_signal(signal.SIGSTOP)
         deadline = time.monotonic() + 10 * TTL_MS / 1000
         while True:
             try:
-                successor = lease(Layout.TWITTER, pooler.dsn("tx"), range(0, 1), table="rust_paused", ttl_ms=TTL_MS)
+                successor = lease(Layout.TWITTER, pooler.dsn("tx"), range(0, 1), table=table, ttl_ms=TTL_MS)
                 break
             except shardid.NoFreeShardError:
                 assert time.monotonic() < deadline
@@ -441,7 +410,7 @@ def test_rust_holder_paused_past_its_lease_refuses_after_python_took_its_shard(p
         taken = list(successor.next_ids(50_000))
         child.send_signal(signal.SIGCONT)
         assert child.wait(timeout=30) == 0
-        assert (tmp_path / "rust_paused.lost").read_text().startswith("the lease on shard 0")
+        assert (tmp_path / f"{table}.lost").read_text().startswith("the lease on shard 0")
         assert not set(read_ids(out)) & set(taken)
         successor.close()
     finally:
@@ -450,8 +419,10 @@ def test_rust_holder_paused_past_its_lease_refuses_after_python_took_its_shard(p
             child.kill()
 
 
-def test_rust_a_taken_over_lease_stops_at_its_ceiling(pooler: Pooler) -> None:
-    assert rust(pooler.dsn("tx"), "takenover") == {"within": "no error", "past": "LEASE_LOST", "again": "LEASE_LOST", "held": False}
+@pytest.mark.parametrize("language", ["node", "rust"])
+def test_a_taken_over_lease_of_another_language_stops_at_its_ceiling(pooler: Pooler, language: str) -> None:
+    seen = node(pooler.url("tx"), "takenover") if language == "node" else rust(pooler.dsn("tx"), "takenover")
+    assert seen == {"within": "no error", "past": "LEASE_LOST", "again": "LEASE_LOST", "held": False}
 
 
 def test_rust_bad_input(cluster: Any) -> None:
