@@ -6,13 +6,11 @@ password holding @ : /, and a server that is not MySQL."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from array import array
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ from conftest import install, one, open_conn, rows
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
-from dense_checks import WORKER, burst_makes_one_fetch, read_ids
+from dense_checks import WORKER, burst_makes_one_fetch, forked_child_takes_segments_of_its_own, read_ids
 from together import on_threads
 
 SEGMENTS_SQL = "SELECT step, stride FROM {s}.shardid_tags WHERE tag = %s"
@@ -266,26 +264,7 @@ def test_a_server_that_is_down_gives_a_typed_error_and_service_resumes(server: A
 def test_a_forked_child_takes_segments_of_its_own(server: Any, conn: Any) -> None:
     setup(conn, "seg_fork", "f")
     ids = DenseIds(server.url_for("seg_fork"), "f", schema="seg_fork", min_size=100, max_size=100)
-    parent = [ids.next_id() for _ in range(10)]
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            child = [ids.next_id() for _ in range(10)]
-            os.write(w, array("q", child).tobytes())
-        finally:
-            os._exit(0)
-    os.close(w)
-    data = b""
-    while chunk := os.read(r, 4096):
-        data += chunk
-    os.waitpid(pid, 0)
-    child_ids = array("q")
-    child_ids.frombytes(data)
-    parent += [ids.next_id() for _ in range(10)]
-    assert len(child_ids) == 10
-    assert not set(child_ids) & set(parent), "the child never hands out the parent's numbers"
-    ids.close()
+    forked_child_takes_segments_of_its_own(ids)
 
 
 @pytest.mark.parametrize("isolation", ["READ COMMITTED", "REPEATABLE READ"])

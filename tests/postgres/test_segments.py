@@ -4,14 +4,12 @@ server restart and a server that is down."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from array import array
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ import pytest
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
-from dense_checks import WORKER, burst_makes_one_fetch, read_ids
+from dense_checks import WORKER, burst_makes_one_fetch, forked_child_takes_segments_of_its_own, read_ids
 from together import on_threads
 
 
@@ -353,26 +351,7 @@ def test_a_forked_child_takes_segments_of_its_own(cluster: Any, conn: Any) -> No
     install(conn, "seg_fork")
     conn.execute("SELECT seg_fork.create_tag('f')")
     ids = DenseIds(cluster.dsn, "f", schema="seg_fork", min_size=100, max_size=100)
-    parent = [ids.next_id() for _ in range(10)]
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            child = [ids.next_id() for _ in range(10)]
-            os.write(w, array("q", child).tobytes())
-        finally:
-            os._exit(0)
-    os.close(w)
-    data = b""
-    while chunk := os.read(r, 4096):
-        data += chunk
-    os.waitpid(pid, 0)
-    child_ids = array("q")
-    child_ids.frombytes(data)
-    parent += [ids.next_id() for _ in range(10)]
-    assert len(child_ids) == 10
-    assert not set(child_ids) & set(parent), "the child never hands out the parent's numbers"
-    ids.close()
+    forked_child_takes_segments_of_its_own(ids)
 
 
 def test_two_ticket_servers_one_stopped_mid_run(cluster: Any, conn: Any) -> None:

@@ -4,6 +4,7 @@ conftests put tests/python on the path)."""
 from __future__ import annotations
 
 import asyncio
+import os
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -114,3 +115,28 @@ def async_dense_ids_take_each_number_once(url: str, following: Callable[[], int]
             return await orders.next_id()
 
     assert asyncio.run(again()) > max(ids)
+
+
+def forked_child_takes_segments_of_its_own(ids: Any) -> None:
+    """`ids` (a DenseIds with segments of 100) hands out 10 IDs, forks; the child takes 10 and
+    the parent 10 more: the child never hands out the parent's numbers. Closes `ids`."""
+    parent = [ids.next_id() for _ in range(10)]
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            child = [ids.next_id() for _ in range(10)]
+            os.write(w, array("q", child).tobytes())
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 4096):
+        data += chunk
+    os.waitpid(pid, 0)
+    child_ids = array("q")
+    child_ids.frombytes(data)
+    parent += [ids.next_id() for _ in range(10)]
+    assert len(child_ids) == 10
+    assert not set(child_ids) & set(parent), "the child never hands out the parent's numbers"
+    ids.close()
