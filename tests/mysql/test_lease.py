@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from conftest import one, open_conn, rows
 import shardid
 from shardid import Layout
 from shardid.mysql import lease
-from lease_checks import duplicates, eight_sessions_at_once_each_get_a_shard, read_ids, wait_for_ids
+from lease_checks import down_longer_than_the_lease, duplicates, eight_sessions_at_once_each_get_a_shard, read_ids, wait_for_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = Path(__file__).with_name("lease_node.mjs")
@@ -328,47 +327,7 @@ def test_a_taken_over_lease_stops_at_its_ceiling(server: Any, url: str) -> None:
 
 
 def test_the_server_down_longer_than_the_lease_and_a_restart_within_it(server: Any, url: str) -> None:
-    strict = lease(Layout.TWITTER, url, range(0, 4), table="outage", ttl_ms=TTL_MS)
-    retaking = lease(Layout.TWITTER, url, range(0, 4), table="outage", ttl_ms=TTL_MS, retake=True)
-    made: list[int] = []
-    errors: dict[str, int] = {}
-    stop = threading.Event()
-
-    def make() -> None:
-        while not stop.is_set():
-            for g in (strict, retaking):
-                try:
-                    made.extend(g.next_ids(100))
-                except Exception as e:  # noqa: BLE001 (counted)
-                    errors[type(e).__name__] = errors.get(type(e).__name__, 0) + 1
-            time.sleep(0.005)
-
-    worker = threading.Thread(target=make)
-    worker.start()
-    try:
-        time.sleep(0.5)
-        server.stop_server()
-        time.sleep(TTL_MS / 1000 * 1.5)
-        # Both stopped on their own within the time to live.
-        assert not strict.held and not retaking.held
-        before = len(made)
-        time.sleep(0.3)
-        assert len(made) == before
-        server.start_server()
-        deadline = time.monotonic() + 15
-        while len(made) == before and time.monotonic() < deadline:
-            time.sleep(0.05)
-    finally:
-        stop.set()
-        worker.join()
-    assert len(made) > before, errors
-    assert len(set(made)) == len(made)
-    # DATABASE_UNREACHABLE (PyMySQL's error its cause) while the server was down; the lease
-    # lost after it.
-    assert errors.get("LeaseLostError", 0) > 0 and errors.get("DatabaseUnreachableError", 0) > 0, errors
-    assert not strict.held and retaking.held
-    strict.close()
-    retaking.close()
+    down_longer_than_the_lease(lease, url, server.stop_server, server.start_server, TTL_MS)
     # A crash and restart within the lease: the heartbeat and the next ceiling write reconnect.
     g = lease(Layout.TWITTER, url, range(0, 1), table="restarted", ttl_ms=8000)
     before_ids = g.next_ids(1000)

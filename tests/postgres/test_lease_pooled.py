@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from array import array
 from pathlib import Path
@@ -26,7 +25,7 @@ import shardid
 from shardid import Layout
 from shardid.postgres import lease
 
-from lease_checks import duplicates, read_ids, wait_for_ids
+from lease_checks import down_longer_than_the_lease, duplicates, read_ids, wait_for_ids
 from pooler import Pooler
 
 # A short time to live keeps the tests that wait for an expiry short; the rules are the same
@@ -206,53 +205,8 @@ def test_a_taken_over_lease_stops_at_its_ceiling(cluster: Any, pooler: Pooler) -
     g.close()
 
 
-def test_the_database_down_longer_than_the_lease(cluster: Any, tmp_path: Path) -> None:
-    # Two holders making IDs all along: one retakes a lease once the database is back, the
-    # other stays lost. Both stop in time while it is down.
-    strict = lease(Layout.TWITTER, cluster.dsn, range(0, 4), table="outage", ttl_ms=TTL_MS)
-    retaking = lease(Layout.TWITTER, cluster.dsn, range(0, 4), table="outage", ttl_ms=TTL_MS, retake=True)
-    made: list[int] = []
-    errors: dict[str, int] = {}
-    stop = threading.Event()
-
-    def make() -> None:
-        while not stop.is_set():
-            for g in (strict, retaking):
-                try:
-                    made.extend(g.next_ids(100))
-                except Exception as e:  # noqa: BLE001 (counted)
-                    name = type(e).__name__
-                    errors[name] = errors.get(name, 0) + 1
-            time.sleep(0.005)
-
-    worker = threading.Thread(target=make)
-    worker.start()
-    try:
-        time.sleep(0.5)
-        cluster.stop_server()
-        down_at = time.monotonic()
-        time.sleep(TTL_MS / 1000 * 1.5)
-        # Both stopped on their own within the time to live.
-        assert not strict.held and not retaking.held
-        before = len(made)
-        time.sleep(0.3)
-        assert len(made) == before
-        cluster.start_server()
-        assert time.monotonic() - down_at < 30
-        deadline = time.monotonic() + 15
-        while len(made) == before and time.monotonic() < deadline:
-            time.sleep(0.05)
-    finally:
-        stop.set()
-        worker.join()
-    assert len(made) > before, errors
-    assert len(set(made)) == len(made)
-    assert errors.get("LeaseLostError", 0) > 0 and errors.get("DatabaseUnreachableError", 0) > 0, errors
-    assert not strict.held and retaking.held
-    with pytest.raises(shardid.LeaseLostError):
-        strict.next_id()
-    strict.close()
-    retaking.close()
+def test_the_database_down_longer_than_the_lease(cluster: Any) -> None:
+    down_longer_than_the_lease(lease, cluster.dsn, cluster.stop_server, cluster.start_server, TTL_MS)
 
 
 def test_a_restart_within_the_lease_is_ridden_through(cluster: Any) -> None:

@@ -3,12 +3,16 @@ path)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import shardid
 from shardid import Layout
 from together import race
 
@@ -47,3 +51,55 @@ def duplicates(ids: list[array[int]] | list[list[int]]) -> int:
     """How many IDs of all the lists together were handed out more than once."""
     every = [i for some in ids for i in some]
     return len(every) - len(set(every))
+
+
+def down_longer_than_the_lease(lease: Callable[..., Any], url: str, stop: Callable[[], None], start: Callable[[], None], ttl_ms: int) -> None:
+    """Two holders make IDs all along through the database `url` names (table `outage`) while
+    `stop` stops it for longer than the lease (`ttl_ms`) and `start` brings it back: both stop
+    on their own while it is down; once it is back, the one with ``retake=True`` takes a lease
+    again and the other stays lost. No ID twice; ``DATABASE_UNREACHABLE`` (the driver's error
+    its cause) while it was down, ``LEASE_LOST`` after."""
+    strict = lease(Layout.TWITTER, url, range(0, 4), table="outage", ttl_ms=ttl_ms)
+    retaking = lease(Layout.TWITTER, url, range(0, 4), table="outage", ttl_ms=ttl_ms, retake=True)
+    made: list[int] = []
+    errors: dict[str, int] = {}
+    done = threading.Event()
+
+    def make() -> None:
+        while not done.is_set():
+            for g in (strict, retaking):
+                try:
+                    made.extend(g.next_ids(100))
+                except Exception as e:  # noqa: BLE001 (counted)
+                    name = type(e).__name__
+                    errors[name] = errors.get(name, 0) + 1
+            time.sleep(0.005)
+
+    worker = threading.Thread(target=make)
+    worker.start()
+    try:
+        time.sleep(0.5)
+        stop()
+        down_at = time.monotonic()
+        time.sleep(ttl_ms / 1000 * 1.5)
+        # Both stopped on their own within the time to live.
+        assert not strict.held and not retaking.held
+        before = len(made)
+        time.sleep(0.3)
+        assert len(made) == before
+        start()
+        assert time.monotonic() - down_at < 30
+        deadline = time.monotonic() + 15
+        while len(made) == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        done.set()
+        worker.join()
+    assert len(made) > before, errors
+    assert len(set(made)) == len(made)
+    assert errors.get("LeaseLostError", 0) > 0 and errors.get("DatabaseUnreachableError", 0) > 0, errors
+    assert not strict.held and retaking.held
+    with pytest.raises(shardid.LeaseLostError):
+        strict.next_id()
+    strict.close()
+    retaking.close()
