@@ -21,7 +21,7 @@ from conftest import install, one, open_conn, rows
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
-from dense_checks import WORKER, burst_makes_one_fetch, forked_child_takes_segments_of_its_own, read_ids
+from dense_checks import WORKER, burst_makes_one_fetch, down_then_resumes, forked_child_takes_segments_of_its_own, read_ids
 from together import on_threads
 
 SEGMENTS_SQL = "SELECT step, stride FROM {s}.shardid_tags WHERE tag = %s"
@@ -244,21 +244,7 @@ def test_processes_threads_kill_and_a_server_restart_never_repeat_an_id(server: 
 def test_a_server_that_is_down_gives_a_typed_error_and_service_resumes(server: Any, conn: Any) -> None:
     setup(conn, "seg_down", "d")
     ids = DenseIds(server.url_for("seg_down"), "d", schema="seg_down", min_size=10, max_size=10, wait_ms=500)
-    assert ids.next_id() == 1
-    server.stop_server()
-    try:
-        # The first segment has the tag's remembered size (a new tag's: 1,000); then 10 a time.
-        with pytest.raises(shardid.SegmentUnavailableError) as down:
-            for _ in range(5_000):
-                ids.next_id()
-        assert down.value.tag == "d"
-        assert not isinstance(down.value, ValueError), "retryable, not bad input"
-    finally:
-        server.start_server()
-    ids.wait_ms = 10_000
-    later = [ids.next_id() for _ in range(30)]
-    assert later == sorted(later) and len(set(later)) == 30 and later[0] > 1
-    ids.close()
+    down_then_resumes(ids, server.stop_server, server.start_server)
 
 
 def test_a_forked_child_takes_segments_of_its_own(server: Any, conn: Any) -> None:

@@ -19,7 +19,7 @@ import pytest
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
-from dense_checks import WORKER, burst_makes_one_fetch, forked_child_takes_segments_of_its_own, read_ids
+from dense_checks import WORKER, burst_makes_one_fetch, down_then_resumes, forked_child_takes_segments_of_its_own, read_ids
 from together import on_threads
 
 
@@ -234,21 +234,7 @@ def test_a_server_that_is_down_gives_a_typed_error_and_service_resumes(cluster: 
     install(conn, "seg_down")
     conn.execute("SELECT seg_down.create_tag('d')")
     ids = DenseIds(cluster.dsn, "d", schema="seg_down", min_size=10, max_size=10, wait_ms=500)
-    assert ids.next_id() == 1
-    cluster.stop_server()
-    try:
-        # The first segment has the tag's remembered size (a new tag's: 1,000); then 10 a time.
-        with pytest.raises(shardid.SegmentUnavailableError) as down:
-            for _ in range(5_000):
-                ids.next_id()
-        assert down.value.tag == "d"
-        assert not isinstance(down.value, ValueError), "retryable, not bad input"
-    finally:
-        cluster.start_server()
-    ids.wait_ms = 10_000
-    later = [ids.next_id() for _ in range(30)]
-    assert later == sorted(later) and len(set(later)) == 30 and later[0] > 1
-    ids.close()
+    down_then_resumes(ids, cluster.stop_server, cluster.start_server)
 
 
 # Node's shardid/segments (pg), on the same server: tests/postgres/segments_node.mjs.

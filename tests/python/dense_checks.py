@@ -10,6 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import shardid
 from shardid import ClosedError
 
 from together import race
@@ -139,4 +142,26 @@ def forked_child_takes_segments_of_its_own(ids: Any) -> None:
     parent += [ids.next_id() for _ in range(10)]
     assert len(child_ids) == 10
     assert not set(child_ids) & set(parent), "the child never hands out the parent's numbers"
+    ids.close()
+
+
+def down_then_resumes(ids: Any, stop: Callable[[], None], start: Callable[[], None]) -> None:
+    """`ids` (a DenseIds of tag `d`, segments of 10, ``wait_ms=500``) has handed out nothing
+    yet: its first ID is 1; with the server stopped, it raises SEGMENT_UNAVAILABLE (retryable,
+    not bad input) once its segments are used up; once the server is back, it goes on above.
+    Closes `ids`."""
+    assert ids.next_id() == 1
+    stop()
+    try:
+        # The first segment has the tag's remembered size (a new tag's: 1,000); then 10 a time.
+        with pytest.raises(shardid.SegmentUnavailableError) as down:
+            for _ in range(5_000):
+                ids.next_id()
+        assert down.value.tag == "d"
+        assert not isinstance(down.value, ValueError), "retryable, not bad input"
+    finally:
+        start()
+    ids.wait_ms = 10_000
+    later = [ids.next_id() for _ in range(30)]
+    assert later == sorted(later) and len(set(later)) == 30 and later[0] > 1
     ids.close()
