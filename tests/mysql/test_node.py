@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from array import array
 from pathlib import Path
 from typing import Any
 
 from conftest import install, one
 from test_dictionary import check_against_the_server
 from test_dictionary import setup as setup_dictionary
+from dense_checks import with_python_never_share_an_id
 
 from shardid import Layout
 from shardid.sql import dictionary, mysql, segments
@@ -62,26 +62,7 @@ def test_node_and_python_processes_on_one_tag_never_share_an_id(server: Any, con
     one(conn, "SELECT seg_mixed.create_tag('m')")
     url = server.url_for("seg_mixed")
     outs = [tmp_path / f"ids-{i}" for i in range(8)]
-    python = """
-import sys
-from array import array
-from shardid.segments import DenseIds
-ids = DenseIds(sys.argv[1], "m", schema="seg_mixed", min_size=20, max_size=500, target_ms=100, wait_ms=60000)
-got = ids.next_ids(int(sys.argv[3]))
-open(sys.argv[2], "ab").write(array("q", got).tobytes())
-ids.close()
-"""
-    procs = [start(url, "seg_many", "m", str(outs[i]), "20000") for i in range(4)]
-    procs += [subprocess.Popen([sys.executable, "-c", python, url, str(outs[i]), "20000"]) for i in range(4, 8)]
-    for p in procs:
-        assert p.wait(timeout=300) == 0
-    ids: list[int] = []
-    for out in outs:
-        values = array("q")
-        values.frombytes(out.read_bytes())
-        assert len(values) == 20_000
-        ids += values
-    assert len(set(ids)) == len(ids) == 160_000, "an ID handed out twice"
+    with_python_never_share_an_id(url, "m", outs, [start(url, "seg_many", "m", str(outs[i]), "20000") for i in range(4)])
     end = one(conn, "SELECT next FROM seg_mixed.shardid_tags WHERE tag = 'm'")
     # Holes: a clean close gives its rest back only if nobody took a segment since; at most a
     # process's current and prefetched segments each.

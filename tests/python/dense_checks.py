@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -165,3 +167,31 @@ def down_then_resumes(ids: Any, stop: Callable[[], None], start: Callable[[], No
     later = [ids.next_id() for _ in range(30)]
     assert later == sorted(later) and len(set(later)) == 30 and later[0] > 1
     ids.close()
+
+
+#: A Python process: `argv[3]` IDs of tag `argv[4]` in schema `seg_mixed` from the server at
+#: `argv[1]`, appended to the file `argv[2]`.
+PYTHON_TAKER = """
+import sys
+from array import array
+from shardid.segments import DenseIds
+ids = DenseIds(sys.argv[1], sys.argv[4], schema="seg_mixed", min_size=20, max_size=500, target_ms=100, wait_ms=60000)
+open(sys.argv[2], "ab").write(array("q", ids.next_ids(int(sys.argv[3]))).tobytes())
+ids.close()
+"""
+
+
+def with_python_never_share_an_id(url: str, tag: str, outs: list[Path], others: list[Any]) -> None:
+    """Four processes of another language (`others`, started, each writing 20,000 IDs of `tag`
+    in schema `seg_mixed` to `outs[0..4]`) and four Python ones (started here, into
+    `outs[4..8]`) on one tag: 160,000 IDs, none twice."""
+    procs = others + [subprocess.Popen([sys.executable, "-c", PYTHON_TAKER, url, str(outs[i]), "20000", tag]) for i in range(4, 8)]
+    for p in procs:
+        assert p.wait(timeout=300) == 0
+    ids: list[int] = []
+    for out in outs:
+        values = array("q")
+        values.frombytes(out.read_bytes())
+        assert len(values) == 20_000
+        ids += values
+    assert len(set(ids)) == len(ids) == 160_000, "an ID handed out twice"
