@@ -12,10 +12,13 @@ import shardid
 from shardid.dictionary import AsyncDictionary
 
 
-def many_tasks_write_the_same_new_strings(url: str, schema: str) -> dict[str, int]:
+def many_tasks_write_the_same_new_strings(
+    url: str, schema: str, dense: Callable[[], int], stored: Callable[[], dict[str, int]]
+) -> None:
     """500 tasks on one dictionary of topic `t` and a second client (its own connection and
     cache) writing the same strings at once, so the server sees two writers: each string gets
-    one ID. Returns every string's ID."""
+    one ID, the IDs are dense from 0 (`dense()`: the database's count, checked dense), and the
+    database holds what the tasks were answered (`stored()`: every string and its ID)."""
     pool = [f"/page/{i}" for i in range(1500)]
 
     async def main() -> list[tuple[list[str], list[int]]]:
@@ -38,7 +41,10 @@ def many_tasks_write_the_same_new_strings(url: str, schema: str) -> dict[str, in
         assert len(batch) == len(ids)
         for s, i in zip(batch, ids, strict=True):
             assert seen.setdefault(s, i) == i, f"{s!r} got {seen[s]} and {i}"
-    return seen
+    n = dense()
+    assert n == len(seen) and n > 1000
+    assert stored() == seen
+    assert sorted(seen.values()) == list(range(n))
 
 
 def a_crash_loses_no_answer(url: str, schema: str, crash_and_restart: Callable[[], None]) -> dict[str, int]:
