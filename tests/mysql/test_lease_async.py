@@ -15,6 +15,7 @@ from typing import Any
 import pymysql
 import pytest
 from conftest import open_conn, rows
+from lease_checks import async_lease_taken_over_stops_and_a_successor_continues_above
 
 import shardid
 from shardid import _mysql
@@ -84,24 +85,11 @@ def test_async_leases_hand_out_unique_ids_under_their_ceilings_on_distinct_shard
 
 
 def test_an_async_lease_taken_over_stops_and_a_successor_continues_above(server: Any, url: str) -> None:
-    async def main() -> None:
-        first = await lease_async(LAYOUT, url, range(0, 1), table="async_lost", ttl_ms=600)
-        before = await first.next_ids(5000)
-        await first.close()  # frees the shard at once
-        second = await lease_async(LAYOUT, url, range(0, 1), table="async_lost", ttl_ms=600)
-        assert second.shard == 0
-        assert await second.next_id() > max(before)
-        await asyncio.sleep(0.5)  # the heartbeat renewed it (ttl 600 ms): still held
-        assert second.held
+    def steal() -> None:
         with open_conn(server, database="alease") as c, c.cursor() as cur:
             assert cur.execute("UPDATE async_lost SET token = 'stolen'") == 1
-        await asyncio.sleep(0.9)  # the next renewal finds the row taken
-        assert not second.held
-        with pytest.raises(shardid.LeaseLostError):
-            await second.next_id()
-        await second.close()
 
-    asyncio.run(main())
+    async_lease_taken_over_stops_and_a_successor_continues_above(lease_async, url, steal)
 
 
 def test_an_async_session_lease_holds_get_lock_and_frees_the_shard_at_close(url: str) -> None:

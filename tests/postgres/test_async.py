@@ -18,6 +18,7 @@ from shardid.sql import dictionary
 
 from test_dictionary import assert_dense, install  # noqa: F401 (tests/postgres is on sys.path)
 from dense_checks import async_dense_ids_take_each_number_once
+from lease_checks import async_lease_taken_over_stops_and_a_successor_continues_above
 from dictionary_checks import a_crash_loses_no_answer, many_tasks_write_the_same_new_strings, waiting_tasks_share_one_step
 
 
@@ -191,26 +192,11 @@ def test_async_leases_hand_out_unique_ids_on_distinct_shards_and_record_ceilings
 def test_an_async_lease_taken_over_stops_and_a_successor_continues_above(cluster: Any) -> None:
     from shardid.postgres import lease_async
 
-    layout = shardid.Layout.TWITTER
+    def steal() -> None:
+        with psycopg.connect(cluster.dsn, autocommit=True) as admin:
+            assert admin.execute("UPDATE async_lost SET token = 'stolen'").rowcount == 1
 
-    async def main() -> None:
-        first = await lease_async(layout, cluster.dsn, range(0, 1), table="async_lost", ttl_ms=600)
-        before = await first.next_ids(5000)
-        await first.close()  # frees the shard at once
-        second = await lease_async(layout, cluster.dsn, range(0, 1), table="async_lost", ttl_ms=600)
-        assert second.shard == 0
-        assert await second.next_id() > max(before)
-        await asyncio.sleep(0.5)  # the heartbeat renewed it (ttl 600 ms): still held
-        assert second.held
-        async with await psycopg.AsyncConnection.connect(cluster.dsn, autocommit=True) as admin:
-            await admin.execute("UPDATE async_lost SET token = 'stolen'")
-        await asyncio.sleep(0.9)  # the next renewal finds the row taken
-        assert not second.held
-        with pytest.raises(shardid.LeaseLostError):
-            await second.next_id()
-        await second.close()
-
-    asyncio.run(main())
+    async_lease_taken_over_stops_and_a_successor_continues_above(lease_async, cluster.dsn, steal)
 
 
 # -- AsyncDenseIds -------------------------------------------------------------------------

@@ -3,6 +3,7 @@ path)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from array import array
@@ -103,3 +104,30 @@ def down_longer_than_the_lease(lease: Callable[..., Any], url: str, stop: Callab
         strict.next_id()
     strict.close()
     retaking.close()
+
+
+def async_lease_taken_over_stops_and_a_successor_continues_above(
+    lease_async: Callable[..., Any], url: str, steal: Callable[[], None]
+) -> None:
+    """An asyncio lease of shard 0 of table `async_lost` closed frees its shard at once; the
+    next one continues above its IDs and its heartbeat keeps it (time to live 600 ms) until
+    `steal()` overwrites the row's token: then it stops (``LEASE_LOST``) at its next renewal."""
+    layout = Layout.TWITTER
+
+    async def main() -> None:
+        first = await lease_async(layout, url, range(0, 1), table="async_lost", ttl_ms=600)
+        before = await first.next_ids(5000)
+        await first.close()  # frees the shard at once
+        second = await lease_async(layout, url, range(0, 1), table="async_lost", ttl_ms=600)
+        assert second.shard == 0
+        assert await second.next_id() > max(before)
+        await asyncio.sleep(0.5)  # the heartbeat renewed it (ttl 600 ms): still held
+        assert second.held
+        await asyncio.to_thread(steal)
+        await asyncio.sleep(0.9)  # the next renewal finds the row taken
+        assert not second.held
+        with pytest.raises(shardid.LeaseLostError):
+            await second.next_id()
+        await second.close()
+
+    asyncio.run(main())
