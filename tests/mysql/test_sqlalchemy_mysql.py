@@ -12,9 +12,9 @@ from conftest import install
 
 pytest.importorskip("sqlalchemy")
 
-from sqlalchemy import DDL, String, create_engine, event, select, text  # noqa: E402
-from sqlalchemy.exc import StatementError  # noqa: E402
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column  # noqa: E402
+from sqlalchemy import DDL, String, create_engine, event, text  # noqa: E402
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column  # noqa: E402
+from sqlalchemy_checks import app_and_database_ids_in_one_table  # noqa: E402
 
 import shardid  # noqa: E402
 from shardid.sql import mysql  # noqa: E402
@@ -45,21 +45,4 @@ def test_app_and_database_ids_in_one_table(server: Any, conn: Any) -> None:
     install(conn, mysql(shardid.Layout.TWITTER, 40, "sa_ids", dialect="mariadb"))
     conn.cursor().execute("CREATE DATABASE IF NOT EXISTS sa_db")
     engine = create_engine(f"mysql+pymysql://root@127.0.0.1:{server.port}/sa_db")
-    Base.metadata.drop_all(engine)
-    Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        session.add_all([Event(source="app") for _ in range(300)])
-        session.commit()
-        # Rows the database inserts itself get its next_id() and its shard.
-        session.execute(text("INSERT INTO sa_events (source) SELECT 'db' FROM seq_1_to_300"))
-        session.commit()
-        rows = session.scalars(select(Event)).all()
-        # A value that is no ID of the layout is refused before it reaches the server.
-        with pytest.raises(StatementError, match="negative"):
-            session.execute(select(Event).where(Event.id == -5)).all()
-    assert len(rows) == 600 and len({r.id for r in rows}) == 600
-    shards = {(r.source, shardid.Layout.TWITTER.decode(r.id).shard) for r in rows}
-    assert shards == {("app", 33), ("db", 40)}
-    assert all(isinstance(r.id, int) and r.id > 2**53 for r in rows)  # exact: no float on the way
-    Base.metadata.drop_all(engine)
-    engine.dispose()
+    app_and_database_ids_in_one_table(engine, Base, Event, "INSERT INTO sa_events (source) SELECT 'db' FROM seq_1_to_300")

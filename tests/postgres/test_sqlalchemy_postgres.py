@@ -10,8 +10,9 @@ from conftest import install
 
 pytest.importorskip("sqlalchemy")
 
-from sqlalchemy import create_engine, select, text  # noqa: E402
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column  # noqa: E402
+from sqlalchemy import create_engine, text  # noqa: E402
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column  # noqa: E402
+from sqlalchemy_checks import app_and_database_ids_in_one_table  # noqa: E402
 
 import shardid  # noqa: E402
 from shardid.sqlalchemy import ShardId  # noqa: E402
@@ -37,18 +38,4 @@ class Event(Base):
 def test_app_and_database_ids_in_one_table(cluster: Any, conn: Any) -> None:
     install(conn, shardid.Layout.TWITTER, 40, "sa_ids")
     engine = create_engine(f"postgresql+psycopg://postgres@127.0.0.1:{cluster.port}/postgres")
-    Base.metadata.drop_all(engine)
-    Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        session.add_all([Event(source="app") for _ in range(300)])
-        session.commit()
-        # Rows the database inserts itself get its next_id() and its shard.
-        session.execute(text("INSERT INTO sa_events (source) SELECT 'db' FROM generate_series(1, 300)"))
-        session.commit()
-        rows = session.scalars(select(Event)).all()
-    assert len(rows) == 600 and len({r.id for r in rows}) == 600
-    shards = {(r.source, shardid.Layout.TWITTER.decode(r.id).shard) for r in rows}
-    assert shards == {("app", 33), ("db", 40)}
-    assert all(r.id > 2**53 for r in rows)  # exact: no float on the way
-    Base.metadata.drop_all(engine)
-    engine.dispose()
+    app_and_database_ids_in_one_table(engine, Base, Event, "INSERT INTO sa_events (source) SELECT 'db' FROM generate_series(1, 300)")
