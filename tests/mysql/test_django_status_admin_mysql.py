@@ -16,48 +16,14 @@ from typing import Any
 import pytest
 
 from shardid import Layout
-from django_project import database, django_app, django_run
+from django_project import ADMIN_URLS, admin_settings, database, django_app, django_run
 
 pytest.importorskip("django")
 
-SETTINGS = """
-import pymysql
-
-pymysql.install_as_MySQLdb()
-
-SECRET_KEY = "test"
-DEBUG = False
-ALLOWED_HOSTS = ["testserver"]
-ROOT_URLCONF = "urls"
-INSTALLED_APPS = [
-    "django.contrib.admin", "django.contrib.auth", "django.contrib.contenttypes",
-    "django.contrib.sessions", "django.contrib.messages", "shardid.django", "shop",
-]
-MIDDLEWARE = [
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-]
-TEMPLATES = [{{
-    "BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True,
-    "OPTIONS": {{"context_processors": [
-        "django.template.context_processors.request", "django.contrib.auth.context_processors.auth",
-        "django.contrib.messages.context_processors.messages",
-    ]}},
-}}]
-DATABASES = {{"default": {database}}}
-USE_TZ = True
-PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+MORE_SETTINGS = '''\
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-SHARDID = {{"layout": "instagram", "lease": {{"shards": [0, 64]}}}}
-"""
-
-URLS = """
-from django.contrib import admin
-from django.urls import path
-
-urlpatterns = [path("admin/", admin.site.urls)]
-"""
+SHARDID = {"layout": "instagram", "lease": {"shards": [0, 64]}}
+'''
 
 MIGRATION = """
 from django.db import migrations
@@ -105,8 +71,8 @@ def test_the_admin_section_on_mariadb(server: Any, conn: Any, tmp_path: Path) ->
     from shardid.segments import DenseIds
 
     conn.cursor().execute("CREATE DATABASE django_admin_status")
-    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("mysql", server.port, "django_admin_status")))
-    (tmp_path / "urls.py").write_text(URLS)
+    (tmp_path / "settings.py").write_text(admin_settings(database("mysql", server.port, "django_admin_status"), ["shardid.django", "shop"], MORE_SETTINGS))
+    (tmp_path / "urls.py").write_text(ADMIN_URLS)
     app = django_app(tmp_path, "shop", {"models.py": "", "migrations/0001_shardid.py": MIGRATION})
     run(tmp_path, "-m", "django", "migrate")
 

@@ -20,39 +20,13 @@ import pytest
 from django_server import runserver
 
 from shardid import Layout
-from django_project import database, django_app, django_run
+from django_project import ADMIN_URLS, admin_settings, database, django_app, django_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SETTINGS = """
+MORE_SETTINGS = """\
 import os
-SECRET_KEY = "test"
-DEBUG = False
-ALLOWED_HOSTS = ["testserver", "127.0.0.1"]
-INSTALLED_APPS = [
-    "django.contrib.admin", "django.contrib.auth", "django.contrib.contenttypes",
-    "django.contrib.sessions", "django.contrib.messages", "django.contrib.staticfiles", "shop",
-]
-STATIC_URL = "static/"  # the admin's scripts and styles, for Chromium (runserver --insecure)
-MIDDLEWARE = [
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-]
-TEMPLATES = [{{
-    "BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True,
-    "OPTIONS": {{"context_processors": [
-        "django.template.context_processors.request", "django.contrib.auth.context_processors.auth",
-        "django.contrib.messages.context_processors.messages",
-    ]}},
-}}]
-ROOT_URLCONF = "urls"
-USE_TZ = True
 AUTH_USER_MODEL = "shop.User"
-PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast, for a test
-DATABASES = {{"default": {database}}}
 # The only shardid setting (the step before it: Django's own BigAutoField).
 DEFAULT_AUTO_FIELD = os.environ.get("AUTO_FIELD", "shardid.django.ShardIdAutoField")
 """
@@ -76,13 +50,6 @@ from shop.models import Item, User
 
 admin.site.register(User, UserAdmin)
 admin.site.register(Item)
-"""
-
-URLS = """
-from django.contrib import admin
-from django.urls import path
-
-urlpatterns = [path("admin/", admin.site.urls)]
 """
 
 CHECK = """
@@ -152,8 +119,8 @@ def test_default_auto_field_with_a_custom_user_admin_and_bulk_create(backend: st
         entry = database("postgresql", cluster.port, "django_auto")
     else:
         entry = f'{{"ENGINE": "django.db.backends.sqlite3", "NAME": "{tmp_path / "db.sqlite3"}"}}'
-    (tmp_path / "settings.py").write_text(SETTINGS.format(database=entry))
-    (tmp_path / "urls.py").write_text(URLS)
+    (tmp_path / "settings.py").write_text(admin_settings(entry, ["shop"], MORE_SETTINGS))
+    (tmp_path / "urls.py").write_text(ADMIN_URLS)
     app = django_app(tmp_path, "shop", {"models.py": MODELS, "admin.py": ADMIN})
 
     # The project as it was: Django's BigAutoField.

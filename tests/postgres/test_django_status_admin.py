@@ -23,48 +23,14 @@ from shardid import Layout
 from shardid.dictionary import Dictionary
 from shardid.postgres import lease
 from shardid.segments import DenseIds
-from django_project import database, django_app, django_run
+from django_project import ADMIN_URLS, admin_settings, database, django_app, django_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SETTINGS = """
-SECRET_KEY = "test"
-DEBUG = False
-ALLOWED_HOSTS = ["testserver", "127.0.0.1"]
-INSTALLED_APPS = [
-    "django.contrib.admin", "django.contrib.auth", "django.contrib.contenttypes",
-    "django.contrib.sessions", "django.contrib.messages", "django.contrib.staticfiles",
-    "shardid.django", "shop",
-]
-STATIC_URL = "static/"  # the admin's scripts and styles, for Chromium (runserver --insecure)
-MIDDLEWARE = [
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-]
-TEMPLATES = [{{
-    "BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True,
-    "OPTIONS": {{"context_processors": [
-        "django.template.context_processors.request", "django.contrib.auth.context_processors.auth",
-        "django.contrib.messages.context_processors.messages",
-    ]}},
-}}]
-ROOT_URLCONF = "urls"
-USE_TZ = True
-PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast, for a test
+MORE_SETTINGS = '''\
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-DATABASES = {{"default": {database}}}
-SHARDID = {{"layout": "instagram", "lease": {{"shards": [0, 64]}}}}
-"""
-
-URLS = """
-from django.contrib import admin
-from django.urls import path
-
-urlpatterns = [path("admin/", admin.site.urls)]
-"""
+SHARDID = {"layout": "instagram", "lease": {"shards": [0, 64]}}
+'''
 
 MIGRATION = """
 from django.db import migrations
@@ -186,8 +152,8 @@ print(json.dumps(out))
 
 
 def _project(tmp_path: Path, port: int, name: str) -> Path:
-    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", port, name)))
-    (tmp_path / "urls.py").write_text(URLS)
+    (tmp_path / "settings.py").write_text(admin_settings(database("postgresql", port, name), ["shardid.django", "shop"], MORE_SETTINGS))
+    (tmp_path / "urls.py").write_text(ADMIN_URLS)
     app = django_app(tmp_path, "shop", {"models.py": "", "migrations/0001_shardid.py": MIGRATION})
     return tmp_path
 

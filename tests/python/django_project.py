@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -40,3 +41,47 @@ def django_run(project: Path, *args: str, python: str | Path = sys.executable, c
     if check:
         assert done.returncode == 0, done.stdout + done.stderr
     return done
+
+
+#: The urls.py of a throwaway project whose only URLs are the admin's.
+ADMIN_URLS = """
+from django.contrib import admin
+from django.urls import path
+
+urlpatterns = [path("admin/", admin.site.urls)]
+"""
+
+
+def admin_settings(database: str, apps: Sequence[str], more: str = "") -> str:
+    """The settings.py of a throwaway project with Django's admin: its scripts and styles
+    (served for Chromium by `runserver --insecure`), sessions, messages, the test client's host
+    and 127.0.0.1, a fast password hasher; `apps` after Django's, the database entry `database`
+    (`database()`; a MySQL one installs PyMySQL as MySQLdb first), then the lines `more`."""
+    mysql = "import pymysql\n\npymysql.install_as_MySQLdb()\n\n" if "django.db.backends.mysql" in database else ""
+    return mysql + f"""SECRET_KEY = "test"
+DEBUG = False
+ALLOWED_HOSTS = ["testserver", "127.0.0.1"]
+INSTALLED_APPS = [
+    "django.contrib.admin", "django.contrib.auth", "django.contrib.contenttypes",
+    "django.contrib.sessions", "django.contrib.messages", "django.contrib.staticfiles", *{list(apps)!r},
+]
+STATIC_URL = "static/"  # the admin's scripts and styles, for Chromium (runserver --insecure)
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+TEMPLATES = [{{
+    "BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True,
+    "OPTIONS": {{"context_processors": [
+        "django.template.context_processors.request", "django.contrib.auth.context_processors.auth",
+        "django.contrib.messages.context_processors.messages",
+    ]}},
+}}]
+ROOT_URLCONF = "urls"
+USE_TZ = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast, for a test
+DATABASES = {{"default": {database}}}
+{more}"""
