@@ -28,25 +28,9 @@ from conftest import one, rows
 from django_server import gunicorn
 
 from shardid import Layout
-from django_project import database, django_app, django_run
+from django_project import database, django_app, django_run, served_settings
 
 pytest.importorskip("django")
-
-SETTINGS = """
-import pymysql
-
-pymysql.install_as_MySQLdb()
-
-SECRET_KEY = "test"
-DEBUG = False
-ALLOWED_HOSTS = ["127.0.0.1"]
-ROOT_URLCONF = "urls"
-INSTALLED_APPS = ["shardid.django", "events"]
-MIDDLEWARE = []
-DATABASES = {{"default": {database}}}
-USE_TZ = True
-SHARDID = {{"layout": "instagram"}}
-"""
 
 MODELS = """
 from django.db import models
@@ -100,7 +84,7 @@ POSTS = 480
 
 
 def project(tmp_path: Path, port: int, name: str = "django_mysql") -> Path:
-    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("mysql", port, name)))
+    (tmp_path / "settings.py").write_text(served_settings(database("mysql", port, name), ["shardid.django", "events"], 'SHARDID = {"layout": "instagram"}\n'))
     (tmp_path / "urls.py").write_text(URLS)
     app = django_app(tmp_path, "events", {"models.py": MODELS, "migrations/0001_install_shardid.py": INSTALL})
     return tmp_path

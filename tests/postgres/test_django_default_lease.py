@@ -20,22 +20,9 @@ import pytest
 from django_server import gunicorn
 
 from shardid import Layout
-from django_project import database, django_app, django_run
+from django_project import database, django_app, django_run, served_settings
 
 pytest.importorskip("django")
-
-SETTINGS = """
-SECRET_KEY = "test"
-DEBUG = False
-ALLOWED_HOSTS = ["127.0.0.1"]
-ROOT_URLCONF = "urls"
-INSTALLED_APPS = ["events"]
-MIDDLEWARE = []
-# DISABLE_SERVER_SIDE_CURSORS: as Django advises behind a pooler in transaction mode.
-DATABASES = {{"default": {database}}}
-USE_TZ = True
-SHARDID = {{"layout": "instagram"}}
-"""
 
 MODELS = """
 from django.db import models
@@ -83,7 +70,9 @@ class EventTest(TestCase):
 
 
 def project(tmp_path: Path, port: int, name: str) -> Path:
-    (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", port, name, DISABLE_SERVER_SIDE_CURSORS=True)))
+    # DISABLE_SERVER_SIDE_CURSORS: as Django advises behind a pooler in transaction mode.
+    entry = database("postgresql", port, name, DISABLE_SERVER_SIDE_CURSORS=True)
+    (tmp_path / "settings.py").write_text(served_settings(entry, ["events"], 'SHARDID = {"layout": "instagram"}\n'))
     (tmp_path / "urls.py").write_text(URLS)
     app = django_app(tmp_path, "events", {"models.py": MODELS, "tests.py": TESTS, "migrations/0001_install_shardid.py": INSTALL})
     return tmp_path

@@ -43,6 +43,11 @@ def django_run(project: Path, *args: str, python: str | Path = sys.executable, c
     return done
 
 
+def _mysql_first(database: str) -> str:
+    """The settings' first lines for a MySQL entry of `database()`: PyMySQL as MySQLdb."""
+    return "import pymysql\n\npymysql.install_as_MySQLdb()\n\n" if "django.db.backends.mysql" in database else ""
+
+
 #: The urls.py of a throwaway project whose only URLs are the admin's.
 ADMIN_URLS = """
 from django.contrib import admin
@@ -57,8 +62,7 @@ def admin_settings(database: str, apps: Sequence[str], more: str = "") -> str:
     (served for Chromium by `runserver --insecure`), sessions, messages, the test client's host
     and 127.0.0.1, a fast password hasher; `apps` after Django's, the database entry `database`
     (`database()`; a MySQL one installs PyMySQL as MySQLdb first), then the lines `more`."""
-    mysql = "import pymysql\n\npymysql.install_as_MySQLdb()\n\n" if "django.db.backends.mysql" in database else ""
-    return mysql + f"""SECRET_KEY = "test"
+    return _mysql_first(database) + f"""SECRET_KEY = "test"
 DEBUG = False
 ALLOWED_HOSTS = ["testserver", "127.0.0.1"]
 INSTALLED_APPS = [
@@ -84,4 +88,19 @@ ROOT_URLCONF = "urls"
 USE_TZ = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast, for a test
 DATABASES = {{"default": {database}}}
+{more}"""
+
+
+def served_settings(database: str, apps: Sequence[str], more: str = "") -> str:
+    """The settings.py of a throwaway project served by gunicorn or runserver on 127.0.0.1,
+    with no middleware: `apps`, the database entry `database` (`database()`; a MySQL one
+    installs PyMySQL as MySQLdb first), then the lines `more`."""
+    return _mysql_first(database) + f"""SECRET_KEY = "test"
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1"]
+ROOT_URLCONF = "urls"
+INSTALLED_APPS = {list(apps)!r}
+MIDDLEWARE = []
+DATABASES = {{"default": {database}}}
+USE_TZ = True
 {more}"""
