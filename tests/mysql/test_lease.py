@@ -23,7 +23,15 @@ from conftest import one, open_conn, rows
 import shardid
 from shardid import Layout
 from shardid.mysql import lease
-from lease_checks import down_longer_than_the_lease, duplicates, eight_sessions_at_once_each_get_a_shard, read_ids, wait_for_ids
+from lease_checks import (
+    down_longer_than_the_lease,
+    duplicates,
+    eight_sessions_at_once_each_get_a_shard,
+    paused_past_its_lease,
+    read_ids,
+    take_when_free,
+    wait_for_ids,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = Path(__file__).with_name("lease_node.mjs")
@@ -252,16 +260,6 @@ with open(out, "ab", buffering=0) as f:
 """
 
 
-def take_when_free(url: str, table: str, deadline_s: float, **options: Any) -> Any:
-    deadline = time.monotonic() + deadline_s
-    while True:
-        try:
-            return lease(Layout.TWITTER, url, range(0, 1), table=table, **options)
-        except shardid.NoFreeShardError:
-            assert time.monotonic() < deadline, "the shard was never freed"
-            time.sleep(0.02)
-
-
 def test_a_killed_holders_shard_is_taken_again_only_after_it_expired(url: str, tmp_path: Path) -> None:
     out = tmp_path / "ids"
     child = subprocess.Popen([sys.executable, "-c", HOLDER, url, "killed", str(out), str(TTL_MS)])
@@ -269,7 +267,7 @@ def test_a_killed_holders_shard_is_taken_again_only_after_it_expired(url: str, t
     child.send_signal(signal.SIGKILL)
     child.wait()
     killed_at = time.monotonic()
-    successor = take_when_free(url, "killed", 10 * TTL_MS / 1000, ttl_ms=TTL_MS)
+    successor = take_when_free(lease, url, "killed", 10 * TTL_MS / 1000, ttl_ms=TTL_MS)
     # Its last ceiling write renewed it at most ~100 ms before the kill.
     assert time.monotonic() - killed_at > 0.8 * TTL_MS / 1000
     assert min(successor.next_ids(10_000)) > max(read_ids(out))
@@ -285,26 +283,7 @@ def test_a_holder_paused_past_its_lease_refuses_after_another_took_its_shard(url
         child = node(url, "hold", str(out), table, str(TTL_MS), wait=False)
     else:
         child = rust(url, "hold", table, str(out), str(TTL_MS), wait=False)
-    try:
-        wait_for_ids(out, 20_000)
-        child.send_signal(signal.SIGSTOP)
-        stopped = read_ids(out)
-        successor = take_when_free(url, table, 10 * TTL_MS / 1000, ttl_ms=TTL_MS)
-        taken = list(successor.next_ids(50_000))
-        child.send_signal(signal.SIGCONT)
-        assert child.wait(timeout=30) == 0
-        # The first one found its lease gone (LEASE_LOST) and stopped; every ID it made before,
-        # while paused or after, differs from every one of the successor's.
-        assert (tmp_path / "paused.lost").read_text().startswith("the lease on shard 0")
-        made = read_ids(out)
-        assert len(made) >= len(stopped)
-        taken += successor.next_ids(10_000)
-        assert len(set(taken)) == len(taken) and not set(made) & set(taken)
-        successor.close()
-    finally:
-        if child.poll() is None:
-            child.send_signal(signal.SIGCONT)
-            child.kill()
+    paused_past_its_lease(child, out, lambda: take_when_free(lease, url, table, 10 * TTL_MS / 1000, ttl_ms=TTL_MS))
 
 
 def test_a_taken_over_lease_stops_at_its_ceiling(server: Any, url: str) -> None:
@@ -346,7 +325,7 @@ def test_a_session_lease_frees_a_killed_holders_shard_at_once(url: str, tmp_path
     child.send_signal(signal.SIGKILL)
     child.wait()
     killed_at = time.monotonic()
-    successor = take_when_free(url, "session_killed", 10, kind="session")
+    successor = take_when_free(lease, url, "session_killed", 10, kind="session")
     assert time.monotonic() - killed_at < 2
     assert min(successor.next_ids(10_000)) > max(read_ids(out))
     # An expiring lease does not take a shard a live session lease holds, and the other way.

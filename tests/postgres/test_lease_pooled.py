@@ -25,7 +25,7 @@ import shardid
 from shardid import Layout
 from shardid.postgres import lease
 
-from lease_checks import down_longer_than_the_lease, duplicates, read_ids, wait_for_ids
+from lease_checks import down_longer_than_the_lease, duplicates, paused_past_its_lease, read_ids, take_when_free, wait_for_ids
 from pooler import Pooler
 
 # A short time to live keeps the tests that wait for an expiry short; the rules are the same
@@ -117,8 +117,8 @@ with open(out, "ab", buffering=0) as f:
     while True:
         try:
             f.write(g.next_id().to_bytes(8, "little"))
-        except shardid.LeaseLostError:
-            open(out + ".lost", "w").write(str(time.monotonic()))
+        except shardid.LeaseLostError as e:
+            open(out + ".lost", "w").write(str(e))
             break
 """
 
@@ -155,34 +155,7 @@ def test_a_holder_paused_past_its_lease_refuses_after_another_took_its_shard(clu
     table = f"paused_{pool}"
     out = tmp_path / "paused"
     child = subprocess.Popen([sys.executable, "-c", HOLDER, dsn, table, str(out), str(TTL_MS)])
-    try:
-        wait_for_ids(out, 20_000)
-        child.send_signal(signal.SIGSTOP)
-        stopped = read_ids(out)
-        deadline = time.monotonic() + 10 * TTL_MS / 1000
-        while True:
-            try:
-                successor = lease(Layout.TWITTER, dsn, range(0, 1), table=table, ttl_ms=TTL_MS)
-                break
-            except shardid.NoFreeShardError:
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-        taken = list(successor.next_ids(50_000))
-        child.send_signal(signal.SIGCONT)
-        assert child.wait(timeout=30) == 0
-        # The first one found its lease gone (LEASE_LOST) and stopped; every ID it made
-        # before, while paused or after, differs from every one of the successor's.
-        assert (tmp_path / "paused.lost").exists()
-        made = read_ids(out)
-        assert len(made) >= len(stopped)
-        assert not set(made) & set(taken)
-        taken += successor.next_ids(10_000)
-        assert len(set(taken)) == len(taken) and not set(made) & set(taken)
-        successor.close()
-    finally:
-        if child.poll() is None:
-            child.send_signal(signal.SIGCONT)
-            child.kill()
+    paused_past_its_lease(child, out, lambda: take_when_free(lease, dsn, table, 10 * TTL_MS / 1000, ttl_ms=TTL_MS))
 
 
 def test_a_taken_over_lease_stops_at_its_ceiling(cluster: Any, pooler: Pooler) -> None:
@@ -350,27 +323,7 @@ def test_a_holder_of_another_language_paused_past_its_lease_refuses_after_python
     table = f"{language}_paused"
     out = tmp_path / table
     child = other(language, pooler, "hold", table, str(out), str(TTL_MS), wait=False)
-    try:
-        wait_for_ids(out, 20_000)
-        child.send_signal(signal.SIGSTOP)
-        deadline = time.monotonic() + 10 * TTL_MS / 1000
-        while True:
-            try:
-                successor = lease(Layout.TWITTER, pooler.dsn("tx"), range(0, 1), table=table, ttl_ms=TTL_MS)
-                break
-            except shardid.NoFreeShardError:
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-        taken = list(successor.next_ids(50_000))
-        child.send_signal(signal.SIGCONT)
-        assert child.wait(timeout=30) == 0
-        assert (tmp_path / f"{table}.lost").read_text().startswith("the lease on shard 0")
-        assert not set(read_ids(out)) & set(taken)
-        successor.close()
-    finally:
-        if child.poll() is None:
-            child.send_signal(signal.SIGCONT)
-            child.kill()
+    paused_past_its_lease(child, out, lambda: take_when_free(lease, pooler.dsn("tx"), table, 10 * TTL_MS / 1000, ttl_ms=TTL_MS))
 
 
 @pytest.mark.parametrize("language", ["node", "rust"])

@@ -4,6 +4,7 @@ path)."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 import time
 from array import array
@@ -131,3 +132,41 @@ def async_lease_taken_over_stops_and_a_successor_continues_above(
         await second.close()
 
     asyncio.run(main())
+
+
+def take_when_free(lease: Callable[..., Any], url: str, table: str, deadline_s: float, **options: Any) -> Any:
+    """A lease of shard 0 of `table`, taken as soon as it is free (`NO_FREE_SHARD` until then),
+    at most `deadline_s` seconds from now."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            return lease(Layout.TWITTER, url, range(0, 1), table=table, **options)
+        except shardid.NoFreeShardError:
+            assert time.monotonic() < deadline, "the shard was never freed"
+            time.sleep(0.02)
+
+
+def paused_past_its_lease(child: Any, out: Path, take: Callable[[], Any]) -> None:
+    """`child`, a process holding shard 0 that writes its IDs to `out` (and, once it finds its
+    lease gone, the LEASE_LOST message to `out`.lost), is paused (SIGSTOP) past its lease;
+    `take()` takes the shard as soon as it is free and makes 50,000 IDs; the child, resumed,
+    finds its lease gone and stops. Every ID it made before, while paused or after differs
+    from every one of the successor's."""
+    try:
+        wait_for_ids(out, 20_000)
+        child.send_signal(signal.SIGSTOP)
+        stopped = read_ids(out)
+        successor = take()
+        taken = list(successor.next_ids(50_000))
+        child.send_signal(signal.SIGCONT)
+        assert child.wait(timeout=30) == 0
+        assert Path(f"{out}.lost").read_text().startswith("the lease on shard 0")
+        made = read_ids(out)
+        assert len(made) >= len(stopped)
+        taken += successor.next_ids(10_000)
+        assert len(set(taken)) == len(taken) and not set(made) & set(taken)
+        successor.close()
+    finally:
+        if child.poll() is None:
+            child.send_signal(signal.SIGCONT)
+            child.kill()
