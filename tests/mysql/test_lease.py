@@ -27,7 +27,9 @@ from lease_checks import (
     down_longer_than_the_lease,
     duplicates,
     eight_sessions_at_once_each_get_a_shard,
+    killed_holder,
     paused_past_its_lease,
+    python_holder,
     read_ids,
     take_when_free,
     wait_for_ids,
@@ -243,42 +245,19 @@ def test_claims_under_either_isolation_level(server: Any, url: str, isolation: s
     assert duplicates([[i for i in some if not i >> 63] for some in ids]) == 0
 
 
-HOLDER = """
-import sys, time
-from shardid import Layout
-from shardid.mysql import lease
-import shardid
-url, table, out, ttl = sys.argv[1:5]
-g = lease(Layout.TWITTER, url, range(0, 1), table=table, ttl_ms=int(ttl))
-with open(out, "ab", buffering=0) as f:
-    while True:
-        try:
-            f.write(g.next_id().to_bytes(8, "little"))
-        except shardid.LeaseLostError as e:
-            open(out + ".lost", "w").write(str(e))
-            break
-"""
-
-
 def test_a_killed_holders_shard_is_taken_again_only_after_it_expired(url: str, tmp_path: Path) -> None:
     out = tmp_path / "ids"
-    child = subprocess.Popen([sys.executable, "-c", HOLDER, url, "killed", str(out), str(TTL_MS)])
-    wait_for_ids(out, 20_000)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    killed_at = time.monotonic()
-    successor = take_when_free(lease, url, "killed", 10 * TTL_MS / 1000, ttl_ms=TTL_MS)
+    child = python_holder("mysql", url, out, table="killed", ttl_ms=TTL_MS)
     # Its last ceiling write renewed it at most ~100 ms before the kill.
-    assert time.monotonic() - killed_at > 0.8 * TTL_MS / 1000
-    assert min(successor.next_ids(10_000)) > max(read_ids(out))
-    successor.close()
+    take = lambda: take_when_free(lease, url, "killed", 10 * TTL_MS / 1000, ttl_ms=TTL_MS)  # noqa: E731
+    killed_holder(child, out, take, lambda s: s > 0.8 * TTL_MS / 1000).close()
 
 
 @pytest.mark.parametrize("language", ["python", "node", "rust"])
 def test_a_holder_paused_past_its_lease_refuses_after_another_took_its_shard(url: str, tmp_path: Path, language: str) -> None:
     table, out = f"paused_{language}", tmp_path / "paused"
     if language == "python":
-        child = subprocess.Popen([sys.executable, "-c", HOLDER, url, table, str(out), str(TTL_MS)])
+        child = python_holder("mysql", url, out, table=table, ttl_ms=TTL_MS)
     elif language == "node":
         child = node(url, "hold", str(out), table, str(TTL_MS), wait=False)
     else:
@@ -318,16 +297,10 @@ def test_the_server_down_longer_than_the_lease_and_a_restart_within_it(server: A
 
 
 def test_a_session_lease_frees_a_killed_holders_shard_at_once(url: str, tmp_path: Path) -> None:
-    script = HOLDER.replace("ttl_ms=int(ttl))", "kind='session')")
     out = tmp_path / "ids"
-    child = subprocess.Popen([sys.executable, "-c", script, url, "session_killed", str(out), "0"])
-    wait_for_ids(out, 20_000)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    killed_at = time.monotonic()
-    successor = take_when_free(lease, url, "session_killed", 10, kind="session")
-    assert time.monotonic() - killed_at < 2
-    assert min(successor.next_ids(10_000)) > max(read_ids(out))
+    child = python_holder("mysql", url, out, table="session_killed", kind="session")
+    take = lambda: take_when_free(lease, url, "session_killed", 10, kind="session")  # noqa: E731
+    successor = killed_holder(child, out, take, lambda s: s < 2)
     # An expiring lease does not take a shard a live session lease holds, and the other way.
     with pytest.raises(shardid.NoFreeShardError):
         lease(Layout.TWITTER, url, range(0, 1), table="session_killed")

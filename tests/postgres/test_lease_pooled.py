@@ -10,7 +10,6 @@ duplicate IDs of 151,001.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ import shardid
 from shardid import Layout
 from shardid.postgres import lease
 
-from lease_checks import down_longer_than_the_lease, duplicates, paused_past_its_lease, read_ids, take_when_free, wait_for_ids
+from lease_checks import down_longer_than_the_lease, duplicates, killed_holder, paused_past_its_lease, python_holder, take_when_free
 from pooler import Pooler
 
 # A short time to live keeps the tests that wait for an expiry short; the rules are the same
@@ -106,47 +105,15 @@ def test_session_leases_behind_a_transaction_pooler_refuse_rather_than_repeat(cl
             g.next_ids(5000)
 
 
-HOLDER = """
-import sys, time
-from shardid import Layout
-from shardid.postgres import lease
-import shardid
-dsn, table, out, ttl = sys.argv[1:5]
-g = lease(Layout.TWITTER, dsn, range(0, 1), table=table, ttl_ms=int(ttl))
-with open(out, "ab", buffering=0) as f:
-    while True:
-        try:
-            f.write(g.next_id().to_bytes(8, "little"))
-        except shardid.LeaseLostError as e:
-            open(out + ".lost", "w").write(str(e))
-            break
-"""
-
-
 @pytest.mark.parametrize("pool", ["tx", "direct"])
 def test_a_killed_holders_shard_is_taken_again_only_after_it_expired(cluster: Any, pooler: Pooler, pool: str, tmp_path: Path) -> None:
     dsn = cluster.dsn if pool == "direct" else pooler.dsn("tx")
     table = f"killed_{pool}"
     out = tmp_path / "ids"
-    child = subprocess.Popen([sys.executable, "-c", HOLDER, dsn, table, str(out), str(TTL_MS)])
-    wait_for_ids(out, 20_000)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    killed_at = time.monotonic()
-    killed = read_ids(out)
-    while True:
-        try:
-            successor = lease(Layout.TWITTER, dsn, range(0, 1), table=table, ttl_ms=TTL_MS)
-            break
-        except shardid.NoFreeShardError:
-            assert time.monotonic() < killed_at + 10 * TTL_MS / 1000, "the killed holder's shard was never freed"
-            time.sleep(0.02)
-    waited = time.monotonic() - killed_at
+    child = python_holder("postgres", dsn, out, table=table, ttl_ms=TTL_MS)
     # Its last ceiling write renewed it at most ~100 ms before the kill.
-    assert waited > 0.8 * TTL_MS / 1000, waited
-    assert successor.shard == 0
-    assert min(successor.next_ids(10_000)) > max(killed)
-    successor.close()
+    take = lambda: take_when_free(lease, dsn, table, 10 * TTL_MS / 1000, ttl_ms=TTL_MS)  # noqa: E731
+    killed_holder(child, out, take, lambda s: s > 0.8 * TTL_MS / 1000).close()
 
 
 @pytest.mark.parametrize("pool", ["tx", "direct"])
@@ -154,7 +121,7 @@ def test_a_holder_paused_past_its_lease_refuses_after_another_took_its_shard(clu
     dsn = cluster.dsn if pool == "direct" else pooler.dsn("tx")
     table = f"paused_{pool}"
     out = tmp_path / "paused"
-    child = subprocess.Popen([sys.executable, "-c", HOLDER, dsn, table, str(out), str(TTL_MS)])
+    child = python_holder("postgres", dsn, out, table=table, ttl_ms=TTL_MS)
     paused_past_its_lease(child, out, lambda: take_when_free(lease, dsn, table, 10 * TTL_MS / 1000, ttl_ms=TTL_MS))
 
 
@@ -209,22 +176,10 @@ def test_leases_write_no_server_side_prepared_statement(cluster: Any, pooler: Po
 
 
 def test_a_session_lease_on_a_direct_connection_frees_a_killed_holders_shard_at_once(cluster: Any, tmp_path: Path) -> None:
-    script = HOLDER.replace("ttl_ms=int(ttl))", "kind='session')")
     out = tmp_path / "ids"
-    child = subprocess.Popen([sys.executable, "-c", script, cluster.dsn, "session_killed", str(out), "0"])
-    wait_for_ids(out, 20_000)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    killed_at = time.monotonic()
-    while True:
-        try:
-            successor = lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="session_killed", kind="session")
-            break
-        except shardid.NoFreeShardError:
-            assert time.monotonic() < killed_at + 10
-            time.sleep(0.02)
-    assert time.monotonic() - killed_at < 2
-    assert min(successor.next_ids(10_000)) > max(read_ids(out))
+    child = python_holder("postgres", cluster.dsn, out, table="session_killed", kind="session")
+    take = lambda: take_when_free(lease, cluster.dsn, "session_killed", 10, kind="session")  # noqa: E731
+    successor = killed_holder(child, out, take, lambda s: s < 2)
     # An expiring lease does not take a shard a live session lease holds, and the other way.
     with pytest.raises(shardid.NoFreeShardError):
         lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="session_killed")

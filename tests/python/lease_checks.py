@@ -4,7 +4,10 @@ path)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+import subprocess
+import sys
 import threading
 import time
 from array import array
@@ -132,6 +135,47 @@ def async_lease_taken_over_stops_and_a_successor_continues_above(
         await second.close()
 
     asyncio.run(main())
+
+
+HOLDER = """
+import json, sys
+import shardid
+from shardid import Layout
+from importlib import import_module
+module, url, out, options = sys.argv[1:5]
+g = import_module("shardid." + module).lease(Layout.TWITTER, url, range(0, 1), **json.loads(options))
+with open(out, "ab", buffering=0) as f:
+    while True:
+        try:
+            f.write(g.next_id().to_bytes(8, "little"))
+        except shardid.LeaseLostError as e:
+            open(out + ".lost", "w").write(f"{e}|{g.stats()['losses']}")
+            break
+"""
+
+
+def python_holder(module: str, url: str, out: Path, **options: Any) -> subprocess.Popen[bytes]:
+    """A Python process that holds shard 0 through `shardid.<module>.lease(url, **options)` and
+    writes its IDs to `out` (8 bytes each) until it finds its lease gone; then it writes the
+    LEASE_LOST message and its lease's `losses` to `out`.lost (`message|losses`)."""
+    return subprocess.Popen([sys.executable, "-c", HOLDER, module, url, str(out), json.dumps(options)])
+
+
+def killed_holder(child: Any, out: Path, take: Callable[[], Any], waited: Callable[[float], bool]) -> Any:
+    """`child`, a process holding shard 0 that writes its IDs to `out`, is killed (SIGKILL)
+    after 20,000 IDs; `take()` takes the shard as soon as it is free, after a wait that
+    `waited(seconds)` accepts (a lease that expires: not before its time to live; a session
+    lease: at once), and makes IDs above every one the killed holder made. Returns that lease,
+    still held."""
+    wait_for_ids(out, 20_000)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    killed_at = time.monotonic()
+    successor = take()
+    assert waited(time.monotonic() - killed_at), time.monotonic() - killed_at
+    assert successor.shard == 0
+    assert min(successor.next_ids(10_000)) > max(read_ids(out))
+    return successor
 
 
 def take_when_free(lease: Callable[..., Any], url: str, table: str, deadline_s: float, **options: Any) -> Any:

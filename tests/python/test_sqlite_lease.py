@@ -20,7 +20,7 @@ import shardid.postgres
 from shardid import Layout
 from shardid.sqlite import lease, lease_async
 
-from lease_checks import read_ids
+from lease_checks import python_holder, read_ids
 
 TTL_MS = 600  # the renewal every 200 ms; a paused holder loses its shard after 600 ms
 
@@ -48,23 +48,6 @@ while not os.path.exists(go + ".end"):
     time.sleep(0.005)
 g.close()
 """
-
-HOLDER = """
-import sys
-import shardid
-from shardid import Layout
-from shardid.sqlite import lease
-url, out, ttl = sys.argv[1:4]
-g = lease(Layout.TWITTER, url, range(0, 1), ttl_ms=int(ttl))
-with open(out, "ab", buffering=0) as f:
-    while True:
-        try:
-            f.write(g.next_id().to_bytes(8, "little"))
-        except shardid.LeaseLostError as e:
-            open(out + ".lost", "w").write(f"{e}|{g.stats()['losses']}")
-            break
-"""
-
 
 def wait_for(predicate: Any, what: str, seconds: float = 5.0) -> None:
     deadline = time.monotonic() + seconds
@@ -101,7 +84,7 @@ def test_four_processes_race_for_three_shards(tmp_path: Path) -> None:
 
 def test_a_holder_paused_past_its_ttl_loses_its_shard_and_stops(tmp_path: Path) -> None:
     url, out = f"sqlite:///{tmp_path / 'leases.db'}", tmp_path / "paused"
-    child = subprocess.Popen([sys.executable, "-c", HOLDER, url, str(out), str(TTL_MS)])
+    child = python_holder("sqlite", url, out, ttl_ms=TTL_MS)
     try:
         wait_for(lambda: len(read_ids(out)) >= 5_000, "the holder made IDs")
         child.send_signal(signal.SIGSTOP)
