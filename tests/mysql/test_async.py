@@ -8,7 +8,6 @@ blocking PyMySQL connection is opened on the loop. Bounded: about 10 s in all.""
 from __future__ import annotations
 
 import asyncio
-import random
 from typing import Any
 
 import pymysql
@@ -20,7 +19,7 @@ import shardid
 from shardid import _mysql
 from shardid.dictionary import AsyncDictionary, Dictionary
 from dense_checks import async_dense_ids_take_each_number_once
-from dictionary_checks import a_crash_loses_no_answer, many_tasks_write_the_same_new_strings, waiting_tasks_share_one_step
+from dictionary_checks import a_crash_loses_no_answer, cancelled_calls_leave_it_usable, many_tasks_write_the_same_new_strings, waiting_tasks_share_one_step
 
 
 def strings_of(conn: Any, schema: str, topic: str) -> dict[str, int]:
@@ -56,44 +55,13 @@ def test_500_tasks_writing_the_same_new_strings_get_one_id_each(server: Any, con
 def test_cancelled_calls_leave_the_cache_and_the_client_usable(server: Any, connect: Any) -> None:
     blocker, check = connect(), connect()
     setup(check, "adict_cancel")
-    url = server.url_for("adict_cancel")
 
-    async def main() -> None:
-        d = AsyncDictionary(url, "t", schema="adict_cancel")
-        await d.create()
-        assert await d.ids(["a", "b"]) == [0, 1]
-        # Another transaction holds the topic's row with a new string, so the next batch of new
-        # strings waits on the server: the timeout lands mid-statement, certainly.
+    def hold() -> None:
         blocker.begin()
         with blocker.cursor() as cur:
             cur.execute("SELECT adict_cancel.dict_id('t', 'x')")
-        with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(d.ids(["c", "d"]), timeout=0.3)
-        assert d.cache.id("c") is None and d.cache.id("a") == 0
-        # Its connection was cut (the answer unread); the next call opens another, and the
-        # lookups (no lock) answer while the blocker still holds the row: nothing was assigned.
-        assert await d.lookup(["c", "d", "a"]) == [None, None, 0]
-        blocker.rollback()
-        assert await d.ids(["d", "c"]) == [2, 3]
-        # Then timeouts at random points of calls (in the queue for the lock, connecting,
-        # mid-transaction, reading the answer): whatever was cut, later calls answer right.
-        rng = random.Random(7)
-        for _ in range(150):
-            batch = [f"s{rng.randrange(300)}" for _ in range(rng.randint(1, 20))]
-            calls = [d.ids(batch) for _ in range(3)]
-            try:
-                await asyncio.wait_for(asyncio.gather(*calls), timeout=rng.choice([0, 1e-5, 1e-4, 5e-4, 2e-3, 5e-3]))
-            except asyncio.TimeoutError:
-                pass
-        every = [f"s{i}" for i in range(300)]
-        ids = await d.ids(every)
-        assert await d.values(ids) == every
-        await d.close()
-        fresh = AsyncDictionary(url, "t", schema="adict_cancel", cache_size=0)
-        assert await fresh.ids(every) == ids
-        await fresh.close()
 
-    asyncio.run(main())
+    cancelled_calls_leave_it_usable(server.url_for("adict_cancel"), "adict_cancel", hold, blocker.rollback, cancelled_on_the_server=False)
     assert assert_dense(check, "adict_cancel", "t") == 304
 
 

@@ -6,7 +6,6 @@ the event loop. Bounded: about 10 s in all."""
 from __future__ import annotations
 
 import asyncio
-import random
 from typing import Any
 
 import psycopg
@@ -14,12 +13,11 @@ import pytest
 
 import shardid
 from shardid.dictionary import AsyncDictionary
-from shardid.sql import dictionary
 
 from test_dictionary import assert_dense, install  # noqa: F401 (tests/postgres is on sys.path)
 from dense_checks import async_dense_ids_take_each_number_once
 from lease_checks import async_lease_taken_over_stops_and_a_successor_continues_above
-from dictionary_checks import a_crash_loses_no_answer, many_tasks_write_the_same_new_strings, waiting_tasks_share_one_step
+from dictionary_checks import a_crash_loses_no_answer, cancelled_calls_leave_it_usable, many_tasks_write_the_same_new_strings, waiting_tasks_share_one_step
 
 
 def strings_of(conn: Any, schema: str, topic: str) -> dict[str, int]:
@@ -42,43 +40,15 @@ def test_cancelled_calls_leave_the_cache_and_the_connection_usable(cluster: Any,
     blocker, check = connect(), connect()
     install(check, "adict_cancel")
 
-    async def main() -> None:
-        d = AsyncDictionary(cluster.dsn, "t", schema="adict_cancel")
-        await d.create()
-        assert await d.ids(["a", "b"]) == [0, 1]
-        conn_before = d._connection._conn
-        # Another transaction holds the topic's lock with a new string, so the next batch of
-        # new strings waits on the server: the timeout lands mid-statement, certainly.
+    def hold() -> None:
         blocker.autocommit = False
         blocker.execute("SELECT adict_cancel.dict_ids('t', ARRAY['x'])")
-        with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(d.ids(["c", "d"]), timeout=0.2)
-        assert d.cache.id("c") is None and d.cache.id("a") == 0
-        assert d._connection._conn is conn_before and not conn_before.closed, "the connection was given up"
-        # The statement was cancelled on the server: it holds no lock and assigned nothing.
-        assert await d.lookup(["c", "d", "a"]) == [None, None, 0]
+
+    def release() -> None:
         blocker.rollback()
         blocker.autocommit = True
-        assert await d.ids(["d", "c"]) == [2, 3]
-        # Then timeouts at random points of calls (in the queue for the lock, connecting,
-        # mid-statement, reading the answer): whatever was cut, later calls answer right.
-        rng = random.Random(7)
-        for i in range(150):
-            batch = [f"s{rng.randrange(300)}" for _ in range(rng.randint(1, 20))]
-            calls = [d.ids(batch) for _ in range(3)]
-            try:
-                await asyncio.wait_for(asyncio.gather(*calls), timeout=rng.choice([0, 1e-5, 1e-4, 5e-4, 2e-3]))
-            except asyncio.TimeoutError:
-                pass
-        every = [f"s{i}" for i in range(300)]
-        ids = await d.ids(every)
-        assert await d.values(ids) == every
-        await d.close()
-        fresh = AsyncDictionary(cluster.dsn, "t", schema="adict_cancel", cache_size=0)
-        assert await fresh.ids(every) == ids
-        await fresh.close()
 
-    asyncio.run(main())
+    cancelled_calls_leave_it_usable(cluster.dsn, "adict_cancel", hold, release, cancelled_on_the_server=True)
     assert assert_dense(check, "adict_cancel", "t") == 304
 
 

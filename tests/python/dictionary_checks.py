@@ -8,6 +8,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 import shardid
 from shardid.dictionary import AsyncDictionary
 
@@ -109,3 +111,53 @@ def waiting_tasks_share_one_step(url: str, schema: str) -> tuple[set[int], int]:
         return set(got), sent
 
     return asyncio.run(main())
+
+
+def cancelled_calls_leave_it_usable(url: str, schema: str, hold: Callable[[], None], release: Callable[[], None], *, cancelled_on_the_server: bool) -> None:
+    """An asyncio dictionary of topic `t` in `schema` through the database `url` names: a call
+    timed out while `hold()` (another transaction holding a new string of the topic) makes it
+    wait on the server leaves nothing in the cache and assigns nothing; after `release()`, 150
+    rounds of three calls timed out at random points (in the queue for the lock, connecting,
+    mid-statement, reading the answer) leave it answering right, and a fresh client agrees.
+    `cancelled_on_the_server`: the database cancels the statement and the client keeps its
+    connection (PostgreSQL); otherwise the client gives up the connection, whose answer is
+    unread, and the next call opens another (MySQL). The caller checks the topic is dense (304
+    strings)."""
+
+    async def main() -> None:
+        d = AsyncDictionary(url, "t", schema=schema)
+        await d.create()
+        assert await d.ids(["a", "b"]) == [0, 1]
+        conn_before = d._connection._conn
+        # The next batch of new strings waits on the server: the timeout lands mid-statement.
+        hold()
+        try:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(d.ids(["c", "d"]), timeout=0.2)
+            assert d.cache.id("c") is None and d.cache.id("a") == 0
+            if cancelled_on_the_server:
+                assert d._connection._conn is conn_before and not conn_before.closed, "the connection was given up"
+            else:
+                assert d._connection._conn is not conn_before, "a connection with an unread answer was kept"
+            # Nothing was assigned, and the lookups (no lock) answer while the row is held.
+            assert await d.lookup(["c", "d", "a"]) == [None, None, 0]
+        finally:
+            release()
+        assert await d.ids(["d", "c"]) == [2, 3]
+        rng = random.Random(7)
+        for _ in range(150):
+            batch = [f"s{rng.randrange(300)}" for _ in range(rng.randint(1, 20))]
+            calls = [d.ids(batch) for _ in range(3)]
+            try:
+                await asyncio.wait_for(asyncio.gather(*calls), timeout=rng.choice([0, 1e-5, 1e-4, 5e-4, 2e-3, 5e-3]))
+            except asyncio.TimeoutError:
+                pass
+        every = [f"s{i}" for i in range(300)]
+        ids = await d.ids(every)
+        assert await d.values(ids) == every
+        await d.close()
+        fresh = AsyncDictionary(url, "t", schema=schema, cache_size=0)
+        assert await fresh.ids(every) == ids
+        await fresh.close()
+
+    asyncio.run(main())
