@@ -21,7 +21,7 @@ from conftest import install, one, open_conn, rows
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
-from dense_checks import WORKER, burst_makes_one_fetch, down_then_resumes, forked_child_takes_segments_of_its_own, read_ids
+from dense_checks import WORKER, burst_makes_one_fetch, down_then_resumes, forked_child_takes_segments_of_its_own, killed_while_its_fetch_is_in_flight, read_ids
 from together import on_threads
 
 SEGMENTS_SQL = "SELECT step, stride FROM {s}.shardid_tags WHERE tag = %s"
@@ -280,17 +280,6 @@ def test_the_take_never_hands_out_a_number_twice_under_either_isolation(server: 
     assert sorted(numbers) == list(range(1, 16_001)), "dense: no number lost either"
 
 
-KILLED_MID_FETCH = """
-import sys
-from array import array
-from shardid.segments import DenseIds
-ids = DenseIds(sys.argv[1], "k", schema="seg_kill", min_size=20, max_size=20, wait_ms=60_000)
-with open(sys.argv[2], "ab", buffering=0) as out:
-    while True:
-        out.write(array("q", [ids.next_id()]).tobytes())
-"""
-
-
 def test_a_client_killed_while_its_fetch_is_in_flight_never_causes_a_duplicate(server: Any, conn: Any, tmp_path: Path) -> None:
     from proxy import DelayProxy
 
@@ -298,27 +287,6 @@ def test_a_client_killed_while_its_fetch_is_in_flight_never_causes_a_duplicate(s
     assert take(conn, "seg_kill", "k", 20) == (1, 1)  # the row remembers segments of 20
     with conn.cursor() as cur:
         cur.execute("UPDATE seg_kill.shardid_tags SET next = 1 WHERE tag = 'k'")
-    # The victim reaches the server through a proxy that holds every chunk 300 ms: its fetches
-    # are slow, so one is in flight most of the time. It is killed while one is.
     proxy = DelayProxy(server.port, 0.3, watch=b"LAST_INSERT_ID")
-    out = tmp_path / "killed"
-    victim = subprocess.Popen(
-        [sys.executable, "-c", KILLED_MID_FETCH, f"mysql://root@127.0.0.1:{proxy.port}/seg_kill", str(out)]
-    )
-    deadline = time.monotonic() + 60
-    while not (proxy.queries >= 3 and proxy.in_flight.is_set()) and time.monotonic() < deadline:
-        time.sleep(0.002)
-    assert proxy.in_flight.is_set(), "a fetch was in flight"
-    victim.kill()
-    victim.wait()
-    time.sleep(0.7)  # let the server finish (and commit, or not) what the victim asked for
-    killed = read_ids(out, missing_ok=True)
-    with DenseIds(server.url_for("seg_kill"), "k", schema="seg_kill", min_size=20, max_size=20) as successor:
-        after = successor.next_ids(100)
-    assert killed and len(set(killed)) == len(killed)
-    assert not set(killed) & set(after), "the successor never repeats the victim's numbers"
-    assert min(after) > max(killed)
-    end = one(conn, "SELECT next FROM seg_kill.shardid_tags WHERE tag = 'k'")
-    holes = (end - 1) - len(killed) - len(after)
-    # At most the victim's current and prefetched segments and the one in flight.
-    assert 0 <= holes <= 3 * 20, holes
+    next_of_k = lambda: one(conn, "SELECT next FROM seg_kill.shardid_tags WHERE tag = 'k'")  # noqa: E731
+    killed_while_its_fetch_is_in_flight(proxy, f"mysql://root@127.0.0.1:{proxy.port}/seg_kill", server.url_for("seg_kill"), tmp_path / "killed", next_of_k)

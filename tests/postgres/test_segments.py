@@ -19,7 +19,7 @@ import pytest
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
-from dense_checks import WORKER, burst_makes_one_fetch, down_then_resumes, forked_child_takes_segments_of_its_own, read_ids
+from dense_checks import WORKER, burst_makes_one_fetch, down_then_resumes, forked_child_takes_segments_of_its_own, killed_while_its_fetch_is_in_flight, read_ids
 from together import on_threads
 
 
@@ -464,17 +464,6 @@ def test_take_segment_never_hands_out_a_number_twice_under_either_isolation(
         assert retries[0] == 0, "the row lock orders them without a failure"
 
 
-KILLED_MID_FETCH = """
-import sys
-from array import array
-from shardid.segments import DenseIds
-ids = DenseIds(sys.argv[1], "k", schema="seg_kill", min_size=20, max_size=20, wait_ms=60_000)
-with open(sys.argv[2], "ab", buffering=0) as out:
-    while True:
-        out.write(array("q", [ids.next_id()]).tobytes())
-"""
-
-
 def test_a_client_killed_while_its_fetch_is_in_flight_never_causes_a_duplicate(
     cluster: Any, conn: Any, tmp_path: Path
 ) -> None:
@@ -484,30 +473,10 @@ def test_a_client_killed_while_its_fetch_is_in_flight_never_causes_a_duplicate(
     conn.execute("SELECT seg_kill.create_tag('k')")
     assert take(conn, "seg_kill", "k", 20) == (1, 20, 1)  # the row remembers segments of 20
     assert conn.execute("SELECT seg_kill.give_back('k', 1, 21)").fetchone() == (True,)
-    # The victim reaches the server through a proxy that holds every chunk 300 ms: its fetches
-    # are slow, so one is in flight most of the time. It is killed while one is.
     proxy = DelayProxy(cluster.port, 0.3)
-    out = tmp_path / "killed"
-    victim = subprocess.Popen(
-        [sys.executable, "-c", KILLED_MID_FETCH, f"host=127.0.0.1 port={proxy.port} user=postgres dbname=postgres", str(out)]
-    )
-    deadline = time.monotonic() + 60
-    while not (proxy.queries >= 3 and proxy.in_flight.is_set()) and time.monotonic() < deadline:
-        time.sleep(0.002)
-    assert proxy.in_flight.is_set(), "a fetch was in flight"
-    victim.kill()
-    victim.wait()
-    time.sleep(0.7)  # let the server finish (and commit, or not) what the victim asked for
-    killed = read_ids(out)
-    with DenseIds(cluster.dsn, "k", schema="seg_kill", min_size=20, max_size=20) as successor:
-        after = successor.next_ids(100)
-    assert killed and len(set(killed)) == len(killed)
-    assert not set(killed) & set(after), "the successor never repeats the victim's numbers"
-    assert min(after) > max(killed)
-    (end,) = conn.execute("SELECT next FROM seg_kill.shardid_tags WHERE tag = 'k'").fetchone()
-    holes = (end - 1) - len(killed) - len(after)
-    # At most the victim's current and prefetched segments and the one in flight.
-    assert 0 <= holes <= 3 * 20, holes
+    next_of_k = lambda: conn.execute("SELECT next FROM seg_kill.shardid_tags WHERE tag = 'k'").fetchone()[0]  # noqa: E731
+    proxy_url = f"host=127.0.0.1 port={proxy.port} user=postgres dbname=postgres"
+    killed_while_its_fetch_is_in_flight(proxy, proxy_url, cluster.dsn, tmp_path / "killed", next_of_k)
 
 
 def test_node_prints_the_ddl_and_it_runs(cluster: Any, conn: Any) -> None:

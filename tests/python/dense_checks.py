@@ -7,6 +7,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 import shardid
 from shardid import ClosedError
+from shardid.segments import DenseIds
 
 from together import race
 
@@ -195,3 +197,41 @@ def with_python_never_share_an_id(url: str, tag: str, outs: list[Path], others: 
         assert len(values) == 20_000
         ids += values
     assert len(set(ids)) == len(ids) == 160_000, "an ID handed out twice"
+
+
+#: A client of tag `k` (schema `seg_kill`, segments of 20) writing its IDs to `out` one by one
+#: until it is killed: `python -c KILLED_MID_FETCH <url> <out>`.
+KILLED_MID_FETCH = """
+import sys
+from array import array
+from shardid.segments import DenseIds
+ids = DenseIds(sys.argv[1], "k", schema="seg_kill", min_size=20, max_size=20, wait_ms=60_000)
+with open(sys.argv[2], "ab", buffering=0) as out:
+    while True:
+        out.write(array("q", [ids.next_id()]).tobytes())
+"""
+
+
+def killed_while_its_fetch_is_in_flight(proxy: Any, proxy_url: str, url: str, out: Path, next_of_k: Callable[[], int]) -> None:
+    """A client of tag `k` (schema `seg_kill`, whose row remembers segments of 20, its next
+    number 1) reaches the database through `proxy` (`proxy_url`: a DelayProxy that holds every
+    chunk 300 ms, so a fetch is in flight most of the time) and is killed while one is. A
+    successor through `url` never repeats the victim's numbers and continues above them; the
+    holes (`next_of_k()`, the row's next number after) are at most the victim's current and
+    prefetched segments and the one in flight."""
+    victim = subprocess.Popen([sys.executable, "-c", KILLED_MID_FETCH, proxy_url, str(out)])
+    deadline = time.monotonic() + 60
+    while not (proxy.queries >= 3 and proxy.in_flight.is_set()) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    assert proxy.in_flight.is_set(), "a fetch was in flight"
+    victim.kill()
+    victim.wait()
+    time.sleep(0.7)  # let the server finish (and commit, or not) what the victim asked for
+    killed = read_ids(out, missing_ok=True)
+    with DenseIds(url, "k", schema="seg_kill", min_size=20, max_size=20) as successor:
+        after = successor.next_ids(100)
+    assert killed and len(set(killed)) == len(killed)
+    assert not set(killed) & set(after), "the successor never repeats the victim's numbers"
+    assert min(after) > max(killed)
+    holes = (next_of_k() - 1) - len(killed) - len(after)
+    assert 0 <= holes <= 3 * 20, holes
