@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -28,7 +27,7 @@ from conftest import one, rows
 from django_server import gunicorn
 
 from shardid import Layout
-from django_project import database, django_app, django_run, served_settings
+from django_project import database, django_app, django_run, migration, served_settings
 
 pytest.importorskip("django")
 
@@ -45,18 +44,11 @@ class Event(models.Model):
 
 # The database's own next_id() on the last shard (which the default lease leaves free), segments
 # and the dictionary: each operation renders MariaDB's SQL, the connection being MariaDB.
-INSTALL = """
-from django.db import migrations
-from shardid.django import InstallDictionary, InstallPostgres, InstallSegments
-
-class Migration(migrations.Migration):
-    initial = True
-    operations = [
-        InstallPostgres(layout="instagram", shard=8191, schema="insta"),
-        InstallSegments(schema="seg", tags=["orders"]),
-        InstallDictionary(schema="dict", topics=["tags"]),
-    ]
-"""
+INSTALL = migration(
+    'InstallPostgres(layout="instagram", shard=8191, schema="insta")',
+    'InstallSegments(schema="seg", tags=["orders"])',
+    'InstallDictionary(schema="dict", topics=["tags"])',
+)
 
 URLS = """
 import os
@@ -86,7 +78,7 @@ POSTS = 480
 def project(tmp_path: Path, port: int, name: str = "django_mysql") -> Path:
     (tmp_path / "settings.py").write_text(served_settings(database("mysql", port, name), ["shardid.django", "events"], 'SHARDID = {"layout": "instagram"}\n'))
     (tmp_path / "urls.py").write_text(URLS)
-    app = django_app(tmp_path, "events", {"models.py": MODELS, "migrations/0001_install_shardid.py": INSTALL})
+    django_app(tmp_path, "events", {"models.py": MODELS, "migrations/0001_install_shardid.py": INSTALL})
     return tmp_path
 
 

@@ -7,35 +7,15 @@ pages are the same Django views."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shardid import Layout
-from django_project import ADMIN_URLS, admin_settings, database, django_app, django_run
+from django_project import database, django_run, status_project
 
 pytest.importorskip("django")
-
-MORE_SETTINGS = '''\
-DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-SHARDID = {"layout": "instagram", "lease": {"shards": [0, 64]}}
-'''
-
-MIGRATION = """
-from django.db import migrations
-from shardid.django import InstallDictionary, InstallSegments
-
-class Migration(migrations.Migration):
-    initial = True
-    operations = [
-        InstallSegments(schema="adm_seg", tags=["orders", "invoices"]),
-        InstallDictionary(schema="adm_dict", topics=["colors"]),
-    ]
-"""
 
 PAGES = """
 import django, json
@@ -71,9 +51,7 @@ def test_the_admin_section_on_mariadb(server: Any, conn: Any, tmp_path: Path) ->
     from shardid.segments import DenseIds
 
     conn.cursor().execute("CREATE DATABASE django_admin_status")
-    (tmp_path / "settings.py").write_text(admin_settings(database("mysql", server.port, "django_admin_status"), ["shardid.django", "shop"], MORE_SETTINGS))
-    (tmp_path / "urls.py").write_text(ADMIN_URLS)
-    app = django_app(tmp_path, "shop", {"models.py": "", "migrations/0001_shardid.py": MIGRATION})
+    status_project(tmp_path, database("mysql", server.port, "django_admin_status"), "adm_seg", "adm_dict")
     run(tmp_path, "-m", "django", "migrate")
 
     url = f"mysql://root@127.0.0.1:{server.port}/django_admin_status"

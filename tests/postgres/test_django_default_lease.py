@@ -7,10 +7,7 @@ the lease's connection released first."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,7 +17,7 @@ import pytest
 from django_server import gunicorn
 
 from shardid import Layout
-from django_project import database, django_app, django_run, served_settings
+from django_project import database, django_app, django_run, migration, served_settings
 
 pytest.importorskip("django")
 
@@ -34,14 +31,7 @@ class Event(models.Model):
 """
 
 # The database's next_id() on the last shard, which the default lease leaves free.
-INSTALL = """
-from django.db import migrations
-from shardid.django import InstallPostgres
-
-class Migration(migrations.Migration):
-    initial = True
-    operations = [InstallPostgres(layout="instagram", shard=8191, schema="insta")]
-"""
+INSTALL = migration('InstallPostgres(layout="instagram", shard=8191, schema="insta")')
 
 URLS = """
 from django.http import JsonResponse
@@ -74,7 +64,7 @@ def project(tmp_path: Path, port: int, name: str) -> Path:
     entry = database("postgresql", port, name, DISABLE_SERVER_SIDE_CURSORS=True)
     (tmp_path / "settings.py").write_text(served_settings(entry, ["events"], 'SHARDID = {"layout": "instagram"}\n'))
     (tmp_path / "urls.py").write_text(URLS)
-    app = django_app(tmp_path, "events", {"models.py": MODELS, "tests.py": TESTS, "migrations/0001_install_shardid.py": INSTALL})
+    django_app(tmp_path, "events", {"models.py": MODELS, "tests.py": TESTS, "migrations/0001_install_shardid.py": INSTALL})
     return tmp_path
 
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import psycopg
-from django_project import database, django_app, django_run
+from django_project import database, django_app, django_run, migration
 
 SETTINGS = """
 SECRET_KEY = "test"
@@ -32,14 +31,7 @@ class Event(models.Model):
     name = models.CharField(max_length=100)
 """
 
-INSTALL = """
-from django.db import migrations
-from shardid.django import InstallPostgres
-
-class Migration(migrations.Migration):
-    initial = True
-    operations = [InstallPostgres(layout="instagram", shard=5, schema="insta5")]
-"""
+INSTALL = migration('InstallPostgres(layout="instagram", shard=5, schema="insta5")')
 
 CHECK = """
 import django, os
@@ -132,15 +124,7 @@ class Order(models.Model):
     name = models.CharField(max_length=100)
 """
 
-DENSE_INSTALL = """
-from django.db import migrations
-from shardid.django import InstallSegments
-
-
-class Migration(migrations.Migration):
-    initial = True
-    operations = [InstallSegments(schema="seg", tags=["orders"])]
-"""
+DENSE_INSTALL = migration('InstallSegments(schema="seg", tags=["orders"])')
 
 DENSE_CHECK = """
 import django, os, sys
@@ -184,15 +168,7 @@ class Tagged(models.Model):
     tag_id = models.BigIntegerField()
 """
 
-DICT_INSTALL = """
-from django.db import migrations
-from shardid.django import InstallDictionary
-
-
-class Migration(migrations.Migration):
-    initial = True
-    operations = [InstallDictionary(schema="dict", topics=["tags"])]
-"""
+DICT_INSTALL = migration('InstallDictionary(schema="dict", topics=["tags"])')
 
 DICT_CHECK = """
 import django, os
@@ -236,7 +212,7 @@ def test_django_dictionary_on_postgres(cluster: Any, conn: psycopg.Connection[An
     conn.execute("CREATE DATABASE django_dict")
     settings = SETTINGS.format(database=database("postgresql", cluster.port, "django_dict")).replace('"events"', '"tags", "shardid.django"')
     (tmp_path / "settings.py").write_text(settings)
-    app = django_app(tmp_path, "tags", {"models.py": DICT_MODELS, "migrations/0001_install_dictionary.py": DICT_INSTALL})
+    django_app(tmp_path, "tags", {"models.py": DICT_MODELS, "migrations/0001_install_dictionary.py": DICT_INSTALL})
     run(tmp_path, "-m", "django", "makemigrations", "tags")
     run(tmp_path, "-m", "django", "migrate")
     assert run(tmp_path, "-c", DICT_CHECK).strip() == "[0, 1, 0] 3"
@@ -287,18 +263,11 @@ for model in (Order, Invoice):
         print(type(e).__name__, round(time.monotonic() - started), e)
 """
 
-FORGOTTEN_INSTALL = """
-from django.db import migrations
-from shardid.django import CreateSerial, InstallSegments
-
-
-class Migration(migrations.Migration):
-    dependencies = [("orders", "0001_initial")]
-    operations = [
-        InstallSegments(schema="seg", tags=["orders"]),
-        CreateSerial("invoices", "INV-{yyyy}-{seq:6}", zone="UTC"),
-    ]
-"""
+FORGOTTEN_INSTALL = migration(
+    'InstallSegments(schema="seg", tags=["orders"])',
+    'CreateSerial("invoices", "INV-{yyyy}-{seq:6}", zone="UTC")',
+    dependencies=[("orders", "0001_initial")],
+)
 
 
 def test_a_model_on_segments_where_install_segments_never_ran_names_the_operation(

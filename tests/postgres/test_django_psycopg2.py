@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import datetime
 import importlib.metadata
-import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ import psycopg
 import pytest
 
 import shardid
-from django_project import database, django_app, django_run
+from django_project import database, django_app, django_run, migration
 
 PSYCOPG2 = "psycopg2-binary==2.9.13"
 DJANGO = "django==5.2.19"
@@ -44,18 +42,11 @@ class Order(models.Model):
     name = models.CharField(max_length=100)
 """
 
-INSTALL = """
-from django.db import migrations
-from shardid.django import InstallDictionary, InstallPostgres, InstallSegments
-
-class Migration(migrations.Migration):
-    initial = True
-    operations = [
-        InstallPostgres(layout="instagram", shard=8191, schema="insta"),
-        InstallSegments(schema="seg", tags=["orders"]),
-        InstallDictionary(schema="dict", topics=["tags"]),
-    ]
-"""
+INSTALL = migration(
+    'InstallPostgres(layout="instagram", shard=8191, schema="insta")',
+    'InstallSegments(schema="seg", tags=["orders"])',
+    'InstallDictionary(schema="dict", topics=["tags"])',
+)
 
 USE = """
 import json, os, sys, django
@@ -127,7 +118,7 @@ def test_a_django_project_on_psycopg2_only(cluster: Any, psycopg2_python: Path, 
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
         conn.execute("CREATE DATABASE django_psycopg2")
     (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", cluster.port, "django_psycopg2")))
-    app = django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_shardid.py": INSTALL})
+    django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_shardid.py": INSTALL})
     python = psycopg2_python
     run(python, tmp_path, "-m", "django", "makemigrations", "shop")
     # No shardid.E001 about a driver: the default lease runs on Django's own (psycopg2).

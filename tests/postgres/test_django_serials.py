@@ -7,12 +7,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import psycopg
-from django_project import database, django_app, django_run
+from django_project import database, django_app, django_run, migration
 
 SETTINGS = """
 SECRET_KEY = "test"
@@ -33,18 +32,10 @@ class Order(models.Model):
     name = models.CharField(max_length=100)
 """
 
-INSTALL = """
-from django.db import migrations
-from shardid.django import CreateSerial, InstallSegments
-
-
-class Migration(migrations.Migration):
-    initial = True
-    operations = [
-        InstallSegments(schema="seg"),
-        CreateSerial("orders", "ORD-{yyyy}{MM}{dd}-{seq:6}{check}", zone="Asia/Shanghai"),
-    ]
-"""
+INSTALL = migration(
+    'InstallSegments(schema="seg")',
+    'CreateSerial("orders", "ORD-{yyyy}{MM}{dd}-{seq:6}{check}", zone="Asia/Shanghai")',
+)
 
 CHECK = """
 import django, os

@@ -8,10 +8,8 @@ the index's links to the section, a screenshot of each page with its rows read f
 from __future__ import annotations
 
 import json
-import os
 import struct
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,26 +21,9 @@ from shardid import Layout
 from shardid.dictionary import Dictionary
 from shardid.postgres import lease
 from shardid.segments import DenseIds
-from django_project import ADMIN_URLS, admin_settings, database, django_app, django_run
+from django_project import database, django_run, status_project
 
 ROOT = Path(__file__).resolve().parents[2]
-
-MORE_SETTINGS = '''\
-DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-SHARDID = {"layout": "instagram", "lease": {"shards": [0, 64]}}
-'''
-
-MIGRATION = """
-from django.db import migrations
-from shardid.django import InstallDictionary, InstallSegments
-
-class Migration(migrations.Migration):
-    initial = True
-    operations = [
-        InstallSegments(schema="seg", tags=["orders", "invoices"]),
-        InstallDictionary(schema="dict", topics=["colors"]),
-    ]
-"""
 
 
 def run(project: Path, *args: str) -> str:
@@ -152,9 +133,7 @@ print(json.dumps(out))
 
 
 def _project(tmp_path: Path, port: int, name: str) -> Path:
-    (tmp_path / "settings.py").write_text(admin_settings(database("postgresql", port, name), ["shardid.django", "shop"], MORE_SETTINGS))
-    (tmp_path / "urls.py").write_text(ADMIN_URLS)
-    app = django_app(tmp_path, "shop", {"models.py": "", "migrations/0001_shardid.py": MIGRATION})
+    status_project(tmp_path, database("postgresql", port, name), "seg", "dict")
     return tmp_path
 
 

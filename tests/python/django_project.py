@@ -104,3 +104,36 @@ MIDDLEWARE = []
 DATABASES = {{"default": {database}}}
 USE_TZ = True
 {more}"""
+
+
+def migration(*operations: str, dependencies: Sequence[tuple[str, str]] = ()) -> str:
+    """A migration file of shardid's operations, each given as its Python text
+    (`'InstallSegments(schema="seg")'`) and imported from shardid.django by its name: the app's
+    first migration, or one after `dependencies`."""
+    names = ", ".join(sorted({op.split("(", 1)[0] for op in operations}))
+    head = f"dependencies = {list(dependencies)!r}" if dependencies else "initial = True"
+    listed = "".join(f"        {op},\n" for op in operations)
+    return f"""from django.db import migrations
+from shardid.django import {names}
+
+
+class Migration(migrations.Migration):
+    {head}
+    operations = [
+{listed}    ]
+"""
+
+
+def status_project(project: Path, database: str, segments: str, dictionary: str) -> None:
+    """The throwaway project of the admin's status pages in `project`: the admin with
+    `shardid.django` on the database entry `database`, Instagram's layout and a default lease of
+    shards 0..64, and an app `shop` whose migration installs the dense IDs' tables in schema
+    `segments` (tags `orders`, `invoices`) and the dictionary's in `dictionary` (topic
+    `colors`)."""
+    more = 'DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"\nSHARDID = {"layout": "instagram", "lease": {"shards": [0, 64]}}\n'
+    (project / "settings.py").write_text(admin_settings(database, ["shardid.django", "shop"], more))
+    (project / "urls.py").write_text(ADMIN_URLS)
+    install = migration(
+        f'InstallSegments(schema={segments!r}, tags=["orders", "invoices"])', f'InstallDictionary(schema={dictionary!r}, topics=["colors"])'
+    )
+    django_app(project, "shop", {"models.py": "", "migrations/0001_shardid.py": install})

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django_project import migration
 
 pytest.importorskip("django")
 
@@ -28,18 +29,12 @@ class Order(models.Model):
     hidden = SerialField(tag="hid", format="H-{yyyy}-{seq:8}", zone="UTC", unique=True)
 """
 
-INSTALL = """
-from django.db import migrations
-from shardid.django import CreateSerial, InstallSegments
-
-class Migration(migrations.Migration):
-    dependencies = [("notes", "0001_initial")]
-    operations = [
-        InstallSegments(tags=["orders"]),
-        CreateSerial("inv", "INV-{yyyy}{MM}{dd}-{seq:6}", zone="UTC"),
-        CreateSerial("hid", "H-{yyyy}-{seq:8}", zone="UTC", max_gap=5),
-    ]
-"""
+INSTALL = migration(
+    'InstallSegments(tags=["orders"])',
+    'CreateSerial("inv", "INV-{yyyy}{MM}{dd}-{seq:6}", zone="UTC")',
+    'CreateSerial("hid", "H-{yyyy}-{seq:8}", zone="UTC", max_gap=5)',
+    dependencies=[("notes", "0001_initial")],
+)
 
 PRELUDE = """
 import os, time

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import django_project
+from django_project import migration
 from django_server import gunicorn
 
 pytest.importorskip("django")
@@ -30,18 +31,12 @@ class Order(models.Model):
     tag_id = models.BigIntegerField()
 """
 
-INSTALL = """
-from django.db import migrations
-from shardid.django import CreateSerial, InstallDictionary, InstallSegments
-
-class Migration(migrations.Migration):
-    dependencies = [("notes", "0001_initial")]
-    operations = [
-        InstallSegments(tags=["orders"]),
-        CreateSerial("inv", "INV-{yyyy}{MM}{dd}-{seq:6}", zone="UTC"),
-        InstallDictionary(topics=["tags"]),
-    ]
-"""
+INSTALL = migration(
+    'InstallSegments(tags=["orders"])',
+    'CreateSerial("inv", "INV-{yyyy}{MM}{dd}-{seq:6}", zone="UTC")',
+    'InstallDictionary(topics=["tags"])',
+    dependencies=[("notes", "0001_initial")],
+)
 
 URLS = """
 import os

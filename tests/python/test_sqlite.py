@@ -29,6 +29,7 @@ from shardid.segments import AsyncDenseIds, AsyncSerials, DenseIds, Serials, cre
 from shardid.sql import dictionary as dictionary_ddl
 from shardid.sql import mysql as mysql_ddl
 from shardid.sql import segments as segments_ddl
+from django_project import migration
 from together import on_threads, results_of
 
 # fork: the children start at once, with this module's functions (Linux, where CI runs).
@@ -534,18 +535,11 @@ class Order(models.Model):
     invoice = SerialField(tag="inv", format="INV-{yyyy}{MM}{dd}-{seq:6}", zone="UTC", unique=True)
 """
 
-DJANGO_INSTALL = """
-from django.db import migrations
-from shardid.django import CreateSerial, InstallDictionary, InstallSegments
-
-class Migration(migrations.Migration):
-    dependencies = []
-    operations = [
-        InstallSegments(schema="seg", tags=["orders"]),
-        CreateSerial("inv", "INV-{yyyy}{MM}{dd}-{seq:6}", zone="UTC"),
-        InstallDictionary(schema="dict", topics=["tags"]),
-    ]
-"""
+DJANGO_INSTALL = migration(
+    'InstallSegments(schema="seg", tags=["orders"])',
+    'CreateSerial("inv", "INV-{yyyy}{MM}{dd}-{seq:6}", zone="UTC")',
+    'InstallDictionary(schema="dict", topics=["tags"])',
+)
 
 DJANGO_WORK = """
 import django, os
