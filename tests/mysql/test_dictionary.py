@@ -7,7 +7,6 @@ could inject SQL, strings MySQL's collations would fold together."""
 from __future__ import annotations
 
 import json
-import random
 import signal
 import subprocess
 import sys

@@ -14,7 +14,6 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from collections import defaultdict
@@ -340,7 +339,7 @@ def test_django_create_serial_and_serial_field_on_mariadb(server: Any, conn: Any
     with conn.cursor() as cur:
         cur.execute("CREATE DATABASE django_serials")
     (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("mysql", server.port, "django_serials")))
-    app = django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_initial.py": MIGRATION})
+    django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_initial.py": MIGRATION})
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "DJANGO_SETTINGS_MODULE": "settings"}
 
     def run(*args: str) -> str:

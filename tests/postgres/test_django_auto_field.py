@@ -8,10 +8,7 @@ user's change page."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from cluster import Cluster, _free_port, bindir
+from cluster import Cluster, bindir
 
 from shardid import Layout, NoFreeShardError
 from shardid.postgres import lease

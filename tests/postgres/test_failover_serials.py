@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Any
 
 import pytest
 from failover import Pair, _connect, _one

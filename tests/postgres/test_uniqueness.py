@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import re
 import threading
-import time
 from typing import Any, Callable
 
 import psycopg
