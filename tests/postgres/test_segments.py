@@ -5,11 +5,8 @@ server restart and a server that is down."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,7 @@ import pytest
 import shardid
 from shardid.segments import DenseIds
 from shardid.sql import segments
-from dense_checks import WORKER, burst_makes_one_fetch, down_then_resumes, forked_child_takes_segments_of_its_own, killed_while_its_fetch_is_in_flight, read_ids
+from dense_checks import burst_makes_one_fetch, down_then_resumes, forked_child_takes_segments_of_its_own, killed_while_its_fetch_is_in_flight, processes_a_kill_and_a_server_restart
 from together import on_threads
 
 
@@ -194,40 +191,13 @@ def test_processes_threads_kill_and_a_server_restart_never_repeat_an_id(cluster:
     install(conn, "seg_load")
     for tag in ("a", "b"):
         conn.execute("SELECT seg_load.create_tag(%s)", (tag,))
-    outs = {i: tmp_path / f"ids-{i}" for i in range(9)}
-    tags = {i: "ab"[i % 2] for i in range(8)} | {8: "b"}  # 8 succeeds the killed 3, on its tag
-    start = lambda i, n: subprocess.Popen(  # noqa: E731
-        [sys.executable, "-c", WORKER, cluster.dsn, tags[i], str(outs[i]), str(n), "30000"]
-    )
-    per_thread = 50_000  # 4 threads: 200,000 IDs per process
-    procs = {i: start(i, per_thread) for i in range(8)}
-    deadline = time.monotonic() + 60
-    while not (outs[3].exists() and outs[3].stat().st_size > 0) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    procs[3].send_signal(signal.SIGKILL)  # mid-run, perhaps mid-fetch
-    procs[3].wait()
-    running = [i for i, p in procs.items() if p.poll() is None]
-    cluster.crash_and_restart()  # the server goes away under everyone
-    assert running, "the server restarted while the others were still making IDs"
-    procs[8] = start(8, per_thread)  # the killed one's successor (tag b, like it)
-    for i, p in procs.items():
-        if i != 3:
-            assert p.wait(timeout=300) == 0, i
-    after = psycopg.connect(cluster.dsn, autocommit=True)  # the fixture's died with the server
-    for tag in ("a", "b"):
-        members = [i for i in outs if tags[i] == tag]
-        ids = [v for i in members for v in read_ids(outs[i])]
-        assert len(ids) == len(set(ids)), f"duplicates in tag {tag}"
-        (end,) = after.execute("SELECT next FROM seg_load.shardid_tags WHERE tag = %s", (tag,)).fetchone()
-        assert all(1 <= v < end for v in ids)
-        finished = [i for i in members if i != 3]
-        assert sum(len(read_ids(outs[i])) for i in finished) == 4 * per_thread * len(finished)
-        # Holes: what a killed process held (its current and prefetched segments), and
-        # segments whose commit the crash hid from their client: at most three of the largest
-        # segments per process.
-        holes = (end - 1) - len(ids)
-        assert 0 <= holes <= 3 * 2000 * len(members), holes
-    after.close()
+
+    def next_of(tag: str) -> int:
+        with psycopg.connect(cluster.dsn, autocommit=True) as after:  # the fixture's died with the server
+            return after.execute("SELECT next FROM seg_load.shardid_tags WHERE tag = %s", (tag,)).fetchone()[0]  # type: ignore[index]
+
+    # 4 threads: 200,000 IDs per process.
+    processes_a_kill_and_a_server_restart(cluster.dsn, tmp_path / "ids", cluster.crash_and_restart, next_of, 50_000, 30_000)
 
 
 def test_a_server_that_is_down_gives_a_typed_error_and_service_resumes(cluster: Any, conn: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -235,3 +236,48 @@ def killed_while_its_fetch_is_in_flight(proxy: Any, proxy_url: str, url: str, ou
     assert min(after) > max(killed)
     holes = (next_of_k() - 1) - len(killed) - len(after)
     assert 0 <= holes <= 3 * 20, holes
+
+
+def processes_a_kill_and_a_server_restart(
+    url: str, out: Path, crash_and_restart: Callable[[], None], next_of: Callable[[str], int], per_thread: int, wait_ms: int
+) -> None:
+    """Eight WORKER processes (4 threads of `per_thread` IDs each) on tags `a` and `b` of schema
+    `seg_load` through the database `url` names, writing to `out`-<i>: one is killed (SIGKILL)
+    once it has written, then the server is crashed and restarted under the rest
+    (`crash_and_restart`), and a ninth succeeds the killed one on its tag. No tag repeats an
+    ID; every ID is below the tag's next number after (`next_of(tag)`, on a new connection);
+    every process but the killed one made all its IDs; the holes are at most three of the
+    largest segments (2,000) per process."""
+    outs = {i: Path(f"{out}-{i}") for i in range(9)}
+    tags = {i: "ab"[i % 2] for i in range(8)} | {8: "b"}  # 8 succeeds the killed 3, on its tag
+    start = lambda i: subprocess.Popen([sys.executable, "-c", WORKER, url, tags[i], str(outs[i]), str(per_thread), str(wait_ms)])  # noqa: E731
+    procs = {i: start(i) for i in range(8)}
+    try:
+        deadline = time.monotonic() + 60
+        while not (outs[3].exists() and outs[3].stat().st_size > 0) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        procs[3].send_signal(signal.SIGKILL)  # mid-run, perhaps mid-fetch
+        procs[3].wait()
+        running = [i for i, p in procs.items() if p.poll() is None]
+        crash_and_restart()  # the server goes away under everyone
+        assert running, "the server restarted while the others were still making IDs"
+        procs[8] = start(8)  # the killed one's successor (tag b, like it)
+        for i, p in procs.items():
+            if i != 3:
+                assert p.wait(timeout=300) == 0, i
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+    for tag in ("a", "b"):
+        members = [i for i in outs if tags[i] == tag]
+        ids = [v for i in members for v in read_ids(outs[i], missing_ok=True)]
+        assert len(ids) == len(set(ids)), f"duplicates in tag {tag}"
+        end = next_of(tag)
+        assert all(1 <= v < end for v in ids)
+        finished = [i for i in members if i != 3]
+        assert sum(len(read_ids(outs[i])) for i in finished) == 4 * per_thread * len(finished)
+        # Holes: what a killed process held (its current and prefetched segments), and
+        # segments whose commit the crash hid from their client.
+        holes = (end - 1) - len(ids)
+        assert 0 <= holes <= 3 * 2000 * len(members), holes
