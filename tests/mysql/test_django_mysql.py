@@ -27,7 +27,7 @@ from conftest import one, rows
 from django_server import gunicorn
 
 from shardid import Layout
-from django_project import database, django_app, django_run, migration, served_settings
+from django_project import database, django_app, django_run, migrate_and_check, migration, served_settings
 
 pytest.importorskip("django")
 
@@ -105,14 +105,8 @@ def post(port: int, body: str) -> tuple[dict[str, Any], int]:
 def test_gunicorn_workers_on_mariadb_with_a_worker_killed(server: Any, conn: Any, tmp_path: Path) -> None:
     conn.cursor().execute("CREATE DATABASE django_mysql")
     app = project(tmp_path, server.port)
-    done = run(app, "-m", "django", "makemigrations", "events")
-    assert done.returncode == 0, done.stderr
-    done = run(app, "-m", "django", "migrate")
-    assert done.returncode == 0, done.stderr
     # No shard set and a MySQL database: the default lease is kept there, nothing to report.
-    done = run(app, "-m", "django", "check")
-    assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert "no issues" in done.stdout
+    assert "no issues" in migrate_and_check(app, "events")
     # The operations installed MariaDB's routines.
     routines = {(db, name) for db, name in rows(conn, "SELECT ROUTINE_SCHEMA, ROUTINE_NAME FROM information_schema.ROUTINES")}
     assert {("insta", "next_id"), ("seg", "create_tag"), ("seg", "next_dense_id"), ("dict", "create_topic")} <= routines

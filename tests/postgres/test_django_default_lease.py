@@ -17,7 +17,7 @@ import pytest
 from django_server import gunicorn
 
 from shardid import Layout
-from django_project import database, django_app, django_run, migration, served_settings
+from django_project import database, django_app, django_run, migrate_and_check, migration, served_settings
 
 pytest.importorskip("django")
 
@@ -83,13 +83,8 @@ def test_gunicorn_workers_lease_their_own_shards(cluster: Any, pooler: Any, conn
         dbname = f"dj_{pool}"
         port, name = pooler.port, f"{dbname}_{pool}"
     app = project(tmp_path, port, name)
-    done = run(app, "-m", "django", "makemigrations", "events")
-    assert done.returncode == 0, done.stderr
-    done = run(app, "-m", "django", "migrate")
-    assert done.returncode == 0, done.stderr
     # `check` passes with no shard set at all: nothing to warn about.
-    done = run(app, "-m", "django", "check")
-    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    migrate_and_check(app, "events")
 
     with gunicorn(app, workers=4) as server, ThreadPoolExecutor(8) as executor:
         answers = list(executor.map(lambda i: server.post("/events", f"post {i}"), range(2400)))

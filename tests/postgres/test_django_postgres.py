@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from django_project import database, django_app, django_run, migration
+from django_project import database, django_app, django_run, migration, second_migration
 
 SETTINGS = """
 SECRET_KEY = "test"
@@ -91,11 +91,9 @@ def test_django_project_on_postgres(cluster: Any, conn: psycopg.Connection[Any],
     conn.execute("CREATE DATABASE django_shardid")
     (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", cluster.port, "django_shardid")))
     app = django_app(tmp_path, "events", {"models.py": MODELS, "migrations/0001_install_shardid.py": INSTALL})
-    run(tmp_path, "-m", "django", "makemigrations", "events")
-    (second,) = (app / "migrations").glob("0002_*.py")
-    migration = second.read_text()
-    assert "shardid.django.NextId('insta5')" in migration, migration
-    assert "('events', '0001_install_shardid')" in migration
+    made = second_migration(tmp_path, app)
+    assert "shardid.django.NextId('insta5')" in made, made
+    assert "('events', '0001_install_shardid')" in made
     run(tmp_path, "-m", "django", "migrate")
     assert "django on postgres: ok" in run(tmp_path, "-c", CHECK)
 
@@ -148,10 +146,8 @@ def test_django_dense_id_field_on_postgres(cluster: Any, conn: psycopg.Connectio
     settings = SETTINGS.format(database=database("postgresql", cluster.port, "django_dense")).replace('"events"', '"orders"')
     (tmp_path / "settings.py").write_text(settings)
     app = django_app(tmp_path, "orders", {"models.py": DENSE_MODELS, "migrations/0001_install_segments.py": DENSE_INSTALL})
-    run(tmp_path, "-m", "django", "makemigrations", "orders")
-    (second,) = (app / "migrations").glob("0002_*.py")
-    migration = second.read_text()
-    assert "shardid.django.DenseIdField(tag='orders', unique=True)" in migration, migration
+    made = second_migration(tmp_path, app)
+    assert "shardid.django.DenseIdField(tag='orders', unique=True)" in made, made
     run(tmp_path, "-m", "django", "migrate")
     assert run(tmp_path, "-c", DENSE_CHECK).split() == ["1", "300"]
     assert run(tmp_path, "-c", DENSE_CHECK).split() == ["301", "600"], "a clean close leaves no hole"

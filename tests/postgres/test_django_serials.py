@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from django_project import database, django_app, django_run, migration
+from django_project import database, django_app, django_run, migration, second_migration
 
 SETTINGS = """
 SECRET_KEY = "test"
@@ -81,13 +81,11 @@ def test_django_serial_field_on_postgres(cluster: Any, conn: psycopg.Connection[
     conn.execute("CREATE DATABASE django_serials")
     (tmp_path / "settings.py").write_text(SETTINGS.format(database=database("postgresql", cluster.port, "django_serials")))
     app = django_app(tmp_path, "shop", {"models.py": MODELS, "migrations/0001_install_serials.py": INSTALL})
-    run(tmp_path, "-m", "django", "makemigrations", "shop")
-    (second,) = (app / "migrations").glob("0002_*.py")
-    migration = second.read_text()
+    made = second_migration(tmp_path, app)
     assert (
         "shardid.django.SerialField(db_default=shardid.django.NextSerial('orders', 'ORD-{yyyy}{MM}{dd}-{seq:6}{check}', 'Asia/Shanghai'),"
         " format='ORD-{yyyy}{MM}{dd}-{seq:6}{check}', tag='orders', unique=True, zone='Asia/Shanghai')"
-    ) in migration, migration
+    ) in made, made
     run(tmp_path, "-m", "django", "migrate")
     assert run(tmp_path, "-c", CHECK).split() == ["200", "100"]
     dsn = cluster.dsn.replace("dbname=postgres", "dbname=django_serials")

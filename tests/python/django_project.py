@@ -43,6 +43,25 @@ def django_run(project: Path, *args: str, python: str | Path = sys.executable, c
     return done
 
 
+
+def second_migration(project: Path, app: Path) -> str:
+    """`makemigrations` for the app in folder `app` of `project`, after its first migration:
+    the text of the one it wrote."""
+    django_run(project, "-m", "django", "makemigrations", app.name)
+    (second,) = (app / "migrations").glob("0002_*.py")
+    return second.read_text()
+
+
+def migrate_and_check(project: Path, app: str) -> str:
+    """`makemigrations` for `app`, `migrate` and `check` in `project`: each succeeds, and
+    `check` warns of nothing (its stderr empty). Returns what `check` printed."""
+    django_run(project, "-m", "django", "makemigrations", app)
+    django_run(project, "-m", "django", "migrate")
+    done = django_run(project, "-m", "django", "check")
+    assert done.stderr == "", done.stderr
+    return done.stdout
+
+
 def _mysql_first(database: str) -> str:
     """The settings' first lines for a MySQL entry of `database()`: PyMySQL as MySQLdb."""
     return "import pymysql\n\npymysql.install_as_MySQLdb()\n\n" if "django.db.backends.mysql" in database else ""
