@@ -246,11 +246,8 @@ def test_claims_under_either_isolation_level(server: Any, url: str, isolation: s
 
 
 def test_a_killed_holders_shard_is_taken_again_only_after_it_expired(url: str, tmp_path: Path) -> None:
-    out = tmp_path / "ids"
-    child = python_holder("mysql", url, out, table="killed", ttl_ms=TTL_MS)
     # Its last ceiling write renewed it at most ~100 ms before the kill.
-    take = lambda: take_when_free(lease, url, "killed", 10 * TTL_MS / 1000, ttl_ms=TTL_MS)  # noqa: E731
-    killed_holder(child, out, take, lambda s: s > 0.8 * TTL_MS / 1000).close()
+    killed_holder(lease, "mysql", url, "killed", tmp_path / "ids", lambda s: s > 0.8 * TTL_MS / 1000, ttl_ms=TTL_MS).close()
 
 
 @pytest.mark.parametrize("language", ["python", "node", "rust"])
@@ -297,10 +294,7 @@ def test_the_server_down_longer_than_the_lease_and_a_restart_within_it(server: A
 
 
 def test_a_session_lease_frees_a_killed_holders_shard_at_once(url: str, tmp_path: Path) -> None:
-    out = tmp_path / "ids"
-    child = python_holder("mysql", url, out, table="session_killed", kind="session")
-    take = lambda: take_when_free(lease, url, "session_killed", 10, kind="session")  # noqa: E731
-    successor = killed_holder(child, out, take, lambda s: s < 2)
+    successor = killed_holder(lease, "mysql", url, "session_killed", tmp_path / "ids", lambda s: s < 2, kind="session")
     # An expiring lease does not take a shard a live session lease holds, and the other way.
     with pytest.raises(shardid.NoFreeShardError):
         lease(Layout.TWITTER, url, range(0, 1), table="session_killed")

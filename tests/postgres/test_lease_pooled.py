@@ -108,12 +108,9 @@ def test_session_leases_behind_a_transaction_pooler_refuse_rather_than_repeat(cl
 @pytest.mark.parametrize("pool", ["tx", "direct"])
 def test_a_killed_holders_shard_is_taken_again_only_after_it_expired(cluster: Any, pooler: Pooler, pool: str, tmp_path: Path) -> None:
     dsn = cluster.dsn if pool == "direct" else pooler.dsn("tx")
-    table = f"killed_{pool}"
-    out = tmp_path / "ids"
-    child = python_holder("postgres", dsn, out, table=table, ttl_ms=TTL_MS)
     # Its last ceiling write renewed it at most ~100 ms before the kill.
-    take = lambda: take_when_free(lease, dsn, table, 10 * TTL_MS / 1000, ttl_ms=TTL_MS)  # noqa: E731
-    killed_holder(child, out, take, lambda s: s > 0.8 * TTL_MS / 1000).close()
+    expired = lambda s: s > 0.8 * TTL_MS / 1000  # noqa: E731
+    killed_holder(lease, "postgres", dsn, f"killed_{pool}", tmp_path / "ids", expired, ttl_ms=TTL_MS).close()
 
 
 @pytest.mark.parametrize("pool", ["tx", "direct"])
@@ -176,10 +173,7 @@ def test_leases_write_no_server_side_prepared_statement(cluster: Any, pooler: Po
 
 
 def test_a_session_lease_on_a_direct_connection_frees_a_killed_holders_shard_at_once(cluster: Any, tmp_path: Path) -> None:
-    out = tmp_path / "ids"
-    child = python_holder("postgres", cluster.dsn, out, table="session_killed", kind="session")
-    take = lambda: take_when_free(lease, cluster.dsn, "session_killed", 10, kind="session")  # noqa: E731
-    successor = killed_holder(child, out, take, lambda s: s < 2)
+    successor = killed_holder(lease, "postgres", cluster.dsn, "session_killed", tmp_path / "ids", lambda s: s < 2, kind="session")
     # An expiring lease does not take a shard a live session lease holds, and the other way.
     with pytest.raises(shardid.NoFreeShardError):
         lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="session_killed")

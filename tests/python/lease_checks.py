@@ -161,17 +161,21 @@ def python_holder(module: str, url: str, out: Path, **options: Any) -> subproces
     return subprocess.Popen([sys.executable, "-c", HOLDER, module, url, str(out), json.dumps(options)])
 
 
-def killed_holder(child: Any, out: Path, take: Callable[[], Any], waited: Callable[[float], bool]) -> Any:
-    """`child`, a process holding shard 0 that writes its IDs to `out`, is killed (SIGKILL)
-    after 20,000 IDs; `take()` takes the shard as soon as it is free, after a wait that
-    `waited(seconds)` accepts (a lease that expires: not before its time to live; a session
-    lease: at once), and makes IDs above every one the killed holder made. Returns that lease,
-    still held."""
-    wait_for_ids(out, 20_000)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+def killed_holder(lease: Callable[..., Any], module: str, url: str, table: str, out: Path, waited: Callable[[float], bool], **options: Any) -> Any:
+    """A Python process holding shard 0 of `table` through `shardid.<module>.lease(url,
+    **options)` and writing its IDs to `out` is killed (SIGKILL) after 20,000 IDs; `lease`
+    (the same function, in this process) takes the shard as soon as it is free, after a wait
+    that `waited(seconds)` accepts (a lease that expires: not before its time to live; a
+    session lease: at once), and makes IDs above every one the killed holder made. Returns
+    that lease, still held."""
+    child = python_holder(module, url, out, table=table, **options)
+    try:
+        wait_for_ids(out, 20_000)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
     killed_at = time.monotonic()
-    successor = take()
+    successor = take_when_free(lease, url, table, 20, **options)
     assert waited(time.monotonic() - killed_at), time.monotonic() - killed_at
     assert successor.shard == 0
     assert min(successor.next_ids(10_000)) > max(read_ids(out))
