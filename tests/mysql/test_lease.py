@@ -30,6 +30,7 @@ from lease_checks import (
     killed_holder,
     paused_past_its_lease,
     python_holder,
+    python_probe,
     read_ids,
     take_when_free,
     wait_for_ids,
@@ -73,33 +74,12 @@ def rust(url: str, mode: str, *args: str, wait: bool = True) -> Any:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-# One Python process of the probe: a lease from first..end, then IDs for `seconds`, written to
-# <out>.ids with the shard last.
-PROBE = """
-import sys, time
-from array import array
-from shardid import Layout
-from shardid.mysql import lease
-url, table, out, seconds, count, first, end = sys.argv[1:8]
-g = lease(Layout.INSTAGRAM, url, range(int(first), int(end)), table=table)
-ids = array("Q")
-start = time.monotonic()
-for i in range(int(count)):
-    ids.append(g.next_id())
-    if i % 1000 == 999:  # spread over the time, so ceilings are written all along
-        time.sleep(max(0.0, start + float(seconds) * i / int(count) - time.monotonic()))
-ids.append(g.shard)
-g.close()
-open(out + ".ids", "wb").write(ids.tobytes())
-"""
-
-
 def test_processes_of_three_languages_get_distinct_shards_and_no_duplicate(url: str, tmp_path: Path) -> None:
     table = "probe_mixed"
     args = ["2", "50000", "0", "4"]
     runs = [
-        subprocess.Popen([sys.executable, "-c", PROBE, url, table, str(tmp_path / "p0"), *args]),
-        subprocess.Popen([sys.executable, "-c", PROBE, url, table, str(tmp_path / "p1"), *args]),
+        python_probe("mysql", url, tmp_path / "p0", 2, 50_000, range(0, 4), table=table),
+        python_probe("mysql", url, tmp_path / "p1", 2, 50_000, range(0, 4), table=table),
         node(url, "probe", str(tmp_path / "p2"), table, *args, wait=False),
         rust(url, "probe", table, str(tmp_path / "p3.ids"), *args, wait=False),
     ]

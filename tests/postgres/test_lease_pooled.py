@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from array import array
 from pathlib import Path
@@ -24,7 +23,7 @@ import shardid
 from shardid import Layout
 from shardid.postgres import lease
 
-from lease_checks import down_longer_than_the_lease, duplicates, killed_holder, paused_past_its_lease, python_holder, take_when_free
+from lease_checks import down_longer_than_the_lease, duplicates, killed_holder, paused_past_its_lease, python_holder, python_probe, take_when_free
 from pooler import Pooler
 
 # A short time to live keeps the tests that wait for an expiry short; the rules are the same
@@ -32,40 +31,10 @@ from pooler import Pooler
 TTL_MS = 1500
 
 
-# One process of the probe: takes a lease, then makes IDs for `seconds`, writing each to a
-# file (the shard last); prints the error's class and code instead if the lease refuses.
-PROBE = """
-import sys, time
-from array import array
-import shardid
-from shardid import Layout
-from shardid.postgres import lease
-dsn, table, kind, out, seconds, count = sys.argv[1:7]
-ids = array("Q")
-status = "ok"
-try:
-    g = lease(Layout.INSTAGRAM, dsn, range(0, 4), table=table, kind=kind)
-    start = time.monotonic()
-    for i in range(int(count)):
-        ids.append(g.next_id())
-        if i % 1000 == 999:  # spread over the time, so ceilings are written all along
-            time.sleep(max(0.0, start + float(seconds) * i / int(count) - time.monotonic()))
-    ids.append(g.shard)
-    g.close()
-except shardid.ShardIdError as e:
-    status = e.code
-open(out + ".ids", "wb").write(ids.tobytes())
-open(out + ".status", "w").write(status)
-"""
-
-
 def probe(dsn: str, table: str, kind: str, tmp_path: Path, processes: int = 4) -> tuple[list[int], list[array[int]], list[str]]:
     """``processes`` processes each leasing from shards 0..4 of ``table`` and making 50,000 IDs
     over 2 s: the shards they got, their IDs, and each one's status."""
-    runs = [
-        subprocess.Popen([sys.executable, "-c", PROBE, dsn, table, kind, str(tmp_path / f"p{i}"), "2", "50000"])
-        for i in range(processes)
-    ]
+    runs = [python_probe("postgres", dsn, tmp_path / f"p{i}", 2, 50_000, range(0, 4), table=table, kind=kind) for i in range(processes)]
     shards, ids, statuses = [], [], []
     for i, run in enumerate(runs):
         assert run.wait(timeout=120) == 0

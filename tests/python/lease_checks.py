@@ -137,6 +137,40 @@ def async_lease_taken_over_stops_and_a_successor_continues_above(
     asyncio.run(main())
 
 
+PROBE = """
+import json, sys, time
+from array import array
+from importlib import import_module
+import shardid
+from shardid import Layout
+module, url, out, seconds, count, first, end, options = sys.argv[1:9]
+ids = array("Q")
+status = "ok"
+try:
+    g = import_module("shardid." + module).lease(Layout.INSTAGRAM, url, range(int(first), int(end)), **json.loads(options))
+    start = time.monotonic()
+    for i in range(int(count)):
+        ids.append(g.next_id())
+        if i % 1000 == 999:  # spread over the time, so ceilings are written all along
+            time.sleep(max(0.0, start + float(seconds) * i / int(count) - time.monotonic()))
+    ids.append(g.shard)
+    g.close()
+except shardid.ShardIdError as e:
+    status = e.code
+open(out + ".ids", "wb").write(ids.tobytes())
+open(out + ".status", "w").write(status)
+"""
+
+
+def python_probe(module: str, url: str, out: Path, seconds: float, count: int, shards: range, **options: Any) -> subprocess.Popen[bytes]:
+    """A Python process that leases a shard of `shards` (Instagram's layout) through
+    `shardid.<module>.lease(url, **options)` and makes `count` IDs spread over `seconds`,
+    written to `out`.ids with the shard last; `out`.status is `ok`, or the error's code if the
+    lease refused (the IDs made until then written all the same)."""
+    args = [module, url, str(out), str(seconds), str(count), str(shards.start), str(shards.stop), json.dumps(options)]
+    return subprocess.Popen([sys.executable, "-c", PROBE, *args])
+
+
 HOLDER = """
 import json, sys
 import shardid
