@@ -204,6 +204,9 @@ def test_leases_and_segments_on_every_node_with_one_killed(cluster: Any, tmp_pat
             cur.execute(statement)
         cur.execute("SELECT seg_mixed.create_tag('galera_orders')")
     conn.close()
+    # Rust's binaries first (a build, outside SHARDID_MYSQL_EXAMPLES): the kill below must land
+    # within the Python processes' 10 s.
+    rust_lease, rust_segments = lease_binary(), binary("mysql_segments")
     # 2 lease processes and 2 segment processes of 4 threads per node, for 10 s; node 2 is
     # SIGKILLed 2 s after they all started. The cluster's writes stall until the others declare it gone (2 to 4 s),
     # within the leases' time to live (10 s): the processes of nodes 0 and 1 go on.
@@ -223,12 +226,12 @@ def test_leases_and_segments_on_every_node_with_one_killed(cluster: Any, tmp_pat
         out = tmp_path / f"node-lease-{node}"
         probes.append((subprocess.Popen(["node", str(LEASE_NODE), url(cluster, node), "probe", str(out), "galera_leases", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), Path(f"{out}.ids")))
         out = tmp_path / f"rust-lease-{node}.ids"
-        probes.append((subprocess.Popen([lease_binary(), url(cluster, node), "probe", "galera_leases", str(out), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), out))
+        probes.append((subprocess.Popen([rust_lease, url(cluster, node), "probe", "galera_leases", str(out), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), out))
     # Node's and Rust's clients take 5,000 dense IDs each of the same tag through nodes 0 and 1
     # meanwhile (segments of 20 to 500).
     others = []
     for node in (0, 1):
-        for k, command in enumerate([["node", str(NODE)], [binary("mysql_segments")]]):
+        for k, command in enumerate([["node", str(NODE)], [rust_segments]]):
             out = tmp_path / f"other-{node}-{k}"
             mode = "seg_many" if k == 0 else "many"
             others.append((subprocess.Popen([*command, url(cluster, node), mode, "galera_orders", str(out), "5000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), out))
