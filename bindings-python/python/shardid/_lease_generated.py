@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shardid import _db, _link_generated, _mysql, _sqlite
-from shardid._errors import DatabaseUnreachableError, InvalidArgumentError, ShardIdError
+from shardid._errors import InvalidArgumentError, ShardIdError
 from shardid._shardid import _database_of_url, _error, _Hold, _LeaseProtocol, _LeaseTally, _sqlite_path
 
 #: The default time to live of an expiring lease, in milliseconds.

@@ -20,11 +20,7 @@ import asyncio
 from typing import Any
 
 from shardid import _db
-from shardid._shardid import (
-    _database_of_url,
-    _error,
-    _mysql_url,
-)
+from shardid._shardid import _error, _mysql_url
 
 # MySQL's error numbers the drivers act on.
 _DEADLOCK = 1213

@@ -68,7 +68,7 @@ from shardid._errors import (
 
 # The drivers: _segments_async.py is the source, _segments_generated.py (the blocking one, DenseIds')
 # is generated from it by bindings-python/tools/async_to_sync.py.
-from shardid._segments_generated import _Driver, _Postgres, dialect
+from shardid._segments_generated import _Driver, _Postgres, dialect  # noqa: F401 - _Driver: tests patch it here
 from shardid._segments_async import _AsyncDriver, check_names
 from shardid._shardid import (
     _SERIAL_MISMATCH_SQLSTATE,
