@@ -43,37 +43,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "postgres
 from cluster import Cluster  # noqa: E402
 from proxy import DelayProxy  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from growth import grow  # noqa: E402
+
 
 def per_id_ns(make, n: int) -> float:
     start = time.perf_counter_ns()
     make(n)
     return (time.perf_counter_ns() - start) / n
-
-
-# The most take_segment grows a tag's segment per MiB of WAL (shardid_want): twice.
-GROWTH = 2
-
-
-def grow(conn: psycopg.Connection, tag: str, size: int) -> int:
-    """Makes `tag` remember segments of `size`, within the growth rule: takes `size`, gives the
-    segment back (no hole), and while the take answered fewer, writes a MiB of WAL and takes
-    again. Returns how many takes it took."""
-    takes = 0
-    last = 0
-    while True:
-        first, count, _ = conn.execute("SELECT * FROM seg.take_segment(%s, %s)", (tag, size)).fetchone()
-        assert conn.execute("SELECT seg.give_back(%s, %s, %s)", (tag, first, first + count)).fetchone() == (True,)
-        takes += 1
-        if count >= size:
-            return takes
-        if last and count > GROWTH * last:
-            raise AssertionError(f"tag {tag}: a segment grew from {last} to {count}, past the growth rule")
-        if count <= last:
-            raise AssertionError(f"tag {tag}: no growth past {count} after a MiB of WAL")
-        last = count
-        # Transactional, so its commit flushes it: take_segment reads pg_current_wal_lsn(),
-        # the WAL written out, which a message left in the WAL buffers has not reached.
-        conn.execute("SELECT pg_logical_emit_message(true, 'shardid-bench', repeat('x', 1048576))")
 
 
 def main() -> None:

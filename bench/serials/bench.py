@@ -33,6 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "postgres"))
 from cluster import Cluster  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench" / "segments"))
+from growth import grow  # noqa: E402
+
 FORMAT = "ORD-{yyyy}{MM}{dd}-{seq:12}"
 ZONE = "Asia/Shanghai"
 BIG = 4_000_000
@@ -45,29 +48,14 @@ def per_call_ns(make, n: int) -> float:
 
 
 def remember_big_segments(conn: psycopg.Connection, tag: str, serial: bool) -> None:
-    """Makes the tag (today's period, for a serial tag) remember segments of BIG, within the
-    growth rule: since the failover work a tag's segment grows at most twice per MiB of WAL
-    (core/src/sql/segments.rs), so a new tag's first take hands out 2,000. Takes BIG, gives the
-    segment back (no hole), and while the take answered fewer, writes a MiB of WAL (a logical
-    decoding message nothing reads, as the other writes of a busy database would; transactional,
-    so its commit flushes it: take_segment reads pg_current_wal_lsn(), the WAL written out)."""
+    """Makes the tag (today's period, for a serial tag) remember segments of BIG
+    (bench/segments/growth.py)."""
     if serial:
         period = SerialFormat(FORMAT, ZONE).period_at(int(time.time() * 1000))
-        take = ("SELECT * FROM seg.take_serial_segment(%s, %s, %s)", (tag, period, BIG))
-        tag = f"{tag}@{period}"
+        grow(conn, f"{tag}@{period}", BIG, ("SELECT * FROM seg.take_serial_segment(%s, %s, %s)", (tag, period, BIG)))
     else:
         conn.execute("SELECT seg.create_tag(%s)", (tag,))
-        take = ("SELECT * FROM seg.take_segment(%s, %s)", (tag, BIG))
-    last = 0
-    while True:
-        first, count, _ = conn.execute(*take).fetchone()
-        assert conn.execute("SELECT seg.give_back(%s, %s, %s)", (tag, first, first + count)).fetchone() == (True,)
-        if count >= BIG:
-            return
-        if count <= last or (last and count > 2 * last):
-            raise AssertionError(f"tag {tag}: a segment of {count} after one of {last} and a MiB of WAL")
-        last = count
-        conn.execute("SELECT pg_logical_emit_message(true, 'shardid-bench', repeat('x', 1048576))")
+        grow(conn, tag, BIG)
 
 
 def main() -> None:

@@ -1,0 +1,40 @@
+"""Grows a tag to the segments a bench's client asks for, as a service's tag is after a while.
+
+Since the failover work a tag's segment grows at most twice per MiB of WAL
+(core/src/sql/segments.rs), so a new tag on a database that writes nothing else hands out 2,000
+IDs a take. The benches of dense IDs and of serials (bench/segments, bench/serials) both measure
+the steady state, so both grow their tags first with this.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+# The most take_segment grows a tag's segment per MiB of WAL (shardid_want): twice.
+GROWTH = 2
+
+
+def grow(conn: psycopg.Connection, tag: str, size: int, take: tuple[str, tuple[Any, ...]] | None = None) -> int:
+    """Makes `tag` remember segments of `size`, within the growth rule: takes `size`, gives the
+    segment back (no hole), and while the take answered fewer, writes a MiB of WAL and takes
+    again. `take` is the statement and its arguments (a serial period's take, whose `tag` is
+    then `name@period`); by default `take_segment(tag, size)`. Returns how many takes it took."""
+    take = take or ("SELECT * FROM seg.take_segment(%s, %s)", (tag, size))
+    takes = 0
+    last = 0
+    while True:
+        first, count, _ = conn.execute(*take).fetchone()
+        assert conn.execute("SELECT seg.give_back(%s, %s, %s)", (tag, first, first + count)).fetchone() == (True,)
+        takes += 1
+        if count >= size:
+            return takes
+        if last and count > GROWTH * last:
+            raise AssertionError(f"tag {tag}: a segment grew from {last} to {count}, past the growth rule")
+        if count <= last:
+            raise AssertionError(f"tag {tag}: no growth past {count} after a MiB of WAL")
+        last = count
+        # Transactional, so its commit flushes it: take_segment reads pg_current_wal_lsn(),
+        # the WAL written out, which a message left in the WAL buffers has not reached.
+        conn.execute("SELECT pg_logical_emit_message(true, 'shardid-bench', repeat('x', 1048576))")
