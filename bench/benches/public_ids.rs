@@ -6,12 +6,12 @@
 //! them; each timed call takes the next.
 //!
 //! `public_ids_cpu` times the same calls by the thread's CPU time instead of the wall clock
-//! (1,024 calls per reading): on a shared machine, time the thread spends descheduled is then
+//! (1,024 calls per reading), Sqids' included: on a shared machine, time the thread spends descheduled is then
 //! not counted, which the wall clock counts as the calls' own. `layout-decode` (one `Layout::decode` of the same
 //! IDs) is the reference the bindings' targets are ratios to.
 use std::hint::black_box;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Bencher, Criterion, Throughput, criterion_group, criterion_main};
 use shardid::{Encoding, Layout, PublicIds};
 
 const KEY: &[u8; 16] = b"benchmark key 16";
@@ -19,57 +19,6 @@ const KEY: &[u8; 16] = b"benchmark key 16";
 fn ids() -> Vec<u64> {
     let first = Layout::INSTAGRAM.compose(1_700_000_000_000, 5, 0).unwrap();
     (first..first + 1024).collect()
-}
-
-fn bench_public_ids(c: &mut Criterion) {
-    let ids = ids();
-    let mut group = c.benchmark_group("public_ids");
-    group.throughput(Throughput::Elements(1));
-    // The reference: one decode of the same IDs (the bindings' targets are ratios to theirs).
-    let mut i = 0;
-    group.bench_function("layout-decode", |b| {
-        b.iter(|| {
-            i = (i + 1) & 1023;
-            black_box(Layout::INSTAGRAM.decode(black_box(ids[i])).unwrap())
-        });
-    });
-    for encoding in Encoding::ALL {
-        let public = PublicIds::new(KEY, 0, "note", encoding).unwrap();
-        let texts: Vec<String> = ids
-            .iter()
-            .map(|&id| public.encode(id).unwrap().to_string())
-            .collect();
-        let mut i = 0;
-        group.bench_function(format!("shardid-encode-{}", encoding.name()), |b| {
-            b.iter(|| {
-                i = (i + 1) & 1023;
-                black_box(public.encode(black_box(ids[i])).unwrap())
-            });
-        });
-        group.bench_function(format!("shardid-decode-{}", encoding.name()), |b| {
-            b.iter(|| {
-                i = (i + 1) & 1023;
-                black_box(public.decode(black_box(&texts[i])).unwrap())
-            });
-        });
-    }
-    // Sqids' default alphabet (base62) and minimum length; it returns a String.
-    let sqids = sqids::Sqids::default();
-    let texts: Vec<String> = ids.iter().map(|&id| sqids.encode(&[id]).unwrap()).collect();
-    let mut i = 0;
-    group.bench_function("sqids-encode", |b| {
-        b.iter(|| {
-            i = (i + 1) & 1023;
-            black_box(sqids.encode(&[black_box(ids[i])]).unwrap())
-        });
-    });
-    group.bench_function("sqids-decode", |b| {
-        b.iter(|| {
-            i = (i + 1) & 1023;
-            black_box(sqids.decode(black_box(&texts[i])))
-        });
-    });
-    group.finish();
 }
 
 /// The thread's CPU time, in nanoseconds.
@@ -99,15 +48,40 @@ fn cpu_time(iters: u64, mut f: impl FnMut(usize)) -> std::time::Duration {
     std::time::Duration::from_nanos(u64::try_from(spent).unwrap_or(u64::MAX))
 }
 
-fn bench_public_ids_cpu(c: &mut Criterion) {
-    let ids = ids();
-    let mut group = c.benchmark_group("public_ids_cpu");
-    group.throughput(Throughput::Elements(1));
-    group.bench_function("layout-decode", |b| {
-        b.iter_custom(|n| {
+/// The clock a group's calls are timed by.
+#[derive(Clone, Copy)]
+enum Clock {
+    Wall,
+    ThreadCpu,
+}
+
+/// Times `f(i)`, `i` cycling over 0..1024, by `clock`.
+fn time_calls<O>(b: &mut Bencher<'_>, clock: Clock, mut f: impl FnMut(usize) -> O) {
+    match clock {
+        Clock::Wall => {
+            let mut i = 0;
+            b.iter(|| {
+                i = (i + 1) & 1023;
+                f(i)
+            });
+        }
+        Clock::ThreadCpu => b.iter_custom(|n| {
             cpu_time(n, |i| {
-                black_box(Layout::INSTAGRAM.decode(black_box(ids[i])).unwrap());
+                black_box(f(i));
             })
+        }),
+    }
+}
+
+/// Every operation of the file's comment, under one clock.
+fn bench_group(c: &mut Criterion, name: &str, clock: Clock) {
+    let ids = ids();
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Elements(1));
+    // The reference: one decode of the same IDs (the bindings' targets are ratios to theirs).
+    group.bench_function("layout-decode", |b| {
+        time_calls(b, clock, |i| {
+            Layout::INSTAGRAM.decode(black_box(ids[i])).unwrap()
         });
     });
     for encoding in Encoding::ALL {
@@ -117,21 +91,30 @@ fn bench_public_ids_cpu(c: &mut Criterion) {
             .map(|&id| public.encode(id).unwrap().to_string())
             .collect();
         group.bench_function(format!("shardid-encode-{}", encoding.name()), |b| {
-            b.iter_custom(|n| {
-                cpu_time(n, |i| {
-                    black_box(public.encode(black_box(ids[i])).unwrap());
-                })
-            });
+            time_calls(b, clock, |i| public.encode(black_box(ids[i])).unwrap());
         });
         group.bench_function(format!("shardid-decode-{}", encoding.name()), |b| {
-            b.iter_custom(|n| {
-                cpu_time(n, |i| {
-                    black_box(public.decode(black_box(&texts[i])).unwrap());
-                })
-            });
+            time_calls(b, clock, |i| public.decode(black_box(&texts[i])).unwrap());
         });
     }
+    // Sqids' default alphabet (base62) and minimum length; it returns a String.
+    let sqids = sqids::Sqids::default();
+    let texts: Vec<String> = ids.iter().map(|&id| sqids.encode(&[id]).unwrap()).collect();
+    group.bench_function("sqids-encode", |b| {
+        time_calls(b, clock, |i| sqids.encode(&[black_box(ids[i])]).unwrap());
+    });
+    group.bench_function("sqids-decode", |b| {
+        time_calls(b, clock, |i| sqids.decode(black_box(&texts[i])));
+    });
     group.finish();
+}
+
+fn bench_public_ids(c: &mut Criterion) {
+    bench_group(c, "public_ids", Clock::Wall);
+}
+
+fn bench_public_ids_cpu(c: &mut Criterion) {
+    bench_group(c, "public_ids_cpu", Clock::ThreadCpu);
 }
 
 criterion_group!(benches, bench_public_ids, bench_public_ids_cpu);
