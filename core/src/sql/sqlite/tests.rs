@@ -56,6 +56,40 @@ impl Drop for File {
     }
 }
 
+/// Registers serial `tag` as the drivers do: the daily format `{prefix}-{yyyy}{MM}{dd}-{seq:6}`
+/// in `zone`, its pieces, its canonical text and `shape`. `None` when it was registered before.
+fn register_serial(
+    conn: &Connection,
+    serials: &SqliteSerialStatements<'_>,
+    tag: &str,
+    prefix: &str,
+    zone: &str,
+    shape: &str,
+) -> rusqlite::Result<Option<String>> {
+    let format = format!("{prefix}-{{yyyy}}{{MM}}{{dd}}-{{seq:6}}");
+    let canonical = format!("{prefix}-{{yyyy}}{{MM}}{{dd}}-{{seq:6:day}}");
+    let pieces = [
+        format!("L{prefix}-"),
+        "yyyy".into(),
+        "MM".into(),
+        "dd".into(),
+        "L-".into(),
+        "seq".into(),
+    ];
+    let mut params: Vec<Sql> = [tag, &format, zone, &canonical, shape]
+        .iter()
+        .map(|t| Sql::Text((*t).into()))
+        .collect();
+    params.extend(pieces.iter().map(|p| Sql::Text(p.clone())));
+    params.extend([Sql::Integer(6), Sql::Text("day".into()), Sql::Integer(1)]);
+    conn.query_row(
+        &serials.create(pieces.len()).to_string(),
+        params_from_iter(params),
+        |r| r.get::<_, String>(0),
+    )
+    .optional()
+}
+
 fn ints(values: &[i64]) -> Vec<Sql> {
     values.iter().map(|v| Sql::Integer(*v)).collect()
 }
@@ -639,26 +673,8 @@ fn serials_register_once_and_take_each_period_from_one() {
     let ddl = SqliteSegments::new("main").unwrap();
     conn.execute_batch(&ddl.to_string()).unwrap();
     let serials = ddl.serial_statements(Placeholders::Question);
-    let pieces = ["LORD-", "yyyy", "MM", "dd", "L-", "seq"];
     let register = |tag: &str, shape: &str| {
-        let mut params: Vec<Sql> = [
-            tag,
-            "ORD-{yyyy}{MM}{dd}-{seq:6}",
-            "Asia/Shanghai",
-            "ORD-{yyyy}{MM}{dd}-{seq:6:day}",
-            shape,
-        ]
-        .iter()
-        .map(|t| Sql::Text((*t).into()))
-        .collect();
-        params.extend(pieces.iter().map(|p| Sql::Text((*p).into())));
-        params.extend([Sql::Integer(6), Sql::Text("day".into()), Sql::Integer(1)]);
-        conn.query_row(
-            &serials.create(pieces.len()).to_string(),
-            params_from_iter(params),
-            |r| r.get::<_, String>(0),
-        )
-        .optional()
+        register_serial(&conn, &serials, tag, "ORD", "Asia/Shanghai", shape)
     };
     let shape = "ORD-{yyyy}{MM}{dd}-{seq:6}";
     assert_eq!(
@@ -821,23 +837,13 @@ fn a_file_copied_back_and_marked_restored_hands_nothing_out_twice() {
             |r| r.get::<_, String>(0),
         )
         .unwrap();
-        let pieces = ["LINV-", "yyyy", "MM", "dd", "L-", "seq"];
-        let mut params: Vec<Sql> = [
+        register_serial(
+            &conn,
+            &serials,
             "invoices",
-            "INV-{yyyy}{MM}{dd}-{seq:6}",
+            "INV",
             "UTC",
-            "INV-{yyyy}{MM}{dd}-{seq:6:day}",
             "INV-{yyyy}{MM}{dd}-{seq:6}",
-        ]
-        .iter()
-        .map(|t| Sql::Text((*t).into()))
-        .collect();
-        params.extend(pieces.iter().map(|p| Sql::Text((*p).into())));
-        params.extend([Sql::Integer(6), Sql::Text("day".into()), Sql::Integer(1)]);
-        conn.query_row(
-            &serials.create(pieces.len()).to_string(),
-            params_from_iter(params),
-            |r| r.get::<_, String>(0),
         )
         .unwrap();
         conn.query_row(&dst.create_topic().to_string(), ["urls"], |r| {
