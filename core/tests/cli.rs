@@ -306,17 +306,13 @@ fn key_file(name: &str, contents: &[u8]) -> (std::path::PathBuf, String) {
 /// `public <command>` with the key file `key`, the prefix `note` and base58, then `rest`: the
 /// options of the round-trip tests.
 fn public_note<'a>(command: &'a str, key: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
-    let options = [
-        "public",
-        command,
-        "--key-file",
-        key,
-        "--prefix",
-        "note",
-        "--encoding",
-        "base58",
-    ];
-    [&options[..], rest].concat()
+    let options = ["--prefix", "note", "--encoding", "base58"];
+    public_args(command, key, &[&options[..], rest].concat())
+}
+
+/// `public <command> --key-file <key>`, then `rest`.
+fn public_args<'a>(command: &'a str, key: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    [&["public", command, "--key-file", key][..], rest].concat()
 }
 
 /// The IDs the round-trip tests encode, `a` (a large one) and `b` = 5, and their public forms
@@ -397,14 +393,7 @@ fn public_refuses_values_and_goes_on() {
         out.stderr
     );
     assert!(out.stderr.contains("wrong length"), "{}", out.stderr);
-    let out = cli(&[
-        "public",
-        "encode",
-        "--key-file",
-        &key,
-        "9223372036854775808",
-        "x1",
-    ]);
+    let out = cli(&public_args("encode", &key, &["9223372036854775808", "x1"]));
     assert_eq!(out.code, 1);
     assert!(
         out.stderr.contains("9223372036854775808 is not a valid ID")
@@ -413,15 +402,11 @@ fn public_refuses_values_and_goes_on() {
         out.stderr
     );
     // Discord's layout takes all 64 bits.
-    let out = cli(&[
-        "public",
+    let out = cli(&public_args(
         "encode",
-        "--key-file",
         &key,
-        "--layout",
-        "discord",
-        "18446744073709551615",
-    ]);
+        &["--layout", "discord", "18446744073709551615"],
+    ));
     assert_eq!(out.code, 0, "{out:?}");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -436,20 +421,12 @@ fn public_keys_as_text_rotate() {
     let (dir, keys) = key_file("text", format!("2:{b},1:{a}\n").as_bytes());
     let old = PublicIds::new(b"0123456789abcdef", 1, "", Encoding::Base32).unwrap();
     let text = old.encode(42).unwrap();
-    let out = cli(&["public", "decode", "--key-file", &keys, &text]);
+    let out = cli(&public_args("decode", &keys, &[&text]));
     assert_eq!((out.code, out.stdout.as_str()), (0, "42\n"), "{out:?}");
     // Encoding uses the highest version.
-    let out = cli(&["public", "encode", "--key-file", &keys, "42"]);
+    let out = cli(&public_args("encode", &keys, &["42"]));
     assert_eq!(&out.stdout[..1], "2", "{out:?}");
-    let out = cli(&[
-        "public",
-        "encode",
-        "--key-file",
-        &keys,
-        "--key-version",
-        "3",
-        "42",
-    ]);
+    let out = cli(&public_args("encode", &keys, &["--key-version", "3", "42"]));
     assert_eq!(out.code, 2, "{out:?}");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -642,7 +619,7 @@ fn a_key_file_of_no_accepted_form_is_refused_naming_every_form_as_the_page_does(
     let (dir2, text) = key_file("text17", b"0123456789abcdefg");
     let (dir3, binary) = key_file("binary", &[0xff; 20]);
     for (path, n) in [(&short, 15), (&text, 17), (&binary, 20)] {
-        let out = cli(&["public", "encode", "--key-file", path, "5"]);
+        let out = cli(&public_args("encode", path, &["5"]));
         assert_eq!(out.code, 2, "{out:?}");
         assert_eq!(
             out.stderr,
