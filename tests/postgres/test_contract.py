@@ -595,34 +595,29 @@ async def python_async_group(place: Place, system: str) -> dict[str, Any]:
 
     url, schema = place.url, place.schema
     out: dict[str, Any] = {}
-    if system == "serials":
+    if system in ("serials", "dense"):
 
-        async def take(u: str, tag: str) -> None:
-            async with AsyncSerials(u, tag, FORMAT, zone=ZONE, schema=schema, wait_ms=WAIT_MS) as s:
-                await s.next_serial()
+        def make(u: str, tag: str) -> Any:
+            if system == "serials":
+                return AsyncSerials(u, tag, FORMAT, zone=ZONE, schema=schema, wait_ms=WAIT_MS)
+            return AsyncDenseIds(u, tag, schema=schema, wait_ms=WAIT_MS)
 
-        out["down"] = {case: await aoutcome(lambda u=u: take(u, "c")) for case, u in place.down.items()}
-        s = AsyncSerials(url, "c", FORMAT, zone=ZONE, schema=schema)
-        await s.next_serial()
-        stats = s.stats()
-        out["stats"] = {"fetches": stats["fetches"], "remaining": stats.get("remaining")}
-        await s.close()
-        out["closed"] = await aoutcome(s.next_serial)
-        out["unknown"] = await aoutcome(lambda: take(url, "never_created"))
-    elif system == "dense":
+        def call(client: Any) -> Any:
+            return client.next_serial() if system == "serials" else client.next_id()
 
         async def one(u: str, tag: str) -> None:
-            async with AsyncDenseIds(u, tag, schema=schema, wait_ms=WAIT_MS) as ids:
-                await ids.next_id()
+            async with make(u, tag) as client:
+                await call(client)
 
-        out["down"] = {case: await aoutcome(lambda u=u: one(u, "d")) for case, u in place.down.items()}
-        ids = AsyncDenseIds(url, "d", schema=schema)
+        tag = "c" if system == "serials" else "d"
+        out["down"] = {case: await aoutcome(lambda u=u: one(u, tag)) for case, u in place.down.items()}
+        client = make(url, tag)
         for _ in range(5):
-            await ids.next_id()
-        stats = ids.stats()
+            await call(client)
+        stats = client.stats()
         out["stats"] = {"fetches": stats["fetches"], "remaining": stats.get("remaining")}
-        await ids.close()
-        out["closed"] = await aoutcome(ids.next_id)
+        await client.close()
+        out["closed"] = await aoutcome(lambda: call(client))
         out["unknown"] = await aoutcome(lambda: one(url, "never_created"))
     elif system == "dictionary":
 
