@@ -43,6 +43,15 @@ import django
 django.setup()
 from django.db import IntegrityError, connection, transaction
 from notes.models import Order
+
+
+# The `error` that `call()` raises; AssertionError when it takes a number instead.
+def refused(call, error):
+    try:
+        call()
+    except error as e:
+        return e
+    raise AssertionError("taken")
 """
 
 
@@ -199,21 +208,10 @@ from shardid import SerialMismatchError, UnknownTagError
 from shardid.django import dense_id
 from shardid.django.serials import next_serial
 with transaction.atomic():
-    try:
-        dense_id("no-such-tag")
-        raise AssertionError("taken")
-    except UnknownTagError as e:
-        assert e.tag == "no-such-tag" and e.create == "create_tag"
-    try:
-        next_serial("inv", "INV-{yyyy}-{seq:6}", "UTC")
-        raise AssertionError("taken")
-    except SerialMismatchError as e:
-        assert e.tag == "inv"
-    try:
-        next_serial("nope", "N-{seq:6}", "UTC")
-        raise AssertionError("taken")
-    except UnknownTagError as e:
-        assert e.create == "create_serial"
+    e = refused(lambda: dense_id("no-such-tag"), UnknownTagError)
+    assert e.tag == "no-such-tag" and e.create == "create_tag"
+    assert refused(lambda: next_serial("inv", "INV-{yyyy}-{seq:6}", "UTC"), SerialMismatchError).tag == "inv"
+    assert refused(lambda: next_serial("nope", "N-{seq:6}", "UTC"), UnknownTagError).create == "create_serial"
 # A transaction an error has broken takes nothing, as Django's own queries refuse to run.
 from django.db import DatabaseError
 from django.db.transaction import TransactionManagementError
@@ -224,16 +222,8 @@ with transaction.atomic():
     except DatabaseError:
         pass
     connection.needs_rollback = True  # as an inner atomic() that caught the error marks it
-    try:
-        Order.objects.create()
-        raise AssertionError("taken")
-    except TransactionManagementError:
-        pass
-    try:
-        dense_id("orders")
-        raise AssertionError("taken")
-    except TransactionManagementError:
-        pass
+    refused(Order.objects.create, TransactionManagementError)
+    refused(lambda: dense_id("orders"), TransactionManagementError)
 print("ok")
 """)
     assert out.strip() == "ok"
@@ -250,11 +240,7 @@ call_command("migrate", verbosity=0)
 with transaction.atomic():
     made = [Order.objects.create() for _ in range(3)]
 assert [o.number for o in made] == [1, 2, 3], [o.number for o in made]
-try:
-    Order.objects.create()
-    raise AssertionError("taken")
-except UnsupportedError:
-    pass
+refused(Order.objects.create, UnsupportedError)
 print("ok")
 """, settings="settings_memory")
     assert out.strip() == "ok"
