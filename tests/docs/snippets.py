@@ -188,6 +188,15 @@ class Python:
 # ---------------------------------------------------------------------------------------------
 
 
+def not_parsed(parse: Any, error: type[Exception], language: str, code: str) -> str | None:
+    """Why `code` is not `language`, or None when `parse` takes it."""
+    try:
+        parse(code)
+    except error as e:
+        return f"not {language}: {e}"
+    return None
+
+
 class Runner:
     def __init__(self, work: Path) -> None:
         self.work = work
@@ -391,18 +400,10 @@ class Runner:
     def toml(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
         import tomllib
 
-        try:
-            tomllib.loads(block.code)
-        except tomllib.TOMLDecodeError as e:
-            return f"not TOML: {e}"
-        return None
+        return not_parsed(tomllib.loads, tomllib.TOMLDecodeError, "TOML", block.code)
 
     def json(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
-        try:
-            json.loads(block.code)
-        except json.JSONDecodeError as e:
-            return f"not JSON: {e}"
-        return None
+        return not_parsed(json.loads, json.JSONDecodeError, "JSON", block.code)
 
     def sql(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
         if "mariadb" in block.flags:
