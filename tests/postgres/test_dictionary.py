@@ -248,6 +248,13 @@ with open(out, "a") as f:
 """
 
 
+def writer(cluster: Any, schema: str, topic: str, out: Path, seed: int, batches: int = 150, retry: bool = False) -> Any:
+    """A Python process that writes `batches` batches of strings to `topic` (WRITER), and what it
+    was given to `out`; with `retry`, it tries a batch again while the server restarts."""
+    args = [cluster.dsn, schema, topic, str(out), str(seed), str(batches), "1" if retry else "0"]
+    return subprocess.Popen([sys.executable, "-c", WRITER, *args])
+
+
 def read_pairs(path: Path) -> dict[str, int]:
     """The (string, ID) pairs a writer was given; asserts it was never given two IDs for one."""
     pairs: dict[str, int] = {}
@@ -281,10 +288,7 @@ def test_eight_writers_of_the_same_new_strings_agree_without_holes(cluster: Any,
     install(conn, "dict_load")
     conn.execute("SELECT dict_load.create_topic('shared')")
     outs = [tmp_path / f"w{i}" for i in range(8)]
-    procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, cluster.dsn, "dict_load", "shared", str(out), str(i), "150", "0"])
-        for i, out in enumerate(outs)
-    ]
+    procs = [writer(cluster, "dict_load", "shared", out, i) for i, out in enumerate(outs)]
     for p in procs:
         assert p.wait(timeout=300) == 0
     n = check_against_the_server(conn, "dict_load", "shared", outs)
@@ -295,9 +299,7 @@ def test_kill_and_a_server_crash_mid_load_lose_nothing_and_make_no_hole(cluster:
     install(conn, "dict_crash")
     conn.execute("SELECT dict_crash.create_topic('c')")
     outs = [tmp_path / f"w{i}" for i in range(6)]
-    start = lambda i: subprocess.Popen(  # noqa: E731
-        [sys.executable, "-c", WRITER, cluster.dsn, "dict_crash", "c", str(outs[i]), str(100 + i), "400", "1"]
-    )
+    start = lambda i: writer(cluster, "dict_crash", "c", outs[i], 100 + i, batches=400, retry=True)  # noqa: E731
     procs = {i: start(i) for i in range(5)}
     deadline = time.monotonic() + 60
     while not (outs[2].exists() and outs[2].stat().st_size > 2_000) and time.monotonic() < deadline:
@@ -511,10 +513,7 @@ def test_node_and_python_writers_together_agree_without_holes(cluster: Any, conn
     install(conn, "dict_load_mixed")
     conn.execute("SELECT dict_load_mixed.create_topic('shared')")
     outs = [tmp_path / f"py{i}" for i in range(3)]
-    python = [
-        subprocess.Popen([sys.executable, "-c", WRITER, cluster.dsn, "dict_load_mixed", "shared", str(out), str(i), "150", "0"])
-        for i, out in enumerate(outs)
-    ]
+    python = [writer(cluster, "dict_load_mixed", "shared", out, i) for i, out in enumerate(outs)]
     nodes = [subprocess.Popen(["node", str(NODE), url(cluster), "writer", str(i), "150"], stdout=subprocess.PIPE, text=True) for i in range(3)]
     for i, p in enumerate(nodes):
         out, _ = p.communicate(timeout=300)
