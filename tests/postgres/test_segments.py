@@ -8,6 +8,7 @@ import os
 import subprocess
 import threading
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -310,23 +311,37 @@ def test_a_forked_child_takes_segments_of_its_own(cluster: Any, conn: Any) -> No
     forked_child_takes_segments_of_its_own(ids)
 
 
-def test_two_ticket_servers_one_stopped_mid_run(cluster: Any, conn: Any) -> None:
+@pytest.fixture(scope="module")
+def other(cluster: Any) -> Iterator[Any]:
+    """A second ticket server: `seg_two` installed on both, as server 0 and server 1 of two."""
     from cluster import Cluster
 
-    install(conn, "seg_two", servers=2, index=0)
-    conn.execute("SELECT seg_two.create_tag('t')")
-    with Cluster() as other:
-        with psycopg.connect(other.dsn, autocommit=True) as other_conn:
-            install(other_conn, "seg_two", servers=2, index=1)
-            other_conn.execute("SELECT seg_two.create_tag('t')")
-        ids = DenseIds([cluster.dsn, other.dsn], "t", schema="seg_two", min_size=50, max_size=50, wait_ms=10_000)
-        # The first segment has the tags' starting size (1,000); then 50 at a time, in turn.
-        before = [ids.next_id() for _ in range(1_500)]
-        other.stop_server()
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        install(conn, "seg_two", servers=2, index=0)
+    with Cluster() as second:
+        with psycopg.connect(second.dsn, autocommit=True) as conn:
+            install(conn, "seg_two", servers=2, index=1)
+        yield second
+
+
+def create_on_both(tag: str, *servers: Any) -> None:
+    for server in servers:
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            conn.execute("SELECT seg_two.create_tag(%s)", (tag,))
+
+
+def test_two_ticket_servers_one_stopped_mid_run(cluster: Any, other: Any) -> None:
+    create_on_both("t", cluster, other)
+    ids = DenseIds([cluster.dsn, other.dsn], "t", schema="seg_two", min_size=50, max_size=50, wait_ms=10_000)
+    # The first segment has the tags' starting size (1,000); then 50 at a time, in turn.
+    before = [ids.next_id() for _ in range(1_500)]
+    other.stop_server()
+    try:
         during = [ids.next_id() for _ in range(1_000)]
+    finally:
         other.start_server()
-        after = [ids.next_id() for _ in range(1_000)]
-        ids.close()
+    after = [ids.next_id() for _ in range(1_000)]
+    ids.close()
     every = before + during + after
     assert len(set(every)) == len(every), "no ID twice"
     assert {i % 2 for i in before} == {0, 1}, "segments from both servers"
@@ -336,21 +351,14 @@ def test_two_ticket_servers_one_stopped_mid_run(cluster: Any, conn: Any) -> None
     assert {i % 2 for i in after} == {0, 1}, "server 1 is used again once it is back"
 
 
-def test_node_takes_segments_from_several_ticket_servers(cluster: Any, conn: Any) -> None:
+def test_node_takes_segments_from_several_ticket_servers(cluster: Any, other: Any) -> None:
     import json
 
-    from cluster import Cluster
-
-    install(conn, "seg_two", servers=2, index=0)
-    conn.execute("SELECT seg_two.create_tag('n_two')")
-    with Cluster() as other:
-        with psycopg.connect(other.dsn, autocommit=True) as other_conn:
-            install(other_conn, "seg_two", servers=2, index=1)
-            other_conn.execute("SELECT seg_two.create_tag('n_two')")
-        # A third server that is down (a port nothing listens on) costs only its turn.
-        down = f"postgresql://postgres@127.0.0.1:{other.port + 1 if other.port + 1 != cluster.port else other.port + 2}/postgres"
-        servers = [url(cluster), f"postgresql://postgres@127.0.0.1:{other.port}/postgres", down]
-        assert node(json.dumps(servers), "two") == {"unique": 3000, "residues": [0, 1], "fetches": True}
+    create_on_both("n_two", cluster, other)
+    # A third server that is down (a port nothing listens on) costs only its turn.
+    down = f"postgresql://postgres@127.0.0.1:{other.port + 1 if other.port + 1 != cluster.port else other.port + 2}/postgres"
+    servers = [url(cluster), f"postgresql://postgres@127.0.0.1:{other.port}/postgres", down]
+    assert node(json.dumps(servers), "two") == {"unique": 3000, "residues": [0, 1], "fetches": True}
 
 
 # Rust's shardid::segment::postgres (the `postgres` crate), on the same server: the example
