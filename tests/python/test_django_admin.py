@@ -201,7 +201,8 @@ def test_the_admin_in_chromium_adds_and_edits_a_note_without_an_id_field(project
     assert seen["changeUrl"] == f"/admin/notes/note/{new_id}/change/"
 
 
-SERIALIZE = """
+# Django set up, and the tags' serializer both scripts use.
+SERIALIZERS = """
 import json, os, sys, django
 os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
 django.setup()
@@ -209,15 +210,17 @@ from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 from notes.models import Note, Tag
 
-class NoteSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Note
-        fields = ["id", "text", "tags"]  # tags: the reverse relation of Tag.note
-
 class TagSerializer(serializers.ModelSerializer):
     class Meta:
         model = Tag
         fields = ["id", "note", "name"]
+"""
+
+SERIALIZE = SERIALIZERS + """
+class NoteSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Note
+        fields = ["id", "text", "tags"]  # tags: the reverse relation of Tag.note
 
 note = Note.objects.create(text="tagged")
 tags = [Tag.objects.create(note=note, name=f"t{i}") for i in range(3)]
@@ -225,18 +228,7 @@ body = JSONRenderer().render({"note": NoteSerializer(note).data, "tags": TagSeri
 sys.stdout.buffer.write(body)
 """
 
-WRITE_BACK = """
-import json, os, sys, django
-os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
-django.setup()
-from rest_framework import serializers
-from notes.models import Note, Tag
-
-class TagSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Tag
-        fields = ["id", "note", "name"]
-
+WRITE_BACK = SERIALIZERS + """
 note = Note.objects.get(text="tagged")
 seen = {}
 # What JavaScript sends back: the string it read, or an int (a safe one, or an exact bigint's digits).
