@@ -14,7 +14,6 @@ The lease's jump: test_lease.py. A Galera cluster names itself as one server: te
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -28,8 +27,8 @@ from shardid import Layout, _mysql, _segments_generated
 from shardid.dictionary import Dictionary
 from shardid.segments import DenseIds
 from shardid.sql import dictionary, mysql, segments
+from examples import run_example
 
-ROOT = Path(__file__).resolve().parents[2]
 NODE = Path(__file__).with_name("node_mysql.mjs")
 # What the count rule of before jumped (10,485 takes of twice 1,000): the rate's jump of the
 # 1,000 numbers a second at most handed out here is far below it.
@@ -55,13 +54,7 @@ def node(url: str, mode: str, *args: str) -> Any:
 
 
 def rust(name: str, url: str, mode: str, *args: str) -> Any:
-    directory = os.environ.get("SHARDID_MYSQL_EXAMPLES")
-    if not directory:
-        subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "mysql", "--example", name], cwd=ROOT, check=True)
-        directory = str(ROOT / "target" / "debug" / "examples")
-    done = subprocess.run([str(Path(directory) / name), url, mode, *args], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_example(name, url, mode, *args)
 
 
 def handed_out_then_lost(conn: Any, url: str, schema: str, tag: str) -> list[int]:

@@ -19,9 +19,8 @@ from typing import Any
 import pymysql
 import pytest
 from test_lease import NODE as LEASE_NODE
-from test_lease import rust_binary as lease_binary
 from test_node import NODE
-from test_rust import binary
+from examples import example
 
 from shardid import Layout, UnsupportedError
 from shardid.mysql import lease
@@ -47,7 +46,7 @@ def test_a_session_lease_is_refused_on_a_galera_node(cluster: Any) -> None:
     with pytest.raises(UnsupportedError, match="GET_LOCK|Galera"):
         lease(Layout.INSTAGRAM, url(cluster, 0), range(0, 4), kind="session", table="galera_session")
     # Node's and Rust's the same.
-    for command in (["node", str(LEASE_NODE)], [lease_binary()]):
+    for command in (["node", str(LEASE_NODE)], [example("mysql_lease")]):
         done = subprocess.run([*command, url(cluster, 1), "session", "galera_session"], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout.strip().splitlines()[-1])["code"] == "UNSUPPORTED", done.stdout
@@ -206,7 +205,7 @@ def test_leases_and_segments_on_every_node_with_one_killed(cluster: Any, tmp_pat
     conn.close()
     # Rust's binaries first (a build, outside SHARDID_MYSQL_EXAMPLES): the kill below must land
     # within the Python processes' 10 s.
-    rust_lease, rust_segments = lease_binary(), binary("mysql_segments")
+    rust_lease, rust_segments = example("mysql_lease"), example("mysql_segments")
     # 2 lease processes and 2 segment processes of 4 threads per node, for 10 s; node 2 is
     # SIGKILLed 2 s after they all started. The cluster's writes stall until the others declare it gone (2 to 4 s),
     # within the leases' time to live (10 s): the processes of nodes 0 and 1 go on.

@@ -8,7 +8,6 @@ counts duplicates; the expected number is always 0. Galera: test_galera.py."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -35,8 +34,8 @@ from lease_checks import (
     take_when_free,
     wait_for_ids,
 )
+from examples import example, run_example
 
-ROOT = Path(__file__).resolve().parents[2]
 NODE = Path(__file__).with_name("lease_node.mjs")
 # A short time to live keeps the tests that wait for an expiry short; the rules are the same
 # at any length.
@@ -58,20 +57,10 @@ def node(url: str, mode: str, *args: str, wait: bool = True) -> Any:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def rust_binary() -> str:
-    directory = os.environ.get("SHARDID_MYSQL_EXAMPLES")
-    if not directory:
-        subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "mysql", "--example", "mysql_lease"], cwd=ROOT, check=True)
-        directory = str(ROOT / "target" / "debug" / "examples")
-    return str(Path(directory) / "mysql_lease")
-
-
 def rust(url: str, mode: str, *args: str, wait: bool = True) -> Any:
     if not wait:
-        return subprocess.Popen([rust_binary(), url, mode, *args])
-    done = subprocess.run([rust_binary(), url, mode, *args], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        return subprocess.Popen([example("mysql_lease"), url, mode, *args])
+    return run_example("mysql_lease", url, mode, *args)
 
 
 def test_processes_of_three_languages_get_distinct_shards_and_no_duplicate(url: str, tmp_path: Path) -> None:

@@ -143,7 +143,7 @@ def test_node_serials_of_a_registration_gone_before_a_first_take_are_unknown(ser
 
 
 def test_node_and_rust_processes_on_one_serial_tag_never_share_a_serial(server: Any, conn: Any, tmp_path: Path) -> None:
-    from test_rust import binary  # core/examples/mysql_serials.rs, built by run.sh (or here)
+    from examples import example  # core/examples/mysql_serials.rs, built by run.sh (or here)
 
     schema = "ser_cross"
     install_serials(conn, schema)
@@ -152,7 +152,7 @@ def test_node_and_rust_processes_on_one_serial_tag_never_share_a_serial(server: 
     format_, zone, at = "NS-{yyyy}{MM}{dd}-{seq:6}", "Asia/Shanghai", "1764086399000"  # as serials_node.mjs
     outs = [tmp_path / f"node-{i}" for i in range(2)]
     procs = [subprocess.Popen(["node", str(NODE), url, "take", str(out), "4", "100"], stderr=subprocess.PIPE, text=True) for out in outs]
-    command = [binary("mysql_serials"), "take", url, schema, "ns", format_, zone, "2", "200", at]
+    command = [example("mysql_serials"), "take", url, schema, "ns", format_, zone, "2", "200", at]
     rust = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     issued: list[str] = []
     for p in rust:

@@ -7,7 +7,6 @@ processes on one tag."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,26 +16,11 @@ from dense_checks import with_python_never_share_an_id
 
 from shardid.dictionary import Dictionary
 from shardid.sql import dictionary, segments
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def binary(name: str) -> str:
-    directory = os.environ.get("SHARDID_MYSQL_EXAMPLES")
-    if not directory:
-        subprocess.run(
-            ["cargo", "build", "-q", "-p", "shardid", "--features", "serial,mysql", "--example", name],
-            cwd=ROOT,
-            check=True,
-        )
-        directory = str(ROOT / "target" / "debug" / "examples")
-    return str(Path(directory) / name)
+from examples import example, run_example
 
 
 def rust(name: str, url: str, mode: str, *args: str) -> dict[str, Any]:
-    done = subprocess.run([binary(name), url, mode, *args], capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return run_example(name, url, mode, *args, timeout=180)  # type: ignore[no-any-return]
 
 
 def test_rust_dense_ids(server: Any, conn: Any) -> None:
@@ -62,7 +46,7 @@ def test_rust_and_python_processes_on_one_tag_never_share_an_id(server: Any, con
     one(conn, "SELECT seg_mixed.create_tag('r')")
     url = server.url_for("seg_mixed")
     outs = [tmp_path / f"ids-{i}" for i in range(8)]
-    rusts = [subprocess.Popen([binary("mysql_segments"), url, "many", "r", str(outs[i]), "20000"], stdout=subprocess.DEVNULL) for i in range(4)]
+    rusts = [subprocess.Popen([example("mysql_segments"), url, "many", "r", str(outs[i]), "20000"], stdout=subprocess.DEVNULL) for i in range(4)]
     with_python_never_share_an_id(url, "r", outs, rusts)
     end = one(conn, "SELECT next FROM seg_mixed.shardid_tags WHERE tag = 'r'")
     # Holes: a clean close gives its rest back only if nobody took a segment since; at most a
@@ -114,9 +98,9 @@ def test_rust_says_a_server_that_is_not_mysql_is_not(server: Any) -> None:
 def test_rust_serials_on_mariadb(server: Any, conn: Any) -> None:
     # The segments' DDL, then the registrations' (rendered by the core: MysqlSerials).
     install(conn, segments("ser_rust", dialect="mysql"))
-    ddl = subprocess.run([binary("mysql_serials"), "ddl", "ser_rust"], capture_output=True, text=True, check=True)
+    ddl = subprocess.run([example("mysql_serials"), "ddl", "ser_rust"], capture_output=True, text=True, check=True)
     install(conn, ddl.stdout)
-    command = [binary("mysql_serials"), "run", server.url_for("ser_rust"), "ser_rust"]
+    command = [example("mysql_serials"), "run", server.url_for("ser_rust"), "ser_rust"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import install, one, rows
-from test_rust import binary
+from examples import example
 
 import shardid
 from shardid.segments import Serials, create_serial
@@ -124,13 +124,13 @@ def test_3_processes_x_4_threads_one_killed(server: Any, conn: Any, tmp_path: Pa
 
 
 def test_python_and_rust_take_from_one_tag(server: Any, conn: Any) -> None:
-    example = binary("mysql_serials")  # SHARDID_MYSQL_EXAMPLES, or built now
+    binary = example("mysql_serials")  # SHARDID_MYSQL_EXAMPLES, or built now
     schema, tag, fmt, zone = "ser_both", "both", "BT-{yyyy}{MM}{dd}-{seq:6}", "Asia/Shanghai"
     setup(conn, schema)
     url = server.url_for(schema)
     create_serial(url, tag, fmt, zone=zone, schema=schema)
     rust = subprocess.Popen(
-        [example, "take", url, schema, tag, fmt, zone, "4", "300", str(BEFORE_MIDNIGHT)],
+        [binary, "take", url, schema, tag, fmt, zone, "4", "300", str(BEFORE_MIDNIGHT)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

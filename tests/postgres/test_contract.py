@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-import os
 import re
 import socket
 import subprocess
@@ -51,29 +50,12 @@ from shardid.postgres import lease, lease_async
 from shardid.segments import AsyncDenseIds, AsyncSerials, DenseIds, Serials, create_serial, create_tag
 from shardid.sql import dictionary as dictionary_ddl
 from shardid.sql import mysql_serials, segments
+from examples import example
 
 FORMAT = "C-{yyyy}{MM}{dd}-{seq:6}"
 ZONE = "UTC"
 NODE = Path(__file__).with_name("contract_node.mjs")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def serials_example() -> str:
-    binary = os.environ.get("SHARDID_SERIALS_EXAMPLE")
-    if binary:
-        return binary
-    subprocess.run(
-        ["cargo", "build", "-q", "-p", "shardid", "--features", "serial,postgres", "--example", "serials"], cwd=ROOT, check=True
-    )
-    return str(ROOT / "target" / "debug" / "examples" / "serials")
-
-
-def segments_example() -> str:
-    binary = os.environ.get("SHARDID_SEGMENTS_EXAMPLE")
-    if binary:
-        return binary
-    subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "postgres", "--example", "segments"], cwd=ROOT, check=True)
-    return str(ROOT / "target" / "debug" / "examples" / "segments")
 
 
 def last_json(out: str) -> Any:
@@ -129,7 +111,7 @@ def test_rust_serials_through_a_transaction_pooler(pooler: Any, schema: str) -> 
     may run on another server session, so none may be a named prepared statement."""
     dsn = pooler.dsn("pooled_tx")
     runs = [
-        subprocess.Popen([serials_example(), "next", dsn, schema, "c", FORMAT, ZONE, "300"], stdout=subprocess.PIPE, text=True)
+        subprocess.Popen([example("serials"), "next", dsn, schema, "c", FORMAT, ZONE, "300"], stdout=subprocess.PIPE, text=True)
         for _ in range(4)
     ]
     results = []
@@ -145,7 +127,7 @@ def test_rust_errors_keep_the_servers_message(cluster: Any, schema: str) -> None
     # A schema that does not exist: the server's words, not the driver's "db error".
     created = last_json(
         subprocess.run(
-            [serials_example(), "create", cluster.dsn, "no_such_schema", "c", FORMAT, ZONE], capture_output=True, text=True, timeout=60
+            [example("serials"), "create", cluster.dsn, "no_such_schema", "c", FORMAT, ZONE], capture_output=True, text=True, timeout=60
         ).stdout
     )
     assert created["code"] == "DATABASE", created
@@ -153,7 +135,7 @@ def test_rust_errors_keep_the_servers_message(cluster: Any, schema: str) -> None
     # A server that is down: the system's reason, as DATABASE_UNREACHABLE.
     down = last_json(
         subprocess.run(
-            [serials_example(), "next", dsn_of(down_url()), schema, "c", FORMAT, ZONE, "1"], capture_output=True, text=True, timeout=60
+            [example("serials"), "next", dsn_of(down_url()), schema, "c", FORMAT, ZONE, "1"], capture_output=True, text=True, timeout=60
         ).stdout
     )
     assert down["code"] == "DATABASE_UNREACHABLE", down
@@ -226,9 +208,9 @@ def test_a_server_that_is_down_is_database_unreachable_within_the_wait(client: s
         got = node("unreachable", dead, str(WAIT_MS))
     else:
         got = {
-            "dense": rust(segments_example(), dsn_of(dead), "next", "contract", "d"),
-            "serials": rust(serials_example(), "next", dsn_of(dead), "contract", "c", FORMAT, ZONE, "1"),
-            "createSerial": rust(serials_example(), "create", dsn_of(dead), "contract", "c", FORMAT, ZONE),
+            "dense": rust(example("segments"), dsn_of(dead), "next", "contract", "d"),
+            "serials": rust(example("serials"), "next", dsn_of(dead), "contract", "c", FORMAT, ZONE, "1"),
+            "createSerial": rust(example("serials"), "create", dsn_of(dead), "contract", "c", FORMAT, ZONE),
         }
     for call, seen in got.items():
         assert seen.get("code") == "DATABASE_UNREACHABLE", (client, call, seen)
@@ -261,8 +243,8 @@ def test_a_url_no_driver_takes_is_invalid_argument_at_once(client: str, bad: str
         got = node("badurl", bad)
     else:
         got = {
-            "dense": rust(segments_example(), bad, "next", "contract", "d"),
-            "serials": rust(serials_example(), "next", bad, "contract", "c", FORMAT, ZONE, "1"),
+            "dense": rust(example("segments"), bad, "next", "contract", "d"),
+            "serials": rust(example("serials"), "next", bad, "contract", "c", FORMAT, ZONE, "1"),
         }
     for call, seen in got.items():
         assert seen.get("code") == "INVALID_ARGUMENT", (client, call, seen)
@@ -298,7 +280,7 @@ def test_serials_after_close_are_closed(client: str, url: str, schema: str) -> N
     elif client == "node":
         got = node("closed", url, schema)
     else:
-        got = {"next": rust(serials_example(), "closed", dsn_of(url), schema, "c", FORMAT, ZONE)}
+        got = {"next": rust(example("serials"), "closed", dsn_of(url), schema, "c", FORMAT, ZONE)}
     for call, seen in got.items():
         assert seen.get("code") == "CLOSED", (client, call, seen)
         assert seen["message"] == "Serials of tag c was closed: make a new one", (client, call, seen)
@@ -316,7 +298,7 @@ def test_an_unregistered_serial_tag_names_the_call_that_creates_it(client: str, 
     elif client == "node":
         seen = node("unknown", url, schema)["serials"]
     else:
-        seen = rust(serials_example(), "next", dsn_of(url), schema, "never_created", FORMAT, ZONE, "1")
+        seen = rust(example("serials"), "next", dsn_of(url), schema, "never_created", FORMAT, ZONE, "1")
     assert seen.get("code") == "UNKNOWN_TAG", (client, seen)
     assert seen["message"] == f"no tag never_created: create it first ({CREATING_CALL[client]})", (client, seen)
 
@@ -677,20 +659,10 @@ def group(place_of: Any) -> Any:
     return run
 
 
-def contract_example() -> str:
-    binary = os.environ.get("SHARDID_CONTRACT_EXAMPLE")
-    if binary:
-        return binary
-    subprocess.run(
-        ["cargo", "build", "-q", "-p", "shardid", "--features", "serial,postgres,mysql,sqlite", "--example", "contract"], cwd=ROOT, check=True
-    )
-    return str(ROOT / "target" / "debug" / "examples" / "contract")
-
-
 def rust_group(place: Place, system: str) -> dict[str, Any]:
     """core/examples/contract.rs: the group's calls in one process."""
     down = [f"{case}={u}" for case, u in place.down.items()]
-    return rust(contract_example(), place.database, system, place.url, place.schema, *down)  # type: ignore[no-any-return]
+    return rust(example("contract"), place.database, system, place.url, place.schema, *down)  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(("database", "system", "client"), grid("down"))
@@ -778,7 +750,7 @@ def test_a_sqlite_url_no_driver_takes_is_invalid_argument_at_once(client: str, b
     elif client == "node":
         got = node("badurl", bad)
     else:
-        got = rust(contract_example(), "badurl", bad)
+        got = rust(example("contract"), "badurl", bad)
     for call, seen in got.items():
         assert seen.get("code") == "INVALID_ARGUMENT", (client, call, seen)
         assert "sqlite:///relative/path.db or sqlite:////absolute/path.db" in seen["message"], (client, call, seen)

@@ -24,6 +24,7 @@ from shardid.dictionary import MAX_BATCH, MAX_VALUE_LEN, Dictionary, server_for
 from shardid.sql import dictionary
 from dense_checks import assert_dense_topic
 from together import on_threads
+from examples import example, run_example
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "dictionary.json"
 
@@ -542,23 +543,9 @@ def test_node_spreads_topics_as_python_does(cluster: Any, conn: Any) -> None:
     assert set(result["placed"].values()) == {0, 1}
 
 
-# Rust's shardid::dictionary::postgres, on the same server: core/examples/dictionary.rs, built by
-# tests/postgres/run.sh (SHARDID_DICTIONARY_EXAMPLE) or here.
-def rust_example() -> str:
-    import os
-
-    example = os.environ.get("SHARDID_DICTIONARY_EXAMPLE")
-    if not example:
-        root = Path(__file__).resolve().parents[2]
-        subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "postgres", "--example", "dictionary"], cwd=root, check=True)
-        example = str(root / "target" / "debug" / "examples" / "dictionary")
-    return example
-
-
 def rust(dsn: str, mode: str) -> Any:
-    done = subprocess.run([rust_example(), dsn, mode], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """Rust's shardid::dictionary::postgres on the same server (core/examples/dictionary.rs)."""
+    return run_example("dictionary", dsn, mode)
 
 
 def test_rust_shares_the_dictionary(cluster: Any, conn: Any) -> None:
@@ -631,7 +618,7 @@ def test_the_command_line_prints_the_ddl_and_its_uninstall_removes_it(conn: Any)
         [sys.executable, "-m", "shardid.sql", "--dictionary", "--schema", "dict_cli"], capture_output=True, text=True, check=True
     ).stdout
     assert printed == dictionary("dict_cli")
-    rust = subprocess.run([rust_example(), "ddl", "dict_cli"], capture_output=True, text=True, check=True).stdout
+    rust = subprocess.run([example("dictionary"), "ddl", "dict_cli"], capture_output=True, text=True, check=True).stdout
     assert rust == printed, "the Rust example prints the same DDL"
     with conn.transaction():
         conn.execute(printed.encode())

@@ -9,7 +9,6 @@ duplicate IDs of 151,001.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from array import array
@@ -25,6 +24,7 @@ from shardid.postgres import lease
 
 from lease_checks import down_longer_than_the_lease, duplicates, killed_holder, paused_past_its_lease, python_holder, python_probe, take_when_free
 from pooler import Pooler
+from examples import example, run_example
 
 # A short time to live keeps the tests that wait for an expiry short; the rules are the same
 # at any length.
@@ -175,7 +175,6 @@ def test_an_old_table_is_upgraded_in_place(cluster: Any) -> None:
     g.close()
 
 
-
 # Node's shardid/postgres (pg), on the same pooler: tests/postgres/lease_node.mjs.
 NODE = Path(__file__).with_name("lease_node.mjs")
 
@@ -192,18 +191,9 @@ def node(dsn: str, mode: str, *args: str, wait: bool = True) -> Any:
 
 # Rust's shardid::lease::postgres (the `postgres` crate): core/examples/lease.rs.
 def rust(dsn: str, mode: str, *args: str, wait: bool = True) -> Any:
-    import json
-
-    binary = os.environ.get("SHARDID_LEASE_EXAMPLE")
-    if not binary:
-        root = Path(__file__).resolve().parents[2]
-        subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "postgres", "--example", "lease"], cwd=root, check=True)
-        binary = str(root / "target" / "debug" / "examples" / "lease")
     if not wait:
-        return subprocess.Popen([binary, dsn, mode, *args])
-    done = subprocess.run([binary, dsn, mode, *args], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        return subprocess.Popen([example("lease"), dsn, mode, *args])
+    return run_example("lease", dsn, mode, *args)
 
 
 def other(language: str, pooler: Pooler, mode: str, table: str, out: str, *args: str, wait: bool = True) -> Any:

@@ -147,15 +147,11 @@ def test_nodes_lease_counts_the_same_statements(cluster: Any) -> None:
 
 
 def test_rusts_lease_counts_the_same_statements(cluster: Any) -> None:
-    import os
     import subprocess
-    from pathlib import Path
 
-    binary = os.environ.get("SHARDID_LEASE_EXAMPLE")
-    if not binary:
-        root = Path(__file__).resolve().parents[2]
-        subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "postgres", "--example", "lease"], cwd=root, check=True)
-        binary = str(root / "target" / "debug" / "examples" / "lease")
+    from examples import example
+
+    binary = example("lease")
     table = "rust_stats_leases"
     lease(Layout.TWITTER, cluster.dsn, range(0, 1), table=table).close()  # makes the table
     with psycopg.connect(cluster.dsn, autocommit=True) as admin:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import subprocess
 import threading
 from pathlib import Path
@@ -21,6 +20,7 @@ from shardid.dictionary import Dictionary
 from shardid.segments import DenseIds
 from shardid.sql import dictionary, segments
 from together import on_threads
+from examples import example
 
 
 def setup(cluster: Any) -> psycopg.Connection[Any]:
@@ -86,15 +86,6 @@ def test_python_dictionary_through_a_transaction_pooler(cluster: Any, pooler: An
         "SELECT count(*), max(id) FROM dict_pooled.shardid_strings s JOIN dict_pooled.shardid_topics t USING (topic_id) WHERE t.topic = 'words'"
     ).fetchone()  # type: ignore[misc]
     assert (count, top) == (len(seen), len(seen) - 1)
-
-
-def example(name: str) -> str:
-    binary = os.environ.get(f"SHARDID_{name.upper()}_EXAMPLE")
-    if binary:
-        return binary
-    root = Path(__file__).resolve().parents[2]
-    subprocess.run(["cargo", "build", "-q", "-p", "shardid", "--features", "postgres", "--example", name], cwd=root, check=True)
-    return str(root / "target" / "debug" / "examples" / name)
 
 
 def run(command: list[str]) -> Any:

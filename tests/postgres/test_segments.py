@@ -4,7 +4,6 @@ server restart and a server that is down."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from pathlib import Path
@@ -19,6 +18,7 @@ from shardid.segments import DenseIds
 from shardid.sql import segments
 from dense_checks import burst_makes_one_fetch, down_then_resumes, forked_child_takes_segments_of_its_own, killed_while_its_fetch_is_in_flight, processes_a_kill_and_a_server_restart
 from together import on_threads
+from examples import run_example
 
 
 def install(conn: Any, schema: str, **kw: int) -> None:
@@ -362,22 +362,9 @@ def test_node_takes_segments_from_several_ticket_servers(cluster: Any, other: An
 
 
 # Rust's shardid::segment::postgres (the `postgres` crate), on the same server: the example
-# core/examples/segments.rs, built by tests/postgres/run.sh (or here, when run alone).
+# core/examples/segments.rs.
 def rust(dsn: str, mode: str) -> dict[str, Any]:
-    import json
-
-    binary = os.environ.get("SHARDID_SEGMENTS_EXAMPLE")
-    if not binary:
-        root = Path(__file__).resolve().parents[2]
-        subprocess.run(
-            ["cargo", "build", "-q", "-p", "shardid", "--features", "postgres", "--example", "segments"],
-            cwd=root,
-            check=True,
-        )
-        binary = str(root / "target" / "debug" / "examples" / "segments")
-    done = subprocess.run([binary, dsn, mode], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_example("segments", dsn, mode)  # type: ignore[no-any-return]
 
 
 def test_rust_dense_ids(cluster: Any, conn: Any) -> None:

@@ -11,7 +11,6 @@ scripted midnight together (or a few ms apart, with offsets)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -29,6 +28,7 @@ import shardid
 from shardid.segments import Serials, create_serial
 from shardid.sql import create_serial_sql, segments, segments_uninstall
 from together import on_threads
+from examples import example
 from serial_checks import forked_child_takes_its_own
 
 
@@ -184,17 +184,6 @@ print(json.dumps({"count": sum(counts), "skipped": s.skipped}))
 """
 
 
-def rust_example() -> str:
-    binary = os.environ.get("SHARDID_SERIALS_EXAMPLE")
-    if binary:
-        return binary
-    root = Path(__file__).resolve().parents[2]
-    subprocess.run(
-        ["cargo", "build", "-q", "-p", "shardid", "--features", "serial,postgres", "--example", "serials"], cwd=root, check=True
-    )
-    return str(root / "target" / "debug" / "examples" / "serials")
-
-
 NODE = Path(__file__).with_name("serials_node.mjs")
 
 
@@ -213,7 +202,7 @@ def start(kind: str, dsn: str, schema: str, tag: str, fmt: str, zone: str, out: 
     elif kind == "node":
         command = ["node", str(NODE), "run", url(dsn), schema, tag, fmt, zone, str(out), str(int(script) + int(offset)), duration, speed]
     else:
-        command = [rust_example(), "run", dsn, schema, tag, fmt, zone, threads, script, "-", duration, speed, offset, str(out)]
+        command = [example("serials"), "run", dsn, schema, tag, fmt, zone, threads, script, "-", duration, speed, offset, str(out)]
     return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 

@@ -11,28 +11,11 @@ from conftest import install
 pytest.importorskip("sqlalchemy")
 
 from sqlalchemy import create_engine, text  # noqa: E402
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column  # noqa: E402
-from sqlalchemy_checks import app_and_database_ids_in_one_table  # noqa: E402
+from sqlalchemy_checks import app_and_database_ids_in_one_table, event_model  # noqa: E402
 
 import shardid  # noqa: E402
-from shardid.sqlalchemy import ShardId  # noqa: E402
 
-APP = shardid.Generator(layout=shardid.Layout.TWITTER, shard=33)
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class Event(Base):
-    __tablename__ = "sa_events"
-    id: Mapped[int] = mapped_column(
-        ShardId(shardid.Layout.TWITTER),
-        primary_key=True,
-        default=APP.next_id,
-        server_default=text("sa_ids.next_id()"),
-    )
-    source: Mapped[str]
+Base, Event = event_model(text("sa_ids.next_id()"))
 
 
 def test_app_and_database_ids_in_one_table(cluster: Any, conn: Any) -> None:
