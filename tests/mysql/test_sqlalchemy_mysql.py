@@ -12,26 +12,13 @@ from conftest import install
 
 pytest.importorskip("sqlalchemy")
 
-from sqlalchemy import DDL, String, create_engine, event, text  # noqa: E402
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column  # noqa: E402
-from sqlalchemy_checks import app_and_database_ids_in_one_table  # noqa: E402
+from sqlalchemy import DDL, create_engine, event, text  # noqa: E402
+from sqlalchemy_checks import app_and_database_ids_in_one_table, event_model  # noqa: E402
 
 import shardid  # noqa: E402
 from shardid.sql import mysql  # noqa: E402
-from shardid.sqlalchemy import ShardId  # noqa: E402
 
-APP = shardid.Generator(layout=shardid.Layout.TWITTER, shard=33)
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class Event(Base):
-    __tablename__ = "sa_events"
-    id: Mapped[int] = mapped_column(ShardId(shardid.Layout.TWITTER), primary_key=True, default=APP.next_id, server_default=text("0"))
-    source: Mapped[str] = mapped_column(String(20))
-
+Base, Event = event_model(text("0"))
 
 # The trigger that makes the database's next_id() the id's default, created with the table.
 event.listen(

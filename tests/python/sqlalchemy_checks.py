@@ -7,9 +7,30 @@ from typing import Any
 
 import pytest
 import shardid
-from sqlalchemy import select, text
+from shardid.sqlalchemy import ShardId
+from sqlalchemy import String, select, text
 from sqlalchemy.exc import StatementError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+APP = shardid.Generator(layout=shardid.Layout.TWITTER, shard=33)
+
+
+def event_model(server_default: Any) -> tuple[Any, Any]:
+    """The declarative base and the model of table `sa_events` that
+    app_and_database_ids_in_one_table fills: an ID column `ShardId(Layout.TWITTER)` whose
+    default is the application's generator on shard 33, and `server_default` the database's."""
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Event(Base):
+        __tablename__ = "sa_events"
+        id: Mapped[int] = mapped_column(
+            ShardId(shardid.Layout.TWITTER), primary_key=True, default=APP.next_id, server_default=server_default
+        )
+        source: Mapped[str] = mapped_column(String(20))
+
+    return Base, Event
 
 
 def app_and_database_ids_in_one_table(engine: Any, base: Any, event: Any, insert_by_the_database: str) -> None:
