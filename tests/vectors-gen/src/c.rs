@@ -122,13 +122,7 @@ pub fn render(files: &[(&str, String)]) -> String {
          struct vector_case {\n    const char *file;\n    const char *name;\n    const char *layout;\n    const char *op;\n    uint64_t args[3];\n    shardid_status expect;\n    uint64_t result[3];\n};\n\n\
          static const struct vector_case VECTOR_CASES[] = {\n",
     );
-    for file in [
-        "decode.json",
-        "compose.json",
-        "ranges.json",
-        "shard_for_key.json",
-        "scatter.json",
-    ] {
+    for file in crate::LAYOUT_OP_FILES {
         for case in json(file)["cases"].as_array().expect("cases") {
             let op = case["op"].as_str().expect("op");
             let (arg_names, result_names) = op_shape(op);

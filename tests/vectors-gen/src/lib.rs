@@ -21,6 +21,15 @@ pub const SCHEMA_VERSION: u64 = 2;
 /// The command that rewrites the files.
 pub const REGENERATE: &str = "cargo run -p shardid-vectors";
 
+/// The files of layout operations (`cases`, each run by [`run_layout_op`]).
+pub const LAYOUT_OP_FILES: [&str; 5] = [
+    "decode.json",
+    "compose.json",
+    "ranges.json",
+    "shard_for_key.json",
+    "scatter.json",
+];
+
 const T0: u64 = 1_700_000_000_000; // 2023-11-14T22:13:20Z
 
 /// A 64-bit value as JSON: a decimal string, because JavaScript's JSON parser rounds numbers

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 use shardid::Generator;
 use shardid_vectors::{
-    REGENERATE, arg, build_layout, build_options, error_json, layout, run_layout_op, run_step,
+    LAYOUT_OP_FILES, REGENERATE, arg, build_layout, build_options, error_json, layout,
+    run_layout_op, run_step,
 };
 
 fn dir() -> PathBuf {
@@ -54,13 +55,7 @@ fn layouts_build_from_their_specs() {
 #[test]
 fn every_layout_case_passes() {
     let mut count = 0;
-    for file in [
-        "decode.json",
-        "compose.json",
-        "ranges.json",
-        "shard_for_key.json",
-        "scatter.json",
-    ] {
+    for file in LAYOUT_OP_FILES {
         for c in load(file)["cases"].as_array().unwrap() {
             let l = layout(c["layout"].as_str().unwrap());
             let got = run_layout_op(&l, c["op"].as_str().unwrap(), &c["args"]);
