@@ -8,16 +8,14 @@ fn run(args: &[&str]) -> shardid::cli::Output {
     shardid::cli::run(args, None)
 }
 
+/// `shardid sql --dialect sqlite --<what> --schema main`.
+fn main_ddl(what: &str) -> shardid::cli::Output {
+    run(&["sql", "--dialect", "sqlite", what, "--schema", "main"])
+}
+
 #[test]
 fn sqlite_the_command_line_prints_sqlites_ddl() {
-    let seg = run(&[
-        "sql",
-        "--dialect",
-        "sqlite",
-        "--segments",
-        "--schema",
-        "main",
-    ]);
+    let seg = main_ddl("--segments");
     assert_eq!(seg.code, 0, "{}", seg.stderr);
     assert_eq!(seg.stdout, SqliteSegments::new("main").unwrap().to_string());
     assert!(
@@ -98,25 +96,8 @@ fn sqlite_the_printed_ddl_runs_on_a_file_twice() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("ddl.db");
     let conn = rusqlite::Connection::open(&path).unwrap();
-    for args in [
-        [
-            "sql",
-            "--dialect",
-            "sqlite",
-            "--segments",
-            "--schema",
-            "main",
-        ],
-        [
-            "sql",
-            "--dialect",
-            "sqlite",
-            "--dictionary",
-            "--schema",
-            "main",
-        ],
-    ] {
-        let ddl = run(&args).stdout;
+    for what in ["--segments", "--dictionary"] {
+        let ddl = main_ddl(what).stdout;
         conn.execute_batch(&ddl).unwrap();
         conn.execute_batch(&ddl).unwrap();
     }
