@@ -8,6 +8,12 @@ fn cli(args: &[&str]) -> Output {
     run(args, None)
 }
 
+/// Asserts `text` holds `part`; the message shows the whole text.
+#[track_caller]
+fn assert_has(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is not in:\n{text}");
+}
+
 #[test]
 fn decode_prints_time_shard_and_sequence_and_refuses_bad_ids_with_status_1() {
     // Instagram's blog post: 2011-08-24T21:07:01.721Z... its worked example.
@@ -40,11 +46,7 @@ fn decode_prints_time_shard_and_sequence_and_refuses_bad_ids_with_status_1() {
         "{}",
         out.stderr
     );
-    assert!(
-        out.stderr.contains("9223372036854775808 is not a valid ID"),
-        "{}",
-        out.stderr
-    );
+    assert_has(&out.stderr, "9223372036854775808 is not a valid ID");
     // A huge argument is cut in the message.
     let huge = "7".repeat(10_000);
     assert!(cli(&["decode", &huge]).stderr.len() < 200);
@@ -126,17 +128,11 @@ fn times_round_trip_through_rfc3339() {
 fn layout_prints_its_numbers_and_whether_ids_fit_a_javascript_number() {
     let out = cli(&["layout", "instagram"]);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(
-        out.stdout.contains("ids_per_second_per_shard  1024000\n"),
-        "{}",
-        out.stdout
-    );
+    assert_has(&out.stdout, "ids_per_second_per_shard  1024000\n");
     assert!(out.stdout.contains("shards                    8192\n"));
-    assert!(
-        out.stdout
-            .contains("expires                   2046-06-27T17:00:49.496Z"),
-        "{}",
-        out.stdout
+    assert_has(
+        &out.stdout,
+        "expires                   2046-06-27T17:00:49.496Z",
     );
     assert!(out.stdout.contains("fits_a_javascript_number  false\n"));
     // A layout below 2^53: 38 bits of 10 ms, 6 shard bits, 8 sequence bits.
@@ -151,16 +147,8 @@ fn layout_prints_its_numbers_and_whether_ids_fit_a_javascript_number() {
         "38,6,8",
     ]);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(
-        out.stdout.contains("\"fits_a_javascript_number\":true"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("\"ids_per_second_per_shard\":25600"),
-        "{}",
-        out.stdout
-    );
+    assert_has(&out.stdout, "\"fits_a_javascript_number\":true");
+    assert_has(&out.stdout, "\"ids_per_second_per_shard\":25600");
     assert!(out.stdout.contains("\"name\":\"custom\""));
     assert_eq!(cli(&["layout", "nope"]).code, 2);
     assert_eq!(
@@ -387,11 +375,7 @@ fn public_refuses_values_and_goes_on() {
                 .is_some()
         )
     );
-    assert!(
-        out.stderr.contains("does not start with its type's prefix"),
-        "{}",
-        out.stderr
-    );
+    assert_has(&out.stderr, "does not start with its type's prefix");
     assert!(out.stderr.contains("wrong length"), "{}", out.stderr);
     let out = cli(&public_args("encode", &key, &["9223372036854775808", "x1"]));
     assert_eq!(out.code, 1);
@@ -526,11 +510,9 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
     assert_eq!(run.next(), None);
     let out = run.output();
     assert_eq!(out.code, 1, "{out:?}");
-    assert!(
-        out.stdout
-            .contains("\n  orders 2001 2000    2026-11-26T02:41:56.827Z 33.333     > 1,000\n"),
-        "{}",
-        out.stdout
+    assert_has(
+        &out.stdout,
+        "\n  orders 2001 2000    2026-11-26T02:41:56.827Z 33.333     > 1,000\n",
     );
     assert!(
         out.stdout
@@ -633,11 +615,7 @@ fn a_key_file_of_no_accepted_form_is_refused_naming_every_form_as_the_page_does(
         }
     }
     let out = cli(&["public", "encode", "5"]);
-    assert!(
-        out.stderr.contains(shardid::cli::KEY_FILE_FORMS),
-        "{}",
-        out.stderr
-    );
+    assert_has(&out.stderr, shardid::cli::KEY_FILE_FORMS);
     for d in [dir, dir2, dir3] {
         std::fs::remove_dir_all(d).unwrap();
     }
