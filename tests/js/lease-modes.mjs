@@ -34,3 +34,17 @@ export async function hold(g, out) {
     appendFileSync(out, new Uint8Array(ids.buffer))
   }
 }
+
+/** What a holder `g` (its first ID made at `t0`) does once another holder's claim has changed
+ *  its row's token (`takeOver()` does that): IDs within its recorded ceiling, then LEASE_LOST
+ *  for good. Prints them as one JSON line and closes. */
+export async function takenOver(g, t0, takeOver) {
+  await g.nextIdAt(t0)
+  await takeOver()
+  const code = (promise) => promise.then(() => 'no error', (err) => err.code)
+  const within = await code(g.nextIdAt(t0 + 50))
+  const past = await code(g.nextIdAt(t0 + 1000))
+  const again = await code(g.nextIdAt(t0 + 10))
+  console.log(JSON.stringify({ within, past, again, held: g.held }))
+  await g.close()
+}

@@ -12,7 +12,7 @@
 //   session <table>: the code and message of a session lease (UNSUPPORTED on a Galera node).
 //   exit <table>: takes a lease and returns: the process must exit on its own.
 import { createRequire } from 'node:module'
-import { hold, probe } from '../js/lease-modes.mjs'
+import { hold, probe, takenOver } from '../js/lease-modes.mjs'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
 const { Layout } = require('./index.js')
@@ -32,18 +32,13 @@ if (mode === 'probe') {
   const [out, table, ttl] = rest
   await hold(await take(table, [0, 1], { ttlMs: Number(ttl) }), out)
 } else if (mode === 'takenover') {
-  const g = await take('node_taken_over', [0, 1])
-  await g.nextIdAt(T0)
-  const mysql = require('mysql2/promise')
-  const u = new URL(url)
-  const admin = await mysql.createConnection({ host: u.hostname, port: Number(u.port), user: 'root', database: u.pathname.slice(1) })
-  await admin.query("UPDATE node_taken_over SET token = 'someone else'")
-  await admin.end()
-  const within = await code(g.nextIdAt(T0 + 50))
-  const past = await code(g.nextIdAt(T0 + 1000))
-  const again = await code(g.nextIdAt(T0 + 10))
-  console.log(JSON.stringify({ within, past, again, held: g.held }))
-  await g.close()
+  await takenOver(await take('node_taken_over', [0, 1]), T0, async () => {
+    const mysql = require('mysql2/promise')
+    const u = new URL(url)
+    const admin = await mysql.createConnection({ host: u.hostname, port: Number(u.port), user: 'root', database: u.pathname.slice(1) })
+    await admin.query("UPDATE node_taken_over SET token = 'someone else'")
+    await admin.end()
+  })
 } else if (mode === 'bad') {
   const tables = []
   for (const table of ['Leases', 'leases; DROP TABLE x', '1leases', '']) tables.push(await code(take(table, [0, 4])))

@@ -20,7 +20,7 @@
 //   closed:   a held shard refuses another session; closed, it is taken again at once and the
 //             closed lease makes no ID.
 import { createRequire } from 'node:module'
-import { hold, probe } from '../js/lease-modes.mjs'
+import { hold, probe, takenOver } from '../js/lease-modes.mjs'
 
 const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
 const { Layout } = require('./index.js')
@@ -73,18 +73,13 @@ if (mode === 'badtable') {
   const [table, seconds, count] = rest
   await probe(await take(table, [0, 4], { layout: Layout.INSTAGRAM }), file, seconds, count)
 } else if (mode === 'takenover') {
-  const g = await take('node_taken_over', [0, 1])
-  await g.nextIdAt(T0)
-  const pg = require('pg')
-  const admin = new pg.Client({ connectionString })
-  await admin.connect()
-  await admin.query("UPDATE node_taken_over SET token = 'someone else'")
-  await admin.end()
-  const within = await code(g.nextIdAt(T0 + 50))
-  const past = await code(g.nextIdAt(T0 + 1000))
-  const again = await code(g.nextIdAt(T0 + 10))
-  console.log(JSON.stringify({ within, past, again, held: g.held }))
-  await g.close()
+  await takenOver(await take('node_taken_over', [0, 1]), T0, async () => {
+    const pg = require('pg')
+    const admin = new pg.Client({ connectionString })
+    await admin.connect()
+    await admin.query("UPDATE node_taken_over SET token = 'someone else'")
+    await admin.end()
+  })
 } else if (mode === 'stats') {
   const numbers = (stats) => Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, Number(v)]))
   const held = await take(file, [0, 1], { ttlMs: 600 })
