@@ -61,6 +61,11 @@ class Cluster:
         if self._as_postgres:
             subprocess.run(["chown", "postgres:", str(self.root)], check=True)
         self._initdb()
+        self._start("PostgreSQL", **settings)
+
+    def _start(self, what: str, **settings: str) -> None:
+        """Starts the server on its data directory with a throwaway cluster's options and
+        `settings`; on failure, stops it and raises with its log, naming it `what`."""
         options = {
             "listen_addresses": "127.0.0.1",
             "port": str(self.port),
@@ -72,17 +77,13 @@ class Cluster:
             "max_connections": "50",
             **settings,
         }
-        flags = " ".join(f"-c {k}={v}" for k, v in options.items())
-        self._flags = flags
+        self._flags = " ".join(f"-c {k}={v}" for k, v in options.items())
         try:
-            self._run(
-                "pg_ctl", "-D", str(self.data), "-o", flags, "-l", str(self.root / "log"),
-                "-w", "start",
-            )  # fmt: skip
+            self.start_server()
         except subprocess.CalledProcessError:
             log = (self.root / "log").read_text(errors="replace") if (self.root / "log").exists() else ""
             self.stop()
-            raise RuntimeError(f"PostgreSQL did not start:\n{log}") from None
+            raise RuntimeError(f"{what} did not start:\n{log}") from None
         self.dsn = f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres"
 
     def _initdb(self) -> None:

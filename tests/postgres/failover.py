@@ -188,26 +188,13 @@ class Standby(Cluster):
         self._base_backup(primary, "shardid-pg-standby-", "-R", dir=_fast_dir())
         if behind_s:
             self.env = faketime_env(behind_s)
-        options = {
-            "listen_addresses": "127.0.0.1",
-            "port": str(self.port),
-            "unix_socket_directories": str(self.root),
-            "fsync": "off",
-            "full_page_writes": "off",
-            "max_connections": "50",
-            "dynamic_shared_memory_type": DSM,
+        self._start(
+            "the standby",
+            dynamic_shared_memory_type=DSM,
             # The default 5 s: after the primary died, the startup process waits that long
             # before it looks at pg_wal again, and a promotion with it.
-            "wal_retrieve_retry_interval": "100ms",
-        }
-        self._flags = " ".join(f"-c {k}={v}" for k, v in options.items())
-        try:
-            self.start_server()
-        except subprocess.CalledProcessError:
-            log = (self.root / "log").read_text(errors="replace") if (self.root / "log").exists() else ""
-            self.stop()
-            raise RuntimeError(f"the standby did not start:\n{log}") from None
-        self.dsn = f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres"
+            wal_retrieve_retry_interval="100ms",
+        )
 
     def promote(self) -> None:
         """``pg_ctl promote -w``: returns once the standby accepts writes."""
