@@ -26,6 +26,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_until_it_answers(server: subprocess.Popen[str], timeout: float, ask: Any) -> None:
+    """Calls ``ask()`` every 0.1 s until it raises no OSError; asserts, with what the server
+    printed, when the server exits first or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            ask()
+            return
+        except OSError:
+            printed = server.stdout or server.stderr
+            assert server.poll() is None and time.monotonic() < deadline, printed.read() if printed else ""
+            time.sleep(0.1)
+
+
 @contextmanager
 def runserver(project: Path, *args: str, timeout: float = 30) -> Iterator[str]:
     """Serves ``project`` (its ``settings`` module) on a free port of 127.0.0.1 (``args``:
@@ -39,14 +53,7 @@ def runserver(project: Path, *args: str, timeout: float = 30) -> Iterator[str]:
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/admin/login/", timeout=2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
-                time.sleep(0.1)
+        wait_until_it_answers(proc, timeout, lambda: urllib.request.urlopen(f"{base}/admin/login/", timeout=2).close())
         yield base
     finally:
         proc.terminate()
@@ -91,14 +98,7 @@ def gunicorn(project: Path, workers: int = 4, timeout: float = 60) -> Iterator[G
     )  # fmt: skip
     server = Gunicorn(port, process)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None and time.monotonic() < deadline, process.stdout.read() if process.stdout else ""
-                time.sleep(0.1)
+        wait_until_it_answers(process, timeout, lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close())
         yield server
     finally:
         process.send_signal(signal.SIGTERM)
