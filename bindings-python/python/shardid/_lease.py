@@ -86,10 +86,52 @@ class _Lease:
         return self._tally.stats()  # type: ignore[no-any-return]
 
 
-class _Tenure:
+class _Held:
+    """What a blocking and an asyncio tenure share: the lease's shard, its hold (an expiring
+    lease's deadline), its generator, and how an answer to a renewal or a ceiling's record
+    is read. Each subclass runs the statements its own way (a thread, or a task)."""
+
+    def __init__(self, owner: _Lease, protocol: _LeaseProtocol, shard: int, recorded: int | None, sent: int) -> None:
+        self.owner = owner
+        self.protocol = protocol
+        self.shard = shard
+        self.hold = _Hold(owner.ttl_ms, sent) if protocol.kind == "expiring" else None
+        self.generator = _CeilingGenerator(
+            owner.layout, shard, recorded, self._store, hold=self.hold, tally=owner._tally, **owner._options
+        )
+
+    def _store(self, units: int, at_least: int) -> Any:
+        raise NotImplementedError
+
+    def lost(self, why: str = "is no longer held") -> LeaseLostError:
+        return LeaseLostError(f"the lease on shard {self.shard} {why}: take a new lease", shard=self.shard)
+
+    def sending(self) -> int:
+        """When a ceiling's record is sent (a renewal too, for an expiring lease);
+        LeaseLostError once the lease is past its deadline."""
+        sent = self.hold.sending() if self.hold is not None else _Hold.now()
+        if sent is None:
+            raise self.lost()
+        return sent
+
+    def kept(self, row: Any, sent: int) -> bool:
+        """Reads the row a renewal or a record sent at ``sent`` answered: the lease renewed
+        from then, or lost for good (another holder's token)."""
+        if not self.protocol.kept(row):
+            if self.hold is not None:
+                self.hold.lose()
+            return False
+        if self.hold is not None:
+            self.hold.renewed(sent)
+        return True
+
+
+class _Tenure(_Held):
     """One lease taken by the protocol: its shard, token, generator and heartbeat. A
     :class:`DatabaseLease` holds one at a time (another after ``fork()``, or after a loss with
     ``retake=True``)."""
+
+    owner: DatabaseLease
 
     def __init__(self, owner: DatabaseLease, protocol: _LeaseProtocol, shard: int, recorded: int | None,
                  backend: str | None, sent: int) -> None:  # fmt: skip
@@ -103,33 +145,21 @@ class _Tenure:
             except BaseException:
                 self._release()
                 raise
-        self.hold = _Hold(owner.ttl_ms, sent) if protocol.kind == "expiring" else None
-        self.generator = _CeilingGenerator(
-            owner.layout, shard, recorded, self._store, hold=self.hold, tally=owner._tally, **owner._options
-        )
+        super().__init__(owner, protocol, shard, recorded, sent)
         self.stop = threading.Event()
         self.heartbeat: threading.Thread | None = None
         if self.hold is not None:
             self.heartbeat = threading.Thread(target=self._beat, name=f"shardid-lease-{shard}", daemon=True)
             self.heartbeat.start()
 
-    def lost(self, why: str = "is no longer held") -> LeaseLostError:
-        return LeaseLostError(f"the lease on shard {self.shard} {why}: take a new lease", shard=self.shard)
-
     def _store(self, units: int, at_least: int) -> None:
         # Called before any ID above the last ceiling is handed out, on the thread asking for
         # it; only while the row still holds this lease's token. Records ``units`` (a span
         # ahead of ``at_least``, the unit of the ID asked for).
-        sent = self.hold.sending() if self.hold is not None else _Hold.now()
-        if sent is None:
-            raise self.lost()
+        sent = self.sending()
         sql, params = self.protocol.record(self.shard, units)
-        if not self.protocol.kept(self.owner._run(sql, params, self)):
-            if self.hold is not None:
-                self.hold.lose()
+        if not self.kept(self.owner._run(sql, params, self), sent):
             raise self.lost()
-        if self.hold is not None:
-            self.hold.renewed(sent)
 
     def _beat(self) -> None:
         """The heartbeat: renews the lease when due; stops the generator once the lease is
@@ -153,10 +183,8 @@ class _Tenure:
             except Exception:  # noqa: BLE001 (the database did not answer: try again sooner)
                 hold.failed()
                 continue
-            if not self.protocol.kept(row):
-                hold.lose()
+            if not self.kept(row, sent):
                 break
-            hold.renewed(sent)
         if not self.stop.is_set():
             self.generator.revoke()
 
@@ -334,29 +362,22 @@ class _Behind(Exception):  # noqa: N818 - not an error: a ceiling to record firs
         self.at_least = at_least
 
 
-class _AsyncTenure:
+class _AsyncTenure(_Held):
     """One lease taken by an :class:`AsyncDatabaseLease`: its shard, generator and heartbeat
     task (the statements and their order are the core's ``_LeaseProtocol``'s, as for
     :class:`_Tenure`)."""
 
+    owner: AsyncDatabaseLease
+
     def __init__(self, owner: AsyncDatabaseLease, protocol: _LeaseProtocol, shard: int, recorded: int | None,
                  backend: str | None, sent: int) -> None:  # fmt: skip
-        self.owner = owner
-        self.protocol = protocol
-        self.shard = shard
         self.recorded = recorded if recorded is not None else -1
         self.claim = _claim_backend(backend) if backend is not None else None
-        self.hold = _Hold(owner.ttl_ms, sent) if protocol.kind == "expiring" else None
-        self.generator = _CeilingGenerator(
-            owner.layout, shard, recorded, self._store, hold=self.hold, tally=owner._tally, **owner._options
-        )
+        super().__init__(owner, protocol, shard, recorded, sent)
         self.stopped = asyncio.Event()
         self.heartbeat: asyncio.Task[None] | None = None
         if self.hold is not None:
             self.heartbeat = asyncio.get_running_loop().create_task(self._beat(), name=f"shardid-lease-{shard}")
-
-    def lost(self, why: str = "is no longer held") -> LeaseLostError:
-        return LeaseLostError(f"the lease on shard {self.shard} {why}: take a new lease", shard=self.shard)
 
     def _store(self, units: int, at_least: int) -> int:
         # Called by the generator (synchronously, on the loop) before an ID above the last
@@ -376,16 +397,10 @@ class _AsyncTenure:
             if at_least <= self.recorded:
                 return  # another task recorded one that covers it meanwhile: no statement
             units += units - at_least
-            sent = self.hold.sending() if self.hold is not None else _Hold.now()
-            if sent is None:
-                raise self.lost()
+            sent = self.sending()
             sql, params = self.protocol.record(self.shard, units)
-            if not self.protocol.kept(await self.owner._run(sql, params, self)):
-                if self.hold is not None:
-                    self.hold.lose()
+            if not self.kept(await self.owner._run(sql, params, self), sent):
                 raise self.lost()
-            if self.hold is not None:
-                self.hold.renewed(sent)
             self.recorded = units
 
     async def _beat(self) -> None:
@@ -414,10 +429,8 @@ class _AsyncTenure:
             except Exception:  # noqa: BLE001 (the database did not answer: try again sooner)
                 hold.failed()
                 continue
-            if not self.protocol.kept(row):
-                hold.lose()
+            if not self.kept(row, sent):
                 break
-            hold.renewed(sent)
         if not self.stopped.is_set():
             self.generator.revoke()
 
