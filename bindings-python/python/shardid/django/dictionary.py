@@ -3,14 +3,12 @@ PostgreSQL, MySQL, MariaDB and SQLite (the tables in the file itself, schema ``m
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from shardid.dictionary import DEFAULT_CACHE, Dictionary
+from shardid.django.leases import per_process
 
 __all__ = ["dictionary"]
-
-_lock = threading.Lock()
 
 
 class _DjangoDictionary(Dictionary):
@@ -155,11 +153,6 @@ def dictionary(topic: str, *, schema: str = "dict", using: str = "default", cach
     assigns new IDs holds the topic's lock until that transaction ends (other writers of new
     strings of the topic wait), and a rollback gives the IDs back.
     """
-    key = (using, schema, topic)
-    found = _dictionaries.get(key)
-    if found is None:
-        with _lock:
-            found = _dictionaries.get(key)
-            if found is None:
-                found = _dictionaries[key] = _DjangoDictionary(topic, schema=schema, using=using, cache_size=cache_size)
-    return found
+    return per_process(
+        _dictionaries, (using, schema, topic), lambda: _DjangoDictionary(topic, schema=schema, using=using, cache_size=cache_size)
+    )

@@ -17,7 +17,8 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -27,6 +28,20 @@ from shardid.django.conf import config_problems, default_shards, layout_from, le
 __all__ = ["dense_id", "get_generator", "next_id", "release"]
 
 _lock = threading.Lock()
+
+_T = TypeVar("_T")
+
+
+def per_process(cache: dict[Any, _T], key: Any, make: Callable[[], _T]) -> _T:
+    """``cache[key]``, made by ``make()`` the first time it is asked for: once per process
+    however many threads ask at once (a client, its connection and its segments each)."""
+    found = cache.get(key)
+    if found is None:
+        with _lock:
+            found = cache.get(key)
+            if found is None:
+                found = cache[key] = make()
+    return found
 _generator: Any = None
 # (database alias, close) of the connections this process holds for leases.
 _closers: list[tuple[str, Any]] = []
@@ -317,18 +332,15 @@ def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
             return steps.take(conn, tag, 1)[0]  # type: ignore[no-any-return]
 
         return _take_in_transaction(connection, using, schema, tag, serials=False, step=take)  # type: ignore[no-any-return]
-    key = (using, schema, tag)
-    ids = _dense.get(key)
-    if ids is None:
-        with _lock:
-            ids = _dense.get(key)
-            if ids is None:
-                from shardid.segments import DenseIds
 
-                _check_installed(using, schema, serials=False)
-                where, there = _where(using, schema)
-                ids = _dense[key] = DenseIds(where, tag, schema=there)
-    return ids.next_id()  # type: ignore[no-any-return]
+    def make() -> Any:
+        from shardid.segments import DenseIds
+
+        _check_installed(using, schema, serials=False)
+        where, there = _where(using, schema)
+        return DenseIds(where, tag, schema=there)
+
+    return per_process(_dense, (using, schema, tag), make).next_id()  # type: ignore[no-any-return]
 
 
 def release_before_dropping_test_databases() -> None:

@@ -16,7 +16,6 @@ inserts (``db_default=NextSerial(...)``), from the same numbers. On SQLite insid
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any
 
 from django.db import NotSupportedError, models
@@ -27,7 +26,6 @@ from shardid.django import leases as integration
 
 __all__ = ["CreateSerial", "NextSerial", "SerialField", "next_serial"]
 
-_lock = threading.Lock()
 # One allocator per (database alias, schema, tag, format, zone) in each process.
 _serials: dict[tuple[str, str, str, str, str], Any] = {}
 
@@ -51,20 +49,19 @@ def next_serial(tag: str, format: str, zone: str, schema: str = "seg", using: st
     if connection is not None:
         return _serial_in_transaction(connection, tag, format, zone, schema, using)
     key = (using, schema, tag, format, zone)
-    serials = _serials.get(key)
-    if serials is None:
+
+    def make() -> Any:
         from shardid.segments import Serials
 
-        with _lock:
-            serials = _serials.get(key)
-            if serials is None:
-                integration._check_installed(using, schema, serials=True)
-                where, there = integration._where(using, schema)
-                serials = _serials[key] = Serials(where, tag, format, zone=zone, schema=there)
-                # shardid.django.release() (and so Django's test runner, before it drops a
-                # test database) closes it with the other connections of the alias.
-                integration._closers.append((using, functools.partial(_close, key)))
-    return str(serials.next_serial())
+        integration._check_installed(using, schema, serials=True)
+        where, there = integration._where(using, schema)
+        serials = Serials(where, tag, format, zone=zone, schema=there)
+        # shardid.django.release() (and so Django's test runner, before it drops a test
+        # database) closes it with the other connections of the alias.
+        integration._closers.append((using, functools.partial(_close, key)))
+        return serials
+
+    return str(integration.per_process(_serials, key, make).next_serial())
 
 
 # The formats of the serials taken in Django's transaction, parsed once.
