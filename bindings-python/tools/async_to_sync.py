@@ -51,6 +51,7 @@ NAMES = {
     "_AsyncSqlite": "_Sqlite",
     "_AsyncConnection": "_Connection",
     "_AsyncSession": "_Session",
+    "_AsyncLink": "_Link",
     "_AsyncPostgresLink": "_PostgresLink",
     "_AsyncMysqlLink": "_MysqlLink",
     "_AsyncSqliteLink": "_SqliteLink",

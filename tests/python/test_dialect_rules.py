@@ -21,7 +21,7 @@ from shardid import (
     _segments_async,
     _segments_generated,
 )
-from shardid._errors import DatabaseUnreachableError
+from shardid._errors import DatabaseUnreachableError, NotMysqlError
 
 MODULES = [_segments_async, _segments_generated, _dictionary_async, _dictionary_generated, _lease_async, _lease_generated]
 
@@ -102,3 +102,16 @@ def test_every_systems_dialect_reads_an_error_as_its_database_does(name: str, ca
     for cls in dialects(name):
         seen = [(cls.lost(e), cls.unreachable(e)) for e, _, _ in cases]
         assert seen == [(lost, unreachable) for _, lost, unreachable in cases], cls
+
+
+@pytest.mark.parametrize(
+    ("name", "cases"), [("Mysql", MYSQL), ("Postgres", POSTGRES), ("Sqlite", sqlite_cases())], ids=["mysql", "postgres", "sqlite"]
+)
+def test_every_systems_dialect_gives_up_a_connection_that_is_lost_or_could_not_be_opened(name: str, cases: list) -> None:
+    """The drivers' one rule for dropping a connection (and opening another next time): lost
+    by the database's rule, or never opened (DATABASE_UNREACHABLE, NOT_MYSQL)."""
+    not_mysql = NotMysqlError("the server did not greet as MySQL", server="127.0.0.1:1", reason="no greeting")
+    for cls in dialects(name):
+        seen = [cls.gives_up(e) for e, _, _ in cases]
+        assert seen == [lost or isinstance(e, DatabaseUnreachableError) for e, lost, _ in cases], cls
+        assert cls.gives_up(not_mysql), cls

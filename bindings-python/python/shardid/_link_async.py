@@ -9,10 +9,25 @@ from __future__ import annotations
 from typing import Any
 
 from shardid import _db, _mysql, _sqlite
-from shardid._errors import DatabaseUnreachableError
+from shardid._errors import DatabaseUnreachableError, NotMysqlError
 
 
-class _AsyncPostgresLink:
+class _AsyncLink:
+    """What every database's link decides alike from its own ``lost``."""
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        raise NotImplementedError
+
+    @classmethod
+    def gives_up(cls, e: BaseException) -> bool:
+        """Whether a client gives up its connection after ``e`` (and opens another next
+        time): it could not be opened (``DATABASE_UNREACHABLE``, ``NOT_MYSQL``), or the
+        database's rule says it is lost."""
+        return isinstance(e, (DatabaseUnreachableError, NotMysqlError)) or cls.lost(e)
+
+
+class _AsyncPostgresLink(_AsyncLink):
     """PostgreSQL: autocommit, no server-side prepared statements (a pooler in transaction mode
     cannot carry them), ``DATABASE_UNREACHABLE`` when the server cannot be reached."""
 
@@ -41,7 +56,7 @@ class _AsyncPostgresLink:
         await _db.aclose(conn)
 
 
-class _AsyncMysqlLink:
+class _AsyncMysqlLink(_AsyncLink):
     """MySQL and MariaDB: autocommit, the server's dialect recorded on the connection,
     ``NOT_MYSQL`` for a server that does not greet as MySQL."""
 
@@ -68,7 +83,7 @@ class _AsyncMysqlLink:
         await _mysql.aclose(conn)
 
 
-class _AsyncSqliteLink:
+class _AsyncSqliteLink(_AsyncLink):
     """SQLite: a file, autocommit, the core's connection setup, and the tables of the system
     (``self.ddl``) created on first use; ``DATABASE_UNREACHABLE`` when the file cannot be used."""
 

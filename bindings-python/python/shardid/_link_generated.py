@@ -11,10 +11,25 @@ from __future__ import annotations
 from typing import Any
 
 from shardid import _db, _mysql, _sqlite
-from shardid._errors import DatabaseUnreachableError
+from shardid._errors import DatabaseUnreachableError, NotMysqlError
 
 
-class _PostgresLink:
+class _Link:
+    """What every database's link decides alike from its own ``lost``."""
+
+    @staticmethod
+    def lost(e: BaseException) -> bool:
+        raise NotImplementedError
+
+    @classmethod
+    def gives_up(cls, e: BaseException) -> bool:
+        """Whether a client gives up its connection after ``e`` (and opens another next
+        time): it could not be opened (``DATABASE_UNREACHABLE``, ``NOT_MYSQL``), or the
+        database's rule says it is lost."""
+        return isinstance(e, (DatabaseUnreachableError, NotMysqlError)) or cls.lost(e)
+
+
+class _PostgresLink(_Link):
     """PostgreSQL: autocommit, no server-side prepared statements (a pooler in transaction mode
     cannot carry them), ``DATABASE_UNREACHABLE`` when the server cannot be reached."""
 
@@ -43,7 +58,7 @@ class _PostgresLink:
         _db.close(conn)
 
 
-class _MysqlLink:
+class _MysqlLink(_Link):
     """MySQL and MariaDB: autocommit, the server's dialect recorded on the connection,
     ``NOT_MYSQL`` for a server that does not greet as MySQL."""
 
@@ -70,7 +85,7 @@ class _MysqlLink:
         _mysql.close(conn)
 
 
-class _SqliteLink:
+class _SqliteLink(_Link):
     """SQLite: a file, autocommit, the core's connection setup, and the tables of the system
     (``self.ddl``) created on first use; ``DATABASE_UNREACHABLE`` when the file cannot be used."""
 

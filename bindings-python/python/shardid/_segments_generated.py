@@ -341,7 +341,7 @@ class _Driver:
                     if not isinstance(e, DatabaseUnreachableError) and self._dialect.unreachable(e):
                         error = _db.unreachable_error(e)
                         error.__cause__ = e
-                    if isinstance(e, (DatabaseUnreachableError, NotMysqlError)) or self._dialect.lost(e):
+                    if self._dialect.gives_up(e):
                         self._drop(server)  # reconnect at the next fetch
                     if _db.sqlstate(e) == _UNKNOWN_TAG_SQLSTATE:
                         break

@@ -234,7 +234,7 @@ class _SerialDriver:
                     conn = self._conn = self._dialect.connect(self.conninfo)
                 return step(conn, *args)
             except Exception as e:
-                if isinstance(e, (DatabaseUnreachableError, NotMysqlError)) or self._dialect.lost(e):
+                if self._dialect.gives_up(e):
                     self._drop_all()
                 raise
 
