@@ -1,6 +1,6 @@
 // Debian's Chromium, headless, driven by playwright-core (a dev dependency of bindings-wasm,
 // downloaded browsers none), and the Django admin's login form: what the admin tests in
-// Chromium share (django_admin.mjs, django_admin_login.mjs).
+// Chromium share (django_admin.mjs, django_admin_login.mjs, django_status_admin.mjs).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -36,4 +36,18 @@ export async function adminLogin(page, base, user, password) {
   await page.fill('#id_username', user)
   await page.fill('#id_password', password)
   await Promise.all([page.waitForURL(`${base}/admin/`), page.click('input[type="submit"]')])
+}
+
+/** Runs `use(page, errors, failed)` logged in to the admin at `base` as `user` (adminLogin), in
+ *  a page of its own (withPage). From before the login on, `errors` collects the page's
+ *  uncaught errors and `failed` its responses of status 400 and above. */
+export async function withAdmin(base, user, password, use) {
+  return withPage(async (page) => {
+    const errors = []
+    const failed = []
+    page.on('pageerror', (e) => errors.push(String(e)))
+    page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`) })
+    await adminLogin(page, base, user, password)
+    return use(page, errors, failed)
+  })
 }

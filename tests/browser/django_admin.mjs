@@ -6,18 +6,13 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 
-import { adminLogin, root, withPage } from './chromium.mjs'
+import { root, withAdmin } from './chromium.mjs'
 
 const [base, user, password] = process.argv.slice(2)
 const shots = join(root, 'target/browser')
 mkdirSync(shots, { recursive: true })
 
-await withPage(async (page) => {
-  const errors = []
-  page.on('pageerror', (e) => errors.push(String(e)))
-
-  await adminLogin(page, base, user, password)
-
+await withAdmin(base, user, password, async (page, errors) => {
   const changelist = `${base}/admin/notes/note/`
   await page.goto(`${changelist}add/`)
   const addIdInputs = await page.locator('input[name="id"]').count()

@@ -7,17 +7,11 @@
 // person sees, hidden text excluded). Prints one JSON line.
 import { join } from 'node:path'
 
-import { adminLogin, withPage } from './chromium.mjs'
+import { withAdmin } from './chromium.mjs'
 
 const [base, user, password, shots] = process.argv.slice(2)
 
-await withPage(async (page) => {
-  const errors = []
-  page.on('pageerror', (e) => errors.push(String(e)))
-  const failed = []
-  page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`) })
-
-  await adminLogin(page, base, user, password)
+await withAdmin(base, user, password, async (page, errors, failed) => {
   // The index lists the section as the admin lists any app: its models, linked, without "Add".
   const app = page.locator('.app-shardid')
   const index = {
