@@ -48,48 +48,48 @@ def install(conn: Any, script: str) -> None:
             cur.execute(statement)
 
 
-def shardid_takes(port: int, seconds: float, out: Any) -> None:
-    conn = connect(port)
+def timed(port: int, seconds: float, out: Any, once: Any, **kw: Any) -> None:
+    """Calls ``once(conn, cursor)`` on a connection of its own for ``seconds``, and puts the sum
+    of what the calls returned (takes, rows) on ``out``."""
+    conn = connect(port, **kw)
     cur = conn.cursor()
     n, deadline = 0, time.monotonic() + seconds
     while time.monotonic() < deadline:
+        n += once(conn, cur)
+    out.put(n)
+
+
+def shardid_takes(port: int, seconds: float, out: Any) -> None:
+    def once(conn: Any, cur: Any) -> int:
         rows = cur.execute(TAKE, (1000, 1000, "bench"))
         assert rows == 1 and cur.lastrowid >= 1
-        n += 1
-    out.put(n)
+        return 1
+
+    timed(port, seconds, out, once)
 
 
 def leaf_takes(port: int, seconds: float, out: Any) -> None:
     # Leaf's LeafAllocMapper: updateMaxId, then getLeafAlloc, in one transaction.
-    conn = connect(port, autocommit=False)
-    cur = conn.cursor()
-    n, deadline = 0, time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    def once(conn: Any, cur: Any) -> int:
         cur.execute("UPDATE seg.leaf_alloc SET max_id = max_id + step WHERE biz_tag = %s", ("bench",))
         cur.execute("SELECT biz_tag, max_id, step FROM seg.leaf_alloc WHERE biz_tag = %s", ("bench",))
         assert cur.fetchone() is not None
         conn.commit()
-        n += 1
-    out.put(n)
+        return 1
+
+    timed(port, seconds, out, once, autocommit=False)
 
 
 def inserts(port: int, seconds: float, table: str, out: Any) -> None:
-    conn = connect(port)
-    cur = conn.cursor()
-    n, deadline = 0, time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        n += cur.execute(f"INSERT INTO ids.{table} (note) SELECT 'x' FROM ids.seq_1_to_1000")
-    out.put(n)
+    timed(port, seconds, out, lambda conn, cur: cur.execute(f"INSERT INTO ids.{table} (note) SELECT 'x' FROM ids.seq_1_to_1000"))
 
 
 def selects(port: int, seconds: float, expression: str, out: Any) -> None:
-    conn = connect(port)
-    cur = conn.cursor()
-    n, deadline = 0, time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    def once(conn: Any, cur: Any) -> int:
         cur.execute(f"SELECT {expression} FROM ids.seq_1_to_1000")
-        n += len(cur.fetchall())
-    out.put(n)
+        return len(cur.fetchall())
+
+    timed(port, seconds, out, once)
 
 
 def child(target: Any, args: tuple[Any, ...], out: Any) -> None:
