@@ -135,6 +135,7 @@ class _Tenure(_Held):
 
     def __init__(self, owner: DatabaseLease, protocol: _LeaseProtocol, shard: int, recorded: int | None,
                  backend: str | None, sent: int) -> None:  # fmt: skip
+        # Set before the base's __init__: a claim that fails releases the shard (_release).
         self.owner = owner
         self.protocol = protocol
         self.shard = shard

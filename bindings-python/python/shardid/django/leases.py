@@ -33,8 +33,9 @@ _T = TypeVar("_T")
 
 
 def per_process(cache: dict[Any, _T], key: Any, make: Callable[[], _T]) -> _T:
-    """``cache[key]``, made by ``make()`` the first time it is asked for: once per process
-    however many threads ask at once (a client, its connection and its segments each)."""
+    """``cache[key]``, made by ``make()`` the first time it is asked for: once per process,
+    however many threads ask at once (a process keeps one client per alias, schema and name).
+    ``make()`` runs under the module's lock and must not take it."""
     found = cache.get(key)
     if found is None:
         with _lock:
@@ -42,6 +43,8 @@ def per_process(cache: dict[Any, _T], key: Any, make: Callable[[], _T]) -> _T:
             if found is None:
                 found = cache[key] = make()
     return found
+
+
 _generator: Any = None
 # (database alias, close) of the connections this process holds for leases.
 _closers: list[tuple[str, Any]] = []
