@@ -137,17 +137,27 @@ class DatabaseLease {
 
   // Runs a statement of `tenure`'s: reconnects first for an expiring lease, and sends it again
   // once on a fresh connection when an old one fails (the database was restarted: every
-  // statement of the lease can be repeated); a session lease's lock ended with its session.
+  // statement of the lease can be repeated); a session lease's lock ended with its session. A
+  // statement the database rolled back whole (a deadlock, a Galera node refusing writes while
+  // the cluster evicts a node) is sent again after the protocol's wait (`resendAfter`), while
+  // the lease is not past its deadline.
   async _run(text, values, tenure) {
-    for (let attempt = 1; ; attempt++) {
+    for (let reconnected = false, resent = 0; ;) {
       const fresh = this._connection.fresh
       if (fresh && !tenure.expiring) throw tenure.lost('lost its database session')
       try {
         return await this._connection.run(text, values)
       } catch (err) {
-        if (!this._connection.fresh) throw err // the database's own error: the connection is fine
-        if (!tenure.expiring) throw withCause(tenure.lost('lost its database session'), err)
-        if (fresh || attempt === 2) throw this._dialect.unreachable(err) ? unreachableError(err) : err
+        if (this._connection.fresh) {
+          if (!tenure.expiring) throw withCause(tenure.lost('lost its database session'), err)
+          if (fresh || reconnected) throw this._dialect.unreachable(err) ? unreachableError(err) : err
+          reconnected = true
+          continue
+        }
+        // The database's own error: the connection is fine.
+        const wait = tenure.protocol.resendAfter(this._dialect.code(err), resent++)
+        if (wait === null || (tenure.expiring && native.ceilingSending(tenure.index) === null)) throw err
+        await new Promise((resolve) => setTimeout(resolve, wait))
       }
     }
   }

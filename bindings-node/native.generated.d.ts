@@ -81,6 +81,11 @@ export declare class LeaseProtocol {
   get dialect(): string
   /** The last statement failed with this SQLSTATE (`null`: the error had none). */
   fail(code?: string | undefined | null): void
+  /**
+   * A `renew`, `record` or `release` failed with the error `code` after `resent` resends:
+   * the milliseconds to wait before sending it again, or `null` to throw the error.
+   */
+  resendAfter(code: string | undefined | null, resent: number): number | null
   /** `'expiring'` or `'session'`. */
   get kind(): string
   /**

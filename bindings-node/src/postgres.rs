@@ -309,6 +309,23 @@ impl LeaseProtocol {
         })
     }
 
+    /// A `renew`, `record` or `release` failed with the error `code` after `resent` resends:
+    /// the milliseconds to wait before sending it again, or `null` to throw the error.
+    #[napi]
+    pub fn resend_after(
+        &self,
+        env: &Env,
+        code: Option<String>,
+        resent: u32,
+    ) -> Result<Option<u32>> {
+        guard(env, || {
+            Ok(self
+                .protocol
+                .resend_after(code.as_deref(), resent)
+                .map(|ms| u32::try_from(ms).unwrap_or(u32::MAX)))
+        })
+    }
+
     /// `'expiring'` or `'session'`.
     #[napi(getter)]
     pub fn kind(&self, env: &Env) -> Result<&'static str> {

@@ -272,6 +272,12 @@ impl PyLeaseProtocol {
         self.protocol.feed(Answer::Error(code));
     }
 
+    /// A `renew`, `record` or `release` failed with the error `code` after `resent` resends:
+    /// the milliseconds to wait before sending it again, or `None` to raise the error.
+    fn resend_after(&self, code: Option<&str>, resent: u32) -> Option<u64> {
+        self.protocol.resend_after(code, resent)
+    }
+
     /// The SQL the statements are rendered in: `"postgres"`, `"mariadb"`, `"mysql"` (also
     /// once a MySQL server refused MariaDB's), or `"sqlite"`.
     #[getter]

@@ -32,6 +32,7 @@ SOURCES = {
 NAMES = {
     # shardid._acompat: a task / a thread, waiting for the fetch under way.
     "aspawn": "spawn",
+    "asleep": "sleep",
     "ASignal": "Signal",
     "ACREATE_TOPIC": "CREATE_TOPIC",
     # The drivers' connections: psycopg's AsyncConnection / psycopg 3 or psycopg2; aiomysql /

@@ -2,8 +2,8 @@
 //! in `tests/postgres/`.
 
 use shardid::sql::{
-    Answer, Cell, Dialect, LeaseKind, LeaseProtocol, MAX_SCHEMA_LEN, MAX_TTL_MS, MIN_TTL_MS, Next,
-    Placeholders, Postgres, SqlError, Tenure, TtlError, Value, check_table,
+    Answer, Cell, Dialect, LeaseKind, LeaseProtocol, MAX_RESENDS, MAX_SCHEMA_LEN, MAX_TTL_MS,
+    MIN_TTL_MS, Next, Placeholders, Postgres, SqlError, Tenure, TtlError, Value, check_table,
 };
 use shardid::{Error, FieldOrder, Layout, Options};
 
@@ -699,6 +699,31 @@ fn mysql_writes_of_a_lease_are_kept_by_their_last_insert_id() {
         release.contains("token = NULL, holder = NULL, expires_at = NULL WHERE"),
         "{release}"
     );
+}
+
+/// A held lease's statement the MySQL family rolled back whole (a deadlock, a lock wait
+/// timeout, a Galera node refusing writes while a node is evicted: 1180 and 1047) is sent again
+/// after a wait that doubles, at most `MAX_RESENDS` times; any other error, and every error on
+/// PostgreSQL and SQLite, is reported at once.
+#[test]
+fn a_held_leases_statement_rolled_back_whole_is_sent_again_bounded() {
+    let p = mysql(LeaseKind::DEFAULT, 0, 4);
+    for code in ["1213", "1205", "1180", "1047"] {
+        let waits: Vec<u64> = (0..=MAX_RESENDS)
+            .map_while(|resent| p.resend_after(Some(code), resent))
+            .collect();
+        assert_eq!(
+            waits,
+            [25, 50, 100, 200, 400, 800, 1000, 1000, 1000, 1000],
+            "{code}"
+        );
+    }
+    for other in [Some("1062"), Some("1146"), Some("2013"), None] {
+        assert_eq!(p.resend_after(other, 0), None, "{other:?}");
+    }
+    let pg = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 0, 4);
+    assert_eq!(pg.resend_after(Some("1213"), 0), None);
+    assert_eq!(pg.resend_after(Some("40001"), 0), None);
 }
 
 /// A MySQL session lease: `GET_LOCK` tried shard by shard (refused when this very connection

@@ -11,6 +11,9 @@
 //             URLs, a bad kind.
 //   session <table>: the code and message of a session lease (UNSUPPORTED on a Galera node).
 //   exit <table>: takes a lease and returns: the process must exit on its own.
+//   refused <table> <refusals>: leases shard 0 of [0, 1] and asks for one ID, its connection
+//             refusing the first <refusals> ceiling records (Galera's 1180): the code and
+//             message (or 'no error'), and the refusals left.
 import { createRequire } from 'node:module'
 import { hold, probe, takenOver } from '../js/lease-modes.mjs'
 
@@ -54,6 +57,27 @@ if (mode === 'probe') {
   const [table] = rest
   const got = await take(table, [0, 4], { kind: 'session' }).then(async (g) => { await g.close(); return { code: 'no error', message: '' } }, (err) => ({ code: err.code, message: err.message }))
   console.log(JSON.stringify(got))
+} else if (mode === 'refused') {
+  // The lease's connection refuses its first <refusals> ceiling records as a surviving Galera
+  // node did while the cluster evicted a killed one (seen in CI): mysql2's error for it. No
+  // real server can be made to (a trigger that raised it would hide the statement's last
+  // insert ID, by which the lease reads its answers).
+  const [table, refusals] = rest
+  const g = await take(table, [0, 1])
+  const connection = g._connection
+  const run = connection.run.bind(connection)
+  let left = Number(refusals)
+  connection.run = async (text, values) => {
+    if (text.startsWith(`UPDATE \`${table}\` SET ceiling = CAST(LAST_INSERT_ID(GREATEST(`) && left > 0) {
+      left--
+      const message = 'Error while appending streaming replication fragment(provider status: Not connected to Primary Component)'
+      throw Object.assign(new Error(message), { code: 'ER_ERROR_DURING_COMMIT', errno: 1180, sqlState: 'HY000', sqlMessage: message })
+    }
+    return run(text, values)
+  }
+  const got = await g.nextId().then(() => ({ code: 'no error', message: '' }), (err) => ({ code: err.code, message: err.message }))
+  await g.close()
+  console.log(JSON.stringify({ ...got, left }))
 } else if (mode === 'exit') {
   const [table] = rest
   const g = await take(table, [0, 4])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -23,6 +24,16 @@ def aspawn(run: Callable[..., Coroutine[Any, Any, None]], *args: Any, name: str)
     task = asyncio.get_running_loop().create_task(run(*args), name=name)
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
+
+
+async def asleep(seconds: float) -> None:
+    """Waits ``seconds`` without blocking the loop."""
+    await asyncio.sleep(seconds)
+
+
+def sleep(seconds: float) -> None:
+    """Waits ``seconds`` (the thread)."""
+    time.sleep(seconds)
 
 
 def spawn(run: Callable[..., None], *args: Any, name: str) -> None:

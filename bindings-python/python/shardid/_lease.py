@@ -91,6 +91,10 @@ class _Held:
     lease's deadline), its generator, and how an answer to a renewal or a ceiling's record
     is read. Each subclass runs the statements its own way (a thread, or a task)."""
 
+    #: An expiring lease's deadline (``None``: a session lease; also while a tenure whose
+    #: claim failed releases its shard, before the base's ``__init__`` has run).
+    hold: _Hold | None = None
+
     def __init__(self, owner: _Lease, protocol: _LeaseProtocol, shard: int, recorded: int | None, sent: int) -> None:
         self.owner = owner
         self.protocol = protocol

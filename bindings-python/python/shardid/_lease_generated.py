@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shardid import _db, _link_generated, _mysql, _sqlite
+from shardid._acompat import sleep
 from shardid._errors import InvalidArgumentError, ShardIdError
 from shardid._shardid import _database_of_url, _error, _Hold, _LeaseProtocol, _LeaseTally, _sqlite_path
 
@@ -238,9 +239,13 @@ class _Session:
         ``None``. An expiring lease reconnects when its connection is gone, and sends the
         statement again once on a fresh connection when an old one fails (the database was
         restarted: every statement of the lease can be repeated); a session lease's lock ended
-        with its session."""
+        with its session. A statement the database rolled back whole (a deadlock, a Galera
+        node refusing writes while the cluster evicts a node) is sent again after the
+        protocol's wait (``resend_after``), while the lease is not past its deadline."""
         dialect = self.dialect
-        for attempt in (1, 2):
+        reconnected = False
+        resent = 0
+        while True:
             fresh = self.conn is None or not dialect.usable(self.conn)
             if fresh:
                 if tenure.protocol.kind == "session":
@@ -249,14 +254,19 @@ class _Session:
             try:
                 return dialect.execute(self.conn, sql, params)
             except Exception as e:
-                if not (dialect.lost(e) or not dialect.usable(self.conn)):
+                if dialect.lost(e) or not dialect.usable(self.conn):
+                    self.close()
+                    if tenure.protocol.kind == "session":
+                        raise tenure.lost("lost its database session") from e
+                    if fresh or reconnected:
+                        raise _db.unreachable_error(e) from e
+                    reconnected = True
+                    continue
+                wait = tenure.protocol.resend_after(dialect.code(e), resent)
+                if wait is None or (tenure.hold is not None and tenure.hold.sending() is None):
                     raise
-                self.close()
-                if tenure.protocol.kind == "session":
-                    raise tenure.lost("lost its database session") from e
-                if fresh or attempt == 2:
-                    raise _db.unreachable_error(e) from e
-        raise AssertionError("unreachable")
+            resent += 1
+            sleep(wait / 1000)
 
     def take(self) -> tuple[_LeaseProtocol, int, int | None, str | None, int]:
         """Takes a shard by the core's steps: ``(protocol, shard, recorded, backend, sent)``."""

@@ -33,7 +33,8 @@ pub use dictionary::{
 };
 pub use lease::{
     Answer, Cell, DEFAULT_TTL_MS, EmptyShards, GALERA_SESSION, LOST_CREATE_RACE, LeaseKind,
-    LeaseSignature, MAX_TTL_MS, MIN_TTL_MS, SQLITE_SESSION, Tenure, TtlError, Value, check_table,
+    LeaseSignature, MAX_RESENDS, MAX_TTL_MS, MIN_TTL_MS, SQLITE_SESSION, Tenure, TtlError, Value,
+    check_table,
 };
 #[cfg(feature = "alloc")]
 pub use lease::{LeaseProtocol, Next};

@@ -52,6 +52,10 @@ pub const LOST_CREATE_RACE: [&str; 3] = ["23505", "42P07", "42710"];
 /// before the lease reports that no shard is free. Each lost race is another process's win.
 const MAX_CLAIMS: u32 = 32;
 
+/// How many times a held lease's statement is sent again after the server rolled it back
+/// ([`LeaseProtocol::resend_after`]).
+pub const MAX_RESENDS: u32 = 10;
+
 /// Why an empty range of shards is refused, the reason of an `INVALID_ARGUMENT` on `shards`
 /// for every kind of lease (lock files and databases): an empty range would otherwise be
 /// reported as every shard being held by a live process.
@@ -828,6 +832,33 @@ impl LeaseProtocol {
         match self.family() {
             Family::Mysql => last_insert_id(&answer) > 0,
             Family::Postgres | Family::Sqlite => matches!(answer, Answer::Row(_)),
+        }
+    }
+
+    /// The last [`LeaseProtocol::renew`], [`LeaseProtocol::record`] or
+    /// [`LeaseProtocol::release`] failed with the error `code`, after it had been sent again
+    /// `resent` times: how many milliseconds to wait before sending the same statement again,
+    /// or `None` to report the error.
+    ///
+    /// Only on the MySQL family, for an error that says the statement was rolled back whole: a
+    /// deadlock or a lock wait timeout (a Galera certification conflict is a deadlock too), and
+    /// a Galera node's refusal while the cluster evicts a node (see `mysql::RESENT`). Seen in
+    /// CI: a ceiling's record on a surviving node failed with 1180 while a killed node was
+    /// being evicted, and `next_id` raised it. Each of these statements is conditioned on the
+    /// lease's token and only raises the ceiling (`GREATEST`), so sending one again writes
+    /// nothing twice. At most [`MAX_RESENDS`] times, waiting 25 ms doubled each time up to 1 s
+    /// (5.6 s in all: Galera evicts a node within its `evs.inactive_timeout`); a driver also
+    /// stops once the lease is past its deadline.
+    pub fn resend_after(&self, code: Option<&str>, resent: u32) -> Option<u64> {
+        match code {
+            Some(code)
+                if self.family() == Family::Mysql
+                    && mysql::RESENT.contains(&code)
+                    && resent < MAX_RESENDS =>
+            {
+                Some((25u64 << resent.min(6)).min(1000))
+            }
+            _ => None,
         }
     }
 
