@@ -663,7 +663,7 @@ mod tests {
                 // are the others).
                 let units = params.iter().filter_map(|p| match p {
                     Value::Int(n) => Some(*n),
-                    _ => None,
+                    Value::Text(_) => None,
                 });
                 i64::try_from(units.max().expect("a record names its ceiling")).unwrap() + 1
             } else {

@@ -673,6 +673,8 @@ impl<C: SerialClient> Driver<C> {
 #[derive(Clone, Copy)]
 pub(crate) struct PeriodOf<'a> {
     pub(crate) tag: &'a str,
+    #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
+    // MySQL's take names the period's tag only
     pub(crate) period: &'a str,
     #[cfg_attr(not(any(feature = "mysql", feature = "sqlite")), allow(dead_code))]
     // PostgreSQL's take makes it
