@@ -139,7 +139,7 @@ async function read(database, options = {}) {
   }
   const index = layoutIndex(layout)
   if (typeof database === 'string') {
-    const run = native.StatusRun.forUrl(database, table, segmentsSchema, dictionarySchema, index)
+    const run = new native.StatusRun(null, database, table, segmentsSchema, dictionarySchema, index)
     const db = open(run)
     try {
       await drive(run, db.query)

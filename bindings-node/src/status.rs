@@ -7,9 +7,7 @@
 use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::cli::StatusRun as Run;
-use shardid::sql::Dialect;
-use shardid::sql::SqlError;
-use shardid::sql::status::{Row, StatusReader, default_schemas};
+use shardid::sql::status::Row;
 
 use crate::cli::CliOutput;
 use crate::errors::{Class, guard, invalid_argument};
@@ -20,47 +18,6 @@ fn output(out: shardid::cli::Output) -> CliOutput {
         stderr: out.stderr,
         code: out.code,
     }
-}
-
-fn name_error(env: &Env, e: &SqlError) -> napi::Error {
-    let (argument, reason) = match e {
-        SqlError::TableName { reason } => ("table", *reason),
-        SqlError::SchemaName { reason } => ("schema", *reason),
-        _ => ("schema", "is not a valid name"),
-    };
-    invalid_argument(
-        env,
-        Class::Range,
-        argument,
-        &format!("is not a valid name: {reason}"),
-    )
-}
-
-/// The core's reader, a schema `None` being the family's default.
-/// The run on a connection to `url` of `family` (both constructors, once the family is known):
-/// the tables in `table` and the schemas given, a schema `None` the family's default.
-fn on_connection(
-    env: &Env,
-    url: &str,
-    family: Dialect,
-    table: &str,
-    segments_schema: Option<&str>,
-    dictionary_schema: Option<&str>,
-    layout_index: u32,
-) -> Result<StatusRun> {
-    let layout = crate::layout::layout(env, layout_index)?;
-    let (segments, dictionary) = default_schemas(family);
-    StatusReader::new(
-        family,
-        table,
-        segments_schema.unwrap_or(segments),
-        dictionary_schema.unwrap_or(dictionary),
-        layout,
-    )
-    .map(|reader| StatusRun {
-        inner: Run::new(url, reader),
-    })
-    .map_err(|e| name_error(env, &e))
 }
 
 /// The (stdout, stderr, exit status) of `shardid status ...` with arguments it refuses, or
@@ -82,13 +39,14 @@ pub struct StatusRun {
 
 #[napi]
 impl StatusRun {
-    /// A run on a connection the caller has: `family` `'postgres'`, `'mysql'` or `'sqlite'`;
-    /// `url` only names the database in errors. A schema `null` is the family's default (`seg`
-    /// and `dict`; `main` on SQLite).
+    /// A run on a connection the caller has, of `family` (`'postgres'`, `'mysql'` or
+    /// `'sqlite'`; `url` only names the database in errors), or when `family` is `null` on the
+    /// database `url` names (the core's rule: `StatusRun::on_connection`). A schema `null` is
+    /// the family's default. `INVALID_ARGUMENT` for what the core refuses.
     #[napi(constructor)]
     pub fn new(
         env: &Env,
-        family: String,
+        family: Option<String>,
         url: String,
         table: String,
         segments_schema: Option<String>,
@@ -96,55 +54,17 @@ impl StatusRun {
         layout_index: u32,
     ) -> Result<Self> {
         guard(env, || {
-            let family = match family.as_str() {
-                "postgres" => Dialect::Postgres,
-                "mysql" => Dialect::Mysql,
-                "sqlite" => Dialect::Sqlite,
-                _ => {
-                    return Err(invalid_argument(
-                        env,
-                        Class::Range,
-                        "family",
-                        "is postgres, mysql or sqlite",
-                    ));
-                }
-            };
-            on_connection(
-                env,
+            let layout = crate::layout::layout(env, layout_index)?;
+            Run::on_connection(
+                family.as_deref(),
                 &url,
-                family,
                 &table,
                 segments_schema.as_deref(),
                 dictionary_schema.as_deref(),
-                layout_index,
+                layout,
             )
-        })
-    }
-
-    /// A run on a connection to `url`, the family read from its scheme by the core
-    /// (`Dialect::of_url`, the one rule of every client and the command line); another scheme,
-    /// or a `sqlite:` URL that names no file, is `INVALID_ARGUMENT`.
-    #[napi(factory)]
-    pub fn for_url(
-        env: &Env,
-        url: String,
-        table: String,
-        segments_schema: Option<String>,
-        dictionary_schema: Option<String>,
-        layout_index: u32,
-    ) -> Result<Self> {
-        guard(env, || {
-            let family = shardid::cli::status_family(&url)
-                .map_err(|why| invalid_argument(env, Class::Range, "database", &why))?;
-            on_connection(
-                env,
-                &url,
-                family,
-                &table,
-                segments_schema.as_deref(),
-                dictionary_schema.as_deref(),
-                layout_index,
-            )
+            .map(|inner| Self { inner })
+            .map_err(|(argument, reason)| invalid_argument(env, Class::Range, argument, &reason))
         })
     }
 

@@ -7,11 +7,9 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use shardid::cli::StatusRun;
-use shardid::sql::Dialect;
-use shardid::sql::status::{Row, StatusReader, default_schemas};
+use shardid::sql::status::Row;
 
 use crate::layout::PyLayout;
-use crate::sql::sql_error;
 
 /// A run of `shardid status` (`shardid::cli::StatusRun`): `next()` a statement, `feed(rows)`
 /// its rows as text cells, then `output()` (the command line's) or `report_json()`.
@@ -22,65 +20,31 @@ pub(crate) struct PyStatusRun {
 
 #[pymethods]
 impl PyStatusRun {
-    /// A run on a connection the caller has: `family` is `"postgres"`, `"mysql"` or
-    /// `"sqlite"`; `url` only names the database in errors. A schema `None` is the family's
-    /// default (`seg` and `dict`; `main` on SQLite).
+    /// A run on a connection the caller has, of `family` (`"postgres"`, `"mysql"` or
+    /// `"sqlite"`; `url` only names the database in errors), or when `family` is `None` on
+    /// the database `url` names (the core's rule: `StatusRun::on_connection`). A schema `None`
+    /// is the family's default. `InvalidArgumentError` for what the core refuses.
     #[new]
     #[pyo3(signature = (family, url, table, segments_schema, dictionary_schema, layout))]
     fn new(
         py: Python<'_>,
-        family: &str,
+        family: Option<&str>,
         url: &str,
         table: &str,
         segments_schema: Option<&str>,
         dictionary_schema: Option<&str>,
         layout: PyRef<'_, PyLayout>,
     ) -> PyResult<Self> {
-        let family = match family {
-            "postgres" => Dialect::Postgres,
-            "mysql" => Dialect::Mysql,
-            "sqlite" => Dialect::Sqlite,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "family {other:?}: postgres, mysql or sqlite"
-                )));
-            }
-        };
-        on_connection(
-            py,
-            url,
+        StatusRun::on_connection(
             family,
+            url,
             table,
             segments_schema,
             dictionary_schema,
-            &layout,
+            layout.inner,
         )
-    }
-
-    /// A run on a connection to `url`, the family read from its scheme by the core
-    /// (`Dialect::of_url`, the one rule of every client and the command line); another scheme,
-    /// or a `sqlite:` URL that names no file, is `INVALID_ARGUMENT`.
-    #[staticmethod]
-    #[pyo3(signature = (url, table, segments_schema, dictionary_schema, layout))]
-    fn for_url(
-        py: Python<'_>,
-        url: &str,
-        table: &str,
-        segments_schema: Option<&str>,
-        dictionary_schema: Option<&str>,
-        layout: PyRef<'_, PyLayout>,
-    ) -> PyResult<Self> {
-        let family = shardid::cli::status_family(url)
-            .map_err(|why| crate::errors::invalid_argument(py, "database", &why))?;
-        on_connection(
-            py,
-            url,
-            family,
-            table,
-            segments_schema,
-            dictionary_schema,
-            &layout,
-        )
+        .map(|inner| Self { inner })
+        .map_err(|(argument, reason)| crate::errors::invalid_argument(py, argument, &reason))
     }
 
     /// The URL the command line was given.
@@ -140,32 +104,6 @@ impl PyStatusRun {
     fn report_json(&self) -> String {
         self.inner.report_json()
     }
-}
-
-/// The core's reader, a schema `None` being the family's default.
-/// The run on a connection to `url` of `family` (both constructors, once the family is known):
-/// the tables in `table` and the schemas given, a schema `None` the family's default.
-fn on_connection(
-    py: Python<'_>,
-    url: &str,
-    family: Dialect,
-    table: &str,
-    segments_schema: Option<&str>,
-    dictionary_schema: Option<&str>,
-    layout: &PyLayout,
-) -> PyResult<PyStatusRun> {
-    let (segments, dictionary) = default_schemas(family);
-    StatusReader::new(
-        family,
-        table,
-        segments_schema.unwrap_or(segments),
-        dictionary_schema.unwrap_or(dictionary),
-        layout.inner,
-    )
-    .map(|reader| PyStatusRun {
-        inner: StatusRun::new(url, reader),
-    })
-    .map_err(|e| sql_error(py, e))
 }
 
 /// `shardid status ...`'s arguments as a `_StatusRun`, or the (stdout, stderr, exit status)

@@ -633,8 +633,8 @@ pub fn status_family(url: &str) -> Result<Dialect, String> {
 }
 
 impl StatusRun {
-    /// A run of `reader` on a connection the caller already has (the Python and Node APIs):
-    /// `url` only names the database in [`Self::failed`]'s message.
+    /// A run of `reader` on a connection the caller already has: `url` only names the
+    /// database in [`Self::failed`]'s message.
     pub fn new(url: &str, reader: StatusReader) -> Self {
         Self {
             url: url.into(),
@@ -642,6 +642,46 @@ impl StatusRun {
             json: false,
             check: false,
         }
+    }
+
+    /// A run for the Python and Node APIs, on the database of `family` (`"postgres"`,
+    /// `"mysql"` or `"sqlite"`: a connection the caller has), or when `None` on the database
+    /// `url` names by the core's one rule ([`status_family`]: the caller opens its driver).
+    /// The tables are in `table` and the schemas given, a schema `None` the family's default
+    /// (`seg` and `dict`; `main` on SQLite).
+    ///
+    /// # Errors
+    /// The argument refused (`family`, `database`, `table` or `schema`) and why: both bindings
+    /// report it as `INVALID_ARGUMENT`.
+    pub fn on_connection(
+        family: Option<&str>,
+        url: &str,
+        table: &str,
+        segments_schema: Option<&str>,
+        dictionary_schema: Option<&str>,
+        layout: Layout,
+    ) -> Result<Self, (&'static str, String)> {
+        let family = match family {
+            None => status_family(url).map_err(|why| ("database", why))?,
+            Some("postgres") => Dialect::Postgres,
+            Some("mysql") => Dialect::Mysql,
+            Some("sqlite") => Dialect::Sqlite,
+            Some(_) => return Err(("family", "is postgres, mysql or sqlite".into())),
+        };
+        let (segments, dictionary) = default_schemas(family);
+        let segments = segments_schema.unwrap_or(segments);
+        let dictionary = dictionary_schema.unwrap_or(dictionary);
+        StatusReader::new(family, table, segments, dictionary, layout)
+            .map(|reader| Self::new(url, reader))
+            .map_err(|e| match e {
+                crate::sql::SqlError::TableName { reason } => {
+                    ("table", format!("is not a valid name: {reason}"))
+                }
+                crate::sql::SqlError::SchemaName { reason } => {
+                    ("schema", format!("is not a valid name: {reason}"))
+                }
+                other => ("schema", other.to_string()),
+            })
     }
 
     /// The report as JSON, whatever `--json` said (the Python and Node APIs read it).

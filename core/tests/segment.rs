@@ -1,18 +1,13 @@
 //! The segment allocator, scripted without a database: the order of IDs, prefetching, one
 //! fetch in flight, failed fetches, adaptive sizes, strides, giving the tail back, and threads.
+mod common;
+
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
+use common::seg;
 use shardid::segment::{Empty, Fetch, FillError, Segment, SegmentAllocator, SizePolicy, Unused};
-
-fn seg(first: u64, count: u64) -> Segment {
-    Segment {
-        first,
-        count,
-        stride: 1,
-    }
-}
 
 #[test]
 fn the_first_call_fetches_once_and_ids_flow_across_segments_in_order() {

@@ -6,8 +6,8 @@ mod common;
 use std::cell::Cell;
 use std::sync::{Arc, Barrier};
 
-use common::{T0, tiny};
-use shardid::segment::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
+use common::{T0, seg, tiny};
+use shardid::segment::{Empty, Fetch, SegmentAllocator, SizePolicy};
 use shardid::stats::{DictionaryStats, Family, GeneratorStats, SegmentStats};
 use shardid::{Error, Generator, Options};
 
@@ -262,14 +262,6 @@ fn a_state_started_above_a_ceiling_counts_only_its_own_ids() {
     g.next_id_at(T0 + 1_000).unwrap();
     g.next_id_at(T0 + 50_000).unwrap();
     assert_eq!(state.stats().ids, 2);
-}
-
-fn seg(first: u64, count: u64) -> Segment {
-    Segment {
-        first,
-        count,
-        stride: 1,
-    }
 }
 
 /// The fetch fails J times (each after a known latency by the driver's clock), then succeeds.

@@ -259,16 +259,12 @@ class _StatusRun:
 
     def __new__(
         cls,
-        family: str,
+        family: str | None,
         url: str,
         table: str,
         segments_schema: str | None,
         dictionary_schema: str | None,
         layout: Layout,
-    ) -> _StatusRun: ...
-    @staticmethod
-    def for_url(
-        url: str, table: str, segments_schema: str | None, dictionary_schema: str | None, layout: Layout
     ) -> _StatusRun: ...
     @property
     def url(self) -> str: ...

@@ -313,7 +313,7 @@ def read(
         segments_schema = dictionary_schema = schema
     layout = layout if layout is not None else Layout.INSTAGRAM
     if isinstance(database, str):
-        run = _StatusRun.for_url(database, table, segments_schema, dictionary_schema, layout)
+        run = _StatusRun(None, database, table, segments_schema, dictionary_schema, layout)
         conn = _connect(run)
         try:
             _run(run, conn)

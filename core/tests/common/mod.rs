@@ -1,4 +1,6 @@
-//! Fixtures shared by the generator test binaries.
+//! Fixtures shared by the generator and segment test binaries (each compiles the module
+//! whole and uses some of it).
+#![allow(dead_code)]
 use shardid::Layout;
 
 /// A fixed "now": 2023-11-14T22:13:20Z.
@@ -11,4 +13,13 @@ pub fn tiny() -> Layout {
         .bits(41, 10, 2)
         .build()
         .unwrap()
+}
+
+/// A segment of one server's numbers: `count` from `first`.
+pub fn seg(first: u64, count: u64) -> shardid::segment::Segment {
+    shardid::segment::Segment {
+        first,
+        count,
+        stride: 1,
+    }
 }
