@@ -137,17 +137,12 @@ export declare class MysqlFetch {
  */
 export declare class StatusRun {
   /**
-   * A run on a connection the caller has: `family` `'postgres'`, `'mysql'` or `'sqlite'`;
-   * `url` only names the database in errors. A schema `null` is the family's default (`seg`
-   * and `dict`; `main` on SQLite).
+   * A run on a connection the caller has, of `family` (`'postgres'`, `'mysql'` or
+   * `'sqlite'`; `url` only names the database in errors), or when `family` is `null` on the
+   * database `url` names (the core's rule: `StatusRun::on_connection`). A schema `null` is
+   * the family's default. `INVALID_ARGUMENT` for what the core refuses.
    */
-  constructor(family: string, url: string, table: string, segmentsSchema: string | undefined | null, dictionarySchema: string | undefined | null, layoutIndex: number)
-  /**
-   * A run on a connection to `url`, the family read from its scheme by the core
-   * (`Dialect::of_url`, the one rule of every client and the command line); another scheme,
-   * or a `sqlite:` URL that names no file, is `INVALID_ARGUMENT`.
-   */
-  static forUrl(url: string, table: string, segmentsSchema: string | undefined | null, dictionarySchema: string | undefined | null, layoutIndex: number): StatusRun
+  constructor(family: string | undefined | null, url: string, table: string, segmentsSchema: string | undefined | null, dictionarySchema: string | undefined | null, layoutIndex: number)
   /** The run of `shardid status ...`'s arguments (checked by `cliStatusUsage` first). */
   static fromArgs(args: Array<string>): StatusRun
   /** The URL the command line was given. */
