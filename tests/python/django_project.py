@@ -125,6 +125,31 @@ USE_TZ = True
 {more}"""
 
 
+# Put in a script run in a Django project: ``in_children(count, work)`` runs ``work(worker)`` in
+# ``count`` forked processes, the parent's database connections closed first (a child must not
+# share them); whether every child ended without an exception (each one's traceback printed).
+IN_CHILDREN = """
+def in_children(count, work):
+    import os, traceback
+    from django.db import connections
+    connections.close_all()
+    children = []
+    for worker in range(count):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                work(worker)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        children.append(pid)
+    return all(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 for pid in children)
+"""
+
+
 def migration(*operations: str, dependencies: Sequence[tuple[str, str]] = ()) -> str:
     """A migration file of shardid's operations, each given as its Python text
     (`'InstallSegments(schema="seg")'`) and imported from shardid.django by its name: the app's

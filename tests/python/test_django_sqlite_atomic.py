@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from django_project import migration
+from django_project import IN_CHILDREN, migration
 
 pytest.importorskip("django")
 
@@ -170,30 +170,17 @@ print("ok")
 
 
 def test_processes_inside_and_outside_atomic_share_the_numbers(project: Path) -> None:
-    out = script(project, """
-from django.db import connections
-connections.close_all()
-children = []
-for worker in range(3):
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            for i in range(20):
-                if worker == 2:  # the allocator's segments, outside any transaction
-                    Order.objects.create()
-                    continue
-                with transaction.atomic():
-                    for _ in range(5):
-                        Order.objects.create()
-            code = 0
-        except BaseException:
-            import traceback
-            traceback.print_exc()
-        finally:
-            os._exit(code)
-    children.append(pid)
-assert all(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 for pid in children)
+    out = script(project, IN_CHILDREN + """
+def work(worker):
+    for i in range(20):
+        if worker == 2:  # the allocator's segments, outside any transaction
+            Order.objects.create()
+            continue
+        with transaction.atomic():
+            for _ in range(5):
+                Order.objects.create()
+
+assert in_children(3, work)
 rows = list(Order.objects.values_list("number", "invoice", "hidden"))
 for column in zip(*rows):
     assert len(set(column)) == len(rows), "a number twice"

@@ -29,7 +29,7 @@ from shardid.segments import AsyncDenseIds, AsyncSerials, DenseIds, Serials, cre
 from shardid.sql import dictionary as dictionary_ddl
 from shardid.sql import mysql as mysql_ddl
 from shardid.sql import segments as segments_ddl
-from django_project import migration
+from django_project import IN_CHILDREN, migration
 from together import on_threads, results_of
 
 # fork: the children start at once, with this module's functions (Linux, where CI runs).
@@ -541,7 +541,7 @@ DJANGO_INSTALL = migration(
     'InstallDictionary(schema="dict", topics=["tags"])',
 )
 
-DJANGO_WORK = """
+DJANGO_WORK = IN_CHILDREN + """
 import django, os
 os.environ["DJANGO_SETTINGS_MODULE"] = "settings"
 django.setup()
@@ -549,34 +549,21 @@ from django.db import connections, transaction
 from shardid.django import dictionary
 from notes.models import Order
 
-connections.close_all()
-children = []
-for worker in range(4):
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            tags = dictionary("tags")
-            for i in range(50):
-                Order.objects.create()
-                tags.ids([f"t{(worker * 17 + i * 3 + k) % 90}" for k in range(3)])
-            with transaction.atomic():  # inside the caller's transaction: a savepoint of it
-                assert tags.id(f"atomic-{worker}") >= 0
-            try:
-                with transaction.atomic():
-                    tags.id(f"rolled-back-{worker}")
-                    raise RuntimeError("roll back")
-            except RuntimeError:
-                pass
-            code = 0
-        except BaseException:
-            import traceback
+def work(worker):
+    tags = dictionary("tags")
+    for i in range(50):
+        Order.objects.create()
+        tags.ids([f"t{(worker * 17 + i * 3 + k) % 90}" for k in range(3)])
+    with transaction.atomic():  # inside the caller's transaction: a savepoint of it
+        assert tags.id(f"atomic-{worker}") >= 0
+    try:
+        with transaction.atomic():
+            tags.id(f"rolled-back-{worker}")
+            raise RuntimeError("roll back")
+    except RuntimeError:
+        pass
 
-            traceback.print_exc()
-        finally:
-            os._exit(code)
-    children.append(pid)
-assert all(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 for pid in children)
+assert in_children(4, work)
 numbers = list(Order.objects.values_list("number", flat=True))
 invoices = list(Order.objects.values_list("invoice", flat=True))
 assert len(numbers) == 200 == len(set(numbers)) and len(set(invoices)) == 200, (len(numbers), len(set(invoices)))
