@@ -79,36 +79,51 @@ def pymysql_errors() -> type[BaseException]:
     return _pymysql().err.MySQLError  # type: ignore[no-any-return]
 
 
+# What PyMySQL raises when it read a greeting that is not MySQL's and choked on it.
+_UNREADABLE = (ValueError, IndexError, UnicodeDecodeError, KeyError)
+
+
+def _options(url: str) -> tuple[dict[str, Any], str | None]:
+    """What PyMySQL and aiomysql are given to open an autocommit ``utf8mb4`` connection to the
+    server ``url`` names, and the database (``database=`` to one, ``db=`` to the other)."""
+    user, password, host, port, database = _mysql_url(url)
+    options: dict[str, Any] = {"host": host, "port": port, "user": user, "password": password or "",
+                               "autocommit": True, "charset": "utf8mb4", "connect_timeout": CONNECT_TIMEOUT_S}  # fmt: skip
+    return options, database
+
+
+def _not_opened(e: BaseException, options: dict[str, Any]) -> BaseException:
+    """Why a connection could not be opened, either driver's: ``NOT_MYSQL`` when the server
+    accepted it but did not greet as MySQL (no greeting in time, or one the driver could not
+    read), else ``DATABASE_UNREACHABLE`` (refused, timed out, log-in refused)."""
+    server = f"{options['host']}:{options['port']}"
+    if isinstance(e, asyncio.TimeoutError):
+        # aiomysql has no read timeout: the TCP connection has its own bound (2003), so a
+        # connection past it was connected, then got no greeting.
+        return _error("NOT_MYSQL", server=server, reason="no greeting in time")
+    if isinstance(e, _UNREADABLE):
+        return _error("NOT_MYSQL", server=server, reason=f"{type(e).__name__}: {e}")
+    err = _pymysql().err
+    number = _number(e)
+    # PyMySQL's read timeout (the greeting's bound) passed, or a greeting of another protocol.
+    timed_out = number == 2013 and "timed out" in str(e)
+    if timed_out or isinstance(e, (err.InternalError, err.ProgrammingError)) and number is None:
+        return _error("NOT_MYSQL", server=server, reason=f"{e}")
+    return _error("DATABASE_UNREACHABLE", reason=_db.describe(e))
+
+
 def connect(url: str) -> Any:
     """A PyMySQL connection (autocommit) to the server ``url`` names. ``NOT_MYSQL`` when the
     server accepts the connection but does not greet as MySQL (PyMySQL would wait forever);
     ``DATABASE_UNREACHABLE`` when it cannot be opened (refused, timed out, log-in refused)."""
     pymysql = _pymysql()
-    user, password, host, port, database = _mysql_url(url)
+    options, database = _options(url)
     try:
-        conn = pymysql.connect(
-            host=host,
-            port=port,
-            user=user,
-            password=password or "",
-            database=database,
-            autocommit=True,
-            charset="utf8mb4",
-            connect_timeout=CONNECT_TIMEOUT_S,
-            # Bounds the greeting and the log-in only: set back to None below, so a statement
-            # may wait on a lock as long as the server lets it.
-            read_timeout=GREETING_TIMEOUT_S,
-        )
-    except pymysql.err.MySQLError as e:
-        number = e.args[0] if e.args and isinstance(e.args[0], int) else None
-        timed_out = number == 2013 and "timed out" in str(e)
-        # Connected, then no greeting in time or a greeting of another protocol.
-        if timed_out or isinstance(e, (pymysql.err.InternalError, pymysql.err.ProgrammingError)) and number is None:
-            raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{e}") from e
-        raise _error("DATABASE_UNREACHABLE", reason=_db.describe(e)) from e
-    except (ValueError, IndexError, UnicodeDecodeError, KeyError) as e:
-        # PyMySQL read a greeting that is not MySQL's and choked on it.
-        raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{type(e).__name__}: {e}") from e
+        # read_timeout bounds the greeting and the log-in only: set back to None below, so a
+        # statement may wait on a lock as long as the server lets it.
+        conn = pymysql.connect(**options, database=database, read_timeout=GREETING_TIMEOUT_S)
+    except (pymysql.err.MySQLError, *_UNREADABLE) as e:
+        raise _not_opened(e, options) from e
     conn._read_timeout = None  # see read_timeout above
     conn.shardid_dialect = detect(conn)
     return conn
@@ -119,21 +134,9 @@ async def aconnect(url: str) -> Any:
     errors. aiomysql has no read timeout: the TCP connection has ``CONNECT_TIMEOUT_S``, the
     greeting and the log-in the ``GREETING_TIMEOUT_S`` after it."""
     pymysql, aiomysql = _pymysql(), _aiomysql()
-    user, password, host, port, database = _mysql_url(url)
+    options, database = _options(url)
     opening = asyncio.ensure_future(
-        asyncio.wait_for(
-            aiomysql.connect(
-                host=host,
-                port=port,
-                user=user,
-                password=password or "",
-                db=database,
-                autocommit=True,
-                charset="utf8mb4",
-                connect_timeout=CONNECT_TIMEOUT_S,
-            ),
-            CONNECT_TIMEOUT_S + GREETING_TIMEOUT_S,
-        )
+        asyncio.wait_for(aiomysql.connect(**options, db=database), CONNECT_TIMEOUT_S + GREETING_TIMEOUT_S)
     )
     try:
         # Shielded: aiomysql leaves the socket of a connection cancelled halfway open (for the
@@ -143,16 +146,8 @@ async def aconnect(url: str) -> Any:
     except asyncio.CancelledError:
         opening.add_done_callback(_close_unwanted)
         raise
-    except asyncio.TimeoutError as e:
-        # The TCP connection has its own bound (2003 below): connected, then no greeting.
-        raise _error("NOT_MYSQL", server=f"{host}:{port}", reason="no greeting in time") from e
-    except pymysql.err.MySQLError as e:
-        number = e.args[0] if e.args and isinstance(e.args[0], int) else None
-        if isinstance(e, (pymysql.err.InternalError, pymysql.err.ProgrammingError)) and number is None:
-            raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{e}") from e
-        raise _error("DATABASE_UNREACHABLE", reason=_db.describe(e)) from e
-    except (ValueError, IndexError, UnicodeDecodeError, KeyError) as e:
-        raise _error("NOT_MYSQL", server=f"{host}:{port}", reason=f"{type(e).__name__}: {e}") from e
+    except (asyncio.TimeoutError, pymysql.err.MySQLError, *_UNREADABLE) as e:
+        raise _not_opened(e, options) from e
     try:
         conn.shardid_dialect = await detect_async(conn)
     except BaseException:
