@@ -421,6 +421,13 @@ export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
 /** The smallest ID of the time unit holding `timestamp`. */
 export declare function minIdAt(layoutIndex: number, timestamp: unknown): bigint
 
+/**
+ * Whether the dictionary's transaction, which failed with the MySQL error `code` at its
+ * `attempt`-th run (from 1), runs again (the core's `assign_again`: rolled back whole, and
+ * runs left).
+ */
+export declare function mysqlAssignAgain(code: number, attempt: number): boolean
+
 /** A new string's ID: its index among those looked for, and the ID (a decimal string). */
 export interface MysqlAssigned {
   index: number

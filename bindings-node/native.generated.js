@@ -886,6 +886,7 @@ module.exports.leaseTallyNew = nativeBinding.leaseTallyNew
 module.exports.leaseTallyStats = nativeBinding.leaseTallyStats
 module.exports.maxIdAt = nativeBinding.maxIdAt
 module.exports.minIdAt = nativeBinding.minIdAt
+module.exports.mysqlAssignAgain = nativeBinding.mysqlAssignAgain
 module.exports.mysqlAssignNew = nativeBinding.mysqlAssignNew
 module.exports.mysqlDdl = nativeBinding.mysqlDdl
 module.exports.mysqlDictionaryDdl = nativeBinding.mysqlDictionaryDdl

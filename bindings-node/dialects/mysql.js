@@ -14,11 +14,9 @@ const { SQLSTATES } = require('../core.generated.js')
  */
 const exactBigints = Object.freeze({ supportBigNumbers: true, bigNumberStrings: true })
 
-// MySQL's error numbers the drivers act on.
-const DEADLOCK = 1213
-const LOCK_WAIT_TIMEOUT = 1205
+// MySQL's error number the drivers act on (the core's rule decides what a rolled-back statement
+// does: shardid::sql::mysql::rolled_back).
 const UNKNOWN_VARIABLE = 1193
-const RETRIES = 5
 // How long the TCP connection and the server's greeting may take before the server is taken
 // for down, or for something else than MySQL.
 const CONNECT_TIMEOUT_MS = 2000
@@ -272,8 +270,8 @@ class Dictionary {
       try {
         return await this._assign(connection, values, answers)
       } catch (err) {
-        // Rolled back whole by the server: safe to run again.
-        if (![DEADLOCK, LOCK_WAIT_TIMEOUT].includes(err.errno) || attempt === RETRIES) throw err
+        // Rolled back whole by the server: the core's rule says whether to run it again.
+        if (typeof err.errno !== 'number' || !native.mysqlAssignAgain(err.errno, attempt)) throw err
       }
     }
   }

@@ -112,6 +112,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mysql::_mysql_serial_statements, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_registration_problem, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_assign_new, m)?)?;
+    m.add_function(wrap_pyfunction!(mysql::_mysql_assign_again, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_topic_base, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_url, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_database_of_url, m)?)?;

@@ -294,6 +294,14 @@ pub(crate) fn _assign_new(answers: Vec<Option<u64>>, base: u64) -> Vec<(usize, u
     assign_new(&answers, base).collect()
 }
 
+/// Whether the dictionary's transaction, which failed with the MySQL error `code` at its
+/// `attempt`-th run (from 1), runs again (the core's `assign_again`: rolled back whole, and
+/// runs left).
+#[pyfunction]
+pub(crate) fn _mysql_assign_again(code: u16, attempt: u32) -> bool {
+    shardid::sql::mysql::assign_again(code, attempt)
+}
+
 /// The first ID new strings of a topic get, its locked row reading `next` (which the lock
 /// statement already moved past a step back: `moved`).
 #[pyfunction]

@@ -5,8 +5,8 @@
 use shardid::Layout;
 use shardid::segment::Segment;
 use shardid::sql::mysql::{
-    FetchError, FetchStep, MAX_PREPARED_LIST, MysqlFetch, ROLLED_BACK_RETRIES, assign_new,
-    script_statements,
+    ASSIGN_ATTEMPTS, FetchError, FetchStep, MAX_PREPARED_LIST, MysqlFetch, ROLLED_BACK_RETRIES,
+    assign_again, assign_new, rolled_back, script_statements,
 };
 use shardid::sql::{
     DEFAULT_SEGMENT, Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders, SqlError,
@@ -339,6 +339,23 @@ fn new_strings_are_numbered_in_order_from_the_topics_next() {
     let new: Vec<(usize, u64)> = assign_new(&answers, 10).collect();
     assert_eq!(new, [(1, 10), (3, 11), (4, 12)]);
     assert_eq!(assign_new(&[Some(1), Some(2)], 3).count(), 0);
+}
+
+/// The one rule of a statement or transaction the server rolled back whole (a deadlock, a
+/// Galera certification conflict, a lock wait timeout): the dictionary's transaction runs again,
+/// `ASSIGN_ATTEMPTS` times in all; anything else is raised at once.
+#[test]
+fn the_dictionarys_transaction_runs_again_only_when_rolled_back_whole() {
+    assert!(rolled_back(1213) && rolled_back(1205));
+    for other in [1062, 1146, 1180, 2013, 0] {
+        assert!(!rolled_back(other), "{other}");
+        assert!(!assign_again(other, 1), "{other}");
+    }
+    let runs = (1..=ASSIGN_ATTEMPTS + 1)
+        .take_while(|&attempt| assign_again(1213, attempt))
+        .count();
+    assert_eq!(runs + 1, ASSIGN_ATTEMPTS as usize);
+    assert!(assign_again(1205, ASSIGN_ATTEMPTS - 1) && !assign_again(1205, ASSIGN_ATTEMPTS));
 }
 
 #[test]

@@ -22,6 +22,7 @@ import shardid
 from shardid.dictionary import Dictionary
 from shardid.sql import dictionary
 from dense_checks import assert_dense_topic
+from examples import example
 
 
 def setup(conn: Any, schema: str, *topics: str) -> None:
@@ -323,3 +324,68 @@ def test_the_lookups_probe_the_index_for_each_value(server: Any, conn: Any) -> N
         plan = {row[2]: row for row in rows(conn, "EXPLAIN " + statement.replace(" FOR UPDATE", ""), *params)}
         strings = plan["s" if "AS s" in statement else "shardid_strings"]
         assert strings[3] == "range", f"{statement}: {strings}"
+
+
+NODE = Path(__file__).with_name("node_mysql.mjs")
+# How many times in all a client runs the transaction that numbers new strings when the server
+# rolls it back whole (shardid::sql::mysql::ASSIGN_ATTEMPTS).
+ASSIGN_ATTEMPTS = 5
+
+
+def test_a_transaction_rolled_back_whole_runs_again_in_every_client(server: Any, conn: Any) -> None:
+    # A trigger refuses the first <n> inserts of new strings with a deadlock's error (the
+    # server's transaction is then the client's to roll back; a MEMORY table's count survives
+    # it): every client runs its transaction again, by the core's one rule, until it goes
+    # through or has run ASSIGN_ATTEMPTS times.
+    schema = "dict_rolled_back"
+    setup(conn, schema, "t")
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE TABLE {schema}.refusals (n INT NOT NULL) ENGINE = MEMORY")
+        cur.execute(f"INSERT INTO {schema}.refusals VALUES (0)")
+        cur.execute(f"""CREATE TRIGGER {schema}.refuse BEFORE INSERT ON {schema}.shardid_strings FOR EACH ROW
+            BEGIN
+              IF (SELECT n FROM {schema}.refusals) > 0 THEN
+                UPDATE {schema}.refusals SET n = n - 1;
+                SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'Deadlock found when trying to get lock; try restarting transaction';
+              END IF;
+            END""")  # fmt: skip
+
+    def refuse(n: int) -> None:
+        with conn.cursor() as cur:
+            cur.execute(f"UPDATE {schema}.refusals SET n = %s", (n,))
+
+    def left() -> int:
+        return int(one(conn, f"SELECT n FROM {schema}.refusals"))
+
+    url = server.url_for(schema)
+
+    async def asynchronously(value: str) -> int:
+        from shardid.dictionary import AsyncDictionary
+
+        async with AsyncDictionary(url, "t", schema=schema, cache_size=0) as words:
+            return await words.id(value)
+
+    import asyncio
+
+    clients = {
+        "python": lambda value: Dictionary(url, "t", schema=schema, cache_size=0).id(value),
+        "asyncio": lambda value: asyncio.run(asynchronously(value)),
+        "node": lambda value: json.loads(subprocess.run(["node", str(NODE), url, "id", schema, "t", value], capture_output=True, text=True, check=True, timeout=60).stdout.strip().splitlines()[-1])["id"],
+        "rust": lambda value: json.loads(subprocess.run([example("mysql_dictionary"), url, "id", schema, "t", value], capture_output=True, text=True, check=True, timeout=60).stdout.strip().splitlines()[-1])["id"],
+    }  # fmt: skip
+    for k, (name, client) in enumerate(clients.items()):
+        refuse(ASSIGN_ATTEMPTS - 1)
+        assert int(client(name)) == k, name  # Node's IDs are decimal strings
+        assert left() == 0, name
+    # Refused every time: ASSIGN_ATTEMPTS runs, then the server's error as it is.
+    refuse(ASSIGN_ATTEMPTS + 1)
+    with pytest.raises(pymysql.err.OperationalError) as refused:
+        Dictionary(url, "t", schema=schema, cache_size=0).id("never")
+    assert refused.value.args[0] == 1213 and left() == 1
+    for command in (["node", str(NODE)], [example("mysql_dictionary")]):
+        refuse(ASSIGN_ATTEMPTS + 1)
+        done = subprocess.run([*command, url, "id", schema, "t", "never"], capture_output=True, text=True, timeout=60)
+        assert done.returncode != 0 and "Deadlock found" in done.stderr, done.stderr
+        assert left() == 1, command
+    refuse(0)
+    assert_dense(conn, schema, "t")

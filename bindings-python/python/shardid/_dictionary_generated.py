@@ -30,6 +30,7 @@ from shardid._shardid import (
     _TOPIC_DROPPED_SQLSTATE,
     _UNKNOWN_TOPIC_SQLSTATE,
     _assign_new,
+    _mysql_assign_again,
     _database_of_url,
     _dictionary_statements,
     _error,
@@ -146,17 +147,18 @@ class _Mysql(_link_generated._MysqlLink):
         answers = self.lookup(conn, values)
         if None not in answers:
             return answers  # type: ignore[return-value]
-        # Inside a caller's transaction (Django's atomic()), a rolled-back one is the caller's
-        # to run again.
-        retries = _mysql._RETRIES if getattr(conn, "retryable", True) else 1
-        for attempt in range(1, retries + 1):
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return self._assign(conn, values, answers)
             except Exception as e:
-                # Rolled back whole by the server: safe to run again.
-                if _mysql._number(e) not in (_mysql._DEADLOCK, _mysql._LOCK_WAIT_TIMEOUT) or attempt == retries:
+                # Rolled back whole by the server: the core's rule says whether to run it again.
+                # Inside a caller's transaction (Django's atomic()), a rolled-back one is the
+                # caller's to run again.
+                number = _mysql._number(e)
+                if number is None or not getattr(conn, "retryable", True) or not _mysql_assign_again(number, attempt):
                     raise
-        raise AssertionError("unreachable")
 
     def _assign(self, conn: Any, values: Sequence[str], answers: list[int | None]) -> list[int]:
         """New IDs for the strings of ``values`` still missing, in one transaction. On asyncio a

@@ -22,15 +22,12 @@ from typing import Any
 from shardid import _db
 from shardid._shardid import _error, _mysql_url
 
-# MySQL's error numbers the drivers act on.
-_DEADLOCK = 1213
-_LOCK_WAIT_TIMEOUT = 1205
+# MySQL's error number the drivers act on (the core's rule decides what a rolled-back statement
+# does: shardid::sql::mysql::rolled_back).
 _UNKNOWN_VARIABLE = 1193
 # The statements' dialects: MySQL's server_id, or MariaDB's Galera-aware name of the server
 # (shardid::sql::Dialect::server_identity).
 DIALECTS = ("mysql", "mariadb")
-# A transaction rolled back by the server (a deadlock, a lock wait timeout): run it again.
-_RETRIES = 5
 # How long the TCP connection may take, and then the server's greeting, before the server is
 # taken for down or for something else than MySQL (a server greets at once; the greeting's bound
 # is short so that DenseIds' wait, 5 s by default, sees the error).

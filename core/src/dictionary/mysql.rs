@@ -26,13 +26,10 @@ pub use super::driver::DictionaryError;
 use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods};
 use crate::driver::Client;
 use crate::driver::mysql::error_number;
-use crate::sql::mysql::{MAX_PREPARED_LIST, MysqlDictionaryStatements, assign_new, topic_base};
+use crate::sql::mysql::{
+    MAX_PREPARED_LIST, MysqlDictionaryStatements, assign_again, assign_new, topic_base,
+};
 use crate::sql::{Dialect, MysqlDictionary};
-
-/// MySQL's errors after which the server rolled the transaction back whole: run it again.
-const DEADLOCK: u16 = 1213;
-const LOCK_WAIT_TIMEOUT: u16 = 1205;
-const RETRIES: usize = 5;
 
 fn bytes(value: &Value) -> Option<&[u8]> {
     match value {
@@ -153,9 +150,9 @@ impl DictionaryClient for mysql::Conn {
         loop {
             attempt += 1;
             match assign(self, &s, topic, values, answers) {
+                // Rolled back whole by the server: the core's rule says whether to run it again.
                 Err(Failed::Driver(e))
-                    if attempt < RETRIES
-                        && matches!(error_number(&e), Some(DEADLOCK | LOCK_WAIT_TIMEOUT)) => {}
+                    if error_number(&e).is_some_and(|code| assign_again(code, attempt)) => {}
                 other => return other,
             }
         }

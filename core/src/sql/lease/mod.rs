@@ -679,11 +679,11 @@ impl LeaseProtocol {
                 None => Step::Raise,
             },
             (Step::Insert, Answer::Error(Some(code)))
-                if code == mysql::DUPLICATE_KEY || mysql::ROLLED_BACK.contains(&code) =>
+                if code == mysql::DUPLICATE_KEY || mysql::rolled_back(code) =>
             {
                 self.lost_race()
             }
-            (Step::Claim, Answer::Error(Some(code))) if mysql::ROLLED_BACK.contains(&code) => {
+            (Step::Claim, Answer::Error(Some(code))) if mysql::rolled_back(code) => {
                 self.lost_race()
             }
             (Step::Claim | Step::Insert | Step::Held, Answer::Error(code)) => {
@@ -714,7 +714,7 @@ impl LeaseProtocol {
                 Step::Unlock(shard)
             }
             (Step::SessionClaim(shard) | Step::SessionInsert(shard), Answer::Error(Some(code)))
-                if mysql::ROLLED_BACK.contains(&code) =>
+                if mysql::rolled_back(code) =>
             {
                 self.claims += 1;
                 if self.claims >= MAX_CLAIMS {
@@ -842,7 +842,7 @@ impl LeaseProtocol {
     ///
     /// Only on the MySQL family, for an error that says the statement was rolled back whole: a
     /// deadlock or a lock wait timeout (a Galera certification conflict is a deadlock too), and
-    /// a Galera node's refusal while the cluster evicts a node (see `mysql::RESENT`). Seen in
+    /// a Galera node's refusal while the cluster evicts a node (see `mysql::resent`). Seen in
     /// CI: a ceiling's record on a surviving node failed with 1180 while a killed node was
     /// being evicted, and `next_id` raised it. Each of these statements is conditioned on the
     /// lease's token and only raises the ceiling (`GREATEST`), so sending one again writes
@@ -853,7 +853,7 @@ impl LeaseProtocol {
         match code {
             Some(code)
                 if self.family() == Family::Mysql
-                    && mysql::RESENT.contains(&code)
+                    && mysql::resent(code)
                     && resent < MAX_RESENDS =>
             {
                 Some((25u64 << resent.min(6)).min(1000))

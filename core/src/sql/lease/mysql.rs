@@ -156,14 +156,19 @@ pub(super) const NO_SUCH_TABLE: &str = "1146";
 pub(super) const TABLE_EXISTS: &str = "1050";
 /// `ER_DUP_ENTRY`: another claimant inserted the shard's row first.
 pub(super) const DUPLICATE_KEY: &str = "1062";
-/// `ER_LOCK_DEADLOCK` (also a Galera certification conflict: two nodes wrote one row) and
-/// `ER_LOCK_WAIT_TIMEOUT`: the statement was rolled back whole, and is sent again.
-pub(super) const ROLLED_BACK: [&str; 2] = ["1213", "1205"];
-/// What makes a held lease's statement (a renewal, a ceiling's record, a release) be sent
-/// again: [`ROLLED_BACK`], and what a Galera node answers while the cluster evicts a node or
-/// while it is outside the primary component: `ER_ERROR_DURING_COMMIT` (1180, "Error while
-/// appending streaming replication fragment (provider status: Not connected to Primary
-/// Component)": the write set was not replicated, so the statement was rolled back) and
-/// `ER_UNKNOWN_COM_ERROR` (1047, "WSREP has not yet prepared node for application use": the
-/// statement was not run).
-pub(super) const RESENT: [&str; 4] = ["1213", "1205", "1180", "1047"];
+/// Whether the error `code` rolled a statement back whole: the MySQL family's one rule
+/// ([`crate::sql::mysql::rolled_back`]); a claim that was is sent again.
+pub(super) fn rolled_back(code: &str) -> bool {
+    code.parse().is_ok_and(crate::sql::mysql::rolled_back)
+}
+
+/// Whether a held lease's statement (a renewal, a ceiling's record, a release) that failed with
+/// the error `code` is sent again: [`rolled_back`], and what a Galera node answers while the
+/// cluster evicts a node or while it is outside the primary component:
+/// `ER_ERROR_DURING_COMMIT` (1180, "Error while appending streaming replication fragment
+/// (provider status: Not connected to Primary Component)": the write set was not replicated,
+/// so the statement was rolled back) and `ER_UNKNOWN_COM_ERROR` (1047, "WSREP has not yet
+/// prepared node for application use": the statement was not run).
+pub(super) fn resent(code: &str) -> bool {
+    rolled_back(code) || matches!(code, "1180" | "1047")
+}

@@ -278,6 +278,18 @@ pub const fn topic_base(next: u64, moved: bool) -> u64 {
     next
 }
 
+/// How many times in all the dictionary's transaction that numbers new strings runs when the
+/// server rolls it back whole ([`super::rolled_back`]).
+pub const ASSIGN_ATTEMPTS: u32 = 5;
+
+/// Whether the dictionary's transaction that numbers new strings, which failed with the MySQL
+/// error `code` at its `attempt`-th run (from 1), runs again: rolled back whole
+/// ([`super::rolled_back`]), at most [`ASSIGN_ATTEMPTS`] runs in all. Rust's, Python's and
+/// Node's clients ask it.
+pub const fn assign_again(code: u16, attempt: u32) -> bool {
+    super::rolled_back(code) && attempt < ASSIGN_ATTEMPTS
+}
+
 /// The IDs the strings still missing after the locked re-check get: `answers` holds, for each
 /// string looked for (distinct, in the order they first appear), its ID if found; each `None`
 /// gets the topic's next ID in turn, from `base`. Yields `(index in answers, new ID)`; the

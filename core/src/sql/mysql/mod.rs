@@ -38,7 +38,8 @@ mod serials;
 mod url;
 
 pub use dictionary::{
-    MAX_PREPARED_LIST, MysqlDictionary, MysqlDictionaryStatements, assign_new, topic_base,
+    ASSIGN_ATTEMPTS, MAX_PREPARED_LIST, MysqlDictionary, MysqlDictionaryStatements, assign_again,
+    assign_new, topic_base,
 };
 pub use segments::{
     FetchError, FetchStep, MysqlFetch, MysqlSegmentStatements, MysqlSegments, ROLLED_BACK_RETRIES,
@@ -100,6 +101,16 @@ impl Dialect {
             Self::Mariadb => Some(super::failover::MARIADB_SERVER),
         }
     }
+}
+
+/// Whether the MySQL error `code` says the server rolled the statement, or the transaction,
+/// back whole, so that sending it again is safe: `ER_LOCK_DEADLOCK` (1213; on a Galera
+/// cluster also a certification conflict, two nodes changing one row at the same moment) and
+/// `ER_LOCK_WAIT_TIMEOUT` (1205). The one rule of every client of the MySQL family, in every
+/// language: a segment's take ([`MysqlFetch::rolled_back`]), the dictionary's transaction
+/// ([`assign_again`]), a lease's statements (`LeaseProtocol`).
+pub const fn rolled_back(code: u16) -> bool {
+    matches!(code, 1213 | 1205)
 }
 
 /// The MySQL error number of an unknown system variable: what MySQL answers a statement

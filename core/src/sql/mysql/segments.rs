@@ -335,12 +335,6 @@ pub struct MysqlFetch {
 /// ([`MysqlFetch::rolled_back`]).
 pub const ROLLED_BACK_RETRIES: u8 = 10;
 
-/// `ER_LOCK_DEADLOCK`: a deadlock, and on a Galera cluster a certification conflict (another
-/// node's client changed the same row at the same moment).
-const DEADLOCK: u16 = 1213;
-/// `ER_LOCK_WAIT_TIMEOUT`.
-const LOCK_WAIT_TIMEOUT: u16 = 1205;
-
 impl MysqlFetch {
     /// A fetch of `size` IDs (0: the size the row remembers) from a server whose stride the
     /// client knows (`None`: not yet).
@@ -361,7 +355,7 @@ impl MysqlFetch {
     /// At most [`ROLLED_BACK_RETRIES`] times per fetch; any other error is the driver's to
     /// report (the allocator retries the fetch after its backoff).
     pub fn rolled_back(&mut self, code: u16) -> bool {
-        if matches!(code, DEADLOCK | LOCK_WAIT_TIMEOUT) && self.rolled_back < ROLLED_BACK_RETRIES {
+        if super::rolled_back(code) && self.rolled_back < ROLLED_BACK_RETRIES {
             self.rolled_back += 1;
             return true;
         }
