@@ -349,8 +349,10 @@ pub struct MysqlAssigned {
 /// `attempt`-th run (from 1), runs again (the core's `assign_again`: rolled back whole, and
 /// runs left).
 #[napi]
-pub fn mysql_assign_again(code: u32, attempt: u32) -> bool {
-    u16::try_from(code).is_ok_and(|code| shardid::sql::mysql::assign_again(code, attempt))
+pub fn mysql_assign_again(env: &Env, code: u32, attempt: u32) -> Result<bool> {
+    guard(env, || {
+        Ok(u16::try_from(code).is_ok_and(|code| shardid::sql::mysql::assign_again(code, attempt)))
+    })
 }
 
 /// The IDs of the strings still missing after the locked re-check (`missing[i]`), numbered
