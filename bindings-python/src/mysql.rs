@@ -298,8 +298,9 @@ pub(crate) fn _assign_new(answers: Vec<Option<u64>>, base: u64) -> Vec<(usize, u
 /// `attempt`-th run (from 1), runs again (the core's `assign_again`: rolled back whole, and
 /// runs left).
 #[pyfunction]
-pub(crate) fn _mysql_assign_again(code: u16, attempt: u32) -> bool {
-    shardid::sql::mysql::assign_again(code, attempt)
+pub(crate) fn _mysql_assign_again(code: i64, attempt: u32) -> bool {
+    // Any integer a driver put first in its error's arguments: only MySQL's numbers can match.
+    u16::try_from(code).is_ok_and(|code| shardid::sql::mysql::assign_again(code, attempt))
 }
 
 /// The first ID new strings of a topic get, its locked row reading `next` (which the lock

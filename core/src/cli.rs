@@ -663,10 +663,10 @@ impl StatusRun {
     ) -> Result<Self, (&'static str, String)> {
         let family = match family {
             None => status_family(url).map_err(|why| ("database", why))?,
-            Some("postgres") => Dialect::Postgres,
-            Some("mysql") => Dialect::Mysql,
-            Some("sqlite") => Dialect::Sqlite,
-            Some(_) => return Err(("family", "is postgres, mysql or sqlite".into())),
+            // A family's own name only (`Dialect::family_name`): not `mariadb`, `postgresql`.
+            Some(name) => Dialect::from_name(name)
+                .filter(|d| d.family_name() == name)
+                .ok_or(("family", "is postgres, mysql or sqlite".into()))?,
         };
         let (segments, dictionary) = default_schemas(family);
         let segments = segments_schema.unwrap_or(segments);

@@ -2,7 +2,7 @@
 #![cfg(all(feature = "std", feature = "sql"))]
 
 use shardid::Layout;
-use shardid::cli::{Output, parse_time, rfc3339, run, wants_stdin};
+use shardid::cli::{Output, StatusRun, parse_time, rfc3339, run, wants_stdin};
 
 fn cli(args: &[&str]) -> Output {
     run(args, None)
@@ -588,5 +588,43 @@ fn a_key_file_of_no_accepted_form_is_refused_naming_every_form_as_the_page_does(
     assert_has(&out.stderr, shardid::cli::KEY_FILE_FORMS);
     for d in [dir, dir2, dir3] {
         std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+/// The status run of the Python and Node APIs: a family's own name, or the URL's database by the
+/// core's one rule; what it refuses is named, as both bindings report it (`INVALID_ARGUMENT`).
+#[test]
+fn the_apis_status_run_takes_a_family_or_a_url_and_names_what_it_refuses() {
+    let run = |family, url, table| {
+        StatusRun::on_connection(family, url, table, None, None, Layout::INSTAGRAM)
+    };
+    for (family, url) in [
+        (Some("postgres"), ""),
+        (Some("mysql"), ""),
+        (Some("sqlite"), ""),
+        (None, "postgresql://app@db/app"),
+        (None, "mariadb://app@db/app"),
+        (None, "sqlite:///ids.db"),
+    ] {
+        assert!(
+            run(family, url, "shardid_leases").is_ok(),
+            "{family:?} {url}"
+        );
+    }
+    for (family, url, table, argument) in [
+        (Some("mariadb"), "", "shardid_leases", "family"),
+        (Some("postgresql"), "", "shardid_leases", "family"),
+        (Some("oracle"), "", "shardid_leases", "family"),
+        (
+            None,
+            "postgresql+psycopg://app@db/app",
+            "shardid_leases",
+            "database",
+        ),
+        (None, "sqlite://:memory:", "shardid_leases", "database"),
+        (Some("postgres"), "", "Leases; DROP", "table"),
+    ] {
+        let refused = run(family, url, table).err().map(|(argument, _)| argument);
+        assert_eq!(refused, Some(argument), "{family:?} {url} {table}");
     }
 }

@@ -30,11 +30,11 @@ from shardid._shardid import (
     _TOPIC_DROPPED_SQLSTATE,
     _UNKNOWN_TOPIC_SQLSTATE,
     _assign_new,
-    _mysql_assign_again,
     _database_of_url,
     _dictionary_statements,
     _error,
     _MysqlDictSql,
+    _mysql_assign_again,
     _topic_base,
 )
 

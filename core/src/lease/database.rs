@@ -122,7 +122,8 @@ impl<C: Client> Shared<C> {
     fn held_after(&self, sql: &str, params: &[Value<'_>]) -> Result<bool, LeaseError> {
         let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
         let session = self.protocol.kind() == LeaseKind::Session;
-        for resent in 0.. {
+        let mut resent = 0;
+        loop {
             if client.as_ref().is_none_or(C::is_closed) {
                 if session {
                     return Err(LeaseError::Lost { shard: self.shard });
@@ -153,11 +154,11 @@ impl<C: Client> Shared<C> {
                     .is_none_or(|hold| hold.sending().is_some())
             {
                 thread::sleep(Duration::from_millis(wait));
+                resent += 1;
                 continue;
             }
             return Err(LeaseError::Database(C::boxed(e)));
         }
-        unreachable!("the loop returns")
     }
 
     /// One renewal of an expiring lease, if due; `false` once the lease is lost or closed.
