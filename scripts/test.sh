@@ -85,10 +85,10 @@ cargo test --locked -p shardid --features serde --test serde 2>&1 | tee -a "$log
 cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
 # SQLite on real files (feature `sqlite`: rusqlite with SQLite's C, built here only): the SQL of
 # `sql::sqlite` and the Rust clients over it (every test's path has `sqlite` in it), and their
-# doc examples with the book's Rust page (its SQLite part needs the feature). The lease's
-# database driver needs a database's feature too: its unit tests (over a fake connection) run
-# here.
-cargo test --locked -p shardid --features sqlite,serial --lib --test sqlite_sql -- sqlite lease::database:: 2>&1 | tee -a "$log"
+# doc examples with the book's Rust page (its SQLite part needs the feature). The lease's and
+# the dictionary's database drivers need a database's feature too: their unit tests (the
+# lease's over a fake connection) run here.
+cargo test --locked -p shardid --features sqlite,serial --lib --test sqlite_sql -- sqlite lease::database:: dictionary::driver:: 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features sqlite,serial --doc -- sqlite StartRust 2>&1 | tee -a "$log"
 # The Rust worker of the Python step's SQLite stress test (tests/python/test_sqlite_stress.py:
 # Python, Node and Rust processes on one file), built here where the library with these

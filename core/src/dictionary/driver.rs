@@ -4,7 +4,10 @@
 //! functions over arrays; the MySQL family's statements over lists and its locked transaction)
 //! is a [`DictionaryClient`] over the one connection trait ([`Client`]).
 
+use std::borrow::Borrow;
 use std::boxed::Box;
+use std::collections::HashMap;
+use std::hash::Hash;
 use std::string::{String, ToString};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec::Vec;
@@ -163,13 +166,41 @@ pub(crate) fn answered(
     missing: &[&str],
     written: Vec<Option<u64>>,
 ) -> Vec<Option<u64>> {
-    let by_value: std::collections::HashMap<&str, Option<u64>> =
-        missing.iter().copied().zip(written).collect();
+    let by_value: HashMap<&str, Option<u64>> = missing.iter().copied().zip(written).collect();
     values
         .iter()
         .zip(answers)
         .map(|(v, a)| a.or_else(|| by_value.get(v).copied().flatten()))
         .collect()
+}
+
+/// The answers to a batch of `keys`, in order, from a lookup whose rows are the topic's own
+/// row (there while the topic is, whatever matched) and one per key found, each read as
+/// `Some((key, answer))` (`None`: the topic's row); [`Failed::UnknownTopic`] for no row at
+/// all. The MySQL family's and SQLite's lookups of strings and of IDs answer so (a join from
+/// the topic's row), where PostgreSQL's functions answer in order themselves.
+#[cfg_attr(not(any(feature = "mysql", feature = "sqlite")), allow(dead_code))]
+pub(crate) fn in_order<'k, Q, K, A, E>(
+    keys: impl IntoIterator<Item = &'k Q>,
+    rows: impl IntoIterator<Item = Result<Option<(K, A)>, Failed<E>>>,
+) -> Result<Vec<Option<A>>, Failed<E>>
+where
+    Q: Eq + Hash + ?Sized + 'k,
+    K: Eq + Hash + Borrow<Q>,
+    A: Clone,
+{
+    let mut topic = false;
+    let mut found = HashMap::new();
+    for row in rows {
+        topic = true;
+        if let Some((key, answer)) = row? {
+            found.insert(key, answer);
+        }
+    }
+    if !topic {
+        return Err(Failed::UnknownTopic);
+    }
+    Ok(keys.into_iter().map(|k| found.get(k).cloned()).collect())
 }
 
 /// What a database's dictionary needs besides its [`Client`]: the steps of each call, each
@@ -586,3 +617,36 @@ macro_rules! dictionary_methods {
 }
 
 pub(crate) use dictionary_methods;
+
+#[cfg(test)]
+mod tests {
+    use std::vec;
+    use std::vec::Vec;
+
+    use super::{Failed, in_order};
+
+    type Rows = Vec<Result<Option<(u64, &'static str)>, Failed<()>>>;
+
+    #[test]
+    fn answers_come_in_the_keys_order_and_no_row_at_all_is_an_unknown_topic() {
+        // The topic's row, then the keys found, in the server's order.
+        let rows: Rows = vec![Ok(None), Ok(Some((7, "b"))), Ok(Some((3, "a")))];
+        let answers = in_order(&[3, 5, 7, 3], rows).ok().unwrap();
+        assert_eq!(answers, [Some("a"), None, Some("b"), Some("a")]);
+        // The topic's row alone: no key found.
+        let rows: Rows = vec![Ok(None)];
+        assert_eq!(in_order(&[1, 2], rows).ok().unwrap(), [None, None]);
+        // No row: no topic, even for an empty batch.
+        assert!(matches!(
+            in_order::<u64, u64, &str, ()>(&[1], vec![]),
+            Err(Failed::UnknownTopic)
+        ));
+        assert!(matches!(
+            in_order::<u64, u64, &str, ()>(&[], vec![]),
+            Err(Failed::UnknownTopic)
+        ));
+        // A row the client could not read is its error.
+        let rows: Rows = vec![Ok(None), Err(Failed::Mismatch)];
+        assert!(matches!(in_order(&[1], rows), Err(Failed::Mismatch)));
+    }
+}

@@ -23,7 +23,7 @@ use mysql::prelude::Queryable;
 use mysql::{Params, TxOpts, Value};
 
 pub use super::driver::DictionaryError;
-use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods};
+use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods, in_order};
 use crate::driver::Client;
 use crate::driver::mysql::error_number;
 use crate::sql::mysql::{
@@ -119,20 +119,12 @@ impl DictionaryClient for mysql::Conn {
             statements(schema, dialect).find(values.len()).to_string(),
             Params::Positional(params),
         )?;
-        if rows.is_empty() {
-            return Err(Failed::UnknownTopic);
-        }
-        let mut found = HashMap::new();
-        for row in rows {
-            let row = row.unwrap();
-            if let (Some(value), Some(id)) = (bytes(&row[1]), int(&row[2])) {
-                found.insert(value.to_vec(), id.cast_unsigned());
-            }
-        }
-        Ok(values
-            .iter()
-            .map(|v| found.get(v.as_bytes()).copied())
-            .collect())
+        let found = rows.iter().map(|row| {
+            Ok(bytes(&row[1])
+                .zip(int(&row[2]))
+                .map(|(v, id)| (v, id.cast_unsigned())))
+        });
+        in_order(values.iter().map(|v| v.as_bytes()), found)
     }
 
     /// The locked transaction, sent again after a deadlock: numbers the strings still missing
@@ -173,18 +165,13 @@ impl DictionaryClient for mysql::Conn {
                 .to_string(),
             Params::Positional(params),
         )?;
-        if rows.is_empty() {
-            return Err(Failed::UnknownTopic);
-        }
-        let mut found = HashMap::new();
-        for row in rows {
-            let row = row.unwrap();
-            if let (Some(id), Some(value)) = (int(&row[1]), bytes(&row[2])) {
-                let text = String::from_utf8(value.to_vec()).map_err(|_| Failed::Mismatch)?;
-                found.insert(id.cast_unsigned(), text);
-            }
-        }
-        Ok(ids.iter().map(|id| found.get(id).cloned()).collect())
+        let found = rows.iter().map(|row| match (int(&row[1]), bytes(&row[2])) {
+            (Some(id), Some(value)) => String::from_utf8(value.to_vec())
+                .map(|text| Some((id.cast_unsigned(), text)))
+                .map_err(|_| Failed::Mismatch),
+            _ => Ok(None),
+        });
+        in_order(ids, found)
     }
 }
 

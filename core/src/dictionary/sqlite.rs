@@ -26,7 +26,7 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, params_from_iter};
 
 pub use super::driver::DictionaryError;
-use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods};
+use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods, in_order};
 use crate::driver::Client;
 use crate::driver::sqlite::no_such_table;
 use crate::sql::Dialect;
@@ -148,22 +148,12 @@ impl DictionaryClient for Connection {
                 .chain(values.iter().map(|v| text(v)))
                 .collect();
             let mut statement = conn.prepare_cached(&s.of().find(values.len()).to_string())?;
-            let mut rows = statement.query(params_from_iter(params))?;
-            let mut any = false;
-            let mut found: HashMap<String, u64> = HashMap::new();
-            while let Some(row) = rows.next()? {
-                any = true;
-                if let (Some(value), Some(id)) = (
-                    row.get::<_, Option<String>>(2)?,
-                    row.get::<_, Option<i64>>(3)?,
-                ) {
-                    found.insert(value, id.cast_unsigned());
-                }
-            }
-            if !any {
-                return Err(Failed::UnknownTopic);
-            }
-            Ok(values.iter().map(|v| found.get(*v).copied()).collect())
+            let found = statement.query_map(params_from_iter(params), |row| {
+                let value = row.get::<_, Option<String>>(2)?;
+                Ok(value.zip(row.get::<_, Option<i64>>(3)?))
+            })?;
+            let found = found.map(|row| Ok(row?.map(|(v, id)| (v, id.cast_unsigned()))));
+            in_order(values.iter().copied(), found)
         })
     }
 
@@ -205,22 +195,12 @@ impl DictionaryClient for Connection {
                 params.push(int(id)?);
             }
             let mut statement = conn.prepare_cached(&s.of().find_values(ids.len()).to_string())?;
-            let mut rows = statement.query(params_from_iter(params))?;
-            let mut any = false;
-            let mut found: HashMap<u64, String> = HashMap::new();
-            while let Some(row) = rows.next()? {
-                any = true;
-                if let (Some(id), Some(value)) = (
-                    row.get::<_, Option<i64>>(1)?,
-                    row.get::<_, Option<String>>(2)?,
-                ) {
-                    found.insert(id.cast_unsigned(), value);
-                }
-            }
-            if !any {
-                return Err(Failed::UnknownTopic);
-            }
-            Ok(ids.iter().map(|id| found.get(id).cloned()).collect())
+            let found = statement.query_map(params_from_iter(params), |row| {
+                let id = row.get::<_, Option<i64>>(1)?;
+                Ok(id.zip(row.get::<_, Option<String>>(2)?))
+            })?;
+            let found = found.map(|row| Ok(row?.map(|(id, v)| (id.cast_unsigned(), v))));
+            in_order(ids, found)
         })
     }
 }
