@@ -446,6 +446,20 @@ export declare function mysqlAssignNew(missing: Array<boolean>, base: string): A
  */
 export declare function mysqlDdl(layoutIndex: number, shard: unknown, schema: string, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null, dialectName?: string | undefined | null): string
 
+/**
+ * The dialect of a server by its answer to [`mysql_detect_sql`] (the core's
+ * `Dialect::detected`): `code` is the MySQL error number it refused the statement with, or
+ * `null` when it answered; `null` back for an error that says nothing of the dialect (the
+ * driver throws it).
+ */
+export declare function mysqlDetected(code?: number | undefined | null): string | null
+
+/**
+ * The statement a new connection sends to learn its server's dialect (the core's
+ * `DETECT_DIALECT`).
+ */
+export declare function mysqlDetectSql(): string
+
 /** The DDL of the dictionary on MySQL in database `schema`. */
 export declare function mysqlDictionaryDdl(schema: string, dialectName?: string | undefined | null): string
 

@@ -14,9 +14,6 @@ const { SQLSTATES } = require('../core.generated.js')
  */
 const exactBigints = Object.freeze({ supportBigNumbers: true, bigNumberStrings: true })
 
-// MySQL's error number the drivers act on (the core's rule decides what a rolled-back statement
-// does: shardid::sql::mysql::rolled_back).
-const UNKNOWN_VARIABLE = 1193
 // How long the TCP connection and the server's greeting may take before the server is taken
 // for down, or for something else than MySQL.
 const CONNECT_TIMEOUT_MS = 2000
@@ -76,16 +73,18 @@ async function connect(url) {
 }
 
 // The dialect of the server a connection reaches (one round trip): 'mariadb' when it knows
-// MariaDB's variables, 'mysql' when it refuses them (shardid::sql::mysql::DETECT_DIALECT). The
-// statements name the server in the rows they write, differently on each.
+// MariaDB's variables, 'mysql' when it refuses them (the core's statement and rule:
+// shardid::sql::mysql::DETECT_DIALECT, Dialect::detected). The statements name the server in
+// the rows they write, differently on each.
 async function detect(connection) {
   try {
-    await connection.query('SELECT @@global.wsrep_on')
-    return 'mariadb'
+    await connection.query(native.mysqlDetectSql())
   } catch (err) {
-    if (err.errno === UNKNOWN_VARIABLE) return 'mysql'
-    throw err
+    const dialect = typeof err.errno === 'number' ? native.mysqlDetected(err.errno) : null
+    if (dialect === null) throw err
+    return dialect
   }
+  return native.mysqlDetected(null)
 }
 
 // Whether a TCP connection to host:port opens (a server is there, whatever it speaks).
@@ -345,6 +344,7 @@ module.exports = {
   // MariaDB's variables.
   lease: { sql: 'mariadb', module: 'shardid/mysql' },
   check: parseUrl,
+  detect,
   /** The schema: the one given, or the entry point's default. */
   schema: (given, fallback) => given ?? fallback,
   driver: mysql2,

@@ -355,6 +355,25 @@ pub fn mysql_assign_again(env: &Env, code: u32, attempt: u32) -> Result<bool> {
     })
 }
 
+/// The statement a new connection sends to learn its server's dialect (the core's
+/// `DETECT_DIALECT`).
+#[napi]
+pub fn mysql_detect_sql(env: &Env) -> Result<&'static str> {
+    guard(env, || Ok(shardid::sql::mysql::DETECT_DIALECT))
+}
+
+/// The dialect of a server by its answer to [`mysql_detect_sql`] (the core's
+/// `Dialect::detected`): `code` is the MySQL error number it refused the statement with, or
+/// `null` when it answered; `null` back for an error that says nothing of the dialect (the
+/// driver throws it).
+#[napi]
+pub fn mysql_detected(env: &Env, code: Option<i64>) -> Result<Option<&'static str>> {
+    guard(env, || {
+        let code = code.map(|code| code.to_string());
+        Ok(Dialect::detected(code.as_deref()).map(Dialect::name))
+    })
+}
+
 /// The IDs of the strings still missing after the locked re-check (`missing[i]`), numbered
 /// from `base` in order (the core's `assign_new`).
 #[napi]

@@ -298,9 +298,25 @@ pub(crate) fn _assign_new(answers: Vec<Option<u64>>, base: u64) -> Vec<(usize, u
 /// `attempt`-th run (from 1), runs again (the core's `assign_again`: rolled back whole, and
 /// runs left).
 #[pyfunction]
-pub(crate) fn _mysql_assign_again(code: i64, attempt: u32) -> bool {
-    // Any integer a driver put first in its error's arguments: only MySQL's numbers can match.
-    u16::try_from(code).is_ok_and(|code| shardid::sql::mysql::assign_again(code, attempt))
+pub(crate) fn _mysql_assign_again(code: &Bound<'_, PyAny>, attempt: u32) -> bool {
+    // Any integer a driver put first in its error's arguments (however large): only MySQL's
+    // numbers can match.
+    code.extract::<u16>()
+        .is_ok_and(|code| shardid::sql::mysql::assign_again(code, attempt))
+}
+
+/// The dialect of a server by its answer to `_MYSQL_DETECT_DIALECT` (the core's
+/// `Dialect::detected`): `code` is the MySQL error number it refused the statement with, or
+/// `None` when it answered; `None` back for an error that says nothing of the dialect (the
+/// driver raises it).
+#[pyfunction]
+pub(crate) fn _mysql_detected(code: Option<&Bound<'_, PyAny>>) -> Option<&'static str> {
+    let code = match code {
+        None => None,
+        // Any integer a driver put first in its error's arguments (however large).
+        Some(code) => Some(code.extract::<u16>().ok()?.to_string()),
+    };
+    Dialect::detected(code.as_deref()).map(Dialect::name)
 }
 
 /// The first ID new strings of a topic get, its locked row reading `next` (which the lock

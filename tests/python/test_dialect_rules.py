@@ -115,3 +115,68 @@ def test_every_systems_dialect_gives_up_a_connection_that_is_lost_or_could_not_b
         seen = [cls.gives_up(e) for e, _, _ in cases]
         assert seen == [lost or isinstance(e, DatabaseUnreachableError) for e, lost, _ in cases], cls
         assert cls.gives_up(not_mysql), cls
+
+
+class _Cursor:
+    """A cursor of a connection whose server answers the detecting statement, or refuses it."""
+
+    def __init__(self, refusal: BaseException | None, sent: list[str]) -> None:
+        self.refusal, self.sent = refusal, sent
+
+    def execute(self, sql: str) -> None:
+        self.sent.append(sql)
+        if self.refusal is not None:
+            raise self.refusal
+
+    def __enter__(self) -> _Cursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+class _AsyncCursor(_Cursor):
+    async def execute(self, sql: str) -> None:  # type: ignore[override]
+        super().execute(sql)
+
+    async def __aenter__(self) -> _AsyncCursor:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        pass
+
+
+# (the server's answer to the detecting statement, the dialect: or the error raised as it is)
+DETECTED = [
+    (None, "mariadb"),
+    (pymysql.err.OperationalError(1193, "Unknown system variable 'wsrep_on'"), "mysql"),
+    (OperationalError(1193, "Unknown system variable 'wsrep_on'"), "mysql"),  # mysqlclient, Django
+    (pymysql.err.OperationalError(1045, "Access denied"), None),
+    (pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query"), None),
+    (InterfaceError("(0, '')"), None),
+    (OperationalError(2**70, "a number no server sends"), None),
+]
+
+
+@pytest.mark.parametrize(("refusal", "dialect"), DETECTED, ids=[str(d) if r is None else f"{r.args[0]}" for r, d in DETECTED])
+def test_mysql_dialect_is_detected_by_the_cores_statement_and_rule_blocking_and_asyncio(refusal: BaseException | None, dialect: str | None) -> None:
+    """Python asks the core's statement and rule (shardid::sql::mysql::DETECT_DIALECT,
+    Dialect::detected), as Node and Rust do: MariaDB answers, MySQL refuses with 1193, and any
+    other error is the driver's own, raised as it is."""
+    import asyncio
+
+    from shardid import _mysql
+    from shardid._shardid import _MYSQL_DETECT_DIALECT
+
+    sent: list[str] = []
+    blocking = type("Conn", (), {"cursor": lambda self: _Cursor(refusal, sent)})()
+    asynchronous = type("AConn", (), {"cursor": lambda self: _AsyncCursor(refusal, sent)})()
+    for detect in (lambda: _mysql.detect(blocking), lambda: asyncio.run(_mysql.detect_async(asynchronous))):
+        if dialect is None:
+            with pytest.raises(type(refusal)) as raised:
+                detect()
+            assert raised.value is refusal
+        else:
+            assert detect() == dialect
+    assert sent == [_MYSQL_DETECT_DIALECT] * 2
+    assert _MYSQL_DETECT_DIALECT == "SELECT @@global.wsrep_on"

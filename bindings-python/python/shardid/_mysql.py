@@ -20,11 +20,8 @@ import asyncio
 from typing import Any
 
 from shardid import _db
-from shardid._shardid import _error, _mysql_url
+from shardid._shardid import _MYSQL_DETECT_DIALECT, _error, _mysql_detected, _mysql_url
 
-# MySQL's error number the drivers act on (the core's rule decides what a rolled-back statement
-# does: shardid::sql::mysql::rolled_back).
-_UNKNOWN_VARIABLE = 1193
 # The statements' dialects: MySQL's server_id, or MariaDB's Galera-aware name of the server
 # (shardid::sql::Dialect::server_identity).
 DIALECTS = ("mysql", "mariadb")
@@ -195,27 +192,34 @@ async def detect_async(conn: Any) -> str:
     """:func:`detect` on an aiomysql connection."""
     try:
         async with conn.cursor() as cur:
-            await cur.execute("SELECT @@global.wsrep_on")
-            await cur.fetchall()
+            await cur.execute(_MYSQL_DETECT_DIALECT)
     except Exception as e:
-        if _number(e) == _UNKNOWN_VARIABLE:
-            return "mysql"
-        raise
-    return "mariadb"
+        return _detected(e)
+    return _detected(None)
 
 
 def detect(conn: Any) -> str:
     """The dialect of the server ``conn`` reaches (one round trip): ``"mariadb"`` when it knows
-    MariaDB's variables, ``"mysql"`` when it refuses them (``shardid::sql::mysql::DETECT_DIALECT``)."""
+    MariaDB's variables, ``"mysql"`` when it refuses them (the core's statement and rule:
+    ``shardid::sql::mysql::DETECT_DIALECT``, ``Dialect::detected``)."""
     try:
         with conn.cursor() as cur:
-            cur.execute("SELECT @@global.wsrep_on")
-            cur.fetchall()
+            cur.execute(_MYSQL_DETECT_DIALECT)
     except Exception as e:
-        if _number(e) == _UNKNOWN_VARIABLE:
-            return "mysql"
-        raise
-    return "mariadb"
+        return _detected(e)
+    return _detected(None)
+
+
+def _detected(refusal: Exception | None) -> str:
+    """The dialect of a server by its answer to the detecting statement (``refusal``: the error
+    it refused it with, ``None``: it answered), by the core's rule; ``refusal`` raised when it
+    says nothing of the dialect."""
+    number = None if refusal is None else _number(refusal)
+    dialect = None if refusal is not None and number is None else _mysql_detected(number)
+    if dialect is None:
+        assert refusal is not None  # an answer names a dialect
+        raise refusal
+    return dialect
 
 
 def dialect_of(conn: Any) -> str:
