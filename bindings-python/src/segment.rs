@@ -123,9 +123,12 @@ impl Driven {
             && !self.closed.load(Ordering::Acquire)
     }
 
-    /// Makes every later call wait for the driver (which raises `CLOSED`).
-    pub(crate) fn shut(&self) {
-        self.closed.store(true, Ordering::Release);
+    /// Makes every later call wait for the driver (which raises `CLOSED`); whether this call
+    /// is the close that gives the unused rest back: the first, in the process the allocator
+    /// serves (a forked child's segments are its parent's; two threads closing at once give
+    /// it back once).
+    pub(crate) fn shut(&self) -> bool {
+        !self.closed.swap(true, Ordering::AcqRel) && !self.forked()
     }
 
     /// Whether this is a forked child of the process the allocator serves.
@@ -477,9 +480,10 @@ driven_methods! {
 
         /// Makes every later call wait (and the subclass raise), and stops reporting the allocator
         /// to exporters: a closed `DenseIds` is gone from them, as Node's (the object may live on).
-        fn _shut(&self) {
-            self.driven.shut();
+        /// Whether this close gives the unused rest back (`Driven::shut`).
+        fn _shut(&self) -> bool {
             shardid::stats::unregister_segments(&self.inner);
+            self.driven.shut()
         }
 
         /// Whether this is a forked child of the process the allocator serves.

@@ -604,8 +604,10 @@ driven_methods! {
             fetch.inner.period.tag(self.inner.tag())
         }
 
-        fn _shut(&self) {
-            self.driven.shut();
+        /// Makes every later call wait (and the driver raise); whether this close gives every
+        /// period's rest back (`Driven::shut`).
+        fn _shut(&self) -> bool {
+            self.driven.shut()
         }
 
         fn _forked(&self) -> bool {

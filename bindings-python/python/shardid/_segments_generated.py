@@ -461,12 +461,9 @@ class _Driver:
         """Gives the unused rest of the last segment back (if nobody took a segment since: then
         a restart continues at the next number) and closes the connections. Call it when
         nothing else takes IDs any more; closing twice is fine."""
-        if self._closed or ids._forked():
-            self._closed = True
-            ids._shut()
-            return
         self._closed = True
-        ids._shut()
+        if not ids._shut():  # closed before, or a forked child: nothing of its own to give back
+            return
         deadline = time.monotonic() + self.wait_ms / 1000
         while ids._fetching() and time.monotonic() < deadline:
             self._arrived.wait(0.05)

@@ -338,12 +338,9 @@ class _SerialDriver:
     def close(self, ids: Any) -> None:
         """Gives every period's unused rest back and closes the connection. Call it when no
         other thread takes serials any more; closing twice is fine."""
-        if self._closed or ids._forked():
-            self._closed = True
-            ids._shut()
-            return
         self._closed = True
-        ids._shut()
+        if not ids._shut():  # closed before, or a forked child: nothing of its own to give back
+            return
         deadline = time.monotonic() + self.wait_ms / 1000
         with self._arrived:
             while ids._fetching() and time.monotonic() < deadline:
