@@ -33,24 +33,14 @@ import sys
 import time
 from pathlib import Path
 
-import psycopg
-
 import shardid
 from shardid.segments import DenseIds
-from shardid.sql import segments
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "postgres"))
-from cluster import Cluster  # noqa: E402
 from proxy import DelayProxy  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from growth import grow  # noqa: E402
-
-
-def per_id_ns(make, n: int) -> float:
-    start = time.perf_counter_ns()
-    make(n)
-    return (time.perf_counter_ns() - start) / n
+from growth import grow, per_call_ns, segments_server  # noqa: E402
 
 
 def main() -> None:
@@ -58,10 +48,7 @@ def main() -> None:
     parser.add_argument("--ids", type=int, default=2_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    with Cluster() as cluster:
-        conn = psycopg.connect(cluster.dsn, autocommit=True)
-        with conn.transaction():
-            conn.execute(segments("seg").encode())
+    with segments_server() as (cluster, conn):
         conn.execute("SELECT seg.create_tag('bench'), seg.create_tag('tail'), seg.create_tag('node')")
         # Each tag grown to the largest segment its client asks for: 1,000,000 for Python's two.
         # Node's synchronous loop of a million IDs cannot let a fetch land: its tag remembers
@@ -99,7 +86,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, make in measures.items():
                 count = n if "nextval() per ID" not in name else 20_000
-                rows.setdefault(name, []).append(per_id_ns(make, count))
+                rows.setdefault(name, []).append(per_call_ns(make, count))
         print(f"{'benchmark':48} {'ns per ID (median)':>18} {'IDs/s':>14}")
         median = {name: statistics.median(v) for name, v in rows.items()}
         for name, ns in median.items():

@@ -27,24 +27,14 @@ import psycopg
 
 from shardid import SerialFormat
 from shardid.segments import DenseIds, Serials, create_serial
-from shardid.sql import segments
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "postgres"))
-from cluster import Cluster  # noqa: E402
-
 sys.path.insert(0, str(ROOT / "bench" / "segments"))
-from growth import grow  # noqa: E402
+from growth import grow, per_call_ns, segments_server  # noqa: E402
 
 FORMAT = "ORD-{yyyy}{MM}{dd}-{seq:12}"
 ZONE = "Asia/Shanghai"
 BIG = 4_000_000
-
-
-def per_call_ns(make, n: int) -> float:
-    start = time.perf_counter_ns()
-    make(n)
-    return (time.perf_counter_ns() - start) / n
 
 
 def remember_big_segments(conn: psycopg.Connection, tag: str, serial: bool) -> None:
@@ -63,10 +53,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    with Cluster() as cluster:
-        conn = psycopg.connect(cluster.dsn, autocommit=True)
-        with conn.transaction():
-            conn.execute(segments("seg").encode())
+    with segments_server() as (cluster, conn):
         for lang in ("py", "node", "rust"):
             remember_big_segments(conn, f"dense_{lang}", serial=False)
             create_serial(conn, f"ser_{lang}", FORMAT.replace("ORD", lang.upper()), zone=ZONE)
