@@ -30,7 +30,7 @@ from shardid.sql import dictionary as dictionary_ddl
 from shardid.sql import mysql as mysql_ddl
 from shardid.sql import segments as segments_ddl
 from django_project import IN_CHILDREN, migration
-from together import on_threads, results_of
+from together import on_threads, race, results_of
 
 # fork: the children start at once, with this module's functions (Linux, where CI runs).
 FORK = multiprocessing.get_context("fork")
@@ -132,6 +132,22 @@ def test_dense_ids_restart_where_the_last_stopped(url: str) -> None:
     with DenseIds(url, "orders") as ids:  # the rest was given back
         assert ids.next_id() == 6
         assert ids.skipped == 0
+
+
+def test_one_close_gives_the_rest_back_however_many_threads_close(url: str) -> None:
+    """Which close gives a segment's unused rest back is the allocator's to say (one atomic
+    swap, the first in the process it serves): of 8 threads closing at once one gives it back,
+    so none is refused and counted skipped, and the next client goes on from the rest."""
+    create_tag(url, "closing")
+    for _ in range(10):
+        ids = DenseIds(url, "closing")
+        first = ids.next_id()
+        results, errors = race(ids.close, 8)
+        assert (errors, results, ids.skipped) == ([], [None] * 8, 0)
+        with DenseIds(url, "closing") as after:
+            assert after.next_id() == first + 1
+    ids = DenseIds(url, "closing")
+    assert [ids._shut(), ids._shut()] == [True, False]  # the rule itself
 
 
 def test_unknown_tag(url: str) -> None:
