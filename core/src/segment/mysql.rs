@@ -60,6 +60,9 @@ impl SegmentClient for mysql::Conn {
         )))
     }
 
+    /// The steps of [`MysqlFetch`] (a read while the server's `stride` is not known, then one
+    /// `UPDATE`), a step the server rolled back whole sent again. Serials take their periods'
+    /// segments so too.
     fn take(
         &mut self,
         statements: &Statements,
@@ -68,7 +71,46 @@ impl SegmentClient for mysql::Conn {
         size: u64,
         stride: &mut Option<u64>,
     ) -> Result<Segment, Failed<mysql::Error>> {
-        take(self, statements, dialect, tag, size, stride)
+        let mut fetch = MysqlFetch::new(size, *stride);
+        loop {
+            let step = fetch.step();
+            let (sql, params) = match step {
+                FetchStep::Read => (statements.of(dialect, 0), [Value::Text(tag)].to_vec()),
+                FetchStep::Take { size } => {
+                    let n = Value::Int(size);
+                    (
+                        statements.of(dialect, 1),
+                        [n, n, n, Value::Text(tag), n, n].to_vec(),
+                    )
+                }
+            };
+            let row = match self.run(sql, &params) {
+                Ok(row) => row,
+                Err(e) if error_number(&e).is_some_and(|code| fetch.rolled_back(code)) => {
+                    continue;
+                }
+                Err(e) => return Err(Failed::Driver(e)),
+            };
+            let int = |i: usize| {
+                row.as_ref()
+                    .and_then(|row| row.get(i))
+                    .and_then(Owned::int)
+                    .unwrap_or(0)
+            };
+            match step {
+                FetchStep::Read => {
+                    let read = row.as_ref().map(|_| (int(0), int(1), int(2)));
+                    fetch.read(read).map_err(fetch_error)?;
+                    *stride = fetch.stride();
+                }
+                FetchStep::Take { .. } => {
+                    let (rows, first) = (int(0).unsigned_abs(), int(1).unsigned_abs());
+                    if let Some(segment) = fetch.took(rows, first).map_err(fetch_error)? {
+                        return Ok(segment);
+                    }
+                }
+            }
+        }
     }
 
     fn give_back(
@@ -103,59 +145,6 @@ impl SegmentClient for mysql::Conn {
 /// DDL in `schema`).
 pub fn create_tag(url: &str, tag: &str, schema: &str) -> Result<(), SegmentError> {
     super::driver::create_tag::<mysql::Conn>(url, tag, schema)
-}
-
-/// Takes a segment of `size` IDs of `tag`: the steps of [`MysqlFetch`] (a read while the
-/// server's `stride` is not known, then one `UPDATE`), a step the server rolled back whole
-/// sent again. Serials take their periods' segments so too.
-pub(crate) fn take(
-    conn: &mut mysql::Conn,
-    statements: &Statements,
-    dialect: Dialect,
-    tag: &str,
-    size: u64,
-    stride: &mut Option<u64>,
-) -> Result<Segment, Failed<mysql::Error>> {
-    let mut fetch = MysqlFetch::new(size, *stride);
-    loop {
-        let step = fetch.step();
-        let (sql, params) = match step {
-            FetchStep::Read => (statements.of(dialect, 0), [Value::Text(tag)].to_vec()),
-            FetchStep::Take { size } => {
-                let n = Value::Int(size);
-                (
-                    statements.of(dialect, 1),
-                    [n, n, n, Value::Text(tag), n, n].to_vec(),
-                )
-            }
-        };
-        let row = match conn.run(sql, &params) {
-            Ok(row) => row,
-            Err(e) if error_number(&e).is_some_and(|code| fetch.rolled_back(code)) => {
-                continue;
-            }
-            Err(e) => return Err(Failed::Driver(e)),
-        };
-        let int = |i: usize| {
-            row.as_ref()
-                .and_then(|row| row.get(i))
-                .and_then(Owned::int)
-                .unwrap_or(0)
-        };
-        match step {
-            FetchStep::Read => {
-                let read = row.as_ref().map(|_| (int(0), int(1), int(2)));
-                fetch.read(read).map_err(fetch_error)?;
-                *stride = fetch.stride();
-            }
-            FetchStep::Take { .. } => {
-                let (rows, first) = (int(0).unsigned_abs(), int(1).unsigned_abs());
-                if let Some(segment) = fetch.took(rows, first).map_err(fetch_error)? {
-                    return Ok(segment);
-                }
-            }
-        }
-    }
 }
 
 /// Gives `first..end` of `tag` back; whether the server took it.

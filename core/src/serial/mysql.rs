@@ -117,7 +117,7 @@ impl SerialClient for mysql::Conn {
         size: u64,
         stride: &mut Option<u64>,
     ) -> Result<Option<Segment>, Failed<mysql::Error>> {
-        segments::take(self, &s.segments, dialect, at.period_tag, size, stride).map(Some)
+        SegmentClient::take(self, &s.segments, dialect, at.period_tag, size, stride).map(Some)
     }
 
     /// `create_period`: the server checks the registration (NULL: none).
