@@ -202,6 +202,99 @@ impl<'a> SegmentStatements<'a> {
     }
 }
 
+/// The error of a function of the segments' DDL whose numbers of `tag` (an expression) would
+/// pass 2^63 - 1: its `EXCEPTION` clause, the same in every such function.
+pub(super) struct Exhausted<'a>(pub(super) &'a str);
+
+impl Display for Exhausted<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let tag = self.0;
+        write!(
+            f,
+            "\
+EXCEPTION WHEN numeric_value_out_of_range THEN
+    RAISE EXCEPTION 'TAG_EXHAUSTED: the numbers of tag % would pass 2^63 - 1', quote_nullable({tag})
+        USING ERRCODE = '{TAG_EXHAUSTED}';"
+        )
+    }
+}
+
+/// The error of a function of the segments' DDL given a `tag` (an expression) never created
+/// in schema `s`, naming the call that creates it.
+struct UnknownTag<'a> {
+    s: &'a str,
+    tag: &'a str,
+}
+
+impl Display for UnknownTag<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let Self { s, tag } = self;
+        write!(
+            f,
+            "        \
+        RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable({tag})
+            USING ERRCODE = '{UNKNOWN_TAG}';"
+        )
+    }
+}
+
+/// What every write of a tag's row sets alike besides `next` (`take_segment`'s and
+/// `shardid_bump`'s), `taken` numbers handed out: the rate and its window, and the timeline,
+/// system and start the row was last written on, which the next write compares to tell a
+/// promoted standby or a restored backup (`shardid_stepped_back`). One text, so that the two
+/// writes cannot drift apart.
+struct Bookkeeping<'a> {
+    s: &'a str,
+    taken: &'a dyn Display,
+}
+
+impl Display for Bookkeeping<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let Self { s, taken } = self;
+        let back = Backward(s);
+        write!(
+            f,
+            "            \
+            rate = {s}.shardid_rate(t.rate, t.window_n, t.window_at, {taken}, clock),
+            window_at = {s}.shardid_window_at({back}, t.window_at, clock),
+            window_n = {s}.shardid_window_n({back}, t.window_n,
+                                            t.window_at, {taken}, clock),
+            tli = here,
+            sysid = {s}.shardid_system(t.started, t.sysid),
+            started = pg_postmaster_start_time(),
+            restored = false,
+            updated_at = clock"
+        )
+    }
+}
+
+/// Whether the row's state stepped back past this server's (schema `.0`): the expression
+/// every write of a tag's row tests.
+struct Backward<'a>(&'a str);
+
+impl Display for Backward<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        write!(
+            f,
+            "{s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid))"
+        )
+    }
+}
+
+/// The numbers `take_segment` hands out: the size it wants (schema `.0`).
+struct Wanted<'a>(&'a str);
+
+impl Display for Wanted<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}.shardid_want(take_segment.size, t.step, t.grown_at, at)",
+            self.0
+        )
+    }
+}
+
 impl Display for Segments<'_> {
     #[allow(clippy::too_many_lines)] // one template, read top to bottom
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
@@ -217,6 +310,25 @@ impl Display for Segments<'_> {
         let floor = FLOOR_BATCHES;
         let window_ms = RATE_WINDOW_MS;
         let skew_ms = SKEW_MS;
+        let back = Backward(s);
+        let exhausted_take = Exhausted("take_segment.tag");
+        let exhausted_next = Exhausted("next_dense_id.tag");
+        let unknown_take = UnknownTag {
+            s,
+            tag: "take_segment.tag",
+        };
+        let unknown_next = UnknownTag {
+            s,
+            tag: "next_dense_id.tag",
+        };
+        let kept_by_take = Bookkeeping {
+            s,
+            taken: &Wanted(s),
+        };
+        let kept_by_bump = Bookkeeping {
+            s,
+            taken: &"shardid_bump.k",
+        };
         write!(
             f,
             "\
@@ -363,31 +475,20 @@ BEGIN
     -- database's state stepped back past (shardid_stepped_back) first skips shardid_skip().
     UPDATE {s}.shardid_tags AS t
         SET step = {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
-            next = t.next + CASE WHEN {s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid))
+            next = t.next + CASE WHEN {back}
                                  THEN {s}.shardid_skip(t.step, t.rate, t.window_n, t.window_at, t.updated_at, clock) ELSE 0 END
                 + {n} * {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
             grown_at = CASE WHEN {s}.shardid_want(take_segment.size, t.step, t.grown_at, at)
                                  > greatest(t.step, {DEFAULT_SEGMENT}) THEN at ELSE t.grown_at END,
-            rate = {s}.shardid_rate(t.rate, t.window_n, t.window_at, {s}.shardid_want(take_segment.size, t.step, t.grown_at, at), clock),
-            window_at = {s}.shardid_window_at({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_at, clock),
-            window_n = {s}.shardid_window_n({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_n,
-                                            t.window_at, {s}.shardid_want(take_segment.size, t.step, t.grown_at, at), clock),
-            tli = here,
-            sysid = {s}.shardid_system(t.started, t.sysid),
-            started = pg_postmaster_start_time(),
-            restored = false,
-            updated_at = clock
+{kept_by_take}
         WHERE t.tag = take_segment.tag
         RETURNING t.next - {n} * t.step, t.step INTO first, count;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable(take_segment.tag)
-            USING ERRCODE = '{UNKNOWN_TAG}';
+{unknown_take}
     END IF;
     stride := {n};
     RETURN NEXT;
-EXCEPTION WHEN numeric_value_out_of_range THEN
-    RAISE EXCEPTION 'TAG_EXHAUSTED: the numbers of tag % would pass 2^63 - 1', quote_nullable(take_segment.tag)
-        USING ERRCODE = '{TAG_EXHAUSTED}';
+{exhausted_take}
 END
 $shardid$;
 
@@ -403,18 +504,10 @@ DECLARE
     taken bigint;
 BEGIN
     UPDATE {s}.shardid_tags AS t
-        SET next = t.next + CASE WHEN {s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid))
+        SET next = t.next + CASE WHEN {back}
                                  THEN {s}.shardid_skip(t.step, t.rate, t.window_n, t.window_at, t.updated_at, clock) ELSE 0 END
                 + {n} * shardid_bump.k,
-            rate = {s}.shardid_rate(t.rate, t.window_n, t.window_at, shardid_bump.k, clock),
-            window_at = {s}.shardid_window_at({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_at, clock),
-            window_n = {s}.shardid_window_n({s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid)), t.window_n,
-                                            t.window_at, shardid_bump.k, clock),
-            tli = here,
-            sysid = {s}.shardid_system(t.started, t.sysid),
-            started = pg_postmaster_start_time(),
-            restored = false,
-            updated_at = clock
+{kept_by_bump}
         WHERE t.tag = shardid_bump.tag
         RETURNING t.next - {n} * shardid_bump.k INTO taken;
     RETURN taken;
@@ -431,13 +524,10 @@ DECLARE
 BEGIN
     taken := {s}.shardid_bump(next_dense_id.tag, 1);
     IF taken IS NULL THEN
-        RAISE EXCEPTION 'UNKNOWN_TAG: no tag % in {s}: create it with {s}.create_tag()', quote_nullable(next_dense_id.tag)
-            USING ERRCODE = '{UNKNOWN_TAG}';
+{unknown_next}
     END IF;
     RETURN taken;
-EXCEPTION WHEN numeric_value_out_of_range THEN
-    RAISE EXCEPTION 'TAG_EXHAUSTED: the numbers of tag % would pass 2^63 - 1', quote_nullable(next_dense_id.tag)
-        USING ERRCODE = '{TAG_EXHAUSTED}';
+{exhausted_next}
 END
 $shardid$;
 

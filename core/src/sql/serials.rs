@@ -112,6 +112,7 @@ impl Display for SerialsDdl<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let s = self.schema;
         let n = self.servers;
+        let exhausted = super::segments::Exhausted("period_tag");
         write!(
             f,
             "\
@@ -342,13 +343,10 @@ BEGIN
         PERFORM {s}.create_tag(period_tag); -- the period's first number
     END LOOP;
     RETURN {s}.serial_text(known, taken, local_time, period_tag);
-EXCEPTION WHEN numeric_value_out_of_range THEN
-    RAISE EXCEPTION 'TAG_EXHAUSTED: the numbers of tag % would pass 2^63 - 1', quote_nullable(period_tag)
-        USING ERRCODE = '{TAG_EXHAUSTED}';
+{exhausted}
 END
 $shardid$;
 ",
-            TAG_EXHAUSTED = super::TAG_EXHAUSTED,
         )
     }
 }
