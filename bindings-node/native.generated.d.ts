@@ -132,6 +132,22 @@ export declare class MysqlFetch {
 }
 
 /**
+ * The steps of one take (the core's `SqliteTake`): `reading` says which statement to send
+ * (the read, else the take); `answer(row)` reads its row.
+ */
+export declare class SqliteTake {
+  /** A take of `size` (a decimal string; `"0"`: the size the row remembers). */
+  constructor(size: string)
+  /** Whether to send the read now (else the take). */
+  get reading(): boolean
+  /**
+   * The row of the statement `reading` names, its cells as decimal strings (`null`: no
+   * row); a row of another shape is one no shardid DDL makes.
+   */
+  answer(row?: Array<string | undefined | null> | undefined | null): SqliteAnswer
+}
+
+/**
  * A run of `shardid status` (`shardid::cli::StatusRun`): `next()` a statement, `feed(rows)`
  * its rows as text cells, then `output()` (the command line's) or `reportJson()`.
  */
@@ -857,6 +873,16 @@ export declare function setSerialBuffer(buffer: Float64Array): void
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number
 
 /**
+ * The answer to one statement of a take (`SqliteTake.answer`): the segment `[first, count,
+ * stride]` (decimal strings), or the SQLSTATE of why there is none (unknown tag, exhausted, a
+ * bad size, `XX000` a row no shardid DDL makes), or neither: send the next statement.
+ */
+export interface SqliteAnswer {
+  segment?: Array<string>
+  sqlstate?: string
+}
+
+/**
  * The IDs of the strings still missing after the re-check under the write lock
  * (`missing[i]`), numbered from the topic's `next` in order (the core's `assign_new`, the
  * MySQL family's too).
@@ -903,13 +929,6 @@ export declare function sqlitePeriodFits(reset: string, period: string): boolean
  */
 export declare function sqlitePeriodTag(tag: string, period: string): string
 
-/**
- * Why a take of `size` returned no row, from the read's row `(next, step, stride)` (`null`:
- * none): the SQLSTATE (unknown tag, exhausted, a bad size), or `null`: take again (the tag
- * was created in between).
- */
-export declare function sqliteRead(size: string, row?: Array<string> | undefined | null): string | null
-
 /** The segment and serial statements of schema `schema` (`main`: the file itself). */
 export declare function sqliteSegmentSql(schema: string): SqliteSegmentSql
 
@@ -934,12 +953,6 @@ export interface SqliteSegmentSql {
  * format, zone, canonical, shape, pieces..., width, reset, max_gap)`.
  */
 export declare function sqliteSerialCreateSql(schema: string, pieces: number): string
-
-/**
- * The SQLSTATE of a take's row `(first, count, stride)` no shardid DDL makes (`XX000`), or
- * `null`: the row is the segment.
- */
-export declare function sqliteTook(row: Array<string>): string | null
 
 /** The dictionary writer's transaction statements. */
 export declare function sqliteTransaction(): SqliteTransaction

@@ -252,29 +252,18 @@ function serverError(sqlstate, message) {
 
 // -- segments and serials ---------------------------------------------------------------------
 
-/** A segment of `tag` (`[first, count, stride]` as decimal strings): the take; no row, the
- *  read tells an unknown tag (`serial`: the registration says what to do) from an exhausted
- *  one, or (a tag created in between) the take is sent again. */
-async function takeSegment(conn, sql, tag, size, onUnknown = null) {
-  // Sent again only after a tag was created in between: a third refusal is no such race.
-  for (let attempt = 1; attempt <= 3; attempt++) {
+/** A segment of `tag` (`[first, count, stride]` as decimal strings), by the core's steps
+ *  (SqliteTake): the take; no row, the read that says why (an unknown tag, an exhausted one),
+ *  or that the tag was created in between: the take again. */
+async function takeSegment(conn, sql, tag, size) {
+  const steps = new native.SqliteTake(String(size))
+  for (;;) {
     conn.createOnce(sql.ddl)
-    const rows = await conn.run(sql.take, [int(size), tag])
-    if (rows.length > 0) {
-      const row = rows[0].map(number)
-      const sqlstate = native.sqliteTook(row)
-      if (sqlstate) throw serverError(sqlstate, `the take of tag ${tag} answered no segment`)
-      return row
-    }
-    const read = await conn.run(sql.read, [tag])
-    if (read.length === 0 && onUnknown) {
-      await onUnknown()
-      continue
-    }
-    const sqlstate = native.sqliteRead(String(size), read.length ? read[0].map(number) : null)
+    const rows = steps.reading ? await conn.run(sql.read, [tag]) : await conn.run(sql.take, [int(size), tag])
+    const { segment, sqlstate } = steps.answer(rows.length > 0 ? rows[0].map(number) : null)
     if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
+    if (segment) return segment
   }
-  throw makeError('DATABASE', { reason: `the take of tag ${tag} was refused three times by a row that allows it` })
 }
 
 async function giveBack(conn, sql, tag, first, end) {
@@ -332,17 +321,22 @@ function serials(schema) {
       if (reason !== null) throw makeError('SERIAL_MISMATCH', { tag, reason })
       if (maxGapThere !== Number(maxGap)) throw makeError('SERIAL_MISMATCH', { tag, reason: `registered with maxGap ${maxGapThere}, not ${maxGap}` })
     },
-    /** A segment of `tag`'s `period`: its tag's, created (from 1) at its first take when the
-     *  period fits the registration. */
-    take(conn, tag, period, size) {
+    /** A segment of `tag`'s `period`: the period's first take, where its tag does not exist
+     *  yet, makes it (from 1) if the period fits the registration, and takes again (the core's
+     *  order: take_period of shardid::serial's driver). */
+    async take(conn, tag, period, size) {
       const periodTag = native.sqlitePeriodTag(tag, period)
-      return takeSegment(conn, sql, periodTag, size, async () => {
-        const [, , , reset] = await info(conn, tag)
-        if (!native.sqlitePeriodFits(reset, period)) {
-          throw makeError('INVALID_ARGUMENT', { argument: 'period', reason: `${JSON.stringify(period)} is not a period of a tag that resets every ${reset}` })
-        }
-        await conn.run(sql.createTag, [periodTag, 1n])
-      })
+      try {
+        return await takeSegment(conn, sql, periodTag, size)
+      } catch (err) {
+        if (err.code !== SQLSTATES.unknownTag) throw err
+      }
+      const [, , , reset] = await info(conn, tag)
+      if (!native.sqlitePeriodFits(reset, period)) {
+        throw makeError('INVALID_ARGUMENT', { argument: 'period', reason: `${JSON.stringify(period)} is not a period of a tag that resets every ${reset}` })
+      }
+      await conn.run(sql.createTag, [periodTag, 1n])
+      return takeSegment(conn, sql, periodTag, size)
     },
     giveBack: (conn, tag, first, end) => giveBack(conn, sql, tag, first, end),
   }

@@ -9,15 +9,10 @@ use napi_derive::napi;
 use shardid::sql::Placeholders;
 use shardid::sql::sqlite::{
     ConnectionSetup, DEFAULT_BUSY_TIMEOUT_MS, MAX_LIST, SqliteDictionary, SqliteSegments,
-    TakeError, period_fits, period_tag,
+    SqliteTakeStep, period_fits, period_tag,
 };
 
 use crate::errors::{Class, guard, invalid_argument};
-
-fn parse_i64(env: &Env, text: &str, argument: &str) -> Result<i64> {
-    text.parse::<i64>()
-        .map_err(|_| invalid_argument(env, Class::Range, argument, "must be a decimal integer"))
-}
 
 /// The file a `sqlite:///relative.db` or `sqlite:////absolute.db` URL names (the core's
 /// `usable_file`, the one reading of a URL every client opens its file by); `INVALID_ARGUMENT`
@@ -113,51 +108,68 @@ pub fn sqlite_serial_create_sql(env: &Env, schema: String, pieces: u32) -> Resul
     })
 }
 
-/// The SQLSTATE of a take's row `(first, count, stride)` no shardid DDL makes (`XX000`), or
-/// `null`: the row is the segment.
-#[napi]
-pub fn sqlite_took(env: &Env, row: Vec<String>) -> Result<Option<&'static str>> {
-    guard(env, || {
-        let [first, count, stride] = row.as_slice() else {
-            return Ok(Some(TakeError::Unusable.sqlstate()));
-        };
-        let row = (
-            parse_i64(env, first, "first")?,
-            parse_i64(env, count, "count")?,
-            parse_i64(env, stride, "stride")?,
-        );
-        Ok(shardid::sql::sqlite::took(row)
-            .err()
-            .map(TakeError::sqlstate))
-    })
+/// The answer to one statement of a take (`SqliteTake.answer`): the segment `[first, count,
+/// stride]` (decimal strings), or the SQLSTATE of why there is none (unknown tag, exhausted, a
+/// bad size, `XX000` a row no shardid DDL makes), or neither: send the next statement.
+#[napi(object)]
+pub struct SqliteAnswer {
+    pub segment: Option<Vec<String>>,
+    pub sqlstate: Option<String>,
 }
 
-/// Why a take of `size` returned no row, from the read's row `(next, step, stride)` (`null`:
-/// none): the SQLSTATE (unknown tag, exhausted, a bad size), or `null`: take again (the tag
-/// was created in between).
+/// The steps of one take (the core's `SqliteTake`): `reading` says which statement to send
+/// (the read, else the take); `answer(row)` reads its row.
 #[napi]
-pub fn sqlite_read(
-    env: &Env,
-    size: String,
-    row: Option<Vec<String>>,
-) -> Result<Option<&'static str>> {
-    guard(env, || {
-        let size = shardid::parse_decimal(size.as_bytes()).ok_or_else(|| {
-            invalid_argument(env, Class::Range, "size", "must be a decimal integer")
-        })?;
-        let row = match row.as_deref() {
-            None => None,
-            Some([next, step, stride]) => Some((
-                parse_i64(env, next, "next")?,
-                parse_i64(env, step, "step")?,
-                parse_i64(env, stride, "stride")?,
-            )),
-            Some(_) => Some((-1, -1, -1)),
-        };
-        Ok(shardid::sql::sqlite::read(size, row)
-            .err()
-            .map(TakeError::sqlstate))
-    })
+pub struct SqliteTake {
+    inner: shardid::sql::sqlite::SqliteTake,
+}
+
+#[napi]
+impl SqliteTake {
+    /// A take of `size` (a decimal string; `"0"`: the size the row remembers).
+    #[napi(constructor)]
+    pub fn new(env: &Env, size: String) -> Result<Self> {
+        guard(env, || {
+            let size = shardid::parse_decimal(size.as_bytes()).ok_or_else(|| {
+                invalid_argument(env, Class::Range, "size", "must be a decimal integer")
+            })?;
+            Ok(Self {
+                inner: shardid::sql::sqlite::SqliteTake::new(size),
+            })
+        })
+    }
+
+    /// Whether to send the read now (else the take).
+    #[napi(getter)]
+    pub fn reading(&self, env: &Env) -> Result<bool> {
+        guard(env, || Ok(self.inner.step() == SqliteTakeStep::Read))
+    }
+
+    /// The row of the statement `reading` names, its cells as decimal strings (`null`: no
+    /// row); a row of another shape is one no shardid DDL makes.
+    #[napi]
+    pub fn answer(&mut self, env: &Env, row: Option<Vec<Option<String>>>) -> Result<SqliteAnswer> {
+        guard(env, || {
+            let cell = |c: &Option<String>| c.as_deref().and_then(|c| c.parse::<i64>().ok());
+            let row = row.map(|row| match row.as_slice() {
+                [a, b, c] => (cell(a), cell(b), cell(c)),
+                _ => (None, None, None),
+            });
+            // A cell that is no integer: a row no shardid DDL makes (the core refuses it).
+            let row = row.map(|(a, b, c)| (a.unwrap_or(-1), b.unwrap_or(-1), c.unwrap_or(-1)));
+            Ok(match self.inner.answer(row) {
+                Ok(segment) => SqliteAnswer {
+                    segment: segment
+                        .map(|s| [s.first, s.count, s.stride].map(|n| n.to_string()).to_vec()),
+                    sqlstate: None,
+                },
+                Err(e) => SqliteAnswer {
+                    segment: None,
+                    sqlstate: Some(e.sqlstate().into()),
+                },
+            })
+        })
+    }
 }
 
 /// The tag holding the numbers of serial tag `tag`'s `period`: `tag@2026-11-25`, or `tag`

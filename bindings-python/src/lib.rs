@@ -95,9 +95,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_VALUE_LEN", shardid::dictionary::MAX_VALUE_LEN)?;
     m.add("MAX_BATCH", shardid::dictionary::MAX_BATCH)?;
     m.add_class::<sqlite::PySqliteSql>()?;
-    m.add_function(wrap_pyfunction!(sqlite::_sqlite_took, m)?)?;
+    m.add_class::<sqlite::PySqliteTake>()?;
     m.add_function(wrap_pyfunction!(sqlite::_sqlite_path, m)?)?;
-    m.add_function(wrap_pyfunction!(sqlite::_sqlite_read, m)?)?;
     m.add_function(wrap_pyfunction!(sqlite::_sqlite_period_tag, m)?)?;
     m.add_function(wrap_pyfunction!(sqlite::_sqlite_period_fits, m)?)?;
     m.add("_SQLITE_MAX_LIST", shardid::sql::sqlite::MAX_LIST)?;

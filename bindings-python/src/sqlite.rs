@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use shardid::sql::Placeholders;
 use shardid::sql::sqlite::{
     ConnectionSetup, SqliteDictionary, SqliteDictionaryStatements, SqliteSegmentStatements,
-    SqliteSegments, SqliteSerialStatements, TakeError, period_fits, period_tag, read, took,
+    SqliteSegments, SqliteSerialStatements, SqliteTake, SqliteTakeStep, period_fits, period_tag,
 };
 
 use crate::sql::sql_error;
@@ -160,30 +160,40 @@ impl PySqliteSql {
     }
 }
 
-/// The segment of a take's row `(first, count, stride)`, or the SQLSTATE of why the row is no
-/// segment (`XX000`).
-#[pyfunction]
-pub(crate) fn _sqlite_took(py: Python<'_>, row: (i64, i64, i64)) -> PyResult<Py<PyAny>> {
-    Ok(match took(row) {
-        Ok(s) => (s.first, s.count, s.stride)
-            .into_pyobject(py)?
-            .into_any()
-            .unbind(),
-        Err(e) => e.sqlstate().into_pyobject(py)?.into_any().unbind(),
-    })
+/// The steps of one take (the core's `SqliteTake`): `reading` says which statement to send
+/// (the read, else the take); `answer(row)` takes its row (`None`: no row) and returns
+/// `(segment, problem)`: the segment `(first, count, stride)` when it is there, the problem
+/// `(SQLSTATE, the core's words)` when there is none (`SI001` unknown tag, the exhausted tag's,
+/// `22023` a bad size, `XX000` a row no shardid DDL makes), neither: send the next statement.
+#[pyclass(module = "shardid._sqlite", name = "_SqliteTake")]
+pub(crate) struct PySqliteTake {
+    inner: SqliteTake,
 }
 
-/// Why a take of `size` returned no row, from the read's row (`None`: no row): `None` to take
-/// again (the tag was created meanwhile), else the SQLSTATE (`SI001` unknown tag, the
-/// exhausted tag's, `22023` a bad size) and the core's words.
-#[pyfunction]
-pub(crate) fn _sqlite_read(
-    size: u64,
-    row: Option<(i64, i64, i64)>,
-) -> Option<(&'static str, String)> {
-    read(size, row)
-        .err()
-        .map(|e: TakeError| (e.sqlstate(), e.to_string()))
+#[pymethods]
+impl PySqliteTake {
+    #[new]
+    fn new(size: u64) -> Self {
+        Self {
+            inner: SqliteTake::new(size),
+        }
+    }
+
+    #[getter]
+    fn reading(&self) -> bool {
+        self.inner.step() == SqliteTakeStep::Read
+    }
+
+    #[allow(clippy::type_complexity)] // the pair the driver takes apart
+    fn answer(
+        &mut self,
+        row: Option<(i64, i64, i64)>,
+    ) -> (Option<(u64, u64, u64)>, Option<(&'static str, String)>) {
+        match self.inner.answer(row) {
+            Ok(segment) => (segment.map(|s| (s.first, s.count, s.stride)), None),
+            Err(e) => (None, Some((e.sqlstate(), e.to_string()))),
+        }
+    }
 }
 
 /// The tag holding `tag`'s numbers of `period` (`tag@2026-11-25`; `tag` for `""`).

@@ -49,9 +49,8 @@ from shardid._shardid import (
     _sqlite_path,
     _sqlite_period_fits,
     _sqlite_period_tag,
-    _sqlite_read,
-    _sqlite_took,
     _SqliteSql,
+    _SqliteTake,
 )
 
 T = TypeVar("T")
@@ -318,23 +317,18 @@ class Segments:
         self._info = sql.serial_info()
 
     def take(self, conn: Connection, tag: str, size: int) -> tuple[int, int, int]:
-        """One segment of ``tag``: ``(first, count, stride)``. No row: the read says why (an
-        unknown tag, an exhausted one), or that the tag was created meanwhile: take again."""
-        for _ in range(3):
-            row = one(conn, self._take, (size, tag))
-            if row is not None:
-                return self._segment(row, tag)
-            problem = _sqlite_read(size, one(conn, self._read, (tag,)))
+        """One segment of ``tag``: ``(first, count, stride)``, by the core's steps
+        (``SqliteTake``): the take; no row, the read that says why (an unknown tag, an
+        exhausted one), or that the tag was created meanwhile: the take again."""
+        steps = _SqliteTake(size)
+        while True:
+            sql, params = (self._read, (tag,)) if steps.reading else (self._take, (size, tag))
+            row = one(conn, sql, params)
+            segment, problem = steps.answer(None if row is None else tuple(row))
             if problem is not None:
                 raise StatementError(*problem)
-        raise StatementError("XX000", f"no segment of tag {tag!r}: the take and the read disagree")
-
-    @staticmethod
-    def _segment(row: Any, tag: str) -> tuple[int, int, int]:
-        segment = _sqlite_took(tuple(row))
-        if isinstance(segment, str):
-            raise StatementError(segment, f"no segment of tag {tag!r}: the row is not one shardid's DDL makes")
-        return segment  # type: ignore[no-any-return]
+            if segment is not None:
+                return segment
 
     def give_back(self, conn: Connection, tag: str, first: int, end: int) -> bool:
         return one(conn, self._give_back, (first, end, tag)) is not None
@@ -372,25 +366,22 @@ class Segments:
         return None
 
     def take_period(self, conn: Connection, tag: str, period: str, size: int) -> tuple[int, int, int]:
-        """A segment of ``tag``'s numbers in ``period``, the period's tag created (from 1) at
-        its first take, in the core's order."""
+        """A segment of ``tag``'s numbers in ``period``: the period's first take, where its tag
+        does not exist yet, makes it (from 1) if the period fits the registration, and takes
+        again (the core's order: ``take_period`` of ``shardid::serial``'s driver)."""
         period_tag = _sqlite_period_tag(tag, period)
-        for _ in range(3):
-            row = one(conn, self._take, (size, period_tag))
-            if row is not None:
-                return self._segment(row, period_tag)
-            read = one(conn, self._read, (period_tag,))
-            if read is not None:
-                problem = _sqlite_read(size, read)
-                if problem is not None:
-                    raise StatementError(*problem)
-                continue
+        for first_take in (True, False):
+            try:
+                return self.take(conn, period_tag, size)
+            except StatementError as e:
+                if e.sqlstate != _UNKNOWN_TAG_SQLSTATE or not first_take:
+                    raise
             reset = self.serial_info(conn, tag)[3]
             if not _sqlite_period_fits(reset, period):
                 reason = f"is not a period of a tag that resets every {reset}"
                 raise InvalidArgumentError(f"period {period!r} {reason}", argument="period", reason=reason)
             self.create_tag(conn, period_tag, 1)
-        raise StatementError("XX000", f"no segment of tag {period_tag!r}: the take and the read disagree")
+        raise AssertionError("not reached: the second take returns or raises")
 
 
 class Dictionary:

@@ -32,7 +32,7 @@ use super::driver::{Driver, Failed, SegmentClient, dense_ids_methods};
 use super::{Segment, SizePolicy, Unused};
 use crate::driver::sqlite::{no_such_table, with_tables};
 use crate::driver::{Client, Owned};
-use crate::sql::sqlite::{SqliteSegments, TakeError, read, took};
+use crate::sql::sqlite::{SqliteSegments, SqliteTake, SqliteTakeStep, TakeError};
 use crate::sql::{Dialect, Value};
 
 /// The DDL and the statements of one schema, rendered once.
@@ -122,9 +122,9 @@ fn row3(row: &[Owned]) -> Option<(i64, i64, i64)> {
     }
 }
 
-/// Takes a segment of `size` IDs of `tag` (the tables made first on a new file): the take; no
-/// row, the read that says why (a tag created in between is taken again). Serials take their
-/// periods' segments so too.
+/// Takes a segment of `size` IDs of `tag` (the tables made first on a new file): the core's
+/// steps ([`SqliteTake`]: the take; no row, the read that says why, a tag created in between
+/// taken again). Serials take their periods' segments so too.
 pub(crate) fn take(
     conn: &mut Connection,
     s: &Statements,
@@ -132,29 +132,24 @@ pub(crate) fn take(
     size: u64,
 ) -> Result<Segment, Failed<rusqlite::Error>> {
     with_tables(conn, &s.ddl, missing, |conn| {
-        // Twice at most: a tag created between the take and the read is there the second time.
-        for _ in 0..2 {
-            let row = conn.run(&s.take, &[Value::Int(size), Value::Text(tag)])?;
-            if let Some(row) = row {
-                let row = row3(&row).ok_or(Failed::Unusable(TakeError::Unusable.to_string()))?;
-                return took(row).map_err(|e| Failed::Unusable(e.to_string()));
-            }
-            let row = conn.run(&s.read, &[Value::Text(tag)])?;
-            let row = match row {
-                Some(row) => {
-                    Some(row3(&row).ok_or(Failed::Unusable(TakeError::Unusable.to_string()))?)
-                }
-                None => None,
+        let mut steps = SqliteTake::new(size);
+        loop {
+            let row = match steps.step() {
+                SqliteTakeStep::Take => conn.run(&s.take, &[Value::Int(size), Value::Text(tag)])?,
+                SqliteTakeStep::Read => conn.run(&s.read, &[Value::Text(tag)])?,
             };
-            match read(size, row) {
-                Ok(()) => {}
+            let row = row
+                .map(|row| row3(&row).ok_or(TakeError::Unusable))
+                .transpose();
+            match row.and_then(|row| steps.answer(row)) {
+                Ok(Some(segment)) => return Ok(segment),
+                Ok(None) => {}
                 Err(TakeError::UnknownTag) => {
                     return Err(Failed::UnknownTag(TakeError::UnknownTag.to_string()));
                 }
                 Err(e) => return Err(Failed::Unusable(e.to_string())),
             }
         }
-        Err(Failed::Unusable(TakeError::Unusable.to_string()))
     })
 }
 

@@ -93,7 +93,8 @@ pub use filesystem::usable_file;
 #[cfg(feature = "alloc")]
 pub use lease::SqliteLease;
 pub use segments::{
-    SqliteSegmentStatements, SqliteSegments, SqliteSegmentsUninstall, TakeError, read, took,
+    SqliteSegmentStatements, SqliteSegments, SqliteSegmentsUninstall, SqliteTake, SqliteTakeStep,
+    TakeError, read, took,
 };
 pub use serials::{PeriodTag, SqliteSerialStatements, period_fits, period_tag};
 

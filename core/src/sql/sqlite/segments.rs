@@ -22,7 +22,8 @@
 //! the driver tells them apart by reading the row ([`SqliteSegmentStatements::read`], then
 //! [`read`]): no row is [`TakeError::UnknownTag`] (SQLSTATE [`UNKNOWN_TAG`], as on PostgreSQL),
 //! a row is [`TakeError::Exhausted`] ([`TAG_EXHAUSTED`]). A tag created between the two (the
-//! take found none, the read finds one) is taken again.
+//! take found none, the read finds one) is taken again. [`SqliteTake`] holds these steps, in
+//! this order, for every client: each sends the statement it names and hands it the row.
 //!
 //! The segment sizes do not grow stepwise as on the other dialects: that bound is for the takes
 //! a promoted replica may have lost, and one file has no replica.
@@ -371,5 +372,87 @@ pub fn read(size: u64, row: Option<(i64, i64, i64)>) -> Result<(), TakeError> {
     match end {
         Some(end) if i64::try_from(end).is_ok() => Ok(()),
         _ => Err(TakeError::Exhausted),
+    }
+}
+
+/// The statement a take on SQLite sends next ([`SqliteTake::step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SqliteTakeStep {
+    /// [`SqliteSegmentStatements::take`], with `(size, tag)`.
+    Take,
+    /// [`SqliteSegmentStatements::read`], with `(tag)`.
+    Read,
+}
+
+/// The steps of one take of a tag's segment on SQLite, in the order every client (Rust,
+/// Python, Node) sends them: the take; when it returns no row, the read that says why
+/// ([`read`]): an unknown or exhausted tag is the error, and a row that allows the take (the
+/// tag was created in between) is taken again, once. A serial period's tag that does not exist
+/// yet is [`TakeError::UnknownTag`] here: the serials' driver makes it, then takes again.
+///
+/// ```
+/// use shardid::sql::sqlite::{SqliteTake, SqliteTakeStep};
+///
+/// let mut take = SqliteTake::new(100);
+/// assert_eq!(take.step(), SqliteTakeStep::Take);
+/// assert_eq!(take.answer(None), Ok(None)); // no row: read it
+/// assert_eq!(take.step(), SqliteTakeStep::Read);
+/// assert_eq!(take.answer(Some((1, 0, 1))), Ok(None)); // created meanwhile: take again
+/// let segment = take.answer(Some((1, 100, 1))).unwrap().unwrap();
+/// assert_eq!((segment.first, segment.count), (1, 100));
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[must_use]
+pub struct SqliteTake {
+    size: u64,
+    takes: u8,
+    step: SqliteTakeStep,
+}
+
+impl SqliteTake {
+    /// How many times one take is sent: a second time only after a tag was created between
+    /// the first and its read (a tag is never removed, so a third is no such race).
+    pub const TAKES: u8 = 2;
+
+    /// A take of `size` numbers (0: the size the row remembers).
+    pub const fn new(size: u64) -> Self {
+        Self {
+            size,
+            takes: 0,
+            step: SqliteTakeStep::Take,
+        }
+    }
+
+    /// What to send now.
+    pub const fn step(&self) -> SqliteTakeStep {
+        self.step
+    }
+
+    /// The row of the statement [`Self::step`] named (`None`: no row): the take's `(first,
+    /// count, stride)`, the read's `(next, step, stride)`. `Ok(Some)`: the segment;
+    /// `Ok(None)`: send [`Self::step`] next.
+    ///
+    /// # Errors
+    /// What the read says ([`read`]: [`TakeError::UnknownTag`], [`TakeError::Exhausted`],
+    /// [`TakeError::InvalidSize`]); [`TakeError::Unusable`] for a row no shardid DDL makes, or
+    /// a row whose read allows a take it refused [`Self::TAKES`] times.
+    pub fn answer(&mut self, row: Option<(i64, i64, i64)>) -> Result<Option<Segment>, TakeError> {
+        match (self.step, row) {
+            (SqliteTakeStep::Take, Some(row)) => took(row).map(Some),
+            (SqliteTakeStep::Take, None) => {
+                self.takes += 1;
+                self.step = SqliteTakeStep::Read;
+                Ok(None)
+            }
+            (SqliteTakeStep::Read, row) => {
+                read(self.size, row)?;
+                if self.takes >= Self::TAKES {
+                    return Err(TakeError::Unusable);
+                }
+                self.step = SqliteTakeStep::Take;
+                Ok(None)
+            }
+        }
     }
 }

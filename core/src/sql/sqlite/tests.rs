@@ -117,19 +117,81 @@ fn take(
     tag: &str,
     size: u64,
 ) -> Result<crate::segment::Segment, TakeError> {
+    let mut steps = SqliteTake::new(size);
     loop {
-        let params = vec![
-            Sql::Integer(i64::try_from(size).unwrap()),
-            Sql::Text(tag.into()),
-        ];
-        if let Some(row) = row3(conn, &st.take().to_string(), params) {
-            return took(row);
+        let row = match steps.step() {
+            SqliteTakeStep::Take => {
+                let size = Sql::Integer(i64::try_from(size).unwrap());
+                row3(
+                    conn,
+                    &st.take().to_string(),
+                    vec![size, Sql::Text(tag.into())],
+                )
+            }
+            SqliteTakeStep::Read => row3(conn, &st.read().to_string(), vec![Sql::Text(tag.into())]),
+        };
+        if let Some(segment) = steps.answer(row)? {
+            return Ok(segment);
         }
-        read(
-            size,
-            row3(conn, &st.read().to_string(), vec![Sql::Text(tag.into())]),
-        )?;
     }
+}
+
+#[test]
+fn a_takes_steps_are_the_cores_for_every_client() {
+    use SqliteTakeStep::{Read, Take};
+    // The answers of a file, step by step: what comes next, or the end.
+    let run = |size: u64, rows: &[Option<(i64, i64, i64)>]| {
+        let mut steps = SqliteTake::new(size);
+        let mut seen = Vec::new();
+        for &row in rows {
+            seen.push(steps.step());
+            match steps.answer(row) {
+                Ok(None) => {}
+                end => return (seen, Some(end)),
+            }
+        }
+        (seen, None)
+    };
+    let segment = |first, count| crate::segment::Segment {
+        first,
+        count,
+        stride: 1,
+    };
+    // The take answers: the segment.
+    assert_eq!(
+        run(10, &[Some((1, 10, 1))]),
+        (vec![Take], Some(Ok(Some(segment(1, 10)))))
+    );
+    // No row, and no tag: UNKNOWN_TAG (a serial period's driver makes its tag then).
+    let (seen, end) = run(10, &[None, None]);
+    assert_eq!(
+        (seen, end),
+        (vec![Take, Read], Some(Err(TakeError::UnknownTag)))
+    );
+    // No row, and a tag that would pass 2^63 - 1: TAG_EXHAUSTED.
+    let (_, end) = run(10, &[None, Some((i64::MAX - 5, 10, 1))]);
+    assert_eq!(end, Some(Err(TakeError::Exhausted)));
+    // Created between the take and the read: taken again.
+    let (seen, end) = run(10, &[None, Some((1, 0, 1)), Some((1, 10, 1))]);
+    assert_eq!(
+        (seen, end),
+        (vec![Take, Read, Take], Some(Ok(Some(segment(1, 10)))))
+    );
+    // A row that refuses every take its read allows is no shardid row: after TAKES takes.
+    let allows = Some((1, 0, 1));
+    let (seen, end) = run(10, &[None, allows, None, allows, None]);
+    assert_eq!(seen, vec![Take, Read, Take, Read]);
+    assert_eq!(end, Some(Err(TakeError::Unusable)));
+    assert_eq!(SqliteTake::TAKES, 2);
+    // A take's row no DDL makes; a size out of range (the read says so).
+    assert_eq!(
+        run(10, &[Some((1, 10, 2))]).1,
+        Some(Err(TakeError::Unusable))
+    );
+    assert_eq!(
+        run(1 << 41, &[None, allows]).1,
+        Some(Err(TakeError::InvalidSize))
+    );
 }
 
 #[test]
