@@ -321,10 +321,8 @@ impl Display for Segments<'_> {
             s,
             tag: "next_dense_id.tag",
         };
-        let kept_by_take = Bookkeeping {
-            s,
-            taken: &Wanted(s),
-        };
+        let wanted = Wanted(s);
+        let kept_by_take = Bookkeeping { s, taken: &wanted };
         let kept_by_bump = Bookkeeping {
             s,
             taken: &"shardid_bump.k",
@@ -474,11 +472,11 @@ BEGIN
     -- as it is (the latest version, when a concurrent take updated it first). A row the
     -- database's state stepped back past (shardid_stepped_back) first skips shardid_skip().
     UPDATE {s}.shardid_tags AS t
-        SET step = {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
+        SET step = {wanted},
             next = t.next + CASE WHEN {back}
                                  THEN {s}.shardid_skip(t.step, t.rate, t.window_n, t.window_at, t.updated_at, clock) ELSE 0 END
-                + {n} * {s}.shardid_want(take_segment.size, t.step, t.grown_at, at),
-            grown_at = CASE WHEN {s}.shardid_want(take_segment.size, t.step, t.grown_at, at)
+                + {n} * {wanted},
+            grown_at = CASE WHEN {wanted}
                                  > greatest(t.step, {DEFAULT_SEGMENT}) THEN at ELSE t.grown_at END,
 {kept_by_take}
         WHERE t.tag = take_segment.tag
