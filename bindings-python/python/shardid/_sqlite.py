@@ -326,7 +326,8 @@ class Segments:
             row = one(conn, sql, params)
             segment, problem = steps.answer(None if row is None else tuple(row))
             if problem is not None:
-                raise StatementError(*problem)
+                sqlstate, words = problem
+                raise StatementError(sqlstate, f"no segment of tag {tag!r}: {words}")
             if segment is not None:
                 return segment
 
