@@ -454,6 +454,40 @@ def test_dictionary_ids_dense_across_processes_and_a_kill(url: str) -> None:
         assert d.id("after-the-kill") == len(ids)
 
 
+def test_every_dictionary_is_reported_to_exporters_until_closed_blocking_and_asyncio(url: str) -> None:
+    """The exporters read every dictionary of the process, an AsyncDictionary's too (its cache
+    was never reported before: FastAPI's dictionaries were missing from /metrics), each under its
+    schema and topic, with the statements it sent; a closed one is gone."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    import shardid.prometheus
+
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+
+    def statements() -> dict[str, float]:
+        families = {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+        family = families.get("shardid_dictionary_statements")
+        return {} if family is None else {s.labels["topic"]: s.value for s in family.samples if s.name.endswith("_total")}
+
+    async def run() -> None:
+        blocking, asynchronous = Dictionary(url, "exported_blocking"), AsyncDictionary(url, "exported_async")
+        blocking.create()
+        await asynchronous.create()
+        assert blocking.ids(["a", "b"]) == [0, 1] and await asynchronous.ids(["a"]) == [0]
+        seen = statements()
+        assert seen["exported_blocking"] == blocking.stats()["statements"] > 0, seen
+        assert seen["exported_async"] == asynchronous.stats()["statements"] > 0, seen
+        await asynchronous.close()
+        blocking.close()
+        seen = statements()
+        assert "exported_blocking" not in seen and "exported_async" not in seen, seen
+        assert repr(asynchronous).startswith("AsyncDictionary(topic='exported_async', schema='main'"), repr(asynchronous)
+
+    asyncio.run(run())
+
+
 def test_async_dictionary_and_a_cancelled_batch(url: str) -> None:
     async def main() -> None:
         async with AsyncDictionary(url, "urls") as d:

@@ -76,7 +76,46 @@ def _servers(conninfo: str | Sequence[str], topic: str) -> tuple[list[str], int]
     return servers, server_for(topic, len(servers))
 
 
-class Dictionary:
+class _Topic:
+    """What every dictionary of this process holds, blocking or asyncio, whoever holds its
+    connection: the topic, the schema, the core's cache (reported to exporters from the start
+    until closed), and whether it was closed."""
+
+    topic: str
+    schema: str
+    cache: _DictCache
+    _closed: bool
+
+    def _start(self, topic: str, schema: str, cache_size: int) -> None:
+        _check_topic(topic)
+        self.topic = topic
+        self.schema = schema
+        self.cache = _DictCache(cache_size)
+        self.cache._register(schema, topic)
+        self._closed = False
+
+    def _open(self) -> None:
+        if self._closed:
+            raise _db.closed_error(f"the Dictionary of topic {self.topic}")
+
+    def _shut(self) -> None:
+        """Every later call raises ``CLOSED``; exporters stop reporting it (the object may live
+        on)."""
+        self._closed = True
+        self.cache._unregister()
+
+    def stats(self) -> dict[str, int]:
+        """What this dictionary did: its cache's hits and misses both ways (``id_hits``,
+        ``id_misses``, ``value_hits``, ``value_misses``) and the statements it sent
+        (``statements``, ``retries``; on MySQL one a step)."""
+        return self.cache.stats()  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        server = getattr(self, "server", 0)
+        return f"{type(self).__name__}(topic={self.topic!r}, schema={self.schema!r}, server={server}, cached={len(self.cache)})"
+
+
+class Dictionary(_Topic):
     """The dictionary of one ``topic`` on the PostgreSQL server at ``conninfo`` (a libpq
     connection string or URL, or a list of them: see the module's documentation), whose
     ``schema`` holds the dictionary's DDL (``dict`` by default); or on MySQL or MariaDB, given
@@ -100,27 +139,15 @@ class Dictionary:
         """``server``: the index in ``servers`` of the server that holds this topic."""
         self.conninfo = self.servers[self.server]
         self._start(topic, _dictionary_generated.default_schema(self.conninfo, schema), cache_size)
+        self._lock = threading.Lock()
         self._connection: Any = _dictionary_generated._Connection(self.conninfo, self._dialect(self.conninfo), self.cache)
 
-    def _start(self, topic: str, schema: str, cache_size: int) -> None:
-        """What every dictionary of this process has, whoever holds the connection."""
-        _check_topic(topic)
-        self.topic = topic
-        self.schema = schema
-        self.cache = _DictCache(cache_size)
-        self.cache._register(schema, topic)
-        self._lock = threading.Lock()
-        self._closed = False
 
     def _dialect(self, conninfo: str) -> Any:
         """The database's steps (blocking): PostgreSQL's, MySQL's and MariaDB's, or SQLite's."""
         return _dictionary_generated.dialect(conninfo, self.schema, self.topic)
 
     # -- the database ----------------------------------------------------------------------
-
-    def _open(self) -> None:
-        if self._closed:
-            raise _db.closed_error(f"the Dictionary of topic {self.topic}")
 
     def _run(self, step: str, *args: Any) -> Any:
         """The database's ``step`` on the connection, one at a time."""
@@ -198,19 +225,12 @@ class Dictionary:
             values = self.cache.complete_values(ids, values, misses, answers, self._committed(answers, misses))
         return values
 
-    def stats(self) -> dict[str, int]:
-        """What this dictionary did: its cache's hits and misses both ways (``id_hits``,
-        ``id_misses``, ``value_hits``, ``value_misses``) and the statements it sent
-        (``statements``, ``retries``; on MySQL one a step)."""
-        return self.cache.stats()
-
     # -- life --------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Closes the connection; every later call raises :class:`~shardid.ClosedError`.
         Closing twice is fine."""
-        self._closed = True
-        self.cache._unregister()
+        self._shut()
         with self._lock:
             self._connection.close()
 
@@ -220,11 +240,8 @@ class Dictionary:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __repr__(self) -> str:
-        return f"Dictionary(topic={self.topic!r}, schema={self.schema!r}, server={self.server}, cached={len(self.cache)})"
 
-
-class AsyncDictionary:
+class AsyncDictionary(_Topic):
     """:class:`Dictionary` for asyncio: the dictionary of one ``topic`` on the PostgreSQL
     server at ``conninfo`` (or a list of them), over psycopg's ``AsyncConnection``; or on MySQL
     or MariaDB given ``mysql://`` URLs, over aiomysql (``pip install shardid[mysql-async]``),
@@ -256,21 +273,14 @@ class AsyncDictionary:
     ) -> None:
         self.servers, self.server = _servers(conninfo, topic)
         """``server``: the index in ``servers`` of the server that holds this topic."""
-        self.topic = topic
         self.conninfo = self.servers[self.server]
-        self.schema = schema = _dictionary_async.default_schema(self.conninfo, schema)
-        self.cache = _DictCache(cache_size)
+        self._start(topic, _dictionary_async.default_schema(self.conninfo, schema), cache_size)
         self._connection = _dictionary_async._AsyncConnection(
-            self.conninfo, _dictionary_async.dialect(self.conninfo, schema, topic), self.cache
+            self.conninfo, _dictionary_async.dialect(self.conninfo, self.schema, topic), self.cache
         )
         self._lock: asyncio.Lock | None = None
-        self._closed = False
 
     # -- the database ----------------------------------------------------------------------
-
-    def _open(self) -> None:
-        if self._closed:
-            raise _db.closed_error(f"the Dictionary of topic {self.topic}")
 
     def _locked(self) -> asyncio.Lock:
         if self._lock is None:
@@ -350,17 +360,12 @@ class AsyncDictionary:
             values = self.cache.complete_values(ids, values, misses, answers, True)
         return values
 
-    def stats(self) -> dict[str, int]:
-        """What this dictionary did: :meth:`Dictionary.stats` (the cache's hits and misses both
-        ways, the statements sent)."""
-        return self.cache.stats()
-
     # -- life --------------------------------------------------------------------------------
 
     async def close(self) -> None:
         """Closes the connection; later calls raise :class:`~shardid.ClosedError`, as
         :meth:`Dictionary.close`'s do. Closing twice is fine."""
-        self._closed = True
+        self._shut()
         async with self._locked():
             await self._connection.close()
 
@@ -369,6 +374,3 @@ class AsyncDictionary:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-    def __repr__(self) -> str:
-        return f"AsyncDictionary(topic={self.topic!r}, schema={self.schema!r}, server={self.server}, cached={len(self.cache)})"

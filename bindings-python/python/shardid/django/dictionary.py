@@ -3,6 +3,7 @@ PostgreSQL, MySQL, MariaDB and SQLite (the tables in the file itself, schema ``m
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from shardid.dictionary import DEFAULT_CACHE, Dictionary
@@ -26,6 +27,7 @@ class _DjangoDictionary(Dictionary):
         if vendor == "sqlite":
             schema = "main"  # Django's connection attaches no other database
         self._start(topic, schema, cache_size)
+        self._lock = threading.Lock()
         self.using = using
         self.servers: list[str] = []
         self.server = 0
