@@ -875,11 +875,13 @@ export declare function shardForKey(layoutIndex: number, key: unknown, logicalSh
 /**
  * The answer to one statement of a take (`SqliteTake.answer`): the segment `[first, count,
  * stride]` (decimal strings), or the SQLSTATE of why there is none (unknown tag, exhausted, a
- * bad size, `XX000` a row no shardid DDL makes), or neither: send the next statement.
+ * bad size, `XX000` a row no shardid DDL makes) and the core's words, or neither: send the
+ * next statement.
  */
 export interface SqliteAnswer {
   segment?: Array<string>
   sqlstate?: string
+  reason?: string
 }
 
 /**

@@ -260,8 +260,8 @@ async function takeSegment(conn, sql, tag, size) {
   for (;;) {
     conn.createOnce(sql.ddl)
     const rows = steps.reading ? await conn.run(sql.read, [tag]) : await conn.run(sql.take, [int(size), tag])
-    const { segment, sqlstate } = steps.answer(rows.length > 0 ? rows[0].map(number) : null)
-    if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
+    const { segment, sqlstate, reason } = steps.answer(rows.length > 0 ? rows[0].map(number) : null)
+    if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}: ${reason}`)
     if (segment) return segment
   }
 }

@@ -110,11 +110,13 @@ pub fn sqlite_serial_create_sql(env: &Env, schema: String, pieces: u32) -> Resul
 
 /// The answer to one statement of a take (`SqliteTake.answer`): the segment `[first, count,
 /// stride]` (decimal strings), or the SQLSTATE of why there is none (unknown tag, exhausted, a
-/// bad size, `XX000` a row no shardid DDL makes), or neither: send the next statement.
+/// bad size, `XX000` a row no shardid DDL makes) and the core's words, or neither: send the
+/// next statement.
 #[napi(object)]
 pub struct SqliteAnswer {
     pub segment: Option<Vec<String>>,
     pub sqlstate: Option<String>,
+    pub reason: Option<String>,
 }
 
 /// The steps of one take (the core's `SqliteTake`): `reading` says which statement to send
@@ -162,10 +164,12 @@ impl SqliteTake {
                     segment: segment
                         .map(|s| [s.first, s.count, s.stride].map(|n| n.to_string()).to_vec()),
                     sqlstate: None,
+                    reason: None,
                 },
                 Err(e) => SqliteAnswer {
                     segment: None,
                     sqlstate: Some(e.sqlstate().into()),
+                    reason: Some(e.to_string()),
                 },
             })
         })

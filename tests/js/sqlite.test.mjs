@@ -200,6 +200,20 @@ test('IDs past 2^53 come back exact, from segments and from the dictionary', add
   await d.close()
 })
 
+test('a tag whose numbers would pass 2^63 - 1 is SEGMENT_UNAVAILABLE naming TAG_EXHAUSTED, in the core\'s words as Python says it', addonOnly, async (t) => {
+  const { createTag, denseIds } = require('./segments.js')
+  const file = join(scratch(t), 'exhausted.db')
+  await createTag(urlOf(file), 'end')
+  const db = database(file)
+  db.prepare("UPDATE shardid_tags SET next = ? WHERE tag = 'end'").run(2n ** 63n - 8n)
+  db.close()
+  await assert.rejects(denseIds({ connectionString: urlOf(file), tag: 'end', waitMs: 300 }), (err) => {
+    assert.equal(err.code, 'SEGMENT_UNAVAILABLE')
+    assert.match(err.message, /no segment of tag end: TAG_EXHAUSTED: the numbers of the tag would pass 2\^63 - 1: SI002$/)
+    return true
+  })
+})
+
 test('a file that cannot be used is refused with the kind the other databases use', addonOnly, async (t) => {
   const { createTag, denseIds, createSerial } = require('./segments.js')
   const { Dictionary } = require('./dictionary.js')

@@ -150,6 +150,21 @@ def test_one_close_gives_the_rest_back_however_many_threads_close(url: str) -> N
     assert [ids._shut(), ids._shut()] == [True, False]  # the rule itself
 
 
+def test_an_exhausted_tag_is_segment_unavailable_naming_tag_exhausted(url: str) -> None:
+    """The core's steps of a take read the row: a tag whose numbers would pass 2^63 - 1 is
+    ``TAG_EXHAUSTED`` in the core's words (Node's message says the same), never an ID past it."""
+    create_tag(url, "end")
+    conn = sqlite3.connect(_sqlite.path_of(url))
+    conn.execute("UPDATE shardid_tags SET next = ? WHERE tag = 'end'", (2**63 - 8,))
+    conn.commit()
+    conn.close()
+    with DenseIds(url, "end", wait_ms=300) as ids:
+        with pytest.raises(shardid.SegmentUnavailableError) as raised:
+            ids.next_id()
+    assert "no segment of tag 'end': TAG_EXHAUSTED: the numbers of the tag would pass 2^63 - 1" in str(raised.value)
+    assert raised.value.__cause__.sqlstate == "SI002"  # type: ignore[union-attr]
+
+
 def test_unknown_tag(url: str) -> None:
     create_tag(url, "orders")
     with DenseIds(url, "nosuch", wait_ms=2_000) as ids, pytest.raises(shardid.UnknownTagError):
