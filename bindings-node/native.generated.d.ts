@@ -794,7 +794,10 @@ export interface SerialRest {
   lost: string
 }
 
-/** Every period's rest on close (and the allocator emptied). */
+/**
+ * Every period's rest on close (and the allocator emptied); exporters no longer report it
+ * (the table never frees it).
+ */
 export declare function serialsClose(index: number): Array<SerialRest>
 
 /** The fetch failed: the next one starts after a backoff. */
@@ -813,10 +816,10 @@ export declare function serialsFetchPeriod(index: number, token: number): string
 export declare function serialsFill(index: number, token: number, size: number, first: unknown, count: unknown, stride: unknown): boolean
 
 /**
- * A new allocator of `tag` with a format (index), this size policy and volume hiding; its
- * index.
+ * A new allocator of `tag` (in `schema`) with a format (index), this size policy and volume
+ * hiding, reported to exporters until `serialsClose`; its index.
  */
-export declare function serialsNew(format: number, tag: string, minSize: unknown, maxSize: unknown, targetMs: unknown, maxGap: number): number
+export declare function serialsNew(format: number, schema: string, tag: string, minSize: unknown, maxSize: unknown, targetMs: unknown, maxGap: number): number
 
 /**
  * The next serial at `unixMs`, or `null` when the period's segments are used up (a fetch

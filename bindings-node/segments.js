@@ -532,7 +532,8 @@ if (Symbol.asyncDispose) Serials.prototype[Symbol.asyncDispose] = Serials.protot
  *  a bad schema name. */
 function serialsOn(o) {
   const dialect = dialectOf(o.client ?? o.connectionString, 'connectionString')
-  return [dialect, dialect.serials(dialect.schema(o.schema, 'seg'))]
+  const schema = dialect.schema(o.schema, 'seg')
+  return [dialect, dialect.serials(schema), schema]
 }
 
 /**
@@ -545,7 +546,7 @@ async function serials(options) {
   const o = options ?? {}
   const format = new SerialFormat(o.format, o.zone)
   native.serialCheckTag(o.tag)
-  const [dialect, protocol] = serialsOn(o)
+  const [dialect, protocol, schema] = serialsOn(o)
   const link = new Link(dialect, dialect.opener(o.client ?? o.connectionString, 'shardid/segments'))
   let registered
   try {
@@ -560,7 +561,9 @@ async function serials(options) {
     await link.end()
     throw makeError('SERIAL_MISMATCH', { tag: o.tag, reason })
   }
-  const index = native.serialsNew(format._index, o.tag, o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, maxGap)
+  // A new allocator of the core, reported to exporters (`shardid_segment_*{schema,tag}`, its
+  // serial tag) until `close()`.
+  const index = native.serialsNew(format._index, schema, o.tag, o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, maxGap)
   return new Serials(SECRET, { link, tag: o.tag, format, index, protocol, waitMs: o.waitMs ?? 5000 })
 }
 

@@ -2,7 +2,7 @@
 //! allocator of a serial tag, for `segments.js` to drive with `pg`. The hot path is
 //! synchronous; fetches and giving periods back are the JS side's, asynchronous.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue, Result};
@@ -55,7 +55,8 @@ static FORMATS: Slots<FormatEntry> = Slots::new();
 /// An allocator in the table (each one its own, `push`), with the periods it retired
 /// that the JS side has not given back yet.
 pub(crate) struct SerialsEntry {
-    allocator: SerialAllocator,
+    /// Shared with the core's list of live objects, which exporters read (weakly).
+    allocator: Arc<SerialAllocator>,
     retired: Mutex<Vec<Retired>>,
 }
 
@@ -326,12 +327,14 @@ pub fn serial_sql(env: &Env, schema: String) -> Result<SerialSql> {
     })
 }
 
-/// A new allocator of `tag` with a format (index), this size policy and volume hiding; its
-/// index.
+/// A new allocator of `tag` (in `schema`) with a format (index), this size policy and volume
+/// hiding, reported to exporters until `serialsClose`; its index.
 #[napi]
+#[allow(clippy::too_many_arguments)] // the options object, taken apart by segments.js
 pub fn serials_new(
     env: &Env,
     format: u32,
+    schema: String,
     tag: String,
     min_size: Unknown<'_>,
     max_size: Unknown<'_>,
@@ -343,14 +346,20 @@ pub fn serials_new(
         let policy = crate::segment::size_policy(env, &min_size, &max_size, &target_ms)?;
         // The table holds formats by value; the allocator gets its own copy.
         let own = SerialFormat::new(f.as_str(), f.zone()).map_err(|e| serial_error(env, &e))?;
-        let allocator =
-            SerialAllocator::new(own, &tag, policy, VolumeHiding::random(u64::from(max_gap)));
-        SERIALS
+        let allocator = Arc::new(SerialAllocator::new(
+            own,
+            &tag,
+            policy,
+            VolumeHiding::random(u64::from(max_gap)),
+        ));
+        let index = SERIALS
             .push(SerialsEntry {
-                allocator,
+                allocator: Arc::clone(&allocator),
                 retired: Mutex::new(Vec::new()),
             })
-            .ok_or_else(|| full(env, "serials", FULL))
+            .ok_or_else(|| full(env, "serials", FULL))?;
+        shardid::stats::register_serials(&allocator, &schema, &tag);
+        Ok(index)
     })
 }
 
@@ -538,11 +547,13 @@ pub fn serials_rests(env: &Env, index: u32) -> Result<Vec<SerialRest>> {
     })
 }
 
-/// Every period's rest on close (and the allocator emptied).
+/// Every period's rest on close (and the allocator emptied); exporters no longer report it
+/// (the table never frees it).
 #[napi]
 pub fn serials_close(env: &Env, index: u32) -> Result<Vec<SerialRest>> {
     guard(env, || {
         let entry = serials_of(env, index)?;
+        shardid::stats::unregister_serials(&entry.allocator);
         let mut out: Vec<SerialRest> = serials_rests(env, index)?;
         out.extend(
             entry

@@ -314,7 +314,8 @@ pub(crate) struct PyPeriodFetch {
 // field, called only off the hot path.
 #[pyclass(module = "shardid.segments", name = "Serials", frozen)]
 pub(crate) struct PySerials {
-    inner: SerialAllocator,
+    /// Shared with the core's list of live objects, which exporters read (weakly).
+    inner: std::sync::Arc<SerialAllocator>,
     driven: Driven,
 }
 
@@ -454,13 +455,16 @@ driven_methods! {
                     ],
                 ));
             }
+            let inner = std::sync::Arc::new(SerialAllocator::new(
+                parsed,
+                tag,
+                policy,
+                VolumeHiding::random(max_gap),
+            ));
+            let schema = driver.getattr(intern!(py, "schema"))?.str()?.to_string();
+            shardid::stats::register_serials(&inner, &schema, tag);
             Ok(Self {
-                inner: SerialAllocator::new(
-                    parsed,
-                    tag,
-                    policy,
-                    VolumeHiding::random(max_gap),
-                ),
+                inner,
                 driven: Driven::new(driver.unbind()),
             })
         }
@@ -604,9 +608,11 @@ driven_methods! {
             fetch.inner.period.tag(self.inner.tag())
         }
 
-        /// Makes every later call wait (and the driver raise); whether this close gives every
-        /// period's rest back (`Driven::shut`).
+        /// Makes every later call wait (and the driver raise), and stops reporting the
+        /// allocator to exporters; whether this close gives every period's rest back
+        /// (`Driven::shut`).
         fn _shut(&self) -> bool {
+            shardid::stats::unregister_serials(&self.inner);
             self.driven.shut()
         }
 

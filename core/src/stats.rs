@@ -379,3 +379,5 @@ pub use live::{
 };
 #[cfg(all(feature = "lease", target_has_atomic = "64"))]
 pub(crate) use live::{register_generator, register_lease};
+#[cfg(all(feature = "serial", feature = "std", target_has_atomic = "64"))]
+pub use live::{register_serials, unregister_serials};

@@ -310,6 +310,25 @@ test('a Node dense-ID allocator is reported while open: its stats(), under schem
   assert.deepEqual(withLabels(await scrape(registry), 'shardid_segment_failed_fetches_total', { tag: 'never_started' }), [])
 })
 
+test('a Node serials allocator is reported while open: its segments\' stats(), under schema and its serial tag; closed, it is gone', { skip }, async (t) => {
+  const { createSerial, serials } = requirePkg('./segments.js')
+  const dir = mkdtempSync(join(tmpdir(), 'shardid-exporters-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const url = `sqlite:///${join(dir, 'serials.db')}`
+  await createSerial(url, 'exported_ser', 'E-{yyyy}-{seq:6}', { zone: 'UTC' })
+  const registry = new promClient.Registry()
+  prometheus.register(registry)
+  const labels = { schema: 'main', tag: 'exported_ser' }
+  const orders = await serials({ connectionString: url, tag: 'exported_ser', format: 'E-{yyyy}-{seq:6}', zone: 'UTC', minSize: 2, maxSize: 2 })
+  for (let i = 0; i < 7; i++) await orders.nextSerialAsync() // segments of 2: several fetches
+  const stats = orders.stats()
+  assert.ok(stats.fetches >= 3n, `7 serials from segments of 2: ${stats.fetches} fetches`)
+  const fetches = withLabels(await scrape(registry), 'shardid_segment_fetches_total', labels)
+  assert.deepEqual(fetches.map((s) => [s.labels, BigInt(s.value)]), [[labels, stats.fetches]])
+  await orders.close()
+  assert.deepEqual(withLabels(await scrape(registry), 'shardid_segment_fetches_total', labels), [], 'closed: no longer reported')
+})
+
 test('a Node Dictionary is reported while open: its hits and misses, under schema and topic; closed, it is gone', { skip }, async () => {
   const { Dictionary } = requirePkg('./dictionary.js')
   const registry = new promClient.Registry()

@@ -503,6 +503,35 @@ def test_every_dictionary_is_reported_to_exporters_until_closed_blocking_and_asy
     asyncio.run(run())
 
 
+def test_serials_are_reported_to_exporters_as_segments_of_their_tag_until_closed(url: str) -> None:
+    """A Serials allocator is in the exporters as a dense-ID allocator is (it was missing):
+    its segments' figures under its schema and serial tag, equal to its stats(); closed, gone.
+    Node's test is tests/js/exporters.test.mjs."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    import shardid.prometheus
+
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+
+    def fetches() -> list[tuple[dict[str, str], float]]:
+        families = {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+        family = families.get("shardid_segment_fetches")
+        samples = [] if family is None else family.samples
+        return [(s.labels, s.value) for s in samples if s.labels.get("tag") == "exported_ser" and s.name.endswith("_total")]
+
+    create_serial(url, "exported_ser", "E-{yyyy}-{seq:6}", zone="UTC")
+    orders = Serials(url, "exported_ser", "E-{yyyy}-{seq:6}", zone="UTC", min_size=2, max_size=2)
+    for _ in range(7):
+        orders.next_serial()  # segments of 2: several fetches
+    stats = orders.stats()
+    assert stats["fetches"] >= 3, stats
+    assert fetches() == [({"schema": "main", "tag": "exported_ser"}, float(stats["fetches"]))]
+    orders.close()
+    assert fetches() == []
+
+
 def test_async_dictionary_and_a_cancelled_batch(url: str) -> None:
     async def main() -> None:
         async with AsyncDictionary(url, "urls") as d:

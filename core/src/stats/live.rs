@@ -1,7 +1,7 @@
 //! The process's live objects, for exporters: every generator state
 //! ([`crate::Generator::shared`]'s, and each lease's generator: a
-//! [`crate::lease::CeilingGenerator`] registers its own), the segment allocators and dictionaries the bindings
-//! registered, and the database leases (their [`crate::lease::Tally`] registers itself).
+//! [`crate::lease::CeilingGenerator`] registers its own), the segment allocators, serial-number
+//! allocators and dictionaries the bindings registered, and the database leases (their [`crate::lease::Tally`] registers itself).
 //! Objects are held weakly: one dropped is no longer reported, and neither is one
 //! unregistered ([`unregister_segments`], [`unregister_dictionary`]): a binding whose objects
 //! outlive their `close()` (Node's allocators live in a table that never frees them) retires
@@ -23,6 +23,10 @@ enum Source {
     #[cfg(feature = "lease")]
     Generator(Weak<crate::State>),
     Segments(Weak<SegmentAllocator>),
+    /// A serial-number allocator: its segments' figures over every period, in the segments'
+    /// family, labelled `[schema, tag]` with its serial tag.
+    #[cfg(feature = "serial")]
+    Serials(Weak<crate::serial::SerialAllocator>),
     Dictionary(Weak<Cache>),
     /// Labelled `[layout, table]`: the shard, which a lease that retakes changes, is read at
     /// each collection.
@@ -42,6 +46,8 @@ impl Entry {
             #[cfg(feature = "lease")]
             Source::Generator(w) => w.strong_count() > 0,
             Source::Segments(w) => w.strong_count() > 0,
+            #[cfg(feature = "serial")]
+            Source::Serials(w) => w.strong_count() > 0,
             Source::Dictionary(w) => w.strong_count() > 0,
             #[cfg(feature = "lease")]
             Source::Lease(w) => w.strong_count() > 0,
@@ -63,6 +69,22 @@ pub fn register_segments(allocator: &Arc<SegmentAllocator>, schema: &str, tag: &
         std::vec![schema.into(), tag.into()],
         Source::Segments(Arc::downgrade(allocator)),
     );
+}
+
+/// Reports the serial-number `allocator` (of serial tag `tag` in `schema`) to exporters while
+/// it lives: its segments' figures, as a dense-ID allocator's.
+#[cfg(feature = "serial")]
+pub fn register_serials(allocator: &Arc<crate::serial::SerialAllocator>, schema: &str, tag: &str) {
+    register(
+        std::vec![schema.into(), tag.into()],
+        Source::Serials(Arc::downgrade(allocator)),
+    );
+}
+
+/// Stops reporting the serial-number `allocator`, as [`unregister_segments`].
+#[cfg(feature = "serial")]
+pub fn unregister_serials(allocator: &Arc<crate::serial::SerialAllocator>) {
+    unregister(|source| matches!(source, Source::Serials(w) if ptr_eq(w, allocator)));
 }
 
 /// Reports the dictionary whose cache is `cache` (topic `topic` in `schema`) to exporters
@@ -189,6 +211,12 @@ pub fn collect() -> Vec<Sample> {
                 if let Some(allocator) = w.upgrade() {
                     let stats: SegmentStats = allocator.stats();
                     add(Family::Segments, labels, &stats.values());
+                }
+            }
+            #[cfg(feature = "serial")]
+            Source::Serials(w) => {
+                if let Some(allocator) = w.upgrade() {
+                    add(Family::Segments, labels, &allocator.stats().values());
                 }
             }
             Source::Dictionary(w) => {
