@@ -699,6 +699,12 @@ export declare function segmentPrime(index: number): void
 /** The DDL of dense IDs from segments in `schema`, for ticket server `index` of `servers`. */
 export declare function segmentsDdl(schema: string, servers: number, index: number): string
 
+/**
+ * Counts what `segmentUnused` left as given back (`returned`) or as holes (the core's
+ * `settle`: `skipped`).
+ */
+export declare function segmentSettle(index: number, returned: boolean): void
+
 /** The statements for segments in `schema`. */
 export declare function segmentSql(schema: string): SegmentSql
 
@@ -847,6 +853,12 @@ export interface SerialSql {
 
 /** The retired periods waiting to be given back (and the queue emptied). */
 export declare function serialsRests(index: number): Array<SerialRest>
+
+/**
+ * Counts a period's rest `first..end` (decimal strings, as `serialsRests` gives them) as
+ * given back (`returned`) or as holes (the core's `settle`: `skipped`).
+ */
+export declare function serialsSettle(index: number, first: string, end: string, count: string, lost: string, returned: boolean): void
 
 /**
  * What the allocator did over every period: the core's counters in its table's order

@@ -29,8 +29,6 @@ class Segmented {
     }
     this.tag = tag
     this.waitMs = waitMs
-    /** Numbers taken from the database and neither handed out nor given back by `close()`. */
-    this.skipped = 0n
     /** Segments fetched. */
     this.fetches = 0
     this._protocol = protocol
@@ -38,6 +36,12 @@ class Segmented {
     this._closed = false
     this._error = null
     this._inFlight = null
+  }
+
+  /** Numbers taken from the database and neither handed out nor given back: the holes this
+   *  allocator made, as the core counts them (`stats().skipped`, and the exporters'). */
+  get skipped() {
+    return this.stats().skipped
   }
 }
 
@@ -196,14 +200,13 @@ class DenseIds extends Segmented {
     const unused = native.segmentUnused(this._index)
     try {
       if (unused !== null) {
-        this.skipped += BigInt(unused.lost)
         let returned = false
         try {
           returned = await this._links[this._lastServer].use((conn) => this._protocol.giveBack(conn, this.tag, unused.first, unused.end))
         } catch {
           // A server that is down keeps the rest: a hole, counted in `skipped`.
         } finally {
-          if (!returned) this.skipped += BigInt(unused.count)
+          native.segmentSettle(this._index, returned)
         }
       }
     } finally {
@@ -429,15 +432,15 @@ class Serials extends Segmented {
 
   async _giveBack(rests) {
     for (const rest of rests) {
-      this.skipped += BigInt(rest.lost)
-      if (rest.count === '0') continue
       let returned = false
       try {
-        returned = await this._link.use((conn) => this._protocol.giveBack(conn, rest.tag, rest.first, rest.end))
+        if (rest.count !== '0') returned = await this._link.use((conn) => this._protocol.giveBack(conn, rest.tag, rest.first, rest.end))
       } catch {
         // A server that is down keeps the rest: a hole.
+      } finally {
+        // The allocator counts the holes (`skipped`), the rest's `lost` and what was not returned.
+        native.serialsSettle(this._index, rest.first, rest.end, rest.count, rest.lost, returned)
       }
-      if (!returned) this.skipped += BigInt(rest.count)
     }
   }
 
@@ -509,7 +512,6 @@ class Serials extends Segmented {
     const values = native.serialsStats(this._index)
     const out = {}
     STATS.segments.forEach((name, i) => { out[name] = values[i] })
-    out.skipped = this.skipped // the periods' rests it could not give back: this client's count
     return out
   }
 

@@ -246,6 +246,19 @@ pub fn segment_unused(env: &Env, index: u32) -> Result<Option<SegmentUnused>> {
     })
 }
 
+/// Counts what `segmentUnused` left as given back (`returned`) or as holes (the core's
+/// `settle`: `skipped`).
+#[napi]
+pub fn segment_settle(env: &Env, index: u32, returned: bool) -> Result<()> {
+    guard(env, || {
+        let allocator = allocator(env, index)?;
+        if let Some(unused) = allocator.unused() {
+            allocator.settle(unused, returned);
+        }
+        Ok(())
+    })
+}
+
 /// The statements a segment driver sends (`$n` parameters, for `pg`).
 #[napi(object)]
 pub struct SegmentSql {

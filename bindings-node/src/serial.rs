@@ -467,6 +467,37 @@ pub fn serials_fill(
     })
 }
 
+/// Counts a period's rest `first..end` (decimal strings, as `serialsRests` gives them) as
+/// given back (`returned`) or as holes (the core's `settle`: `skipped`).
+#[napi]
+pub fn serials_settle(
+    env: &Env,
+    index: u32,
+    first: String,
+    end: String,
+    count: String,
+    lost: String,
+    returned: bool,
+) -> Result<()> {
+    guard(env, || {
+        let entry = serials_of(env, index)?;
+        let number = |text: &str, argument: &str| {
+            shardid::parse_decimal(text.as_bytes()).ok_or_else(|| {
+                invalid_argument(env, Class::Range, argument, "must be a decimal integer")
+            })
+        };
+        let unused = shardid::segment::Unused {
+            first: number(&first, "first")?,
+            end: number(&end, "end")?,
+            count: number(&count, "count")?,
+            stride: 1, // not counted: settle counts numbers
+            lost: number(&lost, "lost")?,
+        };
+        entry.allocator.settle(unused, returned);
+        Ok(())
+    })
+}
+
 fn fetch_of(
     env: &Env,
     entry: &SerialsEntry,

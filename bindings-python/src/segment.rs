@@ -202,11 +202,12 @@ macro_rules! driven_methods {
                 self.driven.attr(py, intern!(py, "conninfo"))
             }
 
-            /// Numbers taken from the database and neither handed out nor given back by
-            /// `close()`: the holes this allocator made.
+            /// Numbers taken from the database and neither handed out nor given back: the
+            /// holes this allocator made, as the core counts them (`stats()["skipped"]`, and
+            /// the exporters').
             #[getter]
-            fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-                self.driven.attr(py, intern!(py, "skipped"))
+            fn skipped(&self) -> u64 {
+                self.inner.stats().skipped
             }
 
             /// Segments fetched.

@@ -346,6 +346,7 @@ impl PySerials {
         self.driven.driver.bind(py).call_method1(
             intern!(py, "_give_back"),
             (
+                ids,
                 retired.period.tag(self.inner.tag()),
                 u.first,
                 u.end,
@@ -509,15 +510,11 @@ driven_methods! {
         /// `DenseIds.stats()` (`fetches`, `failed_fetches`, `fetch_latency_max_ms`, `empty_waits`,
         /// `skipped`: the holes it made, `remaining`: what is left of the current period's segment).
         fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-            let stats = self.inner.stats();
-            let dict =
-                crate::stats::to_dict(py, shardid::stats::SegmentStats::METRICS, &stats.values())?;
-            // The periods' rests the driver could not give back: its count, not the allocator's.
-            dict.set_item(
-                "skipped",
-                self.driven.attr(py, intern!(py, "skipped"))?,
-            )?;
-            Ok(dict)
+            crate::stats::to_dict(
+                py,
+                shardid::stats::SegmentStats::METRICS,
+                &self.inner.stats().values(),
+            )
         }
 
         fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -601,6 +598,19 @@ driven_methods! {
 
         fn _fetch_failed(&self, fetch: &PyPeriodFetch) {
             self.inner.fetch_failed(fetch.inner, shardid::now_ms());
+        }
+
+        /// Counts a period's rest `first..end` as given back (`returned`) or as holes (the
+        /// core's `settle`: `skipped`).
+        fn _settle(&self, first: u64, end: u64, count: u64, lost: u64, returned: bool) {
+            let unused = shardid::segment::Unused {
+                first,
+                end,
+                count,
+                stride: 1,
+                lost,
+            };
+            self.inner.settle(unused, returned);
         }
 
         /// The period tag of a fetch.

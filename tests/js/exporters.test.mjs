@@ -329,6 +329,30 @@ test('a Node serials allocator is reported while open: its segments\' stats(), u
   assert.deepEqual(withLabels(await scrape(registry), 'shardid_segment_fetches_total', labels), [], 'closed: no longer reported')
 })
 
+test('a Node serials allocator\'s holes are counted once, by the core: skipped, stats() and the exporters say the same', { skip }, async (t) => {
+  const { createSerial, serials } = requirePkg('./segments.js')
+  const dir = mkdtempSync(join(tmpdir(), 'shardid-exporters-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const url = `sqlite:///${join(dir, 'holes.db')}`
+  const format = 'H-{yyyy}{MM}{dd}-{seq:6}'
+  const day = 1_764_028_800_000 // 2025-11-25 00:00 UTC
+  await createSerial(url, 'holes_js', format, { zone: 'UTC' })
+  const registry = new promClient.Registry()
+  prometheus.register(registry)
+  const open = () => serials({ connectionString: url, tag: 'holes_js', format, zone: 'UTC', minSize: 2, maxSize: 2 })
+  const [a, b] = [await open(), await open()]
+  assert.equal(await a.nextSerialAtAsync(day), 'H-20251125-000001')
+  await b.nextSerialAtAsync(day) // takes after a: a's rest can no longer go back
+  await a.nextSerialAtAsync(day + 86_400_000) // a's day ends: its rest is a hole
+  await a._givingBack // the day's rest is given back (or counted) off the call
+  assert.ok(a.skipped > 0n, `a hole: ${a.skipped}`)
+  assert.equal(a.stats().skipped, a.skipped)
+  const exported = withLabels(await scrape(registry), 'shardid_segment_skipped_total', { schema: 'main', tag: 'holes_js' })
+  assert.deepEqual(exported.map((s) => BigInt(s.value)), [a.skipped + b.skipped])
+  await a.close()
+  await b.close()
+})
+
 test('a Node Dictionary is reported while open: its hits and misses, under schema and topic; closed, it is gone', { skip }, async () => {
   const { Dictionary } = requirePkg('./dictionary.js')
   const registry = new promClient.Registry()

@@ -532,6 +532,34 @@ def test_serials_are_reported_to_exporters_as_segments_of_their_tag_until_closed
     assert fetches() == []
 
 
+def test_a_serials_holes_are_counted_once_by_the_core_and_exported_as_stats_says(url: str) -> None:
+    """A period's rest that cannot go back (another allocator took after it) is a hole: the
+    core's allocator counts it (``SerialAllocator::settle``), so ``skipped``, ``stats()`` and
+    the exporters say the same number (the driver kept a count of its own before, and the
+    exporters said 0)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    import shardid.prometheus
+
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+    fmt, day = "H-{yyyy}{MM}{dd}-{seq:6}", 1_764_028_800_000  # 2025-11-25 00:00 UTC
+    create_serial(url, "holes", fmt, zone="UTC")
+    a = Serials(url, "holes", fmt, zone="UTC", min_size=2, max_size=2)
+    b = Serials(url, "holes", fmt, zone="UTC", min_size=2, max_size=2)
+    assert a.next_serial_at(day) == "H-20251125-000001"
+    b.next_serial_at(day)  # takes after a: a's rest can no longer go back
+    a.next_serial_at(day + 86_400_000)  # a's day ends: its rest is a hole
+    assert a.skipped > 0 and a.stats()["skipped"] == a.skipped, (a.skipped, a.stats())
+    text = generate_latest(registry).decode()
+    family = {f.name: f for f in text_string_to_metric_families(text)}["shardid_segment_skipped"]
+    exported = [s.value for s in family.samples if s.labels.get("tag") == "holes" and s.name.endswith("_total")]
+    assert exported == [float(a.skipped + b.skipped)], (exported, a.skipped, b.skipped)
+    a.close()
+    b.close()
+
+
 def test_async_dictionary_and_a_cancelled_batch(url: str) -> None:
     async def main() -> None:
         async with AsyncDictionary(url, "urls") as d:

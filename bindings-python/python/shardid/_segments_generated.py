@@ -304,9 +304,6 @@ class _Driver:
         self.wait_ms = wait_ms
         self._arrived = Signal()
         self._closed = False
-        self.skipped = 0
-        """Numbers taken from the database and neither handed out nor given back (by
-        :meth:`close`): the holes this allocator made."""
         self._reset(None)
 
     def _reset(self, ids: Any) -> None:
@@ -471,7 +468,6 @@ class _Driver:
         try:
             if unused is not None:
                 first, end, count, lost = unused
-                self.skipped += lost
                 returned = False
                 try:
                     conn = self._connection(self._last_server)
@@ -479,9 +475,7 @@ class _Driver:
                 except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
                     pass
                 finally:
-                    if not returned:
-                        self.skipped += count
-                    ids._settle(returned)
+                    ids._settle(returned)  # the allocator counts the holes (`skipped`)
         finally:
             for server in range(len(self.servers)):
                 self._drop(server)

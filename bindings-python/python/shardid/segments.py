@@ -217,9 +217,6 @@ class _SerialDriver:
         self.wait_ms = wait_ms
         self._arrived = threading.Condition()
         self._closed = False
-        self.skipped = 0
-        """Numbers taken from the database and neither issued nor given back: the holes this
-        allocator made (a period's rest another process took segments of after it)."""
         self._conn: Any = None
         self._error: BaseException | None = None
         self.fetches = 0
@@ -274,7 +271,7 @@ class _SerialDriver:
                 self.fetches += 1
                 self._error = None
             else:  # the period was given up meanwhile
-                self._give_back(ids._fetch_tag(fetch), first, first + count * stride, count, 0)
+                self._give_back(ids, ids._fetch_tag(fetch), first, first + count * stride, count, 0)
         except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
             ids._fetch_failed(fetch)
             self._error = e
@@ -282,18 +279,16 @@ class _SerialDriver:
             with self._arrived:
                 self._arrived.notify_all()
 
-    def _give_back(self, period_tag: str, first: int, end: int, count: int, lost: int) -> None:
-        """Gives a period's unused ``first..end`` back; counts what cannot be as skipped."""
-        self.skipped += lost
-        if count == 0:
-            return
+    def _give_back(self, ids: Any, period_tag: str, first: int, end: int, count: int, lost: int) -> None:
+        """Gives a period's unused ``first..end`` back; the allocator counts what cannot be as
+        skipped (the core's ``SerialAllocator::settle``)."""
         returned = False
         try:
-            returned = self._run(self._dialect.give_back, period_tag, first, end)
+            returned = count > 0 and self._run(self._dialect.give_back, period_tag, first, end)
         except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
             pass
-        if not returned:
-            self.skipped += count
+        finally:
+            ids._settle(first, end, count, lost, returned)
 
     def _unavailable(self) -> BaseException:
         if self._closed:
@@ -347,7 +342,7 @@ class _SerialDriver:
                 self._arrived.wait(0.05)
         try:
             for period_tag, first, end, count, lost in ids._close_periods():
-                self._give_back(period_tag, first, end, count, lost)
+                self._give_back(ids, period_tag, first, end, count, lost)
         finally:
             self._drop_all()
 
@@ -377,7 +372,9 @@ class AsyncDenseIds:
         self._driver = made[0]
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("tag", "schema", "servers", "conninfo", "skipped", "fetches", "wait_ms"):
+        if name == "skipped":
+            return self.native.skipped  # the allocator's count
+        if name in ("tag", "schema", "servers", "conninfo", "fetches", "wait_ms"):
             return getattr(self._driver, name)
         raise AttributeError(name)
 

@@ -298,12 +298,20 @@ impl SerialAllocator {
         &self.format
     }
 
+    /// A period's rest (a retired period's, a closed allocator's, or a segment fetched for a
+    /// period given up meanwhile) was given back (`returned`) or not: counts the numbers
+    /// skipped, the holes this allocator made, as [`SegmentAllocator::settle`] does. Every
+    /// driver calls it once per rest, so that [`Self::stats`] (and the exporters) count them.
+    pub fn settle(&self, unused: Unused, returned: bool) {
+        // Either slot: their counters last from period to period, and `stats` adds them up.
+        self.slots[0].allocator.settle(unused, returned);
+    }
+
     /// What the allocator did, over every period (its two slots' segment allocators, which
     /// keep their counters from period to period): fetches and their latency, calls that
-    /// waited, as [`SegmentStats`](crate::stats::SegmentStats) add them up; the last fetch's
-    /// latency and what is left of the segment are the current period's. `skipped` is the
-    /// allocator's own count; a driver that counts the periods' rests it could not give back
-    /// reports its own (the `Serials` clients do).
+    /// waited, the numbers skipped ([`Self::settle`]), as
+    /// [`SegmentStats`](crate::stats::SegmentStats) add them up; the last fetch's latency and
+    /// what is left of the segment are the current period's.
     pub fn stats(&self) -> crate::stats::SegmentStats {
         use crate::stats::{Kind, SegmentStats};
         let cur = self.current.load(Ordering::Acquire);

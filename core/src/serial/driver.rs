@@ -7,7 +7,7 @@
 
 use std::boxed::Box;
 use std::string::{String, ToString};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use std::vec::Vec;
@@ -20,7 +20,7 @@ use super::{
 use crate::ErrorKind;
 use crate::driver::{Client, ConnectError, Owned};
 use crate::segment::driver::Failed;
-use crate::segment::{Segment, SizePolicy};
+use crate::segment::{Segment, SizePolicy, Unused};
 use crate::sql::{Dialect, SERIAL_MISMATCH, UNKNOWN_TAG};
 
 /// Why `Serials` could not issue or parse a serial.
@@ -338,7 +338,6 @@ struct Shared<C: SerialClient> {
     arrived: Condvar,
     arrived_lock: Mutex<()>,
     closed: AtomicBool,
-    skipped: AtomicU64,
     wait: Duration,
 }
 
@@ -398,12 +397,14 @@ impl<C: SerialClient> Shared<C> {
                 Err(SerialFillError::Stale) => {
                     // The period was given up meanwhile: its numbers go back, or are lost.
                     drop(error);
-                    self.give_back_range(
-                        &fetch.period.tag(&tag),
-                        segment.first,
-                        segment.end(),
-                        segment.count,
-                    );
+                    let whole = Unused {
+                        first: segment.first,
+                        end: segment.end(),
+                        count: segment.count,
+                        stride: segment.stride,
+                        lost: 0,
+                    };
+                    self.give_back_rest(&fetch.period.tag(&tag), whole);
                     error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
                 }
                 Err(e) => {
@@ -426,27 +427,20 @@ impl<C: SerialClient> Shared<C> {
         self.arrived.notify_all();
     }
 
-    /// Gives `first..end` of a period's tag back; counts `count` as skipped if it cannot.
-    fn give_back_range(&self, period_tag: &str, first: u64, end: u64, count: u64) {
-        let returned = self
-            .with_client(|conn, s, dialect| conn.give_back(s, dialect, period_tag, first, end))
-            .unwrap_or(false);
-        if !returned {
-            self.skipped.fetch_add(count, Ordering::Relaxed);
-        }
+    /// Gives a rest of the period's tag `period_tag` back; the allocator counts what could not
+    /// be as skipped ([`SerialAllocator::settle`]).
+    fn give_back_rest(&self, period_tag: &str, unused: Unused) {
+        let returned = unused.count > 0
+            && self
+                .with_client(|conn, s, dialect| {
+                    conn.give_back(s, dialect, period_tag, unused.first, unused.end)
+                })
+                .unwrap_or(false);
+        self.allocator.settle(unused, returned);
     }
 
     fn give_back(&self, retired: Retired) {
-        let u = retired.unused;
-        self.skipped.fetch_add(u.lost, Ordering::Relaxed);
-        if u.count > 0 {
-            self.give_back_range(
-                &retired.period.tag(self.allocator.tag()),
-                u.first,
-                u.end,
-                u.count,
-            );
-        }
+        self.give_back_rest(&retired.period.tag(self.allocator.tag()), retired.unused);
     }
 }
 
@@ -502,7 +496,6 @@ impl<C: SerialClient> Driver<C> {
                 arrived: Condvar::new(),
                 arrived_lock: Mutex::new(()),
                 closed: AtomicBool::new(false),
-                skipped: AtomicU64::new(0),
                 wait: Duration::from_secs(5),
             }),
         })
@@ -629,14 +622,11 @@ impl<C: SerialClient> Driver<C> {
     }
 
     pub(crate) fn skipped(&self) -> u64 {
-        self.shared.skipped.load(Ordering::Relaxed)
+        self.stats().skipped
     }
 
     pub(crate) fn stats(&self) -> crate::stats::SegmentStats {
-        crate::stats::SegmentStats {
-            skipped: self.skipped(),
-            ..self.shared.allocator.stats()
-        }
+        self.shared.allocator.stats()
     }
 
     pub(crate) fn close(&self) -> u64 {
