@@ -298,6 +298,8 @@ pub enum TakeError {
     InvalidSize,
     /// The row or the answer is not one shardid's DDL makes.
     Unusable,
+    /// The take was refused [`SqliteTake::TAKES`] times by a row its read says allows it.
+    Refused,
 }
 
 impl TakeError {
@@ -308,7 +310,7 @@ impl TakeError {
             Self::UnknownTag => UNKNOWN_TAG,
             Self::Exhausted => TAG_EXHAUSTED,
             Self::InvalidSize => "22023",
-            Self::Unusable => "XX000",
+            Self::Unusable | Self::Refused => "XX000",
         }
     }
 }
@@ -320,6 +322,9 @@ impl Display for TakeError {
             Self::Exhausted => "TAG_EXHAUSTED: the numbers of the tag would pass 2^63 - 1",
             Self::InvalidSize => "INVALID_ARGUMENT: a segment's size is 0 to 2^40",
             Self::Unusable => "the database's answer is not a usable segment",
+            Self::Refused => {
+                "the take was refused twice by a row its read says allows it (the take and the read disagree)"
+            }
         })
     }
 }
@@ -435,8 +440,9 @@ impl SqliteTake {
     ///
     /// # Errors
     /// What the read says ([`read`]: [`TakeError::UnknownTag`], [`TakeError::Exhausted`],
-    /// [`TakeError::InvalidSize`]); [`TakeError::Unusable`] for a row no shardid DDL makes, or
-    /// a row whose read allows a take it refused [`Self::TAKES`] times.
+    /// [`TakeError::InvalidSize`]); [`TakeError::Unusable`] for a row no shardid DDL makes;
+    /// [`TakeError::Refused`] for a row whose read allows a take it refused [`Self::TAKES`]
+    /// times.
     pub fn answer(&mut self, row: Option<(i64, i64, i64)>) -> Result<Option<Segment>, TakeError> {
         match (self.step, row) {
             (SqliteTakeStep::Take, Some(row)) => took(row).map(Some),
@@ -448,7 +454,7 @@ impl SqliteTake {
             (SqliteTakeStep::Read, row) => {
                 read(self.size, row)?;
                 if self.takes >= Self::TAKES {
-                    return Err(TakeError::Unusable);
+                    return Err(TakeError::Refused);
                 }
                 self.step = SqliteTakeStep::Take;
                 Ok(None)

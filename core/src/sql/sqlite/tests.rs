@@ -181,7 +181,7 @@ fn a_takes_steps_are_the_cores_for_every_client() {
     let allows = Some((1, 0, 1));
     let (seen, end) = run(10, &[None, allows, None, allows, None]);
     assert_eq!(seen, vec![Take, Read, Take, Read]);
-    assert_eq!(end, Some(Err(TakeError::Unusable)));
+    assert_eq!(end, Some(Err(TakeError::Refused)));
     assert_eq!(SqliteTake::TAKES, 2);
     // A take's row no DDL makes; a size out of range (the read says so).
     assert_eq!(
