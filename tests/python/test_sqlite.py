@@ -560,6 +560,41 @@ def test_a_serials_holes_are_counted_once_by_the_core_and_exported_as_stats_says
     b.close()
 
 
+def test_async_serials_closed_while_its_allocator_is_made_closes_that_allocator_too(url: str) -> None:
+    """``close()`` while the first call is still making the allocator (on a worker thread):
+    the call raises ``CLOSED`` and the allocator it made is closed, not left open with its
+    connection and in the exporters (review finding)."""
+    import threading
+
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    import shardid.prometheus
+
+    registry = CollectorRegistry()
+    registry.register(shardid.prometheus.ShardIdCollector())
+    fmt = "R-{yyyy}-{seq:6}"
+    create_serial(url, "racing", fmt, zone="UTC")
+
+    async def run() -> None:
+        orders = AsyncSerials(url, "racing", fmt, zone="UTC")
+        make, gate = orders._make, threading.Event()
+
+        def held() -> Serials:
+            gate.wait(10)
+            return make()
+
+        orders._make = held  # type: ignore[method-assign]
+        first = asyncio.create_task(orders.next_serial())
+        await asyncio.sleep(0.05)
+        await orders.close()  # while the allocator is being made
+        gate.set()
+        with pytest.raises(shardid.ClosedError):
+            await first
+        assert 'tag="racing"' not in generate_latest(registry).decode()
+
+    asyncio.run(run())
+
+
 def test_async_dictionary_and_a_cancelled_batch(url: str) -> None:
     async def main() -> None:
         async with AsyncDictionary(url, "urls") as d:

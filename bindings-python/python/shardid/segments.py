@@ -466,7 +466,11 @@ class AsyncSerials:
                 self._opening = asyncio.Lock()
             async with self._opening:
                 if self._serials is None:
-                    self._serials = await asyncio.to_thread(self._make)
+                    made = await asyncio.to_thread(self._make)
+                    if self._closed:  # closed while it was being made: closed too, never used
+                        await asyncio.to_thread(made.close)
+                        raise _db.closed_error(f"Serials of tag {self.tag}")
+                    self._serials = made
         return self._serials
 
     async def next_serial(self) -> str:
