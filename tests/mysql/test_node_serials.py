@@ -57,9 +57,11 @@ def test_node_serials_from_processes_one_killed_are_never_issued_twice(server: A
 
     outs = [tmp_path / f"serials-{i}" for i in range(3)]
     # Three processes, 6 concurrent callers each; the first is killed once it has issued some.
+    # Its callers ask for far more (6 x 20,000) than the others (6 x 150): with 900 it could
+    # finish, midnight's serials included, between two looks at its file (CI saw it once).
     procs = [
-        subprocess.Popen(["node", str(NODE), url, "take", str(out), "6", "150"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for out in outs
+        subprocess.Popen(["node", str(NODE), url, "take", str(out), "6", "20000" if i == 0 else "150"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i, out in enumerate(outs)
     ]
     deadline = time.monotonic() + 60
     while not (outs[0].exists() and len(outs[0].read_text().splitlines()) >= 100):
@@ -67,6 +69,8 @@ def test_node_serials_from_processes_one_killed_are_never_issued_twice(server: A
         time.sleep(0.01)
     procs[0].send_signal(signal.SIGKILL)
     assert procs[0].wait(timeout=30) == -signal.SIGKILL
+    killed = outs[0].read_text().splitlines()
+    assert 100 <= len(killed) < 6 * 20_000 and not any(s.startswith("NS-20251126-") for s in killed), "killed mid-run"
     for p in procs[1:]:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
