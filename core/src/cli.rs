@@ -750,8 +750,10 @@ impl StatusRun {
     }
 
     /// What the command prints when the database could not be read (`why`: the driver's error;
-    /// only its first line is shown): exit status 2.
+    /// only its first line is shown, without the URL's password, which drivers may quote):
+    /// exit status 2. The URL is shown as its server only ([`crate::sql::url_shown`]).
     pub fn failed(&self, why: &str) -> Output {
+        let why = crate::sql::redacted(why, &self.url);
         let why = why
             .lines()
             .find(|l| !l.trim().is_empty())
@@ -765,29 +767,11 @@ impl StatusRun {
                 } else {
                     "status"
                 },
-                url_shown(&self.url),
+                crate::sql::url_shown(&self.url),
                 why.trim()
             ),
             code: 2,
         }
-    }
-}
-
-/// A URL as an error shows it: without its password.
-fn url_shown(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url
-            .split_whitespace()
-            .filter(|kv| !kv.starts_with("password="))
-            .collect::<Vec<_>>()
-            .join(" ");
-    };
-    match rest.split_once('@') {
-        Some((userinfo, host)) if userinfo.contains(':') => {
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}")
-        }
-        _ => url.into(),
     }
 }
 
@@ -800,7 +784,7 @@ fn public(args: &[&str], stdin: Option<&str>, out: &mut Output) -> Result<(), St
     };
     let p = parse(rest)?;
     p.only(&["--key-file", "--key-version", "--prefix", "--encoding"])?;
-    let ids = public_ids(&p)?;
+    let ids = public_ids(&p, out)?;
     let values: Vec<&str> = if p.positional.is_empty() {
         stdin.unwrap_or_default().split_whitespace().collect()
     } else {
@@ -851,13 +835,52 @@ pub const KEY_FILE_FORMS: &str = "a key file holds one key of 16 raw bytes (head
 or keys as text: 32 hex digits (one key, version 0), or VERSION:HEX pairs separated by commas, \
 the highest version current (2:<32 hex digits>,1:<32 hex digits>)";
 
+/// The most a key file is read of: far more than the longest valid one (four `VERSION:HEX`
+/// keys, 143 bytes, with room for whitespace), so `--key-file /dev/zero` or a log file named
+/// by mistake is refused at once instead of read to its end.
+pub const KEY_FILE_MAX_BYTES: u64 = 4096;
+
+/// The bytes of the key file `path`, at most [`KEY_FILE_MAX_BYTES`] (a larger file is refused
+/// unread), with a warning on `out`'s stderr when group or others may read or write it (as
+/// ssh says of a private key; a warning, not a refusal: a key in a container's mounted secret
+/// often has the mode its platform gives, and refusing would stop a working service).
+fn read_key_file(path: &str, out: &mut Output) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("--key-file {path:?}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(KEY_FILE_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("--key-file {path:?}: {e}"))?;
+    if bytes.len() as u64 > KEY_FILE_MAX_BYTES {
+        return Err(format!(
+            "--key-file {path:?} holds more than {KEY_FILE_MAX_BYTES} bytes, not a key file: {KEY_FILE_FORMS}"
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0, |m| m.permissions().mode());
+        if mode & 0o077 != 0 {
+            _ = writeln!(
+                out.stderr,
+                "shardid: warning: --key-file {path:?} may be read or written by others (mode {:04o}): \
+                 chmod 600 it; whoever reads the key turns public IDs back into IDs",
+                mode & 0o7777
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = &out;
+    Ok(bytes)
+}
+
 /// The public IDs of `--key-file` (16 raw bytes, or keys as text), `--prefix`, `--encoding`
 /// and the layout. No message shows the key.
-fn public_ids(p: &Parsed<'_>) -> Result<crate::PublicIds, String> {
+fn public_ids(p: &Parsed<'_>, out: &mut Output) -> Result<crate::PublicIds, String> {
     let path = p
         .get("--key-file")
         .ok_or_else(|| format!("public needs --key-file F: {KEY_FILE_FORMS}"))?;
-    let bytes = std::fs::read(path).map_err(|e| format!("--key-file {path:?}: {e}"))?;
+    let bytes = read_key_file(path, out)?;
     let prefix = p.get("--prefix").unwrap_or("");
     let encoding = crate::Encoding::from_name(p.get("--encoding").unwrap_or("base32"))
         .map_err(|e| format!("--{e}"))?;

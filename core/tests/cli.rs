@@ -288,6 +288,12 @@ fn key_file(name: &str, contents: &[u8]) -> (std::path::PathBuf, String) {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("key");
     std::fs::write(&path, contents).unwrap();
+    // Private, as a key file should be (a file others may read gets a warning).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     (dir, path.to_str().unwrap().to_owned())
 }
 
@@ -500,7 +506,7 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
     assert_eq!(failed.code, 2);
     assert_eq!(
         failed.stderr,
-        "shardid: status: postgresql://app:***@db:5432/app: connection refused\n"
+        "shardid: status: db:5432/app: connection refused\n"
     );
     // Usage errors, and `run` itself (no driver) refuses status with exit 2.
     for args in [
@@ -626,5 +632,131 @@ fn the_apis_status_run_takes_a_family_or_a_url_and_names_what_it_refuses() {
     ] {
         let refused = run(family, url, table).err().map(|(argument, _)| argument);
         assert_eq!(refused, Some(argument), "{family:?} {url} {table}");
+    }
+}
+
+/// Every password form of issue 60 (finding 6) given to `status` and `restored`: no output
+/// shows it, neither the URL nor a driver's words that quote it (libpq's "invalid
+/// percent-encoded token", an echoed connection string), nor a usage error.
+#[test]
+fn status_and_restored_never_print_a_password() {
+    // (URL, the password as written, as the driver reads it)
+    let forms = [
+        ("postgresql://alice:p@ss@127.0.0.1:1/app", "p@ss", "p@ss"),
+        (
+            "postgresql://alice:pw%40rd%2F1@127.0.0.1:1/app",
+            "pw%40rd%2F1",
+            "pw@rd/1",
+        ),
+        (
+            "postgresql://127.0.0.1:1/app?password=qu3ry&sslmode=disable",
+            "qu3ry",
+            "qu3ry",
+        ),
+        (
+            "host=127.0.0.1 port=1 dbname=app password = c0nninfo",
+            "c0nninfo",
+            "c0nninfo",
+        ),
+        (
+            "host=127.0.0.1 port=1 dbname=app password='a b'",
+            "a b",
+            "a b",
+        ),
+        (
+            "postgresql://alice:s3cr%zzet@127.0.0.1:1/app",
+            "s3cr%zzet",
+            "s3cr%zzet",
+        ),
+        ("mysql://root:my@pw@127.0.0.1:1/app", "my@pw", "my@pw"),
+    ];
+    for (url, written, plain) in forms {
+        let driver = format!(
+            "invalid connection string {url:?}: invalid percent-encoded token: \"{written}\" \
+             (password {plain:?})\nsecond line {plain}"
+        );
+        let mut seen = String::new();
+        for command in ["status", "restored"] {
+            let run = shardid::cli::status(&[command, url]).expect(url);
+            let failed = run.failed(&driver);
+            assert_eq!(failed.code, 2);
+            assert!(
+                failed
+                    .stderr
+                    .starts_with(&format!("shardid: {command}: 127.0.0.1:1/app: ")),
+                "{}",
+                failed.stderr
+            );
+            seen += &failed.stderr;
+            seen += &failed.stdout;
+            for args in [
+                &[command, url, "--table", "A"][..],
+                &[command, url, "extra"],
+                &[command, url, "--dialect", "x"],
+            ] {
+                let out = shardid::cli::status(args).unwrap_err();
+                seen += &out.stderr;
+                seen += &out.stdout;
+            }
+            let out = cli(&[command, url]);
+            seen += &out.stderr;
+            seen += &out.stdout;
+        }
+        for secret in [written, plain, "s3cr"] {
+            assert!(!seen.contains(secret), "{url}: {secret:?} in {seen}");
+        }
+    }
+}
+
+/// A key file is read only up to a bound (issue 60, finding 9): `/dev/zero`, or any file larger
+/// than a key file can be, is refused at once with the accepted forms; one that group or others
+/// may read or write is used, with a warning on stderr (ssh's rule for private keys, as a
+/// warning).
+#[cfg(unix)]
+#[test]
+fn a_key_file_is_read_to_a_bound_and_one_others_may_read_is_warned_of() {
+    use std::os::unix::fs::PermissionsExt;
+    let started = std::time::Instant::now();
+    let out = cli(&public_args("encode", "/dev/zero", &["5"]));
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "shardid: --key-file \"/dev/zero\" holds more than 4096 bytes, not a key file: {}\n",
+            shardid::cli::KEY_FILE_FORMS
+        )
+    );
+    // The largest valid key file, and one byte past the bound.
+    let longest = (0..4)
+        .map(|v| format!("{v}:{}", "ab".repeat(16)))
+        .collect::<Vec<_>>()
+        .join(",");
+    let padded = format!("{longest}{}", " ".repeat(4096 - longest.len()));
+    let (dir, fits) = key_file("fits", padded.as_bytes());
+    let (dir2, over) = key_file("over", format!("{padded} ").as_bytes());
+    let out = cli(&public_args("encode", &fits, &["5"]));
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{out:?}");
+    let out = cli(&public_args("encode", &over, &["5"]));
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_has(&out.stderr, "holds more than 4096 bytes");
+    // Readable by group or others: used, with a warning naming the mode; private: no warning.
+    let (dir3, key) = key_file("open", b"0123456789abcdef");
+    let private = cli(&public_args("encode", &key, &["5"]));
+    assert_eq!((private.code, private.stderr.as_str()), (0, ""));
+    for mode in [0o644, 0o640, 0o604, 0o620] {
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = cli(&public_args("encode", &key, &["5"]));
+        assert_eq!((out.code, &out.stdout), (0, &private.stdout), "{mode:o}");
+        assert_eq!(
+            out.stderr,
+            format!(
+                "shardid: warning: --key-file {key:?} may be read or written by others (mode {mode:04o}): \
+                 chmod 600 it; whoever reads the key turns public IDs back into IDs\n"
+            )
+        );
+    }
+    for d in [dir, dir2, dir3] {
+        std::fs::remove_dir_all(d).unwrap();
     }
 }

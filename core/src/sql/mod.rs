@@ -50,7 +50,7 @@ pub use serials::{
     UNKNOWN_TIME_ZONE,
 };
 pub use uninstall::PostgresUninstall;
-pub use url::{NotADatabaseUrl, NotASqliteUrl, URL_SCHEMES, sqlite_path};
+pub use url::{NotADatabaseUrl, NotASqliteUrl, URL_SCHEMES, redacted, sqlite_path, url_shown};
 
 /// The longest schema name accepted: PostgreSQL truncates identifiers beyond 63 bytes without a
 /// word, and 40 leaves room for names derived from the schema.

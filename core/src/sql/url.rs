@@ -3,6 +3,8 @@
 //! is refused at once (`INVALID_ARGUMENT`, naming the schemes taken), before any connection:
 //! a URL no driver takes is not a database to wait for.
 
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt::{self, Display, Formatter};
 
 use super::Dialect;
@@ -131,6 +133,288 @@ pub fn sqlite_path(url: &str) -> Result<&str, NotASqliteUrl> {
     }
 }
 
+/// A connection string as every message shows it, in every language and the command line:
+/// `host:port/database` only (`h1:5432,h2:5433/app`; a part the string does not name is left
+/// out; a `sqlite:` URL, which names a file, is shown as written without its query string). Users, passwords and every other parameter are left
+/// out, however they are written: `user:password@` (a password holding `@` ends at the last
+/// `@` before the host, as [`super::mysql::MysqlUrl`] reads it), `?password=`, or libpq's
+/// `key=value` pairs with quoted values (`password = 'a b'`). Text that is no connection
+/// string is not echoed at all: it could be a password pasted in the wrong place.
+pub fn url_shown(url: &str) -> String {
+    let target = Target::of(url);
+    let mut out = String::new();
+    if let Some(file) = target.file {
+        out.push_str(file);
+        return out;
+    }
+    if !target.parsed {
+        out.push_str("(not a connection string)");
+        return out;
+    }
+    for (i, host) in target.hosts.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(host);
+        // One port for every host, or one each (libpq's rule).
+        let port = match target.ports.len() {
+            1 => target.ports.first(),
+            _ => target.ports.get(i),
+        };
+        if let Some(port) = port.filter(|p| !p.is_empty()) {
+            out.push(':');
+            out.push_str(port);
+        }
+    }
+    if let Some(port) = target
+        .ports
+        .first()
+        .filter(|p| target.hosts.is_empty() && !p.is_empty())
+    {
+        out.push(':');
+        out.push_str(port);
+    }
+    if let Some(database) = target.database.filter(|d| !d.is_empty()) {
+        out.push('/');
+        out.push_str(&database);
+    }
+    if out.is_empty() {
+        out.push_str("(default server)");
+    }
+    out
+}
+
+/// `text` (a driver's error about `url`, which may quote the connection string or a part of
+/// it: libpq's "invalid percent-encoded token", an echoed URL) with every occurrence of the
+/// password `url` holds replaced by `***`: as written and percent-decoded, from the user
+/// information, a `?password=` parameter or libpq's `password` key. Every binding passes a
+/// driver's words about a connection through it before they reach a message.
+pub fn redacted(text: &str, url: &str) -> String {
+    let mut secrets = Target::of(url).secrets;
+    secrets.retain(|s| !s.is_empty());
+    // Longest first, so a secret holding another is replaced whole.
+    secrets.sort_by_key(|s| core::cmp::Reverse(s.len()));
+    let mut out = String::from(text);
+    for secret in &secrets {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), "***");
+        }
+    }
+    out
+}
+
+/// What [`url_shown`] and [`redacted`] read of a connection string.
+#[derive(Default)]
+struct Target<'a> {
+    /// Whether the text is a URL or `key=value` pairs at all.
+    parsed: bool,
+    /// A `sqlite:` URL without its query string.
+    file: Option<&'a str>,
+    hosts: Vec<String>,
+    ports: Vec<String>,
+    database: Option<String>,
+    /// The password as written and as the driver reads it (percent-decoded, unquoted).
+    secrets: Vec<String>,
+}
+
+impl<'a> Target<'a> {
+    fn of(url: &'a str) -> Self {
+        let mut t = Self::default();
+        if let Some((_, rest)) = url.split_once("://") {
+            if url.starts_with("sqlite:") {
+                // The URL names a file, no server: shown as written, without a query string.
+                t.file = url.split(['?', '#']).next();
+                // A sqlite URL holds no password, but a query string could.
+                t.url_query(rest);
+                return t;
+            }
+            t.parsed = true;
+            t.url(rest);
+        } else if url.contains('=') {
+            t.parsed = true;
+            t.conninfo(url);
+        }
+        t
+    }
+
+    /// A URL after `scheme://`: the user information ends at the last `@` before the query
+    /// string (a password holding `@`, even `/`, unencoded is taken whole: more than
+    /// [`super::mysql::MysqlUrl`] accepts, so no part of it is ever shown as a host or a
+    /// database), the authority at the first `/`, `?` or `#` after it.
+    fn url(&mut self, rest: &str) {
+        let query = rest.find(['?', '#']).unwrap_or(rest.len());
+        let from = rest[..query].rfind('@').unwrap_or(0);
+        let end = rest[from..]
+            .find(['/', '?', '#'])
+            .map_or(rest.len(), |i| from + i);
+        let (authority, after) = rest.split_at(end);
+        let hostlist = match authority.rfind('@') {
+            Some(at) => {
+                let userinfo = &authority[..at];
+                if let Some((_, password)) = userinfo.split_once(':') {
+                    self.secret(password);
+                }
+                &authority[at + 1..]
+            }
+            None => authority,
+        };
+        for hostport in hostlist.split(',').filter(|h| !h.is_empty()) {
+            let (host, port) = match hostport.strip_prefix('[') {
+                Some(v6) => match v6.split_once(']') {
+                    Some((host, after)) => (&hostport[..host.len() + 2], after.strip_prefix(':')),
+                    None => (hostport, None),
+                },
+                None => match hostport.rsplit_once(':') {
+                    Some((host, port)) => (host, Some(port)),
+                    None => (hostport, None),
+                },
+            };
+            self.hosts
+                .push(decoded(host).unwrap_or_else(|| host.into()));
+            // A port that is not a number is not shown: it may be a password misread.
+            self.ports.push(
+                port.filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+                    .unwrap_or_default()
+                    .into(),
+            );
+        }
+        if self.ports.iter().all(String::is_empty) {
+            self.ports.clear();
+        }
+        let path = after.split(['?', '#']).next().unwrap_or_default();
+        let database = path.trim_start_matches('/');
+        if !database.is_empty() {
+            self.database = Some(decoded(database).unwrap_or_else(|| database.into()));
+        }
+        self.url_query(after);
+    }
+
+    /// The `key=value&...` parameters after a URL's `?`: `password` is a secret; `host`,
+    /// `port` and `dbname` name the server when the authority and path did not.
+    fn url_query(&mut self, after: &str) {
+        let Some((_, query)) = after.split_once('?') else {
+            return;
+        };
+        let query = query.split('#').next().unwrap_or_default();
+        for pair in query.split('&') {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let value_text = decoded(value).unwrap_or_else(|| value.into());
+            match decoded(key).as_deref().unwrap_or(key) {
+                "password" => self.secret(value),
+                "host" | "hostaddr" if self.hosts.is_empty() => {
+                    self.hosts = value_text.split(',').map(Into::into).collect();
+                }
+                "port" if self.ports.is_empty() => {
+                    self.ports = value_text.split(',').map(Into::into).collect();
+                }
+                "dbname" if self.database.is_none() => self.database = Some(value_text),
+                _ => {}
+            }
+        }
+    }
+
+    /// libpq's `key = value` pairs (values bare or single-quoted, `\` escaping the next
+    /// character), as `PQconnectdb` reads them.
+    fn conninfo(&mut self, text: &str) {
+        let mut chars = text.char_indices().peekable();
+        let mut host = None;
+        let mut hostaddr = None;
+        loop {
+            while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+            let Some(&(start, _)) = chars.peek() else {
+                break;
+            };
+            let mut end = start;
+            while let Some((i, _)) = chars.next_if(|(_, c)| !c.is_whitespace() && *c != '=') {
+                end = i + 1;
+            }
+            let key = &text[start..end.max(start)];
+            while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+            if chars.next_if(|(_, c)| *c == '=').is_none() {
+                // Not key=value: libpq refuses the string; the word is not shown.
+                continue;
+            }
+            while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+            let mut value = String::new();
+            let raw_start = chars.peek().map_or(text.len(), |&(i, _)| i);
+            let quoted = chars.next_if(|(_, c)| *c == '\'').is_some();
+            let mut raw_end = raw_start;
+            while let Some((i, c)) = chars.next() {
+                raw_end = i + c.len_utf8();
+                if c == '\\' {
+                    if let Some((j, next)) = chars.next() {
+                        raw_end = j + next.len_utf8();
+                        value.push(next);
+                    }
+                    continue;
+                }
+                if quoted && c == '\'' {
+                    break;
+                }
+                if !quoted && c.is_whitespace() {
+                    raw_end = i;
+                    break;
+                }
+                value.push(c);
+            }
+            match key {
+                "password" => {
+                    let raw = &text[raw_start..raw_end];
+                    self.secret(raw);
+                    self.secret(raw.trim_matches('\''));
+                    self.secrets.push(value);
+                }
+                "host" => host = Some(value),
+                "hostaddr" => hostaddr = Some(value),
+                "port" => self.ports = value.split(',').map(Into::into).collect(),
+                "dbname" => {
+                    // libpq reads a dbname that is a URL or key=value pairs as a connection
+                    // string of its own.
+                    if value.contains('=') || value.contains("://") {
+                        let inner = Target::of(&value);
+                        self.secrets.extend(inner.secrets);
+                        self.database = inner.database;
+                    } else {
+                        self.database = Some(value);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(hosts) = host.or(hostaddr) {
+            self.hosts = hosts.split(',').map(Into::into).collect();
+        }
+    }
+
+    /// A password as written and percent-decoded.
+    fn secret(&mut self, written: &str) {
+        if let Some(plain) = decoded(written) {
+            self.secrets.push(plain);
+        }
+        self.secrets.push(written.into());
+    }
+}
+
+/// `text` percent-decoded (`+` left as it is), or `None` for a `%` not followed by two hex
+/// digits or bytes that are not UTF-8.
+fn decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hex = core::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 #[cfg(all(test, feature = "std"))]
 mod tests {
     use super::*;
@@ -175,6 +459,86 @@ mod tests {
         }
         assert_eq!(Dialect::Mariadb.family_name(), "mysql");
         assert_eq!(Dialect::Sqlite.family_name(), "sqlite");
+    }
+
+    /// Every way the issue found a password printed (issue 60, finding 6), and the forms
+    /// around them: none is shown, each is redacted from a driver's words.
+    #[test]
+    fn a_connection_string_is_shown_as_its_server_only_and_its_password_redacted() {
+        for (url, shown, password) in [
+            (
+                "postgresql://alice:p@ss@db.example:5433/app",
+                "db.example:5433/app",
+                "p@ss",
+            ),
+            ("postgresql://alice:p%40ss%2Fx@db/app", "db/app", "p@ss/x"),
+            ("postgres://alice:s3cr%zzet@db/app", "db/app", "s3cr%zzet"),
+            (
+                "postgresql://db:5432/app?password=hunter2&sslmode=disable",
+                "db:5432/app",
+                "hunter2",
+            ),
+            (
+                "postgresql://db/app?user=a&password=h%20unter",
+                "db/app",
+                "h unter",
+            ),
+            (
+                "postgresql:///app?host=/var/run/postgresql&password=pw1",
+                "/var/run/postgresql/app",
+                "pw1",
+            ),
+            (
+                "postgresql://u:pw2@h1:5432,h2:5433/app",
+                "h1:5432,h2:5433/app",
+                "pw2",
+            ),
+            ("postgresql://u:pw3@[::1]:5432/app", "[::1]:5432/app", "pw3"),
+            (
+                "host=db port=5432 dbname=app password = hunter2",
+                "db:5432/app",
+                "hunter2",
+            ),
+            ("host=db dbname=app password='a b'", "db/app", "a b"),
+            ("host=db dbname=app password='it\\'s x'", "db/app", "it's x"),
+            ("host=db dbname=app password=tab\\ x", "db/app", "tab x"),
+            (
+                "host=h1,h2 port=1,2 dbname=app password=pw4",
+                "h1:1,h2:2/app",
+                "pw4",
+            ),
+            ("dbname='host=db password=pw5 dbname=app'", "/app", "pw5"),
+            ("mysql://root:p@ss:w@db:3307/app", "db:3307/app", "p@ss:w"),
+            ("mariadb://root:pw6@db", "db", "pw6"),
+        ] {
+            assert_eq!(url_shown(url), shown, "{url}");
+            let said = std::format!("connection to {url} failed: password {password:?} is wrong");
+            let clean = redacted(&said, url);
+            assert!(!clean.contains(password), "{url}: {clean}");
+            assert!(clean.contains("***"), "{url}: {clean}");
+        }
+        // libpq's own words about a bad percent-encoding quote the password as written.
+        let url = "postgresql://alice:s3cr%zzet@db/app";
+        let said = "invalid percent-encoded token: \"s3cr%zzet\"";
+        assert_eq!(
+            redacted(said, url),
+            "invalid percent-encoded token: \"***\""
+        );
+        assert_eq!(
+            url_shown("sqlite:///data/app.db?x=1"),
+            "sqlite:///data/app.db"
+        );
+        assert_eq!(url_shown("hunter2"), "(not a connection string)");
+        assert_eq!(url_shown("postgresql://"), "(default server)");
+        // A password with a raw '/' is still the password; one with a raw '?' makes the rest
+        // a query string, and the part before it shows no port that is not a number.
+        assert_eq!(url_shown("postgresql://u:pa/ss@db/app"), "db/app");
+        assert_eq!(redacted("pa/ss", "postgresql://u:pa/ss@db/app"), "***");
+        assert_eq!(url_shown("postgresql://u:pa?ss@db/app"), "u");
+        assert_eq!(
+            redacted("no secret here", "postgresql://db/app"),
+            "no secret here"
+        );
     }
 
     #[test]
