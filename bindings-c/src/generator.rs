@@ -2,7 +2,6 @@
 
 use shardid::{Generator, Options};
 
-use crate::fork::register_fork_handler;
 use crate::layout::{layout_arg, shardid_layout};
 use crate::status::{arg, boundary, drop_box, id_array, out, shardid_status};
 
@@ -43,10 +42,25 @@ pub extern "C" fn shardid_options_default() -> shardid_options {
 /// locking. All generators for the same layout and shard in a process share one state (they
 /// never issue the same ID), so making a second one for a shard is safe.
 ///
-/// After `fork()`, parent and child hold copies of the state: use a different shard in the
-/// child.
+/// After `fork()`, parent and child hold copies of the state: a generator made before the
+/// fork refuses in the child with `SHARDID_ERR_FORKED_GENERATOR` (its IDs would repeat the
+/// parent's); make one for another shard there, or lease shards (`shardid_lease_new`).
 pub struct shardid_generator {
     inner: Generator<&'static shardid::State>,
+    /// The fork generation the generator was made in (`shardid::fork_generation`, moved on
+    /// in every child by the `pthread_atfork` handler `shardid_fork::register` installs).
+    made_in: u64,
+}
+
+impl shardid_generator {
+    /// The generator, unless this is a forked child of the process that made it.
+    fn here(&self) -> Result<&Generator<&'static shardid::State>, shardid_status> {
+        if shardid::fork_generation() == self.made_in {
+            Ok(&self.inner)
+        } else {
+            Err(shardid_status::SHARDID_ERR_FORKED_GENERATOR)
+        }
+    }
 }
 
 /// Makes a generator for `shard` of `layout` with the default options.
@@ -84,9 +98,14 @@ pub unsafe extern "C" fn shardid_generator_new_with_options(
         // SAFETY: the caller guarantees every pointer is null or valid.
         let (out_generator, layout, options) =
             unsafe { (out(out_generator)?, layout_arg(layout)?, arg(options)?) };
+        // Registered before the generation is read: a fork after this call moves it on.
+        shardid_fork::register();
         let inner = Generator::shared(layout, shard, options.into())?;
-        register_fork_handler();
-        out_generator.write(Box::into_raw(Box::new(shardid_generator { inner })));
+        let made_in = shardid::fork_generation();
+        out_generator.write(Box::into_raw(Box::new(shardid_generator {
+            inner,
+            made_in,
+        })));
         Ok(())
     })
 }
@@ -108,7 +127,9 @@ pub unsafe extern "C" fn shardid_generator_free(generator: *mut shardid_generato
 ///
 /// `SHARDID_ERR_TIMESTAMP_PAST_EXPIRY` once the layout has run out;
 /// `SHARDID_ERR_CLOCK_MOVED_BACKWARDS` only when `shardid_generator_next_at` was given a
-/// time further ahead than the tolerance.
+/// time further ahead than the tolerance;
+/// `SHARDID_ERR_FORKED_GENERATOR` in a forked child of the process that made the generator
+/// (the same for every function that issues IDs: nothing is issued).
 ///
 /// # Safety
 /// `generator` is null or a live generator; `out_id` is null or valid for writing a
@@ -121,7 +142,7 @@ pub unsafe extern "C" fn shardid_generator_next(
     boundary(|| {
         // SAFETY: the caller guarantees both pointers are null or valid.
         let (out_id, generator) = unsafe { (out(out_id)?, arg(generator)?) };
-        out_id.write(generator.inner.next_id()?);
+        out_id.write(generator.here()?.next_id()?);
         Ok(())
     })
 }
@@ -131,7 +152,7 @@ pub unsafe extern "C" fn shardid_generator_next(
 /// `SHARDID_ERR_SEQUENCE_EXHAUSTED` when the unit is used up (nothing is issued; retry in the
 /// next unit), `SHARDID_ERR_CLOCK_MOVED_BACKWARDS` when `now_ms` is further behind the last
 /// issued ID than the tolerance, `SHARDID_ERR_TIMESTAMP_BEFORE_EPOCH`,
-/// `SHARDID_ERR_TIMESTAMP_PAST_EXPIRY`.
+/// `SHARDID_ERR_TIMESTAMP_PAST_EXPIRY`, `SHARDID_ERR_FORKED_GENERATOR`.
 ///
 /// # Safety
 /// `generator` is null or a live generator; `out_id` is null or valid for writing a
@@ -145,7 +166,7 @@ pub unsafe extern "C" fn shardid_generator_next_at(
     boundary(|| {
         // SAFETY: the caller guarantees both pointers are null or valid.
         let (out_id, generator) = unsafe { (out(out_id)?, arg(generator)?) };
-        out_id.write(generator.inner.next_id_at(now_ms)?);
+        out_id.write(generator.here()?.next_id_at(now_ms)?);
         Ok(())
     })
 }
@@ -168,7 +189,7 @@ pub unsafe extern "C" fn shardid_generator_next_batch(
     boundary(|| {
         // SAFETY: the caller guarantees both pointers are null or valid.
         let (generator, ids) = unsafe { (arg(generator)?, id_array(ids, len)?) };
-        generator.inner.next_ids(ids)?;
+        generator.here()?.next_ids(ids)?;
         Ok(())
     })
 }
@@ -195,7 +216,7 @@ pub unsafe extern "C" fn shardid_generator_next_batch_at(
         // SAFETY: the caller guarantees every pointer is null or valid.
         let (out_written, generator, ids) =
             unsafe { (out(out_written)?, arg(generator)?, id_array(ids, len)?) };
-        out_written.write(generator.inner.next_ids_at(now_ms, ids)?);
+        out_written.write(generator.here()?.next_ids_at(now_ms, ids)?);
         Ok(())
     })
 }

@@ -18,6 +18,29 @@ pub enum shardid_field_order {
     SHARDID_ORDER_TIME_SEQUENCE_SHARD = 1,
 }
 
+/// C's `bool` as the byte it is (`bool` in the header): a struct filled by hand, or by
+/// `memcpy` from elsewhere, can hold any byte there, and a Rust `bool` that is not 0 or 1 is
+/// undefined behaviour the moment it is read. Read with [`c_bool`]: anything but 0 or 1 is
+/// refused.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct shardid_bool(u8);
+
+impl From<bool> for shardid_bool {
+    fn from(b: bool) -> Self {
+        Self(u8::from(b))
+    }
+}
+
+/// The value of a C `bool` argument or field; `invalid` for a byte other than 0 or 1.
+pub(crate) fn c_bool(b: shardid_bool, invalid: shardid_status) -> Result<bool, shardid_status> {
+    match b.0 {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(invalid),
+    }
+}
+
 /// A bit layout: epoch, time unit, field widths and order, and whether IDs must fit a signed
 /// 64-bit column.
 ///
@@ -39,8 +62,10 @@ pub struct shardid_layout {
     pub sequence_bits: u8,
     /// A `shardid_field_order` value.
     pub order: u8,
-    /// Whether every ID must fit a signed 64-bit column (the top bit stays 0).
-    pub is_signed: bool,
+    /// Whether every ID must fit a signed 64-bit column (the top bit stays 0): `true` or
+    /// `false`; another byte written there by hand makes the layout
+    /// `SHARDID_ERR_INVALID_LAYOUT`.
+    pub is_signed: shardid_bool,
 }
 
 impl From<Layout> for shardid_layout {
@@ -59,7 +84,7 @@ impl From<Layout> for shardid_layout {
                     shardid_field_order::SHARDID_ORDER_TIME_SEQUENCE_SHARD as u8
                 }
             },
-            is_signed: l.signed(),
+            is_signed: l.signed().into(),
         }
     }
 }
@@ -78,7 +103,10 @@ impl TryFrom<&shardid_layout> for Layout {
             .unit_ms(l.unit_ms)
             .bits(l.time_bits, l.shard_bits, l.sequence_bits)
             .order(order)
-            .signed(l.is_signed)
+            .signed(c_bool(
+                l.is_signed,
+                shardid_status::SHARDID_ERR_INVALID_LAYOUT,
+            )?)
             .build()?)
     }
 }
@@ -164,7 +192,7 @@ pub unsafe extern "C" fn shardid_layout_new(
     shard_bits: u8,
     sequence_bits: u8,
     order: u8,
-    is_signed: bool,
+    is_signed: shardid_bool,
     out_layout: *mut shardid_layout,
 ) -> shardid_status {
     boundary(|| {

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use shardid::lease::LeasedGenerator;
 
-use crate::fork::register_fork_handler;
 use crate::generator::shardid_options;
 use crate::layout::{layout_arg, shardid_layout};
 use crate::status::{arg, boundary, drop_box, id_array, out, shardid_status};
@@ -57,7 +56,7 @@ pub unsafe extern "C" fn shardid_lease_new(
         // SAFETY: the caller guarantees a NUL-terminated string.
         let directory = unsafe { CStr::from_ptr(directory) };
         let directory = path(directory)?;
-        register_fork_handler();
+        shardid_fork::register();
         let inner = LeasedGenerator::acquire(directory, first..end, layout, options)?;
         out_lease.write(Box::into_raw(Box::new(shardid_lease { inner })));
         Ok(())

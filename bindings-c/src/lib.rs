@@ -17,7 +17,6 @@
 // C's names (`shardid_status`, `shardid_layout`, ...): snake_case types, once for the crate.
 #![allow(non_camel_case_types)]
 
-mod fork;
 mod generator;
 mod layout;
 mod lease;

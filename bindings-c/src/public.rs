@@ -6,7 +6,7 @@ use shardid::public::{Format, MAX_TEXT_LEN};
 use shardid::{Encoding, PublicIds};
 
 use crate::layout::{layout_arg, shardid_layout};
-use crate::status::{arg, boundary, drop_box, out, shardid_status, str_arg, text_out};
+use crate::status::{arg, boundary, drop_box, out, shardid_status, span, str_arg, text_out};
 
 /// The size of a buffer that holds any public ID and its terminating NUL.
 pub const SHARDID_PUBLIC_ID_MAX_LEN: usize = 80;
@@ -36,7 +36,8 @@ fn encoding_arg(encoding: u8) -> Result<Encoding, shardid_status> {
         .ok_or(shardid_status::SHARDID_ERR_INVALID_ARGUMENT)
 }
 
-/// Borrows `len` bytes (`NULL` allowed when `len` is 0).
+/// Borrows `len` bytes (`NULL` allowed when `len` is 0); `SHARDID_ERR_INVALID_ARGUMENT` for
+/// a length no buffer has ([`span`]).
 ///
 /// # Safety
 /// `ptr` is null or valid for reading `len` bytes for `'a`.
@@ -47,6 +48,7 @@ unsafe fn bytes_arg<'a>(ptr: *const u8, len: usize) -> Result<&'a [u8], shardid_
     if ptr.is_null() {
         return Err(shardid_status::SHARDID_ERR_NULL_ARGUMENT);
     }
+    span(ptr, len)?;
     // SAFETY: non-null, and the caller guarantees `len` readable bytes.
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }

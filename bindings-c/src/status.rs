@@ -48,8 +48,8 @@ pub enum shardid_status {
     /// Leases: the hold on the shard was lost. Not returned by the C API today (its leases
     /// are lock files, which cannot be lost); reserved so every binding shares the numbers.
     SHARDID_ERR_LEASE_LOST = 105,
-    /// A generator made before `fork()` was used in the child. Not returned by the C API
-    /// today; reserved so every binding shares the numbers.
+    /// A generator made before `fork()` was used in the child, where its IDs would repeat the
+    /// parent's: nothing was issued. (A lease used in a child takes a shard of its own instead.)
     SHARDID_ERR_FORKED_GENERATOR = 106,
     /// The operation is not available in this build. Not returned by the C API today.
     SHARDID_ERR_UNSUPPORTED = 107,
@@ -310,7 +310,8 @@ pub(crate) struct TextOut {
     len: usize,
 }
 
-/// Takes a text buffer; `SHARDID_ERR_NULL_ARGUMENT` when `buf` is null.
+/// Takes a text buffer; `SHARDID_ERR_NULL_ARGUMENT` when `buf` is null,
+/// `SHARDID_ERR_INVALID_ARGUMENT` for a length no buffer has ([`span`]).
 ///
 /// # Safety
 /// `buf` is null or valid for writing `len` bytes, and not accessed through any other pointer
@@ -322,6 +323,7 @@ pub(crate) unsafe fn text_out(
     if buf.is_null() {
         return Err(SHARDID_ERR_NULL_ARGUMENT);
     }
+    span(buf, len)?;
     Ok(TextOut { buf, len })
 }
 
@@ -364,7 +366,22 @@ pub(crate) unsafe fn drop_box<T>(ptr: *mut T) -> Result<(), shardid_status> {
     Ok(())
 }
 
-/// Borrows a caller's `uint64_t` array of `len` elements (`NULL` allowed when `len` is 0).
+/// Checks that `len` elements of `T` from `ptr` can be a Rust slice: at most `isize::MAX`
+/// bytes that do not wrap past the end of the address space. No real buffer breaks either
+/// rule, so such a length (`SIZE_MAX`, a negative length cast to `size_t`) is a caller's
+/// mistake, `SHARDID_ERR_INVALID_ARGUMENT`; passed on, it would be a panic that aborts in a
+/// debug build and undefined behaviour in a release one.
+pub(crate) fn span<T>(ptr: *const T, len: usize) -> Result<(), shardid_status> {
+    let fits = len
+        .checked_mul(size_of::<T>())
+        .filter(|&bytes| isize::try_from(bytes).is_ok())
+        .and_then(|bytes| ptr.addr().checked_add(bytes));
+    fits.map(|_| ())
+        .ok_or(shardid_status::SHARDID_ERR_INVALID_ARGUMENT)
+}
+
+/// Borrows a caller's `uint64_t` array of `len` elements (`NULL` allowed when `len` is 0);
+/// `SHARDID_ERR_INVALID_ARGUMENT` for a length no array has ([`span`]).
 ///
 /// # Safety
 /// `ids` is null or valid for reads and writes of `len` `uint64_t`s, not accessed elsewhere
@@ -379,6 +396,7 @@ pub(crate) unsafe fn id_array<'a>(
     if ids.is_null() {
         return Err(shardid_status::SHARDID_ERR_NULL_ARGUMENT);
     }
+    span(ids, len)?;
     // Every bit pattern is a valid u64: zero the array so no uninitialised memory is ever
     // seen as a slice of integers.
     // SAFETY: the caller guarantees `ids` is valid for writes of `len` elements.

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "vectors.h"
 
 #define SENTINEL UINT64_C(0x5EAF00D)
 
@@ -246,6 +247,95 @@ static void test_public_ids(void) {
     shardid_public_ids_free(NULL);
 }
 
+/* Lengths no buffer has (SIZE_MAX, above PTRDIFF_MAX bytes, past the end of memory) are
+ * SHARDID_ERR_INVALID_ARGUMENT before anything is read or written (they were a panic that
+ * aborts in a debug build, undefined behaviour in a release one); the cases are
+ * adversarial.json's "c_lengths", walked by length_case(). */
+static shardid_status length_case(const char *call, int wraps, size_t huge) {
+    static const uint8_t key[16] = "0123456789abcdef";
+    shardid_layout l = shardid_layout_twitter();
+    shardid_generator *gen = NULL;
+    shardid_public_ids *ids = NULL;
+    shardid_public_ids *made = NULL;
+    shardid_serial_format *format = NULL;
+    uint64_t array[4] = {SENTINEL, SENTINEL, SENTINEL, SENTINEL}, id = SENTINEL;
+    /* The last 8-byte slot of the address space: any length of 2 or more wraps past its end. */
+    uint64_t *end = (uint64_t *)(UINTPTR_MAX & ~(uintptr_t)7);
+    uint64_t *ptr = wraps ? end : array;
+    char text[SHARDID_PUBLIC_ID_MAX_LEN] = "note_1";
+    char *text_ptr = wraps ? (char *)(UINTPTR_MAX - 1) : text;
+    size_t written = 7, len = 7;
+    uint32_t version = 7;
+    shardid_status s = SHARDID_ERR_PANIC;
+
+    if (shardid_generator_new(&l, 1, &gen) != SHARDID_OK ||
+        shardid_public_ids_new(key, 16, 0, "note", SHARDID_ENCODING_BASE58, &l, &ids) != SHARDID_OK ||
+        shardid_serial_format_new("S-{seq:6}", "UTC", &format) != SHARDID_OK)
+        return SHARDID_ERR_PANIC;
+    if (strcmp(call, "shardid_generator_next_batch") == 0) {
+        s = shardid_generator_next_batch(gen, ptr, huge);
+    } else if (strcmp(call, "shardid_generator_next_batch_at") == 0) {
+        s = shardid_generator_next_batch_at(gen, shardid_now_ms(), ptr, huge, &written);
+        CHECK(written == 7, "%s: a count was written by a failed call", call);
+    } else if (strcmp(call, "shardid_public_ids_new") == 0) {
+        s = shardid_public_ids_new(wraps ? (const uint8_t *)text_ptr : key, huge, 0, "note",
+                                   SHARDID_ENCODING_BASE58, &l, &made);
+        CHECK(made == NULL, "%s: public IDs were made by a failed call", call);
+    } else if (strcmp(call, "shardid_public_ids_add_old_key") == 0) {
+        s = shardid_public_ids_add_old_key(ids, 1, wraps ? (const uint8_t *)text_ptr : key, huge);
+    } else if (strcmp(call, "shardid_public_encode") == 0) {
+        s = shardid_public_encode(ids, 5, text_ptr, huge, &len);
+        CHECK(len == 7, "%s: a length was written by a failed call", call);
+    } else if (strcmp(call, "shardid_public_decode") == 0) {
+        s = shardid_public_decode(ids, text_ptr, huge, &id);
+    } else if (strcmp(call, "shardid_public_check") == 0) {
+        s = shardid_public_check("note", SHARDID_ENCODING_BASE58, text_ptr, huge, &version);
+        CHECK(version == 7, "%s: a version was written by a failed call", call);
+    } else if (strcmp(call, "shardid_serial_render") == 0) {
+        s = shardid_serial_render(format, 5, UINT64_C(1700000000000), text_ptr, huge, &len);
+        CHECK(len == 7, "%s: a length was written by a failed call", call);
+    } else {
+        CHECK(0, "no such call in length_case: %s", call);
+    }
+    CHECK(id == SENTINEL && array[0] == SENTINEL && array[3] == SENTINEL,
+          "%s: output written by a failed call", call);
+    shardid_serial_format_free(format);
+    shardid_public_ids_free(made);
+    shardid_public_ids_free(ids);
+    shardid_generator_free(gen);
+    return s;
+}
+
+static void test_hostile_lengths(void) {
+    size_t i;
+    for (i = 0; i < sizeof VECTOR_C_LENGTHS / sizeof VECTOR_C_LENGTHS[0]; i++) {
+        const struct vector_c_length *c = &VECTOR_C_LENGTHS[i];
+        shardid_status got = length_case(c->call, c->wraps, c->length);
+        CHECK(got == c->expect, "%s (%s): got %s, want %s", c->name, c->call, shardid_status_str(got),
+              shardid_status_str(c->expect));
+    }
+}
+
+/* A layout's is_signed is a C bool: a byte other than 0 or 1 written there by hand (memcpy,
+ * memset, a struct from elsewhere) is SHARDID_ERR_INVALID_LAYOUT, read without undefined
+ * behaviour; the cases are adversarial.json's "c_bools". */
+static void test_hostile_bools(void) {
+    size_t i;
+    for (i = 0; i < sizeof VECTOR_C_BOOLS / sizeof VECTOR_C_BOOLS[0]; i++) {
+        const struct vector_c_bool *c = &VECTOR_C_BOOLS[i];
+        shardid_layout l = shardid_layout_twitter();
+        shardid_generator *gen = NULL;
+        shardid_parts parts;
+        uint64_t id = SENTINEL;
+        memcpy(&l.is_signed, &c->byte, 1);
+        CHECK_STATUS(shardid_decode(&l, 1, &parts), c->expect);
+        CHECK_STATUS(shardid_max_id(&l, &id), c->expect);
+        CHECK_STATUS(shardid_generator_new(&l, 1, &gen), c->expect);
+        CHECK((c->expect == SHARDID_OK) == (gen != NULL), "%s: a generator made or not", c->name);
+        shardid_generator_free(gen);
+    }
+}
+
 static void test_status_strings(void) {
     uint32_t s;
     for (s = 0; s <= 200; s++) {
@@ -266,6 +356,8 @@ int main(void) {
     test_out_of_range();
     test_generator_errors();
     test_accessors();
+    test_hostile_lengths();
+    test_hostile_bools();
     test_status_strings();
     return check_finish("bad_input");
 }

@@ -40,7 +40,7 @@ memcheck=(valgrind --quiet --error-exitcode=99 --leak-check=full
           --show-leak-kinds=definite,indirect,possible
           --errors-for-leak-kinds=definite,indirect,possible)
 
-for test in conformance bad_input threads lease serials; do
+for test in conformance bad_input threads lease serials fork; do
     src=tests/c/$test.c
     check "$test (static)" sh -c "cc ${cflags[*]} $src ${static_libs[*]} -o $work/$test-static && $work/$test-static"
     check "$test (shared)" sh -c "cc ${cflags[*]} $src ${shared_libs[*]} -o $work/$test-shared && $work/$test-shared"

@@ -294,6 +294,60 @@ static const struct vector_case VECTOR_CASES[] = {
     { "adversarial.json", "int_a_discord_id_on_twitter", "twitter", "validate_id", { UINT64_C(17293822569102704640) }, SHARDID_ERR_INVALID_ID, { UINT64_C(0) } },
 };
 
+/* A length no buffer has, given to `call` (with wraps, its pointer is the last bytes of
+ * the address space). */
+struct vector_c_length {
+    const char *name;
+    const char *call;
+    size_t length;
+    int wraps;
+    shardid_status expect;
+};
+
+static const struct vector_c_length VECTOR_C_LENGTHS[] = {
+    { "generator_next_batch_size_max", "shardid_generator_next_batch", SIZE_MAX, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "generator_next_batch_bytes_past_size_max", "shardid_generator_next_batch", SIZE_MAX / 8 + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "generator_next_batch_bytes_past_ptrdiff_max", "shardid_generator_next_batch", (size_t)PTRDIFF_MAX / 8 + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "generator_next_batch_past_the_end_of_memory", "shardid_generator_next_batch", 2, 1, SHARDID_ERR_INVALID_ARGUMENT },
+    { "generator_next_batch_at_size_max", "shardid_generator_next_batch_at", SIZE_MAX, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "generator_next_batch_at_bytes_past_size_max", "shardid_generator_next_batch_at", SIZE_MAX / 8 + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "generator_next_batch_at_bytes_past_ptrdiff_max", "shardid_generator_next_batch_at", (size_t)PTRDIFF_MAX / 8 + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "generator_next_batch_at_past_the_end_of_memory", "shardid_generator_next_batch_at", 2, 1, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_ids_new_size_max", "shardid_public_ids_new", SIZE_MAX, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_ids_new_past_ptrdiff_max", "shardid_public_ids_new", (size_t)PTRDIFF_MAX + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_ids_new_past_the_end_of_memory", "shardid_public_ids_new", 16, 1, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_ids_add_old_key_size_max", "shardid_public_ids_add_old_key", SIZE_MAX, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_ids_add_old_key_past_ptrdiff_max", "shardid_public_ids_add_old_key", (size_t)PTRDIFF_MAX + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_ids_add_old_key_past_the_end_of_memory", "shardid_public_ids_add_old_key", 16, 1, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_encode_size_max", "shardid_public_encode", SIZE_MAX, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_encode_past_ptrdiff_max", "shardid_public_encode", (size_t)PTRDIFF_MAX + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_encode_past_the_end_of_memory", "shardid_public_encode", 16, 1, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_decode_size_max", "shardid_public_decode", SIZE_MAX, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_decode_past_ptrdiff_max", "shardid_public_decode", (size_t)PTRDIFF_MAX + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_decode_past_the_end_of_memory", "shardid_public_decode", 16, 1, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_check_size_max", "shardid_public_check", SIZE_MAX, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_check_past_ptrdiff_max", "shardid_public_check", (size_t)PTRDIFF_MAX + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "public_check_past_the_end_of_memory", "shardid_public_check", 16, 1, SHARDID_ERR_INVALID_ARGUMENT },
+    { "serial_render_size_max", "shardid_serial_render", SIZE_MAX, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "serial_render_past_ptrdiff_max", "shardid_serial_render", (size_t)PTRDIFF_MAX + 1, 0, SHARDID_ERR_INVALID_ARGUMENT },
+    { "serial_render_past_the_end_of_memory", "shardid_serial_render", 16, 1, SHARDID_ERR_INVALID_ARGUMENT },
+};
+
+/* A byte written by hand into a layout's bool is_signed. */
+struct vector_c_bool {
+    const char *name;
+    unsigned char byte;
+    shardid_status expect;
+};
+
+static const struct vector_c_bool VECTOR_C_BOOLS[] = {
+    { "is_signed_byte_0", 0, SHARDID_OK },
+    { "is_signed_byte_1", 1, SHARDID_OK },
+    { "is_signed_byte_2", 2, SHARDID_ERR_INVALID_LAYOUT },
+    { "is_signed_byte_128", 128, SHARDID_ERR_INVALID_LAYOUT },
+    { "is_signed_byte_255", 255, SHARDID_ERR_INVALID_LAYOUT },
+};
+
 /* A generator trace: steps[first_step .. first_step + step_count]. A step is
  * shardid_generator_next_at (count 0) or shardid_generator_next_batch_at (count = len);
  * when expect is SHARDID_OK it issued ids[first_id .. first_id + id_count]. */

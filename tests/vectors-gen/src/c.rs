@@ -170,6 +170,46 @@ pub fn render(files: &[(&str, String)]) -> String {
     }
     c.push_str("};\n\n");
 
+    // What only C can be handed: lengths no buffer has, and a bool's other bytes.
+    let adversarial = json("adversarial.json");
+    c.push_str(
+        "/* A length no buffer has, given to `call` (with wraps, its pointer is the last bytes of\n * the address space). */\n\
+         struct vector_c_length {\n    const char *name;\n    const char *call;\n    size_t length;\n    int wraps;\n    shardid_status expect;\n};\n\n\
+         static const struct vector_c_length VECTOR_C_LENGTHS[] = {\n",
+    );
+    for case in adversarial["c_lengths"].as_array().expect("c_lengths") {
+        let length = case["length"].as_str().expect("length");
+        assert!(
+            length
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || " _()/+".contains(c)),
+            "{length:?} is not a plain C expression"
+        );
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {length}, {}, {} }},",
+            string_lit(case["name"].as_str().expect("name")),
+            string_lit(case["call"].as_str().expect("call")),
+            i32::from(case["wraps"].as_bool().expect("wraps")),
+            status(&case["expect"]),
+        );
+    }
+    c.push_str(
+        "};\n\n/* A byte written by hand into a layout's bool is_signed. */\n\
+         struct vector_c_bool {\n    const char *name;\n    unsigned char byte;\n    shardid_status expect;\n};\n\n\
+         static const struct vector_c_bool VECTOR_C_BOOLS[] = {\n",
+    );
+    for case in adversarial["c_bools"].as_array().expect("c_bools") {
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {} }},",
+            string_lit(case["name"].as_str().expect("name")),
+            case["byte"].as_u64().expect("byte"),
+            status(&case["expect"]),
+        );
+    }
+    c.push_str("};\n\n");
+
     c.push_str(
         "/* A generator trace: steps[first_step .. first_step + step_count]. A step is\n * shardid_generator_next_at (count 0) or shardid_generator_next_batch_at (count = len);\n * when expect is SHARDID_OK it issued ids[first_id .. first_id + id_count]. */\n\
          struct vector_step {\n    uint64_t now_ms;\n    uint64_t count;\n    shardid_status expect;\n    size_t first_id, id_count;\n};\n\n\

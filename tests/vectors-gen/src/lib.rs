@@ -775,6 +775,76 @@ fn traces() -> Vec<Trace> {
     ]
 }
 
+/// Lengths no buffer has, for every C function taking a pointer and a length: the C binding
+/// refuses them (`INVALID_ARGUMENT`) before reading or writing, where a slice made of them was
+/// a panic that aborts (debug) or undefined behaviour (release). `length` is a C expression of
+/// type `size_t`; with `wraps` the pointer is the last bytes of the address space, so a small
+/// length runs past its end.
+fn c_length_cases() -> Vec<Value> {
+    // The functions taking uint64_t arrays, and those taking bytes (or a text buffer).
+    let arrays = [
+        "shardid_generator_next_batch",
+        "shardid_generator_next_batch_at",
+    ];
+    let bytes = [
+        "shardid_public_ids_new",
+        "shardid_public_ids_add_old_key",
+        "shardid_public_encode",
+        "shardid_public_decode",
+        "shardid_public_check",
+        "shardid_serial_render",
+    ];
+    let array_lengths: &[(&str, &str, bool)] = &[
+        ("size_max", "SIZE_MAX", false),
+        ("bytes_past_size_max", "SIZE_MAX / 8 + 1", false),
+        (
+            "bytes_past_ptrdiff_max",
+            "(size_t)PTRDIFF_MAX / 8 + 1",
+            false,
+        ),
+        ("past_the_end_of_memory", "2", true),
+    ];
+    let byte_lengths: &[(&str, &str, bool)] = &[
+        ("size_max", "SIZE_MAX", false),
+        ("past_ptrdiff_max", "(size_t)PTRDIFF_MAX + 1", false),
+        ("past_the_end_of_memory", "16", true),
+    ];
+    let mut cases = Vec::new();
+    for (calls, lengths) in [(&arrays[..], array_lengths), (&bytes[..], byte_lengths)] {
+        for call in calls {
+            for (name, length, wraps) in lengths {
+                cases.push(json!({
+                    "name": format!("{}_{name}", call.trim_start_matches("shardid_")),
+                    "call": call,
+                    "length": length,
+                    "wraps": wraps,
+                    "expect": { "error": "INVALID_ARGUMENT" },
+                }));
+            }
+        }
+    }
+    cases
+}
+
+/// The byte of a layout's `bool is_signed`, as a C caller can write it by hand: 0 and 1 are
+/// the layout (Twitter's, signed or not), any other byte `INVALID_LAYOUT`, read without
+/// undefined behaviour.
+fn c_bool_cases() -> Vec<Value> {
+    [
+        (0u8, None),
+        (1, None),
+        (2, Some("INVALID_LAYOUT")),
+        (0x80, Some("INVALID_LAYOUT")),
+        (255, Some("INVALID_LAYOUT")),
+    ]
+    .into_iter()
+    .map(|(byte, error)| {
+        let expect = error.map_or_else(|| json!({ "ok": null }), |e| json!({ "error": e }));
+        json!({ "name": format!("is_signed_byte_{byte}"), "byte": byte, "expect": expect })
+    })
+    .collect()
+}
+
 /// Hostile inputs for the ID argument of `validate_id` (the gate every ID passes through, with
 /// `decode` and the rest), one list every language walks (`adversarial.json`). The expected
 /// result is computed by the core's own rules, so the file cannot drift from them:
@@ -983,11 +1053,13 @@ pub fn render() -> Vec<(&'static str, String)> {
         ("generator.json", generator),
         (
             "adversarial.json",
-            file(
-                "Hostile inputs for validate_id's ID argument, every language asserting the same code. input is one of: text (a string), text_repeat ({text, times}), int (a decimal of any size: Python int, JS bigint, C uint64_t when it fits), number (a JS number, written as JS writes it: NaN, -0, Infinity; Python takes no float as an ID, so every number case is a TypeError there), other (a JSON value of another type). wrong_type: the language's wrong-type error (Python TypeError; JS TypeError with code INVALID_ARGUMENT).",
-                "cases",
-                &adversarial_cases(),
-            ),
+            json!({
+                "_comment": "Hostile inputs for validate_id's ID argument, every language asserting the same code. input is one of: text (a string), text_repeat ({text, times}), int (a decimal of any size: Python int, JS bigint, C uint64_t when it fits), number (a JS number, written as JS writes it: NaN, -0, Infinity; Python takes no float as an ID, so every number case is a TypeError there), other (a JSON value of another type). wrong_type: the language's wrong-type error (Python TypeError; JS TypeError with code INVALID_ARGUMENT). c_lengths and c_bools: what only C can be handed (tests/c/bad_input.c walks them): a length no buffer has, given to every function that takes a pointer and a length (length: a C expression of type size_t; wraps: the pointer is the last bytes of the address space, so pointer + length wraps), and a byte other than 0 or 1 in a layout's bool is_signed.",
+                "schema_version": SCHEMA_VERSION,
+                "cases": adversarial_cases(),
+                "c_lengths": c_length_cases(),
+                "c_bools": c_bool_cases(),
+            }),
         ),
         ("public_ids.json", public::file()),
         ("serials.json", serials::file()),
