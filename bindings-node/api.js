@@ -47,10 +47,12 @@ function allStrings(ids) {
 }
 
 function makeApi(backend) {
-  // Decoded fields arrive here (see `decode` in src/layout.rs): one per module instance,
-  // that is one per thread, kept for the module's lifetime.
-  const scratch = new Float64Array(3)
-  backend.setDecodeBuffer(scratch)
+  // Decoded fields arrive here (see `decode` in src/layout.rs). The addon keeps one array per
+  // instance of itself (each copy loaded, each worker: src/instance.rs) and answers with the one
+  // it kept, which another copy of this file over the same addon registered first, maybe; the
+  // WebAssembly backend keeps the one given and answers nothing.
+  const given = new Float64Array(3)
+  const scratch = backend.setDecodeBuffer(given) ?? given
   // Where a Layout keeps the backend's index of it (private: shardid/postgres goes through
   // the public fields).
   const LAYOUT = Symbol('shardid.layout')

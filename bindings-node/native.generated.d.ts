@@ -187,66 +187,66 @@ export declare class StatusRun {
 }
 
 /** Stops the generator for good: the lease is closed (no loss). */
-export declare function ceilingClose(index: number): void
+export declare function ceilingClose(index: unknown): void
 
 /**
  * Tells the generator that `units` is now recorded, by a write sent at `sent_at` (which
  * renews an expiring lease).
  */
-export declare function ceilingConfirm(index: number, units: unknown, sentAt?: unknown | undefined | null): void
+export declare function ceilingConfirm(index: unknown, units: unknown, sentAt?: unknown | undefined | null): void
 
 /** A renewal failed (the database did not answer): retry sooner. */
-export declare function ceilingFailed(index: number): void
+export declare function ceilingFailed(index: unknown): void
 
 /** Whether the lease is held now (a session lease: always, until revoked). */
-export declare function ceilingHolds(index: number): boolean
+export declare function ceilingHolds(index: unknown): boolean
 
 /**
  * A generator for `shard` above the `recorded` ceiling (0: none); for an expiring lease,
  * `ttl_ms` and `sent_at` (when its claim was sent, by `leaseNow()`) make its hold; it counts
- * into the lease's counters at `tally_index` (one acquisition now). Returns its index.
+ * into the lease's counters `tally` (one acquisition now). Returns it, for the JS side to hold.
  */
-export declare function ceilingNew(layoutIndex: number, shard: unknown, recorded: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null, ttlMs?: unknown | undefined | null, sentAt?: unknown | undefined | null, tallyIndex?: number | undefined | null): number
+export declare function ceilingNew(layoutIndex: number, shard: unknown, recorded: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null, ttlMs?: unknown | undefined | null, sentAt?: unknown | undefined | null, tally?: unknown | undefined | null): object
 
 /** One ID now; `CEILING_PENDING` when a new ceiling must be recorded first. */
-export declare function ceilingNextId(index: number): bigint
+export declare function ceilingNextId(index: unknown): bigint
 
 /** One ID as if the clock read `now`. */
-export declare function ceilingNextIdAt(index: number, now: unknown): bigint
+export declare function ceilingNextIdAt(index: unknown, now: unknown): bigint
 
 /** `n` IDs now. */
-export declare function ceilingNextIds(index: number, n: unknown): BigUint64Array
+export declare function ceilingNextIds(index: unknown, n: unknown): BigUint64Array
 
 /** A renewal sent at `sent_at` returned its row. */
-export declare function ceilingRenewed(index: number, sentAt: unknown): void
+export declare function ceilingRenewed(index: unknown, sentAt: unknown): void
 
 /** Stops the generator for good: the lease is lost (counted as a loss if it was held). */
-export declare function ceilingRevoke(index: number): void
+export declare function ceilingRevoke(index: unknown): void
 
 /**
  * The sending time of a renewal or ceiling write about to be sent, or `null` when the lease
  * is no longer held (lost for good).
  */
-export declare function ceilingSending(index: number): number | null
+export declare function ceilingSending(index: unknown): number | null
 
 /** Milliseconds until the heartbeat's next renewal, or `null` once the lease is lost. */
-export declare function ceilingWait(index: number): number | null
+export declare function ceilingWait(index: unknown): number | null
 
 /**
  * Milliseconds a new holder waits for its clock to pass the ceiling of the generator at
  * `index` (after a failover the database raises it to its own clock plus the hosts' skew).
  */
-export declare function ceilingWaitMs(index: number, recorded: unknown): number
+export declare function ceilingWaitMs(index: unknown, recorded: unknown): number
 
 /** The ceiling the generator is waiting for (after a `CEILING_PENDING` error). */
-export declare function ceilingWanted(index: number): bigint
+export declare function ceilingWanted(index: unknown): bigint
 
 /**
  * Records the server session of a new session lease; throws `SESSION_POOLED` when another
- * session lease of this process holds a lock on it (a pooler is in front). Returns an index
- * for `releaseBackend`.
+ * session lease of this process holds a lock on it (a pooler is in front). Returns the claim
+ * for `releaseBackend` (the claim is also forgotten when the JS side lets it be collected).
  */
-export declare function claimBackend(identity: string): number
+export declare function claimBackend(identity: string): object
 
 /** What a run of the command line printed, and its exit status. */
 export interface CliOutput {
@@ -284,7 +284,7 @@ export declare function compose(layoutIndex: number, timestamp: unknown, shard: 
 export declare function databaseOfUrl(url: string, argument: string): string
 
 /**
- * Decodes `id` into this thread's decode buffer: timestamp ms, shard, sequence (the JS side
+ * Decodes `id` into this module instance's decode buffer: timestamp ms, shard, sequence (the JS side
  * builds the `Parts` object: creating it here would cost four property sets through N-API,
  * and passing the buffer on every call a typed-array lookup).
  */
@@ -366,25 +366,25 @@ export declare function layoutNew(epochMs: unknown, unitMs: unknown, timeBits: u
 export declare function layoutPreset(name: string): number
 
 /** Releases the lease's shard at once; later calls throw `LEASE_LOST`. */
-export declare function leaseClose(index: number): void
+export declare function leaseClose(index: unknown): void
 
 /**
- * Leases the first free shard of `start..end` from lock files in `directory`; returns its
- * index.
+ * Leases the first free shard of `start..end` from lock files in `directory`; returns the
+ * lease, for the JS object to hold (freed when it is collected; `leaseClose` frees the shard).
  */
-export declare function leaseNew(layoutIndex: number, directory: string, start: unknown, end: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): number
+export declare function leaseNew(layoutIndex: number, directory: string, start: unknown, end: unknown, backwardsToleranceMs?: unknown | undefined | null, maxBorrowUnits?: unknown | undefined | null): object
 
 /** One ID now. */
-export declare function leaseNextId(index: number): bigint
+export declare function leaseNextId(index: unknown): bigint
 
 /** One ID as if the clock read `now`. */
-export declare function leaseNextIdAt(index: number, now: unknown): bigint
+export declare function leaseNextIdAt(index: unknown, now: unknown): bigint
 
 /** `n` IDs now. */
-export declare function leaseNextIds(index: number, n: unknown): BigUint64Array
+export declare function leaseNextIds(index: unknown, n: unknown): BigUint64Array
 
 /** One ID now, as a decimal string. */
-export declare function leaseNextIdString(index: number): string
+export declare function leaseNextIdString(index: unknown): string
 
 /**
  * The monotonic clock leases count with, in milliseconds (since the process's first use: far
@@ -393,7 +393,7 @@ export declare function leaseNextIdString(index: number): string
 export declare function leaseNow(): number
 
 /** The shard the lease holds. */
-export declare function leaseShard(index: number): number
+export declare function leaseShard(index: unknown): number
 
 /**
  * A statement to execute: its text (`$n` placeholders; `?` on SQLite) and its parameters as
@@ -420,16 +420,16 @@ export interface LeaseStep {
 }
 
 /**
- * New counters for a lease of the layout at `layout_index` in `table`; returns their index,
- * which `ceilingNew` takes for each shard the lease takes.
+ * New counters for a lease of the layout at `layout_index` in `table`, which `ceilingNew`
+ * takes for each shard the lease takes.
  */
-export declare function leaseTallyNew(layoutIndex: number, table: string): number
+export declare function leaseTallyNew(layoutIndex: number, table: string): object
 
 /**
  * What the lease did: the core's counters in its table's order (`STATS.lease` in
  * core.generated.js names them).
  */
-export declare function leaseTallyStats(index: number): BigUint64Array
+export declare function leaseTallyStats(index: unknown): BigUint64Array
 
 /** The largest ID of the time unit holding `timestamp`. */
 export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
@@ -664,7 +664,7 @@ export declare function publicNew(key: Uint8Array, keyVersion: number | bigint, 
 export declare function publicWithOldKey(index: number, keyVersion: number | bigint, key: Uint8Array): number
 
 /** Forgets a session lease's server session (the lease is closed). */
-export declare function releaseBackend(index: number): void
+export declare function releaseBackend(index: unknown): void
 
 /** The bit-level scatter. */
 export declare function scatterBits(layoutIndex: number, id: unknown): bigint
@@ -673,28 +673,28 @@ export declare function scatterBits(layoutIndex: number, id: unknown): bigint
 export declare function scatterDecimal(layoutIndex: number, id: unknown, digits: number): bigint
 
 /** The fetch failed: the next one starts after a backoff. */
-export declare function segmentFetchFailed(index: number): void
+export declare function segmentFetchFailed(index: unknown): void
 
 /** Whether a fetch is due or under way. */
-export declare function segmentFetching(index: number): boolean
+export declare function segmentFetching(index: unknown): boolean
 
 /** Hands the allocator the segment a fetch returned (decimal strings, as `pg` gives `int8`). */
-export declare function segmentFill(index: number, first: unknown, count: unknown, stride: unknown): void
+export declare function segmentFill(index: unknown, first: unknown, count: unknown, stride: unknown): void
 
 /**
  * A new allocator with this size policy, for `tag` in `schema` (reported to exporters under
- * those labels until `segment_unregister`); its index.
+ * those labels until `segment_unregister`), for the JS object to hold.
  */
-export declare function segmentNew(minSize: unknown, maxSize: unknown, targetMs: unknown, schema: string, tag: string): number
+export declare function segmentNew(minSize: unknown, maxSize: unknown, targetMs: unknown, schema: string, tag: string): object
 
 /** One ID, or `null` when both segments are used up; a fetch that is due is signalled. */
-export declare function segmentNextId(index: number): bigint | null
+export declare function segmentNextId(index: unknown): bigint | null
 
 /** Up to `n` IDs (fewer when both segments run out); a fetch that is due is signalled. */
-export declare function segmentNextIds(index: number, n: unknown): BigUint64Array
+export declare function segmentNextIds(index: unknown, n: unknown): BigUint64Array
 
 /** Signals the first fetch of a new allocator (or none, if one is there or under way). */
-export declare function segmentPrime(index: number): void
+export declare function segmentPrime(index: unknown): void
 
 /** The DDL of dense IDs from segments in `schema`, for ticket server `index` of `servers`. */
 export declare function segmentsDdl(schema: string, servers: number, index: number): string
@@ -703,7 +703,7 @@ export declare function segmentsDdl(schema: string, servers: number, index: numb
  * Counts what `segmentUnused` left as given back (`returned`) or as holes (the core's
  * `settle`: `skipped`).
  */
-export declare function segmentSettle(index: number, returned: boolean): void
+export declare function segmentSettle(index: unknown, returned: boolean): void
 
 /** The statements for segments in `schema`. */
 export declare function segmentSql(schema: string): SegmentSql
@@ -722,16 +722,16 @@ export interface SegmentSql {
  * What the allocator did: the core's counters in its table's order (`STATS.segments` in
  * core.generated.js names them).
  */
-export declare function segmentStats(index: number): BigUint64Array
+export declare function segmentStats(index: unknown): BigUint64Array
 
 /**
  * Stops reporting the allocator to exporters: it was closed (or never started). Python's
- * closed allocator is dropped; this one lives on in the table.
+ * closed allocator is dropped; this one lives on until its JS object is collected.
  */
-export declare function segmentUnregister(index: number): void
+export declare function segmentUnregister(index: unknown): void
 
 /** What is left to give back, or `null`. */
-export declare function segmentUnused(index: number): SegmentUnused | null
+export declare function segmentUnused(index: unknown): SegmentUnused | null
 
 /** What is left to give back on a clean close. */
 export interface SegmentUnused {
@@ -802,39 +802,39 @@ export interface SerialRest {
 
 /**
  * Every period's rest on close (and the allocator emptied); exporters no longer report it
- * (the table never frees it).
+ * (it is freed when its JS object is collected).
  */
-export declare function serialsClose(index: number): Array<SerialRest>
+export declare function serialsClose(index: unknown): Array<SerialRest>
 
 /** The fetch failed: the next one starts after a backoff. */
-export declare function serialsFetchFailed(index: number, token: number, size: number): void
+export declare function serialsFetchFailed(index: unknown, token: number, size: number): void
 
 /** Whether a fetch is due or under way. */
-export declare function serialsFetching(index: number): boolean
+export declare function serialsFetching(index: unknown): boolean
 
 /** The period tag of a fetch's token. */
-export declare function serialsFetchPeriod(index: number, token: number): string
+export declare function serialsFetchPeriod(index: unknown, token: number): string
 
 /**
  * Hands over the segment of the fetch `token` (decimal strings, as `pg` gives `int8`);
  * `false` when its period was given up (the JS side gives the segment back).
  */
-export declare function serialsFill(index: number, token: number, size: number, first: unknown, count: unknown, stride: unknown): boolean
+export declare function serialsFill(index: unknown, token: number, size: number, first: unknown, count: unknown, stride: unknown): boolean
 
 /**
  * A new allocator of `tag` (in `schema`) with a format (index), this size policy and volume
- * hiding, reported to exporters until `serialsClose`; its index.
+ * hiding, reported to exporters until `serialsClose`, for the JS object to hold.
  */
-export declare function serialsNew(format: number, schema: string, tag: string, minSize: unknown, maxSize: unknown, targetMs: unknown, maxGap: number): number
+export declare function serialsNew(format: number, schema: string, tag: string, minSize: unknown, maxSize: unknown, targetMs: unknown, maxGap: number): object
 
 /**
  * The next serial at `unixMs`, or `null` when the period's segments are used up (a fetch
  * that is due is signalled). Throws `SERIAL_OVERFLOW` and the format's refusals.
  */
-export declare function serialsNext(index: number, unixMs: number): string | null
+export declare function serialsNext(index: unknown, unixMs: number): string | null
 
 /** The next serial now (the process clock, read as a burst reads it); as `serialsNext`. */
-export declare function serialsNextNow(index: number): string | null
+export declare function serialsNextNow(index: unknown): string | null
 
 /** The statements for serials in `schema`. */
 export declare function serialSql(schema: string): SerialSql
@@ -852,37 +852,43 @@ export interface SerialSql {
 }
 
 /** The retired periods waiting to be given back (and the queue emptied). */
-export declare function serialsRests(index: number): Array<SerialRest>
+export declare function serialsRests(index: unknown): Array<SerialRest>
 
 /**
  * Counts a period's rest `first..end` (decimal strings, as `serialsRests` gives them) as
  * given back (`returned`) or as holes (the core's `settle`: `skipped`).
  */
-export declare function serialsSettle(index: number, first: string, end: string, count: string, lost: string, returned: boolean): void
+export declare function serialsSettle(index: unknown, first: string, end: string, count: string, lost: string, returned: boolean): void
 
 /**
  * What the allocator did over every period: the core's counters in its table's order
  * (`STATS.segments` in core.generated.js names them, as for dense IDs).
  */
-export declare function serialsStats(index: number): BigUint64Array
+export declare function serialsStats(index: unknown): BigUint64Array
 
 /**
- * Registers this thread's decode buffer: a `Float64Array` of 3 that the caller keeps alive
- * and private for as long as the module is loaded.
+ * Registers this module instance's decode buffer, a private `Float64Array` of 3, unless it
+ * has one (see `instance.rs`); returns the one registered, which `decode` writes into.
  */
-export declare function setDecodeBuffer(buffer: Float64Array): void
+export declare function setDecodeBuffer(buffer: Float64Array): Float64Array
 
 /**
- * Registers this thread's fetch signal (a `Float64Array` of 3, kept alive by the caller:
- * V8 never moves an `ArrayBuffer`'s backing store).
+ * Registers this module instance's fetch signal, a `Float64Array` of 3, unless it has one
+ * (see `instance.rs`); returns the one registered. A call that makes a fetch due writes its
+ * size there (-1: none), so the hot path returns a bare `bigint` and JavaScript checks one
+ * typed-array slot. Serials also write a fetch's token in the second slot and 1 in the third
+ * when a period waits to be given back (`serial.rs`).
  */
-export declare function setSegmentSignal(signal: Float64Array): void
+export declare function setSegmentSignal(signal: Float64Array): Float64Array
 
 /**
- * Registers this thread's parse buffer (a `Float64Array` of 8, kept alive by the caller: V8
- * never moves an `ArrayBuffer`'s backing store).
+ * Registers this module instance's parse buffer, a `Float64Array` of 8, unless it has one
+ * (see `instance.rs`); returns the one registered. `serialParseInto` writes a parsed serial
+ * there (the number's high and low 32 bits, then year, month, day, hour, week, -1 for a field
+ * not shown), and JavaScript makes the object: one N-API call, where an object of 7
+ * properties made here took 7 more.
  */
-export declare function setSerialBuffer(buffer: Float64Array): void
+export declare function setSerialBuffer(buffer: Float64Array): Float64Array
 
 /** `key % logicalShards`, checked against the layout. */
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number

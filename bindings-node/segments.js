@@ -14,8 +14,8 @@ const { SQLSTATES, STATS } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.segments')
 // The addon writes the size of a fetch that became due here (-1: none): see src/segment.rs.
-const signal = new Float64Array(3).fill(-1)
-native.setSegmentSignal(signal)
+// The array the addon's instance kept (src/instance.rs): the first one registered with it.
+const signal = native.setSegmentSignal(new Float64Array(3).fill(-1))
 
 const unavailable = (tag, reason) => makeError('SEGMENT_UNAVAILABLE', { tag, reason })
 
@@ -306,9 +306,9 @@ module.exports = { denseIds, DenseIds, createTag, ddl }
  * `new SerialFormat('ORD-{yyyy}{MM}{dd}-{seq:6}', 'Asia/Shanghai')`: a serial format in an IANA
  * time zone, parsed and checked once (`INVALID_SERIAL_FORMAT`, `UNKNOWN_TIME_ZONE`).
  */
-// The addon writes a parsed serial here (see src/serial.rs: serialParseInto).
-const parsed = new Float64Array(8)
-native.setSerialBuffer(parsed)
+// The addon writes a parsed serial here (see src/serial.rs: serialParseInto): the array its
+// instance kept, as the signal above.
+const parsed = native.setSerialBuffer(new Float64Array(8))
 const field = (v) => (v < 0 ? null : v)
 const pad = (v, n) => String(v).padStart(n, '0')
 

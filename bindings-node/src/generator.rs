@@ -57,7 +57,7 @@ pub fn generator_new(
                 full(
                     env,
                     "generator",
-                    "is one too many: a process holds at most 2^32 distinct generators",
+                    "is one too many: a process holds 4,096 distinct generators",
                 )
             })
     })

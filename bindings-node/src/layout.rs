@@ -1,7 +1,5 @@
 //! The layout functions behind the JS `Layout` class.
 
-use std::cell::Cell;
-
 use napi::bindgen_prelude::{Float64Array, JsValue, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -40,9 +38,12 @@ pub(crate) fn layout(env: &Env, index: u32) -> Result<Layout> {
 
 fn register(env: &Env, layout: Layout) -> Result<u32> {
     shardid::js::check_layout(&layout).or_throw(env)?;
-    LAYOUTS
-        .index_of(layout)
-        .ok_or_else(|| invalid_layout(env, "it is one too many: a process holds 2^32 layouts"))
+    LAYOUTS.index_of(layout).ok_or_else(|| {
+        invalid_layout(
+            env,
+            "it is one too many: a process holds 4,096 distinct layouts",
+        )
+    })
 }
 
 /// Registers one of the presets by name and returns its index.
@@ -132,24 +133,16 @@ pub fn layout_info(env: &Env, layout_index: u32) -> Result<LayoutInfo> {
     })
 }
 
-thread_local! {
-    /// This JS thread's decode buffer: `shardid.js` registers a private `Float64Array(3)` once
-    /// per thread (the main thread and each worker) and keeps it alive for good.
-    static DECODE_BUFFER: Cell<*mut f64> = const { Cell::new(std::ptr::null_mut()) };
-}
-
-/// Registers this thread's decode buffer: a `Float64Array` of 3 that the caller keeps alive
-/// and private for as long as the module is loaded.
-#[napi(ts_args_type = "buffer: Float64Array")]
-pub fn set_decode_buffer(env: &Env, buffer: Unknown<'_>) -> Result<()> {
+/// Registers this module instance's decode buffer, a private `Float64Array` of 3, unless it
+/// has one (see `instance.rs`); returns the one registered, which `decode` writes into.
+#[napi(ts_args_type = "buffer: Float64Array", ts_return_type = "Float64Array")]
+pub fn set_decode_buffer<'a>(env: &'a Env, buffer: Unknown<'_>) -> Result<Unknown<'a>> {
     guard(env, || {
-        let out = float64_array(env, &buffer)?;
-        DECODE_BUFFER.with(|cell| cell.set(out.as_mut_ptr()));
-        Ok(())
+        crate::instance::register(env, crate::instance::Buffer::Decode, &buffer)
     })
 }
 
-/// Decodes `id` into this thread's decode buffer: timestamp ms, shard, sequence (the JS side
+/// Decodes `id` into this module instance's decode buffer: timestamp ms, shard, sequence (the JS side
 /// builds the `Parts` object: creating it here would cost four property sets through N-API,
 /// and passing the buffer on every call a typed-array lookup).
 #[napi(ts_args_type = "layoutIndex: number, id: bigint | string | number")]
@@ -157,18 +150,17 @@ pub fn decode(env: &Env, layout_index: u32, id: Unknown<'_>) -> Result<()> {
     guard(env, || {
         let l = layout(env, layout_index)?;
         let parts = l.decode(u64_arg(env, &id, "id", Arg::Id)?).or_throw(env)?;
-        let out = DECODE_BUFFER.with(Cell::get);
-        if out.is_null() {
+        let Some((out, _)) = crate::instance::buffer(env, crate::instance::Buffer::Decode) else {
             return Err(invalid_argument(
                 env,
                 Class::Type,
                 "setDecodeBuffer",
                 "was not called",
             ));
-        }
-        // SAFETY: `out` came from `set_decode_buffer` on this thread: 3 f64s of a Float64Array
-        // that shardid.js keeps alive and private for the module's lifetime (V8 never moves an
-        // ArrayBuffer's backing store), and no JavaScript runs during this call.
+        };
+        // SAFETY: `out` came from `set_decode_buffer` in this env: at least 3 f64s of a
+        // Float64Array the env holds strongly (V8 never moves an ArrayBuffer's backing store),
+        // private to this module instance, and no JavaScript runs during this call.
         unsafe {
             out.write(number(parts.timestamp_ms));
             out.add(1).write(number(parts.shard));

@@ -16,13 +16,12 @@ use crate::args::{Arg, ids_for, options_arg, u64_arg};
 use crate::errors::{Class, Field, core_error, guard, invalid_argument, throw, throw_kind};
 
 use crate::layout::layout;
-use crate::slots::{Slots, full};
+use crate::slots::{own, owned};
+use napi::bindgen_prelude::External;
 use shardid::ErrorKind;
 
-/// A lease in the table: each call adds one (`push`).
+/// A lease from lock files, owned by its JS `LeasedGenerator` (an `External`: `slots::own`).
 pub(crate) struct Entry(LeasedGenerator);
-
-static LEASES: Slots<Entry> = Slots::new();
 
 fn lease_error(env: &Env, e: LeaseError) -> napi::Error {
     match e {
@@ -65,8 +64,8 @@ fn lease_error(env: &Env, e: LeaseError) -> napi::Error {
     }
 }
 
-fn leased(env: &Env, index: u32) -> Result<&'static LeasedGenerator> {
-    LEASES.get(index).map(|e| &e.0).ok_or_else(|| {
+fn leased<'a>(env: &Env, index: &Unknown<'a>) -> Result<&'a LeasedGenerator> {
+    owned::<Entry>(env, index).map(|e| &e.0).ok_or_else(|| {
         invalid_argument(
             env,
             Class::Type,
@@ -76,9 +75,9 @@ fn leased(env: &Env, index: u32) -> Result<&'static LeasedGenerator> {
     })
 }
 
-/// Leases the first free shard of `start..end` from lock files in `directory`; returns its
-/// index.
-#[napi]
+/// Leases the first free shard of `start..end` from lock files in `directory`; returns the
+/// lease, for the JS object to hold (freed when it is collected; `leaseClose` frees the shard).
+#[napi(ts_return_type = "object")]
 pub fn lease_new(
     env: &Env,
     layout_index: u32,
@@ -87,7 +86,7 @@ pub fn lease_new(
     end: Unknown<'_>,
     backwards_tolerance_ms: Option<Unknown<'_>>,
     max_borrow_units: Option<Unknown<'_>>,
-) -> Result<u32> {
+) -> Result<External<Entry>> {
     guard(env, || {
         let layout = layout(env, layout_index)?;
         let start = u64_arg(env, &start, "shards[0]", Arg::Shard)?;
@@ -95,26 +94,24 @@ pub fn lease_new(
         let options = options_arg(env, backwards_tolerance_ms, max_borrow_units)?;
         let generator = LeasedGenerator::acquire(directory, start..end, layout, options)
             .map_err(|e| lease_error(env, e))?;
-        LEASES
-            .push(Entry(generator))
-            .ok_or_else(|| full(env, "lease", "is one too many: a process holds 2^32 leases"))
+        Ok(own(Entry(generator)))
     })
 }
 
 /// Releases the lease's shard at once; later calls throw `LEASE_LOST`.
 #[napi]
-pub fn lease_close(env: &Env, index: u32) -> Result<()> {
+pub fn lease_close(env: &Env, index: Unknown<'_>) -> Result<()> {
     guard(env, || {
-        leased(env, index)?.close();
+        leased(env, &index)?.close();
         Ok(())
     })
 }
 
 /// The shard the lease holds.
 #[napi]
-pub fn lease_shard(env: &Env, index: u32) -> Result<u32> {
+pub fn lease_shard(env: &Env, index: Unknown<'_>) -> Result<u32> {
     guard(env, || {
-        let shard = leased(env, index)?
+        let shard = leased(env, &index)?
             .shard()
             .map_err(|e| lease_error(env, e))?;
         // Layout shard fields the JS side accepts fit a u32 (checked when the layout was made).
@@ -124,9 +121,9 @@ pub fn lease_shard(env: &Env, index: u32) -> Result<u32> {
 
 /// One ID now.
 #[napi]
-pub fn lease_next_id(env: &Env, index: u32) -> Result<u64> {
+pub fn lease_next_id(env: &Env, index: Unknown<'_>) -> Result<u64> {
     guard(env, || {
-        leased(env, index)?
+        leased(env, &index)?
             .next_id()
             .map_err(|e| lease_error(env, e))
     })
@@ -134,16 +131,16 @@ pub fn lease_next_id(env: &Env, index: u32) -> Result<u64> {
 
 /// One ID now, as a decimal string.
 #[napi]
-pub fn lease_next_id_string(env: &Env, index: u32) -> Result<String> {
+pub fn lease_next_id_string(env: &Env, index: Unknown<'_>) -> Result<String> {
     guard(env, || Ok(lease_next_id(env, index)?.to_string()))
 }
 
 /// One ID as if the clock read `now`.
 #[napi]
-pub fn lease_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64> {
+pub fn lease_next_id_at(env: &Env, index: Unknown<'_>, now: Unknown<'_>) -> Result<u64> {
     guard(env, || {
         let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
-        leased(env, index)?
+        leased(env, &index)?
             .next_id_at(now)
             .map_err(|e| lease_error(env, e))
     })
@@ -151,10 +148,10 @@ pub fn lease_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64> 
 
 /// `n` IDs now.
 #[napi]
-pub fn lease_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
+pub fn lease_next_ids(env: &Env, index: Unknown<'_>, n: Unknown<'_>) -> Result<BigUint64Array> {
     guard(env, || {
         let mut ids = ids_for(env, &n)?;
-        leased(env, index)?
+        leased(env, &index)?
             .next_ids(&mut ids)
             .map_err(|e| lease_error(env, e))?;
         Ok(BigUint64Array::new(ids))
@@ -195,10 +192,8 @@ pub(crate) struct CeilingEntry {
     hold: Option<Arc<Hold>>,
 }
 
-static CEILINGS: Slots<CeilingEntry> = Slots::new();
-
-fn ceiling_entry(env: &Env, index: u32) -> Result<&'static CeilingEntry> {
-    CEILINGS.get(index).ok_or_else(|| {
+fn ceiling_entry<'a>(env: &Env, index: &Unknown<'a>) -> Result<&'a CeilingEntry> {
+    owned::<CeilingEntry>(env, index).ok_or_else(|| {
         invalid_argument(env, Class::Type, "lease", "is not a shardid database lease")
     })
 }
@@ -213,50 +208,46 @@ fn ceiling_error(env: &Env, e: LeaseError) -> napi::Error {
 }
 
 /// The counters of one database lease across the shards it takes (the core's `lease::Tally`,
-/// reported to exporters): one per `DatabaseLease`, never freed (as the generators' entries).
-static TALLIES: Slots<TallyEntry> = Slots::new();
-
+/// reported to exporters while it lives): one per `DatabaseLease`, which owns it.
 pub(crate) struct TallyEntry(Arc<shardid::lease::Tally>);
 
-fn tally_entry(env: &Env, index: u32) -> Result<&'static Arc<shardid::lease::Tally>> {
-    TALLIES.get(index).map(|t| &t.0).ok_or_else(|| {
-        invalid_argument(env, Class::Type, "lease", "is not a shardid database lease")
-    })
+fn tally_entry<'a>(env: &Env, index: &Unknown<'a>) -> Result<&'a Arc<shardid::lease::Tally>> {
+    owned::<TallyEntry>(env, index)
+        .map(|t| &t.0)
+        .ok_or_else(|| {
+            invalid_argument(env, Class::Type, "lease", "is not a shardid database lease")
+        })
 }
 
-/// New counters for a lease of the layout at `layout_index` in `table`; returns their index,
-/// which `ceilingNew` takes for each shard the lease takes.
-#[napi]
-pub fn lease_tally_new(env: &Env, layout_index: u32, table: String) -> Result<u32> {
+/// New counters for a lease of the layout at `layout_index` in `table`, which `ceilingNew`
+/// takes for each shard the lease takes.
+#[napi(ts_return_type = "object")]
+pub fn lease_tally_new(
+    env: &Env,
+    layout_index: u32,
+    table: String,
+) -> Result<External<TallyEntry>> {
     guard(env, || {
         let layout = layout(env, layout_index)?;
-        TALLIES
-            .push(TallyEntry(shardid::lease::Tally::new(&layout, &table)))
-            .ok_or_else(|| {
-                full(
-                    env,
-                    "lease",
-                    "is one too many: a process makes 4,096 leases",
-                )
-            })
+        Ok(own(TallyEntry(shardid::lease::Tally::new(&layout, &table))))
     })
 }
 
 /// What the lease did: the core's counters in its table's order (`STATS.lease` in
 /// core.generated.js names them).
 #[napi]
-pub fn lease_tally_stats(env: &Env, index: u32) -> Result<BigUint64Array> {
+pub fn lease_tally_stats(env: &Env, index: Unknown<'_>) -> Result<BigUint64Array> {
     guard(env, || {
         Ok(BigUint64Array::new(
-            tally_entry(env, index)?.stats().values().to_vec(),
+            tally_entry(env, &index)?.stats().values().to_vec(),
         ))
     })
 }
 
 /// A generator for `shard` above the `recorded` ceiling (0: none); for an expiring lease,
 /// `ttl_ms` and `sent_at` (when its claim was sent, by `leaseNow()`) make its hold; it counts
-/// into the lease's counters at `tally_index` (one acquisition now). Returns its index.
-#[napi]
+/// into the lease's counters `tally` (one acquisition now). Returns it, for the JS side to hold.
+#[napi(ts_return_type = "object")]
 #[allow(clippy::too_many_arguments)]
 pub fn ceiling_new(
     env: &Env,
@@ -267,8 +258,8 @@ pub fn ceiling_new(
     max_borrow_units: Option<Unknown<'_>>,
     ttl_ms: Option<Unknown<'_>>,
     sent_at: Option<Unknown<'_>>,
-    tally_index: Option<u32>,
-) -> Result<u32> {
+    tally: Option<Unknown<'_>>,
+) -> Result<External<CeilingEntry>> {
     guard(env, || {
         let layout = layout(env, layout_index)?;
         let shard = u64_arg(env, &shard, "shard", Arg::Shard)?;
@@ -285,8 +276,8 @@ pub fn ceiling_new(
             Box::new(RecordedStore(recorded.clone())),
         )
         .map_err(|e| core_error(env, e))?;
-        if let Some(tally) = tally_index {
-            generator = generator.with_tally(Arc::clone(tally_entry(env, tally)?));
+        if let Some(tally) = tally.filter(|t| !is_nullish(env, t)) {
+            generator = generator.with_tally(Arc::clone(tally_entry(env, &tally)?));
         }
         let hold = match (ttl_ms, sent_at) {
             (Some(ttl), Some(sent)) if !is_nullish(env, &ttl) => {
@@ -298,21 +289,19 @@ pub fn ceiling_new(
             }
             _ => None,
         };
-        CEILINGS
-            .push(CeilingEntry {
-                generator,
-                recorded,
-                hold,
-            })
-            .ok_or_else(|| full(env, "lease", "is one too many: a process holds 2^32 leases"))
+        Ok(own(CeilingEntry {
+            generator,
+            recorded,
+            hold,
+        }))
     })
 }
 
 /// The ceiling the generator is waiting for (after a `CEILING_PENDING` error).
 #[napi]
-pub fn ceiling_wanted(env: &Env, index: u32) -> Result<u64> {
+pub fn ceiling_wanted(env: &Env, index: Unknown<'_>) -> Result<u64> {
     guard(env, || {
-        Ok(ceiling_entry(env, index)?
+        Ok(ceiling_entry(env, &index)?
             .recorded
             .wanted
             .load(Ordering::Acquire))
@@ -324,13 +313,13 @@ pub fn ceiling_wanted(env: &Env, index: u32) -> Result<u64> {
 #[napi]
 pub fn ceiling_confirm(
     env: &Env,
-    index: u32,
+    index: Unknown<'_>,
     units: Unknown<'_>,
     sent_at: Option<Unknown<'_>>,
 ) -> Result<()> {
     guard(env, || {
         let units = u64_arg(env, &units, "units", Arg::Other)?;
-        let entry = ceiling_entry(env, index)?;
+        let entry = ceiling_entry(env, &index)?;
         if let (Some(hold), Some(sent)) = (&entry.hold, sent_at) {
             hold.renewed(u64_arg(env, &sent, "sentAt", Arg::Other)?);
         }
@@ -358,16 +347,16 @@ pub fn lease_now(env: &Env) -> Result<f64> {
 /// `index` (after a failover the database raises it to its own clock plus the hosts' skew).
 #[napi]
 #[allow(clippy::cast_precision_loss)]
-pub fn ceiling_wait_ms(env: &Env, index: u32, recorded: Unknown<'_>) -> Result<f64> {
+pub fn ceiling_wait_ms(env: &Env, index: Unknown<'_>, recorded: Unknown<'_>) -> Result<f64> {
     guard(env, || {
         let recorded = u64_arg(env, &recorded, "recorded", Arg::Other)?;
-        let layout = ceiling_entry(env, index)?.generator.layout();
+        let layout = ceiling_entry(env, &index)?.generator.layout();
         let recorded = (recorded > 0).then_some(recorded);
         Ok(shardid::lease::ceiling_wait_ms(&layout, recorded) as f64)
     })
 }
 
-fn hold_of(env: &Env, index: u32) -> Result<&'static Arc<Hold>> {
+fn hold_of<'a>(env: &Env, index: &Unknown<'a>) -> Result<&'a Arc<Hold>> {
     ceiling_entry(env, index)?
         .hold
         .as_ref()
@@ -378,27 +367,27 @@ fn hold_of(env: &Env, index: u32) -> Result<&'static Arc<Hold>> {
 /// is no longer held (lost for good).
 #[napi]
 #[allow(clippy::cast_precision_loss)]
-pub fn ceiling_sending(env: &Env, index: u32) -> Result<Option<f64>> {
+pub fn ceiling_sending(env: &Env, index: Unknown<'_>) -> Result<Option<f64>> {
     guard(env, || {
-        Ok(hold_of(env, index)?.sending().map(|ms| ms as f64))
+        Ok(hold_of(env, &index)?.sending().map(|ms| ms as f64))
     })
 }
 
 /// A renewal sent at `sent_at` returned its row.
 #[napi]
-pub fn ceiling_renewed(env: &Env, index: u32, sent_at: Unknown<'_>) -> Result<()> {
+pub fn ceiling_renewed(env: &Env, index: Unknown<'_>, sent_at: Unknown<'_>) -> Result<()> {
     guard(env, || {
         let sent = u64_arg(env, &sent_at, "sentAt", Arg::Other)?;
-        hold_of(env, index)?.renewed(sent);
+        hold_of(env, &index)?.renewed(sent);
         Ok(())
     })
 }
 
 /// A renewal failed (the database did not answer): retry sooner.
 #[napi]
-pub fn ceiling_failed(env: &Env, index: u32) -> Result<()> {
+pub fn ceiling_failed(env: &Env, index: Unknown<'_>) -> Result<()> {
     guard(env, || {
-        hold_of(env, index)?.failed();
+        hold_of(env, &index)?.failed();
         Ok(())
     })
 }
@@ -406,17 +395,17 @@ pub fn ceiling_failed(env: &Env, index: u32) -> Result<()> {
 /// Milliseconds until the heartbeat's next renewal, or `null` once the lease is lost.
 #[napi]
 #[allow(clippy::cast_precision_loss)]
-pub fn ceiling_wait(env: &Env, index: u32) -> Result<Option<f64>> {
+pub fn ceiling_wait(env: &Env, index: Unknown<'_>) -> Result<Option<f64>> {
     guard(env, || {
-        Ok(hold_of(env, index)?.wait_ms().map(|ms| ms as f64))
+        Ok(hold_of(env, &index)?.wait_ms().map(|ms| ms as f64))
     })
 }
 
 /// Whether the lease is held now (a session lease: always, until revoked).
 #[napi]
-pub fn ceiling_holds(env: &Env, index: u32) -> Result<bool> {
+pub fn ceiling_holds(env: &Env, index: Unknown<'_>) -> Result<bool> {
     guard(env, || {
-        Ok(ceiling_entry(env, index)?
+        Ok(ceiling_entry(env, &index)?
             .hold
             .as_ref()
             .is_none_or(|hold| hold.holds()))
@@ -425,18 +414,18 @@ pub fn ceiling_holds(env: &Env, index: u32) -> Result<bool> {
 
 /// Stops the generator for good: the lease is lost (counted as a loss if it was held).
 #[napi]
-pub fn ceiling_revoke(env: &Env, index: u32) -> Result<()> {
+pub fn ceiling_revoke(env: &Env, index: Unknown<'_>) -> Result<()> {
     guard(env, || {
-        ceiling_entry(env, index)?.generator.revoke();
+        ceiling_entry(env, &index)?.generator.revoke();
         Ok(())
     })
 }
 
 /// Stops the generator for good: the lease is closed (no loss).
 #[napi]
-pub fn ceiling_close(env: &Env, index: u32) -> Result<()> {
+pub fn ceiling_close(env: &Env, index: Unknown<'_>) -> Result<()> {
     guard(env, || {
-        ceiling_entry(env, index)?.generator.close();
+        ceiling_entry(env, &index)?.generator.close();
         Ok(())
     })
 }
@@ -444,26 +433,22 @@ pub fn ceiling_close(env: &Env, index: u32) -> Result<()> {
 /// A session lease's server session, recorded process-wide (see `shardid::lease::claim_backend`).
 pub(crate) struct ClaimEntry(std::sync::Mutex<Option<BackendClaim>>);
 
-static CLAIMS: Slots<ClaimEntry> = Slots::new();
-
 /// Records the server session of a new session lease; throws `SESSION_POOLED` when another
-/// session lease of this process holds a lock on it (a pooler is in front). Returns an index
-/// for `releaseBackend`.
-#[napi]
-pub fn claim_backend(env: &Env, identity: String) -> Result<u32> {
+/// session lease of this process holds a lock on it (a pooler is in front). Returns the claim
+/// for `releaseBackend` (the claim is also forgotten when the JS side lets it be collected).
+#[napi(ts_return_type = "object")]
+pub fn claim_backend(env: &Env, identity: String) -> Result<External<ClaimEntry>> {
     guard(env, || {
         let claim = shardid::lease::claim_backend(&identity).map_err(|e| lease_error(env, e))?;
-        CLAIMS
-            .push(ClaimEntry(std::sync::Mutex::new(Some(claim))))
-            .ok_or_else(|| full(env, "lease", "is one too many"))
+        Ok(own(ClaimEntry(std::sync::Mutex::new(Some(claim)))))
     })
 }
 
 /// Forgets a session lease's server session (the lease is closed).
 #[napi]
-pub fn release_backend(env: &Env, index: u32) -> Result<()> {
+pub fn release_backend(env: &Env, index: Unknown<'_>) -> Result<()> {
     guard(env, || {
-        if let Some(entry) = CLAIMS.get(index) {
+        if let Some(entry) = owned::<ClaimEntry>(env, &index) {
             drop(
                 entry
                     .0
@@ -478,9 +463,9 @@ pub fn release_backend(env: &Env, index: u32) -> Result<()> {
 
 /// One ID now; `CEILING_PENDING` when a new ceiling must be recorded first.
 #[napi]
-pub fn ceiling_next_id(env: &Env, index: u32) -> Result<u64> {
+pub fn ceiling_next_id(env: &Env, index: Unknown<'_>) -> Result<u64> {
     guard(env, || {
-        ceiling_entry(env, index)?
+        ceiling_entry(env, &index)?
             .generator
             .next_id()
             .map_err(|e| ceiling_error(env, e))
@@ -489,10 +474,10 @@ pub fn ceiling_next_id(env: &Env, index: u32) -> Result<u64> {
 
 /// One ID as if the clock read `now`.
 #[napi]
-pub fn ceiling_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64> {
+pub fn ceiling_next_id_at(env: &Env, index: Unknown<'_>, now: Unknown<'_>) -> Result<u64> {
     guard(env, || {
         let now = u64_arg(env, &now, "now", Arg::Timestamp)?;
-        ceiling_entry(env, index)?
+        ceiling_entry(env, &index)?
             .generator
             .next_id_at(now)
             .map_err(|e| ceiling_error(env, e))
@@ -501,10 +486,10 @@ pub fn ceiling_next_id_at(env: &Env, index: u32, now: Unknown<'_>) -> Result<u64
 
 /// `n` IDs now.
 #[napi]
-pub fn ceiling_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
+pub fn ceiling_next_ids(env: &Env, index: Unknown<'_>, n: Unknown<'_>) -> Result<BigUint64Array> {
     guard(env, || {
         let mut ids = ids_for(env, &n)?;
-        ceiling_entry(env, index)?
+        ceiling_entry(env, &index)?
             .generator
             .next_ids(&mut ids)
             .map_err(|e| ceiling_error(env, e))?;

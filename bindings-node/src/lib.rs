@@ -22,6 +22,7 @@ mod cli;
 mod dictionary;
 mod errors;
 mod generator;
+mod instance;
 mod layout;
 mod lease;
 mod mysql;

@@ -24,7 +24,7 @@ fn register(env: &Env, ids: PublicIds) -> Result<u32> {
         full(
             env,
             "PublicIds",
-            "is one too many: a process holds 4096 distinct ones",
+            "is one too many: a process holds 4,096 distinct ones",
         )
     })
 }

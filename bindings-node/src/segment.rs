@@ -2,7 +2,6 @@
 //! segments' SQL, for `segments.js` to drive with `pg`. The hot path is synchronous; fetches
 //! are the JS side's, asynchronous.
 
-use std::cell::Cell;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{BigUint64Array, Unknown};
@@ -14,43 +13,36 @@ use shardid::sql::{Placeholders, Segments, SqlError};
 
 use crate::args::{ids_for, u64_arg};
 use crate::errors::{Class, guard, invalid_argument};
-use crate::slots::{Slots, full};
+use crate::slots::{own, owned};
+use napi::bindgen_prelude::External;
 
-/// An allocator in the table: each one gets an index (`push`). Shared
-/// with the core's list of live objects, which exporters read: the table never frees an entry,
-/// so that list's weak reference never dies, and `segment_unregister` (on `close()`) retires it.
+/// An allocator, owned by its JS `DenseIds` (an `External`: `slots::own`). Shared with the
+/// core's list of live objects, which exporters read: `segment_unregister` (on `close()`)
+/// retires it there; an allocator never closed leaves that list when it is collected.
 pub(crate) struct Entry(Arc<SegmentAllocator>);
 
-static ALLOCATORS: Slots<Entry> = Slots::new();
-
-thread_local! {
-    /// This JS thread's fetch signal: `segments.js` registers a `Float64Array(3)` once per
-    /// thread and keeps it alive; a call that makes a fetch due writes its size there (-1: none),
-    /// so the hot path returns a bare `bigint` and JavaScript checks one typed-array slot.
-    /// Serials also write a fetch's token in the second slot and 1 in the third when a period
-    /// waits to be given back (`serial.rs`).
-    static SIGNAL: Cell<(*mut f64, usize)> = const { Cell::new((std::ptr::null_mut(), 0)) };
-}
-
-/// Registers this thread's fetch signal (a `Float64Array` of 3, kept alive by the caller:
-/// V8 never moves an `ArrayBuffer`'s backing store).
-#[napi(ts_args_type = "signal: Float64Array")]
-pub fn set_segment_signal(env: &Env, signal: Unknown<'_>) -> Result<()> {
+/// Registers this module instance's fetch signal, a `Float64Array` of 3, unless it has one
+/// (see `instance.rs`); returns the one registered. A call that makes a fetch due writes its
+/// size there (-1: none), so the hot path returns a bare `bigint` and JavaScript checks one
+/// typed-array slot. Serials also write a fetch's token in the second slot and 1 in the third
+/// when a period waits to be given back (`serial.rs`).
+#[napi(ts_args_type = "signal: Float64Array", ts_return_type = "Float64Array")]
+pub fn set_segment_signal<'a>(env: &'a Env, signal: Unknown<'_>) -> Result<Unknown<'a>> {
     guard(env, || {
-        let slot = crate::layout::float64_array(env, &signal)?;
-        SIGNAL.with(|cell| cell.set((slot.as_mut_ptr(), slot.len())));
-        Ok(())
+        crate::instance::register(env, crate::instance::Buffer::Signal, &signal)
     })
 }
 
-/// Writes each `(index, value)` into this thread's signal (nothing without one, or past its
-/// length).
-pub(crate) fn signal_values(values: &[(usize, f64)]) {
-    let (out, len) = SIGNAL.with(Cell::get);
+/// Writes each `(index, value)` into this module instance's signal (nothing without one, or
+/// past its length).
+pub(crate) fn signal_values(env: &Env, values: &[(usize, f64)]) {
+    let Some((out, len)) = crate::instance::buffer(env, crate::instance::Buffer::Signal) else {
+        return;
+    };
     for &(i, value) in values {
-        if !out.is_null() && i < len {
-            // SAFETY: `out` came from `set_segment_signal` on this thread: a live Float64Array
-            // of `len` elements, and no JavaScript runs during this call.
+        if i < len {
+            // SAFETY: `out` came from `set_segment_signal` in this env: a Float64Array of `len`
+            // elements the env holds strongly, and no JavaScript runs during this call.
             unsafe {
                 *out.add(i) = value;
             }
@@ -59,16 +51,15 @@ pub(crate) fn signal_values(values: &[(usize, f64)]) {
 }
 
 /// Tells the JS side that `fetch` is due.
-fn signal(fetch: Option<Fetch>) {
+fn signal(env: &Env, fetch: Option<Fetch>) {
     if let Some(fetch) = fetch {
         #[allow(clippy::cast_precision_loss)] // sizes are at most 2^40
-        signal_values(&[(0, fetch.size as f64)]);
+        signal_values(env, &[(0, fetch.size as f64)]);
     }
 }
 
-fn allocator(env: &Env, index: u32) -> Result<&'static SegmentAllocator> {
-    ALLOCATORS
-        .get(index)
+fn allocator<'a>(env: &Env, index: &Unknown<'a>) -> Result<&'a SegmentAllocator> {
+    owned::<Entry>(env, index)
         .map(|e| &*e.0)
         .ok_or_else(|| invalid_argument(env, Class::Type, "ids", "is not a shardid DenseIds"))
 }
@@ -96,8 +87,8 @@ pub(crate) fn size_policy(
 }
 
 /// A new allocator with this size policy, for `tag` in `schema` (reported to exporters under
-/// those labels until `segment_unregister`); its index.
-#[napi]
+/// those labels until `segment_unregister`), for the JS object to hold.
+#[napi(ts_return_type = "object")]
 pub fn segment_new(
     env: &Env,
     min_size: Unknown<'_>,
@@ -105,24 +96,21 @@ pub fn segment_new(
     target_ms: Unknown<'_>,
     schema: String,
     tag: String,
-) -> Result<u32> {
+) -> Result<External<Entry>> {
     guard(env, || {
         let policy = size_policy(env, &min_size, &max_size, &target_ms)?;
         let allocator = Arc::new(SegmentAllocator::new(policy));
-        let index = ALLOCATORS
-            .push(Entry(Arc::clone(&allocator)))
-            .ok_or_else(|| full(env, "ids", "is one too many: a process holds 4,096"))?;
         shardid::stats::register_segments(&allocator, &schema, &tag);
-        Ok(index)
+        Ok(own(Entry(allocator)))
     })
 }
 
 /// Stops reporting the allocator to exporters: it was closed (or never started). Python's
-/// closed allocator is dropped; this one lives on in the table.
+/// closed allocator is dropped; this one lives on until its JS object is collected.
 #[napi]
-pub fn segment_unregister(env: &Env, index: u32) -> Result<()> {
+pub fn segment_unregister(env: &Env, index: Unknown<'_>) -> Result<()> {
     guard(env, || {
-        let entry = ALLOCATORS.get(index).ok_or_else(|| {
+        let entry = owned::<Entry>(env, &index).ok_or_else(|| {
             invalid_argument(env, Class::Type, "ids", "is not a shardid DenseIds")
         })?;
         shardid::stats::unregister_segments(&entry.0);
@@ -132,16 +120,16 @@ pub fn segment_unregister(env: &Env, index: u32) -> Result<()> {
 
 /// One ID, or `null` when both segments are used up; a fetch that is due is signalled.
 #[napi]
-pub fn segment_next_id(env: &Env, index: u32) -> Result<Option<u64>> {
+pub fn segment_next_id(env: &Env, index: Unknown<'_>) -> Result<Option<u64>> {
     guard(env, || {
-        let a = allocator(env, index)?;
+        let a = allocator(env, &index)?;
         match a.next_id_with(shardid::now_ms) {
             Ok((id, fetch)) => {
-                signal(fetch);
+                signal(env, fetch);
                 Ok(Some(id))
             }
             Err(Empty::Fetch(fetch)) => {
-                signal(Some(fetch));
+                signal(env, Some(fetch));
                 Ok(None)
             }
             Err(Empty::Wait) => Ok(None),
@@ -151,12 +139,12 @@ pub fn segment_next_id(env: &Env, index: u32) -> Result<Option<u64>> {
 
 /// Up to `n` IDs (fewer when both segments run out); a fetch that is due is signalled.
 #[napi]
-pub fn segment_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint64Array> {
+pub fn segment_next_ids(env: &Env, index: Unknown<'_>, n: Unknown<'_>) -> Result<BigUint64Array> {
     guard(env, || {
-        let a = allocator(env, index)?;
+        let a = allocator(env, &index)?;
         let mut ids = ids_for(env, &n)?;
         let (written, fetch) = a.next_ids_with(&mut ids, shardid::now_ms);
-        signal(fetch);
+        signal(env, fetch);
         ids.truncate(written);
         Ok(BigUint64Array::new(ids))
     })
@@ -166,13 +154,13 @@ pub fn segment_next_ids(env: &Env, index: u32, n: Unknown<'_>) -> Result<BigUint
 #[napi]
 pub fn segment_fill(
     env: &Env,
-    index: u32,
+    index: Unknown<'_>,
     first: Unknown<'_>,
     count: Unknown<'_>,
     stride: Unknown<'_>,
 ) -> Result<()> {
     guard(env, || {
-        let a = allocator(env, index)?;
+        let a = allocator(env, &index)?;
         let segment = Segment {
             first: u64_arg(env, &first, "first", Arg::Id)?,
             count: u64_arg(env, &count, "count", Arg::Id)?,
@@ -191,9 +179,9 @@ pub fn segment_fill(
 
 /// Signals the first fetch of a new allocator (or none, if one is there or under way).
 #[napi]
-pub fn segment_prime(env: &Env, index: u32) -> Result<()> {
+pub fn segment_prime(env: &Env, index: Unknown<'_>) -> Result<()> {
     guard(env, || {
-        signal(allocator(env, index)?.prime(shardid::now_ms()));
+        signal(env, allocator(env, &index)?.prime(shardid::now_ms()));
         Ok(())
     })
 }
@@ -201,27 +189,27 @@ pub fn segment_prime(env: &Env, index: u32) -> Result<()> {
 /// What the allocator did: the core's counters in its table's order (`STATS.segments` in
 /// core.generated.js names them).
 #[napi]
-pub fn segment_stats(env: &Env, index: u32) -> Result<BigUint64Array> {
+pub fn segment_stats(env: &Env, index: Unknown<'_>) -> Result<BigUint64Array> {
     guard(env, || {
         Ok(BigUint64Array::new(
-            allocator(env, index)?.stats().values().to_vec(),
+            allocator(env, &index)?.stats().values().to_vec(),
         ))
     })
 }
 
 /// The fetch failed: the next one starts after a backoff.
 #[napi]
-pub fn segment_fetch_failed(env: &Env, index: u32) -> Result<()> {
+pub fn segment_fetch_failed(env: &Env, index: Unknown<'_>) -> Result<()> {
     guard(env, || {
-        allocator(env, index)?.fetch_failed(shardid::now_ms());
+        allocator(env, &index)?.fetch_failed(shardid::now_ms());
         Ok(())
     })
 }
 
 /// Whether a fetch is due or under way.
 #[napi]
-pub fn segment_fetching(env: &Env, index: u32) -> Result<bool> {
-    guard(env, || Ok(allocator(env, index)?.fetching()))
+pub fn segment_fetching(env: &Env, index: Unknown<'_>) -> Result<bool> {
+    guard(env, || Ok(allocator(env, &index)?.fetching()))
 }
 
 /// What is left to give back on a clean close.
@@ -235,9 +223,9 @@ pub struct SegmentUnused {
 
 /// What is left to give back, or `null`.
 #[napi]
-pub fn segment_unused(env: &Env, index: u32) -> Result<Option<SegmentUnused>> {
+pub fn segment_unused(env: &Env, index: Unknown<'_>) -> Result<Option<SegmentUnused>> {
     guard(env, || {
-        Ok(allocator(env, index)?.unused().map(|u| SegmentUnused {
+        Ok(allocator(env, &index)?.unused().map(|u| SegmentUnused {
             first: u.first.to_string(),
             end: u.end.to_string(),
             count: u.count.to_string(),
@@ -249,9 +237,9 @@ pub fn segment_unused(env: &Env, index: u32) -> Result<Option<SegmentUnused>> {
 /// Counts what `segmentUnused` left as given back (`returned`) or as holes (the core's
 /// `settle`: `skipped`).
 #[napi]
-pub fn segment_settle(env: &Env, index: u32, returned: bool) -> Result<()> {
+pub fn segment_settle(env: &Env, index: Unknown<'_>, returned: bool) -> Result<()> {
     guard(env, || {
-        let allocator = allocator(env, index)?;
+        let allocator = allocator(env, &index)?;
         if let Some(unused) = allocator.unused() {
             allocator.settle(unused, returned);
         }

@@ -17,7 +17,8 @@ use shardid::sql::{Placeholders, Segments};
 
 use crate::args::u64_arg;
 use crate::errors::{Class, Field, guard, invalid_argument, throw_object};
-use crate::slots::{Slots, full};
+use crate::slots::{Slots, full, own, owned};
+use napi::bindgen_prelude::External;
 
 /// The JS error of a serial error.
 #[cold]
@@ -52,15 +53,13 @@ impl PartialEq for FormatEntry {
 
 static FORMATS: Slots<FormatEntry> = Slots::new();
 
-/// An allocator in the table (each one its own, `push`), with the periods it retired
-/// that the JS side has not given back yet.
+/// An allocator, owned by its JS `Serials` (an `External`: `slots::own`), with the periods it
+/// retired that the JS side has not given back yet.
 pub(crate) struct SerialsEntry {
     /// Shared with the core's list of live objects, which exporters read (weakly).
     allocator: Arc<SerialAllocator>,
     retired: Mutex<Vec<Retired>>,
 }
-
-static SERIALS: Slots<SerialsEntry> = Slots::new();
 
 fn format_of(env: &Env, index: u32) -> Result<&'static SerialFormat> {
     FORMATS.get(index).map(|e| &e.0).ok_or_else(|| {
@@ -68,14 +67,13 @@ fn format_of(env: &Env, index: u32) -> Result<&'static SerialFormat> {
     })
 }
 
-fn serials_of(env: &Env, index: u32) -> Result<&'static SerialsEntry> {
-    SERIALS
-        .get(index)
+fn serials_of<'a>(env: &Env, index: &Unknown<'a>) -> Result<&'a SerialsEntry> {
+    owned::<SerialsEntry>(env, index)
         .ok_or_else(|| invalid_argument(env, Class::Type, "serials", "is not a shardid Serials"))
 }
 
-/// Why a format or an allocator is refused when its table is full.
-const FULL: &str = "is one too many: a process holds 4,096";
+/// Why a format is refused when its table is full (equal formats share one entry).
+const FULL: &str = "is one too many: a process holds 4,096 distinct formats";
 
 /// A format's index (equal formats share one); throws `INVALID_SERIAL_FORMAT` or
 /// `UNKNOWN_TIME_ZONE`.
@@ -154,22 +152,15 @@ pub fn serial_period_at(env: &Env, index: u32, unix_ms: Unknown<'_>) -> Result<S
     })
 }
 
-thread_local! {
-    /// This JS thread's parse buffer: `segments.js` registers a `Float64Array(8)` once and keeps
-    /// it alive; `serialParseInto` writes a parsed serial there (the number's high and low 32
-    /// bits, then year, month, day, hour, week, -1 for a field not shown), and JavaScript makes
-    /// the object: one N-API call, where an object of 7 properties made here took 7 more.
-    static PARSED: std::cell::Cell<(*mut f64, usize)> = const { std::cell::Cell::new((std::ptr::null_mut(), 0)) };
-}
-
-/// Registers this thread's parse buffer (a `Float64Array` of 8, kept alive by the caller: V8
-/// never moves an `ArrayBuffer`'s backing store).
-#[napi(ts_args_type = "buffer: Float64Array")]
-pub fn set_serial_buffer(env: &Env, buffer: Unknown<'_>) -> Result<()> {
+/// Registers this module instance's parse buffer, a `Float64Array` of 8, unless it has one
+/// (see `instance.rs`); returns the one registered. `serialParseInto` writes a parsed serial
+/// there (the number's high and low 32 bits, then year, month, day, hour, week, -1 for a field
+/// not shown), and JavaScript makes the object: one N-API call, where an object of 7
+/// properties made here took 7 more.
+#[napi(ts_args_type = "buffer: Float64Array", ts_return_type = "Float64Array")]
+pub fn set_serial_buffer<'a>(env: &'a Env, buffer: Unknown<'_>) -> Result<Unknown<'a>> {
     guard(env, || {
-        let slots = crate::layout::float64_array(env, &buffer)?;
-        PARSED.with(|cell| cell.set((slots.as_mut_ptr(), slots.len())));
-        Ok(())
+        crate::instance::register(env, crate::instance::Buffer::Parsed, &buffer)
     })
 }
 
@@ -231,7 +222,8 @@ pub fn serial_parse_into(env: &Env, index: u32, serial: Unknown<'_>) -> Result<(
         // napi writes UTF-8 (a lone surrogate as U+FFFD): never invalid here.
         let text = std::str::from_utf8(text).unwrap_or("");
         let p = format.parse(text).map_err(|e| serial_error(env, &e))?;
-        let (out, len) = PARSED.with(std::cell::Cell::get);
+        let (out, len) = crate::instance::buffer(env, crate::instance::Buffer::Parsed)
+            .unwrap_or((std::ptr::null_mut(), 0));
         if out.is_null() || len < 7 {
             return Err(invalid_argument(
                 env,
@@ -251,8 +243,9 @@ pub fn serial_parse_into(env: &Env, index: u32, serial: Unknown<'_>) -> Result<(
             field(p.week.map(u32::from)),
         ];
         for (i, value) in values.into_iter().enumerate() {
-            // SAFETY: `out` came from `set_serial_buffer` on this thread: a live Float64Array of
-            // `len` (at least 7) elements, and no JavaScript runs during this call.
+            // SAFETY: `out` came from `set_serial_buffer` in this env: a Float64Array of `len`
+            // (at least 7) elements the env holds strongly, and no JavaScript runs during this
+            // call.
             unsafe { *out.add(i) = value };
         }
         Ok(())
@@ -328,8 +321,8 @@ pub fn serial_sql(env: &Env, schema: String) -> Result<SerialSql> {
 }
 
 /// A new allocator of `tag` (in `schema`) with a format (index), this size policy and volume
-/// hiding, reported to exporters until `serialsClose`; its index.
-#[napi]
+/// hiding, reported to exporters until `serialsClose`, for the JS object to hold.
+#[napi(ts_return_type = "object")]
 #[allow(clippy::too_many_arguments)] // the options object, taken apart by segments.js
 pub fn serials_new(
     env: &Env,
@@ -340,49 +333,46 @@ pub fn serials_new(
     max_size: Unknown<'_>,
     target_ms: Unknown<'_>,
     max_gap: u32,
-) -> Result<u32> {
+) -> Result<External<SerialsEntry>> {
     guard(env, || {
         let f = format_of(env, format)?;
         let policy = crate::segment::size_policy(env, &min_size, &max_size, &target_ms)?;
         // The table holds formats by value; the allocator gets its own copy.
-        let own = SerialFormat::new(f.as_str(), f.zone()).map_err(|e| serial_error(env, &e))?;
+        let copy = SerialFormat::new(f.as_str(), f.zone()).map_err(|e| serial_error(env, &e))?;
         let allocator = Arc::new(SerialAllocator::new(
-            own,
+            copy,
             &tag,
             policy,
             VolumeHiding::random(u64::from(max_gap)),
         ));
-        let index = SERIALS
-            .push(SerialsEntry {
-                allocator: Arc::clone(&allocator),
-                retired: Mutex::new(Vec::new()),
-            })
-            .ok_or_else(|| full(env, "serials", FULL))?;
         shardid::stats::register_serials(&allocator, &schema, &tag);
-        Ok(index)
+        Ok(own(SerialsEntry {
+            allocator,
+            retired: Mutex::new(Vec::new()),
+        }))
     })
 }
 
 /// Tells the JS side a fetch is due: its size in `signal[0]`, its token in `signal[1]`.
-fn signal_fetch(fetch: shardid::serial::PeriodFetch) {
+fn signal_fetch(env: &Env, fetch: shardid::serial::PeriodFetch) {
     #[allow(clippy::cast_precision_loss)] // sizes below 2^40, tokens below 2^33
-    crate::segment::signal_values(&[(0, fetch.size as f64), (1, fetch.token() as f64)]);
+    crate::segment::signal_values(env, &[(0, fetch.size as f64), (1, fetch.token() as f64)]);
 }
 
 /// Keeps a retired period for the JS side to give back, and says so in `signal[2]`.
-fn keep(entry: &SerialsEntry, retired: Retired) {
+fn keep(env: &Env, entry: &SerialsEntry, retired: Retired) {
     entry
         .retired
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .push(retired);
-    crate::segment::signal_values(&[(2, 1.0)]);
+    crate::segment::signal_values(env, &[(2, 1.0)]);
 }
 
 /// The next serial at `unixMs`, or `null` when the period's segments are used up (a fetch
 /// that is due is signalled). Throws `SERIAL_OVERFLOW` and the format's refusals.
 #[napi]
-pub fn serials_next(env: &Env, index: u32, unix_ms: f64) -> Result<Option<String>> {
+pub fn serials_next(env: &Env, index: Unknown<'_>, unix_ms: f64) -> Result<Option<String>> {
     guard(env, || {
         let ms = shardid::js::u64_from_number(unix_ms).map_err(|_| {
             invalid_argument(
@@ -398,13 +388,13 @@ pub fn serials_next(env: &Env, index: u32, unix_ms: f64) -> Result<Option<String
 
 /// The next serial now (the process clock, read as a burst reads it); as `serialsNext`.
 #[napi]
-pub fn serials_next_now(env: &Env, index: u32) -> Result<Option<String>> {
+pub fn serials_next_now(env: &Env, index: Unknown<'_>) -> Result<Option<String>> {
     guard(env, || issue(env, index, None))
 }
 
 /// One serial at `unix_ms` (`None`: now), or `None`; a fetch that is due is signalled.
-fn issue(env: &Env, index: u32, unix_ms: Option<u64>) -> Result<Option<String>> {
-    let entry = serials_of(env, index)?;
+fn issue(env: &Env, index: Unknown<'_>, unix_ms: Option<u64>) -> Result<Option<String>> {
+    let entry = serials_of(env, &index)?;
     loop {
         let next = match unix_ms {
             Some(ms) => entry.allocator.next_at(ms, shardid::now_ms),
@@ -413,20 +403,20 @@ fn issue(env: &Env, index: u32, unix_ms: Option<u64>) -> Result<Option<String>> 
         match next {
             Ok(issued) => {
                 if let Some(fetch) = issued.fetch {
-                    signal_fetch(fetch);
+                    signal_fetch(env, fetch);
                 }
                 if issued.retire
                     && let Some(retired) = entry.allocator.retire()
                 {
-                    keep(entry, retired);
+                    keep(env, entry, retired);
                 }
                 return Ok(Some(issued.serial.to_string()));
             }
             Err(Blocked::Fetch(fetch)) => {
-                signal_fetch(fetch);
+                signal_fetch(env, fetch);
                 return Ok(None);
             }
-            Err(Blocked::Retire(retired)) => keep(entry, retired),
+            Err(Blocked::Retire(retired)) => keep(env, entry, retired),
             Err(Blocked::Wait) => return Ok(None),
             Err(Blocked::Error(e)) => return Err(serial_error(env, &e)),
         }
@@ -439,7 +429,7 @@ fn issue(env: &Env, index: u32, unix_ms: Option<u64>) -> Result<Option<String>> 
 #[allow(clippy::too_many_arguments)] // one statement's row
 pub fn serials_fill(
     env: &Env,
-    index: u32,
+    index: Unknown<'_>,
     token: f64,
     size: f64,
     first: Unknown<'_>,
@@ -447,7 +437,7 @@ pub fn serials_fill(
     stride: Unknown<'_>,
 ) -> Result<bool> {
     guard(env, || {
-        let entry = serials_of(env, index)?;
+        let entry = serials_of(env, &index)?;
         let fetch = fetch_of(env, entry, token, size)?;
         let segment = Segment {
             first: u64_arg(env, &first, "first", Arg::Id)?,
@@ -472,7 +462,7 @@ pub fn serials_fill(
 #[napi]
 pub fn serials_settle(
     env: &Env,
-    index: u32,
+    index: Unknown<'_>,
     first: String,
     end: String,
     count: String,
@@ -480,7 +470,7 @@ pub fn serials_settle(
     returned: bool,
 ) -> Result<()> {
     guard(env, || {
-        let entry = serials_of(env, index)?;
+        let entry = serials_of(env, &index)?;
         let number = |text: &str, argument: &str| {
             shardid::parse_decimal(text.as_bytes()).ok_or_else(|| {
                 invalid_argument(env, Class::Range, argument, "must be a decimal integer")
@@ -513,9 +503,9 @@ fn fetch_of(
 
 /// The fetch failed: the next one starts after a backoff.
 #[napi]
-pub fn serials_fetch_failed(env: &Env, index: u32, token: f64, size: f64) -> Result<()> {
+pub fn serials_fetch_failed(env: &Env, index: Unknown<'_>, token: f64, size: f64) -> Result<()> {
     guard(env, || {
-        let entry = serials_of(env, index)?;
+        let entry = serials_of(env, &index)?;
         let fetch = fetch_of(env, entry, token, size)?;
         entry.allocator.fetch_failed(fetch, shardid::now_ms());
         Ok(())
@@ -524,9 +514,9 @@ pub fn serials_fetch_failed(env: &Env, index: u32, token: f64, size: f64) -> Res
 
 /// The period tag of a fetch's token.
 #[napi]
-pub fn serials_fetch_period(env: &Env, index: u32, token: f64) -> Result<String> {
+pub fn serials_fetch_period(env: &Env, index: Unknown<'_>, token: f64) -> Result<String> {
     guard(env, || {
-        let entry = serials_of(env, index)?;
+        let entry = serials_of(env, &index)?;
         Ok(fetch_of(env, entry, token, 0.0)?.period.to_string())
     })
 }
@@ -555,19 +545,22 @@ fn rest(allocator: &SerialAllocator, r: &Retired) -> SerialRest {
 /// What the allocator did over every period: the core's counters in its table's order
 /// (`STATS.segments` in core.generated.js names them, as for dense IDs).
 #[napi]
-pub fn serials_stats(env: &Env, index: u32) -> Result<napi::bindgen_prelude::BigUint64Array> {
+pub fn serials_stats(
+    env: &Env,
+    index: Unknown<'_>,
+) -> Result<napi::bindgen_prelude::BigUint64Array> {
     guard(env, || {
         Ok(napi::bindgen_prelude::BigUint64Array::new(
-            serials_of(env, index)?.allocator.stats().values().to_vec(),
+            serials_of(env, &index)?.allocator.stats().values().to_vec(),
         ))
     })
 }
 
 /// The retired periods waiting to be given back (and the queue emptied).
 #[napi]
-pub fn serials_rests(env: &Env, index: u32) -> Result<Vec<SerialRest>> {
+pub fn serials_rests(env: &Env, index: Unknown<'_>) -> Result<Vec<SerialRest>> {
     guard(env, || {
-        let entry = serials_of(env, index)?;
+        let entry = serials_of(env, &index)?;
         let taken = std::mem::take(
             &mut *entry
                 .retired
@@ -579,11 +572,11 @@ pub fn serials_rests(env: &Env, index: u32) -> Result<Vec<SerialRest>> {
 }
 
 /// Every period's rest on close (and the allocator emptied); exporters no longer report it
-/// (the table never frees it).
+/// (it is freed when its JS object is collected).
 #[napi]
-pub fn serials_close(env: &Env, index: u32) -> Result<Vec<SerialRest>> {
+pub fn serials_close(env: &Env, index: Unknown<'_>) -> Result<Vec<SerialRest>> {
     guard(env, || {
-        let entry = serials_of(env, index)?;
+        let entry = serials_of(env, &index)?;
         shardid::stats::unregister_serials(&entry.allocator);
         let mut out: Vec<SerialRest> = serials_rests(env, index)?;
         out.extend(
@@ -600,6 +593,6 @@ pub fn serials_close(env: &Env, index: u32) -> Result<Vec<SerialRest>> {
 
 /// Whether a fetch is due or under way.
 #[napi]
-pub fn serials_fetching(env: &Env, index: u32) -> Result<bool> {
-    guard(env, || Ok(serials_of(env, index)?.allocator.fetching()))
+pub fn serials_fetching(env: &Env, index: Unknown<'_>) -> Result<bool> {
+    guard(env, || Ok(serials_of(env, &index)?.allocator.fetching()))
 }
