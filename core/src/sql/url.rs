@@ -190,14 +190,34 @@ pub fn url_shown(url: &str) -> String {
 /// information, a `?password=` parameter or libpq's `password` key. Every binding passes a
 /// driver's words about a connection through it before they reach a message.
 pub fn redacted(text: &str, url: &str) -> String {
-    let mut secrets = Target::of(url).secrets;
-    secrets.retain(|s| !s.is_empty());
+    // (what to find, what to put there)
+    let mut needles: Vec<(String, &str)> = Vec::new();
+    for secret in Target::of(url).secrets {
+        // A password holding `@` is split at its first `@` by libpq (`user:p@ss1x@host`: the
+        // password `p`, the host `ss1x@host`), which then names that host: each piece after
+        // an `@` is taken out where an `@` follows it, and any piece of 3 characters or more
+        // everywhere (shorter pieces are left: replacing every `s` would leave no message).
+        for (at, _) in secret.match_indices('@') {
+            let (before, after) = (&secret[..at], &secret[at + 1..]);
+            if !after.is_empty() {
+                needles.push((alloc::format!("{after}@"), "***@"));
+            }
+            for piece in [before, after] {
+                if piece.chars().count() >= 3 {
+                    needles.push((piece.into(), "***"));
+                }
+            }
+        }
+        if !secret.is_empty() {
+            needles.push((secret, "***"));
+        }
+    }
     // Longest first, so a secret holding another is replaced whole.
-    secrets.sort_by_key(|s| core::cmp::Reverse(s.len()));
+    needles.sort_by_key(|(s, _)| core::cmp::Reverse(s.len()));
     let mut out = String::from(text);
-    for secret in &secrets {
-        if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), "***");
+    for (needle, with) in &needles {
+        if out.contains(needle.as_str()) {
+            out = out.replace(needle.as_str(), with);
         }
     }
     out
@@ -523,6 +543,18 @@ mod tests {
         assert_eq!(
             redacted(said, url),
             "invalid percent-encoded token: \"***\""
+        );
+        // libpq splits user:p@ss1x@host at the first `@` and names the host it could not find.
+        let url = "postgresql://alice:p@ss1x@db/app";
+        let said = "failed to resolve host 'ss1x@db': Name or service not known";
+        assert_eq!(
+            redacted(said, url),
+            "failed to resolve host '***@db': Name or service not known"
+        );
+        let said = "could not translate host name \"ss@db\" to address";
+        assert_eq!(
+            redacted(said, "postgresql://alice:p@ss@db/app"),
+            "could not translate host name \"***@db\" to address"
         );
         assert_eq!(
             url_shown("sqlite:///data/app.db?x=1"),
