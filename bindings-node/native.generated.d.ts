@@ -663,6 +663,13 @@ export declare function publicNew(key: Uint8Array, keyVersion: number | bigint, 
 /** The public IDs at `index` that also decode texts of `key` as version `keyVersion`. */
 export declare function publicWithOldKey(index: number, keyVersion: number | bigint, key: Uint8Array): number
 
+/**
+ * `text` (a driver's words about a connection to `url`) without the password `url` holds, by
+ * the core's rule (`sql::redacted`): every driver error about a connection passes through it
+ * before a message shows it.
+ */
+export declare function redacted(text: string, url: string): string
+
 /** Forgets a session lease's server session (the lease is closed). */
 export declare function releaseBackend(index: unknown): void
 
@@ -1043,6 +1050,12 @@ export declare function statsTable(): Array<StatsFamily>
  * once per process. (Each instance of the WebAssembly module has its own memory.)
  */
 export declare function threadsShareState(): boolean
+
+/**
+ * A connection string as messages show it, by the core's one rule (`sql::url_shown`):
+ * `host:port/database` only, never a user or a password.
+ */
+export declare function urlShown(url: string): string
 
 /** `id` if it is an ID of the layout. */
 export declare function validateId(layoutIndex: number, id: unknown): bigint

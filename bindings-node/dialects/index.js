@@ -50,6 +50,26 @@ function dialectOf(target, argument) {
   return dialect
 }
 
+/**
+ * `err` (a driver's error opening a connection to `url`) and what it holds (its stack, its
+ * string fields, its causes, an AggregateError's errors) without the password of `url`, in
+ * place, by the core's rule (native.redacted): a driver may quote the connection string or
+ * its password, and its error is the cause every message, log and `util.inspect` of ours
+ * shows. Every dialect's opener calls it; returns `err`.
+ */
+function redact(err, url, depth = 0) {
+  if (typeof url !== 'string' || err === null || typeof err !== 'object' || depth > 8) return err
+  for (const name of Object.getOwnPropertyNames(err)) {
+    const value = err[name]
+    try {
+      if (typeof value === 'string') err[name] = native.redacted(value, url)
+    } catch {} // a read-only field
+  }
+  if (Array.isArray(err.errors)) for (const e of err.errors) redact(e, url, depth + 1)
+  if (err.cause !== err) redact(err.cause, url, depth + 1)
+  return err
+}
+
 /** The one dialect of every target of a list (of ticket servers): INVALID_ARGUMENT when they
  *  name different databases, or more than one SQLite file (one file has no ticket servers:
  *  two would hand out the same numbers). */
@@ -187,4 +207,4 @@ class Link {
   }
 }
 
-module.exports = { byName, dialectOf, dialectOfAll, dialectOfConnection, creationError, Link }
+module.exports = { byName, dialectOf, dialectOfAll, dialectOfConnection, creationError, Link, redact }

@@ -56,6 +56,7 @@ async function connect(url) {
     })
     greeted = true
   } catch (err) {
+    require('./index.js').redact(err, url) // mysql2 may quote what it was given
     // Connected, then no greeting in time, or one of another protocol (a PostgreSQL port
     // waits for its client to speak first).
     const code = String(err.code ?? '')

@@ -32,6 +32,7 @@ function opener(target, module, { timeoutMs } = {}) {
       await client.connect()
     } catch (err) {
       client.end().catch(() => {})
+      require('./index.js').redact(err, target) // the driver may quote the connection string
       throw unreachable(err) ? unreachableError(err) : err
     }
     return client

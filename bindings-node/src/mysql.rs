@@ -443,3 +443,18 @@ pub fn database_of_url(env: &Env, url: String, argument: String) -> Result<&'sta
             .map_err(|why| invalid_argument(env, Class::Range, &argument, &why.to_string()))
     })
 }
+
+/// A connection string as messages show it, by the core's one rule (`sql::url_shown`):
+/// `host:port/database` only, never a user or a password.
+#[napi]
+pub fn url_shown(url: String) -> String {
+    shardid::sql::url_shown(&url)
+}
+
+/// `text` (a driver's words about a connection to `url`) without the password `url` holds, by
+/// the core's rule (`sql::redacted`): every driver error about a connection passes through it
+/// before a message shows it.
+#[napi]
+pub fn redacted(text: String, url: String) -> String {
+    shardid::sql::redacted(&text, &url)
+}

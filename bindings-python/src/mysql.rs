@@ -351,3 +351,18 @@ pub(crate) fn _database_of_url(
         .map(shardid::sql::Dialect::name)
         .map_err(|why| invalid_argument(py, argument, &why.to_string()))
 }
+
+/// A connection string as messages show it, by the core's one rule (`sql::url_shown`):
+/// `host:port/database` only, never a user or a password.
+#[pyfunction]
+pub(crate) fn _url_shown(url: &str) -> String {
+    shardid::sql::url_shown(url)
+}
+
+/// `text` (a driver's words about a connection to `url`) without the password `url` holds,
+/// by the core's rule (`sql::redacted`): every driver error about a connection passes through
+/// it before a message shows it.
+#[pyfunction]
+pub(crate) fn _redacted(text: &str, url: &str) -> String {
+    shardid::sql::redacted(text, url)
+}

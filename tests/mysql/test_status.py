@@ -134,7 +134,7 @@ def test_down_refused_and_bad_urls_are_exit_2(server: Any) -> None:
     for program in ("python", "node"):
         done = cli(program, f"mysql://root@127.0.0.1:{closed}/x")
         assert done.returncode == 2 and done.stdout == "", done
-        assert done.stderr.startswith("shardid: status: mysql://root@127.0.0.1") and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"shardid: status: 127.0.0.1:{closed}/x: ") and done.stderr.count("\n") == 1, done.stderr
         assert "refused" in done.stderr.lower() or "can't connect" in done.stderr.lower(), done.stderr
         done = cli(program, server.url_for("status_db", user="nobody", password="wrong"))
         assert done.returncode == 2 and "denied" in done.stderr.lower(), done.stderr

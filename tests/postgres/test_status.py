@@ -148,7 +148,7 @@ def test_a_server_that_is_down_or_refuses_is_exit_2_with_one_line(cluster: Any) 
     for cli in (python_cli, node_cli):
         done = cli(f"postgresql://postgres@127.0.0.1:{closed}/postgres")
         assert done.returncode == 2 and done.stdout == "", done
-        assert done.stderr.count("\n") == 1 and done.stderr.startswith("shardid: status: postgresql://"), done.stderr
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"shardid: status: 127.0.0.1:{closed}/postgres: "), done.stderr
         assert "refused" in done.stderr.lower(), done.stderr
         done = cli(f"postgresql://postgres:secret@127.0.0.1:{cluster.port}/no_such_db")
         assert done.returncode == 2 and "no_such_db" in done.stderr and "does not exist" in done.stderr, done.stderr

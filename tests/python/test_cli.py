@@ -83,11 +83,21 @@ def test_usage_errors_exit_2_and_say_why() -> None:
 def test_public_ids_as_the_library_makes_them(tmp_path: Path, module: bool) -> None:
     key = tmp_path / "key"
     key.write_bytes(b"0123456789abcdef")
+    key.chmod(0o600)
     ids = shardid.PublicIds(b"0123456789abcdef", "note", "base62")
     made = [5, 4036916263258161152]
     done = run("public", "encode", "--key-file", str(key), "--prefix", "note", "--encoding", "base62", *map(str, made), module=module)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.split() == [ids.encode(i) for i in made]
+    # A key file others may read is used, with a warning (as ssh warns of a private key).
+    key.chmod(0o644)
+    warned = run("public", "encode", "--key-file", str(key), "--prefix", "note", "--encoding", "base62", *map(str, made), module=module)
+    assert (warned.returncode, warned.stdout) == (0, done.stdout)
+    assert warned.stderr.startswith(f"shardid: warning: --key-file \"{key}\" may be read or written by others (mode 0644)")
+    key.chmod(0o600)
+    # No end of bytes (/dev/zero): refused at once, naming the forms of a key file.
+    zero = run("public", "encode", "--key-file", "/dev/zero", "5", module=module)
+    assert zero.returncode == 2 and "holds more than 4096 bytes, not a key file" in zero.stderr
     # Values from stdin; a refused one is reported and the others still printed.
     done = run("public", "decode", "--key-file", str(key), "--prefix", "note", "--encoding", "base62", stdin=f"{done.stdout}user_0\n", module=module)
     assert done.returncode == 1
@@ -116,7 +126,7 @@ def test_status_of_a_server_that_is_down_is_exit_2_naming_it() -> None:
         port = s.getsockname()[1]
     done = run("status", f"postgresql://app:secret@127.0.0.1:{port}/app")
     assert (done.returncode, done.stdout) == (2, ""), done
-    assert done.stderr.startswith(f"shardid: status: postgresql://app:***@127.0.0.1:{port}/app: ")
+    assert done.stderr.startswith(f"shardid: status: 127.0.0.1:{port}/app: ")
     assert "refused" in done.stderr.lower() and "secret" not in done.stderr and done.stderr.count("\n") == 1
 
 

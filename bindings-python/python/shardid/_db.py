@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from shardid._errors import ClosedError, DatabaseUnreachableError, ShardIdError
-from shardid._shardid import _error
+from shardid._shardid import _error, _redacted
 
 
 def sqlstate(e: BaseException) -> str | None:
@@ -61,11 +61,36 @@ def describe(e: BaseException) -> str:
     return text
 
 
-def unreachable_error(e: BaseException) -> DatabaseUnreachableError:
-    """``DATABASE_UNREACHABLE`` for the driver's error ``e`` (raise it ``from e``)."""
+def unreachable_error(e: BaseException, conninfo: str | None = None) -> DatabaseUnreachableError:
+    """``DATABASE_UNREACHABLE`` for the driver's error ``e`` (raise it ``from e``); ``e`` and
+    the message without the password of ``conninfo``, the connection string it failed on
+    (:func:`redact`)."""
+    if conninfo is not None:
+        redact(e, conninfo)
     if isinstance(e, DatabaseUnreachableError):
         return e
     return _error("DATABASE_UNREACHABLE", reason=describe(e))  # type: ignore[return-value]
+
+
+def redact(e: BaseException, conninfo: str) -> BaseException:
+    """``e`` and its causes with the password of ``conninfo`` taken out of their words, in place
+    (the core's rule, ``_redacted``): a driver may quote the connection string or its password
+    (libpq's "invalid percent-encoded token"), and its error is the cause every traceback and
+    log of ours prints. Every client calls it on the errors of opening a connection."""
+    seen: BaseException | None = e
+    for _ in range(8):  # a chain of causes, never a loop
+        if seen is None:
+            break
+        try:
+            seen.args = tuple(_redacted(a, conninfo) if isinstance(a, str) else a for a in seen.args)
+            for name in ("pgerror", "msg", "strerror"):  # psycopg2's, PyMySQL's, OSError's copies
+                value = getattr(seen, name, None)
+                if isinstance(value, str):
+                    setattr(seen, name, _redacted(value, conninfo))
+        except (AttributeError, TypeError):  # an error class that keeps its words read-only
+            pass
+        seen = seen.__cause__ or seen.__context__
+    return e
 
 
 def closed_error(what: str) -> ClosedError:
@@ -89,13 +114,13 @@ def connect_postgres(conninfo: str, **params: Any) -> Any:
         try:
             conn = psycopg2.connect(conninfo, **params)
         except psycopg2.Error as e:
-            raise unreachable_error(e) from e
+            raise unreachable_error(e, conninfo) from e
         conn.autocommit = True
         return conn
     try:
         return psycopg.connect(conninfo, autocommit=True, prepare_threshold=None, **params)
     except psycopg.Error as e:
-        raise unreachable_error(e) from e
+        raise unreachable_error(e, conninfo) from e
 
 
 async def aconnect_postgres(conninfo: str, **params: Any) -> Any:
@@ -108,7 +133,7 @@ async def aconnect_postgres(conninfo: str, **params: Any) -> Any:
     try:
         return await psycopg.AsyncConnection.connect(conninfo, autocommit=True, prepare_threshold=None, **params)
     except psycopg.Error as e:
-        raise unreachable_error(e) from e
+        raise unreachable_error(e, conninfo) from e
 
 
 def is_open(conn: Any) -> bool:

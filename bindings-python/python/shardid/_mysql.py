@@ -117,7 +117,7 @@ def connect(url: str) -> Any:
         # statement may wait on a lock as long as the server lets it.
         conn = pymysql.connect(**options, database=database, read_timeout=GREETING_TIMEOUT_S)
     except (pymysql.err.MySQLError, *_UNREADABLE) as e:
-        raise _not_opened(e, options) from e
+        raise _not_opened(_db.redact(e, url), options) from e
     conn._read_timeout = None  # see read_timeout above
     conn.shardid_dialect = detect(conn)
     return conn
@@ -141,7 +141,7 @@ async def aconnect(url: str) -> Any:
         opening.add_done_callback(_close_unwanted)
         raise
     except (asyncio.TimeoutError, pymysql.err.MySQLError, *_UNREADABLE) as e:
-        raise _not_opened(e, options) from e
+        raise _not_opened(_db.redact(e, url), options) from e
     try:
         conn.shardid_dialect = await detect_async(conn)
     except BaseException:
