@@ -1,17 +1,13 @@
-//! `fork()`: the at-fork hook `shardid/__init__.py` registers, and the refusal of a plain
-//! generator used in a forked child (it holds its parent's shard).
+//! `fork()`: the refusal of a handle used in a forked child (it holds its parent's shard).
+//!
+//! The child is told by the `pthread_atfork` handler the module registers when imported
+//! (`shardid_fork::register`), which every `fork()` runs: Python's `os.register_at_fork` hooks
+//! are skipped by a fork in C (uWSGI's prefork, `ctypes`' `libc.fork()`).
 
 use pyo3::prelude::*;
 use shardid::ErrorKind;
 
 use crate::errors::raise_kind;
-
-/// Tells the core's clock that this process is a forked child; `shardid/__init__.py`
-/// registers it with `os.register_at_fork`.
-#[pyfunction]
-pub(crate) fn _after_fork() {
-    shardid::after_fork();
-}
 
 /// Raises `ForkedGeneratorError` when a handle made in generation `made_in` is used in a
 /// forked child.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyRange};
+use pyo3::types::{PyList, PyRange, PyTuple};
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -16,6 +16,7 @@ use shardid::lease::{
 
 use crate::args::{Arg, id_list, options_arg, timestamp_arg, u64_arg};
 use crate::errors::{core_error, invalid_argument, raise_kind};
+use crate::fork::check_not_forked;
 use crate::layout::PyLayout;
 
 fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
@@ -369,15 +370,42 @@ pub(crate) fn _claim_backend(py: Python<'_>, identity: &str) -> PyResult<PyBacke
 
 /// A generator above a recorded ceiling that calls `store(units)` before handing out any ID
 /// above the last one stored: the core of `shardid.postgres`'s leases. Not for direct use.
+///
+/// Used in a forked child (its shard is the parent's) it hands out nothing: it calls
+/// `on_fork(method, *args)` and returns its answer (the blocking lease's own method, which takes
+/// a shard of its own there), or raises `ForkedGeneratorError` without one.
 #[pyclass(module = "shardid._shardid", name = "_CeilingGenerator", frozen)]
 pub(crate) struct PyCeilingGenerator {
     inner: CeilingGenerator,
+    /// The fork generation the generator was made in.
+    made_in: u64,
+    on_fork: Option<Py<PyAny>>,
+}
+
+impl PyCeilingGenerator {
+    /// `Some(answer)` when this is a forked child of the process that made the generator:
+    /// `on_fork`'s answer for `method(args)`, or `ForkedGeneratorError`.
+    fn in_child<'py>(
+        &self,
+        py: Python<'py>,
+        method: &str,
+        args: impl FnOnce() -> Vec<Bound<'py, PyAny>>,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        check_not_forked(py, self.made_in).err().map(|refused| {
+            let Some(on_fork) = &self.on_fork else {
+                return Err(refused);
+            };
+            let mut all = vec![method.into_pyobject(py)?.into_any()];
+            all.extend(args());
+            on_fork.bind(py).call1(PyTuple::new(py, all)?)
+        })
+    }
 }
 
 #[pymethods]
 impl PyCeilingGenerator {
     #[new]
-    #[pyo3(signature = (layout, shard, recorded, store, *, hold = None, tally = None, backwards_tolerance_ms = None, max_borrow_units = None))]
+    #[pyo3(signature = (layout, shard, recorded, store, *, hold = None, tally = None, on_fork = None, backwards_tolerance_ms = None, max_borrow_units = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         layout: &Bound<'_, PyLayout>,
@@ -386,6 +414,7 @@ impl PyCeilingGenerator {
         store: Py<PyAny>,
         hold: Option<&Bound<'_, PyHold>>,
         tally: Option<&Bound<'_, PyLeaseTally>>,
+        on_fork: Option<Py<PyAny>>,
         backwards_tolerance_ms: Option<&Bound<'_, PyAny>>,
         max_borrow_units: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
@@ -405,7 +434,11 @@ impl PyCeilingGenerator {
         if let Some(hold) = hold {
             inner = inner.with_hold(Arc::clone(&hold.get().inner));
         }
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            made_in: shardid::fork_generation(),
+            on_fork,
+        })
     }
 
     #[getter]
@@ -417,6 +450,9 @@ impl PyCeilingGenerator {
     // a plain generator's is; it is released only to record a new ceiling, whose store takes
     // it back: another thread waiting for the recording must not hold it meanwhile.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        if let Some(answer) = self.in_child(py, "next_id", Vec::new) {
+            return answer?.extract();
+        }
         let id = self.inner.draw().map_err(|e| core_error(py, e))?;
         if self.inner.covers(id) {
             return Ok(id);
@@ -426,6 +462,9 @@ impl PyCeilingGenerator {
     }
 
     fn next_id_at(&self, py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<u64> {
+        if let Some(answer) = self.in_child(py, "next_id_at", || vec![now.clone()]) {
+            return answer?.extract();
+        }
         let now = timestamp_arg(now, "now", self.inner.layout())?;
         let id = self.inner.draw_at(now).map_err(|e| core_error(py, e))?;
         if self.inner.covers(id) {
@@ -452,6 +491,9 @@ impl PyCeilingGenerator {
         py: Python<'py>,
         n: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
+        if let Some(answer) = self.in_child(py, "next_ids", || vec![n.clone()]) {
+            return Ok(answer?.cast_into::<PyList>()?);
+        }
         id_list(n, |ids| {
             ceiling_result(py, py.detach(|| self.inner.next_ids(ids)))
         })

@@ -34,6 +34,9 @@ fn now_ms() -> u64 {
 /// free-threaded Python.
 #[pymodule(gil_used = false)]
 fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Before any handle is made: a child made by any fork() (in C too) moves the core's fork
+    // generation on, so every handle made here refuses there or takes a shard of its own.
+    shardid_fork::register();
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<layout::PyParts>()?;
     m.add_class::<generator::PyGenerator>()?;
@@ -49,7 +52,6 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lease::PyLeaseTally>()?;
     m.add_class::<lease::PyBackendClaim>()?;
     m.add_function(wrap_pyfunction!(lease::_claim_backend, m)?)?;
-    m.add_function(wrap_pyfunction!(fork::_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(now_ms, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres, m)?)?;
     m.add_function(wrap_pyfunction!(sql::postgres_uninstall, m)?)?;

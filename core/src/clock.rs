@@ -216,9 +216,10 @@ pub(crate) fn check_ticker(precise_ms: u64) {
 }
 
 /// Tells the clock that this process is a child made by `fork()`: the ticker thread did not
-/// survive the fork, so the next burst starts a new one. Bindings call this from their
-/// at-fork hooks (Python's `os.register_at_fork`, `pthread_atfork` in C). Without it the
-/// clock notices at its next check against the precise clock.
+/// survive the fork, so the next burst starts a new one. The C library and the Python module
+/// call this from the `pthread_atfork` child handler of the `shardid-fork` crate, which every
+/// `fork()` runs, Python's hooks or not (this crate forbids the `unsafe` that takes). Without
+/// it the clock notices at its next check against the precise clock.
 ///
 /// It also tells leased generators ([`crate::lease::LeasedGenerator`]) that this is a new
 /// process, which then takes a shard of its own instead of issuing its parent's IDs.

@@ -9,8 +9,6 @@ Discord's and Sonyflake's layouts, or your own.
 
 from __future__ import annotations
 
-import os
-
 # The exception classes are generated from the core's table of error kinds (the same codes and
 # numbers as the C statuses and the JS err.code); tests/python/test_errors.py fails when one is
 # missing here.
@@ -66,7 +64,6 @@ from shardid._shardid import (
     PublicIds,
     SerialFormat,
     __version__,
-    _after_fork,
     check_public_id,
     lease,
     now_ms,
@@ -127,8 +124,7 @@ __all__ = [
     "__version__",
 ]
 
-# The clock's helper thread does not survive fork(): tell the core in every child, so its
-# first burst starts a new one. This also makes a Generator made before the fork refuse to
-# work in the child (it holds the parent's shard), and a LeasedGenerator take a new shard.
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+# fork(): the native module registered a pthread_atfork handler when imported, which every
+# fork() runs (os.fork, multiprocessing, and a fork in C that skips os.register_at_fork's hooks:
+# uWSGI's prefork, ctypes). In the child the clock starts a new helper thread, a Generator made
+# before the fork refuses (it holds the parent's shard), and a lease takes a new shard.

@@ -40,6 +40,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def _in_child(ref: weakref.ref[DatabaseLease]) -> Callable[..., Any]:
+    """What a lease's generator calls instead of handing out an ID when it is used in a forked
+    child (its shard is the parent's): the lease's own method, which takes a shard of its own
+    there. The generator is called directly (:meth:`DatabaseLease._install`), and a fork in C
+    (uWSGI's prefork, ctypes) skips ``_after_fork_in_child``, which would have sent the call
+    there first. Holds the lease weakly: the generator is the lease's."""
+
+    def call(name: str, *args: Any) -> Any:
+        held = ref()
+        if held is None:
+            raise _db.closed_error("the lease")
+        held._uninstall()
+        return getattr(held, name)(*args)
+
+    return call
+
+
 def _close_at_exit(ref: weakref.ref[DatabaseLease]) -> None:
     """Frees a lease's shard when the interpreter exits normally (a worker told to stop), so
     the next process need not wait for it to expire."""
@@ -85,6 +102,12 @@ class _Lease:
         (1 or 0). :mod:`shardid.prometheus` and :mod:`shardid.opentelemetry` report them too."""
         return self._tally.stats()  # type: ignore[no-any-return]
 
+    def _on_fork(self) -> Callable[..., Any] | None:
+        """What the generators of this lease call when used in a forked child: ``None``, so they
+        raise ``ForkedGeneratorError`` (an asyncio lease: the child takes a lease of its own);
+        the blocking lease takes a new shard there."""
+        return None
+
 
 class _Held:
     """What a blocking and an asyncio tenure share: the lease's shard, its hold (an expiring
@@ -101,7 +124,14 @@ class _Held:
         self.shard = shard
         self.hold = _Hold(owner.ttl_ms, sent) if protocol.kind == "expiring" else None
         self.generator = _CeilingGenerator(
-            owner.layout, shard, recorded, self._store, hold=self.hold, tally=owner._tally, **owner._options
+            owner.layout,
+            shard,
+            recorded,
+            self._store,
+            hold=self.hold,
+            tally=owner._tally,
+            on_fork=owner._on_fork(),
+            **owner._options,
         )
 
     def _store(self, units: int, at_least: int) -> Any:
@@ -243,6 +273,9 @@ class DatabaseLease(_Lease):
         self._install()
         _leases.add(self)
         atexit.register(_close_at_exit, weakref.ref(self))
+
+    def _on_fork(self) -> Callable[..., Any] | None:
+        return _in_child(weakref.ref(self))
 
     def _install(self) -> None:
         """Makes ``next_id``, ``next_ids`` and ``next_id_at`` the current generator's own

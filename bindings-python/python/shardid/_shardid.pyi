@@ -60,7 +60,6 @@ __all__ = [
     "_serial_step",
     "_serial_statements",
     "create_serial_sql",
-    "_after_fork",
     "_public_id_pattern",
     "check_public_id",
     "lease",
@@ -128,7 +127,6 @@ def public_ids_sql(schema: str, layout: Layout | None = None) -> str:
     """
 def public_ids_sql_uninstall(schema: str) -> str:
     """The DDL that removes what `public_ids_sql()` installed in `schema`."""
-def _after_fork() -> None: ...
 def _stats_table() -> dict[str, dict[str, Any]]: ...
 def _collect() -> list[tuple[str, list[str], list[int]]]: ...
 def lease(
@@ -594,6 +592,7 @@ class _CeilingGenerator:
         *,
         hold: _Hold | None = None,
         tally: _LeaseTally | None = None,
+        on_fork: Callable[..., Any] | None = None,
         backwards_tolerance_ms: int | None = None,
         max_borrow_units: int | None = None,
     ) -> _CeilingGenerator: ...

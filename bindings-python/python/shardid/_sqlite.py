@@ -97,7 +97,15 @@ class Connection(sqlite3.Connection):
         self.shardid_ready: set[str] = set()
         self.shardid_closed = False
         self.shardid_file = "the database file"
+        self.shardid_pid = os.getpid()
         _open.add(self)
+
+    def __del__(self) -> None:
+        # The parent's connection dropped in a forked child whose fork skipped Python's hooks
+        # (``_after_fork_in_child``: a fork in C, as uWSGI's prefork and ctypes make): kept for
+        # ever, never closed here, as the hook would have kept it.
+        if getattr(self, "shardid_pid", None) not in (None, os.getpid()):
+            _inherited.append(self)
 
 
 # Every connection of this process, and in a forked child those of its parent, kept for ever:
@@ -253,12 +261,13 @@ async def aconnect(url: str, ddl: str = "", busy_timeout_ms: int | None = None) 
 
 
 def is_open(conn: Connection) -> bool:
-    return not conn.shardid_closed
+    # Another process's (a fork in C skips ``_after_fork_in_child``): never used in this one.
+    return not conn.shardid_closed and conn.shardid_pid == os.getpid()
 
 
 def close(conn: Connection) -> None:
     """Closes ``conn`` once no step runs on it (one inherited across fork() is left alone)."""
-    if any(conn is inherited for inherited in _inherited):
+    if conn.shardid_pid != os.getpid() or any(conn is inherited for inherited in _inherited):
         return
     with conn.shardid_lock:
         conn.shardid_closed = True
