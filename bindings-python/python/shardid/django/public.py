@@ -21,12 +21,15 @@ ID (``note_0923h26jsg2d8g``) tells nothing without the key::
 
 The keys come from ``settings.SHARDID_PUBLIC_ID_KEYS``, else from the environment variable of
 that name; a name with ``KEY`` in it, so Django's error reports hide its value. No message of
-this module shows a key. A text that is not one of the model's public IDs is
+this module shows a key, and no frame of it holds one when an exception leaves it: Django's
+DEBUG page and Sentry show every frame's local variables, and Django's filter of error reports
+(``sensitive_variables``, which this module also uses) is off under ``DEBUG``. A text that is not one of the model's public IDs is
 ``Note.DoesNotExist`` (so a view answers 404), never another row.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from typing import Any
@@ -34,6 +37,7 @@ from typing import Any
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
+from django.views.decorators.debug import sensitive_variables
 
 from shardid import Layout, PublicIds, ShardIdError
 from shardid._shardid import _public_id_pattern
@@ -56,21 +60,26 @@ _HOW = (
 )
 
 _lock = threading.Lock()
-_cache: dict[tuple[str, str, str, Layout], PublicIds] = {}
+# By a digest of the keys, not the keys: nothing of this module keeps them.
+_cache: dict[tuple[bytes, str, str, Layout], PublicIds] = {}
 
 
+@sensitive_variables()
 def _keys() -> str:
-    """The keys as text: the setting, else the environment variable. Never shown anywhere."""
+    """The keys as text: the setting, else the environment variable. Never shown anywhere: a
+    value refused is let go before the error is raised (see the module's docs)."""
     from django.conf import settings
 
     value = getattr(settings, SETTING, None)
     if value is None:
         value = os.environ.get(SETTING)
-    if value is None:
+    if isinstance(value, str):
+        return value
+    wrong = None if value is None else type(value).__name__
+    del value
+    if wrong is None:
         raise ImproperlyConfigured(f"public IDs need a key: set settings.{SETTING} (or the environment variable {SETTING}) to {_HOW}")
-    if not isinstance(value, str):
-        raise ImproperlyConfigured(f"settings.{SETTING} must be a str: {_HOW}, not {type(value).__name__}")
-    return value
+    raise ImproperlyConfigured(f"settings.{SETTING} must be a str: {_HOW}, not {wrong}")
 
 
 def _layout(layout: Layout | None) -> Layout:
@@ -85,18 +94,32 @@ def public_ids(prefix: str, encoding: str = "base32", layout: Layout | None = No
     """The :class:`shardid.PublicIds` of ``prefix`` under the configured keys, for IDs of
     ``layout`` (default: the layout of ``settings.SHARDID``). Made once per keys, prefix,
     encoding and layout (a changed setting makes a new one)."""
+    return _made(prefix, encoding, _layout(layout))
+
+
+@sensitive_variables()
+def _made(prefix: str, encoding: str, layout: Layout) -> PublicIds:
+    """:func:`public_ids` once the layout is known. The keys are a local of this frame only
+    while it runs: whatever leaves it (the core's refusal, a wrong type, an interrupt), they
+    are deleted first, so no traceback shows them."""
     keys = _keys()
-    layout = _layout(layout)
-    cache_key = (keys, prefix, encoding, layout)
-    ids = _cache.get(cache_key)
-    if ids is None:
-        try:
-            ids = PublicIds.from_keys(keys, prefix, encoding, layout=layout)  # type: ignore[arg-type]
-        except ShardIdError as e:
-            # The core's reason names the rule, never the value.
-            raise ImproperlyConfigured(f"public IDs {prefix!r}: {e}") from None
-        with _lock:
-            _cache[cache_key] = ids
+    refused: str | None = None
+    try:
+        cache_key = (hashlib.sha256(keys.encode()).digest(), prefix, encoding, layout)
+        ids = _cache.get(cache_key)
+        if ids is None:
+            try:
+                ids = PublicIds.from_keys(keys, prefix, encoding, layout=layout)  # type: ignore[arg-type]
+            except ShardIdError as e:
+                refused = str(e)  # the core's reason names the rule, never the value
+            else:
+                with _lock:
+                    _cache[cache_key] = ids
+    finally:
+        del keys
+    if refused is not None:
+        raise ImproperlyConfigured(f"public IDs {prefix!r}: {refused}")
+    assert ids is not None
     return ids
 
 
