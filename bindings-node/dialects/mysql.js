@@ -18,6 +18,91 @@ const exactBigints = Object.freeze({ supportBigNumbers: true, bigNumberStrings: 
 // for down, or for something else than MySQL.
 const CONNECT_TIMEOUT_MS = 2000
 
+// -- values in statements ----------------------------------------------------------------------
+//
+// The statements are sent as text with their values written in as literals (mysql2's `query`,
+// the text protocol), never with mysql2's own escaping: it writes a quote as \' and a
+// backslash as \\, which mean that only while the session's SQL mode lacks
+// NO_BACKSLASH_ESCAPES. Under that mode \' ends the literal and the rest of the value is SQL
+// (issue 60: a lookup of "') OR SLEEP(2) -- " slept). Here a string is written as hexadecimal
+// digits with its character set, _utf8mb4 X'...', which every SQL mode reads the same
+// (ANSI_QUOTES too), whatever the connection's character set, and which holds no quote or
+// backslash to escape; a number, a bigint and NULL as themselves.
+//
+// Not server-side prepared statements (mysql2's `execute`): it sends a JavaScript number as a
+// DOUBLE, so `LAST_INSERT_ID(next + ?)` would be computed in floating point past 2^53, where
+// IDs must be exact; it prepares each distinct text once per connection and keeps it (the
+// dictionary's statements differ by their count of values, up to 64 kept by shape and more
+// made once), against the server's max_prepared_stmt_count shared by every connection; and
+// the text protocol is what the statements were written and tested for. A statement without
+// values (the DDL, a script's statements) is sent as it is.
+
+/** `value` as a literal that means the same under every SQL mode. */
+function literal(value) {
+  if (value === null || value === undefined) return 'NULL'
+  switch (typeof value) {
+    case 'string':
+      return `_utf8mb4 X'${Buffer.from(value, 'utf8').toString('hex')}'`
+    case 'bigint':
+      return value.toString()
+    case 'number':
+      if (Number.isFinite(value)) return String(value)
+      break
+    case 'boolean':
+      return value ? 'TRUE' : 'FALSE'
+    default:
+      if (Buffer.isBuffer(value)) return `X'${value.toString('hex')}'`
+  }
+  throw makeError('INVALID_ARGUMENT', { argument: 'value', reason: `is not a value a statement takes (${typeof value})` }, TypeError)
+}
+
+/** Where the `?` placeholders of `sql` are: outside quoted strings and names and comments (the
+ *  core's statements hold no backslash, so a quote ends a string unless doubled). */
+function placeholders(sql) {
+  const at = []
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]
+    if (c === "'" || c === '"' || c === '`') {
+      for (i++; i < sql.length; i++) {
+        if (sql[i] !== c) continue
+        if (sql[i + 1] === c) i++
+        else break
+      }
+    } else if ((c === '-' && sql[i + 1] === '-') || c === '#') {
+      const end = sql.indexOf('\n', i)
+      i = end < 0 ? sql.length : end
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2)
+      i = end < 0 ? sql.length : end + 1
+    } else if (c === '?') {
+      at.push(i)
+    }
+  }
+  return at
+}
+
+/** `sql` with its placeholders replaced by the literals of `values`, in order (`sql` as it is
+ *  without values). */
+function bind(sql, values) {
+  if (values === undefined || values === null) return sql
+  const at = placeholders(sql)
+  if (at.length !== values.length) {
+    throw new Error(`shardid: a statement with ${at.length} placeholders was given ${values.length} values`)
+  }
+  let out = ''
+  let from = 0
+  at.forEach((i, n) => {
+    out += sql.slice(from, i) + literal(values[n])
+    from = i + 1
+  })
+  return out + sql.slice(from)
+}
+
+/** `connection.query` of `sql` with `values` bound as above; `rowsAsArray` as mysql2's. */
+function send(connection, sql, values, rowsAsArray = false) {
+  return connection.query({ sql: bind(sql, values), rowsAsArray })
+}
+
 function isUrl(text) {
   return typeof text === 'string' && native.databaseOfUrl(text, 'url') !== 'postgres'
 }
@@ -125,13 +210,13 @@ class Segments {
       let result
       try {
         if (want == null) {
-          const [rows] = await connection.query({ sql: sql.read, values: [tag], rowsAsArray: true })
+          const [rows] = await send(connection, sql.read, [tag], true)
           const sqlstate = fetch.read(rows.length ? rows[0].map(String) : null)
           if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
           this._strides.set(server, fetch.stride)
           continue
         }
-        ;[result] = await connection.query(sql.take, [want, want, want, tag, want, want])
+        ;[result] = await send(connection, sql.take, [want, want, want, tag, want, want])
       } catch (err) {
         // Rolled back whole (a Galera certification conflict, a deadlock): the core says
         // whether to send the same step again.
@@ -146,14 +231,14 @@ class Segments {
 
   async giveBack(connection, tag, first, end) {
     const sql = this._sql[connection.shardidDialect ?? 'mysql']
-    const [result] = await connection.query(sql.giveBack, [first, tag, end, first, first])
+    const [result] = await send(connection, sql.giveBack, [first, tag, end, first, first])
     return result.affectedRows === 1
   }
 
   /** Creates `tag` (from 1) if it is not there: the database's create_tag. */
   async createTag(connection, tag) {
     const sql = this._sql[connection.shardidDialect ?? 'mysql']
-    await connection.query({ sql: sql.createTag, values: [tag], rowsAsArray: true })
+    await send(connection, sql.createTag, [tag], true)
   }
 }
 
@@ -174,7 +259,7 @@ function serials(schema) {
   const segments = new Segments(schema)
   const unknown = (tag) => serverError(SQLSTATES.unknownTag, `no serial tag ${tag}`)
   const info = async (connection, tag) => {
-    const [found] = await connection.query({ sql: sql.info, values: [tag], rowsAsArray: true })
+    const [found] = await send(connection, sql.info, [tag], true)
     if (found.length === 0) throw unknown(tag)
     const [canonical, zone, maxGap] = found[0].map(cell)
     return [canonical, zone, Number(maxGap)]
@@ -186,9 +271,9 @@ function serials(schema) {
      *  (SERIAL_MISMATCH), as shardid::serial::mysql does. */
     async create(connection, values, format) {
       const [tag, text, zone, canonical, shape, pieces, width, reset, maxGap] = values
-      const [result] = await connection.query(sql.register, [tag, text, zone, canonical, shape, Array.from(pieces).join('\n'), width, reset, maxGap])
+      const [result] = await send(connection, sql.register, [tag, text, zone, canonical, shape, Array.from(pieces).join('\n'), width, reset, maxGap])
       if (result.affectedRows === 1) return
-      const [there] = await connection.query({ sql: sql.registered, values: [tag, shape], rowsAsArray: true })
+      const [there] = await send(connection, sql.registered, [tag, shape], true)
       for (const row of there) {
         const [other, canonicalThere, zoneThere] = row.map(cell)
         if (other !== tag) {
@@ -210,7 +295,7 @@ function serials(schema) {
       } catch (err) {
         if (err.code !== SQLSTATES.unknownTag) throw err
       }
-      const [made] = await connection.query({ sql: sql.createPeriod, values: [tag, periodTag], rowsAsArray: true })
+      const [made] = await send(connection, sql.createPeriod, [tag, periodTag], true)
       if (made.length === 0 || made[0][0] === null) throw unknown(tag)
       return segments.take(connection, 0, periodTag, size)
     },
@@ -250,7 +335,7 @@ class Dictionary {
   _dropped() { return serverError(SQLSTATES.topicDropped, `topic ${this.topic} was dropped`) }
 
   async _found(connection, values) {
-    const [rows] = await connection.query({ sql: this._sql(connection, 'find', values.length), values: [...values, this.topic], rowsAsArray: true })
+    const [rows] = await send(connection, this._sql(connection, 'find', values.length), [...values, this.topic], true)
     if (rows.length === 0) throw this._unknown()
     const found = new Map()
     for (const [, value, id] of rows) if (value !== null) found.set(decode(value), String(id))
@@ -280,12 +365,12 @@ class Dictionary {
     const missing = values.filter((_, i) => answers[i] === null)
     await connection.beginTransaction()
     try {
-      const [locked] = await connection.query({ sql: this._sql(connection, 'lock'), values: [this.topic], rowsAsArray: true })
+      const [locked] = await send(connection, this._sql(connection, 'lock'), [this.topic], true)
       if (locked.length === 0) throw this._unknown()
       const [topicId, next, dropped, moved] = locked[0]
       // Another server wrote the row last (a promoted replica): past the lost writes.
       const base = native.mysqlTopicBase(String(next), Boolean(Number(moved)))
-      const [rows] = await connection.query({ sql: this._sql(connection, 'recheck', missing.length), values: [topicId, ...missing], rowsAsArray: true })
+      const [rows] = await send(connection, this._sql(connection, 'recheck', missing.length), [topicId, ...missing], true)
       const found = new Map(rows.map(([value, id]) => [decode(value), String(id)]))
       const still = missing.map((v) => found.get(v) ?? null)
       const assigned = native.mysqlAssignNew(still.map((a) => a === null), String(base))
@@ -296,8 +381,8 @@ class Dictionary {
           params.push(topicId, missing[index], id)
           still[index] = id
         }
-        await connection.query(this._sql(connection, 'insert', assigned.length), params)
-        await connection.query(this._sql(connection, 'advance'), [String(BigInt(base) + BigInt(assigned.length)), this.topic])
+        await send(connection, this._sql(connection, 'insert', assigned.length), params)
+        await send(connection, this._sql(connection, 'advance'), [String(BigInt(base) + BigInt(assigned.length)), this.topic])
       }
       await connection.commit()
       const byValue = new Map(missing.map((v, i) => [v, still[i]]))
@@ -309,7 +394,7 @@ class Dictionary {
   }
 
   async values(connection, ids) {
-    const [rows] = await connection.query({ sql: this._sql(connection, 'findValues', ids.length), values: [...ids.map(String), this.topic], rowsAsArray: true })
+    const [rows] = await send(connection, this._sql(connection, 'findValues', ids.length), [...ids.map(String), this.topic], true)
     if (rows.length === 0) throw this._unknown()
     const found = new Map()
     for (const [, id, value] of rows) if (id !== null) found.set(String(id), decode(value))
@@ -317,15 +402,15 @@ class Dictionary {
   }
 
   async create(connection) {
-    await connection.query(this._sql(connection, 'createTopic'), [this.topic])
-    const [rows] = await connection.query({ sql: this._sql(connection, 'state'), values: [this.topic], rowsAsArray: true })
+    await send(connection, this._sql(connection, 'createTopic'), [this.topic])
+    const [rows] = await send(connection, this._sql(connection, 'state'), [this.topic], true)
     if (rows.length === 0) throw this._unknown()
     if (Number(rows[0][0])) throw this._dropped()
   }
 
   async drop(connection) {
-    await connection.query(this._sql(connection, 'dropTopic'), [this.topic])
-    const [rows] = await connection.query({ sql: this._sql(connection, 'state'), values: [this.topic], rowsAsArray: true })
+    await send(connection, this._sql(connection, 'dropTopic'), [this.topic])
+    const [rows] = await send(connection, this._sql(connection, 'state'), [this.topic], true)
     if (rows.length === 0) throw this._unknown()
   }
 }
@@ -336,7 +421,7 @@ const cell = (v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ?
 
 /** Rows as arrays (a statement without rows: mysql2's result header). */
 async function rows(connection, text, values) {
-  return (await connection.query({ sql: text, values, rowsAsArray: true }))[0]
+  return (await send(connection, text, values, true))[0]
 }
 
 module.exports = {

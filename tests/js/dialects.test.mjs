@@ -25,3 +25,29 @@ test("a MySQL connection's dialect is the core's statement and rule: MariaDB ans
     assert.deepEqual(sent, ['SELECT @@global.wsrep_on'])
   }
 })
+
+test("the MySQL dialect writes a value into its statement as hex digits every SQL mode reads alike, never with mysql2's backslash escaping (NO_BACKSLASH_ESCAPES, issue 60)", addonOnly, async () => {
+  const { Dictionary, Segments } = require('./dialects/mysql.js')
+  const sent = []
+  const connection = {
+    shardidDialect: 'mariadb',
+    async query(statement, values) {
+      sent.push({ sql: typeof statement === 'string' ? statement : statement.sql, values: values ?? statement.values })
+      // The find's answer: the topic's row and no string found.
+      return [[[1, null, null]]]
+    },
+  }
+  const value = "') OR SLEEP(2) -- \\'"
+  const words = new Dictionary('dict', 'words')
+  assert.deepEqual(await words.lookup(connection, [value, 'é']), [null, null])
+  const [{ sql, values }] = sent
+  assert.equal(values, undefined) // nothing left for mysql2 to escape
+  const hex = (s) => `_utf8mb4 X'${Buffer.from(s, 'utf8').toString('hex')}'`
+  assert.ok(sql.includes(hex(value)) && sql.includes(hex('é')) && sql.includes(hex('words')), sql)
+  assert.ok(!sql.includes('SLEEP') && !sql.includes('\\') && !sql.includes('?'), sql)
+  // Numbers and decimal strings as the statements took them; the count of values checked.
+  sent.length = 0
+  const taking = { ...connection, async query(statement) { sent.push(statement.sql); return [{ affectedRows: 1, insertId: 11 }] } }
+  await new Segments('seg').giveBack(taking, "t'\\", '5', '9')
+  assert.ok(!sent[0].includes("t'") && sent[0].includes(hex('5')) && sent[0].includes(hex("t'\\")), sent[0])
+})
