@@ -127,8 +127,7 @@ def test_no_password_form_is_printed_by_status_restored_or_any_client() -> None:
     runs = []
     for url, secrets in forms(port):
         for command in ("status", "restored"):
-            for program in ([SCRIPT], [sys.executable, "-m", "shardid"]):
-                runs.append((url, secrets, command, [*program, command, url]))
+            runs.append((url, secrets, command, [SCRIPT, command, url]))
         runs.append((url, secrets, "clients", [sys.executable, "-c", CLIENTS, url]))
     started = [(url, secrets, what, subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
                for url, secrets, what, args in runs]  # fmt: skip
