@@ -15,6 +15,12 @@ export interface DatabaseLeaseOptions {
   retake?: boolean
   /** The table of leases (default `shardid_leases`). */
   table?: string
+  /** The table's schema: PostgreSQL's (default: where the search path finds the table when the
+   *  lease starts, else its first schema; the table must be owned by the user or one of its
+   *  roles, else `INVALID_ARGUMENT` naming the owner), the MySQL family's database (default the
+   *  URL's), SQLite's `main` (the default) or an attached database. Every statement names
+   *  `schema.table`. */
+  schema?: string
   backwardsToleranceMs?: U64Input
   maxBorrowUnits?: U64Input
 }
@@ -26,6 +32,8 @@ export declare abstract class DatabaseLease {
   readonly layout: Layout
   /** The table of leases. */
   readonly table: string
+  /** The table's schema as given (`null`: the database's default, see `schema` of the options). */
+  readonly schema: string | null
   /** `'expiring'` (the default) or `'session'`. */
   readonly kind: 'expiring' | 'session'
   /** An expiring lease's time to live, ms. */

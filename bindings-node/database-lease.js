@@ -116,6 +116,10 @@ class DatabaseLease {
     this._sqlDialect = connection.dialect.lease.sql
     this.layout = layout
     this.table = table
+    // The table's schema (PostgreSQL), database (MySQL) or attached database (SQLite);
+    // null: PostgreSQL's where the search path finds the table (checked, then named in every
+    // statement), the URL's database, SQLite's main.
+    this.schema = o.schema ?? null
     this.kind = o.kind ?? 'expiring'
     this.ttlMs = o.ttlMs ?? DEFAULT_TTL_MS
     this.retake = Boolean(o.retake)
@@ -132,7 +136,7 @@ class DatabaseLease {
   _protocol() {
     const holder = `${require('node:os').hostname()} pid ${process.pid}`
     const [first, end] = this._options.shards.map(Number)
-    return new native.LeaseProtocol(this.kind, this.ttlMs, this._layoutIndex, this.table, first, end, holder, this._sqlDialect)
+    return new native.LeaseProtocol(this.kind, this.ttlMs, this._layoutIndex, this.table, first, end, holder, this._sqlDialect, this.schema)
   }
 
   // Runs a statement of `tenure`'s: reconnects first for an expiring lease, and sends it again
@@ -295,8 +299,8 @@ function checkOptions(options, connection) {
   const o = { ...(options ?? {}) }
   const table = o.table ?? 'shardid_leases'
   if (!(o.layout instanceof Layout) || !Array.isArray(o.shards) || o.shards.length !== 2 ||
-      typeof table !== 'string') {
-    throw invalidArgument('lease', `takes { layout: Layout, ${connection}, shards: [first, end], kind?, ttlMs?, retake?, table? }`)
+      typeof table !== 'string' || (o.schema != null && typeof o.schema !== 'string')) {
+    throw invalidArgument('lease', `takes { layout: Layout, ${connection}, shards: [first, end], kind?, ttlMs?, retake?, table?, schema? }`)
   }
   const [first, end] = o.shards.map(Number)
   if (!(Number.isSafeInteger(first) && Number.isSafeInteger(end) && first >= 0 && end <= 2 ** 31)) {

@@ -60,7 +60,7 @@ export declare class LeaseProtocol {
    * Takes the first free shard of `first..end` on `table` for the layout at `layout_index`,
    * with a lease of `kind` (`'expiring'` with `ttl_ms`, or `'session'`).
    */
-  constructor(kind: string, ttlMs: unknown, layoutIndex: number, table: string, first: unknown, end: unknown, holder: string, dialect?: string | undefined | null)
+  constructor(kind: string, ttlMs: unknown, layoutIndex: number, table: string, first: unknown, end: unknown, holder: string, dialect?: string | undefined | null, schema?: string | undefined | null)
   /** What to do next; throws `NO_FREE_SHARD` when every shard is held. */
   next(): LeaseStep
   /**

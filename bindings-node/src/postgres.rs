@@ -54,14 +54,15 @@ fn table_error(env: &Env, e: &SqlError) -> napi::Error {
         let reason = EmptyShards { first, end }.to_string();
         return invalid_argument(env, Class::Range, "shards", &reason);
     }
-    let reason = match e {
-        SqlError::TableName { reason } => reason,
-        _ => "is not a valid name",
+    let (argument, reason) = match e {
+        SqlError::TableName { reason } => ("table", *reason),
+        SqlError::SchemaName { reason } => ("schema", *reason),
+        _ => ("table", "is not a valid name"),
     };
     invalid_argument(
         env,
         Class::Range,
-        "table",
+        argument,
         &format!("is not a valid name: {reason}"),
     )
 }
@@ -165,6 +166,7 @@ impl LeaseProtocol {
         end: Unknown<'_>,
         holder: String,
         dialect: Option<String>,
+        schema: Option<String>,
     ) -> Result<Self> {
         guard(env, || {
             let dialect = match dialect.as_deref() {
@@ -204,6 +206,7 @@ impl LeaseProtocol {
                 &holder,
                 &shardid::lease::new_token(),
             )
+            .and_then(|p| p.schema(schema.as_deref()))
             .and_then(|p| p.dialect(dialect))
             .map_err(|e| table_error(env, &e))?;
             Ok(Self { protocol })
@@ -251,6 +254,17 @@ impl LeaseProtocol {
                 env,
                 shardid::ErrorKind::Unsupported,
                 &[("reason", Field::Text(reason))],
+            )),
+            Next::Invalid { argument, reason } => Err(crate::errors::invalid_argument(
+                env,
+                crate::errors::Class::Plain,
+                argument,
+                &reason,
+            )),
+            Next::Corrupt { reason } => Err(throw_kind(
+                env,
+                shardid::ErrorKind::Database,
+                &[("reason", Field::Text(&reason))],
             )),
         })
     }

@@ -155,7 +155,7 @@ fn columns(row: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Column>>> {
 #[pymethods]
 impl PyLeaseProtocol {
     #[new]
-    #[pyo3(signature = (kind, ttl_ms, layout, table, first, end, holder, dialect = None))]
+    #[pyo3(signature = (kind, ttl_ms, layout, table, first, end, holder, dialect = None, schema = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -167,6 +167,7 @@ impl PyLeaseProtocol {
         end: &Bound<'_, PyAny>,
         holder: &str,
         dialect: Option<&str>,
+        schema: Option<&str>,
     ) -> PyResult<Self> {
         let dialect = crate::mysql::dialect_arg(py, dialect)?;
         let ttl_ms = u64_arg(ttl_ms, "ttl_ms", Arg::Other)?;
@@ -184,6 +185,7 @@ impl PyLeaseProtocol {
             holder,
             &shardid::lease::new_token(),
         )
+        .and_then(|p| p.schema(schema))
         .and_then(|p| p.dialect(dialect))
         .map_err(|e| sql_error(py, e))?;
         Ok(Self { protocol })
@@ -234,6 +236,20 @@ impl PyLeaseProtocol {
                 Err(raise_kind(
                     py,
                     ErrorKind::Unsupported,
+                    &message,
+                    &[("reason", reason.into_pyobject(py)?.into_any())],
+                ))
+            }
+            Next::Invalid { argument, reason } => Err(invalid_argument(py, argument, &reason)),
+            Next::Corrupt { reason } => {
+                let mut message = String::new();
+                let _ = ErrorKind::Database.render(&mut message, |_, out| {
+                    out.push_str(&reason);
+                    Ok(())
+                });
+                Err(raise_kind(
+                    py,
+                    ErrorKind::Database,
                     &message,
                     &[("reason", reason.into_pyobject(py)?.into_any())],
                 ))

@@ -195,6 +195,13 @@ fn uninstall_drops_every_function_the_install_creates() {
 }
 
 fn protocol(kind: LeaseKind, placeholders: Placeholders, first: u64, end: u64) -> LeaseProtocol {
+    let mut p = fresh(kind, placeholders, first, end);
+    owned(&mut p);
+    p
+}
+
+/// A lease protocol before its first statement.
+fn fresh(kind: LeaseKind, placeholders: Placeholders, first: u64, end: u64) -> LeaseProtocol {
     LeaseProtocol::new(
         kind,
         Layout::TWITTER,
@@ -206,6 +213,19 @@ fn protocol(kind: LeaseKind, placeholders: Placeholders, first: u64, end: u64) -
         "tok",
     )
     .unwrap()
+}
+
+/// Answers the owner check a PostgreSQL lease starts with: the table is `public.leases`, owned
+/// by the lease's user.
+fn owned(p: &mut LeaseProtocol) {
+    let (check, _) = run(p);
+    assert!(check.starts_with("SELECT coalesce(n.nspname, "), "{check}");
+    p.feed(Answer::Row(&[
+        Cell::Text("public"),
+        Cell::Text("app"),
+        Cell::Bool(true),
+        Cell::Text("app"),
+    ]));
 }
 
 fn run(protocol: &LeaseProtocol) -> (String, Vec<Value<'_>>) {
@@ -229,7 +249,7 @@ fn lease_statements_number_their_parameters_for_each_driver() {
     // Numbered: one `$n` per distinct parameter, reused; format: `%s` for every use, each
     // value passed again.
     let (claim, params) = run(&numbered);
-    assert!(claim.starts_with("WITH free AS (SELECT shard FROM leases WHERE layout = $1::text AND shard >= $2::bigint AND shard < $3::bigint AND (expires_at IS NULL OR expires_at <= now() OR (expires_at = 'infinity' AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND classid = hashtext($4::text)::oid"), "{claim}");
+    assert!(claim.starts_with("WITH free AS (SELECT shard FROM \"public\".\"leases\" WHERE layout = $1::text AND shard >= $2::bigint AND shard < $3::bigint AND (expires_at IS NULL OR expires_at <= now() OR (expires_at = 'infinity' AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND classid = hashtext($4::text)::oid"), "{claim}");
     assert_eq!(
         params,
         [
@@ -256,7 +276,7 @@ fn lease_statements_number_their_parameters_for_each_driver() {
     assert!(params.len() > 7 && !claim.contains('$'));
     let (record, params) = numbered.record(3, 900);
     assert!(
-        record.starts_with("UPDATE leases SET ceiling = greatest(CASE WHEN (tli IS NOT NULL AND tli <> ")
+        record.starts_with("UPDATE \"public\".\"leases\" SET ceiling = greatest(CASE WHEN (tli IS NOT NULL AND tli <> ")
             && record.ends_with(", $4::bigint), expires_at = now() + $5::bigint * interval '1 millisecond', tli = ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int, sysid = (pg_control_system()).system_identifier WHERE layout = $6::text AND shard = $7::bigint AND token = $8::text RETURNING shard"),
         "{record}"
     );
@@ -275,14 +295,14 @@ fn lease_statements_number_their_parameters_for_each_driver() {
     );
     let (renew, params) = format.renew(3).unwrap();
     assert!(
-        renew.starts_with("UPDATE leases SET expires_at = now() + %s::bigint * interval '1 millisecond', ceiling = CASE WHEN (tli")
+        renew.starts_with("UPDATE \"public\".\"leases\" SET expires_at = now() + %s::bigint * interval '1 millisecond', ceiling = CASE WHEN (tli")
             && renew.ends_with("WHERE layout = %s::text AND shard = %s::bigint AND token = %s::text RETURNING shard"),
         "{renew}"
     );
     assert_eq!(params.len(), renew.matches("%s").count());
     let (release, _) = format.release(3);
     assert!(release.starts_with(
-        "UPDATE leases SET token = NULL, holder = NULL, expires_at = NULL, ceiling = CASE WHEN (tli"
+        "UPDATE \"public\".\"leases\" SET token = NULL, holder = NULL, expires_at = NULL, ceiling = CASE WHEN (tli"
     ));
     // A session lease has no renewal: its lock keeps it.
     let session = protocol(LeaseKind::Session, Placeholders::Numbered, 0, 4);
@@ -396,15 +416,16 @@ fn an_expiring_lease_is_taken_in_one_statement() {
     assert!(
         run(&p)
             .0
-            .starts_with("CREATE TABLE IF NOT EXISTS leases (layout text NOT NULL")
+            .starts_with("CREATE TABLE IF NOT EXISTS \"public\".\"leases\" (layout text NOT NULL")
     );
-    p.feed(Answer::Error(Some("42P07"))); // another session made it first
+    p.feed(Answer::Error(Some("42P07"))); // another session made it first: whose is it?
+    owned(&mut p);
     assert_eq!(run(&p).0, claim);
     p.feed(Answer::Error(Some("42703")));
     assert!(
         run(&p)
             .0
-            .starts_with("ALTER TABLE leases ADD COLUMN IF NOT EXISTS token text")
+            .starts_with("ALTER TABLE \"public\".\"leases\" ADD COLUMN IF NOT EXISTS token text")
     );
     p.feed(Answer::NoRow);
     assert_eq!(run(&p).0, claim);
@@ -427,7 +448,7 @@ fn an_expiring_lease_is_taken_in_one_statement() {
         Next::NoFreeShard {
             first: 3,
             end: 6,
-            held_in: "table leases".into()
+            held_in: "table public.leases".into()
         }
     );
     // Races lost again and again end too.
@@ -465,7 +486,10 @@ fn a_session_lease_tries_each_lock_then_claims_the_row() {
         Cell::Text("a 1 t 12"),
     ]));
     let (claim, _) = run(&p);
-    assert!(claim.starts_with("INSERT INTO leases AS l"), "{claim}");
+    assert!(
+        claim.starts_with("INSERT INTO \"public\".\"leases\" AS l"),
+        "{claim}"
+    );
     // Shard 4's row is held by an expiring lease: unlock, and try 5.
     p.feed(Answer::NoRow);
     let (unlock, params) = run(&p);
@@ -481,6 +505,7 @@ fn a_session_lease_tries_each_lock_then_claims_the_row() {
     p.feed(Answer::Error(Some("42P01")));
     assert!(run(&p).0.starts_with("CREATE TABLE"));
     p.feed(Answer::NoRow);
+    owned(&mut p);
     p.feed(Answer::Row(&[Cell::Int(900)]));
     assert_eq!(
         p.next(),
@@ -511,7 +536,7 @@ fn a_session_lease_tries_each_lock_then_claims_the_row() {
 }
 
 fn mysql(kind: LeaseKind, first: u64, end: u64) -> LeaseProtocol {
-    protocol(kind, Placeholders::Question, first, end)
+    fresh(kind, Placeholders::Question, first, end)
         .dialect(Dialect::Mariadb)
         .unwrap()
 }
@@ -807,4 +832,213 @@ fn an_expiring_leases_holder_stops_before_the_database_lets_another_take_it() {
     assert!(t.is_lost() && !t.holds(1));
     t.renewed(1);
     assert!(!t.holds(2));
+}
+
+/// Before its first write a PostgreSQL lease reads who owns its table, by the schema named or,
+/// with none, where `search_path` finds it; a table another role owns is refused (its trigger
+/// would run as the lease's user), a missing one is made and checked again, and from then on
+/// every statement names `"schema"."table"`, never the search path's.
+#[test]
+fn a_postgres_lease_checks_its_tables_owner_and_names_its_schema() {
+    // No schema named: the table the search path finds, else the first schema of it.
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Numbered, 0, 4);
+    let (check, params) = run(&p);
+    assert!(
+        check.starts_with("SELECT coalesce(n.nspname, current_schema()), pg_get_userbyid(c.relowner), c.relowner IN (WITH RECURSIVE mine(r) AS (SELECT oid FROM pg_roles WHERE rolname = current_user UNION SELECT m.roleid FROM pg_auth_members AS m JOIN mine ON m.member = mine.r) SELECT r FROM mine), current_user::text")
+            && check.ends_with("LEFT JOIN pg_class AS c ON c.oid = to_regclass($1::text) LEFT JOIN pg_namespace AS n ON n.oid = c.relnamespace"),
+        "{check}"
+    );
+    assert_eq!(params, [Value::Text("\"leases\"")]);
+    // Found in public, owned by another role: refused, naming the table and both roles.
+    p.feed(Answer::Row(&[
+        Cell::Text("public"),
+        Cell::Text("mallory"),
+        Cell::Bool(false),
+        Cell::Text("alice"),
+    ]));
+    match p.next() {
+        Next::Invalid { argument, reason } => {
+            assert_eq!(argument, "table");
+            assert!(
+                reason.starts_with(
+                    "public.leases is owned by role mallory, which the lease's user alice neither is nor is a member of: its triggers and rules would run as alice"
+                ),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // A schema named: looked up there alone; missing, it is made there and checked again.
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Format, 0, 4)
+        .schema(Some("app"))
+        .unwrap();
+    let (check, params) = run(&p);
+    assert!(
+        check.starts_with("SELECT coalesce(n.nspname, %s::text), "),
+        "{check}"
+    );
+    assert_eq!(
+        params,
+        [Value::Text("app"), Value::Text("\"app\".\"leases\"")]
+    );
+    p.feed(Answer::Row(&[
+        Cell::Text("app"),
+        Cell::Null,
+        Cell::Null,
+        Cell::Text("alice"),
+    ]));
+    assert!(
+        run(&p)
+            .0
+            .starts_with("CREATE TABLE IF NOT EXISTS \"app\".\"leases\" (layout text")
+    );
+    p.feed(Answer::NoRow);
+    assert_eq!(run(&p).0, check);
+    // Made by another session at that moment, of another role: refused all the same.
+    p.feed(Answer::Row(&[
+        Cell::Text("app"),
+        Cell::Text("mallory"),
+        Cell::Bool(false),
+        Cell::Text("alice"),
+    ]));
+    assert!(matches!(
+        p.next(),
+        Next::Invalid {
+            argument: "table",
+            ..
+        }
+    ));
+}
+
+/// A table of the user's own roles: every statement names its schema; a session lease checks
+/// before its first lock; no schema anywhere is refused; a schema's name is checked.
+#[test]
+fn a_postgres_lease_on_its_own_table_names_the_schema_everywhere() {
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Numbered, 0, 4)
+        .schema(Some("app"))
+        .unwrap();
+    p.feed(Answer::Row(&[
+        Cell::Text("app"),
+        Cell::Text("app_owner"),
+        Cell::Bool(true),
+        Cell::Text("alice"),
+    ]));
+    let (claim, _) = run(&p);
+    assert!(
+        claim.starts_with("WITH free AS (SELECT shard FROM \"app\".\"leases\" WHERE")
+            && !claim.contains(" leases ")
+            && claim.matches("\"app\".\"leases\"").count() == 5,
+        "{claim}"
+    );
+    for (sql, _) in [p.record(1, 2), p.release(1), p.renew(1).unwrap()] {
+        assert!(sql.starts_with("UPDATE \"app\".\"leases\" SET"), "{sql}");
+    }
+    // A session lease checks before its first lock.
+    let mut p = fresh(LeaseKind::Session, Placeholders::Numbered, 0, 4);
+    owned(&mut p);
+    assert!(run(&p).0.starts_with("SELECT pg_try_advisory_lock("));
+    // No schema named and none in the search path: nowhere to make the table.
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Numbered, 0, 4);
+    p.feed(Answer::Row(&[
+        Cell::Null,
+        Cell::Null,
+        Cell::Null,
+        Cell::Text("alice"),
+    ]));
+    assert!(matches!(
+        p.next(),
+        Next::Invalid {
+            argument: "schema",
+            ..
+        }
+    ));
+    // Schema names follow the rule of every schema's.
+    assert!(matches!(
+        fresh(LeaseKind::DEFAULT, Placeholders::Numbered, 0, 4).schema(Some("App; drop")),
+        Err(SqlError::SchemaName { .. })
+    ));
+}
+
+/// On the MySQL family a named schema is the database of the table (and of its origin, for
+/// failovers); none, the URL's. On SQLite the table is `main`'s unless another is named.
+#[test]
+fn mysql_and_sqlite_leases_name_their_schema() {
+    let named = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+        .schema(Some("app"))
+        .and_then(|p| p.dialect(Dialect::Mariadb))
+        .unwrap();
+    let (claim, _) = run(&named);
+    assert!(claim.starts_with("UPDATE `app`.`leases` SET"), "{claim}");
+    assert!(claim.contains("WHERE table_schema = 'app' AND table_name = 'leases'"));
+    assert!(!claim.contains("DATABASE()"));
+    let sqlite = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+        .dialect(Dialect::Sqlite)
+        .unwrap();
+    let (claim, _) = run(&sqlite);
+    assert!(
+        claim.starts_with("INSERT INTO \"main\".\"leases\" (layout") && !claim.contains(" leases "),
+        "{claim}"
+    );
+    let attached = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+        .schema(Some("aux"))
+        .and_then(|p| p.dialect(Dialect::Sqlite))
+        .unwrap();
+    assert!(
+        attached
+            .renew(1)
+            .unwrap()
+            .0
+            .starts_with("UPDATE \"aux\".\"leases\" SET")
+    );
+}
+
+/// A row whose ceiling is past the layout's last time unit (2^63 - 1 wrapped the generator's
+/// first slot to the epoch's first IDs) or below 0 is refused when taken, in every dialect,
+/// naming the row; the last unit itself is a ceiling.
+#[test]
+fn a_claimed_row_whose_ceiling_the_layout_cannot_hold_is_refused() {
+    let last = 2_199_023_255_551; // Twitter's 41 bits of time.
+    for (ceiling, taken) in [
+        (i64::MAX, false),
+        (last + 1, false),
+        (-5, false),
+        (last, true),
+    ] {
+        let mut p = protocol(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6);
+        p.feed(Answer::Row(&[
+            Cell::Int(4),
+            Cell::Int(ceiling),
+            Cell::Int(0),
+        ]));
+        match p.next() {
+            Next::Taken { recorded, .. } if taken => {
+                assert_eq!(recorded, u64::try_from(ceiling).ok());
+            }
+            Next::Corrupt { reason } if !taken => assert!(
+                reason.starts_with(&format!(
+                    "the row of shard 4 in lease table public.leases records a ceiling of {ceiling} time units, outside what the layout's time can hold (0 to {last})"
+                )),
+                "{reason}"
+            ),
+            other => panic!("{ceiling}: {other:?}"),
+        }
+    }
+    // A session lease's claim and SQLite's too.
+    let mut p = fresh(LeaseKind::Session, Placeholders::Numbered, 0, 1);
+    owned(&mut p);
+    p.feed(Answer::Row(&[
+        Cell::Bool(true),
+        Cell::Int(9),
+        Cell::Text("x"),
+    ]));
+    p.feed(Answer::Row(&[Cell::Int(i64::MAX)]));
+    assert!(matches!(p.next(), Next::Corrupt { .. }));
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+        .dialect(Dialect::Sqlite)
+        .unwrap();
+    p.feed(Answer::Row(&[
+        Cell::Int(1),
+        Cell::Text("9223372036854775807"),
+    ]));
+    assert!(matches!(p.next(), Next::Corrupt { .. }));
 }

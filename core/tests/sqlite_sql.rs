@@ -111,10 +111,14 @@ fn sqlite_the_printed_ddl_runs_on_a_file_twice() {
     };
     assert_eq!(
         count("table"),
-        6,
-        "tags, serials, topics, strings, and the tags' and topics' marks"
+        8,
+        "tags, serials, topics, strings, the tags' and topics' marks and fences"
     );
-    assert_eq!(count("trigger"), 2, "the marks' triggers");
+    assert_eq!(
+        count("trigger"),
+        6,
+        "the marks' triggers, and the fences' (set by a take, a tag, a batch, a topic)"
+    );
     conn.execute_batch(&SqliteSegments::new("main").unwrap().uninstall().to_string())
         .unwrap();
     conn.execute_batch(
@@ -155,7 +159,10 @@ fn sqlite_the_lease_protocol_renders_sqlites_statements() {
     let Next::Run { sql, .. } = p.next() else {
         panic!("a claim first")
     };
-    assert!(sql.starts_with("INSERT INTO shardid_leases"), "{sql}");
+    assert!(
+        sql.starts_with("INSERT INTO \"main\".\"shardid_leases\""),
+        "{sql}"
+    );
     assert!(sql.contains("?1") && !sql.contains('$'), "{sql}");
     assert!(
         sql.contains("julianday('now')"),
@@ -166,7 +173,7 @@ fn sqlite_the_lease_protocol_renders_sqlites_statements() {
         panic!("the table made")
     };
     assert!(
-        sql.starts_with("CREATE TABLE IF NOT EXISTS shardid_leases"),
+        sql.starts_with("CREATE TABLE IF NOT EXISTS \"main\".\"shardid_leases\""),
         "{sql}"
     );
     assert!(params.is_empty());
@@ -195,7 +202,7 @@ fn sqlite_the_lease_protocol_renders_sqlites_statements() {
     ));
     let (renew, _) = p.renew(3).unwrap();
     assert!(
-        renew.starts_with("UPDATE shardid_leases") && renew.contains('?'),
+        renew.starts_with("UPDATE \"main\".\"shardid_leases\"") && renew.contains('?'),
         "{renew}"
     );
     assert!(p.kept(Answer::Row(&[Cell::Int(3)])) && !p.kept(Answer::NoRow));

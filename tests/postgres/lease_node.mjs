@@ -19,6 +19,9 @@
 //             one more acquisition at the next ID.
 //   closed:   a held shard refuses another session; closed, it is taken again at once and the
 //             closed lease makes no ID.
+//   owner:    test_lease_owner.py's: a lease in schema `app` (its table's schema, then an ID),
+//             the search path's table of another role refused (code, argument, message), and a
+//             schema that is not a plain name.
 import { createRequire } from 'node:module'
 import { hold, probe, takenOver } from '../js/lease-modes.mjs'
 
@@ -49,6 +52,15 @@ if (mode === 'badtable') {
   const past = await code(held.nextIdAt(T0 + 1000))
   console.log(JSON.stringify({ within, past }))
   await held.close().catch(() => {})
+} else if (mode === 'owner') {
+  const held = await lease({ layout: Layout.TWITTER, connectionString, shards: [0, 1], schema: 'app', table: 'node_owned' })
+  const id = String(await held.nextId())
+  const schema = held.schema
+  await held.close()
+  const refused = await lease({ layout: Layout.TWITTER, connectionString, shards: [0, 1] })
+    .then(() => 'no error', (err) => `${err.code} ${err.argument} ${err.message}`)
+  const badName = await code(lease({ layout: Layout.TWITTER, connectionString, shards: [0, 1], schema: 'App' }))
+  console.log(JSON.stringify({ schema, id: id.length > 0, refused, badName }))
 } else if (mode === 'closed') {
   const held = await take('node_closed', [0, 1])
   await held.nextId()

@@ -80,6 +80,8 @@ class _Lease:
     shards: range
     #: The leases' table.
     table: str
+    #: Its schema (``None``: the database's default, see :func:`shardid.postgres.lease`).
+    schema: str | None
     #: ``"expiring"`` or ``"session"``.
     kind: str
     #: The time to live of an expiring lease, in milliseconds.
@@ -92,6 +94,7 @@ class _Lease:
         self._session = session
         self._tally = session.tally
         self.layout, self.conninfo, self.shards, self.table = layout, conninfo, shards, table
+        self.schema = session.schema
         self.kind, self.ttl_ms, self.retake, self._options = kind, ttl_ms, retake, options
 
     def stats(self) -> dict[str, int]:
@@ -255,6 +258,7 @@ class DatabaseLease(_Lease):
         shards: range,
         *,
         table: str = "shardid_leases",
+        schema: str | None = None,
         kind: str = "expiring",
         ttl_ms: int = DEFAULT_TTL_MS,
         retake: bool = False,
@@ -262,7 +266,15 @@ class DatabaseLease(_Lease):
         **options: int,
     ) -> None:
         session = _lease_generated._Session(
-            self.dialect, layout, conninfo, shards, table=table, kind=kind, ttl_ms=ttl_ms, connect=connect
+            self.dialect,
+            layout,
+            conninfo,
+            shards,
+            table=table,
+            schema=schema,
+            kind=kind,
+            ttl_ms=ttl_ms,
+            connect=connect,
         )
         self._keep(session, layout, conninfo, shards, table, kind, ttl_ms, retake, options)
         self._lock = threading.Lock()
@@ -508,10 +520,18 @@ class AsyncDatabaseLease(_Lease):
     dialect: Any = _lease_async._AsyncPostgres()
 
     def __init__(self, layout: Layout, conninfo: str | None, shards: range, *, table: str = "shardid_leases",
-                 kind: str = "expiring", ttl_ms: int = DEFAULT_TTL_MS, retake: bool = False,
-                 connect: Callable[[], Any] | None = None, **options: int) -> None:  # fmt: skip
+                 schema: str | None = None, kind: str = "expiring", ttl_ms: int = DEFAULT_TTL_MS,
+                 retake: bool = False, connect: Callable[[], Any] | None = None, **options: int) -> None:  # fmt: skip
         session = _lease_async._AsyncSession(
-            self.dialect, layout, conninfo, shards, table=table, kind=kind, ttl_ms=ttl_ms, connect=connect
+            self.dialect,
+            layout,
+            conninfo,
+            shards,
+            table=table,
+            schema=schema,
+            kind=kind,
+            ttl_ms=ttl_ms,
+            connect=connect,
         )
         self._keep(session, layout, conninfo, shards, table, kind, ttl_ms, retake, options)
         self._lock = asyncio.Lock()

@@ -179,6 +179,7 @@ class _AsyncSession:
         shards: range,
         *,
         table: str = "shardid_leases",
+        schema: str | None = None,
         kind: str = "expiring",
         ttl_ms: int = DEFAULT_TTL_MS,
         connect: Callable[[], Any] | None = None,
@@ -197,6 +198,7 @@ class _AsyncSession:
         self.conninfo = conninfo
         self.shards = shards
         self.table = table
+        self.schema = schema
         self.kind = kind
         self.ttl_ms = ttl_ms
         self._connect_with = connect
@@ -210,7 +212,15 @@ class _AsyncSession:
     def protocol(self) -> _LeaseProtocol:
         holder = f"{socket.gethostname()} pid {os.getpid()}"
         return _LeaseProtocol(
-            self.kind, self.ttl_ms, self.layout, self.table, self.shards.start, self.shards.stop, holder, self.sql_dialect
+            self.kind,
+            self.ttl_ms,
+            self.layout,
+            self.table,
+            self.shards.start,
+            self.shards.stop,
+            holder,
+            self.sql_dialect,
+            self.schema,
         )
 
     async def connect(self) -> Any:

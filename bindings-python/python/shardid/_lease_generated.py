@@ -181,6 +181,7 @@ class _Session:
         shards: range,
         *,
         table: str = "shardid_leases",
+        schema: str | None = None,
         kind: str = "expiring",
         ttl_ms: int = DEFAULT_TTL_MS,
         connect: Callable[[], Any] | None = None,
@@ -199,6 +200,7 @@ class _Session:
         self.conninfo = conninfo
         self.shards = shards
         self.table = table
+        self.schema = schema
         self.kind = kind
         self.ttl_ms = ttl_ms
         self._connect_with = connect
@@ -212,7 +214,15 @@ class _Session:
     def protocol(self) -> _LeaseProtocol:
         holder = f"{socket.gethostname()} pid {os.getpid()}"
         return _LeaseProtocol(
-            self.kind, self.ttl_ms, self.layout, self.table, self.shards.start, self.shards.stop, holder, self.sql_dialect
+            self.kind,
+            self.ttl_ms,
+            self.layout,
+            self.table,
+            self.shards.start,
+            self.shards.stop,
+            holder,
+            self.sql_dialect,
+            self.schema,
         )
 
     def connect(self) -> Any:

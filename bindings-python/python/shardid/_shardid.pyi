@@ -539,7 +539,16 @@ class Serials:
 @final
 class _LeaseProtocol:
     def __new__(
-        cls, kind: str, ttl_ms: int, layout: Layout, table: str, first: int, end: int, holder: str, dialect: str | None = None
+        cls,
+        kind: str,
+        ttl_ms: int,
+        layout: Layout,
+        table: str,
+        first: int,
+        end: int,
+        holder: str,
+        dialect: str | None = None,
+        schema: str | None = None,
     ) -> _LeaseProtocol: ...
     def next(self) -> tuple[object, ...]: ...
     def feed(self, row: Iterable[object] | None) -> None: ...

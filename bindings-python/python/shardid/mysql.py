@@ -67,6 +67,8 @@ def lease(layout: Layout, url: str | None, shards: range, **options: Any) -> Mys
     - ``table``: the table of leases (``shardid_leases``, in the URL's database); ``connect``:
       a function returning a new DB-API connection in autocommit mode, instead of connecting
       to ``url``.
+    - ``schema``: the table's database (by default the URL's); every statement then names
+      ``schema.table``.
     - ``backwards_tolerance_ms`` / ``max_borrow_units`` go to the generator.
     """
     return MysqlLease(layout, url, shards, **options)

@@ -78,6 +78,13 @@ def lease(layout: Layout, conninfo: str | None, shards: range, **options: Any) -
       :class:`~shardid.LeaseLostError`.
     - ``table``: the table of leases (``shardid_leases``); ``connect``: a function returning a
       new DB-API connection in autocommit mode, instead of connecting to ``conninfo``.
+    - ``schema``: the table's schema. By default the one where the search path finds the
+      table when the lease starts (else the search path's first schema, where it is made);
+      either way every statement then names ``schema.table``, and the table must be owned by
+      the connection's user or a role it is a member of (else :class:`~shardid.InvalidArgumentError`
+      naming the table and its owner: another role's table could run its triggers as this
+      user). Name the application's own schema where other roles may create tables in
+      ``public`` (PostgreSQL 14 and older, by default).
     - ``backwards_tolerance_ms`` / ``max_borrow_units`` go to the generator.
     """
     return PostgresLease(layout, conninfo, shards, **options)

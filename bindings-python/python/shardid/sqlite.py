@@ -63,7 +63,8 @@ def lease(layout: Layout, url: str, shards: range, **options: Any) -> SqliteLeas
       crashed holder's shard stays taken, and a third of it is the renewal interval.
     - ``retake``: after the lease is lost, the next call takes a new one instead of raising
       :class:`~shardid.LeaseLostError`.
-    - ``table``: the table of leases (``shardid_leases``).
+    - ``table``: the table of leases (``shardid_leases``); ``schema``: ``main`` (the default:
+      the file) or an attached database; every statement names ``schema.table``.
     - ``backwards_tolerance_ms`` / ``max_borrow_units`` go to the generator.
     """
     _no_connect(options)

@@ -74,8 +74,22 @@ impl CeilingGenerator {
         store: Box<dyn CeilingStore>,
     ) -> Result<Self, Error> {
         let seq_bits = u32::from(layout.sequence_bits());
-        // The next free slot: the first of the unit after the ceiling.
-        let state = recorded.map_or(0, |units| (units + 1) << seq_bits);
+        // The next free slot: the first of the unit after the ceiling. A ceiling past the
+        // layout's last time unit is none a lease wrote (a row altered by hand or by a
+        // trigger): `(units + 1) << seq_bits` would wrap (2^63 - 1 to the first slots of the
+        // epoch, IDs long handed out), so it is refused, as a time past the layout's end.
+        let state = match recorded {
+            None => 0,
+            Some(units) if units <= layout.max_time_units() => (units + 1) << seq_bits,
+            Some(units) => {
+                return Err(Error::TimestampPastExpiry {
+                    timestamp_ms: units
+                        .saturating_mul(layout.unit_ms())
+                        .saturating_add(layout.epoch_ms()),
+                    expires_at_ms: layout.expires_at_ms(),
+                });
+            }
+        };
         let state = std::sync::Arc::new(crate::State::starting_at(state));
         let generator =
             Generator::with_state(std::sync::Arc::clone(&state), layout, shard, options)?;
@@ -347,6 +361,57 @@ impl CeilingGenerator {
             tally.wrote_ceiling();
         }
         Ok(())
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::boxed::Box;
+
+    use super::{CeilingGenerator, CeilingStore};
+    use crate::{Error, Layout, Options};
+
+    /// Records whatever it is asked.
+    #[derive(Debug)]
+    struct Store;
+
+    impl CeilingStore for Store {
+        fn store(&self, _at_least: u64, wanted: u64) -> std::io::Result<u64> {
+            Ok(wanted)
+        }
+    }
+
+    fn start(recorded: u64) -> Result<CeilingGenerator, Error> {
+        CeilingGenerator::new(
+            Layout::TWITTER,
+            1,
+            Options::new(),
+            Some(recorded),
+            Box::new(Store),
+        )
+    }
+
+    /// A row's ceiling of 2^63 - 1 (or anything past the layout's last time unit) is refused:
+    /// `(units + 1) << sequence_bits` wrapped it to the epoch's first slots (in a release
+    /// build; a debug build panicked), and the generator handed out IDs of 2010 again.
+    #[test]
+    fn a_ceiling_past_the_layouts_time_is_refused_not_wrapped() {
+        let last = Layout::TWITTER.max_time_units();
+        for units in [i64::MAX as u64, u64::MAX, last + 1, 1 << 52] {
+            match start(units) {
+                Err(Error::TimestampPastExpiry { expires_at_ms, .. }) => {
+                    assert_eq!(expires_at_ms, Layout::TWITTER.expires_at_ms());
+                }
+                other => panic!("a ceiling of {units} units: {other:?}"),
+            }
+        }
+        // The last unit itself is a ceiling a lease can write: taken (it makes no more IDs).
+        assert!(start(last).is_ok());
+        let now = start(1_000)
+            .expect("a ceiling in range")
+            .next_id()
+            .expect("an ID");
+        assert!(Layout::TWITTER.decode(now).unwrap().timestamp_ms > 1_288_834_974_657 + 1_000);
     }
 }
 

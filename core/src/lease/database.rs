@@ -32,6 +32,11 @@ pub struct LeaseOptions {
     pub kind: LeaseKind,
     /// The table of leases (`shardid_leases`).
     pub table: String,
+    /// The table's schema (PostgreSQL), database (the MySQL family) or attached database
+    /// (SQLite); `None`: on PostgreSQL where `search_path` finds the table when the lease
+    /// starts (else its first schema), then named in every statement; on the MySQL family the
+    /// URL's database; on SQLite `main` ([`LeaseProtocol::schema`]).
+    pub schema: Option<String>,
     /// The generator's options.
     pub generator: Options,
 }
@@ -42,6 +47,7 @@ impl LeaseOptions {
         Self {
             kind: LeaseKind::DEFAULT,
             table: "shardid_leases".into(),
+            schema: None,
             generator: Options::new(),
         }
     }
@@ -57,6 +63,13 @@ impl LeaseOptions {
     #[must_use]
     pub fn table(mut self, table: &str) -> Self {
         self.table = table.into();
+        self
+    }
+
+    /// Sets the table's schema (see [`LeaseOptions::schema`]).
+    #[must_use]
+    pub fn schema(mut self, schema: &str) -> Self {
+        self.schema = Some(schema.into());
         self
     }
 
@@ -237,11 +250,11 @@ fn sql_error(e: &SqlError) -> LeaseError {
             argument: "table",
             reason: format!("is not a valid name: {reason}"),
         },
-        SqlError::Core(e) => LeaseError::Id(e),
-        _ => LeaseError::InvalidArgument {
-            argument: "table",
-            reason: e.to_string(),
+        SqlError::SchemaName { reason } => LeaseError::InvalidArgument {
+            argument: "schema",
+            reason: format!("is not a valid name: {reason}"),
         },
+        SqlError::Core(e) => LeaseError::Id(e),
     }
 }
 
@@ -285,6 +298,7 @@ impl<C: Client> DatabaseLease<C> {
             &holder,
             &new_token(),
         )
+        .and_then(|p| p.schema(options.schema.as_deref()))
         .and_then(|p| p.dialect(C::DIALECT))
         .map_err(|e| sql_error(&e))?;
         let mut client = connect::<C>(config)?;
@@ -470,6 +484,10 @@ fn take<C: Client>(
                     reason: reason.into(),
                 });
             }
+            Next::Invalid { argument, reason } => {
+                return Err(LeaseError::InvalidArgument { argument, reason });
+            }
+            Next::Corrupt { reason } => return Err(LeaseError::Database(reason.into())),
             Next::Raise => unreachable!("raised above"),
         }
     }

@@ -226,6 +226,24 @@ pub enum Next<'a> {
         /// Why.
         reason: &'static str,
     },
+    /// The lease's table cannot be used: report
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) on `argument` with
+    /// `reason` (a PostgreSQL table another role owns, whose triggers would run as this user;
+    /// no schema to make the table in).
+    Invalid {
+        /// `"table"` or `"schema"`.
+        argument: &'static str,
+        /// Why, naming the table and its owner.
+        reason: alloc::string::String,
+    },
+    /// The row taken records what no lease writes: report
+    /// [`ErrorKind::Database`](crate::ErrorKind::Database) with `reason` (a ceiling past the
+    /// layout's last time unit, which would wrap the generator's first slot). The row stays
+    /// as it is, held by this claim until it expires: a person must look at it.
+    Corrupt {
+        /// Why, naming the row and its ceiling.
+        reason: alloc::string::String,
+    },
 }
 
 /// Why a session lease is refused on a Galera cluster.
@@ -263,11 +281,15 @@ impl Family {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Resume {
     Claim,
+    /// A session lease's first lock.
+    TryLock(u64),
     SessionClaim(u64),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
+    /// PostgreSQL: who owns the table, before the first write to it ([`postgres::CHECK_TABLE`]).
+    Check(Resume),
     Claim,
     /// MySQL: insert the first shard of the range that has no row.
     Insert,
@@ -284,6 +306,10 @@ enum Step {
     NoFreeShard,
     Raise,
     Refuse,
+    /// [`Next::Invalid`].
+    Invalid,
+    /// [`Next::Corrupt`].
+    Corrupt,
 }
 
 /// A layout's defining numbers, as lease records store them (lock files, the leases table).
@@ -333,6 +359,17 @@ pub struct LeaseProtocol {
     max_shard: u64,
     lock_prefix: alloc::string::String,
     table: alloc::string::String,
+    /// The table's schema: named by the caller ([`LeaseProtocol::schema`]), or, on PostgreSQL,
+    /// learnt from [`postgres::CHECK_TABLE`] (`None` until then; the MySQL family's default is
+    /// the connection's database, named by its URL).
+    schema: Option<alloc::string::String>,
+    /// Whether the caller named the schema.
+    schema_named: bool,
+    /// The quoted name [`postgres::CHECK_TABLE`] looks up: `"schema"."table"`, or `"table"`
+    /// through `search_path` when no schema was named.
+    check_name: alloc::string::String,
+    /// Why the next step is [`Next::Invalid`] or [`Next::Corrupt`], and the argument.
+    refusal: Option<(&'static str, alloc::string::String)>,
     placeholders: Placeholders,
     signature: alloc::string::String,
     key: alloc::string::String,
@@ -399,17 +436,41 @@ impl LeaseProtocol {
             end,
             epoch_ms: layout.epoch_ms(),
             unit_ms: layout.unit_ms(),
-            step: match kind {
-                LeaseKind::Expiring { .. } => Step::Claim,
-                LeaseKind::Session => Step::TryLock(first),
-            },
+            step: Step::Check(start(kind, first)),
             claims: 0,
             made_table: false,
             upgraded_table: false,
             backend: None,
             layout,
             sqlite: None,
+            schema: None,
+            schema_named: false,
+            check_name: alloc::format!("\"{table}\""),
+            refusal: None,
         })
+    }
+
+    /// The same protocol on the table in `schema` (a plain lower-case name, as `table`): on
+    /// PostgreSQL a schema, on the MySQL family a database, on SQLite `main` (the default) or
+    /// an attached database. `None`: on PostgreSQL the schema where `search_path` finds the
+    /// table when the lease starts, else the first schema of `search_path`, from then on named
+    /// in every statement (and its owner checked, as a named one's); on the MySQL family the
+    /// database the connection's URL names; on SQLite `main`. Call it before
+    /// [`LeaseProtocol::dialect`].
+    ///
+    /// # Errors
+    /// [`SqlError::SchemaName`].
+    pub fn schema(mut self, schema: Option<&str>) -> Result<Self, SqlError> {
+        if let Some(schema) = schema {
+            super::check_schema(schema)?;
+        }
+        self.schema = schema.map(Into::into);
+        self.schema_named = schema.is_some();
+        self.check_name = match schema {
+            Some(schema) => alloc::format!("\"{schema}\".\"{}\"", self.table),
+            None => alloc::format!("\"{}\"", self.table),
+        };
+        Ok(self)
     }
 
     /// The same protocol in the SQL of `dialect` (PostgreSQL by default; [`Placeholders::Numbered`]
@@ -446,6 +507,10 @@ impl LeaseProtocol {
                     &self.holder,
                     &self.token,
                 )?;
+                let lease = match &self.schema {
+                    Some(schema) => lease.schema(schema)?,
+                    None => lease,
+                };
                 self.sqlite = Some(match self.kind {
                     // The kinds the bindings make were checked (`LeaseKind::parse`); one made
                     // by hand out of range keeps the default, as the SQL of the others has none
@@ -458,6 +523,14 @@ impl LeaseProtocol {
                 });
             }
             Family::Postgres | Family::Mysql => self.sqlite = None,
+        }
+        // Only PostgreSQL has owners to check: on the MySQL family the database of a table
+        // named without one is the connection's (no search path), and SQLite's tables are the
+        // file's.
+        if let Step::Check(resume) = self.step
+            && Family::of(dialect) != Family::Postgres
+        {
+            self.step = resumed(resume);
         }
         self.dialect = dialect;
         Ok(self)
@@ -521,6 +594,7 @@ impl LeaseProtocol {
                 sql: self.sqlite().create_table(),
                 params: alloc::vec::Vec::new(),
             },
+            Step::Check(_) => self.run(&[postgres::CHECK_TABLE], None, None),
             Step::Claim if my => self.run(&mysql::CLAIM, None, None),
             Step::Claim => self.run(&postgres::CLAIM, None, None),
             Step::Insert => self.run(&mysql::INSERT, None, None),
@@ -543,7 +617,14 @@ impl LeaseProtocol {
             Step::NoFreeShard => Next::NoFreeShard {
                 first: self.first,
                 end: self.end,
-                held_in: alloc::format!("table {}", self.table),
+                held_in: alloc::format!("table {}", self.table_name()),
+            },
+            Step::Invalid => {
+                let (argument, reason) = self.refusal.clone().unwrap_or_default();
+                Next::Invalid { argument, reason }
+            }
+            Step::Corrupt => Next::Corrupt {
+                reason: self.refusal.clone().unwrap_or_default().1,
             },
             Step::Raise => Next::Raise,
             Step::Refuse => Next::Refuse {
@@ -569,6 +650,7 @@ impl LeaseProtocol {
             Family::Postgres => {}
         }
         self.step = match (self.step, answer) {
+            (Step::Check(resume), Answer::Row(row)) => self.checked(row, resume),
             (Step::Claim, Answer::Row(row)) => self.claimed(row),
             (Step::Claim, Answer::Error(code)) => self.repair(code, Resume::Claim),
             (Step::TryLock(shard), Answer::Row(row)) => match row {
@@ -583,7 +665,7 @@ impl LeaseProtocol {
             },
             (Step::SessionClaim(shard), Answer::Row(row)) => {
                 match row.first().and_then(Cell::int) {
-                    Some(units) => Step::Taken(shard, recorded(units)),
+                    Some(units) => self.taken(shard, units),
                     None => Step::Raise,
                 }
             }
@@ -596,19 +678,22 @@ impl LeaseProtocol {
                 self.backend = None;
                 self.after(shard)
             }
-            (
-                Step::CreateTable(resume) | Step::UpgradeTable(resume),
-                Answer::Row(_) | Answer::NoRow,
-            ) => resumed(resume),
+            // A table made here, or by another session at the same moment: whose it is is
+            // checked again before it is written.
+            (Step::CreateTable(resume), Answer::Row(_) | Answer::NoRow) => Step::Check(resume),
+            (Step::UpgradeTable(resume), Answer::Row(_) | Answer::NoRow) => resumed(resume),
             (Step::CreateTable(resume), Answer::Error(Some(code)))
                 if LOST_CREATE_RACE.contains(&code) =>
             {
-                resumed(resume)
+                Step::Check(resume)
             }
             (Step::UpgradeTable(resume), Answer::Error(Some(postgres::DUPLICATE_COLUMN))) => {
                 resumed(resume)
             }
-            (Step::Taken(..) | Step::NoFreeShard | Step::Refuse, _) => self.step,
+            (
+                Step::Taken(..) | Step::NoFreeShard | Step::Refuse | Step::Invalid | Step::Corrupt,
+                _,
+            ) => self.step,
             _ => Step::Raise,
         };
     }
@@ -623,7 +708,7 @@ impl LeaseProtocol {
                     ceiling.int(),
                 ) {
                     (Some(shard), Some(ceiling)) if (self.first..self.end).contains(&shard) => {
-                        Step::Taken(shard, recorded(ceiling))
+                        self.taken(shard, ceiling)
                     }
                     _ => Step::Raise,
                 }
@@ -637,7 +722,10 @@ impl LeaseProtocol {
                 Step::CreateTable(Resume::Claim)
             }
             (Step::CreateTable(resume), Answer::Row(_) | Answer::NoRow) => resumed(resume),
-            (Step::Taken(..) | Step::NoFreeShard | Step::Refuse, _) => self.step,
+            (
+                Step::Taken(..) | Step::NoFreeShard | Step::Refuse | Step::Invalid | Step::Corrupt,
+                _,
+            ) => self.step,
             _ => Step::Raise,
         }
     }
@@ -658,7 +746,7 @@ impl LeaseProtocol {
                 let shard = packed & crate::layout::mask(u32::from(self.shard_bits));
                 let ceiling = packed >> self.shard_bits;
                 if (self.first..self.end).contains(&shard) {
-                    Step::Taken(shard, recorded(i64::try_from(ceiling).unwrap_or(0)))
+                    self.taken(shard, i64::try_from(ceiling).unwrap_or(-1))
                 } else {
                     Step::Raise
                 }
@@ -705,7 +793,7 @@ impl LeaseProtocol {
                 }
             }
             (Step::SessionClaim(shard), Answer::Row(_)) if id > 0 => {
-                Step::Taken(shard, recorded(i64::try_from(id - 1).unwrap_or(0)))
+                self.taken(shard, i64::try_from(id - 1).unwrap_or(-1))
             }
             (Step::SessionClaim(shard), Answer::Row(_)) => Step::SessionInsert(shard),
             (Step::SessionInsert(shard), Answer::Row(_)) => Step::Taken(shard, None),
@@ -734,8 +822,92 @@ impl LeaseProtocol {
             (Step::CreateTable(resume), Answer::Error(Some(mysql::TABLE_EXISTS))) => {
                 resumed(resume)
             }
-            (Step::Taken(..) | Step::NoFreeShard | Step::Refuse, _) => self.step,
+            (
+                Step::Taken(..) | Step::NoFreeShard | Step::Refuse | Step::Invalid | Step::Corrupt,
+                _,
+            ) => self.step,
             _ => Step::Raise,
+        }
+    }
+
+    /// The step after taking `shard`, whose row records `ceiling`: taken, unless the ceiling
+    /// is one no lease writes. Above the layout's last time unit it would wrap the generator's
+    /// first slot (`(units + 1) << sequence_bits`: 2^63 - 1 wraps to the first IDs of the
+    /// epoch, IDs long handed out) and below 0 it is no ceiling at all: refused
+    /// ([`Next::Corrupt`]), never started from.
+    fn taken(&mut self, shard: u64, ceiling: i64) -> Step {
+        match u64::try_from(ceiling) {
+            Ok(units) if units <= self.max_units => Step::Taken(shard, recorded(ceiling)),
+            _ => {
+                self.refusal = Some((
+                    "table",
+                    alloc::format!(
+                        "the row of shard {shard} in lease table {} records a ceiling of \
+                         {ceiling} time units, outside what the layout's time can hold (0 to \
+                         {}): no lease writes that; the row was altered outside shardid (by \
+                         hand, or a trigger), so the shard is not taken",
+                        self.table_name(),
+                        self.max_units
+                    ),
+                ));
+                Step::Corrupt
+            }
+        }
+    }
+
+    /// The step after [`postgres::CHECK_TABLE`]'s row `(schema, owner, ours, current user)`:
+    /// no table, make it (once); a table this user's roles own, go on to `resume` in its
+    /// schema; another role's, refused.
+    fn checked(&mut self, row: &[Cell<'_>], resume: Resume) -> Step {
+        let [schema, owner, ours, user, ..] = row else {
+            return Step::Raise;
+        };
+        let Cell::Text(schema) = schema else {
+            self.refusal = Some((
+                "schema",
+                alloc::format!(
+                    "was not given, and the search path names no schema that exists: lease \
+                     table {} has nowhere to be made; pass the schema",
+                    self.table
+                ),
+            ));
+            return Step::Invalid;
+        };
+        self.schema = Some((*schema).into());
+        match (owner, ours) {
+            (Cell::Null, _) if !self.made_table => {
+                self.made_table = true;
+                Step::CreateTable(resume)
+            }
+            (Cell::Text(_), Cell::Bool(true)) => resumed(resume),
+            (Cell::Text(owner), _) => {
+                let user = match user {
+                    Cell::Text(user) => user,
+                    _ => "?",
+                };
+                self.refusal = Some((
+                    "table",
+                    alloc::format!(
+                        "{} is owned by role {owner}, which the lease's user {user} neither is \
+                         nor is a member of: its triggers and rules would run as {user} at the \
+                         lease's writes (and could alter the ceilings), so it is not used; pass \
+                         a schema of this application's (schema), or have the table owned by \
+                         {user} or a role it is a member of",
+                        self.table_name()
+                    ),
+                ));
+                Step::Invalid
+            }
+            _ => Step::Raise,
+        }
+    }
+
+    /// The table as the statements name it, unquoted (`schema.table`; the table alone while
+    /// its schema is not known yet), for messages.
+    fn table_name(&self) -> alloc::string::String {
+        match &self.schema {
+            Some(schema) => alloc::format!("{schema}.{}", self.table),
+            None => self.table.clone(),
         }
     }
 
@@ -766,7 +938,7 @@ impl LeaseProtocol {
         match row {
             [shard, ceiling, held, ..] => match (shard.int(), ceiling.int(), held.int()) {
                 (Some(shard), Some(ceiling), _) => match u64::try_from(shard) {
-                    Ok(shard) => Step::Taken(shard, recorded(ceiling)),
+                    Ok(shard) => self.taken(shard, ceiling),
                     Err(_) => Step::Raise,
                 },
                 (None, _, Some(held)) => {
@@ -916,6 +1088,14 @@ impl LeaseProtocol {
             // (which holds parameters).
             let part = match self.dialect.server_identity() {
                 None => part
+                    .replace(
+                        "{schema}",
+                        if self.schema_named {
+                            "@schema::text"
+                        } else {
+                            "current_schema()"
+                        },
+                    )
                     .replace("{jump l.}", &postgres::JUMP.replace("{r}", "l."))
                     .replace("{jump}", &postgres::JUMP.replace("{r}", ""))
                     .replace("{tli}", super::failover::TIMELINE)
@@ -933,11 +1113,23 @@ impl LeaseProtocol {
                     continue;
                 }
                 if let Some(after) = tail.strip_prefix("{t}") {
-                    if self.family() == Family::Mysql {
-                        // Quoted, so a reserved word (`distinct`) is a name too.
-                        let _ = write!(sql, "`{}`", self.table);
-                    } else {
-                        sql.push_str(&self.table);
+                    // Quoted, so a reserved word (`distinct`) is a name too; both names are
+                    // plain lower-case identifiers (checked), so quoting changes no name.
+                    match (self.family(), &self.schema) {
+                        (Family::Mysql, Some(schema)) => {
+                            let _ = write!(sql, "`{schema}`.`{}`", self.table);
+                        }
+                        (Family::Mysql, None) => {
+                            let _ = write!(sql, "`{}`", self.table);
+                        }
+                        (_, Some(schema)) => {
+                            let _ = write!(sql, "\"{schema}\".\"{}\"", self.table);
+                        }
+                        // Only before the check has found the schema, which no statement that
+                        // names the table is sent before.
+                        (_, None) => {
+                            let _ = write!(sql, "\"{}\"", self.table);
+                        }
                     }
                     rest = after;
                     continue;
@@ -992,7 +1184,7 @@ impl LeaseProtocol {
         let identity = alloc::format!(
             "CONCAT_WS(' ', {server}, {})",
             super::failover::MysqlOrigin {
-                schema: None,
+                schema: self.schema.as_deref(),
                 table: &self.table,
                 galera: self.dialect == Dialect::Mariadb,
             }
@@ -1024,6 +1216,8 @@ impl LeaseProtocol {
             }),
             "pid" => Value::Int(self.backend.as_ref().map_or(0, |(pid, _)| *pid)),
             "lockprefix" => Value::Text(&self.lock_prefix),
+            "schema" => Value::Text(self.schema.as_deref().unwrap_or_default()),
+            "name" => Value::Text(&self.check_name),
             "units" => Value::Int(units.unwrap_or(0)),
             "epoch" => Value::Int(self.epoch_ms),
             "unit" => Value::Int(self.unit_ms),
@@ -1035,6 +1229,14 @@ impl LeaseProtocol {
     }
 }
 
+/// Where a lease of `kind` on `first..` starts, once its table's owner is checked.
+const fn start(kind: LeaseKind, first: u64) -> Resume {
+    match kind {
+        LeaseKind::Expiring { .. } => Resume::Claim,
+        LeaseKind::Session => Resume::TryLock(first),
+    }
+}
+
 /// A ceiling as the table records it: 0 is the column's default, never recorded.
 fn recorded(units: i64) -> Option<u64> {
     u64::try_from(units).ok().filter(|&units| units > 0)
@@ -1043,6 +1245,7 @@ fn recorded(units: i64) -> Option<u64> {
 const fn resumed(resume: Resume) -> Step {
     match resume {
         Resume::Claim => Step::Claim,
+        Resume::TryLock(shard) => Step::TryLock(shard),
         Resume::SessionClaim(shard) => Step::SessionClaim(shard),
     }
 }

@@ -1,6 +1,7 @@
 //! The lease's statements in PostgreSQL's dialect.
 //!
-//! `@name` stands for a parameter and `{t}` for the table, `{tli}` for the server's timeline,
+//! `@name` stands for a parameter and `{t}` for the table (always `"schema"."table"`, quoted: never
+//! found through `search_path`, see [`CHECK_TABLE`]), `{tli}` for the server's timeline,
 //! `{sysid}` for its cluster's system identifier and `{jump}` for the ceiling a row of another
 //! timeline or cluster jumps to; every parameter is cast, so a
 //! driver may send it untyped (node-postgres sends text) or as whatever integer type it picks
@@ -15,6 +16,27 @@
 //! that far ahead, whatever ceiling was lost. Without the system identifier a holder on a host
 //! whose clock is behind, first on the restored cluster, repeated IDs the old cluster's holder
 //! handed out after the dump (`tests/postgres/test_dump_restore.py`'s `probe_lease`).
+
+/// Who owns the lease table, read before the lease's first write to it (and again after it
+/// made the table). Returns one row: the table's schema (the one named; with none named, the
+/// one where `search_path` finds a table of that name, else `current_schema()`, where it is
+/// then made: where earlier versions found or made it, so a fleet upgraded one process at a
+/// time keeps one table), the owner's name (`NULL`: no such table), whether the current user
+/// is the owner or a member of it (`pg_auth_members`, followed; not `pg_has_role`, which
+/// says yes to a superuser for every role), and the current user.
+///
+/// Why: where another role may create tables in a schema the lease uses (`public` up to
+/// PostgreSQL 14, by default), its table of that name, with a trigger, would run that role's
+/// code as the lease's user at the lease's first write, and could zero the ceilings. A table
+/// not owned by the lease's user's roles is refused before any write. A plain `SELECT`: behind
+/// a transaction pooler it needs no session state. From then on every statement names the
+/// schema, so no later `search_path` lookup can find another table.
+pub(super) const CHECK_TABLE: &str = "SELECT coalesce(n.nspname, {schema}), \
+    pg_get_userbyid(c.relowner), c.relowner IN (WITH RECURSIVE mine(r) AS \
+    (SELECT oid FROM pg_roles WHERE rolname = current_user UNION \
+    SELECT m.roleid FROM pg_auth_members AS m JOIN mine ON m.member = mine.r) SELECT r FROM mine), \
+    current_user::text FROM (SELECT) AS one LEFT JOIN pg_class AS c ON c.oid = to_regclass(@name::text) \
+    LEFT JOIN pg_namespace AS n ON n.oid = c.relnamespace";
 
 /// Creates the table if it is missing. Concurrent sessions may fail with one of
 /// [`super::LOST_CREATE_RACE`]: the table then exists.

@@ -20,6 +20,7 @@
 //! The table is created on first use: a driver runs [`SqliteLease::create_table`] once per
 //! connection before the first claim.
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
@@ -29,6 +30,9 @@ use crate::sql::lease::{DEFAULT_TTL_MS, LeaseKind, LeaseSignature, TtlError, Val
 use crate::sql::{Placeholders, SqlError};
 
 use super::NOW_MS;
+
+/// The schema of a lease table by default: `main`, the file the URL names.
+pub(crate) const MAIN: &str = "main";
 
 /// Creates the table if it is missing.
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
@@ -72,6 +76,8 @@ const RELEASE: &str = "UPDATE {t} SET token = NULL, holder = NULL, expires_at = 
 #[derive(Clone, Debug)]
 pub struct SqliteLease {
     table: String,
+    /// `"schema"."table"`, as the statements name it.
+    name: String,
     placeholders: Placeholders,
     signature: String,
     holder: String,
@@ -105,6 +111,7 @@ impl SqliteLease {
         let mut signature = String::new();
         let _ = write!(signature, "{}", LeaseSignature(layout));
         Ok(Self {
+            name: format!("\"{MAIN}\".\"{table}\""),
             table: table.into(),
             placeholders,
             signature,
@@ -114,6 +121,18 @@ impl SqliteLease {
             end,
             ttl_ms: DEFAULT_TTL_MS,
         })
+    }
+
+    /// The lease on the table in `schema` (`main` by default; an attached database's name):
+    /// every statement names it, so no table of another schema (`temp`'s, which SQLite
+    /// searches first) can stand in for it.
+    ///
+    /// # Errors
+    /// [`SqlError::SchemaName`] for a name that is not a plain lower-case identifier.
+    pub fn schema(mut self, schema: &str) -> Result<Self, SqlError> {
+        crate::sql::check_schema(schema)?;
+        self.name = format!("\"{schema}\".\"{}\"", self.table);
+        Ok(self)
     }
 
     /// The time to live, in milliseconds.
@@ -130,7 +149,7 @@ impl SqliteLease {
 
     /// The DDL that creates the table if it is missing (no parameters).
     pub fn create_table(&self) -> String {
-        CREATE_TABLE.replace("{t}", &self.table)
+        CREATE_TABLE.replace("{t}", &self.name)
     }
 
     /// Takes the first free shard: one row `(shard, ceiling)` (start the generator above the
@@ -163,7 +182,7 @@ impl SqliteLease {
         shard: Option<u64>,
         units: Option<u64>,
     ) -> (String, Vec<Value<'_>>) {
-        let sql = sql.replace("{t}", &self.table).replace("{now}", NOW_MS);
+        let sql = sql.replace("{t}", &self.name).replace("{now}", NOW_MS);
         let mut out = String::with_capacity(sql.len());
         let mut names: Vec<&str> = Vec::new();
         let mut params = Vec::new();
