@@ -278,6 +278,17 @@ impl<'a> Target<'a> {
             }
             None => authority,
         };
+        // libpq's own reading ends the user information at the first `@` before any `/`, so a
+        // password holding `?` (which ends the authority above) is still its password; one
+        // that is the start of the password read above is a piece `redacted` already handles.
+        let libpq_end = rest
+            .find(['@', '/'])
+            .filter(|&i| rest[i..].starts_with('@'));
+        if let Some((_, password)) = libpq_end.and_then(|at| rest[..at].split_once(':'))
+            && !self.secrets.iter().any(|s| s.starts_with(password))
+        {
+            self.secret(password);
+        }
         for hostport in hostlist.split(',').filter(|h| !h.is_empty()) {
             let (host, port) = match hostport.strip_prefix('[') {
                 Some(v6) => match v6.split_once(']') {
@@ -567,9 +578,15 @@ mod tests {
         assert_eq!(url_shown("postgresql://u:pa/ss@db/app"), "db/app");
         assert_eq!(redacted("pa/ss", "postgresql://u:pa/ss@db/app"), "***");
         assert_eq!(url_shown("postgresql://u:pa?ss@db/app"), "u");
+        assert_eq!(redacted("pa?ss", "postgresql://u:pa?ss@db/app"), "***");
         assert_eq!(
             redacted("no secret here", "postgresql://db/app"),
             "no secret here"
+        );
+        // A password's first piece of one letter is not replaced everywhere.
+        assert_eq!(
+            redacted("postgres: p@ss", "postgresql://u:p@ss@db/app"),
+            "postgres: ***"
         );
     }
 
