@@ -142,3 +142,19 @@ def test_node_names_its_schema_and_refuses_another_roles_table(dsns: dict[str, s
     with psycopg.connect(dsns["lease_app"], autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM app.node_owned").fetchone() == (1,)
     assert fired(dsns) == 0
+
+
+def test_a_ceiling_the_layout_cannot_hold_is_refused_not_wrapped(dsns: dict[str, str]) -> None:
+    # Issue 60, finding 8: a row's ceiling of 2^63 - 1 wrapped in (units + 1) << sequence_bits,
+    # and the lease started at the epoch's first IDs. Now the claim is refused, naming the row.
+    app = dsns["lease_app"]
+    with postgres.lease(LAYOUT, app, range(0, 1), schema="app", table="wrapped") as held:
+        held.next_id()
+    with psycopg.connect(app, autocommit=True) as conn:
+        conn.execute("UPDATE app.wrapped SET ceiling = 9223372036854775807, token = NULL, expires_at = NULL")
+    with pytest.raises(shardid.DatabaseError) as info:
+        postgres.lease(LAYOUT, app, range(0, 1), schema="app", table="wrapped")
+    assert str(info.value).startswith(
+        "database: the row of shard 0 in lease table app.wrapped records a ceiling of 9223372036854775807 "
+        "time units, outside what the layout's time can hold (0 to 2199023255551)"
+    ), str(info.value)
