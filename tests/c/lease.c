@@ -66,6 +66,13 @@ static void distinct_shards_and_no_free_shard(void) {
     CHECK_STATUS(shardid_lease_new(&twitter, NULL, 0, 1, NULL, &c), SHARDID_ERR_NULL_ARGUMENT);
     CHECK_STATUS(shardid_lease_next(NULL, &sc), SHARDID_ERR_NULL_ARGUMENT);
     CHECK_STATUS(shardid_lease_next(a, NULL), SHARDID_ERR_NULL_ARGUMENT);
+    {
+        /* A length no array has: a status, nothing written (bad_input.c has the generator's). */
+        uint64_t few[2] = {7, 7};
+        CHECK_STATUS(shardid_lease_next_batch(a, few, SIZE_MAX), SHARDID_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(shardid_lease_next_batch(a, few, SIZE_MAX / 8 + 1), SHARDID_ERR_INVALID_ARGUMENT);
+        CHECK(few[0] == 7 && few[1] == 7, "written by a failed call");
+    }
     CHECK(strncmp(shardid_status_str(SHARDID_ERR_NO_FREE_SHARD), "SHARDID_ERR_NO_FREE_SHARD:", 26) == 0, "status string");
     CHECK(strncmp(shardid_status_str(SHARDID_ERR_LEASE_FILE), "SHARDID_ERR_LEASE_FILE:", 23) == 0, "status string");
     shardid_lease_free(a);
