@@ -35,3 +35,88 @@ def probe_lease(lease: Callable[..., Any], url: str, table: str, leased: Collect
             return f"refused ({e.code})"
     assert id_ not in set(leased), f"leased ID {id_} handed out again: the claim kept the restored ceiling"
     return f"ID {id_}, not one of the old holder's"
+
+
+DAY_MS = 86_400_000
+# The serial of issue 54: a day's numbers, six digits.
+CREATED_FORMAT = "RST-{yyyy}{MM}{dd}-{seq:6}"
+
+
+def created_after_backup(
+    url: str,
+    backup: Callable[[], None],
+    restore: Callable[[], tuple[str, str] | None],
+    mark: Callable[[str], None] | None,
+    *,
+    schema: str | None = None,
+    dictionary_schema: str | None = None,
+    dictionary_url: str | None = None,
+) -> str:
+    """Issue 54: what did not exist in the backup is created again after the restore. Serials
+    of a day, a dense tag's IDs and a topic's strings are handed out; the backup is taken
+    (``backup``); then the next day's serials (a period the backup lacks), a new dense tag and
+    a new topic hand out numbers; the backup is restored (``restore``, which returns the URLs of
+    the restored segments and dictionary, or ``None`` for the same ones) and marked (``mark``,
+    given the segments' URL; ``None``: a step back the database sees by itself); a take of a tag the backup had comes first, then the next day's
+    serials, the new tag and the new topic are made and used again. No serial or dense ID is
+    handed out twice, no dictionary ID names a second string. The two days are the two before
+    today (UTC), so that both periods began before the restore. Returns what happened."""
+    from shardid.dictionary import Dictionary
+    from shardid.segments import DenseIds, Serials, create_serial, create_tag
+
+    words_url = dictionary_url or url
+    seg = {"schema": schema} if schema else {}
+    dic = {"schema": dictionary_schema} if dictionary_schema else {}
+    today = time.time_ns() // 1_000_000 // DAY_MS * DAY_MS
+    day1, day2 = today - 2 * DAY_MS + 3_600_000, today - DAY_MS + 3_600_000
+
+    def serials(at: str, ms: int, n: int) -> list[str]:
+        with Serials(at, "rst", CREATED_FORMAT, zone="UTC", min_size=10, max_size=10, **seg) as s:
+            return [s.next_serial_at(ms) for _ in range(n)]
+
+    def dense(at: str, tag: str, n: int) -> list[int]:
+        with DenseIds(at, tag, min_size=10, max_size=10, **seg) as ids:
+            return [ids.next_id() for _ in range(n)]
+
+    def strings(at: str, topic: str, values: list[str]) -> dict[str, int]:
+        d = Dictionary(at, topic, cache_size=0, **dic)
+        try:
+            d.create()
+            return dict(zip(values, d.ids(values)))
+        finally:
+            d.close()
+
+    create_serial(url, "rst", CREATED_FORMAT, zone="UTC", **seg)
+    create_tag(url, "orders", **seg)
+    dense(url, "orders", 200)
+    serials(url, day1, 50)
+    strings(words_url, "words", [f"w{i}" for i in range(50)])
+    backup()
+    lost_serials = serials(url, day2, 40)
+    create_tag(url, "fresh", **seg)
+    lost_dense = dense(url, "fresh", 40)
+    lost_ids = strings(words_url, "fresh", [f"x{i}" for i in range(40)])
+    assert lost_serials[0].endswith("-000001") and lost_dense[0] == 1 and min(lost_ids.values()) == 0
+
+    url, words_url = restore() or (url, words_url)
+    if mark is not None:
+        mark(url)
+    dense(url, "orders", 1)  # a tag the backup had, first: its take clears its own mark
+    again_serials = serials(url, day2, 40)
+    create_tag(url, "fresh", **seg)
+    again_dense = dense(url, "fresh", 40)
+    again_ids = strings(words_url, "fresh", [f"y{i}" for i in range(40)])
+
+    twice = sorted(set(lost_serials) & set(again_serials))
+    assert not twice, f"{len(twice)} serials handed out twice: {twice[:3]}"
+    assert not set(lost_dense) & set(again_dense), (lost_dense[:3], again_dense[:3])
+    names: dict[int, set[str]] = {}
+    for value, id_ in [*lost_ids.items(), *again_ids.items()]:
+        names.setdefault(id_, set()).add(value)
+    two = {i: v for i, v in names.items() if len(v) > 1}
+    assert not two, f"{len(two)} dictionary IDs name a second string: {sorted(two.items())[:3]}"
+    return (
+        f"created again after the restore: the next day's serials from {again_serials[0]} (lost up to"
+        f" {lost_serials[-1]}), the new tag from {again_dense[0]:,} (lost up to {lost_dense[-1]}),"
+        f" the new topic's IDs from {min(again_ids.values()):,} (lost up to {max(lost_ids.values())})"
+    )

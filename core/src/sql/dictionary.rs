@@ -99,7 +99,7 @@ pub struct DictionaryUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 14] = [
+const FUNCTIONS: [&str; 15] = [
     "dict_value(text, bigint)",
     "dict_values(text, bigint[])",
     "dict_id(text, text)",
@@ -111,6 +111,7 @@ const FUNCTIONS: [&str; 14] = [
     "shardid_find_values(integer, bigint[])",
     "drop_topic(text)",
     "create_topic(text)",
+    "shardid_topic_fenced(text)",
     "shardid_topic_id(text)",
     "shardid_check_values(text[])",
     "shardid_check_topic(text)",
@@ -123,7 +124,11 @@ impl Display for DictionaryUninstall<'_> {
             self.schema,
             "dictionary (its functions, topics and strings)",
             &FUNCTIONS,
-            &[("TABLE", "shardid_strings"), ("TABLE", "shardid_topics")],
+            &[
+                ("TABLE", "shardid_strings"),
+                ("TABLE", "shardid_topics"),
+                ("TABLE", "shardid_topic_fence"),
+            ],
         )
     }
 }
@@ -204,7 +209,25 @@ ALTER TABLE {s}.shardid_topics ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN 
     ADD COLUMN IF NOT EXISTS written_at timestamptz, ADD COLUMN IF NOT EXISTS rate double precision NOT NULL DEFAULT 0,
     ADD COLUMN IF NOT EXISTS window_at timestamptz, ADD COLUMN IF NOT EXISTS window_n bigint NOT NULL DEFAULT 0,
     ADD COLUMN IF NOT EXISTS batch bigint NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS restored boolean NOT NULL DEFAULT false,
-    ADD COLUMN IF NOT EXISTS started timestamptz;
+    ADD COLUMN IF NOT EXISTS started timestamptz, ADD COLUMN IF NOT EXISTS back_at timestamptz,
+    ADD COLUMN IF NOT EXISTS back_seen timestamptz;
+
+-- Where a topic created after a step back starts (issue 54): one row, in the schema so that it
+-- is in every backup of the topics. `fence`, set by the first topic created after a step back
+-- (shardid_topic_fenced), at `fenced_at`, and never lowered; the timeline, system and start it
+-- was set on, and whether `shardid restored` marked it, as a topic's row: the step back it has
+-- not yet accounted for.
+CREATE TABLE IF NOT EXISTS {s}.shardid_topic_fence (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    fence bigint NOT NULL DEFAULT 0,
+    fenced_at timestamptz NOT NULL DEFAULT '-infinity',
+    tli integer,
+    sysid bigint,
+    started timestamptz,
+    restored boolean NOT NULL DEFAULT false
+);
+INSERT INTO {s}.shardid_topic_fence (tli, sysid, started) VALUES ({tli}, {sysid}, pg_postmaster_start_time())
+    ON CONFLICT DO NOTHING;
 
 -- One row per string of a topic. Written only by the functions below.
 CREATE TABLE IF NOT EXISTS {s}.shardid_strings (
@@ -262,7 +285,53 @@ BEGIN
 END
 $shardid$;
 
--- Creates a topic (IDs from 0); an existing one is left as it is. A dropped name is refused.
+-- Where a topic created now starts: the schema's fence (shardid_topic_fence), brought up to
+-- date first when the state stepped back since it was last set (the fence's row stepped back
+-- past, as a topic's): from the topics stepped back past and those rewritten since (back_at,
+-- back_seen), {margin} times the highest rate of any topic from the last write the restored
+-- state remembers to now plus {skew_ms} ms, plus {floor} of the largest batch (topics never
+-- measured: {lost_writes}), as each topic's own skip (shardid_lock_topic). A topic of the lost
+-- state by the same name assigned no ID there.
+CREATE OR REPLACE FUNCTION {s}.shardid_topic_fenced(topic text) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_variable
+DECLARE
+    clock timestamptz := clock_timestamp();
+    here integer := {tli};
+    f {s}.shardid_topic_fence;
+    last timestamptz;
+    top double precision;
+    widest bigint;
+    unmeasured boolean;
+BEGIN
+    INSERT INTO {s}.shardid_topic_fence (restored) VALUES (true) ON CONFLICT DO NOTHING; -- a row lost: as marked
+    SELECT * INTO f FROM {s}.shardid_topic_fence FOR UPDATE;
+    IF (f.tli IS NOT NULL AND f.tli <> here) OR f.restored OR (f.sysid IS NOT NULL AND f.sysid <>
+            CASE WHEN f.started = pg_postmaster_start_time() THEN f.sysid ELSE {sysid} END) THEN
+        SELECT max(CASE WHEN (tt.tli IS NOT NULL AND tt.tli <> here) OR tt.restored OR (tt.sysid IS NOT NULL AND tt.sysid <>
+                             CASE WHEN tt.started = pg_postmaster_start_time() THEN tt.sysid ELSE {sysid} END)
+                        THEN coalesce(tt.written_at, tt.created_at) WHEN tt.back_seen > f.fenced_at THEN tt.back_at END),
+               max(CASE WHEN tt.window_at IS NULL THEN tt.rate
+                        ELSE greatest(tt.rate, tt.window_n / greatest(extract(epoch FROM coalesce(tt.written_at, tt.created_at) - tt.window_at)::float8,
+                                                                      {window_ms} / 1000.0)) END),
+               max(tt.batch), bool_or(tt.window_at IS NULL AND tt.next > 0)
+            INTO last, top, widest, unmeasured
+            FROM {s}.shardid_topics AS tt WHERE tt.topic <> shardid_topic_fenced.topic;
+        IF last IS NOT NULL THEN
+            f.fence := greatest(f.fence, {floor} * greatest(widest, 1)
+                + ceil({margin} * top * (greatest(extract(epoch FROM clock - last)::float8, 0) + {skew_ms} / 1000.0))::bigint
+                + CASE WHEN unmeasured THEN {lost_writes} ELSE 0 END);
+            f.fenced_at := clock;
+        END IF;
+        UPDATE {s}.shardid_topic_fence AS r SET fence = f.fence, fenced_at = f.fenced_at, tli = here, sysid = {sysid},
+            started = pg_postmaster_start_time(), restored = false;
+    END IF;
+    RETURN f.fence;
+END
+$shardid$;
+
+-- Creates a topic (IDs from 0, or after a step back from the schema's fence:
+-- shardid_topic_fenced); an existing one is left as it is. A dropped name is refused.
 CREATE OR REPLACE FUNCTION {s}.create_topic(topic text) RETURNS void
     LANGUAGE plpgsql VOLATILE AS $shardid$
 #variable_conflict use_column
@@ -270,6 +339,10 @@ BEGIN
     PERFORM {s}.shardid_check_topic(create_topic.topic);
     INSERT INTO {s}.shardid_topics (topic, tli, sysid, started, written_at, window_at)
         VALUES (create_topic.topic, {tli}, {sysid}, pg_postmaster_start_time(), clock_timestamp(), clock_timestamp()) ON CONFLICT (topic) DO NOTHING;
+    IF FOUND THEN
+        UPDATE {s}.shardid_topics AS t SET next = {s}.shardid_topic_fenced(create_topic.topic)
+            WHERE t.topic = create_topic.topic;
+    END IF;
     IF EXISTS (SELECT 1 FROM {s}.shardid_topics AS t WHERE t.topic = create_topic.topic AND t.dropped_at IS NOT NULL) THEN
         RAISE EXCEPTION 'TOPIC_DROPPED: topic % in {s} was dropped; its name is never used again', quote_literal(create_topic.topic)
             USING ERRCODE = '{TOPIC_DROPPED}';
@@ -340,7 +413,10 @@ BEGIN
                 + ceil({margin} * greatest(r.rate, r.window_n / greatest(extract(epoch FROM r.written_at - r.window_at)::float8, {window_ms} / 1000.0))
                        * (greatest(extract(epoch FROM clock - r.written_at)::float8, 0) + {skew_ms} / 1000.0))::bigint END;
         UPDATE {s}.shardid_topics AS tt SET next = base, tli = here, sysid = system, started = pg_postmaster_start_time(), restored = false,
-                written_at = clock, window_at = clock, window_n = 0
+                back_at = r.written_at, back_seen = clock, written_at = clock, window_at = clock, window_n = 0,
+                -- The open window's rate is kept: a topic created later starts past it (shardid_topic_fenced).
+                rate = CASE WHEN r.window_at IS NULL THEN r.rate
+                    ELSE greatest(r.rate, r.window_n / greatest(extract(epoch FROM r.written_at - r.window_at)::float8, {window_ms} / 1000.0)) END
             WHERE tt.topic_id = t;
     ELSIF r.tli IS NULL OR r.sysid IS NULL OR r.window_at IS NULL OR r.started IS DISTINCT FROM pg_postmaster_start_time() THEN
         -- A row of an older version, or last written by another run of this server: from now

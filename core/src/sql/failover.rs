@@ -50,6 +50,28 @@
 //! another creation time: the next write of each row then skips once by rate (a hole, never a
 //! duplicate).
 //!
+//! **What the restored state lacks** (issue 54): a tag, a serial's period or a topic created
+//! after the backup has no row to skip from, and created again after the restore it would
+//! start from 1 (or 0) and hand out what the lost state handed out. So each schema keeps a
+//! *fence* beside its rows, in a one-row table of its own (`shardid_tag_fence`,
+//! `shardid_topic_fence`: in every backup of the rows, marked by `shardid restored` with
+//! them, and recording the timeline and system, or the server and origin, it was last set on,
+//! as a row does). The first tag or topic created after a step back the fence has not yet
+//! accounted for (on SQLite also the first take or batch after `shardid restored`) sets it to
+//! the same bound a row's skip uses, taken over the whole schema: [`MARGIN`] times the
+//! highest rate any row sustained, over the time from the last write the restored state
+//! remembers (the rows still stepped back past, and the last write before the step back of
+//! those rewritten since, which each row keeps: `back_at`, `back_ms`) to now plus [`SKEW_MS`],
+//! plus [`FLOOR_BATCHES`] of the largest handouts (rows never measured: [`LOST_WRITES`]). Every
+//! tag and topic created from then on starts past the fence (its numbers a hole, never a
+//! repeat); the fence is never lowered. A serial's period that began after the fence was set
+//! (its first instant, at the earliest [`ZONE_AHEAD_MS`] before midnight UTC of its first day,
+//! more than [`SKEW_MS`] after) starts from 1: no lost state issued from it. So every period
+//! after the backup's last one and up to the restore is covered, not only the one open at
+//! it. Nothing of this is on the hot path: a take only records, when its row stepped back, that
+//! row's last write before (two more columns in the statement it already sends); the fence is
+//! read and set where a row is created.
+//!
 //! The defaults cover [`LOST_WAL_BYTES`] (1 MiB, Patroni's default `maximum_lag_on_failover`)
 //! and 2 s of skew between the clocks of the hosts. Under synchronous replication nothing
 //! committed is lost, and the jumps are rarely needed, but `next_id()` still needs its floor: a
@@ -84,6 +106,12 @@ pub const FLOOR_BATCHES: u64 = 4;
 /// The shortest window a rate is measured over: the numbers handed out from the window's start
 /// to a handout at least this long after it, divided by that time.
 pub const RATE_WINDOW_MS: u64 = 1_000;
+
+/// How far ahead of UTC a zone's clock may be (UTC+14, Kiribati): a serial period's first
+/// instant is at the earliest this long before midnight UTC of its first day. A serial period
+/// that began after a schema's fence was set (more than [`SKEW_MS`] after) skips nothing: no
+/// state lost before the fence issued from it (issue 54).
+pub const ZONE_AHEAD_MS: u64 = 14 * 3_600_000;
 
 /// The system identifier of the PostgreSQL cluster this SQL runs on (`initdb` makes a new one;
 /// a base backup, a promoted standby and point-in-time recovery keep it): a `pg_dump` restored

@@ -34,7 +34,7 @@ use core::fmt::{self, Display, Formatter};
 
 use super::failover::{
     FLOOR_BATCHES, LOST_WAL_BYTES, LOST_WRITES, MARGIN, RATE_WINDOW_MS, SKEW_MS, SYSTEM_ID,
-    TIMELINE,
+    TIMELINE, ZONE_AHEAD_MS,
 };
 use super::serials::SerialsDdl;
 use super::{Placeholders, SchemaStatement, SerialStatements, SqlError, check_schema};
@@ -130,7 +130,7 @@ impl<'a> SegmentsUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 23] = [
+const FUNCTIONS: [&str; 24] = [
     "next_serial(text, text, text)",
     "render_serial(text, bigint, timestamptz)",
     "take_serial_segment(text, text, bigint)",
@@ -143,6 +143,7 @@ const FUNCTIONS: [&str; 23] = [
     "next_dense_id(text)",
     "take_segment(text, bigint)",
     "create_tag(text, bigint)",
+    "shardid_fenced(text)",
     // What take_segment and next_dense_id call: across a failover (super::failover).
     "shardid_bump(text, bigint)",
     "shardid_skip(bigint, double precision, bigint, timestamptz, timestamptz, timestamptz)",
@@ -165,7 +166,11 @@ impl Display for SegmentsUninstall<'_> {
             self.schema,
             "dense IDs and serial numbers (functions, tags, registrations)",
             &FUNCTIONS,
-            &[("TABLE", "shardid_serials"), ("TABLE", "shardid_tags")],
+            &[
+                ("TABLE", "shardid_serials"),
+                ("TABLE", "shardid_tags"),
+                ("TABLE", "shardid_tag_fence"),
+            ],
         )
     }
 }
@@ -252,13 +257,20 @@ impl Display for Bookkeeping<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let Self { s, taken } = self;
         let back = Backward(s);
+        let window_ms = RATE_WINDOW_MS;
         write!(
             f,
             "            \
-            rate = {s}.shardid_rate(t.rate, t.window_n, t.window_at, {taken}, clock),
+            rate = CASE WHEN {back} AND t.window_at IS NOT NULL
+                        -- The open window's rate is kept when a step back starts a new one: a
+                        -- tag created later skips by it (shardid_fenced).
+                        THEN greatest(t.rate, t.window_n / greatest(extract(epoch FROM t.updated_at - t.window_at)::float8, {window_ms} / 1000.0))
+                        ELSE {s}.shardid_rate(t.rate, t.window_n, t.window_at, {taken}, clock) END,
             window_at = {s}.shardid_window_at({back}, t.window_at, clock),
             window_n = {s}.shardid_window_n({back}, t.window_n,
                                             t.window_at, {taken}, clock),
+            back_at = CASE WHEN {back} THEN t.updated_at ELSE t.back_at END,
+            back_seen = CASE WHEN {back} THEN clock ELSE t.back_seen END,
             tli = here,
             sysid = {s}.shardid_system(t.started, t.sysid),
             started = pg_postmaster_start_time(),
@@ -322,6 +334,7 @@ impl Display for Segments<'_> {
             tag: "next_dense_id.tag",
         };
         let wanted = Wanted(s);
+        let zone_ahead_h = ZONE_AHEAD_MS / 3_600_000;
         let kept_by_take = Bookkeeping { s, taken: &wanted };
         let kept_by_bump = Bookkeeping {
             s,
@@ -352,7 +365,25 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
 ALTER TABLE {s}.shardid_tags ADD COLUMN IF NOT EXISTS tli integer, ADD COLUMN IF NOT EXISTS grown_at pg_lsn,
     ADD COLUMN IF NOT EXISTS sysid bigint, ADD COLUMN IF NOT EXISTS rate double precision NOT NULL DEFAULT 0,
     ADD COLUMN IF NOT EXISTS window_at timestamptz, ADD COLUMN IF NOT EXISTS window_n bigint NOT NULL DEFAULT 0,
-    ADD COLUMN IF NOT EXISTS restored boolean NOT NULL DEFAULT false, ADD COLUMN IF NOT EXISTS started timestamptz;
+    ADD COLUMN IF NOT EXISTS restored boolean NOT NULL DEFAULT false, ADD COLUMN IF NOT EXISTS started timestamptz,
+    ADD COLUMN IF NOT EXISTS back_at timestamptz, ADD COLUMN IF NOT EXISTS back_seen timestamptz;
+
+-- What a tag created after a step back skips (issue 54): one row, in the schema so that it is
+-- in every backup of the tags. `fence` numbers (a multiple of the stride), set by the first tag
+-- created after a step back (shardid_fenced), at `fenced_at`, and never lowered; the timeline,
+-- system and start it was set on, and whether `shardid restored` marked it, as a tag's row:
+-- the step back it has not yet accounted for.
+CREATE TABLE IF NOT EXISTS {s}.shardid_tag_fence (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    fence bigint NOT NULL DEFAULT 0,
+    fenced_at timestamptz NOT NULL DEFAULT '-infinity',
+    tli integer,
+    sysid bigint,
+    started timestamptz,
+    restored boolean NOT NULL DEFAULT false
+);
+INSERT INTO {s}.shardid_tag_fence (tli, sysid, started) VALUES ({tli}, {sysid}, pg_postmaster_start_time())
+    ON CONFLICT DO NOTHING;
 
 -- The system identifier of this cluster, read from its control file only when the row was last
 -- written by another run of a server (`started`, its postmaster's start time): the row's own
@@ -430,6 +461,62 @@ CREATE OR REPLACE FUNCTION {s}.shardid_want(size bigint, step bigint, grown_at p
                 ELSE greatest(step, {DEFAULT_SEGMENT}) END
 $shardid$;
 
+-- What a tag created now skips (a multiple of {n}): the schema's fence (shardid_tag_fence),
+-- brought up to date first when the state stepped back since it was last set (the fence's row
+-- stepped back past, as a tag's): from the rows stepped back past and those rewritten since
+-- (back_at, back_seen), {margin} times the
+-- highest rate of any tag from the last handout the restored state remembers to now plus
+-- {skew_ms} ms, plus {floor} segments of twice the largest last size (rows never measured:
+-- {lost_writes} of them), as each row's own skip (shardid_skip). A serial period that began
+-- after the fence was set (its earliest start in any zone, {zone_ahead_h} h before midnight UTC,
+-- more than {skew_ms} ms after) skips nothing: the lost state never issued from it.
+CREATE OR REPLACE FUNCTION {s}.shardid_fenced(tag text) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_variable
+DECLARE
+    clock timestamptz := clock_timestamp();
+    here integer := {tli};
+    f {s}.shardid_tag_fence;
+    last timestamptz;
+    top double precision;
+    widest bigint;
+    unmeasured boolean;
+    period text;
+BEGIN
+    INSERT INTO {s}.shardid_tag_fence (restored) VALUES (true) ON CONFLICT DO NOTHING; -- a row lost: as marked
+    SELECT * INTO f FROM {s}.shardid_tag_fence FOR UPDATE;
+    IF {s}.shardid_stepped_back(f.tli, f.sysid, f.restored, here, {s}.shardid_system(f.started, f.sysid)) THEN
+        SELECT max(CASE WHEN {s}.shardid_stepped_back(t.tli, t.sysid, t.restored, here, {s}.shardid_system(t.started, t.sysid))
+                        THEN t.updated_at WHEN t.back_seen > f.fenced_at THEN t.back_at END),
+               max(CASE WHEN t.window_at IS NULL THEN t.rate
+                        ELSE greatest(t.rate, t.window_n / greatest(extract(epoch FROM t.updated_at - t.window_at)::float8, {window_ms} / 1000.0)) END),
+               max(t.step), bool_or(t.window_at IS NULL AND t.step > 0)
+            INTO last, top, widest, unmeasured
+            FROM {s}.shardid_tags AS t WHERE t.tag <> shardid_fenced.tag;
+        IF last IS NOT NULL THEN
+            f.fence := greatest(f.fence, {n} * ({floor} * 2 * greatest(widest, 1)
+                + ceil({margin} * top * (greatest(extract(epoch FROM clock - last)::float8, 0) + {skew_ms} / 1000.0))::bigint
+                + CASE WHEN unmeasured THEN {lost_writes} * 2 * greatest(widest, {DEFAULT_SEGMENT}) ELSE 0 END));
+            f.fenced_at := clock;
+        END IF;
+        UPDATE {s}.shardid_tag_fence AS r SET fence = f.fence, fenced_at = f.fenced_at, tli = here,
+            sysid = {s}.shardid_system(r.started, r.sysid), started = pg_postmaster_start_time(), restored = false;
+    END IF;
+    IF f.fence = 0 THEN
+        RETURN 0;
+    END IF;
+    -- A serial's period (tag@2026-12-08, @2026-12, @2026) that began after the fence was set.
+    period := substr(tag, strpos(tag, '@') + 1);
+    IF strpos(tag, '@') > 0 AND period ~ '^[0-9]{{4}}(-[0-9]{{2}}(-[0-9]{{2}})?)?$'
+        AND EXISTS (SELECT 1 FROM {s}.shardid_serials AS r WHERE r.tag = split_part(shardid_fenced.tag, '@', 1))
+        AND (rpad(period, 10, CASE length(period) WHEN 4 THEN '-01-01' ELSE '-01' END) || ' 00:00:00+00')::timestamptz
+            - interval '{zone_ahead_h} hours' > f.fenced_at + interval '{skew_ms} milliseconds' THEN
+        RETURN 0;
+    END IF;
+    RETURN f.fence;
+END
+$shardid$;
+
 -- Creates a tag whose first number is the first at or above `first` that this server hands out;
 -- an existing tag is left as it is.
 CREATE OR REPLACE FUNCTION {s}.create_tag(tag text, first bigint DEFAULT 1) RETURNS void
@@ -448,6 +535,12 @@ BEGIN
         VALUES (create_tag.tag, create_tag.first + ((({i} - create_tag.first % {n}) % {n}) + {n}) % {n}, {tli}, {sysid},
                 pg_postmaster_start_time(), clock_timestamp())
         ON CONFLICT (tag) DO NOTHING;
+    IF FOUND THEN
+        -- A new row (only then: take_serial_segment calls this at every take): after a step
+        -- back, past what a tag of this name in the lost state could have handed out.
+        UPDATE {s}.shardid_tags AS t SET next = t.next + {s}.shardid_fenced(create_tag.tag)
+            WHERE t.tag = create_tag.tag;
+    END IF;
 END
 $shardid$;
 

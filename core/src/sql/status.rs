@@ -126,8 +126,12 @@ pub struct StatusReader {
     dictionary: String,
     layout: Layout,
     mark_restored: bool,
-    /// Under `restored` on the MySQL family: whether the rows of the current step are marked.
-    marked: bool,
+    /// Under `restored`: how many of the current step's marking statements ran ([`Self::mark`]).
+    marked: usize,
+    /// Whether the schemas of the tags and of the topics have a fence (issue 54), which
+    /// `restored` marks too: the next tag or topic created first sets it past what the lost
+    /// state could have handed out ([`super::failover`]).
+    fences: [bool; 2],
     step: Step,
     now_ms: u64,
     present: [bool; 3],
@@ -170,7 +174,8 @@ impl StatusReader {
             dictionary: dictionary.into(),
             layout,
             mark_restored: false,
-            marked: false,
+            marked: 0,
+            fences: [false; 2],
             step: match family {
                 Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => Step::Probe,
                 Dialect::Sqlite => Step::Schemas,
@@ -210,14 +215,32 @@ impl StatusReader {
         self
     }
 
-    /// Under `restored` on the MySQL family and SQLite: the statement marking the rows the
-    /// current step reads, when they are not marked yet.
+    /// Under `restored`: the statements marking what the current step reads, one after the
+    /// other, each returning no row: the schema's fence (issue 54), where there is one, then on
+    /// the MySQL family and SQLite the rows (PostgreSQL marks them in the statement that reads
+    /// them); `None` once they ran.
     fn mark(&self) -> Option<String> {
-        if !self.mark_restored || self.marked {
+        if !self.mark_restored {
             return None;
         }
         let placeholders = super::Placeholders::Question;
-        match (self.family, self.step) {
+        let (schema, fence, present) = match self.step {
+            Step::Tags => (&self.segments, "shardid_tag_fence", self.fences[0]),
+            Step::Topics => (&self.dictionary, "shardid_topic_fence", self.fences[1]),
+            _ => return None,
+        };
+        // On PostgreSQL a query returning no row (its drivers read a result from every
+        // statement of a status); a plain UPDATE elsewhere, as the rows' marks.
+        let fence = present.then(|| match self.family {
+            Dialect::Postgres => format!(
+                "WITH m AS (UPDATE {schema}.{fence} SET restored = true RETURNING one) SELECT 1 FROM m WHERE false"
+            ),
+            Dialect::Mysql | Dialect::Mariadb => {
+                format!("UPDATE {schema}.{fence} SET restored = TRUE")
+            }
+            Dialect::Sqlite => format!("UPDATE {schema}.{fence} SET restored = 1"),
+        });
+        let rows = match (self.family, self.step) {
             (Dialect::Mysql | Dialect::Mariadb, Step::Tags) => Some(format!(
                 "UPDATE {}.shardid_tags SET restored = TRUE",
                 self.segments
@@ -235,7 +258,8 @@ impl StatusReader {
                     .map(|d| d.statements(placeholders).mark_restored().to_string())
             }
             _ => None,
-        }
+        };
+        fence.into_iter().chain(rows).nth(self.marked)
     }
 
     /// The tags' statement on PostgreSQL: with what a failover would skip of each (read by
@@ -294,7 +318,10 @@ impl StatusReader {
                  CASE WHEN to_regclass('{s}.shardid_tags') IS NULL THEN 'false' ELSE 'true' END, \
                  CASE WHEN to_regclass('{d}.shardid_topics') IS NULL \
                  OR to_regclass('{d}.shardid_strings') IS NULL THEN 'false' ELSE 'true' END, \
-                 CASE WHEN to_regclass('{s}.shardid_serials') IS NULL THEN 'false' ELSE 'true' END"
+                 CASE WHEN to_regclass('{s}.shardid_serials') IS NULL THEN 'false' ELSE 'true' END, \
+                 'true', \
+                 CASE WHEN to_regclass('{s}.shardid_tag_fence') IS NULL THEN 'false' ELSE 'true' END, \
+                 CASE WHEN to_regclass('{d}.shardid_topic_fence') IS NULL THEN 'false' ELSE 'true' END"
             ),
             Step::Leases => format!(
                 "SELECT layout, shard::text, ceiling::text, holder, \
@@ -339,12 +366,14 @@ impl StatusReader {
                     "SELECT CAST({MYSQL_NOW_MS} AS CHAR), {}, {}, CASE WHEN {} = 'true' AND {} = 'true' \
                      THEN 'true' ELSE 'false' END, {}, CASE WHEN EXISTS (SELECT 1 FROM \
                      information_schema.columns WHERE table_schema = '{s}' AND table_name = 'shardid_tags' \
-                     AND column_name = 'rate') THEN 'true' ELSE 'false' END",
+                     AND column_name = 'rate') THEN 'true' ELSE 'false' END, {}, {}",
                     exists("DATABASE()", t),
                     exists(&format!("'{s}'"), "shardid_tags"),
                     exists(&format!("'{d}'"), "shardid_topics"),
                     exists(&format!("'{d}'"), "shardid_strings"),
                     exists(&format!("'{s}'"), "shardid_serials"),
+                    exists(&format!("'{s}'"), "shardid_tag_fence"),
+                    exists(&format!("'{d}'"), "shardid_topic_fence"),
                 )
             }
             Step::Leases => {
@@ -412,12 +441,15 @@ impl StatusReader {
             }
             Step::Probe => format!(
                 "SELECT CAST({SQLITE_NOW_MS} AS TEXT) AS c0, {} AS c1, {} AS c2, \
-                 CASE WHEN {} = 'true' AND {} = 'true' THEN 'true' ELSE 'false' END AS c3, {} AS c4",
+                 CASE WHEN {} = 'true' AND {} = 'true' THEN 'true' ELSE 'false' END AS c3, {} AS c4, \
+                 'false' AS c5, {} AS c6, {} AS c7",
                 exists(true, "main", t),
                 exists(seg, s, "shardid_tags"),
                 exists(dict, d, "shardid_topics"),
                 exists(dict, d, "shardid_strings"),
                 exists(seg, s, "shardid_serials"),
+                exists(seg, s, "shardid_tag_fence"),
+                exists(dict, d, "shardid_topic_fence"),
             ),
             // Released rows have no expiry (NULL); SQLite has no session leases.
             Step::Leases => format!(
@@ -458,7 +490,7 @@ impl StatusReader {
             if !rows.is_empty() {
                 return Err("the statement marking rows restored returned rows".into());
             }
-            self.marked = true;
+            self.marked += 1;
             return Ok(());
         }
         match self.step {
@@ -482,6 +514,7 @@ impl StatusReader {
                     Dialect::Mysql | Dialect::Mariadb => cell(row, 5) == Some("true"),
                     Dialect::Sqlite => false,
                 };
+                self.fences = [cell(row, 6) == Some("true"), cell(row, 7) == Some("true")];
             }
             Step::Leases => {
                 self.leases = rows
@@ -549,7 +582,7 @@ impl StatusReader {
             Step::Tags => 2,
             Step::Topics | Step::Done => 3,
         };
-        self.marked = false;
+        self.marked = 0;
         self.step = (from..3)
             .find(|&i| self.present[i])
             .map_or(Step::Done, |i| order[i]);

@@ -96,10 +96,17 @@ macro_rules! base {
 macro_rules! written {
     ($next:literal) => {
         concat!(
-            "restored = ", back!(), ", prior = next, next = ", $next, ", ",
+            "restored = ", back!(), ", ",
+            // What a topic created later starts past (issue 54: the fence) needs of a row that
+            // stepped back: its last write before, when the step back was seen, and its open
+            // window's rate, kept.
+            "back_ms = IF(restored, written_ms, back_ms), back_seen_ms = IF(restored, ", now!(),
+            ", back_seen_ms), prior = next, next = ", $next, ", ",
             "batch = IF(restored, batch, GREATEST(batch, next - prior)), ",
-            "rate = IF(NOT restored AND window_ms IS NOT NULL AND ", now!(), " - window_ms >= 1000, ",
-            "GREATEST(rate, (window_n + next - prior) * 1000 / (", now!(), " - window_ms)), rate), ",
+            "rate = IF(restored, IF(window_ms IS NULL OR written_ms IS NULL, rate, GREATEST(rate, ",
+            "window_n * 1000 / GREATEST(written_ms - window_ms, 1000))), ",
+            "IF(window_ms IS NOT NULL AND ", now!(), " - window_ms >= 1000, ",
+            "GREATEST(rate, (window_n + next - prior) * 1000 / (", now!(), " - window_ms)), rate)), ",
             "window_n = IF(restored, 0, IF(window_ms IS NULL, next - prior, IF(", now!(),
             " - window_ms >= 1000, 0, window_n + next - prior))), ",
             "window_ms = IF(restored OR window_ms IS NULL OR ", now!(), " - window_ms >= 1000, ",
@@ -324,6 +331,14 @@ impl Display for MysqlDictionary<'_> {
         };
         let base = fill(base!());
         let written = fill(written!("base + 1"));
+        let fence = super::segments::FenceTrigger {
+            schema: s,
+            table: "shardid_topics",
+            name: "topic",
+            servers: 1,
+            srv,
+            origin: &origin,
+        };
         write!(
             f,
             "\
@@ -360,7 +375,9 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_topics (
     rate DOUBLE NOT NULL DEFAULT 0,
     window_ms BIGINT NULL,
     window_n BIGINT NOT NULL DEFAULT 0,
-    restored BOOLEAN NOT NULL DEFAULT FALSE
+    restored BOOLEAN NOT NULL DEFAULT FALSE,
+    back_ms BIGINT NULL,
+    back_seen_ms BIGINT NULL
 ) ENGINE = InnoDB$$
 
 -- A table of an older version gains the columns of a step back (MySQL has no ADD COLUMN IF
@@ -376,11 +393,18 @@ BEGIN
             ADD COLUMN rate DOUBLE NOT NULL DEFAULT 0, ADD COLUMN window_ms BIGINT NULL,
             ADD COLUMN window_n BIGINT NOT NULL DEFAULT 0, ADD COLUMN restored BOOLEAN NOT NULL DEFAULT FALSE;
     END IF;
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '{s}'
+            AND table_name = 'shardid_topics' AND column_name = 'back_ms') THEN
+        ALTER TABLE {s}.shardid_topics ADD COLUMN back_ms BIGINT NULL, ADD COLUMN back_seen_ms BIGINT NULL;
+    END IF;
 END$$
 
 CALL {s}.shardid_upgrade_topics()$$
 
 DROP PROCEDURE {s}.shardid_upgrade_topics$$
+
+-- Where a topic created after a step back starts (issue 54): the fence and its trigger.
+{fence}
 
 -- One row per string of a topic. Written only by the clients' statements and the functions.
 CREATE TABLE IF NOT EXISTS {s}.shardid_strings (

@@ -47,6 +47,7 @@ use super::{Dialect, MysqlStatement};
 use crate::segment::Segment;
 use crate::sql::failover::{
     FLOOR_BATCHES, LOST_WRITES, MARGIN, MYSQL_NOW_MS, MysqlOrigin, RATE_WINDOW_MS, SKEW_MS,
+    ZONE_AHEAD_MS,
 };
 use crate::sql::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, Placeholders, SqlError, TAG_EXHAUSTED, UNKNOWN_TAG,
@@ -72,7 +73,16 @@ macro_rules! back {
 /// a write, not in each expression that asks.
 macro_rules! mark {
     () => {
-        concat!("restored = ", back!(), ", ")
+        concat!(
+            "restored = ",
+            back!(),
+            ", ",
+            // What a tag created later skips (issue 54: the fence, `FenceTrigger`) needs of a
+            // row that stepped back: its last write before, and when the step back was seen.
+            "back_ms = IF(restored, written_ms, back_ms), back_seen_ms = IF(restored, ",
+            now!(),
+            ", back_seen_ms), "
+        )
     };
 }
 
@@ -116,8 +126,12 @@ macro_rules! marked_base {
 macro_rules! written {
     ($taken:literal) => {
         concat!(
-            "rate = IF(window_ms IS NOT NULL AND ", now!(), " - window_ms >= 1000, ",
-            "GREATEST(rate, (window_n + ", $taken, ") * 1000 / (", now!(), " - window_ms)), rate), ",
+            // A row that stepped back keeps its open window's rate (a tag created later skips
+            // by it) and starts a new window.
+            "rate = IF(restored, IF(window_ms IS NULL OR written_ms IS NULL, rate, GREATEST(rate, ",
+            "window_n * 1000 / GREATEST(written_ms - window_ms, 1000))), ",
+            "IF(window_ms IS NOT NULL AND ", now!(), " - window_ms >= 1000, ",
+            "GREATEST(rate, (window_n + ", $taken, ") * 1000 / (", now!(), " - window_ms)), rate)), ",
             "window_n = IF(restored OR window_ms IS NULL, ", $taken, ", IF(", now!(),
             " - window_ms >= 1000, 0, window_n + ", $taken, ")), ",
             "window_ms = IF(restored OR window_ms IS NULL OR ", now!(), " - window_ms >= 1000, ",
@@ -137,6 +151,131 @@ const _: () = assert!(
         && RATE_WINDOW_MS == 1_000
         && SKEW_MS == 2_000
 );
+
+/// The fence of the tags or the topics of one database (issue 54) and the trigger that keeps
+/// it: a one-row table, in the database so that it is in every backup, whose `fence` a tag or
+/// topic created after a step back starts past (`next` plus the fence; a serial's period that
+/// began more than [`SKEW_MS`] after the fence was set, at the earliest [`ZONE_AHEAD_MS`]
+/// before midnight UTC, starts as it is), and the server, origin and mark it was set on, as a
+/// row's. The first row created (`BEFORE INSERT`, so any insert: the stored functions' and the
+/// clients') after a step back the fence has not accounted for sets it: [`MARGIN`] times the
+/// highest rate of any row, from the last write the restored rows remember (a row stepped back
+/// past: its `written_ms`; one written since: `back_ms`, seen at `back_seen_ms`) to now plus
+/// [`SKEW_MS`], plus [`FLOOR_BATCHES`] of the largest handouts (rows never measured: [`LOST_WRITES`]
+/// of them), times the stride; it is never lowered. Not on TiDB (no triggers).
+pub(super) struct FenceTrigger<'a> {
+    pub(super) schema: &'a str,
+    /// `shardid_tags` or `shardid_topics`.
+    pub(super) table: &'a str,
+    /// `tag` or `topic`: the key column, and the fence table's name (`shardid_tag_fence`).
+    pub(super) name: &'a str,
+    /// The stride (the tags' ticket servers; 1 for the topics).
+    pub(super) servers: u64,
+    pub(super) srv: &'a str,
+    pub(super) origin: &'a str,
+}
+
+impl Display for FenceTrigger<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let Self {
+            schema: s,
+            table,
+            name,
+            servers: n,
+            srv,
+            origin,
+        } = self;
+        let zone_ahead_ms = ZONE_AHEAD_MS;
+        // The floor: segments of twice a tag's last size, or a topic's largest batch.
+        let (floor, widest, lost, created) = if *name == "tag" {
+            (
+                "4 * 2 * GREATEST(widest, 1)",
+                "MAX(step)",
+                "10485 * 2 * GREATEST(widest, 1000)",
+                "UNIX_TIMESTAMP(updated_at) * 1000",
+            )
+        } else {
+            (
+                "4 * GREATEST(widest, 1)",
+                "MAX(batch)",
+                "10485",
+                "UNIX_TIMESTAMP(created_at) * 1000",
+            )
+        };
+        let period = if *name == "tag" {
+            format_args!(
+                "
+    IF f_fence > 0 AND LOCATE('@', NEW.tag) > 0 AND EXISTS (SELECT 1 FROM information_schema.tables
+            WHERE table_schema = '{s}' AND table_name = 'shardid_serials') THEN
+        -- A serial's period that began after the fence was set: the lost state never issued from it.
+        SET f_period = CONVERT(SUBSTRING_INDEX(NEW.tag, '@', -1) USING utf8mb4);
+        IF LENGTH(f_period) IN (4, 7, 10) AND EXISTS (SELECT 1 FROM {s}.shardid_serials
+                WHERE CAST(tag AS BINARY) = SUBSTRING_INDEX(NEW.tag, '@', 1))
+            AND TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', CAST(CONCAT(f_period,
+                CASE LENGTH(f_period) WHEN 4 THEN '-01-01' WHEN 7 THEN '-01' ELSE '' END) AS DATETIME)) DIV 1000
+                - {zone_ahead_ms} > f_at + 2000 THEN
+            SET f_fence = 0;
+        END IF;
+    END IF;"
+            )
+        } else {
+            format_args!("")
+        };
+        write!(
+            f,
+            "\
+CREATE TABLE IF NOT EXISTS {s}.shardid_{name}_fence (
+    one TINYINT NOT NULL PRIMARY KEY,
+    fence BIGINT NOT NULL DEFAULT 0,
+    fenced_ms BIGINT NULL,
+    server VARBINARY(255) NULL,
+    origin VARBINARY(64) NULL,
+    restored BOOLEAN NOT NULL DEFAULT FALSE
+) ENGINE = InnoDB$$
+
+INSERT IGNORE INTO {s}.shardid_{name}_fence (one, server, origin) VALUES (1, {srv}, {origin})$$
+
+DROP TRIGGER IF EXISTS {s}.shardid_{name}_created$$
+
+CREATE TRIGGER {s}.shardid_{name}_created BEFORE INSERT ON {s}.{table} FOR EACH ROW
+BEGIN
+    DECLARE f_fence BIGINT DEFAULT 0;
+    DECLARE f_at BIGINT;
+    DECLARE f_back BOOLEAN DEFAULT TRUE;
+    DECLARE here_origin VARBINARY(64);
+    DECLARE last_ms BIGINT;
+    DECLARE top DOUBLE;
+    DECLARE widest BIGINT;
+    DECLARE unmeasured BOOLEAN;
+    DECLARE f_period VARCHAR(16);
+    SET here_origin = {origin};
+    INSERT IGNORE INTO {s}.shardid_{name}_fence (one, restored) VALUES (1, TRUE); -- a row lost: as marked
+    SELECT fence, fenced_ms, COALESCE(server IS NOT NULL AND server <> {srv} OR origin IS NOT NULL
+            AND origin <> here_origin OR restored, FALSE)
+        INTO f_fence, f_at, f_back FROM {s}.shardid_{name}_fence WHERE one = 1 FOR UPDATE;
+    IF f_back THEN
+        SELECT MAX(IF(COALESCE(server IS NOT NULL AND server <> {srv} OR origin IS NOT NULL AND origin <> here_origin
+                      OR restored, FALSE), COALESCE(written_ms, {created}),
+                      IF(back_seen_ms > COALESCE(f_at, -1), back_ms, NULL))),
+               MAX(IF(window_ms IS NULL OR written_ms IS NULL, rate,
+                      GREATEST(rate, window_n * 1000 / GREATEST(written_ms - window_ms, 1000)))),
+               {widest}, MAX(window_ms IS NULL AND next > 1)
+            INTO last_ms, top, widest, unmeasured
+            FROM {s}.{table} WHERE {name} <> NEW.{name};
+        IF last_ms IS NOT NULL THEN
+            SET f_fence = GREATEST(f_fence, {n} * ({floor} + CAST(CEIL(4 * top
+                * (GREATEST({MYSQL_NOW_MS} - last_ms, 0) + 2000) / 1000) AS SIGNED) + IF(unmeasured, {lost}, 0)));
+            SET f_at = {MYSQL_NOW_MS};
+        END IF;
+        UPDATE {s}.shardid_{name}_fence SET fence = f_fence, fenced_ms = f_at, server = {srv}, origin = here_origin,
+            restored = FALSE WHERE one = 1;
+    END IF;{period}
+    SET NEW.next = NEW.next + f_fence;
+END$$
+"
+        )
+    }
+}
 
 /// The DDL of segments in one database, for one ticket server; render it with [`Display`].
 #[derive(Clone, Copy, Debug)]
@@ -454,6 +593,14 @@ impl Display for MysqlSegments<'_> {
         let mark = fill(mark!());
         let base = fill(marked_base!());
         let written = fill(written!("1"));
+        let fence = FenceTrigger {
+            schema: s,
+            table: "shardid_tags",
+            name: "tag",
+            servers: n,
+            srv,
+            origin: &origin,
+        };
         write!(
             f,
             "\
@@ -490,7 +637,9 @@ CREATE TABLE IF NOT EXISTS {s}.shardid_tags (
     rate DOUBLE NOT NULL DEFAULT 0,
     window_ms BIGINT NULL,
     window_n BIGINT NOT NULL DEFAULT 0,
-    restored BOOLEAN NOT NULL DEFAULT FALSE
+    restored BOOLEAN NOT NULL DEFAULT FALSE,
+    back_ms BIGINT NULL,
+    back_seen_ms BIGINT NULL
 ) ENGINE = InnoDB$$
 
 -- A table of an older version gains the columns of a step back (MySQL has no ADD COLUMN IF
@@ -505,11 +654,17 @@ BEGIN
             ADD COLUMN rate DOUBLE NOT NULL DEFAULT 0, ADD COLUMN window_ms BIGINT NULL,
             ADD COLUMN window_n BIGINT NOT NULL DEFAULT 0, ADD COLUMN restored BOOLEAN NOT NULL DEFAULT FALSE;
     END IF;
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '{s}'
+            AND table_name = 'shardid_tags' AND column_name = 'back_ms') THEN
+        ALTER TABLE {s}.shardid_tags ADD COLUMN back_ms BIGINT NULL, ADD COLUMN back_seen_ms BIGINT NULL;
+    END IF;
 END$$
 
 CALL {s}.shardid_upgrade_tags()$$
 
 DROP PROCEDURE {s}.shardid_upgrade_tags$$
+
+{fence}
 
 -- Creates a tag whose first number is the first at or above `first` that this server hands
 -- out; returns whether it was created (an existing tag is left as it is).

@@ -155,8 +155,39 @@ WHEN NEW.next > OLD.next BEGIN
         written_ms = {now},
         restored = 0;
 END;
+
+-- Where a topic created after a copy was put back starts (issue 54), in the file so that it is
+-- in every copy: `fence`, set at `fenced_ms` by the first batch or topic after `shardid
+-- restored` marked it (`restored`), never lowered: {MARGIN} times the highest rate of any topic
+-- from the last batch the copy remembers to then plus {SKEW_MS} ms, plus {FLOOR_BATCHES} of the
+-- largest batch (a topic with no recorded batch, {LOST_WRITES}).
+CREATE TABLE IF NOT EXISTS {s}.shardid_topic_fence (
+    one INTEGER NOT NULL PRIMARY KEY CHECK (one = 1),
+    fence INTEGER NOT NULL DEFAULT 0,
+    fenced_ms INTEGER,
+    restored INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO {s}.shardid_topic_fence (one) VALUES (1) ON CONFLICT DO NOTHING;
+
+-- The first batch after `shardid restored` sets the fence, from the topics marked restored
+-- (before the batch clears its topic's mark).
+CREATE TRIGGER IF NOT EXISTS {s}.shardid_topic_fenced BEFORE UPDATE OF next ON shardid_topics
+WHEN NEW.next > OLD.next AND (SELECT restored FROM shardid_topic_fence) BEGIN
+    UPDATE shardid_topic_fence SET fence = max(fence, {bound}), fenced_ms = {now}, restored = 0;
+END;
+
+-- A topic created: the fence first (if `shardid restored` marked it since), then the topic's
+-- IDs start at it; its marks are those of a topic that numbered nothing yet.
+CREATE TRIGGER IF NOT EXISTS {s}.shardid_topic_created AFTER INSERT ON shardid_topics BEGIN
+    UPDATE shardid_topic_fence SET fence = max(fence, {bound}), fenced_ms = {now}, restored = 0
+        WHERE restored;
+    UPDATE shardid_topics SET next = next + (SELECT fence FROM shardid_topic_fence)
+        WHERE topic_id = NEW.topic_id AND (SELECT fence FROM shardid_topic_fence) > 0;
+    DELETE FROM shardid_topic_marks WHERE topic_id = NEW.topic_id;
+END;
 ",
-            now = super::NOW_MS
+            now = super::NOW_MS,
+            bound = super::segments::Fence::Topics,
         )
     }
 }
@@ -177,6 +208,7 @@ impl Display for SqliteDictionaryUninstall<'_> {
         )?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_strings;")?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_topic_marks;")?;
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_topic_fence;")?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_topics;")
     }
 }
@@ -270,12 +302,15 @@ impl<'a> SqliteDictionaryStatements<'a> {
         )
     }
 
-    /// Creates a topic (IDs from 0) if it does not exist; parameter `(topic)`; one row when
+    /// Creates a topic (IDs from 0; after `shardid restored`, from the fence: issue 54, its
+    /// trigger `shardid_topic_created`) if it does not exist; parameter `(topic)`; one row when
     /// created, none when it existed. Then [`SqliteDictionaryStatements::state`] says whether
-    /// it was dropped before (`TOPIC_DROPPED`: its name is never used again).
+    /// it was dropped before (`TOPIC_DROPPED`: its name is never used again). It names the
+    /// fence's table so that a file of an older version gains it and the triggers first.
     pub const fn create_topic(&self) -> SqliteStatement<'a> {
         self.statement(
-            "INSERT INTO {s}.shardid_topics (topic, created_at) VALUES (?, {now}) \
+            "INSERT INTO {s}.shardid_topics (topic, created_at) SELECT ?, {now} \
+             WHERE (SELECT count(*) FROM {s}.shardid_topic_fence) >= 0 \
              ON CONFLICT (topic) DO NOTHING RETURNING topic_id",
         )
     }

@@ -33,7 +33,9 @@ use core::fmt::{self, Display, Formatter};
 use super::SqliteStatement;
 use super::serials::{SerialsDdl, SqliteSerialStatements};
 use crate::segment::Segment;
-use crate::sql::failover::{FLOOR_BATCHES, LOST_WRITES, MARGIN, RATE_WINDOW_MS, SKEW_MS};
+use crate::sql::failover::{
+    FLOOR_BATCHES, LOST_WRITES, MARGIN, RATE_WINDOW_MS, SKEW_MS, ZONE_AHEAD_MS,
+};
 use crate::sql::{
     DEFAULT_SEGMENT, MAX_SEGMENT, MAX_TAG_LEN, Placeholders, SqlError, TAG_EXHAUSTED, UNKNOWN_TAG,
     check_schema,
@@ -144,9 +146,107 @@ WHEN NEW.next > OLD.next BEGIN
         written_ms = NEW.updated_at,
         restored = 0;
 END;
+
+-- What a tag created after a copy was put back skips (issue 54), in the file so that it is in
+-- every copy: `fence` numbers, set at `fenced_ms` by the first take or tag after `shardid
+-- restored` marked it (`restored`), never lowered: {MARGIN} times the highest rate of any tag
+-- from the last take the copy remembers to then plus {SKEW_MS} ms, plus {FLOOR_BATCHES}
+-- segments of twice the largest last size (a tag with no recorded take, {LOST_WRITES} of them).
+CREATE TABLE IF NOT EXISTS {s}.shardid_tag_fence (
+    one INTEGER NOT NULL PRIMARY KEY CHECK (one = 1),
+    fence INTEGER NOT NULL DEFAULT 0,
+    fenced_ms INTEGER,
+    restored INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO {s}.shardid_tag_fence (one) VALUES (1) ON CONFLICT DO NOTHING;
 "
         )?;
-        SerialsDdl { schema: s }.fmt(f)
+        SerialsDdl { schema: s }.fmt(f)?;
+        let bound = Fence::Tags;
+        let applies = FenceApplies;
+        write!(
+            f,
+            "
+-- The first take after `shardid restored` sets the fence, from the tags marked restored
+-- (before the take clears its tag's mark).
+CREATE TRIGGER IF NOT EXISTS {s}.shardid_tag_fenced BEFORE UPDATE OF next ON shardid_tags
+WHEN NEW.next > OLD.next AND (SELECT restored FROM shardid_tag_fence) BEGIN
+    UPDATE shardid_tag_fence SET fence = max(fence, {bound}), fenced_ms = NEW.updated_at, restored = 0;
+END;
+
+-- A tag created: the fence first (if `shardid restored` marked it since), then the tag starts
+-- past it, unless it is a serial's period that began after the fence was set (its earliest
+-- start in any zone, {zone_ahead_h} h before midnight UTC, more than {SKEW_MS} ms after): the
+-- lost state never issued from it. Its marks are those of a tag never taken.
+CREATE TRIGGER IF NOT EXISTS {s}.shardid_tag_created AFTER INSERT ON shardid_tags BEGIN
+    UPDATE shardid_tag_fence SET fence = max(fence, {bound}), fenced_ms = NEW.updated_at, restored = 0
+        WHERE restored;
+    UPDATE shardid_tags SET next = next + (SELECT fence FROM shardid_tag_fence)
+        WHERE tag = NEW.tag AND (SELECT fence FROM shardid_tag_fence) > 0 AND {applies};
+    DELETE FROM shardid_tag_marks WHERE tag = NEW.tag;
+END;
+",
+            zone_ahead_h = ZONE_AHEAD_MS / 3_600_000,
+        )
+    }
+}
+
+/// What a fence becomes when a step back is first seen, at `NEW`'s time (in a trigger of the
+/// tags or the topics): the bound of [`crate::sql::failover`] over every row, from the last
+/// write of the rows marked restored.
+#[derive(Clone, Copy)]
+pub(super) enum Fence {
+    /// Over the tags (`NEW.updated_at`).
+    Tags,
+    /// Over the topics (`{now}`).
+    Topics,
+}
+
+impl Display for Fence {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        // The numbers are the constants of crate::sql::failover (asserted below).
+        let (floor, last, unmeasured, now, from) = match self {
+            Self::Tags => (
+                "4 * 2 * max(max(t.step), 1)",
+                "coalesce(r.written_ms, t.updated_at)",
+                "max(r.restored AND r.written_ms IS NULL AND t.step > 0)) THEN 10485 * 2 * max(max(t.step), 1000)",
+                "NEW.updated_at",
+                "shardid_tags AS t JOIN shardid_tag_marks AS r ON r.tag = t.tag",
+            ),
+            Self::Topics => (
+                "4 * max(max(r.largest), 1)",
+                "coalesce(r.written_ms, t.created_at)",
+                "max(r.restored AND r.written_ms IS NULL AND t.next > 0)) THEN 10485",
+                super::NOW_MS,
+                "shardid_topics AS t JOIN shardid_topic_marks AS r ON r.topic_id = t.topic_id",
+            ),
+        };
+        write!(
+            f,
+            "coalesce((SELECT {floor} + 1 + CAST(4 * max(max(r.rate, CASE WHEN r.window_ms IS NULL \
+             OR r.written_ms IS NULL THEN 0 ELSE r.window_n * 1000.0 / max(r.written_ms - r.window_ms, 1000) END)) \
+             * (max({now} - max(CASE WHEN r.restored THEN {last} END), 0) + 2000) / 1000 AS INTEGER) \
+             + CASE WHEN ({unmeasured} ELSE 0 END FROM {from}), 0)"
+        )
+    }
+}
+
+/// Whether the fence applies to `NEW.tag`: not a serial's period (`tag@2026-12-08`, `@2026-12`,
+/// `@2026` of a registered serial) that began more than [`SKEW_MS`] after the fence was set
+/// (its earliest start: [`ZONE_AHEAD_MS`] before midnight UTC). A period SQLite cannot read
+/// takes the fence.
+struct FenceApplies;
+
+impl Display for FenceApplies {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let p = "substr(NEW.tag, instr(NEW.tag, '@') + 1)";
+        write!(
+            f,
+            "NOT coalesce(instr(NEW.tag, '@') > 0 AND EXISTS (SELECT 1 FROM shardid_serials AS r \
+             WHERE r.tag = substr(NEW.tag, 1, instr(NEW.tag, '@') - 1)) \
+             AND (julianday(CASE length({p}) WHEN 4 THEN {p} || '-01-01' WHEN 7 THEN {p} || '-01' ELSE {p} END) \
+             - 2440587.5) * 86400000 - {ZONE_AHEAD_MS} > (SELECT fenced_ms FROM shardid_tag_fence) + {SKEW_MS}, 0)"
+        )
     }
 }
 
@@ -165,6 +265,7 @@ impl Display for SqliteSegmentsUninstall<'_> {
             "-- Removes shardid's dense IDs and serial numbers (the tags, the registrations) from SQLite schema {s}."
         )?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_serials;")?;
+        writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_tag_fence;")?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_tag_marks;")?;
         writeln!(f, "DROP TABLE IF EXISTS {s}.shardid_tags;")
     }
@@ -274,10 +375,14 @@ impl<'a> SqliteSegmentStatements<'a> {
 
     /// Creates a tag whose first number is `first` (1 on the other databases' default), if it
     /// does not exist; parameters `(tag, first)`; one row when created, none when it existed.
-    /// A bad tag or `first` fails with a `CHECK` constraint (`INVALID_ARGUMENT`).
+    /// A bad tag or `first` fails with a `CHECK` constraint (`INVALID_ARGUMENT`). After
+    /// `shardid restored`, the tag starts past the fence (issue 54: its trigger,
+    /// `shardid_tag_created`); the statement names the fence's table so that a file of an older
+    /// version, which lacks it, gains it and the triggers first (tables on first use).
     pub const fn create_tag(&self) -> SqliteStatement<'a> {
         self.statement(
-            "INSERT INTO {s}.shardid_tags (tag, next, updated_at) VALUES (?, ?, {now}) \
+            "INSERT INTO {s}.shardid_tags (tag, next, updated_at) SELECT ?, ?, {now} \
+             WHERE (SELECT count(*) FROM {s}.shardid_tag_fence) >= 0 \
              ON CONFLICT (tag) DO NOTHING RETURNING tag",
         )
     }
