@@ -35,6 +35,8 @@ NODE = Path(__file__).with_name("nbe_node.mjs")
 
 # Would sleep 2 s for each row it runs on if a client let it out of its literal.
 INJECTION = "') OR SLEEP(2) -- "
+# The strings of the topic it is looked up in: 12 rows, 24 s of SLEEP were it run.
+ROWS = list("abcdefghijkl")
 # Quotes, backslashes and both, as data.
 STRINGS = [
     "it's",
@@ -48,8 +50,8 @@ STRINGS = [
     "tab\tand\\n",
     "é\\'ü",
 ]
-# Well under the 2 s one SLEEP would take.
-QUICK_S = 1.0
+# Far under the 24 s the SLEEPs would take, and above what a busy machine takes for a lookup.
+QUICK_S = 5.0
 # PyMySQL's own connect, for this module's set-up and checks: the asyncio tests' fixture
 # (no_blocking_mysql) makes pymysql.connect refuse, so that the clients under test use aiomysql.
 _connect = pymysql.connect
@@ -72,6 +74,11 @@ def nbe(server: Any) -> Iterator[Any]:
         with admin.cursor() as cur:
             cur.execute("SET GLOBAL sql_mode = %s", (before,))
         admin.close()
+
+
+def one_statement(conn: Any, sql: str) -> None:
+    with conn.cursor() as cur:
+        cur.execute(sql)
 
 
 def node(url: str, mode: str, **args: Any) -> Any:
@@ -102,11 +109,25 @@ def test_the_injection_is_a_string_never_found_in_every_client(nbe: Any) -> None
     url = nbe.url_for("dict_nbe")
     # Rows for the injected SLEEP to run on, were it run.
     with Dictionary(url, "words", schema="dict_nbe") as words:
-        assert words.ids(["a", "b"]) == [0, 1]
+        assert words.ids(ROWS) == list(range(len(ROWS)))
 
-    got = node(url, "lookup", schema="dict_nbe", topic="words", values=[INJECTION, "a"])
+    # Node's statements as the server received them (the general log, for this call only).
+    for statement in ("SET GLOBAL log_output = 'TABLE'", "TRUNCATE mysql.general_log", "SET GLOBAL general_log = 1"):
+        one_statement(conn, statement)
+    try:
+        got = node(url, "lookup", schema="dict_nbe", topic="words", values=[INJECTION, "a"])
+    finally:
+        one_statement(conn, "SET GLOBAL general_log = 0")
+    logged = [
+        arg.decode(errors="replace") if isinstance(arg, bytes) else str(arg)
+        for (arg,) in rows(conn, "SELECT argument FROM mysql.general_log WHERE command_type = 'Query'")
+    ]
+    one_statement(conn, "SET GLOBAL log_output = 'FILE'")
     assert got["answer"] == [None, "0"]
     assert got["ms"] < QUICK_S * 1000, got
+    # The value reached the server as data only: its hex digits, never its text.
+    assert any(INJECTION.encode().hex() in arg.lower() for arg in logged), logged
+    assert not any("SLEEP(2)" in arg for arg in logged), logged
 
     with Dictionary(url, "words", schema="dict_nbe", cache_size=0) as words:
         start = time.monotonic()
@@ -116,9 +137,9 @@ def test_the_injection_is_a_string_never_found_in_every_client(nbe: Any) -> None
     # Rust assigns it (its lookup first): a string like any other, stored as it is.
     start = time.monotonic()
     assigned = json.loads(rust("mysql_dictionary", url, "id", "dict_nbe", "words", INJECTION).stdout.strip().splitlines()[-1])
-    assert time.monotonic() - start < QUICK_S + 1.0  # the program's own start included
+    assert time.monotonic() - start < QUICK_S + 5.0  # the program's own start included
     stored = rows(conn, "SELECT d.value, d.id FROM dict_nbe.shardid_strings d JOIN dict_nbe.shardid_topics t USING (topic_id) WHERE t.topic = 'words'")
-    assert sorted((v.decode(), i) for v, i in stored) == sorted([("a", 0), ("b", 1), (INJECTION, assigned["id"])])
+    assert sorted((v.decode(), i) for v, i in stored) == sorted([*zip(ROWS, range(len(ROWS))), (INJECTION, assigned["id"])])
     # Node finds it now, by the same bytes.
     assert node(url, "lookup", schema="dict_nbe", topic="words", values=[INJECTION])["answer"] == [str(assigned["id"])]
     conn.close()
@@ -133,7 +154,7 @@ def test_the_injection_is_a_string_never_found_in_the_asyncio_clients(nbe: Any, 
 
     async def run() -> tuple[list[int | None], list[int | None], list[int]]:
         async with AsyncDictionary(url, "words", schema="dict_nbe_async", cache_size=0) as words:
-            assert await words.ids(["a", "b"]) == [0, 1]
+            assert await words.ids(ROWS) == list(range(len(ROWS)))
             start = time.monotonic()
             found = await words.lookup([INJECTION, "b"])
             assert time.monotonic() - start < QUICK_S
@@ -146,8 +167,8 @@ def test_the_injection_is_a_string_never_found_in_the_asyncio_clients(nbe: Any, 
         return found, assigned, taken
 
     found, assigned, taken = asyncio.run(run())
-    assert found == [None, 1] and assigned == [2] and taken == [1, 2, 3]
-    stored = rows(conn, "SELECT d.value FROM dict_nbe_async.shardid_strings d WHERE d.id = 2")
+    assert found == [None, 1] and assigned == [len(ROWS)] and taken == [1, 2, 3]
+    stored = rows(conn, "SELECT d.value FROM dict_nbe_async.shardid_strings d WHERE d.id = %s", len(ROWS))
     assert stored == [(INJECTION.encode(),)]
     assert rows(conn, "SELECT tag, next FROM seg_nbe_async.shardid_tags") == [(INJECTION.encode(), 4)]
     conn.close()
