@@ -8,7 +8,7 @@ it must still see the fork in the child (issue 60, finding 1). The native module
 - a ``LeasedGenerator`` (lock files) and a SQLite ``DatabaseLease`` (whose ID methods are the
   generator's own, with no Python frame to check the pid) take a shard of their own there
   (before: the parent's shard, every ID repeated);
-- a ``DenseIds`` allocator takes segments of its own there (before: the parent's segment).
+- ``DenseIds`` and ``Serials`` take segments of their own there (before: the parent's segment).
 
 Each case runs in a fresh interpreter (``python -c``), so no thread of pytest's is copied into
 the child; each child makes a bounded number of IDs and reports them through a pipe.
@@ -135,6 +135,23 @@ report(child=child, parent=before + [ids.next_id() for _ in range(300)])
 ids.close()
 """
 
+SERIALS = """
+from shardid.segments import Serials, create_serial
+url = "sqlite:///" + sys.argv[1] + "/serials.db"
+create_serial(url, "inv", "INV-{yyyy}-{seq:8}", zone="UTC")
+serials = Serials(url, "inv", "INV-{yyyy}-{seq:8}", zone="UTC", min_size=100, max_size=100)
+before = [serials.next_serial() for _ in range(10)]
+while serials._fetching():  # as DENSE
+    time.sleep(0.01)
+
+def child():
+    return {"ids": [serials.next_serial() for _ in range(50)]}
+
+child = c_fork(child)
+report(child=child, parent=before + [serials.next_serial() for _ in range(300)])
+serials.close()
+"""
+
 
 def run(program: str, tmp_path: Path) -> dict[str, Any]:
     done = subprocess.run(
@@ -191,3 +208,11 @@ def test_dense_ids_take_segments_of_their_own_after_a_c_fork(tmp_path: Path) -> 
     assert "error" not in child, child
     assert len(child["ids"]) == 50 and len(set(child["ids"])) == 50
     assert not set(child["ids"]) & set(parent), "the child handed out the parent's numbers"
+
+
+def test_serials_take_segments_of_their_own_after_a_c_fork(tmp_path: Path) -> None:
+    out = run(SERIALS, tmp_path)
+    child, parent = out["child"], out["parent"]
+    assert "error" not in child, child
+    assert len(child["ids"]) == 50 and len(set(child["ids"])) == 50
+    assert not set(child["ids"]) & set(parent), "the child handed out the parent's serials"
