@@ -92,7 +92,7 @@ test(`${CYCLES} allocators, serials, database leases' generators and counters ma
   assert.throws(() => native.ceilingNextId(ids), (err) => err.code === 'INVALID_ARGUMENT')
 })
 
-test('the tables that share equal entries say how many distinct ones they hold', addonOnly, () => {
+test('a layout made again is the same entry: making it many times uses up no slot', addonOnly, () => {
   const native = require('./native.generated.js')
   // A layout made again is the same entry: no slot is used up by making one many times.
   const first = native.layoutPreset('twitter')
@@ -170,4 +170,22 @@ test('two copies of the package in one thread decode, parse serials and fetch se
     assert.deepEqual(parts(p), [1_700_000_000_000 + i, shard, i % 5])
   }
   assert.equal(formatA.parse('ORD-20261128-000042').number, 42n)
+})
+
+// Last in this file: it fills the process's table of distinct layouts.
+test('a process holds 4,096 distinct layouts, and the 4,097th is refused with that number', addonOnly, () => {
+  const { Layout } = require('./index.js')
+  const made = new Set()
+  let refused = null
+  for (let i = 0; i <= 4096 && refused === null; i++) {
+    try {
+      made.add(new Layout({ epochMs: 1_600_000_000_000 + i, timeBits: 41, shardBits: 10, sequenceBits: 12 }))
+    } catch (err) {
+      refused = err
+    }
+  }
+  // Some distinct layouts may be in the table already (the presets, the suite's own).
+  assert.ok(made.size > 4000 && made.size < 4096, `${made.size}`)
+  assert.equal(refused?.code, 'INVALID_LAYOUT')
+  assert.match(refused.message, /a process holds 4,096 distinct layouts/)
 })
