@@ -152,6 +152,24 @@ report(child=child, parent=before + [serials.next_serial() for _ in range(300)])
 serials.close()
 """
 
+SQLITE_CONNECTION = """
+import gc
+from shardid import _sqlite
+held = [_sqlite.connect("sqlite:///" + sys.argv[1] + "/kept.db")]
+
+def child():
+    before = len(_sqlite._inherited)
+    conn = held.pop()
+    usable = _sqlite.is_open(conn)
+    _sqlite.close(conn)  # what a driver does with a connection it will not use
+    del conn
+    gc.collect()
+    return {"usable": usable, "kept": len(_sqlite._inherited) - before}
+
+child = c_fork(child)
+report(child=child, parent=held[0].execute("SELECT 1").fetchone()[0])
+"""
+
 
 def run(program: str, tmp_path: Path) -> dict[str, Any]:
     done = subprocess.run(
@@ -216,3 +234,11 @@ def test_serials_take_segments_of_their_own_after_a_c_fork(tmp_path: Path) -> No
     assert "error" not in child, child
     assert len(child["ids"]) == 50 and len(set(child["ids"])) == 50
     assert not set(child["ids"]) & set(parent), "the child handed out the parent's serials"
+
+
+def test_the_parents_sqlite_connections_are_kept_unused_in_a_c_forked_child(tmp_path: Path) -> None:
+    # SQLite forbids using a connection across fork(), closing it included (the child would
+    # unmap the parent's WAL index): the child neither uses nor closes the parent's.
+    out = run(SQLITE_CONNECTION, tmp_path)
+    assert out["child"] == {"usable": False, "kept": 1}, out["child"]
+    assert out["parent"] == 1

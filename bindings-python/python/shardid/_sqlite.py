@@ -104,7 +104,11 @@ class Connection(sqlite3.Connection):
         # The parent's connection dropped in a forked child whose fork skipped Python's hooks
         # (``_after_fork_in_child``: a fork in C, as uWSGI's prefork and ctypes make): kept for
         # ever, never closed here, as the hook would have kept it.
-        if getattr(self, "shardid_pid", None) not in (None, os.getpid()):
+        try:
+            theirs = self.shardid_pid != os.getpid()
+        except Exception:  # noqa: BLE001 - __init__ failed, or the interpreter is shutting down
+            return
+        if theirs:
             _inherited.append(self)
 
 
