@@ -9,7 +9,7 @@
 const native = require('./native.generated.js')
 const { makeError, unreachableError, closedError, withCause, describe } = require('./errors.js')
 const { holdingLoop } = require('./idle.js')
-const { dialectOf, dialectOfAll, creationError, Link } = require('./dialects/index.js')
+const { dialectOf, dialectOfAll, creationError, exact, Link } = require('./dialects/index.js')
 const { SQLSTATES, STATS } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.segments')
@@ -71,7 +71,7 @@ class DenseIds extends Segmented {
       const link = this._links[server]
       try {
         const [first, count, stride] = await link.use((conn) => this._protocol.take(conn, server, this.tag, size))
-        native.segmentFill(this._index, String(first), String(count), String(stride))
+        native.segmentFill(this._index, exact(first), exact(count), exact(stride))
         this._lastServer = server
         this._turn = (server + 1) % this._links.length
         this.fetches += 1
@@ -416,13 +416,13 @@ class Serials extends Segmented {
     try {
       const period = native.serialsFetchPeriod(this._index, token)
       const [first, count, stride] = await this._link.use((conn) => this._protocol.take(conn, this.tag, period, size))
-      if (native.serialsFill(this._index, token, size, String(first), String(count), String(stride))) {
+      if (native.serialsFill(this._index, token, size, exact(first), exact(count), exact(stride))) {
         this.fetches += 1
         this._error = null
       } else {
         // The period was given up meanwhile: its segment goes back.
         const tag = native.serialPeriodTag(this.tag, period)
-        await this._giveBack([{ tag, first: String(first), end: String(BigInt(first) + BigInt(count) * BigInt(stride)), count: String(count), lost: '0' }])
+        await this._giveBack([{ tag, first: exact(first), end: String(BigInt(exact(first)) + BigInt(exact(count)) * BigInt(exact(stride))), count: exact(count), lost: '0' }])
       }
     } catch (err) {
       native.serialsFetchFailed(this._index, token, size)

@@ -99,6 +99,33 @@ function creationError(dialect, err, schema, ddl) {
   return dialect.unreachable(err) ? unreachableError(err) : err
 }
 
+/**
+ * The one rule for an integer a driver answered, before it reaches the addon: its decimal text.
+ * What a driver answers for a `bigint` column depends on settings that are the application's,
+ * global to its copy of the driver: pg's type parsers (a string by default; a bigint after
+ * `int8AsBigInt(pg.types)`; a number after a parser of the application's own), mysql2's
+ * `supportBigNumbers` / `bigNumberStrings` (a number, or a string past 2^53, or always a
+ * string). The dialects ask for text where the driver lets a statement choose (pg's per-query
+ * `types`, mysql2's per-query options), and every integer is read through this rule anyway, so
+ * a setting no statement can override (a pool of the caller's, a driver that ignores the
+ * option) is read the same. A number past 2^53 is refused as DATABASE rather than used: the
+ * driver may have rounded it, and a rounded ID is another ID. `null` (SQL NULL) stays null.
+ */
+function exact(value) {
+  if (value === null || value === undefined) return null
+  if (typeof value === 'bigint') return value.toString()
+  if (typeof value === 'string' && /^-?[0-9]+$/.test(value)) return value
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value)
+  const what = typeof value === 'number' ? `the number ${value}, past 2^53 where a JavaScript number may have been rounded` : `${typeof value} ${JSON.stringify(String(value)).slice(0, 40)}`
+  throw makeError('DATABASE', { reason: `the driver answered ${what} where an integer was expected: read bigint columns as strings or bigints (pg's default or int8AsBigInt; mysql2's supportBigNumbers and bigNumberStrings)` })
+}
+
+/** `exact` of each value of a driver's array (a `bigint[]` answer). */
+function exactAll(values) {
+  if (!Array.isArray(values)) throw makeError('DATABASE', { reason: `the driver answered ${typeof values} where an array of integers was expected` })
+  return values.map(exact)
+}
+
 /** The dialect of a connection of the caller's (a pg Client or Pool, a mysql2 connection or pool). */
 function dialectOfConnection(conn) {
   // A SQLite handle (better-sqlite3's Database, node:sqlite's DatabaseSync: `prepare`, no
@@ -207,4 +234,4 @@ class Link {
   }
 }
 
-module.exports = { byName, dialectOf, dialectOfAll, dialectOfConnection, creationError, Link, redact }
+module.exports = { byName, dialectOf, dialectOfAll, dialectOfConnection, creationError, exact, exactAll, Link, redact }

@@ -6,6 +6,7 @@
 const native = require('../native.generated.js')
 const { makeError, unreachableError, withCause } = require('../errors.js')
 const { SQLSTATES } = require('../core.generated.js')
+const { exact } = require('./index.js')
 
 /**
  * The mysql2 options that keep BIGINTs exact: `mysql.createConnection({ ...exactBigints, ... })`,
@@ -100,7 +101,9 @@ function bind(sql, values) {
 
 /** `connection.query` of `sql` with `values` bound as above; `rowsAsArray` as mysql2's. */
 function send(connection, sql, values, rowsAsArray = false) {
-  return connection.query({ sql: bind(sql, values), rowsAsArray })
+  // BIGINTs as decimal strings whatever the connection's settings (a connection of the
+  // caller's may lack them); read by the one rule of dialects/index.js (`exact`) all the same.
+  return connection.query({ sql: bind(sql, values), rowsAsArray, ...exactBigints })
 }
 
 function isUrl(text) {
@@ -223,7 +226,7 @@ class Segments {
         if (typeof err.errno === 'number' && fetch.rolledBack(err.errno)) continue
         throw err
       }
-      const took = fetch.took(result.affectedRows, String(result.insertId))
+      const took = fetch.took(result.affectedRows, exact(result.insertId))
       if (took.sqlstate) throw serverError(took.sqlstate, `no segment of tag ${tag}`)
       if (took.first != null) return [took.first, took.count, took.stride]
     }
@@ -338,7 +341,7 @@ class Dictionary {
     const [rows] = await send(connection, this._sql(connection, 'find', values.length), [...values, this.topic], true)
     if (rows.length === 0) throw this._unknown()
     const found = new Map()
-    for (const [, value, id] of rows) if (value !== null) found.set(decode(value), String(id))
+    for (const [, value, id] of rows) if (value !== null) found.set(decode(value), exact(id))
     return found
   }
 
@@ -369,9 +372,9 @@ class Dictionary {
       if (locked.length === 0) throw this._unknown()
       const [topicId, next, dropped, moved] = locked[0]
       // Another server wrote the row last (a promoted replica): past the lost writes.
-      const base = native.mysqlTopicBase(String(next), Boolean(Number(moved)))
+      const base = native.mysqlTopicBase(exact(next), Boolean(Number(moved)))
       const [rows] = await send(connection, this._sql(connection, 'recheck', missing.length), [topicId, ...missing], true)
-      const found = new Map(rows.map(([value, id]) => [decode(value), String(id)]))
+      const found = new Map(rows.map(([value, id]) => [decode(value), exact(id)]))
       const still = missing.map((v) => found.get(v) ?? null)
       const assigned = native.mysqlAssignNew(still.map((a) => a === null), String(base))
       if (assigned.length > 0 && Number(dropped)) throw this._dropped()
@@ -397,7 +400,7 @@ class Dictionary {
     const [rows] = await send(connection, this._sql(connection, 'findValues', ids.length), [...ids.map(String), this.topic], true)
     if (rows.length === 0) throw this._unknown()
     const found = new Map()
-    for (const [, id, value] of rows) if (id !== null) found.set(String(id), decode(value))
+    for (const [, id, value] of rows) if (id !== null) found.set(exact(id), decode(value))
     return ids.map((id) => found.get(String(id)) ?? null)
   }
 
@@ -463,7 +466,7 @@ module.exports = {
   // reading the last insert ID.
   async row(connection, text, values) {
     const result = await rows(connection, text, values)
-    if (!Array.isArray(result)) return [String(result.affectedRows), String(result.insertId ?? 0)]
+    if (!Array.isArray(result)) return [String(result.affectedRows), exact(result.insertId ?? 0)]
     return result.length > 0 ? result[0].map(cell) : null
   },
   adopt: (conn) => (typeof conn.promise === 'function' ? conn.promise() : conn),

@@ -5,6 +5,7 @@
 
 const native = require('../native.generated.js')
 const { ShardIdError, makeError, sessionLost, unreachable, unreachableError } = require('../errors.js')
+const { exact, exactAll } = require('./index.js')
 
 /** `pg`, or UNSUPPORTED naming the entry point that needs it. */
 function driver(module) {
@@ -39,14 +40,40 @@ function opener(target, module, { timeoutMs } = {}) {
   }
 }
 
+// pg's parsers for the answers of shardid's statements: `int8` and `int8[]` as decimal text
+// (pg's own default), whatever the application set for them, globally on pg's `types`
+// (`int8AsBigInt`, a parser to Number that rounds past 2^53) or on its clients; every other
+// type as the client would parse it. pg takes them per query, so a pool of the caller's keeps
+// its settings for its own queries. What comes back is read by the one rule of
+// dialects/index.js (`exact`) all the same.
+const INT8 = 20
+const INT8_ARRAY = 1016
+const int8Text = (text) => text
+// An int8[]'s text, `{1,-2,NULL}`: no quotes, no nesting in what the statements answer.
+const int8Array = (text) => (text === '{}' ? [] : text.slice(1, -1).split(',').map((v) => (v === 'NULL' ? null : v)))
+function typesOf(client) {
+  return {
+    getTypeParser(oid, format) {
+      if (oid === INT8) return int8Text
+      if (oid === INT8_ARRAY) return int8Array
+      if (typeof client.getTypeParser === 'function') return client.getTypeParser(oid, format)
+      return driver('shardid').types.getTypeParser(oid, format)
+    },
+  }
+}
+
+/** A statement's rows, as arrays, with the parsers above. */
+const query = (client, text, values) => client.query({ text, values, rowMode: 'array', types: typesOf(client) })
+
 // The first row of a statement's answer.
-const first = (client, text, values) => client.query({ text, values, rowMode: 'array' }).then((r) => r.rows[0])
+const first = (client, text, values) => query(client, text, values).then((r) => r.rows[0])
+const integers = (row) => (row == null ? row : [exact(row[0]), exact(row[1]), exact(row[2])])
 
 /** The statements of one segment driver: a take and a give-back, one round trip each. */
 function segments(schema) {
   const sql = native.segmentSql(schema)
   return {
-    take: (client, _server, tag, size) => first(client, sql.take, [tag, String(size)]),
+    take: async (client, _server, tag, size) => integers(await first(client, sql.take, [tag, String(size)])),
     giveBack: async (client, tag, from, end) => (await first(client, sql.giveBack, [tag, from, end]))[0] === true,
     // PostgreSQL's create_tag returns nothing: a tag already there is left as it is.
     createTag: async (client, tag) => { await first(client, sql.createTag, [tag, '1']) },
@@ -60,7 +87,7 @@ function serials(schema) {
   return {
     info: (client, tag) => first(client, sql.info, [tag]),
     create: (client, values) => first(client, sql.create, values),
-    take: (client, tag, period, size) => first(client, sql.take, [tag, period, String(size)]),
+    take: async (client, tag, period, size) => integers(await first(client, sql.take, [tag, period, String(size)])),
     giveBack: async (client, tag, from, end) => (await first(client, sql.giveBack, [tag, from, end]))[0] === true,
   }
 }
@@ -72,15 +99,15 @@ function dictionary(schema, topic) {
   return {
     create: (client) => one(client, sql.createTopic, [topic]),
     drop: (client) => one(client, sql.dropTopic, [topic]),
-    ids: (client, values) => one(client, sql.ids, [topic, values]),
-    lookup: (client, values) => one(client, sql.lookup, [topic, values]),
+    ids: async (client, values) => exactAll(await one(client, sql.ids, [topic, values])),
+    lookup: async (client, values) => exactAll(await one(client, sql.lookup, [topic, values])),
     values: (client, ids) => one(client, sql.values, [topic, ids]),
   }
 }
 
 /** Rows as arrays. */
 function rows(client, text, values) {
-  return client.query({ text, values, rowMode: 'array' }).then((result) => result.rows)
+  return query(client, text, values).then((result) => result.rows)
 }
 
 module.exports = {

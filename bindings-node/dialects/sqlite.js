@@ -28,6 +28,7 @@ const path = require('node:path')
 const native = require('../native.generated.js')
 const { makeError, withCause } = require('../errors.js')
 const { SQLSTATES } = require('../core.generated.js')
+const { exact } = require('./index.js')
 
 // The SQLite result codes the errors are told apart by (the primary code: the low byte).
 const PRIMARY = { 5: 'SQLITE_BUSY', 6: 'SQLITE_LOCKED', 8: 'SQLITE_READONLY', 11: 'SQLITE_CORRUPT', 14: 'SQLITE_CANTOPEN', 19: 'SQLITE_CONSTRAINT', 26: 'SQLITE_NOTADB' }
@@ -238,7 +239,9 @@ function setUp(api, db, busyTimeoutMs) {
   }
 }
 
-const number = (cell) => (cell === null || cell === undefined ? null : String(cell))
+// An integer cell by the one rule of dialects/index.js (its decimal text; null stays null); a
+// text as it is, for the core to refuse if it is no integer (a row no shardid DDL makes).
+const number = (cell) => (typeof cell === 'string' ? cell : exact(cell))
 
 // The value of an integer parameter: SQLite compares a text with an integer as unequal, so
 // numbers go as integers (bigints: they pass 2^53).
@@ -382,7 +385,7 @@ class Dictionary {
     for (const piece of this._pieces(values)) {
       const rows = await conn.run(this._sql('find', piece.length), [this.topic, ...piece])
       if (rows.length === 0) throw this._unknown()
-      for (const [, , value, id] of rows) if (value !== null) found.set(value, String(id))
+      for (const [, , value, id] of rows) if (value !== null) found.set(value, exact(id))
     }
     return found
   }
@@ -410,7 +413,7 @@ class Dictionary {
       const [topicId, next, dropped] = locked[0]
       const found = new Map()
       for (const piece of this._pieces(missing)) {
-        for (const [value, id] of conn.runNow(this._sql('recheck', piece.length), [topicId, ...piece])) found.set(value, String(id))
+        for (const [value, id] of conn.runNow(this._sql('recheck', piece.length), [topicId, ...piece])) found.set(value, exact(id))
       }
       const still = missing.map((v) => found.get(v) ?? null)
       const assigned = native.sqliteAssignNew(still.map((a) => a === null), String(next))
@@ -447,7 +450,7 @@ class Dictionary {
     for (const piece of this._pieces(ids)) {
       const rows = await conn.run(this._sql('findValues', piece.length), [this.topic, ...piece.map(int)])
       if (rows.length === 0) throw this._unknown()
-      for (const [, id, value] of rows) if (id !== null) found.set(String(id), value)
+      for (const [, id, value] of rows) if (id !== null) found.set(exact(id), value)
     }
     return ids.map((id) => found.get(String(id)) ?? null)
   }
