@@ -11,7 +11,7 @@ from django.core import checks
 
 from shardid.django.conf import config_problems, default_shards, layout_from, lease_shards, setting
 
-__all__ = ["check_segments_installed", "check_settings", "register"]
+__all__ = ["check_auto_fields", "check_segments_installed", "check_settings", "register"]
 
 
 def _database_vendors() -> dict[str, str]:
@@ -115,6 +115,56 @@ def check_settings(**kwargs: Any) -> list[Any]:
                 "prints a layout's run-out date), in new tables or a new column; or, once the move is planned, "
                 'SILENCED_SYSTEM_CHECKS = ["shardid.W002"]',
                 id="shardid.W002",
+            )
+        )
+    return messages
+
+
+def check_auto_fields(app_configs: Any = None, **kwargs: Any) -> list[Any]:
+    """The warning ``shardid.W004``: ``settings.DEFAULT_AUTO_FIELD`` is shardid's
+    (:class:`~shardid.django.ShardIdAutoField`, or a subclass) but an installed app's
+    ``AppConfig`` pins a ``default_auto_field`` of its own, so that app's models get another
+    kind of automatic key (1, 2, 3), without a word from Django. ``startapp`` writes
+    ``default_auto_field = 'django.db.models.BigAutoField'`` into every app's ``apps.py``. One
+    warning per app, naming its ``AppConfig`` and the line to delete. Django's own apps
+    (``django.contrib.*``) pin ``AutoField`` on purpose and are left out (the book: a custom
+    user model)."""
+    from django.apps import AppConfig, apps
+    from django.conf import settings
+    from django.core.checks import Warning as DjangoWarning
+    from django.utils.module_loading import import_string
+
+    from shardid.django.fields import ShardIdAutoField
+
+    def shardids(path: Any) -> bool:
+        try:
+            field = import_string(path)
+        except Exception:  # noqa: BLE001 (Django reports a path it cannot import itself)
+            return False
+        return isinstance(field, type) and issubclass(field, ShardIdAutoField)
+
+    setting = getattr(settings, "DEFAULT_AUTO_FIELD", None)
+    if not isinstance(setting, str) or not shardids(setting):
+        return []
+    configs = apps.get_app_configs() if app_configs is None else app_configs
+    messages: list[Any] = []
+    for config in configs:
+        pinned = type(config).default_auto_field
+        if pinned is AppConfig.default_auto_field or config.name.split(".")[0] in ("django", "shardid"):
+            continue  # the setting's; or Django's own apps, which keep AutoField on purpose
+        if not isinstance(pinned, str) or shardids(pinned):
+            continue
+        where = f"{type(config).__module__}.{type(config).__qualname__}"
+        messages.append(
+            DjangoWarning(
+                f"app {config.label!r}: {where} sets default_auto_field = {pinned!r}, which overrides "
+                f"settings.DEFAULT_AUTO_FIELD ({setting!r}): its models' automatic keys are {pinned.rsplit('.', 1)[-1]}'s "
+                "(1, 2, 3), not shardid IDs",
+                hint=f"delete the default_auto_field line from {where} (startapp writes it) and run makemigrations "
+                "(one AlterField per model already migrated); or, to keep that app's keys, "
+                'SILENCED_SYSTEM_CHECKS = ["shardid.W004"]',
+                obj=config,
+                id="shardid.W004",
             )
         )
     return messages
@@ -225,6 +275,7 @@ def register() -> None:
     """Registers the checks (once: Django's registry keeps a set) and the test runner's hook
     that releases this process's database connections before a test database is dropped."""
     checks.register(check_settings, "shardid")
+    checks.register(check_auto_fields, "shardid")
     checks.register(check_segments_installed, "shardid", checks.Tags.database)
     checks.register(check_serial_widths, "shardid", checks.Tags.database)
     from shardid.django.leases import release_before_dropping_test_databases
