@@ -51,6 +51,8 @@ export type ErrorCode =
   | 'DATABASE'
   /** A session lease shares its server session with another connection (a transaction pooler). */
   | 'SESSION_POOLED'
+  /** A database lease: this host's clock is too far ahead of the database's (a failover could repeat its IDs). */
+  | 'CLOCK_SKEW'
   /** Public IDs: the text does not start with the expected type prefix and its `_`. */
   | 'PUBLIC_ID_PREFIX'
   /** Public IDs: the body after the prefix has the wrong number of symbols for the encoding. */
@@ -108,6 +110,7 @@ export interface ErrorFields {
   TOPIC_DROPPED: { readonly topic: string }
   DATABASE: { readonly reason: string }
   SESSION_POOLED: { readonly reason: string }
+  CLOCK_SKEW: { readonly aheadMs: bigint; readonly maxMs: bigint }
   PUBLIC_ID_PREFIX: {  }
   PUBLIC_ID_LENGTH: { readonly expected: bigint }
   PUBLIC_ID_ALPHABET: { readonly position: bigint }

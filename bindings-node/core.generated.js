@@ -30,6 +30,7 @@ const KINDS = [
   { number: 111, code: "TOPIC_DROPPED", category: "state", fields: ["topic"], text: [true], template: "topic {topic} was dropped: it assigns no new IDs and its name is not used again" },
   { number: 112, code: "DATABASE", category: "resource", fields: ["reason"], text: [true], template: "database: {reason}" },
   { number: 113, code: "SESSION_POOLED", category: "usage", fields: ["reason"], text: [true], template: "a session lease needs a direct connection to the database: {reason}; behind a transaction pooler use the default expiring lease" },
+  { number: 114, code: "CLOCK_SKEW", category: "state", fields: ["aheadMs","maxMs"], text: [false,false], template: "this host's clock is at least {ahead_ms} ms ahead of the database's, more than the {max_ms} ms a lease allows (a failover could repeat its IDs): fix the host's time" },
   { number: 120, code: "PUBLIC_ID_PREFIX", category: "input", fields: [], text: [], template: "the public ID does not start with its type's prefix" },
   { number: 121, code: "PUBLIC_ID_LENGTH", category: "input", fields: ["expected"], text: [false], template: "the public ID has the wrong length: its encoding has {expected} symbols after the prefix" },
   { number: 122, code: "PUBLIC_ID_ALPHABET", category: "input", fields: ["position"], text: [false], template: "the public ID has a character outside its encoding's alphabet at position {position}" },

@@ -70,7 +70,9 @@ class Tenure {
       native.ceilingFailed(this.index)
       return this._schedule()
     }
-    if (!this.protocol.kept(row)) {
+    // Lost, or this host's clock is too far ahead of the database's (the renewal returns the
+    // database's clock; the core compares): the generator stops either way.
+    if (!this.protocol.kept(row) || this.protocol.clockAhead(row) !== null) {
       native.ceilingRevoke(this.index)
       return
     }

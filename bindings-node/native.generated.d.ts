@@ -75,6 +75,12 @@ export declare class LeaseProtocol {
    */
   kept(row?: Array<unknown> | undefined | null): boolean
   /**
+   * How far this host's clock was ahead of the database's by the answer to the last
+   * `renew` (a row, or `null`), in ms, when beyond the skew a lease allows: the lease must
+   * stop. `null`: within it. `renew` notes the client's clock: make it for each renewal.
+   */
+  clockAhead(row?: Array<unknown> | undefined | null): number | null
+  /**
    * The SQL the statements are rendered in: `'postgres'`, `'mariadb'`, or `'mysql'` (also
    * once a MySQL server refused MariaDB's).
    */

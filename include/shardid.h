@@ -164,6 +164,11 @@ enum shardid_status
    */
   SHARDID_ERR_SESSION_POOLED = 113,
   /**
+   * A database lease: this host's clock is too far ahead of the database's. Not returned
+   * by the C API (C has lock-file leases only).
+   */
+  SHARDID_ERR_CLOCK_SKEW = 114,
+  /**
    * Public IDs: the text does not start with its type's prefix and `_`.
    */
   SHARDID_ERR_PUBLIC_ID_PREFIX = 120,

@@ -68,6 +68,9 @@ pub enum shardid_status {
     /// A session lease shares its server session with another connection (a transaction
     /// pooler). Not returned by the C API.
     SHARDID_ERR_SESSION_POOLED = 113,
+    /// A database lease: this host's clock is too far ahead of the database's. Not returned
+    /// by the C API (C has lock-file leases only).
+    SHARDID_ERR_CLOCK_SKEW = 114,
     /// Public IDs: the text does not start with its type's prefix and `_`.
     SHARDID_ERR_PUBLIC_ID_PREFIX = 120,
     /// Public IDs: the wrong number of symbols after the prefix.
@@ -110,7 +113,7 @@ use shardid_status::{SHARDID_ERR_NULL_ARGUMENT, SHARDID_ERR_PANIC, SHARDID_OK};
 
 /// Every status but `SHARDID_OK`, each with the core's kind of the same number and name
 /// (checked at compile time below), so the C enum cannot drift from the core's table.
-const STATUSES: [(shardid_status, ErrorKind); 39] = {
+const STATUSES: [(shardid_status, ErrorKind); 40] = {
     #[allow(clippy::enum_glob_use)] // a table of every variant
     use shardid_status::*;
     [
@@ -156,6 +159,7 @@ const STATUSES: [(shardid_status, ErrorKind); 39] = {
         (SHARDID_ERR_TOPIC_DROPPED, ErrorKind::TopicDropped),
         (SHARDID_ERR_DATABASE, ErrorKind::Database),
         (SHARDID_ERR_SESSION_POOLED, ErrorKind::SessionPooled),
+        (SHARDID_ERR_CLOCK_SKEW, ErrorKind::ClockSkew),
         (SHARDID_ERR_PUBLIC_ID_PREFIX, ErrorKind::PublicIdPrefix),
         (SHARDID_ERR_PUBLIC_ID_LENGTH, ErrorKind::PublicIdLength),
         (SHARDID_ERR_PUBLIC_ID_ALPHABET, ErrorKind::PublicIdAlphabet),

@@ -261,6 +261,14 @@ impl LeaseProtocol {
                 argument,
                 &reason,
             )),
+            Next::ClockSkew { ahead_ms, max_ms } => Err(throw_kind(
+                env,
+                shardid::ErrorKind::ClockSkew,
+                &[
+                    ("ahead_ms", Field::Int(ahead_ms)),
+                    ("max_ms", Field::Int(max_ms)),
+                ],
+            )),
             Next::Corrupt { reason } => Err(throw_kind(
                 env,
                 shardid::ErrorKind::Database,
@@ -298,6 +306,24 @@ impl LeaseProtocol {
                     self.protocol.kept(Answer::Row(&cells))
                 }
             })
+        })
+    }
+
+    /// How far this host's clock was ahead of the database's by the answer to the last
+    /// `renew` (a row, or `null`), in ms, when beyond the skew a lease allows: the lease must
+    /// stop. `null`: within it. `renew` notes the client's clock: make it for each renewal.
+    #[napi]
+    pub fn clock_ahead(&self, env: &Env, row: Option<Vec<Unknown<'_>>>) -> Result<Option<f64>> {
+        guard(env, || {
+            let ahead = match columns(env, row.as_deref())? {
+                None => self.protocol.clock_ahead(Answer::NoRow),
+                Some(columns) => {
+                    let cells: Vec<Cell<'_>> = columns.iter().map(Column::cell).collect();
+                    self.protocol.clock_ahead(Answer::Row(&cells))
+                }
+            };
+            #[allow(clippy::cast_precision_loss)] // milliseconds of skew: far below 2^53
+            Ok(ahead.map(|ms| ms as f64))
         })
     }
 

@@ -241,6 +241,22 @@ impl PyLeaseProtocol {
                 ))
             }
             Next::Invalid { argument, reason } => Err(invalid_argument(py, argument, &reason)),
+            Next::ClockSkew { ahead_ms, max_ms } => {
+                let mut message = String::new();
+                let _ = ErrorKind::ClockSkew.render(&mut message, |name, out| {
+                    out.push_str(&if name == "ahead_ms" { ahead_ms } else { max_ms }.to_string());
+                    Ok(())
+                });
+                Err(raise_kind(
+                    py,
+                    ErrorKind::ClockSkew,
+                    &message,
+                    &[
+                        ("ahead_ms", ahead_ms.into_pyobject(py)?.into_any()),
+                        ("max_ms", max_ms.into_pyobject(py)?.into_any()),
+                    ],
+                ))
+            }
             Next::Corrupt { reason } => {
                 let mut message = String::new();
                 let _ = ErrorKind::Database.render(&mut message, |_, out| {
@@ -279,6 +295,19 @@ impl PyLeaseProtocol {
             Some(columns) => {
                 let cells: Vec<Cell<'_>> = columns.iter().map(Column::cell).collect();
                 self.protocol.kept(Answer::Row(&cells))
+            }
+        })
+    }
+
+    /// How far this host's clock was ahead of the database's by the answer to the last
+    /// `renew` (the statement notes the client's clock when it is made: make it for each
+    /// renewal), when beyond the skew a lease allows: the lease must stop. `None`: within it.
+    fn clock_ahead(&self, row: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+        Ok(match columns(row)? {
+            None => self.protocol.clock_ahead(Answer::NoRow),
+            Some(columns) => {
+                let cells: Vec<Cell<'_>> = columns.iter().map(Column::cell).collect();
+                self.protocol.clock_ahead(Answer::Row(&cells))
             }
         })
     }

@@ -179,6 +179,14 @@ kinds! {
     /// session lease cannot hold a shard there; the default expiring lease can.
     SessionPooled = 113, "SESSION_POOLED", Usage, ["reason"],
         "a session lease needs a direct connection to the database: {reason}; behind a transaction pooler use the default expiring lease";
+    /// A database lease: this host's clock is too far ahead of the database's (a failover could repeat its IDs).
+    ///
+    /// Ahead by more than the skew the failover rule allows (`shardid::sql::failover::SKEW_MS`),
+    /// measured at the lease's claim or renewal; the lease is refused (or stops). After a failover a ceiling is raised
+    /// to the database's clock plus that skew: a host further ahead dated IDs above it, which
+    /// could be handed out again. Fix the host's time (NTP); retrying later can succeed.
+    ClockSkew = 114, "CLOCK_SKEW", State, ["ahead_ms", "max_ms"],
+        "this host's clock is at least {ahead_ms} ms ahead of the database's, more than the {max_ms} ms a lease allows (a failover could repeat its IDs): fix the host's time";
     /// Public IDs: the text does not start with the expected type prefix and its `_`.
     PublicIdPrefix = 120, "PUBLIC_ID_PREFIX", Input, [],
         "the public ID does not start with its type's prefix";

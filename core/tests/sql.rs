@@ -296,7 +296,7 @@ fn lease_statements_number_their_parameters_for_each_driver() {
     let (renew, params) = format.renew(3).unwrap();
     assert!(
         renew.starts_with("UPDATE \"public\".\"leases\" SET expires_at = now() + %s::bigint * interval '1 millisecond', ceiling = CASE WHEN (tli")
-            && renew.ends_with("WHERE layout = %s::text AND shard = %s::bigint AND token = %s::text RETURNING shard"),
+            && renew.ends_with("WHERE layout = %s::text AND shard = %s::bigint AND token = %s::text RETURNING shard, floor(extract(epoch FROM now()) * 1000)::bigint"),
         "{renew}"
     );
     assert_eq!(params.len(), renew.matches("%s").count());
@@ -536,9 +536,14 @@ fn a_session_lease_tries_each_lock_then_claims_the_row() {
 }
 
 fn mysql(kind: LeaseKind, first: u64, end: u64) -> LeaseProtocol {
-    fresh(kind, Placeholders::Question, first, end)
+    let mut p = fresh(kind, Placeholders::Question, first, end)
         .dialect(Dialect::Mariadb)
-        .unwrap()
+        .unwrap();
+    // The server's clock first: this host's.
+    assert!(run(&p).0.starts_with("SELECT (TIMESTAMPDIFF(MICROSECOND"));
+    let now = i64::try_from(shardid::now_ms()).unwrap();
+    p.feed(Answer::Row(&[Cell::Int(now)]));
+    p
 }
 
 /// The reply of a MySQL statement without rows: (affected rows, last insert ID).
@@ -692,18 +697,18 @@ fn mysql_refusing_mariadbs_variables_gets_mysqls_sql() {
     assert_eq!(p.next(), Next::Raise);
 }
 
-/// Renewals, ceiling writes and releases on MySQL answer with the new ceiling plus one as the
-/// last insert ID, 0 when the row no longer held the token: the core tells which.
+/// Ceiling writes and releases on MySQL answer with the new ceiling plus one as the last insert
+/// ID, renewals with the server's clock, 0 when the row no longer held the token: the core
+/// tells which.
 #[test]
 fn mysql_writes_of_a_lease_are_kept_by_their_last_insert_id() {
     let p = mysql(LeaseKind::DEFAULT, 0, 4);
     let (renew, params) = p.renew(2).unwrap();
     assert!(
-        renew
-            .starts_with("UPDATE `leases` SET ceiling = CAST(LAST_INSERT_ID(IF(server IS NOT NULL"),
+        renew.starts_with("UPDATE `leases` SET ceiling = IF(server IS NOT NULL"),
         "{renew}"
     );
-    assert!(renew.ends_with("expires_at = UTC_TIMESTAMP(6) + INTERVAL ? * 1000 MICROSECOND WHERE layout = ? AND shard = ? AND token = ?"), "{renew}");
+    assert!(renew.ends_with("expires_at = UTC_TIMESTAMP(6) + INTERVAL (? * 1000 + 0 * LAST_INSERT_ID((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000))) MICROSECOND WHERE layout = ? AND shard = ? AND token = ?"), "{renew}");
     assert_eq!(
         params[params.len() - 2..],
         [Value::Int(2), Value::Text("tok")]
@@ -963,10 +968,13 @@ fn a_postgres_lease_on_its_own_table_names_the_schema_everywhere() {
 /// failovers); none, the URL's. On SQLite the table is `main`'s unless another is named.
 #[test]
 fn mysql_and_sqlite_leases_name_their_schema() {
-    let named = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+    let mut named = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
         .schema(Some("app"))
         .and_then(|p| p.dialect(Dialect::Mariadb))
         .unwrap();
+    named.feed(Answer::Row(&[Cell::Int(
+        i64::try_from(shardid::now_ms()).unwrap(),
+    )]));
     let (claim, _) = run(&named);
     assert!(claim.starts_with("UPDATE `app`.`leases` SET"), "{claim}");
     assert!(claim.contains("WHERE table_schema = 'app' AND table_name = 'leases'"));
@@ -1041,4 +1049,166 @@ fn a_claimed_row_whose_ceiling_the_layout_cannot_hold_is_refused() {
         Cell::Text("9223372036854775807"),
     ]));
     assert!(matches!(p.next(), Next::Corrupt { .. }));
+}
+
+/// The client's clock as the skew tests script it.
+static CLIENT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn client_ms() -> u64 {
+    CLIENT_MS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+fn set_client(ms: u64) {
+    CLIENT_MS.store(ms, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// A client whose clock, read when a claim or renewal is handed to the driver, is more than
+/// the failover rule's skew (2 s) ahead of the database's clock that the statement returns is
+/// refused (issue 60, finding 8): at the claim (the shard it took given back first), and at a
+/// renewal (the lease must stop). A database clock later than the client's, however much (a
+/// slow round trip), is never skew. On the MySQL family the clock is read before the claim.
+#[test]
+fn a_client_clock_ahead_of_the_databases_beyond_the_skew_is_refused() {
+    const DB: i64 = 1_800_000_000_000;
+    let db = u64::try_from(DB).unwrap();
+    let claim = |p: &mut LeaseProtocol, client: u64, now: i64| {
+        set_client(client);
+        let (sql, _) = run(p);
+        assert!(sql.starts_with("WITH free AS"), "{sql}");
+        assert!(
+            sql.contains(", floor(extract(epoch FROM now()) * 1000)::bigint FROM (SELECT) AS one"),
+            "{sql}"
+        );
+        p.feed(Answer::Row(&[
+            Cell::Int(4),
+            Cell::Int(77),
+            Cell::Int(0),
+            Cell::Int(now),
+        ]));
+    };
+    // 3 s fast: the shard taken is released, then CLOCK_SKEW with how far ahead.
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6).clock(client_ms);
+    owned(&mut p);
+    claim(&mut p, db + 3_000, DB);
+    let (release, params) = run(&p);
+    assert!(release.contains("SET token = NULL"), "{release}");
+    assert!(params.contains(&Value::Int(4)) && params.contains(&Value::Text("tok")));
+    p.feed(Answer::Row(&[Cell::Int(4)]));
+    assert_eq!(
+        p.next(),
+        Next::ClockSkew {
+            ahead_ms: 3_000,
+            max_ms: 2_000
+        }
+    );
+    // 2 s ahead, the skew itself: taken. The database 1.5 s later than the client (a slow round
+    // trip, or a client behind): taken.
+    for (client, now) in [(db + 2_000, DB), (db, DB + 1_500)] {
+        let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6).clock(client_ms);
+        owned(&mut p);
+        claim(&mut p, client, now);
+        assert!(
+            matches!(p.next(), Next::Taken { shard: 4, .. }),
+            "{client} {now}"
+        );
+        // Renewals return the database's clock: 2.5 s fast stops the lease, 1 s does not.
+        set_client(db + 2_500);
+        let (renew, _) = p.renew(4).unwrap();
+        assert!(
+            renew.ends_with("RETURNING shard, floor(extract(epoch FROM now()) * 1000)::bigint"),
+            "{renew}"
+        );
+        let answer = [Cell::Int(4), Cell::Int(DB)];
+        assert!(p.kept(Answer::Row(&answer)));
+        assert_eq!(p.clock_ahead(Answer::Row(&answer)), Some(2_500));
+        set_client(db + 1_000);
+        p.renew(4);
+        assert_eq!(p.clock_ahead(Answer::Row(&answer)), None);
+        assert_eq!(p.clock_ahead(Answer::NoRow), None);
+    }
+    // A session lease's claim returns the clock too.
+    let mut p = fresh(LeaseKind::Session, Placeholders::Numbered, 0, 1).clock(client_ms);
+    owned(&mut p);
+    p.feed(Answer::Row(&[
+        Cell::Bool(true),
+        Cell::Int(9),
+        Cell::Text("x"),
+    ]));
+    set_client(db + 3_000);
+    assert!(
+        run(&p)
+            .0
+            .ends_with("RETURNING l.ceiling, floor(extract(epoch FROM now()) * 1000)::bigint")
+    );
+    p.feed(Answer::Row(&[Cell::Int(5), Cell::Int(DB)]));
+    assert!(run(&p).0.contains("SET token = NULL"));
+    p.feed(Answer::NoRow);
+    assert!(matches!(
+        p.next(),
+        Next::ClockSkew {
+            ahead_ms: 3_000,
+            ..
+        }
+    ));
+    // SQLite: the claim's third column.
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+        .dialect(Dialect::Sqlite)
+        .unwrap()
+        .clock(client_ms);
+    set_client(db + 3_000);
+    assert!(run(&p).0.ends_with("RETURNING shard, ceiling, CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"));
+    p.feed(Answer::Row(&[Cell::Int(1), Cell::Int(0), Cell::Int(DB)]));
+    assert!(
+        run(&p)
+            .0
+            .starts_with("UPDATE \"main\".\"leases\" SET token = NULL")
+    );
+    p.feed(Answer::NoRow);
+    assert!(matches!(
+        p.next(),
+        Next::ClockSkew {
+            ahead_ms: 3_000,
+            ..
+        }
+    ));
+    // The MySQL family: the server's clock first, nothing claimed when it is too far behind;
+    // a renewal's last insert ID is the server's clock.
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+        .dialect(Dialect::Mariadb)
+        .unwrap()
+        .clock(client_ms);
+    set_client(db + 3_000);
+    assert_eq!(
+        run(&p).0,
+        "SELECT (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)"
+    );
+    p.feed(Answer::Row(&[Cell::Int(DB)]));
+    assert!(matches!(
+        p.next(),
+        Next::ClockSkew {
+            ahead_ms: 3_000,
+            ..
+        }
+    ));
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+        .dialect(Dialect::Mariadb)
+        .unwrap()
+        .clock(client_ms);
+    set_client(db + 1_000);
+    run(&p);
+    p.feed(Answer::Row(&[Cell::Int(DB)]));
+    assert!(
+        run(&p)
+            .0
+            .starts_with("UPDATE `leases` SET ceiling = (LAST_INSERT_ID(")
+    );
+    set_client(db + 2_001);
+    let (renew, _) = p.renew(1).unwrap();
+    assert!(
+        renew.contains("INTERVAL (? * 1000 + 0 * LAST_INSERT_ID((TIMESTAMPDIFF(MICROSECOND"),
+        "{renew}"
+    );
+    let answer = reply(db);
+    assert!(p.kept(Answer::Row(&answer)));
+    assert_eq!(p.clock_ahead(Answer::Row(&answer)), Some(2_001));
 }

@@ -14,6 +14,7 @@ from __future__ import annotations
 # missing here.
 from shardid._errors import (
     ClockMovedBackwardsError,
+    ClockSkewError,
     ClosedError,
     DatabaseError,
     DatabaseUnreachableError,
@@ -71,6 +72,7 @@ from shardid._shardid import (
 
 __all__ = [
     "ClockMovedBackwardsError",
+    "ClockSkewError",
     "ClosedError",
     "DatabaseError",
     "DatabaseUnreachableError",

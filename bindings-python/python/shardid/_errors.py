@@ -14,6 +14,7 @@ from typing import ClassVar
 
 __all__ = [
     "ClockMovedBackwardsError",
+    "ClockSkewError",
     "ClosedError",
     "DatabaseError",
     "DatabaseUnreachableError",
@@ -267,6 +268,15 @@ class SessionPooledError(ShardIdError, RuntimeError):
     code = "SESSION_POOLED"
     number = 113
     reason: str
+
+
+class ClockSkewError(ShardIdError):
+    """A database lease: this host's clock is too far ahead of the database's (a failover could repeat its IDs)."""
+
+    code = "CLOCK_SKEW"
+    number = 114
+    ahead_ms: int
+    max_ms: int
 
 
 class PublicIdPrefixError(ShardIdError, ValueError):

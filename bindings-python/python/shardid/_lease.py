@@ -204,8 +204,6 @@ class _Tenure(_Held):
         lost (taken over, or past its deadline without a renewal)."""
         hold = self.hold
         assert hold is not None
-        renew = self.protocol.renew(self.shard)
-        assert renew is not None
         while not self.stop.is_set():
             wait = hold.wait()
             if wait is None:
@@ -216,11 +214,20 @@ class _Tenure(_Held):
             sent = hold.sending()
             if sent is None:
                 break
+            # Made for each renewal: it notes this host's clock, which the core compares with
+            # the database's that the renewal returns.
+            renew = self.protocol.renew(self.shard)
+            assert renew is not None
             try:
                 row = self.owner._run(*renew, self)
             except Exception:  # noqa: BLE001 (the database did not answer: try again sooner)
                 hold.failed()
                 continue
+            if self.protocol.clock_ahead(row) is not None:
+                # This host's clock is too far ahead of the database's (CLOCK_SKEW at the next
+                # claim): the generator stops.
+                hold.lose()
+                break
             if not self.kept(row, sent):
                 break
         if not self.stop.is_set():
@@ -458,8 +465,6 @@ class _AsyncTenure(_Held):
         is lost."""
         hold = self.hold
         assert hold is not None
-        renew = self.protocol.renew(self.shard)
-        assert renew is not None
         while not self.stopped.is_set():
             wait = hold.wait()
             if wait is None:
@@ -473,12 +478,19 @@ class _AsyncTenure(_Held):
             sent = hold.sending()
             if sent is None:
                 break
+            renew = self.protocol.renew(self.shard)  # notes this host's clock: one per renewal
+            assert renew is not None
             try:
                 async with self.owner._lock:
                     row = await self.owner._run(*renew, self)
             except Exception:  # noqa: BLE001 (the database did not answer: try again sooner)
                 hold.failed()
                 continue
+            if self.protocol.clock_ahead(row) is not None:
+                # This host's clock is too far ahead of the database's (CLOCK_SKEW at the next
+                # claim): the generator stops.
+                hold.lose()
+                break
             if not self.kept(row, sent):
                 break
         if not self.stopped.is_set():

@@ -109,6 +109,9 @@ struct Shared<C: Client> {
     client: Mutex<Option<C>>,
     hold: Option<Arc<Hold>>,
     closed: AtomicBool,
+    /// How far ahead of the database's this host's clock was found at a renewal (0: never):
+    /// the lease then stops, reporting [`LeaseError::ClockSkew`].
+    ahead_ms: std::sync::atomic::AtomicU64,
     /// Wakes the heartbeat early, when the lease is closed.
     wake: Condvar,
     wake_lock: Mutex<()>,
@@ -133,6 +136,13 @@ impl<C: Client> Shared<C> {
     /// ([`LeaseProtocol::resend_after`]) while the lease is not past its deadline; `Ok(true)`
     /// when the protocol says the lease is still held.
     fn held_after(&self, sql: &str, params: &[Value<'_>]) -> Result<bool, LeaseError> {
+        self.run_held(sql, params, false)
+    }
+
+    /// [`Shared::held_after`]; with `renewal`, the answer also carries the database's clock,
+    /// and a host whose clock is too far ahead of it is no longer held
+    /// ([`LeaseProtocol::clock_ahead`]).
+    fn run_held(&self, sql: &str, params: &[Value<'_>], renewal: bool) -> Result<bool, LeaseError> {
         let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
         let session = self.protocol.kind() == LeaseKind::Session;
         let mut resent = 0;
@@ -151,7 +161,15 @@ impl<C: Client> Shared<C> {
                     let cells: Option<Vec<Cell<'_>>> = row
                         .as_ref()
                         .map(|row| row.iter().map(Owned::cell).collect());
-                    return Ok(self.protocol.kept(answer_of(cells.as_deref())));
+                    let answer = answer_of(cells.as_deref());
+                    if !self.protocol.kept(answer) {
+                        return Ok(false);
+                    }
+                    if renewal && let Some(ahead) = self.protocol.clock_ahead(answer) {
+                        self.ahead_ms.store(ahead, Ordering::Release);
+                        return Ok(false);
+                    }
+                    return Ok(true);
                 }
                 Err(e) => e,
             };
@@ -188,7 +206,7 @@ impl<C: Client> Shared<C> {
         let Some(sent) = hold.sending() else {
             return false;
         };
-        match self.held_after(&sql, &params) {
+        match self.run_held(&sql, &params, true) {
             Ok(true) => hold.renewed(sent),
             Ok(false) => {
                 hold.lose();
@@ -317,6 +335,7 @@ impl<C: Client> DatabaseLease<C> {
             client: Mutex::new(Some(client)),
             hold: hold.clone(),
             closed: AtomicBool::new(false),
+            ahead_ms: std::sync::atomic::AtomicU64::new(0),
             wake: Condvar::new(),
             wake_lock: Mutex::new(()),
         });
@@ -385,9 +404,16 @@ impl<C: Client> DatabaseLease<C> {
     /// `e`, or [`LeaseError::Closed`] when the lease was closed: a closed lease's revoked
     /// generator reports a loss, which is not what happened.
     fn closed_or(&self, e: LeaseError) -> LeaseError {
+        let ahead_ms = self.shared.ahead_ms.load(Ordering::Acquire);
         if self.shared.closed.load(Ordering::Acquire) {
             LeaseError::Closed {
                 shard: self.shared.shard,
+            }
+        } else if ahead_ms > 0 && matches!(e, LeaseError::Lost { .. }) {
+            // Stopped by a renewal that found this host's clock too far ahead.
+            LeaseError::ClockSkew {
+                ahead_ms,
+                max_ms: crate::sql::failover::SKEW_MS,
             }
         } else {
             e
@@ -488,6 +514,9 @@ fn take<C: Client>(
                 return Err(LeaseError::InvalidArgument { argument, reason });
             }
             Next::Corrupt { reason } => return Err(LeaseError::Database(reason.into())),
+            Next::ClockSkew { ahead_ms, max_ms } => {
+                return Err(LeaseError::ClockSkew { ahead_ms, max_ms });
+            }
             Next::Raise => unreachable!("raised above"),
         }
     }
@@ -670,7 +699,15 @@ mod tests {
             sql: &str,
             params: &[Value<'_>],
         ) -> Result<Option<Vec<Owned>>, io::Error> {
-            let id = if sql.contains("LAST_INSERT_ID(GREATEST(") {
+            let now = i64::try_from(crate::clock::now_ms()).unwrap();
+            if sql.starts_with("SELECT") {
+                // The server's clock, read before the claim: this host's.
+                return Ok(Some(std::vec![Owned::Int(now)]));
+            }
+            let id = if sql.contains("0 * LAST_INSERT_ID(") {
+                // A renewal: the server's clock.
+                now
+            } else if sql.contains("LAST_INSERT_ID(GREATEST(") {
                 RECORDS.fetch_add(1, Ordering::SeqCst);
                 if REFUSALS
                     .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))

@@ -116,6 +116,15 @@ pub enum LeaseError {
         /// Why.
         reason: String,
     },
+    /// This host's clock is ahead of the database's by more than a lease allows
+    /// ([`crate::sql::failover::SKEW_MS`]), seen at the claim or a renewal: the lease is
+    /// refused, or stops (`CLOCK_SKEW`).
+    ClockSkew {
+        /// How far ahead, at least, in milliseconds.
+        ahead_ms: u64,
+        /// How far ahead a lease allows.
+        max_ms: u64,
+    },
     /// The server a `mysql://` URL names took the connection but did not greet as MySQL.
     NotMysql {
         /// `host:port`.
@@ -171,6 +180,7 @@ impl LeaseError {
             Self::SessionPooled { .. } => ErrorKind::SessionPooled,
             Self::Unsupported { .. } => ErrorKind::Unsupported,
             Self::NotMysql { .. } => ErrorKind::NotMysql,
+            Self::ClockSkew { .. } => ErrorKind::ClockSkew,
         }
     }
 }
@@ -224,6 +234,12 @@ impl fmt::Display for LeaseError {
                 ErrorKind::NotMysql.render(f, |name, f| match name {
                     "server" => f.write_str(server),
                     _ => f.write_str(reason),
+                })
+            }
+            Self::ClockSkew { ahead_ms, max_ms } => {
+                ErrorKind::ClockSkew.render(f, |name, f| match name {
+                    "ahead_ms" => write!(f, "{ahead_ms}"),
+                    _ => write!(f, "{max_ms}"),
                 })
             }
         }

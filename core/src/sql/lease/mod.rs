@@ -236,6 +236,16 @@ pub enum Next<'a> {
         /// Why, naming the table and its owner.
         reason: alloc::string::String,
     },
+    /// This host's clock is ahead of the database's by more than a lease allows
+    /// ([`super::failover::SKEW_MS`]): report
+    /// [`ErrorKind::ClockSkew`](crate::ErrorKind::ClockSkew). A shard the claim took was
+    /// released first.
+    ClockSkew {
+        /// How far ahead, at least, in milliseconds.
+        ahead_ms: u64,
+        /// How far ahead a lease allows.
+        max_ms: u64,
+    },
     /// The row taken records what no lease writes: report
     /// [`ErrorKind::Database`](crate::ErrorKind::Database) with `reason` (a ceiling past the
     /// layout's last time unit, which would wrap the generator's first slot). The row stays
@@ -290,6 +300,12 @@ enum Resume {
 enum Step {
     /// PostgreSQL: who owns the table, before the first write to it ([`postgres::CHECK_TABLE`]).
     Check(Resume),
+    /// The MySQL family: the server's clock, before the claim ([`mysql::CLOCK`]).
+    Clock(Resume),
+    /// A claim took this shard, but the client's clock is too far ahead: give it back.
+    Unclaim(u64),
+    /// [`Next::ClockSkew`].
+    Skewed,
     Claim,
     /// MySQL: insert the first shard of the range that has no row.
     Insert,
@@ -387,6 +403,13 @@ pub struct LeaseProtocol {
     layout: Layout,
     /// SQLite's statements, once the dialect is SQLite.
     sqlite: Option<super::sqlite::SqliteLease>,
+    /// The client's clock, in Unix milliseconds ([`LeaseProtocol::clock`]): the generator's
+    /// (`shardid::clock::now_ms`) with `std`; none without, and then nothing is compared.
+    clock: Option<fn() -> u64>,
+    /// What the client's clock read when the last claim or renewal was handed to the driver.
+    sent: Sent,
+    /// How far ahead the client's clock was found ([`Next::ClockSkew`]).
+    ahead_ms: u64,
 }
 
 #[cfg(feature = "alloc")]
@@ -447,7 +470,32 @@ impl LeaseProtocol {
             schema_named: false,
             check_name: alloc::format!("\"{table}\""),
             refusal: None,
+            #[cfg(feature = "std")]
+            clock: Some(crate::clock::now_ms),
+            #[cfg(not(feature = "std"))]
+            clock: None,
+            sent: Sent::default(),
+            ahead_ms: 0,
         })
+    }
+
+    /// The same protocol with the client's clock read from `clock` (Unix milliseconds), as
+    /// tests script it; by default the generator's own clock.
+    ///
+    /// Each claim and renewal returns the database's clock read while it ran: a client whose
+    /// clock, read when the statement was handed to the driver, was already more than
+    /// [`super::failover::SKEW_MS`] ahead of it is refused ([`Next::ClockSkew`],
+    /// [`LeaseProtocol::clock_ahead`]). The failover rule raises a ceiling to the database's
+    /// clock plus that skew: a client further ahead dates IDs above it. The database reads its
+    /// clock after the statement was sent, so however long the round trip, the client's clock
+    /// then read at least what it read at sending: the comparison never takes a slow round
+    /// trip for skew (a client within the skew is never refused), and a client further ahead
+    /// than the skew is refused unless its statement took longer to reach the database than it
+    /// is beyond the skew.
+    #[must_use]
+    pub fn clock(mut self, clock: fn() -> u64) -> Self {
+        self.clock = Some(clock);
+        self
     }
 
     /// The same protocol on the table in `schema` (a plain lower-case name, as `table`): on
@@ -526,11 +574,13 @@ impl LeaseProtocol {
         }
         // Only PostgreSQL has owners to check: on the MySQL family the database of a table
         // named without one is the connection's (no search path), and SQLite's tables are the
-        // file's.
-        if let Step::Check(resume) = self.step
-            && Family::of(dialect) != Family::Postgres
-        {
-            self.step = resumed(resume);
+        // file's. The MySQL family's claim cannot return the server's clock: it is read first.
+        if let Step::Check(resume) | Step::Clock(resume) = self.step {
+            self.step = match Family::of(dialect) {
+                Family::Postgres => Step::Check(resume),
+                Family::Mysql => Step::Clock(resume),
+                Family::Sqlite => resumed(resume),
+            };
         }
         self.dialect = dialect;
         Ok(self)
@@ -583,6 +633,14 @@ impl LeaseProtocol {
 
     /// What to do next.
     pub fn next(&self) -> Next<'_> {
+        let next = self.step();
+        if let Next::Run { .. } = next {
+            self.sent.set(self.clock.map(|clock| clock()));
+        }
+        next
+    }
+
+    fn step(&self) -> Next<'_> {
         let family = self.family();
         let my = family == Family::Mysql;
         match self.step {
@@ -595,6 +653,15 @@ impl LeaseProtocol {
                 params: alloc::vec::Vec::new(),
             },
             Step::Check(_) => self.run(&[postgres::CHECK_TABLE], None, None),
+            Step::Clock(_) => self.run(&[mysql::CLOCK], None, None),
+            Step::Unclaim(shard) => {
+                let (sql, params) = self.release(shard);
+                Next::Run { sql, params }
+            }
+            Step::Skewed => Next::ClockSkew {
+                ahead_ms: self.ahead_ms,
+                max_ms: super::failover::SKEW_MS,
+            },
             Step::Claim if my => self.run(&mysql::CLAIM, None, None),
             Step::Claim => self.run(&postgres::CLAIM, None, None),
             Step::Insert => self.run(&mysql::INSERT, None, None),
@@ -602,7 +669,7 @@ impl LeaseProtocol {
             Step::TryLock(shard) if my => self.run(&[mysql::TRY_LOCK], Some(shard), None),
             Step::TryLock(shard) => self.run(&[postgres::TRY_LOCK], Some(shard), None),
             Step::SessionClaim(shard) if my => self.run(&[mysql::SESSION_CLAIM], Some(shard), None),
-            Step::SessionClaim(shard) => self.run(&[postgres::SESSION_CLAIM], Some(shard), None),
+            Step::SessionClaim(shard) => self.run(&postgres::SESSION_CLAIM, Some(shard), None),
             Step::SessionInsert(shard) => self.run(&[mysql::SESSION_INSERT], Some(shard), None),
             Step::Unlock(shard) if my => self.run(&[mysql::UNLOCK], Some(shard), None),
             Step::Unlock(shard) => self.run(&[postgres::UNLOCK], Some(shard), None),
@@ -640,7 +707,14 @@ impl LeaseProtocol {
     pub fn feed(&mut self, answer: Answer<'_>) {
         match self.family() {
             Family::Mysql => {
-                self.step = self.feed_mysql(answer);
+                self.step = match (self.step, answer) {
+                    // The server's clock, read before the claim: nothing is taken yet.
+                    (Step::Clock(_), Answer::Row([now, ..])) if self.skewed(Some(now)) => {
+                        Step::Skewed
+                    }
+                    (Step::Clock(resume), Answer::Row(_)) => resumed(resume),
+                    _ => self.feed_mysql(answer),
+                };
                 return;
             }
             Family::Sqlite => {
@@ -650,6 +724,7 @@ impl LeaseProtocol {
             Family::Postgres => {}
         }
         self.step = match (self.step, answer) {
+            (Step::Unclaim(_), _) => Step::Skewed,
             (Step::Check(resume), Answer::Row(row)) => self.checked(row, resume),
             (Step::Claim, Answer::Row(row)) => self.claimed(row),
             (Step::Claim, Answer::Error(code)) => self.repair(code, Resume::Claim),
@@ -665,6 +740,7 @@ impl LeaseProtocol {
             },
             (Step::SessionClaim(shard), Answer::Row(row)) => {
                 match row.first().and_then(Cell::int) {
+                    Some(_) if self.skewed(row.get(1)) => Step::Unclaim(shard),
                     Some(units) => self.taken(shard, units),
                     None => Step::Raise,
                 }
@@ -691,7 +767,12 @@ impl LeaseProtocol {
                 resumed(resume)
             }
             (
-                Step::Taken(..) | Step::NoFreeShard | Step::Refuse | Step::Invalid | Step::Corrupt,
+                Step::Taken(..)
+                | Step::NoFreeShard
+                | Step::Refuse
+                | Step::Invalid
+                | Step::Corrupt
+                | Step::Skewed,
                 _,
             ) => self.step,
             _ => Step::Raise,
@@ -702,11 +783,17 @@ impl LeaseProtocol {
     /// no row is every shard held (no race to retry).
     fn feed_sqlite(&mut self, answer: Answer<'_>) -> Step {
         match (self.step, answer) {
-            (Step::Claim, Answer::Row([shard, ceiling, ..])) => {
+            (Step::Unclaim(_), _) => Step::Skewed,
+            (Step::Claim, Answer::Row([shard, ceiling, now @ ..])) => {
                 match (
                     shard.int().and_then(|s| u64::try_from(s).ok()),
                     ceiling.int(),
                 ) {
+                    (Some(shard), Some(_))
+                        if (self.first..self.end).contains(&shard) && self.skewed(now.first()) =>
+                    {
+                        Step::Unclaim(shard)
+                    }
                     (Some(shard), Some(ceiling)) if (self.first..self.end).contains(&shard) => {
                         self.taken(shard, ceiling)
                     }
@@ -723,7 +810,12 @@ impl LeaseProtocol {
             }
             (Step::CreateTable(resume), Answer::Row(_) | Answer::NoRow) => resumed(resume),
             (
-                Step::Taken(..) | Step::NoFreeShard | Step::Refuse | Step::Invalid | Step::Corrupt,
+                Step::Taken(..)
+                | Step::NoFreeShard
+                | Step::Refuse
+                | Step::Invalid
+                | Step::Corrupt
+                | Step::Skewed,
                 _,
             ) => self.step,
             _ => Step::Raise,
@@ -823,11 +915,39 @@ impl LeaseProtocol {
                 resumed(resume)
             }
             (
-                Step::Taken(..) | Step::NoFreeShard | Step::Refuse | Step::Invalid | Step::Corrupt,
+                Step::Taken(..)
+                | Step::NoFreeShard
+                | Step::Refuse
+                | Step::Invalid
+                | Step::Corrupt
+                | Step::Skewed,
                 _,
             ) => self.step,
             _ => Step::Raise,
         }
+    }
+
+    /// Whether the client's clock, read when the last claim was handed to the driver, was more
+    /// than [`super::failover::SKEW_MS`] ahead of the database's clock `now` that the claim
+    /// returned; the lead is kept for [`Next::ClockSkew`]. No clock (or no `now`): nothing to
+    /// compare.
+    fn skewed(&mut self, now: Option<&Cell<'_>>) -> bool {
+        match self.ahead(now.and_then(Cell::int)) {
+            Some(ahead) => {
+                self.ahead_ms = ahead;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// How far the client's clock at the last sending was ahead of the database's `now`, if
+    /// more than [`super::failover::SKEW_MS`].
+    fn ahead(&self, now: Option<i64>) -> Option<u64> {
+        let sent = self.sent.get()?;
+        let now = u64::try_from(now?).ok()?;
+        let ahead = sent.saturating_sub(now);
+        (ahead > super::failover::SKEW_MS).then_some(ahead)
     }
 
     /// The step after taking `shard`, whose row records `ceiling`: taken, unless the ceiling
@@ -936,8 +1056,9 @@ impl LeaseProtocol {
     /// The step after an expiring claim's row: `(shard, ceiling, held)`.
     fn claimed(&mut self, row: &[Cell<'_>]) -> Step {
         match row {
-            [shard, ceiling, held, ..] => match (shard.int(), ceiling.int(), held.int()) {
+            [shard, ceiling, held, now @ ..] => match (shard.int(), ceiling.int(), held.int()) {
                 (Some(shard), Some(ceiling), _) => match u64::try_from(shard) {
+                    Ok(shard) if self.skewed(now.first()) => Step::Unclaim(shard),
                     Ok(shard) => self.taken(shard, ceiling),
                     Err(_) => Step::Raise,
                 },
@@ -984,12 +1105,13 @@ impl LeaseProtocol {
     /// The statement and parameters that renew an expiring lease on `shard` (none for a
     /// session lease, which its lock keeps): one row returned, or none when it was taken over.
     pub fn renew(&self, shard: u64) -> Option<(alloc::string::String, alloc::vec::Vec<Value<'_>>)> {
+        self.sent.set(self.clock.map(|clock| clock()));
         match (self.kind, self.family()) {
             (LeaseKind::Expiring { .. }, Family::Mysql) => {
                 Some(self.render(&mysql::RENEW, Some(shard), None))
             }
             (LeaseKind::Expiring { .. }, Family::Postgres) => {
-                Some(self.render(&[postgres::RENEW], Some(shard), None))
+                Some(self.render(&postgres::RENEW, Some(shard), None))
             }
             (LeaseKind::Expiring { .. }, Family::Sqlite) => Some(self.sqlite().renew(shard)),
             (LeaseKind::Session, _) => None,
@@ -1005,6 +1127,21 @@ impl LeaseProtocol {
             Family::Mysql => last_insert_id(&answer) > 0,
             Family::Postgres | Family::Sqlite => matches!(answer, Answer::Row(_)),
         }
+    }
+
+    /// How far the client's clock was ahead of the database's, in milliseconds, by the answer
+    /// to the last [`LeaseProtocol::renew`] (which returns the database's clock: a row's
+    /// second column, or on the MySQL family the last insert ID), when more than
+    /// [`super::failover::SKEW_MS`]: the lease must stop, reporting
+    /// [`ErrorKind::ClockSkew`](crate::ErrorKind::ClockSkew) (see [`LeaseProtocol::clock`]).
+    /// `None`: within the skew, or the lease is lost ([`LeaseProtocol::kept`] says so).
+    pub fn clock_ahead(&self, answer: Answer<'_>) -> Option<u64> {
+        let now = match (self.family(), answer) {
+            (Family::Mysql, _) => i64::try_from(last_insert_id(&answer)).ok(),
+            (Family::Postgres | Family::Sqlite, Answer::Row([_, now, ..])) => now.int(),
+            _ => None,
+        };
+        self.ahead(now.filter(|&now| now > 0))
     }
 
     /// The last [`LeaseProtocol::renew`], [`LeaseProtocol::record`] or
@@ -1226,6 +1363,31 @@ impl LeaseProtocol {
             // "shard": every statement that names one is rendered with it.
             _ => Value::Int(shard.unwrap_or(0)),
         }
+    }
+}
+
+/// What the client's clock read when a claim or renewal was last handed to a driver (0: not
+/// read). Atomic, not a `Cell`: a lease's protocol is shared with its heartbeat thread, and
+/// `next` and `renew` take `&self`.
+#[derive(Debug, Default)]
+struct Sent(core::sync::atomic::AtomicU64);
+
+impl Sent {
+    fn set(&self, ms: Option<u64>) {
+        self.0
+            .store(ms.unwrap_or(0), core::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Option<u64> {
+        Some(self.0.load(core::sync::atomic::Ordering::Relaxed)).filter(|&ms| ms > 0)
+    }
+}
+
+impl Clone for Sent {
+    fn clone(&self) -> Self {
+        let sent = Self::default();
+        sent.set(self.get());
+        sent
     }
 }
 

@@ -122,13 +122,16 @@ pub(super) const SESSION_INSERT: &str = "INSERT INTO {t} \
     VALUES (@sig, @shard, 0, @token, @holder, UTC_TIMESTAMP(6), {never}, {srv})";
 
 /// Extends an expiring lease by its time to live from the server's clock, only while the row
-/// holds the lease's token (last insert ID 0: taken over).
-pub(super) const RENEW: [&str; 3] = [
-    "UPDATE {t} SET ceiling = CAST(LAST_INSERT_ID({jump} + 1) AS SIGNED) - 1, server = {srv}, \
-     expires_at = ",
-    EXPIRY,
-    " WHERE layout = @sig AND shard = @shard AND token = @token",
-];
+/// holds the lease's token (last insert ID 0: taken over). The last insert ID is the server's
+/// clock in Unix milliseconds (never 0), for [`super::LeaseProtocol`] to compare with the
+/// client's in the same round trip.
+pub(super) const RENEW: [&str; 1] = ["UPDATE {t} SET ceiling = {jump}, server = {srv}, \
+     expires_at = UTC_TIMESTAMP(6) + INTERVAL (@ttl * 1000 + 0 * LAST_INSERT_ID({now})) MICROSECOND \
+     WHERE layout = @sig AND shard = @shard AND token = @token"];
+
+/// The server's clock in Unix milliseconds, read before a claim: the claim's answer (its last
+/// insert ID) has no room for it.
+pub(super) const CLOCK: &str = "SELECT {now}";
 
 /// Raises an expiring lease's ceiling (and renews it), only while the row holds its token.
 pub(super) const RECORD: [&str; 3] = [

@@ -38,6 +38,11 @@ pub(super) const CHECK_TABLE: &str = "SELECT coalesce(n.nspname, {schema}), \
     current_user::text FROM (SELECT) AS one LEFT JOIN pg_class AS c ON c.oid = to_regclass(@name::text) \
     LEFT JOIN pg_namespace AS n ON n.oid = c.relnamespace";
 
+/// The database's clock in Unix milliseconds, which the claims and the renewal return beside
+/// their answer, for [`super::LeaseProtocol`] to compare with the client's (no extra round
+/// trip): `now()`, the statement's start in autocommit, read after the client sent it.
+const NOW_MS: &str = "floor(extract(epoch FROM now()) * 1000)::bigint";
+
 /// Creates the table if it is missing. Concurrent sessions may fail with one of
 /// [`super::LOST_CREATE_RACE`]: the table then exists.
 pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
@@ -69,9 +74,10 @@ const FREE: &str = "(expires_at IS NULL OR expires_at <= now() OR (expires_at = 
 /// Claims the first free shard of the range in one statement: an existing free row (locked
 /// with `SKIP LOCKED`, so concurrent claimants take different rows), else the first shard with
 /// no row yet (`ON CONFLICT DO NOTHING` against a concurrent insert of the same shard).
-/// Returns one row: the shard taken and its ceiling (both null when none was taken), and how
-/// many shards of the range were held by live leases when the statement started.
-pub(super) const CLAIM: [&str; 5] = [
+/// Returns one row: the shard taken and its ceiling (both null when none was taken), how many
+/// shards of the range were held by live leases when the statement started, and the
+/// database's clock ([`NOW_MS`]).
+pub(super) const CLAIM: [&str; 7] = [
     "WITH free AS (SELECT shard FROM {t} WHERE layout = @sig::text \
      AND shard >= @first::bigint AND shard < @end::bigint AND ",
     FREE,
@@ -91,7 +97,9 @@ pub(super) const CLAIM: [&str; 5] = [
      SELECT taken.shard, taken.ceiling, (SELECT count(*) FROM {t} WHERE layout = @sig::text \
      AND shard >= @first::bigint AND shard < @end::bigint AND NOT ",
     FREE,
-    ") AS held FROM (SELECT) AS one \
+    ") AS held, ",
+    NOW_MS,
+    " FROM (SELECT) AS one \
      LEFT JOIN (SELECT * FROM reused UNION ALL SELECT * FROM added) AS taken ON true",
 ];
 
@@ -107,22 +115,30 @@ pub(super) const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtext(@key::text),
 
 /// Marks the shard taken by a session lease once its lock is held: the row is added, or taken
 /// over when free (a session holder whose lock this session now holds is gone); a row an
-/// expiring lease holds is left alone (no row returned). Returns the recorded ceiling.
-pub(super) const SESSION_CLAIM: &str = "INSERT INTO {t} AS l \
+/// expiring lease holds is left alone (no row returned). Returns the recorded ceiling and the
+/// database's clock ([`NOW_MS`]).
+pub(super) const SESSION_CLAIM: [&str; 2] = [
+    "INSERT INTO {t} AS l \
     (layout, shard, ceiling, token, holder, taken_at, expires_at, tli, sysid) \
     VALUES (@sig::text, @shard::bigint, 0, @token::text, @holder::text, now(), 'infinity', {tli}, {sysid}) \
     ON CONFLICT (layout, shard) DO UPDATE SET token = excluded.token, holder = excluded.holder, \
     taken_at = now(), expires_at = 'infinity', ceiling = {jump l.}, tli = {tli}, sysid = {sysid} \
     WHERE l.expires_at IS NULL OR l.expires_at <= now() OR l.expires_at = 'infinity' \
-    RETURNING l.ceiling";
+    RETURNING l.ceiling, ",
+    NOW_MS,
+];
 
 /// Extends an expiring lease by its time to live from the database's clock, only while the
-/// row still holds the lease's token: one row updated, or none when the lease was taken over.
-pub(super) const RENEW: &str = "UPDATE {t} \
+/// row still holds the lease's token: one row updated, `(shard, the database's clock)`, or
+/// none when the lease was taken over.
+pub(super) const RENEW: [&str; 2] = [
+    "UPDATE {t} \
     SET expires_at = now() + @ttl::bigint * interval '1 millisecond', ceiling = {jump}, \
     tli = {tli}, sysid = {sysid} \
     WHERE layout = @sig::text AND shard = @shard::bigint AND token = @token::text \
-    RETURNING shard";
+    RETURNING shard, ",
+    NOW_MS,
+];
 
 /// Raises an expiring lease's ceiling (and renews it), only while the row holds its token.
 pub(super) const RECORD: &str = "UPDATE {t} SET ceiling = greatest({jump}, @units::bigint), \

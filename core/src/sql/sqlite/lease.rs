@@ -41,7 +41,8 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
     PRIMARY KEY (layout, shard)) WITHOUT ROWID";
 
 /// Claims the first shard of the range that has no row, or whose row is free (never taken,
-/// released, or expired by the database's clock). Returns `(shard, ceiling)`, or no row.
+/// released, or expired by the database's clock). Returns `(shard, ceiling, the database's
+/// clock)`, or no row.
 /// (`WHERE true` before `ON CONFLICT`: SQLite's parser needs it after an `INSERT ... SELECT`.)
 const CLAIM: &str = "INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at) \
     SELECT @sig, c.shard, 0, @token, @holder, {now}, {now} + @ttl FROM (\
@@ -54,12 +55,12 @@ const CLAIM: &str = "INSERT INTO {t} (layout, shard, ceiling, token, holder, tak
     ON CONFLICT (layout, shard) DO UPDATE SET token = excluded.token, holder = excluded.holder, \
     taken_at = excluded.taken_at, expires_at = excluded.expires_at \
     WHERE expires_at IS NULL OR expires_at <= {now} \
-    RETURNING shard, ceiling";
+    RETURNING shard, ceiling, {now}";
 
 /// Extends the lease by its time to live from the database's clock, only while the row holds
 /// its token: one row, or none when it was taken over.
 const RENEW: &str = "UPDATE {t} SET expires_at = {now} + @ttl \
-    WHERE layout = @sig AND shard = @shard AND token = @token RETURNING shard";
+    WHERE layout = @sig AND shard = @shard AND token = @token RETURNING shard, {now}";
 
 /// Raises the ceiling (and renews), only while the row holds the token.
 const RECORD: &str = "UPDATE {t} SET ceiling = max(ceiling, @units), expires_at = {now} + @ttl \

@@ -1,0 +1,63 @@
+"""A lease host whose clock is ahead of the database's by more than the failover rule's skew is
+refused (issue 60, finding 8).
+
+After a failover a lease's ceiling is raised to the new primary's clock plus
+``shardid::sql::failover::SKEW_MS`` (2 s): a holder whose clock ran further ahead dated IDs above
+it, which the next holder could hand out again. The claim returns the database's clock in the
+same statement, and the core compares it with the client's clock read when the claim was sent.
+Here a real process runs 3 s fast under libfaketime (``FAKETIME=+3``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shardid import Layout
+from shardid.postgres import lease
+
+FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+
+CLAIM = """
+import sys
+from shardid import ClockSkewError, Layout
+from shardid.postgres import lease
+try:
+    held = lease(Layout.TWITTER, sys.argv[1], range(0, 1), table="skew_leases")
+except ClockSkewError as e:
+    print("CLOCK_SKEW", e.ahead_ms, e.max_ms)
+    print(e)
+else:
+    print("TAKEN", held.shard)
+    held.close()
+"""
+
+
+def claim(dsn: str, offset: str | None) -> list[str]:
+    env = dict(os.environ)
+    if offset is not None:
+        env.update(LD_PRELOAD=str(FAKETIME), FAKETIME=offset, FAKETIME_DONT_RESET="1")
+    done = subprocess.run([sys.executable, "-c", CLAIM, dsn], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.skipif(not FAKETIME.exists(), reason="libfaketime is not installed (scripts/setup.sh installs faketime)")
+def test_a_client_3_s_fast_is_refused_and_gives_its_shard_back(cluster: Any) -> None:
+    out = claim(cluster.dsn, "+3")
+    assert out[0].startswith("CLOCK_SKEW "), out
+    _, ahead, allowed = out[0].split()
+    # At least 3 s less the time the statement took to reach the server; the rule's 2 s.
+    assert 2_500 < int(ahead) <= 3_100 and int(allowed) == 2_000, out
+    assert out[1].startswith("this host's clock is at least ") and "more than the 2000 ms a lease allows" in out[1]
+    # The shard it took was given back: another process takes it at once.
+    with lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="skew_leases", ttl_ms=3_600_000) as held:
+        assert held.shard == 0
+    # 1 s fast is within the skew, and a clock behind is never refused.
+    assert claim(cluster.dsn, "+1") == ["TAKEN 0"]
+    assert claim(cluster.dsn, "-5") == ["TAKEN 0"]
