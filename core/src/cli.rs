@@ -10,7 +10,7 @@
 //! shardid sql --schema S (--layout L --shard N | --segments | --dictionary | --public-ids) [--dialect D]   the DDL
 //! shardid public encode|decode --key-file F [--prefix P] [--encoding E] VALUE...   public IDs
 //! shardid status URL [--schema S] [--table T] [--layout L] [--json] [--check]   leases, tags, topics, run-out dates
-//! shardid restored URL [--schema S] ...         marks every tag and topic restored (after a restore), then status
+//! shardid restored URL [--schema S] [--after NAME=LAST]... [--margin N] ...   marks every tag and topic restored (after a restore), then status
 //! ```
 //!
 //! `status` and `restored` read a database: the bindings see it ([`status`]), run the statements of the
@@ -82,14 +82,21 @@ commands:
                                           (or --segments-schema S, --dictionary-schema S); leases in
                                           table shardid_leases unless --table T; --check: exit 1 on a
                                           warning (a layout or tag running out within 5 years)
-  restored URL [--schema S] [...as status]
+  restored URL [--schema S] [--after NAME=LAST]... [--after-topic TOPIC=ID]... [--margin N]
+           [...as status]
                                           after restoring a backup the database cannot tell from
                                           its timeline or system identifier (a dump restored with
                                           --clean into the same cluster; a Galera node bootstrapped
-                                          from an old backup): marks every tag, serial period and
-                                          topic restored, so the next take of each skips what its
-                                          rate could have handed out, then prints the status
-                                          (PostgreSQL and the MySQL family; not SQLite)
+                                          from an old backup; a SQLite file copied back): marks
+                                          every tag, serial period and topic restored, so the next
+                                          take of each skips what its rate could have handed out,
+                                          and a tag or topic the backup lacks starts past that
+                                          bound too; then prints the status (PostgreSQL, the MySQL
+                                          family, SQLite). --after orders=52311 or
+                                          --after 'inv=INV-20261208-000010' (a tag's last number,
+                                          a serial's last text) and --after-topic words=812: the
+                                          next starts right past it plus --margin N (default 0)
+                                          instead of by its rate
 
 layouts: --layout instagram (the default), twitter, discord, sonyflake, or a custom one:
   --epoch-ms MS --bits TIME,SHARD,SEQUENCE [--unit-ms MS] [--order time_sequence_shard] [--unsigned]
@@ -176,7 +183,12 @@ const VALUED: &[&str] = &[
     "--table",
     "--segments-schema",
     "--dictionary-schema",
+    "--after",
+    "--after-topic",
+    "--margin",
 ];
+/// The options that may be given more than once (each value kept, in order).
+const REPEATED: &[&str] = &["--after", "--after-topic"];
 const SWITCHES: &[&str] = &[
     "--json",
     "--unsigned",
@@ -200,7 +212,7 @@ fn parse<'a>(args: &[&'a str]) -> Result<Parsed<'a>, String> {
                 Some(v) => v,
                 None => it.next().ok_or(format!("{name} needs a value"))?,
             };
-            if p.options.iter().any(|(n, _)| *n == name) {
+            if !REPEATED.contains(&name) && p.options.iter().any(|(n, _)| *n == name) {
                 return Err(format!("{name} given twice"));
             }
             p.options.push((name, value));
@@ -225,6 +237,14 @@ impl Parsed<'_> {
         self.options
             .iter()
             .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// Every value of an option given more than once ([`REPEATED`]), in order.
+    fn all<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s str> + 's {
+        self.options
+            .iter()
+            .filter(move |(n, _)| *n == name)
             .map(|(_, v)| *v)
     }
 
@@ -584,6 +604,9 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
         "--dictionary-schema",
         "--table",
         "--check",
+        "--after",
+        "--after-topic",
+        "--margin",
     ])
     .map_err(usage)?;
     let [url] = p.positional[..] else {
@@ -608,6 +631,32 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
         .map_err(|e| usage(format!("{command}: {e}")))?;
     if command == "restored" {
         reader = reader.marking_restored();
+        // The operator's exact knowledge (issue 54): the last number (or serial) handed out.
+        for (value, topic) in p
+            .all("--after")
+            .map(|v| (v, false))
+            .chain(p.all("--after-topic").map(|v| (v, true)))
+        {
+            let Some((name, last)) = value.split_once('=') else {
+                return Err(usage(format!(
+                    "restored: --after{} takes NAME=LAST (a tag's last number, a serial's last text, a topic's last ID), not {value}",
+                    if topic { "-topic" } else { "" }
+                )));
+            };
+            reader = reader
+                .after(name, last, topic)
+                .map_err(|why| usage(format!("restored: {why}")))?;
+        }
+        if let Some(margin) = p.number("--margin").map_err(usage)? {
+            reader = reader.after_margin(margin);
+        }
+    } else if let Some(option) = ["--after", "--after-topic", "--margin"]
+        .into_iter()
+        .find(|o| p.get(o).is_some())
+    {
+        return Err(usage(format!(
+            "{option} is an option of restored, not of {command}"
+        )));
     }
     Ok(StatusRun {
         url: url.into(),

@@ -14,7 +14,7 @@ from typing import Any
 from conftest import install
 from server import Server, _binary
 
-from restore_checks import created_after_backup
+from restore_checks import after_given, created_after_backup
 from shardid.sql import dictionary, mysql_serials, segments
 from shardid.status import main as status_main
 
@@ -62,3 +62,39 @@ def test_a_dump_restored_into_the_same_server_and_marked(server: Any, conn: Any,
 
 def test_a_dump_restored_into_the_same_server_is_seen_by_its_origin(server: Any, conn: Any, tmp_path: Path) -> None:
     print(f"\nmariadb-dump restored, not marked: {_scenario(server, conn, tmp_path, 'rcs_seg', 'rcs_dict', marked=False)}")
+
+
+def test_restored_after_starts_right_past_what_the_operator_gives(server: Any, conn: Any, tmp_path: Path) -> None:
+    seg, dic = "rca_seg", "rca_dict"
+    install(conn, segments(seg, dialect="mariadb"))
+    install(conn, dictionary(dic, dialect="mariadb"))
+    install(conn, mysql_serials(seg))
+    dump = tmp_path / "after.sql"
+
+    def backup() -> None:
+        with open(dump, "w") as f:
+            done = subprocess.run(
+                [_binary("mariadb-dump"), "--no-defaults", "-uroot", f"--socket={server.socket}", "--single-transaction",
+                 "--routines", "--databases", seg, dic],
+                stdout=f, stderr=subprocess.PIPE, text=True, timeout=120,
+            )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+    def restored(url: str, options: list[str]) -> None:
+        stdout, stderr, code = status_main(["restored", url, "--segments-schema", seg, "--dictionary-schema", dic, *options])
+        assert code == 0, stderr
+        assert "(--after:" in stdout, stdout
+
+    def restore() -> None:
+        server.sql(dump.read_text())
+
+    said = after_given(
+        server.url_for(seg),
+        backup,
+        restore,
+        restored,
+        schema=seg,
+        dictionary_schema=dic,
+        dictionary_url=server.url_for(dic),
+    )
+    print(f"\nmariadb-dump restored, restored --after: {said}")

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from cluster import Cluster, bindir
 
-from restore_checks import created_after_backup
+from restore_checks import after_given, created_after_backup
 from shardid.sql import dictionary, segments
 
 
@@ -78,6 +78,30 @@ def test_a_dump_restored_into_a_fresh_cluster_is_seen_without_a_mark(cluster: An
             dictionary_schema="rc_dict",
         )
     print(f"\npg_restore into a fresh cluster, not marked: {said}")
+
+
+def test_restored_after_starts_right_past_what_the_operator_gives(cluster: Any, tmp_path: Path) -> None:
+    dsn = _database(cluster, "rc_after")
+    dump = tmp_path / "rc.pgdump"
+
+    def restored(url: str, options: list[str]) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "shardid", "restored", url, "--segments-schema", "rc_seg", "--dictionary-schema", "rc_dict",
+             *options],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "tag rst@" in done.stdout and "(--after:" in done.stdout, done.stdout
+
+    said = after_given(
+        dsn,
+        backup=lambda: _run(str(bindir() / "pg_dump"), "-Fc", "-f", str(dump), "-d", dsn),
+        restore=lambda: _run(str(bindir() / "pg_restore"), "--clean", "--if-exists", "-d", dsn, str(dump)),
+        restored=restored,
+        schema="rc_seg",
+        dictionary_schema="rc_dict",
+    )
+    print(f"\npg_restore --clean, restored --after: {said}")
 
 
 @pytest.fixture(autouse=True)

@@ -120,3 +120,73 @@ def created_after_backup(
         f" {lost_serials[-1]}), the new tag from {again_dense[0]:,} (lost up to {lost_dense[-1]}),"
         f" the new topic's IDs from {min(again_ids.values()):,} (lost up to {max(lost_ids.values())})"
     )
+
+
+def after_given(
+    url: str,
+    backup: Callable[[], None],
+    restore: Callable[[], tuple[str, str] | None],
+    restored: Callable[[str, list[str]], None],
+    *,
+    schema: str | None = None,
+    dictionary_schema: str | None = None,
+    dictionary_url: str | None = None,
+    margin: int = 5,
+) -> str:
+    """Issue 54's ``shardid restored --after``: the operator knows the last serial issued
+    after the backup (of a day the backup lacks), the last ID of a tag and the last ID of a
+    topic the backup lacks, and says so (``restored``, given the restored segments' URL and the
+    options); the next of each is exactly the one given plus 1 plus ``margin``, where the bound
+    would skip by the rates. Returns what happened."""
+    from shardid.dictionary import Dictionary
+    from shardid.segments import DenseIds, Serials, create_serial, create_tag
+
+    words_url = dictionary_url or url
+    seg = {"schema": schema} if schema else {}
+    dic = {"schema": dictionary_schema} if dictionary_schema else {}
+    today = time.time_ns() // 1_000_000 // DAY_MS * DAY_MS
+    day1, day2 = today - 2 * DAY_MS + 3_600_000, today - DAY_MS + 3_600_000
+
+    def serials(at: str, ms: int, n: int) -> list[str]:
+        with Serials(at, "rst", CREATED_FORMAT, zone="UTC", min_size=10, max_size=10, **seg) as s:
+            return [s.next_serial_at(ms) for _ in range(n)]
+
+    def dense(at: str, n: int) -> list[int]:
+        with DenseIds(at, "orders", min_size=10, max_size=10, **seg) as ids:
+            return [ids.next_id() for _ in range(n)]
+
+    def strings(at: str, values: list[str]) -> list[int]:
+        d = Dictionary(at, "fresh", cache_size=0, **dic)
+        try:
+            d.create()
+            return d.ids(values)
+        finally:
+            d.close()
+
+    create_serial(url, "rst", CREATED_FORMAT, zone="UTC", **seg)
+    create_tag(url, "orders", **seg)
+    dense(url, 100)
+    serials(url, day1, 20)
+    d = Dictionary(words_url, "words", **dic)  # the dictionary was in use before the backup
+    d.create()
+    d.close()
+    backup()
+    last_serial = serials(url, day2, 40)[-1]
+    last_id = dense(url, 200)[-1]
+    last_word = max(strings(words_url, [f"x{i}" for i in range(40)]))
+    url, words_url = restore() or (url, words_url)
+    restored(
+        url,
+        ["--after", f"rst={last_serial}", "--after", f"orders={last_id}", "--after-topic", f"fresh={last_word}",
+         "--margin", str(margin)],
+    )  # fmt: skip
+    first_serial = serials(url, day2, 1)[0]
+    first_id = dense(url, 1)[0]
+    first_word = strings(words_url, ["y0"])[0]
+    number = int(last_serial.rsplit("-", 1)[1])
+    assert first_serial == f"{last_serial.rsplit('-', 1)[0]}-{number + 1 + margin:06d}", (last_serial, first_serial)
+    assert first_id == last_id + 1 + margin, (last_id, first_id)
+    assert first_word == last_word + 1 + margin, (last_word, first_word)
+    return (
+        f"--after {last_serial}, {last_id}, {last_word} (margin {margin}): the next are {first_serial}, {first_id}, {first_word}"
+    )

@@ -99,7 +99,7 @@ pub struct DictionaryUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 15] = [
+const FUNCTIONS: [&str; 16] = [
     "dict_value(text, bigint)",
     "dict_values(text, bigint[])",
     "dict_id(text, text)",
@@ -112,6 +112,7 @@ const FUNCTIONS: [&str; 15] = [
     "drop_topic(text)",
     "create_topic(text)",
     "shardid_topic_fenced(text)",
+    "shardid_topic_after(text, bigint)",
     "shardid_topic_id(text)",
     "shardid_check_values(text[])",
     "shardid_check_topic(text)",
@@ -327,6 +328,27 @@ BEGIN
             started = pg_postmaster_start_time(), restored = false;
     END IF;
     RETURN f.fence;
+END
+$shardid$;
+
+-- `shardid restored --after-topic TOPIC=LAST` (issue 54): the operator knows the last ID the
+-- topic assigned (the margin added), so its next is right above it (never lower than it is),
+-- and the row is no longer stepped back. A topic the restored data lacks is made so, past no
+-- fence; a dropped one is left as it is. Returns the topic's next ID.
+CREATE OR REPLACE FUNCTION {s}.shardid_topic_after(topic text, last bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    result bigint;
+BEGIN
+    PERFORM {s}.shardid_check_topic(shardid_topic_after.topic);
+    INSERT INTO {s}.shardid_topics AS t (topic, next, tli, sysid, started, written_at, window_at)
+        VALUES (shardid_topic_after.topic, shardid_topic_after.last + 1, {tli}, {sysid}, pg_postmaster_start_time(), clock_timestamp(), clock_timestamp())
+        ON CONFLICT (topic) DO UPDATE SET next = CASE WHEN t.dropped_at IS NULL THEN greatest(t.next, shardid_topic_after.last + 1) ELSE t.next END,
+            tli = {tli}, sysid = {sysid}, started = pg_postmaster_start_time(), restored = false,
+            written_at = clock_timestamp(), window_at = clock_timestamp(), window_n = 0
+        RETURNING t.next INTO result;
+    RETURN result;
 END
 $shardid$;
 

@@ -130,7 +130,7 @@ impl<'a> SegmentsUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 24] = [
+const FUNCTIONS: [&str; 25] = [
     "next_serial(text, text, text)",
     "render_serial(text, bigint, timestamptz)",
     "take_serial_segment(text, text, bigint)",
@@ -144,6 +144,7 @@ const FUNCTIONS: [&str; 24] = [
     "take_segment(text, bigint)",
     "create_tag(text, bigint)",
     "shardid_fenced(text)",
+    "shardid_after(text, bigint)",
     // What take_segment and next_dense_id call: across a failover (super::failover).
     "shardid_bump(text, bigint)",
     "shardid_skip(bigint, double precision, bigint, timestamptz, timestamptz, timestamptz)",
@@ -514,6 +515,27 @@ BEGIN
         RETURN 0;
     END IF;
     RETURN f.fence;
+END
+$shardid$;
+
+-- `shardid restored --after TAG=LAST` (issue 54): the operator knows the last number handed
+-- out of the tag (the margin added), so its next is this server's first number above `last`
+-- (never lower than it is), and the row is no longer stepped back: no skip by its rate. A tag
+-- the restored data lacks is made so, past no fence. Returns the tag's next number.
+CREATE OR REPLACE FUNCTION {s}.shardid_after(tag text, last bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE AS $shardid$
+#variable_conflict use_column
+DECLARE
+    first bigint := shardid_after.last + 1 + ((({i} - (shardid_after.last + 1) % {n}) % {n}) + {n}) % {n};
+    result bigint;
+BEGIN
+    INSERT INTO {s}.shardid_tags AS t (tag, next, tli, sysid, started, window_at)
+        VALUES (shardid_after.tag, first, {tli}, {sysid}, pg_postmaster_start_time(), clock_timestamp())
+        ON CONFLICT (tag) DO UPDATE SET next = greatest(t.next, first), tli = {tli}, sysid = {sysid},
+            started = pg_postmaster_start_time(), restored = false, window_at = clock_timestamp(), window_n = 0,
+            updated_at = clock_timestamp()
+        RETURNING t.next INTO result;
+    RETURN result;
 END
 $shardid$;
 

@@ -111,6 +111,9 @@ enum Step {
     Schemas,
     Probe,
     Leases,
+    /// `restored --after` with serial text: the registrations, to read the text's period and
+    /// number by its format.
+    Registrations,
     Tags,
     Topics,
     Done,
@@ -132,6 +135,12 @@ pub struct StatusReader {
     /// `restored` marks too: the next tag or topic created first sets it past what the lost
     /// state could have handed out ([`super::failover`]).
     fences: [bool; 2],
+    /// `restored --after`: the last numbers the operator knows were handed out.
+    afters: Vec<After>,
+    /// `restored --margin`: how many numbers past each of them the next starts.
+    margin: u64,
+    /// The serial registrations `(tag, format, zone)`, read for the serial texts of `afters`.
+    registrations: Option<Vec<(String, String, String)>>,
     step: Step,
     now_ms: u64,
     present: [bool; 3],
@@ -144,6 +153,48 @@ pub struct StatusReader {
     leases: Vec<LeaseRow>,
     tags: Vec<TagRow>,
     topics: Vec<TopicRow>,
+}
+
+/// What `restored --after` says was handed out last ([`StatusReader::after`]).
+#[derive(Clone, Debug)]
+enum AfterValue {
+    /// A tag's (or topic's) last number.
+    Number(u64),
+    /// A serial tag's last serial, as text.
+    Serial(String),
+}
+
+/// One `--after` (or `--after-topic`).
+#[derive(Clone, Debug)]
+struct After {
+    name: String,
+    last: AfterValue,
+    topic: bool,
+    /// The tag (a serial's period's) and the last number to skip past, the margin added.
+    resolved: Option<(String, u64)>,
+}
+
+/// The period's tag and the number of serial `text` of serial tag `tag`, registered with
+/// `format` in `zone`.
+#[cfg(feature = "serial")]
+fn serial_after(tag: &str, format: &str, zone: &str, text: &str) -> Result<(String, u64), String> {
+    let format = crate::serial::SerialFormat::new(format, zone)
+        .map_err(|e| format!("--after {tag}: its registered format {format}: {e}"))?;
+    let parsed = format.parse(text).map_err(|e| {
+        format!(
+            "--after {tag}={text}: not a serial of {}: {e}",
+            format.as_str()
+        )
+    })?;
+    Ok((parsed.period.tag(tag), parsed.number))
+}
+
+/// Serial text needs the serial formats (feature `serial`).
+#[cfg(not(feature = "serial"))]
+fn serial_after(tag: &str, _: &str, _: &str, text: &str) -> Result<(String, u64), String> {
+    Err(format!(
+        "--after {tag}={text}: reading serial text needs shardid's serial feature"
+    ))
 }
 
 /// Text cells of one row, `None` for SQL `NULL`.
@@ -176,6 +227,9 @@ impl StatusReader {
             mark_restored: false,
             marked: 0,
             fences: [false; 2],
+            afters: Vec::new(),
+            margin: 0,
+            registrations: None,
             step: match family {
                 Dialect::Postgres | Dialect::Mysql | Dialect::Mariadb => Step::Probe,
                 Dialect::Sqlite => Step::Schemas,
@@ -215,6 +269,202 @@ impl StatusReader {
         self
     }
 
+    /// `shardid restored --after NAME=VALUE`: the operator knows the last number handed out
+    /// of tag `NAME` (`VALUE` a number), or the last serial of serial tag `NAME` (`VALUE` its
+    /// text, read by the tag's registered format: its period's tag and number), and the next
+    /// one starts right past it plus [`Self::after_margin`], instead of past what the tag's
+    /// rate could have handed out (issue 54). A tag the restored data lacks (a period after the
+    /// backup's last) is made there. `topic` (`--after-topic`): a dictionary topic's last ID.
+    ///
+    /// # Errors
+    /// A name that is no tag (empty, longer than a tag), a value that is neither a number nor
+    /// serial text, a topic's value not a number, or a number past 2^63 - 1 with the margin.
+    pub fn after(mut self, name: &str, value: &str, topic: bool) -> Result<Self, String> {
+        if name.is_empty() || name.len() > super::MAX_TAG_LEN {
+            return Err(format!(
+                "--after {name}={value}: a name is 1 to {} bytes",
+                super::MAX_TAG_LEN
+            ));
+        }
+        let number = value
+            .parse::<u64>()
+            .ok()
+            .filter(|n| i64::try_from(*n).is_ok());
+        let last = match (number, topic) {
+            (Some(n), _) => AfterValue::Number(n),
+            (None, false) if !value.is_empty() && !value.bytes().all(|b| b.is_ascii_digit()) => {
+                AfterValue::Serial(value.into())
+            }
+            (None, _) => {
+                return Err(format!(
+                    "--after{} {name}={value}: the value is the last {} handed out (0 to 2^63 - 1){}",
+                    if topic { "-topic" } else { "" },
+                    if topic { "ID" } else { "number" },
+                    if topic {
+                        ""
+                    } else {
+                        ", or the last serial's text"
+                    }
+                ));
+            }
+        };
+        self.afters.push(After {
+            name: name.into(),
+            last,
+            topic,
+            resolved: None,
+        });
+        Ok(self)
+    }
+
+    /// `shardid restored --margin N`: the first number after each `--after` is its number plus
+    /// 1 plus `margin` (0 by default: exactly past it).
+    #[must_use]
+    pub const fn after_margin(mut self, margin: u64) -> Self {
+        self.margin = margin;
+        self
+    }
+
+    /// The tag (or topic) and the number each `--after` skips past, once resolved; a serial's
+    /// text its period's tag and number, by its registration.
+    fn resolve(&mut self) -> Result<(), String> {
+        for a in &mut self.afters {
+            if a.resolved.is_some() {
+                continue;
+            }
+            let (target, number) = match &a.last {
+                AfterValue::Number(n) => (a.name.clone(), *n),
+                AfterValue::Serial(text) => {
+                    let registration = self
+                        .registrations
+                        .as_deref()
+                        .unwrap_or_default()
+                        .iter()
+                        .find(|(tag, _, _)| *tag == a.name)
+                        .ok_or_else(|| {
+                            format!("--after {}: no serial tag {} is registered", a.name, a.name)
+                        })?;
+                    serial_after(&a.name, &registration.1, &registration.2, text)?
+                }
+            };
+            let last = number
+                .checked_add(self.margin)
+                .filter(|n| *n < LAST_NUMBER)
+                .ok_or_else(|| {
+                    format!(
+                        "--after {}: {number} plus the margin {} passes 2^63 - 1",
+                        a.name, self.margin
+                    )
+                })?;
+            a.resolved = Some((target, last));
+        }
+        Ok(())
+    }
+
+    /// Under `restored --after`: the statements that move each tag (or topic) of the current
+    /// step right past what the operator says was handed out, after the marks.
+    fn after_statements(&self) -> Vec<String> {
+        let topics = match self.step {
+            Step::Tags => false,
+            Step::Topics => true,
+            _ => return Vec::new(),
+        };
+        let mut out = Vec::new();
+        for a in self.afters.iter().filter(|a| a.topic == topics) {
+            let Some((target, last)) = &a.resolved else {
+                continue;
+            };
+            let first = last + 1;
+            let hex = target.bytes().fold(String::new(), |mut hex, b| {
+                _ = write!(hex, "{b:02x}");
+                hex
+            });
+            let (s, table, key, marks, fence) = if topics {
+                (
+                    &self.dictionary,
+                    "shardid_topics",
+                    "topic",
+                    "shardid_topic_marks",
+                    "topic_id",
+                )
+            } else {
+                (
+                    &self.segments,
+                    "shardid_tags",
+                    "tag",
+                    "shardid_tag_marks",
+                    "tag",
+                )
+            };
+            match self.family {
+                Dialect::Postgres => out.push(format!(
+                    "SELECT {s}.shardid_{}after(convert_from('\\x{hex}'::bytea, 'UTF8'), {last})::text",
+                    if topics { "topic_" } else { "" }
+                )),
+                Dialect::Mysql | Dialect::Mariadb => {
+                    let srv = self.family.server_identity().unwrap_or(super::failover::MYSQL_SERVER);
+                    let origin = super::failover::MysqlOrigin {
+                        schema: Some(s),
+                        table,
+                        galera: self.family == Dialect::Mariadb,
+                    };
+                    // Made if missing (then past the fence), then exactly past `last`: a row the
+                    // mark did not reach (restored false) is the one just made.
+                    out.push(if topics {
+                        format!(
+                            "INSERT INTO {s}.shardid_topics (topic, server, origin, written_ms, window_ms) \
+                             VALUES (X'{hex}', {srv}, {origin}, {MYSQL_NOW_MS}, {MYSQL_NOW_MS}) \
+                             ON DUPLICATE KEY UPDATE topic = topic"
+                        )
+                    } else {
+                        format!("SELECT {s}.create_tag(X'{hex}')")
+                    });
+                    let next = if topics {
+                        format!("IF(restored, GREATEST(next, {first}), {first})")
+                    } else {
+                        format!(
+                            "IF(restored, next + CEIL(GREATEST({first} - next, 0) / stride) * stride, \
+                             next - FLOOR(GREATEST(next - {first}, 0) / stride) * stride)"
+                        )
+                    };
+                    out.push(format!(
+                        "UPDATE {s}.{table} SET next = {next}, restored = FALSE, server = {srv}, origin = {origin}, \
+                         written_ms = {MYSQL_NOW_MS}, window_ms = {MYSQL_NOW_MS}, window_n = 0 \
+                         WHERE {key} = X'{hex}'{}",
+                        if topics { " AND dropped_at IS NULL" } else { "" }
+                    ));
+                }
+                Dialect::Sqlite => {
+                    let name = format!("CAST(X'{hex}' AS TEXT)");
+                    // Made if missing (then past the fence, its marks gone), then exactly past
+                    // `last`: a row without marks is the one just made (every other was marked).
+                    out.push(if topics {
+                        format!(
+                            "INSERT INTO {s}.shardid_topics (topic, created_at) VALUES ({name}, {SQLITE_NOW_MS}) \
+                             ON CONFLICT (topic) DO NOTHING"
+                        )
+                    } else {
+                        format!(
+                            "INSERT INTO {s}.shardid_tags (tag, next, updated_at) VALUES ({name}, {first}, {SQLITE_NOW_MS}) \
+                             ON CONFLICT (tag) DO NOTHING"
+                        )
+                    });
+                    out.push(format!(
+                        "UPDATE {s}.{table} AS t SET next = CASE WHEN EXISTS (SELECT 1 FROM {s}.{marks} AS r \
+                         WHERE r.{fence} = t.{fence}) THEN max(t.next, {first}) ELSE {first} END \
+                         WHERE t.{key} = {name}{}",
+                        if topics { " AND t.dropped_at IS NULL" } else { "" }
+                    ));
+                    out.push(format!(
+                        "UPDATE {s}.{marks} SET restored = 0 WHERE {fence} = \
+                         (SELECT {fence} FROM {s}.{table} WHERE {key} = {name})"
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// Under `restored`: the statements marking what the current step reads, one after the
     /// other, each returning no row: the schema's fence (issue 54), where there is one, then on
     /// the MySQL family and SQLite the rows (PostgreSQL marks them in the statement that reads
@@ -241,6 +491,14 @@ impl StatusReader {
             Dialect::Sqlite => format!("UPDATE {schema}.{fence} SET restored = 1"),
         });
         let rows = match (self.family, self.step) {
+            (Dialect::Postgres, Step::Tags | Step::Topics) => Some(format!(
+                "WITH m AS (UPDATE {schema}.{} SET restored = true RETURNING 1) SELECT 1 FROM m WHERE false",
+                if self.step == Step::Tags {
+                    "shardid_tags"
+                } else {
+                    "shardid_topics"
+                }
+            )),
             (Dialect::Mysql | Dialect::Mariadb, Step::Tags) => Some(format!(
                 "UPDATE {}.shardid_tags SET restored = TRUE",
                 self.segments
@@ -259,7 +517,22 @@ impl StatusReader {
             }
             _ => None,
         };
-        fence.into_iter().chain(rows).nth(self.marked)
+        fence
+            .into_iter()
+            .chain(rows)
+            .chain(self.after_statements())
+            .nth(self.marked)
+    }
+
+    /// How many of the current step's marking statements return no row (the marks; the
+    /// `--after` statements may return one, which is not read).
+    fn marks_without_rows(&self) -> usize {
+        let fence = match self.step {
+            Step::Tags => self.fences[0],
+            Step::Topics => self.fences[1],
+            _ => false,
+        };
+        usize::from(fence) + 1
     }
 
     /// The tags' statement on PostgreSQL: with what a failover would skip of each (read by
@@ -273,11 +546,7 @@ impl StatusReader {
              to_jsonb(t)->>'rate', to_jsonb(t)->>'window_n', \
              floor(extract(epoch FROM (to_jsonb(t)->>'window_at')::timestamptz) * 1000)::bigint::text, \
              {} FROM {} AS t ORDER BY tag",
-            if self.mark_restored {
-                format!("WITH m AS (UPDATE {s}.shardid_tags SET restored = true RETURNING *) ")
-            } else {
-                String::new()
-            },
+            String::new(),
             if self.serials {
                 format!(
                     "(SELECT r.width FROM {s}.shardid_serials r WHERE r.tag = split_part(t.tag, '@', 1))::text"
@@ -285,11 +554,7 @@ impl StatusReader {
             } else {
                 "NULL".into()
             },
-            if self.mark_restored {
-                "m".into()
-            } else {
-                format!("{s}.shardid_tags")
-            },
+            format_args!("{s}.shardid_tags"),
         )
     }
 
@@ -330,23 +595,13 @@ impl StatusReader {
                  ELSE floor(extract(epoch FROM expires_at) * 1000)::bigint::text END \
                  FROM {t} ORDER BY layout, shard"
             ),
+            Step::Registrations => format!("SELECT tag, format, zone FROM {s}.shardid_serials"),
             Step::Tags => self.postgres_tags(),
             Step::Topics => format!(
                 "{}SELECT t.topic, t.next::text, CASE WHEN t.dropped_at IS NULL THEN 'false' ELSE 'true' END, \
                  (SELECT count(*) FROM {d}.shardid_strings s WHERE s.topic_id = t.topic_id)::text \
-                 FROM {} t ORDER BY t.topic",
-                if self.mark_restored {
-                    format!(
-                        "WITH m AS (UPDATE {d}.shardid_topics SET restored = true RETURNING *) "
-                    )
-                } else {
-                    String::new()
-                },
-                if self.mark_restored {
-                    "m".into()
-                } else {
-                    format!("{d}.shardid_topics")
-                },
+                 FROM {d}.shardid_topics t ORDER BY t.topic",
+                "",
             ),
         }
     }
@@ -390,6 +645,10 @@ impl StatusReader {
                     ms("expires_at")
                 )
             }
+            Step::Registrations => format!(
+                "SELECT CONVERT(tag USING utf8mb4), CONVERT(format USING utf8mb4), \
+                 CONVERT(zone USING utf8mb4) FROM {s}.shardid_serials"
+            ),
             // The rate, the open window (its start `window_ms` is Unix ms already) and the
             // width of the serial whose period a tag is (registrations are text, tags bytes:
             // compared as bytes).
@@ -457,6 +716,9 @@ impl StatusReader {
                  holder AS c3, CAST(taken_at AS TEXT) AS c4, CAST(expires_at AS TEXT) AS c5 \
                  FROM main.{t} ORDER BY layout, shard"
             ),
+            Step::Registrations => {
+                format!("SELECT tag AS c0, format AS c1, zone AS c2 FROM {s}.shardid_serials")
+            }
             // No rate: one file has no failover to skip past.
             Step::Tags => format!(
                 "SELECT t.tag AS c0, CAST(t.next AS TEXT) AS c1, CAST(t.step AS TEXT) AS c2, \
@@ -480,6 +742,60 @@ impl StatusReader {
         }
     }
 
+    /// After the probe, under `restored --after`: each tag or topic named has its table, and
+    /// what needs no registration is resolved.
+    fn check_afters(&mut self) -> Result<(), String> {
+        if let Some(a) = self
+            .afters
+            .iter()
+            .find(|a| !self.present[if a.topic { 2 } else { 1 }])
+        {
+            return Err(format!(
+                "--after{} {}: {} has no {} to move (install it first)",
+                if a.topic { "-topic" } else { "" },
+                a.name,
+                if a.topic {
+                    &self.dictionary
+                } else {
+                    &self.segments
+                },
+                if a.topic { "dictionary" } else { "tags" },
+            ));
+        }
+        if self.mark_restored && !self.afters.is_empty() {
+            let serial = self
+                .afters
+                .iter()
+                .any(|a| matches!(a.last, AfterValue::Serial(_)));
+            if serial && !self.serials {
+                self.registrations = Some(Vec::new());
+            }
+            if !serial || !self.serials {
+                self.resolve()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The serial registrations read for `--after`'s serial texts; then the tags.
+    fn registered(&mut self, rows: &[Row]) -> Result<(), String> {
+        self.registrations = Some(
+            rows.iter()
+                .map(|row| {
+                    Ok((
+                        text(row, 0)?.into(),
+                        text(row, 1)?.into(),
+                        text(row, 2)?.into(),
+                    ))
+                })
+                .collect::<Result<_, String>>()?,
+        );
+        self.resolve()?;
+        self.step = Step::Tags;
+        self.marked = 0;
+        Ok(())
+    }
+
     /// Takes the rows the last statement of [`Self::next`] returned.
     ///
     /// # Errors
@@ -487,7 +803,7 @@ impl StatusReader {
     /// due), with what was wrong; the reader stays at its step.
     pub fn feed(&mut self, rows: &[Row]) -> Result<(), String> {
         if self.mark().is_some() {
-            if !rows.is_empty() {
+            if !rows.is_empty() && self.marked < self.marks_without_rows() {
                 return Err("the statement marking rows restored returned rows".into());
             }
             self.marked += 1;
@@ -515,6 +831,7 @@ impl StatusReader {
                     Dialect::Sqlite => false,
                 };
                 self.fences = [cell(row, 6) == Some("true"), cell(row, 7) == Some("true")];
+                self.check_afters()?;
             }
             Step::Leases => {
                 self.leases = rows
@@ -536,6 +853,7 @@ impl StatusReader {
                     })
                     .collect::<Result<_, String>>()?;
             }
+            Step::Registrations => return self.registered(rows),
             Step::Tags => {
                 self.tags = rows
                     .iter()
@@ -578,7 +896,7 @@ impl StatusReader {
         let order = [Step::Leases, Step::Tags, Step::Topics];
         let from = match self.step {
             Step::Schemas | Step::Probe => 0,
-            Step::Leases => 1,
+            Step::Leases | Step::Registrations => 1,
             Step::Tags => 2,
             Step::Topics | Step::Done => 3,
         };
@@ -586,6 +904,17 @@ impl StatusReader {
         self.step = (from..3)
             .find(|&i| self.present[i])
             .map_or(Step::Done, |i| order[i]);
+        if self.step == Step::Tags
+            && self.mark_restored
+            && self.registrations.is_none()
+            && self.serials
+            && self
+                .afters
+                .iter()
+                .any(|a| matches!(a.last, AfterValue::Serial(_)))
+        {
+            self.step = Step::Registrations;
+        }
     }
 
     /// The report, once [`Self::next`] says `None` (before that, what was read so far).
@@ -736,6 +1065,15 @@ impl StatusReader {
             topics: self.present[2].then_some(topics),
             layouts,
             warnings,
+            after: self
+                .afters
+                .iter()
+                .filter_map(|a| {
+                    a.resolved
+                        .as_ref()
+                        .map(|(target, last)| (a.topic, target.clone(), last + 1))
+                })
+                .collect(),
             restored: self.mark_restored.then(|| {
                 (
                     if self.present[1] { self.tags.len() } else { 0 },
@@ -964,6 +1302,9 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// `shardid restored`: how many tags and topics it marked restored (`None`: a status).
     pub restored: Option<(usize, usize)>,
+    /// `shardid restored --after`: each tag's (`false`) or topic's (`true`) first number now,
+    /// right past the one the operator gave plus the margin.
+    pub after: Vec<(bool, String, u64)>,
 }
 
 /// A row of the lease table.
@@ -1105,7 +1446,22 @@ impl Report {
             self.now_ms
         );
         if let Some((tags, topics)) = self.restored {
-            _ = write!(o, ",\"restored\":{{\"tags\":{tags},\"topics\":{topics}}}");
+            _ = write!(o, ",\"restored\":{{\"tags\":{tags},\"topics\":{topics}");
+            if !self.after.is_empty() {
+                let after: Vec<String> = self
+                    .after
+                    .iter()
+                    .map(|(topic, name, first)| {
+                        format!(
+                            "{{\"{}\":{},\"first\":{first}}}",
+                            if *topic { "topic" } else { "tag" },
+                            Json(name)
+                        )
+                    })
+                    .collect();
+                _ = write!(o, ",\"after\":[{}]", after.join(","));
+            }
+            o.push('}');
         }
         let section = |o: &mut String, name: &str, table: &str, rows: Option<Vec<String>>| {
             _ = write!(
@@ -1227,6 +1583,14 @@ impl Report {
                 if tags == 1 { "" } else { "s" },
                 if topics == 1 { "" } else { "s" }
             );
+            for (topic, name, first) in &self.after {
+                _ = writeln!(
+                    o,
+                    "{} {} starts at {first} (--after: the number given, plus the margin, plus 1; not by its rate)",
+                    if *topic { "topic" } else { "tag" },
+                    Printable(name)
+                );
+            }
         }
         let dash = |ms: Option<u64>| ms.map_or_else(|| "-".into(), rfc3339);
         o.push('\n');

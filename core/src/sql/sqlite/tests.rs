@@ -1005,7 +1005,7 @@ fn a_file_copied_back_and_marked_restored_hands_nothing_out_twice() {
 
 /// Runs `shardid restored`'s statements on `conn` as a binding does (every cell read as text).
 fn mark_restored_as_the_cli_does(conn: &Connection) -> (usize, usize) {
-    let mut reader = crate::sql::status::StatusReader::new(
+    let reader = crate::sql::status::StatusReader::new(
         crate::sql::Dialect::Sqlite,
         "shardid_leases",
         "main",
@@ -1014,6 +1014,11 @@ fn mark_restored_as_the_cli_does(conn: &Connection) -> (usize, usize) {
     )
     .unwrap()
     .marking_restored();
+    run_status(conn, reader)
+}
+
+/// Runs a status reader's statements on `conn` as a binding does; what it marked restored.
+fn run_status(conn: &Connection, mut reader: crate::sql::status::StatusReader) -> (usize, usize) {
     while let Some(sql) = reader.next() {
         let mut statement = conn.prepare(&sql).unwrap();
         let n = statement.column_count();
@@ -1131,5 +1136,117 @@ fn what_was_created_after_the_copy_starts_past_it_when_created_again() {
         again.first,
         dense.first,
         ids[0]
+    );
+}
+
+/// Issue 54's `shardid restored --after`: the operator's last number of a tag, last serial of a
+/// serial (its period absent from the copy) and last ID of a topic win over the rate's bound:
+/// each next one starts right past it plus the margin, the rest skip by their rates.
+#[test]
+#[allow(clippy::too_many_lines)] // one scenario, read top to bottom
+fn restored_after_starts_right_past_the_numbers_the_operator_gives() {
+    let file = File::new("restored-after");
+    let segments = SqliteSegments::new("main").unwrap();
+    let dictionary = SqliteDictionary::new("main").unwrap();
+    let st = segments.statements(Placeholders::Numbered);
+    let dst = dictionary.statements(Placeholders::Question);
+    let serials = segments.serial_statements(Placeholders::Question);
+    let conn = file.open();
+    conn.execute_batch(&segments.to_string()).unwrap();
+    conn.execute_batch(&dictionary.to_string()).unwrap();
+    for tag in ["orders", "other"] {
+        conn.query_row(
+            &st.create_tag().to_string(),
+            params_from_iter([Sql::Text(tag.into()), Sql::Integer(1)]),
+            |r| r.get::<_, String>(0),
+        )
+        .unwrap();
+    }
+    register_serial(
+        &conn,
+        &serials,
+        "invoices",
+        "INV",
+        "UTC",
+        "INV-{yyyy}{MM}{dd}-{seq:6}",
+    )
+    .unwrap();
+    conn.query_row(&dst.create_topic().to_string(), ["urls"], |r| {
+        r.get::<_, i64>(0)
+    })
+    .unwrap();
+    for _ in 0..5 {
+        take(&conn, &st, "orders", 100).unwrap();
+        take(&conn, &st, "other", 100).unwrap();
+    }
+    take_serial(&conn, &segments, "invoices", "2026-11-25", 10).unwrap();
+    let reader = crate::sql::status::StatusReader::new(
+        crate::sql::Dialect::Sqlite,
+        "shardid_leases",
+        "main",
+        "main",
+        Layout::INSTAGRAM,
+    )
+    .unwrap()
+    .marking_restored()
+    .after("orders", "52311", false)
+    .unwrap()
+    .after("invoices", "INV-20261126-000010", false)
+    .unwrap()
+    .after("urls", "812", true)
+    .unwrap()
+    .after_margin(5);
+    assert_eq!(run_status(&conn, reader), (4, 1)); // with the period made by --after
+    assert_eq!(
+        take(&conn, &st, "orders", 100).unwrap().first,
+        52_311 + 5 + 1
+    );
+    // A period the copy lacks, made right past the serial given.
+    assert_eq!(
+        take_serial(&conn, &segments, "invoices", "2026-11-26", 10)
+            .unwrap()
+            .first,
+        10 + 5 + 1
+    );
+    let ids = dict_ids(&conn, &dst, "urls", &["new".to_string()], false);
+    assert_eq!(ids, [812 + 5 + 1]);
+    // Without --after, the bound: past the 500 numbers taken, by the rate.
+    assert!(take(&conn, &st, "other", 100).unwrap().first > 501 + 4 * 2 * 100);
+    // Refused: a value that is neither, a serial of another format.
+    let reader = || {
+        crate::sql::status::StatusReader::new(
+            crate::sql::Dialect::Sqlite,
+            "shardid_leases",
+            "main",
+            "main",
+            Layout::INSTAGRAM,
+        )
+        .unwrap()
+        .marking_restored()
+    };
+    assert!(reader().after("urls", "x1", true).is_err());
+    assert!(reader().after("orders", "", false).is_err());
+    let mut bad = reader()
+        .after("invoices", "ORD-20261126-000010", false)
+        .unwrap();
+    let mut failed = None;
+    while let Some(sql) = bad.next() {
+        let mut statement = conn.prepare(&sql).unwrap();
+        let n = statement.column_count();
+        let rows: Vec<Vec<Option<String>>> = statement
+            .query_map([], |r| {
+                (0..n).map(|i| r.get::<_, Option<String>>(i)).collect()
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        if let Err(e) = bad.feed(&rows) {
+            failed = Some(e);
+            break;
+        }
+    }
+    assert!(
+        failed.is_some_and(|e| e.contains("not a serial of")),
+        "refused"
     );
 }

@@ -38,6 +38,15 @@ def _mysql_url(alias: str, settings: dict[str, Any]) -> str:
     return f"mysql://{login}@{host}:{port}/{quote(str(settings.get('NAME') or ''), safe='')}"
 
 
+def _after_options(options: dict[str, Any]) -> list[str]:
+    """The command line's ``--after``, ``--after-topic`` and ``--margin`` from the command's."""
+    out = [x for value in options.get("after") or [] for x in ("--after", value)]
+    out += [x for value in options.get("after_topic") or [] for x in ("--after-topic", value)]
+    if options.get("margin") is not None:
+        out += ["--margin", str(options["margin"])]
+    return out
+
+
 class Command(BaseCommand):
     """Marks the rows of the database ``--database`` names (``default``) restored, then prints
     the status; refused, with a ``CommandError``, on a database other than PostgreSQL, MySQL,
@@ -46,8 +55,20 @@ class Command(BaseCommand):
     help = "Marks every shardid tag, serial period and topic restored (after restoring a backup): the next take of each skips."
 
     def add_arguments(self, parser: Any) -> None:
-        """``--database ALIAS``: which of the project's databases (``default``)."""
+        """``--database ALIAS``: which of the project's databases (``default``); ``--after
+        NAME=LAST``, ``--after-topic TOPIC=ID`` and ``--margin N``: the command line's (the last
+        number of a tag, the last serial of a serial tag, the last ID of a topic, known to the
+        operator: the next starts right past it plus the margin, not by the rate)."""
         parser.add_argument("--database", default="default", help="the database alias (default: default)")
+        parser.add_argument(
+            "--after", action="append", default=[], metavar="NAME=LAST",
+            help="a tag's last number or a serial's last text handed out: the next starts right past it (repeatable)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--after-topic", action="append", default=[], metavar="TOPIC=ID",
+            help="a topic's last ID: the next starts right past it (repeatable)",
+        )  # fmt: skip
+        parser.add_argument("--margin", type=int, default=None, help="how far past each --after (default 0)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         """Marks every schema the migrations install segments and the dictionary in, through the
@@ -68,7 +89,7 @@ class Command(BaseCommand):
             if not name or name == ":memory:" or name.startswith("file:"):
                 raise CommandError(f"shardid_restored: the database {options['database']!r} is in memory: nothing to mark")
             target = f"sqlite:///{os.path.abspath(name)}"
-            self._mark(target, ["main"], ["main"])
+            self._mark(target, ["main"], ["main"], _after_options(options))
             return
         else:
             raise CommandError(
@@ -76,19 +97,21 @@ class Command(BaseCommand):
                 f"{connection.vendor}, where shardid keeps no rows)"
             )
         segments, dictionaries = _migration_schemas()
-        self._mark(target, segments or ["seg"], dictionaries or ["dict"])
+        self._mark(target, segments or ["seg"], dictionaries or ["dict"], _after_options(options))
 
-    def _mark(self, target: str, segments: list[str], dictionaries: list[str]) -> None:
+    def _mark(self, target: str, segments: list[str], dictionaries: list[str], after: list[str]) -> None:
         """``shardid restored`` on ``target`` for each schema the migrations install segments and
-        the dictionary in."""
+        the dictionary in; the ``--after`` options (``after``) with the first of them only (the
+        tags and topics they name are made where missing: in one schema)."""
         from shardid.status import main
 
         # Marking is idempotent (a mark is cleared by the one skip it causes), so a schema named
         # twice below is marked once in effect.
-        for seg, dic in zip_longest(segments, dictionaries, fillvalue=None):
+        for i, (seg, dic) in enumerate(zip_longest(segments, dictionaries, fillvalue=None)):
             stdout, stderr, code = main(
-                ["restored", target, "--segments-schema", seg or segments[0], "--dictionary-schema", dic or dictionaries[0]]
-            )
+                ["restored", target, "--segments-schema", seg or segments[0], "--dictionary-schema", dic or dictionaries[0],
+                 *(after if i == 0 else [])]
+            )  # fmt: skip
             self.stdout.write(stdout, ending="")
             if code:
                 sys.stderr.write(stderr)
