@@ -550,3 +550,20 @@ def test_a_leases_counters_equal_the_statements_the_server_saw(server: Any, url:
     assert log["record"] == stats["ceiling_writes"] >= 4, (log, stats)
     assert log["renew"] >= 2 and log["renew"] + log["record"] == stats["renewals"], (log, stats)
     assert (stats["late_renewals"], stats["losses"], stats["held"]) == (0, 0, 0)
+
+
+def test_a_lease_names_the_database_its_schema_names(server: Any, url: str) -> None:
+    # Issue 60, finding 4: `schema` is the table's database on the MySQL family (the URL's by
+    # default); every statement names `schema`.`table`, and the failover origin reads that
+    # database's table.
+    with open_conn(server) as admin:
+        rows(admin, "CREATE DATABASE IF NOT EXISTS lease_elsewhere")
+    with lease(Layout.TWITTER, url, range(0, 1), table="elsewhere_leases", schema="lease_elsewhere") as held:
+        first = held.next_id()
+        assert held.schema == "lease_elsewhere"
+    with lease(Layout.TWITTER, url, range(0, 1), table="elsewhere_leases", schema="lease_elsewhere") as held:
+        assert held.next_id() > first
+    with open_conn(server) as admin:
+        found = rows(admin, "SELECT table_schema FROM information_schema.tables WHERE table_name = 'elsewhere_leases'")
+        assert found == [("lease_elsewhere",)]
+        assert one(admin, "SELECT COUNT(*) FROM lease_elsewhere.elsewhere_leases WHERE ceiling > 0") == 1

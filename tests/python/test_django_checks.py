@@ -25,6 +25,7 @@ GOOD = [
     {"layout": "instagram"},
     {"layout": "twitter", "lease": {"shards": [0, 64]}},
     {"lease": {"using": "default"}},
+    {"lease": {"using": "default", "schema": "app"}},  # the lease table's schema (issue 60)
     {"lease": {"directory": "/tmp/x"}},
     {"layout": "instagram", "shard": 5},
     {"layout": "TWITTER", "shard": 1023},
@@ -51,6 +52,8 @@ BAD: list[tuple[Any, str]] = [
     ({"layout": "instagram", "lease": {"directory": "/tmp", "shards": 64}}, "SHARDID['lease']['shards'] must be [first, end]"),
     ({"layout": "instagram", "lease": {"directory": "/tmp", "using": "default"}}, "has both 'directory' and 'using'"),
     ({"layout": "instagram", "lease": {"using": 5}}, "SHARDID['lease']['using'] must be a database alias"),
+    ({"layout": "instagram", "lease": {"schema": 5}}, "SHARDID['lease']['schema'] must be a schema's name"),
+    ({"layout": "instagram", "lease": {"directory": "/tmp", "schema": "app"}}, "['schema'] is a setting of a lease kept in a database"),
     # The default lease is kept in a database the project has, of a kind that can keep it.
     ({"layout": "instagram"}, "leases shards through the database 'default', which settings.DATABASES does not have"),
     ({"lease": {"using": "oracle"}}, "shardid keeps leases only in PostgreSQL, MySQL, MariaDB or SQLite, not oracle"),

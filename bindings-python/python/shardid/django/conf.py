@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from shardid import Layout
 
 KEYS = ("layout", "shard", "lease", "backwards_tolerance_ms", "max_borrow_units")
-LEASE_KEYS = ("directory", "shards", "using", "kind", "ttl_ms")
+LEASE_KEYS = ("directory", "shards", "using", "kind", "ttl_ms", "schema")
 EXAMPLE = (
     'SHARDID = {"layout": "instagram"} (each process leases a shard through the project\'s '
     "database), or add \"lease\": {\"shards\": [0, 64]} to choose the shards"
@@ -127,7 +127,7 @@ def _lease_problems(value: Any, layout: Layout, databases: dict[str, str] | None
         directory = value["directory"]
         if not isinstance(directory, (str, os.PathLike)) or not str(directory):
             problems.append(("SHARDID['lease']['directory']", f"must be a path, not {directory!r}", "a directory every process of the app on this host can write (created if missing)"))
-        for key in ("kind", "ttl_ms"):
+        for key in ("kind", "ttl_ms", "schema"):
             if key in value:
                 problems.append((f"SHARDID['lease'][{key!r}]", "is a setting of a lease kept in a database, not in lock files", "leave it out, or lease through a database alias ('using')"))
     else:
@@ -137,6 +137,9 @@ def _lease_problems(value: Any, layout: Layout, databases: dict[str, str] | None
             problems.append(("SHARDID['lease']['kind']", f"must be 'expiring' or 'session', not {kind!r}", "leave it out for the default, 'expiring', which works behind connection poolers"))
         elif not is_int(ttl_ms) or ttl_ms < 0 or reason is not None:
             problems.append(("SHARDID['lease']['ttl_ms']", f"must be an int within 300..=3600000, not {ttl_ms!r}", "leave it out for the default, 10000 (10 s)"))
+        schema = value.get("schema")
+        if schema is not None and not isinstance(schema, str):
+            problems.append(("SHARDID['lease']['schema']", f"must be a schema's name, not {schema!r}", "the schema of the lease table (PostgreSQL; the database on MySQL), or leave it out"))
         using = value.get("using", "default")
         if not isinstance(using, str):
             problems.append(("SHARDID['lease']['using']", f"must be a database alias, not {using!r}", "a key of settings.DATABASES"))

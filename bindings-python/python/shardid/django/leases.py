@@ -150,7 +150,8 @@ def _database_lease(layout: Layout, using: str, spec: dict[str, Any], shards: ra
         database_lease, connect = mysql.lease, functools.partial(_connect_mysql, using)
     generator = database_lease(
         layout, None, shards, connect=connect, retake=True,
-        kind=spec.get("kind", "expiring"), ttl_ms=spec.get("ttl_ms", DEFAULT_TTL_MS), **options,
+        kind=spec.get("kind", "expiring"), ttl_ms=spec.get("ttl_ms", DEFAULT_TTL_MS),
+        schema=spec.get("schema"), **options,
     )  # fmt: skip
     _closers.append((using, generator.close))
     return generator
