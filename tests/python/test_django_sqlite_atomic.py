@@ -274,3 +274,36 @@ with transaction.atomic():
 """)
     outside, inside = map(int, out.split())
     assert min(outside, inside) > lost, (outside, inside, lost)
+
+
+def test_shardid_restored_after_starts_right_past_the_numbers_given(project: Path) -> None:
+    """Issue 54 from Django: `manage.py shardid_restored --after orders=LAST --after
+    inv=SERIAL --margin 3` after a file was copied back: the next number and the next serial
+    are exactly the ones given plus 4, not past the rate's bound."""
+    db = project / "db.sqlite3"
+    copy = project / "copy.sqlite3"
+    out = script(project, f"""
+import sqlite3
+Order.objects.create()
+with sqlite3.connect({str(db)!r}) as live, sqlite3.connect({str(copy)!r}) as backup:
+    live.backup(backup)
+last = [Order.objects.create() for _ in range(20)][-1]
+print(last.number, last.invoice)
+""")
+    lost_number, lost_serial = out.split()[-2:]
+    # What the operator knows was issued last (from the lost server, say): past the segments
+    # the copy's rows already hold, so that the next is the given one plus 4, not the row's.
+    number = int(lost_number) + 5_000
+    serial = f"{lost_serial[:-6]}{int(lost_serial[-6:]) + 5_000:06d}"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    copy.rename(db)
+    marked = run(project, "manage.py", "shardid_restored", "--after", f"orders={number}", "--after", f"inv={serial}", "--margin", "3")
+    assert "(--after:" in marked, marked
+    out = script(project, """
+o = Order.objects.create()
+print(o.number, o.invoice)
+""")
+    got_number, got_serial = out.split()[-2:]
+    assert int(got_number) == number + 4, (number, got_number)
+    assert got_serial == f"{serial[:-6]}{int(serial[-6:]) + 4:06d}", (serial, got_serial)
