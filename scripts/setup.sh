@@ -125,5 +125,15 @@ if ! mdbook-linkcheck --version 2>/dev/null | grep -q ' 0\.7\.7$'; then
     cargo install --locked mdbook-linkcheck --version 0.7.7
 fi
 
+# The Python test requirements that pip builds from source (PyPI has no Linux wheels of uWSGI or
+# mysqlclient): built once here into pip's own wheel cache, so the tests' fresh virtualenv
+# installs them in a second instead of compiling them inside the tests' time (uWSGI: 27 s of CPU).
+for req in $(grep -E '^(uwsgi|mysqlclient)==' "$(dirname "$0")/../tests/python/requirements.txt"); do
+    name=${req%%==*}
+    if ! python3 -m pip cache list "$name" 2>/dev/null | grep -qi -- "- $name-${req#*==}-"; then
+        python3 -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$(mktemp -d)" "$req"
+    fi
+done
+
 # Fetch crates once so later steps can say what failed without mixing in network errors.
 cargo fetch --locked

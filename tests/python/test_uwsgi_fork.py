@@ -3,12 +3,10 @@ are forked in C, without Python's ``os.register_at_fork`` hooks (issue 60, findi
 ``Generator`` made in the master refuses in every worker, and a lease made there takes a shard
 of its own in each, none the master's; no ID is handed out twice.
 
-uWSGI is compiled from source by ``pip install uwsgi`` (2.0.31: 42 s to 70 s of wall time here,
-27 s of CPU, on 2 busy cores), more than CI's time allows for one test, so it is not in
-requirements.txt: this test runs where ``uwsgi`` is installed (in the test's virtualenv, e.g.
-``DIR/bin/pip install uwsgi==2.0.31`` then ``SHARDID_PYTHON_VENV=DIR tests/python/run.sh``, or on
-PATH) and is skipped elsewhere; it takes about 2 s. ``tests/python/test_c_fork.py`` makes the
-same fork in C, with ``ctypes``, in every run.
+uWSGI is compiled from source by ``pip install uwsgi`` (2.0.31: 27 s of CPU), so
+scripts/setup.sh builds its wheel once into pip's cache and requirements.txt installs it from
+there; the test takes about 2 s. ``tests/python/test_c_fork.py`` makes the same fork in C, with
+``ctypes``.
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ import pytest
 
 UWSGI = shutil.which("uwsgi", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
 
-pytestmark = pytest.mark.skipif(UWSGI is None, reason="uWSGI is not installed (pip install uwsgi: it compiles, ~1 min)")
 
 WORKERS = 4
 
@@ -71,6 +68,7 @@ def get(url: str, out: list[dict[str, Any]]) -> None:
 
 
 def test_workers_forked_by_uwsgi_refuse_the_masters_generator_and_lease_shards_of_their_own(tmp_path: Path) -> None:
+    assert UWSGI is not None, "uwsgi is missing: tests/python/requirements.txt installs it"
     (tmp_path / "app.py").write_text(APP)
     port = free_port()
     env = dict(os.environ, SHARDID_TEST_SHARDS=str(tmp_path / "shards"))
