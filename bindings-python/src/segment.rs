@@ -91,7 +91,9 @@ pub(crate) fn _segment_statements(
 // when both segments are used up (or the allocator was closed, or this is a forked child),
 // whose return value `next_id` returns. Other attributes (`tag`, `skipped`, `wait_ms`, ...)
 // are the driver's.
-#[pyclass(module = "shardid.segments", name = "DenseIds", frozen)]
+// `weakref`: shardid.segments keeps the allocators that took numbers in a WeakSet, to give
+// their unused rest back at exit without keeping them alive.
+#[pyclass(module = "shardid.segments", name = "DenseIds", frozen, weakref)]
 pub(crate) struct PyDenseIds {
     /// Shared with the core's list of live objects, which exporters read (weakly).
     inner: std::sync::Arc<SegmentAllocator>,

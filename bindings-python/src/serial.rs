@@ -312,7 +312,9 @@ pub(crate) struct PyPeriodFetch {
 // As `DenseIds`: the class is native and final so `s.next_serial()` is specialized by
 // CPython; the Python side (`shardid.segments._SerialDriver`: psycopg, threads, waiting) is a
 // field, called only off the hot path.
-#[pyclass(module = "shardid.segments", name = "Serials", frozen)]
+// `weakref`: shardid.segments keeps the allocators that took numbers in a WeakSet, to give
+// their unused rest back at exit without keeping them alive.
+#[pyclass(module = "shardid.segments", name = "Serials", frozen, weakref)]
 pub(crate) struct PySerials {
     /// Shared with the core's list of live objects, which exporters read (weakly).
     inner: std::sync::Arc<SerialAllocator>,

@@ -49,9 +49,13 @@ segment holds IDs and awaits the fetch under way when both are used up.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
+import signal
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,7 +72,8 @@ from shardid._errors import (
 
 # The drivers: _segments_async.py is the source, _segments_generated.py (the blocking one, DenseIds')
 # is generated from it by bindings-python/tools/async_to_sync.py.
-from shardid._segments_generated import _Driver, _Postgres, dialect  # noqa: F401 - _Driver: tests patch it here
+from shardid._segments_generated import _Driver as _GeneratedDriver
+from shardid._segments_generated import _Postgres, dialect  # noqa: F401
 from shardid._segments_async import _AsyncDriver, check_names
 from shardid._shardid import (
     _SERIAL_MISMATCH_SQLSTATE,
@@ -195,6 +200,77 @@ def _serial_database_error(e: BaseException, tag: str, zone: str, unreachable: A
     return e
 
 
+# -- the unused rest given back when the process ends --------------------------------------------
+#
+# A clean close() gives the unused rest of a segment back, so a restart continues at the next
+# number; Django, gunicorn and most services never call it, and every manage.py run or worker
+# restart skipped up to two segments (issue 59). Each allocator that starts a fetch is kept here,
+# weakly (one the application drops is not kept alive), and closed:
+# - at a normal exit (atexit: the end of the script, sys.exit, a gunicorn or uvicorn worker's
+#   graceful exit, Ctrl-C's KeyboardInterrupt);
+# - on SIGTERM, whose default action ends the process without atexit, only where the process
+#   has no handler of its own when the first fetch starts (gunicorn's and uvicorn's workers
+#   do: they exit gracefully, through atexit) and only in the main thread, where handlers are
+#   installed. The handler gives back, then restores the default action and sends the signal
+#   again, so the process still ends as SIGTERM ends it (a parent sees the same status). A
+#   handler the application installs later replaces it, as it should.
+# Bounded: EXIT_BUDGET_S in all (a fetch in flight is waited for at most that, then the rest is a
+# hole, never a duplicate). On SIGTERM the work runs in a thread joined with that bound: the
+# handler runs in the main thread, which may hold the driver's lock at that moment.
+# The asyncio allocators are not closed here (their loop is gone at exit): `async with`, or
+# close() in the application's shutdown (FastAPI's lifespan).
+EXIT_BUDGET_S = 2.0
+_open: weakref.WeakSet[Any] = weakref.WeakSet()
+_hooked = False
+
+
+def _taking(ids: Any) -> None:
+    """``ids`` starts a fetch: close it when the process ends (the hooks installed once)."""
+    global _hooked
+    _open.add(ids)
+    if _hooked:
+        return
+    _hooked = True
+    atexit.register(_close_all)
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        try:
+            signal.signal(signal.SIGTERM, _on_sigterm)
+        except (ValueError, OSError):  # not the main interpreter
+            pass
+
+
+def _close_all() -> None:
+    """Closes every allocator kept (a closed one returns at once), within ``EXIT_BUDGET_S``."""
+    deadline = time.monotonic() + EXIT_BUDGET_S
+    for ids in list(_open):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            ids.wait_ms = max(1, min(int(ids.wait_ms), int(left * 1000)))
+            ids.close()
+        except Exception:  # noqa: BLE001 - the process is ending: what is not given back is a hole
+            pass
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    worker = threading.Thread(target=_close_all, name="shardid-exit", daemon=True)
+    worker.start()
+    worker.join(EXIT_BUDGET_S + 0.5)
+    if signal.getsignal(signum) is _on_sigterm:
+        signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+class _Driver(_GeneratedDriver):
+    """The blocking driver of :class:`DenseIds` (``_segments_generated.py``), whose allocators
+    give their unused rest back when the process ends."""
+
+    def _start(self, ids: Any, size: int) -> None:
+        _taking(ids)
+        super()._start(ids, size)
+
+
 class _SerialDriver:
     """What :class:`Serials` (native: the core's allocator of periods) does in Python: one
     connection, the fetch threads, waiting, giving periods back. What a database needs is the
@@ -260,6 +336,7 @@ class _SerialDriver:
             self._dialect.close(conn)
 
     def _start(self, ids: Any, fetch: Any) -> None:
+        _taking(ids)
         # Called by the allocator (native) when a fetch becomes due.
         threading.Thread(target=self._fetch, args=(ids, fetch), name="shardid-serial", daemon=True).start()
 
