@@ -19,6 +19,74 @@ const signal = native.setSegmentSignal(new Float64Array(3).fill(-1))
 
 const unavailable = (tag, reason) => makeError('SEGMENT_UNAVAILABLE', { tag, reason })
 
+// -- the unused rest given back when the process ends ----------------------------------------
+//
+// close() gives the unused rest of a segment back, so the next process continues at the next
+// number; most services never call it, and each exit skipped up to two segments (issue 59).
+// Every open allocator is kept here, weakly (a WeakRef: one the application drops is still
+// freed), and closed, within EXIT_BUDGET_MS in all:
+// - on 'beforeExit', when the event loop has nothing left to do (the allocators' idle
+//   connections do not hold it: idle.js); the closes hold it until they are done. Not on
+//   process.exit() or an uncaught exception, which end the process at once: call close() first;
+// - on SIGTERM and SIGINT, only while no other listener of the signal is there when it comes
+//   (as signal-exit, used by many CLIs, decides): an application with a handler of its own
+//   shuts down as it chooses (its close() calls, or an event loop left to empty: 'beforeExit').
+//   Alone, the listener gives back, then leaves and sends the signal again, so the process
+//   ends as that signal ends it (a parent sees the same status); a second signal meanwhile
+//   ends it at once. Only in the main thread (signals are the main thread's).
+// pg-pool and prom-client install nothing; pino (on-exit-leak-free) keeps weak references and
+// acts on 'exit' and 'beforeExit' alone: a give-back needs the event loop, which 'exit' no
+// longer runs.
+const EXIT_BUDGET_MS = 2000
+const openAllocators = new Set()
+let exitHooked = false
+let exiting = null
+
+/** Keeps `allocator` (weakly) to close when the process ends; returns what `close()` drops. */
+function closeOnExit(allocator) {
+  for (const ref of openAllocators) if (ref.deref() === undefined) openAllocators.delete(ref)
+  const ref = new WeakRef(allocator)
+  openAllocators.add(ref)
+  if (!exitHooked) {
+    exitHooked = true
+    process.on('beforeExit', onBeforeExit)
+    if (require('node:worker_threads').isMainThread) for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, onSignal)
+  }
+  return ref
+}
+
+/** Closes every allocator kept, at most EXIT_BUDGET_MS (the timer holds the loop that long). */
+function closeAll() {
+  exiting ??= (async () => {
+    const all = [...openAllocators].map((ref) => ref.deref()).filter((a) => a !== undefined)
+    openAllocators.clear()
+    let timer
+    const budget = new Promise((resolve) => { timer = setTimeout(resolve, EXIT_BUDGET_MS) })
+    try {
+      await Promise.race([Promise.allSettled(all.map((a) => a.close())), budget])
+    } finally {
+      clearTimeout(timer)
+      exiting = null
+    }
+  })()
+  return exiting
+}
+
+function onBeforeExit() {
+  if (openAllocators.size > 0) closeAll()
+}
+
+function onSignal(sig) {
+  if (process.listenerCount(sig) > 1) return // the application's own handler decides
+  const end = () => {
+    process.removeListener('SIGINT', onSignal)
+    process.removeListener('SIGTERM', onSignal)
+    process.kill(process.pid, sig)
+  }
+  if (exiting !== null) return end() // a second signal while giving back
+  closeAll().then(end, end)
+}
+
 // What dense IDs and serials share: an allocator of the core fed with segments of a tag by a
 // dialect's statements (dialects/*.js), and how much of them it used.
 class Segmented {
@@ -180,6 +248,7 @@ class DenseIds extends Segmented {
   close() {
     if (this._closed) return Promise.resolve()
     this._closed = true
+    openAllocators.delete(this._exitRef)
     native.segmentUnregister(this._index) // exporters no longer report it (as a lease closed)
     return holdingLoop(() => this._close())
   }
@@ -248,6 +317,7 @@ async function denseIds(options) {
     await holdingLoop(() => Promise.all(links.map((link) => link.end())))
     throw ids._startFailure()
   }
+  ids._exitRef = closeOnExit(ids)
   return ids
 }
 
@@ -519,6 +589,7 @@ class Serials extends Segmented {
   async close() {
     if (this._closed) return
     this._closed = true
+    openAllocators.delete(this._exitRef)
     if (this._inFlight) await this._inFlight
     if (this._givingBack) await this._givingBack
     try {
@@ -566,7 +637,9 @@ async function serials(options) {
   // A new allocator of the core, reported to exporters (`shardid_segment_*{schema,tag}`, its
   // serial tag) until `close()`.
   const index = native.serialsNew(format._index, schema, o.tag, o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, maxGap)
-  return new Serials(SECRET, { link, tag: o.tag, format, index, protocol, waitMs: o.waitMs ?? 5000 })
+  const made = new Serials(SECRET, { link, tag: o.tag, format, index, protocol, waitMs: o.waitMs ?? 5000 })
+  made._exitRef = closeOnExit(made)
+  return made
 }
 
 /**
