@@ -459,6 +459,18 @@ impl<C: SerialClient> fmt::Debug for Driver<C> {
     }
 }
 
+/// A `Serials` dropped without `close` gives its unused rest back as `close` does (at the end
+/// of `main`, or of whatever owned it), so the next process continues at the next number
+/// rather than past the segments this one held (issue 59); after `close`, nothing. Bounded as
+/// `close` is: a fetch in flight is waited for at most `wait`, then one statement. A process
+/// ended by `std::process::exit`, a panic that aborts or a signal runs no drops: what it held
+/// is a hole, never a duplicate.
+impl<C: SerialClient> Drop for Driver<C> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 impl<C: SerialClient> Driver<C> {
     /// Connects to the server `url` names, whose `schema` holds the segments' DDL, and checks
     /// that `tag` is registered with `format` in `zone`.
@@ -630,7 +642,11 @@ impl<C: SerialClient> Driver<C> {
     }
 
     pub(crate) fn close(&self) -> u64 {
-        self.shared.closed.store(true, Ordering::Release);
+        // Once: a second close (or the drop after one) gives nothing back again (see the
+        // segments' driver).
+        if self.shared.closed.swap(true, Ordering::AcqRel) {
+            return self.skipped();
+        }
         let deadline = Instant::now() + self.shared.wait;
         while self.shared.allocator.fetching() && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(5));
