@@ -104,6 +104,41 @@ def test_restored_after_starts_right_past_what_the_operator_gives(cluster: Any, 
     print(f"\npg_restore --clean, restored --after: {said}")
 
 
+def test_status_says_how_much_of_the_period_the_skip_used_and_when_it_runs_out(cluster: Any) -> None:
+    """After a restore, ``shardid status`` says, of each serial's current period, how much its
+    numbers (the restore's skip included) used and when the rest runs out at the rate its row
+    recorded, when that is before the period ends (issue 54); Django's shardid.W003 reads the
+    same warnings."""
+    from shardid.segments import Serials, create_serial
+
+    dsn = _database(cluster, "rc_status")
+    fmt = "N-{yyyy}{MM}{dd}-{seq:4}"
+    create_serial(dsn, "narrow", fmt, zone="UTC", schema="rc_seg")
+    with Serials(dsn, "narrow", fmt, zone="UTC", schema="rc_seg", min_size=1, max_size=1) as s:
+        s.next_serial()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("UPDATE rc_seg.shardid_tags SET rate = 500")  # what a busy day recorded
+    _mark_only(dsn)
+    with Serials(dsn, "narrow", fmt, zone="UTC", schema="rc_seg", min_size=1, max_size=1) as s:
+        after = s.next_serial()
+    done = subprocess.run(
+        [sys.executable, "-m", "shardid", "status", dsn, "--segments-schema", "rc_seg", "--dictionary-schema", "rc_dict"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    period = after.split("-")[1]
+    said = f"serial period narrow@{period[:4]}-{period[4:6]}-{period[6:]} has used "
+    assert said in done.stdout and "at its recorded rate (500.0/s) the rest runs out at" in done.stdout, done.stdout
+    print(f"\nafter the skip ({after}): {done.stdout[done.stdout.index(said):].splitlines()[0]}")
+
+
+def _mark_only(dsn: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "shardid", "restored", dsn, "--segments-schema", "rc_seg", "--dictionary-schema", "rc_dict"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.fixture(autouse=True)
 def _pg_dump_present() -> None:
     if not (bindir() / "pg_dump").exists():

@@ -1053,6 +1053,12 @@ impl StatusReader {
                     Printable(&r.tag)
                 ));
             }
+            // After a restore (issue 54): how much of the period its numbers (a skip's
+            // included) used, and when the rest runs out at the rate the row recorded, when
+            // that is before the period can have ended.
+            if let Some(warning) = period_running_out(&r.tag, r.next, last, rate, now) {
+                warnings.push(warning);
+            }
         }
         Report {
             database: self.family.family_name(),
@@ -1220,6 +1226,75 @@ pub fn burn_rate(segment: u64, stride: u64, last_take_ms: u64, now_ms: u64) -> f
     #[allow(clippy::cast_precision_loss)]
     let rate = (segment as f64) * (stride.max(1) as f64) * 1000.0 / (window as f64);
     rate
+}
+
+/// The warning of a serial period `tag` (`base@2026-12-08`, `@2026-12`, `@2026`) at `next`
+/// whose format holds numbers up to `last`, when it used at least a tenth of them
+/// ([`PERIOD_USED_WARNING`]: after a restore, mostly its skip) and at `rate` numbers a second
+/// the rest runs out before the period can have ended (its last instant in any zone: 12 h after midnight
+/// UTC of its last day's end), read at `now_ms`: how much of it was used (after a restore,
+/// mostly its skip) and when the rest runs out. `None` otherwise, or for a period that never
+/// ends.
+pub fn period_running_out(
+    tag: &str,
+    next: u64,
+    last: u64,
+    rate: f64,
+    now_ms: u64,
+) -> Option<String> {
+    let (_, period) = tag.rsplit_once('@')?;
+    let number = |range: core::ops::Range<usize>| period.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (number(0..4)?, number(5..7), number(8..10));
+    // The first day after the period, then its noon UTC (UTC-12 is the latest zone).
+    let (y, m, d) = match (period.len(), month, day) {
+        (4, _, _) => (year + 1, 1, 1),
+        (7, Some(m), _) => (year + i64::from(m == 12), m % 12 + 1, 1),
+        (10, Some(m), Some(d)) => (year, m, d + 1),
+        _ => return None,
+    };
+    let end_ms = u64::try_from(days_from_civil(y, m, d) * 86_400_000 + 12 * 3_600_000).ok()?;
+    // Its first instant, at the earliest (UTC+14): a period not begun yet is not warned about.
+    let start = days_from_civil(year, month.unwrap_or(1), day.unwrap_or(1)) * 86_400_000;
+    let begun = i64::try_from(now_ms).is_ok_and(|now| now >= start - 14 * 3_600_000);
+    let used_enough = u128::from(next.saturating_sub(1)) * u128::from(PERIOD_USED_WARNING.1)
+        >= u128::from(last) * u128::from(PERIOD_USED_WARNING.0);
+    if rate <= 0.0 || next > last + 1 || now_ms >= end_ms || !begun || !used_enough {
+        return None;
+    }
+    let left = last + 1 - next;
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let runs_out_ms = now_ms.saturating_add((left as f64 / rate * 1000.0) as u64);
+    if runs_out_ms >= end_ms {
+        return None;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let used = (next - 1) as f64 * 100.0 / last as f64;
+    Some(format!(
+        "serial period {} has used {used:.1}% of its numbers ({} of {last}; after a restore, mostly its skip): \
+         at its recorded rate ({rate:.1}/s) the rest runs out at {}, before the period ends; its serials then \
+         fail with SERIAL_OVERFLOW until the next period (shardid restored --after gives the last serial issued)",
+        Printable(tag),
+        next - 1,
+        rfc3339(runs_out_ms)
+    ))
+}
+
+/// How much of a serial period's numbers used is worth a warning when the rest runs out
+/// before the period ends ([`period_running_out`]): a tenth (`numerator / denominator`).
+pub const PERIOD_USED_WARNING: (u64, u64) = (1, 10);
+
+/// Days from 1970-01-01 to the civil date `y-m-d` (`d` may be one past the month's end).
+const fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// Years before a tag at `next` reaches 2^63 − 1 at `per_second`; `None` at a rate of 0.
@@ -1735,6 +1810,46 @@ fn table(o: &mut String, title: &str, head: &[&str], rows: Option<Vec<Vec<String
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_serial_period_running_out_before_it_ends_is_a_warning() {
+        // 2026-12-08T06:00Z; the day's period ends at the latest 2026-12-09T12:00Z.
+        let now: u64 = 1_796_709_600_000;
+        assert_eq!(super::days_from_civil(1970, 1, 1), 0);
+        assert_eq!(
+            super::days_from_civil(2026, 12, 8) * 86_400_000,
+            1_796_709_600_000 - 6 * 3_600_000
+        );
+        let w = super::period_running_out("inv@2026-12-08", 352_721, 999_999, 200.0, now).unwrap();
+        assert!(
+            w.starts_with(
+                "serial period inv@2026-12-08 has used 35.3% of its numbers (352720 of 999999;"
+            ),
+            "{w}"
+        );
+        // 647,279 left at 200/s: 3,236 s, at 06:53:56.395Z.
+        assert!(w.contains("runs out at 2026-12-08T06:53:56.395Z"), "{w}");
+        // Slower: not before the period ends; a period over, a never-ending one: nothing.
+        assert_eq!(
+            super::period_running_out("inv@2026-12-08", 352_721, 999_999, 1.0, now),
+            None
+        );
+        assert_eq!(
+            super::period_running_out("inv@2026-12-06", 352_721, 999_999, 200.0, now),
+            None
+        );
+        assert_eq!(
+            super::period_running_out("inv", 352_721, 999_999, 200.0, now),
+            None
+        );
+        assert!(
+            super::period_running_out("inv@2026-12-10", 900_000, 999_999, 200.0, now).is_none()
+        );
+        assert!(super::period_running_out("inv@2026-12", 900_000, 999_999, 200.0, now).is_some());
+        // Less than a tenth used: no warning, however fast.
+        assert!(super::period_running_out("inv@2026-12-08", 99_000, 999_999, 1e6, now).is_none());
+        assert!(super::period_running_out("inv@2026", 900_000, 999_999, 200.0, now).is_some());
+    }
+
     use super::*;
 
     #[test]
