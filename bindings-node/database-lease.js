@@ -70,9 +70,11 @@ class Tenure {
       native.ceilingFailed(this.index)
       return this._schedule()
     }
-    // Lost, or this host's clock is too far ahead of the database's (the renewal returns the
-    // database's clock; the core compares): the generator stops either way.
-    if (!this.protocol.kept(row) || this.protocol.clockAhead(row) !== null) {
+    // This host's clock too far ahead of the database's (the renewal returns the database's
+    // clock; the core compares): the generator stops, and says why (CLOCK_SKEW).
+    const ahead = this.protocol.clockAhead(row)
+    if (ahead !== null) return native.ceilingRevokeClockSkew(this.index, ahead)
+    if (!this.protocol.kept(row)) {
       native.ceilingRevoke(this.index)
       return
     }

@@ -230,6 +230,12 @@ export declare function ceilingRenewed(index: unknown, sentAt: unknown): void
 export declare function ceilingRevoke(index: unknown): void
 
 /**
+ * Stops the generator for good: a renewal found this host's clock `ahead_ms` ahead of the
+ * database's (counted as a loss); every later call throws `CLOCK_SKEW`.
+ */
+export declare function ceilingRevokeClockSkew(index: unknown, aheadMs: number): void
+
+/**
  * The sending time of a renewal or ceiling write about to be sent, or `null` when the lease
  * is no longer held (lost for good).
  */

@@ -850,6 +850,7 @@ module.exports.ceilingNextIdAt = nativeBinding.ceilingNextIdAt
 module.exports.ceilingNextIds = nativeBinding.ceilingNextIds
 module.exports.ceilingRenewed = nativeBinding.ceilingRenewed
 module.exports.ceilingRevoke = nativeBinding.ceilingRevoke
+module.exports.ceilingRevokeClockSkew = nativeBinding.ceilingRevokeClockSkew
 module.exports.ceilingSending = nativeBinding.ceilingSending
 module.exports.ceilingWait = nativeBinding.ceilingWait
 module.exports.ceilingWaitMs = nativeBinding.ceilingWaitMs

@@ -51,6 +51,14 @@ fn lease_error(env: &Env, e: LeaseError) -> napi::Error {
             ErrorKind::SessionPooled,
             &[("reason", Field::Text(&reason))],
         ),
+        LeaseError::ClockSkew { ahead_ms, max_ms } => throw_kind(
+            env,
+            ErrorKind::ClockSkew,
+            &[
+                ("ahead_ms", Field::Int(ahead_ms)),
+                ("max_ms", Field::Int(max_ms)),
+            ],
+        ),
         LeaseError::EmptyShards { shards } => {
             let reason = shardid::lease::empty_shards(&shards).to_string();
             crate::errors::invalid_argument(env, crate::errors::Class::Range, "shards", &reason)
@@ -417,6 +425,20 @@ pub fn ceiling_holds(env: &Env, index: Unknown<'_>) -> Result<bool> {
 pub fn ceiling_revoke(env: &Env, index: Unknown<'_>) -> Result<()> {
     guard(env, || {
         ceiling_entry(env, &index)?.generator.revoke();
+        Ok(())
+    })
+}
+
+/// Stops the generator for good: a renewal found this host's clock `ahead_ms` ahead of the
+/// database's (counted as a loss); every later call throws `CLOCK_SKEW`.
+#[napi]
+pub fn ceiling_revoke_clock_skew(env: &Env, index: Unknown<'_>, ahead_ms: f64) -> Result<()> {
+    guard(env, || {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // ms of skew
+        let ahead_ms = ahead_ms.max(1.0) as u64;
+        ceiling_entry(env, &index)?
+            .generator
+            .revoke_clock_skew(ahead_ms);
         Ok(())
     })
 }

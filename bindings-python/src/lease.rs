@@ -66,6 +66,14 @@ fn lease_error(py: Python<'_>, e: LeaseError) -> PyErr {
             format!("the lease on shard {shard}").into_bound_py_any(py),
         ),
         LeaseError::SessionPooled { reason } => one("reason", reason.into_bound_py_any(py)),
+        LeaseError::ClockSkew { ahead_ms, max_ms } => {
+            match (ahead_ms.into_bound_py_any(py), max_ms.into_bound_py_any(py)) {
+                (Ok(ahead), Ok(max)) => {
+                    raise_kind(py, kind, &message, &[("ahead_ms", ahead), ("max_ms", max)])
+                }
+                (Err(e), _) | (_, Err(e)) => e,
+            }
+        }
         _ => {
             let reason = message.strip_prefix("lease file: ").unwrap_or(&message);
             one("reason", reason.into_bound_py_any(py))
@@ -479,6 +487,12 @@ impl PyCeilingGenerator {
     fn revoke(&self, py: Python<'_>) {
         // Waits for a ceiling write in progress, whose store needs the interpreter.
         py.detach(|| self.inner.revoke());
+    }
+
+    /// Stops the generator for good because a renewal found this host's clock `ahead_ms`
+    /// ahead of the database's: every later call raises `ClockSkewError`.
+    fn revoke_clock_skew(&self, py: Python<'_>, ahead_ms: u64) {
+        py.detach(|| self.inner.revoke_clock_skew(ahead_ms));
     }
 
     /// Stops the generator for good because the lease is closed (no loss is counted).

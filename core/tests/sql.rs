@@ -1058,6 +1058,9 @@ fn client_ms() -> u64 {
     CLIENT_MS.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// Held by each test that scripts the client's clock: tests run on parallel threads.
+static SCRIPTED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn set_client(ms: u64) {
     CLIENT_MS.store(ms, std::sync::atomic::Ordering::SeqCst);
 }
@@ -1070,6 +1073,9 @@ fn set_client(ms: u64) {
 #[test]
 fn a_client_clock_ahead_of_the_databases_beyond_the_skew_is_refused() {
     const DB: i64 = 1_800_000_000_000;
+    let _clock = SCRIPTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let db = u64::try_from(DB).unwrap();
     let claim = |p: &mut LeaseProtocol, client: u64, now: i64| {
         set_client(client);
@@ -1126,6 +1132,17 @@ fn a_client_clock_ahead_of_the_databases_beyond_the_skew_is_refused() {
         assert_eq!(p.clock_ahead(Answer::Row(&answer)), None);
         assert_eq!(p.clock_ahead(Answer::NoRow), None);
     }
+}
+
+/// The same rule for a session lease's claim, SQLite's claim, and the MySQL family's clock read
+/// before the claim and its renewal's last insert ID.
+#[test]
+fn every_kind_and_dialect_compares_the_clocks() {
+    const DB: i64 = 1_900_000_000_000;
+    let _clock = SCRIPTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let db = u64::try_from(DB).unwrap();
     // A session lease's claim returns the clock too.
     let mut p = fresh(LeaseKind::Session, Placeholders::Numbered, 0, 1).clock(client_ms);
     owned(&mut p);

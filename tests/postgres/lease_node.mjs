@@ -19,6 +19,7 @@
 //             one more acquisition at the next ID.
 //   closed:   a held shard refuses another session; closed, it is taken again at once and the
 //             closed lease makes no ID.
+//   skew:     test_lease_skew.py's: run 3 s fast, a lease is refused (code, aheadMs, maxMs).
 //   owner:    test_lease_owner.py's: a lease in schema `app` (its table's schema, then an ID),
 //             the search path's table of another role refused (code, argument, message), and a
 //             schema that is not a plain name.
@@ -52,6 +53,11 @@ if (mode === 'badtable') {
   const past = await code(held.nextIdAt(T0 + 1000))
   console.log(JSON.stringify({ within, past }))
   await held.close().catch(() => {})
+} else if (mode === 'skew') {
+  // Run 3 s fast (libfaketime): the claim is refused.
+  const refused = await lease({ layout: Layout.TWITTER, connectionString, shards: [0, 1], table: 'node_skew' })
+    .then(() => ({ code: 'no error' }), (err) => ({ code: err.code, aheadMs: Number(err.aheadMs), maxMs: Number(err.maxMs) }))
+  console.log(JSON.stringify(refused))
 } else if (mode === 'owner') {
   const held = await lease({ layout: Layout.TWITTER, connectionString, shards: [0, 1], schema: 'app', table: 'node_owned' })
   const id = String(await held.nextId())

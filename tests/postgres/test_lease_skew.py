@@ -61,3 +61,51 @@ def test_a_client_3_s_fast_is_refused_and_gives_its_shard_back(cluster: Any) -> 
     # 1 s fast is within the skew, and a clock behind is never refused.
     assert claim(cluster.dsn, "+1") == ["TAKEN 0"]
     assert claim(cluster.dsn, "-5") == ["TAKEN 0"]
+
+
+RENEW = """
+import sys, threading
+from pathlib import Path
+from shardid import ClockSkewError, Layout
+from shardid.postgres import lease
+held = lease(Layout.TWITTER, sys.argv[1], range(0, 1), table="skew_renew_leases", ttl_ms=600)
+held.next_id()
+Path(sys.argv[2]).write_text("+3")  # libfaketime reads it again: this host is now 3 s fast
+# libfaketime reads the file again within 1 s; renewals every 200 ms. (time.sleep is refused
+# once the faked clock jumped; a busy loop starves the heartbeat.)
+threading.Event().wait(2.5)
+try:
+    held.next_id()
+except ClockSkewError as e:
+    print("CLOCK_SKEW", e.ahead_ms)
+else:
+    print("AN ID")
+"""
+
+
+@pytest.mark.skipif(not FAKETIME.exists(), reason="libfaketime is not installed (scripts/setup.sh installs faketime)")
+def test_a_clock_that_runs_ahead_after_the_claim_stops_the_lease_at_a_renewal(cluster: Any, tmp_path: Path) -> None:
+    clock = tmp_path / "faketime"
+    clock.write_text("+0")
+    env = dict(os.environ, LD_PRELOAD=str(FAKETIME), FAKETIME_TIMESTAMP_FILE=str(clock), FAKETIME_CACHE_DURATION="1",
+               FAKETIME_DONT_FAKE_MONOTONIC="1")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", RENEW, cluster.dsn, str(clock)], capture_output=True, text=True,
+                          timeout=60, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    verdict, *ahead = done.stdout.split()
+    # Stopped by a renewal, and saying why: CLOCK_SKEW, not LEASE_LOST.
+    assert verdict == "CLOCK_SKEW" and 2_500 < int(ahead[0]) <= 3_100, done.stdout
+
+
+def test_node_a_client_3_s_fast_is_refused(cluster: Any) -> None:
+    if not FAKETIME.exists():
+        pytest.skip("libfaketime is not installed")
+    import json
+
+    script = Path(__file__).with_name("lease_node.mjs")
+    url = f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres"
+    env = dict(os.environ, LD_PRELOAD=str(FAKETIME), FAKETIME="+3")
+    done = subprocess.run(["node", str(script), url, "skew"], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["code"] == "CLOCK_SKEW" and 2_500 < out["aheadMs"] <= 3_100 and out["maxMs"] == 2_000, out

@@ -223,11 +223,12 @@ class _Tenure(_Held):
             except Exception:  # noqa: BLE001 (the database did not answer: try again sooner)
                 hold.failed()
                 continue
-            if self.protocol.clock_ahead(row) is not None:
-                # This host's clock is too far ahead of the database's (CLOCK_SKEW at the next
-                # claim): the generator stops.
-                hold.lose()
-                break
+            ahead = self.protocol.clock_ahead(row)
+            if ahead is not None:
+                # This host's clock is too far ahead of the database's: the generator stops,
+                # and says why (ClockSkewError).
+                self.generator.revoke_clock_skew(ahead)
+                return
             if not self.kept(row, sent):
                 break
         if not self.stop.is_set():
@@ -486,11 +487,12 @@ class _AsyncTenure(_Held):
             except Exception:  # noqa: BLE001 (the database did not answer: try again sooner)
                 hold.failed()
                 continue
-            if self.protocol.clock_ahead(row) is not None:
-                # This host's clock is too far ahead of the database's (CLOCK_SKEW at the next
-                # claim): the generator stops.
-                hold.lose()
-                break
+            ahead = self.protocol.clock_ahead(row)
+            if ahead is not None:
+                # This host's clock is too far ahead of the database's: the generator stops,
+                # and says why (ClockSkewError).
+                self.generator.revoke_clock_skew(ahead)
+                return
             if not self.kept(row, sent):
                 break
         if not self.stopped.is_set():

@@ -48,6 +48,9 @@ pub struct CeilingGenerator {
     ceiling: AtomicU64,
     /// Set by [`CeilingGenerator::revoke`].
     revoked: std::sync::atomic::AtomicBool,
+    /// How far ahead of the database's this host's clock was when a renewal stopped the lease
+    /// ([`CeilingGenerator::revoke_clock_skew`]; 0: not so stopped).
+    clock_ahead_ms: AtomicU64,
     /// How far ahead of an ID a new ceiling is recorded, in time units.
     span: u64,
     store: Box<dyn CeilingStore>,
@@ -103,6 +106,7 @@ impl CeilingGenerator {
             state,
             ceiling: AtomicU64::new(recorded.unwrap_or(0)),
             revoked: std::sync::atomic::AtomicBool::new(false),
+            clock_ahead_ms: AtomicU64::new(0),
             span: (span_ms / layout.unit_ms()).max(1),
             store,
             hold: None,
@@ -161,6 +165,16 @@ impl CeilingGenerator {
             tally.lost();
         }
         self.stop();
+    }
+
+    /// Stops the generator for good because a renewal found this host's clock `ahead_ms` ahead
+    /// of the database's, more than a lease allows ([`crate::sql::LeaseProtocol::clock_ahead`]):
+    /// as [`CeilingGenerator::revoke`], but every later call fails with
+    /// [`LeaseError::ClockSkew`], which says what to fix.
+    pub fn revoke_clock_skew(&self, ahead_ms: u64) {
+        self.clock_ahead_ms
+            .store(ahead_ms.max(1), Ordering::Release);
+        self.revoke();
     }
 
     /// Stops the generator for good because its holder closes the lease: as
@@ -326,7 +340,13 @@ impl CeilingGenerator {
             shard: self.shard(),
         };
         if self.revoked.load(Ordering::Acquire) || self.hold.as_ref().is_some_and(|h| h.is_lost()) {
-            return Err(lost);
+            return Err(match self.clock_ahead_ms.load(Ordering::Acquire) {
+                0 => lost,
+                ahead_ms => LeaseError::ClockSkew {
+                    ahead_ms,
+                    max_ms: crate::sql::failover::SKEW_MS,
+                },
+            });
         }
         let ceiling =
             self.store
@@ -412,6 +432,30 @@ mod tests {
             .next_id()
             .expect("an ID");
         assert!(Layout::TWITTER.decode(now).unwrap().timestamp_ms > 1_288_834_974_657 + 1_000);
+    }
+
+    /// A lease a renewal stopped because this host's clock ran too far ahead says so at every
+    /// later call (`CLOCK_SKEW`), not `LEASE_LOST`: retaking cannot help until the clock is
+    /// fixed.
+    #[test]
+    fn a_generator_stopped_for_clock_skew_says_so() {
+        let g = start(1_000).unwrap();
+        g.next_id().unwrap();
+        g.revoke_clock_skew(2_500);
+        for _ in 0..2 {
+            match g.next_id() {
+                Err(crate::lease::LeaseError::ClockSkew { ahead_ms, max_ms }) => {
+                    assert_eq!((ahead_ms, max_ms), (2_500, 2_000));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let lost = start(1_000).unwrap();
+        lost.revoke();
+        assert!(matches!(
+            lost.next_id(),
+            Err(crate::lease::LeaseError::Lost { shard: 1 })
+        ));
     }
 }
 

@@ -404,16 +404,9 @@ impl<C: Client> DatabaseLease<C> {
     /// `e`, or [`LeaseError::Closed`] when the lease was closed: a closed lease's revoked
     /// generator reports a loss, which is not what happened.
     fn closed_or(&self, e: LeaseError) -> LeaseError {
-        let ahead_ms = self.shared.ahead_ms.load(Ordering::Acquire);
         if self.shared.closed.load(Ordering::Acquire) {
             LeaseError::Closed {
                 shard: self.shared.shard,
-            }
-        } else if ahead_ms > 0 && matches!(e, LeaseError::Lost { .. }) {
-            // Stopped by a renewal that found this host's clock too far ahead.
-            LeaseError::ClockSkew {
-                ahead_ms,
-                max_ms: crate::sql::failover::SKEW_MS,
             }
         } else {
             e
@@ -549,7 +542,11 @@ fn heartbeat<C: Client>(shared: &Shared<C>, generator: &CeilingGenerator) {
         }
         if !shared.heartbeat() {
             if !shared.closed.load(Ordering::Acquire) {
-                generator.revoke();
+                match shared.ahead_ms.load(Ordering::Acquire) {
+                    0 => generator.revoke(),
+                    // A renewal found this host's clock too far ahead of the database's.
+                    ahead_ms => generator.revoke_clock_skew(ahead_ms),
+                }
             }
             return;
         }
