@@ -8,7 +8,8 @@
 #                 (its optional dependencies), and shardid-wasm (the WebAssembly module)
 #   dist/crates/  the shardid crate as `cargo package` makes it (built from the package)
 #   dist/c/       libshardid for Linux x86_64 and aarch64 (glibc 2.17): header, static and
-#                 shared library, shardid.pc, Makefile (`make install PREFIX=...`), licences
+#                 shared library, Makefile (`make install PREFIX=...`: shardid.pc, the CMake
+#                 package, Valgrind's suppressions), licences
 #   dist/ARTIFACTS.md  what was built, with each file's platform tag and size
 #
 # Usage: scripts/release.sh [--host]   (--host: only what runs on this machine, Linux x86_64)
@@ -128,8 +129,17 @@ for line in "${targets[@]}"; do
     mkdir -p "$out/include" "$out/lib"
     cp include/shardid.h "$out/include/"
     cp "$zig_target_dir/$target/release/libshardid.a" "$zig_target_dir/$target/release/libshardid.so" "$out/lib/"
-    cp bindings-c/Makefile bindings-c/shardid.pc.in "$out/"
+    cp bindings-c/Makefile bindings-c/shardid.pc.in bindings-c/shardid.supp "$out/"
+    mkdir -p "$out/cmake"
+    cp bindings-c/cmake/shardidConfig.cmake.in bindings-c/cmake/shardidConfigVersion.cmake.in "$out/cmake/"
     echo "$version" >"$out/VERSION"
+    # What Rust's standard library inside libshardid.a needs from the target's system (rustc's
+    # list for an empty static library), for the Makefile's shardid.pc and CMake package.
+    echo >"$stage/empty.rs"
+    rustc --target "$target" --crate-type staticlib --crate-name shardid_native_libs \
+        --print native-static-libs -o "$stage/native-static-libs.a" "$stage/empty.rs" 2>&1 \
+        | sed -n 's/.*native-static-libs: //p' >"$out/native-static-libs"
+    [ -s "$out/native-static-libs" ] || { echo "no native-static-libs from rustc for $target" >&2; exit 1; }
     cp bindings-c/README.release.md "$out/README.md"
     copy_license "$out"
     tar -C "$stage/c" -czf "$dist/c/$name.tar.gz" "$name"

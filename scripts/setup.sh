@@ -76,12 +76,13 @@ if command -v rustup >/dev/null 2>&1; then
     grep -qx thumbv7em-none-eabihf <<<"$(rustup target list --installed)" || rustup target add thumbv7em-none-eabihf
 fi
 
-# System packages: g++ and valgrind for the C binding's tests; file and binutils (readelf,
+# System packages: g++, valgrind and cmake for the C binding's tests (tests/c/run.sh builds a C
+# and a C++ program with find_package(shardid CONFIG)); file and binutils (readelf,
 # objdump) for the packaging tests' checks of wheels and libraries; curl for the book's Django
 # page (tests/docs runs it). (PostgreSQL's server binaries, for the throwaway clusters of the
 # SQL tests and benchmark, came with the demo's part above.)
 apt_packages=()
-for pair in g++:g++ valgrind:valgrind file:file readelf:binutils curl:curl; do
+for pair in g++:g++ valgrind:valgrind cmake:cmake file:file readelf:binutils curl:curl; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || apt_packages+=("${pair#*:}")
 done
 # PgBouncer, in front of the throwaway cluster in the lease tests (transaction and session
