@@ -196,9 +196,10 @@ from shardid.django import dense_id
 from shardid.django.serials import next_serial
 with transaction.atomic():
     e = refused(lambda: dense_id("no-such-tag"), UnknownTagError)
-    assert e.tag == "no-such-tag" and e.create == "create_tag"
+    # The migration operation a Django project creates it with (issue 59), not create_tag.
+    assert e.tag == "no-such-tag" and e.create == 'InstallSegments(schema="seg", tags=["no-such-tag"]) in a migration'
     assert refused(lambda: next_serial("inv", "INV-{yyyy}-{seq:6}", "UTC"), SerialMismatchError).tag == "inv"
-    assert refused(lambda: next_serial("nope", "N-{seq:6}", "UTC"), UnknownTagError).create == "create_serial"
+    assert refused(lambda: next_serial("nope", "N-{seq:6}", "UTC"), UnknownTagError).create == "CreateSerial('nope', 'N-{seq:6}', zone='UTC') in a migration"
 # A transaction an error has broken takes nothing, as Django's own queries refuse to run.
 from django.db import DatabaseError
 from django.db.transaction import TransactionManagementError

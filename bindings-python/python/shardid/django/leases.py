@@ -32,6 +32,21 @@ _lock = threading.Lock()
 _T = TypeVar("_T")
 
 
+def unknown_tag(tag: str, create: str) -> Exception:
+    """``UNKNOWN_TAG`` for ``tag`` as a Django project meets it: naming the migration operation
+    that creates it (``create``), where the core's clients name their own call (``create_tag``,
+    ``create_serial``), which a project following the book never calls."""
+    from shardid._shardid import _error
+
+    return _error("UNKNOWN_TAG", tag=tag, create=f"{create} in a migration")  # type: ignore[no-any-return]
+
+
+def install_segments_call(schema: str, tag: str) -> str:
+    """The operation that creates the tag of dense IDs ``tag`` in ``schema``, as written in a
+    migration (the schema's DDL is installed again with it, harmlessly)."""
+    return f'InstallSegments(schema="{schema}", tags=["{tag}"])'
+
+
 def per_process(cache: dict[Any, _T], key: Any, make: Callable[[], _T]) -> _T:
     """``cache[key]``, made by ``make()`` the first time it is asked for: once per process,
     however many threads ask at once (a process keeps one client per alias, schema and name).
@@ -286,7 +301,7 @@ def _sqlite_transaction(using: str) -> Any:
     return None
 
 
-def _take_in_transaction(connection: Any, using: str, schema: str, tag: str, *, serials: bool, step: Any) -> Any:
+def _take_in_transaction(connection: Any, using: str, schema: str, tag: str, *, serials: bool, step: Any, create: str = "") -> Any:
     """``step(conn, steps)`` with ``conn`` Django's own sqlite3 connection (inside the caller's
     transaction) and ``steps`` the core's SQLite statements (``shardid._sqlite.Segments``):
     ``DATABASE`` when the migration that makes the tables has not run, ``UNKNOWN_TAG`` for a tag
@@ -296,7 +311,7 @@ def _take_in_transaction(connection: Any, using: str, schema: str, tag: str, *, 
     global _sqlite_steps
     from shardid import _sqlite
     from shardid._errors import SegmentUnavailableError
-    from shardid._shardid import _UNKNOWN_TAG_SQLSTATE, _error
+    from shardid._shardid import _UNKNOWN_TAG_SQLSTATE
 
     if (using, schema, serials) not in _installed:
         _check_installed(using, schema, serials=serials)
@@ -311,7 +326,7 @@ def _take_in_transaction(connection: Any, using: str, schema: str, tag: str, *, 
             return step(connection.connection, _sqlite_steps)
     except _sqlite.StatementError as e:
         if e.sqlstate == _UNKNOWN_TAG_SQLSTATE:
-            raise _error("UNKNOWN_TAG", tag=tag, create="create_serial" if serials else "create_tag") from e
+            raise unknown_tag(tag, create or install_segments_call(schema, tag)) from e
         reason = f"the take in the transaction failed: {e}"
         raise SegmentUnavailableError(f"no segment of tag {tag} is available: {reason}", tag=tag, reason=reason) from e
 
@@ -344,7 +359,12 @@ def dense_id(tag: str, schema: str = "seg", using: str = "default") -> int:
         where, there = _where(using, schema)
         return DenseIds(where, tag, schema=there)
 
-    return per_process(_dense, (using, schema, tag), make).next_id()  # type: ignore[no-any-return]
+    from shardid._errors import UnknownTagError
+
+    try:
+        return per_process(_dense, (using, schema, tag), make).next_id()  # type: ignore[no-any-return]
+    except UnknownTagError as e:
+        raise unknown_tag(tag, install_segments_call(schema, tag)) from e
 
 
 def release_before_dropping_test_databases() -> None:

@@ -61,7 +61,17 @@ def next_serial(tag: str, format: str, zone: str, schema: str = "seg", using: st
         integration._closers.append((using, functools.partial(_close, key)))
         return serials
 
-    return str(integration.per_process(_serials, key, make).next_serial())
+    from shardid._errors import UnknownTagError
+
+    try:
+        return str(integration.per_process(_serials, key, make).next_serial())
+    except UnknownTagError as e:
+        raise integration.unknown_tag(tag, _create_serial_call(tag, format, zone, schema)) from e
+
+
+def _create_serial_call(tag: str, format: str, zone: str, schema: str) -> str:
+    """The operation that registers the serial tag, as written in a migration."""
+    return f"CreateSerial({tag!r}, {format!r}, zone={zone!r}" + (f", schema={schema!r})" if schema != "seg" else ")")
 
 
 # The formats of the serials taken in Django's transaction, parsed once.
@@ -93,7 +103,8 @@ def _serial_in_transaction(connection: Any, tag: str, format: str, zone: str, sc
         first, count, stride = steps.take_period(conn, tag, parsed.period_at(unix_ms), size)
         return parsed.render(first + (count - 1) * stride, unix_ms)
 
-    return integration._take_in_transaction(connection, using, schema, tag, serials=True, step=take)  # type: ignore[no-any-return]
+    create = _create_serial_call(tag, format, zone, schema)
+    return integration._take_in_transaction(connection, using, schema, tag, serials=True, step=take, create=create)  # type: ignore[no-any-return]
 
 
 def _text(value: Any) -> str:
