@@ -12,6 +12,9 @@
 //!            idles 0.7 s, closes, and prints `stats()` in the table's order
 //!            (`tests/postgres/test_lease_stats.py` compares them with the server's log).
 //!   bad:     the codes of a bad table, an empty range, a bad time to live.
+//!   take <table> [schema]: leases shard 0 of 0..1 of <table> (in <schema>), closes it, and
+//!            prints the error's code (`no error`) and message (`tests/postgres/test_lease_owner.py`,
+//!            `test_lease_skew.py`).
 use std::time::{Duration, Instant};
 
 use shardid::Layout;
@@ -80,6 +83,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         "hold" => common::hold(config, &args[3..])?,
+        "take" => {
+            let mut options = LeaseOptions::new().table(&args[3]);
+            if let Some(schema) = args.get(4) {
+                options = options.schema(schema);
+            }
+            let taken = PostgresLease::acquire(config, Layout::TWITTER, 0..1, &options);
+            let message = taken.as_ref().err().map(ToString::to_string);
+            if let Ok(lease) = &taken {
+                lease.next_id()?;
+                lease.close();
+            }
+            println!(
+                "{{\"code\": \"{}\", \"message\": {:?}}}",
+                code(taken),
+                message.unwrap_or_default()
+            );
+        }
         "bad" => {
             let table = code(PostgresLease::acquire(
                 config,

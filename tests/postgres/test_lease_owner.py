@@ -158,3 +158,15 @@ def test_a_ceiling_the_layout_cannot_hold_is_refused_not_wrapped(dsns: dict[str,
         "database: the row of shard 0 in lease table app.wrapped records a ceiling of 9223372036854775807 "
         "time units, outside what the layout's time can hold (0 to 2199023255551)"
     ), str(info.value)
+
+
+def test_rust_names_its_schema_and_refuses_another_roles_table(dsns: dict[str, str]) -> None:
+    from examples import run_example
+
+    assert run_example("lease", dsns["lease_app"], "take", "rust_owned", "app") == {"code": "no error", "message": ""}
+    refused = run_example("lease", dsns["lease_app"], "take", "shardid_leases")
+    assert refused["code"] == "INVALID_ARGUMENT", refused
+    assert refused["message"].startswith(
+        "table public.shardid_leases is owned by role lease_other, which the lease's user lease_app"
+    ), refused
+    assert fired(dsns) == 0

@@ -109,3 +109,17 @@ def test_node_a_client_3_s_fast_is_refused(cluster: Any) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["code"] == "CLOCK_SKEW" and 2_500 < out["aheadMs"] <= 3_100 and out["maxMs"] == 2_000, out
+
+
+@pytest.mark.skipif(not FAKETIME.exists(), reason="libfaketime is not installed (scripts/setup.sh installs faketime)")
+def test_rust_a_client_3_s_fast_is_refused(cluster: Any) -> None:
+    import json
+
+    from examples import example
+
+    env = dict(os.environ, LD_PRELOAD=str(FAKETIME), FAKETIME="+3")
+    done = subprocess.run([example("lease"), cluster.dsn, "take", "rust_skew_leases"], capture_output=True,
+                          text=True, timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["code"] == "CLOCK_SKEW" and out["message"].startswith("this host's clock is at least "), out
