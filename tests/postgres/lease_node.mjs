@@ -20,6 +20,8 @@
 //   closed:   a held shard refuses another session; closed, it is taken again at once and the
 //             closed lease makes no ID.
 //   skew:     test_lease_skew.py's: run 3 s fast, a lease is refused (code, aheadMs, maxMs).
+//   skewrenew: test_lease_skew.py's: <file> is libfaketime's timestamp file; after the claim
+//             this host runs 3 s fast, and the next ID after a renewal is refused (code, aheadMs).
 //   owner:    test_lease_owner.py's: a lease in schema `app` (its table's schema, then an ID),
 //             the search path's table of another role refused (code, argument, message), and a
 //             schema that is not a plain name.
@@ -58,6 +60,16 @@ if (mode === 'badtable') {
   const refused = await lease({ layout: Layout.TWITTER, connectionString, shards: [0, 1], table: 'node_skew' })
     .then(() => ({ code: 'no error' }), (err) => ({ code: err.code, aheadMs: Number(err.aheadMs), maxMs: Number(err.maxMs) }))
   console.log(JSON.stringify(refused))
+} else if (mode === 'skewrenew') {
+  // Under libfaketime's timestamp file <file>: claimed in time, then 3 s fast; a renewal stops
+  // the lease, and the next ID says why.
+  const held = await lease({ layout: Layout.TWITTER, connectionString, shards: [0, 1], table: 'node_skew_renew', ttlMs: 600 })
+  await held.nextId()
+  require('node:fs').writeFileSync(file, '+3')
+  await new Promise((resolve) => setTimeout(resolve, 2500))
+  const after = await held.nextId().then(() => ({ code: 'no error' }), (err) => ({ code: err.code, aheadMs: Number(err.aheadMs) }))
+  console.log(JSON.stringify(after))
+  await held.close().catch(() => {})
 } else if (mode === 'owner') {
   const held = await lease({ layout: Layout.TWITTER, connectionString, shards: [0, 1], schema: 'app', table: 'node_owned' })
   const id = String(await held.nextId())

@@ -123,3 +123,20 @@ def test_rust_a_client_3_s_fast_is_refused(cluster: Any) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["code"] == "CLOCK_SKEW" and out["message"].startswith("this host's clock is at least "), out
+
+
+@pytest.mark.skipif(not FAKETIME.exists(), reason="libfaketime is not installed (scripts/setup.sh installs faketime)")
+def test_node_a_clock_that_runs_ahead_after_the_claim_stops_the_lease(cluster: Any, tmp_path: Path) -> None:
+    import json
+
+    clock = tmp_path / "faketime"
+    clock.write_text("+0")
+    env = dict(os.environ, LD_PRELOAD=str(FAKETIME), FAKETIME_TIMESTAMP_FILE=str(clock), FAKETIME_CACHE_DURATION="1",
+               FAKETIME_DONT_FAKE_MONOTONIC="1")  # fmt: skip
+    url = f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres"
+    script = Path(__file__).with_name("lease_node.mjs")
+    done = subprocess.run(["node", str(script), url, "skewrenew", str(clock)], capture_output=True, text=True,
+                          timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["code"] == "CLOCK_SKEW" and 2_500 < out["aheadMs"] <= 3_100, out
