@@ -45,6 +45,11 @@ pub mod sqlite;
 mod tally;
 
 pub use ceiling::{CeilingGenerator, CeilingStore};
+/// How a database lease is taken: one type for every database, here where users look for it
+/// (issue 59), and also as `lease::postgres::LeaseOptions`, `lease::mysql::...` and
+/// `lease::sqlite::...`, beside the lease it configures.
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+pub use database::LeaseOptions;
 pub use hold::{
     Hold, MAX_CEILING_WAIT_MS, ceiling_wait_ms, monotonic_ms, new_token, wait_for_ceiling,
 };
@@ -274,5 +279,17 @@ impl From<Error> for LeaseError {
 impl From<std::io::Error> for LeaseError {
     fn from(e: std::io::Error) -> Self {
         Self::Io(e)
+    }
+}
+
+/// `shardid::lease::LeaseOptions` is the type of every database's lease (issue 59: it was only
+/// under `lease::sqlite`, `lease::postgres` and `lease::mysql`). `sqlite` in the name: the
+/// filter scripts/test.sh runs the `sqlite` feature's tests with.
+#[cfg(all(test, feature = "sqlite"))]
+mod sqlite_options_tests {
+    #[test]
+    fn sqlite_lease_options_are_found_under_lease() {
+        let options: super::LeaseOptions = super::sqlite::LeaseOptions::new();
+        assert_eq!(options.table, "shardid_leases");
     }
 }
