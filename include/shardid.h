@@ -661,7 +661,9 @@ struct shardid_layout shardid_layout_sonyflake(void);
 
 /**
  * The preset named `name` (`"instagram"`, `"TWITTER"`: any case), as the other languages
- * name them. `SHARDID_ERR_INVALID_LAYOUT` for another name; `*out_layout` is then untouched.
+ * name them. `SHARDID_ERR_INVALID_LAYOUT` for another name, as in every language;
+ * `shardid_last_error_message()` then says there is no preset of that name and lists the
+ * names. `*out_layout` is then untouched.
  *
  * # Safety
  * `name` is null or a NUL-terminated string; `out_layout` is null or valid for writing a
@@ -1132,6 +1134,19 @@ shardid_status shardid_serial_render(const struct shardid_serial_format *format,
 shardid_status shardid_serial_parse(const struct shardid_serial_format *format,
                                     const char *serial,
                                     struct shardid_parsed_serial *out_parsed);
+
+/**
+ * The message of the last error a `shardid_*` function returned in this thread, as Python's
+ * exceptions and JavaScript's `err.message` carry it, with the details the status's name
+ * lacks: `"shard 9000 is out of range: the layout holds 0..=8191"`, `"invalid layout: there
+ * is no preset of that name: use INSTAGRAM, TWITTER, DISCORD or SONYFLAKE"`.
+ *
+ * Read it right after a call returned a status other than `SHARDID_OK` (as `errno`): a call
+ * that succeeds leaves it as it was. `""` before this thread's first failure. The string
+ * belongs to the library: never free it; it stays valid until this thread's next failing
+ * call or its exit.
+ */
+const char *shardid_last_error_message(void);
 
 /**
  * The name and a one-line explanation of a status, e.g.

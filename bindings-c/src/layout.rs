@@ -149,7 +149,9 @@ pub extern "C" fn shardid_layout_sonyflake() -> shardid_layout {
 }
 
 /// The preset named `name` (`"instagram"`, `"TWITTER"`: any case), as the other languages
-/// name them. `SHARDID_ERR_INVALID_LAYOUT` for another name; `*out_layout` is then untouched.
+/// name them. `SHARDID_ERR_INVALID_LAYOUT` for another name, as in every language;
+/// `shardid_last_error_message()` then says there is no preset of that name and lists the
+/// names. `*out_layout` is then untouched.
 ///
 /// # Safety
 /// `name` is null or a NUL-terminated string; `out_layout` is null or valid for writing a
@@ -164,10 +166,8 @@ pub unsafe extern "C" fn shardid_layout_preset(
         let (out_layout, name) = unsafe { (out(out_layout)?, arg(name)?) };
         // SAFETY: non-null, and the caller guarantees a NUL-terminated string.
         let name = unsafe { std::ffi::CStr::from_ptr(name) };
-        let layout = name
-            .to_str()
-            .map_err(|_| shardid_status::SHARDID_ERR_INVALID_LAYOUT)
-            .and_then(|name| Layout::preset(name).map_err(Into::into))?;
+        // A name that is not UTF-8 is no preset's name either: the core's answer for one.
+        let layout = Layout::preset(name.to_str().unwrap_or("\u{fffd}"))?;
         out_layout.write(layout.into());
         Ok(())
     })

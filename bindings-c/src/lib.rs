@@ -29,7 +29,7 @@ pub use layout::*;
 pub use lease::*;
 pub use public::*;
 pub use serial::*;
-pub use status::{shardid_status, shardid_status_str};
+pub use status::{shardid_last_error_message, shardid_status, shardid_status_str};
 
 /// The major version of the library this header belongs to.
 pub const SHARDID_VERSION_MAJOR: u32 = 0;

@@ -229,14 +229,78 @@ fn descriptions() -> &'static [(u32, std::ffi::CString)] {
 
 impl From<shardid::Error> for shardid_status {
     fn from(e: shardid::Error) -> Self {
-        Self::of(e.kind())
+        remember(Self::of(e.kind()), &e)
     }
 }
 
 impl From<shardid::lease::LeaseError> for shardid_status {
     fn from(e: shardid::lease::LeaseError) -> Self {
-        Self::of(e.kind())
+        remember(Self::of(e.kind()), &e)
     }
+}
+
+std::thread_local! {
+    /// The core's message for the error a call of this thread is turning into a status
+    /// (`From<shardid::Error>`), picked up by [`boundary`] when the call fails with that status.
+    static PENDING: std::cell::RefCell<Option<(shardid_status, String)>> =
+        const { std::cell::RefCell::new(None) };
+    /// What `shardid_last_error_message()` answers: the message of this thread's last failure.
+    static LAST: std::cell::RefCell<std::ffi::CString> =
+        std::cell::RefCell::new(std::ffi::CString::default());
+}
+
+/// Keeps the core's message for `status` (its `Display`: the text Python's exceptions and JS's
+/// `err.message` carry) until the call's boundary. Runs on error paths only.
+fn remember(status: shardid_status, e: &dyn std::fmt::Display) -> shardid_status {
+    let text = e.to_string();
+    // `try_with`: a thread being torn down keeps no message rather than panicking.
+    let _ = PENDING.try_with(|pending| *pending.borrow_mut() = Some((status, text)));
+    status
+}
+
+/// Records the message of a call that failed with `status`: the core's, when the error that
+/// became this status left one, else the kind's message from the core's table when it has no
+/// fields to fill (`"a required pointer argument was NULL"`), else its summary.
+#[cold]
+fn record_failure(status: shardid_status) {
+    let pending = PENDING.try_with(|p| p.borrow_mut().take()).ok().flatten();
+    let text = match pending {
+        Some((kept, text)) if kept == status => text,
+        _ => STATUSES.iter().find(|(s, _)| *s == status).map_or_else(
+            || "a status without a message".to_owned(),
+            |(_, kind)| match kind.template() {
+                template if !template.contains('{') => template.to_owned(),
+                _ => kind.summary().to_owned(),
+            },
+        ),
+    };
+    // The core's messages hold no NUL; if one ever did, the text stops before it.
+    let text = std::ffi::CString::new(text).unwrap_or_else(|e| {
+        let end = e.nul_position();
+        let mut bytes = e.into_vec();
+        bytes.truncate(end);
+        std::ffi::CString::new(bytes).unwrap_or_default()
+    });
+    let _ = LAST.try_with(|last| *last.borrow_mut() = text);
+}
+
+/// The message of the last error a `shardid_*` function returned in this thread, as Python's
+/// exceptions and JavaScript's `err.message` carry it, with the details the status's name
+/// lacks: `"shard 9000 is out of range: the layout holds 0..=8191"`, `"invalid layout: there
+/// is no preset of that name: use INSTAGRAM, TWITTER, DISCORD or SONYFLAKE"`.
+///
+/// Read it right after a call returned a status other than `SHARDID_OK` (as `errno`): a call
+/// that succeeds leaves it as it was. `""` before this thread's first failure. The string
+/// belongs to the library: never free it; it stays valid until this thread's next failing
+/// call or its exit.
+#[unsafe(no_mangle)]
+pub extern "C" fn shardid_last_error_message() -> *const std::ffi::c_char {
+    // A panic here (there is none to expect) must not unwind into C.
+    catch_unwind(|| {
+        LAST.try_with(|last| last.borrow().as_ptr())
+            .unwrap_or(c"".as_ptr())
+    })
+    .unwrap_or(c"".as_ptr())
 }
 
 /// The name and a one-line explanation of a status, e.g.
@@ -259,13 +323,16 @@ pub extern "C" fn shardid_status_str(status: u32) -> *const std::ffi::c_char {
 }
 
 /// Runs an exported function's body: a panic becomes `SHARDID_ERR_PANIC` instead of
-/// unwinding into C (undefined behaviour), and `Err(status)` becomes that status.
+/// unwinding into C (undefined behaviour), and `Err(status)` becomes that status, its message
+/// kept for `shardid_last_error_message()`.
 pub(crate) fn boundary(body: impl FnOnce() -> Result<(), shardid_status>) -> shardid_status {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => SHARDID_OK,
+    let status = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => return SHARDID_OK,
         Ok(Err(status)) => status,
         Err(_) => SHARDID_ERR_PANIC,
-    }
+    };
+    record_failure(status);
+    status
 }
 
 /// Borrows a `const T *` argument.

@@ -71,6 +71,35 @@ static void test_layouts(void) {
         }
     }
     CHECK(shardid_layout_preset(NULL, NULL) == SHARDID_ERR_NULL_ARGUMENT, "NULL name");
+    CHECK(strcmp(shardid_last_error_message(), "a required pointer argument was NULL") == 0,
+          "a null name's message: %s", shardid_last_error_message());
+    /* An unknown name says so, with the names, in the core's words (Python's and JS's message). */
+    {
+        shardid_layout untouched = shardid_layout_twitter();
+        const char *message;
+        CHECK_STATUS(shardid_layout_preset("bogus", &untouched), SHARDID_ERR_INVALID_LAYOUT);
+        message = shardid_last_error_message();
+        CHECK(strstr(message, "no preset of that name") != NULL
+                  && strstr(message, "INSTAGRAM, TWITTER, DISCORD or SONYFLAKE") != NULL,
+              "an unknown preset's message: %s", message);
+        CHECK(same_layout(untouched, shardid_layout_twitter()), "untouched after an unknown name");
+        /* A call that succeeds leaves the message; the next failure replaces it with its own. */
+        CHECK_STATUS(shardid_layout_preset("discord", &untouched), SHARDID_OK);
+        CHECK(strstr(shardid_last_error_message(), "no preset of that name") != NULL,
+              "kept after a success: %s", shardid_last_error_message());
+        CHECK_STATUS(shardid_layout_preset("\xff", &untouched), SHARDID_ERR_INVALID_LAYOUT);
+        CHECK(strstr(shardid_last_error_message(), "no preset of that name") != NULL,
+              "a name that is not UTF-8: %s", shardid_last_error_message());
+    }
+    /* The details a status's name lacks, with the core's values. */
+    {
+        shardid_layout instagram = shardid_layout_instagram();
+        shardid_generator *gen = NULL;
+        CHECK_STATUS(shardid_generator_new(&instagram, 9000, &gen), SHARDID_ERR_SHARD_OUT_OF_RANGE);
+        CHECK(strcmp(shardid_last_error_message(), "shard 9000 is out of range: the layout holds 0..=8191") == 0,
+              "a shard out of range: %s", shardid_last_error_message());
+        shardid_generator_free(gen);
+    }
 
     for (i = 0; i < COUNT(VECTOR_INVALID_LAYOUTS); i++) {
         const struct vector_invalid_layout *v = &VECTOR_INVALID_LAYOUTS[i];
