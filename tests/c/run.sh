@@ -48,7 +48,7 @@ memcheck=(valgrind --quiet --error-exitcode=99 --leak-check=full
           --show-leak-kinds=definite,indirect,possible
           --errors-for-leak-kinds=definite,indirect,possible)
 
-for test in conformance bad_input threads lease serials fork; do
+for test in conformance bad_input threads lease serials fork clock_thread; do
     src=tests/c/$test.c
     check "$test (static)" sh -c "cc ${cflags[*]} $src ${static_libs[*]} -o $work/$test-static && $work/$test-static"
     check "$test (shared)" sh -c "cc ${cflags[*]} $src ${shared_libs[*]} -o $work/$test-shared && $work/$test-shared"
@@ -79,6 +79,7 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 demo=examples/c/demo.c
 check "pkg-config build (shared, the book's rpath)" sh -c "cc -std=c99 -Wall -Werror $demo \$(pkg-config --cflags --libs shardid) -Wl,-rpath,\$(pkg-config --variable=libdir shardid) -o $work/demo-pc && $work/demo-pc"
 check "pkg-config --static with -static links the archive" sh -c "cc -static -std=c99 -Wall -Werror $demo \$(pkg-config --static --cflags --libs shardid) -o $work/demo-static && $work/demo-static && ! readelf -d $work/demo-static | grep 'NEEDED.*libshardid'"
+check "only libshardid static (-Wl,-Bstatic, the book's command)" sh -c "cc -std=c99 -Wall -Werror $demo \$(pkg-config --cflags --libs-only-L shardid) -Wl,-Bstatic -lshardid -Wl,-Bdynamic \$(pkg-config --static --libs-only-l shardid | sed 's/-lshardid//') -o $work/demo-bstatic && $work/demo-bstatic && ! readelf -d $work/demo-bstatic | grep 'NEEDED.*libshardid'"
 
 # Into /usr/local as a user installs it (root, the running system): make install's ldconfig
 # makes the library loadable with no rpath. Only where /usr/local holds no libshardid of its

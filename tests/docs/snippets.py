@@ -415,7 +415,8 @@ class Runner:
         if not re.search(r"\bmain\s*\(", code):
             includes = [line for line in code.split("\n") if line.startswith("#include")]
             body = [line if not line.startswith("#include") else "" for line in code.split("\n")]
-            code = "\n".join(["#include <stdio.h>", *includes, "int main(void) {", *body, "return 0; }"])
+            # Only the block's own includes: a snippet a reader copies must compile as shown.
+            code = "\n".join([*includes, "int main(void) {", *body, "return 0; }"])
         else:
             code = pad(block)
         source = cwd / f"block-{block.line}.c"
