@@ -129,14 +129,14 @@ macro_rules! groups {
                 let mut cases = Vec::new();
                 for (case, u) in down {
                     cases.push((case.clone(), outcome(|| Serials::connect(u, "c", FORMAT, "UTC", schema, policy))));
-                    cases.push((format!("{case}-create"), outcome(|| create_serial(u, schema, "c", FORMAT, "UTC", 1))));
+                    cases.push((format!("{case}-create"), outcome(|| create_serial(u, "c", FORMAT, "UTC", schema, 1))));
                 }
                 let down = format!(
                     "{{{}}}",
                     cases.iter().map(|(c, o)| format!("{c:?}: {o}")).collect::<Vec<_>>().join(", ")
                 );
                 // Registered by the test's Python on the other databases; again alike does nothing.
-                create_serial(url, schema, "c", FORMAT, "UTC", 1).expect("tag c registered");
+                create_serial(url, "c", FORMAT, "UTC", schema, 1).expect("tag c registered");
                 let s = Serials::connect(url, "c", FORMAT, "UTC", schema, policy).expect("serials");
                 s.next_serial().expect("a serial");
                 let stats = s.stats();
@@ -211,7 +211,7 @@ fn badurl(url: &str) -> String {
         ),
         (
             "createSerial",
-            outcome(|| shardid::serial::sqlite::create_serial(url, "main", "c", FORMAT, "UTC", 1)),
+            outcome(|| shardid::serial::sqlite::create_serial(url, "c", FORMAT, "UTC", "main", 1)),
         ),
         (
             "dictionary",

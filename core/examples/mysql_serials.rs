@@ -64,10 +64,10 @@ fn take(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn run(url: &str, schema: &str) -> Result<(), Box<dyn std::error::Error>> {
-    create_serial(url, schema, "ms", FORMAT, ZONE, 1)?;
-    let again = code(create_serial(url, schema, "ms", FORMAT, ZONE, 1));
-    let other_zone = code(create_serial(url, schema, "ms", FORMAT, "UTC", 1));
-    let same_format = code(create_serial(url, schema, "ms2", FORMAT, ZONE, 1));
+    create_serial(url, "ms", FORMAT, ZONE, schema, 1)?;
+    let again = code(create_serial(url, "ms", FORMAT, ZONE, schema, 1));
+    let other_zone = code(create_serial(url, "ms", FORMAT, "UTC", schema, 1));
+    let same_format = code(create_serial(url, "ms2", FORMAT, ZONE, schema, 1));
     let small = SizePolicy::new().bounds(50, 50);
     let serials = Arc::new(Serials::connect(url, "ms", FORMAT, ZONE, schema, small)?);
     let threads: Vec<_> = (0..4)

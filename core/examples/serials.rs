@@ -57,7 +57,7 @@ fn main() {
             } else {
                 1
             };
-            match create_serial(arg(1), arg(2), arg(3), arg(4), arg(5), max_gap) {
+            match create_serial(arg(1), arg(3), arg(4), arg(5), arg(2), max_gap) {
                 Ok(()) => println!(r#"{{"created": true}}"#),
                 Err(e) => println!("{}", code(&e)),
             }

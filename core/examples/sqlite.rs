@@ -24,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     orders.close(); // the unused rest goes back: the next run continues after the last ID
 
     let format = "ORD-{yyyy}{MM}{dd}-{seq:6}";
-    create_serial(&url, "main", "invoices", format, "Europe/Paris", 1)?;
+    create_serial(&url, "invoices", format, "Europe/Paris", "main", 1)?;
     let invoices = Serials::connect(
         &url,
         "invoices",

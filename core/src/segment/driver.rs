@@ -1028,7 +1028,7 @@ mod sqlite_drop_tests {
     #[test]
     fn sqlite_serials_dropped_without_close_hand_out_consecutive_numbers() {
         let (url, path) = file("serials");
-        create_serial(&url, "main", "s", FORMAT, "UTC", 1).unwrap();
+        create_serial(&url, "s", FORMAT, "UTC", "main", 1).unwrap();
         let policy = SizePolicy::new().bounds(10, 10);
         let mut got: Vec<String> = Vec::new();
         for _ in 0..5 {

@@ -726,12 +726,15 @@ macro_rules! serials_client {
             "[`SerialsError::Mismatch`] for a tag registered otherwise (or a format another tag ",
             "prints), [`SerialsError::Unreachable`], [`SerialsError::Database`]."
         )]
+        // The arguments in `Serials::connect`'s order (url, tag, format, zone, schema), as
+        // `create_tag` takes `DenseIds::connect`'s: the schema came before the tag here, and
+        // every argument is a `&str`, so a call written in the other's order compiled (issue 59).
         pub fn create_serial(
             url: &str,
-            schema: &str,
             tag: &str,
             format: &str,
             zone: &str,
+            schema: &str,
             max_gap: u32,
         ) -> Result<(), SerialsError> {
             super::driver::create_serial::<$client>(url, schema, tag, format, zone, max_gap)

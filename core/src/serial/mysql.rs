@@ -11,7 +11,7 @@
 //!
 //! let url = "mysql://app:secret@127.0.0.1:3306/seg";
 //! let format = "ORD-{yyyy}{MM}{dd}-{seq:6}";
-//! create_serial(url, "seg", "orders", format, "Asia/Shanghai", 1)?; // once
+//! create_serial(url, "orders", format, "Asia/Shanghai", "seg", 1)?; // once
 //! let orders = Serials::connect(url, "orders", format, "Asia/Shanghai", "seg", SizePolicy::new())?;
 //! let serial = orders.next_serial()?; // ORD-20261125-000001, ...
 //! orders.close();

@@ -11,7 +11,7 @@
 //!
 //! let config = "host=127.0.0.1 user=app dbname=app";
 //! let format = "ORD-{yyyy}{MM}{dd}-{seq:6}";
-//! create_serial(config, "seg", "orders", format, "Asia/Shanghai", 1)?; // once
+//! create_serial(config, "orders", format, "Asia/Shanghai", "seg", 1)?; // once
 //! let orders = Serials::connect(config, "orders", format, "Asia/Shanghai", "seg", SizePolicy::new())?;
 //! let serial = orders.next_serial()?; // ORD-20261125-000001, ...
 //! assert_eq!(orders.parse(&serial)?.number, 1);

@@ -12,7 +12,7 @@
 //!
 //! let url = "sqlite:///ids.db";
 //! let format = "ORD-{yyyy}{MM}{dd}-{seq:6}";
-//! create_serial(url, "main", "orders", format, "Asia/Shanghai", 1)?; // once
+//! create_serial(url, "orders", format, "Asia/Shanghai", "main", 1)?; // once
 //! let orders = Serials::connect(url, "orders", format, "Asia/Shanghai", "main", SizePolicy::new())?;
 //! let serial = orders.next_serial()?; // ORD-20261125-000001, ...
 //! orders.close();
@@ -219,11 +219,11 @@ mod tests {
         let url = db.url();
         let e = Serials::connect(&url, "orders", FORMAT, ZONE, "main", SizePolicy::new());
         assert_eq!(e.unwrap_err().kind(), ErrorKind::UnknownTag, "a new file");
-        create_serial(&url, "main", "orders", FORMAT, ZONE, 1).unwrap();
-        create_serial(&url, "main", "orders", FORMAT, ZONE, 1).unwrap(); // again: nothing
-        let e = create_serial(&url, "main", "orders", FORMAT, "UTC", 1).unwrap_err();
+        create_serial(&url, "orders", FORMAT, ZONE, "main", 1).unwrap();
+        create_serial(&url, "orders", FORMAT, ZONE, "main", 1).unwrap(); // again: nothing
+        let e = create_serial(&url, "orders", FORMAT, "UTC", "main", 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::SerialMismatch, "{e}");
-        let e = create_serial(&url, "main", "refunds", FORMAT, ZONE, 1).unwrap_err();
+        let e = create_serial(&url, "refunds", FORMAT, ZONE, "main", 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::SerialMismatch, "the same serials: {e}");
         let e = Serials::connect(&url, "orders", FORMAT, "UTC", "main", SizePolicy::new());
         assert_eq!(e.unwrap_err().kind(), ErrorKind::SerialMismatch);
@@ -269,14 +269,14 @@ mod tests {
     fn sqlite_serials_bad_arguments_and_files_are_refused() {
         let db = TempDb::new("serials-bad");
         let url = db.url();
-        let e = create_serial(&url, "main", "a@b", FORMAT, ZONE, 1).unwrap_err();
+        let e = create_serial(&url, "a@b", FORMAT, ZONE, "main", 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        let e = create_serial("postgresql://h/d", "main", "t", FORMAT, ZONE, 1).unwrap_err();
+        let e = create_serial("postgresql://h/d", "t", FORMAT, ZONE, "main", 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        let e = create_serial(&url, "main", "t", FORMAT, "Mars/Base", 1).unwrap_err();
+        let e = create_serial(&url, "t", FORMAT, "Mars/Base", "main", 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::UnknownTimeZone);
         let missing = format!("sqlite:///{}", db.dir.join("no/dir/x.db").display());
-        let e = create_serial(&missing, "main", "t", FORMAT, ZONE, 1).unwrap_err();
+        let e = create_serial(&missing, "t", FORMAT, ZONE, "main", 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable);
         assert!(
             e.to_string().contains("unable to open database file"),
