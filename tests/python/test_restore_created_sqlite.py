@@ -5,15 +5,46 @@ Under a second."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from restore_checks import after_given, created_after_backup
 
+NODE = Path(__file__).resolve().parents[2] / "bindings-node"
 
-def test_a_file_copied_back_and_marked_restored(tmp_path: Path) -> None:
+
+def _node_runs() -> bool:
+    """Whether ``npx shardid`` can run here: the addon built and better-sqlite3 installed."""
+    probe = "require('./index.js'); require.resolve('better-sqlite3', { paths: [process.cwd()] })"
+    try:
+        done = subprocess.run(["node", "-e", probe], cwd=NODE, capture_output=True, timeout=60, check=False)
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+def _restored(cli: str, url: str, *options: str) -> str:
+    """``shardid restored`` from Python's command line or Node's (``npx shardid``)."""
+    if cli == "node":
+        if not _node_runs():
+            if os.environ.get("CI"):
+                pytest.fail("the Node addon or better-sqlite3 is missing in CI")
+            pytest.skip("the Node addon or better-sqlite3 is not installed in bindings-node")
+        args = ["node", str(NODE / "cli.js")]
+    else:
+        args = [sys.executable, "-m", "shardid"]
+    done = subprocess.run([*args, "restored", url, *options], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("cli", ["python", "node"])
+def test_a_file_copied_back_and_marked_restored(tmp_path: Path, cli: str) -> None:
     db, copy = tmp_path / "app.db", tmp_path / "copy.db"
     url = f"sqlite:///{db}"
 
@@ -27,16 +58,14 @@ def test_a_file_copied_back_and_marked_restored(tmp_path: Path) -> None:
         copy.rename(db)
 
     def mark(url: str) -> None:
-        done = subprocess.run(
-            [sys.executable, "-m", "shardid", "restored", url], capture_output=True, text=True, timeout=60, check=False
-        )
-        assert done.returncode == 0, done.stderr
-        assert "marked restored: 2 tags, 1 topic" in done.stdout, done.stdout  # orders and the first day; words
+        out = _restored(cli, url)
+        assert "marked restored: 2 tags, 1 topic" in out, out  # orders and the first day; words
 
     print(f"\na SQLite file copied back, marked: {created_after_backup(url, backup, restore, mark)}")
 
 
-def test_restored_after_starts_right_past_what_the_operator_gives(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cli", ["python", "node"])
+def test_restored_after_starts_right_past_what_the_operator_gives(tmp_path: Path, cli: str) -> None:
     db, copy = tmp_path / "app.db", tmp_path / "copy.db"
 
     def backup() -> None:
@@ -49,10 +78,7 @@ def test_restored_after_starts_right_past_what_the_operator_gives(tmp_path: Path
         copy.rename(db)
 
     def restored(url: str, options: list[str]) -> None:
-        done = subprocess.run(
-            [sys.executable, "-m", "shardid", "restored", url, *options], capture_output=True, text=True, timeout=60, check=False
-        )
-        assert done.returncode == 0, done.stderr
-        assert "(--after:" in done.stdout, done.stdout
+        out = _restored(cli, url, *options)
+        assert "(--after:" in out, out
 
     print(f"\na SQLite file copied back, restored --after: {after_given(f'sqlite:///{db}', backup, restore, restored)}")
