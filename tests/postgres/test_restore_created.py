@@ -1,13 +1,19 @@
 """Issue 54 on PostgreSQL: a serial period, a dense tag and a topic created after a backup,
 and created again after it is restored, start past what the lost state could have handed out
 from them (restore_checks.created_after_backup): a ``pg_dump`` restored with ``pg_restore
---clean`` into the same database and marked with ``shardid restored``, and one restored into a
-fresh cluster (another system identifier: seen without a mark). Each takes a few seconds."""
+--clean`` into the same database and marked with ``shardid restored``, one restored into a
+fresh cluster (another system identifier), and point-in-time recovery (a new timeline): both
+seen without a mark. Then ``shardid restored --after`` and the status of a period a restore's
+skip left short. Each takes a few seconds."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +84,48 @@ def test_a_dump_restored_into_a_fresh_cluster_is_seen_without_a_mark(cluster: An
             dictionary_schema="rc_dict",
         )
     print(f"\npg_restore into a fresh cluster, not marked: {said}")
+
+
+def test_point_in_time_recovery_is_seen_without_a_mark(tmp_path: Path) -> None:
+    """Point-in-time recovery to a restore point (a new timeline): what was created after the
+    point and made again on the recovered cluster starts past what the lost WAL handed out."""
+    from test_dump_restore import Recovered
+
+    archive = Path(tempfile.mkdtemp(prefix="shardid-pg-archive-"))
+    if os.geteuid() == 0:
+        subprocess.run(["chown", "postgres:", str(archive)], check=True)
+    try:
+        with Cluster(wal_level="replica", archive_mode="on", archive_command=f"'cp %p {archive}/%f'") as primary:
+            with psycopg.connect(primary.dsn, autocommit=True) as conn, conn.transaction():
+                conn.execute(segments("rc_seg").encode())
+                conn.execute(dictionary("rc_dict").encode())
+            recovered = Recovered(primary)
+
+            def backup() -> None:
+                with psycopg.connect(primary.dsn, autocommit=True) as conn:
+                    conn.execute("SELECT pg_create_restore_point('rc')")
+
+            def restore() -> tuple[str, str]:
+                with psycopg.connect(primary.dsn, autocommit=True) as conn:
+                    wal = conn.execute("SELECT pg_walfile_name(pg_current_wal_lsn())").fetchone()[0]
+                    conn.execute("SELECT pg_switch_wal()")
+                    deadline = time.monotonic() + 30
+                    while (conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()[0] or "") < wal:
+                        assert time.monotonic() < deadline, "the WAL was not archived"
+                        time.sleep(0.05)
+                primary.stop_server()
+                recovered.recover(archive, "rc")
+                return recovered.dsn, recovered.dsn
+
+            try:
+                said = created_after_backup(
+                    primary.dsn, backup, restore, None, schema="rc_seg", dictionary_schema="rc_dict"
+                )
+            finally:
+                recovered.stop()
+    finally:
+        shutil.rmtree(archive, ignore_errors=True)
+    print(f"\npoint-in-time recovery, not marked: {said}")
 
 
 def test_restored_after_starts_right_past_what_the_operator_gives(cluster: Any, tmp_path: Path) -> None:
