@@ -206,14 +206,15 @@ def _serial_database_error(e: BaseException, tag: str, zone: str, unreachable: A
 # number; Django, gunicorn and most services never call it, and every manage.py run or worker
 # restart skipped up to two segments (issue 59). Each allocator that starts a fetch is kept here,
 # weakly (one the application drops is not kept alive), and closed:
-# - at a normal exit (atexit: the end of the script, sys.exit, a gunicorn worker's graceful exit,
-#   sync or UvicornWorker, Ctrl-C's KeyboardInterrupt);
+# - at a normal exit (atexit: the end of the script, sys.exit, a gunicorn sync worker's graceful
+#   exit, Ctrl-C's KeyboardInterrupt);
 # - on SIGTERM, whose default action ends the process without atexit, only where the process
 #   has no handler of its own when the first fetch starts (gunicorn's workers have one: they
 #   exit gracefully, through atexit) and only in the main thread, where handlers are
-#   installed. uvicorn run by itself (0.29 and later) has its own while it serves, then puts
-#   back the default action and sends itself the signal again: the process ends by SIGTERM,
-#   without atexit, and nothing here can run; close in the application's lifespan shutdown. The handler gives back, then restores the default action and sends the signal
+#   installed. uvicorn (0.29 and later) has its own while it serves, then puts back the default
+#   action and sends itself the signal again: the process ends by SIGTERM, without atexit, and
+#   nothing here can run (measured with uvicorn 0.54, alone and as gunicorn's UvicornWorker:
+#   the next process started 1,000 further); close in the application's lifespan shutdown. The handler gives back, then restores the default action and sends the signal
 #   again, so the process still ends as SIGTERM ends it (a parent sees the same status). A
 #   handler the application installs later replaces it, as it should.
 # Bounded: EXIT_BUDGET_S in all (a fetch in flight is waited for at most that, then the rest is a
