@@ -82,10 +82,13 @@ fn a_take_skips_by_rate_after_a_step_back_reading_the_origin_once() {
     assert!(
         take.starts_with(&format!(
             "UPDATE seg.shardid_tags SET restored = {back}, \
+             back_ms = IF(restored, written_ms, back_ms), back_seen_ms = IF(restored, {now}, back_seen_ms), \
              grown_at = IF(%s > GREATEST(step, 1000), {marked}, grown_at), \
              next = CAST(LAST_INSERT_ID({marked}) AS SIGNED) + stride * %s, step = %s, \
-             rate = IF(window_ms IS NOT NULL AND {now} - window_ms >= 1000, \
-             GREATEST(rate, (window_n + step) * 1000 / ({now} - window_ms)), rate), \
+             rate = IF(restored, IF(window_ms IS NULL OR written_ms IS NULL, rate, GREATEST(rate, \
+             window_n * 1000 / GREATEST(written_ms - window_ms, 1000))), \
+             IF(window_ms IS NOT NULL AND {now} - window_ms >= 1000, \
+             GREATEST(rate, (window_n + step) * 1000 / ({now} - window_ms)), rate)), \
              window_n = IF(restored OR window_ms IS NULL, step, "
         )),
         "{take}"
@@ -95,8 +98,11 @@ fn a_take_skips_by_rate_after_a_step_back_reading_the_origin_once() {
     assert!(written.contains(&format!(
         "origin = IF(restored, {origin}, COALESCE(origin, {origin})), restored = FALSE"
     )));
-    // MySQL assigns left to right: the marks of a step back are written last.
+    // What a tag created later skips needs (issue 54): the last write before a step back,
+    // read before `written_ms` is written.
     let at = |what: &str| take.find(what).unwrap();
+    assert!(at("back_ms = IF(restored, written_ms") < at("written_ms = "));
+    // MySQL assigns left to right: the marks of a step back are written last.
     assert!(at("step = %s") < at("rate = ") && at("rate = ") < at("window_n = "));
     assert!(at("window_n = ") < at("window_ms = IF") && at("window_ms = IF") < at("server = "));
     assert!(take.contains(
