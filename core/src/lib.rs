@@ -29,6 +29,7 @@
 //! - `serial` (feature `serial`): business serial numbers (`ORD-20261125-000123`) whose
 //!   number starts again every day, month or year in an IANA time zone, from segments.
 //! - [`dictionary`]: the string ↔ ID dictionary's rules, server choice and clients' cache.
+//! - [`uuid`]: the bridge to UUIDv7 and back, lossless and order-keeping.
 //! - [`js`]: what JavaScript numbers hold, for the Node addon and the WebAssembly module.
 //! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL;
 //!   [`sql::Mysql`] the same for MySQL 8 and MariaDB ([`sql::mysql`]).
@@ -54,6 +55,7 @@ mod layout;
 pub mod public;
 mod scatter;
 pub mod stats;
+pub mod uuid;
 
 #[cfg(target_has_atomic = "64")]
 mod anchor;
