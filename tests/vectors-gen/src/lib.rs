@@ -11,6 +11,7 @@ pub mod c;
 pub mod public;
 pub mod serials;
 pub mod tables;
+pub mod uuid;
 
 use serde_json::{Map, Value, json};
 use shardid::{Error, FieldOrder, FieldValue, Generator, Layout, Options};
@@ -1062,6 +1063,7 @@ pub fn render() -> Vec<(&'static str, String)> {
             }),
         ),
         ("public_ids.json", public::file()),
+        ("uuid.json", uuid::file()),
         ("serials.json", serials::file()),
         (
             "dictionary.json",

@@ -67,6 +67,38 @@ fn every_layout_case_passes() {
 }
 
 #[test]
+fn every_uuid_case_passes() {
+    let file = load("uuid.json");
+    let mut reasons = std::collections::BTreeSet::new();
+    let cases = file["cases"].as_array().unwrap();
+    for c in cases {
+        let got =
+            shardid_vectors::uuid::run(c["layout"].as_str(), c["op"].as_str().unwrap(), &c["args"]);
+        assert_eq!(got, c["expect"], "{}", c["name"]);
+        if let Some(message) = got["message"].as_str() {
+            reasons.insert(message.to_owned());
+        }
+    }
+    // Every refusal of a UUID is in the file.
+    for reason in [
+        shardid::uuid::NOT_TEXT,
+        shardid::uuid::NOT_VERSION_7,
+        shardid::uuid::NOT_RFC_VARIANT,
+        shardid::uuid::NO_MARKER,
+        shardid::uuid::CUSTOM_NEEDS_LAYOUT,
+        shardid::uuid::OTHER_LAYOUT,
+        shardid::uuid::TIME_MISMATCH,
+        shardid::uuid::PAST_UUID_TIME,
+    ] {
+        assert!(
+            reasons.iter().any(|m| m.ends_with(reason)),
+            "no case refused with {reason}"
+        );
+    }
+    assert!(cases.len() > 80, "only {} cases", cases.len());
+}
+
+#[test]
 fn every_generator_trace_passes() {
     let traces = load("generator.json");
     for t in traces["traces"].as_array().unwrap() {
