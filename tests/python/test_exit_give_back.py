@@ -43,9 +43,9 @@ def test_ten_processes_that_never_close_hand_out_consecutive_numbers(tmp_path: P
     assert got == [[n, f"{n:06}"] for n in range(1, 11)]
 
 
-def signalled(url: str, after: str) -> tuple[list[object], int, str]:
-    """A process that takes, prints, then waits (``after`` first), sent SIGTERM once it printed."""
-    child = subprocess.Popen([sys.executable, "-c", TAKE + after + "\nimport time\ntime.sleep(30)\n", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def signalled(url: str, before: str) -> tuple[list[object], int, str]:
+    """A process that runs ``before``, takes, prints, then waits, sent SIGTERM once it printed."""
+    child = subprocess.Popen([sys.executable, "-c", before + TAKE + "\nimport time\ntime.sleep(30)\n", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
         line = child.stdout.readline()
@@ -63,7 +63,8 @@ def test_sigterm_gives_back_and_still_ends_the_process_by_the_signal(tmp_path: P
     first, status, _ = signalled(url, "")
     assert status == -signal.SIGTERM  # ended as SIGTERM ends it
     assert take(url) == [2, "000002"]  # the rest was given back
-    # A handler of the application's, installed before: it runs, ours is not installed.
+    # A handler of the application's, installed before the first segment: it runs, ours is not
+    # installed.
     own = 'import signal, sys\nsignal.signal(signal.SIGTERM, lambda *a: (print("own handler", flush=True), sys.exit(3)))\n'
     _, status, out = signalled(url, own)
     assert status == 3 and "own handler" in out, out
