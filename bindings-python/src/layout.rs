@@ -181,6 +181,21 @@ impl PyLayout {
         Ok(PyParts::from_parts(py, parts))
     }
 
+    /// The UUIDv7 of an ID (an int or a decimal string): its time is the ID's, and the rest of
+    /// the ID and the layout's marker fill its random bits, so `from_uuid` gives the ID back
+    /// and UUIDs sort as their IDs do.
+    #[allow(clippy::wrong_self_convention)] // Python's name: Layout.to_uuid(id)
+    fn to_uuid<'py>(&self, py: Python<'py>, id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        crate::uuid::to_uuid(py, &self.inner, id)
+    }
+
+    /// The ID a UUID (a `uuid.UUID` or its text) made by `to_uuid` of this layout holds;
+    /// `InvalidArgumentError` for any other UUID.
+    #[allow(clippy::wrong_self_convention)] // Python's name: Layout.from_uuid(uuid)
+    fn from_uuid(&self, py: Python<'_>, uuid: &Bound<'_, PyAny>) -> PyResult<u64> {
+        crate::uuid::from_uuid(py, Some(&self.inner), uuid)
+    }
+
     /// Checks that `id` is an ID of this layout and returns it as an int.
     fn validate_id(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<u64> {
         self.inner

@@ -20,6 +20,7 @@ mod sql;
 mod sqlite;
 mod stats;
 mod status;
+mod uuid;
 
 use pyo3::prelude::*;
 
@@ -42,6 +43,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::PyGenerator>()?;
     m.add_class::<public::PyPublicIds>()?;
     m.add_function(wrap_pyfunction!(public::check_public_id, m)?)?;
+    m.add_function(wrap_pyfunction!(uuid::from_uuid_fn, m)?)?;
     m.add_function(wrap_pyfunction!(public::_public_id_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(stats::_stats_table, m)?)?;
     m.add_function(wrap_pyfunction!(stats::_collect, m)?)?;

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
 from typing import Any
 
 import pytest
@@ -47,6 +48,50 @@ def test_ids_as_decimal_strings_give_the_same_results(file: str) -> None:
             extra = {"digits": int(case["args"]["digits"])} if "digits" in case["args"] else {}
             as_str = outcome(lambda: method(case["args"]["id"], **extra), case["expect"])
             assert as_str == case["expect"], case["name"]
+
+
+UUID_CASES = load("uuid.json")["cases"]
+
+
+def run_uuid(case: dict[str, Any], as_text: bool) -> Any:
+    layout = LAYOUTS[case["layout"]] if case["layout"] else None
+    if case["op"] == "to_uuid":
+        assert layout is not None
+        made = layout.to_uuid(int(case["args"]["id"]))
+        assert isinstance(made, uuid.UUID) and made.version == 7 and made.variant == uuid.RFC_4122
+        return str(made)
+    text = case["args"]["uuid"]
+    # A uuid.UUID where Python can make one of the text; the core reads the text itself.
+    arg: Any = text
+    if not as_text:
+        try:
+            if len(text) == 36:
+                arg = uuid.UUID(text)
+        except ValueError:
+            pass
+    if layout is None:
+        return shardid.from_uuid(arg)
+    assert shardid.from_uuid(arg, layout) == layout.from_uuid(arg)
+    return layout.from_uuid(arg)
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["uuid", "text"])
+@pytest.mark.parametrize("case", UUID_CASES, ids=[c["name"] for c in UUID_CASES])
+def test_uuid_case(case: dict[str, Any], as_text: bool) -> None:
+    assert outcome(lambda: run_uuid(case, as_text), case["expect"]) == case["expect"]
+
+
+def test_uuid_wrong_types() -> None:
+    for bad in (b"\x00" * 16, 7, None, uuid.UUID(int=0).bytes):
+        with pytest.raises(TypeError, match="uuid must be a uuid.UUID or a str"):
+            shardid.Layout.TWITTER.from_uuid(bad)
+    # Text that is no UUID is the core's refusal, a ValueError.
+    with pytest.raises(shardid.InvalidArgumentError) as refused:
+        shardid.from_uuid("{" + str(shardid.Layout.TWITTER.to_uuid(0)) + "}")
+    assert isinstance(refused.value, ValueError)
+    # A UUID Python made itself: version 4, refused.
+    with pytest.raises(shardid.InvalidArgumentError, match="not a UUIDv7"):
+        shardid.from_uuid(uuid.uuid4())
 
 
 def test_there_are_many_cases() -> None:

@@ -66,6 +66,7 @@ from shardid._shardid import (
     SerialFormat,
     __version__,
     check_public_id,
+    from_uuid,
     lease,
     now_ms,
 )
@@ -121,6 +122,7 @@ __all__ = [
     "UnknownTopicError",
     "UnsupportedError",
     "check_public_id",
+    "from_uuid",
     "lease",
     "now_ms",
     "__version__",

@@ -1,4 +1,5 @@
 import os
+import uuid as _uuid
 import pathlib
 from datetime import datetime
 from collections.abc import Iterable
@@ -62,6 +63,7 @@ __all__ = [
     "create_serial_sql",
     "_public_id_pattern",
     "check_public_id",
+    "from_uuid",
     "lease",
     "now_ms",
     "postgres",
@@ -712,6 +714,15 @@ class Layout:
         check `shardid.W002` reports."""
     def decode(self, id: _Id) -> Parts:
         """Splits an ID (an int or a decimal string) into its fields."""
+    def to_uuid(self, id: _Id) -> _uuid.UUID:
+        """The UUIDv7 of an ID (an int or a decimal string): its time is the ID's, and the rest of
+        the ID and the layout's marker fill its random bits, so `from_uuid` gives the ID back
+        and UUIDs sort as their IDs do.
+        """
+    def from_uuid(self, uuid: _uuid.UUID | str) -> int:
+        """The ID a UUID (a `uuid.UUID` or its text) made by `to_uuid` of this layout holds;
+        `InvalidArgumentError` for any other UUID.
+        """
     def validate_id(self, id: _Id) -> int:
         """Checks that `id` is an ID of this layout and returns it as an int."""
     def compose(self, timestamp: _Time, shard: int, sequence: int) -> int:
@@ -882,6 +893,11 @@ class PublicIds:
         URL routers.
         """
 
+def from_uuid(uuid: _uuid.UUID | str, layout: Layout | None = None) -> int:
+    """The ID a UUID made by `Layout.to_uuid` holds. Without `layout`, the UUID's marker names its
+    preset; a custom layout's UUID needs its layout. `InvalidArgumentError` for a UUID the
+    bridge did not make, of another version or variant, or of another layout.
+    """
 def check_public_id(text: str, prefix: str, encoding: _Encoding = "base32") -> int:
     """Checks the shape of a public ID without its key (what a program without the key can do):
     prefix, length, alphabet, check symbol; returns the key version it names.
