@@ -62,27 +62,23 @@ const CUSTOM_MARKER: u16 = 0x100;
 pub const MAX_UNIX_TS_MS: u64 = (1 << 48) - 1;
 
 /// Why a text is refused as a UUID.
-pub const NOT_TEXT: &str =
-    "is not a UUID's text: 32 hexadecimal digits in groups of 8-4-4-4-12 separated by '-'";
+pub const NOT_TEXT: &str = "is not UUID text (8-4-4-4-12 hex digits)";
 /// Why a UUID of another version is refused.
-pub const NOT_VERSION_7: &str = "is not a UUIDv7: its version is not 7";
+pub const NOT_VERSION_7: &str = "is not a UUIDv7";
 /// Why a UUID of another variant is refused.
-pub const NOT_RFC_VARIANT: &str = "does not have RFC 9562's variant (bits 10 at the top of byte 8)";
+pub const NOT_RFC_VARIANT: &str = "has not RFC 9562's variant";
 /// Why a UUIDv7 with no layout's marker is refused.
-pub const NO_MARKER: &str = "was not made from a shardid ID: its rand_a holds no layout's marker";
+pub const NO_MARKER: &str = "was not made by to_uuid: no layout marker";
 /// Why a UUID of a custom layout is refused when no layout was given.
-pub const CUSTOM_NEEDS_LAYOUT: &str =
-    "was made from an ID of a custom layout: pass that layout to read it back";
+pub const CUSTOM_NEEDS_LAYOUT: &str = "is of a custom layout: pass the layout";
 /// Why a UUID of another layout than the one asked for is refused.
-pub const OTHER_LAYOUT: &str = "was made from an ID of another layout than the one asked for";
+pub const OTHER_LAYOUT: &str = "was made for another layout";
 /// Why a UUID whose embedded ID is not one of the layout's, or whose time is not its ID's, is
 /// refused.
-pub const TIME_MISMATCH: &str =
-    "was not made from a shardid ID: its time is not the time of the ID it holds";
+pub const TIME_MISMATCH: &str = "was not made by to_uuid: its time is not its ID's";
 /// Why an ID whose time does not fit `unix_ts_ms` is refused (custom layouts only: every
 /// preset runs out long before).
-pub const PAST_UUID_TIME: &str =
-    "has a time past UUIDv7's last millisecond (48 bits: 10889-08-02T05:31:50.655Z)";
+pub const PAST_UUID_TIME: &str = "is past UUIDv7's last millisecond (48 bits)";
 
 const fn refuse(reason: &'static str) -> Error {
     Error::InvalidArgument {
@@ -91,38 +87,31 @@ const fn refuse(reason: &'static str) -> Error {
     }
 }
 
-/// The layout's marker: its preset's, or the custom marker with 8 bits of FNV-1a over its
+/// The layout's marker: its preset's, or the custom marker with 8 bits of a hash of its
 /// fields (so a custom UUID read with another custom layout is refused 255 times in 256; the
 /// time check catches most of the rest).
+#[allow(clippy::cast_possible_truncation)] // 8 bits
+#[inline(never)] // once in the WebAssembly module, whose size has a budget
 fn marker(layout: &Layout) -> u16 {
     if let Some(i) = Layout::PRESETS.iter().position(|(_, p)| p == layout) {
         return PRESET_MARKERS[i];
     }
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            hash ^= u64::from(*b);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    eat(&layout.epoch_ms().to_be_bytes());
-    eat(&layout.unit_ms().to_be_bytes());
-    eat(&[
-        layout.time_bits(),
-        layout.shard_bits(),
-        layout.sequence_bits(),
-        u8::from(layout.order() == crate::FieldOrder::TimeSequenceShard),
-        u8::from(layout.signed()),
-    ]);
-    CUSTOM_MARKER | u16::from(hash.to_be_bytes()[0])
+    // Every field in one word, mixed by one multiplication with an odd constant (the
+    // WebAssembly module's size budget has no room for a byte-wise hash).
+    let widths = u64::from(layout.time_bits())
+        | (u64::from(layout.shard_bits()) << 8)
+        | (u64::from(layout.sequence_bits()) << 16)
+        | (u64::from(layout.order() == crate::FieldOrder::TimeSequenceShard) << 24)
+        | (u64::from(layout.signed()) << 25);
+    let hash = (layout.epoch_ms() ^ layout.unit_ms().rotate_left(45) ^ widths.rotate_left(26))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    CUSTOM_MARKER | (hash >> 56) as u16
 }
 
 /// The preset a marker names.
 fn preset_of(marker: u16) -> Option<Layout> {
-    PRESET_MARKERS
-        .iter()
-        .position(|m| *m == marker)
-        .map(|i| Layout::PRESETS[i].1)
+    let i = usize::from(marker.checked_sub(PRESET_MARKERS[0])?);
+    Layout::PRESETS.get(i).map(|(_, layout)| *layout)
 }
 
 /// The UUIDv7 of `id` in `layout`, as its 16 bytes (network order).
@@ -130,8 +119,9 @@ fn preset_of(marker: u16) -> Option<Layout> {
 /// # Errors
 /// [`Error::InvalidId`] for an ID outside the layout; `INVALID_ARGUMENT` ([`PAST_UUID_TIME`],
 /// argument `id`) for an ID of a custom layout whose time is past 48-bit milliseconds.
+#[allow(clippy::cast_possible_truncation)] // a byte at a time
 pub fn to_uuid(layout: &Layout, id: u64) -> Result<[u8; 16], Error> {
-    let ts = layout.decode(id)?.timestamp_ms;
+    let ts = time_of(layout, id)?;
     if ts > MAX_UNIX_TS_MS {
         return Err(Error::InvalidArgument {
             argument: "id",
@@ -142,8 +132,12 @@ pub fn to_uuid(layout: &Layout, id: u64) -> Result<[u8; 16], Error> {
     let hi = (ts << 16) | (0x7 << 12) | rand_a;
     let lo = (0b10 << 62) | (id & ((1 << 62) - 1));
     let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&hi.to_be_bytes());
-    out[8..].copy_from_slice(&lo.to_be_bytes());
+    for (i, byte) in out.iter_mut().enumerate() {
+        // Byte by byte: WebAssembly has no byte swap, and `to_be_bytes` unrolls into one
+        // there (the module's size budget).
+        let word = if i < 8 { hi } else { lo };
+        *byte = (word >> (56 - 8 * (i % 8))) as u8;
+    }
     Ok(out)
 }
 
@@ -166,27 +160,36 @@ pub fn from_uuid(layout: Option<&Layout>, uuid: &[u8; 16]) -> Result<u64, Error>
     // 10 bits: fits a u16.
     #[allow(clippy::cast_possible_truncation)]
     let found = (rand_a >> 2) as u16;
-    let is_custom = found & !0xFF == CUSTOM_MARKER;
-    let layout = match (layout, preset_of(found)) {
-        (_, None) if !is_custom => return Err(refuse(NO_MARKER)),
-        (None, None) => return Err(refuse(CUSTOM_NEEDS_LAYOUT)),
-        (None, Some(preset)) => preset,
-        (Some(asked), _) if marker(asked) != found => return Err(refuse(OTHER_LAYOUT)),
-        (Some(asked), _) => *asked,
+    let layout = match layout {
+        Some(asked) if marker(asked) == found => *asked,
+        None if found & !0xFF != CUSTOM_MARKER => match preset_of(found) {
+            Some(preset) => preset,
+            None => return Err(refuse(NO_MARKER)),
+        },
+        None => return Err(refuse(CUSTOM_NEEDS_LAYOUT)),
+        Some(_) if preset_of(found).is_some() || found & !0xFF == CUSTOM_MARKER => {
+            return Err(refuse(OTHER_LAYOUT));
+        }
+        Some(_) => return Err(refuse(NO_MARKER)),
     };
     let id = ((rand_a & 0b11) << 62) | (lo & ((1 << 62) - 1));
-    match layout.decode(id) {
-        Ok(parts) if parts.timestamp_ms == hi >> 16 => Ok(id),
+    match time_of(&layout, id) {
+        Ok(ts) if ts == hi >> 16 => Ok(id),
         _ => Err(refuse(TIME_MISMATCH)),
     }
 }
 
+/// The ID's time in Unix milliseconds ([`Layout::decode`]'s, without the other fields).
+fn time_of(layout: &Layout, id: u64) -> Result<u64, Error> {
+    layout.validate_id(id)?;
+    Ok(layout.unit_start_ms(id >> layout.time_shift()))
+}
+
+/// The UUID's two big-endian words (byte by byte, as [`to_uuid`] writes them).
 fn halves(uuid: &[u8; 16]) -> (u64, u64) {
-    let mut hi = [0u8; 8];
-    let mut lo = [0u8; 8];
-    hi.copy_from_slice(&uuid[..8]);
-    lo.copy_from_slice(&uuid[8..]);
-    (u64::from_be_bytes(hi), u64::from_be_bytes(lo))
+    let (hi, lo) = uuid.split_at(8);
+    let word = |bytes: &[u8]| bytes.iter().fold(0, |w, b| (w << 8) | u64::from(*b));
+    (word(hi), word(lo))
 }
 
 impl Layout {
@@ -213,6 +216,11 @@ impl Layout {
 pub struct Text([u8; 36]);
 
 impl Text {
+    /// The text's 36 ASCII bytes.
+    pub fn as_bytes(&self) -> &[u8; 36] {
+        &self.0
+    }
+
     /// The text.
     pub fn as_str(&self) -> &str {
         // Only ASCII hexadecimal digits and '-' are ever written.
@@ -232,23 +240,28 @@ impl fmt::Debug for Text {
     }
 }
 
-/// Where the hyphens of a UUID's text sit.
-const HYPHENS: [usize; 4] = [8, 13, 18, 23];
+/// Where each byte's two digits start in a UUID's text (the hyphens at 8, 13, 18 and 23).
+const DIGITS_AT: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
 
 /// The text of a UUID's 16 bytes.
 pub fn format(uuid: &[u8; 16]) -> Text {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = [b'-'; 36];
-    let mut at = 0;
-    for b in uuid {
-        if HYPHENS.contains(&at) {
-            at += 1;
-        }
+    for (b, at) in uuid.iter().zip(DIGITS_AT) {
         out[at] = HEX[usize::from(b >> 4)];
         out[at + 1] = HEX[usize::from(b & 0xF)];
-        at += 2;
     }
     Text(out)
+}
+
+/// The value of a hexadecimal digit, in either case.
+const fn hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
 }
 
 /// The 16 bytes of a UUID's text: 8-4-4-4-12 hexadecimal digits, in either case (RFC 9562
@@ -257,27 +270,26 @@ pub fn format(uuid: &[u8; 16]) -> Text {
 /// # Errors
 /// `INVALID_ARGUMENT`, argument `uuid`, reason [`NOT_TEXT`].
 pub fn parse(text: &str) -> Result<[u8; 16], Error> {
-    let bytes = text.as_bytes();
-    if bytes.len() != 36 {
+    parse_bytes(text.as_bytes())
+}
+
+/// [`parse`] of text as bytes (a binding that has bytes, not a `str`).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_bytes(text: &[u8]) -> Result<[u8; 16], Error> {
+    let Ok(text) = <&[u8; 36]>::try_from(text) else {
+        return Err(refuse(NOT_TEXT));
+    };
+    if text[8] != b'-' || text[13] != b'-' || text[18] != b'-' || text[23] != b'-' {
         return Err(refuse(NOT_TEXT));
     }
     let mut out = [0u8; 16];
-    let mut digits = 0;
-    for (i, c) in bytes.iter().enumerate() {
-        if HYPHENS.contains(&i) {
-            if *c != b'-' {
-                return Err(refuse(NOT_TEXT));
-            }
-            continue;
-        }
-        let v = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
+    for (byte, at) in out.iter_mut().zip(DIGITS_AT) {
+        match (hex_digit(text[at]), hex_digit(text[at + 1])) {
+            (Some(hi), Some(lo)) => *byte = (hi << 4) | lo,
             _ => return Err(refuse(NOT_TEXT)),
-        };
-        out[digits / 2] |= if digits % 2 == 0 { v << 4 } else { v };
-        digits += 1;
+        }
     }
     Ok(out)
 }

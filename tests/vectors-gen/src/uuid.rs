@@ -26,8 +26,8 @@ pub fn run(layout_name: Option<&str>, op: &str, args: &Value) -> Value {
     }
 }
 
-fn case(name: &str, layout: Option<&str>, op: &str, args: Value) -> Value {
-    let expect = run(layout, op, &args);
+fn case(name: &str, layout: Option<&str>, op: &str, args: &Value) -> Value {
+    let expect = run(layout, op, args);
     json!({ "name": name, "layout": layout, "op": op, "args": args, "expect": expect })
 }
 
@@ -62,7 +62,7 @@ fn cases() -> Vec<Value> {
                 &format!("{name}_{what}"),
                 Some(name),
                 "to_uuid",
-                json!({ "id": n(id) }),
+                &json!({ "id": n(id) }),
             );
             if let Some(text) = to["expect"]["ok"].as_str() {
                 let back = json!({ "uuid": text });
@@ -70,13 +70,13 @@ fn cases() -> Vec<Value> {
                     &format!("{name}_{what}_back"),
                     Some(name),
                     "from_uuid",
-                    back.clone(),
+                    &back,
                 ));
                 cases.push(case(
                     &format!("{name}_{what}_back_no_layout"),
                     None,
                     "from_uuid",
-                    back,
+                    &back,
                 ));
                 assert!(preset || cases.last().expect("case")["expect"]["error"].is_string());
             }
@@ -88,7 +88,7 @@ fn cases() -> Vec<Value> {
         .expect("compose");
     let twitter = format(&to_uuid(&Layout::TWITTER, id).expect("uuid")).to_string();
     let from = |name: &str, layout: Option<&str>, text: &str| {
-        case(name, layout, "from_uuid", json!({ "uuid": text }))
+        case(name, layout, "from_uuid", &json!({ "uuid": text }))
     };
     cases.extend([
         from("uppercase_text", None, &twitter.to_uppercase()),
@@ -118,17 +118,13 @@ fn cases() -> Vec<Value> {
         from("braces", None, &format!("{{{twitter}}}")),
         from("urn", None, &format!("urn:uuid:{twitter}")),
         from("too_long", None, &format!("{twitter}0")),
-        from(
-            "not_hex",
-            None,
-            &twitter.replace('a', "g").replace('b', "g"),
-        ),
+        from("not_hex", None, &twitter.replace(['a', 'b'], "g")),
         from("empty", None, ""),
         case(
             "signed_top_bit",
             Some("instagram"),
             "to_uuid",
-            json!({ "id": n(1 << 63) }),
+            &json!({ "id": n(1 << 63) }),
         ),
     ]);
     let blog = layout("instagram_blog");
