@@ -5,6 +5,7 @@
 //! ```text
 //! shardid decode [--layout L] [--json] ID...     time, shard and sequence (IDs from stdin if none)
 //! shardid bounds [--layout L] [--json] FROM [TO]  the smallest and largest ID of a time range
+//! shardid uuid [--layout L] [--json] ID...       IDs to UUIDv7s; --from: UUIDs back to IDs (stdin if none)
 //! shardid layout [L | custom flags] [--json]      a layout's numbers: rate, shards, run-out date
 //! shardid new --shard N [--layout L] [-n COUNT]   make IDs (for scripts: a shard no service uses)
 //! shardid sql --schema S (--layout L --shard N | --segments | --dictionary | --public-ids) [--dialect D]   the DDL
@@ -51,6 +52,11 @@ commands:
   bounds [--layout L] [--json] FROM [TO]  the smallest ID of FROM and the largest of TO (default FROM),
                                           for range queries: WHERE id BETWEEN min AND max
   layout [L] [--json]                     a layout's numbers: IDs per second per shard, shards, run-out date
+  uuid [--layout L] [--json] ID...        IDs as UUIDv7s (their time the ID's, the ID inside), one a line
+  uuid --from [--layout L] [--json] UUID...
+                                          UUIDs made by uuid back to IDs; a preset's needs no
+                                          --layout (its UUID names it), a custom layout's does
+                                          (values from stdin if none)
   new --shard N [--layout L] [-n COUNT] [--json]
                                           make IDs here (for scripts and tests: use a shard no service uses)
   sql --schema S --layout L --shard N     the DDL of next_id() and the decoding functions
@@ -109,7 +115,7 @@ exit status: 0 ok, 1 an input was refused (the others are still printed) or stat
 /// binding reads it only then and never waits on a terminal or an open pipe otherwise.
 pub fn wants_stdin(args: &[&str]) -> bool {
     match args {
-        ["decode", rest @ ..] | ["public", "encode" | "decode", rest @ ..] => {
+        ["decode" | "uuid", rest @ ..] | ["public", "encode" | "decode", rest @ ..] => {
             parse(rest).is_ok_and(|p| p.positional.is_empty())
         }
         _ => false,
@@ -136,6 +142,7 @@ pub fn run(args: &[&str], stdin: Option<&str>) -> Output {
         }
         "decode" => parse(rest).and_then(|p| decode(&p, stdin, &mut out)),
         "bounds" => parse(rest).and_then(|p| bounds(&p, &mut out)),
+        "uuid" => parse(rest).and_then(|p| uuid(&p, stdin, &mut out)),
         "layout" => parse(rest).and_then(|p| layout_info(&p, &mut out)),
         "new" => parse(rest).and_then(|p| new_ids(&p, &mut out)),
         "sql" => parse(rest).and_then(|p| sql(&p, &mut out)),
@@ -197,6 +204,7 @@ const SWITCHES: &[&str] = &[
     "--dictionary",
     "--public-ids",
     "--check",
+    "--from",
 ];
 
 fn parse<'a>(args: &[&'a str]) -> Result<Parsed<'a>, String> {
@@ -369,6 +377,47 @@ fn decode(p: &Parsed<'_>, stdin: Option<&str>, out: &mut Output) -> Result<(), S
                     parts.sequence
                 );
             }
+            Err(e) => refused(out, text, &e),
+        }
+    }
+    Ok(())
+}
+
+/// `uuid`: IDs to UUIDv7 values, or with `--from` UUIDs back to IDs, one a line (the core's bridge,
+/// [`crate::uuid`]). `--from` without a layout reads the preset the UUID's marker names.
+fn uuid(p: &Parsed<'_>, stdin: Option<&str>, out: &mut Output) -> Result<(), String> {
+    p.only(&["--from"])?;
+    let from = p.switch("--from");
+    let given = ["--layout", "--epoch-ms", "--bits"]
+        .iter()
+        .any(|flag| p.get(flag).is_some());
+    let layout = if from && !given {
+        None
+    } else {
+        Some(p.layout()?)
+    };
+    let values: Vec<&str> = if p.positional.is_empty() {
+        stdin.unwrap_or_default().split_whitespace().collect()
+    } else {
+        p.positional.clone()
+    };
+    for text in values {
+        let pair = if from {
+            crate::uuid::from_uuid_text(layout.as_ref(), text).map(|id| (id, text.to_lowercase()))
+        } else {
+            let Some(id) = crate::parse_decimal(text.as_bytes()) else {
+                refused(out, text, &"not a decimal integer in 0..2^64");
+                continue;
+            };
+            let layout = layout.unwrap_or(Layout::INSTAGRAM);
+            crate::uuid::to_uuid_text(&layout, id).map(|u| (id, u.to_string()))
+        };
+        match pair {
+            Ok((id, uuid)) if p.switch("--json") => {
+                _ = writeln!(out.stdout, "{{\"id\":\"{id}\",\"uuid\":\"{uuid}\"}}");
+            }
+            Ok((id, _)) if from => _ = writeln!(out.stdout, "{id}"),
+            Ok((_, uuid)) => _ = writeln!(out.stdout, "{uuid}"),
             Err(e) => refused(out, text, &e),
         }
     }

@@ -760,3 +760,49 @@ fn a_key_file_is_read_to_a_bound_and_one_others_may_read_is_warned_of() {
         std::fs::remove_dir_all(d).unwrap();
     }
 }
+
+#[test]
+fn uuid_turns_ids_into_uuidv7s_and_back() {
+    let id = Layout::TWITTER.compose(1_700_000_000_000, 5, 7).unwrap();
+    let made = shardid::uuid::to_uuid_text(&Layout::TWITTER, id)
+        .unwrap()
+        .to_string();
+    let out = cli(&["uuid", "--layout", "twitter", &id.to_string(), "x"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.stdout, format!("{made}\n"));
+    assert_has(&out.stderr, "shardid: x: not a decimal integer");
+    // Back: a preset's UUID names its layout; any case.
+    let out = cli(&["uuid", "--from", &made.to_uppercase()]);
+    assert_eq!((out.code, out.stdout), (0, format!("{id}\n")));
+    let out = cli(&["uuid", "--from", "--json", "--layout", "twitter", &made]);
+    assert_eq!(
+        out.stdout,
+        format!("{{\"id\":\"{id}\",\"uuid\":\"{made}\"}}\n")
+    );
+    // Another layout asked, a UUID of PostgreSQL's own uuidv7(), text that is none: refused.
+    let out = cli(&[
+        "uuid",
+        "--from",
+        "--layout",
+        "discord",
+        &made,
+        "019ae0c1-2c3a-7b5e-9f21-3c4d5e6f7a8b",
+        "nope",
+    ]);
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert_eq!(out.stderr.lines().count(), 3, "{}", out.stderr);
+    assert_has(&out.stderr, shardid::uuid::OTHER_LAYOUT);
+    assert_has(&out.stderr, shardid::uuid::NO_MARKER);
+    assert_has(&out.stderr, shardid::uuid::NOT_TEXT);
+    // A custom layout's UUID needs the layout; standard input when no value is given.
+    let custom = ["--epoch-ms", "1600000000000", "--bits", "41,10,12"];
+    assert!(wants_stdin(&["uuid", "--from"]));
+    assert!(!wants_stdin(&["uuid", "5"]));
+    let made = run(&[&["uuid"][..], &custom].concat(), Some("5\n6")).stdout;
+    assert_eq!(made.lines().count(), 2, "{made}");
+    let out = run(&["uuid", "--from"], Some(&made));
+    assert_has(&out.stderr, shardid::uuid::CUSTOM_NEEDS_LAYOUT);
+    let out = run(&[&["uuid", "--from"][..], &custom].concat(), Some(&made));
+    assert_eq!((out.code, out.stdout.as_str()), (0, "5\n6\n"));
+    assert_eq!(cli(&["uuid", "--shard", "1", "5"]).code, 2);
+}
