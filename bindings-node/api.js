@@ -151,6 +151,19 @@ function makeApi(backend) {
     gatherBits(id) {
       return backend.gatherBits(this[LAYOUT], id)
     }
+    /** The UUIDv7 of an ID, as its lowercase hyphenated text: its time is the ID's, the rest
+     *  of the ID and the layout's marker fill its random bits (the core's bridge). */
+    toUuid(id) {
+      return backend.toUuid(this[LAYOUT], id)
+    }
+    /** The same UUID as its 16 bytes. */
+    toUuidBytes(id) {
+      return backend.toUuidBytes(this[LAYOUT], id)
+    }
+    /** The ID a UUID (text, or 16 bytes) made by this layout's `toUuid` holds. */
+    fromUuid(uuid) {
+      return backend.fromUuid(this[LAYOUT], uuid)
+    }
   }
   for (const name of PRESETS) {
     Object.defineProperty(Layout, name, {
@@ -421,11 +434,21 @@ function makeApi(backend) {
     return backend.publicCheck(text, o.prefix, o.encoding ?? 'base32')
   }
 
+  /** The ID a UUID made by `Layout#toUuid` holds; without `layout`, the layout its marker
+   *  names (a preset's; a custom layout's UUID needs its layout). */
+  function fromUuid(uuid, layout) {
+    if (layout !== undefined && layout !== null && !(layout instanceof Layout)) {
+      throw makeError('INVALID_ARGUMENT', { argument: 'layout', reason: 'is not a shardid Layout' }, TypeError)
+    }
+    return backend.fromUuid(layout ? layout[LAYOUT] : null, uuid)
+  }
+
   return {
     Layout,
     Generator,
     PublicIds,
     checkPublicId,
+    fromUuid,
     LeasedGenerator,
     lease,
     jsonReplacer,

@@ -126,6 +126,17 @@ export declare class Layout {
   }
   /** The ID as a `bigint` when it is an ID of this layout; `INVALID_ID` otherwise. */
   validateId(id: IdInput): bigint
+  /**
+   * The UUIDv7 of an ID, as its lowercase hyphenated text: its time is the ID's own, the rest of
+   * the ID and the layout's marker fill its random bits, so `fromUuid` gives the ID back and
+   * UUIDs sort as their IDs do. (WebAssembly: in `shardid-wasm/public` only.)
+   */
+  toUuid(id: IdInput): string
+  /** The same UUID as its 16 bytes (a `Buffer` in Node, a `Uint8Array` in WebAssembly). */
+  toUuidBytes(id: IdInput): Uint8Array
+  /** The ID a UUID (its text, or its 16 bytes) made by this layout's `toUuid` holds;
+   *  `INVALID_ARGUMENT` for any other UUID. */
+  fromUuid(uuid: string | Uint8Array): bigint
   /** The ID of the given time, shard and sequence. */
   compose(timestamp: TimeInput, shard: U64Input, sequence: U64Input): bigint
   /** The smallest ID of the time unit holding `timestamp`: `WHERE id >= minIdAt(t)`. */
@@ -336,6 +347,11 @@ export declare class PublicIds {
  *  what a browser can do. Returns the key version the text names. */
 export declare function checkPublicId(text: string, format: { prefix: string; encoding?: EncodingName }): number
 
+/** The ID a UUID made by `Layout#toUuid` holds; without `layout`, the preset its marker names
+ *  (a custom layout's UUID needs its layout). `INVALID_ARGUMENT` for a UUID the bridge did not
+ *  make, of another version or variant, or of another layout. */
+export declare function fromUuid(uuid: string | Uint8Array, layout?: Layout | null): bigint
+
 /** A `JSON.stringify` replacer: every bigint as its decimal string. */
 export declare function jsonReplacer(key: string, value: unknown): unknown
 /**
@@ -356,6 +372,7 @@ declare const shardid: {
   Generator: typeof Generator
   PublicIds: typeof PublicIds
   checkPublicId: typeof checkPublicId
+  fromUuid: typeof fromUuid
   LeasedGenerator: typeof LeasedGenerator
   lease: typeof lease
   Parts: typeof Parts

@@ -338,6 +338,9 @@ export interface DictionarySql {
   dropTopic: string
 }
 
+/** The ID a bridge UUID holds; with no layout, the one its marker names. */
+export declare function fromUuid(layoutIndex: number | undefined | null, uuid: unknown): bigint
+
 /** The inverse of `scatterBits`. */
 export declare function gatherBits(layoutIndex: number, id: unknown): bigint
 
@@ -1062,6 +1065,12 @@ export declare function statsTable(): Array<StatsFamily>
  * once per process. (Each instance of the WebAssembly module has its own memory.)
  */
 export declare function threadsShareState(): boolean
+
+/** The UUIDv7 of an ID, as its text (lowercase, hyphenated). */
+export declare function toUuid(layoutIndex: number, id: unknown): string
+
+/** The UUIDv7 of an ID, as its 16 bytes. */
+export declare function toUuidBytes(layoutIndex: number, id: unknown): Buffer
 
 /**
  * A connection string as messages show it, by the core's one rule (`sql::url_shown`):

@@ -34,6 +34,7 @@ mod slots;
 mod sqlite;
 mod stats;
 mod status;
+mod uuid;
 
 use napi::{Env, Result};
 use napi_derive::napi;

@@ -294,8 +294,34 @@ function makeBackend(raw, memory) {
     publicDecode: noPublicIds,
     publicCheck: noPublicIds,
   }
+  // The UUIDv7 bridge: with public IDs, in shardid-wasm/public (the default module's budget).
+  const noUuid = () => {
+    throw makeError('UNSUPPORTED', { reason: "the UUIDv7 bridge is in the module shardid-wasm/public (import from 'shardid-wasm/public'), not in this smaller one" })
+  }
+  const uuidBytes = (layout, id) => {
+    check(raw.uuidTo(layout, u64(id, 'id', 'id')))
+    return new Uint8Array(memory().buffer, raw.scratchText(16), 16).slice()
+  }
+  const uuidBackend = typeof raw.uuidTo === 'function' ? {
+    toUuid(layout, id) {
+      // The core's text of the bytes (uuid::format): lowercase hexadecimal, 8-4-4-4-12.
+      const hex = Array.from(uuidBytes(layout, id), (b) => b.toString(16).padStart(2, '0')).join('')
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+    },
+    toUuidBytes: uuidBytes,
+    fromUuid(layout, uuid) {
+      const index = layout === null ? 0xffffffff : layout
+      // Text as the addon gives it to the core; one unit longer than a UUID is already too long.
+      if (typeof uuid === 'string') return check(raw.uuidFrom(index, 1, putText(uuid, 'uuid', 0, 37)))[0]
+      if (!(uuid instanceof Uint8Array)) throw typeError('uuid', 'must be a string or a Uint8Array of 16 bytes')
+      if (uuid.length !== 16) throw makeError('INVALID_ARGUMENT', { argument: 'uuid', reason: 'must be 16 bytes' }, RangeError)
+      new Uint8Array(memory().buffer, raw.scratchText(16), 16).set(uuid)
+      return check(raw.uuidFrom(index, 0, 16))[0]
+    },
+  } : { toUuid: noUuid, toUuidBytes: noUuid, fromUuid: noUuid }
   return {
     ...publicBackend,
+    ...uuidBackend,
     leaseNew: unsupported,
     leaseShard: unsupported,
     leaseNextId: unsupported,

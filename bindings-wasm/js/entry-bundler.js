@@ -6,5 +6,5 @@ import { makeBackend } from './backend.js'
 
 const memory = raw.wasmMemory()
 const api = makeApi(makeBackend(raw, () => memory))
-export const { Layout, Generator, Parts, PublicIds, checkPublicId, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } = api
+export const { Layout, Generator, Parts, PublicIds, checkPublicId, fromUuid, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } = api
 export default api

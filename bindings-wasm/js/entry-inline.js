@@ -13,5 +13,5 @@ const bytes = Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0))
 initSync({ module: bytes })
 const memory = raw.wasmMemory()
 const api = makeApi(makeBackend(raw, () => memory))
-export const { Layout, Generator, Parts, PublicIds, checkPublicId, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } = api
+export const { Layout, Generator, Parts, PublicIds, checkPublicId, fromUuid, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } = api
 export default api

@@ -225,3 +225,55 @@ pub fn public_check(prefix_len: u32, encoding_index: u32, text_len: u32) -> u32 
         Err(e) => fail(e),
     }
 }
+
+/// The UUIDv7 bridge (`Layout#toUuid`, `fromUuid`), here with public IDs: the default module
+/// has no room for it in its size budget. The UUID of `id` into `TEXT[..16]`, as its 16 bytes
+/// (`js/backend.js` writes their text, lowercase hexadecimal, as the core's `uuid::format`).
+#[wasm_bindgen(js_name = uuidTo)]
+pub fn uuid_to(layout_index: u32, id: u64) -> u32 {
+    let Some(l) = layout(layout_index) else {
+        return bad_handle();
+    };
+    match shardid::uuid::to_uuid(&l, id) {
+        Ok(bytes) => {
+            let mut scratch = TEXT.0.borrow_mut();
+            if scratch.len() < 16 {
+                scratch.resize(16, 0);
+            }
+            scratch[..16].copy_from_slice(&bytes);
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// The ID of the UUID in `TEXT[..len]`: its text (`is_text` 1; a byte that is not UTF-8 is no
+/// UUID's) or its 16 bytes (0; `js/backend.js` sends 16 only), read with layout
+/// `layout_index`, or with the one its marker names when that is `u32::MAX`; in OUT.
+#[wasm_bindgen(js_name = uuidFrom)]
+pub fn uuid_from(layout_index: u32, is_text: u32, len: u32) -> u32 {
+    let asked = if layout_index == u32::MAX {
+        None
+    } else if let Some(l) = layout(layout_index) {
+        Some(l)
+    } else {
+        return bad_handle();
+    };
+    let result = {
+        let scratch = TEXT.0.borrow();
+        let given = scratch.get(..len as usize).unwrap_or_default();
+        if is_text == 1 {
+            shardid::uuid::parse_bytes(given)
+        } else {
+            Ok(<[u8; 16]>::try_from(given).unwrap_or_default())
+        }
+    }
+    .and_then(|bytes| shardid::uuid::from_uuid(asked.as_ref(), &bytes));
+    match result {
+        Ok(id) => {
+            put(&[id]);
+            0
+        }
+        Err(e) => fail(e),
+    }
+}

@@ -138,9 +138,9 @@ test('worker threads: one shard shared (Node addon) or one shard each (WebAssemb
 })
 
 test('both builds export the same API', () => {
-  assert.deepEqual(Object.keys(shardid).sort(), ['Generator', 'Layout', 'LeasedGenerator', 'Parts', 'PublicIds', 'ShardIdError', 'checkPublicId', 'jsonReplacer', 'jsonReviver', 'lease', 'nowMs', 'threadsShareState', 'version'])
+  assert.deepEqual(Object.keys(shardid).sort(), ['Generator', 'Layout', 'LeasedGenerator', 'Parts', 'PublicIds', 'ShardIdError', 'checkPublicId', 'fromUuid', 'jsonReplacer', 'jsonReviver', 'lease', 'nowMs', 'threadsShareState', 'version'])
   const proto = (cls) => Object.getOwnPropertyNames(cls.prototype).sort()
-  assert.deepEqual(proto(shardid.Layout), ['compose', 'constructor', 'decode', 'decodeMany', 'equals', 'expiresAt', 'gatherBits', 'gatherDecimal', 'maxIdAt', 'minIdAt', 'scatterBits', 'scatterDecimal', 'shardForKey', 'toJSON', 'validateId'])
+  assert.deepEqual(proto(shardid.Layout), ['compose', 'constructor', 'decode', 'decodeMany', 'equals', 'expiresAt', 'fromUuid', 'gatherBits', 'gatherDecimal', 'maxIdAt', 'minIdAt', 'scatterBits', 'scatterDecimal', 'shardForKey', 'toJSON', 'toUuid', 'toUuidBytes', 'validateId'])
   assert.deepEqual(proto(shardid.Generator), ['constructor', 'nextId', 'nextIdAt', 'nextIdString', 'nextIds', 'nextIdsAsync', 'nextIdsAt', 'stats'])
   assert.deepEqual(proto(shardid.LeasedGenerator), ['close', 'constructor', 'nextId', 'nextIdAt', 'nextIdString', 'nextIds', 'nextIdsAsync', 'shard'])
   assert.deepEqual(Object.keys(shardid.Layout.TWITTER).sort(), ['epochMs', 'expiresAtMs', 'maxId', 'maxSequence', 'maxShard', 'order', 'sequenceBits', 'shardBits', 'signed', 'timeBits', 'unitMs'])

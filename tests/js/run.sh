@@ -116,7 +116,7 @@ if wasm_build >"$work/wasm-build.log" 2>&1; then
     check "the .wasm with public IDs is at most 16384 bytes gzipped ($gz)" test "$gz" -le 16384
     check "each WebAssembly target's types pass tsc --noEmit --strict" npx tsc -p ../tests/js/types/tsconfig.wasm.json
     suite "WebAssembly module" SHARDID_JS_MODULE="$PWD/../bindings-wasm/pkg/node/shardid.js" SHARDID_JS_PUBLIC_IDS=unsupported
-    SUITE_TESTS="../tests/js/public.test.mjs ../tests/js/api.test.mjs" \
+    SUITE_TESTS="../tests/js/public.test.mjs ../tests/js/api.test.mjs ../tests/js/uuid.test.mjs" \
         suite "WebAssembly module with public IDs" SHARDID_JS_MODULE="$PWD/../bindings-wasm/pkg/node/public.js"
 else
     failed=$((failed + 1))
