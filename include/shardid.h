@@ -44,6 +44,11 @@
 #define SHARDID_PUBLIC_ID_MAX_LEN 80
 
 /**
+ * The size of a buffer for a UUID's text (36 characters) and its terminating NUL.
+ */
+#define SHARDID_UUID_TEXT_LEN 37
+
+/**
  * What a `shardid_*` function reports. `SHARDID_OK` is 0; every other value is the number
  * of one kind of the core's table of error kinds (`shardid::ErrorKind`), which also gives the
  * Python exceptions, the JS `err.code`s and the WebAssembly statuses.
@@ -1156,6 +1161,60 @@ const char *shardid_last_error_message(void);
  * `"SHARDID_ERR_UNKNOWN: ..."`. The string is static: never free it.
  */
 const char *shardid_status_str(uint32_t status);
+
+/**
+ * The UUIDv7 of `id` in `layout` into `out_uuid` (16 bytes, network order): its time is the
+ * ID's, the rest of the ID and the layout's marker fill its random bits, so
+ * `shardid_from_uuid` gives the ID back and UUIDs sort as their IDs do.
+ *
+ * `SHARDID_ERR_INVALID_ID` for an ID outside the layout; `SHARDID_ERR_INVALID_ARGUMENT` for
+ * an ID of a custom layout whose time is past UUIDv7's 48-bit milliseconds. Nothing is
+ * written on an error.
+ *
+ * # Safety
+ * `layout` is null or a valid `shardid_layout`; `out_uuid` is null or valid for writing 16
+ * bytes.
+ */
+shardid_status shardid_to_uuid(const struct shardid_layout *layout, uint64_t id, uint8_t *out_uuid);
+
+/**
+ * The ID the UUID `uuid` (16 bytes) made by `shardid_to_uuid` holds, into `*out_id`. With
+ * `layout` NULL, the layout is the preset the UUID's marker names (a custom layout's UUID
+ * needs its layout).
+ *
+ * `SHARDID_ERR_INVALID_ARGUMENT` for a UUID of another version or variant, one the bridge did
+ * not make, or one of another layout than `layout` (`shardid_last_error_message()` says
+ * which). `*out_id` is written only on success.
+ *
+ * # Safety
+ * `layout` is null or a valid `shardid_layout`; `uuid` is null or valid for reading 16
+ * bytes; `out_id` is null or valid for writing a `uint64_t`.
+ */
+shardid_status shardid_from_uuid(const struct shardid_layout *layout,
+                                 const uint8_t *uuid,
+                                 uint64_t *out_id);
+
+/**
+ * The text of the UUID `uuid` (16 bytes) into `buf`: 36 characters, lowercase hexadecimal
+ * in groups of 8-4-4-4-12, and a NUL (`SHARDID_UUID_TEXT_LEN` bytes in all).
+ *
+ * # Safety
+ * `uuid` is null or valid for reading 16 bytes; `buf` is null or valid for writing
+ * `SHARDID_UUID_TEXT_LEN` bytes.
+ */
+shardid_status shardid_uuid_format(const uint8_t *uuid, char *buf);
+
+/**
+ * The 16 bytes of the UUID text `text` (`text_len` bytes; no NUL needed): 8-4-4-4-12
+ * hexadecimal digits in either case, nothing around them, into `out_uuid`.
+ *
+ * `SHARDID_ERR_INVALID_ARGUMENT` for anything else. Nothing is written on an error.
+ *
+ * # Safety
+ * `text` is null or valid for reading `text_len` bytes; `out_uuid` is null or valid for
+ * writing 16 bytes.
+ */
+shardid_status shardid_uuid_parse(const char *text, size_t text_len, uint8_t *out_uuid);
 
 #ifdef __cplusplus
 }  // extern "C"

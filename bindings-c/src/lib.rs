@@ -23,6 +23,7 @@ mod lease;
 mod public;
 mod serial;
 mod status;
+mod uuid;
 
 pub use generator::*;
 pub use layout::*;
@@ -30,6 +31,7 @@ pub use lease::*;
 pub use public::*;
 pub use serial::*;
 pub use status::{shardid_last_error_message, shardid_status, shardid_status_str};
+pub use uuid::*;
 
 /// The major version of the library this header belongs to.
 pub const SHARDID_VERSION_MAJOR: u32 = 0;

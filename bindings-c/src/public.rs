@@ -41,7 +41,7 @@ fn encoding_arg(encoding: u8) -> Result<Encoding, shardid_status> {
 ///
 /// # Safety
 /// `ptr` is null or valid for reading `len` bytes for `'a`.
-unsafe fn bytes_arg<'a>(ptr: *const u8, len: usize) -> Result<&'a [u8], shardid_status> {
+pub(crate) unsafe fn bytes_arg<'a>(ptr: *const u8, len: usize) -> Result<&'a [u8], shardid_status> {
     if len == 0 {
         return Ok(&[]);
     }

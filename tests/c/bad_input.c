@@ -294,6 +294,11 @@ static shardid_status length_case(const char *call, int wraps, size_t huge) {
     } else if (strcmp(call, "shardid_serial_render") == 0) {
         s = shardid_serial_render(format, 5, UINT64_C(1700000000000), text_ptr, huge, &len);
         CHECK(len == 7, "%s: a length was written by a failed call", call);
+    } else if (strcmp(call, "shardid_uuid_parse") == 0) {
+        uint8_t uuid[16];
+        memset(uuid, 0x5A, sizeof uuid);
+        s = shardid_uuid_parse(text_ptr, huge, uuid);
+        CHECK(uuid[0] == 0x5A && uuid[15] == 0x5A, "%s: a UUID was written by a failed call", call);
     } else {
         CHECK(0, "no such call in length_case: %s", call);
     }

@@ -376,6 +376,60 @@ static void test_stats(void) {
     shardid_generator_free(gen);
 }
 
+/* The UUIDv7 bridge: every case of uuid.json through shardid_to_uuid + shardid_uuid_format
+ * and shardid_uuid_parse + shardid_from_uuid; nothing written on an error. */
+static void test_uuids(void) {
+    size_t i, n = COUNT(VECTOR_UUID_CASES);
+    CHECK(n > 80, "only %zu UUID cases", n);
+    for (i = 0; i < n; i++) {
+        const struct vector_uuid_case *v = &VECTOR_UUID_CASES[i];
+        const shardid_layout *layout = v->layout ? find_layout(v->layout) : NULL;
+        uint8_t uuid[16];
+        char text[SHARDID_UUID_TEXT_LEN];
+        uint64_t id = UINT64_C(0x5EAF00D);
+        shardid_status got;
+        memset(uuid, 0x5A, sizeof uuid);
+        if (strcmp(v->op, "to_uuid") == 0) {
+            got = shardid_to_uuid(layout, v->id, uuid);
+            CHECK(got == v->expect, "%s: %s", v->name, shardid_status_str(got));
+            if (got != SHARDID_OK) {
+                CHECK(uuid[0] == 0x5A && uuid[15] == 0x5A, "%s: written on an error", v->name);
+                continue;
+            }
+            CHECK_STATUS(shardid_uuid_format(uuid, text), SHARDID_OK);
+            CHECK(strcmp(text, v->text) == 0, "%s: \"%s\", want \"%s\"", v->name, text, v->text);
+            continue;
+        }
+        got = shardid_uuid_parse(v->text, strlen(v->text), uuid);
+        if (got == SHARDID_OK) got = shardid_from_uuid(layout, uuid, &id);
+        CHECK(got == v->expect, "%s: %s", v->name, shardid_status_str(got));
+        CHECK(got == SHARDID_OK ? id == v->id : id == UINT64_C(0x5EAF00D), "%s: id %" PRIu64,
+              v->name, id);
+    }
+    /* NULL where 16 bytes or a buffer belong; a layout NULL only means "the marker's". */
+    {
+        shardid_layout l = shardid_layout_twitter();
+        uint8_t uuid[16];
+        char text[SHARDID_UUID_TEXT_LEN];
+        uint64_t id = 0;
+        CHECK_STATUS(shardid_to_uuid(NULL, 5, uuid), SHARDID_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(shardid_to_uuid(&l, 5, NULL), SHARDID_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(shardid_to_uuid(&l, 5, uuid), SHARDID_OK);
+        CHECK_STATUS(shardid_from_uuid(&l, NULL, &id), SHARDID_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(shardid_from_uuid(&l, uuid, NULL), SHARDID_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(shardid_uuid_format(NULL, text), SHARDID_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(shardid_uuid_format(uuid, NULL), SHARDID_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(shardid_uuid_parse(NULL, 36, uuid), SHARDID_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(shardid_from_uuid(NULL, uuid, &id), SHARDID_OK);
+        CHECK(id == 5, "id %" PRIu64, id);
+        /* The reason is the core's, in shardid_last_error_message(). */
+        uuid[6] = (uint8_t)((uuid[6] & 0x0F) | 0x40);
+        CHECK_STATUS(shardid_from_uuid(NULL, uuid, &id), SHARDID_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(shardid_last_error_message(), "not a UUIDv7") != NULL, "%s",
+              shardid_last_error_message());
+    }
+}
+
 int main(void) {
     test_version();
     test_error_kinds();
@@ -383,6 +437,7 @@ int main(void) {
     test_cases();
     test_traces();
     test_public_ids();
+    test_uuids();
     test_stats();
     return check_finish("conformance");
 }

@@ -282,6 +282,7 @@ pub fn render(files: &[(&str, String)]) -> String {
 
     public_ids(&mut c, &json("public_ids.json"));
     serials(&mut c, &json("serials.json"));
+    uuids(&mut c, &json("uuid.json"));
 
     c.push_str(
         "/* Every error kind of the core's table (errors.json): its status number and the prefix of\n * shardid_status_str() for it. */\n\
@@ -501,6 +502,39 @@ fn serials(c: &mut String, file: &Value) {
             "    {{ {}, {}, {} }},",
             c_string(case["format"].as_str().expect("format")),
             c_string(case["zone"].as_str().expect("zone")),
+            status(&case["expect"]),
+        );
+    }
+    c.push_str("};\n\n");
+}
+
+/// `uuid.json` as `VECTOR_UUID_CASES`: `to_uuid` (`id` → `text`) and `from_uuid` (`text` →
+/// `id`), with the layout's name, or `NULL` for none; `expect` the status.
+fn uuids(c: &mut String, file: &Value) {
+    c.push_str(
+        "/* The UUIDv7 bridge: op \"to_uuid\" (id -> text, via shardid_to_uuid and\n * shardid_uuid_format) or \"from_uuid\" (text -> id, via shardid_uuid_parse and\n * shardid_from_uuid), with layout (NULL: none, the UUID's marker names it). */\n\
+         struct vector_uuid_case {\n    const char *name;\n    const char *layout;\n    const char *op;\n    uint64_t id;\n    const char *text;\n    shardid_status expect;\n};\n\n\
+         static const struct vector_uuid_case VECTOR_UUID_CASES[] = {\n",
+    );
+    for case in file["cases"].as_array().expect("cases") {
+        let op = case["op"].as_str().expect("op");
+        let ok = case["expect"]["ok"].as_str();
+        let (id, text) = if op == "to_uuid" {
+            (arg(&case["args"], "id"), ok.unwrap_or(""))
+        } else {
+            let id = ok.map_or(0, |v| v.parse().expect("id"));
+            (id, case["args"]["uuid"].as_str().expect("uuid"))
+        };
+        let layout = case["layout"]
+            .as_str()
+            .map_or_else(|| "NULL".to_owned(), string_lit);
+        let _ = writeln!(
+            c,
+            "    {{ {}, {layout}, {}, {}, {}, {} }},",
+            string_lit(case["name"].as_str().expect("name")),
+            string_lit(op),
+            u64_lit(id),
+            string_lit(text),
             status(&case["expect"]),
         );
     }

@@ -794,6 +794,7 @@ fn c_length_cases() -> Vec<Value> {
         "shardid_public_decode",
         "shardid_public_check",
         "shardid_serial_render",
+        "shardid_uuid_parse",
     ];
     let array_lengths: &[(&str, &str, bool)] = &[
         ("size_max", "SIZE_MAX", false),
