@@ -122,6 +122,8 @@ pub mod book {
     pub struct Dictionary;
     #[doc = include_str!("../../docs/src/systems/public-ids.md")]
     pub struct PublicIds;
+    #[doc = include_str!("../../docs/src/systems/uuid.md")]
+    pub struct Uuid;
     #[doc = include_str!("../../docs/src/deploy/operations.md")]
     pub struct Operations;
 }
