@@ -92,7 +92,7 @@ const fn refuse(reason: &'static str) -> Error {
 /// time check catches most of the rest).
 #[allow(clippy::cast_possible_truncation)] // 8 bits
 #[inline(never)] // once in the WebAssembly module, whose size has a budget
-fn marker(layout: &Layout) -> u16 {
+pub(crate) fn marker(layout: &Layout) -> u16 {
     if let Some(i) = Layout::PRESETS.iter().position(|(_, p)| p == layout) {
         return PRESET_MARKERS[i];
     }

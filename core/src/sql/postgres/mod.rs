@@ -44,7 +44,9 @@ pub(super) const LOCK_CLASS: i32 = 0x5348_4944;
 /// - decoding, `IMMUTABLE` and `PARALLEL SAFE` so they can back indexes and range scans:
 ///   `shardid_timestamp(id) -> timestamptz`, `shardid_timestamp_ms(id)`, `shardid_shard(id)`,
 ///   `shardid_sequence(id)`, `shardid_min_id_at(timestamptz)`, `shardid_max_id_at(timestamptz)`
-///   and their `_ms` twins taking Unix milliseconds.
+///   and their `_ms` twins taking Unix milliseconds;
+/// - the UUIDv7 bridge ([`crate::uuid`]): `shardid_to_uuid(id) -> uuid` and
+///   `shardid_from_uuid(uuid) -> bigint`, the same bytes as every language's.
 ///
 /// PostgreSQL's `bigint` is signed, so an unsigned 64-bit layout (Discord's) is served up to
 /// 2^63 - 1: its SQL functions expire when the top bit would be needed (2084 for Discord).
@@ -58,6 +60,9 @@ pub struct Postgres<'a> {
     options: Options,
     /// log2 of the values each time unit takes on its counter (see [`stride_shift`]).
     stride: u32,
+    /// The UUIDv7 bridge's marker of the layout as given (Discord's is its preset's, though
+    /// the database holds it signed).
+    uuid_marker: u16,
 }
 
 impl<'a> Postgres<'a> {
@@ -69,6 +74,7 @@ impl<'a> Postgres<'a> {
     /// - [`SqlError::SchemaName`]: `schema` must match `[a-z_][a-z0-9_]*`, be at most
     ///   [`MAX_SCHEMA_LEN`](super::MAX_SCHEMA_LEN) bytes and not start with `pg_`.
     pub fn new(layout: Layout, shard: u64, schema: &'a str) -> Result<Self, SqlError> {
+        let uuid_marker = crate::uuid::marker(&layout);
         let layout = signed_layout(
             layout,
             shard,
@@ -84,6 +90,7 @@ impl<'a> Postgres<'a> {
             schema,
             options: Options::new(),
             stride,
+            uuid_marker,
         })
     }
 
@@ -181,6 +188,7 @@ BEGIN
         MESSAGE = code || ': ' || message,
         ERRCODE = CASE code
             WHEN 'INVALID_ID' THEN '22003'
+            WHEN 'INVALID_ARGUMENT' THEN '22023'
             WHEN 'CLOCK_MOVED_BACKWARDS' THEN '55000'
             ELSE '22008'
         END;
