@@ -33,11 +33,14 @@
 //! **What is refused** (`INVALID_ARGUMENT`, argument `uuid`, a reason below): text that is not
 //! a UUID's, another version, another variant, a marker that is no layout's, a layout other
 //! than the one asked for, and a UUID whose `unix_ts_ms` is not its embedded ID's time. A
-//! random UUIDv7 passes one layout's marker once in 2^10 (any preset's: 4 in 2^10, 1 in 256,
-//! when no layout is given), and then its embedded ID's time field must hold exactly the
-//! UUID's time: one value of the field's 2^39 (Sonyflake) to 2^42 (Discord). So a UUID the
-//! bridge did not make reads as an ID at most once in 2^49 (Sonyflake; Instagram and Twitter
-//! 2^51, Discord 2^52), and otherwise gets an error, never a wrong ID.
+//! random UUIDv7 passes one layout's marker once in 2^10 (10 bits; any preset's, when no
+//! layout is given, 4 in 2^10), and its embedded 64 bits must then be a valid ID whose time
+//! field holds exactly the UUID's time: once in 2^41 for Instagram (the field's 41 bits),
+//! 2^42 for Twitter and Discord (Twitter's 41 bits and its sign bit, Discord's 42), 2^40 for
+//! Sonyflake (39 bits and the sign bit), which also needs the time on its 10 ms grid (1 in
+//! 10). So a UUID the bridge did not make reads as an ID of a layout given at most once in
+//! 2^51, of no layout given (any preset) at most once in 2^49, and otherwise gets an error,
+//! never a wrong ID.
 //!
 //! `no_std`, no allocation: 16 bytes in, 16 bytes out, and the text form in a 36-byte buffer.
 
