@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import signal
 import sqlite3
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -162,6 +163,58 @@ def test_an_exhausted_tag_is_segment_unavailable_naming_tag_exhausted(url: str) 
         with pytest.raises(shardid.SegmentUnavailableError) as raised:
             ids.next_id()
     assert "no segment of tag 'end': TAG_EXHAUSTED: the numbers of the tag would pass 2^63 - 1" in str(raised.value)
+    assert raised.value.__cause__.sqlstate == "SI002"  # type: ignore[union-attr]
+
+
+def test_an_exhausted_tag_retried_at_the_deadline_still_names_tag_exhausted(url: str) -> None:
+    """The last fetch's failure is the reason even when its retry is under way as the wait
+    ends (as Rust's driver says): on a loaded machine the retry of the exhausted tag was in
+    flight at the deadline, and the error said only "no segment arrived within 300 ms". Here
+    the retry is held until the wait is over, so it always is."""
+    from shardid.segments import _Driver
+
+    create_tag(url, "end")
+    conn = sqlite3.connect(_sqlite.path_of(url))
+    conn.execute("UPDATE shardid_tags SET next = ? WHERE tag = 'end'", (2**63 - 8,))
+    conn.commit()
+    conn.close()
+    failed, retrying, release = threading.Event(), threading.Event(), threading.Event()
+
+    class HeldRetries:
+        """The dialect, whose takes after the first (a failure) wait for ``release``."""
+
+        def __init__(self, dialect: Any) -> None:
+            self._dialect = dialect
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._dialect, name)
+
+        def take(self, *args: Any) -> Any:
+            if failed.is_set():
+                retrying.set()
+                release.wait(30)
+            try:
+                return self._dialect.take(*args)
+            finally:
+                failed.set()
+
+    class Driver(_Driver):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._dialect = HeldRetries(self._dialect)
+
+    ids = DenseIds(url, "end", wait_ms=1_000, _driver=Driver)  # type: ignore[call-arg]
+    try:
+        with pytest.raises(shardid.SegmentUnavailableError):
+            ids.next_id()  # the first fetch: TAG_EXHAUSTED
+        assert failed.wait(30)
+        with pytest.raises(shardid.SegmentUnavailableError) as raised:
+            ids.next_id()  # its retry, after the backoff (100 ms), held past the wait
+        assert retrying.is_set(), "the retry was under way at the deadline"
+    finally:
+        release.set()
+        ids.close()
+    assert "the last fetch failed: no segment of tag 'end': TAG_EXHAUSTED: the numbers of the tag would pass 2^63 - 1" in str(raised.value)
     assert raised.value.__cause__.sqlstate == "SI002"  # type: ignore[union-attr]
 
 

@@ -382,7 +382,10 @@ class _Driver:
             return error  # not a server to wait for
         if self._never_reached():
             return self._unreachable_error()
-        if error is None or (ids is not None and ids._fetching()):
+        # What the last fetch met, even with a retry under way at the deadline (as Rust's
+        # driver says): the retry of an exhausted tag or a refusing server meets it again, and
+        # "no segment arrived" hid why (a retry in flight when a loaded machine's wait ended).
+        if error is None:
             reason = f"no segment arrived within {self.wait_ms} ms"
         elif isinstance(error, DatabaseUnreachableError):
             reason = str(error)
