@@ -447,14 +447,14 @@ pub fn database_of_url(env: &Env, url: String, argument: String) -> Result<&'sta
 /// A connection string as messages show it, by the core's one rule (`sql::url_shown`):
 /// `host:port/database` only, never a user or a password.
 #[napi]
-pub fn url_shown(url: String) -> String {
-    shardid::sql::url_shown(&url)
+pub fn url_shown(env: &Env, url: String) -> Result<String> {
+    guard(env, || Ok(shardid::sql::url_shown(&url)))
 }
 
 /// `text` (a driver's words about a connection to `url`) without the password `url` holds, by
 /// the core's rule (`sql::redacted`): every driver error about a connection passes through it
 /// before a message shows it.
 #[napi]
-pub fn redacted(text: String, url: String) -> String {
-    shardid::sql::redacted(&text, &url)
+pub fn redacted(env: &Env, text: String, url: String) -> Result<String> {
+    guard(env, || Ok(shardid::sql::redacted(&text, &url)))
 }
