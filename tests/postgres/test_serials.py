@@ -289,24 +289,19 @@ def test_8_threads_x_3_processes_across_a_scripted_midnight(
 
 
 STRADDLE = """
-import json, sys, time
+import json, sys
 from shardid.segments import Serials
 dsn, schema, tag, fmt, zone = sys.argv[1:6]
-script, duration, offset = map(int, sys.argv[6:9])
+script, offset = map(int, sys.argv[6:8])
 s = Serials(dsn, tag, fmt, zone=zone, schema=schema, wait_ms=30000)
-# The old day's first segment, fetched before the start: the 120 ms are for the midnight (on a
-# busy machine a first fetch inside them could take all of them, leaving no call after it).
+# The old day's first segment, fetched before the start, as a process running since before.
 s.next_serial_at(script + offset - 1000)
 print("ready", flush=True)
-real = int(sys.stdin.readline())
-while int(time.time() * 1000) < real:
-    time.sleep(0.0005)
-got = []
-while (elapsed := int(time.time() * 1000) - real) < duration:
-    got.append((elapsed, s.next_serial_at(script + elapsed + offset)))
-    time.sleep(0.0002)
+# Each line a millisecond of the common time: one serial at this process's clock then.
+for line in sys.stdin:
+    elapsed = int(line)
+    print(json.dumps([elapsed, s.next_serial_at(script + elapsed + offset)]), flush=True)
 s.close()
-print(json.dumps(got))
 """
 
 
@@ -316,22 +311,41 @@ def test_two_processes_whose_clocks_straddle_midnight(cluster: Any, conn: Any) -
     period is its own tag, so nothing repeats: A gets 2026-11-25 serials from the first segment
     of that day (#1, #2, ... unless B's first fetch of the day commits before A's), B keeps
     getting 2026-11-24 numbers until its own midnight, then 2026-11-25 numbers from the other
-    segment."""
+    segment.
+
+    The common time is stepped a millisecond at a time, both processes calling at once at each
+    step and the next step given when both answered: run freely in real time, the 10 ms were
+    all the window, and a loaded machine left B off its core through them (B issued no old-day
+    serial after A's first new-day one, under four busy loops on two cores)."""
     install(conn, "ser_straddle")
     fmt = "ST-{yyyy}{MM}{dd}-{seq:6}"
     create_serial(conn, "st", fmt, zone="Asia/Shanghai", schema="ser_straddle")
     script = SHANGHAI_MIDNIGHT - 60
     runs = [
         subprocess.Popen(
-            [sys.executable, "-c", STRADDLE, cluster.dsn, "ser_straddle", "st", fmt, "Asia/Shanghai", str(script), "120", str(offset)],
+            [sys.executable, "-c", STRADDLE, cluster.dsn, "ser_straddle", "st", fmt, "Asia/Shanghai", str(script), str(offset)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
         for offset in (5, -5)
     ]
-    go(runs)
-    a, b = (json.loads(p.communicate(timeout=60)[0]) for p in runs)
+    for p in runs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    got: list[list[Any]] = [[], []]
+    for elapsed in range(120):
+        for p in runs:
+            assert p.stdin is not None
+            p.stdin.write(f"{elapsed}\n")
+            p.stdin.flush()
+        for p, serials in zip(runs, got):
+            assert p.stdout is not None
+            serials.append(json.loads(p.stdout.readline()))
+    for p in runs:
+        assert p.stdin is not None
+        p.stdin.close()
+        assert p.wait(timeout=60) == 0
+    a, b = got
     parser = shardid.SerialFormat(fmt, "Asia/Shanghai")
     everything = [s for _, s in a + b]
     assert len(set(everything)) == len(everything), "a serial twice"
