@@ -9,8 +9,10 @@ from the start: the case that waited)."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -299,12 +301,31 @@ print(last.number, last.invoice)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     copy.rename(db)
+    # The premise, checked: the copy's rows are not past the numbers given (else the next is the
+    # row's, rightly). The rows go into every message below, to read a failure by.
+    copied = _rows(db)
+    day = lost_serial.split("-")[1]
+    period = f"inv@{day[:4]}-{day[4:6]}-{day[6:]}"
+    assert copied["orders"][0] <= number + 4 and copied[period][0] <= int(serial[-6:]) + 4, copied
     marked = run(project, "manage.py", "shardid_restored", "--after", f"orders={number}", "--after", f"inv={serial}", "--margin", "3")
     assert "(--after:" in marked, marked
+    restored = _rows(db)
     out = script(project, """
 o = Order.objects.create()
 print(o.number, o.invoice)
 """)
     got_number, got_serial = out.split()[-2:]
-    assert int(got_number) == number + 4, (number, got_number)
-    assert got_serial == f"{serial[:-6]}{int(serial[-6:]) + 4:06d}", (serial, got_serial)
+    assert int(got_number) == number + 4, (number, got_number, lost_number, copied, restored, _rows(db), marked)
+    assert got_serial == f"{serial[:-6]}{int(serial[-6:]) + 4:06d}", (serial, got_serial, copied, restored, _rows(db), marked)
+
+
+def _rows(db: Path) -> dict[str, tuple[object, ...]]:
+    """Each tag's row (next, step, updated_at) and marks (written_ms, rate, window_ms,
+    window_n, restored), and the fence (fence, fenced_ms, restored), read from the file."""
+    with closing(sqlite3.connect(db)) as conn:
+        rows: dict[str, tuple[object, ...]] = {
+            tag: (*rest, *conn.execute("SELECT written_ms, rate, window_ms, window_n, restored FROM shardid_tag_marks WHERE tag = ?", (tag,)).fetchall())
+            for tag, *rest in conn.execute("SELECT tag, next, step, updated_at FROM shardid_tags")
+        }
+        rows["(fence)"] = tuple(conn.execute("SELECT fence, fenced_ms, restored FROM shardid_tag_fence").fetchall())
+    return rows
