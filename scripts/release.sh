@@ -129,7 +129,7 @@ for line in "${targets[@]}"; do
     mkdir -p "$out/include" "$out/lib"
     cp include/shardid.h "$out/include/"
     cp "$zig_target_dir/$target/release/libshardid.a" "$zig_target_dir/$target/release/libshardid.so" "$out/lib/"
-    cp bindings-c/Makefile bindings-c/shardid.pc.in bindings-c/shardid.supp "$out/"
+    cp bindings-c/Makefile bindings-c/shardid.pc.in bindings-c/shardid.supp bindings-c/shardid.lsan.supp "$out/"
     mkdir -p "$out/cmake"
     cp bindings-c/cmake/shardidConfig.cmake.in bindings-c/cmake/shardidConfigVersion.cmake.in "$out/cmake/"
     echo "$version" >"$out/VERSION"
