@@ -162,9 +162,10 @@ export declare class StatusRun {
    * A run on a connection the caller has, of `family` (`'postgres'`, `'mysql'` or
    * `'sqlite'`; `url` only names the database in errors), or when `family` is `null` on the
    * database `url` names (the core's rule: `StatusRun::on_connection`). A schema `null` is
-   * the family's default. `INVALID_ARGUMENT` for what the core refuses.
+   * the family's default (the lease table's: as a lease finds it). `INVALID_ARGUMENT`
+   * for what the core refuses.
    */
-  constructor(family: string | undefined | null, url: string, table: string, segmentsSchema: string | undefined | null, dictionarySchema: string | undefined | null, layoutIndex: number)
+  constructor(family: string | undefined | null, url: string, table: string, leaseSchema: string | undefined | null, segmentsSchema: string | undefined | null, dictionarySchema: string | undefined | null, layoutIndex: number)
   /** The run of `shardid status ...`'s arguments (checked by `cliStatusUsage` first). */
   static fromArgs(args: Array<string>): StatusRun
   /** The URL the command line was given. */

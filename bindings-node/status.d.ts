@@ -1,10 +1,15 @@
 import type { Layout } from './index'
 
-/** The rows of one table, or `present` false when the table does not exist (not installed). */
+/** The rows of one table, or `present` false when the table does not exist (not installed) or
+ *  was not read (`notRead` says why). */
 export interface Section<T> {
+  /** The table, `schema.table` once its schema is known. */
   table: string
   present: boolean
   rows: T[]
+  /** Why a table that exists was not read: on PostgreSQL, a lease table found through
+   *  `search_path` that none of the current user's roles owns (a lease refuses it too). */
+  notRead: string | null
 }
 
 /** A row of the lease table. */
@@ -104,6 +109,11 @@ export interface StatusOptions {
   dictionarySchema?: string
   /** The lease table (default `shardid_leases`). */
   table?: string
+  /** The lease table's schema, the lease's `schema` option (PostgreSQL's schema, the MySQL
+   *  family's database, SQLite's attached database). Default: found as the lease finds it
+   *  (on PostgreSQL where `search_path` finds it, then not read when none of the current
+   *  user's roles owns it; the connection's database; SQLite `main`). */
+  leaseSchema?: string
   /** The layout to report besides those the lease rows record (default Instagram's). */
   layout?: Layout
 }

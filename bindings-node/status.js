@@ -98,7 +98,9 @@ function time(text) {
 function report(run) {
   const json = run.reportJson()
   const doc = JSON.parse(json)
-  const section = (part, make) => ({ table: part.table, present: part.present, rows: part.rows.map(make) })
+  const section = (part, make) => ({
+    table: part.table, present: part.present, rows: part.rows.map(make), notRead: part.not_read ?? null,
+  })
   return {
     database: doc.database,
     now: time(doc.now),
@@ -124,7 +126,7 @@ function report(run) {
 
 /**
  * `await read(database, { schema, segmentsSchema, dictionarySchema, table = 'shardid_leases',
- * layout = Layout.INSTAGRAM })`: the status of `database`, a URL (`postgresql://...`,
+ * leaseSchema, layout = Layout.INSTAGRAM })`: the status of `database`, a URL (`postgresql://...`,
  * `mysql://...`, `sqlite:///file.db`) or an open pg Client/Pool, mysql2 connection or SQLite
  * database (left open). The schemas default to the core's: `seg` and `dict`, `main` on SQLite.
  */
@@ -133,13 +135,15 @@ async function read(database, options = {}) {
   const segmentsSchema = o.schema ?? o.segmentsSchema ?? null
   const dictionarySchema = o.schema ?? o.dictionarySchema ?? null
   const table = o.table ?? 'shardid_leases'
+  // The lease's `schema` option: null finds the table as the lease does (the core's rule).
+  const leaseSchema = o.leaseSchema ?? null
   const layout = o.layout ?? Layout.INSTAGRAM
   if (!(layout instanceof Layout)) {
     throw makeError('INVALID_ARGUMENT', { argument: 'layout', reason: 'is not a shardid Layout' }, TypeError)
   }
   const index = layoutIndex(layout)
   if (typeof database === 'string') {
-    const run = new native.StatusRun(null, database, table, segmentsSchema, dictionarySchema, index)
+    const run = new native.StatusRun(null, database, table, leaseSchema, segmentsSchema, dictionarySchema, index)
     const db = open(run)
     try {
       await drive(run, db.query)
@@ -149,7 +153,7 @@ async function read(database, options = {}) {
     return report(run)
   }
   const [family, query] = queryOf(database)
-  const run = new native.StatusRun(family, '', table, segmentsSchema, dictionarySchema, index)
+  const run = new native.StatusRun(family, '', table, leaseSchema, segmentsSchema, dictionarySchema, index)
   await drive(run, query)
   return report(run)
 }

@@ -42,13 +42,16 @@ impl StatusRun {
     /// A run on a connection the caller has, of `family` (`'postgres'`, `'mysql'` or
     /// `'sqlite'`; `url` only names the database in errors), or when `family` is `null` on the
     /// database `url` names (the core's rule: `StatusRun::on_connection`). A schema `null` is
-    /// the family's default. `INVALID_ARGUMENT` for what the core refuses.
+    /// the family's default (the lease table's: as a lease finds it). `INVALID_ARGUMENT`
+    /// for what the core refuses.
     #[napi(constructor)]
+    #[allow(clippy::too_many_arguments)] // the API's options, passed through
     pub fn new(
         env: &Env,
         family: Option<String>,
         url: String,
         table: String,
+        lease_schema: Option<String>,
         segments_schema: Option<String>,
         dictionary_schema: Option<String>,
         layout_index: u32,
@@ -59,6 +62,7 @@ impl StatusRun {
                 family.as_deref(),
                 &url,
                 &table,
+                lease_schema.as_deref(),
                 segments_schema.as_deref(),
                 dictionary_schema.as_deref(),
                 layout,

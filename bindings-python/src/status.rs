@@ -23,14 +23,17 @@ impl PyStatusRun {
     /// A run on a connection the caller has, of `family` (`"postgres"`, `"mysql"` or
     /// `"sqlite"`; `url` only names the database in errors), or when `family` is `None` on
     /// the database `url` names (the core's rule: `StatusRun::on_connection`). A schema `None`
-    /// is the family's default. `InvalidArgumentError` for what the core refuses.
+    /// is the family's default (the lease table's: as a lease finds it).
+    /// `InvalidArgumentError` for what the core refuses.
     #[new]
-    #[pyo3(signature = (family, url, table, segments_schema, dictionary_schema, layout))]
+    #[pyo3(signature = (family, url, table, lease_schema, segments_schema, dictionary_schema, layout))]
+    #[allow(clippy::too_many_arguments)] // the API's options, passed through
     fn new(
         py: Python<'_>,
         family: Option<&str>,
         url: &str,
         table: &str,
+        lease_schema: Option<&str>,
         segments_schema: Option<&str>,
         dictionary_schema: Option<&str>,
         layout: PyRef<'_, PyLayout>,
@@ -39,6 +42,7 @@ impl PyStatusRun {
             family,
             url,
             table,
+            lease_schema,
             segments_schema,
             dictionary_schema,
             layout.inner,

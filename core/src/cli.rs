@@ -10,7 +10,7 @@
 //! shardid new --shard N [--layout L] [-n COUNT]   make IDs (for scripts: a shard no service uses)
 //! shardid sql --schema S (--layout L --shard N | --segments | --dictionary | --public-ids) [--dialect D]   the DDL
 //! shardid public encode|decode --key-file F [--prefix P] [--encoding E] VALUE...   public IDs
-//! shardid status URL [--schema S] [--table T] [--layout L] [--json] [--check]   leases, tags, topics, run-out dates
+//! shardid status URL [--schema S] [--table T] [--lease-schema S] [--layout L] [--json] [--check]   leases, tags, topics, run-out dates
 //! shardid restored URL [--schema S] [--after NAME=LAST]... [--margin N] ...   marks every tag and topic restored (after a restore), then status
 //! ```
 //!
@@ -79,15 +79,19 @@ commands:
                                           the key file holds 16 raw bytes [--key-version V], or
                                           keys as text (32 hex digits, or VERSION:HEX,...);
                                           encodings base32 (default), base32check, base58, base62
-  status URL [--schema S] [--table T] [--layout L] [--json] [--check]
+  status URL [--schema S] [--table T] [--lease-schema S] [--layout L] [--json] [--check]
                                           a database's leases, segments' tags (burn rate, years left),
                                           dictionary topics and the layouts' run-out dates; URL:
                                           postgresql://... (or libpq's host=... dbname=...), mysql://...,
                                           sqlite:///file.db (read-only); tags in schema seg and topics
                                           in dict (SQLite: main) unless --schema S
                                           (or --segments-schema S, --dictionary-schema S); leases in
-                                          table shardid_leases unless --table T; --check: exit 1 on a
-                                          warning (a layout or tag running out within 5 years)
+                                          table shardid_leases unless --table T, in schema S with
+                                          --lease-schema S (the lease's schema option; else as a
+                                          lease finds it: PostgreSQL's search_path, not read when
+                                          another role owns it; the URL's database; SQLite main);
+                                          --check: exit 1 on a warning (a layout or tag running
+                                          out within 5 years)
   restored URL [--schema S] [--after NAME=LAST]... [--after-topic TOPIC=ID]... [--margin N]
            [...as status]
                                           after restoring a backup the database cannot tell from
@@ -188,6 +192,7 @@ const VALUED: &[&str] = &[
     "--prefix",
     "--encoding",
     "--table",
+    "--lease-schema",
     "--segments-schema",
     "--dictionary-schema",
     "--after",
@@ -652,6 +657,7 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
         "--segments-schema",
         "--dictionary-schema",
         "--table",
+        "--lease-schema",
         "--check",
         "--after",
         "--after-topic",
@@ -677,6 +683,7 @@ pub fn status(args: &[&str]) -> Result<StatusRun, Output> {
     let table = p.get("--table").unwrap_or(DEFAULT_TABLE);
     let layout = p.layout().map_err(usage)?;
     let mut reader = StatusReader::new(family, table, segments, dictionary, layout)
+        .and_then(|r| r.lease_schema(p.get("--lease-schema")))
         .map_err(|e| usage(format!("{command}: {e}")))?;
     if command == "restored" {
         reader = reader.marking_restored();
@@ -746,7 +753,8 @@ impl StatusRun {
     /// `"mysql"` or `"sqlite"`: a connection the caller has), or when `None` on the database
     /// `url` names by the core's one rule ([`status_family`]: the caller opens its driver).
     /// The tables are in `table` and the schemas given, a schema `None` the family's default
-    /// (`seg` and `dict`; `main` on SQLite).
+    /// (`seg` and `dict`; `main` on SQLite); the lease table in `lease_schema`, `None` as a
+    /// lease finds it ([`StatusReader::lease_schema`]).
     ///
     /// # Errors
     /// The argument refused (`family`, `database`, `table` or `schema`) and why: both bindings
@@ -755,6 +763,7 @@ impl StatusRun {
         family: Option<&str>,
         url: &str,
         table: &str,
+        lease_schema: Option<&str>,
         segments_schema: Option<&str>,
         dictionary_schema: Option<&str>,
         layout: Layout,
@@ -769,9 +778,8 @@ impl StatusRun {
         let (segments, dictionary) = default_schemas(family);
         let segments = segments_schema.unwrap_or(segments);
         let dictionary = dictionary_schema.unwrap_or(dictionary);
-        StatusReader::new(family, table, segments, dictionary, layout)
-            .map(|reader| Self::new(url, reader))
-            .map_err(|e| match e {
+        let reader = StatusReader::new(family, table, segments, dictionary, layout).map_err(
+            |e| match e {
                 crate::sql::SqlError::TableName { reason } => {
                     ("table", format!("is not a valid name: {reason}"))
                 }
@@ -779,6 +787,16 @@ impl StatusRun {
                     ("schema", format!("is not a valid name: {reason}"))
                 }
                 other => ("schema", other.to_string()),
+            },
+        )?;
+        reader
+            .lease_schema(lease_schema)
+            .map(|reader| Self::new(url, reader))
+            .map_err(|e| match e {
+                crate::sql::SqlError::SchemaName { reason } => {
+                    ("lease_schema", format!("is not a valid name: {reason}"))
+                }
+                other => ("lease_schema", other.to_string()),
             })
     }
 

@@ -477,7 +477,7 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
     assert!(
         run.next()
             .unwrap()
-            .contains("to_regclass('shardid_leases')")
+            .contains("to_regclass('\"shardid_leases\"')")
     );
     run.feed(&[some(&[now, "false", "true", "false"])]).unwrap();
     assert!(run.next().unwrap().contains("FROM seg.shardid_tags"));
@@ -501,6 +501,15 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
         "{}",
         out.stdout
     );
+    // --lease-schema: the lease table by its schema, as the lease's `schema` option names it.
+    for command in ["status", "restored"] {
+        let run = shardid::cli::status(&[command, url, "--lease-schema", "app"]).unwrap();
+        assert!(
+            run.next()
+                .unwrap()
+                .contains("to_regclass('\"app\".\"shardid_leases\"')")
+        );
+    }
     // A driver's error of several lines: the first, after the URL without its password.
     let failed = run.failed("connection refused\n\tIs the server running?");
     assert_eq!(failed.code, 2);
@@ -513,6 +522,8 @@ fn status_runs_statements_and_renders_with_check_and_failures() {
         &["status"][..],
         &["status", "ftp://x"],
         &["status", "mysql://x", "--table", "A"],
+        &["status", "mysql://x", "--lease-schema", "A"],
+        &["status", "mysql://x", "--lease-schema", "a.b"],
         &["status", "mysql://x", "--dialect", "mysql"],
     ] {
         let out = shardid::cli::status(args).unwrap_err();
@@ -602,7 +613,7 @@ fn a_key_file_of_no_accepted_form_is_refused_naming_every_form_as_the_page_does(
 #[test]
 fn the_apis_status_run_takes_a_family_or_a_url_and_names_what_it_refuses() {
     let run = |family, url, table| {
-        StatusRun::on_connection(family, url, table, None, None, Layout::INSTAGRAM)
+        StatusRun::on_connection(family, url, table, None, None, None, Layout::INSTAGRAM)
     };
     for (family, url) in [
         (Some("postgres"), ""),

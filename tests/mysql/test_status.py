@@ -77,7 +77,7 @@ def test_text_json_and_check(url: str) -> None:
     doc = json.loads(cli("python", url, *ARGS, "--json").stdout)
     assert doc["database"] == "mysql"
     assert [doc[s]["table"] for s in ("leases", "tags", "topics")] == [
-        "shardid_leases", "seg_status.shardid_tags", "dict_status.shardid_topics",
+        "status_db.shardid_leases", "seg_status.shardid_tags", "dict_status.shardid_topics",
     ]  # fmt: skip
     (held,) = doc["leases"]["rows"]
     assert (held["layout"], held["shard"], held["state"], held["session"]) == ("twitter", 0, "held", False)
@@ -93,6 +93,18 @@ def test_text_json_and_check(url: str) -> None:
     soon = ("--epoch-ms", str(int(time.time() * 1000)), "--bits", "33,10,20")
     done = cli("python", url, *ARGS, "--check", *soon)
     assert done.returncode == 1 and "warning: layout custom runs out on " in done.stdout, done
+
+
+def test_the_lease_schema_names_the_leases_database(url: str, server: Any) -> None:
+    # The lease's schema option (its database on MySQL): from a connection to another database
+    # the lease table of status_db is read by name; without it the URL's database has none.
+    other = server.url_for("mysql")
+    done = cli("python", other, "--schema", "nothing_here", "--lease-schema", "status_db")
+    assert done.returncode == 0, done.stderr
+    assert "leases (status_db.shardid_leases)\n" in done.stdout
+    assert f"{socket.gethostname()} pid {os.getpid()}" in done.stdout
+    done = cli("python", other, "--schema", "nothing_here")
+    assert "leases (shardid_leases): absent (not installed)" in done.stdout, done.stdout
 
 
 def test_absent_tables(server: Any) -> None:

@@ -92,7 +92,8 @@ def test_json_schema(url: str) -> None:
     doc = json.loads(done.stdout)
     assert list(doc) == ["version", "database", "now", "now_ms", "leases", "tags", "topics", "layouts", "warnings"]
     assert doc["version"] == 1 and doc["database"] == "postgres" and isinstance(doc["now_ms"], int)
-    for name, table in [("leases", "shardid_leases"), ("tags", "seg.shardid_tags"), ("topics", "dict.shardid_topics")]:
+    # The lease table as status found it: where the search path finds it, named by its schema.
+    for name, table in [("leases", "public.shardid_leases"), ("tags", "seg.shardid_tags"), ("topics", "dict.shardid_topics")]:
         assert list(doc[name]) == ["table", "present", "rows"]
         assert doc[name]["table"] == table and doc[name]["present"] is True
     (held,) = doc["leases"]["rows"]
@@ -208,3 +209,130 @@ def test_libpq_strings_are_pythons_and_node_says_so(cluster: Any) -> None:
     assert done.returncode == 0 and done.stdout.startswith("database  postgres"), done.stderr
     done = node_cli(cluster.dsn)
     assert done.returncode == 2 and "is not a postgresql:// URL" in done.stderr and done.stderr.count("\n") == 1, done
+
+
+# The lease table's schema (issue 60, finding 4): status finds the lease table as the lease does,
+# named by the lease's own schema option, and never reads another role's table found through
+# search_path as the application's.
+SCHEMA_DB = "status_lease_schema"
+
+
+@pytest.fixture(scope="module")
+def app_url(cluster: Any) -> Iterator[str]:
+    """A database as PostgreSQL 14 made it (``CREATE`` on ``public`` for every role), where the
+    application's role ``status_app`` holds a lease in its schema ``app`` (shard 0 of Twitter's
+    layout, for the module's tests) and another role, ``status_other``, made a
+    ``public.shardid_leases`` first, with a row of its own (holder ``intruder``)."""
+    with psycopg.connect(cluster.dsn, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {SCHEMA_DB}")
+        admin.execute("CREATE ROLE status_app LOGIN")
+        admin.execute("CREATE ROLE status_other LOGIN")
+    base = f"postgresql://postgres@127.0.0.1:{cluster.port}/{SCHEMA_DB}"
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute("GRANT CREATE ON SCHEMA public TO PUBLIC")  # PostgreSQL <= 14's default
+        admin.execute("CREATE SCHEMA app AUTHORIZATION status_app")
+    with psycopg.connect(base.replace("postgres@", "status_other@"), autocommit=True) as other:
+        other.execute(
+            "CREATE TABLE public.shardid_leases (layout text NOT NULL, shard bigint NOT NULL, "
+            "ceiling bigint NOT NULL DEFAULT 0, holder text, taken_at timestamptz, token text, "
+            "expires_at timestamptz, tli integer, sysid bigint, PRIMARY KEY (layout, shard))"
+        )
+        other.execute(
+            "INSERT INTO public.shardid_leases (layout, shard, ceiling, holder, taken_at, expires_at) "
+            "VALUES ('x', 7, 0, 'intruder', now(), now() + interval '1 hour')"
+        )
+        other.execute("GRANT SELECT ON public.shardid_leases TO PUBLIC")
+    url = base.replace("postgres@", "status_app@")
+    held = lease(shardid.Layout.TWITTER, url, range(0, 4), schema="app", ttl_ms=3_600_000)
+    yield url
+    held.close()
+
+
+def node_status_api(url: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Node's ``status.read(url, options)``: the lease section as the API returns it."""
+    script = (
+        f"require({json.dumps(str(ROOT / 'bindings-node' / 'status.js'))}).read(process.argv[1], JSON.parse(process.argv[2]))"
+        ".then((r) => console.log(JSON.stringify({ table: r.leases.table, present: r.leases.present, "
+        "notRead: r.leases.notRead, holders: r.leases.rows.map((x) => x.holder), warnings: r.warnings })))"
+    )
+    done = subprocess.run(["node", "-e", script, url, json.dumps(options)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_lease_in_a_named_schema_shows_with_the_lease_schema(app_url: str) -> None:
+    mine = f"{socket.gethostname()} pid {os.getpid()}"
+    report = status.read(app_url, lease_schema="app")
+    assert report.leases.table == "app.shardid_leases" and report.leases.present and report.leases.not_read is None
+    assert [(x.layout, x.shard, x.holder, x.state) for x in report.leases.rows] == [("twitter", 0, mine, "held")]
+    assert "intruder" not in report.text
+    # The command line, Python's and Node's (the same bytes), and restored, which takes it too.
+    py = python_cli(app_url, "--lease-schema", "app")
+    assert py.returncode == 0, py.stderr
+    assert "leases (app.shardid_leases)\n" in py.stdout and mine in py.stdout and "intruder" not in py.stdout
+    node = node_cli(app_url, "--lease-schema", "app")
+    assert node.returncode == 0 and masked(node.stdout) == masked(py.stdout), node.stderr
+    restored = subprocess.run(
+        [sys.executable, "-m", "shardid", "restored", app_url, "--lease-schema", "app"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert restored.returncode == 0 and "leases (app.shardid_leases)\n" in restored.stdout, restored.stderr
+    assert node_status_api(app_url, {"leaseSchema": "app"}) == {
+        "table": "app.shardid_leases", "present": True, "notRead": None, "holders": [mine], "warnings": [],
+    }  # fmt: skip
+    # A name that is no plain identifier, as the lease's schema.
+    with pytest.raises(shardid.InvalidArgumentError) as info:
+        status.read(app_url, lease_schema="app; drop table x")
+    assert info.value.argument == "lease_schema"
+    assert python_cli(app_url, "--lease-schema", "App").returncode == 2
+
+
+def test_another_roles_table_found_through_search_path_is_not_read_as_the_applications(app_url: str) -> None:
+    # No schema named: the search path finds public.shardid_leases, which status_other owns and
+    # a lease run as status_app refuses; status says whose it is and shows none of its rows.
+    report = status.read(app_url)
+    assert report.leases.table == "public.shardid_leases"
+    assert not report.leases.present and report.leases.rows == ()
+    why = report.leases.not_read
+    assert why is not None and why.startswith(
+        "public.shardid_leases, found through search_path, is owned by role status_other, which user "
+        "status_app neither is nor is a member of"
+    ), why
+    assert why in report.warnings and "intruder" not in report.text
+    py = python_cli(app_url)
+    assert py.returncode == 0, py.stderr
+    assert f"leases (public.shardid_leases): not read: {why}\n" in py.stdout and "intruder" not in py.stdout
+    node = node_cli(app_url)
+    assert node.returncode == 0 and masked(node.stdout) == masked(py.stdout), node.stderr
+    assert python_cli(app_url, "--check").returncode == 1  # a warning
+    doc = json.loads(python_cli(app_url, "--json").stdout)
+    assert doc["leases"] == {"table": "public.shardid_leases", "present": False, "not_read": why, "rows": []}
+    api = node_status_api(app_url, {})
+    assert (api["table"], api["present"], api["notRead"], api["holders"]) == ("public.shardid_leases", False, why, [])
+    # Named, a table is read whoever owns it (an operator's role may read the application's),
+    # and the report names it.
+    named = status.read(app_url, lease_schema="public")
+    assert named.leases.table == "public.shardid_leases" and [x.holder for x in named.leases.rows] == ["intruder"]
+
+
+def test_django_admin_status_reads_the_lease_schema_setting(app_url: str, cluster: Any, tmp_path: Path) -> None:
+    from django_project import database, django_run, status_project
+
+    status_project(tmp_path, database("postgresql", cluster.port, SCHEMA_DB, USER="status_app"), "seg", "dict")
+    with (tmp_path / "settings.py").open("a") as f:
+        f.write("SHARDID = {'layout': 'instagram', 'lease': {'shards': [0, 64], 'schema': 'app'}}\n")
+    page = (
+        "import django, json; django.setup()\n"
+        "from shardid.django.status import page\n"
+        "print(json.dumps([[s.where, s.rows, s.problem] for s in page('leases')['sections']]))\n"
+    )
+    (section,) = json.loads(django_run(tmp_path, "-c", page).stdout.strip().splitlines()[-1])
+    where, rows, problem = section
+    assert where == "database 'default': app.shardid_leases" and problem is None, section
+    assert [row[:4] for row in rows] == [["0", "twitter", "held", f"{socket.gethostname()} pid {os.getpid()}"]], rows
+    # Without the setting, the other role's table is not shown as the project's.
+    with (tmp_path / "settings.py").open("a") as f:
+        f.write("SHARDID = {'layout': 'instagram', 'lease': {'shards': [0, 64]}}\n")
+    (section,) = json.loads(django_run(tmp_path, "-c", page).stdout.strip().splitlines()[-1])
+    where, rows, problem = section
+    assert rows == [] and problem.startswith("not read: public.shardid_leases, found through search_path, is owned by role status_other"), section

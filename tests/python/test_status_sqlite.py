@@ -128,7 +128,7 @@ def test_the_command_line_prints_every_table_of_the_file(db: Path) -> None:
     doc = json.loads(absolute.stdout)
     assert doc["database"] == "sqlite"
     assert [doc[s]["table"] for s in ("leases", "tags", "topics")] == [
-        "shardid_leases", "main.shardid_tags", "main.shardid_topics",
+        "main.shardid_leases", "main.shardid_tags", "main.shardid_topics",
     ]  # fmt: skip
     assert [(t["tag"], t["next"], t["segment"], t["stride"]) for t in doc["tags"]["rows"]] == [
         ("invoices", "100", 0, 1), ("ord@2026-11-28", "901", 20, 1), ("orders", "5001", 5000, 1),

@@ -277,6 +277,7 @@ class _StatusRun:
         family: str | None,
         url: str,
         table: str,
+        lease_schema: str | None,
         segments_schema: str | None,
         dictionary_schema: str | None,
         layout: Layout,

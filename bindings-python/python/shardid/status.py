@@ -126,11 +126,16 @@ class LayoutStatus:
 
 @dataclass(frozen=True)
 class Section(Generic[_T]):
-    """The rows of one table, or ``present`` false when the table does not exist."""
+    """The rows of one table, or ``present`` false when the table does not exist (or was not
+    read: ``not_read`` says why)."""
 
     table: str
+    """The table, ``schema.table`` once its schema is known."""
     present: bool
     rows: tuple[_T, ...]
+    not_read: str | None = None
+    """Why a table that exists was not read: on PostgreSQL, a lease table found through
+    ``search_path`` that none of the current user's roles owns (a lease refuses it too)."""
 
 
 @dataclass(frozen=True)
@@ -165,7 +170,8 @@ def _report(run: _StatusRun) -> Report:
 
     def section(name: str, make: Any) -> Section[Any]:
         part = doc[name]
-        return Section(table=part["table"], present=part["present"], rows=tuple(make(r) for r in part["rows"]))
+        rows = tuple(make(r) for r in part["rows"])
+        return Section(table=part["table"], present=part["present"], rows=rows, not_read=part.get("not_read"))
 
     return Report(
         database=doc["database"],
@@ -289,6 +295,7 @@ def read(
     segments_schema: str | None = None,
     dictionary_schema: str | None = None,
     table: str = "shardid_leases",
+    lease_schema: str | None = None,
     layout: Layout | None = None,
 ) -> Report:
     """Reads the status of ``database``: a URL (``postgresql://...``, libpq's ``host=...``
@@ -299,7 +306,11 @@ def read(
     ``schema`` sets both ``segments_schema`` (where the tags are: ``seg``, on SQLite ``main``)
     and ``dictionary_schema`` (the topics: ``dict``, on SQLite ``main``); on SQLite a schema is
     an attached database, and one that is not attached reads as not installed. ``table`` is the
-    lease table; ``layout`` the layout to report besides those the lease rows record (default
+    lease table and ``lease_schema`` its schema, the lease's ``schema`` option: the table is
+    found as the lease finds it (``None``: on PostgreSQL where ``search_path`` finds it, and
+    then not read when none of the current user's roles owns it, as a lease refuses it; on
+    MySQL the connection's database; on SQLite ``main``) and read as ``schema.table``;
+    ``layout`` the layout to report besides those the lease rows record (default
     Instagram's).
 
     Raises :class:`~shardid.InvalidArgumentError` for a name that is not a plain lower-case
@@ -313,7 +324,7 @@ def read(
         segments_schema = dictionary_schema = schema
     layout = layout if layout is not None else Layout.INSTAGRAM
     if isinstance(database, str):
-        run = _StatusRun(None, database, table, segments_schema, dictionary_schema, layout)
+        run = _StatusRun(None, database, table, lease_schema, segments_schema, dictionary_schema, layout)
         conn = _connect(run)
         try:
             _run(run, conn)
@@ -321,7 +332,7 @@ def read(
             conn.close()
     else:
         family = _family_of(database)
-        run = _StatusRun(family, "", table, segments_schema, dictionary_schema, layout)
+        run = _StatusRun(family, "", table, lease_schema, segments_schema, dictionary_schema, layout)
         _run(run, database)
     return _report(run)
 

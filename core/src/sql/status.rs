@@ -125,6 +125,12 @@ enum Step {
 pub struct StatusReader {
     family: Dialect,
     table: String,
+    /// The lease table's schema as named ([`Self::lease_schema`]); `None`: the lease's default.
+    lease_schema: Option<String>,
+    /// The lease table's schema as the probe found it (`None`: no such table).
+    lease_at: Option<String>,
+    /// Why the lease rows are not read: another role's table found through `search_path`.
+    leases_not_read: Option<String>,
     segments: String,
     dictionary: String,
     layout: Layout,
@@ -150,6 +156,8 @@ pub struct StatusReader {
     rates: bool,
     /// SQLite: whether the schemas of the tags and of the topics are attached databases.
     attached: [bool; 2],
+    /// SQLite: whether the lease's schema is an attached database.
+    lease_attached: bool,
     leases: Vec<LeaseRow>,
     tags: Vec<TagRow>,
     topics: Vec<TopicRow>,
@@ -221,6 +229,9 @@ impl StatusReader {
         Ok(Self {
             family,
             table: table.into(),
+            lease_schema: None,
+            lease_at: None,
+            leases_not_read: None,
             segments: segments.into(),
             dictionary: dictionary.into(),
             layout,
@@ -239,10 +250,42 @@ impl StatusReader {
             serials: false,
             rates: false,
             attached: [false; 2],
+            lease_attached: false,
             leases: Vec::new(),
             tags: Vec::new(),
             topics: Vec::new(),
         })
+    }
+
+    /// The same reader of the lease table in `schema`, found as a lease finds it
+    /// ([`crate::sql::LeaseProtocol::schema`], whose option this is): on PostgreSQL a schema,
+    /// on the MySQL family a database, on SQLite an attached database. `None`, the lease's
+    /// default: on PostgreSQL the schema where `search_path` finds the table, on the MySQL
+    /// family the connection's database, on SQLite `main`. Either way the rows are read from
+    /// the table the probe found, named `schema.table` (quoted) and shown so. On PostgreSQL,
+    /// as a lease refuses to write to a table no role of its user owns (issue 60, finding 4),
+    /// a table found through `search_path` that none of the current user's roles owns is not
+    /// read as the application's: the report says whose it is and warns; one named here is
+    /// read, its owner whoever it is (an operator's monitoring role may read the
+    /// application's table).
+    ///
+    /// # Errors
+    /// [`SqlError::SchemaName`] for a name that is not a plain lower-case identifier.
+    pub fn lease_schema(mut self, schema: Option<&str>) -> Result<Self, SqlError> {
+        if let Some(schema) = schema {
+            check_schema(schema)?;
+        }
+        self.lease_schema = schema.map(Into::into);
+        Ok(self)
+    }
+
+    /// The lease table as status names it: `schema.table` once the schema is known (named,
+    /// or where the probe found the table), else the table alone.
+    fn lease_table(&self) -> String {
+        match self.lease_at.as_ref().or(self.lease_schema.as_ref()) {
+            Some(schema) => format!("{schema}.{}", self.table),
+            None => self.table.clone(),
+        }
     }
 
     /// The family the statements are for.
@@ -576,24 +619,40 @@ impl StatusReader {
     /// PostgreSQL's statement of the current step (not [`Step::Done`]).
     fn postgres_next(&self) -> String {
         let (t, s, d) = (&self.table, &self.segments, &self.dictionary);
+        // The lease table as a lease looks it up (`CHECK_TABLE` of `sql::lease::postgres`): the
+        // schema named, else where `search_path` finds it; quoted, both names being checked
+        // plain identifiers. Its schema, owner, whether one of the current user's roles owns
+        // it (`pg_auth_members` followed, as the lease's check) and the user are columns 8 to
+        // 11; from then on the rows are read from `"schema"."table"`, never by search path.
+        let lease = match &self.lease_schema {
+            Some(schema) => format!("\"{schema}\".\"{t}\""),
+            None => format!("\"{t}\""),
+        };
         match self.step {
             Step::Schemas | Step::Probe | Step::Done => format!(
                 "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text, \
-                 CASE WHEN to_regclass('{t}') IS NULL THEN 'false' ELSE 'true' END, \
+                 CASE WHEN to_regclass('{lease}') IS NULL THEN 'false' ELSE 'true' END, \
                  CASE WHEN to_regclass('{s}.shardid_tags') IS NULL THEN 'false' ELSE 'true' END, \
                  CASE WHEN to_regclass('{d}.shardid_topics') IS NULL \
                  OR to_regclass('{d}.shardid_strings') IS NULL THEN 'false' ELSE 'true' END, \
                  CASE WHEN to_regclass('{s}.shardid_serials') IS NULL THEN 'false' ELSE 'true' END, \
                  'true', \
                  CASE WHEN to_regclass('{s}.shardid_tag_fence') IS NULL THEN 'false' ELSE 'true' END, \
-                 CASE WHEN to_regclass('{d}.shardid_topic_fence') IS NULL THEN 'false' ELSE 'true' END"
+                 CASE WHEN to_regclass('{d}.shardid_topic_fence') IS NULL THEN 'false' ELSE 'true' END, \
+                 n.nspname::text, pg_get_userbyid(c.relowner), CASE WHEN c.relowner IN \
+                 (WITH RECURSIVE mine(r) AS (SELECT oid FROM pg_roles WHERE rolname = current_user \
+                 UNION SELECT m.roleid FROM pg_auth_members AS m JOIN mine ON m.member = mine.r) \
+                 SELECT r FROM mine) THEN 'true' ELSE 'false' END, current_user::text \
+                 FROM (SELECT) AS one LEFT JOIN pg_class AS c ON c.oid = to_regclass('{lease}') \
+                 LEFT JOIN pg_namespace AS n ON n.oid = c.relnamespace"
             ),
             Step::Leases => format!(
                 "SELECT layout, shard::text, ceiling::text, holder, \
                  floor(extract(epoch FROM taken_at) * 1000)::bigint::text, \
                  CASE WHEN expires_at = 'infinity' THEN 'infinity' \
                  ELSE floor(extract(epoch FROM expires_at) * 1000)::bigint::text END \
-                 FROM {t} ORDER BY layout, shard"
+                 FROM \"{}\".\"{t}\" ORDER BY layout, shard",
+                self.lease_at.as_deref().unwrap_or_default()
             ),
             Step::Registrations => format!("SELECT tag, format, zone FROM {s}.shardid_serials"),
             Step::Tags => self.postgres_tags(),
@@ -617,12 +676,18 @@ impl StatusReader {
                          table_schema = {schema} AND table_name = '{table}') THEN 'true' ELSE 'false' END"
                     )
                 };
+                // The lease's database: the one named, else the connection's (the URL's).
+                let lease = self
+                    .lease_schema
+                    .as_ref()
+                    .map_or_else(|| "DATABASE()".into(), |schema| format!("'{schema}'"));
                 format!(
                     "SELECT CAST({MYSQL_NOW_MS} AS CHAR), {}, {}, CASE WHEN {} = 'true' AND {} = 'true' \
                      THEN 'true' ELSE 'false' END, {}, CASE WHEN EXISTS (SELECT 1 FROM \
                      information_schema.columns WHERE table_schema = '{s}' AND table_name = 'shardid_tags' \
-                     AND column_name = 'rate') THEN 'true' ELSE 'false' END, {}, {}",
-                    exists("DATABASE()", t),
+                     AND column_name = 'rate') THEN 'true' ELSE 'false' END, {}, {}, \
+                     CONVERT({lease} USING utf8mb4)",
+                    exists(&lease, t),
                     exists(&format!("'{s}'"), "shardid_tags"),
                     exists(&format!("'{d}'"), "shardid_topics"),
                     exists(&format!("'{d}'"), "shardid_strings"),
@@ -640,9 +705,13 @@ impl StatusReader {
                 format!(
                     "SELECT CONVERT(layout USING utf8mb4), CAST(shard AS CHAR), CAST(ceiling AS CHAR), \
                      CONVERT(holder USING utf8mb4), {}, CASE WHEN expires_at = '9999-12-31 23:59:59' \
-                     THEN 'infinity' ELSE {} END FROM {t} ORDER BY layout, shard",
+                     THEN 'infinity' ELSE {} END FROM {} ORDER BY layout, shard",
                     ms("taken_at"),
-                    ms("expires_at")
+                    ms("expires_at"),
+                    // As the lease names it: the named database's, else the connection's.
+                    self.lease_schema
+                        .as_ref()
+                        .map_or_else(|| format!("`{t}`"), |schema| format!("`{schema}`.`{t}`"))
                 )
             }
             Step::Registrations => format!(
@@ -694,6 +763,8 @@ impl StatusReader {
             }
         };
         let [seg, dict] = self.attached;
+        // The lease's attached database: the one named, else `main` (the lease's default).
+        let lease = self.lease_schema.as_deref().unwrap_or(SQLITE_SCHEMA);
         match self.step {
             Step::Schemas | Step::Done => {
                 "SELECT group_concat(name, ' ') AS c0 FROM pragma_database_list".into()
@@ -701,8 +772,8 @@ impl StatusReader {
             Step::Probe => format!(
                 "SELECT CAST({SQLITE_NOW_MS} AS TEXT) AS c0, {} AS c1, {} AS c2, \
                  CASE WHEN {} = 'true' AND {} = 'true' THEN 'true' ELSE 'false' END AS c3, {} AS c4, \
-                 'false' AS c5, {} AS c6, {} AS c7",
-                exists(true, "main", t),
+                 'false' AS c5, {} AS c6, {} AS c7, '{lease}' AS c8",
+                exists(self.lease_attached, lease, t),
                 exists(seg, s, "shardid_tags"),
                 exists(dict, d, "shardid_topics"),
                 exists(dict, d, "shardid_strings"),
@@ -714,7 +785,7 @@ impl StatusReader {
             Step::Leases => format!(
                 "SELECT layout AS c0, CAST(shard AS TEXT) AS c1, CAST(ceiling AS TEXT) AS c2, \
                  holder AS c3, CAST(taken_at AS TEXT) AS c4, CAST(expires_at AS TEXT) AS c5 \
-                 FROM main.{t} ORDER BY layout, shard"
+                 FROM {lease}.{t} ORDER BY layout, shard"
             ),
             Step::Registrations => {
                 format!("SELECT tag AS c0, format AS c1, zone AS c2 FROM {s}.shardid_serials")
@@ -740,6 +811,33 @@ impl StatusReader {
                  FROM {d}.shardid_topics AS t ORDER BY t.topic"
             ),
         }
+    }
+
+    /// After the probe: where the lease table is (column 8) and, on PostgreSQL, whose
+    /// (columns 9 to 11); a table found through `search_path` that none of the current user's
+    /// roles owns is not read ([`Self::lease_schema`]).
+    fn lease_found(&mut self, row: &Row) -> Result<(), String> {
+        if !self.present[0] {
+            return Ok(());
+        }
+        let schema = text(row, 8)?;
+        self.lease_at = Some(schema.into());
+        if self.family == Dialect::Postgres
+            && self.lease_schema.is_none()
+            && cell(row, 10) != Some("true")
+        {
+            let owner = cell(row, 9).unwrap_or("?");
+            let user = cell(row, 11).unwrap_or("?");
+            self.leases_not_read = Some(format!(
+                "{}, found through search_path, is owned by role {owner}, which user {user} \
+                 neither is nor is a member of: a lease run as {user} refuses it, so its rows are \
+                 not shown as the application's; name the lease's schema (--lease-schema S) to \
+                 read a table whoever owns it",
+                self.lease_table()
+            ));
+            self.present[0] = false;
+        }
+        Ok(())
     }
 
     /// After the probe, under `restored --after`: each tag or topic named has its table, and
@@ -815,6 +913,8 @@ impl StatusReader {
                 let names = text(row, 0)?;
                 let attached = |schema: &str| names.split(' ').any(|name| name == schema);
                 self.attached = [attached(&self.segments), attached(&self.dictionary)];
+                self.lease_attached =
+                    attached(self.lease_schema.as_deref().unwrap_or(SQLITE_SCHEMA));
                 self.step = Step::Probe;
                 return Ok(());
             }
@@ -831,6 +931,7 @@ impl StatusReader {
                     Dialect::Sqlite => false,
                 };
                 self.fences = [cell(row, 6) == Some("true"), cell(row, 7) == Some("true")];
+                self.lease_found(row)?;
                 self.check_afters()?;
             }
             Step::Leases => {
@@ -988,7 +1089,7 @@ impl StatusReader {
                 layouts.push(layout_report(l, "leases", now));
             }
         }
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = self.leases_not_read.iter().cloned().collect();
         for l in &layouts {
             if l.warning {
                 warnings.push(if l.runs_out_ms <= now {
@@ -1063,7 +1164,8 @@ impl StatusReader {
         Report {
             database: self.family.family_name(),
             now_ms: now,
-            table: self.table.clone(),
+            table: self.lease_table(),
+            leases_not_read: self.leases_not_read.clone(),
             segments_schema: self.segments.clone(),
             dictionary_schema: self.dictionary.clone(),
             leases: self.present[0].then_some(leases),
@@ -1359,8 +1461,11 @@ pub struct Report {
     pub database: &'static str,
     /// The server's clock when the status was read, Unix milliseconds.
     pub now_ms: u64,
-    /// The lease table.
+    /// The lease table, `schema.table` once its schema is known (named, or where it was found).
     pub table: String,
+    /// Why the lease rows were not read (`leases` is then `None`): on PostgreSQL, another
+    /// role's table found through `search_path` ([`StatusReader::lease_schema`]).
+    pub leases_not_read: Option<String>,
     /// The schema of the tags.
     pub segments_schema: String,
     /// The schema of the topics.
@@ -1539,9 +1644,14 @@ impl Report {
             o.push('}');
         }
         let section = |o: &mut String, name: &str, table: &str, rows: Option<Vec<String>>| {
+            // A table found but not read says why (the leases only: another role's).
+            let not_read = match &self.leases_not_read {
+                Some(why) if name == "leases" => format!(",\"not_read\":{}", Json(why)),
+                _ => String::new(),
+            };
             _ = write!(
                 o,
-                ",\"{name}\":{{\"table\":{},\"present\":{},\"rows\":[{}]}}",
+                ",\"{name}\":{{\"table\":{},\"present\":{}{not_read},\"rows\":[{}]}}",
                 Json(table),
                 rows.is_some(),
                 rows.unwrap_or_default().join(",")
@@ -1669,34 +1779,38 @@ impl Report {
         }
         let dash = |ms: Option<u64>| ms.map_or_else(|| "-".into(), rfc3339);
         o.push('\n');
-        table(
-            &mut o,
-            &format!("leases ({})", self.table),
-            &[
-                "layout", "shard", "holder", "since", "ceiling", "expires", "state",
-            ],
-            self.leases.as_ref().map(|rows| {
-                rows.iter()
-                    .map(|l| {
-                        vec![
-                            l.layout.clone(),
-                            l.shard.to_string(),
-                            l.holder
-                                .as_deref()
-                                .map_or_else(|| "-".into(), |h| Printable(h).to_string()),
-                            dash(l.since_ms),
-                            l.ceiling_ms.map_or_else(|| l.ceiling.to_string(), rfc3339),
-                            if l.session {
-                                "never (session)".into()
-                            } else {
-                                dash(l.expires_ms)
-                            },
-                            l.state.into(),
-                        ]
-                    })
-                    .collect()
-            }),
-        );
+        if let Some(why) = &self.leases_not_read {
+            _ = writeln!(o, "leases ({}): not read: {why}\n", self.table);
+        } else {
+            table(
+                &mut o,
+                &format!("leases ({})", self.table),
+                &[
+                    "layout", "shard", "holder", "since", "ceiling", "expires", "state",
+                ],
+                self.leases.as_ref().map(|rows| {
+                    rows.iter()
+                        .map(|l| {
+                            vec![
+                                l.layout.clone(),
+                                l.shard.to_string(),
+                                l.holder
+                                    .as_deref()
+                                    .map_or_else(|| "-".into(), |h| Printable(h).to_string()),
+                                dash(l.since_ms),
+                                l.ceiling_ms.map_or_else(|| l.ceiling.to_string(), rfc3339),
+                                if l.session {
+                                    "never (session)".into()
+                                } else {
+                                    dash(l.expires_ms)
+                                },
+                                l.state.into(),
+                            ]
+                        })
+                        .collect()
+                }),
+            );
+        }
         table(
             &mut o,
             &format!("tags ({}.shardid_tags)", self.segments_schema),
@@ -2028,14 +2142,23 @@ mod tests {
             Layout::INSTAGRAM,
         )
         .unwrap();
-        assert!(r.next().unwrap().contains("information_schema.tables"));
+        let probe = r.next().unwrap();
+        assert!(probe.contains("information_schema.tables"));
+        // The lease's database: the connection's, as a lease's with no schema named.
+        assert!(probe.contains("table_schema = DATABASE() AND table_name = 'shardid_leases'"));
         r.feed(&[row(&[
             Some("1764115200000"),
             Some("true"),
             Some("false"),
             Some("false"),
+            Some("false"),
+            Some("false"),
+            Some("false"),
+            Some("false"),
+            Some("app"),
         ])])
         .unwrap();
+        assert!(r.next().unwrap().contains("FROM `shardid_leases` ORDER BY"));
         r.feed(&[row(&[
             Some(&signature),
             Some("3"),
@@ -2053,6 +2176,112 @@ mod tests {
         assert_eq!(report.leases.as_ref().unwrap()[0].ceiling_ms, Some(7));
         assert_eq!(report.warnings.len(), 1);
         assert!(report.warnings[0].starts_with("layout custom ran out on 1970-01-13"));
+    }
+
+    /// The lease table is found as the lease finds it (issue 60, finding 4): in the schema
+    /// named, else where `search_path` finds it, then read by `"schema"."table"`; on
+    /// PostgreSQL another role's table found through `search_path` is not read as the
+    /// application's, and the report says whose it is.
+    #[test]
+    fn the_lease_table_is_named_by_its_schema_and_another_roles_is_not_read() {
+        let probe_row = |present: &str, schema: Option<&str>, owner: &str, ours: &str| {
+            let mut cells = vec![Some("5000"), Some(present)];
+            cells.extend([Some("false"); 6]);
+            cells.extend([schema, Some(owner), Some(ours), Some("app")]);
+            row(&cells)
+        };
+        // Named: looked up and read in that schema, whoever owns it.
+        let mut r = reader().lease_schema(Some("app")).unwrap();
+        let probe = r.next().unwrap();
+        assert!(
+            probe.contains("to_regclass('\"app\".\"shardid_leases\"') IS NULL"),
+            "{probe}"
+        );
+        r.feed(&[probe_row("true", Some("app"), "owner", "false")])
+            .unwrap();
+        let leases = r.next().unwrap();
+        assert!(
+            leases.contains("FROM \"app\".\"shardid_leases\" ORDER BY"),
+            "{leases}"
+        );
+        r.feed(&[]).unwrap();
+        let report = r.report();
+        assert_eq!(report.table, "app.shardid_leases");
+        assert!(report.leases.is_some());
+        assert!(!report.warnings.iter().any(|w| w.contains("shardid_leases")));
+        assert!(report.text().contains("leases (app.shardid_leases): none"));
+        // Not named: by search path in the probe only, then by the schema found.
+        let mut r = reader();
+        assert!(
+            r.next()
+                .unwrap()
+                .contains("to_regclass('\"shardid_leases\"') IS NULL")
+        );
+        r.feed(&[probe_row("true", Some("public"), "app", "true")])
+            .unwrap();
+        assert!(
+            r.next()
+                .unwrap()
+                .contains("FROM \"public\".\"shardid_leases\" ORDER BY")
+        );
+        // Not named and another role's: not read, and said so.
+        let mut r = reader();
+        r.next().unwrap();
+        r.feed(&[probe_row("true", Some("public"), "mallory", "false")])
+            .unwrap();
+        assert_eq!(r.next(), None, "no lease rows read");
+        let report = r.report();
+        assert!(report.leases.is_none());
+        assert_eq!(report.table, "public.shardid_leases");
+        let why = report.leases_not_read.as_deref().unwrap();
+        assert!(
+            why.contains("public.shardid_leases, found through search_path, is owned by role mallory, which user app"),
+            "{why}"
+        );
+        assert!(report.warnings.iter().any(|w| w == why));
+        let text = report.text();
+        assert!(
+            text.contains("leases (public.shardid_leases): not read: ")
+                && !text.contains("shardid_leases): absent"),
+            "{text}"
+        );
+        assert!(report.json().contains("\"present\":false,\"not_read\":"));
+        // A name that is no plain identifier is refused, as the lease's.
+        assert!(reader().lease_schema(Some("a.b")).is_err());
+        // SQLite: main by default, an attached database when named.
+        let mut r = StatusReader::new(
+            Dialect::Sqlite,
+            "shardid_leases",
+            "main",
+            "main",
+            Layout::INSTAGRAM,
+        )
+        .unwrap()
+        .lease_schema(Some("aux"))
+        .unwrap();
+        r.next().unwrap();
+        r.feed(&[row(&[Some("main aux")])]).unwrap();
+        assert!(
+            r.next().unwrap().contains(
+                "FROM aux.sqlite_master WHERE type = 'table' AND name = 'shardid_leases'"
+            )
+        );
+        // MySQL: the database named.
+        let r = StatusReader::new(
+            Dialect::Mysql,
+            "shardid_leases",
+            "seg",
+            "dict",
+            Layout::INSTAGRAM,
+        )
+        .unwrap()
+        .lease_schema(Some("app"))
+        .unwrap();
+        assert!(
+            r.next()
+                .unwrap()
+                .contains("table_schema = 'app' AND table_name = 'shardid_leases'")
+        );
     }
 
     #[test]

@@ -47,7 +47,8 @@ def _migration_schemas() -> tuple[list[str], list[str]]:
 def places() -> dict[str, Any]:
     """Where the project keeps each feature's rows: the lease's database alias
     (``SHARDID["lease"]["using"]``, ``"default"``; ``None`` when the lease is kept in lock
-    files or the shard is fixed), and the database ``"default"``'s schemas of segments and of
+    files or the shard is fixed) and its schema (``SHARDID["lease"]["schema"]``, ``None``: found
+    as the lease finds it), and the database ``"default"``'s schemas of segments and of
     the dictionary that its migrations install (``"seg"`` and ``"dict"``, the operations'
     defaults, when none does)."""
     from shardid.django.conf import setting
@@ -59,6 +60,7 @@ def places() -> dict[str, Any]:
     segments, dictionaries = _migration_schemas()
     return {
         "lease": lease.get("using", "default") if in_database else None,
+        "lease_schema": lease.get("schema"),
         "segments": segments or ["seg"],
         "dictionary": dictionaries or ["dict"],
         "using": "default",
@@ -122,7 +124,10 @@ def page(kind: str) -> dict[str, Any]:
     targets: list[tuple[str, str, dict[str, str]]]
     if kind == "leases":
         alias = where["lease"]
-        targets = [] if alias is None else [(alias, f"database {alias!r}", {})]
+        # The lease's own schema setting, so the page reads the table the lease writes.
+        lease_schema: str | None = where["lease_schema"]
+        lease_options = {} if lease_schema is None else {"lease_schema": lease_schema}
+        targets = [] if alias is None else [(alias, f"database {alias!r}", lease_options)]
     else:
         key = "segments_schema" if kind == "tags" else "dictionary_schema"
         schemas = where["segments" if kind == "tags" else "dictionary"]
@@ -144,7 +149,9 @@ def page(kind: str) -> dict[str, Any]:
         report = _read(alias, **options)
         first = first or report
         part = getattr(report, kind)
-        if not part.present:
+        if part.not_read is not None:
+            found.append(Section(f"{label}: {part.table}", problem=f"not read: {part.not_read}"))
+        elif not part.present:
             found.append(Section(label, problem=f"not installed: the database has no table {part.table}"))
         else:
             found.append(Section(f"{label}: {part.table}", _COLUMNS[kind], [_cells(kind, r) for r in part.rows]))
