@@ -190,3 +190,51 @@ def after_given(
     return (
         f"--after {last_serial}, {last_id}, {last_word} (margin {margin}): the next are {first_serial}, {first_id}, {first_word}"
     )
+
+
+# The furthest ahead of the database's clock a lease's holder may date IDs: shardid's
+# failover::SKEW_MS (2 s; a holder further ahead is refused, CLOCK_SKEW), less a margin for
+# the time a statement takes.
+LEASE_AHEAD_MS = 1_950
+
+
+def lease_created_after_backup(
+    lease: Callable[..., Any],
+    url: str,
+    table: str,
+    backup: Callable[[], None],
+    restore: Callable[[], str | None],
+    mark: Callable[[str], None] | None,
+    *,
+    table_in_backup: bool,
+) -> str:
+    """Issue 54's lease row: the backup lacks the row of shard 0 (``table_in_backup``: the
+    table, with shard 1's row; else no table at all). Then a holder claims shard 0 and dates
+    IDs as far ahead as the lease allows (its clock ``LEASE_AHEAD_MS`` ahead of the
+    database's), recording its ceiling past them; the backup is restored (``restore`` returns
+    the restored URL, or ``None`` for the same) and marked (``mark``; ``None``: seen by the
+    database). At once a new holder claims shard 0 and asks for an ID of the lost holder's
+    time unit (a host whose clock is as far ahead, which the lease allows): the lost holder's
+    IDs must not be handed out again. Returns what happened."""
+    if table_in_backup:
+        with lease(Layout.SONYFLAKE, url, range(1, 2), table=table, ttl_ms=1_000) as other:
+            other.next_id()
+    backup()
+    lost_ms = time.time_ns() // 1_000_000 + LEASE_AHEAD_MS
+    with lease(Layout.SONYFLAKE, url, range(0, 1), table=table, ttl_ms=60_000) as lost:
+        assert lost.shard == 0
+        leased = [lost.next_id_at(lost_ms) for _ in range(20)]
+    restored = restore() or url
+    if mark is not None:
+        mark(restored)
+    with lease(Layout.SONYFLAKE, restored, range(0, 1), table=table, ttl_ms=1_000) as held:
+        assert held.shard == 0
+        # Still a time a clock within the lease's skew could read: the new holder is one.
+        assert lost_ms - time.time_ns() // 1_000_000 < LEASE_AHEAD_MS, "the restore took too long to test"
+        try:
+            again = [held.next_id_at(lost_ms) for _ in range(20)]
+        except ShardIdError as e:  # behind the new row's ceiling: refused, as it should be
+            return f"refused ({e.code})"
+    repeated = set(again) & set(leased)
+    assert not repeated, f"{len(repeated)} of the lost holder's IDs handed out again, {sorted(repeated)[:3]}..."
+    return f"IDs {again[0]}.., none of the lost holder's"
