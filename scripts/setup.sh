@@ -129,7 +129,8 @@ fi
 # The Python test requirements that pip builds from source (PyPI has no Linux wheels of uWSGI or
 # mysqlclient): built once here into pip's own wheel cache, so the tests' fresh virtualenv
 # installs them in a second instead of compiling them inside the tests' time (uWSGI: 27 s of CPU).
-for req in $(grep -E '^(uwsgi|mysqlclient)==' "$(dirname "$0")/../tests/python/requirements.txt"); do
+# Where python3 has no pip (Debian's without python3-pip), the venv's pip compiles them instead.
+python3 -m pip --version >/dev/null 2>&1 && for req in $(grep -E '^(uwsgi|mysqlclient)==' "$(dirname "$0")/../tests/python/requirements.txt"); do
     name=${req%%==*}
     if ! python3 -m pip cache list "$name" 2>/dev/null | grep -qi -- "- $name-${req#*==}-"; then
         python3 -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$(mktemp -d)" "$req"
