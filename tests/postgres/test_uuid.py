@@ -99,3 +99,48 @@ def test_database_ids_round_trip_in_order_as_the_library_makes_them(conn: psycop
         "SELECT count(*) FROM pg_proc WHERE pronamespace = %s::regnamespace AND proname LIKE '%%uuid%%'", (schema,)
     ).fetchone()[0]  # type: ignore[index]
     assert left == 0, "the uninstall drops the bridge's functions"
+
+
+def test_a_bigint_column_moved_to_uuid_reads_back_through_the_frameworks(conn: psycopg.Connection[Any], cluster: Any) -> None:
+    """The book's move (``ALTER COLUMN id TYPE uuid USING S.shardid_to_uuid(id)``) on a table of
+    IDs and a foreign key to it, then the rows read through SQLAlchemy's ``ShardIdUuid`` on
+    PostgreSQL's own ``uuid`` type: each ID as it was, by the ID or its UUID, in the same order;
+    and back to ``bigint``."""
+    sa = pytest.importorskip("sqlalchemy")
+    from shardid.sqlalchemy import ShardIdUuid
+
+    layout = shardid.Layout.INSTAGRAM
+    install(conn, layout, 2, "uuid_move")
+    conn.execute("DROP TABLE IF EXISTS uuid_move_comments, uuid_move_notes")
+    conn.execute("CREATE TABLE uuid_move_notes (id bigint PRIMARY KEY DEFAULT uuid_move.next_id(), text text)")
+    conn.execute("CREATE TABLE uuid_move_comments (note bigint REFERENCES uuid_move_notes (id) ON UPDATE CASCADE)")
+    conn.execute("INSERT INTO uuid_move_notes (text) SELECT 'n' || i FROM generate_series(1, 500) i")
+    conn.execute("INSERT INTO uuid_move_comments SELECT id FROM uuid_move_notes")
+    before = [r[0] for r in conn.execute("SELECT id FROM uuid_move_notes ORDER BY id").fetchall()]
+    with conn.transaction():
+        conn.execute("ALTER TABLE uuid_move_comments DROP CONSTRAINT uuid_move_comments_note_fkey")
+        conn.execute("ALTER TABLE uuid_move_notes ALTER COLUMN id DROP DEFAULT")
+        conn.execute("ALTER TABLE uuid_move_notes ALTER COLUMN id TYPE uuid USING uuid_move.shardid_to_uuid(id)")
+        conn.execute("ALTER TABLE uuid_move_comments ALTER COLUMN note TYPE uuid USING uuid_move.shardid_to_uuid(note)")
+        conn.execute("ALTER TABLE uuid_move_comments ADD FOREIGN KEY (note) REFERENCES uuid_move_notes (id)")
+
+    notes = sa.Table(
+        "uuid_move_notes", sa.MetaData(), sa.Column("id", ShardIdUuid(layout), primary_key=True), sa.Column("text", sa.Text)
+    )
+    engine = sa.create_engine(f"postgresql+psycopg://postgres@127.0.0.1:{cluster.port}/postgres")
+    try:
+        with engine.connect() as c:
+            assert [r[0] for r in c.execute(sa.select(notes.c.id).order_by(notes.c.id))] == before
+            assert c.execute(sa.select(notes.c.text).where(notes.c.id == before[7])).scalar_one() == "n8"
+            by_uuid = sa.select(notes.c.text).where(notes.c.id == layout.to_uuid(before[9]))
+            assert c.execute(by_uuid).scalar_one() == "n10"
+    finally:
+        engine.dispose()
+    joined = conn.execute(
+        "SELECT count(*) FROM uuid_move_comments JOIN uuid_move_notes ON note = id"
+    ).fetchone()[0]  # type: ignore[index]
+    assert joined == 500
+    conn.execute("ALTER TABLE uuid_move_comments DROP CONSTRAINT uuid_move_comments_note_fkey")
+    conn.execute("ALTER TABLE uuid_move_notes ALTER COLUMN id TYPE bigint USING uuid_move.shardid_from_uuid(id)")
+    assert [r[0] for r in conn.execute("SELECT id FROM uuid_move_notes ORDER BY id").fetchall()] == before
+    conn.execute("DROP TABLE uuid_move_comments, uuid_move_notes")

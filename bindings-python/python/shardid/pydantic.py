@@ -25,10 +25,22 @@ in Python and its public ID in JSON, and JSON input must be one of its public ID
 
     Note(id=4036916263258161152).model_dump_json()      # '{"id":"note_0923h26jsg2d8g"}'
     Note.model_validate_json('{"id":"note_0923h26jsg2d8g"}').id   # 4036916263258161152
+
+An API that shows its keys as UUIDs (a ``uuid`` column; ``Layout.to_uuid``, the UUIDv7 bridge) while
+the code keeps the 64-bit ID: ``ShardIdUuid`` (or ``shard_id_uuid(layout)``) is an ``int`` in
+Python and the ID's UUIDv7 in JSON; input is the UUID (text or ``uuid.UUID``) or, from clients
+that still send the number, the ID itself::
+
+    class Note(BaseModel):
+        id: ShardIdUuid
+
+    Note(id=4036916263258161152).model_dump_json()   # '{"id":"01813ba5-...-..."}'
+    Note.model_validate_json('{"id":"01813ba5-..."}').id   # 4036916263258161152
 """
 
 from __future__ import annotations
 
+import uuid as _uuid
 from typing import Annotated, Any
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -36,7 +48,16 @@ from pydantic_core import core_schema
 
 from shardid._shardid import Layout, PublicIds
 
-__all__ = ["PublicIdValidator", "ShardId", "ShardIdValidator", "public_id", "shard_id"]
+__all__ = [
+    "PublicIdValidator",
+    "ShardId",
+    "ShardIdUuid",
+    "ShardIdUuidValidator",
+    "ShardIdValidator",
+    "public_id",
+    "shard_id",
+    "shard_id_uuid",
+]
 
 
 class ShardIdValidator:
@@ -105,6 +126,51 @@ class PublicIdValidator:
         return f"PublicIdValidator({self.ids!r})"
 
 
+class ShardIdUuidValidator:
+    """The pydantic schema of an ID of ``layout`` shown as its UUIDv7 (``Layout.to_uuid``): put it
+    in ``Annotated[int, ...]`` (or use :func:`shard_id_uuid`). The value is the ID, an ``int``;
+    JSON has its UUID. Input is a UUID made by ``to_uuid`` of this layout (text or
+    ``uuid.UUID``; any other UUID is refused, never read as a wrong ID) or the ID itself (an
+    ``int`` or a decimal string), so clients can move from the number to the UUID one by one."""
+
+    def __init__(self, layout: Layout = Layout.INSTAGRAM) -> None:
+        self.layout = layout
+
+    def _validate(self, value: Any) -> int:
+        if isinstance(value, (bool, float)):
+            raise ValueError(f"an ID must be a UUID, an int or a decimal string, not {type(value).__name__}")
+        try:
+            if isinstance(value, _uuid.UUID) or (isinstance(value, str) and not value.isdecimal()):
+                return self.layout.from_uuid(value)
+            return self.layout.validate_id(value)
+        except TypeError as e:  # pydantic reports ValueErrors, not TypeErrors
+            raise ValueError(str(e)) from None
+
+    def _serialize(self, value: int) -> str:
+        return str(self.layout.to_uuid(value))
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            self._validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(self._serialize, when_used="json"),
+        )
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> dict[str, Any]:
+        return {
+            "type": "string",
+            "format": "uuid",
+            "description": f"a 64-bit ID of {self.layout!r}, as its UUIDv7",
+        }
+
+    def __repr__(self) -> str:
+        return f"ShardIdUuidValidator({self.layout!r})"
+
+
+def shard_id_uuid(layout: Layout) -> Any:
+    """The type of an ID of ``layout`` shown as its UUIDv7: ``id: shard_id_uuid(Layout.TWITTER)``."""
+    return Annotated[int, ShardIdUuidValidator(layout)]
+
+
 def public_id(ids: PublicIds) -> Any:
     """The type of an ID shown as its public ID under ``ids``: ``id: public_id(notes)``."""
     return Annotated[int, PublicIdValidator(ids)]
@@ -117,3 +183,6 @@ def shard_id(layout: Layout) -> Any:
 
 #: An ID of a signed 64-bit column (Instagram's, Twitter's, Sonyflake's layouts): 0 ..= 2**63 - 1.
 ShardId = Annotated[int, ShardIdValidator(Layout.INSTAGRAM)]
+
+#: An ID of Instagram's layout (``shard_id_uuid`` for another), shown as its UUIDv7 in JSON.
+ShardIdUuid = Annotated[int, ShardIdUuidValidator(Layout.INSTAGRAM)]

@@ -14,17 +14,22 @@ strings or ints::
             fields = ["id", "text", "tags"]     # tags: a reverse relation
 
     NoteSerializer(note).data   # {"id": "4036916263258161152", "text": "...", "tags": ["4036...", ...]}
+
+A :class:`shardid.django.ShardIdUUIDField` (the ID kept in a ``uuid`` column) and the relations
+to a model keyed by one are written as the ID's UUIDv7 by :class:`ShardIdUuidField`, which reads
+the UUID or the ID itself.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from rest_framework import serializers
 
 from shardid._shardid import Layout, PublicIds
 
-__all__ = ["PublicIdField", "ShardIdField", "ShardIdSlugRelatedField"]
+__all__ = ["PublicIdField", "ShardIdField", "ShardIdSlugRelatedField", "ShardIdUuidField"]
 
 
 class ShardIdField(serializers.Field):
@@ -63,6 +68,29 @@ class ShardIdField(serializers.Field):
         except ValueError as e:
             self.fail("not_an_id", reason=str(e))
         raise AssertionError("unreachable")  # fail() raises
+
+
+class ShardIdUuidField(ShardIdField):
+    """An ID shown as its UUIDv7 (``Layout.to_uuid``): the UUID's text out; in, the UUID's text
+    or the ID itself (an ``int`` or a decimal string), so clients can move from the number to
+    the UUID one by one. A UUID the bridge did not make for the layout is refused with the
+    reason, never read as a wrong ID."""
+
+    default_error_messages = {
+        "invalid": "A valid ID is required: a UUID, an integer or a decimal string.",
+        "not_an_id": "Not an ID or a UUID of this layout: {reason}",
+    }
+
+    def to_representation(self, value: Any) -> str:
+        return str(self.layout.to_uuid(int(value)))
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, uuid.UUID) or (isinstance(data, str) and not data.isdecimal()):
+            try:
+                return self.layout.from_uuid(data)
+            except ValueError as e:
+                self.fail("not_an_id", reason=str(e))
+        return super().to_internal_value(data)
 
 
 class PublicIdField(serializers.Field):
@@ -161,10 +189,19 @@ class ShardIdSlugRelatedField(serializers.SlugRelatedField):
         return super().to_internal_value(self.id_field.to_internal_value(data))
 
 
-def _shard_id_field(field: Any) -> bool:
-    """Whether the model field ``field`` holds shard IDs: a :class:`shardid.django.ShardIdField`,
-    or a relation whose target field does (a child model's ``parent_ptr``)."""
-    from shardid.django import ShardIdField as ModelField
+def _uuid_field() -> Any:
+    from shardid.django import ShardIdUUIDField
+
+    return ShardIdUUIDField
+
+
+def _shard_id_field(field: Any, model_field: Any = None) -> bool:
+    """Whether the model field ``field`` holds shard IDs: a :class:`shardid.django.ShardIdField`
+    (or ``model_field``), or a relation whose target field does (a child model's
+    ``parent_ptr``)."""
+    from shardid.django import ShardIdField
+
+    ModelField = model_field or ShardIdField  # noqa: N806 - a class
 
     seen = 0
     while field is not None and seen < 16:
@@ -184,6 +221,8 @@ def _as_string(field_class: Any, field_kwargs: dict[str, Any], relation_info: An
     if issubclass(field_class, serializers.PrimaryKeyRelatedField):
         if field_kwargs.get("pk_field") is None and _shard_id_field(related._meta.pk):
             field_kwargs = {**field_kwargs, "pk_field": ShardIdField()}
+        elif field_kwargs.get("pk_field") is None and _shard_id_field(related._meta.pk, _uuid_field()):
+            field_kwargs = {**field_kwargs, "pk_field": ShardIdUuidField()}
     elif field_class is serializers.SlugRelatedField and "slug_field" in field_kwargs:
         if _shard_id_field(related._meta.get_field(field_kwargs["slug_field"])):
             field_class = ShardIdSlugRelatedField
@@ -202,6 +241,7 @@ def register() -> None:
     from shardid.django import ShardIdField as ModelField
 
     serializers.ModelSerializer.serializer_field_mapping[ModelField] = ShardIdField
+    serializers.ModelSerializer.serializer_field_mapping[_uuid_field()] = ShardIdUuidField
     build = serializers.ModelSerializer.build_relational_field
     if getattr(build, "_shardid", False):
         return

@@ -51,7 +51,7 @@ from __future__ import annotations
 from shardid.django.checks import check_settings
 from shardid.django.conf import config_problems, configured_layout
 from shardid.django.dictionary import dictionary
-from shardid.django.fields import DenseIdField, NextId, ShardIdAutoField, ShardIdField, validate_shard_id
+from shardid.django.fields import DenseIdField, NextId, ShardIdAutoField, ShardIdField, ShardIdUUIDField, validate_shard_id
 from shardid.django.leases import _dense, dense_id, get_generator, next_id, release  # noqa: F401 (_dense: read by tests)
 from shardid.django.operations import InstallDictionary, InstallPostgres, InstallSegments
 from shardid.django.public import (
@@ -80,6 +80,7 @@ __all__ = [
     "SerialField",
     "ShardIdAutoField",
     "ShardIdField",
+    "ShardIdUUIDField",
     "check_settings",
     "config_problems",
     "configured_layout",

@@ -1,11 +1,13 @@
 """Model fields and expressions: :class:`ShardIdField` (a time-sortable ID made in the
-application), :class:`ShardIdAutoField` (the same, for ``DEFAULT_AUTO_FIELD``), :class:`DenseIdField` (a dense number from database segments) and
-:class:`NextId` (the database's own ``next_id()``, for ``db_default``)."""
+application), :class:`ShardIdAutoField` (the same, for ``DEFAULT_AUTO_FIELD``), :class:`ShardIdUUIDField`
+(the same ID kept in a ``uuid`` column as its UUIDv7), :class:`DenseIdField` (a dense number from
+database segments) and :class:`NextId` (the database's own ``next_id()``, for ``db_default``)."""
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -14,7 +16,7 @@ from django.db import models
 from shardid.django.conf import configured_layout
 from shardid.django.leases import dense_id, next_id
 
-__all__ = ["DenseIdField", "NextId", "ShardIdAutoField", "ShardIdField", "validate_shard_id"]
+__all__ = ["DenseIdField", "NextId", "ShardIdAutoField", "ShardIdField", "ShardIdUUIDField", "validate_shard_id"]
 
 
 def validate_shard_id(value: Any) -> None:
@@ -145,6 +147,93 @@ class ShardIdAutoField(models.BigAutoField):
             del kwargs["default"]
         if type(self) is ShardIdAutoField:
             path = "shardid.django.ShardIdAutoField"
+        return name, path, args, kwargs
+
+
+class ShardIdUUIDField(models.UUIDField):
+    """A time-sortable ID of the configured layout kept in a ``uuid`` column as its UUIDv7
+    (``Layout.to_uuid``: the ID's time in ``unix_ts_ms``, the whole ID in the random bits), for a
+    table moving its keys to UUIDs while the code, the URLs and other services keep the 64-bit ID.
+
+    The model's attribute is the ID, an ``int``, as with :class:`ShardIdField`; the database
+    holds its UUID (PostgreSQL's ``uuid``, ``char(32)`` elsewhere, as Django's ``UUIDField``).
+    A lookup takes either: ``Note.objects.get(id=4036916263258161152)`` and
+    ``Note.objects.get(id=uuid.UUID("01813ba5-..."))`` find the same row. A UUID the bridge did
+    not make for this layout is refused (:class:`~shardid.InvalidArgumentError`, a
+    ``ValueError``), never read as a wrong ID. The UUIDs sort as the IDs do, so an index on the
+    column keeps the insertion order the ``bigint`` had.
+
+    The default is a new ID (as :class:`ShardIdField`'s), not editable in forms unless
+    ``editable=True``. Moving a column from :class:`ShardIdField` to this field converts each
+    value in the database (PostgreSQL: ``USING <schema>.shardid_to_uuid(id)``, from
+    :class:`InstallPostgres`'s SQL): see the book's UUIDv7 page.
+    """
+
+    description = "A time-sortable 64-bit ID made by shardid, stored as its UUIDv7"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("default", next_id)
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    def to_python(self, value: Any) -> Any:
+        """The ID held by ``value``: an ``int`` or a decimal string (the ID itself), a
+        ``uuid.UUID`` or its text (the bridge's UUID of the ID)."""
+        if value is None or hasattr(value, "resolve_expression"):
+            return value
+        layout = _layout_for_saves()
+        try:
+            if isinstance(value, uuid.UUID) or (isinstance(value, str) and not value.isdecimal()):
+                return layout.from_uuid(value)
+            if isinstance(value, bool):
+                raise TypeError("an ID is not a bool")
+            return layout.validate_id(value)
+        except (TypeError, ValueError) as e:
+            raise ValidationError(
+                "Not an ID or a UUID of this layout: %(reason)s", code="invalid_shard_id", params={"reason": str(e)}
+            ) from None
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        if value is None or hasattr(value, "resolve_expression"):
+            return value
+        if isinstance(value, uuid.UUID):
+            _layout_for_saves().from_uuid(value)  # refuses a UUID of another layout
+        else:
+            if isinstance(value, str) and not value.isdecimal():
+                value = uuid.UUID(value)
+                _layout_for_saves().from_uuid(value)
+            else:
+                value = _layout_for_saves().to_uuid(value)
+        return super().get_db_prep_value(value, connection, prepared)
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> int | None:
+        if value is None:
+            return None
+        # Django's backends without a uuid type hand back the text; its converter (which runs
+        # before this one) makes a UUID of it on SQLite and MySQL.
+        return _layout_for_saves().from_uuid(value if isinstance(value, uuid.UUID) else uuid.UUID(str(value)))
+
+    def value_to_string(self, obj: Any) -> str:
+        """Serialized (fixtures, ``dumpdata``) as the UUID, as the column holds it."""
+        value = self.value_from_object(obj)
+        return "" if value is None else str(_layout_for_saves().to_uuid(value))
+
+    def contribute_to_class(self, cls: Any, name: str, *args: Any, **kwargs: Any) -> None:
+        super().contribute_to_class(cls, name, *args, **kwargs)
+        _register_checks()
+        if importlib.util.find_spec("rest_framework") is not None:
+            from shardid.rest_framework import register
+
+            register()
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        if kwargs.get("default") is next_id:
+            del kwargs["default"]
+        if kwargs.pop("editable", True):
+            kwargs["editable"] = True
+        if type(self) is ShardIdUUIDField:
+            path = "shardid.django.ShardIdUUIDField"
         return name, path, args, kwargs
 
 
