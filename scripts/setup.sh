@@ -102,6 +102,20 @@ command -v rsync >/dev/null 2>&1 || apt_packages+=(rsync)
 # mysqlclient (tests/python/requirements.txt: Django's own MySQL driver, built from source)
 # needs MariaDB's client library and pkg-config (the demo's part installed that).
 [ -e /usr/include/mariadb/mysql.h ] || apt_packages+=(libmariadb-dev)
+# Redis (redis-server, redis-sentinel, redis-cli) for the Redis backend's tests (tests/redis/,
+# core/tests/redis.rs), which start and stop their own throwaway servers on 127.0.0.1. The
+# packages start a service where they can (not under Debian's policy-rc.d): stopped and
+# disabled, so no server outlives setup holding port 6379 or 26379.
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-sentinel >/dev/null 2>&1; then
+    apt_install redis-server redis-sentinel
+    for service in redis-server redis-sentinel; do
+        if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then
+            $sudo systemctl disable --now "$service" >/dev/null 2>&1 || true
+        elif command -v service >/dev/null 2>&1; then
+            $sudo service "$service" stop >/dev/null 2>&1 || true
+        fi
+    done
+fi
 # Debian's Chromium for the browser test (playwright-core drives it; it downloads nothing).
 [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
 apt_install ${apt_packages[@]+"${apt_packages[@]}"}
