@@ -8,7 +8,13 @@ classes (its tools/async_to_sync.py). Run it after changing a source in ``SOURCE
 The transform works on the text, located by the syntax tree, so the comments, the docstrings
 and the layout of the source stay as they are: ``async def``/``async with``/``async for``
 lose ``async``, an ``await`` is dropped, and each name in ``NAMES`` (a variable, an attribute,
-an imported name) is replaced by its blocking counterpart.
+an imported name, a function's or class's name) is replaced by its blocking counterpart.
+
+Where the two differ by more than names, the source says so as psycopg's does, with
+``shardid._acompat.is_async()``: ``if is_async(): A else: B`` becomes ``B`` and
+``if not is_async(): B else: A`` becomes ``B`` (a level less indented; either ``else`` may be
+missing), and the import of ``is_async`` goes. A class whose docstring is followed by
+``if not is_async(): __doc__ = "..."`` gets that string as its docstring.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ SOURCES = {
     "_segments_async.py": "_segments_generated.py",
     "_dictionary_async.py": "_dictionary_generated.py",
     "_lease_async.py": "_lease_generated.py",
+    "_lease_public_async.py": "_lease_public_generated.py",
 }
 
 # asyncio's names and their blocking counterparts. A name missing here is the same in both.
@@ -51,6 +58,8 @@ NAMES = {
     "_AsyncMysql": "_Mysql",
     "_AsyncSqlite": "_Sqlite",
     "_AsyncConnection": "_Connection",
+    "_AsyncTenure": "_Tenure",
+    "AsyncDatabaseLease": "DatabaseLease",
     "_AsyncSession": "_Session",
     "_AsyncLink": "_Link",
     "_AsyncPostgresLink": "_PostgresLink",
@@ -58,6 +67,15 @@ NAMES = {
     "_AsyncSqliteLink": "_SqliteLink",
     "_link_async": "_link_generated",
     "_segments_async": "_segments_generated",
+    "_lease_async": "_lease_generated",
+    # A task / a thread, their locks, flags and heartbeats (shardid._acompat).
+    "ALock": "Lock",
+    "AFlag": "Flag",
+    "AHeartbeat": "Heartbeat",
+    "ajoin": "join",
+    "ato_thread": "to_thread",
+    "__aenter__": "__enter__",
+    "__aexit__": "__exit__",
 }
 
 
@@ -68,8 +86,114 @@ def header(source: str) -> str:
     )
 
 
+def _is_async_test(test: ast.expr) -> bool | None:
+    """``True`` for ``is_async()``, ``False`` for ``not is_async()``, else ``None``."""
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "is_async":
+        return True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return False if _is_async_test(test.operand) else None
+    return None
+
+
+def _dedented(lines: list[str], first: int, last: int, by: int) -> list[str]:
+    """Lines ``first`` to ``last`` (1-based, inclusive), ``by`` columns less indented."""
+    out = []
+    for line in lines[first - 1 : last]:
+        if line.strip():
+            assert line[:by].strip() == "", line
+            line = line[by:]
+        out.append(line)
+    return out
+
+
+def _resolve_one(text: str) -> str | None:
+    """``text`` with its first ``is_async()`` branch resolved (the blocking side kept), or
+    ``None`` when none is left."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        asynchronous = _is_async_test(node.test)
+        if asynchronous is None:
+            continue
+        kept = node.orelse if asynchronous else node.body
+        assert not (node.orelse and isinstance(node.orelse[0], ast.If) and len(node.orelse) == 1
+                    and lines[node.orelse[0].lineno - 1].lstrip().startswith("elif")), "no elif after is_async()"
+        new: list[str] = []
+        if kept:
+            # From the line after the branch's header (its comments) to its last statement.
+            header = node.lineno
+            if kept is node.orelse:
+                header = node.body[-1].end_lineno  # type: ignore[assignment]
+                while not lines[header].lstrip().startswith("else"):
+                    header += 1
+                header += 1
+            by = kept[0].col_offset - node.col_offset
+            new = _dedented(lines, header + 1, kept[-1].end_lineno, by)  # type: ignore[arg-type]
+            while not new[0].strip():
+                del new[0]  # the blank lines after the header
+        end = node.end_lineno
+        assert end is not None
+        return "".join(lines[: node.lineno - 1] + new + lines[end:])
+    return None
+
+
+def _docstrings(text: str) -> str:
+    """A class's docstring replaced by the ``__doc__ = "..."`` that follows it."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef) or len(node.body) < 2:
+            continue
+        doc, assign = node.body[0], node.body[1]
+        if (
+            isinstance(doc, ast.Expr)
+            and isinstance(doc.value, ast.Constant)
+            and isinstance(doc.value.value, str)
+            and isinstance(assign, ast.Assign)
+            and [getattr(t, "id", None) for t in assign.targets] == ["__doc__"]
+        ):
+            value = ast.get_source_segment(text, assign.value)
+            assert value is not None
+            first, last = assign.lineno - 1, assign.end_lineno
+            while first > 0 and not lines[first - 1].strip():
+                first -= 1  # the blank lines before it go too
+            indent = lines[doc.lineno - 1][: doc.col_offset]
+            rest = lines[last:]
+            head = lines[: doc.lineno - 1] + [indent + value + "\n"] + lines[doc.end_lineno : first]  # type: ignore[operator]
+            return _docstrings("".join(head + rest))
+    return text
+
+
+def _without_is_async_import(text: str) -> str:
+    """The source without ``is_async`` in its imports (the blocking module never calls it)."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "is_async" for a in node.names):
+            assert node.lineno == node.end_lineno, "is_async's import on one line"
+            names = [a for a in node.names if a.name != "is_async"]
+            line = ""
+            if names:
+                listed = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in names)
+                line = f"from {'.' * node.level}{node.module} import {listed}\n"
+            return "".join(lines[: node.lineno - 1] + [line] + lines[node.lineno :])
+    return text
+
+
+def resolve(text: str) -> str:
+    """The blocking side of every ``is_async()`` branch of ``text``."""
+    while True:
+        resolved = _resolve_one(text)
+        if resolved is None:
+            return _without_is_async_import(_docstrings(text))
+        text = resolved
+
+
 def convert(text: str, source: str) -> str:
     """The blocking module the asyncio module ``text`` makes."""
+    text = resolve(text)
     tree = ast.parse(text)
     lines = text.splitlines(keepends=True)
     starts = [0]
@@ -101,7 +225,7 @@ def convert(text: str, source: str) -> str:
         elif isinstance(node, ast.Attribute) and node.attr in NAMES:
             end = offset(node.end_lineno, node.end_col_offset)  # type: ignore[arg-type]
             edits.append((end - len(node.attr), end, NAMES[node.attr]))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in NAMES:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in NAMES:
             start = offset(node.lineno, node.col_offset)
             at = text.index(" " + node.name, start) + 1
             edits.append((at, at + len(node.name), NAMES[node.name]))

@@ -22,8 +22,8 @@ import pytest
 from conftest import one, open_conn, rows
 
 import shardid
-from shardid import Layout
-from shardid.mysql import lease
+from shardid import Layout, _mysql
+from shardid.mysql import lease, lease_async
 from lease_checks import (
     down_longer_than_the_lease,
     duplicates,
@@ -293,22 +293,47 @@ def test_a_session_lease_whose_connection_ends_stops_at_its_ceiling(server: Any,
     g.close()
 
 
-def test_session_leases_on_one_shared_connection_refuse_rather_than_repeat(server: Any) -> None:
+@pytest.mark.parametrize("flavour", ["blocking", "asyncio"])
+def test_session_leases_on_one_shared_connection_refuse_rather_than_repeat(server: Any, url: str, flavour: str) -> None:
     # A proxy that shares one server connection between clients: GET_LOCK is re-entrant, so a
     # second lease on the same connection would be granted the same lock. It is refused
     # (taken as held), and the process-wide check names the pooling.
-    shared = open_conn(server, database="lease")
-    first = lease(Layout.TWITTER, None, range(0, 2), table="shared_conn", kind="session", connect=lambda: shared)
-    assert first.shard == 0
-    token = one(shared, "SELECT token FROM shared_conn WHERE shard = 0")
-    with pytest.raises(shardid.SessionPooledError, match="reach the same server session"):
-        lease(Layout.TWITTER, None, range(0, 2), table="shared_conn", kind="session", connect=lambda: shared)
-    # The second one was not granted shard 0 again (the lock is this connection's already): it
-    # took shard 1 before the check refused it, and gave the row back.
-    assert rows(shared, "SELECT shard, token IS NULL FROM shared_conn ORDER BY shard") == [(0, 0), (1, 1)]
-    assert one(shared, "SELECT token FROM shared_conn WHERE shard = 0") == token
-    assert len(set(first.next_ids(5_000))) == 5_000 and first.held
-    first.close()
+    admin = open_conn(server, database="lease")
+    table = f"shared_conn_{flavour}"
+
+    async def main() -> None:
+        if flavour == "blocking":
+            shared = open_conn(server, database="lease")
+            take: Any = lambda: lease(Layout.TWITTER, None, range(0, 2), table=table, kind="session", connect=lambda: shared)
+        else:
+            shared = await _mysql.aconnect(url)
+
+            async def connect() -> Any:
+                return shared
+
+            take = lambda: lease_async(Layout.TWITTER, None, range(0, 2), table=table, kind="session", connect=connect)
+
+        async def taken() -> Any:
+            return take() if flavour == "blocking" else await take()
+
+        first = await taken()
+        assert first.shard == 0
+        token = one(admin, f"SELECT token FROM {table} WHERE shard = 0")
+        with pytest.raises(shardid.SessionPooledError, match="reach the same server session"):
+            await taken()
+        # The second one was not granted shard 0 again (the lock is this connection's already): it
+        # took shard 1 before the check refused it, and gave the row back at once.
+        assert rows(admin, f"SELECT shard, token IS NULL FROM {table} ORDER BY shard") == [(0, 0), (1, 1)]
+        assert one(admin, f"SELECT token FROM {table} WHERE shard = 0") == token
+        ids = first.next_ids(5_000) if flavour == "blocking" else await first.next_ids(5_000)
+        assert len(set(ids)) == 5_000 and first.held
+        if flavour == "blocking":
+            first.close()
+        else:
+            await first.close()
+
+    asyncio.run(main())
+    admin.close()
 
 
 def test_bad_input_is_refused_clearly(server: Any, url: str) -> None:

@@ -165,3 +165,28 @@ def test_asyncio_races_the_blocking_lease_on_one_file(tmp_path: Path) -> None:
         blocking.close()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("flavour", ["blocking", "asyncio"])
+def test_a_lease_that_fails_after_its_claim_frees_the_shard_at_once(tmp_path: Path, flavour: str) -> None:
+    # The row is claimed before the ceiling generator is made, and the generator refuses an
+    # option: the lease raises, and gives the row back at once, so another lease takes the
+    # shard without waiting a minute for it to expire.
+    url = f"sqlite:///{tmp_path / 'leases.db'}"
+
+    async def take(**options: Any) -> Any:
+        if flavour == "blocking":
+            return lease(Layout.TWITTER, url, range(0, 1), ttl_ms=60_000, **options)
+        return await lease_async(Layout.TWITTER, url, range(0, 1), ttl_ms=60_000, **options)
+
+    async def main() -> None:
+        with pytest.raises(shardid.InvalidArgumentError, match="max_borrow_units"):
+            await take(max_borrow_units=-1)
+        g = await take()
+        assert g.shard == 0 and g.held
+        if flavour == "blocking":
+            g.close()
+        else:
+            await g.close()
+
+    asyncio.run(main())
