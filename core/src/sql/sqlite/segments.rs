@@ -512,7 +512,7 @@ pub enum SqliteTakeStep {
 /// let segment = take.answer(Some((1, 100, 1))).unwrap().unwrap();
 /// assert_eq!((segment.first, segment.count), (1, 100));
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[must_use]
 pub struct SqliteTake {
     size: u64,
