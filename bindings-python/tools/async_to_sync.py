@@ -33,6 +33,7 @@ SOURCES = {
     "_dictionary_async.py": "_dictionary_generated.py",
     "_lease_async.py": "_lease_generated.py",
     "_lease_public_async.py": "_lease_public_generated.py",
+    "_dictionary_public_async.py": "_dictionary_public_generated.py",
 }
 
 # asyncio's names and their blocking counterparts. A name missing here is the same in both.
@@ -60,6 +61,7 @@ NAMES = {
     "_AsyncConnection": "_Connection",
     "_AsyncTenure": "_Tenure",
     "AsyncDatabaseLease": "DatabaseLease",
+    "AsyncDictionary": "Dictionary",
     "_AsyncSession": "_Session",
     "_AsyncLink": "_Link",
     "_AsyncPostgresLink": "_PostgresLink",
@@ -68,6 +70,7 @@ NAMES = {
     "_link_async": "_link_generated",
     "_segments_async": "_segments_generated",
     "_lease_async": "_lease_generated",
+    "_dictionary_async": "_dictionary_generated",
     # A task / a thread, their locks, flags and heartbeats (shardid._acompat).
     "ALock": "Lock",
     "AFlag": "Flag",

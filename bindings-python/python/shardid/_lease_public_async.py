@@ -268,8 +268,8 @@ class AsyncDatabaseLease:
 
     if not is_async():
         __doc__ = """A generator on a shard leased through a database; see :func:`shardid.postgres.lease`
-    and :func:`shardid.mysql.lease`. Use it as a context manager, or call :meth:`close`, to
-    release the shard before the process ends."""
+        and :func:`shardid.mysql.lease`. Use it as a context manager, or call :meth:`close`, to
+        release the shard before the process ends."""
 
     #: The layout of the IDs.
     layout: Layout

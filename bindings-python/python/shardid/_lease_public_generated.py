@@ -238,8 +238,8 @@ class _Tenure:
 
 class DatabaseLease:
     """A generator on a shard leased through a database; see :func:`shardid.postgres.lease`
-and :func:`shardid.mysql.lease`. Use it as a context manager, or call :meth:`close`, to
-release the shard before the process ends."""
+    and :func:`shardid.mysql.lease`. Use it as a context manager, or call :meth:`close`, to
+    release the shard before the process ends."""
 
     #: The layout of the IDs.
     layout: Layout
