@@ -152,17 +152,5 @@ class AFlag:
             pass
 
 
-class Flag:
-    """:class:`AFlag` for threads."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def set(self) -> None:
-        self._event.set()
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
-    def wait(self, timeout: float) -> None:
-        self._event.wait(timeout)
+class Flag(threading.Event):
+    """:class:`AFlag` for threads (its ``wait`` also says whether it was set)."""
