@@ -188,6 +188,8 @@ pub struct Mysql<'a> {
     schema: &'a str,
     options: Options,
     dialect: Dialect,
+    /// The UUIDv7 bridge's marker of the layout as given (as PostgreSQL's DDL keeps it).
+    uuid_marker: u16,
 }
 
 impl<'a> Mysql<'a> {
@@ -197,6 +199,7 @@ impl<'a> Mysql<'a> {
     /// As [`super::Postgres::new`]: the shard must fit the layout, the layout a signed
     /// `BIGINT`, and `schema` (the database) be a plain lower-case identifier.
     pub fn new(layout: Layout, shard: u64, schema: &'a str) -> Result<Self, SqlError> {
+        let uuid_marker = crate::uuid::marker(&layout);
         let layout = signed_layout(
             layout,
             shard,
@@ -215,6 +218,7 @@ impl<'a> Mysql<'a> {
             schema,
             options: Options::new(),
             dialect: Dialect::Mysql,
+            uuid_marker,
         })
     }
 

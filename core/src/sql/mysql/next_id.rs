@@ -258,9 +258,140 @@ DROP FUNCTION IF EXISTS {s}.shardid_max_id_at_ms$$
 
 CREATE FUNCTION {s}.shardid_max_id_at_ms(ms BIGINT) RETURNS BIGINT DETERMINISTIC NO SQL
     RETURN {s}.shardid_min_id_at_ms(ms) | {low_mask}$$
-
-DELIMITER ;
 "
+        )?;
+        self.write_uuid(f)?;
+        f.write_str("\nDELIMITER ;\n")
+    }
+}
+
+impl Mysql<'_> {
+    /// The UUIDv7 bridge ([`crate::uuid`]), byte for byte the core's and PostgreSQL's
+    /// (`sql/postgres/decoding.rs`): `shardid_to_uuid` gives the 16 bytes a `BINARY(16)`
+    /// column holds, `shardid_to_uuid_text` its text; `shardid_from_uuid` reads either (16
+    /// bytes, or 36 characters of text) and refuses what the libraries refuse, in their order
+    /// and words (`INVALID_ARGUMENT`, SQLSTATE `22023`). The arithmetic is on `BIGINT
+    /// UNSIGNED`, which holds each 64-bit half whole.
+    fn write_uuid(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        use crate::uuid;
+
+        let l = &self.layout;
+        let s = self.schema;
+        let epoch = l.epoch_ms();
+        let unit = l.unit_ms();
+        let time_shift = l.time_shift();
+        let max_id = l.max_id();
+        let marker = self.uuid_marker;
+        let version_and_marker = 0x7000 | (u64::from(marker) << 2);
+        let max_ts = uuid::MAX_UNIX_TS_MS;
+        let arg = uuid::ARGUMENT;
+        let (not_text, not_7, variant, no_marker, other, mismatch, past) = (
+            Quoted(uuid::NOT_TEXT),
+            Quoted(uuid::NOT_VERSION_7),
+            Quoted(uuid::NOT_RFC_VARIANT),
+            Quoted(uuid::NO_MARKER),
+            Quoted(uuid::OTHER_LAYOUT),
+            Quoted(uuid::TIME_MISMATCH),
+            Quoted(uuid::PAST_UUID_TIME),
+        );
+        // The presets' markers and the custom ones' range: another layout's, not no marker.
+        let (presets, custom) = ((0x2C1, 0x2C4), (0x100, 0x1FF));
+        write!(
+            f,
+            "
+-- The UUIDv7 of an ID, as the 16 bytes of a BINARY(16) column: its time the ID's, the layout's
+-- marker and the whole ID in its random bits, so shardid_from_uuid gives the ID back and the
+-- bytes sort as their IDs do.
+DROP FUNCTION IF EXISTS {s}.shardid_to_uuid$$
+
+CREATE FUNCTION {s}.shardid_to_uuid(id BIGINT) RETURNS BINARY(16) DETERMINISTIC NO SQL
+BEGIN
+    DECLARE ms BIGINT UNSIGNED DEFAULT {s}.shardid_timestamp_ms(id);
+    DECLARE msg VARCHAR(255);
+    IF ms > {max_ts} THEN
+        SET msg = CONCAT('INVALID_ARGUMENT: id ', {past});
+        SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = msg;
+    END IF;
+    RETURN UNHEX(CONCAT(
+        LPAD(HEX((ms << 16) | {version_and_marker} | (id >> 62)), 16, '0'),
+        LPAD(HEX((id & 4611686018427387903) | 9223372036854775808), 16, '0')));
+END$$
+
+-- The same UUID as text (8-4-4-4-12 lower-case hexadecimal digits).
+DROP FUNCTION IF EXISTS {s}.shardid_to_uuid_text$$
+
+CREATE FUNCTION {s}.shardid_to_uuid_text(id BIGINT) RETURNS CHAR(36) CHARSET ascii DETERMINISTIC NO SQL
+BEGIN
+    DECLARE h CHAR(32) CHARSET ascii DEFAULT LOWER(HEX({s}.shardid_to_uuid(id)));
+    RETURN CONCAT_WS('-', SUBSTR(h, 1, 8), SUBSTR(h, 9, 4), SUBSTR(h, 13, 4), SUBSTR(h, 17, 4), SUBSTR(h, 21, 12));
+END$$
+
+-- The ID a UUID made by shardid_to_uuid (in any language) holds, from its 16 bytes or its text;
+-- INVALID_ARGUMENT for any other UUID.
+DROP FUNCTION IF EXISTS {s}.shardid_from_uuid$$
+
+CREATE FUNCTION {s}.shardid_from_uuid(u VARBINARY(36)) RETURNS BIGINT DETERMINISTIC NO SQL
+BEGIN
+    DECLARE h VARBINARY(36);
+    DECLARE hi BIGINT UNSIGNED;
+    DECLARE lo BIGINT UNSIGNED;
+    DECLARE marker BIGINT UNSIGNED;
+    DECLARE id BIGINT UNSIGNED;
+    DECLARE reason VARCHAR(128) DEFAULT NULL;
+    DECLARE msg VARCHAR(255);
+    IF LENGTH(u) = 16 THEN
+        SET h = HEX(u);
+    ELSEIF LENGTH(u) = 36 AND SUBSTR(u, 9, 1) = '-' AND SUBSTR(u, 14, 1) = '-'
+            AND SUBSTR(u, 19, 1) = '-' AND SUBSTR(u, 24, 1) = '-' THEN
+        SET h = REPLACE(u, '-', '');
+    END IF;
+    IF h IS NULL OR LENGTH(h) <> 32 OR UNHEX(h) IS NULL THEN
+        SET reason = {not_text};
+    ELSE
+        SET hi = CAST(CONV(SUBSTR(h, 1, 16), 16, 10) AS UNSIGNED);
+        SET lo = CAST(CONV(SUBSTR(h, 17, 16), 16, 10) AS UNSIGNED);
+        SET marker = (hi >> 2) & 1023;
+        SET id = ((hi & 3) << 62) | (lo & 4611686018427387903);
+        IF (hi >> 12) & 15 <> 7 THEN
+            SET reason = {not_7};
+        ELSEIF (lo >> 62) & 3 <> 2 THEN
+            SET reason = {variant};
+        ELSEIF marker <> {marker} AND (marker BETWEEN {} AND {} OR marker BETWEEN {} AND {}) THEN
+            SET reason = {other};
+        ELSEIF marker <> {marker} THEN
+            SET reason = {no_marker};
+        ELSEIF (hi & 2) <> 0 OR id > {max_id}
+                OR {epoch} + (id >> {time_shift}) * {unit} <> (hi >> 16) & {max_ts} THEN
+            SET reason = {mismatch};
+        END IF;
+    END IF;
+    IF reason IS NOT NULL THEN
+        SET msg = CONCAT('INVALID_ARGUMENT: {arg} ', reason);
+        SIGNAL SQLSTATE '22023' SET MESSAGE_TEXT = msg;
+    END IF;
+    RETURN id;
+END$$
+",
+            presets.0, presets.1, custom.0, custom.1,
         )
+    }
+}
+
+/// A string literal of the core's own words (the refusals' reasons): quotes doubled, which
+/// every `sql_mode` reads alike; the words hold no backslash, which `NO_BACKSLASH_ESCAPES` would
+/// read otherwise.
+struct Quoted(&'static str);
+
+impl Display for Quoted {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        debug_assert!(!self.0.contains('\\'), "{}", self.0);
+        f.write_str("'")?;
+        for (i, part) in self.0.split('\'').enumerate() {
+            if i > 0 {
+                f.write_str("''")?;
+            }
+            f.write_str(part)?;
+        }
+        f.write_str("'")
     }
 }
