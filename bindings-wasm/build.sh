@@ -67,17 +67,26 @@ for dir in pkg/web pkg/bundler; do
     done
 done
 # Each target's entry (shardid.js) and the public module's (public.js: the same entry over
-# shardid_wasm_public), with the same types.
+# shardid_wasm_public, exporting PublicIds, checkPublicId and fromUuid too, which the default
+# module's entries and types leave out: there they would only throw UNSUPPORTED).
+public_js() {
+    sed -e "s|shardid_wasm\.js|shardid_wasm_public.js|" -e "s|shardid_wasm_bg\.wasm|shardid_wasm_public_bg.wasm|" \
+        -e "s|threadsShareState } = api|threadsShareState, PublicIds, checkPublicId, fromUuid } = api|" "$1"
+}
+public_dts() {
+    sed -e "s|threadsShareState } from|threadsShareState, PublicIds, checkPublicId, fromUuid } from|" \
+        -e "s|U64Input } from|U64Input, PublicIdFormat, PublicIdsOptions } from|" \
+        -e "s/'PublicIds' | 'checkPublicId' | 'fromUuid'/never/" "$1"
+}
 for target in node web bundler; do
     case $target in node) entry=js/entry-node.cjs ;; *) entry=js/entry-$target.js ;; esac
     cp "$entry" "pkg/$target/shardid.js"
-    sed "s|shardid_wasm\.js|shardid_wasm_public.js|" "$entry" > "pkg/$target/public.js"
+    public_js "$entry" > "pkg/$target/public.js"
     cp "js/entry-$target.d.ts" "pkg/$target/shardid.d.ts"
-    cp "js/entry-$target.d.ts" "pkg/$target/public.d.ts"
+    public_dts "js/entry-$target.d.ts" > "pkg/$target/public.d.ts"
     cp "$root/bindings-node/index.d.ts" "pkg/$target/api.d.ts"
     cp "$root/bindings-node/core.generated.d.ts" "pkg/$target/"
 done
-grep -q "shardid_wasm_public.js" pkg/node/public.js pkg/web/public.js pkg/bundler/public.js
 
 # The npm package shardid-wasm (pkg/npm/, packed by scripts/release.sh): web/ (ES modules, the
 # .wasm fetched beside them), node/ (CommonJS), and inline/, the `import` entry, whose module
@@ -85,16 +94,33 @@ grep -q "shardid_wasm_public.js" pkg/node/public.js pkg/web/public.js pkg/bundle
 mkdir -p pkg/npm/inline
 cp npm/package.json npm/README.md "$root/LICENSE-MIT" "$root/LICENSE-APACHE" pkg/npm/
 cp -r pkg/web pkg/node pkg/npm/
+# The .wasm files' types, for `import wasm from 'shardid-wasm/web/shardid_wasm_bg.wasm'` (Workers).
+for module in shardid_wasm shardid_wasm_public; do cp js/wasm-module.d.cts "pkg/npm/web/${module}_bg.wasm.d.cts"; done
 echo '{ "type": "commonjs" }' > pkg/npm/node/package.json
 # `shardid-wasm/public` for resolvers that do not read `exports` (TypeScript's node10): a
 # directory of that name whose package.json points at the CommonJS entry.
 mkdir -p pkg/npm/public
 echo '{ "main": "../node/public.js", "types": "../node/public.d.ts" }' > pkg/npm/public/package.json
 cp js/entry-inline.js pkg/npm/inline/shardid.js
-sed -e "s|shardid_wasm\.js|shardid_wasm_public.js|" -e "s|shardid_wasm_bytes\.js|shardid_wasm_public_bytes.js|" \
-    js/entry-inline.js > pkg/npm/inline/public.js
+public_js js/entry-inline.js | sed "s|shardid_wasm_bytes\.js|shardid_wasm_public_bytes.js|" > pkg/npm/inline/public.js
 cp js/entry-inline.d.ts pkg/npm/inline/shardid.d.ts
-cp js/entry-inline.d.ts pkg/npm/inline/public.d.ts
+public_dts js/entry-inline.d.ts > pkg/npm/inline/public.d.ts
+# workerd/ (the `workerd` condition: Cloudflare Workers): the .wasm imported as a module beside
+# web/'s glue, as workerd compiles no WebAssembly from bytes; the same types as inline/.
+mkdir -p pkg/npm/workerd
+cp js/entry-workerd.js pkg/npm/workerd/shardid.js
+public_js js/entry-workerd.js > pkg/npm/workerd/public.js
+cp js/entry-inline.d.ts pkg/npm/workerd/shardid.d.ts
+public_dts js/entry-inline.d.ts > pkg/npm/workerd/public.d.ts
+# Every public entry got the names and the module it should (a sed above that stopped matching
+# its source would leave the default module's).
+for file in pkg/{node,web,bundler}/public.js pkg/npm/{inline,workerd}/public.js; do
+    grep -q "shardid_wasm_public" "$file" || { echo "build.sh: $file is not over shardid_wasm_public" >&2; exit 1; }
+done
+for file in pkg/{bundler,npm/inline,npm/workerd}/public.js pkg/{bundler,npm/inline,npm/workerd}/public.d.ts; do
+    grep -q "PublicIds, checkPublicId, fromUuid }" "$file" || { echo "build.sh: $file does not export PublicIds" >&2; exit 1; }
+done
+! grep -l "'PublicIds'" pkg/{node,web,bundler}/public.d.ts pkg/npm/{inline,workerd}/public.d.ts || exit 1
 for module in shardid_wasm shardid_wasm_public; do
     # inline/'s own copy of the glue, without the default `new URL('<module>_bg.wasm',
     # import.meta.url)`: Vite would copy the .wasm it names into every build, never fetched.

@@ -427,4 +427,32 @@ function makeBackend(raw, memory) {
   }
 }
 
-module.exports = { makeBackend }
+/**
+ * shardid-wasm and shardid-wasm/public are two WebAssembly modules, each with its own table of
+ * layouts, so a Layout of one is not an instance of the other's class. PublicIds and fromUuid
+ * take the other's (or the Node addon's) as this module's Layout of the same spec (`toJSON()`,
+ * checked again by the core): they keep no state, the layout only says which IDs are valid.
+ * Generators do not: the two modules' generators share no state, so one of each on the same
+ * (layout, shard) would hand out the same IDs; a page that needs public IDs imports everything
+ * from shardid-wasm/public (the book's wasm.md says so).
+ */
+function acceptOtherLayouts(api) {
+  const { Layout } = api
+  const own = (layout) =>
+    layout !== null && typeof layout === 'object' && !(layout instanceof Layout) &&
+    typeof layout.toJSON === 'function' && typeof layout.decode === 'function'
+      ? new Layout(layout.toJSON())
+      : layout
+  const ownFormat = (o) => (o !== null && typeof o === 'object' && 'layout' in o ? { ...o, layout: own(o.layout) } : o)
+  const PublicIds = new Proxy(api.PublicIds, {
+    construct: (target, [options], newTarget) => Reflect.construct(target, [ownFormat(options)], newTarget),
+    get(target, name, receiver) {
+      if (name === 'fromKeys') return (keys, options) => target.fromKeys(keys, ownFormat(options))
+      if (name === 'fromEnv') return (options) => target.fromEnv(ownFormat(options))
+      return Reflect.get(target, name, receiver)
+    },
+  })
+  return { ...api, PublicIds, fromUuid: (uuid, layout) => api.fromUuid(uuid, own(layout)) }
+}
+
+module.exports = { makeBackend, acceptOtherLayouts }

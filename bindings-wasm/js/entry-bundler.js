@@ -2,9 +2,12 @@
 // instantiates the module. No leases: a page has no file system.
 import * as raw from './shardid_wasm.js'
 import { makeApi } from './api.js'
-import { makeBackend } from './backend.js'
+import { acceptOtherLayouts, makeBackend } from './backend.js'
 
 const memory = raw.wasmMemory()
-const api = makeApi(makeBackend(raw, () => memory))
-export const { Layout, Generator, Parts, PublicIds, checkPublicId, fromUuid, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } = api
+const api = acceptOtherLayouts(makeApi(makeBackend(raw, () => memory)))
+// The default module has no public IDs (its size budget: they are the module shardid-wasm/public):
+// PublicIds, checkPublicId and fromUuid are not exported here, so that an import of them fails
+// when the code is compiled or linked, not when it runs. build.sh adds them to public.js.
+export const { Layout, Generator, Parts, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } = api
 export default api

@@ -2,7 +2,9 @@
 // import, without leases (a page has no file system).
 import type api from '../web/api.js'
 
-export { Layout, Generator, Parts, PublicIds, checkPublicId, fromUuid, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } from '../web/api.js'
-export type { EncodingName, ErrorCode, ErrorFields, GeneratorOptions, IdInput, LayoutSpec, PublicIdFormat, PublicIdsOptions, TimeInput, U64Input } from '../web/api.js'
-declare const _default: Omit<typeof api, 'lease' | 'LeasedGenerator'>
+// Without PublicIds, checkPublicId and fromUuid (shardid-wasm/public's): build.sh adds them to
+// public.d.ts.
+export { Layout, Generator, Parts, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } from '../web/api.js'
+export type { EncodingName, ErrorCode, ErrorFields, GeneratorOptions, IdInput, LayoutSpec, TimeInput, U64Input } from '../web/api.js'
+declare const _default: Omit<typeof api, 'lease' | 'LeasedGenerator' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
 export default _default

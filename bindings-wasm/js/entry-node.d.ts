@@ -1,9 +1,12 @@
 // Types of node/shardid.js (CommonJS): `module.exports` is the API object, the same as the
 // Node addon's (`lease` throws UNSUPPORTED: the module has no file system), and its `default`
-// is itself, for code compiled from `import shardid from 'shardid-wasm'`.
+// is itself, for code compiled from `import shardid from 'shardid-wasm'`. Without public IDs
+// (PublicIds, checkPublicId, fromUuid throw UNSUPPORTED in the default module: they are
+// shardid-wasm/public's, whose public.d.ts build.sh makes with `never` in their place).
 import type * as api from './api.js'
 
-declare const shardid: typeof api.default & { readonly default: typeof api.default }
+type Api = Omit<typeof api.default, 'PublicIds' | 'checkPublicId' | 'fromUuid'>
+declare const shardid: Api & { readonly default: Api }
 declare namespace shardid {
   type IdInput = api.IdInput
   type TimeInput = api.TimeInput

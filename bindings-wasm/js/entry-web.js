@@ -2,13 +2,28 @@
 // then use the classes it returns (or `shardid()` later).
 import wasmInit, * as raw from './shardid_wasm.js'
 import { makeApi } from './api.js'
-import { makeBackend } from './backend.js'
+import { acceptOtherLayouts, makeBackend } from './backend.js'
 
 let api
-export default async function init(input) {
-  await wasmInit(input)
+let loading
+/**
+ * `init()`, `init(urlOrBytesOrModule)` or `init({ module_or_path })`: wasm-bindgen's glue takes
+ * only the object form without printing its deprecation warning, so anything else is wrapped in
+ * one here (a `WebAssembly.Module`, bytes, a URL, a `Response`: none is a plain object). Loads
+ * once: later calls (a Worker's every request, say) resolve with the same classes.
+ */
+export default function init(input) {
+  loading ??= load(input).catch((err) => {
+    loading = undefined
+    throw err
+  })
+  return loading
+}
+async function load(input) {
+  const plain = input != null && Object.getPrototypeOf(input) === Object.prototype
+  await wasmInit(input === undefined || plain ? input : { module_or_path: input })
   const memory = raw.wasmMemory()
-  api = makeApi(makeBackend(raw, () => memory))
+  api = acceptOtherLayouts(makeApi(makeBackend(raw, () => memory)))
   return api
 }
 export function shardid() {

@@ -1,0 +1,134 @@
+// Each entry's types against what it exports at run time: TypeScript's compiler (from
+// tests/edge's node_modules) lists the values each entry's types export, by name and on the
+// default export, resolved as a project resolves the package (bundler resolution, with the
+// `workerd` condition for Workers; NodeNext for CommonJS); Node imports the same entry and lists
+// its exports. A name in the types must exist at run time, the named exports must be the same
+// set, and the default module's entries must not name PublicIds, checkPublicId or fromUuid
+// (there they would throw UNSUPPORTED): shardid-wasm/public's must. Prints a line per entry.
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import ts from 'typescript'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const PUBLIC = ['PublicIds', 'checkPublicId', 'fromUuid']
+
+const bundler = { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }
+const workerd = { ...bundler, customConditions: ['workerd'] }
+const nodeNext = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }
+const entries = [
+  // [specifier, compiler options, the file Node runs (null: not in Node), its module's public IDs]
+  ['shardid-wasm', bundler, 'inline/shardid.js', false],
+  ['shardid-wasm/public', bundler, 'inline/public.js', true],
+  ['shardid-wasm', workerd, null, false],
+  ['shardid-wasm/public', workerd, null, true],
+  ['shardid-wasm/web', bundler, 'web/shardid.js', false],
+  ['shardid-wasm/web/public', bundler, 'web/public.js', true],
+  ['shardid-wasm', nodeNext, 'node/shardid.js', false],
+  ['shardid-wasm/public', nodeNext, 'node/public.js', true],
+]
+
+/**
+ * The values each entry's types export, `[named, properties of the default export (the web
+ * entries: of what init() resolves with)]`, by entry, from one program per set of compiler
+ * options (tsc --strict over the package's .d.ts files too: skipLibCheck off).
+ */
+function typed() {
+  const dir = mkdtempSync(join(here, 'node_modules/.names-'))
+  const found = new Map()
+  try {
+    for (const options of [bundler, workerd, nodeNext]) {
+      const files = []
+      entries.forEach(([specifier, o], i) => {
+        if (o !== options) return
+        const file = join(dir, options === nodeNext ? `probe${i}.cts` : `probe${i}.ts`)
+        writeFileSync(file, specifier.includes('/web')
+          ? `import init from '${specifier}'\nexport type A = Awaited<ReturnType<typeof init>>\nimport * as m from '${specifier}'\nexport { m }\n`
+          : `import * as m from '${specifier}'\nexport { m }\n`)
+        files.push([file, i])
+      })
+      if (options === workerd) {
+        // wasm.md's recipe for Workers, typed: the .wasm's default import is a compiled module.
+        const file = join(dir, 'recipe.ts')
+        writeFileSync(file, `import init from 'shardid-wasm/web'
+import wasm from 'shardid-wasm/web/shardid_wasm_bg.wasm'
+const compiled: WebAssembly.Module = wasm
+const { Layout } = await init({ module_or_path: compiled })
+const shard: number = Layout.DISCORD.decode('175928847299117063').shard
+// @ts-expect-error: the default module has no public IDs
+;(await init()).PublicIds
+export { shard }
+`)
+        files.push([file, -1])
+      }
+      const program = ts.createProgram(files.map(([f]) => f), {
+        strict: true, noEmit: true, types: [], skipDefaultLibCheck: true, target: ts.ScriptTarget.ES2022,
+        lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], ...options,
+      })
+      const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`)
+      const checker = program.getTypeChecker()
+      // The names usable as values: `export type { X }` and `export type * from` name a class
+      // as a type only, which getExportsOfModule does not say.
+      const typeOnly = (d) => (ts.isExportSpecifier(d) && (d.isTypeOnly || d.parent.parent.isTypeOnly)) || (ts.isExportDeclaration(d) && d.isTypeOnly)
+      const isValue = (s) => ((s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s).flags & ts.SymbolFlags.Value) !== 0
+      const values = (module) => {
+        const own = [...(module.exports?.values() ?? [])]
+        const star = own.find((s) => s.escapedName === '__export')
+        const names = own.filter((s) => s !== star && !(s.declarations ?? []).some(typeOnly) && isValue(s)).map((s) => s.name)
+        if (star && !star.declarations.every(typeOnly)) {
+          const mine = new Set(own.map((s) => s.name))
+          names.push(...checker.getExportsOfModule(module).filter((s) => !mine.has(s.name) && isValue(s)).map((s) => s.name))
+        }
+        return names
+      }
+      for (const [file, i] of files) {
+        if (i < 0) continue
+        const source = program.getSourceFile(file)
+        const star = source.statements.find((s) => ts.isImportDeclaration(s) && s.importClause?.namedBindings)
+        const module = checker.getSymbolAtLocation(star.moduleSpecifier)
+        const exported = checker.getExportsOfModule(module)
+        const named = values(module).filter((n) => n !== 'default' && n !== 'export=')
+        const alias = source.statements.find((s) => ts.isTypeAliasDeclaration(s))
+        const def = exported.find((s) => s.name === 'default') ?? module.exports?.get('export=')
+        const api = alias ? checker.getTypeAtLocation(alias.name) : def ? checker.getTypeOfSymbolAtLocation(def, source) : null
+        found.set(i, { problems, named: named.sort(), props: api ? api.getProperties().map((p) => p.name).sort() : [] })
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return found
+}
+
+const types = typed()
+let failed = 0
+for (const [i, [specifier, options, runtime, hasPublic]] of entries.entries()) {
+  const label = `${specifier} (${options === workerd ? 'workerd' : options === nodeNext ? 'NodeNext, CommonJS' : 'bundler'})`
+  try {
+    const { problems, named, props } = types.get(i)
+    assert.deepEqual(problems, [], 'tsc --strict')
+    for (const name of PUBLIC) {
+      assert.equal([...named, ...props].includes(name), hasPublic, `${name} ${hasPublic ? 'missing from' : 'in'} the types`)
+    }
+    if (runtime) {
+      const file = join(here, 'node_modules/shardid-wasm', runtime)
+      const ns = await import(file)
+      // The web entries' classes come from init(), given the module's bytes.
+      const object = specifier.includes('/web')
+        ? await ns.default({ module_or_path: readFileSync(file.replace(/(shardid|public)\.js$/, (_, n) => `shardid_wasm${n === 'public' ? '_public' : ''}_bg.wasm`)) })
+        : ns.default
+      const runtimeNamed = Object.keys(ns).filter((n) => n !== 'default' && n !== 'module.exports').sort()
+      // CommonJS: the named exports are the object's properties, checked below.
+      if (options !== nodeNext) assert.deepEqual(runtimeNamed, named, 'named exports: run time (actual) against the types (expected)')
+      assert.deepEqual(props.filter((n) => !(n in object)), [], 'typed but not there at run time')
+    }
+    console.log(`test edge::types: ${label}: tsc --strict, the same names at run time ... ok (${named.length} named, ${props.length} on the API object${runtime ? '' : '; run time: workerd.mjs'})`)
+  } catch (err) {
+    failed++
+    console.log(`test edge::types: ${label}: tsc --strict, the same names at run time ... FAILED\n    ${String(err.message).replace(/\n/g, '\n    ')}`)
+  }
+}
+process.exit(failed ? 1 : 0)
