@@ -20,9 +20,13 @@ scripts/node-addon.sh
 # Rust's segments, dictionary and lease clients (the `postgres` feature), run by
 # test_segments.py, test_dictionary.py and test_lease_pooled.py, its serials client
 # (features serial and postgres), run by test_serials.py, and the behaviour contract on every
-# database (test_contract.py: PostgreSQL, MariaDB, SQLite): one build, so the core builds once.
-cargo build -q --locked -p shardid --features serial,postgres,mysql,sqlite \
-    --example segments --example dictionary --example lease --example serials --example contract
+# database (test_contract.py: PostgreSQL, MariaDB, SQLite), and the clients inside tokio
+# (test_tokio.py runs core/tests/tokio_postgres.rs, feature tokio-postgres): one build, so the
+# core builds once.
+export SHARDID_RUST_FEATURES=serial,postgres,mysql,sqlite,tokio-postgres
+cargo build -q --locked -p shardid --features "$SHARDID_RUST_FEATURES" \
+    --example segments --example dictionary --example lease --example serials --example contract \
+    --test tokio_postgres
 export SHARDID_SEGMENTS_EXAMPLE=$root/target/debug/examples/segments
 export SHARDID_DICTIONARY_EXAMPLE=$root/target/debug/examples/dictionary
 export SHARDID_LEASE_EXAMPLE=$root/target/debug/examples/lease

@@ -283,6 +283,21 @@ impl<C: DictionaryClient> fmt::Debug for Driver<C> {
     }
 }
 
+/// The connection closed through [`Client::close`], not dropped: the `postgres` crate's client
+/// blocks on its own runtime when dropped, which panics on a tokio runtime's thread (a
+/// dictionary dropped at the end of an async `main` or handler); its `close` runs off it.
+impl<C: DictionaryClient> Drop for Driver<C> {
+    fn drop(&mut self) {
+        let client = self
+            .client
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((conn, _)) = client.take() {
+            conn.close();
+        }
+    }
+}
+
 impl<C: DictionaryClient> Driver<C> {
     /// The dictionary of `topic` in `schema`, on the server of `servers` that [`server_for`]
     /// names; connects at once.
@@ -360,6 +375,10 @@ impl<C: DictionaryClient> Driver<C> {
         let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
         for attempt in 1..=2 {
             if client.as_ref().is_none_or(|(conn, _)| conn.is_closed()) {
+                // Closed, not dropped: a driver's drop may block (see `Drop` below).
+                if let Some((lost, _)) = client.take() {
+                    lost.close();
+                }
                 *client = Some(self.open()?);
             }
             let Some((conn, dialect)) = client.as_mut() else {
@@ -381,7 +400,9 @@ impl<C: DictionaryClient> Driver<C> {
             if attempt == 2 || !(C::broken(&e) || conn.is_closed()) {
                 return Err(DictionaryError::Database(C::boxed(e)));
             }
-            *client = None;
+            if let Some((lost, _)) = client.take() {
+                lost.close();
+            }
         }
         unreachable!("the second attempt returns")
     }

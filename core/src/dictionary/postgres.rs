@@ -24,6 +24,7 @@ use std::vec::Vec;
 pub use super::driver::DictionaryError;
 use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods};
 use crate::driver::Client;
+use crate::driver::postgres::off_runtime;
 use crate::sql::{Dialect, Dictionary as Ddl};
 
 /// The statements of one schema.
@@ -41,7 +42,7 @@ fn one<T: for<'a> postgres::types::FromSql<'a>>(
     sql: &str,
     params: &[(&(dyn ToSql + Sync), Type)],
 ) -> Result<T, Failed<postgres::Error>> {
-    let rows = conn.query_typed(sql, params)?;
+    let rows = off_runtime(|| conn.query_typed(sql, params))?;
     let row = rows.first().ok_or(Failed::Mismatch)?;
     Ok(row.try_get(0)?)
 }
@@ -70,7 +71,7 @@ impl DictionaryClient for postgres::Client {
         _: Dialect,
         topic: &str,
     ) -> Result<(), Failed<postgres::Error>> {
-        self.query_typed(&s.create, &[(&topic, Type::TEXT)])?;
+        off_runtime(|| self.query_typed(&s.create, &[(&topic, Type::TEXT)]))?;
         Ok(())
     }
 
@@ -80,7 +81,7 @@ impl DictionaryClient for postgres::Client {
         _: Dialect,
         topic: &str,
     ) -> Result<(), Failed<postgres::Error>> {
-        self.query_typed(&s.drop, &[(&topic, Type::TEXT)])?;
+        off_runtime(|| self.query_typed(&s.drop, &[(&topic, Type::TEXT)]))?;
         Ok(())
     }
 

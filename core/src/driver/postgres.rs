@@ -3,6 +3,14 @@
 //! error is its kind only ("db error", "error connecting to server"); the server's message,
 //! its detail and hint, and the system's reason (connection refused) are in
 //! [`postgres::Error::as_db_error`] and the error's source.
+//!
+//! The `postgres` crate runs each call on a tokio runtime of its own, which panics ("Cannot
+//! start a runtime from within a runtime") on a thread that already drives one: a client made
+//! or used inside `#[tokio::main]`, an axum handler or a `#[tokio::test]`. So on such a thread
+//! each call that reaches the server runs on a thread of its own ([`off_runtime`]): the blocking
+//! clients never panic there; they block the caller for the round trip, as the MySQL and SQLite
+//! clients do. The async client of dense IDs (`shardid::segment::tokio_postgres`, feature
+//! `tokio-postgres`) blocks nothing.
 
 use core::fmt;
 use std::boxed::Box;
@@ -53,6 +61,40 @@ impl ServerError {
     }
 }
 
+/// Runs `f` where the `postgres` crate's runtime may block: on this thread, or, when this thread
+/// is inside a tokio runtime, on a thread of its own (no runtime there), waited for.
+///
+/// Why not an error instead: tokio's public API tells a thread that has a runtime's context
+/// (`Handle::try_current`) but not whether blocking is allowed on it: an async task and
+/// `spawn_blocking`'s threads look alike, and refusing there would refuse the very call
+/// `spawn_blocking` is for. Why not `block_in_place`: it panics on a current-thread runtime.
+/// A thread that cannot be started leaves `f` on this thread (the crate's own panic, as before).
+pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    // Borrowed by the thread, so that `f` is still here if the thread cannot start.
+    let slot = std::sync::Mutex::new(Some(f));
+    let take = || {
+        slot.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
+    let ran = std::thread::scope(|scope| {
+        let started = std::thread::Builder::new()
+            .name("shardid-postgres".into())
+            .spawn_scoped(scope, || take().map(|f| f()));
+        started.ok().map(|thread| match thread.join() {
+            Ok(value) => value,
+            Err(panic) => std::panic::resume_unwind(panic),
+        })
+    });
+    match ran.flatten() {
+        Some(value) => value,
+        None => take().map_or_else(|| unreachable!("f ran nowhere"), |f| f()),
+    }
+}
+
 /// The core's one rule for a connection string ([`crate::sql::Dialect::of_url`]), for the
 /// PostgreSQL clients: the reason of an `INVALID_ARGUMENT` on `config` for a URL no driver
 /// takes, one of a MySQL-family server (which the `mysql` modules' clients take) or a SQLite
@@ -84,7 +126,8 @@ impl super::Client for postgres::Client {
         if let Some(reason) = url_problem(url) {
             return Err(super::ConnectError::Url(reason));
         }
-        postgres::Client::connect(url, postgres::NoTls).map_err(super::ConnectError::Driver)
+        off_runtime(|| postgres::Client::connect(url, postgres::NoTls))
+            .map_err(super::ConnectError::Driver)
     }
 
     /// Runs one statement with `query_typed`: one round trip on the unnamed statement,
@@ -111,7 +154,7 @@ impl super::Client for postgres::Client {
             .iter()
             .map(|text| (text as &(dyn postgres::types::ToSql + Sync), Type::TEXT))
             .collect();
-        let rows = self.query_typed(sql, &typed)?;
+        let rows = off_runtime(|| self.query_typed(sql, &typed))?;
         let Some(row) = rows.first() else {
             return Ok(None);
         };
@@ -173,6 +216,7 @@ impl super::Client for postgres::Client {
     }
 
     fn close(self) {
-        let _ = postgres::Client::close(self);
+        // Also what drops the crate's runtime, which panics on a runtime's thread too.
+        let _ = off_runtime(|| postgres::Client::close(self));
     }
 }

@@ -151,6 +151,11 @@ impl<C: Client> Shared<C> {
                 if session {
                     return Err(LeaseError::Lost { shard: self.shard });
                 }
+                // Closed, not dropped: the `postgres` crate's drop panics on a tokio
+                // runtime's thread; its `close` runs off it.
+                if let Some(lost) = client.take() {
+                    lost.close();
+                }
                 *client = Some(connect(&self.config)?);
             }
             let Some(conn) = client.as_mut() else {
@@ -174,7 +179,9 @@ impl<C: Client> Shared<C> {
                 Err(e) => e,
             };
             if C::broken(&e) {
-                *client = None;
+                if let Some(lost) = client.take() {
+                    lost.close();
+                }
                 if session {
                     return Err(LeaseError::Lost { shard: self.shard });
                 }

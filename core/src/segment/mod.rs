@@ -62,6 +62,8 @@ pub mod postgres;
 pub mod protocol;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "tokio-postgres")]
+pub mod tokio_postgres;
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 pub use driver::create_any as create_tag;
 

@@ -26,6 +26,7 @@ use postgres::types::Type;
 pub use super::driver::SerialsError;
 use super::driver::{PeriodOf, Registering, SerialClient};
 use super::{Parsed, Serial, SerialFormat};
+use crate::driver::postgres::off_runtime;
 use crate::driver::{Client, Owned};
 use crate::segment::Segment;
 use crate::segment::driver::Failed;
@@ -63,20 +64,22 @@ impl SerialClient for postgres::Client {
     ) -> Result<Option<String>, postgres::Error> {
         let r = &reg.columns;
         let max_gap = i32::try_from(reg.max_gap).unwrap_or(i32::MAX);
-        self.query_typed(
-            s.create.as_str(),
-            &[
-                (&reg.tag, Type::TEXT),
-                (&reg.format, Type::TEXT),
-                (&reg.zone, Type::TEXT),
-                (&r.canonical, Type::TEXT),
-                (&r.shape, Type::TEXT),
-                (&r.pieces, Type::TEXT_ARRAY),
-                (&r.width, Type::INT4),
-                (&r.reset, Type::TEXT),
-                (&max_gap, Type::INT4),
-            ],
-        )?;
+        off_runtime(|| {
+            self.query_typed(
+                s.create.as_str(),
+                &[
+                    (&reg.tag, Type::TEXT),
+                    (&reg.format, Type::TEXT),
+                    (&reg.zone, Type::TEXT),
+                    (&r.canonical, Type::TEXT),
+                    (&r.shape, Type::TEXT),
+                    (&r.pieces, Type::TEXT_ARRAY),
+                    (&r.width, Type::INT4),
+                    (&r.reset, Type::TEXT),
+                    (&max_gap, Type::INT4),
+                ],
+            )
+        })?;
         // A mismatch is the server's error (SERIAL_MISMATCH's SQLSTATE).
         Ok(None)
     }

@@ -1,0 +1,584 @@
+//! The async Rust client of dense IDs from segments, over `tokio-postgres` (feature
+//! `tokio-postgres`): the async twin of [`super::postgres::DenseIds`], for tokio applications
+//! (axum, tonic, ...), where the blocking client would block a runtime's thread.
+//!
+//! It runs the core's [`SegmentAllocator`] (the hot path is the allocator's lock-free step, no
+//! `await` on it) and sends the same statements as the blocking PostgreSQL client
+//! ([`crate::sql::Segments`], one `take_segment` per fetch with `query_typed`: one round trip on
+//! the unnamed statement, so it works through a transaction pooler). What is async's own:
+//!
+//! - A fetch is a tokio task of its own, spawned on the runtime the client was made on: the
+//!   caller's future only waits for it (bounded, 5 s), and another task keeps running meanwhile.
+//! - Cancellation-safe: a future of [`DenseIds`] dropped at any `await` hands out nothing twice
+//!   and leaks no connection. An ID is taken and returned in one poll (no `await` between the
+//!   allocator's step and the return); the fetch and the give-back run in their own tasks, which
+//!   a dropped caller does not stop, so a segment taken is always handed to the allocator (or
+//!   the fetch counted as failed) and the connection is released when the statement ends. A
+//!   `connect` dropped while its first fetch is in flight leaves that segment unused: a hole,
+//!   never a duplicate.
+//! - The connection: one of its own to a URL ([`DenseIds::connect`], opened again when lost),
+//!   the application's ([`DenseIds::with_client`]), or one its pool lends for each statement
+//!   ([`DenseIds::with_pool`]: deadpool, bb8, ...), given back when the statement ends.
+//!
+//! The runtime needs its timer (`#[tokio::main]` and `Builder::enable_all` have it).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), shardid::segment::tokio_postgres::SegmentError> {
+//! use shardid::segment::SizePolicy;
+//! use shardid::segment::tokio_postgres::DenseIds;
+//!
+//! let orders = DenseIds::connect("host=127.0.0.1 user=app dbname=app", "orders", "seg", SizePolicy::new()).await?;
+//! let id = orders.next_id().await?;
+//! orders.close().await; // the unused rest goes back
+//! # Ok(()) }
+//! ```
+
+use std::boxed::Box;
+use std::future::Future;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::string::{String, ToString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use std::{fmt, format};
+
+use ::tokio::runtime::Handle;
+use ::tokio::sync::Notify;
+use ::tokio_postgres::Client;
+use ::tokio_postgres::types::{ToSql, Type};
+
+pub use super::driver::SegmentError;
+use super::driver::check_tag;
+use super::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy, Unused};
+use crate::driver::postgres::{Described, ServerError, url_problem};
+use crate::sql::{Placeholders, Segments, UNKNOWN_TAG};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A connection the application lends for one statement (a pool's guard, an `Arc<Client>`):
+/// dropped, so given back, when the statement ends.
+type Lent = Box<dyn Deref<Target = Client> + Send>;
+
+type Lending = Pin<Box<dyn Future<Output = Result<Lent, BoxError>> + Send>>;
+
+/// Where the statements go.
+enum Source {
+    /// A connection of its own to `config`, opened at the first statement after it was lost.
+    Own {
+        config: String,
+        conn: Box<::tokio::sync::Mutex<Option<Client>>>,
+    },
+    /// The application's connections, lent for each statement.
+    Lender(Box<dyn Fn() -> Lending + Send + Sync>),
+}
+
+/// A connection for one statement: the client's own (locked) or a lent one.
+enum Conn<'a> {
+    Own(::tokio::sync::MutexGuard<'a, Option<Client>>),
+    Lent(Lent),
+}
+
+impl Conn<'_> {
+    fn client(&self) -> &Client {
+        match self {
+            Self::Own(guard) => guard
+                .as_ref()
+                .unwrap_or_else(|| unreachable!("opened when locked")),
+            Self::Lent(lent) => lent,
+        }
+    }
+
+    /// After `e`: a lost connection of its own is opened again at the next statement (a lent
+    /// one is its pool's to judge).
+    fn failed(&mut self, e: &::tokio_postgres::Error) {
+        if let Self::Own(guard) = self
+            && (e.is_closed() || e.code().is_none())
+        {
+            **guard = None;
+        }
+    }
+}
+
+impl Source {
+    /// A connection: its own, opened if there is none (the driver's task on `runtime`), or one
+    /// the application lends.
+    async fn conn(&self, runtime: &Handle) -> Result<Conn<'_>, String> {
+        match self {
+            Self::Own { config, conn } => {
+                let mut guard = conn.lock().await;
+                if guard.as_ref().is_none_or(Client::is_closed) {
+                    *guard = Some(open(config, runtime).await.map_err(|e| e.to_string())?);
+                }
+                Ok(Conn::Own(guard))
+            }
+            Self::Lender(lend) => lend()
+                .await
+                .map(Conn::Lent)
+                .map_err(|e| format!("the pool lent no connection: {e}")),
+        }
+    }
+
+    /// Closes the connection of its own (its driver's task then ends).
+    async fn close(&self) {
+        if let Self::Own { conn, .. } = self {
+            conn.lock().await.take();
+        }
+    }
+}
+
+/// A connection to `config`, its driver a task on `runtime`.
+async fn open(config: &str, runtime: &Handle) -> Result<Client, SegmentError> {
+    let (client, connection) = ::tokio_postgres::connect(config, ::tokio_postgres::NoTls)
+        .await
+        .map_err(|e| SegmentError::Database(ServerError::boxed(e)))?;
+    // Ends when the client is dropped (or the server goes).
+    drop(runtime.spawn(async move { drop(connection.await) }));
+    Ok(client)
+}
+
+/// What the fetch tasks and the callers share.
+struct Shared {
+    allocator: SegmentAllocator,
+    tag: String,
+    take: String,
+    give_back: String,
+    source: Source,
+    /// The runtime the client was made on: its fetches run there, whoever polls the caller's
+    /// future.
+    runtime: Handle,
+    /// The last fetch's error (`None` after a success).
+    error: Mutex<Option<String>>,
+    unknown_tag: AtomicBool,
+    /// Woken when a fetch ends (filled, failed or cancelled) and at `close`.
+    arrived: Notify,
+    closed: AtomicBool,
+    wait: Duration,
+}
+
+/// A fetch from its spawning to its end: dropped unfinished (its task cancelled, the runtime
+/// shut down, before or during the statement), the fetch counts as failed, so the allocator is
+/// never left waiting for a fetch no task makes.
+struct InFlight {
+    shared: Arc<Shared>,
+    done: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if !self.done {
+            self.shared.allocator.fetch_failed(crate::now_ms());
+            *self.shared.error() = Some("the fetch's task was cancelled".into());
+            self.shared.arrived.notify_waiters();
+        }
+    }
+}
+
+impl InFlight {
+    /// Takes one segment and hands it to the allocator.
+    async fn run(mut self, fetch: Fetch) {
+        let shared = Arc::clone(&self.shared);
+        let result = shared.take(fetch.size).await;
+        let now = crate::now_ms();
+        let mut error = shared.error();
+        match result {
+            Ok(segment) if shared.allocator.fill(segment, now).is_ok() => *error = None,
+            Ok(segment) => {
+                shared.allocator.fetch_failed(now);
+                *error = Some(format!(
+                    "the database returned an unusable segment {segment:?}"
+                ));
+            }
+            Err(why) => {
+                shared.allocator.fetch_failed(now);
+                *error = Some(why);
+            }
+        }
+        drop(error);
+        self.done = true;
+        shared.arrived.notify_waiters();
+    }
+}
+
+impl Shared {
+    fn error(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.error.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// One segment of `size` IDs: the blocking client's statement, its error as the fetch
+    /// reports it.
+    async fn take(&self, size: u64) -> Result<Segment, String> {
+        let mut conn = self.source.conn(&self.runtime).await?;
+        let size = size.to_string();
+        let params: [(&(dyn ToSql + Sync), Type); 2] =
+            [(&self.tag, Type::TEXT), (&size, Type::TEXT)];
+        let rows = match conn.client().query_typed(&self.take, &params).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                if e.code().map(::tokio_postgres::error::SqlState::code) == Some(UNKNOWN_TAG) {
+                    self.unknown_tag.store(true, Ordering::Release);
+                }
+                conn.failed(&e);
+                return Err(Described(&e).to_string());
+            }
+        };
+        let column = |i: usize| {
+            rows.first()
+                .and_then(|row| row.try_get::<_, Option<i64>>(i).ok().flatten())
+        };
+        match (column(0), column(1), column(2)) {
+            (Some(first), Some(count), Some(stride)) => Ok(Segment {
+                first: first.unsigned_abs(),
+                count: count.unsigned_abs(),
+                stride: stride.unsigned_abs(),
+            }),
+            other => Err(format!(
+                "take_segment answered {other:?}, not (first, count, stride)"
+            )),
+        }
+    }
+
+    /// Gives `unused` back; whether the server took it.
+    async fn give_back(&self, unused: &Unused) -> bool {
+        let Ok(conn) = self.source.conn(&self.runtime).await else {
+            return false;
+        };
+        let (first, end) = (unused.first.to_string(), unused.end.to_string());
+        let params: [(&(dyn ToSql + Sync), Type); 3] = [
+            (&self.tag, Type::TEXT),
+            (&first, Type::TEXT),
+            (&end, Type::TEXT),
+        ];
+        conn.client()
+            .query_typed(&self.give_back, &params)
+            .await
+            .ok()
+            .and_then(|rows| rows.first().and_then(|row| row.try_get::<_, bool>(0).ok()))
+            .unwrap_or(false)
+    }
+
+    /// After `close`: waits (bounded) for a fetch in flight, gives the unused rest back, closes
+    /// the connection of its own; how many numbers were lost.
+    async fn wind_up(self: Arc<Self>) -> u64 {
+        let deadline = Instant::now() + self.wait;
+        while self.allocator.fetching() && Instant::now() < deadline {
+            ::tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let lost = match self.allocator.unused() {
+            Some(unused) => {
+                let returned = self.give_back(&unused).await;
+                self.allocator.settle(unused, returned);
+                unused.lost + if returned { 0 } else { unused.count }
+            }
+            None => 0,
+        };
+        self.source.close().await;
+        lost
+    }
+}
+
+/// Dense IDs of one tag over `tokio-postgres`: see the [module](self) docs. `Send + Sync`:
+/// share it (in an `Arc`, axum's state) between tasks.
+///
+/// Dropped without [`DenseIds::close`], it gives its unused rest back in a task of the runtime
+/// it was made on, as the blocking client does on drop; a runtime that is shutting down may not
+/// run it (a hole, never a duplicate).
+pub struct DenseIds {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for DenseIds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DenseIds")
+            .field("tag", &self.shared.tag)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for DenseIds {
+    fn drop(&mut self) {
+        if !self.shared.closed.swap(true, Ordering::AcqRel) {
+            let shared = Arc::clone(&self.shared);
+            drop(self.shared.runtime.spawn(shared.wind_up()));
+        }
+    }
+}
+
+impl DenseIds {
+    /// Connects to `config` (a libpq connection string or a `postgresql://` URL), whose
+    /// `schema` holds the tag `tag` (`create_tag`), and takes its first segment. Call it inside
+    /// a tokio runtime: its fetches run there.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] for a bad tag, schema or URL, or outside a tokio
+    /// runtime; [`SegmentError::Database`] when the server cannot be reached;
+    /// [`SegmentError::UnknownTag`].
+    pub async fn connect(
+        config: &str,
+        tag: &str,
+        schema: &str,
+        policy: SizePolicy,
+    ) -> Result<Self, SegmentError> {
+        if let Some(reason) = url_problem(config) {
+            return Err(SegmentError::InvalidArgument {
+                argument: "config",
+                reason,
+            });
+        }
+        let (runtime, take, give_back) = prepare(tag, schema)?;
+        let conn = open(config, &runtime).await?;
+        let source = Source::Own {
+            config: config.into(),
+            conn: Box::new(::tokio::sync::Mutex::new(Some(conn))),
+        };
+        Self::start(runtime, source, tag, take, give_back, policy).await
+    }
+
+    /// Dense IDs of `tag` over the application's connection (not in a transaction: each fetch
+    /// is one statement of its own), shared with it; takes the first segment.
+    ///
+    /// # Errors
+    /// As [`DenseIds::connect`], but for the URL.
+    pub async fn with_client(
+        client: Arc<Client>,
+        tag: &str,
+        schema: &str,
+        policy: SizePolicy,
+    ) -> Result<Self, SegmentError> {
+        Self::with_pool(
+            move || std::future::ready(Ok::<_, SegmentError>(Arc::clone(&client))),
+            tag,
+            schema,
+            policy,
+        )
+        .await
+    }
+
+    /// Dense IDs of `tag` over connections the application's pool lends: `lend` is called for
+    /// each statement (a fetch, the give-back), and what it returns is dropped, so given back
+    /// to the pool, when the statement ends. With bb8-postgres:
+    /// `move || { let pool = pool.clone(); async move { pool.get_owned().await } }`; a guard
+    /// that derefs to the client through another type (deadpool's `Object` derefs to its
+    /// `ClientWrapper`) goes in a newtype whose `Deref` returns `&**self.0`. Takes the first
+    /// segment.
+    ///
+    /// # Errors
+    /// As [`DenseIds::connect`], but for the URL; a pool that lends no connection for the first
+    /// fetch is [`SegmentError::Unavailable`] at the first ID.
+    pub async fn with_pool<F, Fut, C, E>(
+        lend: F,
+        tag: &str,
+        schema: &str,
+        policy: SizePolicy,
+    ) -> Result<Self, SegmentError>
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<C, E>> + Send + 'static,
+        C: Deref<Target = Client> + Send + 'static,
+        E: fmt::Display,
+    {
+        let (runtime, take, give_back) = prepare(tag, schema)?;
+        let source = Source::Lender(Box::new(move || {
+            let lending = lend();
+            Box::pin(async move {
+                match lending.await {
+                    Ok(conn) => Ok(Box::new(conn) as Lent),
+                    Err(e) => Err(e.to_string().into()),
+                }
+            })
+        }));
+        Self::start(runtime, source, tag, take, give_back, policy).await
+    }
+
+    async fn start(
+        runtime: Handle,
+        source: Source,
+        tag: &str,
+        take: String,
+        give_back: String,
+        policy: SizePolicy,
+    ) -> Result<Self, SegmentError> {
+        let this = Self {
+            shared: Arc::new(Shared {
+                allocator: SegmentAllocator::new(policy),
+                tag: tag.into(),
+                take,
+                give_back,
+                source,
+                runtime,
+                error: Mutex::new(None),
+                unknown_tag: AtomicBool::new(false),
+                arrived: Notify::new(),
+                closed: AtomicBool::new(false),
+                wait: Duration::from_secs(5),
+            }),
+        };
+        // The first segment, before the first ID.
+        this.spawn(this.shared.allocator.prime(crate::now_ms()));
+        let deadline = Instant::now() + this.shared.wait;
+        loop {
+            let arrived = this.shared.arrived.notified();
+            let mut arrived = std::pin::pin!(arrived);
+            arrived.as_mut().enable();
+            if !this.shared.allocator.fetching() || Instant::now() >= deadline {
+                break;
+            }
+            drop(::tokio::time::timeout(Duration::from_millis(50), arrived).await);
+        }
+        if this.shared.unknown_tag.load(Ordering::Acquire) {
+            // Nothing was taken: nothing to give back.
+            this.shared.closed.store(true, Ordering::Release);
+            this.shared.source.close().await;
+            return Err(SegmentError::UnknownTag { tag: tag.into() });
+        }
+        Ok(this)
+    }
+
+    /// Spawns `fetch` on the client's runtime.
+    fn spawn(&self, fetch: Option<Fetch>) {
+        if let Some(fetch) = fetch {
+            let in_flight = InFlight {
+                shared: Arc::clone(&self.shared),
+                done: false,
+            };
+            // A task the runtime drops unpolled drops `in_flight`: the fetch counts as failed.
+            drop(self.shared.runtime.spawn(in_flight.run(fetch)));
+        }
+    }
+
+    fn failure(&self) -> SegmentError {
+        let tag = self.shared.tag.clone();
+        if self.shared.unknown_tag.load(Ordering::Acquire) {
+            return SegmentError::UnknownTag { tag };
+        }
+        if self.shared.closed.load(Ordering::Acquire) {
+            return SegmentError::Closed { tag };
+        }
+        let reason = match self.shared.error().as_deref() {
+            Some(e) => format!("the last fetch failed: {e}"),
+            None => format!(
+                "no segment arrived within {} ms",
+                self.shared.wait.as_millis()
+            ),
+        };
+        SegmentError::Unavailable { tag, reason }
+    }
+
+    /// The next ID (increasing). Once a segment is held this completes at its first poll, with
+    /// no `await` inside; with both segments used up it waits at most 5 s for the fetch, which
+    /// runs in a task of its own.
+    ///
+    /// # Errors
+    /// [`SegmentError::Unavailable`] (retry later), [`SegmentError::UnknownTag`],
+    /// [`SegmentError::Closed`] after [`DenseIds::close`].
+    pub async fn next_id(&self) -> Result<u64, SegmentError> {
+        if self.shared.closed.load(Ordering::Acquire) {
+            return Err(self.failure());
+        }
+        match self.shared.allocator.next_id_with(crate::now_ms) {
+            Ok((id, fetch)) => {
+                self.spawn(fetch);
+                return Ok(id);
+            }
+            Err(Empty::Fetch(fetch)) => self.spawn(Some(fetch)),
+            Err(Empty::Wait) => {}
+        }
+        self.wait_for_id().await
+    }
+
+    /// Both segments were used up: waits for the fetch, retrying as each ends.
+    async fn wait_for_id(&self) -> Result<u64, SegmentError> {
+        let deadline = Instant::now() + self.shared.wait;
+        loop {
+            // Registered before the allocator is asked, so a fetch ending in between wakes it.
+            let arrived = self.shared.arrived.notified();
+            let mut arrived = std::pin::pin!(arrived);
+            arrived.as_mut().enable();
+            if self.shared.closed.load(Ordering::Acquire) {
+                return Err(self.failure());
+            }
+            match self.shared.allocator.retry_id_with(crate::now_ms) {
+                Ok((id, fetch)) => {
+                    self.spawn(fetch);
+                    return Ok(id);
+                }
+                Err(Empty::Fetch(fetch)) => self.spawn(Some(fetch)),
+                Err(Empty::Wait) => {}
+            }
+            let now = Instant::now();
+            if now >= deadline || self.shared.unknown_tag.load(Ordering::Acquire) {
+                return Err(self.failure());
+            }
+            // Bounded: a fetch held back by the backoff after failures wakes nobody.
+            let nap = (deadline - now).min(Duration::from_millis(50));
+            drop(::tokio::time::timeout(nap, arrived).await);
+        }
+    }
+
+    /// Fills `out` with IDs, waiting for segments as [`DenseIds::next_id`] does.
+    ///
+    /// # Errors
+    /// As [`DenseIds::next_id`]; the IDs written before the error (or before the future was
+    /// dropped) are lost if not used: a hole, never a duplicate.
+    pub async fn next_ids(&self, out: &mut [u64]) -> Result<(), SegmentError> {
+        if self.shared.closed.load(Ordering::Acquire) {
+            return Err(self.failure());
+        }
+        let mut written = 0;
+        while written < out.len() {
+            let (n, fetch) = self
+                .shared
+                .allocator
+                .next_ids_with(&mut out[written..], crate::now_ms);
+            self.spawn(fetch);
+            written += n;
+            if n == 0 && written < out.len() {
+                out[written] = self.next_id().await?;
+                written += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// What this allocator did ([`crate::stats::SegmentStats`], as the blocking client's).
+    pub fn stats(&self) -> crate::stats::SegmentStats {
+        self.shared.allocator.stats()
+    }
+
+    /// Hands out no more IDs, gives the unused rest back (a restart then continues at the next
+    /// number) and closes the connection of its own; returns how many numbers were lost
+    /// (neither handed out nor given back). Runs in a task of its own: a dropped `close` still
+    /// gives back. A second call returns 0.
+    pub async fn close(&self) -> u64 {
+        if self.shared.closed.swap(true, Ordering::AcqRel) {
+            return 0;
+        }
+        self.shared.arrived.notify_waiters();
+        let shared = Arc::clone(&self.shared);
+        self.shared
+            .runtime
+            .spawn(shared.wind_up())
+            .await
+            .unwrap_or(0)
+    }
+}
+
+/// The runtime and the statements of `schema`, after the tag's and the schema's checks.
+fn prepare(tag: &str, schema: &str) -> Result<(Handle, String, String), SegmentError> {
+    check_tag(tag)?;
+    let statements = Segments::new(schema)
+        .map_err(|e| SegmentError::InvalidArgument {
+            argument: "schema",
+            reason: e.to_string(),
+        })?
+        .statements(Placeholders::Numbered);
+    let runtime = Handle::try_current().map_err(|_| SegmentError::InvalidArgument {
+        argument: "runtime",
+        reason: "must be a tokio runtime's: call it inside one (its fetches run there)".into(),
+    })?;
+    Ok((
+        runtime,
+        statements.take().to_string(),
+        statements.give_back().to_string(),
+    ))
+}
