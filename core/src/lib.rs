@@ -114,6 +114,8 @@ pub struct ReadmeDoctests;
 pub mod book {
     #[doc = include_str!("../../docs/src/start/rust.md")]
     pub struct StartRust;
+    #[doc = include_str!("../../docs/src/start/async-rust.md")]
+    pub struct StartAsyncRust;
     #[doc = include_str!("../../docs/src/systems/segments.md")]
     pub struct Segments;
     #[doc = include_str!("../../docs/src/systems/serials.md")]
