@@ -74,12 +74,24 @@ pub mod cli;
 #[cfg(feature = "std")]
 mod clock;
 #[cfg(all(
-    any(feature = "postgres", feature = "mysql", feature = "sqlite"),
+    any(
+        feature = "postgres",
+        feature = "mysql",
+        feature = "sqlite",
+        feature = "redis"
+    ),
     target_has_atomic = "64"
 ))]
+// With `redis` alone, what only the SQL drivers call (`run`, placeholders) is unused.
+#[cfg_attr(
+    not(any(feature = "postgres", feature = "mysql", feature = "sqlite")),
+    allow(dead_code)
+)]
 mod driver;
 #[cfg(all(feature = "lease", target_has_atomic = "64"))]
 pub mod lease;
+#[cfg(all(feature = "sql", target_has_atomic = "64"))]
+pub mod redis;
 #[cfg(all(feature = "alloc", target_has_atomic = "64"))]
 mod registry;
 #[cfg(feature = "serde")]

@@ -226,6 +226,10 @@ pub(crate) fn create_tag<C: SegmentClient>(
 /// `create_tag`.
 pub fn create_any(url: &str, tag: &str, schema: &str) -> Result<(), SegmentError> {
     use crate::sql::Dialect;
+    #[cfg(feature = "redis")]
+    if crate::redis::is_redis_url(url) {
+        return crate::redis::create_tag(url, tag, schema);
+    }
     let dialect = Dialect::of_url(url).map_err(|e| SegmentError::InvalidArgument {
         argument: "url",
         reason: e.to_string(),

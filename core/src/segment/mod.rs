@@ -52,7 +52,12 @@ macro_rules! const_unless_loom {
     };
 }
 
-#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+#[cfg(any(
+    feature = "postgres",
+    feature = "mysql",
+    feature = "sqlite",
+    feature = "redis"
+))]
 pub(crate) mod driver;
 #[cfg(feature = "mysql")]
 pub mod mysql;
@@ -64,7 +69,12 @@ pub mod protocol;
 pub mod sqlite;
 #[cfg(feature = "tokio-postgres")]
 pub mod tokio_postgres;
-#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+#[cfg(any(
+    feature = "postgres",
+    feature = "mysql",
+    feature = "sqlite",
+    feature = "redis"
+))]
 pub use driver::create_any as create_tag;
 
 /// A range of dense IDs: `first`, `first + stride`, ... (`count` of them). `stride` is the

@@ -1,0 +1,158 @@
+//! The Lua scripts of dense IDs on Redis: a segment take, its give-back and a tag's creation,
+//! each one `EVALSHA` (atomic on the server: Redis runs one script at a time). Their numbers are
+//! the constants of [`crate::sql::failover`] and [`crate::sql::DEFAULT_SEGMENT`] (checked at
+//! compile time below): the skip after a step back is the SQL rows' rule, written in Lua
+//! because that is where Redis runs a rule atomically, not a second rule.
+//!
+//! Keys (`KEYS[1]`, `KEYS[2]`): the tag's hash `<prefix>:tag:{<tag>}` and the server's hash
+//! `<prefix>:server`. A tag's hash holds `next` (the next number), `step` (the last segment's
+//! size), `rate` (the highest rate, numbers a second, over windows of at least
+//! [`RATE_WINDOW_MS`]), `window_ms`/`window_n` (the open window), `written_ms` (its last write
+//! by the server's clock, `TIME`) and `server` (the identity of the server that wrote it: its
+//! `run_id`, which every start of `redis-server` draws anew and a promoted replica has its
+//! own). The server's hash holds the same marks over all its tags (`server`, `written_ms`,
+//! `rate`: the highest of any tag, `step`: the largest) and `fence`: where tags created after a
+//! step back start (never lowered).
+//!
+//! Replies: `{1, first, count}` a segment; `{-1}` no such tag; `{-2, next}` the tag's numbers
+//! would pass 2^53 (a Lua number is a double: past it, numbers are not exact); give-back `{1}`
+//! taken back or `{0}`; creation `{1, first}` made, `{0, next}` already there, `{-3}` the
+//! server holds no shardid data and the creation was not explicit (see [`super`]).
+
+use crate::sql::DEFAULT_SEGMENT;
+use crate::sql::failover::{FLOOR_BATCHES, LOST_WRITES, MARGIN, RATE_WINDOW_MS, SKEW_MS};
+
+// The numbers written into the Lua below are these constants.
+const _: () = assert!(
+    LOST_WRITES == 10_485
+        && DEFAULT_SEGMENT == 1_000
+        && MARGIN == 4
+        && FLOOR_BATCHES == 4
+        && RATE_WINDOW_MS == 1_000
+        && SKEW_MS == 2_000
+);
+
+/// What every script starts with: the server's clock, a field as a number, the skip of a key
+/// that stepped back, and the server's accounting of a step back (its fence).
+macro_rules! prelude {
+    () => {
+        r"
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function num(key, field)
+  local v = redis.call('HGET', key, field)
+  if v then return tonumber(v) end
+  return nil
+end
+-- A rate over the open window too (at least 1000 ms long), as the SQL rows' rule reads it.
+local function rate_of(rate, window_ms, window_n, written_ms)
+  if window_ms == nil or written_ms == nil then return rate end
+  return math.max(rate, window_n * 1000 / math.max(written_ms - window_ms, 1000))
+end
+-- What a key last written by another server (or another life of this one) may lack: 4 times
+-- what its highest rate hands out from its last write to now plus 2000 ms, plus 4 handouts of
+-- twice its last size; never measured: 10485 handouts of twice its last size (or 1000).
+local function skip(key, now)
+  local step = num(key, 'step') or 0
+  local window_ms = num(key, 'window_ms')
+  local written_ms = num(key, 'written_ms')
+  if window_ms == nil or written_ms == nil then
+    return 10485 * 2 * math.max(step, 1000)
+  end
+  local rate = rate_of(num(key, 'rate') or 0, window_ms, num(key, 'window_n') or 0, written_ms)
+  return 4 * 2 * math.max(step, 1) + math.ceil(4 * rate * (math.max(now - written_ms, 0) + 2000) / 1000)
+end
+-- The server's marks: a step back not yet accounted for raises the fence tags created from
+-- now on start past, by the same rule over the whole server (its rate is the highest of its
+-- tags', open windows included, so its own window stays empty).
+local function account(server_key, id, now)
+  local was = redis.call('HGET', server_key, 'server')
+  if was and was ~= id then
+    local fence = (num(server_key, 'fence') or 0) + skip(server_key, now)
+    redis.call('HSET', server_key, 'fence', string.format('%.0f', fence), 'server', id,
+      'window_ms', now, 'window_n', 0, 'written_ms', now)
+  elseif not was then
+    redis.call('HSET', server_key, 'server', id, 'fence', 0, 'step', 0, 'rate', 0,
+      'window_ms', now, 'window_n', 0, 'written_ms', now)
+  end
+end
+local LIMIT = 9007199254740992
+"
+    };
+}
+
+/// A segment take. `KEYS`: the tag's hash, the server's; `ARGV`: the server's identity (its
+/// `run_id`), the size.
+pub const TAKE: &str = concat!(
+    prelude!(),
+    r"
+local tag, server_key, id, size = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2])
+if redis.call('EXISTS', tag) == 0 then return {-1} end
+local now = now_ms()
+account(server_key, id, now)
+local next = num(tag, 'next')
+local rate = num(tag, 'rate') or 0
+local window_ms = num(tag, 'window_ms')
+local window_n = num(tag, 'window_n') or 0
+local back = redis.call('HGET', tag, 'server') ~= id
+if back then
+  -- Written elsewhere: past what the lost writes could have handed out, and a new window
+  -- (the open one's rate kept).
+  next = next + skip(tag, now)
+  rate = rate_of(rate, window_ms, window_n, num(tag, 'written_ms'))
+end
+if next + size > LIMIT then return {-2, string.format('%.0f', next)} end
+if back or window_ms == nil then
+  window_n = size
+  window_ms = now
+elseif now - window_ms >= 1000 then
+  rate = math.max(rate, (window_n + size) * 1000 / (now - window_ms))
+  window_n = 0
+  window_ms = now
+else
+  window_n = window_n + size
+end
+redis.call('HSET', tag, 'next', string.format('%.0f', next + size), 'step', size,
+  'rate', rate, 'window_ms', window_ms, 'window_n', window_n, 'written_ms', now, 'server', id)
+local server_rate = rate_of(rate, window_ms, window_n, now)
+redis.call('HSET', server_key, 'written_ms', now,
+  'rate', math.max(num(server_key, 'rate') or 0, server_rate),
+  'step', math.max(num(server_key, 'step') or 0, size))
+return {1, string.format('%.0f', next), size}
+"
+);
+
+/// A give-back of `[first, end)`: taken back only when nothing was taken since (`next` is
+/// still `end`) on this same server (a key written elsewhere may have stepped back).
+/// `KEYS`: the tag's hash; `ARGV`: the identity, `first`, `end`.
+pub const GIVE_BACK: &str = r"
+local tag, id, first, stop = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+if redis.call('HGET', tag, 'next') == stop and redis.call('HGET', tag, 'server') == id then
+  redis.call('HSET', tag, 'next', first)
+  return {1}
+end
+return {0}
+";
+
+/// A tag's creation from `first` (past the server's fence). `KEYS`: the tag's hash, the
+/// server's; `ARGV`: the identity, `first`, `1` when the caller chose `first` explicitly (a
+/// server without shardid's marks is then taken as new) or `0` (such a server is refused:
+/// `{-3}`).
+pub const CREATE_TAG: &str = concat!(
+    prelude!(),
+    r"
+local tag, server_key, id, first, explicit = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local next = redis.call('HGET', tag, 'next')
+if next then return {0, next} end
+if redis.call('EXISTS', server_key) == 0 and explicit ~= '1' then return {-3} end
+local now = now_ms()
+account(server_key, id, now)
+local start = first + (num(server_key, 'fence') or 0)
+if start >= LIMIT then return {-2, string.format('%.0f', start)} end
+redis.call('HSET', tag, 'next', string.format('%.0f', start), 'step', 0, 'rate', 0,
+  'window_ms', now, 'window_n', 0, 'written_ms', now, 'server', id)
+return {1, string.format('%.0f', start)}
+"
+);

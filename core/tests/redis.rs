@@ -1,0 +1,378 @@
+//! Dense IDs on real Redis servers (feature `redis`; Debian's `redis-server`, which
+//! `scripts/setup.sh` installs): each test starts its own throwaway servers on 127.0.0.1 and a
+//! free port ([`Server`], killed and its directory removed when dropped), so the tests run in
+//! parallel. Uniqueness under threads and processes, the errors (server down, bad URL, unknown
+//! tag), and the lost writes: a server restarted from a snapshot older than its last takes, and
+//! a replica promoted after it missed them, must never hand a number out twice; a server that
+//! restarts empty must not start its tags again at 1.
+
+use std::collections::HashSet;
+use std::io::BufRead as _;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use shardid::ErrorKind;
+use shardid::redis::{DenseIds, create_tag, create_tag_from};
+use shardid::segment::SizePolicy;
+
+/// A throwaway `redis-server` (the Rust twin of tests/redis/server.py).
+struct Server {
+    dir: PathBuf,
+    port: u16,
+    flags: Vec<String>,
+    child: Option<Child>,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl Server {
+    /// Starts a server with `flags` (no RDB snapshots unless the flags ask).
+    fn start(flags: &[&str]) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "shardid-redis-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let mut server = Self {
+            dir,
+            port: free_port(),
+            flags: flags.iter().map(|f| (*f).to_string()).collect(),
+            child: None,
+        };
+        server.restart();
+        server
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts it (again) on the same port and directory, and waits until it answers.
+    fn restart(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+            .args(["--dir", self.dir.to_str().expect("a UTF-8 path")])
+            .args([
+                "--save",
+                "",
+                "--protected-mode",
+                "no",
+                "--logfile",
+                "redis.log",
+            ])
+            .args(&self.flags)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("redis-server: run scripts/setup.sh");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.cli(&["PING"]).as_deref() != Some("PONG") {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// One command by redis-cli; its reply, `None` when the server does not answer.
+    fn cli(&self, args: &[&str]) -> Option<String> {
+        let out = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(args)
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !text.starts_with("Could not connect")).then_some(text)
+    }
+
+    /// A signal to the server's process.
+    fn signal(&self, signal: &str) {
+        if let Some(child) = &self.child {
+            Command::new("kill")
+                .args([signal, &child.id().to_string()])
+                .status()
+                .expect("kill");
+        }
+    }
+
+    /// SIGKILL, as a crash: what no snapshot or append-only file holds is lost.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.signal("-CONT");
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Segments of exactly `n`: many takes, each a chance to repeat a number.
+fn small(n: u64) -> SizePolicy {
+    SizePolicy::new().bounds(n, n)
+}
+
+#[test]
+fn unique_under_threads() {
+    let server = Server::start(&[]);
+    let url = server.url();
+    assert_eq!(create_tag_from(&url, "orders", "shardid", 1).unwrap(), 1);
+    let mut handles = Vec::new();
+    for _ in 0..4 {
+        let url = url.clone();
+        handles.push(std::thread::spawn(move || {
+            // Two clients per thread's pair, one shared: takes race on the server.
+            let ids = Arc::new(DenseIds::connect(&url, "orders", "shardid", small(7)).unwrap());
+            let inner = Arc::clone(&ids);
+            let other = std::thread::spawn(move || {
+                (0..1_000)
+                    .map(|_| inner.next_id().unwrap())
+                    .collect::<Vec<_>>()
+            });
+            let mut mine: Vec<u64> = (0..1_000).map(|_| ids.next_id().unwrap()).collect();
+            mine.extend(other.join().unwrap());
+            ids.close();
+            mine
+        }));
+    }
+    let mut seen = HashSet::new();
+    for handle in handles {
+        for id in handle.join().unwrap() {
+            assert!(id >= 1);
+            assert!(seen.insert(id), "{id} handed out twice");
+        }
+    }
+    assert_eq!(seen.len(), 8_000);
+}
+
+/// A child process's part of [`unique_under_processes`] (does nothing when run by itself).
+#[test]
+fn child_takes() {
+    let Ok(url) = std::env::var("SHARDID_REDIS_CHILD_URL") else {
+        return;
+    };
+    let ids = DenseIds::connect(&url, "orders", "shardid", small(13)).unwrap();
+    for _ in 0..2_000 {
+        println!("shardid-id={}", ids.next_id().unwrap());
+    }
+    ids.close();
+}
+
+#[test]
+fn unique_under_processes() {
+    let server = Server::start(&[]);
+    let url = server.url();
+    create_tag_from(&url, "orders", "shardid", 1).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<Child> = (0..3)
+        .map(|_| {
+            Command::new(&exe)
+                .args([
+                    "--exact",
+                    "child_takes",
+                    "--nocapture",
+                    "--test-threads",
+                    "1",
+                ])
+                .env("SHARDID_REDIS_CHILD_URL", &url)
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        for line in out.stdout.lines() {
+            // libtest's "test child_takes ... " may start the first line.
+            let line = line.unwrap();
+            if let Some((_, id)) = line.split_once("shardid-id=") {
+                let id: u64 = id.parse().unwrap();
+                assert!(seen.insert(id), "{id} handed out twice");
+            }
+        }
+    }
+    assert_eq!(seen.len(), 6_000);
+}
+
+#[test]
+fn errors() {
+    // Server down: nothing listens on a port just freed.
+    let down = format!("redis://127.0.0.1:{}", free_port());
+    let e = DenseIds::connect(&down, "orders", "shardid", SizePolicy::new()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable, "{e}");
+    let e = create_tag(&down, "orders", "shardid").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable, "{e}");
+    // Bad URLs, before any connection.
+    for url in [
+        "http://h",
+        "redis://h:notaport",
+        "rediss://127.0.0.1",
+        "redis+sentinel://h:26379/m",
+    ] {
+        let e = DenseIds::connect(url, "orders", "shardid", SizePolicy::new()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{url}: {e}");
+    }
+    let server = Server::start(&[]);
+    let url = server.url();
+    // A prefix that is not a plain name, an empty tag.
+    let e = DenseIds::connect(&url, "orders", "a:b", SizePolicy::new()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    let e = create_tag_from(&url, "", "shardid", 1).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    // Unknown tag: the message names the call that creates it.
+    let e = DenseIds::connect(&url, "nope", "shardid", SizePolicy::new()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnknownTag, "{e}");
+    assert!(e.to_string().contains("create_tag"), "{e}");
+    // After close.
+    create_tag_from(&url, "orders", "shardid", 1).unwrap();
+    let ids = DenseIds::connect(&url, "orders", "shardid", small(10)).unwrap();
+    assert_eq!(ids.next_id().unwrap(), 1);
+    ids.close();
+    assert_eq!(ids.next_id().unwrap_err().kind(), ErrorKind::Closed);
+    // Given back on close: the next client continues at 2.
+    let ids = DenseIds::connect(&url, "orders", "shardid", small(10)).unwrap();
+    assert_eq!(ids.next_id().unwrap(), 2);
+    ids.close();
+    // The shared entry point takes a Redis URL.
+    shardid::segment::create_tag(&url, "invoices", "shardid").unwrap();
+    let ids = DenseIds::connect(&url, "invoices", "shardid", small(10)).unwrap();
+    assert_eq!(ids.next_id().unwrap(), 1);
+    ids.close();
+}
+
+/// A server that restarts empty (no persistence): the running client stops, creating the tag
+/// again from 1 by the shared entry point is refused, and the explicit creation starts where
+/// the operator says.
+#[test]
+fn empty_restart_refuses_to_start_again() {
+    let mut server = Server::start(&[]);
+    let url = server.url();
+    // A new server: the shared entry point refuses it too (new or emptied: only the operator
+    // knows), the explicit creation makes it.
+    let e = shardid::segment::create_tag(&url, "orders", "shardid").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("create_tag_from"), "{e}");
+    create_tag_from(&url, "orders", "shardid", 1).unwrap();
+    let ids = DenseIds::connect(&url, "orders", "shardid", small(5)).unwrap();
+    let before: Vec<u64> = (0..20).map(|_| ids.next_id().unwrap()).collect();
+    server.kill();
+    server.restart();
+    // What it held is used up; then its takes find no tag.
+    let after: Vec<_> = (0..20).map(|_| ids.next_id()).collect();
+    assert!(after.iter().any(Result::is_err));
+    for id in after.iter().flatten() {
+        assert!(!before.contains(id));
+    }
+    drop(ids);
+    let e = shardid::segment::create_tag(&url, "orders", "shardid").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    let e = DenseIds::connect(&url, "orders", "shardid", small(5)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnknownTag, "{e}");
+}
+
+/// Takes IDs in segments of `size` for `ms` milliseconds, about one a millisecond: the pace
+/// the failover rule's premise asks of lost traffic (within its `MARGIN` times the highest
+/// rate the tag had shown, measured over windows of at least a second). The client is not
+/// closed: a crashed process gives nothing back.
+fn take(url: &str, tag: &str, ms: u64, size: u64) -> Vec<u64> {
+    let ids = DenseIds::connect(url, tag, "shardid", small(size)).unwrap();
+    let end = Instant::now() + Duration::from_millis(ms);
+    let mut out = Vec::new();
+    while Instant::now() < end {
+        out.push(ids.next_id().unwrap());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::mem::forget(ids);
+    out
+}
+
+fn assert_disjoint(before: &[u64], after: &[u64]) {
+    let before: HashSet<_> = before.iter().collect();
+    let twice: Vec<_> = after.iter().filter(|id| before.contains(id)).collect();
+    assert!(
+        twice.is_empty(),
+        "{} IDs handed out twice: {:?}...",
+        twice.len(),
+        &twice[..twice.len().min(5)]
+    );
+}
+
+/// A server that restarts from a snapshot older than its last acknowledged takes (as after a
+/// crash with `appendfsync everysec`, or a lost AOF tail): the takes it lost were handed out,
+/// and the next take must skip past them. Twice: the skip holds after a second loss too.
+#[test]
+fn lost_writes_after_a_crash() {
+    let mut server = Server::start(&["--appendonly", "no"]);
+    let url = server.url();
+    create_tag_from(&url, "orders", "shardid", 1).unwrap();
+    let mut handed_out = Vec::new();
+    for _ in 0..2 {
+        // A rate measured (a window of a second closed), then a snapshot.
+        handed_out.extend(take(&url, "orders", 1_100, 20));
+        assert_eq!(server.cli(&["SAVE"]).as_deref(), Some("OK"));
+        // Acknowledged at the same pace, then lost: past the snapshot.
+        handed_out.extend(take(&url, "orders", 600, 20));
+        server.kill();
+        server.restart();
+        let after = take(&url, "orders", 200, 20);
+        assert!(!after.is_empty());
+        assert_disjoint(&handed_out, &after);
+        handed_out.extend(after);
+    }
+    // A tag created after the snapshot is lost with it: created again by the shared entry
+    // point, it starts past the server's fence, not at 1.
+    assert_eq!(server.cli(&["SAVE"]).as_deref(), Some("OK"));
+    create_tag(&url, "late", "shardid").unwrap();
+    let late = take(&url, "late", 300, 20);
+    server.kill();
+    server.restart();
+    create_tag(&url, "late", "shardid").unwrap();
+    let again = take(&url, "late", 100, 20);
+    assert_disjoint(&late, &again);
+}
+
+/// A replica promoted (`REPLICAOF NO ONE`) after it missed the primary's last takes: its
+/// link stopped (pointed at a port nothing listens on: it keeps its data and receives nothing
+/// more; a SIGSTOPped replica would still find the stream in its socket's buffer when
+/// resumed), the primary's takes go on at the same pace, the primary is SIGKILLed, and the
+/// replica is promoted.
+#[test]
+fn lost_writes_after_a_promotion() {
+    let mut primary = Server::start(&[]);
+    let replica = Server::start(&["--replicaof", "127.0.0.1", &primary.port.to_string()]);
+    let url = primary.url();
+    create_tag_from(&url, "orders", "shardid", 1).unwrap();
+    let mut handed_out = take(&url, "orders", 1_100, 20);
+    assert_eq!(primary.cli(&["WAIT", "1", "5000"]).as_deref(), Some("1"));
+    let nowhere = free_port().to_string();
+    assert_eq!(
+        replica
+            .cli(&["REPLICAOF", "127.0.0.1", &nowhere])
+            .as_deref(),
+        Some("OK")
+    );
+    handed_out.extend(take(&url, "orders", 600, 20));
+    primary.kill();
+    assert_eq!(
+        replica.cli(&["REPLICAOF", "NO", "ONE"]).as_deref(),
+        Some("OK")
+    );
+    let after = take(&replica.url(), "orders", 200, 20);
+    assert!(!after.is_empty());
+    assert_disjoint(&handed_out, &after);
+}
