@@ -59,6 +59,7 @@ cargo clippy --locked -p shardid --no-default-features --features sql -- -D warn
 cargo clippy --locked -p shardid --features postgres,serial --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features mysql --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features sqlite,serial --all-targets -- -D warnings
+cargo clippy --locked -p shardid --features redis --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features serial -- -D warnings
 
@@ -95,6 +96,9 @@ cargo test --locked -p shardid --features sqlite,serial --doc -- sqlite StartRus
 # features already is (the doc tests above built it): only the example's own crate compiles.
 cargo build --locked -q -p shardid --features sqlite,serial --example sqlite_stress
 export SHARDID_SQLITE_STRESS_EXAMPLE=$root/target/debug/examples/sqlite_stress
+# Redis (feature `redis`, issue 57): the core's scripts and the Rust client on throwaway
+# servers (7 s of tests after building the library with the feature).
+tests/redis/run.sh 2>&1 | tee -a "$log"
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 step "MSRV" "Rust $msrv, the declared MSRV: the core with every feature (its tests included) and every binding type-check"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The Redis backend's tests (issue 57) on throwaway servers that each test starts and stops
+# itself (Debian's redis-server on 127.0.0.1 and a free port; scripts/setup.sh installs it):
+# the core's scripts and steps and the Rust client over the `redis` crate (feature `redis`),
+# core/tests/redis.rs. Seconds of tests after the build: uniqueness under threads and
+# processes, the errors, an empty restart, lost writes after a crash and after a promotion.
+# Ends with cargo's "test result:" lines, which scripts/test.sh counts.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+command -v redis-server >/dev/null 2>&1 || {
+    echo "tests/redis: redis-server not found: run scripts/setup.sh" >&2
+    exit 1
+}
+cargo test --locked -p shardid --features redis --test redis
+cargo test --locked -p shardid --features redis --lib -- redis::
