@@ -429,21 +429,34 @@ function makeBackend(raw, memory) {
 
 /**
  * shardid-wasm and shardid-wasm/public are two WebAssembly modules, each with its own table of
- * layouts, so a Layout of one is not an instance of the other's class. PublicIds and fromUuid
- * take the other's (or the Node addon's) as this module's Layout of the same spec (`toJSON()`,
- * checked again by the core): they keep no state, the layout only says which IDs are valid.
- * Generators do not: the two modules' generators share no state, so one of each on the same
- * (layout, shard) would hand out the same IDs; a page that needs public IDs imports everything
- * from shardid-wasm/public (the book's wasm.md says so).
+ * layouts and its own generator states: a page importing both has two, and a Generator of each
+ * on the same (layout, shard) handed out the same IDs. So every Generator of a JavaScript realm
+ * (a page, a worker, a Node process) is made by the first of the modules to load there, which
+ * then holds every generator state of the realm as one module alone does; the core's rules are
+ * unchanged, only which module runs them. A Layout of the other module (or the Node addon) is
+ * taken as this module's Layout of the same spec (`toJSON()`, checked again by the core) by
+ * Generator, PublicIds and fromUuid.
  */
-function acceptOtherLayouts(api) {
-  const { Layout } = api
-  const own = (layout) =>
+const FIRST = Symbol.for('shardid-wasm.generators')
+
+function acrossModules(api) {
+  const ownOf = (Layout) => (layout) =>
     layout !== null && typeof layout === 'object' && !(layout instanceof Layout) &&
     typeof layout.toJSON === 'function' && typeof layout.decode === 'function'
       ? new Layout(layout.toJSON())
       : layout
-  const ownFormat = (o) => (o !== null && typeof o === 'object' && 'layout' in o ? { ...o, layout: own(o.layout) } : o)
+  const formatOf = (own) => (o) => (o !== null && typeof o === 'object' && 'layout' in o ? { ...o, layout: own(o.layout) } : o)
+  const own = ownOf(api.Layout)
+  const ownFormat = formatOf(own)
+  globalThis[FIRST] ??= { Generator: api.Generator, Layout: api.Layout }
+  const first = globalThis[FIRST]
+  const firstFormat = formatOf(ownOf(first.Layout))
+  const Generator = new Proxy(api.Generator, {
+    construct: (target, [options], newTarget) =>
+      first.Generator === target
+        ? Reflect.construct(target, [ownFormat(options)], newTarget)
+        : new first.Generator(firstFormat(options)),
+  })
   const PublicIds = new Proxy(api.PublicIds, {
     construct: (target, [options], newTarget) => Reflect.construct(target, [ownFormat(options)], newTarget),
     get(target, name, receiver) {
@@ -452,7 +465,7 @@ function acceptOtherLayouts(api) {
       return Reflect.get(target, name, receiver)
     },
   })
-  return { ...api, PublicIds, fromUuid: (uuid, layout) => api.fromUuid(uuid, own(layout)) }
+  return { ...api, Generator, PublicIds, fromUuid: (uuid, layout) => api.fromUuid(uuid, own(layout)) }
 }
 
-module.exports = { makeBackend, acceptOtherLayouts }
+module.exports = { makeBackend, acrossModules }

@@ -2,10 +2,10 @@
 // instantiates the module. No leases: a page has no file system.
 import * as raw from './shardid_wasm.js'
 import { makeApi } from './api.js'
-import { acceptOtherLayouts, makeBackend } from './backend.js'
+import { acrossModules, makeBackend } from './backend.js'
 
 const memory = raw.wasmMemory()
-const api = acceptOtherLayouts(makeApi(makeBackend(raw, () => memory)))
+const api = acrossModules(makeApi(makeBackend(raw, () => memory)))
 // The default module has no public IDs (its size budget: they are the module shardid-wasm/public):
 // PublicIds, checkPublicId and fromUuid are not exported here, so that an import of them fails
 // when the code is compiled or linked, not when it runs. build.sh adds them to public.js.

@@ -6,13 +6,13 @@
 import { initSync } from './shardid_wasm.js'
 import * as raw from './shardid_wasm.js'
 import { makeApi } from '../web/api.js'
-import { acceptOtherLayouts, makeBackend } from '../web/backend.js'
+import { acrossModules, makeBackend } from '../web/backend.js'
 import { wasmBase64 } from './shardid_wasm_bytes.js'
 
 const bytes = Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0))
 initSync({ module: bytes })
 const memory = raw.wasmMemory()
-const api = acceptOtherLayouts(makeApi(makeBackend(raw, () => memory)))
+const api = acrossModules(makeApi(makeBackend(raw, () => memory)))
 // The default module has no public IDs (its size budget: they are the module shardid-wasm/public):
 // PublicIds, checkPublicId and fromUuid are not exported here, so that an import of them fails
 // when the code is compiled or linked, not when it runs. build.sh adds them to public.js.

@@ -2,7 +2,7 @@
 // then use the classes it returns (or `shardid()` later).
 import wasmInit, * as raw from './shardid_wasm.js'
 import { makeApi } from './api.js'
-import { acceptOtherLayouts, makeBackend } from './backend.js'
+import { acrossModules, makeBackend } from './backend.js'
 
 let api
 let loading
@@ -23,7 +23,7 @@ async function load(input) {
   const plain = input != null && Object.getPrototypeOf(input) === Object.prototype
   await wasmInit(input === undefined || plain ? input : { module_or_path: input })
   const memory = raw.wasmMemory()
-  api = acceptOtherLayouts(makeApi(makeBackend(raw, () => memory)))
+  api = acrossModules(makeApi(makeBackend(raw, () => memory)))
   return api
 }
 export function shardid() {

@@ -9,11 +9,11 @@ import { initSync } from '../web/shardid_wasm.js'
 import * as raw from '../web/shardid_wasm.js'
 import module from '../web/shardid_wasm_bg.wasm'
 import { makeApi } from '../web/api.js'
-import { acceptOtherLayouts, makeBackend } from '../web/backend.js'
+import { acrossModules, makeBackend } from '../web/backend.js'
 
 initSync({ module })
 const memory = raw.wasmMemory()
-const api = acceptOtherLayouts(makeApi(makeBackend(raw, () => memory)))
+const api = acrossModules(makeApi(makeBackend(raw, () => memory)))
 // The default module has no public IDs (its size budget: they are the module shardid-wasm/public):
 // PublicIds, checkPublicId and fromUuid are not exported here, so that an import of them fails
 // when the code is compiled or linked, not when it runs. build.sh adds them to public.js.

@@ -13,6 +13,7 @@ export const EXPECTED = {
   publicBack: '4036916263258161152',
   publicShape: 0,
   layoutAcross: '4036916263258161152',
+  generatorsAcross: 1500,
 }
 
 /** `shardid`: the default entry (`import * as shardid from 'shardid-wasm'`); `pub`: shardid-wasm/public's. */
@@ -44,6 +45,17 @@ export function run(shardid, pub) {
     result.layoutAcross = String(across.decode(across.encode(4036916263258161152n)))
   } catch (err) {
     result.layoutAcross = `${err.code}: ${err.message}`
+  }
+  // Generators of both modules on one (layout, shard), one given the other module's Layout: one
+  // state for the realm, so no ID twice (two modules' own states repeated each other's IDs).
+  try {
+    const made = [new Generator({ layout: Layout.INSTAGRAM, shard: 9 }), new pub.Generator({ layout: pub.Layout.INSTAGRAM, shard: 9 }),
+      new pub.Generator({ layout: Layout.INSTAGRAM, shard: 9 })]
+    const ids = []
+    for (let i = 0; i < 500; i++) for (const g of made) ids.push(g.nextId())
+    result.generatorsAcross = new Set(ids).size
+  } catch (err) {
+    result.generatorsAcross = `${err.code}: ${err.message}`
   }
   return result
 }
