@@ -56,7 +56,9 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features alloc -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features sql -- -D warnings
-cargo clippy --locked -p shardid --features postgres,serial --all-targets -- -D warnings
+# tokio-postgres (the async client, core/tests/tokio_postgres.rs) rides on the postgres line: its
+# crates are postgres's own, so it adds only the check of its module and test (seconds).
+cargo clippy --locked -p shardid --features postgres,serial,tokio-postgres --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features mysql --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features sqlite,serial --all-targets -- -D warnings
 cargo clippy --locked -p shardid --features redis --all-targets -- -D warnings
@@ -105,7 +107,7 @@ step "MSRV" "Rust $msrv, the declared MSRV: the core with every feature (its tes
 # Type-checked, as cargo's own `rust-version` checks and cargo-hack do: what an older compiler
 # refuses is a language or library item, which `check` finds; running the tests a second time
 # with it (a full build of every dependency) took over 10 minutes of a CI run.
-cargo "+$msrv" check --locked -q -p shardid --features postgres,mysql,sqlite,serde,serial --all-targets --target-dir target/msrv
+cargo "+$msrv" check --locked -q -p shardid --features postgres,mysql,sqlite,serde,serial,tokio-postgres --all-targets --target-dir target/msrv
 cargo "+$msrv" check --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 drop target/msrv
 
