@@ -112,6 +112,70 @@ pub(crate) fn url_problem(config: &str) -> Option<std::string::String> {
     }
 }
 
+/// The core's values as the texts they are sent as (the core's SQL casts each).
+pub(crate) fn texts(params: &[crate::sql::Value<'_>]) -> std::vec::Vec<std::string::String> {
+    use crate::sql::Value;
+    use std::string::ToString;
+    params
+        .iter()
+        .map(|value| match value {
+            Value::Text(text) => (*text).to_string(),
+            Value::Int(n) => n.to_string(),
+        })
+        .collect()
+}
+
+/// `texts` as `query_typed`'s parameters, each of type `text`.
+pub(crate) fn typed(
+    texts: &[std::string::String],
+) -> std::vec::Vec<(&(dyn postgres::types::ToSql + Sync), postgres::types::Type)> {
+    texts
+        .iter()
+        .map(|text| {
+            (
+                text as &(dyn postgres::types::ToSql + Sync),
+                postgres::types::Type::TEXT,
+            )
+        })
+        .collect()
+}
+
+/// A row's columns as the drivers read them (the `postgres` and `tokio-postgres` crates' rows
+/// alike).
+pub(crate) fn owned_row(
+    row: &postgres::Row,
+) -> Result<std::vec::Vec<super::Owned>, postgres::Error> {
+    use super::Owned;
+    use postgres::types::Type;
+    use std::string::String;
+    row.columns()
+        .iter()
+        .enumerate()
+        .map(|(i, column)| {
+            let ty = column.type_();
+            Ok(if *ty == Type::VOID {
+                // A function that returns nothing (`create_tag`): no value to read.
+                Owned::Null
+            } else if *ty == Type::BOOL {
+                row.try_get::<_, Option<bool>>(i)?
+                    .map_or(Owned::Null, Owned::Bool)
+            } else if *ty == Type::INT8 {
+                row.try_get::<_, Option<i64>>(i)?
+                    .map_or(Owned::Null, Owned::Int)
+            } else if *ty == Type::INT4 {
+                row.try_get::<_, Option<i32>>(i)?
+                    .map_or(Owned::Null, |n| Owned::Int(n.into()))
+            } else if *ty == Type::INT2 {
+                row.try_get::<_, Option<i16>>(i)?
+                    .map_or(Owned::Null, |n| Owned::Int(n.into()))
+            } else {
+                row.try_get::<_, Option<String>>(i)?
+                    .map_or(Owned::Null, Owned::Text)
+            })
+        })
+        .collect()
+}
+
 impl super::Client for postgres::Client {
     type Error = postgres::Error;
     const DIALECT: crate::sql::Dialect = crate::sql::Dialect::Postgres;
@@ -138,54 +202,10 @@ impl super::Client for postgres::Client {
         sql: &str,
         params: &[crate::sql::Value<'_>],
     ) -> Result<Option<std::vec::Vec<super::Owned>>, Self::Error> {
-        use super::Owned;
-        use crate::sql::Value;
-        use postgres::types::Type;
-        use std::string::{String, ToString};
-        use std::vec::Vec;
-        let texts: Vec<String> = params
-            .iter()
-            .map(|value| match value {
-                Value::Text(text) => (*text).to_string(),
-                Value::Int(n) => n.to_string(),
-            })
-            .collect();
-        let typed: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> = texts
-            .iter()
-            .map(|text| (text as &(dyn postgres::types::ToSql + Sync), Type::TEXT))
-            .collect();
+        let texts = texts(params);
+        let typed = typed(&texts);
         let rows = off_runtime(|| self.query_typed(sql, &typed))?;
-        let Some(row) = rows.first() else {
-            return Ok(None);
-        };
-        let cells = row
-            .columns()
-            .iter()
-            .enumerate()
-            .map(|(i, column)| {
-                let ty = column.type_();
-                Ok(if *ty == Type::VOID {
-                    // A function that returns nothing (`create_tag`): no value to read.
-                    Owned::Null
-                } else if *ty == Type::BOOL {
-                    row.try_get::<_, Option<bool>>(i)?
-                        .map_or(Owned::Null, Owned::Bool)
-                } else if *ty == Type::INT8 {
-                    row.try_get::<_, Option<i64>>(i)?
-                        .map_or(Owned::Null, Owned::Int)
-                } else if *ty == Type::INT4 {
-                    row.try_get::<_, Option<i32>>(i)?
-                        .map_or(Owned::Null, |n| Owned::Int(n.into()))
-                } else if *ty == Type::INT2 {
-                    row.try_get::<_, Option<i16>>(i)?
-                        .map_or(Owned::Null, |n| Owned::Int(n.into()))
-                } else {
-                    row.try_get::<_, Option<String>>(i)?
-                        .map_or(Owned::Null, Owned::Text)
-                })
-            })
-            .collect::<Result<Vec<_>, postgres::Error>>()?;
-        Ok(Some(cells))
+        rows.first().map(owned_row).transpose()
     }
 
     fn describe(e: &Self::Error) -> std::string::String {

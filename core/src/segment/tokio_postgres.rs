@@ -3,9 +3,10 @@
 //! (axum, tonic, ...), where the blocking client would block a runtime's thread.
 //!
 //! It runs the core's [`SegmentAllocator`] (the hot path is the allocator's lock-free step, no
-//! `await` on it) and sends the same statements as the blocking PostgreSQL client
-//! ([`crate::sql::Segments`], one `take_segment` per fetch with `query_typed`: one round trip on
-//! the unnamed statement, so it works through a transaction pooler). What is async's own:
+//! `await` on it) and executes the core's [`SegmentProtocol`] as the blocking PostgreSQL client
+//! does (one `take_segment` per fetch with `query_typed`: one round trip on the unnamed
+//! statement, so it works through a transaction pooler): it sends what the protocol says and
+//! feeds back rows and error codes, holding no rule of a take. What is async's own:
 //!
 //! - A fetch is a tokio task of its own, spawned on the runtime the client was made on: the
 //!   caller's future only waits for it (bounded, 5 s), and another task keeps running meanwhile.
@@ -41,18 +42,21 @@ use std::string::{String, ToString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use std::vec::Vec;
 use std::{fmt, format};
 
 use ::tokio::runtime::Handle;
 use ::tokio::sync::Notify;
 use ::tokio_postgres::Client;
-use ::tokio_postgres::types::{ToSql, Type};
 
 pub use super::driver::SegmentError;
 use super::driver::check_tag;
+use super::protocol::{Command, Failure, SegmentProtocol, Step};
 use super::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy, Unused};
-use crate::driver::postgres::{Described, ServerError, url_problem};
-use crate::sql::{Placeholders, Segments, UNKNOWN_TAG};
+use crate::ErrorKind;
+use crate::driver::Owned;
+use crate::driver::postgres::{Described, ServerError, owned_row, texts, typed, url_problem};
+use crate::sql::{Cell, Dialect, Placeholders, UNKNOWN_TAG};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -137,12 +141,19 @@ async fn open(config: &str, runtime: &Handle) -> Result<Client, SegmentError> {
     Ok(client)
 }
 
+/// How an operation of the protocol ended.
+enum Ended {
+    Segment(Segment),
+    GivenBack(bool),
+}
+
 /// What the fetch tasks and the callers share.
 struct Shared {
     allocator: SegmentAllocator,
     tag: String,
-    take: String,
-    give_back: String,
+    /// The take and the give-back's steps: one operation at a time (one fetch in flight; the
+    /// give-back after it).
+    protocol: Mutex<SegmentProtocol>,
     source: Source,
     /// The runtime the client was made on: its fetches run there, whoever polls the caller's
     /// future.
@@ -205,56 +216,89 @@ impl Shared {
         self.error.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// One segment of `size` IDs: the blocking client's statement, its error as the fetch
-    /// reports it.
-    async fn take(&self, size: u64) -> Result<Segment, String> {
-        let mut conn = self.source.conn(&self.runtime).await?;
-        let size = size.to_string();
-        let params: [(&(dyn ToSql + Sync), Type); 2] =
-            [(&self.tag, Type::TEXT), (&size, Type::TEXT)];
-        let rows = match conn.client().query_typed(&self.take, &params).await {
-            Ok(rows) => rows,
-            Err(e) => {
-                if e.code().map(::tokio_postgres::error::SqlState::code) == Some(UNKNOWN_TAG) {
-                    self.unknown_tag.store(true, Ordering::Release);
+    /// The protocol, for one step (never held across an `await`).
+    fn protocol(&self) -> std::sync::MutexGuard<'_, SegmentProtocol> {
+        self.protocol.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs the protocol's operation (started by the caller) to its end: connects and sends
+    /// what it says, feeding back rows and error codes, as the blocking driver does. The
+    /// connection is held from the protocol's `Connect` to the operation's end.
+    async fn converse(&self) -> Result<Ended, String> {
+        let mut conn: Option<Conn<'_>> = None;
+        let mut last_error = String::new();
+        loop {
+            let next = match self.protocol().next() {
+                Step::Connect { .. } => None,
+                Step::Run {
+                    command: Command::Sql { statement, values },
+                    ..
+                } => Some((statement.to_string(), texts(&values))),
+                Step::Segment(segment) => return Ok(Ended::Segment(segment)),
+                Step::GivenBack(returned) => return Ok(Ended::GivenBack(returned)),
+                Step::Failed(Failure::Refused { kind, reason, .. }) => {
+                    if kind == ErrorKind::UnknownTag {
+                        self.unknown_tag.store(true, Ordering::Release);
+                    }
+                    return Err(reason);
                 }
-                conn.failed(&e);
-                return Err(Described(&e).to_string());
+                Step::Failed(_) => return Err(last_error),
+                _ => return Err("the protocol has no operation under way".into()),
+            };
+            let Some((statement, texts)) = next else {
+                match self.source.conn(&self.runtime).await {
+                    Ok(c) => {
+                        conn = Some(c);
+                        self.protocol().connected(Dialect::Postgres);
+                    }
+                    Err(why) => {
+                        last_error = why;
+                        self.protocol().failed(None);
+                    }
+                }
+                continue;
+            };
+            let Some(c) = conn.as_mut() else {
+                return Err("a statement before its connection".into());
+            };
+            let answered = match c.client().query_typed(&statement, &typed(&texts)).await {
+                Ok(rows) => rows.first().map(owned_row).transpose(),
+                Err(e) => Err(e),
+            };
+            match answered {
+                Ok(row) => {
+                    let cells: Option<Vec<Cell<'_>>> = row
+                        .as_ref()
+                        .map(|row| row.iter().map(Owned::cell).collect());
+                    self.protocol().answer(cells.as_deref());
+                }
+                Err(e) => {
+                    let code = e.code().map(|state| state.code().to_string());
+                    if code.as_deref() == Some(UNKNOWN_TAG) {
+                        self.unknown_tag.store(true, Ordering::Release);
+                    }
+                    c.failed(&e);
+                    last_error = Described(&e).to_string();
+                    self.protocol().failed(code.as_deref());
+                }
             }
-        };
-        let column = |i: usize| {
-            rows.first()
-                .and_then(|row| row.try_get::<_, Option<i64>>(i).ok().flatten())
-        };
-        match (column(0), column(1), column(2)) {
-            (Some(first), Some(count), Some(stride)) => Ok(Segment {
-                first: first.unsigned_abs(),
-                count: count.unsigned_abs(),
-                stride: stride.unsigned_abs(),
-            }),
-            other => Err(format!(
-                "take_segment answered {other:?}, not (first, count, stride)"
-            )),
         }
     }
 
-    /// Gives `unused` back; whether the server took it.
+    /// One segment of `size` IDs (the protocol's take), its error as the fetch reports it.
+    async fn take(&self, size: u64) -> Result<Segment, String> {
+        self.protocol().take(&self.tag, size);
+        match self.converse().await? {
+            Ended::Segment(segment) => Ok(segment),
+            Ended::GivenBack(_) => Err("a take ended as a give-back".into()),
+        }
+    }
+
+    /// Gives `unused` back (the protocol's give-back); whether the server took it.
     async fn give_back(&self, unused: &Unused) -> bool {
-        let Ok(conn) = self.source.conn(&self.runtime).await else {
-            return false;
-        };
-        let (first, end) = (unused.first.to_string(), unused.end.to_string());
-        let params: [(&(dyn ToSql + Sync), Type); 3] = [
-            (&self.tag, Type::TEXT),
-            (&first, Type::TEXT),
-            (&end, Type::TEXT),
-        ];
-        conn.client()
-            .query_typed(&self.give_back, &params)
-            .await
-            .ok()
-            .and_then(|rows| rows.first().and_then(|row| row.try_get::<_, bool>(0).ok()))
-            .unwrap_or(false)
+        self.protocol()
+            .give_back(&self.tag, unused.first, unused.end);
+        matches!(self.converse().await, Ok(Ended::GivenBack(true)))
     }
 
     /// After `close`: waits (bounded) for a fetch in flight, gives the unused rest back, closes
@@ -325,13 +369,13 @@ impl DenseIds {
                 reason,
             });
         }
-        let (runtime, take, give_back) = prepare(tag, schema)?;
+        let (runtime, protocol) = prepare(tag, schema)?;
         let conn = open(config, &runtime).await?;
         let source = Source::Own {
             config: config.into(),
             conn: Box::new(::tokio::sync::Mutex::new(Some(conn))),
         };
-        Self::start(runtime, source, tag, take, give_back, policy).await
+        Self::start(runtime, source, tag, protocol, policy).await
     }
 
     /// Dense IDs of `tag` over the application's connection (not in a transaction: each fetch
@@ -377,7 +421,7 @@ impl DenseIds {
         C: Deref<Target = Client> + Send + 'static,
         E: fmt::Display,
     {
-        let (runtime, take, give_back) = prepare(tag, schema)?;
+        let (runtime, protocol) = prepare(tag, schema)?;
         let source = Source::Lender(Box::new(move || {
             let lending = lend();
             Box::pin(async move {
@@ -387,23 +431,21 @@ impl DenseIds {
                 }
             })
         }));
-        Self::start(runtime, source, tag, take, give_back, policy).await
+        Self::start(runtime, source, tag, protocol, policy).await
     }
 
     async fn start(
         runtime: Handle,
         source: Source,
         tag: &str,
-        take: String,
-        give_back: String,
+        protocol: SegmentProtocol,
         policy: SizePolicy,
     ) -> Result<Self, SegmentError> {
         let this = Self {
             shared: Arc::new(Shared {
                 allocator: SegmentAllocator::new(policy),
                 tag: tag.into(),
-                take,
-                give_back,
+                protocol: Mutex::new(protocol),
                 source,
                 runtime,
                 error: Mutex::new(None),
@@ -563,22 +605,17 @@ impl DenseIds {
     }
 }
 
-/// The runtime and the statements of `schema`, after the tag's and the schema's checks.
-fn prepare(tag: &str, schema: &str) -> Result<(Handle, String, String), SegmentError> {
+/// The runtime and the protocol of `schema`, after the tag's and the schema's checks.
+fn prepare(tag: &str, schema: &str) -> Result<(Handle, SegmentProtocol), SegmentError> {
     check_tag(tag)?;
-    let statements = Segments::new(schema)
+    let protocol = SegmentProtocol::new(Dialect::Postgres, schema, Placeholders::Numbered, 1)
         .map_err(|e| SegmentError::InvalidArgument {
             argument: "schema",
             reason: e.to_string(),
-        })?
-        .statements(Placeholders::Numbered);
+        })?;
     let runtime = Handle::try_current().map_err(|_| SegmentError::InvalidArgument {
         argument: "runtime",
         reason: "must be a tokio runtime's: call it inside one (its fetches run there)".into(),
     })?;
-    Ok((
-        runtime,
-        statements.take().to_string(),
-        statements.give_back().to_string(),
-    ))
+    Ok((runtime, protocol))
 }
