@@ -185,6 +185,9 @@ tests/docs/run.sh 2>&1 | tee -a "$log"
 step "browser" "the example page in headless Chromium decodes every vector"
 node tests/browser/browser.mjs 2>&1 | tee -a "$log"
 
+step "edge" "shardid-wasm in workerd, Deno, Bun and Node, an import-map page and a webpack bundle in Chromium, each entry's types, the book's sizes"
+tests/edge/run.sh 2>&1 | tee -a "$log"
+
 step "packaging" "the release step's artifacts installed as users do: names, tags, licences, the sdist, tarball installs, bundlers"
 SHARDID_PACKAGING_REUSE=1 SHARDID_PACKAGING_HOST_ONLY=1 tests/packaging/run.sh 2>&1 | tee -a "$log"
 end_step

@@ -31,6 +31,19 @@ const entries = [
   ['shardid-wasm/public', nodeNext, 'node/public.js', true],
 ]
 
+// The three programs below share parsed files (lib.dom.d.ts above all): half the time.
+const parsed = new Map()
+function host(options) {
+  const h = ts.createCompilerHost(options)
+  const read = h.getSourceFile
+  h.getSourceFile = (file, language, ...rest) => {
+    const key = `${file}:${typeof language === 'object' ? language.impliedNodeFormat ?? '' : ''}`
+    if (!parsed.has(key)) parsed.set(key, read.call(h, file, language, ...rest))
+    return parsed.get(key)
+  }
+  return h
+}
+
 /**
  * The values each entry's types export, `[named, properties of the default export (the web
  * entries: of what init() resolves with)]`, by entry, from one program per set of compiler
@@ -64,10 +77,11 @@ export { shard }
 `)
         files.push([file, -1])
       }
-      const program = ts.createProgram(files.map(([f]) => f), {
+      const compilerOptions = {
         strict: true, noEmit: true, types: [], skipDefaultLibCheck: true, target: ts.ScriptTarget.ES2022,
         lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], ...options,
-      })
+      }
+      const program = ts.createProgram(files.map(([f]) => f), compilerOptions, host(compilerOptions))
       const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`)
       const checker = program.getTypeChecker()
       // The names usable as values: `export type { X }` and `export type * from` name a class

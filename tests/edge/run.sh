@@ -2,7 +2,8 @@
 # shardid-wasm in every runtime and bundler it names, installed as users install it (its npm
 # tarball unpacked into node_modules/shardid-wasm): Cloudflare Workers (workerd), Deno, Bun,
 # Node, a page with no bundler (an import map) and a webpack bundle in headless Chromium, and
-# each entry's types under tsc --strict against what the entry exports at run time. Vite and
+# each entry's types under tsc --strict against what the entry exports at run time, and the book's
+# size table (sizes.mjs) against the package. Vite and
 # esbuild bundles are tests/packaging/run.sh's. The runtimes, bundlers and TypeScript come from
 # npm (package.json, package-lock.json: `npm ci`, run by scripts/setup.sh; done here when
 # missing), none from GitHub. The package: dist/npm/shardid-wasm-VERSION.tgz with
@@ -60,5 +61,9 @@ for script in workerd.mjs pages.mjs names.mjs; do
     failed=$((failed + $(grep -c '^test edge::.* \.\.\. FAILED' "$work/$script.log")))
     grep -q '^test edge::' "$work/$script.log" || failed=$((failed + 1))
 done
+
+# The book's figures (docs/src/start/wasm.md's size table) are this package's.
+check "docs/src/start/wasm.md's size table is what sizes.mjs measures on the package" node sizes.mjs
+sed -n 's/^| \(.*\) | \(.*\) | \(.*\) |$/    \1: \2; gzip -9: \3/p' "$work/check.log" | grep -v -- '---\|^    what:'
 
 finish "(edge runtimes and bundlers: tests/edge/run.sh)"
