@@ -14,9 +14,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shardid::ErrorKind;
-use shardid::redis::{DenseIds, create_tag, create_tag_from};
+use shardid::redis::{DenseIds, Lease, create_tag, create_tag_from};
 use shardid::segment::SizePolicy;
+use shardid::{ErrorKind, Layout};
 
 /// A throwaway `redis-server` (the Rust twin of tests/redis/server.py).
 struct Server {
@@ -375,4 +375,201 @@ fn lost_writes_after_a_promotion() {
     let after = take(&replica.url(), "orders", 200, 20);
     assert!(!after.is_empty());
     assert_disjoint(&handed_out, &after);
+}
+
+/// A child process's lease (does nothing when run by itself): claims a shard of `0..1`, prints
+/// it, then an ID a millisecond until its lease fails (at most 20 s), and the error's code.
+#[test]
+fn child_lease() {
+    let Ok(url) = std::env::var("SHARDID_REDIS_LEASE_URL") else {
+        return;
+    };
+    let lease = Lease::acquire(&url, Layout::INSTAGRAM, 0..1, "shardid", 1_000).unwrap();
+    println!("\nshardid-shard={}", lease.shard());
+    let end = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < end {
+        match lease.next_id() {
+            Ok(id) => println!("shardid-id={id}"),
+            Err(e) => {
+                println!("shardid-error={}", e.kind().code());
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Starts [`child_lease`] on `url`; its stdout's lines arrive on the receiver.
+fn lease_child(url: &str) -> (Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_lease",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("SHARDID_REDIS_LEASE_URL", url)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if let Some((_, value)) = line.split_once("shardid-") {
+                if send.send(value.to_string()).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    (child, receive)
+}
+
+/// Waits for `n` IDs from a lease child (at most 10 s); its other lines too.
+fn child_ids(lines: &std::sync::mpsc::Receiver<String>, n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while out
+        .iter()
+        .filter(|l: &&String| l.starts_with("id="))
+        .count()
+        < n
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => out.push(line),
+            Err(_) => panic!("the lease child printed {out:?} in 10 s"),
+        }
+    }
+    out
+}
+
+fn ids_of(lines: &[String]) -> HashSet<u64> {
+    lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("id="))
+        .map(|id| id.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn lease_claims_and_errors() {
+    let server = Server::start(&[]);
+    let url = server.url();
+    let a = Lease::acquire(&url, Layout::INSTAGRAM, 0..2, "shardid", 10_000).unwrap();
+    let b = Lease::acquire(&url, Layout::INSTAGRAM, 0..2, "shardid", 10_000).unwrap();
+    assert_ne!(a.shard(), b.shard());
+    let e = Lease::acquire(&url, Layout::INSTAGRAM, 0..2, "shardid", 10_000).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoFreeShard, "{e}");
+    let (ida, idb) = (a.next_id().unwrap(), b.next_id().unwrap());
+    assert_ne!(ida, idb);
+    // Released at close: claimed again at once, with a larger fencing token, above its ceiling.
+    let (shard, token) = (a.shard(), a.fencing_token());
+    a.close();
+    assert_eq!(a.next_id().unwrap_err().kind(), ErrorKind::Closed);
+    let c = Lease::acquire(&url, Layout::INSTAGRAM, 0..2, "shardid", 10_000).unwrap();
+    assert_eq!(c.shard(), shard);
+    assert!(c.fencing_token() > token);
+    assert!(c.next_id().unwrap() > ida);
+    // Server down, bad URLs, a bad time to live.
+    let down = format!("redis://127.0.0.1:{}", free_port());
+    let e = Lease::acquire(&down, Layout::INSTAGRAM, 0..2, "shardid", 10_000).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DatabaseUnreachable, "{e}");
+    for bad in ["http://h", "rediss://127.0.0.1"] {
+        let e = Lease::acquire(bad, Layout::INSTAGRAM, 0..2, "shardid", 10_000).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad}: {e}");
+    }
+    let e = Lease::acquire(&url, Layout::INSTAGRAM, 0..2, "shardid", 10).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}
+
+/// A holder SIGKILLed: its shard is free once its time to live has passed (not before), and the
+/// next holder's IDs are above every ID it handed out.
+#[test]
+fn lease_of_a_killed_holder_expires() {
+    let server = Server::start(&[]);
+    let url = server.url();
+    let (mut child, lines) = lease_child(&url);
+    let printed = child_ids(&lines, 50);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = Instant::now();
+    let mut theirs = ids_of(&printed);
+    theirs.extend(
+        lines
+            .try_iter()
+            .filter_map(|l| l.strip_prefix("id=").map(|i| i.parse::<u64>().unwrap())),
+    );
+    let e = Lease::acquire(&url, Layout::INSTAGRAM, 0..1, "shardid", 1_000).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoFreeShard, "{e}");
+    let lease = loop {
+        match Lease::acquire(&url, Layout::INSTAGRAM, 0..1, "shardid", 1_000) {
+            Ok(lease) => break lease,
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::NoFreeShard, "{e}");
+                assert!(
+                    killed.elapsed() < Duration::from_secs(5),
+                    "still held 5 s after"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    };
+    assert!(killed.elapsed() >= Duration::from_millis(500));
+    let max = theirs.iter().max().copied().unwrap();
+    for _ in 0..1_000 {
+        assert!(lease.next_id().unwrap() > max);
+    }
+}
+
+/// A holder SIGSTOPped past its time to live: its shard is taken over, and once resumed it
+/// makes no more IDs (`LEASE_LOST`); no ID of the two holders is the same.
+#[test]
+fn lease_of_a_stopped_holder_is_lost() {
+    let server = Server::start(&[]);
+    let url = server.url();
+    let (mut child, lines) = lease_child(&url);
+    let mut printed = child_ids(&lines, 50);
+    Command::new("kill")
+        .args(["-STOP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let stopped = Instant::now();
+    printed.extend(lines.try_iter());
+    let lease = loop {
+        match Lease::acquire(&url, Layout::INSTAGRAM, 0..1, "shardid", 1_000) {
+            Ok(lease) => break lease,
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::NoFreeShard, "{e}");
+                assert!(
+                    stopped.elapsed() < Duration::from_secs(5),
+                    "still held 5 s after"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    };
+    Command::new("kill")
+        .args(["-CONT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let mine: Vec<u64> = (0..300)
+        .map(|_| {
+            std::thread::sleep(Duration::from_micros(500));
+            lease.next_id().unwrap()
+        })
+        .collect();
+    assert!(child.wait().unwrap().success());
+    printed.extend(lines.try_iter());
+    assert_eq!(
+        printed.last().map(String::as_str),
+        Some("error=LEASE_LOST"),
+        "{:?}",
+        &printed[printed.len().saturating_sub(5)..]
+    );
+    let theirs = ids_of(&printed);
+    assert!(mine.iter().all(|id| !theirs.contains(id)));
 }

@@ -3,7 +3,9 @@
 # itself (Debian's redis-server on 127.0.0.1 and a free port; scripts/setup.sh installs it):
 # the core's scripts and steps and the Rust client over the `redis` crate (feature `redis`),
 # core/tests/redis.rs. Seconds of tests after the build: uniqueness under threads and
-# processes, the errors, an empty restart, lost writes after a crash and after a promotion.
+# processes, the errors, an empty restart, lost writes after a crash and after a promotion,
+# the lease (claims, a SIGKILLed holder freed after its time to live, a SIGSTOPped one lost),
+# and the module's doc examples (compiled).
 # Ends with cargo's "test result:" lines, which scripts/test.sh counts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,3 +15,4 @@ command -v redis-server >/dev/null 2>&1 || {
 }
 cargo test --locked -p shardid --features redis --test redis
 cargo test --locked -p shardid --features redis --lib -- redis::
+cargo test --locked -p shardid --features redis --doc -- redis

@@ -13,7 +13,7 @@
 //! let orders = DenseIds::connect(url, "orders", "shardid", SizePolicy::new())?;
 //! let id = orders.next_id()?;
 //! orders.close();
-//! # Ok::<(), shardid::segment::SegmentError>(())
+//! # Ok::<(), shardid::redis::SegmentError>(())
 //! ```
 
 use std::boxed::Box;
@@ -77,8 +77,13 @@ fn cells(reply: &Reply, out: &mut Vec<Owned>) {
 }
 
 impl RedisClient {
+    /// The connected server's `run_id`.
+    pub(super) fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
     /// Runs one script call.
-    fn script(&mut self, command: &Command) -> Result<Vec<Owned>, redis::RedisError> {
+    pub(super) fn script(&mut self, command: &Command) -> Result<Vec<Owned>, redis::RedisError> {
         let Command::Script { source, keys, args } = command;
         let script = redis::Script::new(source);
         let mut invocation = script.prepare_invoke();

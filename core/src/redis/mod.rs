@@ -64,7 +64,13 @@ pub mod scripts;
 #[cfg(feature = "redis")]
 mod client;
 #[cfg(feature = "redis")]
+mod lease;
+#[cfg(feature = "redis")]
+pub use crate::segment::driver::SegmentError;
+#[cfg(feature = "redis")]
 pub use client::{DenseIds, create_tag, create_tag_from};
+#[cfg(feature = "redis")]
+pub use lease::Lease;
 
 /// The schemes [`is_redis_url`] takes.
 pub const REDIS_URL_SCHEMES: &str =

@@ -156,3 +156,106 @@ redis.call('HSET', tag, 'next', string.format('%.0f', start), 'step', 0, 'rate',
 return {1, string.format('%.0f', start)}
 "
 );
+
+/// What every lease script starts with: the server's clock, and the ceiling of a shard after
+/// a step back. `KEYS[1]` is the lease hash of one layout (`<prefix>:lease:{<signature>}`),
+/// whose fields per shard are `<shard>:token`, `:holder`, `:expires` (Unix ms by the
+/// server's clock), `:ceiling` (time units of the layout), `:server` (the `run_id` that last
+/// wrote it) and `:fence` (the fencing token: one more at every claim).
+macro_rules! lease_prelude {
+    () => {
+        r"
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local key = KEYS[1]
+-- The ceiling to write on this server: on a shard last written by another server (or another
+-- life of this one), or never written here, at least the time unit of the server's clock plus
+-- 2000 ms: a holder whose last writes were lost dated its IDs by a clock at most that far
+-- ahead, and stops at its first ceiling write, which finds no token.
+local function jump(shard, now, id, epoch, unit)
+  local c = tonumber(redis.call('HGET', key, shard .. ':ceiling') or '-1')
+  if redis.call('HGET', key, shard .. ':server') ~= id then
+    c = math.max(c, math.floor((now + 2000 - epoch) / unit))
+  end
+  return c
+end
+local function held_by(shard, token)
+  return redis.call('HGET', key, shard .. ':token') == token
+end
+"
+    };
+}
+
+/// Claims the first free shard of `[first, end)`. `ARGV`: the identity, the token, the
+/// holder, the time to live (ms), first, end, the layout's epoch (Unix ms) and unit (ms).
+/// Reply: `{shard, ceiling (-1: none), fencing token, held, now}`, or `{-1, held, now}` when
+/// every shard is held.
+pub const LEASE_CLAIM: &str = concat!(
+    lease_prelude!(),
+    r"
+local id, token, holder, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local first, stop, epoch, unit = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local now = now_ms()
+local held, taken = 0, nil
+for s = first, stop - 1 do
+  local expires = tonumber(redis.call('HGET', key, s .. ':expires') or '0')
+  if redis.call('HEXISTS', key, s .. ':token') == 1 and expires > now then
+    held = held + 1
+  elseif taken == nil then
+    taken = s
+  end
+end
+if taken == nil then return {-1, held, now} end
+local ceiling = jump(taken, now, id, epoch, unit)
+local fence = redis.call('HINCRBY', key, taken .. ':fence', 1)
+redis.call('HSET', key, taken .. ':token', token, taken .. ':holder', holder,
+  taken .. ':expires', now + ttl, taken .. ':ceiling', ceiling, taken .. ':server', id)
+return {taken, ceiling, fence, held, now}
+"
+);
+
+/// Renews a lease while the shard holds its token. `ARGV`: the identity, the token, the time to
+/// live, the shard, the epoch, the unit. Reply `{1, now}`, or `{0}` when the lease was taken
+/// over (or the server lost it).
+pub const LEASE_RENEW: &str = concat!(
+    lease_prelude!(),
+    r"
+local id, token, ttl, s, epoch, unit = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+if not held_by(s, token) then return {0} end
+local now = now_ms()
+redis.call('HSET', key, s .. ':expires', now + ttl, s .. ':ceiling', jump(s, now, id, epoch, unit),
+  s .. ':server', id)
+return {1, now}
+"
+);
+
+/// Raises the ceiling to `units` (and renews) while the shard holds the token. `ARGV`: as
+/// [`LEASE_RENEW`], then the units. Reply `{1}`, or `{0}`.
+pub const LEASE_RECORD: &str = concat!(
+    lease_prelude!(),
+    r"
+local id, token, ttl, s, epoch, unit = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+if not held_by(s, token) then return {0} end
+local now = now_ms()
+local ceiling = math.max(jump(s, now, id, epoch, unit), tonumber(ARGV[7]))
+redis.call('HSET', key, s .. ':expires', now + ttl, s .. ':ceiling', string.format('%.0f', ceiling),
+  s .. ':server', id)
+return {1}
+"
+);
+
+/// Frees the shard at once while it holds the token (its ceiling kept). `ARGV`: as
+/// [`LEASE_RENEW`]. Reply `{1}`, or `{0}`.
+pub const LEASE_RELEASE: &str = concat!(
+    lease_prelude!(),
+    r"
+local id, token, s, epoch, unit = ARGV[1], ARGV[2], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+if not held_by(s, token) then return {0} end
+local now = now_ms()
+redis.call('HSET', key, s .. ':ceiling', jump(s, now, id, epoch, unit), s .. ':server', id)
+redis.call('HDEL', key, s .. ':token', s .. ':holder', s .. ':expires')
+return {1}
+"
+);
