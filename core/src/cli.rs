@@ -59,6 +59,11 @@ commands:
                                           (values from stdin if none)
   new --shard N [--layout L] [-n COUNT] [--json]
                                           make IDs here (for scripts and tests: use a shard no service uses)
+  shard --shards FIRST..END [--hostname NAME] [--layout L]
+                                          this Kubernetes StatefulSet pod's shard: the ordinal of
+                                          NAME (default $HOSTNAME, then the host's name: app-3 is
+                                          3), refused outside the layout and FIRST..END (END
+                                          excluded); for an entrypoint: SHARD=$(shardid shard ...)
   sql --schema S --layout L --shard N     the DDL of next_id() and the decoding functions
   sql --schema S --segments [--servers N --index I]   the DDL of dense IDs from segments
   sql --schema S --dictionary             the DDL of the string <-> ID dictionary
@@ -149,6 +154,7 @@ pub fn run(args: &[&str], stdin: Option<&str>) -> Output {
         "uuid" => parse(rest).and_then(|p| uuid(&p, stdin, &mut out)),
         "layout" => parse(rest).and_then(|p| layout_info(&p, &mut out)),
         "new" => parse(rest).and_then(|p| new_ids(&p, &mut out)),
+        "shard" => parse(rest).and_then(|p| shard_of_pod(&p, &mut out)),
         "sql" => parse(rest).and_then(|p| sql(&p, &mut out)),
         "public" => public(rest, stdin, &mut out),
         "status" | "restored" => match status(args) {
@@ -182,6 +188,8 @@ const VALUED: &[&str] = &[
     "--bits",
     "--order",
     "--shard",
+    "--shards",
+    "--hostname",
     "-n",
     "--schema",
     "--servers",
@@ -531,6 +539,32 @@ fn new_ids(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
                 break;
             }
         }
+    }
+    Ok(())
+}
+
+/// `shard`: the core's [`crate::ordinal::shard_of_pod`], for an entrypoint that hands the
+/// shard to a service in a language without shardid.
+fn shard_of_pod(p: &Parsed<'_>, out: &mut Output) -> Result<(), String> {
+    p.only(&["--shards", "--hostname"])?;
+    if !p.positional.is_empty() {
+        return Err("shard takes no positional arguments: --hostname NAME".into());
+    }
+    let layout = p.layout()?;
+    let shards = p.get("--shards").ok_or(
+        "shard needs --shards FIRST..END: the range this service was given (END excluded)",
+    )?;
+    let bound = |text: &str| text.parse::<u64>().ok();
+    let (first, end) = shards
+        .split_once("..")
+        .and_then(|(a, b)| Some((bound(a)?, bound(b)?)))
+        .ok_or(format!(
+            "--shards {shards:?}: expected FIRST..END, e.g. 0..16"
+        ))?;
+    let hostname = p.get("--hostname");
+    match crate::ordinal::shard_of_pod(hostname, &layout, first..end) {
+        Ok(shard) => _ = writeln!(out.stdout, "{shard}"),
+        Err(e) => refused(out, hostname.unwrap_or("shard"), &e),
     }
     Ok(())
 }

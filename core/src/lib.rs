@@ -29,6 +29,8 @@
 //! - `serial` (feature `serial`): business serial numbers (`ORD-20261125-000123`) whose
 //!   number starts again every day, month or year in an IANA time zone, from segments.
 //! - [`dictionary`]: the string ↔ ID dictionary's rules, server choice and clients' cache.
+//! - [`ordinal`]: a shard from a Kubernetes `StatefulSet` pod's ordinal (`app-3` → 3), no
+//!   store needed.
 //! - [`uuid`]: the bridge to UUIDv7 and back, lossless and order-keeping.
 //! - [`js`]: what JavaScript numbers hold, for the Node addon and the WebAssembly module.
 //! - [`sql::Postgres`]: the DDL for a `next_id()` and decoding functions inside PostgreSQL;
@@ -52,6 +54,7 @@ mod error;
 pub mod js;
 mod kind;
 mod layout;
+pub mod ordinal;
 pub mod public;
 mod scatter;
 pub mod stats;

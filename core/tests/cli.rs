@@ -173,6 +173,53 @@ fn new_makes_distinct_ids_of_its_shard() {
 }
 
 #[test]
+fn shard_prints_a_statefulset_pods_shard_or_refuses() {
+    let out = cli(&["shard", "--shards", "0..64", "--hostname", "app-3"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "3\n"), "{out:?}");
+    let out = cli(&[
+        "shard",
+        "--shards",
+        "16..32",
+        "--hostname",
+        "worker-17.worker.default.svc",
+    ]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "17\n"), "{out:?}");
+    // Refused inputs: exit 1, the core's words on stderr, nothing on stdout.
+    for (hostname, words) in [
+        ("app-03", "leading zero"),
+        ("app", "expected <statefulset>-<ordinal>"),
+        ("app-3", "outside the shards"),
+    ] {
+        let out = cli(&["shard", "--shards", "16..32", "--hostname", hostname]);
+        assert_eq!((out.code, out.stdout.as_str()), (1, ""), "{out:?}");
+        assert_has(&out.stderr, words);
+    }
+    let out = cli(&[
+        "shard",
+        "--shards",
+        "0..4",
+        "--layout",
+        "twitter",
+        "--hostname",
+        "app-1024",
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_has(&out.stderr, "shard 1024 is out of range");
+    // Usage errors: exit 2.
+    assert_eq!(
+        cli(&["shard", "--hostname", "app-3"]).code,
+        2,
+        "--shards is required"
+    );
+    assert_eq!(
+        cli(&["shard", "--shards", "0-16", "--hostname", "app-3"]).code,
+        2
+    );
+    assert_eq!(cli(&["shard", "--shards", "0..16", "app-3"]).code, 2);
+    assert_eq!(cli(&["shard", "--shards", "0..16", "-n", "3"]).code, 2);
+}
+
+#[test]
 fn sql_prints_the_ddl_the_libraries_print() {
     let out = cli(&[
         "sql",
