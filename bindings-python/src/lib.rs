@@ -13,6 +13,7 @@ mod generator;
 mod layout;
 mod lease;
 mod mysql;
+mod ordinal;
 mod public;
 mod segment;
 mod serial;
@@ -44,6 +45,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<public::PyPublicIds>()?;
     m.add_function(wrap_pyfunction!(public::check_public_id, m)?)?;
     m.add_function(wrap_pyfunction!(uuid::from_uuid_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(ordinal::shard_from_ordinal, m)?)?;
     m.add_function(wrap_pyfunction!(public::_public_id_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(stats::_stats_table, m)?)?;
     m.add_function(wrap_pyfunction!(stats::_collect, m)?)?;

@@ -64,6 +64,7 @@ __all__ = [
     "_public_id_pattern",
     "check_public_id",
     "from_uuid",
+    "shard_from_ordinal",
     "lease",
     "now_ms",
     "postgres",
@@ -140,6 +141,12 @@ def lease(
     max_borrow_units: int | None = None,
 ) -> LeasedGenerator:
     """Leases the first free shard of `shards` (a `range`) from lock files in `directory`."""
+def shard_from_ordinal(layout: Layout, shards: range, hostname: str | None = None) -> int:
+    """The shard of this Kubernetes StatefulSet pod: the ordinal at the end of `hostname`
+    (`app-3` -> 3; by default the `HOSTNAME` environment variable, then the host's name),
+    checked against `layout`'s shards (`ShardOutOfRangeError`) and `shards`, the range this
+    service was given (`InvalidArgumentError` naming `hostname`, as for a name with no ordinal).
+    """
 _UNKNOWN_TAG_SQLSTATE: str
 
 def segments(schema: str, *, servers: int = 1, index: int = 0, dialect: str | None = None) -> str:
