@@ -278,6 +278,22 @@ function makeApi(backend) {
   }
 
   /**
+   * `shardFromOrdinal({ layout, shards: [first, end], hostname? })`: the shard of this
+   * Kubernetes StatefulSet pod, the ordinal at the end of `hostname` (default: the `HOSTNAME`
+   * environment variable, then the host's name); every rule is the core's.
+   */
+  function shardFromOrdinal(options) {
+    const o = options ?? {}
+    if (!(o.layout instanceof Layout) || !Array.isArray(o.shards) || o.shards.length !== 2) {
+      throw makeError('INVALID_ARGUMENT', { argument: 'shardFromOrdinal', reason: 'takes { layout: Layout, shards: [first, end], hostname?: string }' }, TypeError)
+    }
+    if (!backend.shardFromOrdinal) {
+      throw makeError('UNSUPPORTED', { reason: "a pod's hostname is read by the Node addon: in the WebAssembly build, pass the shard to Generator" })
+    }
+    return backend.shardFromOrdinal(o.layout[LAYOUT], o.shards[0], o.shards[1], o.hostname)
+  }
+
+  /**
    * A `JSON.stringify` replacer that writes every bigint as its decimal string
    * (`JSON.stringify` throws on bigints, and numbers above 2^53 lose digits in `JSON.parse`):
    * `JSON.stringify({ id: 4036916263258161152n }, jsonReplacer)` is `'{"id":"4036916263258161152"}'`.
@@ -451,6 +467,7 @@ function makeApi(backend) {
     fromUuid,
     LeasedGenerator,
     lease,
+    shardFromOrdinal,
     jsonReplacer,
     jsonReviver,
     Parts,

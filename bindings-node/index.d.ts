@@ -278,6 +278,24 @@ export declare class LeasedGenerator {
 /** Leases the first free shard of `shards`; throws `NO_FREE_SHARD` when all are held. */
 export declare function lease(options: LeaseOptions): LeasedGenerator
 
+/** What `shardFromOrdinal(...)` takes. */
+export interface ShardFromOrdinalOptions {
+  layout: Layout
+  /** The range of shards this service was given: `[first, end]`, end excluded. */
+  shards: [U64Input, U64Input]
+  /** The pod's name, `<statefulset>-<ordinal>` (default: the `HOSTNAME` environment
+   *  variable, then the host's name). */
+  hostname?: string | null
+}
+
+/**
+ * The shard of this Kubernetes StatefulSet pod: the ordinal at the end of its hostname
+ * (`app-3` is shard 3), checked against the layout's shards (`SHARD_OUT_OF_RANGE`) and
+ * `shards` (`INVALID_ARGUMENT` naming `hostname`, as for a name with no ordinal). Node addon
+ * only (the WebAssembly build throws `UNSUPPORTED`).
+ */
+export declare function shardFromOrdinal(options: ShardFromOrdinalOptions): number
+
 /** What a public ID's format is: its type prefix, encoding and layout. */
 export interface PublicIdFormat {
   /** The type prefix: `''` (none), or 1 to 63 of a-z, 0-9 and _, starting with a letter. */
@@ -375,6 +393,7 @@ declare const shardid: {
   fromUuid: typeof fromUuid
   LeasedGenerator: typeof LeasedGenerator
   lease: typeof lease
+  shardFromOrdinal: typeof shardFromOrdinal
   Parts: typeof Parts
   ShardIdError: typeof ShardIdError
   jsonReplacer: typeof jsonReplacer

@@ -3,5 +3,5 @@ import { createRequire } from 'node:module'
 
 const shardid = createRequire(import.meta.url)('./index.js')
 
-export const { Layout, Generator, LeasedGenerator, lease, Parts, PublicIds, checkPublicId, fromUuid, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } = shardid
+export const { Layout, Generator, LeasedGenerator, lease, shardFromOrdinal, Parts, PublicIds, checkPublicId, fromUuid, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } = shardid
 export default shardid

@@ -917,6 +917,13 @@ export declare function setSerialBuffer(buffer: Float64Array): Float64Array
 export declare function shardForKey(layoutIndex: number, key: unknown, logicalShards: unknown): number
 
 /**
+ * The shard of this `StatefulSet` pod: the ordinal at the end of `hostname` (`undefined` or
+ * `null`: the `HOSTNAME` environment variable, then the host's name), checked against the
+ * layout's shards and `first..end`.
+ */
+export declare function shardFromOrdinal(layoutIndex: number, first: unknown, end: unknown, hostname?: unknown | undefined | null): number
+
+/**
  * The answer to one statement of a take (`SqliteTake.answer`): the segment `[first, count,
  * stride]` (decimal strings), or the SQLSTATE of why there is none (unknown tag, exhausted, a
  * bad size, `XX000` a row no shardid DDL makes) and the core's words, or neither: send the

@@ -961,6 +961,7 @@ module.exports.setDecodeBuffer = nativeBinding.setDecodeBuffer
 module.exports.setSegmentSignal = nativeBinding.setSegmentSignal
 module.exports.setSerialBuffer = nativeBinding.setSerialBuffer
 module.exports.shardForKey = nativeBinding.shardForKey
+module.exports.shardFromOrdinal = nativeBinding.shardFromOrdinal
 module.exports.sqliteAssignNew = nativeBinding.sqliteAssignNew
 module.exports.sqliteConnectionSetup = nativeBinding.sqliteConnectionSetup
 module.exports.sqliteDictionaryDdl = nativeBinding.sqliteDictionaryDdl

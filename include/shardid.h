@@ -954,6 +954,27 @@ shardid_status shardid_lease_next_batch(const struct shardid_lease *lease,
                                         size_t len);
 
 /**
+ * The shard of this `StatefulSet` pod into `*out_shard`: the ordinal at the end of `hostname`
+ * (`app-3` is shard 3; NULL: the `HOSTNAME` environment variable, then the host's name),
+ * which must be a shard of `layout` and of `first..end` (end excluded), the range this
+ * service was given.
+ *
+ * `SHARDID_ERR_INVALID_ARGUMENT` for a hostname with no ordinal as Kubernetes writes it, or
+ * with one outside `first..end`, or an empty range (`shardid_last_error_message()` names the
+ * argument and the expected shape); `SHARDID_ERR_SHARD_OUT_OF_RANGE` for an ordinal or a range
+ * past the layout's shards. `*out_shard` is written only on success.
+ *
+ * # Safety
+ * `layout` is null or a valid `shardid_layout`; `hostname` is null or a NUL-terminated
+ * string; `out_shard` is null or valid for writing a `uint64_t`.
+ */
+shardid_status shardid_shard_from_ordinal(const struct shardid_layout *layout,
+                                          uint64_t first,
+                                          uint64_t end,
+                                          const char *hostname,
+                                          uint64_t *out_shard);
+
+/**
  * Makes public IDs with a secret `key` of exactly 16 bytes as key version `key_version`
  * (0 to 31), type `prefix` (`"note"`: up to 63 of a-z, 0-9 and _, starting with a letter; `""`
  * for none), `encoding` (a `shardid_encoding` value) and the IDs of `layout` (values outside it

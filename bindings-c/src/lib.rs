@@ -20,6 +20,7 @@
 mod generator;
 mod layout;
 mod lease;
+mod ordinal;
 mod public;
 mod serial;
 mod status;

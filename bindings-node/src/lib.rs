@@ -26,6 +26,7 @@ mod instance;
 mod layout;
 mod lease;
 mod mysql;
+mod ordinal;
 mod postgres;
 mod public;
 mod segment;

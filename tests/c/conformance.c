@@ -430,6 +430,46 @@ static void test_uuids(void) {
     }
 }
 
+/* A shard from a StatefulSet pod's ordinal: every case of ordinal.json through
+ * shardid_shard_from_ordinal; nothing written on an error; NULL's hostname is HOSTNAME's. */
+static void test_ordinals(void) {
+    size_t i, n = COUNT(VECTOR_ORDINAL_CASES);
+    shardid_layout l = shardid_layout_instagram();
+    uint64_t shard = UINT64_C(0x5EAF00D);
+    const char *saved = getenv("HOSTNAME");
+    char *saved_copy = saved ? strdup(saved) : NULL;
+    CHECK(n > 20, "only %zu ordinal cases", n);
+    for (i = 0; i < n; i++) {
+        const struct vector_ordinal_case *v = &VECTOR_ORDINAL_CASES[i];
+        shardid_status got;
+        shard = UINT64_C(0x5EAF00D);
+        got = shardid_shard_from_ordinal(find_layout(v->layout), v->first, v->end, v->hostname, &shard);
+        CHECK(got == v->expect, "%s: %s (%s)", v->name, shardid_status_str(got), shardid_last_error_message());
+        CHECK(got == SHARDID_OK ? shard == v->shard : shard == UINT64_C(0x5EAF00D), "%s: shard %" PRIu64,
+              v->name, shard);
+    }
+    /* The reason is the core's: it names the argument and the shape expected. */
+    CHECK_STATUS(shardid_shard_from_ordinal(&l, 0, 8192, "app", &shard), SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(shardid_last_error_message(), "hostname has no StatefulSet ordinal: expected <statefulset>-<ordinal>") != NULL,
+          "%s", shardid_last_error_message());
+    CHECK_STATUS(shardid_shard_from_ordinal(&l, 0, 8192, "app-\377", &shard), SHARDID_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(shardid_last_error_message(), "hostname is not UTF-8") != NULL, "%s", shardid_last_error_message());
+    CHECK_STATUS(shardid_shard_from_ordinal(NULL, 0, 8192, "app-3", &shard), SHARDID_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(shardid_shard_from_ordinal(&l, 0, 8192, "app-3", NULL), SHARDID_ERR_NULL_ARGUMENT);
+    /* NULL: the HOSTNAME environment variable, read at the call. */
+    setenv("HOSTNAME", "web-42", 1);
+    CHECK_STATUS(shardid_shard_from_ordinal(&l, 0, 8192, NULL, &shard), SHARDID_OK);
+    CHECK(shard == 42, "shard %" PRIu64, shard);
+    setenv("HOSTNAME", "web-042", 1);
+    CHECK_STATUS(shardid_shard_from_ordinal(&l, 0, 8192, NULL, &shard), SHARDID_ERR_INVALID_ARGUMENT);
+    if (saved_copy) {
+        setenv("HOSTNAME", saved_copy, 1);
+        free(saved_copy);
+    } else {
+        unsetenv("HOSTNAME");
+    }
+}
+
 int main(void) {
     test_version();
     test_error_kinds();
@@ -438,6 +478,7 @@ int main(void) {
     test_traces();
     test_public_ids();
     test_uuids();
+    test_ordinals();
     test_stats();
     return check_finish("conformance");
 }

@@ -1702,6 +1702,48 @@ static const struct vector_uuid_case VECTOR_UUID_CASES[] = {
     { "custom_asked_as_other_custom", "tiny", "from_uuid", UINT64_C(0), "018bcfe5-6800-7458-af48-82e200000401", SHARDID_ERR_INVALID_ARGUMENT },
 };
 
+/* A shard from a StatefulSet pod's ordinal: shardid_shard_from_ordinal(layout, first, end,
+ * hostname) -> shard, or expect. */
+struct vector_ordinal_case {
+    const char *name;
+    const char *layout;
+    const char *hostname;
+    uint64_t first;
+    uint64_t end;
+    uint64_t shard;
+    shardid_status expect;
+};
+
+static const struct vector_ordinal_case VECTOR_ORDINAL_CASES[] = {
+    { "first_pod", "instagram", "app-0", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_OK },
+    { "twelfth", "instagram", "app-12", UINT64_C(0), UINT64_C(8192), UINT64_C(12), SHARDID_OK },
+    { "set_name_with_hyphens", "instagram", "web-app-3", UINT64_C(0), UINT64_C(8192), UINT64_C(3), SHARDID_OK },
+    { "fqdn", "instagram", "app-3.web.default.svc.cluster.local", UINT64_C(0), UINT64_C(8192), UINT64_C(3), SHARDID_OK },
+    { "last_shard", "instagram", "app-8191", UINT64_C(0), UINT64_C(8192), UINT64_C(8191), SHARDID_OK },
+    { "second_set_range", "instagram", "app-19", UINT64_C(16), UINT64_C(32), UINT64_C(19), SHARDID_OK },
+    { "range_first", "instagram", "app-16", UINT64_C(16), UINT64_C(32), UINT64_C(16), SHARDID_OK },
+    { "range_last", "instagram", "app-31", UINT64_C(16), UINT64_C(32), UINT64_C(31), SHARDID_OK },
+    { "no_ordinal", "instagram", "app", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "nothing_after_hyphen", "instagram", "app-", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "empty", "instagram", "", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "leading_zero", "instagram", "app-03", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "negative_looking", "instagram", "app--1", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "no_set_name", "instagram", "-1", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "letters_after", "instagram", "app-3a", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "plus_sign", "instagram", "app-+3", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "arabic_indic_digit", "instagram", "app-\331\243", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "fullwidth_digit", "instagram", "app-\357\274\223", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "longest_read", "instagram", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1", UINT64_C(0), UINT64_C(8192), UINT64_C(1), SHARDID_OK },
+    { "maybe_cut_by_kubernetes", "instagram", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "past_64_bits", "instagram", "app-18446744073709551616", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "beyond_layout", "instagram", "app-8192", UINT64_C(0), UINT64_C(8192), UINT64_C(0), SHARDID_ERR_SHARD_OUT_OF_RANGE },
+    { "beyond_tiny_layout", "tiny", "app-4", UINT64_C(0), UINT64_C(4), UINT64_C(0), SHARDID_ERR_SHARD_OUT_OF_RANGE },
+    { "below_range", "instagram", "app-3", UINT64_C(16), UINT64_C(32), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "range_end_excluded", "instagram", "app-32", UINT64_C(16), UINT64_C(32), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "empty_range", "instagram", "app-3", UINT64_C(5), UINT64_C(5), UINT64_C(0), SHARDID_ERR_INVALID_ARGUMENT },
+    { "range_past_layout", "tiny", "app-1", UINT64_C(0), UINT64_C(5), UINT64_C(0), SHARDID_ERR_SHARD_OUT_OF_RANGE },
+};
+
 /* Every error kind of the core's table (errors.json): its status number and the prefix of
  * shardid_status_str() for it. */
 struct vector_error_kind {

@@ -69,6 +69,7 @@ from shardid._shardid import (
     from_uuid,
     lease,
     now_ms,
+    shard_from_ordinal,
 )
 
 __all__ = [
@@ -125,6 +126,7 @@ __all__ = [
     "from_uuid",
     "lease",
     "now_ms",
+    "shard_from_ordinal",
     "__version__",
 ]
 

@@ -283,6 +283,7 @@ pub fn render(files: &[(&str, String)]) -> String {
     public_ids(&mut c, &json("public_ids.json"));
     serials(&mut c, &json("serials.json"));
     uuids(&mut c, &json("uuid.json"));
+    ordinals(&mut c, &json("ordinal.json"));
 
     c.push_str(
         "/* Every error kind of the core's table (errors.json): its status number and the prefix of\n * shardid_status_str() for it. */\n\
@@ -535,6 +536,45 @@ fn uuids(c: &mut String, file: &Value) {
             string_lit(op),
             u64_lit(id),
             string_lit(text),
+            status(&case["expect"]),
+        );
+    }
+    c.push_str("};\n\n");
+}
+
+/// `ordinal.json` as `VECTOR_ORDINAL_CASES`: the hostname (bytes past ASCII as octal escapes,
+/// so the Unicode digits reach C as their UTF-8), the range, the shard and the status.
+fn ordinals(c: &mut String, file: &Value) {
+    c.push_str(
+        "/* A shard from a StatefulSet pod's ordinal: shardid_shard_from_ordinal(layout, first, end,\n * hostname) -> shard, or expect. */\n\
+         struct vector_ordinal_case {\n    const char *name;\n    const char *layout;\n    const char *hostname;\n    uint64_t first;\n    uint64_t end;\n    uint64_t shard;\n    shardid_status expect;\n};\n\n\
+         static const struct vector_ordinal_case VECTOR_ORDINAL_CASES[] = {\n",
+    );
+    for case in file["cases"].as_array().expect("cases") {
+        let hostname = case["args"]["hostname"].as_str().expect("hostname");
+        let mut lit = String::from("\"");
+        for b in hostname.bytes() {
+            if b.is_ascii_graphic() && b != b'"' && b != b'\\' && b != b'?' {
+                lit.push(char::from(b));
+            } else {
+                let _ = write!(lit, "\\{b:03o}");
+            }
+        }
+        lit.push('"');
+        let shards = &case["args"]["shards"];
+        let bound =
+            |i: usize| -> u64 { shards[i].as_str().expect("bound").parse().expect("bound") };
+        let shard = case["expect"]["ok"]
+            .as_str()
+            .map_or(0, |v| v.parse().expect("shard"));
+        let _ = writeln!(
+            c,
+            "    {{ {}, {}, {lit}, {}, {}, {}, {} }},",
+            string_lit(case["name"].as_str().expect("name")),
+            string_lit(case["layout"].as_str().expect("layout")),
+            u64_lit(bound(0)),
+            u64_lit(bound(1)),
+            u64_lit(shard),
             status(&case["expect"]),
         );
     }

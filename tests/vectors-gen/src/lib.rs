@@ -8,6 +8,7 @@
 #![allow(clippy::missing_panics_doc, clippy::too_many_lines)]
 
 pub mod c;
+pub mod ordinal;
 pub mod public;
 pub mod serials;
 pub mod tables;
@@ -1065,6 +1066,7 @@ pub fn render() -> Vec<(&'static str, String)> {
         ),
         ("public_ids.json", public::file()),
         ("uuid.json", uuid::file()),
+        ("ordinal.json", ordinal::file()),
         ("serials.json", serials::file()),
         (
             "dictionary.json",
