@@ -84,9 +84,9 @@ workerd.stdout.on('data', (d) => (log += d))
 workerd.stderr.on('data', (d) => (log += d))
 const exited = new Promise((ok) => workerd.on('exit', (code) => ok(code)))
 
-/** The Worker's answer; workerd listens within a second or two (retried for 10 s at most). */
+/** The Worker's answer; workerd listens within a second or two (retried for 30 s at most). */
 async function ask(name) {
-  const until = Date.now() + 10_000
+  const until = Date.now() + 30_000
   for (;;) {
     let res
     try {
