@@ -99,7 +99,7 @@ cargo test --locked -p shardid --features sqlite,serial --doc -- sqlite StartRus
 cargo build --locked -q -p shardid --features sqlite,serial --example sqlite_stress
 export SHARDID_SQLITE_STRESS_EXAMPLE=$root/target/debug/examples/sqlite_stress
 # Redis (feature `redis`, issue 57): the core's scripts and the Rust client on throwaway
-# servers (7 s of tests after building the library with the feature).
+# servers (13 s of tests after building the library with the feature).
 tests/redis/run.sh 2>&1 | tee -a "$log"
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)

@@ -32,8 +32,8 @@ const _: () = assert!(
         && SKEW_MS == 2_000
 );
 
-/// What every script starts with: the server's clock, a field as a number, the skip of a key
-/// that stepped back, and the server's accounting of a step back (its fence).
+/// What every script starts with: the server's clock, a hash's marks read in one `HMGET`, the
+/// skip of a key that stepped back, and the server's accounting of a step back (its fence).
 macro_rules! prelude {
     () => {
         r"
@@ -41,10 +41,13 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function num(key, field)
-  local v = redis.call('HGET', key, field)
-  if v then return tonumber(v) end
-  return nil
+-- A hash's marks (a missing field is nil; `server` is false when missing).
+local function read(key)
+  local v = redis.call('HMGET', key, 'next', 'step', 'rate', 'window_ms', 'window_n',
+    'written_ms', 'server', 'fence')
+  return {next = tonumber(v[1]), step = tonumber(v[2]), rate = tonumber(v[3]),
+    window_ms = tonumber(v[4]), window_n = tonumber(v[5]), written_ms = tonumber(v[6]),
+    server = v[7], fence = tonumber(v[8])}
 end
 -- A rate over the open window too (at least 1000 ms long), as the SQL rows' rule reads it.
 local function rate_of(rate, window_ms, window_n, written_ms)
@@ -54,29 +57,29 @@ end
 -- What a key last written by another server (or another life of this one) may lack: 4 times
 -- what its highest rate hands out from its last write to now plus 2000 ms, plus 4 handouts of
 -- twice its last size; never measured: 10485 handouts of twice its last size (or 1000).
-local function skip(key, now)
-  local step = num(key, 'step') or 0
-  local window_ms = num(key, 'window_ms')
-  local written_ms = num(key, 'written_ms')
-  if window_ms == nil or written_ms == nil then
+local function skip(m, now)
+  local step = m.step or 0
+  if m.window_ms == nil or m.written_ms == nil then
     return 10485 * 2 * math.max(step, 1000)
   end
-  local rate = rate_of(num(key, 'rate') or 0, window_ms, num(key, 'window_n') or 0, written_ms)
-  return 4 * 2 * math.max(step, 1) + math.ceil(4 * rate * (math.max(now - written_ms, 0) + 2000) / 1000)
+  local rate = rate_of(m.rate or 0, m.window_ms, m.window_n or 0, m.written_ms)
+  return 4 * 2 * math.max(step, 1) + math.ceil(4 * rate * (math.max(now - m.written_ms, 0) + 2000) / 1000)
 end
--- The server's marks: a step back not yet accounted for raises the fence tags created from
+-- The server's marks `m`: a step back not yet accounted for raises the fence tags created from
 -- now on start past, by the same rule over the whole server (its rate is the highest of its
--- tags', open windows included, so its own window stays empty).
-local function account(server_key, id, now)
-  local was = redis.call('HGET', server_key, 'server')
-  if was and was ~= id then
-    local fence = (num(server_key, 'fence') or 0) + skip(server_key, now)
+-- tags', open windows included, so its own window stays empty). Returns the fence.
+local function account(server_key, m, id, now)
+  if m.server and m.server ~= id then
+    local fence = (m.fence or 0) + skip(m, now)
     redis.call('HSET', server_key, 'fence', string.format('%.0f', fence), 'server', id,
       'window_ms', now, 'window_n', 0, 'written_ms', now)
-  elseif not was then
+    return fence
+  elseif not m.server then
     redis.call('HSET', server_key, 'server', id, 'fence', 0, 'step', 0, 'rate', 0,
       'window_ms', now, 'window_n', 0, 'written_ms', now)
+    return 0
   end
+  return m.fence or 0
 end
 local LIMIT = 9007199254740992
 "
@@ -89,19 +92,21 @@ pub const TAKE: &str = concat!(
     prelude!(),
     r"
 local tag, server_key, id, size = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2])
-if redis.call('EXISTS', tag) == 0 then return {-1} end
+local t = read(tag)
+if t.next == nil then return {-1} end
 local now = now_ms()
-account(server_key, id, now)
-local next = num(tag, 'next')
-local rate = num(tag, 'rate') or 0
-local window_ms = num(tag, 'window_ms')
-local window_n = num(tag, 'window_n') or 0
-local back = redis.call('HGET', tag, 'server') ~= id
+local m = read(server_key)
+account(server_key, m, id, now)
+local next = t.next
+local rate = t.rate or 0
+local window_ms = t.window_ms
+local window_n = t.window_n or 0
+local back = t.server ~= id
 if back then
   -- Written elsewhere: past what the lost writes could have handed out, and a new window
   -- (the open one's rate kept).
-  next = next + skip(tag, now)
-  rate = rate_of(rate, window_ms, window_n, num(tag, 'written_ms'))
+  next = next + skip(t, now)
+  rate = rate_of(rate, window_ms, window_n, t.written_ms)
 end
 if next + size > LIMIT then return {-2, string.format('%.0f', next)} end
 if back or window_ms == nil then
@@ -116,10 +121,9 @@ else
 end
 redis.call('HSET', tag, 'next', string.format('%.0f', next + size), 'step', size,
   'rate', rate, 'window_ms', window_ms, 'window_n', window_n, 'written_ms', now, 'server', id)
-local server_rate = rate_of(rate, window_ms, window_n, now)
 redis.call('HSET', server_key, 'written_ms', now,
-  'rate', math.max(num(server_key, 'rate') or 0, server_rate),
-  'step', math.max(num(server_key, 'step') or 0, size))
+  'rate', math.max(m.rate or 0, rate_of(rate, window_ms, window_n, now)),
+  'step', math.max(m.step or 0, size))
 return {1, string.format('%.0f', next), size}
 "
 );
@@ -146,10 +150,10 @@ pub const CREATE_TAG: &str = concat!(
 local tag, server_key, id, first, explicit = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local next = redis.call('HGET', tag, 'next')
 if next then return {0, next} end
-if redis.call('EXISTS', server_key) == 0 and explicit ~= '1' then return {-3} end
+local m = read(server_key)
+if not m.server and explicit ~= '1' then return {-3} end
 local now = now_ms()
-account(server_key, id, now)
-local start = first + (num(server_key, 'fence') or 0)
+local start = first + account(server_key, m, id, now)
 if start >= LIMIT then return {-2, string.format('%.0f', start)} end
 redis.call('HSET', tag, 'next', string.format('%.0f', start), 'step', 0, 'rate', 0,
   'window_ms', now, 'window_n', 0, 'written_ms', now, 'server', id)
