@@ -348,8 +348,8 @@ fn lost_writes_after_a_crash() {
 
 /// A replica promoted (`REPLICAOF NO ONE`) after it missed the primary's last takes: its
 /// link stopped (pointed at a port nothing listens on: it keeps its data and receives nothing
-/// more; a SIGSTOPped replica would still find the stream in its socket's buffer when
-/// resumed), the primary's takes go on at the same pace, the primary is SIGKILLed, and the
+/// more; a replica stopped by `SIGSTOP` would still find the stream in its socket's buffer when
+/// resumed), the primary's takes go on at the same pace, the primary is killed (`SIGKILL`), and the
 /// replica is promoted.
 #[test]
 fn lost_writes_after_a_promotion() {
@@ -418,10 +418,10 @@ fn lease_child(url: &str) -> (Child, std::sync::mpsc::Receiver<String>) {
     std::thread::spawn(move || {
         for line in std::io::BufReader::new(stdout).lines() {
             let Ok(line) = line else { return };
-            if let Some((_, value)) = line.split_once("shardid-") {
-                if send.send(value.to_string()).is_err() {
-                    return;
-                }
+            if let Some((_, value)) = line.split_once("shardid-")
+                && send.send(value.to_string()).is_err()
+            {
+                return;
             }
         }
     });
@@ -441,7 +441,7 @@ fn child_ids(lines: &std::sync::mpsc::Receiver<String>, n: usize) -> Vec<String>
         let left = deadline.saturating_duration_since(Instant::now());
         match lines.recv_timeout(left) {
             Ok(line) => out.push(line),
-            Err(_) => panic!("the lease child printed {out:?} in 10 s"),
+            Err(e) => panic!("the lease child printed {out:?} in 10 s ({e})"),
         }
     }
     out
@@ -486,7 +486,7 @@ fn lease_claims_and_errors() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
 }
 
-/// A holder SIGKILLed: its shard is free once its time to live has passed (not before), and the
+/// A holder killed (`SIGKILL`): its shard is free once its time to live has passed (not before), and the
 /// next holder's IDs are above every ID it handed out.
 #[test]
 fn lease_of_a_killed_holder_expires() {
@@ -525,7 +525,7 @@ fn lease_of_a_killed_holder_expires() {
     }
 }
 
-/// A holder SIGSTOPped past its time to live: its shard is taken over, and once resumed it
+/// A holder stopped (`SIGSTOP`) past its time to live: its shard is taken over, and once resumed it
 /// makes no more IDs (`LEASE_LOST`); no ID of the two holders is the same.
 #[test]
 fn lease_of_a_stopped_holder_is_lost() {
