@@ -226,7 +226,26 @@ fn owned(p: &mut LeaseProtocol) {
         Cell::Bool(true),
         Cell::Text("app"),
     ]));
+    no_fence(p);
 }
+
+/// Answers the read of the table's fence row each dialect sends before its first claim, once
+/// (issue 54), when it is the next statement: none yet (on the MySQL family, then added).
+fn no_fence(p: &mut LeaseProtocol) {
+    let Next::Run { sql, .. } = p.next() else {
+        return;
+    };
+    if sql.starts_with("WITH added AS (INSERT INTO ") || sql.starts_with("SELECT taken_at, 0, ") {
+        p.feed(Answer::NoRow);
+    } else if sql.starts_with(MYSQL_FENCE) {
+        p.feed(Answer::NoRow);
+        assert!(run(p).0.starts_with("INSERT IGNORE INTO "));
+        p.feed(Answer::Row(&reply(0)));
+    }
+}
+
+/// How the MySQL family's read of a lease table's fence row starts.
+const MYSQL_FENCE: &str = "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', taken_at) DIV 1000, IF(server IS NOT NULL AND server <> ";
 
 fn run(protocol: &LeaseProtocol) -> (String, Vec<Value<'_>>) {
     match protocol.next() {
@@ -265,11 +284,14 @@ fn lease_statements_number_their_parameters_for_each_driver() {
             Value::Int(2_250),
             Value::Int(1_288_834_974_657),
             Value::Int(1),
+            // After a restore, the fence's mark and floor (issue 54): none here.
+            Value::Int(0),
+            Value::Int(0),
         ]
     );
     assert!(!claim.contains('@') && !claim.contains('{'));
     assert!(claim.contains(
-        "ceiling = CASE WHEN (l.tli IS NOT NULL AND l.tli <> ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int) OR (l.sysid IS NOT NULL AND l.sysid <> (pg_control_system()).system_identifier) THEN greatest(l.ceiling, (floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + $8::bigint - $9::bigint) / $10::bigint) ELSE l.ceiling END"
+        "ceiling = greatest(CASE WHEN (l.tli IS NOT NULL AND l.tli <> ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int) OR (l.sysid IS NOT NULL AND l.sysid <> (pg_control_system()).system_identifier) THEN greatest(l.ceiling, (floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + $8::bigint - $9::bigint) / $10::bigint) ELSE l.ceiling END, CASE WHEN l.taken_at IS NULL OR floor(extract(epoch FROM l.taken_at) * 1000)::bigint < $11::bigint THEN $12::bigint ELSE 0 END)"
     ), "{claim}");
     let (claim, params) = run(&format);
     assert_eq!(claim.matches("%s").count(), params.len());
@@ -543,6 +565,13 @@ fn mysql(kind: LeaseKind, first: u64, end: u64) -> LeaseProtocol {
     assert!(run(&p).0.starts_with("SELECT (TIMESTAMPDIFF(MICROSECOND"));
     let now = i64::try_from(shardid::now_ms()).unwrap();
     p.feed(Answer::Row(&[Cell::Int(now)]));
+    // The table's fence row (issue 54): none yet, so it is added.
+    assert!(run(&p).0.starts_with(MYSQL_FENCE));
+    p.feed(Answer::NoRow);
+    assert!(run(&p).0.starts_with(
+        "INSERT IGNORE INTO `leases` (layout, shard, ceiling, server) VALUES ('', -1, 0, CONCAT_WS("
+    ));
+    p.feed(Answer::Row(&reply(0)));
     p
 }
 
@@ -558,7 +587,7 @@ fn reply(id: u64) -> [Cell<'static>; 2] {
 fn a_mysql_expiring_lease_is_one_statement_when_a_row_is_free() {
     let p = mysql(LeaseKind::DEFAULT, 3, 6);
     let (claim, params) = run(&p);
-    assert!(claim.starts_with("UPDATE `leases` SET ceiling = (LAST_INSERT_ID((LEAST(IF(server IS NOT NULL AND server <> CONCAT_WS(' ', IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), CONCAT('server ', @@global.server_id)), IF(@@global.wsrep_on, (SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'WSREP_CLUSTER_STATE_UUID'), (SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'leases'))), GREATEST(ceiling, ((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000) + 2250 - 1288834974657) DIV 1), ceiling), 2199023255551) << 10 | shard) + 1) - 1) >> 10, token = ?"), "{claim}");
+    assert!(claim.starts_with("UPDATE `leases` SET ceiling = (LAST_INSERT_ID((LEAST(GREATEST(IF(server IS NOT NULL AND server <> CONCAT_WS(' ', IF(@@global.wsrep_on, CONCAT('galera ', @@global.wsrep_cluster_name), CONCAT('server ', @@global.server_id)), IF(@@global.wsrep_on, (SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'WSREP_CLUSTER_STATE_UUID'), (SELECT CAST(UNIX_TIMESTAMP(create_time) AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'leases'))), GREATEST(ceiling, ((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000) + 2250 - 1288834974657) DIV 1), ceiling), IF(taken_at IS NULL OR TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', taken_at) DIV 1000 < 0, 0, 0)), 2199023255551) << 10 | shard) + 1) - 1) >> 10, token = ?"), "{claim}");
     assert!(claim.ends_with(" ORDER BY shard LIMIT 1"), "{claim}");
     assert_eq!(claim.matches('?').count(), params.len());
     assert!(
@@ -595,7 +624,7 @@ fn a_mysql_expiring_lease_is_one_statement_when_a_row_is_free() {
     let mut p = mysql(LeaseKind::DEFAULT, 3, 6);
     p.feed(Answer::Row(&reply(0)));
     let (insert, params) = run(&p);
-    assert!(insert.starts_with("INSERT INTO `leases` (layout, shard, ceiling, token, holder, taken_at, expires_at, server) SELECT ?, MIN(c.s), 0 * LAST_INSERT_ID(MIN(c.s) + 1)"), "{insert}");
+    assert!(insert.starts_with("INSERT INTO `leases` (layout, shard, ceiling, token, holder, taken_at, expires_at, server) SELECT ?, MIN(c.s), 0 + 0 * LAST_INSERT_ID(MIN(c.s) + 1)"), "{insert}");
     assert_eq!(insert.matches('?').count(), params.len());
     p.feed(Answer::Row(&[Cell::Int(1), Cell::Text("6")]));
     assert_eq!(
@@ -928,6 +957,7 @@ fn a_postgres_lease_on_its_own_table_names_the_schema_everywhere() {
         Cell::Bool(true),
         Cell::Text("alice"),
     ]));
+    no_fence(&mut p);
     let (claim, _) = run(&p);
     assert!(
         claim.starts_with("WITH free AS (SELECT shard FROM \"app\".\"leases\" WHERE")
@@ -975,13 +1005,15 @@ fn mysql_and_sqlite_leases_name_their_schema() {
     named.feed(Answer::Row(&[Cell::Int(
         i64::try_from(shardid::now_ms()).unwrap(),
     )]));
+    no_fence(&mut named);
     let (claim, _) = run(&named);
     assert!(claim.starts_with("UPDATE `app`.`leases` SET"), "{claim}");
     assert!(claim.contains("WHERE table_schema = 'app' AND table_name = 'leases'"));
     assert!(!claim.contains("DATABASE()"));
-    let sqlite = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+    let mut sqlite = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
         .dialect(Dialect::Sqlite)
         .unwrap();
+    no_fence(&mut sqlite);
     let (claim, _) = run(&sqlite);
     assert!(
         claim.starts_with("INSERT INTO \"main\".\"leases\" (layout") && !claim.contains(" leases "),
@@ -1044,6 +1076,7 @@ fn a_claimed_row_whose_ceiling_the_layout_cannot_hold_is_refused() {
     let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
         .dialect(Dialect::Sqlite)
         .unwrap();
+    no_fence(&mut p);
     p.feed(Answer::Row(&[
         Cell::Int(1),
         Cell::Text("9223372036854775807"),
@@ -1172,6 +1205,7 @@ fn every_kind_and_dialect_compares_the_clocks() {
         .dialect(Dialect::Sqlite)
         .unwrap()
         .clock(client_ms);
+    no_fence(&mut p);
     set_client(db + 3_000);
     assert!(run(&p).0.ends_with("RETURNING shard, ceiling, CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"));
     p.feed(Answer::Row(&[Cell::Int(1), Cell::Int(0), Cell::Int(DB)]));
@@ -1214,6 +1248,7 @@ fn every_kind_and_dialect_compares_the_clocks() {
     set_client(db + 1_000);
     run(&p);
     p.feed(Answer::Row(&[Cell::Int(DB)]));
+    no_fence(&mut p);
     assert!(
         run(&p)
             .0
@@ -1228,4 +1263,128 @@ fn every_kind_and_dialect_compares_the_clocks() {
     let answer = reply(db);
     assert!(p.kept(Answer::Row(&answer)));
     assert_eq!(p.clock_ahead(Answer::Row(&answer)), Some(2_001));
+}
+
+/// Issue 54: the table's fence row is read once, before the first claim. A mark of `shardid
+/// restored` (or, on PostgreSQL, a fence written on another timeline or in another cluster;
+/// on the MySQL family by another server or before the table's data was restored) raises what
+/// a missing row, or a row last taken before the mark, starts from: the database's clock, read
+/// with the fence, plus 2,250 ms. No fence, or one neither marked nor stepped back: nothing.
+#[test]
+#[allow(clippy::too_many_lines)] // one scenario, read top to bottom
+fn a_restore_mark_or_a_step_back_raises_what_a_claim_starts_from() {
+    const NOW: i64 = 1_900_000_000_500;
+    const MARK: i64 = 1_900_000_000_000;
+    let floor =
+        (1_900_000_000_500 + 2_250 - Layout::TWITTER.epoch_ms()) / Layout::TWITTER.unit_ms();
+    // PostgreSQL: the fence's answer (mark, stepped back, clock) and the claim's parameters.
+    for (mark, stepped, expected) in [
+        (
+            Cell::Int(MARK),
+            Cell::Bool(false),
+            (floor, 1_900_000_000_000),
+        ),
+        (Cell::Null, Cell::Bool(true), (floor, 0)),
+        (Cell::Null, Cell::Bool(false), (0, 0)),
+    ] {
+        let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Numbered, 3, 6);
+        p.feed(Answer::Row(&[
+            Cell::Text("public"),
+            Cell::Text("app"),
+            Cell::Bool(true),
+            Cell::Text("app"),
+        ]));
+        assert!(run(&p).0.starts_with("WITH added AS (INSERT INTO \"public\".\"leases\" (layout, shard, ceiling, tli, sysid) VALUES ('', -1, 0, "));
+        p.feed(Answer::Row(&[mark, stepped, Cell::Int(NOW)]));
+        let (claim, params) = run(&p);
+        assert!(
+            claim.contains("THEN $12::bigint ELSE 0 END)")
+                && claim.contains("SELECT $1::text, s, $12::bigint, $5::text"),
+            "{claim}"
+        );
+        assert_eq!(
+            (params[11], params[10]),
+            (Value::Int(expected.0), Value::Int(expected.1))
+        );
+        // Read once: a race lost claims again without reading it.
+        p.feed(Answer::Row(&[Cell::Null, Cell::Null, Cell::Int(1)]));
+        assert_eq!(run(&p).0, claim);
+    }
+    // A session lease reads it before its first lock, and its claim carries it too.
+    let mut p = fresh(LeaseKind::Session, Placeholders::Numbered, 0, 1);
+    p.feed(Answer::Row(&[
+        Cell::Text("public"),
+        Cell::Text("app"),
+        Cell::Bool(true),
+        Cell::Text("app"),
+    ]));
+    p.feed(Answer::Row(&[
+        Cell::Int(MARK),
+        Cell::Bool(false),
+        Cell::Int(NOW),
+    ]));
+    assert!(run(&p).0.starts_with("SELECT pg_try_advisory_lock("));
+    p.feed(Answer::Row(&[
+        Cell::Bool(true),
+        Cell::Int(9),
+        Cell::Text("x"),
+    ]));
+    let (claim, params) = run(&p);
+    assert!(
+        claim.contains("VALUES ($1::text, $2::bigint, $3::bigint,"),
+        "{claim}"
+    );
+    assert_eq!(params[2], Value::Int(floor));
+    // The MySQL family: the fence after the server's clock; the table missing there is made,
+    // then the fence read again; the floor and the mark are written in, and a row the claim
+    // inserts records the floor.
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Question, 3, 6)
+        .dialect(Dialect::Mariadb)
+        .unwrap();
+    p.feed(Answer::Row(&[Cell::Int(
+        i64::try_from(shardid::now_ms()).unwrap(),
+    )]));
+    assert!(run(&p).0.starts_with(MYSQL_FENCE));
+    p.feed(Answer::Error(Some("1146")));
+    assert!(run(&p).0.starts_with("CREATE TABLE IF NOT EXISTS `leases`"));
+    p.feed(Answer::Row(&reply(0)));
+    assert!(run(&p).0.starts_with(MYSQL_FENCE));
+    p.feed(Answer::Row(&[
+        Cell::Text("1900000000000"),
+        Cell::Int(0),
+        Cell::Int(NOW),
+    ]));
+    let (claim, _) = run(&p);
+    assert!(
+        claim.contains(&format!(
+            "DIV 1000 < 1900000000000, {floor}, 0)), 2199023255551)"
+        )),
+        "{claim}"
+    );
+    p.feed(Answer::Row(&reply(0)));
+    let (insert, _) = run(&p);
+    assert!(
+        insert.contains(&format!("MIN(c.s), {floor} + 0 * LAST_INSERT_ID(")),
+        "{insert}"
+    );
+    p.feed(Answer::Row(&[Cell::Int(1), Cell::Int(5)]));
+    assert_eq!(
+        p.next(),
+        Next::Taken {
+            shard: 4,
+            recorded: Some(floor),
+            backend: None
+        }
+    );
+    // A fence another server wrote (stepped back, no mark): the floor for missing rows only.
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Question, 3, 6)
+        .dialect(Dialect::Mysql)
+        .unwrap();
+    p.feed(Answer::Row(&[Cell::Int(NOW)]));
+    p.feed(Answer::Row(&[Cell::Null, Cell::Text("1"), Cell::Int(NOW)]));
+    let (claim, _) = run(&p);
+    assert!(
+        claim.contains(&format!("DIV 1000 < 0, {floor}, 0))")),
+        "{claim}"
+    );
 }

@@ -137,9 +137,12 @@ fn sqlite_the_printed_ddl_runs_on_a_file_twice() {
 /// table made once on the first claim's error, no row as every shard held, and no session
 /// lease.
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, read top to bottom
 fn sqlite_the_lease_protocol_renders_sqlites_statements() {
     use shardid::Layout;
-    use shardid::sql::{Answer, Cell, Dialect, LeaseKind, LeaseProtocol, Next, Placeholders};
+    use shardid::sql::{
+        Answer, Cell, Dialect, LeaseKind, LeaseProtocol, Next, Placeholders, Value,
+    };
     let protocol = |kind| {
         LeaseProtocol::new(
             kind,
@@ -155,19 +158,19 @@ fn sqlite_the_lease_protocol_renders_sqlites_statements() {
         .dialect(Dialect::Sqlite)
         .unwrap()
     };
-    let mut p = protocol(LeaseKind::DEFAULT);
-    let Next::Run { sql, .. } = p.next() else {
-        panic!("a claim first")
+    // Before the first claim, once: the table's fence row (issue 54); a missing table is made.
+    let fenced = |p: &mut LeaseProtocol| {
+        let Next::Run { sql, .. } = p.next() else {
+            panic!("the fence first")
+        };
+        assert!(
+            sql.starts_with("SELECT taken_at, 0, ")
+                && sql.contains("WHERE layout = '' AND shard = -1"),
+            "{sql}"
+        );
+        p.feed(Answer::NoRow);
     };
-    assert!(
-        sql.starts_with("INSERT INTO \"main\".\"shardid_leases\""),
-        "{sql}"
-    );
-    assert!(sql.contains("?1") && !sql.contains('$'), "{sql}");
-    assert!(
-        sql.contains("julianday('now')"),
-        "the database's clock: {sql}"
-    );
+    let mut p = protocol(LeaseKind::DEFAULT);
     p.feed(Answer::Error(Some("1")));
     let Next::Run { sql, params } = p.next() else {
         panic!("the table made")
@@ -178,9 +181,52 @@ fn sqlite_the_lease_protocol_renders_sqlites_statements() {
     );
     assert!(params.is_empty());
     p.feed(Answer::NoRow);
+    fenced(&mut p);
+    let Next::Run { sql, params } = p.next() else {
+        panic!("the claim")
+    };
+    assert!(
+        sql.starts_with("INSERT INTO \"main\".\"shardid_leases\""),
+        "{sql}"
+    );
+    assert!(sql.contains("?1") && !sql.contains('$'), "{sql}");
+    assert!(
+        sql.contains("julianday('now')"),
+        "the database's clock: {sql}"
+    );
+    // No mark: a missing row starts at 0, and a row is its own.
+    assert_eq!(
+        (params[1], params[7]),
+        (Value::Int(0), Value::Int(0)),
+        "{sql}"
+    );
     p.feed(Answer::Error(Some("1")));
     assert_eq!(p.next(), Next::Raise, "the same error twice is raised");
+    // Marked restored at 1_900_000_000_000 (Unix ms), read at 1_900_000_000_500: a missing row
+    // and a row last taken before the mark start at the clock plus 2,250 ms (issue 54).
     let mut p = protocol(LeaseKind::DEFAULT);
+    assert!(matches!(p.next(), Next::Run { .. }));
+    p.feed(Answer::Row(&[
+        Cell::Int(1_900_000_000_000),
+        Cell::Int(0),
+        Cell::Int(1_900_000_000_500),
+    ]));
+    let Next::Run { sql, params } = p.next() else {
+        panic!("the claim")
+    };
+    assert!(
+        sql.contains("SELECT ?1, c.shard, ?2, ?3")
+            && sql.contains("ceiling = CASE WHEN taken_at IS NULL OR taken_at < ?8 THEN max(ceiling, ?2) ELSE ceiling END"),
+        "{sql}"
+    );
+    let floor =
+        (1_900_000_000_500 + 2_250 - Layout::INSTAGRAM.epoch_ms()) / Layout::INSTAGRAM.unit_ms();
+    assert_eq!(
+        (params[1], params[7]),
+        (Value::Int(floor), Value::Int(1_900_000_000_000))
+    );
+    let mut p = protocol(LeaseKind::DEFAULT);
+    fenced(&mut p);
     p.feed(Answer::NoRow);
     assert!(matches!(
         p.next(),
@@ -191,6 +237,7 @@ fn sqlite_the_lease_protocol_renders_sqlites_statements() {
         }
     ));
     let mut p = protocol(LeaseKind::DEFAULT);
+    fenced(&mut p);
     p.feed(Answer::Row(&[Cell::Int(3), Cell::Int(0)]));
     assert!(matches!(
         p.next(),
@@ -213,6 +260,7 @@ fn sqlite_the_lease_protocol_renders_sqlites_statements() {
     );
     assert!(p.release(3).0.contains("token = NULL"));
     let mut p = protocol(LeaseKind::DEFAULT);
+    fenced(&mut p);
     p.feed(Answer::Row(&[Cell::Int(9), Cell::Int(0)]));
     assert_eq!(p.next(), Next::Raise, "a shard outside the range");
     let p = protocol(LeaseKind::Session);

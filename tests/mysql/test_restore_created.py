@@ -14,7 +14,7 @@ from typing import Any
 from conftest import install
 from server import Server, _binary
 
-from restore_checks import after_given, created_after_backup
+from restore_checks import after_given, created_after_backup, first_claims_not_delayed, lease_created_after_backup
 from shardid.sql import dictionary, mysql_serials, segments
 from shardid.status import main as status_main
 
@@ -98,3 +98,56 @@ def test_restored_after_starts_right_past_what_the_operator_gives(server: Any, c
         dictionary_url=server.url_for(dic),
     )
     print(f"\nmariadb-dump restored, restored --after: {said}")
+
+
+def _lease_scenario(server: Server, conn: Any, tmp_path: Path, db: str, *, marked: bool) -> str:
+    """Issue 54's lease row on MariaDB: a ``mariadb-dump`` with the lease table but not shard
+    0's row, a holder of shard 0 dating IDs 1.95 s ahead of the server's clock, the dump
+    restored into the same server (marked, or seen by the table's origin: the dump recreates
+    it) and a new holder of shard 0 at once: none of the lost holder's IDs again."""
+    from shardid.mysql import lease
+
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {db}")
+    dump = tmp_path / f"{db}.sql"
+    url = server.url_for(db)
+
+    def backup() -> None:
+        with open(dump, "w") as f:
+            done = subprocess.run(
+                [_binary("mariadb-dump"), "--no-defaults", "-uroot", f"--socket={server.socket}", "--single-transaction",
+                 "--databases", db],
+                stdout=f, stderr=subprocess.PIPE, text=True, timeout=120,
+            )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+    def restore() -> None:
+        time.sleep(1.1)  # another creation second: the origin the unmarked case sees
+        server.sql(dump.read_text())
+
+    def mark(url: str) -> None:
+        stdout, stderr, code = status_main(["restored", url])
+        assert code == 0, stderr
+
+    return lease_created_after_backup(
+        lease, url, "shardid_leases", backup, restore, mark if marked else None, table_in_backup=True
+    )
+
+
+def test_a_lease_row_the_dump_lacks_marked(server: Any, conn: Any, tmp_path: Path) -> None:
+    print(f"\nmariadb-dump restored, marked, a lease row it lacks: {_lease_scenario(server, conn, tmp_path, 'rcl_m', marked=True)}")
+
+
+def test_a_lease_row_the_dump_lacks_seen_by_its_origin(server: Any, conn: Any, tmp_path: Path) -> None:
+    print(f"\nmariadb-dump restored, not marked, a lease row it lacks: {_lease_scenario(server, conn, tmp_path, 'rcl_s', marked=False)}")
+
+
+def test_a_first_claim_on_a_database_never_restored_is_not_delayed(server: Any, conn: Any) -> None:
+    """The lease table's fence costs a database never restored nothing: a first claim (the
+    table and its fence made) and a first claim of a shard the table lacks start at the clock."""
+    from shardid.mysql import lease
+
+    with conn.cursor() as cur:
+        cur.execute("CREATE DATABASE rcl_new")
+    said = first_claims_not_delayed(lease, server.url_for("rcl_new"), "shardid_leases")
+    print(f"\na fresh database's first claims: {said}")

@@ -21,7 +21,7 @@ import psycopg
 import pytest
 from cluster import Cluster, bindir
 
-from restore_checks import after_given, created_after_backup, lease_created_after_backup
+from restore_checks import after_given, created_after_backup, first_claims_not_delayed, lease_created_after_backup
 from shardid.sql import dictionary, segments
 
 
@@ -179,9 +179,10 @@ def test_status_says_how_much_of_the_period_the_skip_used_and_when_it_runs_out(c
     print(f"\nafter the skip ({after}): {done.stdout[done.stdout.index(said):].splitlines()[0]}")
 
 
-def _mark_only(dsn: str) -> None:
+def _mark_only(dsn: str, *options: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "shardid", "restored", dsn, "--segments-schema", "rc_seg", "--dictionary-schema", "rc_dict"],
+        [sys.executable, "-m", "shardid", "restored", dsn, "--segments-schema", "rc_seg", "--dictionary-schema", "rc_dict",
+         *options],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -193,7 +194,6 @@ def _pg_dump_present() -> None:
         pytest.skip("pg_dump not found")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 54: a lease row the backup lacks is inserted with ceiling 0")
 def test_a_lease_row_the_dump_lacks_starts_past_the_lost_holders_ceiling(cluster: Any, tmp_path: Path) -> None:
     """Issue 54's lease row: a dump with the lease table but not shard 0's row, a holder of
     shard 0 dating IDs 1.95 s ahead of the database's clock, ``pg_restore --clean`` and the
@@ -206,6 +206,42 @@ def test_a_lease_row_the_dump_lacks_starts_past_the_lost_holders_ceiling(cluster
         lease, dsn, "rc_leases",
         backup=lambda: _run(str(bindir() / "pg_dump"), "-Fc", "-f", str(dump), "-d", dsn),
         restore=lambda: _run(str(bindir() / "pg_restore"), "--clean", "--if-exists", "-d", dsn, str(dump)),
-        mark=_mark_only, table_in_backup=True,
+        mark=lambda url: _mark_only(url, "--table", "rc_leases"), table_in_backup=True,
     )  # fmt: skip
     print(f"\npg_restore --clean, marked, a lease row the dump lacks: {said}")
+
+
+def test_a_lease_row_the_dump_lacks_restored_into_a_fresh_cluster_is_seen_without_a_mark(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """The same, the dump restored into a fresh cluster and not marked: the table's fence row,
+    in the dump, was written in another cluster (its system identifier), so the new holder of
+    shard 0 starts past the clock plus the skew as after a mark."""
+    from shardid.postgres import lease
+
+    dsn = _database(cluster, "rc_lease_fresh")
+    dump = tmp_path / "rc.pgdump"
+    with Cluster() as fresh:
+
+        def restore() -> str:
+            with psycopg.connect(fresh.dsn, autocommit=True) as admin:
+                admin.execute("CREATE DATABASE rc_lease_fresh")
+            new = fresh.dsn.replace("dbname=postgres", "dbname=rc_lease_fresh")
+            _run(str(bindir() / "pg_restore"), "-d", new, str(dump))
+            return new
+
+        said = lease_created_after_backup(
+            lease, dsn, "rc_leases",
+            backup=lambda: _run(str(bindir() / "pg_dump"), "-Fc", "-f", str(dump), "-d", dsn),
+            restore=restore, mark=None, table_in_backup=True,
+        )  # fmt: skip
+    print(f"\npg_restore into a fresh cluster, not marked, a lease row the dump lacks: {said}")
+
+
+def test_a_first_claim_on_a_database_never_restored_is_not_delayed(cluster: Any) -> None:
+    """The lease table's fence costs a database never restored nothing: a first claim (the
+    table and its fence made) and a first claim of a shard the table lacks start at the clock."""
+    from shardid.postgres import lease
+
+    said = first_claims_not_delayed(lease, _database(cluster, "rc_lease_new"), "rc_leases")
+    print(f"\na fresh database's first claims: {said}")

@@ -238,3 +238,22 @@ def lease_created_after_backup(
     repeated = set(again) & set(leased)
     assert not repeated, f"{len(repeated)} of the lost holder's IDs handed out again, {sorted(repeated)[:3]}..."
     return f"IDs {again[0]}.., none of the lost holder's"
+
+
+def first_claims_not_delayed(lease: Callable[..., Any], url: str, table: str) -> str:
+    """Issue 54's other side: on a database never restored (no lease table yet, then a table
+    whose fence no ``shardid restored`` marked), a first claim of shard 0 and then of shard 1
+    (a row the table lacks) starts at the clock: its first ID is dated now and comes at once,
+    where a claim after a restore starts past the clock plus the failover rule's skew (2.25 s).
+    Returns the figures."""
+    said = []
+    for shard in (0, 1):
+        with lease(Layout.SONYFLAKE, url, range(shard, shard + 1), table=table, ttl_ms=1_000) as held:
+            assert held.shard == shard
+            before = time.time_ns() // 1_000_000
+            first = held.next_id()
+            took = time.time_ns() // 1_000_000 - before
+        ahead = Layout.SONYFLAKE.decode(first).timestamp_ms - before
+        assert took < 1_000 and ahead < 1_000, f"shard {shard}'s first ID came after {took} ms, dated {ahead} ms ahead"
+        said.append(f"shard {shard}: {took} ms, dated {ahead} ms ahead")
+    return "; ".join(said)

@@ -159,6 +159,9 @@ pub struct StatusReader {
     /// SQLite: whether the lease's schema is an attached database.
     lease_attached: bool,
     leases: Vec<LeaseRow>,
+    /// Under `restored`: the statements marking the lease table's fence row (issue 54), run
+    /// right after the probe, and how many of them ran.
+    lease_marks: (Vec<String>, usize),
     tags: Vec<TagRow>,
     topics: Vec<TopicRow>,
 }
@@ -252,6 +255,7 @@ impl StatusReader {
             attached: [false; 2],
             lease_attached: false,
             leases: Vec::new(),
+            lease_marks: (Vec::new(), 0),
             tags: Vec::new(),
             topics: Vec::new(),
         })
@@ -603,6 +607,9 @@ impl StatusReader {
 
     /// The next statement to run (no parameters), or `None` when [`Self::report`] is ready.
     pub fn next(&self) -> Option<String> {
+        if let Some(mark) = self.lease_marks.0.get(self.lease_marks.1) {
+            return Some(mark.clone());
+        }
         if let Some(mark) = self.mark() {
             return Some(mark);
         }
@@ -651,7 +658,7 @@ impl StatusReader {
                  floor(extract(epoch FROM taken_at) * 1000)::bigint::text, \
                  CASE WHEN expires_at = 'infinity' THEN 'infinity' \
                  ELSE floor(extract(epoch FROM expires_at) * 1000)::bigint::text END \
-                 FROM \"{}\".\"{t}\" ORDER BY layout, shard",
+                 FROM \"{}\".\"{t}\" WHERE layout <> '' ORDER BY layout, shard",
                 self.lease_at.as_deref().unwrap_or_default()
             ),
             Step::Registrations => format!("SELECT tag, format, zone FROM {s}.shardid_serials"),
@@ -705,7 +712,7 @@ impl StatusReader {
                 format!(
                     "SELECT CONVERT(layout USING utf8mb4), CAST(shard AS CHAR), CAST(ceiling AS CHAR), \
                      CONVERT(holder USING utf8mb4), {}, CASE WHEN expires_at = '9999-12-31 23:59:59' \
-                     THEN 'infinity' ELSE {} END FROM {} ORDER BY layout, shard",
+                     THEN 'infinity' ELSE {} END FROM {} WHERE layout <> '' ORDER BY layout, shard",
                     ms("taken_at"),
                     ms("expires_at"),
                     // As the lease names it: the named database's, else the connection's.
@@ -785,7 +792,7 @@ impl StatusReader {
             Step::Leases => format!(
                 "SELECT layout AS c0, CAST(shard AS TEXT) AS c1, CAST(ceiling AS TEXT) AS c2, \
                  holder AS c3, CAST(taken_at AS TEXT) AS c4, CAST(expires_at AS TEXT) AS c5 \
-                 FROM {lease}.{t} ORDER BY layout, shard"
+                 FROM {lease}.{t} WHERE layout <> '' ORDER BY layout, shard"
             ),
             Step::Registrations => {
                 format!("SELECT tag AS c0, format AS c1, zone AS c2 FROM {s}.shardid_serials")
@@ -838,6 +845,43 @@ impl StatusReader {
             self.present[0] = false;
         }
         Ok(())
+    }
+
+    /// After the probe, under `restored`: the statements marking the lease table (issue 54).
+    /// Every lease's next claim reads the mark: a shard's row the restored data lacks, or one
+    /// last taken before the mark, starts past what a lost holder could have dated
+    /// ([`super::LeaseProtocol`]). A table the probe did not find is made where a lease makes
+    /// it (the MySQL family, SQLite), so a backup taken before any lease ran is marked too; on
+    /// PostgreSQL (whose status drivers read a result from every statement) it is not, nor is
+    /// another role's table found through `search_path`, which is not read either.
+    fn lease_marks_due(&self) -> Vec<String> {
+        if !self.mark_restored || self.leases_not_read.is_some() {
+            return Vec::new();
+        }
+        let t = &self.table;
+        let exists = self.present[0];
+        match self.family {
+            Dialect::Postgres => match (exists, &self.lease_at) {
+                (true, Some(schema)) => {
+                    super::lease::mark_restored(self.family, &format!("\"{schema}\".\"{t}\""), true)
+                }
+                _ => Vec::new(),
+            },
+            Dialect::Mysql | Dialect::Mariadb => super::lease::mark_restored(
+                self.family,
+                &self
+                    .lease_schema
+                    .as_ref()
+                    .map_or_else(|| format!("`{t}`"), |schema| format!("`{schema}`.`{t}`")),
+                exists,
+            ),
+            Dialect::Sqlite if self.lease_attached => super::sqlite::mark_lease_restored(
+                self.lease_schema.as_deref().unwrap_or(SQLITE_SCHEMA),
+                t,
+            )
+            .into(),
+            Dialect::Sqlite => Vec::new(),
+        }
     }
 
     /// After the probe, under `restored --after`: each tag or topic named has its table, and
@@ -900,6 +944,13 @@ impl StatusReader {
     /// Rows no statement of this module returns (a cell missing or not a number where one is
     /// due), with what was wrong; the reader stays at its step.
     pub fn feed(&mut self, rows: &[Row]) -> Result<(), String> {
+        if self.lease_marks.1 < self.lease_marks.0.len() {
+            if !rows.is_empty() {
+                return Err("the statement marking the lease table restored returned rows".into());
+            }
+            self.lease_marks.1 += 1;
+            return Ok(());
+        }
         if self.mark().is_some() {
             if !rows.is_empty() && self.marked < self.marks_without_rows() {
                 return Err("the statement marking rows restored returned rows".into());
@@ -933,6 +984,7 @@ impl StatusReader {
                 self.fences = [cell(row, 6) == Some("true"), cell(row, 7) == Some("true")];
                 self.lease_found(row)?;
                 self.check_afters()?;
+                self.lease_marks = (self.lease_marks_due(), 0);
             }
             Step::Leases => {
                 self.leases = rows
@@ -2158,7 +2210,11 @@ mod tests {
             Some("app"),
         ])])
         .unwrap();
-        assert!(r.next().unwrap().contains("FROM `shardid_leases` ORDER BY"));
+        assert!(
+            r.next()
+                .unwrap()
+                .contains("FROM `shardid_leases` WHERE layout <> '' ORDER BY")
+        );
         r.feed(&[row(&[
             Some(&signature),
             Some("3"),
@@ -2201,7 +2257,7 @@ mod tests {
             .unwrap();
         let leases = r.next().unwrap();
         assert!(
-            leases.contains("FROM \"app\".\"shardid_leases\" ORDER BY"),
+            leases.contains("FROM \"app\".\"shardid_leases\" WHERE layout <> '' ORDER BY"),
             "{leases}"
         );
         r.feed(&[]).unwrap();
@@ -2222,7 +2278,7 @@ mod tests {
         assert!(
             r.next()
                 .unwrap()
-                .contains("FROM \"public\".\"shardid_leases\" ORDER BY")
+                .contains("FROM \"public\".\"shardid_leases\" WHERE layout <> '' ORDER BY")
         );
         // Not named and another role's: not read, and said so.
         let mut r = reader();
@@ -2303,6 +2359,21 @@ mod tests {
             Some("true"),
         ])])
         .unwrap();
+        // First the lease table (absent here: made) and its fence row marked (issue 54), each
+        // in a statement returning no row.
+        assert!(
+            r.next()
+                .unwrap()
+                .starts_with("CREATE TABLE IF NOT EXISTS `shardid_leases` (layout VARBINARY(255)")
+        );
+        r.feed(&[]).unwrap();
+        assert_eq!(
+            r.next().unwrap(),
+            "INSERT INTO `shardid_leases` (layout, shard, ceiling, taken_at) VALUES ('', -1, 0, \
+             UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE taken_at = UTC_TIMESTAMP(6)"
+        );
+        assert!(r.clone().feed(&[row(&[Some("1")])]).is_err());
+        r.feed(&[]).unwrap();
         assert_eq!(
             r.next().unwrap(),
             "UPDATE seg.shardid_tags SET restored = TRUE"
@@ -2595,7 +2666,7 @@ mod tests {
         )
         .unwrap();
         conn.execute_batch(&lease.create_table()).unwrap();
-        let (claim, params) = lease.claim();
+        let (claim, params) = lease.claim(0, 0);
         let params: Vec<Sql> = params
             .into_iter()
             .map(|v| match v {

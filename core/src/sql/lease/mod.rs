@@ -52,6 +52,37 @@ pub const LOST_CREATE_RACE: [&str; 3] = ["23505", "42P07", "42710"];
 /// before the lease reports that no shard is free. Each lost race is another process's win.
 const MAX_CLAIMS: u32 = 32;
 
+/// `shardid restored`'s statements marking the lease table `name` (quoted as the dialect
+/// quotes, with its schema where known) restored (issue 54): its fence row's mark set to the
+/// database's clock, which the next claim of every lease reads. On the MySQL family the table is
+/// made first when `exists` is false (SQLite's: [`super::sqlite`]); on PostgreSQL a status's
+/// drivers read a result from every statement, so a missing table is not made (nothing is
+/// marked then).
+#[cfg(feature = "std")]
+pub(crate) fn mark_restored(
+    dialect: Dialect,
+    name: &str,
+    exists: bool,
+) -> alloc::vec::Vec<alloc::string::String> {
+    let mut out = alloc::vec::Vec::new();
+    match Family::of(dialect) {
+        Family::Postgres if exists => out.push(postgres::MARK.replace("{t}", name)),
+        Family::Mysql => {
+            if !exists {
+                out.push(mysql::CREATE_TABLE.replace("{t}", name));
+            }
+            out.push(mysql::MARK.replace("{t}", name));
+        }
+        Family::Postgres | Family::Sqlite => {}
+    }
+    out
+}
+
+/// How far past the database's clock a row's ceiling jumps after a step back (every dialect's
+/// `JUMP`) or a restore (the fence, issue 54): the failover rule's skew between the hosts'
+/// clocks, plus the ceiling any holder may have written ahead of its clock (at most 100 ms).
+pub const JUMP_SKEW_MS: u64 = super::failover::SKEW_MS + 250;
+
 /// How many times a held lease's statement is sent again after the server rolled it back
 /// ([`LeaseProtocol::resend_after`]).
 pub const MAX_RESENDS: u32 = 10;
@@ -302,6 +333,11 @@ enum Step {
     Check(Resume),
     /// The MySQL family: the server's clock, before the claim ([`mysql::CLOCK`]).
     Clock(Resume),
+    /// The table's fence row, read once before the first claim (issue 54): a mark of
+    /// `shardid restored`, or a step back it saw, raises what a claim starts from.
+    Fence(Resume),
+    /// The MySQL family: add the fence row [`Step::Fence`] found missing.
+    AddFence(Resume),
     /// A claim took this shard, but the client's clock is too far ahead: give it back.
     Unclaim(u64),
     /// [`Next::ClockSkew`].
@@ -410,6 +446,11 @@ pub struct LeaseProtocol {
     sent: Sent,
     /// How far ahead the client's clock was found ([`Next::ClockSkew`]).
     ahead_ms: u64,
+    /// What the fence row said ([`Step::Fence`]; `None`: not read yet): after a restore (issue
+    /// 54), the time unit a claimed row starts from at least when it is missing or was last
+    /// taken before the mark, and the mark `shardid restored` left, in Unix ms by the
+    /// database's clock (0 and 0: no restore to account for).
+    fence: Option<(u64, u64)>,
 }
 
 #[cfg(feature = "alloc")]
@@ -476,6 +517,7 @@ impl LeaseProtocol {
             clock: None,
             sent: Sent::default(),
             ahead_ms: 0,
+            fence: None,
         })
     }
 
@@ -579,7 +621,7 @@ impl LeaseProtocol {
             self.step = match Family::of(dialect) {
                 Family::Postgres => Step::Check(resume),
                 Family::Mysql => Step::Clock(resume),
-                Family::Sqlite => resumed(resume),
+                Family::Sqlite => self.resumed(resume),
             };
         }
         self.dialect = dialect;
@@ -645,9 +687,18 @@ impl LeaseProtocol {
         let my = family == Family::Mysql;
         match self.step {
             Step::Claim if family == Family::Sqlite => {
-                let (sql, params) = self.sqlite().claim();
+                let (sql, params) = self
+                    .sqlite()
+                    .claim(self.floor_units(), self.fence.unwrap_or_default().1);
                 Next::Run { sql, params }
             }
+            Step::Fence(_) if family == Family::Sqlite => {
+                let (sql, params) = self.sqlite().fence();
+                Next::Run { sql, params }
+            }
+            Step::Fence(_) if my => self.run(&[mysql::FENCE], None, None),
+            Step::Fence(_) => self.run(&[postgres::FENCE], None, None),
+            Step::AddFence(_) => self.run(&[mysql::ADD_FENCE], None, None),
             Step::CreateTable(_) if family == Family::Sqlite => Next::Run {
                 sql: self.sqlite().create_table(),
                 params: alloc::vec::Vec::new(),
@@ -712,7 +763,7 @@ impl LeaseProtocol {
                     (Step::Clock(_), Answer::Row([now, ..])) if self.skewed(Some(now)) => {
                         Step::Skewed
                     }
-                    (Step::Clock(resume), Answer::Row(_)) => resumed(resume),
+                    (Step::Clock(resume), Answer::Row(_)) => self.resumed(resume),
                     _ => self.feed_mysql(answer),
                 };
                 return;
@@ -726,6 +777,8 @@ impl LeaseProtocol {
         self.step = match (self.step, answer) {
             (Step::Unclaim(_), _) => Step::Skewed,
             (Step::Check(resume), Answer::Row(row)) => self.checked(row, resume),
+            (Step::Fence(resume), Answer::Row(_) | Answer::NoRow) => self.fence(answer, resume),
+            (Step::Fence(resume), Answer::Error(code)) => self.repair(code, resume),
             (Step::Claim, Answer::Row(row)) => self.claimed(row),
             (Step::Claim, Answer::Error(code)) => self.repair(code, Resume::Claim),
             (Step::TryLock(shard), Answer::Row(row)) => match row {
@@ -757,14 +810,14 @@ impl LeaseProtocol {
             // A table made here, or by another session at the same moment: whose it is is
             // checked again before it is written.
             (Step::CreateTable(resume), Answer::Row(_) | Answer::NoRow) => Step::Check(resume),
-            (Step::UpgradeTable(resume), Answer::Row(_) | Answer::NoRow) => resumed(resume),
+            (Step::UpgradeTable(resume), Answer::Row(_) | Answer::NoRow) => self.resumed(resume),
             (Step::CreateTable(resume), Answer::Error(Some(code)))
                 if LOST_CREATE_RACE.contains(&code) =>
             {
                 Step::Check(resume)
             }
             (Step::UpgradeTable(resume), Answer::Error(Some(postgres::DUPLICATE_COLUMN))) => {
-                resumed(resume)
+                self.resumed(resume)
             }
             (
                 Step::Taken(..)
@@ -801,6 +854,11 @@ impl LeaseProtocol {
                 }
             }
             (Step::Claim, Answer::NoRow) => Step::NoFreeShard,
+            (Step::Fence(resume), Answer::Row(_) | Answer::NoRow) => self.fence(answer, resume),
+            (Step::Fence(resume), Answer::Error(_)) if !self.made_table => {
+                self.made_table = true;
+                Step::CreateTable(resume)
+            }
             // SQLite reports a missing table as its generic error (SQLITE_ERROR, `1`), and
             // drivers differ in what code they pass: make the table (`IF NOT EXISTS`) once on
             // any error of the first claim, and raise the same error if it comes again.
@@ -808,7 +866,7 @@ impl LeaseProtocol {
                 self.made_table = true;
                 Step::CreateTable(Resume::Claim)
             }
-            (Step::CreateTable(resume), Answer::Row(_) | Answer::NoRow) => resumed(resume),
+            (Step::CreateTable(resume), Answer::Row(_) | Answer::NoRow) => self.resumed(resume),
             (
                 Step::Taken(..)
                 | Step::NoFreeShard
@@ -823,6 +881,7 @@ impl LeaseProtocol {
     }
 
     /// [`LeaseProtocol::feed`] on the MySQL family: see `mysql.rs` for the statements.
+    #[allow(clippy::too_many_lines)] // one arm per step and answer, as the other dialects'
     fn feed_mysql(&mut self, answer: Answer<'_>) -> Step {
         if let Answer::Error(Some(super::mysql::UNKNOWN_VARIABLE)) = answer
             && self.dialect == Dialect::Mariadb
@@ -833,6 +892,16 @@ impl LeaseProtocol {
         }
         let id = last_insert_id(&answer);
         match (self.step, answer) {
+            (Step::Fence(resume), Answer::NoRow) => {
+                self.fence = Some((0, 0));
+                Step::AddFence(resume)
+            }
+            (Step::Fence(resume), Answer::Row(_)) => self.fence(answer, resume),
+            (Step::Fence(resume), Answer::Error(code)) => self.repair_mysql(code, resume),
+            // Rolled back: the next lease adds it.
+            (Step::AddFence(resume), Answer::Error(Some(code))) if mysql::rolled_back(code) => {
+                self.resumed(resume)
+            }
             (Step::Claim, Answer::Row(_)) if id > 0 => {
                 let packed = id - 1;
                 let shard = packed & crate::layout::mask(u32::from(self.shard_bits));
@@ -847,7 +916,7 @@ impl LeaseProtocol {
             (Step::Insert, Answer::Row(_)) if id > 0 => {
                 let shard = id - 1;
                 if (self.first..self.end).contains(&shard) {
-                    Step::Taken(shard, None)
+                    Step::Taken(shard, self.floor())
                 } else {
                     Step::Raise
                 }
@@ -888,7 +957,7 @@ impl LeaseProtocol {
                 self.taken(shard, i64::try_from(id - 1).unwrap_or(-1))
             }
             (Step::SessionClaim(shard), Answer::Row(_)) => Step::SessionInsert(shard),
-            (Step::SessionInsert(shard), Answer::Row(_)) => Step::Taken(shard, None),
+            (Step::SessionInsert(shard), Answer::Row(_)) => Step::Taken(shard, self.floor()),
             // An expiring lease holds the row: let go of the lock, try the next shard.
             (Step::SessionInsert(shard), Answer::Error(Some(mysql::DUPLICATE_KEY))) => {
                 Step::Unlock(shard)
@@ -910,9 +979,13 @@ impl LeaseProtocol {
                 self.backend = None;
                 self.after(shard)
             }
-            (Step::CreateTable(resume), Answer::Row(_) | Answer::NoRow) => resumed(resume),
+            // The fence added, or by another lease first.
+            (
+                Step::CreateTable(resume) | Step::AddFence(resume),
+                Answer::Row(_) | Answer::NoRow,
+            ) => self.resumed(resume),
             (Step::CreateTable(resume), Answer::Error(Some(mysql::TABLE_EXISTS))) => {
-                resumed(resume)
+                self.resumed(resume)
             }
             (
                 Step::Taken(..)
@@ -999,7 +1072,7 @@ impl LeaseProtocol {
                 self.made_table = true;
                 Step::CreateTable(resume)
             }
-            (Cell::Text(_), Cell::Bool(true)) => resumed(resume),
+            (Cell::Text(_), Cell::Bool(true)) => self.resumed(resume),
             (Cell::Text(owner), _) => {
                 let user = match user {
                     Cell::Text(user) => user,
@@ -1029,6 +1102,59 @@ impl LeaseProtocol {
             Some(schema) => alloc::format!("{schema}.{}", self.table),
             None => self.table.clone(),
         }
+    }
+
+    /// Where the steps go after the table is known (made, upgraded, checked), to `resume`: the
+    /// fence row first, once, before the first claim or lock (issue 54).
+    fn resumed(&self, resume: Resume) -> Step {
+        match resume {
+            Resume::Claim | Resume::TryLock(_) if self.fence.is_none() => Step::Fence(resume),
+            _ => resumed(resume),
+        }
+    }
+
+    /// The step after the fence row's answer `(mark, stepped back, the database's clock)` (no
+    /// row: no fence, nothing to account for), then `resume`.
+    ///
+    /// Why (issue 54): a restore (a dump restored, a file copied back) loses the rows written
+    /// after the backup, and with them a lease row's ceiling, or the whole row, which a claim
+    /// would then make anew with ceiling 0; the IDs a lost holder dated after the backup would
+    /// be handed out again. So after a mark of `shardid restored`, or a fence written on
+    /// another timeline, cluster, server or origin of the table's data, a missing row, or one
+    /// last taken before the mark, starts past the database's clock plus the skew the
+    /// failover rule allows any holder (the `JUMP` of every dialect, [`JUMP_SKEW_MS`]): above
+    /// every ID a holder on a clock at most that far ahead could have dated. A row taken since
+    /// the mark is its own: a claim waits ~2 s only after a restore, never on a fresh table.
+    fn fence(&mut self, answer: Answer<'_>, resume: Resume) -> Step {
+        self.fence = Some((0, 0));
+        if let Answer::Row([mark, stepped, now, ..]) = answer {
+            let mark = mark.int().and_then(|m| u64::try_from(m).ok());
+            let stepped = stepped.granted() || matches!(stepped, Cell::Text("t" | "true"));
+            match (
+                now.int().and_then(|n| u64::try_from(n).ok()),
+                mark.is_some() || stepped,
+            ) {
+                (Some(now), true) => {
+                    let floor = ((now + JUMP_SKEW_MS).saturating_sub(self.epoch_ms) / self.unit_ms)
+                        .min(self.max_units);
+                    self.fence = Some((floor, mark.unwrap_or(0)));
+                }
+                (Some(_), false) => {}
+                (None, _) => return Step::Raise,
+            }
+        }
+        resumed(resume)
+    }
+
+    /// The time unit a claimed row starts from at least, by the fence (0: none).
+    fn floor_units(&self) -> u64 {
+        self.fence.unwrap_or_default().0
+    }
+
+    /// What a row a claim added records, as the generator starts above it: the fence's floor
+    /// (`None`: 0, never held).
+    fn floor(&self) -> Option<u64> {
+        Some(self.floor_units()).filter(|&units| units > 0)
     }
 
     /// Another claimant took the row first (or the two were rolled back against each other):
@@ -1234,6 +1360,7 @@ impl LeaseProtocol {
                         },
                     )
                     .replace("{jump l.}", &postgres::JUMP.replace("{r}", "l."))
+                    .replace("{fenced l.}", &postgres::FENCED.replace("{r}", "l."))
                     .replace("{jump}", &postgres::JUMP.replace("{r}", ""))
                     .replace("{tli}", super::failover::TIMELINE)
                     .replace("{sysid}", super::failover::SYSTEM_ID),
@@ -1332,7 +1459,10 @@ impl LeaseProtocol {
             .replace("{now}", super::failover::MYSQL_NOW_MS)
             .replace("{never}", mysql::NEVER)
             .replace("{galera}", galera)
-            .replace("{skew}", &(super::failover::SKEW_MS + 250).to_string())
+            .replace("{fenced}", mysql::FENCED)
+            .replace("{floor}", &self.floor_units().to_string())
+            .replace("{mark}", &self.fence.unwrap_or_default().1.to_string())
+            .replace("{skew}", &JUMP_SKEW_MS.to_string())
             .replace("{epoch}", &self.epoch_ms.to_string())
             .replace("{unit}", &self.unit_ms.to_string())
             .replace("{maxunits}", &self.max_units.to_string())
@@ -1358,8 +1488,9 @@ impl LeaseProtocol {
             "units" => Value::Int(units.unwrap_or(0)),
             "epoch" => Value::Int(self.epoch_ms),
             "unit" => Value::Int(self.unit_ms),
-            // Above the ceiling any holder may have written ahead of its clock (at most 100 ms).
-            "skew" => Value::Int(super::failover::SKEW_MS + 250),
+            "skew" => Value::Int(JUMP_SKEW_MS),
+            "floor" => Value::Int(self.floor_units()),
+            "mark" => Value::Int(self.fence.unwrap_or_default().1),
             // "shard": every statement that names one is rendered with it.
             _ => Value::Int(shard.unwrap_or(0)),
         }

@@ -41,7 +41,7 @@
 
 /// Creates the table if it is missing. Strings are bytes (`VARBINARY`): no collation compares
 /// two tokens or layouts as equal.
-pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
+pub(crate) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
     layout VARBINARY(255) NOT NULL, shard BIGINT NOT NULL, ceiling BIGINT NOT NULL DEFAULT 0, \
     holder VARBINARY(1024) NULL, taken_at DATETIME(6) NULL, token VARBINARY(64) NULL, \
     expires_at DATETIME(6) NULL, server VARBINARY(255) NULL, \
@@ -59,6 +59,30 @@ const EXPIRY: &str = "UTC_TIMESTAMP(6) + INTERVAL @ttl * 1000 MICROSECOND";
 pub(super) const JUMP: &str = "IF(server IS NOT NULL AND server <> {srv}, \
     GREATEST(ceiling, ({now} + {skew} - {epoch}) DIV {unit}), ceiling)";
 
+/// The floor of a claimed row after a restore (issue 54), as PostgreSQL's `FENCED`: a row last
+/// taken before the mark (`{mark}`, Unix ms; 0: none) is raised to `{floor}` (0: no mark
+/// and no step back seen). Both are written in as literals, as the layout's numbers.
+pub(super) const FENCED: &str = "IF(taken_at IS NULL \
+    OR TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', taken_at) DIV 1000 < {mark}, {floor}, 0)";
+
+/// The table's fence row (issue 54; see PostgreSQL's `FENCE`), read before the lease's first
+/// claim: `(the mark's time in Unix ms or NULL, whether the fence was written by another
+/// server or before the table's data was restored, the server's clock)`, or no row, and then
+/// [`ADD_FENCE`].
+pub(super) const FENCE: &str = "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', taken_at) DIV 1000, \
+    IF(server IS NOT NULL AND server <> {srv}, 1, 0), {now} FROM {t} WHERE layout = '' AND shard = -1";
+
+/// Adds the fence row, recording this server and the origin of the table's data, when
+/// [`FENCE`] found none (a duplicate is ignored: another lease added it).
+pub(super) const ADD_FENCE: &str =
+    "INSERT IGNORE INTO {t} (layout, shard, ceiling, server) VALUES ('', -1, 0, {srv})";
+
+/// `shardid restored`'s mark in the lease table `{t}` (issue 54): the fence row's `taken_at`
+/// set to the server's clock, the row made if missing.
+#[cfg(feature = "std")]
+pub(crate) const MARK: &str = "INSERT INTO {t} (layout, shard, ceiling, taken_at) \
+    VALUES ('', -1, 0, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE taken_at = UTC_TIMESTAMP(6)";
+
 /// A row the caller may take: never taken or released, expired by the server's clock, or held
 /// by a session lease whose lock nobody holds any more.
 const FREE: &str = "(expires_at IS NULL OR expires_at <= UTC_TIMESTAMP(6) OR (expires_at = {never} \
@@ -68,7 +92,7 @@ const FREE: &str = "(expires_at IS NULL OR expires_at <= UTC_TIMESTAMP(6) OR (ex
 /// `(ceiling << shard_bits | shard) + 1` (the ceiling capped at the layout's last time unit:
 /// a generator above it makes nothing either way), or 0 when no row was free.
 pub(super) const CLAIM: [&str; 5] = [
-    "UPDATE {t} SET ceiling = (LAST_INSERT_ID((LEAST({jump}, {maxunits}) << {shardbits} | shard) + 1) - 1) \
+    "UPDATE {t} SET ceiling = (LAST_INSERT_ID((LEAST(GREATEST({jump}, {fenced}), {maxunits}) << {shardbits} | shard) + 1) - 1) \
      >> {shardbits}, token = @token, holder = @holder, taken_at = UTC_TIMESTAMP(6), server = {srv}, \
      expires_at = ",
     EXPIRY,
@@ -82,7 +106,7 @@ pub(super) const CLAIM: [&str; 5] = [
 /// shard: the second fails with a duplicate key, and claims again.
 pub(super) const INSERT: [&str; 3] = [
     "INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at, server) \
-     SELECT @sig, MIN(c.s), 0 * LAST_INSERT_ID(MIN(c.s) + 1), @token, @holder, UTC_TIMESTAMP(6), ",
+     SELECT @sig, MIN(c.s), {floor} + 0 * LAST_INSERT_ID(MIN(c.s) + 1), @token, @holder, UTC_TIMESTAMP(6), ",
     EXPIRY,
     ", {srv} FROM (SELECT CAST(@first AS SIGNED) AS s UNION ALL SELECT shard + 1 FROM {t} \
      WHERE layout = @sig AND shard >= @first AND shard < @end - 1) AS c \
@@ -110,7 +134,7 @@ pub(super) const UNLOCK: &str = "SELECT RELEASE_LOCK(CONCAT(@lockprefix, @shard)
 /// Marks the shard taken by a session lease once its lock is held, when its row is free (a
 /// session holder whose lock this session now holds is gone); the last insert ID the
 /// recorded ceiling plus one, 0 when the row is missing or an expiring lease holds it.
-pub(super) const SESSION_CLAIM: &str = "UPDATE {t} SET ceiling = CAST(LAST_INSERT_ID({jump} + 1) AS SIGNED) - 1, \
+pub(super) const SESSION_CLAIM: &str = "UPDATE {t} SET ceiling = CAST(LAST_INSERT_ID(GREATEST({jump}, {fenced}) + 1) AS SIGNED) - 1, \
     token = @token, holder = @holder, taken_at = UTC_TIMESTAMP(6), server = {srv}, expires_at = {never} \
     WHERE layout = @sig AND shard = @shard \
     AND (expires_at IS NULL OR expires_at <= UTC_TIMESTAMP(6) OR expires_at = {never})";
@@ -119,7 +143,7 @@ pub(super) const SESSION_CLAIM: &str = "UPDATE {t} SET ceiling = CAST(LAST_INSER
 /// expiring lease holds it.
 pub(super) const SESSION_INSERT: &str = "INSERT INTO {t} \
     (layout, shard, ceiling, token, holder, taken_at, expires_at, server) \
-    VALUES (@sig, @shard, 0, @token, @holder, UTC_TIMESTAMP(6), {never}, {srv})";
+    VALUES (@sig, @shard, {floor}, @token, @holder, UTC_TIMESTAMP(6), {never}, {srv})";
 
 /// Extends an expiring lease by its time to live from the server's clock, only while the row
 /// holds the lease's token (last insert ID 0: taken over). The last insert ID is the server's

@@ -64,6 +64,36 @@ pub(super) const JUMP: &str = "CASE WHEN ({r}tli IS NOT NULL AND {r}tli <> {tli}
     (floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + @skew::bigint - @epoch::bigint) \
     / @unit::bigint) ELSE {r}ceiling END";
 
+/// The floor of a claimed row after a restore (issue 54): a row last taken before the
+/// mark `shardid restored` left in the table's fence row ([`FENCE`], `@mark`, Unix ms; 0: none)
+/// is raised to `@floor`, the time unit of the database's clock plus the failover rule's skew
+/// when the fence was read (0: no mark and no step back seen). A row taken since is its own.
+pub(super) const FENCED: &str = "CASE WHEN {r}taken_at IS NULL \
+    OR floor(extract(epoch FROM {r}taken_at) * 1000)::bigint < @mark::bigint THEN @floor::bigint ELSE 0 END";
+
+/// The table's fence row (issue 54), read before the lease's first claim: `(the mark's time in
+/// Unix ms or NULL, whether the fence was written on another timeline or in another cluster,
+/// the database's clock)`, or no row. The fence is the row of layout `''` (no layout's
+/// signature: no claim, count or status reads it) and shard -1, in the lease table itself, so
+/// it is in every backup that has the table's rows: `shardid restored` sets its `taken_at` to
+/// the database's clock ([`MARK`]), and its `tli` and `sysid` are those of the first claim
+/// that found no fence, which this statement adds (seen by the next lease's read, not this
+/// one's: a table without a fence has no restore to account for).
+pub(super) const FENCE: &str = "WITH added AS (INSERT INTO {t} (layout, shard, ceiling, tli, sysid) \
+    VALUES ('', -1, 0, {tli}, {sysid}) ON CONFLICT DO NOTHING RETURNING 1) \
+    SELECT floor(extract(epoch FROM taken_at) * 1000)::bigint, \
+    coalesce((tli IS NOT NULL AND tli <> {tli}) OR (sysid IS NOT NULL AND sysid <> {sysid}), false), \
+    floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint \
+    FROM {t} WHERE layout = '' AND shard = -1";
+
+/// `shardid restored`'s mark in the lease table `{t}` (issue 54): the fence row's `taken_at`
+/// set to the database's clock, the row made if missing; a query returning no row, as every
+/// statement of a status.
+#[cfg(feature = "std")]
+pub(crate) const MARK: &str = "WITH m AS (INSERT INTO {t} AS l (layout, shard, ceiling, taken_at) \
+    VALUES ('', -1, 0, now()) ON CONFLICT (layout, shard) DO UPDATE SET taken_at = now() \
+    RETURNING 1) SELECT 1 FROM m WHERE false";
+
 /// A row the caller may take: never taken or released (`expires_at` null), expired by the
 /// database's clock, or held by a session lease (`'infinity'`) whose advisory lock no session
 /// holds any more.
@@ -84,11 +114,11 @@ pub(super) const CLAIM: [&str; 7] = [
     " ORDER BY shard LIMIT 1 FOR UPDATE SKIP LOCKED), \
      reused AS (UPDATE {t} AS l SET token = @token::text, holder = @holder::text, \
      taken_at = now(), expires_at = now() + @ttl::bigint * interval '1 millisecond', \
-     ceiling = {jump l.}, tli = {tli}, sysid = {sysid} \
+     ceiling = greatest({jump l.}, {fenced l.}), tli = {tli}, sysid = {sysid} \
      FROM free WHERE l.layout = @sig::text AND l.shard = free.shard \
      RETURNING l.shard, l.ceiling), \
      added AS (INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at, tli, sysid) \
-     SELECT @sig::text, s, 0, @token::text, @holder::text, now(), \
+     SELECT @sig::text, s, @floor::bigint, @token::text, @holder::text, now(), \
      now() + @ttl::bigint * interval '1 millisecond', {tli}, {sysid} \
      FROM generate_series(@first::bigint, @end::bigint - 1) AS s \
      WHERE NOT EXISTS (SELECT FROM reused) \
@@ -120,9 +150,9 @@ pub(super) const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtext(@key::text),
 pub(super) const SESSION_CLAIM: [&str; 2] = [
     "INSERT INTO {t} AS l \
     (layout, shard, ceiling, token, holder, taken_at, expires_at, tli, sysid) \
-    VALUES (@sig::text, @shard::bigint, 0, @token::text, @holder::text, now(), 'infinity', {tli}, {sysid}) \
+    VALUES (@sig::text, @shard::bigint, @floor::bigint, @token::text, @holder::text, now(), 'infinity', {tli}, {sysid}) \
     ON CONFLICT (layout, shard) DO UPDATE SET token = excluded.token, holder = excluded.holder, \
-    taken_at = now(), expires_at = 'infinity', ceiling = {jump l.}, tli = {tli}, sysid = {sysid} \
+    taken_at = now(), expires_at = 'infinity', ceiling = greatest({jump l.}, {fenced l.}), tli = {tli}, sysid = {sysid} \
     WHERE l.expires_at IS NULL OR l.expires_at <= now() OR l.expires_at = 'infinity' \
     RETURNING l.ceiling, ",
     NOW_MS,

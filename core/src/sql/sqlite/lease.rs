@@ -45,7 +45,7 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS {t} (\
 /// clock)`, or no row.
 /// (`WHERE true` before `ON CONFLICT`: SQLite's parser needs it after an `INSERT ... SELECT`.)
 const CLAIM: &str = "INSERT INTO {t} (layout, shard, ceiling, token, holder, taken_at, expires_at) \
-    SELECT @sig, c.shard, 0, @token, @holder, {now}, {now} + @ttl FROM (\
+    SELECT @sig, c.shard, @floor, @token, @holder, {now}, {now} + @ttl FROM (\
     SELECT shard FROM (\
     SELECT @first AS shard WHERE NOT EXISTS (SELECT 1 FROM {t} WHERE layout = @sig AND shard = @first) \
     UNION ALL SELECT x.shard + 1 FROM {t} AS x WHERE x.layout = @sig AND x.shard >= @first \
@@ -53,9 +53,24 @@ const CLAIM: &str = "INSERT INTO {t} (layout, shard, ceiling, token, holder, tak
     UNION ALL SELECT shard FROM {t} WHERE layout = @sig AND shard >= @first AND shard < @end \
     AND (expires_at IS NULL OR expires_at <= {now})) ORDER BY shard LIMIT 1) AS c WHERE true \
     ON CONFLICT (layout, shard) DO UPDATE SET token = excluded.token, holder = excluded.holder, \
-    taken_at = excluded.taken_at, expires_at = excluded.expires_at \
+    taken_at = excluded.taken_at, expires_at = excluded.expires_at, \
+    ceiling = CASE WHEN taken_at IS NULL OR taken_at < @mark THEN max(ceiling, @floor) ELSE ceiling END \
     WHERE expires_at IS NULL OR expires_at <= {now} \
     RETURNING shard, ceiling, {now}";
+
+/// The table's fence row (issue 54), read before the lease's first claim: `(the mark's time
+/// in Unix ms, 0, the database's clock)`, or no row. The row of layout `''` (no layout's
+/// signature: no claim or status reads it) and shard -1, in the lease table itself, so it is in
+/// every copy of the file that has the table: `shardid restored` sets its `taken_at`
+/// ([`MARK`]); one file has no other step back to see.
+const FENCE: &str = "SELECT taken_at, 0, {now} FROM {t} WHERE layout = '' AND shard = -1";
+
+/// `shardid restored`'s mark (issue 54): the fence row's `taken_at` set to the database's
+/// clock, the row made if missing (after [`CREATE_TABLE`]: a copy without the table gets it,
+/// so the next lease finds the mark).
+#[cfg(feature = "std")]
+const MARK: &str = "INSERT INTO {t} (layout, shard, ceiling, taken_at) VALUES ('', -1, 0, {now}) \
+    ON CONFLICT (layout, shard) DO UPDATE SET taken_at = excluded.taken_at";
 
 /// Extends the lease by its time to live from the database's clock, only while the row holds
 /// its token: one row, or none when it was taken over.
@@ -153,10 +168,17 @@ impl SqliteLease {
         CREATE_TABLE.replace("{t}", &self.name)
     }
 
+    /// Reads the fence row (issue 54): one row `(mark, 0, the database's clock)` or none.
+    pub fn fence(&self) -> (String, Vec<Value<'_>>) {
+        self.render(FENCE, None, None)
+    }
+
     /// Takes the first free shard: one row `(shard, ceiling)` (start the generator above the
-    /// ceiling), or none: every shard of the range is held by a live lease.
-    pub fn claim(&self) -> (String, Vec<Value<'_>>) {
-        self.render(CLAIM, None, None)
+    /// ceiling), or none: every shard of the range is held by a live lease. A missing row, or
+    /// one last taken before `mark` (Unix ms; 0: none), starts at `floor` time units at
+    /// least (0: none): after a restore, past what a lost holder could have dated (issue 54).
+    pub fn claim(&self, floor: u64, mark: u64) -> (String, Vec<Value<'_>>) {
+        self.render(CLAIM, None, Some((floor, mark)))
     }
 
     /// Renews the lease on `shard`: one row, or none when it was taken over (stop).
@@ -167,7 +189,7 @@ impl SqliteLease {
     /// Records a ceiling of `units` for `shard` and renews: one row, or none when the lease is
     /// lost (the generator must stop at its ceiling).
     pub fn record(&self, shard: u64, units: u64) -> (String, Vec<Value<'_>>) {
-        self.render(RECORD, Some(shard), Some(units))
+        self.render(RECORD, Some(shard), Some((units, 0)))
     }
 
     /// Frees `shard` at once, if the lease still holds it (one row then).
@@ -181,8 +203,9 @@ impl SqliteLease {
         &self,
         sql: &str,
         shard: Option<u64>,
-        units: Option<u64>,
+        numbers: Option<(u64, u64)>,
     ) -> (String, Vec<Value<'_>>) {
+        let (units, mark) = numbers.unzip();
         let sql = sql.replace("{t}", &self.name).replace("{now}", NOW_MS);
         let mut out = String::with_capacity(sql.len());
         let mut names: Vec<&str> = Vec::new();
@@ -203,7 +226,8 @@ impl SqliteLease {
                 "end" => Value::Int(self.end),
                 "ttl" => Value::Int(self.ttl_ms),
                 "shard" => Value::Int(shard.unwrap_or(0)),
-                "units" => Value::Int(units.unwrap_or(0)),
+                "units" | "floor" => Value::Int(units.unwrap_or(0)),
+                "mark" => Value::Int(mark.unwrap_or(0)),
                 _ => unreachable!("unknown parameter @{name}"),
             };
             match self.placeholders {
@@ -227,4 +251,15 @@ impl SqliteLease {
         out.push_str(rest);
         (out, params)
     }
+}
+
+/// `shardid restored`'s statements for the lease table `table` of `schema` (no parameters): the
+/// table made if missing, then its fence row marked with the database's clock (issue 54).
+#[cfg(feature = "std")]
+pub(crate) fn mark(schema: &str, table: &str) -> [String; 2] {
+    let name = format!("\"{schema}\".\"{table}\"");
+    [
+        CREATE_TABLE.replace("{t}", &name),
+        MARK.replace("{t}", &name).replace("{now}", NOW_MS),
+    ]
 }

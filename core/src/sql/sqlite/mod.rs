@@ -92,6 +92,8 @@ pub use dictionary::{
 pub use filesystem::usable_file;
 #[cfg(feature = "alloc")]
 pub use lease::SqliteLease;
+#[cfg(feature = "std")]
+pub(crate) use lease::mark as mark_lease_restored;
 pub use segments::{
     SqliteSegmentStatements, SqliteSegments, SqliteSegmentsUninstall, SqliteTake, SqliteTakeStep,
     TakeError, read, took,

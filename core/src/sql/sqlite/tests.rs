@@ -641,30 +641,30 @@ fn a_lease_taken_is_refused_to_another_until_it_expires() {
         a_conn.execute_batch(&a.create_table()).unwrap();
         b_conn.execute_batch(&b.create_table()).unwrap();
 
-        assert_eq!(run(&a_conn, a.claim()), Some((0, 0)));
-        assert_eq!(run(&b_conn, b.claim()), None, "held");
+        assert_eq!(run(&a_conn, a.claim(0, 0)), Some((0, 0)));
+        assert_eq!(run(&b_conn, b.claim(0, 0)), None, "held");
         assert!(run(&a_conn, a.record(0, 77)).is_some());
-        assert_eq!(run(&b_conn, b.claim()), None, "renewed: still held");
+        assert_eq!(run(&b_conn, b.claim(0, 0)), None, "renewed: still held");
         thread::sleep(Duration::from_millis(MIN_TTL_MS + 100));
         // Expired by the database's clock: B takes it over, above A's ceiling.
-        assert_eq!(run(&b_conn, b.claim()), Some((0, 77)));
+        assert_eq!(run(&b_conn, b.claim(0, 0)), Some((0, 77)));
         assert_eq!(run(&a_conn, a.renew(0)), None, "A was taken over");
         assert_eq!(run(&a_conn, a.record(0, 99)), None);
         assert_eq!(run(&a_conn, a.release(0)), None);
         assert!(run(&b_conn, b.renew(0)).is_some());
         // Released: free at once.
         assert!(run(&b_conn, b.release(0)).is_some());
-        assert_eq!(run(&a_conn, a.claim()), Some((0, 77)));
+        assert_eq!(run(&a_conn, a.claim(0, 0)), Some((0, 77)));
 
         // A range: each claimant its own shard, the first free; none left after.
         let c = lease(0, 3, "token-c");
         let d = lease(0, 3, "token-d");
         let e = lease(0, 3, "token-e");
-        assert_eq!(run(&b_conn, c.claim()).map(|r| r.0), Some(1));
-        assert_eq!(run(&b_conn, d.claim()).map(|r| r.0), Some(2));
-        assert_eq!(run(&b_conn, e.claim()), None);
+        assert_eq!(run(&b_conn, c.claim(0, 0)).map(|r| r.0), Some(1));
+        assert_eq!(run(&b_conn, d.claim(0, 0)).map(|r| r.0), Some(2));
+        assert_eq!(run(&b_conn, e.claim(0, 0)), None);
         assert!(run(&b_conn, c.release(1)).is_some());
-        assert_eq!(run(&b_conn, e.claim()).map(|r| r.0), Some(1));
+        assert_eq!(run(&b_conn, e.claim(0, 0)).map(|r| r.0), Some(1));
         // Another layout's rows are another table's, in effect.
         let other = SqliteLease::new(
             Layout::SONYFLAKE,
@@ -676,8 +676,123 @@ fn a_lease_taken_is_refused_to_another_until_it_expires() {
             "token-f",
         )
         .unwrap();
-        assert_eq!(run(&b_conn, other.claim()), Some((0, 0)));
+        assert_eq!(run(&b_conn, other.claim(0, 0)), Some((0, 0)));
         assert!(a.clone().ttl(MIN_TTL_MS - 1).is_err());
+    }
+}
+
+/// Runs a lease protocol's steps on `conn` as a driver does, to the shard it takes and the
+/// ceiling it starts above.
+fn take_lease(conn: &Connection, p: &mut crate::sql::LeaseProtocol) -> (u64, Option<u64>) {
+    use crate::sql::{Answer, Cell, Next};
+    loop {
+        let (sql, params) = match p.next() {
+            Next::Run { sql, params } => (
+                sql,
+                params
+                    .into_iter()
+                    .map(|v| match v {
+                        Value::Text(t) => Sql::Text(t.into()),
+                        Value::Int(n) => Sql::Integer(i64::try_from(n).unwrap()),
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            Next::Taken {
+                shard, recorded, ..
+            } => return (shard, recorded),
+            other => panic!("{other:?}"),
+        };
+        let answer = conn.prepare(&sql).and_then(|mut st| {
+            let n = st.column_count();
+            st.query_row(params_from_iter(params), |r| {
+                (0..n)
+                    .map(|i| r.get::<_, Option<i64>>(i))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .optional()
+        });
+        match answer {
+            Ok(Some(row)) => {
+                let cells: Vec<Cell<'_>> = row
+                    .iter()
+                    .map(|c| c.map_or(Cell::Null, Cell::Int))
+                    .collect();
+                p.feed(Answer::Row(&cells));
+            }
+            Ok(None) => p.feed(Answer::NoRow),
+            Err(_) => p.feed(Answer::Error(Some("1"))),
+        }
+    }
+}
+
+/// Issue 54's lease row on SQLite, through the core's steps: a copy taken before the lease
+/// table existed, and one with the table but without shard 0's row, each put back after a
+/// holder of shard 0 recorded a ceiling 2 s ahead and marked restored: the next holder starts
+/// past the database's clock plus the failover rule's skew (above that ceiling), where it
+/// started from the copy's 0. A file never restored starts at 0, and a row taken after the mark
+/// is its own again.
+#[test]
+fn a_lease_row_the_copy_lacks_starts_past_the_lost_ceiling_once_marked() {
+    use crate::sql::{Dialect, LeaseKind, LeaseProtocol};
+    let layout = Layout::SONYFLAKE;
+    let lease = |first: u64, token: &str| {
+        LeaseProtocol::new(
+            LeaseKind::Expiring { ttl_ms: MIN_TTL_MS },
+            layout,
+            "shardid_leases",
+            Placeholders::Numbered,
+            first,
+            first + 1,
+            "host 1",
+            token,
+        )
+        .unwrap()
+        .dialect(Dialect::Sqlite)
+        .unwrap()
+    };
+    let units = |ms: u64| (ms - layout.epoch_ms()) / layout.unit_ms();
+    for table_in_copy in [false, true] {
+        let file = File::new("lease-restored");
+        let backup = File::new("lease-restored-backup");
+        let conn = file.open();
+        if table_in_copy {
+            let mut other = lease(1, "other");
+            assert_eq!(
+                take_lease(&conn, &mut other),
+                (1, None),
+                "never restored: from 0"
+            );
+        } else {
+            conn.execute_batch("CREATE TABLE app (x INTEGER)").unwrap();
+        }
+        conn.execute("VACUUM INTO ?1", [backup.0.to_str().unwrap()])
+            .unwrap();
+        let mut lost = lease(0, "lost");
+        assert_eq!(
+            take_lease(&conn, &mut lost),
+            (0, None),
+            "never restored: from 0"
+        );
+        let lost_ceiling = units(crate::clock::now_ms() + 2_000);
+        assert!(run(&conn, lost.record(0, lost_ceiling)).is_some());
+        drop(conn);
+        file.remove();
+        std::fs::copy(&backup.0, &file.0).unwrap();
+        let conn = file.open();
+        mark_restored_as_the_cli_does(&conn);
+        let before = units(crate::clock::now_ms() + crate::sql::failover::SKEW_MS);
+        let mut next = lease(0, "next");
+        let (shard, recorded) = take_lease(&conn, &mut next);
+        let recorded = recorded.expect("the copy lacks the row: a ceiling past the lost one");
+        assert_eq!(shard, 0);
+        assert!(
+            recorded > lost_ceiling && recorded >= before,
+            "table in copy {table_in_copy}: {recorded} vs the lost {lost_ceiling}"
+        );
+        // Taken since the mark: its own ceiling again, no second jump.
+        assert!(run(&conn, next.release(0)).is_some());
+        let mut again = lease(0, "again");
+        assert_eq!(take_lease(&conn, &mut again), (0, Some(recorded)));
     }
 }
 
