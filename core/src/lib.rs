@@ -131,6 +131,8 @@ pub mod book {
     pub struct StartRust;
     #[doc = include_str!("../../docs/src/start/async-rust.md")]
     pub struct StartAsyncRust;
+    #[doc = include_str!("../../docs/src/databases/redis.md")]
+    pub struct Redis;
     #[doc = include_str!("../../docs/src/systems/segments.md")]
     pub struct Segments;
     #[doc = include_str!("../../docs/src/systems/serials.md")]

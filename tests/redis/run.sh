@@ -15,4 +15,4 @@ command -v redis-server >/dev/null 2>&1 || {
 }
 cargo test --locked -p shardid --features redis --test redis
 cargo test --locked -p shardid --features redis --lib -- redis::
-cargo test --locked -p shardid --features redis --doc -- redis
+cargo test --locked -p shardid --features redis --doc -- redis book::Redis
