@@ -2,8 +2,8 @@
 import type api from './api.js'
 
 // Without PublicIds, checkPublicId and fromUuid (shardid-wasm/public's): build.sh adds them to
-// public.d.ts.
+// public.d.ts. Without shardFromOrdinal either: UNSUPPORTED in both modules (no host).
 export { Layout, Generator, Parts, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } from './api.js'
 export type { EncodingName, ErrorCode, ErrorFields, GeneratorOptions, IdInput, LayoutSpec, TimeInput, U64Input } from './api.js'
-declare const _default: Omit<typeof api, 'lease' | 'LeasedGenerator' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
+declare const _default: Omit<typeof api, 'lease' | 'LeasedGenerator' | 'shardFromOrdinal' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
 export default _default

@@ -3,8 +3,8 @@
 import type api from '../web/api.js'
 
 // Without PublicIds, checkPublicId and fromUuid (shardid-wasm/public's): build.sh adds them to
-// public.d.ts.
+// public.d.ts. Without shardFromOrdinal either: UNSUPPORTED in both modules (no host).
 export { Layout, Generator, Parts, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } from '../web/api.js'
 export type { EncodingName, ErrorCode, ErrorFields, GeneratorOptions, IdInput, LayoutSpec, TimeInput, U64Input } from '../web/api.js'
-declare const _default: Omit<typeof api, 'lease' | 'LeasedGenerator' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
+declare const _default: Omit<typeof api, 'lease' | 'LeasedGenerator' | 'shardFromOrdinal' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
 export default _default

@@ -2,10 +2,11 @@
 // Node addon's (`lease` throws UNSUPPORTED: the module has no file system), and its `default`
 // is itself, for code compiled from `import shardid from 'shardid-wasm'`. Without public IDs
 // (PublicIds, checkPublicId, fromUuid throw UNSUPPORTED in the default module: they are
-// shardid-wasm/public's, whose public.d.ts build.sh makes with `never` in their place).
+// shardid-wasm/public's, whose public.d.ts build.sh makes with `never` in their place), nor
+// shardFromOrdinal (a pod's hostname: UNSUPPORTED in both modules, which have no host).
 import type * as api from './api.js'
 
-type Api = Omit<typeof api.default, 'PublicIds' | 'checkPublicId' | 'fromUuid'>
+type Api = Omit<typeof api.default, 'shardFromOrdinal' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
 declare const shardid: Api & { readonly default: Api }
 declare namespace shardid {
   type IdInput = api.IdInput

@@ -1,11 +1,12 @@
 // Types of pkg/web/shardid.js: `init()` loads the module and gives the API. The default module's
 // API has no public IDs (PublicIds, checkPublicId, fromUuid: shardid-wasm/web/public's; build.sh
-// removes them from this Omit for public.d.ts); at run time they throw UNSUPPORTED.
+// removes them from this Omit for public.d.ts); at run time they throw UNSUPPORTED, as
+// shardFromOrdinal does in both modules (no host).
 import type api from './api.js'
 
 export type * from './api.js'
 /** The classes `init()` gives. */
-export type Api = Omit<typeof api, 'lease' | 'LeasedGenerator' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
+export type Api = Omit<typeof api, 'lease' | 'LeasedGenerator' | 'shardFromOrdinal' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
 /** Where the `.wasm` is (default: next to this file), its bytes, or the compiled module. */
 export type InitInput = string | URL | Request | Response | BufferSource | WebAssembly.Module
 /**

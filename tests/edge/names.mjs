@@ -4,7 +4,8 @@
 // `workerd` condition for Workers; NodeNext for CommonJS); Node imports the same entry and lists
 // its exports. A name in the types must exist at run time, the named exports must be the same
 // set, and the default module's entries must not name PublicIds, checkPublicId or fromUuid
-// (there they would throw UNSUPPORTED): shardid-wasm/public's must. Prints a line per entry.
+// (there they would throw UNSUPPORTED): shardid-wasm/public's must. No entry names
+// shardFromOrdinal (UNSUPPORTED in both). Prints a line per entry.
 import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,6 +16,8 @@ import ts from 'typescript'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const PUBLIC = ['PublicIds', 'checkPublicId', 'fromUuid']
+// UNSUPPORTED in both modules (a pod's hostname: the modules have no host): in no entry's types.
+const NOWHERE = ['shardFromOrdinal']
 
 const bundler = { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }
 const workerd = { ...bundler, customConditions: ['workerd'] }
@@ -127,6 +130,7 @@ for (const [i, [specifier, options, runtime, hasPublic]] of entries.entries()) {
     for (const name of PUBLIC) {
       assert.equal([...named, ...props].includes(name), hasPublic, `${name} ${hasPublic ? 'missing from' : 'in'} the types`)
     }
+    for (const name of NOWHERE) assert.ok(![...named, ...props].includes(name), `${name} in the types`)
     if (runtime) {
       const file = join(here, 'node_modules/shardid-wasm', runtime)
       const ns = await import(file)
