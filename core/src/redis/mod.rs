@@ -62,9 +62,9 @@ use crate::sql::Cell;
 pub mod scripts;
 
 #[cfg(feature = "redis")]
-mod client;
+pub mod client;
 #[cfg(feature = "redis")]
-mod lease;
+pub mod lease;
 #[cfg(feature = "redis")]
 pub use crate::segment::driver::SegmentError;
 #[cfg(feature = "redis")]
