@@ -194,6 +194,8 @@ class ShardIdUUIDField(models.UUIDField):
             ) from None
 
     def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        """The UUID the column holds for ``value`` (an ID, or a UUID checked to be this layout's),
+        in the form the connection's backend takes (a ``uuid.UUID`` or its 32 hex digits)."""
         if value is None or hasattr(value, "resolve_expression"):
             return value
         if isinstance(value, uuid.UUID):
@@ -207,6 +209,8 @@ class ShardIdUUIDField(models.UUIDField):
         return super().get_db_prep_value(value, connection, prepared)
 
     def from_db_value(self, value: Any, expression: Any, connection: Any) -> int | None:
+        """The ID a UUID read from the column holds; ``InvalidArgumentError`` for a UUID the
+        bridge did not make for this layout (a row another program wrote)."""
         if value is None:
             return None
         # Django's backends without a uuid type hand back the text; its converter (which runs
