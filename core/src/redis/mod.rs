@@ -393,3 +393,120 @@ impl RedisSegments {
         self.op = Op::Idle;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The script, keys and arguments the next step runs.
+    fn run(protocol: &RedisSegments) -> (&'static str, Vec<String>, Vec<String>) {
+        match protocol.next() {
+            Step::Run {
+                server: 0,
+                command: Command::Script { source, keys, args },
+            } => (source, keys, args),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_take_connects_runs_one_script_and_reads_the_segment() {
+        let mut p = RedisSegments::new("app").unwrap();
+        assert_eq!(p.next(), Step::Idle);
+        p.take("orders", 100);
+        assert_eq!(p.next(), Step::Connect { server: 0 });
+        p.connected("abc");
+        let (source, keys, args) = run(&p);
+        assert_eq!(source, scripts::TAKE);
+        assert_eq!(keys, ["app:tag:{orders}", "app:server"]);
+        assert_eq!(args, ["abc", "100"]);
+        p.answer(&[Cell::Int(1), Cell::Text("41"), Cell::Int(100)]);
+        let segment = Segment {
+            first: 41,
+            count: 100,
+            stride: 1,
+        };
+        assert_eq!(p.next(), Step::Segment(segment));
+        p.finish();
+        assert_eq!(p.next(), Step::Idle);
+        // The identity is kept across operations, until the connection is lost.
+        p.give_back("orders", 60, 141);
+        let (source, keys, args) = run(&p);
+        assert_eq!((source, keys.len()), (scripts::GIVE_BACK, 1));
+        assert_eq!(args, ["abc", "60", "141"]);
+        p.answer(&[Cell::Int(0)]);
+        assert_eq!(p.next(), Step::GivenBack(false));
+        p.finish();
+        p.lost();
+        p.take("orders", 100);
+        assert_eq!(p.next(), Step::Connect { server: 0 });
+    }
+
+    #[test]
+    fn refusals() {
+        let mut p = RedisSegments::new("app").unwrap();
+        p.connected("abc");
+        let refused = |p: &RedisSegments| match p.next() {
+            Step::Failed(Failure::Refused { kind, reason }) => (kind, reason),
+            other => panic!("{other:?}"),
+        };
+        p.take("orders", 10);
+        p.answer(&[Cell::Int(-1)]);
+        assert_eq!(refused(&p).0, ErrorKind::UnknownTag);
+        p.take("orders", 10);
+        p.answer(&[Cell::Int(-2), Cell::Text("9007199254740990")]);
+        assert!(refused(&p).1.starts_with("TAG_EXHAUSTED"));
+        // A segment of another size, or a negative start, is no script's.
+        for reply in [
+            [Cell::Int(1), Cell::Int(1), Cell::Int(9)],
+            [Cell::Int(1), Cell::Int(-5), Cell::Int(10)],
+        ] {
+            p.take("orders", 10);
+            p.answer(&reply);
+            assert_eq!(refused(&p).0, ErrorKind::Database);
+        }
+        p.create_tag("orders", 1, false);
+        let (source, _, args) = run(&p);
+        assert_eq!((source, args[2].as_str()), (scripts::CREATE_TAG, "0"));
+        p.answer(&[Cell::Int(-3)]);
+        let (kind, reason) = refused(&p);
+        assert_eq!(kind, ErrorKind::InvalidArgument);
+        assert!(reason.contains("create_tag_from"), "{reason}");
+        p.create_tag("orders", 7, true);
+        assert_eq!(run(&p).2, ["abc", "7", "1"]);
+        p.answer(&[Cell::Int(1), Cell::Text("7")]);
+        assert_eq!(
+            p.next(),
+            Step::Created {
+                made: true,
+                next: 7
+            }
+        );
+        // The executor's error ends the operation.
+        p.take("orders", 10);
+        p.failed();
+        assert_eq!(p.next(), Step::Failed(Failure::Driver));
+    }
+
+    #[test]
+    fn urls_prefixes_and_identity() {
+        for url in [
+            "redis://h",
+            "rediss://h:6380/1",
+            "unix:///tmp/r.sock",
+            "redis+sentinel://a:26379,b:26380/m",
+        ] {
+            assert!(is_redis_url(url), "{url}");
+        }
+        for url in ["postgresql://h/db", "http://h", "redis:h", "valkey://h"] {
+            assert!(!is_redis_url(url), "{url}");
+        }
+        assert!(RedisSegments::new("shardid").is_ok());
+        for prefix in ["", "a:b", "a{b}", "a b", &"x".repeat(64)] {
+            assert!(RedisSegments::new(prefix).is_err(), "{prefix:?}");
+        }
+        let info = "# Server\r\nredis_version:7.0.15\r\nrun_id:0123abcd\r\ntcp_port:6379\r\n";
+        assert_eq!(run_id(info), Some("0123abcd"));
+        assert_eq!(run_id("# Server\r\nrun_id:\r\n"), None);
+    }
+}
