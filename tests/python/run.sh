@@ -41,13 +41,18 @@ if [ "$(uname)" = Linux ] && [ ! -d bindings-wasm/node_modules/playwright-core ]
 fi
 
 cd "$work"   # so `import shardid` can only find the installed wheel
+# The stubs are checked while pytest runs (mypy's 20 s or so of one core, beside tests that
+# mostly wait on their processes and files); its output is shown after pytest's.
+"$venv/bin/python" -m mypy.stubtest shardid --mypy-config-file "$root/tests/python/mypy.ini" \
+    --allowlist "$root/tests/python/stubtest-allowlist.txt" >"$work/stubtest.log" 2>&1 &
+stubtest=$!
 status=0
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/junit.xml" \
     "$root/tests/python" || status=1
 echo "==> mypy.stubtest shardid"
 stubtest_ok=1
-"$venv/bin/python" -m mypy.stubtest shardid --mypy-config-file "$root/tests/python/mypy.ini" \
-    --allowlist "$root/tests/python/stubtest-allowlist.txt" || { stubtest_ok=0; status=1; }
+wait "$stubtest" || { stubtest_ok=0; status=1; }
+cat "$work/stubtest.log"
 
 "$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" \
     "Python: pytest + stubtest, tests/python/run.sh" "$stubtest_ok" "$((1 - stubtest_ok))"
