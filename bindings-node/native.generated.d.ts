@@ -138,6 +138,41 @@ export declare class MysqlFetch {
 }
 
 /**
+ * The core's take and give-back of segments (`shardid::segment::protocol::SegmentProtocol`),
+ * for `segments.js` to run over `pg`, `mysql2` or a SQLite driver: the rotation across ticket
+ * servers, each database's statements and steps, the MySQL family's resend of a take rolled
+ * back whole and a serial period's first take are the core's; the executor only runs them.
+ */
+export declare class SegmentProtocol {
+  /**
+   * The protocol of an allocator over `servers` ticket servers of `dialect` (`'postgres'`,
+   * `'mysql'`, `'mariadb'`, `'sqlite'`) whose `schema` holds the segments' DDL; statements
+   * with `$n` placeholders for `pg`, `?` for `mysql2` and SQLite's drivers.
+   */
+  constructor(dialect: string, schema: string, servers: number)
+  /** Starts a take of `size` (a decimal string; `"0"`: the size the row remembers) of `tag`. */
+  take(tag: string, size: string): void
+  /** Starts a take of `size` numbers of serial tag `tag`'s `period` (`''`: never resets). */
+  takePeriod(tag: string, period: string, size: string): void
+  /** Starts giving `first..end` (decimal strings) of `tag` back to the last server taken from. */
+  giveBack(tag: string, first: string, end: string): void
+  /** What to do next. */
+  next(): SegmentStep
+  /** The connection of `'connect'`'s server is there; its server's dialect. */
+  connected(dialect: string): void
+  /**
+   * The first row of `'run'`'s statement (`null`: none), its cells as strings, booleans or
+   * `null` (on MySQL a statement without rows: `[affectedRows, insertId]`).
+   */
+  answer(row?: Array<string | boolean | undefined | null> | undefined | null): void
+  /**
+   * The last step failed with the driver's error `code` (a SQLSTATE, MySQL's `errno` as a
+   * string, SQLite's result code; `null`: none, or the connection could not be opened).
+   */
+  failed(code?: string | undefined | null): void
+}
+
+/**
  * The steps of one take (the core's `SqliteTake`): `reading` says which statement to send
  * (the read, else the take); `answer(row)` reads its row.
  */
@@ -746,6 +781,31 @@ export interface SegmentSql {
  * core.generated.js names them).
  */
 export declare function segmentStats(index: unknown): BigUint64Array
+
+/**
+ * What a segment executor does next (`SegmentProtocol.next()`): `step` is `'connect'` (use
+ * server `server`'s connection, then `connected(dialect)`), `'run'` (run `sql` with `values`
+ * on server `server`, then `answer(row)` or `failed(code)`), `'segment'` (`segment`: `[first,
+ * count, stride]` as decimal strings), `'givenBack'` (`returned`), `'failed'` (`driver`:
+ * throw the last error fed; else the core's refusal: `kind`, `sqlstate`, `reason`) or
+ * `'idle'`.
+ */
+export interface SegmentStep {
+  step: string
+  server?: number
+  sql?: string
+  /**
+   * Texts as strings, integers as bigints (`pg` and `mysql2` send them as text, SQLite must
+   * compare integers with integers).
+   */
+  values?: Array<string | bigint>
+  segment?: Array<string>
+  returned?: boolean
+  driver?: boolean
+  kind?: string
+  sqlstate?: string
+  reason?: string
+}
 
 /**
  * Stops reporting the allocator to exporters: it was closed (or never started). Python's

@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.DictCache = nativeBinding.DictCache
 module.exports.LeaseProtocol = nativeBinding.LeaseProtocol
 module.exports.MysqlFetch = nativeBinding.MysqlFetch
+module.exports.SegmentProtocol = nativeBinding.SegmentProtocol
 module.exports.SqliteTake = nativeBinding.SqliteTake
 module.exports.StatusRun = nativeBinding.StatusRun
 module.exports.ceilingClose = nativeBinding.ceilingClose

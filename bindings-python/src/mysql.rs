@@ -338,7 +338,8 @@ pub(crate) fn _mysql_url(
     Ok((u.user, u.password, u.host, u.port, u.database))
 }
 
-/// The database a connection string names, by the core's one rule (`Dialect::of_url`):
+/// The database a connection string names, by the core's one rule for the Python clients
+/// (`Dialect::of_sqlalchemy_url`: `Dialect::of_url`'s, and `SQLAlchemy`'s `family+driver://`):
 /// `"postgres"`, `"mysql"`, `"mariadb"` or `"sqlite"`; any other scheme is `INVALID_ARGUMENT` on
 /// `argument`, naming the schemes taken. Every client decides its driver by it.
 #[pyfunction]
@@ -347,7 +348,7 @@ pub(crate) fn _database_of_url(
     url: &str,
     argument: &str,
 ) -> PyResult<&'static str> {
-    shardid::sql::Dialect::of_url(url)
+    shardid::sql::Dialect::of_sqlalchemy_url(url)
         .map(shardid::sql::Dialect::name)
         .map_err(|why| invalid_argument(py, argument, &why.to_string()))
 }

@@ -8,7 +8,7 @@ asserts:
 - a database that is down is ``DATABASE_UNREACHABLE``, within the client's wait, saying why
   (``refused``; on SQLite a missing directory, a directory, a file that is not a SQLite
   database, with the path; in Python the driver's error is the cause);
-- a URL no driver takes (``postgresql+psycopg://``, ``nonsense``, and ``sqlite://host/x.db``,
+- a URL no driver takes (``postgresql+nosuch://``, ``nonsense``, and ``sqlite://host/x.db``,
   ``sqlite:///:memory:`` ...) is ``INVALID_ARGUMENT`` at once, naming the URLs taken (the core's
   one rule, ``Dialect::of_url``);
 - after ``close()``: ``CLOSED``;
@@ -219,7 +219,8 @@ def test_a_server_that_is_down_is_database_unreachable_within_the_wait(client: s
         assert seen.get("ms", 0) < WAIT_MS + 700, (client, call, seen)
 
 
-BAD_URLS = ["postgresql+psycopg://postgres@127.0.0.1:1/postgres", "nonsense"]
+# postgresql+nosuch://: a driver no client runs (the Python clients take SQLAlchemy's postgresql+psycopg://).
+BAD_URLS = ["postgresql+nosuch://postgres@127.0.0.1:1/postgres", "nonsense"]
 
 
 @pytest.mark.parametrize("bad", BAD_URLS, ids=["scheme", "no-url"])

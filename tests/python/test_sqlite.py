@@ -429,7 +429,7 @@ def test_async_serials_from_many_tasks_and_a_second_client(url: str) -> None:
     numbers = sorted(int(s[-6:]) for s in every)
     assert numbers[-1] - numbers[0] + 1 <= 260 + 2 * 3, numbers[-1]  # at most a segment's rest each
     with pytest.raises(shardid.InvalidArgumentError):
-        AsyncSerials("postgresql+psycopg://x/y", "tasks", FMT, zone="UTC")
+        AsyncSerials("postgresql+nosuch://x/y", "tasks", FMT, zone="UTC")
     with pytest.raises(shardid.UnknownTimeZoneError):
         AsyncSerials(url, "tasks", FMT, zone="Mars/Olympus")
 

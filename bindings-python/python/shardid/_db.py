@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from shardid._errors import ClosedError, DatabaseUnreachableError, ShardIdError
-from shardid._shardid import _error, _redacted
+from shardid._shardid import _database_of_url, _error, _redacted
 
 
 def sqlstate(e: BaseException) -> str | None:
@@ -98,17 +98,82 @@ def closed_error(what: str) -> ClosedError:
     return _error("CLOSED", what=what)  # type: ignore[return-value]
 
 
+# The drivers a client of each side runs, by family, for a driver a SQLAlchemy URL names after
+# its scheme's ``+`` (the core's rule takes it: ``shardid::sql::SQLALCHEMY_DRIVERS``): the
+# first is the one to write instead. An application hands its one URL to SQLAlchemy and to
+# shardid; a driver a client does not run is refused naming it, never run with another.
+_RUNS = {
+    ("postgres", True): ("psycopg", "psycopg_async"),
+    ("postgres", False): ("psycopg", "psycopg2"),
+    ("mysql", True): ("aiomysql",),
+    ("mysql", False): ("pymysql",),
+    # sqlite3 either way: aiosqlite is sqlite3 on a worker thread, as the asyncio clients run it.
+    ("sqlite", True): ("aiosqlite", "pysqlite"),
+    ("sqlite", False): ("pysqlite", "aiosqlite"),
+}
+_FAMILY = {"postgres": "postgres", "mysql": "mysql", "mariadb": "mysql", "sqlite": "sqlite"}
+_SIDE = {True: "asyncio clients (Async...)", False: "blocking clients"}
+
+
+def split_driver(url: str) -> tuple[str | None, str]:
+    """The driver a SQLAlchemy URL names after its scheme's ``+`` and the URL without it
+    (``("asyncpg", "postgresql://h/d")`` of ``postgresql+asyncpg://h/d``); ``(None, url)`` for
+    any other text. The core's rule (``_database_of_url``) has taken the URL first: it knows
+    the families and their drivers; this only takes the name out for the driver that reads it."""
+    scheme, sep, rest = url.partition("://")
+    base, plus, driver = scheme.partition("+")
+    if not sep or not plus or not driver or base not in ("postgres", "postgresql", "mysql", "mariadb", "sqlite"):
+        return None, url
+    return driver, f"{base}://{rest}"
+
+
+def driver_url(url: str, *, asyncio: bool) -> tuple[str | None, str]:
+    """:func:`split_driver` for a client of one side (``asyncio``), after the core's rule:
+    ``UNSUPPORTED`` for a driver that side does not run, naming the one to write."""
+    driver, plain = split_driver(url)
+    if driver is None:
+        return None, plain
+    family = _FAMILY[_database_of_url(url, "url")]
+    runs = _RUNS[(family, asyncio)]
+    if driver not in runs:
+        scheme = url.partition("+")[0]
+        reason = (
+            f"shardid's {_SIDE[asyncio]} do not run {driver} ({scheme}+{driver}://): "
+            f"write {scheme}+{runs[0]}:// (the driver they run) or {scheme}://"
+        )
+        if family == "postgres" and driver == "asyncpg" and not asyncio:
+            reason += "; asyncpg runs on asyncio only: use the Async... client"
+        raise _error("UNSUPPORTED", reason=reason)
+    return driver, plain
+
+
+def plain_url(url: str, *, asyncio: bool) -> str:
+    """``url`` without the driver a SQLAlchemy URL names (:func:`driver_url`, checked for the
+    side): what PyMySQL, aiomysql and the SQLite file's rule read."""
+    return driver_url(url, asyncio=asyncio)[1]
+
+
 def connect_postgres(conninfo: str, **params: Any) -> Any:
     """An autocommit connection to ``conninfo`` with psycopg 3 (no server-side prepared
     statements, which a pooler in transaction mode cannot carry), or with psycopg2 when only it
     is installed; ``params`` are libpq's (``connect_timeout=5``). ``DATABASE_UNREACHABLE`` when
-    the server cannot be reached."""
+    the server cannot be reached. A SQLAlchemy URL's driver is honoured (``postgresql+psycopg2://``:
+    psycopg2, ``postgresql+psycopg://``: psycopg 3 only)."""
+    driver, conninfo = driver_url(conninfo, asyncio=False)
     try:
+        if driver == "psycopg2":
+            raise ImportError("the URL names psycopg2")
         import psycopg
     except ImportError:
+        if driver == "psycopg":
+            reason = "needs psycopg 3 for a postgresql+psycopg:// URL: pip install 'shardid[postgres]'"
+            raise _error("UNSUPPORTED", reason=f"shardid {reason}") from None
         try:
             import psycopg2
         except ImportError:
+            if driver == "psycopg2":
+                reason = "needs psycopg2 for a postgresql+psycopg2:// URL: pip install psycopg2-binary"
+                raise _error("UNSUPPORTED", reason=f"shardid {reason}") from None
             reason = "needs a PostgreSQL driver: pip install 'shardid[postgres]' (psycopg 3), or psycopg2"
             raise _error("UNSUPPORTED", reason=f"shardid {reason}") from None
         try:
@@ -125,6 +190,7 @@ def connect_postgres(conninfo: str, **params: Any) -> Any:
 
 async def aconnect_postgres(conninfo: str, **params: Any) -> Any:
     """:func:`connect_postgres` on the event loop: psycopg 3's ``AsyncConnection``."""
+    _, conninfo = driver_url(conninfo, asyncio=True)
     try:
         import psycopg
     except ImportError:

@@ -278,12 +278,15 @@ def dialect(conninfo: str, schema: str, topic: str) -> Any:
     """The dialect object of the database ``conninfo`` names (the core's rule; ``INVALID_ARGUMENT``
     at once for a URL no driver takes, or that the core cannot read)."""
     database = _database_of_url(conninfo, "conninfo")
+    # UNSUPPORTED now for a SQLAlchemy URL's driver this side does not run; the link's connect
+    # takes the driver out again (PostgreSQL's honours it).
+    plain = _link_async.plain_url(conninfo)
     if database == "postgres":
         return _AsyncPostgres(schema, topic)
     if database == "sqlite":
-        _sqlite.path_of(conninfo)  # INVALID_ARGUMENT now, not at the first call
+        _sqlite.path_of(plain)  # INVALID_ARGUMENT now, not at the first call
         return _AsyncSqlite(_sqlite.schema_of(schema), topic)
-    _mysql.check_url(conninfo)  # INVALID_ARGUMENT now, not at the first call
+    _mysql.check_url(plain)  # INVALID_ARGUMENT now, not at the first call
     _mysql._aiomysql()  # UNSUPPORTED now, without the driver
     return _AsyncMysql(schema, topic)
 

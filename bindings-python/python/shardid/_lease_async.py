@@ -164,6 +164,7 @@ def check_url(conninfo: str, dialect: str, module: str) -> None:
     if _FAMILY.get(database) != _FAMILY[dialect]:
         reason = f"names a {database} database, which {module} does not lease through"
         raise InvalidArgumentError(f"{argument} {reason}", argument=argument, reason=reason)
+    _link_async.plain_url(conninfo)  # UNSUPPORTED now for a SQLAlchemy URL's driver not run here
 
 
 class _AsyncSession:
@@ -192,6 +193,8 @@ class _AsyncSession:
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
         if connect is None:
             check_url(conninfo, dialect.name, dialect.module)  # type: ignore[arg-type]
+            if dialect.name != "postgres":  # PostgreSQL's connect honours the URL's driver
+                conninfo = _link_async.plain_url(conninfo)  # type: ignore[arg-type]
             dialect.check(conninfo)
         self.dialect = dialect
         self.layout = layout

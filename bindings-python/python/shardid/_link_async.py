@@ -9,7 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from shardid import _db, _mysql, _sqlite
+from shardid._acompat import is_async
 from shardid._errors import DatabaseUnreachableError, NotMysqlError
+
+
+def plain_url(url: str) -> str:
+    """``url`` without the driver a SQLAlchemy URL names (``mysql+aiomysql://``), once checked
+    that this side's clients run it (``_db.driver_url``: ``UNSUPPORTED`` naming the one to
+    write): what the MySQL drivers and the SQLite file's rule read. PostgreSQL's connect
+    reads the driver itself (``_db.connect_postgres``)."""
+    if is_async():
+        return _db.plain_url(url, asyncio=True)
+    return _db.plain_url(url, asyncio=False)
 
 
 class _AsyncLink:
@@ -62,7 +73,7 @@ class _AsyncMysqlLink(_AsyncLink):
 
     @staticmethod
     async def connect(url: str) -> Any:
-        return await _mysql.aconnect(url)
+        return await _mysql.aconnect(plain_url(url))
 
     @staticmethod
     def is_open(conn: Any) -> bool:
@@ -90,7 +101,7 @@ class _AsyncSqliteLink(_AsyncLink):
     ddl = ""
 
     async def connect(self, url: str) -> Any:
-        return await _sqlite.aconnect(url, self.ddl)
+        return await _sqlite.aconnect(plain_url(url), self.ddl)
 
     @staticmethod
     def is_open(conn: Any) -> bool:

@@ -14,6 +14,14 @@ from shardid import _db, _mysql, _sqlite
 from shardid._errors import DatabaseUnreachableError, NotMysqlError
 
 
+def plain_url(url: str) -> str:
+    """``url`` without the driver a SQLAlchemy URL names (``mysql+aiomysql://``), once checked
+    that this side's clients run it (``_db.driver_url``: ``UNSUPPORTED`` naming the one to
+    write): what the MySQL drivers and the SQLite file's rule read. PostgreSQL's connect
+    reads the driver itself (``_db.connect_postgres``)."""
+    return _db.plain_url(url, asyncio=False)
+
+
 class _Link:
     """What every database's link decides alike from its own ``lost``."""
 
@@ -64,7 +72,7 @@ class _MysqlLink(_Link):
 
     @staticmethod
     def connect(url: str) -> Any:
-        return _mysql.connect(url)
+        return _mysql.connect(plain_url(url))
 
     @staticmethod
     def is_open(conn: Any) -> bool:
@@ -92,7 +100,7 @@ class _SqliteLink(_Link):
     ddl = ""
 
     def connect(self, url: str) -> Any:
-        return _sqlite.connect(url, self.ddl)
+        return _sqlite.connect(plain_url(url), self.ddl)
 
     @staticmethod
     def is_open(conn: Any) -> bool:

@@ -51,6 +51,7 @@ pub use serials::{
 };
 pub use uninstall::PostgresUninstall;
 pub use url::{NotADatabaseUrl, NotASqliteUrl, URL_SCHEMES, redacted, sqlite_path, url_shown};
+pub use url::{SQLALCHEMY_DRIVERS, url_driver, without_driver};
 
 /// The longest schema name accepted: PostgreSQL truncates identifiers beyond 63 bytes without a
 /// word, and 40 leaves room for names derived from the schema.

@@ -61,6 +61,25 @@ impl Dialect {
         }
     }
 
+    /// [`Dialect::of_url`], and `SQLAlchemy`'s `family+driver://` (`postgresql+asyncpg://`) as
+    /// its family's database when the driver is one of [`SQLALCHEMY_DRIVERS`] ([`url_driver`],
+    /// [`without_driver`]): the rule of the Python clients, whose applications hand one URL to
+    /// `SQLAlchemy` and to shardid (each client runs the driver the URL names, or refuses it).
+    /// The Rust and Node clients and the command line keep [`Dialect::of_url`]: they run none
+    /// of those drivers, so a URL naming one is refused there at once.
+    ///
+    /// # Errors
+    /// [`Dialect::of_url`]'s, and a driver `SQLAlchemy`'s list for the family lacks.
+    pub fn of_sqlalchemy_url(url: &str) -> Result<Self, NotADatabaseUrl<'_>> {
+        match url
+            .split_once("://")
+            .and_then(|(scheme, _)| with_driver(scheme))
+        {
+            Some((dialect, _)) => Ok(dialect),
+            None => Self::of_url(url),
+        }
+    }
+
     /// `"postgres"`, `"mysql"`, `"mariadb"` or `"sqlite"` ([`Dialect::from_name`] reads it
     /// back).
     pub const fn name(self) -> &'static str {
@@ -79,6 +98,88 @@ impl Dialect {
             Self::Mysql | Self::Mariadb => "mysql",
             other => other.name(),
         }
+    }
+}
+
+/// The drivers `SQLAlchemy` names after a scheme's `+` (`postgresql+asyncpg://`), by family:
+/// an application hands its one URL to every Python client, so [`Dialect::of_sqlalchemy_url`]
+/// takes these as the database they name. Which of them a client runs is the binding's (it has the drivers): one
+/// it does not run is refused naming the one to install or write, never run with another.
+pub const SQLALCHEMY_DRIVERS: [(&str, &[&str]); 4] = [
+    (
+        "postgres",
+        &[
+            "psycopg",
+            "psycopg_async",
+            "psycopg2",
+            "psycopg2cffi",
+            "asyncpg",
+            "pg8000",
+        ],
+    ),
+    (
+        "mysql",
+        &[
+            "pymysql",
+            "aiomysql",
+            "mysqldb",
+            "mysqlconnector",
+            "asyncmy",
+        ],
+    ),
+    (
+        "mariadb",
+        &[
+            "pymysql",
+            "aiomysql",
+            "mysqldb",
+            "mysqlconnector",
+            "mariadbconnector",
+            "asyncmy",
+        ],
+    ),
+    ("sqlite", &["pysqlite", "aiosqlite"]),
+];
+
+/// A scheme `SQLAlchemy` writes with its driver (`postgresql+asyncpg`): the database and the
+/// driver, when the family is one [`Dialect::of_url`] takes and the driver one of
+/// [`SQLALCHEMY_DRIVERS`]' for it.
+fn with_driver(scheme: &str) -> Option<(Dialect, &str)> {
+    let (base, driver) = scheme.split_once('+')?;
+    let dialect = match base {
+        "postgres" | "postgresql" => Dialect::Postgres,
+        "mysql" => Dialect::Mysql,
+        "mariadb" => Dialect::Mariadb,
+        "sqlite" => Dialect::Sqlite,
+        _ => return None,
+    };
+    SQLALCHEMY_DRIVERS
+        .iter()
+        .any(|(family, drivers)| *family == dialect.name() && drivers.contains(&driver))
+        .then_some((dialect, driver))
+}
+
+/// The driver a `SQLAlchemy` URL names after its scheme's `+` (`"asyncpg"` of
+/// `postgresql+asyncpg://h/d`), when [`Dialect::of_sqlalchemy_url`] takes it; `None` for a URL without
+/// one (`postgresql://`, libpq's `key=value`).
+pub fn url_driver(url: &str) -> Option<&str> {
+    let (scheme, _) = url.split_once("://")?;
+    with_driver(scheme).map(|(_, driver)| driver)
+}
+
+/// `url` without the driver [`url_driver`] reads (`postgresql://h/d` of
+/// `postgresql+asyncpg://h/d`): what the driver itself and [`sqlite_path`] read. Any other
+/// text is returned as it is.
+pub fn without_driver(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) if with_driver(scheme).is_some() => {
+            let base = scheme.split_once('+').map_or(scheme, |(base, _)| base);
+            let mut plain = String::from(base);
+            plain.push_str("://");
+            plain.push_str(rest);
+            plain
+        }
+        _ => String::from(url),
     }
 }
 
@@ -490,6 +591,96 @@ mod tests {
         }
         assert_eq!(Dialect::Mariadb.family_name(), "mysql");
         assert_eq!(Dialect::Sqlite.family_name(), "sqlite");
+    }
+
+    /// `SQLAlchemy`'s URLs name the database before the `+` and the driver after it (issue
+    /// 56): each is its family's, the driver read and taken out; another family or driver is
+    /// refused as before.
+    #[test]
+    fn a_sqlalchemy_url_names_its_database_and_its_driver() {
+        for (url, dialect, driver, plain) in [
+            (
+                "postgresql+asyncpg://u:p@h:5432/d",
+                Dialect::Postgres,
+                "asyncpg",
+                "postgresql://u:p@h:5432/d",
+            ),
+            (
+                "postgresql+psycopg://h/d",
+                Dialect::Postgres,
+                "psycopg",
+                "postgresql://h/d",
+            ),
+            (
+                "postgres+psycopg2://h/d",
+                Dialect::Postgres,
+                "psycopg2",
+                "postgres://h/d",
+            ),
+            (
+                "mysql+pymysql://root@h/d",
+                Dialect::Mysql,
+                "pymysql",
+                "mysql://root@h/d",
+            ),
+            (
+                "mysql+aiomysql://root@h/d",
+                Dialect::Mysql,
+                "aiomysql",
+                "mysql://root@h/d",
+            ),
+            (
+                "mariadb+pymysql://h/d",
+                Dialect::Mariadb,
+                "pymysql",
+                "mariadb://h/d",
+            ),
+            (
+                "sqlite+aiosqlite:///a.db",
+                Dialect::Sqlite,
+                "aiosqlite",
+                "sqlite:///a.db",
+            ),
+            (
+                "sqlite+pysqlite:////tmp/a.db",
+                Dialect::Sqlite,
+                "pysqlite",
+                "sqlite:////tmp/a.db",
+            ),
+        ] {
+            assert_eq!(Dialect::of_sqlalchemy_url(url), Ok(dialect), "{url}");
+            // Rust's, Node's and the command line's rule still refuses it: they run none.
+            assert!(Dialect::of_url(url).is_err(), "{url}");
+            assert_eq!(url_driver(url), Some(driver), "{url}");
+            assert_eq!(without_driver(url), plain, "{url}");
+            assert_eq!(url_driver(&without_driver(url)), None, "{url}");
+        }
+        assert_eq!(
+            sqlite_path(&without_driver("sqlite+aiosqlite:///a.db")),
+            Ok("a.db")
+        );
+        for url in [
+            "postgresql+nosuch://h/d",
+            "redis+sentinel://h/m",
+            "sqlite+asyncpg:///a.db",
+            "http+asyncpg://h",
+            "postgresql+://h/d",
+        ] {
+            assert!(Dialect::of_sqlalchemy_url(url).is_err(), "{url}");
+            assert_eq!(url_driver(url), None, "{url}");
+            assert_eq!(without_driver(url), url, "{url}");
+        }
+        for (url, dialect) in [
+            ("postgresql://h/d", Dialect::Postgres),
+            ("host=h dbname=d", Dialect::Postgres),
+            ("mariadb://h", Dialect::Mariadb),
+            ("sqlite:///a.db", Dialect::Sqlite),
+        ] {
+            assert_eq!(Dialect::of_sqlalchemy_url(url), Ok(dialect), "{url}");
+        }
+        assert!(Dialect::of_sqlalchemy_url("nonsense").is_err());
+        assert_eq!(url_driver("host=h dbname=d"), None);
+        assert_eq!(without_driver("host=h dbname=d"), "host=h dbname=d");
     }
 
     /// Every way the issue found a password printed (issue 60, finding 6), and the forms
