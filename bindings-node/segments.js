@@ -9,7 +9,7 @@
 const native = require('./native.generated.js')
 const { makeError, unreachableError, closedError, withCause, describe } = require('./errors.js')
 const { holdingLoop } = require('./idle.js')
-const { dialectOf, dialectOfAll, creationError, exact, Link } = require('./dialects/index.js')
+const { dialectOf, dialectOfAll, creationError, exact, execute, Link } = require('./dialects/index.js')
 const { SQLSTATES, STATS } = require('./core.generated.js')
 
 const SECRET = Symbol('shardid.segments')
@@ -18,6 +18,19 @@ const SECRET = Symbol('shardid.segments')
 const signal = native.setSegmentSignal(new Float64Array(3).fill(-1))
 
 const unavailable = (tag, reason) => makeError('SEGMENT_UNAVAILABLE', { tag, reason })
+
+// The take, the give-back, the rotation across ticket servers, the MySQL family's resend of a
+// take rolled back whole and a serial period's first take are the core's steps
+// (native.SegmentProtocol), run by dialects/index.js's `execute` the same for every database.
+
+/** The error of a take that failed (`failed`): the driver's, or the core's refusal with its
+ *  SQLSTATE as the code (as a database's own error would carry it). */
+function takeError({ step, error }, link, tag) {
+  if (step.driver) return link.dialect.unreachable(error) ? unreachableError(error) : error
+  const err = new Error(`no segment of tag ${tag}: ${step.reason}: ${step.sqlstate}`)
+  err.code = step.sqlstate
+  return err
+}
 
 // -- the unused rest given back when the process ends ----------------------------------------
 //
@@ -114,13 +127,12 @@ class Segmented {
 }
 
 class DenseIds extends Segmented {
-  constructor(secret, { links, ...rest } = {}) {
+  constructor(secret, { links, ready, ...rest } = {}) {
     super(secret, rest)
     // One connection per ticket server, opened at its first fetch and again after its session
-    // was lost; segments are taken from them in turn.
+    // was lost; which one a take uses is the protocol's.
     this._links = links
-    this._turn = 0
-    this._lastServer = 0
+    this._ready = ready
   }
 
   // Starts the fetch the addon signalled, if any: one at a time (the core makes sure).
@@ -131,29 +143,20 @@ class DenseIds extends Segmented {
     this._inFlight = this._fetch(size).finally(() => { this._inFlight = null })
   }
 
-  // Takes one segment from the first server that answers, starting after the last one used.
+  // Takes one segment: the core's protocol says from which server, and how.
   async _fetch(size) {
-    let error = null
-    for (let attempt = 0; attempt < this._links.length; attempt++) {
-      const server = (this._turn + attempt) % this._links.length
-      const link = this._links[server]
-      try {
-        const [first, count, stride] = await link.use((conn) => this._protocol.take(conn, server, this.tag, size))
-        native.segmentFill(this._index, exact(first), exact(count), exact(stride))
-        this._lastServer = server
-        this._turn = (server + 1) % this._links.length
-        this.fetches += 1
-        this._error = null
-        return
-      } catch (err) {
-        // A server that cannot be reached is DATABASE_UNREACHABLE (the driver's error as its
-        // cause); the database's own errors are kept as they are.
-        error = link.dialect.unreachable(err) ? unreachableError(err) : err
-        if (err.code === SQLSTATES.unknownTag) break
-      }
+    const done = await execute(this._protocol, (p) => p.take(this.tag, String(size)), this._links, this._ready)
+    if (done.step.step === 'segment') {
+      const [first, count, stride] = done.step.segment
+      native.segmentFill(this._index, first, count, stride)
+      this.fetches += 1
+      this._error = null
+      return
     }
     native.segmentFetchFailed(this._index)
-    this._error = error
+    // A server that cannot be reached is DATABASE_UNREACHABLE (the driver's error as its
+    // cause); the database's own errors are kept as they are.
+    this._error = takeError(done, this._links[0], this.tag)
   }
 
   _check() {
@@ -269,11 +272,11 @@ class DenseIds extends Segmented {
     const unused = native.segmentUnused(this._index)
     try {
       if (unused !== null) {
+        // A server that is down keeps the rest: a hole, counted in `skipped`.
         let returned = false
         try {
-          returned = await this._links[this._lastServer].use((conn) => this._protocol.giveBack(conn, this.tag, unused.first, unused.end))
-        } catch {
-          // A server that is down keeps the rest: a hole, counted in `skipped`.
+          const giveBack = (p) => p.giveBack(this.tag, unused.first, unused.end)
+          returned = (await execute(this._protocol, giveBack, this._links, this._ready)).step.returned === true
         } finally {
           native.segmentSettle(this._index, returned)
         }
@@ -306,7 +309,8 @@ async function denseIds(options) {
   // A new allocator of the core, reported to exporters (`shardid_segment_*{schema,tag}`) until
   // `close()` (or a start that failed) unregisters it: the addon's table never frees it.
   const index = native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, schema, o.tag)
-  const ids = new DenseIds(SECRET, { links, tag: o.tag, protocol: dialect.segments(schema), index, waitMs: o.waitMs ?? 5000 })
+  const protocol = new native.SegmentProtocol(dialect.name, schema, links.length)
+  const ids = new DenseIds(SECRET, { links, ready: dialect.segments(schema).ready, tag: o.tag, protocol, index, waitMs: o.waitMs ?? 5000 })
   // The first segment, so that the first synchronous nextId() has one. A server that is down
   // at start-up is only its share: it is retried at its turn.
   native.segmentPrime(index)
@@ -457,8 +461,9 @@ function serialDatabaseError(dialect, err, tag, zone, schema) {
 }
 
 class Serials extends Segmented {
-  constructor(secret, { link, format, ...rest } = {}) {
+  constructor(secret, { link, format, ready, ...rest } = {}) {
     super(secret, rest)
+    this._ready = ready
     /** The SerialFormat. */
     this.format = format
     // The connection, opened again after its session was lost (dialects/index.js).
@@ -485,7 +490,9 @@ class Serials extends Segmented {
   async _fetch(token, size) {
     try {
       const period = native.serialsFetchPeriod(this._index, token)
-      const [first, count, stride] = await this._link.use((conn) => this._protocol.take(conn, this.tag, period, size))
+      const done = await execute(this._protocol, (p) => p.takePeriod(this.tag, period, String(size)), [this._link], this._ready)
+      if (done.step.step !== 'segment') throw takeError(done, this._link, this.tag)
+      const [first, count, stride] = done.step.segment
       if (native.serialsFill(this._index, token, size, exact(first), exact(count), exact(stride))) {
         this.fetches += 1
         this._error = null
@@ -496,7 +503,7 @@ class Serials extends Segmented {
       }
     } catch (err) {
       native.serialsFetchFailed(this._index, token, size)
-      this._error = this._link.dialect.unreachable(err) ? unreachableError(err) : err
+      this._error = err
     }
   }
 
@@ -504,9 +511,11 @@ class Serials extends Segmented {
     for (const rest of rests) {
       let returned = false
       try {
-        if (rest.count !== '0') returned = await this._link.use((conn) => this._protocol.giveBack(conn, rest.tag, rest.first, rest.end))
-      } catch {
-        // A server that is down keeps the rest: a hole.
+        if (rest.count !== '0') {
+          // A server that is down keeps the rest: a hole.
+          const giveBack = (p) => p.giveBack(rest.tag, rest.first, rest.end)
+          returned = (await execute(this._protocol, giveBack, [this._link], this._ready)).step.returned === true
+        }
       } finally {
         // The allocator counts the holes (`skipped`), the rest's `lost` and what was not returned.
         native.serialsSettle(this._index, rest.first, rest.end, rest.count, rest.lost, returned)
@@ -637,7 +646,9 @@ async function serials(options) {
   // A new allocator of the core, reported to exporters (`shardid_segment_*{schema,tag}`, its
   // serial tag) until `close()`.
   const index = native.serialsNew(format._index, schema, o.tag, o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, maxGap)
-  const made = new Serials(SECRET, { link, tag: o.tag, format, index, protocol, waitMs: o.waitMs ?? 5000 })
+  const takes = new native.SegmentProtocol(dialect.name, schema, 1)
+  const ready = dialect.segments(schema).ready
+  const made = new Serials(SECRET, { link, tag: o.tag, format, index, protocol: takes, ready, waitMs: o.waitMs ?? 5000 })
   made._exitRef = closeOnExit(made)
   return made
 }

@@ -234,4 +234,39 @@ class Link {
   }
 }
 
-module.exports = { byName, dialectOf, dialectOfAll, dialectOfConnection, creationError, exact, exactAll, Link, redact }
+// -- the executor of the core's segment protocol ------------------------------------------------
+
+/** A row's cells as the protocol reads them: strings, booleans, null. */
+const cells = (row) => (row == null ? null : row.map((c) => (c == null ? null : typeof c === 'boolean' ? c : String(c))))
+
+// The operations begun on each protocol, one after the other: a serials' allocator may fetch
+// two periods at once, and a protocol holds one operation.
+const operations = new WeakMap()
+
+/** Starts an operation on `protocol` (`start(protocol)`: a take or a give-back) once the one
+ *  before it is over, and runs it on `links` (one per server, a dialect's `ready(conn)` naming
+ *  its server's dialect); its last step, and the last error the driver raised. */
+function execute(protocol, start, links, ready) {
+  const run = async () => {
+    start(protocol)
+    let error = null
+    for (;;) {
+      const step = protocol.next()
+      if (step.step !== 'connect' && step.step !== 'run') return { step, error }
+      const link = links[step.server]
+      try {
+        if (step.step === 'connect') protocol.connected(await link.use(ready))
+        else protocol.answer(cells(await link.run(step.sql, step.values)))
+      } catch (err) {
+        error = err
+        protocol.failed(step.step === 'run' ? link.dialect.code(err) : null)
+      }
+    }
+  }
+  const before = operations.get(protocol)
+  const done = before ? before.then(run, run) : run()
+  operations.set(protocol, done)
+  return done
+}
+
+module.exports = { byName, dialectOf, dialectOfAll, dialectOfConnection, creationError, exact, exactAll, execute, Link, redact }

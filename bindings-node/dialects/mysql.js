@@ -195,47 +195,37 @@ function lost(err) {
 
 // -- segments ---------------------------------------------------------------------------------
 
-/** The segment statements of one database and the stride each server's tag has (learnt at its
- *  first fetch, as the core's MysqlFetch says). */
+/** The dialect of the server of `connection` (its greeting said), for the protocol. */
+const ready = (connection) => connection.shardidDialect ?? 'mysql'
+
+/** The dense-ID segments of one database on connections of `connect()`: the core's protocol
+ *  (shardid::segment::protocol) run on a connection given, one per server index (each keeps
+ *  what it learnt of its server: the tag's stride), and the statement that creates a tag. */
 class Segments {
   constructor(schema) {
+    this.schema = schema
     this._sql = { mysql: native.mysqlSegmentSql(schema, 'mysql'), mariadb: native.mysqlSegmentSql(schema, 'mariadb') }
-    this._strides = new Map()
+    this._protocols = new Map()
   }
 
-  /** One segment of `tag`: `[first, count, stride]` as decimal strings. A take the row refuses
-   *  as too large is followed by a read of the largest size it allows, and a take of that. */
+  _run(connection, server, start) {
+    let protocol = this._protocols.get(server)
+    if (protocol === undefined) this._protocols.set(server, (protocol = new native.SegmentProtocol('mysql', this.schema, 1)))
+    const { execute } = require('./index.js')
+    const link = { dialect: module.exports, use: (fn) => fn(connection), run: (text, values) => module.exports.row(connection, text, values) }
+    return execute(protocol, start, [link], ready)
+  }
+
+  /** One segment of `tag`: `[first, count, stride]` as decimal strings. */
   async take(connection, server, tag, size) {
-    const sql = this._sql[connection.shardidDialect ?? 'mysql']
-    const fetch = new native.MysqlFetch(String(size), this._strides.get(server))
-    for (;;) {
-      const want = fetch.step()
-      let result
-      try {
-        if (want == null) {
-          const [rows] = await send(connection, sql.read, [tag], true)
-          const sqlstate = fetch.read(rows.length ? rows[0].map(String) : null)
-          if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}`)
-          this._strides.set(server, fetch.stride)
-          continue
-        }
-        ;[result] = await send(connection, sql.take, [want, want, want, tag, want, want])
-      } catch (err) {
-        // Rolled back whole (a Galera certification conflict, a deadlock): the core says
-        // whether to send the same step again.
-        if (typeof err.errno === 'number' && fetch.rolledBack(err.errno)) continue
-        throw err
-      }
-      const took = fetch.took(result.affectedRows, exact(result.insertId))
-      if (took.sqlstate) throw serverError(took.sqlstate, `no segment of tag ${tag}`)
-      if (took.first != null) return [took.first, took.count, took.stride]
-    }
+    const done = await this._run(connection, server, (p) => p.take(tag, String(size)))
+    if (done.step.step === 'segment') return done.step.segment
+    throw done.step.driver ? done.error : serverError(done.step.sqlstate, `no segment of tag ${tag}: ${done.step.reason}`)
   }
 
+  /** Gives `first..end` of `tag` back; whether it was taken back. */
   async giveBack(connection, tag, first, end) {
-    const sql = this._sql[connection.shardidDialect ?? 'mysql']
-    const [result] = await send(connection, sql.giveBack, [first, tag, end, first, first])
-    return result.affectedRows === 1
+    return (await this._run(connection, -1, (p) => p.giveBack(tag, String(first), String(end)))).step.returned === true
   }
 
   /** Creates `tag` (from 1) if it is not there: the database's create_tag. */
@@ -253,13 +243,11 @@ function serverError(sqlstate, message) {
 
 // -- serials ----------------------------------------------------------------------------------
 
-/** The statements of serials (shardid::serial::mysql's protocol): the registration written
- *  and read (shardid::sql::mysql::MysqlSerials), and a period's segment taken and given back by
- *  the segments' steps on the period's own tag (`orders@2026-11-25`: an ordinary segment tag,
- *  so the failover rules of a take hold for it), that tag made at the period's first take. */
+/** The statements of serials' registrations (shardid::sql::mysql::MysqlSerials), written
+ *  and read; a period's segment is the core's protocol's (its own tag, `orders@2026-11-25`, made
+ *  at the period's first take). */
 function serials(schema) {
   const sql = native.mysqlSerialSql(schema)
-  const segments = new Segments(schema)
   const unknown = (tag) => serverError(SQLSTATES.unknownTag, `no serial tag ${tag}`)
   const info = async (connection, tag) => {
     const [found] = await send(connection, sql.info, [tag], true)
@@ -288,21 +276,6 @@ function serials(schema) {
       const [, , maxGapThere] = await info(connection, tag)
       if (maxGapThere !== Number(maxGap)) throw makeError('SERIAL_MISMATCH', { tag, reason: `registered with maxGap ${maxGapThere}, not ${maxGap}` })
     },
-    /** A segment of `tag`'s `period` (`[first, count, stride]`): the segments' take on the
-     *  period's tag; at its first take the tag is made (if `tag` is registered) and taken
-     *  from again. */
-    async take(connection, tag, period, size) {
-      const periodTag = native.serialPeriodTag(tag, period)
-      try {
-        return await segments.take(connection, 0, periodTag, size)
-      } catch (err) {
-        if (err.code !== SQLSTATES.unknownTag) throw err
-      }
-      const [made] = await send(connection, sql.createPeriod, [tag, periodTag], true)
-      if (made.length === 0 || made[0][0] === null) throw unknown(tag)
-      return segments.take(connection, 0, periodTag, size)
-    },
-    giveBack: (connection, periodTag, first, end) => segments.giveBack(connection, periodTag, first, end),
   }
 }
 
@@ -470,7 +443,10 @@ module.exports = {
     return result.length > 0 ? result[0].map(cell) : null
   },
   adopt: (conn) => (typeof conn.promise === 'function' ? conn.promise() : conn),
-  segments: (schema) => new Segments(schema),
+  segments(schema) {
+    const segments = new Segments(schema)
+    return { ready, createTag: (connection, tag) => segments.createTag(connection, tag) }
+  },
   dictionary: (schema, topic) => new Dictionary(schema, topic),
   serials,
   // What shardid/mysql exports besides its entry points.

@@ -5,7 +5,7 @@
 
 const native = require('../native.generated.js')
 const { ShardIdError, makeError, sessionLost, unreachable, unreachableError } = require('../errors.js')
-const { exact, exactAll } = require('./index.js')
+const { exactAll } = require('./index.js')
 
 /** `pg`, or UNSUPPORTED naming the entry point that needs it. */
 function driver(module) {
@@ -67,28 +67,24 @@ const query = (client, text, values) => client.query({ text, values, rowMode: 'a
 
 // The first row of a statement's answer.
 const first = (client, text, values) => query(client, text, values).then((r) => r.rows[0])
-const integers = (row) => (row == null ? row : [exact(row[0]), exact(row[1]), exact(row[2])])
-
-/** The statements of one segment driver: a take and a give-back, one round trip each. */
+/** What a segment executor needs besides the core's protocol (shardid::segment::protocol):
+ *  the server's dialect at each connection, and the statement that creates a tag. */
 function segments(schema) {
   const sql = native.segmentSql(schema)
   return {
-    take: async (client, _server, tag, size) => integers(await first(client, sql.take, [tag, String(size)])),
-    giveBack: async (client, tag, from, end) => (await first(client, sql.giveBack, [tag, from, end]))[0] === true,
+    ready: () => 'postgres',
     // PostgreSQL's create_tag returns nothing: a tag already there is left as it is.
     createTag: async (client, tag) => { await first(client, sql.createTag, [tag, '1']) },
   }
 }
 
-/** The statements of serials: a tag's registration read and written, a take and a give-back
- *  of a period's segment. */
+/** The statements of serials' registrations, read and written (a period's segment is the
+ *  core's protocol's). */
 function serials(schema) {
   const sql = native.serialSql(schema)
   return {
     info: (client, tag) => first(client, sql.info, [tag]),
     create: (client, values) => first(client, sql.create, values),
-    take: async (client, tag, period, size) => integers(await first(client, sql.take, [tag, period, String(size)])),
-    giveBack: async (client, tag, from, end) => (await first(client, sql.giveBack, [tag, from, end]))[0] === true,
   }
 }
 

@@ -239,10 +239,6 @@ function setUp(api, db, busyTimeoutMs) {
   }
 }
 
-// An integer cell by the one rule of dialects/index.js (its decimal text; null stays null); a
-// text as it is, for the core to refuse if it is no integer (a row no shardid DDL makes).
-const number = (cell) => (typeof cell === 'string' ? cell : exact(cell))
-
 // The value of an integer parameter: SQLite compares a text with an integer as unequal, so
 // numbers go as integers (bigints: they pass 2^53).
 const int = (value) => BigInt(value)
@@ -255,31 +251,16 @@ function serverError(sqlstate, message) {
 
 // -- segments and serials ---------------------------------------------------------------------
 
-/** A segment of `tag` (`[first, count, stride]` as decimal strings), by the core's steps
- *  (SqliteTake): the take; no row, the read that says why (an unknown tag, an exhausted one),
- *  or that the tag was created in between: the take again. */
-async function takeSegment(conn, sql, tag, size) {
-  const steps = new native.SqliteTake(String(size))
-  for (;;) {
-    conn.createOnce(sql.ddl)
-    const rows = steps.reading ? await conn.run(sql.read, [tag]) : await conn.run(sql.take, [int(size), tag])
-    const { segment, sqlstate, reason } = steps.answer(rows.length > 0 ? rows[0].map(number) : null)
-    if (sqlstate) throw serverError(sqlstate, `no segment of tag ${tag}: ${reason}`)
-    if (segment) return segment
-  }
-}
-
-async function giveBack(conn, sql, tag, first, end) {
-  conn.createOnce(sql.ddl)
-  return (await conn.run(sql.giveBack, [int(first), int(end), tag])).length === 1
-}
-
-/** The statements of one segment driver. */
+/** What a segment executor needs besides the core's protocol (shardid::segment::protocol): the
+ *  file's tables, made on first use when a connection is first used (as the core's connection
+ *  setup), and the statement that creates a tag. */
 function segments(schema) {
   const sql = native.sqliteSegmentSql(schema)
   return {
-    take: (conn, _server, tag, size) => takeSegment(conn, sql, tag, size),
-    giveBack: (conn, tag, first, end) => giveBack(conn, sql, tag, first, end),
+    ready: (conn) => {
+      conn.createOnce(sql.ddl)
+      return 'sqlite'
+    },
     // A tag already there is left as it is (its row answers none).
     createTag: async (conn, tag) => {
       conn.createOnce(sql.ddl)
@@ -288,8 +269,8 @@ function segments(schema) {
   }
 }
 
-/** The statements of serials: the registration written and read, and a period's segment. The
- *  client compares a registration and makes a period's tag (SQLite has no functions). */
+/** The statements of serials' registrations: written and read, and compared by the client
+ *  (SQLite has no functions); a period's segment is the core's protocol's. */
 function serials(schema) {
   const sql = native.sqliteSegmentSql(schema)
   const info = async (conn, tag) => {
@@ -324,24 +305,6 @@ function serials(schema) {
       if (reason !== null) throw makeError('SERIAL_MISMATCH', { tag, reason })
       if (maxGapThere !== Number(maxGap)) throw makeError('SERIAL_MISMATCH', { tag, reason: `registered with maxGap ${maxGapThere}, not ${maxGap}` })
     },
-    /** A segment of `tag`'s `period`: the period's first take, where its tag does not exist
-     *  yet, makes it (from 1) if the period fits the registration, and takes again (the core's
-     *  order: take_period of shardid::serial's driver). */
-    async take(conn, tag, period, size) {
-      const periodTag = native.sqlitePeriodTag(tag, period)
-      try {
-        return await takeSegment(conn, sql, periodTag, size)
-      } catch (err) {
-        if (err.code !== SQLSTATES.unknownTag) throw err
-      }
-      const [, , , reset] = await info(conn, tag)
-      if (!native.sqlitePeriodFits(reset, period)) {
-        throw makeError('INVALID_ARGUMENT', { argument: 'period', reason: `${JSON.stringify(period)} is not a period of a tag that resets every ${reset}` })
-      }
-      await conn.run(sql.createTag, [periodTag, 1n])
-      return takeSegment(conn, sql, periodTag, size)
-    },
-    giveBack: (conn, tag, first, end) => giveBack(conn, sql, tag, first, end),
   }
 }
 

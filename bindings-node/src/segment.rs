@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{BigUint64Array, Unknown};
+use napi::bindgen_prelude::{BigInt, BigUint64Array, Either, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::args::Arg;
+use shardid::segment::protocol::{Command, Failure, Step};
 use shardid::segment::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
-use shardid::sql::{Placeholders, Segments, SqlError};
+use shardid::sql::{Cell, Dialect, Placeholders, Segments, SqlError, Value};
 
 use crate::args::{ids_for, u64_arg};
 use crate::errors::{Class, guard, invalid_argument};
@@ -304,4 +305,227 @@ pub fn segments_ddl(env: &Env, schema: String, servers: u32, index: u32) -> Resu
             .map(|ddl| ddl.to_string())
             .map_err(|e| sql_error(env, e))
     })
+}
+
+/// What a segment executor does next (`SegmentProtocol.next()`): `step` is `'connect'` (use
+/// server `server`'s connection, then `connected(dialect)`), `'run'` (run `sql` with `values`
+/// on server `server`, then `answer(row)` or `failed(code)`), `'segment'` (`segment`: `[first,
+/// count, stride]` as decimal strings), `'givenBack'` (`returned`), `'failed'` (`driver`:
+/// throw the last error fed; else the core's refusal: `kind`, `sqlstate`, `reason`) or
+/// `'idle'`.
+#[napi(object)]
+pub struct SegmentStep {
+    pub step: String,
+    pub server: Option<u32>,
+    pub sql: Option<String>,
+    /// Texts as strings, integers as bigints (`pg` and `mysql2` send them as text, SQLite must
+    /// compare integers with integers).
+    pub values: Option<Vec<Either<String, BigInt>>>,
+    pub segment: Option<Vec<String>>,
+    pub returned: Option<bool>,
+    pub driver: Option<bool>,
+    pub kind: Option<String>,
+    pub sqlstate: Option<String>,
+    pub reason: Option<String>,
+}
+
+impl SegmentStep {
+    fn of(step: &str) -> Self {
+        Self {
+            step: step.into(),
+            server: None,
+            sql: None,
+            values: None,
+            segment: None,
+            returned: None,
+            driver: None,
+            kind: None,
+            sqlstate: None,
+            reason: None,
+        }
+    }
+}
+
+/// The core's take and give-back of segments (`shardid::segment::protocol::SegmentProtocol`),
+/// for `segments.js` to run over `pg`, `mysql2` or a SQLite driver: the rotation across ticket
+/// servers, each database's statements and steps, the MySQL family's resend of a take rolled
+/// back whole and a serial period's first take are the core's; the executor only runs them.
+#[napi]
+pub struct SegmentProtocol {
+    inner: shardid::segment::protocol::SegmentProtocol,
+}
+
+/// The core's dialect of a name the executor gives.
+fn dialect_of(env: &Env, name: &str) -> Result<Dialect> {
+    Dialect::from_name(name)
+        .ok_or_else(|| invalid_argument(env, Class::Range, "dialect", "is not a dialect"))
+}
+
+/// A server's index as JavaScript gets it (the servers were counted in a `u32`).
+fn index(server: usize) -> u32 {
+    u32::try_from(server).unwrap_or(u32::MAX)
+}
+
+/// A decimal string as a `u64` (`INVALID_ARGUMENT` on `argument`).
+fn decimal(env: &Env, text: &str, argument: &str) -> Result<u64> {
+    shardid::parse_decimal(text.as_bytes())
+        .ok_or_else(|| invalid_argument(env, Class::Range, argument, "must be a decimal integer"))
+}
+
+#[napi]
+impl SegmentProtocol {
+    /// The protocol of an allocator over `servers` ticket servers of `dialect` (`'postgres'`,
+    /// `'mysql'`, `'mariadb'`, `'sqlite'`) whose `schema` holds the segments' DDL; statements
+    /// with `$n` placeholders for `pg`, `?` for `mysql2` and SQLite's drivers.
+    #[napi(constructor)]
+    pub fn new(env: &Env, dialect: String, schema: String, servers: u32) -> Result<Self> {
+        guard(env, || {
+            let dialect = dialect_of(env, &dialect)?;
+            let placeholders = match dialect {
+                Dialect::Postgres => Placeholders::Numbered,
+                _ => Placeholders::Question,
+            };
+            let inner = shardid::segment::protocol::SegmentProtocol::new(
+                dialect,
+                &schema,
+                placeholders,
+                servers as usize,
+            )
+            .map_err(|e| schema_error(env, &e))?;
+            Ok(Self { inner })
+        })
+    }
+
+    /// Starts a take of `size` (a decimal string; `"0"`: the size the row remembers) of `tag`.
+    #[napi]
+    pub fn take(&mut self, env: &Env, tag: String, size: String) -> Result<()> {
+        guard(env, || {
+            let size = decimal(env, &size, "size")?;
+            self.inner.take(&tag, size);
+            Ok(())
+        })
+    }
+
+    /// Starts a take of `size` numbers of serial tag `tag`'s `period` (`''`: never resets).
+    #[napi]
+    pub fn take_period(
+        &mut self,
+        env: &Env,
+        tag: String,
+        period: String,
+        size: String,
+    ) -> Result<()> {
+        guard(env, || {
+            let size = decimal(env, &size, "size")?;
+            self.inner.take_period(&tag, &period, size);
+            Ok(())
+        })
+    }
+
+    /// Starts giving `first..end` (decimal strings) of `tag` back to the last server taken from.
+    #[napi]
+    pub fn give_back(&mut self, env: &Env, tag: String, first: String, end: String) -> Result<()> {
+        guard(env, || {
+            let first = decimal(env, &first, "first")?;
+            let end = decimal(env, &end, "end")?;
+            self.inner.give_back(&tag, first, end);
+            Ok(())
+        })
+    }
+
+    /// What to do next.
+    #[napi]
+    pub fn next(&self, env: &Env) -> Result<SegmentStep> {
+        guard(env, || {
+            Ok(match self.inner.next() {
+                Step::Connect { server } => SegmentStep {
+                    server: Some(index(server)),
+                    ..SegmentStep::of("connect")
+                },
+                Step::Run {
+                    server,
+                    command: Command::Sql { statement, values },
+                } => SegmentStep {
+                    server: Some(index(server)),
+                    sql: Some(statement.into()),
+                    values: Some(
+                        values
+                            .iter()
+                            .map(|value| match value {
+                                Value::Text(text) => Either::A((*text).to_owned()),
+                                Value::Int(n) => Either::B(BigInt::from(*n)),
+                            })
+                            .collect(),
+                    ),
+                    ..SegmentStep::of("run")
+                },
+                Step::Segment(s) => SegmentStep {
+                    segment: Some([s.first, s.count, s.stride].map(|n| n.to_string()).to_vec()),
+                    ..SegmentStep::of("segment")
+                },
+                Step::GivenBack(returned) => SegmentStep {
+                    returned: Some(returned),
+                    ..SegmentStep::of("givenBack")
+                },
+                Step::Failed(Failure::Refused {
+                    kind,
+                    sqlstate,
+                    reason,
+                }) => SegmentStep {
+                    driver: Some(false),
+                    kind: Some(kind.code().into()),
+                    sqlstate: Some(sqlstate.into()),
+                    reason: Some(reason),
+                    ..SegmentStep::of("failed")
+                },
+                Step::Failed(_) => SegmentStep {
+                    driver: Some(true),
+                    ..SegmentStep::of("failed")
+                },
+                _ => SegmentStep::of("idle"),
+            })
+        })
+    }
+
+    /// The connection of `'connect'`'s server is there; its server's dialect.
+    #[napi]
+    pub fn connected(&mut self, env: &Env, dialect: String) -> Result<()> {
+        guard(env, || {
+            self.inner.connected(dialect_of(env, &dialect)?);
+            Ok(())
+        })
+    }
+
+    /// The first row of `'run'`'s statement (`null`: none), its cells as strings, booleans or
+    /// `null` (on MySQL a statement without rows: `[affectedRows, insertId]`).
+    #[napi]
+    pub fn answer(
+        &mut self,
+        env: &Env,
+        row: Option<Vec<Option<Either<String, bool>>>>,
+    ) -> Result<()> {
+        guard(env, || {
+            let cells: Option<Vec<Cell<'_>>> = row.as_ref().map(|row| {
+                row.iter()
+                    .map(|cell| match cell {
+                        None => Cell::Null,
+                        Some(Either::A(text)) => Cell::Text(text),
+                        Some(Either::B(b)) => Cell::Bool(*b),
+                    })
+                    .collect()
+            });
+            self.inner.answer(cells.as_deref());
+            Ok(())
+        })
+    }
+
+    /// The last step failed with the driver's error `code` (a SQLSTATE, MySQL's `errno` as a
+    /// string, SQLite's result code; `null`: none, or the connection could not be opened).
+    #[napi]
+    pub fn failed(&mut self, env: &Env, code: Option<String>) -> Result<()> {
+        guard(env, || {
+            self.inner.failed(code.as_deref());
+            Ok(())
+        })
+    }
 }

@@ -145,4 +145,6 @@ pub mod book {
     pub struct Uuid;
     #[doc = include_str!("../../docs/src/deploy/operations.md")]
     pub struct Operations;
+    #[doc = include_str!("../../docs/src/deploy/kubernetes.md")]
+    pub struct Kubernetes;
 }

@@ -123,7 +123,8 @@ pub enum Failure {
         /// [`crate::sql::TAG_EXHAUSTED`], `22023`, `XX000`), which the bindings' errors carry as
         /// their code.
         sqlstate: &'static str,
-        /// Why, naming the tag.
+        /// Why, in the core's words (the binding names the tag, in its language's way:
+        /// `no segment of tag orders: ...`).
         reason: String,
     },
 }
@@ -631,11 +632,9 @@ fn answer_take(
     stride: &mut Option<u64>,
     row: Option<&[Cell<'_>]>,
 ) -> Option<Result<Segment, Failure>> {
-    let tag = of.segment_tag();
     let period = matches!(of, Of::Period { .. }) && !*made;
-    let refused = |e: &dyn core::fmt::Display, sqlstate| {
-        refusal(kind_of(sqlstate), sqlstate, tag, &e.to_string())
-    };
+    let refused =
+        |e: &dyn core::fmt::Display, sqlstate| refusal(kind_of(sqlstate), sqlstate, &e.to_string());
     Some(match at {
         At::Connect => return None,
         At::Postgres => match row.and_then(row3) {
@@ -647,7 +646,6 @@ fn answer_take(
             None => Err(refusal(
                 ErrorKind::Database,
                 "XX000",
-                tag,
                 "the database's answer is not (first, count, stride)",
             )),
         },
@@ -677,7 +675,7 @@ fn answer_take(
         }
         // NULL (or nothing): the serial tag is not registered.
         At::MakePeriod if row.and_then(<[_]>::first).is_none_or(|c| *c == Cell::Null) => {
-            Err(not_registered(of))
+            Err(not_registered())
         }
         At::MakePeriod => {
             *made = true;
@@ -689,7 +687,7 @@ fn answer_take(
                 unreachable!("only a period's take reads its registration")
             };
             let reset = match row.map(|row| row.get(3)) {
-                None => return Some(Err(not_registered(of))),
+                None => return Some(Err(not_registered())),
                 Some(Some(Cell::Text(reset))) => *reset,
                 Some(_) => "?",
             };
@@ -744,23 +742,20 @@ fn kind_of(sqlstate: &str) -> ErrorKind {
     }
 }
 
-fn refusal(kind: ErrorKind, sqlstate: &'static str, tag: &str, why: &str) -> Failure {
+fn refusal(kind: ErrorKind, sqlstate: &'static str, why: &str) -> Failure {
     Failure::Refused {
         kind,
         sqlstate,
-        reason: alloc::format!("no segment of tag {tag}: {why}"),
+        reason: why.into(),
     }
 }
 
 /// A serial period's take whose serial tag is not registered.
-fn not_registered(of: &Of) -> Failure {
-    let tag = match of {
-        Of::Tag(tag) | Of::Period { tag, .. } => tag,
-    };
+fn not_registered() -> Failure {
     Failure::Refused {
         kind: ErrorKind::UnknownTag,
         sqlstate: UNKNOWN_TAG,
-        reason: alloc::format!("no serial tag {tag}"),
+        reason: "UNKNOWN_TAG: the serial tag is not registered: create_serial first".into(),
     }
 }
 
@@ -1001,7 +996,7 @@ mod tests {
             panic!("{:?}", p.next())
         };
         assert_eq!(kind, ErrorKind::UnknownTag);
-        assert!(reason.contains("nope"), "{reason}");
+        assert!(reason.contains("serial tag is not registered"), "{reason}");
         // Made, yet unknown again (dropped in between): no second making, no loop.
         let mut p = protocol(Dialect::Mysql, 1);
         p.take_period("inv", "2026-11-26", 50);
