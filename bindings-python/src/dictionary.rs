@@ -40,16 +40,22 @@ pub(crate) fn dictionary_uninstall(py: Python<'_>, schema: &str) -> PyResult<Str
         .map_err(|e| sql_error(py, e))
 }
 
-/// The statements a dictionary client sends, in psycopg's `%s` style: `(ids, lookup, values,
-/// create_topic, drop_topic)`.
+/// The statements a dictionary client sends, in psycopg's `%s` style, or asyncpg's `$1` when
+/// `numbered`: `(ids, lookup, values, create_topic, drop_topic)`.
 #[pyfunction]
+#[pyo3(signature = (schema, numbered = false))]
 pub(crate) fn _dictionary_statements(
     py: Python<'_>,
     schema: &str,
+    numbered: bool,
 ) -> PyResult<(String, String, String, String, String)> {
     let s = Dictionary::new(schema)
         .map_err(|e| sql_error(py, e))?
-        .statements(Placeholders::Format);
+        .statements(if numbered {
+            Placeholders::Numbered
+        } else {
+            Placeholders::Format
+        });
     Ok((
         s.ids().to_string(),
         s.lookup().to_string(),

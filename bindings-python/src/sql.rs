@@ -155,7 +155,7 @@ fn columns(row: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Column>>> {
 #[pymethods]
 impl PyLeaseProtocol {
     #[new]
-    #[pyo3(signature = (kind, ttl_ms, layout, table, first, end, holder, dialect = None, schema = None))]
+    #[pyo3(signature = (kind, ttl_ms, layout, table, first, end, holder, dialect = None, schema = None, numbered = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -168,6 +168,7 @@ impl PyLeaseProtocol {
         holder: &str,
         dialect: Option<&str>,
         schema: Option<&str>,
+        numbered: bool,
     ) -> PyResult<Self> {
         let dialect = crate::mysql::dialect_arg(py, dialect)?;
         let ttl_ms = u64_arg(ttl_ms, "ttl_ms", Arg::Other)?;
@@ -179,7 +180,12 @@ impl PyLeaseProtocol {
             kind,
             layout.get().inner,
             table,
-            Placeholders::Format,
+            // asyncpg's `$1` when `numbered`, the DB-API's `%s` otherwise.
+            if numbered {
+                Placeholders::Numbered
+            } else {
+                Placeholders::Format
+            },
             first,
             end,
             holder,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import asyncpg
 import psycopg
 import pymysql
 import pytest
@@ -67,6 +68,20 @@ POSTGRES = [
     (unreachable_error(), False, True),
 ]
 
+# asyncpg (issue 56): no DB-API classes; its errors read by their SQLSTATE and the socket's own.
+POSTGRES_ASYNCPG = [
+    (ConnectionRefusedError(111, "Connection refused"), True, True),
+    (TimeoutError(), True, True),
+    (asyncpg.exceptions.InterfaceError("connection is closed"), True, True),
+    (asyncpg.exceptions.ConnectionDoesNotExistError("connection was closed in the middle of operation"), True, True),
+    (asyncpg.exceptions.AdminShutdownError("terminating connection due to administrator command"), True, True),
+    (asyncpg.exceptions.InvalidCatalogNameError('database "nosuch" does not exist'), False, True),
+    (asyncpg.exceptions.InvalidPasswordError('password authentication failed for user "u"'), False, True),
+    (asyncpg.exceptions.UndefinedTableError('relation "seg.shardid_tags" does not exist'), False, False),
+    (asyncpg.exceptions.UniqueViolationError("duplicate key value violates unique constraint"), False, False),
+    (asyncpg.exceptions.RaiseError("unknown topic"), False, False),
+    (unreachable_error(), False, True),
+]
 
 
 def sqlite_error(run: object) -> BaseException:
@@ -96,7 +111,9 @@ def sqlite_cases() -> list:
 
 
 @pytest.mark.parametrize(
-    ("name", "cases"), [("Mysql", MYSQL), ("Postgres", POSTGRES), ("Sqlite", sqlite_cases())], ids=["mysql", "postgres", "sqlite"]
+    ("name", "cases"),
+    [("Mysql", MYSQL), ("Postgres", POSTGRES), ("Postgres", POSTGRES_ASYNCPG), ("Sqlite", sqlite_cases())],
+    ids=["mysql", "postgres", "postgres-asyncpg", "sqlite"],
 )
 def test_every_systems_dialect_reads_an_error_as_its_database_does(name: str, cases: list) -> None:
     for cls in dialects(name):
@@ -105,7 +122,9 @@ def test_every_systems_dialect_reads_an_error_as_its_database_does(name: str, ca
 
 
 @pytest.mark.parametrize(
-    ("name", "cases"), [("Mysql", MYSQL), ("Postgres", POSTGRES), ("Sqlite", sqlite_cases())], ids=["mysql", "postgres", "sqlite"]
+    ("name", "cases"),
+    [("Mysql", MYSQL), ("Postgres", POSTGRES), ("Postgres", POSTGRES_ASYNCPG), ("Sqlite", sqlite_cases())],
+    ids=["mysql", "postgres", "postgres-asyncpg", "sqlite"],
 )
 def test_every_systems_dialect_gives_up_a_connection_that_is_lost_or_could_not_be_opened(name: str, cases: list) -> None:
     """The drivers' one rule for dropping a connection (and opening another next time): lost

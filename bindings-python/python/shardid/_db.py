@@ -26,8 +26,23 @@ def sqlstate(e: BaseException) -> str | None:
 
 def connection_lost(e: BaseException) -> bool:
     """Whether ``e`` says the connection is gone: the DB-API's ``OperationalError`` or
-    ``InterfaceError``, whichever driver raised it."""
-    return any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(e).__mro__)
+    ``InterfaceError``, whichever driver raised it; asyncpg's (no DB-API classes): its
+    ``InterfaceError`` (a closed connection), a connection exception (class 08:
+    ``ConnectionDoesNotExistError``), the server ending sessions (57P), or the socket's own
+    (``ConnectionError``, ``TimeoutError``)."""
+    if any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(e).__mro__):
+        return True
+    if is_asyncpg(e):
+        state = sqlstate(e)
+        return state is not None and state.startswith(("08", "57P"))
+    # The socket's own; not DATABASE_UNREACHABLE (a ConnectionError too): never opened, not lost.
+    return isinstance(e, (ConnectionError, TimeoutError)) and not isinstance(e, ShardIdError)
+
+
+def is_asyncpg(thing: object) -> bool:
+    """Whether ``thing`` (a connection, a pool, an error) is asyncpg's: its classes share no base
+    with the DB-API's."""
+    return type(thing).__module__.split(".")[0] == "asyncpg"
 
 
 def unreachable(e: BaseException) -> bool:
@@ -103,7 +118,7 @@ def closed_error(what: str) -> ClosedError:
 # first is the one to write instead. An application hands its one URL to SQLAlchemy and to
 # shardid; a driver a client does not run is refused naming it, never run with another.
 _RUNS = {
-    ("postgres", True): ("psycopg", "psycopg_async"),
+    ("postgres", True): ("psycopg", "psycopg_async", "asyncpg"),  # asyncpg: the dictionary and the lease
     ("postgres", False): ("psycopg", "psycopg2"),
     ("mysql", True): ("aiomysql",),
     ("mysql", False): ("pymysql",),
@@ -188,13 +203,23 @@ def connect_postgres(conninfo: str, **params: Any) -> Any:
         raise unreachable_error(e, conninfo) from e
 
 
-async def aconnect_postgres(conninfo: str, **params: Any) -> Any:
-    """:func:`connect_postgres` on the event loop: psycopg 3's ``AsyncConnection``."""
-    _, conninfo = driver_url(conninfo, asyncio=True)
+async def aconnect_postgres(conninfo: str, *, asyncpg: bool = False, **params: Any) -> Any:
+    """:func:`connect_postgres` on the event loop: psycopg 3's ``AsyncConnection``, or, for a
+    client that runs asyncpg (``asyncpg``: the dictionary and the lease), asyncpg's
+    ``Connection`` for a ``postgresql+asyncpg://`` URL (or a URL where only asyncpg is
+    installed). The others refuse asyncpg's URL (``UNSUPPORTED``), never run psycopg for it."""
+    driver, conninfo = driver_url(conninfo, asyncio=True)
+    if driver == "asyncpg":
+        if not asyncpg:
+            reason = "runs psycopg 3 here, not yet asyncpg: write postgresql+psycopg:// for this client"
+            raise _error("UNSUPPORTED", reason=f"shardid {reason}")
+        return await aconnect_asyncpg(conninfo, **params)
     try:
         import psycopg
     except ImportError:
-        reason = "needs psycopg 3 on asyncio: pip install 'shardid[postgres]'"
+        if asyncpg and driver is None and "://" in conninfo and _installed("asyncpg"):
+            return await aconnect_asyncpg(conninfo, **params)
+        reason = "needs psycopg 3 on asyncio (or asyncpg for a postgresql+asyncpg:// URL): pip install 'shardid[postgres]'"
         raise _error("UNSUPPORTED", reason=f"shardid {reason}") from None
     try:
         return await psycopg.AsyncConnection.connect(conninfo, autocommit=True, prepare_threshold=None, **params)
@@ -202,9 +227,41 @@ async def aconnect_postgres(conninfo: str, **params: Any) -> Any:
         raise unreachable_error(e, conninfo) from e
 
 
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+async def aconnect_asyncpg(url: str, **params: Any) -> Any:
+    """An asyncpg ``Connection`` to ``url`` (``postgresql://``: asyncpg reads URLs, not libpq's
+    ``key=value``), its statement cache off: the core's statements are few and need no named
+    prepared statement, which a pooler in transaction mode (PgBouncer) cannot carry, as
+    asyncpg's documentation says. ``params``: libpq's ``connect_timeout`` only.
+    ``DATABASE_UNREACHABLE`` when the server cannot be reached."""
+    try:
+        import asyncpg
+    except ImportError:
+        reason = "needs asyncpg for a postgresql+asyncpg:// URL: pip install asyncpg"
+        raise _error("UNSUPPORTED", reason=f"shardid {reason}") from None
+    timeout = float(params.get("connect_timeout", 60))
+    try:
+        return await asyncpg.connect(url, statement_cache_size=0, timeout=timeout)
+    except Exception as e:  # refused, timed out, the log-in or the database refused, a bad URL
+        raise unreachable_error(e, url) from e
+
+
 def is_open(conn: Any) -> bool:
-    """Whether a psycopg 3 (blocking or asyncio) or psycopg2 connection is still open."""
+    """Whether a psycopg 3 (blocking or asyncio), psycopg2 or asyncpg connection is still open."""
+    if is_asyncpg(conn):
+        return not conn.is_closed()
     return not conn.closed
+
+
+def numbered(conn: Any) -> bool:
+    """Whether ``conn`` takes ``$1`` placeholders (asyncpg) rather than the DB-API's ``%s``: the
+    core renders its statements for each (``Placeholders``)."""
+    return is_asyncpg(conn)
 
 
 def close(conn: Any) -> None:
@@ -216,15 +273,22 @@ def close(conn: Any) -> None:
 
 
 async def aclose(conn: Any) -> None:
-    """:func:`close`, awaited (psycopg's ``AsyncConnection``)."""
+    """:func:`close`, awaited (psycopg's ``AsyncConnection``, asyncpg's ``Connection``: a broken
+    one is terminated, as its close would wait on the socket)."""
     try:
+        if is_asyncpg(conn) and conn.is_closed():
+            return
         await conn.close()
     except Exception:  # noqa: BLE001, S110 - a broken connection may fail to close
         pass
 
 
 async def aexecute(conn: Any, sql: str, params: tuple[Any, ...] | list[Any]) -> Any:
-    """:func:`execute` on psycopg's ``AsyncConnection``."""
+    """:func:`execute` on psycopg's ``AsyncConnection``, or on asyncpg's ``Connection`` (the
+    statement rendered with ``$1`` placeholders: :func:`numbered`): its first row as a tuple."""
+    if is_asyncpg(conn):
+        row = await conn.fetchrow(sql, *params)
+        return None if row is None else tuple(row)
     async with conn.cursor() as cur:
         await cur.execute(sql, params)
         return await cur.fetchone() if cur.description is not None else None

@@ -59,43 +59,58 @@ class _Postgres(_link_generated._PostgresLink):
     """PostgreSQL: the functions of the dictionary's DDL, over psycopg (psycopg2 too, blocking,
     and Django's cursors)."""
 
+    # The statements' places in _dictionary_statements' answer.
+    IDS, LOOKUP, VALUES, CREATE, DROP = range(5)
+
+    @staticmethod
+    def connect(url: str) -> Any:
+        return _db.connect_postgres(url, connect_timeout=5)
+
     def __init__(self, schema: str, topic: str) -> None:
         self.topic = topic
-        self._ids, self._lookup, self._values, self._create, self._drop = _dictionary_statements(schema)
+        # The core's statements with the DB-API's %s, and with asyncpg's $1 (_db.numbered).
+        self._statements = (_dictionary_statements(schema), _dictionary_statements(schema, numbered=True))
 
     @staticmethod
     def went_away(e: BaseException, conn: Any) -> bool:
         """Whether the server went away (restart, failover): send the step again on a new one.
-        The connection's rule, and psycopg's word that this connection is broken or closed."""
+        The connection's rule, and psycopg's word that this connection is broken or closed
+        (asyncpg's lost errors are the connection's: ``_db.connection_lost``)."""
+        if _db.is_asyncpg(conn):
+            return _db.connection_lost(e)
         return _db.connection_lost(e) and (getattr(conn, "broken", False) or bool(conn.closed))
 
     @staticmethod
     def spoilt(conn: Any) -> bool:
         """After a cancelled step: psycopg cancelled the statement on the server and waited for
-        the connection; one that is not idle now is not trusted with the next call."""
+        the connection; one that is not idle now is not trusted with the next call. asyncpg's
+        is never trusted again: its cancellation returns before the server's answer."""
+        if _db.is_asyncpg(conn):
+            return True
         import psycopg
 
         return bool(conn.closed or conn.broken or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE)
 
-    def _one(self, conn: Any, sql: str, params: Sequence[Any]) -> Any:
+    def _one(self, conn: Any, which: int, params: Sequence[Any]) -> Any:
+        sql = self._statements[_db.numbered(conn)][which]
         # Lists as lists: psycopg2 adapts a list, not a tuple, to an array.
         row = _db.execute(conn, sql, [list(p) if isinstance(p, tuple) else p for p in params])
         return row[0] if row else None
 
     def ids(self, conn: Any, values: Sequence[str]) -> list[int]:
-        return self._one(conn, self._ids, (self.topic, list(values)))  # type: ignore[no-any-return]
+        return self._one(conn, self.IDS, (self.topic, list(values)))  # type: ignore[no-any-return]
 
     def lookup(self, conn: Any, values: Sequence[str]) -> list[int | None]:
-        return self._one(conn, self._lookup, (self.topic, list(values)))  # type: ignore[no-any-return]
+        return self._one(conn, self.LOOKUP, (self.topic, list(values)))  # type: ignore[no-any-return]
 
     def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
-        return self._one(conn, self._values, (self.topic, list(ids)))  # type: ignore[no-any-return]
+        return self._one(conn, self.VALUES, (self.topic, list(ids)))  # type: ignore[no-any-return]
 
     def create(self, conn: Any) -> None:
-        self._one(conn, self._create, (self.topic,))
+        self._one(conn, self.CREATE, (self.topic,))
 
     def drop(self, conn: Any) -> None:
-        self._one(conn, self._drop, (self.topic,))
+        self._one(conn, self.DROP, (self.topic,))
 
 
 class _Mysql(_link_generated._MysqlLink):

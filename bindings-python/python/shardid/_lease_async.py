@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shardid import _db, _link_async, _mysql, _sqlite
-from shardid._acompat import asleep
+from shardid._acompat import asleep, is_async
 from shardid._errors import InvalidArgumentError, ShardIdError
 from shardid._shardid import _database_of_url, _error, _Hold, _LeaseProtocol, _LeaseTally, _sqlite_path
 
@@ -40,6 +40,8 @@ class _AsyncPostgres(_link_async._AsyncPostgresLink):
     @staticmethod
     async def connect(conninfo: str) -> Any:
         # No server-side prepared statements: a pooler in transaction mode cannot carry them.
+        if is_async():  # psycopg 3, or asyncpg for its URL
+            return await _db.aconnect_postgres(conninfo, asyncpg=True)
         return await _db.aconnect_postgres(conninfo)
 
     @staticmethod
@@ -54,6 +56,8 @@ class _AsyncPostgres(_link_async._AsyncPostgresLink):
 
     @staticmethod
     def usable(conn: Any) -> bool:
+        if _db.is_asyncpg(conn):
+            return _db.is_open(conn)
         return not (getattr(conn, "closed", False) or getattr(conn, "broken", False))
 
     @staticmethod
@@ -224,6 +228,8 @@ class _AsyncSession:
             holder,
             self.sql_dialect,
             self.schema,
+            # asyncpg's $1 for its connections (_db.numbered), the DB-API's %s otherwise.
+            numbered=self.conn is not None and _db.numbered(self.conn),
         )
 
     async def connect(self) -> Any:
@@ -283,11 +289,11 @@ class _AsyncSession:
         """Takes a shard by the core's steps: ``(protocol, shard, recorded, backend, sent)``."""
         # The steps, statements and parameters are the core's (shardid::sql::LeaseProtocol):
         # this only executes them and feeds back what the database answered.
-        protocol = self.protocol()
         dialect = self.dialect
         if self.conn is None or not dialect.usable(self.conn):
             self.conn = await self.connect()
         conn = self.conn
+        protocol = self.protocol()  # rendered for the connection's driver
         sent = _Hold.now()
         while True:
             step = protocol.next()

@@ -56,6 +56,8 @@ class _Postgres(_link_generated._PostgresLink):
 
     @staticmethod
     def usable(conn: Any) -> bool:
+        if _db.is_asyncpg(conn):
+            return _db.is_open(conn)
         return not (getattr(conn, "closed", False) or getattr(conn, "broken", False))
 
     @staticmethod
@@ -226,6 +228,8 @@ class _Session:
             holder,
             self.sql_dialect,
             self.schema,
+            # asyncpg's $1 for its connections (_db.numbered), the DB-API's %s otherwise.
+            numbered=self.conn is not None and _db.numbered(self.conn),
         )
 
     def connect(self) -> Any:
@@ -285,11 +289,11 @@ class _Session:
         """Takes a shard by the core's steps: ``(protocol, shard, recorded, backend, sent)``."""
         # The steps, statements and parameters are the core's (shardid::sql::LeaseProtocol):
         # this only executes them and feeds back what the database answered.
-        protocol = self.protocol()
         dialect = self.dialect
         if self.conn is None or not dialect.usable(self.conn):
             self.conn = self.connect()
         conn = self.conn
+        protocol = self.protocol()  # rendered for the connection's driver
         sent = _Hold.now()
         while True:
             step = protocol.next()
