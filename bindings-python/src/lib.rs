@@ -64,6 +64,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sql::PyLeaseProtocol>()?;
     m.add_function(wrap_pyfunction!(sql::_check_lease, m)?)?;
     m.add_class::<segment::PyDenseIds>()?;
+    m.add_class::<segment::PySegmentProtocol>()?;
     m.add("_UNKNOWN_TAG_SQLSTATE", shardid::sql::UNKNOWN_TAG)?;
     m.add_function(wrap_pyfunction!(segment::segments, m)?)?;
     m.add_function(wrap_pyfunction!(segment::segments_uninstall, m)?)?;

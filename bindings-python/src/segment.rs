@@ -512,3 +512,155 @@ driven_methods! {
         }
     }
 }
+
+/// The core's take and give-back of segments (`shardid::segment::protocol::SegmentProtocol`),
+/// for `_segments_async.py` to run over psycopg, PyMySQL/aiomysql or `sqlite3`: the rotation
+/// across ticket servers, each database's statements and steps, the MySQL family's resend of a
+/// take rolled back whole and a serial period's first take are the core's; the executor only
+/// runs them. `next()` answers a tuple: `("connect", server)`, `("run", server, sql,
+/// values)`, `("segment", (first, count, stride))`, `("given_back", returned)`, `("failed",
+/// None)` (raise the last driver error fed) or `("failed", (code, sqlstate, reason))` (the
+/// core's refusal), `("idle",)`.
+#[pyclass(module = "shardid._shardid", name = "_SegmentProtocol")]
+pub(crate) struct PySegmentProtocol {
+    inner: shardid::segment::protocol::SegmentProtocol,
+}
+
+/// The core's dialect of a name the executor gives (`INVALID_ARGUMENT` on `dialect`).
+fn dialect_of(py: Python<'_>, name: &str) -> PyResult<Dialect> {
+    Dialect::from_name(name).ok_or_else(|| invalid_argument(py, "dialect", "is not a dialect"))
+}
+
+/// A Python value of a row as a cell of the core: integers past `i64` as their text.
+enum Column {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Text(String),
+}
+
+#[pymethods]
+impl PySegmentProtocol {
+    /// The protocol of an allocator over `servers` ticket servers of `dialect` (`"postgres"`,
+    /// `"mysql"`, `"mariadb"`, `"sqlite"`) whose `schema` holds the segments' DDL; statements in
+    /// psycopg's and PyMySQL's `%s` style, `?` for `sqlite3`.
+    #[new]
+    fn new(py: Python<'_>, dialect: &str, schema: &str, servers: usize) -> PyResult<Self> {
+        let dialect = dialect_of(py, dialect)?;
+        let placeholders = match dialect {
+            Dialect::Sqlite => Placeholders::Question,
+            _ => Placeholders::Format,
+        };
+        let inner = shardid::segment::protocol::SegmentProtocol::new(
+            dialect,
+            schema,
+            placeholders,
+            servers,
+        )
+        .map_err(|e| sql_error(py, e))?;
+        Ok(Self { inner })
+    }
+
+    /// Starts a take of `size` (0: the size the row remembers) of `tag`.
+    fn take(&mut self, tag: &str, size: u64) {
+        self.inner.take(tag, size);
+    }
+
+    /// Starts a take of `size` numbers of serial tag `tag`'s `period` (`""`: never resets).
+    fn take_period(&mut self, tag: &str, period: &str, size: u64) {
+        self.inner.take_period(tag, period, size);
+    }
+
+    /// Starts giving `first..end` of `tag` back to the last server taken from.
+    fn give_back(&mut self, tag: &str, first: u64, end: u64) {
+        self.inner.give_back(tag, first, end);
+    }
+
+    /// What to do next (see the class).
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        use shardid::segment::protocol::{Command, Failure, Step};
+        use shardid::sql::Value;
+        Ok(match self.inner.next() {
+            Step::Connect { server } => ("connect", server).into_pyobject(py)?.into_any(),
+            Step::Run {
+                server,
+                command: Command::Sql { statement, values },
+            } => {
+                let values: Vec<Bound<'py, PyAny>> = values
+                    .iter()
+                    .map(|value| match value {
+                        Value::Text(text) => PyString::new(py, text).into_any(),
+                        Value::Int(n) => n
+                            .into_pyobject(py)
+                            .map_or_else(|e| match e {}, Bound::into_any),
+                    })
+                    .collect();
+                let values = pyo3::types::PyTuple::new(py, values)?;
+                ("run", server, statement, values)
+                    .into_pyobject(py)?
+                    .into_any()
+            }
+            Step::Segment(s) => ("segment", (s.first, s.count, s.stride))
+                .into_pyobject(py)?
+                .into_any(),
+            Step::GivenBack(returned) => ("given_back", returned).into_pyobject(py)?.into_any(),
+            Step::Failed(Failure::Refused {
+                kind,
+                sqlstate,
+                reason,
+            }) => ("failed", Some((kind.code(), sqlstate, reason)))
+                .into_pyobject(py)?
+                .into_any(),
+            Step::Failed(_) => ("failed", None::<(u8,)>).into_pyobject(py)?.into_any(),
+            _ => ("idle",).into_pyobject(py)?.into_any(),
+        })
+    }
+
+    /// The connection of `"connect"`'s server is there; its server's dialect.
+    fn connected(&mut self, py: Python<'_>, dialect: &str) -> PyResult<()> {
+        self.inner.connected(dialect_of(py, dialect)?);
+        Ok(())
+    }
+
+    /// The first row of `"run"`'s statement (`None`: none; on MySQL a statement without rows:
+    /// `(rowcount, lastrowid)`).
+    fn answer(&mut self, row: Option<Vec<Bound<'_, PyAny>>>) -> PyResult<()> {
+        use shardid::sql::Cell;
+        let columns = row
+            .map(|row| {
+                row.iter()
+                    .map(|value| {
+                        Ok(if value.is_none() {
+                            Column::Null
+                        } else if let Ok(b) = value.cast::<pyo3::types::PyBool>() {
+                            Column::Bool(b.is_true())
+                        } else if let Ok(n) = value.extract::<i64>() {
+                            Column::Int(n)
+                        } else {
+                            Column::Text(value.str()?.to_string())
+                        })
+                    })
+                    .collect::<PyResult<Vec<_>>>()
+            })
+            .transpose()?;
+        let cells: Option<Vec<Cell<'_>>> = columns.as_ref().map(|row| {
+            row.iter()
+                .map(|column| match column {
+                    Column::Null => Cell::Null,
+                    Column::Bool(b) => Cell::Bool(*b),
+                    Column::Int(n) => Cell::Int(*n),
+                    Column::Text(text) => Cell::Text(text),
+                })
+                .collect()
+        });
+        self.inner.answer(cells.as_deref());
+        Ok(())
+    }
+
+    /// The last step failed with the driver's error `code` (a SQLSTATE, MySQL's error number as
+    /// text, `None`: none, or the connection could not be opened).
+    #[pyo3(signature = (code = None))]
+    fn failed(&mut self, code: Option<&str>) {
+        self.inner.failed(code);
+    }
+}

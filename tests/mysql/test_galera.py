@@ -117,23 +117,23 @@ SEGMENT_WORKER = textwrap.dedent("""
     from shardid.segments import DenseIds
 
     # Counts the takes the server rolled back (1213: another node's take of the same row
-    # certified first) that the core's fetch sent again.
+    # certified first) that the core's protocol sent again: the same statement next.
     conflicts = [0]
-    Fetch = shardid._segments_generated._MysqlFetch  # the blocking driver's (generated from _segments_async)
+    Protocol = shardid._segments_generated._SegmentProtocol  # the blocking driver's (generated from _segments_async)
 
-    class CountingFetch:
+    class CountingProtocol:
         def __init__(self, *args):
-            self.fetch = Fetch(*args)
+            self.protocol = Protocol(*args)
 
-        def rolled_back(self, code):
-            again = self.fetch.rolled_back(code)
-            conflicts[0] += again
-            return again
+        def failed(self, code=None):
+            before = self.protocol.next()
+            self.protocol.failed(code)
+            conflicts[0] += code in ("1213", "1205") and self.protocol.next() == before
 
         def __getattr__(self, name):
-            return getattr(self.fetch, name)
+            return getattr(self.protocol, name)
 
-    shardid._segments_generated._MysqlFetch = CountingFetch
+    shardid._segments_generated._SegmentProtocol = CountingProtocol
 
     url, seconds, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
     made = array("q")

@@ -181,22 +181,26 @@ def test_an_exhausted_tag_retried_at_the_deadline_still_names_tag_exhausted(url:
     failed, retrying, release = threading.Event(), threading.Event(), threading.Event()
 
     class HeldRetries:
-        """The dialect, whose takes after the first (a failure) wait for ``release``."""
+        """The dialect, whose statements after the first take's two (the take, then the read
+        that says the tag is exhausted) wait for ``release``."""
 
         def __init__(self, dialect: Any) -> None:
             self._dialect = dialect
+            self._sent = 0
 
         def __getattr__(self, name: str) -> Any:
             return getattr(self._dialect, name)
 
-        def take(self, *args: Any) -> Any:
+        def row(self, *args: Any) -> Any:
             if failed.is_set():
                 retrying.set()
                 release.wait(30)
             try:
-                return self._dialect.take(*args)
+                return self._dialect.row(*args)
             finally:
-                failed.set()
+                self._sent += 1
+                if self._sent == 2:
+                    failed.set()
 
     class Driver(_Driver):
         def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from shardid import _db, _link_async, _mysql, _sqlite
@@ -30,13 +30,13 @@ from shardid._errors import (
 )
 from shardid._shardid import (
     _UNKNOWN_TAG_SQLSTATE,
-    _MysqlFetch,
     _database_of_url,
     _error,
     _mysql_segment_statements,
     _mysql_registration_problem,
     _mysql_serial_statements,
     _segment_statements,
+    _SegmentProtocol,
     _serial_statements,
 )
 
@@ -67,25 +67,89 @@ def mysql_missing_ddl(e: BaseException, schema: str) -> BaseException:
     return _error("DATABASE", reason=reason)
 
 
-class _AsyncPostgres(_link_async._AsyncPostgresLink):
+class _SegmentSteps:
+    """What the dialects share: a serial period's segment taken and given back by the core's
+    protocol (``SegmentProtocol``: the take, the period's tag made at its first take, the
+    MySQL family's resend) on one connection, each dialect only running a statement
+    (``row``) and naming its server (``server``) and its errors' codes (``code``)."""
+
+    name = ""
+    _protocol: Any
+    # Each dialect's (or its link's).
+    server: Callable[[Any], str]
+    row: Callable[..., Any]
+    code: Callable[[BaseException], str | None]
+    errors: Callable[[], tuple[type[BaseException], ...]]
+
+    async def on(self, conn: Any, start: Any, tag: str) -> Any:
+        """Runs the operation ``start(protocol)`` begins on ``conn`` (one server); its result,
+        or the driver's error raised as it was, or the core's refusal (``sqlstate``)."""
+        start(self._protocol)
+        error: BaseException | None = None
+        while True:
+            step = self._protocol.next()
+            if step[0] == "connect":
+                self._protocol.connected(self.server(conn))
+            elif step[0] == "run":
+                try:
+                    self._protocol.answer(await self.row(conn, step[2], step[3]))
+                except self.errors() as e:
+                    error = e
+                    self._protocol.failed(self.code(e))
+            elif step[0] == "failed" and step[1] is None:
+                assert error is not None
+                raise error
+            elif step[0] == "failed":
+                raise self.refused(step[1], tag)
+            else:
+                return step[1]
+
+    @staticmethod
+    def refused(refusal: tuple[str, str, str], tag: str) -> BaseException:
+        """The core's refusal of an answer (an unknown tag, an exhausted one, a row no DDL
+        makes), with the SQLSTATE PostgreSQL's functions raise for the same case."""
+        _, sqlstate, reason = refusal
+        return _mysql.ServerError(sqlstate, f"no segment of tag {tag!r}: {reason}")
+
+    async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
+        """One segment of ``tag`` on ``conn``, a connection to server ``server`` (tests and
+        tools: ``DenseIds`` runs the protocol across its servers itself)."""
+        return await self.on(conn, lambda p: p.take(tag, size), tag)  # type: ignore[no-any-return]
+
+    async def take_period(self, conn: Any, tag: str, period: str, period_tag: str, size: int) -> tuple[int, int, int]:
+        return await self.on(conn, lambda p: p.take_period(tag, period, size), period_tag)  # type: ignore[no-any-return]
+
+    async def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
+        return bool(await self.on(conn, lambda p: p.give_back(tag, first, end), tag))
+
+
+class _AsyncPostgres(_SegmentSteps, _link_async._AsyncPostgresLink):
     """PostgreSQL: the functions of the segments' DDL, over psycopg (psycopg2 too, blocking)."""
 
+    name = "postgres"
+
     def __init__(self, schema: str, tag: str) -> None:
-        self._take, self._give_back = check_names(tag, schema)
+        check_names(tag, schema)
+        self._protocol = _SegmentProtocol(self.name, schema, 1)
         self._create_tag = _segment_statements(schema)[2]
-        self._serial_info, self._take_period, _, self._register, _, _ = _serial_statements(schema)
+        self._serial_info, _, _, self._register, _, _ = _serial_statements(schema)
+
+    @staticmethod
+    def server(conn: Any) -> str:
+        return "postgres"
+
+    @staticmethod
+    async def row(conn: Any, sql: str, values: tuple[Any, ...]) -> Any:
+        return await _db.aexecute(conn, sql, values)
+
+    @staticmethod
+    def code(e: BaseException) -> str | None:
+        return _db.sqlstate(e)
 
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
         # psycopg 3's or psycopg2's errors (whichever is installed), and ours.
         return (Exception,)
-
-    async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
-        return tuple(await _db.aexecute(conn, self._take, (tag, size)))  # type: ignore[return-value]
-
-    async def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
-        row = await _db.aexecute(conn, self._give_back, (tag, first, end))
-        return bool(row and row[0])
 
     async def create_tag(self, conn: Any, tag: str) -> None:
         await _db.aexecute(conn, self._create_tag, (tag, 1))
@@ -103,64 +167,45 @@ class _AsyncPostgres(_link_async._AsyncPostgresLink):
         canonical, zone, max_gap = await _db.aexecute(conn, self._serial_info, (tag,))
         return canonical, zone, max_gap
 
-    async def take_period(self, conn: Any, tag: str, period: str, period_tag: str, size: int) -> tuple[int, int, int]:
-        return tuple(await _db.aexecute(conn, self._take_period, (tag, period, size)))  # type: ignore[return-value]
-
     @staticmethod
     def serial_error(e: BaseException, schema: str) -> BaseException:
         return e
 
 
-class _AsyncMysql(_link_async._AsyncMysqlLink):
-    """MySQL and MariaDB: the core's statements for them (``shardid::sql::mysql``), in the
-    order the core's ``MysqlFetch`` says, and the stride each server's tag has (learnt at its
-    first fetch); over PyMySQL, or aiomysql on the event loop."""
+class _AsyncMysql(_SegmentSteps, _link_async._AsyncMysqlLink):
+    """MySQL and MariaDB: the core's statements for them (``shardid::sql::mysql``); over
+    PyMySQL, or aiomysql on the event loop."""
+
+    name = "mysql"
 
     def __init__(self, schema: str, tag: str) -> None:
         check_names(tag, schema)
         _mysql._aiomysql()  # UNSUPPORTED now, without the driver, not at the first fetch
+        self._protocol = _SegmentProtocol(self.name, schema, 1)
         self._statements = {d: _mysql_segment_statements(schema, d) for d in _mysql.DIALECTS}
-        self._strides: dict[int, int | None] = {}
-        self._serial_info, self._register, self._registered, self._create_period = _mysql_serial_statements(schema)
+        self._serial_info, self._register, self._registered, _ = _mysql_serial_statements(schema)
 
     @staticmethod
     def errors() -> tuple[type[BaseException], ...]:
         return (_mysql.pymysql_errors(), _mysql.ServerError, NotMysqlError, DatabaseUnreachableError)
 
-    async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
-        """One segment of ``tag``: ``(first, count, stride)``. A take the row refuses as too
-        large is followed by a read of the largest size it allows, and a take of that."""
-        read, take, _, _ = self._statements[conn.shardid_dialect]
-        fetch = _MysqlFetch(size, self._strides.get(server))
-        async with conn.cursor() as cur:
-            while True:
-                want = fetch.step()
-                try:
-                    if want is None:
-                        await cur.execute(read, (tag,))
-                        problem = fetch.read(await cur.fetchone())
-                        if problem is not None:
-                            raise _mysql.ServerError(problem, f"no segment of tag {tag!r}: {problem}")
-                        self._strides[server] = fetch.stride
-                        continue
-                    rows = await cur.execute(take, (want, want, want, tag, want, want))
-                except _mysql.pymysql_errors() as e:
-                    # Rolled back whole (a Galera certification conflict, a deadlock): the
-                    # core says whether to send the same step again.
-                    number = _mysql._number(e)
-                    if number is not None and fetch.rolled_back(number):
-                        continue
-                    raise
-                segment = fetch.took(rows, cur.lastrowid)
-                if isinstance(segment, str):
-                    raise _mysql.ServerError(segment, f"no segment of tag {tag!r}: {segment}")
-                if segment is not None:
-                    return segment  # type: ignore[no-any-return]
+    @staticmethod
+    def server(conn: Any) -> str:
+        return conn.shardid_dialect  # type: ignore[no-any-return]
 
-    async def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
-        give_back = self._statements[conn.shardid_dialect][2]
+    @staticmethod
+    async def row(conn: Any, sql: str, values: tuple[Any, ...]) -> Any:
+        """The first row, or a statement without rows as ``(rowcount, lastrowid)``."""
         async with conn.cursor() as cur:
-            return bool(await cur.execute(give_back, (first, tag, end, first, first)) == 1)
+            rows = await cur.execute(sql, values)
+            if cur.description is None:
+                return (rows, cur.lastrowid)
+            return await cur.fetchone()
+
+    @staticmethod
+    def code(e: BaseException) -> str | None:
+        number = _mysql._number(e)
+        return None if number is None else str(number)
 
     async def create_tag(self, conn: Any, tag: str) -> None:
         async with conn.cursor() as cur:
@@ -188,34 +233,21 @@ class _AsyncMysql(_link_async._AsyncMysqlLink):
         canonical, zone, max_gap = row
         return canonical, zone, 1 if max_gap is None else int(max_gap)
 
-    async def take_period(self, conn: Any, tag: str, period: str, period_tag: str, size: int) -> tuple[int, int, int]:
-        """Each period's numbers are a tag of its own (``orders@2026-11-25``), which the core's
-        ``create_period`` makes at the period's first take if the serial tag is registered:
-        the take, then the tag made, then the take again (the core's ``take_period``)."""
-        for first_take in (True, False):
-            try:
-                return await self.take(conn, 0, period_tag, size)
-            except _mysql.ServerError as e:
-                if e.sqlstate != _UNKNOWN_TAG_SQLSTATE or not first_take:
-                    raise
-            async with conn.cursor() as cur:
-                await cur.execute(self._create_period, (tag, period_tag))
-                made = await cur.fetchone()
-            if made is None or made[0] is None:  # NULL: the serial tag is not registered
-                raise _mysql.ServerError(_UNKNOWN_TAG_SQLSTATE, f"no serial tag {tag!r}")
-        raise AssertionError("not reached: the second take returns or raises")
-
     @staticmethod
     def serial_error(e: BaseException, schema: str) -> BaseException:
         return mysql_missing_ddl(e, schema)
 
 
-class _AsyncSqlite(_link_async._AsyncSqliteLink):
+class _AsyncSqlite(_SegmentSteps, _link_async._AsyncSqliteLink):
     """SQLite: the core's statements for it (``shardid::sql::sqlite``), one file, the tables
-    created on first use; over ``sqlite3`` (on a worker thread for asyncio)."""
+    created on first use (when the connection opens); over ``sqlite3`` (on a worker thread for
+    asyncio)."""
+
+    name = "sqlite"
 
     def __init__(self, schema: str, tag: str) -> None:
         check_names(tag, schema)
+        self._protocol = _SegmentProtocol(self.name, schema, 1)
         self._steps = _sqlite.Segments(schema)
         self.ddl = self._steps.ddl
 
@@ -223,11 +255,22 @@ class _AsyncSqlite(_link_async._AsyncSqliteLink):
     def errors() -> tuple[type[BaseException], ...]:
         return (sqlite3.Error, _sqlite.StatementError, DatabaseUnreachableError)
 
-    async def take(self, conn: Any, server: int, tag: str, size: int) -> tuple[int, int, int]:
-        return await _sqlite.arun(self._steps.take, conn, tag, size)
+    @staticmethod
+    def server(conn: Any) -> str:
+        return "sqlite"
 
-    async def give_back(self, conn: Any, tag: str, first: int, end: int) -> bool:
-        return await _sqlite.arun(self._steps.give_back, conn, tag, first, end)
+    @staticmethod
+    async def row(conn: Any, sql: str, values: tuple[Any, ...]) -> Any:
+        return await _sqlite.arun(_sqlite.one, conn, sql, values)
+
+    @staticmethod
+    def code(e: BaseException) -> str | None:
+        return getattr(e, "sqlstate", None)
+
+    @staticmethod
+    def refused(refusal: tuple[str, str, str], tag: str) -> BaseException:
+        _, sqlstate, reason = refusal
+        return _sqlite.StatementError(sqlstate, f"no segment of tag {tag!r}: {reason}")
 
     async def create_tag(self, conn: Any, tag: str) -> None:
         await _sqlite.arun(self._steps.create_tag, conn, tag)
@@ -242,9 +285,6 @@ class _AsyncSqlite(_link_async._AsyncSqliteLink):
     async def serial_info(self, conn: Any, tag: str) -> tuple[str, str, int]:
         canonical, zone, max_gap, _ = await _sqlite.arun(self._steps.serial_info, conn, tag)
         return canonical, zone, max_gap
-
-    async def take_period(self, conn: Any, tag: str, period: str, period_tag: str, size: int) -> tuple[int, int, int]:
-        return await _sqlite.arun(self._steps.take_period, conn, tag, period, size)
 
     @staticmethod
     def serial_error(e: BaseException, schema: str) -> BaseException:
@@ -309,8 +349,9 @@ class _AsyncDriver:
         if ids is not None:
             ids._adopt()
         self._conns: list[Any] = [None] * len(self.servers)
-        self._turn = 0  # the server the next fetch tries first
-        self._last_server = 0  # the server of the last segment taken, to give its rest back to
+        # The take and the give-back across the servers (which one, in turn; the rest to the
+        # last one taken from): the core's.
+        self._protocol = _SegmentProtocol(self._dialect.name, self.schema, len(self.servers))
         self._error: BaseException | None = None
         self.fetches = 0
 
@@ -319,36 +360,17 @@ class _AsyncDriver:
         aspawn(self._fetch, ids, size, name="shardid-segment")
 
     async def _fetch(self, ids: Any, size: int) -> None:
-        """Takes one segment and hands it to the allocator."""
-        error: BaseException | None = None
+        """Takes one segment (the core's protocol says from which server, and how) and hands it
+        to the allocator."""
         try:
-            errors = self._dialect.errors()
-            # Each server in turn, from the one after the last that answered.
-            for attempt in range(len(self.servers)):
-                server = (self._turn + attempt) % len(self.servers)
-                try:
-                    conn = await self._connection(server)
-                    first, count, stride = await self._dialect.take(conn, server, self.tag, size)
-                except errors as e:
-                    # A server that cannot be reached is DATABASE_UNREACHABLE (the driver's
-                    # error as its cause); the database's own errors are kept as they are.
-                    error = e
-                    if not isinstance(e, DatabaseUnreachableError) and self._dialect.unreachable(e):
-                        error = _db.unreachable_error(e)
-                        error.__cause__ = e
-                    if self._dialect.gives_up(e):
-                        await self._drop(server)  # reconnect at the next fetch
-                    if _db.sqlstate(e) == _UNKNOWN_TAG_SQLSTATE:
-                        break
-                    continue
-                ids._fill(first, count, stride)
-                self._last_server = server
-                self._turn = (server + 1) % len(self.servers)
+            step, error = await self._execute(lambda p: p.take(self.tag, size))
+            if step[0] == "segment":
+                ids._fill(*step[1])
                 self.fetches += 1
                 self._error = None
                 return
             ids._fetch_failed()
-            self._error = error
+            self._error = error if step[1] is None else self._dialect.refused(step[1], self.tag)
         except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
             ids._fetch_failed()
             self._error = e
@@ -356,6 +378,34 @@ class _AsyncDriver:
                 raise
         finally:
             self._arrived.notify()
+
+    async def _execute(self, start: Any) -> tuple[Any, BaseException | None]:
+        """Runs the operation ``start(protocol)`` begins: each step on the server's connection,
+        its row or its error's code fed back; the last step and the last driver error."""
+        start(self._protocol)
+        error: BaseException | None = None
+        errors = self._dialect.errors()
+        while True:
+            step = self._protocol.next()
+            if step[0] not in ("connect", "run"):
+                return step, error
+            server = step[1]
+            try:
+                conn = await self._connection(server)
+                if step[0] == "connect":
+                    self._protocol.connected(self._dialect.server(conn))
+                else:
+                    self._protocol.answer(await self._dialect.row(conn, step[2], step[3]))
+            except errors as e:
+                # A server that cannot be reached is DATABASE_UNREACHABLE (the driver's error
+                # as its cause); the database's own errors are kept as they are.
+                error = e
+                if not isinstance(e, DatabaseUnreachableError) and self._dialect.unreachable(e):
+                    error = _db.unreachable_error(e)
+                    error.__cause__ = e
+                if self._dialect.gives_up(e):
+                    await self._drop(server)  # reconnect at the next fetch
+                self._protocol.failed(self._dialect.code(e) if step[0] == "run" else None)
 
     async def _connection(self, server: int) -> Any:
         conn = self._conns[server]
@@ -469,12 +519,11 @@ class _AsyncDriver:
         try:
             if unused is not None:
                 first, end, count, lost = unused
+                # A server that is down keeps the rest: a hole.
                 returned = False
                 try:
-                    conn = await self._connection(self._last_server)
-                    returned = await self._dialect.give_back(conn, self.tag, first, end)
-                except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
-                    pass
+                    step, _ = await self._execute(lambda p: p.give_back(self.tag, first, end))
+                    returned = step == ("given_back", True)
                 finally:
                     ids._settle(returned)  # the allocator counts the holes (`skipped`)
         finally:
