@@ -67,7 +67,7 @@ def test_the_sql_contract(server: Any, conn: Any) -> None:
     assert_dense(conn, "dict_contract", "urls")
 
 
-def test_bad_input_is_refused_clearly(server: Any, conn: Any) -> None:
+def test_bad_input_is_refused_clearly(server: Any, conn: Any, postgres: Any) -> None:
     setup(conn, "dict_bad", "t")
     url = server.url_for("dict_bad")
     with pytest.raises(shardid.UnknownTopicError) as unknown:
@@ -104,11 +104,8 @@ def test_bad_input_is_refused_clearly(server: Any, conn: Any) -> None:
     assert_dense(conn, "dict_bad", evil)
     # The server that is down or is not MySQL: DATABASE_UNREACHABLE (PyMySQL's error as its
     # cause), or NOT_MYSQL.
-    from cluster import Cluster
-
-    with Cluster() as postgres:
-        with pytest.raises(shardid.NotMysqlError):
-            Dictionary(f"mysql://postgres@127.0.0.1:{postgres.port}/dict_bad", "t", schema="dict_bad").ids(["a"])
+    with pytest.raises(shardid.NotMysqlError):
+        Dictionary(f"mysql://postgres@127.0.0.1:{postgres.port}/dict_bad", "t", schema="dict_bad").ids(["a"])
     with pytest.raises(shardid.DatabaseUnreachableError) as down:
         Dictionary("mysql://root@127.0.0.1:1/dict_bad", "t", schema="dict_bad").ids(["a"])
     assert isinstance(down.value.__cause__, pymysql.err.OperationalError)

@@ -365,7 +365,7 @@ def test_bad_input_is_refused_clearly(server: Any, url: str) -> None:
     assert not rows(open_conn(server), "SELECT table_name FROM information_schema.TABLES WHERE table_name LIKE '%drop%'")
 
 
-def test_a_password_with_at_colon_and_slash_a_wrong_one_and_a_server_that_is_not_mysql(server: Any, url: str) -> None:
+def test_a_password_with_at_colon_and_slash_a_wrong_one_and_a_server_that_is_not_mysql(server: Any, url: str, postgres: Any) -> None:
     password = "p@ss:w/rd%?#"
     with open_conn(server) as c, c.cursor() as cur:
         cur.execute("CREATE USER IF NOT EXISTS 'leaser'@'127.0.0.1' IDENTIFIED BY %s", (password,))
@@ -377,17 +377,14 @@ def test_a_password_with_at_colon_and_slash_a_wrong_one_and_a_server_that_is_not
         lease(Layout.TWITTER, server.url_for("lease", user="leaser", password="wrong"), range(0, 1), table="auth")
     assert isinstance(denied.value.__cause__, pymysql.err.OperationalError)
     assert denied.value.__cause__.args[0] == 1045 and "1045" in str(denied.value)
-    from cluster import Cluster
-
-    with Cluster() as postgres:
-        not_mysql = f"mysql://postgres@127.0.0.1:{postgres.port}/lease"
-        started = time.monotonic()
-        with pytest.raises(shardid.NotMysqlError) as info:
-            lease(Layout.TWITTER, not_mysql, range(0, 1))
-        assert time.monotonic() - started < 5
-        assert info.value.server == f"127.0.0.1:{postgres.port}"
-        assert rust(not_mysql, "session", "x")["code"] == "NOT_MYSQL"
-        assert node(not_mysql, "session", "x")["code"] == "NOT_MYSQL"
+    not_mysql = f"mysql://postgres@127.0.0.1:{postgres.port}/lease"
+    started = time.monotonic()
+    with pytest.raises(shardid.NotMysqlError) as info:
+        lease(Layout.TWITTER, not_mysql, range(0, 1))
+    assert time.monotonic() - started < 5
+    assert info.value.server == f"127.0.0.1:{postgres.port}"
+    assert rust(not_mysql, "session", "x")["code"] == "NOT_MYSQL"
+    assert node(not_mysql, "session", "x")["code"] == "NOT_MYSQL"
 
 
 def test_a_node_script_with_a_lease_exits_on_its_own(url: str) -> None:

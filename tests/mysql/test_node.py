@@ -126,11 +126,8 @@ def test_node_renders_the_same_ddl_and_keeps_bigints_exact(server: Any) -> None:
     assert bigints == {"plain": "9007199254740992", "exact": "9007199254740993"}, "mysql2's default rounds"
 
 
-def test_node_says_a_server_that_is_not_mysql_is_not(server: Any) -> None:
-    from cluster import Cluster
-
-    with Cluster() as postgres:
-        got = node(f"mysql://postgres@127.0.0.1:{postgres.port}/x", "not_mysql")
+def test_node_says_a_server_that_is_not_mysql_is_not(server: Any, postgres: Any) -> None:
+    got = node(f"mysql://postgres@127.0.0.1:{postgres.port}/x", "not_mysql")
     assert got == {"segments": "NOT_MYSQL", "dictionary": "NOT_MYSQL", "fast": True}
 
 

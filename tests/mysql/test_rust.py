@@ -86,13 +86,10 @@ def test_rust_shares_the_dictionary(server: Any, conn: Any) -> None:
     assert one(conn, "SELECT next FROM dict_rust.shardid_topics WHERE topic = 'big'") == 45_000
 
 
-def test_rust_says_a_server_that_is_not_mysql_is_not(server: Any) -> None:
-    from cluster import Cluster
-
-    with Cluster() as postgres:
-        url = f"mysql://postgres@127.0.0.1:{postgres.port}/x"
-        assert rust("mysql_segments", url, "kind") == {"code": "NOT_MYSQL", "fast": True}
-        assert rust("mysql_dictionary", url, "kind") == {"code": "NOT_MYSQL", "fast": True}
+def test_rust_says_a_server_that_is_not_mysql_is_not(server: Any, postgres: Any) -> None:
+    url = f"mysql://postgres@127.0.0.1:{postgres.port}/x"
+    assert rust("mysql_segments", url, "kind") == {"code": "NOT_MYSQL", "fast": True}
+    assert rust("mysql_dictionary", url, "kind") == {"code": "NOT_MYSQL", "fast": True}
 
 
 def test_rust_serials_on_mariadb(server: Any, conn: Any) -> None:

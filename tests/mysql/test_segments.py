@@ -135,7 +135,7 @@ def test_bad_input_is_refused_clearly(server: Any, conn: Any) -> None:
         assert bad_url.value.argument == "url"
 
 
-def test_a_password_with_at_colon_and_slash_and_a_server_that_is_not_mysql(server: Any, conn: Any) -> None:
+def test_a_password_with_at_colon_and_slash_and_a_server_that_is_not_mysql(server: Any, conn: Any, postgres: Any) -> None:
     setup(conn, "seg_auth", "p")
     password = "p@ss:w/rd%?#"
     with conn.cursor() as cur:
@@ -151,15 +151,12 @@ def test_a_password_with_at_colon_and_slash_and_a_server_that_is_not_mysql(serve
     assert "Access denied" in str(denied.value)
     # The PostgreSQL port: PostgreSQL waits for its client to speak first, so PyMySQL would
     # wait for a greeting forever.
-    from cluster import Cluster
-
-    with Cluster() as postgres:
-        started = time.monotonic()
-        with pytest.raises(shardid.NotMysqlError) as not_mysql:
-            DenseIds(f"mysql://postgres@127.0.0.1:{postgres.port}/seg", "p", schema="seg_auth").next_id()
-        assert time.monotonic() - started < 5
-        assert not_mysql.value.server == f"127.0.0.1:{postgres.port}"
-        assert "MySQL or MariaDB" in str(not_mysql.value)
+    started = time.monotonic()
+    with pytest.raises(shardid.NotMysqlError) as not_mysql:
+        DenseIds(f"mysql://postgres@127.0.0.1:{postgres.port}/seg", "p", schema="seg_auth").next_id()
+    assert time.monotonic() - started < 5
+    assert not_mysql.value.server == f"127.0.0.1:{postgres.port}"
+    assert "MySQL or MariaDB" in str(not_mysql.value)
 
 
 def test_ticket_servers_hand_out_disjoint_numbers(server: Any, conn: Any) -> None:
