@@ -115,3 +115,26 @@ def test_the_asyncio_lease_over_asyncpg(cluster: Any, pooler: Any, via: str, kin
     shards, ids, others = asyncio.run(main())
     assert shards == {0, 1}
     assert len(set(ids) | set(others)) == 4000
+
+
+def test_the_asyncio_lease_over_the_applications_asyncpg_connections(cluster: Any) -> None:
+    """``connect=``: a coroutine function the application gives, here asyncpg's ``connect``
+    with its own settings; the core's statements are rendered for the connection it returns."""
+    import asyncpg
+
+    url = f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres"
+    opened: list[Any] = []
+
+    async def connect() -> Any:
+        conn = await asyncpg.connect(url, statement_cache_size=0)
+        opened.append(conn)
+        return conn
+
+    async def main() -> list[int]:
+        async with lease_async(Layout.TWITTER, None, range(0, 1), table="apg_connect", connect=connect, ttl_ms=TTL_MS) as g:
+            with pytest.raises(shardid.NoFreeShardError):
+                lease(Layout.TWITTER, cluster.dsn, range(0, 1), table="apg_connect", ttl_ms=TTL_MS)
+            return [await g.next_id() for _ in range(500)]
+
+    ids = asyncio.run(main())
+    assert len(set(ids)) == 500 and len(opened) == 1
