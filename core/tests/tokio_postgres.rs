@@ -203,6 +203,39 @@ fn blocking_serials_inside_a_runtime() {
     assert!(serials[4].ends_with("-000005"), "{serials:?}");
 }
 
+#[test]
+#[ignore = "needs a PostgreSQL: tests/postgres/test_tokio.py runs it"]
+fn blocking_clients_refusing_inside_a_runtime_do_not_panic() {
+    use shardid::segment::postgres::SegmentError;
+    use shardid::serial::postgres::{Serials, SerialsError};
+    install("tk_block_refuse", &[]);
+    current_thread().block_on(async {
+        // Connected, then refused: the connection is let go inside the runtime.
+        let dense = shardid::segment::postgres::DenseIds::connect(
+            &url(),
+            "missing",
+            "tk_block_refuse",
+            SizePolicy::new(),
+        );
+        assert!(
+            matches!(dense, Err(SegmentError::UnknownTag { .. })),
+            "{dense:?}"
+        );
+        let serials = Serials::connect(
+            &url(),
+            "missing",
+            "S-{yyyy}-{seq:6}",
+            "UTC",
+            "tk_block_refuse",
+            SizePolicy::new(),
+        );
+        assert!(
+            matches!(serials, Err(SerialsError::UnknownTag { .. })),
+            "{serials:?}"
+        );
+    });
+}
+
 // The async client.
 
 /// A pool of one connection that counts what it has lent: a lent connection is given back when

@@ -327,7 +327,10 @@ impl<C: SegmentClient> Shared<C> {
                 }
                 let why = C::describe(&e);
                 if C::broken(&e) {
-                    *conn = None; // reconnect at the next fetch
+                    // Reconnect at the next fetch; closed, not dropped (see `Shared`'s drop).
+                    if let Some((lost, _)) = conn.take() {
+                        lost.close();
+                    }
                 }
                 Err(why)
             }
@@ -376,6 +379,21 @@ impl<C: SegmentClient> Shared<C> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         self.arrived.notify_all();
+    }
+}
+
+/// The connections closed through [`Client::close`], not dropped: the `postgres` crate's client
+/// blocks on a runtime of its own when dropped, which panics on a tokio runtime's thread (a
+/// `connect` inside an async handler that fails after connecting: an unknown tag, a refused
+/// first take); its `close` runs off it. After [`Driver::close`] there is none left.
+impl<C: SegmentClient> Drop for Shared<C> {
+    fn drop(&mut self) {
+        let servers = self.servers.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for server in servers.iter_mut() {
+            if let Some((conn, _)) = server.conn.take() {
+                conn.close();
+            }
+        }
     }
 }
 

@@ -360,7 +360,10 @@ impl<C: SerialClient> Shared<C> {
         result.map_err(|e| {
             let why = C::describe(&e);
             if C::broken(&e) {
-                *client = None; // reconnect next time
+                // Reconnect next time; closed, not dropped (see `Shared`'s drop).
+                if let Some((lost, _)) = client.take() {
+                    lost.close();
+                }
             }
             why
         })
@@ -465,6 +468,18 @@ impl<C: SerialClient> fmt::Debug for Driver<C> {
 /// `close` is: a fetch in flight is waited for at most `wait`, then one statement. A process
 /// ended by `std::process::exit`, a panic that aborts or a signal runs no drops: what it held
 /// is a hole, never a duplicate.
+/// The connection closed through [`Client::close`], not dropped: the `postgres` crate's client
+/// blocks on a runtime of its own when dropped, which panics on a tokio runtime's thread. After
+/// [`Driver::close`] there is none left.
+impl<C: SerialClient> Drop for Shared<C> {
+    fn drop(&mut self) {
+        let client = self.client.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some((conn, _)) = client.take() {
+            conn.close();
+        }
+    }
+}
+
 impl<C: SerialClient> Drop for Driver<C> {
     fn drop(&mut self) {
         self.close();
@@ -484,18 +499,28 @@ impl<C: SerialClient> Driver<C> {
     ) -> Result<Self, SerialsError> {
         let (parsed, statements) = checked::<C>(url, schema, tag, format, zone)?;
         let (mut client, dialect) = open::<C>(url)?;
-        let Some((canonical, registered_zone, max_gap)) = client
-            .info(&statements, dialect, tag)
-            .map_err(|e| database_error::<C>(tag, e))?
-        else {
-            return Err(SerialsError::UnknownTag { tag: tag.into() });
+        let registered = match client.info(&statements, dialect, tag) {
+            Err(e) => Err(database_error::<C>(tag, e)),
+            Ok(None) => Err(SerialsError::UnknownTag { tag: tag.into() }),
+            Ok(Some((canonical, registered_zone, max_gap))) => {
+                match parsed.mismatch(&canonical, &registered_zone) {
+                    Some(reason) => Err(SerialsError::Mismatch {
+                        tag: tag.into(),
+                        reason,
+                    }),
+                    None => Ok(max_gap),
+                }
+            }
         };
-        if let Some(reason) = parsed.mismatch(&canonical, &registered_zone) {
-            return Err(SerialsError::Mismatch {
-                tag: tag.into(),
-                reason,
-            });
-        }
+        let max_gap = match registered {
+            Ok(max_gap) => max_gap,
+            Err(e) => {
+                // Closed, not dropped: the `postgres` crate's drop panics on a tokio runtime's
+                // thread (see `Shared`'s drop).
+                client.close();
+                return Err(e);
+            }
+        };
         let hiding = VolumeHiding::random(max_gap.max(1));
         Ok(Self {
             shared: Arc::new(Shared {
