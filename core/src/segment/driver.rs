@@ -388,7 +388,10 @@ impl<C: SegmentClient> Shared<C> {
 /// first take); its `close` runs off it. After [`Driver::close`] there is none left.
 impl<C: SegmentClient> Drop for Shared<C> {
     fn drop(&mut self) {
-        let servers = self.servers.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let servers = self
+            .servers
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
         for server in servers.iter_mut() {
             if let Some((conn, _)) = server.conn.take() {
                 conn.close();

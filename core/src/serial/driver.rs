@@ -473,7 +473,10 @@ impl<C: SerialClient> fmt::Debug for Driver<C> {
 /// [`Driver::close`] there is none left.
 impl<C: SerialClient> Drop for Shared<C> {
     fn drop(&mut self) {
-        let client = self.client.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let client = self
+            .client
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some((conn, _)) = client.take() {
             conn.close();
         }
