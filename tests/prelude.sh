@@ -8,14 +8,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 venv=${SHARDID_PYTHON_VENV:-$work/venv}
 
-# pytest_suite DIR TITLE: pytest over DIR from `work` (so `import shardid` finds the installed
-# wheel, not the source tree), then the suite's result line (TITLE) from its JUnit report;
-# returns pytest's verdict.
+# pytest_suite DIR TITLE [ARG...]: pytest over DIR (with ARGs, e.g. pytest-xdist's) from `work`
+# (so `import shardid` finds the installed wheel, not the source tree), then the suite's result
+# line (TITLE) from its JUnit report; returns pytest's verdict.
 pytest_suite() {
+    local dir=$1 title=$2
+    shift 2
     cd "$work"
     local status=0
     "$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=10 --junitxml="$work/junit.xml" \
-        "$1" || status=1
-    "$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" "$2"
+        "$@" "$dir" || status=1
+    "$venv/bin/python" "$root/tests/python/junit_result.py" "$work/junit.xml" "$title"
     return $status
 }

@@ -19,5 +19,9 @@ cargo build -q --locked -p shardid --features serial,mysql --example mysql_segme
     --example mysql_lease --example mysql_serials
 export SHARDID_MYSQL_EXAMPLES=$root/target/debug/examples
 
+# Two workers (pytest-xdist): the Galera cluster's tests, which start servers of their own and
+# mostly wait on them, run beside the tests on the shared server, which one worker runs in order
+# (tests/mysql/conftest.py, OWN_SERVERS).
 pytest_suite "$root/tests/mysql" \
-    "MySQL and MariaDB: segments, serials, the dictionary and next_id() on a real server, tests/mysql/run.sh"
+    "MySQL and MariaDB: segments, serials, the dictionary and next_id() on a real server, tests/mysql/run.sh" \
+    -n 2 --dist loadgroup

@@ -33,5 +33,8 @@ export SHARDID_LEASE_EXAMPLE=$root/target/debug/examples/lease
 export SHARDID_SERIALS_EXAMPLE=$root/target/debug/examples/serials
 export SHARDID_CONTRACT_EXAMPLE=$root/target/debug/examples/contract
 
+# Two workers (pytest-xdist): the failovers and the point-in-time recovery, which start servers
+# of their own and mostly wait on them, run beside the tests on the shared cluster, which one
+# worker runs in order (tests/postgres/conftest.py, OWN_SERVERS).
 pytest_suite "$root/tests/postgres" \
-    "PostgreSQL: the emitted SQL on a real server, tests/postgres/run.sh"
+    "PostgreSQL: the emitted SQL on a real server, tests/postgres/run.sh" -n 2 --dist loadgroup

@@ -92,6 +92,10 @@ def async_dense_ids_take_each_number_once(url: str, following: Callable[[], int]
         on_loop()
         orders = AsyncDenseIds(url, "orders", schema="aseg", min_size=5, max_size=40)
         other = AsyncDenseIds(url, "orders", schema="aseg", min_size=5, max_size=40)
+        # 300 tasks on segments of 5 to 40 queue behind each fetch: on a loaded machine (the
+        # suite's failover tests run beside this one) a task can wait past the default 5 s for
+        # its turn. What is checked is each number once, not how soon it came.
+        orders.native.wait_ms = other.native.wait_ms = 60_000
 
         async def task(i: int) -> None:
             g = other if i % 4 == 0 else orders
