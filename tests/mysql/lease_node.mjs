@@ -39,7 +39,7 @@ if (mode === 'probe') {
     const mysql = require('mysql2/promise')
     const u = new URL(url)
     const admin = await mysql.createConnection({ host: u.hostname, port: Number(u.port), user: 'root', database: u.pathname.slice(1) })
-    await admin.query("UPDATE node_taken_over SET token = 'someone else'")
+    await admin.query("UPDATE node_taken_over SET token = 'someone else' WHERE layout <> ''")
     await admin.end()
   })
 } else if (mode === 'bad') {

@@ -107,7 +107,7 @@ if (mode === 'badtable') {
     const pg = require('pg')
     const admin = new pg.Client({ connectionString })
     await admin.connect()
-    await admin.query("UPDATE node_taken_over SET token = 'someone else'")
+    await admin.query("UPDATE node_taken_over SET token = 'someone else' WHERE layout <> ''")
     await admin.end()
   })
 } else if (mode === 'stats') {
@@ -124,7 +124,7 @@ if (mode === 'badtable') {
   const pg = require('pg')
   const admin = new pg.Client({ connectionString })
   await admin.connect()
-  await admin.query(`UPDATE ${file} SET token = 'intruder', expires_at = now() - interval '1 second'`)
+  await admin.query(`UPDATE ${file} SET token = 'intruder', expires_at = now() - interval '1 second' WHERE layout <> ''`)
   await admin.end()
   const until = Date.now() + 3000
   while (again.stats().held === 1n && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10))

@@ -99,7 +99,7 @@ def test_a_held_back_renewal_is_late_a_takeover_a_loss_and_a_retake_an_acquisiti
     assert (stats["late_renewals"], stats["losses"], stats["held"]) == (1, 0, 1), stats
     with psycopg.connect(cluster.dsn, autocommit=True) as admin:
         # Another process takes the row over (and it has expired for anyone to claim).
-        admin.execute(f"UPDATE {table} SET token = 'intruder', expires_at = now() - interval '1 second'")
+        admin.execute(f"UPDATE {table} SET token = 'intruder', expires_at = now() - interval '1 second' WHERE layout <> ''")
     wait_for(lambda: held.stats()["held"] == 0, 3.0)
     assert held.stats()["losses"] == 1
     held.next_id()  # retake=True: a new claim
