@@ -245,3 +245,46 @@ def test_a_first_claim_on_a_database_never_restored_is_not_delayed(cluster: Any)
 
     said = first_claims_not_delayed(lease, _database(cluster, "rc_lease_new"), "rc_leases")
     print(f"\na fresh database's first claims: {said}")
+
+
+def test_a_lease_row_the_lost_wal_held_is_seen_after_point_in_time_recovery(tmp_path: Path) -> None:
+    """Issue 54's lease row under point-in-time recovery to a restore point (a new timeline),
+    not marked: shard 0's row, made after the point, is lost with the WAL; the table's fence
+    row, from before the point, was written on the old timeline, so the new holder of shard 0
+    starts past the clock plus the skew."""
+    from test_dump_restore import Recovered
+
+    from shardid.postgres import lease
+
+    archive = Path(tempfile.mkdtemp(prefix="shardid-pg-archive-"))
+    if os.geteuid() == 0:
+        subprocess.run(["chown", "postgres:", str(archive)], check=True)
+    try:
+        with Cluster(wal_level="replica", archive_mode="on", archive_command=f"'cp %p {archive}/%f'") as primary:
+            recovered = Recovered(primary)
+
+            def backup() -> None:
+                with psycopg.connect(primary.dsn, autocommit=True) as conn:
+                    conn.execute("SELECT pg_create_restore_point('rl')")
+
+            def restore() -> str:
+                with psycopg.connect(primary.dsn, autocommit=True) as conn:
+                    wal = conn.execute("SELECT pg_walfile_name(pg_current_wal_lsn())").fetchone()[0]
+                    conn.execute("SELECT pg_switch_wal()")
+                    deadline = time.monotonic() + 30
+                    while (conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()[0] or "") < wal:
+                        assert time.monotonic() < deadline, "the WAL was not archived"
+                        time.sleep(0.05)
+                primary.stop_server()
+                recovered.recover(archive, "rl")
+                return recovered.dsn
+
+            try:
+                said = lease_created_after_backup(
+                    lease, primary.dsn, "rc_leases", backup, restore, None, table_in_backup=True
+                )
+            finally:
+                recovered.stop()
+    finally:
+        shutil.rmtree(archive, ignore_errors=True)
+    print(f"\npoint-in-time recovery, not marked, a lease row the lost WAL held: {said}")
