@@ -5,7 +5,7 @@
 //! [`Step::Connect`], [`Step::Run`] with a [`Command`], [`Step::Segment`], [`Step::GivenBack`],
 //! [`Step::Failed`]), so an executor in any language only sends `EVALSHA` (then `EVAL` on
 //! `NOSCRIPT`) and feeds the reply back. The Rust client over the `redis` crate is
-//! [`DenseIds`] and [`create_tag`] (feature `redis`).
+//! `client::DenseIds` and `client::create_tag` (feature `redis`).
 //!
 //! # URLs
 //! `redis://[user:password@]host[:port][/db]`, `rediss://` (TLS), `unix:///path/to/socket` and
@@ -42,11 +42,11 @@
 //! A server without persistence, or whose files were lost, restarts with no tags at all: the
 //! running clients' takes say the tag is unknown (they stop handing out, never start again at
 //! 1), and nothing on the server remembers what was handed out. So the tag's creation decides:
-//! [`create_tag`] (and `shardid::segment::create_tag`, the entry point every database shares)
+//! `create_tag` (and `shardid::segment::create_tag`, the entry point every database shares)
 //! creates a tag from 1 only on a server that holds shardid's marks (`<prefix>:server`, written by
 //! every creation and take, kept with the data), and refuses a server without them
 //! (`INVALID_ARGUMENT`): it is new, or it lost everything, and only the operator knows which.
-//! [`create_tag_from`] names the first number explicitly (1 on a new server; past the last
+//! `create_tag_from` names the first number explicitly (1 on a new server; past the last
 //! number handed out after a loss): a deploy script that creates its tags at every start then
 //! fails loudly after an empty restart instead of handing the numbers out again.
 
