@@ -109,35 +109,6 @@ export declare class LeaseProtocol {
 }
 
 /**
- * The steps of one segment fetch (the core's `MysqlFetch`): `step()` is `null` for the read,
- * or the size to take (a decimal string).
- */
-export declare class MysqlFetch {
-  /**
-   * A fetch of `size` (`"0"`: the remembered size) from a server whose stride is known or
-   * not.
-   */
-  constructor(size: string, stride?: string | undefined | null)
-  /** The size to take next, or `null`: read the row first. */
-  step(): string | null
-  /** The stride learnt, as a decimal string. */
-  get stride(): string | null
-  /**
-   * The row the read returned (`[step, stride, largest]` as strings, or `null`); the
-   * SQLSTATE of why there is no segment, or `null`.
-   */
-  read(row?: Array<string> | undefined | null): string | null
-  /**
-   * Whether to send the last step again after the server's error number `code` (mysql2's
-   * `errno`): a take rolled back whole (a deadlock, a Galera certification conflict, a lock
-   * wait timeout), a bounded number of times.
-   */
-  rolledBack(code: number): boolean
-  /** The take's reply: its `affectedRows` and `insertId` (a decimal string). */
-  took(rows: number, first: string): MysqlTook
-}
-
-/**
  * The core's take and give-back of segments (`shardid::segment::protocol::SegmentProtocol`),
  * for `segments.js` to run over `pg`, `mysql2` or a SQLite driver: the rotation across ticket
  * servers, each database's statements and steps, the MySQL family's resend of a take rolled
@@ -170,22 +141,6 @@ export declare class SegmentProtocol {
    * string, SQLite's result code; `null`: none, or the connection could not be opened).
    */
   failed(code?: string | undefined | null): void
-}
-
-/**
- * The steps of one take (the core's `SqliteTake`): `reading` says which statement to send
- * (the read, else the take); `answer(row)` reads its row.
- */
-export declare class SqliteTake {
-  /** A take of `size` (a decimal string; `"0"`: the size the row remembers). */
-  constructor(size: string)
-  /** Whether to send the read now (else the take). */
-  get reading(): boolean
-  /**
-   * The row of the statement `reading` names, its cells as decimal strings (`null`: no
-   * row); a row of another shape is one no shardid DDL makes.
-   */
-  answer(row?: Array<string | undefined | null> | undefined | null): SqliteAnswer
 }
 
 /**
@@ -595,18 +550,6 @@ export interface MysqlSerialSql {
 export declare function mysqlStatements(script: string): Array<string>
 
 /**
- * What a fetch came to: a segment (`first`, `count`, `stride` as decimal strings), the
- * SQLSTATE of why there is none (`SI001`: unknown tag), or neither (the row refused the take:
- * read it, and take again).
- */
-export interface MysqlTook {
-  first?: string
-  count?: string
-  stride?: string
-  sqlstate?: string
-}
-
-/**
  * The first ID new strings of a topic get, its locked row reading `next` (which the lock
  * statement already moved past a step back: `moved`), as a decimal string.
  */
@@ -984,18 +927,6 @@ export declare function shardForKey(layoutIndex: number, key: unknown, logicalSh
 export declare function shardFromOrdinal(layoutIndex: number, first: unknown, end: unknown, hostname?: unknown | undefined | null): number
 
 /**
- * The answer to one statement of a take (`SqliteTake.answer`): the segment `[first, count,
- * stride]` (decimal strings), or the SQLSTATE of why there is none (unknown tag, exhausted, a
- * bad size, `XX000` a row no shardid DDL makes) and the core's words, or neither: send the
- * next statement.
- */
-export interface SqliteAnswer {
-  segment?: Array<string>
-  sqlstate?: string
-  reason?: string
-}
-
-/**
  * The IDs of the strings still missing after the re-check under the write lock
  * (`missing[i]`), numbered from the topic's `next` in order (the core's `assign_new`, the
  * MySQL family's too).
@@ -1029,18 +960,6 @@ export declare function sqliteMaxList(): number
  * filesystem, with the core's messages.
  */
 export declare function sqlitePath(url: string, argument: string): string
-
-/**
- * Whether `period` is a period of a serial tag that resets every `reset` (`day`:
- * `2026-11-25`, `month`, `year`, `never`: `''`).
- */
-export declare function sqlitePeriodFits(reset: string, period: string): boolean
-
-/**
- * The tag holding the numbers of serial tag `tag`'s `period`: `tag@2026-11-25`, or `tag`
- * itself for the period `''`.
- */
-export declare function sqlitePeriodTag(tag: string, period: string): string
 
 /** The segment and serial statements of schema `schema` (`main`: the file itself). */
 export declare function sqliteSegmentSql(schema: string): SqliteSegmentSql

@@ -6,9 +6,7 @@
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, Result};
 use napi_derive::napi;
-use shardid::sql::mysql::{
-    FetchError, FetchStep, MysqlSerials, MysqlUrl, assign_new, script_statements, topic_base,
-};
+use shardid::sql::mysql::{MysqlSerials, MysqlUrl, assign_new, script_statements, topic_base};
 use shardid::sql::{Dialect, MysqlDictionary, MysqlSegments, Placeholders};
 
 use crate::errors::{Class, guard, invalid_argument};
@@ -176,115 +174,6 @@ pub fn mysql_serial_sql(env: &Env, schema: String) -> Result<MysqlSerialSql> {
 fn parse(env: &Env, text: &str, argument: &str) -> Result<u64> {
     shardid::parse_decimal(text.as_bytes())
         .ok_or_else(|| invalid_argument(env, Class::Range, argument, "must be a decimal integer"))
-}
-
-/// What a fetch came to: a segment (`first`, `count`, `stride` as decimal strings), the
-/// SQLSTATE of why there is none (`SI001`: unknown tag), or neither (the row refused the take:
-/// read it, and take again).
-#[napi(object)]
-pub struct MysqlTook {
-    pub first: Option<String>,
-    pub count: Option<String>,
-    pub stride: Option<String>,
-    pub sqlstate: Option<String>,
-}
-
-/// The steps of one segment fetch (the core's `MysqlFetch`): `step()` is `null` for the read,
-/// or the size to take (a decimal string).
-#[napi]
-pub struct MysqlFetch {
-    inner: shardid::sql::mysql::MysqlFetch,
-}
-
-#[napi]
-impl MysqlFetch {
-    /// A fetch of `size` (`"0"`: the remembered size) from a server whose stride is known or
-    /// not.
-    #[napi(constructor)]
-    pub fn new(env: &Env, size: String, stride: Option<String>) -> Result<Self> {
-        guard(env, || {
-            let size = parse(env, &size, "size")?;
-            let stride = stride.map(|s| parse(env, &s, "stride")).transpose()?;
-            Ok(Self {
-                inner: shardid::sql::mysql::MysqlFetch::new(size, stride),
-            })
-        })
-    }
-
-    /// The size to take next, or `null`: read the row first.
-    #[napi]
-    pub fn step(&self, env: &Env) -> Result<Option<String>> {
-        guard(env, || {
-            Ok(match self.inner.step() {
-                FetchStep::Take { size } => Some(size.to_string()),
-                FetchStep::Read => None,
-            })
-        })
-    }
-
-    /// The stride learnt, as a decimal string.
-    #[napi(getter)]
-    pub fn stride(&self, env: &Env) -> Result<Option<String>> {
-        guard(env, || Ok(self.inner.stride().map(|s| s.to_string())))
-    }
-
-    /// The row the read returned (`[step, stride, largest]` as strings, or `null`); the
-    /// SQLSTATE of why there is no segment, or `null`.
-    #[napi]
-    pub fn read(&mut self, env: &Env, row: Option<Vec<String>>) -> Result<Option<String>> {
-        guard(env, || {
-            let number = |text: &str| text.parse::<i64>().unwrap_or(-1);
-            let row = match row.as_deref() {
-                None => None,
-                Some([step, stride, largest]) => {
-                    Some((number(step), number(stride), number(largest)))
-                }
-                Some(_) => Some((-1, -1, -1)),
-            };
-            Ok(self
-                .inner
-                .read(row)
-                .err()
-                .map(|e: FetchError| e.sqlstate().into()))
-        })
-    }
-
-    /// Whether to send the last step again after the server's error number `code` (mysql2's
-    /// `errno`): a take rolled back whole (a deadlock, a Galera certification conflict, a lock
-    /// wait timeout), a bounded number of times.
-    #[napi]
-    pub fn rolled_back(&mut self, env: &Env, code: u32) -> Result<bool> {
-        guard(env, || {
-            Ok(u16::try_from(code).is_ok_and(|code| self.inner.rolled_back(code)))
-        })
-    }
-
-    /// The take's reply: its `affectedRows` and `insertId` (a decimal string).
-    #[napi]
-    pub fn took(&mut self, env: &Env, rows: u32, first: String) -> Result<MysqlTook> {
-        guard(env, || {
-            let first = parse(env, &first, "first")?;
-            let none = MysqlTook {
-                first: None,
-                count: None,
-                stride: None,
-                sqlstate: None,
-            };
-            Ok(match self.inner.took(u64::from(rows), first) {
-                Ok(Some(segment)) => MysqlTook {
-                    first: Some(segment.first.to_string()),
-                    count: Some(segment.count.to_string()),
-                    stride: Some(segment.stride.to_string()),
-                    sqlstate: None,
-                },
-                Ok(None) => none,
-                Err(e) => MysqlTook {
-                    sqlstate: Some(e.sqlstate().into()),
-                    ..none
-                },
-            })
-        })
-    }
 }
 
 /// One of the dictionary's statements (the MySQL family's or SQLite's, which have the same

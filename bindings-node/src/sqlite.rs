@@ -9,7 +9,6 @@ use napi_derive::napi;
 use shardid::sql::Placeholders;
 use shardid::sql::sqlite::{
     ConnectionSetup, DEFAULT_BUSY_TIMEOUT_MS, MAX_LIST, SqliteDictionary, SqliteSegments,
-    SqliteTakeStep, period_fits, period_tag,
 };
 
 use crate::errors::{Class, guard, invalid_argument};
@@ -106,88 +105,6 @@ pub fn sqlite_serial_create_sql(env: &Env, schema: String, pieces: u32) -> Resul
             .create(pieces as usize)
             .to_string())
     })
-}
-
-/// The answer to one statement of a take (`SqliteTake.answer`): the segment `[first, count,
-/// stride]` (decimal strings), or the SQLSTATE of why there is none (unknown tag, exhausted, a
-/// bad size, `XX000` a row no shardid DDL makes) and the core's words, or neither: send the
-/// next statement.
-#[napi(object)]
-pub struct SqliteAnswer {
-    pub segment: Option<Vec<String>>,
-    pub sqlstate: Option<String>,
-    pub reason: Option<String>,
-}
-
-/// The steps of one take (the core's `SqliteTake`): `reading` says which statement to send
-/// (the read, else the take); `answer(row)` reads its row.
-#[napi]
-pub struct SqliteTake {
-    inner: shardid::sql::sqlite::SqliteTake,
-}
-
-#[napi]
-impl SqliteTake {
-    /// A take of `size` (a decimal string; `"0"`: the size the row remembers).
-    #[napi(constructor)]
-    pub fn new(env: &Env, size: String) -> Result<Self> {
-        guard(env, || {
-            let size = shardid::parse_decimal(size.as_bytes()).ok_or_else(|| {
-                invalid_argument(env, Class::Range, "size", "must be a decimal integer")
-            })?;
-            Ok(Self {
-                inner: shardid::sql::sqlite::SqliteTake::new(size),
-            })
-        })
-    }
-
-    /// Whether to send the read now (else the take).
-    #[napi(getter)]
-    pub fn reading(&self, env: &Env) -> Result<bool> {
-        guard(env, || Ok(self.inner.step() == SqliteTakeStep::Read))
-    }
-
-    /// The row of the statement `reading` names, its cells as decimal strings (`null`: no
-    /// row); a row of another shape is one no shardid DDL makes.
-    #[napi]
-    pub fn answer(&mut self, env: &Env, row: Option<Vec<Option<String>>>) -> Result<SqliteAnswer> {
-        guard(env, || {
-            let cell = |c: &Option<String>| c.as_deref().and_then(|c| c.parse::<i64>().ok());
-            let row = row.map(|row| match row.as_slice() {
-                [a, b, c] => (cell(a), cell(b), cell(c)),
-                _ => (None, None, None),
-            });
-            // A cell that is no integer: a row no shardid DDL makes (the core refuses it).
-            let row = row.map(|(a, b, c)| (a.unwrap_or(-1), b.unwrap_or(-1), c.unwrap_or(-1)));
-            Ok(match self.inner.answer(row) {
-                Ok(segment) => SqliteAnswer {
-                    segment: segment
-                        .map(|s| [s.first, s.count, s.stride].map(|n| n.to_string()).to_vec()),
-                    sqlstate: None,
-                    reason: None,
-                },
-                Err(e) => SqliteAnswer {
-                    segment: None,
-                    sqlstate: Some(e.sqlstate().into()),
-                    reason: Some(e.to_string()),
-                },
-            })
-        })
-    }
-}
-
-/// The tag holding the numbers of serial tag `tag`'s `period`: `tag@2026-11-25`, or `tag`
-/// itself for the period `''`.
-#[napi]
-pub fn sqlite_period_tag(env: &Env, tag: String, period: String) -> Result<String> {
-    guard(env, || Ok(period_tag(&tag, &period).to_string()))
-}
-
-/// Whether `period` is a period of a serial tag that resets every `reset` (`day`:
-/// `2026-11-25`, `month`, `year`, `never`: `''`).
-#[napi]
-pub fn sqlite_period_fits(env: &Env, reset: String, period: String) -> Result<bool> {
-    guard(env, || Ok(period_fits(&reset, &period)))
 }
 
 /// The dictionary's DDL in schema `schema`.

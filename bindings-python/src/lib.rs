@@ -126,7 +126,6 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mysql::_database_of_url, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_url_shown, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_redacted, m)?)?;
-    m.add_class::<mysql::PyMysqlFetch>()?;
     m.add_class::<mysql::PyMysqlDictSql>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(

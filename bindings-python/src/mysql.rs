@@ -4,8 +4,8 @@
 
 use pyo3::prelude::*;
 use shardid::sql::mysql::{
-    FetchError, FetchStep, MysqlDictionaryStatements, MysqlFetch, MysqlSerials, MysqlUrl,
-    assign_new, registration_problem, script_statements, topic_base,
+    MysqlDictionaryStatements, MysqlSerials, MysqlUrl, assign_new, registration_problem,
+    script_statements, topic_base,
 };
 use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders};
 
@@ -171,61 +171,6 @@ pub(crate) fn _mysql_registration_problem(
         canonical,
         zone,
     )
-}
-
-/// The steps of one segment fetch (the core's `MysqlFetch`): `step()` is `None` for the read,
-/// or the size to take; `read()` and `took()` return the SQLSTATE of a failure
-/// (`SI001`: unknown tag) instead of raising, for the driver to raise its way; `took()`
-/// returns `None` when the row refused the take (read it, then take again).
-#[pyclass(module = "shardid._mysql", name = "_MysqlFetch")]
-pub(crate) struct PyMysqlFetch {
-    inner: MysqlFetch,
-}
-
-#[pymethods]
-impl PyMysqlFetch {
-    #[new]
-    #[pyo3(signature = (size, stride = None))]
-    fn new(size: u64, stride: Option<u64>) -> Self {
-        Self {
-            inner: MysqlFetch::new(size, stride),
-        }
-    }
-
-    fn step(&self) -> Option<u64> {
-        match self.inner.step() {
-            FetchStep::Read => None,
-            FetchStep::Take { size } => Some(size),
-        }
-    }
-
-    #[getter]
-    fn stride(&self) -> Option<u64> {
-        self.inner.stride()
-    }
-
-    fn read(&mut self, row: Option<(i64, i64, i64)>) -> Option<&'static str> {
-        self.inner.read(row).err().map(FetchError::sqlstate)
-    }
-
-    /// Whether to send the last step again after the server's error `code` (a take rolled
-    /// back whole: a deadlock, a Galera certification conflict, a lock wait timeout).
-    fn rolled_back(&mut self, code: u16) -> bool {
-        self.inner.rolled_back(code)
-    }
-
-    /// `(first, count, stride)`, `None` (refused: read, then take again), or the SQLSTATE of
-    /// why there is no segment.
-    fn took(&mut self, py: Python<'_>, rows: u64, first: u64) -> PyResult<Py<PyAny>> {
-        Ok(match self.inner.took(rows, first) {
-            Ok(Some(s)) => (s.first, s.count, s.stride)
-                .into_pyobject(py)?
-                .into_any()
-                .unbind(),
-            Ok(None) => py.None(),
-            Err(e) => e.sqlstate().into_pyobject(py)?.into_any().unbind(),
-        })
-    }
 }
 
 /// The dictionary's statements for one database, in PyMySQL's `%s` style; those taking a list
