@@ -96,8 +96,10 @@ cargo test --locked -p shardid --features sqlite,serial --doc -- sqlite StartRus
 # The Rust worker of the Python step's SQLite stress test (tests/python/test_sqlite_stress.py:
 # Python, Node and Rust processes on one file), built here where the library with these
 # features already is (the doc tests above built it): only the example's own crate compiles.
-cargo build --locked -q -p shardid --features sqlite,serial --example sqlite_stress
+# With it, the Rust taker of issue 54's restore check on SQLite (restore_checks.py).
+cargo build --locked -q -p shardid --features sqlite,serial --example sqlite_stress --example restore_again
 export SHARDID_SQLITE_STRESS_EXAMPLE=$root/target/debug/examples/sqlite_stress
+export SHARDID_RESTORE_EXAMPLE=$root/target/debug/examples/restore_again
 # Redis (feature `redis`, issue 57): the core's scripts and the Rust client on throwaway
 # servers (13 s of tests after building the library with the feature).
 tests/redis/run.sh 2>&1 | tee -a "$log"

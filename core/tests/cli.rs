@@ -326,7 +326,7 @@ fn the_book_shows_what_the_command_line_prints() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 2);
+    assert_eq!(checked, 3);
 }
 
 /// A key file in a directory of its own: (the directory, the file's path).

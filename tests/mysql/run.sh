@@ -16,8 +16,10 @@ scripts/node-addon.sh
 # Rust's segments, dictionary, serials and lease clients over the mysql crate (the `mysql`
 # feature; `serial` for the serials).
 cargo build -q --locked -p shardid --features serial,mysql --example mysql_segments --example mysql_dictionary \
-    --example mysql_lease --example mysql_serials
+    --example mysql_lease --example mysql_serials --example restore_again
 export SHARDID_MYSQL_EXAMPLES=$root/target/debug/examples
+# The Rust taker of issue 54's restore checks (tests/python/restore_checks.py).
+export SHARDID_RESTORE_EXAMPLE=$root/target/debug/examples/restore_again
 
 # Two workers (pytest-xdist): the Galera cluster's tests, which start servers of their own and
 # mostly wait on them, run beside the tests on the shared server, which one worker runs in order

@@ -26,12 +26,14 @@ scripts/node-addon.sh
 export SHARDID_RUST_FEATURES=serial,postgres,mysql,sqlite,tokio-postgres
 cargo build -q --locked -p shardid --features "$SHARDID_RUST_FEATURES" \
     --example segments --example dictionary --example lease --example serials --example contract \
-    --test tokio_postgres
+    --example restore_again --test tokio_postgres
 export SHARDID_SEGMENTS_EXAMPLE=$root/target/debug/examples/segments
 export SHARDID_DICTIONARY_EXAMPLE=$root/target/debug/examples/dictionary
 export SHARDID_LEASE_EXAMPLE=$root/target/debug/examples/lease
 export SHARDID_SERIALS_EXAMPLE=$root/target/debug/examples/serials
 export SHARDID_CONTRACT_EXAMPLE=$root/target/debug/examples/contract
+# The Rust taker of issue 54's restore checks (tests/python/restore_checks.py).
+export SHARDID_RESTORE_EXAMPLE=$root/target/debug/examples/restore_again
 
 # Two workers (pytest-xdist): the failovers and the point-in-time recovery, which start servers
 # of their own and mostly wait on them, run beside the tests on the shared cluster, which one

@@ -3,8 +3,13 @@ conftests put tests/python on the path)."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import time
 from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import Any
 
 from shardid import Layout, NoFreeShardError, ShardIdError
@@ -41,6 +46,47 @@ DAY_MS = 86_400_000
 # The serial of issue 54: a day's numbers, six digits.
 CREATED_FORMAT = "RST-{yyyy}{MM}{dd}-{seq:6}"
 
+HERE = Path(__file__).resolve().parent
+
+
+def _as_url(dsn: str) -> str:
+    """A libpq ``key=value`` string as a ``postgresql://`` URL (Node's pg reads only URLs)."""
+    if "://" in dsn:
+        return dsn
+    parts = dict(item.split("=", 1) for item in dsn.split())
+    return f"postgresql://{parts.get('user', 'postgres')}@{parts['host']}:{parts['port']}/{parts['dbname']}"
+
+
+def taken_by_node_and_rust(
+    url: str, words_url: str, schema: str, dictionary_schema: str, day_ms: int, n: int
+) -> dict[str, tuple[list[str], list[int], dict[str, int]]]:
+    """After a restore, what Node (``restore_again.mjs``) and Rust (the ``restore_again``
+    example, ``SHARDID_RESTORE_EXAMPLE``) take on the restored database, as the Python part of
+    :func:`created_after_backup` does: ``n`` of day ``day_ms``'s serials of ``rst``, ``n`` IDs
+    of tag ``fresh`` (made again first) and the IDs of ``n`` new strings (``node0``...,
+    ``rust0``...) of topic ``fresh`` (made again first). Each language's clients run the
+    core's statements; the fences they meet are the database's."""
+    example = os.environ.get("SHARDID_RESTORE_EXAMPLE", "")
+    node = shutil.which("node")
+    assert node, "node is not on PATH"
+    assert example and Path(example).exists(), (
+        "SHARDID_RESTORE_EXAMPLE: build `cargo build -p shardid --features serial,<database> --example restore_again`"
+    )
+    commands = {
+        "node": [node, str(HERE / "restore_again.mjs"), _as_url(url), _as_url(words_url)],
+        "rust": [example, url, words_url],
+    }
+    taken = {}
+    for language, command in commands.items():
+        done = subprocess.run(
+            [*command, schema, dictionary_schema, str(day_ms), CREATED_FORMAT, str(n), language],
+            capture_output=True, text=True, timeout=120,
+        )
+        assert done.returncode == 0, f"{language}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+        got = json.loads(done.stdout.strip().splitlines()[-1])
+        taken[language] = (got["serials"], [int(i) for i in got["dense"]], {k: int(v) for k, v in got["ids"].items()})
+    return taken
+
 
 def created_after_backup(
     url: str,
@@ -58,8 +104,9 @@ def created_after_backup(
     a new topic hand out numbers; the backup is restored (``restore``, which returns the URLs of
     the restored segments and dictionary, or ``None`` for the same ones) and marked (``mark``,
     given the segments' URL; ``None``: a step back the database sees by itself); a take of a tag the backup had comes first, then the next day's
-    serials, the new tag and the new topic are made and used again. No serial or dense ID is
-    handed out twice, no dictionary ID names a second string. The two days are the two before
+    serials, the new tag and the new topic are made and used again, from Python, then Node and
+    Rust (:func:`taken_by_node_and_rust`). No serial or dense ID is handed out twice, no
+    dictionary ID names a second string. The two days are the two before
     today (UTC), so that both periods began before the restore. Returns what happened."""
     from shardid.dictionary import Dictionary
     from shardid.segments import DenseIds, Serials, create_serial, create_tag
@@ -106,7 +153,16 @@ def created_after_backup(
     create_tag(url, "fresh", **seg)
     again_dense = dense(url, "fresh", 40)
     again_ids = strings(words_url, "fresh", [f"y{i}" for i in range(40)])
+    # Node and Rust take from the same day, tag and topic on the restored database (after
+    # Python: the tag and topic were made again above, and each makes them again itself).
+    others = taken_by_node_and_rust(url, words_url, schema or "main", dictionary_schema or "main", day2, 40)
+    for more_serials, more_dense, more_ids in others.values():
+        again_serials += more_serials
+        again_dense += more_dense
+        again_ids.update(more_ids)
 
+    assert len(set(again_serials)) == len(again_serials) == 120, again_serials
+    assert len(set(again_dense)) == len(again_dense) == 120, again_dense
     twice = sorted(set(lost_serials) & set(again_serials))
     assert not twice, f"{len(twice)} serials handed out twice: {twice[:3]}"
     assert not set(lost_dense) & set(again_dense), (lost_dense[:3], again_dense[:3])
@@ -116,7 +172,7 @@ def created_after_backup(
     two = {i: v for i, v in names.items() if len(v) > 1}
     assert not two, f"{len(two)} dictionary IDs name a second string: {sorted(two.items())[:3]}"
     return (
-        f"created again after the restore: the next day's serials from {again_serials[0]} (lost up to"
+        f"created again after the restore (Python, Node, Rust): the next day's serials from {again_serials[0]} (lost up to"
         f" {lost_serials[-1]}), the new tag from {again_dense[0]:,} (lost up to {lost_dense[-1]}),"
         f" the new topic's IDs from {min(again_ids.values()):,} (lost up to {max(lost_ids.values())})"
     )

@@ -24,14 +24,16 @@ fi
 # test_sqlite_stress.py runs Node and Rust workers beside Python's on one SQLite file: the Node
 # addon in bindings-node/ (in CI the release addon, SHARDID_NODE_ADDON, put in place without a
 # build; the JS step's scripts/node-addon.sh then finds it there), and the Rust example
-# (SHARDID_SQLITE_STRESS_EXAMPLE: scripts/test.sh builds it in the core tests step; built here
+# (SHARDID_SQLITE_STRESS_EXAMPLE, and SHARDID_RESTORE_EXAMPLE for the restore check's Rust part:
+# scripts/test.sh builds them in the core tests step; built here
 # only when this script builds the wheel from source too, Rust being on PATH).
 if [ -n "${SHARDID_NODE_ADDON:-}" ] || [ -n "${CI:-}" ]; then
     scripts/node-addon.sh
 fi
 if [ -z "${SHARDID_SQLITE_STRESS_EXAMPLE:-}" ] && [ -z "${SHARDID_PYTHON_WHEEL:-}" ]; then
-    cargo build --locked -q -p shardid --features sqlite,serial --example sqlite_stress
+    cargo build --locked -q -p shardid --features sqlite,serial --example sqlite_stress --example restore_again
     export SHARDID_SQLITE_STRESS_EXAMPLE=${CARGO_TARGET_DIR:-$root/target}/debug/examples/sqlite_stress
+    export SHARDID_RESTORE_EXAMPLE=${CARGO_TARGET_DIR:-$root/target}/debug/examples/restore_again
 fi
 
 # The Django admin test drives Debian's Chromium with playwright-core, a dev dependency of the
