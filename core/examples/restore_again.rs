@@ -15,8 +15,10 @@ macro_rules! take_with {
     ($db:ident, $a:expr) => {{
         let a: &Args = $a;
         let policy = SizePolicy::new().bounds(10, 10);
-        let s = shardid::serial::$db::Serials::connect(&a.url, "rst", &a.format, "UTC", &a.schema, policy)
-            .expect("serials");
+        let s = shardid::serial::$db::Serials::connect(
+            &a.url, "rst", &a.format, "UTC", &a.schema, policy,
+        )
+        .expect("serials");
         let serials = (0..a.n)
             .map(|_| s.next_serial_at(a.day_ms).expect("a serial").to_string())
             .collect();
@@ -26,8 +28,13 @@ macro_rules! take_with {
             .expect("dense IDs");
         let dense = (0..a.n).map(|_| d.next_id().expect("an ID")).collect();
         d.close();
-        let words = shardid::dictionary::$db::Dictionary::connect(&[&a.words_url], "fresh", &a.dict_schema, 0)
-            .expect("dictionary");
+        let words = shardid::dictionary::$db::Dictionary::connect(
+            &[&a.words_url],
+            "fresh",
+            &a.dict_schema,
+            0,
+        )
+        .expect("dictionary");
         words.create().expect("create");
         let ids = words.ids(&a.values).expect("ids");
         (serials, dense, ids)
@@ -46,8 +53,18 @@ struct Args {
 }
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let [url, words_url, schema, dict_schema, day_ms, format, n, prefix] = argv.as_slice() else {
+    let given: Vec<String> = std::env::args().skip(1).collect();
+    let [
+        url,
+        words_url,
+        schema,
+        dict_schema,
+        day_ms,
+        format,
+        n,
+        prefix,
+    ] = given.as_slice()
+    else {
         eprintln!("usage: restore_again URL WORDS_URL SCHEMA DICT_SCHEMA DAY_MS FORMAT N PREFIX");
         std::process::exit(2);
     };
@@ -69,7 +86,11 @@ fn main() {
             .collect::<Vec<_>>()
             .join(",")
     };
-    let dense = dense.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let dense = dense
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
     let ids = args
         .values
         .iter()
@@ -98,7 +119,9 @@ fn take(a: &Args) -> Taken {
     }
     #[allow(unreachable_code)]
     {
-        eprintln!("restore_again: this build has no client for {url} (build it with that database's feature)");
+        eprintln!(
+            "restore_again: this build has no client for {url} (build it with that database's feature)"
+        );
         std::process::exit(2)
     }
 }
