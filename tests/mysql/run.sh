@@ -15,7 +15,8 @@ SHARDID_PYTHON_VENV=$venv tests/python/run.sh --install-only
 scripts/node-addon.sh
 # Rust's segments, dictionary, serials and lease clients over the mysql crate (the `mysql`
 # feature; `serial` for the serials).
-cargo build -q --locked -p shardid --features serial,mysql --example mysql_segments --example mysql_dictionary \
+# With the features every server suite shares when scripts/test.sh runs it: no build of its own.
+cargo build -q --locked -p shardid --features "${SHARDID_RUST_FEATURES:-serial,mysql}" --example mysql_segments --example mysql_dictionary \
     --example mysql_lease --example mysql_serials --example restore_again
 export SHARDID_MYSQL_EXAMPLES=$root/target/debug/examples
 # The Rust taker of issue 54's restore checks (tests/python/restore_checks.py).

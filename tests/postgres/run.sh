@@ -23,7 +23,8 @@ scripts/node-addon.sh
 # database (test_contract.py: PostgreSQL, MariaDB, SQLite), and the clients inside tokio
 # (test_tokio.py runs core/tests/tokio_postgres.rs, feature tokio-postgres): one build, so the
 # core builds once.
-export SHARDID_RUST_FEATURES=serial,postgres,mysql,sqlite,tokio-postgres
+# scripts/test.sh sets the features every server suite shares (with `redis`): the same build.
+export SHARDID_RUST_FEATURES=${SHARDID_RUST_FEATURES:-serial,postgres,mysql,sqlite,tokio-postgres}
 cargo build -q --locked -p shardid --features "$SHARDID_RUST_FEATURES" \
     --example segments --example dictionary --example lease --example serials --example contract \
     --example restore_again --test tokio_postgres

@@ -13,6 +13,9 @@ command -v redis-server >/dev/null 2>&1 || {
     echo "tests/redis: redis-server not found: run scripts/setup.sh" >&2
     exit 1
 }
-cargo test --locked -p shardid --features redis --test redis
-cargo test --locked -p shardid --features redis --lib -- redis::
+# The features of the library the server suites share (scripts/test.sh sets them: one build for
+# Redis, PostgreSQL and MySQL), else `redis` alone.
+features=${SHARDID_RUST_FEATURES:-redis}
+cargo test --locked -p shardid --features "$features" --test redis
+cargo test --locked -p shardid --features "$features" --lib -- redis::
 cargo test --locked -p shardid --features redis --doc -- redis book::Redis
