@@ -357,21 +357,8 @@ impl<C: SegmentClient> Shared<C> {
                 break;
             }
         }
-        let now = crate::now_ms();
         let mut error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
-        match result {
-            Ok(segment) if self.allocator.fill(segment, now).is_ok() => *error = None,
-            Ok(segment) => {
-                self.allocator.fetch_failed(now);
-                *error = Some(format!(
-                    "the database returned an unusable segment {segment:?}"
-                ));
-            }
-            Err(why) => {
-                self.allocator.fetch_failed(now);
-                *error = Some(why);
-            }
-        }
+        settle(&self.allocator, result, &mut error);
         drop(error);
         drop(servers);
         let _guard = self
@@ -396,6 +383,30 @@ impl<C: SegmentClient> Drop for Shared<C> {
             if let Some((conn, _)) = server.conn.take() {
                 conn.close();
             }
+        }
+    }
+}
+
+/// What a fetch came to, handed to the allocator: the segment filled in, or the fetch marked
+/// failed (its backoff) and `error` set to what a caller that finds no segment is told. Where
+/// every Rust client's fetch ends (this driver's thread, the async client's task).
+pub(super) fn settle(
+    allocator: &SegmentAllocator,
+    result: Result<Segment, String>,
+    error: &mut Option<String>,
+) {
+    let now = crate::now_ms();
+    match result {
+        Ok(segment) if allocator.fill(segment, now).is_ok() => *error = None,
+        Ok(segment) => {
+            allocator.fetch_failed(now);
+            *error = Some(format!(
+                "the database returned an unusable segment {segment:?}"
+            ));
+        }
+        Err(why) => {
+            allocator.fetch_failed(now);
+            *error = Some(why);
         }
     }
 }

@@ -190,21 +190,8 @@ impl InFlight {
     async fn run(mut self, fetch: Fetch) {
         let shared = Arc::clone(&self.shared);
         let result = shared.take(fetch.size).await;
-        let now = crate::now_ms();
         let mut error = shared.error();
-        match result {
-            Ok(segment) if shared.allocator.fill(segment, now).is_ok() => *error = None,
-            Ok(segment) => {
-                shared.allocator.fetch_failed(now);
-                *error = Some(format!(
-                    "the database returned an unusable segment {segment:?}"
-                ));
-            }
-            Err(why) => {
-                shared.allocator.fetch_failed(now);
-                *error = Some(why);
-            }
-        }
+        super::driver::settle(&shared.allocator, result, &mut error);
         drop(error);
         self.done = true;
         shared.arrived.notify_waiters();
