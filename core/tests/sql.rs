@@ -760,6 +760,48 @@ fn mysql_writes_of_a_lease_are_kept_by_their_last_insert_id() {
     );
 }
 
+/// On a Galera cluster another node's DDL aborts even a read of the lease table (1213): the
+/// server's clock, the fence row, the table's `IF NOT EXISTS` and the count of held rows are
+/// sent again as they were, within the claims' bound, and the lease goes on.
+#[test]
+fn a_mysql_leases_reads_rolled_back_whole_are_sent_again_bounded() {
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+        .dialect(Dialect::Mariadb)
+        .unwrap();
+    let clock = run(&p).0;
+    p.feed(Answer::Error(Some("1213")));
+    assert_eq!(run(&p).0, clock);
+    let now = i64::try_from(shardid::now_ms()).unwrap();
+    p.feed(Answer::Row(&[Cell::Int(now)]));
+    let fence = run(&p).0;
+    assert!(fence.starts_with(MYSQL_FENCE), "{fence}");
+    p.feed(Answer::Error(Some("1205")));
+    assert_eq!(run(&p).0, fence);
+    // The table missing, its creation aborted by another node's, sent again.
+    p.feed(Answer::Error(Some("1146")));
+    let create = run(&p).0;
+    assert!(create.starts_with("CREATE TABLE IF NOT EXISTS"), "{create}");
+    p.feed(Answer::Error(Some("1213")));
+    assert_eq!(run(&p).0, create);
+    p.feed(Answer::NoRow);
+    assert_eq!(run(&p).0, fence);
+    // Bounded: a read that is rolled back every time is raised in the end.
+    let mut resent = 0;
+    while let Next::Run { sql, .. } = p.next() {
+        assert_eq!(sql, fence);
+        p.feed(Answer::Error(Some("1213")));
+        resent += 1;
+    }
+    assert_eq!(p.next(), Next::Raise);
+    assert!((2..32).contains(&resent), "{resent}");
+    // Any other error of a read is raised as it is.
+    let mut p = fresh(LeaseKind::DEFAULT, Placeholders::Question, 0, 4)
+        .dialect(Dialect::Mariadb)
+        .unwrap();
+    p.feed(Answer::Error(Some("2013")));
+    assert_eq!(p.next(), Next::Raise);
+}
+
 /// A held lease's statement the MySQL family rolled back whole (a deadlock, a lock wait
 /// timeout, a Galera node refusing writes while a node is evicted: 1180 and 1047) is sent again
 /// after a wait that doubles, at most `MAX_RESENDS` times; any other error, and every error on

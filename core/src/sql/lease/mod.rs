@@ -890,6 +890,27 @@ impl LeaseProtocol {
             self.dialect = Dialect::Mysql;
             return self.step;
         }
+        // A read, the table's `IF NOT EXISTS`, a release: rolled back whole (on a Galera cluster
+        // another node's DDL aborts even a read of the table, 1213), sent again as it was,
+        // within the claims' bound.
+        if let Answer::Error(Some(code)) = answer
+            && mysql::rolled_back(code)
+            && matches!(
+                self.step,
+                Step::Clock(_)
+                    | Step::Fence(_)
+                    | Step::CreateTable(_)
+                    | Step::Held
+                    | Step::Unlock(_)
+            )
+        {
+            self.claims += 1;
+            return if self.claims >= MAX_CLAIMS {
+                Step::Raise
+            } else {
+                self.step
+            };
+        }
         let id = last_insert_id(&answer);
         match (self.step, answer) {
             (Step::Fence(resume), Answer::NoRow) => {
