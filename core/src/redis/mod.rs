@@ -174,6 +174,26 @@ pub enum Failure {
     },
 }
 
+impl Failure {
+    /// The SQLSTATE the SQL databases' segment protocol gives the same refusal
+    /// ([`crate::segment::protocol::Failure`]), so a binding raises a Redis refusal as it raises
+    /// theirs: an unknown tag [`UNKNOWN_TAG`](crate::sql::UNKNOWN_TAG), an exhausted one
+    /// [`TAG_EXHAUSTED`](crate::sql::TAG_EXHAUSTED), a creation refused `22023`
+    /// (`invalid_parameter_value`), any other reply `XX000` (`internal_error`); `None` for the
+    /// executor's own error.
+    pub fn sqlstate(&self) -> Option<&'static str> {
+        let Self::Refused { kind, reason } = self else {
+            return None;
+        };
+        Some(match kind {
+            ErrorKind::UnknownTag => crate::sql::UNKNOWN_TAG,
+            ErrorKind::InvalidArgument => "22023",
+            _ if reason.starts_with("TAG_EXHAUSTED") => crate::sql::TAG_EXHAUSTED,
+            _ => "XX000",
+        })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Op {
     Idle,
@@ -281,8 +301,13 @@ impl RedisSegments {
         self.identity = None;
     }
 
-    /// The executor's error for the step it ran: the operation failed with it.
+    /// The executor's error for the step it ran: the operation failed with it, and the
+    /// server's identity is read again before the next operation. The clients of the field
+    /// (redis-py, ioredis) open a new connection by themselves after an error, perhaps to a
+    /// server that restarted or was promoted meanwhile: a take sent with the identity read on
+    /// the connection before would find its own `run_id` on the tag and skip nothing.
     pub fn failed(&mut self) {
+        self.identity = None;
         if self.op != Op::Idle {
             self.op = Op::Done(Step::Failed(Failure::Driver));
         }
@@ -486,6 +511,46 @@ mod tests {
         p.take("orders", 10);
         p.failed();
         assert_eq!(p.next(), Step::Failed(Failure::Driver));
+        assert_eq!(Failure::Driver.sqlstate(), None);
+    }
+
+    #[test]
+    fn an_error_reads_the_identity_again() {
+        // An executor whose client reconnected by itself after an error (redis-py, ioredis)
+        // may be on a restarted server: the next take must carry that server's run_id, or it
+        // finds its own on the tag and skips nothing past the writes the restart lost.
+        let mut p = RedisSegments::new("app").unwrap();
+        p.take("orders", 10);
+        p.connected("before");
+        assert_eq!(run(&p).2[0], "before");
+        p.failed();
+        p.take("orders", 10);
+        assert_eq!(p.next(), Step::Connect { server: 0 });
+        p.connected("after");
+        assert_eq!(run(&p).2[0], "after");
+    }
+
+    #[test]
+    fn refusals_carry_the_sql_protocols_sqlstates() {
+        let mut p = RedisSegments::new("app").unwrap();
+        p.connected("abc");
+        let mut sqlstate = |reply: &[Cell<'_>]| {
+            p.take("orders", 10);
+            p.answer(reply);
+            match p.next() {
+                Step::Failed(failure) => failure.sqlstate(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(sqlstate(&[Cell::Int(-1)]), Some(crate::sql::UNKNOWN_TAG));
+        assert_eq!(
+            sqlstate(&[Cell::Int(-2), Cell::Int(9)]),
+            Some(crate::sql::TAG_EXHAUSTED)
+        );
+        assert_eq!(sqlstate(&[Cell::Int(7)]), Some("XX000"));
+        p.create_tag("orders", 1, false);
+        p.answer(&[Cell::Int(-3)]);
+        assert!(matches!(p.next(), Step::Failed(f) if f.sqlstate() == Some("22023")));
     }
 
     #[test]
