@@ -73,10 +73,13 @@ public_js() {
     sed -e "s|shardid_wasm\.js|shardid_wasm_public.js|" -e "s|shardid_wasm_bg\.wasm|shardid_wasm_public_bg.wasm|" \
         -e "s|threadsShareState } = api|threadsShareState, PublicIds, checkPublicId, fromUuid } = api|" "$1"
 }
+# Types: the public entries' over wasm-api-public.d.ts (its Layout with the UUIDv7 bridge, public
+# IDs, fromUuid), the default ones' over wasm-api.d.ts.
 public_dts() {
-    sed -e "s|threadsShareState } from|threadsShareState, PublicIds, checkPublicId, fromUuid } from|" \
+    sed -e "s|wasm-api\.js'|wasm-api-public.js'|" \
+        -e "s|threadsShareState } from|threadsShareState, PublicIds, checkPublicId, fromUuid } from|" \
         -e "s|U64Input } from|U64Input, PublicIdFormat, PublicIdsOptions } from|" \
-        -e "s/'PublicIds' | 'checkPublicId' | 'fromUuid'/never/" "$1"
+        -e "s|^  type EncodingName = api.EncodingName\$|&\n  type PublicIdFormat = wasm.PublicIdFormat\n  type PublicIdsOptions = wasm.PublicIdsOptions\n  type PublicIds = wasm.PublicIds|" "$1"
 }
 for target in node web bundler; do
     case $target in node) entry=js/entry-node.cjs ;; *) entry=js/entry-$target.js ;; esac
@@ -85,6 +88,7 @@ for target in node web bundler; do
     cp "js/entry-$target.d.ts" "pkg/$target/shardid.d.ts"
     public_dts "js/entry-$target.d.ts" > "pkg/$target/public.d.ts"
     cp "$root/bindings-node/index.d.ts" "pkg/$target/api.d.ts"
+    cp js/wasm-api.d.ts js/wasm-api-public.d.ts "pkg/$target/"
     cp "$root/bindings-node/core.generated.d.ts" "pkg/$target/"
 done
 
@@ -120,7 +124,11 @@ done
 for file in pkg/{bundler,npm/inline,npm/workerd}/public.js pkg/{bundler,npm/inline,npm/workerd}/public.d.ts; do
     grep -q "PublicIds, checkPublicId, fromUuid }" "$file" || { echo "build.sh: $file does not export PublicIds" >&2; exit 1; }
 done
-! grep -l "'PublicIds'" pkg/{node,web,bundler}/public.d.ts pkg/npm/{inline,workerd}/public.d.ts || exit 1
+for file in pkg/{node,web,bundler}/public.d.ts pkg/npm/{inline,workerd}/public.d.ts; do
+    grep -q "wasm-api-public\.js'" "$file" || { echo "build.sh: $file is not over wasm-api-public.d.ts" >&2; exit 1; }
+done
+grep -q "type PublicIds = wasm.PublicIds" pkg/node/public.d.ts || { echo "build.sh: pkg/node/public.d.ts names no PublicIds type" >&2; exit 1; }
+! grep -l "wasm-api-public\.js'" pkg/{node,web,bundler}/shardid.d.ts pkg/npm/{inline,workerd}/shardid.d.ts || exit 1
 for module in shardid_wasm shardid_wasm_public; do
     # inline/'s own copy of the glue, without the default `new URL('<module>_bg.wasm',
     # import.meta.url)`: Vite would copy the .wasm it names into every build, never fetched.

@@ -1,9 +1,10 @@
 // Types of pkg/bundler/shardid.js: the classes, without leases.
-import type api from './api.js'
+import type { Api } from './wasm-api.js'
 
-// Without PublicIds, checkPublicId and fromUuid (shardid-wasm/public's): build.sh adds them to
-// public.d.ts. Without shardFromOrdinal either: UNSUPPORTED in both modules (no host).
-export { Layout, Generator, Parts, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } from './api.js'
-export type { EncodingName, ErrorCode, ErrorFields, GeneratorOptions, IdInput, LayoutSpec, TimeInput, U64Input } from './api.js'
-declare const _default: Omit<typeof api, 'lease' | 'LeasedGenerator' | 'shardFromOrdinal' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
+// Without PublicIds, checkPublicId and fromUuid (shardid-wasm/public's): build.sh points
+// public.d.ts at wasm-api-public.js, which has them. Without shardFromOrdinal either:
+// UNSUPPORTED in both modules (no host). wasm-api.d.ts says what else the module lacks.
+export { Layout, Generator, Parts, ShardIdError, jsonReplacer, jsonReviver, nowMs, version, threadsShareState } from './wasm-api.js'
+export type { AnyLayout, EncodingName, ErrorCode, ErrorFields, GeneratorOptions, IdInput, LayoutSpec, TimeInput, U64Input } from './wasm-api.js'
+declare const _default: Api
 export default _default

@@ -2,12 +2,13 @@
 // Node addon's (`lease` throws UNSUPPORTED: the module has no file system), and its `default`
 // is itself, for code compiled from `import shardid from 'shardid-wasm'`. Without public IDs
 // (PublicIds, checkPublicId, fromUuid throw UNSUPPORTED in the default module: they are
-// shardid-wasm/public's, whose public.d.ts build.sh makes with `never` in their place), nor
+// shardid-wasm/public's, whose public.d.ts build.sh points at wasm-api-public.js), nor
 // shardFromOrdinal (a pod's hostname: UNSUPPORTED in both modules, which have no host).
+// wasm-api.d.ts says what else the module lacks.
 import type * as api from './api.js'
+import type * as wasm from './wasm-api.js'
 
-type Api = Omit<typeof api.default, 'shardFromOrdinal' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
-declare const shardid: Api & { readonly default: Api }
+declare const shardid: wasm.Api & { readonly default: wasm.Api }
 declare namespace shardid {
   type IdInput = api.IdInput
   type TimeInput = api.TimeInput
@@ -18,15 +19,11 @@ declare namespace shardid {
   type PresetName = api.PresetName
   type ShardIdError = api.ShardIdError
   type LayoutSpec = api.LayoutSpec
-  type GeneratorOptions = api.GeneratorOptions
-  type LeaseOptions = api.LeaseOptions
+  type GeneratorOptions = wasm.GeneratorOptions
   type Parts = api.Parts
-  type Layout = api.Layout
-  type Generator = api.Generator
-  type LeasedGenerator = api.LeasedGenerator
+  type AnyLayout = wasm.AnyLayout
+  type Layout = wasm.Layout
+  type Generator = wasm.Generator
   type EncodingName = api.EncodingName
-  type PublicIdFormat = api.PublicIdFormat
-  type PublicIdsOptions = api.PublicIdsOptions
-  type PublicIds = api.PublicIds
 }
 export = shardid

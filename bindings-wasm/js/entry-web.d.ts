@@ -1,12 +1,10 @@
 // Types of pkg/web/shardid.js: `init()` loads the module and gives the API. The default module's
-// API has no public IDs (PublicIds, checkPublicId, fromUuid: shardid-wasm/web/public's; build.sh
-// removes them from this Omit for public.d.ts); at run time they throw UNSUPPORTED, as
-// shardFromOrdinal does in both modules (no host).
-import type api from './api.js'
+// API has no public IDs (PublicIds, checkPublicId, fromUuid: shardid-wasm/web/public's, whose
+// public.d.ts build.sh points at wasm-api-public.js); at run time they throw UNSUPPORTED, as
+// shardFromOrdinal does in both modules (no host). wasm-api.d.ts says what else it lacks.
+import type { Api } from './wasm-api.js'
 
-export type * from './api.js'
-/** The classes `init()` gives. */
-export type Api = Omit<typeof api, 'lease' | 'LeasedGenerator' | 'shardFromOrdinal' | 'PublicIds' | 'checkPublicId' | 'fromUuid'>
+export type * from './wasm-api.js'
 /** Where the `.wasm` is (default: next to this file), its bytes, or the compiled module. */
 export type InitInput = string | URL | Request | Response | BufferSource | WebAssembly.Module
 /**
