@@ -1,15 +1,17 @@
 // Pages in Debian's headless Chromium (playwright-core, as tests/browser/): page/importmap.html,
 // a page with no bundler (the package's files as installed, bare names mapped by an import
-// map), and page/bundled.js bundled by webpack (production mode) with no plugin and no loader.
-// Each page's result is checked against app/checks.js's EXPECTED; no page error, no console
-// message (wasm-bindgen's deprecation warning among them), and the webpack page fetches no
-// .wasm. Prints a line per check, as tests/check.sh's `check` does.
+// map), and page/bundled.js bundled by webpack (production mode) and by Vite (`vite build`,
+// page/vite.html its entry), each with no plugin and no loader. Each page's result is checked
+// against app/checks.js's EXPECTED; no page error, no console message (wasm-bindgen's
+// deprecation warning among them), and the bundled pages fetch no .wasm (nor does Vite's
+// output hold one). Prints a line per check, as tests/check.sh's `check` does.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { build as vite } from 'vite'
 import webpack from 'webpack'
 
 import { EXPECTED } from './app/checks.js'
@@ -18,6 +20,7 @@ import { serve } from '../browser/serve.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const out = mkdtempSync(join(tmpdir(), 'shardid-webpack-'))
+const viteOut = mkdtempSync(join(tmpdir(), 'shardid-vite-'))
 let failed = 0
 const check = async (name, body) => {
   const started = Date.now()
@@ -58,8 +61,21 @@ await check('webpack bundles shardid-wasm and shardid-wasm/public, no plugin, no
   })
 }))
 
+await check('Vite bundles shardid-wasm and shardid-wasm/public, no plugin, no .wasm in its output', async () => {
+  // Production build; minifying left out as for webpack (the resolution and the graph are what
+  // is tested). No config file, its cache in the output's directory.
+  await vite({
+    root: here, configFile: false, logLevel: 'warn', cacheDir: join(viteOut, '.cache'),
+    build: { outDir: join(viteOut, 'dist'), emptyOutDir: true, minify: false, rollupOptions: { input: join(here, 'page/vite.html') } },
+  })
+  const files = readdirSync(join(viteOut, 'dist'), { recursive: true })
+  assert.ok(files.includes(join('page', 'vite.html')), `vite wrote ${files.join(', ')}`)
+  assert.deepEqual(files.filter((f) => f.endsWith('.wasm')), [], 'a .wasm in the output')
+})
+
 const edge = await serve(here)
 const bundled = await serve(out)
+const viteBundled = await serve(join(viteOut, 'dist'))
 try {
   await withPage(async (first) => {
     await check('a page with no bundler (import map) in Chromium: the default entry, public IDs, shardid-wasm/web', async () => {
@@ -74,10 +90,19 @@ try {
       assert.deepEqual(result, EXPECTED)
       assert.ok(!fetched.some((p) => p.endsWith('.wasm')), `fetched ${fetched.join(', ')}`)
     })
+    await check("Vite's bundle in Chromium, no .wasm fetched", async () => {
+      const page = await first.context().newPage()
+      const { result, printed, fetched } = await open(page, `http://127.0.0.1:${viteBundled.address().port}/page/vite.html`)
+      assert.deepEqual(printed, [])
+      assert.deepEqual(result, EXPECTED)
+      assert.ok(!fetched.some((p) => p.endsWith('.wasm')), `fetched ${fetched.join(', ')}`)
+    })
   })
 } finally {
   edge.close()
   bundled.close()
+  viteBundled.close()
   rmSync(out, { recursive: true, force: true })
+  rmSync(viteOut, { recursive: true, force: true })
 }
 process.exit(failed ? 1 : 0)
