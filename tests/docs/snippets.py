@@ -16,17 +16,20 @@ live on one throwaway cluster (tests/postgres/cluster.py), named by ``DATABASE_U
 | language | how it runs |
 | --- | --- |
 | ``python`` | ``exec`` in the page's interpreter (the installed wheel, as tests/python/run.sh installs it) |
-| ``js`` | a file of its own in a project whose ``node_modules`` holds shardid, shardid-wasm, pg, knex, mysql2, drizzle-orm, prom-client, @opentelemetry; an ES module when it imports or awaits, else CommonJS |
-| ``ts`` | ``tsc --noEmit`` in that project (types only: nothing to run it with), with the ``tsconfig.json`` the page shows (a ``json file=tsconfig.json`` block before it), as a reader's project compiles it; else ``--strict`` and nothing more (no ``skipLibCheck``) |
+| ``js`` | a file of its own in a project whose ``node_modules`` holds shardid, shardid-wasm, pg, knex, mysql2, drizzle-orm, prom-client, @opentelemetry, and the ORMs of tests/docs/package.json (Prisma, TypeORM, Sequelize: ``npm ci`` in tests/docs); an ES module when it imports or awaits, else CommonJS |
+| ``ts`` | ``tsc --noEmit`` in that project (types only), with the ``tsconfig.json`` the page shows (a ``json file=tsconfig.json`` block before it), as a reader's project compiles it; else ``--strict`` and nothing more (no ``skipLibCheck``). ``ts run``: compiled by ``tsc`` in the page's directory (beside the files its blocks wrote: a ``package.json``, a generated client) and the JavaScript it wrote run by Node |
 | ``sh`` | ``bash -euo pipefail``; a block of ``$ command`` lines runs each command and compares the output lines shown under it, exactly |
 | ``sql`` | ``psql -v ON_ERROR_STOP=1``; ``sql mariadb``: the ``mariadb`` command line, in the database ``app`` of a throwaway MariaDB (tests/mysql/server.py), whose URL the page's blocks read from ``MYSQL_URL`` |
 | ``c`` | compiled with ``-std=c99 -Wall -Wextra -Werror`` against include/shardid.h and libshardid.a, and run; a block without ``main`` runs as its body |
 | ``rust`` | by rustdoc: the page must be one of the doctests of core/src/lib.rs (checked here) |
 | ``toml``, ``json`` | parsed (configuration shown on a page is at least well-formed) |
+| ``prisma`` | only as a file of the reader's project (``prisma file=prisma/schema.prisma``), which a later block uses |
 | ``text`` | not code |
 
-A block that must not run says why on its fence: `````python no-run: a fragment of a Django
-project`````. A block without a runner and without that marker fails the test, as does a
+A block ``file=PATH`` is written to PATH in the page's directory, where its ``sh`` blocks run,
+for the blocks after it (a page with ``ts run`` blocks also finds the project's ``node_modules``
+there). A block that must not run says why on its fence: `````python no-run: a fragment of a
+Django project`````. A block without a runner and without that marker fails the test, as does a
 marker without a reason. Line numbers in tracebacks and stack traces are the page's own (each
 block is padded so that its first line sits where it does on the page).
 """
@@ -53,6 +56,8 @@ sys.path.insert(0, str(ROOT / "tests" / "mysql"))
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 INCLUDE = re.compile(r"\{\{#include\s+([^}\s]+)\s*\}\}")
 RUNNERS = {"python", "js", "ts", "sh", "sql", "c", "rust", "toml", "json"}
+ORMS = ROOT / "tests" / "docs" / "node_modules"  # `npm ci` in tests/docs (scripts/setup.sh)
+FILE_ONLY = {"prisma"}  # shown only as files of the reader's project (`prisma file=...`)
 NOT_CODE = {"text"}
 TIMEOUT_S = 120  # for one block
 ALIASES = {"py": "python", "javascript": "js", "mjs": "js", "typescript": "ts", "bash": "sh", "console": "sh"}
@@ -225,6 +230,14 @@ class Runner:
         for name in ("pg", "knex", "mysql2", "drizzle-orm", "typescript", "@types", "prom-client", "@opentelemetry"):
             if (node / "node_modules" / name).exists():
                 (modules / name).symlink_to(node / "node_modules" / name)
+        # The ORMs the book's ORM page shows (tests/docs/package.json, installed by `npm ci` in
+        # tests/docs): each with the dependencies npm resolved for it there (its own pg), and
+        # their commands (npx prisma) in .bin. bindings-node's packages above come first.
+        if ORMS.is_dir():
+            for entry in sorted(ORMS.iterdir()):
+                if entry.name == ".bin" or not entry.name.startswith((".", "@types")):
+                    if not (modules / entry.name).exists():
+                        (modules / entry.name).symlink_to(entry)
         # A page that shows no tsconfig.json: --strict, and the libraries' types checked too.
         (project / "tsconfig.json").write_text(json.dumps({
             "compilerOptions": {
@@ -295,6 +308,10 @@ class Runner:
         python: Python | None = None
         cwd = self.work / re.sub(r"[^A-Za-z0-9]+", "-", str(page.relative_to(ROOT)))
         cwd.mkdir()
+        if any(b.lang == "ts" and "run" in b.flags for b in blocks):
+            # A page whose TypeScript runs is the reader's project: its packages where its
+            # blocks compile and where `npx` (npx prisma generate) looks for them.
+            (cwd / "node_modules").symlink_to(self.project / "node_modules")
         try:
             for block in blocks:
                 if block.no_run is not None:
@@ -304,7 +321,11 @@ class Runner:
                     continue
                 if block.lang in NOT_CODE:
                     continue
-                if block.lang not in RUNNERS:
+                target = next((f[len("file="):] for f in block.flags if f.startswith("file=")), None)
+                if block.lang in FILE_ONLY and not target:
+                    self.fail(block, f"a ```{block.lang} block runs as a file of the project: `{block.lang} file=<path>`")
+                    continue
+                if block.lang not in RUNNERS | FILE_ONLY:
                     self.fail(block, f"no runner for ```{block.lang}: run it, or mark it `no-run: <why>`")
                     continue
                 if block.lang == "rust":
@@ -314,7 +335,6 @@ class Runner:
                     env = self.database(page)
                     if any("mariadb" in b.flags for b in blocks if b.no_run is None):
                         env = self.mariadb_env(env)
-                target = next((f[len("file="):] for f in block.flags if f.startswith("file=")), None)
                 if target:
                     # A file of the reader's project, shown on the page: written where the page's
                     # shell blocks run (configuration checked for its form first).
@@ -322,6 +342,7 @@ class Runner:
                     if error:
                         self.fail(block, error)
                         break
+                    (cwd / target).parent.mkdir(parents=True, exist_ok=True)
                     with open(cwd / target, "a" if "append" in block.flags else "w") as f:
                         f.write(block.code)
                     continue
@@ -333,6 +354,8 @@ class Runner:
                     error = getattr(self, block.lang)(block, env, cwd)
                 self.took.append((time.monotonic() - began, f"{block.where} ({block.lang})"))
                 self.ran[block.lang] = self.ran.get(block.lang, 0) + 1
+                if error and not ORMS.is_dir() and re.search(r"Cannot find (module|package)", error):
+                    error += "\n(tests/docs/node_modules is missing: `npm ci` in tests/docs, as scripts/setup.sh does)"
                 if error:
                     self.fail(block, error)
                     break  # the page's later blocks build on this one
@@ -359,6 +382,8 @@ class Runner:
         return self.proc(["node", str(file)], env, self.project)
 
     def ts(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        if "run" in block.flags:
+            return self.ts_run(block, env, cwd)
         file = self.project / (re.sub(r"[^A-Za-z0-9]+", "-", block.where) + ".mts")
         file.write_text(pad(block))
         tsc = self.project / "node_modules" / "typescript" / "bin" / "tsc"
@@ -372,6 +397,27 @@ class Runner:
         config = self.project / f"{file.stem}.json"
         config.write_text(json.dumps({"extends": base, "files": [file.name], "compilerOptions": {"noEmit": True}}))
         return self.proc(["node", str(tsc), "-p", str(config)], env, self.project)
+
+    def ts_run(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
+        """A ``ts run`` block: compiled as the reader's project builds it (the page's directory,
+        its tsconfig.json or the --strict default, the files earlier blocks wrote there such as
+        a generated client), ``tsc`` writing JavaScript, which Node then runs."""
+        tsc = self.project / "node_modules" / "typescript" / "bin" / "tsc"
+        if not tsc.exists():
+            return "typescript is not installed in bindings-node/node_modules (npm install there)"
+        name = f"block-{block.line}"
+        (cwd / f"{name}.mts").write_text(pad(block))
+        base = "./tsconfig.json"
+        if not (cwd / "tsconfig.json").exists():
+            base = "./default.tsconfig.json"
+            shutil.copyfile(self.project / "tsconfig.json", cwd / base)
+        (cwd / f"{name}.tsconfig.json").write_text(json.dumps({
+            "extends": base, "files": [f"{name}.mts"],
+            "compilerOptions": {"noEmit": False, "outDir": f"{name}.out", "rootDir": "."},
+        }))  # fmt: skip
+        return self.proc(["node", str(tsc), "-p", f"{name}.tsconfig.json"], env, cwd) or self.proc(
+            ["node", f"{name}.out/{name}.mjs"], env, cwd
+        )
 
     def sh(self, block: Block, env: dict[str, str], cwd: Path) -> str | None:
         lines = block.code.rstrip("\n").split("\n")
