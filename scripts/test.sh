@@ -81,7 +81,7 @@ drop target/docsrs
 
 step "core tests" "the core with and without std, conformance vectors, README examples"
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$log.npm"' EXIT
 cargo test --locked -p shardid --no-default-features --lib --tests 2>&1 | tee -a "$log"
 cargo test --locked --workspace 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --test serde 2>&1 | tee -a "$log"
@@ -115,6 +115,14 @@ step "MSRV" "Rust $msrv, the declared MSRV: the core with every feature (its tes
 cargo "+$msrv" check --locked -q -p shardid --features postgres,mysql,sqlite,serde,serial,tokio-postgres --all-targets --target-dir target/msrv
 cargo "+$msrv" check --locked -q --workspace --exclude shardid-bench --target-dir target/msrv
 drop target/msrv
+
+# bindings-node's npm dependencies, which the Python step is the first to need (through
+# scripts/node-addon.sh): their install compiles better-sqlite3 (SQLite's C, with node-gyp), 92 s
+# of one core that the Python step used to wait for (75 to 90 s of its wall time). They are
+# installed beside the loom and Miri steps instead, whose model runs and interpreter keep one
+# core busy for most of their time; node-addon.sh's own install then finds them in place.
+(cd bindings-node && npm install --no-audit --no-fund --loglevel=error) >"$log.npm" 2>&1 &
+npm_install=$!
 
 step "loom" "the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache, the serials' period switch and a lease's count of losses, over every interleaving"
 # Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
@@ -152,7 +160,7 @@ scripts/release.sh --host >"$log.release" 2>&1 || { tail -60 "$log.release"; exi
 sed -n '/^| /p' dist/ARTIFACTS.md
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 built=$(mktemp -d)
-trap 'rm -rf "$log" "$log.release" "$built"' EXIT
+trap 'rm -rf "$log" "$log.npm" "$log.release" "$built"' EXIT
 # The suites below test what release.sh built, not a build of their own:
 #   the manylinux wheel (tests/python/run.sh and every suite that installs the wheel),
 #   shardid-linux-x64-gnu's addon (scripts/node-addon.sh puts it in bindings-node/),
@@ -172,6 +180,7 @@ step "C" "the release tarball's libshardid installed with make: the vectors, bad
 tests/c/run.sh 2>&1 | tee -a "$log"
 
 step "Python" "the release wheel in a fresh virtualenv: vectors, bad input, threads, Django, stubtest"
+wait "$npm_install" || { cat "$log.npm"; echo "npm install in bindings-node failed" >&2; exit 1; }
 python3 bindings-python/tools/async_to_sync.py --check 2>&1 | tee -a "$log"   # generated sync drivers current
 tests/python/run.sh 2>&1 | tee -a "$log"
 
