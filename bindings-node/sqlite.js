@@ -13,6 +13,7 @@
 
 const { DatabaseLease, DEFAULT_TTL_MS, leaseOn } = require('./database-lease.js')
 const { byName } = require('./dialects/index.js')
+const { makeError } = require('./errors.js')
 
 const dialect = byName('sqlite')
 
@@ -31,4 +32,37 @@ function lease(options) {
   return leaseOn(SqliteLease, options, dialect, 'url')
 }
 
-module.exports = { lease, SqliteLease, DEFAULT_TTL_MS }
+// The SQL functions of the UUIDv7 bridge uuidFunctions() registers: the MySQL family's names
+// (core/src/sql/mysql/next_id.rs), as Python's shardid.sqlite.uuid_functions registers them.
+const UUID_FUNCTIONS = ['shardid_to_uuid', 'shardid_to_uuid_text', 'shardid_from_uuid']
+
+/**
+ * `uuidFunctions(db, layout)`: registers the UUIDv7 bridge of `layout` on `db`, a
+ * better-sqlite3 `Database` or a `node:sqlite` `DatabaseSync` (SQLite has no stored functions:
+ * a connection's application-defined functions are its way), with the MySQL family's names:
+ * `shardid_to_uuid(id)` the UUID's 16 bytes (a BLOB, which SQLite compares byte by byte, so a
+ * column of them sorts as the IDs do), `shardid_to_uuid_text(id)` its text (lower case: sorts
+ * as the IDs too), `shardid_from_uuid(u)` the ID back from either. Each is the layout's
+ * `toUuidBytes` / `toUuid` / `fromUuid` (the core's bridge); NULL gives NULL; IDs reach them as
+ * bigints. A refusal (a UUID the bridge did not make, of another version or layout) throws the
+ * `ShardIdError` (`INVALID_ARGUMENT`) out of the statement, never a wrong ID.
+ */
+function uuidFunctions(db, layout) {
+  const { Layout } = require('./index.js')
+  if (!(layout instanceof Layout)) {
+    throw makeError('INVALID_ARGUMENT', { argument: 'layout', reason: 'must be a shardid Layout (e.g. Layout.INSTAGRAM)' }, TypeError)
+  }
+  // IDs as bigints, never a number rounded past 2^53: better-sqlite3's safeIntegers,
+  // node:sqlite's useBigIntArguments.
+  const options = typeof db?.pragma === 'function'
+    ? { deterministic: true, safeIntegers: true }
+    : { deterministic: true, useBigIntArguments: true }
+  const functions = [
+    (id) => (id === null ? null : layout.toUuidBytes(id)),
+    (id) => (id === null ? null : layout.toUuid(id)),
+    (u) => (u === null ? null : layout.fromUuid(u)),
+  ]
+  UUID_FUNCTIONS.forEach((name, i) => db.function(name, options, functions[i]))
+}
+
+module.exports = { lease, SqliteLease, DEFAULT_TTL_MS, UUID_FUNCTIONS, uuidFunctions }

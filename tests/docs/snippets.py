@@ -16,7 +16,7 @@ live on one throwaway cluster (tests/postgres/cluster.py), named by ``DATABASE_U
 | language | how it runs |
 | --- | --- |
 | ``python`` | ``exec`` in the page's interpreter (the installed wheel, as tests/python/run.sh installs it) |
-| ``js`` | a file of its own in a project whose ``node_modules`` holds shardid, shardid-wasm, pg, knex, mysql2, drizzle-orm, prom-client, @opentelemetry, and the ORMs of tests/docs/package.json (Prisma, TypeORM, Sequelize: ``npm ci`` in tests/docs); an ES module when it imports or awaits, else CommonJS |
+| ``js`` | a file of its own in a project whose ``node_modules`` holds shardid, shardid-wasm, pg, knex, mysql2, better-sqlite3, drizzle-orm, prom-client, @opentelemetry, and the ORMs of tests/docs/package.json (Prisma, TypeORM, Sequelize: ``npm ci`` in tests/docs); an ES module when it imports or awaits, else CommonJS |
 | ``ts`` | ``tsc --noEmit`` in that project (types only), with the ``tsconfig.json`` the page shows (a ``json file=tsconfig.json`` block before it), as a reader's project compiles it; else ``--strict`` and nothing more (no ``skipLibCheck``). ``ts run``: compiled by ``tsc`` in the page's directory (beside the files its blocks wrote: a ``package.json``, a generated client) and the JavaScript it wrote run by Node |
 | ``sh`` | ``bash -euo pipefail``; a block of ``$ command`` lines runs each command and compares the output lines shown under it, exactly |
 | ``sql`` | ``psql -v ON_ERROR_STOP=1``; ``sql mariadb``: the ``mariadb`` command line, in the database ``app`` of a throwaway MariaDB (tests/mysql/server.py), whose URL the page's blocks read from ``MYSQL_URL`` |
@@ -227,7 +227,7 @@ class Runner:
         wasm = ROOT / "bindings-wasm" / "pkg" / "npm"
         if wasm.exists():
             (modules / "shardid-wasm").symlink_to(wasm)
-        for name in ("pg", "knex", "mysql2", "drizzle-orm", "typescript", "@types", "prom-client", "@opentelemetry"):
+        for name in ("pg", "knex", "mysql2", "better-sqlite3", "drizzle-orm", "typescript", "@types", "prom-client", "@opentelemetry"):
             if (node / "node_modules" / name).exists():
                 (modules / name).symlink_to(node / "node_modules" / name)
         # The ORMs the book's ORM page shows (tests/docs/package.json, installed by `npm ci` in

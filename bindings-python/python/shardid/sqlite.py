@@ -26,10 +26,16 @@ held past the busy timeout is ``sqlite3``'s own ``OperationalError``.
 
 On an event loop, ``await lease_async(...)`` takes the same lease with each statement on a
 worker thread (see :class:`AsyncSqliteLease`).
+
+The UUIDv7 bridge in SQL: SQLite has no stored functions, so :func:`uuid_functions` registers
+``shardid_to_uuid``, ``shardid_to_uuid_text`` and ``shardid_from_uuid`` on a ``sqlite3``
+connection (the names and results of the MySQL family's DDL), each calling the core's bridge.
 """
 
 from __future__ import annotations
 
+import sqlite3
+import uuid
 from typing import Any
 
 from shardid import _lease_async, _lease_generated
@@ -37,7 +43,7 @@ from shardid._errors import InvalidArgumentError
 from shardid._lease import DEFAULT_TTL_MS, AsyncDatabaseLease, DatabaseLease
 from shardid._shardid import Layout
 
-__all__ = ["DEFAULT_TTL_MS", "AsyncSqliteLease", "SqliteLease", "lease", "lease_async"]
+__all__ = ["DEFAULT_TTL_MS", "UUID_FUNCTIONS", "AsyncSqliteLease", "SqliteLease", "lease", "lease_async", "uuid_functions"]
 
 
 def _no_connect(options: dict[str, Any]) -> None:
@@ -85,3 +91,49 @@ def lease_async(layout: Layout, url: str, shards: range, **options: Any) -> Asyn
     ``async with lease_async(...) as generator:``), then ``await generator.next_id()``."""
     _no_connect(options)
     return AsyncSqliteLease(layout, url, shards, **options)
+
+
+# The SQL functions of the UUIDv7 bridge uuid_functions() registers: the MySQL family's names
+# (core/src/sql/mysql/next_id.rs; tests/python/test_sqlite_uuid.py checks they are its DDL's).
+UUID_FUNCTIONS = ("shardid_to_uuid", "shardid_to_uuid_text", "shardid_from_uuid")
+
+
+def uuid_functions(conn: sqlite3.Connection, layout: Layout) -> None:
+    """Registers the UUIDv7 bridge of ``layout`` on ``conn`` (SQLite has no stored functions: a
+    connection's application-defined functions are its way), with the MySQL family's names:
+
+    - ``shardid_to_uuid(id)``: the ID's UUID as its 16 bytes, a ``BLOB``, which SQLite compares
+      byte by byte, so a ``BLOB`` column of them sorts as the IDs do;
+    - ``shardid_to_uuid_text(id)``: its text (``0131fe7e-a8e5-7b04-8000-...``; lower case, so
+      a ``TEXT`` column sorts as the IDs do too);
+    - ``shardid_from_uuid(u)``: the ID back, from the 16 bytes or the text (8-4-4-4-12).
+
+    Each is :meth:`Layout.to_uuid` / :meth:`Layout.from_uuid` (the core's bridge), so SQL gives
+    the same bytes as every other language, and ``NULL`` gives ``NULL``. A refusal (a UUID the
+    bridge did not make, of another version, of another layout; an ID outside the layout) fails
+    the statement, never a wrong ID: ``sqlite3`` reports an exception raised by a function as
+    ``OperationalError('user-defined function raised exception')``, its
+    :class:`~shardid.InvalidArgumentError` given to ``sys.unraisablehook`` only under
+    ``sqlite3.enable_callback_tracebacks(True)`` (the module's rule). Deterministic functions,
+    so they can index a column (``CREATE INDEX ... ON t (shardid_to_uuid(id))``) on the
+    connections that register them."""
+    if not isinstance(layout, Layout):
+        reason = "must be a shardid.Layout"
+        raise InvalidArgumentError(f"layout {reason}", argument="layout", reason=reason)
+
+    def to_uuid(id: Any) -> bytes | None:  # noqa: A002 (SQL's argument)
+        return None if id is None else layout.to_uuid(id).bytes
+
+    def to_uuid_text(id: Any) -> str | None:  # noqa: A002 (SQL's argument)
+        return None if id is None else str(layout.to_uuid(id))
+
+    def from_uuid(u: Any) -> int | None:
+        if isinstance(u, bytes):
+            if len(u) != 16:
+                reason = "must be 16 bytes"
+                raise InvalidArgumentError(f"uuid {reason}", argument="uuid", reason=reason)
+            u = uuid.UUID(bytes=u)
+        return None if u is None else layout.from_uuid(u)
+
+    for name, function in zip(UUID_FUNCTIONS, (to_uuid, to_uuid_text, from_uuid)):
+        conn.create_function(name, 1, function, deterministic=True)

@@ -185,3 +185,10 @@ const instruments = instrument(otelMetrics.getMeter('app'))
 instruments.forEach((i) => i.addCallback((result) => result.observe(1)))
 void instrument()
 console.log(families.length, unregistered, instruments.length)
+
+// shardid/sqlite's UUIDv7 bridge, registered on any connection with SQLite's function().
+import { uuidFunctions, UUID_FUNCTIONS } from 'shardid/sqlite'
+const registered: string[] = []
+uuidFunctions({ function: (name: string, _options: object, _fn: (...args: any[]) => unknown) => registered.push(name) }, Layout.INSTAGRAM)
+const toUuidName: 'shardid_to_uuid' = UUID_FUNCTIONS[0]
+void toUuidName
