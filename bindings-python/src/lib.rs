@@ -15,6 +15,7 @@ mod lease;
 mod mysql;
 mod ordinal;
 mod public;
+mod redis;
 mod segment;
 mod serial;
 mod sql;
@@ -65,6 +66,8 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sql::_check_lease, m)?)?;
     m.add_class::<segment::PyDenseIds>()?;
     m.add_class::<segment::PySegmentProtocol>()?;
+    m.add_class::<redis::PyRedisSegments>()?;
+    m.add_function(wrap_pyfunction!(redis::_is_redis_url, m)?)?;
     m.add("_UNKNOWN_TAG_SQLSTATE", shardid::sql::UNKNOWN_TAG)?;
     m.add_function(wrap_pyfunction!(segment::segments, m)?)?;
     m.add_function(wrap_pyfunction!(segment::segments_uninstall, m)?)?;

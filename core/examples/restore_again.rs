@@ -1,10 +1,14 @@
-//! Rust's part of issue 54's check after a restore (`restore_checks.created_after_backup` in
-//! tests/python): on the restored database, the next day's serials, the tag made again and the
-//! topic made again, taken by the Rust clients of whichever database the URL names (each behind
-//! its feature: the suites build it with theirs).
+//! Rust's part of issue 54's checks after a restore (`tests/python/restore_checks.py`), run on the
+//! restored database by the Rust clients of whichever database the URL names (each behind its
+//! feature: the suites build it with theirs):
 //!
-//! `restore_again URL WORDS_URL SCHEMA DICT_SCHEMA DAY_MS FORMAT N PREFIX` prints one JSON line:
-//! `{"serials": [...], "dense": [1, ...], "ids": {"PREFIX0": 7, ...}}`.
+//! - `created_after_backup`: the next day's serials, the tag made again and the topic made
+//!   again. `restore_again URL WORDS_URL SCHEMA DICT_SCHEMA DAY_MS FORMAT N PREFIX` prints one
+//!   JSON line: `{"serials": [...], "dense": [1, ...], "ids": {"PREFIX0": 7, ...}}`.
+//! - `lease_created_after_backup`: a new holder of a shard whose row the backup lacks asks for
+//!   IDs of the lost holder's time. `restore_again lease URL TABLE SHARD AT_MS N` prints
+//!   `{"ids": [...]}`, or `{"refused": "CODE"}` when the generator refuses that time (behind the
+//!   new row's ceiling, as it should be).
 
 use shardid::segment::SizePolicy;
 
@@ -54,6 +58,10 @@ struct Args {
 
 fn main() {
     let given: Vec<String> = std::env::args().skip(1).collect();
+    if given.first().map(String::as_str) == Some("lease") {
+        lease_again(&given[1..]);
+        return;
+    }
     let [
         url,
         words_url,
@@ -119,6 +127,81 @@ fn take(a: &Args) -> Taken {
     }
     #[allow(unreachable_code)]
     {
+        eprintln!(
+            "restore_again: this build has no client for {url} (build it with that database's feature)"
+        );
+        std::process::exit(2)
+    }
+}
+
+/// One lease of `shard` (of `shard..shard + 1`) in table `table` by `$db`'s lease type, waiting
+/// out a restored row's holder (`NO_FREE_SHARD`) for up to 30 s, and what it answers to `n` IDs
+/// at `at_ms`: the IDs, or the code of the generator's refusal.
+macro_rules! lease_with {
+    ($db:ident :: $lease:ident, $url:expr, $table:expr, $shard:expr, $at_ms:expr, $n:expr) => {{
+        use shardid::lease::LeaseError;
+        let options = shardid::lease::$db::LeaseOptions::new()
+            .table($table)
+            .kind(shardid::sql::LeaseKind::Expiring { ttl_ms: 1_000 });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let held = loop {
+            match shardid::lease::$db::$lease::acquire(
+                $url,
+                shardid::Layout::SONYFLAKE,
+                $shard..$shard + 1,
+                &options,
+            ) {
+                Ok(held) => break held,
+                Err(LeaseError::NoFreeShard { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(e) => panic!("lease: {e}"),
+            }
+        };
+        assert_eq!(held.shard(), $shard, "the shard leased");
+        let ids: Result<Vec<u64>, LeaseError> = (0..$n).map(|_| held.next_id_at($at_ms)).collect();
+        held.close();
+        match ids {
+            Ok(ids) => format!(
+                "{{\"ids\":[{}]}}",
+                ids.iter()
+                    .map(|id| format!("\"{id}\""))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            Err(e @ LeaseError::Lost { .. }) => panic!("the new lease was lost: {e}"),
+            Err(e) => format!("{{\"refused\":\"{}\"}}", e.kind().code()),
+        }
+    }};
+}
+
+/// The `lease URL TABLE SHARD AT_MS N` mode.
+fn lease_again(given: &[String]) {
+    let [url, table, shard, at_ms, n] = given else {
+        eprintln!("usage: restore_again lease URL TABLE SHARD AT_MS N");
+        std::process::exit(2);
+    };
+    let shard: u64 = shard.parse().expect("SHARD");
+    let at_ms: u64 = at_ms.parse().expect("AT_MS");
+    let n: usize = n.parse().expect("N");
+    println!("{}", leased(url, table, shard, at_ms, n));
+}
+
+/// The lease of the database `url` names.
+fn leased(url: &str, table: &str, shard: u64, at_ms: u64, n: usize) -> String {
+    if url.starts_with("sqlite:") {
+        #[cfg(feature = "sqlite")]
+        return lease_with!(sqlite::SqliteLease, url, table, shard, at_ms, n);
+    } else if url.starts_with("mysql:") || url.starts_with("mariadb:") {
+        #[cfg(feature = "mysql")]
+        return lease_with!(mysql::MysqlLease, url, table, shard, at_ms, n);
+    } else {
+        #[cfg(feature = "postgres")]
+        return lease_with!(postgres::PostgresLease, url, table, shard, at_ms, n);
+    }
+    #[allow(unreachable_code)]
+    {
+        let _ = (table, shard, at_ms, n);
         eprintln!(
             "restore_again: this build has no client for {url} (build it with that database's feature)"
         );

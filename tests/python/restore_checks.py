@@ -254,6 +254,54 @@ def after_given(
 LEASE_AHEAD_MS = 1_950
 
 
+# What a new holder's generator may answer when asked for an ID of the lost holder's time unit
+# after a restore: a refusal because that time is behind its row's ceiling (which starts past
+# what the lost holder could have dated).
+BEHIND_THE_CEILING = {"SEQUENCE_EXHAUSTED", "CLOCK_MOVED_BACKWARDS"}
+
+# The shards of the lease check: the lost holders' (none in the backup), each taken again after
+# the restore by one language (Python, Node, Rust), and the one the backup has (shard 1).
+LEASE_AGAIN = {"python": 0, "node": 2, "rust": 3}
+
+
+def lease_by_node_and_rust(url: str, table: str, at_ms: int, n: int) -> Callable[[], dict[str, list[int] | str]]:
+    """After a restore, a new holder in Node (``restore_again.mjs lease``) and one in Rust (the
+    ``restore_again`` example's ``lease`` mode, ``SHARDID_RESTORE_EXAMPLE``), each of its shard
+    of ``LEASE_AGAIN``, asking for ``n`` IDs at ``at_ms``; started at once (a claim after a
+    restore waits about 2 s, so they wait beside Python's) and collected by the function
+    returned: each one's IDs, or the code of its refusal. Each runs the core's lease protocol in
+    its own driver, on the database's fence."""
+    example = os.environ.get("SHARDID_RESTORE_EXAMPLE", "")
+    node = shutil.which("node")
+    assert node, "node is not on PATH"
+    assert example and Path(example).exists(), (
+        "SHARDID_RESTORE_EXAMPLE: build `cargo build -p shardid --features serial,<database> --example restore_again`"
+    )
+    commands = {"node": [node, str(HERE / "restore_again.mjs"), "lease", _as_url(url)], "rust": [example, "lease", url]}
+    running = {
+        language: subprocess.Popen(
+            [*command, table, str(LEASE_AGAIN[language]), str(at_ms), str(n)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for language, command in commands.items()
+    }
+
+    def collect() -> dict[str, list[int] | str]:
+        said: dict[str, list[int] | str] = {}
+        for language, process in running.items():
+            try:
+                stdout, stderr = process.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                stdout, stderr = process.communicate()
+            assert process.returncode == 0, f"{language}: {stdout[-2000:]}{stderr[-2000:]}"
+            got = json.loads(stdout.strip().splitlines()[-1])
+            said[language] = [int(i) for i in got["ids"]] if "ids" in got else got["refused"]
+        return said
+
+    return collect
+
+
 def lease_created_after_backup(
     lease: Callable[..., Any],
     url: str,
@@ -264,36 +312,51 @@ def lease_created_after_backup(
     *,
     table_in_backup: bool,
 ) -> str:
-    """Issue 54's lease row: the backup lacks the row of shard 0 (``table_in_backup``: the
-    table, with shard 1's row; else no table at all). Then a holder claims shard 0 and dates
-    IDs as far ahead as the lease allows (its clock ``LEASE_AHEAD_MS`` ahead of the
-    database's), recording its ceiling past them; the backup is restored (``restore`` returns
-    the restored URL, or ``None`` for the same) and marked (``mark``; ``None``: seen by the
-    database). At once a new holder claims shard 0 and asks for an ID of the lost holder's
-    time unit (a host whose clock is as far ahead, which the lease allows): the lost holder's
-    IDs must not be handed out again. Returns what happened."""
+    """Issue 54's lease row: the backup lacks the rows of shards 0, 2 and 3
+    (``table_in_backup``: the table, with shard 1's row; else no table at all). Then a holder
+    claims each and dates IDs as far ahead as the lease allows (its clock ``LEASE_AHEAD_MS``
+    ahead of the database's), recording its ceiling past them; the backup is restored
+    (``restore`` returns the restored URL, or ``None`` for the same) and marked (``mark``;
+    ``None``: seen by the database). At once a new holder claims each shard, in Python (shard 0),
+    Node (2) and Rust (3), and asks for IDs of the lost holder's time unit (a host whose clock is
+    as far ahead, which the lease allows): none of the lost holders' IDs may be handed out again,
+    whichever language's driver runs the core's lease protocol. Returns what happened."""
     if table_in_backup:
         with lease(Layout.SONYFLAKE, url, range(1, 2), table=table, ttl_ms=1_000) as other:
             other.next_id()
     backup()
     lost_ms = time.time_ns() // 1_000_000 + LEASE_AHEAD_MS
-    with lease(Layout.SONYFLAKE, url, range(0, 1), table=table, ttl_ms=60_000) as lost:
-        assert lost.shard == 0
-        leased = [lost.next_id_at(lost_ms) for _ in range(20)]
+    leased: list[int] = []
+    for shard in LEASE_AGAIN.values():
+        with lease(Layout.SONYFLAKE, url, range(shard, shard + 1), table=table, ttl_ms=60_000) as lost:
+            assert lost.shard == shard
+            leased += [lost.next_id_at(lost_ms) for _ in range(20)]
     restored = restore() or url
     if mark is not None:
         mark(restored)
+    answers: dict[str, list[int] | str] = {}
+    others = lease_by_node_and_rust(restored, table, lost_ms, 20)
     with lease(Layout.SONYFLAKE, restored, range(0, 1), table=table, ttl_ms=1_000) as held:
         assert held.shard == 0
         # Still a time a clock within the lease's skew could read: the new holder is one.
         assert lost_ms - time.time_ns() // 1_000_000 < LEASE_AHEAD_MS, "the restore took too long to test"
         try:
-            again = [held.next_id_at(lost_ms) for _ in range(20)]
+            answers["python"] = [held.next_id_at(lost_ms) for _ in range(20)]
         except ShardIdError as e:  # behind the new row's ceiling: refused, as it should be
-            return f"refused ({e.code})"
-    repeated = set(again) & set(leased)
-    assert not repeated, f"{len(repeated)} of the lost holder's IDs handed out again, {sorted(repeated)[:3]}..."
-    return f"IDs {again[0]}.., none of the lost holder's"
+            answers["python"] = e.code
+    answers.update(others())
+    said = []
+    for language, answer in answers.items():
+        if isinstance(answer, str):
+            assert answer in BEHIND_THE_CEILING, f"{language}: refused with {answer}, not for a time behind the ceiling"
+            said.append(f"{language} refused ({answer})")
+            continue
+        repeated = set(answer) & set(leased)
+        assert not repeated, (
+            f"{language}: {len(repeated)} of the lost holders' IDs handed out again, {sorted(repeated)[:3]}..."
+        )
+        said.append(f"{language} IDs {answer[0]}.., none of the lost holders'")
+    return "; ".join(said)
 
 
 def first_claims_not_delayed(lease: Callable[..., Any], url: str, table: str) -> str:
