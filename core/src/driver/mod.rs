@@ -40,6 +40,10 @@ impl Owned {
     }
 
     /// An integer column (a driver may hand `bigint` back as text).
+    #[cfg_attr(
+        not(any(feature = "serial", feature = "sqlite", feature = "redis")),
+        allow(dead_code)
+    )]
     pub(crate) fn int(&self) -> Option<i64> {
         match self {
             Self::Int(n) => Some(*n),

@@ -1,22 +1,27 @@
 //! The Rust driver of dense IDs from segments that `postgres`, `mysql` and `sqlite`
 //! share: the core's [`SegmentAllocator`] with fetches on a thread of their own, as the Python
-//! and Node clients do. What differs between the databases (the statements of a fetch and of
-//! giving back, in the dialect's SQL from [`crate::sql`]) is a [`SegmentClient`] over the one
-//! connection trait ([`Client`]); the rest — the fetch thread, waiting for a segment,
-//! reconnecting, giving the unused rest back on close, the errors — is here once.
+//! and Node clients do. The steps of a take and of a give-back, the rotation across ticket
+//! servers and the MySQL family's resend are the core's [`SegmentProtocol`], which this
+//! driver executes ([`execute`]) as Python's and Node's do: it opens the connection a step
+//! names, runs the statement a step names on it, and feeds back the row or the driver's error
+//! code. A database is a [`SegmentClient`] over the one connection trait ([`Client`]): its
+//! protocol and how it runs one statement (SQLite: the tables made on first use); the rest —
+//! the fetch thread, waiting for a segment, reconnecting, giving the unused rest back on
+//! close, the errors — is here once.
 
 use std::boxed::Box;
 use std::string::{String, ToString};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use std::vec::Vec;
 use std::{fmt, format, thread};
 
+use super::protocol::{Command, Failure, SegmentProtocol, Step};
 use super::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy, Unused};
 use crate::ErrorKind;
-use crate::driver::{Client, ConnectError};
-use crate::sql::UNKNOWN_TAG;
+use crate::driver::{Client, ConnectError, Owned};
+use crate::sql::{Cell, Dialect, UNKNOWN_TAG, Value};
 
 /// Why `DenseIds` could not hand out an ID (the same for every database).
 #[derive(Debug)]
@@ -132,8 +137,11 @@ pub(crate) enum Failed<E> {
         allow(dead_code)
     )]
     UnknownTag(String),
-    /// The database answered with a row no shardid server writes.
+    /// The database answered with a row no shardid server writes, or the protocol refused
+    /// its answer (an exhausted tag).
     Unusable(String),
+    /// The last server tried could not be connected to (why, as shown).
+    Unreachable(String),
     /// The driver's error.
     Driver(E),
 }
@@ -144,8 +152,8 @@ impl<E> From<E> for Failed<E> {
     }
 }
 
-/// What a database's segments need besides its [`Client`]: its statements, and the steps of
-/// one fetch and of giving back.
+/// What a database's segments need besides its [`Client`]: the core's protocol of its takes
+/// and give-backs, how it runs one of the protocol's statements, and the creation of a tag.
 pub(crate) trait SegmentClient: Client {
     /// The statements of one schema, for every dialect the client's servers speak.
     type Statements: Send + Sync + 'static;
@@ -153,34 +161,217 @@ pub(crate) trait SegmentClient: Client {
     /// The statements of `schema`; the reason it is not a valid name.
     fn statements(schema: &str) -> Result<Self::Statements, String>;
 
-    /// Takes a segment of `size` IDs of `tag` from a server of `dialect`, whose stride for the
-    /// tag is `stride` once learnt (kept for the next fetch).
+    /// The core's protocol over `servers` ticket servers, which [`execute`] runs; `None` for
+    /// a client whose steps are its own ([`SegmentClient::take`] and
+    /// [`SegmentClient::give_back`] overridden: a backend without SQL, Redis), which the driver
+    /// runs on its one server.
+    fn protocol(_: &Self::Statements, _servers: usize) -> Option<SegmentProtocol> {
+        None
+    }
+
+    /// Runs one statement of the protocol: its first row (`None`: none). SQLite's makes the
+    /// tables of a file no client used yet and runs it again.
+    fn step(
+        &mut self,
+        _: &Self::Statements,
+        statement: &str,
+        values: &[Value<'_>],
+    ) -> Result<Option<Vec<Owned>>, Self::Error> {
+        self.run(statement, values)
+    }
+
+    /// Takes a segment of `size` IDs of `tag` on this connection to a server of `dialect`,
+    /// whose stride for the tag is `stride` once learnt (kept for the next take): the
+    /// protocol's take on one server (serial periods take their segments so).
     fn take(
         &mut self,
         statements: &Self::Statements,
-        dialect: crate::sql::Dialect,
+        dialect: Dialect,
         tag: &str,
         size: u64,
         stride: &mut Option<u64>,
-    ) -> Result<Segment, Failed<Self::Error>>;
+    ) -> Result<Segment, Failed<Self::Error>> {
+        let Some(mut protocol) = Self::protocol(statements, 1) else {
+            return Err(Failed::Unusable("this client has no take".into()));
+        };
+        protocol.learnt(0, *stride);
+        protocol.take(tag, size);
+        let done = execute(&mut protocol, &mut One(self, dialect), statements);
+        *stride = protocol.stride(0);
+        match done? {
+            Done::Segment(segment) => Ok(segment),
+            Done::GivenBack(_) => Err(Failed::Unusable("a take gave back".into())),
+        }
+    }
 
-    /// Gives `unused` back; whether the server took it.
+    /// Gives `unused` back on this connection; whether the server took it.
     fn give_back(
         &mut self,
         statements: &Self::Statements,
-        dialect: crate::sql::Dialect,
+        dialect: Dialect,
         tag: &str,
         unused: &Unused,
-    ) -> Result<bool, Self::Error>;
+    ) -> Result<bool, Self::Error> {
+        give_back_on(self, statements, dialect, tag, unused.first, unused.end)
+    }
 
     /// Creates `tag`, its first number 1, on a server of `dialect` whose schema holds the
     /// segments' DDL (SQLite: the tables too); an existing tag is left as it is.
     fn create_tag(
         &mut self,
         statements: &Self::Statements,
-        dialect: crate::sql::Dialect,
+        dialect: Dialect,
         tag: &str,
     ) -> Result<(), Self::Error>;
+}
+
+/// Gives `first..end` of `tag` back on `conn`, to a server of `dialect`, by the protocol;
+/// whether the server took it.
+pub(crate) fn give_back_on<C: SegmentClient>(
+    conn: &mut C,
+    statements: &C::Statements,
+    dialect: Dialect,
+    tag: &str,
+    first: u64,
+    end: u64,
+) -> Result<bool, C::Error> {
+    let Some(mut protocol) = C::protocol(statements, 1) else {
+        return Ok(false);
+    };
+    protocol.give_back(tag, first, end);
+    match execute(&mut protocol, &mut One(conn, dialect), statements) {
+        Ok(Done::GivenBack(returned)) => Ok(returned),
+        Err(Failed::Driver(e)) => Err(e),
+        _ => Ok(false),
+    }
+}
+
+/// What an operation of the protocol came to.
+pub(crate) enum Done {
+    /// A take's segment.
+    Segment(Segment),
+    /// A give-back's: whether the server took the rest back.
+    GivenBack(bool),
+}
+
+/// The connections an executor runs the protocol's steps on.
+pub(crate) trait Links<C> {
+    /// Server `server`'s connection (opened if there is none, or it was lost) and its server's
+    /// dialect; why not, as shown.
+    fn link(&mut self, server: usize) -> Result<(&mut C, Dialect), String>;
+
+    /// Server `server`'s connection is gone: closed, opened again when a step needs it.
+    fn lost(&mut self, server: usize);
+}
+
+/// One connection the caller keeps (a serial period's take), to a server of its dialect.
+pub(crate) struct One<'c, C>(pub(crate) &'c mut C, pub(crate) Dialect);
+
+impl<C> Links<C> for One<'_, C> {
+    fn link(&mut self, _: usize) -> Result<(&mut C, Dialect), String> {
+        Ok((&mut *self.0, self.1))
+    }
+
+    /// The caller sees the driver's error and reconnects as it does.
+    fn lost(&mut self, _: usize) {}
+}
+
+impl<C: Client> Links<C> for [Server<C>] {
+    fn link(&mut self, server: usize) -> Result<(&mut C, Dialect), String> {
+        let Server { url, conn } = &mut self[server];
+        match connected(conn, url) {
+            Ok((conn, dialect)) => Ok((conn, *dialect)),
+            // A connection's failure with the driver's own message; the rest as reported.
+            Err(SegmentError::Database(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn lost(&mut self, server: usize) {
+        // Closed, not dropped (see `Shared`'s drop).
+        if let Some((lost, _)) = self[server].conn.take() {
+            lost.close();
+        }
+    }
+}
+
+/// What a step came to, fed back to the protocol.
+enum Fed<E> {
+    Connected(Dialect),
+    Row(Option<Vec<Owned>>),
+    Failed(Option<String>, Failed<E>),
+}
+
+/// Runs the protocol's operation under way until it ends: opens the connection a step names,
+/// runs the statement it names there, feeds back the row or the driver's error code. Every
+/// rule of a take (which server, which statement, what to send again) is the protocol's.
+///
+/// # Errors
+/// The last driver's error or connection failure once every server was tried
+/// ([`Failed::Driver`], [`Failed::Unreachable`]), the protocol's refusals
+/// ([`Failed::UnknownTag`], [`Failed::Unusable`]); a give-back that failed on the driver's
+/// error, that error.
+pub(crate) fn execute<C, L>(
+    protocol: &mut SegmentProtocol,
+    links: &mut L,
+    statements: &C::Statements,
+) -> Result<Done, Failed<C::Error>>
+where
+    C: SegmentClient,
+    L: Links<C> + ?Sized,
+{
+    let mut met = None;
+    loop {
+        let fed = match protocol.next() {
+            Step::Segment(segment) => return Ok(Done::Segment(segment)),
+            Step::GivenBack(false) if met.is_some() => {
+                return Err(met.unwrap_or_else(|| unreachable!("checked")));
+            }
+            Step::GivenBack(returned) => return Ok(Done::GivenBack(returned)),
+            Step::Failed(Failure::Driver) => {
+                return Err(met.unwrap_or_else(|| Failed::Unusable("no server was tried".into())));
+            }
+            Step::Failed(Failure::Refused {
+                kind: ErrorKind::UnknownTag,
+                reason,
+                ..
+            }) => return Err(Failed::UnknownTag(reason)),
+            Step::Failed(Failure::Refused { reason, .. }) => return Err(Failed::Unusable(reason)),
+            Step::Idle => return Err(Failed::Unusable("no operation under way".into())),
+            Step::Connect { server } => match links.link(server) {
+                Ok((_, dialect)) => Fed::Connected(dialect),
+                Err(why) => Fed::Failed(None, Failed::Unreachable(why)),
+            },
+            Step::Run {
+                server,
+                command: Command::Sql { statement, values },
+            } => match links.link(server) {
+                Err(why) => Fed::Failed(None, Failed::Unreachable(why)),
+                Ok((conn, _)) => match SegmentClient::step(conn, statements, statement, &values) {
+                    Ok(row) => Fed::Row(row),
+                    Err(e) => {
+                        if C::broken(&e) {
+                            links.lost(server);
+                        }
+                        Fed::Failed(C::code(&e), Failed::Driver(e))
+                    }
+                },
+            },
+        };
+        match fed {
+            Fed::Connected(dialect) => protocol.connected(dialect),
+            Fed::Row(row) => {
+                let cells: Option<Vec<Cell<'_>>> = row
+                    .as_ref()
+                    .map(|row| row.iter().map(Owned::cell).collect());
+                protocol.answer(cells.as_deref());
+            }
+            Fed::Failed(code, failed) => {
+                protocol.failed(code.as_deref());
+                met = Some(failed);
+            }
+        }
+    }
 }
 
 /// `tag`'s refusal, if it is not 1 to [`MAX_TAG_LEN`](crate::sql::MAX_TAG_LEN) bytes.
@@ -225,7 +416,6 @@ pub(crate) fn create_tag<C: SegmentClient>(
 /// one whose database this build leaves out (its cargo feature); then as the database's own
 /// `create_tag`.
 pub fn create_any(url: &str, tag: &str, schema: &str) -> Result<(), SegmentError> {
-    use crate::sql::Dialect;
     #[cfg(feature = "redis")]
     if crate::redis::is_redis_url(url) {
         return crate::redis::create_tag(url, tag, schema);
@@ -258,12 +448,8 @@ struct Shared<C: SegmentClient> {
     allocator: SegmentAllocator,
     tag: String,
     statements: C::Statements,
-    /// The ticket servers, taken from in turn (one fetch at a time: one lock).
-    servers: Mutex<Vec<Server<C>>>,
-    /// The server the next fetch tries first: the one after the last that answered.
-    turn: AtomicUsize,
-    /// The server of the last segment taken, which its unused rest goes back to.
-    last: AtomicUsize,
+    /// The ticket servers and the protocol taken from them (one fetch at a time: one lock).
+    servers: Mutex<Servers<C>>,
     /// The last fetch's error (`None` after a success).
     error: Mutex<Option<String>>,
     unknown_tag: AtomicBool,
@@ -273,13 +459,18 @@ struct Shared<C: SegmentClient> {
     wait: Duration,
 }
 
+/// The ticket servers' connections and the protocol that says which to take from and what to
+/// send (`None`: a client whose steps are its own, on its one server).
+struct Servers<C> {
+    links: Vec<Server<C>>,
+    protocol: Option<SegmentProtocol>,
+}
+
 /// One ticket server of a tag.
-struct Server<C> {
+pub(crate) struct Server<C> {
     url: String,
     /// The connection and its server's dialect (`None`: reconnect at the next fetch).
     conn: Option<(C, crate::sql::Dialect)>,
-    /// The tag's stride on this server, learnt at the first fetch where the dialect needs it.
-    stride: Option<u64>,
 }
 
 /// The connection `conn` to `url`, opened if there is none.
@@ -305,58 +496,50 @@ fn open<C: Client>(url: &str) -> Result<(C, crate::sql::Dialect), SegmentError> 
 }
 
 impl<C: SegmentClient> Shared<C> {
-    /// One segment from `server`: its error as the fetch reports it.
-    fn take(&self, server: &mut Server<C>, size: u64) -> Result<Segment, String> {
-        let Server { url, conn, stride } = server;
-        let (client, dialect) = match connected(conn, url) {
-            Ok(connection) => connection,
-            // A connection's failure with the driver's own message; the rest as reported.
-            Err(SegmentError::Database(e)) => return Err(e.to_string()),
-            Err(e) => return Err(e.to_string()),
-        };
-        match client.take(&self.statements, *dialect, &self.tag, size, stride) {
-            Ok(segment) => Ok(segment),
-            Err(Failed::UnknownTag(why)) => {
-                self.unknown_tag.store(true, Ordering::Release);
-                Err(why)
+    /// One segment: the protocol's take (each server in turn, starting after the last that
+    /// answered, until one does), or a client's own take on its one server; its error as the
+    /// fetch reports it.
+    fn take(&self, servers: &mut Servers<C>, size: u64) -> Result<Segment, String> {
+        let Servers { links, protocol } = servers;
+        let taken = match protocol {
+            Some(protocol) => {
+                protocol.take(&self.tag, size);
+                match execute(protocol, links.as_mut_slice(), &self.statements) {
+                    Ok(Done::Segment(segment)) => Ok(segment),
+                    Ok(Done::GivenBack(_)) => Err(Failed::Unusable("a take gave back".into())),
+                    Err(failed) => Err(failed),
+                }
             }
-            Err(Failed::Unusable(why)) => Err(why),
-            Err(Failed::Driver(e)) => {
+            None => match links.as_mut_slice().link(0) {
+                Err(why) => Err(Failed::Unreachable(why)),
+                Ok((conn, dialect)) => {
+                    let taken = conn.take(&self.statements, dialect, &self.tag, size, &mut None);
+                    if matches!(&taken, Err(Failed::Driver(e)) if C::broken(e)) {
+                        links.as_mut_slice().lost(0);
+                    }
+                    taken
+                }
+            },
+        };
+        taken.map_err(|failed| match failed {
+            Failed::UnknownTag(why) => {
+                self.unknown_tag.store(true, Ordering::Release);
+                why
+            }
+            Failed::Unusable(why) | Failed::Unreachable(why) => why,
+            Failed::Driver(e) => {
                 if C::code(&e).as_deref() == Some(UNKNOWN_TAG) {
                     self.unknown_tag.store(true, Ordering::Release);
                 }
-                let why = C::describe(&e);
-                if C::broken(&e) {
-                    // Reconnect at the next fetch; closed, not dropped (see `Shared`'s drop).
-                    if let Some((lost, _)) = conn.take() {
-                        lost.close();
-                    }
-                }
-                Err(why)
+                C::describe(&e)
             }
-        }
+        })
     }
 
-    /// Takes one segment (on a thread of its own) and hands it to the allocator: from each
-    /// server in turn, starting after the last that answered, until one does (an unknown tag
-    /// stops the round: every server would say so).
+    /// Takes one segment (on a thread of its own) and hands it to the allocator.
     fn fetch(&self, fetch: Fetch) {
         let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = servers.len();
-        let first = self.turn.load(Ordering::Relaxed);
-        let mut result = Err(String::new());
-        for attempt in 0..n {
-            let index = (first + attempt) % n;
-            result = self.take(&mut servers[index], fetch.size);
-            if result.is_ok() {
-                self.last.store(index, Ordering::Relaxed);
-                self.turn.store((index + 1) % n, Ordering::Relaxed);
-                break;
-            }
-            if self.unknown_tag.load(Ordering::Acquire) {
-                break;
-            }
-        }
+        let result = self.take(&mut servers, fetch.size);
         let mut error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
         settle(&self.allocator, result, &mut error);
         drop(error);
@@ -379,7 +562,7 @@ impl<C: SegmentClient> Drop for Shared<C> {
             .servers
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
-        for server in servers.iter_mut() {
+        for server in &mut servers.links {
             if let Some((conn, _)) = server.conn.take() {
                 conn.close();
             }
@@ -467,7 +650,6 @@ impl<C: SegmentClient> Driver<C> {
             servers.push(Server {
                 url: url.as_ref().into(),
                 conn: None,
-                stride: None,
             });
         }
         // The database cannot be reached when no server answers (the last one's error).
@@ -482,13 +664,18 @@ impl<C: SegmentClient> Driver<C> {
             }
         }
         let first = first?;
+        let protocol = C::protocol(&statements, servers.len()).map(|mut protocol| {
+            protocol.start_at(first);
+            protocol
+        });
         let shared = Arc::new(Shared {
             allocator: SegmentAllocator::new(policy),
             tag: tag.into(),
             statements,
-            servers: Mutex::new(servers),
-            turn: AtomicUsize::new(first),
-            last: AtomicUsize::new(first),
+            servers: Mutex::new(Servers {
+                links: servers,
+                protocol,
+            }),
             error: Mutex::new(None),
             unknown_tag: AtomicBool::new(false),
             arrived: Condvar::new(),
@@ -616,16 +803,25 @@ impl<C: SegmentClient> Driver<C> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let shared = &self.shared;
-        // The rest goes back to the server it came from.
-        let server = &mut servers[shared.last.load(Ordering::Relaxed)];
-        let returned = connected(&mut server.conn, &server.url)
-            .ok()
-            .and_then(|(conn, dialect)| {
-                conn.give_back(&shared.statements, *dialect, &shared.tag, &unused)
-                    .ok()
-            })
-            .unwrap_or(false);
-        for server in servers.iter_mut() {
+        let Servers { links, protocol } = &mut *servers;
+        // The rest goes back to the server it came from (the protocol knows which).
+        let returned = match protocol {
+            Some(protocol) => {
+                protocol.give_back(&shared.tag, unused.first, unused.end);
+                let done = execute(protocol, links.as_mut_slice(), &shared.statements);
+                matches!(done, Ok(Done::GivenBack(true)))
+            }
+            None => links
+                .as_mut_slice()
+                .link(0)
+                .ok()
+                .and_then(|(conn, dialect)| {
+                    conn.give_back(&shared.statements, dialect, &shared.tag, &unused)
+                        .ok()
+                })
+                .unwrap_or(false),
+        };
+        for server in links.iter_mut() {
             if let Some((conn, _)) = server.conn.take() {
                 conn.close();
             }
@@ -732,8 +928,9 @@ macro_rules! dense_ids_methods {
 
 pub(crate) use dense_ids_methods;
 
-/// The driver over a client with no database behind it: a row per URL that counts the
-/// statements, connections and gives-back, so each test reads what the driver sent.
+/// The driver over a client with no database behind it: a row per URL that answers
+/// PostgreSQL's statements as the server would and counts them, the connections and the
+/// gives-back, so each test reads what the driver sent.
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -788,8 +985,40 @@ mod tests {
             })
         }
 
-        fn run(&mut self, _: &str, _: &[Value<'_>]) -> Result<Option<Vec<Owned>>, io::Error> {
-            unreachable!("the fake takes segments itself")
+        /// `take_segment(tag, size)` and `give_back(tag, first, end)`, as the protocol sends
+        /// them.
+        fn run(
+            &mut self,
+            statement: &str,
+            values: &[Value<'_>],
+        ) -> Result<Option<Vec<Owned>>, io::Error> {
+            let int = |i: usize| match values.get(i) {
+                Some(Value::Int(n)) => *n,
+                other => panic!("{statement}: {other:?}"),
+            };
+            with(&self.0, |row| {
+                if statement.contains("take_segment") {
+                    row.takes += 1;
+                    if row.unknown {
+                        return Err(io::Error::new(io::ErrorKind::NotFound, "no such tag"));
+                    }
+                    if core::mem::take(&mut row.break_next) {
+                        return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+                    }
+                    let size = int(1).max(1);
+                    let first = row.next;
+                    row.next += size;
+                    let cells = [first, size, 1].map(|n| Owned::Int(n.cast_signed()));
+                    return Ok(Some(cells.to_vec()));
+                }
+                assert!(statement.contains("give_back"), "{statement}");
+                let (first, end) = (int(1), int(2));
+                row.given_back.push((first, end));
+                if row.next == end {
+                    row.next = first;
+                }
+                Ok(Some([Owned::Bool(true)].to_vec()))
+            })
         }
 
         fn describe(e: &io::Error) -> String {
@@ -800,8 +1029,8 @@ mod tests {
             None
         }
 
-        fn code(_: &io::Error) -> Option<String> {
-            None
+        fn code(e: &io::Error) -> Option<String> {
+            (e.kind() == io::ErrorKind::NotFound).then(|| UNKNOWN_TAG.into())
         }
 
         fn broken(e: &io::Error) -> bool {
@@ -816,58 +1045,23 @@ mod tests {
     }
 
     impl SegmentClient for Fake {
-        type Statements = ();
+        type Statements = SegmentProtocol;
 
-        fn statements(schema: &str) -> Result<(), String> {
-            crate::sql::Segments::new(schema)
-                .map(|_| ())
+        fn statements(schema: &str) -> Result<SegmentProtocol, String> {
+            SegmentProtocol::new(Dialect::Postgres, schema, Self::PLACEHOLDERS, 1)
                 .map_err(|e| e.to_string())
         }
 
-        fn take(
-            &mut self,
-            (): &(),
-            _: Dialect,
-            _: &str,
-            size: u64,
-            _: &mut Option<u64>,
-        ) -> Result<Segment, Failed<io::Error>> {
-            with(&self.0, |row| {
-                row.takes += 1;
-                if row.unknown {
-                    return Err(Failed::UnknownTag("no such tag".into()));
-                }
-                if core::mem::take(&mut row.break_next) {
-                    return Err(Failed::Driver(io::Error::from(io::ErrorKind::BrokenPipe)));
-                }
-                let size = size.max(1);
-                let segment = Segment {
-                    first: row.next,
-                    count: size,
-                    stride: 1,
-                };
-                row.next += size;
-                Ok(segment)
-            })
+        fn protocol(protocol: &SegmentProtocol, servers: usize) -> Option<SegmentProtocol> {
+            Some(protocol.over(servers))
         }
 
-        fn give_back(
+        fn create_tag(
             &mut self,
-            (): &(),
+            _: &SegmentProtocol,
             _: Dialect,
             _: &str,
-            unused: &Unused,
-        ) -> Result<bool, io::Error> {
-            with(&self.0, |row| {
-                row.given_back.push((unused.first, unused.end));
-                if row.next == unused.end {
-                    row.next = unused.first;
-                }
-                Ok(true)
-            })
-        }
-
-        fn create_tag(&mut self, (): &(), _: Dialect, _: &str) -> Result<(), io::Error> {
+        ) -> Result<(), io::Error> {
             with(&self.0, |row| row.unknown = false);
             Ok(())
         }

@@ -1,8 +1,9 @@
 //! The Rust client of dense IDs from segments on MySQL 8 and MariaDB, over the `mysql` crate
 //! (feature `mysql`): [`DenseIds`] runs the core's [`super::SegmentAllocator`] with fetches on
 //! a thread of their own, as the Python (PyMySQL) and Node (mysql2) clients do. The driver is
-//! shared with [`super::postgres`]; what is the MySQL family's is here: each fetch is the steps
-//! of [`MysqlFetch`] (one `UPDATE` once the stride is known), in the server's dialect.
+//! shared with [`super::postgres`], and runs the core's [`SegmentProtocol`]: on the MySQL
+//! family each fetch is the steps of [`crate::sql::mysql::MysqlFetch`] (one `UPDATE` once the
+//! stride is known), in the server's dialect.
 //!
 //! ```no_run
 //! use shardid::segment::mysql::DenseIds;
@@ -16,30 +17,19 @@
 
 use std::string::{String, ToString};
 
+use super::SizePolicy;
 pub use super::driver::SegmentError;
-use super::driver::{Driver, Failed, SegmentClient, dense_ids_methods};
-use super::{Segment, SizePolicy, Unused};
-use crate::driver::mysql::error_number;
-use crate::driver::{Client, Owned};
-use crate::sql::mysql::{FetchError, FetchStep, MysqlFetch};
+use super::driver::{Driver, SegmentClient, dense_ids_methods};
+use super::protocol::SegmentProtocol;
+use crate::driver::Client;
 use crate::sql::{Dialect, MysqlSegments, Value};
 
-/// The read, the take, the give-back and the creation of a tag in one schema, for MySQL and
-/// for MariaDB (the server names itself in the rows it writes: [`Dialect::server_identity`]).
-pub(crate) struct Statements([[String; 4]; 2]);
-
-impl Statements {
-    fn of(&self, dialect: Dialect, which: usize) -> &str {
-        &self.0[usize::from(dialect == Dialect::Mariadb)][which]
-    }
-}
-
-/// A fetch's error as the driver reports it.
-fn fetch_error(e: FetchError) -> Failed<mysql::Error> {
-    match e {
-        FetchError::UnknownTag => Failed::UnknownTag("the tag does not exist".into()),
-        e => Failed::Unusable(e.to_string()),
-    }
+/// The protocol of one schema's takes and give-backs (for MySQL and for MariaDB: the server
+/// names itself in the rows it writes, [`Dialect::server_identity`]), and the creation of a
+/// tag in each dialect.
+pub(crate) struct Statements {
+    protocol: SegmentProtocol,
+    create_tag: [String; 2],
 }
 
 impl SegmentClient for mysql::Conn {
@@ -47,80 +37,21 @@ impl SegmentClient for mysql::Conn {
 
     fn statements(schema: &str) -> Result<Statements, String> {
         let ddl = MysqlSegments::new(schema).map_err(|e| e.to_string())?;
-        Ok(Statements([Dialect::Mysql, Dialect::Mariadb].map(
-            |dialect| {
+        let protocol = SegmentProtocol::new(Dialect::Mysql, schema, Self::PLACEHOLDERS, 1)
+            .map_err(|e| e.to_string())?;
+        Ok(Statements {
+            protocol,
+            create_tag: [Dialect::Mysql, Dialect::Mariadb].map(|dialect| {
                 let s = ddl.dialect(dialect).statements(Self::PLACEHOLDERS);
-                [
-                    s.read().to_string(),
-                    s.take().to_string(),
-                    s.give_back().to_string(),
-                    s.create_tag().to_string(),
-                ]
-            },
-        )))
+                s.create_tag().to_string()
+            }),
+        })
     }
 
-    /// The steps of [`MysqlFetch`] (a read while the server's `stride` is not known, then one
-    /// `UPDATE`), a step the server rolled back whole sent again. Serials take their periods'
-    /// segments so too.
-    fn take(
-        &mut self,
-        statements: &Statements,
-        dialect: Dialect,
-        tag: &str,
-        size: u64,
-        stride: &mut Option<u64>,
-    ) -> Result<Segment, Failed<mysql::Error>> {
-        let mut fetch = MysqlFetch::new(size, *stride);
-        loop {
-            let step = fetch.step();
-            let (sql, params) = match step {
-                FetchStep::Read => (statements.of(dialect, 0), [Value::Text(tag)].to_vec()),
-                FetchStep::Take { size } => {
-                    let n = Value::Int(size);
-                    (
-                        statements.of(dialect, 1),
-                        [n, n, n, Value::Text(tag), n, n].to_vec(),
-                    )
-                }
-            };
-            let row = match self.run(sql, &params) {
-                Ok(row) => row,
-                Err(e) if error_number(&e).is_some_and(|code| fetch.rolled_back(code)) => {
-                    continue;
-                }
-                Err(e) => return Err(Failed::Driver(e)),
-            };
-            let int = |i: usize| {
-                row.as_ref()
-                    .and_then(|row| row.get(i))
-                    .and_then(Owned::int)
-                    .unwrap_or(0)
-            };
-            match step {
-                FetchStep::Read => {
-                    let read = row.as_ref().map(|_| (int(0), int(1), int(2)));
-                    fetch.read(read).map_err(fetch_error)?;
-                    *stride = fetch.stride();
-                }
-                FetchStep::Take { .. } => {
-                    let (rows, first) = (int(0).unsigned_abs(), int(1).unsigned_abs());
-                    if let Some(segment) = fetch.took(rows, first).map_err(fetch_error)? {
-                        return Ok(segment);
-                    }
-                }
-            }
-        }
-    }
-
-    fn give_back(
-        &mut self,
-        statements: &Statements,
-        dialect: Dialect,
-        tag: &str,
-        unused: &Unused,
-    ) -> Result<bool, mysql::Error> {
-        give_back(self, statements, dialect, tag, unused.first, unused.end)
+    /// The protocol's fetch is [`crate::sql::mysql::MysqlFetch`]'s steps (one `UPDATE` once
+    /// the stride is known), a step the server rolled back whole sent again.
+    fn protocol(s: &Statements, servers: usize) -> Option<SegmentProtocol> {
+        Some(s.protocol.over(servers))
     }
 
     fn create_tag(
@@ -129,8 +60,8 @@ impl SegmentClient for mysql::Conn {
         dialect: Dialect,
         tag: &str,
     ) -> Result<(), mysql::Error> {
-        self.run(statements.of(dialect, 3), &[Value::Text(tag)])
-            .map(drop)
+        let create = &statements.create_tag[usize::from(dialect == Dialect::Mariadb)];
+        self.run(create, &[Value::Text(tag)]).map(drop)
     }
 }
 
@@ -147,7 +78,9 @@ pub fn create_tag(url: &str, tag: &str, schema: &str) -> Result<(), SegmentError
     super::driver::create_tag::<mysql::Conn>(url, tag, schema)
 }
 
-/// Gives `first..end` of `tag` back; whether the server took it.
+/// Gives `first..end` of `tag` back by the protocol; whether the server took it (serial
+/// periods' rests go back so).
+#[cfg(feature = "serial")]
 pub(crate) fn give_back(
     conn: &mut mysql::Conn,
     statements: &Statements,
@@ -156,13 +89,7 @@ pub(crate) fn give_back(
     first: u64,
     end: u64,
 ) -> Result<bool, mysql::Error> {
-    let (first, end) = (Value::Int(first), Value::Int(end));
-    let row = conn.run(
-        statements.of(dialect, 2),
-        &[first, Value::Text(tag), end, first, first],
-    )?;
-    // `(affected rows, last insert ID)`: one row changed when the rest was taken back.
-    Ok(row.as_deref().and_then(<[_]>::first).and_then(Owned::int) == Some(1))
+    super::driver::give_back_on(conn, statements, dialect, tag, first, end)
 }
 
 dense_ids_methods!(

@@ -1,9 +1,9 @@
 //! The Rust client of dense IDs from segments, over the `postgres` crate (feature `postgres`):
 //! [`DenseIds`] runs the core's [`super::SegmentAllocator`] with fetches on a thread of their
 //! own, as the Python (psycopg) and Node (pg) clients do. The driver is shared with
-//! [`super::mysql`]; what is PostgreSQL's is here: one fetch is one statement,
-//! `take_segment`, sent with `query_typed` (one round trip on the unnamed statement), so it
-//! works through a transaction pooler.
+//! [`super::mysql`], and runs the core's [`SegmentProtocol`]: on PostgreSQL one fetch is one
+//! statement, `take_segment`, sent with `query_typed` (one round trip on the unnamed
+//! statement), so it works through a transaction pooler.
 //!
 //! ```no_run
 //! use shardid::segment::postgres::DenseIds;
@@ -15,19 +15,18 @@
 //! # Ok::<(), shardid::segment::postgres::SegmentError>(())
 //! ```
 
-use std::format;
 use std::string::{String, ToString};
 
+use super::SizePolicy;
 pub use super::driver::SegmentError;
-use super::driver::{Driver, Failed, SegmentClient, dense_ids_methods};
-use super::{Segment, SizePolicy, Unused};
+use super::driver::{Driver, SegmentClient, dense_ids_methods};
+use super::protocol::SegmentProtocol;
 use crate::driver::Client;
 use crate::sql::{Dialect, Segments, Value};
 
-/// The take and the give-back of one schema.
+/// The protocol of one schema's takes and give-backs, and the creation of a tag.
 pub(crate) struct Statements {
-    take: String,
-    give_back: String,
+    protocol: SegmentProtocol,
     create_tag: String,
 }
 
@@ -38,63 +37,16 @@ impl SegmentClient for postgres::Client {
         let s = Segments::new(schema)
             .map_err(|e| e.to_string())?
             .statements(Self::PLACEHOLDERS);
+        let protocol = SegmentProtocol::new(Dialect::Postgres, schema, Self::PLACEHOLDERS, 1)
+            .map_err(|e| e.to_string())?;
         Ok(Statements {
-            take: s.take().to_string(),
-            give_back: s.give_back().to_string(),
+            protocol,
             create_tag: s.create_tag().to_string(),
         })
     }
 
-    fn take(
-        &mut self,
-        statements: &Statements,
-        _: Dialect,
-        tag: &str,
-        size: u64,
-        _: &mut Option<u64>,
-    ) -> Result<Segment, Failed<postgres::Error>> {
-        let row = self
-            .run(&statements.take, &[Value::Text(tag), Value::Int(size)])
-            .map_err(Failed::Driver)?;
-        match row.as_deref().map(|row| {
-            let mut ints = row.iter().map(crate::driver::Owned::int);
-            (
-                ints.next().flatten(),
-                ints.next().flatten(),
-                ints.next().flatten(),
-            )
-        }) {
-            Some((Some(first), Some(count), Some(stride))) => Ok(Segment {
-                first: first.unsigned_abs(),
-                count: count.unsigned_abs(),
-                stride: stride.unsigned_abs(),
-            }),
-            other => Err(Failed::Unusable(format!(
-                "take_segment answered {other:?}, not (first, count, stride)"
-            ))),
-        }
-    }
-
-    fn give_back(
-        &mut self,
-        statements: &Statements,
-        _: Dialect,
-        tag: &str,
-        unused: &Unused,
-    ) -> Result<bool, postgres::Error> {
-        let row = self.run(
-            &statements.give_back,
-            &[
-                Value::Text(tag),
-                Value::Int(unused.first),
-                Value::Int(unused.end),
-            ],
-        )?;
-        Ok(row
-            .as_deref()
-            .and_then(<[_]>::first)
-            .and_then(crate::driver::Owned::bool)
-            .unwrap_or(false))
+    fn protocol(s: &Statements, servers: usize) -> Option<SegmentProtocol> {
+        Some(s.protocol.over(servers))
     }
 
     fn create_tag(

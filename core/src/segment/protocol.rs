@@ -348,6 +348,42 @@ impl SegmentProtocol {
         })
     }
 
+    /// The same statements over `servers` ticket servers, nothing learnt yet: what Rust's
+    /// blocking driver makes of the protocol each database's statements hold, rendered once.
+    #[cfg_attr(
+        not(any(feature = "postgres", feature = "mysql", feature = "sqlite")),
+        allow(dead_code)
+    )]
+    pub(crate) fn over(&self, servers: usize) -> Self {
+        Self {
+            statements: self.statements.clone(),
+            servers: alloc::vec![Server::default(); servers.max(1)],
+            turn: 0,
+            last: 0,
+            op: Op::Idle,
+        }
+    }
+
+    /// The next take starts at `server`, and a give-back before any take goes there: the
+    /// server a driver found answering when it connected.
+    pub(crate) fn start_at(&mut self, server: usize) {
+        let server = server % self.servers.len();
+        (self.turn, self.last) = (server, server);
+    }
+
+    /// The tag's stride on `server`, once learnt (the MySQL family's first read).
+    pub(crate) fn stride(&self, server: usize) -> Option<u64> {
+        self.servers.get(server).and_then(|s| s.stride)
+    }
+
+    /// The tag's stride on `server` as a caller learnt it before (`None`: not yet), so that a
+    /// take on a connection the caller keeps is one `UPDATE` once the stride is known.
+    pub(crate) fn learnt(&mut self, server: usize, stride: Option<u64>) {
+        if let Some(s) = self.servers.get_mut(server) {
+            s.stride = stride;
+        }
+    }
+
     /// Starts a take of `size` IDs (0: the size the tag's row remembers) of `tag`, from the
     /// server after the last that answered.
     pub fn take(&mut self, tag: &str, size: u64) {

@@ -24,23 +24,23 @@
 //! ```
 
 use std::string::{String, ToString};
+use std::vec::Vec;
 
 use rusqlite::Connection;
 
+use super::SizePolicy;
 pub use super::driver::SegmentError;
-use super::driver::{Driver, Failed, SegmentClient, dense_ids_methods};
-use super::{Segment, SizePolicy, Unused};
+use super::driver::{Driver, SegmentClient, dense_ids_methods};
+use super::protocol::SegmentProtocol;
 use crate::driver::sqlite::{no_such_table, with_tables};
 use crate::driver::{Client, Owned};
-use crate::sql::sqlite::{SqliteSegments, SqliteTake, SqliteTakeStep, TakeError};
+use crate::sql::sqlite::SqliteSegments;
 use crate::sql::{Dialect, Value};
 
-/// The DDL and the statements of one schema, rendered once.
+/// The DDL, the protocol of one schema's takes and give-backs, and the creation of a tag.
 pub(crate) struct Statements {
     pub(crate) ddl: String,
-    take: String,
-    read: String,
-    give_back: String,
+    protocol: SegmentProtocol,
     pub(crate) create_tag: String,
 }
 
@@ -48,19 +48,14 @@ impl Statements {
     pub(crate) fn new(schema: &str) -> Result<Self, String> {
         let ddl = SqliteSegments::new(schema).map_err(|e| e.to_string())?;
         let s = ddl.statements(Connection::PLACEHOLDERS);
+        let protocol = SegmentProtocol::new(Dialect::Sqlite, schema, Connection::PLACEHOLDERS, 1)
+            .map_err(|e| e.to_string())?;
         Ok(Self {
             ddl: ddl.to_string(),
-            take: s.take().to_string(),
-            read: s.read().to_string(),
-            give_back: s.give_back().to_string(),
+            protocol,
             create_tag: s.create_tag().to_string(),
         })
     }
-}
-
-/// Whether a step failed for want of the tables (a file no client used yet).
-pub(crate) fn missing(e: &Failed<rusqlite::Error>) -> bool {
-    matches!(e, Failed::Driver(e) if no_such_table(e))
 }
 
 impl SegmentClient for Connection {
@@ -70,25 +65,22 @@ impl SegmentClient for Connection {
         Statements::new(schema)
     }
 
-    fn take(
-        &mut self,
-        statements: &Statements,
-        _: Dialect,
-        tag: &str,
-        size: u64,
-        _: &mut Option<u64>,
-    ) -> Result<Segment, Failed<rusqlite::Error>> {
-        take(self, statements, tag, size)
+    /// The protocol's take is [`crate::sql::sqlite::SqliteTake`]'s steps (the take; no row, the
+    /// read that says why, a tag created in between taken again).
+    fn protocol(s: &Statements, servers: usize) -> Option<SegmentProtocol> {
+        Some(s.protocol.over(servers))
     }
 
-    fn give_back(
+    /// The statement, the tables made first on a file no client used yet.
+    fn step(
         &mut self,
-        statements: &Statements,
-        _: Dialect,
-        tag: &str,
-        unused: &Unused,
-    ) -> Result<bool, rusqlite::Error> {
-        give_back(self, statements, tag, unused.first, unused.end)
+        s: &Statements,
+        statement: &str,
+        values: &[Value<'_>],
+    ) -> Result<Option<Vec<Owned>>, rusqlite::Error> {
+        with_tables(self, &s.ddl, no_such_table, |conn| {
+            conn.run(statement, values)
+        })
     }
 
     fn create_tag(
@@ -114,47 +106,21 @@ fn create(
     Ok(created.is_some())
 }
 
-/// The three integers of a row.
-fn row3(row: &[Owned]) -> Option<(i64, i64, i64)> {
-    match row {
-        [a, b, c] => Some((a.int()?, b.int()?, c.int()?)),
-        _ => None,
-    }
-}
-
-/// Takes a segment of `size` IDs of `tag` (the tables made first on a new file): the core's
-/// steps ([`SqliteTake`]: the take; no row, the read that says why, a tag created in between
-/// taken again). Serials take their periods' segments so too.
+/// Takes a segment of `size` IDs of `tag` on `conn` by the protocol (the tables made first on
+/// a new file). Serial periods take their segments so.
+#[cfg(any(feature = "serial", test))]
 pub(crate) fn take(
     conn: &mut Connection,
     s: &Statements,
     tag: &str,
     size: u64,
-) -> Result<Segment, Failed<rusqlite::Error>> {
-    with_tables(conn, &s.ddl, missing, |conn| {
-        let mut steps = SqliteTake::new(size);
-        loop {
-            let row = match steps.step() {
-                SqliteTakeStep::Take => conn.run(&s.take, &[Value::Int(size), Value::Text(tag)])?,
-                SqliteTakeStep::Read => conn.run(&s.read, &[Value::Text(tag)])?,
-            };
-            let row = row
-                .map(|row| row3(&row).ok_or(TakeError::Unusable))
-                .transpose();
-            match row.and_then(|row| steps.answer(row)) {
-                Ok(Some(segment)) => return Ok(segment),
-                Ok(None) => {}
-                Err(TakeError::UnknownTag) => {
-                    return Err(Failed::UnknownTag(TakeError::UnknownTag.to_string()));
-                }
-                Err(e) => return Err(Failed::Unusable(e.to_string())),
-            }
-        }
-    })
+) -> Result<super::Segment, super::driver::Failed<rusqlite::Error>> {
+    SegmentClient::take(conn, s, Dialect::Sqlite, tag, size, &mut None)
 }
 
-/// Gives `first..end` of `tag` back; whether the database took it (nobody took a segment
-/// since).
+/// Gives `first..end` of `tag` back on `conn` by the protocol; whether the database took it
+/// (nobody took a segment since).
+#[cfg(feature = "serial")]
 pub(crate) fn give_back(
     conn: &mut Connection,
     s: &Statements,
@@ -162,11 +128,7 @@ pub(crate) fn give_back(
     first: u64,
     end: u64,
 ) -> Result<bool, rusqlite::Error> {
-    let row = conn.run(
-        &s.give_back,
-        &[Value::Int(first), Value::Int(end), Value::Text(tag)],
-    )?;
-    Ok(row.is_some())
+    super::driver::give_back_on(conn, s, Dialect::Sqlite, tag, first, end)
 }
 
 /// Creates the tag `tag` in the SQLite file `url` names, its first number `first` (the tables
@@ -212,6 +174,7 @@ mod tests {
     use super::*;
     use crate::ErrorKind;
     use crate::driver::sqlite::TempDb;
+    use crate::segment::driver::Failed;
 
     fn tiny() -> SizePolicy {
         SizePolicy::new().bounds(1, 3)
