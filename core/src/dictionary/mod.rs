@@ -10,6 +10,8 @@
 //! - (feature `std`) the clients' cache of both directions ([`Cache`]) and the batch logic:
 //!   answer what the cache holds, send each distinct miss once, in one round trip, and merge
 //!   the answers back in the caller's order ([`Cache::plan_ids`], [`Cache::complete_ids`]).
+//! - (feature `sql`) the MySQL family's transaction that numbers new strings, as a protocol
+//!   every client executes ([`protocol::MysqlAssign`]).
 //!
 //! A mapping never changes once assigned, so a cached answer never goes stale; only strings
 //! not yet assigned (a `lookup` that found nothing) are never cached.
@@ -22,6 +24,8 @@ mod driver;
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "sql")]
+pub mod protocol;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 

@@ -14,22 +14,19 @@
 //! # Ok::<(), shardid::dictionary::mysql::DictionaryError>(())
 //! ```
 
-use std::collections::HashMap;
 use std::string::{String, ToString};
 use std::sync::Arc;
 use std::vec::Vec;
 
 use mysql::prelude::Queryable;
-use mysql::{Params, TxOpts, Value};
+use mysql::{Params, Value};
 
 pub use super::driver::DictionaryError;
 use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods, in_order};
+use super::protocol::{Failure, MysqlAssign, Step};
 use crate::driver::Client;
-use crate::driver::mysql::error_number;
-use crate::sql::mysql::{
-    MAX_PREPARED_LIST, MysqlDictionaryStatements, assign_again, assign_new, topic_base,
-};
-use crate::sql::{Dialect, MysqlDictionary};
+use crate::sql::mysql::{MAX_PREPARED_LIST, MysqlDictionaryStatements};
+use crate::sql::{Cell, Dialect, MysqlDictionary};
 
 fn bytes(value: &Value) -> Option<&[u8]> {
     match value {
@@ -127,8 +124,8 @@ impl DictionaryClient for mysql::Conn {
         in_order(values.iter().map(|v| v.as_bytes()), found)
     }
 
-    /// The locked transaction, sent again after a deadlock: numbers the strings still missing
-    /// after a locking re-check.
+    /// The core's transaction ([`MysqlAssign`]: locks, re-checks, numbers, inserts,
+    /// advances; again when the server rolled it back whole), each step sent as it says.
     fn assign(
         &mut self,
         schema: &String,
@@ -137,15 +134,54 @@ impl DictionaryClient for mysql::Conn {
         values: &[&str],
         answers: &[Option<u64>],
     ) -> Result<Vec<Option<u64>>, Failed<mysql::Error>> {
-        let s = statements(schema, dialect);
-        let mut attempt = 0;
+        let missing: Vec<&str> = values
+            .iter()
+            .zip(answers)
+            .filter(|(_, a)| a.is_none())
+            .map(|(v, _)| *v)
+            .collect();
+        let mut tx = MysqlAssign::new(dialect, schema, Self::PLACEHOLDERS, topic, &missing)
+            .unwrap_or_else(|_| unreachable!("checked in connect"));
+        let mut met = None;
         loop {
-            attempt += 1;
-            match assign(self, &s, topic, values, answers) {
-                // Rolled back whole by the server: the core's rule says whether to run it again.
-                Err(Failed::Driver(e))
-                    if error_number(&e).is_some_and(|code| assign_again(code, attempt)) => {}
-                other => return other,
+            let sent = match tx.next() {
+                Step::Begin => self.query_drop("START TRANSACTION").map(|()| Vec::new()),
+                Step::Commit => self.query_drop("COMMIT").map(|()| Vec::new()),
+                Step::RollBack => self.query_drop("ROLLBACK").map(|()| Vec::new()),
+                Step::Run { statement, values } => {
+                    let params = values.iter().map(|v| match v {
+                        crate::sql::Value::Text(text) => Value::from(*text),
+                        crate::sql::Value::Int(n) => Value::from(*n),
+                    });
+                    self.exec::<mysql::Row, _, _>(statement, Params::Positional(params.collect()))
+                }
+                Step::Assigned(ids) => {
+                    let ids = ids.to_vec();
+                    return Ok(super::driver::answered(values, answers, &missing, ids));
+                }
+                Step::Failed(failure) => {
+                    return Err(match failure {
+                        Failure::UnknownTopic => Failed::UnknownTopic,
+                        Failure::TopicDropped => Failed::TopicDropped,
+                        Failure::Driver => met.map_or(Failed::Mismatch, Failed::Driver),
+                        _ => Failed::Mismatch,
+                    });
+                }
+            };
+            match sent {
+                Ok(rows) => {
+                    let rows: Vec<Vec<Value>> = rows.into_iter().map(mysql::Row::unwrap).collect();
+                    let cells: Vec<Vec<Cell<'_>>> = rows
+                        .iter()
+                        .map(|row| row.iter().map(cell).collect())
+                        .collect();
+                    let cells: Vec<&[Cell<'_>]> = cells.iter().map(Vec::as_slice).collect();
+                    tx.answer(&cells);
+                }
+                Err(e) => {
+                    tx.failed(Self::code(&e).as_deref());
+                    met = Some(e);
+                }
             }
         }
     }
@@ -175,58 +211,14 @@ impl DictionaryClient for mysql::Conn {
     }
 }
 
-/// One locked transaction of [`DictionaryClient::assign`].
-fn assign(
-    conn: &mut mysql::Conn,
-    s: &MysqlDictionaryStatements<'_>,
-    topic: &str,
-    values: &[&str],
-    answers: &[Option<u64>],
-) -> Result<Vec<Option<u64>>, Failed<mysql::Error>> {
-    let missing: Vec<&str> = values
-        .iter()
-        .zip(answers)
-        .filter(|(_, a)| a.is_none())
-        .map(|(v, _)| *v)
-        .collect();
-    let mut tx = conn.start_transaction(TxOpts::default())?;
-    let locked: Option<(i64, i64, i64, i64)> = tx.exec_first(s.lock().to_string(), (topic,))?;
-    let (topic_id, next, dropped, moved) = locked.ok_or(Failed::UnknownTopic)?;
-    let base = topic_base(next.cast_unsigned(), moved != 0).cast_signed();
-    let mut params: Vec<Value> = std::vec![Value::from(topic_id)];
-    params.extend(missing.iter().map(|v| Value::from(*v)));
-    let rows: Vec<(Vec<u8>, i64)> = tx.exec(
-        s.recheck(missing.len()).to_string(),
-        Params::Positional(params),
-    )?;
-    let found: HashMap<Vec<u8>, u64> = rows
-        .into_iter()
-        .map(|(v, id)| (v, id.cast_unsigned()))
-        .collect();
-    let mut still: Vec<Option<u64>> = missing
-        .iter()
-        .map(|v| found.get(v.as_bytes()).copied())
-        .collect();
-    let new: Vec<(usize, u64)> = assign_new(&still, base.cast_unsigned()).collect();
-    if !new.is_empty() {
-        if dropped != 0 {
-            return Err(Failed::TopicDropped);
-        }
-        let mut params = Vec::with_capacity(new.len() * 3);
-        for &(i, id) in &new {
-            params.extend([
-                Value::from(topic_id),
-                Value::from(missing[i]),
-                Value::from(id),
-            ]);
-            still[i] = Some(id);
-        }
-        tx.exec_drop(s.insert(new.len()).to_string(), Params::Positional(params))?;
-        let next = base.cast_unsigned() + new.len() as u64;
-        tx.exec_drop(s.advance().to_string(), (next, topic))?;
+/// A column as the protocol reads it (text as the server sent it, an integer as itself).
+fn cell(value: &Value) -> Cell<'_> {
+    match value {
+        Value::Int(n) => Cell::Int(*n),
+        Value::UInt(n) => i64::try_from(*n).map_or(Cell::Null, Cell::Int),
+        Value::Bytes(b) => core::str::from_utf8(b).map_or(Cell::Null, Cell::Text),
+        _ => Cell::Null,
     }
-    tx.commit()?;
-    Ok(super::driver::answered(values, answers, &missing, still))
 }
 
 dictionary_methods!(

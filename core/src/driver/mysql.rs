@@ -109,11 +109,3 @@ impl Client for mysql::Conn {
         drop(self);
     }
 }
-
-/// MySQL's error number of `e`, when the server refused the statement.
-pub(crate) fn error_number(e: &mysql::Error) -> Option<u16> {
-    match e {
-        mysql::Error::MySqlError(e) => Some(e.code),
-        _ => None,
-    }
-}
