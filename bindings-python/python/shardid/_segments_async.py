@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from shardid import _db, _link_async, _mysql, _sqlite
-from shardid._acompat import ASignal, aspawn
+from shardid._acompat import ASignal, aspawn, is_async
 from shardid._errors import (
     DatabaseUnreachableError,
     InvalidArgumentError,
@@ -32,6 +32,7 @@ from shardid._shardid import (
     _UNKNOWN_TAG_SQLSTATE,
     _database_of_url,
     _error,
+    _is_redis_url,
     _mysql_segment_statements,
     _mysql_registration_problem,
     _mysql_serial_statements,
@@ -300,6 +301,12 @@ def dialect(conninfo: str | Sequence[str], schema: str | None, tag: str) -> tupl
     if not servers or not all(isinstance(c, str) for c in servers):
         reason = "must be a connection string or a non-empty list of them"
         raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
+    if _is_redis_url(servers[0]):  # Redis (issue 57): the executor of the core's Redis steps
+        from shardid import _redis
+
+        if is_async():
+            return _redis.dialect(servers, schema, tag, asyncio=True)
+        return _redis.dialect(servers, schema, tag, asyncio=False)
     # The database, by the core's one rule; every server the same family.
     family = {"mariadb": "mysql"}
     databases = [_database_of_url(c, "conninfo") for c in servers]
@@ -351,7 +358,10 @@ class _AsyncDriver:
         self._conns: list[Any] = [None] * len(self.servers)
         # The take and the give-back across the servers (which one, in turn; the rest to the
         # last one taken from): the core's.
-        self._protocol = _SegmentProtocol(self._dialect.name, self.schema, len(self.servers))
+        if self._dialect.name == "redis":
+            self._protocol = self._dialect.protocol()
+        else:
+            self._protocol = _SegmentProtocol(self._dialect.name, self.schema, len(self.servers))
         self._error: BaseException | None = None
         self.fetches = 0
 

@@ -59,7 +59,8 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from shardid import _db, _mysql, _sqlite
+from shardid import _db, _mysql, _redis, _sqlite
+from shardid._redis import create_tag_from
 from shardid._errors import (
     DatabaseUnreachableError,
     InvalidArgumentError,
@@ -88,7 +89,16 @@ from shardid._shardid import (
     _mismatch_reason,
 )
 
-__all__ = ["AsyncDenseIds", "AsyncSerials", "DenseIds", "Serials", "check_names", "create_serial", "create_tag"]
+__all__ = [
+    "AsyncDenseIds",
+    "AsyncSerials",
+    "DenseIds",
+    "Serials",
+    "check_names",
+    "create_serial",
+    "create_tag",
+    "create_tag_from",
+]
 
 # The SQLSTATE of an unknown tag, from the core (shardid::sql::UNKNOWN_TAG).
 _UNKNOWN_TAG = _UNKNOWN_TAG_SQLSTATE
@@ -102,7 +112,16 @@ def create_tag(conninfo: str | Sequence[str], tag: str, *, schema: str | None = 
 
     Raises ``InvalidArgumentError`` for a bad tag, URL or schema, ``DatabaseUnreachableError``
     when a server cannot be reached (a SQLite file cannot be used); a schema without the DDL
-    is the driver's error, as it is."""
+    is the driver's error, as it is.
+
+    On a Redis URL (``redis://``, ``rediss://``, ``unix://``: ``pip install shardid[redis]``;
+    ``schema`` the keys' prefix, ``shardid`` by default) the tag is made from 1 only on a
+    server that holds shardid's data: a new server, or one that restarted empty, is refused
+    (``InvalidArgumentError``) so that numbers are never handed out twice after a loss; create
+    the first tag with :func:`create_tag_from`."""
+    if _redis.is_redis_url(conninfo):
+        _redis.create_tag(conninfo, tag, schema)  # type: ignore[arg-type]
+        return
     steps, servers, _ = dialect(conninfo, schema, tag)
     errors = steps.errors()
     for url in servers:

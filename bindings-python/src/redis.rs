@@ -1,0 +1,156 @@
+//! Dense IDs on Redis (issue 57): the core's steps of a take, a give-back and a tag's creation
+//! (`shardid::redis::RedisSegments`: its Lua scripts, keys and the reading of their replies),
+//! for `shardid/_redis_async.py` to run over redis-py. Not for direct use.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString, PyTuple};
+use shardid::redis::{Command, Failure, RedisSegments, Step};
+use shardid::sql::Cell;
+
+use crate::errors::invalid_argument;
+
+/// Whether `url` names a Redis server (`redis://`, `rediss://`, `unix://`,
+/// `redis+sentinel://`): the core's rule (`shardid::redis::is_redis_url`), asked before the SQL
+/// databases' (`_database_of_url`).
+#[pyfunction]
+pub(crate) fn _is_redis_url(url: &str) -> bool {
+    shardid::redis::is_redis_url(url)
+}
+
+/// The core's take, give-back and creation of one tag's segments on a Redis server. `next()`
+/// answers a tuple, in the vocabulary of `_SegmentProtocol`: `("connect", server)` (read the
+/// connection's `INFO server`, then `connected(run_id)`), `("run", server, script, values)`
+/// (`EVALSHA` of the script's SHA-1, `EVAL` of `script` on `NOSCRIPT`, `values` being the rest
+/// of the command: the number of keys, the keys, the arguments; then `answer(reply)` or
+/// `failed()`), `("segment", (first, count, stride))`, `("given_back", returned)`,
+/// `("created", (made, next))`, `("failed", None)` (raise the last driver error) or
+/// `("failed", (code, sqlstate, reason))` (the core's refusal, with the SQLSTATE the SQL
+/// databases' protocol gives the same case), `("idle",)`.
+#[pyclass(module = "shardid._shardid", name = "_RedisSegments")]
+pub(crate) struct PyRedisSegments {
+    inner: RedisSegments,
+}
+
+#[pymethods]
+impl PyRedisSegments {
+    /// The steps for the keys under `schema` (a plain identifier: `INVALID_ARGUMENT`).
+    #[new]
+    fn new(py: Python<'_>, schema: &str) -> PyResult<Self> {
+        let inner =
+            RedisSegments::new(schema).map_err(|reason| invalid_argument(py, "schema", reason))?;
+        Ok(Self { inner })
+    }
+
+    /// Starts a take of `size` numbers of `tag`.
+    fn take(&mut self, tag: &str, size: u64) {
+        self.inner.take(tag, size);
+    }
+
+    /// Starts giving `first..end` of `tag` back.
+    fn give_back(&mut self, tag: &str, first: u64, end: u64) {
+        self.inner.give_back(tag, first, end);
+    }
+
+    /// Starts creating `tag` from `first`; `explicit`: the caller chose `first`, so a server
+    /// without shardid's marks is taken as new (else refused: `create_tag_from`).
+    fn create_tag(&mut self, tag: &str, first: u64, explicit: bool) {
+        self.inner.create_tag(tag, first, explicit);
+    }
+
+    /// What to do next (see the class).
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self.inner.next() {
+            Step::Connect { server } => ("connect", server).into_pyobject(py)?.into_any(),
+            Step::Run {
+                server,
+                command: Command::Script { source, keys, args },
+            } => {
+                let mut values: Vec<Bound<'py, PyAny>> =
+                    Vec::with_capacity(1 + keys.len() + args.len());
+                values.push(keys.len().into_pyobject(py)?.into_any());
+                for text in keys.iter().chain(&args) {
+                    values.push(PyString::new(py, text).into_any());
+                }
+                let values = PyTuple::new(py, values)?;
+                ("run", server, source, values)
+                    .into_pyobject(py)?
+                    .into_any()
+            }
+            Step::Segment(s) => ("segment", (s.first, s.count, s.stride))
+                .into_pyobject(py)?
+                .into_any(),
+            Step::GivenBack(returned) => ("given_back", returned).into_pyobject(py)?.into_any(),
+            Step::Created { made, next } => ("created", (made, next)).into_pyobject(py)?.into_any(),
+            Step::Failed(failure) => match (&failure, failure.sqlstate()) {
+                (Failure::Refused { kind, reason }, Some(sqlstate)) => {
+                    ("failed", Some((kind.code(), sqlstate, reason.clone())))
+                        .into_pyobject(py)?
+                        .into_any()
+                }
+                _ => ("failed", None::<(u8,)>).into_pyobject(py)?.into_any(),
+            },
+            _ => ("idle",).into_pyobject(py)?.into_any(),
+        })
+    }
+
+    /// The connection of `"connect"` is open and its server's `run_id` is `run_id`.
+    fn connected(&mut self, run_id: &str) {
+        self.inner.connected(run_id);
+    }
+
+    /// The connection was lost: the next operation reads the identity again.
+    fn lost(&mut self) {
+        self.inner.lost();
+    }
+
+    /// The reply of `"run"`'s script as redis-py returns it (a list of integers and bytes,
+    /// nested lists flattened).
+    fn answer(&mut self, reply: &Bound<'_, PyAny>) -> PyResult<()> {
+        enum Column {
+            Null,
+            Int(i64),
+            Text(String),
+        }
+        fn flatten(value: &Bound<'_, PyAny>, out: &mut Vec<Column>) -> PyResult<()> {
+            if value.is_none() {
+                out.push(Column::Null);
+            } else if let Ok(bytes) = value.cast::<PyBytes>() {
+                out.push(Column::Text(
+                    String::from_utf8_lossy(bytes.as_bytes()).into_owned(),
+                ));
+            } else if let Ok(text) = value.cast::<PyString>() {
+                out.push(Column::Text(text.to_str()?.to_owned()));
+            } else if let Ok(n) = value.extract::<i64>() {
+                out.push(Column::Int(n));
+            } else if let Ok(items) = value.try_iter() {
+                for item in items {
+                    flatten(&item?, out)?;
+                }
+            } else {
+                out.push(Column::Text(value.str()?.to_string()));
+            }
+            Ok(())
+        }
+        let mut columns = Vec::new();
+        flatten(reply, &mut columns)?;
+        let cells: Vec<Cell<'_>> = columns
+            .iter()
+            .map(|column| match column {
+                Column::Null => Cell::Null,
+                Column::Int(n) => Cell::Int(*n),
+                Column::Text(text) => Cell::Text(text),
+            })
+            .collect();
+        self.inner.answer(&cells);
+        Ok(())
+    }
+
+    /// The last step failed with the driver's error (`code`: none on Redis, taken as the SQL
+    /// databases' protocol takes it): the operation fails with it, and the identity is read
+    /// again before the next one (the core's rule).
+    #[pyo3(signature = (code = None))]
+    fn failed(&mut self, code: Option<&str>) {
+        let _ = code;
+        self.inner.failed();
+    }
+}
