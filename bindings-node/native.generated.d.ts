@@ -109,6 +109,42 @@ export declare class LeaseProtocol {
 }
 
 /**
+ * The core's take, give-back and creation of one tag's segments on a Redis server
+ * (`shardid::redis::RedisSegments`), run by `redis.js` over ioredis as `segments.js` runs
+ * `SegmentProtocol` over the SQL drivers.
+ */
+export declare class RedisSegments {
+  /**
+   * The steps for the keys under `prefix` (a plain identifier: `INVALID_ARGUMENT` on
+   * `schema`).
+   */
+  constructor(prefix: string)
+  /** Starts a take of `size` (a decimal string) numbers of `tag`. */
+  take(tag: string, size: string): void
+  /** Starts giving `first..end` (decimal strings) of `tag` back. */
+  giveBack(tag: string, first: string, end: string): void
+  /**
+   * Starts creating `tag` from `first` (a decimal string); `explicit`: the caller chose
+   * `first`, so a server without shardid's marks is taken as new (else refused).
+   */
+  createTag(tag: string, first: string, explicit: boolean): void
+  /** What to do next. */
+  next(): RedisStep
+  /** The connection of `'connect'` is open and its server's `run_id` is `runId`. */
+  connected(runId: string): void
+  /** The connection was lost: the next operation reads the identity again. */
+  lost(): void
+  /** The reply of `'run'`'s script, flattened (integers and strings as strings, `null`). */
+  answer(reply: Array<string | boolean | undefined | null>): void
+  /**
+   * The last step failed with the driver's error (`code`: none on Redis, taken as
+   * `SegmentProtocol.failed` takes it): the operation fails with it, and the identity is read
+   * again before the next one (the core's rule).
+   */
+  failed(code?: string | undefined | null): void
+}
+
+/**
  * The core's take and give-back of segments (`shardid::segment::protocol::SegmentProtocol`),
  * for `segments.js` to run over `pg`, `mysql2` or a SQLite driver: the rotation across ticket
  * servers, each database's statements and steps, the MySQL family's resend of a take rolled
@@ -346,6 +382,13 @@ export declare function generatorNew(layoutIndex: number, shard: unknown, backwa
  * counters in its table's order (`STATS.generator` in core.generated.js names them).
  */
 export declare function generatorStats(generatorIndex: number): BigUint64Array
+
+/**
+ * Whether `url` names a Redis server (`redis://`, `rediss://`, `unix://`,
+ * `redis+sentinel://`): the core's rule (`shardid::redis::is_redis_url`), asked before the SQL
+ * databases' (`databaseOfUrl`).
+ */
+export declare function isRedisUrl(url: string): boolean
 
 /** The fields and limits of a registered layout. */
 export declare function layoutInfo(layoutIndex: number): LayoutInfo
@@ -663,6 +706,33 @@ export declare function publicWithOldKey(index: number, keyVersion: number | big
  * before a message shows it.
  */
 export declare function redacted(text: string, url: string): string
+
+/** The server's `run_id` in the text of `INFO server` (`null`: none), by the core's reading. */
+export declare function redisRunId(info: string): string | null
+
+/**
+ * What a Redis executor does next (`RedisSegments.next()`), in the vocabulary of
+ * `SegmentStep`: `step` is `'connect'` (read the connection's `INFO server`, then
+ * `connected(runId)`), `'run'` (`EVALSHA` of `sql`'s SHA-1, `EVAL` of `sql` on `NOSCRIPT`,
+ * with `values`: the number of keys, the keys, the arguments; then `answer(reply)` or
+ * `failed()`), `'segment'` (`segment`: `[first, count, stride]` as decimal strings),
+ * `'givenBack'` (`returned`), `'created'` (`made`, `next`), `'failed'` (`driver`: throw the
+ * last error fed; else the core's refusal: `kind`, `sqlstate`, `reason`) or `'idle'`.
+ */
+export interface RedisStep {
+  step: string
+  server?: number
+  sql?: string
+  values?: Array<string>
+  segment?: Array<string>
+  returned?: boolean
+  made?: boolean
+  next?: string
+  driver?: boolean
+  kind?: string
+  sqlstate?: string
+  reason?: string
+}
 
 /** Forgets a session lease's server session (the lease is closed). */
 export declare function releaseBackend(index: unknown): void

@@ -105,6 +105,14 @@ export declare function denseIds(options: DenseIdsOptions): Promise<DenseIds>
  * `code` `SQLITE_BUSY`, node:sqlite's `errcode` 5).
  */
 export declare function createTag(url: string | string[], tag: string, options?: { schema?: string }): Promise<void>
+/**
+ * Creates the tag of dense IDs `tag` from `first` on the Redis server at `url` (`redis://`,
+ * `rediss://` or `unix://`; `schema` is the keys' prefix, `shardid` by default), also on a
+ * server that holds no shardid data (`createTag` refuses one: it is new, or it restarted empty
+ * and lost what was handed out): 1 on a new server, past the last number handed out after a
+ * loss. A tag already there is left as it is. Resolves to where its numbers continue.
+ */
+export declare function createTagFrom(url: string, tag: string, first: bigint | number, options?: { schema?: string }): Promise<bigint>
 
 /**
  * The PostgreSQL DDL of dense IDs from segments in `schema` (default `seg`), to run once: the

@@ -11,6 +11,7 @@ const { makeError, unreachableError, closedError, withCause, describe } = requir
 const { holdingLoop } = require('./idle.js')
 const { dialectOf, dialectOfAll, creationError, exact, execute, Link } = require('./dialects/index.js')
 const { SQLSTATES, STATS } = require('./core.generated.js')
+const { isRedisUrl, segmentsOf: redisSegmentsOf, createTag: redisCreateTag, createTagFrom } = require('./redis.js')
 
 const SECRET = Symbol('shardid.segments')
 // The addon writes the size of a fetch that became due here (-1: none): see src/segment.rs.
@@ -295,22 +296,27 @@ if (Symbol.asyncDispose) DenseIds.prototype[Symbol.asyncDispose] = DenseIds.prot
  * `connectionString` may be a list of ticket servers (each with the DDL of its index): segments
  * are then taken from whichever answers, in turn (IDs interleave across servers).
  * Resolves once the first segment is in memory; rejects with `UNKNOWN_TAG` for a tag never
- * created.
+ * created. A `redis://`, `rediss://` or `unix://` URL takes segments from a Redis server
+ * with `ioredis` (an optional peer dependency; `schema` is then the keys' prefix, `shardid` by
+ * default): see `createTagFrom` for its first tag.
  */
 async function denseIds(options) {
   const o = options ?? {}
   checkTag(o.tag)
-  // INVALID_ARGUMENT for a schema name that is not a plain identifier, before the URL's checks.
-  native.segmentSql(o.schema ?? 'seg')
   const targets = o.client ? [o.client] : Array.isArray(o.connectionString) ? o.connectionString : [o.connectionString]
-  const dialect = dialectOfAll(targets, 'connectionString')
-  const schema = dialect.schema(o.schema, 'seg')
-  const links = targets.map((target) => new Link(dialect, dialect.opener(target, 'shardid/segments')))
+  // A Redis URL: the executor of the core's Redis steps over ioredis (redis.js), same allocator.
+  const redis = o.client ? null : redisSegmentsOf(targets, o.schema, 'connectionString')
+  // INVALID_ARGUMENT for a schema name that is not a plain identifier, before the URL's checks.
+  if (!redis) native.segmentSql(o.schema ?? 'seg')
+  const dialect = redis?.dialect ?? dialectOfAll(targets, 'connectionString')
+  const schema = redis?.schema ?? dialect.schema(o.schema, 'seg')
+  const links = redis?.links ?? targets.map((target) => new Link(dialect, dialect.opener(target, 'shardid/segments')))
   // A new allocator of the core, reported to exporters (`shardid_segment_*{schema,tag}`) until
   // `close()` (or a start that failed) unregisters it: the addon's table never frees it.
   const index = native.segmentNew(o.minSize ?? 1000, o.maxSize ?? 1000000, o.targetMs ?? 60000, schema, o.tag)
-  const protocol = new native.SegmentProtocol(dialect.name, schema, links.length)
-  const ids = new DenseIds(SECRET, { links, ready: dialect.segments(schema).ready, tag: o.tag, protocol, index, waitMs: o.waitMs ?? 5000 })
+  const protocol = redis?.protocol ?? new native.SegmentProtocol(dialect.name, schema, links.length)
+  const ready = redis?.ready ?? dialect.segments(schema).ready
+  const ids = new DenseIds(SECRET, { links, ready, tag: o.tag, protocol, index, waitMs: o.waitMs ?? 5000 })
   // The first segment, so that the first synchronous nextId() has one. A server that is down
   // at start-up is only its share: it is retried at its turn.
   native.segmentPrime(index)
@@ -341,6 +347,7 @@ function checkTag(tag) {
  */
 async function createTag(url, tag, { schema: given } = {}) {
   checkTag(tag)
+  if (isRedisUrl(url)) return redisCreateTag(url, tag, { schema: given }) // from 1 on a server with shardid's data only
   native.segmentSql(given ?? 'seg') // INVALID_ARGUMENT for a schema name that is not a plain identifier
   const targets = Array.isArray(url) ? url : [url]
   if (targets.length === 0 || !targets.every((t) => typeof t === 'string')) {
@@ -371,7 +378,7 @@ function ddl(schema = 'seg', { servers = 1, index = 0 } = {}) {
   return native.segmentsDdl(schema, servers, index)
 }
 
-module.exports = { denseIds, DenseIds, createTag, ddl }
+module.exports = { denseIds, DenseIds, createTag, createTagFrom, ddl }
 
 // Business serial numbers (ORD-20261125-000123): the core's formats, and its allocator of
 // periods (a tag per period, from the same segments), driven here with `pg`.

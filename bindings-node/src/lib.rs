@@ -29,6 +29,7 @@ mod mysql;
 mod ordinal;
 mod postgres;
 mod public;
+mod redis;
 mod segment;
 mod serial;
 mod slots;

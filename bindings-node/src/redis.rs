@@ -1,0 +1,226 @@
+//! Dense IDs on Redis (issue 57): the core's steps of a take, a give-back and a tag's creation
+//! (`shardid::redis::RedisSegments`: its Lua scripts, keys and the reading of their replies),
+//! for `redis.js` to run over ioredis.
+
+use napi::bindgen_prelude::Either;
+use napi::{Env, Result};
+use napi_derive::napi;
+use shardid::redis::{Command, Failure, RedisSegments as Steps, Step};
+use shardid::sql::Cell;
+
+use crate::errors::{Class, guard, invalid_argument};
+
+/// Whether `url` names a Redis server (`redis://`, `rediss://`, `unix://`,
+/// `redis+sentinel://`): the core's rule (`shardid::redis::is_redis_url`), asked before the SQL
+/// databases' (`databaseOfUrl`).
+#[napi]
+pub fn is_redis_url(url: String) -> bool {
+    shardid::redis::is_redis_url(&url)
+}
+
+/// The server's `run_id` in the text of `INFO server` (`null`: none), by the core's reading.
+#[napi]
+pub fn redis_run_id(info: String) -> Option<String> {
+    shardid::redis::run_id(&info).map(str::to_owned)
+}
+
+/// What a Redis executor does next (`RedisSegments.next()`), in the vocabulary of
+/// `SegmentStep`: `step` is `'connect'` (read the connection's `INFO server`, then
+/// `connected(runId)`), `'run'` (`EVALSHA` of `sql`'s SHA-1, `EVAL` of `sql` on `NOSCRIPT`,
+/// with `values`: the number of keys, the keys, the arguments; then `answer(reply)` or
+/// `failed()`), `'segment'` (`segment`: `[first, count, stride]` as decimal strings),
+/// `'givenBack'` (`returned`), `'created'` (`made`, `next`), `'failed'` (`driver`: throw the
+/// last error fed; else the core's refusal: `kind`, `sqlstate`, `reason`) or `'idle'`.
+#[napi(object)]
+pub struct RedisStep {
+    pub step: String,
+    pub server: Option<u32>,
+    pub sql: Option<String>,
+    pub values: Option<Vec<String>>,
+    pub segment: Option<Vec<String>>,
+    pub returned: Option<bool>,
+    pub made: Option<bool>,
+    pub next: Option<String>,
+    pub driver: Option<bool>,
+    pub kind: Option<String>,
+    pub sqlstate: Option<String>,
+    pub reason: Option<String>,
+}
+
+impl RedisStep {
+    fn of(step: &str) -> Self {
+        Self {
+            step: step.into(),
+            server: None,
+            sql: None,
+            values: None,
+            segment: None,
+            returned: None,
+            made: None,
+            next: None,
+            driver: None,
+            kind: None,
+            sqlstate: None,
+            reason: None,
+        }
+    }
+}
+
+/// A decimal string as a `u64` (`INVALID_ARGUMENT` on `argument`).
+fn decimal(env: &Env, text: &str, argument: &str) -> Result<u64> {
+    shardid::parse_decimal(text.as_bytes())
+        .ok_or_else(|| invalid_argument(env, Class::Range, argument, "must be a decimal integer"))
+}
+
+/// The core's take, give-back and creation of one tag's segments on a Redis server
+/// (`shardid::redis::RedisSegments`), run by `redis.js` over ioredis as `segments.js` runs
+/// `SegmentProtocol` over the SQL drivers.
+#[napi]
+pub struct RedisSegments {
+    inner: Steps,
+}
+
+#[napi]
+impl RedisSegments {
+    /// The steps for the keys under `prefix` (a plain identifier: `INVALID_ARGUMENT` on
+    /// `schema`).
+    #[napi(constructor)]
+    pub fn new(env: &Env, prefix: String) -> Result<Self> {
+        guard(env, || {
+            let inner = Steps::new(&prefix)
+                .map_err(|reason| invalid_argument(env, Class::Range, "schema", reason))?;
+            Ok(Self { inner })
+        })
+    }
+
+    /// Starts a take of `size` (a decimal string) numbers of `tag`.
+    #[napi]
+    pub fn take(&mut self, env: &Env, tag: String, size: String) -> Result<()> {
+        guard(env, || {
+            let size = decimal(env, &size, "size")?;
+            self.inner.take(&tag, size);
+            Ok(())
+        })
+    }
+
+    /// Starts giving `first..end` (decimal strings) of `tag` back.
+    #[napi]
+    pub fn give_back(&mut self, env: &Env, tag: String, first: String, end: String) -> Result<()> {
+        guard(env, || {
+            let first = decimal(env, &first, "first")?;
+            let end = decimal(env, &end, "end")?;
+            self.inner.give_back(&tag, first, end);
+            Ok(())
+        })
+    }
+
+    /// Starts creating `tag` from `first` (a decimal string); `explicit`: the caller chose
+    /// `first`, so a server without shardid's marks is taken as new (else refused).
+    #[napi]
+    pub fn create_tag(
+        &mut self,
+        env: &Env,
+        tag: String,
+        first: String,
+        explicit: bool,
+    ) -> Result<()> {
+        guard(env, || {
+            let first = decimal(env, &first, "first")?;
+            self.inner.create_tag(&tag, first, explicit);
+            Ok(())
+        })
+    }
+
+    /// What to do next.
+    #[napi]
+    pub fn next(&self, env: &Env) -> Result<RedisStep> {
+        guard(env, || {
+            Ok(match self.inner.next() {
+                Step::Connect { server } => RedisStep {
+                    server: Some(u32::try_from(server).unwrap_or(u32::MAX)),
+                    ..RedisStep::of("connect")
+                },
+                Step::Run {
+                    server,
+                    command: Command::Script { source, keys, args },
+                } => {
+                    let mut values = Vec::with_capacity(1 + keys.len() + args.len());
+                    values.push(keys.len().to_string());
+                    values.extend(keys);
+                    values.extend(args);
+                    RedisStep {
+                        server: Some(u32::try_from(server).unwrap_or(u32::MAX)),
+                        sql: Some(source.into()),
+                        values: Some(values),
+                        ..RedisStep::of("run")
+                    }
+                }
+                Step::Segment(s) => RedisStep {
+                    segment: Some([s.first, s.count, s.stride].map(|n| n.to_string()).to_vec()),
+                    ..RedisStep::of("segment")
+                },
+                Step::GivenBack(returned) => RedisStep {
+                    returned: Some(returned),
+                    ..RedisStep::of("givenBack")
+                },
+                Step::Created { made, next } => RedisStep {
+                    made: Some(made),
+                    next: Some(next.to_string()),
+                    ..RedisStep::of("created")
+                },
+                Step::Failed(failure) => match (&failure, failure.sqlstate()) {
+                    (Failure::Refused { kind, reason }, Some(sqlstate)) => RedisStep {
+                        driver: Some(false),
+                        kind: Some(kind.code().into()),
+                        sqlstate: Some(sqlstate.into()),
+                        reason: Some(reason.clone()),
+                        ..RedisStep::of("failed")
+                    },
+                    _ => RedisStep {
+                        driver: Some(true),
+                        ..RedisStep::of("failed")
+                    },
+                },
+                _ => RedisStep::of("idle"),
+            })
+        })
+    }
+
+    /// The connection of `'connect'` is open and its server's `run_id` is `runId`.
+    #[napi]
+    pub fn connected(&mut self, run_id: String) {
+        self.inner.connected(&run_id);
+    }
+
+    /// The connection was lost: the next operation reads the identity again.
+    #[napi]
+    pub fn lost(&mut self) {
+        self.inner.lost();
+    }
+
+    /// The reply of `'run'`'s script, flattened (integers and strings as strings, `null`).
+    #[napi]
+    pub fn answer(&mut self, env: &Env, reply: Vec<Option<Either<String, bool>>>) -> Result<()> {
+        guard(env, || {
+            let cells: Vec<Cell<'_>> = reply
+                .iter()
+                .map(|cell| match cell {
+                    None => Cell::Null,
+                    Some(Either::A(text)) => Cell::Text(text),
+                    Some(Either::B(b)) => Cell::Bool(*b),
+                })
+                .collect();
+            self.inner.answer(&cells);
+            Ok(())
+        })
+    }
+
+    /// The last step failed with the driver's error (`code`: none on Redis, taken as
+    /// `SegmentProtocol.failed` takes it): the operation fails with it, and the identity is read
+    /// again before the next one (the core's rule).
+    #[napi]
+    pub fn failed(&mut self, code: Option<String>) {
+        let _ = code;
+        self.inner.failed();
+    }
+}
