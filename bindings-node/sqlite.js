@@ -33,7 +33,8 @@ function lease(options) {
 }
 
 // The SQL functions of the UUIDv7 bridge uuidFunctions() registers: the MySQL family's names
-// (core/src/sql/mysql/next_id.rs), as Python's shardid.sqlite.uuid_functions registers them.
+// (core/src/sql/mysql/next_id.rs), as Python's shardid.sqlite.uuid_functions and Rust's
+// shardid::sql::sqlite::uuid_functions register them.
 const UUID_FUNCTIONS = ['shardid_to_uuid', 'shardid_to_uuid_text', 'shardid_from_uuid']
 
 /**

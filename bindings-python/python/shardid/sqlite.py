@@ -94,7 +94,8 @@ def lease_async(layout: Layout, url: str, shards: range, **options: Any) -> Asyn
 
 
 # The SQL functions of the UUIDv7 bridge uuid_functions() registers: the MySQL family's names
-# (core/src/sql/mysql/next_id.rs; tests/python/test_sqlite_uuid.py checks they are its DDL's).
+# (core/src/sql/mysql/next_id.rs; tests/python/test_sqlite_uuid.py checks they are its DDL's),
+# as Rust's shardid::sql::sqlite::UUID_FUNCTIONS.
 UUID_FUNCTIONS = ("shardid_to_uuid", "shardid_to_uuid_text", "shardid_from_uuid")
 
 

@@ -84,6 +84,8 @@ mod serials;
 // under Miri: the tests run SQLite itself, C behind rusqlite's FFI, which Miri cannot call.
 #[cfg(all(test, feature = "sqlite", not(miri)))]
 mod tests;
+#[cfg(feature = "sqlite")]
+mod uuid;
 
 pub use dictionary::{
     MAX_LIST, SqliteDictionary, SqliteDictionaryStatements, SqliteDictionaryUninstall, assign_new,
@@ -99,6 +101,8 @@ pub use segments::{
     TakeError, read, took,
 };
 pub use serials::{PeriodTag, SqliteSerialStatements, period_fits, period_tag};
+#[cfg(feature = "sqlite")]
+pub use uuid::{UUID_FUNCTIONS, uuid_functions};
 
 /// The database's clock in Unix milliseconds, as an SQL expression: SQLite keeps `'now'` as a
 /// Julian day number with millisecond resolution, so the rounded product is exact.
