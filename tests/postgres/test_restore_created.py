@@ -238,6 +238,66 @@ def test_a_lease_row_the_dump_lacks_restored_into_a_fresh_cluster_is_seen_withou
     print(f"\npg_restore into a fresh cluster, not marked, a lease row the dump lacks: {said}")
 
 
+def test_a_dump_taken_before_any_lease_restored_into_a_new_database_and_marked(cluster: Any, tmp_path: Path) -> None:
+    """The same, the dump taken before any lease ran (it has no lease table: the lost holders
+    made it after) and restored into a new database of the cluster, which nothing sees, then
+    marked: ``shardid restored`` makes the lease table as a lease would and marks its fence,
+    so the new holders start past the lost ones' IDs. Before, it made nothing on PostgreSQL
+    and every new holder dated the lost holders' IDs again."""
+    from shardid.postgres import lease
+
+    dsn = _database(cluster, "rc_lease_none")
+    dump = tmp_path / "rc.pgdump"
+
+    def restore() -> str:
+        with psycopg.connect(cluster.dsn, autocommit=True) as admin:
+            admin.execute("CREATE DATABASE rc_lease_none_back")
+        new = cluster.dsn.replace("dbname=postgres", "dbname=rc_lease_none_back")
+        _run(str(bindir() / "pg_restore"), "-d", new, str(dump))
+        return new
+
+    def mark(url: str) -> None:
+        _mark_only(url, "--table", "rc_leases")
+        with psycopg.connect(url, autocommit=True) as conn:
+            fence = conn.execute("SELECT taken_at IS NOT NULL FROM public.rc_leases WHERE layout = ''").fetchall()
+        assert fence == [(True,)], f"the made table's fence row: {fence}"
+
+    said = lease_created_after_backup(
+        lease, dsn, "rc_leases",
+        backup=lambda: _run(str(bindir() / "pg_dump"), "-Fc", "-f", str(dump), "-d", dsn),
+        restore=restore, mark=mark, table_in_backup=False,
+    )  # fmt: skip
+    print(f"\na dump without the lease table restored into a new database, marked: {said}")
+
+
+def test_restored_by_a_role_that_may_not_create_tables_makes_no_lease_table_and_goes_on(cluster: Any) -> None:
+    """Where the role running ``shardid restored`` may not create tables in the schema a lease
+    of its would use (``public`` for a role that does not own the database, PostgreSQL 15 on),
+    no lease of that role could have made the table either: nothing is made, and the tags and
+    topics are still marked, where a ``CREATE TABLE`` would have failed the whole command."""
+    dsn = _database(cluster, "rc_lease_plain")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE ROLE rc_plain LOGIN")
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        conn.execute("GRANT USAGE ON SCHEMA rc_seg, rc_dict TO rc_plain")
+        conn.execute("GRANT ALL ON ALL TABLES IN SCHEMA rc_seg, rc_dict TO rc_plain")
+        conn.execute("SELECT rc_seg.create_tag('orders')")
+    plain = dsn.replace("user=postgres", "user=rc_plain")
+    done = subprocess.run(
+        [sys.executable, "-m", "shardid", "restored", plain, "--segments-schema", "rc_seg", "--dictionary-schema", "rc_dict"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "marked restored: 1 tag, 0 topics" in done.stdout, done.stdout
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT to_regclass('public.shardid_leases')").fetchone() == (None,)
+    # The database's owner may: the table is made and its fence marked.
+    _mark_only(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        fence = conn.execute("SELECT taken_at IS NOT NULL FROM public.shardid_leases WHERE layout = ''").fetchall()
+    assert fence == [(True,)], fence
+
+
 def test_a_first_claim_on_a_database_never_restored_is_not_delayed(cluster: Any) -> None:
     """The lease table's fence costs a database never restored nothing: a first claim (the
     table and its fence made) and a first claim of a shard the table lacks start at the clock."""

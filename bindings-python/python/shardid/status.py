@@ -240,12 +240,14 @@ def _cell(value: Any) -> str | None:
 
 
 def _run(run: _StatusRun, conn: Any) -> None:
-    """Runs the core's statements on ``conn`` (a DB-API connection) and feeds the rows back."""
+    """Runs the core's statements on ``conn`` (a DB-API connection) and feeds the rows back: none
+    for a statement that returns no result (``shardid restored`` making a missing lease table,
+    where psycopg's ``fetchall`` would raise)."""
     while (sql := run.next()) is not None:
         cur = conn.cursor()
         try:
             cur.execute(sql)
-            rows = cur.fetchall()
+            rows = cur.fetchall() if cur.description is not None else []
         finally:
             cur.close()
         run.feed([[_cell(c) for c in row] for row in rows])

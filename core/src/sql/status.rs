@@ -158,6 +158,10 @@ pub struct StatusReader {
     attached: [bool; 2],
     /// SQLite: whether the lease's schema is an attached database.
     lease_attached: bool,
+    /// PostgreSQL: whether the current user may create tables where a lease of its would make
+    /// the lease table (the schema named, else the current schema): `restored` makes a missing
+    /// one only then.
+    lease_creatable: bool,
     leases: Vec<LeaseRow>,
     /// Under `restored`: the statements marking the lease table's fence row (issue 54), run
     /// right after the probe, and how many of them ran.
@@ -254,6 +258,7 @@ impl StatusReader {
             rates: false,
             attached: [false; 2],
             lease_attached: false,
+            lease_creatable: false,
             leases: Vec::new(),
             lease_marks: (Vec::new(), 0),
             tags: Vec::new(),
@@ -631,9 +636,13 @@ impl StatusReader {
         // plain identifiers. Its schema, owner, whether one of the current user's roles owns
         // it (`pg_auth_members` followed, as the lease's check) and the user are columns 8 to
         // 11; from then on the rows are read from `"schema"."table"`, never by search path.
-        let lease = match &self.lease_schema {
-            Some(schema) => format!("\"{schema}\".\"{t}\""),
-            None => format!("\"{t}\""),
+        // Column 12: whether the user may create the table where a lease of its would.
+        let (lease, home) = match &self.lease_schema {
+            Some(schema) => (
+                format!("\"{schema}\".\"{t}\""),
+                format!("to_regnamespace('{schema}')"),
+            ),
+            None => (format!("\"{t}\""), "current_schema()".into()),
         };
         match self.step {
             Step::Schemas | Step::Probe | Step::Done => format!(
@@ -649,7 +658,9 @@ impl StatusReader {
                  n.nspname::text, pg_get_userbyid(c.relowner), CASE WHEN c.relowner IN \
                  (WITH RECURSIVE mine(r) AS (SELECT oid FROM pg_roles WHERE rolname = current_user \
                  UNION SELECT m.roleid FROM pg_auth_members AS m JOIN mine ON m.member = mine.r) \
-                 SELECT r FROM mine) THEN 'true' ELSE 'false' END, current_user::text \
+                 SELECT r FROM mine) THEN 'true' ELSE 'false' END, current_user::text, \
+                 CASE WHEN coalesce(has_schema_privilege({home}, 'CREATE'), false) \
+                 THEN 'true' ELSE 'false' END \
                  FROM (SELECT) AS one LEFT JOIN pg_class AS c ON c.oid = to_regclass('{lease}') \
                  LEFT JOIN pg_namespace AS n ON n.oid = c.relnamespace"
             ),
@@ -851,9 +862,12 @@ impl StatusReader {
     /// Every lease's next claim reads the mark: a shard's row the restored data lacks, or one
     /// last taken before the mark, starts past what a lost holder could have dated
     /// ([`super::LeaseProtocol`]). A table the probe did not find is made where a lease makes
-    /// it (the MySQL family, SQLite), so a backup taken before any lease ran is marked too; on
-    /// PostgreSQL (whose status drivers read a result from every statement) it is not, nor is
-    /// another role's table found through `search_path`, which is not read either.
+    /// it (on PostgreSQL in the schema named, else the connection's current schema, where a
+    /// lease of the same user makes it, and only where the user may create tables: where it
+    /// may not, neither could its leases, and `restored` must not fail for an application
+    /// without leases; each statement returns no row), so a backup taken before any lease ran
+    /// is marked too: the lost holders made the table after it. Another role's table found
+    /// through `search_path` is neither marked nor read.
     fn lease_marks_due(&self) -> Vec<String> {
         if !self.mark_restored || self.leases_not_read.is_some() {
             return Vec::new();
@@ -861,12 +875,20 @@ impl StatusReader {
         let t = &self.table;
         let exists = self.present[0];
         match self.family {
-            Dialect::Postgres => match (exists, &self.lease_at) {
-                (true, Some(schema)) => {
-                    super::lease::mark_restored(self.family, &format!("\"{schema}\".\"{t}\""), true)
+            Dialect::Postgres => {
+                let schema = self.lease_at.as_ref().or(self.lease_schema.as_ref());
+                let name = schema.map_or_else(
+                    // No schema named, no table found: made in the current schema (the first
+                    // of `search_path` that exists), and marked there through the same path.
+                    || format!("\"{t}\""),
+                    |schema| format!("\"{schema}\".\"{t}\""),
+                );
+                if exists || self.lease_creatable {
+                    super::lease::mark_restored(self.family, &name, exists)
+                } else {
+                    Vec::new()
                 }
-                _ => Vec::new(),
-            },
+            }
             Dialect::Mysql | Dialect::Mariadb => super::lease::mark_restored(
                 self.family,
                 &self
@@ -982,6 +1004,8 @@ impl StatusReader {
                     Dialect::Sqlite => false,
                 };
                 self.fences = [cell(row, 6) == Some("true"), cell(row, 7) == Some("true")];
+                self.lease_creatable =
+                    self.family == Dialect::Postgres && cell(row, 12) == Some("true");
                 self.lease_found(row)?;
                 self.check_afters()?;
                 self.lease_marks = (self.lease_marks_due(), 0);
@@ -2338,6 +2362,100 @@ mod tests {
                 .unwrap()
                 .contains("table_schema = 'app' AND table_name = 'shardid_leases'")
         );
+    }
+
+    /// Issue 54: a backup taken before any lease ran has no lease table; the lost holders made
+    /// one after it. `restored` on PostgreSQL makes the table as a lease would (in the schema
+    /// named, else the current schema) and marks its fence row, so a new holder starts past
+    /// what they could have dated; before, nothing was made or marked.
+    #[test]
+    fn restored_on_postgres_makes_a_missing_lease_table_and_marks_its_fence() {
+        // The probe's row: whether the lease table exists, and whether the user may create it.
+        let probe = |lease: &str, creatable: &str| {
+            row(&[
+                Some("1764115200000"),
+                Some(lease),
+                Some("false"),
+                Some("false"),
+                Some("false"),
+                Some("true"),
+                Some("false"),
+                Some("false"),
+                (lease == "true").then_some("app"),
+                (lease == "true").then_some("app"),
+                Some(if lease == "true" { "true" } else { "false" }),
+                Some("app"),
+                Some(creatable),
+            ])
+        };
+        let create = |t: &str| {
+            format!(
+                "CREATE TABLE IF NOT EXISTS {t} (layout text NOT NULL, shard bigint NOT NULL, \
+                 ceiling bigint NOT NULL DEFAULT 0, holder text, taken_at timestamptz, token text, \
+                 expires_at timestamptz, tli integer, sysid bigint, PRIMARY KEY (layout, shard))"
+            )
+        };
+        let mark = |t: &str| {
+            format!(
+                "WITH m AS (INSERT INTO {t} AS l (layout, shard, ceiling, taken_at) VALUES ('', -1, \
+                 0, now()) ON CONFLICT (layout, shard) DO UPDATE SET taken_at = now() RETURNING 1) \
+                 SELECT 1 FROM m WHERE false"
+            )
+        };
+        for (schema, table) in [
+            (None, "\"shardid_leases\""),
+            (Some("app"), "\"app\".\"shardid_leases\""),
+        ] {
+            let mut r = StatusReader::new(
+                Dialect::Postgres,
+                "shardid_leases",
+                "seg",
+                "dict",
+                Layout::INSTAGRAM,
+            )
+            .unwrap()
+            .lease_schema(schema)
+            .unwrap()
+            .marking_restored();
+            assert!(r.next().unwrap().contains("has_schema_privilege"));
+            let mut cannot = r.clone();
+            r.feed(&[probe("false", "true")]).unwrap();
+            assert_eq!(r.next().unwrap(), create(table), "{schema:?}");
+            r.feed(&[]).unwrap();
+            assert_eq!(r.next().unwrap(), mark(table), "{schema:?}");
+            r.feed(&[]).unwrap();
+            // Nothing else is installed: the lease table is not made or marked twice.
+            assert_eq!(r.next(), None, "{schema:?}");
+            // Where the user may not create tables, neither could its leases: nothing to make,
+            // and restored goes on (an application without leases, a restricted role).
+            cannot.feed(&[probe("false", "false")]).unwrap();
+            assert_eq!(cannot.next(), None, "{schema:?}");
+        }
+        // A table found is marked where it was found, not made.
+        let mut r = StatusReader::new(
+            Dialect::Postgres,
+            "shardid_leases",
+            "seg",
+            "dict",
+            Layout::INSTAGRAM,
+        )
+        .unwrap()
+        .marking_restored();
+        r.next().unwrap();
+        r.feed(&[probe("true", "false")]).unwrap();
+        assert_eq!(r.next().unwrap(), mark("\"app\".\"shardid_leases\""));
+        // Not under a plain status.
+        let mut r = StatusReader::new(
+            Dialect::Postgres,
+            "shardid_leases",
+            "seg",
+            "dict",
+            Layout::INSTAGRAM,
+        )
+        .unwrap();
+        r.next().unwrap();
+        r.feed(&[probe("false", "true")]).unwrap();
+        assert_eq!(r.next(), None);
     }
 
     #[test]

@@ -54,10 +54,13 @@ const MAX_CLAIMS: u32 = 32;
 
 /// `shardid restored`'s statements marking the lease table `name` (quoted as the dialect
 /// quotes, with its schema where known) restored (issue 54): its fence row's mark set to the
-/// database's clock, which the next claim of every lease reads. On the MySQL family the table is
-/// made first when `exists` is false (SQLite's: [`super::sqlite`]); on PostgreSQL a status's
-/// drivers read a result from every statement, so a missing table is not made (nothing is
-/// marked then).
+/// database's clock, which the next claim of every lease reads. When `exists` is false the
+/// table is made first, with the statement a lease makes it with (SQLite's:
+/// [`super::sqlite`]): a backup taken before the first lease ran has no table, and the lost
+/// holders that made one after it dated IDs that a new holder, finding no mark, would date
+/// again. On PostgreSQL the table is then owned by the role that ran `shardid restored`, as a
+/// lease's own table is owned by the lease's user: run it as that role (a lease refuses a
+/// table none of its user's roles own, naming the owner).
 #[cfg(feature = "std")]
 pub(crate) fn mark_restored(
     dialect: Dialect,
@@ -66,14 +69,19 @@ pub(crate) fn mark_restored(
 ) -> alloc::vec::Vec<alloc::string::String> {
     let mut out = alloc::vec::Vec::new();
     match Family::of(dialect) {
-        Family::Postgres if exists => out.push(postgres::MARK.replace("{t}", name)),
+        Family::Postgres => {
+            if !exists {
+                out.push(postgres::CREATE_TABLE.replace("{t}", name));
+            }
+            out.push(postgres::MARK.replace("{t}", name));
+        }
         Family::Mysql => {
             if !exists {
                 out.push(mysql::CREATE_TABLE.replace("{t}", name));
             }
             out.push(mysql::MARK.replace("{t}", name));
         }
-        Family::Postgres | Family::Sqlite => {}
+        Family::Sqlite => {}
     }
     out
 }
