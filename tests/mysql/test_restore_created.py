@@ -100,6 +100,34 @@ def test_restored_after_starts_right_past_what_the_operator_gives(server: Any, c
     print(f"\nmariadb-dump restored, restored --after: {said}")
 
 
+def test_status_says_how_much_of_the_period_the_skip_used_and_when_it_runs_out(server: Any, conn: Any) -> None:
+    """After a marked restore on MariaDB, ``shardid status`` says of a serial's current period
+    how much of its numbers the restore's skip used and when the rest runs out at the rate its
+    row recorded (issue 54; Django's shardid.W003 reads the same warnings), as on PostgreSQL."""
+    from shardid.segments import Serials, create_serial
+
+    seg = "rcw_seg"
+    install(conn, segments(seg, dialect="mariadb"))
+    install(conn, mysql_serials(seg))
+    url = server.url_for(seg)
+    fmt = "N-{yyyy}{MM}{dd}-{seq:4}"
+    create_serial(url, "narrow", fmt, zone="UTC", schema=seg)
+    with Serials(url, "narrow", fmt, zone="UTC", schema=seg, min_size=1, max_size=1) as s:
+        s.next_serial()
+    with conn.cursor() as cur:
+        cur.execute(f"UPDATE {seg}.shardid_tags SET rate = 200")  # what a busy day recorded
+    _, stderr, code = status_main(["restored", url, "--segments-schema", seg])
+    assert code == 0, stderr
+    with Serials(url, "narrow", fmt, zone="UTC", schema=seg, min_size=1, max_size=1) as s:
+        after = s.next_serial()
+    stdout, stderr, code = status_main(["status", url, "--segments-schema", seg])
+    assert code == 0, stderr
+    period = after.split("-")[1]
+    said = f"serial period narrow@{period[:4]}-{period[4:6]}-{period[6:]} has used "
+    assert said in stdout and "at its recorded rate (200.0/s) the rest runs out at" in stdout, stdout
+    print(f"\nafter the skip ({after}): {stdout[stdout.index(said):].splitlines()[0]}")
+
+
 def _lease_scenario(server: Server, conn: Any, tmp_path: Path, db: str, *, marked: bool) -> str:
     """Issue 54's lease row on MariaDB: a ``mariadb-dump`` with the lease table but not shard
     0's row, a holder of shard 0 dating IDs 1.95 s ahead of the server's clock, the dump
