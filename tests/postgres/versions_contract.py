@@ -197,6 +197,11 @@ def test_a_take_a_serial_a_dictionary_batch_and_public_ids(server: Server, db: p
     finally:
         invoices.close()
     assert [s[-4:] for s in serials] == ["0001", "0002", "0003"]
+    # The same DDL's takes in SQL alone, past what the clients took (and gave back).
+    (dense,) = db.execute("SELECT seg.next_dense_id('orders')").fetchone()  # type: ignore[misc]
+    assert dense > 25
+    (serial,) = db.execute("SELECT seg.next_serial('inv', 'INV-{yyyy}-{seq:4}', 'UTC')").fetchone()  # type: ignore[misc]
+    assert serial.startswith("INV-") and int(serial[-4:]) > 3, serial
     with Dictionary(server.url, "tags", schema="dict") as tags:
         tags.create()
         assert tags.ids(["a", "b", "a", "c"]) == [0, 1, 0, 2]
