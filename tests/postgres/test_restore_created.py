@@ -298,6 +298,35 @@ def test_restored_by_a_role_that_may_not_create_tables_makes_no_lease_table_and_
     assert fence == [(True,)], fence
 
 
+def test_django_shardid_restored_marks_the_lease_table_where_the_projects_lease_keeps_it(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """``manage.py shardid_restored`` marks the lease table in the schema the project's lease
+    uses (``SHARDID["lease"]["schema"]``), made there where the restored data has none: the
+    fence the project's leases read. Before, it marked (and now would have made)
+    ``public.shardid_leases``, which no lease of the project reads."""
+    from django_project import database
+
+    _database(cluster, "rc_django")
+    dsn = cluster.dsn.replace("dbname=postgres", "dbname=rc_django")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA app")
+    (tmp_path / "settings.py").write_text(
+        'SECRET_KEY = "test"\nINSTALLED_APPS = ["shardid.django"]\nUSE_TZ = True\n'
+        f"DATABASES = {{'default': {database('postgresql', cluster.port, 'rc_django')}}}\n"
+        'SHARDID = {"layout": "instagram", "lease": {"schema": "app", "shards": [0, 4]}}\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "django", "shardid_restored"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "DJANGO_SETTINGS_MODULE": "settings"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        fence = conn.execute("SELECT taken_at IS NOT NULL FROM app.shardid_leases WHERE layout = ''").fetchall()
+        assert conn.execute("SELECT to_regclass('public.shardid_leases')").fetchone() == (None,)
+    assert fence == [(True,)], fence
+
+
 def test_a_first_claim_on_a_database_never_restored_is_not_delayed(cluster: Any) -> None:
     """The lease table's fence costs a database never restored nothing: a first claim (the
     table and its fence made) and a first claim of a shard the table lacks start at the clock."""

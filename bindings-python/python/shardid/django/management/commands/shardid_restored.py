@@ -89,7 +89,7 @@ class Command(BaseCommand):
             if not name or name == ":memory:" or name.startswith("file:"):
                 raise CommandError(f"shardid_restored: the database {options['database']!r} is in memory: nothing to mark")
             target = f"sqlite:///{os.path.abspath(name)}"
-            self._mark(target, ["main"], ["main"], _after_options(options))
+            self._mark(target, options["database"], ["main"], ["main"], _after_options(options))
             return
         else:
             raise CommandError(
@@ -97,20 +97,28 @@ class Command(BaseCommand):
                 f"{connection.vendor}, where shardid keeps no rows)"
             )
         segments, dictionaries = _migration_schemas()
-        self._mark(target, segments or ["seg"], dictionaries or ["dict"], _after_options(options))
+        self._mark(target, options["database"], segments or ["seg"], dictionaries or ["dict"], _after_options(options))
 
-    def _mark(self, target: str, segments: list[str], dictionaries: list[str], after: list[str]) -> None:
-        """``shardid restored`` on ``target`` for each schema the migrations install segments and
-        the dictionary in; the ``--after`` options (``after``) with the first of them only (the
-        tags and topics they name are made where missing: in one schema)."""
+    def _mark(self, target: str, using: str, segments: list[str], dictionaries: list[str], after: list[str]) -> None:
+        """``shardid restored`` on ``target`` (the database alias ``using``) for each schema the
+        migrations install segments and the dictionary in; the ``--after`` options (``after``)
+        with the first of them only (the tags and topics they name are made where missing: in
+        one schema). The lease table is marked where the project's lease keeps it, in the schema
+        ``SHARDID["lease"]["schema"]`` names when the lease is kept in this database (else where
+        a lease with no schema finds it): the fence the project's leases read."""
+        from shardid.django.status import places
         from shardid.status import main
+
+        where = places()
+        schema = where["lease_schema"] if where["lease"] == using else None
+        lease = ["--lease-schema", schema] if isinstance(schema, str) else []
 
         # Marking is idempotent (a mark is cleared by the one skip it causes), so a schema named
         # twice below is marked once in effect.
         for i, (seg, dic) in enumerate(zip_longest(segments, dictionaries, fillvalue=None)):
             stdout, stderr, code = main(
                 ["restored", target, "--segments-schema", seg or segments[0], "--dictionary-schema", dic or dictionaries[0],
-                 *(after if i == 0 else [])]
+                 *lease, *(after if i == 0 else [])]
             )  # fmt: skip
             self.stdout.write(stdout, ending="")
             if code:
