@@ -121,15 +121,14 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mysql::_mysql_serial_statements, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_registration_problem, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_assign_new, m)?)?;
-    m.add_function(wrap_pyfunction!(mysql::_mysql_assign_again, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_detected, m)?)?;
     m.add("_MYSQL_DETECT_DIALECT", shardid::sql::mysql::DETECT_DIALECT)?;
-    m.add_function(wrap_pyfunction!(mysql::_topic_base, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_url, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_database_of_url, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_url_shown, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_redacted, m)?)?;
     m.add_class::<mysql::PyMysqlDictSql>()?;
+    m.add_class::<mysql::PyMysqlAssign>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "DEFAULT_BACKWARDS_TOLERANCE_MS",

@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use shardid::sql::mysql::{
     MysqlDictionaryStatements, MysqlSerials, MysqlUrl, assign_new, registration_problem,
-    script_statements, topic_base,
+    script_statements,
 };
 use shardid::sql::{Dialect, Mysql, MysqlDictionary, MysqlSegments, Placeholders};
 
@@ -239,17 +239,6 @@ pub(crate) fn _assign_new(answers: Vec<Option<u64>>, base: u64) -> Vec<(usize, u
     assign_new(&answers, base).collect()
 }
 
-/// Whether the dictionary's transaction, which failed with the MySQL error `code` at its
-/// `attempt`-th run (from 1), runs again (the core's `assign_again`: rolled back whole, and
-/// runs left).
-#[pyfunction]
-pub(crate) fn _mysql_assign_again(code: &Bound<'_, PyAny>, attempt: u32) -> bool {
-    // Any integer a driver put first in its error's arguments (however large): only MySQL's
-    // numbers can match.
-    code.extract::<u16>()
-        .is_ok_and(|code| shardid::sql::mysql::assign_again(code, attempt))
-}
-
 /// The dialect of a server by its answer to `_MYSQL_DETECT_DIALECT` (the core's
 /// `Dialect::detected`): `code` is the MySQL error number it refused the statement with, or
 /// `None` when it answered; `None` back for an error that says nothing of the dialect (the
@@ -262,13 +251,6 @@ pub(crate) fn _mysql_detected(code: Option<&Bound<'_, PyAny>>) -> Option<&'stati
         Some(code) => Some(code.extract::<u16>().ok()?.to_string()),
     };
     Dialect::detected(code.as_deref()).map(Dialect::name)
-}
-
-/// The first ID new strings of a topic get, its locked row reading `next` (which the lock
-/// statement already moved past a step back: `moved`).
-#[pyfunction]
-pub(crate) fn _topic_base(next: u64, moved: bool) -> u64 {
-    topic_base(next, moved)
 }
 
 /// `(user, password, host, port, database)` of a `mysql://` or `mariadb://` URL, or
@@ -311,4 +293,124 @@ pub(crate) fn _url_shown(url: &str) -> String {
 #[pyfunction]
 pub(crate) fn _redacted(text: &str, url: &str) -> String {
     shardid::sql::redacted(text, url)
+}
+
+/// The core's transaction that numbers a dictionary's new strings on the MySQL family
+/// (`shardid::dictionary::protocol::MysqlAssign`), for `_dictionary_async.py` to run over
+/// PyMySQL, aiomysql or Django's connection: the lock, the locking re-check, the numbering, the
+/// insert, the move of the topic's next ID and the run again of a transaction the server rolled
+/// back whole are the core's; the executor only runs them. `next()` answers a tuple:
+/// `("begin",)`, `("commit",)`, `("rollback",)`, `("run", sql, values)`, `("assigned", ids)`
+/// (each string's ID, in order) or `("failed", why)`: `"driver"` (raise the last driver error
+/// fed), `"unknown_topic"`, `"topic_dropped"`, `"unusable"`.
+#[pyclass(module = "shardid._shardid", name = "_MysqlAssign")]
+pub(crate) struct PyMysqlAssign {
+    inner: shardid::dictionary::protocol::MysqlAssign,
+}
+
+#[pymethods]
+impl PyMysqlAssign {
+    /// The transaction numbering `missing` (distinct strings) of `topic` on a server of
+    /// `dialect` (`"mysql"`, `"mariadb"`) whose `schema` holds the DDL; `resend`: run again
+    /// when the server rolled it back whole (not inside a caller's transaction).
+    #[new]
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts a list into a Vec
+    fn new(
+        py: Python<'_>,
+        dialect: &str,
+        schema: &str,
+        topic: &str,
+        missing: Vec<String>,
+        resend: bool,
+    ) -> PyResult<Self> {
+        let dialect = dialect_arg(py, Some(dialect))?;
+        let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+        let inner = shardid::dictionary::protocol::MysqlAssign::new(
+            dialect,
+            schema,
+            Placeholders::Format,
+            topic,
+            &missing,
+        )
+        .map_err(|e| sql_error(py, e))?;
+        Ok(Self {
+            inner: if resend { inner } else { inner.once() },
+        })
+    }
+
+    /// What to do next (see the class).
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        use pyo3::types::{PyString, PyTuple};
+        use shardid::dictionary::protocol::{Failure, Step};
+        use shardid::sql::Value;
+        Ok(match self.inner.next() {
+            Step::Begin => ("begin",).into_pyobject(py)?.into_any(),
+            Step::Commit => ("commit",).into_pyobject(py)?.into_any(),
+            Step::RollBack => ("rollback",).into_pyobject(py)?.into_any(),
+            Step::Run { statement, values } => {
+                let values: Vec<Bound<'py, PyAny>> = values
+                    .iter()
+                    .map(|value| match value {
+                        Value::Text(text) => PyString::new(py, text).into_any(),
+                        Value::Int(n) => n
+                            .into_pyobject(py)
+                            .map_or_else(|e| match e {}, Bound::into_any),
+                    })
+                    .collect();
+                ("run", statement, PyTuple::new(py, values)?)
+                    .into_pyobject(py)?
+                    .into_any()
+            }
+            Step::Assigned(ids) => ("assigned", ids.to_vec()).into_pyobject(py)?.into_any(),
+            Step::Failed(failure) => {
+                let why = match failure {
+                    Failure::Driver => "driver",
+                    Failure::UnknownTopic => "unknown_topic",
+                    Failure::TopicDropped => "topic_dropped",
+                    _ => "unusable",
+                };
+                ("failed", why).into_pyobject(py)?.into_any()
+            }
+            _ => ("failed", "unusable").into_pyobject(py)?.into_any(),
+        })
+    }
+
+    /// Every row the step returned (`(value, id)` with the value as text, `(topic_id, next,
+    /// dropped, moved)` as integers; none for the others).
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts a list into a Vec
+    fn answer(&mut self, rows: Vec<Vec<Option<MysqlColumn>>>) {
+        use shardid::sql::Cell;
+        let cells: Vec<Vec<Cell<'_>>> = rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|column| match column {
+                        None => Cell::Null,
+                        Some(MysqlColumn::Int(n)) => Cell::Int(*n),
+                        Some(MysqlColumn::Text(text)) => Cell::Text(text),
+                    })
+                    .collect()
+            })
+            .collect();
+        let rows: Vec<&[Cell<'_>]> = cells.iter().map(Vec::as_slice).collect();
+        self.inner.answer(&rows);
+    }
+
+    /// The step failed with the driver's MySQL error number `code` (`None`: none, a lost
+    /// connection).
+    #[pyo3(signature = (code = None))]
+    fn failed(&mut self, code: Option<&Bound<'_, PyAny>>) {
+        // Any integer a driver put first in its error's arguments (however large).
+        let code = code
+            .and_then(|c| c.extract::<u64>().ok())
+            .map(|c| c.to_string());
+        self.inner.failed(code.as_deref());
+    }
+}
+
+/// A column of a row the transaction reads: an integer, or text (bytes decoded by the caller).
+#[derive(FromPyObject)]
+pub(crate) enum MysqlColumn {
+    Int(i64),
+    Text(String),
 }

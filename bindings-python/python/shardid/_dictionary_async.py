@@ -8,9 +8,10 @@ A dialect object per database, chosen once from the URL by the core's rule
 ``create``, ``drop``), each on a connection it is given: PostgreSQL's are one call of the DDL's
 functions each; MySQL's and MariaDB's are the core's protocol (``shardid::sql::mysql``'s
 dictionary): lookups without a lock, then for strings still missing one transaction that locks
-the topic row, looks again with a locking read, numbers the rest from the topic's next ID (the
-core's ``assign_new``), inserts them and moves ``next`` on. Django runs the same steps on its
-own connections (``shardid.django.dictionary``).
+the topic row, looks again with a locking read, numbers the rest from the topic's next ID,
+inserts them and moves ``next`` on, whose steps (and its run again after the server rolled it
+back whole) are the core's ``MysqlAssign`` (``_MysqlAssign``), which ``_assign`` only executes.
+Django runs the same steps on its own connections (``shardid.django.dictionary``).
 """
 
 from __future__ import annotations
@@ -27,13 +28,11 @@ from shardid._errors import DatabaseUnreachableError, ShardIdError
 from shardid._shardid import (
     _TOPIC_DROPPED_SQLSTATE,
     _UNKNOWN_TOPIC_SQLSTATE,
-    _assign_new,
     _database_of_url,
     _dictionary_statements,
     _error,
+    _MysqlAssign,
     _MysqlDictSql,
-    _mysql_assign_again,
-    _topic_base,
 )
 
 
@@ -119,6 +118,7 @@ class _AsyncMysql(_link_async._AsyncMysqlLink):
 
     def __init__(self, schema: str, topic: str) -> None:
         self._sqls = {d: _MysqlDictSql(schema, d) for d in _mysql.DIALECTS}
+        self._schema = schema
         self.topic = topic
         self._statements: dict[tuple[str, str, int], str] = {}
 
@@ -162,62 +162,54 @@ class _AsyncMysql(_link_async._AsyncMysqlLink):
         answers = await self.lookup(conn, values)
         if None not in answers:
             return answers  # type: ignore[return-value]
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return await self._assign(conn, values, answers)
-            except Exception as e:
-                # Rolled back whole by the server: the core's rule says whether to run it again.
-                # Inside a caller's transaction (Django's atomic()), a rolled-back one is the
-                # caller's to run again.
-                number = _mysql._number(e)
-                if number is None or not getattr(conn, "retryable", True) or not _mysql_assign_again(number, attempt):
-                    raise
+        return await self._assign(conn, values, answers)
 
     async def _assign(self, conn: Any, values: Sequence[str], answers: list[int | None]) -> list[int]:
-        """New IDs for the strings of ``values`` still missing, in one transaction. On asyncio a
-        task cancelled here closes the connection (its answer is unread: nothing more can be
-        sent on it), and the server rolls the transaction back, or has committed it already:
-        either way the topic stays dense."""
+        """New IDs for the strings of ``values`` still missing: the core's transaction, each
+        step sent as it says and its rows or the driver's error number fed back. Inside a
+        caller's transaction (Django's atomic()), a rolled-back one is the caller's to run again.
+        On asyncio a task cancelled here closes the connection (its answer is unread: nothing
+        more can be sent on it), and the server rolls the transaction back, or has committed it
+        already: either way the topic stays dense."""
         missing = [v for v, a in zip(values, answers) if a is None]
-        try:
-            await conn.begin()
-            async with conn.cursor() as cur:
-                await cur.execute(self._sql(conn, "lock"), (self.topic,))
-                locked = await cur.fetchone()
-                if locked is None:
-                    raise self._unknown()
-                await cur.execute(self._sql(conn, "recheck", len(missing)), (locked[0], *missing))
-                rechecked = await cur.fetchall()
-                topic_id, next_id, dropped, moved = locked
-                # After a step back (another server or origin, or marked restored) the lock
-                # statement already moved next past what the topic's rate could have assigned.
-                base = _topic_base(next_id, bool(moved))
-                found = {value.decode(): id for value, id in rechecked}
-                still: list[int | None] = [found.get(v) for v in missing]
-                new = _assign_new(still, base)
-                if new and dropped:
-                    raise self._dropped()
-                params: list[Any] = []
-                for i, id in new:
-                    params += (topic_id, missing[i], id)
-                    still[i] = id
-                if params:
-                    await cur.execute(self._sql(conn, "insert", len(params) // 3), params)
-                    await cur.execute(self._sql(conn, "advance"), (base + len(new), self.topic))
-            await conn.commit()
-        except asyncio.CancelledError:
-            _mysql.close_now(conn)
-            raise
-        except BaseException:
+        resend = bool(getattr(conn, "retryable", True))
+        tx = _MysqlAssign(_mysql.dialect_of(conn), self._schema, self.topic, missing, resend)
+        error: BaseException | None = None
+        while True:
+            step = tx.next()
+            rows: Sequence[Sequence[Any]] = ()
             try:
-                await conn.rollback()
-            except Exception:  # noqa: BLE001, S110 - the connection broke: the server rolls back
-                pass
-            raise
-        by_value = dict(zip(missing, still))
-        return [a if a is not None else by_value[v] for v, a in zip(values, answers)]  # type: ignore[misc]
+                if step[0] == "begin":
+                    await conn.begin()
+                elif step[0] == "commit":
+                    await conn.commit()
+                elif step[0] == "rollback":
+                    await conn.rollback()
+                elif step[0] == "run":
+                    async with conn.cursor() as cur:
+                        await cur.execute(step[1], step[2])
+                        rows = await cur.fetchall() or ()
+                elif step[0] == "assigned":
+                    by_value = dict(zip(missing, step[1]))
+                    return [a if a is not None else by_value[v] for v, a in zip(values, answers)]
+                elif step[1] == "unknown_topic":
+                    raise self._unknown()
+                elif step[1] == "topic_dropped":
+                    raise self._dropped()
+                elif error is not None:
+                    raise error
+                else:
+                    raise _mysql.ServerError("XX000", f"the server's answer for topic {self.topic!r} is not one shardid's DDL makes")
+            except asyncio.CancelledError:
+                _mysql.close_now(conn)
+                raise
+            except Exception as e:  # noqa: BLE001 - fed to the protocol, raised when it fails
+                if step[0] in ("failed", "assigned"):
+                    raise
+                error = e
+                tx.failed(_mysql._number(e))
+                continue
+            tx.answer([[c.decode() if isinstance(c, (bytes, bytearray)) else c for c in row] for row in rows])
 
     async def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
         async with conn.cursor() as cur:

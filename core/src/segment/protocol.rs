@@ -366,18 +366,36 @@ impl SegmentProtocol {
 
     /// The next take starts at `server`, and a give-back before any take goes there: the
     /// server a driver found answering when it connected.
+    #[cfg(any(
+        feature = "postgres",
+        feature = "mysql",
+        feature = "sqlite",
+        feature = "redis"
+    ))]
     pub(crate) fn start_at(&mut self, server: usize) {
         let server = server % self.servers.len();
         (self.turn, self.last) = (server, server);
     }
 
     /// The tag's stride on `server`, once learnt (the MySQL family's first read).
+    #[cfg(any(
+        feature = "postgres",
+        feature = "mysql",
+        feature = "sqlite",
+        feature = "redis"
+    ))]
     pub(crate) fn stride(&self, server: usize) -> Option<u64> {
         self.servers.get(server).and_then(|s| s.stride)
     }
 
     /// The tag's stride on `server` as a caller learnt it before (`None`: not yet), so that a
     /// take on a connection the caller keeps is one `UPDATE` once the stride is known.
+    #[cfg(any(
+        feature = "postgres",
+        feature = "mysql",
+        feature = "sqlite",
+        feature = "redis"
+    ))]
     pub(crate) fn learnt(&mut self, server: usize, stride: Option<u64>) {
         if let Some(s) = self.servers.get_mut(server) {
             s.stride = stride;
