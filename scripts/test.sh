@@ -81,7 +81,7 @@ drop target/docsrs
 
 step "core tests" "the core with and without std, conformance vectors, README examples"
 log=$(mktemp)
-trap 'rm -f "$log" "$log.npm"' EXIT
+trap 'rm -f "$log" "$log.npm" "$log.miri"' EXIT
 cargo test --locked -p shardid --no-default-features --lib --tests 2>&1 | tee -a "$log"
 cargo test --locked --workspace 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --test serde 2>&1 | tee -a "$log"
@@ -124,31 +124,41 @@ drop target/msrv
 (cd bindings-node && npm install --no-audit --no-fund --loglevel=error) >"$log.npm" 2>&1 &
 npm_install=$!
 
-step "loom" "the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache, the serials' period switch and a lease's count of losses, over every interleaving"
-# Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
-# normal build's artifacts.
-RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --features serial --target-dir target/loom loom 2>&1 | tee -a "$log"
-drop target/loom
-
-step "Miri" "the core's unit tests and its error-kind, registry and clock-anchor tests, checked for undefined behaviour"
+step "loom" "the generator's state word, the registry, the ceiling rule, the segment allocator, the dictionary cache, the serials' period switch and a lease's count of losses, over every interleaving (the Miri step's checks run beside it)"
+# Miri's checks (the next step) run beside loom's, in the background: both are mostly one core's
+# work (loom's core crate in one codegen unit and its longest model alone; Miri's interpreter,
+# one thread whatever the tests' threads), so run one after the other they left a core idle for
+# most of their 241 s. The Miri step waits for them and shows what they printed.
+#
 # Fewer proptest cases (Miri interprets every step); the clock tests read the real clock. The
 # registry's states are leaked on purpose (never freed: see registry.rs), so only its test runs
 # with leak checks off.
-export PROPTEST_CASES=16
 # The core forbids unsafe code: what Miri checks is the unsafe code of std and the dependencies
 # under our calls (the registry's statics, the clock anchor, threads). Tests that only loop over
 # the core's safe arithmetic run natively in the step above, not here: the layout and decimal
 # suites (proptests) took 402 s and 185 s under Miri in a clean run on this machine, and four unit tests (a cache
 # filled far past its bound, threads sharing one cache, 10,000 keys rehashed over servers, every
 # bad string and ID position) 40 s to over 4 minutes each, more than all the others together.
-MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test --locked -q -p shardid \
-    --lib --test kinds --test anchor -- \
-    --skip memory_stays_bounded_and_recent_entries_survive --skip threads_share_one_cache \
-    --skip adding_a_server_moves_only_to_the_new_one --skip bad_strings_and_ids_are_refused_with_their_position \
-    2>&1 | tee -a "$log"
-MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" cargo +nightly miri test --locked -q -p shardid \
-    --test registry 2>&1 | tee -a "$log"
-unset PROPTEST_CASES
+(
+    export PROPTEST_CASES=16
+    MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test --locked -q -p shardid \
+        --lib --test kinds --test anchor -- \
+        --skip memory_stays_bounded_and_recent_entries_survive --skip threads_share_one_cache \
+        --skip adding_a_server_moves_only_to_the_new_one --skip bad_strings_and_ids_are_refused_with_their_position
+    MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" cargo +nightly miri test --locked -q -p shardid \
+        --test registry
+) >"$log.miri" 2>&1 &
+miri=$!
+# Its own target directory: `--cfg loom` rebuilds every crate, and would otherwise evict the
+# normal build's artifacts.
+RUSTFLAGS="--cfg loom" cargo test --locked -p shardid --lib --release --features serial --target-dir target/loom loom 2>&1 | tee -a "$log"
+drop target/loom
+
+step "Miri" "the core's unit tests and its error-kind, registry and clock-anchor tests, checked for undefined behaviour (started beside loom)"
+miri_status=0
+wait "$miri" || miri_status=$?
+tee -a "$log" <"$log.miri"
+[ "$miri_status" -eq 0 ] || exit "$miri_status"
 
 step "fuzzing" "every cargo-fuzz target for 15 s from its checked-in corpus, two at a time"
 scripts/fuzz.sh 15 2>&1 | tee -a "$log"
@@ -160,7 +170,7 @@ scripts/release.sh --host >"$log.release" 2>&1 || { tail -60 "$log.release"; exi
 sed -n '/^| /p' dist/ARTIFACTS.md
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 built=$(mktemp -d)
-trap 'rm -rf "$log" "$log.npm" "$log.release" "$built"' EXIT
+trap 'rm -rf "$log" "$log.npm" "$log.miri" "$log.release" "$built"' EXIT
 # The suites below test what release.sh built, not a build of their own:
 #   the manylinux wheel (tests/python/run.sh and every suite that installs the wheel),
 #   shardid-linux-x64-gnu's addon (scripts/node-addon.sh puts it in bindings-node/),
