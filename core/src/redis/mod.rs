@@ -85,6 +85,116 @@ pub fn is_redis_url(url: &str) -> bool {
     )
 }
 
+/// What a Sentinel URL names ([`sentinel_url`]): the sentinels to ask, the primary's name
+/// among them, and what to connect to the primary with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentinelUrl {
+    /// The sentinels, `(host, port)`, in the URL's order (port 26379 when none is given).
+    pub sentinels: Vec<(String, u16)>,
+    /// The name the sentinels monitor the primary under.
+    pub master: String,
+    /// The database number on the primary (0 when none is given).
+    pub db: u32,
+    /// The user for the primary (`None`: the default user).
+    pub username: Option<String>,
+    /// The password for the primary.
+    pub password: Option<String>,
+}
+
+/// Sentinel's default port.
+pub const SENTINEL_PORT: u16 = 26379;
+
+/// Decodes `%XX` escapes (a user or password with `@`, `:` or `/` in it).
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Reads a Sentinel URL, `redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/master[/db]`
+/// (the form redis-py's and ioredis's users write for a Sentinel group): every client connects
+/// to the primary the sentinels name, asking them again after each lost connection.
+///
+/// # Errors
+/// Why the URL is refused (no sentinel, a bad port, no master name, a bad database number).
+pub fn sentinel_url(url: &str) -> Result<SentinelUrl, &'static str> {
+    let rest = url
+        .strip_prefix("redis+sentinel://")
+        .ok_or("is not a redis+sentinel:// URL")?;
+    let (authority, path) = rest
+        .split_once('/')
+        .ok_or("names no master: .../mymaster")?;
+    let (userinfo, hosts) = match authority.rsplit_once('@') {
+        Some((userinfo, hosts)) => (Some(userinfo), hosts),
+        None => (None, authority),
+    };
+    let (username, password) = match userinfo {
+        None => (None, None),
+        Some(info) => {
+            let (user, password) = match info.split_once(':') {
+                Some((user, password)) => (user, Some(password)),
+                None => (info, None),
+            };
+            let user =
+                percent_decoded(user).ok_or("has a user that is not percent-encoded UTF-8")?;
+            let password = password
+                .map(|p| {
+                    percent_decoded(p).ok_or("has a password that is not percent-encoded UTF-8")
+                })
+                .transpose()?;
+            ((!user.is_empty()).then_some(user), password)
+        }
+    };
+    let mut sentinels = Vec::new();
+    for host in hosts.split(',') {
+        let (name, port) = match host.rsplit_once(':') {
+            Some((name, port)) if !name.ends_with(']') || name.starts_with('[') => (
+                name,
+                port.parse::<u16>()
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .ok_or("has a sentinel port that is not 1 to 65535")?,
+            ),
+            _ => (host, SENTINEL_PORT),
+        };
+        let name = name.trim_start_matches('[').trim_end_matches(']');
+        if name.is_empty() {
+            return Err("names no sentinel host: host:26379[,host:26380...]");
+        }
+        sentinels.push((name.to_string(), port));
+    }
+    let (master, db) = match path.split_once('/') {
+        Some((master, db)) => (
+            master,
+            db.parse::<u32>()
+                .map_err(|_| "has a database number that is not a number")?,
+        ),
+        None => (path, 0),
+    };
+    let master = master.split(['?', '#']).next().unwrap_or_default();
+    if master.is_empty() {
+        return Err("names no master: .../mymaster");
+    }
+    Ok(SentinelUrl {
+        sentinels,
+        master: master.to_string(),
+        db,
+        username,
+        password,
+    })
+}
+
 /// The server's identity in the text of `INFO server` (its `run_id`), which an executor reads
 /// once per connection and gives [`RedisSegments::connected`].
 pub fn run_id(info: &str) -> Option<&str> {
@@ -512,6 +622,40 @@ mod tests {
         p.failed();
         assert_eq!(p.next(), Step::Failed(Failure::Driver));
         assert_eq!(Failure::Driver.sqlstate(), None);
+    }
+
+    #[test]
+    fn sentinel_urls() {
+        let url =
+            sentinel_url("redis+sentinel://u:p%40ss@a:26380,b,[::1]:26381/mymaster/2").unwrap();
+        assert_eq!(
+            url.sentinels,
+            [
+                ("a".to_string(), 26380),
+                ("b".to_string(), SENTINEL_PORT),
+                ("::1".to_string(), 26381)
+            ]
+        );
+        assert_eq!((url.master.as_str(), url.db), ("mymaster", 2));
+        assert_eq!(url.username.as_deref(), Some("u"));
+        assert_eq!(url.password.as_deref(), Some("p@ss"));
+        let url = sentinel_url("redis+sentinel://:secret@h:1/m").unwrap();
+        assert_eq!(
+            (url.username, url.password.as_deref(), url.db),
+            (None, Some("secret"), 0)
+        );
+        for bad in [
+            "redis://h/m",
+            "redis+sentinel://h:26379",
+            "redis+sentinel://h:26379/",
+            "redis+sentinel://h:0/m",
+            "redis+sentinel://h:x/m",
+            "redis+sentinel://,h/m",
+            "redis+sentinel://h/m/x",
+            "redis+sentinel://a:b%zz@h/m",
+        ] {
+            assert!(sentinel_url(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
