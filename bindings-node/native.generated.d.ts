@@ -711,6 +711,12 @@ export declare function redacted(text: string, url: string): string
 export declare function redisRunId(info: string): string | null
 
 /**
+ * A `redis+sentinel://` URL read by the core's rule (`shardid::redis::sentinel_url`), or
+ * `INVALID_ARGUMENT` on `argument`.
+ */
+export declare function redisSentinelUrl(url: string, argument: string): SentinelUrl
+
+/**
  * What a Redis executor does next (`RedisSegments.next()`), in the vocabulary of
  * `SegmentStep`: `step` is `'connect'` (read the connection's `INFO server`, then
  * `connected(runId)`), `'run'` (`EVALSHA` of `sql`'s SHA-1, `EVAL` of `sql` on `NOSCRIPT`,
@@ -835,6 +841,21 @@ export interface SegmentUnused {
   end: string
   count: string
   lost: string
+}
+
+/** A sentinel of a Sentinel URL. */
+export interface SentinelHost {
+  host: string
+  port: number
+}
+
+/** What a `redis+sentinel://` URL names, in the shape ioredis's options take it. */
+export interface SentinelUrl {
+  sentinels: Array<SentinelHost>
+  name: string
+  db: number
+  username?: string
+  password?: string
 }
 
 /** Throws `INVALID_ARGUMENT` for a tag that is not a serial tag. */

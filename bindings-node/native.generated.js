@@ -922,6 +922,7 @@ module.exports.publicNew = nativeBinding.publicNew
 module.exports.publicWithOldKey = nativeBinding.publicWithOldKey
 module.exports.redacted = nativeBinding.redacted
 module.exports.redisRunId = nativeBinding.redisRunId
+module.exports.redisSentinelUrl = nativeBinding.redisSentinelUrl
 module.exports.releaseBackend = nativeBinding.releaseBackend
 module.exports.scatterBits = nativeBinding.scatterBits
 module.exports.scatterDecimal = nativeBinding.scatterDecimal

@@ -39,7 +39,7 @@ function ioredis() {
 /** INVALID_ARGUMENT now for a Redis URL this client cannot use (not at the first fetch). */
 function check(url, argument) {
   const invalid = (reason) => makeError('INVALID_ARGUMENT', { argument, reason }, RangeError)
-  if (url.startsWith('redis+sentinel://')) throw invalid('Sentinel URLs are not supported by the Node client yet: name the primary with redis://')
+  if (url.startsWith('redis+sentinel://')) return void native.redisSentinelUrl(url, argument)
   try {
     const parsed = new URL(url)
     if (parsed.protocol === 'unix:' ? !parsed.pathname : !parsed.hostname) throw new Error('no host')
@@ -59,6 +59,12 @@ function options(url) {
     maxRetriesPerRequest: 0,
     connectTimeout: TIMEOUT_MS,
     commandTimeout: TIMEOUT_MS,
+  }
+  // The primary the sentinels name, asked at each connection: one opened again after a
+  // failover reaches the promoted replica.
+  if (url.startsWith('redis+sentinel://')) {
+    const { sentinels, name, db, username, password } = native.redisSentinelUrl(url, 'url')
+    return { ...o, sentinels, name, db, username: username ?? undefined, password: password ?? undefined, sentinelRetryStrategy: () => null }
   }
   if (url.startsWith('unix://')) {
     const parsed = new URL(url)
@@ -97,7 +103,7 @@ const dialect = {
     return async () => {
       const Redis = ioredis()
       const o = options(url)
-      const client = o.path ? new Redis(o) : new Redis(url, o)
+      const client = o.path || o.sentinels ? new Redis(o) : new Redis(url, o)
       client.on('error', () => {}) // see watch()
       try {
         await client.connect()
@@ -224,7 +230,7 @@ async function createTag(url, tag, { schema } = {}) {
  */
 async function createTagFrom(url, tag, first, { schema } = {}) {
   if (!isRedisUrl(url)) {
-    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'must be a Redis URL (redis://, rediss:// or unix://): createTagFrom is Redis\'s' }, RangeError)
+    throw makeError('INVALID_ARGUMENT', { argument: 'url', reason: 'must be a Redis URL (redis://, rediss://, unix:// or redis+sentinel://): createTagFrom is Redis\'s' }, RangeError)
   }
   const n = typeof first === 'number' && Number.isSafeInteger(first) ? BigInt(first) : first
   if (typeof n !== 'bigint' || n < 1n || n >= 2n ** 53n) {

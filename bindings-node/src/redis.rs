@@ -24,6 +24,47 @@ pub fn redis_run_id(info: String) -> Option<String> {
     shardid::redis::run_id(&info).map(str::to_owned)
 }
 
+/// A sentinel of a Sentinel URL.
+#[napi(object)]
+pub struct SentinelHost {
+    pub host: String,
+    pub port: u32,
+}
+
+/// What a `redis+sentinel://` URL names, in the shape ioredis's options take it.
+#[napi(object)]
+pub struct SentinelUrl {
+    pub sentinels: Vec<SentinelHost>,
+    pub name: String,
+    pub db: u32,
+    pub username: Option<String>,
+    pub password: Option<String>,
+}
+
+/// A `redis+sentinel://` URL read by the core's rule (`shardid::redis::sentinel_url`), or
+/// `INVALID_ARGUMENT` on `argument`.
+#[napi]
+pub fn redis_sentinel_url(env: &Env, url: String, argument: String) -> Result<SentinelUrl> {
+    guard(env, || {
+        let u = shardid::redis::sentinel_url(&url)
+            .map_err(|reason| invalid_argument(env, Class::Range, &argument, reason))?;
+        Ok(SentinelUrl {
+            sentinels: u
+                .sentinels
+                .into_iter()
+                .map(|(host, port)| SentinelHost {
+                    host,
+                    port: u32::from(port),
+                })
+                .collect(),
+            name: u.master,
+            db: u.db,
+            username: u.username,
+            password: u.password,
+        })
+    })
+}
+
 /// What a Redis executor does next (`RedisSegments.next()`), in the vocabulary of
 /// `SegmentStep`: `step` is `'connect'` (read the connection's `INFO server`, then
 /// `connected(runId)`), `'run'` (`EVALSHA` of `sql`'s SHA-1, `EVAL` of `sql` on `NOSCRIPT`,

@@ -17,6 +17,26 @@ pub(crate) fn _is_redis_url(url: &str) -> bool {
     shardid::redis::is_redis_url(url)
 }
 
+/// `(sentinels, master, db, username, password)` of a `redis+sentinel://` URL, by the core's
+/// reading (`shardid::redis::sentinel_url`), or `INVALID_ARGUMENT` on `argument`.
+#[pyfunction]
+#[allow(clippy::type_complexity)] // the pieces redis-py's Sentinel and Redis take
+pub(crate) fn _redis_sentinel_url(
+    py: Python<'_>,
+    url: &str,
+    argument: &str,
+) -> PyResult<(
+    Vec<(String, u16)>,
+    String,
+    u32,
+    Option<String>,
+    Option<String>,
+)> {
+    let u = shardid::redis::sentinel_url(url)
+        .map_err(|reason| invalid_argument(py, argument, reason))?;
+    Ok((u.sentinels, u.master, u.db, u.username, u.password))
+}
+
 /// The core's take, give-back and creation of one tag's segments on a Redis server. `next()`
 /// answers a tuple, in the vocabulary of `_SegmentProtocol`: `("connect", server)` (read the
 /// connection's `INFO server`, then `connected(run_id)`), `("run", server, script, values)`

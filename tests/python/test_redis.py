@@ -6,6 +6,9 @@ installs Debian's server).
 - the entry points and their errors (``create_tag``'s refusal of a server without shardid's
   data, ``create_tag_from``, unknown tag, closed, unreachable, bad URLs), sync and asyncio;
 - Python, Node and Rust processes taking from one tag at once: no ID twice;
+- a Sentinel group (``redis+sentinel://``) whose primary is SIGKILLed and replaced by its
+  replica while Python and Node processes take through the sentinel: every client serves again within 10 s
+  from the promoted replica (a new ``run_id``: the takes skip), no ID twice;
 - a server restarted from a snapshot older than its last acknowledged takes while Python and
   Node processes keep taking (the loss of ``appendfsync everysec`` or ``no`` after a host crash,
   or a lost AOF tail: a SIGKILL alone loses nothing the kernel already has, so the loss is made
@@ -39,7 +42,7 @@ from shardid.segments import AsyncDenseIds, DenseIds, create_tag, create_tag_fro
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tests" / "redis"))
-from server import Server  # noqa: E402
+from server import Sentinel, Server  # noqa: E402
 
 IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false")
 
@@ -128,7 +131,7 @@ def test_entry_points_and_errors() -> None:
     with pytest.raises(DatabaseUnreachableError):
         create_tag_from(f"redis://127.0.0.1:{port}", "orders", 1)
     for url, argument in [
-        ("redis+sentinel://127.0.0.1:26379/m", "conninfo"),
+        ("redis+sentinel://127.0.0.1:26379", "conninfo"),  # no master named
         ("redis://127.0.0.1:notaport", "conninfo"),
     ]:
         with pytest.raises(InvalidArgumentError) as raised:
@@ -237,4 +240,33 @@ def test_a_restart_that_lost_writes_hands_nothing_out_twice(tmp_path: Path) -> N
     for out, ids in zip(outs, taken):
         # Each worker took IDs after the restart, on the server that lost the takes.
         assert any(ms > restarted for ms, _ in ids), f"{out}: no ID after the restart: {Path(f'{out}.err').read_text()}"
+    _assert_unique([id for ids in taken for _, id in ids])
+
+
+def test_a_sentinel_failover_and_every_client_serves_again(tmp_path: Path) -> None:
+    """Python and Node processes take through a sentinel (``redis+sentinel://``); the primary is
+    SIGKILLed and the sentinel promotes the replica; each client reconnects by itself to the
+    primary the sentinel names, reads its run_id (another: the take skips) and serves again
+    within 10 s; no ID twice."""
+    node = _node()
+    with Server() as primary, Server("--replicaof", "127.0.0.1", str(primary.port)) as replica:
+        with Sentinel(primary.port) as sentinel:
+            create_tag_from(sentinel.url, "orders", 1)
+            commands = [[sys.executable, str(HERE / "redis_worker.py")]] * 2 + ([node] * 2 if node else [])
+            outs = [tmp_path / f"w{i}.out" for i in range(len(commands))]
+            procs = [_spawn(c, sentinel.url, out, 20) for c, out in zip(commands, outs)]
+            _phase(procs, 500)
+            _phase(procs, 600)
+            assert primary.cli("WAIT", "1", "5000") == "1"
+            primary.kill()  # the clients' connections end; the sentinel sees it down after 1 s
+            sentinel.promoted(replica.port)
+            promoted = time.time_ns() // 1_000_000
+            _phase(procs, 1_000)
+            _end(procs, outs)
+    taken = [_ids(out) for out in outs]
+    for out, ids in zip(outs, taken):
+        # The last phase lasts 1 s: more IDs than the two segments a worker holds (40) were
+        # taken from the promoted replica within it, so each served again in under 10 s.
+        after = [ms for ms, _ in ids if ms > promoted]
+        assert len(after) >= 100, f"{out}: {len(after)} IDs after the failover: {Path(f'{out}.err').read_text()}"
     _assert_unique([id for ids in taken for _, id in ids])

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 
 def _free_port() -> int:
@@ -111,6 +112,77 @@ class Server:
             shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+class Sentinel:
+    """A throwaway ``redis-sentinel`` on 127.0.0.1 and a free port watching the primary on
+    ``primary_port`` as ``master`` (quorum 1: it alone decides; down after 1 s), its
+    configuration (which it rewrites) in a temporary directory. ``failover()`` promotes a
+    replica (``SENTINEL FAILOVER``) and waits until the sentinel names it; ``promoted(port)``
+    waits for the failover the primary's death starts."""
+
+    def __init__(self, primary_port: int, master: str = "mymaster") -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="shardid-sentinel-"))
+        self.port = _free_port()
+        self.master = master
+        conf = self.root / "sentinel.conf"
+        conf.write_text(
+            f"port {self.port}\nbind 127.0.0.1\nprotected-mode no\ndir {self.root}\n"
+            f"logfile {self.root / 'sentinel.log'}\n"
+            f"sentinel monitor {master} 127.0.0.1 {primary_port} 1\n"
+            f"sentinel down-after-milliseconds {master} 1000\n"
+            f"sentinel failover-timeout {master} 5000\n"
+        )
+        self.process = subprocess.Popen([_binary("redis-sentinel"), str(conf)], stdin=subprocess.DEVNULL)
+        self._until(lambda: self.cli("PING") == "PONG", "answer PING")
+
+    @property
+    def url(self) -> str:
+        return f"redis+sentinel://127.0.0.1:{self.port}/{self.master}"
+
+    def cli(self, *args: str) -> str:
+        done = subprocess.run(
+            [_binary("redis-cli"), "-p", str(self.port), *args], check=False, capture_output=True, text=True, timeout=10
+        )
+        return done.stdout.strip()
+
+    def primary_port(self) -> int:
+        """The port of the primary the sentinel names now."""
+        return int(self.cli("SENTINEL", "get-master-addr-by-name", self.master).split()[-1])
+
+    def _until(self, done: Any, what: str, timeout: float = 15) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                log = (self.root / "sentinel.log").read_text(errors="replace") if (self.root / "sentinel.log").exists() else ""
+                raise RuntimeError(f"redis-sentinel did not {what} in {timeout} s: {log[-2000:]}")
+            time.sleep(0.05)
+
+    def failover(self, timeout: float = 15) -> int:
+        """Promotes a replica of the primary (once the sentinel knows one) and waits until the
+        sentinel names it; its port."""
+        before = self.primary_port()
+        self._until(lambda: "slave" in self.cli("SENTINEL", "replicas", self.master), "see a replica")
+        self._until(lambda: self.cli("SENTINEL", "failover", self.master) == "OK", "start a failover")
+        self._until(lambda: self.primary_port() != before, "promote a replica", timeout)
+        return self.primary_port()
+
+    def promoted(self, port: int, timeout: float = 20) -> None:
+        """Waits until the sentinel names the server on ``port`` the primary (after the primary
+        died: a second to see it down, then the election and the promotion)."""
+        self._until(lambda: self.primary_port() == port, f"promote the replica on port {port}", timeout)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> "Sentinel":
         return self
 
     def __exit__(self, *_: object) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from shardid import _mysql
 from shardid._errors import DatabaseUnreachableError, InvalidArgumentError, UnsupportedError
-from shardid._shardid import _error, _is_redis_url, _RedisSegments
+from shardid._shardid import _error, _is_redis_url, _redis_sentinel_url, _RedisSegments
 
 __all__ = ["create_tag_from", "is_redis_url"]
 
@@ -48,8 +48,8 @@ def _redis() -> Any:
 def check_url(url: str, argument: str = "conninfo") -> None:
     """``INVALID_ARGUMENT`` now for a Redis URL this client cannot use (not at the first fetch)."""
     if url.startswith("redis+sentinel://"):
-        reason = "Sentinel URLs are not supported by the Python client yet: name the primary with redis://"
-        raise InvalidArgumentError(f"{argument} {reason}", argument=argument, reason=reason)
+        _redis_sentinel_url(url, argument)  # INVALID_ARGUMENT now
+        return
     try:
         _redis().connection.parse_url(url)
     except ValueError as e:
@@ -66,6 +66,17 @@ def _options(redis: Any, retry: Any) -> dict[str, Any]:
         "socket_connect_timeout": TIMEOUT_S,
         "health_check_interval": 0,
     }
+
+
+def _primary(url: str) -> tuple[dict[str, Any], Any]:
+    """Where to connect for ``url``: ``(keywords of redis-py's Redis, None)``, or for a Sentinel
+    URL ``(keywords but the address, (sentinels, master))``: the primary the sentinels name is
+    asked at each connection, so a connection opened again after a failover reaches the
+    promoted replica."""
+    if not url.startswith("redis+sentinel://"):
+        return {"url": url}, None
+    sentinels, master, db, username, password = _redis_sentinel_url(url, "conninfo")
+    return {"db": db, "username": username, "password": password}, (sentinels, master)
 
 
 class _Conn:
@@ -168,7 +179,19 @@ class _Redis(_Common):
     @staticmethod
     def connect(url: str) -> _Conn:
         redis = _redis()
-        client = redis.Redis.from_url(url, **_options(redis, redis.retry.Retry))
+        where, sentinel = _primary(url)
+        options = _options(redis, redis.retry.Retry)
+        if sentinel is None:
+            client = redis.Redis.from_url(where.pop("url"), **options)
+        else:
+            import redis.sentinel
+
+            sentinels, master = sentinel
+            asked = redis.sentinel.Sentinel(sentinels, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S)
+            host, port = asked.discover_master(master)
+            for sentinel_client in asked.sentinels:
+                sentinel_client.close()
+            client = redis.Redis(host=host, port=port, **where, **options)
         try:
             run_id = client.info("server")["run_id"]
         except BaseException:
@@ -227,7 +250,19 @@ class _AsyncRedis(_Common):
         import redis.asyncio
         import redis.asyncio.retry
 
-        client = redis.asyncio.Redis.from_url(url, **_options(redis, redis.asyncio.retry.Retry))
+        where, sentinel = _primary(url)
+        options = _options(redis, redis.asyncio.retry.Retry)
+        if sentinel is None:
+            client = redis.asyncio.Redis.from_url(where.pop("url"), **options)
+        else:
+            import redis.asyncio.sentinel
+
+            sentinels, master = sentinel
+            asked = redis.asyncio.sentinel.Sentinel(sentinels, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S)
+            host, port = await asked.discover_master(master)
+            for sentinel_client in asked.sentinels:
+                await sentinel_client.aclose()
+            client = redis.asyncio.Redis(host=host, port=port, **where, **options)
         try:
             run_id = (await client.info("server"))["run_id"]
         except BaseException:
