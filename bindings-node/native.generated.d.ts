@@ -109,6 +109,30 @@ export declare class LeaseProtocol {
 }
 
 /**
+ * The core's transaction that numbers a dictionary's new strings on the MySQL family
+ * (`shardid::dictionary::protocol::MysqlAssign`), for `dialects/mysql.js` to run over mysql2:
+ * the lock, the locking re-check, the numbering, the insert, the move of the topic's next ID
+ * and the run again of a transaction the server rolled back whole are the core's; the executor
+ * only runs them.
+ */
+export declare class MysqlAssign {
+  /**
+   * The transaction numbering `missing` (distinct strings) of `topic` on a server of
+   * `dialect` (`'mysql'`, `'mariadb'`) whose `schema` holds the DDL, `?` placeholders.
+   */
+  constructor(dialect: string, schema: string, topic: string, missing: Array<string>)
+  /** What to do next. */
+  next(): MysqlAssignStep
+  /**
+   * Every row the step returned, each column as text (`null`: SQL NULL; none for the steps
+   * without rows).
+   */
+  answer(rows: Array<Array<string | undefined | null>>): void
+  /** The step failed with mysql2's `errno` (`null`: none, a lost connection). */
+  failed(errno?: number | undefined | null): void
+}
+
+/**
  * The core's take, give-back and creation of one tag's segments on a Redis server
  * (`shardid::redis::RedisSegments`), run by `redis.js` over ioredis as `segments.js` runs
  * `SegmentProtocol` over the SQL drivers.
@@ -486,13 +510,6 @@ export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
 /** The smallest ID of the time unit holding `timestamp`. */
 export declare function minIdAt(layoutIndex: number, timestamp: unknown): bigint
 
-/**
- * Whether the dictionary's transaction, which failed with the MySQL error `code` at its
- * `attempt`-th run (from 1), runs again (the core's `assign_again`: rolled back whole, and
- * runs left).
- */
-export declare function mysqlAssignAgain(code: number, attempt: number): boolean
-
 /** A new string's ID: its index among those looked for, and the ID (a decimal string). */
 export interface MysqlAssigned {
   index: number
@@ -500,10 +517,20 @@ export interface MysqlAssigned {
 }
 
 /**
- * The IDs of the strings still missing after the locked re-check (`missing[i]`), numbered
- * from `base` in order (the core's `assign_new`).
+ * What the dictionary's transaction does next (`MysqlAssign.next()`): `step` is `'begin'`,
+ * `'commit'`, `'rollback'`, `'run'` (run `sql` with `values`, then `answer(rows)` or
+ * `failed(errno)`), `'assigned'` (`ids`: each string's ID, decimal strings, in order) or
+ * `'failed'` (`why`: `'driver'`, throw the last error fed; `'unknownTopic'`, `'topicDropped'`,
+ * `'unusable'`).
  */
-export declare function mysqlAssignNew(missing: Array<boolean>, base: string): Array<MysqlAssigned>
+export interface MysqlAssignStep {
+  step: string
+  sql?: string
+  /** Texts as strings, integers as bigints. */
+  values?: Array<string | bigint>
+  ids?: Array<string>
+  why?: string
+}
 
 /**
  * The DDL of `<database>.next_id()` and the decoding functions for a layout and shard on
@@ -591,12 +618,6 @@ export interface MysqlSerialSql {
 
 /** The statements of a MySQL script, for a driver to send one at a time. */
 export declare function mysqlStatements(script: string): Array<string>
-
-/**
- * The first ID new strings of a topic get, its locked row reading `next` (which the lock
- * statement already moved past a step back: `moved`), as a decimal string.
- */
-export declare function mysqlTopicBase(next: string, moved: boolean): string
 
 /** Reads a URL as every shardid client does; `INVALID_ARGUMENT` on `url`. */
 export declare function mysqlUrl(url: string): MysqlUrlParts

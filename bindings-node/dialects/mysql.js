@@ -285,8 +285,9 @@ const decode = (value) => (value === null ? null : Buffer.isBuffer(value) ? valu
 
 /** The dictionary's protocol on one connection (see shardid::sql::mysql's dictionary): lookups
  *  without a lock, then for strings still missing one transaction that locks the topic row,
- *  looks again with a locking read, numbers the rest from the topic's next ID (the core's
- *  assign_new), inserts them and moves `next` on. Answers are decimal strings. */
+ *  looks again with a locking read, numbers the rest from the topic's next ID, inserts them and
+ *  moves `next` on: the core's MysqlAssign, which `_assign` only executes. Answers are decimal
+ *  strings. */
 class Dictionary {
   constructor(schema, topic) {
     this.schema = schema
@@ -327,45 +328,42 @@ class Dictionary {
     const found = await this._found(connection, values)
     const answers = values.map((v) => found.get(v) ?? null)
     if (!answers.includes(null)) return answers
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this._assign(connection, values, answers)
-      } catch (err) {
-        // Rolled back whole by the server: the core's rule says whether to run it again.
-        if (typeof err.errno !== 'number' || !native.mysqlAssignAgain(err.errno, attempt)) throw err
-      }
-    }
+    return await this._assign(connection, values, answers)
   }
 
+  /** New IDs for the strings still missing: the core's transaction (native.MysqlAssign), each
+   *  step sent as it says and its rows or mysql2's errno fed back. */
   async _assign(connection, values, answers) {
     const missing = values.filter((_, i) => answers[i] === null)
-    await connection.beginTransaction()
-    try {
-      const [locked] = await send(connection, this._sql(connection, 'lock'), [this.topic], true)
-      if (locked.length === 0) throw this._unknown()
-      const [topicId, next, dropped, moved] = locked[0]
-      // Another server wrote the row last (a promoted replica): past the lost writes.
-      const base = native.mysqlTopicBase(exact(next), Boolean(Number(moved)))
-      const [rows] = await send(connection, this._sql(connection, 'recheck', missing.length), [topicId, ...missing], true)
-      const found = new Map(rows.map(([value, id]) => [decode(value), exact(id)]))
-      const still = missing.map((v) => found.get(v) ?? null)
-      const assigned = native.mysqlAssignNew(still.map((a) => a === null), String(base))
-      if (assigned.length > 0 && Number(dropped)) throw this._dropped()
-      if (assigned.length > 0) {
-        const params = []
-        for (const { index, id } of assigned) {
-          params.push(topicId, missing[index], id)
-          still[index] = id
-        }
-        await send(connection, this._sql(connection, 'insert', assigned.length), params)
-        await send(connection, this._sql(connection, 'advance'), [String(BigInt(base) + BigInt(assigned.length)), this.topic])
+    const tx = new native.MysqlAssign(connection.shardidDialect ?? 'mysql', this.schema, this.topic, missing)
+    let error = null
+    for (;;) {
+      const step = tx.next()
+      if (step.step === 'assigned') {
+        const byValue = new Map(missing.map((v, i) => [v, step.ids[i]]))
+        return values.map((v, i) => answers[i] ?? byValue.get(v))
       }
-      await connection.commit()
-      const byValue = new Map(missing.map((v, i) => [v, still[i]]))
-      return values.map((v, i) => answers[i] ?? byValue.get(v))
-    } catch (err) {
-      await connection.rollback().catch(() => {}) // a broken connection: the server rolls back
-      throw err
+      if (step.step === 'failed') {
+        if (step.why === 'unknownTopic') throw this._unknown()
+        if (step.why === 'topicDropped') throw this._dropped()
+        if (error !== null) throw error
+        throw serverError('XX000', `the server's answer for topic ${this.topic} is not one shardid's DDL makes`)
+      }
+      let rows = []
+      try {
+        if (step.step === 'begin') await connection.beginTransaction()
+        else if (step.step === 'commit') await connection.commit()
+        else if (step.step === 'rollback') await connection.rollback()
+        else {
+          const [result] = await send(connection, step.sql, step.values, true)
+          if (Array.isArray(result)) rows = result
+        }
+      } catch (err) {
+        error = err
+        tx.failed(typeof err.errno === 'number' ? err.errno : null)
+        continue
+      }
+      tx.answer(rows.map((row) => row.map(decode)))
     }
   }
 

@@ -3,10 +3,10 @@
 //! placeholders), the steps of a segment fetch, the numbering of new strings, and the reading of
 //! a `mysql://` URL.
 
-use napi::bindgen_prelude::Unknown;
+use napi::bindgen_prelude::{BigInt, Either, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
-use shardid::sql::mysql::{MysqlSerials, MysqlUrl, assign_new, script_statements, topic_base};
+use shardid::sql::mysql::{MysqlSerials, MysqlUrl, assign_new, script_statements};
 use shardid::sql::{Dialect, MysqlDictionary, MysqlSegments, Placeholders};
 
 use crate::errors::{Class, guard, invalid_argument};
@@ -234,16 +234,6 @@ pub struct MysqlAssigned {
     pub id: String,
 }
 
-/// Whether the dictionary's transaction, which failed with the MySQL error `code` at its
-/// `attempt`-th run (from 1), runs again (the core's `assign_again`: rolled back whole, and
-/// runs left).
-#[napi]
-pub fn mysql_assign_again(env: &Env, code: u32, attempt: u32) -> Result<bool> {
-    guard(env, || {
-        Ok(u16::try_from(code).is_ok_and(|code| shardid::sql::mysql::assign_again(code, attempt)))
-    })
-}
-
 /// The statement a new connection sends to learn its server's dialect (the core's
 /// `DETECT_DIALECT`).
 #[napi]
@@ -263,13 +253,6 @@ pub fn mysql_detected(env: &Env, code: Option<i64>) -> Result<Option<&'static st
     })
 }
 
-/// The IDs of the strings still missing after the locked re-check (`missing[i]`), numbered
-/// from `base` in order (the core's `assign_new`).
-#[napi]
-pub fn mysql_assign_new(env: &Env, missing: Vec<bool>, base: String) -> Result<Vec<MysqlAssigned>> {
-    guard(env, || assigned(env, &missing, &base))
-}
-
 /// The core's `assign_new` for `missing` from `base` (SQLite's dictionary numbers the same way:
 /// `sqliteAssignNew`).
 pub(crate) fn assigned(env: &Env, missing: &[bool], base: &str) -> Result<Vec<MysqlAssigned>> {
@@ -286,13 +269,151 @@ pub(crate) fn assigned(env: &Env, missing: &[bool], base: &str) -> Result<Vec<My
         .collect())
 }
 
-/// The first ID new strings of a topic get, its locked row reading `next` (which the lock
-/// statement already moved past a step back: `moved`), as a decimal string.
+/// What the dictionary's transaction does next (`MysqlAssign.next()`): `step` is `'begin'`,
+/// `'commit'`, `'rollback'`, `'run'` (run `sql` with `values`, then `answer(rows)` or
+/// `failed(errno)`), `'assigned'` (`ids`: each string's ID, decimal strings, in order) or
+/// `'failed'` (`why`: `'driver'`, throw the last error fed; `'unknownTopic'`, `'topicDropped'`,
+/// `'unusable'`).
+#[napi(object)]
+pub struct MysqlAssignStep {
+    pub step: String,
+    pub sql: Option<String>,
+    /// Texts as strings, integers as bigints.
+    pub values: Option<Vec<Either<String, BigInt>>>,
+    pub ids: Option<Vec<String>>,
+    pub why: Option<String>,
+}
+
+impl MysqlAssignStep {
+    fn of(step: &str) -> Self {
+        Self {
+            step: step.into(),
+            sql: None,
+            values: None,
+            ids: None,
+            why: None,
+        }
+    }
+}
+
+/// The core's transaction that numbers a dictionary's new strings on the MySQL family
+/// (`shardid::dictionary::protocol::MysqlAssign`), for `dialects/mysql.js` to run over mysql2:
+/// the lock, the locking re-check, the numbering, the insert, the move of the topic's next ID
+/// and the run again of a transaction the server rolled back whole are the core's; the executor
+/// only runs them.
 #[napi]
-pub fn mysql_topic_base(env: &Env, next: String, moved: bool) -> Result<String> {
-    guard(env, || {
-        Ok(topic_base(parse(env, &next, "next")?, moved).to_string())
-    })
+pub struct MysqlAssign {
+    inner: shardid::dictionary::protocol::MysqlAssign,
+}
+
+#[napi]
+impl MysqlAssign {
+    /// The transaction numbering `missing` (distinct strings) of `topic` on a server of
+    /// `dialect` (`'mysql'`, `'mariadb'`) whose `schema` holds the DDL, `?` placeholders.
+    #[napi(constructor)]
+    pub fn new(
+        env: &Env,
+        dialect: String,
+        schema: String,
+        topic: String,
+        missing: Vec<String>,
+    ) -> Result<Self> {
+        guard(env, || {
+            let dialect = self::dialect(env, Some(&dialect))?;
+            let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+            let inner = shardid::dictionary::protocol::MysqlAssign::new(
+                dialect,
+                &schema,
+                Placeholders::Question,
+                &topic,
+                &missing,
+            )
+            .map_err(|e| sql_error(env, e))?;
+            Ok(Self { inner })
+        })
+    }
+
+    /// What to do next.
+    #[napi]
+    pub fn next(&self, env: &Env) -> Result<MysqlAssignStep> {
+        use shardid::dictionary::protocol::{Failure, Step};
+        use shardid::sql::Value;
+        guard(env, || {
+            Ok(match self.inner.next() {
+                Step::Begin => MysqlAssignStep::of("begin"),
+                Step::Commit => MysqlAssignStep::of("commit"),
+                Step::RollBack => MysqlAssignStep::of("rollback"),
+                Step::Run { statement, values } => MysqlAssignStep {
+                    sql: Some(statement.into()),
+                    values: Some(
+                        values
+                            .iter()
+                            .map(|value| match value {
+                                Value::Text(text) => Either::A((*text).to_owned()),
+                                Value::Int(n) => Either::B(BigInt::from(*n)),
+                            })
+                            .collect(),
+                    ),
+                    ..MysqlAssignStep::of("run")
+                },
+                Step::Assigned(ids) => MysqlAssignStep {
+                    ids: Some(
+                        ids.iter()
+                            .map(|id| id.map_or_else(String::new, |id| id.to_string()))
+                            .collect(),
+                    ),
+                    ..MysqlAssignStep::of("assigned")
+                },
+                Step::Failed(failure) => MysqlAssignStep {
+                    why: Some(
+                        match failure {
+                            Failure::Driver => "driver",
+                            Failure::UnknownTopic => "unknownTopic",
+                            Failure::TopicDropped => "topicDropped",
+                            _ => "unusable",
+                        }
+                        .into(),
+                    ),
+                    ..MysqlAssignStep::of("failed")
+                },
+                _ => MysqlAssignStep {
+                    why: Some("unusable".into()),
+                    ..MysqlAssignStep::of("failed")
+                },
+            })
+        })
+    }
+
+    /// Every row the step returned, each column as text (`null`: SQL NULL; none for the steps
+    /// without rows).
+    #[napi]
+    #[allow(clippy::needless_pass_by_value)] // napi hands arrays over as a Vec
+    pub fn answer(&mut self, env: &Env, rows: Vec<Vec<Option<String>>>) -> Result<()> {
+        use shardid::sql::Cell;
+        guard(env, || {
+            let cells: Vec<Vec<Cell<'_>>> = rows
+                .iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|column| column.as_deref().map_or(Cell::Null, Cell::Text))
+                        .collect()
+                })
+                .collect();
+            let rows: Vec<&[Cell<'_>]> = cells.iter().map(Vec::as_slice).collect();
+            self.inner.answer(&rows);
+            Ok(())
+        })
+    }
+
+    /// The step failed with mysql2's `errno` (`null`: none, a lost connection).
+    #[napi]
+    pub fn failed(&mut self, env: &Env, errno: Option<i64>) -> Result<()> {
+        guard(env, || {
+            let code = errno.map(|code| code.to_string());
+            self.inner.failed(code.as_deref());
+            Ok(())
+        })
+    }
 }
 
 /// A `mysql://` or `mariadb://` URL's parts, percent-decoded.
