@@ -197,7 +197,7 @@ def test_python_node_and_rust_processes_take_from_one_tag_at_once(tmp_path: Path
                 )
                 for _ in range(2)
             ]
-        _phase(procs, 1_000)
+        _phase(procs, 500)
         _end(procs, outs)
         ids = [id for out in outs for _, id in _ids(out)]
         by_lang = {"python": len(_ids(outs[0])) + len(_ids(outs[1])), "node": sum(len(_ids(o)) for o in outs[2:])}
