@@ -209,6 +209,13 @@ class _AsyncMysql(_link_async._AsyncMysqlLink):
                 error = e
                 tx.failed(_mysql._number(e))
                 continue
+            except BaseException:
+                # Interrupted (KeyboardInterrupt, SystemExit): left rolled back, not mid-transaction.
+                try:
+                    await conn.rollback()
+                except Exception:  # noqa: BLE001, S110 - the connection broke: the server rolls back
+                    pass
+                raise
             tx.answer([[c.decode() if isinstance(c, (bytes, bytearray)) else c for c in row] for row in rows])
 
     async def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
