@@ -64,6 +64,26 @@ done
 # not once per artifact.
 zig_target_dir=$root/target/release-zig
 
+# The WebAssembly package and the crate's verified package share no build with the wheels, the
+# addons and libshardid (target directories of their own, no zig): they are built beside them,
+# in the background, their output shown when they end. Each of those release builds ends in
+# work on one core (the core's one codegen unit, then fat LTO at the link; the wasm-bindgen
+# tool's and the packaged crate's last crates), where the other core sat idle.
+side_log=$stage/side.log
+(
+    echo "==> WebAssembly: the shardid-wasm package"
+    bindings-wasm/build.sh
+    (cd bindings-wasm/pkg/npm && npm pack --silent --pack-destination "$dist/npm" >/dev/null)
+
+    echo "==> Rust: cargo package (verified: the packaged crate builds on its own)"
+    # A release comes from a clean tree; a test run of this script may not.
+    dirty=()
+    [ -z "$(git status --porcelain 2>/dev/null)" ] || { dirty=(--allow-dirty); echo "(uncommitted changes: packaged as they are)"; }
+    cargo package --locked "${dirty[@]}" -p shardid --target-dir "$root/target/release-package"
+    cp "target/release-package/package/shardid-$version.crate" "$dist/crates/"
+) >"$side_log" 2>&1 &
+side=$!
+
 echo "==> Python: sdist and wheels"
 (cd bindings-python && maturin sdist --out "$dist/python")
 for line in "${targets[@]}"; do
@@ -107,17 +127,6 @@ cp README.md "$main/README.md"
 copy_license "$main"
 (cd "$main" && npm pack --silent --pack-destination "$dist/npm" >/dev/null)
 
-echo "==> WebAssembly: the shardid-wasm package"
-bindings-wasm/build.sh
-(cd bindings-wasm/pkg/npm && npm pack --silent --pack-destination "$dist/npm" >/dev/null)
-
-echo "==> Rust: cargo package (verified: the packaged crate builds on its own)"
-# A release comes from a clean tree; a test run of this script may not.
-dirty=()
-[ -z "$(git status --porcelain 2>/dev/null)" ] || { dirty=(--allow-dirty); echo "(uncommitted changes: packaged as they are)"; }
-cargo package --locked "${dirty[@]}" -p shardid --target-dir "$root/target/release-package"
-cp "target/release-package/package/shardid-$version.crate" "$dist/crates/"
-
 echo "==> C: libshardid per platform (glibc 2.17)"
 for line in "${targets[@]}"; do
     read -r target _ _ triple <<<"$line"
@@ -144,6 +153,9 @@ for line in "${targets[@]}"; do
     copy_license "$out"
     tar -C "$stage/c" -czf "$dist/c/$name.tar.gz" "$name"
 done
+
+wait "$side" || { cat "$side_log"; echo "release.sh: the WebAssembly package or cargo package failed" >&2; exit 1; }
+cat "$side_log"
 
 echo "==> dist/ARTIFACTS.md"
 {
