@@ -67,6 +67,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<segment::PyDenseIds>()?;
     m.add_class::<segment::PySegmentProtocol>()?;
     m.add_class::<redis::PyRedisSegments>()?;
+    m.add_class::<redis::PyRedisLeaseSteps>()?;
     m.add_function(wrap_pyfunction!(redis::_is_redis_url, m)?)?;
     m.add_function(wrap_pyfunction!(redis::_redis_sentinel_url, m)?)?;
     m.add("_UNKNOWN_TAG_SQLSTATE", shardid::sql::UNKNOWN_TAG)?;

@@ -174,3 +174,132 @@ impl PyRedisSegments {
         self.inner.failed();
     }
 }
+
+/// A script call of a lease step as the executor sends it: `(script, values)`, `values` the
+/// number of keys, the keys, the arguments.
+fn call(command: Command) -> (&'static str, Vec<String>) {
+    // The only command of the core's Redis steps (`Command` may grow: nothing to send then).
+    let Command::Script { source, keys, args } = command else {
+        return ("", Vec::new());
+    };
+    let mut values = Vec::with_capacity(1 + keys.len() + args.len());
+    values.push(keys.len().to_string());
+    values.extend(keys);
+    values.extend(args);
+    (source, values)
+}
+
+/// A reply as the core's cells (see `_RedisSegments.answer`).
+fn reply_cells(reply: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    fn flatten(value: &Bound<'_, PyAny>, out: &mut Vec<String>) -> PyResult<()> {
+        if let Ok(bytes) = value.cast::<PyBytes>() {
+            out.push(String::from_utf8_lossy(bytes.as_bytes()).into_owned());
+        } else if let Ok(text) = value.cast::<PyString>() {
+            out.push(text.to_str()?.to_owned());
+        } else if let Ok(n) = value.extract::<i64>() {
+            out.push(n.to_string());
+        } else if let Ok(items) = value.try_iter() {
+            for item in items {
+                flatten(&item?, out)?;
+            }
+        } else {
+            out.push(value.str()?.to_string());
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    flatten(reply, &mut out)?;
+    Ok(out)
+}
+
+/// A shard lease on Redis as the core's steps (`shardid::redis::lease_steps::LeaseSteps`): the
+/// script of a claim, a renewal, a ceiling's record and a release with their keys and
+/// arguments (`(script, values)`, as `_RedisSegments`' `"run"`), and the reading of their
+/// replies, for `shardid/_redis_lease.py` to run over redis-py. Its token is the core's.
+#[pyclass(module = "shardid._shardid", name = "_RedisLeaseSteps", frozen)]
+pub(crate) struct PyRedisLeaseSteps {
+    inner: shardid::redis::lease_steps::LeaseSteps,
+}
+
+#[pymethods]
+impl PyRedisLeaseSteps {
+    /// The steps of a lease of a shard of `first..end` for `layout` under the key prefix
+    /// `schema`, expiring `ttl_ms` after each renewal; `INVALID_ARGUMENT` on the argument
+    /// refused.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        schema: &str,
+        layout: &Bound<'_, crate::layout::PyLayout>,
+        first: u64,
+        end: u64,
+        ttl_ms: u64,
+        holder: &str,
+    ) -> PyResult<Self> {
+        let token = shardid::lease::new_token();
+        let inner = shardid::redis::lease_steps::LeaseSteps::new(
+            schema,
+            &layout.get().inner,
+            first..end,
+            ttl_ms,
+            &token,
+            holder,
+        )
+        .map_err(|(argument, reason)| invalid_argument(py, argument, reason))?;
+        Ok(Self { inner })
+    }
+
+    /// The lease hash's key.
+    #[getter]
+    fn key(&self) -> &str {
+        self.inner.key()
+    }
+
+    /// The claim's script call, on the server whose identity is `run_id`.
+    fn claim(&self, run_id: &str) -> (&'static str, Vec<String>) {
+        call(self.inner.claim(run_id))
+    }
+
+    /// A claim's reply: `("shard", shard, ceiling or None, fencing token)`, `("none",)` when
+    /// every shard is held, `("unusable",)`.
+    #[staticmethod]
+    fn claimed<'py>(py: Python<'py>, reply: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        use shardid::redis::lease_steps::{Claimed, LeaseSteps};
+        let cells = reply_cells(reply)?;
+        let cells: Vec<Cell<'_>> = cells.iter().map(|c| Cell::Text(c)).collect();
+        Ok(match LeaseSteps::claimed(&cells) {
+            Claimed::Shard {
+                shard,
+                ceiling,
+                fencing_token,
+            } => ("shard", shard, ceiling, fencing_token)
+                .into_pyobject(py)?
+                .into_any(),
+            Claimed::NoFreeShard => ("none",).into_pyobject(py)?.into_any(),
+            _ => ("unusable",).into_pyobject(py)?.into_any(),
+        })
+    }
+
+    /// A renewal's script call.
+    fn renew(&self, run_id: &str, shard: u64) -> (&'static str, Vec<String>) {
+        call(self.inner.renew(run_id, shard))
+    }
+
+    /// A ceiling's record (and renewal).
+    fn record(&self, run_id: &str, shard: u64, units: u64) -> (&'static str, Vec<String>) {
+        call(self.inner.record(run_id, shard, units))
+    }
+
+    /// A release's script call.
+    fn release(&self, run_id: &str, shard: u64) -> (&'static str, Vec<String>) {
+        call(self.inner.release(run_id, shard))
+    }
+
+    /// Whether a renewal's, record's or release's reply says the lease still held.
+    #[staticmethod]
+    fn held(reply: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let cells = reply_cells(reply)?;
+        let cells: Vec<Cell<'_>> = cells.iter().map(|c| Cell::Text(c)).collect();
+        Ok(shardid::redis::lease_steps::LeaseSteps::held(&cells))
+    }
+}

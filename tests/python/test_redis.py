@@ -270,3 +270,68 @@ def test_a_sentinel_failover_and_every_client_serves_again(tmp_path: Path) -> No
         after = [ms for ms, _ in ids if ms > promoted]
         assert len(after) >= 100, f"{out}: {len(after)} IDs after the failover: {Path(f'{out}.err').read_text()}"
     _assert_unique([id for ids in taken for _, id in ids])
+
+
+_HOLDER = """
+import sys, time
+from shardid import Layout
+from shardid.redis import lease
+held = lease(Layout.INSTAGRAM, sys.argv[1], range(0, 1), ttl_ms=1_000)
+print("shard", held.shard, flush=True)
+end = time.monotonic() + 20
+while time.monotonic() < end:
+    print(held.next_id(), flush=True)
+    time.sleep(0.001)
+"""
+
+
+def test_a_lease_and_a_sigkilled_holder_frees_its_shard_after_its_ttl() -> None:
+    """shardid.redis.lease: a holder of shard 0 (of 0..1, a time to live of 1 s) in another
+    process is SIGKILLed; its shard stays taken (NO_FREE_SHARD) until the time to live has
+    passed by the server's clock, then is claimed again, its IDs above every ID the killed
+    holder made (the ceiling rule); the errors."""
+    from shardid import Layout, NoFreeShardError
+    from shardid.redis import lease
+
+    with Server() as server:
+        holder = subprocess.Popen([sys.executable, "-c", _HOLDER, server.url], stdout=subprocess.PIPE, text=True)
+        assert holder.stdout is not None
+        assert holder.stdout.readline().split() == ["shard", "0"]
+        made = [int(holder.stdout.readline()) for _ in range(50)]
+        holder.kill()
+        holder.wait(10)
+        killed = time.monotonic()
+        with pytest.raises(NoFreeShardError):
+            lease(Layout.INSTAGRAM, server.url, range(0, 1), ttl_ms=1_000)
+        deadline = killed + 5
+        while True:
+            try:
+                again = lease(Layout.INSTAGRAM, server.url, range(0, 1), ttl_ms=1_000)
+                break
+            except NoFreeShardError:
+                assert time.monotonic() < deadline, "the killed holder's shard was not freed 5 s after"
+                time.sleep(0.05)
+        assert time.monotonic() - killed >= 0.5  # not before its time to live (1 s, less the time it took to kill)
+        with again:
+            assert again.shard == 0 and again.held
+            ids = again.next_ids(100)
+            assert min(ids) > max(made)
+            # A second process's claim of the same range while this one holds it.
+            with pytest.raises(NoFreeShardError):
+                lease(Layout.INSTAGRAM, server.url, range(0, 1), ttl_ms=1_000)
+            other = lease(Layout.INSTAGRAM, server.url, range(0, 2), ttl_ms=1_000)
+            assert other.shard == 1
+            assert other.fencing_token == 1
+            other.close()
+        with pytest.raises(ClosedError):
+            again.next_id()
+        # Released at close: taken again at once, a larger fencing token.
+        with lease(Layout.INSTAGRAM, server.url, range(0, 1), ttl_ms=1_000) as third:
+            assert third.fencing_token == 3
+        port = server.port
+    with pytest.raises(DatabaseUnreachableError):
+        lease(Layout.INSTAGRAM, f"redis://127.0.0.1:{port}", range(0, 1))
+    with pytest.raises(InvalidArgumentError):
+        lease(Layout.INSTAGRAM, "redis://127.0.0.1:1", range(0, 1), ttl_ms=10)
+    with pytest.raises(InvalidArgumentError):
+        lease(Layout.INSTAGRAM, "postgresql://h/db", range(0, 1))

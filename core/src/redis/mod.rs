@@ -59,6 +59,7 @@ use crate::ErrorKind;
 use crate::segment::Segment;
 use crate::sql::Cell;
 
+pub mod lease_steps;
 pub mod scripts;
 
 #[cfg(feature = "redis")]
