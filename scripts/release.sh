@@ -33,7 +33,10 @@ tools=$root/target/release-tools
 if ! "$tools/bin/python" -c 'import ziglang' 2>/dev/null \
     || [ "$("$tools/bin/maturin" --version 2>/dev/null)" != "maturin 1.16.0" ]; then
     python3 -m venv "$tools"
-    "$tools/bin/pip" install -q maturin==1.16.0 ziglang==0.17.1 cargo-zigbuild==0.24.0 auditwheel==6.8.2
+    # From uv's cache alone when it holds them (scripts/setup.sh fills it): 1.0 s where pip took
+    # 12 s, and 85 to 147 s when this machine's network was slow; pip where it cannot.
+    python3 -m uv pip install --quiet --offline --python "$tools/bin/python" -r scripts/release-tools.txt 2>/dev/null \
+        || "$tools/bin/pip" install -q -r scripts/release-tools.txt
 fi
 # zig itself, where cargo-zigbuild and napi's --cross-compile look for it.
 cat >"$tools/bin/zig" <<EOF

@@ -158,18 +158,21 @@ python3 -m pip --version >/dev/null 2>&1 && for req in $(grep -E '^(uwsgi|mysqlc
 done
 
 # uv, which tests/python/run.sh installs the test requirements with from its cache alone (pip
-# where it cannot), and that cache filled with them when it lacks one: uv asked online fetched
+# where it cannot), as scripts/release.sh its tools (scripts/release-tools.txt), and that cache
+# filled with them when it lacks one: uv asked online fetched
 # every wheel again (this machine's mirror answers its revalidations as modified), 202 s where
 # pip took 25 s and uv from its cache 2.5 s.
 if python3 -m pip --version >/dev/null 2>&1; then
     python3 -m uv --version 2>/dev/null | grep -q '^uv 0\.13\.10 ' \
         || python3 -m pip install --quiet --disable-pip-version-check uv==0.13.10
-    requirements=$(dirname "$0")/../tests/python/requirements.txt
-    uv_venv=$(mktemp -d)
-    python3 -m uv venv --quiet "$uv_venv"
-    python3 -m uv pip install --quiet --offline --dry-run --python "$uv_venv/bin/python" -r "$requirements" 2>/dev/null \
-        || python3 -m uv pip install --quiet --python "$uv_venv/bin/python" -r "$requirements"
-    rm -rf "$uv_venv"
+    for requirements in tests/python/requirements.txt scripts/release-tools.txt; do
+        requirements=$(dirname "$0")/../$requirements
+        uv_venv=$(mktemp -d)
+        python3 -m uv venv --quiet "$uv_venv"
+        python3 -m uv pip install --quiet --offline --dry-run --python "$uv_venv/bin/python" -r "$requirements" 2>/dev/null \
+            || python3 -m uv pip install --quiet --python "$uv_venv/bin/python" -r "$requirements"
+        rm -rf "$uv_venv"
+    done
 fi
 
 # Fetch crates once so later steps can say what failed without mixing in network errors.
