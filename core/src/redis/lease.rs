@@ -30,12 +30,14 @@ use std::thread;
 use std::vec::Vec;
 
 use super::client::RedisClient;
-use super::{Command, scripts};
+use super::lease_steps::{Claimed, LeaseSteps};
+use super::scripts;
 use crate::driver::{Client, ConnectError, Owned};
 use crate::lease::{
     CeilingGenerator, CeilingStore, DatabaseFailure, Hold, LeaseError, LostLease, Tally,
-    monotonic_ms, new_token, signature, wait_for_ceiling,
+    monotonic_ms, new_token, wait_for_ceiling,
 };
+use crate::sql::Cell;
 use crate::{Layout, Options};
 
 fn connect(url: &str) -> Result<RedisClient, LeaseError> {
@@ -52,11 +54,8 @@ fn connect(url: &str) -> Result<RedisClient, LeaseError> {
 /// What the ceiling store, the heartbeat and the lease share.
 struct Shared {
     url: String,
-    key: String,
-    token: String,
-    ttl_ms: u64,
+    steps: LeaseSteps,
     shard: u64,
-    layout: Layout,
     conn: Mutex<Option<RedisClient>>,
     hold: Arc<Hold>,
     closed: AtomicBool,
@@ -75,24 +74,17 @@ impl Shared {
         let Some(client) = conn.as_mut() else {
             unreachable!("connected above")
         };
-        let mut args = Vec::from([
-            client.run_id().to_string(),
-            self.token.clone(),
-            self.ttl_ms.to_string(),
-            self.shard.to_string(),
-            self.layout.epoch_ms().to_string(),
-            self.layout.unit_ms().to_string(),
-        ]);
-        if let Some(extra) = extra {
-            args.push(extra.to_string());
-        }
-        let command = Command::Script {
-            source,
-            keys: Vec::from([self.key.clone()]),
-            args,
+        let run_id = client.run_id();
+        let command = match (source, extra) {
+            (scripts::LEASE_RECORD, Some(units)) => self.steps.record(run_id, self.shard, units),
+            (scripts::LEASE_RELEASE, _) => self.steps.release(run_id, self.shard),
+            _ => self.steps.renew(run_id, self.shard),
         };
         match client.script(&command) {
-            Ok(reply) => Ok(reply.first().and_then(Owned::int) == Some(1)),
+            Ok(reply) => {
+                let cells: Vec<Cell<'_>> = reply.iter().map(Owned::cell).collect();
+                Ok(LeaseSteps::held(&cells))
+            }
             Err(e) => {
                 if RedisClient::broken(&e) {
                     *conn = None;
@@ -176,56 +168,43 @@ impl Lease {
         prefix: &str,
         ttl_ms: u64,
     ) -> Result<Self, LeaseError> {
-        if let Some(reason) = super::prefix_problem(prefix) {
-            return Err(LeaseError::InvalidArgument {
-                argument: "schema",
-                reason: reason.into(),
-            });
-        }
-        if !(1_000..=86_400_000).contains(&ttl_ms) {
-            return Err(LeaseError::InvalidArgument {
-                argument: "ttl",
-                reason: "must be 1 s to 1 day".into(),
-            });
-        }
-        if shards.is_empty() || shards.end > layout.max_shard() + 1 {
-            return Err(LeaseError::EmptyShards { shards });
-        }
-        let key = format!("{prefix}:lease:{{{}}}", signature(&layout));
-        let token = new_token();
         let holder = format!("pid {} (rust)", std::process::id());
+        // The prefix, the time to live, then the range: the core's checks.
+        let steps = LeaseSteps::new(
+            prefix,
+            &layout,
+            shards.clone(),
+            ttl_ms,
+            &new_token(),
+            &holder,
+        )
+        .map_err(|(argument, reason)| match argument {
+            "shards" => LeaseError::EmptyShards {
+                shards: shards.clone(),
+            },
+            _ => LeaseError::InvalidArgument {
+                argument,
+                reason: reason.into(),
+            },
+        })?;
         let mut client = connect(url)?;
         let sent = monotonic_ms();
-        let command = Command::Script {
-            source: scripts::LEASE_CLAIM,
-            keys: Vec::from([key.clone()]),
-            args: Vec::from([
-                client.run_id().to_string(),
-                token.clone(),
-                holder,
-                ttl_ms.to_string(),
-                shards.start.to_string(),
-                shards.end.to_string(),
-                layout.epoch_ms().to_string(),
-                layout.unit_ms().to_string(),
-            ]),
-        };
         let reply = client
-            .script(&command)
+            .script(&steps.claim(client.run_id()))
             .map_err(|e| LeaseError::Database(Box::new(e)))?;
-        let ints: Vec<Option<i64>> = reply.iter().map(Owned::int).collect();
-        let (shard, recorded, fencing_token) = match ints.as_slice() {
-            [Some(-1), ..] => {
+        let cells: Vec<Cell<'_>> = reply.iter().map(Owned::cell).collect();
+        let (shard, recorded, fencing_token) = match LeaseSteps::claimed(&cells) {
+            Claimed::Shard {
+                shard,
+                ceiling,
+                fencing_token,
+            } => (shard, ceiling, fencing_token),
+            Claimed::NoFreeShard => {
                 return Err(LeaseError::NoFreeShard {
-                    directory: format!("Redis key {key}").into(),
+                    directory: format!("Redis key {}", steps.key()).into(),
                     shards,
                 });
             }
-            [Some(shard), Some(ceiling), Some(fence), ..] if *shard >= 0 => (
-                shard.unsigned_abs(),
-                u64::try_from(*ceiling).ok(),
-                fence.unsigned_abs(),
-            ),
             _ => {
                 return Err(LeaseError::Database(
                     format!("the Redis server answered the claim with {reply:?}").into(),
@@ -235,11 +214,8 @@ impl Lease {
         let hold = Arc::new(Hold::new(ttl_ms, sent));
         let state = Arc::new(Shared {
             url: url.into(),
-            key,
-            token,
-            ttl_ms,
+            steps,
             shard,
-            layout,
             conn: Mutex::new(Some(client)),
             hold: Arc::clone(&hold),
             closed: AtomicBool::new(false),
