@@ -53,17 +53,24 @@ step "clippy" "warnings are errors; --all-targets type-checks the tests, example
 # The benchmarks are not also built: `cargo bench --no-run` links every bench with fat LTO and
 # debug info (the release profile's), 7-17 minutes of a CI run for what clippy already checked.
 cargo clippy --locked --workspace --all-targets -- -D warnings
+# The core's tests, examples and benchmarks with every feature on, once: a test, example or
+# unit-test module behind a feature is checked here (behind `not(feature)`, by the default run
+# above). Each feature set's library alone below: what a user builds, where a feature-gating
+# mistake (an item used outside the features it needs, an import or helper unused in that set)
+# shows. A set's tests, which CI builds and runs in the core tests step with its features, are
+# not re-checked per set (each set's --all-targets re-checked the library twice and every test
+# crate: five times over for the same files).
+cargo clippy --locked -p shardid --all-features --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features alloc -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features sql -- -D warnings
-# tokio-postgres (the async client, core/tests/tokio_postgres.rs) rides on the postgres line: its
-# crates are postgres's own, so it adds only the check of its module and test (seconds).
-cargo clippy --locked -p shardid --features postgres,serial,tokio-postgres --all-targets -- -D warnings
-cargo clippy --locked -p shardid --features mysql --all-targets -- -D warnings
-cargo clippy --locked -p shardid --features sqlite,serial --all-targets -- -D warnings
-cargo clippy --locked -p shardid --features redis --all-targets -- -D warnings
-cargo clippy --locked -p shardid --features serde --all-targets -- -D warnings
 cargo clippy --locked -p shardid --no-default-features --features serial -- -D warnings
+# tokio-postgres (the async client) rides on the postgres line: its crates are postgres's own.
+cargo clippy --locked -p shardid --features postgres,serial,tokio-postgres -- -D warnings
+cargo clippy --locked -p shardid --features mysql -- -D warnings
+cargo clippy --locked -p shardid --features sqlite,serial -- -D warnings
+cargo clippy --locked -p shardid --features redis -- -D warnings
+cargo clippy --locked -p shardid --features serde -- -D warnings
 
 step "no_std" "bare metal without 64-bit atomics, and WebAssembly"
 cargo clippy --locked -p shardid-wasm --target wasm32-unknown-unknown -- -D warnings
