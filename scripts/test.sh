@@ -206,6 +206,8 @@ tests/js/run.sh 2>&1 | tee -a "$log"
 
 step "PostgreSQL" "the emitted DDL on a throwaway server (vectors, uniqueness, Django), leases from Python and Node"
 tests/postgres/run.sh 2>&1 | tee -a "$log"
+# The short contract on every other major, 13 to 18 (issue 62): one cluster each.
+tests/postgres/versions.sh 2>&1 | tee -a "$log"
 
 step "MySQL" "MariaDB: segments, the dictionary and next_id() on a throwaway MariaDB, from Python, Node and Rust"
 tests/mysql/run.sh 2>&1 | tee -a "$log"
