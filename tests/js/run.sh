@@ -49,11 +49,14 @@ check "public types pass tsc --strict with lib ESNext and @types/node" npx tsc -
 # shardid, no Rust on PATH) are tested by tests/packaging/run.sh.
 
 # A panic inside the addon is an error with code PANIC, not an abort of Node: against an addon
-# built with the test-only `panic-probe` feature, in its own target directory.
+# built with the test-only `panic-probe` feature, in the target directory and for the target
+# (the host's triple) of the napi build above, whose dependencies it reuses: 3.4 s after it,
+# where a target directory of its own compiled them again (24.5 s, 23.9 CPU-s).
 panic_probe() {
-    local target=$PWD/../target/panic-probe
-    cargo build --locked -q -p shardid-node --features panic-probe --target-dir "$target" || return 1
-    cp "$target/debug/libshardid_node.so" "$work/panic-probe.node"
+    local target=${CARGO_TARGET_DIR:-$PWD/../target} host
+    host=$(rustc -vV | sed -n 's/^host: //p')
+    cargo build --locked -q -p shardid-node --features panic-probe --target "$host" --target-dir "$target" || return 1
+    cp "$target/$host/debug/libshardid_node.so" "$work/panic-probe.node"
     RUST_BACKTRACE=0 node ../tests/js/panic_probe.cjs "$work/panic-probe.node"
 }
 check "a panic in the addon is an error with code PANIC, not an abort" panic_probe
