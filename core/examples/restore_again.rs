@@ -112,21 +112,32 @@ fn main() {
     );
 }
 
+/// Whether `url` names SQLite, or the MySQL family (else PostgreSQL).
+fn family(url: &str) -> (bool, bool) {
+    (
+        url.starts_with("sqlite:"),
+        url.starts_with("mysql:") || url.starts_with("mariadb:"),
+    )
+}
+
 /// The clients of the database `url` names.
 fn take(a: &Args) -> Taken {
     let url = a.url.as_str();
-    if url.starts_with("sqlite:") {
-        #[cfg(feature = "sqlite")]
+    let (is_sqlite, is_mysql) = family(url);
+    #[cfg(feature = "sqlite")]
+    if is_sqlite {
         return take_with!(sqlite, a);
-    } else if url.starts_with("mysql:") || url.starts_with("mariadb:") {
-        #[cfg(feature = "mysql")]
+    }
+    #[cfg(feature = "mysql")]
+    if is_mysql {
         return take_with!(mysql, a);
-    } else {
-        #[cfg(feature = "postgres")]
+    }
+    #[cfg(feature = "postgres")]
+    if !is_sqlite && !is_mysql {
         return take_with!(postgres, a);
     }
-    #[allow(unreachable_code)]
     {
+        let _ = (is_sqlite, is_mysql);
         eprintln!(
             "restore_again: this build has no client for {url} (build it with that database's feature)"
         );
@@ -189,19 +200,21 @@ fn lease_again(given: &[String]) {
 
 /// The lease of the database `url` names.
 fn leased(url: &str, table: &str, shard: u64, at_ms: u64, n: usize) -> String {
-    if url.starts_with("sqlite:") {
-        #[cfg(feature = "sqlite")]
+    let (is_sqlite, is_mysql) = family(url);
+    #[cfg(feature = "sqlite")]
+    if is_sqlite {
         return lease_with!(sqlite::SqliteLease, url, table, shard, at_ms, n);
-    } else if url.starts_with("mysql:") || url.starts_with("mariadb:") {
-        #[cfg(feature = "mysql")]
+    }
+    #[cfg(feature = "mysql")]
+    if is_mysql {
         return lease_with!(mysql::MysqlLease, url, table, shard, at_ms, n);
-    } else {
-        #[cfg(feature = "postgres")]
+    }
+    #[cfg(feature = "postgres")]
+    if !is_sqlite && !is_mysql {
         return lease_with!(postgres::PostgresLease, url, table, shard, at_ms, n);
     }
-    #[allow(unreachable_code)]
     {
-        let _ = (table, shard, at_ms, n);
+        let _ = (is_sqlite, is_mysql, table, shard, at_ms, n);
         eprintln!(
             "restore_again: this build has no client for {url} (build it with that database's feature)"
         );
