@@ -220,7 +220,7 @@ tests/docs/run.sh 2>&1 | tee -a "$log"
 step "browser" "the example page in headless Chromium decodes every vector"
 node tests/browser/browser.mjs 2>&1 | tee -a "$log"
 
-step "edge" "shardid-wasm in workerd, Deno, Bun and Node, an import-map page and a webpack bundle in Chromium, each entry's types, the book's sizes"
+step "edge" "shardid-wasm in workerd, Deno, Bun and Node, an import-map page, a webpack and a Vite bundle in Chromium, each entry's types, the book's sizes"
 tests/edge/run.sh 2>&1 | tee -a "$log"
 
 step "packaging" "the release step's artifacts installed as users do: names, tags, licences, the sdist, tarball installs, bundlers"

@@ -83,6 +83,7 @@ demo=examples/c/demo.c
 check "pkg-config build (shared, the book's rpath)" sh -c "cc -std=c99 -Wall -Werror $demo \$(pkg-config --cflags --libs shardid) -Wl,-rpath,\$(pkg-config --variable=libdir shardid) -o $work/demo-pc && $work/demo-pc"
 check "pkg-config --static with -static links the archive" sh -c "cc -static -std=c99 -Wall -Werror $demo \$(pkg-config --static --cflags --libs shardid) -o $work/demo-static && $work/demo-static && ! readelf -d $work/demo-static | grep 'NEEDED.*libshardid'"
 check "only libshardid static (-Wl,-Bstatic, the book's command)" sh -c "cc -std=c99 -Wall -Werror $demo \$(pkg-config --cflags --libs-only-L shardid) -Wl,-Bstatic -lshardid -Wl,-Bdynamic \$(pkg-config --static --libs-only-l shardid | sed 's/-lshardid//') -o $work/demo-bstatic && $work/demo-bstatic && ! readelf -d $work/demo-bstatic | grep 'NEEDED.*libshardid'"
+check "pkg-config: a C++ program, shared with the rpath, and -static with --static" sh -c "g++ -std=c++11 -Wall -Werror tests/c/header.cpp \$(pkg-config --cflags --libs shardid) -Wl,-rpath,\$(pkg-config --variable=libdir shardid) -o $work/cxx-pc && $work/cxx-pc && g++ -static -std=c++11 -Wall -Werror tests/c/header.cpp \$(pkg-config --static --cflags --libs shardid) -o $work/cxx-static && $work/cxx-static && ! readelf -d $work/cxx-static | grep 'NEEDED.*libshardid'"
 
 # Into /usr/local as a user installs it (root, the running system): make install's ldconfig
 # makes the library loadable with no rpath. Only where /usr/local holds no libshardid of its

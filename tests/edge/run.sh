@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # shardid-wasm in every runtime and bundler it names, installed as users install it (its npm
 # tarball unpacked into node_modules/shardid-wasm): Cloudflare Workers (workerd), Deno, Bun,
-# Node, a page with no bundler (an import map) and a webpack bundle in headless Chromium, and
+# Node, a page with no bundler (an import map), a webpack and a Vite bundle in headless Chromium,
 # each entry's types under tsc --strict against what the entry exports at run time, and the book's
-# size table (sizes.mjs) against the package. Vite and
-# esbuild bundles are tests/packaging/run.sh's. The runtimes, bundlers and TypeScript come from
+# size table (sizes.mjs) against the package. The packaging step bundles the default entry with
+# Vite and esbuild as well, from the packed tarballs. The runtimes, bundlers and TypeScript come from
 # npm (package.json, package-lock.json: `npm ci`, run by scripts/setup.sh; done here when
 # missing), none from GitHub. The package: dist/npm/shardid-wasm-VERSION.tgz with
 # SHARDID_WASM_BUILT=1 (scripts/test.sh, after the release step), else bindings-wasm/pkg/npm
@@ -19,7 +19,8 @@ check_suite=edge
 # shellcheck source=tests/check.sh
 . ../check.sh
 
-[ -x node_modules/.bin/workerd ] || npm ci --no-audit --no-fund --loglevel=error >"$work/npm.log" 2>&1 || { cat "$work/npm.log"; exit 1; }
+# The last package added to the lockfile (Vite): a checkout set up before it installs again.
+[ -x node_modules/.bin/workerd ] && [ -x node_modules/.bin/vite ] || npm ci --no-audit --no-fund --loglevel=error >"$work/npm.log" 2>&1 || { cat "$work/npm.log"; exit 1; }
 
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)
 tarball=$root/dist/npm/shardid-wasm-$version.tgz
