@@ -21,29 +21,6 @@ sys.path.append(str(Path(__file__).resolve().parents[1] / "python"))
 from server import Server  # noqa: E402
 
 
-# The tests that start servers of their own and never use the shared one: the Galera cluster's
-# (three nodes joining by rsync, about 25 s of a CI run, mostly waiting for them to sync).
-OWN_SERVERS = ("test_galera.py::",)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    # Registered here too, so the marks below are known when pytest-xdist is not loaded.
-    config.addinivalue_line("markers", "xdist_group(name): the pytest-xdist worker that runs the test (see below)")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Two groups for ``pytest -n 2 --dist loadgroup`` (tests/mysql/run.sh): the tests of
-    ``OWN_SERVERS`` in one worker, every other test in the other, in file order as a plain run
-    has them, on the one shared server: no two tests on it run at the same time (some crash and
-    restart it). A test of ``OWN_SERVERS`` that takes the ``server`` fixture stays with the
-    shared server's."""
-    for item in items:
-        own = any(f"/{name}" in f"/{item.nodeid}" for name in OWN_SERVERS)
-        if "server" in getattr(item, "fixturenames", ()):
-            own = False
-        item.add_marker(pytest.mark.xdist_group("own servers" if own else "server"))
-
-
 @pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
     with Server() as s:

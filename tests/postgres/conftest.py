@@ -27,31 +27,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "failover: a primary and a standby, the primary killed and the standby promoted (test_failover.py)"
     )
-    # Registered here too, so the marks below are known when pytest-xdist is not loaded.
-    config.addinivalue_line("markers", "xdist_group(name): the pytest-xdist worker that runs the test (see below)")
-
-
-# The tests that start servers of their own (a primary and a standby, an archiving primary and
-# its recovery) and never use the shared cluster: about 170 s of a CI run, mostly spent waiting
-# on those servers (the failovers' workload and promotion, 60 s of load before a restore point).
-OWN_SERVERS = (
-    "test_failover.py::",
-    "test_failover_serials.py::",
-    "test_dump_restore.py::test_point_in_time_recovery_",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Two groups for ``pytest -n 2 --dist loadgroup`` (tests/postgres/run.sh): the tests of
-    ``OWN_SERVERS`` in one worker, every other test in the other, in file order as a plain run
-    has them, on the one shared cluster: no two tests on it run at the same time (some crash
-    and restart it). A test of ``OWN_SERVERS`` that takes the ``cluster`` fixture stays with
-    the shared cluster's."""
-    for item in items:
-        own = any(f"/{name}" in f"/{item.nodeid}" for name in OWN_SERVERS)
-        if "cluster" in getattr(item, "fixturenames", ()):
-            own = False
-        item.add_marker(pytest.mark.xdist_group("own servers" if own else "cluster"))
 
 
 @pytest.fixture(scope="session")
