@@ -233,9 +233,10 @@ def _serial_database_error(e: BaseException, tag: str, zone: str, unreachable: A
 #   installed. uvicorn (0.29 and later) has its own while it serves, then puts back the default
 #   action and sends itself the signal again: the process ends by SIGTERM, without atexit, and
 #   nothing here can run (measured with uvicorn 0.54, alone and as gunicorn's UvicornWorker:
-#   the next process started 1,000 further); close in the application's lifespan shutdown. The handler gives back, then restores the default action and sends the signal
-#   again, so the process still ends as SIGTERM ends it (a parent sees the same status). A
-#   handler the application installs later replaces it, as it should.
+#   the next process started 1,000 further); close in the application's lifespan shutdown.
+#   The handler gives back, then restores the default action and sends the signal again, so
+#   the process still ends as SIGTERM ends it (a parent sees the same status). A handler the
+#   application installs later replaces it, as it should.
 # Bounded: EXIT_BUDGET_S in all (a fetch in flight is waited for at most that, then the rest is a
 # hole, never a duplicate). On SIGTERM the work runs in a thread joined with that bound: the
 # handler runs in the main thread, which may hold the driver's lock at that moment.
