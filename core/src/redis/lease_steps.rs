@@ -3,7 +3,7 @@
 //! reading of each reply, for an executor in any language that holds the connection, reads
 //! the server's `run_id` (per connection) and keeps the lease's generator
 //! ([`crate::lease::CeilingGenerator`] with its `Hold`, or a binding's). The Rust client
-//! ([`super::lease`]) builds the same commands.
+//! (`shardid::redis::lease`, feature `redis`) builds the same commands.
 
 use alloc::format;
 use alloc::string::{String, ToString};
