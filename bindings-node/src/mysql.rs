@@ -336,9 +336,9 @@ impl MysqlAssign {
     /// What to do next.
     #[napi]
     pub fn next(&self, env: &Env) -> Result<MysqlAssignStep> {
-        use shardid::dictionary::protocol::{Failure, Step};
-        use shardid::sql::Value;
         guard(env, || {
+            use shardid::dictionary::protocol::{Failure, Step};
+            use shardid::sql::Value;
             Ok(match self.inner.next() {
                 Step::Begin => MysqlAssignStep::of("begin"),
                 Step::Commit => MysqlAssignStep::of("commit"),
@@ -389,8 +389,8 @@ impl MysqlAssign {
     #[napi]
     #[allow(clippy::needless_pass_by_value)] // napi hands arrays over as a Vec
     pub fn answer(&mut self, env: &Env, rows: Vec<Vec<Option<String>>>) -> Result<()> {
-        use shardid::sql::Cell;
         guard(env, || {
+            use shardid::sql::Cell;
             let cells: Vec<Vec<Cell<'_>>> = rows
                 .iter()
                 .map(|row| {

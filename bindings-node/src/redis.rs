@@ -14,14 +14,14 @@ use crate::errors::{Class, guard, invalid_argument};
 /// `redis+sentinel://`): the core's rule (`shardid::redis::is_redis_url`), asked before the SQL
 /// databases' (`databaseOfUrl`).
 #[napi]
-pub fn is_redis_url(url: String) -> bool {
-    shardid::redis::is_redis_url(&url)
+pub fn is_redis_url(env: &Env, url: String) -> Result<bool> {
+    guard(env, || Ok(shardid::redis::is_redis_url(&url)))
 }
 
 /// The server's `run_id` in the text of `INFO server` (`null`: none), by the core's reading.
 #[napi]
-pub fn redis_run_id(info: String) -> Option<String> {
-    shardid::redis::run_id(&info).map(str::to_owned)
+pub fn redis_run_id(env: &Env, info: String) -> Result<Option<String>> {
+    guard(env, || Ok(shardid::redis::run_id(&info).map(str::to_owned)))
 }
 
 /// A sentinel of a Sentinel URL.
@@ -229,14 +229,20 @@ impl RedisSegments {
 
     /// The connection of `'connect'` is open and its server's `run_id` is `runId`.
     #[napi]
-    pub fn connected(&mut self, run_id: String) {
-        self.inner.connected(&run_id);
+    pub fn connected(&mut self, env: &Env, run_id: String) -> Result<()> {
+        guard(env, || {
+            self.inner.connected(&run_id);
+            Ok(())
+        })
     }
 
     /// The connection was lost: the next operation reads the identity again.
     #[napi]
-    pub fn lost(&mut self) {
-        self.inner.lost();
+    pub fn lost(&mut self, env: &Env) -> Result<()> {
+        guard(env, || {
+            self.inner.lost();
+            Ok(())
+        })
     }
 
     /// The reply of `'run'`'s script, flattened (integers and strings as strings, `null`).
@@ -260,8 +266,11 @@ impl RedisSegments {
     /// `SegmentProtocol.failed` takes it): the operation fails with it, and the identity is read
     /// again before the next one (the core's rule).
     #[napi]
-    pub fn failed(&mut self, code: Option<String>) {
-        let _ = code;
-        self.inner.failed();
+    pub fn failed(&mut self, env: &Env, code: Option<String>) -> Result<()> {
+        guard(env, || {
+            let _ = code;
+            self.inner.failed();
+            Ok(())
+        })
     }
 }
