@@ -120,14 +120,16 @@ def test_entry_points_and_errors() -> None:
                 await ids.close()
 
         assert asyncio.run(on_a_loop()) == [1, 2, 3]
-        with pytest.raises(UnknownTagError, match="create_tag"):
-            DenseIds(server.url, "nope", wait_ms=2_000).next_id()
+        # Each closed (`with`): an unclosed one's fetch thread keeps it, and its figures, alive
+        # for the rest of the process (test_stats.py reads the process's figures).
+        with DenseIds(server.url, "nope", wait_ms=2_000) as ids, pytest.raises(UnknownTagError, match="create_tag"):
+            ids.next_id()
         # Another prefix is another set of tags.
-        with pytest.raises(UnknownTagError):
-            DenseIds(server.url, "orders", schema="other", wait_ms=2_000).next_id()
+        with DenseIds(server.url, "orders", schema="other", wait_ms=2_000) as ids, pytest.raises(UnknownTagError):
+            ids.next_id()
         port = server.port
-    with pytest.raises(DatabaseUnreachableError):
-        DenseIds(f"redis://127.0.0.1:{port}", "orders", wait_ms=3_000).next_id()
+    with DenseIds(f"redis://127.0.0.1:{port}", "orders", wait_ms=3_000) as ids, pytest.raises(DatabaseUnreachableError):
+        ids.next_id()
     with pytest.raises(DatabaseUnreachableError):
         create_tag_from(f"redis://127.0.0.1:{port}", "orders", 1)
     for url, argument in [
