@@ -26,7 +26,8 @@ SNIPPETS = {
     "quick start": "const forJson = gen.nextIdString()",
     "segments": "import { createTag, denseIds } from 'shardid/segments'",
     "dictionary": "const urls = new Dictionary(connectionString, 'urls')",
-    "knex": "import knexFactory from 'knex'",
+    # node.md's (the UUID page's Knex block imports knex too; the docs test runs that one).
+    "knex": "// events.mjs (an ES module, for top-level await)\nimport knexFactory from 'knex'",
 }
 
 
