@@ -2115,6 +2115,11 @@ mod tests {
         .unwrap()
     }
 
+    /// A reader of the default schemas in `dialect`, for Instagram's layout.
+    fn reader_in(dialect: Dialect) -> StatusReader {
+        StatusReader::new(dialect, "shardid_leases", "seg", "dict", Layout::INSTAGRAM).unwrap()
+    }
+
     fn row(cells: &[Option<&str>]) -> Row {
         cells.iter().map(|c| c.map(Into::into)).collect()
     }
@@ -2210,14 +2215,7 @@ mod tests {
         let signature = super::super::LeaseSignature(near).to_string();
         assert_eq!(from_signature(&signature), Some(near));
         assert_eq!(from_signature("epoch_ms=1 bits=1/2"), None);
-        let mut r = StatusReader::new(
-            Dialect::Mysql,
-            "shardid_leases",
-            "seg",
-            "dict",
-            Layout::INSTAGRAM,
-        )
-        .unwrap();
+        let mut r = reader_in(Dialect::Mysql);
         let probe = r.next().unwrap();
         assert!(probe.contains("information_schema.tables"));
         // The lease's database: the connection's, as a lease's with no schema named.
@@ -2347,16 +2345,7 @@ mod tests {
             )
         );
         // MySQL: the database named.
-        let r = StatusReader::new(
-            Dialect::Mysql,
-            "shardid_leases",
-            "seg",
-            "dict",
-            Layout::INSTAGRAM,
-        )
-        .unwrap()
-        .lease_schema(Some("app"))
-        .unwrap();
+        let r = reader_in(Dialect::Mysql).lease_schema(Some("app")).unwrap();
         assert!(
             r.next()
                 .unwrap()
@@ -2406,17 +2395,10 @@ mod tests {
             (None, "\"shardid_leases\""),
             (Some("app"), "\"app\".\"shardid_leases\""),
         ] {
-            let mut r = StatusReader::new(
-                Dialect::Postgres,
-                "shardid_leases",
-                "seg",
-                "dict",
-                Layout::INSTAGRAM,
-            )
-            .unwrap()
-            .lease_schema(schema)
-            .unwrap()
-            .marking_restored();
+            let mut r = reader_in(Dialect::Postgres)
+                .lease_schema(schema)
+                .unwrap()
+                .marking_restored();
             assert!(r.next().unwrap().contains("has_schema_privilege"));
             let mut cannot = r.clone();
             r.feed(&[probe("false", "true")]).unwrap();
@@ -2432,27 +2414,12 @@ mod tests {
             assert_eq!(cannot.next(), None, "{schema:?}");
         }
         // A table found is marked where it was found, not made.
-        let mut r = StatusReader::new(
-            Dialect::Postgres,
-            "shardid_leases",
-            "seg",
-            "dict",
-            Layout::INSTAGRAM,
-        )
-        .unwrap()
-        .marking_restored();
+        let mut r = reader_in(Dialect::Postgres).marking_restored();
         r.next().unwrap();
         r.feed(&[probe("true", "false")]).unwrap();
         assert_eq!(r.next().unwrap(), mark("\"app\".\"shardid_leases\""));
         // Not under a plain status.
-        let mut r = StatusReader::new(
-            Dialect::Postgres,
-            "shardid_leases",
-            "seg",
-            "dict",
-            Layout::INSTAGRAM,
-        )
-        .unwrap();
+        let mut r = reader_in(Dialect::Postgres);
         r.next().unwrap();
         r.feed(&[probe("false", "true")]).unwrap();
         assert_eq!(r.next(), None);
@@ -2460,15 +2427,7 @@ mod tests {
 
     #[test]
     fn restored_on_mysql_marks_each_table_in_a_statement_of_its_own_then_reads_it() {
-        let mut r = StatusReader::new(
-            Dialect::Mariadb,
-            "shardid_leases",
-            "seg",
-            "dict",
-            Layout::INSTAGRAM,
-        )
-        .unwrap()
-        .marking_restored();
+        let mut r = reader_in(Dialect::Mariadb).marking_restored();
         assert!(r.next().unwrap().contains("information_schema.tables"));
         r.feed(&[row(&[
             Some("1764115200000"),
@@ -2613,14 +2572,7 @@ mod tests {
 
     #[test]
     fn mysql_reads_the_rates_and_widths_and_warns_as_postgres_does() {
-        let mut r = StatusReader::new(
-            Dialect::Mariadb,
-            "shardid_leases",
-            "seg",
-            "dict",
-            Layout::INSTAGRAM,
-        )
-        .unwrap();
+        let mut r = reader_in(Dialect::Mariadb);
         let probe = r.next().unwrap();
         assert!(probe.contains("'shardid_serials'") && probe.contains("column_name = 'rate'"));
         r.feed(&[row(&[
@@ -2668,14 +2620,7 @@ mod tests {
             report.warnings[0]
         );
         // A table of an older version (no rate columns) reads NULL there, and warns of nothing.
-        let mut old = StatusReader::new(
-            Dialect::Mysql,
-            "shardid_leases",
-            "seg",
-            "dict",
-            Layout::INSTAGRAM,
-        )
-        .unwrap();
+        let mut old = reader_in(Dialect::Mysql);
         old.next().unwrap();
         old.feed(&[row(&[
             Some("5000"),
