@@ -17,7 +17,6 @@
 //! # Ok::<(), shardid::dictionary::sqlite::DictionaryError>(())
 //! ```
 
-use std::collections::HashMap;
 use std::string::{String, ToString};
 use std::sync::Arc;
 use std::vec::Vec;
@@ -27,13 +26,11 @@ use rusqlite::{Connection, params_from_iter};
 
 pub use super::driver::DictionaryError;
 use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods, in_order};
+use super::protocol::{Failure, SqliteAssign, Step};
 use crate::driver::Client;
 use crate::driver::sqlite::no_such_table;
-use crate::sql::Dialect;
-use crate::sql::sqlite::{
-    BEGIN_IMMEDIATE, COMMIT, MAX_LIST, ROLLBACK, SqliteDictionary, SqliteDictionaryStatements,
-    assign_new,
-};
+use crate::sql::sqlite::{MAX_LIST, SqliteDictionary, SqliteDictionaryStatements};
+use crate::sql::{Cell, Dialect};
 
 /// The schema (the statements are rendered for each list's length) and the DDL.
 pub(crate) struct Statements {
@@ -157,8 +154,9 @@ impl DictionaryClient for Connection {
         })
     }
 
-    /// The writer's transaction (`BEGIN IMMEDIATE`): numbers the strings still missing after
-    /// the re-check under the write lock; rolled back whole on any error.
+    /// The core's writer ([`SqliteAssign`]: `BEGIN IMMEDIATE`, the topic's row, the re-check
+    /// under the write lock, the numbering, the inserts, the guarded advance, the commit; the
+    /// rollback after any failed step), each step sent as it says.
     fn assign(
         &mut self,
         s: &Statements,
@@ -167,17 +165,52 @@ impl DictionaryClient for Connection {
         values: &[&str],
         answers: &[Option<u64>],
     ) -> Result<Vec<Option<u64>>, Failed<rusqlite::Error>> {
-        with_tables(self, s, |conn| {
-            conn.execute_batch(BEGIN_IMMEDIATE)?;
-            let result = assign(conn, &s.of(), topic, values, answers).and_then(|ids| {
-                conn.execute_batch(COMMIT)?;
-                Ok(ids)
-            });
-            if result.is_err() && !conn.is_autocommit() {
-                // Nothing numbered is kept; the rollback's own error would hide the first.
-                drop(conn.execute_batch(ROLLBACK));
+        // The strings still missing, each once, in the order they first appear.
+        let mut missing: Vec<&str> = Vec::new();
+        for (value, answer) in values.iter().zip(answers) {
+            if answer.is_none() && !missing.contains(value) {
+                missing.push(value);
             }
-            result
+        }
+        with_tables(self, s, |conn| {
+            let mut tx = SqliteAssign::new(&s.schema, Connection::PLACEHOLDERS, topic, &missing)
+                .unwrap_or_else(|_| unreachable!("checked in statements()"));
+            let mut met = None;
+            loop {
+                let sent = match tx.next() {
+                    Step::Run { statement, values } => rows(conn, statement, &values),
+                    Step::Begin | Step::Commit | Step::RollBack => {
+                        unreachable!("SQLite's writer names its transaction's statements")
+                    }
+                    Step::Assigned(ids) => {
+                        let ids = ids.to_vec();
+                        return Ok(super::driver::answered(values, answers, &missing, ids));
+                    }
+                    Step::Failed(failure) => {
+                        return Err(match failure {
+                            Failure::UnknownTopic => Failed::UnknownTopic,
+                            Failure::TopicDropped => Failed::TopicDropped,
+                            Failure::Driver => met.map_or(Failed::Mismatch, Failed::Driver),
+                            _ => Failed::Mismatch,
+                        });
+                    }
+                };
+                match sent {
+                    Ok(rows) => {
+                        let cells: Vec<Vec<Cell<'_>>> = rows
+                            .iter()
+                            .map(|row| row.iter().map(cell).collect())
+                            .collect();
+                        let cells: Vec<&[Cell<'_>]> = cells.iter().map(Vec::as_slice).collect();
+                        tx.answer(&cells);
+                    }
+                    // The first error is the one raised; the rollback's own would hide it.
+                    Err(e) => {
+                        tx.failed();
+                        met.get_or_insert(e);
+                    }
+                }
+            }
         })
     }
 
@@ -205,72 +238,36 @@ impl DictionaryClient for Connection {
     }
 }
 
-/// Inside the writer's transaction: steps 2 to 5 of the module docs of
-/// [`crate::sql::sqlite`]'s dictionary.
-fn assign(
-    conn: &mut Connection,
-    s: &SqliteDictionaryStatements<'_>,
-    topic: &str,
-    values: &[&str],
-    answers: &[Option<u64>],
-) -> Result<Vec<Option<u64>>, Failed<rusqlite::Error>> {
-    // The strings still missing, each once, in the order they first appear.
-    let mut missing: Vec<&str> = Vec::new();
-    for (value, answer) in values.iter().zip(answers) {
-        if answer.is_none() && !missing.contains(value) {
-            missing.push(value);
-        }
+/// Every row of `statement` run with `values`, each column as SQLite stored it.
+fn rows(
+    conn: &Connection,
+    statement: &str,
+    values: &[crate::sql::Value<'_>],
+) -> Result<Vec<Vec<Sql>>, rusqlite::Error> {
+    let mut params = Vec::with_capacity(values.len());
+    for value in values {
+        params.push(match value {
+            crate::sql::Value::Text(t) => text(t),
+            crate::sql::Value::Int(n) => int(*n)?,
+        });
     }
-    let locked: Option<(i64, i64, i64)> = {
-        let mut statement = conn.prepare_cached(&s.lock().to_string())?;
-        let mut rows = statement.query([topic])?;
-        match rows.next()? {
-            Some(row) => Some((row.get(0)?, row.get(1)?, row.get(2)?)),
-            None => None,
-        }
-    };
-    let (topic_id, next, dropped) = locked.ok_or(Failed::UnknownTopic)?;
-    let mut found: HashMap<String, u64> = HashMap::new();
-    for chunk in missing.chunks(MAX_LIST) {
-        let params: Vec<Sql> = core::iter::once(Sql::Integer(topic_id))
-            .chain(chunk.iter().map(|v| text(v)))
-            .collect();
-        let mut statement = conn.prepare_cached(&s.recheck(chunk.len()).to_string())?;
-        let mut rows = statement.query(params_from_iter(params))?;
-        while let Some(row) = rows.next()? {
-            found.insert(row.get(0)?, row.get::<_, i64>(1)?.cast_unsigned());
-        }
+    let mut statement = conn.prepare_cached(statement)?;
+    let width = statement.column_count();
+    let mut rows = statement.query(params_from_iter(params))?;
+    let mut all = Vec::new();
+    while let Some(row) = rows.next()? {
+        all.push((0..width).map(|i| row.get(i)).collect::<Result<_, _>>()?);
     }
-    let mut still: Vec<Option<u64>> = missing.iter().map(|v| found.get(*v).copied()).collect();
-    let new: Vec<(usize, u64)> = assign_new(&still, next.cast_unsigned()).collect();
-    if !new.is_empty() {
-        if dropped != 0 {
-            return Err(Failed::TopicDropped);
-        }
-        for piece in new.chunks(MAX_LIST) {
-            let mut params = Vec::with_capacity(piece.len() * 3);
-            for &(i, id) in piece {
-                params.extend([Sql::Integer(topic_id), text(missing[i]), int(id)?]);
-                still[i] = Some(id);
-            }
-            let mut statement = conn.prepare_cached(&s.insert(piece.len()).to_string())?;
-            statement.execute(params_from_iter(params))?;
-        }
-        let moved = next + i64::try_from(new.len()).map_err(|_| Failed::Mismatch)?;
-        let advanced = conn.run(
-            &s.advance().to_string(),
-            &[
-                crate::sql::Value::Int(moved.cast_unsigned()),
-                crate::sql::Value::Int(topic_id.cast_unsigned()),
-                crate::sql::Value::Int(next.cast_unsigned()),
-            ],
-        )?;
-        // No row: the topic moved under the write lock, which cannot happen; roll back.
-        if advanced.is_none() {
-            return Err(Failed::Mismatch);
-        }
+    Ok(all)
+}
+
+/// A column as the protocol reads it.
+fn cell(value: &Sql) -> Cell<'_> {
+    match value {
+        Sql::Integer(n) => Cell::Int(*n),
+        Sql::Text(t) => Cell::Text(t),
+        _ => Cell::Null,
     }
-    Ok(super::driver::answered(values, answers, &missing, still))
 }
 
 dictionary_methods!(
@@ -283,6 +280,7 @@ dictionary_methods!(
 
 #[cfg(all(test, not(miri)))]
 mod tests {
+    use std::collections::HashMap;
     use std::format;
     use std::sync::Arc;
     use std::thread;
