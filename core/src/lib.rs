@@ -99,6 +99,8 @@ pub mod redis;
 mod registry;
 #[cfg(feature = "serde")]
 pub mod serde;
+#[cfg(feature = "sqlx")]
+pub mod sqlx;
 
 pub use decimal::{DecimalList, parse_decimal};
 pub use error::{Error, FieldValue, Fields};
