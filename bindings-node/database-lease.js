@@ -360,4 +360,4 @@ async function take(Lease, o, table, connection) {
   return held
 }
 
-module.exports = { DatabaseLease, SECRET, DEFAULT_TTL_MS, checkOptions, leaseOn, take, layoutIndex, invalidArgument }
+module.exports = { DatabaseLease, Tenure, SECRET, DEFAULT_TTL_MS, checkOptions, leaseOn, take, layoutIndex, invalidArgument }

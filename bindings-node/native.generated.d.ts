@@ -133,6 +133,40 @@ export declare class MysqlAssign {
 }
 
 /**
+ * A shard lease on Redis as the core's steps (`shardid::redis::lease_steps::LeaseSteps`): the
+ * script of a claim, a renewal, a ceiling's record and a release with their keys and
+ * arguments, and the reading of their replies, for `redis.js` to run over ioredis (as
+ * Python's `_RedisLeaseSteps` for redis-py). Each call names the `run_id` of the connection
+ * it is sent on; the token is the core's, one per object (one claim).
+ */
+export declare class RedisLeaseSteps {
+  /**
+   * The steps of a lease of a shard of `first..end` for the layout at `layoutIndex`, its key
+   * under `prefix`, expiring `ttlMs` after each renewal by the server's clock, claimed by
+   * `holder` (a description of the process); `INVALID_ARGUMENT` on `schema`, `ttlMs` or
+   * `shards` for the one the core refuses.
+   */
+  constructor(prefix: string, layoutIndex: number, first: unknown, end: unknown, ttlMs: unknown, holder: string)
+  /** The lease hash's key. */
+  get key(): string
+  /** The claim of the first free shard, on the server whose identity is `runId`. */
+  claim(runId: string): RedisCall
+  /** What a claim's reply (flattened: strings and `null`) says. */
+  static claimed(reply: Array<string | undefined | null>): RedisClaim
+  /** A renewal of `shard`'s lease, on the server whose identity is `runId`. */
+  renew(runId: string, shard: number): RedisCall
+  /** A ceiling of `units` (time units of the layout) recorded for `shard`, and a renewal. */
+  record(runId: string, shard: number, units: unknown): RedisCall
+  /** The release of `shard`. */
+  release(runId: string, shard: number): RedisCall
+  /**
+   * Whether a renewal's, record's or release's reply says the lease still held (`false`:
+   * another claim took the shard, or the server lost it: the lease is lost for good).
+   */
+  static held(reply: Array<string | undefined | null>): boolean
+}
+
+/**
  * The core's take, give-back and creation of one tag's segments on a Redis server
  * (`shardid::redis::RedisSegments`), run by `redis.js` over ioredis as `segments.js` runs
  * `SegmentProtocol` over the SQL drivers.
@@ -727,6 +761,28 @@ export declare function publicWithOldKey(index: number, keyVersion: number | big
  * before a message shows it.
  */
 export declare function redacted(text: string, url: string): string
+
+/**
+ * A script call of a lease step as `redis.js` sends it: `EVALSHA` of `script`'s SHA-1 (`EVAL`
+ * on `NOSCRIPT`) with `values`, the number of keys, the keys, the arguments.
+ */
+export interface RedisCall {
+  script: string
+  values: Array<string>
+}
+
+/**
+ * What a claim's reply says (`RedisLeaseSteps.claimed`): `claimed` is `'shard'` (with
+ * `shard`, `ceiling`: the ceiling recorded, in time units, as a decimal string, `null`: none,
+ * and `fencingToken`, a decimal string), `'none'` (every shard of the range is held) or
+ * `'unusable'` (a reply no lease script makes).
+ */
+export interface RedisClaim {
+  claimed: string
+  shard?: number
+  ceiling?: string
+  fencingToken?: string
+}
 
 /** The server's `run_id` in the text of `INFO server` (`null`: none), by the core's reading. */
 export declare function redisRunId(info: string): string | null

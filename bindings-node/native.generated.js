@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.DictCache = nativeBinding.DictCache
 module.exports.LeaseProtocol = nativeBinding.LeaseProtocol
 module.exports.MysqlAssign = nativeBinding.MysqlAssign
+module.exports.RedisLeaseSteps = nativeBinding.RedisLeaseSteps
 module.exports.RedisSegments = nativeBinding.RedisSegments
 module.exports.SegmentProtocol = nativeBinding.SegmentProtocol
 module.exports.StatusRun = nativeBinding.StatusRun

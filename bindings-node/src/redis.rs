@@ -1,13 +1,16 @@
 //! Dense IDs on Redis (issue 57): the core's steps of a take, a give-back and a tag's creation
 //! (`shardid::redis::RedisSegments`: its Lua scripts, keys and the reading of their replies),
-//! for `redis.js` to run over ioredis.
+//! for `redis.js` to run over ioredis; and a shard lease's steps (`RedisLeaseSteps`:
+//! `shardid::redis::lease_steps`), which `redis.js`'s `lease()` runs the same way.
 
-use napi::bindgen_prelude::Either;
+use napi::bindgen_prelude::{Either, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
+use shardid::redis::lease_steps::{Claimed, LeaseSteps};
 use shardid::redis::{Command, Failure, RedisSegments as Steps, Step};
 use shardid::sql::Cell;
 
+use crate::args::{Arg, u64_arg};
 use crate::errors::{Class, guard, invalid_argument};
 
 /// Whether `url` names a Redis server (`redis://`, `rediss://`, `unix://`,
@@ -272,5 +275,179 @@ impl RedisSegments {
             self.inner.failed();
             Ok(())
         })
+    }
+}
+
+/// A script call of a lease step as `redis.js` sends it: `EVALSHA` of `script`'s SHA-1 (`EVAL`
+/// on `NOSCRIPT`) with `values`, the number of keys, the keys, the arguments.
+#[napi(object)]
+pub struct RedisCall {
+    pub script: String,
+    pub values: Vec<String>,
+}
+
+impl RedisCall {
+    fn of(command: Command) -> Self {
+        // The only command of the core's Redis steps (`Command` may grow: nothing to send then).
+        let Command::Script { source, keys, args } = command else {
+            return Self {
+                script: String::new(),
+                values: Vec::new(),
+            };
+        };
+        let mut values = Vec::with_capacity(1 + keys.len() + args.len());
+        values.push(keys.len().to_string());
+        values.extend(keys);
+        values.extend(args);
+        Self {
+            script: source.into(),
+            values,
+        }
+    }
+}
+
+/// What a claim's reply says (`RedisLeaseSteps.claimed`): `claimed` is `'shard'` (with
+/// `shard`, `ceiling`: the ceiling recorded, in time units, as a decimal string, `null`: none,
+/// and `fencingToken`, a decimal string), `'none'` (every shard of the range is held) or
+/// `'unusable'` (a reply no lease script makes).
+#[napi(object)]
+pub struct RedisClaim {
+    pub claimed: String,
+    pub shard: Option<u32>,
+    pub ceiling: Option<String>,
+    pub fencing_token: Option<String>,
+}
+
+/// A reply's cells as `redis.js`'s `flatten` makes them.
+fn reply_cells(reply: &[Option<String>]) -> Vec<Cell<'_>> {
+    reply
+        .iter()
+        .map(|cell| cell.as_deref().map_or(Cell::Null, Cell::Text))
+        .collect()
+}
+
+/// A shard lease on Redis as the core's steps (`shardid::redis::lease_steps::LeaseSteps`): the
+/// script of a claim, a renewal, a ceiling's record and a release with their keys and
+/// arguments, and the reading of their replies, for `redis.js` to run over ioredis (as
+/// Python's `_RedisLeaseSteps` for redis-py). Each call names the `run_id` of the connection
+/// it is sent on; the token is the core's, one per object (one claim).
+#[napi]
+pub struct RedisLeaseSteps {
+    inner: LeaseSteps,
+}
+
+#[napi]
+impl RedisLeaseSteps {
+    /// The steps of a lease of a shard of `first..end` for the layout at `layoutIndex`, its key
+    /// under `prefix`, expiring `ttlMs` after each renewal by the server's clock, claimed by
+    /// `holder` (a description of the process); `INVALID_ARGUMENT` on `schema`, `ttlMs` or
+    /// `shards` for the one the core refuses.
+    #[napi(constructor)]
+    pub fn new(
+        env: &Env,
+        prefix: String,
+        layout_index: u32,
+        first: Unknown<'_>,
+        end: Unknown<'_>,
+        ttl_ms: Unknown<'_>,
+        holder: String,
+    ) -> Result<Self> {
+        guard(env, || {
+            let layout = crate::layout::layout(env, layout_index)?;
+            let first = u64_arg(env, &first, "shards", Arg::Other)?;
+            let end = u64_arg(env, &end, "shards", Arg::Other)?;
+            let ttl_ms = u64_arg(env, &ttl_ms, "ttlMs", Arg::Other)?;
+            let token = shardid::lease::new_token();
+            let inner = LeaseSteps::new(&prefix, &layout, first..end, ttl_ms, &token, &holder)
+                .map_err(|(argument, reason)| {
+                    // The core's names are Rust's and Python's; Node's option is `ttlMs`.
+                    let argument = if argument == "ttl" { "ttlMs" } else { argument };
+                    invalid_argument(env, Class::Range, argument, reason)
+                })?;
+            Ok(Self { inner })
+        })
+    }
+
+    /// The lease hash's key.
+    #[napi(getter)]
+    pub fn key(&self, env: &Env) -> Result<String> {
+        guard(env, || Ok(self.inner.key().to_owned()))
+    }
+
+    /// The claim of the first free shard, on the server whose identity is `runId`.
+    #[napi]
+    pub fn claim(&self, env: &Env, run_id: String) -> Result<RedisCall> {
+        guard(env, || Ok(RedisCall::of(self.inner.claim(&run_id))))
+    }
+
+    /// What a claim's reply (flattened: strings and `null`) says.
+    #[napi]
+    pub fn claimed(env: &Env, reply: Vec<Option<String>>) -> Result<RedisClaim> {
+        guard(env, || {
+            let none = |claimed: &str| RedisClaim {
+                claimed: claimed.into(),
+                shard: None,
+                ceiling: None,
+                fencing_token: None,
+            };
+            Ok(match LeaseSteps::claimed(&reply_cells(&reply)) {
+                Claimed::Shard {
+                    shard,
+                    ceiling,
+                    fencing_token,
+                } => RedisClaim {
+                    claimed: "shard".into(),
+                    // A shard of a range the constructor took as u64 from a JS number: the
+                    // layout's shards are far fewer than 2^32.
+                    shard: Some(u32::try_from(shard).unwrap_or(u32::MAX)),
+                    ceiling: ceiling.map(|c| c.to_string()),
+                    fencing_token: Some(fencing_token.to_string()),
+                },
+                Claimed::NoFreeShard => none("none"),
+                _ => none("unusable"),
+            })
+        })
+    }
+
+    /// A renewal of `shard`'s lease, on the server whose identity is `runId`.
+    #[napi]
+    pub fn renew(&self, env: &Env, run_id: String, shard: u32) -> Result<RedisCall> {
+        guard(env, || {
+            Ok(RedisCall::of(self.inner.renew(&run_id, u64::from(shard))))
+        })
+    }
+
+    /// A ceiling of `units` (time units of the layout) recorded for `shard`, and a renewal.
+    #[napi]
+    pub fn record(
+        &self,
+        env: &Env,
+        run_id: String,
+        shard: u32,
+        units: Unknown<'_>,
+    ) -> Result<RedisCall> {
+        guard(env, || {
+            let units = u64_arg(env, &units, "units", Arg::Other)?;
+            Ok(RedisCall::of(self.inner.record(
+                &run_id,
+                u64::from(shard),
+                units,
+            )))
+        })
+    }
+
+    /// The release of `shard`.
+    #[napi]
+    pub fn release(&self, env: &Env, run_id: String, shard: u32) -> Result<RedisCall> {
+        guard(env, || {
+            Ok(RedisCall::of(self.inner.release(&run_id, u64::from(shard))))
+        })
+    }
+
+    /// Whether a renewal's, record's or release's reply says the lease still held (`false`:
+    /// another claim took the shard, or the server lost it: the lease is lost for good).
+    #[napi]
+    pub fn held(env: &Env, reply: Vec<Option<String>>) -> Result<bool> {
+        guard(env, || Ok(LeaseSteps::held(&reply_cells(&reply))))
     }
 }
