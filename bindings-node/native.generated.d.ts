@@ -238,6 +238,26 @@ export declare class SegmentProtocol {
 }
 
 /**
+ * SQLite's writer numbering a dictionary's new strings (the core's
+ * `shardid::dictionary::protocol::SqliteAssign`), for `dialects/sqlite.js` to run over
+ * better-sqlite3 or `node:sqlite`: `BEGIN IMMEDIATE`, the topic's row, the re-check under the
+ * write lock, the numbering, the inserts, the guarded advance, the commit and the rollback after
+ * a failed step are the core's; the executor only runs them. `next()` is `'run'` (`sql` with
+ * `values`, then `answer(rows)` or `failed()`), `'assigned'` or `'failed'` (`why`: `'driver'`,
+ * throw the error met; `'unknownTopic'`, `'topicDropped'`, `'unusable'`).
+ */
+export declare class SqliteAssign {
+  /** The writer numbering `missing` (distinct strings) of `topic` in `schema`. */
+  constructor(schema: string, topic: string, missing: Array<string>)
+  /** What to do next. */
+  next(): MysqlAssignStep
+  /** Every row the step returned, each column as text (`null`: SQL NULL). */
+  answer(rows: Array<Array<string | undefined | null>>): void
+  /** The step failed (its error is the executor's to throw). */
+  failed(): void
+}
+
+/**
  * A run of `shardid status` (`shardid::cli::StatusRun`): `next()` a statement, `feed(rows)`
  * its rows as text cells, then `output()` (the command line's) or `reportJson()`.
  */
@@ -543,12 +563,6 @@ export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
 
 /** The smallest ID of the time unit holding `timestamp`. */
 export declare function minIdAt(layoutIndex: number, timestamp: unknown): bigint
-
-/** A new string's ID: its index among those looked for, and the ID (a decimal string). */
-export interface MysqlAssigned {
-  index: number
-  id: string
-}
 
 /**
  * What the dictionary's transaction does next (`MysqlAssign.next()`): `step` is `'begin'`,
@@ -1095,13 +1109,6 @@ export declare function shardForKey(layoutIndex: number, key: unknown, logicalSh
 export declare function shardFromOrdinal(layoutIndex: number, first: unknown, end: unknown, hostname?: unknown | undefined | null): number
 
 /**
- * The IDs of the strings still missing after the re-check under the write lock
- * (`missing[i]`), numbered from the topic's `next` in order (the core's `assign_new`, the
- * MySQL family's too).
- */
-export declare function sqliteAssignNew(missing: Array<boolean>, base: string): Array<MysqlAssigned>
-
-/**
  * What a driver runs on every new connection before anything else (the core's
  * `CONNECTION_SETUP`): the busy timeout (`null`: the core's default, 5 s), WAL mode,
  * `synchronous = FULL`.
@@ -1153,16 +1160,6 @@ export interface SqliteSegmentSql {
  * format, zone, canonical, shape, pieces..., width, reset, max_gap)`.
  */
 export declare function sqliteSerialCreateSql(schema: string, pieces: number): string
-
-/** The dictionary writer's transaction statements. */
-export declare function sqliteTransaction(): SqliteTransaction
-
-/** The statements of `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK` the dictionary's writer sends. */
-export interface SqliteTransaction {
-  begin: string
-  commit: string
-  rollback: string
-}
 
 /** One family of the core's table: its name, its labels and its rows. */
 export interface StatsFamily {

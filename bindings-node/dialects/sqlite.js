@@ -311,15 +311,14 @@ function serials(schema) {
 // -- the dictionary -----------------------------------------------------------------------------
 
 /** The dictionary's protocol (see shardid::sql::sqlite's dictionary): lookups in autocommit,
- *  then for strings still missing one BEGIN IMMEDIATE transaction that reads the topic row,
- *  looks again, numbers the rest from the topic's next ID (the core's assign_new), inserts them
- *  and moves `next` on. Answers are decimal strings. */
+ *  then for strings still missing one BEGIN IMMEDIATE transaction, the core's SqliteAssign, that
+ *  reads the topic row, looks again, numbers the rest from the topic's next ID, inserts them and
+ *  moves `next` on. Answers are decimal strings. */
 class Dictionary {
   constructor(schema, topic) {
     this.schema = schema
     this.topic = topic
     this._ddl = native.sqliteDictionaryDdl(schema) // INVALID_ARGUMENT for a bad name, now
-    this._tx = native.sqliteTransaction()
     this._max = native.sqliteMaxList()
     this._statements = new Map()
   }
@@ -366,44 +365,33 @@ class Dictionary {
     return this._assign(conn, values, answers)
   }
 
-  // The writer's transaction, in one turn (see the top of this file).
+  // The core's writer (SqliteAssign: BEGIN IMMEDIATE, the re-check under the write lock, the
+  // numbering, the inserts, the guarded advance, the commit; the rollback after a failed step),
+  // each step sent as it says, in one turn (see the top of this file).
   _assign(conn, values, answers) {
     const missing = [...new Set(values.filter((_, i) => answers[i] === null))]
-    conn.runNow(this._tx.begin)
-    try {
-      const locked = conn.runNow(this._sql('lock'), [this.topic])
-      if (locked.length === 0) throw this._unknown()
-      const [topicId, next, dropped] = locked[0]
-      const found = new Map()
-      for (const piece of this._pieces(missing)) {
-        for (const [value, id] of conn.runNow(this._sql('recheck', piece.length), [topicId, ...piece])) found.set(value, exact(id))
+    const tx = new native.SqliteAssign(this.schema, this.topic, missing)
+    let error = null
+    for (;;) {
+      const step = tx.next()
+      if (step.step === 'assigned') {
+        const byValue = new Map(missing.map((v, i) => [v, step.ids[i]]))
+        return values.map((v, i) => answers[i] ?? byValue.get(v))
       }
-      const still = missing.map((v) => found.get(v) ?? null)
-      const assigned = native.sqliteAssignNew(still.map((a) => a === null), String(next))
-      if (assigned.length > 0 && Number(dropped)) throw this._dropped()
-      if (assigned.length > 0) {
-        for (const piece of this._pieces(assigned)) {
-          const params = []
-          for (const { index, id } of piece) {
-            params.push(topicId, missing[index], int(id))
-            still[index] = id
-          }
-          conn.runNow(this._sql('insert', piece.length), params)
-        }
-        const moved = conn.runNow(this._sql('advance'), [next + BigInt(assigned.length), topicId, next])
-        // Cannot happen under the write lock: rolled back rather than trusted.
-        if (moved.length !== 1) throw makeError('DATABASE', { reason: `the next ID of topic ${this.topic} moved under the write lock` })
+      if (step.step === 'failed') {
+        if (step.why === 'unknownTopic') throw this._unknown()
+        if (step.why === 'topicDropped') throw this._dropped()
+        throw error ?? makeError('DATABASE', { reason: `the next ID of topic ${this.topic} moved under the write lock` })
       }
-      conn.runNow(this._tx.commit)
-      const byValue = new Map(missing.map((v, i) => [v, still[i]]))
-      return values.map((v, i) => answers[i] ?? byValue.get(v))
-    } catch (err) {
+      let rows
       try {
-        conn.runNow(this._tx.rollback)
-      } catch {
-        // No transaction left to roll back (SQLite rolled it back itself).
+        rows = conn.runNow(step.sql, step.values)
+      } catch (err) {
+        error ??= err // the first: a rollback's own error (none left to roll back) would hide it
+        tx.failed()
+        continue
       }
-      throw err
+      tx.answer(rows.map((row) => row.map((c) => (c === null ? null : String(c)))))
     }
   }
 

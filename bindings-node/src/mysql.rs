@@ -6,7 +6,7 @@
 use napi::bindgen_prelude::{BigInt, Either, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
-use shardid::sql::mysql::{MysqlSerials, MysqlUrl, assign_new, script_statements};
+use shardid::sql::mysql::{MysqlSerials, MysqlUrl, script_statements};
 use shardid::sql::{Dialect, MysqlDictionary, MysqlSegments, Placeholders};
 
 use crate::errors::{Class, guard, invalid_argument};
@@ -171,11 +171,6 @@ pub fn mysql_serial_sql(env: &Env, schema: String) -> Result<MysqlSerialSql> {
     })
 }
 
-fn parse(env: &Env, text: &str, argument: &str) -> Result<u64> {
-    shardid::parse_decimal(text.as_bytes())
-        .ok_or_else(|| invalid_argument(env, Class::Range, argument, "must be a decimal integer"))
-}
-
 /// One of the dictionary's statements (the MySQL family's or SQLite's, which have the same
 /// steps), by the name `dictionary.js` asks for it with, as text; `INVALID_ARGUMENT` on
 /// `which` for another name. Written once for both dialects' `*DictionarySql`.
@@ -227,13 +222,6 @@ pub fn mysql_dictionary_sql(
     })
 }
 
-/// A new string's ID: its index among those looked for, and the ID (a decimal string).
-#[napi(object)]
-pub struct MysqlAssigned {
-    pub index: u32,
-    pub id: String,
-}
-
 /// The statement a new connection sends to learn its server's dialect (the core's
 /// `DETECT_DIALECT`).
 #[napi]
@@ -251,22 +239,6 @@ pub fn mysql_detected(env: &Env, code: Option<i64>) -> Result<Option<&'static st
         let code = code.map(|code| code.to_string());
         Ok(Dialect::detected(code.as_deref()).map(Dialect::name))
     })
-}
-
-/// The core's `assign_new` for `missing` from `base` (SQLite's dictionary numbers the same way:
-/// `sqliteAssignNew`).
-pub(crate) fn assigned(env: &Env, missing: &[bool], base: &str) -> Result<Vec<MysqlAssigned>> {
-    let base = parse(env, base, "base")?;
-    let answers: Vec<Option<u64>> = missing
-        .iter()
-        .map(|&m| if m { None } else { Some(0) })
-        .collect();
-    Ok(assign_new(&answers, base)
-        .map(|(i, id)| MysqlAssigned {
-            index: u32::try_from(i).unwrap_or(u32::MAX),
-            id: id.to_string(),
-        })
-        .collect())
 }
 
 /// What the dictionary's transaction does next (`MysqlAssign.next()`): `step` is `'begin'`,
@@ -294,6 +266,76 @@ impl MysqlAssignStep {
             why: None,
         }
     }
+}
+
+/// A step of the dictionary's transactions (the MySQL family's, SQLite's) as their executors
+/// read it.
+impl From<shardid::dictionary::protocol::Step<'_>> for MysqlAssignStep {
+    fn from(step: shardid::dictionary::protocol::Step<'_>) -> Self {
+        use shardid::dictionary::protocol::{Failure, Step};
+        use shardid::sql::Value;
+        match step {
+            Step::Begin => Self::of("begin"),
+            Step::Commit => Self::of("commit"),
+            Step::RollBack => Self::of("rollback"),
+            Step::Run { statement, values } => Self {
+                sql: Some(statement.into()),
+                values: Some(
+                    values
+                        .iter()
+                        .map(|value| match value {
+                            Value::Text(text) => Either::A((*text).to_owned()),
+                            Value::Int(n) => Either::B(BigInt::from(*n)),
+                        })
+                        .collect(),
+                ),
+                ..Self::of("run")
+            },
+            Step::Assigned(ids) => Self {
+                ids: Some(
+                    ids.iter()
+                        .map(|id| id.map_or_else(String::new, |id| id.to_string()))
+                        .collect(),
+                ),
+                ..Self::of("assigned")
+            },
+            Step::Failed(failure) => Self {
+                why: Some(
+                    match failure {
+                        Failure::Driver => "driver",
+                        Failure::UnknownTopic => "unknownTopic",
+                        Failure::TopicDropped => "topicDropped",
+                        _ => "unusable",
+                    }
+                    .into(),
+                ),
+                ..Self::of("failed")
+            },
+            _ => Self {
+                why: Some("unusable".into()),
+                ..Self::of("failed")
+            },
+        }
+    }
+}
+
+/// `rows` (each column as text, `null` for SQL NULL) as the protocol's cells, handed to
+/// `answer`.
+pub(crate) fn answer_rows(
+    rows: &[Vec<Option<String>>],
+    answer: impl FnOnce(&[&[shardid::sql::Cell<'_>]]),
+) {
+    use shardid::sql::Cell;
+    let cells: Vec<Vec<Cell<'_>>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|column| column.as_deref().map_or(Cell::Null, Cell::Text))
+                .collect()
+        })
+        .collect();
+    let rows: Vec<&[Cell<'_>]> = cells.iter().map(Vec::as_slice).collect();
+    answer(&rows);
 }
 
 /// The core's transaction that numbers a dictionary's new strings on the MySQL family
@@ -336,52 +378,7 @@ impl MysqlAssign {
     /// What to do next.
     #[napi]
     pub fn next(&self, env: &Env) -> Result<MysqlAssignStep> {
-        guard(env, || {
-            use shardid::dictionary::protocol::{Failure, Step};
-            use shardid::sql::Value;
-            Ok(match self.inner.next() {
-                Step::Begin => MysqlAssignStep::of("begin"),
-                Step::Commit => MysqlAssignStep::of("commit"),
-                Step::RollBack => MysqlAssignStep::of("rollback"),
-                Step::Run { statement, values } => MysqlAssignStep {
-                    sql: Some(statement.into()),
-                    values: Some(
-                        values
-                            .iter()
-                            .map(|value| match value {
-                                Value::Text(text) => Either::A((*text).to_owned()),
-                                Value::Int(n) => Either::B(BigInt::from(*n)),
-                            })
-                            .collect(),
-                    ),
-                    ..MysqlAssignStep::of("run")
-                },
-                Step::Assigned(ids) => MysqlAssignStep {
-                    ids: Some(
-                        ids.iter()
-                            .map(|id| id.map_or_else(String::new, |id| id.to_string()))
-                            .collect(),
-                    ),
-                    ..MysqlAssignStep::of("assigned")
-                },
-                Step::Failed(failure) => MysqlAssignStep {
-                    why: Some(
-                        match failure {
-                            Failure::Driver => "driver",
-                            Failure::UnknownTopic => "unknownTopic",
-                            Failure::TopicDropped => "topicDropped",
-                            _ => "unusable",
-                        }
-                        .into(),
-                    ),
-                    ..MysqlAssignStep::of("failed")
-                },
-                _ => MysqlAssignStep {
-                    why: Some("unusable".into()),
-                    ..MysqlAssignStep::of("failed")
-                },
-            })
-        })
+        guard(env, || Ok(MysqlAssignStep::from(self.inner.next())))
     }
 
     /// Every row the step returned, each column as text (`null`: SQL NULL; none for the steps
@@ -390,17 +387,7 @@ impl MysqlAssign {
     #[allow(clippy::needless_pass_by_value)] // napi hands arrays over as a Vec
     pub fn answer(&mut self, env: &Env, rows: Vec<Vec<Option<String>>>) -> Result<()> {
         guard(env, || {
-            use shardid::sql::Cell;
-            let cells: Vec<Vec<Cell<'_>>> = rows
-                .iter()
-                .map(|row| {
-                    row.iter()
-                        .map(|column| column.as_deref().map_or(Cell::Null, Cell::Text))
-                        .collect()
-                })
-                .collect();
-            let rows: Vec<&[Cell<'_>]> = cells.iter().map(Vec::as_slice).collect();
-            self.inner.answer(&rows);
+            answer_rows(&rows, |cells| self.inner.answer(cells));
             Ok(())
         })
     }

@@ -37,26 +37,6 @@ pub fn sqlite_connection_setup(env: &Env, busy_timeout_ms: Option<u32>) -> Resul
     })
 }
 
-/// The statements of `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK` the dictionary's writer sends.
-#[napi(object)]
-pub struct SqliteTransaction {
-    pub begin: String,
-    pub commit: String,
-    pub rollback: String,
-}
-
-/// The dictionary writer's transaction statements.
-#[napi]
-pub fn sqlite_transaction(env: &Env) -> Result<SqliteTransaction> {
-    guard(env, || {
-        Ok(SqliteTransaction {
-            begin: shardid::sql::sqlite::BEGIN_IMMEDIATE.into(),
-            commit: shardid::sql::sqlite::COMMIT.into(),
-            rollback: shardid::sql::sqlite::ROLLBACK.into(),
-        })
-    })
-}
-
 /// The segments' and serials' DDL and statements on SQLite, `?` placeholders.
 #[napi(object)]
 pub struct SqliteSegmentSql {
@@ -145,14 +125,58 @@ pub fn sqlite_dictionary_sql(env: &Env, schema: String, which: String, n: u32) -
     })
 }
 
-/// The IDs of the strings still missing after the re-check under the write lock
-/// (`missing[i]`), numbered from the topic's `next` in order (the core's `assign_new`, the
-/// MySQL family's too).
+/// SQLite's writer numbering a dictionary's new strings (the core's
+/// `shardid::dictionary::protocol::SqliteAssign`), for `dialects/sqlite.js` to run over
+/// better-sqlite3 or `node:sqlite`: `BEGIN IMMEDIATE`, the topic's row, the re-check under the
+/// write lock, the numbering, the inserts, the guarded advance, the commit and the rollback after
+/// a failed step are the core's; the executor only runs them. `next()` is `'run'` (`sql` with
+/// `values`, then `answer(rows)` or `failed()`), `'assigned'` or `'failed'` (`why`: `'driver'`,
+/// throw the error met; `'unknownTopic'`, `'topicDropped'`, `'unusable'`).
 #[napi]
-pub fn sqlite_assign_new(
-    env: &Env,
-    missing: Vec<bool>,
-    base: String,
-) -> Result<Vec<crate::mysql::MysqlAssigned>> {
-    guard(env, || crate::mysql::assigned(env, &missing, &base))
+pub struct SqliteAssign {
+    inner: shardid::dictionary::protocol::SqliteAssign,
+}
+
+#[napi]
+impl SqliteAssign {
+    /// The writer numbering `missing` (distinct strings) of `topic` in `schema`.
+    #[napi(constructor)]
+    pub fn new(env: &Env, schema: String, topic: String, missing: Vec<String>) -> Result<Self> {
+        guard(env, || {
+            let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+            let inner = shardid::dictionary::protocol::SqliteAssign::new(
+                &schema,
+                Placeholders::Question,
+                &topic,
+                &missing,
+            )
+            .map_err(|e| crate::segment::schema_error(env, &e))?;
+            Ok(Self { inner })
+        })
+    }
+
+    /// What to do next.
+    #[napi]
+    pub fn next(&self, env: &Env) -> Result<crate::mysql::MysqlAssignStep> {
+        guard(env, || Ok(self.inner.next().into()))
+    }
+
+    /// Every row the step returned, each column as text (`null`: SQL NULL).
+    #[napi]
+    #[allow(clippy::needless_pass_by_value)] // napi hands arrays over as a Vec
+    pub fn answer(&mut self, env: &Env, rows: Vec<Vec<Option<String>>>) -> Result<()> {
+        guard(env, || {
+            crate::mysql::answer_rows(&rows, |cells| self.inner.answer(cells));
+            Ok(())
+        })
+    }
+
+    /// The step failed (its error is the executor's to throw).
+    #[napi]
+    pub fn failed(&mut self, env: &Env) -> Result<()> {
+        guard(env, || {
+            self.inner.failed();
+            Ok(())
+        })
+    }
 }

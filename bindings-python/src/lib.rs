@@ -108,6 +108,7 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_BATCH", shardid::dictionary::MAX_BATCH)?;
     m.add_class::<sqlite::PySqliteSql>()?;
     m.add_class::<sqlite::PySqliteTake>()?;
+    m.add_class::<sqlite::PySqliteAssign>()?;
     m.add_function(wrap_pyfunction!(sqlite::_sqlite_path, m)?)?;
     m.add_function(wrap_pyfunction!(sqlite::_sqlite_period_tag, m)?)?;
     m.add_function(wrap_pyfunction!(sqlite::_sqlite_period_fits, m)?)?;
@@ -122,7 +123,6 @@ fn _shardid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mysql::mysql_serials, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_serial_statements, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_registration_problem, m)?)?;
-    m.add_function(wrap_pyfunction!(mysql::_assign_new, m)?)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_detected, m)?)?;
     m.add("_MYSQL_DETECT_DIALECT", shardid::sql::mysql::DETECT_DIALECT)?;
     m.add_function(wrap_pyfunction!(mysql::_mysql_url, m)?)?;

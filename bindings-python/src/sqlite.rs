@@ -68,26 +68,6 @@ impl PySqliteSql {
     fn setup(busy_timeout_ms: u64) -> String {
         ConnectionSetup(busy_timeout_ms).to_string()
     }
-    #[staticmethod]
-    fn begin() -> &'static str {
-        shardid::sql::sqlite::BEGIN_IMMEDIATE
-    }
-    #[staticmethod]
-    fn commit() -> &'static str {
-        shardid::sql::sqlite::COMMIT
-    }
-    #[staticmethod]
-    fn rollback() -> &'static str {
-        shardid::sql::sqlite::ROLLBACK
-    }
-    /// The savepoint of a writer inside the caller's transaction: `(savepoint, release,
-    /// rollback_to)`.
-    #[staticmethod]
-    fn savepoint() -> (&'static str, &'static str, &'static str) {
-        use shardid::sql::sqlite::{RELEASE, ROLLBACK_TO, SAVEPOINT};
-        (SAVEPOINT, RELEASE, ROLLBACK_TO)
-    }
-
     /// The segments' DDL (and the serials' registrations): tables created on first use.
     fn segments_ddl(&self, py: Python<'_>) -> PyResult<String> {
         segments_ddl(py, &self.schema)
@@ -137,18 +117,6 @@ impl PySqliteSql {
     fn find_values(&self, n: usize) -> String {
         self.dictionary().find_values(n).to_string()
     }
-    fn lock(&self) -> String {
-        self.dictionary().lock().to_string()
-    }
-    fn recheck(&self, n: usize) -> String {
-        self.dictionary().recheck(n).to_string()
-    }
-    fn insert(&self, n: usize) -> String {
-        self.dictionary().insert(n).to_string()
-    }
-    fn advance(&self) -> String {
-        self.dictionary().advance().to_string()
-    }
     fn create_topic(&self) -> String {
         self.dictionary().create_topic().to_string()
     }
@@ -193,6 +161,65 @@ impl PySqliteTake {
             Ok(segment) => (segment.map(|s| (s.first, s.count, s.stride)), None),
             Err(e) => (None, Some((e.sqlstate(), e.to_string()))),
         }
+    }
+}
+
+/// SQLite's writer numbering a dictionary's new strings (the core's
+/// `shardid::dictionary::protocol::SqliteAssign`), for `_sqlite.py` to run over `sqlite3`:
+/// `BEGIN IMMEDIATE` (a savepoint inside the caller's transaction), the topic's row, the
+/// re-check under the write lock, the numbering, the inserts, the guarded advance, the commit
+/// and the rollback after a failed step are the core's; the executor only runs them. `next()`
+/// answers `("run", sql, values)`, `("assigned", ids)` or `("failed", why)` (`"driver"`: raise
+/// the driver's error; `"unknown_topic"`, `"topic_dropped"`, `"unusable"`).
+#[pyclass(module = "shardid._shardid", name = "_SqliteAssign")]
+pub(crate) struct PySqliteAssign {
+    inner: shardid::dictionary::protocol::SqliteAssign,
+}
+
+#[pymethods]
+impl PySqliteAssign {
+    /// The writer numbering `missing` (distinct strings) of `topic` in `schema`; `savepoint`:
+    /// inside a transaction the caller holds.
+    #[new]
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts a list into a Vec
+    fn new(
+        py: Python<'_>,
+        schema: &str,
+        topic: &str,
+        missing: Vec<String>,
+        savepoint: bool,
+    ) -> PyResult<Self> {
+        let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+        let inner = shardid::dictionary::protocol::SqliteAssign::new(
+            schema,
+            Placeholders::Question,
+            topic,
+            &missing,
+        )
+        .map_err(|e| sql_error(py, e))?;
+        Ok(Self {
+            inner: if savepoint {
+                inner.in_savepoint()
+            } else {
+                inner
+            },
+        })
+    }
+
+    /// What to do next (see the class).
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::mysql::assign_step(py, self.inner.next())
+    }
+
+    /// Every row the step returned.
+    #[allow(clippy::needless_pass_by_value)] // pyo3 extracts a list into a Vec
+    fn answer(&mut self, rows: Vec<Vec<Option<crate::mysql::MysqlColumn>>>) {
+        crate::mysql::answer_rows(&rows, |cells| self.inner.answer(cells));
+    }
+
+    /// The step failed (its error is the executor's to raise).
+    fn failed(&mut self) {
+        self.inner.failed();
     }
 }
 

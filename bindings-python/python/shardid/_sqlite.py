@@ -44,11 +44,11 @@ from shardid._shardid import (
     _TOPIC_DROPPED_SQLSTATE,
     _UNKNOWN_TAG_SQLSTATE,
     _UNKNOWN_TOPIC_SQLSTATE,
-    _assign_new,
     _error,
     _sqlite_path,
     _sqlite_period_fits,
     _sqlite_period_tag,
+    _SqliteAssign,
     _SqliteSql,
     _SqliteTake,
 )
@@ -406,6 +406,7 @@ class Dictionary:
     def __init__(self, schema: str, topic: str) -> None:
         self.sql = _SqliteSql(schema)
         self.ddl = self.sql.dictionary_ddl()
+        self.schema = schema
         self.topic = topic
 
     def _unknown(self) -> StatementError:
@@ -432,46 +433,33 @@ class Dictionary:
         return [a if a is not None else assigned[v] for v, a in zip(values, answers)]
 
     def _assign(self, conn: Connection, missing: list[str]) -> dict[str, int]:
-        """IDs for ``missing`` (distinct), new ones numbered in one transaction holding the
-        write lock; on any error rolled back whole: no number lost, none given twice. Inside a
-        transaction the caller holds (Django's ``atomic()``, where ``BEGIN IMMEDIATE`` is
-        refused) a savepoint of it: the caller's commit or rollback decides."""
-        sql = self.sql
-        if conn.in_transaction:
-            begin, commit, rollback = sql.savepoint()
-            rollback = f"{rollback}; {commit}"
-        else:
-            begin, commit, rollback = sql.begin(), sql.commit(), sql.rollback()
-        conn.execute(begin)
-        try:
-            locked = one(conn, sql.lock(), (self.topic,))
-            if locked is None:
-                raise self._unknown()
-            topic_id, next_id, dropped = locked
-            found: dict[str, int] = {}
-            for chunk in _chunks(missing):
-                found.update(rows(conn, sql.recheck(len(chunk)), (topic_id, *chunk)))
-            still: list[int | None] = [found.get(v) for v in missing]
-            new = _assign_new(still, next_id)
-            if new and dropped:
-                raise self._dropped()
-            for i, id in new:
-                still[i] = id
-            fresh = [(topic_id, missing[i], id) for i, id in new]
-            for piece in _chunks(fresh):
-                if piece:
-                    rows(conn, sql.insert(len(piece)), [p for row in piece for p in row])
-            if new and one(conn, sql.advance(), (next_id + len(new), topic_id, next_id)) is None:
+        """IDs for ``missing`` (distinct): the core's writer (``SqliteAssign``: ``BEGIN
+        IMMEDIATE``, the re-check under the write lock, the numbering, the inserts, the guarded
+        advance, the commit; on any error, an interruption too, the rollback: no number lost,
+        none given twice), each step sent as it says. Inside a transaction the caller holds
+        (Django's ``atomic()``, where ``BEGIN IMMEDIATE`` is refused) a savepoint of it: the
+        caller's commit or rollback decides."""
+        tx = _SqliteAssign(self.schema, self.topic, missing, conn.in_transaction)
+        error: BaseException | None = None
+        while True:
+            step = tx.next()
+            if step[0] == "assigned":
+                return dict(zip(missing, step[1]))
+            if step[0] == "failed":
+                if step[1] == "unknown_topic":
+                    raise self._unknown()
+                if step[1] == "topic_dropped":
+                    raise self._dropped()
+                if error is not None:
+                    raise error
                 raise StatementError("XX000", f"the row of topic {self.topic!r} moved under the write lock")
-            conn.execute(commit)
-        except BaseException:
             try:
-                for statement in rollback.split("; "):
-                    conn.execute(statement)
-            except Exception:  # noqa: BLE001, S110 - no transaction left: SQLite rolled it back
-                pass
-            raise
-        return dict(zip(missing, still))  # type: ignore[arg-type]
+                found = rows(conn, step[1], step[2])
+            except BaseException as e:  # noqa: BLE001 - rolled back by the next steps, then raised
+                error = error or e  # the first: a rollback's own error would hide it
+                tx.failed()
+                continue
+            tx.answer(found)
 
     def values(self, conn: Connection, ids: Sequence[int]) -> list[str | None]:
         found: dict[int, str] = {}
