@@ -268,7 +268,7 @@ impl<C: Client> CeilingStore for Store<C> {
     }
 }
 
-fn sql_error(e: &SqlError) -> LeaseError {
+pub(super) fn sql_error(e: &SqlError) -> LeaseError {
     match *e {
         SqlError::EmptyShards { first, end } => LeaseError::EmptyShards { shards: first..end },
         SqlError::TableName { reason } => LeaseError::InvalidArgument {
@@ -561,7 +561,7 @@ fn heartbeat<C: Client>(shared: &Shared<C>, generator: &CeilingGenerator) {
 }
 
 /// This host's name, for the holder column.
-fn hostname() -> Option<String> {
+pub(super) fn hostname() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|name| name.trim().to_string())

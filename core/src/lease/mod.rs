@@ -43,6 +43,8 @@ mod session;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod tally;
+#[cfg(feature = "tokio-postgres")]
+pub mod tokio_postgres;
 
 pub use ceiling::{CeilingGenerator, CeilingStore};
 /// How a database lease is taken: one type for every database, here where users look for it

@@ -66,8 +66,8 @@ type Lent = Box<dyn Deref<Target = Client> + Send>;
 
 type Lending = Pin<Box<dyn Future<Output = Result<Lent, BoxError>> + Send>>;
 
-/// Where the statements go.
-enum Source {
+/// Where the statements go (the async lease's too: `crate::lease::tokio_postgres`).
+pub(crate) enum Source {
     /// A connection of its own to `config`, opened at the first statement after it was lost.
     Own {
         config: String,
@@ -78,13 +78,13 @@ enum Source {
 }
 
 /// A connection for one statement: the client's own (locked) or a lent one.
-enum Conn<'a> {
+pub(crate) enum Conn<'a> {
     Own(::tokio::sync::MutexGuard<'a, Option<Client>>),
     Lent(Lent),
 }
 
 impl Conn<'_> {
-    fn client(&self) -> &Client {
+    pub(crate) fn client(&self) -> &Client {
         match self {
             Self::Own(guard) => guard
                 .as_ref()
@@ -95,7 +95,7 @@ impl Conn<'_> {
 
     /// After `e`: a lost connection of its own is opened again at the next statement (a lent
     /// one is its pool's to judge).
-    fn failed(&mut self, e: &::tokio_postgres::Error) {
+    pub(crate) fn failed(&mut self, e: &::tokio_postgres::Error) {
         if let Self::Own(guard) = self
             && (e.is_closed() || e.code().is_none())
         {
@@ -105,9 +105,37 @@ impl Conn<'_> {
 }
 
 impl Source {
+    /// A connection of its own to `config`, already open (`conn`).
+    pub(crate) fn own(config: &str, conn: Client) -> Self {
+        Self::Own {
+            config: config.into(),
+            conn: Box::new(::tokio::sync::Mutex::new(Some(conn))),
+        }
+    }
+
+    /// The application's connections, `lend` called for each statement (see
+    /// [`DenseIds::with_pool`]).
+    pub(crate) fn lender<F, Fut, C, E>(lend: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<C, E>> + Send + 'static,
+        C: Deref<Target = Client> + Send + 'static,
+        E: fmt::Display,
+    {
+        Self::Lender(Box::new(move || {
+            let lending = lend();
+            Box::pin(async move {
+                match lending.await {
+                    Ok(conn) => Ok(Box::new(conn) as Lent),
+                    Err(e) => Err(e.to_string().into()),
+                }
+            })
+        }))
+    }
+
     /// A connection: its own, opened if there is none (the driver's task on `runtime`), or one
     /// the application lends.
-    async fn conn(&self, runtime: &Handle) -> Result<Conn<'_>, String> {
+    pub(crate) async fn conn(&self, runtime: &Handle) -> Result<Conn<'_>, String> {
         match self {
             Self::Own { config, conn } => {
                 let mut guard = conn.lock().await;
@@ -124,7 +152,7 @@ impl Source {
     }
 
     /// Closes the connection of its own (its driver's task then ends).
-    async fn close(&self) {
+    pub(crate) async fn close(&self) {
         if let Self::Own { conn, .. } = self {
             conn.lock().await.take();
         }
@@ -132,7 +160,7 @@ impl Source {
 }
 
 /// A connection to `config`, its driver a task on `runtime`.
-async fn open(config: &str, runtime: &Handle) -> Result<Client, SegmentError> {
+pub(crate) async fn open(config: &str, runtime: &Handle) -> Result<Client, SegmentError> {
     let (client, connection) = ::tokio_postgres::connect(config, ::tokio_postgres::NoTls)
         .await
         .map_err(|e| SegmentError::Database(ServerError::boxed(e)))?;
@@ -358,10 +386,7 @@ impl DenseIds {
         }
         let (runtime, protocol) = prepare(tag, schema)?;
         let conn = open(config, &runtime).await?;
-        let source = Source::Own {
-            config: config.into(),
-            conn: Box::new(::tokio::sync::Mutex::new(Some(conn))),
-        };
+        let source = Source::own(config, conn);
         Self::start(runtime, source, tag, protocol, policy).await
     }
 
@@ -409,15 +434,7 @@ impl DenseIds {
         E: fmt::Display,
     {
         let (runtime, protocol) = prepare(tag, schema)?;
-        let source = Source::Lender(Box::new(move || {
-            let lending = lend();
-            Box::pin(async move {
-                match lending.await {
-                    Ok(conn) => Ok(Box::new(conn) as Lent),
-                    Err(e) => Err(e.to_string().into()),
-                }
-            })
-        }));
+        let source = Source::lender(lend);
         Self::start(runtime, source, tag, protocol, policy).await
     }
 
