@@ -7,8 +7,15 @@ databases. Dense IDs on Redis are :mod:`shardid.segments`' (a ``redis://`` URL):
 
     with lease(Layout.INSTAGRAM, "redis://127.0.0.1:6379", range(1024)) as ids:
         ids.next_id()
+
+On an event loop, ``lease_async`` takes the same lease over ``redis.asyncio`` (the heartbeat an
+asyncio task)::
+
+    async with lease_async(Layout.INSTAGRAM, "redis://127.0.0.1:6379", range(1024)) as ids:
+        await ids.next_id()
 """
 
 from shardid._redis_lease import RedisLease, lease
+from shardid._redis_lease_async import AsyncRedisLease, lease_async
 
-__all__ = ["RedisLease", "lease"]
+__all__ = ["AsyncRedisLease", "RedisLease", "lease", "lease_async"]
