@@ -107,8 +107,8 @@ fn create(
 }
 
 /// Takes a segment of `size` IDs of `tag` on `conn` by the protocol (the tables made first on
-/// a new file). Serial periods take their segments so.
-#[cfg(any(feature = "serial", test))]
+/// a new file), as the tests below take one.
+#[cfg(test)]
 pub(crate) fn take(
     conn: &mut Connection,
     s: &Statements,

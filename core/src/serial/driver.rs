@@ -19,7 +19,7 @@ use super::{
 };
 use crate::ErrorKind;
 use crate::driver::{Client, ConnectError, Owned};
-use crate::segment::driver::Failed;
+use crate::segment::driver::{Done, Failed, One, SegmentClient, execute};
 use crate::segment::{Segment, SizePolicy, Unused};
 use crate::sql::{Dialect, SERIAL_MISMATCH, UNKNOWN_TAG};
 
@@ -172,21 +172,24 @@ fn check_tag(tag: &str) -> Result<(), SerialsError> {
     }
 }
 
-/// What a database's serials need besides its [`Client`]: the statements of one schema and the
-/// steps of each call.
-pub(crate) trait SerialClient: Client {
+/// What a database's serials need besides its [`SegmentClient`] (whose protocol takes a
+/// period's segments): the statements of one schema and the steps of each call.
+pub(crate) trait SerialClient: SegmentClient {
     /// The statements of one schema.
     type Statements: Send + Sync + 'static;
 
     /// The statements of `schema`; the reason it is not a valid name.
-    fn statements(schema: &str) -> Result<Self::Statements, String>;
+    fn statements(schema: &str) -> Result<<Self as SerialClient>::Statements, String>;
+
+    /// The segments' statements among them (the protocol of a period's take).
+    fn segments(s: &<Self as SerialClient>::Statements) -> &<Self as SegmentClient>::Statements;
 
     /// Registers `tag` (see `create_serial`) on a server of `dialect`; `Some(reason)` when
     /// the tag is registered otherwise, or another tag prints its format
     /// (`SERIAL_MISMATCH`; the database may raise it as its error instead).
     fn create(
         &mut self,
-        s: &Self::Statements,
+        s: &<Self as SerialClient>::Statements,
         dialect: Dialect,
         r: &Registering<'_>,
     ) -> Result<Option<String>, Self::Error>;
@@ -194,39 +197,15 @@ pub(crate) trait SerialClient: Client {
     /// The registration of `tag`: `(canonical format, zone, max gap)`, `None` for none.
     fn info(
         &mut self,
-        s: &Self::Statements,
+        s: &<Self as SerialClient>::Statements,
         dialect: Dialect,
         tag: &str,
     ) -> Result<Option<(String, String, u64)>, Self::Error>;
 
-    /// Takes a segment of `size` of a period (`Ok(None)`:
-    /// the database returned none; [`Failed::UnknownTag`]: the period's tag does not exist
-    /// yet, see [`SerialClient::make_period`]); `stride` is the server's, once learnt where
-    /// the dialect needs it.
-    fn take(
-        &mut self,
-        s: &Self::Statements,
-        dialect: Dialect,
-        at: PeriodOf<'_>,
-        size: u64,
-        stride: &mut Option<u64>,
-    ) -> Result<Option<Segment>, Failed<Self::Error>>;
-
-    /// Makes a period's own tag (its numbers from 1), for a database
-    /// whose take cannot make it itself (no stored function: the MySQL family's and SQLite's
-    /// segments are taken by the dense IDs' steps); whether it was made (`false`: `tag` is not
-    /// registered, or the period is not one of its periods).
-    fn make_period(
-        &mut self,
-        s: &Self::Statements,
-        dialect: Dialect,
-        at: PeriodOf<'_>,
-    ) -> Result<bool, Self::Error>;
-
     /// Gives `first..end` of the period's tag `period_tag` back; whether the server took it.
     fn give_back(
         &mut self,
-        s: &Self::Statements,
+        s: &<Self as SerialClient>::Statements,
         dialect: Dialect,
         period_tag: &str,
         first: u64,
@@ -255,7 +234,7 @@ fn checked<C: SerialClient>(
     tag: &str,
     format: &str,
     zone: &str,
-) -> Result<(SerialFormat, C::Statements), SerialsError> {
+) -> Result<(SerialFormat, <C as SerialClient>::Statements), SerialsError> {
     check_tag(tag)?;
     if let Some(reason) = C::url_problem(url) {
         return Err(SerialsError::InvalidArgument {
@@ -317,8 +296,10 @@ fn open<C: Client>(url: &str) -> Result<(C, Dialect), SerialsError> {
     Ok((conn, dialect))
 }
 
-fn statements<C: SerialClient>(schema: &str) -> Result<C::Statements, SerialsError> {
-    C::statements(schema).map_err(|reason| SerialsError::InvalidArgument {
+fn statements<C: SerialClient>(
+    schema: &str,
+) -> Result<<C as SerialClient>::Statements, SerialsError> {
+    <C as SerialClient>::statements(schema).map_err(|reason| SerialsError::InvalidArgument {
         argument: "schema",
         reason,
     })
@@ -328,7 +309,7 @@ fn statements<C: SerialClient>(schema: &str) -> Result<C::Statements, SerialsErr
 struct Shared<C: SerialClient> {
     allocator: SerialAllocator,
     url: String,
-    statements: C::Statements,
+    statements: <C as SerialClient>::Statements,
     /// The connection and its server's dialect (`None`: reconnect at the next statement).
     client: Mutex<Option<(C, Dialect)>>,
     /// The server's stride, learnt at the first take where the dialect needs it.
@@ -344,7 +325,7 @@ struct Shared<C: SerialClient> {
 impl<C: SerialClient> Shared<C> {
     fn with_client<T>(
         &self,
-        f: impl FnOnce(&mut C, &C::Statements, Dialect) -> Result<T, C::Error>,
+        f: impl FnOnce(&mut C, &<C as SerialClient>::Statements, Dialect) -> Result<T, C::Error>,
     ) -> Result<T, String> {
         let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
         if client.as_ref().is_none_or(|(conn, _)| conn.is_closed()) {
@@ -372,21 +353,9 @@ impl<C: SerialClient> Shared<C> {
     fn fetch(&self, fetch: PeriodFetch) {
         let tag = self.allocator.tag().to_string();
         let period = fetch.period.to_string();
-        let period_tag = fetch.period.tag(&tag);
         let result = self.with_client(|conn, s, dialect| {
             let mut stride = self.stride.lock().unwrap_or_else(PoisonError::into_inner);
-            take_period(
-                conn,
-                s,
-                dialect,
-                PeriodOf {
-                    tag: &tag,
-                    period: &period,
-                    period_tag: &period_tag,
-                },
-                fetch.size,
-                &mut stride,
-            )
+            take_period(conn, s, dialect, (&tag, &period), fetch.size, &mut stride)
         });
         let now = crate::now_ms();
         let mut error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
@@ -436,7 +405,7 @@ impl<C: SerialClient> Shared<C> {
         let returned = unused.count > 0
             && self
                 .with_client(|conn, s, dialect| {
-                    conn.give_back(s, dialect, period_tag, unused.first, unused.end)
+                    SerialClient::give_back(conn, s, dialect, period_tag, unused.first, unused.end)
                 })
                 .unwrap_or(false);
         self.allocator.settle(unused, returned);
@@ -702,43 +671,33 @@ impl<C: SerialClient> Driver<C> {
     }
 }
 
-/// A period of a serial tag, as a take names it: the serial `tag`, the `period` (its text, as
-/// `PeriodFetch` renders it) and the period's own segments' tag.
-#[derive(Clone, Copy)]
-pub(crate) struct PeriodOf<'a> {
-    pub(crate) tag: &'a str,
-    #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
-    // MySQL's take names the period's tag only
-    pub(crate) period: &'a str,
-    #[cfg_attr(not(any(feature = "mysql", feature = "sqlite")), allow(dead_code))]
-    // PostgreSQL's take makes it
-    pub(crate) period_tag: &'a str,
-}
-
-/// A segment of a period: the period's first take, where its tag does not exist yet, makes
-/// it ([`SerialClient::make_period`]) and takes again — once, for every database (PostgreSQL's
-/// take makes it itself; Python's and Node's clients run the same steps).
+/// A segment of `tag`'s `period` (its text, as `PeriodFetch` renders it): the core's protocol
+/// ([`crate::segment::protocol::SegmentProtocol::take_period`]: the take; at the period's first,
+/// where its tag does not exist yet, the registration checked, the tag made and the take again),
+/// run on this connection as Python's and Node's clients run it. `stride` is the server's, once
+/// learnt where the dialect needs it. `Ok(None)`: the protocol refused (the tag is not
+/// registered, the period is not one of its periods, an answer no DDL makes).
 fn take_period<C: SerialClient>(
     conn: &mut C,
-    s: &C::Statements,
+    s: &<C as SerialClient>::Statements,
     dialect: Dialect,
-    at: PeriodOf<'_>,
+    (tag, period): (&str, &str),
     size: u64,
     stride: &mut Option<u64>,
 ) -> Result<Option<Segment>, C::Error> {
-    for first_take in [true, false] {
-        match conn.take(s, dialect, at, size, stride) {
-            Ok(segment) => return Ok(segment),
-            Err(Failed::UnknownTag(_)) if first_take => {
-                if !conn.make_period(s, dialect, at)? {
-                    return Ok(None);
-                }
-            }
-            Err(Failed::Driver(e)) => return Err(e),
-            Err(_) => return Ok(None),
-        }
+    let segments = C::segments(s);
+    let Some(mut protocol) = C::protocol(segments, 1) else {
+        return Ok(None);
+    };
+    protocol.learnt(0, *stride);
+    protocol.take_period(tag, period, size);
+    let done = execute(&mut protocol, &mut One(conn, dialect), segments);
+    *stride = protocol.stride(0);
+    match done {
+        Ok(Done::Segment(segment)) => Ok(Some(segment)),
+        Err(Failed::Driver(e)) => Err(e),
+        _ => Ok(None),
     }
-    Ok(None)
 }
 
 /// A database's public `create_serial` and `Serials` (wrapping a [`Driver`] over `$client`);

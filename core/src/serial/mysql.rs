@@ -26,11 +26,11 @@ use std::vec::Vec;
 use mysql::prelude::Queryable;
 
 pub use super::driver::SerialsError;
-use super::driver::{PeriodOf, Registering, SerialClient};
+use super::driver::{Registering, SerialClient};
 use super::{Parsed, Serial, SerialFormat};
-use crate::driver::{Client, Owned};
-use crate::segment::driver::{Failed, SegmentClient};
-use crate::segment::{Segment, mysql as segments};
+use crate::driver::Client;
+use crate::segment::driver::SegmentClient;
+use crate::segment::mysql as segments;
 use crate::sql::mysql::MysqlSerials;
 use crate::sql::{Dialect, Value};
 
@@ -58,6 +58,10 @@ impl SerialClient for mysql::Conn {
             schema: schema.into(),
             segments: <Self as SegmentClient>::statements(schema)?,
         })
+    }
+
+    fn segments(s: &Statements) -> &segments::Statements {
+        &s.segments
     }
 
     /// `INSERT IGNORE`, then the rows of the tag or of its shape: a mismatch is what the
@@ -106,32 +110,6 @@ impl SerialClient for mysql::Conn {
     ) -> Result<Option<(String, String, u64)>, mysql::Error> {
         let row = self.run(&s.serials().info().to_string(), &[Value::Text(tag)])?;
         Ok(super::driver::registration_of(row))
-    }
-
-    /// The segments' steps on the period's tag.
-    fn take(
-        &mut self,
-        s: &Statements,
-        dialect: Dialect,
-        at: PeriodOf<'_>,
-        size: u64,
-        stride: &mut Option<u64>,
-    ) -> Result<Option<Segment>, Failed<mysql::Error>> {
-        SegmentClient::take(self, &s.segments, dialect, at.period_tag, size, stride).map(Some)
-    }
-
-    /// `create_period`: the server checks the registration (NULL: none).
-    fn make_period(
-        &mut self,
-        s: &Statements,
-        _: Dialect,
-        at: PeriodOf<'_>,
-    ) -> Result<bool, mysql::Error> {
-        let made = self.run(
-            &s.serials().create_period().to_string(),
-            &[Value::Text(at.tag), Value::Text(at.period_tag)],
-        )?;
-        Ok(made.as_deref().and_then(<[_]>::first) != Some(&Owned::Null))
     }
 
     fn give_back(

@@ -24,20 +24,21 @@ use std::string::{String, ToString};
 use postgres::types::Type;
 
 pub use super::driver::SerialsError;
-use super::driver::{PeriodOf, Registering, SerialClient};
+use super::driver::{Registering, SerialClient};
 use super::{Parsed, Serial, SerialFormat};
 use crate::driver::postgres::off_runtime;
 use crate::driver::{Client, Owned};
-use crate::segment::Segment;
-use crate::segment::driver::Failed;
+use crate::segment::driver::SegmentClient;
+use crate::segment::postgres as segments;
 use crate::sql::{Dialect, Segments, Value};
 
 /// The statements of one schema.
 pub(crate) struct Statements {
     info: String,
-    take: String,
     give_back: String,
     create: String,
+    /// The segments' (a period's take is their protocol's).
+    segments: segments::Statements,
 }
 
 impl SerialClient for postgres::Client {
@@ -49,10 +50,14 @@ impl SerialClient for postgres::Client {
             .serial_statements(Self::PLACEHOLDERS);
         Ok(Statements {
             info: s.info().to_string(),
-            take: s.take().to_string(),
             give_back: s.give_back().to_string(),
             create: s.create().to_string(),
+            segments: <Self as SegmentClient>::statements(schema)?,
         })
+    }
+
+    fn segments(s: &Statements) -> &segments::Statements {
+        &s.segments
     }
 
     /// The one statement with an array (the format's pieces), so sent by the crate itself.
@@ -92,46 +97,6 @@ impl SerialClient for postgres::Client {
     ) -> Result<Option<(String, String, u64)>, postgres::Error> {
         let row = self.run(&s.info, &[Value::Text(tag)])?;
         Ok(super::driver::registration_of(row))
-    }
-
-    /// One statement: the server makes the period's tag itself.
-    fn take(
-        &mut self,
-        s: &Statements,
-        _: Dialect,
-        at: PeriodOf<'_>,
-        size: u64,
-        _: &mut Option<u64>,
-    ) -> Result<Option<Segment>, Failed<postgres::Error>> {
-        let row = self.run(
-            &s.take,
-            &[
-                Value::Text(at.tag),
-                Value::Text(at.period),
-                Value::Int(size),
-            ],
-        )?;
-        Ok(row.and_then(|row| {
-            let mut ints = row.iter().map(Owned::int);
-            match (ints.next()?, ints.next()?, ints.next()?) {
-                (Some(first), Some(count), Some(stride)) => Some(Segment {
-                    first: first.unsigned_abs(),
-                    count: count.unsigned_abs(),
-                    stride: stride.unsigned_abs(),
-                }),
-                _ => None,
-            }
-        }))
-    }
-
-    /// Never asked: the take makes the period's tag itself.
-    fn make_period(
-        &mut self,
-        _: &Statements,
-        _: Dialect,
-        _: PeriodOf<'_>,
-    ) -> Result<bool, postgres::Error> {
-        Ok(false)
     }
 
     fn give_back(

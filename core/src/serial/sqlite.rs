@@ -26,13 +26,12 @@ use std::vec::Vec;
 use rusqlite::Connection;
 
 pub use super::driver::SerialsError;
-use super::driver::{PeriodOf, Registering, SerialClient};
+use super::driver::{Registering, SerialClient};
 use super::{Parsed, Serial, SerialFormat};
 use crate::driver::Client;
 use crate::driver::sqlite::{no_such_table, with_tables};
-use crate::segment::driver::Failed;
-use crate::segment::{Segment, sqlite as segments};
-use crate::sql::sqlite::{SqliteSegments, period_fits};
+use crate::segment::sqlite as segments;
+use crate::sql::sqlite::SqliteSegments;
 use crate::sql::{Dialect, Value};
 
 /// The statements of one schema: the registrations' and the segments'.
@@ -70,6 +69,10 @@ impl SerialClient for Connection {
             segments: segments::Statements::new(schema)?,
             info: ddl.serial_statements(Self::PLACEHOLDERS).info().to_string(),
         })
+    }
+
+    fn segments(s: &Statements) -> &segments::Statements {
+        &s.segments
     }
 
     /// Inserts the registration if the tag has none, then compares what the tag is
@@ -143,40 +146,6 @@ impl SerialClient for Connection {
             row
         });
         Ok(super::driver::registration_of(row))
-    }
-
-    /// The segments' take on the period's tag.
-    fn take(
-        &mut self,
-        s: &Statements,
-        _: Dialect,
-        at: PeriodOf<'_>,
-        size: u64,
-        _: &mut Option<u64>,
-    ) -> Result<Option<Segment>, Failed<rusqlite::Error>> {
-        segments::take(self, &s.segments, at.period_tag, size).map(Some)
-    }
-
-    /// The period's tag from 1, if the serial tag is registered and the period fits its reset
-    /// (SQLite has no function to check that in the statement).
-    fn make_period(
-        &mut self,
-        s: &Statements,
-        _: Dialect,
-        at: PeriodOf<'_>,
-    ) -> Result<bool, rusqlite::Error> {
-        let reset = info(self, s, at.tag)?.and_then(|row| match row.get(3) {
-            Some(crate::driver::Owned::Text(reset)) => Some(reset.clone()),
-            _ => None,
-        });
-        if !reset.is_some_and(|reset| period_fits(&reset, at.period)) {
-            return Ok(false);
-        }
-        self.run(
-            &s.segments.create_tag,
-            &[Value::Text(at.period_tag), Value::Int(1)],
-        )?;
-        Ok(true)
     }
 
     fn give_back(
