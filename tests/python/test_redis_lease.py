@@ -10,7 +10,8 @@ side by side, in processes of their own:
 - a SIGSTOPped holder whose shard was taken over past its time to live stops with
   ``LEASE_LOST`` once resumed, no ID of it the new holder's;
 - a restart that lost the last writes (from a snapshot older than the holders' last ceilings)
-  makes the ceiling jump: the next holders start above every ID the lost writes covered.
+  makes the ceiling jump: the next holders start above every ID the lost writes covered;
+- the book's Redis page's asyncio Python and Node lease blocks run as shown.
 
 "Above the ceiling" is checked as a host whose clock is behind sees it: the next holders run
 with their wall clock behind (libfaketime), so only the ceiling keeps their IDs above the last
@@ -25,9 +26,11 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -377,3 +380,29 @@ def test_a_restart_that_lost_writes_makes_the_ceiling_jump() -> None:
                 for h in nxt:
                     h.end()
     _assert_unique([id for h in first + nxt for id in h.ids])
+
+
+def test_the_books_lease_blocks_run() -> None:
+    """The asyncio Python and Node blocks of the book's Redis page (docs/src/databases/redis.md,
+    the blocks whose fence says this file runs them), at once on a throwaway server: each holds
+    a shard of 0..1024, prints it, its fencing token and an ID, and exits."""
+    node, _ = _langs()
+    page = (ROOT / "docs" / "src" / "databases" / "redis.md").read_text()
+    fence = r"^```(python|js) no-run: needs a Redis server \(tests/python/test_redis_lease\.py runs this block[^\n]*\n(.*?)^```$"
+    blocks = dict(re.findall(fence, page, re.M | re.S))
+    assert sorted(blocks) == ["js", "python"], "the page's lease blocks for asyncio Python and Node"
+    with Server() as server, tempfile.TemporaryDirectory() as project:
+        code = {lang: block.replace("redis://127.0.0.1:6379", server.url) for lang, block in blocks.items()}
+        runs = [subprocess.Popen([sys.executable, "-c", code["python"]], stdout=subprocess.PIPE, text=True)]
+        if node:
+            # A reader's project: shardid in its node_modules (the package folder), the block a module.
+            (Path(project) / "node_modules").mkdir()
+            (Path(project) / "node_modules" / "shardid").symlink_to(ROOT / "bindings-node")
+            (Path(project) / "lease.mjs").write_text(code["js"])
+            runs.append(subprocess.Popen([node[0], "lease.mjs"], cwd=project, stdout=subprocess.PIPE, text=True))
+        printed = [run.communicate(timeout=30)[0].split() for run in runs]
+        assert [run.returncode for run in runs] == [0] * len(runs), printed
+    # `shard fencing_token id` (Node's console.log writes a bigint as 1n); the two blocks may
+    # have held one shard one after the other (the first closed it), the second at token 2.
+    numbers = [[int(n.rstrip("n")) for n in p] for p in printed]
+    assert all(len(p) == 3 and 0 <= p[0] < 1024 and p[1] >= 1 and p[2] > 0 for p in numbers), printed
