@@ -11,7 +11,7 @@ const { makeError, unreachableError, closedError, withCause, describe } = requir
 const { holdingLoop } = require('./idle.js')
 const { dialectOf, dialectOfAll, creationError, exact, execute, Link } = require('./dialects/index.js')
 const { SQLSTATES, STATS } = require('./core.generated.js')
-const { isRedisUrl, segmentsOf: redisSegmentsOf, createTag: redisCreateTag, createTagFrom } = require('./redis.js')
+const { isRedisUrl, segmentsOf: redisSegmentsOf, createTag: redisCreateTag, createTagFrom } = require('./dialects/redis.js')
 
 const SECRET = Symbol('shardid.segments')
 // The addon writes the size of a fetch that became due here (-1: none): see src/segment.rs.

@@ -1,0 +1,52 @@
+// shardid/redis's lease refuses what it cannot use before it connects, with the codes of every
+// lease (INVALID_ARGUMENT naming the option, DATABASE_UNREACHABLE for a server that is not
+// there), always as a rejection of the returned promise. No server: the leases on real
+// redis-servers, beside asyncio Python's, are tests/python/test_redis_lease.py's.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+
+const addonOnly = { skip: process.env.SHARDID_JS_MODULE ? 'Redis is in the Node addon only' : false }
+const require = createRequire(new URL('../../bindings-node/package.json', import.meta.url))
+
+test('a Redis lease refuses bad options before connecting, as a rejection', addonOnly, async () => {
+  const { lease, DEFAULT_TTL_MS } = require('./redis.js')
+  const { Layout, ShardIdError } = require('./index.js')
+  assert.equal(DEFAULT_TTL_MS, 10_000)
+  const layout = Layout.INSTAGRAM
+  // Port 1: nothing listens there, so an option checked only after connecting would show up
+  // as DATABASE_UNREACHABLE instead of its INVALID_ARGUMENT.
+  const url = 'redis://127.0.0.1:1'
+  const cases = [
+    [undefined, 'lease'],
+    [{ layout, shards: [0, 2] }, 'lease'], // no url
+    [{ layout: 'instagram', url, shards: [0, 2] }, 'lease'],
+    [{ layout, url, shards: 2 }, 'lease'],
+    [{ layout, url: 'postgresql://h/db', shards: [0, 2] }, 'url'],
+    [{ layout, url: 'redis://127.0.0.1:notaport', shards: [0, 2] }, 'url'],
+    [{ layout, url: 'redis+sentinel://127.0.0.1:26379', shards: [0, 2] }, 'url'], // no master named
+    [{ layout, url, shards: [0, 2], ttlMs: 10 }, 'ttlMs'], // the core's range: 1 s to 1 day
+    [{ layout, url, shards: [0, 2], ttlMs: 86_400_001 }, 'ttlMs'],
+    [{ layout, url, shards: [0, 2], schema: 'a:b' }, 'schema'],
+    [{ layout, url, shards: [3, 3] }, 'shards'],
+    [{ layout, url, shards: [0, 2 ** 13 + 1] }, 'shards'], // Instagram's 13 shard bits
+    [{ layout, url, shards: [-1, 2] }, 'shards'],
+    [{ layout, url, shards: [0, 2], kind: 'session' }, 'kind'],
+  ]
+  for (const [options, argument] of cases) {
+    let promise
+    assert.doesNotThrow(() => { promise = lease(options) }, `${JSON.stringify(options)}: thrown, not rejected`)
+    await assert.rejects(promise, (err) => {
+      assert.ok(err instanceof ShardIdError, `${JSON.stringify(options)}: ${err}`)
+      assert.equal(err.code, 'INVALID_ARGUMENT', `${JSON.stringify(options)}: ${err.code} ${err.message}`)
+      assert.equal(err.argument, argument, `${JSON.stringify(options)}: ${err.message}`)
+      return true
+    })
+  }
+  // Valid options, no server: DATABASE_UNREACHABLE, ioredis's error as its cause.
+  await assert.rejects(lease({ layout, url, shards: [0, 2], ttlMs: 1_000 }), (err) => {
+    assert.equal(err.code, 'DATABASE_UNREACHABLE', err.message)
+    assert.ok(err.cause, 'the driver error as the cause')
+    return true
+  })
+})
