@@ -12,8 +12,9 @@
 //! with the drivers it chose, brings them (sqlx 0.9; that release needs Rust 1.94).
 //!
 //! An ID above `i64::MAX` (an unsigned layout's, such as Discord's after 2084) has no signed
-//! `BIGINT`: binding it is refused with [`crate::Error::InvalidId`], never stored wrapped to a
-//! negative number that sorts first; a negative value read back is refused the same way. An
+//! `BIGINT`: binding it is refused ([`RangeError`], of the kind `INVALID_ID`), never stored
+//! wrapped to a negative number that sorts first; a negative value read back is refused the
+//! same way. An
 //! application's own ID type can wrap it: `#[derive(sqlx::Type)] #[sqlx(transparent)] struct
 //! OrderId(shardid::sqlx::Id);` (sqlx's `derive` feature).
 //!
@@ -37,6 +38,54 @@ use ::sqlx::{Decode, Encode, Type};
 
 use crate::Error;
 
+/// Why an [`Id`] was not bound or read: the signed `BIGINT` it is stored as holds IDs from 0
+/// to `i64::MAX`. Its kind is the core's `INVALID_ID` ([`RangeError::error`]); it is what the
+/// sqlx error's source downcasts to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RangeError {
+    /// An ID above `i64::MAX` (an unsigned layout's): not bound.
+    TooLarge {
+        /// The ID.
+        id: u64,
+    },
+    /// A negative value read from the column: no ID is stored so.
+    Negative {
+        /// The value read.
+        value: i64,
+    },
+}
+
+impl RangeError {
+    /// The core's error: [`Error::InvalidId`] with the value's bits as an unsigned number.
+    pub const fn error(self) -> Error {
+        match self {
+            Self::TooLarge { id } => Error::InvalidId { id },
+            Self::Negative { value } => Error::InvalidId {
+                id: value.cast_unsigned(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for RangeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::TooLarge { id } => write!(
+                f,
+                "ID {id} does not fit a signed BIGINT (at most 2^63 - 1 = {}): not bound",
+                i64::MAX
+            ),
+            Self::Negative { value } => write!(
+                f,
+                "the column holds {value}, which is no ID (IDs are 0 to 2^63 - 1)"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for RangeError {}
+
 /// An ID as a sqlx column value: a signed `BIGINT` (SQLite's `INTEGER`) holding `0..=i64::MAX`.
 /// See the [module](self) docs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -47,22 +96,19 @@ impl Id {
     /// The ID as the signed `BIGINT` it is stored as.
     ///
     /// # Errors
-    /// [`Error::InvalidId`] above `i64::MAX`: no signed column holds it.
-    pub fn to_i64(self) -> Result<i64, Error> {
-        i64::try_from(self.0).map_err(|_| Error::InvalidId { id: self.0 })
+    /// [`RangeError::TooLarge`] above `i64::MAX`: no signed column holds it.
+    pub fn to_i64(self) -> Result<i64, RangeError> {
+        i64::try_from(self.0).map_err(|_| RangeError::TooLarge { id: self.0 })
     }
 
     /// The ID a signed `BIGINT` holds.
     ///
     /// # Errors
-    /// [`Error::InvalidId`] for a negative value (its bits read as an unsigned number): no ID
-    /// is stored so.
-    pub fn from_i64(value: i64) -> Result<Self, Error> {
+    /// [`RangeError::Negative`] for a negative value: no ID is stored so.
+    pub fn from_i64(value: i64) -> Result<Self, RangeError> {
         u64::try_from(value)
             .map(Self)
-            .map_err(|_| Error::InvalidId {
-                id: value.cast_unsigned(),
-            })
+            .map_err(|_| RangeError::Negative { value })
     }
 }
 
@@ -135,8 +181,8 @@ mod tests {
     use ::sqlx::any::{Any, AnyArguments, AnyValue};
     use ::sqlx::{Arguments, Decode, Encode, Type, Value};
 
-    use super::Id;
-    use crate::{Error, Layout};
+    use super::{Id, RangeError};
+    use crate::{Error, ErrorKind, Layout};
 
     /// What binding `v` writes.
     fn bound<'q, T: Encode<'q, Any> + Type<Any>>(v: T) -> Result<AnyArguments, String> {
@@ -185,12 +231,15 @@ mod tests {
                 panic!("{id} was bound: no signed BIGINT holds it");
             };
             assert_eq!(args.len(), 0);
-            assert_eq!(
-                err.downcast_ref::<Error>(),
-                Some(&Error::InvalidId { id }),
+            let refused = err.downcast_ref::<RangeError>().copied();
+            assert_eq!(refused, Some(RangeError::TooLarge { id }), "{err}");
+            assert_eq!(refused.unwrap().error(), Error::InvalidId { id });
+            assert_eq!(refused.unwrap().error().kind(), ErrorKind::InvalidId);
+            assert!(
+                err.to_string()
+                    .contains(&format!("ID {id} does not fit a signed BIGINT")),
                 "{err}"
             );
-            assert!(err.to_string().contains(&format!("{id}")), "{err}");
         }
     }
 
@@ -199,11 +248,10 @@ mod tests {
         for v in [-1, i64::MIN] {
             let err = read(v).expect_err("no ID is negative");
             assert_eq!(
-                err.downcast_ref::<Error>(),
-                Some(&Error::InvalidId {
-                    id: v.cast_unsigned()
-                }),
+                err.downcast_ref::<RangeError>(),
+                Some(&RangeError::Negative { value: v }),
             );
+            assert!(err.to_string().contains("which is no ID"), "{err}");
         }
         // Another type is sqlx's own refusal, as for `i64`.
         let value = AnyValue {
