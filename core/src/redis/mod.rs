@@ -57,7 +57,7 @@ use alloc::vec::Vec;
 
 use crate::ErrorKind;
 use crate::segment::Segment;
-use crate::sql::Cell;
+use crate::sql::{Cell, decoded};
 
 pub mod lease_steps;
 pub mod scripts;
@@ -105,24 +105,6 @@ pub struct SentinelUrl {
 /// Sentinel's default port.
 pub const SENTINEL_PORT: u16 = 26379;
 
-/// Decodes `%XX` escapes (a user or password with `@`, `:` or `/` in it).
-fn percent_decoded(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// Reads a Sentinel URL, `redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/master[/db]`
 /// (the form redis-py's and ioredis's users write for a Sentinel group): every client connects
 /// to the primary the sentinels name, asking them again after each lost connection.
@@ -147,12 +129,9 @@ pub fn sentinel_url(url: &str) -> Result<SentinelUrl, &'static str> {
                 Some((user, password)) => (user, Some(password)),
                 None => (info, None),
             };
-            let user =
-                percent_decoded(user).ok_or("has a user that is not percent-encoded UTF-8")?;
+            let user = decoded(user).ok_or("has a user that is not percent-encoded UTF-8")?;
             let password = password
-                .map(|p| {
-                    percent_decoded(p).ok_or("has a password that is not percent-encoded UTF-8")
-                })
+                .map(|p| decoded(p).ok_or("has a password that is not percent-encoded UTF-8"))
                 .transpose()?;
             ((!user.is_empty()).then_some(user), password)
         }

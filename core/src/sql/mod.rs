@@ -50,6 +50,7 @@ pub use serials::{
     UNKNOWN_TIME_ZONE,
 };
 pub use uninstall::PostgresUninstall;
+pub(crate) use url::decoded;
 pub use url::{NotADatabaseUrl, NotASqliteUrl, URL_SCHEMES, redacted, sqlite_path, url_shown};
 pub use url::{SQLALCHEMY_DRIVERS, url_driver, without_driver};
 

@@ -528,8 +528,9 @@ impl<'a> Target<'a> {
 }
 
 /// `text` percent-decoded (`+` left as it is), or `None` for a `%` not followed by two hex
-/// digits or bytes that are not UTF-8.
-fn decoded(text: &str) -> Option<String> {
+/// digits or bytes that are not UTF-8. The one decoding of a URL's pieces: Redis's Sentinel URLs
+/// (`crate::redis::sentinel_url`) use it too.
+pub(crate) fn decoded(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
