@@ -91,9 +91,10 @@ async fn take_for(lease: &PostgresLease, for_ms: u64) -> Vec<u64> {
     ids
 }
 
-/// Three tasks take a lease of 0..2 at once (one on the application's client): two hold a
-/// shard each, the third finds none free; their IDs, taken at once across many ceiling
-/// writes, are unique; a lease taken after one is closed continues above its IDs.
+/// Three tasks take a lease of 0..2 at once (on the application's client, on connections a
+/// pool lends, on a URL): two hold a shard each, the third finds none free; their IDs, taken at
+/// once across many ceiling writes, are unique; a lease taken after one is closed continues
+/// above its IDs.
 #[test]
 #[ignore = "needs a PostgreSQL: tests/postgres/test_tokio_lease.py runs it"]
 fn two_holders_never_share_a_shard() {
@@ -111,6 +112,15 @@ fn two_holders_never_share_a_shard() {
                 tokio::spawn(async move {
                     if i == 0 {
                         PostgresLease::with_client(client, Layout::TWITTER, 0..2, &o).await
+                    } else if i == 1 {
+                        // A "pool" that opens a connection for each statement.
+                        let lend = || async {
+                            let (client, connection) =
+                                tokio_postgres::connect(&url(), tokio_postgres::NoTls).await?;
+                            tokio::spawn(connection);
+                            Ok::<_, tokio_postgres::Error>(Arc::new(client))
+                        };
+                        PostgresLease::with_pool(lend, Layout::TWITTER, 0..2, &o).await
                     } else {
                         PostgresLease::acquire(&url(), Layout::TWITTER, 0..2, &o).await
                     }

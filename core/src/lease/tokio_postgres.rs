@@ -400,7 +400,10 @@ impl PostgresLease {
             hold: Arc::clone(&hold),
             confirmed: AtomicU64::new(recorded.unwrap_or(0)),
             wanted: AtomicU64::new(0),
-            span: AtomicU64::new(1),
+            // The generator's (`CeilingGenerator::new`), until its first call of the store says.
+            span: AtomicU64::new(
+                ((options.generator.backwards_tolerance_ms / 2).min(100) / layout.unit_ms()).max(1),
+            ),
             used: AtomicBool::new(false),
             demand: Notify::new(),
             written: Notify::new(),
