@@ -22,6 +22,11 @@
 //! is sent with `query_typed` (one round trip, the unnamed statement, parameters as text): no
 //! server-side prepared statement outlives it, which a pooler in transaction mode could not
 //! carry. The lease does not follow `fork()`: take one in each process.
+//!
+//! In async code (tokio), take `shardid::lease::tokio_postgres::PostgresLease` (feature
+//! `tokio-postgres`): the same statements and table, its heartbeat a task, its acquire and
+//! release awaited; this one's `acquire` and `close` block the calling thread for their round
+//! trips (inside a runtime, on a thread of their own: no panic).
 
 use std::ops::Range;
 
