@@ -118,7 +118,7 @@ def closed_error(what: str) -> ClosedError:
 # first is the one to write instead. An application hands its one URL to SQLAlchemy and to
 # shardid; a driver a client does not run is refused naming it, never run with another.
 _RUNS = {
-    ("postgres", True): ("psycopg", "psycopg_async", "asyncpg"),  # asyncpg: the dictionary and the lease
+    ("postgres", True): ("psycopg", "psycopg_async", "asyncpg"),
     ("postgres", False): ("psycopg", "psycopg2"),
     ("mysql", True): ("aiomysql",),
     ("mysql", False): ("pymysql",),
@@ -205,9 +205,10 @@ def connect_postgres(conninfo: str, **params: Any) -> Any:
 
 async def aconnect_postgres(conninfo: str, *, asyncpg: bool = False, **params: Any) -> Any:
     """:func:`connect_postgres` on the event loop: psycopg 3's ``AsyncConnection``, or, for a
-    client that runs asyncpg (``asyncpg``: the dictionary and the lease), asyncpg's
-    ``Connection`` for a ``postgresql+asyncpg://`` URL (or a URL where only asyncpg is
-    installed). The others refuse asyncpg's URL (``UNSUPPORTED``), never run psycopg for it."""
+    client that runs asyncpg (``asyncpg``: the dictionary, the lease, the dense IDs and the
+    serials), asyncpg's ``Connection`` for a ``postgresql+asyncpg://`` URL (or a URL where only
+    asyncpg is installed). A client that does not refuses asyncpg's URL (``UNSUPPORTED``), never
+    runs psycopg for it."""
     driver, conninfo = driver_url(conninfo, asyncio=True)
     if driver == "asyncpg":
         if not asyncpg:
@@ -251,6 +252,51 @@ async def aconnect_asyncpg(url: str, **params: Any) -> Any:
         raise unreachable_error(e, url) from e
 
 
+async def alend(source: Any, what: str, wait_ms: int) -> Any:
+    """A connection of the application's asyncpg ``source`` for ``what`` (``"DenseIds of tag
+    orders"``): its ``Pool`` lends one (give it back with :func:`agive_back` when the operation
+    ends), waiting at most ``wait_ms``; its ``Connection`` is used as it is. ``CLOSED`` when the
+    application closed it (the pool's ``close()``: nothing to wait for); ``INVALID_ARGUMENT``
+    for a connection inside a transaction of the application's: a segment taken there would be
+    handed out, then rolled back with the transaction and taken again (every number twice)."""
+    import asyncio
+
+    if is_asyncpg_pool(source):
+        if source.is_closing():
+            raise closed_error(f"the asyncpg pool given to {what}")
+        try:
+            conn = await source.acquire(timeout=wait_ms / 1000)
+        except asyncio.TimeoutError:
+            reason = f"the asyncpg pool given to {what} lent no connection within {wait_ms} ms: every one is in use"
+            raise _error("DATABASE", reason=reason) from None
+        except Exception:
+            if source.is_closing():  # closed while the lending waited
+                raise closed_error(f"the asyncpg pool given to {what}") from None
+            raise
+    else:
+        conn = source
+    if conn.is_closed():
+        raise closed_error(f"the asyncpg connection given to {what}")
+    if conn.is_in_transaction():
+        if conn is not source:
+            await agive_back(source, conn)
+        reason = (
+            "is an asyncpg connection inside a transaction: a number taken there would be rolled back "
+            "with it and handed out again; give shardid a connection outside any transaction, or the pool"
+        )
+        raise _error("INVALID_ARGUMENT", argument="conninfo", reason=reason)
+    return conn
+
+
+async def agive_back(pool: Any, conn: Any) -> None:
+    """Gives ``conn`` back to the asyncpg ``pool`` that lent it (:func:`alend`); the pool resets
+    it, or ends it when it broke."""
+    try:
+        await pool.release(conn)
+    except Exception:  # noqa: BLE001, S110 - a pool closing meanwhile ends it itself
+        pass
+
+
 def is_open(conn: Any) -> bool:
     """Whether a psycopg 3 (blocking or asyncio), psycopg2 or asyncpg connection is still open."""
     if is_asyncpg(conn):
@@ -262,6 +308,50 @@ def numbered(conn: Any) -> bool:
     """Whether ``conn`` takes ``$1`` placeholders (asyncpg) rather than the DB-API's ``%s``: the
     core renders its statements for each (``Placeholders``)."""
     return is_asyncpg(conn)
+
+
+# Statements of the DB-API's rendering already read in asyncpg's (a few per client).
+_NUMBERED: dict[str, str] = {}
+
+
+def as_numbered(sql: str) -> str:
+    """A statement the core rendered in the DB-API's ``format`` style (psycopg's grammar: ``%s``
+    a parameter, ``%%`` a percent sign) read in asyncpg's numbered style (``$1``, ``$2``, ...;
+    a percent sign as it is): the same statement, exactly, for the segments' and serials'
+    statements, whose bindings (``_SegmentProtocol``, ``_serial_statements``) render only the
+    ``format`` style today. Where the core renders a statement with ``numbered=`` (the lease,
+    the dictionary), its own rendering is used."""
+    found = _NUMBERED.get(sql)
+    if found is None:
+        out: list[str] = []
+        n = 0
+        i = 0
+        while i < len(sql):
+            if sql.startswith("%s", i):
+                n += 1
+                out.append(f"${n}")
+                i += 2
+            elif sql.startswith("%%", i):
+                out.append("%")
+                i += 2
+            else:
+                out.append(sql[i])
+                i += 1
+        found = "".join(out)
+        if len(_NUMBERED) < 256:
+            _NUMBERED[sql] = found
+    return found
+
+
+def is_asyncpg_pool(thing: object) -> bool:
+    """Whether ``thing`` is an asyncpg ``Pool`` (it lends connections: ``acquire``/``release``)
+    rather than one of its connections."""
+    return is_asyncpg(thing) and callable(getattr(thing, "acquire", None)) and callable(getattr(thing, "release", None))
+
+
+def is_asyncpg_connection(thing: object) -> bool:
+    """Whether ``thing`` is an asyncpg ``Connection`` (or the proxy a pool's ``acquire`` returns)."""
+    return is_asyncpg(thing) and callable(getattr(thing, "fetchrow", None)) and callable(getattr(thing, "is_in_transaction", None))
 
 
 def close(conn: Any) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from shardid import _db, _link_async, _mysql, _sqlite
 from shardid._acompat import ASignal, aspawn, is_async
 from shardid._errors import (
+    ClosedError,
     DatabaseUnreachableError,
     InvalidArgumentError,
     NotMysqlError,
@@ -125,7 +126,9 @@ class _SegmentSteps:
 
 
 class _AsyncPostgres(_SegmentSteps, _link_async._AsyncPostgresLink):
-    """PostgreSQL: the functions of the segments' DDL, over psycopg (psycopg2 too, blocking)."""
+    """PostgreSQL: the functions of the segments' DDL, over psycopg (psycopg2 too, blocking),
+    or asyncpg on the event loop (a ``postgresql+asyncpg://`` URL, or the application's pool
+    or connection: :func:`dialect`)."""
 
     name = "postgres"
 
@@ -136,11 +139,23 @@ class _AsyncPostgres(_SegmentSteps, _link_async._AsyncPostgresLink):
         self._serial_info, _, _, self._register, _, _ = _serial_statements(schema)
 
     @staticmethod
+    async def connect(url: str) -> Any:
+        # No server-side prepared statements (psycopg's prepare_threshold=None, asyncpg's
+        # statement cache off): a pooler in transaction mode cannot carry them.
+        if is_async():  # psycopg 3, or asyncpg for its URL
+            return await _db.aconnect_postgres(url, connect_timeout=5, asyncpg=True)
+        return await _db.aconnect_postgres(url, connect_timeout=5)
+
+    @staticmethod
     def server(conn: Any) -> str:
         return "postgres"
 
     @staticmethod
     async def row(conn: Any, sql: str, values: tuple[Any, ...]) -> Any:
+        if is_async():
+            if _db.numbered(conn):
+                # asyncpg's $1: the protocol's statements come in the DB-API's %s.
+                return await _db.aexecute(conn, _db.as_numbered(sql), values)
         return await _db.aexecute(conn, sql, values)
 
     @staticmethod
@@ -153,7 +168,7 @@ class _AsyncPostgres(_SegmentSteps, _link_async._AsyncPostgresLink):
         return (Exception,)
 
     async def create_tag(self, conn: Any, tag: str) -> None:
-        await _db.aexecute(conn, self._create_tag, (tag, 1))
+        await self.row(conn, self._create_tag, (tag, 1))
 
     # -- serial numbers: the functions of the segments' DDL ----------------------------------
 
@@ -161,11 +176,14 @@ class _AsyncPostgres(_SegmentSteps, _link_async._AsyncPostgresLink):
         """Registers a serial tag (once). A registration that does not fit is the function's
         error (``SERIAL_MISMATCH``'s SQLSTATE): no reason is returned."""
         canonical, shape, pieces, width, reset = registration
-        await _db.aexecute(conn, self._register, (tag, format, zone, canonical, shape, pieces, width, reset, max_gap))
+        await self.row(conn, self._register, (tag, format, zone, canonical, shape, pieces, width, reset, max_gap))
         return None
 
     async def serial_info(self, conn: Any, tag: str) -> tuple[str, str, int]:
-        canonical, zone, max_gap = await _db.aexecute(conn, self._serial_info, (tag,))
+        row = await self.row(conn, self._serial_info, (tag,))
+        if row is None:  # asyncpg's fetchrow: a function's error, or no row
+            raise _mysql.ServerError(_UNKNOWN_TAG_SQLSTATE, f"no serial tag {tag!r}")
+        canonical, zone, max_gap = row
         return canonical, zone, max_gap
 
     @staticmethod
@@ -292,11 +310,23 @@ class _AsyncSqlite(_SegmentSteps, _link_async._AsyncSqliteLink):
         return e
 
 
-def dialect(conninfo: str | Sequence[str], schema: str | None, tag: str) -> tuple[Any, list[str], str]:
+def dialect(conninfo: Any, schema: str | None, tag: str) -> tuple[Any, list[Any], str]:
     """The dialect object of the database the connection strings name (the core's rule; every
     one the same database, one file for SQLite), the servers, and the schema (``schema``, or
     the default: ``seg``, ``main`` on SQLite). ``INVALID_ARGUMENT`` at once for a URL no driver
-    takes or that the core cannot read."""
+    takes or that the core cannot read.
+
+    On asyncio, the application's asyncpg ``Pool`` or ``Connection`` is one PostgreSQL server
+    too (``_db.alend``); the blocking clients refuse them (``UNSUPPORTED``: asyncpg has no
+    blocking API)."""
+    if _db.is_asyncpg(conninfo) and not isinstance(conninfo, str):
+        if is_async():
+            if _db.is_asyncpg_pool(conninfo) or _db.is_asyncpg_connection(conninfo):
+                return _AsyncPostgres(schema or "seg", tag), [conninfo], schema or "seg"
+        reason = f"runs asyncpg's {type(conninfo).__name__} on asyncio only: use AsyncDenseIds or AsyncSerials"
+        if is_async():
+            reason = f"takes an asyncpg Pool or Connection, not its {type(conninfo).__name__}"
+        raise _error("UNSUPPORTED", reason=f"shardid {reason}")
     servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
     if not servers or not all(isinstance(c, str) for c in servers):
         reason = "must be a connection string or a non-empty list of them"
@@ -364,14 +394,31 @@ class _AsyncDriver:
             self._protocol = _SegmentProtocol(self._dialect.name, self.schema, len(self.servers))
         self._error: BaseException | None = None
         self.fetches = 0
+        if is_async():
+            self._running: Any = None  # the fetch task whose body runs
 
     def _start(self, ids: Any, size: int) -> None:
         # Called by the allocator (native) when a fetch becomes due (on the loop, for asyncio).
-        aspawn(self._fetch, ids, size, name="shardid-segment")
+        if is_async():
+            task = aspawn(self._fetch, ids, size, name="shardid-segment")
+
+            def never_ran(task: Any) -> None:
+                # A task cancelled before its first step never runs its body, which reports how
+                # the fetch ended: the allocator would wait for a fetch under way for good.
+                if task.cancelled() and self._running is not task:
+                    ids._fetch_failed()
+                    self._error = asyncio.CancelledError()
+                    self._arrived.notify()
+
+            task.add_done_callback(never_ran)
+        else:
+            aspawn(self._fetch, ids, size, name="shardid-segment")
 
     async def _fetch(self, ids: Any, size: int) -> None:
         """Takes one segment (the core's protocol says from which server, and how) and hands it
         to the allocator."""
+        if is_async():
+            self._running = asyncio.current_task()
         try:
             step, error = await self._execute(lambda p: p.take(self.tag, size))
             if step[0] == "segment":
@@ -392,6 +439,26 @@ class _AsyncDriver:
     async def _execute(self, start: Any) -> tuple[Any, BaseException | None]:
         """Runs the operation ``start(protocol)`` begins: each step on the server's connection,
         its row or its error's code fed back; the last step and the last driver error."""
+        if is_async():
+            try:
+                return await self._steps(start)
+            except asyncio.CancelledError:
+                # Cancelled mid-statement, asyncpg returns before the server's answer: its
+                # connection (ours, or one the pool lent) is not trusted again. The number the
+                # server took, if it did, is a hole: the allocator counted the fetch as failed.
+                for conn, source in zip(self._conns, self.servers):
+                    if conn is not None and _db.is_asyncpg(conn) and not _db.is_asyncpg_connection(source):
+                        conn.terminate()
+                raise
+            finally:
+                # The application's pool lends a connection for one operation (a take, a
+                # give-back), given back when it ends, however it ends (a cancelled task too).
+                for server, source in enumerate(self.servers):
+                    if _db.is_asyncpg_pool(source) and self._conns[server] is not None:
+                        await asyncio.shield(self._drop(server))
+        return await self._steps(start)
+
+    async def _steps(self, start: Any) -> tuple[Any, BaseException | None]:
         start(self._protocol)
         error: BaseException | None = None
         errors = self._dialect.errors()
@@ -418,6 +485,17 @@ class _AsyncDriver:
                 self._protocol.failed(self._dialect.code(e) if step[0] == "run" else None)
 
     async def _connection(self, server: int) -> Any:
+        if is_async():
+            source = self.servers[server]
+            if _db.is_asyncpg_connection(source):
+                # The application's connection: checked before each statement (open, and in
+                # no transaction of the application's), never kept.
+                return await _db.alend(source, f"DenseIds of tag {self.tag}", self.wait_ms)
+            if _db.is_asyncpg_pool(source):
+                # The application's pool: a connection lent for this operation (_execute).
+                if self._conns[server] is None:
+                    self._conns[server] = await _db.alend(source, f"DenseIds of tag {self.tag}", self.wait_ms)
+                return self._conns[server]
         conn = self._conns[server]
         if conn is None or not self._dialect.is_open(conn):
             conn = self._conns[server] = await self._dialect.connect(self.servers[server])
@@ -426,6 +504,13 @@ class _AsyncDriver:
     async def _drop(self, server: int) -> None:
         conn, self._conns[server] = self._conns[server], None
         if conn is not None:
+            if is_async():
+                source = self.servers[server]
+                if _db.is_asyncpg_pool(source):
+                    await _db.agive_back(source, conn)
+                    return
+                if not isinstance(source, str):
+                    return  # the application's connection: the application's to close
             await self._dialect.close(conn)
 
     def _unavailable(self, ids: Any = None) -> BaseException:
@@ -436,8 +521,8 @@ class _AsyncDriver:
         error = self._error
         if error is not None and _db.sqlstate(error) == _UNKNOWN_TAG_SQLSTATE:
             return _error("UNKNOWN_TAG", tag=self.tag, create="create_tag")
-        if isinstance(error, (NotMysqlError, UnsupportedError)):
-            return error  # not a server to wait for
+        if isinstance(error, (NotMysqlError, UnsupportedError, ClosedError)):
+            return error  # not a server to wait for (ClosedError: the application's pool or connection)
         if self._never_reached():
             return self._unreachable_error()
         # What the last fetch met, even with a retry under way at the deadline (as Rust's
@@ -477,7 +562,7 @@ class _AsyncDriver:
         if (
             self._closed
             or (self._error is not None and _db.sqlstate(self._error) == _UNKNOWN_TAG_SQLSTATE)
-            or isinstance(self._error, (NotMysqlError, UnsupportedError))
+            or isinstance(self._error, (NotMysqlError, UnsupportedError, ClosedError))
         ):
             raise self._unavailable(ids)
         if ids._forked():

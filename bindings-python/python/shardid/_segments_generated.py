@@ -24,6 +24,7 @@ from typing import Any
 from shardid import _db, _link_generated, _mysql, _sqlite
 from shardid._acompat import Signal, spawn
 from shardid._errors import (
+    ClosedError,
     DatabaseUnreachableError,
     InvalidArgumentError,
     NotMysqlError,
@@ -127,7 +128,9 @@ class _SegmentSteps:
 
 
 class _Postgres(_SegmentSteps, _link_generated._PostgresLink):
-    """PostgreSQL: the functions of the segments' DDL, over psycopg (psycopg2 too, blocking)."""
+    """PostgreSQL: the functions of the segments' DDL, over psycopg (psycopg2 too, blocking),
+    or asyncpg on the event loop (a ``postgresql+asyncpg://`` URL, or the application's pool
+    or connection: :func:`dialect`)."""
 
     name = "postgres"
 
@@ -136,6 +139,12 @@ class _Postgres(_SegmentSteps, _link_generated._PostgresLink):
         self._protocol = _SegmentProtocol(self.name, schema, 1)
         self._create_tag = _segment_statements(schema)[2]
         self._serial_info, _, _, self._register, _, _ = _serial_statements(schema)
+
+    @staticmethod
+    def connect(url: str) -> Any:
+        # No server-side prepared statements (psycopg's prepare_threshold=None, asyncpg's
+        # statement cache off): a pooler in transaction mode cannot carry them.
+        return _db.connect_postgres(url, connect_timeout=5)
 
     @staticmethod
     def server(conn: Any) -> str:
@@ -155,7 +164,7 @@ class _Postgres(_SegmentSteps, _link_generated._PostgresLink):
         return (Exception,)
 
     def create_tag(self, conn: Any, tag: str) -> None:
-        _db.execute(conn, self._create_tag, (tag, 1))
+        self.row(conn, self._create_tag, (tag, 1))
 
     # -- serial numbers: the functions of the segments' DDL ----------------------------------
 
@@ -163,11 +172,14 @@ class _Postgres(_SegmentSteps, _link_generated._PostgresLink):
         """Registers a serial tag (once). A registration that does not fit is the function's
         error (``SERIAL_MISMATCH``'s SQLSTATE): no reason is returned."""
         canonical, shape, pieces, width, reset = registration
-        _db.execute(conn, self._register, (tag, format, zone, canonical, shape, pieces, width, reset, max_gap))
+        self.row(conn, self._register, (tag, format, zone, canonical, shape, pieces, width, reset, max_gap))
         return None
 
     def serial_info(self, conn: Any, tag: str) -> tuple[str, str, int]:
-        canonical, zone, max_gap = _db.execute(conn, self._serial_info, (tag,))
+        row = self.row(conn, self._serial_info, (tag,))
+        if row is None:  # asyncpg's fetchrow: a function's error, or no row
+            raise _mysql.ServerError(_UNKNOWN_TAG_SQLSTATE, f"no serial tag {tag!r}")
+        canonical, zone, max_gap = row
         return canonical, zone, max_gap
 
     @staticmethod
@@ -294,11 +306,18 @@ class _Sqlite(_SegmentSteps, _link_generated._SqliteLink):
         return e
 
 
-def dialect(conninfo: str | Sequence[str], schema: str | None, tag: str) -> tuple[Any, list[str], str]:
+def dialect(conninfo: Any, schema: str | None, tag: str) -> tuple[Any, list[Any], str]:
     """The dialect object of the database the connection strings name (the core's rule; every
     one the same database, one file for SQLite), the servers, and the schema (``schema``, or
     the default: ``seg``, ``main`` on SQLite). ``INVALID_ARGUMENT`` at once for a URL no driver
-    takes or that the core cannot read."""
+    takes or that the core cannot read.
+
+    On asyncio, the application's asyncpg ``Pool`` or ``Connection`` is one PostgreSQL server
+    too (``_db.alend``); the blocking clients refuse them (``UNSUPPORTED``: asyncpg has no
+    blocking API)."""
+    if _db.is_asyncpg(conninfo) and not isinstance(conninfo, str):
+        reason = f"runs asyncpg's {type(conninfo).__name__} on asyncio only: use AsyncDenseIds or AsyncSerials"
+        raise _error("UNSUPPORTED", reason=f"shardid {reason}")
     servers = [conninfo] if isinstance(conninfo, str) else list(conninfo)
     if not servers or not all(isinstance(c, str) for c in servers):
         reason = "must be a connection string or a non-empty list of them"
@@ -392,6 +411,9 @@ class _Driver:
     def _execute(self, start: Any) -> tuple[Any, BaseException | None]:
         """Runs the operation ``start(protocol)`` begins: each step on the server's connection,
         its row or its error's code fed back; the last step and the last driver error."""
+        return self._steps(start)
+
+    def _steps(self, start: Any) -> tuple[Any, BaseException | None]:
         start(self._protocol)
         error: BaseException | None = None
         errors = self._dialect.errors()
@@ -436,8 +458,8 @@ class _Driver:
         error = self._error
         if error is not None and _db.sqlstate(error) == _UNKNOWN_TAG_SQLSTATE:
             return _error("UNKNOWN_TAG", tag=self.tag, create="create_tag")
-        if isinstance(error, (NotMysqlError, UnsupportedError)):
-            return error  # not a server to wait for
+        if isinstance(error, (NotMysqlError, UnsupportedError, ClosedError)):
+            return error  # not a server to wait for (ClosedError: the application's pool or connection)
         if self._never_reached():
             return self._unreachable_error()
         # What the last fetch met, even with a retry under way at the deadline (as Rust's
@@ -477,7 +499,7 @@ class _Driver:
         if (
             self._closed
             or (self._error is not None and _db.sqlstate(self._error) == _UNKNOWN_TAG_SQLSTATE)
-            or isinstance(self._error, (NotMysqlError, UnsupportedError))
+            or isinstance(self._error, (NotMysqlError, UnsupportedError, ClosedError))
         ):
             raise self._unavailable(ids)
         if ids._forked():

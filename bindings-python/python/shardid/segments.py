@@ -458,9 +458,16 @@ class AsyncDenseIds:
 
     The options are :class:`DenseIds`'s. On ``mysql://`` URLs the fetches run over aiomysql
     (``pip install shardid[mysql-async]``), with :class:`DenseIds`'s steps for MySQL.
+
+    On asyncpg: a ``postgresql+asyncpg://`` URL (its own connection, asyncpg's statement cache
+    off), or the application's asyncpg ``Pool`` (a connection lent for each fetch and given
+    back when it ends: none kept between fetches) or ``Connection`` (used between the
+    application's statements; a fetch while it is inside a transaction is refused, as the
+    transaction's rollback would take the numbers back after they were handed out). Behind
+    PgBouncer in transaction mode the application's pool needs ``statement_cache_size=0``.
     """
 
-    def __init__(self, conninfo: str | Sequence[str], tag: str, **options: Any) -> None:
+    def __init__(self, conninfo: Any, tag: str, **options: Any) -> None:
         made: list[_AsyncDriver] = []
 
         def driver(conninfo: str | Sequence[str], tag: str, **kw: Any) -> _AsyncDriver:
