@@ -22,9 +22,10 @@ impl<'a> PostgresUninstall<'a> {
 }
 
 /// Every function the install creates, with its argument types, dependents first.
-const FUNCTIONS: [&str; 15] = [
+const FUNCTIONS: [&str; 16] = [
     "next_id()",
     "shardid_from_uuid(uuid)",
+    "shardid_uuid_refused(uuid)",
     "shardid_to_uuid(bigint)",
     "shardid_on_timeline()",
     "shardid_ready(bigint)",
