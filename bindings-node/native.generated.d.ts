@@ -122,7 +122,7 @@ export declare class MysqlAssign {
    */
   constructor(dialect: string, schema: string, topic: string, missing: Array<string>)
   /** What to do next. */
-  next(): MysqlAssignStep
+  next(): AssignStep
   /**
    * Every row the step returned, each column as text (`null`: SQL NULL; none for the steps
    * without rows).
@@ -250,7 +250,7 @@ export declare class SqliteAssign {
   /** The writer numbering `missing` (distinct strings) of `topic` in `schema`. */
   constructor(schema: string, topic: string, missing: Array<string>)
   /** What to do next. */
-  next(): MysqlAssignStep
+  next(): AssignStep
   /** Every row the step returned, each column as text (`null`: SQL NULL). */
   answer(rows: Array<Array<string | undefined | null>>): void
   /** The step failed (its error is the executor's to throw). */
@@ -295,6 +295,22 @@ export declare class StatusRun {
   reportText(): string
   /** The report as JSON (schema version 1). */
   reportJson(): string
+}
+
+/**
+ * What a dictionary's transaction (`MysqlAssign`, `SqliteAssign`) does next: `step` is
+ * `'begin'`, `'commit'`, `'rollback'`, `'run'` (run `sql` with `values`, then `answer(rows)` or
+ * `failed(...)`), `'assigned'` (`ids`: each string's ID, decimal strings, in order) or
+ * `'failed'` (`why`: `'driver'`, throw the last error fed; `'unknownTopic'`, `'topicDropped'`,
+ * `'unusable'`).
+ */
+export interface AssignStep {
+  step: string
+  sql?: string
+  /** Texts as strings, integers as bigints. */
+  values?: Array<string | bigint>
+  ids?: Array<string>
+  why?: string
 }
 
 /** Stops the generator for good: the lease is closed (no loss). */
@@ -563,22 +579,6 @@ export declare function maxIdAt(layoutIndex: number, timestamp: unknown): bigint
 
 /** The smallest ID of the time unit holding `timestamp`. */
 export declare function minIdAt(layoutIndex: number, timestamp: unknown): bigint
-
-/**
- * What the dictionary's transaction does next (`MysqlAssign.next()`): `step` is `'begin'`,
- * `'commit'`, `'rollback'`, `'run'` (run `sql` with `values`, then `answer(rows)` or
- * `failed(errno)`), `'assigned'` (`ids`: each string's ID, decimal strings, in order) or
- * `'failed'` (`why`: `'driver'`, throw the last error fed; `'unknownTopic'`, `'topicDropped'`,
- * `'unusable'`).
- */
-export interface MysqlAssignStep {
-  step: string
-  sql?: string
-  /** Texts as strings, integers as bigints. */
-  values?: Array<string | bigint>
-  ids?: Array<string>
-  why?: string
-}
 
 /**
  * The DDL of `<database>.next_id()` and the decoding functions for a layout and shard on

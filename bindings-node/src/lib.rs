@@ -36,6 +36,7 @@ mod slots;
 mod sqlite;
 mod stats;
 mod status;
+mod step;
 mod uuid;
 
 use napi::{Env, Result};

@@ -3,7 +3,7 @@
 //! placeholders), the steps of a segment fetch, the numbering of new strings, and the reading of
 //! a `mysql://` URL.
 
-use napi::bindgen_prelude::{BigInt, Either, Unknown};
+use napi::bindgen_prelude::Unknown;
 use napi::{Env, Result};
 use napi_derive::napi;
 use shardid::sql::mysql::{MysqlSerials, MysqlUrl, script_statements};
@@ -241,103 +241,6 @@ pub fn mysql_detected(env: &Env, code: Option<i64>) -> Result<Option<&'static st
     })
 }
 
-/// What the dictionary's transaction does next (`MysqlAssign.next()`): `step` is `'begin'`,
-/// `'commit'`, `'rollback'`, `'run'` (run `sql` with `values`, then `answer(rows)` or
-/// `failed(errno)`), `'assigned'` (`ids`: each string's ID, decimal strings, in order) or
-/// `'failed'` (`why`: `'driver'`, throw the last error fed; `'unknownTopic'`, `'topicDropped'`,
-/// `'unusable'`).
-#[napi(object)]
-pub struct MysqlAssignStep {
-    pub step: String,
-    pub sql: Option<String>,
-    /// Texts as strings, integers as bigints.
-    pub values: Option<Vec<Either<String, BigInt>>>,
-    pub ids: Option<Vec<String>>,
-    pub why: Option<String>,
-}
-
-impl MysqlAssignStep {
-    fn of(step: &str) -> Self {
-        Self {
-            step: step.into(),
-            sql: None,
-            values: None,
-            ids: None,
-            why: None,
-        }
-    }
-}
-
-/// A step of the dictionary's transactions (the MySQL family's, SQLite's) as their executors
-/// read it.
-impl From<shardid::dictionary::protocol::Step<'_>> for MysqlAssignStep {
-    fn from(step: shardid::dictionary::protocol::Step<'_>) -> Self {
-        use shardid::dictionary::protocol::{Failure, Step};
-        use shardid::sql::Value;
-        match step {
-            Step::Begin => Self::of("begin"),
-            Step::Commit => Self::of("commit"),
-            Step::RollBack => Self::of("rollback"),
-            Step::Run { statement, values } => Self {
-                sql: Some(statement.into()),
-                values: Some(
-                    values
-                        .iter()
-                        .map(|value| match value {
-                            Value::Text(text) => Either::A((*text).to_owned()),
-                            Value::Int(n) => Either::B(BigInt::from(*n)),
-                        })
-                        .collect(),
-                ),
-                ..Self::of("run")
-            },
-            Step::Assigned(ids) => Self {
-                ids: Some(
-                    ids.iter()
-                        .map(|id| id.map_or_else(String::new, |id| id.to_string()))
-                        .collect(),
-                ),
-                ..Self::of("assigned")
-            },
-            Step::Failed(failure) => Self {
-                why: Some(
-                    match failure {
-                        Failure::Driver => "driver",
-                        Failure::UnknownTopic => "unknownTopic",
-                        Failure::TopicDropped => "topicDropped",
-                        _ => "unusable",
-                    }
-                    .into(),
-                ),
-                ..Self::of("failed")
-            },
-            _ => Self {
-                why: Some("unusable".into()),
-                ..Self::of("failed")
-            },
-        }
-    }
-}
-
-/// `rows` (each column as text, `null` for SQL NULL) as the protocol's cells, handed to
-/// `answer`.
-pub(crate) fn answer_rows(
-    rows: &[Vec<Option<String>>],
-    answer: impl FnOnce(&[&[shardid::sql::Cell<'_>]]),
-) {
-    use shardid::sql::Cell;
-    let cells: Vec<Vec<Cell<'_>>> = rows
-        .iter()
-        .map(|row| {
-            row.iter()
-                .map(|column| column.as_deref().map_or(Cell::Null, Cell::Text))
-                .collect()
-        })
-        .collect();
-    let rows: Vec<&[Cell<'_>]> = cells.iter().map(Vec::as_slice).collect();
-    answer(&rows);
-}
-
 /// The core's transaction that numbers a dictionary's new strings on the MySQL family
 /// (`shardid::dictionary::protocol::MysqlAssign`), for `dialects/mysql.js` to run over mysql2:
 /// the lock, the locking re-check, the numbering, the insert, the move of the topic's next ID
@@ -377,8 +280,8 @@ impl MysqlAssign {
 
     /// What to do next.
     #[napi]
-    pub fn next(&self, env: &Env) -> Result<MysqlAssignStep> {
-        guard(env, || Ok(MysqlAssignStep::from(self.inner.next())))
+    pub fn next(&self, env: &Env) -> Result<crate::step::AssignStep> {
+        guard(env, || Ok(self.inner.next().into()))
     }
 
     /// Every row the step returned, each column as text (`null`: SQL NULL; none for the steps
@@ -387,7 +290,7 @@ impl MysqlAssign {
     #[allow(clippy::needless_pass_by_value)] // napi hands arrays over as a Vec
     pub fn answer(&mut self, env: &Env, rows: Vec<Vec<Option<String>>>) -> Result<()> {
         guard(env, || {
-            answer_rows(&rows, |cells| self.inner.answer(cells));
+            crate::step::answer_rows(&rows, |cells| self.inner.answer(cells));
             Ok(())
         })
     }

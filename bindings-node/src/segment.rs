@@ -10,7 +10,7 @@ use napi_derive::napi;
 use shardid::args::Arg;
 use shardid::segment::protocol::{Command, Failure, Step};
 use shardid::segment::{Empty, Fetch, Segment, SegmentAllocator, SizePolicy};
-use shardid::sql::{Cell, Dialect, Placeholders, Segments, SqlError, Value};
+use shardid::sql::{Cell, Dialect, Placeholders, Segments, SqlError};
 
 use crate::args::{ids_for, u64_arg};
 use crate::errors::{Class, guard, invalid_argument};
@@ -448,15 +448,7 @@ impl SegmentProtocol {
                 } => SegmentStep {
                     server: Some(index(server)),
                     sql: Some(statement.into()),
-                    values: Some(
-                        values
-                            .iter()
-                            .map(|value| match value {
-                                Value::Text(text) => Either::A((*text).to_owned()),
-                                Value::Int(n) => Either::B(BigInt::from(*n)),
-                            })
-                            .collect(),
-                    ),
+                    values: Some(crate::step::values(&values)),
                     ..SegmentStep::of("run")
                 },
                 Step::Segment(s) => SegmentStep {

@@ -157,7 +157,7 @@ impl SqliteAssign {
 
     /// What to do next.
     #[napi]
-    pub fn next(&self, env: &Env) -> Result<crate::mysql::MysqlAssignStep> {
+    pub fn next(&self, env: &Env) -> Result<crate::step::AssignStep> {
         guard(env, || Ok(self.inner.next().into()))
     }
 
@@ -166,7 +166,7 @@ impl SqliteAssign {
     #[allow(clippy::needless_pass_by_value)] // napi hands arrays over as a Vec
     pub fn answer(&mut self, env: &Env, rows: Vec<Vec<Option<String>>>) -> Result<()> {
         guard(env, || {
-            crate::mysql::answer_rows(&rows, |cells| self.inner.answer(cells));
+            crate::step::answer_rows(&rows, |cells| self.inner.answer(cells));
             Ok(())
         })
     }

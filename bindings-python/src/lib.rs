@@ -22,6 +22,7 @@ mod sql;
 mod sqlite;
 mod stats;
 mod status;
+mod step;
 mod uuid;
 
 use pyo3::prelude::*;

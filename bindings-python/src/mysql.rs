@@ -331,14 +331,14 @@ impl PyMysqlAssign {
 
     /// What to do next (see the class).
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        assign_step(py, self.inner.next())
+        crate::step::assign_step(py, self.inner.next())
     }
 
     /// Every row the step returned (`(value, id)` with the value as text, `(topic_id, next,
     /// dropped, moved)` as integers; none for the others).
     #[allow(clippy::needless_pass_by_value)] // pyo3 extracts a list into a Vec
-    fn answer(&mut self, rows: Vec<Vec<Option<MysqlColumn>>>) {
-        answer_rows(&rows, |cells| self.inner.answer(cells));
+    fn answer(&mut self, rows: Vec<Vec<Option<crate::step::Column>>>) {
+        crate::step::answer_rows(&rows, |cells| self.inner.answer(cells));
     }
 
     /// The step failed with the driver's MySQL error number `code` (`None`: none, a lost
@@ -351,75 +351,4 @@ impl PyMysqlAssign {
             .map(|c| c.to_string());
         self.inner.failed(code.as_deref());
     }
-}
-
-/// A step of the dictionary's transactions (the MySQL family's, SQLite's) as the tuple their
-/// executors read: `("begin",)`, `("commit",)`, `("rollback",)`, `("run", sql, values)`,
-/// `("assigned", ids)`, `("failed", why)`.
-pub(crate) fn assign_step<'py>(
-    py: Python<'py>,
-    step: shardid::dictionary::protocol::Step<'_>,
-) -> PyResult<Bound<'py, PyAny>> {
-    use pyo3::types::{PyString, PyTuple};
-    use shardid::dictionary::protocol::{Failure, Step};
-    use shardid::sql::Value;
-    Ok(match step {
-        Step::Begin => ("begin",).into_pyobject(py)?.into_any(),
-        Step::Commit => ("commit",).into_pyobject(py)?.into_any(),
-        Step::RollBack => ("rollback",).into_pyobject(py)?.into_any(),
-        Step::Run { statement, values } => {
-            let values: Vec<Bound<'py, PyAny>> = values
-                .iter()
-                .map(|value| match value {
-                    Value::Text(text) => PyString::new(py, text).into_any(),
-                    Value::Int(n) => n
-                        .into_pyobject(py)
-                        .map_or_else(|e| match e {}, Bound::into_any),
-                })
-                .collect();
-            ("run", statement, PyTuple::new(py, values)?)
-                .into_pyobject(py)?
-                .into_any()
-        }
-        Step::Assigned(ids) => ("assigned", ids.to_vec()).into_pyobject(py)?.into_any(),
-        Step::Failed(failure) => {
-            let why = match failure {
-                Failure::Driver => "driver",
-                Failure::UnknownTopic => "unknown_topic",
-                Failure::TopicDropped => "topic_dropped",
-                _ => "unusable",
-            };
-            ("failed", why).into_pyobject(py)?.into_any()
-        }
-        _ => ("failed", "unusable").into_pyobject(py)?.into_any(),
-    })
-}
-
-/// `rows` (as the executor read them) as the protocol's cells, handed to `answer`.
-pub(crate) fn answer_rows(
-    rows: &[Vec<Option<MysqlColumn>>],
-    answer: impl FnOnce(&[&[shardid::sql::Cell<'_>]]),
-) {
-    use shardid::sql::Cell;
-    let cells: Vec<Vec<Cell<'_>>> = rows
-        .iter()
-        .map(|row| {
-            row.iter()
-                .map(|column| match column {
-                    None => Cell::Null,
-                    Some(MysqlColumn::Int(n)) => Cell::Int(*n),
-                    Some(MysqlColumn::Text(text)) => Cell::Text(text),
-                })
-                .collect()
-        })
-        .collect();
-    let rows: Vec<&[Cell<'_>]> = cells.iter().map(Vec::as_slice).collect();
-    answer(&rows);
-}
-
-/// A column of a row the transaction reads: an integer, or text (bytes decoded by the caller).
-#[derive(FromPyObject)]
-pub(crate) enum MysqlColumn {
-    Int(i64),
-    Text(String),
 }

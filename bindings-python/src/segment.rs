@@ -579,27 +579,14 @@ impl PySegmentProtocol {
     /// What to do next (see the class).
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         use shardid::segment::protocol::{Command, Failure, Step};
-        use shardid::sql::Value;
         Ok(match self.inner.next() {
             Step::Connect { server } => ("connect", server).into_pyobject(py)?.into_any(),
             Step::Run {
                 server,
                 command: Command::Sql { statement, values },
-            } => {
-                let values: Vec<Bound<'py, PyAny>> = values
-                    .iter()
-                    .map(|value| match value {
-                        Value::Text(text) => PyString::new(py, text).into_any(),
-                        Value::Int(n) => n
-                            .into_pyobject(py)
-                            .map_or_else(|e| match e {}, Bound::into_any),
-                    })
-                    .collect();
-                let values = pyo3::types::PyTuple::new(py, values)?;
-                ("run", server, statement, values)
-                    .into_pyobject(py)?
-                    .into_any()
-            }
+            } => ("run", server, statement, crate::step::values(py, &values)?)
+                .into_pyobject(py)?
+                .into_any(),
             Step::Segment(s) => ("segment", (s.first, s.count, s.stride))
                 .into_pyobject(py)?
                 .into_any(),

@@ -208,13 +208,13 @@ impl PySqliteAssign {
 
     /// What to do next (see the class).
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::mysql::assign_step(py, self.inner.next())
+        crate::step::assign_step(py, self.inner.next())
     }
 
     /// Every row the step returned.
     #[allow(clippy::needless_pass_by_value)] // pyo3 extracts a list into a Vec
-    fn answer(&mut self, rows: Vec<Vec<Option<crate::mysql::MysqlColumn>>>) {
-        crate::mysql::answer_rows(&rows, |cells| self.inner.answer(cells));
+    fn answer(&mut self, rows: Vec<Vec<Option<crate::step::Column>>>) {
+        crate::step::answer_rows(&rows, |cells| self.inner.answer(cells));
     }
 
     /// The step failed (its error is the executor's to raise).
