@@ -6,6 +6,7 @@ import { lease, Layout, type LeasedGenerator } from 'shardid'
 import { lease as leasePostgres } from 'shardid/postgres'
 import { denseIds } from 'shardid/segments'
 import { Dictionary } from 'shardid/dictionary'
+import { lease as leaseRedis } from 'shardid/redis'
 
 export function lockFiles(): bigint {
   using held = lease({ layout: Layout.TWITTER, directory: '/run/app/shards', shards: [0, 64] })
@@ -19,9 +20,10 @@ export async function database(): Promise<bigint> {
   await using held = await leasePostgres({ layout: Layout.INSTAGRAM, connectionString: 'postgresql://app@db/app', shards: [0, 64] })
   await using orders = await denseIds({ connectionString: 'postgresql://app@db/app', tag: 'orders' })
   await using urls = new Dictionary({ connectionString: 'postgresql://app@db/app', topic: 'urls' })
-  const disposables: AsyncDisposable[] = [held, orders, urls]
+  await using onRedis = await leaseRedis({ layout: Layout.INSTAGRAM, url: 'redis://cache:6379/0', shards: [0, 64] })
+  const disposables: AsyncDisposable[] = [held, orders, urls, onRedis]
   void disposables
-  return (await held.nextId()) + orders.nextId() + (await urls.id('https://example.com/'))
+  return (await held.nextId()) + orders.nextId() + (await urls.id('https://example.com/')) + (await onRedis.nextId())
 }
 
 // `using` needs a synchronous dispose: the database objects are `await using` only.

@@ -192,3 +192,27 @@ const registered: string[] = []
 uuidFunctions({ function: (name: string, _options: object, _fn: (...args: any[]) => unknown) => registered.push(name) }, Layout.INSTAGRAM)
 const toUuidName: 'shardid_to_uuid' = UUID_FUNCTIONS[0]
 void toUuidName
+
+// shardid/redis's shard lease (docs/src/databases/redis.md), typed.
+import { lease as leaseRedis, DEFAULT_TTL_MS, type RedisLease, type RedisLeaseOptions } from 'shardid/redis'
+async function fromRedis(): Promise<bigint> {
+  const options: RedisLeaseOptions = { layout: Layout.INSTAGRAM, url: 'redis://cache:6379/0', shards: [0, 64], ttlMs: DEFAULT_TTL_MS, retake: true }
+  const held: RedisLease = await leaseRedis(options)
+  const next: bigint = await held.nextId()
+  const text: string = await held.nextIdString()
+  const batch: BigUint64Array = await held.nextIds(10)
+  const token: bigint = held.fencingToken
+  const shard: number = held.shard
+  const kept: boolean = held.held
+  const ceilings: bigint = held.stats().ceilingWrites
+  // @ts-expect-error: a lease on Redis expires; there is no session lease
+  await leaseRedis({ layout: Layout.INSTAGRAM, url: 'redis://cache:6379/0', shards: [0, 64], kind: 'session' })
+  // @ts-expect-error: the time to live is ttlMs, in milliseconds, as the SQL leases'
+  await leaseRedis({ layout: Layout.INSTAGRAM, url: 'redis://cache:6379/0', shards: [0, 64], ttl: 5000 })
+  // @ts-expect-error: a Redis lease takes a url, not pg's connectionString
+  await leaseRedis({ layout: Layout.INSTAGRAM, connectionString: 'redis://cache:6379/0', shards: [0, 64] })
+  await held.close()
+  console.log(text, batch.length, token, shard, kept, ceilings)
+  return next
+}
+void fromRedis
