@@ -81,6 +81,15 @@ if not is_async():
             except Exception:  # noqa: BLE001 (nothing to be done at exit; the lease expires on its own)
                 pass
 
+else:
+    import time
+
+    #: How far ahead of the clock a lease taken with ``nowait=True`` keeps a recorded ceiling
+    #: (:meth:`AsyncDatabaseLease.next_id_nowait`), in milliseconds: a record about every
+    #: second, and an event loop blocked longer than this makes a call find none. Less than an
+    #: expiring lease's time to live, so a successor after a crash waits for nothing more.
+    NOWAIT_LEAD_MS = 1_000
+
 
 class _Behind(Exception):  # noqa: N818 - not an error: a ceiling to record first
     """Raised by an asyncio lease's ceiling store, which must not block the event loop: the
@@ -315,7 +324,10 @@ class AsyncDatabaseLease:
         self._taking = ALock()
         self._closed = False
         self._tenure: _AsyncTenure | None = None
-        if not is_async():
+        if is_async():
+            # next_id_nowait's ceiling kept ahead by a task of each tenure (``nowait=True``).
+            self._nowait = bool(options.pop("nowait", False))
+        else:
             # A blocking lease is taken here; an asyncio one when awaited.
             self._pid = os.getpid()
             self._start()
@@ -342,6 +354,11 @@ class AsyncDatabaseLease:
         # After a failover the ceiling may be ahead of this host's clock: wait it out here (on
         # a worker thread, for asyncio), the heartbeat running, rather than fail the first IDs.
         await ato_thread(_Hold.wait_for_ceiling, self.layout, recorded)
+        if is_async():
+            if self._nowait:
+                # A ceiling ahead before the first next_id_nowait(), then kept ahead.
+                await self._record_ahead(tenure)
+                aspawn(self._keep_ahead, tenure, name=f"shardid-lease-{tenure.shard}-ahead")
         return tenure
 
     def _current(self) -> _AsyncTenure:
@@ -436,6 +453,60 @@ class AsyncDatabaseLease:
 
         def __await__(self) -> Any:
             return self._start().__await__()
+
+        def next_id_nowait(self) -> int:
+            """One ID now, without awaiting (asyncio's ``get_nowait`` habit), for code that
+            cannot await: a SQLAlchemy column default run inside an ``AsyncSession``'s flush
+            (``default=lambda: app.state.ids.next_id_nowait()``). Needs the lease taken with
+            ``nowait=True``, which keeps a ceiling recorded ``NOWAIT_LEAD_MS`` ahead of the
+            clock by a task (a record about every second, as long as the lease lives): the ID
+            comes from the generator in this process, and an ID above the last recorded
+            ceiling is never handed out (a successor starts above the ceiling, so it must be
+            durable first; ``await next_id()`` records one itself when it must). When none
+            covers the ID yet, because the event loop was blocked longer than the lead or the
+            database did not answer the records meanwhile, nothing is handed out:
+            :class:`~shardid.SequenceExhaustedError`, retry at its ``retry_at_ms``. A lost
+            lease raises :class:`~shardid.LeaseLostError` here even with ``retake=True``
+            (the next awaited call takes a new shard). Thread-safe, as the generator is."""
+            tenure = self._current()
+            if not self._nowait:
+                reason = "was not taken with nowait=True: only then does it keep a ceiling ahead for next_id_nowait()"
+                raise _error("INVALID_ARGUMENT", argument="lease", reason=reason)
+            try:
+                return tenure.generator.next_id()  # type: ignore[no-any-return]
+            except _Behind:
+                retry_at = int(time.time() * 1000) + NOWAIT_LEAD_MS // 4
+                raise _error("SEQUENCE_EXHAUSTED", retry_at_ms=retry_at) from None
+            except LeaseLostError:
+                if self._closed:  # closed meanwhile: its generator was revoked
+                    raise _db.closed_error(f"the lease on shard {tenure.shard}") from None
+                raise
+
+        async def _record_ahead(self, tenure: _AsyncTenure) -> None:
+            """Records a ceiling twice ``NOWAIT_LEAD_MS`` ahead of the clock when the one
+            recorded is less than ``NOWAIT_LEAD_MS`` ahead: the tenure's own record (only while
+            the row holds this lease's token)."""
+            layout = self.layout
+            lead = max(1, NOWAIT_LEAD_MS // layout.unit_ms)
+            # The clock's time unit, as the generator counts them (the ID's bits above the
+            # shard and sequence).
+            now = layout.compose(int(time.time() * 1000), 0, 0) >> (layout.shard_bits + layout.sequence_bits)
+            if tenure.recorded < now + lead:
+                # record() adds the difference again: 2 leads ahead.
+                await tenure.record(now + lead + lead // 2, now + lead)
+
+        async def _keep_ahead(self, tenure: _AsyncTenure) -> None:
+            """The task of a ``nowait=True`` tenure: :meth:`_record_ahead` every quarter of the
+            lead, until the tenure ends (closed, lost, or retaken). A record the database did
+            not answer is tried again at the next turn."""
+            while not tenure.stopped.is_set() and self._tenure is tenure:
+                try:
+                    await self._record_ahead(tenure)
+                except LeaseLostError:
+                    return
+                except Exception:  # noqa: BLE001, S110 - the database did not answer: next turn
+                    pass
+                await tenure.stopped.wait(NOWAIT_LEAD_MS / 4000)
 
     async def _start(self) -> AsyncDatabaseLease:
         if self._tenure is None:
