@@ -305,3 +305,21 @@ def test_the_blocking_client_refuses_asyncpg_objects(cluster: Any, schema: str) 
             await conn.close()
 
     asyncio.run(main())
+
+
+def test_async_serials_refuse_asyncpg_at_once_naming_what_runs(cluster: Any) -> None:
+    """AsyncSerials runs the blocking allocator on a worker thread (psycopg 3): an asyncpg URL or
+    pool is refused when it is made, naming the URL to write, not at the first serial with the
+    blocking clients' words."""
+    from shardid.segments import AsyncSerials
+
+    async def main() -> None:
+        pool = await asyncpg.create_pool(f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres", min_size=1, max_size=1)
+        try:
+            for source in (asyncpg_url(cluster.port, "postgres"), pool):
+                with pytest.raises(shardid.UnsupportedError, match=r"AsyncSerials runs psycopg 3 .*postgresql\+psycopg://"):
+                    AsyncSerials(source, "orders", "ORD-{seq:6}", zone="UTC")
+        finally:
+            await pool.close()
+
+    asyncio.run(main())

@@ -543,6 +543,14 @@ class AsyncSerials:
         target_ms: int | None = None,
         wait_ms: int | None = None,
     ) -> None:
+        if _db.is_asyncpg(conninfo) or (isinstance(conninfo, str) and _db.split_driver(conninfo)[0] == "asyncpg"):
+            # The allocator runs on a worker thread over a blocking driver (above), which asyncpg
+            # is not: refused at once, naming what runs, never at the first call.
+            reason = (
+                "shardid's AsyncSerials runs psycopg 3 on a worker thread, not yet asyncpg: give it a "
+                "postgresql+psycopg:// URL (AsyncDenseIds, AsyncDictionary and lease_async run asyncpg)"
+            )
+            raise _error("UNSUPPORTED", reason=reason)
         if not isinstance(conninfo, str):
             reason = "must be a connection string"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
