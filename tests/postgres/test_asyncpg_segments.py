@@ -307,19 +307,101 @@ def test_the_blocking_client_refuses_asyncpg_objects(cluster: Any, schema: str) 
     asyncio.run(main())
 
 
-def test_async_serials_refuse_asyncpg_at_once_naming_what_runs(cluster: Any) -> None:
-    """AsyncSerials runs the blocking allocator on a worker thread (psycopg 3): an asyncpg URL or
-    pool is refused when it is made, naming the URL to write, not at the first serial with the
-    blocking clients' words."""
-    from shardid.segments import AsyncSerials
+
+def serial_format(prefix: str) -> str:
+    """A day's serials with a prefix of their own (two tags never print the same serials)."""
+    return prefix + "-{yyyy}{MM}{dd}-{seq:6}"
+
+
+@pytest.mark.parametrize(
+    ("kind", "via", "prefix"), [("url", "direct", "UD"), ("url", "pgbouncer-tx", "UB"), ("pool", "direct", "PD"), ("connection", "direct", "CD")]
+)
+def test_serials_over_asyncpg_hand_out_each_number_once(cluster: Any, pooler: Any, schema: str, kind: str, via: str, prefix: str) -> None:
+    """``AsyncSerials`` over asyncpg: the allocator on the loop, its period's takes (the first
+    one making the period's tag) and give-backs the core's protocol run by the asyncpg executor.
+    50 tasks, segments of 3 to 20: 1,000 serials, each once, numbered from 1; a serial at hand
+    returned without a fetch; psycopg's blocking client continues above after close."""
+    from shardid.segments import AsyncSerials, Serials, create_serial
+
+    tag = f"inv_{kind}_{via.replace('-', '_')}"
+    fmt = serial_format(prefix)
+    create_serial(cluster.dsn, tag, fmt, zone="UTC", schema=schema)
+    port, database = endpoint(cluster, pooler, via)
+
+    async def main() -> list[str]:
+        source, owned = await open_source(kind, port, database)
+        got: list[str] = []
+        try:
+            async with AsyncSerials(source, tag, fmt, zone="UTC", schema=schema, min_size=3, max_size=20, wait_ms=30_000) as numbers:
+
+                async def task() -> None:
+                    for _ in range(20):
+                        got.append(await numbers.next_serial())
+
+                await asyncio.gather(*(task() for _ in range(50)))
+                assert numbers._driver is not None and numbers._driver.fetches > 5
+            if kind == "pool":
+                assert owned.get_idle_size() == owned.get_size(), "a connection of the pool was kept"
+        finally:
+            if owned is not None:
+                await close_within(owned, 10)
+        return got
+
+    got = asyncio.run(main())
+    assert len(got) == len(set(got)) == 1_000, "a serial handed out twice"
+    numbers = sorted(int(g.rsplit("-", 1)[1]) for g in got)
+    assert numbers[0] >= 1 and numbers[-1] < 1_200
+    with Serials(cluster.dsn, tag, fmt, zone="UTC", schema=schema) as after:
+        assert int(after.next_serial().rsplit("-", 1)[1]) > numbers[-1]
+
+
+#: A process taking `n` serials of `tag` with 10 tasks over asyncpg: `python -c SERIAL_TAKER <url> <tag> <out> <n>`.
+SERIAL_TAKER = f"""
+import asyncio, sys
+from shardid.segments import AsyncSerials
+url, tag, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+async def main():
+    got = []
+    async with AsyncSerials(url, tag, "{serial_format('PR')}", zone="UTC", schema="{SCHEMA}", min_size=3, max_size=40, wait_ms=30_000) as numbers:
+        async def task():
+            for _ in range(n // 10):
+                got.append(await numbers.next_serial())
+        await asyncio.gather(*(task() for _ in range(10)))
+    open(out, "w").write(" ".join(got))
+asyncio.run(main())
+"""
+
+
+def test_two_processes_over_asyncpg_never_share_a_serial(cluster: Any, schema: str, tmp_path: Path) -> None:
+    from shardid.segments import create_serial
+
+    create_serial(cluster.dsn, "inv_procs", serial_format("PR"), zone="UTC", schema=schema)
+    url = asyncpg_url(cluster.port, "postgres")
+    outs = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    procs = [subprocess.Popen([sys.executable, "-c", SERIAL_TAKER, url, "inv_procs", str(out), "1000"]) for out in outs]
+    for p in procs:
+        assert p.wait(timeout=120) == 0
+    got = [line for out in outs for line in out.read_text().split()]
+    assert len(got) == len(set(got)) == 2_000, "a serial handed out by both processes"
+
+
+def test_serials_over_a_closed_pool_say_so(cluster: Any, schema: str) -> None:
+    from shardid.segments import AsyncSerials, create_serial
+
+    create_serial(cluster.dsn, "inv_closed", serial_format("CL"), zone="UTC", schema=schema)
 
     async def main() -> None:
-        pool = await asyncpg.create_pool(f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres", min_size=1, max_size=1)
-        try:
-            for source in (asyncpg_url(cluster.port, "postgres"), pool):
-                with pytest.raises(shardid.UnsupportedError, match=r"AsyncSerials runs psycopg 3 .*postgresql\+psycopg://"):
-                    AsyncSerials(source, "orders", "ORD-{seq:6}", zone="UTC")
-        finally:
-            await pool.close()
+        pool = await asyncpg.create_pool(f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres", min_size=1, max_size=2)
+        numbers = AsyncSerials(pool, "inv_closed", serial_format("CL"), zone="UTC", schema=schema, min_size=2, max_size=2, wait_ms=5_000)
+        assert (await numbers.next_serial()).endswith("-000001")
+        while numbers._serials is not None and numbers._serials._fetching():
+            await asyncio.sleep(0.01)
+        await pool.close()
+        with pytest.raises(shardid.ClosedError, match="the asyncpg pool given to Serials of tag inv_closed was closed"):
+            for _ in range(10):
+                await numbers.next_serial()
+        await numbers.close()
+        with pytest.raises(shardid.ClosedError, match="Serials of tag inv_closed was closed"):
+            await numbers.next_serial()
 
     asyncio.run(main())

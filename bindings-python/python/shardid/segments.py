@@ -62,6 +62,7 @@ from typing import Any
 from shardid import _db, _mysql, _redis, _sqlite
 from shardid._redis import create_tag_from
 from shardid._errors import (
+    ClosedError,
     DatabaseUnreachableError,
     InvalidArgumentError,
     NotMysqlError,
@@ -76,6 +77,7 @@ from shardid._errors import (
 from shardid._segments_generated import _Driver as _GeneratedDriver
 from shardid._segments_generated import _Postgres, dialect  # noqa: F401
 from shardid._segments_async import _AsyncDriver, check_names
+from shardid._segments_async import dialect as _async_dialect
 from shardid._shardid import (
     _SERIAL_MISMATCH_SQLSTATE,
     _UNKNOWN_TAG_SQLSTATE,
@@ -301,6 +303,13 @@ class _SerialDriver:
     ``give_back`` and the connection), chosen from the URL by the core's rule. Its methods take
     the allocator as ``ids``; it keeps no reference to it."""
 
+    def __new__(cls, conninfo: Any, tag: str, **options: Any) -> Any:
+        # The allocator (native) makes its driver by this name: an asyncio one (AsyncSerials
+        # over asyncpg) comes made, its registration read on the loop already.
+        if isinstance(conninfo, _Made):
+            return conninfo.driver
+        return super().__new__(cls)
+
     def __init__(self, conninfo: str, tag: str, *, schema: str | None = None, wait_ms: int = 5_000) -> None:
         if not isinstance(conninfo, str):
             reason = "must be a connection string"
@@ -515,6 +524,206 @@ class AsyncDenseIds:
         return f"AsyncDenseIds(tag={self._driver.tag!r}, schema={self._driver.schema!r}, servers={len(self._driver.servers)})"
 
 
+class _Made:
+    """An asyncio serial driver handed to the allocator in place of a connection string."""
+
+    def __init__(self, driver: _AsyncSerialDriver) -> None:
+        self.driver = driver
+
+
+class _AsyncSerialDriver:
+    """:class:`_SerialDriver` on the event loop, over asyncpg (a ``postgresql+asyncpg://`` URL,
+    the application's ``Pool`` or ``Connection``): the fetches and the periods given back are
+    tasks; the statements are the dense IDs' dialect's (``_segments_async``: the core's
+    ``SegmentProtocol`` for a period's take and give-back, its registration read by the
+    segments' DDL). One statement at a time; a pool lends a connection for each and has it
+    back when it ends."""
+
+    def __init__(self, source: Any, tag: str, *, schema: str | None = None, wait_ms: int = 5_000) -> None:
+        self._dialect, servers, schema = _async_dialect(source, schema, tag)
+        self._source = servers[0]
+        self.conninfo = source
+        self.tag = tag
+        self.schema = schema
+        self.wait_ms = wait_ms
+        self._lock = asyncio.Lock()
+        self._arrived = asyncio.Event()
+        self._closed = False
+        self._conn: Any = None  # a connection of its own (a URL's)
+        self._error: BaseException | None = None
+        self._registration: tuple[str, str, int] | None = None
+        self.fetches = 0
+
+    async def _run(self, step: Any, *args: Any) -> Any:
+        """The dialect's ``step`` on a connection, alone: its own (opened again when it broke),
+        or one the application's pool lends, or the application's connection."""
+        async with self._lock:
+            source = self._source
+            if not isinstance(source, str):
+                conn = await _db.alend(source, f"Serials of tag {self.tag}", self.wait_ms)
+                try:
+                    return await step(conn, *args)
+                finally:
+                    if _db.is_asyncpg_pool(source):
+                        await asyncio.shield(_db.agive_back(source, conn))
+            try:
+                if self._conn is None or not self._dialect.is_open(self._conn):
+                    self._conn = await self._dialect.connect(source)
+                return await step(self._conn, *args)
+            except asyncio.CancelledError:
+                conn, self._conn = self._conn, None
+                if conn is not None and _db.is_asyncpg(conn):
+                    conn.terminate()  # cancelled mid-statement: not trusted again
+                raise
+            except Exception as e:
+                if self._dialect.gives_up(e):
+                    await self._drop_own()
+                raise
+
+    async def _drop_own(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await self._dialect.close(conn)
+
+    async def _load(self) -> None:
+        """Reads the registration (the allocator's ``_info``), on the loop, before the
+        allocator is made."""
+        try:
+            self._registration = await self._run(self._dialect.serial_info, self.tag)
+        except Exception as e:
+            await self._drop_own()
+            translated = _serial_database_error(e, self.tag, "", self._unreachable)
+            if translated is e:
+                raise
+            raise translated from e
+
+    def _info(self) -> tuple[str, str, int]:
+        assert self._registration is not None
+        return self._registration
+
+    def _drop_all(self) -> None:
+        """The allocator refused the registration (``SERIAL_MISMATCH``): the connection goes."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.terminate()
+
+    def _unreachable(self, e: BaseException) -> bool:
+        return isinstance(e, DatabaseUnreachableError) or self._dialect.unreachable(e)
+
+    def _start(self, ids: Any, fetch: Any) -> None:
+        # Called by the allocator (native, on the loop) when a fetch becomes due.
+        ran: list[bool] = []
+        task = asyncio.get_running_loop().create_task(self._fetch(ids, fetch, ran), name="shardid-serial")
+        _tasks.add(task)
+
+        def ended(task: asyncio.Task[None]) -> None:
+            _tasks.discard(task)
+            if task.cancelled() and not ran:  # cancelled before its first step: never reported
+                ids._fetch_failed(fetch)
+                self._notify()
+
+        task.add_done_callback(ended)
+
+    async def _fetch(self, ids: Any, fetch: Any, ran: list[bool]) -> None:
+        ran.append(True)
+        try:
+            take = self._dialect.take_period
+            first, count, stride = await self._run(take, self.tag, fetch.period, ids._fetch_tag(fetch), fetch.size)
+            if ids._fill(fetch, first, count, stride):
+                self.fetches += 1
+                self._error = None
+            else:  # the period was given up meanwhile
+                await self._give_back_now(ids, ids._fetch_tag(fetch), first, first + count * stride, count, 0)
+        except BaseException as e:  # noqa: BLE001 - reported to the callers that wait
+            ids._fetch_failed(fetch)
+            self._error = e
+            if isinstance(e, asyncio.CancelledError):
+                raise
+        finally:
+            self._notify()
+
+    def _notify(self) -> None:
+        event, self._arrived = self._arrived, asyncio.Event()
+        event.set()
+
+    def _give_back(self, ids: Any, period_tag: str, first: int, end: int, count: int, lost: int) -> None:
+        # Called by the allocator (native, on the loop) when a period ends: given back by a task.
+        task = asyncio.get_running_loop().create_task(
+            self._give_back_now(ids, period_tag, first, end, count, lost), name="shardid-serial-give-back"
+        )
+        _tasks.add(task)
+        task.add_done_callback(_tasks.discard)
+
+    async def _give_back_now(self, ids: Any, period_tag: str, first: int, end: int, count: int, lost: int) -> None:
+        returned = False
+        try:
+            returned = count > 0 and bool(await self._run(self._dialect.give_back, period_tag, first, end))
+        except Exception:  # noqa: BLE001 - a server that is down keeps the rest: a hole
+            pass
+        finally:
+            ids._settle(first, end, count, lost, returned)
+
+    def _unavailable(self) -> BaseException:
+        if self._closed:
+            return _db.closed_error(f"Serials of tag {self.tag}")
+        error = self._error
+        if error is not None and (getattr(error, "sqlstate", None) == _UNKNOWN_TAG or self._unreachable(error)):
+            translated = _serial_database_error(error, self.tag, "", self._unreachable)
+            if translated is not error and translated.__cause__ is None:
+                translated.__cause__ = error
+            return translated
+        if isinstance(error, (UnsupportedError, ClosedError)):
+            return error  # not a server to wait for (ClosedError: the application's pool or connection)
+        reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
+        unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
+        unavailable.__cause__ = error
+        return unavailable
+
+    def _when_empty(self, ids: Any, unix_ms: int | None) -> str:
+        # The allocator's blocking wait: never on the loop (AsyncSerials awaits _await_serial).
+        raise self._unavailable()
+
+    async def _await_serial(self, ids: Any, unix_ms: int | None) -> str:
+        """The next serial once the fetch under way is in, at most ``wait_ms``."""
+        deadline = time.monotonic() + self.wait_ms / 1000
+        while True:
+            if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG or isinstance(self._error, (UnsupportedError, ClosedError)):
+                raise self._unavailable()
+            serial = ids._try_next_serial(unix_ms)
+            if serial is not None:
+                return str(serial)
+            now = time.monotonic()
+            if now >= deadline:
+                raise self._unavailable()
+            arrived = self._arrived
+            try:
+                await asyncio.wait_for(arrived.wait(), min(deadline - now, 0.05 if ids._fetching() else 0.002))
+            except asyncio.TimeoutError:
+                pass
+
+    async def close(self, ids: Any) -> None:
+        """Gives every period's unused rest back and closes its own connection."""
+        self._closed = True
+        if not ids._shut():
+            return
+        deadline = time.monotonic() + self.wait_ms / 1000
+        while ids._fetching() and time.monotonic() < deadline:
+            arrived = self._arrived
+            try:
+                await asyncio.wait_for(arrived.wait(), 0.05)
+            except asyncio.TimeoutError:
+                pass
+        try:
+            for period_tag, first, end, count, lost in ids._close_periods():
+                await self._give_back_now(ids, period_tag, first, end, count, lost)
+        finally:
+            await self._drop_own()
+
+
+# Tasks of the asyncio serial drivers, held until done (the loop keeps only weak references).
+_tasks: set[asyncio.Task[Any]] = set()
+
+
 class AsyncSerials:
     """:class:`Serials` for asyncio, with the same numbers, periods, errors and ``stats()``::
 
@@ -528,11 +737,16 @@ class AsyncSerials:
     worker thread (:func:`asyncio.to_thread`), as the SQLite clients' asyncio side does, so the
     event loop never waits on a driver. A bad format, zone or URL is refused at once, here; a bad
     tag or schema, an unregistered tag, a database that cannot be reached at the first call.
+
+    On asyncpg (a ``postgresql+asyncpg://`` URL, the application's asyncpg ``Pool`` or
+    ``Connection``, as :class:`AsyncDenseIds` takes them) the allocator runs on the loop, a
+    serial at hand returned without suspending, and its fetches and the periods given back are
+    tasks (``_AsyncSerialDriver``).
     """
 
     def __init__(
         self,
-        conninfo: str,
+        conninfo: Any,
         tag: str,
         format: str,
         *,
@@ -543,18 +757,20 @@ class AsyncSerials:
         target_ms: int | None = None,
         wait_ms: int | None = None,
     ) -> None:
+        # asyncpg (its URL, the application's pool or connection): the allocator on the loop,
+        # its fetches tasks (_AsyncSerialDriver); otherwise on a worker thread (above).
+        self._asyncpg: Any = None
         if _db.is_asyncpg(conninfo) or (isinstance(conninfo, str) and _db.split_driver(conninfo)[0] == "asyncpg"):
-            # The allocator runs on a worker thread over a blocking driver (above), which asyncpg
-            # is not: refused at once, naming what runs, never at the first call.
-            reason = (
-                "shardid's AsyncSerials runs psycopg 3 on a worker thread, not yet asyncpg: give it a "
-                "postgresql+psycopg:// URL (AsyncDenseIds, AsyncDictionary and lease_async run asyncpg)"
-            )
-            raise _error("UNSUPPORTED", reason=reason)
-        if not isinstance(conninfo, str):
-            reason = "must be a connection string"
+            if isinstance(conninfo, str):
+                _check_serials_url(conninfo)
+                _db.driver_url(conninfo, asyncio=True)
+            _async_dialect(conninfo, schema, tag)  # UNSUPPORTED now for another asyncpg object
+            self._asyncpg = conninfo
+        elif not isinstance(conninfo, str):
+            reason = "must be a connection string, or an asyncpg Pool or Connection"
             raise InvalidArgumentError(f"conninfo {reason}", argument="conninfo", reason=reason)
-        _check_serials_url(conninfo)  # INVALID_ARGUMENT now for a URL no driver takes
+        else:
+            _check_serials_url(conninfo)  # INVALID_ARGUMENT now for a URL no driver takes
         self.format = SerialFormat(format, zone)  # INVALID_SERIAL_FORMAT, UNKNOWN_TIME_ZONE now
         """The format (``parse``, ``render``, ``period_at`` need no connection)."""
         self.tag = tag
@@ -572,6 +788,9 @@ class AsyncSerials:
         self._serials: Serials | None = None
         self._opening: asyncio.Lock | None = None
         self._closed = False
+        self._driver: _AsyncSerialDriver | None = None
+        self._limits = {"schema": schema, "min_size": min_size, "max_size": max_size, "target_ms": target_ms, "wait_ms": wait_ms}
+        self._zone, self._format = zone, format
 
     async def _open(self) -> Serials:
         if self._closed:
@@ -580,6 +799,8 @@ class AsyncSerials:
             if self._opening is None:
                 self._opening = asyncio.Lock()
             async with self._opening:
+                if self._serials is None and self._asyncpg is not None:
+                    self._serials = await self._open_on_loop()
                 if self._serials is None:
                     made = await asyncio.to_thread(self._make)
                     if self._closed:  # closed while it was being made: closed too, never used
@@ -588,16 +809,38 @@ class AsyncSerials:
                     self._serials = made
         return self._serials
 
+    async def _open_on_loop(self) -> Serials:
+        """The allocator over asyncpg: its registration read on the loop first, then the
+        allocator made with the driver (no I/O)."""
+        wait_ms = self._limits["wait_ms"]
+        driver = _AsyncSerialDriver(
+            self._asyncpg, self.tag, schema=self._limits["schema"], wait_ms=5_000 if wait_ms is None else wait_ms
+        )
+        await driver._load()
+        made = Serials(_Made(driver), self.tag, self._format, zone=self._zone, **self._limits)  # type: ignore[arg-type]
+        self._driver = driver
+        return made
+
+    async def _issue(self, unix_ms: int | None) -> str:
+        serials = await self._open()
+        driver = self._driver
+        if driver is None:  # on a worker thread
+            if unix_ms is None:
+                return await asyncio.to_thread(serials.next_serial)
+            return await asyncio.to_thread(serials.next_serial_at, unix_ms)
+        serial = serials._try_next_serial(unix_ms)
+        if serial is not None:
+            return str(serial)
+        return await driver._await_serial(serials, unix_ms)
+
     async def next_serial(self) -> str:
         """The next serial, issued now (waiting at most ``wait_ms`` for its period's segment)."""
-        serials = await self._open()
-        return await asyncio.to_thread(serials.next_serial)
+        return await self._issue(None)
 
     async def next_serial_at(self, unix_ms: int) -> str:
         """The next serial, issued at ``unix_ms`` (a scripted clock, a replay); a time behind
         the current period is issued at its first instant."""
-        serials = await self._open()
-        return await asyncio.to_thread(serials.next_serial_at, unix_ms)
+        return await self._issue(unix_ms)
 
     def parse(self, serial: str) -> Any:
         """Parses a serial of this format back (no connection needed)."""
@@ -616,7 +859,9 @@ class AsyncSerials:
         :class:`~shardid.ClosedError`. Closing twice is fine."""
         self._closed = True
         serials, self._serials = self._serials, None
-        if serials is not None:
+        if serials is not None and self._driver is not None:
+            await self._driver.close(serials)
+        elif serials is not None:
             await asyncio.to_thread(serials.close)
 
     async def __aenter__(self) -> AsyncSerials:
