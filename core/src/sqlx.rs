@@ -22,7 +22,8 @@
 //! # async fn run(pool: sqlx::AnyPool, id: u64) -> Result<(), sqlx::Error> {
 //! use shardid::sqlx::Id;
 //!
-//! // The same on a `PgPool`, a `MySqlPool`, a `SqlitePool` or a transaction.
+//! // The same on a `PgPool`, a `MySqlPool`, a `SqlitePool` or a transaction (MySQL writes its
+//! // placeholders `?`).
 //! sqlx::query("INSERT INTO orders (id) VALUES ($1)").bind(Id(id)).execute(&pool).await?;
 //! let back: Id = sqlx::query_scalar("SELECT id FROM orders").fetch_one(&pool).await?;
 //! assert_eq!(u64::from(back), id);

@@ -2,7 +2,7 @@
 //! real server: two holders never share a shard, an `acquire` dropped at its awaits leaves no
 //! connection and nothing claimed past its time to live, a lease lost past its time to live
 //! hands out nothing more (`LEASE_LOST`), and the synchronous `try_next_id` rarely finds its
-//! ceiling unwritten while IDs are taken.
+//! ceiling unwritten, while IDs are taken and when they are taken seldom.
 //!
 //! Each test needs a PostgreSQL database in `SHARDID_TEST_POSTGRES_URL` where it may create
 //! tables: `tests/postgres/test_tokio_lease.py` starts a throwaway server and runs them
@@ -326,6 +326,54 @@ fn try_next_id_rarely_waits_while_ids_are_taken() {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), n, "an ID twice");
+        lease.close().await;
+    });
+}
+
+/// A synchronous caller that takes an ID now and then (a column default at each request, here
+/// one every 1.2 s, past the second the writes ahead last after an ID) finds its ceiling
+/// written: from the first `try_next_id` on, the keeper keeps one a second ahead of the clock,
+/// idle or not, at a write about every half second. (Without that lead every such call
+/// refused: the ceiling stood where the last ID had left it.)
+#[test]
+#[ignore = "needs a PostgreSQL: tests/postgres/test_tokio_lease.py runs it"]
+fn try_next_id_finds_a_ceiling_when_called_seldom() {
+    let o = options("tokio_lease_seldom", 10_000);
+    runtime().block_on(async {
+        let lease = PostgresLease::acquire(&url(), Layout::TWITTER, 0..1, &o)
+            .await
+            .unwrap();
+        // As the book says: one awaited ID after taking the lease, then synchronous calls.
+        let mut ids = vec![lease.next_id().await.unwrap()];
+        ids.push(lease.try_next_id().expect("the ceiling next_id just wrote"));
+        for call in 0..2 {
+            tokio::time::sleep(Duration::from_millis(1_200)).await;
+            match lease.try_next_id() {
+                Ok(id) => ids.push(id),
+                Err(e) => panic!("call {call}, 1.2 s after the last: {e}"),
+            }
+        }
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        // The recorded ceiling is ahead of the clock, by at most the lead and a half (what a
+        // successor after a close waits at most): read on a thread, the blocking client's.
+        let ahead_ms = std::thread::spawn(|| {
+            let ceiling: i64 = admin()
+                .query_one(
+                    "SELECT max(ceiling) FROM public.tokio_lease_seldom WHERE shard = 0",
+                    &[],
+                )
+                .unwrap()
+                .get(0);
+            ceiling.cast_unsigned() + Layout::TWITTER.epoch_ms()
+        })
+        .join()
+        .unwrap()
+        .cast_signed()
+            - i64::try_from(shardid::now_ms()).unwrap();
+        assert!(
+            (1..=1_600).contains(&ahead_ms),
+            "ceiling {ahead_ms} ms ahead"
+        );
         lease.close().await;
     });
 }

@@ -15,9 +15,11 @@
 //!   and [`PostgresLease::next_id`] completes at its first poll while the recorded ceiling
 //!   covers the clock. While IDs are being taken the keeper records the next ceiling before
 //!   the clock reaches the last one (a ceiling write every 100 ms of use at most, as the
-//!   blocking lease's), so `try_next_id` rarely finds none; when it does, it refuses rather than
-//!   block (an [`std::io::ErrorKind::WouldBlock`] [`LeaseError::Io`]) and `next_id` waits for
-//!   the keeper's write.
+//!   blocking lease's); once `try_next_id` has been called, it also keeps a ceiling a second
+//!   ahead of the clock while IDs are taken seldom or not at all (a write about every half
+//!   second), so `try_next_id` rarely finds none; when it does, it refuses rather than block
+//!   (an [`std::io::ErrorKind::WouldBlock`] [`LeaseError::Io`]) and `next_id` waits for the
+//!   keeper's write.
 //! - Cancellation-safe: an ID is taken and returned in one poll; a future of `next_id` dropped
 //!   while it waits for a ceiling leaves the write to the keeper. An `acquire` dropped at any
 //!   `await` gives its connection back (a lent one to its pool; its own closed), and a claim
@@ -70,6 +72,14 @@ const RETRY: Duration = Duration::from_millis(50);
 /// How long after the last ID the keeper still writes ceilings ahead of the clock.
 const ACTIVE_MS: u64 = 1_000;
 
+/// How far ahead of the clock the keeper keeps a recorded ceiling once
+/// [`PostgresLease::try_next_id`] has been called, however seldom IDs are taken: a synchronous
+/// caller that takes one now and then (a column default at each request) finds its ceiling
+/// written, where the writes ahead while IDs are taken stop [`ACTIVE_MS`] after the last one.
+/// A write about every half second while the lease lives; a successor after a clean close
+/// waits at most one and a half of it for the clock to pass the ceiling.
+const NOWAIT_LEAD_MS: u64 = 1_000;
+
 /// What the keeper, the generator's store and the lease share.
 struct Shared {
     protocol: LeaseProtocol,
@@ -87,6 +97,8 @@ struct Shared {
     span: AtomicU64,
     /// An ID was handed out since the keeper last looked: it writes ahead while IDs are taken.
     used: AtomicBool,
+    /// `try_next_id` was called: the keeper keeps a ceiling [`NOWAIT_LEAD_MS`] ahead from then.
+    nowait: AtomicBool,
     /// Wakes the keeper: a ceiling is wanted, or the lease is closed.
     demand: Notify,
     /// Woken when a ceiling write ends (written, failed, or the lease lost).
@@ -246,13 +258,24 @@ async fn keep(shared: Arc<Shared>, generator: Arc<CeilingGenerator>) {
         let confirmed = shared.confirmed.load(Ordering::Acquire);
         let mut target = shared.wanted.load(Ordering::Acquire);
         let mut refresh_ms = u64::MAX;
+        let span = shared.span.load(Ordering::Acquire);
+        let unit_ms = shared.layout.unit_ms();
         if now < active_until {
-            let span = shared.span.load(Ordering::Acquire);
             let units = shared.units_now();
             if confirmed < units + span {
                 target = target.max(units + 2 * span);
             } else {
-                refresh_ms = (confirmed - span - units) * shared.layout.unit_ms();
+                refresh_ms = (confirmed - span - units) * unit_ms;
+            }
+        }
+        if shared.nowait.load(Ordering::Acquire) {
+            // A synchronous caller: a ceiling a lead ahead, idle or not (see NOWAIT_LEAD_MS).
+            let lead = (NOWAIT_LEAD_MS / unit_ms).max(2 * span);
+            let units = shared.units_now();
+            if confirmed < units + lead {
+                target = target.max(units + lead + lead / 2);
+            } else {
+                refresh_ms = refresh_ms.min((confirmed - lead - units) * unit_ms);
             }
         }
         if target > confirmed {
@@ -405,6 +428,7 @@ impl PostgresLease {
                 ((options.generator.backwards_tolerance_ms / 2).min(100) / layout.unit_ms()).max(1),
             ),
             used: AtomicBool::new(false),
+            nowait: AtomicBool::new(false),
             demand: Notify::new(),
             written: Notify::new(),
             failures: AtomicU64::new(0),
@@ -457,6 +481,10 @@ impl PostgresLease {
     }
 
     /// One ID now, without waiting: the generator's, while the recorded ceiling covers it.
+    /// From its first call on, the keeper keeps a ceiling recorded a second ahead of the clock
+    /// (a write about every half second, idle or not), so later calls find one however seldom
+    /// they come; the first may refuse (await [`PostgresLease::next_id`] once after taking the
+    /// lease, and it will not).
     ///
     /// # Errors
     /// [`LeaseError::Io`] of kind [`std::io::ErrorKind::WouldBlock`] when the next ceiling is
@@ -464,6 +492,16 @@ impl PostgresLease {
     /// [`LeaseError::Lost`] once the lease is lost, [`LeaseError::Closed`] after
     /// [`PostgresLease::close`]; the generator's errors.
     pub fn try_next_id(&self) -> Result<u64, LeaseError> {
+        if !self.shared.nowait.load(Ordering::Relaxed) {
+            self.shared.nowait.store(true, Ordering::Release);
+            self.shared.demand.notify_one();
+        }
+        self.take_one()
+    }
+
+    /// One ID from the generator, without waiting ([`PostgresLease::try_next_id`]'s, and
+    /// [`PostgresLease::next_id`]'s tries, which leave the keeper's lead off).
+    fn take_one(&self) -> Result<u64, LeaseError> {
         match self.generator.next_id() {
             Ok(id) => {
                 if !self.shared.used.load(Ordering::Relaxed) {
@@ -491,7 +529,7 @@ impl PostgresLease {
             let mut written = std::pin::pin!(written);
             written.as_mut().enable();
             let failures = self.shared.failures.load(Ordering::Acquire);
-            match self.try_next_id() {
+            match self.take_one() {
                 Err(LeaseError::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 other => return other,
             }
