@@ -687,7 +687,8 @@ class _AsyncSerialDriver:
         """The next serial once the fetch under way is in, at most ``wait_ms``."""
         deadline = time.monotonic() + self.wait_ms / 1000
         while True:
-            if self._closed or getattr(self._error, "sqlstate", None) == _UNKNOWN_TAG or isinstance(self._error, (UnsupportedError, ClosedError)):
+            error = self._error
+            if self._closed or getattr(error, "sqlstate", None) == _UNKNOWN_TAG or isinstance(error, (UnsupportedError, ClosedError)):
                 raise self._unavailable()
             serial = ids._try_next_serial(unix_ms)
             if serial is not None:
@@ -789,7 +790,13 @@ class AsyncSerials:
         self._opening: asyncio.Lock | None = None
         self._closed = False
         self._driver: _AsyncSerialDriver | None = None
-        self._limits = {"schema": schema, "min_size": min_size, "max_size": max_size, "target_ms": target_ms, "wait_ms": wait_ms}
+        self._limits: dict[str, Any] = {
+            "schema": schema,
+            "min_size": min_size,
+            "max_size": max_size,
+            "target_ms": target_ms,
+            "wait_ms": wait_ms,
+        }
         self._zone, self._format = zone, format
 
     async def _open(self) -> Serials:
