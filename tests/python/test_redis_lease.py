@@ -11,6 +11,8 @@ side by side, in processes of their own:
   ``LEASE_LOST`` once resumed, no ID of it the new holder's;
 - a restart that lost the last writes (from a snapshot older than the holders' last ceilings)
   makes the ceiling jump: the next holders start above every ID the lost writes covered;
+- an asyncio lease's script cancelled midway gives its connection up, so the next script is made
+  for the server that answers then (a restart's new run_id);
 - the book's Redis page's asyncio Python and Node lease blocks run as shown.
 
 "Above the ceiling" is checked as a host whose clock is behind sees it: the next holders run
@@ -406,3 +408,45 @@ def test_the_books_lease_blocks_run() -> None:
     # have held one shard one after the other (the first closed it), the second at token 2.
     numbers = [[int(n.rstrip("n")) for n in p] for p in printed]
     assert all(len(p) == 3 and 0 <= p[0] < 1024 and p[1] >= 1 and p[2] > 0 for p in numbers), printed
+
+
+def test_a_script_cancelled_midway_gives_its_connection_up() -> None:
+    """An asyncio lease's script cancelled before the server answered (a timeout around the
+    call) gives its connection up: redis-py drops the socket then and would open it again by
+    itself at the next command, to whatever server answers by then, while the lease still held
+    the run_id read on the old one: after a restart that lost writes, the next script would be
+    made for the server before it, and the ceiling would not jump. Here, on the lease's session
+    (``_Session.run``, which sends each of its scripts; no claim, so no wait for a new server's
+    ceiling), the server sleeps (``DEBUG SLEEP``) through a script cancelled after 100 ms, then
+    restarts empty (a new run_id): the next script must be made for the new server's run_id."""
+    from server import _binary
+
+    from shardid._redis_lease_async import _Session
+
+    made_for: list[str] = []
+
+    def script(run_id: str) -> tuple[str, list[str]]:
+        made_for.append(run_id)
+        return "return 1", ["0"]
+
+    async def main(server: Server) -> None:
+        session = _Session(LAYOUT, server.url, range(1), ttl_ms=10_000, schema="shardid")
+        try:
+            assert await session.run(script) == 1
+            asleep = subprocess.Popen([_binary("redis-cli"), "-s", str(server.socket), "DEBUG", "SLEEP", "0.5"])
+            await asyncio.sleep(0.1)
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(session.run(script), 0.1)
+            asleep.wait(timeout=10)
+            server.kill()
+            server.start()
+            assert await session.run(script) == 1
+        finally:
+            await session.close()
+
+    with Server("--enable-debug-command", "local") as server:
+        asyncio.run(main(server))
+        restarted = re.search(r"run_id:(\w+)", server.cli("INFO", "server"))
+    assert restarted is not None
+    assert made_for[0] == made_for[1] != restarted.group(1)
+    assert made_for[-1] == restarted.group(1), "the script after the restart was made for the server before it"

@@ -119,6 +119,14 @@ class _Session:
                         raise _db.unreachable_error(e) from e
                     raise
                 reconnected = True
+            except BaseException:
+                # Cancelled (a timeout around the call) or interrupted with the script on the
+                # wire: redis-py drops the socket then, and would open it again by itself at the
+                # next command, to whatever server answers by then, under the run_id read here
+                # (a restart that lost writes unseen by the next script). Give it up: the next
+                # script reads the identity on a connection of its own.
+                await self.close()
+                raise
 
     async def take(self) -> tuple[_ClaimSteps, int, int | None, None, int]:
         """Claims the first free shard by the core's steps: ``(steps, shard, recorded, None,
@@ -191,6 +199,10 @@ class AsyncRedisLease(AsyncDatabaseLease):
         self._taking = ALock()
         self._closed = False
         self._tenure = None
+        # next_id_nowait()'s ceiling kept ahead (``nowait=True``), as AsyncDatabaseLease.__init__
+        # sets it: every attribute that __init__ sets, this one must too (it takes a Redis
+        # session in place of a SQL one), or _take fails on the one it lacks.
+        self._nowait = bool(options.pop("nowait", False))
 
     @property
     def fencing_token(self) -> int:
