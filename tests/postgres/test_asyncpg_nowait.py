@@ -1,4 +1,4 @@
-"""A synchronous ``next_id_nowait()`` on the asyncio lease (issue 56), for a SQLAlchemy column
+"""A synchronous ``try_next_id()`` on the asyncio lease (issue 56), for a SQLAlchemy column
 default inside an ``AsyncSession``'s flush over asyncpg, which cannot await: the lease taken with
 ``nowait=True`` keeps a ceiling recorded ahead of the clock by a task, and the ID comes from its
 generator without awaiting. Every ID handed out is covered by a ceiling the table recorded
@@ -41,7 +41,7 @@ def recorded_ceiling(cluster: Any, table: str, shard: int) -> int:
 
 
 def test_a_column_default_in_an_async_session_takes_ids_without_awaiting(cluster: Any, monkeypatch: Any) -> None:
-    """20 tasks inserting rows whose primary key is ``default=lambda: ids.next_id_nowait()``
+    """20 tasks inserting rows whose primary key is ``default=lambda: ids.try_next_id()``
     through SQLAlchemy's asyncio engine over asyncpg, for 2 s, with the lead cut to 400 ms (the
     first ceiling 800 ms ahead: the task must record several more): every row in, no ID twice,
     and at each moment the ceiling in the table covers every ID handed out so far."""
@@ -54,7 +54,7 @@ def test_a_column_default_in_an_async_session_takes_ids_without_awaiting(cluster
 
     class Order(Base):
         __tablename__ = "nowait_orders"
-        id: Mapped[int] = mapped_column(BigInteger, primary_key=True, default=lambda: holder["ids"].next_id_nowait())
+        id: Mapped[int] = mapped_column(BigInteger, primary_key=True, default=lambda: holder["ids"].try_next_id())
         n: Mapped[int] = mapped_column(BigInteger)
 
     async def main() -> tuple[list[int], int, list[str]]:
@@ -102,7 +102,7 @@ def test_a_column_default_in_an_async_session_takes_ids_without_awaiting(cluster
     assert max(got) >> SHIFT <= recorded_ceiling(cluster, "nowait_leases", shard)
 
 
-#: A process taking IDs with next_id_nowait() for 1.5 s (at least `n`) from a lease over asyncpg
+#: A process taking IDs with try_next_id() for 1.5 s (at least `n`) from a lease over asyncpg
 #: (shards 0..2 of table `nowait_procs`), writing them to `out`: `python -c TAKER <url> <out> <n>`.
 TAKER = """
 import asyncio, sys, time
@@ -115,7 +115,7 @@ async def main():
         got = []
         deadline = time.monotonic() + 1.5
         while len(got) < n or time.monotonic() < deadline:
-            got.extend(ids.next_id_nowait() for _ in range(100))
+            got.extend(ids.try_next_id() for _ in range(100))
             await asyncio.sleep(0)
     open(out, "wb").write(array("q", got).tobytes())
 asyncio.run(main())
@@ -140,18 +140,18 @@ def test_two_processes_never_share_an_id(cluster: Any, tmp_path: Path) -> None:
     assert {Layout.INSTAGRAM.decode(i).shard for i in ids} == {0, 1}
 
 
-def test_next_id_nowait_needs_the_lease_taken_for_it(cluster: Any) -> None:
+def test_try_next_id_needs_the_lease_taken_for_it(cluster: Any) -> None:
     url = asyncpg_url(cluster.port)
 
     async def main() -> None:
         async with lease_async(Layout.INSTAGRAM, url, range(0, 1), table="nowait_plain") as ids:
             with pytest.raises(shardid.InvalidArgumentError, match="nowait=True"):
-                ids.next_id_nowait()
+                ids.try_next_id()
             assert await ids.next_id() > 0
         async with lease_async(Layout.INSTAGRAM, url, range(0, 1), table="nowait_plain", nowait=True) as ids:
-            first = ids.next_id_nowait()  # right after the lease is taken: a ceiling is there
+            first = ids.try_next_id()  # right after the lease is taken: a ceiling is there
             assert first > 0
         with pytest.raises(shardid.ClosedError):
-            ids.next_id_nowait()
+            ids.try_next_id()
 
     asyncio.run(main())

@@ -85,7 +85,7 @@ else:
     import time
 
     #: How far ahead of the clock a lease taken with ``nowait=True`` keeps a recorded ceiling
-    #: (:meth:`AsyncDatabaseLease.next_id_nowait`), in milliseconds: a record about every
+    #: (:meth:`AsyncDatabaseLease.try_next_id`), in milliseconds: a record about every
     #: second, and an event loop blocked longer than this makes a call find none. Less than an
     #: expiring lease's time to live, so a successor after a crash waits for nothing more.
     NOWAIT_LEAD_MS = 1_000
@@ -325,7 +325,7 @@ class AsyncDatabaseLease:
         self._closed = False
         self._tenure: _AsyncTenure | None = None
         if is_async():
-            # next_id_nowait's ceiling kept ahead by a task of each tenure (``nowait=True``).
+            # try_next_id's ceiling kept ahead by a task of each tenure (``nowait=True``).
             self._nowait = bool(options.pop("nowait", False))
         else:
             # A blocking lease is taken here; an asyncio one when awaited.
@@ -356,7 +356,7 @@ class AsyncDatabaseLease:
         await ato_thread(_Hold.wait_for_ceiling, self.layout, recorded)
         if is_async():
             if self._nowait:
-                # A ceiling ahead before the first next_id_nowait(), then kept ahead.
+                # A ceiling ahead before the first try_next_id(), then kept ahead.
                 await self._record_ahead(tenure)
                 aspawn(self._keep_ahead, tenure, name=f"shardid-lease-{tenure.shard}-ahead")
         return tenure
@@ -454,10 +454,11 @@ class AsyncDatabaseLease:
         def __await__(self) -> Any:
             return self._start().__await__()
 
-        def next_id_nowait(self) -> int:
-            """One ID now, without awaiting (asyncio's ``get_nowait`` habit), for code that
-            cannot await: a SQLAlchemy column default run inside an ``AsyncSession``'s flush
-            (``default=lambda: app.state.ids.next_id_nowait()``). Needs the lease taken with
+        def try_next_id(self) -> int:
+            """One ID now, without awaiting (named as the Rust async lease's, which does the
+            same; asyncio's ``get_nowait`` habit), for code that cannot await: a SQLAlchemy
+            column default run inside an ``AsyncSession``'s flush
+            (``default=lambda: app.state.ids.try_next_id()``). Needs the lease taken with
             ``nowait=True``, which keeps a ceiling recorded ``NOWAIT_LEAD_MS`` ahead of the
             clock by a task (a record about every second, as long as the lease lives): the ID
             comes from the generator in this process, and an ID above the last recorded
@@ -470,7 +471,7 @@ class AsyncDatabaseLease:
             (the next awaited call takes a new shard). Thread-safe, as the generator is."""
             tenure = self._current()
             if not self._nowait:
-                reason = "was not taken with nowait=True: only then does it keep a ceiling ahead for next_id_nowait()"
+                reason = "was not taken with nowait=True: only then does it keep a ceiling ahead for try_next_id()"
                 raise _error("INVALID_ARGUMENT", argument="lease", reason=reason)
             try:
                 return tenure.generator.next_id()  # type: ignore[no-any-return]
