@@ -361,7 +361,11 @@ impl RedisLeaseSteps {
             let inner = LeaseSteps::new(&prefix, &layout, first..end, ttl_ms, &token, &holder)
                 .map_err(|(argument, reason)| {
                     // The core's names are Rust's and Python's; Node's option is `ttlMs`.
-                    let argument = if argument == "ttl" { "ttlMs" } else { argument };
+                    let argument = if argument == "ttl_ms" {
+                        "ttlMs"
+                    } else {
+                        argument
+                    };
                     invalid_argument(env, Class::Range, argument, reason)
                 })?;
             Ok(Self { inner })

@@ -13,6 +13,7 @@ side by side, in processes of their own:
   makes the ceiling jump: the next holders start above every ID the lost writes covered;
 - an asyncio lease's script cancelled midway gives its connection up, so the next script is made
   for the server that answers then (a restart's new run_id);
+- a time to live out of range is ``InvalidArgumentError`` on ``ttl_ms``, as the SQL leases say;
 - the book's Redis page's asyncio Python and Node lease blocks run as shown.
 
 "Above the ceiling" is checked as a host whose clock is behind sees it: the next holders run
@@ -35,7 +36,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -408,6 +409,26 @@ def test_the_books_lease_blocks_run() -> None:
     # have held one shard one after the other (the first closed it), the second at token 2.
     numbers = [[int(n.rstrip("n")) for n in p] for p in printed]
     assert all(len(p) == 3 and 0 <= p[0] < 1024 and p[1] >= 1 and p[2] > 0 for p in numbers), printed
+
+
+def test_a_bad_time_to_live_names_ttl_ms_as_the_sql_leases_do() -> None:
+    """A time to live out of range is ``InvalidArgumentError`` on ``ttl_ms``, the keyword the
+    caller wrote, before any connection (port 1 has no server): the name the SQL leases' error
+    gives it (tests/postgres/test_lease_pooled.py), for the blocking and the asyncio lease alike.
+    The core's Redis steps named it ``ttl``, a name no Python or Rust caller writes."""
+    from shardid import InvalidArgumentError
+    from shardid.redis import lease
+
+    makers: list[Callable[..., object]] = [lease, lease_async]
+    for ttl_ms in [10, 86_400_001]:
+        for make in makers:
+            with pytest.raises(InvalidArgumentError) as raised:
+                make(LAYOUT, "redis://127.0.0.1:1", range(2), ttl_ms=ttl_ms)
+            assert raised.value.argument == "ttl_ms", f"{make.__name__}(ttl_ms={ttl_ms}): {raised.value}"
+    # An accepted one is a connection's error, not the argument's.
+    with pytest.raises(Exception) as unreachable:
+        lease(LAYOUT, "redis://127.0.0.1:1", range(2), ttl_ms=1_000)
+    assert not isinstance(unreachable.value, InvalidArgumentError), unreachable.value
 
 
 def test_a_script_cancelled_midway_gives_its_connection_up() -> None:

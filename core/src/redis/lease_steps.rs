@@ -74,7 +74,9 @@ impl LeaseSteps {
             return Err(("schema", why));
         }
         if !(1_000..=86_400_000).contains(&ttl_ms) {
-            return Err(("ttl", "must be 1 s to 1 day"));
+            // The argument's name is the SQL leases' (`TtlError::argument`): the parameter's in
+            // Rust and Python, which Node's binding renames `ttlMs` as it does theirs.
+            return Err(("ttl_ms", "must be 1 s to 1 day"));
         }
         if shards.is_empty() || shards.end > layout.max_shard() + 1 {
             return Err(("shards", "must be a non-empty range of the layout's shards"));
@@ -215,7 +217,7 @@ mod tests {
             LeaseSteps::new("a", &layout, 0..4, 10, "t", "h")
                 .unwrap_err()
                 .0,
-            "ttl"
+            "ttl_ms"
         );
         assert_eq!(
             LeaseSteps::new("a", &layout, 3..3, 5_000, "t", "h")
