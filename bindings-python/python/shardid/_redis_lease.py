@@ -20,6 +20,19 @@ from shardid._shardid import Layout, _CeilingGenerator, _error, _Hold, _RedisLea
 DEFAULT_TTL_MS = 10_000
 
 
+def check_arguments(url: str, shards: range) -> None:
+    """``InvalidArgumentError`` for a URL that is not Redis's or unreadable, or shards that are
+    not a range of step 1, before anything connects: the blocking and the asyncio lease's
+    checks (the prefix, time to live and range are the core's, ``_RedisLeaseSteps``)."""
+    if not _redis.is_redis_url(url):
+        reason = "must be a Redis URL (redis://, rediss://, unix:// or redis+sentinel://)"
+        raise InvalidArgumentError(f"url {reason}", argument="url", reason=reason)
+    _redis.check_url(url, "url")
+    if not isinstance(shards, range) or shards.step != 1:
+        reason = "must be a range of shards (step 1)"
+        raise InvalidArgumentError(f"shards {reason}", argument="shards", reason=reason)
+
+
 class RedisLease:
     """A generator on a shard leased through a Redis server: ``next_id()``, ``next_ids(n)``,
     ``shard``, ``fencing_token``, ``held``, ``close()`` (frees the shard at once; a process that
@@ -28,13 +41,7 @@ class RedisLease:
     def __init__(
         self, layout: Layout, url: str, shards: range, *, ttl_ms: int = DEFAULT_TTL_MS, schema: str = _redis.DEFAULT_PREFIX
     ) -> None:
-        if not _redis.is_redis_url(url):
-            reason = "must be a Redis URL (redis://, rediss://, unix:// or redis+sentinel://)"
-            raise InvalidArgumentError(f"url {reason}", argument="url", reason=reason)
-        _redis.check_url(url, "url")
-        if not isinstance(shards, range) or shards.step != 1:
-            reason = "must be a range of shards (step 1)"
-            raise InvalidArgumentError(f"shards {reason}", argument="shards", reason=reason)
+        check_arguments(url, shards)
         self._url = url
         self._steps = _RedisLeaseSteps(schema, layout, shards.start, shards.stop, ttl_ms, f"pid {os.getpid()} (python)")
         self._link = _redis._Redis(schema, "lease")  # the connection's rules (its errors, its close)

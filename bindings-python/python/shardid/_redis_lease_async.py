@@ -18,11 +18,9 @@ from typing import Any
 
 from shardid import _db, _redis
 from shardid._acompat import ALock
-from shardid._errors import InvalidArgumentError
 from shardid._lease import AsyncDatabaseLease
+from shardid._redis_lease import DEFAULT_TTL_MS, check_arguments
 from shardid._shardid import Layout, _error, _Hold, _LeaseTally, _RedisLeaseSteps
-
-DEFAULT_TTL_MS = 10_000
 
 # A script call made for the connection it is sent on: ``make(run_id) -> (script, values)``.
 _Make = Callable[[str], tuple[str, list[str]]]
@@ -75,13 +73,7 @@ class _Session:
     counters. The caller holds the lease's lock: one script at a time."""
 
     def __init__(self, layout: Layout, url: str, shards: range, *, ttl_ms: int, schema: str) -> None:
-        if not _redis.is_redis_url(url):
-            reason = "must be a Redis URL (redis://, rediss://, unix:// or redis+sentinel://)"
-            raise InvalidArgumentError(f"url {reason}", argument="url", reason=reason)
-        _redis.check_url(url, "url")
-        if not isinstance(shards, range) or shards.step != 1:
-            reason = "must be a range of shards (step 1)"
-            raise InvalidArgumentError(f"shards {reason}", argument="shards", reason=reason)
+        check_arguments(url, shards)
         self.layout, self.url, self.shards, self.ttl_ms, self.schema = layout, url, shards, ttl_ms, schema
         self._holder = f"{socket.gethostname()} pid {os.getpid()} (python asyncio)"
         # INVALID_ARGUMENT for a bad prefix, time to live or range, before connecting.
