@@ -243,18 +243,23 @@ export declare class SegmentProtocol {
  * better-sqlite3 or `node:sqlite`: `BEGIN IMMEDIATE`, the topic's row, the re-check under the
  * write lock, the numbering, the inserts, the guarded advance, the commit and the rollback after
  * a failed step are the core's; the executor only runs them. `next()` is `'run'` (`sql` with
- * `values`, then `answer(rows)` or `failed()`), `'assigned'` or `'failed'` (`why`: `'driver'`,
- * throw the error met; `'unknownTopic'`, `'topicDropped'`, `'unusable'`).
+ * `values`, then `answer(rows)` or `failed()`, which answer the next step), `'assigned'` or
+ * `'failed'` (`why`: `'driver'`, throw the error met; `'unknownTopic'`, `'topicDropped'`,
+ * `'unusable'`).
  */
 export declare class SqliteAssign {
   /** The writer numbering `missing` (distinct strings) of `topic` in `schema`. */
   constructor(schema: string, topic: string, missing: Array<string>)
   /** What to do next. */
   next(): AssignStep
-  /** Every row the step returned, each column as text (`null`: SQL NULL). */
-  answer(rows: Array<Array<string | undefined | null>>): void
-  /** The step failed (its error is the executor's to throw). */
-  failed(): void
+  /**
+   * Every row the step returned, each column as text (`null`: SQL NULL); the next step (one
+   * call where two would cross into the addon: each crossing costs about as much as a short
+   * statement's work here).
+   */
+  answer(rows: Array<Array<string | undefined | null>>): AssignStep
+  /** The step failed (its error is the executor's to throw); the next step. */
+  failed(): AssignStep
 }
 
 /**

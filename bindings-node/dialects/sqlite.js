@@ -372,8 +372,7 @@ class Dictionary {
     const missing = [...new Set(values.filter((_, i) => answers[i] === null))]
     const tx = new native.SqliteAssign(this.schema, this.topic, missing)
     let error = null
-    for (;;) {
-      const step = tx.next()
+    for (let step = tx.next(); ;) {
       if (step.step === 'assigned') {
         const byValue = new Map(missing.map((v, i) => [v, step.ids[i]]))
         return values.map((v, i) => answers[i] ?? byValue.get(v))
@@ -388,10 +387,10 @@ class Dictionary {
         rows = conn.runNow(step.sql, step.values)
       } catch (err) {
         error ??= err // the first: a rollback's own error (none left to roll back) would hide it
-        tx.failed()
+        step = tx.failed()
         continue
       }
-      tx.answer(rows.map((row) => row.map((c) => (c === null ? null : String(c)))))
+      step = tx.answer(rows.map((row) => row.map((c) => (c === null ? null : String(c)))))
     }
   }
 

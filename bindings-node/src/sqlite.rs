@@ -130,8 +130,9 @@ pub fn sqlite_dictionary_sql(env: &Env, schema: String, which: String, n: u32) -
 /// better-sqlite3 or `node:sqlite`: `BEGIN IMMEDIATE`, the topic's row, the re-check under the
 /// write lock, the numbering, the inserts, the guarded advance, the commit and the rollback after
 /// a failed step are the core's; the executor only runs them. `next()` is `'run'` (`sql` with
-/// `values`, then `answer(rows)` or `failed()`), `'assigned'` or `'failed'` (`why`: `'driver'`,
-/// throw the error met; `'unknownTopic'`, `'topicDropped'`, `'unusable'`).
+/// `values`, then `answer(rows)` or `failed()`, which answer the next step), `'assigned'` or
+/// `'failed'` (`why`: `'driver'`, throw the error met; `'unknownTopic'`, `'topicDropped'`,
+/// `'unusable'`).
 #[napi]
 pub struct SqliteAssign {
     inner: shardid::dictionary::protocol::SqliteAssign,
@@ -161,22 +162,28 @@ impl SqliteAssign {
         guard(env, || Ok(self.inner.next().into()))
     }
 
-    /// Every row the step returned, each column as text (`null`: SQL NULL).
+    /// Every row the step returned, each column as text (`null`: SQL NULL); the next step (one
+    /// call where two would cross into the addon: each crossing costs about as much as a short
+    /// statement's work here).
     #[napi]
     #[allow(clippy::needless_pass_by_value)] // napi hands arrays over as a Vec
-    pub fn answer(&mut self, env: &Env, rows: Vec<Vec<Option<String>>>) -> Result<()> {
+    pub fn answer(
+        &mut self,
+        env: &Env,
+        rows: Vec<Vec<Option<String>>>,
+    ) -> Result<crate::step::AssignStep> {
         guard(env, || {
             crate::step::answer_rows(&rows, |cells| self.inner.answer(cells));
-            Ok(())
+            Ok(self.inner.next().into())
         })
     }
 
-    /// The step failed (its error is the executor's to throw).
+    /// The step failed (its error is the executor's to throw); the next step.
     #[napi]
-    pub fn failed(&mut self, env: &Env) -> Result<()> {
+    pub fn failed(&mut self, env: &Env) -> Result<crate::step::AssignStep> {
         guard(env, || {
             self.inner.failed();
-            Ok(())
+            Ok(self.inner.next().into())
         })
     }
 }
