@@ -192,7 +192,7 @@ def test_two_processes_over_asyncpg_never_share_a_number(cluster: Any, schema: s
 def test_fetches_cancelled_at_each_await_hand_out_nothing_twice(cluster: Any, schema: str, kind: str) -> None:
     """The fetch task cancelled after 0 to 8 of the loop's turns (so at each of its awaits: the
     lending, the statement, the give-back to the pool), and callers cancelled by tiny
-    timeouts, up to 200 times over (5 s), between takes: no number twice, nothing handed out that a later
+    timeouts, up to 200 times over (3 s), between takes: no number twice, nothing handed out that a later
     take repeats, every connection back in the pool, and the client still hands out numbers."""
     tag = f"apg_cancel_{kind}"
     new_tag(cluster, tag)
@@ -204,7 +204,7 @@ def test_fetches_cancelled_at_each_await_hand_out_nothing_twice(cluster: Any, sc
         cancelled = 0
         try:
             ids = AsyncDenseIds(source, tag, schema=schema, min_size=2, max_size=2, wait_ms=10_000)
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + 3
             for _ in range(200):
                 if time.monotonic() > deadline:
                     break
@@ -230,7 +230,7 @@ def test_fetches_cancelled_at_each_await_hand_out_nothing_twice(cluster: Any, sc
         return got, cancelled
 
     got, cancelled = asyncio.run(main())
-    assert cancelled > 20, f"only {cancelled} fetches cancelled"
+    assert cancelled >= 10, f"only {cancelled} fetches cancelled"
     assert len(got) == len(set(got)), "a number handed out twice"
     assert len(got) >= 50
     with DenseIds(cluster.dsn, tag, schema=schema) as after:
@@ -405,3 +405,52 @@ def test_serials_over_a_closed_pool_say_so(cluster: Any, schema: str) -> None:
             await numbers.next_serial()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("kind", ["url", "pool"])
+def test_serial_fetches_cancelled_at_each_await_hand_out_nothing_twice(cluster: Any, schema: str, kind: str) -> None:
+    """As the dense IDs' (above), for ``AsyncSerials`` over asyncpg: its fetch tasks cancelled
+    after 0 to 8 of the loop's turns, callers cancelled by tiny timeouts, for up to 5 s: no
+    serial twice, every connection back in the pool, psycopg's client continuing above."""
+    from shardid.segments import AsyncSerials, Serials, create_serial
+
+    tag, fmt = f"inv_cancel_{kind}", serial_format(f"X{kind[0].upper()}")
+    create_serial(cluster.dsn, tag, fmt, zone="UTC", schema=schema)
+    rng = random.Random(56)
+
+    async def main() -> tuple[list[str], int]:
+        source, owned = await open_source(kind, cluster.port, "postgres")
+        got: list[str] = []
+        cancelled = 0
+        try:
+            numbers = AsyncSerials(source, tag, fmt, zone="UTC", schema=schema, min_size=2, max_size=2, wait_ms=10_000)
+            got.append(await numbers.next_serial())
+            deadline = time.monotonic() + 3
+            for _ in range(200):
+                if time.monotonic() > deadline:
+                    break
+                waiter = asyncio.ensure_future(numbers.next_serial())
+                for _ in range(rng.randrange(9)):
+                    await asyncio.sleep(0)
+                for t in [t for t in asyncio.all_tasks() if t.get_name() == "shardid-serial" and not t.done()]:
+                    t.cancel()
+                    cancelled += 1
+                try:
+                    got.append(await asyncio.wait_for(waiter, timeout=rng.choice([1e-4, 1e-3, 0.5])))
+                except (asyncio.TimeoutError, shardid.SegmentUnavailableError):
+                    pass
+            got.extend([await numbers.next_serial() for _ in range(20)])
+            await numbers.close()
+            if kind == "pool":
+                assert owned.get_idle_size() == owned.get_size(), "a cancelled fetch kept a connection of the pool"
+        finally:
+            if owned is not None:
+                await close_within(owned, 10)
+        return got, cancelled
+
+    got, cancelled = asyncio.run(main())
+    assert cancelled >= 10, f"only {cancelled} fetches cancelled"
+    assert len(got) == len(set(got)), "a serial handed out twice"
+    last = max(int(g.rsplit("-", 1)[1]) for g in got)
+    with Serials(cluster.dsn, tag, fmt, zone="UTC", schema=schema) as after:
+        assert int(after.next_serial().rsplit("-", 1)[1]) > last
