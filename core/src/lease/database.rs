@@ -499,25 +499,30 @@ fn take<C: Client>(
                 recorded,
                 backend,
             } => return Ok((shard, recorded, backend.map(ToString::to_string), sent)),
-            Next::NoFreeShard { first, end, .. } => {
-                return Err(LeaseError::NoFreeShard {
-                    directory: format!("table {table}").into(),
-                    shards: first..end,
-                });
-            }
-            Next::Refuse { reason } => {
-                return Err(LeaseError::Unsupported {
-                    reason: reason.into(),
-                });
-            }
-            Next::Invalid { argument, reason } => {
-                return Err(LeaseError::InvalidArgument { argument, reason });
-            }
-            Next::Corrupt { reason } => return Err(LeaseError::Database(reason.into())),
-            Next::ClockSkew { ahead_ms, max_ms } => {
-                return Err(LeaseError::ClockSkew { ahead_ms, max_ms });
-            }
             Next::Raise => unreachable!("raised above"),
+            refused => return Err(claim_refused(refused, table)),
+        }
+    }
+}
+
+/// The error of a claim the protocol ended without a shard (no free shard, a refusal, a bad
+/// argument, a corrupt row, the clocks too far apart): one reading for each Rust executor of
+/// [`LeaseProtocol`], this driver's `take` and the async lease's
+/// (`lease::tokio_postgres`'s `claim`).
+pub(super) fn claim_refused(next: Next<'_>, table: &str) -> LeaseError {
+    match next {
+        Next::NoFreeShard { first, end, .. } => LeaseError::NoFreeShard {
+            directory: format!("table {table}").into(),
+            shards: first..end,
+        },
+        Next::Refuse { reason } => LeaseError::Unsupported {
+            reason: reason.into(),
+        },
+        Next::Invalid { argument, reason } => LeaseError::InvalidArgument { argument, reason },
+        Next::Corrupt { reason } => LeaseError::Database(reason.into()),
+        Next::ClockSkew { ahead_ms, max_ms } => LeaseError::ClockSkew { ahead_ms, max_ms },
+        Next::Run { .. } | Next::Taken { .. } | Next::Raise => {
+            unreachable!("a statement to run, a shard taken or an error to raise: the executor's")
         }
     }
 }

@@ -58,7 +58,7 @@ use ::tokio::task::JoinHandle;
 use ::tokio_postgres::Client;
 
 pub use super::database::LeaseOptions;
-use super::database::{hostname, sql_error};
+use super::database::{claim_refused, hostname, sql_error};
 use super::{CeilingGenerator, CeilingStore, Hold, LeaseError, Tally, monotonic_ms, new_token};
 use crate::Layout;
 use crate::driver::Owned;
@@ -696,25 +696,8 @@ async fn claim(
             Next::Taken {
                 shard, recorded, ..
             } => return Ok((shard, recorded, sent)),
-            Next::NoFreeShard { first, end, .. } => {
-                return Err(LeaseError::NoFreeShard {
-                    directory: format!("table {table}").into(),
-                    shards: first..end,
-                });
-            }
-            Next::Refuse { reason } => {
-                return Err(LeaseError::Unsupported {
-                    reason: reason.into(),
-                });
-            }
-            Next::Invalid { argument, reason } => {
-                return Err(LeaseError::InvalidArgument { argument, reason });
-            }
-            Next::Corrupt { reason } => return Err(LeaseError::Database(reason.into())),
-            Next::ClockSkew { ahead_ms, max_ms } => {
-                return Err(LeaseError::ClockSkew { ahead_ms, max_ms });
-            }
             Next::Raise => unreachable!("raised above"),
+            refused => return Err(claim_refused(refused, table)),
         }
     }
 }
