@@ -46,7 +46,9 @@ pub(super) const LOCK_CLASS: i32 = 0x5348_4944;
 ///   `shardid_sequence(id)`, `shardid_min_id_at(timestamptz)`, `shardid_max_id_at(timestamptz)`
 ///   and their `_ms` twins taking Unix milliseconds;
 /// - the UUIDv7 bridge ([`crate::uuid`]): `shardid_to_uuid(id) -> uuid` and
-///   `shardid_from_uuid(uuid) -> bigint`, the same bytes as every language's.
+///   `shardid_from_uuid(uuid) -> bigint`, the same bytes as every language's, both inlined
+///   into the query by the planner, and `shardid_uuid_refused(uuid)`, which names why a UUID
+///   `shardid_from_uuid` refused is not the bridge's.
 ///
 /// PostgreSQL's `bigint` is signed, so an unsigned 64-bit layout (Discord's) is served up to
 /// 2^63 - 1: its SQL functions expire when the top bit would be needed (2084 for Discord).
