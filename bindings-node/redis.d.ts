@@ -1,6 +1,7 @@
 // shardid/redis: shard leases through a Redis 7 or Valkey server (needs the `ioredis` package,
 // an optional peer dependency). Dense IDs on Redis are shardid/segments' (a `redis://` URL).
-import type { Layout, LeaseStats, TimeInput, U64Input } from './index.js'
+import type { Layout, U64Input } from './index.js'
+import { DatabaseLease } from './database-lease.js'
 
 /** The default time to live of a lease on Redis: 10,000 ms. */
 export declare const DEFAULT_TTL_MS: number
@@ -27,41 +28,19 @@ export interface RedisLeaseOptions {
   maxBorrowUnits?: U64Input
 }
 
-/** A generator on a shard leased through a Redis server. */
-export declare class RedisLease {
+/** A generator on a shard leased through a Redis server: a `DatabaseLease` (the SQL leases'
+ *  driver runs it: `shard`, `held`, `nextId()`, `nextIds(n)`, `stats()`, `close()`, ...) whose
+ *  `table` is the lease hash's key. */
+export declare class RedisLease extends DatabaseLease {
   private constructor()
-  /** The layout of the IDs it makes. */
-  readonly layout: Layout
   /** The prefix of the keys. */
   readonly schema: string
   /** The lease hash's key (one per layout under the prefix). */
   readonly key: string
   /** `'expiring'`. */
   readonly kind: 'expiring'
-  /** The time to live, ms. */
-  readonly ttlMs: number
-  /** Whether a lost lease is replaced at the next call. */
-  readonly retake: boolean
-  /** The shard held (after `close()`, the one it held; another after a retake). */
-  readonly shard: number
   /** The fencing token of the current claim: larger than every earlier claim's of the shard. */
   readonly fencingToken: bigint
-  /** Whether the lease is held now (renewed in time and not taken over). */
-  readonly held: boolean
-  /** What this lease did, over every shard it took (the core's counters; exporters see them too). */
-  stats(): LeaseStats
-  /** A new ID of the leased shard (recording a ceiling first when due). */
-  nextId(): Promise<bigint>
-  /** A new ID as a decimal string, for JSON. */
-  nextIdString(): Promise<string>
-  /** One ID as if the clock read `now`; never waits for the clock. */
-  nextIdAt(now: TimeInput): Promise<bigint>
-  /** `n` IDs of the leased shard, increasing. */
-  nextIds(n: U64Input): Promise<BigUint64Array>
-  /** Releases the shard at once; later calls reject with `CLOSED`. */
-  close(): Promise<void>
-  /** `await using held = await lease(...)`: `close()` at the end of the block. */
-  [Symbol.asyncDispose](): Promise<void>
 }
 
 /** Leases the first free shard of `shards` through the Redis server at `url`; rejects with code

@@ -205,6 +205,9 @@ async function fromRedis(): Promise<bigint> {
   const shard: number = held.shard
   const kept: boolean = held.held
   const ceilings: bigint = held.stats().ceilingWrites
+  // The SQL leases' class: its table is the lease hash's key.
+  const hash: string = held.table === held.key ? held.table : held.key
+  const at: bigint = await held.nextIdAt(new Date())
   // @ts-expect-error: a lease on Redis expires; there is no session lease
   await leaseRedis({ layout: Layout.INSTAGRAM, url: 'redis://cache:6379/0', shards: [0, 64], kind: 'session' })
   // @ts-expect-error: the time to live is ttlMs, in milliseconds, as the SQL leases'
@@ -212,7 +215,7 @@ async function fromRedis(): Promise<bigint> {
   // @ts-expect-error: a Redis lease takes a url, not pg's connectionString
   await leaseRedis({ layout: Layout.INSTAGRAM, connectionString: 'redis://cache:6379/0', shards: [0, 64] })
   await held.close()
-  console.log(text, batch.length, token, shard, kept, ceilings)
+  console.log(text, batch.length, token, shard, kept, ceilings, hash, at)
   return next
 }
 void fromRedis
