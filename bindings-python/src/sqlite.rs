@@ -221,6 +221,12 @@ impl PySqliteAssign {
     fn failed(&mut self) {
         self.inner.failed();
     }
+
+    /// The executor was interrupted (`KeyboardInterrupt`) somewhere in the current step: the
+    /// next steps roll back whatever began.
+    fn interrupted(&mut self) {
+        self.inner.interrupted();
+    }
 }
 
 /// The tag holding `tag`'s numbers of `period` (`tag@2026-11-25`; `tag` for `""`).

@@ -440,26 +440,41 @@ class Dictionary:
         (Django's ``atomic()``, where ``BEGIN IMMEDIATE`` is refused) a savepoint of it: the
         caller's commit or rollback decides."""
         tx = _SqliteAssign(self.schema, self.topic, missing, conn.in_transaction)
-        error: BaseException | None = None
-        while True:
-            step = tx.next()
-            if step[0] == "assigned":
-                return dict(zip(missing, step[1]))
-            if step[0] == "failed":
-                if step[1] == "unknown_topic":
-                    raise self._unknown()
-                if step[1] == "topic_dropped":
-                    raise self._dropped()
-                if error is not None:
-                    raise error
-                raise StatementError("XX000", f"the row of topic {self.topic!r} moved under the write lock")
-            try:
-                found = rows(conn, step[1], step[2])
-            except BaseException as e:  # noqa: BLE001 - rolled back by the next steps, then raised
-                error = error or e  # the first: a rollback's own error would hide it
-                tx.failed()
-                continue
-            tx.answer(found)
+        error: Exception | None = None
+        try:
+            while True:
+                step = tx.next()
+                if step[0] == "assigned":
+                    return dict(zip(missing, step[1]))
+                if step[0] == "failed":
+                    if step[1] == "unknown_topic":
+                        raise self._unknown()
+                    if step[1] == "topic_dropped":
+                        raise self._dropped()
+                    if error is not None:
+                        raise error
+                    raise StatementError("XX000", f"the row of topic {self.topic!r} moved under the write lock")
+                try:
+                    found = rows(conn, step[1], step[2])
+                except Exception as e:  # noqa: BLE001 - rolled back by the next steps, then raised
+                    error = error or e  # the first: a rollback's own error would hide it
+                    tx.failed()
+                    continue
+                tx.answer(found)
+        except Exception:
+            raise  # the protocol's failures: rolled back already
+        except BaseException:
+            # Interrupted (KeyboardInterrupt, SystemExit) anywhere between two statements: left
+            # rolled back, not inside the transaction holding the write lock.
+            tx.interrupted()
+            while (step := tx.next())[0] == "run":
+                try:
+                    rows(conn, step[1], step[2])
+                except Exception:  # noqa: BLE001 - no transaction left: SQLite rolled it back
+                    tx.failed()
+                    continue
+                tx.answer([])
+            raise
 
     def values(self, conn: Connection, ids: Sequence[int]) -> list[str | None]:
         found: dict[int, str] = {}

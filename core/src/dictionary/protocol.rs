@@ -571,6 +571,17 @@ impl SqliteAssign {
         }
     }
 
+    /// The executor was interrupted somewhere in the current step (Python's `KeyboardInterrupt`
+    /// between two statements): whatever began is rolled back, then the transaction fails.
+    /// Unlike [`Self::failed`], at `BEGIN IMMEDIATE` too, which may have run; a rollback under
+    /// way is run again; after the commit, nothing.
+    pub fn interrupted(&mut self) {
+        match self.at {
+            SqliteAt::Assigned | SqliteAt::Failed(_) | SqliteAt::RollBack(..) => {}
+            _ => self.to(SqliteAt::RollBack(Failure::Driver, false)),
+        }
+    }
+
     /// Rolled back (to the savepoint, which is then released): the failure.
     fn rolled_back(&mut self, failure: Failure, released: bool) {
         if self.savepoint && !released {
@@ -954,6 +965,41 @@ mod sqlite_tests {
         assert_eq!(statement(&p), RELEASE);
         p.answer(&[]);
         assert_eq!(p.next(), Step::Failed(Failure::Driver));
+    }
+
+    #[test]
+    fn an_interrupted_executor_rolls_back_what_may_have_begun() {
+        // BEGIN IMMEDIATE may have run before the interruption: rolled back all the same.
+        let mut p = assign(&["a"]);
+        p.interrupted();
+        assert_eq!(statement(&p), ROLLBACK);
+        p.failed(); // no transaction was active after all
+        assert_eq!(p.next(), Step::Failed(Failure::Driver));
+        let mut p = assign(&["a"]).in_savepoint();
+        p.answer(&[]);
+        p.answer(&[&LOCKED]);
+        p.interrupted();
+        assert_eq!(statement(&p), ROLLBACK_TO);
+        p.interrupted(); // again, inside the rollback: the rollback again
+        assert_eq!(statement(&p), ROLLBACK_TO);
+        p.answer(&[]);
+        assert_eq!(statement(&p), RELEASE);
+        p.answer(&[]);
+        assert_eq!(p.next(), Step::Failed(Failure::Driver));
+        // Committed: nothing to undo.
+        let mut p = assign(&["a"]);
+        for answer in [
+            &[][..],
+            &[&LOCKED[..]],
+            &[],
+            &[],
+            &[&[Cell::Int(41)][..]],
+            &[],
+        ] {
+            p.answer(answer);
+        }
+        p.interrupted();
+        assert_eq!(p.next(), Step::Assigned(&[Some(40)]));
     }
 
     #[test]
