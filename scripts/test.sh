@@ -93,23 +93,27 @@ cargo test --locked -p shardid --no-default-features --lib --tests 2>&1 | tee -a
 cargo test --locked --workspace 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --test serde 2>&1 | tee -a "$log"
 cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
+# The one feature set of the Rust clients the server suites drive (Redis here, PostgreSQL and
+# MySQL below: their examples and integration tests) and of the SQLite tests and examples just
+# below: the library builds once for all of them. (The SQLite lines had `sqlite,serial` of their
+# own: a second build of the library, its unit tests and rusqlite, and restore_again built twice,
+# once per set.)
+export SHARDID_RUST_FEATURES=serial,postgres,mysql,sqlite,tokio-postgres,redis
 # SQLite on real files (feature `sqlite`: rusqlite with SQLite's C, built here only): the SQL of
 # `sql::sqlite` and the Rust clients over it (every test's path has `sqlite` in it), and their
 # doc examples with the book's Rust page (its SQLite part needs the feature). The lease's and
 # the dictionary's database drivers need a database's feature too: their unit tests (the
 # lease's over a fake connection) run here.
-cargo test --locked -p shardid --features sqlite,serial --lib --test sqlite_sql -- sqlite lease::database:: dictionary::driver:: 2>&1 | tee -a "$log"
-cargo test --locked -p shardid --features sqlite,serial --doc -- sqlite StartRust 2>&1 | tee -a "$log"
+cargo test --locked -p shardid --features "$SHARDID_RUST_FEATURES" --lib --test sqlite_sql -- sqlite lease::database:: dictionary::driver:: 2>&1 | tee -a "$log"
+cargo test --locked -p shardid --features "$SHARDID_RUST_FEATURES" --doc -- sqlite StartRust 2>&1 | tee -a "$log"
 # The Rust worker of the Python step's SQLite stress test (tests/python/test_sqlite_stress.py:
 # Python, Node and Rust processes on one file), built here where the library with these
 # features already is (the doc tests above built it): only the example's own crate compiles.
-# With it, the Rust taker of issue 54's restore check on SQLite (restore_checks.py).
-cargo build --locked -q -p shardid --features sqlite,serial --example sqlite_stress --example restore_again
+# With it, the Rust taker of issue 54's restore checks (restore_checks.py: SQLite here, the
+# PostgreSQL and MySQL steps' too).
+cargo build --locked -q -p shardid --features "$SHARDID_RUST_FEATURES" --example sqlite_stress --example restore_again
 export SHARDID_SQLITE_STRESS_EXAMPLE=$root/target/debug/examples/sqlite_stress
 export SHARDID_RESTORE_EXAMPLE=$root/target/debug/examples/restore_again
-# The one feature set of the Rust clients the server suites drive (Redis here, PostgreSQL and
-# MySQL below: their examples and integration tests): the library builds once for all three.
-export SHARDID_RUST_FEATURES=serial,postgres,mysql,sqlite,tokio-postgres,redis
 # Redis (feature `redis`, issue 57): the core's scripts and the Rust client on throwaway
 # servers (13 s of tests after building the library).
 tests/redis/run.sh 2>&1 | tee -a "$log"
