@@ -175,10 +175,13 @@ class _Mysql(_link_generated._MysqlLink):
         resend = bool(getattr(conn, "retryable", True))
         tx = _MysqlAssign(_mysql.dialect_of(conn), self._schema, self.topic, missing, resend)
         error: BaseException | None = None
+        step: tuple[Any, ...] = ("begin",)
         while True:
-            step = tx.next()
             rows: Sequence[Sequence[Any]] = ()
+            # The whole step in the try, the protocol's calls too: an interruption between two
+            # statements (a signal at a call or a loop's jump) rolls back as one inside them.
             try:
+                step = tx.next()
                 if step[0] == "begin":
                     conn.begin()
                 elif step[0] == "commit":
@@ -200,6 +203,7 @@ class _Mysql(_link_generated._MysqlLink):
                     raise error
                 else:
                     raise _mysql.ServerError("XX000", f"the server's answer for topic {self.topic!r} is not one shardid's DDL makes")
+                tx.answer([[c.decode() if isinstance(c, (bytes, bytearray)) else c for c in row] for row in rows])
             except asyncio.CancelledError:
                 _mysql.close_now(conn)
                 raise
@@ -216,7 +220,6 @@ class _Mysql(_link_generated._MysqlLink):
                 except Exception:  # noqa: BLE001, S110 - the connection broke: the server rolls back
                     pass
                 raise
-            tx.answer([[c.decode() if isinstance(c, (bytes, bytearray)) else c for c in row] for row in rows])
 
     def values(self, conn: Any, ids: Sequence[int]) -> list[str | None]:
         with conn.cursor() as cur:
