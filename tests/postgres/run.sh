@@ -36,10 +36,14 @@ export SHARDID_CONTRACT_EXAMPLE=$root/target/debug/examples/contract
 # The Rust taker of issue 54's restore checks (tests/python/restore_checks.py).
 export SHARDID_RESTORE_EXAMPLE=$root/target/debug/examples/restore_again
 
-# Two workers (pytest-xdist), the tests handed out one at a time: each worker starts its own
-# session cluster (conftest.py's `cluster`), runs its tests one after another on it, and the
-# failovers' and point-in-time recovery's own servers wait beside the other worker's tests. No
-# test relies on another's leftovers. (`--dist loadgroup`, tried before, kept nothing together:
-# pytest 9.2 ignores the group xdist 3.8 writes into the node ID, pytest-dev/pytest-xdist#1386.)
+# Two workers (pytest-xdist): each worker starts its own session cluster (conftest.py's
+# `cluster`), runs its tests one after another on it, and the failovers' and point-in-time
+# recovery's own servers wait beside the other worker's tests. No test relies on another's
+# leftovers. --dist worksteal: each worker starts with half the tests (conftest.py puts the long
+# poles first) and an idle one takes half of what the other still has queued. With --dist load a
+# worker ran out while the other still had its Django tests queued: on this machine under load,
+# one worker ended at 433 s, the other at 870 s. (`--dist loadgroup`, tried before, kept nothing
+# together: pytest 9.2 ignores the group xdist 3.8 writes into the node ID,
+# pytest-dev/pytest-xdist#1386.)
 pytest_suite "$root/tests/postgres" \
-    "PostgreSQL: the emitted SQL on a real server, tests/postgres/run.sh" -n 2 --dist load
+    "PostgreSQL: the emitted SQL on a real server, tests/postgres/run.sh" -n 2 --dist worksteal
