@@ -21,6 +21,28 @@ sys.path.append(str(Path(__file__).resolve().parents[1] / "python"))
 from server import Server  # noqa: E402
 
 
+# The long poles, run first (as tests/postgres/conftest.py does): run.sh's two workers
+# (--dist worksteal) each start with half of the collected order and an idle one takes half of what
+# the other still has queued, from its end; a long test started last would keep one worker busy
+# after the other ran out. Seconds in CI (--durations of the clean-clone runs of 2026-12-07). A
+# module is moved whole (Galera's cluster is module-scoped: split, it would start twice); a
+# renamed or removed entry only stops being moved. The rest keep their order.
+LONG_POLES = {
+    "test_galera.py": 28,  # the cluster's start (14 s) and the test that kills a node (14 s)
+    "test_django_mysql.py::test_gunicorn_workers_on_mariadb_with_a_worker_killed": 22,
+    "test_dump_restore.py::test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice": 8,
+}
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture scope
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def seconds(item: pytest.Item) -> int:
+        function = getattr(item, "originalname", item.name)
+        return LONG_POLES.get(f"{item.path.name}::{function}", LONG_POLES.get(item.path.name, 0))
+
+    items.sort(key=seconds, reverse=True)  # stable: the rest keep their order
+
+
 @pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
     with Server() as s:

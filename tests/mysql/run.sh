@@ -22,10 +22,12 @@ export SHARDID_MYSQL_EXAMPLES=$root/target/debug/examples
 # The Rust taker of issue 54's restore checks (tests/python/restore_checks.py).
 export SHARDID_RESTORE_EXAMPLE=$root/target/debug/examples/restore_again
 
-# Two workers (pytest-xdist), the tests handed out one at a time: each worker starts its own
-# session server (conftest.py's `server`) and runs its tests one after another on it; the Galera
-# cluster's own nodes wait beside the other worker's tests. (`--dist loadgroup` kept nothing
-# together with pytest 9.2: pytest-dev/pytest-xdist#1386.)
+# Two workers (pytest-xdist): each worker starts its own session server (conftest.py's `server`)
+# and runs its tests one after another on it; the Galera cluster's own nodes wait beside the other
+# worker's tests. --dist worksteal, as tests/postgres/run.sh: each worker starts with half the
+# tests (conftest.py puts the long poles first) and an idle one takes half of what the other still
+# has queued. (`--dist loadgroup` kept nothing together with pytest 9.2:
+# pytest-dev/pytest-xdist#1386.)
 pytest_suite "$root/tests/mysql" \
     "MySQL and MariaDB: segments, serials, the dictionary and next_id() on a real server, tests/mysql/run.sh" \
-    -n 2 --dist load
+    -n 2 --dist worksteal
