@@ -151,8 +151,8 @@ export declare class RedisLeaseSteps {
   get key(): string
   /** The claim of the first free shard, on the server whose identity is `runId`. */
   claim(runId: string): RedisCall
-  /** What a claim's reply (flattened: strings and `null`) says. */
-  static claimed(reply: Array<string | undefined | null>): RedisClaim
+  /** What the last claim's reply (flattened: strings and `null`) says. */
+  claimed(reply: Array<string | undefined | null>): RedisClaim
   /** A renewal of `shard`'s lease, on the server whose identity is `runId`. */
   renew(runId: string, shard: number): RedisCall
   /** A ceiling of `units` (time units of the layout) recorded for `shard`, and a renewal. */
@@ -793,14 +793,18 @@ export interface RedisCall {
 /**
  * What a claim's reply says (`RedisLeaseSteps.claimed`): `claimed` is `'shard'` (with
  * `shard`, `ceiling`: the ceiling recorded, in time units, as a decimal string, `null`: none,
- * and `fencingToken`, a decimal string), `'none'` (every shard of the range is held) or
- * `'unusable'` (a reply no lease script makes).
+ * and `fencingToken`, a decimal string), `'none'` (every shard of the range is held),
+ * `'clockSkew'` (with `shard`, to release before throwing `CLOCK_SKEW` with `aheadMs` and
+ * `maxMs`: this host's clock was too far ahead of the server's) or `'unusable'` (a reply no
+ * lease script makes).
  */
 export interface RedisClaim {
   claimed: string
   shard?: number
   ceiling?: string
   fencingToken?: string
+  aheadMs?: number
+  maxMs?: number
 }
 
 /** The server's `run_id` in the text of `INFO server` (`null`: none), by the core's reading. */

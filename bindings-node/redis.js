@@ -104,7 +104,18 @@ class RedisLease extends DatabaseLease {
       sent = native.leaseNow()
       return steps.claim(runId)
     })
-    const claim = native.RedisLeaseSteps.claimed(reply)
+    // The claim is made (the client's clock read by the core) just before it is sent.
+    const claim = steps.claimed(reply)
+    if (claim.claimed === 'clockSkew') {
+      // This host's clock is too far ahead of the server's (the SQL leases' rule): the shard
+      // taken is freed at once, then the error (nothing left claimed).
+      try {
+        await this._run((runId) => steps.release(runId, claim.shard))
+      } catch {
+        // The claim expires on its own; the skew is the error.
+      }
+      throw makeError('CLOCK_SKEW', { aheadMs: BigInt(claim.aheadMs), maxMs: BigInt(claim.maxMs) }) // BigInt, as the SQL leases'
+    }
     if (claim.claimed === 'none') {
       const [first, end] = this._options.shards
       throw makeError('NO_FREE_SHARD', { first: BigInt(first), end: BigInt(end), heldIn: `Redis key ${steps.key}` })
@@ -134,7 +145,8 @@ class RedisLease extends DatabaseLease {
  * a holder that dies frees its shard then; one stopped past it ends with `LEASE_LOST` at its next
  * ceiling (with `retake: true`, the next call takes a new lease). A timer renews it every third
  * of its time to live. Rejects with `INVALID_ARGUMENT` (a bad URL, prefix, time to live or
- * range), `NO_FREE_SHARD`, `DATABASE_UNREACHABLE`, `UNSUPPORTED` without ioredis.
+ * range), `NO_FREE_SHARD`, `DATABASE_UNREACHABLE`, `UNSUPPORTED` without ioredis, `CLOCK_SKEW`
+ * when this host's clock is more than 2 s ahead of the server's (the shard it took freed first).
  */
 async function lease(options) {
   const o = { ...(options ?? {}) }

@@ -308,14 +308,18 @@ impl RedisCall {
 
 /// What a claim's reply says (`RedisLeaseSteps.claimed`): `claimed` is `'shard'` (with
 /// `shard`, `ceiling`: the ceiling recorded, in time units, as a decimal string, `null`: none,
-/// and `fencingToken`, a decimal string), `'none'` (every shard of the range is held) or
-/// `'unusable'` (a reply no lease script makes).
+/// and `fencingToken`, a decimal string), `'none'` (every shard of the range is held),
+/// `'clockSkew'` (with `shard`, to release before throwing `CLOCK_SKEW` with `aheadMs` and
+/// `maxMs`: this host's clock was too far ahead of the server's) or `'unusable'` (a reply no
+/// lease script makes).
 #[napi(object)]
 pub struct RedisClaim {
     pub claimed: String,
     pub shard: Option<u32>,
     pub ceiling: Option<String>,
     pub fencing_token: Option<String>,
+    pub ahead_ms: Option<f64>,
+    pub max_ms: Option<f64>,
 }
 
 /// A reply's cells as `redis.js`'s `flatten` makes them.
@@ -384,17 +388,19 @@ impl RedisLeaseSteps {
         guard(env, || Ok(RedisCall::of(self.inner.claim(&run_id))))
     }
 
-    /// What a claim's reply (flattened: strings and `null`) says.
+    /// What the last claim's reply (flattened: strings and `null`) says.
     #[napi]
-    pub fn claimed(env: &Env, reply: Vec<Option<String>>) -> Result<RedisClaim> {
+    pub fn claimed(&self, env: &Env, reply: Vec<Option<String>>) -> Result<RedisClaim> {
         guard(env, || {
             let none = |claimed: &str| RedisClaim {
                 claimed: claimed.into(),
                 shard: None,
                 ceiling: None,
                 fencing_token: None,
+                ahead_ms: None,
+                max_ms: None,
             };
-            Ok(match LeaseSteps::claimed(&reply_cells(&reply)) {
+            Ok(match self.inner.claimed(&reply_cells(&reply)) {
                 Claimed::Shard {
                     shard,
                     ceiling,
@@ -406,7 +412,24 @@ impl RedisLeaseSteps {
                     shard: Some(u32::try_from(shard).unwrap_or(u32::MAX)),
                     ceiling: ceiling.map(|c| c.to_string()),
                     fencing_token: Some(fencing_token.to_string()),
+                    ahead_ms: None,
+                    max_ms: None,
                 },
+                Claimed::ClockSkew {
+                    shard,
+                    ahead_ms,
+                    max_ms,
+                } => {
+                    // Milliseconds: exact as a JS number far beyond any clock's lead.
+                    #[allow(clippy::cast_precision_loss)]
+                    let (ahead_ms, max_ms) = (ahead_ms as f64, max_ms as f64);
+                    RedisClaim {
+                        shard: Some(u32::try_from(shard).unwrap_or(u32::MAX)),
+                        ahead_ms: Some(ahead_ms),
+                        max_ms: Some(max_ms),
+                        ..none("clockSkew")
+                    }
+                }
                 Claimed::NoFreeShard => none("none"),
                 _ => none("unusable"),
             })

@@ -260,14 +260,19 @@ impl PyRedisLeaseSteps {
         call(self.inner.claim(run_id))
     }
 
-    /// A claim's reply: `("shard", shard, ceiling or None, fencing token)`, `("none",)` when
-    /// every shard is held, `("unusable",)`.
-    #[staticmethod]
-    fn claimed<'py>(py: Python<'py>, reply: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        use shardid::redis::lease_steps::{Claimed, LeaseSteps};
+    /// The last claim's reply: `("shard", shard, ceiling or None, fencing token)`, `("none",)`
+    /// when every shard is held, `("clock_skew", shard, ahead_ms, max_ms)` when this host's
+    /// clock was too far ahead of the server's (release the shard, then raise `CLOCK_SKEW`),
+    /// `("unusable",)`.
+    fn claimed<'py>(
+        &self,
+        py: Python<'py>,
+        reply: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use shardid::redis::lease_steps::Claimed;
         let cells = reply_cells(reply)?;
         let cells: Vec<Cell<'_>> = cells.iter().map(|c| Cell::Text(c)).collect();
-        Ok(match LeaseSteps::claimed(&cells) {
+        Ok(match self.inner.claimed(&cells) {
             Claimed::Shard {
                 shard,
                 ceiling,
@@ -276,6 +281,13 @@ impl PyRedisLeaseSteps {
                 .into_pyobject(py)?
                 .into_any(),
             Claimed::NoFreeShard => ("none",).into_pyobject(py)?.into_any(),
+            Claimed::ClockSkew {
+                shard,
+                ahead_ms,
+                max_ms,
+            } => ("clock_skew", shard, ahead_ms, max_ms)
+                .into_pyobject(py)?
+                .into_any(),
             _ => ("unusable",).into_pyobject(py)?.into_any(),
         })
     }

@@ -50,3 +50,28 @@ test('a Redis lease refuses bad options before connecting, as a rejection', addo
     return true
   })
 })
+
+test("a claim by a host whose clock is too far ahead of the server's is the core's clockSkew, its shard to release", addonOnly, () => {
+  // The core reads this host's clock when the claim is made and compares it with the server's
+  // clock the claim script returns (its reply's last value), by the SQL leases' rule (issue 57);
+  // redis.js then sends the release and throws CLOCK_SKEW. No server: replies as the script
+  // makes them, `[shard, ceiling, fencing token, held, now]`.
+  const native = require('./native.generated.js')
+  const { Layout } = require('./index.js')
+  const l = Layout.INSTAGRAM
+  const layout = native.layoutNew(l.epochMs, l.unitMs, l.timeBits, l.shardBits, l.sequenceBits, l.order, l.signed)
+  const steps = new native.RedisLeaseSteps('shardid', layout, 0, 4, 10_000, 'test')
+  const claimed = (serverBehindMs) => {
+    steps.claim('rid')
+    return steps.claimed(['2', '-1', '5', '0', String(Date.now() - serverBehindMs)])
+  }
+  const refused = claimed(3_000)
+  assert.equal(refused.claimed, 'clockSkew', JSON.stringify(refused))
+  assert.equal(refused.shard, 2)
+  assert.equal(refused.maxMs, 2_000)
+  assert.ok(refused.aheadMs > 2_000 && refused.aheadMs <= 3_100, JSON.stringify(refused))
+  for (const behind of [1_000, -3_000]) {
+    const taken = claimed(behind)
+    assert.deepEqual([taken.claimed, taken.shard, taken.fencingToken], ['shard', 2, '5'], JSON.stringify(taken))
+  }
+})

@@ -13,6 +13,8 @@ side by side, in processes of their own:
   makes the ceiling jump: the next holders start above every ID the lost writes covered;
 - an asyncio lease's script cancelled midway gives its connection up, so the next script is made
   for the server that answers then (a restart's new run_id);
+- a holder whose clock is more than the hosts' skew (2 s) ahead of the server's is refused with
+  ``CLOCK_SKEW``, as the SQL leases refuse it, and leaves its shard free at once (issue 57);
 - a time to live out of range is ``InvalidArgumentError`` on ``ttl_ms``, as the SQL leases say;
 - the book's Redis page's asyncio Python and Node lease blocks run as shown.
 
@@ -383,6 +385,78 @@ def test_a_restart_that_lost_writes_makes_the_ceiling_jump() -> None:
                 for h in nxt:
                     h.end()
     _assert_unique([id for h in first + nxt for id in h.ids])
+
+
+# A holder whose clock is ahead (test_a_holder_whose_clock_is_ahead_is_refused_with_clock_skew):
+# claims one shard of [FIRST, END) with a time to live of 10 s and prints `shard S`, or the
+# error's class, code and fields.
+_NODE_AHEAD = r"""
+const { lease } = require('./redis.js')
+const { Layout, ShardIdError } = require('./index.js')
+const [url, first, end] = process.argv.slice(1)
+lease({ layout: Layout.INSTAGRAM, url, shards: [Number(first), Number(end)], ttlMs: 10000 }).then(
+  async (held) => { console.log(`shard ${held.shard}`); await held.close() },
+  (err) => console.log(`node ${err instanceof ShardIdError} ${err.code} ${err.aheadMs} ${err.maxMs} ${err.message}`))
+"""
+
+_PYTHON_AHEAD = r"""
+import asyncio, sys
+from shardid import ClockSkewError, Layout
+from shardid.redis import lease, lease_async
+
+url, first = sys.argv[1], int(sys.argv[2])
+
+async def asyncio_holder():
+    held = await lease_async(Layout.INSTAGRAM, url, range(first, first + 1), ttl_ms=10_000)
+    print("shard", held.shard, flush=True)
+    await held.close()
+
+for name, take in [("asyncio", lambda: asyncio.run(asyncio_holder())),
+                   ("blocking", lambda: lease(Layout.INSTAGRAM, url, range(first + 1, first + 2), ttl_ms=10_000).close())]:
+    try:
+        take()
+        print(name, "claimed", flush=True)
+    except ClockSkewError as e:
+        print(name, type(e).__name__, e.code, e.ahead_ms, e.max_ms, e, flush=True)
+"""
+
+
+@needs_faketime
+def test_a_holder_whose_clock_is_ahead_is_refused_with_clock_skew() -> None:
+    """Holders whose clock is 3 s ahead of the server's (libfaketime), a Node one on shard 0 and
+    a Python one, asyncio on shard 1 then blocking on shard 2 (time to live 10 s each), are
+    refused with CLOCK_SKEW, the SQL leases' error and words: after a restart that lost writes
+    the claim raises a shard's ceiling to the server's clock plus 2 s, below the IDs such a
+    holder would date, which the next holder would then hand out again. Each refused claim
+    frees its shard before the error: right after, this process (its clock the server's)
+    claims all three shards, where a claim left held would be NO_FREE_SHARD for 10 s."""
+    node, _ = _langs()
+    from shardid.redis import lease
+
+    env = dict(os.environ, LD_PRELOAD=str(FAKETIME), FAKETIME="+3", FAKETIME_DONT_FAKE_MONOTONIC="1")
+    with Server() as server:
+        runs = [subprocess.Popen([sys.executable, "-c", _PYTHON_AHEAD, server.url, "1"], env=env, stdout=subprocess.PIPE, text=True)]
+        if node:
+            runs.append(
+                subprocess.Popen([node[0], "-e", _NODE_AHEAD, server.url, "0", "1"], cwd=ROOT / "bindings-node", env=env, stdout=subprocess.PIPE, text=True)
+            )
+        lines = [line for run in runs for line in run.communicate(timeout=30)[0].splitlines()]
+        assert [run.returncode for run in runs] == [0] * len(runs), lines
+        # `holder class code ahead_ms max_ms message` (Node's class: whether a ShardIdError).
+        refused = {line.split()[0]: line.split(maxsplit=5) for line in lines}
+        expected = {"asyncio": "ClockSkewError", "blocking": "ClockSkewError", **({"node": "true"} if node else {})}
+        assert sorted(refused) == sorted(expected), lines
+        for name, cls in expected.items():
+            _, is_class, code, ahead, most, message = refused[name]
+            assert (is_class, code, most) == (cls, "CLOCK_SKEW", "2000"), refused[name]
+            assert 2_000 < int(ahead) <= 3_100, refused[name]
+            assert message.startswith(f"this host's clock is at least {ahead} ms ahead"), refused[name]
+        leases = [lease(LAYOUT, server.url, range(0, 3), ttl_ms=TTL_MS) for _ in range(3)]
+        try:
+            assert sorted(held.shard for held in leases) == [0, 1, 2]
+        finally:
+            for held in leases:
+                held.close()
 
 
 def test_the_books_lease_blocks_run() -> None:

@@ -50,7 +50,19 @@ class RedisLease:
         self._closed = False
         self._wake = threading.Event()
         sent = _Hold.now()
-        claimed = _RedisLeaseSteps.claimed(self._send(lambda run_id: self._steps.claim(run_id)))
+        # The claim is made (the client's clock read by the core) just before it is sent.
+        claimed = self._steps.claimed(self._send(lambda run_id: self._steps.claim(run_id)))
+        if claimed[0] == "clock_skew":
+            # This host's clock is too far ahead of the server's (the SQL leases' rule): the
+            # shard taken is freed at once, then the error (nothing left claimed).
+            _, shard, ahead_ms, max_ms = claimed
+            try:
+                self._send(lambda run_id: self._steps.release(run_id, shard))
+            except Exception:  # noqa: BLE001 - the claim expires on its own; the skew is the error
+                pass
+            finally:
+                self._disconnect()
+            raise _error("CLOCK_SKEW", ahead_ms=ahead_ms, max_ms=max_ms)
         if claimed[0] == "none":
             raise _error("NO_FREE_SHARD", first=shards.start, end=shards.stop, held_in=f"Redis key {self._steps.key}")
         if claimed[0] != "shard":
@@ -151,6 +163,9 @@ class RedisLease:
             self._send(lambda run_id: self._steps.release(run_id, self.shard))
         except Exception:  # noqa: BLE001 - the lease expires on its own
             pass
+        self._disconnect()
+
+    def _disconnect(self) -> None:
         with self._lock:
             if self._conn is not None:
                 self._link.close(self._conn)
@@ -171,5 +186,6 @@ def lease(layout: Layout, url: str, shards: range, *, ttl_ms: int = DEFAULT_TTL_
     past it ends with ``LeaseLostError`` at its next ceiling. Renewed by a thread of its own.
 
     Raises ``InvalidArgumentError`` (a bad URL, prefix, time to live or range),
-    ``NoFreeShardError``, ``DatabaseUnreachableError``."""
+    ``NoFreeShardError``, ``DatabaseUnreachableError``, ``ClockSkewError`` when this host's clock
+    is more than 2 s ahead of the server's (the shard it took freed first)."""
     return RedisLease(layout, url, shards, ttl_ms=ttl_ms, schema=schema)

@@ -131,7 +131,18 @@ class _Session:
             sent = _Hold.now()
             return steps.claim(run_id)
 
-        claimed = _RedisLeaseSteps.claimed(await self.run(claim))
+        claimed = steps.claimed(await self.run(claim))
+        if claimed[0] == "clock_skew":
+            # This host's clock is too far ahead of the server's (the SQL leases' rule): the
+            # shard taken is freed at once, then the error (nothing left claimed).
+            _, shard, ahead_ms, max_ms = claimed
+            try:
+                await self.run(lambda run_id: steps.release(run_id, shard))
+            except Exception:  # noqa: BLE001 - the claim expires on its own; the skew is the error
+                pass
+            finally:
+                await self.close()
+            raise _error("CLOCK_SKEW", ahead_ms=ahead_ms, max_ms=max_ms)
         if claimed[0] != "shard":
             await self.close()  # nothing held: no connection left open either
         if claimed[0] == "none":
@@ -235,5 +246,6 @@ def lease_async(
     new lease). ``backwards_tolerance_ms`` / ``max_borrow_units`` go to the generator.
 
     Raises ``InvalidArgumentError`` (a bad URL, prefix, time to live or range) at once;
-    ``NoFreeShardError`` and ``DatabaseUnreachableError`` when awaited."""
+    ``NoFreeShardError``, ``DatabaseUnreachableError`` and ``ClockSkewError`` (this host's clock
+    more than 2 s ahead of the server's; the shard it took freed first) when awaited."""
     return AsyncRedisLease(layout, url, shards, ttl_ms=ttl_ms, schema=schema, retake=retake, **options)

@@ -160,7 +160,10 @@ impl Lease {
     /// # Errors
     /// [`LeaseError::InvalidArgument`] for a bad URL, prefix or time to live,
     /// [`LeaseError::EmptyShards`], [`LeaseError::Unreachable`] when the server cannot be
-    /// reached, [`LeaseError::NoFreeShard`] when every shard is held.
+    /// reached, [`LeaseError::NoFreeShard`] when every shard is held,
+    /// [`LeaseError::ClockSkew`] when this host's clock is more than
+    /// [`crate::sql::failover::SKEW_MS`] ahead of the server's (the shard claimed is released
+    /// first: see [`super::lease_steps`]).
     pub fn acquire(
         url: &str,
         layout: Layout,
@@ -193,12 +196,22 @@ impl Lease {
             .script(&steps.claim(client.run_id()))
             .map_err(|e| LeaseError::Database(Box::new(e)))?;
         let cells: Vec<Cell<'_>> = reply.iter().map(Owned::cell).collect();
-        let (shard, recorded, fencing_token) = match LeaseSteps::claimed(&cells) {
+        let (shard, recorded, fencing_token) = match steps.claimed(&cells) {
             Claimed::Shard {
                 shard,
                 ceiling,
                 fencing_token,
             } => (shard, ceiling, fencing_token),
+            Claimed::ClockSkew {
+                shard,
+                ahead_ms,
+                max_ms,
+            } => {
+                // Nothing may stay claimed by a holder that can hand out no ID: the shard is
+                // free for the next holder at once (best effort: else it expires).
+                let _ = client.script(&steps.release(client.run_id(), shard));
+                return Err(LeaseError::ClockSkew { ahead_ms, max_ms });
+            }
             Claimed::NoFreeShard => {
                 return Err(LeaseError::NoFreeShard {
                     directory: format!("Redis key {}", steps.key()).into(),

@@ -4,15 +4,22 @@
 //! the server's `run_id` (per connection) and keeps the lease's generator
 //! ([`crate::lease::CeilingGenerator`] with its `Hold`, or a binding's). The Rust client
 //! (`shardid::redis::lease`, feature `redis`) builds the same commands.
+//!
+//! A claim is refused to a client whose clock is too far ahead of the server's, by the SQL
+//! leases' rule ([`crate::sql::LeaseProtocol::clock`]): after a restart or failover that lost
+//! writes the claim script raises a shard's ceiling to the server's clock plus
+//! [`crate::sql::failover::SKEW_MS`], so a holder further ahead dates IDs above it, which the
+//! next holder can hand out again once that holder's writes are lost.
 
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use core::ops::Range;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Command, prefix_problem, scripts};
 use crate::Layout;
-use crate::sql::Cell;
+use crate::sql::{Cell, LeaseProtocol};
 
 /// What a claim's reply says ([`LeaseSteps::claimed`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +36,20 @@ pub enum Claimed {
     },
     /// Every shard of the range is held.
     NoFreeShard,
+    /// The shard was claimed, but the client's clock, read when the claim was made
+    /// ([`LeaseSteps::claim`]), was more than `max_ms` ahead of the server's clock the reply
+    /// carries: release the shard ([`LeaseSteps::release`]), then report
+    /// [`ErrorKind::ClockSkew`](crate::ErrorKind::ClockSkew), as the SQL leases do. No ID may
+    /// be handed out: they would be dated above the ceiling the next holder starts from after
+    /// a step back.
+    ClockSkew {
+        /// The shard the claim took, to release.
+        shard: u64,
+        /// How far ahead, at least, in milliseconds.
+        ahead_ms: u64,
+        /// How far ahead a lease allows ([`crate::sql::failover::SKEW_MS`]).
+        max_ms: u64,
+    },
     /// A reply no lease script makes.
     Unusable,
 }
@@ -43,6 +64,21 @@ pub struct LeaseSteps {
     shards: Range<u64>,
     epoch_ms: u64,
     unit_ms: u64,
+    /// The client's clock, in Unix milliseconds ([`LeaseSteps::clock`]): the generator's
+    /// (`shardid::clock::now_ms`) with `std`; none without, and then nothing is compared.
+    clock: Option<fn() -> u64>,
+    /// What the client's clock read when the last claim was made (0: not read).
+    sent: Sent,
+}
+
+/// A clock reading kept by `&self` calls (a lease's steps are shared with its heartbeat).
+#[derive(Debug, Default)]
+struct Sent(AtomicU64);
+
+impl Clone for Sent {
+    fn clone(&self) -> Self {
+        Self(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 /// An integer of a reply.
@@ -89,7 +125,24 @@ impl LeaseSteps {
             shards,
             epoch_ms: layout.epoch_ms(),
             unit_ms: layout.unit_ms(),
+            #[cfg(feature = "std")]
+            clock: Some(crate::clock::now_ms),
+            #[cfg(not(feature = "std"))]
+            clock: None,
+            sent: Sent::default(),
         })
+    }
+
+    /// The same steps with the client's clock read from `clock` (Unix milliseconds), as tests
+    /// script it; by default the generator's own clock. It is read when a claim is made
+    /// ([`LeaseSteps::claim`], made just before it is sent) and compared with the server's
+    /// clock its reply carries ([`LeaseSteps::claimed`]) by the SQL leases' rule: the script
+    /// reads the server's clock after it was sent, so a slow round trip is never taken for
+    /// skew.
+    #[must_use]
+    pub fn clock(mut self, clock: fn() -> u64) -> Self {
+        self.clock = Some(clock);
+        self
     }
 
     /// The lease hash's key.
@@ -97,8 +150,12 @@ impl LeaseSteps {
         &self.key
     }
 
-    /// The claim of the first free shard, on the server whose identity is `run_id`.
+    /// The claim of the first free shard, on the server whose identity is `run_id`. Make it
+    /// just before sending it (once more for each sending): it reads the client's clock, which
+    /// [`LeaseSteps::claimed`] compares with the server's.
     pub fn claim(&self, run_id: &str) -> Command {
+        let read = self.clock.map_or(0, |clock| clock());
+        self.sent.0.store(read, Ordering::Relaxed);
         Command::Script {
             source: scripts::LEASE_CLAIM,
             keys: vec![self.key.clone()],
@@ -115,15 +172,25 @@ impl LeaseSteps {
         }
     }
 
-    /// What a claim's reply says.
-    pub fn claimed(reply: &[Cell<'_>]) -> Claimed {
+    /// What the reply to the last [`LeaseSteps::claim`] says: a shard taken by a client whose
+    /// clock was too far ahead of the server's (the reply's last integer) is
+    /// [`Claimed::ClockSkew`].
+    pub fn claimed(&self, reply: &[Cell<'_>]) -> Claimed {
         match (int(reply.first()), int(reply.get(1)), int(reply.get(2))) {
             (Some(-1), ..) => Claimed::NoFreeShard,
             (Some(shard), Some(ceiling), Some(fence)) if shard >= 0 && fence > 0 => {
-                Claimed::Shard {
-                    shard: shard.unsigned_abs(),
-                    ceiling: u64::try_from(ceiling).ok(),
-                    fencing_token: fence.unsigned_abs(),
+                let sent = Some(self.sent.0.load(Ordering::Relaxed)).filter(|&ms| ms > 0);
+                match LeaseProtocol::ahead_of(sent, int(reply.get(4))) {
+                    Some(ahead_ms) => Claimed::ClockSkew {
+                        shard: shard.unsigned_abs(),
+                        ahead_ms,
+                        max_ms: crate::sql::failover::SKEW_MS,
+                    },
+                    None => Claimed::Shard {
+                        shard: shard.unsigned_abs(),
+                        ceiling: u64::try_from(ceiling).ok(),
+                        fencing_token: fence.unsigned_abs(),
+                    },
                 }
             }
             _ => Claimed::Unusable,
@@ -193,7 +260,7 @@ mod tests {
         assert_eq!(source, scripts::LEASE_RECORD);
         assert_eq!((args[3].as_str(), args[6].as_str()), ("2", "77"));
         assert_eq!(
-            LeaseSteps::claimed(&[Cell::Int(2), Cell::Int(-1), Cell::Int(3)]),
+            steps.claimed(&[Cell::Int(2), Cell::Int(-1), Cell::Int(3)]),
             Claimed::Shard {
                 shard: 2,
                 ceiling: None,
@@ -201,10 +268,10 @@ mod tests {
             }
         );
         assert_eq!(
-            LeaseSteps::claimed(&[Cell::Int(-1), Cell::Int(4)]),
+            steps.claimed(&[Cell::Int(-1), Cell::Int(4)]),
             Claimed::NoFreeShard
         );
-        assert_eq!(LeaseSteps::claimed(&[Cell::Int(2)]), Claimed::Unusable);
+        assert_eq!(steps.claimed(&[Cell::Int(2)]), Claimed::Unusable);
         assert!(LeaseSteps::held(&[Cell::Int(1), Cell::Int(5)]));
         assert!(!LeaseSteps::held(&[Cell::Int(0)]));
         assert_eq!(
@@ -225,5 +292,64 @@ mod tests {
                 .0,
             "shards"
         );
+    }
+
+    /// The client's clock in the tests below: 1,000,000 ms past the epoch of Unix.
+    fn client_clock() -> u64 {
+        1_000_000
+    }
+
+    /// Issue 57: a claim by a client whose clock is 3 s ahead of the server's (the reply's
+    /// `now`) is refused with the SQL leases' rule and error, and the shard it took is to be
+    /// released; within the allowance (2 s), and 2 s behind, it is claimed.
+    #[test]
+    fn a_client_clock_too_far_ahead_is_refused_and_its_shard_released() {
+        let steps = LeaseSteps::new("app", &Layout::INSTAGRAM, 0..4, 5_000, "tok", "h")
+            .unwrap()
+            .clock(client_clock);
+        let reply = |now: i64| {
+            [
+                Cell::Int(2),
+                Cell::Int(7),
+                Cell::Int(3),
+                Cell::Int(0),
+                Cell::Int(now),
+            ]
+        };
+        let _ = steps.claim("rid");
+        let claimed = steps.claimed(&reply(1_000_000 - 3_000));
+        assert_eq!(
+            claimed,
+            Claimed::ClockSkew {
+                shard: 2,
+                ahead_ms: 3_000,
+                max_ms: crate::sql::failover::SKEW_MS
+            }
+        );
+        // What the executor sends next: the release of the shard taken, by this claim's token.
+        let Claimed::ClockSkew { shard, .. } = claimed else {
+            unreachable!()
+        };
+        let Command::Script { source, args, .. } = steps.release("rid", shard);
+        assert_eq!(source, scripts::LEASE_RELEASE);
+        assert_eq!((args[1].as_str(), args[3].as_str()), ("tok", "2"));
+        let shard = |now: i64| {
+            Claimed::Shard {
+                shard: 2,
+                ceiling: Some(7),
+                fencing_token: 3,
+            } == steps.claimed(&reply(now))
+        };
+        assert!(
+            shard(1_000_000 - 2_000),
+            "exactly the allowance ahead is claimed"
+        );
+        assert!(shard(1_000_000 - 500), "within the allowance");
+        assert!(shard(1_000_000 + 2_000), "a client behind the server");
+        // A reply without the server's clock: nothing to compare.
+        assert!(matches!(
+            steps.claimed(&reply(0)[..3]),
+            Claimed::Shard { .. }
+        ));
     }
 }

@@ -1046,7 +1046,16 @@ impl LeaseProtocol {
     /// How far the client's clock at the last sending was ahead of the database's `now`, if
     /// more than [`super::failover::SKEW_MS`].
     fn ahead(&self, now: Option<i64>) -> Option<u64> {
-        let sent = self.sent.get()?;
+        Self::ahead_of(self.sent.get(), now)
+    }
+
+    /// The rule of [`LeaseProtocol::clock`], for every lease that reads its server's clock (the
+    /// SQL leases and Redis's, `redis::lease_steps`): how far the client's clock `sent`, read
+    /// when the statement or script was handed to the driver, was ahead of the server's `now`
+    /// that it returned, if more than [`super::failover::SKEW_MS`]. `None` for either: nothing
+    /// to compare.
+    pub(crate) fn ahead_of(sent: Option<u64>, now: Option<i64>) -> Option<u64> {
+        let sent = sent?;
         let now = u64::try_from(now?).ok()?;
         let ahead = sent.saturating_sub(now);
         (ahead > super::failover::SKEW_MS).then_some(ahead)
