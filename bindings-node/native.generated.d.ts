@@ -153,6 +153,12 @@ export declare class RedisLeaseSteps {
   claim(runId: string): RedisCall
   /** What the last claim's reply (flattened: strings and `null`) says. */
   claimed(reply: Array<string | undefined | null>): RedisClaim
+  /**
+   * How far this host's clock, read when the last renewal was made, was ahead of the
+   * server's clock its reply (flattened) carries, when too far (the lease must stop:
+   * `CLOCK_SKEW`); `null` within the skew or when the lease is lost.
+   */
+  clockAhead(reply: Array<string | undefined | null>): number | null
   /** A renewal of `shard`'s lease, on the server whose identity is `runId`. */
   renew(runId: string, shard: number): RedisCall
   /** A ceiling of `units` (time units of the layout) recorded for `shard`, and a renewal. */

@@ -44,9 +44,10 @@ class ClaimSteps {
   release(shard) { return { text: (runId) => this.steps.release(runId, shard), values: null } }
   /** Whether the reply says the shard still holds this claim's token (false: lost for good). */
   kept(reply) { return native.RedisLeaseSteps.held(reply) }
-  // The server's clock is the scripts' own (expiry, the ceiling after a step back): nothing to
-  // compare here. Every script can be sent again (RedisLease._run does, once).
-  clockAhead() { return null }
+  /** How far this host's clock was ahead of the server's by a renewal's reply, when more than
+   *  the skew a lease allows (the lease then stops with CLOCK_SKEW): the core's rule. */
+  clockAhead(reply) { return this.steps.clockAhead(reply) }
+  // Every script can be sent again (RedisLease._run does, once).
   resendAfter() { return null }
 }
 

@@ -436,6 +436,21 @@ impl RedisLeaseSteps {
         })
     }
 
+    /// How far this host's clock, read when the last renewal was made, was ahead of the
+    /// server's clock its reply (flattened) carries, when too far (the lease must stop:
+    /// `CLOCK_SKEW`); `null` within the skew or when the lease is lost.
+    #[napi]
+    pub fn clock_ahead(&self, env: &Env, reply: Vec<Option<String>>) -> Result<Option<f64>> {
+        guard(env, || {
+            // Milliseconds: exact as a JS number far beyond any clock's lead.
+            #[allow(clippy::cast_precision_loss)]
+            Ok(self
+                .inner
+                .clock_ahead(&reply_cells(&reply))
+                .map(|ms| ms as f64))
+        })
+    }
+
     /// A renewal of `shard`'s lease, on the server whose identity is `runId`.
     #[napi]
     pub fn renew(&self, env: &Env, run_id: String, shard: u32) -> Result<RedisCall> {

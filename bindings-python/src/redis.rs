@@ -307,6 +307,15 @@ impl PyRedisLeaseSteps {
         call(self.inner.release(run_id, shard))
     }
 
+    /// How far this host's clock, read when the last renewal was made, was ahead of the
+    /// server's clock its reply carries, when too far (the lease must stop: `CLOCK_SKEW`);
+    /// `None` within the skew or when the lease is lost.
+    fn clock_ahead(&self, reply: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        let cells = reply_cells(reply)?;
+        let cells: Vec<Cell<'_>> = cells.iter().map(|c| Cell::Text(c)).collect();
+        Ok(self.inner.clock_ahead(&cells))
+    }
+
     /// Whether a renewal's, record's or release's reply says the lease still held.
     #[staticmethod]
     fn held(reply: &Bound<'_, PyAny>) -> PyResult<bool> {

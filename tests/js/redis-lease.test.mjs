@@ -51,7 +51,7 @@ test('a Redis lease refuses bad options before connecting, as a rejection', addo
   })
 })
 
-test("a claim by a host whose clock is too far ahead of the server's is the core's clockSkew, its shard to release", addonOnly, () => {
+test("a claim or renewal by a host whose clock is too far ahead of the server's is the core's clock skew", addonOnly, () => {
   // The core reads this host's clock when the claim is made and compares it with the server's
   // clock the claim script returns (its reply's last value), by the SQL leases' rule (issue 57);
   // redis.js then sends the release and throws CLOCK_SKEW. No server: replies as the script
@@ -74,4 +74,15 @@ test("a claim by a host whose clock is too far ahead of the server's is the core
     const taken = claimed(behind)
     assert.deepEqual([taken.claimed, taken.shard, taken.fencingToken], ['shard', 2, '5'], JSON.stringify(taken))
   }
+  // A renewal's reply, `[1, now]`: the lease stops (database-lease.js's heartbeat throws
+  // CLOCK_SKEW from then on) when the clock moved too far ahead since the claim.
+  const renewed = (serverBehindMs) => {
+    steps.renew('rid', 2)
+    return steps.clockAhead(['1', String(Date.now() - serverBehindMs)])
+  }
+  const ahead = renewed(3_000)
+  assert.ok(ahead > 2_000 && ahead <= 3_100, String(ahead))
+  assert.equal(renewed(1_000), null)
+  steps.renew('rid', 2)
+  assert.equal(steps.clockAhead(['0']), null, 'a lost lease is not skew')
 })

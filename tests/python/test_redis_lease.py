@@ -14,7 +14,8 @@ side by side, in processes of their own:
 - an asyncio lease's script cancelled midway gives its connection up, so the next script is made
   for the server that answers then (a restart's new run_id);
 - a holder whose clock is more than the hosts' skew (2 s) ahead of the server's is refused with
-  ``CLOCK_SKEW``, as the SQL leases refuse it, and leaves its shard free at once (issue 57);
+  ``CLOCK_SKEW``, as the SQL leases refuse it, and leaves its shard free at once; an idle holder
+  whose clock moves that far ahead stops with ``CLOCK_SKEW`` at its next renewal (issue 57);
 - a time to live out of range is ``InvalidArgumentError`` on ``ttl_ms``, as the SQL leases say;
 - the book's Redis page's asyncio Python and Node lease blocks run as shown.
 
@@ -457,6 +458,93 @@ def test_a_holder_whose_clock_is_ahead_is_refused_with_clock_skew() -> None:
         finally:
             for held in leases:
                 held.close()
+
+
+# An idle holder (test_an_idle_holder_whose_clock_moves_ahead_stops_with_clock_skew): claims one
+# shard of [FIRST, END) (time to live 1 s) and prints `shard S`; at a line on its stdin (its
+# clock moved) it waits 2 s, renewals running, then asks for an ID: `id` or `error CODE`.
+_NODE_IDLE = r"""
+const { lease } = require('./redis.js')
+const { Layout } = require('./index.js')
+const [url, first, end] = process.argv.slice(1)
+;(async () => {
+  const held = await lease({ layout: Layout.INSTAGRAM, url, shards: [Number(first), Number(end)], ttlMs: 1000 })
+  await held.nextId()
+  console.log(`shard ${held.shard}`)
+  process.stdin.once('data', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    try { await held.nextId(); console.log('id') } catch (err) { console.log(`error ${err.code}`) }
+    process.exit(0)
+  })
+})().catch((err) => { console.log(`error ${err.code}`); process.exit(0) })
+"""
+
+_PYTHON_IDLE = r"""
+import asyncio, sys
+from shardid import Layout, ShardIdError
+from shardid.redis import lease_async
+
+async def main():
+    url, first, end = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    held = await lease_async(Layout.INSTAGRAM, url, range(first, end), ttl_ms=1_000)
+    await held.next_id()
+    print("shard", held.shard, flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    await asyncio.sleep(2)
+    try:
+        await held.next_id()
+        print("id", flush=True)
+    except ShardIdError as e:
+        print("error", e.code, flush=True)
+
+asyncio.run(main())
+"""
+
+
+@needs_faketime
+def test_an_idle_holder_whose_clock_moves_ahead_stops_with_clock_skew(tmp_path: Path) -> None:
+    """A Node and an asyncio Python holder of 0..2, their clocks the server's when they claim,
+    then moved 3 s ahead (libfaketime's file, read at each call) while they are idle: a renewal
+    (time to live 1 s: due about every 330 ms while no ceiling is written) finds the clock too
+    far ahead and the lease stops with CLOCK_SKEW, as a SQL lease's renewal stops it, not
+    LEASE_LOST: taking the lease again cannot help until the host's time is fixed."""
+    node, _ = _langs()
+    clock = tmp_path / "faketime"
+    clock.write_text("+0\n")
+    env = dict(
+        os.environ, LD_PRELOAD=str(FAKETIME), FAKETIME_TIMESTAMP_FILE=str(clock), FAKETIME_NO_CACHE="1", FAKETIME_DONT_FAKE_MONOTONIC="1"
+    )
+    with Server() as server:
+        # The shards as last written by this server (no claim of them yet): no ceiling jump, so
+        # no 2 s wait before the holders' first IDs (seconds of CI).
+        run_id = re.search(r"run_id:(\w+)", server.cli("INFO", "server"))
+        assert run_id is not None
+        key = lease_async(LAYOUT, server.url, range(0, 2)).key  # not awaited: no connection
+        server.cli("HSET", key, "0:server", run_id.group(1), "1:server", run_id.group(1))
+        runs = [subprocess.Popen([sys.executable, "-c", _PYTHON_IDLE, server.url, "0", "2"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)]
+        if node:
+            runs.append(
+                subprocess.Popen(
+                    [node[0], "-e", _NODE_IDLE, server.url, "0", "2"], cwd=ROOT / "bindings-node", env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+                )
+            )
+        try:
+            for run in runs:
+                assert run.stdout is not None
+                line = run.stdout.readline()
+                assert line.startswith("shard "), line
+            clock.write_text("+3\n")
+            for run in runs:  # both told at once, then both awaited
+                assert run.stdin is not None
+                run.stdin.write("moved\n")
+                run.stdin.flush()
+            lines = [run.communicate(timeout=30)[0].strip() for run in runs]
+        finally:
+            for run in runs:
+                if run.poll() is None:
+                    run.kill()
+                    run.wait(10)
+        assert lines == ["error CLOCK_SKEW"] * len(runs), lines
 
 
 def test_the_books_lease_blocks_run() -> None:

@@ -126,6 +126,12 @@ class RedisLease:
                 self._hold.failed()
                 self._wake.wait(0.1)
                 continue
+            ahead = self._steps.clock_ahead(reply)
+            if ahead is not None:
+                # This host's clock moved too far ahead of the server's since the claim: the
+                # generator stops, and says why (ClockSkewError), as a SQL lease's does.
+                self._generator.revoke_clock_skew(ahead)
+                return
             if _RedisLeaseSteps.held(reply):
                 self._hold.renewed(sent)
             else:

@@ -54,11 +54,11 @@ class _ClaimSteps:
         good: another claim took it, or the server lost it)."""
         return _RedisLeaseSteps.held(reply)
 
-    @staticmethod
-    def clock_ahead(reply: Any) -> None:
-        """The server's clock is the scripts' own (expiry, the ceiling after a step back):
-        nothing to compare here."""
-        return None
+    def clock_ahead(self, reply: Any) -> int | None:
+        """How far this host's clock was ahead of the server's by a renewal's reply, when more
+        than the skew a lease allows (the lease then stops with ``ClockSkewError``); the core's
+        rule, the SQL leases' own."""
+        return self.steps.clock_ahead(reply)
 
     @staticmethod
     def resend_after(code: Any, resent: int) -> None:

@@ -65,8 +65,14 @@ struct Shared {
 
 impl Shared {
     /// Runs a lease script for the shard on the connection (reconnecting first when it was
-    /// lost): its reply's first integer, 1 while the lease holds.
-    fn run(&self, source: &'static str, extra: Option<u64>) -> Result<bool, LeaseError> {
+    /// lost): whether the lease holds (its reply's first integer is 1), and for a renewal how
+    /// far this host's clock was found ahead of the server's when too far
+    /// ([`LeaseSteps::clock_ahead`]).
+    fn run(
+        &self,
+        source: &'static str,
+        extra: Option<u64>,
+    ) -> Result<(bool, Option<u64>), LeaseError> {
         let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
         if conn.as_ref().is_none_or(RedisClient::is_closed) {
             *conn = Some(connect(&self.url)?);
@@ -83,7 +89,11 @@ impl Shared {
         match client.script(&command) {
             Ok(reply) => {
                 let cells: Vec<Cell<'_>> = reply.iter().map(Owned::cell).collect();
-                Ok(LeaseSteps::held(&cells))
+                let ahead = match source {
+                    scripts::LEASE_RENEW => self.steps.clock_ahead(&cells),
+                    _ => None,
+                };
+                Ok((LeaseSteps::held(&cells), ahead))
             }
             Err(e) => {
                 if RedisClient::broken(&e) {
@@ -116,7 +126,10 @@ impl CeilingStore for Store {
             .hold
             .sending()
             .ok_or_else(|| std::io::Error::other(LostLease))?;
-        match shared.run(scripts::LEASE_RECORD, Some(wanted)) {
+        match shared
+            .run(scripts::LEASE_RECORD, Some(wanted))
+            .map(|(held, _)| held)
+        {
             Ok(true) => {
                 shared.hold.renewed(sent);
                 Ok(wanted)
@@ -279,8 +292,9 @@ impl Lease {
     /// The next ID.
     ///
     /// # Errors
-    /// [`LeaseError::Lost`] once the lease is lost, [`LeaseError::Closed`] after `close`, the
-    /// generator's errors.
+    /// [`LeaseError::Lost`] once the lease is lost, [`LeaseError::Closed`] after `close`,
+    /// [`LeaseError::ClockSkew`] once a renewal found this host's clock too far ahead of the
+    /// server's, the generator's errors.
     pub fn next_id(&self) -> Result<u64, LeaseError> {
         self.generator.next_id().map_err(|e| {
             if self.shared.closed.load(Ordering::Acquire) {
@@ -352,8 +366,14 @@ fn heartbeat(shared: &Shared, generator: &CeilingGenerator) {
             return;
         };
         match shared.run(scripts::LEASE_RENEW, None) {
-            Ok(true) => shared.hold.renewed(sent),
-            Ok(false) => {
+            Ok((true, Some(ahead_ms))) => {
+                // This host's clock moved too far ahead of the server's since the claim: the
+                // generator stops, and says why (CLOCK_SKEW), as a SQL lease's does.
+                generator.revoke_clock_skew(ahead_ms);
+                return;
+            }
+            Ok((true, None)) => shared.hold.renewed(sent),
+            Ok((false, _)) => {
                 shared.hold.lose();
                 if !shared.closed.load(Ordering::Acquire) {
                     generator.revoke();

@@ -5,8 +5,9 @@
 //! ([`crate::lease::CeilingGenerator`] with its `Hold`, or a binding's). The Rust client
 //! (`shardid::redis::lease`, feature `redis`) builds the same commands.
 //!
-//! A claim is refused to a client whose clock is too far ahead of the server's, by the SQL
-//! leases' rule ([`crate::sql::LeaseProtocol::clock`]): after a restart or failover that lost
+//! A claim is refused to a client whose clock is too far ahead of the server's, and a renewal
+//! that finds it so stops the lease, by the SQL leases' rule
+//! ([`crate::sql::LeaseProtocol::clock`]): after a restart or failover that lost
 //! writes the claim script raises a shard's ceiling to the server's clock plus
 //! [`crate::sql::failover::SKEW_MS`], so a holder further ahead dates IDs above it, which the
 //! next holder can hand out again once that holder's writes are lost.
@@ -69,11 +70,24 @@ pub struct LeaseSteps {
     clock: Option<fn() -> u64>,
     /// What the client's clock read when the last claim was made (0: not read).
     sent: Sent,
+    /// What it read when the last renewal was made.
+    renew_sent: Sent,
 }
 
 /// A clock reading kept by `&self` calls (a lease's steps are shared with its heartbeat).
 #[derive(Debug, Default)]
 struct Sent(AtomicU64);
+
+impl Sent {
+    fn read(&self, clock: Option<fn() -> u64>) {
+        self.0
+            .store(clock.map_or(0, |clock| clock()), Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Option<u64> {
+        Some(self.0.load(Ordering::Relaxed)).filter(|&ms| ms > 0)
+    }
+}
 
 impl Clone for Sent {
     fn clone(&self) -> Self {
@@ -130,6 +144,7 @@ impl LeaseSteps {
             #[cfg(not(feature = "std"))]
             clock: None,
             sent: Sent::default(),
+            renew_sent: Sent::default(),
         })
     }
 
@@ -154,8 +169,7 @@ impl LeaseSteps {
     /// just before sending it (once more for each sending): it reads the client's clock, which
     /// [`LeaseSteps::claimed`] compares with the server's.
     pub fn claim(&self, run_id: &str) -> Command {
-        let read = self.clock.map_or(0, |clock| clock());
-        self.sent.0.store(read, Ordering::Relaxed);
+        self.sent.read(self.clock);
         Command::Script {
             source: scripts::LEASE_CLAIM,
             keys: vec![self.key.clone()],
@@ -179,8 +193,7 @@ impl LeaseSteps {
         match (int(reply.first()), int(reply.get(1)), int(reply.get(2))) {
             (Some(-1), ..) => Claimed::NoFreeShard,
             (Some(shard), Some(ceiling), Some(fence)) if shard >= 0 && fence > 0 => {
-                let sent = Some(self.sent.0.load(Ordering::Relaxed)).filter(|&ms| ms > 0);
-                match LeaseProtocol::ahead_of(sent, int(reply.get(4))) {
+                match LeaseProtocol::ahead_of(self.sent.get(), int(reply.get(4))) {
                     Some(ahead_ms) => Claimed::ClockSkew {
                         shard: shard.unsigned_abs(),
                         ahead_ms,
@@ -222,9 +235,24 @@ impl LeaseSteps {
         }
     }
 
-    /// A renewal of `shard`'s lease.
+    /// A renewal of `shard`'s lease. Make it just before sending it: it reads the client's
+    /// clock, which [`LeaseSteps::clock_ahead`] compares with the server's.
     pub fn renew(&self, run_id: &str, shard: u64) -> Command {
+        self.renew_sent.read(self.clock);
         self.on_shard(scripts::LEASE_RENEW, run_id, shard, None)
+    }
+
+    /// How far the client's clock, read when the last renewal was made, was ahead of the
+    /// server's clock its reply carries (`{1, now}`), when more than
+    /// [`crate::sql::failover::SKEW_MS`]: the lease must stop, reporting
+    /// [`ErrorKind::ClockSkew`](crate::ErrorKind::ClockSkew), as a SQL lease's renewal does
+    /// ([`crate::sql::LeaseProtocol::clock_ahead`]): the clock moved ahead after the claim.
+    /// `None`: within the skew, or the lease is lost ([`LeaseSteps::held`] says so).
+    pub fn clock_ahead(&self, reply: &[Cell<'_>]) -> Option<u64> {
+        if !Self::held(reply) {
+            return None;
+        }
+        LeaseProtocol::ahead_of(self.renew_sent.get(), int(reply.get(1)))
     }
 
     /// A ceiling of `units` recorded for `shard` (and a renewal).
@@ -301,7 +329,8 @@ mod tests {
 
     /// Issue 57: a claim by a client whose clock is 3 s ahead of the server's (the reply's
     /// `now`) is refused with the SQL leases' rule and error, and the shard it took is to be
-    /// released; within the allowance (2 s), and 2 s behind, it is claimed.
+    /// released; within the allowance (2 s), and 2 s behind, it is claimed. A renewal that
+    /// finds it 3 s ahead says so (the lease stops, as a SQL lease's renewal does).
     #[test]
     fn a_client_clock_too_far_ahead_is_refused_and_its_shard_released() {
         let steps = LeaseSteps::new("app", &Layout::INSTAGRAM, 0..4, 5_000, "tok", "h")
@@ -346,6 +375,18 @@ mod tests {
         );
         assert!(shard(1_000_000 - 500), "within the allowance");
         assert!(shard(1_000_000 + 2_000), "a client behind the server");
+        // A renewal that finds the clock 3 s ahead stops the lease; within the allowance, or a
+        // renewal that found the lease lost, does not.
+        let _ = steps.renew("rid", 2);
+        assert_eq!(
+            steps.clock_ahead(&[Cell::Int(1), Cell::Int(1_000_000 - 3_000)]),
+            Some(3_000)
+        );
+        assert_eq!(
+            steps.clock_ahead(&[Cell::Int(1), Cell::Int(1_000_000 - 2_000)]),
+            None
+        );
+        assert_eq!(steps.clock_ahead(&[Cell::Int(0)]), None);
         // A reply without the server's clock: nothing to compare.
         assert!(matches!(
             steps.claimed(&reply(0)[..3]),
