@@ -98,14 +98,16 @@ cargo test --locked -p shardid --features serde --doc serde 2>&1 | tee -a "$log"
 # below: the library builds once for all of them. (The SQLite lines had `sqlite,serial` of their
 # own: a second build of the library, its unit tests and rusqlite, and restore_again built twice,
 # once per set.)
-export SHARDID_RUST_FEATURES=serial,postgres,mysql,sqlite,tokio-postgres,redis
+# `sqlx` (issue 56): sqlx's Id type, whose unit tests run on the SQLite line below (through sqlx's
+# Any database: no driver) and whose book example is on the async Rust page.
+export SHARDID_RUST_FEATURES=serial,postgres,mysql,sqlite,tokio-postgres,redis,sqlx
 # SQLite on real files (feature `sqlite`: rusqlite with SQLite's C, built here only): the SQL of
 # `sql::sqlite` and the Rust clients over it (every test's path has `sqlite` in it), and their
 # doc examples with the book's Rust page (its SQLite part needs the feature). The lease's and
 # the dictionary's database drivers need a database's feature too: their unit tests (the
 # lease's over a fake connection) run here.
-cargo test --locked -p shardid --features "$SHARDID_RUST_FEATURES" --lib --test sqlite_sql -- sqlite lease::database:: dictionary::driver:: 2>&1 | tee -a "$log"
-cargo test --locked -p shardid --features "$SHARDID_RUST_FEATURES" --doc -- sqlite StartRust 2>&1 | tee -a "$log"
+cargo test --locked -p shardid --features "$SHARDID_RUST_FEATURES" --lib --test sqlite_sql -- sqlite lease::database:: dictionary::driver:: sqlx:: 2>&1 | tee -a "$log"
+cargo test --locked -p shardid --features "$SHARDID_RUST_FEATURES" --doc -- sqlite StartRust StartAsyncRust lease::tokio_postgres sqlx 2>&1 | tee -a "$log"
 # The Rust worker of the Python step's SQLite stress test (tests/python/test_sqlite_stress.py:
 # Python, Node and Rust processes on one file), built here where the library with these
 # features already is (the doc tests above built it): only the example's own crate compiles.

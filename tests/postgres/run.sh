@@ -21,13 +21,14 @@ scripts/node-addon.sh
 # test_segments.py, test_dictionary.py and test_lease_pooled.py, its serials client
 # (features serial and postgres), run by test_serials.py, and the behaviour contract on every
 # database (test_contract.py: PostgreSQL, MariaDB, SQLite), and the clients inside tokio
-# (test_tokio.py runs core/tests/tokio_postgres.rs, feature tokio-postgres): one build, so the
+# (test_tokio.py runs core/tests/tokio_postgres.rs, feature tokio-postgres, and
+# test_tokio_lease.py core/tests/tokio_lease.rs, the async lease): one build, so the
 # core builds once.
 # scripts/test.sh sets the features every server suite shares (with `redis`): the same build.
 export SHARDID_RUST_FEATURES=${SHARDID_RUST_FEATURES:-serial,postgres,mysql,sqlite,tokio-postgres}
 cargo build -q --locked -p shardid --features "$SHARDID_RUST_FEATURES" \
     --example segments --example dictionary --example lease --example serials --example contract \
-    --example restore_again --test tokio_postgres
+    --example restore_again --test tokio_postgres --test tokio_lease
 export SHARDID_SEGMENTS_EXAMPLE=$root/target/debug/examples/segments
 export SHARDID_DICTIONARY_EXAMPLE=$root/target/debug/examples/dictionary
 export SHARDID_LEASE_EXAMPLE=$root/target/debug/examples/lease
