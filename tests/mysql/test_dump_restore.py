@@ -271,12 +271,16 @@ def test_a_mysqldump_restored_into_a_fresh_server_hands_nothing_out_twice(server
     # plus the skew, plus the floor; and so within a small multiple of what was lost.
     assert skipped <= MARGIN * 2 * dense_rate * (gap_s + SKEW_S) + FLOOR * 2 * 50 + 100, skipped
     assert skipped_ids <= MARGIN * 2 * ids_rate * (gap_s + SKEW_S) + FLOOR * 20 + 20, skipped_ids
-    # shardid restored: a skip (at least the floor), bounded by the restored server's rates
-    # over the time since its load plus the skew.
+    # shardid restored: a skip (at least the floor), bounded by the rates the rows may record
+    # over the time since the restored server's load plus the skew. Those are the restored
+    # server's own, or the old server's the dump carried where the new load did not replace them
+    # (the rule skips by the rate a row records: 44,850/s recorded against 10,535/s measured on
+    # the new server when it ran beside the Galera tests on the other worker, 2026-12-07).
     assert after_mark - before_mark[0] >= FLOOR * 2 * 50
     assert after_mark_id - before_mark[1] >= FLOOR * 20
     since = time.monotonic() - restarted + mark_s
-    new_dense_rate = len(new.dense) / LOAD_S
+    new_dense_rate = max(len(new.dense) / LOAD_S, dense_rate)
+    new_ids_rate = max(len(new.strings) / LOAD_S, ids_rate)
     assert after_mark - before_mark[0] <= MARGIN * 2 * new_dense_rate * (since + SKEW_S) + FLOOR * 2 * 50 + 100
-    assert after_mark_id - before_mark[1] <= MARGIN * 2 * (len(new.strings) / LOAD_S) * (since + SKEW_S) + FLOOR * 20 + 20
+    assert after_mark_id - before_mark[1] <= MARGIN * 2 * new_ids_rate * (since + SKEW_S) + FLOOR * 20 + 20
 
