@@ -202,7 +202,7 @@ class AsyncRedisLease(AsyncDatabaseLease):
         self._taking = ALock()
         self._closed = False
         self._tenure = None
-        # next_id_nowait()'s ceiling kept ahead (``nowait=True``), as AsyncDatabaseLease.__init__
+        # try_next_id()'s ceiling kept ahead (``nowait=True``), as AsyncDatabaseLease.__init__
         # sets it: every attribute that __init__ sets, this one must too (it takes a Redis
         # session in place of a SQL one), or _take fails on the one it lacks.
         self._nowait = bool(options.pop("nowait", False))

@@ -296,6 +296,26 @@ class _Driver(_GeneratedDriver):
         super()._start(ids, size)
 
 
+def _serials_unavailable(driver: Any, not_servers: tuple[type[BaseException], ...]) -> BaseException:
+    """Why a serial driver (blocking or asyncio) has no segment to give: closed, the tag unknown
+    or the database unreachable (as their kinds), an error in ``not_servers`` as it is (not a
+    server to wait for), else ``SegmentUnavailableError`` after its wait."""
+    if driver._closed:
+        return _db.closed_error(f"Serials of tag {driver.tag}")
+    error = driver._error
+    if error is not None and (getattr(error, "sqlstate", None) == _UNKNOWN_TAG or driver._unreachable(error)):
+        translated = _serial_database_error(error, driver.tag, "", driver._unreachable)
+        if translated is not error and translated.__cause__ is None:
+            translated.__cause__ = error
+        return translated
+    if isinstance(error, not_servers):
+        return error
+    reason = f"the database did not answer within {driver.wait_ms} ms" + (f" ({error})" if error else "")
+    unavailable = SegmentUnavailableError(f"no segment of tag {driver.tag} is available: {reason}", tag=driver.tag, reason=reason)
+    unavailable.__cause__ = error
+    return unavailable
+
+
 class _SerialDriver:
     """What :class:`Serials` (native: the core's allocator of periods) does in Python: one
     connection, the fetch threads, waiting, giving periods back. What a database needs is the
@@ -400,20 +420,7 @@ class _SerialDriver:
             ids._settle(first, end, count, lost, returned)
 
     def _unavailable(self) -> BaseException:
-        if self._closed:
-            return _db.closed_error(f"Serials of tag {self.tag}")
-        error = self._error
-        if error is not None and (getattr(error, "sqlstate", None) == _UNKNOWN_TAG or self._unreachable(error)):
-            translated = _serial_database_error(error, self.tag, "", self._unreachable)
-            if translated is not error and translated.__cause__ is None:
-                translated.__cause__ = error
-            return translated
-        if isinstance(error, (NotMysqlError, UnsupportedError)):
-            return error  # not a server to wait for
-        reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
-        unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
-        unavailable.__cause__ = error
-        return unavailable
+        return _serials_unavailable(self, (NotMysqlError, UnsupportedError))
 
     def _when_empty(self, ids: Any, unix_ms: int | None) -> str:
         # The period's segments are used up (or the first is not there yet): wait for the
@@ -664,20 +671,8 @@ class _AsyncSerialDriver:
             ids._settle(first, end, count, lost, returned)
 
     def _unavailable(self) -> BaseException:
-        if self._closed:
-            return _db.closed_error(f"Serials of tag {self.tag}")
-        error = self._error
-        if error is not None and (getattr(error, "sqlstate", None) == _UNKNOWN_TAG or self._unreachable(error)):
-            translated = _serial_database_error(error, self.tag, "", self._unreachable)
-            if translated is not error and translated.__cause__ is None:
-                translated.__cause__ = error
-            return translated
-        if isinstance(error, (UnsupportedError, ClosedError)):
-            return error  # not a server to wait for (ClosedError: the application's pool or connection)
-        reason = f"the database did not answer within {self.wait_ms} ms" + (f" ({error})" if error else "")
-        unavailable = SegmentUnavailableError(f"no segment of tag {self.tag} is available: {reason}", tag=self.tag, reason=reason)
-        unavailable.__cause__ = error
-        return unavailable
+        # ClosedError: the application's asyncpg pool or connection, closed by it.
+        return _serials_unavailable(self, (UnsupportedError, ClosedError))
 
     def _when_empty(self, ids: Any, unix_ms: int | None) -> str:
         # The allocator's blocking wait: never on the loop (AsyncSerials awaits _await_serial).
