@@ -149,6 +149,21 @@ pub(crate) enum Failed<E> {
     Mismatch,
 }
 
+impl<E> Failed<E> {
+    /// A writer protocol's [`Failure`](super::protocol::Failure) as the executor reports it:
+    /// `met`, the last driver error it fed, for [`Failure::Driver`](super::protocol::Failure::Driver).
+    #[cfg(any(feature = "mysql", feature = "sqlite"))]
+    pub(crate) fn of(failure: super::protocol::Failure, met: Option<E>) -> Self {
+        use super::protocol::Failure;
+        match failure {
+            Failure::UnknownTopic => Self::UnknownTopic,
+            Failure::TopicDropped => Self::TopicDropped,
+            Failure::Driver => met.map_or(Self::Mismatch, Self::Driver),
+            _ => Self::Mismatch,
+        }
+    }
+}
+
 impl<E> From<E> for Failed<E> {
     fn from(e: E) -> Self {
         Self::Driver(e)

@@ -23,7 +23,7 @@ use mysql::{Params, Value};
 
 pub use super::driver::DictionaryError;
 use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods, in_order};
-use super::protocol::{Failure, MysqlAssign, Step};
+use super::protocol::{MysqlAssign, Step};
 use crate::driver::Client;
 use crate::sql::mysql::{MAX_PREPARED_LIST, MysqlDictionaryStatements};
 use crate::sql::{Cell, Dialect, MysqlDictionary};
@@ -160,12 +160,7 @@ impl DictionaryClient for mysql::Conn {
                     return Ok(super::driver::answered(values, answers, &missing, ids));
                 }
                 Step::Failed(failure) => {
-                    return Err(match failure {
-                        Failure::UnknownTopic => Failed::UnknownTopic,
-                        Failure::TopicDropped => Failed::TopicDropped,
-                        Failure::Driver => met.map_or(Failed::Mismatch, Failed::Driver),
-                        _ => Failed::Mismatch,
-                    });
+                    return Err(Failed::of(failure, met));
                 }
             };
             match sent {

@@ -26,7 +26,7 @@ use rusqlite::{Connection, params_from_iter};
 
 pub use super::driver::DictionaryError;
 use super::driver::{DictionaryClient, Driver, Failed, dictionary_methods, in_order};
-use super::protocol::{Failure, SqliteAssign, Step};
+use super::protocol::{SqliteAssign, Step};
 use crate::driver::Client;
 use crate::driver::sqlite::no_such_table;
 use crate::sql::sqlite::{MAX_LIST, SqliteDictionary, SqliteDictionaryStatements};
@@ -187,12 +187,7 @@ impl DictionaryClient for Connection {
                         return Ok(super::driver::answered(values, answers, &missing, ids));
                     }
                     Step::Failed(failure) => {
-                        return Err(match failure {
-                            Failure::UnknownTopic => Failed::UnknownTopic,
-                            Failure::TopicDropped => Failed::TopicDropped,
-                            Failure::Driver => met.map_or(Failed::Mismatch, Failed::Driver),
-                            _ => Failed::Mismatch,
-                        });
+                        return Err(Failed::of(failure, met));
                     }
                 };
                 match sent {
